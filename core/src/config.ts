@@ -1,0 +1,105 @@
+// The operator's configuration: one TypeBox schema, values from berth.config.json
+// (path in BERTH_CONFIG) overlaid by environment variables, validated before listen.
+import { readFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import Type, { type Static } from 'typebox';
+import { Value } from 'typebox/value';
+
+export const ConfigSchema = Type.Object({
+  port: Type.Integer({ minimum: 0, maximum: 65535, default: 3000, description: 'TCP port of the HTTP API (env PORT)' }),
+  host: Type.String({ minLength: 1, default: '0.0.0.0', description: 'Address to listen on (env HOST)' }),
+  dataDir: Type.String({ minLength: 1, default: './data', description: 'Where Berth keeps its data, the embedded database and its secret (env BERTH_DATA_DIR)' }),
+  databaseUrl: Type.Optional(Type.String({ pattern: '^postgres(ql)?://', description: 'External PostgreSQL; absent = embedded PGlite in dataDir (env DATABASE_URL)' })),
+  plugins: Type.Optional(Type.Array(Type.String({ pattern: '^[a-z][a-z0-9-]*$' }), { description: 'Built-in plugins to enable; absent = all of them (env BERTH_PLUGINS, comma-separated)' })),
+  extraPlugins: Type.Array(Type.String({ minLength: 1 }), { default: [], description: 'Third-party plugins: paths or package names (env BERTH_EXTRA_PLUGINS, comma-separated)' }),
+  secret: Type.Optional(Type.String({ minLength: 32, description: 'Key material for secrets at rest; absent = generated into dataDir/secret.key (env BERTH_SECRET)' })),
+  logLevel: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info', description: 'env BERTH_LOG_LEVEL' }),
+  bodyLimit: Type.Integer({ minimum: 1024, default: 1048576, description: 'Largest accepted request body in bytes (env BERTH_BODY_LIMIT)' }),
+  publicUrl: Type.Optional(Type.String({ format: 'uri', description: 'Address clients use, for the OpenAPI server entry (env BERTH_PUBLIC_URL)' })),
+  dbPoolSize: Type.Integer({ minimum: 1, maximum: 100, default: 5, description: 'Connections in the ORM pool (env BERTH_DB_POOL)' }),
+  jobs: Type.Boolean({ default: true, description: 'Run the job scheduler in this process (env BERTH_JOBS)' }),
+  checkResponses: Type.Boolean({ default: false, description: 'Check every reply against its declared output schema; a mismatch is a 500 (tests turn it on; env BERTH_CHECK_RESPONSES)' }),
+  embeddedMemory: Type.Enum(['small', 'default'], { default: 'small', description: 'PGlite memory profile for the embedded database (env BERTH_EMBEDDED_MEMORY)' }),
+});
+export type BerthConfig = Static<typeof ConfigSchema>;
+
+type ConfigKey = keyof BerthConfig;
+/** Which environment variable feeds which key. */
+export const envNames: Record<ConfigKey, string> = {
+  port: 'PORT',
+  host: 'HOST',
+  dataDir: 'BERTH_DATA_DIR',
+  databaseUrl: 'DATABASE_URL',
+  plugins: 'BERTH_PLUGINS',
+  extraPlugins: 'BERTH_EXTRA_PLUGINS',
+  secret: 'BERTH_SECRET',
+  logLevel: 'BERTH_LOG_LEVEL',
+  bodyLimit: 'BERTH_BODY_LIMIT',
+  publicUrl: 'BERTH_PUBLIC_URL',
+  dbPoolSize: 'BERTH_DB_POOL',
+  jobs: 'BERTH_JOBS',
+  checkResponses: 'BERTH_CHECK_RESPONSES',
+  embeddedMemory: 'BERTH_EMBEDDED_MEMORY',
+};
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+const listKeys = new Set<ConfigKey>(['plugins', 'extraPlugins']);
+
+/**
+ * Reads the file (if any) and the environment, applies defaults and validates.
+ * `overrides` win over both (tests and embedding programs use it).
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<BerthConfig> = {}): BerthConfig {
+  const raw: Record<string, unknown> = {};
+  const origin: Record<string, string> = {};
+  const file = env.BERTH_CONFIG ?? (existsSync('berth.config.json') ? 'berth.config.json' : undefined);
+  let baseDir = process.cwd();
+  if (file) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(readFileSync(file, 'utf8'));
+    } catch (e) {
+      throw new ConfigError(`Invalid configuration: cannot read ${file}: ${(e as Error).message}`);
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      throw new ConfigError(`Invalid configuration: ${file} must hold a JSON object`);
+    }
+    baseDir = path.dirname(path.resolve(file));
+    for (const [k, v] of Object.entries(parsed)) {
+      if (!(k in ConfigSchema.properties)) throw new ConfigError(`Invalid configuration: unknown key "${k}" in ${file}`);
+      raw[k] = v;
+      origin[k] = `"${k}" in ${file}`;
+    }
+  }
+  for (const key of Object.keys(envNames) as ConfigKey[]) {
+    const value = env[envNames[key]];
+    if (value === undefined || value === '') continue;
+    raw[key] = listKeys.has(key) ? value.split(',').map(s => s.trim()).filter(Boolean) : value;
+    origin[key] = envNames[key];
+  }
+  for (const [k, v] of Object.entries(overrides)) {
+    if (v === undefined) continue;
+    raw[k] = v;
+    origin[k] = k;
+  }
+  const withDefaults = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, raw)) as Record<string, unknown>;
+  const errors = [...Value.Errors(ConfigSchema, withDefaults)];
+  if (errors.length) {
+    const e = errors[0]!;
+    const key = e.instancePath.split('/')[1] ?? (e.params as { requiredProperties?: string[] }).requiredProperties?.[0] ?? '?';
+    const where = origin[key] ?? key;
+    throw new ConfigError(`Invalid configuration: ${where} ${e.message}${key in raw ? ` (got ${JSON.stringify(raw[key])})` : ''}`);
+  }
+  const config = withDefaults as BerthConfig;
+  // Paths in the file are relative to the file; in the environment, to the working directory.
+  config.dataDir = path.resolve(origin.dataDir?.startsWith('"') ? baseDir : process.cwd(), config.dataDir);
+  config.extraPlugins = config.extraPlugins.map(p =>
+    p.startsWith('.') || p.startsWith('/') ? path.resolve(origin.extraPlugins?.startsWith('"') ? baseDir : process.cwd(), p) : p);
+  return config;
+}

@@ -1,0 +1,47 @@
+// The awilix container: the kernel's services and whatever plugins register. Plugins find
+// each other's services here, never through each other's files.
+import { createContainer, InjectionMode, type AwilixContainer } from 'awilix';
+import type { MikroORM, EntityManager } from '@mikro-orm/postgresql';
+import type { BerthConfig } from './config.ts';
+import type { SecretBox } from './crypto.ts';
+import type { IdentityService } from './identity/service.ts';
+import type { ProcedureRegistry, Principal } from './procedure.ts';
+import type { WorkloadRegistry } from './contracts/workloads.ts';
+import type { EnvironmentDirectory, ProjectDirectory } from './contracts/projects.ts';
+import type { JobScheduler } from './jobs.ts';
+import type { EventBus } from './events.ts';
+
+export interface Logger {
+  info(obj: unknown, msg?: string): void;
+  warn(obj: unknown, msg?: string): void;
+  error(obj: unknown, msg?: string): void;
+  debug(obj: unknown, msg?: string): void;
+}
+
+/** Everything the container can hand out. Plugins extend it by declaration merging. */
+export interface Cradle {
+  config: BerthConfig;
+  logger: Logger;
+  orm: MikroORM;
+  /** A unit of work for the current request (request scope only). */
+  em: EntityManager;
+  /** The caller of the current request (request scope only). */
+  principal: Principal | null;
+  secrets: SecretBox;
+  identity: IdentityService;
+  registry: ProcedureRegistry;
+  workloads: WorkloadRegistry;
+  jobs: JobScheduler;
+  events: EventBus;
+  /** The generated OpenAPI document (without the error responses; see transport/openapi.ts). */
+  openapi: () => object;
+  /** From the project plugin. */
+  projects: ProjectDirectory;
+  /** From the environment plugin. */
+  environments: EnvironmentDirectory;
+}
+
+export type BerthContainer = AwilixContainer<Cradle>;
+
+export const newContainer = (): BerthContainer =>
+  createContainer<Cradle>({ injectionMode: InjectionMode.PROXY, strict: true });

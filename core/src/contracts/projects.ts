@@ -1,0 +1,32 @@
+// What the project and environment plugins offer the rest of the platform through the
+// container. Every method is confined to one organization: a record of another one is
+// NOT_FOUND, never FORBIDDEN, so ids cannot be probed.
+import type { EntityManager } from '@mikro-orm/postgresql';
+
+export interface EnvironmentRef {
+  environmentId: string;
+  projectId: string;
+  organizationId: string;
+  name: string;
+  isDefault: boolean;
+}
+
+/** Registered as `projects` by the project plugin. */
+export interface ProjectDirectory {
+  /** Throws NOT_FOUND unless the project exists in the organization. */
+  assertInOrganization(projectId: string, organizationId: string, em: EntityManager): Promise<void>;
+}
+
+/** Registered as `environments` by the environment plugin. */
+export interface EnvironmentDirectory {
+  /** The environment if it belongs to the organization; NOT_FOUND otherwise. */
+  get(environmentId: string, organizationId: string, em: EntityManager): Promise<EnvironmentRef>;
+  /** The project's default environment: where the older variant's `projectId` puts a workload. */
+  defaultOf(projectId: string, organizationId: string, em: EntityManager): Promise<EnvironmentRef>;
+  /** Adds the default environment ("production") of a new project to the unit of work (flushed by the caller). */
+  createDefault(projectId: string, organizationId: string, em: EntityManager): EnvironmentRef;
+  /** Every environment of the given projects with its workloads, grouped by projectId, default first. */
+  listForProjects(projectIds: string[], organizationId: string, em: EntityManager): Promise<Map<string, Record<string, unknown>[]>>;
+  /** Copies a project's environments (not their workloads) onto another project, in the unit of work. */
+  copyEnvironments(fromProjectId: string, toProjectId: string, organizationId: string, em: EntityManager): Promise<void>;
+}

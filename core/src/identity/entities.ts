@@ -1,0 +1,105 @@
+// Accounts, organizations and credentials. Authentication is the kernel's job, so these
+// tables belong to core; the auth, user and organization plugins expose them as API.
+import { defineEntity, p } from '@mikro-orm/core';
+import { newId } from '../crypto.ts';
+
+const id = () => p.string().length(32).primary().onCreate(() => newId());
+const createdAt = () => p.datetime().onCreate(() => new Date());
+
+export const User = defineEntity({
+  name: 'User',
+  tableName: 'users',
+  properties: {
+    id: id(),
+    email: p.string().unique(),
+    passwordHash: p.string().nullable().hidden(),
+    firstName: p.string().default(''),
+    lastName: p.string().default(''),
+    image: p.string().nullable(),
+    /** TOTP secret, sealed with the SecretBox. */
+    twoFactorSecret: p.text().nullable().hidden(),
+    twoFactorEnabled: p.boolean().default(false),
+    defaultOrganizationId: p.string().length(32).nullable(),
+    createdAt: createdAt(),
+    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+  },
+});
+
+export const Organization = defineEntity({
+  name: 'Organization',
+  tableName: 'organizations',
+  properties: {
+    id: id(),
+    name: p.string(),
+    slug: p.string().nullable(),
+    logo: p.string().nullable(),
+    ownerId: p.string().length(32),
+    createdAt: createdAt(),
+  },
+});
+
+export const Member = defineEntity({
+  name: 'Member',
+  tableName: 'members',
+  uniques: [{ properties: ['userId', 'organizationId'] }],
+  properties: {
+    id: id(),
+    userId: p.string().length(32).index(),
+    organizationId: p.string().length(32).index(),
+    role: p.enum(['owner', 'admin', 'member'] as const),
+    createdAt: createdAt(),
+  },
+});
+
+export const Session = defineEntity({
+  name: 'Session',
+  tableName: 'sessions',
+  properties: {
+    id: id(),
+    tokenHash: p.string().length(64).unique(),
+    userId: p.string().length(32).index(),
+    organizationId: p.string().length(32).nullable(),
+    /** session: from login; token: long-lived from generateToken; pending2fa: password ok, TOTP still due. */
+    kind: p.enum(['session', 'token', 'pending2fa'] as const),
+    attempts: p.integer().default(0),
+    expiresAt: p.datetime().nullable(),
+    createdAt: createdAt(),
+  },
+});
+
+export const ApiKey = defineEntity({
+  name: 'ApiKey',
+  tableName: 'api_keys',
+  properties: {
+    id: id(),
+    name: p.string().length(32),
+    prefix: p.string().nullable(),
+    /** The first characters of the key, to recognise it in a list. */
+    start: p.string().length(16),
+    keyHash: p.string().length(64).unique().hidden(),
+    userId: p.string().length(32).index(),
+    organizationId: p.string().length(32),
+    metadata: p.json<Record<string, unknown>>().nullable(),
+    expiresAt: p.datetime().nullable(),
+    lastUsedAt: p.datetime().nullable(),
+    createdAt: createdAt(),
+  },
+});
+
+export const Invitation = defineEntity({
+  name: 'Invitation',
+  tableName: 'invitations',
+  properties: {
+    id: id(),
+    organizationId: p.string().length(32).index(),
+    email: p.string(),
+    role: p.enum(['admin', 'member'] as const),
+    status: p.enum(['pending', 'accepted', 'canceled'] as const).default('pending'),
+    tokenHash: p.string().length(64).hidden(),
+    inviterId: p.string().length(32),
+    expiresAt: p.datetime(),
+    createdAt: createdAt(),
+  },
+});
+
+export const identityEntities = [User, Organization, Member, Session, ApiKey, Invitation];

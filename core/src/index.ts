@@ -1,0 +1,20 @@
+// @berth/core: what plugins, providers and operators may use.
+export { createKernel, type Kernel, type KernelOptions } from './kernel.ts';
+export { loadConfig, ConfigSchema, ConfigError, type BerthConfig } from './config.ts';
+export { definePlugin, type BerthHost, type PluginDefinition, type BerthPlugin, type PluginInfo } from './plugin.ts';
+export { router, ProcedureRegistry, type Procedure, type ProcedureContext, type Principal, type Access, type Role } from './procedure.ts';
+export { BerthError, badRequest, invalidField, unauthorized, forbidden, notFound, conflict, type ErrorCode, type Issue } from './errors.ts';
+export type { Cradle, BerthContainer, Logger } from './container.ts';
+export { EventBus, type BerthEvents } from './events.ts';
+export { JobScheduler } from './jobs.ts';
+export { newId, SecretBox } from './crypto.ts';
+export { iso, UserView, MemberView, AuthUserView, OrganizationView, ApiKeyView, InvitationView } from './identity/views.ts';
+export { workloadKeys, WorkloadRegistry, type WorkloadKey, type WorkloadLister, type EnvironmentWorkloads } from './contracts/workloads.ts';
+export type { ProjectDirectory, EnvironmentDirectory, EnvironmentRef } from './contracts/projects.ts';
+export * as schema from './schema.ts';
+// One pinned ORM for every plugin.
+export { defineEntity, p } from '@mikro-orm/core';
+export { Migration } from '@mikro-orm/migrations';
+export type { EntityManager } from '@mikro-orm/postgresql';
+export { asValue, asClass, asFunction } from 'awilix';
+export { default as Type, type Static, type TSchema } from 'typebox';

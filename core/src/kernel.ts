@@ -1,0 +1,169 @@
+// The kernel: boots configuration, database, container, plugins, transports and jobs in
+// that order, and takes them down in reverse.
+import Fastify, { type FastifyInstance } from 'fastify';
+import { asValue, asClass, type AwilixContainer } from 'awilix';
+import type { EntitySchema, MigrationObject } from '@mikro-orm/core';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { loadConfig, type BerthConfig } from './config.ts';
+import { SecretBox } from './crypto.ts';
+import { newContainer, type BerthContainer, type Cradle } from './container.ts';
+import { ProcedureRegistry } from './procedure.ts';
+import { WorkloadRegistry } from './contracts/workloads.ts';
+import { JobScheduler } from './jobs.ts';
+import { EventBus } from './events.ts';
+import { openDatabase, type DatabaseEndpoint } from './persistence/database.ts';
+import { openOrm, migrate } from './persistence/orm.ts';
+import { identityEntities } from './identity/entities.ts';
+import { identityMigrations } from './identity/migrations.ts';
+import { IdentityService } from './identity/service.ts';
+import { loadPlugins, type LoadedPlugin } from './loader.ts';
+import type { BerthHost, PluginInfo } from './plugin.ts';
+import { mountProcedures } from './transport/http.ts';
+import { handleError } from './transport/errors.ts';
+import { registerOpenApi } from './transport/openapi.ts';
+import { coreProcedures } from './core-procedures.ts';
+import { badRequest, notFound } from './errors.ts';
+
+export interface Kernel {
+  app: FastifyInstance;
+  config: BerthConfig;
+  container: BerthContainer;
+  plugins: PluginInfo[];
+  embedded: boolean;
+  /** Listens on config.host:config.port and starts the job scheduler. Returns the address. */
+  listen(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export interface KernelOptions {
+  config?: Partial<BerthConfig>;
+  env?: NodeJS.ProcessEnv;
+  /** Skip the HTTP transports (operator commands that only need the services). */
+  headless?: boolean;
+}
+
+export async function createKernel(options: KernelOptions = {}): Promise<Kernel> {
+  const config = loadConfig(options.env ?? process.env, options.config);
+  const secrets = SecretBox.fromConfig(config.secret, config.dataDir);
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      // Never log credentials: no headers, no query strings (tokens may travel there).
+      serializers: {
+        req: (req: { method: string; url: string; id: string }) => ({ method: req.method, url: req.url.split('?')[0], id: req.id }),
+      },
+      redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'password', 'token', 'key'],
+    },
+    bodyLimit: config.bodyLimit,
+    forceCloseConnections: 'idle',
+    return503OnClosing: true,
+  });
+  const log = app.log;
+
+  let endpoint: DatabaseEndpoint | undefined;
+  let orm: MikroORM | undefined;
+  let jobs: JobScheduler | undefined;
+  try {
+    endpoint = await openDatabase(config);
+    const container = newContainer();
+    const registry = new ProcedureRegistry();
+    const workloads = new WorkloadRegistry();
+    const events = new EventBus((err, event) => log.error({ err, event }, 'event listener failed'));
+    jobs = new JobScheduler(endpoint.pool, log);
+    container.register({
+      config: asValue(config),
+      logger: asValue(log),
+      secrets: asValue(secrets),
+      registry: asValue(registry),
+      workloads: asValue(workloads),
+      events: asValue(events),
+      jobs: asValue(jobs),
+      principal: asValue(null),
+      openapi: asValue(() => app.swagger()),
+    });
+
+    const entities: EntitySchema<any, any>[] = [...identityEntities];
+    const migrations: MigrationObject[] = [...identityMigrations];
+    const startHooks: ((c: Cradle) => Promise<void> | void)[] = [];
+    const host: BerthHost = {
+      config,
+      container,
+      workloads,
+      jobs,
+      events,
+      entities: (...s) => void entities.push(...s),
+      migrations: (...m) => void migrations.push(...m),
+      procedures: (...p) => registry.add(...p),
+      provide: regs => void container.register(regs as never),
+      onStart: fn => void startHooks.push(fn),
+    };
+    app.decorate('berth', host);
+    app.setErrorHandler(handleError);
+    app.setNotFoundHandler((req, reply) => handleError(notFound(`Operation ${req.method} ${req.url.split('?')[0]}`), req, reply));
+    // JSON bodies: an empty body is "no input"; anything unparsable is a 400 naming the problem.
+    const defaultJson = app.getDefaultJsonParser('error', 'error');
+    app.removeContentTypeParser('application/json');
+    app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+      if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
+      defaultJson(req, body as string, (err, value) => (err ? done(badRequest(`Malformed JSON in the request body: ${err.message}`)) : done(null, value)));
+    });
+    if (!options.headless) await registerOpenApi(app, config.publicUrl);
+
+    registry.add(...coreProcedures);
+    const plugins = await loadPlugins(config.plugins, config.extraPlugins);
+    for (const p of plugins) app.register(p.plugin);
+    await app.after();
+
+    orm = await openOrm({ endpoint, entities, migrations, poolSize: config.dbPoolSize });
+    const applied = await migrate(orm);
+    if (applied.length) log.info({ migrations: applied }, 'database migrated');
+    container.register({ orm: asValue(orm), identity: asClass(IdentityService).singleton() });
+    jobs.define('berth.purgeExpiredSessions', async () => void (await container.cradle.identity.purgeExpired()));
+    jobs.every('1 hour', 'berth.purgeExpiredSessions');
+
+    if (!options.headless) {
+      mountProcedures(app, { registry, container, checkResponses: config.checkResponses });
+      app.get('/health', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+    }
+    await app.ready();
+    for (const hook of startHooks) await hook(container.cradle);
+
+    const pluginInfo = plugins.map(p => p.info);
+    log.info({ plugins: pluginInfo.map(p => `${p.name}@${p.version}`), database: endpoint.embedded ? 'embedded' : 'external' }, 'kernel ready');
+    const ep = endpoint;
+    const o = orm;
+    const j = jobs;
+    let stopped: Promise<void> | undefined;
+    return {
+      app,
+      config,
+      container,
+      plugins: pluginInfo,
+      embedded: ep.embedded,
+      async listen() {
+        const address = await app.listen({ port: config.port, host: config.host });
+        if (config.jobs) await j.start();
+        container.cradle.events.emit('platformStart', { at: new Date().toISOString() });
+        return address;
+      },
+      stop() {
+        stopped ??= (async () => {
+          await app.close(); // stops accepting, waits for in-flight requests
+          await j.stop();
+          await o.close(true);
+          await container.dispose();
+          await ep.close();
+        })();
+        return stopped;
+      },
+    };
+  } catch (e) {
+    await app.close().catch(() => {});
+    await jobs?.stop().catch(() => {});
+    await orm?.close(true).catch(() => {});
+    await endpoint?.close().catch(() => {});
+    throw e;
+  }
+}
+
+export type { AwilixContainer, LoadedPlugin };

@@ -1,0 +1,62 @@
+// What a plugin sees of the kernel, and the helper that makes a Berth plugin a proper
+// Fastify plugin (fastify-plugin metadata: name, fastify range, dependencies, decorators),
+// so a plugin enabled without what it needs fails at boot with a clear message.
+import fp from 'fastify-plugin';
+import type { FastifyInstance } from 'fastify';
+import type { EntitySchema, MigrationObject } from '@mikro-orm/core';
+import type { NameAndRegistrationPair } from 'awilix';
+import type { BerthConfig } from './config.ts';
+import type { BerthContainer, Cradle } from './container.ts';
+import type { Procedure } from './procedure.ts';
+import type { WorkloadRegistry } from './contracts/workloads.ts';
+import type { JobScheduler } from './jobs.ts';
+import type { EventBus } from './events.ts';
+
+export interface BerthHost {
+  readonly config: BerthConfig;
+  readonly container: BerthContainer;
+  readonly workloads: WorkloadRegistry;
+  readonly jobs: JobScheduler;
+  readonly events: EventBus;
+  /** Entity schemas this plugin stores (MikroORM defineEntity). */
+  entities(...schemas: EntitySchema<any, any>[]): void;
+  /** Migrations creating and evolving those tables; names start with Migration<yyyymmddhhmmss>. */
+  migrations(...migrations: MigrationObject[]): void;
+  /** The plugin's procedures, mounted on every transport. */
+  procedures(...procedures: Procedure<any, any>[]): void;
+  /** Services offered to other plugins through the container. */
+  provide(registrations: Partial<NameAndRegistrationPair<Cradle>> & NameAndRegistrationPair<any>): void;
+  /** Runs once the database is migrated, before the server listens (e.g. recover interrupted work). */
+  onStart(fn: (cradle: Cradle) => Promise<void> | void): void;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    berth: BerthHost;
+  }
+}
+
+export interface PluginDefinition {
+  /** Short name: the namespace, e.g. "project". The Fastify plugin is named berth-<name>. */
+  name: string;
+  /** The package version. */
+  version: string;
+  /** Other Berth plugins that must be registered first (short names). */
+  dependencies?: string[];
+  setup(berth: BerthHost): void | Promise<void>;
+}
+
+export const BERTH_PLUGIN = Symbol.for('berth.plugin');
+
+export function definePlugin(def: PluginDefinition) {
+  const plugin = fp(async (app: FastifyInstance) => { await def.setup(app.berth); }, {
+    name: `berth-${def.name}`,
+    fastify: '5.x',
+    decorators: { fastify: ['berth'] },
+    dependencies: (def.dependencies ?? []).map(d => `berth-${d}`),
+  });
+  return Object.assign(plugin, { [BERTH_PLUGIN]: { name: def.name, version: def.version, dependencies: def.dependencies ?? [] } });
+}
+
+export type BerthPlugin = ReturnType<typeof definePlugin>;
+export interface PluginInfo { name: string; version: string; dependencies: string[]; source: string }

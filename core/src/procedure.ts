@@ -1,0 +1,88 @@
+// A procedure is what a plugin declares: a name, a kind, TypeBox input and output schemas
+// and a handler. The kernel mounts it on every transport; handlers never see Fastify.
+import type { Static, TSchema } from 'typebox';
+import type { AwilixContainer } from 'awilix';
+import type { Cradle } from './container.ts';
+
+/** Who may call: anyone, any signed-in member of the organization, or its admins/owner. */
+export type Access = 'public' | 'member' | 'admin';
+export type Role = 'owner' | 'admin' | 'member';
+
+export interface Principal {
+  userId: string;
+  /** The organization every read and write of this request is confined to. */
+  organizationId: string;
+  role: Role;
+  via: 'apiKey' | 'session';
+  /** The session or API key record that authenticated the call. */
+  credentialId: string;
+}
+
+export interface ProcedureContext {
+  /** The caller; throws UNAUTHORIZED when the procedure is public and nobody signed in. */
+  readonly principal: Principal;
+  /** The caller, or null on a public procedure called without credentials. */
+  readonly maybePrincipal: Principal | null;
+  /** The request-scoped container: services, the request's entity manager. */
+  readonly cradle: Cradle;
+  readonly scope: AwilixContainer<Cradle>;
+  /** The instance address as the caller reached it, e.g. http://host:3000 */
+  readonly origin: string;
+  readonly requestId: string;
+}
+
+export interface Procedure<I extends TSchema = TSchema, O extends TSchema = TSchema> {
+  /** `<router>.<name>`, as it appears in the URL. */
+  readonly path: string;
+  readonly router: string;
+  readonly name: string;
+  /** query = GET, mutation = POST. */
+  readonly kind: 'query' | 'mutation';
+  readonly input: I;
+  readonly output: O;
+  readonly access: Access;
+  readonly summary?: string;
+  readonly description?: string;
+  readonly handler: (input: Static<I>, ctx: ProcedureContext) => Promise<Static<O>> | Static<O>;
+}
+
+type ProcedureSpec<I extends TSchema, O extends TSchema> = {
+  input: I;
+  output: O;
+  access?: Access;
+  summary?: string;
+  description?: string;
+  handler: (input: Static<I>, ctx: ProcedureContext) => Promise<Static<O>> | Static<O>;
+};
+
+/** Builds the procedures of one router with their input types inferred. */
+export function router(routerName: string) {
+  const make = (kind: 'query' | 'mutation') =>
+    <I extends TSchema, O extends TSchema>(name: string, spec: ProcedureSpec<I, O>): Procedure<I, O> => ({
+      path: `${routerName}.${name}`,
+      router: routerName,
+      name,
+      kind,
+      access: spec.access ?? 'member',
+      ...spec,
+    }) as Procedure<I, O>;
+  return { query: make('query'), mutation: make('mutation') };
+}
+
+/** Every procedure of the running kernel, by path. */
+export class ProcedureRegistry {
+  readonly #byPath = new Map<string, Procedure>();
+  add(...procedures: Procedure<any, any>[]): void {
+    for (const p of procedures) {
+      if (!/^[a-zA-Z][a-zA-Z0-9]*\.[a-zA-Z][a-zA-Z0-9]*$/.test(p.path)) throw new Error(`Procedure name "${p.path}" is not <router>.<procedure>`);
+      if (this.#byPath.has(p.path)) throw new Error(`Procedure "${p.path}" is registered twice`);
+      this.#byPath.set(p.path, p as Procedure);
+    }
+  }
+  get(path: string): Procedure | undefined {
+    return this.#byPath.get(path);
+  }
+  all(): Procedure[] {
+    return [...this.#byPath.values()];
+  }
+}

@@ -1,0 +1,19 @@
+// Small schema builders used across plugins, so the same constraint is written once.
+import Type, { type TSchema } from 'typebox';
+
+export const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+/** A string of at least one character (the spec's "min length 1"). */
+export const NonEmpty = (opts: object = {}) => Type.String({ minLength: 1, ...opts });
+/** Timestamps are ISO 8601 strings on the wire. */
+export const Timestamp = () => Type.String({ format: 'date-time' });
+/** appName: what reaches the host as a service name; strict on purpose. */
+export const AppName = () => Type.String({ minLength: 1, maxLength: 63, pattern: '^[a-zA-Z0-9._-]+$' });
+/** The peer's e-mail pattern, kept as is so clients that pass there pass here. */
+export const Email = () => Type.String({ format: 'email', minLength: 1, pattern: "^(?!\\.)(?!.*\\.\\.)([A-Za-z0-9_'+\\-\\.]*)[A-Za-z0-9_+-]@([A-Za-z0-9][A-Za-z0-9\\-]*\\.)+[A-Za-z]{2,}$" });
+export const Status = () => Type.Enum(['idle', 'running', 'done', 'error']);
+/** Search paging, as the peer's *.search operations take it. */
+export const Paging = {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+};
+export const Ok = () => Type.Boolean({ description: 'true when done' });

@@ -1,0 +1,146 @@
+// Mounts every registered procedure on its transports:
+//   GET|POST /api/<router>.<procedure>   (REST form, documented in OpenAPI)
+//   /api/trpc/<path>[,<path>...]         (tRPC wire form, with batching)
+import { asFunction, asValue } from 'awilix';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { BerthContainer } from '../container.ts';
+import { BerthError, errorStatus, forbidden, notFound, unauthorized } from '../errors.ts';
+import type { Principal, Procedure, ProcedureContext, ProcedureRegistry } from '../procedure.ts';
+import { outputErrors, parseInput } from '../validation.ts';
+import { errorBody, toBerthError } from './errors.ts';
+
+export interface TransportOptions {
+  registry: ProcedureRegistry;
+  container: BerthContainer;
+  checkResponses: boolean;
+}
+
+const header = (req: FastifyRequest, name: string): string | undefined => {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+};
+
+/** x-api-key (current variant) or Authorization: Bearer (older). */
+function credentials(req: FastifyRequest) {
+  const apiKey = header(req, 'x-api-key')?.trim() || undefined;
+  const auth = header(req, 'authorization');
+  const bearer = auth && /^bearer\s+/i.test(auth) ? auth.replace(/^bearer\s+/i, '').trim() || undefined : undefined;
+  return { apiKey, bearer };
+}
+
+export function mountProcedures(app: FastifyInstance, { registry, container, checkResponses }: TransportOptions): void {
+  const identity = container.cradle.identity;
+  const orm = container.cradle.orm;
+
+  async function call(proc: Procedure, req: FastifyRequest, raw: unknown, coerce: boolean): Promise<unknown> {
+    const { apiKey, bearer } = credentials(req);
+    let principal: Principal | null;
+    try {
+      principal = await identity.authenticate(apiKey, bearer);
+    } catch (e) {
+      // A stale token must not stop someone from logging in again.
+      if (proc.access !== 'public') throw e;
+      principal = null;
+    }
+    if (proc.access !== 'public') {
+      if (!principal) throw unauthorized();
+      if (proc.access === 'admin' && principal.role === 'member') throw forbidden();
+    }
+    const input = parseInput(proc.input, raw, coerce);
+    const scope = container.createScope();
+    scope.register({
+      em: asFunction(() => orm.em.fork()).scoped(),
+      principal: asValue(principal),
+    });
+    const ctx: ProcedureContext = {
+      get principal() {
+        if (!principal) throw unauthorized();
+        return principal;
+      },
+      maybePrincipal: principal,
+      cradle: scope.cradle,
+      scope,
+      origin: `${req.protocol}://${req.host}`,
+      requestId: req.id,
+    };
+    try {
+      const result = (await proc.handler(input, ctx)) ?? null;
+      if (checkResponses) {
+        const issues = outputErrors(proc.output, result);
+        if (issues.length) {
+          req.log.error({ procedure: proc.path, issues }, 'reply does not match the declared output schema');
+          throw new BerthError('INTERNAL_SERVER_ERROR', `Reply of ${proc.path} does not match its output schema`, issues);
+        }
+      }
+      return result;
+    } finally {
+      await scope.dispose();
+    }
+  }
+
+  for (const proc of registry.all()) {
+    const url = `/api/${proc.path}`;
+    const inputKey = proc.kind === 'query' ? 'querystring' : 'body';
+    const schema = {
+      operationId: `${proc.router}-${proc.name}`,
+      tags: [proc.router],
+      summary: proc.summary,
+      description: proc.description,
+      ...(proc.access === 'public' ? { security: [] } : {}),
+      [inputKey]: proc.input,
+      response: { 200: proc.output },
+    };
+    const noCompile = { validatorCompiler: () => () => true, serializerCompiler: () => (data: unknown) => JSON.stringify(data) };
+    if (proc.kind === 'query') {
+      app.get(url, { schema, ...noCompile }, req => call(proc, req, req.query, true));
+      // Some clients POST reads; accept it, keep it out of the document.
+      app.post(url, { schema: { hide: true }, ...noCompile }, req => call(proc, req, req.body, false));
+    } else {
+      app.post(url, { schema, ...noCompile }, req => call(proc, req, req.body, false));
+    }
+  }
+
+  // tRPC: one route; the path may name several procedures (?batch=1).
+  const trpc = async (req: FastifyRequest<{ Params: { '*': string }; Querystring: { input?: string; batch?: string } }>, reply: import('fastify').FastifyReply) => {
+    const paths = req.params['*'].split(',');
+    const batch = req.query.batch === '1' || req.query.batch === 'true';
+    let inputs: unknown[];
+    try {
+      const rawInput = req.method === 'GET' ? (req.query.input === undefined ? undefined : JSON.parse(req.query.input)) : req.body;
+      inputs = batch ? paths.map((_, i) => (rawInput as Record<string, unknown> | undefined)?.[i]) : [rawInput];
+    } catch {
+      throw new BerthError('BAD_REQUEST', 'Malformed JSON in the input parameter');
+    }
+    const outcomes = await Promise.all(paths.map(async (path, i) => {
+      const proc = registry.get(path);
+      try {
+        if (!proc) throw notFound(`Operation ${path}`);
+        if (req.method === 'GET' && proc.kind === 'mutation') throw new BerthError('BAD_REQUEST', `${path} is a mutation: use POST`);
+        const data = await call(proc, req, unwrapJson(inputs[i]), false);
+        return { status: 200, body: { result: { data: { json: data } } } };
+      } catch (e) {
+        const err = toBerthError(e);
+        if (err.code === 'INTERNAL_SERVER_ERROR') req.log.error({ err: e }, 'unexpected error');
+        return { status: errorStatus[err.code], body: errorBody(err, path) };
+      }
+    }));
+    if (!batch) {
+      reply.status(outcomes[0]!.status);
+      return outcomes[0]!.body;
+    }
+    const statuses = new Set(outcomes.map(o => o.status));
+    reply.status(statuses.size === 1 ? outcomes[0]!.status : 207);
+    return outcomes.map(o => o.body);
+  };
+  app.get('/api/trpc/*', { schema: { hide: true } }, trpc);
+  app.post('/api/trpc/*', { schema: { hide: true } }, trpc);
+}
+
+/** tRPC clients wrap inputs as {"json": …} (superjson); plain clients do not. */
+function unwrapJson(input: unknown): unknown {
+  if (input && typeof input === 'object' && !Array.isArray(input) && 'json' in input) {
+    const keys = Object.keys(input);
+    if (keys.every(k => k === 'json' || k === 'meta')) return (input as { json: unknown }).json;
+  }
+  return input;
+}

@@ -1,0 +1,65 @@
+// Input checking for every procedure: defaults, unknown fields dropped, every violated
+// constraint reported once with the field it concerns.
+import type { TSchema } from 'typebox';
+import { Value } from 'typebox/value';
+import { Compile } from 'typebox/compile';
+import { badRequest, type Issue } from './errors.ts';
+
+interface Checker {
+  Check(value: unknown): boolean;
+  Errors(value: unknown): Iterable<{ keyword: string; instancePath: string; message: string; params: Record<string, unknown> }>;
+}
+const compiled = new WeakMap<TSchema, Checker>();
+const checkerOf = (schema: TSchema): Checker => {
+  let c = compiled.get(schema);
+  if (!c) compiled.set(schema, (c = Compile(schema) as unknown as Checker));
+  return c;
+};
+
+/**
+ * Turns raw input into the procedure's typed input or throws BAD_REQUEST.
+ * `coerce` is for query strings, where every value arrives as text.
+ */
+export function parseInput<T>(schema: TSchema, raw: unknown, coerce: boolean): T {
+  let value: unknown = raw ?? {};
+  if (coerce) value = Value.Convert(schema, value);
+  value = Value.Default(schema, Value.Clone(value));
+  value = Value.Clean(schema, value);
+  const checker = checkerOf(schema);
+  if (checker.Check(value)) return value as T;
+  throw badRequest('Invalid input data', toIssues(checker.Errors(value)));
+}
+
+/** True when a reply matches the declared output schema (used when checkResponses is on). */
+export function outputErrors(schema: TSchema, value: unknown): Issue[] {
+  const checker = checkerOf(schema);
+  return checker.Check(value) ? [] : toIssues(checker.Errors(value)).slice(0, 10);
+}
+
+function toIssues(errors: Checker['Errors'] extends (v: unknown) => infer R ? R : never): Issue[] {
+  const byPath = new Map<string, { path: (string | number)[]; messages: string[]; anyOf: boolean }>();
+  const add = (path: (string | number)[], message: string, anyOf = false) => {
+    const key = path.join('.');
+    const entry = byPath.get(key) ?? { path, messages: [], anyOf: false };
+    entry.messages.push(message);
+    entry.anyOf ||= anyOf;
+    byPath.set(key, entry);
+  };
+  for (const e of errors) {
+    const path = e.instancePath.split('/').slice(1).map(seg => (/^\d+$/.test(seg) ? Number(seg) : seg.replace(/~1/g, '/').replace(/~0/g, '~')));
+    if (e.keyword === 'required') {
+      for (const prop of (e.params.requiredProperties as string[] | undefined) ?? []) add([...path, prop], 'Required');
+    } else if (e.keyword === 'anyOf') {
+      add(path, '', true);
+    } else {
+      add(path, e.message);
+    }
+  }
+  return [...byPath.values()].map(({ path, messages, anyOf }) => {
+    const field = path.length ? path.join('.') : 'input';
+    const own = messages.filter(Boolean);
+    // The branches of a union (e.g. string | null) each fail; say what would be accepted.
+    const message = anyOf ? `must be one of: ${own.map(m => m.replace(/^must (be )?/, '')).join(' | ')}` : own.join('; ');
+    return { path, message: `${field}: ${message}` };
+  });
+}
