@@ -3,7 +3,7 @@
 // and stops before the database closes.
 import { Agenda, type Job } from 'agenda';
 import { PostgresBackend } from '@agendajs/postgres-backend';
-import type { PoolConfig } from 'pg';
+import pg, { type PoolConfig } from 'pg';
 import type { Logger } from './container.ts';
 
 export interface JobOptions {
@@ -15,14 +15,18 @@ export interface JobOptions {
 
 export class JobScheduler {
   readonly agenda: Agenda;
+  readonly #pool: pg.Pool;
   readonly #repeating: { interval: string; name: string }[] = [];
   readonly #log: Logger;
   #started = false;
 
   constructor(pool: PoolConfig, log: Logger) {
     this.#log = log;
+    // Our own pool, so a connection dropped by the server is logged instead of crashing the process.
+    this.#pool = new pg.Pool({ ...pool, max: 3 });
+    this.#pool.on('error', err => this.#log.warn({ err }, 'job scheduler lost a database connection'));
     this.agenda = new Agenda({
-      backend: new PostgresBackend({ poolConfig: { ...pool, max: 3 }, tableName: 'berth_jobs', channelName: 'berth_jobs' }),
+      backend: new PostgresBackend({ pool: this.#pool, tableName: 'berth_jobs', channelName: 'berth_jobs' }),
       processEvery: '2 seconds',
       removeOnComplete: true,
     });
@@ -63,7 +67,8 @@ export class JobScheduler {
   }
 
   async stop(): Promise<void> {
-    if (this.#started) await this.agenda.stop(true);
+    if (this.#started) await this.agenda.stop(false);
     this.#started = false;
+    await this.#pool.end();
   }
 }

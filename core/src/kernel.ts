@@ -114,7 +114,7 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
     for (const p of plugins) app.register(p.plugin);
     await app.after();
 
-    orm = await openOrm({ endpoint, entities, migrations, poolSize: config.dbPoolSize });
+    orm = await openOrm({ endpoint, entities, migrations, poolSize: config.dbPoolSize, log: msg => log.debug({ orm: msg }) });
     const applied = await migrate(orm);
     if (applied.length) log.info({ migrations: applied }, 'database migrated');
     container.register({ orm: asValue(orm), identity: asClass(IdentityService).singleton() });

@@ -239,15 +239,16 @@ export class IdentityService {
     this.invalidate();
   }
 
-  async setRole(userId: string, organizationId: string, role: 'admin' | 'member'): Promise<MemberView> {
+  /** Changes a member's role; `who` is the membership id or the user id. */
+  async setRole(who: string, organizationId: string, role: 'admin' | 'member'): Promise<MemberView> {
     const em = this.#em();
-    const member = await em.findOne(Member, { userId, organizationId });
+    const member = await em.findOne(Member, { $or: [{ id: who }, { userId: who }], organizationId });
     if (!member) throw notFound('User');
     if (member.role === 'owner') throw forbidden('The role of the owner cannot be changed');
     member.role = role;
     await em.flush();
     this.invalidate();
-    return this.#memberView(member, await em.findOneOrFail(User, { id: userId }));
+    return this.#memberView(member, await em.findOneOrFail(User, { id: member.userId }));
   }
 
   // ---------------------------------------------------------------- two-factor

@@ -7,6 +7,7 @@ import type { EntitySchema, MigrationObject } from '@mikro-orm/core';
 import type { DatabaseEndpoint } from './database.ts';
 
 export interface OrmOptions {
+  log?: (message: string) => void;
   endpoint: DatabaseEndpoint;
   entities: EntitySchema<any, any>[];
   migrations: MigrationObject[];
@@ -14,7 +15,7 @@ export interface OrmOptions {
   debug?: boolean;
 }
 
-export async function openOrm({ endpoint, entities, migrations, poolSize, debug }: OrmOptions): Promise<MikroORM> {
+export async function openOrm({ endpoint, entities, migrations, poolSize, debug, log }: OrmOptions): Promise<MikroORM> {
   const { pool } = endpoint;
   const orm = await MikroORM.init({
     entities,
@@ -29,8 +30,10 @@ export async function openOrm({ endpoint, entities, migrations, poolSize, debug 
       transactional: true,
       allOrNothing: true,
       snapshot: false,
+      silent: true,
     },
     debug: debug ?? false,
+    ...(log ? { logger: log } : {}),
     // Entities come from many packages; the ORM must not scan folders or guess.
     discovery: { warnWhenNoEntities: false },
     ensureDatabase: false,

@@ -1,0 +1,161 @@
+// Test harness: a real kernel on a real PostgreSQL database of its own (or the embedded one
+// with BERTH_TEST_DB=embedded), listening on a free port, and a small client for it.
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { createKernel, type Kernel } from './kernel.ts';
+import type { BerthConfig } from './config.ts';
+import { newId } from './crypto.ts';
+
+export const adminServerUrl = () => process.env.BERTH_TEST_PG ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+export const testDbMode = (): 'external' | 'embedded' => (process.env.BERTH_TEST_DB === 'embedded' ? 'embedded' : 'external');
+
+/** Creates an empty database on the test server and returns its URL and a drop function. */
+export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `berth_t_${newId(10).toLowerCase().replace(/[^a-z0-9]/g, 'x')}`;
+  const admin = new pg.Client({ connectionString: adminServerUrl() });
+  await admin.connect();
+  await admin.query(`create database "${name}"`);
+  await admin.end();
+  const u = new URL(adminServerUrl());
+  u.pathname = `/${name}`;
+  return {
+    url: u.toString(),
+    async drop() {
+      const c = new pg.Client({ connectionString: adminServerUrl() });
+      await c.connect();
+      await c.query(`drop database if exists "${name}" with (force)`);
+      await c.end();
+    },
+  };
+}
+
+export interface TestServer {
+  url: string;
+  kernel: Kernel;
+  dataDir: string;
+  databaseUrl?: string;
+  /** Stops the kernel; keeps database and data dir (to test restarts). */
+  stop(): Promise<void>;
+  /** Starts a new kernel on the same database and data dir. */
+  restart(config?: Partial<BerthConfig>): Promise<TestServer>;
+  /** Stops and removes database and data dir. */
+  destroy(): Promise<void>;
+}
+
+export async function startTestServer(config: Partial<BerthConfig> = {}, mode = testDbMode()): Promise<TestServer> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'berth-test-'));
+  const db = mode === 'external' ? await createTestDatabase() : undefined;
+  const boot = async (extra: Partial<BerthConfig>): Promise<TestServer> => {
+    const kernel = await createKernel({
+      env: {},
+      config: {
+        port: 0, host: '127.0.0.1', dataDir, logLevel: 'silent', checkResponses: true,
+        ...(db ? { databaseUrl: db.url } : {}),
+        ...config,
+        ...extra,
+      },
+    });
+    const url = await kernel.listen();
+    const server: TestServer = {
+      url,
+      kernel,
+      dataDir,
+      databaseUrl: db?.url,
+      stop: () => kernel.stop(),
+      restart: async more => {
+        await kernel.stop();
+        return boot(more ?? {});
+      },
+      destroy: async () => {
+        await kernel.stop();
+        await db?.drop();
+        rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
+    return server;
+  };
+  return boot({});
+}
+
+export interface CallOptions {
+  apiKey?: string;
+  token?: string;
+  /** Force the HTTP method; default GET for queries (input in the query string), POST otherwise. */
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+}
+
+export interface Reply<T = any> {
+  status: number;
+  body: T;
+}
+
+/** A client for one server, speaking the REST form or the tRPC form. */
+export class Client {
+  readonly base: string;
+  apiKey?: string;
+  token?: string;
+  constructor(base: string, auth: { apiKey?: string; token?: string } = {}) {
+    this.base = base;
+    this.apiKey = auth.apiKey;
+    this.token = auth.token;
+  }
+  #headers(o: CallOptions): Record<string, string> {
+    const h: Record<string, string> = { ...o.headers };
+    const apiKey = 'apiKey' in o ? o.apiKey : this.apiKey;
+    const token = 'token' in o ? o.token : this.token;
+    if (apiKey) h['x-api-key'] = apiKey;
+    if (token) h.authorization = `Bearer ${token}`;
+    return h;
+  }
+  async #send(url: string, init: RequestInit): Promise<Reply> {
+    const res = await fetch(url, init);
+    const text = await res.text();
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch { /* not JSON */ }
+    return { status: res.status, body };
+  }
+  /** GET with query-string input. */
+  get<T = any>(op: string, input: Record<string, unknown> = {}, o: CallOptions = {}): Promise<Reply<T>> {
+    const qs = new URLSearchParams();
+    for (const [k, v] of Object.entries(input)) if (v !== undefined) qs.append(k, typeof v === 'object' ? JSON.stringify(v) : String(v));
+    const q = qs.toString();
+    return this.#send(`${this.base}/api/${op}${q ? `?${q}` : ''}`, { method: 'GET', headers: this.#headers(o) });
+  }
+  /** POST with a JSON body (no body when input is undefined). */
+  post<T = any>(op: string, input?: unknown, o: CallOptions = {}): Promise<Reply<T>> {
+    const headers = this.#headers(o);
+    if (input !== undefined) headers['content-type'] ??= 'application/json';
+    return this.#send(`${this.base}/api/${op}`, { method: 'POST', headers, body: input === undefined ? undefined : JSON.stringify(input) });
+  }
+  /** The tRPC wire form: queries as GET ?input={"json":…}, mutations as POST {"json":…}. */
+  trpc<T = any>(kind: 'query' | 'mutation', op: string, input?: unknown, o: CallOptions = {}): Promise<Reply<T>> {
+    const headers = this.#headers(o);
+    if (kind === 'query') {
+      const q = input === undefined ? '' : `?input=${encodeURIComponent(JSON.stringify({ json: input }))}`;
+      return this.#send(`${this.base}/api/trpc/${op}${q}`, { method: 'GET', headers });
+    }
+    headers['content-type'] = 'application/json';
+    return this.#send(`${this.base}/api/trpc/${op}`, { method: 'POST', headers, body: JSON.stringify({ json: input ?? null }) });
+  }
+  /** Raw request for malformed-input tests. */
+  raw(pathAndQuery: string, init: RequestInit = {}): Promise<Reply> {
+    return this.#send(`${this.base}${pathAndQuery}`, init);
+  }
+}
+
+/** Creates the first admin through the API and returns a client holding an API key (and the bearer token). */
+export async function signUpAdmin(server: { url: string }, email = 'admin@example.com', password = 'correct horse battery'): Promise<{ client: Client; token: string; apiKey: string; userId: string; organizationId: string }> {
+  const anon = new Client(server.url);
+  const created = await anon.post('auth.createAdmin', { email, password });
+  if (created.status !== 200) throw new Error(`auth.createAdmin: ${created.status} ${JSON.stringify(created.body)}`);
+  const { token, id, organizationId } = created.body;
+  const withToken = new Client(server.url, { token });
+  const key = await withToken.post('user.createApiKey', { name: 'test', metadata: { organizationId } });
+  if (key.status !== 200) throw new Error(`user.createApiKey: ${key.status} ${JSON.stringify(key.body)}`);
+  return { client: new Client(server.url, { apiKey: key.body.key }), token, apiKey: key.body.key, userId: id, organizationId };
+}

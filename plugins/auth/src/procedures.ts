@@ -1,0 +1,127 @@
+// auth.* — the older variant's account operations (bearer tokens, roles admin | user, 2FA).
+import { Type, AuthUserView, router, unauthorized, forbidden, type ProcedureContext } from '@berth/core';
+import { Credentials, CreateUserInput, Pin, SignedIn, TwoFactorSecret, UpdateByAdminInput, UpdateInput } from './schemas.ts';
+
+const auth = router('auth');
+const None = Type.Object({});
+const me = (ctx: ProcedureContext) => ctx.cradle.identity.authUser(ctx.principal.userId, ctx.principal.organizationId);
+
+export const authProcedures = [
+  auth.mutation('createAdmin', {
+    access: 'public',
+    summary: 'Create the first admin (public while none exists; afterwards an admin adds further admins)',
+    input: Credentials,
+    output: SignedIn,
+    async handler({ email, password }, ctx) {
+      const identity = ctx.cradle.identity;
+      if (!(await identity.ownerExists())) return identity.createFirstAdmin(email, password);
+      const caller = ctx.maybePrincipal;
+      if (!caller) throw unauthorized('An admin already exists: sign in as an admin to add another');
+      if (caller.role === 'member') throw forbidden();
+      const member = await identity.createUser({ email, password, role: 'admin', organizationId: caller.organizationId });
+      return { token: null, is2FAEnabled: false, id: member.userId, organizationId: caller.organizationId, user: await identity.authUser(member.userId, caller.organizationId) };
+    },
+  }),
+  auth.mutation('createUser', {
+    access: 'public',
+    summary: 'Accept an invitation: set the password of the invited account',
+    input: CreateUserInput,
+    output: SignedIn,
+    handler: ({ id, token, password }, ctx) => ctx.cradle.identity.acceptInvitation(id, token, password),
+  }),
+  auth.mutation('login', {
+    access: 'public',
+    summary: 'Log in with e-mail and password; answers a bearer token, or is2FAEnabled and a null token when a TOTP is due',
+    input: Credentials,
+    output: SignedIn,
+    handler: ({ email, password }, ctx) => ctx.cradle.identity.login(email, password),
+  }),
+  auth.query('get', { summary: 'The caller', input: None, output: AuthUserView, handler: (_i, ctx) => me(ctx) }),
+  auth.mutation('logout', {
+    summary: 'Revoke the bearer token of this call',
+    input: None,
+    output: Type.Boolean(),
+    async handler(_i, ctx) {
+      await ctx.cradle.identity.logout(ctx.principal);
+      return true;
+    },
+  }),
+  auth.mutation('update', {
+    summary: 'Change the caller\'s e-mail, password or image',
+    input: UpdateInput,
+    output: AuthUserView,
+    async handler(input, ctx) {
+      await ctx.cradle.identity.updateUser(ctx.principal.userId, { email: input.email, password: input.password, image: input.image });
+      return me(ctx);
+    },
+  }),
+  auth.mutation('generateToken', {
+    summary: 'Issue a long-lived bearer token',
+    input: None,
+    output: Type.Object({ token: Type.String() }),
+    handler: async (_i, ctx) => ({ token: await ctx.cradle.identity.generateToken(ctx.principal) }),
+  }),
+  auth.query('one', {
+    summary: 'A user of the caller\'s organization',
+    input: Type.Object({ id: Type.String() }),
+    output: AuthUserView,
+    async handler({ id }, ctx) {
+      await ctx.cradle.identity.member(id, ctx.principal.organizationId); // NOT_FOUND outside the organization
+      return ctx.cradle.identity.authUser(id, ctx.principal.organizationId);
+    },
+  }),
+  auth.mutation('updateByAdmin', {
+    access: 'admin',
+    summary: 'An admin changes another user\'s e-mail, password or role',
+    input: UpdateByAdminInput,
+    output: AuthUserView,
+    async handler(input, ctx) {
+      const identity = ctx.cradle.identity;
+      const orgId = ctx.principal.organizationId;
+      await identity.member(input.id, orgId);
+      await identity.updateUser(input.id, { email: input.email, password: input.password, image: input.image });
+      if (input.rol) await identity.setRole(input.id, orgId, input.rol === 'admin' ? 'admin' : 'member');
+      return identity.authUser(input.id, orgId);
+    },
+  }),
+  auth.query('generate2FASecret', {
+    summary: 'A new TOTP secret for the caller (enabled by verify2FASetup)',
+    input: None,
+    output: TwoFactorSecret,
+    async handler(_i, ctx) {
+      const user = await me(ctx);
+      return ctx.cradle.identity.generate2FASecret(ctx.principal, user.email);
+    },
+  }),
+  auth.mutation('verify2FASetup', {
+    summary: 'Turn on two-factor login with a secret and a current code from it',
+    input: Type.Object({ pin: Pin, secret: Type.String({ minLength: 1 }) }),
+    output: AuthUserView,
+    async handler({ pin, secret }, ctx) {
+      await ctx.cradle.identity.verify2FASetup(ctx.principal.userId, secret, pin);
+      return me(ctx);
+    },
+  }),
+  auth.mutation('verifyLogin2FA', {
+    access: 'public',
+    summary: 'Second step of a login with two-factor on: the user id from login and a current code',
+    input: Type.Object({ pin: Pin, id: Type.String() }),
+    output: SignedIn,
+    handler: ({ pin, id }, ctx) => ctx.cradle.identity.verifyLogin2FA(id, pin),
+  }),
+  auth.mutation('disable2FA', {
+    summary: 'Turn off two-factor login for the caller',
+    input: None,
+    output: AuthUserView,
+    async handler(_i, ctx) {
+      await ctx.cradle.identity.disable2FA(ctx.principal.userId);
+      return me(ctx);
+    },
+  }),
+  auth.mutation('verifyToken', {
+    summary: 'true when the credential of this call is valid (401 otherwise)',
+    input: None,
+    output: Type.Boolean(),
+    handler: () => true,
+  }),
+];

@@ -1,0 +1,19 @@
+import { asValue, definePlugin } from '@berth/core';
+import pkg from '../package.json' with { type: 'json' };
+import { environmentEntities } from './entities.ts';
+import { environmentMigrations } from './migrations.ts';
+import { environmentProcedures } from './procedures.ts';
+import { EnvironmentService } from './service.ts';
+
+export default definePlugin({
+  name: 'environment',
+  version: pkg.version,
+  dependencies: ['project'],
+  setup(berth) {
+    const environments = new EnvironmentService(berth.workloads);
+    berth.entities(...environmentEntities);
+    berth.migrations(...environmentMigrations);
+    berth.provide({ environments: asValue(environments) });
+    berth.procedures(...environmentProcedures(environments));
+  },
+});

@@ -1,0 +1,165 @@
+// Environments of the organization's projects, and the EnvironmentDirectory other plugins
+// use to place workloads. A record of another organization is NOT_FOUND, never FORBIDDEN.
+import {
+  badRequest, conflict, iso, newId, notFound, workloadKeys,
+  type EntityManager, type EnvironmentDirectory, type EnvironmentRef, type EnvironmentWorkloads, type ProjectDirectory, type WorkloadRegistry,
+} from '@berth/core';
+import { Environment, type EnvironmentRow } from './entities.ts';
+import type { CreateInput, DuplicateInput, EnvironmentFields, EnvironmentView, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
+
+export const DEFAULT_ENVIRONMENT = 'production';
+
+const toRef = (e: EnvironmentRow): EnvironmentRef => ({
+  environmentId: e.environmentId, projectId: e.projectId, organizationId: e.organizationId, name: e.name, isDefault: e.isDefault,
+});
+export const toFields = (e: EnvironmentRow): EnvironmentFields => ({
+  environmentId: e.environmentId,
+  name: e.name,
+  description: e.description ?? null,
+  env: e.env,
+  projectId: e.projectId,
+  isDefault: e.isDefault,
+  createdAt: iso(e.createdAt)!,
+});
+const noWorkloads = (): EnvironmentWorkloads => Object.fromEntries(workloadKeys.map(k => [k, []])) as unknown as EnvironmentWorkloads;
+
+/** A LIKE pattern matching `text` anywhere, with the caller's % and _ taken literally. */
+const containing = (text: string) => `%${text.replace(/[\\%_]/g, c => `\\${c}`)}%`;
+
+/** The project's default environment first, then the others in the order they were made. */
+const listOrder = { isDefault: 'desc', createdAt: 'asc', environmentId: 'asc' } as const;
+
+export class EnvironmentService implements EnvironmentDirectory {
+  readonly #workloads: WorkloadRegistry;
+
+  constructor(workloads: WorkloadRegistry) {
+    this.#workloads = workloads;
+  }
+
+  // ------------------------------------------------------------ EnvironmentDirectory
+  async get(environmentId: string, organizationId: string, em: EntityManager): Promise<EnvironmentRef> {
+    return toRef(await this.#find(environmentId, organizationId, em));
+  }
+
+  async defaultOf(projectId: string, organizationId: string, em: EntityManager): Promise<EnvironmentRef> {
+    const found = await em.findOne(Environment, { projectId, organizationId, isDefault: true });
+    if (!found) throw notFound('Project');
+    return toRef(found);
+  }
+
+  createDefault(projectId: string, organizationId: string, em: EntityManager): EnvironmentRef {
+    return toRef(this.#new(em, { projectId, organizationId, name: DEFAULT_ENVIRONMENT, isDefault: true }));
+  }
+
+  async listForProjects(projectIds: string[], organizationId: string, em: EntityManager): Promise<Map<string, Record<string, unknown>[]>> {
+    const out = new Map<string, EnvironmentView[]>(projectIds.map(id => [id, []]));
+    if (!projectIds.length) return out;
+    const rows = await em.find(Environment, { projectId: { $in: projectIds }, organizationId }, { orderBy: listOrder });
+    for (const view of await this.#views(rows, em)) out.get(view.projectId)?.push(view);
+    return out;
+  }
+
+  async copyEnvironments(fromProjectId: string, toProjectId: string, organizationId: string, em: EntityManager): Promise<void> {
+    const rows = await em.find(Environment, { projectId: fromProjectId, organizationId }, { orderBy: listOrder });
+    // Every project has its default environment: none at all means the project is not the caller's.
+    if (!rows.length) throw notFound('Project');
+    for (const e of rows) {
+      this.#new(em, { projectId: toProjectId, organizationId, name: e.name, description: e.description, env: e.env, isDefault: e.isDefault });
+    }
+  }
+
+  // ------------------------------------------------------------ environment.*
+  async create(input: CreateInput, organizationId: string, em: EntityManager, projects: ProjectDirectory): Promise<EnvironmentView> {
+    await projects.assertInOrganization(input.projectId, organizationId, em);
+    await this.#assertNameFree(input.projectId, input.name, em);
+    const row = this.#new(em, { projectId: input.projectId, organizationId, name: input.name, description: input.description });
+    await em.flush();
+    return { ...toFields(row), ...noWorkloads() };
+  }
+
+  async one(environmentId: string, organizationId: string, em: EntityManager): Promise<EnvironmentView> {
+    const [view] = await this.#views([await this.#find(environmentId, organizationId, em)], em);
+    return view!;
+  }
+
+  async byProjectId(projectId: string, organizationId: string, em: EntityManager): Promise<EnvironmentView[]> {
+    const rows = await em.find(Environment, { projectId, organizationId }, { orderBy: listOrder });
+    if (!rows.length) throw notFound('Project');
+    return this.#views(rows, em);
+  }
+
+  async update(input: UpdateInput, organizationId: string, em: EntityManager): Promise<EnvironmentView> {
+    const row = await this.#find(input.environmentId, organizationId, em);
+    if (input.name !== undefined && input.name !== row.name) {
+      // The older variant finds a project's workloads by its "production" environment.
+      if (row.isDefault) throw badRequest('The default environment cannot be renamed', [{ path: ['name'], message: 'name: the default environment cannot be renamed' }]);
+      await this.#assertNameFree(row.projectId, input.name, em);
+      row.name = input.name;
+    }
+    if (input.description !== undefined) row.description = input.description;
+    if (input.env !== undefined) row.env = input.env;
+    await em.flush();
+    const [view] = await this.#views([row], em);
+    return view!;
+  }
+
+  /** Deletes a non-default environment; its workloads go with it through their foreign keys. Answers it as it was. */
+  async remove(environmentId: string, organizationId: string, em: EntityManager): Promise<EnvironmentView> {
+    const row = await this.#find(environmentId, organizationId, em);
+    if (row.isDefault) throw badRequest('The default environment cannot be removed');
+    const [view] = await this.#views([row], em);
+    await em.nativeDelete(Environment, { environmentId, organizationId });
+    return view!;
+  }
+
+  /** A new environment in the same project with the source's variables; workloads are not copied. */
+  async duplicate(input: DuplicateInput, organizationId: string, em: EntityManager): Promise<EnvironmentView> {
+    const source = await this.#find(input.environmentId, organizationId, em);
+    await this.#assertNameFree(source.projectId, input.name, em);
+    const row = this.#new(em, {
+      projectId: source.projectId, organizationId, name: input.name,
+      description: input.description !== undefined ? input.description : source.description, env: source.env,
+    });
+    await em.flush();
+    return { ...toFields(row), ...noWorkloads() };
+  }
+
+  async search(input: SearchInput, organizationId: string, em: EntityManager): Promise<SearchResult> {
+    const and: object[] = [{ organizationId }];
+    if (input.projectId) and.push({ projectId: input.projectId });
+    const q = input.q?.trim();
+    if (q) and.push({ $or: [{ name: { $ilike: containing(q) } }, { description: { $ilike: containing(q) } }] });
+    const name = input.name?.trim();
+    if (name) and.push({ name: { $ilike: containing(name) } });
+    const description = input.description?.trim();
+    if (description) and.push({ description: { $ilike: containing(description) } });
+    const [rows, total] = await em.findAndCount(Environment, { $and: and }, {
+      orderBy: { createdAt: 'desc', environmentId: 'asc' }, limit: input.limit ?? 20, offset: input.offset ?? 0,
+    });
+    return { items: rows.map(toFields), total };
+  }
+
+  // ------------------------------------------------------------ helpers
+  async #find(environmentId: string, organizationId: string, em: EntityManager): Promise<EnvironmentRow> {
+    const row = await em.findOne(Environment, { environmentId, organizationId });
+    if (!row) throw notFound('Environment');
+    return row;
+  }
+
+  async #assertNameFree(projectId: string, name: string, em: EntityManager): Promise<void> {
+    if (await em.count(Environment, { projectId, name })) throw conflict(`The project already has an environment named "${name}"`);
+  }
+
+  #new(em: EntityManager, e: { projectId: string; organizationId: string; name: string; description?: string | null; env?: string; isDefault?: boolean }): EnvironmentRow {
+    // The id is set now, not on flush, so callers can refer to it in the same unit of work.
+    return em.create(Environment, {
+      environmentId: newId(), name: e.name, description: e.description ?? null, env: e.env ?? '', isDefault: e.isDefault ?? false,
+      projectId: e.projectId, organizationId: e.organizationId, createdAt: new Date(),
+    });
+  }
+
+  async #views(rows: EnvironmentRow[], em: EntityManager): Promise<EnvironmentView[]> {
+    const workloads = await this.#workloads.collect(rows.map(r => r.environmentId), em);
+    return rows.map(r => ({ ...toFields(r), ...(workloads.get(r.environmentId) ?? noWorkloads()) }));
+  }
+}

@@ -1,0 +1,84 @@
+// organization.* — tenants. A caller acts in one organization at a time (its API key's, or
+// its session's active one); nothing of another organization is visible.
+import { Type, OrganizationView, InvitationView, MemberView, router, schema } from '@berth/core';
+
+const org = router('organization');
+const None = Type.Object({});
+const OrgId = Type.Object({ organizationId: Type.String({ minLength: 1 }) });
+
+export const organizationProcedures = [
+  org.mutation('create', {
+    summary: 'A new organization owned by the caller',
+    input: Type.Object({ name: Type.String({ minLength: 1 }), logo: Type.Optional(Type.String()) }),
+    output: OrganizationView,
+    handler: ({ name, logo }, ctx) => ctx.cradle.identity.createOrganization(ctx.principal.userId, name, logo),
+  }),
+  org.query('all', {
+    summary: 'The organizations the caller belongs to',
+    input: None,
+    output: Type.Array(OrganizationView),
+    handler: (_i, ctx) => ctx.cradle.identity.organizationsOf(ctx.principal.userId),
+  }),
+  org.query('one', {
+    input: OrgId,
+    output: OrganizationView,
+    handler: ({ organizationId }, ctx) => ctx.cradle.identity.organization(ctx.principal.userId, organizationId),
+  }),
+  org.query('active', {
+    summary: 'The organization this call acts in',
+    input: None,
+    output: OrganizationView,
+    handler: (_i, ctx) => ctx.cradle.identity.organization(ctx.principal.userId, ctx.principal.organizationId),
+  }),
+  org.mutation('update', {
+    input: Type.Object({ organizationId: Type.String({ minLength: 1 }), name: Type.String({ minLength: 1 }), logo: Type.Optional(Type.String()) }),
+    output: OrganizationView,
+    handler: ({ organizationId, name, logo }, ctx) => ctx.cradle.identity.updateOrganization(ctx.principal, organizationId, { name, logo }),
+  }),
+  org.mutation('delete', {
+    summary: 'Delete an organization the caller owns, with every record in it',
+    input: OrgId,
+    output: Type.Boolean(),
+    async handler({ organizationId }, ctx) {
+      await ctx.cradle.identity.deleteOrganization(ctx.principal, organizationId);
+      return true;
+    },
+  }),
+  org.mutation('setDefault', {
+    summary: 'Make an organization the caller\'s default (and this session\'s active one)',
+    input: OrgId,
+    output: Type.Boolean(),
+    async handler({ organizationId }, ctx) {
+      await ctx.cradle.identity.setDefaultOrganization(ctx.principal, organizationId);
+      return true;
+    },
+  }),
+  org.mutation('inviteMember', {
+    access: 'admin',
+    summary: 'Invite someone; they accept with auth.createUser {id, token, password}',
+    input: Type.Object({ email: schema.Email(), role: Type.Enum(['admin', 'member']) }),
+    output: Type.Intersect([InvitationView, Type.Object({ token: Type.String({ description: 'shown once' }) })]),
+    handler: ({ email, role }, ctx) => ctx.cradle.identity.invite(ctx.principal, email, role),
+  }),
+  org.query('allInvitations', {
+    access: 'admin',
+    input: None,
+    output: Type.Array(InvitationView),
+    handler: (_i, ctx) => ctx.cradle.identity.invitations(ctx.principal.organizationId),
+  }),
+  org.mutation('removeInvitation', {
+    access: 'admin',
+    input: Type.Object({ invitationId: Type.String() }),
+    output: Type.Boolean(),
+    async handler({ invitationId }, ctx) {
+      await ctx.cradle.identity.cancelInvitation(ctx.principal.organizationId, invitationId);
+      return true;
+    },
+  }),
+  org.mutation('updateMemberRole', {
+    access: 'admin',
+    input: Type.Object({ memberId: Type.String(), role: Type.Enum(['admin', 'member']) }),
+    output: MemberView,
+    handler: ({ memberId, role }, ctx) => ctx.cradle.identity.setRole(memberId, ctx.principal.organizationId, role),
+  }),
+];

@@ -1,0 +1,23 @@
+import { asValue, definePlugin } from '@berth/core';
+import pkg from '../package.json' with { type: 'json' };
+import { projectEntities } from './entities.ts';
+import { projectMigrations } from './migrations.ts';
+import { projectProcedures } from './procedures.ts';
+import { ProjectService } from './service.ts';
+
+export default definePlugin({
+  name: 'project',
+  version: pkg.version,
+  setup(berth) {
+    const projects = new ProjectService();
+    berth.entities(...projectEntities);
+    berth.migrations(...projectMigrations);
+    berth.provide({ projects: asValue(projects) });
+    berth.procedures(...projectProcedures(projects));
+    // Every project gets a default environment, so a kernel without the environment plugin
+    // could not create one: refuse to start instead of failing on the first request.
+    berth.onStart(() => {
+      if (!berth.container.hasRegistration('environments')) throw new Error('The project plugin needs the environment plugin (it stores every project\'s environments): enable "environment"');
+    });
+  },
+});

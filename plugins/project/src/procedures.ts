@@ -1,0 +1,85 @@
+// project.* — the caller's organization's projects. The environment plugin provides
+// `environments`; it registers after this plugin, so handlers resolve it per request.
+import { Type, router, type ProcedureContext } from '@berth/core';
+import type { ProjectService } from './service.ts';
+import { Created, CreateInput, DuplicateInput, ProjectFields, ProjectIdInput, ProjectView, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
+
+const project = router('project');
+const scope = (ctx: ProcedureContext) => ({ organizationId: ctx.principal.organizationId, em: ctx.cradle.em });
+
+export const projectProcedures = (projects: ProjectService) => [
+  project.mutation('create', {
+    access: 'admin',
+    summary: 'Create a project with its default environment "production"',
+    input: CreateInput,
+    output: Created,
+    handler(input, ctx) {
+      const { organizationId, em } = scope(ctx);
+      return projects.create(input, organizationId, em, ctx.cradle.environments);
+    },
+  }),
+  project.query('one', {
+    summary: 'A project with its environments and their workloads',
+    input: ProjectIdInput,
+    output: ProjectView,
+    handler({ projectId }, ctx) {
+      const { organizationId, em } = scope(ctx);
+      return projects.one(projectId, organizationId, em, ctx.cradle.environments);
+    },
+  }),
+  project.query('all', {
+    summary: 'Every project of the organization, newest first, with its environments and their workloads',
+    input: Type.Object({}),
+    output: Type.Array(ProjectView),
+    handler(_input, ctx) {
+      const { organizationId, em } = scope(ctx);
+      return projects.all(organizationId, em, ctx.cradle.environments);
+    },
+  }),
+  project.mutation('update', {
+    summary: 'Change a project\'s name, description or environment variables',
+    input: UpdateInput,
+    output: ProjectFields,
+    handler(input, ctx) {
+      const { organizationId, em } = scope(ctx);
+      return projects.update(input, organizationId, em);
+    },
+  }),
+  project.mutation('remove', {
+    access: 'admin',
+    summary: 'Delete a project with its environments; answers the deleted project',
+    input: ProjectIdInput,
+    output: ProjectFields,
+    handler({ projectId }, ctx) {
+      const { organizationId, em } = scope(ctx);
+      return projects.remove(projectId, organizationId, em);
+    },
+  }),
+  project.mutation('duplicate', {
+    access: 'admin',
+    summary: 'Copy the project of an environment under a new name, or (duplicateInSameProject) add a copy of the environment to its project',
+    input: DuplicateInput,
+    output: ProjectView,
+    async handler(input, ctx) {
+      const { organizationId, em } = scope(ctx);
+      const environments = ctx.cradle.environments;
+      if (!input.duplicateInSameProject) return projects.duplicate(input, organizationId, em, environments);
+      // Copying one environment is the environment plugin's own operation; the directory
+      // contract has no member for it, so go through its registered procedure.
+      const duplicateEnvironment = ctx.cradle.registry.get('environment.duplicate');
+      if (!duplicateEnvironment) throw new Error('project.duplicate needs the environment plugin\'s environment.duplicate');
+      const source = await environments.get(input.sourceEnvironmentId, organizationId, em);
+      await duplicateEnvironment.handler({ environmentId: source.environmentId, name: input.name, description: input.description }, ctx);
+      return projects.one(source.projectId, organizationId, em, environments);
+    },
+  }),
+  project.query('search', {
+    summary: 'Projects whose name or description contains the given text (case-insensitive), newest first, paged',
+    input: SearchInput,
+    output: SearchResult,
+    handler(input, ctx) {
+      const { organizationId, em } = scope(ctx);
+      return projects.search(input, organizationId, em);
+    },
+  }),
+];

@@ -1,0 +1,82 @@
+// What project.* takes and answers. Field names and constraints follow the peer's API.
+import { Type, schema, workloadKeys, type Static, type WorkloadKey } from '@berth/core';
+
+const { Nullable, NonEmpty, Timestamp, Paging } = schema;
+
+export const ProjectFields = Type.Object({
+  projectId: Type.String(),
+  name: Type.String(),
+  description: Nullable(Type.String()),
+  env: Type.String({ description: 'environment variables shared by the project\'s workloads' }),
+  organizationId: Type.String(),
+  createdAt: Timestamp(),
+});
+export type ProjectFields = Static<typeof ProjectFields>;
+
+const WorkloadList = () => Type.Array(Type.Record(Type.String(), Type.Unknown()));
+const workloadLists = Object.fromEntries(workloadKeys.map(k => [k, WorkloadList()])) as { [K in WorkloadKey]: ReturnType<typeof WorkloadList> };
+
+/**
+ * An environment as project reads list it: the environment plugin's view, which the project
+ * plugin only passes through (see EnvironmentDirectory.listForProjects).
+ */
+export const EnvironmentView = Type.Object({
+  environmentId: Type.String(),
+  name: Type.String(),
+  description: Nullable(Type.String()),
+  env: Type.String(),
+  projectId: Type.String(),
+  isDefault: Type.Boolean(),
+  createdAt: Timestamp(),
+  ...workloadLists,
+});
+export type EnvironmentView = Static<typeof EnvironmentView>;
+
+export const ProjectView = Type.Object({ ...ProjectFields.properties, environments: Type.Array(EnvironmentView) });
+export type ProjectView = Static<typeof ProjectView>;
+
+const Name = () => NonEmpty({ maxLength: 255 });
+const ProjectId = () => NonEmpty({ description: 'the project' });
+
+export const CreateInput = Type.Object({
+  name: Name(),
+  description: Type.Optional(Nullable(Type.String())),
+  env: Type.Optional(Type.String()),
+});
+export type CreateInput = Static<typeof CreateInput>;
+
+export const Created = Type.Object({ project: ProjectFields, environment: EnvironmentView });
+
+export const ProjectIdInput = Type.Object({ projectId: ProjectId() });
+
+export const UpdateInput = Type.Object({
+  projectId: ProjectId(),
+  name: Type.Optional(Name()),
+  description: Type.Optional(Nullable(Type.String())),
+  env: Type.Optional(Type.String()),
+});
+export type UpdateInput = Static<typeof UpdateInput>;
+
+export const DuplicateInput = Type.Object({
+  sourceEnvironmentId: NonEmpty({ description: 'an environment of the project to copy' }),
+  name: Name(),
+  description: Type.Optional(Type.String()),
+  includeServices: Type.Optional(Type.Boolean({ default: true })),
+  selectedServices: Type.Optional(Type.Array(Type.Object({
+    id: Type.String(),
+    type: Type.Enum(['application', 'compose', 'libsql', 'mariadb', 'mongo', 'mysql', 'postgres', 'redis']),
+  }))),
+  duplicateInSameProject: Type.Optional(Type.Boolean({ default: false, description: 'add a copy of the environment to its own project instead of a new project' })),
+});
+export type DuplicateInput = Static<typeof DuplicateInput>;
+
+export const SearchInput = Type.Object({
+  q: Type.Optional(Type.String({ description: 'matches name or description (case-insensitive)' })),
+  name: Type.Optional(Type.String()),
+  description: Type.Optional(Type.String()),
+  ...Paging,
+});
+export type SearchInput = Static<typeof SearchInput>;
+
+export const SearchResult = Type.Object({ items: Type.Array(ProjectFields), total: Type.Integer({ minimum: 0 }) });
+export type SearchResult = Static<typeof SearchResult>;

@@ -1,0 +1,108 @@
+// Projects of one organization. Every read and write is confined to the caller's
+// organization: a project of another one is NOT_FOUND, never FORBIDDEN.
+import { iso, newId, notFound, type EntityManager, type EnvironmentDirectory, type ProjectDirectory } from '@berth/core';
+import { Project, type ProjectRow } from './entities.ts';
+import type { CreateInput, DuplicateInput, EnvironmentView, ProjectFields, ProjectView, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
+
+export const toProjectFields = (p: ProjectRow): ProjectFields => ({
+  projectId: p.projectId,
+  name: p.name,
+  description: p.description ?? null,
+  env: p.env,
+  organizationId: p.organizationId,
+  createdAt: iso(p.createdAt)!,
+});
+
+/** A LIKE pattern matching `text` anywhere, with the caller's % and _ taken literally. */
+export const containing = (text: string) => `%${text.replace(/[\\%_]/g, c => `\\${c}`)}%`;
+
+export class ProjectService implements ProjectDirectory {
+  async assertInOrganization(projectId: string, organizationId: string, em: EntityManager): Promise<void> {
+    if (!(await em.count(Project, { projectId, organizationId }))) throw notFound('Project');
+  }
+
+  async #find(projectId: string, organizationId: string, em: EntityManager): Promise<ProjectRow> {
+    const project = await em.findOne(Project, { projectId, organizationId });
+    if (!project) throw notFound('Project');
+    return project;
+  }
+
+  #new(em: EntityManager, organizationId: string, fields: { name: string; description?: string | null; env?: string }): ProjectRow {
+    // Ids are set here, not on flush, so the default environment can refer to the project in the same unit of work.
+    return em.create(Project, {
+      projectId: newId(), name: fields.name, description: fields.description ?? null, env: fields.env ?? '', organizationId, createdAt: new Date(),
+    });
+  }
+
+  /** The project and its default environment, stored in one flush. */
+  async create(input: CreateInput, organizationId: string, em: EntityManager, environments: EnvironmentDirectory): Promise<{ project: ProjectFields; environment: EnvironmentView }> {
+    const project = this.#new(em, organizationId, input);
+    const production = environments.createDefault(project.projectId, organizationId, em);
+    await em.flush();
+    const listed = (await environments.listForProjects([project.projectId], organizationId, em)).get(project.projectId) ?? [];
+    const environment = listed.find(e => e.environmentId === production.environmentId) as EnvironmentView | undefined;
+    if (!environment) throw new Error(`The default environment of project ${project.projectId} was not stored`);
+    return { project: toProjectFields(project), environment };
+  }
+
+  async one(projectId: string, organizationId: string, em: EntityManager, environments: EnvironmentDirectory): Promise<ProjectView> {
+    const [view] = await this.#withEnvironments([await this.#find(projectId, organizationId, em)], organizationId, em, environments);
+    return view!;
+  }
+
+  /** Every project of the organization, newest first (as the peer lists them), in a fixed number of queries. */
+  async all(organizationId: string, em: EntityManager, environments: EnvironmentDirectory): Promise<ProjectView[]> {
+    const projects = await em.find(Project, { organizationId }, { orderBy: { createdAt: 'desc', projectId: 'asc' } });
+    return this.#withEnvironments(projects, organizationId, em, environments);
+  }
+
+  async #withEnvironments(projects: ProjectRow[], organizationId: string, em: EntityManager, environments: EnvironmentDirectory): Promise<ProjectView[]> {
+    const byProject = projects.length ? await environments.listForProjects(projects.map(p => p.projectId), organizationId, em) : new Map();
+    return projects.map(p => ({ ...toProjectFields(p), environments: (byProject.get(p.projectId) ?? []) as EnvironmentView[] }));
+  }
+
+  async update(input: UpdateInput, organizationId: string, em: EntityManager): Promise<ProjectFields> {
+    const project = await this.#find(input.projectId, organizationId, em);
+    if (input.name !== undefined) project.name = input.name;
+    if (input.description !== undefined) project.description = input.description;
+    if (input.env !== undefined) project.env = input.env;
+    await em.flush();
+    return toProjectFields(project);
+  }
+
+  /** Deletes the project; its environments (and what they hold) go with it through their foreign keys. */
+  async remove(projectId: string, organizationId: string, em: EntityManager): Promise<ProjectFields> {
+    const project = await this.#find(projectId, organizationId, em);
+    const fields = toProjectFields(project);
+    await em.nativeDelete(Project, { projectId, organizationId });
+    return fields;
+  }
+
+  /**
+   * A new project named `name` with a copy of every environment (name, description, env) of
+   * the source environment's project. No workload plugin exists yet, so there are no services
+   * to copy: includeServices and selectedServices have nothing to act on.
+   */
+  async duplicate(input: DuplicateInput, organizationId: string, em: EntityManager, environments: EnvironmentDirectory): Promise<ProjectView> {
+    const source = await environments.get(input.sourceEnvironmentId, organizationId, em);
+    const sourceProject = await this.#find(source.projectId, organizationId, em);
+    const project = this.#new(em, organizationId, { name: input.name, description: input.description, env: sourceProject.env });
+    await environments.copyEnvironments(sourceProject.projectId, project.projectId, organizationId, em);
+    await em.flush();
+    return this.one(project.projectId, organizationId, em, environments);
+  }
+
+  async search(input: SearchInput, organizationId: string, em: EntityManager): Promise<SearchResult> {
+    const and: object[] = [{ organizationId }];
+    const q = input.q?.trim();
+    if (q) and.push({ $or: [{ name: { $ilike: containing(q) } }, { description: { $ilike: containing(q) } }] });
+    const name = input.name?.trim();
+    if (name) and.push({ name: { $ilike: containing(name) } });
+    const description = input.description?.trim();
+    if (description) and.push({ description: { $ilike: containing(description) } });
+    const [rows, total] = await em.findAndCount(Project, { $and: and }, {
+      orderBy: { createdAt: 'desc', projectId: 'asc' }, limit: input.limit ?? 20, offset: input.offset ?? 0,
+    });
+    return { items: rows.map(toProjectFields), total };
+  }
+}

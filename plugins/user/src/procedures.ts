@@ -1,0 +1,92 @@
+// user.* — the current variant's account operations.
+import { Type, MemberView, ApiKeyView, router, forbidden } from '@berth/core';
+import { CreateApiKeyInput, CreatedApiKey, CreateUserInput, UpdateUserInput } from './schemas.ts';
+
+const user = router('user');
+const None = Type.Object({});
+
+export const userProcedures = [
+  user.query('get', {
+    summary: 'The caller: its membership in the active organization (organizationId, role) and its account',
+    input: None,
+    output: MemberView,
+    handler: (_i, ctx) => ctx.cradle.identity.member(ctx.principal.userId, ctx.principal.organizationId),
+  }),
+  user.query('one', {
+    summary: 'A member of the caller\'s organization',
+    input: Type.Object({ userId: Type.String() }),
+    output: MemberView,
+    handler: ({ userId }, ctx) => ctx.cradle.identity.member(userId, ctx.principal.organizationId),
+  }),
+  user.query('all', {
+    summary: 'Every member of the caller\'s organization',
+    input: None,
+    output: Type.Array(MemberView),
+    handler: (_i, ctx) => ctx.cradle.identity.members(ctx.principal.organizationId),
+  }),
+  user.query('haveRootAccess', {
+    summary: 'true when the caller owns its organization',
+    input: None,
+    output: Type.Boolean(),
+    handler: (_i, ctx) => ctx.principal.role === 'owner',
+  }),
+  user.mutation('update', {
+    summary: 'Change the caller\'s profile (or, for admins, another member\'s)',
+    input: UpdateUserInput,
+    output: MemberView,
+    async handler(input, ctx) {
+      const { identity } = ctx.cradle;
+      const target = input.id ?? ctx.principal.userId;
+      if (target !== ctx.principal.userId && ctx.principal.role === 'member') throw forbidden();
+      await identity.member(target, ctx.principal.organizationId);
+      await identity.updateUser(target, { email: input.email, password: input.password, firstName: input.firstName, lastName: input.lastName, image: input.image });
+      return identity.member(target, ctx.principal.organizationId);
+    },
+  }),
+  user.mutation('remove', {
+    access: 'admin',
+    summary: 'Remove a member from the organization (and the account, when it belongs nowhere else)',
+    input: Type.Object({ userId: Type.String() }),
+    output: Type.Boolean(),
+    async handler({ userId }, ctx) {
+      await ctx.cradle.identity.removeMember(userId, ctx.principal.organizationId, ctx.principal);
+      return true;
+    },
+  }),
+  user.mutation('createUserWithCredentials', {
+    access: 'admin',
+    summary: 'Create an account with a password in the caller\'s organization',
+    input: CreateUserInput,
+    output: MemberView,
+    handler: (input, ctx) => ctx.cradle.identity.createUser({ ...input, organizationId: ctx.principal.organizationId }),
+  }),
+  user.mutation('createApiKey', {
+    summary: 'A new API key acting in metadata.organizationId; the plain key is in `key`, shown once',
+    input: CreateApiKeyInput,
+    output: CreatedApiKey,
+    handler: (input, ctx) => ctx.cradle.identity.createApiKey(ctx.principal, {
+      name: input.name, prefix: input.prefix, expiresIn: input.expiresIn, organizationId: input.metadata.organizationId, metadata: input.metadata,
+    }),
+  }),
+  user.query('getApiKeys', {
+    summary: 'The caller\'s API keys (never the keys themselves)',
+    input: None,
+    output: Type.Array(ApiKeyView),
+    handler: (_i, ctx) => ctx.cradle.identity.listApiKeys(ctx.principal.userId),
+  }),
+  user.mutation('deleteApiKey', {
+    summary: 'Revoke one of the caller\'s API keys',
+    input: Type.Object({ apiKeyId: Type.String() }),
+    output: Type.Boolean(),
+    async handler({ apiKeyId }, ctx) {
+      await ctx.cradle.identity.deleteApiKey(ctx.principal, apiKeyId);
+      return true;
+    },
+  }),
+  user.mutation('generateToken', {
+    summary: 'Issue a long-lived bearer token for the caller',
+    input: None,
+    output: Type.Object({ token: Type.String() }),
+    handler: async (_i, ctx) => ({ token: await ctx.cradle.identity.generateToken(ctx.principal) }),
+  }),
+];
