@@ -1,6 +1,6 @@
 // Durable jobs on the platform's PostgreSQL (Agenda with its PostgreSQL backend). Plugins
-// define job kinds at registration; the scheduler starts after the HTTP server is ready
-// and stops before the database closes.
+// define job kinds at registration; Agenda connects when the scheduler starts (after the
+// HTTP server is ready) or when a job is first queued, and stops before the database closes.
 import { Agenda, type Job } from 'agenda';
 import { PostgresBackend } from '@agendajs/postgres-backend';
 import pg, { type PoolConfig } from 'pg';
@@ -13,62 +13,94 @@ export interface JobOptions {
   lockLifetimeMs?: number;
 }
 
+type Definition = { name: string; handler: (data: any, job: Job<any>) => Promise<void>; options: JobOptions };
+
 export class JobScheduler {
-  readonly agenda: Agenda;
-  readonly #pool: pg.Pool;
-  readonly #repeating: { interval: string; name: string }[] = [];
+  readonly #poolConfig: PoolConfig;
   readonly #log: Logger;
-  #started = false;
+  readonly #definitions: Definition[] = [];
+  readonly #repeating: { interval: string; name: string }[] = [];
+  #pool?: pg.Pool;
+  #agenda?: Agenda;
+  #backend?: PostgresBackend;
+  #processing = false;
 
   constructor(pool: PoolConfig, log: Logger) {
+    this.#poolConfig = pool;
     this.#log = log;
-    // Our own pool, so a connection dropped by the server is logged instead of crashing the process.
-    this.#pool = new pg.Pool({ ...pool, max: 3 });
-    this.#pool.on('error', err => this.#log.warn({ err }, 'job scheduler lost a database connection'));
-    this.agenda = new Agenda({
-      backend: new PostgresBackend({ pool: this.#pool, tableName: 'berth_jobs', channelName: 'berth_jobs' }),
-      processEvery: '2 seconds',
-      removeOnComplete: true,
-    });
-    this.agenda.on('error', (e: unknown) => this.#log.error({ err: e }, 'job scheduler error'));
   }
 
   define<T = unknown>(name: string, handler: (data: T, job: Job<T>) => Promise<void>, options: JobOptions = {}): void {
-    this.agenda.define<T>(name, async job => {
-      try {
-        await handler(job.attrs.data as T, job);
-      } catch (e) {
-        this.#log.error({ err: e, job: name }, 'job failed');
-        throw e;
-      }
-    }, { concurrency: options.concurrency ?? 1, ...(options.lockLifetimeMs ? { lockLifetime: options.lockLifetimeMs } : {}) });
+    this.#definitions.push({ name, handler, options });
   }
 
-  /** A repeating job; created when the scheduler starts, replacing a stale copy left in the database. */
+  /**
+   * A repeating job; created when the scheduler starts (first run one interval later), replacing
+   * a stale copy left in the database. Give such jobs a short lockLifetimeMs: Agenda keeps a
+   * ref'd timer of half the lock lifetime alive per run.
+   */
   every(interval: string, name: string): void {
     this.#repeating.push({ interval, name });
   }
 
   async now<T>(name: string, data: T): Promise<void> {
-    await this.agenda.now(name, data as never);
+    await (await this.#connect()).now(name, data as never);
   }
 
-  get started(): boolean {
-    return this.#started;
+  get processing(): boolean {
+    return this.#processing;
   }
 
-  async start(): Promise<void> {
-    await this.agenda.start();
-    for (const { interval, name } of this.#repeating) {
-      await this.agenda.cancel({ name });
-      await this.agenda.every(interval, name);
+  async #connect(): Promise<Agenda> {
+    if (!this.#agenda) {
+      // Our own pool, so a connection dropped by the server is logged instead of crashing the process.
+      this.#pool = new pg.Pool({ ...this.#poolConfig, max: 3 });
+      this.#pool.on('error', err => this.#log.warn({ err }, 'job scheduler lost a database connection'));
+      const backend = new PostgresBackend({ pool: this.#pool, tableName: 'berth_jobs', channelName: 'berth_jobs' });
+      // LISTEN/NOTIFY wakes idle workers at once; a dropped listening connection is only logged.
+      (backend.notificationChannel as unknown as NodeJS.EventEmitter | undefined)?.on('error', err => this.#log.warn({ err }, 'job notifications lost their connection'));
+      this.#backend = backend;
+      const agenda = new Agenda({
+        backend,
+        processEvery: '2 seconds',
+        removeOnComplete: true,
+      });
+      agenda.on('error', (e: unknown) => this.#log.error({ err: e }, 'job scheduler error'));
+      for (const { name, handler, options } of this.#definitions) {
+        agenda.define(name, async (job: Job<unknown>) => {
+          try {
+            await handler(job.attrs.data, job);
+          } catch (e) {
+            this.#log.error({ err: e, job: name }, 'job failed');
+            throw e;
+          }
+        }, { concurrency: options.concurrency ?? 1, ...(options.lockLifetimeMs ? { lockLifetime: options.lockLifetimeMs } : {}) });
+      }
+      this.#agenda = agenda;
     }
-    this.#started = true;
+    await this.#agenda.ready;
+    return this.#agenda;
+  }
+
+  /** Starts processing jobs in this process. */
+  async start(): Promise<void> {
+    const agenda = await this.#connect();
+    await agenda.start();
+    for (const { interval, name } of this.#repeating) {
+      await agenda.cancel({ name });
+      await agenda.every(interval, name, undefined, { skipImmediate: true });
+    }
+    this.#processing = true;
   }
 
   async stop(): Promise<void> {
-    if (this.#started) await this.agenda.stop(false);
-    this.#started = false;
-    await this.#pool.end();
+    const agenda = this.#agenda;
+    if (!agenda) return;
+    this.#agenda = undefined;
+    await agenda.ready.catch(() => {});
+    if (this.#processing) await agenda.stop(false);
+    this.#processing = false;
+    await this.#backend?.notificationChannel?.disconnect();
+    await this.#pool?.end();
   }
 }

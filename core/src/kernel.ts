@@ -118,7 +118,7 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
     const applied = await migrate(orm);
     if (applied.length) log.info({ migrations: applied }, 'database migrated');
     container.register({ orm: asValue(orm), identity: asClass(IdentityService).singleton() });
-    jobs.define('berth.purgeExpiredSessions', async () => void (await container.cradle.identity.purgeExpired()));
+    jobs.define('berth.purgeExpiredSessions', async () => void (await container.cradle.identity.purgeExpired()), { lockLifetimeMs: 60_000 });
     jobs.every('1 hour', 'berth.purgeExpiredSessions');
 
     if (!options.headless) {

@@ -1,7 +1,6 @@
 // Finds the plugins the operator enabled: built-in ones by name (folders of plugins/), third
 // parties by path or package name. Orders them so dependencies register first.
-import { existsSync, readdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL, fileURLToPath } from 'node:url';
 import { BERTH_PLUGIN, type BerthPlugin, type PluginInfo } from './plugin.ts';
@@ -32,17 +31,31 @@ async function importPlugin(specifier: string, source: string): Promise<LoadedPl
   return { plugin, info: { ...meta, source } };
 }
 
+/** The entry file of a plugin folder: its package.json exports["."] or main, else src/index.ts. */
+function entryOf(dir: string): string {
+  const pkgFile = path.join(dir, 'package.json');
+  if (existsSync(pkgFile)) {
+    const pkg = JSON.parse(readFileSync(pkgFile, 'utf8')) as { exports?: unknown; main?: string };
+    let target: unknown = pkg.exports;
+    if (target && typeof target === 'object' && '.' in target) target = (target as Record<string, unknown>)['.'];
+    if (target && typeof target === 'object') target = (target as Record<string, unknown>).import ?? (target as Record<string, unknown>).default;
+    if (typeof target === 'string') return path.join(dir, target);
+    if (pkg.main) return path.join(dir, pkg.main);
+  }
+  return path.join(dir, 'src/index.ts');
+}
+
 function resolveExtra(spec: string): string {
   if (path.isAbsolute(spec)) {
-    const entry = existsSync(path.join(spec, 'package.json')) ? createRequire(path.join(spec, 'package.json')).resolve(spec) : spec;
-    return pathToFileURL(entry).href;
+    return pathToFileURL(existsSync(spec) && statSync(spec).isDirectory() ? entryOf(spec) : spec).href;
   }
-  // A package name, resolved from the operator's working directory.
-  try {
-    return pathToFileURL(createRequire(path.join(process.cwd(), 'package.json')).resolve(spec)).href;
-  } catch {
-    throw new Error(`Cannot find plugin package "${spec}" from ${process.cwd()}`);
+  // A package name, found in node_modules from the operator's working directory upwards.
+  for (let dir = process.cwd(); ; dir = path.dirname(dir)) {
+    const candidate = path.join(dir, 'node_modules', spec);
+    if (existsSync(candidate)) return pathToFileURL(entryOf(realpathSync(candidate))).href;
+    if (path.dirname(dir) === dir) break;
   }
+  throw new Error(`Cannot find plugin package "${spec}" from ${process.cwd()}`);
 }
 
 export async function loadPlugins(enabled: string[] | undefined, extra: string[]): Promise<LoadedPlugin[]> {

@@ -21,11 +21,21 @@ export async function openDatabase(config: BerthConfig): Promise<DatabaseEndpoin
   if (config.databaseUrl) {
     return { pool: { connectionString: config.databaseUrl }, embedded: false, close: async () => {} };
   }
-  const { PGlite } = await import('@electric-sql/pglite');
-  const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
   const dataDir = path.join(config.dataDir, 'pg');
   mkdirSync(config.dataDir, { recursive: true });
   const lock = lockDataDir(config.dataDir);
+  try {
+    return await serveEmbedded(dataDir, config, lock);
+  } catch (e) {
+    lock.release();
+    throw e;
+  }
+}
+
+async function serveEmbedded(dataDir: string, config: BerthConfig, lock: { release(): void }): Promise<DatabaseEndpoint> {
+  // Loaded only when needed: an external database never pays for the WASM build.
+  const { PGlite } = await import('@electric-sql/pglite');
+  const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
   const db = await PGlite.create({
     dataDir,
     ...(config.embeddedMemory === 'small' ? { postgresqlconf: SMALL_PGLITE } : {}),
@@ -46,9 +56,12 @@ export async function openDatabase(config: BerthConfig): Promise<DatabaseEndpoin
   };
 }
 
-/** One process per embedded data directory: two PGlite instances on one directory corrupt it. */
+const lockedHere = new Set<string>();
+
+/** One PGlite per embedded data directory: two instances on one directory corrupt it. */
 function lockDataDir(dataDir: string) {
   const file = path.join(dataDir, 'berth.pid');
+  if (lockedHere.has(file)) throw new Error(`The embedded database in ${dataDir} is in use by process ${process.pid} (this one); stop it first`);
   if (existsSync(file)) {
     const pid = Number(readFileSync(file, 'utf8').trim());
     let alive = false;
@@ -58,5 +71,11 @@ function lockDataDir(dataDir: string) {
     if (alive) throw new Error(`The embedded database in ${dataDir} is in use by process ${pid}; stop it first or set DATABASE_URL`);
   }
   writeFileSync(file, String(process.pid));
-  return { release: () => rmSync(file, { force: true }) };
+  lockedHere.add(file);
+  return {
+    release: () => {
+      lockedHere.delete(file);
+      rmSync(file, { force: true });
+    },
+  };
 }

@@ -1,0 +1,638 @@
+#!/usr/bin/env node
+// Memory and latency of a real Berth process, on the embedded database (PGlite in the same
+// process) and on an external PostgreSQL. For each database it starts `berth start` as a
+// child process, creates an admin and an API key, measures idle RSS after a first start and
+// after a restart on the same data, creates projects, load-tests project.one and project.all
+// with autocannon, stops the child with SIGTERM (which must exit 0) and removes everything it
+// created. Prints a markdown table and the targets; exits 1 when a check fails.
+//
+//   node bench/api.ts [--quick] [--only embedded|external] [--projects N] [--duration S]
+//                     [--node-arg=--flag ...] [--env KEY=VALUE ...] [--probe] [--json FILE]
+//   node bench/api.ts --mem-of PID      (the memory readings of any process, then exit)
+//
+// Everything it talks to is on 127.0.0.1. Every wait has a timeout and the whole run has a
+// deadline, after which the child is killed and temporary data removed.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { randomBytes } from 'node:crypto';
+import autocannon, { type Result as CannonResult } from 'autocannon';
+import pg from 'pg';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const cli = path.join(root, 'core/src/cli.ts');
+const probeModule = path.join(root, 'bench/probe.ts');
+const HOST = '127.0.0.1';
+
+// ---------------------------------------------------------------- options
+
+const { values: opt } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    projects: { type: 'string' },
+    duration: { type: 'string' },
+    'node-arg': { type: 'string', multiple: true, default: [] },
+    env: { type: 'string', multiple: true, default: [] },
+    probe: { type: 'boolean', default: false },
+    json: { type: 'string' },
+    'mem-of': { type: 'string' },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
+if (opt.help) {
+  process.stdout.write(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1, 14).map(l => l.replace(/^\/\/ ?/, '')).join('\n') + '\n');
+  process.exit(0);
+}
+
+const quick = opt.quick;
+const settings = {
+  /** Seconds of idleness before an idle RSS reading. */
+  idleSeconds: quick ? 2 : 5,
+  projects: Number(opt.projects ?? 200),
+  warmupSeconds: quick ? 1 : 3,
+  loadSeconds: Number(opt.duration ?? (quick ? 3 : 10)),
+  /** One connection, to see the service time without queueing. */
+  serialSeconds: quick ? 1 : 3,
+  connections: 10,
+  startTimeoutMs: 180_000,
+  stopTimeoutMs: 40_000,
+  /** The whole run, both databases. */
+  deadlineMs: quick ? 6 * 60_000 : 15 * 60_000,
+};
+const databases = (opt.only ? opt.only.split(',') : ['embedded', 'external']) as Kind[];
+for (const d of databases) if (d !== 'embedded' && d !== 'external') fail(`--only takes embedded and/or external, not "${d}"`);
+if (!Number.isInteger(settings.projects) || settings.projects < 1) fail('--projects must be a positive integer');
+if (!(settings.loadSeconds > 0)) fail('--duration must be a positive number of seconds');
+const extraEnv: Record<string, string> = {};
+for (const kv of opt.env) {
+  const i = kv.indexOf('=');
+  if (i < 1) fail(`--env takes KEY=VALUE, not "${kv}"`);
+  extraEnv[kv.slice(0, i)] = kv.slice(i + 1);
+}
+const nodeArgs = [...opt['node-arg'], ...(opt.probe ? ['--expose-gc', '--import', probeModule] : [])];
+
+/** The PostgreSQL server that hosts the external database; only 127.0.0.1 is accepted. */
+const adminUrl = process.env.BERTH_BENCH_PG ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+if (new URL(adminUrl).hostname !== HOST) fail(`BERTH_BENCH_PG must point at ${HOST}`);
+
+type Kind = 'embedded' | 'external';
+
+function fail(message: string): never {
+  process.stderr.write(`bench: ${message}\n`);
+  process.exit(2);
+}
+const say = (message: string) => process.stderr.write(`[bench] ${message}\n`);
+
+// ---------------------------------------------------------------- clean-up and deadline
+
+const cleanups: (() => Promise<void> | void)[] = [];
+async function cleanUp(): Promise<void> {
+  while (cleanups.length) {
+    const fn = cleanups.pop()!;
+    try {
+      await withTimeout(Promise.resolve(fn()), 15_000, 'clean-up step');
+    } catch (e) {
+      say(`clean-up: ${(e as Error).message}`);
+    }
+  }
+}
+const deadline = setTimeout(() => {
+  say(`the run took longer than ${settings.deadlineMs / 1000} s: giving up`);
+  void cleanUp().finally(() => process.exit(1));
+}, settings.deadlineMs);
+let interrupted = false;
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(sig, () => {
+    interrupted = true;
+    say(`${sig}: cleaning up`);
+    void cleanUp().finally(() => process.exit(130));
+  });
+}
+
+async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  const ac = new AbortController();
+  try {
+    return await Promise.race([
+      p,
+      sleep(ms, undefined, { signal: ac.signal }).then(() => { throw new Error(`${what}: no answer within ${ms / 1000} s`); }),
+    ]);
+  } finally {
+    ac.abort();
+  }
+}
+/** A sleep that never keeps the process alive on its own and swallows its abort. */
+const pause = (ms: number) => sleep(ms, undefined, { ref: false });
+
+// ---------------------------------------------------------------- memory readings
+
+interface Mem {
+  rss: number;
+  hwm: number;
+  anon: number;
+  file: number;
+  /** Resident part of mappings of 1 GiB or more: WebAssembly memories (PGlite's heap). */
+  wasm: number;
+}
+const MB = 1024 * 1024;
+
+function readMem(pid: number): Mem {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => {
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status);
+    return m ? Number(m[1]) * 1024 : NaN;
+  };
+  return { rss: kb('VmRSS'), hwm: kb('VmHWM'), anon: kb('RssAnon'), file: kb('RssFile') + kb('RssShmem'), wasm: wasmResident(pid) };
+}
+
+/**
+ * Resident size of the WebAssembly memories (with the embedded database, PGlite's heap). V8
+ * reserves 8 GiB of address space per 32-bit WebAssembly memory and makes the used part
+ * read-write: a read-write anonymous mapping directly followed by an inaccessible one, the two
+ * together at least 4 GiB. No other mapping of a Node process looks like that.
+ */
+function wasmResident(pid: number): number {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/smaps`, 'utf8');
+  } catch {
+    return NaN;
+  }
+  type Region = { start: number; end: number; perms: string; anon: boolean; rss: number };
+  const regions: Region[] = [];
+  for (const line of text.split('\n')) {
+    const h = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (h) {
+      regions.push({ start: parseInt(h[1]!, 16), end: parseInt(h[2]!, 16), perms: h[3]!, anon: h[4]!.trim() === '', rss: 0 });
+    } else if (line.startsWith('Rss:') && regions.length) {
+      regions[regions.length - 1]!.rss = Number(/(\d+)/.exec(line)![1]) * 1024;
+    }
+  }
+  let total = 0;
+  for (let i = 1; i < regions.length; i++) {
+    const guard = regions[i]!;
+    if (guard.perms !== '---p' || !guard.anon) continue;
+    // The used part may be several read-write mappings in a row (the memory grew in steps).
+    let j = i - 1;
+    let rss = 0;
+    while (j >= 0 && regions[j]!.perms === 'rw-p' && regions[j]!.anon && regions[j]!.end === regions[j + 1]!.start) rss += regions[j--]!.rss;
+    if (j < i - 1 && guard.end - regions[j + 1]!.start >= 4 * 1024 * MB) total += rss;
+  }
+  return total;
+}
+
+/** Proportional set size of the PostgreSQL backends connected to one database (external only). */
+async function backendsPss(dbName: string): Promise<{ count: number; pss: number }> {
+  const c = new pg.Client({ connectionString: adminUrl });
+  await withTimeout(c.connect(), 10_000, 'connect to PostgreSQL');
+  try {
+    const { rows } = await c.query<{ pid: number }>('select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [dbName]);
+    let pss = 0;
+    let count = 0;
+    for (const { pid } of rows) {
+      try {
+        const m = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+        if (m) { pss += Number(m[1]) * 1024; count++; }
+      } catch { /* not on this machine's /proc (PostgreSQL in a container) or gone */ }
+    }
+    return { count, pss };
+  } finally {
+    await c.end();
+  }
+}
+
+// ---------------------------------------------------------------- the child process
+
+interface Berth {
+  child: ChildProcess;
+  pid: number;
+  url: string;
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  tail: string[];
+  probes: { at: string; usage: Record<string, number> }[];
+  pendingProbe?: (usage: Record<string, number>) => void;
+  startMs: number;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.unref();
+    s.once('error', reject);
+    s.listen(0, HOST, () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function childEnv(dataDir: string, port: number, databaseUrl?: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  // Nothing of the caller's Berth configuration leaks in: the bench sets it all.
+  for (const [k, v] of Object.entries(process.env)) {
+    if (k.startsWith('BERTH_') || k === 'DATABASE_URL' || k === 'PORT' || k === 'HOST' || k === 'NODE_OPTIONS') continue;
+    env[k] = v;
+  }
+  return {
+    ...env,
+    PORT: String(port),
+    HOST,
+    BERTH_LOG_LEVEL: 'warn',
+    BERTH_DATA_DIR: dataDir,
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+    ...extraEnv,
+  };
+}
+
+async function startBerth(label: string, workDir: string, dataDir: string, databaseUrl?: string): Promise<Berth> {
+  const port = await freePort();
+  // cwd is the bench's own work dir, so no berth.config.json is picked up.
+  const env = childEnv(dataDir, port, databaseUrl);
+  const startMs = performance.now();
+  const child = spawn(process.execPath, [...nodeArgs, cli, 'start'], { cwd: workDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  if (!child.pid) throw new Error('could not spawn the Berth process');
+  const berth: Berth = {
+    child,
+    pid: child.pid,
+    url: `http://${HOST}:${port}`,
+    exit: new Promise(resolve => child.once('exit', (code, signal) => resolve({ code, signal }))),
+    tail: [],
+    probes: [],
+    startMs,
+  };
+  cleanups.push(async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGKILL');
+    await withTimeout(berth.exit, 5_000, 'killed Berth to exit');
+  });
+  const onLines = (stream: NodeJS.ReadableStream, name: string) => {
+    let buf = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => {
+      buf += chunk;
+      let i: number;
+      while ((i = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, i);
+        buf = buf.slice(i + 1);
+        if (line.startsWith('BENCH_PROBE ')) {
+          const usage = JSON.parse(line.slice('BENCH_PROBE '.length)) as Record<string, number>;
+          const p = berth.pendingProbe;
+          berth.pendingProbe = undefined;
+          p?.(usage);
+          continue;
+        }
+        berth.tail.push(line);
+        if (berth.tail.length > 40) berth.tail.shift();
+        process.stderr.write(`[berth ${label} ${name}] ${line}\n`);
+      }
+    });
+  };
+  onLines(child.stdout!, 'out');
+  onLines(child.stderr!, 'err');
+  return berth;
+}
+
+async function waitHealthy(berth: Berth): Promise<number> {
+  const until = Date.now() + settings.startTimeoutMs;
+  let exited = false;
+  void berth.exit.then(() => { exited = true; });
+  while (Date.now() < until) {
+    if (exited) throw new Error(`Berth exited during start (code ${berth.child.exitCode}):\n${berth.tail.join('\n')}`);
+    try {
+      const res = await fetch(`${berth.url}/health`, { signal: AbortSignal.timeout(2_000) });
+      await res.arrayBuffer();
+      if (res.ok) return performance.now() - berth.startMs;
+    } catch { /* not listening yet */ }
+    await pause(100);
+  }
+  throw new Error(`Berth did not answer /health within ${settings.startTimeoutMs / 1000} s:\n${berth.tail.join('\n')}`);
+}
+
+/** SIGTERM, then the exit status and how long the graceful shutdown took. */
+async function stopBerth(berth: Berth): Promise<{ code: number | null; signal: string | null; ms: number }> {
+  const t = performance.now();
+  berth.child.kill('SIGTERM');
+  const { code, signal } = await withTimeout(berth.exit, settings.stopTimeoutMs, 'Berth to exit after SIGTERM');
+  return { code, signal, ms: performance.now() - t };
+}
+
+/** With --probe: asks the child (through bench/probe.ts) for process.memoryUsage() after a full GC. */
+async function probe(berth: Berth, at: string): Promise<void> {
+  if (!opt.probe) return;
+  const answer = new Promise<Record<string, number>>(resolve => { berth.pendingProbe = resolve; });
+  berth.child.kill('SIGUSR2');
+  const usage = await withTimeout(answer, 10_000, 'memory probe');
+  berth.probes.push({ at, usage });
+}
+
+// ---------------------------------------------------------------- HTTP helpers
+
+async function call(berth: Berth, method: 'GET' | 'POST', op: string, input: unknown, headers: Record<string, string>): Promise<any> {
+  const url = method === 'GET'
+    ? `${berth.url}/api/${op}${input ? `?${new URLSearchParams(input as Record<string, string>)}` : ''}`
+    : `${berth.url}/api/${op}`;
+  const res = await fetch(url, {
+    method,
+    headers: { ...headers, ...(method === 'POST' ? { 'content-type': 'application/json' } : {}) },
+    body: method === 'POST' ? JSON.stringify(input) : undefined,
+    signal: AbortSignal.timeout(30_000),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${op}: HTTP ${res.status} ${text.slice(0, 300)}`);
+  return JSON.parse(text);
+}
+
+interface Load {
+  p50: number;
+  p99: number;
+  mean: number;
+  rps: number;
+  requests: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  statusCodes: Record<string, number>;
+}
+
+async function cannon(url: string, apiKey: string, seconds: number, connections: number): Promise<Load> {
+  const run = autocannon({ url, method: 'GET', headers: { 'x-api-key': apiKey }, connections, duration: seconds, timeout: 10 });
+  const r: CannonResult = await withTimeout(Promise.resolve(run), (seconds + 30) * 1000, `autocannon on ${url}`).catch(e => {
+    run.stop();
+    throw e;
+  });
+  return {
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    mean: r.latency.mean,
+    rps: r.requests.average,
+    requests: r.latency.totalCount,
+    non2xx: r.non2xx,
+    errors: r.errors,
+    timeouts: r.timeouts,
+    statusCodes: Object.fromEntries(Object.entries(r.statusCodeStats).map(([k, v]) => [k, v.count])),
+  };
+}
+
+/** Samples the child's RSS while `work` runs, for the peak under load. */
+async function sampling<T>(pid: number, work: Promise<T>): Promise<{ value: T; peakRss: number }> {
+  let peakRss = 0;
+  const timer = setInterval(() => {
+    try { peakRss = Math.max(peakRss, readMem(pid).rss); } catch { /* exiting */ }
+  }, 250);
+  try {
+    return { value: await work, peakRss };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+// ---------------------------------------------------------------- one database
+
+interface Outcome {
+  kind: Kind;
+  startFirstMs: number;
+  startRestartMs: number;
+  idleFirst: Mem;
+  idleRestart: Mem;
+  afterProjects: Mem;
+  afterLoad: Mem;
+  peakDuringLoad: number;
+  createMsPerProject: number;
+  one: Load;
+  all: Load;
+  oneSerial: Load;
+  allSerial: Load;
+  allBytes: number;
+  stops: { code: number | null; signal: string | null; ms: number }[];
+  backends?: { idle: { count: number; pss: number }; afterLoad: { count: number; pss: number } };
+  probes: { at: string; usage: Record<string, number> }[];
+  failures: string[];
+}
+
+async function idleReading(berth: Berth): Promise<Mem> {
+  await pause(settings.idleSeconds * 1000);
+  return readMem(berth.pid);
+}
+
+async function benchOne(kind: Kind): Promise<Outcome> {
+  const workDir = mkdtempSync(path.join(os.tmpdir(), `berth-bench-${kind}-`));
+  cleanups.push(() => rmSync(workDir, { recursive: true, force: true }));
+  const dataDir = path.join(workDir, 'data');
+  let databaseUrl: string | undefined;
+  let dbName = '';
+  if (kind === 'external') {
+    dbName = `berth_bench_${randomBytes(6).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await withTimeout(admin.connect(), 10_000, `connect to ${adminUrl}`);
+    try {
+      await admin.query(`create database "${dbName}"`);
+    } finally {
+      await admin.end();
+    }
+    cleanups.push(async () => {
+      const c = new pg.Client({ connectionString: adminUrl });
+      await c.connect();
+      try {
+        await c.query(`drop database if exists "${dbName}" with (force)`);
+      } finally {
+        await c.end();
+      }
+    });
+    const u = new URL(adminUrl);
+    u.pathname = `/${dbName}`;
+    databaseUrl = u.toString();
+  }
+  const failures: string[] = [];
+  const stops: Outcome['stops'] = [];
+  const stop = async (berth: Berth, when: string) => {
+    const s = await stopBerth(berth);
+    stops.push(s);
+    if (s.code !== 0) failures.push(`${kind}: SIGTERM ${when} ended Berth with ${s.signal ? `signal ${s.signal}` : `exit code ${s.code}`}, not 0`);
+    say(`${kind}: stopped (${when}) in ${s.ms.toFixed(0)} ms, exit code ${s.code}`);
+  };
+
+  // 1–2. First start, admin and key, idle.
+  say(`${kind}: first start`);
+  let berth = await startBerth(kind, workDir, dataDir, databaseUrl);
+  const startFirstMs = await waitHealthy(berth);
+  say(`${kind}: healthy after ${startFirstMs.toFixed(0)} ms (pid ${berth.pid})`);
+  const created = await call(berth, 'POST', 'auth.createAdmin', { email: 'bench@example.com', password: 'bench-password-1234' }, {});
+  const keyReply = await call(berth, 'POST', 'user.createApiKey', { name: 'bench', metadata: { organizationId: created.organizationId } }, { authorization: `Bearer ${created.token}` });
+  const apiKey: string = keyReply.key;
+  if (!apiKey) throw new Error(`user.createApiKey answered no key: ${JSON.stringify(keyReply).slice(0, 200)}`);
+  const idleFirst = await idleReading(berth);
+  await probe(berth, 'idle, first start');
+  say(`${kind}: idle RSS first start ${fmtMB(idleFirst.rss)} MB (peak so far ${fmtMB(idleFirst.hwm)} MB)`);
+
+  // Restart on the same data.
+  await stop(berth, 'after the first start');
+  berth = await startBerth(kind, workDir, dataDir, databaseUrl);
+  const startRestartMs = await waitHealthy(berth);
+  say(`${kind}: restarted, healthy after ${startRestartMs.toFixed(0)} ms (pid ${berth.pid})`);
+  const headers = { 'x-api-key': apiKey };
+  await call(berth, 'GET', 'project.all', undefined, headers); // the key survived the restart
+  const idleRestart = await idleReading(berth);
+  await probe(berth, 'idle, restart');
+  say(`${kind}: idle RSS restart ${fmtMB(idleRestart.rss)} MB`);
+  const backendsIdle = kind === 'external' ? await backendsPss(dbName) : undefined;
+
+  // 3. Projects.
+  const t = performance.now();
+  const ids: string[] = [];
+  for (let i = 0; i < settings.projects; i++) {
+    const r = await call(berth, 'POST', 'project.create', { name: `bench project ${i}`, description: `project number ${i} of the benchmark` }, headers);
+    ids.push(r.project?.projectId ?? r.projectId);
+  }
+  const createMsPerProject = (performance.now() - t) / settings.projects;
+  const listed = await call(berth, 'GET', 'project.all', undefined, headers) as unknown[];
+  if (!Array.isArray(listed) || listed.length !== settings.projects) throw new Error(`project.all answered ${Array.isArray(listed) ? listed.length : typeof listed} projects, expected ${settings.projects}`);
+  const allBytes = Buffer.byteLength(JSON.stringify(listed));
+  const oneId = ids[Math.floor(ids.length / 2)]!;
+  const one = await call(berth, 'GET', 'project.one', { projectId: oneId }, headers);
+  if (one.projectId !== oneId) throw new Error(`project.one answered ${JSON.stringify(one).slice(0, 200)}`);
+  await pause(1000);
+  const afterProjects = readMem(berth.pid);
+  say(`${kind}: ${settings.projects} projects in ${(createMsPerProject * settings.projects / 1000).toFixed(1)} s; RSS ${fmtMB(afterProjects.rss)} MB`);
+
+  // 4. Load.
+  const oneUrl = `${berth.url}/api/project.one?projectId=${encodeURIComponent(oneId)}`;
+  const allUrl = `${berth.url}/api/project.all`;
+  const loads = async () => {
+    say(`${kind}: warm-up`);
+    await cannon(oneUrl, apiKey, settings.warmupSeconds, settings.connections);
+    await cannon(allUrl, apiKey, settings.warmupSeconds, settings.connections);
+    say(`${kind}: project.one, ${settings.connections} connections, ${settings.loadSeconds} s`);
+    const oneLoad = await cannon(oneUrl, apiKey, settings.loadSeconds, settings.connections);
+    say(`${kind}: project.all, ${settings.connections} connections, ${settings.loadSeconds} s`);
+    const allLoad = await cannon(allUrl, apiKey, settings.loadSeconds, settings.connections);
+    say(`${kind}: one connection each, ${settings.serialSeconds} s`);
+    const oneSerial = await cannon(oneUrl, apiKey, settings.serialSeconds, 1);
+    const allSerial = await cannon(allUrl, apiKey, settings.serialSeconds, 1);
+    return { oneLoad, allLoad, oneSerial, allSerial };
+  };
+  const { value: l, peakRss } = await sampling(berth.pid, loads());
+  for (const [name, r] of [['project.one', l.oneLoad], ['project.all', l.allLoad], ['project.one (1 connection)', l.oneSerial], ['project.all (1 connection)', l.allSerial]] as const) {
+    if (r.non2xx || r.errors || r.timeouts) failures.push(`${kind}: ${name} under load: ${r.non2xx} non-2xx (${JSON.stringify(r.statusCodes)}), ${r.errors} errors, ${r.timeouts} timeouts`);
+  }
+  await pause(2000);
+  const afterLoad = readMem(berth.pid);
+  await probe(berth, 'after load');
+  const backendsLoad = kind === 'external' ? await backendsPss(dbName) : undefined;
+  say(`${kind}: RSS after load ${fmtMB(afterLoad.rss)} MB (peak during load ${fmtMB(peakRss)} MB)`);
+
+  // 5. Stop; clean-up (data dir, database) runs at the end, in reverse order.
+  await stop(berth, 'after the load');
+  return {
+    kind,
+    startFirstMs,
+    startRestartMs,
+    idleFirst,
+    idleRestart,
+    afterProjects,
+    afterLoad,
+    peakDuringLoad: peakRss,
+    createMsPerProject,
+    one: l.oneLoad,
+    all: l.allLoad,
+    oneSerial: l.oneSerial,
+    allSerial: l.allSerial,
+    allBytes,
+    stops,
+    ...(backendsIdle && backendsLoad ? { backends: { idle: backendsIdle, afterLoad: backendsLoad } } : {}),
+    probes: berth.probes,
+    failures,
+  };
+}
+
+// ---------------------------------------------------------------- report
+
+const fmtMB = (bytes: number) => (Number.isFinite(bytes) ? (bytes / MB).toFixed(1) : '?');
+const fmtLat = (l: Load) => `${l.p50} / ${l.p99}`;
+const fmtRps = (n: number) => n.toFixed(0);
+
+function report(outcomes: Outcome[], errors: { kind: Kind; error: string }[]): { text: string; failed: boolean } {
+  const lines: string[] = [];
+  const failures = outcomes.flatMap(o => o.failures);
+  lines.push(`## Berth API bench (${quick ? 'quick' : 'full'}: ${settings.projects} projects, ${settings.connections} connections × ${settings.loadSeconds} s per operation; node ${process.version}, ${os.cpus().length} CPUs)`, '');
+  lines.push('| database | idle RSS first start (MB) | idle RSS restart (MB) | RSS after 200 projects + load (MB) | project.one p50/p99 (ms) | project.all p50/p99 (ms) | req/s |');
+  lines.push('|---|---|---|---|---|---|---|');
+  for (const o of outcomes) {
+    lines.push(`| ${o.kind} | ${fmtMB(o.idleFirst.rss)} | ${fmtMB(o.idleRestart.rss)} | ${fmtMB(o.afterLoad.rss)} | ${fmtLat(o.one)} | ${fmtLat(o.all)} | one ${fmtRps(o.one.rps)} · all ${fmtRps(o.all.rps)} |`);
+  }
+  for (const e of errors) lines.push(`| ${e.kind} | failed: ${e.error.split('\n')[0]!.replace(/\|/g, '/')} | | | | | |`);
+  if (settings.projects !== 200) lines.push('', `(with ${settings.projects} projects, not 200)`);
+
+  // Targets.
+  const verdict = (ok: boolean | undefined) => (ok === undefined ? 'not measured' : ok ? 'met' : '**MISSED**');
+  const ext = outcomes.find(o => o.kind === 'external');
+  const emb = outcomes.find(o => o.kind === 'embedded');
+  const maxOf = (...xs: number[]) => Math.max(...xs);
+  const targets: [string, boolean | undefined, string][] = [
+    ['external PostgreSQL: idle RSS ≤ 80 MB', ext && maxOf(ext.idleFirst.rss, ext.idleRestart.rss) <= 80 * MB, ext ? `first ${fmtMB(ext.idleFirst.rss)}, restart ${fmtMB(ext.idleRestart.rss)} MB` : ''],
+    ['embedded: ≤ 160 MB in all (PGlite included)', emb && maxOf(emb.idleFirst.rss, emb.idleRestart.rss, emb.afterLoad.rss) <= 160 * MB, emb ? `largest of the three readings ${fmtMB(maxOf(emb.idleFirst.rss, emb.idleRestart.rss, emb.afterLoad.rss))} MB; peaks (VmHWM): first start ${fmtMB(emb.idleFirst.hwm)}, restart+load ${fmtMB(emb.afterLoad.hwm)} MB` : ''],
+    ['project.one p99 ≤ 10 ms', outcomes.length ? outcomes.every(o => o.one.p99 <= 10) : undefined, outcomes.map(o => `${o.kind} ${o.one.p99} ms`).join(', ')],
+    [`project.all (${settings.projects} projects) p99 ≤ 50 ms`, outcomes.length ? outcomes.every(o => o.all.p99 <= 50) : undefined, outcomes.map(o => `${o.kind} ${o.all.p99} ms`).join(', ')],
+  ];
+  lines.push('', 'Targets:', '');
+  for (const [name, ok, detail] of targets) lines.push(`- ${name}: ${verdict(ok)}${detail ? ` (${detail})` : ''}`);
+
+  // Details.
+  lines.push('', 'Details:', '');
+  lines.push('| database | start → /health first / restart (ms) | peak RSS first start (MB) | RSS after projects (MB) | peak RSS during load (MB) | of RSS after load: anon / file (MB) | WASM memory idle first / restart / after load (MB) | project.create (ms each) | 1 connection p50 one / all (ms) | mean latency one / all (ms) | project.all body (KB) | SIGTERM → exit (ms) |');
+  lines.push('|---|---|---|---|---|---|---|---|---|---|---|---|');
+  for (const o of outcomes) {
+    lines.push(`| ${o.kind} | ${o.startFirstMs.toFixed(0)} / ${o.startRestartMs.toFixed(0)} | ${fmtMB(o.idleFirst.hwm)} | ${fmtMB(o.afterProjects.rss)} | ${fmtMB(o.peakDuringLoad)} | ${fmtMB(o.afterLoad.anon)} / ${fmtMB(o.afterLoad.file)} | ${fmtMB(o.idleFirst.wasm)} / ${fmtMB(o.idleRestart.wasm)} / ${fmtMB(o.afterLoad.wasm)} | ${o.createMsPerProject.toFixed(1)} | ${o.oneSerial.p50} / ${o.allSerial.p50} | ${o.one.mean.toFixed(2)} / ${o.all.mean.toFixed(2)} | ${(o.allBytes / 1024).toFixed(0)} | ${o.stops.map(s => s.ms.toFixed(0)).join(', ')} |`);
+  }
+  for (const o of outcomes) {
+    if (o.backends) lines.push('', `${o.kind}: the PostgreSQL backends serving Berth (not in Berth's RSS): ${o.backends.idle.count} at idle, PSS ${fmtMB(o.backends.idle.pss)} MB; ${o.backends.afterLoad.count} after load, PSS ${fmtMB(o.backends.afterLoad.pss)} MB.`);
+  }
+  const probed = outcomes.filter(o => o.probes.length);
+  if (probed.length) {
+    lines.push('', 'process.memoryUsage() after a full GC (--probe; MB):', '', '| database | when | rss | heapTotal | heapUsed | external | arrayBuffers |', '|---|---|---|---|---|---|---|');
+    for (const o of probed) for (const p of o.probes) {
+      const u = p.usage;
+      lines.push(`| ${o.kind} | ${p.at} | ${fmtMB(u.rss!)} | ${fmtMB(u.heapTotal!)} | ${fmtMB(u.heapUsed!)} | ${fmtMB(u.external!)} | ${fmtMB(u.arrayBuffers!)} |`);
+    }
+  }
+  if (nodeArgs.length || Object.keys(extraEnv).length) lines.push('', `Child run with node arguments ${JSON.stringify(nodeArgs)} and environment ${JSON.stringify(extraEnv)}.`);
+  if (failures.length || errors.length) {
+    lines.push('', '**FAILED CHECKS:**', '');
+    for (const f of failures) lines.push(`- ${f}`);
+    for (const e of errors) lines.push(`- ${e.kind}: ${e.error}`);
+  }
+  return { text: lines.join('\n') + '\n', failed: failures.length > 0 || errors.length > 0 };
+}
+
+// ---------------------------------------------------------------- main
+
+if (opt['mem-of']) {
+  // A debugging aid: the readings the bench takes, for any process.
+  const m = readMem(Number(opt['mem-of']));
+  process.stdout.write(`${Object.entries(m).map(([k, v]) => `${k} ${fmtMB(v)} MB`).join(', ')}\n`);
+  process.exit(0);
+}
+if (!existsSync(cli)) fail(`cannot find ${cli}`);
+if (opt.probe && !existsSync(probeModule)) fail(`cannot find ${probeModule}`);
+const outcomes: Outcome[] = [];
+const errors: { kind: Kind; error: string }[] = [];
+for (const kind of databases) {
+  try {
+    outcomes.push(await benchOne(kind));
+  } catch (e) {
+    if (interrupted) break;
+    const error = (e as Error).stack ?? String(e);
+    say(`${kind}: ${error}`);
+    errors.push({ kind, error: (e as Error).message });
+  }
+  await cleanUp();
+}
+clearTimeout(deadline);
+const { text, failed } = report(outcomes, errors);
+process.stdout.write(`\n${text}`);
+if (opt.json) writeFileSync(opt.json, JSON.stringify({ settings, nodeArgs, extraEnv, outcomes, errors }, null, 2));
+process.exit(failed ? 1 : 0);

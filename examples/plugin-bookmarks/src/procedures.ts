@@ -1,0 +1,20 @@
+import { Type, router } from '@berth/core';
+import { BookmarkView, CreateBookmark } from './schemas.ts';
+
+const bookmark = router('bookmark');
+
+export const bookmarkProcedures = [
+  bookmark.mutation('create', { input: CreateBookmark, output: BookmarkView, handler: (input, ctx) => ctx.cradle.bookmarkService.create(input) }),
+  bookmark.query('all', { input: Type.Object({}), output: Type.Array(BookmarkView), handler: (_i, ctx) => ctx.cradle.bookmarkService.all() }),
+  bookmark.mutation('remove', {
+    input: Type.Object({ bookmarkId: Type.String({ minLength: 1 }) }),
+    output: BookmarkView,
+    handler: ({ bookmarkId }, ctx) => ctx.cradle.bookmarkService.remove(bookmarkId),
+  }),
+];
+
+declare module '@berth/core' {
+  interface Cradle {
+    bookmarkService: import('./service.ts').BookmarkService;
+  }
+}

@@ -1,0 +1,168 @@
+// environment.* through the real kernel, a real PostgreSQL database and both wire forms.
+import t from 'tap';
+import { startTestServer, signUpAdmin, Client, type TestServer } from '@berth/core/testing';
+import type { Principal } from '@berth/core';
+
+// No job scheduler: these tests need none, and a job Agenda is running when the kernel stops
+// leaves a five-minute timer behind that keeps the test process alive.
+const start = () => startTestServer({ jobs: false });
+
+const workloadLists = { applications: [], compose: [], postgres: [], mysql: [], mariadb: [], mongo: [], redis: [] };
+const names = (list: { name: string }[]) => list.map(e => e.name);
+
+/** An API key of the same admin, acting in a second organization it owns. */
+async function otherOrganization(server: TestServer, userId: string) {
+  const identity = server.kernel.container.cradle.identity;
+  const org = await identity.createOrganization(userId, 'Other');
+  const principal: Principal = { userId, organizationId: org.id, role: 'owner', via: 'apiKey', credentialId: '' };
+  const key = await identity.createApiKey(principal, { name: 'other', organizationId: org.id });
+  return { organizationId: org.id, client: new Client(server.url, { apiKey: key.key }) };
+}
+
+t.test('environment operations', async t => {
+  const server = await start();
+  t.teardown(() => server.destroy());
+  const { client, userId } = await signUpAdmin(server);
+  const { project, environment: production } = (await client.post('project.create', { name: 'Shop' })).body;
+  const projectId: string = project.projectId;
+
+  const staging = await client.post('environment.create', { projectId, name: 'staging', description: 'pre-production' });
+  t.equal(staging.status, 200);
+  t.match(staging.body, { name: 'staging', description: 'pre-production', env: '', projectId, isDefault: false, environmentId: String, createdAt: String, ...workloadLists });
+
+  t.test('create: names are unique within a project', async t => {
+    const dup = await client.post('environment.create', { projectId, name: 'staging' });
+    t.equal(dup.status, 409);
+    t.equal(dup.body.code, 'CONFLICT');
+    t.match(dup.body.message, /staging/);
+    t.equal((await client.post('environment.create', { projectId, name: 'production' })).status, 409, 'production exists in every project');
+    const elsewhere = (await client.post('project.create', { name: 'Blog' })).body.project.projectId;
+    t.equal((await client.post('environment.create', { projectId: elsewhere, name: 'staging' })).status, 200, 'the same name in another project is fine');
+    t.equal((await client.post('environment.create', { projectId: 'missing', name: 'x' })).status, 404, 'the project must exist');
+  });
+
+  t.test('one answers the environment with its workloads, over REST and tRPC', async t => {
+    const one = await client.get('environment.one', { environmentId: staging.body.environmentId });
+    t.equal(one.status, 200);
+    t.same(one.body, staging.body);
+    const trpc = await client.trpc('query', 'environment.one', { environmentId: staging.body.environmentId });
+    t.equal(trpc.status, 200);
+    t.same(trpc.body.result.data.json, staging.body);
+  });
+
+  t.test('byProjectId lists the default environment first', async t => {
+    const res = await client.get('environment.byProjectId', { projectId });
+    t.equal(res.status, 200);
+    t.same(names(res.body), ['production', 'staging']);
+    t.match(res.body[0], { environmentId: production.environmentId, isDefault: true, ...workloadLists });
+    t.equal((await client.get('environment.byProjectId', { projectId: 'missing' })).status, 404);
+  });
+
+  t.test('update changes the given fields; names stay unique; the default keeps its name', async t => {
+    const qa = (await client.post('environment.create', { projectId, name: 'qa' })).body;
+    const res = await client.post('environment.update', { environmentId: qa.environmentId, name: 'qa-2', env: 'DEBUG=1', description: 'tests' });
+    t.equal(res.status, 200);
+    t.match(res.body, { environmentId: qa.environmentId, name: 'qa-2', env: 'DEBUG=1', description: 'tests', isDefault: false, ...workloadLists });
+    t.equal((await client.get('environment.one', { environmentId: qa.environmentId })).body.env, 'DEBUG=1');
+    const taken = await client.post('environment.update', { environmentId: qa.environmentId, name: 'staging' });
+    t.equal(taken.status, 409, 'renaming onto an existing name is a conflict');
+    t.equal((await client.post('environment.update', { environmentId: qa.environmentId, name: 'qa-2' })).status, 200, 'keeping its own name is fine');
+    const renameDefault = await client.post('environment.update', { environmentId: production.environmentId, name: 'live' });
+    t.equal(renameDefault.status, 400);
+    t.match(renameDefault.body.message, /default environment/);
+    const envOfDefault = await client.post('environment.update', { environmentId: production.environmentId, env: 'PROD=1' });
+    t.equal(envOfDefault.status, 200, 'the default environment\'s variables can change');
+    t.equal(envOfDefault.body.name, 'production');
+    t.equal((await client.post('environment.update', { environmentId: 'missing', env: '' })).status, 404);
+  });
+
+  t.test('duplicate makes a new environment in the same project with the same variables', async t => {
+    await client.post('environment.update', { environmentId: staging.body.environmentId, env: 'S=1' });
+    const res = await client.post('environment.duplicate', { environmentId: staging.body.environmentId, name: 'staging-copy' });
+    t.equal(res.status, 200);
+    t.match(res.body, { name: 'staging-copy', projectId, env: 'S=1', description: 'pre-production', isDefault: false, ...workloadLists });
+    t.not(res.body.environmentId, staging.body.environmentId);
+    const described = await client.post('environment.duplicate', { environmentId: production.environmentId, name: 'prod-copy', description: 'own' });
+    t.match(described.body, { isDefault: false, description: 'own' }, 'a copy of the default is not the default');
+    t.equal((await client.post('environment.duplicate', { environmentId: staging.body.environmentId, name: 'staging' })).status, 409);
+    t.equal((await client.post('environment.duplicate', { environmentId: 'missing', name: 'x' })).status, 404);
+  });
+
+  t.test('remove answers the removed environment; the default one cannot be removed', async t => {
+    const tmp = (await client.post('environment.create', { projectId, name: 'tmp' })).body;
+    const res = await client.post('environment.remove', { environmentId: tmp.environmentId });
+    t.equal(res.status, 200);
+    t.same(res.body, tmp);
+    t.equal((await client.get('environment.one', { environmentId: tmp.environmentId })).status, 404);
+    t.equal((await client.post('environment.remove', { environmentId: tmp.environmentId })).status, 404);
+    const def = await client.post('environment.remove', { environmentId: production.environmentId });
+    t.equal(def.status, 400);
+    t.equal(def.body.code, 'BAD_REQUEST');
+    t.equal(def.body.message, 'The default environment cannot be removed');
+    t.equal((await client.get('environment.one', { environmentId: production.environmentId })).status, 200, 'still there');
+  });
+
+  t.test('search matches name or description, case-insensitively, within a project if asked', async t => {
+    const res = await client.get('environment.search', { q: 'STAGING' });
+    t.equal(res.status, 200);
+    t.same(names(res.body.items).sort(), ['staging', 'staging', 'staging-copy']);
+    t.equal(res.body.total, 3);
+    t.same(names((await client.get('environment.search', { q: 'staging', projectId })).body.items).sort(), ['staging', 'staging-copy']);
+    t.same(names((await client.get('environment.search', { description: 'PRE-prod' })).body.items).sort(), ['staging', 'staging-copy']);
+    t.same(names((await client.get('environment.search', { name: 'prod', projectId })).body.items).sort(), ['prod-copy', 'production']);
+    const page = await client.get('environment.search', { projectId, limit: 2, offset: 1 });
+    t.equal(page.body.items.length, 2);
+    t.equal(page.body.total, (await client.get('environment.byProjectId', { projectId })).body.length);
+    t.equal((await client.get('environment.search', { limit: 500 })).status, 400);
+  });
+
+  t.test('validation: empty names and ids are 400s naming the field', async t => {
+    const res = await client.post('environment.create', { projectId, name: '' });
+    t.equal(res.status, 400);
+    t.ok(res.body.issues.some((i: { path: string[] }) => i.path[0] === 'name'), 'an issue names "name"');
+    const noProject = await client.post('environment.create', { name: 'x' });
+    t.equal(noProject.status, 400);
+    t.ok(noProject.body.issues.some((i: { path: string[] }) => i.path[0] === 'projectId'));
+    t.equal((await client.post('environment.update', { environmentId: staging.body.environmentId, name: '' })).status, 400);
+    t.equal((await client.post('environment.duplicate', { environmentId: staging.body.environmentId, name: '' })).status, 400);
+    t.equal((await client.get('environment.one', { environmentId: '' })).status, 400);
+  });
+
+  t.test('another organization can neither read nor change these environments', async t => {
+    const other = await otherOrganization(server, userId);
+    const id = staging.body.environmentId;
+    t.equal((await other.client.get('environment.one', { environmentId: id })).status, 404);
+    t.equal((await other.client.get('environment.byProjectId', { projectId })).status, 404);
+    t.equal((await other.client.post('environment.create', { projectId, name: 'intruder' })).status, 404);
+    t.equal((await other.client.post('environment.update', { environmentId: id, name: 'hijacked' })).status, 404);
+    t.equal((await other.client.post('environment.duplicate', { environmentId: id, name: 'stolen' })).status, 404);
+    t.equal((await other.client.post('environment.remove', { environmentId: id })).status, 404);
+    t.same((await other.client.get('environment.search', {})).body, { items: [], total: 0 });
+    t.same((await other.client.get('environment.search', { projectId })).body, { items: [], total: 0 });
+    t.equal((await client.get('environment.one', { environmentId: id })).body.name, 'staging', 'untouched');
+  });
+
+  t.test('a member cannot create or remove environments', async t => {
+    const identity = server.kernel.container.cradle.identity;
+    const m = await identity.createUser({ email: 'member@example.com', password: 'correct horse battery', role: 'member', organizationId: project.organizationId });
+    const key = await identity.createApiKey({ userId: m.userId, organizationId: project.organizationId, role: 'member', via: 'apiKey', credentialId: '' }, { name: 'member', organizationId: project.organizationId });
+    const member = new Client(server.url, { apiKey: key.key });
+    t.equal((await member.get('environment.byProjectId', { projectId })).status, 200);
+    t.equal((await member.post('environment.create', { projectId, name: 'nope' })).status, 403);
+    t.equal((await member.post('environment.remove', { environmentId: staging.body.environmentId })).status, 403);
+  });
+});
+
+t.test('deleting an organization deletes its projects and environments', async t => {
+  const server = await start();
+  t.teardown(() => server.destroy());
+  const { client, userId, organizationId } = await signUpAdmin(server);
+  const other = await otherOrganization(server, userId);
+  const made = (await other.client.post('project.create', { name: 'Short-lived' })).body;
+  const identity = server.kernel.container.cradle.identity;
+  await identity.deleteOrganization({ userId, organizationId, role: 'owner', via: 'apiKey', credentialId: '' }, other.organizationId);
+  const { orm } = server.kernel.container.cradle;
+  const left = await orm.em.getConnection().execute('select count(*)::int as n from environments where project_id = ?', [made.project.projectId]);
+  t.equal(left[0]!.n, 0);
+  t.same((await client.get('project.all')).body, []);
+});

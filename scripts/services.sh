@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Starts what the tests need and prints the environment for them (eval "$(bash scripts/services.sh)").
+# Idempotent: checks before it installs or starts anything. Debian, root.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive NEEDRESTART_SUSPEND=1
+log() { echo "[services] $*" >&2; }
+apt_install() {
+  [ -n "${APT_UPDATED:-}" ] || { apt-get update -qq >&2; APT_UPDATED=1; }
+  apt-get install -y -qq --no-install-recommends "$@" >&2
+}
+
+# ---- PostgreSQL (the tests' external database)
+if ! command -v pg_lsclusters >/dev/null; then log "installing postgresql"; apt_install postgresql; fi
+PG_VERSION=$(pg_lsclusters -h | awk '{print $1}' | sort -n | tail -1)
+if [ -z "$PG_VERSION" ]; then
+  PG_VERSION=$(ls /usr/lib/postgresql | sort -n | tail -1)
+  pg_createcluster "$PG_VERSION" main >&2
+fi
+if ! pg_lsclusters -h | awk -v v="$PG_VERSION" '$1==v && $2=="main" && $4 ~ /online/' | grep -q .; then
+  log "starting postgresql $PG_VERSION"
+  pg_ctlcluster --skip-systemctl-redirect "$PG_VERSION" main start >&2 || pg_ctlcluster "$PG_VERSION" main start >&2
+fi
+PG_PORT=$(pg_lsclusters -h | awk -v v="$PG_VERSION" '$1==v && $2=="main" {print $3}')
+for _ in $(seq 50); do su postgres -c "psql -p $PG_PORT -qtAc 'select 1'" >/dev/null 2>&1 && break; sleep 0.2; done
+# Works with trust auth (as on our machines) and with password auth (a stock Debian install).
+su postgres -c "psql -p $PG_PORT -qtAc \"alter role postgres password 'postgres'\"" >/dev/null
+echo "export BERTH_TEST_PG=postgresql://postgres:postgres@127.0.0.1:$PG_PORT/postgres"
