@@ -24,6 +24,8 @@ import { registerOpenApi } from './transport/openapi.ts';
 import { coreProcedures } from './core-procedures.ts';
 import { badRequest, notFound } from './errors.ts';
 
+const SHUTDOWN_GRACE_MS = 10_000;
+
 export interface Kernel {
   app: FastifyInstance;
   config: BerthConfig;
@@ -148,7 +150,14 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
       },
       stop() {
         stopped ??= (async () => {
-          await app.close(); // stops accepting, waits for in-flight requests
+          // Stop accepting, let in-flight requests finish; keep-alive connections that turn idle
+          // are closed as they do, and after the grace period whatever is left is cut.
+          const closing = app.close();
+          const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
+          const cut = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+          await closing;
+          clearInterval(sweep);
+          clearTimeout(cut);
           await j.stop();
           await o.close(true);
           await container.dispose();

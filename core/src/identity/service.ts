@@ -50,7 +50,9 @@ export class IdentityService {
     const secret = apiKey ?? bearer;
     if (!secret) return null;
     const hash = hashToken(secret);
-    const hit = this.#cache.get(hash);
+    // Keyed by kind too: a session token sent as x-api-key must not pass on a cache hit.
+    const cacheKey = `${apiKey !== undefined ? 'key' : 'bearer'}:${hash}`;
+    const hit = this.#cache.get(cacheKey);
     if (hit && hit.until > Date.now()) return hit.principal;
     const conn = this.#orm.em.getConnection();
     let principal: Principal | null = null;
@@ -74,7 +76,7 @@ export class IdentityService {
       }
     }
     if (!principal) throw unauthorized('Invalid or expired credentials');
-    this.#cache.set(hash, { principal, until: Date.now() + CACHE_TTL });
+    this.#cache.set(cacheKey, { principal, until: Date.now() + CACHE_TTL });
     if (this.#cache.size > 5000) this.#cache.delete(this.#cache.keys().next().value!);
     return principal;
   }
@@ -90,7 +92,8 @@ export class IdentityService {
     const userId = await em.transactional(async tx => {
       // Serialise concurrent first-admin requests: exactly one wins.
       await tx.getConnection().execute('select pg_advisory_xact_lock(7262001)', [], 'all', tx.getTransactionContext());
-      if ((await tx.count(Member, { role: 'owner' })) > 0) throw forbidden('An admin already exists');
+      // A loser of the race called without credentials, like any later caller: 401, not 403.
+      if ((await tx.count(Member, { role: 'owner' })) > 0) throw unauthorized('An admin already exists: sign in as an admin to add another');
       const user = await this.#newUser(tx, email, password);
       const org = tx.create(Organization, { id: newId(), name: 'My Organization', ownerId: user.id, slug: null, logo: null, createdAt: new Date() });
       tx.create(Member, { id: newId(), userId: user.id, organizationId: org.id, role: 'owner', createdAt: new Date() });
@@ -205,8 +208,10 @@ export class IdentityService {
     return { id: m.id, userId: m.userId, organizationId: m.organizationId, role: m.role, createdAt: iso(m.createdAt)!, user: toUserView(u) };
   }
 
-  async updateUser(userId: string, patch: { email?: string | null; password?: string | null; firstName?: string; lastName?: string; image?: string | null }): Promise<void> {
+  /** Changes an account; `by` is the caller when it may be someone else's. */
+  async updateUser(userId: string, patch: { email?: string | null; password?: string | null; firstName?: string; lastName?: string; image?: string | null }, by?: Principal): Promise<void> {
     const em = this.#em();
+    if (by && by.userId !== userId) await this.#assertMayChange(em, by, userId, Boolean(patch.email || patch.password));
     const user = await em.findOne(User, { id: userId });
     if (!user) throw notFound('User');
     if (patch.email) {
@@ -223,6 +228,20 @@ export class IdentityService {
     if (patch.image !== undefined) user.image = patch.image;
     await em.flush();
     this.invalidate();
+  }
+
+  /**
+   * Someone else's account: only an admin of its organization changes it, never the owner's, and
+   * its e-mail or password only while it belongs to no other organization (where that admin has no say).
+   */
+  async #assertMayChange(em: EntityManager, by: Principal, userId: string, credentials: boolean): Promise<void> {
+    const member = await em.findOne(Member, { userId, organizationId: by.organizationId });
+    if (!member) throw notFound('User');
+    if (by.role === 'member') throw forbidden();
+    if (member.role === 'owner') throw forbidden('Only the owner can change the owner\'s account');
+    if (credentials && (await em.count(Member, { userId, organizationId: { $ne: by.organizationId } }))) {
+      throw forbidden('This account belongs to other organizations too: only its holder can change its e-mail or password');
+    }
   }
 
   /** Removes a user from an organization; the account goes too when it belongs nowhere else. */
@@ -386,6 +405,8 @@ export class IdentityService {
     const inv = await em.findOne(Invitation, { id: invitationId, status: 'pending' });
     if (!inv || inv.tokenHash !== hashToken(token) || inv.expiresAt.getTime() < Date.now()) throw unauthorized('Invalid or expired invitation');
     let user = await em.findOne(User, { email: inv.email });
+    // The invitation token is known to the inviter: for an existing account it proves nothing.
+    if (user && !(await verifyPassword(password, user.passwordHash))) throw unauthorized('An account with this e-mail exists: accept with its password');
     if (!user) user = await this.#newUser(em, inv.email, password);
     user.defaultOrganizationId ??= inv.organizationId;
     if (!(await em.count(Member, { userId: user.id, organizationId: inv.organizationId }))) {

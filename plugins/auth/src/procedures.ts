@@ -79,7 +79,7 @@ export const authProcedures = [
       const identity = ctx.cradle.identity;
       const orgId = ctx.principal.organizationId;
       await identity.member(input.id, orgId);
-      await identity.updateUser(input.id, { email: input.email, password: input.password, image: input.image });
+      await identity.updateUser(input.id, { email: input.email, password: input.password, image: input.image }, ctx.principal);
       if (input.rol) await identity.setRole(input.id, orgId, input.rol === 'admin' ? 'admin' : 'member');
       return identity.authUser(input.id, orgId);
     },

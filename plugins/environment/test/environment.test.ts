@@ -3,8 +3,7 @@ import t from 'tap';
 import { startTestServer, signUpAdmin, Client, type TestServer } from '@berth/core/testing';
 import type { Principal } from '@berth/core';
 
-// No job scheduler: these tests need none, and a job Agenda is running when the kernel stops
-// leaves a five-minute timer behind that keeps the test process alive.
+// These operations queue no jobs: no scheduler, so each server stops at once.
 const start = () => startTestServer({ jobs: false });
 
 const workloadLists = { applications: [], compose: [], postgres: [], mysql: [], mariadb: [], mongo: [], redis: [] };

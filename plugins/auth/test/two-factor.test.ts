@@ -1,0 +1,228 @@
+// Two-factor login with real TOTP codes. The codes are computed here from RFC 6238 with
+// node:crypto alone, so the check does not share a library with the server.
+import t from 'tap';
+import { createHmac } from 'node:crypto';
+import pg from 'pg';
+import { startTestServer, signUpAdmin, Client } from '@berth/core/testing';
+
+const start = () => startTestServer({ plugins: ['auth', 'user', 'organization'], jobs: false });
+const EMAIL = 'admin@example.com';
+const PASSWORD = 'correct horse battery';
+
+function base32Decode(text: string): Buffer {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+  const out: number[] = [];
+  let bits = 0;
+  let value = 0;
+  for (const ch of text.replace(/=+$/, '').toUpperCase()) {
+    const index = alphabet.indexOf(ch);
+    if (index < 0) throw new Error(`not base32: ${ch}`);
+    value = ((value << 5) | index) & 0xffff;
+    bits += 5;
+    if (bits >= 8) {
+      out.push((value >>> (bits - 8)) & 0xff);
+      bits -= 8;
+    }
+  }
+  return Buffer.from(out);
+}
+
+/** RFC 6238 TOTP: HMAC-SHA1 over the 30-second counter, dynamic truncation (RFC 4226). */
+function totp(base32Secret: string, atMs = Date.now(), digits = 6): string {
+  const counter = Buffer.alloc(8);
+  counter.writeBigUInt64BE(BigInt(Math.floor(atMs / 1000 / 30)));
+  const mac = createHmac('sha1', base32Decode(base32Secret)).update(counter).digest();
+  const offset = mac[mac.length - 1]! & 0x0f;
+  const code = (mac.readUInt32BE(offset) & 0x7fffffff) % 10 ** digits;
+  return String(code).padStart(digits, '0');
+}
+
+/** A six-digit code that is wrong for every step the server may accept (the current one ± 1). */
+function wrongPin(secret: string): string {
+  const valid = new Set([-30_000, 0, 30_000].map(d => totp(secret, Date.now() + d)));
+  let n = Number(totp(secret));
+  let pin: string;
+  do {
+    n = (n + 1) % 1_000_000;
+    pin = String(n).padStart(6, '0');
+  } while (valid.has(pin));
+  return pin;
+}
+
+t.test('the TOTP of this test follows RFC 6238 (its SHA-1 test vectors)', async t => {
+  const secret = 'GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ'; // base32 of "12345678901234567890"
+  t.equal(base32Decode(secret).toString(), '12345678901234567890');
+  t.equal(totp(secret, 59_000, 8), '94287082');
+  t.equal(totp(secret, 1111111109_000, 8), '07081804');
+  t.equal(totp(secret, 1234567890_000, 8), '89005924');
+  t.equal(totp(secret, 20000000000_000, 8), '65353130');
+  t.equal(totp(secret, 59_000), '287082', 'six digits are the low digits');
+});
+
+t.test('two-factor login', async t => {
+  const server = await start();
+  t.teardown(() => server.destroy());
+  const admin = await signUpAdmin(server, EMAIL, PASSWORD);
+  const anon = new Client(server.url);
+  const me = new Client(server.url, { token: admin.token });
+  const login = () => anon.post('auth.login', { email: EMAIL, password: PASSWORD });
+  let secret = '';
+
+  await t.test('generate2FASecret answers a base32 secret and its otpauth URI, and turns nothing on', async t => {
+    const r = await me.get('auth.generate2FASecret');
+    t.equal(r.status, 200);
+    t.match(r.body, { secret: /^[A-Z2-7]+=*$/, uri: /^otpauth:\/\/totp\//, qrCodeUrl: r.body.uri });
+    secret = r.body.secret;
+    t.equal(base32Decode(secret).length, 20, 'a 160-bit secret');
+    const uri = new URL(r.body.uri);
+    t.equal(uri.searchParams.get('secret'), secret);
+    t.equal(uri.searchParams.get('issuer'), 'Berth');
+    t.match(decodeURIComponent(uri.pathname), EMAIL, 'labelled with the account');
+    t.not((await me.get('auth.generate2FASecret')).body.secret, secret, 'a fresh secret each time');
+    t.equal((await me.get('auth.get')).body.is2FAEnabled, false, 'not enabled by generating a secret');
+    const plain = await login();
+    t.equal(plain.status, 200);
+    t.type(plain.body.token, 'string', 'login still answers a token directly');
+    t.equal((await anon.get('auth.generate2FASecret')).status, 401);
+  });
+
+  await t.test('verify2FASetup refuses a wrong pin, then accepts the current code', async t => {
+    const wrong = await me.post('auth.verify2FASetup', { secret, pin: wrongPin(secret) });
+    t.equal(wrong.status, 400);
+    t.equal(wrong.body.code, 'BAD_REQUEST');
+    t.same(wrong.body.issues.map((i: { path: string[] }) => i.path), [['pin']], 'the issue names the pin');
+    t.equal((await me.get('auth.get')).body.is2FAEnabled, false, 'still off');
+
+    const short = await me.post('auth.verify2FASetup', { secret, pin: '12345' });
+    t.equal(short.status, 400, 'a pin has at least 6 digits');
+    t.same(short.body.issues.map((i: { path: string[] }) => i.path), [['pin']]);
+    const notBase32 = await me.post('auth.verify2FASetup', { secret: 'not-a-secret!', pin: totp(secret) });
+    t.equal(notBase32.status, 400);
+    t.same(notBase32.body.issues.map((i: { path: string[] }) => i.path), [['secret']]);
+    const otherSecret = (await me.get('auth.generate2FASecret')).body.secret;
+    t.equal((await me.post('auth.verify2FASetup', { secret: otherSecret, pin: totp(secret) })).status, 400, 'the code must come from the secret given');
+    t.equal((await me.get('auth.get')).body.is2FAEnabled, false, 'still off');
+
+    const ok = await me.post('auth.verify2FASetup', { secret, pin: totp(secret) });
+    t.equal(ok.status, 200);
+    t.match(ok.body, { id: admin.userId, is2FAEnabled: true, secret: null }, 'enabled, and the secret is not echoed');
+    t.equal((await me.get('auth.get')).body.is2FAEnabled, true);
+    t.equal((await me.get('user.get')).body.user.twoFactorEnabled, true, 'user.get shows it too');
+    t.equal((await me.get('auth.get')).status, 200, 'credentials issued before keep working');
+    t.equal((await admin.client.get('user.get')).status, 200);
+  });
+
+  await t.test('login now answers no token until the second step', async t => {
+    const first = await login();
+    t.equal(first.status, 200);
+    t.match(first.body, { token: null, is2FAEnabled: true, id: admin.userId });
+    const wrongPassword = await anon.post('auth.login', { email: EMAIL, password: 'not the password' });
+    t.equal(wrongPassword.status, 401, 'the password is still checked first');
+
+    const wrong = await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin: wrongPin(secret) });
+    t.equal(wrong.status, 401, 'a wrong pin is refused');
+    t.equal(wrong.body.code, 'UNAUTHORIZED');
+    t.same(wrong.body.issues, []);
+    t.equal(wrong.body.token, undefined);
+
+    const right = await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin: totp(secret) });
+    t.equal(right.status, 200, 'the current code completes the login');
+    t.match(right.body, { token: String, is2FAEnabled: true, id: admin.userId, organizationId: admin.organizationId, user: { email: EMAIL, rol: 'admin' } });
+    const mine = await anon.get('auth.get', {}, { token: right.body.token });
+    t.equal(mine.status, 200, 'and its token works');
+    t.equal(mine.body.id, admin.userId);
+
+    const replay = await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin: totp(secret) });
+    t.equal(replay.status, 401, 'the pending login is used up: no second token from it');
+  });
+
+  await t.test('verifyLogin2FA without a pending login is 401', async t => {
+    const none = await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin: totp(secret) });
+    t.equal(none.status, 401);
+    t.equal(none.body.code, 'UNAUTHORIZED');
+    const unknown = await anon.post('auth.verifyLogin2FA', { id: 'no-such-user', pin: totp(secret) });
+    t.equal(unknown.status, 401, 'nor for an unknown account');
+  });
+
+  await t.test('five wrong pins end the pending login; four do not', async t => {
+    t.equal((await login()).body.token, null);
+    for (let i = 1; i <= 4; i++) t.equal((await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin: wrongPin(secret) })).status, 401, `wrong pin ${i}`);
+    const fifthTry = await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin: totp(secret) });
+    t.equal(fifthTry.status, 200, 'after four wrong pins the right one still works');
+
+    t.equal((await login()).body.token, null);
+    for (let i = 1; i <= 5; i++) t.equal((await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin: wrongPin(secret) })).status, 401, `wrong pin ${i}`);
+    const late = await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin: totp(secret) });
+    t.equal(late.status, 401, 'after five the right pin no longer helps');
+    t.equal(late.body.token, undefined);
+
+    t.equal((await login()).body.token, null, 'a new login starts over');
+    const fresh = await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin: totp(secret) });
+    t.equal(fresh.status, 200);
+    t.type(fresh.body.token, 'string');
+  });
+
+  await t.test('the second step is bound to the account that passed the first', async t => {
+    const created = await admin.client.post('user.createUserWithCredentials', { email: 'other@example.com', password: 'other-password', role: 'member' });
+    t.equal(created.status, 200);
+    t.equal((await login()).body.token, null, 'the admin has a pending login');
+    const other = await anon.post('auth.verifyLogin2FA', { id: created.body.userId, pin: totp(secret) });
+    t.equal(other.status, 401, 'the admin\'s code is no use for another account without a pending login');
+    t.equal((await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin: totp(secret) })).status, 200);
+  });
+
+  await t.test('disable2FA: login answers a token directly again', async t => {
+    const off = await me.post('auth.disable2FA');
+    t.equal(off.status, 200);
+    t.match(off.body, { id: admin.userId, is2FAEnabled: false });
+    t.equal((await me.get('auth.get')).body.is2FAEnabled, false);
+    const plain = await login();
+    t.equal(plain.status, 200);
+    t.match(plain.body, { token: String, is2FAEnabled: false });
+    t.equal((await anon.get('auth.get', {}, { token: plain.body.token })).status, 200);
+    t.equal((await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin: totp(secret) })).status, 401, 'no second step to take');
+    t.equal((await anon.post('auth.disable2FA')).status, 401, 'disable2FA needs a credential');
+  });
+});
+
+t.test('the database never holds a secret in plain text', async t => {
+  const server = await start();
+  t.teardown(() => server.destroy());
+  const admin = await signUpAdmin(server, EMAIL, PASSWORD);
+  const client = new Client(server.url, { token: admin.token });
+  const key = await client.post('user.createApiKey', { name: 'stored', prefix: 'brt_', metadata: { organizationId: admin.organizationId } });
+  t.equal(key.status, 200);
+  const secret = (await client.get('auth.generate2FASecret')).body.secret;
+  t.equal((await client.post('auth.verify2FASetup', { secret, pin: totp(secret) })).status, 200);
+  const invitation = await client.post('organization.inviteMember', { email: 'invited@example.com', role: 'member' });
+  t.equal(invitation.status, 200);
+  const generated = (await client.post('auth.generateToken')).body.token;
+
+  t.ok(server.databaseUrl, 'the test server has its own database');
+  const db = new pg.Client({ connectionString: server.databaseUrl });
+  await db.connect();
+  t.teardown(() => db.end());
+  const rows = async (table: string) => JSON.stringify((await db.query(`select * from ${table}`)).rows);
+  const plain: [string, string][] = [
+    ['API key', key.body.key], ['API key without its prefix', key.body.key.slice(4)], ['TOTP secret', secret],
+    ['session token', admin.token], ['generated token', generated], ['invitation token', invitation.body.token], ['password', PASSWORD],
+  ];
+  for (const table of ['users', 'api_keys', 'sessions', 'invitations', 'members', 'organizations']) {
+    const dump = await rows(table);
+    t.ok(dump.length > 2, `${table} has rows`);
+    for (const [what, value] of plain) t.notOk(dump.includes(value), `${table} does not contain the ${what}`);
+  }
+
+  const user = (await db.query('select password_hash, two_factor_secret, two_factor_enabled from users where email = $1', [EMAIL])).rows[0];
+  t.match(user.password_hash, /^scrypt\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+$/, 'the password is stored as an scrypt hash');
+  t.equal(user.two_factor_enabled, true);
+  t.match(user.two_factor_secret, /^v1:/, 'the TOTP secret is stored sealed');
+  const stored = (await db.query('select key_hash, start from api_keys where id = $1', [key.body.id])).rows[0];
+  t.match(stored.key_hash, /^[0-9a-f]{64}$/, 'the API key is stored as a hash');
+  t.equal(stored.start, key.body.start);
+  t.ok(key.body.key.startsWith(stored.start));
+
+  // The sealed secret still works: the stored form is usable by the server, not by a reader of the table.
+  t.equal((await new Client(server.url).post('auth.login', { email: EMAIL, password: PASSWORD })).body.token, null);
+  t.equal((await new Client(server.url).post('auth.verifyLogin2FA', { id: admin.userId, pin: totp(secret) })).status, 200);
+});
