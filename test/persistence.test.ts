@@ -45,3 +45,16 @@ t.test('the embedded database refuses a second process on the same data director
   const { createKernel } = await import('@berth/core');
   await t.rejects(createKernel({ env: {}, config: { dataDir: server.dataDir, logLevel: 'silent', port: 0 } }), /in use by process/);
 });
+
+for (const mode of ['external', 'embedded'] as const) {
+  t.test(`a queued job runs on the platform database (${mode})`, async t => {
+    const server = await startTestServer({}, mode);
+    t.teardown(() => server.destroy());
+    const jobs = server.kernel.container.cradle.jobs;
+    t.ok(jobs.processing, 'the scheduler runs with the server');
+    const ran = new Promise<{ n: number }>(resolve => jobs.define<{ n: number }>('test.echo', async data => resolve(data), { lockLifetimeMs: 5000 }));
+    await jobs.now('test.echo', { n: 42 });
+    const result = await Promise.race([ran, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('job did not run within 15 s')), 15_000))]);
+    t.same(result, { n: 42 });
+  });
+}

@@ -31,7 +31,20 @@ export class JobScheduler {
   }
 
   define<T = unknown>(name: string, handler: (data: T, job: Job<T>) => Promise<void>, options: JobOptions = {}): void {
-    this.#definitions.push({ name, handler, options });
+    const definition = { name, handler, options };
+    this.#definitions.push(definition);
+    if (this.#agenda) this.#register(this.#agenda, definition);
+  }
+
+  #register(agenda: Agenda, { name, handler, options }: Definition): void {
+    agenda.define(name, async (job: Job<unknown>) => {
+      try {
+        await handler(job.attrs.data, job);
+      } catch (e) {
+        this.#log.error({ err: e, job: name }, 'job failed');
+        throw e;
+      }
+    }, { concurrency: options.concurrency ?? 1, ...(options.lockLifetimeMs ? { lockLifetime: options.lockLifetimeMs } : {}) });
   }
 
   /**
@@ -66,16 +79,7 @@ export class JobScheduler {
         removeOnComplete: true,
       });
       agenda.on('error', (e: unknown) => this.#log.error({ err: e }, 'job scheduler error'));
-      for (const { name, handler, options } of this.#definitions) {
-        agenda.define(name, async (job: Job<unknown>) => {
-          try {
-            await handler(job.attrs.data, job);
-          } catch (e) {
-            this.#log.error({ err: e, job: name }, 'job failed');
-            throw e;
-          }
-        }, { concurrency: options.concurrency ?? 1, ...(options.lockLifetimeMs ? { lockLifetime: options.lockLifetimeMs } : {}) });
-      }
+      for (const d of this.#definitions) this.#register(agenda, d);
       this.#agenda = agenda;
     }
     await this.#agenda.ready;

@@ -56,6 +56,7 @@ export class IdentityService {
     if (hit && hit.until > Date.now()) return hit.principal;
     const conn = this.#orm.em.getConnection();
     let principal: Principal | null = null;
+    let expiresAt = Infinity;
     if (apiKey !== undefined) {
       const rows = await conn.execute<{ id: string; user_id: string; organization_id: string; expires_at: Date | null; role: Role }[]>(
         `select k.id, k.user_id, k.organization_id, k.expires_at, m.role from api_keys k
@@ -64,6 +65,7 @@ export class IdentityService {
       const r = rows[0];
       if (r && (!r.expires_at || new Date(r.expires_at).getTime() > Date.now())) {
         principal = { userId: r.user_id, organizationId: r.organization_id, role: r.role, via: 'apiKey', credentialId: r.id };
+        if (r.expires_at) expiresAt = new Date(r.expires_at).getTime();
       }
     } else {
       const rows = await conn.execute<{ id: string; user_id: string; organization_id: string; expires_at: Date | null; role: Role }[]>(
@@ -73,10 +75,12 @@ export class IdentityService {
       const r = rows[0];
       if (r && (!r.expires_at || new Date(r.expires_at).getTime() > Date.now())) {
         principal = { userId: r.user_id, organizationId: r.organization_id, role: r.role, via: 'session', credentialId: r.id };
+        if (r.expires_at) expiresAt = new Date(r.expires_at).getTime();
       }
     }
     if (!principal) throw unauthorized('Invalid or expired credentials');
-    this.#cache.set(cacheKey, { principal, until: Date.now() + CACHE_TTL });
+    // Never past the credential's own expiry.
+    this.#cache.set(cacheKey, { principal, until: Math.min(Date.now() + CACHE_TTL, expiresAt) });
     if (this.#cache.size > 5000) this.#cache.delete(this.#cache.keys().next().value!);
     return principal;
   }
