@@ -165,3 +165,19 @@ t.test('deleting an organization deletes its projects and environments', async t
   t.equal(left[0]!.n, 0);
   t.same((await client.get('project.all')).body, []);
 });
+
+t.test('the directory other plugins use confines every lookup to one organization', async t => {
+  const server = await start();
+  t.teardown(() => server.destroy());
+  const { client, userId, organizationId } = await signUpAdmin(server);
+  const other = await otherOrganization(server, userId);
+  const { project, environment } = (await client.post('project.create', { name: 'Placed' })).body;
+  const { environments, orm } = server.kernel.container.cradle;
+  const em = orm.em.fork();
+  t.match(await environments.defaultOf(project.projectId, organizationId, em), { environmentId: environment.environmentId, isDefault: true, name: 'production', organizationId });
+  t.match(await environments.get(environment.environmentId, organizationId, em), { projectId: project.projectId, organizationId });
+  await t.rejects(environments.defaultOf(project.projectId, other.organizationId, em), { code: 'NOT_FOUND' });
+  await t.rejects(environments.get(environment.environmentId, other.organizationId, em), { code: 'NOT_FOUND' });
+  t.same([...(await environments.listForProjects([project.projectId], other.organizationId, em)).values()], [[]], 'no environments of a foreign project');
+  await t.rejects(environments.copyEnvironments(project.projectId, 'anything', other.organizationId, em), { code: 'NOT_FOUND' });
+});
