@@ -15,7 +15,10 @@ log=$(mktemp)
 pnpm exec tap --reporter=tap --jobs="${BERTH_TEST_JOBS:-2}" "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 # tap's closing comment is "# { total: T, pass: P, fail: F, ... }"; top-level "ok"/"not ok" lines are per test file.
-read -r passed failed < <(awk '/^# \{ total:/ { p=0; f=0; for (i=1;i<=NF;i++) { g=$i; gsub(/[,}]/,"",$(i+1)); if (g=="pass:") p=$(i+1)+0; if (g=="fail:") f=$(i+1)+0 } } END { print p+0, f+0 }' "$log")
+read -r passed failed < <(awk '/^# \{ total:/ { p=0; f=0
+    if (match($0, /pass: [0-9]+/)) p=substr($0, RSTART+6, RLENGTH-6)+0
+    if (match($0, /fail: [0-9]+/)) f=substr($0, RSTART+6, RLENGTH-6)+0 }
+  END { print p+0, f+0 }' "$log")
 if [ "$passed" = 0 ] && [ "$failed" = 0 ]; then
   passed=$(grep -cE '^ok ' "$log"); failed=$(grep -cE '^not ok ' "$log")
 fi

@@ -10,7 +10,7 @@ export { JobScheduler } from './jobs.ts';
 export { newId, SecretBox } from './crypto.ts';
 export { iso, UserView, MemberView, AuthUserView, OrganizationView, ApiKeyView, InvitationView } from './identity/views.ts';
 export { workloadKeys, WorkloadRegistry, type WorkloadKey, type WorkloadLister, type EnvironmentWorkloads } from './contracts/workloads.ts';
-export type { ProjectDirectory, EnvironmentDirectory, EnvironmentRef } from './contracts/projects.ts';
+export { EnvironmentFields, EnvironmentView, type ProjectDirectory, type EnvironmentDirectory, type EnvironmentRef } from './contracts/projects.ts';
 export * as schema from './schema.ts';
 // One pinned ORM for every plugin.
 export { defineEntity, p } from '@mikro-orm/core';

@@ -2,6 +2,28 @@
 // container. Every method is confined to one organization: a record of another one is
 // NOT_FOUND, never FORBIDDEN, so ids cannot be probed.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import Type, { type Static } from 'typebox';
+import { Nullable, Timestamp } from '../schema.ts';
+import { workloadKeys, type WorkloadKey } from './workloads.ts';
+
+/** An environment as stored (the environment plugin owns it; project reads pass it through). */
+export const EnvironmentFields = Type.Object({
+  environmentId: Type.String(),
+  name: Type.String(),
+  description: Nullable(Type.String()),
+  env: Type.String({ description: 'environment variables shared by the environment\'s workloads' }),
+  projectId: Type.String(),
+  isDefault: Type.Boolean({ description: 'the project\'s "production" environment, which cannot be removed' }),
+  createdAt: Timestamp(),
+});
+export type EnvironmentFields = Static<typeof EnvironmentFields>;
+
+const WorkloadList = () => Type.Array(Type.Record(Type.String(), Type.Unknown()));
+const workloadLists = Object.fromEntries(workloadKeys.map(k => [k, WorkloadList()])) as { [K in WorkloadKey]: ReturnType<typeof WorkloadList> };
+
+/** An environment with the workloads it holds, one list per kind. */
+export const EnvironmentView = Type.Object({ ...EnvironmentFields.properties, ...workloadLists });
+export type EnvironmentView = Static<typeof EnvironmentView>;
 
 export interface EnvironmentRef {
   environmentId: string;

@@ -1,26 +1,9 @@
 // What environment.* takes and answers. Field names and constraints follow the peer's API.
-import { Type, schema, workloadKeys, type Static, type WorkloadKey } from '@berth/core';
+import { Type, schema, EnvironmentFields, EnvironmentView, type Static } from '@berth/core';
 
 const { Nullable, NonEmpty, Timestamp, Paging } = schema;
 
-/** An environment as stored (search lists these). */
-export const EnvironmentFields = Type.Object({
-  environmentId: Type.String(),
-  name: Type.String(),
-  description: Nullable(Type.String()),
-  env: Type.String({ description: 'environment variables shared by the environment\'s workloads' }),
-  projectId: Type.String(),
-  isDefault: Type.Boolean({ description: 'the project\'s "production" environment, which cannot be removed' }),
-  createdAt: Timestamp(),
-});
-export type EnvironmentFields = Static<typeof EnvironmentFields>;
-
-const WorkloadList = () => Type.Array(Type.Record(Type.String(), Type.Unknown()));
-const workloadLists = Object.fromEntries(workloadKeys.map(k => [k, WorkloadList()])) as { [K in WorkloadKey]: ReturnType<typeof WorkloadList> };
-
-/** An environment with the workloads it holds, one list per kind. */
-export const EnvironmentView = Type.Object({ ...EnvironmentFields.properties, ...workloadLists });
-export type EnvironmentView = Static<typeof EnvironmentView>;
+export { EnvironmentFields, EnvironmentView };
 
 const Name = () => NonEmpty({ maxLength: 255 });
 

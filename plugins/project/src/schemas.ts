@@ -1,5 +1,5 @@
 // What project.* takes and answers. Field names and constraints follow the peer's API.
-import { Type, schema, workloadKeys, type Static, type WorkloadKey } from '@berth/core';
+import { Type, schema, EnvironmentView, type Static } from '@berth/core';
 
 const { Nullable, NonEmpty, Timestamp, Paging } = schema;
 
@@ -13,24 +13,7 @@ export const ProjectFields = Type.Object({
 });
 export type ProjectFields = Static<typeof ProjectFields>;
 
-const WorkloadList = () => Type.Array(Type.Record(Type.String(), Type.Unknown()));
-const workloadLists = Object.fromEntries(workloadKeys.map(k => [k, WorkloadList()])) as { [K in WorkloadKey]: ReturnType<typeof WorkloadList> };
-
-/**
- * An environment as project reads list it: the environment plugin's view, which the project
- * plugin only passes through (see EnvironmentDirectory.listForProjects).
- */
-export const EnvironmentView = Type.Object({
-  environmentId: Type.String(),
-  name: Type.String(),
-  description: Nullable(Type.String()),
-  env: Type.String(),
-  projectId: Type.String(),
-  isDefault: Type.Boolean(),
-  createdAt: Timestamp(),
-  ...workloadLists,
-});
-export type EnvironmentView = Static<typeof EnvironmentView>;
+export { EnvironmentView };
 
 export const ProjectView = Type.Object({ ...ProjectFields.properties, environments: Type.Array(EnvironmentView) });
 export type ProjectView = Static<typeof ProjectView>;

@@ -5,7 +5,7 @@ const { Nullable, Email } = schema;
 export const CreateApiKeyInput = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 32 }),
   prefix: Type.Optional(Type.String({ maxLength: 32, pattern: '^[A-Za-z0-9_-]*$' })),
-  expiresIn: Type.Optional(Type.Number({ minimum: 1, description: 'seconds until the key expires' })),
+  expiresIn: Type.Optional(Type.Number({ minimum: 1, maximum: 315360000, description: 'seconds until the key expires (at most 10 years)' })),
   metadata: Type.Object({ organizationId: Type.String({ minLength: 1 }) }, { additionalProperties: true }),
   rateLimitEnabled: Type.Optional(Type.Boolean()),
   rateLimitTimeWindow: Type.Optional(Type.Number()),
