@@ -3,4 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bootstrap.sh
-exec node core/src/cli.ts "$@"
+bash scripts/build.sh
+exec node $(bash scripts/node-flags.sh) core/src/cli.js "$@"

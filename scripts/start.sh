@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Starts Berth on a fresh machine: Node 22 and the workspace are installed if missing, then
-# the API serves on $PORT (default 3000) with the embedded database in $BERTH_DATA_DIR (./data).
+# Starts Berth on a fresh machine: Node 22 and the workspace are installed if missing, the
+# sources are compiled if they changed, then the API serves on $PORT (default 3000) with the
+# embedded database in $BERTH_DATA_DIR (default ./data) unless DATABASE_URL is set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bootstrap.sh
-exec node core/src/cli.ts start
+bash scripts/build.sh
+exec node $(bash scripts/node-flags.sh) core/src/cli.js start

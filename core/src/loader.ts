@@ -6,6 +6,9 @@ import { pathToFileURL, fileURLToPath } from 'node:url';
 import { BERTH_PLUGIN, type BerthPlugin, type PluginInfo } from './plugin.ts';
 
 export const pluginsDir = fileURLToPath(new URL('../../plugins/', import.meta.url));
+/** Running from the compiled build (scripts/start.sh) or from the TypeScript sources (tests, development). */
+const compiled = import.meta.url.endsWith('.js');
+const sourceExt = compiled ? '.js' : '.ts';
 
 /** Names of the plugins shipped with Berth. */
 export function builtinPlugins(): string[] {
@@ -38,11 +41,14 @@ function entryOf(dir: string): string {
     const pkg = JSON.parse(readFileSync(pkgFile, 'utf8')) as { exports?: unknown; main?: string };
     let target: unknown = pkg.exports;
     if (target && typeof target === 'object' && '.' in target) target = (target as Record<string, unknown>)['.'];
-    if (target && typeof target === 'object') target = (target as Record<string, unknown>).import ?? (target as Record<string, unknown>).default;
+    if (target && typeof target === 'object') {
+      const conditions = target as Record<string, unknown>;
+      target = (compiled ? conditions['berth-js'] : undefined) ?? conditions.import ?? conditions.default;
+    }
     if (typeof target === 'string') return path.join(dir, target);
     if (pkg.main) return path.join(dir, pkg.main);
   }
-  return path.join(dir, 'src/index.ts');
+  return path.join(dir, `src/index${sourceExt}`);
 }
 
 function resolveExtra(spec: string): string {
@@ -64,7 +70,7 @@ export async function loadPlugins(enabled: string[] | undefined, extra: string[]
   const unknown = names.filter(n => !builtin.includes(n));
   if (unknown.length) throw new Error(`Unknown plugin(s) in the configuration: ${unknown.join(', ')} (built-in: ${builtin.join(', ')})`);
   const loaded = await Promise.all([
-    ...names.map(n => importPlugin(pathToFileURL(path.join(pluginsDir, n, 'src/index.ts')).href, n)),
+    ...names.map(n => importPlugin(pathToFileURL(path.join(pluginsDir, n, `src/index${sourceExt}`)).href, n)),
     ...extra.map(spec => importPlugin(resolveExtra(spec), spec)),
   ]);
   return orderByDependencies(loaded);

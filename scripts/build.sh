@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Compiles the TypeScript sources to JavaScript beside them (gitignored), so the server
+# starts without type stripping (about 30 MB less memory). Skipped when nothing changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+stamp=core/src/cli.js
+if [ -f "$stamp" ] && [ -z "$(find core/src plugins/*/src examples/*/src -name '*.ts' -newer "$stamp" -print -quit 2>/dev/null)" ] \
+   && [ tsconfig.build.json -ot "$stamp" ]; then
+  exit 0
+fi
+echo "[berth] building" >&2
+# Stale outputs of deleted sources must not linger.
+find core/src plugins/*/src examples/*/src -name '*.js' -delete 2>/dev/null || true
+pnpm exec tsc -p tsconfig.build.json
