@@ -10,6 +10,9 @@ eval "$(bash scripts/services.sh)" || { echo "could not start the test services"
 echo "== typecheck"
 if ! pnpm exec tsc -p tsconfig.json; then echo "0 passed, 1 failed"; exit 1; fi
 
+echo "== build (the tests run the operator command from the compiled build, as start.sh does)"
+if ! bash scripts/build.sh; then echo "0 passed, 1 failed"; exit 1; fi
+
 echo "== tests"
 log=$(mktemp)
 pnpm exec tap --reporter=tap --jobs="${BERTH_TEST_JOBS:-2}" "$@" 2>&1 | tee "$log"

@@ -5,7 +5,7 @@ import { spawn, execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { createServer } from 'node:net';
 import { createTestDatabase, Client } from '@berth/core/testing';
-import { cli, repoRoot } from './helpers.ts';
+import { cli, nodeFlags, repoRoot } from './helpers.ts';
 
 const run = promisify(execFile);
 const freePort = () => new Promise<number>((resolve, reject) => {
@@ -34,16 +34,16 @@ t.test('admin create prints a working API key; berth start serves it; secrets st
   const dataDir = t.testdir();
   const env = { ...process.env, DATABASE_URL: db.url, BERTH_DATA_DIR: dataDir, BERTH_LOG_LEVEL: 'trace', BERTH_CONFIG: '' };
 
-  const created = await run(process.execPath, [cli, 'admin', 'create', '--email', 'ops@example.com', '--password', 'ops-secret-password'], { env, cwd: repoRoot });
+  const created = await run(process.execPath, [...nodeFlags, cli, 'admin', 'create', '--email', 'ops@example.com', '--password', 'ops-secret-password'], { env, cwd: repoRoot });
   const { apiKey, organizationId } = JSON.parse(created.stdout.trim().split('\n').pop()!);
   t.match(apiKey, /^[A-Za-z0-9_-]{40,}$/);
   t.ok(organizationId);
-  const twice = await run(process.execPath, [cli, 'admin', 'create', '--email', 'x@example.com', '--password', 'another-password'], { env, cwd: repoRoot }).catch(e => e);
+  const twice = await run(process.execPath, [...nodeFlags, cli, 'admin', 'create', '--email', 'x@example.com', '--password', 'another-password'], { env, cwd: repoRoot }).catch(e => e);
   t.equal(twice.code, 1, 'a second admin create fails');
   t.match(twice.stderr, /already exists/);
 
   const port = await freePort();
-  const child = spawn(process.execPath, [cli, 'start'], { env: { ...env, PORT: String(port), HOST: '127.0.0.1' }, cwd: repoRoot });
+  const child = spawn(process.execPath, [...nodeFlags, cli, 'start'], { env: { ...env, PORT: String(port), HOST: '127.0.0.1' }, cwd: repoRoot });
   let log = '';
   child.stdout.on('data', d => (log += d));
   child.stderr.on('data', d => (log += d));
@@ -76,7 +76,7 @@ t.test('admin create prints a working API key; berth start serves it; secrets st
 });
 
 t.test('a bad configuration stops the start with a message naming the key', async t => {
-  const bad = await run(process.execPath, [cli, 'start'], { env: { ...process.env, PORT: 'eighty', BERTH_DATA_DIR: t.testdir(), BERTH_CONFIG: '' }, cwd: repoRoot }).catch(e => e);
+  const bad = await run(process.execPath, [...nodeFlags, cli, 'start'], { env: { ...process.env, PORT: 'eighty', BERTH_DATA_DIR: t.testdir(), BERTH_CONFIG: '' }, cwd: repoRoot }).catch(e => e);
   t.equal(bad.code, 1);
   t.match(bad.stderr, /Invalid configuration: PORT/);
 });
