@@ -12,6 +12,7 @@ export { iso, UserView, MemberView, AuthUserView, OrganizationView, ApiKeyView, 
 export { workloadKeys, WorkloadRegistry, type WorkloadKey, type WorkloadLister, type EnvironmentWorkloads } from './contracts/workloads.ts';
 export { EnvironmentFields, EnvironmentView, type ProjectDirectory, type EnvironmentDirectory, type EnvironmentRef } from './contracts/projects.ts';
 export * as schema from './schema.ts';
+export { textSearchClauses, containing, type TextSearch } from './search.ts';
 // One pinned ORM for every plugin.
 export { defineEntity, p } from '@mikro-orm/core';
 export { Migration } from '@mikro-orm/migrations';

@@ -1,7 +1,7 @@
 // Environments of the organization's projects, and the EnvironmentDirectory other plugins
 // use to place workloads. A record of another organization is NOT_FOUND, never FORBIDDEN.
 import {
-  badRequest, conflict, iso, newId, notFound, workloadKeys,
+  badRequest, conflict, iso, newId, notFound, textSearchClauses, workloadKeys,
   type EntityManager, type EnvironmentDirectory, type EnvironmentRef, type EnvironmentWorkloads, type ProjectDirectory, type WorkloadRegistry,
 } from '@berth/core';
 import { Environment, type EnvironmentRow } from './entities.ts';
@@ -40,8 +40,6 @@ const listOrderSql = 'order by is_default desc, created_at, environment_id';
 
 const noWorkloads = (): EnvironmentWorkloads => Object.fromEntries(workloadKeys.map(k => [k, []])) as unknown as EnvironmentWorkloads;
 
-/** A LIKE pattern matching `text` anywhere, with the caller's % and _ taken literally. */
-const containing = (text: string) => `%${text.replace(/[\\%_]/g, c => `\\${c}`)}%`;
 
 export class EnvironmentService implements EnvironmentDirectory {
   readonly #workloads: WorkloadRegistry;
@@ -139,14 +137,8 @@ export class EnvironmentService implements EnvironmentDirectory {
   }
 
   async search(input: SearchInput, organizationId: string, em: EntityManager): Promise<SearchResult> {
-    const and: object[] = [{ organizationId }];
+    const and: object[] = [{ organizationId }, ...textSearchClauses(input)];
     if (input.projectId) and.push({ projectId: input.projectId });
-    const q = input.q?.trim();
-    if (q) and.push({ $or: [{ name: { $ilike: containing(q) } }, { description: { $ilike: containing(q) } }] });
-    const name = input.name?.trim();
-    if (name) and.push({ name: { $ilike: containing(name) } });
-    const description = input.description?.trim();
-    if (description) and.push({ description: { $ilike: containing(description) } });
     const [rows, total] = await em.findAndCount(Environment, { $and: and }, {
       orderBy: { createdAt: 'desc', environmentId: 'asc' }, limit: input.limit ?? 20, offset: input.offset ?? 0,
     });

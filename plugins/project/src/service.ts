@@ -1,6 +1,6 @@
 // Projects of one organization. Every read and write is confined to the caller's
 // organization: a project of another one is NOT_FOUND, never FORBIDDEN.
-import { iso, newId, notFound, type EntityManager, type EnvironmentDirectory, type ProjectDirectory } from '@berth/core';
+import { iso, textSearchClauses, newId, notFound, type EntityManager, type EnvironmentDirectory, type ProjectDirectory } from '@berth/core';
 import { Project, type ProjectRow } from './entities.ts';
 import type { CreateInput, DuplicateInput, EnvironmentView, ProjectFields, ProjectView, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
 
@@ -24,8 +24,6 @@ const fromRecord = (r: ProjectRecord): ProjectFields => ({
   createdAt: iso(r.created_at)!,
 });
 
-/** A LIKE pattern matching `text` anywhere, with the caller's % and _ taken literally. */
-const containing = (text: string) => `%${text.replace(/[\\%_]/g, c => `\\${c}`)}%`;
 
 export class ProjectService implements ProjectDirectory {
   async assertInOrganization(projectId: string, organizationId: string, em: EntityManager): Promise<void> {
@@ -107,13 +105,7 @@ export class ProjectService implements ProjectDirectory {
   }
 
   async search(input: SearchInput, organizationId: string, em: EntityManager): Promise<SearchResult> {
-    const and: object[] = [{ organizationId }];
-    const q = input.q?.trim();
-    if (q) and.push({ $or: [{ name: { $ilike: containing(q) } }, { description: { $ilike: containing(q) } }] });
-    const name = input.name?.trim();
-    if (name) and.push({ name: { $ilike: containing(name) } });
-    const description = input.description?.trim();
-    if (description) and.push({ description: { $ilike: containing(description) } });
+    const and: object[] = [{ organizationId }, ...textSearchClauses(input)];
     const [rows, total] = await em.findAndCount(Project, { $and: and }, {
       orderBy: { createdAt: 'desc', projectId: 'asc' }, limit: input.limit ?? 20, offset: input.offset ?? 0,
     });
