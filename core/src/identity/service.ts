@@ -1,7 +1,6 @@
 // Accounts, organizations, sessions, API keys and two-factor login. Credentials are stored
 // as hashes, TOTP secrets sealed; nothing here logs a secret.
 import type { MikroORM, EntityManager } from '@mikro-orm/postgresql';
-import * as OTPAuth from 'otpauth';
 import { conflict, forbidden, notFound, unauthorized, invalidField, badRequest } from '../errors.ts';
 import { hashPassword, hashToken, newId, newToken, verifyPassword, type SecretBox } from '../crypto.ts';
 import type { Principal, Role } from '../procedure.ts';
@@ -140,7 +139,7 @@ export class IdentityService {
     const pending = await em.findOne(Session, { userId, kind: 'pending2fa', expiresAt: { $gt: new Date() } }, { orderBy: { createdAt: 'desc' } });
     if (!pending) throw unauthorized('No pending two-factor login for this account; log in with the password first');
     const user = await em.findOneOrFail(User, { id: userId });
-    if (!user.twoFactorEnabled || !user.twoFactorSecret || !checkTotp(this.#secrets.decrypt(user.twoFactorSecret), pin)) {
+    if (!user.twoFactorEnabled || !user.twoFactorSecret || !(await checkTotp(this.#secrets.decrypt(user.twoFactorSecret), pin))) {
       pending.attempts += 1;
       if (pending.attempts >= MAX_2FA_ATTEMPTS) em.remove(pending);
       await em.flush();
@@ -275,7 +274,8 @@ export class IdentityService {
   }
 
   // ---------------------------------------------------------------- two-factor
-  generate2FASecret(principal: Principal, email: string): { secret: string; uri: string; qrCodeUrl: string } {
+  async generate2FASecret(principal: Principal, email: string): Promise<{ secret: string; uri: string; qrCodeUrl: string }> {
+    const OTPAuth = await otp();
     const secret = new OTPAuth.Secret({ size: 20 });
     const totp = new OTPAuth.TOTP({ issuer: 'Berth', label: email, secret });
     void principal;
@@ -285,7 +285,7 @@ export class IdentityService {
 
   async verify2FASetup(userId: string, secret: string, pin: string): Promise<void> {
     if (!/^[A-Z2-7]+=*$/.test(secret)) throw invalidField('secret', 'must be a base32 TOTP secret');
-    if (!checkTotp(secret, pin)) throw badRequest('Invalid two-factor code', [{ path: ['pin'], message: 'pin: does not match the secret' }]);
+    if (!(await checkTotp(secret, pin))) throw badRequest('Invalid two-factor code', [{ path: ['pin'], message: 'pin: does not match the secret' }]);
     const em = this.#em();
     const user = await em.findOneOrFail(User, { id: userId });
     user.twoFactorSecret = this.#secrets.encrypt(secret);
@@ -427,7 +427,11 @@ export class IdentityService {
   }
 }
 
-function checkTotp(base32: string, pin: string): boolean {
+/** Two-factor codes are rare: the TOTP library is loaded on first use, not at boot. */
+const otp = () => import('otpauth');
+
+async function checkTotp(base32: string, pin: string): Promise<boolean> {
+  const OTPAuth = await otp();
   const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(base32), digits: 6, period: 30, algorithm: 'SHA1' });
   return totp.validate({ token: pin.trim(), window: 1 }) !== null;
 }
