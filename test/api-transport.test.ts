@@ -2,7 +2,7 @@
 // bodies, validation of every constraint kind, malformed and oversized bodies.
 import t from 'tap';
 import { startTestServer, signUpAdmin, Client, type TestServer } from '@berth/core/testing';
-import { examplePlugin } from './helpers.ts';
+import { examplePlugin, faultyPlugin } from './helpers.ts';
 
 let server: TestServer;
 let admin: Awaited<ReturnType<typeof signUpAdmin>>;
@@ -177,4 +177,20 @@ t.test('malformed JSON is a 400; an oversized body is a 413; an empty POST is no
   t.equal(empty.body, true);
   const noBody = await admin.client.post('auth.verifyToken');
   t.equal(noBody.status, 200);
+});
+
+t.test('an unexpected failure is a 500 with a generic message; details stay in the log', async t => {
+  const faultyServer = await startTestServer({ plugins: ['auth', 'user'], extraPlugins: [faultyPlugin] });
+  t.teardown(() => faultyServer.destroy());
+  const { client } = await signUpAdmin(faultyServer);
+  const r = await client.get('faulty.boom');
+  t.equal(r.status, 500);
+  t.same(r.body, { code: 'INTERNAL_SERVER_ERROR', message: 'Internal server error', issues: [] });
+  const viaTrpc = await client.trpc('query', 'faulty.boom');
+  t.equal(viaTrpc.status, 500);
+  t.notMatch(JSON.stringify(viaTrpc.body), /hunter2/);
+  // With checkResponses on (as in every test), a reply that breaks its schema is caught.
+  const off = await client.get('faulty.offSchema');
+  t.equal(off.status, 500);
+  t.match(off.body.message, /does not match its output schema/);
 });

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 
 export const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 export const examplePlugin = path.join(repoRoot, 'examples/plugin-bookmarks');
+export const faultyPlugin = path.join(repoRoot, 'test/fixtures/plugin-faulty');
 const compiledCli = path.join(repoRoot, 'core/src/cli.js');
 /**
  * The operator command as scripts/start.sh runs it: the compiled build with the production
