@@ -7,7 +7,7 @@
 // created. Prints a markdown table and the targets; exits 1 when a check fails.
 //
 //   node bench/api.ts [--quick] [--only embedded|external] [--projects N] [--duration S]
-//                     [--node-arg=--flag ...] [--env KEY=VALUE ...] [--probe] [--json FILE]
+//                     [--node-arg=--flag ...] [--env KEY=VALUE ...] [--probe] [--json FILE] [--strict]
 //   node bench/api.ts --mem-of PID      (the memory readings of any process, then exit)
 //
 // Everything it talks to is on 127.0.0.1. Every wait has a timeout and the whole run has a
@@ -26,6 +26,8 @@ import pg from 'pg';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const cli = path.join(root, 'core/src/cli.ts');
+/** By default Berth starts exactly as the README says: scripts/start.sh (compiled build, production Node flags). */
+const startScript = path.join(root, 'scripts/start.sh');
 const probeModule = path.join(root, 'bench/probe.ts');
 const HOST = '127.0.0.1';
 
@@ -38,9 +40,11 @@ const { values: opt } = parseArgs({
     projects: { type: 'string' },
     duration: { type: 'string' },
     'node-arg': { type: 'string', multiple: true, default: [] },
+    source: { type: 'boolean', default: false },
     env: { type: 'string', multiple: true, default: [] },
     probe: { type: 'boolean', default: false },
     json: { type: 'string' },
+    strict: { type: 'boolean', default: false },
     'mem-of': { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
@@ -54,6 +58,11 @@ const quick = opt.quick;
 const settings = {
   /** Seconds of idleness before an idle RSS reading. */
   idleSeconds: quick ? 2 : 5,
+  /**
+   * Seconds after start, and after the load, of a second reading: V8's memory reducer gives
+   * pages back some 20–30 s after activity ends. 0 = skip (--quick).
+   */
+  settleSeconds: quick ? 0 : 35,
   projects: Number(opt.projects ?? 200),
   warmupSeconds: quick ? 1 : 3,
   loadSeconds: Number(opt.duration ?? (quick ? 3 : 10)),
@@ -126,7 +135,7 @@ async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<
     ac.abort();
   }
 }
-/** A sleep that never keeps the process alive on its own and swallows its abort. */
+/** A sleep that does not by itself keep the process alive (the child's pipes do while it runs). */
 const pause = (ms: number) => sleep(ms, undefined, { ref: false });
 
 // ---------------------------------------------------------------- memory readings
@@ -136,18 +145,23 @@ interface Mem {
   hwm: number;
   anon: number;
   file: number;
-  /** Resident part of mappings of 1 GiB or more: WebAssembly memories (PGlite's heap). */
+  /** Resident part of the WebAssembly memories (with the embedded database: PGlite's heap, and initdb's until collected). */
   wasm: number;
 }
 const MB = 1024 * 1024;
 
-function readMem(pid: number): Mem {
+function readStatus(pid: number): Omit<Mem, 'wasm'> {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (field: string) => {
     const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status);
     return m ? Number(m[1]) * 1024 : NaN;
   };
-  return { rss: kb('VmRSS'), hwm: kb('VmHWM'), anon: kb('RssAnon'), file: kb('RssFile') + kb('RssShmem'), wasm: wasmResident(pid) };
+  return { rss: kb('VmRSS'), hwm: kb('VmHWM'), anon: kb('RssAnon'), file: kb('RssFile') + kb('RssShmem') };
+}
+
+/** status is cheap; smaps walks every mapping, so it is read only at the measuring points, never under load. */
+function readMem(pid: number): Mem {
+  return { ...readStatus(pid), wasm: wasmResident(pid) };
 }
 
 /**
@@ -254,7 +268,11 @@ async function startBerth(label: string, workDir: string, dataDir: string, datab
   // cwd is the bench's own work dir, so no berth.config.json is picked up.
   const env = childEnv(dataDir, port, databaseUrl);
   const startMs = performance.now();
-  const child = spawn(process.execPath, [...nodeArgs, cli, 'start'], { cwd: workDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // start.sh ends in `exec node …`, so the child's pid is the Berth process itself.
+  // --node-arg / --probe experiments run the TypeScript sources directly with those arguments.
+  const child = nodeArgs.length || opt.source
+    ? spawn(process.execPath, [...nodeArgs, cli, 'start'], { cwd: workDir, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    : spawn('bash', [startScript], { cwd: workDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
   if (!child.pid) throw new Error('could not spawn the Berth process');
   const berth: Berth = {
     child,
@@ -321,9 +339,28 @@ async function stopBerth(berth: Berth): Promise<{ code: number | null; signal: s
   return { code, signal, ms: performance.now() - t };
 }
 
+/** Throws, with the exit status and the last lines of output, when Berth is no longer running. */
+function assertAlive(berth: Berth, when: string): void {
+  const { exitCode, signalCode } = berth.child;
+  if (exitCode === null && signalCode === null) return;
+  throw new Error(`Berth (pid ${berth.pid}) ended ${when} with ${signalCode ? `signal ${signalCode}` : `exit code ${exitCode}`}${berth.tail.length ? `; its last output:\n${berth.tail.join('\n')}` : ' and no output'}`);
+}
+
+/** The readings of a running Berth. */
+function memOf(berth: Berth, when: string): Mem {
+  assertAlive(berth, when);
+  try {
+    return readMem(berth.pid);
+  } catch (e) {
+    assertAlive(berth, when);
+    throw e;
+  }
+}
+
 /** With --probe: asks the child (through bench/probe.ts) for process.memoryUsage() after a full GC. */
 async function probe(berth: Berth, at: string): Promise<void> {
   if (!opt.probe) return;
+  assertAlive(berth, at);
   const answer = new Promise<Record<string, number>>(resolve => { berth.pendingProbe = resolve; });
   berth.child.kill('SIGUSR2');
   const usage = await withTimeout(answer, 10_000, 'memory probe');
@@ -382,7 +419,7 @@ async function cannon(url: string, apiKey: string, seconds: number, connections:
 async function sampling<T>(pid: number, work: Promise<T>): Promise<{ value: T; peakRss: number }> {
   let peakRss = 0;
   const timer = setInterval(() => {
-    try { peakRss = Math.max(peakRss, readMem(pid).rss); } catch { /* exiting */ }
+    try { peakRss = Math.max(peakRss, readStatus(pid).rss); } catch { /* exiting */ }
   }, 250);
   try {
     return { value: await work, peakRss };
@@ -399,8 +436,12 @@ interface Outcome {
   startRestartMs: number;
   idleFirst: Mem;
   idleRestart: Mem;
+  /** Idle, settleSeconds after the restart. */
+  idleRestartSettled?: Mem;
   afterProjects: Mem;
   afterLoad: Mem;
+  /** settleSeconds after the load. */
+  afterLoadSettled?: Mem;
   peakDuringLoad: number;
   createMsPerProject: number;
   one: Load;
@@ -414,9 +455,9 @@ interface Outcome {
   failures: string[];
 }
 
-async function idleReading(berth: Berth): Promise<Mem> {
+async function idleReading(berth: Berth, when: string): Promise<Mem> {
   await pause(settings.idleSeconds * 1000);
-  return readMem(berth.pid);
+  return memOf(berth, when);
 }
 
 async function benchOne(kind: Kind): Promise<Outcome> {
@@ -465,21 +506,28 @@ async function benchOne(kind: Kind): Promise<Outcome> {
   const keyReply = await call(berth, 'POST', 'user.createApiKey', { name: 'bench', metadata: { organizationId: created.organizationId } }, { authorization: `Bearer ${created.token}` });
   const apiKey: string = keyReply.key;
   if (!apiKey) throw new Error(`user.createApiKey answered no key: ${JSON.stringify(keyReply).slice(0, 200)}`);
-  const idleFirst = await idleReading(berth);
+  const idleFirst = await idleReading(berth, 'idle after the first start');
   await probe(berth, 'idle, first start');
   say(`${kind}: idle RSS first start ${fmtMB(idleFirst.rss)} MB (peak so far ${fmtMB(idleFirst.hwm)} MB)`);
 
   // Restart on the same data.
   await stop(berth, 'after the first start');
+  const probes = berth.probes;
   berth = await startBerth(kind, workDir, dataDir, databaseUrl);
   const startRestartMs = await waitHealthy(berth);
   say(`${kind}: restarted, healthy after ${startRestartMs.toFixed(0)} ms (pid ${berth.pid})`);
   const headers = { 'x-api-key': apiKey };
   await call(berth, 'GET', 'project.all', undefined, headers); // the key survived the restart
-  const idleRestart = await idleReading(berth);
-  await probe(berth, 'idle, restart');
+  const idleRestart = await idleReading(berth, 'idle after the restart');
   say(`${kind}: idle RSS restart ${fmtMB(idleRestart.rss)} MB`);
   const backendsIdle = kind === 'external' ? await backendsPss(dbName) : undefined;
+  let idleRestartSettled: Mem | undefined;
+  if (settings.settleSeconds) {
+    await pause(Math.max(0, settings.settleSeconds * 1000 - (performance.now() - berth.startMs - startRestartMs)));
+    idleRestartSettled = memOf(berth, 'idle after the restart');
+    say(`${kind}: idle RSS ${settings.settleSeconds} s after the restart ${fmtMB(idleRestartSettled.rss)} MB`);
+  }
+  await probe(berth, 'idle, restart');
 
   // 3. Projects.
   const t = performance.now();
@@ -496,23 +544,28 @@ async function benchOne(kind: Kind): Promise<Outcome> {
   const one = await call(berth, 'GET', 'project.one', { projectId: oneId }, headers);
   if (one.projectId !== oneId) throw new Error(`project.one answered ${JSON.stringify(one).slice(0, 200)}`);
   await pause(1000);
-  const afterProjects = readMem(berth.pid);
+  const afterProjects = memOf(berth, 'after creating the projects');
   say(`${kind}: ${settings.projects} projects in ${(createMsPerProject * settings.projects / 1000).toFixed(1)} s; RSS ${fmtMB(afterProjects.rss)} MB`);
 
   // 4. Load.
   const oneUrl = `${berth.url}/api/project.one?projectId=${encodeURIComponent(oneId)}`;
   const allUrl = `${berth.url}/api/project.all`;
+  const load = async (url: string, seconds: number, connections: number) => {
+    const r = await cannon(url, apiKey, seconds, connections);
+    assertAlive(berth, 'during the load test');
+    return r;
+  };
   const loads = async () => {
     say(`${kind}: warm-up`);
-    await cannon(oneUrl, apiKey, settings.warmupSeconds, settings.connections);
-    await cannon(allUrl, apiKey, settings.warmupSeconds, settings.connections);
+    await load(oneUrl, settings.warmupSeconds, settings.connections);
+    await load(allUrl, settings.warmupSeconds, settings.connections);
     say(`${kind}: project.one, ${settings.connections} connections, ${settings.loadSeconds} s`);
-    const oneLoad = await cannon(oneUrl, apiKey, settings.loadSeconds, settings.connections);
+    const oneLoad = await load(oneUrl, settings.loadSeconds, settings.connections);
     say(`${kind}: project.all, ${settings.connections} connections, ${settings.loadSeconds} s`);
-    const allLoad = await cannon(allUrl, apiKey, settings.loadSeconds, settings.connections);
+    const allLoad = await load(allUrl, settings.loadSeconds, settings.connections);
     say(`${kind}: one connection each, ${settings.serialSeconds} s`);
-    const oneSerial = await cannon(oneUrl, apiKey, settings.serialSeconds, 1);
-    const allSerial = await cannon(allUrl, apiKey, settings.serialSeconds, 1);
+    const oneSerial = await load(oneUrl, settings.serialSeconds, 1);
+    const allSerial = await load(allUrl, settings.serialSeconds, 1);
     return { oneLoad, allLoad, oneSerial, allSerial };
   };
   const { value: l, peakRss } = await sampling(berth.pid, loads());
@@ -520,10 +573,16 @@ async function benchOne(kind: Kind): Promise<Outcome> {
     if (r.non2xx || r.errors || r.timeouts) failures.push(`${kind}: ${name} under load: ${r.non2xx} non-2xx (${JSON.stringify(r.statusCodes)}), ${r.errors} errors, ${r.timeouts} timeouts`);
   }
   await pause(2000);
-  const afterLoad = readMem(berth.pid);
-  await probe(berth, 'after load');
+  const afterLoad = memOf(berth, 'during the load test');
   const backendsLoad = kind === 'external' ? await backendsPss(dbName) : undefined;
   say(`${kind}: RSS after load ${fmtMB(afterLoad.rss)} MB (peak during load ${fmtMB(peakRss)} MB)`);
+  let afterLoadSettled: Mem | undefined;
+  if (settings.settleSeconds) {
+    await pause((settings.settleSeconds - 2) * 1000);
+    afterLoadSettled = memOf(berth, 'idle after the load');
+    say(`${kind}: RSS ${settings.settleSeconds} s after the load ${fmtMB(afterLoadSettled.rss)} MB`);
+  }
+  await probe(berth, 'after load');
 
   // 5. Stop; clean-up (data dir, database) runs at the end, in reverse order.
   await stop(berth, 'after the load');
@@ -533,8 +592,10 @@ async function benchOne(kind: Kind): Promise<Outcome> {
     startRestartMs,
     idleFirst,
     idleRestart,
+    ...(idleRestartSettled ? { idleRestartSettled } : {}),
     afterProjects,
     afterLoad,
+    ...(afterLoadSettled ? { afterLoadSettled } : {}),
     peakDuringLoad: peakRss,
     createMsPerProject,
     one: l.oneLoad,
@@ -544,7 +605,7 @@ async function benchOne(kind: Kind): Promise<Outcome> {
     allBytes,
     stops,
     ...(backendsIdle && backendsLoad ? { backends: { idle: backendsIdle, afterLoad: backendsLoad } } : {}),
-    probes: berth.probes,
+    probes: [...probes, ...berth.probes],
     failures,
   };
 }
@@ -558,14 +619,14 @@ const fmtRps = (n: number) => n.toFixed(0);
 function report(outcomes: Outcome[], errors: { kind: Kind; error: string }[]): { text: string; failed: boolean } {
   const lines: string[] = [];
   const failures = outcomes.flatMap(o => o.failures);
-  lines.push(`## Berth API bench (${quick ? 'quick' : 'full'}: ${settings.projects} projects, ${settings.connections} connections × ${settings.loadSeconds} s per operation; node ${process.version}, ${os.cpus().length} CPUs)`, '');
+  lines.push(`## Berth API bench (${quick ? 'quick' : 'full'}: ${settings.projects} projects, ${settings.connections} connections × ${settings.loadSeconds} s per operation; node ${process.version}, ${os.cpus().length} CPUs, load average ${loadAtStart} at start, ${os.loadavg()[0]!.toFixed(2)} at end)`, '');
   lines.push('| database | idle RSS first start (MB) | idle RSS restart (MB) | RSS after 200 projects + load (MB) | project.one p50/p99 (ms) | project.all p50/p99 (ms) | req/s |');
   lines.push('|---|---|---|---|---|---|---|');
   for (const o of outcomes) {
     lines.push(`| ${o.kind} | ${fmtMB(o.idleFirst.rss)} | ${fmtMB(o.idleRestart.rss)} | ${fmtMB(o.afterLoad.rss)} | ${fmtLat(o.one)} | ${fmtLat(o.all)} | one ${fmtRps(o.one.rps)} · all ${fmtRps(o.all.rps)} |`);
   }
   for (const e of errors) lines.push(`| ${e.kind} | failed: ${e.error.split('\n')[0]!.replace(/\|/g, '/')} | | | | | |`);
-  if (settings.projects !== 200) lines.push('', `(with ${settings.projects} projects, not 200)`);
+  lines.push('', `Latencies are autocannon's, in whole milliseconds; req/s is its average over the ${settings.loadSeconds} s of each operation.${settings.projects !== 200 ? ` (With ${settings.projects} projects, not 200.)` : ''}`);
 
   // Targets.
   const verdict = (ok: boolean | undefined) => (ok === undefined ? 'not measured' : ok ? 'met' : '**MISSED**');
@@ -581,23 +642,40 @@ function report(outcomes: Outcome[], errors: { kind: Kind; error: string }[]): {
   lines.push('', 'Targets:', '');
   for (const [name, ok, detail] of targets) lines.push(`- ${name}: ${verdict(ok)}${detail ? ` (${detail})` : ''}`);
 
-  // Details.
-  lines.push('', 'Details:', '');
-  lines.push('| database | start → /health first / restart (ms) | peak RSS first start (MB) | RSS after projects (MB) | peak RSS during load (MB) | of RSS after load: anon / file (MB) | WASM memory idle first / restart / after load (MB) | project.create (ms each) | 1 connection p50 one / all (ms) | mean latency one / all (ms) | project.all body (KB) | SIGTERM → exit (ms) |');
-  lines.push('|---|---|---|---|---|---|---|---|---|---|---|---|');
-  for (const o of outcomes) {
-    lines.push(`| ${o.kind} | ${o.startFirstMs.toFixed(0)} / ${o.startRestartMs.toFixed(0)} | ${fmtMB(o.idleFirst.hwm)} | ${fmtMB(o.afterProjects.rss)} | ${fmtMB(o.peakDuringLoad)} | ${fmtMB(o.afterLoad.anon)} / ${fmtMB(o.afterLoad.file)} | ${fmtMB(o.idleFirst.wasm)} / ${fmtMB(o.idleRestart.wasm)} / ${fmtMB(o.afterLoad.wasm)} | ${o.createMsPerProject.toFixed(1)} | ${o.oneSerial.p50} / ${o.allSerial.p50} | ${o.one.mean.toFixed(2)} / ${o.all.mean.toFixed(2)} | ${(o.allBytes / 1024).toFixed(0)} | ${o.stops.map(s => s.ms.toFixed(0)).join(', ')} |`);
-  }
+  // Details: one row per measure, one column per database.
+  const rows: [string, (o: Outcome) => string][] = [
+    ['start → /health, first start / restart (ms)', o => `${o.startFirstMs.toFixed(0)} / ${o.startRestartMs.toFixed(0)}`],
+    ['peak RSS (VmHWM) of the first start (MB)', o => fmtMB(o.idleFirst.hwm)],
+    ['idle first start: private (anon) / file-backed RSS (MB)', o => `${fmtMB(o.idleFirst.anon)} / ${fmtMB(o.idleFirst.file)}`],
+    ['idle restart: private (anon) / file-backed RSS (MB)', o => `${fmtMB(o.idleRestart.anon)} / ${fmtMB(o.idleRestart.file)}`],
+    [`idle RSS ${settings.settleSeconds} s after the restart (MB)`, o => (o.idleRestartSettled ? fmtMB(o.idleRestartSettled.rss) : 'not measured (--quick)')],
+    [`RSS after ${settings.projects} projects, before load (MB)`, o => fmtMB(o.afterProjects.rss)],
+    ['peak RSS during load (MB)', o => fmtMB(o.peakDuringLoad)],
+    ['RSS 2 s after load: private / file-backed (MB)', o => `${fmtMB(o.afterLoad.anon)} / ${fmtMB(o.afterLoad.file)}`],
+    [`RSS ${settings.settleSeconds} s after load (MB)`, o => (o.afterLoadSettled ? fmtMB(o.afterLoadSettled.rss) : 'not measured (--quick)')],
+    ['resident WebAssembly memory: idle first / restart / after load (MB)', o => `${fmtMB(o.idleFirst.wasm)} / ${fmtMB(o.idleRestart.wasm)} / ${fmtMB(o.afterLoad.wasm)}`],
+    ['project.create, sequential (ms each)', o => o.createMsPerProject.toFixed(1)],
+    ['project.one 1 connection: p50 / p99 (ms), req/s', o => `${fmtLat(o.oneSerial)}, ${fmtRps(o.oneSerial.rps)}`],
+    [`project.all 1 connection: p50 / p99 (ms), req/s`, o => `${fmtLat(o.allSerial)}, ${fmtRps(o.allSerial.rps)}`],
+    [`mean latency, ${settings.connections} connections: one / all (ms)`, o => `${o.one.mean.toFixed(2)} / ${o.all.mean.toFixed(2)}`],
+    ['requests measured: one / all', o => `${o.one.requests} / ${o.all.requests}`],
+    [`project.all reply (KB)`, o => (o.allBytes / 1024).toFixed(0)],
+    ['SIGTERM → exit, both stops (ms)', o => o.stops.map(x => `${x.ms.toFixed(0)} (code ${x.code})`).join(', ')],
+  ];
+  if (outcomes.length) lines.push('', 'Details:', '', `| measure | ${outcomes.map(o => o.kind).join(' | ')} |`, `|---|${outcomes.map(() => '---|').join('')}`);
+  if (outcomes.length) for (const [name, f] of rows) lines.push(`| ${name} | ${outcomes.map(f).join(' | ')} |`);
   for (const o of outcomes) {
     if (o.backends) lines.push('', `${o.kind}: the PostgreSQL backends serving Berth (not in Berth's RSS): ${o.backends.idle.count} at idle, PSS ${fmtMB(o.backends.idle.pss)} MB; ${o.backends.afterLoad.count} after load, PSS ${fmtMB(o.backends.afterLoad.pss)} MB.`);
   }
   const probed = outcomes.filter(o => o.probes.length);
   if (probed.length) {
-    lines.push('', 'process.memoryUsage() after a full GC (--probe; MB):', '', '| database | when | rss | heapTotal | heapUsed | external | arrayBuffers |', '|---|---|---|---|---|---|---|');
-    for (const o of probed) for (const p of o.probes) {
-      const u = p.usage;
-      lines.push(`| ${o.kind} | ${p.at} | ${fmtMB(u.rss!)} | ${fmtMB(u.heapTotal!)} | ${fmtMB(u.heapUsed!)} | ${fmtMB(u.external!)} | ${fmtMB(u.arrayBuffers!)} |`);
-    }
+    const cols: [string, string][] = [
+      ['rss', 'rss'], ['heapTotal', 'V8 heap'], ['heapUsed', 'heap used'], ['space:new_space', 'new space'], ['space:old_space', 'old space'],
+      ['space:large_object_space', 'large objects'], ['space:code_space', 'code'], ['external', 'external'], ['arrayBuffers', 'arrayBuffers'], ['peakMalloced', 'V8 peak malloc'],
+    ];
+    lines.push('', 'After a full GC, from inside the process (--probe; MB; "external" includes WebAssembly memories at their full size):', '',
+      `| database | when | ${cols.map(c => c[1]).join(' | ')} |`, `|---|---|${cols.map(() => '---|').join('')}`);
+    for (const o of probed) for (const p of o.probes) lines.push(`| ${o.kind} | ${p.at} | ${cols.map(([k]) => fmtMB(p.usage[k] ?? NaN)).join(' | ')} |`);
   }
   if (nodeArgs.length || Object.keys(extraEnv).length) lines.push('', `Child run with node arguments ${JSON.stringify(nodeArgs)} and environment ${JSON.stringify(extraEnv)}.`);
   if (failures.length || errors.length) {
@@ -605,7 +683,8 @@ function report(outcomes: Outcome[], errors: { kind: Kind; error: string }[]): {
     for (const f of failures) lines.push(`- ${f}`);
     for (const e of errors) lines.push(`- ${e.kind}: ${e.error}`);
   }
-  return { text: lines.join('\n') + '\n', failed: failures.length > 0 || errors.length > 0 };
+  const missed = targets.some(([, ok]) => ok === false);
+  return { text: lines.join('\n') + '\n', failed: failures.length > 0 || errors.length > 0 || (opt.strict && missed) };
 }
 
 // ---------------------------------------------------------------- main
@@ -618,6 +697,7 @@ if (opt['mem-of']) {
 }
 if (!existsSync(cli)) fail(`cannot find ${cli}`);
 if (opt.probe && !existsSync(probeModule)) fail(`cannot find ${probeModule}`);
+const loadAtStart = os.loadavg()[0]!.toFixed(2);
 const outcomes: Outcome[] = [];
 const errors: { kind: Kind; error: string }[] = [];
 for (const kind of databases) {
