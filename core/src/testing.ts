@@ -159,3 +159,29 @@ export async function signUpAdmin(server: { url: string }, email = 'admin@exampl
   if (key.status !== 200) throw new Error(`user.createApiKey: ${key.status} ${JSON.stringify(key.body)}`);
   return { client: new Client(server.url, { apiKey: key.body.key }), token, apiKey: key.body.key, userId: id, organizationId };
 }
+
+/**
+ * A new account in the admin's organization (user.createUserWithCredentials), signed in.
+ * `client` speaks with its bearer token, or with an API key of its own when via is 'apiKey'.
+ */
+export async function addMember(server: { url: string }, admin: Client, email: string, role: 'admin' | 'member' = 'member', password = 'member-password-1', via: 'token' | 'apiKey' = 'token') {
+  const created = await admin.post('user.createUserWithCredentials', { email, password, role });
+  if (created.status !== 200) throw new Error(`createUserWithCredentials: ${created.status} ${JSON.stringify(created.body)}`);
+  const login = await new Client(server.url).post('auth.login', { email, password });
+  if (login.status !== 200) throw new Error(`login: ${login.status} ${JSON.stringify(login.body)}`);
+  const token = login.body.token as string;
+  let apiKey: string | undefined;
+  if (via === 'apiKey') {
+    const key = await new Client(server.url, { token }).post('user.createApiKey', { name: email.slice(0, 32), metadata: { organizationId: login.body.organizationId } });
+    if (key.status !== 200) throw new Error(`createApiKey: ${key.status} ${JSON.stringify(key.body)}`);
+    apiKey = key.body.key as string;
+  }
+  return {
+    userId: created.body.userId as string,
+    membershipId: created.body.id as string,
+    token,
+    apiKey: apiKey as string,
+    password,
+    client: new Client(server.url, apiKey ? { apiKey } : { token }),
+  };
+}

@@ -1,20 +1,13 @@
 // auth.* over HTTP: the first admin, logins and bearer tokens, account changes, roles,
 // invitations and input validation, against a real kernel and PostgreSQL.
 import t from 'tap';
-import { startTestServer, signUpAdmin, Client, type TestServer } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, addMember, Client, type TestServer } from '@berth/core/testing';
 
 // No job scheduler: these tests need none, and it would keep the process alive after stop.
 const start = () => startTestServer({ plugins: ['auth', 'user', 'organization'], jobs: false });
 const PASSWORD = 'correct horse battery';
 
-/** A new account in the admin's organization, signed in with a bearer token. */
-async function addUser(server: TestServer, admin: Client, email: string, role: 'admin' | 'member' = 'member', password = 'member-password-1') {
-  const created = await admin.post('user.createUserWithCredentials', { email, password, role });
-  if (created.status !== 200) throw new Error(`createUserWithCredentials: ${created.status} ${JSON.stringify(created.body)}`);
-  const login = await new Client(server.url).post('auth.login', { email, password });
-  if (login.status !== 200) throw new Error(`login: ${login.status} ${JSON.stringify(login.body)}`);
-  return { userId: created.body.userId as string, token: login.body.token as string, client: new Client(server.url, { token: login.body.token }), password };
-}
+const addUser = addMember;
 
 const unauthorizedBody = { code: 'UNAUTHORIZED', message: String, issues: [] };
 const forbiddenBody = { code: 'FORBIDDEN', message: String, issues: [] };

@@ -1,19 +1,13 @@
 // organization.* over HTTP: tenants, their owner and members, the active organization of
 // a session or a key, and the wall between organizations.
 import t from 'tap';
-import { startTestServer, signUpAdmin, Client, type TestServer } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, addMember, Client, type TestServer } from '@berth/core/testing';
 
 const start = () => startTestServer({ plugins: ['auth', 'user', 'organization'], jobs: false });
 const PASSWORD = 'correct horse battery';
 const forbidden = { code: 'FORBIDDEN', message: String, issues: [] };
 
-/** A new account in the caller's organization, signed in with a bearer token. */
-async function addUser(server: TestServer, admin: Client, email: string, role: 'admin' | 'member' = 'member', password = 'member-password-1') {
-  const created = await admin.post('user.createUserWithCredentials', { email, password, role });
-  if (created.status !== 200) throw new Error(`createUserWithCredentials: ${created.status} ${JSON.stringify(created.body)}`);
-  const login = await new Client(server.url).post('auth.login', { email, password });
-  return { userId: created.body.userId as string, membershipId: created.body.id as string, token: login.body.token as string, client: new Client(server.url, { token: login.body.token }), password };
-}
+const addUser = addMember;
 
 async function keyFor(server: TestServer, holder: Client, organizationId: string, name = 'key') {
   const key = await holder.post('user.createApiKey', { name, metadata: { organizationId } });

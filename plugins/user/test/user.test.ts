@@ -1,21 +1,14 @@
 // user.* over HTTP: the caller, the members of its organization, profile changes, removal
 // and accounts created by admins.
 import t from 'tap';
-import { startTestServer, signUpAdmin, Client, type TestServer } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, addMember, Client, type TestServer } from '@berth/core/testing';
 
 const start = () => startTestServer({ plugins: ['auth', 'user', 'organization'], jobs: false });
 const PASSWORD = 'correct horse battery';
 
-/** A new account in the caller's organization, with a bearer token and an API key of its own. */
-async function addUser(server: TestServer, admin: Client, email: string, role: 'admin' | 'member' = 'member', password = 'member-password-1') {
-  const created = await admin.post('user.createUserWithCredentials', { email, password, role });
-  if (created.status !== 200) throw new Error(`createUserWithCredentials: ${created.status} ${JSON.stringify(created.body)}`);
-  const login = await new Client(server.url).post('auth.login', { email, password });
-  const withToken = new Client(server.url, { token: login.body.token });
-  const key = await withToken.post('user.createApiKey', { name: email.slice(0, 32), metadata: { organizationId: login.body.organizationId } });
-  if (key.status !== 200) throw new Error(`createApiKey: ${key.status} ${JSON.stringify(key.body)}`);
-  return { userId: created.body.userId as string, token: login.body.token as string, apiKey: key.body.key as string, client: new Client(server.url, { apiKey: key.body.key }), password };
-}
+/** A new account in the caller's organization, with a bearer token and an API key of its own (its client uses the key). */
+const addUser = (server: TestServer, admin: Client, email: string, role: 'admin' | 'member' = 'member', password = 'member-password-1') =>
+  addMember(server, admin, email, role, password, 'apiKey');
 
 /** The admin's own second organization, with a key acting in it. */
 async function secondOrganization(server: TestServer, token: string, name: string) {
