@@ -24,4 +24,18 @@ PG_PORT=$(pg_lsclusters -h | awk -v v="$PG_VERSION" '$1==v && $2=="main" {print 
 for _ in $(seq 50); do su postgres -c "psql -p $PG_PORT -qtAc 'select 1'" >/dev/null 2>&1 && break; sleep 0.2; done
 # Works with trust auth (as on our machines) and with password auth (a stock Debian install).
 su postgres -c "psql -p $PG_PORT -qtAc \"alter role postgres password 'postgres'\"" >/dev/null
+# ---- Docker engine in swarm mode (workloads run here; no registry is reachable, images are built locally)
+if ! command -v dockerd >/dev/null; then log "installing docker.io"; apt_install docker.io; fi
+if ! docker info >/dev/null 2>&1; then
+  log "starting dockerd"
+  mkdir -p /var/log/berth
+  nohup dockerd >/var/log/berth/dockerd.log 2>&1 &
+  for _ in $(seq 120); do docker info >/dev/null 2>&1 && break; sleep 0.5; done
+  docker info >/dev/null 2>&1 || { tail -20 /var/log/berth/dockerd.log >&2; exit 1; }
+fi
+if [ "$(docker info --format '{{.Swarm.LocalNodeState}}')" != active ]; then
+  log "initialising swarm mode"
+  docker swarm init --advertise-addr 127.0.0.1 >/dev/null
+fi
+
 echo "export BERTH_TEST_PG=postgresql://postgres:postgres@127.0.0.1:$PG_PORT/postgres"

@@ -19,6 +19,7 @@ export const ConfigSchema = Type.Object({
   dbPoolSize: Type.Integer({ minimum: 1, maximum: 100, default: 5, description: 'Connections in the ORM pool (env BERTH_DB_POOL)' }),
   jobs: Type.Boolean({ default: true, description: 'Run the job scheduler in this process (env BERTH_JOBS)' }),
   checkResponses: Type.Boolean({ default: false, description: 'Check every reply against its declared output schema; a mismatch is a 500 (tests turn it on; env BERTH_CHECK_RESPONSES)' }),
+  swarmAdvertiseAddr: Type.String({ minLength: 1, default: '127.0.0.1', description: 'Address the local engine advertises when Berth initialises swarm mode (env BERTH_SWARM_ADVERTISE_ADDR)' }),
   embeddedMemory: Type.Enum(['small', 'default'], { default: 'small', description: 'PGlite memory profile for the embedded database (env BERTH_EMBEDDED_MEMORY)' }),
 });
 export type BerthConfig = Static<typeof ConfigSchema>;
@@ -39,6 +40,7 @@ export const envNames: Record<ConfigKey, string> = {
   dbPoolSize: 'BERTH_DB_POOL',
   jobs: 'BERTH_JOBS',
   checkResponses: 'BERTH_CHECK_RESPONSES',
+  swarmAdvertiseAddr: 'BERTH_SWARM_ADVERTISE_ADDR',
   embeddedMemory: 'BERTH_EMBEDDED_MEMORY',
 };
 

@@ -9,6 +9,7 @@ import type { ProcedureRegistry, Principal } from './procedure.ts';
 import type { WorkloadRegistry } from './contracts/workloads.ts';
 import type { EnvironmentDirectory, ProjectDirectory } from './contracts/projects.ts';
 import type { JobScheduler } from './jobs.ts';
+import type { ContainerHosts } from './contracts/container-hosts.ts';
 import type { EventBus } from './events.ts';
 
 export interface Logger {
@@ -35,6 +36,8 @@ export interface Cradle {
   events: EventBus;
   /** The generated OpenAPI document (without the error responses; see transport/openapi.ts). */
   openapi: () => object;
+  /** Docker engines that run workloads (connected on first use). */
+  hosts: ContainerHosts;
   /** From the project plugin. */
   projects: ProjectDirectory;
   /** From the environment plugin. */

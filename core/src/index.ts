@@ -19,3 +19,4 @@ export { Migration } from '@mikro-orm/migrations';
 export type { EntityManager } from '@mikro-orm/postgresql';
 export { asValue, asClass, asFunction } from 'awilix';
 export { default as Type, type Static, type TSchema } from 'typebox';
+export { PLATFORM_NETWORK, type ContainerHosts } from './contracts/container-hosts.ts';

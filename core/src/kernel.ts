@@ -16,6 +16,7 @@ import { openOrm, migrate } from './persistence/orm.ts';
 import { identityEntities } from './identity/entities.ts';
 import { identityMigrations } from './identity/migrations.ts';
 import { IdentityService } from './identity/service.ts';
+import { LocalContainerHosts } from './hosts/local-engine.ts';
 import { loadPlugins, type LoadedPlugin } from './loader.ts';
 import type { BerthHost, PluginInfo } from './plugin.ts';
 import { mountProcedures } from './transport/http.ts';
@@ -82,6 +83,7 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
       jobs: asValue(jobs),
       principal: asValue(null),
       openapi: asValue(() => app.swagger()),
+      hosts: asClass(LocalContainerHosts).singleton(),
     });
 
     const entities: EntitySchema<any, any>[] = [...identityEntities];

@@ -1,0 +1,70 @@
+// The local Docker engine (DOCKER_HOST or the default socket). On first use it makes sure
+// the engine is a swarm manager and that the platform network exists; engine errors are
+// converted to domain errors here, at the boundary.
+import type Docker from 'dockerode';
+import { BerthError, conflict, notFound } from '../errors.ts';
+import type { Logger } from '../container.ts';
+import { PLATFORM_NETWORK, type ContainerHosts } from '../contracts/container-hosts.ts';
+
+interface EngineError { statusCode?: number; json?: { message?: string }; reason?: string; message?: string; code?: string }
+
+export class LocalContainerHosts implements ContainerHosts {
+  readonly #log: Logger;
+  readonly #advertiseAddr: string;
+  #ready?: Promise<Docker>;
+
+  constructor({ logger, config }: { logger: Logger; config: { swarmAdvertiseAddr: string } }) {
+    this.#log = logger;
+    this.#advertiseAddr = config.swarmAdvertiseAddr;
+  }
+
+  local(): Promise<Docker> {
+    // A failed preparation is retried on the next call rather than remembered.
+    this.#ready ??= this.#prepare().catch(e => {
+      this.#ready = undefined;
+      throw e;
+    });
+    return this.#ready;
+  }
+
+  async #prepare(): Promise<Docker> {
+    // Loaded on first use: a control plane that deploys nothing yet should not pay for it.
+    const { default: Dockerode } = await import('dockerode');
+    const docker = new Dockerode(); // honours DOCKER_HOST, else /var/run/docker.sock
+    const info = await this.call('reach the Docker engine', () => docker.info() as Promise<{ Swarm?: { LocalNodeState?: string; ControlAvailable?: boolean } }>);
+    if (info.Swarm?.LocalNodeState !== 'active') {
+      this.#log.info({ advertiseAddr: this.#advertiseAddr }, 'initialising swarm mode on the local engine');
+      await this.call('initialise swarm mode', () => docker.swarmInit({ ListenAddr: '0.0.0.0:2377', AdvertiseAddr: this.#advertiseAddr }));
+    } else if (info.Swarm.ControlAvailable === false) {
+      throw new BerthError('INTERNAL_SERVER_ERROR', 'The local Docker engine is a swarm worker; Berth needs a manager');
+    }
+    const networks = await this.call('list networks', () => docker.listNetworks({ filters: { name: [PLATFORM_NETWORK] } }));
+    if (!networks.some(n => n.Name === PLATFORM_NETWORK)) {
+      try {
+        await docker.createNetwork({ Name: PLATFORM_NETWORK, Driver: 'overlay', Attachable: true, Labels: { 'berth.managed': 'true' } });
+      } catch (e) {
+        // Another process created it meanwhile: fine.
+        if ((e as EngineError).statusCode !== 409) throw this.#convert('create the platform network', e);
+      }
+    }
+    return docker;
+  }
+
+  async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (e) {
+      throw this.#convert(what, e);
+    }
+  }
+
+  #convert(what: string, e: unknown): BerthError {
+    if (e instanceof BerthError) return e;
+    const err = e as EngineError;
+    const detail = err.json?.message ?? err.reason ?? err.message ?? String(e);
+    if (err.statusCode === 404) return notFound(`Docker: cannot ${what}: ${detail}`);
+    if (err.statusCode === 409) return conflict(`Docker: cannot ${what}: ${detail}`);
+    this.#log.error({ err: { statusCode: err.statusCode, code: err.code, message: detail } }, `Docker: cannot ${what}`);
+    return new BerthError('INTERNAL_SERVER_ERROR', `Docker: cannot ${what}`);
+  }
+}
