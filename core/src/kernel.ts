@@ -17,6 +17,7 @@ import { identityEntities } from './identity/entities.ts';
 import { identityMigrations } from './identity/migrations.ts';
 import { IdentityService } from './identity/service.ts';
 import { LocalContainerHosts } from './hosts/local-engine.ts';
+import { BuilderRegistry } from './contracts/builders.ts';
 import { loadPlugins, type LoadedPlugin } from './loader.ts';
 import type { BerthHost, PluginInfo } from './plugin.ts';
 import { mountProcedures } from './transport/http.ts';
@@ -84,6 +85,7 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
       principal: asValue(null),
       openapi: asValue(() => app.swagger()),
       hosts: asClass(LocalContainerHosts).singleton(),
+      builders: asValue(new BuilderRegistry()),
     });
 
     const entities: EntitySchema<any, any>[] = [...identityEntities];

@@ -2,6 +2,7 @@
 // owns a kind of workload registers a lister, so project and environment reads include it
 // without knowing the plugin.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { notFound } from '../errors.ts';
 
 /** The keys under which an environment lists its workloads, as the peer's API names them. */
 export const workloadKeys = ['applications', 'compose', 'postgres', 'mysql', 'mariadb', 'mongo', 'redis'] as const;
@@ -15,10 +16,48 @@ export interface WorkloadLister {
   list(environmentIds: string[], em: EntityManager): Promise<Map<string, Record<string, unknown>[]>>;
 }
 
+/** One workload, as other plugins need to see it (mounts, ports, domains, deployments). */
+export interface WorkloadRef {
+  /** application, compose, postgres, mysql, mariadb, mongo, redis... */
+  kind: string;
+  id: string;
+  organizationId: string;
+  environmentId: string;
+  /** The Swarm service name. */
+  appName: string;
+  serverId: string | null;
+}
+
+/** Finds workloads of one kind; registered by the plugin that owns the kind. */
+export interface WorkloadResolver {
+  readonly kind: string;
+  find(id: string, em: EntityManager): Promise<WorkloadRef | null>;
+  /** Workloads of this kind already named appName on the host (serverId null = local). */
+  findByAppName(appName: string, serverId: string | null, em: EntityManager): Promise<WorkloadRef | null>;
+}
+
 export class WorkloadRegistry {
   readonly #listers: WorkloadLister[] = [];
+  readonly #resolvers = new Map<string, WorkloadResolver>();
   register(lister: WorkloadLister): void {
     this.#listers.push(lister);
+  }
+  addResolver(resolver: WorkloadResolver): void {
+    this.#resolvers.set(resolver.kind, resolver);
+  }
+  /** The workload if it exists in the organization; NOT_FOUND otherwise (also for a kind nobody serves). */
+  async owner(kind: string, id: string, organizationId: string, em: EntityManager): Promise<WorkloadRef> {
+    const found = await this.#resolvers.get(kind)?.find(id, em);
+    if (!found || found.organizationId !== organizationId) throw notFound(kind.charAt(0).toUpperCase() + kind.slice(1));
+    return found;
+  }
+  /** Whichever workload of any kind holds appName on the host, so service names never collide. */
+  async byAppName(appName: string, serverId: string | null, em: EntityManager): Promise<WorkloadRef | null> {
+    for (const r of this.#resolvers.values()) {
+      const found = await r.findByAppName(appName, serverId, em);
+      if (found) return found;
+    }
+    return null;
   }
   /** Every environment's workloads; keys without a lister are empty lists. */
   async collect(environmentIds: string[], em: EntityManager): Promise<Map<string, EnvironmentWorkloads>> {

@@ -1,0 +1,92 @@
+// Deployments: one record per run of a workload job (deploy, redeploy, reload, start, stop,
+// rebuild...). The deployment plugin owns the records, their logs and the durable queue;
+// workload plugins register a Deployer for their target type and enqueue work through the
+// `deployments` service. Nothing here knows a workload kind.
+import type { EntityManager } from '@mikro-orm/postgresql';
+
+/** queued (waiting its turn) → running → done | error | cancelled. */
+export type DeploymentStatus = 'queued' | 'running' | 'done' | 'error' | 'cancelled';
+export const deploymentStatuses: DeploymentStatus[] = ['queued', 'running', 'done', 'error', 'cancelled'];
+
+/** What a deployment belongs to; each has its own id field on the record (applicationId, composeId, postgresId...). */
+export const deploymentTargetTypes = ['application', 'compose', 'server', 'schedule', 'previewDeployment', 'backup', 'volumeBackup', 'postgres', 'mysql', 'mariadb', 'mongo', 'redis'] as const;
+export type DeploymentTargetType = (typeof deploymentTargetTypes)[number];
+
+/** A deployment as the API answers it. */
+export interface DeploymentRecord {
+  deploymentId: string;
+  title: string;
+  description: string | null;
+  status: DeploymentStatus;
+  /** The job kind the deployer runs: deploy, redeploy, reload, start, stop... */
+  action: string;
+  targetType: DeploymentTargetType;
+  targetId: string;
+  organizationId: string;
+  /** The host that runs it (null = the local engine); concurrency is counted per host. */
+  serverId: string | null;
+  /** Where the log is written on disk. */
+  logPath: string;
+  errorMessage: string | null;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+}
+
+/** What a deployer's job sees while it runs. */
+export interface DeploymentRun {
+  readonly deployment: DeploymentRecord;
+  /** Aborted by cancelDeployment / killBuild / killProcess and by the hard timeout; pass it to every program and engine call. */
+  readonly signal: AbortSignal;
+  /** Appends a line to the deployment's log (secrets registered with redact() are masked). */
+  log(line: string): void;
+  /** Masks this value wherever it would appear in the log from now on. */
+  redact(secret: string | null | undefined): void;
+  /** A unit of work of its own (jobs run outside requests). */
+  readonly em: EntityManager;
+}
+
+/** Runs the jobs of one target type; registered by the plugin that owns the workload. */
+export interface Deployer {
+  readonly targetType: DeploymentTargetType;
+  /** Does the work; resolves = done, throws = error (the message is the record's errorMessage and ends the log). */
+  run(action: string, run: DeploymentRun): Promise<void>;
+  /**
+   * Called when a deployment of this target ends without the deployer's own bookkeeping:
+   * failed, timed out, cancelled, or found `running` at boot after the process died.
+   * The deployer sets its workload's status (e.g. applicationStatus = error).
+   */
+  settle(targetId: string, outcome: 'error' | 'cancelled', reason: string, em: EntityManager): Promise<void>;
+}
+
+export interface EnqueueRequest {
+  targetType: DeploymentTargetType;
+  targetId: string;
+  organizationId: string;
+  serverId: string | null;
+  action: string;
+  title: string;
+  description?: string | null;
+}
+
+/** Registered as `deployments` by the deployment plugin. */
+export interface DeploymentService {
+  register(deployer: Deployer): void;
+  /** Stores a queued deployment and puts its job on the durable queue; answers the record. */
+  enqueue(request: EnqueueRequest, em: EntityManager): Promise<DeploymentRecord>;
+  /** The target's deployments, newest first. */
+  listFor(targetType: DeploymentTargetType, targetIds: string[], em: EntityManager): Promise<Map<string, DeploymentRecord[]>>;
+  /** Stops the target's running deployment (its signal aborts) and cancels its queued ones; answers how many were stopped. */
+  cancelFor(targetType: DeploymentTargetType, targetId: string, em: EntityManager): Promise<number>;
+  /** Drops the target's queued (not running) deployments: marks them cancelled. */
+  clearQueueFor(targetType: DeploymentTargetType, targetId: string, em: EntityManager): Promise<number>;
+  /** Removes the target's finished deployments and their logs (all of them when the target is deleted). */
+  removeFor(targetType: DeploymentTargetType, targetId: string, em: EntityManager, options?: { includeActive?: boolean }): Promise<void>;
+}
+
+declare module '../container.ts' {
+  interface Cradle {
+    /** From the deployment plugin. */
+    deployments: DeploymentService;
+  }
+}
