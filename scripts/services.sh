@@ -38,4 +38,8 @@ if [ "$(docker info --format '{{.Swarm.LocalNodeState}}')" != active ]; then
   docker swarm init --advertise-addr 127.0.0.1 >/dev/null
 fi
 
+# ---- Test images, built locally from busybox-static (no registry is reachable)
+if ! dpkg -s busybox-static >/dev/null 2>&1; then log "installing busybox-static"; apt_install busybox-static; fi
+bash "$(dirname "$0")/test-images.sh"
+
 echo "export BERTH_TEST_PG=postgresql://postgres:postgres@127.0.0.1:$PG_PORT/postgres"
