@@ -25,3 +25,4 @@ export { buildTypes, BuilderRegistry, type BuildType, type BuildIo, type BuildRe
 export type { WorkloadService, ServiceMount, ServicePort, SwarmHealthCheck, SwarmRestartPolicy, SwarmPlacement, SwarmUpdateConfig, SwarmMode, SwarmNetwork } from './contracts/services.ts';
 export { mountServiceTypes, type MountServiceType, type MountRecord, type PortRecord, type MountDirectory, type PortDirectory } from './contracts/attachments.ts';
 export type { WorkloadRef, WorkloadResolver } from './contracts/workloads.ts';
+export type { SshKeyVault } from './contracts/ssh-keys.ts';

@@ -45,6 +45,8 @@ export interface EnvironmentDirectory {
   get(environmentId: string, organizationId: string, em: EntityManager): Promise<EnvironmentRef>;
   /** The project's default environment: where the older variant's `projectId` puts a workload. */
   defaultOf(projectId: string, organizationId: string, em: EntityManager): Promise<EnvironmentRef>;
+  /** The environment variables texts a workload's `${{project.KEY}}` and `${{environment.KEY}}` references read. */
+  variables(environmentId: string, organizationId: string, em: EntityManager): Promise<{ project: string; environment: string }>;
   /** Adds the default environment ("production") of a new project to the unit of work (flushed by the caller). */
   createDefault(projectId: string, organizationId: string, em: EntityManager): EnvironmentRef;
   /** Every environment of the given projects with its workloads, grouped by projectId, default first. */

@@ -59,6 +59,15 @@ export class EnvironmentService implements EnvironmentDirectory {
     return toRef(found);
   }
 
+  async variables(environmentId: string, organizationId: string, em: EntityManager): Promise<{ project: string; environment: string }> {
+    const [row] = await em.execute<{ project_env: string; environment_env: string }[]>(
+      'select p.env as project_env, e.env as environment_env from environments e join projects p on p.project_id = e.project_id where e.environment_id = ? and e.organization_id = ?',
+      [environmentId, organizationId],
+    );
+    if (!row) throw notFound('Environment');
+    return { project: row.project_env, environment: row.environment_env };
+  }
+
   createDefault(projectId: string, organizationId: string, em: EntityManager): EnvironmentRef {
     return toRef(this.#new(em, { projectId, organizationId, name: DEFAULT_ENVIRONMENT, isDefault: true }));
   }

@@ -61,10 +61,3 @@ export const sshKeyProcedures = (keys: SshKeyService) => [
     handler: ({ type }) => keys.generate(type ?? 'ed25519'),
   }),
 ];
-
-declare module '@berth/core' {
-  interface Cradle {
-    /** SSH keys of organizations; privateKeyOf gives git and server plugins a decrypted key. */
-    sshKeys: import('./service.ts').SshKeyService;
-  }
-}

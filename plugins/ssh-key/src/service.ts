@@ -1,6 +1,6 @@
 // SSH keys of the organization, and what other plugins (git, servers) use to get a private
 // key. A record of another organization is NOT_FOUND, never FORBIDDEN.
-import { iso, invalidField, newId, notFound, type EntityManager, type SecretBox } from '@berth/core';
+import { iso, invalidField, newId, notFound, type EntityManager, type SecretBox, type SshKeyVault } from '@berth/core';
 import { SshKey, type SshKeyRow } from './entities.ts';
 import { generateSshKeyPair, keysMatch, parsePrivateKey, parsePublicKey, type SshKeyType } from './keys.ts';
 import type { CreateInput, GeneratedKeyPair, SshKeyView, UpdateInput } from './schemas.ts';
@@ -15,7 +15,7 @@ const toView = (k: SshKeyRow): SshKeyView => ({
   createdAt: iso(k.createdAt)!,
 });
 
-export class SshKeyService {
+export class SshKeyService implements SshKeyVault {
   /** Resolved on use: the kernel's SecretBox. */
   readonly #secrets: () => SecretBox;
 
@@ -24,9 +24,12 @@ export class SshKeyService {
   }
 
   // ------------------------------------------------------------ for other plugins
-  /** The decrypted private key (PEM or OpenSSH text, as it was given) of one of the organization's keys. */
-  async privateKeyOf(sshKeyId: string, organizationId: string, em: EntityManager): Promise<string> {
-    return this.#secrets().decrypt((await this.#find(sshKeyId, organizationId, em)).privateKey);
+  /** The decrypted private key (PEM or OpenSSH text, as it was given) of one of the organization's keys; marks it used. */
+  async privateKey(sshKeyId: string, organizationId: string, em: EntityManager): Promise<string> {
+    const row = await this.#find(sshKeyId, organizationId, em);
+    row.lastUsedAt = new Date();
+    await em.flush();
+    return this.#secrets().decrypt(row.privateKey);
   }
 
   // ------------------------------------------------------------ sshKey.*

@@ -94,8 +94,8 @@ t.test('ssh key operations', async t => {
   t.test('the container service gives other plugins the decrypted private key', async t => {
     const { sshKeys, orm } = server.kernel.container.cradle;
     const em = orm.em.fork();
-    t.equal((await sshKeys.privateKeyOf(edKeyId, organizationId, em)).trim(), ed.body.privateKey.trim());
-    await t.rejects(sshKeys.privateKeyOf(edKeyId, 'another-organization', em), { code: 'NOT_FOUND' });
+    t.equal((await sshKeys.privateKey(edKeyId, organizationId, em)).trim(), ed.body.privateKey.trim());
+    await t.rejects(sshKeys.privateKey(edKeyId, 'another-organization', em), { code: 'NOT_FOUND' });
   });
 
   t.test('keys that do not parse or do not match are 400s naming the field', async t => {
@@ -132,7 +132,7 @@ t.test('ssh key operations', async t => {
       const res = await client.post('sshKey.create', { name: `openssh-${type}`, publicKey, privateKey });
       t.equal(res.status, 200, type);
       const { sshKeys, orm } = server.kernel.container.cradle;
-      t.equal(await sshKeys.privateKeyOf(res.body.sshKeyId, organizationId, orm.em.fork()), privateKey, 'handed back as given');
+      t.equal(await sshKeys.privateKey(res.body.sshKeyId, organizationId, orm.em.fork()), privateKey, 'handed back as given');
       const other = (await client.post('sshKey.generate', { type })).body;
       t.equal((await client.post('sshKey.create', { name: 'x', publicKey: other.publicKey, privateKey })).status, 400, 'and checked against the public key');
       await client.post('sshKey.remove', { sshKeyId: res.body.sshKeyId });

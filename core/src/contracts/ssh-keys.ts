@@ -1,0 +1,16 @@
+// What the ssh-key plugin offers others: the private key of a stored key pair, for git
+// clones and (later) remote servers. Never answered over the API after creation.
+import type { EntityManager } from '@mikro-orm/postgresql';
+
+/** Registered as `sshKeys` by the ssh-key plugin. */
+export interface SshKeyVault {
+  /** The unsealed private key (OpenSSH or PEM text); NOT_FOUND for another organization's key. Marks the key used. */
+  privateKey(sshKeyId: string, organizationId: string, em: EntityManager): Promise<string>;
+}
+
+declare module '../container.ts' {
+  interface Cradle {
+    /** From the ssh-key plugin. */
+    sshKeys: SshKeyVault;
+  }
+}
