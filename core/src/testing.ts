@@ -185,3 +185,4 @@ export async function addMember(server: { url: string }, admin: Client, email: s
     client: new Client(server.url, apiKey ? { apiKey } : { token }),
   };
 }
+export * from './testing-images.ts';

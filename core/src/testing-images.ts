@@ -1,0 +1,62 @@
+// Test fixtures for builds and deployments: the locally built images (scripts/test-images.sh,
+// no registry is reachable) and real git repositories in temporary directories.
+import { execFile } from 'node:child_process';
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+/** A busybox-static base image: sh, httpd, nc, wget, printenv... CMD ["sh"]. */
+export const TEST_BASE_IMAGE = 'berth-test/busybox:1';
+/** FROM the base image, serves TEST_STATIC_ROOT on port 80 (the static builder's image in tests). */
+export const TEST_STATIC_IMAGE = 'berth-test/static-httpd:1';
+export const TEST_STATIC_ROOT = '/www';
+
+export interface GitRepoOptions {
+  /** The branch of the first commit (default "main"). */
+  branch?: string;
+  message?: string;
+}
+
+export interface TestGitRepo {
+  /** Absolute path of the working tree (clone it by path or as file://<dir>). */
+  dir: string;
+  /** The sha of the first commit. */
+  commit: string;
+  cleanup(): Promise<void>;
+}
+
+// Identity given per command, so the host's git configuration needs nothing.
+const identity = ['-c', 'user.name=Berth Test', '-c', 'user.email=test@berth.invalid', '-c', 'commit.gpgsign=false'];
+
+async function git(dir: string, args: string[]): Promise<string> {
+  const { stdout } = await run('git', [...identity, ...args], { cwd: dir, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } });
+  return stdout.trim();
+}
+
+/** Writes the files (path relative to dir → content; null removes it), commits them all, answers the new commit's sha. */
+export async function commitFiles(dir: string, files: Record<string, string | null>, message = 'update'): Promise<string> {
+  for (const [name, content] of Object.entries(files)) {
+    const file = path.resolve(dir, name);
+    if (!file.startsWith(dir + path.sep)) throw new Error(`commitFiles: ${name} is outside the repository`);
+    if (content === null) {
+      await rm(file, { force: true });
+    } else {
+      await mkdir(path.dirname(file), { recursive: true });
+      await writeFile(file, content);
+    }
+  }
+  await git(dir, ['add', '-A']);
+  await git(dir, ['commit', '-q', '--allow-empty', '-m', message]);
+  return git(dir, ['rev-parse', 'HEAD']);
+}
+
+/** A new git repository in a temporary directory with one commit of the given files. */
+export async function makeGitRepo(files: Record<string, string>, opts: GitRepoOptions = {}): Promise<TestGitRepo> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'berth-git-'));
+  await git(dir, ['init', '-q', '-b', opts.branch ?? 'main']);
+  const commit = await commitFiles(dir, files, opts.message ?? 'initial commit');
+  return { dir, commit, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
