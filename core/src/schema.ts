@@ -6,8 +6,8 @@ export const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]
 export const NonEmpty = (opts: object = {}) => Type.String({ minLength: 1, ...opts });
 /** Timestamps are ISO 8601 strings on the wire. */
 export const Timestamp = () => Type.String({ format: 'date-time' });
-/** appName: what reaches the host as a service name; strict on purpose. */
-export const AppName = () => Type.String({ minLength: 1, maxLength: 63, pattern: '^[a-zA-Z0-9._-]+$' });
+/** appName: what reaches the host as a Swarm service name and a DNS label, so strict on purpose: letters, digits, - and _, starting and ending with a letter or digit. */
+export const AppName = () => Type.String({ minLength: 1, maxLength: 63, pattern: '^[a-zA-Z0-9](?:[a-zA-Z0-9_-]*[a-zA-Z0-9])?$' });
 /** An e-mail address (JSON Schema format "email"). */
 export const Email = () => Type.String({ format: 'email', minLength: 1 });
 export const Status = () => Type.Enum(['idle', 'running', 'done', 'error']);
