@@ -1,0 +1,23 @@
+import { asValue, definePlugin } from '@berth/core';
+import pkg from '../package.json' with { type: 'json' };
+import { mountEntities } from './entities.ts';
+import { mountMigrations } from './migrations.ts';
+import { mountProcedures } from './procedures.ts';
+import { MountService } from './service.ts';
+
+export default definePlugin({
+  name: 'mounts',
+  version: pkg.version,
+  setup(berth) {
+    const mounts = new MountService({
+      workloads: berth.workloads,
+      secrets: () => berth.container.cradle.secrets,
+      hosts: () => berth.container.cradle.hosts,
+      rules: { deniedTrees: [berth.config.dataDir] },
+    });
+    berth.entities(...mountEntities);
+    berth.migrations(...mountMigrations);
+    berth.provide({ mounts: asValue(mounts) });
+    berth.procedures(...mountProcedures(mounts));
+  },
+});

@@ -1,0 +1,197 @@
+// Mounts of workloads, and the MountDirectory the deploy pipelines read. The workload must
+// exist in the caller's organization (asked of the plugin that owns its kind, through the
+// WorkloadRegistry); a mount of another organization is NOT_FOUND, never FORBIDDEN. Only
+// admins may create or change bind mounts: a host path in a container reaches the host.
+import {
+  badRequest, conflict, forbidden, invalidField, mountServiceTypes, newId, notFound,
+  type ContainerHosts, type EntityManager, type MountDirectory, type MountRecord, type MountServiceType,
+  type Role, type SecretBox, type WorkloadRegistry,
+} from '@berth/core';
+import { Mount, type MountRow } from './entities.ts';
+import { checkMount, type MountRules, type StoredMount } from './paths.ts';
+import type { ContainerVolume, CreateInput, UpdateInput } from './schemas.ts';
+
+type OwnerKey = `${MountServiceType}Id`;
+const ownerKey = (serviceType: MountServiceType): OwnerKey => `${serviceType}Id`;
+const ownerKeys = mountServiceTypes.map(ownerKey);
+const noOwners = () => Object.fromEntries(ownerKeys.map(k => [k, null])) as Record<OwnerKey, string | null>;
+const ownedBy = (serviceType: MountServiceType, ids: string | string[]) =>
+  ({ [ownerKey(serviceType)]: Array.isArray(ids) ? { $in: ids } : ids }) as Partial<Record<OwnerKey, string>>;
+const order = { orderBy: { createdAt: 'asc', mountId: 'asc' } } as const;
+
+/** Who asks: the organization every read and write is confined to, and the caller's role there. */
+export interface Caller {
+  organizationId: string;
+  role: Role;
+}
+
+export interface MountServiceDeps {
+  workloads: WorkloadRegistry;
+  /** Resolved on use: the kernel's SecretBox and container hosts. */
+  secrets: () => SecretBox;
+  hosts: () => ContainerHosts;
+  /** What bind mounts may reach, beyond the built-in deny list (Berth's data directory). */
+  rules?: MountRules;
+}
+
+export class MountService implements MountDirectory {
+  readonly #workloads: WorkloadRegistry;
+  readonly #secrets: () => SecretBox;
+  readonly #hosts: () => ContainerHosts;
+  readonly #rules: MountRules;
+
+  constructor(deps: MountServiceDeps) {
+    this.#rules = deps.rules ?? {};
+    this.#workloads = deps.workloads;
+    this.#secrets = deps.secrets;
+    this.#hosts = deps.hosts;
+  }
+
+  // ------------------------------------------------------------ MountDirectory
+  async forServices(serviceType: MountServiceType, serviceIds: string[], em: EntityManager): Promise<Map<string, MountRecord[]>> {
+    const out = new Map<string, MountRecord[]>(serviceIds.map(id => [id, []]));
+    if (!serviceIds.length) return out;
+    const key = ownerKey(serviceType);
+    for (const row of await em.find(Mount, ownedBy(serviceType, serviceIds), order)) out.get(row[key]!)?.push(this.#toRecord(row));
+    return out;
+  }
+
+  async removeForService(serviceType: MountServiceType, serviceId: string, em: EntityManager): Promise<void> {
+    await em.nativeDelete(Mount, ownedBy(serviceType, serviceId));
+  }
+
+  // ------------------------------------------------------------ mounts.*
+  async create(input: CreateInput, caller: Caller, em: EntityManager): Promise<MountRecord> {
+    const serviceType = input.serviceType ?? 'application';
+    const mount = checkMount(input, this.#rules);
+    if (mount.type === 'bind') assertMayBind(caller);
+    await this.#workloads.owner(serviceType, input.serviceId, caller.organizationId, em);
+    await this.#assertFree(mount, serviceType, input.serviceId, null, em);
+    const row = em.create(Mount, {
+      mountId: newId(),
+      ...mount,
+      content: this.#seal(mount.content),
+      serviceType,
+      ...noOwners(),
+      [ownerKey(serviceType)]: input.serviceId,
+      organizationId: caller.organizationId,
+      createdAt: new Date(),
+    });
+    await em.flush();
+    return this.#toRecord(row);
+  }
+
+  async one(mountId: string, organizationId: string, em: EntityManager): Promise<MountRecord> {
+    return this.#toRecord(await this.#find(mountId, organizationId, em));
+  }
+
+  /** Changes what is given; the result is checked as a whole (type, paths, owner). */
+  async update(input: UpdateInput, caller: Caller, em: EntityManager): Promise<MountRecord> {
+    const row = await this.#find(input.mountId, caller.organizationId, em);
+    const given = <K extends 'hostPath' | 'volumeName' | 'filePath'>(k: K) => (input[k] !== undefined ? input[k] : row[k]);
+    const mount = checkMount({
+      type: input.type ?? row.type,
+      hostPath: given('hostPath'),
+      volumeName: given('volumeName'),
+      filePath: given('filePath'),
+      content: input.content !== undefined ? input.content : this.#open(row.content),
+      mountPath: input.mountPath ?? row.mountPath,
+    }, this.#rules);
+    if (row.type === 'bind' || mount.type === 'bind') assertMayBind(caller);
+
+    // A mount has one owner: the column named for its serviceType.
+    const serviceType = input.serviceType ?? row.serviceType;
+    const key = ownerKey(serviceType);
+    for (const k of ownerKeys) {
+      if (k !== key && typeof input[k] === 'string') throw invalidField(k, `the mount belongs to a ${serviceType} (serviceType); set serviceType to move it`);
+    }
+    const serviceId = input[key] !== undefined ? input[key] : serviceType === row.serviceType ? row[key] : null;
+    if (!serviceId) throw invalidField(key, `required: the ${serviceType} the mount belongs to`);
+    if (serviceType !== row.serviceType || serviceId !== row[key]) await this.#workloads.owner(serviceType, serviceId, caller.organizationId, em);
+    await this.#assertFree(mount, serviceType, serviceId, row.mountId, em);
+
+    Object.assign(row, { ...mount, content: this.#seal(mount.content), serviceType, ...noOwners(), [key]: serviceId });
+    await em.flush();
+    return this.#toRecord(row);
+  }
+
+  /** Deletes the mount; answers it as it was. */
+  async remove(mountId: string, organizationId: string, em: EntityManager): Promise<MountRecord> {
+    const record = this.#toRecord(await this.#find(mountId, organizationId, em));
+    await em.nativeDelete(Mount, { mountId, organizationId });
+    return record;
+  }
+
+  /** The workload's mounts, oldest first; NOT_FOUND unless the workload is the organization's. */
+  async listByService(serviceType: MountServiceType, serviceId: string, organizationId: string, em: EntityManager): Promise<MountRecord[]> {
+    await this.#workloads.owner(serviceType, serviceId, organizationId, em);
+    const rows = await em.find(Mount, { ...ownedBy(serviceType, serviceId), organizationId }, order);
+    return rows.map(row => this.#toRecord(row));
+  }
+
+  /**
+   * The named volumes mounted in the application's running container, as the engine reports
+   * them (what volume backups choose from); none while nothing runs.
+   */
+  async namedVolumesOfApplication(applicationId: string, organizationId: string, em: EntityManager): Promise<ContainerVolume[]> {
+    const app = await this.#workloads.owner('application', applicationId, organizationId, em);
+    if (app.serverId) throw badRequest('Reading the containers of a remote server is not supported yet');
+    const hosts = this.#hosts();
+    const docker = await hosts.local();
+    const containers = await hosts.call('list the application\'s containers', () =>
+      docker.listContainers({ filters: { label: [`com.docker.swarm.service.name=${app.appName}`] } }));
+    const mounts = containers[0]?.Mounts ?? [];
+    return mounts
+      .filter(m => m.Type === 'volume' && m.Source !== '')
+      .map(m => ({
+        Type: m.Type, Name: m.Name, Source: m.Source, Destination: m.Destination,
+        Driver: m.Driver, Mode: m.Mode, RW: m.RW, Propagation: m.Propagation,
+      }));
+  }
+
+  // ------------------------------------------------------------ internals
+  /** One workload cannot mount two things at one path, nor keep two file mounts in one file. */
+  async #assertFree(mount: StoredMount, serviceType: MountServiceType, serviceId: string, self: string | null, em: EntityManager): Promise<void> {
+    const others = (await em.find(Mount, ownedBy(serviceType, serviceId))).filter(o => o.mountId !== self);
+    if (others.some(o => o.mountPath === mount.mountPath)) throw conflict(`mountPath ${mount.mountPath} is already mounted in this ${serviceType}`);
+    if (mount.filePath !== null && others.some(o => o.filePath === mount.filePath)) throw conflict(`filePath ${mount.filePath} is already the file of another mount of this ${serviceType}`);
+  }
+
+  async #find(mountId: string, organizationId: string, em: EntityManager): Promise<MountRow> {
+    const row = await em.findOne(Mount, { mountId, organizationId });
+    if (!row) throw notFound('Mount');
+    return row;
+  }
+
+  #seal(content: string | null | undefined): string | null {
+    return content === null || content === undefined ? null : this.#secrets().encrypt(content);
+  }
+
+  #open(sealed: string | null | undefined): string | null {
+    return sealed === null || sealed === undefined ? null : this.#secrets().decrypt(sealed);
+  }
+
+  #toRecord(row: MountRow): MountRecord {
+    return {
+      mountId: row.mountId,
+      type: row.type,
+      hostPath: row.hostPath ?? null,
+      volumeName: row.volumeName ?? null,
+      filePath: row.filePath ?? null,
+      content: this.#open(row.content),
+      mountPath: row.mountPath,
+      serviceType: row.serviceType,
+      applicationId: row.applicationId ?? null,
+      postgresId: row.postgresId ?? null,
+      mariadbId: row.mariadbId ?? null,
+      mongoId: row.mongoId ?? null,
+      mysqlId: row.mysqlId ?? null,
+      redisId: row.redisId ?? null,
+      composeId: row.composeId ?? null,
+    };
+  }
+}
+
+function assertMayBind(caller: Caller): void {
+  if (caller.role === 'member') throw forbidden('Only admins can create or change bind mounts (a host path reaches the host)');
+}
