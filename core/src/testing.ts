@@ -7,6 +7,7 @@ import pg from 'pg';
 import { createKernel, type Kernel } from './kernel.ts';
 import type { BerthConfig } from './config.ts';
 import { newId } from './crypto.ts';
+import type { Principal } from './procedure.ts';
 
 export const adminServerUrl = () => process.env.BERTH_TEST_PG ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 export const testDbMode = (): 'external' | 'embedded' => (process.env.BERTH_TEST_DB === 'embedded' ? 'embedded' : 'external');
@@ -185,4 +186,14 @@ export async function addMember(server: { url: string }, admin: Client, email: s
     client: new Client(server.url, apiKey ? { apiKey } : { token }),
   };
 }
+
+/** An API key of the same user, acting in a second organization it owns (cross-organization tests). */
+export async function otherOrganization(server: { url: string; kernel: Kernel }, userId: string): Promise<{ organizationId: string; client: Client }> {
+  const identity = server.kernel.container.cradle.identity;
+  const org = await identity.createOrganization(userId, 'Other');
+  const principal: Principal = { userId, organizationId: org.id, role: 'owner', via: 'apiKey', credentialId: '' };
+  const key = await identity.createApiKey(principal, { name: 'other', organizationId: org.id });
+  return { organizationId: org.id, client: new Client(server.url, { apiKey: key.key }) };
+}
+
 export * from './testing-images.ts';

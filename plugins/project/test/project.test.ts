@@ -1,21 +1,12 @@
 // project.* through the real kernel, a real PostgreSQL database and both wire forms.
 import t from 'tap';
-import { startTestServer, signUpAdmin, createTestDatabase, Client, type TestServer } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, createTestDatabase, otherOrganization, Client, type TestServer } from '@berth/core/testing';
 import { createKernel, type Principal } from '@berth/core';
 
 // These operations queue no jobs: no scheduler, so each server stops at once.
 const start = () => startTestServer({ jobs: false });
 
 const workloadLists = { applications: [], compose: [], postgres: [], mysql: [], mariadb: [], mongo: [], redis: [] };
-
-/** An API key of the same admin, acting in a second organization it owns. */
-async function otherOrganization(server: TestServer, userId: string) {
-  const identity = server.kernel.container.cradle.identity;
-  const org = await identity.createOrganization(userId, 'Other');
-  const principal: Principal = { userId, organizationId: org.id, role: 'owner', via: 'apiKey', credentialId: '' };
-  const key = await identity.createApiKey(principal, { name: 'other', organizationId: org.id });
-  return { organizationId: org.id, client: new Client(server.url, { apiKey: key.key }) };
-}
 
 /** A plain member of the organization (not an admin), with an API key. */
 async function member(server: TestServer, organizationId: string) {
