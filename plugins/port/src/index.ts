@@ -1,0 +1,22 @@
+import { asValue, definePlugin } from '@berth/core';
+import pkg from '../package.json' with { type: 'json' };
+import { portEntities } from './entities.ts';
+import { portMigrations } from './migrations.ts';
+import { portProcedures } from './procedures.ts';
+import { PortService } from './service.ts';
+
+export default definePlugin({
+  name: 'port',
+  version: pkg.version,
+  setup(berth) {
+    const ports = new PortService({
+      workloads: berth.workloads,
+      // Port 0 means an ephemeral port chosen at listen time: nothing to reserve.
+      reservedLocalPorts: () => (berth.config.port ? [berth.config.port] : []),
+    });
+    berth.entities(...portEntities);
+    berth.migrations(...portMigrations);
+    berth.provide({ ports: asValue(ports) });
+    berth.procedures(...portProcedures(ports));
+  },
+});
