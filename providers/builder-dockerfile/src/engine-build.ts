@@ -1,0 +1,167 @@
+// One engine build for every builder that produces a Dockerfile: the context directory is
+// packed (honouring .dockerignore) and sent to the engine's build API; its output is streamed
+// line by line into the deployment log with secrets masked; an abort drops the request (the
+// engine then stops the build and removes its intermediate container).
+import { lstatSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import dockerignoreModule from '@balena/dockerignore';
+import tar from 'tar-fs';
+import type Docker from 'dockerode';
+import type { BuildIo } from '@berth/core';
+
+// The package is CommonJS (module.exports = factory) while its types declare an ES default export.
+const dockerignore = dockerignoreModule as unknown as typeof dockerignoreModule.default;
+
+/** An image reference as Berth accepts them: [registry[:port]/]name[/name...][:tag][@sha256:digest]. */
+export const IMAGE_REF = /^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::[0-9]{1,5})?(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$/;
+const BUILD_ARG = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const STAGE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
+/** What a secret becomes in the log. */
+export const MASK = '******';
+
+/** Replaces every secret value in a line by ******, longest first (a secret may contain another). */
+export function masker(secrets: string[]): (line: string) => string {
+  const values = [...new Set(secrets.filter(s => s.length > 0))].sort((a, b) => b.length - a.length);
+  return line => values.reduce((out, s) => out.split(s).join(MASK), line);
+}
+
+export interface ContextBuild extends BuildIo {
+  engine: Docker;
+  /** Absolute directory sent as the build context. */
+  contextDir: string;
+  /** The Dockerfile, relative to contextDir, "/"-separated. */
+  dockerfile: string;
+  imageTag: string;
+  buildArgs: Record<string, string>;
+  target: string | null;
+  labels: Record<string, string>;
+  secrets: string[];
+}
+
+function packContext(contextDir: string, dockerfile: string): Readable {
+  let rules: string | null = null;
+  try {
+    rules = readFileSync(path.join(contextDir, '.dockerignore'), 'utf8');
+  } catch {
+    // no .dockerignore: everything is sent
+  }
+  let ignore: (file: string) => boolean = () => false;
+  if (rules !== null) {
+    const matcher = dockerignore({ ignorecase: false }).add(rules);
+    // With exceptions ("!keep/this") an ignored directory may hold kept files: filter files only then.
+    const hasExceptions = rules.split(/\r?\n/).some(l => l.trim().startsWith('!'));
+    ignore = file => {
+      const rel = path.relative(contextDir, file).split(path.sep).join('/');
+      if (rel === dockerfile || rel === '.dockerignore' || !matcher.ignores(rel)) return false;
+      return !(hasExceptions && lstatSync(file).isDirectory());
+    };
+  }
+  return tar.pack(contextDir, { ignore }) as unknown as Readable;
+}
+
+/** The error an aborted build rejects with: the abort's own reason when it gave one (e.g. a timeout). */
+export function cancelled(signal: AbortSignal): Error {
+  const reason = signal.reason as unknown;
+  return reason instanceof Error && reason.name !== 'AbortError' ? reason : new Error('The build was cancelled');
+}
+
+interface BuildEvent {
+  stream?: string;
+  status?: string;
+  progress?: string;
+  error?: string;
+  errorDetail?: { message?: string };
+}
+
+/** Sends contextDir to the engine and builds it; resolves when the image is tagged, throws naming the failed step. */
+export async function buildContext(b: ContextBuild): Promise<void> {
+  if (!IMAGE_REF.test(b.imageTag)) throw new Error(`"${b.imageTag}" is not a valid image tag`);
+  for (const name of Object.keys(b.buildArgs)) {
+    if (!BUILD_ARG.test(name)) throw new Error(`Build argument "${name}" is not a valid name (letters, digits and _, not starting with a digit)`);
+  }
+  if (b.target !== null && !STAGE.test(b.target)) throw new Error(`Build stage "${b.target}" is not a valid stage name`);
+  if (b.signal.aborted) throw cancelled(b.signal);
+  const mask = masker(b.secrets);
+  const pack = packContext(b.contextDir, b.dockerfile);
+  let output: Readable;
+  try {
+    output = (await b.engine.buildImage(pack, {
+      t: b.imageTag,
+      dockerfile: b.dockerfile,
+      buildargs: b.buildArgs,
+      ...(b.target ? { target: b.target } : {}),
+      labels: b.labels,
+      rm: true,
+      forcerm: true,
+      // Never pull on purpose; a base image that is missing is still looked up by the engine.
+      pull: false,
+      abortSignal: b.signal,
+    })) as Readable;
+  } catch (e) {
+    pack.destroy();
+    if (b.signal.aborted) throw cancelled(b.signal);
+    const err = e as { json?: { message?: string }; message?: string };
+    throw new Error(mask(`Docker build failed: ${err.json?.message ?? err.message ?? String(e)}`));
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    let pending = '';
+    let failure: string | null = null;
+    // The engine's error alone may not say which instruction failed (a base image that cannot
+    // be pulled answers with a registry error): the last step line does.
+    let step: string | null = null;
+    let settled = false;
+    const finish = (error: Error | null) => {
+      if (settled) return;
+      settled = true;
+      b.signal.removeEventListener('abort', onAbort);
+      if (error) reject(error);
+      else resolve();
+    };
+    const onAbort = () => {
+      output.destroy();
+      pack.destroy();
+      finish(cancelled(b.signal));
+    };
+    const logLine = (line: string) => {
+      if (!line.trim()) return;
+      if (/^Step \d+\/\d+ : /.test(line)) step = line.trim();
+      b.log(mask(line.trimEnd()));
+    };
+    const message = (text: string) => {
+      if (!text.trim()) return;
+      let event: BuildEvent;
+      try {
+        event = JSON.parse(text) as BuildEvent;
+      } catch {
+        logLine(text);
+        return;
+      }
+      if (event.error !== undefined) {
+        failure = (event.errorDetail?.message ?? event.error).trim();
+        b.log(mask(failure));
+      } else if (event.stream !== undefined) {
+        for (const line of event.stream.split(/\r?\n/)) logLine(line);
+      } else if (event.status !== undefined) {
+        logLine(event.progress ? `${event.status} ${event.progress}` : event.status);
+      }
+    };
+    b.signal.addEventListener('abort', onAbort, { once: true });
+    output.on('data', (chunk: Buffer | string) => {
+      pending += chunk.toString();
+      for (let i = pending.indexOf('\n'); i >= 0; i = pending.indexOf('\n')) {
+        message(pending.slice(0, i));
+        pending = pending.slice(i + 1);
+      }
+    });
+    output.on('end', () => {
+      message(pending);
+      if (failure === null) finish(null);
+      else finish(new Error(mask(step ? `${step} failed: ${failure}` : `Docker build failed: ${failure}`)));
+    });
+    output.on('error', (e: Error) => {
+      finish(b.signal.aborted ? cancelled(b.signal) : new Error(mask(`Docker build failed: ${e.message}`)));
+    });
+  });
+}
