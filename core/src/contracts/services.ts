@@ -39,7 +39,7 @@ export interface WorkloadService {
   /** Bytes; null = no limit. */
   memoryLimit?: number | null;
   memoryReservation?: number | null;
-  /** CPUs (0.5 = half a core); null = no limit. */
+  /** NanoCPUs (500000000 = half a core, as the peer stores it and parseCpu answers); null = no limit. */
   cpuLimit?: number | null;
   cpuReservation?: number | null;
   replicas: number;
@@ -54,7 +54,7 @@ export interface WorkloadService {
   networks?: SwarmNetwork[] | null;
   /** Leave the platform network out. */
   detachPlatformNetwork?: boolean;
-  /** Seconds a task gets to stop before it is killed. */
+  /** Nanoseconds a task gets to stop before it is killed (the API's stopGracePeriodSwarm, as the peer stores it). */
   stopGracePeriod?: number | null;
   /** Registry credentials for the image (never logged). */
   registryAuth?: { username: string; password: string; serveraddress: string } | null;

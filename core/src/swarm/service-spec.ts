@@ -1,0 +1,169 @@
+// WorkloadService (core/src/contracts/services.ts) → the engine's ServiceSpec (API 1.41).
+// Pure: no engine access, so the mapping can be read and tested on its own.
+//
+// Decisions:
+// - `command` replaces the image's entrypoint and is split on whitespace into an argument
+//   array (no shell ever runs it; an argument with spaces goes in `args`); `args` become the
+//   ContainerSpec's Args (the image's CMD) as given.
+// - Without an updateConfig the update order is `defaultUpdateOrder`, else start-first when a
+//   health check tells Swarm the new task is ready (a redeploy then has no downtime), else
+//   stop-first. A port published in host mode forces stop-first: two tasks cannot hold the
+//   same host port on one node. A failed update rolls back to the previous spec.
+// - Berth's own labels (ownerLabels) win over user labels of the same key, on the service and
+//   on its containers.
+// - Every name that reaches the host is checked here; a bad one is BAD_REQUEST with an issue
+//   whose path names the WorkloadService field.
+import type Docker from 'dockerode';
+import type { ServicePort, WorkloadService } from '../contracts/services.ts';
+import { badRequest, type Issue } from '../errors.ts';
+import { ENV_KEY, toEnvList } from './env.ts';
+
+/** What Swarm accepts as a service name (a DNS label; no dots), at most 63 characters. */
+export const SERVICE_NAME = /^(?=.{1,63}$)[a-zA-Z0-9](?:[-_]*[a-zA-Z0-9]+)*$/;
+/** registry[:port]/path/name[:tag][@sha256:digest], lower-case path components, no shell characters. */
+export const IMAGE_REFERENCE =
+  /^(?=.{1,255}$)(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::[0-9]{1,5})?\/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[\w][\w.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$/;
+/** Volume and network names as the engine accepts them. */
+export const VOLUME_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,254}$/;
+const NETWORK_NAME = VOLUME_NAME;
+const UPDATE_ORDERS = ['start-first', 'stop-first'];
+
+export interface ServiceSpecOptions {
+  /** The network every workload joins unless it opts out (PLATFORM_NETWORK). */
+  platformNetwork: string;
+  /** TaskTemplate.ForceUpdate: the runner raises it so that every deploy replaces the tasks. */
+  forceUpdate?: number;
+  /** Run an init process as PID 1 (reaps zombies, forwards signals). Engine default otherwise. */
+  init?: boolean;
+}
+
+export type ServiceSpec = Docker.ServiceSpec;
+
+const fieldError = (path: Issue['path'], message: string) => badRequest(message, [{ path, message }]);
+
+/** Checks the service name against Swarm's pattern; BAD_REQUEST naming the field otherwise. */
+export function checkServiceName(name: string, field = 'name'): void {
+  if (typeof name !== 'string' || !SERVICE_NAME.test(name)) {
+    throw fieldError([field], `Invalid ${field} "${String(name)}": letters, digits, - and _ (starting and ending with a letter or digit), at most 63 characters`);
+  }
+}
+
+/** Checks an image reference (registry/name:tag@digest); BAD_REQUEST naming the field otherwise. */
+export function checkImage(image: string, field = 'image'): void {
+  if (typeof image !== 'string' || !IMAGE_REFERENCE.test(image)) {
+    throw fieldError([field], `Invalid ${field} "${String(image)}": use an image reference such as nginx:1.27, ghcr.io/owner/app:tag or registry:5000/app@sha256:<digest>`);
+  }
+}
+
+export function toServiceSpec(w: WorkloadService, opts: ServiceSpecOptions): ServiceSpec {
+  check(w);
+  const entrypoint = w.command?.trim() ? w.command.trim().split(/\s+/) : undefined;
+  const hostPorts = w.ports.some(p => p.publishMode === 'host');
+  const containerSpec = compact({
+    Image: w.image,
+    Command: entrypoint,
+    Args: w.args?.length ? [...w.args] : undefined,
+    Env: toEnvList(w.env),
+    Labels: { ...w.ownerLabels },
+    Mounts: w.mounts.length ? w.mounts.map(m => ({ Type: m.type, Source: m.source, Target: m.target, ReadOnly: m.readOnly ?? false })) : undefined,
+    Init: opts.init,
+    StopGracePeriod: w.stopGracePeriod ?? undefined,
+    HealthCheck: w.healthCheck ?? undefined,
+  });
+
+  const networks = [
+    ...(w.detachPlatformNetwork ? [] : [{ Target: opts.platformNetwork }]),
+    ...(w.networks ?? []).filter(n => w.detachPlatformNetwork || n.Target !== opts.platformNetwork),
+  ];
+
+  const mode = w.mode
+    ? (w.mode.Replicated && w.mode.Replicated.Replicas === undefined ? { ...w.mode, Replicated: { Replicas: w.replicas } } : w.mode)
+    : { Replicated: { Replicas: w.replicas } };
+
+  const order = hostPorts ? 'stop-first' : (w.defaultUpdateOrder ?? (w.healthCheck?.Test?.length ? 'start-first' : 'stop-first'));
+
+  return compact({
+    Name: w.name,
+    Labels: { ...(w.labels ?? {}), ...w.ownerLabels },
+    TaskTemplate: compact({
+      ContainerSpec: containerSpec,
+      Resources: compact({
+        Limits: compact({ MemoryBytes: w.memoryLimit ?? undefined, NanoCPUs: w.cpuLimit ?? undefined }),
+        Reservations: compact({ MemoryBytes: w.memoryReservation ?? undefined, NanoCPUs: w.cpuReservation ?? undefined }),
+      }),
+      RestartPolicy: w.restartPolicy ?? undefined,
+      Placement: w.placement ?? undefined,
+      Networks: networks.length ? networks : undefined,
+      ForceUpdate: opts.forceUpdate ?? 0,
+    }),
+    Mode: mode,
+    UpdateConfig: w.updateConfig ?? { Parallelism: 1, Order: order, FailureAction: 'rollback' },
+    RollbackConfig: w.rollbackConfig ?? undefined,
+    EndpointSpec: compact({
+      Mode: 'vip',
+      Ports: w.ports.length
+        ? w.ports.map(p => ({ Protocol: p.protocol, TargetPort: p.targetPort, PublishedPort: p.publishedPort, PublishMode: p.publishMode }))
+        : undefined,
+    }),
+  }) as ServiceSpec;
+}
+
+function check(w: WorkloadService): void {
+  checkServiceName(w.name);
+  checkImage(w.image);
+  for (const key of Object.keys(w.env)) {
+    if (!ENV_KEY.test(key)) throw fieldError(['env', key], `Invalid environment variable name "${key}": use letters, digits and _, not starting with a digit`);
+  }
+  if (w.command != null && w.command.includes('\0')) throw fieldError(['command'], 'Invalid command: it contains a NUL character');
+  w.mounts.forEach((m, i) => checkMount(m, i));
+  checkPorts(w.ports);
+  for (const [i, n] of (w.networks ?? []).entries()) {
+    if (!n.Target || !NETWORK_NAME.test(n.Target)) throw fieldError(['networks', i, 'Target'], `Invalid network "${String(n.Target)}": use a network name or id`);
+  }
+  if (!Number.isInteger(w.replicas) || w.replicas < 0) throw fieldError(['replicas'], `Invalid replicas ${String(w.replicas)}: use a whole number, 0 or more`);
+  for (const field of ['memoryLimit', 'memoryReservation', 'cpuLimit', 'cpuReservation', 'stopGracePeriod'] as const) {
+    const v = w[field];
+    if (v != null && (!Number.isSafeInteger(v) || v < 0)) throw fieldError([field], `Invalid ${field} ${String(v)}: use a whole number, 0 or more`);
+  }
+  for (const field of ['updateConfig', 'rollbackConfig'] as const) {
+    const order = w[field]?.Order;
+    if (order !== undefined && !UPDATE_ORDERS.includes(order)) throw fieldError([field, 'Order'], `Invalid ${field}.Order "${order}": use start-first or stop-first`);
+  }
+}
+
+function checkMount(m: WorkloadService['mounts'][number], i: number): void {
+  const absolute = (p: string) => typeof p === 'string' && p.startsWith('/') && !p.includes('\0') && !p.split('/').includes('..');
+  if (!absolute(m.target)) throw fieldError(['mounts', i, 'target'], `Invalid mount target "${String(m.target)}": use an absolute path inside the container`);
+  if (m.type === 'bind') {
+    if (!absolute(m.source)) throw fieldError(['mounts', i, 'source'], `Invalid bind mount source "${String(m.source)}": use an absolute host path`);
+  } else if (m.type === 'volume') {
+    if (typeof m.source !== 'string' || !VOLUME_NAME.test(m.source)) throw fieldError(['mounts', i, 'source'], `Invalid volume name "${String(m.source)}": letters, digits, _, . and -, starting with a letter or digit`);
+  } else {
+    throw fieldError(['mounts', i, 'type'], `Invalid mount type "${String(m.type)}": use bind or volume`);
+  }
+}
+
+function checkPorts(ports: ServicePort[]): void {
+  const seen = new Set<string>();
+  const isPort = (n: number) => Number.isInteger(n) && n >= 1 && n <= 65535;
+  for (const [i, p] of ports.entries()) {
+    if (!isPort(p.targetPort)) throw fieldError(['ports', i, 'targetPort'], `Invalid target port ${String(p.targetPort)}: use 1-65535`);
+    if (!isPort(p.publishedPort)) throw fieldError(['ports', i, 'publishedPort'], `Invalid published port ${String(p.publishedPort)}: use 1-65535`);
+    if (p.protocol !== 'tcp' && p.protocol !== 'udp') throw fieldError(['ports', i, 'protocol'], `Invalid protocol "${String(p.protocol)}": use tcp or udp`);
+    if (p.publishMode !== 'ingress' && p.publishMode !== 'host') throw fieldError(['ports', i, 'publishMode'], `Invalid publish mode "${String(p.publishMode)}": use ingress or host`);
+    const key = `${p.publishedPort}/${p.protocol}`;
+    if (seen.has(key)) throw fieldError(['ports', i, 'publishedPort'], `Published port ${key} is used twice`);
+    seen.add(key);
+  }
+}
+
+/** Drops undefined fields and empty objects, so the spec holds only what was asked for. */
+function compact<T extends Record<string, unknown>>(o: T): T {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) {
+    if (v === undefined) continue;
+    if (v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 0) continue;
+    out[k] = v;
+  }
+  return out as T;
+}
