@@ -22,7 +22,7 @@ export const ConfigSchema = Type.Object({
   swarmAdvertiseAddr: Type.String({ minLength: 1, default: '127.0.0.1', description: 'Address the local engine advertises when Berth initialises swarm mode (env BERTH_SWARM_ADVERTISE_ADDR)' }),
   embeddedMemory: Type.Enum(['small', 'default'], { default: 'small', description: 'PGlite memory profile for the embedded database (env BERTH_EMBEDDED_MEMORY)' }),
   deployConcurrency: Type.Integer({ minimum: 1, maximum: 32, default: 1, description: 'Deployments that run at once per host; one workload\'s deployments always run in order (env BERTH_DEPLOY_CONCURRENCY)' }),
-  deployTimeoutSeconds: Type.Integer({ minimum: 10, default: 1800, description: 'Hard limit of one deployment job, build included; past it the job is stopped and marked error (env BERTH_DEPLOY_TIMEOUT)' }),
+  deployTimeoutSeconds: Type.Integer({ minimum: 1, default: 1800, description: 'Hard limit of one deployment job, build included; past it the job is stopped and marked error (env BERTH_DEPLOY_TIMEOUT)' }),
   deploymentsKept: Type.Integer({ minimum: 1, maximum: 1000, default: 10, description: 'Deployments (records and logs) kept per workload; older ones are removed (env BERTH_DEPLOYMENTS_KEPT)' }),
   staticImage: Type.String({ minLength: 1, default: 'nginx:alpine', description: 'Web-server image of the static builder: it serves the files copied to /usr/share/nginx/html unless staticRoot says otherwise (env BERTH_STATIC_IMAGE)' }),
   staticRoot: Type.String({ pattern: '^/[A-Za-z0-9._/-]*$', default: '/usr/share/nginx/html', description: 'Directory inside staticImage that the web server serves (env BERTH_STATIC_ROOT)' }),

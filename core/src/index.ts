@@ -20,7 +20,7 @@ export type { EntityManager } from '@mikro-orm/postgresql';
 export { asValue, asClass, asFunction } from 'awilix';
 export { default as Type, type Static, type TSchema } from 'typebox';
 export { PLATFORM_NETWORK, type ContainerHosts } from './contracts/container-hosts.ts';
-export { deploymentStatuses, deploymentTargetTypes, type DeploymentStatus, type DeploymentTargetType, type DeploymentRecord, type DeploymentRun, type Deployer, type EnqueueRequest, type DeploymentService } from './contracts/deployments.ts';
+export { deploymentStatuses, deploymentTargetTypes, DeploymentView, type DeploymentStatus, type DeploymentTargetType, type DeploymentRecord, type DeploymentRun, type Deployer, type EnqueueRequest, type DeploymentService } from './contracts/deployments.ts';
 export { buildTypes, BuilderRegistry, type BuildType, type BuildIo, type BuildRequest, type Builder, type SourceSpec, type FetchRequest, type SourceFetcher } from './contracts/builders.ts';
 export type { WorkloadService, ServiceMount, ServicePort, SwarmHealthCheck, SwarmRestartPolicy, SwarmPlacement, SwarmUpdateConfig, SwarmMode, SwarmNetwork } from './contracts/services.ts';
 export { mountServiceTypes, type MountServiceType, type MountRecord, type PortRecord, type MountDirectory, type PortDirectory } from './contracts/attachments.ts';

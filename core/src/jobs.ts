@@ -11,6 +11,8 @@ export interface JobOptions {
   concurrency?: number;
   /** After this long a job's lock expires and another worker may take it over. */
   lockLifetimeMs?: number;
+  /** How many jobs of this kind this process locks (takes off the queue) at once; default no limit. */
+  lockLimit?: number;
 }
 
 type Definition = { name: string; handler: (data: any, job: Job<any>) => Promise<void>; options: JobOptions };
@@ -44,7 +46,11 @@ export class JobScheduler {
         this.#log.error({ err: e, job: name }, 'job failed');
         throw e;
       }
-    }, { concurrency: options.concurrency ?? 1, ...(options.lockLifetimeMs ? { lockLifetime: options.lockLifetimeMs } : {}) });
+    }, {
+      concurrency: options.concurrency ?? 1,
+      ...(options.lockLifetimeMs ? { lockLifetime: options.lockLifetimeMs } : {}),
+      ...(options.lockLimit ? { lockLimit: options.lockLimit } : {}),
+    });
   }
 
   /**
@@ -58,6 +64,15 @@ export class JobScheduler {
 
   async now<T>(name: string, data: T): Promise<void> {
     await (await this.#connect()).now(name, data as never);
+  }
+
+  /**
+   * Removes queued jobs from the database: those of the kind `name` (if given) whose data
+   * contains `data` (if given). A job already taken by a worker still runs. Answers how many.
+   */
+  async cancel(query: { name?: string; data?: Record<string, unknown> }): Promise<number> {
+    if (query.name === undefined && query.data === undefined) return 0;
+    return (await this.#connect()).cancel({ ...(query.name !== undefined ? { name: query.name } : {}), ...(query.data !== undefined ? { data: query.data } : {}) });
   }
 
   get processing(): boolean {

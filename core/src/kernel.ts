@@ -20,11 +20,11 @@ import { LocalContainerHosts } from './hosts/local-engine.ts';
 import { BuilderRegistry } from './contracts/builders.ts';
 import { loadPlugins, type LoadedPlugin } from './loader.ts';
 import type { BerthHost, PluginInfo } from './plugin.ts';
-import { mountProcedures } from './transport/http.ts';
+import { credentials, mountProcedures } from './transport/http.ts';
 import { handleError } from './transport/errors.ts';
 import { registerOpenApi } from './transport/openapi.ts';
 import { coreProcedures } from './core-procedures.ts';
-import { badRequest, notFound } from './errors.ts';
+import { badRequest, notFound, unauthorized } from './errors.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -102,6 +102,13 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
       procedures: (...p) => registry.add(...p),
       provide: regs => void container.register(regs as never),
       onStart: fn => void startHooks.push(fn),
+      http: routes => void app.register(async scope => { await routes(scope); }),
+      authenticate: async req => {
+        const { apiKey, bearer } = credentials(req);
+        const principal = await container.cradle.identity.authenticate(apiKey, bearer);
+        if (!principal) throw unauthorized();
+        return principal;
+      },
     };
     app.decorate('berth', host);
     app.setErrorHandler(handleError);

@@ -2,12 +2,12 @@
 // Fastify plugin (fastify-plugin metadata: name, fastify range, dependencies, decorators),
 // so a plugin enabled without what it needs fails at boot with a clear message.
 import fp from 'fastify-plugin';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { EntitySchema, MigrationObject } from '@mikro-orm/core';
 import type { NameAndRegistrationPair } from 'awilix';
 import type { BerthConfig } from './config.ts';
 import type { BerthContainer, Cradle } from './container.ts';
-import type { Procedure } from './procedure.ts';
+import type { Principal, Procedure } from './procedure.ts';
 import type { WorkloadRegistry } from './contracts/workloads.ts';
 import type { JobScheduler } from './jobs.ts';
 import type { EventBus } from './events.ts';
@@ -28,6 +28,13 @@ export interface BerthHost {
   provide(registrations: Partial<NameAndRegistrationPair<Cradle>> & NameAndRegistrationPair<any>): void;
   /** Runs once the database is migrated, before the server listens (e.g. recover interrupted work). */
   onStart(fn: (cradle: Cradle) => Promise<void> | void): void;
+  /**
+   * Raw HTTP routes and hooks (e.g. a streamed reply), registered in the plugin's own Fastify
+   * encapsulation context. Prefer procedures; use this only for what a procedure cannot answer.
+   */
+  http(routes: (app: FastifyInstance) => Promise<void> | void): void;
+  /** The caller of a raw route, by the same credentials as every procedure; UNAUTHORIZED without one. */
+  authenticate(req: FastifyRequest): Promise<Principal>;
 }
 
 declare module 'fastify' {
@@ -49,7 +56,11 @@ export interface PluginDefinition {
 export const BERTH_PLUGIN = Symbol.for('berth.plugin');
 
 export function definePlugin(def: PluginDefinition) {
-  const plugin = fp(async (app: FastifyInstance) => { await def.setup(app.berth); }, {
+  const plugin = fp(async (app: FastifyInstance) => {
+    // fastify-plugin shares the root context; raw routes get a child context of their own.
+    const berth: BerthHost = { ...app.berth, http: routes => void app.register(async scope => { await routes(scope); }) };
+    await def.setup(berth);
+  }, {
     name: `berth-${def.name}`,
     fastify: '5.x',
     decorators: { fastify: ['berth'] },

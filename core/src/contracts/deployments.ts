@@ -3,6 +3,8 @@
 // workload plugins register a Deployer for their target type and enqueue work through the
 // `deployments` service. Nothing here knows a workload kind.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import Type, { type Static } from 'typebox';
+import { Nullable, Timestamp } from '../schema.ts';
 
 /** queued (waiting its turn) → running → done | error | cancelled. */
 export type DeploymentStatus = 'queued' | 'running' | 'done' | 'error' | 'cancelled';
@@ -88,5 +90,49 @@ declare module '../container.ts' {
   interface Cradle {
     /** From the deployment plugin. */
     deployments: DeploymentService;
+  }
+}
+
+const TargetId = (kind: string) => Nullable(Type.String({ description: `the ${kind} it belongs to (null unless targetType is "${kind}")` }));
+
+/**
+ * A deployment as every read answers it (DeploymentRecord), plus the peer's id fields derived
+ * from targetType, so clients that read deployment.applicationId or .composeId keep working.
+ * serverId is the host that runs it; for a server's own deployments that is the server itself.
+ */
+export const DeploymentView = Type.Object({
+  deploymentId: Type.String(),
+  title: Type.String(),
+  description: Nullable(Type.String()),
+  status: Type.Enum(deploymentStatuses),
+  action: Type.String({ description: 'what the job does: deploy, redeploy, reload, start, stop...' }),
+  targetType: Type.Enum([...deploymentTargetTypes]),
+  targetId: Type.String(),
+  organizationId: Type.String(),
+  serverId: Nullable(Type.String({ description: 'the host that runs it; null = the local engine' })),
+  logPath: Type.String(),
+  errorMessage: Nullable(Type.String()),
+  createdAt: Timestamp(),
+  startedAt: Nullable(Timestamp()),
+  finishedAt: Nullable(Timestamp()),
+  applicationId: TargetId('application'),
+  composeId: TargetId('compose'),
+  scheduleId: TargetId('schedule'),
+  previewDeploymentId: TargetId('previewDeployment'),
+  isPreviewDeployment: Type.Boolean(),
+  backupId: TargetId('backup'),
+  volumeBackupId: TargetId('volumeBackup'),
+  postgresId: TargetId('postgres'),
+  mysqlId: TargetId('mysql'),
+  mariadbId: TargetId('mariadb'),
+  mongoId: TargetId('mongo'),
+  redisId: TargetId('redis'),
+});
+export type DeploymentView = Static<typeof DeploymentView>;
+
+declare module '../events.ts' {
+  interface BerthEvents {
+    /** A deployment reached done, error or cancelled (also when found running at boot). */
+    deploymentFinished: { deployment: DeploymentRecord };
   }
 }

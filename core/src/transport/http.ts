@@ -21,7 +21,7 @@ const header = (req: FastifyRequest, name: string): string | undefined => {
 };
 
 /** x-api-key (current variant) or Authorization: Bearer (older). */
-function credentials(req: FastifyRequest) {
+export function credentials(req: FastifyRequest) {
   const apiKey = header(req, 'x-api-key')?.trim() || undefined;
   const auth = header(req, 'authorization');
   const bearer = auth && /^bearer\s+/i.test(auth) ? auth.replace(/^bearer\s+/i, '').trim() || undefined : undefined;

@@ -1,0 +1,30 @@
+// One row per run of a workload job. The rows in status `queued` are the durable queue
+// itself: the Agenda jobs only wake the dispatcher, so nothing is lost if a wake-up is.
+import { defineEntity, p, newId } from '@berth/core';
+
+export const Deployment = defineEntity({
+  name: 'Deployment',
+  tableName: 'deployments',
+  indexes: [{ properties: ['targetType', 'targetId', 'createdAt'] }],
+  properties: {
+    deploymentId: p.string().length(32).primary().onCreate(() => newId()),
+    title: p.text(),
+    description: p.text().nullable(),
+    /** queued → running → done | error | cancelled */
+    status: p.string().length(16),
+    action: p.string().length(64),
+    targetType: p.string().length(32),
+    targetId: p.string().length(64),
+    organizationId: p.string().length(32),
+    /** The host that runs it; null = the local engine. */
+    serverId: p.string().length(64).nullable(),
+    logPath: p.text(),
+    errorMessage: p.text().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    startedAt: p.datetime().nullable(),
+    finishedAt: p.datetime().nullable(),
+  },
+});
+
+export type DeploymentRow = InstanceType<typeof Deployment.class>;
+export const deploymentEntities = [Deployment];

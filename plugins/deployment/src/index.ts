@@ -1,0 +1,42 @@
+import { asValue, definePlugin } from '@berth/core';
+import pkg from '../package.json' with { type: 'json' };
+import { deploymentEntities } from './entities.ts';
+import { deploymentMigrations } from './migrations.ts';
+import { deploymentProcedures } from './procedures.ts';
+import { DeploymentQueue } from './queue.ts';
+import { DeploymentStore } from './service.ts';
+import { registerLogStream } from './stream.ts';
+
+export default definePlugin({
+  name: 'deployment',
+  version: pkg.version,
+  setup(berth) {
+    const cradle = () => berth.container.cradle;
+    const store: DeploymentStore = new DeploymentStore(berth.config, berth.workloads, () => queue);
+    const queue = new DeploymentQueue({
+      config: berth.config,
+      jobs: berth.jobs,
+      events: berth.events,
+      orm: () => cradle().orm,
+      logger: () => cradle().logger,
+      deployer: type => store.deployer(type),
+    });
+    queue.define();
+    berth.entities(...deploymentEntities);
+    berth.migrations(...deploymentMigrations);
+    berth.provide({ deployments: asValue(store) });
+    berth.procedures(...deploymentProcedures(store));
+    registerLogStream(berth, store);
+    berth.http(app => {
+      // A graceful stop ends what runs here with a reason, while the database is still open.
+      app.addHook('onClose', async () => queue.shutdown());
+    });
+    // Deployers register in their plugins' setup, so by now each running record has its own.
+    berth.onStart(async () => {
+      if (!berth.config.jobs) return;
+      const recovered = await queue.recover();
+      if (recovered) cradle().logger.warn({ deployments: recovered }, 'deployments interrupted by the last stop marked error');
+      await queue.wake();
+    });
+  },
+});

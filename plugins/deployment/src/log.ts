@@ -1,0 +1,97 @@
+// A deployment's log on disk: appended line by line while the job runs, every registered
+// secret masked before a byte is written. Readers (readLogs, the live stream) read the file.
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { open, readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
+
+export const MASK = '******';
+/** Shorter values would mask ordinary text ("a", "on") and hide nothing worth hiding. */
+const MIN_SECRET_LENGTH = 3;
+const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** Where deployment logs live under the data directory. */
+export const logDirectory = (dataDir: string) => path.join(dataDir, 'logs', 'deployments');
+
+/** The log file of one deployment; the id is checked, since it becomes a path. */
+export function logPathFor(dataDir: string, deploymentId: string): string {
+  if (!ID_PATTERN.test(deploymentId)) throw new Error(`Invalid deployment id for a log path: ${JSON.stringify(deploymentId)}`);
+  return path.join(logDirectory(dataDir), `${deploymentId}.log`);
+}
+
+/** Masks registered values in text; the longest first, so a secret containing another is masked whole. */
+export class Redactor {
+  #secrets: string[] = [];
+  add(secret: string | null | undefined): void {
+    if (typeof secret !== 'string' || secret.length < MIN_SECRET_LENGTH || this.#secrets.includes(secret)) return;
+    this.#secrets = [...this.#secrets, secret].sort((a, b) => b.length - a.length);
+  }
+  apply(text: string): string {
+    let out = text;
+    for (const s of this.#secrets) out = out.split(s).join(MASK);
+    return out;
+  }
+}
+
+export class DeploymentLog {
+  readonly redactor = new Redactor();
+  readonly #stream: WriteStream;
+  #closed = false;
+
+  constructor(file: string) {
+    mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    this.#stream = createWriteStream(file, { flags: 'a', mode: 0o600 });
+    // A full disk must not crash the platform; the deployment itself reports what failed.
+    this.#stream.on('error', () => {});
+  }
+
+  /** Appends the text as lines (redacted); a closed log ignores late writes of an aborted job. */
+  write(text: string): void {
+    if (this.#closed) return;
+    const lines = this.redactor.apply(String(text)).replace(/\r\n?/g, '\n').replace(/\n$/, '').split('\n');
+    this.#stream.write(`${lines.join('\n')}\n`);
+  }
+
+  /** Flushes and closes the file. */
+  close(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    this.#closed = true;
+    return new Promise(resolve => this.#stream.end(() => resolve()));
+  }
+}
+
+/** The last `tail` lines of a log (all when tail is undefined); empty when there is no file yet. */
+export async function readTail(file: string, tail?: number): Promise<string> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return '';
+    throw e;
+  }
+  if (tail === undefined) return text;
+  const lines = text.split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  return lines.slice(-tail).join('\n') + (lines.length ? '\n' : '');
+}
+
+/** Bytes of the file from `offset` on (for followers); empty when there is no file yet. */
+export async function readFrom(file: string, offset: number): Promise<Buffer> {
+  let handle;
+  try {
+    handle = await open(file, 'r');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return Buffer.alloc(0);
+    throw e;
+  }
+  try {
+    const { size } = await handle.stat();
+    if (size <= offset) return Buffer.alloc(0);
+    const buf = Buffer.alloc(size - offset);
+    const { bytesRead } = await handle.read(buf, 0, buf.length, offset);
+    return buf.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+export const removeLog = (file: string) => rm(file, { force: true });

@@ -1,0 +1,257 @@
+// The deploy queue. The `deployments` rows in status `queued` are the durable queue; Agenda
+// jobs of one kind only wake a dispatcher, which claims the oldest deployment that may start
+// (its target has nothing running or queued before it, its host is under the concurrency
+// limit), runs it, and looks for the next. Claims are serialised by a PostgreSQL advisory
+// lock, so they hold across processes too. A process that dies leaves its rows `running`;
+// the next boot marks them error (recover()).
+import type { BerthConfig, Cradle, Deployer, EntityManager, EventBus, JobScheduler, Logger } from '@berth/core';
+import { Deployment, type DeploymentRow } from './entities.ts';
+import { DeploymentLog, removeLog } from './log.ts';
+import { toRecord } from './views.ts';
+
+export const DISPATCH_JOB = 'deployment.dispatch';
+/** A periodic wake-up, in case one was lost (e.g. the process died between a record and its job). */
+export const SWEEP_JOB = 'deployment.sweep';
+/** pg_advisory_xact_lock key that serialises claims. */
+const CLAIM_LOCK = 7262101;
+/** Agenda's lock on a dispatch job: short, and touched while a deployment runs, so a dead worker's job is soon retried. */
+export const JOB_LOCK_MS = 10_000;
+const HEARTBEAT_MS = 2_000;
+/** How long a graceful stop waits for aborted deployments to write their end. */
+const SHUTDOWN_WAIT_MS = 5_000;
+
+export const STOPPED_MESSAGE = 'Berth stopped while this deployment was running (the process exited or was killed)';
+export const CANCELLED_MESSAGE = 'Deployment cancelled';
+export const timeoutMessage = (seconds: number) => `Deployment timed out after ${seconds} s`;
+
+/** Why a running deployment was aborted: each ends differently. */
+type AbortReason = 'cancelled' | 'timeout' | 'shutdown' | 'superseded';
+/** What the dispatcher needs of an Agenda job: keeping its lock while a deployment runs. */
+type LockedJob = { touch(): Promise<void> };
+type Outcome = { status: 'done' | 'error' | 'cancelled'; message: string | null };
+
+interface Running {
+  controller: AbortController;
+  reason: AbortReason | null;
+  /** Settles once the record holds its final status. */
+  finished: Promise<void>;
+}
+
+export interface QueueDeps {
+  config: BerthConfig;
+  orm: () => Cradle['orm'];
+  jobs: JobScheduler;
+  events: EventBus;
+  logger: () => Logger;
+  deployer: (targetType: string) => Deployer | undefined;
+}
+
+export class DeploymentQueue {
+  readonly #deps: QueueDeps;
+  readonly #running = new Map<string, Running>();
+  #closing = false;
+
+  constructor(deps: QueueDeps) {
+    this.#deps = deps;
+  }
+
+  /** Registers the job kinds; called at plugin setup. */
+  define(): void {
+    const { jobs, config } = this.#deps;
+    // Per-host limits are enforced by the claim; Agenda only needs room for every host's share.
+    const options = { concurrency: 32, lockLifetimeMs: JOB_LOCK_MS };
+    jobs.define(DISPATCH_JOB, (_data: unknown, job: LockedJob) => this.#dispatch(job), options);
+    jobs.define(SWEEP_JOB, (_data: unknown, job: LockedJob) => this.#dispatch(job), options);
+    if (config.jobs) jobs.every('1 minute', SWEEP_JOB);
+  }
+
+  /** Puts a wake-up on the durable queue; whichever worker takes it claims what may run. */
+  async wake(): Promise<void> {
+    await this.#deps.jobs.now(DISPATCH_JOB, {});
+  }
+
+  /** Running in this process: aborts it for the reason; answers when its record is final, or null when it is not ours. */
+  abort(deploymentId: string, reason: AbortReason): Promise<void> | null {
+    const running = this.#running.get(deploymentId);
+    if (!running) return null;
+    if (!running.controller.signal.aborted) {
+      running.reason = reason;
+      running.controller.abort(new Error(reason));
+    }
+    return running.finished;
+  }
+
+  /** Graceful stop: claim nothing more, abort what runs here and let each record its end. */
+  async shutdown(): Promise<void> {
+    this.#closing = true;
+    const pending = [...this.#running.keys()].map(id => this.abort(id, 'shutdown'));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled(pending),
+      new Promise(resolve => { timer = setTimeout(resolve, SHUTDOWN_WAIT_MS); }),
+    ]);
+    clearTimeout(timer);
+  }
+
+  /**
+   * At boot: every deployment still `running` belongs to a process that died. Each becomes
+   * error with the reason (also the log's last line) and its deployer settles the workload.
+   */
+  async recover(): Promise<number> {
+    const em = this.#deps.orm().em.fork();
+    const stale = await em.find(Deployment, { status: 'running' });
+    for (const row of stale) {
+      const log = new DeploymentLog(row.logPath);
+      log.write(STOPPED_MESSAGE);
+      await log.close();
+      await this.#finish(row.deploymentId, { status: 'error', message: STOPPED_MESSAGE });
+    }
+    return stale.length;
+  }
+
+  // ------------------------------------------------------------ the dispatcher
+  async #dispatch(job: LockedJob): Promise<void> {
+    while (!this.#closing) {
+      const id = await this.#claim();
+      if (!id) return;
+      // Another slot may be free too (another host, or a limit above one): wake a second worker.
+      await this.wake().catch(e => this.#deps.logger().warn({ err: e }, 'could not queue a deployment wake-up'));
+      await this.#execute(id, job);
+    }
+  }
+
+  /** Atomically takes the next deployment that may start; its id, or null. */
+  async #claim(): Promise<string | null> {
+    const limit = this.#deps.config.deployConcurrency;
+    return this.#deps.orm().em.fork().transactional(async tx => {
+      const conn = tx.getConnection();
+      const ctx = tx.getTransactionContext();
+      await conn.execute('select pg_advisory_xact_lock(?)', [CLAIM_LOCK], 'all', ctx);
+      const rows = await conn.execute<{ deployment_id: string }[]>(
+        `update deployments set status = 'running', started_at = ?
+          where status = 'queued' and deployment_id = (
+            select d.deployment_id from deployments d
+             where d.status = 'queued'
+               and not exists (select 1 from deployments o
+                                where o.target_type = d.target_type and o.target_id = d.target_id
+                                  and (o.status = 'running' or (o.status = 'queued' and (o.created_at, o.deployment_id) < (d.created_at, d.deployment_id))))
+               and (select count(*) from deployments h where h.status = 'running' and h.server_id is not distinct from d.server_id) < ?
+             order by d.created_at, d.deployment_id
+             limit 1)
+        returning deployment_id`, [new Date(), limit], 'all', ctx);
+      return rows[0]?.deployment_id ?? null;
+    });
+  }
+
+  async #execute(deploymentId: string, job: LockedJob | undefined): Promise<void> {
+    const { orm, config } = this.#deps;
+    const row = await orm().em.fork().findOne(Deployment, { deploymentId });
+    if (!row) return;
+    const record = toRecord(row);
+    const controller = new AbortController();
+    let markFinished!: () => void;
+    const running: Running = { controller, reason: null, finished: new Promise(r => { markFinished = r; }) };
+    this.#running.set(deploymentId, running);
+    const log = new DeploymentLog(row.logPath);
+    const timer = setTimeout(() => this.abort(deploymentId, 'timeout'), config.deployTimeoutSeconds * 1000);
+    const heartbeat = setInterval(() => void this.#heartbeat(deploymentId, job), HEARTBEAT_MS);
+    let outcome: Outcome;
+    try {
+      const deployer = this.#deps.deployer(row.targetType);
+      if (!deployer) throw new Error(`No deployer runs "${row.targetType}" deployments (is the plugin that owns them enabled?)`);
+      const aborted = new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true }));
+      const work = Promise.resolve().then(() => deployer.run(row.action, {
+        deployment: record,
+        signal: controller.signal,
+        log: line => log.write(line),
+        redact: secret => log.redactor.add(secret),
+        em: orm().em.fork() as EntityManager,
+      }));
+      // A deployer that ignores its signal keeps running detached; its late failure is not ours to report.
+      work.catch(() => {});
+      await Promise.race([work, aborted]);
+      outcome = { status: 'done', message: null };
+    } catch (e) {
+      outcome = this.#outcomeOf(running.reason, e, log);
+    } finally {
+      clearTimeout(timer);
+      clearInterval(heartbeat);
+    }
+    try {
+      if (outcome.message) log.write(outcome.message);
+      await log.close();
+      if (running.reason !== 'superseded') await this.#finish(deploymentId, outcome);
+    } catch (e) {
+      this.#deps.logger().error({ err: e, deploymentId }, 'could not record the end of a deployment');
+    } finally {
+      this.#running.delete(deploymentId);
+      markFinished();
+    }
+  }
+
+  #outcomeOf(reason: AbortReason | null, error: unknown, log: DeploymentLog): Outcome {
+    switch (reason) {
+      case 'cancelled': return { status: 'cancelled', message: CANCELLED_MESSAGE };
+      case 'timeout': return { status: 'error', message: timeoutMessage(this.#deps.config.deployTimeoutSeconds) };
+      case 'shutdown': return { status: 'error', message: STOPPED_MESSAGE };
+      case 'superseded': return { status: 'cancelled', message: CANCELLED_MESSAGE };
+      default: {
+        const message = error instanceof Error ? error.message : String(error);
+        return { status: 'error', message: log.redactor.apply(message || 'Deployment failed') };
+      }
+    }
+  }
+
+  /** Keeps the Agenda lock of a long run, and notices a cancel or removal made by another process. */
+  async #heartbeat(deploymentId: string, job: LockedJob | undefined): Promise<void> {
+    try {
+      await job?.touch();
+      const row = await this.#deps.orm().em.fork().findOne(Deployment, { deploymentId }, { fields: ['status'] });
+      if (!row || row.status !== 'running') this.abort(deploymentId, 'superseded');
+    } catch (e) {
+      this.#deps.logger().warn({ err: e, deploymentId }, 'deployment heartbeat failed');
+    }
+  }
+
+  /**
+   * Moves a running deployment to its end (only if it is still running: whoever makes the
+   * move settles), then lets the deployer settle, announces it and applies retention.
+   */
+  async #finish(deploymentId: string, outcome: Outcome): Promise<void> {
+    const em = this.#deps.orm().em.fork();
+    const moved = await em.nativeUpdate(Deployment, { deploymentId, status: 'running' },
+      { status: outcome.status, errorMessage: outcome.status === 'error' ? outcome.message : null, finishedAt: new Date() });
+    if (!moved) return;
+    const row = await em.findOneOrFail(Deployment, { deploymentId });
+    await this.settle(row, outcome);
+    this.#deps.events.emit('deploymentFinished', { deployment: toRecord(row) });
+    await this.applyRetention(row.targetType, row.targetId);
+  }
+
+  /** The deployer restores its workload's status after an end it did not record itself. */
+  async settle(row: DeploymentRow, outcome: Outcome): Promise<void> {
+    if (outcome.status === 'done') return;
+    const deployer = this.#deps.deployer(row.targetType);
+    if (!deployer) return;
+    const em = this.#deps.orm().em.fork() as EntityManager;
+    try {
+      await deployer.settle(row.targetId, outcome.status, outcome.message ?? CANCELLED_MESSAGE, em);
+      await em.flush();
+    } catch (e) {
+      this.#deps.logger().error({ err: e, deploymentId: row.deploymentId }, 'the deployer could not settle its workload');
+    }
+  }
+
+  /** Keeps the newest config.deploymentsKept finished deployments of the target; removes older records and logs. */
+  async applyRetention(targetType: string, targetId: string): Promise<void> {
+    const em = this.#deps.orm().em.fork();
+    const old = await em.find(Deployment, { targetType, targetId, status: { $in: ['done', 'error', 'cancelled'] } }, {
+      orderBy: { createdAt: 'desc', deploymentId: 'desc' },
+      offset: this.#deps.config.deploymentsKept,
+      fields: ['deploymentId', 'logPath'],
+    });
+    if (!old.length) return;
+    await em.nativeDelete(Deployment, { deploymentId: { $in: old.map(d => d.deploymentId) } });
+    await Promise.all(old.map(d => removeLog(d.logPath)));
+  }
+}

@@ -1,0 +1,179 @@
+// Deployment records for workload plugins (the `deployments` contract) and for deployment.*.
+// Reads are confined to the caller's organization: another organization's deployment is
+// NOT_FOUND, never FORBIDDEN.
+import {
+  badRequest, newId, notFound,
+  type BerthConfig, type Deployer, type DeploymentRecord, type DeploymentService, type DeploymentTargetType,
+  type DeploymentView, type EnqueueRequest, type EntityManager, type WorkloadRegistry,
+} from '@berth/core';
+import { Deployment, type DeploymentRow } from './entities.ts';
+import { logPathFor, readTail, removeLog } from './log.ts';
+import { CANCELLED_MESSAGE, type DeploymentQueue } from './queue.ts';
+import { isFinished, toRecord, toView } from './views.ts';
+
+/** Target types whose owner a workload resolver knows (workloads.owner); the others are checked by the records' organization. */
+const workloadKinds = new Set<string>(['application', 'compose', 'postgres', 'mysql', 'mariadb', 'mongo', 'redis']);
+
+const newestFirst = { createdAt: 'desc', deploymentId: 'desc' } as const;
+
+export class DeploymentStore implements DeploymentService {
+  readonly #config: BerthConfig;
+  readonly #queue: () => DeploymentQueue;
+  readonly #workloads: WorkloadRegistry;
+  readonly #deployers = new Map<string, Deployer>();
+  /** Creation times strictly increase within the process, so FIFO order never depends on a tie. */
+  #lastCreated = 0;
+
+  constructor(config: BerthConfig, workloads: WorkloadRegistry, queue: () => DeploymentQueue) {
+    this.#config = config;
+    this.#workloads = workloads;
+    this.#queue = queue;
+  }
+
+  deployer(targetType: string): Deployer | undefined {
+    return this.#deployers.get(targetType);
+  }
+
+  // ------------------------------------------------------------ the contract
+  register(deployer: Deployer): void {
+    if (this.#deployers.has(deployer.targetType)) throw new Error(`A deployer for "${deployer.targetType}" deployments is already registered`);
+    this.#deployers.set(deployer.targetType, deployer);
+  }
+
+  async enqueue(request: EnqueueRequest, em: EntityManager): Promise<DeploymentRecord> {
+    const deploymentId = newId();
+    this.#lastCreated = Math.max(Date.now(), this.#lastCreated + 1);
+    const row = em.create(Deployment, {
+      deploymentId,
+      title: request.title,
+      description: request.description ?? null,
+      status: 'queued',
+      action: request.action,
+      targetType: request.targetType,
+      targetId: request.targetId,
+      organizationId: request.organizationId,
+      serverId: request.serverId,
+      logPath: logPathFor(this.#config.dataDir, deploymentId),
+      errorMessage: null,
+      createdAt: new Date(this.#lastCreated),
+      startedAt: null,
+      finishedAt: null,
+    });
+    await em.flush();
+    // The record is the durable queue entry; if this wake-up is lost, the periodic sweep or the next boot starts it.
+    await this.#queue().wake();
+    return toRecord(row);
+  }
+
+  async listFor(targetType: DeploymentTargetType, targetIds: string[], em: EntityManager): Promise<Map<string, DeploymentRecord[]>> {
+    const out = new Map<string, DeploymentRecord[]>(targetIds.map(id => [id, []]));
+    if (!targetIds.length) return out;
+    const rows = await em.find(Deployment, { targetType, targetId: { $in: targetIds } }, { orderBy: newestFirst });
+    for (const row of rows) out.get(row.targetId)?.push(toRecord(row));
+    return out;
+  }
+
+  async cancelFor(targetType: DeploymentTargetType, targetId: string, em: EntityManager): Promise<number> {
+    const active = await em.find(Deployment, { targetType, targetId, status: { $in: ['queued', 'running'] } }, { orderBy: { createdAt: 'asc' } });
+    let stopped = 0;
+    for (const row of active) if (await this.#cancel(row, em)) stopped++;
+    return stopped;
+  }
+
+  async clearQueueFor(targetType: DeploymentTargetType, targetId: string, em: EntityManager): Promise<number> {
+    return em.nativeUpdate(Deployment, { targetType, targetId, status: 'queued' }, { status: 'cancelled', finishedAt: new Date() });
+  }
+
+  async removeFor(targetType: DeploymentTargetType, targetId: string, em: EntityManager, options: { includeActive?: boolean } = {}): Promise<void> {
+    const rows = await em.find(Deployment, {
+      targetType, targetId, ...(options.includeActive ? {} : { status: { $in: ['done', 'error', 'cancelled'] } }),
+    }, { fields: ['deploymentId', 'logPath', 'status'] });
+    if (!rows.length) return;
+    await em.nativeDelete(Deployment, { deploymentId: { $in: rows.map(r => r.deploymentId) } });
+    // A run of a deleted record stops without settling: its target is going away.
+    await Promise.all(rows.filter(r => r.status === 'running').map(r => this.#queue().abort(r.deploymentId, 'superseded')));
+    await Promise.all(rows.map(r => removeLog(r.logPath)));
+  }
+
+  // ------------------------------------------------------------ deployment.*
+  async one(deploymentId: string, organizationId: string, em: EntityManager): Promise<DeploymentView> {
+    return toView(toRecord(await this.#find(deploymentId, organizationId, em)));
+  }
+
+  /** A target's deployments, newest first, once the target is known to belong to the organization. */
+  async forTarget(targetType: DeploymentTargetType, targetId: string, organizationId: string, em: EntityManager): Promise<DeploymentView[]> {
+    if (workloadKinds.has(targetType)) await this.#workloads.owner(targetType, targetId, organizationId, em);
+    const rows = await em.find(Deployment, { targetType, targetId }, { orderBy: newestFirst });
+    // Without a resolver, the records say whose target it is.
+    if (rows.length && rows.every(r => r.organizationId !== organizationId)) throw notFound(label(targetType));
+    return rows.filter(r => r.organizationId === organizationId).map(r => toView(toRecord(r)));
+  }
+
+  /** The organization's deployments, newest first (at most `limit`). */
+  async all(organizationId: string, em: EntityManager, limit = 500): Promise<DeploymentView[]> {
+    const rows = await em.find(Deployment, { organizationId }, { orderBy: newestFirst, limit });
+    return rows.map(r => toView(toRecord(r)));
+  }
+
+  /** The organization's unfinished deployments, in the order they run. */
+  async queue(organizationId: string, em: EntityManager): Promise<DeploymentView[]> {
+    const rows = await em.find(Deployment, { organizationId, status: { $in: ['queued', 'running'] } }, { orderBy: { createdAt: 'asc', deploymentId: 'asc' } });
+    return rows.map(r => toView(toRecord(r)));
+  }
+
+  async readLogs(deploymentId: string, organizationId: string, tail: number, em: EntityManager): Promise<string> {
+    const row = await this.#find(deploymentId, organizationId, em);
+    return readTail(row.logPath, tail);
+  }
+
+  /** Stops one queued or running deployment; answers it as it ended. */
+  async kill(deploymentId: string, organizationId: string, em: EntityManager): Promise<DeploymentView> {
+    const row = await this.#find(deploymentId, organizationId, em);
+    if (isFinished(row.status)) throw badRequest(`Deployment ${deploymentId} is not running: it is ${row.status}`);
+    await this.#cancel(row, em);
+    return this.one(deploymentId, organizationId, em.fork() as EntityManager);
+  }
+
+  /** Deletes one finished deployment and its log; answers it as it was. */
+  async remove(deploymentId: string, organizationId: string, em: EntityManager): Promise<DeploymentView> {
+    const row = await this.#find(deploymentId, organizationId, em);
+    if (!isFinished(row.status)) throw badRequest(`Deployment ${deploymentId} is ${row.status}: stop it (deployment.killProcess) before removing it`);
+    const view = toView(toRecord(row));
+    await em.nativeDelete(Deployment, { deploymentId, organizationId });
+    await removeLog(row.logPath);
+    return view;
+  }
+
+  /** Whether the caller's organization may see the deployment: its row, or NOT_FOUND. */
+  async find(deploymentId: string, organizationId: string, em: EntityManager): Promise<DeploymentRecord> {
+    return toRecord(await this.#find(deploymentId, organizationId, em));
+  }
+
+  /**
+   * Queued → cancelled at once. Running here → aborted, and the run records its end and settles.
+   * Running with no run in this process (another worker) → cancelled here, settled here; that
+   * worker's heartbeat notices and stops.
+   */
+  async #cancel(row: DeploymentRow, em: EntityManager): Promise<boolean> {
+    if (row.status === 'queued') {
+      return (await em.nativeUpdate(Deployment, { deploymentId: row.deploymentId, status: 'queued' }, { status: 'cancelled', finishedAt: new Date() })) > 0;
+    }
+    if (row.status !== 'running') return false;
+    const local = this.#queue().abort(row.deploymentId, 'cancelled');
+    if (local) {
+      await local;
+      return true;
+    }
+    const moved = await em.nativeUpdate(Deployment, { deploymentId: row.deploymentId, status: 'running' }, { status: 'cancelled', finishedAt: new Date() });
+    if (moved) await this.#queue().settle(row, { status: 'cancelled', message: CANCELLED_MESSAGE });
+    return moved > 0;
+  }
+
+  async #find(deploymentId: string, organizationId: string, em: EntityManager): Promise<DeploymentRow> {
+    const row = await em.findOne(Deployment, { deploymentId, organizationId });
+    if (!row) throw notFound('Deployment');
+    return row;
+  }
+}
+
+const label = (kind: string) => kind.charAt(0).toUpperCase() + kind.slice(1);
