@@ -1,0 +1,334 @@
+// mounts.* through the real kernel, a real PostgreSQL database and (for the named volumes of a
+// running application) the real Docker engine.
+import t from 'tap';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { startTestServer, signUpAdmin, addMember, otherOrganization, TEST_BASE_IMAGE, type Client } from '@berth/core/testing';
+
+const start = () => startTestServer({ jobs: false });
+
+/** A project's default environment and an application in it, through the API. */
+async function makeApplication(client: Client, name: string) {
+  const project = await client.post('project.create', { name: `Project ${name}` });
+  if (project.status !== 200) throw new Error(`project.create: ${project.status} ${JSON.stringify(project.body)}`);
+  const app = await client.post('application.create', { name, environmentId: project.body.environment.environmentId });
+  if (app.status !== 200) throw new Error(`application.create: ${app.status} ${JSON.stringify(app.body)}`);
+  return app.body as { applicationId: string; appName: string };
+}
+
+const nullOwners = { applicationId: null, postgresId: null, mariadbId: null, mongoId: null, mysqlId: null, redisId: null, composeId: null };
+
+/** The fields a 400 names, in order. */
+const fields = (body: { issues?: { path: (string | number)[] }[] }) => (body.issues ?? []).map(i => i.path.join('.'));
+
+t.test('bad input is refused before the workload is looked up, naming the field', async t => {
+  const server = await start();
+  t.teardown(() => server.destroy());
+  const { client } = await signUpAdmin(server);
+  const serviceId = 'no-such-workload';
+  const bad = async (input: Record<string, unknown>, field: string, what: string) => {
+    const res = await client.post('mounts.create', { serviceId, ...input });
+    t.equal(res.status, 400, `${what}: 400`);
+    t.equal(res.body.code, 'BAD_REQUEST');
+    t.ok(fields(res.body).includes(field), `${what}: names ${field} (got ${fields(res.body).join(', ')})`);
+    t.ok(res.body.issues.some((i: { message: string }) => i.message.startsWith(`${field}: `)), `${what}: the message starts with the field`);
+  };
+
+  await bad({ type: 'tmpfs', mountPath: '/data' }, 'type', 'an unknown type');
+  await bad({ type: 'volume', volumeName: 'v' }, 'mountPath', 'no mountPath');
+  await bad({ type: 'volume', volumeName: 'v', mountPath: 'data' }, 'mountPath', 'a relative mountPath');
+  await bad({ type: 'volume', volumeName: 'v', mountPath: '/data/../etc' }, 'mountPath', 'a mountPath with ".."');
+  await bad({ type: 'volume', volumeName: 'v', mountPath: '/data\nx' }, 'mountPath', 'a mountPath with a newline');
+  await bad({ type: 'volume', volumeName: 'v', mountPath: '/data\u0000x' }, 'mountPath', 'a mountPath with NUL');
+  await bad({ type: 'volume', volumeName: 'v', mountPath: '/' }, 'mountPath', 'the container root');
+  await bad({ type: 'volume', volumeName: 'v', mountPath: '/data', serviceType: 'libsql' }, 'serviceType', 'an unknown serviceType');
+  await bad({ type: 'volume', mountPath: '/data' }, 'volumeName', 'a volume without volumeName');
+  for (const volumeName of ['-lead', '.hidden', 'a b', 'a/b', 'x'.repeat(129), 'a;rm']) {
+    await bad({ type: 'volume', volumeName, mountPath: '/data' }, 'volumeName', `volumeName ${JSON.stringify(volumeName.slice(0, 20))}`);
+  }
+  await bad({ type: 'bind', mountPath: '/data' }, 'hostPath', 'a bind without hostPath');
+  await bad({ type: 'bind', hostPath: '', mountPath: '/data' }, 'hostPath', 'an empty hostPath');
+  for (const hostPath of ['srv/data', '/srv/../etc', '/srv//data', '/srv/./data', '/srv/data/', '/srv/da ta', '/srv/$(id)']) {
+    await bad({ type: 'bind', hostPath, mountPath: '/data' }, 'hostPath', `hostPath ${hostPath}`);
+  }
+  await bad({ type: 'file', content: 'x', filePath: '/abs/file', mountPath: '/app/f' }, 'filePath', 'an absolute filePath');
+  await bad({ type: 'file', content: 'x', filePath: '../escape', mountPath: '/app/f' }, 'filePath', 'a filePath with ".."');
+  await bad({ type: 'file', content: 'x', filePath: 'conf/', mountPath: '/app/f' }, 'filePath', 'a filePath naming a directory');
+  await bad({ type: 'file', content: 'x', filePath: 'a b.conf', mountPath: '/app/f' }, 'filePath', 'a filePath with a space');
+  await bad({ type: 'file', content: 'x', mountPath: '/app/my file.conf' }, 'filePath', 'a filePath taken from a mountPath it cannot name');
+  await bad({ type: 'file', filePath: 'f', mountPath: '/app/f' }, 'content', 'a file mount without content');
+
+  t.test('every problem is reported at once', async t => {
+    const res = await client.post('mounts.create', { serviceId, type: 'bind', hostPath: '/etc', mountPath: 'rel' });
+    t.equal(res.status, 400);
+    t.same(fields(res.body).sort(), ['hostPath', 'mountPath']);
+  });
+
+  t.test('the deny list: system trees, the engine, Berth\'s data, and whole top-level directories', async t => {
+    const denied = [
+      '/', '/etc', '/etc/passwd', '/proc', '/proc/1/root', '/sys/kernel', '/dev', '/dev/sda', '/boot', '/root', '/root/.ssh',
+      '/var/run/docker.sock', '/run/docker.sock', '/run', '/var/lib/docker', '/var/lib/docker/volumes', '/usr', '/usr/bin', '/bin', '/sbin', '/lib', '/lib64',
+      '/home', '/var', '/var/lib', '/srv', '/opt', '/mnt', '/tmp',
+      server.dataDir, path.join(server.dataDir, 'secret.key'), path.join(server.dataDir, 'applications'),
+    ];
+    for (const hostPath of denied) {
+      const res = await client.post('mounts.create', { serviceId, type: 'bind', hostPath, mountPath: '/data' });
+      t.equal(res.status, 400, `${hostPath} is refused`);
+      t.same(fields(res.body), ['hostPath'], `${hostPath}: hostPath is named`);
+    }
+    // Below a whole-denied directory, and look-alikes of denied trees, are fine: they reach the owner check.
+    for (const hostPath of ['/srv/data', '/home/app/uploads', '/var/lib/app-data', '/mnt/backups', '/etcetera', '/devices', '/var/runner', '/opt/app']) {
+      const res = await client.post('mounts.create', { serviceId, type: 'bind', hostPath, mountPath: '/data' });
+      t.equal(res.status, 404, `${hostPath} passes validation (then the workload is not found)`);
+    }
+  });
+
+  t.test('valid input for a workload that does not exist is NOT_FOUND', async t => {
+    for (const serviceType of ['application', 'postgres', 'compose']) {
+      const res = await client.post('mounts.create', { serviceId, serviceType, type: 'volume', volumeName: 'data', mountPath: '/data' });
+      t.equal(res.status, 404, serviceType);
+      t.equal(res.body.code, 'NOT_FOUND');
+    }
+    t.equal((await client.get('mounts.one', { mountId: 'nope' })).status, 404);
+    t.equal((await client.post('mounts.update', { mountId: 'nope', mountPath: '/x' })).status, 404);
+    t.equal((await client.post('mounts.remove', { mountId: 'nope' })).status, 404);
+    t.equal((await client.get('mounts.listByServiceId', { serviceType: 'application', serviceId })).status, 404);
+    t.equal((await client.get('mounts.allNamedByApplicationId', { applicationId: serviceId })).status, 404);
+  });
+
+  t.test('a member may not create a bind mount', async t => {
+    const member = await addMember(server, client, 'member@example.com', 'member', undefined, 'apiKey');
+    const res = await member.client.post('mounts.create', { serviceId, type: 'bind', hostPath: '/srv/data', mountPath: '/data' });
+    t.equal(res.status, 403);
+    t.equal(res.body.code, 'FORBIDDEN');
+  });
+
+  t.test('no credential is UNAUTHORIZED', async t => {
+    const res = await client.post('mounts.create', { serviceId, type: 'volume', volumeName: 'v', mountPath: '/data' }, { apiKey: undefined });
+    t.equal(res.status, 401);
+  });
+});
+
+t.test('mounts of an application', async t => {
+  const server = await start();
+  t.teardown(() => server.destroy());
+  const { client, userId } = await signUpAdmin(server);
+  const app = await makeApplication(client, 'web');
+  const base = { serviceType: 'application', serviceId: app.applicationId };
+
+  const volume = await client.post('mounts.create', { ...base, type: 'volume', volumeName: 'web-data', mountPath: '/var/lib/data' });
+  t.equal(volume.status, 200);
+  t.same(volume.body, {
+    mountId: volume.body.mountId, type: 'volume', hostPath: null, volumeName: 'web-data', filePath: null, content: null,
+    mountPath: '/var/lib/data', serviceType: 'application', ...nullOwners, applicationId: app.applicationId,
+  });
+  t.match(volume.body.mountId, /^\S{8,}$/);
+
+  const bind = await client.post('mounts.create', { ...base, type: 'bind', hostPath: '/srv/web/uploads', mountPath: '/uploads' });
+  t.equal(bind.status, 200);
+  t.match(bind.body, { type: 'bind', hostPath: '/srv/web/uploads', volumeName: null, filePath: null, content: null, mountPath: '/uploads' });
+
+  const config = 'server {\n  listen 80; # ünïcode ✓\n}\n';
+  const file = await client.post('mounts.create', { ...base, type: 'file', content: config, filePath: 'nginx/site.conf', mountPath: '/etc/nginx/conf.d/site.conf' });
+  t.equal(file.status, 200);
+  t.match(file.body, { type: 'file', filePath: 'nginx/site.conf', content: config, hostPath: null, volumeName: null });
+
+  t.test('serviceType defaults to application; fields a type does not use are not kept', async t => {
+    const res = await client.post('mounts.create', { serviceId: app.applicationId, type: 'volume', volumeName: 'cache', hostPath: '/srv/x', content: 'ignored', mountPath: '/cache' });
+    t.equal(res.status, 200);
+    t.match(res.body, { serviceType: 'application', applicationId: app.applicationId, volumeName: 'cache', hostPath: null, content: null, filePath: null });
+    t.equal((await client.post('mounts.remove', { mountId: res.body.mountId })).status, 200);
+  });
+
+  t.test('a file mount without filePath takes its mountPath; empty content is a file too', async t => {
+    const res = await client.post('mounts.create', { ...base, type: 'file', content: '', mountPath: '/app/config/settings.json', filePath: null });
+    t.equal(res.status, 200);
+    t.match(res.body, { filePath: 'app/config/settings.json', content: '' });
+    t.equal((await client.post('mounts.remove', { mountId: res.body.mountId })).status, 200);
+  });
+
+  t.test('the content is sealed at rest', async t => {
+    const em = server.kernel.container.cradle.orm.em.fork();
+    const rows: { content: string }[] = await em.getConnection().execute('select content from mounts where mount_id = ?', [file.body.mountId]);
+    t.equal(rows.length, 1);
+    t.type(rows[0]?.content, 'string');
+    t.notOk(rows[0]?.content.includes('listen 80'), 'the column does not hold the plain text');
+    t.equal((await client.get('mounts.one', { mountId: file.body.mountId })).body.content, config, 'and it reads back as written');
+  });
+
+  t.test('one answers a mount, over REST and tRPC', async t => {
+    const one = await client.get('mounts.one', { mountId: volume.body.mountId });
+    t.equal(one.status, 200);
+    t.same(one.body, volume.body);
+    const trpc = await client.trpc('query', 'mounts.one', { mountId: file.body.mountId });
+    t.equal(trpc.status, 200);
+    t.same(trpc.body.result.data.json, file.body);
+  });
+
+  t.test('listByServiceId answers the workload\'s mounts, oldest first', async t => {
+    const res = await client.get('mounts.listByServiceId', { serviceType: 'application', serviceId: app.applicationId });
+    t.equal(res.status, 200);
+    t.same(res.body.map((m: { mountId: string }) => m.mountId), [volume.body.mountId, bind.body.mountId, file.body.mountId]);
+  });
+
+  t.test('application.one lists the mounts', async t => {
+    const res = await client.get('application.one', { applicationId: app.applicationId });
+    t.equal(res.status, 200);
+    t.same(res.body.mounts.map((m: { mountId: string }) => m.mountId), [volume.body.mountId, bind.body.mountId, file.body.mountId]);
+    t.match(res.body.mounts[2], { type: 'file', content: config, filePath: 'nginx/site.conf' });
+  });
+
+  t.test('one workload cannot mount two things at one path, nor two file mounts in one file', async t => {
+    const samePath = await client.post('mounts.create', { ...base, type: 'volume', volumeName: 'other', mountPath: '/uploads' });
+    t.equal(samePath.status, 409);
+    t.equal(samePath.body.code, 'CONFLICT');
+    t.match(samePath.body.message, /mountPath \/uploads/);
+    const sameFile = await client.post('mounts.create', { ...base, type: 'file', content: 'x', filePath: 'nginx/site.conf', mountPath: '/other.conf' });
+    t.equal(sameFile.status, 409);
+    t.match(sameFile.body.message, /filePath nginx\/site\.conf/);
+    const other = await makeApplication(client, 'other');
+    const elsewhere = await client.post('mounts.create', { serviceId: other.applicationId, type: 'volume', volumeName: 'web-data', mountPath: '/uploads' });
+    t.equal(elsewhere.status, 200, 'another application may use the same path and volume');
+  });
+
+  t.test('update changes what is given and checks the result as a whole', async t => {
+    const made = (await client.post('mounts.create', { ...base, type: 'volume', volumeName: 'before', mountPath: '/before' })).body;
+    const renamed = await client.post('mounts.update', { mountId: made.mountId, volumeName: 'after' });
+    t.equal(renamed.status, 200);
+    t.same(renamed.body, { ...made, volumeName: 'after' });
+
+    const toFile = await client.post('mounts.update', { mountId: made.mountId, type: 'file', content: 'A=1\n', mountPath: '/app/.env' });
+    t.equal(toFile.status, 200);
+    t.match(toFile.body, { type: 'file', content: 'A=1\n', filePath: 'app/.env', volumeName: null, mountPath: '/app/.env' }, 'a new type drops the old type\'s fields');
+
+    const content = await client.post('mounts.update', { mountId: made.mountId, content: 'A=2\n' });
+    t.match(content.body, { content: 'A=2\n', filePath: 'app/.env' });
+
+    const incomplete = await client.post('mounts.update', { mountId: made.mountId, type: 'bind' });
+    t.equal(incomplete.status, 400, 'a bind without hostPath');
+    t.same(fields(incomplete.body), ['hostPath']);
+    const denied = await client.post('mounts.update', { mountId: made.mountId, type: 'bind', hostPath: '/var/run/docker.sock' });
+    t.equal(denied.status, 400);
+    t.same(fields(denied.body), ['hostPath']);
+    const badPath = await client.post('mounts.update', { mountId: made.mountId, mountPath: '/a/../b' });
+    t.same(fields(badPath.body), ['mountPath']);
+    const taken = await client.post('mounts.update', { mountId: made.mountId, mountPath: '/uploads' });
+    t.equal(taken.status, 409, 'moved onto another mount\'s path');
+    t.equal((await client.post('mounts.update', { mountId: made.mountId, mountPath: '/app/.env' })).status, 200, 'its own path is not a conflict');
+
+    t.equal((await client.get('mounts.one', { mountId: made.mountId })).body.content, 'A=2\n', 'refused updates changed nothing');
+    const wrongOwner = await client.post('mounts.update', { mountId: made.mountId, postgresId: 'x' });
+    t.equal(wrongOwner.status, 400);
+    t.same(fields(wrongOwner.body), ['postgresId']);
+  });
+
+  t.test('update may move a mount to another application of the organization', async t => {
+    const target = await makeApplication(client, 'target');
+    const made = (await client.post('mounts.create', { ...base, type: 'volume', volumeName: 'moving', mountPath: '/moving' })).body;
+    const moved = await client.post('mounts.update', { mountId: made.mountId, applicationId: target.applicationId });
+    t.equal(moved.status, 200);
+    t.equal(moved.body.applicationId, target.applicationId);
+    const list = await client.get('mounts.listByServiceId', { serviceType: 'application', serviceId: target.applicationId });
+    t.same(list.body.map((m: { mountId: string }) => m.mountId), [made.mountId]);
+    const nowhere = await client.post('mounts.update', { mountId: made.mountId, applicationId: 'no-such-app' });
+    t.equal(nowhere.status, 404);
+  });
+
+  t.test('a member may add volumes but not change a bind mount', async t => {
+    const member = await addMember(server, client, 'member@example.com', 'member', undefined, 'apiKey');
+    const vol = await member.client.post('mounts.create', { ...base, type: 'volume', volumeName: 'member-vol', mountPath: '/member' });
+    t.equal(vol.status, 200);
+    const toBind = await member.client.post('mounts.update', { mountId: vol.body.mountId, type: 'bind', hostPath: '/srv/member' });
+    t.equal(toBind.status, 403);
+    const editBind = await member.client.post('mounts.update', { mountId: bind.body.mountId, mountPath: '/elsewhere' });
+    t.equal(editBind.status, 403);
+    t.equal((await member.client.get('mounts.one', { mountId: bind.body.mountId })).status, 200, 'but may read it');
+  });
+
+  t.test('another organization sees none of it', async t => {
+    const other = await otherOrganization(server, userId);
+    for (const m of [volume.body, bind.body, file.body]) {
+      t.equal((await other.client.get('mounts.one', { mountId: m.mountId })).status, 404, `one ${m.type}`);
+      t.equal((await other.client.post('mounts.update', { mountId: m.mountId, mountPath: '/stolen' })).status, 404, `update ${m.type}`);
+      t.equal((await other.client.post('mounts.remove', { mountId: m.mountId })).status, 404, `remove ${m.type}`);
+    }
+    const attach = await other.client.post('mounts.create', { ...base, type: 'volume', volumeName: 'intruder', mountPath: '/intruder' });
+    t.equal(attach.status, 404, 'cannot attach to an application it does not own');
+    t.equal(attach.body.code, 'NOT_FOUND');
+    t.equal((await other.client.get('mounts.listByServiceId', { serviceType: 'application', serviceId: app.applicationId })).status, 404);
+    t.equal((await other.client.get('mounts.allNamedByApplicationId', { applicationId: app.applicationId })).status, 404);
+    // Its own application cannot take the first organization's mount either.
+    const own = await makeApplication(other.client, 'own');
+    t.equal((await other.client.post('mounts.update', { mountId: volume.body.mountId, applicationId: own.applicationId })).status, 404);
+    t.equal((await client.get('mounts.one', { mountId: volume.body.mountId })).body.applicationId, app.applicationId, 'nothing moved');
+    const ownMount = await other.client.post('mounts.create', { serviceId: own.applicationId, type: 'volume', volumeName: 'web-data', mountPath: '/var/lib/data' });
+    t.equal(ownMount.status, 200, 'while its own applications take any path');
+    const stealInto = await client.post('mounts.update', { mountId: volume.body.mountId, applicationId: own.applicationId });
+    t.equal(stealInto.status, 404, 'nor can the first organization move a mount into the other\'s application');
+  });
+
+  t.test('remove answers the mount as it was; a second remove is NOT_FOUND', async t => {
+    const made = (await client.post('mounts.create', { ...base, type: 'volume', volumeName: 'gone', mountPath: '/gone' })).body;
+    const res = await client.post('mounts.remove', { mountId: made.mountId });
+    t.equal(res.status, 200);
+    t.same(res.body, made);
+    t.equal((await client.get('mounts.one', { mountId: made.mountId })).status, 404);
+    t.equal((await client.post('mounts.remove', { mountId: made.mountId })).status, 404);
+  });
+
+  t.test('deleting the application deletes its mounts', async t => {
+    const doomed = await makeApplication(client, 'doomed');
+    const made = (await client.post('mounts.create', { serviceId: doomed.applicationId, type: 'volume', volumeName: 'x', mountPath: '/x' })).body;
+    t.equal((await client.post('application.delete', { applicationId: doomed.applicationId })).status, 200);
+    t.equal((await client.get('mounts.one', { mountId: made.mountId })).status, 404);
+  });
+});
+
+t.test('allNamedByApplicationId answers the named volumes of the running container', async t => {
+  const server = await start();
+  t.teardown(() => server.destroy());
+  const { client } = await signUpAdmin(server);
+  const app = await makeApplication(client, 'volumes');
+
+  const idle = await client.get('mounts.allNamedByApplicationId', { applicationId: app.applicationId });
+  t.equal(idle.status, 200);
+  t.same(idle.body, [], 'nothing runs yet');
+
+  // The application's service as a deployment would run it: named after appName, with a named
+  // volume and a bind mount (only the volume is answered).
+  const docker = await server.kernel.container.cradle.hosts.local();
+  const volumeName = `berth-test-vol-${randomBytes(4).toString('hex')}`;
+  const service = await docker.createService({
+    Name: app.appName,
+    TaskTemplate: {
+      ContainerSpec: {
+        Image: TEST_BASE_IMAGE,
+        Command: ['sleep', '3600'],
+        Mounts: [
+          { Type: 'volume', Source: volumeName, Target: '/data' },
+          { Type: 'bind', Source: '/tmp', Target: '/host-tmp', ReadOnly: true },
+        ],
+      },
+    },
+    Mode: { Replicated: { Replicas: 1 } },
+  });
+  t.teardown(async () => {
+    await docker.getService(service.id).remove().catch(() => {});
+    for (let i = 0; i < 40; i++) {
+      const left = await docker.listContainers({ all: true, filters: { label: [`com.docker.swarm.service.name=${app.appName}`] } });
+      if (!left.length) break;
+      await new Promise(r => setTimeout(r, 250));
+    }
+    await docker.getVolume(volumeName).remove().catch(() => {});
+  });
+
+  let running: { Destination: string; Name?: string; Type: string; RW: boolean }[] = [];
+  for (let i = 0; i < 120 && !running.length; i++) {
+    const res = await client.get('mounts.allNamedByApplicationId', { applicationId: app.applicationId });
+    t.equal(res.status, 200);
+    running = res.body;
+    if (!running.length) await new Promise(r => setTimeout(r, 250));
+  }
+  t.equal(running.length, 1, 'the named volume, not the bind mount');
+  t.match(running[0], { Type: 'volume', Name: volumeName, Destination: '/data', RW: true });
+});
