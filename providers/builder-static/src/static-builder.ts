@@ -1,0 +1,68 @@
+// Build type "static": the publish directory served by a web-server image. The Dockerfile is
+// generated into a temporary context next to a copy of the files, so nothing is written into
+// the checkout and only checked values reach the Dockerfile text.
+import { cp, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { ConfigSchema, type Builder, type BuildRequest } from '@berth/core';
+import { appDirOf, buildContext, IMAGE_REF, resolveInside } from '@berth/builder-dockerfile';
+
+/** An absolute directory of plain segments (none starting with "."): nothing the Dockerfile parser reads specially. */
+const ROOT = /^\/(?:[A-Za-z0-9_-][A-Za-z0-9._-]*(?:\/[A-Za-z0-9_-][A-Za-z0-9._-]*)*)?\/?$/;
+
+/** The configuration schema's default, so the defaults are written once (in core's config). */
+const configDefault = (key: 'staticImage' | 'staticRoot') => (ConfigSchema.properties[key] as { default?: unknown }).default as string;
+
+export interface StaticBuilderOptions {
+  /** The web-server image (default: config.staticImage's default). */
+  image?: string;
+  /** The directory the image serves (default: config.staticRoot's default). */
+  root?: string;
+}
+
+export class StaticBuilder implements Builder {
+  readonly id = 'static' as const;
+  readonly image: string;
+  readonly root: string;
+
+  constructor(options: StaticBuilderOptions = {}) {
+    const image = options.image ?? configDefault('staticImage');
+    const root = options.root ?? configDefault('staticRoot');
+    if (!IMAGE_REF.test(image)) throw new Error(`The static builder's image "${image}" is not a valid image reference`);
+    if (!ROOT.test(root)) throw new Error(`The static builder's root "${root}" is not a valid absolute directory`);
+    this.image = image;
+    this.root = root.length > 1 ? root.replace(/\/+$/, '') : root;
+  }
+
+  /** The generated Dockerfile: the copied files land in the served root. */
+  dockerfile(): string {
+    return `FROM ${this.image}\nCOPY site/ ${this.root === '/' ? '/' : `${this.root}/`}\n`;
+  }
+
+  async build(request: BuildRequest): Promise<void> {
+    const app = appDirOf(request);
+    const publish = resolveInside(app, request.publishDirectory, 'The publish directory', request.sourceDir);
+    if (!(await stat(publish)).isDirectory()) throw new Error(`The publish directory "${request.publishDirectory}" is not a directory`);
+    const contextDir = await mkdtemp(path.join(os.tmpdir(), 'berth-static-'));
+    try {
+      // Links are copied as links: they are resolved inside the image, never on the host.
+      await cp(publish, path.join(contextDir, 'site'), { recursive: true, verbatimSymlinks: true });
+      await writeFile(path.join(contextDir, 'Dockerfile'), this.dockerfile());
+      request.log(`Serving ${path.relative(request.sourceDir, publish) || '.'} from ${this.image} at ${this.root}`);
+      await buildContext({
+        engine: request.engine,
+        contextDir,
+        dockerfile: 'Dockerfile',
+        imageTag: request.imageTag,
+        buildArgs: {},
+        target: null,
+        labels: request.labels,
+        secrets: request.secrets,
+        signal: request.signal,
+        log: request.log,
+      });
+    } finally {
+      await rm(contextDir, { recursive: true, force: true });
+    }
+  }
+}
