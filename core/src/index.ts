@@ -29,4 +29,4 @@ export type { SshKeyVault } from './contracts/ssh-keys.ts';
 export { parseEnv, resolveEnv, toEnvList, ENV_KEY, type SharedEnv } from './swarm/env.ts';
 export { parseMemory, parseCpu } from './swarm/resources.ts';
 export { toServiceSpec, checkServiceName, checkImage, SERVICE_NAME, IMAGE_REFERENCE, VOLUME_NAME, type ServiceSpec, type ServiceSpecOptions } from './swarm/service-spec.ts';
-export { SwarmRunner, SwarmTaskError, type SwarmRunnerOptions, type RegistryAuth, type WaitOptions, type DeployOptions, type DeployResult, type TaskSummary, type LogOptions } from './swarm/runner.ts';
+export { SwarmRunner, SwarmTaskError, deployService, scaleService, restartService, removeService, serviceExists, serviceTasks, serviceLogs, type SwarmRunnerOptions, type RegistryAuth, type WaitOptions, type DeployOptions, type DeployResult, type TaskSummary, type LogOptions } from './swarm/runner.ts';

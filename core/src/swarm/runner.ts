@@ -67,8 +67,11 @@ export interface TaskSummary {
 export interface LogOptions {
   /** Only the last n lines of each task (default all). */
   tail?: number;
-  /** Only lines after this moment (a Date, or Unix seconds). */
-  since?: Date | number;
+  /**
+   * Only lines after this moment: a Date, Unix seconds, an ISO date, or a span back from now
+   * as the peer's clients send it ("30s", "5m", "2h", "1d"); "all" or "" means everything.
+   */
+  since?: Date | number | string;
   /** Prefix each line with the engine's RFC 3339 timestamp. */
   timestamps?: boolean;
   signal?: AbortSignal;
@@ -245,7 +248,7 @@ export class SwarmRunner {
     if (opts.tail !== undefined && (!Number.isInteger(opts.tail) || opts.tail < 0)) {
       throw badRequest(`Invalid tail ${String(opts.tail)}: use a whole number, 0 or more`, [{ path: ['tail'], message: 'tail: a whole number, 0 or more' }]);
     }
-    const since = opts.since instanceof Date ? opts.since.getTime() / 1000 : opts.since;
+    const since = toUnixSeconds(opts.since);
     const raw = await this.#call(`read the logs of service ${name}`, () =>
       this.#docker.getService(name).logs({
         stdout: true, stderr: true, follow: false, timestamps: opts.timestamps ?? false,
@@ -384,6 +387,39 @@ export class SwarmRunner {
   }
 }
 
+// The same operations as functions of an engine client, for callers that hold a Docker client
+// rather than a runner. Pass `hosts` for its error conversion and logging; without it engine
+// failures still become domain errors, with the engine's detail as the error's cause.
+type Engine = { hosts?: ContainerHosts; platformNetwork?: string };
+const runnerFor = (docker: Docker, opts: Engine = {}) =>
+  new SwarmRunner(docker, opts.hosts ?? bareHosts(docker), { platformNetwork: opts.platformNetwork });
+
+export const deployService = (docker: Docker, workload: WorkloadService, opts: DeployOptions & Engine = {}) => runnerFor(docker, opts).deployService(workload, opts);
+export const scaleService = (docker: Docker, name: string, replicas: number, opts: WaitOptions & Engine = {}) => runnerFor(docker, opts).scaleService(name, replicas, opts);
+export const restartService = (docker: Docker, name: string, opts: WaitOptions & Engine = {}) => runnerFor(docker, opts).restartService(name, opts);
+export const removeService = (docker: Docker, name: string, opts: WaitOptions & Engine = {}) => runnerFor(docker, opts).removeService(name, opts);
+export const serviceExists = (docker: Docker, name: string, opts: Engine = {}) => runnerFor(docker, opts).serviceExists(name);
+export const serviceTasks = (docker: Docker, name: string, opts: Engine = {}) => runnerFor(docker, opts).serviceTasks(name);
+export const serviceLogs = (docker: Docker, name: string, opts: LogOptions & Engine = {}) => runnerFor(docker, opts).serviceLogs(name, opts);
+
+function bareHosts(docker: Docker): ContainerHosts {
+  return {
+    local: async () => docker,
+    async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+      try {
+        return await fn();
+      } catch (e) {
+        if (e instanceof BerthError) throw e;
+        const err = e as EngineError;
+        const detail = err.json?.message ?? err.reason ?? err.message ?? String(e);
+        if (err.statusCode === 404) throw notFound(`Docker: cannot ${what}: ${detail}`);
+        if (err.statusCode === 409) throw new BerthError('CONFLICT', `Docker: cannot ${what}: ${detail}`);
+        throw Object.assign(new BerthError('INTERNAL_SERVER_ERROR', `Docker: cannot ${what}`), { cause: detail });
+      }
+    },
+  };
+}
+
 class OutOfSequence extends BerthError {
   constructor() {
     super('CONFLICT', 'The service was updated by someone else meanwhile');
@@ -407,6 +443,30 @@ function summarize(t: EngineTask): TaskSummary {
     createdAt: t.CreatedAt,
     updatedAt: t.UpdatedAt,
   };
+}
+
+const SPAN = /^(\d+)\s*(s|m|h|d)$/;
+const SPAN_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
+
+function toUnixSeconds(since: Date | number | string | undefined): number | undefined {
+  const bad = () => badRequest(`Invalid since "${String(since)}": use a date, Unix seconds or a span such as 30s, 5m, 2h, 1d`, [{ path: ['since'], message: 'since: a date, Unix seconds or a span such as 5m' }]);
+  if (since === undefined) return undefined;
+  if (since instanceof Date) {
+    if (Number.isNaN(since.getTime())) throw bad();
+    return since.getTime() / 1000;
+  }
+  if (typeof since === 'number') {
+    if (!Number.isFinite(since) || since < 0) throw bad();
+    return since;
+  }
+  const text = since.trim();
+  if (text === '' || text === 'all') return undefined;
+  if (/^\d+(?:\.\d+)?$/.test(text)) return Number(text);
+  const span = SPAN.exec(text);
+  if (span) return Math.floor(Date.now() / 1000) - Number(span[1]) * SPAN_SECONDS[span[2]!]!;
+  const date = Date.parse(text);
+  if (Number.isNaN(date)) throw bad();
+  return date / 1000;
 }
 
 /**

@@ -20,9 +20,17 @@ import { ENV_KEY, toEnvList } from './env.ts';
 
 /** What Swarm accepts as a service name (a DNS label; no dots), at most 63 characters. */
 export const SERVICE_NAME = /^(?=.{1,63}$)[a-zA-Z0-9](?:[-_]*[a-zA-Z0-9]+)*$/;
-/** registry[:port]/path/name[:tag][@sha256:digest], lower-case path components, no shell characters. */
-export const IMAGE_REFERENCE =
-  /^(?=.{1,255}$)(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::[0-9]{1,5})?\/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[\w][\w.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$/;
+/**
+ * registry[:port]/path/name[:tag][@sha256:digest] as Docker reads it: the first component is a
+ * registry only when it has a dot or a port or is localhost; path components are lower-case.
+ */
+const LABEL = '[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?';
+const DOMAIN = `(?:localhost(?::[0-9]{1,5})?|${LABEL}(?:\\.${LABEL})+(?::[0-9]{1,5})?|${LABEL}:[0-9]{1,5})`;
+const PATH_COMPONENT = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
+export const IMAGE_REFERENCE = new RegExp(
+  `^(?=.{1,255}$)(?:${DOMAIN}\\/)?${PATH_COMPONENT}(?:\\/${PATH_COMPONENT})*(?::[\\w][\\w.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$`,
+);
+
 /** Volume and network names as the engine accepts them. */
 export const VOLUME_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,254}$/;
 const NETWORK_NAME = VOLUME_NAME;
