@@ -5,6 +5,8 @@ import { badRequest, type Issue } from '@berth/core';
 
 export const HOST_PATH = /^\/[A-Za-z0-9._/-]*$/;
 export const VOLUME_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}$/;
+/** Berth's own volumes (the proxy's certificates, ...) are named berth-*: no workload may mount them. */
+export const RESERVED_VOLUME = /^berth([-_.]|$)/i;
 export const FILE_PATH = /^[A-Za-z0-9._-][A-Za-z0-9._/-]*$/;
 const CONTROL = /[\u0000-\u001f\u007f]/;
 export const MAX_PATH = 4096;
@@ -85,8 +87,9 @@ export function checkMount(m: MountShape, rules: MountRules = {}): StoredMount {
     }
   }
 
-  if (m.type === 'volume' && required('volumeName', m.volumeName) && !VOLUME_NAME.test(m.volumeName)) {
-    fail('volumeName', 'must start with a letter or digit, then up to 127 letters, digits, "_", "." or "-"');
+  if (m.type === 'volume' && required('volumeName', m.volumeName)) {
+    if (!VOLUME_NAME.test(m.volumeName)) fail('volumeName', 'must start with a letter or digit, then up to 127 letters, digits, "_", "." or "-"');
+    else if (RESERVED_VOLUME.test(m.volumeName)) fail('volumeName', 'names starting with "berth" are reserved for the platform\'s own volumes');
   }
 
   let filePath = m.filePath ?? null;

@@ -8,6 +8,7 @@ import {
   type Role, type SecretBox, type WorkloadRegistry,
 } from '@berth/core';
 import { Mount, type MountRow } from './entities.ts';
+import { assertOwnHostResource } from './host-resources.ts';
 import { checkMount, type MountRules, type StoredMount } from './paths.ts';
 import type { ContainerVolume, CreateInput, UpdateInput } from './schemas.ts';
 
@@ -65,8 +66,9 @@ export class MountService implements MountDirectory {
     const serviceType = input.serviceType ?? 'application';
     const mount = checkMount(input, this.#rules);
     if (mount.type === 'bind') assertMayBind(caller);
-    await this.#workloads.owner(serviceType, input.serviceId, caller.organizationId, em);
+    const workload = await this.#workloads.owner(serviceType, input.serviceId, caller.organizationId, em);
     await this.#assertFree(mount, serviceType, input.serviceId, null, em);
+    await assertOwnHostResource(mount, workload, this.#workloads, em);
     const row = em.create(Mount, {
       mountId: newId(),
       ...mount,
@@ -107,8 +109,9 @@ export class MountService implements MountDirectory {
     }
     const serviceId = input[key] !== undefined ? input[key] : serviceType === row.serviceType ? row[key] : null;
     if (!serviceId) throw invalidField(key, `required: the ${serviceType} the mount belongs to`);
-    if (serviceType !== row.serviceType || serviceId !== row[key]) await this.#workloads.owner(serviceType, serviceId, caller.organizationId, em);
+    const workload = await this.#workloads.owner(serviceType, serviceId, caller.organizationId, em);
     await this.#assertFree(mount, serviceType, serviceId, row.mountId, em);
+    await assertOwnHostResource(mount, workload, this.#workloads, em);
 
     Object.assign(row, { ...mount, content: this.#seal(mount.content), serviceType, ...noOwners(), [key]: serviceId });
     await em.flush();

@@ -43,7 +43,7 @@ t.test('bad input is refused before the workload is looked up, naming the field'
   await bad({ type: 'volume', volumeName: 'v', mountPath: '/' }, 'mountPath', 'the container root');
   await bad({ type: 'volume', volumeName: 'v', mountPath: '/data', serviceType: 'libsql' }, 'serviceType', 'an unknown serviceType');
   await bad({ type: 'volume', mountPath: '/data' }, 'volumeName', 'a volume without volumeName');
-  for (const volumeName of ['-lead', '.hidden', 'a b', 'a/b', 'x'.repeat(129), 'a;rm']) {
+  for (const volumeName of ['-lead', '.hidden', 'a b', 'a/b', 'x'.repeat(129), 'a;rm', 'berth', 'berth-proxy-certs', 'Berth_x']) {
     await bad({ type: 'volume', volumeName, mountPath: '/data' }, 'volumeName', `volumeName ${JSON.stringify(volumeName.slice(0, 20))}`);
   }
   await bad({ type: 'bind', mountPath: '/data' }, 'hostPath', 'a bind without hostPath');
@@ -261,10 +261,44 @@ t.test('mounts of an application', async t => {
     const own = await makeApplication(other.client, 'own');
     t.equal((await other.client.post('mounts.update', { mountId: volume.body.mountId, applicationId: own.applicationId })).status, 404);
     t.equal((await client.get('mounts.one', { mountId: volume.body.mountId })).body.applicationId, app.applicationId, 'nothing moved');
-    const ownMount = await other.client.post('mounts.create', { serviceId: own.applicationId, type: 'volume', volumeName: 'web-data', mountPath: '/var/lib/data' });
+    const ownMount = await other.client.post('mounts.create', { serviceId: own.applicationId, type: 'volume', volumeName: 'own-data', mountPath: '/var/lib/data' });
     t.equal(ownMount.status, 200, 'while its own applications take any path');
     const stealInto = await client.post('mounts.update', { mountId: volume.body.mountId, applicationId: own.applicationId });
     t.equal(stealInto.status, 404, 'nor can the first organization move a mount into the other\'s application');
+  });
+
+  t.test('volumes and bind sources are never shared between organizations', async t => {
+    const other = await otherOrganization(server, userId);
+    const own = await makeApplication(other.client, 'theirs');
+    const attempt = (input: Record<string, unknown>) => other.client.post('mounts.create', { serviceId: own.applicationId, mountPath: '/shared', ...input });
+    const expectConflict = async (input: Record<string, unknown>, pattern: RegExp, what: string) => {
+      const res = await attempt(input);
+      t.equal(res.status, 409, what);
+      t.match(res.body.message, pattern, `${what}: the message names the field`);
+    };
+    await expectConflict({ type: 'volume', volumeName: 'web-data' }, /^volumeName web-data is used by another organization/, 'a volume the first organization mounts');
+    await expectConflict({ type: 'volume', volumeName: app.appName }, /^volumeName .* belongs to another organization's workload/, 'a volume named like its application');
+    await expectConflict({ type: 'volume', volumeName: `${app.appName}-data` }, /^volumeName /, 'a volume of the application (<appName>-data)');
+    await expectConflict({ type: 'volume', volumeName: `${app.appName}_db.1` }, /^volumeName /, 'a volume of the application (<appName>_...)');
+    await expectConflict({ type: 'bind', hostPath: '/srv/web/uploads' }, /^hostPath \/srv\/web\/uploads overlaps/, 'the same bind source');
+    await expectConflict({ type: 'bind', hostPath: '/srv/web/uploads/2026' }, /^hostPath /, 'a directory within it');
+    await expectConflict({ type: 'bind', hostPath: '/srv/web' }, /^hostPath /, 'a directory containing it');
+    for (const input of [
+      { type: 'volume', volumeName: `${app.appName}x-data` },
+      { type: 'volume', volumeName: 'web-data2' },
+      { type: 'bind', hostPath: '/srv/web/uploads2' },
+      { type: 'bind', hostPath: '/srv/web_uploads' },
+    ]) {
+      const res = await attempt(input);
+      t.equal(res.status, 200, `${JSON.stringify(input)} is its own`);
+      await other.client.post('mounts.remove', { mountId: res.body.mountId });
+    }
+    const mine = await client.post('mounts.create', { ...base, type: 'volume', volumeName: `${app.appName}-extra`, mountPath: '/extra' });
+    t.equal(mine.status, 200, 'the application\'s own organization may use its volumes');
+    const theirs = await other.client.post('mounts.create', { serviceId: own.applicationId, type: 'volume', volumeName: 'their-data', mountPath: '/their' });
+    t.equal(theirs.status, 200);
+    const moveOnto = await client.post('mounts.update', { mountId: mine.body.mountId, volumeName: 'their-data' });
+    t.equal(moveOnto.status, 409, 'update is checked too');
   });
 
   t.test('remove answers the mount as it was; a second remove is NOT_FOUND', async t => {
