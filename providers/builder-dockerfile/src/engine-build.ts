@@ -15,7 +15,8 @@ const dockerignore = dockerignoreModule as unknown as typeof dockerignoreModule.
 
 /** An image reference as Berth accepts them: [registry[:port]/]name[/name...][:tag][@sha256:digest]. */
 export const IMAGE_REF = /^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::[0-9]{1,5})?(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$/;
-const BUILD_ARG = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** A build argument's name (also an environment variable name for the program builders). */
+export const BUILD_ARG = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const STAGE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 /** What a secret becomes in the log. */
 export const MASK = '******';

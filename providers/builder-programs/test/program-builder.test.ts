@@ -1,0 +1,196 @@
+// The program builders with stand-in programs on a private PATH: the exact argument arrays,
+// literal values (no shell), the missing-program message, output, failures and aborts.
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import t, { type Test } from 'tap';
+import Docker from 'dockerode';
+import type { BuildRequest } from '@berth/core';
+import { TEST_BASE_IMAGE } from '@berth/core/testing';
+import { ProgramBuilder, programBuildTypes, type ProgramBuildType } from '../src/index.ts';
+
+const docker = new Docker();
+const tags: string[] = [];
+t.teardown(async () => {
+  for (const tag of tags) await docker.getImage(tag).remove({ force: true }).catch(() => {});
+});
+
+let n = 0;
+/** A request for an app dir; `tagged` makes the image exist as if the program had built it. */
+async function request(sourceDir: string, more: Partial<BuildRequest> = {}, tagged = true) {
+  const lines: string[] = [];
+  const tag = `${process.pid}-${++n}`;
+  const imageTag = `berth-test/program-builder:${tag}`;
+  tags.push(imageTag);
+  if (tagged) await docker.getImage(TEST_BASE_IMAGE).tag({ repo: 'berth-test/program-builder', tag });
+  const req: BuildRequest = {
+    engine: docker, sourceDir, buildPath: '', dockerfile: null, dockerContextPath: null, dockerBuildStage: null,
+    publishDirectory: null, buildArgs: {}, secrets: [], imageTag, labels: {},
+    signal: new AbortController().signal, log: line => lines.push(line),
+    ...more,
+  };
+  return { req, lines };
+}
+
+/**
+ * Writes a stand-in for `program` into bin: it records its arguments (NUL-separated), its working
+ * directory and its environment into out, then runs `body`.
+ */
+function fake(bin: string, program: string, out: string, body = 'echo "building the image"\necho "a warning" >&2') {
+  const file = path.join(bin, program);
+  writeFileSync(file, [
+    '#!/bin/sh',
+    `for a in "$@"; do printf '%s\\0' "$a"; done > '${out}/argv'`,
+    `pwd > '${out}/cwd'`,
+    `env > '${out}/env'`,
+    body,
+    '',
+  ].join('\n'));
+  chmodSync(file, 0o755);
+}
+/** One fixture directory per test (tap gives one per test): bin for programs, out for their records, src the source. */
+function fixture(t: Test, src: Record<string, unknown> = { 'index.js': '' }) {
+  const root = t.testdir({ bin: {}, out: {}, src } as never);
+  return { bin: path.join(root, 'bin'), out: path.join(root, 'out'), dir: path.join(root, 'src'), root };
+}
+const argvOf = (out: string) => readFileSync(path.join(out, 'argv'), 'utf8').split('\0').slice(0, -1);
+
+const expected: Record<ProgramBuildType, (app: string, tag: string) => string[]> = {
+  nixpacks: (app, tag) => ['build', app, '--name', tag, '--env', 'NODE_ENV=production', '--env', 'GREETING=hi', '--label', 'berth.deployment=d1'],
+  heroku_buildpacks: (app, tag) => ['build', tag, '--path', app, '--builder', 'heroku/builder:24', '--env', 'NODE_ENV=production', '--env', 'GREETING=hi'],
+  paketo_buildpacks: (app, tag) => ['build', tag, '--path', app, '--builder', 'paketobuildpacks/builder-jammy-full', '--env', 'NODE_ENV=production', '--env', 'GREETING=hi'],
+  railpack: (app, tag) => ['build', app, '--name', tag, '--progress', 'plain', '--env', 'NODE_ENV=production', '--env', 'GREETING=hi'],
+};
+
+t.test('a missing program is named in the error', async t => {
+  const { bin: empty, dir } = fixture(t);
+  writeFileSync(path.join(empty, 'pack.txt'), 'not a program');
+  const programs: Record<ProgramBuildType, string> = { nixpacks: 'nixpacks', heroku_buildpacks: 'pack', paketo_buildpacks: 'pack', railpack: 'railpack' };
+  t.same([...programBuildTypes].sort(), Object.keys(programs).sort(), 'every program build type is covered');
+  for (const type of programBuildTypes) {
+    const builder = new ProgramBuilder(type, { searchPath: `${empty}${path.delimiter}/nonexistent` });
+    t.equal(builder.program, programs[type]);
+    await t.rejects(builder.build((await request(dir, {}, false)).req), {
+      message: `The ${type} build type needs the "${programs[type]}" program on the host, and it is not installed`,
+    }, type);
+  }
+});
+
+t.test('a program in a relative PATH entry or without the execute bit is not used', async t => {
+  const { bin, out, dir } = fixture(t);
+  fake(bin, 'nixpacks', out);
+  chmodSync(path.join(bin, 'nixpacks'), 0o644);
+  const notExecutable = new ProgramBuilder('nixpacks', { searchPath: bin });
+  await t.rejects(notExecutable.build((await request(dir, {}, false)).req), { message: /needs the "nixpacks" program/ });
+  chmodSync(path.join(bin, 'nixpacks'), 0o755);
+  const relative = new ProgramBuilder('nixpacks', { searchPath: path.relative(process.cwd(), bin) });
+  await t.rejects(relative.build((await request(dir, {}, false)).req), { message: /needs the "nixpacks" program/ });
+});
+
+t.test('each build type runs its program with the exact argument array in the build path', async t => {
+  process.env.BERTH_SECRET = 'must-not-reach-the-program-0123456789';
+  t.teardown(() => { delete process.env.BERTH_SECRET; });
+  const { root, dir } = fixture(t, { apps: { web: { 'index.js': '' } } });
+  const app = path.join(dir, 'apps', 'web');
+  for (const type of programBuildTypes) {
+    const bin = path.join(root, `bin-${type}`);
+    const out = path.join(root, `out-${type}`);
+    mkdirSync(bin);
+    mkdirSync(out);
+    const builder = new ProgramBuilder(type, { searchPath: `/nonexistent${path.delimiter}${bin}` });
+    fake(bin, builder.program, out);
+    const { req, lines } = await request(dir, {
+      buildPath: '/apps/web', buildArgs: { NODE_ENV: 'production', GREETING: 'hi' }, labels: { 'berth.deployment': 'd1' },
+    });
+    await builder.build(req);
+    t.same(argvOf(out), expected[type](app, req.imageTag), `${type} argv`);
+    t.equal(readFileSync(path.join(out, 'cwd'), 'utf8').trim(), app, `${type} runs in the build path`);
+    t.notMatch(readFileSync(path.join(out, 'env'), 'utf8'), 'must-not-reach-the-program', `${type} does not get Berth's secrets`);
+    t.same(lines, [`$ ${[builder.program, ...expected[type](app, req.imageTag)].join(' ')}`, 'building the image', 'a warning'], `${type} log`);
+  }
+});
+
+t.test('a configured buildpacks builder image replaces the default', async t => {
+  const { bin, out, dir } = fixture(t);
+  fake(bin, 'pack', out);
+  const builder = new ProgramBuilder('paketo_buildpacks', { searchPath: bin, builder: 'registry.local:5000/team/builder:2' });
+  const { req } = await request(dir);
+  await builder.build(req);
+  t.same(argvOf(out), ['build', req.imageTag, '--path', dir, '--builder', 'registry.local:5000/team/builder:2']);
+  t.throws(() => new ProgramBuilder('nixpacks', { builder: 'x' }), { message: 'The nixpacks build type takes no builder image' });
+  t.throws(() => new ProgramBuilder('heroku_buildpacks', { builder: 'x; rm -rf /' }), { message: /is not a valid image reference/ });
+  t.throws(() => new ProgramBuilder('dockerfile' as ProgramBuildType), { message: '"dockerfile" is not a build type run by a program' });
+  t.throws(() => new ProgramBuilder('toString' as ProgramBuildType), { message: /is not a build type run by a program/ });
+});
+
+t.test('values with shell metacharacters arrive literally and secrets are masked', async t => {
+  const { bin, out, dir, root } = fixture(t);
+  const marker = path.join(root, 'pwned');
+  fake(bin, 'railpack', out, 'printf "%s\\n" "$@" | grep TOKEN=');
+  const tricky = `a;touch ${marker} $(touch ${marker}) \`touch ${marker}\` "q" 'x' | & > ${marker}`;
+  const { req, lines } = await request(dir, { buildArgs: { TRICKY: tricky, TOKEN: 'tok-s3cr3t' }, secrets: ['tok-s3cr3t'] });
+  await new ProgramBuilder('railpack', { searchPath: bin }).build(req);
+  t.same(argvOf(out).slice(-4), ['--env', `TRICKY=${tricky}`, '--env', 'TOKEN=tok-s3cr3t'], 'each value is one argument, unchanged');
+  t.notOk(existsSync(marker), 'no shell ran the value');
+  const log = lines.join('\n');
+  t.notMatch(log, 'tok-s3cr3t', 'the secret never reaches the log');
+  t.match(lines[0], '--env TOKEN=******', 'the command line is masked');
+  t.ok(lines.includes('TOKEN=******'), 'the program output is masked');
+});
+
+t.test('a failing program fails the build with its last output line', async t => {
+  const { bin, out, dir } = fixture(t);
+  fake(bin, 'nixpacks', out, 'echo "step 1"\necho "\x1b[31mError: no start command could be found\x1b[0m" >&2\nexit 3');
+  const { req, lines } = await request(dir, { secrets: [] }, false);
+  await t.rejects(new ProgramBuilder('nixpacks', { searchPath: bin }).build(req), {
+    message: 'nixpacks failed with exit code 3: Error: no start command could be found',
+  });
+  t.ok(lines.includes('Error: no start command could be found'), 'colour codes are stripped from the log');
+});
+
+t.test('a program that succeeds without tagging the image fails the build', async t => {
+  const { bin, out, dir } = fixture(t);
+  fake(bin, 'pack', out);
+  const { req } = await request(dir, {}, false);
+  await t.rejects(new ProgramBuilder('heroku_buildpacks', { searchPath: bin }).build(req), {
+    message: `pack finished but the engine has no image ${req.imageTag}: does it build on the same Docker host?`,
+  });
+});
+
+/** Whether the process is still running (a zombie that awaits its reaper counts as ended). */
+function running(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+t.test('an abort kills the program and what it started', async t => {
+  const { bin, out, dir } = fixture(t);
+  // Like nixpacks, which runs `docker build` as its child.
+  fake(bin, 'nixpacks', out, `sleep 30 &\necho $! > '${out}/child'\necho started\nwait`);
+  const controller = new AbortController();
+  const { req } = await request(dir, { signal: controller.signal, log: line => { if (line === 'started') controller.abort(); } }, false);
+  const started = Date.now();
+  await t.rejects(new ProgramBuilder('nixpacks', { searchPath: bin }).build(req), { message: 'The build was cancelled' });
+  t.ok(Date.now() - started < 5000, 'rejects at once');
+  const child = Number(readFileSync(path.join(out, 'child'), 'utf8'));
+  for (let i = 0; i < 40 && running(child); i++) await new Promise(r => setTimeout(r, 100));
+  t.notOk(running(child), 'the program\'s own child is stopped too');
+
+  const timeout = new AbortController();
+  timeout.abort(new Error('The deployment timed out'));
+  await t.rejects(new ProgramBuilder('nixpacks', { searchPath: bin }).build((await request(dir, { signal: timeout.signal }, false)).req),
+    { message: 'The deployment timed out' }, 'the abort reason is the error');
+});
+
+t.test('names that reach the program are checked', async t => {
+  const { bin, out, dir } = fixture(t);
+  fake(bin, 'nixpacks', out);
+  const builder = new ProgramBuilder('nixpacks', { searchPath: bin });
+  await t.rejects(builder.build((await request(dir, { imageTag: '--push' }, false)).req), { message: '"--push" is not a valid image tag' });
+  await t.rejects(builder.build((await request(dir, { buildArgs: { '-x': '1' } }, false)).req), { message: /Build argument "-x" is not a valid name/ });
+  await t.rejects(builder.build((await request(dir, { labels: { '--x': '1' } }, false)).req), { message: 'Label "--x" is not a valid label name' });
+  await t.rejects(builder.build((await request(dir, { buildPath: '../..' }, false)).req), { message: /points outside the source/ });
+  t.notOk(existsSync(path.join(out, 'argv')), 'the program never ran');
+});
