@@ -1,0 +1,30 @@
+// An application: where it runs (environment, host), how it is built (source and build
+// type) and how Swarm runs it. Fields the platform filters or acts on are columns; the
+// rest are in `settings` (JSON) and the secrets in `sealed` (SecretBox of a JSON object).
+import { defineEntity, p, newId } from '@berth/core';
+
+export const Application = defineEntity({
+  name: 'Application',
+  tableName: 'applications',
+  properties: {
+    applicationId: p.string().length(32).primary().onCreate(() => newId()),
+    name: p.string(),
+    appName: p.string().length(63),
+    description: p.text().nullable(),
+    environmentId: p.string().length(32),
+    organizationId: p.string().length(32),
+    serverId: p.string().length(32).nullable(),
+    sourceType: p.string().length(16),
+    buildType: p.string().length(24),
+    applicationStatus: p.string().length(8),
+    refreshToken: p.string().nullable(),
+    /** Every other API field (see fields.ts). */
+    settings: p.json<Record<string, unknown>>(),
+    /** env, build args and secrets, registry password: SecretBox-sealed JSON. */
+    sealed: p.text(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+
+export type ApplicationRow = InstanceType<typeof Application.class>;
+export const applicationEntities = [Application];

@@ -1,0 +1,35 @@
+import { definePlugin } from '@berth/core';
+import pkg from '../package.json' with { type: 'json' };
+import { applicationEntities } from './entities.ts';
+import { applicationMigrations } from './migrations.ts';
+import { applicationProcedures } from './procedures.ts';
+import { ApplicationService } from './service.ts';
+import { ApplicationDeployer } from './deployer.ts';
+import { ApplicationPipeline } from './pipeline.ts';
+import { DockerfileBuilder } from '@berth/builder-dockerfile';
+import { StaticBuilder } from '@berth/builder-static';
+import { ProgramBuilder, programBuildTypes } from '@berth/builder-programs';
+
+export default definePlugin({
+  name: 'application',
+  version: pkg.version,
+  // Applications live in environments and run through the deploy queue.
+  dependencies: ['environment', 'deployment'],
+  setup(berth) {
+    const cradle = () => berth.container.cradle;
+    const apps = new ApplicationService(() => cradle().secrets, () => cradle().environments);
+    const deployer = new ApplicationDeployer(apps, cradle);
+    const pipeline = new ApplicationPipeline(apps, deployer, cradle);
+    berth.entities(...applicationEntities);
+    berth.migrations(...applicationMigrations);
+    berth.workloads.register(apps);
+    berth.workloads.addResolver(apps.resolver);
+    cradle().deployments.register(deployer);
+    // The builders applications use; the registry is shared, so compose stacks find them too.
+    const builders = cradle().builders;
+    builders.addBuilder(new DockerfileBuilder());
+    builders.addBuilder(new StaticBuilder({ image: berth.config.staticImage, root: berth.config.staticRoot }));
+    for (const type of programBuildTypes) builders.addBuilder(new ProgramBuilder(type));
+    berth.procedures(...applicationProcedures(apps, pipeline));
+  },
+});

@@ -1,0 +1,126 @@
+// The application's runs and what hangs off it, as the API sees them: queue a run, read
+// the record with its deployments, mounts and ports, cancel, clear, delete. The engine work
+// of a run is the deployer's (deployer.ts); this file never talks to Docker itself.
+import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import {
+  type Cradle, type DeploymentRecord, type DeploymentService, type EntityManager, type MountDirectory, type PortDirectory,
+} from '@berth/core';
+import type { ApplicationRow } from './entities.ts';
+import type { ApplicationService } from './service.ts';
+import type { ApplicationFields, ApplicationView, ReadLogsInput } from './schemas.ts';
+import { applicationDir, type ApplicationDeployer } from './deployer.ts';
+
+export interface Queued {
+  deploymentId: string;
+  status: string;
+  applicationId: string;
+  title: string;
+  action: string;
+  createdAt: string;
+}
+
+const titles: Record<string, string> = {
+  deploy: 'Manual deployment',
+  redeploy: 'Rebuild deployment',
+  reload: 'Reload (restart the service)',
+  start: 'Start the service',
+  stop: 'Stop the service',
+};
+
+export class ApplicationPipeline {
+  readonly #apps: ApplicationService;
+  readonly #cradle: () => Cradle;
+  readonly #deployer: ApplicationDeployer;
+
+  constructor(apps: ApplicationService, deployer: ApplicationDeployer, cradle: () => Cradle) {
+    this.#apps = apps;
+    this.#deployer = deployer;
+    this.#cradle = cradle;
+  }
+
+  get #deployments(): DeploymentService {
+    return this.#cradle().deployments;
+  }
+
+  /** A service another plugin provides, or undefined when that plugin is disabled. */
+  #optional<K extends keyof Cradle>(name: K): Cradle[K] | undefined {
+    const cradle = this.#cradle();
+    try {
+      return cradle[name];
+    } catch {
+      return undefined;
+    }
+  }
+
+
+  async enqueue(row: ApplicationRow, action: string, em: EntityManager, input: { title?: string; description?: string | null }): Promise<Queued> {
+    const record = await this.#deployments.enqueue({
+      targetType: 'application', targetId: row.applicationId, organizationId: row.organizationId, serverId: row.serverId ?? null,
+      action, title: input.title || titles[action] || action, description: input.description ?? null,
+    }, em);
+    return { deploymentId: record.deploymentId, status: record.status, applicationId: row.applicationId, title: record.title, action: record.action, createdAt: record.createdAt };
+  }
+
+  async one(applicationId: string, organizationId: string, em: EntityManager): Promise<ApplicationView> {
+    const row = await this.#apps.find(applicationId, organizationId, em);
+    const environment = await this.#cradle().environments.get(row.environmentId, organizationId, em);
+    // The project's name is the only field of another plugin's table this read needs.
+    const [project] = await em.execute<{ name: string }[]>('select name from projects where project_id = ? and organization_id = ?', [environment.projectId, organizationId]);
+    const deployments = (await this.#optional('deployments')?.listFor('application', [applicationId], em))?.get(applicationId) ?? [];
+    const mounts = (await this.#optional('mounts')?.forServices('application', [applicationId], em))?.get(applicationId) ?? [];
+    const ports = (await this.#optional('ports')?.forApplications([applicationId], em))?.get(applicationId) ?? [];
+    return {
+      ...this.#apps.view(row),
+      environment: {
+        environmentId: environment.environmentId, name: environment.name, projectId: environment.projectId, isDefault: environment.isDefault,
+        project: { projectId: environment.projectId, name: project?.name ?? '' },
+      },
+      deployments: deployments.map(d => deploymentView(d)),
+      mounts: mounts as unknown as Record<string, unknown>[],
+      ports: ports as unknown as Record<string, unknown>[],
+      // Domains, redirects, security entries, registries and servers come with their plugins.
+      domains: [], redirects: [], security: [], registry: null, server: null,
+    };
+  }
+
+  /** Deletes the application and everything it left on the host; answers the record as it was. */
+  async remove(applicationId: string, organizationId: string, em: EntityManager): Promise<ApplicationFields> {
+    const row = await this.#apps.find(applicationId, organizationId, em);
+    const view = this.#apps.view(row);
+    const deployments = this.#optional('deployments');
+    await deployments?.cancelFor('application', applicationId, em);
+    await this.#deployer.removeService(row);
+    await rm(applicationDir(this.#cradle().config.dataDir, row.appName), { recursive: true, force: true });
+    await (this.#optional('mounts') as MountDirectory | undefined)?.removeForService('application', applicationId, em);
+    await (this.#optional('ports') as PortDirectory | undefined)?.removeForApplication(applicationId, em);
+    await deployments?.removeFor('application', applicationId, em, { includeActive: true });
+    await em.remove(row).flush();
+    return view;
+  }
+
+  async clearQueue(row: ApplicationRow, em: EntityManager): Promise<number> {
+    return this.#deployments.clearQueueFor('application', row.applicationId, em);
+  }
+
+  async clearDeployments(row: ApplicationRow, em: EntityManager): Promise<void> {
+    await this.#deployments.removeFor('application', row.applicationId, em);
+  }
+
+  async cancel(row: ApplicationRow, em: EntityManager): Promise<number> {
+    return this.#deployments.cancelFor('application', row.applicationId, em);
+  }
+
+  readLogs(row: ApplicationRow, input: ReadLogsInput): Promise<string> {
+    return this.#deployer.serviceLogs(row, input);
+  }
+
+  newRefreshToken(): string {
+    return randomBytes(24).toString('base64url');
+  }
+}
+
+/** A deployment as `application.one` lists it: the record plus the peer's id fields. */
+function deploymentView(d: DeploymentRecord): Record<string, unknown> {
+  return { ...d, applicationId: d.targetId, composeId: null, isPreviewDeployment: false };
+}

@@ -1,0 +1,162 @@
+// application.* — every operation of both API variants and the peer's others. Records are
+// the service's; runs (deploy, redeploy, reload, start, stop) go on the durable deploy queue
+// and answer the queued deployment; engine work happens in the pipeline.
+import { Type, router, schema, type ProcedureContext } from '@berth/core';
+import type { ApplicationService } from './service.ts';
+import type { ApplicationPipeline } from './pipeline.ts';
+import {
+  ApplicationFields, ApplicationView, CreateInput, DeployInput, IdInput, MoveInput, ReadLogsInput, ReloadInput, SaveBitbucketInput, SaveBuildTypeInput,
+  SaveDockerInput, SaveEnvironmentInput, SaveGitInput, SaveGiteaInput, SaveGithubInput, SaveGitlabInput, SearchInput, SearchResult, UpdateInput,
+} from './schemas.ts';
+import { invalidField } from '@berth/core';
+
+const application = router('application');
+const scope = (ctx: ProcedureContext) => ({ organizationId: ctx.principal.organizationId, em: ctx.cradle.em });
+const byAppName = (ctx: ProcedureContext) => ctx.cradle.workloads.byAppName.bind(ctx.cradle.workloads);
+
+/** What a run answers: the queued deployment (callers that expect `true` treat any 200 as success). */
+const Queued = Type.Object({
+  deploymentId: Type.String(), status: Type.String(), applicationId: Type.String(), title: Type.String(), action: Type.String(), createdAt: Type.String(),
+});
+const Ok = schema.Ok;
+
+export function applicationProcedures(apps: ApplicationService, pipeline: ApplicationPipeline) {
+  const save = (name: string, summary: string, input: Parameters<typeof application.mutation>[1]['input'], extra: (i: Record<string, unknown>) => Record<string, unknown> = () => ({})) =>
+    application.mutation(name, {
+      summary, input, output: ApplicationFields,
+      handler(input: unknown, ctx) {
+        const i = input as Record<string, unknown>;
+        const { organizationId, em } = scope(ctx);
+        return apps.change(i.applicationId as string, organizationId, { ...i, ...extra(i) }, em, byAppName(ctx));
+      },
+    });
+  const run = (name: string, action: string, summary: string, input = IdInput) =>
+    application.mutation(name, {
+      summary, input, output: Queued,
+      async handler(i: { applicationId: string; title?: string; description?: string }, ctx) {
+        const { organizationId, em } = scope(ctx);
+        return pipeline.enqueue(await apps.find(i.applicationId, organizationId, em), action, em, i);
+      },
+    });
+
+  return [
+    application.mutation('create', {
+      summary: 'Create an application in an environment (current: environmentId; older: projectId → its default environment)',
+      input: CreateInput, output: ApplicationFields,
+      handler(input, ctx) {
+        const { organizationId, em } = scope(ctx);
+        return apps.create(input, organizationId, em, byAppName(ctx));
+      },
+    }),
+    application.query('one', {
+      summary: 'An application with its environment and project, deployments (newest first), mounts, ports, domains, redirects, security, registry and server',
+      input: IdInput, output: ApplicationView,
+      handler({ applicationId }, ctx) {
+        const { organizationId, em } = scope(ctx);
+        return pipeline.one(applicationId, organizationId, em);
+      },
+    }),
+    run('deploy', 'deploy', 'Queue a deployment: fetch the source, build, roll out the service; answers the queued deployment', DeployInput),
+    run('redeploy', 'redeploy', 'Queue a rebuild and rollout of the current source; answers the queued deployment', DeployInput),
+    application.mutation('reload', {
+      summary: 'Queue a restart of the running service with the same spec (no build)',
+      input: ReloadInput, output: Queued,
+      async handler({ applicationId, appName }, ctx) {
+        const { organizationId, em } = scope(ctx);
+        const row = await apps.find(applicationId, organizationId, em);
+        if (row.appName !== appName) throw invalidField('appName', 'does not match the application');
+        return pipeline.enqueue(row, 'reload', em, {});
+      },
+    }),
+    run('start', 'start', 'Queue scaling the service back to its replicas'),
+    run('stop', 'stop', 'Queue scaling the service to zero; the status becomes idle'),
+    application.mutation('delete', {
+      access: 'admin',
+      summary: 'Delete the application: stops its deployments, removes its service, work directory, mounts, ports and deployment records; answers the record as it was',
+      input: IdInput, output: ApplicationFields,
+      handler({ applicationId }, ctx) {
+        const { organizationId, em } = scope(ctx);
+        return pipeline.remove(applicationId, organizationId, em);
+      },
+    }),
+    save('saveEnvironment', 'Set the environment variables (dotenv text, with ${{project.KEY}}, ${{environment.KEY}} and ${{KEY}} references), build args and build secrets', SaveEnvironmentInput),
+    save('saveBuildType', 'Choose how the source is built', SaveBuildTypeInput),
+    save('saveDockerProvider', 'Deploy a container image (optionally from a registry with credentials)', SaveDockerInput, () => ({ sourceType: 'docker' })),
+    save('saveGitProdiver', 'Deploy from a git URL (https or SSH with a stored key) — the older spelling', SaveGitInput, () => ({ sourceType: 'git' })),
+    save('saveGitProvider', 'Deploy from a git URL (https or SSH with a stored key)', SaveGitInput, () => ({ sourceType: 'git' })),
+    save('saveGithubProvider', 'Deploy from a GitHub repository', SaveGithubInput, () => ({ sourceType: 'github' })),
+    save('saveGitlabProvider', 'Deploy from a GitLab repository', SaveGitlabInput, () => ({ sourceType: 'gitlab' })),
+    save('saveBitbucketProvider', 'Deploy from a Bitbucket repository', SaveBitbucketInput, () => ({ sourceType: 'bitbucket' })),
+    save('saveGiteaProvider', 'Deploy from a Gitea repository', SaveGiteaInput, () => ({ sourceType: 'gitea' })),
+    save('disconnectGitProvider', 'Forget the git source (every provider\'s repository fields)', IdInput, () => ({
+      repository: null, owner: null, branch: null, githubId: null,
+      gitlabRepository: null, gitlabOwner: null, gitlabBranch: null, gitlabId: null, gitlabProjectId: null, gitlabPathNamespace: null,
+      bitbucketRepository: null, bitbucketRepositorySlug: null, bitbucketOwner: null, bitbucketBranch: null, bitbucketId: null,
+      giteaRepository: null, giteaOwner: null, giteaBranch: null, giteaId: null,
+      customGitUrl: null, customGitBranch: null, customGitSSHKeyId: null,
+    })),
+    save('markRunning', 'Set the status to running', IdInput, () => ({ applicationStatus: 'running' })),
+    save('update', 'Change any field of the application', UpdateInput),
+    save('refreshToken', 'Issue a new webhook refresh token', IdInput, () => ({ refreshToken: pipeline.newRefreshToken() })),
+    application.mutation('move', {
+      summary: 'Move the application to another environment of the organization',
+      input: MoveInput, output: ApplicationFields,
+      handler({ applicationId, targetEnvironmentId }, ctx) {
+        const { organizationId, em } = scope(ctx);
+        return apps.change(applicationId, organizationId, { environmentId: targetEnvironmentId }, em, byAppName(ctx));
+      },
+    }),
+    application.mutation('cleanQueues', {
+      summary: 'Drop the application\'s queued (not yet running) deployments',
+      input: IdInput, output: Ok(),
+      async handler({ applicationId }, ctx) {
+        const { organizationId, em } = scope(ctx);
+        await pipeline.clearQueue(await apps.find(applicationId, organizationId, em), em);
+        return true;
+      },
+    }),
+    application.mutation('clearDeployments', {
+      summary: 'Remove the application\'s finished deployments and their logs',
+      input: IdInput, output: Ok(),
+      async handler({ applicationId }, ctx) {
+        const { organizationId, em } = scope(ctx);
+        await pipeline.clearDeployments(await apps.find(applicationId, organizationId, em), em);
+        return true;
+      },
+    }),
+    application.mutation('killBuild', {
+      summary: 'Stop the running deployment (its build is killed) and drop the queued ones',
+      input: IdInput, output: Ok(),
+      async handler({ applicationId }, ctx) {
+        const { organizationId, em } = scope(ctx);
+        await pipeline.cancel(await apps.find(applicationId, organizationId, em), em);
+        return true;
+      },
+    }),
+    application.mutation('cancelDeployment', {
+      summary: 'Cancel the running and queued deployments; the previous version keeps running',
+      input: IdInput, output: Ok(),
+      async handler({ applicationId }, ctx) {
+        const { organizationId, em } = scope(ctx);
+        await pipeline.cancel(await apps.find(applicationId, organizationId, em), em);
+        return true;
+      },
+    }),
+    application.query('search', {
+      summary: 'Applications matching the given texts (case-insensitive substrings), newest first, paged',
+      input: SearchInput, output: SearchResult,
+      handler(input, ctx) {
+        const { organizationId, em } = scope(ctx);
+        return apps.search(input, organizationId, em);
+      },
+    }),
+    application.query('readLogs', {
+      summary: 'The running service\'s container output (last `tail` lines, `since` a duration, filtered by `search`)',
+      input: ReadLogsInput, output: Type.String(),
+      async handler(input, ctx) {
+        const { organizationId, em } = scope(ctx);
+        return pipeline.readLogs(await apps.find(input.applicationId, organizationId, em), input);
+      },
+    }),
+  ];
+}

@@ -1,0 +1,117 @@
+// application.* inputs and replies. Both API variants at once: create takes environmentId
+// (current) or projectId (older); fields the peer's current document requires but the older
+// variant leaves out are optional, so clients of either variant are served.
+import { Type, schema, buildTypes, type Static, type TSchema } from '@berth/core';
+import { columnFields, sealedSchemas, settingSchemas, sourceTypes } from './fields.ts';
+
+const { Nullable, NonEmpty, AppName, Paging, Timestamp } = schema;
+const Opt = <T extends TSchema>(t: T) => Type.Optional(t);
+const Str = () => Nullable(Type.String());
+const Branch = () => Nullable(Type.String({ minLength: 1, maxLength: 255, pattern: '^[a-zA-Z0-9._\\-/#]+$' }));
+const partial = <T extends Record<string, TSchema>>(o: T) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, Type.Optional(v)])) as { [K in keyof T]: ReturnType<typeof Type.Optional<T[K]>> };
+const ApplicationId = { applicationId: NonEmpty() };
+
+/** An application as stored: every API field. */
+export const ApplicationFields = Type.Object({
+  applicationId: Type.String(),
+  ...columnFields,
+  ...sealedSchemas,
+  ...settingSchemas,
+  organizationId: Type.String(),
+  createdAt: Timestamp(),
+});
+export type ApplicationFields = Static<typeof ApplicationFields>;
+
+const Related = () => Type.Array(Type.Record(Type.String(), Type.Unknown()));
+/** application.one: the record with where it lives and what hangs off it. */
+export const ApplicationView = Type.Object({
+  ...ApplicationFields.properties,
+  environment: Type.Object({
+    environmentId: Type.String(), name: Type.String(), projectId: Type.String(), isDefault: Type.Boolean(),
+    project: Type.Object({ projectId: Type.String(), name: Type.String() }),
+  }),
+  deployments: Related(),
+  mounts: Related(),
+  ports: Related(),
+  domains: Related(),
+  redirects: Related(),
+  security: Related(),
+  registry: Nullable(Type.Record(Type.String(), Type.Unknown())),
+  server: Nullable(Type.Record(Type.String(), Type.Unknown())),
+});
+export type ApplicationView = Static<typeof ApplicationView>;
+
+export const CreateInput = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 255 }),
+  appName: Opt(AppName()),
+  description: Opt(Str()),
+  environmentId: Opt(NonEmpty({ description: 'current variant: the environment that holds the application' })),
+  projectId: Opt(NonEmpty({ description: 'older variant: the project, whose default environment holds the application' })),
+  serverId: Opt(Str()),
+});
+export type CreateInput = Static<typeof CreateInput>;
+
+export const IdInput = Type.Object(ApplicationId);
+export const ReloadInput = Type.Object({ appName: AppName(), ...ApplicationId });
+export const DeployInput = Type.Object({ ...ApplicationId, title: Opt(Type.String({ maxLength: 255 })), description: Opt(Type.String({ maxLength: 2000 })) });
+export type DeployInput = Static<typeof DeployInput>;
+
+export const SaveEnvironmentInput = Type.Object({
+  ...ApplicationId, env: Opt(Str()), buildArgs: Opt(Str()), buildSecrets: Opt(Str()), createEnvFile: Opt(Type.Boolean()),
+});
+export const SaveBuildTypeInput = Type.Object({
+  ...ApplicationId,
+  buildType: Type.Enum([...buildTypes]),
+  dockerfile: Opt(Str()), dockerContextPath: Opt(Str()), dockerBuildStage: Opt(Str()),
+  herokuVersion: Opt(Str()), railpackVersion: Opt(Str()), publishDirectory: Opt(Str()), isStaticSpa: Opt(Nullable(Type.Boolean())),
+});
+const GitCommon = { enableSubmodules: Opt(Type.Boolean()), watchPaths: Opt(Nullable(Type.Array(Type.String()))) };
+export const SaveGithubInput = Type.Object({
+  ...ApplicationId, repository: Opt(Str()), owner: Opt(Str()), buildPath: Opt(Str()), githubId: Opt(Str()), branch: Opt(Branch()),
+  triggerType: Opt(Type.Enum(['push', 'tag'])), ...GitCommon,
+});
+export const SaveGitlabInput = Type.Object({
+  ...ApplicationId, gitlabBuildPath: Opt(Str()), gitlabOwner: Opt(Str()), gitlabRepository: Opt(Str()), gitlabId: Opt(Str()),
+  gitlabProjectId: Opt(Nullable(Type.Number())), gitlabPathNamespace: Opt(Str()), gitlabBranch: Opt(Branch()), ...GitCommon,
+});
+export const SaveBitbucketInput = Type.Object({
+  ...ApplicationId, bitbucketBuildPath: Opt(Str()), bitbucketOwner: Opt(Str()), bitbucketRepository: Opt(Str()), bitbucketRepositorySlug: Opt(Str()),
+  bitbucketId: Opt(Str()), bitbucketBranch: Opt(Branch()), ...GitCommon,
+});
+export const SaveGiteaInput = Type.Object({
+  ...ApplicationId, giteaBuildPath: Opt(Str()), giteaOwner: Opt(Str()), giteaRepository: Opt(Str()), giteaId: Opt(Str()), giteaBranch: Opt(Branch()), ...GitCommon,
+});
+export const SaveDockerInput = Type.Object({
+  ...ApplicationId, dockerImage: Opt(Str()), username: Opt(Str()), password: Opt(Str()), registryUrl: Opt(Str()),
+});
+export const SaveGitInput = Type.Object({
+  ...ApplicationId, customGitUrl: Opt(Str()), customGitBranch: Opt(Branch()), customGitBuildPath: Opt(Str()), customGitSSHKeyId: Opt(Str()), ...GitCommon,
+});
+
+export const UpdateInput = Type.Object({
+  ...ApplicationId,
+  ...partial({ ...columnFields, ...sealedSchemas, ...settingSchemas }),
+  sourceType: Opt(Type.Enum([...sourceTypes])),
+  createdAt: Opt(Type.String()),
+});
+export type UpdateInput = Static<typeof UpdateInput>;
+
+export const MoveInput = Type.Object({ ...ApplicationId, targetEnvironmentId: NonEmpty() });
+
+export const SearchInput = Type.Object({
+  q: Opt(Type.String({ description: 'matches name, appName or description (case-insensitive)' })),
+  name: Opt(Type.String()), appName: Opt(Type.String()), description: Opt(Type.String()),
+  repository: Opt(Type.String()), owner: Opt(Type.String()), dockerImage: Opt(Type.String()),
+  projectId: Opt(Type.String()), environmentId: Opt(Type.String()),
+  ...Paging,
+});
+export type SearchInput = Static<typeof SearchInput>;
+export const SearchResult = Type.Object({ items: Type.Array(ApplicationFields), total: Type.Integer({ minimum: 0 }) });
+
+export const ReadLogsInput = Type.Object({
+  ...ApplicationId,
+  tail: Opt(Type.Integer({ minimum: 1, maximum: 10000, default: 100 })),
+  since: Opt(Type.String({ pattern: '^(all|\\d+[smhd])$', default: 'all' })),
+  search: Opt(Type.String({ pattern: '^[a-zA-Z0-9 ._-]{0,500}$' })),
+});
+export type ReadLogsInput = Static<typeof ReadLogsInput>;

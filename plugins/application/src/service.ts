@@ -1,0 +1,190 @@
+// Application records of one organization: create, read, change, move, search, list for
+// environments, and the resolver other plugins use to find an application. Secrets are
+// sealed on write and opened only for `one` and for deploys. Engine work is in pipeline.ts.
+import { randomBytes } from 'node:crypto';
+import {
+  conflict, invalidField, iso, newId, notFound, containing,
+  type EntityManager, type EnvironmentDirectory, type EnvironmentRef, type SecretBox, type WorkloadRef, type WorkloadResolver, type WorkloadLister,
+} from '@berth/core';
+import { Application, type ApplicationRow } from './entities.ts';
+import { sealedKeys, settingDefaults, settingKeys, type SealedKey, type SettingKey } from './fields.ts';
+import type { ApplicationFields, CreateInput, SearchInput, UpdateInput } from './schemas.ts';
+
+const columnKeys = ['name', 'appName', 'description', 'sourceType', 'buildType', 'applicationStatus', 'serverId', 'refreshToken'] as const;
+type ColumnKey = (typeof columnKeys)[number];
+const sealedSet = new Set<string>(sealedKeys);
+const settingSet = new Set<string>(settingKeys);
+const columnSet = new Set<string>(columnKeys);
+
+/** A clean slug of the name plus a random suffix: a valid, almost surely unique appName. */
+export function generateAppName(name: string): string {
+  const slug = name.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 48) || 'app';
+  return `${slug}-${randomBytes(4).toString('hex').slice(0, 6)}`;
+}
+
+export class ApplicationService implements WorkloadLister {
+  readonly key = 'applications' as const;
+  readonly #secrets: () => SecretBox;
+  readonly #environments: () => EnvironmentDirectory;
+
+  constructor(secrets: () => SecretBox, environments: () => EnvironmentDirectory) {
+    this.#secrets = secrets;
+    this.#environments = environments;
+  }
+
+  // ------------------------------------------------------------ records
+  async find(applicationId: string, organizationId: string, em: EntityManager): Promise<ApplicationRow> {
+    const row = await em.findOne(Application, { applicationId, organizationId });
+    if (!row) throw notFound('Application');
+    return row;
+  }
+
+  secretsOf(row: ApplicationRow): Record<SealedKey, string | null> {
+    const open = JSON.parse(this.#secrets().decrypt(row.sealed)) as Partial<Record<SealedKey, string | null>>;
+    return Object.fromEntries(sealedKeys.map(k => [k, open[k] ?? null])) as Record<SealedKey, string | null>;
+  }
+
+  settingsOf(row: ApplicationRow): Record<SettingKey, unknown> {
+    return { ...settingDefaults(), ...row.settings } as Record<SettingKey, unknown>;
+  }
+
+  #seal(values: Record<SealedKey, string | null>): string {
+    return this.#secrets().encrypt(JSON.stringify(values));
+  }
+
+  /** Every API field; the sealed ones only when asked for (`one`, not lists). */
+  view(row: ApplicationRow, withSecrets = true): ApplicationFields {
+    const secrets = withSecrets ? this.secretsOf(row) : Object.fromEntries(sealedKeys.map(k => [k, null]));
+    return {
+      applicationId: row.applicationId,
+      name: row.name,
+      appName: row.appName,
+      description: row.description ?? null,
+      environmentId: row.environmentId,
+      serverId: row.serverId ?? null,
+      sourceType: row.sourceType,
+      buildType: row.buildType,
+      applicationStatus: row.applicationStatus,
+      refreshToken: row.refreshToken ?? null,
+      ...secrets,
+      ...this.settingsOf(row),
+      organizationId: row.organizationId,
+      createdAt: iso(row.createdAt)!,
+    } as ApplicationFields;
+  }
+
+  async #placement(input: { environmentId?: string; projectId?: string }, organizationId: string, em: EntityManager): Promise<EnvironmentRef> {
+    if (input.environmentId) return this.#environments().get(input.environmentId, organizationId, em);
+    if (input.projectId) return this.#environments().defaultOf(input.projectId, organizationId, em);
+    throw invalidField('environmentId', 'is required (or projectId, in the older API)');
+  }
+
+  async #assertAppNameFree(appName: string, serverId: string | null, em: EntityManager, resolver: (appName: string, serverId: string | null, em: EntityManager) => Promise<WorkloadRef | null>, self?: string): Promise<void> {
+    const holder = await resolver(appName, serverId, em);
+    if (holder && holder.id !== self) throw conflict(`appName "${appName}" is already used on this host`);
+  }
+
+  async create(input: CreateInput, organizationId: string, em: EntityManager, byAppName: (appName: string, serverId: string | null, em: EntityManager) => Promise<WorkloadRef | null>): Promise<ApplicationFields> {
+    const environment = await this.#placement(input, organizationId, em);
+    const serverId = input.serverId ?? null;
+    if (serverId) throw invalidField('serverId', 'remote servers are not available yet: leave serverId empty to deploy on this host');
+    const appName = input.appName ?? generateAppName(input.name);
+    await this.#assertAppNameFree(appName, serverId, em, byAppName);
+    const row = em.create(Application, {
+      applicationId: newId(), name: input.name, appName, description: input.description ?? null,
+      environmentId: environment.environmentId, organizationId, serverId,
+      sourceType: 'github', buildType: 'nixpacks', applicationStatus: 'idle',
+      refreshToken: randomBytes(24).toString('base64url'),
+      settings: {}, sealed: this.#seal(Object.fromEntries(sealedKeys.map(k => [k, null])) as Record<SealedKey, string | null>),
+      createdAt: new Date(),
+    });
+    await em.flush();
+    return this.view(row);
+  }
+
+  /** Applies any subset of API fields (update and the save* operations). */
+  async change(applicationId: string, organizationId: string, changes: Partial<UpdateInput> & Record<string, unknown>, em: EntityManager, byAppName: (appName: string, serverId: string | null, em: EntityManager) => Promise<WorkloadRef | null>): Promise<ApplicationFields> {
+    const row = await this.find(applicationId, organizationId, em);
+    const secrets = this.secretsOf(row);
+    const settings = { ...row.settings };
+    let sealedChanged = false;
+    for (const [key, value] of Object.entries(changes)) {
+      if (value === undefined || key === 'applicationId' || key === 'createdAt') continue;
+      if (key === 'environmentId') {
+        row.environmentId = (await this.#environments().get(value as string, organizationId, em)).environmentId;
+      } else if (key === 'appName') {
+        if (value !== row.appName) await this.#assertAppNameFree(value as string, row.serverId ?? null, em, byAppName, row.applicationId);
+        row.appName = value as string;
+      } else if (key === 'serverId') {
+        if (value) throw invalidField('serverId', 'remote servers are not available yet');
+        row.serverId = null;
+      } else if (columnSet.has(key)) {
+        (row as unknown as Record<ColumnKey, unknown>)[key as ColumnKey] = value;
+      } else if (sealedSet.has(key)) {
+        secrets[key as SealedKey] = value as string | null;
+        sealedChanged = true;
+      } else if (settingSet.has(key)) {
+        settings[key] = value;
+      }
+    }
+    if (sealedChanged) row.sealed = this.#seal(secrets);
+    row.settings = settings;
+    await em.flush();
+    return this.view(row);
+  }
+
+  async setStatus(applicationId: string, status: string, em: EntityManager): Promise<void> {
+    await em.nativeUpdate(Application, { applicationId }, { applicationStatus: status });
+  }
+
+  async search(input: SearchInput, organizationId: string, em: EntityManager): Promise<{ items: ApplicationFields[]; total: number }> {
+    const and: object[] = [{ organizationId }];
+    const q = input.q?.trim();
+    if (q) and.push({ $or: ['name', 'appName', 'description'].map(f => ({ [f]: { $ilike: containing(q) } })) });
+    for (const f of ['name', 'appName', 'description'] as const) {
+      const v = input[f]?.trim();
+      if (v) and.push({ [f]: { $ilike: containing(v) } });
+    }
+    for (const f of ['repository', 'owner', 'dockerImage'] as const) {
+      const v = input[f]?.trim();
+      if (v) and.push({ [`settings->>'${f}'` as 'name']: { $ilike: containing(v) } });
+    }
+    if (input.environmentId) and.push({ environmentId: input.environmentId });
+    if (input.projectId) {
+      const environments = await em.execute<{ environment_id: string }[]>('select environment_id from environments where project_id = ? and organization_id = ?', [input.projectId, organizationId]);
+      and.push({ environmentId: { $in: environments.map(e => e.environment_id) } });
+    }
+    const [rows, total] = await em.findAndCount(Application, { $and: and }, { orderBy: { createdAt: 'desc', applicationId: 'asc' }, limit: input.limit ?? 20, offset: input.offset ?? 0 });
+    return { items: rows.map(r => this.view(r, false)), total };
+  }
+
+  // ------------------------------------------------------------ for other plugins
+  #ref(row: ApplicationRow): WorkloadRef {
+    return { kind: 'application', id: row.applicationId, organizationId: row.organizationId, environmentId: row.environmentId, appName: row.appName, serverId: row.serverId ?? null };
+  }
+
+  /** How mounts, ports, deployments and the appName check find applications. */
+  readonly resolver: WorkloadResolver = {
+    kind: 'application',
+    find: async (id, em) => {
+      const row = await em.findOne(Application, { applicationId: id });
+      return row ? this.#ref(row) : null;
+    },
+    findByAppName: async (appName, serverId, em) => {
+      const row = await em.findOne(Application, { appName, serverId });
+      return row ? this.#ref(row) : null;
+    },
+  };
+
+  /** The applications of environments, for project and environment reads (no secrets in lists). */
+  async list(environmentIds: string[], em: EntityManager): Promise<Map<string, Record<string, unknown>[]>> {
+    const rows = await em.find(Application, { environmentId: { $in: environmentIds } }, { orderBy: { createdAt: 'asc', applicationId: 'asc' } });
+    const out = new Map<string, Record<string, unknown>[]>();
+    for (const row of rows) {
+      const { env: _e, buildArgs: _b, buildSecrets: _s, previewEnv: _pe, previewBuildArgs: _pb, previewBuildSecrets: _ps, password: _p, ...rest } = this.view(row, false);
+      if (!out.has(row.environmentId)) out.set(row.environmentId, []);
+      out.get(row.environmentId)!.push(rest);
+    }
+    return out;
+  }
+}
