@@ -1,0 +1,84 @@
+// Source kind "git": a shallow clone of one branch into the deployment's work directory.
+// git runs with argument arrays in its own process group (killed on abort), never prompts,
+// and may only use the transports the source's own URL needs.
+import type { FetchRequest, SourceFetcher } from '@berth/core';
+import { cancelled, masker } from '@berth/builder-dockerfile';
+import { findProgram, runProgram } from '@berth/builder-programs';
+import { checkBranch, parseGitRemote } from './git-input.ts';
+import { checkKnownHostsFile, sshCommand, withKeyFile, type SshOptions } from './ssh-key.ts';
+
+export interface GitFetcherOptions extends SshOptions {
+  /** Where git is looked up (default: this process's PATH). */
+  searchPath?: string;
+}
+
+/** The environment git gets: no prompts, English messages, and none of Berth's own secrets. */
+function gitEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const keep = ['PATH', 'HOME', 'TMPDIR', 'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'no_proxy', 'SSL_CERT_FILE', 'SSL_CERT_DIR'];
+  const env: NodeJS.ProcessEnv = {};
+  for (const k of keep) if (process.env[k] !== undefined) env[k] = process.env[k];
+  return { ...env, LANG: 'C', LC_ALL: 'C', GIT_TERMINAL_PROMPT: '0', ...extra };
+}
+
+function sshKeyOf(source: FetchRequest['source']): string | null {
+  const key = source.sshKey as { privateKey?: unknown } | null | undefined;
+  if (key === undefined || key === null) return null;
+  if (typeof key !== 'object' || typeof key.privateKey !== 'string' || !key.privateKey.trim()) {
+    throw new Error('The git source\'s SSH key has no private key');
+  }
+  return key.privateKey;
+}
+
+export class GitFetcher implements SourceFetcher {
+  readonly kind = 'git';
+  readonly #options: GitFetcherOptions;
+
+  constructor(options: GitFetcherOptions = {}) {
+    checkKnownHostsFile(options.knownHostsFile);
+    this.#options = options;
+  }
+
+  async fetch(request: FetchRequest): Promise<{ revision: string | null }> {
+    const { source, workDir } = request;
+    const remote = parseGitRemote(source.url);
+    const branch = checkBranch(source.branch);
+    const submodules = source.enableSubmodules === true;
+    const privateKey = sshKeyOf(source);
+    const git = findProgram('git', this.#options.searchPath ?? process.env.PATH ?? '');
+    if (!git) throw new Error('Fetching a git source needs the "git" program on the host, and it is not installed');
+    const mask = masker(remote.secrets);
+    const args = ['clone', '--depth', '1', '--branch', branch, ...(submodules ? ['--recurse-submodules', '--shallow-submodules'] : []), '--', remote.url, workDir];
+
+    const clone = async (keyFile: string | null) => {
+      const env = gitEnv({
+        GIT_SSH_COMMAND: sshCommand(keyFile, this.#options),
+        // Submodules of a remote repository must not read this host's files.
+        GIT_ALLOW_PROTOCOL: remote.local ? 'file:http:https:ssh' : 'http:https:ssh',
+      });
+      request.log(mask(`Cloning ${remote.url} (branch ${branch}${submodules ? ', with submodules' : ''})`));
+      let failure: string | null = null;
+      const exit = await runProgram({
+        file: git, args, cwd: workDir, env, signal: request.signal,
+        line: text => {
+          const shown = mask(text);
+          const fatal = /^(?:fatal|error): (.*)$/.exec(shown);
+          // The first one says what went wrong; later ones are consequences.
+          if (fatal && failure === null) failure = fatal[1]!.trim();
+          request.log(shown);
+        },
+      }, () => cancelled(request.signal));
+      if (exit.code !== 0) {
+        throw new Error(failure ?? (exit.signal ? `git clone was stopped by ${exit.signal}` : `git clone failed with exit code ${exit.code}`));
+      }
+      let revision: string | null = null;
+      const head = await runProgram({
+        file: git, args: ['rev-parse', 'HEAD'], cwd: workDir, env, signal: request.signal,
+        line: text => { if (/^[0-9a-f]{40,64}$/.test(text.trim())) revision = text.trim(); },
+      }, () => cancelled(request.signal));
+      if (head.code !== 0 || revision === null) throw new Error('The cloned repository has no commit on its branch');
+      request.log(`Checked out ${branch} at ${revision}`);
+      return { revision };
+    };
+    return privateKey === null ? clone(null) : withKeyFile(privateKey, clone);
+  }
+}
