@@ -9,6 +9,8 @@ import { ApplicationPipeline } from './pipeline.ts';
 import { DockerfileBuilder } from '@berth/builder-dockerfile';
 import { StaticBuilder } from '@berth/builder-static';
 import { ProgramBuilder, programBuildTypes } from '@berth/builder-programs';
+import { GitFetcher } from '@berth/source-git';
+import path from 'node:path';
 
 export default definePlugin({
   name: 'application',
@@ -30,6 +32,8 @@ export default definePlugin({
     builders.addBuilder(new DockerfileBuilder());
     builders.addBuilder(new StaticBuilder({ image: berth.config.staticImage, root: berth.config.staticRoot }));
     for (const type of programBuildTypes) builders.addBuilder(new ProgramBuilder(type));
+    // Hosts first seen over SSH are remembered in Berth's own known_hosts, not the user's.
+    builders.addFetcher(new GitFetcher({ knownHostsFile: path.resolve(berth.config.dataDir, 'ssh', 'known_hosts') }));
     berth.procedures(...applicationProcedures(apps, pipeline));
   },
 });
