@@ -4,11 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 stamp=core/src/cli.js
-if [ -f "$stamp" ] && [ -z "$(find core/src plugins/*/src examples/*/src -name '*.ts' -newer "$stamp" -print -quit 2>/dev/null)" ] \
+if [ -f "$stamp" ] && [ -z "$(find core/src plugins/*/src providers/*/src examples/*/src -name '*.ts' -newer "$stamp" -print -quit 2>/dev/null)" ] \
    && [ tsconfig.build.json -ot "$stamp" ]; then
   exit 0
 fi
 echo "[berth] building" >&2
 # Stale outputs of deleted sources must not linger.
-find core/src plugins/*/src examples/*/src -name '*.js' -delete 2>/dev/null || true
+find core/src plugins/*/src providers/*/src examples/*/src -name '*.js' -delete 2>/dev/null || true
 pnpm exec tsc -p tsconfig.build.json

@@ -1,0 +1,88 @@
+// The promise that nothing stays `running` forever: a Berth process killed (SIGKILL) in the
+// middle of a deployment, then started again on the same database, ends that deployment in
+// `error` with the reason, and the application is not left `running` either.
+import t from 'tap';
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { promisify } from 'node:util';
+import { createServer } from 'node:net';
+import { createTestDatabase, makeGitRepo, Client, TEST_BASE_IMAGE } from '@berth/core/testing';
+import { cli, nodeFlags, repoRoot } from './helpers.ts';
+
+const run = promisify(execFile);
+const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
+const freePort = () => new Promise<number>((resolve, reject) => {
+  const s = createServer();
+  s.listen(0, '127.0.0.1', () => {
+    const port = (s.address() as { port: number }).port;
+    s.close(() => resolve(port));
+  });
+  s.on('error', reject);
+});
+
+async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    try {
+      const v = await fn();
+      if (v !== undefined) return v;
+    } catch { /* not yet */ }
+    await sleep(150);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+t.test('a deployment interrupted by a killed process ends in error after the restart', async t => {
+  const db = await createTestDatabase();
+  t.teardown(() => db.drop());
+  const dataDir = t.testdir();
+  const env = { ...process.env, DATABASE_URL: db.url, BERTH_DATA_DIR: dataDir, BERTH_CONFIG: '', BERTH_LOG_LEVEL: 'warn' };
+  const created = await run(process.execPath, [...nodeFlags, cli, 'admin', 'create', '--email', 'ops@example.com', '--password', 'ops-secret-password'], { env, cwd: repoRoot });
+  const { apiKey } = JSON.parse(created.stdout.trim().split('\n').pop()!);
+
+  const children: ChildProcess[] = [];
+  t.teardown(() => { for (const c of children) if (c.exitCode === null) c.kill('SIGKILL'); });
+  const start = async () => {
+    const port = await freePort();
+    const child = spawn(process.execPath, [...nodeFlags, cli, 'start'], { env: { ...env, PORT: String(port), HOST: '127.0.0.1' }, cwd: repoRoot, stdio: 'ignore' });
+    children.push(child);
+    const url = `http://127.0.0.1:${port}`;
+    await waitFor('Berth to listen', async () => ((await fetch(`${url}/health`)).ok ? true : undefined));
+    return { child, client: new Client(url, { apiKey }) };
+  };
+
+  const slow = await makeGitRepo({ Dockerfile: `FROM ${TEST_BASE_IMAGE}\nRUN sleep 120\n` });
+  t.teardown(() => slow.cleanup());
+
+  const first = await start();
+  const { body: { environment } } = await first.client.post('project.create', { name: 'recovery' });
+  const app = (await first.client.post('application.create', { name: 'slow', environmentId: environment.environmentId })).body;
+  await first.client.post('application.saveGitProvider', { applicationId: app.applicationId, customGitUrl: `file://${slow.dir}`, customGitBranch: 'main' });
+  await first.client.post('application.saveBuildType', { applicationId: app.applicationId, buildType: 'dockerfile' });
+  const queued = (await first.client.post('application.deploy', { applicationId: app.applicationId })).body;
+  t.ok(queued.deploymentId, 'deploy answers the queued deployment');
+  await waitFor('the deployment to run', async () => ((await first.client.get('deployment.one', { deploymentId: queued.deploymentId })).body.status === 'running' ? true : undefined));
+  await sleep(1000);
+  t.equal((await first.client.get('application.one', { applicationId: app.applicationId })).body.applicationStatus, 'running');
+
+  first.child.kill('SIGKILL');
+  await new Promise(resolve => first.child.once('exit', resolve));
+
+  const second = await start();
+  const ended = (await second.client.get('deployment.one', { deploymentId: queued.deploymentId })).body;
+  t.equal(ended.status, 'error', 'not left running');
+  t.match(ended.errorMessage, /Berth stopped while this deployment was running/);
+  t.ok(ended.finishedAt, 'it has an end');
+  t.match((await second.client.get('deployment.readLogs', { deploymentId: queued.deploymentId })).body, /Berth stopped/);
+  t.equal((await second.client.get('application.one', { applicationId: app.applicationId })).body.applicationStatus, 'error', 'the application is settled too');
+
+  // The queue still works after the recovery: a new deployment runs (and fails fast: no such branch).
+  await second.client.post('application.saveGitProvider', { applicationId: app.applicationId, customGitUrl: `file://${slow.dir}`, customGitBranch: 'no-such-branch' });
+  const next = (await second.client.post('application.deploy', { applicationId: app.applicationId })).body;
+  const after = await waitFor('the next deployment to end', async () => {
+    const d = (await second.client.get('deployment.one', { deploymentId: next.deploymentId })).body;
+    return ['done', 'error', 'cancelled'].includes(d.status) ? d : undefined;
+  });
+  t.equal(after.status, 'error');
+  t.match(after.errorMessage, /no-such-branch/);
+  second.child.kill('SIGTERM');
+});
