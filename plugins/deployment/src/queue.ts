@@ -15,8 +15,8 @@ export const SWEEP_JOB = 'deployment.sweep';
 /** pg_advisory_xact_lock key that serialises claims. */
 const CLAIM_LOCK = 7262101;
 /** Agenda's lock on a dispatch job: short, and touched while a deployment runs, so a dead worker's job is soon retried. */
-export const JOB_LOCK_MS = 10_000;
-const HEARTBEAT_MS = 2_000;
+export const JOB_LOCK_MS = 4_000;
+const HEARTBEAT_MS = 1_000;
 /** How long a graceful stop waits for aborted deployments to write their end. */
 const SHUTDOWN_WAIT_MS = 5_000;
 
@@ -49,6 +49,7 @@ export interface QueueDeps {
 export class DeploymentQueue {
   readonly #deps: QueueDeps;
   readonly #running = new Map<string, Running>();
+  readonly #claims = new Set<Promise<string | null>>();
   #closing = false;
 
   constructor(deps: QueueDeps) {
@@ -70,15 +71,21 @@ export class DeploymentQueue {
     await this.#deps.jobs.now(DISPATCH_JOB, {});
   }
 
-  /** Running in this process: aborts it for the reason; answers when its record is final, or null when it is not ours. */
-  abort(deploymentId: string, reason: AbortReason): Promise<void> | null {
+  /**
+   * Running in this process: aborts it for the reason and answers true once its record is
+   * final; false when it does not run here. A claim still in flight is waited for, so a cancel
+   * right after the claim is not mistaken for another process's run.
+   */
+  async abort(deploymentId: string, reason: AbortReason): Promise<boolean> {
+    if (!this.#running.has(deploymentId) && this.#claims.size) await Promise.allSettled([...this.#claims]);
     const running = this.#running.get(deploymentId);
-    if (!running) return null;
+    if (!running) return false;
     if (!running.controller.signal.aborted) {
       running.reason = reason;
       running.controller.abort(new Error(reason));
     }
-    return running.finished;
+    await running.finished;
+    return true;
   }
 
   /** Graceful stop: claim nothing more, abort what runs here and let each record its end. */
@@ -112,11 +119,20 @@ export class DeploymentQueue {
   // ------------------------------------------------------------ the dispatcher
   async #dispatch(job: LockedJob): Promise<void> {
     while (!this.#closing) {
-      const id = await this.#claim();
+      const claim = this.#claim();
+      this.#claims.add(claim);
+      let id: string | null;
+      try {
+        id = await claim;
+      } finally {
+        this.#claims.delete(claim);
+      }
       if (!id) return;
+      // Tracked before any other await, so abort() finds it (see abort()).
+      const running = this.#track(id);
       // Another slot may be free too (another host, or a limit above one): wake a second worker.
       await this.wake().catch(e => this.#deps.logger().warn({ err: e }, 'could not queue a deployment wake-up'));
-      await this.#execute(id, job);
+      await this.#execute(id, running, job);
     }
   }
 
@@ -143,22 +159,33 @@ export class DeploymentQueue {
     });
   }
 
-  async #execute(deploymentId: string, job: LockedJob | undefined): Promise<void> {
-    const { orm, config } = this.#deps;
-    const row = await orm().em.fork().findOne(Deployment, { deploymentId });
-    if (!row) return;
-    const record = toRecord(row);
-    const controller = new AbortController();
+  #track(deploymentId: string): Running & { markFinished: () => void } {
     let markFinished!: () => void;
-    const running: Running = { controller, reason: null, finished: new Promise(r => { markFinished = r; }) };
+    const finished = new Promise<void>(r => { markFinished = r; });
+    const running = { controller: new AbortController(), reason: null, finished, markFinished };
     this.#running.set(deploymentId, running);
+    return running;
+  }
+
+  async #execute(deploymentId: string, running: Running & { markFinished: () => void }, job: LockedJob | undefined): Promise<void> {
+    const { orm, config } = this.#deps;
+    const { controller } = running;
+    const row = await orm().em.fork().findOne(Deployment, { deploymentId }).catch(() => null);
+    if (!row) {
+      this.#running.delete(deploymentId);
+      running.markFinished();
+      return;
+    }
+    const record = toRecord(row);
     const log = new DeploymentLog(row.logPath);
-    const timer = setTimeout(() => this.abort(deploymentId, 'timeout'), config.deployTimeoutSeconds * 1000);
+    const timer = setTimeout(() => void this.abort(deploymentId, 'timeout'), config.deployTimeoutSeconds * 1000);
     const heartbeat = setInterval(() => void this.#heartbeat(deploymentId, job), HEARTBEAT_MS);
     let outcome: Outcome;
     try {
       const deployer = this.#deps.deployer(row.targetType);
       if (!deployer) throw new Error(`No deployer runs "${row.targetType}" deployments (is the plugin that owns them enabled?)`);
+      // Cancelled between the claim and here: never start the deployer.
+      controller.signal.throwIfAborted();
       const aborted = new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true }));
       const work = Promise.resolve().then(() => deployer.run(row.action, {
         deployment: record,
@@ -185,7 +212,7 @@ export class DeploymentQueue {
       this.#deps.logger().error({ err: e, deploymentId }, 'could not record the end of a deployment');
     } finally {
       this.#running.delete(deploymentId);
-      markFinished();
+      running.markFinished();
     }
   }
 
@@ -207,7 +234,7 @@ export class DeploymentQueue {
     try {
       await job?.touch();
       const row = await this.#deps.orm().em.fork().findOne(Deployment, { deploymentId }, { fields: ['status'] });
-      if (!row || row.status !== 'running') this.abort(deploymentId, 'superseded');
+      if (!row || row.status !== 'running') void this.abort(deploymentId, 'superseded');
     } catch (e) {
       this.#deps.logger().warn({ err: e, deploymentId }, 'deployment heartbeat failed');
     }

@@ -74,9 +74,10 @@ export class DeploymentStore implements DeploymentService {
   }
 
   async cancelFor(targetType: DeploymentTargetType, targetId: string, em: EntityManager): Promise<number> {
-    const active = await em.find(Deployment, { targetType, targetId, status: { $in: ['queued', 'running'] } }, { orderBy: { createdAt: 'asc' } });
-    let stopped = 0;
-    for (const row of active) if (await this.#cancel(row, em)) stopped++;
+    // The queued ones first: once the running one ends, the next would start.
+    let stopped = await this.clearQueueFor(targetType, targetId, em);
+    const running = await em.find(Deployment, { targetType, targetId, status: 'running' });
+    for (const row of running) if (await this.#cancel(row, em)) stopped++;
     return stopped;
   }
 
@@ -159,11 +160,7 @@ export class DeploymentStore implements DeploymentService {
       return (await em.nativeUpdate(Deployment, { deploymentId: row.deploymentId, status: 'queued' }, { status: 'cancelled', finishedAt: new Date() })) > 0;
     }
     if (row.status !== 'running') return false;
-    const local = this.#queue().abort(row.deploymentId, 'cancelled');
-    if (local) {
-      await local;
-      return true;
-    }
+    if (await this.#queue().abort(row.deploymentId, 'cancelled')) return true;
     const moved = await em.nativeUpdate(Deployment, { deploymentId: row.deploymentId, status: 'running' }, { status: 'cancelled', finishedAt: new Date() });
     if (moved) await this.#queue().settle(row, { status: 'cancelled', message: CANCELLED_MESSAGE });
     return moved > 0;
