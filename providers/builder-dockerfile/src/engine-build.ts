@@ -61,10 +61,10 @@ function packContext(contextDir: string, dockerfile: string): Readable {
   return tar.pack(contextDir, { ignore }) as unknown as Readable;
 }
 
-/** The error an aborted build rejects with: the abort's own reason when it gave one (e.g. a timeout). */
-export function cancelled(signal: AbortSignal): Error {
+/** The error an aborted step rejects with: the abort's own reason when it gave one (e.g. a timeout). */
+export function cancelled(signal: AbortSignal, step = 'The build'): Error {
   const reason = signal.reason as unknown;
-  return reason instanceof Error && reason.name !== 'AbortError' ? reason : new Error('The build was cancelled');
+  return reason instanceof Error && reason.name !== 'AbortError' ? reason : new Error(`${step} was cancelled`);
 }
 
 interface BuildEvent {

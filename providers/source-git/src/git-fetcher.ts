@@ -57,16 +57,19 @@ export class GitFetcher implements SourceFetcher {
       });
       request.log(mask(`Cloning ${remote.url} (branch ${branch}${submodules ? ', with submodules' : ''})`));
       let failure: string | null = null;
+      let previous: string | null = null;
       const exit = await runProgram({
         file: git, args, cwd: workDir, env, signal: request.signal,
         line: text => {
-          const shown = mask(text);
+          const shown = mask(text).trim();
           const fatal = /^(?:fatal|error): (.*)$/.exec(shown);
-          // The first one says what went wrong; later ones are consequences.
-          if (fatal && failure === null) failure = fatal[1]!.trim();
+          // The first one says what went wrong; later ones are consequences. A line just before
+          // it that git did not write (ssh's "Host key verification failed.") is the cause.
+          if (fatal && failure === null) failure = previous ? `${previous} ${fatal[1]}` : fatal[1]!;
+          previous = /^(?:Cloning into |[a-z]+: )/.test(shown) ? null : shown;
           request.log(shown);
         },
-      }, () => cancelled(request.signal));
+      }, () => cancelled(request.signal, 'The source fetch'));
       if (exit.code !== 0) {
         throw new Error(failure ?? (exit.signal ? `git clone was stopped by ${exit.signal}` : `git clone failed with exit code ${exit.code}`));
       }
@@ -74,7 +77,7 @@ export class GitFetcher implements SourceFetcher {
       const head = await runProgram({
         file: git, args: ['rev-parse', 'HEAD'], cwd: workDir, env, signal: request.signal,
         line: text => { if (/^[0-9a-f]{40,64}$/.test(text.trim())) revision = text.trim(); },
-      }, () => cancelled(request.signal));
+      }, () => cancelled(request.signal, 'The source fetch'));
       if (head.code !== 0 || revision === null) throw new Error('The cloned repository has no commit on its branch');
       request.log(`Checked out ${branch} at ${revision}`);
       return { revision };

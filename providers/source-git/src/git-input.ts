@@ -48,8 +48,10 @@ export function parseGitRemote(url: unknown): GitRemote {
   if (!HOST.test(parsed.hostname)) bad('has an invalid host');
   if (parsed.username.startsWith('-')) bad('has an invalid user name');
   const secrets: string[] = [];
-  // A password, or a lone user name (often a token), is a credential.
-  for (const part of [parsed.password || parsed.username]) {
+  // A password is a credential; over http(s) so is a lone user name (often a token), while
+  // over ssh it is the account (git@...).
+  const web = parsed.protocol === 'https:' || parsed.protocol === 'http:';
+  for (const part of [parsed.password || (web ? parsed.username : '')]) {
     if (!part) continue;
     secrets.push(part);
     try {

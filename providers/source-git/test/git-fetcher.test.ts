@@ -142,7 +142,7 @@ t.test('an SSH key is handed to ssh in a private file that is removed afterwards
 
   const privateKey = '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----';
   const { req } = request(t, { url: 'git@example.com:team/app.git', branch: 'main', sshKey: { privateKey } });
-  await t.rejects(fetcher.fetch(req), { message: /Could not read from remote repository/ });
+  await t.rejects(fetcher.fetch(req), { message: 'git@example.com: Permission denied (publickey). Could not read from remote repository.' });
   const argv = readFileSync(path.join(out, 'argv'), 'utf8').split('\0').slice(0, -1);
   const keyFile = readFileSync(path.join(out, 'path'), 'utf8').trim();
   t.same(argv.slice(0, 8), ['-i', keyFile, '-o', 'IdentitiesOnly=yes', '-o', 'StrictHostKeyChecking=accept-new', '-o', 'BatchMode=yes']);
@@ -189,7 +189,7 @@ t.test('an abort stops git', async t => {
   t.equal(sockets.size, 1, 'git is connected and waiting');
   const started = Date.now();
   controller.abort();
-  await t.rejects(pending, { message: 'The build was cancelled' });
+  await t.rejects(pending, { message: 'The source fetch was cancelled' });
   for (let i = 0; i < 60 && sockets.size > 0; i++) await new Promise(r => setTimeout(r, 50));
   t.equal(sockets.size, 0, 'git\'s connection is closed: the process is gone');
   t.ok(Date.now() - started < 3000, 'promptly');
