@@ -61,3 +61,42 @@ export async function waitUntil(what: string, predicate: () => boolean | Promise
 
 /** The log file's text ('' before it exists). */
 export const logText = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8') : '');
+
+export interface SseEvent { event: string; data: string }
+
+/**
+ * Opens the live log of a deployment and collects its events until the server ends the
+ * stream (or `stopAfter` says enough). Answers the HTTP status and what arrived.
+ */
+export async function follow(base: string, deploymentId: string, headers: Record<string, string>, stopAfter?: (events: SseEvent[]) => boolean) {
+  const controller = new AbortController();
+  const res = await fetch(`${base}/api/deployment.logs/stream?deploymentId=${encodeURIComponent(deploymentId)}`, { headers, signal: controller.signal });
+  const received: SseEvent[] = [];
+  if (!res.ok || !res.body) return { status: res.status, contentType: res.headers.get('content-type'), events: received, body: await res.text() };
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true });
+      let cut: number;
+      while ((cut = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, cut);
+        buffer = buffer.slice(cut + 2);
+        if (block.startsWith(':')) continue;
+        const event = /^event: (.*)$/m.exec(block)?.[1] ?? 'message';
+        const data = block.split('\n').filter(l => l.startsWith('data: ')).map(l => l.slice(6)).join('\n');
+        received.push({ event, data });
+      }
+      if (stopAfter?.(received)) {
+        controller.abort();
+        break;
+      }
+    }
+  } catch (e) {
+    if ((e as Error).name !== 'AbortError') throw e;
+  }
+  return { status: res.status, contentType: res.headers.get('content-type'), events: received, body: '' };
+}
