@@ -70,6 +70,9 @@ const site = (extra = '') => ({
   Dockerfile: `FROM ${TEST_BASE_IMAGE}\n${extra}RUN mkdir -p /www\nCMD ["sh", "-c", "echo \\"hello $GREETING\\" > /www/index.html && exec httpd -f -p 8080 -h /www"]\n`,
 });
 
+// Builds and rollouts on the engine take longer than tap's default per-file limit.
+t.setTimeout(600_000);
+
 t.test('applications on the real engine', async t => {
   const server = await startTestServer({});
   t.teardown(() => server.destroy());
@@ -87,6 +90,8 @@ t.test('applications on the real engine', async t => {
     const res = await client.post('application.create', { name, environmentId: environment.environmentId });
     if (res.status !== 200) throw new Error(JSON.stringify(res.body));
     apps.push(res.body.appName);
+    // busybox httpd as PID 1 ignores SIGTERM: give old tasks 1 s, not the default 10 s, to stop.
+    await client.post('application.update', { applicationId: res.body.applicationId, stopGracePeriodSwarm: 1_000_000_000 });
     if (port) {
       const p = await client.post('port.create', { applicationId: res.body.applicationId, publishedPort: port, targetPort: 8080, publishMode: 'host', protocol: 'tcp' });
       if (p.status !== 200) throw new Error(JSON.stringify(p.body));
