@@ -61,12 +61,13 @@ export class GitFetcher implements SourceFetcher {
       const exit = await runProgram({
         file: git, args, cwd: workDir, env, signal: request.signal,
         line: text => {
-          const shown = mask(text).trim();
-          const fatal = /^(?:fatal|error): (.*)$/.exec(shown);
+          const shown = mask(text);
+          const bare = shown.trim();
+          const fatal = /^(?:fatal|error): (.*)$/.exec(bare);
           // The first one says what went wrong; later ones are consequences. A line just before
           // it that git did not write (ssh's "Host key verification failed.") is the cause.
           if (fatal && failure === null) failure = previous ? `${previous} ${fatal[1]}` : fatal[1]!;
-          previous = /^(?:Cloning into |[a-z]+: )/.test(shown) ? null : shown;
+          previous = /^(?:Cloning into |[a-z]+: )/.test(bare) ? null : bare;
           request.log(shown);
         },
       }, () => cancelled(request.signal, 'The source fetch'));
