@@ -205,6 +205,9 @@ t.test('names that reach the host are checked, naming the field', async t => {
     ],
   }), ['ports', 1, 'publishedPort'], /8080\/tcp is used twice/);
   fails(t, spec({ networks: [{ Target: 'net;evil' }] }), ['networks', 0, 'Target'], /Invalid network/);
+  fails(t, spec({ placement: { Constraints: ['node.role==manager', 'nonsense'] } }), ['placement', 'Constraints', 1], /^Invalid placement constraint "nonsense"/);
+  fails(t, spec({ placement: { Constraints: ['node.role===x'] } }), ['placement', 'Constraints', 0], /Invalid placement constraint/);
+  t.doesNotThrow(() => toServiceSpec(workload({ placement: { Constraints: ['node.role == manager', 'node.labels.region!=eu-west', 'engine.labels.disk==ssd'] } }), { platformNetwork: NET }));
   fails(t, spec({ replicas: -1 }), ['replicas'], /Invalid replicas -1/);
   fails(t, spec({ replicas: 1.5 }), ['replicas'], /Invalid replicas/);
   fails(t, spec({ memoryLimit: -1 }), ['memoryLimit'], /Invalid memoryLimit/);

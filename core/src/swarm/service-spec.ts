@@ -35,6 +35,7 @@ export const IMAGE_REFERENCE = new RegExp(
 export const VOLUME_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,254}$/;
 const NETWORK_NAME = VOLUME_NAME;
 const UPDATE_ORDERS = ['start-first', 'stop-first'];
+const CONSTRAINT = /^\s*[\w.-]+\s*(?:==|!=)\s*[^=!\s](?:[^=!]*[^=!\s])?\s*$/;
 
 export interface ServiceSpecOptions {
   /** The network every workload joins unless it opts out (PLATFORM_NETWORK). */
@@ -127,6 +128,10 @@ function check(w: WorkloadService): void {
   checkPorts(w.ports);
   for (const [i, n] of (w.networks ?? []).entries()) {
     if (!n.Target || !NETWORK_NAME.test(n.Target)) throw fieldError(['networks', i, 'Target'], `Invalid network "${String(n.Target)}": use a network name or id`);
+  }
+  for (const [i, c] of (w.placement?.Constraints ?? []).entries()) {
+    // The engine answers a malformed constraint with a bare 500; say what is wrong instead.
+    if (typeof c !== 'string' || !CONSTRAINT.test(c)) throw fieldError(['placement', 'Constraints', i], `Invalid placement constraint "${String(c)}": use <attribute>==<value> or <attribute>!=<value>, e.g. node.role==manager`);
   }
   if (!Number.isInteger(w.replicas) || w.replicas < 0) throw fieldError(['replicas'], `Invalid replicas ${String(w.replicas)}: use a whole number, 0 or more`);
   for (const field of ['memoryLimit', 'memoryReservation', 'cpuLimit', 'cpuReservation', 'stopGracePeriod'] as const) {

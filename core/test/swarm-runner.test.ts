@@ -1,0 +1,322 @@
+// The Swarm runner against the real engine: services that answer on their ports, updates
+// that replace the tasks, failures reported with the engine's reason, cancellation, scale,
+// restart, logs and removal. Only the local test image is used (nothing can be pulled).
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import net from 'node:net';
+import t, { type Test } from 'tap';
+import { LocalContainerHosts } from '../src/hosts/local-engine.ts';
+import { SwarmRunner, SwarmTaskError, deployService, serviceExists, serviceLogs } from '../src/swarm/runner.ts';
+import { BerthError } from '../src/errors.ts';
+import { TEST_BASE_IMAGE } from '../src/testing-images.ts';
+import type { WorkloadService } from '../src/contracts/services.ts';
+
+const errors: unknown[] = [];
+const logger = { info() {}, warn() {}, debug() {}, error: (obj: unknown) => void errors.push(obj) };
+const hosts = new LocalContainerHosts({ logger, config: { swarmAdvertiseAddr: '127.0.0.1' } });
+const docker = await hosts.local();
+const runner = new SwarmRunner(docker, hosts, { pollMs: 200 });
+
+const uniqueName = (what: string) => `berth-test-${what}-${randomBytes(4).toString('hex')}`;
+
+/** A free TCP port in 20000-40000 (checked by binding it). */
+async function freePort(): Promise<number> {
+  for (;;) {
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    const free = await new Promise<boolean>(resolve => {
+      const server = net.createServer();
+      server.once('error', () => resolve(false));
+      server.listen(port, '0.0.0.0', () => server.close(() => resolve(true)));
+    });
+    if (free) return port;
+  }
+}
+
+/** The body at http://127.0.0.1:port/ once it matches, or the last thing seen after the deadline. */
+async function fetchUntil(port: number, want: RegExp, ms = 20_000): Promise<string> {
+  const deadline = Date.now() + ms;
+  let last = '';
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(1000) });
+      last = await res.text();
+      if (want.test(last)) return last;
+    } catch (e) {
+      last = `(${(e as Error).message})`;
+    }
+    await new Promise(r => setTimeout(r, 200));
+  }
+  return last;
+}
+
+async function refused(port: number): Promise<boolean> {
+  try {
+    await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(1000) });
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/** busybox httpd serving a page with $GREETING, after printing a start line to stdout. */
+function web(name: string, port: number, greeting: string, over: Partial<WorkloadService> = {}): WorkloadService {
+  return {
+    name,
+    image: TEST_BASE_IMAGE,
+    env: { GREETING: greeting },
+    command: 'sh',
+    args: ['-c', 'mkdir -p /tmp/www && echo "greeting=$GREETING" > /tmp/www/index.html && echo "started with $GREETING" && exec httpd -f -p 8080 -h /tmp/www'],
+    mounts: [],
+    ports: [{ targetPort: 8080, publishedPort: port, protocol: 'tcp', publishMode: 'host' }],
+    replicas: 1,
+    stopGracePeriod: 1_000_000_000,
+    ownerLabels: { 'berth.test': 'swarm-runner' },
+    ...over,
+  };
+}
+
+function cleanup(t: Test, name: string) {
+  t.teardown(async () => {
+    await runner.removeService(name, { timeoutMs: 30_000 });
+  });
+}
+
+const running = <T extends { state: string; desiredState: string }>(tasks: T[]) => tasks.filter(x => x.state === 'running' && x.desiredState === 'running');
+
+t.test('deploy, update, scale, restart, logs and remove a service', async t => {
+  const name = uniqueName('web');
+  const port = await freePort();
+  cleanup(t, name);
+  const lines: string[] = [];
+
+  const first = await runner.deployService(web(name, port, 'one'), { log: l => lines.push(l) });
+  t.equal(first.created, true);
+  t.equal(first.forceUpdate, 0);
+  t.match(await fetchUntil(port, /greeting=one/), /greeting=one/, 'the service answers on its published port');
+  t.ok(lines.some(l => l.startsWith(`Creating service ${name}`)), 'logged the creation');
+  t.ok(lines.some(l => l.includes('1/1 new task(s) running')), 'logged the progress');
+  t.equal(await runner.serviceExists(name), true);
+  const inspected = await docker.getService(name).inspect();
+  t.same(inspected.Spec.Labels, { 'berth.test': 'swarm-runner' }, 'owner labels on the service');
+
+  // A changed env: the new task runs with the new value once deployService resolves.
+  const second = await runner.deployService(web(name, port, 'two'));
+  t.equal(second.created, false);
+  t.equal(second.forceUpdate, 1, 'every deploy raises ForceUpdate');
+  const live = running(await runner.serviceTasks(name));
+  t.equal(live.length, 1);
+  t.equal(live[0]?.forceUpdate, 1, 'the running task is the new version');
+  const container = await docker.getContainer(live[0]!.containerId!).inspect();
+  t.ok(container.Config.Env.includes('GREETING=two'), 'the new task has the new value');
+  t.match(await fetchUntil(port, /greeting=two/), /greeting=two/, 'and serves it');
+
+  // The same spec again still replaces the task (a redeploy is expected to restart).
+  const third = await runner.deployService(web(name, port, 'two'));
+  t.equal(third.forceUpdate, 2);
+  t.not(running(await runner.serviceTasks(name))[0]?.containerId, live[0]!.containerId, 'a new container');
+
+  await runner.scaleService(name, 0);
+  t.equal(running(await runner.serviceTasks(name)).length, 0, 'scaled to 0: nothing runs');
+  t.ok(await refused(port), 'and the port is closed');
+  t.equal((await docker.getService(name).inspect()).Spec.Mode.Replicated.Replicas, 0);
+
+  await runner.scaleService(name, 1);
+  t.equal(running(await runner.serviceTasks(name)).length, 1, 'scaled back to 1');
+  t.match(await fetchUntil(port, /greeting=two/), /greeting=two/, 'answering again');
+
+  const before = running(await runner.serviceTasks(name))[0]!;
+  await runner.restartService(name);
+  const after = running(await runner.serviceTasks(name));
+  t.equal(after.length, 1);
+  t.equal(after[0]?.forceUpdate, before.forceUpdate + 1, 'restart raised ForceUpdate');
+  t.not(after[0]?.containerId, before.containerId, 'restart replaced the container');
+  t.match(await fetchUntil(port, /greeting=two/), /greeting=two/);
+
+  // Service logs come through the swarm log broker, a moment behind.
+  let logs = '';
+  for (let i = 0; i < 50 && !/started with two/.test(logs); i++) {
+    logs = await runner.serviceLogs(name);
+    await new Promise(r => setTimeout(r, 200));
+  }
+  t.match(logs, /started with one/, 'logs of every task, the first one too');
+  t.match(logs, /started with two/);
+  t.notMatch(logs, /[\x00-\x08]/, 'demultiplexed: no frame headers');
+  const tail = await runner.serviceLogs(name, { tail: 1 });
+  t.ok(tail.trim().split('\n').length <= after.length + 4, 'tail limits the lines per task');
+  const timestamped = await runner.serviceLogs(name, { timestamps: true, since: '1h' });
+  t.match(timestamped, /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/, 'timestamps on request');
+  t.equal((await runner.serviceLogs(name, { since: new Date(Date.now() + 3600_000) })).trim(), '', 'nothing since a future moment');
+
+  t.equal(await runner.removeService(name), true);
+  t.equal(await runner.serviceExists(name), false);
+  t.same(await runner.serviceTasks(name), []);
+  const containers = await docker.listContainers({ all: true, filters: { label: [`com.docker.swarm.service.name=${name}`] } });
+  t.equal(containers.length, 0, 'remove waits until the containers are gone');
+  t.ok(await refused(port), 'the port is free again');
+  t.equal(await runner.removeService(name), false, 'removing an absent service is fine');
+  const missing = await runner.serviceLogs(name).catch(e => e);
+  t.ok(missing instanceof BerthError);
+  t.equal(missing.code, 'NOT_FOUND');
+  const unscalable = await runner.scaleService(name, 1).catch(e => e);
+  t.equal(unscalable.code, 'NOT_FOUND');
+  const unrestartable = await runner.restartService(name).catch(e => e);
+  t.equal(unrestartable.code, 'NOT_FOUND');
+});
+
+t.test('ingress publishing answers through the routing mesh', async t => {
+  const name = uniqueName('ingress');
+  const port = await freePort();
+  cleanup(t, name);
+  await runner.deployService(web(name, port, 'mesh', { ports: [{ targetPort: 8080, publishedPort: port, protocol: 'tcp', publishMode: 'ingress' }] }));
+  const service = await docker.getService(name).inspect();
+  t.same(service.Endpoint.Ports, [{ Protocol: 'tcp', TargetPort: 8080, PublishedPort: port, PublishMode: 'ingress' }], 'the engine publishes the port on the mesh');
+  t.equal(running(await runner.serviceTasks(name)).length, 1);
+  // The routing mesh is IPVS: a kernel without it (some sandboxes) publishes the port but never answers.
+  const noMesh = existsSync('/proc/net/ip_vs') ? false : 'this kernel has no IPVS, so the routing mesh cannot answer here';
+  await t.test('and the mesh answers on it', { skip: noMesh }, async t => {
+    t.match(await fetchUntil(port, /greeting=mesh/), /greeting=mesh/);
+  });
+});
+
+t.test('a missing image fails the deploy quickly with the engine\'s reason', async t => {
+  const name = uniqueName('noimage');
+  cleanup(t, name);
+  const started = Date.now();
+  const error = await runner.deployService(web(name, await freePort(), 'x', { image: 'berth-test/does-not-exist:1' })).catch(e => e);
+  t.ok(error instanceof SwarmTaskError, 'a SwarmTaskError');
+  t.match(error.message, /No such image: berth-test\/does-not-exist:1/);
+  t.match(error.message, new RegExp(`^Service ${name}: the new version's task rejected`));
+  t.equal(error.task?.state, 'rejected');
+  t.ok(Date.now() - started < 60_000, `failed in ${Date.now() - started} ms, not hanging`);
+});
+
+t.test('a container that exits fails the deploy with its exit code', async t => {
+  const name = uniqueName('exits');
+  cleanup(t, name);
+  const error = await runner.deployService(web(name, await freePort(), 'x', { args: ['-c', 'echo failing; exit 3'] })).catch(e => e);
+  t.ok(error instanceof SwarmTaskError);
+  t.match(error.message, /task failed: task: non-zero exit \(3\)/);
+  t.equal(error.task?.exitCode, 3);
+});
+
+t.test('a failed update reports the new version\'s error while the old version keeps serving', async t => {
+  const name = uniqueName('rollback');
+  const port = await freePort();
+  cleanup(t, name);
+  await runner.deployService(web(name, port, 'stable'));
+  t.match(await fetchUntil(port, /greeting=stable/), /greeting=stable/);
+  const error = await runner.deployService(web(name, port, 'broken', { image: 'berth-test/does-not-exist:2' })).catch(e => e);
+  t.ok(error instanceof SwarmTaskError);
+  t.match(error.message, /No such image: berth-test\/does-not-exist:2/);
+  // FailureAction rollback: Swarm goes back to the previous spec, which serves again.
+  let state = '';
+  for (let i = 0; i < 120 && state !== 'rollback_completed'; i++) {
+    state = (await docker.getService(name).inspect()).UpdateStatus?.State ?? '';
+    if (state !== 'rollback_completed') await new Promise(r => setTimeout(r, 500));
+  }
+  t.equal(state, 'rollback_completed', 'Swarm rolled the update back');
+  const tasks = await runner.serviceTasks(name);
+  t.same(running(tasks).map(x => x.forceUpdate), [0], `the first version runs again: ${JSON.stringify(tasks.map(x => [x.forceUpdate, x.state, x.error]))}`);
+  t.match(await fetchUntil(port, /greeting=stable/), /greeting=stable/, 'and serves');
+});
+
+t.test('aborting stops the wait at once with the signal\'s reason', async t => {
+  const name = uniqueName('abort');
+  cleanup(t, name);
+  const controller = new AbortController();
+  // A constraint no node meets: the task stays pending for ever.
+  const workload = web(name, await freePort(), 'x', { placement: { Constraints: ['node.labels.berth-test-nowhere==yes'] } });
+  const lines: string[] = [];
+  const pending = runner.deployService(workload, { signal: controller.signal, log: l => lines.push(l) });
+  await new Promise(r => setTimeout(r, 1500));
+  const reason = new Error('cancelled by the test');
+  const at = Date.now();
+  controller.abort(reason);
+  const error = await pending.catch(e => e);
+  t.equal(error, reason, 'rejects with the reason');
+  t.ok(Date.now() - at < 1000, 'at once');
+  t.ok(lines.some(l => /0\/1 new task\(s\) running \(pending\)/.test(l)), 'it was waiting on a pending task');
+  t.equal(await runner.serviceExists(name), true, 'the service stays for the caller to decide');
+
+  const already = await runner.deployService(workload, { signal: AbortSignal.abort(reason) }).catch(e => e);
+  t.equal(already, reason, 'an aborted signal stops before any engine call');
+
+  const timedOut = await runner.restartService(name, { timeoutMs: 1000 }).catch(e => e);
+  t.ok(timedOut instanceof SwarmTaskError);
+  t.match(timedOut.message, /was not running after 1 s/);
+});
+
+t.test('registry credentials reach the engine and never the log', async t => {
+  const name = uniqueName('auth');
+  const port = await freePort();
+  cleanup(t, name);
+  const lines: string[] = [];
+  const password = `pw-${randomBytes(8).toString('hex')}`;
+  // Nothing can be pulled here: the engine tries with the credentials, then uses its local copy.
+  await runner.deployService(web(name, port, 'private'), {
+    log: l => lines.push(l),
+    registryAuth: { username: 'berth', password, serveraddress: 'registry.invalid' },
+  });
+  t.match(await fetchUntil(port, /greeting=private/), /greeting=private/);
+  t.notMatch(lines.join('\n'), new RegExp(password));
+  t.notMatch(JSON.stringify(errors), new RegExp(password));
+  const inspected = JSON.stringify(await docker.getService(name).inspect());
+  t.notMatch(inspected, new RegExp(password), 'the engine does not show it either');
+});
+
+t.test('bad input is refused before the engine is asked', async t => {
+  const bad = await runner.deployService(web('bad name', 30000, 'x')).catch(e => e);
+  t.equal(bad.code, 'BAD_REQUEST');
+  t.same(bad.issues[0].path, ['name']);
+  for (const call of [
+    () => runner.scaleService('bad name', 1),
+    () => runner.restartService('x;y'),
+    () => runner.removeService('../x'),
+    () => runner.serviceLogs('a b'),
+    () => runner.serviceTasks('$(id)'),
+    () => runner.serviceExists('a/b'),
+  ]) {
+    const e = await call().catch(e => e);
+    t.equal(e?.code, 'BAD_REQUEST');
+  }
+  const negative = await runner.scaleService('berth-test-whatever', -1).catch(e => e);
+  t.same(negative.issues[0].path, ['replicas']);
+  const tail = await runner.serviceLogs('berth-test-whatever', { tail: -2 }).catch(e => e);
+  t.same(tail.issues[0].path, ['tail']);
+  const since = await runner.serviceLogs('berth-test-whatever', { since: 'yesterday-ish' }).catch(e => e);
+  t.same(since.issues[0].path, ['since']);
+});
+
+t.test('a spec the engine refuses is BAD_REQUEST with its reason', async t => {
+  const name = uniqueName('refused');
+  cleanup(t, name);
+  const error = await runner.deployService(web(name, await freePort(), 'x', { restartPolicy: { Condition: 'sometimes' } })).catch(e => e);
+  t.equal(error.code, 'BAD_REQUEST');
+  t.match(error.message, new RegExp(`^Docker refused to create service ${name}: invalid RestartCondition: "sometimes"`));
+  t.equal(await runner.serviceExists(name), false);
+});
+
+t.test('a task the node cannot start fails with the engine\'s reason', async t => {
+  const name = uniqueName('nomount');
+  cleanup(t, name);
+  const error = await runner.deployService(web(name, await freePort(), 'x', { mounts: [{ type: 'bind', source: '/berth-test-no-such-dir', target: '/data' }] })).catch(e => e);
+  t.ok(error instanceof SwarmTaskError);
+  t.match(error.message, /bind source path does not exist: \/berth-test-no-such-dir/);
+});
+
+t.test('the free functions take the engine client', async t => {
+  const name = uniqueName('free');
+  const port = await freePort();
+  t.teardown(() => runner.removeService(name));
+  await deployService(docker, web(name, port, 'free'));
+  t.equal(await serviceExists(docker, name), true);
+  t.match(await fetchUntil(port, /greeting=free/), /greeting=free/);
+  let logs = '';
+  for (let i = 0; i < 50 && !/started with free/.test(logs); i++) {
+    logs = await serviceLogs(docker, name, { since: '10m' });
+    await new Promise(r => setTimeout(r, 200));
+  }
+  t.match(logs, /started with free/);
+  const missing = await serviceLogs(docker, uniqueName('none')).catch(e => e);
+  t.equal(missing.code, 'NOT_FOUND', 'engine errors become domain errors without a ContainerHosts too');
+});
