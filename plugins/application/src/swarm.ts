@@ -14,7 +14,8 @@ export interface SwarmOps {
 }
 
 export function swarmOf(docker: Docker, hosts: ContainerHosts): SwarmOps {
-  const runner = new SwarmRunner(docker, hosts);
+  // Task states are read every 100 ms while a rollout is awaited: 'done' follows 'running' closely.
+  const runner = new SwarmRunner(docker, hosts, { pollMs: 100 });
   const wait = (run: DeploymentRun) => ({ signal: run.signal, log: (line: string) => run.log(line) });
   return {
     exists: name => runner.serviceExists(name),
