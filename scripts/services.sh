@@ -38,6 +38,9 @@ if [ "$(docker info --format '{{.Swarm.LocalNodeState}}')" != active ]; then
   docker swarm init --advertise-addr 127.0.0.1 >/dev/null
 fi
 
+# ---- OpenSSH server: git clones over SSH (the suites start their own sshd on a free port)
+if ! [ -x /usr/sbin/sshd ]; then log "installing openssh-server"; apt_install openssh-server; fi
+
 # ---- Test images, built locally from busybox-static (no registry is reachable)
 if ! dpkg -s busybox-static >/dev/null 2>&1; then log "installing busybox-static"; apt_install busybox-static; fi
 bash "$(dirname "$0")/test-images.sh"
