@@ -6,8 +6,12 @@ export const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]
 export const NonEmpty = (opts: object = {}) => Type.String({ minLength: 1, ...opts });
 /** Timestamps are ISO 8601 strings on the wire. */
 export const Timestamp = () => Type.String({ format: 'date-time' });
-/** appName: what reaches the host as a Swarm service name and a DNS label, so strict on purpose: letters, digits, - and _, starting and ending with a letter or digit. */
-export const AppName = () => Type.String({ minLength: 1, maxLength: 63, pattern: '^[a-zA-Z0-9](?:[a-zA-Z0-9_-]*[a-zA-Z0-9])?$' });
+/**
+ * appName as the spec states it (length 1..63, characters a-z A-Z 0-9 . _ -). What reaches the
+ * host is stricter — a Swarm service name: no dots, starting and ending with a letter or digit —
+ * and is checked by the workload plugins with checkServiceName(value, 'appName').
+ */
+export const AppName = () => Type.String({ minLength: 1, maxLength: 63, pattern: '^[a-zA-Z0-9._-]+$' });
 /** An e-mail address (JSON Schema format "email"). */
 export const Email = () => Type.String({ format: 'email', minLength: 1 });
 export const Status = () => Type.Enum(['idle', 'running', 'done', 'error']);

@@ -3,7 +3,7 @@
 // sealed on write and opened only for `one` and for deploys. Engine work is in pipeline.ts.
 import { randomBytes } from 'node:crypto';
 import {
-  conflict, invalidField, iso, newId, notFound, containing,
+  checkServiceName, conflict, invalidField, iso, newId, notFound, containing,
   type EntityManager, type EnvironmentDirectory, type EnvironmentRef, type SecretBox, type WorkloadRef, type WorkloadResolver, type WorkloadLister,
 } from '@berth/core';
 import { Application, type ApplicationRow } from './entities.ts';
@@ -80,6 +80,7 @@ export class ApplicationService implements WorkloadLister {
   }
 
   async #assertAppNameFree(appName: string, serverId: string | null, em: EntityManager, resolver: (appName: string, serverId: string | null, em: EntityManager) => Promise<WorkloadRef | null>, self?: string): Promise<void> {
+    checkServiceName(appName, 'appName');
     const holder = await resolver(appName, serverId, em);
     if (holder && holder.id !== self) throw conflict(`appName "${appName}" is already used on this host`);
   }
