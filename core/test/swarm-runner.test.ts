@@ -215,7 +215,12 @@ t.test('a failed update reports the new version\'s error while the old version k
     if (state !== 'rollback_completed') await new Promise(r => setTimeout(r, 500));
   }
   t.equal(state, 'rollback_completed', 'Swarm rolled the update back');
-  const tasks = await runner.serviceTasks(name);
+  // The rolled-back task starts like any other: give the node its time.
+  let tasks = await runner.serviceTasks(name);
+  for (let i = 0; i < 180 && running(tasks).length === 0; i++) {
+    await new Promise(r => setTimeout(r, 500));
+    tasks = await runner.serviceTasks(name);
+  }
   t.same(running(tasks).map(x => x.forceUpdate), [0], `the first version runs again: ${JSON.stringify(tasks.map(x => [x.forceUpdate, x.state, x.error]))}`);
   t.match(await fetchUntil(port, /greeting=stable/), /greeting=stable/, 'and serves');
 });
