@@ -1,0 +1,56 @@
+// A kind of database (postgres, mysql, mariadb, mongo, redis, or a third party's) as one
+// driver: everything that differs between kinds lives here, so the shared database code
+// (core/src/databases/) never asks which kind it runs. A new kind is a driver plus a
+// one-line plugin: `export default databasePlugin(new MyDriver(), { version })`.
+import type { TSchema } from 'typebox';
+
+/** The credentials of one database, as its record holds them (fields a kind lacks are null). */
+export interface DatabaseCredentials {
+  databaseName: string | null;
+  databaseUser: string | null;
+  databasePassword: string;
+  databaseRootPassword: string | null;
+}
+
+/** A program run inside the database's own container: an argument array, never a shell string. */
+export interface ContainerCommand {
+  /** argv[0] and its arguments. */
+  cmd: string[];
+  /** Extra environment of that one process (passwords go here, not into argv). */
+  env?: Record<string, string>;
+}
+
+export interface DatabaseDriver {
+  /** The kind's id: the API namespace, the `<kind>Id` field (postgresId...), the table name. Lower-case letters. */
+  readonly kind: string;
+  /** What users call it ("PostgreSQL"), for messages and the OpenAPI tags. */
+  readonly label: string;
+  /** The image `create` uses when none is given, per API variant (the current one wins when a request could be either). */
+  readonly defaultImage: { current: string; older: string };
+  /** Which credential fields `create` takes (required when true; absent from the schema when false). */
+  readonly fields: { databaseName: boolean; databaseUser: boolean; databaseRootPassword: boolean };
+  /** Schema of databasePassword in the current variant (e.g. postgres restricts its characters). */
+  readonly passwordSchema: TSchema;
+  /** Schema of databasePassword in the older variant (default: any string). */
+  readonly olderPasswordSchema?: TSchema;
+  /** Default databaseUser when the kind has one but create leaves it out (mongo's older clients). */
+  readonly defaultUser?: string;
+  /** The environment the container needs from the credentials (POSTGRES_PASSWORD...). */
+  containerEnv(c: DatabaseCredentials): Record<string, string>;
+  /** Where the data lives inside the container: the named data volume is mounted here. */
+  readonly dataPath: string;
+  /** The port the database listens on inside the container. */
+  readonly internalPort: number;
+  /** The start command and args when the user sets none (null = the image's own); may carry the password (redis). */
+  startCommand(c: DatabaseCredentials): { command: string | null; args: string[] | null };
+  /** Run inside the running container until it exits 0: the database accepts connections with these credentials. */
+  readinessCheck(c: DatabaseCredentials): ContainerCommand;
+  /** The connection URL for `host:port` (internal: the appName and internalPort; external: the host and externalPort). */
+  connectionUrl(c: DatabaseCredentials, host: string, port: number): string;
+  /** Changes the password inside the running database (the record and the service env are updated by the caller). */
+  changePasswordCommand(c: DatabaseCredentials, newPassword: string): ContainerCommand;
+  /** Writes a dump of the database to stdout (for backups). */
+  dumpCommand(c: DatabaseCredentials): ContainerCommand;
+  /** Reads a dump from stdin and restores it (for restores). */
+  restoreCommand(c: DatabaseCredentials): ContainerCommand;
+}
