@@ -348,12 +348,13 @@ t.test('allNamedByApplicationId answers the named volumes of the running contain
   });
   t.teardown(async () => {
     await docker.getService(service.id).remove().catch(() => {});
-    for (let i = 0; i < 40; i++) {
-      const left = await docker.listContainers({ all: true, filters: { label: [`com.docker.swarm.service.name=${app.appName}`] } });
-      if (!left.length) break;
+    // The engine keeps the volume busy until the task's container is gone, a few seconds later.
+    for (let i = 0; i < 120; i++) {
+      const gone = await docker.getVolume(volumeName).remove().then(() => true, (e: { statusCode?: number }) => e.statusCode === 404);
+      if (gone) return;
       await new Promise(r => setTimeout(r, 250));
     }
-    await docker.getVolume(volumeName).remove().catch(() => {});
+    throw new Error(`volume ${volumeName} is still in use`);
   });
 
   let running: { Destination: string; Name?: string; Type: string; RW: boolean }[] = [];
