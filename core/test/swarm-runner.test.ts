@@ -163,6 +163,32 @@ t.test('deploy, update, scale, restart, logs and remove a service', async t => {
   t.equal(unrestartable.code, 'NOT_FOUND');
 });
 
+t.test('with a health check, a deploy is done when the new task is healthy, and updates start first', async t => {
+  const name = uniqueName('healthy');
+  cleanup(t, name);
+  // The page appears two seconds after start: the health check fails until then.
+  const workload = web(name, 0, 'checked', {
+    ports: [],
+    args: ['-c', 'mkdir -p /tmp/www; (sleep 2; echo "greeting=$GREETING" > /tmp/www/index.html) & exec httpd -f -p 8080 -h /tmp/www'],
+    healthCheck: { Test: ['CMD', 'wget', '-q', '-O', '/dev/null', 'http://127.0.0.1:8080/'], Interval: 500_000_000, Timeout: 1_000_000_000, Retries: 10 },
+  });
+  await runner.deployService(workload);
+  const [task] = running(await runner.serviceTasks(name));
+  const health = (await docker.getContainer(task!.containerId!).inspect()).State.Health?.Status;
+  t.equal(health, 'healthy', 'running means healthy');
+  const spec = await docker.getService(name).inspect();
+  t.equal(spec.Spec.UpdateConfig.Order, 'start-first');
+
+  await runner.deployService({ ...workload, env: { GREETING: 'again' } });
+  const tasks = await runner.serviceTasks(name);
+  const [next] = running(tasks);
+  t.equal(next?.forceUpdate, 1);
+  t.equal((await docker.getContainer(next!.containerId!).inspect()).State.Health?.Status, 'healthy');
+  // start-first: the old task was still running when the new one started.
+  const old = tasks.find(x => x.forceUpdate === 0)!;
+  t.ok(Date.parse(old.updatedAt) >= Date.parse(next!.createdAt), 'the old task stopped after the new one was created');
+});
+
 t.test('ingress publishing answers through the routing mesh', async t => {
   const name = uniqueName('ingress');
   const port = await freePort();
