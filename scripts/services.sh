@@ -44,5 +44,8 @@ if ! [ -x /usr/sbin/sshd ]; then log "installing openssh-server"; apt_install op
 # ---- Test images, built locally from busybox-static (no registry is reachable)
 if ! dpkg -s busybox-static >/dev/null 2>&1; then log "installing busybox-static"; apt_install busybox-static; fi
 bash "$(dirname "$0")/test-images.sh"
+# Database images (postgres, mariadb, redis) from a debootstrapped Debian; a few minutes the first time
+if ! command -v debootstrap >/dev/null; then log "installing debootstrap"; apt_install debootstrap; fi
+bash "$(dirname "$0")/db-images.sh"
 
 echo "export BERTH_TEST_PG=postgresql://postgres:postgres@127.0.0.1:$PG_PORT/postgres"

@@ -1,4 +1,4 @@
-// Test fixtures for builds and deployments: the locally built images (scripts/test-images.sh,
+// Test fixtures for builds and deployments: the locally built images (scripts/test-images.sh and db-images.sh,
 // no registry is reachable) and real git repositories in temporary directories.
 import { execFile } from 'node:child_process';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
@@ -13,6 +13,22 @@ export const TEST_BASE_IMAGE = 'berth-test/busybox:1';
 /** FROM the base image, serves TEST_STATIC_ROOT on port 80 (the static builder's image in tests). */
 export const TEST_STATIC_IMAGE = 'berth-test/static-httpd:1';
 export const TEST_STATIC_ROOT = '/www';
+
+// Database images, built locally by scripts/db-images.sh from a debootstrapped Debian.
+/** Debian bookworm minbase (bash, apt): the base of the database images. */
+export const TEST_DEBIAN_IMAGE = 'berth-test/debian:12';
+/**
+ * PostgreSQL 15 with the public postgres image's environment (POSTGRES_PASSWORD, POSTGRES_USER, POSTGRES_DB,
+ * PGDATA, POSTGRES_HOST_AUTH_METHOD); data in /var/lib/postgresql/data, port 5432; psql, pg_dump, pg_restore on PATH.
+ */
+export const TEST_POSTGRES_IMAGE = 'berth-test/postgres:1';
+/**
+ * MariaDB 10.11 with the public mariadb and mysql images' environment (MARIADB_* or MYSQL_* ROOT_PASSWORD, DATABASE,
+ * USER, PASSWORD); data in /var/lib/mysql, port 3306; mysql, mysqldump, mariadb-dump on PATH. Serves the mysql kind too.
+ */
+export const TEST_MARIADB_IMAGE = 'berth-test/mariadb:1';
+/** Redis 7 run like the public redis image: data in /data, port 6379, a given command (redis-server --requirepass x) runs as is. */
+export const TEST_REDIS_IMAGE = 'berth-test/redis:1';
 
 export interface GitRepoOptions {
   /** The branch of the first commit (default "main"). */
