@@ -6,7 +6,7 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
-  BerthError, parseCpu, parseEnv, parseMemory, resolveEnv,
+  parseEnv, resolveEnv, swarmSettingsToService,
   type Cradle, type Deployer, type DeploymentRun, type EntityManager, type MountRecord, type PortRecord, type WorkloadService,
 } from '@berth/core';
 import type Docker from 'dockerode';
@@ -134,25 +134,10 @@ export class ApplicationDeployer implements Deployer {
       name: row.appName,
       image,
       env,
-      command: (settings.command as string | null) ?? null,
-      args: (settings.args as string[] | null) ?? null,
+      ...swarmSettingsToService(settings),
       mounts,
       ports: ports.map(p => ({ targetPort: p.targetPort, publishedPort: p.publishedPort, protocol: p.protocol, publishMode: p.publishMode })),
-      memoryLimit: resource('memoryLimit', () => parseMemory(settings.memoryLimit as string | number | null)),
-      memoryReservation: resource('memoryReservation', () => parseMemory(settings.memoryReservation as string | number | null)),
-      cpuLimit: resource('cpuLimit', () => parseCpu(settings.cpuLimit as string | number | null)),
-      cpuReservation: resource('cpuReservation', () => parseCpu(settings.cpuReservation as string | number | null)),
-      replicas: Number(settings.replicas ?? 1),
-      healthCheck: settings.healthCheckSwarm as WorkloadService['healthCheck'],
-      restartPolicy: settings.restartPolicySwarm as WorkloadService['restartPolicy'],
-      placement: settings.placementSwarm as WorkloadService['placement'],
-      updateConfig: settings.updateConfigSwarm as WorkloadService['updateConfig'],
-      rollbackConfig: settings.rollbackConfigSwarm as WorkloadService['rollbackConfig'],
-      mode: settings.modeSwarm as WorkloadService['mode'],
-      labels: settings.labelsSwarm as Record<string, string> | null,
-      networks: settings.networkSwarm as WorkloadService['networks'],
       detachPlatformNetwork: Boolean(settings.detachDokployNetwork),
-      stopGracePeriod: (settings.stopGracePeriodSwarm as number | null) ?? null,
       registryAuth,
       ownerLabels: { 'berth.kind': 'application', 'berth.id': row.applicationId, 'berth.deployment': deployment.deploymentId },
     };
@@ -267,15 +252,6 @@ function optional<K extends keyof Cradle>(cradle: Cradle, name: K): Cradle[K] | 
     return cradle[name];
   } catch {
     return undefined;
-  }
-}
-
-/** Memory/CPU settings are checked when deployed; a bad value names its field. */
-function resource(field: string, parse: () => number | null): number | null {
-  try {
-    return parse();
-  } catch (e) {
-    throw new BerthError('BAD_REQUEST', `${field}: ${(e as Error).message}`);
   }
 }
 

@@ -3,22 +3,14 @@
 // and its default. Columns the platform queries or acts on live in the entity; the rest is
 // kept in one JSON column, and the sealed ones (env, build args and secrets, the registry
 // password) in one encrypted column. Schemas, storage and views are all derived from here.
-import { Type, schema, buildTypes, type TSchema } from '@berth/core';
+import { Type, schema, buildTypes, swarmSettingFields, type TSchema } from '@berth/core';
 
 const { Nullable } = schema;
 const Str = () => Nullable(Type.String());
 const Bool = () => Nullable(Type.Boolean());
 const Num = () => Nullable(Type.Number());
 const Strings = () => Nullable(Type.Array(Type.String()));
-/** Memory and CPU: strings ("512m", "0.5") in the current variant, numbers in the older one. */
-const Resource = () => Nullable(Type.Union([Type.String({ maxLength: 32 }), Type.Number({ minimum: 0 })]));
 const Branch = () => Nullable(Type.String({ minLength: 1, maxLength: 255, pattern: '^[a-zA-Z0-9._\\-/#]+$' }));
-const Obj = (props: Record<string, TSchema>) => Nullable(Type.Object(props));
-const Ns = () => Type.Optional(Type.Integer({ minimum: 0 }));
-const UpdateConfig = () => Obj({
-  Parallelism: Type.Integer({ minimum: 0 }), Delay: Ns(), FailureAction: Type.Optional(Type.Enum(['pause', 'continue', 'rollback'])),
-  Monitor: Ns(), MaxFailureRatio: Type.Optional(Type.Number({ minimum: 0 })), Order: Type.Enum(['stop-first', 'start-first']),
-});
 
 export const sourceTypes = ['github', 'docker', 'git', 'gitlab', 'bitbucket', 'gitea', 'drop'] as const;
 
@@ -36,8 +28,6 @@ export const sealedFields = {
 /** Stored in the settings JSON column. */
 export const settingFields = {
   title: [Str(), null], subtitle: [Str(), null], enabled: [Bool(), null], icon: [Nullable(Type.String({ maxLength: 2097152 })), null],
-  command: [Str(), null], args: [Strings(), null],
-  memoryReservation: [Resource(), null], memoryLimit: [Resource(), null], cpuReservation: [Resource(), null], cpuLimit: [Resource(), null],
   cleanCache: [Bool(), false], createEnvFile: [Type.Boolean(), true],
   // github
   repository: [Str(), null], owner: [Str(), null], branch: [Str(), null], buildPath: [Str(), '/'], githubId: [Str(), null],
@@ -59,38 +49,12 @@ export const settingFields = {
   // build
   dockerfile: [Str(), 'Dockerfile'], dockerContextPath: [Str(), null], dockerBuildStage: [Str(), null],
   herokuVersion: [Str(), '24'], railpackVersion: [Str(), null], publishDirectory: [Str(), null], isStaticSpa: [Bool(), false],
-  // swarm
-  healthCheckSwarm: [Obj({ Test: Type.Optional(Type.Array(Type.String())), Interval: Ns(), Timeout: Ns(), StartPeriod: Ns(), Retries: Ns() }), null],
-  restartPolicySwarm: [Obj({ Condition: Type.Optional(Type.Enum(['none', 'on-failure', 'any'])), Delay: Ns(), MaxAttempts: Ns(), Window: Ns() }), null],
-  placementSwarm: [Obj({
-    Constraints: Type.Optional(Type.Array(Type.String())),
-    Preferences: Type.Optional(Type.Array(Type.Object({ Spread: Type.Object({ SpreadDescriptor: Type.String() }) }))),
-    MaxReplicas: Ns(),
-    Platforms: Type.Optional(Type.Array(Type.Object({ Architecture: Type.String(), OS: Type.String() }))),
-  }), null],
-  updateConfigSwarm: [UpdateConfig(), null],
-  rollbackConfigSwarm: [UpdateConfig(), null],
-  modeSwarm: [Obj({
-    Replicated: Type.Optional(Type.Object({ Replicas: Ns() })), Global: Type.Optional(Type.Object({})),
-    ReplicatedJob: Type.Optional(Type.Object({ MaxConcurrent: Ns(), TotalCompletions: Ns() })), GlobalJob: Type.Optional(Type.Object({})),
-  }), null],
-  labelsSwarm: [Nullable(Type.Record(Type.String(), Type.String())), null],
-  networkSwarm: [Nullable(Type.Array(Type.Object({
-    Target: Type.Optional(Type.String()), Aliases: Type.Optional(Type.Array(Type.String())), DriverOpts: Type.Optional(Type.Record(Type.String(), Type.String())),
-  }))), null],
-  stopGracePeriodSwarm: [Nullable(Type.Integer({ minimum: 0 })), null],
-  endpointSpecSwarm: [Obj({
-    Mode: Type.Optional(Type.Enum(['vip', 'dnsrr'])),
-    Ports: Type.Optional(Type.Array(Type.Object({
-      Protocol: Type.Optional(Type.String()), TargetPort: Type.Optional(Type.Integer()), PublishedPort: Type.Optional(Type.Integer()), PublishMode: Type.Optional(Type.String()),
-    }))),
-  }), null],
-  ulimitsSwarm: [Nullable(Type.Array(Type.Object({ Name: Type.String({ minLength: 1 }), Soft: Type.Integer({ minimum: -1 }), Hard: Type.Integer({ minimum: -1 }) }))), null],
-  replicas: [Type.Integer({ minimum: 0, maximum: 1000 }), 1],
+  // swarm (shared with every workload)
+  ...swarmSettingFields,
   // registries and build servers (their plugins come later)
   registryId: [Str(), null], rollbackRegistryId: [Str(), null], buildServerId: [Str(), null], buildRegistryId: [Str(), null],
   rollbackActive: [Bool(), false],
-  networkIds: [Strings(), null], detachDokployNetwork: [Type.Boolean(), false],
+  detachDokployNetwork: [Type.Boolean(), false],
   // preview deployments (stored; the preview feature comes later)
   previewLabels: [Strings(), null], previewWildcard: [Str(), null], previewPort: [Num(), 3000], previewHttps: [Type.Boolean(), false],
   previewPath: [Str(), '/'], previewCertificateType: [Nullable(Type.Enum(['letsencrypt', 'none', 'custom'])), 'none'], previewCustomCertResolver: [Str(), null],

@@ -1,6 +1,6 @@
 // What the deployer asks of the engine, in its own words: the core swarm runner for the
 // service, plus getting a docker-source image (pull, or the copy this host already has).
-import { SwarmRunner, type ContainerHosts, type DeploymentRun, type WorkloadService } from '@berth/core';
+import { SwarmRunner, ensureImage, type ContainerHosts, type DeploymentRun, type WorkloadService } from '@berth/core';
 import type Docker from 'dockerode';
 
 export interface SwarmOps {
@@ -24,30 +24,6 @@ export function swarmOf(docker: Docker, hosts: ContainerHosts): SwarmOps {
     restart: async (name, run) => void (await runner.restartService(name, wait(run))),
     remove: async name => void (await runner.removeService(name)),
     logs: (name, options) => runner.serviceLogs(name, options),
-    ensureImage: (image, auth, run) => ensureImage(docker, image, auth, run),
+    ensureImage: async (image, auth, run) => void (await ensureImage(docker, image, auth, run)),
   };
-}
-
-/**
- * Pulls the image; when the engine cannot pull it (no registry reachable, no credentials)
- * but the host has it, deploys that copy and says so in the log.
- */
-async function ensureImage(docker: Docker, image: string, auth: WorkloadService['registryAuth'], run: DeploymentRun): Promise<void> {
-  run.log(`Pulling ${image}`);
-  try {
-    await new Promise<void>((resolve, reject) => {
-      docker.pull(image, { ...(auth ? { authconfig: auth } : {}), abortSignal: run.signal }, (err: Error | null, stream?: NodeJS.ReadableStream) => {
-        if (err || !stream) return reject(err ?? new Error('no reply from the engine'));
-        docker.modem.followProgress(stream, e => (e ? reject(e) : resolve()));
-      });
-    });
-    run.log(`Pulled ${image}`);
-    return;
-  } catch (e) {
-    if (run.signal.aborted) throw e;
-    const reason = ((e as { json?: { message?: string } }).json?.message ?? (e as Error).message ?? String(e)).trim();
-    const local = await docker.getImage(image).inspect().then(() => true, () => false);
-    if (!local) throw new Error(`Could not pull ${image} (${reason}), and this host has no copy of it`);
-    run.log(`Could not pull ${image} (${reason}); deploying the copy this host already has`);
-  }
 }
