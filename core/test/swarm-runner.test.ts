@@ -249,6 +249,11 @@ t.test('a failed update reports the new version\'s error while the old version k
   }
   t.same(running(tasks).map(x => x.forceUpdate), [0], `the first version runs again: ${JSON.stringify(tasks.map(x => [x.forceUpdate, x.state, x.error]))}`);
   t.match(await fetchUntil(port, /greeting=stable/), /greeting=stable/, 'and serves');
+
+  // The next deploy is judged by its own tasks, not by the rolled-back version's failures.
+  const fixed = await runner.deployService(web(name, port, 'fixed'));
+  t.ok(fixed.forceUpdate > 1, `a ForceUpdate no earlier task carried (${fixed.forceUpdate})`);
+  t.match(await fetchUntil(port, /greeting=fixed/), /greeting=fixed/);
 });
 
 t.test('aborting stops the wait at once with the signal\'s reason', async t => {

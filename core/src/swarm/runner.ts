@@ -26,6 +26,11 @@ export interface WaitOptions {
   log?: (line: string) => void;
   /** Give up waiting after this long (default 10 minutes). */
   timeoutMs?: number;
+  /**
+   * How long the new tasks must keep running before the wait succeeds (default 2 s): a
+   * container that exits right after starting is a failed deploy, not a running one.
+   */
+  settleMs?: number;
 }
 
 export interface DeployOptions extends WaitOptions {
@@ -99,10 +104,14 @@ interface EngineTask {
   Status?: { State?: string; Message?: string; Err?: string; ContainerStatus?: { ContainerID?: string; ExitCode?: number } };
 }
 
+/** What an update sent: the ForceUpdate that marks its tasks, and the tasks that existed before it. */
+interface Sent { forceUpdate: number; before: Set<string> }
+
 interface EngineService {
   ID: string;
   Version: { Index: number };
   Spec: ServiceSpec & { TaskTemplate?: { ForceUpdate?: number }; Mode?: ServiceSpec['Mode'] };
+  PreviousSpec?: { TaskTemplate?: { ForceUpdate?: number } };
   UpdateStatus?: { State?: string; Message?: string };
 }
 
@@ -112,6 +121,7 @@ const ACTIVE = new Set(['new', 'allocated', 'pending', 'assigned', 'accepted', '
 const FAILED = new Set(['failed', 'rejected']);
 const ROLLED_BACK = new Set(['rollback_started', 'rollback_paused', 'rollback_completed', 'paused']);
 const DEFAULT_TIMEOUT_MS = 10 * 60_000;
+const DEFAULT_SETTLE_MS = 2000;
 
 export interface SwarmRunnerOptions {
   /** The network every workload joins unless detached (default PLATFORM_NETWORK). */
@@ -152,7 +162,7 @@ export class SwarmRunner {
     opts.signal?.throwIfAborted();
 
     let created = false;
-    let forceUpdate = 0;
+    let sent: Sent = { forceUpdate: 0, before: new Set() };
     let serviceId: string;
     const current = await this.#inspect(name);
     if (!current) {
@@ -163,13 +173,12 @@ export class SwarmRunner {
       created = true;
     } else {
       serviceId = current.ID;
-      forceUpdate = await this.#update(name, current, base => {
-        const next = (base.Spec.TaskTemplate?.ForceUpdate ?? 0) + 1;
-        return { spec: { ...spec, TaskTemplate: { ...spec.TaskTemplate, ForceUpdate: next } }, forceUpdate: next };
-      }, auth, log, `Updating service ${name} (${workload.image})`);
+      sent = await this.#update(name, current, (_base, next) => ({
+        spec: { ...spec, TaskTemplate: { ...spec.TaskTemplate, ForceUpdate: next } }, forceUpdate: next,
+      }), auth, log, `Updating service ${name} (${workload.image})`);
     }
-    const tasks = await this.#waitForVersion(name, forceUpdate, opts);
-    return { serviceId, created, forceUpdate, tasks };
+    const tasks = await this.#waitForVersion(name, sent, opts);
+    return { serviceId, created, forceUpdate: sent.forceUpdate, tasks };
   }
 
   /** Sets the replica count and waits until that many tasks run. Global-mode services cannot be scaled. */
@@ -182,12 +191,12 @@ export class SwarmRunner {
     if (!current) throw notFound(`Service ${name}`);
     if (!current.Spec.Mode?.Replicated) throw badRequest(`Service ${name} does not run in replicated mode: it cannot be scaled`);
     (opts.log ?? (() => {}))(`Scaling service ${name} to ${replicas}`);
-    const forceUpdate = await this.#update(name, current, base => ({
+    const sent = await this.#update(name, current, base => ({
       spec: { ...base.Spec, Mode: { Replicated: { Replicas: replicas } } },
       forceUpdate: base.Spec.TaskTemplate?.ForceUpdate ?? 0,
     }), undefined, () => {});
     // Scaling keeps the running tasks: every task of the current template counts.
-    await this.#waitForVersion(name, forceUpdate, opts);
+    await this.#waitForVersion(name, sent, opts);
   }
 
   /** Replaces every task (ForceUpdate + 1) and waits until the new ones run. */
@@ -195,11 +204,10 @@ export class SwarmRunner {
     checkServiceName(name);
     const current = await this.#inspect(name);
     if (!current) throw notFound(`Service ${name}`);
-    const forceUpdate = await this.#update(name, current, base => {
-      const next = (base.Spec.TaskTemplate?.ForceUpdate ?? 0) + 1;
-      return { spec: { ...base.Spec, TaskTemplate: { ...base.Spec.TaskTemplate, ForceUpdate: next } }, forceUpdate: next };
-    }, undefined, opts.log ?? (() => {}), `Restarting service ${name}`);
-    await this.#waitForVersion(name, forceUpdate, opts);
+    const sent = await this.#update(name, current, (base, next) => ({
+      spec: { ...base.Spec, TaskTemplate: { ...base.Spec.TaskTemplate, ForceUpdate: next } }, forceUpdate: next,
+    }), undefined, opts.log ?? (() => {}), `Restarting service ${name}`);
+    await this.#waitForVersion(name, sent, opts);
   }
 
   /**
@@ -277,15 +285,19 @@ export class SwarmRunner {
 
   /**
    * Sends an update built from the service as it is now, retrying when another writer moved
-   * the version meanwhile ("update out of sequence"). Answers the ForceUpdate sent.
+   * the version meanwhile ("update out of sequence"). `build` gets a ForceUpdate value no task
+   * of the service has carried yet: after a rollback the spec's own value goes back down, and
+   * the failed tasks of the rolled-back version must not pass for the next one's.
    */
   async #update(
-    name: string, current: EngineService, build: (base: EngineService) => { spec: ServiceSpec; forceUpdate: number },
+    name: string, current: EngineService, build: (base: EngineService, nextForceUpdate: number) => { spec: ServiceSpec; forceUpdate: number },
     auth: RegistryAuth | undefined, log: (line: string) => void, line?: string,
-  ): Promise<number> {
+  ): Promise<Sent> {
     let base = current;
     for (let attempt = 1; ; attempt++) {
-      const { spec, forceUpdate } = build(base);
+      const before = await this.#tasks(base.ID);
+      const highest = Math.max(base.Spec.TaskTemplate?.ForceUpdate ?? 0, base.PreviousSpec?.TaskTemplate?.ForceUpdate ?? 0, ...before.map(t => t.Spec?.ForceUpdate ?? 0));
+      const { spec, forceUpdate } = build(base, highest + 1);
       if (line) log(`${line}, version ${base.Version.Index}`);
       try {
         const answer = await this.#call(`update service ${name}`, async () => {
@@ -295,7 +307,7 @@ export class SwarmRunner {
           return service.update(auth, opts);
         });
         for (const warning of answer?.Warnings ?? []) log(`Docker: ${warning}`);
-        return forceUpdate;
+        return { forceUpdate, before: new Set(before.map(t => t.ID)) };
       } catch (e) {
         if (attempt >= 3 || !(e instanceof OutOfSequence)) throw e;
         const again = await this.#inspect(name);
@@ -305,17 +317,21 @@ export class SwarmRunner {
     }
   }
 
-  async #waitForVersion(name: string, forceUpdate: number, opts: WaitOptions): Promise<TaskSummary[]> {
+  /** Waits for the tasks of the spec just sent; only tasks that did not exist before it can fail it. */
+  async #waitForVersion(name: string, { forceUpdate, before }: Sent, opts: WaitOptions): Promise<TaskSummary[]> {
     const log = opts.log ?? (() => {});
     const deadline = Date.now() + (opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    const settleMs = opts.settleMs ?? DEFAULT_SETTLE_MS;
     let last = '';
+    let doneAt: number | null = null;
     for (;;) {
       opts.signal?.throwIfAborted();
       const service = await this.#inspect(name);
       if (!service) throw new SwarmTaskError(`Service ${name} was removed while it was being deployed`, null);
       const all = (await this.#tasks(service.ID)).map(summarize);
       const fresh = all.filter(t => t.forceUpdate === forceUpdate);
-      const failed = fresh.find(t => FAILED.has(t.state));
+      const added = fresh.filter(t => !before.has(t.id));
+      const failed = added.find(t => FAILED.has(t.state));
       if (failed) throw new SwarmTaskError(`Service ${name}: the new version's task ${failed.state}: ${failed.error ?? failed.message}`, failed);
       const update = service.UpdateStatus;
       if (update?.State && ROLLED_BACK.has(update.State)) {
@@ -337,7 +353,7 @@ export class SwarmRunner {
           progress = `${active.length} task(s) still stopping`;
         } else {
           // A task that ends by itself is a failure for a long-running service.
-          const ended = fresh.find(t => t.state === 'complete');
+          const ended = added.find(t => t.state === 'complete');
           if (ended) throw new SwarmTaskError(`Service ${name}: the new version's task exited (code ${ended.exitCode ?? 0}) instead of running`, ended);
           done = running.length >= want;
           progress = `${running.length}/${want} new task(s) running`;
@@ -355,7 +371,9 @@ export class SwarmRunner {
       const line = `Service ${name}: ${progress}${states ? ` (${states})` : ''}`;
       if (line !== last) log(line);
       last = line;
-      if (done) return all;
+      if (!done) doneAt = null;
+      else if (doneAt === null) doneAt = Date.now();
+      if (doneAt !== null && (running.length === 0 || Date.now() - doneAt >= settleMs)) return all;
       if (Date.now() >= deadline) {
         throw new SwarmTaskError(`Service ${name}: the new version was not running after ${Math.round((opts.timeoutMs ?? DEFAULT_TIMEOUT_MS) / 1000)} s (${progress})`, fresh[0] ?? null);
       }
