@@ -18,7 +18,12 @@ export interface ContainerCommand {
   cmd: string[];
   /** Extra environment of that one process (passwords go here, not into argv). */
   env?: Record<string, string>;
+  /** When set, the command succeeds only if it exits 0 AND its stdout matches (for clients that exit 0 on errors, e.g. old redis-cli). */
+  expectOutput?: RegExp;
 }
+
+/** Whose password changePasswordCommand changes: the database user's (default) or, for kinds with one, the root account's. */
+export type PasswordAccount = 'user' | 'root';
 
 export interface DatabaseDriver {
   /** The kind's id: the API namespace, the `<kind>Id` field (postgresId...), the table name. Lower-case letters. */
@@ -47,8 +52,8 @@ export interface DatabaseDriver {
   readinessCheck(c: DatabaseCredentials): ContainerCommand;
   /** The connection URL for `host:port` (internal: the appName and internalPort; external: the host and externalPort). */
   connectionUrl(c: DatabaseCredentials, host: string, port: number): string;
-  /** Changes the password inside the running database (the record and the service env are updated by the caller). */
-  changePasswordCommand(c: DatabaseCredentials, newPassword: string): ContainerCommand;
+  /** Changes the password inside the running database (the record and the service env are updated by the caller); 'root' only where fields.databaseRootPassword. */
+  changePasswordCommand(c: DatabaseCredentials, newPassword: string, account?: PasswordAccount): ContainerCommand;
   /** Writes a dump of the database to stdout (for backups). */
   dumpCommand(c: DatabaseCredentials): ContainerCommand;
   /** Reads a dump from stdin and restores it (for restores). */
