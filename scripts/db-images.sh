@@ -21,7 +21,6 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 recipe_of() { docker image inspect --format "{{ index .Config.Labels \"$LABEL\" }}" "$1" 2>/dev/null || true; }
-hash_of() { cat "$@" | sha256sum | cut -c1-16; }
 
 # The Debian mirror this machine uses (sources.list or deb822 .sources), so the image's apt uses it too.
 debian_mirror() {
@@ -29,7 +28,9 @@ debian_mirror() {
   local found
   found=$(
     {
-      cat /etc/apt/sources.list 2>/dev/null | awk '$1 == "deb" && $3 ~ /^'"$SUITE"'$/ { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i; exit } }'
+      [ -f /etc/apt/sources.list ] && awk -v suite="$SUITE" '$1 == "deb" {
+        for (i = 2; i < NF; i++) if ($i ~ /^[a-z]+:\/\//) { if ($(i + 1) == suite) { print $i; exit } break }
+      }' /etc/apt/sources.list
       for f in /etc/apt/sources.list.d/*.sources; do
         [ -f "$f" ] || continue
         # deb822 stanzas are separated by blank lines: print the URI of one that carries the plain suite.
@@ -43,7 +44,7 @@ debian_mirror() {
           if (ok && uri != "") { print uri; exit }
         }' "$f"
       done
-    } | head -1
+    } | head -1 || true
   )
   echo "${found:-http://deb.debian.org/debian}"
 }
@@ -238,7 +239,7 @@ if [ ! -d "$datadir/mysql" ]; then
   if [ -n "$user" ] && [ -z "$password" ]; then fail "MARIADB_USER (MYSQL_USER) is set but its password is empty"; fi
   if [ "$user" = root ]; then fail "MARIADB_USER (MYSQL_USER) is for a regular user; the root password has its own variable"; fi
   echo "mariadb entrypoint: initialising $datadir" >&2
-  mariadb-install-db --datadir="$datadir" --skip-test-db --auth-root-authentication-method=normal \
+  mariadb-install-db --datadir="$datadir" --skip-test-db --auth-root-authentication-method=normal --cross-bootstrap \
     --skip-name-resolve >/dev/null
   "$@" --skip-networking --socket="$socket" --datadir="$datadir" &
   pid=$!

@@ -147,6 +147,16 @@ t.test('postgres image', async t => {
   await again.end();
   await t.rejects(connect(second.port, 'another'), { code: '28P01' }, 'a later POSTGRES_PASSWORD does not change an initialised database');
 
+  const trusting = await res.start({ image: TEST_POSTGRES_IMAGE, port: 5432, volume: await res.volume(), target, env: { POSTGRES_HOST_AUTH_METHOD: 'trust' } });
+  const open = await waitFor('postgres with trust to answer', async () => {
+    const client = new pg.Client({ host: '127.0.0.1', port: trusting.port, user: 'postgres', password: 'anything', database: 'postgres', connectionTimeoutMillis: 3000 });
+    client.on('error', () => {});
+    await client.connect();
+    return client;
+  });
+  t.equal((await open.query('select current_user as u')).rows[0].u, 'postgres', 'POSTGRES_HOST_AUTH_METHOD=trust needs no password, the user defaults to postgres');
+  await open.end();
+
   const bare = await res.start({ image: TEST_POSTGRES_IMAGE, port: 5432, volume: await res.volume(), target, env: { POSTGRES_USER: 'x' } });
   const refused = await exited(bare);
   t.not(refused.code, 0, 'without POSTGRES_PASSWORD the container exits');
