@@ -340,6 +340,16 @@ t.test('a task the node cannot start fails with the engine\'s reason', async t =
   t.match(error.message, /bind source path does not exist: \/berth-test-no-such-dir/);
 });
 
+t.test('a service deployed with 0 replicas is done at once and runs nothing', async t => {
+  const name = uniqueName('zero');
+  cleanup(t, name);
+  const result = await runner.deployService(web(name, await freePort(), 'zero', { replicas: 0 }));
+  t.equal(result.created, true);
+  t.same(running(result.tasks), []);
+  t.equal(await runner.serviceExists(name), true);
+  t.same(await runner.serviceTasks(name), []);
+});
+
 t.test('the free functions take the engine client', async t => {
   const name = uniqueName('free');
   const port = await freePort();

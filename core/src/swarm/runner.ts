@@ -73,7 +73,7 @@ export interface LogOptions {
   /** Only the last n lines of each task (default all). */
   tail?: number;
   /**
-   * Only lines after this moment: a Date, Unix seconds, an ISO date, or a span back from now
+   * Only lines after this moment (to the second): a Date, Unix seconds, an ISO date, or a span back from now
    * as the peer's clients send it ("30s", "5m", "2h", "1d"); "all" or "" means everything.
    */
   since?: Date | number | string;
@@ -471,20 +471,20 @@ function toUnixSeconds(since: Date | number | string | undefined): number | unde
   if (since === undefined) return undefined;
   if (since instanceof Date) {
     if (Number.isNaN(since.getTime())) throw bad();
-    return since.getTime() / 1000;
+    return Math.floor(since.getTime() / 1000);
   }
   if (typeof since === 'number') {
     if (!Number.isFinite(since) || since < 0) throw bad();
-    return since;
+    return Math.floor(since);
   }
   const text = since.trim();
   if (text === '' || text === 'all') return undefined;
-  if (/^\d+(?:\.\d+)?$/.test(text)) return Number(text);
+  if (/^\d+(?:\.\d+)?$/.test(text)) return Math.floor(Number(text));
   const span = SPAN.exec(text);
   if (span) return Math.floor(Date.now() / 1000) - Number(span[1]) * SPAN_SECONDS[span[2]!]!;
   const date = Date.parse(text);
   if (Number.isNaN(date)) throw bad();
-  return date / 1000;
+  return Math.floor(date / 1000);
 }
 
 /**
