@@ -34,3 +34,5 @@ export { SwarmRunner, SwarmTaskError, deployService, scaleService, restartServic
 export { swarmSettingFields, swarmSettingsToService, type SwarmSettingKey } from './swarm/settings.ts';
 export { ensureImage, type ImageIo } from './swarm/images.ts';
 export { execIn, type ExecResult } from './swarm/exec.ts';
+export { databasePlugin } from './databases/plugin.ts';
+export { dataVolumeOf } from './databases/deployer.ts';

@@ -12,7 +12,8 @@ export const deploymentStatuses: DeploymentStatus[] = ['queued', 'running', 'don
 
 /** What a deployment belongs to; each has its own id field on the record (applicationId, composeId, postgresId...). */
 export const deploymentTargetTypes = ['application', 'compose', 'server', 'schedule', 'previewDeployment', 'backup', 'volumeBackup', 'postgres', 'mysql', 'mariadb', 'mongo', 'redis'] as const;
-export type DeploymentTargetType = (typeof deploymentTargetTypes)[number];
+/** The built-in target types, or a third-party workload kind's own (e.g. a database kind added by a plugin). */
+export type DeploymentTargetType = (typeof deploymentTargetTypes)[number] | (string & {});
 
 /** A deployment as the API answers it. */
 export interface DeploymentRecord {
@@ -106,7 +107,7 @@ export const DeploymentView = Type.Object({
   description: Nullable(Type.String()),
   status: Type.Enum(deploymentStatuses),
   action: Type.String({ description: 'what the job does: deploy, redeploy, reload, start, stop...' }),
-  targetType: Type.Enum([...deploymentTargetTypes]),
+  targetType: Type.String({ description: `what it belongs to: ${deploymentTargetTypes.join(', ')}, or a kind a third-party plugin adds` }),
   targetId: Type.String(),
   organizationId: Type.String(),
   serverId: Nullable(Type.String({ description: 'the host that runs it; null = the local engine' })),

@@ -1,0 +1,82 @@
+// One table per database kind (`db_<kind>`), all of the same shape, made from the kind's id:
+// columns for what the platform filters or acts on, the Swarm settings in a JSON column, and
+// the secrets (passwords, env) sealed in one text column.
+import { defineEntity, p } from '@mikro-orm/core';
+import { Migration } from '@mikro-orm/migrations';
+import type { MigrationObject } from '@mikro-orm/core';
+
+export interface DatabaseRow {
+  id: string;
+  name: string;
+  appName: string;
+  description: string | null;
+  environmentId: string;
+  organizationId: string;
+  serverId: string | null;
+  applicationStatus: string;
+  externalPort: number | null;
+  databaseName: string | null;
+  databaseUser: string | null;
+  settings: Record<string, unknown>;
+  /** SecretBox-sealed JSON: databasePassword, databaseRootPassword, env. */
+  sealed: string;
+  createdAt: Date;
+}
+
+const KIND = /^[a-z][a-z0-9]{0,30}$/;
+
+export const tableOf = (kind: string) => {
+  if (!KIND.test(kind)) throw new Error(`Invalid database kind "${kind}": lower-case letters and digits, starting with a letter`);
+  return `db_${kind}`;
+};
+
+export function databaseEntity(kind: string) {
+  return defineEntity({
+    name: `${kind.charAt(0).toUpperCase()}${kind.slice(1)}Database`,
+    tableName: tableOf(kind),
+    properties: {
+      id: p.string().length(32).primary(),
+      name: p.string(),
+      appName: p.string().length(63),
+      description: p.text().nullable(),
+      environmentId: p.string().length(32),
+      organizationId: p.string().length(32),
+      serverId: p.string().length(32).nullable(),
+      applicationStatus: p.string().length(8),
+      externalPort: p.integer().nullable(),
+      databaseName: p.string().nullable(),
+      databaseUser: p.string().nullable(),
+      settings: p.json<Record<string, unknown>>(),
+      sealed: p.text(),
+      createdAt: p.datetime(),
+    },
+  });
+}
+
+/** The kind's table, created by its plugin's migration (named after the kind, so kinds never collide). */
+export function databaseMigrations(kind: string): MigrationObject[] {
+  const table = tableOf(kind);
+  class DatabaseInit extends Migration {
+    override async up(): Promise<void> {
+      this.addSql(`create table "${table}" (
+        "id" varchar(32) not null primary key,
+        "name" varchar(255) not null,
+        "app_name" varchar(63) not null,
+        "description" text null,
+        "environment_id" varchar(32) not null references "environments" ("environment_id") on delete cascade deferrable initially deferred,
+        "organization_id" varchar(32) not null references "organizations" ("id") on delete cascade,
+        "server_id" varchar(32) null,
+        "application_status" varchar(8) not null,
+        "external_port" int null,
+        "database_name" varchar(255) null,
+        "database_user" varchar(255) null,
+        "settings" jsonb not null,
+        "sealed" text not null,
+        "created_at" timestamptz not null);`);
+      this.addSql(`create unique index "${table}_host_app_name_unique" on "${table}" (coalesce("server_id", ''), "app_name");`);
+      this.addSql(`create index "${table}_environment_id_index" on "${table}" ("environment_id", "created_at");`);
+      this.addSql(`create index "${table}_organization_id_index" on "${table}" ("organization_id", "created_at");`);
+    }
+  }
+  return [{ name: `Migration20261124000000_db_${kind}_init`, class: DatabaseInit }];
+}

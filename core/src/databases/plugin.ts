@@ -1,0 +1,32 @@
+// A database kind as a plugin: its driver bound to the shared records, procedures and deployer.
+// A kind's plugin is one line — `export default databasePlugin(new PostgresDriver(), { version })` —
+// and a third party's sixth kind is the same line with its own driver.
+import { definePlugin } from '../plugin.ts';
+import type { DatabaseDriver } from '../contracts/database-driver.ts';
+import { workloadKeys, type WorkloadKey } from '../contracts/workloads.ts';
+import { databaseMigrations } from './entity.ts';
+import { databaseSchemas } from './schemas.ts';
+import { DatabaseService } from './service.ts';
+import { DatabaseDeployer } from './deployer.ts';
+import { databaseProcedures } from './procedures.ts';
+
+export function databasePlugin(driver: DatabaseDriver, options: { version: string }) {
+  return definePlugin({
+    name: driver.kind,
+    version: options.version,
+    // Databases live in environments and run through the deploy queue.
+    dependencies: ['environment', 'deployment'],
+    setup(berth) {
+      const cradle = () => berth.container.cradle;
+      const db = new DatabaseService(driver, () => cradle().secrets, () => cradle().environments);
+      const deployer = new DatabaseDeployer(db, cradle);
+      berth.entities(db.entity);
+      berth.migrations(...databaseMigrations(driver.kind));
+      // Environments list the built-in kinds under their own key; a third party's kind is found through its own namespace.
+      if ((workloadKeys as readonly string[]).includes(driver.kind)) berth.workloads.register({ key: driver.kind as WorkloadKey, list: (ids, em) => db.list(ids, em) });
+      berth.workloads.addResolver(db.resolver);
+      cradle().deployments.register(deployer);
+      berth.procedures(...databaseProcedures(db, deployer, databaseSchemas(driver)));
+    },
+  });
+}

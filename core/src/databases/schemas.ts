@@ -1,0 +1,142 @@
+// The API of one database kind, built from its driver: the record's fields, create (both
+// variants at once: environmentId or projectId), update, and the small inputs. The kinds
+// differ only in the credential fields and password rules their driver declares.
+import Type, { type Static, type TObject, type TSchema } from 'typebox';
+import { AppName, NonEmpty, Nullable, Paging, Status, Timestamp } from '../schema.ts';
+import { swarmSettingFields } from '../swarm/settings.ts';
+import type { DatabaseDriver } from '../contracts/database-driver.ts';
+
+const Opt = <T extends TSchema>(t: T) => Type.Optional(t);
+const Str = () => Nullable(Type.String());
+const partial = (o: Record<string, TSchema>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, Type.Optional(v)]));
+
+/** Settings kept in the record's JSON column, with defaults. */
+export const databaseSettingFields = {
+  ...swarmSettingFields,
+  dockerImage: [Type.String({ minLength: 1 }), ''],
+  detachPlatformNetwork: [Type.Boolean(), false],
+} satisfies Record<string, [TSchema, unknown]>;
+export type DatabaseSettingKey = keyof typeof databaseSettingFields;
+export const databaseSettingKeys = Object.keys(databaseSettingFields) as DatabaseSettingKey[];
+
+const settingSchemas = Object.fromEntries(Object.entries(databaseSettingFields).map(([k, [s]]) => [k, s])) as unknown as Record<DatabaseSettingKey, TSchema>;
+
+export interface DatabaseSchemas {
+  idKey: string;
+  /** The record as stored (every API field). */
+  Fields: TObject;
+  /** `one`: the record with environment/project, mounts, backups, connection URLs. */
+  View: TObject;
+  Create: TObject;
+  Update: TObject;
+  Id: TObject;
+  Reload: TObject;
+  ExternalPort: TObject;
+  Environment: TObject;
+  Status: TObject;
+  Move: TObject;
+  ChangePassword: TObject;
+  Search: TObject;
+  SearchResult: TObject;
+  ReadLogs: TObject;
+}
+
+export function databaseSchemas(driver: DatabaseDriver): DatabaseSchemas {
+  const idKey = `${driver.kind}Id`;
+  const Id = { [idKey]: NonEmpty() };
+  const password = driver.passwordSchema;
+  const olderPassword = driver.olderPasswordSchema ?? Type.String();
+  const credentialFields: Record<string, TSchema> = {};
+  if (driver.fields.databaseName) credentialFields.databaseName = Type.String();
+  if (driver.fields.databaseUser) credentialFields.databaseUser = Type.String();
+  credentialFields.databasePassword = Type.String();
+  if (driver.fields.databaseRootPassword) credentialFields.databaseRootPassword = Str();
+
+  const Fields = Type.Object({
+    [idKey]: Type.String(),
+    name: Type.String(),
+    appName: Type.String(),
+    description: Str(),
+    ...credentialFields,
+    env: Str(),
+    externalPort: Nullable(Type.Integer()),
+    applicationStatus: Status(),
+    ...settingSchemas,
+    environmentId: Type.String(),
+    serverId: Str(),
+    organizationId: Type.String(),
+    createdAt: Timestamp(),
+  });
+
+  const create: Record<string, TSchema> = {
+    name: Type.String({ minLength: 1, maxLength: 255 }),
+    appName: Opt(AppName()),
+    description: Opt(Str()),
+    dockerImage: Opt(Type.String({ minLength: 1, description: `default: ${driver.defaultImage.current} (current variant), ${driver.defaultImage.older} (older)` })),
+    environmentId: Opt(NonEmpty({ description: 'current variant: the environment that holds the database' })),
+    projectId: Opt(NonEmpty({ description: 'older variant: the project, whose default environment holds the database' })),
+    serverId: Opt(Str()),
+    // The current variant's rules apply to a request with environmentId, the older one's to a request with
+    // projectId; the service checks which (see DatabaseService.create).
+    databasePassword: Type.String({ description: `current variant (environmentId): ${(password as { description?: string }).description ?? 'see the driver'}; older variant (projectId): ${(olderPassword as { description?: string }).description ?? 'any string'}` }),
+  };
+  if (driver.fields.databaseName) create.databaseName = NonEmpty();
+  if (driver.fields.databaseUser) create.databaseUser = driver.defaultUser ? Opt(NonEmpty()) : NonEmpty();
+  if (driver.fields.databaseRootPassword) create.databaseRootPassword = Opt(Str());
+
+  const updatable: Record<string, TSchema> = {
+    name: Type.String({ minLength: 1, maxLength: 255 }),
+    appName: AppName(),
+    description: Str(),
+    env: Str(),
+    externalPort: Nullable(Type.Integer({ minimum: 1, maximum: 65535 })),
+    applicationStatus: Status(),
+    environmentId: NonEmpty(),
+    createdAt: Type.String(),
+    ...settingSchemas,
+    dockerImage: Type.String({ minLength: 1 }),
+  };
+  if (driver.fields.databaseName) updatable.databaseName = NonEmpty();
+  if (driver.fields.databaseUser) updatable.databaseUser = NonEmpty();
+  // update and changePassword cannot tell the variants apart: the current variant's rules apply.
+  updatable.databasePassword = password;
+  if (driver.fields.databaseRootPassword) updatable.databaseRootPassword = Str();
+
+  return {
+    idKey,
+    Fields,
+    View: Type.Object({
+      ...Fields.properties,
+      environment: Type.Object({
+        environmentId: Type.String(), name: Type.String(), projectId: Type.String(), isDefault: Type.Boolean(),
+        project: Type.Object({ projectId: Type.String(), name: Type.String() }),
+      }),
+      mounts: Type.Array(Type.Record(Type.String(), Type.Unknown())),
+      backups: Type.Array(Type.Record(Type.String(), Type.Unknown())),
+      internalConnectionUrl: Type.String({ description: 'from other workloads on the platform network' }),
+      externalConnectionUrl: Nullable(Type.String({ description: 'from outside, through the external port (null without one)' })),
+    }),
+    Create: Type.Object(create),
+    Update: Type.Object({ ...Id, ...partial(updatable) }),
+    Id: Type.Object(Id),
+    Reload: Type.Object({ ...Id, appName: AppName() }),
+    ExternalPort: Type.Object({ ...Id, externalPort: Nullable(Type.Integer({ minimum: 1, maximum: 65535 })) }),
+    Environment: Type.Object({ ...Id, env: Str() }),
+    Status: Type.Object({ ...Id, applicationStatus: Status() }),
+    Move: Type.Object({ ...Id, targetEnvironmentId: NonEmpty() }),
+    ChangePassword: Type.Object({ ...Id, password: Type.String({ ...(password as object), minLength: 1 }), type: Opt(Type.Enum(['user', 'root'], { description: 'which password (root: mysql/mariadb only); default user' })) }),
+    Search: Type.Object({
+      q: Opt(Type.String()), name: Opt(Type.String()), appName: Opt(Type.String()), description: Opt(Type.String()),
+      projectId: Opt(Type.String()), environmentId: Opt(Type.String()), ...Paging,
+    }),
+    SearchResult: Type.Object({ items: Type.Array(Fields), total: Type.Integer({ minimum: 0 }) }),
+    ReadLogs: Type.Object({
+      ...Id,
+      tail: Opt(Type.Integer({ minimum: 1, maximum: 10000, default: 100 })),
+      since: Opt(Type.String({ pattern: '^(all|\\d+[smhd])$', default: 'all' })),
+      search: Opt(Type.String({ pattern: '^[a-zA-Z0-9 ._-]{0,500}$' })),
+    }),
+  };
+}
+
+export type AnyRecord = Static<TObject> & Record<string, unknown>;

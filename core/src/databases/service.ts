@@ -1,0 +1,242 @@
+// The records of one database kind: create (both variants), read, change, search, list for
+// environments, and the resolver other plugins find its databases through. Credentials and env
+// are sealed on write; everything kind-specific comes from the driver.
+import { randomBytes } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { DatabaseCredentials, DatabaseDriver } from '../contracts/database-driver.ts';
+import type { EnvironmentDirectory, EnvironmentRef } from '../contracts/projects.ts';
+import type { WorkloadRef, WorkloadResolver } from '../contracts/workloads.ts';
+import type { SecretBox } from '../crypto.ts';
+import { newId } from '../crypto.ts';
+import { conflict, invalidField, notFound } from '../errors.ts';
+import { containing } from '../search.ts';
+import { checkServiceName } from '../swarm/service-spec.ts';
+import { parseInput } from '../validation.ts';
+import Type from 'typebox';
+import { databaseEntity, type DatabaseRow } from './entity.ts';
+import { databaseSettingFields, databaseSettingKeys } from './schemas.ts';
+
+interface Sealed { databasePassword: string; databaseRootPassword: string | null; env: string | null }
+type ByAppName = (appName: string, serverId: string | null, em: EntityManager) => Promise<WorkloadRef | null>;
+
+const iso = (d: Date | string) => (d instanceof Date ? d.toISOString() : new Date(d).toISOString());
+
+export function generateAppName(kind: string, name: string): string {
+  const slug = name.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || kind;
+  return `${kind}-${slug}-${randomBytes(3).toString('hex')}`.slice(0, 63);
+}
+
+export class DatabaseService {
+  readonly driver: DatabaseDriver;
+  readonly entity: ReturnType<typeof databaseEntity>;
+  readonly idKey: string;
+  readonly #secrets: () => SecretBox;
+  readonly #environments: () => EnvironmentDirectory;
+
+  constructor(driver: DatabaseDriver, secrets: () => SecretBox, environments: () => EnvironmentDirectory) {
+    this.driver = driver;
+    this.entity = databaseEntity(driver.kind);
+    this.idKey = `${driver.kind}Id`;
+    this.#secrets = secrets;
+    this.#environments = environments;
+  }
+
+  get label(): string {
+    return this.driver.label;
+  }
+
+  async find(id: string, organizationId: string, em: EntityManager): Promise<DatabaseRow> {
+    const row = await em.findOne(this.entity, { id, organizationId }) as DatabaseRow | null;
+    if (!row) throw notFound(this.driver.label);
+    return row;
+  }
+
+  sealedOf(row: DatabaseRow): Sealed {
+    return JSON.parse(this.#secrets().decrypt(row.sealed)) as Sealed;
+  }
+
+  #seal(values: Sealed): string {
+    return this.#secrets().encrypt(JSON.stringify(values));
+  }
+
+  settingsOf(row: DatabaseRow): Record<string, unknown> {
+    const defaults = Object.fromEntries(Object.entries(databaseSettingFields).map(([k, [, d]]) => [k, structuredClone(d)]));
+    return { ...defaults, ...row.settings };
+  }
+
+  credentialsOf(row: DatabaseRow): DatabaseCredentials {
+    const sealed = this.sealedOf(row);
+    return {
+      databaseName: row.databaseName, databaseUser: row.databaseUser,
+      databasePassword: sealed.databasePassword, databaseRootPassword: sealed.databaseRootPassword,
+    };
+  }
+
+  /** Every API field of the record (credentials only for `one`, never in lists). */
+  view(row: DatabaseRow, withSecrets = true): Record<string, unknown> {
+    const sealed = withSecrets ? this.sealedOf(row) : { databasePassword: '', databaseRootPassword: null, env: null };
+    const { fields } = this.driver;
+    return {
+      [this.idKey]: row.id,
+      name: row.name,
+      appName: row.appName,
+      description: row.description ?? null,
+      ...(fields.databaseName ? { databaseName: row.databaseName ?? '' } : {}),
+      ...(fields.databaseUser ? { databaseUser: row.databaseUser ?? '' } : {}),
+      databasePassword: sealed.databasePassword,
+      ...(fields.databaseRootPassword ? { databaseRootPassword: sealed.databaseRootPassword ?? null } : {}),
+      env: sealed.env ?? null,
+      externalPort: row.externalPort ?? null,
+      applicationStatus: row.applicationStatus,
+      ...this.settingsOf(row),
+      environmentId: row.environmentId,
+      serverId: row.serverId ?? null,
+      organizationId: row.organizationId,
+      createdAt: iso(row.createdAt),
+    };
+  }
+
+  async #placement(input: { environmentId?: string; projectId?: string }, organizationId: string, em: EntityManager): Promise<EnvironmentRef> {
+    if (input.environmentId) return this.#environments().get(input.environmentId, organizationId, em);
+    if (input.projectId) return this.#environments().defaultOf(input.projectId, organizationId, em);
+    throw invalidField('environmentId', 'is required (or projectId, in the older API)');
+  }
+
+  async #assertAppNameFree(appName: string, serverId: string | null, em: EntityManager, byAppName: ByAppName, self?: string): Promise<void> {
+    checkServiceName(appName, 'appName');
+    const holder = await byAppName(appName, serverId, em);
+    if (holder && holder.id !== self) throw conflict(`appName "${appName}" is already used on this host`);
+  }
+
+  async #assertPortFree(port: number | null, serverId: string | null, em: EntityManager, self?: string): Promise<void> {
+    if (port === null) return;
+    // Every kind's table is checked through the same SQL, by the tables the kit created.
+    const tables = await em.execute<{ table_name: string }[]>(`select table_name from information_schema.tables where table_schema = current_schema() and table_name like 'db\\_%'`);
+    for (const { table_name } of tables) {
+      if (!/^db_[a-z][a-z0-9]*$/.test(table_name)) continue;
+      const [hit] = await em.execute<{ id: string }[]>(`select id from "${table_name}" where external_port = ? and coalesce(server_id, '') = ? and id <> ?`, [port, serverId ?? '', self ?? '']);
+      if (hit) throw conflict(`externalPort ${port} is already used by another database on this host`);
+    }
+  }
+
+  async create(input: Record<string, any>, organizationId: string, em: EntityManager, byAppName: ByAppName): Promise<Record<string, unknown>> {
+    const environment = await this.#placement(input, organizationId, em);
+    const older = !input.environmentId;
+    // The current variant's password rules for a current-variant request, the older one's otherwise.
+    const passwordSchema = older ? (this.driver.olderPasswordSchema ?? Type.String()) : this.driver.passwordSchema;
+    parseInput(Type.Object({ databasePassword: passwordSchema }), { databasePassword: input.databasePassword }, false);
+    const serverId = input.serverId ?? null;
+    if (serverId) throw invalidField('serverId', 'remote servers are not available yet: leave serverId empty to run on this host');
+    const appName = input.appName ?? generateAppName(this.driver.kind, input.name);
+    await this.#assertAppNameFree(appName, serverId, em, byAppName);
+    const dockerImage = input.dockerImage ?? (older ? this.driver.defaultImage.older : this.driver.defaultImage.current);
+    const row = em.create(this.entity, {
+      id: newId(), name: input.name, appName, description: input.description ?? null,
+      environmentId: environment.environmentId, organizationId, serverId,
+      applicationStatus: 'idle', externalPort: null,
+      databaseName: this.driver.fields.databaseName ? input.databaseName : null,
+      databaseUser: this.driver.fields.databaseUser ? (input.databaseUser ?? this.driver.defaultUser ?? null) : null,
+      settings: { dockerImage },
+      sealed: this.#seal({
+        databasePassword: input.databasePassword,
+        databaseRootPassword: this.driver.fields.databaseRootPassword ? (input.databaseRootPassword || randomBytes(18).toString('base64url')) : null,
+        env: null,
+      }),
+      createdAt: new Date(),
+    } as never) as DatabaseRow;
+    await em.flush();
+    return this.view(row);
+  }
+
+  /** Applies any subset of the API fields (update, saveEnvironment, saveExternalPort, changeStatus, move). */
+  async change(id: string, organizationId: string, changes: Record<string, unknown>, em: EntityManager, byAppName: ByAppName): Promise<Record<string, unknown>> {
+    const row = await this.find(id, organizationId, em);
+    const sealed = this.sealedOf(row);
+    const settings = { ...row.settings };
+    let sealedChanged = false;
+    for (const [key, value] of Object.entries(changes)) {
+      if (value === undefined || key === this.idKey || key === 'createdAt') continue;
+      switch (key) {
+        case 'environmentId':
+          row.environmentId = (await this.#environments().get(value as string, organizationId, em)).environmentId;
+          break;
+        case 'appName':
+          if (value !== row.appName) await this.#assertAppNameFree(value as string, row.serverId, em, byAppName, row.id);
+          row.appName = value as string;
+          break;
+        case 'externalPort':
+          await this.#assertPortFree(value as number | null, row.serverId, em, row.id);
+          row.externalPort = value as number | null;
+          break;
+        case 'name': row.name = value as string; break;
+        case 'description': row.description = value as string | null; break;
+        case 'applicationStatus': row.applicationStatus = value as string; break;
+        case 'databaseName': if (this.driver.fields.databaseName) row.databaseName = value as string; break;
+        case 'databaseUser': if (this.driver.fields.databaseUser) row.databaseUser = value as string; break;
+        case 'databasePassword': case 'databaseRootPassword': case 'env':
+          if (key !== 'databaseRootPassword' || this.driver.fields.databaseRootPassword) {
+            (sealed as unknown as Record<string, unknown>)[key] = value;
+            sealedChanged = true;
+          }
+          break;
+        default:
+          if ((databaseSettingKeys as string[]).includes(key)) settings[key] = value;
+      }
+    }
+    if (sealedChanged) row.sealed = this.#seal(sealed);
+    row.settings = settings;
+    await em.flush();
+    return this.view(row);
+  }
+
+  async setStatus(id: string, status: string, em: EntityManager): Promise<void> {
+    await em.nativeUpdate(this.entity, { id }, { applicationStatus: status } as never);
+  }
+
+  async search(input: Record<string, any>, organizationId: string, em: EntityManager): Promise<{ items: Record<string, unknown>[]; total: number }> {
+    const and: object[] = [{ organizationId }];
+    const q = (input.q as string | undefined)?.trim();
+    if (q) and.push({ $or: ['name', 'appName', 'description'].map(f => ({ [f]: { $ilike: containing(q) } })) });
+    for (const f of ['name', 'appName', 'description'] as const) {
+      const v = (input[f] as string | undefined)?.trim();
+      if (v) and.push({ [f]: { $ilike: containing(v) } });
+    }
+    if (input.environmentId) and.push({ environmentId: input.environmentId });
+    if (input.projectId) {
+      const environments = await em.execute<{ environment_id: string }[]>('select environment_id from environments where project_id = ? and organization_id = ?', [input.projectId, organizationId]);
+      and.push({ environmentId: { $in: environments.map(e => e.environment_id) } });
+    }
+    const [rows, total] = await em.findAndCount(this.entity, { $and: and } as never, { orderBy: { createdAt: 'desc', id: 'asc' } as never, limit: input.limit ?? 20, offset: input.offset ?? 0 });
+    return { items: (rows as DatabaseRow[]).map(r => this.view(r, false)), total };
+  }
+
+  #ref(row: DatabaseRow): WorkloadRef {
+    return { kind: this.driver.kind, id: row.id, organizationId: row.organizationId, environmentId: row.environmentId, appName: row.appName, serverId: row.serverId ?? null };
+  }
+
+  get resolver(): WorkloadResolver {
+    return {
+      kind: this.driver.kind,
+      find: async (id, em) => {
+        const row = await em.findOne(this.entity, { id }) as DatabaseRow | null;
+        return row ? this.#ref(row) : null;
+      },
+      findByAppName: async (appName, serverId, em) => {
+        const row = await em.findOne(this.entity, { appName, serverId } as never) as DatabaseRow | null;
+        return row ? this.#ref(row) : null;
+      },
+    };
+  }
+
+  /** The kind's databases of the given environments (no credentials in lists). */
+  async list(environmentIds: string[], em: EntityManager): Promise<Map<string, Record<string, unknown>[]>> {
+    const rows = await em.find(this.entity, { environmentId: { $in: environmentIds } } as never, { orderBy: { createdAt: 'asc', id: 'asc' } as never }) as DatabaseRow[];
+    const out = new Map<string, Record<string, unknown>[]>();
+    for (const row of rows) {
+      const { databasePassword: _p, databaseRootPassword: _r, env: _e, ...rest } = this.view(row, false);
+      if (!out.has(row.environmentId)) out.set(row.environmentId, []);
+      out.get(row.environmentId)!.push(rest);
+    }
+    return out;
+  }
+}
