@@ -1,0 +1,2 @@
+// @berth/provider-database-mariadb: the mariadb kind's driver.
+export { MariadbDriver } from './mariadb-driver.ts';

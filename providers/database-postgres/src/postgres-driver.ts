@@ -1,0 +1,114 @@
+// PostgreSQL as a Berth database kind: the public postgres image's environment, and its own
+// clients (psql, pg_dump, pg_restore) run inside the container with every credential in their
+// environment (libpq's PGUSER, PGPASSWORD...), so no password reaches an argument list except
+// the new one in ALTER ROLE, quoted as a SQL literal.
+import { Type, type ContainerCommand, type DatabaseCredentials, type DatabaseDriver } from '@berth/core';
+
+/** The peer's current-variant password rule: letters, digits and these signs, empty allowed. */
+export const POSTGRES_PASSWORD_PATTERN = '^[a-zA-Z0-9@#%^&*()_+\\-=[\\]{}|;:,.<>?~`]*$';
+
+/**
+ * Where the data volume goes. Images up to 17 keep PGDATA here; 18 moved it to
+ * /var/lib/postgresql/18/docker and refuses a mount here unless PGDATA says otherwise, so
+ * containerEnv sets PGDATA to this path for every version: one layout, whatever the image.
+ */
+const DATA_PATH = '/var/lib/postgresql/data';
+const PORT = 5432;
+
+// Loopback is trusted by the public image's pg_hba.conf, so a check over 127.0.0.1 would pass with
+// any password. This connects through the container's own name (its network address, where the
+// password is required). A fixed script: the values come from the environment, never from its text.
+const READY_SCRIPT = 'read -r PGHOST < /etc/hostname && export PGHOST && exec psql --no-psqlrc --no-password --quiet --tuples-only --set=ON_ERROR_STOP=1 --command="SELECT 1"';
+
+/** A SQL identifier, double-quoted with its quotes doubled. */
+export function quoteIdent(name: string): string {
+  if (name.includes('\0')) throw new Error('A PostgreSQL name cannot contain a NUL character');
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/** A SQL string literal (quote_literal's rule): quotes doubled; with a backslash, an E'' literal with backslashes doubled. */
+export function quoteLiteral(value: string): string {
+  if (value.includes('\0')) throw new Error('A PostgreSQL string cannot contain a NUL character');
+  const quoted = value.replaceAll("'", "''");
+  return value.includes('\\') ? `E'${quoted.replaceAll('\\', '\\\\')}'` : `'${quoted}'`;
+}
+
+/** A libpq connection-string value ('...' with \ and ' escaped), so a database name is never read as a connection string. */
+function conninfoValue(value: string): string {
+  return `'${value.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`;
+}
+
+const urlHost = (host: string) => (host.includes(':') && !host.startsWith('[') ? `[${host}]` : host);
+
+export class PostgresDriver implements DatabaseDriver {
+  readonly kind = 'postgres';
+  readonly label = 'PostgreSQL';
+  readonly defaultImage = { current: 'postgres:18', older: 'postgres:15' };
+  readonly fields = { databaseName: true, databaseUser: true, databaseRootPassword: false };
+  readonly passwordSchema = Type.String({ pattern: POSTGRES_PASSWORD_PATTERN });
+  readonly olderPasswordSchema = Type.String();
+  readonly dataPath = DATA_PATH;
+  readonly internalPort = PORT;
+
+  #user(c: DatabaseCredentials): string {
+    return c.databaseUser ?? 'postgres';
+  }
+
+  #database(c: DatabaseCredentials): string {
+    return c.databaseName ?? this.#user(c);
+  }
+
+  /** libpq's environment for one connection as the database user. */
+  #clientEnv(c: DatabaseCredentials): Record<string, string> {
+    return { PGUSER: this.#user(c), PGDATABASE: this.#database(c), PGPASSWORD: c.databasePassword, PGPORT: String(PORT), PGCONNECT_TIMEOUT: '5' };
+  }
+
+  containerEnv(c: DatabaseCredentials): Record<string, string> {
+    const env: Record<string, string> = {
+      POSTGRES_USER: this.#user(c),
+      POSTGRES_PASSWORD: c.databasePassword,
+      POSTGRES_DB: this.#database(c),
+      PGDATA: DATA_PATH,
+    };
+    // The spec allows an empty password; the image refuses to initialise without one unless
+    // told that connections need none, which is what an empty password asks for.
+    if (c.databasePassword === '') env.POSTGRES_HOST_AUTH_METHOD = 'trust';
+    return env;
+  }
+
+  startCommand(): { command: string | null; args: string[] | null } {
+    return { command: null, args: null };
+  }
+
+  readinessCheck(c: DatabaseCredentials): ContainerCommand {
+    return { cmd: ['sh', '-c', READY_SCRIPT], env: this.#clientEnv(c) };
+  }
+
+  connectionUrl(c: DatabaseCredentials, host: string, port: number): string {
+    const user = encodeURIComponent(this.#user(c));
+    const password = encodeURIComponent(c.databasePassword);
+    return `postgresql://${user}:${password}@${urlHost(host)}:${port}/${encodeURIComponent(this.#database(c))}`;
+  }
+
+  changePasswordCommand(c: DatabaseCredentials, newPassword: string, account: 'user' | 'root' = 'user'): ContainerCommand {
+    if (account !== 'user') throw new Error('PostgreSQL has no root password: only the database user\'s password can be changed');
+    const sql = `ALTER ROLE ${quoteIdent(this.#user(c))} WITH PASSWORD ${quoteLiteral(newPassword)}`;
+    // psql substitutes no variables in --command, so the literal reaches the server as written.
+    return {
+      cmd: ['psql', '--no-psqlrc', '--no-password', '--quiet', '--set=ON_ERROR_STOP=1', '--host=127.0.0.1', `--command=${sql}`],
+      env: this.#clientEnv(c),
+    };
+  }
+
+  dumpCommand(c: DatabaseCredentials): ContainerCommand {
+    return { cmd: ['pg_dump', '--format=custom', '--no-password', '--host=127.0.0.1'], env: this.#clientEnv(c) };
+  }
+
+  restoreCommand(c: DatabaseCredentials): ContainerCommand {
+    // Without --dbname pg_restore would print SQL instead of restoring; PGDATABASE is not read for that.
+    return {
+      cmd: ['pg_restore', '--clean', '--if-exists', '--no-owner', '--exit-on-error', '--no-password', '--host=127.0.0.1', `--dbname=dbname=${conninfoValue(this.#database(c))}`],
+      env: this.#clientEnv(c),
+    };
+  }
+}
