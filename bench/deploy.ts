@@ -4,7 +4,10 @@
 // run. Berth runs as a child process started like scripts/start.sh (compiled build, production
 // flags) on a PostgreSQL database the bench creates and drops. Rounds alternate Berth and raw.
 //
-//   node bench/deploy.ts [--rounds N] [--json FILE]
+//   node bench/deploy.ts [--rounds N] [--settle SECONDS] [--json FILE]
+//
+// --settle sets BERTH_DEPLOY_SETTLE (how long a new task must keep running before Berth says done;
+// Berth's default is 2 s). 0 measures Berth's own overhead against the raw engine.
 //
 // Berth's time: POST application.deploy → deployment.one reports `done` (Berth only says done
 // once Swarm reports the new task running). Raw time: `docker service create -d` (the CLI) →
@@ -25,7 +28,7 @@ import pg from 'pg';
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('..', import.meta.url));
 const IMAGE = 'berth-test/busybox:1';
-const { values: opt } = parseArgs({ options: { rounds: { type: 'string', default: '7' }, json: { type: 'string' } } });
+const { values: opt } = parseArgs({ options: { rounds: { type: 'string', default: '7' }, settle: { type: 'string' }, json: { type: 'string' } } });
 const rounds = Math.max(1, Number(opt.rounds));
 const adminUrl = process.env.BERTH_BENCH_PG ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const docker = new Docker();
@@ -83,7 +86,7 @@ async function main() {
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'berth-bench-deploy-'));
   const flags = execFileSync('bash', [path.join(root, 'scripts/node-flags.sh')]).toString().trim().split(/\s+/);
   const cli = path.join(root, 'core/src/cli.js');
-  const env = { ...process.env, DATABASE_URL: url.toString(), BERTH_DATA_DIR: dataDir, BERTH_LOG_LEVEL: 'warn', BERTH_CONFIG: '', MALLOC_ARENA_MAX: '2' };
+  const env = { ...process.env, DATABASE_URL: url.toString(), BERTH_DATA_DIR: dataDir, BERTH_LOG_LEVEL: 'warn', BERTH_CONFIG: '', MALLOC_ARENA_MAX: '2', ...(opt.settle !== undefined ? { BERTH_DEPLOY_SETTLE: opt.settle } : {}) };
   const created = await run(process.execPath, [...flags, cli, 'admin', 'create', '--email', 'bench@example.com', '--password', 'bench-password-1'], { env, cwd: root });
   const { apiKey } = JSON.parse(created.stdout.trim().split('\n').pop()!);
   const port = await freePort();
@@ -134,7 +137,7 @@ async function main() {
   const aim = 1.5 * r + 0.3;
   const fmt = (s: number) => `${s.toFixed(2)} s`;
   const lines = [
-    `Deploy of a prebuilt local image (${IMAGE}), ${rounds} rounds, median (min–max):`,
+    `Deploy of a prebuilt local image (${IMAGE}), ${rounds} rounds, BERTH_DEPLOY_SETTLE=${opt.settle ?? 'default (2)'}:`,
     '',
     '| path | median | min | max |',
     '|---|---|---|---|',

@@ -133,7 +133,7 @@ export class DatabaseDeployer implements Deployer {
       defaultUpdateOrder: 'stop-first',
     };
     run.log(`Rolling out ${row.appName} (${driver.label}, ${image})`);
-    await swarm.deployService(service, { signal: run.signal, log: line => run.log(line) });
+    await swarm.deployService(service, { signal: run.signal, log: line => run.log(line), settleMs: cradle.config.deploySettleSeconds * 1000 });
     await this.#ready(row, creds, { docker, swarm }, { signal: run.signal, log: line => run.log(line) });
     await this.#db.setStatus(row.id, 'done', run.em);
     run.log(`${row.appName} is ready`);
@@ -208,8 +208,7 @@ export class DatabaseDeployer implements Deployer {
     const engine = await this.#engine();
     const container = await this.#runningContainer(row.appName, engine.swarm);
     if (!container) throw badRequest(`${row.appName} is not running: start it before changing its password`);
-    const target = type === 'root' ? { ...creds, databaseUser: 'root', databasePassword: creds.databaseRootPassword ?? '' } : creds;
-    const result = await execIn(engine.docker, container, driver.changePasswordCommand(target, password));
+    const result = await execIn(engine.docker, container, driver.changePasswordCommand(creds, password, type));
     if (result.exitCode !== 0) {
       const reason = (result.stderr || result.stdout).trim().split('\n').pop() ?? `exit code ${result.exitCode}`;
       throw badRequest(`${driver.label} refused the new password: ${reason.replaceAll(password, '******')}`);

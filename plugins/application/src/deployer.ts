@@ -41,8 +41,8 @@ export class ApplicationDeployer implements Deployer {
   }
 
   async #swarm(): Promise<SwarmOps> {
-    const hosts = this.#cradle().hosts;
-    return swarmOf(await hosts.local(), hosts);
+    const { hosts, config } = this.#cradle();
+    return swarmOf(await hosts.local(), hosts, config.deploySettleSeconds);
   }
 
   async run(action: string, run: DeploymentRun): Promise<void> {

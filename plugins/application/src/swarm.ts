@@ -13,10 +13,10 @@ export interface SwarmOps {
   ensureImage(image: string, auth: WorkloadService['registryAuth'], run: DeploymentRun): Promise<void>;
 }
 
-export function swarmOf(docker: Docker, hosts: ContainerHosts): SwarmOps {
+export function swarmOf(docker: Docker, hosts: ContainerHosts, settleSeconds: number): SwarmOps {
   // Task states are read every 100 ms while a rollout is awaited: 'done' follows 'running' closely.
   const runner = new SwarmRunner(docker, hosts, { pollMs: 100 });
-  const wait = (run: DeploymentRun) => ({ signal: run.signal, log: (line: string) => run.log(line) });
+  const wait = (run: DeploymentRun) => ({ signal: run.signal, log: (line: string) => run.log(line), settleMs: settleSeconds * 1000 });
   return {
     exists: name => runner.serviceExists(name),
     deploy: async (service, run) => void (await runner.deployService(service, wait(run))),
