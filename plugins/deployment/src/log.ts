@@ -1,7 +1,7 @@
 // A deployment's log on disk: appended line by line while the job runs, every registered
 // secret masked before a byte is written. Readers (readLogs, the live stream) read the file.
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
-import { open, readFile, rm } from 'node:fs/promises';
+import { open, rm } from 'node:fs/promises';
 import path from 'node:path';
 
 export const MASK = '******';
@@ -59,22 +59,49 @@ export class DeploymentLog {
   }
 }
 
-/** The last `tail` lines of a log (all when tail is undefined); empty when there is no file yet. */
-export async function readTail(file: string, tail?: number): Promise<string> {
-  let text: string;
+const CHUNK = 64 * 1024;
+/** The most a follower reads at once; the rest comes on the next read. */
+const MAX_READ = 1024 * 1024;
+
+/** The last `tail` lines of a log, read from its end (logs of long builds are large); empty when there is no file yet. */
+export async function readTail(file: string, tail: number): Promise<string> {
+  let handle;
   try {
-    text = await readFile(file, 'utf8');
+    handle = await open(file, 'r');
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return '';
     throw e;
   }
-  if (tail === undefined) return text;
-  const lines = text.split('\n');
-  if (lines.at(-1) === '') lines.pop();
-  return lines.slice(-tail).join('\n') + (lines.length ? '\n' : '');
+  try {
+    const { size } = await handle.stat();
+    let start = size;
+    let data = Buffer.alloc(0);
+    // One newline more than lines wanted (the file ends with one), or the whole file.
+    while (start > 0 && count(data, 10) <= tail) {
+      const from = Math.max(0, start - CHUNK);
+      const buf = Buffer.alloc(start - from);
+      await handle.read(buf, 0, buf.length, from);
+      data = Buffer.concat([buf, data]);
+      start = from;
+    }
+    const lines = data.toString('utf8').split('\n');
+    if (lines.at(-1) === '') lines.pop();
+    // When the read stopped inside the file, its first line is cut: drop it.
+    const whole = start === 0 ? lines : lines.slice(1);
+    const kept = whole.slice(-tail);
+    return kept.length ? `${kept.join('\n')}\n` : '';
+  } finally {
+    await handle.close();
+  }
 }
 
-/** Bytes of the file from `offset` on (for followers); empty when there is no file yet. */
+const count = (buf: Buffer, byte: number) => {
+  let n = 0;
+  for (let i = buf.indexOf(byte); i !== -1; i = buf.indexOf(byte, i + 1)) n++;
+  return n;
+};
+
+/** Bytes of the file from `offset` on, at most MAX_READ (for followers); empty when there is no file yet. */
 export async function readFrom(file: string, offset: number): Promise<Buffer> {
   let handle;
   try {
@@ -86,7 +113,7 @@ export async function readFrom(file: string, offset: number): Promise<Buffer> {
   try {
     const { size } = await handle.stat();
     if (size <= offset) return Buffer.alloc(0);
-    const buf = Buffer.alloc(size - offset);
+    const buf = Buffer.alloc(Math.min(size - offset, MAX_READ));
     const { bytesRead } = await handle.read(buf, 0, buf.length, offset);
     return buf.subarray(0, bytesRead);
   } finally {

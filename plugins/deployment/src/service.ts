@@ -62,6 +62,8 @@ export class DeploymentStore implements DeploymentService {
     await em.flush();
     // The record is the durable queue entry; if this wake-up is lost, the periodic sweep or the next boot starts it.
     await this.#queue().wake();
+    // Inside the caller's transaction the record is not visible yet: wake again once it likely is.
+    if (em.isInTransaction()) this.#queue().wakeLater();
     return toRecord(row);
   }
 

@@ -53,6 +53,7 @@ t.test('restarts', async t => {
     await db.query(`update deployments set status = 'running', finished_at = null where deployment_id = $1`, [d.deploymentId]);
     await db.query(`update deployments set status = 'queued', started_at = null, finished_at = null where deployment_id = $1`, [queued.deploymentId]);
     await db.end();
+    const startsBefore = events(server).filter(e => e.event === 'start' && e.deploymentId === queued.deploymentId).length;
 
     server = await server.restart();
     client = new Client(server.url, { apiKey });
@@ -61,9 +62,8 @@ t.test('restarts', async t => {
     t.match(logText(d.logPath), new RegExp(`was working\\n${STOPPED.replace(/[()]/g, '\\$&')}\\n$`), 'the reason ends the log');
     t.equal(events(server).filter(e => e.event === 'settle' && e.targetId === target).length, 1);
     t.match(events(server).find(e => e.event === 'settle' && e.targetId === target), { outcome: 'error', reason: STOPPED });
-    const before = events(server).filter(e => e.event === 'start' && e.deploymentId === queued.deploymentId).length;
+    await waitUntil('the queued deployment to run again', () => events(server).filter(e => e.event === 'start' && e.deploymentId === queued.deploymentId).length === startsBefore + 1);
     await waitForStatus(client, queued.deploymentId, ['done']);
-    await waitUntil('the queued deployment to run again', () => events(server).filter(e => e.event === 'start' && e.deploymentId === queued.deploymentId).length === before + 1);
     t.pass('a deployment queued when the process died runs after the restart');
   });
 });
