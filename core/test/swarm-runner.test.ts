@@ -350,6 +350,19 @@ t.test('a service deployed with 0 replicas is done at once and runs nothing', as
   t.same(await runner.serviceTasks(name), []);
 });
 
+t.test('a global service runs one task per node and cannot be scaled', async t => {
+  const name = uniqueName('global');
+  cleanup(t, name);
+  const result = await runner.deployService(web(name, 0, 'everywhere', { ports: [], mode: { Global: {} } }));
+  t.equal(running(result.tasks).length, 1, 'one node, one task');
+  t.equal(running(result.tasks)[0]?.slot, null, 'global tasks have no slot');
+  const error = await runner.scaleService(name, 3).catch(e => e);
+  t.equal(error.code, 'BAD_REQUEST');
+  t.match(error.message, /does not run in replicated mode/);
+  await runner.restartService(name);
+  t.equal(running(await runner.serviceTasks(name))[0]?.forceUpdate, 1, 'restart works in global mode');
+});
+
 t.test('the free functions take the engine client', async t => {
   const name = uniqueName('free');
   const port = await freePort();
