@@ -50,8 +50,9 @@ function checkLines(text: string, field: string): void {
     if (trimmed === '' || trimmed.startsWith('#')) continue;
     const match = ASSIGNMENT.exec(line);
     if (!match) {
-      const name = trimmed.split('=')[0]!.trim().slice(0, 64);
-      throw invalid(field, `Invalid line ${i + 1} in ${field}: "${name}" is not a KEY=value assignment (names use letters, digits and _)`);
+      // Only what stands before "=" is shown: a line without one may be a pasted secret.
+      const name = trimmed.includes('=') ? `"${trimmed.split('=')[0]!.trim().slice(0, 64)}" ` : '';
+      throw invalid(field, `Invalid line ${i + 1} in ${field}: ${name}is not a KEY=value assignment (names use letters, digits and _)`);
     }
     const value = match[2]!;
     const quote = value[0];
