@@ -197,3 +197,4 @@ export async function otherOrganization(server: { url: string; kernel: Kernel },
 }
 
 export * from './testing-images.ts';
+export * from './testing-database.ts';

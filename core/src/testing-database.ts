@@ -1,0 +1,317 @@
+// The conformance suite every DatabaseDriver's test calls: pure checks of what the driver answers
+// (names, images, argument arrays, encoded URLs, escaped password changes), and, given a local image
+// of the kind, the same driver against a real container: readiness, wrong passwords refused,
+// password changes, dump and restore.
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import type { Test } from 'tap';
+import Docker from 'dockerode';
+import { Value } from 'typebox/value';
+import type { ContainerCommand, DatabaseCredentials, DatabaseDriver } from './contracts/database-driver.ts';
+import { ENV_KEY, toEnvList } from './swarm/env.ts';
+import { IMAGE_REFERENCE, VOLUME_NAME } from './swarm/service-spec.ts';
+
+export interface DriverDataProbe {
+  /** Writes a marker into the database. */
+  write(c: DatabaseCredentials): ContainerCommand;
+  /** Removes the marker (so a restore has something to bring back). */
+  clear(c: DatabaseCredentials): ContainerCommand;
+  /** Prints the marker; its stdout matches `expect` exactly when the marker is there. */
+  read(c: DatabaseCredentials): ContainerCommand;
+  expect: RegExp;
+}
+
+export interface DriverConformanceOptions {
+  /** A local image of the kind (never pulled): when given, the engine checks run a container of it. */
+  image?: string;
+  /** Credentials the container starts with (default: generated for the driver's fields). */
+  credentials?: DatabaseCredentials;
+  /** Passwords the current-variant schema must accept and refuse. */
+  passwords?: { valid: string[]; invalid: string[] };
+  /** Commands that write, clear and read a marker, for the dump → restore round trip (else the dump is only taken). */
+  data?: DriverDataProbe;
+  /** How long the container may take to accept connections (default 90 s). */
+  readyTimeoutMs?: number;
+}
+
+export interface ContainerCommandResult {
+  exitCode: number;
+  stdout: Buffer;
+  stderr: string;
+  /** Exit 0 and, when the command asks for it, stdout matching its expectOutput. */
+  ok: boolean;
+}
+
+/** Runs a driver's command in a container through the engine's exec API (stdin when given), collecting its output. */
+export async function runContainerCommand(docker: Docker, containerId: string, command: ContainerCommand, stdin?: Buffer): Promise<ContainerCommandResult> {
+  const exec = await docker.getContainer(containerId).exec({
+    Cmd: command.cmd,
+    Env: toEnvList(command.env ?? {}),
+    AttachStdin: stdin !== undefined,
+    AttachStdout: true,
+    AttachStderr: true,
+  });
+  const stream = await exec.start({ hijack: true, stdin: stdin !== undefined });
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  const sink = (into: Buffer[]) => new Writable({ write(chunk: Buffer, _enc, done) { into.push(chunk); done(); } });
+  await new Promise<void>((resolve, reject) => {
+    docker.modem.demuxStream(stream, sink(out), sink(err));
+    stream.on('end', resolve);
+    stream.on('close', resolve);
+    stream.on('error', reject);
+    if (stdin !== undefined) {
+      // Half-close: the program sees the end of its input and the output keeps flowing.
+      stream.write(stdin);
+      stream.end();
+    }
+  });
+  const info = await exec.inspect();
+  const exitCode = info.ExitCode ?? -1;
+  const stdout = Buffer.concat(out);
+  const ok = exitCode === 0 && (!command.expectOutput || command.expectOutput.test(stdout.toString('utf8')));
+  return { exitCode, stdout, stderr: Buffer.concat(err).toString('utf8'), ok };
+}
+
+const KIND = /^[a-z][a-z0-9]*$/;
+const ABSOLUTE_PATH = /^\/(?:[A-Za-z0-9_][A-Za-z0-9._-]*\/?)*$/;
+/** Every sign a shell, SQL, JavaScript or a URL treats specially, around letters so it is found inside longer text. */
+const NASTY = `Pa'ss"w\\o\`r$d;|&<>(){}[]*?~!#%^=+,:@/ é-x`;
+const NASTY_USER = `us'er"@:/?#%`;
+/** Passwords that end a quoted string in SQL, JavaScript or a shell, then do something. */
+const INJECTIONS = [`x'; DROP TABLE x; --`, `x"); db.dropDatabase(); ("`, 'back\\slash\\', '$(id)`id`${x}', `it''s \\' x`, NASTY];
+
+const rand = () => randomBytes(4).toString('hex');
+
+/** Sample credentials with every field the driver has, the password given. */
+function sample(driver: DatabaseDriver, password: string, user = 'berth_user', root = `R00t-${password}`): DatabaseCredentials {
+  return {
+    databaseName: driver.fields.databaseName ? 'berth_db' : null,
+    databaseUser: driver.fields.databaseUser ? user : null,
+    databasePassword: password,
+    databaseRootPassword: driver.fields.databaseRootPassword ? root : null,
+  };
+}
+
+function checkCommand(t: Test, what: string, command: ContainerCommand, secrets: string[]) {
+  t.ok(Array.isArray(command.cmd) && command.cmd.length > 0, `${what}: a non-empty argument array`);
+  t.ok(command.cmd.every(a => typeof a === 'string' && !a.includes('\0')), `${what}: every argument a string without NUL`);
+  t.ok(typeof command.cmd[0] === 'string' && command.cmd[0].length > 0, `${what}: names a program`);
+  const env = command.env ?? {};
+  t.ok(Object.entries(env).every(([k, v]) => ENV_KEY.test(k) && typeof v === 'string' && !v.includes('\0')), `${what}: environment names valid, values strings`);
+  if (command.expectOutput !== undefined) t.type(command.expectOutput, RegExp, `${what}: expectOutput is a RegExp`);
+  for (const secret of secrets.filter(s => s.length > 0)) {
+    t.notOk(command.cmd.some(a => a.includes(secret)), `${what}: the password ${JSON.stringify(secret.slice(0, 6))}… is in no argument`);
+  }
+}
+
+/** The driver's pure answers: names, images, schemas, environment, argument arrays, URLs. */
+function pureChecks(t: Test, driver: DatabaseDriver, options: DriverConformanceOptions) {
+  t.test(`${driver.kind}: identity, images and fields`, async t => {
+    t.match(driver.kind, KIND, 'the kind is lower-case letters and digits');
+    t.ok(typeof driver.label === 'string' && driver.label.trim().length > 0, 'a label for messages');
+    for (const variant of ['current', 'older'] as const) {
+      t.match(driver.defaultImage[variant], IMAGE_REFERENCE, `the ${variant} default image is a valid reference`);
+    }
+    for (const f of ['databaseName', 'databaseUser', 'databaseRootPassword'] as const) t.type(driver.fields[f], 'boolean', `fields.${f} is a boolean`);
+    t.match(driver.dataPath, ABSOLUTE_PATH, 'the data path is a plain absolute path');
+    t.notOk(driver.dataPath.split('/').includes('..'), 'the data path does not climb');
+    t.ok(Number.isInteger(driver.internalPort) && driver.internalPort >= 1 && driver.internalPort <= 65535, 'the internal port is a TCP port');
+    if (driver.defaultUser !== undefined) {
+      t.ok(driver.fields.databaseUser, 'a default user only for a kind with a user');
+      t.ok(driver.defaultUser.length > 0, 'the default user is not empty');
+    }
+  });
+
+  t.test(`${driver.kind}: password schemas`, async t => {
+    t.ok(Value.Check(driver.passwordSchema, 'Simple123'), 'the current schema takes letters and digits');
+    t.notOk(Value.Check(driver.passwordSchema, 42), 'the current schema takes only strings');
+    const older = driver.olderPasswordSchema;
+    if (older) {
+      t.ok(Value.Check(older, 'Simple123'), 'the older schema takes letters and digits');
+      t.notOk(Value.Check(older, 42), 'the older schema takes only strings');
+    }
+    for (const p of options.passwords?.valid ?? []) t.ok(Value.Check(driver.passwordSchema, p), `accepted: ${JSON.stringify(p)}`);
+    for (const p of options.passwords?.invalid ?? []) t.notOk(Value.Check(driver.passwordSchema, p), `refused: ${JSON.stringify(p)}`);
+  });
+
+  t.test(`${driver.kind}: environment and start command`, async t => {
+    for (const c of [sample(driver, 'Simple123'), sample(driver, NASTY, NASTY_USER)]) {
+      const env = driver.containerEnv(c);
+      t.ok(Object.entries(env).every(([k, v]) => ENV_KEY.test(k) && typeof v === 'string'), 'environment names valid, values strings');
+      const start = driver.startCommand(c);
+      t.ok(start.command === null || (typeof start.command === 'string' && start.command.trim().length > 0), 'the command is null or a program');
+      t.ok(start.args === null || (Array.isArray(start.args) && start.args.every(a => typeof a === 'string')), 'the args are null or strings');
+    }
+  });
+
+  t.test(`${driver.kind}: commands are argument arrays that carry no password`, async t => {
+    for (const c of [sample(driver, 'Simple123-secret'), sample(driver, NASTY, NASTY_USER)]) {
+      const secrets = [c.databasePassword, c.databaseRootPassword ?? ''];
+      checkCommand(t, 'readiness', driver.readinessCheck(c), secrets);
+      checkCommand(t, 'dump', driver.dumpCommand(c), secrets);
+      let restore: ContainerCommand | undefined;
+      try {
+        restore = driver.restoreCommand(c);
+      } catch (e) {
+        t.match((e as Error).message, /\S/, `restore is not supported and says why: ${(e as Error).message}`);
+      }
+      if (restore) checkCommand(t, 'restore', restore, secrets);
+    }
+  });
+
+  // Whether the escaping is right depends on the language (SQL, JavaScript...): the engine checks
+  // prove it by changing to each of these and connecting with it; each driver's test pins its statement.
+  t.test(`${driver.kind}: password changes are argument arrays without the old password`, async t => {
+    const c = sample(driver, 'Old-secret-1');
+    for (const next of INJECTIONS) {
+      checkCommand(t, `change to ${JSON.stringify(next)}`, driver.changePasswordCommand(c, next), [c.databasePassword, c.databaseRootPassword ?? '']);
+      if (driver.fields.databaseRootPassword) {
+        checkCommand(t, `root change to ${JSON.stringify(next)}`, driver.changePasswordCommand(c, next, 'root'), [c.databasePassword, c.databaseRootPassword ?? '']);
+      }
+    }
+    if (!driver.fields.databaseRootPassword) t.throws(() => driver.changePasswordCommand(c, 'x', 'root'), 'a kind without a root password refuses to change one');
+  });
+
+  t.test(`${driver.kind}: connection URLs carry the credentials encoded`, async t => {
+    const cases: [DatabaseCredentials, string, number][] = [
+      [sample(driver, 'Simple123'), 'my-app', 5000],
+      [sample(driver, NASTY, NASTY_USER), 'db.example.com', 65535],
+      [sample(driver, ''), '10.0.0.7', 1],
+      [sample(driver, NASTY), '::1', 15432],
+    ];
+    for (const [c, host, port] of cases) {
+      const text = driver.connectionUrl(c, host, port);
+      let url: URL;
+      try {
+        url = new URL(text);
+      } catch {
+        t.fail(`${JSON.stringify(text)} does not parse as a URL`);
+        continue;
+      }
+      t.equal(url.hostname.replace(/^\[|\]$/g, ''), host, `the host of ${text}`);
+      t.equal(url.port, String(port), `the port of ${text}`);
+      t.equal(decodeURIComponent(url.password), c.databasePassword, `the password round-trips (${JSON.stringify(c.databasePassword)})`);
+      if (driver.fields.databaseUser) t.equal(decodeURIComponent(url.username), c.databaseUser, `the user round-trips (${JSON.stringify(c.databaseUser)})`);
+      if (driver.fields.databaseName) t.equal(decodeURIComponent(url.pathname.slice(1)), c.databaseName, 'the database is the path');
+    }
+  });
+}
+
+/** The driver against a real container of the image: start, readiness, wrong passwords, password changes, dump and restore. */
+function engineChecks(t: Test, driver: DatabaseDriver, image: string, options: DriverConformanceOptions) {
+  t.test(`${driver.kind}: on the engine with ${image}`, async t => {
+    const docker = new Docker();
+    try {
+      await docker.getImage(image).inspect();
+    } catch {
+      t.fail(`the image ${image} is not on this host (scripts/services.sh builds the test images)`);
+      return;
+    }
+    const id = `berth-conf-${driver.kind}-${rand()}`;
+    if (!VOLUME_NAME.test(id)) throw new Error(`bad test volume name ${id}`);
+    let c: DatabaseCredentials = options.credentials ?? sample(driver, `In1t-${rand()}#%&*()[]{}|;:,.<>?~`);
+    t.ok(Value.Check(driver.passwordSchema, c.databasePassword), 'the starting password is a valid current-variant password');
+
+    await docker.createVolume({ Name: id, Labels: { 'berth.test': 'driver-conformance' } });
+    const start = driver.startCommand(c);
+    const container = await docker.createContainer({
+      name: id,
+      Image: image,
+      Env: toEnvList(driver.containerEnv(c)),
+      ...(start.command !== null ? { Entrypoint: start.command.split(' ').filter(Boolean) } : {}),
+      ...(start.args !== null ? { Cmd: start.args } : {}),
+      Labels: { 'berth.test': 'driver-conformance' },
+      HostConfig: { Mounts: [{ Type: 'volume', Source: id, Target: driver.dataPath }] },
+    });
+    t.teardown(async () => {
+      await container.remove({ force: true, v: true }).catch(() => {});
+      for (let i = 0; i < 50; i++) {
+        try {
+          await docker.getVolume(id).remove();
+          return;
+        } catch (e) {
+          if ((e as { statusCode?: number }).statusCode === 404) return;
+          await new Promise(r => setTimeout(r, 200));
+        }
+      }
+    });
+    await container.start();
+    const run = (command: ContainerCommand, stdin?: Buffer) => runContainerCommand(docker, container.id, command, stdin);
+    const describe = (r: ContainerCommandResult) => (r.ok ? `exit ${r.exitCode}` : `exit ${r.exitCode}: ${r.stderr.trim().slice(-400) || r.stdout.toString('utf8').trim().slice(-400)}`);
+
+    const deadline = Date.now() + (options.readyTimeoutMs ?? 90_000);
+    let last: ContainerCommandResult | undefined;
+    for (;;) {
+      const state = (await container.inspect()).State;
+      if (!state.Running) break;
+      last = await run(driver.readinessCheck(c));
+      if (last.ok || Date.now() > deadline) break;
+      await new Promise(r => setTimeout(r, 300));
+    }
+    if (!last?.ok) {
+      const logs = (await container.logs({ stdout: true, stderr: true, tail: 30 })).toString('utf8');
+      t.fail(`the database never became ready (${last ? describe(last) : 'the container stopped'})\n${logs}`);
+      return;
+    }
+    t.pass('the readiness check passes once the database accepts the credentials');
+
+    const wrong = await run(driver.readinessCheck({ ...c, databasePassword: `wrong-${rand()}` }));
+    t.notOk(wrong.ok, 'the readiness check fails with a wrong password');
+
+    for (const next of INJECTIONS) {
+      const changed = await run(driver.changePasswordCommand(c, next));
+      t.ok(changed.ok, `the password changes to ${JSON.stringify(next)} (${describe(changed)})`);
+      t.ok((await run(driver.readinessCheck({ ...c, databasePassword: next }))).ok, 'the new password is accepted');
+      t.notOk((await run(driver.readinessCheck(c))).ok, 'the old password is refused');
+      c = { ...c, databasePassword: next };
+    }
+
+    if (driver.fields.databaseRootPassword && c.databaseRootPassword) {
+      const oldRoot = c.databaseRootPassword;
+      const newRoot = `R${NASTY}`;
+      const rootChanged = await run(driver.changePasswordCommand(c, newRoot, 'root'));
+      t.ok(rootChanged.ok, `the root password changes (${describe(rootChanged)})`);
+      c = { ...c, databaseRootPassword: newRoot };
+      // Root is what changes the user's password: only the new root password can still do it.
+      t.notOk((await run(driver.changePasswordCommand({ ...c, databaseRootPassword: oldRoot }, 'Unused-1'))).ok, 'the old root password is refused');
+      t.ok((await run(driver.changePasswordCommand(c, c.databasePassword))).ok, 'the new root password is accepted');
+      t.ok((await run(driver.readinessCheck(c))).ok, 'the user still connects');
+    }
+
+    const probe = options.data;
+    if (probe) {
+      const written = await run(probe.write(c));
+      t.ok(written.ok, `a marker is written (${describe(written)})`);
+      t.match((await run(probe.read(c))).stdout.toString('utf8'), probe.expect, 'and read back');
+    }
+    const dump = await run(driver.dumpCommand(c));
+    t.ok(dump.ok, `the dump succeeds (${describe(dump)})`);
+    t.ok(dump.stdout.length > 0, `the dump is written to stdout (${dump.stdout.length} bytes)`);
+    let restore: ContainerCommand | undefined;
+    try {
+      restore = driver.restoreCommand(c);
+    } catch (e) {
+      t.match((e as Error).message, /\S/, `no restore for this kind: ${(e as Error).message}`);
+    }
+    if (probe && restore) {
+      t.ok((await run(probe.clear(c))).ok, 'the marker is removed');
+      t.notMatch((await run(probe.read(c))).stdout.toString('utf8'), probe.expect, 'and gone');
+      const restored = await run(restore, dump.stdout);
+      t.ok(restored.ok, `the dump is restored from stdin (${describe(restored)})`);
+      t.match((await run(probe.read(c))).stdout.toString('utf8'), probe.expect, 'the marker is back');
+      const again = await run(restore, dump.stdout);
+      t.ok(again.ok, `restoring over existing data succeeds too (${describe(again)})`);
+      t.match((await run(probe.read(c))).stdout.toString('utf8'), probe.expect, 'the marker is still there once');
+    }
+  });
+}
+
+/**
+ * The contract's shared conformance suite: call it from every driver's test.
+ * Pure checks always; engine checks when `options.image` names a local image of the kind.
+ */
+export function driverConformance(t: Test, driver: DatabaseDriver, options: DriverConformanceOptions = {}): void {
+  pureChecks(t, driver, options);
+  if (options.image) engineChecks(t, driver, options.image, options);
+}

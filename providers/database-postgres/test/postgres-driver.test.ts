@@ -1,0 +1,55 @@
+// The postgres driver: the contract's conformance suite against berth-test/postgres:1 (the public
+// image's environment), plus the exact values the peer's clients see.
+import t from 'tap';
+import { driverConformance, TEST_POSTGRES_IMAGE } from '@berth/core/testing';
+import type { DatabaseCredentials } from '@berth/core';
+import { PostgresDriver, quoteIdent, quoteLiteral } from '../src/index.ts';
+
+const driver = new PostgresDriver();
+
+const psql = (c: DatabaseCredentials, sql: string, extra: string[] = []) => ({
+  cmd: ['psql', '--no-psqlrc', '--no-password', '--set=ON_ERROR_STOP=1', '--host=127.0.0.1', ...extra, `--command=${sql}`],
+  env: { PGUSER: c.databaseUser ?? '', PGDATABASE: c.databaseName ?? '', PGPASSWORD: c.databasePassword },
+});
+
+driverConformance(t, driver, {
+  image: TEST_POSTGRES_IMAGE,
+  passwords: {
+    valid: ['', 'abcXYZ019', '@#%^&*()_+-=[]{}|;:,.<>?~`'],
+    invalid: ['with space', "quote'", 'double"', 'back\\slash', 'dollar$', 'slash/', 'exclaim!', 'é'],
+  },
+  data: {
+    write: c => psql(c, "CREATE TABLE berth_marker (v text); INSERT INTO berth_marker VALUES ('kept')"),
+    clear: c => psql(c, 'DROP TABLE berth_marker'),
+    read: c => psql(c, 'SELECT v FROM berth_marker', ['--tuples-only', '--no-align']),
+    expect: /^kept\n?$/,
+  },
+});
+
+t.test('postgres: what the service and the peer\'s clients see', async t => {
+  const c: DatabaseCredentials = { databaseName: 'shop', databaseUser: 'app', databasePassword: 'p@ss:w/rd', databaseRootPassword: null };
+  t.same(driver.defaultImage, { current: 'postgres:18', older: 'postgres:15' });
+  t.same(driver.fields, { databaseName: true, databaseUser: true, databaseRootPassword: false });
+  t.same(driver.containerEnv(c), { POSTGRES_USER: 'app', POSTGRES_PASSWORD: 'p@ss:w/rd', POSTGRES_DB: 'shop', PGDATA: '/var/lib/postgresql/data' });
+  t.equal(driver.containerEnv({ ...c, databasePassword: '' }).POSTGRES_HOST_AUTH_METHOD, 'trust', 'an empty password means none is asked');
+  t.equal(driver.dataPath, '/var/lib/postgresql/data');
+  t.equal(driver.internalPort, 5432);
+  t.same(driver.startCommand(), { command: null, args: null }, 'the image\'s own command');
+  t.equal(driver.connectionUrl(c, 'shop-db', 5432), 'postgresql://app:p%40ss%3Aw%2Frd@shop-db:5432/shop');
+  t.equal(driver.connectionUrl(c, 'fe80::1', 5432), 'postgresql://app:p%40ss%3Aw%2Frd@[fe80::1]:5432/shop', 'an IPv6 host in brackets');
+});
+
+t.test('postgres: SQL quoting', async t => {
+  t.equal(quoteIdent('a"b'), '"a""b"');
+  t.equal(quoteLiteral("it's"), "'it''s'");
+  t.equal(quoteLiteral('a\\b\'c'), "E'a\\\\b''c'", 'a backslash makes an E literal with it doubled');
+  t.throws(() => quoteLiteral('a\0b'), { message: /NUL/ });
+  const change = driver.changePasswordCommand({ databaseName: 'd', databaseUser: 'we"ird', databasePassword: 'old', databaseRootPassword: null }, "n'ew");
+  t.equal(change.cmd.at(-1), `--command=ALTER ROLE "we""ird" WITH PASSWORD 'n''ew'`);
+  t.throws(() => driver.changePasswordCommand({ databaseName: 'd', databaseUser: 'u', databasePassword: 'old', databaseRootPassword: null }, 'x', 'root'), { message: /no root password/ });
+});
+
+t.test('postgres: restore names its database as a connection-string value, never as a connection string', async t => {
+  const cmd = driver.restoreCommand({ databaseName: "host=evil dbname='x'", databaseUser: 'u', databasePassword: 'p', databaseRootPassword: null }).cmd;
+  t.equal(cmd.at(-1), "--dbname=dbname='host=evil dbname=\\'x\\''");
+});
