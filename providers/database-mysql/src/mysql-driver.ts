@@ -42,7 +42,7 @@ export class MysqlDriver implements DatabaseDriver {
 
   /** The client's connection arguments for one account over loopback TCP. */
   protected connect(user: string): string[] {
-    return ['--protocol=TCP', '--host=127.0.0.1', `--port=${PORT}`, `--user=${user}`, '--connect-timeout=5'];
+    return ['--protocol=TCP', '--host=127.0.0.1', `--port=${PORT}`, `--user=${user}`];
   }
 
   /** SQL that sets the connected account's own password, for when the root password is unknown. */
