@@ -135,6 +135,13 @@ export class DeploymentQueue {
       if (!id) return;
       // Tracked before any other await, so abort() finds it (see abort()).
       const running = this.#track(id);
+      if (this.#closing) {
+        // Claimed while the process stops: back to the queue, for the next start.
+        await this.#requeue(id);
+        this.#running.delete(id);
+        running.markFinished();
+        return;
+      }
       // Another slot may be free too (another host, or a limit above one): wake a second worker.
       await this.wake().catch(e => this.#deps.logger().warn({ err: e }, 'could not queue a deployment wake-up'));
       await this.#execute(id, running, job);
@@ -162,6 +169,11 @@ export class DeploymentQueue {
         returning deployment_id`, [new Date(), limit], 'all', ctx);
       return rows[0]?.deployment_id ?? null;
     });
+  }
+
+  async #requeue(deploymentId: string): Promise<void> {
+    await this.#deps.orm().em.fork().nativeUpdate(Deployment, { deploymentId, status: 'running' }, { status: 'queued', startedAt: null })
+      .catch(e => this.#deps.logger().warn({ err: e, deploymentId }, 'could not put a deployment back in the queue; the next start marks it error'));
   }
 
   #track(deploymentId: string): Running & { markFinished: () => void } {
@@ -236,12 +248,13 @@ export class DeploymentQueue {
 
   /** Keeps the Agenda lock of a long run, and notices a cancel or removal made by another process. */
   async #heartbeat(deploymentId: string, job: LockedJob | undefined): Promise<void> {
+    const log = this.#deps.logger();
+    await job?.touch().catch(e => log.warn({ err: e, deploymentId }, 'could not extend the lock of a deployment job'));
     try {
-      await job?.touch();
       const row = await this.#deps.orm().em.fork().findOne(Deployment, { deploymentId }, { fields: ['status'] });
       if (!row || row.status !== 'running') void this.abort(deploymentId, 'superseded');
     } catch (e) {
-      this.#deps.logger().warn({ err: e, deploymentId }, 'deployment heartbeat failed');
+      log.warn({ err: e, deploymentId }, 'could not check a running deployment');
     }
   }
 
