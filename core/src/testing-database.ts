@@ -30,6 +30,8 @@ export interface DriverConformanceOptions {
   passwords?: { valid: string[]; invalid: string[] };
   /** Commands that write, clear and read a marker, for the dump → restore round trip (else the dump is only taken). */
   data?: DriverDataProbe;
+  /** Connects from outside with a real client library to a connection URL; resolves, or rejects when refused. */
+  connect?: (url: string) => Promise<void>;
   /** How long the container may take to accept connections (default 90 s). */
   readyTimeoutMs?: number;
 }
@@ -214,18 +216,9 @@ function engineChecks(t: Test, driver: DatabaseDriver, image: string, options: D
     t.ok(Value.Check(driver.passwordSchema, c.databasePassword), 'the starting password is a valid current-variant password');
 
     await docker.createVolume({ Name: id, Labels: { 'berth.test': 'driver-conformance' } });
-    const start = driver.startCommand(c);
-    const container = await docker.createContainer({
-      name: id,
-      Image: image,
-      Env: toEnvList(driver.containerEnv(c)),
-      ...(start.command !== null ? { Entrypoint: start.command.split(' ').filter(Boolean) } : {}),
-      ...(start.args !== null ? { Cmd: start.args } : {}),
-      Labels: { 'berth.test': 'driver-conformance' },
-      HostConfig: { Mounts: [{ Type: 'volume', Source: id, Target: driver.dataPath }] },
-    });
+    let container: Docker.Container | undefined;
     t.teardown(async () => {
-      await container.remove({ force: true, v: true }).catch(() => {});
+      await container?.remove({ force: true, v: true }).catch(() => {});
       for (let i = 0; i < 50; i++) {
         try {
           await docker.getVolume(id).remove();
@@ -236,25 +229,47 @@ function engineChecks(t: Test, driver: DatabaseDriver, image: string, options: D
         }
       }
     });
-    await container.start();
-    const run = (command: ContainerCommand, stdin?: Buffer) => runContainerCommand(docker, container.id, command, stdin);
     const describe = (r: ContainerCommandResult) => (r.ok ? `exit ${r.exitCode}` : `exit ${r.exitCode}: ${r.stderr.trim().slice(-400) || r.stdout.toString('utf8').trim().slice(-400)}`);
+    const run = (command: ContainerCommand, stdin?: Buffer) => runContainerCommand(docker, container!.id, command, stdin);
 
-    const deadline = Date.now() + (options.readyTimeoutMs ?? 90_000);
-    let last: ContainerCommandResult | undefined;
-    for (;;) {
-      const state = (await container.inspect()).State;
-      if (!state.Running) break;
-      last = await run(driver.readinessCheck(c));
-      if (last.ok || Date.now() > deadline) break;
-      await new Promise(r => setTimeout(r, 300));
-    }
-    if (!last?.ok) {
-      const logs = (await container.logs({ stdout: true, stderr: true, tail: 30 })).toString('utf8');
-      t.fail(`the database never became ready (${last ? describe(last) : 'the container stopped'})\n${logs}`);
-      return;
-    }
+    /** A container as a deployment makes it (env, start command, the data volume at dataPath), ready; answers its address. */
+    const startContainer = async (): Promise<string | undefined> => {
+      const start = driver.startCommand(c);
+      container = await docker.createContainer({
+        name: `${id}-${rand()}`,
+        Image: image,
+        Env: toEnvList(driver.containerEnv(c)),
+        ...(start.command !== null ? { Entrypoint: start.command.split(' ').filter(Boolean) } : {}),
+        ...(start.args !== null ? { Cmd: start.args } : {}),
+        Labels: { 'berth.test': 'driver-conformance' },
+        HostConfig: { Mounts: [{ Type: 'volume', Source: id, Target: driver.dataPath }] },
+      });
+      await container.start();
+      const deadline = Date.now() + (options.readyTimeoutMs ?? 90_000);
+      let last: ContainerCommandResult | undefined;
+      for (;;) {
+        const state = (await container.inspect()).State;
+        if (!state.Running) break;
+        last = await run(driver.readinessCheck(c));
+        if (last.ok || Date.now() > deadline) break;
+        await new Promise(r => setTimeout(r, 300));
+      }
+      if (!last?.ok) {
+        const logs = (await container.logs({ stdout: true, stderr: true, tail: 30 })).toString('utf8');
+        t.fail(`the database never became ready (${last ? describe(last) : 'the container stopped'})\n${logs}`);
+        return undefined;
+      }
+      return (await container.inspect()).NetworkSettings.Networks.bridge?.IPAddress || undefined;
+    };
+
+    let address = await startContainer();
+    if (!address) return;
     t.pass('the readiness check passes once the database accepts the credentials');
+    const connect = options.connect;
+    if (connect) {
+      await t.resolves(connect(driver.connectionUrl(c, address, driver.internalPort)), 'a client connects from outside with the connection URL');
+      await t.rejects(connect(driver.connectionUrl({ ...c, databasePassword: `wrong-${rand()}` }, address, driver.internalPort)), 'and is refused with a wrong password');
+    }
 
     const wrong = await run(driver.readinessCheck({ ...c, databasePassword: `wrong-${rand()}` }));
     t.notOk(wrong.ok, 'the readiness check fails with a wrong password');
@@ -265,6 +280,9 @@ function engineChecks(t: Test, driver: DatabaseDriver, image: string, options: D
       t.ok((await run(driver.readinessCheck({ ...c, databasePassword: next }))).ok, 'the new password is accepted');
       t.notOk((await run(driver.readinessCheck(c))).ok, 'the old password is refused');
       c = { ...c, databasePassword: next };
+    }
+    if (connect) {
+      await t.resolves(connect(driver.connectionUrl(c, address, driver.internalPort)), 'the client connects with the new password, encoded in the URL');
     }
 
     if (driver.fields.databaseRootPassword && c.databaseRootPassword) {
@@ -303,6 +321,15 @@ function engineChecks(t: Test, driver: DatabaseDriver, image: string, options: D
       const again = await run(restore, dump.stdout);
       t.ok(again.ok, `restoring over existing data succeeds too (${describe(again)})`);
       t.match((await run(probe.read(c))).stdout.toString('utf8'), probe.expect, 'the marker is still there once');
+    }
+    if (probe) {
+      // A new container on the same volume, as a redeployment: the data lives at dataPath, not in the container.
+      await container!.stop({ t: 20 });
+      await container!.remove({ v: true });
+      container = undefined;
+      address = await startContainer();
+      if (!address) return;
+      t.match((await run(probe.read(c))).stdout.toString('utf8'), probe.expect, 'a new container on the same volume has the data');
     }
   });
 }

@@ -1,7 +1,9 @@
 // The mariadb driver: the contract's conformance suite against berth-test/mariadb:1 (MariaDB 10.11 with
 // the public image's MARIADB_* and MYSQL_* environment), plus the exact values the peer's clients see.
 import t from 'tap';
-import { driverConformance, TEST_MARIADB_IMAGE } from '@berth/core/testing';
+import mysql from 'mysql2/promise';
+import Docker from 'dockerode';
+import { driverConformance, runContainerCommand, TEST_MARIADB_IMAGE } from '@berth/core/testing';
 import type { DatabaseCredentials } from '@berth/core';
 import { MariadbDriver } from '../src/index.ts';
 
@@ -13,6 +15,15 @@ const sql = (c: DatabaseCredentials, statement: string) => ({
 });
 
 driverConformance(t, driver, {
+  // mysql2 takes the URL itself and decodes its credentials.
+  connect: async url => {
+    const connection = await mysql.createConnection({ uri: url, connectTimeout: 5000 });
+    try {
+      await connection.query('SELECT 1');
+    } finally {
+      await connection.end().catch(() => {});
+    }
+  },
   image: TEST_MARIADB_IMAGE,
   passwords: {
     valid: ['', 'abcXYZ019', '@#%^&*()_+-=[]{}|;:,.<>?~`'],
@@ -45,8 +56,6 @@ t.test('mariadb: what the service and the peer\'s clients see', async t => {
 
 t.test('mariadb: without a root password the user changes its own password on the engine', async t => {
   // The suite's own run changes it as root; this is the other path, on a second container.
-  const { runContainerCommand } = await import('@berth/core/testing');
-  const Docker = (await import('dockerode')).default;
   const docker = new Docker();
   const name = `berth-mariadb-own-${process.pid}-${Date.now().toString(36)}`;
   const c: DatabaseCredentials = { databaseName: 'shop', databaseUser: 'app', databasePassword: 'Old-pass-1', databaseRootPassword: 'Root-pass-1' };

@@ -2,6 +2,7 @@
 // be built here; it honours the public mysql image's MYSQL_* environment and ships the mysql-named
 // clients), plus the exact values the peer's clients see.
 import t from 'tap';
+import mysql from 'mysql2/promise';
 import { driverConformance, TEST_MARIADB_IMAGE } from '@berth/core/testing';
 import type { DatabaseCredentials } from '@berth/core';
 import { MysqlDriver, quoteString } from '../src/index.ts';
@@ -14,6 +15,15 @@ const sql = (c: DatabaseCredentials, statement: string) => ({
 });
 
 driverConformance(t, driver, {
+  // mysql2 takes the URL itself and decodes its credentials.
+  connect: async url => {
+    const connection = await mysql.createConnection({ uri: url, connectTimeout: 5000 });
+    try {
+      await connection.query('SELECT 1');
+    } finally {
+      await connection.end().catch(() => {});
+    }
+  },
   image: TEST_MARIADB_IMAGE,
   passwords: {
     valid: ['', 'abcXYZ019', '@#%^&*()_+-=[]{}|;:,.<>?~`'],

@@ -1,6 +1,7 @@
 // The postgres driver: the contract's conformance suite against berth-test/postgres:1 (the public
 // image's environment), plus the exact values the peer's clients see.
 import t from 'tap';
+import pg from 'pg';
 import { driverConformance, TEST_POSTGRES_IMAGE } from '@berth/core/testing';
 import type { DatabaseCredentials } from '@berth/core';
 import { PostgresDriver, quoteIdent, quoteLiteral } from '../src/index.ts';
@@ -13,6 +14,16 @@ const psql = (c: DatabaseCredentials, sql: string, extra: string[] = []) => ({
 });
 
 driverConformance(t, driver, {
+  // pg, as the peer's clients would, from outside through the container's address.
+  connect: async url => {
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+    try {
+      await client.connect();
+      await client.query('SELECT 1');
+    } finally {
+      await client.end().catch(() => {});
+    }
+  },
   image: TEST_POSTGRES_IMAGE,
   passwords: {
     valid: ['', 'abcXYZ019', '@#%^&*()_+-=[]{}|;:,.<>?~`'],

@@ -1,6 +1,7 @@
 // The redis driver: the contract's conformance suite against berth-test/redis:1 (run like the public
 // redis image), plus the exact command line and URLs the peer's clients see.
 import t from 'tap';
+import { createClient } from 'redis';
 import { driverConformance, TEST_REDIS_IMAGE } from '@berth/core/testing';
 import type { DatabaseCredentials } from '@berth/core';
 import { RedisDriver } from '../src/index.ts';
@@ -13,6 +14,17 @@ const cli = (c: DatabaseCredentials, ...args: string[]) => ({
 });
 
 driverConformance(t, driver, {
+  // node-redis takes the URL (user "default") and decodes its password.
+  connect: async url => {
+    const client = createClient({ url, socket: { reconnectStrategy: false, connectTimeout: 5000 } });
+    client.on('error', () => {});
+    try {
+      await client.connect();
+      if ((await client.ping()) !== 'PONG') throw new Error('no PONG');
+    } finally {
+      if (client.isOpen) await client.quit().catch(() => {});
+    }
+  },
   image: TEST_REDIS_IMAGE,
   passwords: { valid: ['', 'any thing \' " \\ $ é'], invalid: [] },
   data: {
