@@ -77,6 +77,11 @@ t.test('applications on the real engine', async t => {
   const server = await startTestServer({});
   t.teardown(() => server.destroy());
   const { client } = await signUpAdmin(server);
+  // What notification channels will subscribe to.
+  const events: { name: string; payload: Record<string, any> }[] = [];
+  const bus = server.kernel.container.cradle.events;
+  bus.on('appDeploy', payload => void events.push({ name: 'appDeploy', payload }));
+  bus.on('appBuildError', payload => void events.push({ name: 'appBuildError', payload }));
   const { body: { project, environment } } = await client.post('project.create', { name: 'Deploys', env: 'DB_HOST=db.internal' });
   await client.post('environment.update', { environmentId: environment.environmentId, env: 'STAGE=prod' });
   const repo = await makeGitRepo(site());
@@ -127,6 +132,7 @@ t.test('applications on the real engine', async t => {
     t.equal(one.body.ports[0].publishedPort, port);
     const svc = await serviceOf(web.appName);
     t.equal(svc.Spec.Labels['berth.id'], web.applicationId);
+    t.match(events.find(e => e.name === 'appDeploy')?.payload, { applicationId: web.applicationId, deploymentId: queued.deploymentId, appName: web.appName, action: 'deploy' }, 'appDeploy was emitted');
   });
 
   t.test('redeploy with a changed env serves the new value', async t => {
@@ -143,6 +149,7 @@ t.test('applications on the real engine', async t => {
     t.ok(failed.errorMessage);
     t.match(await logOf(failed.deploymentId), /exit 3|returned a non-zero code: 3/);
     t.equal(await statusOf(web.applicationId), 'error');
+    t.match(events.find(e => e.name === 'appBuildError')?.payload, { applicationId: web.applicationId, deploymentId: failed.deploymentId, error: String }, 'appBuildError was emitted');
     t.equal((await served(port)).trim(), 'hello world-2', 'the running version is untouched');
     await commitFiles(repo.dir, site());
   });
