@@ -82,7 +82,7 @@ export function databaseSchemas(driver: DatabaseDriver): DatabaseSchemas {
   };
   if (driver.fields.databaseName) create.databaseName = NonEmpty();
   if (driver.fields.databaseUser) create.databaseUser = driver.defaultUser ? Opt(NonEmpty()) : NonEmpty();
-  if (driver.fields.databaseRootPassword) create.databaseRootPassword = Opt(Str());
+  if (driver.fields.databaseRootPassword) create.databaseRootPassword = Opt(Nullable(Type.String({ description: 'the same rules as databasePassword; generated when empty or absent' })));
 
   const updatable: Record<string, TSchema> = {
     name: Type.String({ minLength: 1, maxLength: 255 }),
@@ -100,7 +100,7 @@ export function databaseSchemas(driver: DatabaseDriver): DatabaseSchemas {
   if (driver.fields.databaseUser) updatable.databaseUser = NonEmpty();
   // update and changePassword cannot tell the variants apart: the current variant's rules apply.
   updatable.databasePassword = password;
-  if (driver.fields.databaseRootPassword) updatable.databaseRootPassword = Str();
+  if (driver.fields.databaseRootPassword) updatable.databaseRootPassword = Nullable(password);
 
   return {
     idKey,

@@ -124,7 +124,13 @@ export class DatabaseService {
     const older = !input.environmentId;
     // The current variant's password rules for a current-variant request, the older one's otherwise.
     const passwordSchema = older ? (this.driver.olderPasswordSchema ?? Type.String()) : this.driver.passwordSchema;
-    parseInput(Type.Object({ databasePassword: passwordSchema }), { databasePassword: input.databasePassword }, false);
+    // The root password follows the same rules as the user's (as changePassword type root does).
+    const rootGiven = this.driver.fields.databaseRootPassword && typeof input.databaseRootPassword === 'string';
+    parseInput(
+      Type.Object({ databasePassword: passwordSchema, ...(rootGiven ? { databaseRootPassword: passwordSchema } : {}) }),
+      { databasePassword: input.databasePassword, ...(rootGiven ? { databaseRootPassword: input.databaseRootPassword } : {}) },
+      false,
+    );
     const serverId = input.serverId ?? null;
     if (serverId) throw invalidField('serverId', 'remote servers are not available yet: leave serverId empty to run on this host');
     const appName = input.appName ?? generateAppName(this.driver.kind, input.name);
