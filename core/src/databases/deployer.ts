@@ -216,7 +216,10 @@ export class DatabaseDeployer implements Deployer {
   }
 
   async logs(row: DatabaseRow, options: { tail: number; since: string; search?: string }): Promise<string> {
-    const text = await (await this.#engine()).swarm.serviceLogs(row.appName, { tail: options.tail, since: options.since });
+    const { swarm } = await this.#engine();
+    // Without this the engine's "no such service" became a NOT_FOUND for a record that exists.
+    if (!(await swarm.serviceExists(row.appName))) throw badRequest(`${row.appName} has never been deployed: there are no logs to read yet`);
+    const text = await swarm.serviceLogs(row.appName, { tail: options.tail, since: options.since });
     if (!options.search) return text;
     const needle = options.search.toLowerCase();
     return text.split('\n').filter(l => l.toLowerCase().includes(needle)).join('\n');
