@@ -152,6 +152,29 @@ t.test('database API (records only)', async t => {
         t.equal(change.status, 400, 'changePassword follows the current rules');
         t.ok(issuePaths(change.body).includes('password'));
       }
+      if (k.databaseRootPassword) {
+        const root = await client.post(`${k.kind}.create`, body(k, { ...env, databaseRootPassword: "root's" }));
+        t.equal(root.status, 400, 'the root password follows the same rules in the current variant');
+        t.same(issuePaths(root.body), ['databaseRootPassword']);
+        const olderRoot = await bearer.post(`${k.kind}.create`, body(k, { projectId: project.projectId, databaseRootPassword: "root's" }));
+        t.equal(olderRoot.status, 200, 'and none in the older one');
+        t.equal(olderRoot.body.databaseRootPassword, "root's");
+        const rootUpdate = await client.post(`${k.kind}.update`, { [id]: every.body[id], databaseRootPassword: 'two words' });
+        t.equal(rootUpdate.status, 400);
+        t.ok(issuePaths(rootUpdate.body).includes('databaseRootPassword'));
+        const rootOk = await client.post(`${k.kind}.update`, { [id]: every.body[id], databaseRootPassword: 'Root_pw-2' });
+        t.equal(rootOk.body.databaseRootPassword, 'Root_pw-2');
+        const emptyRoot = await client.post(`${k.kind}.create`, body(k, { ...env, databaseRootPassword: '' }));
+        t.match(emptyRoot.body.databaseRootPassword, /^[A-Za-z0-9_-]{20,}$/, 'an empty root password is generated');
+      } else {
+        const noRoot = await client.post(`${k.kind}.changePassword`, { [id]: every.body[id], password: 'Fine_pw-1', type: 'root' });
+        t.equal(noRoot.status, 400, `${k.kind} has no root password`);
+        t.ok(issuePaths(noRoot.body).includes('type'));
+      }
+      const notRunning = await client.post(`${k.kind}.changePassword`, { [id]: every.body[id], password: 'Fine_pw-1' });
+      t.equal(notRunning.status, 400, 'changePassword needs a running database');
+      t.match(notRunning.body.message, /is not running/);
+      t.equal((await client.get(`${k.kind}.one`, { [id]: every.body[id] })).body.databasePassword, allowed, 'a refused change keeps the password');
       const changeEmpty = await client.post(`${k.kind}.changePassword`, { [id]: every.body[id], password: '' });
       t.equal(changeEmpty.status, 400, 'changePassword needs a password');
       t.ok(issuePaths(changeEmpty.body).includes('password'));
@@ -207,6 +230,14 @@ t.test('database API (records only)', async t => {
         t.equal((await client.post(`${k.kind}.${op}`, { [id]: 'no-such-id' })).status, 404, `${op} of a missing database`);
       }
       t.equal((await client.get(`${k.kind}.one`, { [id]: 'no-such-id' })).status, 404);
+
+      const logs = await client.get(`${k.kind}.readLogs`, { [id]: dbId });
+      t.equal(logs.status, 400, 'a database never deployed has no logs: a clear answer, not the engine\'s');
+      t.match(logs.body.message, /never been deployed/);
+      const badLogs = await client.get(`${k.kind}.readLogs`, { [id]: dbId, tail: 0, since: 'yesterday', search: 'a;b' });
+      t.equal(badLogs.status, 400);
+      t.same(issuePaths(badLogs.body).sort(), ['search', 'since', 'tail']);
+      t.equal((await client.get(`${k.kind}.readLogs`, { [id]: 'no-such-id' })).status, 404);
     });
 
     t.test(`${k.kind}: update`, async t => {
@@ -273,6 +304,8 @@ t.test('database API (records only)', async t => {
         t.ok(issuePaths(res.body).some(p => p === path || p.startsWith(`${path}`)), `${path} is named in ${JSON.stringify(res.body.issues)}`);
       }
       t.equal((await update({ appName: 'renamed-db-' + suffix() })).status, 200, 'a new valid appName');
+      t.equal((await update({ environmentId: foreign.environment.environmentId })).status, 404, 'not into another organization\'s environment');
+      t.equal((await update({ environmentId: 'no-such-environment' })).status, 404);
       t.equal((await client.post(`${k.kind}.update`, { name: 'x' })).status, 400, `update needs ${id}`);
       t.equal((await client.post(`${k.kind}.update`, { [id]: 'no-such-id', name: 'x' })).status, 404);
       const restored = await update({ name: `${k.kind} db`, dockerImage: k.images.current, description: 'main' });
