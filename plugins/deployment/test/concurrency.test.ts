@@ -14,9 +14,9 @@ t.test('with deployConcurrency 2', async t => {
   const { client } = await signUpAdmin(server);
 
   t.test('two targets run at the same time, a third waits for a free slot', async t => {
-    const a = await enqueue(client, unique('a'), { sleepMs: 500 });
-    const b = await enqueue(client, unique('b'), { sleepMs: 500 });
-    const c = await enqueue(client, unique('c'), { sleepMs: 500 });
+    const a = await enqueue(client, unique('a'), { sleepMs: 800 });
+    const b = await enqueue(client, unique('b'), { sleepMs: 800 });
+    const c = await enqueue(client, unique('c'), { sleepMs: 800 });
     for (const d of [a, b, c]) await waitForStatus(client, d.deploymentId, ['done']);
     const ev = events(server);
     const [sa, sb, sc] = [span(ev, a.deploymentId), span(ev, b.deploymentId), span(ev, c.deploymentId)];

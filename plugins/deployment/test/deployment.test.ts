@@ -85,8 +85,8 @@ t.test('deployments', async t => {
     t.ok(startB.at >= endA.at, 'b starts only after a ended');
     // Another host has its own limit: a deployment there overlaps a local one.
     const [c, d] = [unique('hc'), unique('hd')];
-    const dc = await enqueue(client, c, { sleepMs: 400 });
-    const dd = await enqueue(client, d, { sleepMs: 400 }, { serverId: 'remote-1' });
+    const dc = await enqueue(client, c, { sleepMs: 800 });
+    const dd = await enqueue(client, d, { sleepMs: 800 }, { serverId: 'remote-1' });
     await waitForStatus(client, dc.deploymentId, ['done']);
     await waitForStatus(client, dd.deploymentId, ['done']);
     const ev2 = events(server);
