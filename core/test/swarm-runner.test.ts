@@ -274,7 +274,7 @@ t.test('aborting stops the wait at once with the signal\'s reason', async t => {
   controller.abort(reason);
   const error = await pending.catch(e => e);
   t.equal(error, reason, 'rejects with the reason');
-  t.ok(Date.now() - at < 1000, 'at once');
+  t.ok(Date.now() - at < 5000, 'at once, not after the wait would have ended');
   t.ok(lines.some(l => /0\/1 new task\(s\) running \(pending\)/.test(l)), 'it was waiting on a pending task');
   t.equal(await runner.serviceExists(name), true, 'the service stays for the caller to decide');
 

@@ -173,7 +173,7 @@ t.test('an abort kills the program and what it started', async t => {
   const { req } = await request(dir, { signal: controller.signal, log: line => { if (line === 'started') controller.abort(); } }, false);
   const started = Date.now();
   await t.rejects(new ProgramBuilder('nixpacks', { searchPath: bin }).build(req), { message: 'The build was cancelled' });
-  t.ok(Date.now() - started < 5000, 'rejects at once');
+  t.ok(Date.now() - started < 15_000, 'rejects well before the 30 s program would end');
   const child = Number(readFileSync(path.join(out, 'child'), 'utf8'));
   for (let i = 0; i < 40 && running(child); i++) await new Promise(r => setTimeout(r, 100));
   t.notOk(running(child), 'the program\'s own child is stopped too');

@@ -192,7 +192,7 @@ t.test('an abort stops git', async t => {
   await t.rejects(pending, { message: 'The source fetch was cancelled' });
   for (let i = 0; i < 60 && sockets.size > 0; i++) await new Promise(r => setTimeout(r, 50));
   t.equal(sockets.size, 0, 'git\'s connection is closed: the process is gone');
-  t.ok(Date.now() - started < 3000, 'promptly');
+  t.ok(Date.now() - started < 10_000, 'promptly (git would otherwise wait forever)');
 });
 
 t.test('git must be installed', async t => {
