@@ -239,7 +239,7 @@ function engineChecks(t: Test, driver: DatabaseDriver, image: string, options: D
         name: `${id}-${rand()}`,
         Image: image,
         Env: toEnvList(driver.containerEnv(c)),
-        ...(start.command !== null ? { Entrypoint: start.command.split(' ').filter(Boolean) } : {}),
+        ...(start.command !== null ? { Entrypoint: start.command.trim().split(/\s+/) } : {}),
         ...(start.args !== null ? { Cmd: start.args } : {}),
         Labels: { 'berth.test': 'driver-conformance' },
         HostConfig: { Mounts: [{ Type: 'volume', Source: id, Target: driver.dataPath }] },
@@ -250,7 +250,8 @@ function engineChecks(t: Test, driver: DatabaseDriver, image: string, options: D
       for (;;) {
         const state = (await container.inspect()).State;
         if (!state.Running) break;
-        last = await run(driver.readinessCheck(c));
+        // The container may stop between the inspection and the exec: that ends the wait too.
+        last = await run(driver.readinessCheck(c)).catch((e: Error) => ({ exitCode: -1, stdout: Buffer.alloc(0), stderr: e.message, ok: false }));
         if (last.ok || Date.now() > deadline) break;
         await new Promise(r => setTimeout(r, 300));
       }
