@@ -148,6 +148,12 @@ t.test('a sixth database kind from a third party', async t => {
     t.match(spec.TaskTemplate.ContainerSpec.Image, image);
     t.same(spec.TaskTemplate.ContainerSpec.Mounts?.map((m: { Source?: string; Target?: string }) => [m.Source, m.Target]), [[`${appName}-data`, '/data']], 'the data volume on the driver\'s data path');
 
+    const found = await client.get('valkey.search', { environmentId: environment.environmentId });
+    t.same(found.body.items.map((i: { valkeyId: string }) => i.valkeyId), [valkeyId], 'found through its namespace by environment');
+    const env = await client.get('environment.one', { environmentId: environment.environmentId });
+    t.equal(env.status, 200, 'the environment still answers with a sixth kind in it');
+    t.same(env.body.redis, [], 'and lists it under no built-in kind');
+
     const one = await client.get('valkey.one', { valkeyId });
     t.equal(one.status, 200);
     t.equal(one.body.applicationStatus, 'done');

@@ -87,7 +87,8 @@ export async function ensureValkeyTestImage(docker: Docker): Promise<string> {
     }
     if (await currentRecipe(docker) !== recipe) throw new Error(`Building ${TEST_VALKEY_IMAGE} left no image with recipe ${recipe}`);
     // The stale build, now untagged, would linger as a dangling image.
-    if (previous) await docker.getImage(previous).remove().catch(() => undefined);
+    const built = (await docker.getImage(TEST_VALKEY_IMAGE).inspect()).Id;
+    if (previous && previous !== built) await docker.getImage(previous).remove().catch(() => undefined);
     return TEST_VALKEY_IMAGE;
   });
 }
