@@ -318,6 +318,49 @@ t.test('mounts of an application', async t => {
   });
 });
 
+t.test('mounts of databases', async t => {
+  const server = await start();
+  t.teardown(() => server.destroy());
+  const { client, userId } = await signUpAdmin(server);
+  const { body: { environment } } = await client.post('project.create', { name: 'Data' });
+  const pg = await client.post('postgres.create', { name: 'db', databaseName: 'app', databaseUser: 'app', databasePassword: 'Secret_pw-1', environmentId: environment.environmentId });
+  t.equal(pg.status, 200);
+  const redis = await client.post('redis.create', { name: 'cache', databasePassword: 'Secret_pw-1', environmentId: environment.environmentId });
+  t.equal(redis.status, 200);
+
+  const onPg = await client.post('mounts.create', { serviceType: 'postgres', serviceId: pg.body.postgresId, type: 'volume', volumeName: 'pg-extra', mountPath: '/extra' });
+  t.equal(onPg.status, 200);
+  t.same(onPg.body, { ...onPg.body, serviceType: 'postgres', ...nullOwners, postgresId: pg.body.postgresId });
+  const onRedis = await client.post('mounts.create', { serviceType: 'redis', serviceId: redis.body.redisId, type: 'bind', hostPath: '/srv/redis-conf', mountPath: '/conf' });
+  t.equal(onRedis.status, 200);
+  t.match(onRedis.body, { serviceType: 'redis', redisId: redis.body.redisId, applicationId: null, postgresId: null });
+
+  const list = await client.get('mounts.listByServiceId', { serviceType: 'postgres', serviceId: pg.body.postgresId });
+  t.same(list.body, [onPg.body]);
+  const wrongKind = await client.post('mounts.create', { serviceType: 'mysql', serviceId: pg.body.postgresId, type: 'volume', volumeName: 'x', mountPath: '/x' });
+  t.equal(wrongKind.status, 404, 'the id of a postgres is no mysql');
+  const asApp = await client.get('mounts.listByServiceId', { serviceType: 'application', serviceId: pg.body.postgresId });
+  t.equal(asApp.status, 404);
+
+  const moved = await client.post('mounts.update', { mountId: onPg.body.mountId, serviceType: 'redis', redisId: redis.body.redisId });
+  t.equal(moved.status, 200, 'a mount may move to another kind of workload');
+  t.match(moved.body, { serviceType: 'redis', redisId: redis.body.redisId, postgresId: null });
+  const noOwner = await client.post('mounts.update', { mountId: onPg.body.mountId, serviceType: 'mongo' });
+  t.equal(noOwner.status, 400, 'moving to another kind needs that kind\'s id');
+  t.same(fields(noOwner.body), ['mongoId']);
+
+  const other = await otherOrganization(server, userId);
+  const theirs = await makeApplication(other.client, 'theirs');
+  const dataVolume = await other.client.post('mounts.create', { serviceId: theirs.applicationId, type: 'volume', volumeName: `${pg.body.appName}-data`, mountPath: '/steal' });
+  t.equal(dataVolume.status, 409, 'another organization cannot mount the database\'s data volume');
+  t.match(dataVolume.body.message, /^volumeName /);
+  t.equal((await other.client.post('mounts.create', { serviceType: 'postgres', serviceId: pg.body.postgresId, type: 'volume', volumeName: 'in', mountPath: '/in' })).status, 404);
+
+  t.equal((await client.post('redis.remove', { redisId: redis.body.redisId })).status, 200);
+  t.equal((await client.get('mounts.one', { mountId: onRedis.body.mountId })).status, 404, 'removing the database removes its mounts');
+  t.equal((await client.get('mounts.one', { mountId: onPg.body.mountId })).status, 404, 'including the one moved to it');
+});
+
 t.test('allNamedByApplicationId answers the named volumes of the running container', async t => {
   const server = await start();
   t.teardown(() => server.destroy());
