@@ -2,6 +2,7 @@
 // exist in the caller's organization (asked of the plugin that owns its kind, through the
 // WorkloadRegistry); a mount of another organization is NOT_FOUND, never FORBIDDEN. Only
 // admins may create or change bind mounts: a host path in a container reaches the host.
+import path from 'node:path';
 import {
   badRequest, conflict, forbidden, invalidField, mountServiceTypes, newId, notFound,
   type ContainerHosts, type EntityManager, type MountDirectory, type MountRecord, type MountServiceType,
@@ -156,7 +157,8 @@ export class MountService implements MountDirectory {
   /** One workload cannot mount two things at one path, nor keep two file mounts in one file. */
   async #assertFree(mount: StoredMount, serviceType: MountServiceType, serviceId: string, self: string | null, em: EntityManager): Promise<void> {
     const others = (await em.find(Mount, ownedBy(serviceType, serviceId))).filter(o => o.mountId !== self);
-    if (others.some(o => o.mountPath === mount.mountPath)) throw conflict(`mountPath ${mount.mountPath} is already mounted in this ${serviceType}`);
+    const target = sameTarget(mount.mountPath);
+    if (others.some(o => sameTarget(o.mountPath) === target)) throw conflict(`mountPath ${mount.mountPath} is already mounted in this ${serviceType}`);
     if (mount.filePath !== null && others.some(o => o.filePath === mount.filePath)) throw conflict(`filePath ${mount.filePath} is already the file of another mount of this ${serviceType}`);
   }
 
@@ -194,6 +196,9 @@ export class MountService implements MountDirectory {
     };
   }
 }
+
+/** The engine's view of a container path: "/data/", "/data//" and "/./data" are all "/data". */
+const sameTarget = (mountPath: string) => path.posix.normalize(mountPath).replace(/(.)\/+$/, '$1');
 
 function assertMayBind(caller: Caller): void {
   if (caller.role === 'member') throw forbidden('Only admins can create or change bind mounts (a host path reaches the host)');

@@ -183,6 +183,8 @@ t.test('mounts of an application', async t => {
     t.equal(samePath.status, 409);
     t.equal(samePath.body.code, 'CONFLICT');
     t.match(samePath.body.message, /mountPath \/uploads/);
+    const spelledOtherwise = await client.post('mounts.create', { ...base, type: 'volume', volumeName: 'other', mountPath: '/./uploads//' });
+    t.equal(spelledOtherwise.status, 409, 'the same target spelled otherwise');
     const sameFile = await client.post('mounts.create', { ...base, type: 'file', content: 'x', filePath: 'nginx/site.conf', mountPath: '/other.conf' });
     t.equal(sameFile.status, 409);
     t.match(sameFile.body.message, /filePath nginx\/site\.conf/);
