@@ -153,6 +153,8 @@ t.test('a sixth database kind from a third party', async t => {
     const env = await client.get('environment.one', { environmentId: environment.environmentId });
     t.equal(env.status, 200, 'the environment still answers with a sixth kind in it');
     t.same(env.body.redis, [], 'and lists it under no built-in kind');
+    t.same(env.body.valkey.map((i: { valkeyId: string }) => i.valkeyId), [valkeyId], 'but under its own key');
+    t.notOk('databasePassword' in env.body.valkey[0], 'without its password');
 
     const one = await client.get('valkey.one', { valkeyId });
     t.equal(one.status, 200);

@@ -21,8 +21,8 @@ export type EnvironmentFields = Static<typeof EnvironmentFields>;
 const WorkloadList = () => Type.Array(Type.Record(Type.String(), Type.Unknown()));
 const workloadLists = Object.fromEntries(workloadKeys.map(k => [k, WorkloadList()])) as { [K in WorkloadKey]: ReturnType<typeof WorkloadList> };
 
-/** An environment with the workloads it holds, one list per kind. */
-export const EnvironmentView = Type.Object({ ...EnvironmentFields.properties, ...workloadLists });
+/** An environment with the workloads it holds, one list per kind (a third-party kind's list under its own key). */
+export const EnvironmentView = Type.Object({ ...EnvironmentFields.properties, ...workloadLists }, { additionalProperties: WorkloadList() });
 export type EnvironmentView = Static<typeof EnvironmentView>;
 
 export interface EnvironmentRef {

@@ -7,11 +7,12 @@ import { notFound } from '../errors.ts';
 /** The keys under which an environment lists its workloads, as the peer's API names them. */
 export const workloadKeys = ['applications', 'compose', 'postgres', 'mysql', 'mariadb', 'mongo', 'redis'] as const;
 export type WorkloadKey = (typeof workloadKeys)[number];
-export type EnvironmentWorkloads = Record<WorkloadKey, Record<string, unknown>[]>;
+/** The built-in lists, plus one per kind a third-party plugin adds (e.g. a database kind). */
+export type EnvironmentWorkloads = Record<WorkloadKey, Record<string, unknown>[]> & Record<string, Record<string, unknown>[]>;
 
 export interface WorkloadLister {
-  /** Which list of the environment this lister fills. */
-  readonly key: WorkloadKey;
+  /** Which list of the environment this lister fills: a built-in key, or a third-party kind's own. */
+  readonly key: WorkloadKey | (string & {});
   /** The workloads of the given environments, grouped by environmentId. */
   list(environmentIds: string[], em: EntityManager): Promise<Map<string, Record<string, unknown>[]>>;
 }
@@ -59,14 +60,19 @@ export class WorkloadRegistry {
     }
     return null;
   }
+  /** Empty lists under every key: the built-in ones and those of registered listers. */
+  empty(): EnvironmentWorkloads {
+    const keys = new Set<string>([...workloadKeys, ...this.#listers.map(l => l.key)]);
+    return Object.fromEntries([...keys].map(k => [k, []])) as unknown as EnvironmentWorkloads;
+  }
   /** Every environment's workloads; keys without a lister are empty lists. */
   async collect(environmentIds: string[], em: EntityManager): Promise<Map<string, EnvironmentWorkloads>> {
     const out = new Map<string, EnvironmentWorkloads>();
-    for (const id of environmentIds) out.set(id, Object.fromEntries(workloadKeys.map(k => [k, []])) as unknown as EnvironmentWorkloads);
+    for (const id of environmentIds) out.set(id, this.empty());
     if (!environmentIds.length) return out;
     for (const lister of this.#listers) {
       const found = await lister.list(environmentIds, em);
-      for (const [envId, items] of found) out.get(envId)?.[lister.key].push(...items);
+      for (const [envId, items] of found) out.get(envId)?.[lister.key]?.push(...items);
     }
     return out;
   }

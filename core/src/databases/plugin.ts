@@ -3,7 +3,7 @@
 // and a third party's sixth kind is the same line with its own driver.
 import { definePlugin } from '../plugin.ts';
 import type { DatabaseDriver } from '../contracts/database-driver.ts';
-import { workloadKeys, type WorkloadKey } from '../contracts/workloads.ts';
+import { EnvironmentFields } from '../contracts/projects.ts';
 import { databaseMigrations } from './entity.ts';
 import { databaseSchemas } from './schemas.ts';
 import { DatabaseService } from './service.ts';
@@ -22,8 +22,9 @@ export function databasePlugin(driver: DatabaseDriver, options: { version: strin
       const deployer = new DatabaseDeployer(db, cradle);
       berth.entities(db.entity);
       berth.migrations(...databaseMigrations(driver.kind));
-      // Environments list the built-in kinds under their own key; a third party's kind is found through its own namespace.
-      if ((workloadKeys as readonly string[]).includes(driver.kind)) berth.workloads.register({ key: driver.kind as WorkloadKey, list: (ids, em) => db.list(ids, em) });
+      // Environments and projects list the kind's databases under its id (postgres, redis... or a third party's).
+      if (Object.hasOwn(EnvironmentFields.properties, driver.kind)) throw new Error(`Database kind "${driver.kind}" would hide the environment's own field of that name`);
+      berth.workloads.register({ key: driver.kind, list: (ids, em) => db.list(ids, em) });
       berth.workloads.addResolver(db.resolver);
       cradle().deployments.register(deployer);
       berth.procedures(...databaseProcedures(db, deployer, databaseSchemas(driver)));

@@ -1,7 +1,7 @@
 // Environments of the organization's projects, and the EnvironmentDirectory other plugins
 // use to place workloads. A record of another organization is NOT_FOUND, never FORBIDDEN.
 import {
-  badRequest, conflict, iso, newId, notFound, textSearchClauses, workloadKeys,
+  badRequest, conflict, iso, newId, notFound, textSearchClauses,
   type EntityManager, type EnvironmentDirectory, type EnvironmentRef, type EnvironmentWorkloads, type ProjectDirectory, type WorkloadRegistry,
 } from '@berth/core';
 import { Environment, type EnvironmentRow } from './entities.ts';
@@ -38,7 +38,6 @@ const selectList = 'select environment_id, name, description, env, is_default, p
 const listOrder = { isDefault: 'desc', createdAt: 'asc', environmentId: 'asc' } as const;
 const listOrderSql = 'order by is_default desc, created_at, environment_id';
 
-const noWorkloads = (): EnvironmentWorkloads => Object.fromEntries(workloadKeys.map(k => [k, []])) as unknown as EnvironmentWorkloads;
 
 
 export class EnvironmentService implements EnvironmentDirectory {
@@ -95,7 +94,7 @@ export class EnvironmentService implements EnvironmentDirectory {
     await this.#assertNameFree(input.projectId, input.name, em);
     const row = this.#new(em, { projectId: input.projectId, organizationId, name: input.name, description: input.description });
     await em.flush();
-    return { ...toFields(row), ...noWorkloads() };
+    return { ...toFields(row), ...this.#workloads.empty() };
   }
 
   async one(environmentId: string, organizationId: string, em: EntityManager): Promise<EnvironmentView> {
@@ -142,7 +141,7 @@ export class EnvironmentService implements EnvironmentDirectory {
       description: input.description !== undefined ? input.description : source.description, env: source.env,
     });
     await em.flush();
-    return { ...toFields(row), ...noWorkloads() };
+    return { ...toFields(row), ...this.#workloads.empty() };
   }
 
   async search(input: SearchInput, organizationId: string, em: EntityManager): Promise<SearchResult> {
@@ -175,6 +174,6 @@ export class EnvironmentService implements EnvironmentDirectory {
 
   async #views(environments: EnvironmentFields[], em: EntityManager): Promise<EnvironmentView[]> {
     const workloads = await this.#workloads.collect(environments.map(e => e.environmentId), em);
-    return environments.map(e => ({ ...e, ...(workloads.get(e.environmentId) ?? noWorkloads()) }));
+    return environments.map(e => ({ ...e, ...(workloads.get(e.environmentId) ?? this.#workloads.empty()) }));
   }
 }
