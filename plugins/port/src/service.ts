@@ -19,7 +19,7 @@ type Mapping = Pick<PortRecord, 'publishedPort' | 'publishMode' | 'targetPort' |
 
 export interface PortServiceDeps {
   workloads: WorkloadRegistry;
-  /** Ports of the local host that Berth itself holds (its API), never given to an application. */
+  /** TCP ports of the local host that Berth itself holds (its API), never given to an application. */
   reservedLocalPorts?: () => number[];
 }
 
@@ -88,7 +88,7 @@ export class PortService implements PortDirectory {
   // ------------------------------------------------------------ internals
   async #assertFree(m: Mapping, applicationId: string, serverId: string | null, self: string | null, em: EntityManager): Promise<void> {
     const name = `publishedPort ${m.publishedPort}/${m.protocol}`;
-    if (serverId === null && this.#reserved().includes(m.publishedPort)) throw conflict(`${name} is held by Berth itself on this host`);
+    if (serverId === null && m.protocol === 'tcp' && this.#reserved().includes(m.publishedPort)) throw conflict(`${name} is held by Berth itself on this host`);
     const same = await em.find(Port, { publishedPort: m.publishedPort, protocol: m.protocol, serverId });
     const clash = same.find(o => o.portId !== self && (o.publishMode === 'ingress' || m.publishMode === 'ingress' || o.applicationId === applicationId));
     if (clash) throw conflict(`${name} is already published ${clash.applicationId === applicationId ? 'by this application' : 'on this host'}`);

@@ -182,4 +182,5 @@ t.test('Berth\'s own API port is never published for an application', async t =>
   t.equal(res.status, 409);
   t.match(res.body.message, new RegExp(`publishedPort ${port}/tcp is held by Berth`));
   t.equal((await client.post('port.create', { publishedPort: port === 65535 ? port - 1 : port + 1, targetPort: 80, applicationId: app.applicationId })).status, 200);
+  t.equal((await client.post('port.create', { publishedPort: port, protocol: 'udp', targetPort: 80, applicationId: app.applicationId })).status, 200, 'its number over udp is free');
 });
