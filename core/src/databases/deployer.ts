@@ -21,6 +21,8 @@ import type { DatabaseService } from './service.ts';
 
 const READY_TIMEOUT_MS = 180_000;
 const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((resolve, reject) => {
+  // An 'abort' listener added after the abort never fires: a cancelled run would sleep on.
+  if (signal?.aborted) return reject(signal.reason ?? new Error('aborted'));
   const timer = setTimeout(resolve, ms);
   signal?.addEventListener('abort', () => { clearTimeout(timer); reject(signal.reason ?? new Error('aborted')); }, { once: true });
 });
@@ -166,6 +168,7 @@ export class DatabaseDeployer implements Deployer {
     io.log(`Waiting until ${row.appName} accepts connections`);
     let last = '';
     while (Date.now() < until) {
+      io.signal.throwIfAborted();
       const container = await this.#runningContainer(row.appName, swarm);
       if (container) {
         const result = await execIn(docker, container, check, { signal: io.signal }).catch(e => ({ exitCode: -1, stdout: '', stderr: (e as Error).message }));
