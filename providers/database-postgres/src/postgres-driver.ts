@@ -8,11 +8,16 @@ import { Type, type ContainerCommand, type DatabaseCredentials, type DatabaseDri
 export const POSTGRES_PASSWORD_PATTERN = '^[a-zA-Z0-9@#%^&*()_+\\-=[\\]{}|;:,.<>?~`]*$';
 
 /**
- * Where the data volume goes. Images up to 17 keep PGDATA here; 18 moved it to
- * /var/lib/postgresql/18/docker and refuses a mount here unless PGDATA says otherwise, so
- * containerEnv sets PGDATA to this path for every version: one layout, whatever the image.
+ * The data volume goes where postgres 18's image wants its one mount, and PGDATA is a directory
+ * inside it, set explicitly for every version, so one layout works whatever the image:
+ * - up to 17 the image declares VOLUME /var/lib/postgresql/data; PGDATA beside it (not in it)
+ *   keeps the data out of that anonymous volume and in the named one;
+ * - 18 keeps PGDATA in /var/lib/postgresql/18/docker and makes .../data a symbolic link to its
+ *   parent, which some engines refuse to mount onto; an explicit PGDATA also skips its check for
+ *   data left in the old place.
  */
-const DATA_PATH = '/var/lib/postgresql/data';
+const DATA_PATH = '/var/lib/postgresql';
+const PGDATA = '/var/lib/postgresql/pgdata';
 const PORT = 5432;
 
 // Loopback is trusted by the public image's pg_hba.conf, so a check over 127.0.0.1 would pass with
@@ -68,7 +73,7 @@ export class PostgresDriver implements DatabaseDriver {
       POSTGRES_USER: this.#user(c),
       POSTGRES_PASSWORD: c.databasePassword,
       POSTGRES_DB: this.#database(c),
-      PGDATA: DATA_PATH,
+      PGDATA,
     };
     // The spec allows an empty password; the image refuses to initialise without one unless
     // told that connections need none, which is what an empty password asks for.

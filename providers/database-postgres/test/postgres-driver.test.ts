@@ -1,5 +1,6 @@
 // The postgres driver: the contract's conformance suite against berth-test/postgres:1 (the public
 // image's environment), plus the exact values the peer's clients see.
+import { execFile } from 'node:child_process';
 import t from 'tap';
 import pg from 'pg';
 import { driverConformance, TEST_POSTGRES_IMAGE } from '@berth/core/testing';
@@ -7,6 +8,12 @@ import type { DatabaseCredentials } from '@berth/core';
 import { PostgresDriver, quoteIdent, quoteLiteral } from '../src/index.ts';
 
 const driver = new PostgresDriver();
+
+/** Runs a program (docker) with an argument array and optional stdin. */
+const run = (file: string, args: string[], { input }: { input?: string } = {}) => new Promise<string>((resolve, reject) => {
+  const child = execFile(file, args, (error, stdout) => (error ? reject(error) : resolve(stdout)));
+  child.stdin?.end(input ?? '');
+});
 
 const psql = (c: DatabaseCredentials, sql: string, extra: string[] = []) => ({
   cmd: ['psql', '--no-psqlrc', '--no-password', '--set=ON_ERROR_STOP=1', '--host=127.0.0.1', ...extra, `--command=${sql}`],
@@ -44,9 +51,9 @@ t.test('postgres: what the service and the peer\'s clients see', async t => {
   const c: DatabaseCredentials = { databaseName: 'shop', databaseUser: 'app', databasePassword: 'p@ss:w/rd', databaseRootPassword: null };
   t.same(driver.defaultImage, { current: 'postgres:18', older: 'postgres:15' });
   t.same(driver.fields, { databaseName: true, databaseUser: true, databaseRootPassword: false });
-  t.same(driver.containerEnv(c), { POSTGRES_USER: 'app', POSTGRES_PASSWORD: 'p@ss:w/rd', POSTGRES_DB: 'shop', PGDATA: '/var/lib/postgresql/data' });
+  t.same(driver.containerEnv(c), { POSTGRES_USER: 'app', POSTGRES_PASSWORD: 'p@ss:w/rd', POSTGRES_DB: 'shop', PGDATA: '/var/lib/postgresql/pgdata' });
   t.equal(driver.containerEnv({ ...c, databasePassword: '' }).POSTGRES_HOST_AUTH_METHOD, 'trust', 'an empty password means none is asked');
-  t.equal(driver.dataPath, '/var/lib/postgresql/data');
+  t.equal(driver.dataPath, '/var/lib/postgresql', 'the one mount postgres 18 wants; PGDATA inside it');
   t.equal(driver.internalPort, 5432);
   t.same(driver.startCommand(), { command: null, args: null }, 'the image\'s own command');
   t.equal(driver.connectionUrl(c, 'shop-db', 5432), 'postgresql://app:p%40ss%3Aw%2Frd@shop-db:5432/shop');
@@ -67,3 +74,28 @@ t.test('postgres: restore names its database as a connection-string value, never
   const cmd = driver.restoreCommand({ databaseName: "host=evil dbname='x'", databaseUser: 'u', databasePassword: 'p', databaseRootPassword: null }).cmd;
   t.equal(cmd.at(-1), "--dbname=dbname='host=evil dbname=\\'x\\''");
 });
+
+// The public images' two layouts, mimicked on the test image: up to 17 an anonymous VOLUME at
+// /var/lib/postgresql/data; 18 a VOLUME at /var/lib/postgresql with data a link to its parent.
+// The suite's last step (a new container on the same volume still has the data) shows that
+// the data lands in the named volume with either.
+const layouts = {
+  'postgres 15-17 layout': 'VOLUME /var/lib/postgresql/data',
+  'postgres 18 layout': 'RUN rm -rf /var/lib/postgresql/data && ln -s . /var/lib/postgresql/data\nVOLUME /var/lib/postgresql',
+};
+for (const [name, lines] of Object.entries(layouts)) {
+  const tag = `berth-test/postgres-layout:${process.pid}-${name.split(' ')[1]}`;
+  await run('docker', ['build', '--pull=false', '-q', '-t', tag, '-'], { input: `FROM ${TEST_POSTGRES_IMAGE}\n${lines}\n` });
+  t.teardown(() => run('docker', ['image', 'rm', '-f', tag]).then(() => {}, () => {}));
+  t.test(name, async t => {
+    driverConformance(t, driver, {
+      image: tag,
+      data: {
+        write: c => psql(c, "CREATE TABLE berth_marker (v text); INSERT INTO berth_marker VALUES ('kept')"),
+        clear: c => psql(c, 'DROP TABLE berth_marker'),
+        read: c => psql(c, 'SELECT v FROM berth_marker', ['--tuples-only', '--no-align']),
+        expect: /^kept\n?$/,
+      },
+    });
+  });
+}
