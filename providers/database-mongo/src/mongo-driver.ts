@@ -37,12 +37,12 @@ export class MongoDriver implements DatabaseDriver {
   readonly fields = { databaseName: false, databaseUser: true, databaseRootPassword: false };
   readonly passwordSchema = Type.String({ pattern: MONGO_PASSWORD_PATTERN });
   readonly olderPasswordSchema = Type.String();
-  readonly defaultUser = 'mongo';
   readonly dataPath = '/data/db';
   readonly internalPort = PORT;
 
+  // databaseUser is required at create in both variants (spec), so no defaultUser; a record without one still gets a name.
   #user(c: DatabaseCredentials): string {
-    return c.databaseUser ?? this.defaultUser;
+    return c.databaseUser ?? 'mongo';
   }
 
   #shellEnv(c: DatabaseCredentials): Record<string, string> {
