@@ -32,7 +32,10 @@ export default definePlugin({
       app.addHook('onClose', async () => queue.shutdown());
     });
     // Deployers register in their plugins' setup, so by now each running record has its own.
-    berth.onStart(async () => {
+    berth.onStart(async ({ orm }) => {
+      orm.em.getEventManager().registerSubscriber({
+        afterTransactionCommit: args => { if (args.transaction) store.onCommit(args.transaction); },
+      });
       if (!berth.config.jobs) return;
       const recovered = await queue.recover();
       if (recovered) cradle().logger.warn({ deployments: recovered }, 'deployments interrupted by the last stop marked error');

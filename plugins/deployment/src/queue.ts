@@ -71,11 +71,6 @@ export class DeploymentQueue {
     await this.#deps.jobs.now(DISPATCH_JOB, {});
   }
 
-  /** A wake-up a little later (unref'd: it never holds the process), for records committed after enqueue answered. */
-  wakeLater(delayMs = 1000): void {
-    setTimeout(() => void (this.#closing ? undefined : this.wake().catch(e => this.#deps.logger().warn({ err: e }, 'could not queue a deployment wake-up'))), delayMs).unref();
-  }
-
   /**
    * Running in this process: aborts it for the reason and answers true once its record is
    * final; false when it does not run here. A claim still in flight is waited for, so a cancel

@@ -23,11 +23,20 @@ export class DeploymentStore implements DeploymentService {
   readonly #deployers = new Map<string, Deployer>();
   /** Creation times strictly increase within the process, so FIFO order never depends on a tie. */
   #lastCreated = 0;
+  /** Transactions that enqueued and are not committed yet (see onCommit). */
+  readonly #uncommitted = new WeakSet<object>();
 
   constructor(config: BerthConfig, workloads: WorkloadRegistry, queue: () => DeploymentQueue) {
     this.#config = config;
     this.#workloads = workloads;
     this.#queue = queue;
+  }
+
+  /** A transaction was committed (the ORM's afterTransactionCommit): records enqueued in one are now visible. */
+  onCommit(transaction: object): void {
+    if (!this.#uncommitted.has(transaction)) return;
+    this.#uncommitted.delete(transaction);
+    void this.#queue().wake().catch(() => { /* the periodic sweep starts them */ });
   }
 
   deployer(targetType: string): Deployer | undefined {
@@ -62,8 +71,9 @@ export class DeploymentStore implements DeploymentService {
     await em.flush();
     // The record is the durable queue entry; if this wake-up is lost, the periodic sweep or the next boot starts it.
     await this.#queue().wake();
-    // Inside the caller's transaction the record is not visible yet: wake again once it likely is.
-    if (em.isInTransaction()) this.#queue().wakeLater();
+    // Inside the caller's transaction the record is not visible yet: wake again at the commit.
+    const transaction = em.isInTransaction() ? em.getTransactionContext<object>() : undefined;
+    if (transaction) this.#uncommitted.add(transaction);
     return toRecord(row);
   }
 

@@ -51,6 +51,12 @@ t.test('deployments', async t => {
     t.match(settle, { outcome: 'error', reason: 'build failed: password ****** rejected' });
   });
 
+  t.test('a deployment enqueued inside the caller\'s transaction runs once it is committed', async t => {
+    const r = await client.post('deployFixture.enqueueInTransaction', { targetType: 'schedule', targetId: unique('tx') });
+    t.equal(r.status, 200);
+    t.equal((await waitForStatus(client, r.body.deploymentId, ['done', 'error'], 5000)).status, 'done');
+  });
+
   t.test('a target type nobody deploys: error naming it', async t => {
     const target = unique('bk');
     const r = await client.post('deployFixture.enqueue', { targetType: 'backup', targetId: target });
@@ -161,7 +167,10 @@ t.test('deployments', async t => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push((await enqueue(client, target, { lines: [`run ${i}`] })).deploymentId);
     await waitForStatus(client, ids[4]!, ['done']);
-    const list = (await client.get('deployment.allByType', { id: target, type: 'schedule' })).body as { deploymentId: string; logPath: string }[];
+    // Retention runs right after the last one's end is recorded.
+    const listed = async () => (await client.get('deployment.allByType', { id: target, type: 'schedule' })).body as { deploymentId: string; logPath: string }[];
+    await waitUntil('retention to apply', async () => (await listed()).length <= 3, 3000).catch(() => {});
+    const list = await listed();
     t.same(list.map(d => d.deploymentId), [ids[4], ids[3], ids[2]], 'the three newest remain');
     t.ok(list.every(d => existsSync(d.logPath)));
     t.notOk(existsSync(`${server.dataDir}/logs/deployments/${ids[0]}.log`), 'older logs are removed');
