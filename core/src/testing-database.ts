@@ -68,7 +68,12 @@ export async function runContainerCommand(docker: Docker, containerId: string, c
       stream.end();
     }
   });
-  const info = await exec.inspect();
+  // The stream can end a moment before the engine records the exit code.
+  let info = await exec.inspect();
+  for (let i = 0; info.Running && i < 100; i++) {
+    await new Promise(r => setTimeout(r, 20));
+    info = await exec.inspect();
+  }
   const exitCode = info.ExitCode ?? -1;
   const stdout = Buffer.concat(out);
   const ok = exitCode === 0 && (!command.expectOutput || command.expectOutput.test(stdout.toString('utf8')));
