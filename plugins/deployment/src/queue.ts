@@ -66,9 +66,16 @@ export class DeploymentQueue {
     if (config.jobs) jobs.every('1 minute', SWEEP_JOB);
   }
 
-  /** Puts a wake-up on the durable queue; whichever worker takes it claims what may run. */
+  /**
+   * Puts a wake-up on the durable queue; whichever worker takes it claims what may run. Never
+   * fails: a lost wake-up only delays the start until the periodic sweep or the next boot.
+   */
   async wake(): Promise<void> {
-    await this.#deps.jobs.now(DISPATCH_JOB, {});
+    try {
+      await this.#deps.jobs.now(DISPATCH_JOB, {});
+    } catch (e) {
+      this.#deps.logger().warn({ err: e }, 'could not queue a deployment wake-up');
+    }
   }
 
   /**
@@ -138,7 +145,7 @@ export class DeploymentQueue {
         return;
       }
       // Another slot may be free too (another host, or a limit above one): wake a second worker.
-      await this.wake().catch(e => this.#deps.logger().warn({ err: e }, 'could not queue a deployment wake-up'));
+      await this.wake();
       await this.#execute(id, running, job);
     }
   }

@@ -36,7 +36,7 @@ export class DeploymentStore implements DeploymentService {
   onCommit(transaction: object): void {
     if (!this.#uncommitted.has(transaction)) return;
     this.#uncommitted.delete(transaction);
-    void this.#queue().wake().catch(() => { /* the periodic sweep starts them */ });
+    void this.#queue().wake();
   }
 
   deployer(targetType: string): Deployer | undefined {
