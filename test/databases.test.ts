@@ -112,6 +112,33 @@ t.test('databases on the real engine', async t => {
   const { client } = await signUpAdmin(server);
   const { body: { project, environment } } = await client.post('project.create', { name: 'Data' });
 
+  t.test('a database gets its file mounts; a mount on its data path is refused at deploy', async t => {
+    const created = await client.post('redis.create', { name: 'with files', environmentId: environment.environmentId, dockerImage: TEST_REDIS_IMAGE, databasePassword: 'Files-pass_1' });
+    const { redisId, appName } = created.body as { redisId: string; appName: string };
+    t.teardown(async () => {
+      await docker.getService(appName).remove().catch(() => undefined);
+      await sleep(1000);
+      await docker.getVolume(`${appName}-data`).remove().catch(() => undefined);
+    });
+    const file = await client.post('mounts.create', { type: 'file', content: 'maxmemory 64mb\n', mountPath: '/etc/berth/extra.conf', serviceType: 'redis', serviceId: redisId });
+    t.equal(file.status, 200, JSON.stringify(file.body));
+    const done = await finished(client, (await client.post('redis.deploy', { redisId })).body.deploymentId);
+    t.equal(done.status, 'done', done.errorMessage ?? '');
+    const [container] = await docker.listContainers({ filters: { label: [`com.docker.swarm.service.name=${appName}`] } });
+    const exec = await docker.getContainer(container!.Id).exec({ Cmd: ['cat', '/etc/berth/extra.conf'], AttachStdout: true, AttachStderr: true });
+    const stream = await exec.start({});
+    const chunks: Buffer[] = [];
+    await new Promise(resolve => { stream.on('data', (c: Buffer) => chunks.push(c)); stream.on('end', resolve); });
+    t.match(Buffer.concat(chunks).toString('utf8'), /maxmemory 64mb/, 'the file is in the container');
+
+    const onData = await client.post('mounts.create', { type: 'volume', volumeName: `extra-${appName}`, mountPath: '/data', serviceType: 'redis', serviceId: redisId });
+    t.equal(onData.status, 200, JSON.stringify(onData.body));
+    const refused = await finished(client, (await client.post('redis.deploy', { redisId })).body.deploymentId);
+    t.equal(refused.status, 'error');
+    t.match(refused.errorMessage, /\/data.*data volume/);
+    t.equal((await client.post('redis.remove', { redisId })).status, 200);
+  });
+
   for (const k of kinds) {
     t.test(`${k.kind}: create → deploy → data → stop → start → changePassword → rebuild → remove`, async t => {
       const id = `${k.kind}Id`;

@@ -36,3 +36,4 @@ export { ensureImage, type ImageIo } from './swarm/images.ts';
 export { execIn, type ExecResult } from './swarm/exec.ts';
 export { databasePlugin } from './databases/plugin.ts';
 export { dataVolumeOf } from './databases/deployer.ts';
+export { toServiceMounts } from './swarm/mounts.ts';

@@ -16,6 +16,8 @@ import { ensureImage } from '../swarm/images.ts';
 import { execIn } from '../swarm/exec.ts';
 import { SwarmRunner } from '../swarm/runner.ts';
 import { swarmSettingsToService } from '../swarm/settings.ts';
+import { toServiceMounts } from '../swarm/mounts.ts';
+import path from 'node:path';
 import type { DatabaseRow } from './entity.ts';
 import type { DatabaseService } from './service.ts';
 
@@ -150,9 +152,10 @@ export class DatabaseDeployer implements Deployer {
     } catch {
       return []; // the mounts plugin is disabled
     }
-    return records.filter(m => m.type !== 'file').map(m => (m.type === 'bind'
-      ? { type: 'bind' as const, source: m.hostPath!, target: m.mountPath }
-      : { type: 'volume' as const, source: m.volumeName!, target: m.mountPath }));
+    // A user mount on the data path would fight the data volume for it.
+    const clash = records.find(m => path.posix.normalize(m.mountPath).replace(/\/+$/, '') === path.posix.normalize(this.#db.driver.dataPath).replace(/\/+$/, ''));
+    if (clash) throw new Error(`The mount at ${clash.mountPath} is where ${this.#db.label} keeps its data volume: mount it elsewhere`);
+    return toServiceMounts(records, path.join(this.#cradle().config.dataDir, 'databases', row.appName, 'files'));
   }
 
   /** The running task's container id, if there is one. */

@@ -1,6 +1,8 @@
 // Every operation of one database kind, the same for all kinds: records through the service,
 // runs (deploy, start, stop, reload, rebuild) through the deploy queue, the rest through the
 // deployer's engine side.
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
 import Type from 'typebox';
 import { router, type ProcedureContext } from '../procedure.ts';
 import { invalidField } from '../errors.ts';
@@ -108,6 +110,7 @@ export function databaseProcedures(db: DatabaseService, deployer: DatabaseDeploy
           await ctx.cradle.mounts.removeForService(kind as never, row.id, em);
         } catch { /* mounts plugin disabled */ }
         await ctx.cradle.deployments.removeFor(kind, row.id, em, { includeActive: true });
+        await rm(path.join(ctx.cradle.config.dataDir, 'databases', row.appName), { recursive: true, force: true });
         await em.remove(row).flush();
         return view;
       },

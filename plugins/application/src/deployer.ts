@@ -3,10 +3,10 @@
 // attachments into a WorkloadService, roll it out on Swarm and wait for the new task.
 // Status: running while deploying; done only once Swarm reports the new task running;
 // error (set by settle) when the run fails, times out or dies with the process.
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import {
-  parseEnv, resolveEnv, swarmSettingsToService,
+  parseEnv, resolveEnv, swarmSettingsToService, toServiceMounts,
   type Cradle, type Deployer, type DeploymentRun, type EntityManager, type MountRecord, type PortRecord, type WorkloadService,
 } from '@berth/core';
 import type Docker from 'dockerode';
@@ -23,9 +23,6 @@ declare module '@berth/core' {
     appBuildError: { applicationId: string; organizationId: string; appName: string; deploymentId: string; error: string; at: string };
   }
 }
-
-/** Path inside the application's directory where file mounts are written. */
-const FILE_PATH = /^(?!.*(?:^|\/)\.\.(?:\/|$))[A-Za-z0-9._/-]+$/;
 
 /** Where an application keeps its files on this host (file mounts); appName is already a strict slug. */
 export const applicationDir = (dataDir: string, appName: string) => path.join(dataDir, 'applications', appName);
@@ -216,20 +213,7 @@ export class ApplicationDeployer implements Deployer {
   /** The workload's mounts as Swarm mounts; file mounts are written under the application's directory first. */
   async #mounts(row: ApplicationRow, cradle: Cradle, run: DeploymentRun): Promise<WorkloadService['mounts']> {
     const records = ((await optional(cradle, 'mounts')?.forServices('application', [row.applicationId], run.em))?.get(row.applicationId) ?? []) as MountRecord[];
-    const filesDir = path.join(applicationDir(cradle.config.dataDir, row.appName), 'files');
-    const out: WorkloadService['mounts'] = [];
-    for (const m of records) {
-      if (m.type === 'bind') out.push({ type: 'bind', source: m.hostPath!, target: m.mountPath });
-      else if (m.type === 'volume') out.push({ type: 'volume', source: m.volumeName!, target: m.mountPath });
-      else {
-        const rel = m.filePath || path.posix.basename(m.mountPath);
-        if (!FILE_PATH.test(rel)) throw new Error(`The file mount ${m.mountId} has an invalid file path`);
-        const file = path.join(filesDir, rel);
-        await mkdir(path.dirname(file), { recursive: true });
-        await writeFile(file, m.content ?? '');
-        out.push({ type: 'bind', source: file, target: m.mountPath, readOnly: true });
-      }
-    }
+    const out = await toServiceMounts(records, path.join(applicationDir(cradle.config.dataDir, row.appName), 'files'));
     if (out.length) run.log(`Mounting ${out.length} mount(s)`);
     return out;
   }

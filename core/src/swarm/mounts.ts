@@ -1,0 +1,27 @@
+// A workload's mount records as Swarm mounts. File mounts are written first, under the
+// workload's own files directory, and bound read-only; bind and volume mounts pass through
+// (the mounts plugin checked their paths and names when they were stored).
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { MountRecord } from '../contracts/attachments.ts';
+import type { ServiceMount } from '../contracts/services.ts';
+
+/** A file's path under the files directory: relative, no `..` segment. */
+const FILE_PATH = /^(?!.*(?:^|\/)\.\.(?:\/|$))[A-Za-z0-9._/-]+$/;
+
+export async function toServiceMounts(records: MountRecord[], filesDir: string): Promise<ServiceMount[]> {
+  const out: ServiceMount[] = [];
+  for (const m of records) {
+    if (m.type === 'bind') out.push({ type: 'bind', source: m.hostPath!, target: m.mountPath });
+    else if (m.type === 'volume') out.push({ type: 'volume', source: m.volumeName!, target: m.mountPath });
+    else {
+      const rel = m.filePath || path.posix.basename(m.mountPath);
+      if (!FILE_PATH.test(rel) || rel.startsWith('/')) throw new Error(`The file mount ${m.mountId} has an invalid file path`);
+      const file = path.resolve(filesDir, rel);
+      await mkdir(path.dirname(file), { recursive: true });
+      await writeFile(file, m.content ?? '');
+      out.push({ type: 'bind', source: file, target: m.mountPath, readOnly: true });
+    }
+  }
+  return out;
+}
