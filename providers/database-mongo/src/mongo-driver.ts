@@ -37,12 +37,13 @@ export class MongoDriver implements DatabaseDriver {
   readonly fields = { databaseName: false, databaseUser: true, databaseRootPassword: false };
   readonly passwordSchema = Type.String({ pattern: MONGO_PASSWORD_PATTERN });
   readonly olderPasswordSchema = Type.String();
+  /** What the image's root user is called when an older client's create leaves databaseUser out. */
+  readonly defaultUser = 'mongo';
   readonly dataPath = '/data/db';
   readonly internalPort = PORT;
 
-  // databaseUser is required at create in both variants (spec), so no defaultUser; a record without one still gets a name.
   #user(c: DatabaseCredentials): string {
-    return c.databaseUser ?? 'mongo';
+    return c.databaseUser ?? this.defaultUser;
   }
 
   #shellEnv(c: DatabaseCredentials): Record<string, string> {

@@ -2,7 +2,7 @@
 // contract's pure checks and the exact service environment and commands, without an engine run.
 import t from 'tap';
 import { driverConformance } from '@berth/core/testing';
-import type { DatabaseCredentials, DatabaseDriver } from '@berth/core';
+import type { DatabaseCredentials } from '@berth/core';
 import { MongoDriver } from '../src/index.ts';
 
 const driver = new MongoDriver();
@@ -19,9 +19,9 @@ t.test('mongo driver (no mongod on these machines: the service spec and commands
     const c: DatabaseCredentials = { databaseName: null, databaseUser: 'admin', databasePassword: 'p@ss:/', databaseRootPassword: null };
     t.same(driver.defaultImage, { current: 'mongo:15', older: 'mongo:15' });
     t.same(driver.fields, { databaseName: false, databaseUser: true, databaseRootPassword: false });
-    t.equal((driver as DatabaseDriver).defaultUser, undefined, 'databaseUser is required at create in both variants');
+    t.equal(driver.defaultUser, 'mongo', 'the user when an older client leaves it out');
     t.same(driver.containerEnv(c), { MONGO_INITDB_ROOT_USERNAME: 'admin', MONGO_INITDB_ROOT_PASSWORD: 'p@ss:/' });
-    t.same(driver.containerEnv({ ...c, databaseUser: null }).MONGO_INITDB_ROOT_USERNAME, 'mongo', 'a record without a user still names one');
+    t.same(driver.containerEnv({ ...c, databaseUser: null }).MONGO_INITDB_ROOT_USERNAME, 'mongo', 'the default user when none is given');
     t.equal(driver.dataPath, '/data/db');
     t.equal(driver.internalPort, 27017);
     t.same(driver.startCommand(), { command: null, args: null });
