@@ -26,7 +26,7 @@ export type { WorkloadService, ServiceMount, ServicePort, SwarmHealthCheck, Swar
 export { mountServiceTypes, type MountServiceType, type MountRecord, type PortRecord, type MountDirectory, type PortDirectory } from './contracts/attachments.ts';
 export type { WorkloadRef, WorkloadResolver } from './contracts/workloads.ts';
 export type { SshKeyVault } from './contracts/ssh-keys.ts';
-export type { DatabaseDriver, DatabaseCredentials, ContainerCommand } from './contracts/database-driver.ts';
+export type { DatabaseDriver, DatabaseCredentials, ContainerCommand, PasswordAccount } from './contracts/database-driver.ts';
 export { parseEnv, resolveEnv, toEnvList, ENV_KEY, type SharedEnv } from './swarm/env.ts';
 export { parseMemory, parseCpu } from './swarm/resources.ts';
 export { toServiceSpec, checkServiceName, checkImage, SERVICE_NAME, IMAGE_REFERENCE, VOLUME_NAME, type ServiceSpec, type ServiceSpecOptions } from './swarm/service-spec.ts';
