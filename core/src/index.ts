@@ -37,3 +37,4 @@ export { execIn, type ExecResult } from './swarm/exec.ts';
 export { databasePlugin } from './databases/plugin.ts';
 export { dataVolumeOf } from './databases/deployer.ts';
 export { toServiceMounts } from './swarm/mounts.ts';
+export { generateAppName } from './naming.ts';

@@ -11,6 +11,7 @@ import { newId } from '../crypto.ts';
 import { conflict, invalidField, notFound } from '../errors.ts';
 import { containing } from '../search.ts';
 import { checkServiceName } from '../swarm/service-spec.ts';
+import { generateAppName } from '../naming.ts';
 import { parseInput } from '../validation.ts';
 import Type from 'typebox';
 import { databaseEntity, type DatabaseRow } from './entity.ts';
@@ -20,11 +21,6 @@ interface Sealed { databasePassword: string; databaseRootPassword: string | null
 type ByAppName = (appName: string, serverId: string | null, em: EntityManager) => Promise<WorkloadRef | null>;
 
 const iso = (d: Date | string) => (d instanceof Date ? d.toISOString() : new Date(d).toISOString());
-
-export function generateAppName(kind: string, name: string): string {
-  const slug = name.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || kind;
-  return `${kind}-${slug}-${randomBytes(3).toString('hex')}`.slice(0, 63);
-}
 
 export class DatabaseService {
   readonly driver: DatabaseDriver;
@@ -133,7 +129,7 @@ export class DatabaseService {
     );
     const serverId = input.serverId ?? null;
     if (serverId) throw invalidField('serverId', 'remote servers are not available yet: leave serverId empty to run on this host');
-    const appName = input.appName ?? generateAppName(this.driver.kind, input.name);
+    const appName = input.appName ?? generateAppName(input.name, this.driver.kind);
     await this.#assertAppNameFree(appName, serverId, em, byAppName);
     const dockerImage = input.dockerImage ?? (older ? this.driver.defaultImage.older : this.driver.defaultImage.current);
     const row = em.create(this.entity, {

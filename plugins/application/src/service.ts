@@ -3,7 +3,7 @@
 // sealed on write and opened only for `one` and for deploys. Engine work is in pipeline.ts.
 import { randomBytes } from 'node:crypto';
 import {
-  checkServiceName, conflict, invalidField, iso, newId, notFound, containing,
+  checkServiceName, conflict, generateAppName, invalidField, iso, newId, notFound, containing,
   type EntityManager, type EnvironmentDirectory, type EnvironmentRef, type SecretBox, type WorkloadRef, type WorkloadResolver, type WorkloadLister,
 } from '@berth/core';
 import { Application, type ApplicationRow } from './entities.ts';
@@ -15,12 +15,6 @@ type ColumnKey = (typeof columnKeys)[number];
 const sealedSet = new Set<string>(sealedKeys);
 const settingSet = new Set<string>(settingKeys);
 const columnSet = new Set<string>(columnKeys);
-
-/** A clean slug of the name plus a random suffix: a valid, almost surely unique appName. */
-export function generateAppName(name: string): string {
-  const slug = name.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 48) || 'app';
-  return `${slug}-${randomBytes(4).toString('hex').slice(0, 6)}`;
-}
 
 export class ApplicationService implements WorkloadLister {
   readonly key = 'applications' as const;
