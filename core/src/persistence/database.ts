@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { PoolConfig } from 'pg';
 import type { BerthConfig } from '../config.ts';
+import { installPinnedQueue, type PinnedQueryQueue } from './pglite-queue.ts';
 
 export interface DatabaseEndpoint {
   /** Connection settings for node-postgres (ORM and Agenda). */
@@ -43,12 +44,24 @@ async function serveEmbedded(dataDir: string, config: BerthConfig, lock: { relea
   // A private directory: the socket is reachable by this user only.
   const socketDir = mkdtempSync(path.join(os.tmpdir(), 'berth-pg-'));
   const server = new PGLiteSocketServer({ db, path: path.join(socketDir, '.s.PGSQL.5432'), maxConnections: 32 });
-  await server.start();
+  // The package's own queue lets pooled connections interleave their statements on the one
+  // PGlite session, and stalls for good after one failure (see pglite-queue.ts).
+  let queue: PinnedQueryQueue;
+  try {
+    queue = installPinnedQueue(server, db, (message, error) => console.error(`[berth] embedded database: ${message}`, error ?? ''));
+    await server.start();
+  } catch (e) {
+    await db.close().catch(() => {});
+    rmSync(socketDir, { recursive: true, force: true });
+    throw e;
+  }
   return {
     pool: { host: socketDir, port: 5432, user: 'postgres', password: 'postgres', database: 'postgres' },
     embedded: true,
     async close() {
       await server.stop();
+      // Detached connections may still be rolling back; let that finish before the database goes.
+      await queue.close();
       await db.close();
       rmSync(socketDir, { recursive: true, force: true });
       lock.release();
