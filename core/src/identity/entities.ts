@@ -19,6 +19,8 @@ export const User = defineEntity({
     /** TOTP secret, sealed with the SecretBox. */
     twoFactorSecret: p.text().nullable().hidden(),
     twoFactorEnabled: p.boolean().default(false),
+    /** The TOTP time step of the last accepted login code: a code is good once. */
+    twoFactorLastStep: p.bigint('number').nullable().hidden(),
     defaultOrganizationId: p.string().length(32).nullable(),
     createdAt: createdAt(),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),

@@ -25,4 +25,14 @@ class IdentityInit extends Migration {
   }
 }
 
-export const identityMigrations = [{ name: 'Migration20261122000000_core_identity', class: IdentityInit }];
+/** The last TOTP time step a user signed in with: a code is accepted once, never replayed within its window. */
+class TwoFactorLastStep extends Migration {
+  override async up(): Promise<void> {
+    this.addSql('alter table "users" add column "two_factor_last_step" bigint null;');
+  }
+}
+
+export const identityMigrations = [
+  { name: 'Migration20261122000000_core_identity', class: IdentityInit },
+  { name: 'Migration20261123120000_core_identity_totp_step', class: TwoFactorLastStep },
+];

@@ -139,12 +139,15 @@ export class IdentityService {
     const pending = await em.findOne(Session, { userId, kind: 'pending2fa', expiresAt: { $gt: new Date() } }, { orderBy: { createdAt: 'desc' } });
     if (!pending) throw unauthorized('No pending two-factor login for this account; log in with the password first');
     const user = await em.findOneOrFail(User, { id: userId });
-    if (!user.twoFactorEnabled || !user.twoFactorSecret || !(await checkTotp(this.#secrets.decrypt(user.twoFactorSecret), pin))) {
+    const step = user.twoFactorEnabled && user.twoFactorSecret ? await totpStep(this.#secrets.decrypt(user.twoFactorSecret), pin) : null;
+    // A code already used to sign in (or an older one) is refused, even inside its 30 s window.
+    if (step === null || (user.twoFactorLastStep != null && step <= user.twoFactorLastStep)) {
       pending.attempts += 1;
       if (pending.attempts >= MAX_2FA_ATTEMPTS) em.remove(pending);
       await em.flush();
       throw unauthorized('Invalid two-factor code');
     }
+    user.twoFactorLastStep = step;
     em.remove(pending);
     await em.flush();
     return this.#signIn(userId, 'session');
@@ -430,10 +433,19 @@ export class IdentityService {
 /** Two-factor codes are rare: the TOTP library is loaded on first use, not at boot. */
 const otp = () => import('otpauth');
 
-async function checkTotp(base32: string, pin: string): Promise<boolean> {
+const PERIOD = 30;
+
+/** The time step the code belongs to (now ± one step), or null when it matches none. */
+async function totpStep(base32: string, pin: string): Promise<number | null> {
   const OTPAuth = await otp();
-  const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(base32), digits: 6, period: 30, algorithm: 'SHA1' });
-  return totp.validate({ token: pin.trim(), window: 1 }) !== null;
+  const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(base32), digits: 6, period: PERIOD, algorithm: 'SHA1' });
+  const now = Date.now();
+  const delta = totp.validate({ token: pin.trim(), window: 1, timestamp: now });
+  return delta === null ? null : Math.floor(now / 1000 / PERIOD) + delta;
+}
+
+async function checkTotp(base32: string, pin: string): Promise<boolean> {
+  return (await totpStep(base32, pin)) !== null;
 }
 
 export const toUserView = (u: UserRow): UserView => ({

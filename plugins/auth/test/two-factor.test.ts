@@ -37,6 +37,24 @@ function totp(base32Secret: string, atMs = Date.now(), digits = 6): string {
   return String(code).padStart(digits, '0');
 }
 
+/**
+ * A code for a login: the server takes each time step's code once and never an older one, so
+ * successive logins use successive steps (waiting for the next one when both acceptable steps,
+ * now and now + 1, are used up).
+ */
+let lastLoginStep = -1;
+async function loginPin(secret: string): Promise<string> {
+  for (;;) {
+    const now = Math.floor(Date.now() / 30_000);
+    const step = Math.max(now, lastLoginStep + 1);
+    if (step <= now + 1) {
+      lastLoginStep = step;
+      return totp(secret, step * 30_000 + 15_000);
+    }
+    await new Promise(r => setTimeout(r, 500));
+  }
+}
+
 /** A six-digit code that is wrong for every step the server may accept (the current one ± 1). */
 function wrongPin(secret: string): string {
   const valid = new Set([-30_000, 0, 30_000].map(d => totp(secret, Date.now() + d)));
@@ -125,7 +143,7 @@ t.test('two-factor login', async t => {
     t.same(wrong.body.issues, []);
     t.equal(wrong.body.token, undefined);
 
-    const right = await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin: totp(secret) });
+    const right = await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin: await loginPin(secret) });
     t.equal(right.status, 200, 'the current code completes the login');
     t.match(right.body, { token: String, is2FAEnabled: true, id: admin.userId, organizationId: admin.organizationId, user: { email: EMAIL, rol: 'admin' } });
     const mine = await anon.get('auth.get', {}, { token: right.body.token });
@@ -134,6 +152,17 @@ t.test('two-factor login', async t => {
 
     const replay = await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin: totp(secret) });
     t.equal(replay.status, 401, 'the pending login is used up: no second token from it');
+  });
+
+  await t.test('a code is good for one login: replaying it, even within its 30 s, is refused', async t => {
+    t.equal((await login()).body.token, null);
+    const pin = await loginPin(secret);
+    t.equal((await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin })).status, 200);
+    t.equal((await login()).body.token, null, 'a new pending login');
+    const again = await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin });
+    t.equal(again.status, 401, 'the same code is refused');
+    const next = await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin: await loginPin(secret) });
+    t.equal(next.status, 200, 'the next step\'s code completes it');
   });
 
   await t.test('verifyLogin2FA without a pending login is 401', async t => {
@@ -147,7 +176,7 @@ t.test('two-factor login', async t => {
   await t.test('five wrong pins end the pending login; four do not', async t => {
     t.equal((await login()).body.token, null);
     for (let i = 1; i <= 4; i++) t.equal((await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin: wrongPin(secret) })).status, 401, `wrong pin ${i}`);
-    const fifthTry = await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin: totp(secret) });
+    const fifthTry = await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin: await loginPin(secret) });
     t.equal(fifthTry.status, 200, 'after four wrong pins the right one still works');
 
     t.equal((await login()).body.token, null);
@@ -157,7 +186,7 @@ t.test('two-factor login', async t => {
     t.equal(late.body.token, undefined);
 
     t.equal((await login()).body.token, null, 'a new login starts over');
-    const fresh = await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin: totp(secret) });
+    const fresh = await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin: await loginPin(secret) });
     t.equal(fresh.status, 200);
     t.type(fresh.body.token, 'string');
   });
@@ -168,7 +197,7 @@ t.test('two-factor login', async t => {
     t.equal((await login()).body.token, null, 'the admin has a pending login');
     const other = await anon.post('auth.verifyLogin2FA', { id: created.body.userId, pin: totp(secret) });
     t.equal(other.status, 401, 'the admin\'s code is no use for another account without a pending login');
-    t.equal((await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin: totp(secret) })).status, 200);
+    t.equal((await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin: await loginPin(secret) })).status, 200);
   });
 
   await t.test('disable2FA: login answers a token directly again', async t => {
