@@ -38,3 +38,4 @@ export { databasePlugin } from './databases/plugin.ts';
 export { dataVolumeOf } from './databases/deployer.ts';
 export { toServiceMounts } from './swarm/mounts.ts';
 export { generateAppName } from './naming.ts';
+export { HostPorts, type PortHold, type PortHolder } from './contracts/host-ports.ts';

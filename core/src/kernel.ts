@@ -18,6 +18,7 @@ import { identityMigrations } from './identity/migrations.ts';
 import { IdentityService } from './identity/service.ts';
 import { LocalContainerHosts } from './hosts/local-engine.ts';
 import { BuilderRegistry } from './contracts/builders.ts';
+import { HostPorts } from './contracts/host-ports.ts';
 import { loadPlugins, type LoadedPlugin } from './loader.ts';
 import type { BerthHost, PluginInfo } from './plugin.ts';
 import { credentials, mountProcedures } from './transport/http.ts';
@@ -86,6 +87,7 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
       openapi: asValue(() => app.swagger()),
       hosts: asClass(LocalContainerHosts).singleton(),
       builders: asValue(new BuilderRegistry()),
+      hostPorts: asValue(new HostPorts()),
     });
 
     const entities: EntitySchema<any, any>[] = [...identityEntities];

@@ -18,7 +18,7 @@ export function databasePlugin(driver: DatabaseDriver, options: { version: strin
     dependencies: ['environment', 'deployment'],
     setup(berth) {
       const cradle = () => berth.container.cradle;
-      const db = new DatabaseService(driver, () => cradle().secrets, () => cradle().environments);
+      const db = new DatabaseService(driver, () => cradle().secrets, () => cradle().environments, () => cradle().hostPorts);
       const deployer = new DatabaseDeployer(db, cradle);
       berth.entities(db.entity);
       berth.migrations(...databaseMigrations(driver.kind));
@@ -26,6 +26,7 @@ export function databasePlugin(driver: DatabaseDriver, options: { version: strin
       if (Object.hasOwn(EnvironmentFields.properties, driver.kind)) throw new Error(`Database kind "${driver.kind}" would hide the environment's own field of that name`);
       berth.workloads.register({ key: driver.kind, list: (ids, em) => db.list(ids, em) });
       berth.workloads.addResolver(db.resolver);
+      cradle().hostPorts.add({ holds: (port, protocol, serverId, em) => (protocol === 'tcp' ? db.portHolds(port, serverId, em) : Promise.resolve([])) });
       cradle().deployments.register(deployer);
       berth.procedures(...databaseProcedures(db, deployer, databaseSchemas(driver)));
     },

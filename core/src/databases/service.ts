@@ -6,6 +6,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { DatabaseCredentials, DatabaseDriver } from '../contracts/database-driver.ts';
 import type { EnvironmentDirectory, EnvironmentRef } from '../contracts/projects.ts';
 import type { WorkloadRef, WorkloadResolver } from '../contracts/workloads.ts';
+import type { HostPorts } from '../contracts/host-ports.ts';
 import type { SecretBox } from '../crypto.ts';
 import { newId } from '../crypto.ts';
 import { conflict, invalidField, notFound } from '../errors.ts';
@@ -29,7 +30,10 @@ export class DatabaseService {
   readonly #secrets: () => SecretBox;
   readonly #environments: () => EnvironmentDirectory;
 
-  constructor(driver: DatabaseDriver, secrets: () => SecretBox, environments: () => EnvironmentDirectory) {
+  readonly #hostPorts: () => HostPorts;
+
+  constructor(driver: DatabaseDriver, secrets: () => SecretBox, environments: () => EnvironmentDirectory, hostPorts: () => HostPorts) {
+    this.#hostPorts = hostPorts;
     this.driver = driver;
     this.entity = databaseEntity(driver.kind);
     this.idKey = `${driver.kind}Id`;
@@ -106,13 +110,15 @@ export class DatabaseService {
 
   async #assertPortFree(port: number | null, serverId: string | null, em: EntityManager, self?: string): Promise<void> {
     if (port === null) return;
-    // Every kind's table is checked through the same SQL, by the tables the kit created.
-    const tables = await em.execute<{ table_name: string }[]>(`select table_name from information_schema.tables where table_schema = current_schema() and table_name like 'db\\_%'`);
-    for (const { table_name } of tables) {
-      if (!/^db_[a-z][a-z0-9]*$/.test(table_name)) continue;
-      const [hit] = await em.execute<{ id: string }[]>(`select id from "${table_name}" where external_port = ? and coalesce(server_id, '') = ? and id <> ?`, [port, serverId ?? '', self ?? '']);
-      if (hit) throw conflict(`externalPort ${port} is already used by another database on this host`);
-    }
+    // Every holder of host ports answers: other databases of any kind, applications' published ports.
+    const holds = (await this.#hostPorts().holdsExcept('', port, 'tcp', serverId, em)).filter(h => !(h.kind === this.driver.kind && h.id === self));
+    if (holds.length) throw conflict(`externalPort ${port} is already used on this host`);
+  }
+
+  /** The databases of this kind holding the port on the host (as a HostPorts holder). */
+  async portHolds(port: number, serverId: string | null, em: EntityManager): Promise<{ kind: string; id: string }[]> {
+    const rows = await em.find(this.entity, { externalPort: port, serverId } as never) as DatabaseRow[];
+    return rows.map(r => ({ kind: this.driver.kind, id: r.id }));
   }
 
   async create(input: Record<string, any>, organizationId: string, em: EntityManager, byAppName: ByAppName): Promise<Record<string, unknown>> {

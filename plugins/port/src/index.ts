@@ -13,7 +13,9 @@ export default definePlugin({
       workloads: berth.workloads,
       // Port 0 means an ephemeral port chosen at listen time: nothing to reserve.
       reservedLocalPorts: () => (berth.config.port ? [berth.config.port] : []),
+      hostPorts: () => berth.container.cradle.hostPorts,
     });
+    berth.container.cradle.hostPorts.add(ports);
     berth.entities(...portEntities);
     berth.migrations(...portMigrations);
     berth.provide({ ports: asValue(ports) });

@@ -7,7 +7,7 @@
 // protocol), whoever owns it. Two host-mode ports of different applications may share a
 // number (Swarm places their tasks on different nodes); of one application they may not.
 import {
-  conflict, newId, notFound,
+  conflict, newId, notFound, type HostPorts, type PortHold,
   type EntityManager, type PortDirectory, type PortRecord, type WorkloadRegistry,
 } from '@berth/core';
 import { Port, type PortRow } from './entities.ts';
@@ -21,15 +21,25 @@ export interface PortServiceDeps {
   workloads: WorkloadRegistry;
   /** TCP ports of the local host that Berth itself holds (its API), never given to an application. */
   reservedLocalPorts?: () => number[];
+  /** The host's other port holders (databases' external ports). */
+  hostPorts?: () => HostPorts;
 }
 
 export class PortService implements PortDirectory {
   readonly #workloads: WorkloadRegistry;
   readonly #reserved: () => number[];
+  readonly #hostPorts: (() => HostPorts) | undefined;
 
   constructor(deps: PortServiceDeps) {
     this.#workloads = deps.workloads;
     this.#reserved = deps.reservedLocalPorts ?? (() => []);
+    this.#hostPorts = deps.hostPorts;
+  }
+
+  /** The ports published on the host (as a HostPorts holder). */
+  async holds(port: number, protocol: 'tcp' | 'udp', serverId: string | null, em: EntityManager): Promise<PortHold[]> {
+    const rows = await em.find(Port, { publishedPort: port, protocol, serverId });
+    return rows.map(r => ({ kind: 'port', id: r.portId }));
   }
 
   // ------------------------------------------------------------ PortDirectory
@@ -92,6 +102,8 @@ export class PortService implements PortDirectory {
     const same = await em.find(Port, { publishedPort: m.publishedPort, protocol: m.protocol, serverId });
     const clash = same.find(o => o.portId !== self && (o.publishMode === 'ingress' || m.publishMode === 'ingress' || o.applicationId === applicationId));
     if (clash) throw conflict(`${name} is already published ${clash.applicationId === applicationId ? 'by this application' : 'on this host'}`);
+    const others = await this.#hostPorts?.().holdsExcept('port', m.publishedPort, m.protocol, serverId, em);
+    if (others?.length) throw conflict(`${name} is already used on this host (by a database's external port)`);
   }
 
   async #find(portId: string, organizationId: string, em: EntityManager): Promise<PortRow> {
