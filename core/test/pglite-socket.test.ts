@@ -27,19 +27,34 @@ async function clients(t: { teardown(fn: () => unknown): void }, endpoint: Datab
   return list;
 }
 
-/** Each client runs its own parameterized statements, of its own shape, back to back with the others. */
+/**
+ * Each client runs its own parameterized statements, of its own shape, back to back with the
+ * others; every third client writes in short transactions, as the ORM does, so the others'
+ * messages pile up behind them. A large parameter now and then makes a batch reach the
+ * server in several reads. Needs the table `ledger`.
+ */
 async function hammer(list: pg.Client[], rounds: number) {
   const wrong: string[] = [];
   await Promise.all(list.map(async (c, k) => {
     for (let i = 0; i < rounds; i++) {
-      const res = k % 2 === 0
-        ? await c.query('select $1::int as n, $2::text as who', [i, `client-${k}`])
-        : await c.query('select $1::text as who, $2::int * 2 as twice, generate_series(1, $3::int) as s', [`client-${k}`, i, k]);
+      const size = i % 3 === 0 ? 100_000 + k : k;
+      if (k % 3 === 2) {
+        await c.query('begin');
+        const res = await c.query('insert into ledger (note) values ($1) returning note, length(note) as size', [`client-${k}-${i}-${'z'.repeat(size)}`]);
+        await c.query('commit');
+        if (res.rows.length !== 1 || !res.rows[0].note.startsWith(`client-${k}-${i}-`) || res.rows[0].size !== `client-${k}-${i}-`.length + size) {
+          wrong.push(`client ${k} round ${i}: ${JSON.stringify(res.rows).slice(0, 200)}`);
+        }
+        continue;
+      }
+      const res = k % 3 === 0
+        ? await c.query('select $1::int as n, $2::text as who, length($3::text) as size', [i, `client-${k}`, 'x'.repeat(size)])
+        : await c.query('select $1::text as who, $2::int * 2 as twice, length($4::text) as size, generate_series(1, $3::int) as s', [`client-${k}`, i, k, 'y'.repeat(size)]);
       const row = res.rows[0];
-      const ok = k % 2 === 0
+      const ok = row?.size === size && (k % 3 === 0
         ? res.rows.length === 1 && row.n === i && row.who === `client-${k}`
-        : res.rows.length === k && row.who === `client-${k}` && row.twice === i * 2;
-      if (!ok) wrong.push(`client ${k} round ${i}: ${JSON.stringify(res.rows)}`);
+        : res.rows.length === k && row.who === `client-${k}` && row.twice === i * 2);
+      if (!ok) wrong.push(`client ${k} round ${i}: ${JSON.stringify(res.rows).slice(0, 200)}`);
     }
   }));
   return wrong;
@@ -169,6 +184,7 @@ t.test('a failure inside PGlite fails that connection only; the queue keeps goin
   const endpoint = { pool: { host: dir, port: 5432, user: 'postgres', password: 'postgres', database: 'postgres' } } as DatabaseEndpoint;
 
   const [victim, ...others] = await clients(t, endpoint, 4);
+  await victim!.query('create table ledger (id serial primary key, note text not null)');
   // Fault injection at the boundary the issue describes: the next Parse of this statement throws.
   const original = db.execProtocolRawStream.bind(db);
   let injected = false;
