@@ -195,6 +195,9 @@ t.test('databases on the real engine', async t => {
       t.equal(await conn.read(), null, 'rebuild starts from an empty data volume');
       await conn.close();
 
+      const history = await client.get('deployment.allByType', { type: k.kind, id: dbId });
+      t.equal(history.status, 200);
+      t.same(history.body.map((d: { action: string }) => d.action), ['rebuild', 'start', 'stop', 'deploy'], 'its deployments are recorded, newest first');
       const removed = await client.post(`${k.kind}.remove`, { [id]: dbId });
       t.equal(removed.status, 200);
       t.equal(await docker.getService(appName).inspect().then(() => 'present', () => 'gone'), 'gone', 'no service');

@@ -3,8 +3,8 @@ import { Type, schema, type Static } from '@berth/core';
 
 const { NonEmpty } = schema;
 
-/** The target types the peer's deployment.allByType accepts. */
-export const listableTypes = ['application', 'compose', 'server', 'schedule', 'previewDeployment', 'backup', 'volumeBackup'] as const;
+/** The target types the peer's deployment.allByType accepts, and the database kinds, whose deployments Berth records too. */
+export const listableTypes = ['application', 'compose', 'server', 'schedule', 'previewDeployment', 'backup', 'volumeBackup', 'postgres', 'mysql', 'mariadb', 'mongo', 'redis'] as const;
 
 export const ApplicationIdInput = Type.Object({ applicationId: NonEmpty() });
 export const ComposeIdInput = Type.Object({ composeId: NonEmpty() });
