@@ -1,7 +1,7 @@
 // The strict shapes of what a mount hands to the host: bind sources, volume names, file
 // paths under the workload's files directory, and paths inside the container. Checked on the
 // record as it will be stored, so an update cannot leave a mount its type cannot use.
-import { badRequest, type Issue } from '@berth/core';
+import { badRequest, type Issue, type MountRecord } from '@berth/core';
 
 export const HOST_PATH = /^\/[A-Za-z0-9._/-]*$/;
 export const VOLUME_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}$/;
@@ -34,14 +34,7 @@ export interface MountShape {
 }
 
 /** A mount as it is stored: the fields its type does not use are null. */
-export interface StoredMount {
-  type: 'bind' | 'volume' | 'file';
-  hostPath: string | null;
-  volumeName: string | null;
-  filePath: string | null;
-  content: string | null;
-  mountPath: string;
-}
+export type StoredMount = Pick<MountRecord, 'type' | 'hostPath' | 'volumeName' | 'filePath' | 'content' | 'mountPath'>;
 
 export interface MountRules {
   /** Further trees a bind mount may not reach (Berth's own data directory, with every workload's files and the secret key). */
