@@ -174,11 +174,12 @@ t.test('the embedded database over its socket', async t => {
   });
 });
 
-t.test('a failure inside PGlite fails that connection only; the queue keeps going', async t => {
+t.test('a failure inside PGlite fails that connection only; the queue keeps going; a stall is reported', async t => {
   const db = await PGlite.create();
   const dir = t.testdir();
   const server = new PGLiteSocketServer({ db, path: path.join(dir, '.s.PGSQL.5432'), maxConnections: 8 });
-  const queue = installPinnedQueue(server, db);
+  const logs: string[] = [];
+  const queue = installPinnedQueue(server, db, { log: message => logs.push(message), stallWarningMs: 300 });
   await server.start();
   t.teardown(async () => { await server.stop(); await queue.close(); await db.close(); });
   const endpoint = { pool: { host: dir, port: 5432, user: 'postgres', password: 'postgres', database: 'postgres' } } as DatabaseEndpoint;
@@ -202,6 +203,16 @@ t.test('a failure inside PGlite fails that connection only; the queue keeps goin
   const [fresh] = await clients(t, endpoint, 1);
   t.equal((await within(fresh!.query('select $1::int as n', [7]), 10_000, 'a new connection')).rows[0].n, 7, 'a new connection is answered');
   t.equal(queue.getQueueLength(), 0);
+  t.match(logs.join('\n'), /message from handler #\d+ failed/, 'the failure is logged');
+
+  // A transaction that waits on another connection never ends on one session (pglite#985): say so.
+  const [holder, waiter] = await clients(t, endpoint, 2);
+  await holder!.query('begin');
+  const waited = waiter!.query('select $1::int as n', [1]);
+  await new Promise(r => setTimeout(r, 700));
+  t.match(logs.join('\n'), /connection #\d+ has held the session for 0.3 s .* while \d+ message\(s\) of other connections wait/, 'the stall is logged');
+  await holder!.query('commit');
+  t.equal((await within(waited, 10_000, 'the waiting connection')).rows[0].n, 1, 'the waiting connection runs after the commit');
 });
 
 t.test('the wrapper refuses a server without the queue it replaces', async t => {

@@ -48,7 +48,7 @@ async function serveEmbedded(dataDir: string, config: BerthConfig, lock: { relea
   // PGlite session, and stalls for good after one failure (see pglite-queue.ts).
   let queue: PinnedQueryQueue;
   try {
-    queue = installPinnedQueue(server, db, (message, error) => console.error(`[berth] embedded database: ${message}`, error ?? ''));
+    queue = installPinnedQueue(server, db, { log: (message, error) => console.error(`[berth] embedded database: ${message}`, error ?? '') });
     await server.start();
   } catch (e) {
     await db.close().catch(() => {});

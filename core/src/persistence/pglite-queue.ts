@@ -20,6 +20,13 @@ const SYNC = 0x53; // 'S'
 const EXTENDED = new Set([0x50, 0x42, 0x44, 0x45, 0x43, 0x48]);
 const SYNC_MESSAGE = new Uint8Array([SYNC, 0, 0, 0, 4]);
 
+export interface PinnedQueueOptions {
+  /** Where failures and stalls are reported (never SQL text or data). */
+  log?: (message: string, error?: unknown) => void;
+  /** How long others may wait on an idle owner before the log says why they wait; default 10 s. */
+  stallWarningMs?: number;
+}
+
 interface Entry {
   handlerId: number;
   /** A protocol message, or null for "this handler is gone: give the session back". */
@@ -38,6 +45,7 @@ interface Entry {
 export class PinnedQueryQueue {
   readonly #db: PGlite;
   readonly #log: (message: string, error?: unknown) => void;
+  readonly #stallWarningMs: number;
   #queue: Entry[] = [];
   /** The handler that owns the session; null = the next message in line may run. */
   #owner: number | null = null;
@@ -49,10 +57,12 @@ export class PinnedQueryQueue {
   /** The current (or last) run through the queue, for close() to wait on. */
   #running: Promise<void> = Promise.resolve();
   #closed = false;
+  #stallTimer: NodeJS.Timeout | undefined;
 
-  constructor(db: PGlite, log: (message: string, error?: unknown) => void = () => {}) {
+  constructor(db: PGlite, options: PinnedQueueOptions = {}) {
     this.#db = db;
-    this.#log = log;
+    this.#log = options.log ?? (() => {});
+    this.#stallWarningMs = options.stallWarningMs ?? 10_000;
   }
 
   /** Called by a connection handler for each complete message; resolves with the bytes answered. */
@@ -94,6 +104,7 @@ export class PinnedQueryQueue {
   /** Refuse new messages, drop the waiting ones and wait for the running one: call before closing the database. */
   async close(): Promise<void> {
     this.#closed = true;
+    clearTimeout(this.#stallTimer);
     for (const entry of this.#queue.splice(0)) {
       if (entry.message) entry.reject(new Error('Database closing'));
       else entry.resolve(0);
@@ -123,7 +134,25 @@ export class PinnedQueryQueue {
       // between. (A flag, not the promise: with nothing to run this happens before #kick
       // has even stored the promise.)
       this.#busy = false;
+      if (this.#queue.length && this.#owner !== null) this.#watchStall();
     }
+  }
+
+  /**
+   * Others wait while the owner is idle in a transaction. If the owner is itself waiting for
+   * one of them (a transaction that awaits a statement on another pooled connection), that
+   * never ends: PGlite has one session. Say so in the log rather than hang in silence.
+   */
+  #watchStall(): void {
+    if (this.#stallTimer) return;
+    const owner = this.#owner;
+    this.#stallTimer = setTimeout(() => {
+      if (this.#owner === owner && this.#queue.length) {
+        this.#log(`connection #${owner} has held the session for ${this.#stallWarningMs / 1000} s (open transaction or unfinished batch) while ${this.#queue.length} message(s) of other connections wait; `
+          + 'code that waits on another connection inside a transaction cannot finish on the embedded database');
+      }
+    }, this.#stallWarningMs);
+    this.#stallTimer.unref();
   }
 
   /** The owner's next message; with no owner, whoever is first. A release is harmless for a non-owner, so it never waits. */
@@ -135,6 +164,8 @@ export class PinnedQueryQueue {
   }
 
   async #run(entry: Entry): Promise<void> {
+    clearTimeout(this.#stallTimer);
+    this.#stallTimer = undefined;
     const { handlerId, message } = entry;
     if (!message) {
       if (this.#owner === handlerId) await this.#releaseSession(`handler #${handlerId} disconnected`);
@@ -205,7 +236,7 @@ function simpleQuery(sql: string): Uint8Array {
  * when the installed pglite-socket is not the release this queue was checked against, or
  * its server no longer has the queue where 0.2.17 keeps it.
  */
-export function installPinnedQueue(server: PGLiteSocketServer, db: PGlite, log?: (message: string, error?: unknown) => void): PinnedQueryQueue {
+export function installPinnedQueue(server: PGLiteSocketServer, db: PGlite, options?: PinnedQueueOptions): PinnedQueryQueue {
   const installed = installedPgliteSocketVersion();
   if (installed !== PGLITE_SOCKET_VERSION) {
     throw new Error(`The embedded database's query queue was written for @electric-sql/pglite-socket ${PGLITE_SOCKET_VERSION}, but ${installed} is installed: `
@@ -217,7 +248,7 @@ export function installPinnedQueue(server: PGLiteSocketServer, db: PGlite, log?:
   if (!current || methods.some(m => typeof current[m] !== 'function')) {
     throw new Error(`@electric-sql/pglite-socket ${installed}: the server has no queryQueue with ${methods.join(', ')}; core/src/persistence/pglite-queue.ts no longer fits it`);
   }
-  const queue = new PinnedQueryQueue(db, log);
+  const queue = new PinnedQueryQueue(db, options);
   target.queryQueue = queue as unknown as Record<string, unknown>;
   return queue;
 }
