@@ -69,11 +69,16 @@ export class DeploymentStore implements DeploymentService {
       finishedAt: null,
     });
     await em.flush();
-    // The record is the durable queue entry; if this wake-up is lost, the periodic sweep or the next boot starts it.
-    await this.#queue().wake();
-    // Inside the caller's transaction the record is not visible yet: wake again at the commit.
+    // The record is the durable queue entry; if a wake-up is lost, the periodic sweep or the next boot starts it.
     const transaction = em.isInTransaction() ? em.getTransactionContext<object>() : undefined;
-    if (transaction) this.#uncommitted.add(transaction);
+    if (transaction) {
+      // Inside the caller's transaction the record is not visible yet: wake at the commit. Waiting
+      // here for a wake-up written on another connection would deadlock a single-session database
+      // (the embedded one), whose other connections wait for this transaction to end.
+      this.#uncommitted.add(transaction);
+    } else {
+      await this.#queue().wake();
+    }
     return toRecord(row);
   }
 
