@@ -39,3 +39,4 @@ export { dataVolumeOf } from './databases/deployer.ts';
 export { toServiceMounts } from './swarm/mounts.ts';
 export { generateAppName } from './naming.ts';
 export { HostPorts, type PortHold, type PortHolder } from './contracts/host-ports.ts';
+export { optionalService, placementOf, type Placement } from './workload-views.ts';

@@ -17,6 +17,7 @@ import { execIn } from '../swarm/exec.ts';
 import { SwarmRunner } from '../swarm/runner.ts';
 import { swarmSettingsToService } from '../swarm/settings.ts';
 import { toServiceMounts } from '../swarm/mounts.ts';
+import { optionalService } from '../workload-views.ts';
 import path from 'node:path';
 import type { DatabaseRow } from './entity.ts';
 import type { DatabaseService } from './service.ts';
@@ -146,12 +147,7 @@ export class DatabaseDeployer implements Deployer {
   async #userMounts(row: DatabaseRow, em: EntityManager): Promise<WorkloadService['mounts']> {
     const kind = this.#db.driver.kind;
     if (!(mountServiceTypes as readonly string[]).includes(kind)) return [];
-    let records: MountRecord[] = [];
-    try {
-      records = (await this.#cradle().mounts.forServices(kind as (typeof mountServiceTypes)[number], [row.id], em)).get(row.id) ?? [];
-    } catch {
-      return []; // the mounts plugin is disabled
-    }
+    const records: MountRecord[] = (await optionalService(this.#cradle(), 'mounts')?.forServices(kind as (typeof mountServiceTypes)[number], [row.id], em))?.get(row.id) ?? [];
     // A user mount on the data path would fight the data volume for it.
     const clash = records.find(m => path.posix.normalize(m.mountPath).replace(/\/+$/, '') === path.posix.normalize(this.#db.driver.dataPath).replace(/\/+$/, ''));
     if (clash) throw new Error(`The mount at ${clash.mountPath} is where ${this.#db.label} keeps its data volume: mount it elsewhere`);

@@ -8,6 +8,8 @@ import { router, type ProcedureContext } from '../procedure.ts';
 import { invalidField } from '../errors.ts';
 import { Ok } from '../schema.ts';
 import type { Cradle } from '../container.ts';
+import { mountServiceTypes, type MountServiceType } from '../contracts/attachments.ts';
+import { optionalService, placementOf } from '../workload-views.ts';
 import type { DatabaseSchemas } from './schemas.ts';
 import type { DatabaseService } from './service.ts';
 import type { DatabaseDeployer } from './deployer.ts';
@@ -22,6 +24,8 @@ const Queued = Type.Object({ deploymentId: Type.String(), status: Type.String(),
 
 export function databaseProcedures(db: DatabaseService, deployer: DatabaseDeployer, s: DatabaseSchemas) {
   const { kind, label } = db.driver;
+  // Only the kinds the mounts plugin knows can have user mounts (a third party's kind cannot yet).
+  const mountable = (mountServiceTypes as readonly string[]).includes(kind);
   const r = router(kind);
   const idOf = (i: Record<string, unknown>) => i[s.idKey] as string;
   const scope = (ctx: ProcedureContext) => ({ organizationId: ctx.principal.organizationId, em: ctx.cradle.em });
@@ -69,20 +73,13 @@ export function databaseProcedures(db: DatabaseService, deployer: DatabaseDeploy
       async handler(i: unknown, ctx) {
         const { organizationId, em } = scope(ctx);
         const row = await db.find(idOf(i as Record<string, unknown>), organizationId, em);
-        const environment = await ctx.cradle.environments.get(row.environmentId, organizationId, em);
-        const [project] = await em.execute<{ name: string }[]>('select name from projects where project_id = ? and organization_id = ?', [environment.projectId, organizationId]);
-        let mounts: unknown[] = [];
-        try {
-          mounts = (await ctx.cradle.mounts.forServices(kind as never, [row.id], em)).get(row.id) ?? [];
-        } catch { /* mounts plugin disabled, or a kind mounts do not know */ }
+        const environment = await placementOf(ctx.cradle, row.environmentId, organizationId, em);
+        const mounts = mountable ? ((await optionalService(ctx.cradle, 'mounts')?.forServices(kind as MountServiceType, [row.id], em))?.get(row.id) ?? []) : [];
         const creds = db.credentialsOf(row);
         const publicHost = ctx.cradle.config.publicUrl ? new URL(ctx.cradle.config.publicUrl).hostname : 'localhost';
         return {
           ...db.view(row),
-          environment: {
-            environmentId: environment.environmentId, name: environment.name, projectId: environment.projectId, isDefault: environment.isDefault,
-            project: { projectId: environment.projectId, name: project?.name ?? '' },
-          },
+          environment,
           mounts, backups: [],
           internalConnectionUrl: db.driver.connectionUrl(creds, row.appName, db.driver.internalPort),
           externalConnectionUrl: row.externalPort ? db.driver.connectionUrl(creds, publicHost, row.externalPort) : null,
@@ -106,9 +103,7 @@ export function databaseProcedures(db: DatabaseService, deployer: DatabaseDeploy
         const view = db.view(row);
         await ctx.cradle.deployments.cancelFor(kind, row.id, em);
         await deployer.removeAll(row);
-        try {
-          await ctx.cradle.mounts.removeForService(kind as never, row.id, em);
-        } catch { /* mounts plugin disabled */ }
+        if (mountable) await optionalService(ctx.cradle, 'mounts')?.removeForService(kind as MountServiceType, row.id, em);
         await ctx.cradle.deployments.removeFor(kind, row.id, em, { includeActive: true });
         await rm(path.join(ctx.cradle.config.dataDir, 'databases', row.appName), { recursive: true, force: true });
         await em.remove(row).flush();

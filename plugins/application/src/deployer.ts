@@ -6,7 +6,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import {
-  parseEnv, resolveEnv, swarmSettingsToService, toServiceMounts,
+  optionalService, parseEnv, resolveEnv, swarmSettingsToService, toServiceMounts,
   type Cradle, type Deployer, type DeploymentRun, type EntityManager, type MountRecord, type PortRecord, type WorkloadService,
 } from '@berth/core';
 import type Docker from 'dockerode';
@@ -126,7 +126,7 @@ export class ApplicationDeployer implements Deployer {
     }
 
     const mounts = await this.#mounts(row, cradle, run);
-    const ports = ((await optional(cradle, 'ports')?.forApplications([row.applicationId], run.em))?.get(row.applicationId) ?? []) as PortRecord[];
+    const ports = ((await optionalService(cradle, 'ports')?.forApplications([row.applicationId], run.em))?.get(row.applicationId) ?? []) as PortRecord[];
     const service: WorkloadService = {
       name: row.appName,
       image,
@@ -212,7 +212,7 @@ export class ApplicationDeployer implements Deployer {
 
   /** The workload's mounts as Swarm mounts; file mounts are written under the application's directory first. */
   async #mounts(row: ApplicationRow, cradle: Cradle, run: DeploymentRun): Promise<WorkloadService['mounts']> {
-    const records = ((await optional(cradle, 'mounts')?.forServices('application', [row.applicationId], run.em))?.get(row.applicationId) ?? []) as MountRecord[];
+    const records = ((await optionalService(cradle, 'mounts')?.forServices('application', [row.applicationId], run.em))?.get(row.applicationId) ?? []) as MountRecord[];
     const out = await toServiceMounts(records, path.join(applicationDir(cradle.config.dataDir, row.appName), 'files'));
     if (out.length) run.log(`Mounting ${out.length} mount(s)`);
     return out;
@@ -228,14 +228,6 @@ export class ApplicationDeployer implements Deployer {
     if (!input.search) return text;
     const needle = input.search.toLowerCase();
     return text.split('\n').filter(l => l.toLowerCase().includes(needle)).join('\n');
-  }
-}
-
-function optional<K extends keyof Cradle>(cradle: Cradle, name: K): Cradle[K] | undefined {
-  try {
-    return cradle[name];
-  } catch {
-    return undefined;
   }
 }
 

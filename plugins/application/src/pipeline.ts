@@ -4,7 +4,8 @@
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import {
-  type Cradle, type DeploymentRecord, type DeploymentService, type EntityManager, type MountDirectory, type PortDirectory,
+  optionalService, placementOf,
+  type Cradle, type DeploymentRecord, type DeploymentService, type EntityManager,
 } from '@berth/core';
 import type { ApplicationRow } from './entities.ts';
 import type { ApplicationService } from './service.ts';
@@ -43,16 +44,6 @@ export class ApplicationPipeline {
     return this.#cradle().deployments;
   }
 
-  /** A service another plugin provides, or undefined when that plugin is disabled. */
-  #optional<K extends keyof Cradle>(name: K): Cradle[K] | undefined {
-    const cradle = this.#cradle();
-    try {
-      return cradle[name];
-    } catch {
-      return undefined;
-    }
-  }
-
 
   async enqueue(row: ApplicationRow, action: string, em: EntityManager, input: { title?: string; description?: string | null }): Promise<Queued> {
     const record = await this.#deployments.enqueue({
@@ -64,18 +55,12 @@ export class ApplicationPipeline {
 
   async one(applicationId: string, organizationId: string, em: EntityManager): Promise<ApplicationView> {
     const row = await this.#apps.find(applicationId, organizationId, em);
-    const environment = await this.#cradle().environments.get(row.environmentId, organizationId, em);
-    // The project's name is the only field of another plugin's table this read needs.
-    const [project] = await em.execute<{ name: string }[]>('select name from projects where project_id = ? and organization_id = ?', [environment.projectId, organizationId]);
-    const deployments = (await this.#optional('deployments')?.listFor('application', [applicationId], em))?.get(applicationId) ?? [];
-    const mounts = (await this.#optional('mounts')?.forServices('application', [applicationId], em))?.get(applicationId) ?? [];
-    const ports = (await this.#optional('ports')?.forApplications([applicationId], em))?.get(applicationId) ?? [];
+    const deployments = (await optionalService(this.#cradle(), 'deployments')?.listFor('application', [applicationId], em))?.get(applicationId) ?? [];
+    const mounts = (await optionalService(this.#cradle(), 'mounts')?.forServices('application', [applicationId], em))?.get(applicationId) ?? [];
+    const ports = (await optionalService(this.#cradle(), 'ports')?.forApplications([applicationId], em))?.get(applicationId) ?? [];
     return {
       ...this.#apps.view(row),
-      environment: {
-        environmentId: environment.environmentId, name: environment.name, projectId: environment.projectId, isDefault: environment.isDefault,
-        project: { projectId: environment.projectId, name: project?.name ?? '' },
-      },
+      environment: await placementOf(this.#cradle(), row.environmentId, organizationId, em),
       deployments: deployments.map(d => deploymentView(d)),
       mounts: mounts as unknown as Record<string, unknown>[],
       ports: ports as unknown as Record<string, unknown>[],
@@ -88,12 +73,12 @@ export class ApplicationPipeline {
   async remove(applicationId: string, organizationId: string, em: EntityManager): Promise<ApplicationFields> {
     const row = await this.#apps.find(applicationId, organizationId, em);
     const view = this.#apps.view(row);
-    const deployments = this.#optional('deployments');
+    const deployments = optionalService(this.#cradle(), 'deployments');
     await deployments?.cancelFor('application', applicationId, em);
     await this.#deployer.removeService(row);
     await rm(applicationDir(this.#cradle().config.dataDir, row.appName), { recursive: true, force: true });
-    await (this.#optional('mounts') as MountDirectory | undefined)?.removeForService('application', applicationId, em);
-    await (this.#optional('ports') as PortDirectory | undefined)?.removeForApplication(applicationId, em);
+    await optionalService(this.#cradle(), 'mounts')?.removeForService('application', applicationId, em);
+    await optionalService(this.#cradle(), 'ports')?.removeForApplication(applicationId, em);
     await deployments?.removeFor('application', applicationId, em, { includeActive: true });
     await em.remove(row).flush();
     return view;
