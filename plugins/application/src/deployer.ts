@@ -159,7 +159,8 @@ export class ApplicationDeployer implements Deployer {
       run.log(`Fetching the ${row.sourceType} source`);
       const { revision } = await cradle.builders.fetcher(source.kind).fetch({ source, workDir, signal: run.signal, log: line => run.log(line) });
       if (revision) run.log(`Fetched ${revision}`);
-      const imageTag = `berth/${row.appName.toLowerCase()}:${run.deployment.deploymentId.toLowerCase()}`;
+      // A tag must start with a letter, digit or _; deployment ids may start with '-'.
+      const imageTag = `berth/${row.appName.toLowerCase()}:deploy-${run.deployment.deploymentId.toLowerCase()}`;
       run.log(`Building with ${row.buildType}`);
       await cradle.builders.builder(row.buildType).build({
         engine: await cradle.hosts.local(),

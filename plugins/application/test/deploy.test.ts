@@ -132,6 +132,7 @@ t.test('applications on the real engine', async t => {
     t.equal(one.body.ports[0].publishedPort, port);
     const svc = await serviceOf(web.appName);
     t.equal(svc.Spec.Labels['berth.id'], web.applicationId);
+    t.match(svc.Spec.TaskTemplate.ContainerSpec.Image, new RegExp(`^berth/${web.appName}:deploy-`), 'the built image is tagged by its deployment (a valid tag whatever the id starts with)');
     t.match(events.find(e => e.name === 'appDeploy')?.payload, { applicationId: web.applicationId, deploymentId: queued.deploymentId, appName: web.appName, action: 'deploy' }, 'appDeploy was emitted');
   });
 
