@@ -4,11 +4,11 @@ import t from 'tap';
 import pg from 'pg';
 import { startTestServer, signUpAdmin, Client } from '@berth/core/testing';
 
-for (const mode of ['external', 'embedded'] as const) {
+for (const mode of ['external', 'default'] as const) {
   t.test(`records and credentials survive a restart (${mode} database)`, async t => {
     let server = await startTestServer({}, mode);
     t.teardown(() => server.destroy());
-    t.equal(server.kernel.embedded, mode === 'embedded');
+    t.equal(server.kernel.embedded, mode === 'default', 'without DATABASE_URL Berth runs its embedded database');
     const { apiKey, token } = await signUpAdmin(server);
     const client = new Client(server.url, { apiKey });
     const created = await client.post('project.create', { name: `kept-${mode}`, description: 'across restarts' });
@@ -40,13 +40,13 @@ t.test('migrations are recorded once and the jobs table lives in the same databa
 });
 
 t.test('the embedded database refuses a second process on the same data directory', async t => {
-  const server = await startTestServer({}, 'embedded');
+  const server = await startTestServer({}, 'default');
   t.teardown(() => server.destroy());
   const { createKernel } = await import('@berth/core');
   await t.rejects(createKernel({ env: {}, config: { dataDir: server.dataDir, logLevel: 'silent', port: 0 } }), /in use by process/);
 });
 
-for (const mode of ['external', 'embedded'] as const) {
+for (const mode of ['external', 'default'] as const) {
   t.test(`a queued job runs on the platform database (${mode})`, async t => {
     const server = await startTestServer({}, mode);
     t.teardown(() => server.destroy());

@@ -1,5 +1,6 @@
-// Test harness: a real kernel on a real PostgreSQL database of its own (or the embedded one
-// with BERTH_TEST_DB=embedded), listening on a free port, and a small client for it.
+// Test harness: a real kernel on a real PostgreSQL database of its own (or on the default database,
+// the one Berth starts on without DATABASE_URL, with BERTH_TEST_DB=default), listening on a free port,
+// and a small client for it.
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,8 +10,14 @@ import type { BerthConfig } from './config.ts';
 import { newId } from './crypto.ts';
 import type { Principal } from './procedure.ts';
 
-export const adminServerUrl = () => process.env.BERTH_TEST_PG ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
-export const testDbMode = (): 'external' | 'embedded' => (process.env.BERTH_TEST_DB === 'embedded' ? 'embedded' : 'external');
+/** The PostgreSQL server the tests create their databases on: BERTH_TEST_PG, set by scripts/services.sh. Never guessed. */
+export const adminServerUrl = (): string => {
+  const url = process.env.BERTH_TEST_PG;
+  if (!url) throw new Error('BERTH_TEST_PG is not set: run the tests through scripts/test.sh, or export the URL scripts/services.sh prints');
+  return url;
+};
+/** 'default' is the database Berth starts on when no DATABASE_URL is set (the embedded one), whatever engine that is. */
+export const testDbMode = (): 'external' | 'default' => (process.env.BERTH_TEST_DB === 'default' ? 'default' : 'external');
 
 /** Creates an empty database on the test server and returns its URL and a drop function. */
 export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
@@ -196,5 +203,6 @@ export async function otherOrganization(server: { url: string; kernel: Kernel },
   return { organizationId: org.id, client: new Client(server.url, { apiKey: key.key }) };
 }
 
+export * from './testing-support.ts';
 export * from './testing-images.ts';
 export * from './testing-database.ts';

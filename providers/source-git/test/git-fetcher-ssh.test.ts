@@ -1,6 +1,5 @@
 // A clone over real SSH with a stored key, against an sshd this test starts on a free local
-// port (its own host key, authorized key and known-hosts file). Skipped where no sshd binary is
-// installed (BERTH_TEST_SSHD may name one).
+// port (its own host key, authorized key and known-hosts file). BERTH_TEST_SSHD may name the sshd binary.
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -8,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
-import { makeGitRepo } from '@berth/core/testing';
+import { canRun, makeGitRepo } from '@berth/core/testing';
 import { GitFetcher } from '../src/index.ts';
 
 const run = promisify(execFile);
@@ -16,9 +15,8 @@ const sshd = [process.env.BERTH_TEST_SSHD, '/usr/sbin/sshd'].find((p): p is stri
 // sshd runs as root and drops privileges to its own "sshd" user, which its package creates.
 const usable = !!sshd && process.getuid?.() === 0 && /^sshd:/m.test(readFileSync('/etc/passwd', 'utf8'));
 
-if (!sshd || !usable) {
-  t.plan(0, 'no usable sshd on this host (binary, root, sshd user; openssh-server provides them): the SSH clone is not tested here');
-} else {
+// openssh-server (installed by scripts/services.sh) provides all three; without them this test fails.
+if (canRun(t, 'sshd', sshd && usable ? undefined : 'no usable sshd on this host (binary, root, sshd user)')) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'berth-sshd-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 
