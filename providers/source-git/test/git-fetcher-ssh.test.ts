@@ -16,7 +16,7 @@ const sshd = [process.env.BERTH_TEST_SSHD, '/usr/sbin/sshd'].find((p): p is stri
 const usable = !!sshd && process.getuid?.() === 0 && /^sshd:/m.test(readFileSync('/etc/passwd', 'utf8'));
 
 // openssh-server (installed by scripts/services.sh) provides all three; without them this test fails.
-if (canRun(t, 'sshd', sshd && usable ? undefined : 'no usable sshd on this host (binary, root, sshd user)')) {
+if (canRun(t, 'sshd', sshd && usable ? undefined : 'no usable sshd on this host (binary, root, sshd user)') && sshd) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'berth-sshd-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 
