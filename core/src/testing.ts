@@ -9,6 +9,7 @@ import { createKernel, type Kernel } from './kernel.ts';
 import type { BerthConfig } from './config.ts';
 import { newId } from './crypto.ts';
 import type { Principal } from './procedure.ts';
+import { waitFor } from './testing-support.ts';
 
 /** The PostgreSQL server the tests create their databases on: BERTH_TEST_PG, set by scripts/services.sh. Never guessed. */
 export const adminServerUrl = (): string => {
@@ -206,3 +207,13 @@ export async function otherOrganization(server: { url: string; kernel: Kernel },
 export * from './testing-support.ts';
 export * from './testing-images.ts';
 export * from './testing-database.ts';
+
+/** Polls deployment.one until the deployment has left queued/running (or reached one of `statuses`); answers its record. */
+export async function deploymentFinished(client: Client, deploymentId: string, o: { timeout?: number; statuses?: string[] } = {}): Promise<Record<string, any>> {
+  return waitFor(`deployment ${deploymentId} finished`, async () => {
+    const res = await client.get('deployment.one', { deploymentId });
+    if (res.status !== 200) throw new Error(`deployment.one ${res.status}: ${JSON.stringify(res.body)}`);
+    const done = o.statuses ? o.statuses.includes(res.body.status) : !['queued', 'running'].includes(res.body.status);
+    return done ? res.body as Record<string, any> : undefined;
+  }, { timeout: o.timeout ?? 240_000, interval: 100 });
+}
