@@ -5,7 +5,7 @@
 # persistence (test/database-matrix) against the default database, the one Berth starts on without
 # DATABASE_URL — and always ends with "N passed, N failed, N skipped" from tap's own results.
 # Extra arguments are test files (or tap options) run in both rows instead of the full sets;
-# BERTH_TEST_ROWS=external (or default) runs one row only.
+# BERTH_TEST_ROWS=external (or default-db) runs one row only.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 closing() { echo "$1"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
@@ -42,7 +42,7 @@ want() { [ -z "${BERTH_TEST_ROWS:-}" ] || [ "$BERTH_TEST_ROWS" = "$1" ]; }
 if want external; then
   run_row external external "$@"
 fi
-if want default; then
+if want default-db; then
   if [ $# -gt 0 ]; then
     run_row default-db default "$@"
   else
