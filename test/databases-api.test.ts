@@ -400,7 +400,7 @@ t.test('database API (records only)', async t => {
 
   t.test('secrets are sealed at rest', async t => {
     const marker = `Sealed_${suffix()}`;
-    const pgc = new pg.Client({ connectionString: server.databaseUrl });
+    const pgc = new pg.Client(server.database);
     await pgc.connect();
     t.teardown(() => pgc.end());
     for (const k of kinds) {

@@ -29,7 +29,7 @@ t.test('migrations are recorded once and the jobs table lives in the same databa
   let server = await startTestServer();
   t.teardown(() => server.destroy());
   server = await server.restart();
-  const c = new pg.Client({ connectionString: server.databaseUrl });
+  const c = new pg.Client(server.database);
   await c.connect();
   t.teardown(() => c.end());
   const rows = (await c.query('select name from berth_migrations order by name')).rows.map(r => r.name);

@@ -4,6 +4,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { asValue, asClass, type AwilixContainer } from 'awilix';
 import type { EntitySchema, MigrationObject } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
+import type { PoolConfig } from 'pg';
 import { loadConfig, type BerthConfig } from './config.ts';
 import { SecretBox } from './crypto.ts';
 import { newContainer, type BerthContainer, type Cradle } from './container.ts';
@@ -35,6 +36,8 @@ export interface Kernel {
   container: BerthContainer;
   plugins: PluginInfo[];
   embedded: boolean;
+  /** Connection settings of the platform database (external, or the embedded one), for operator tools and tests. */
+  database: PoolConfig;
   /** Listens on config.host:config.port and starts the job scheduler. Returns the address. */
   listen(): Promise<string>;
   stop(): Promise<void>;
@@ -155,6 +158,7 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
       container,
       plugins: pluginInfo,
       embedded: ep.embedded,
+      database: ep.pool,
       async listen() {
         const address = await app.listen({ port: config.port, host: config.host });
         if (config.jobs) await j.start();

@@ -10,6 +10,7 @@ import type { BerthConfig } from './config.ts';
 import { newId } from './crypto.ts';
 import type { Principal } from './procedure.ts';
 import { waitFor } from './testing-support.ts';
+import { openDatabase } from './persistence/database.ts';
 
 /** The PostgreSQL server the tests create their databases on: BERTH_TEST_PG, set by scripts/services.sh. Never guessed. */
 export const adminServerUrl = (): string => {
@@ -40,11 +41,28 @@ export async function createTestDatabase(): Promise<{ url: string; drop(): Promi
   };
 }
 
+/**
+ * The database of a Berth process that a test starts itself (the operator command): in the external
+ * mode, `DATABASE_URL` of a new database on the test server; in the default mode no `DATABASE_URL`, so
+ * the process opens the default (embedded) database in its data directory.
+ */
+export async function processDatabase(mode = testDbMode()): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
+  if (mode === 'default') return { env: {}, drop: async () => {} };
+  const db = await createTestDatabase();
+  return { env: { DATABASE_URL: db.url }, drop: db.drop };
+}
+
 export interface TestServer {
   url: string;
   kernel: Kernel;
   dataDir: string;
-  databaseUrl?: string;
+  /** Connection settings of the server's own database: its database on the test server, or the default (embedded) one. */
+  database: pg.ClientConfig;
+  /**
+   * Opens the server's database without a kernel, while the kernel is stopped, and hands a client to `fn`:
+   * to leave what a killed process leaves behind. Works on the default (embedded) database too.
+   */
+  whileStopped<T>(fn: (db: pg.Client) => Promise<T>): Promise<T>;
   /** Stops the kernel; keeps database and data dir (to test restarts). */
   stop(): Promise<void>;
   /** Starts a new kernel on the same database and data dir. */
@@ -71,7 +89,18 @@ export async function startTestServer(config: Partial<BerthConfig> = {}, mode = 
       url,
       kernel,
       dataDir,
-      databaseUrl: db?.url,
+      database: kernel.database,
+      whileStopped: async fn => {
+        const endpoint = await openDatabase(kernel.config);
+        const db = new pg.Client(endpoint.pool);
+        try {
+          await db.connect();
+          return await fn(db);
+        } finally {
+          await db.end().catch(() => undefined);
+          await endpoint.close();
+        }
+      },
       stop: () => kernel.stop(),
       restart: async more => {
         await kernel.stop();

@@ -70,7 +70,7 @@ t.test('application records', async t => {
     const res = await client.post('application.saveEnvironment', { applicationId: app.applicationId, env, buildArgs: 'TOKEN=build-secret-42', createEnvFile: false });
     t.equal(res.status, 200);
     t.match(res.body, { env, buildArgs: 'TOKEN=build-secret-42', createEnvFile: false });
-    const db = new pg.Client({ connectionString: server.databaseUrl });
+    const db = new pg.Client(server.database);
     await db.connect();
     const { rows } = await db.query('select sealed::text as sealed, settings::text as settings from applications where application_id = $1', [app.applicationId]);
     await db.end();

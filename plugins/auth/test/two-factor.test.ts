@@ -227,8 +227,7 @@ t.test('the database never holds a secret in plain text', async t => {
   t.equal(invitation.status, 200);
   const generated = (await client.post('auth.generateToken')).body.token;
 
-  t.ok(server.databaseUrl, 'the test server has its own database');
-  const db = new pg.Client({ connectionString: server.databaseUrl });
+  const db = new pg.Client(server.database);
   await db.connect();
   t.teardown(() => db.end());
   const rows = async (table: string) => JSON.stringify((await db.query(`select * from ${table}`)).rows);

@@ -2,7 +2,6 @@
 // process that died leaves it `running`, and the next boot marks it error and settles it.
 // Queued deployments survive either and run after the restart.
 import t from 'tap';
-import pg from 'pg';
 import { signUpAdmin, Client } from '@berth/core/testing';
 import { startServer, enqueue, waitForStatus, waitUntil, logText, events, follow, unique } from './helpers.ts';
 
@@ -48,11 +47,10 @@ t.test('restarts', async t => {
     await waitForStatus(client, queued.deploymentId, ['done']);
     await server.stop();
     // What a killed process leaves behind: the row still running, a queued one never started.
-    const db = new pg.Client({ connectionString: server.databaseUrl });
-    await db.connect();
-    await db.query(`update deployments set status = 'running', finished_at = null where deployment_id = $1`, [d.deploymentId]);
-    await db.query(`update deployments set status = 'queued', started_at = null, finished_at = null where deployment_id = $1`, [queued.deploymentId]);
-    await db.end();
+    await server.whileStopped(async db => {
+      await db.query(`update deployments set status = 'running', finished_at = null where deployment_id = $1`, [d.deploymentId]);
+      await db.query(`update deployments set status = 'queued', started_at = null, finished_at = null where deployment_id = $1`, [queued.deploymentId]);
+    });
     const startsBefore = events(server).filter(e => e.event === 'start' && e.deploymentId === queued.deploymentId).length;
 
     server = await server.restart();

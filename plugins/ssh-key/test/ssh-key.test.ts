@@ -82,7 +82,7 @@ t.test('ssh key operations', async t => {
   });
 
   t.test('the database holds the private key sealed', async t => {
-    const db = new pg.Client({ connectionString: server.databaseUrl });
+    const db = new pg.Client(server.database);
     await db.connect();
     t.teardown(() => db.end());
     const { rows } = await db.query('select private_key from ssh_keys where ssh_key_id = $1', [edKeyId]);
