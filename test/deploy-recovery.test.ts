@@ -4,32 +4,10 @@
 import t from 'tap';
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
-import { createServer } from 'node:net';
-import { createTestDatabase, makeGitRepo, Client, TEST_BASE_IMAGE } from '@berth/core/testing';
+import { createTestDatabase, makeGitRepo, Client, TEST_BASE_IMAGE, waitFor, freePort, deploymentFinished } from '@berth/core/testing';
 import { cli, nodeFlags, repoRoot } from './helpers.ts';
 
 const run = promisify(execFile);
-const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
-const freePort = () => new Promise<number>((resolve, reject) => {
-  const s = createServer();
-  s.listen(0, '127.0.0.1', () => {
-    const port = (s.address() as { port: number }).port;
-    s.close(() => resolve(port));
-  });
-  s.on('error', reject);
-});
-
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch { /* not yet */ }
-    await sleep(150);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 t.test('a deployment interrupted by a killed process ends in error after the restart', async t => {
   const db = await createTestDatabase();
@@ -46,7 +24,7 @@ t.test('a deployment interrupted by a killed process ends in error after the res
     const child = spawn(process.execPath, [...nodeFlags, cli, 'start'], { env: { ...env, PORT: String(port), HOST: '127.0.0.1' }, cwd: repoRoot, stdio: 'ignore' });
     children.push(child);
     const url = `http://127.0.0.1:${port}`;
-    await waitFor('Berth to listen', async () => ((await fetch(`${url}/health`)).ok ? true : undefined));
+    await waitFor('Berth to listen', async () => (await fetch(`${url}/health`)).ok, { timeout: 60_000 });
     return { child, client: new Client(url, { apiKey }) };
   };
 
@@ -60,9 +38,10 @@ t.test('a deployment interrupted by a killed process ends in error after the res
   await first.client.post('application.saveBuildType', { applicationId: app.applicationId, buildType: 'dockerfile' });
   const queued = (await first.client.post('application.deploy', { applicationId: app.applicationId })).body;
   t.ok(queued.deploymentId, 'deploy answers the queued deployment');
-  await waitFor('the deployment to run', async () => ((await first.client.get('deployment.one', { deploymentId: queued.deploymentId })).body.status === 'running' ? true : undefined));
-  await sleep(1000);
-  t.equal((await first.client.get('application.one', { applicationId: app.applicationId })).body.applicationStatus, 'running');
+  await deploymentFinished(first.client, queued.deploymentId, { statuses: ['running'], timeout: 60_000 });
+  // The deployer marks the application running as its first step, a moment after the deployment.
+  await waitFor('the application to be running', async () => (await first.client.get('application.one', { applicationId: app.applicationId })).body.applicationStatus === 'running');
+  t.pass('the deployment and the application are running when Berth is killed');
 
   first.child.kill('SIGKILL');
   await new Promise(resolve => first.child.once('exit', resolve));
@@ -78,10 +57,7 @@ t.test('a deployment interrupted by a killed process ends in error after the res
   // The queue still works after the recovery: a new deployment runs (and fails fast: no such branch).
   await second.client.post('application.saveGitProvider', { applicationId: app.applicationId, customGitUrl: `file://${slow.dir}`, customGitBranch: 'no-such-branch' });
   const next = (await second.client.post('application.deploy', { applicationId: app.applicationId })).body;
-  const after = await waitFor('the next deployment to end', async () => {
-    const d = (await second.client.get('deployment.one', { deploymentId: next.deploymentId })).body;
-    return ['done', 'error', 'cancelled'].includes(d.status) ? d : undefined;
-  });
+  const after = await deploymentFinished(second.client, next.deploymentId, { timeout: 60_000 });
   t.equal(after.status, 'error');
   t.match(after.errorMessage, /no-such-branch/);
   second.child.kill('SIGTERM');

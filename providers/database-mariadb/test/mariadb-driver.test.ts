@@ -3,7 +3,7 @@
 import t from 'tap';
 import mysql from 'mysql2/promise';
 import Docker from 'dockerode';
-import { driverConformance, runContainerCommand, TEST_MARIADB_IMAGE } from '@berth/core/testing';
+import { driverConformance, runContainerCommand, waitFor, TEST_MARIADB_IMAGE } from '@berth/core/testing';
 import type { DatabaseCredentials } from '@berth/core';
 import { MariadbDriver } from '../src/index.ts';
 
@@ -65,7 +65,7 @@ t.test('mariadb: without a root password the user changes its own password on th
   t.teardown(() => container.remove({ force: true, v: true }).catch(() => {}));
   await container.start();
   const run = (cmd: ReturnType<typeof driver.readinessCheck>) => runContainerCommand(docker, container.id, cmd);
-  for (let i = 0; i < 300 && !(await run(driver.readinessCheck(c))).ok; i++) await new Promise(r => setTimeout(r, 200));
+  await waitFor('mariadb to accept the user', async () => (await run(driver.readinessCheck(c))).ok, { timeout: 60_000, interval: 200 });
   const noRoot = { ...c, databaseRootPassword: null };
   t.ok((await run(driver.changePasswordCommand(noRoot, "Ne'w\\pass"))).ok, 'SET PASSWORD succeeds as the user');
   t.ok((await run(driver.readinessCheck({ ...c, databasePassword: "Ne'w\\pass" }))).ok, 'the new password is accepted');
