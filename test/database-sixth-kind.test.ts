@@ -6,14 +6,13 @@ import path from 'node:path';
 import t from 'tap';
 import Docker from 'dockerode';
 import { createClient } from 'redis';
-import { startTestServer, signUpAdmin, otherOrganization, deploymentFinished, waitFor, freePort } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, otherOrganization, deploymentFinished, waitFor, freePort, removeServiceAndVolume, engineGone } from '@berth/core/testing';
 import { ensureValkeyTestImage } from '../examples/database-valkey/test/valkey-image.ts';
 import { repoRoot } from './helpers.ts';
 
 t.setTimeout(600_000);
 const valkeyPlugin = path.join(repoRoot, 'examples/database-valkey');
 const docker = new Docker();
-const gone = (p: Promise<unknown>) => p.then(() => 'present', (e: { statusCode?: number }) => (e.statusCode === 404 ? 'gone' : `error ${e.statusCode}`));
 
 /** A node-redis client on the URL Berth hands out (its host replaced: the test reaches the port on loopback). */
 async function connect(url: string) {
@@ -95,13 +94,7 @@ t.test('a sixth database kind from a third party', async t => {
     t.match(appName, /^valkey-cache-[0-9a-f]{6}$/, 'the app name comes from the kind');
     t.equal(created.body.dockerImage, image);
     t.equal(created.body.applicationStatus, 'idle');
-    t.teardown(async () => {
-      await docker.getService(appName).remove().catch(() => undefined);
-      await waitFor(`${appName}'s data volume removed`, () => docker.getVolume(`${appName}-data`).remove().then(
-        () => true,
-        (e: { statusCode?: number }) => (e.statusCode === 404 ? true : Promise.reject(e)),
-      ), { timeout: 60_000, interval: 250 });
-    });
+    t.teardown(() => removeServiceAndVolume(appName));
     const taken = await client.post('valkey.create', { name: 'again', appName, environmentId: environment.environmentId, databasePassword: 'x' });
     t.equal(taken.status, 409, 'the app name is taken');
     t.equal(taken.body.code, 'CONFLICT');
@@ -173,8 +166,8 @@ t.test('a sixth database kind from a third party', async t => {
     const removed = await client.post('valkey.remove', { valkeyId });
     t.equal(removed.status, 200);
     t.equal(removed.body.valkeyId, valkeyId);
-    t.equal(await gone(docker.getService(appName).inspect()), 'gone', 'no service');
-    t.equal(await gone(docker.getVolume(`${appName}-data`).inspect()), 'gone', 'no volume');
+    t.equal(await engineGone(docker.getService(appName).inspect()), 'gone', 'no service');
+    t.equal(await engineGone(docker.getVolume(`${appName}-data`).inspect()), 'gone', 'no volume');
     t.equal((await client.get('valkey.one', { valkeyId })).status, 404);
     t.equal((await client.get('deployment.one', { deploymentId: deployed.deploymentId })).status, 404, 'its deployment records are gone too');
   });

@@ -4,24 +4,14 @@
 // runs but never answers mongosh), and a deploy of an image nobody has, which must fail at once.
 import t from 'tap';
 import Docker from 'dockerode';
-import { startTestServer, signUpAdmin, Client, TEST_BASE_IMAGE, waitFor, freePort, deploymentFinished } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, Client, TEST_BASE_IMAGE, waitFor, freePort, deploymentFinished, removeServiceAndVolume, engineGone } from '@berth/core/testing';
 import { PLATFORM_NETWORK } from '@berth/core';
 
 const docker = new Docker();
 const suffix = () => Math.random().toString(36).slice(2, 8);
 const issuePaths = (body: { issues?: { path: (string | number)[] }[] }) => (body.issues ?? []).map(i => i.path.join('.'));
 
-/** 'gone' when the engine answers 404 for it. */
-const gone = (inspected: Promise<unknown>) => inspected.then(() => 'present', (e: { statusCode?: number }) => (e.statusCode === 404 ? 'gone' : `error ${e.statusCode}`));
 
-/** What a test left on the engine under this appName: the service, then its data volume once no container holds it. */
-async function cleanup(appName: string): Promise<void> {
-  await docker.getService(appName).remove().catch(() => undefined);
-  await waitFor(`${appName}'s data volume removed`, () => docker.getVolume(`${appName}-data`).remove().then(
-    () => true,
-    (e: { statusCode?: number }) => (e.statusCode === 404 ? true : Promise.reject(e)),
-  ), { timeout: 60_000, interval: 250 });
-}
 
 t.test('mongo (no mongod on these machines: the API and the service spec only)', async t => {
   // Two deployments wait on readiness at once below; the unpullable one must not queue behind them.
@@ -87,7 +77,7 @@ t.test('mongo (no mongod on these machines: the API and the service spec only)',
     // The busybox stand-in runs but has no mongosh: Berth must keep waiting for readiness, not call it done.
     const appName = `mongo-spec-${suffix()}`;
     const detachedName = `mongo-detached-${suffix()}`;
-    t.teardown(() => Promise.all([cleanup(appName), cleanup(detachedName)]));
+    t.teardown(() => Promise.all([removeServiceAndVolume(appName), removeServiceAndVolume(detachedName)]));
     const port = await freePort();
     const make = async (name: string, extra: Record<string, unknown>) => {
       const created = await client.post('mongo.create', { name, appName: name, environmentId: environment.environmentId, databaseUser: 'spec_user', databasePassword: 'Spec_pw-1', dockerImage: TEST_BASE_IMAGE });
@@ -149,7 +139,7 @@ t.test('mongo (no mongod on these machines: the API and the service spec only)',
     for (const [name, id] of [[appName, main.id], [detachedName, detached.id]]) {
       const removed = await client.post('mongo.remove', { mongoId: id });
       t.equal(removed.status, 200, `remove ${name}, its deployment still running or not`);
-      t.equal(await gone(docker.getService(name!).inspect()), 'gone', `${name}: no service left`);
+      t.equal(await engineGone(docker.getService(name!).inspect()), 'gone', `${name}: no service left`);
       await waitFor(`${name}'s volume gone`, () => docker.getVolume(`${name}-data`).inspect().then(() => false, (e: { statusCode?: number }) => e.statusCode === 404 || Promise.reject(e)));
       t.pass(`${name}: no data volume left`);
     }
@@ -160,7 +150,7 @@ t.test('mongo (no mongod on these machines: the API and the service spec only)',
     const created = await client.post('mongo.create', { name: 'unpullable', environmentId: environment.environmentId, databaseUser: 'u', databasePassword: 'Pw_1' });
     t.equal(created.body.dockerImage, 'mongo:15');
     const appName = created.body.appName as string;
-    t.teardown(() => cleanup(appName));
+    t.teardown(() => removeServiceAndVolume(appName));
     const started = Date.now();
     const queued = await client.post('mongo.deploy', { mongoId: created.body.mongoId });
     t.equal(queued.status, 200);
@@ -170,7 +160,7 @@ t.test('mongo (no mongod on these machines: the API and the service spec only)',
     t.match(done.errorMessage, /Could not pull mongo:15 .*no copy of it/);
     const one = await client.get('mongo.one', { mongoId: created.body.mongoId });
     t.equal(one.body.applicationStatus, 'error', 'the database shows the failure');
-    t.equal(await gone(docker.getService(appName).inspect()), 'gone', 'no service was created');
+    t.equal(await engineGone(docker.getService(appName).inspect()), 'gone', 'no service was created');
     const log = (await client.get('deployment.readLogs', { deploymentId: queued.body.deploymentId })).body as string;
     t.match(log, /Could not pull mongo:15/, 'the reason is in the deployment log');
     const logs = await client.get('mongo.readLogs', { mongoId: created.body.mongoId });

@@ -10,7 +10,7 @@ import mysql from 'mysql2/promise';
 import { createClient } from 'redis';
 import { MongoClient } from 'mongodb';
 import {
-  startTestServer, signUpAdmin, deploymentFinished, waitFor, freePort, canRun, runContainerCommand,
+  startTestServer, signUpAdmin, deploymentFinished, waitFor, freePort, canRun, runContainerCommand, removeServiceAndVolume, engineGone,
   TEST_POSTGRES_IMAGE, TEST_MARIADB_IMAGE, TEST_REDIS_IMAGE,
 } from '@berth/core/testing';
 
@@ -142,17 +142,7 @@ const kinds: Kind[] = [
   },
 ];
 
-/** What a test left on the engine: the service, then its data volume once no container holds it any more. */
-async function cleanup(appName: string): Promise<void> {
-  await docker.getService(appName).remove().catch(() => undefined);
-  await waitFor(`${appName}'s data volume removed`, () => docker.getVolume(`${appName}-data`).remove().then(
-    () => true,
-    (e: { statusCode?: number }) => (e.statusCode === 404 ? true : Promise.reject(e)),
-  ), { timeout: 60_000, interval: 250 });
-}
 
-/** 'gone' when the engine answers 404 for it. */
-const gone = (inspected: Promise<unknown>) => inspected.then(() => 'present', (e: { statusCode?: number }) => (e.statusCode === 404 ? 'gone' : `error ${e.statusCode}`));
 
 const imageMissing = (image: string) => docker.getImage(image).inspect().then(
   () => undefined,
@@ -173,7 +163,7 @@ t.test('databases on the real engine', async t => {
   t.test('a database gets its file mounts; a mount on its data path is refused at deploy', async t => {
     const created = await client.post('redis.create', { name: 'with files', environmentId: environment.environmentId, dockerImage: TEST_REDIS_IMAGE, databasePassword: 'Files-pass_1' });
     const { redisId, appName } = created.body as { redisId: string; appName: string };
-    t.teardown(() => cleanup(appName));
+    t.teardown(() => removeServiceAndVolume(appName));
     const file = await client.post('mounts.create', { type: 'file', content: 'maxmemory 64mb\n', mountPath: '/etc/berth/extra.conf', serviceType: 'redis', serviceId: redisId });
     t.equal(file.status, 200, JSON.stringify(file.body));
     const done = await run('redis.deploy', { redisId });
@@ -198,7 +188,7 @@ t.test('databases on the real engine', async t => {
       t.equal(created.status, 200, JSON.stringify(created.body));
       const dbId = created.body[id] as string;
       const appName = created.body.appName as string;
-      t.teardown(() => cleanup(appName));
+      t.teardown(() => removeServiceAndVolume(appName));
       const port = await freePort();
       t.equal((await client.post(`${k.kind}.saveExternalPort`, { [id]: dbId, externalPort: port })).body.externalPort, port);
       // Host-mode publishing follows the task start closely: the port may open a moment after the deployment is done.
@@ -252,8 +242,8 @@ t.test('databases on the real engine', async t => {
       t.same(history.body.map((d: { action: string }) => d.action), ['rebuild', 'start', 'stop', 'deploy'], 'its deployments are recorded, newest first');
       const removed = await client.post(`${k.kind}.remove`, { [id]: dbId });
       t.equal(removed.status, 200);
-      t.equal(await gone(docker.getService(appName).inspect()), 'gone', 'no service');
-      t.equal(await gone(docker.getVolume(`${appName}-data`).inspect()), 'gone', 'no volume');
+      t.equal(await engineGone(docker.getService(appName).inspect()), 'gone', 'no service');
+      t.equal(await engineGone(docker.getVolume(`${appName}-data`).inspect()), 'gone', 'no volume');
       t.equal((await client.get(`${k.kind}.one`, { [id]: dbId })).status, 404);
     });
   }

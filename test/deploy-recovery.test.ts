@@ -1,19 +1,20 @@
 // The promise that nothing stays `running` forever: a Berth process killed (SIGKILL) in the
 // middle of a deployment, then started again on the same database, ends that deployment in
-// `error` with the reason, and the application is not left `running` either.
+// `error` with the reason, and the application is not left `running` either. On the default
+// database the killed process also held the embedded database: the next start must open it.
 import t from 'tap';
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
-import { createTestDatabase, makeGitRepo, Client, TEST_BASE_IMAGE, waitFor, freePort, deploymentFinished } from '@berth/core/testing';
+import { processDatabase, makeGitRepo, Client, TEST_BASE_IMAGE, waitFor, freePort, deploymentFinished } from '@berth/core/testing';
 import { cli, nodeFlags, repoRoot } from './helpers.ts';
 
 const run = promisify(execFile);
 
 t.test('a deployment interrupted by a killed process ends in error after the restart', async t => {
-  const db = await createTestDatabase();
+  const db = await processDatabase();
   t.teardown(() => db.drop());
   const dataDir = t.testdir();
-  const env = { ...process.env, DATABASE_URL: db.url, BERTH_DATA_DIR: dataDir, BERTH_CONFIG: '', BERTH_LOG_LEVEL: 'warn' };
+  const env = { ...process.env, ...db.env, BERTH_DATA_DIR: dataDir, BERTH_CONFIG: '', BERTH_LOG_LEVEL: 'warn' };
   const created = await run(process.execPath, [...nodeFlags, cli, 'admin', 'create', '--email', 'ops@example.com', '--password', 'ops-secret-password'], { env, cwd: repoRoot });
   const { apiKey } = JSON.parse(created.stdout.trim().split('\n').pop()!);
 

@@ -5,6 +5,8 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import Docker from 'dockerode';
+import { waitFor } from './testing-support.ts';
 
 const run = promisify(execFile);
 
@@ -76,3 +78,19 @@ export async function makeGitRepo(files: Record<string, string>, opts: GitRepoOp
   const commit = await commitFiles(dir, files, opts.message ?? 'initial commit');
   return { dir, commit, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
+
+let engine: Docker | undefined;
+const docker = () => (engine ??= new Docker());
+
+/** What a test left on the engine under this appName: the service, then its data volume once no container holds it any more. */
+export async function removeServiceAndVolume(appName: string): Promise<void> {
+  await docker().getService(appName).remove().catch(() => undefined);
+  await waitFor(`${appName}'s data volume removed`, () => docker().getVolume(`${appName}-data`).remove().then(
+    () => true,
+    (e: { statusCode?: number }) => (e.statusCode === 404 ? true : Promise.reject(e)),
+  ), { timeout: 60_000, interval: 250 });
+}
+
+/** 'gone' when the engine answers 404 for the inspected object, 'present' when it answers it, else the error status. */
+export const engineGone = (inspected: Promise<unknown>): Promise<string> =>
+  inspected.then(() => 'present', (e: { statusCode?: number }) => (e.statusCode === 404 ? 'gone' : `error ${e.statusCode}`));
