@@ -1,7 +1,7 @@
 // The HTTP contract every operation shares: both transports, both credentials, the error
 // bodies, validation of every constraint kind, malformed and oversized bodies.
 import t from 'tap';
-import { startTestServer, signUpAdmin, Client, type TestServer } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, Client, type Reply, type TestServer } from '@berth/core/testing';
 import { examplePlugin, faultyPlugin } from './helpers.ts';
 
 let server: TestServer;
@@ -136,7 +136,7 @@ t.test('validation: one issue per violated constraint, each naming its field', a
     ['type', 'project.create', { name: 42 }, ['name']],
     ['several at once', 'bookmark.create', { url: 'nope', title: '', weight: 99 }, ['title', 'url', 'weight']],
   ];
-  const answers: { kind: string; expected: string[]; r: Awaited<ReturnType<typeof c.post>> }[] = [];
+  const answers: { kind: string; expected: string[]; r: Reply }[] = [];
   for (const [kind, op, input, expected] of cases) answers.push({ kind, expected, r: await c.post(op, input) });
   // One assertion per behaviour; a failure lists the constraint kinds that break it.
   t.same(answers.filter(({ r }) => r.status !== 400).map(({ kind, r }) => `${kind}: ${r.status}`), [], 'every violation is a 400');
