@@ -1,33 +1,9 @@
 // Resource units and the WorkloadService → ServiceSpec mapping (pure, no engine).
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { parseCpu, parseMemory } from '../src/swarm/resources.ts';
 import { toServiceSpec } from '../src/swarm/service-spec.ts';
-import { BerthError } from '../src/errors.ts';
+import { refusals } from './refusals.ts';
 import type { WorkloadService } from '../src/contracts/services.ts';
-
-/** Why `fn` is not refused with a BAD_REQUEST domain error whose first issue is at `path` and whose message matches; undefined when it is. */
-function notRefused(fn: () => unknown, path: (string | number)[], message: RegExp): string | undefined {
-  try {
-    fn();
-  } catch (error) {
-    if (!(error instanceof BerthError)) return `not a domain error: ${String(error)}`;
-    const problems: string[] = [];
-    if (error.code !== 'BAD_REQUEST') problems.push(`code ${error.code}`);
-    if (JSON.stringify(error.issues?.[0]?.path) !== JSON.stringify(path)) problems.push(`the issue names ${JSON.stringify(error.issues?.[0]?.path)}`);
-    if (!message.test(error.message)) problems.push(`message ${JSON.stringify(error.message)}`);
-    return problems.length ? problems.join('; ') : undefined;
-  }
-  return 'accepted';
-}
-
-/** One assertion over a table of refusals: the calls (by their source) not refused as expected, each with the reason. */
-function refusals(t: Test, what: string, cases: [() => unknown, (string | number)[], RegExp][]) {
-  const failing = cases.flatMap(([fn, path, message]) => {
-    const why = notRefused(fn, path, message);
-    return why ? [`${fn.toString().replace(/^\(\) => /, '')}: ${why}`] : [];
-  });
-  t.same(failing, [], what);
-}
 
 t.test('parseMemory reads bytes and Docker sizes', async t => {
   const MiB = 1024 ** 2;
