@@ -107,12 +107,16 @@ t.test('database API (records only)', async t => {
       if (k.databaseName) cases.push([body(k, { ...env, databaseName: '' }), 'databaseName'], [body(k, { ...env, databaseName: undefined }), 'databaseName']);
       if (k.databaseUser && k.kind !== 'mongo') cases.push([body(k, { ...env, databaseUser: undefined }), 'databaseUser']);
       if (k.databaseUser) cases.push([body(k, { ...env, databaseUser: '' }), 'databaseUser']);
+      const refused: string[] = [];
+      const unnamed: string[] = [];
       for (const [input, field] of cases) {
         const res = await client.post(`${k.kind}.create`, input);
-        t.equal(res.status, 400, `${JSON.stringify(input)} → 400`);
-        t.equal(res.body.code, 'BAD_REQUEST');
-        t.ok(issuePaths(res.body).includes(field), `${field} is named in ${JSON.stringify(res.body.issues)}`);
+        const what = `${field}=${JSON.stringify(input[field]) ?? '(missing)'}`;
+        if (res.status !== 400 || res.body.code !== 'BAD_REQUEST') refused.push(`${what}: ${res.status} ${res.body.code}`);
+        if (!issuePaths(res.body).includes(field)) unnamed.push(`${what}: issues ${JSON.stringify(res.body.issues)}`);
       }
+      t.same(refused, [], 'every bad input is a 400 BAD_REQUEST');
+      t.same(unnamed, [], 'each names its field');
       const nowhere = await client.post(`${k.kind}.create`, body(k));
       t.equal(nowhere.status, 400, 'neither environmentId nor projectId');
       t.ok(issuePaths(nowhere.body).includes('environmentId'));
@@ -125,19 +129,20 @@ t.test('database API (records only)', async t => {
 
     t.test(`${k.kind}: password rules per variant`, async t => {
       const env = { environmentId: environment.environmentId };
+      const currentWrong: string[] = [];
+      const olderWrong: string[] = [];
       for (const bad of ["it's", 'say "hi"', 'two words', 'pa$$word', 'back\\slash']) {
         const current = await client.post(`${k.kind}.create`, body(k, { ...env, databasePassword: bad }));
-        if (k.restrictedPassword) {
-          t.equal(current.status, 400, `current variant refuses ${JSON.stringify(bad)}`);
-          t.same(issuePaths(current.body), ['databasePassword']);
-        } else {
-          t.equal(current.status, 200, `${k.kind} passwords are unrestricted: ${JSON.stringify(bad)}`);
-          t.equal(current.body.databasePassword, bad);
-        }
+        const refusedAlone = current.status === 400 && JSON.stringify(issuePaths(current.body)) === '["databasePassword"]';
+        const kept = current.status === 200 && current.body.databasePassword === bad;
+        if (k.restrictedPassword ? !refusedAlone : !kept) currentWrong.push(`${JSON.stringify(bad)}: ${current.status} ${JSON.stringify(current.body.issues ?? current.body.databasePassword)}`);
         const older = await bearer.post(`${k.kind}.create`, body(k, { projectId: project.projectId, databasePassword: bad }));
-        t.equal(older.status, 200, `older variant accepts ${JSON.stringify(bad)}`);
-        t.equal(older.body.databasePassword, bad, 'kept as given');
+        if (older.status !== 200 || older.body.databasePassword !== bad) olderWrong.push(`${JSON.stringify(bad)}: ${older.status} ${JSON.stringify(older.body.databasePassword)}`);
       }
+      t.same(currentWrong, [], k.restrictedPassword
+        ? 'the current variant refuses quotes, spaces, $ and backslashes, naming databasePassword alone'
+        : `${k.kind} passwords are unrestricted: quotes, spaces, $ and backslashes accepted and kept`);
+      t.same(olderWrong, [], 'the older variant accepts each, kept as given');
       const allowed = 'Az09@#%^&*()_+-=[]{}|;:,.<>?~`';
       const every = await client.post(`${k.kind}.create`, body(k, { ...env, databasePassword: allowed }));
       t.equal(every.status, 200, 'every allowed sign');
@@ -187,11 +192,12 @@ t.test('database API (records only)', async t => {
       const port = await client.post(`${k.kind}.saveExternalPort`, { [id]: dbId, externalPort: 40000 + kinds.indexOf(k) });
       t.equal(port.status, 200);
       t.equal(port.body.externalPort, 40000 + kinds.indexOf(k));
+      const badPorts: string[] = [];
       for (const bad of ['5432', 0, 70000, 1.5]) {
         const res = await client.post(`${k.kind}.saveExternalPort`, { [id]: dbId, externalPort: bad });
-        t.equal(res.status, 400, `externalPort ${JSON.stringify(bad)} → 400`);
-        t.ok(issuePaths(res.body).includes('externalPort'));
+        if (res.status !== 400 || !issuePaths(res.body).includes('externalPort')) badPorts.push(`${JSON.stringify(bad)}: ${res.status} ${JSON.stringify(res.body.issues)}`);
       }
+      t.same(badPorts, [], 'a string, 0, 70000 and 1.5 are refused, naming externalPort');
       const missing = await client.post(`${k.kind}.saveExternalPort`, { [id]: dbId });
       t.equal(missing.status, 400, 'externalPort is required (number or null)');
       t.ok(issuePaths(missing.body).includes('externalPort'));
@@ -222,13 +228,20 @@ t.test('database API (records only)', async t => {
       t.equal(reload.status, 200, 'the right appName queues a reload');
       t.match(reload.body, { deploymentId: String, status: 'queued', action: 'reload', [id]: dbId });
 
+      const notQueued: string[] = [];
+      const withoutId: string[] = [];
+      const ofMissing: string[] = [];
       for (const op of ['deploy', 'start', 'stop', 'rebuild']) {
         const res = await client.post(`${k.kind}.${op}`, { [id]: dbId });
-        t.equal(res.status, 200, `${op} queues`);
-        t.match(res.body, { status: 'queued', action: op, [id]: dbId });
-        t.equal((await client.post(`${k.kind}.${op}`, {})).status, 400, `${op} needs ${id}`);
-        t.equal((await client.post(`${k.kind}.${op}`, { [id]: 'no-such-id' })).status, 404, `${op} of a missing database`);
+        if (res.status !== 200 || res.body.status !== 'queued' || res.body.action !== op || res.body[id] !== dbId) notQueued.push(`${op}: ${res.status} ${JSON.stringify(res.body)}`);
+        const noId = await client.post(`${k.kind}.${op}`, {});
+        if (noId.status !== 400) withoutId.push(`${op}: ${noId.status}`);
+        const missing = await client.post(`${k.kind}.${op}`, { [id]: 'no-such-id' });
+        if (missing.status !== 404) ofMissing.push(`${op}: ${missing.status}`);
       }
+      t.same(notQueued, [], 'deploy, start, stop and rebuild each queue a deployment of their action');
+      t.same(withoutId, [], `each needs ${id} (400)`);
+      t.same(ofMissing, [], 'each of a missing database is a 404');
       t.equal((await client.get(`${k.kind}.one`, { [id]: 'no-such-id' })).status, 404);
 
       const logs = await client.get(`${k.kind}.readLogs`, { [id]: dbId });
@@ -298,11 +311,15 @@ t.test('database API (records only)', async t => {
       ];
       if (k.databaseName) bad.push([{ databaseName: '' }, 'databaseName']);
       if (k.databaseUser) bad.push([{ databaseUser: '' }, 'databaseUser']);
+      const accepted: string[] = [];
+      const unnamed: string[] = [];
       for (const [fields, path] of bad) {
         const res = await update(fields);
-        t.equal(res.status, 400, `${JSON.stringify(fields)} → 400`);
-        t.ok(issuePaths(res.body).some(p => p === path || p.startsWith(`${path}`)), `${path} is named in ${JSON.stringify(res.body.issues)}`);
+        if (res.status !== 400) accepted.push(`${JSON.stringify(fields)}: ${res.status}`);
+        if (!issuePaths(res.body).some(p => p.startsWith(path))) unnamed.push(`${JSON.stringify(fields)}: ${path} not in ${JSON.stringify(res.body.issues)}`);
       }
+      t.same(accepted, [], 'every bad field is a 400');
+      t.same(unnamed, [], 'each names its field');
       t.equal((await update({ appName: 'renamed-db-' + suffix() })).status, 200, 'a new valid appName');
       t.equal((await update({ environmentId: foreign.environment.environmentId })).status, 404, 'not into another organization\'s environment');
       t.equal((await update({ environmentId: 'no-such-environment' })).status, 404);
@@ -380,22 +397,30 @@ t.test('database API (records only)', async t => {
     const all = await client.get('project.all');
     const inAll = all.body.find((p: any) => p.projectId === project.projectId);
     const envOne = await client.get('environment.one', { environmentId: environment.environmentId });
+    const unlisted: string[] = [];
+    const leaked: string[] = [];
+    const elsewhere: string[] = [];
     for (const k of kinds) {
       const id = `${k.kind}Id`;
       const dbId = made[k.kind]![id];
       for (const [where, environments] of [['project.one', one.body.environments], ['project.all', inAll.environments]] as const) {
-        const production = environments.find((e: any) => e.environmentId === environment.environmentId);
-        const list = production[k.kind] as Record<string, unknown>[];
-        t.ok(Array.isArray(list), `${where}: ${k.kind} listed under the environment`);
-        const found = list.find(d => d[id] === dbId);
-        t.match(found, { [id]: dbId, name: `${k.kind} db`, appName: made[k.kind]!.appName, applicationStatus: String }, `${where}: the ${k.kind} database`);
-        t.notOk(secrets(list), `${where}: no ${k.kind} secrets`);
-        const stagingList = environments.find((e: any) => e.environmentId === staging.environmentId)[k.kind] as Record<string, unknown>[];
-        t.notOk(stagingList.some(d => d[id] === dbId), `${where}: not under the other environment`);
+        const list = environments.find((e: any) => e.environmentId === environment.environmentId)?.[k.kind] as Record<string, unknown>[] | undefined;
+        const found = list?.find(d => d[id] === dbId);
+        if (!found || found.name !== `${k.kind} db` || found.appName !== made[k.kind]!.appName || typeof found.applicationStatus !== 'string') {
+          unlisted.push(`${where}: ${k.kind} ${Array.isArray(list) ? JSON.stringify(found) : 'has no list'}`);
+        }
+        if (list && secrets(list)) leaked.push(`${where}: ${k.kind}`);
+        const stagingList = environments.find((e: any) => e.environmentId === staging.environmentId)?.[k.kind] as Record<string, unknown>[] | undefined;
+        if (!Array.isArray(stagingList)) unlisted.push(`${where}: staging has no ${k.kind} list`);
+        else if (stagingList.some(d => d[id] === dbId)) elsewhere.push(`${where}: ${k.kind}`);
       }
-      t.ok((envOne.body[k.kind] as any[]).some(d => d[id] === dbId), `environment.one lists ${k.kind}`);
-      t.notOk(secrets(envOne.body[k.kind]), `environment.one: no ${k.kind} secrets`);
+      const envList = envOne.body[k.kind] as Record<string, unknown>[];
+      if (!envList.some(d => d[id] === dbId)) unlisted.push(`environment.one: ${k.kind}`);
+      if (secrets(envList)) leaked.push(`environment.one: ${k.kind}`);
     }
+    t.same(unlisted, [], 'each kind\'s database listed under its environment (name, appName, status)');
+    t.same(leaked, [], 'no passwords or env in the lists');
+    t.same(elsewhere, [], 'not under the other environment');
   });
 
   t.test('secrets are sealed at rest', async t => {
@@ -403,37 +428,51 @@ t.test('database API (records only)', async t => {
     const pgc = new pg.Client(server.database);
     await pgc.connect();
     t.teardown(() => pgc.end());
+    const notCreated: string[] = [];
+    const inClear: string[] = [];
+    const notReadBack: string[] = [];
     for (const k of kinds) {
+      const id = `${k.kind}Id`;
       const created = await client.post(`${k.kind}.create`, body(k, {
         environmentId: environment.environmentId, databasePassword: `${marker}user`, ...(k.databaseRootPassword ? { databaseRootPassword: `${marker}root` } : {}),
       }));
-      t.equal(created.status, 200);
-      await client.post(`${k.kind}.saveEnvironment`, { [`${k.kind}Id`]: created.body[`${k.kind}Id`], env: `TOKEN=${marker}env` });
-      const { rows } = await pgc.query(`select row_to_json(t)::text as row from "db_${k.kind}" t where id = $1`, [created.body[`${k.kind}Id`]]);
-      t.equal(rows.length, 1, `the ${k.kind} row is in db_${k.kind}`);
-      t.notMatch(rows[0].row, marker, `no ${k.kind} password or env in clear`);
-      const back = await client.get(`${k.kind}.one`, { [`${k.kind}Id`]: created.body[`${k.kind}Id`] });
-      t.equal(back.body.databasePassword, `${marker}user`, 'and read back through the API');
-      t.equal(back.body.env, `TOKEN=${marker}env`);
-      if (k.databaseRootPassword) t.equal(back.body.databaseRootPassword, `${marker}root`);
+      if (created.status !== 200) {
+        notCreated.push(`${k.kind}: ${created.status} ${JSON.stringify(created.body)}`);
+        continue;
+      }
+      await client.post(`${k.kind}.saveEnvironment`, { [id]: created.body[id], env: `TOKEN=${marker}env` });
+      const { rows } = await pgc.query(`select row_to_json(t)::text as row from "db_${k.kind}" t where id = $1`, [created.body[id]]);
+      if (rows.length !== 1) inClear.push(`${k.kind}: ${rows.length} rows in db_${k.kind}`);
+      else if (rows[0].row.includes(marker)) inClear.push(`${k.kind}: ${rows[0].row}`);
+      const back = (await client.get(`${k.kind}.one`, { [id]: created.body[id] })).body;
+      const sealed = { databasePassword: `${marker}user`, env: `TOKEN=${marker}env`, ...(k.databaseRootPassword ? { databaseRootPassword: `${marker}root` } : {}) };
+      const got = Object.fromEntries(Object.keys(sealed).map(key => [key, back[key]]));
+      if (JSON.stringify(got) !== JSON.stringify(sealed)) notReadBack.push(`${k.kind}: ${JSON.stringify(got)}`);
     }
+    t.same(notCreated, [], 'a database of every kind is created');
+    t.same(inClear, [], 'each kind\'s row (in db_<kind>) holds no password or env in clear');
+    t.same(notReadBack, [], 'and each reads them back through the API');
   });
 
   t.test('appName is unique across kinds and with applications', async t => {
     const shared = `shared-${suffix()}`;
     t.equal((await client.post('postgres.create', body(kinds[0]!, { environmentId: environment.environmentId, appName: shared }))).status, 200);
+    const takenFromDatabase: string[] = [];
     for (const k of kinds) {
       const res = await client.post(`${k.kind}.create`, body(k, { environmentId: staging.environmentId, appName: shared }));
-      t.equal(res.status, 409, `${k.kind} cannot take a database's appName`);
-      t.equal(res.body.code, 'CONFLICT');
-      t.match(res.body.message, shared);
+      if (res.status !== 409 || res.body.code !== 'CONFLICT' || !String(res.body.message).includes(shared)) takenFromDatabase.push(`${k.kind}: ${res.status} ${res.body.code} ${res.body.message}`);
     }
+    t.same(takenFromDatabase, [], 'no kind can take a database\'s appName: 409 CONFLICT naming it');
     const app = `app-${suffix()}`;
     t.equal((await client.post('application.create', { name: 'web', environmentId: environment.environmentId, appName: app })).status, 200);
+    const takenFromApplication: string[] = [];
     for (const k of kinds) {
-      t.equal((await client.post(`${k.kind}.create`, body(k, { environmentId: environment.environmentId, appName: app }))).status, 409, `${k.kind} cannot take an application's appName`);
-      t.equal((await client.post(`${k.kind}.update`, { [`${k.kind}Id`]: made[k.kind]![`${k.kind}Id`], appName: app })).status, 409, `${k.kind}.update cannot take it either`);
+      const created = await client.post(`${k.kind}.create`, body(k, { environmentId: environment.environmentId, appName: app }));
+      if (created.status !== 409) takenFromApplication.push(`${k.kind}.create: ${created.status}`);
+      const updated = await client.post(`${k.kind}.update`, { [`${k.kind}Id`]: made[k.kind]![`${k.kind}Id`], appName: app });
+      if (updated.status !== 409) takenFromApplication.push(`${k.kind}.update: ${updated.status}`);
     }
+    t.same(takenFromApplication, [], 'no kind can take an application\'s appName, by create or update (409)');
     t.equal((await client.post('application.create', { name: 'web2', environmentId: environment.environmentId, appName: shared })).status, 409, 'an application cannot take a database\'s appName');
     const self = await client.post('redis.update', { redisId: made.redis!.redisId, appName: made.redis!.appName });
     t.equal(self.status, 200, 'keeping its own appName is no conflict');
@@ -443,17 +482,23 @@ t.test('database API (records only)', async t => {
     const port = 42000 + Math.floor(Math.random() * 1000);
     t.equal((await client.post('postgres.saveExternalPort', { postgresId: made.postgres!.postgresId, externalPort: port })).status, 200);
     t.equal((await client.post('postgres.saveExternalPort', { postgresId: made.postgres!.postgresId, externalPort: port })).status, 200, 'saving its own port again');
+    const taken: string[] = [];
     for (const k of kinds.slice(1)) {
       const res = await client.post(`${k.kind}.saveExternalPort`, { [`${k.kind}Id`]: made[k.kind]![`${k.kind}Id`], externalPort: port });
-      t.equal(res.status, 409, `${k.kind} cannot take it`);
-      t.match(res.body.message, String(port));
-      t.equal((await client.post(`${k.kind}.update`, { [`${k.kind}Id`]: made[k.kind]![`${k.kind}Id`], externalPort: port })).status, 409, `nor through ${k.kind}.update`);
+      if (res.status !== 409 || !String(res.body.message).includes(String(port))) taken.push(`${k.kind}.saveExternalPort: ${res.status} ${res.body.message}`);
+      const updated = await client.post(`${k.kind}.update`, { [`${k.kind}Id`]: made[k.kind]![`${k.kind}Id`], externalPort: port });
+      if (updated.status !== 409) taken.push(`${k.kind}.update: ${updated.status}`);
     }
+    t.same(taken, [], 'no other kind can take it, by saveExternalPort (409 naming the port) or update (409)');
     t.equal((await client.post('postgres.saveExternalPort', { postgresId: made.postgres!.postgresId, externalPort: null })).status, 200);
     t.equal((await client.post('mongo.saveExternalPort', { mongoId: made.mongo!.mongoId, externalPort: port })).status, 200, 'free again once released');
   });
 
   t.test('another organization gets NOT_FOUND for every operation', async t => {
+    const answered: string[] = [];
+    const created: string[] = [];
+    const changed: string[] = [];
+    const anonymous: string[] = [];
     for (const k of kinds) {
       const id = `${k.kind}Id`;
       const db = made[k.kind]!;
@@ -467,48 +512,77 @@ t.test('database API (records only)', async t => {
       ];
       for (const [op, method, extra] of calls) {
         const res = method === 'get' ? await other.client.get(`${k.kind}.${op}`, { [id]: dbId, ...extra }) : await other.client.post(`${k.kind}.${op}`, { [id]: dbId, ...extra });
-        t.equal(res.status, 404, `${k.kind}.${op} from another organization`);
-        t.equal(res.body.code, 'NOT_FOUND');
+        if (res.status !== 404 || res.body.code !== 'NOT_FOUND') answered.push(`${k.kind}.${op}: ${res.status} ${res.body.code}`);
       }
-      t.equal((await other.client.post(`${k.kind}.create`, body(k, { environmentId: environment.environmentId }))).status, 404, `${k.kind}.create in a foreign environment`);
-      t.equal((await other.client.post(`${k.kind}.create`, body(k, { projectId: project.projectId }))).status, 404, `${k.kind}.create in a foreign project`);
-      t.equal((await client.post(`${k.kind}.create`, body(k, { environmentId: foreign.environment.environmentId }))).status, 404, `${k.kind}.create into the other organization`);
-      const still = await client.get(`${k.kind}.one`, { [id]: dbId });
-      t.match(still.body, { name: `${k.kind} db`, env: 'A=1\nB=${{project.X}}', databasePassword: 'Secret_pw-1', environmentId: environment.environmentId }, 'nothing changed');
-      t.equal((await new Client(server.url).get(`${k.kind}.one`, { [id]: dbId })).status, 401, 'no credential');
+      const creates: [string, Client, Record<string, unknown>][] = [
+        ['in a foreign environment', other.client, { environmentId: environment.environmentId }],
+        ['in a foreign project', other.client, { projectId: project.projectId }],
+        ['into the other organization', client, { environmentId: foreign.environment.environmentId }],
+      ];
+      for (const [where, as, placement] of creates) {
+        const res = await as.post(`${k.kind}.create`, body(k, placement));
+        if (res.status !== 404) created.push(`${k.kind}.create ${where}: ${res.status}`);
+      }
+      const still = (await client.get(`${k.kind}.one`, { [id]: dbId })).body;
+      const kept = { name: `${k.kind} db`, env: 'A=1\nB=${{project.X}}', databasePassword: 'Secret_pw-1', environmentId: environment.environmentId };
+      const now = Object.fromEntries(Object.keys(kept).map(key => [key, still[key]]));
+      if (JSON.stringify(now) !== JSON.stringify(kept)) changed.push(`${k.kind}: ${JSON.stringify(now)}`);
+      const none = await new Client(server.url).get(`${k.kind}.one`, { [id]: dbId });
+      if (none.status !== 401) anonymous.push(`${k.kind}.one: ${none.status}`);
     }
+    t.same(answered, [], 'every operation of every kind answers another organization 404 NOT_FOUND');
+    t.same(created, [], 'no kind is created across organizations (404)');
+    t.same(changed, [], 'nothing changed');
+    t.same(anonymous, [], 'no credential: 401');
   });
 
   t.test('remove answers the record and forgets it', async t => {
+    const notRemoved: string[] = [];
+    const remembered: string[] = [];
+    const twice: string[] = [];
     for (const k of kinds) {
       const id = `${k.kind}Id`;
       const created = await client.post(`${k.kind}.create`, body(k, { environmentId: environment.environmentId, name: 'doomed' }));
       const removed = await client.post(`${k.kind}.remove`, { [id]: created.body[id] });
-      t.equal(removed.status, 200, JSON.stringify(removed.body));
-      t.match(removed.body, { [id]: created.body[id], name: 'doomed' });
-      t.equal((await client.get(`${k.kind}.one`, { [id]: created.body[id] })).status, 404);
-      t.equal((await client.post(`${k.kind}.remove`, { [id]: created.body[id] })).status, 404, 'twice');
+      if (removed.status !== 200 || removed.body[id] !== created.body[id] || removed.body.name !== 'doomed') notRemoved.push(`${k.kind}: ${removed.status} ${JSON.stringify(removed.body)}`);
+      const one = await client.get(`${k.kind}.one`, { [id]: created.body[id] });
+      if (one.status !== 404) remembered.push(`${k.kind}.one: ${one.status}`);
+      const again = await client.post(`${k.kind}.remove`, { [id]: created.body[id] });
+      if (again.status !== 404) twice.push(`${k.kind}.remove: ${again.status}`);
     }
+    t.same(notRemoved, [], 'remove answers the removed record, for every kind');
+    t.same(remembered, [], 'one is then a 404');
+    t.same(twice, [], 'removing twice is a 404');
   });
 
   t.test('the OpenAPI document has every operation of every kind', async t => {
     const doc = (await client.get('settings.getOpenApiDocument')).body;
+    const absent: string[] = [];
+    const noSchema: string[] = [];
+    const misnamed: string[] = [];
     for (const k of kinds) {
       for (const op of operations) {
-        const path = doc.paths[`/${k.kind}.${op}`];
         const method = ['one', 'search', 'readLogs'].includes(op) ? 'get' : 'post';
-        t.ok(path?.[method], `${method.toUpperCase()} /${k.kind}.${op}`);
-        const schema = path?.[method]?.responses?.['200']?.content?.['application/json']?.schema;
-        t.ok(schema && (schema.type || schema.anyOf || schema.$ref), `${k.kind}.${op} has a 200 schema`);
-        t.equal(path?.[method]?.operationId, `${k.kind}-${op}`);
+        const operation = doc.paths[`/${k.kind}.${op}`]?.[method];
+        if (!operation) {
+          absent.push(`${method.toUpperCase()} /${k.kind}.${op}`);
+          continue;
+        }
+        const schema = operation.responses?.['200']?.content?.['application/json']?.schema;
+        if (!(schema && (schema.type || schema.anyOf || schema.$ref))) noSchema.push(`${k.kind}.${op}`);
+        if (operation.operationId !== `${k.kind}-${op}`) misnamed.push(`${k.kind}.${op}: ${operation.operationId}`);
       }
-      const create = doc.paths[`/${k.kind}.create`].post.requestBody.content['application/json'].schema;
-      t.equal(Boolean(create.properties.databaseName), k.databaseName, `${k.kind}.create: databaseName in the schema only where the kind has it`);
-      t.equal(Boolean(create.properties.databaseRootPassword), k.databaseRootPassword, `${k.kind}.create: databaseRootPassword likewise`);
-      t.ok(create.required.includes('name') && create.required.includes('databasePassword'), `${k.kind}.create requires name and databasePassword`);
-      t.ok(create.properties.environmentId && create.properties.projectId, `${k.kind}.create takes both placements`);
-      const one = doc.paths[`/${k.kind}.one`].get.responses['200'].content['application/json'].schema;
-      t.ok(JSON.stringify(one).includes('internalConnectionUrl'), `${k.kind}.one declares the connection URLs`);
     }
+    t.same(absent, [], 'every operation of every kind, by its method');
+    t.same(noSchema, [], 'each has a 200 schema');
+    t.same(misnamed, [], 'each operationId is <kind>-<operation>');
+
+    const createSchema = (k: Kind) => doc.paths[`/${k.kind}.create`].post.requestBody.content['application/json'].schema;
+    const offenders = (check: (k: Kind) => boolean) => kinds.filter(k => !check(k)).map(k => k.kind);
+    t.same(offenders(k => Boolean(createSchema(k).properties.databaseName) === k.databaseName), [], 'create: databaseName in the schema only where the kind has it');
+    t.same(offenders(k => Boolean(createSchema(k).properties.databaseRootPassword) === k.databaseRootPassword), [], 'create: databaseRootPassword likewise');
+    t.same(offenders(k => createSchema(k).required.includes('name') && createSchema(k).required.includes('databasePassword')), [], 'create requires name and databasePassword');
+    t.same(offenders(k => Boolean(createSchema(k).properties.environmentId && createSchema(k).properties.projectId)), [], 'create takes both placements');
+    t.same(offenders(k => JSON.stringify(doc.paths[`/${k.kind}.one`].get.responses['200'].content['application/json'].schema).includes('internalConnectionUrl')), [], 'one declares the connection URLs');
   });
 });

@@ -100,16 +100,26 @@ function sample(driver: DatabaseDriver, password: string, user = 'berth_user', r
   };
 }
 
-function checkCommand(t: Test, what: string, command: ContainerCommand, secrets: string[]) {
-  t.ok(Array.isArray(command.cmd) && command.cmd.length > 0, `${what}: a non-empty argument array`);
-  t.ok(command.cmd.every(a => typeof a === 'string' && !a.includes('\0')), `${what}: every argument a string without NUL`);
-  t.ok(typeof command.cmd[0] === 'string' && command.cmd[0].length > 0, `${what}: names a program`);
-  const env = command.env ?? {};
-  t.ok(Object.entries(env).every(([k, v]) => ENV_KEY.test(k) && typeof v === 'string' && !v.includes('\0')), `${what}: environment names valid, values strings`);
-  if (command.expectOutput !== undefined) t.type(command.expectOutput, RegExp, `${what}: expectOutput is a RegExp`);
-  for (const secret of secrets.filter(s => s.length > 0)) {
-    t.notOk(command.cmd.some(a => a.includes(secret)), `${what}: the password ${JSON.stringify(secret.slice(0, 6))}… is in no argument`);
-  }
+/** Sample credentials under a name for failure messages: plain, and with every special sign in the password and user. */
+function credentialSets(driver: DatabaseDriver, plain: string): [string, DatabaseCredentials][] {
+  return [['plain credentials', sample(driver, plain)], ['credentials with every special sign', sample(driver, NASTY, NASTY_USER)]];
+}
+
+/**
+ * The rules every container command follows, one assertion per rule over every instance of the command
+ * (`what` names the command, each instance its case); a failure lists the instances that break the rule.
+ */
+function checkCommands(t: Test, what: string, instances: [string, ContainerCommand, string[]][]) {
+  const breaking = (rule: (command: ContainerCommand) => boolean) => instances.filter(([, command]) => !rule(command)).map(([label]) => label);
+  const args = (command: ContainerCommand) => (Array.isArray(command.cmd) ? command.cmd : []);
+  t.same(breaking(c => Array.isArray(c.cmd) && c.cmd.length > 0), [], `${what}: a non-empty argument array`);
+  t.same(breaking(c => args(c).every(a => typeof a === 'string' && !a.includes('\0'))), [], `${what}: every argument a string without NUL`);
+  t.same(breaking(c => typeof args(c)[0] === 'string' && args(c)[0]!.length > 0), [], `${what}: names a program`);
+  t.same(breaking(c => Object.entries(c.env ?? {}).every(([k, v]) => ENV_KEY.test(k) && typeof v === 'string' && !v.includes('\0'))), [], `${what}: environment names valid, values strings`);
+  t.same(breaking(c => c.expectOutput === undefined || c.expectOutput instanceof RegExp), [], `${what}: expectOutput, when given, is a RegExp`);
+  const leaks = instances.flatMap(([label, command, secrets]) =>
+    secrets.filter(s => s.length > 0 && args(command).some(a => a.includes(s))).map(s => `${label}: ${JSON.stringify(s.slice(0, 6))}…`));
+  t.same(leaks, [], `${what}: the password (the user's or root's) is in no argument`);
 }
 
 /** The driver's pure answers: names, images, schemas, environment, argument arrays, URLs. */
@@ -117,10 +127,10 @@ function pureChecks(t: Test, driver: DatabaseDriver, options: DriverConformanceO
   t.test(`${driver.kind}: identity, images and fields`, async t => {
     t.match(driver.kind, KIND, 'the kind is lower-case letters and digits');
     t.ok(typeof driver.label === 'string' && driver.label.trim().length > 0, 'a label for messages');
-    for (const variant of ['current', 'older'] as const) {
-      t.match(driver.defaultImage[variant], IMAGE_REFERENCE, `the ${variant} default image is a valid reference`);
-    }
-    for (const f of ['databaseName', 'databaseUser', 'databaseRootPassword'] as const) t.type(driver.fields[f], 'boolean', `fields.${f} is a boolean`);
+    const variants = ['current', 'older'] as const;
+    t.same(variants.filter(v => !IMAGE_REFERENCE.test(driver.defaultImage[v])).map(v => `${v}: ${driver.defaultImage[v]}`), [], 'the default images (current, older) are valid references');
+    const fields = ['databaseName', 'databaseUser', 'databaseRootPassword'] as const;
+    t.same(fields.filter(f => typeof driver.fields[f] !== 'boolean'), [], 'fields.databaseName, databaseUser and databaseRootPassword are booleans');
     t.match(driver.dataPath, ABSOLUTE_PATH, 'the data path is a plain absolute path');
     t.notOk(driver.dataPath.split('/').includes('..'), 'the data path does not climb');
     t.ok(Number.isInteger(driver.internalPort) && driver.internalPort >= 1 && driver.internalPort <= 65535, 'the internal port is a TCP port');
@@ -138,46 +148,54 @@ function pureChecks(t: Test, driver: DatabaseDriver, options: DriverConformanceO
       t.ok(Value.Check(older, 'Simple123'), 'the older schema takes letters and digits');
       t.notOk(Value.Check(older, 42), 'the older schema takes only strings');
     }
-    for (const p of options.passwords?.valid ?? []) t.ok(Value.Check(driver.passwordSchema, p), `accepted: ${JSON.stringify(p)}`);
-    for (const p of options.passwords?.invalid ?? []) t.notOk(Value.Check(driver.passwordSchema, p), `refused: ${JSON.stringify(p)}`);
+    const { valid = [], invalid = [] } = options.passwords ?? {};
+    if (valid.length) t.same(valid.filter(p => !Value.Check(driver.passwordSchema, p)), [], `the current schema accepts each of ${JSON.stringify(valid)}`);
+    if (invalid.length) t.same(invalid.filter(p => Value.Check(driver.passwordSchema, p)), [], `the current schema refuses each of ${JSON.stringify(invalid)}`);
   });
 
   t.test(`${driver.kind}: environment and start command`, async t => {
-    for (const c of [sample(driver, 'Simple123'), sample(driver, NASTY, NASTY_USER)]) {
-      const env = driver.containerEnv(c);
-      t.ok(Object.entries(env).every(([k, v]) => ENV_KEY.test(k) && typeof v === 'string'), 'environment names valid, values strings');
-      const start = driver.startCommand(c);
-      t.ok(start.command === null || (typeof start.command === 'string' && start.command.trim().length > 0), 'the command is null or a program');
-      t.ok(start.args === null || (Array.isArray(start.args) && start.args.every(a => typeof a === 'string')), 'the args are null or strings');
-    }
+    const sets = credentialSets(driver, 'Simple123');
+    const breaking = (rule: (c: DatabaseCredentials) => boolean) => sets.filter(([, c]) => !rule(c)).map(([label]) => label);
+    t.same(breaking(c => Object.entries(driver.containerEnv(c)).every(([k, v]) => ENV_KEY.test(k) && typeof v === 'string')), [], 'environment names valid, values strings');
+    t.same(breaking(c => {
+      const { command } = driver.startCommand(c);
+      return command === null || (typeof command === 'string' && command.trim().length > 0);
+    }), [], 'the command is null or a program');
+    t.same(breaking(c => {
+      const { args } = driver.startCommand(c);
+      return args === null || (Array.isArray(args) && args.every(a => typeof a === 'string'));
+    }), [], 'the args are null or strings');
   });
 
   t.test(`${driver.kind}: commands are argument arrays that carry no password`, async t => {
-    for (const c of [sample(driver, 'Simple123-secret'), sample(driver, NASTY, NASTY_USER)]) {
-      const secrets = [c.databasePassword, c.databaseRootPassword ?? ''];
-      checkCommand(t, 'readiness', driver.readinessCheck(c), secrets);
-      checkCommand(t, 'dump', driver.dumpCommand(c), secrets);
-      let restore: ContainerCommand | undefined;
+    const sets = credentialSets(driver, 'Simple123-secret');
+    const secrets = (c: DatabaseCredentials) => [c.databasePassword, c.databaseRootPassword ?? ''];
+    checkCommands(t, 'readiness', sets.map(([label, c]) => [label, driver.readinessCheck(c), secrets(c)]));
+    checkCommands(t, 'dump', sets.map(([label, c]) => [label, driver.dumpCommand(c), secrets(c)]));
+    const restores: [string, ContainerCommand, string[]][] = [];
+    const refusals: string[] = [];
+    for (const [label, c] of sets) {
       try {
-        restore = driver.restoreCommand(c);
+        restores.push([label, driver.restoreCommand(c), secrets(c)]);
       } catch (e) {
-        t.match((e as Error).message, /\S/, `restore is not supported and says why: ${(e as Error).message}`);
+        refusals.push((e as Error).message);
       }
-      if (restore) checkCommand(t, 'restore', restore, secrets);
     }
+    if (refusals.length) t.same(refusals.filter(m => !/\S/.test(m)), [], `restore is not supported and says why: ${refusals[0]}`);
+    if (restores.length) checkCommands(t, 'restore', restores);
   });
 
   // Whether the escaping is right depends on the language (SQL, JavaScript...): the engine checks
   // prove it by changing to each of these and connecting with it; each driver's test pins its statement.
   t.test(`${driver.kind}: password changes are argument arrays without the old password`, async t => {
     const c = sample(driver, 'Old-secret-1');
-    for (const next of INJECTIONS) {
-      checkCommand(t, `change to ${JSON.stringify(next)}`, driver.changePasswordCommand(c, next), [c.databasePassword, c.databaseRootPassword ?? '']);
-      if (driver.fields.databaseRootPassword) {
-        checkCommand(t, `root change to ${JSON.stringify(next)}`, driver.changePasswordCommand(c, next, 'root'), [c.databasePassword, c.databaseRootPassword ?? '']);
-      }
+    const old = [c.databasePassword, c.databaseRootPassword ?? ''];
+    checkCommands(t, 'change', INJECTIONS.map(next => [`to ${JSON.stringify(next)}`, driver.changePasswordCommand(c, next), old]));
+    if (driver.fields.databaseRootPassword) {
+      checkCommands(t, 'root change', INJECTIONS.map(next => [`to ${JSON.stringify(next)}`, driver.changePasswordCommand(c, next, 'root'), old]));
+    } else {
+      t.throws(() => driver.changePasswordCommand(c, 'x', 'root'), 'a kind without a root password refuses to change one');
     }
-    if (!driver.fields.databaseRootPassword) t.throws(() => driver.changePasswordCommand(c, 'x', 'root'), 'a kind without a root password refuses to change one');
   });
 
   t.test(`${driver.kind}: connection URLs carry the credentials encoded`, async t => {
@@ -187,21 +205,21 @@ function pureChecks(t: Test, driver: DatabaseDriver, options: DriverConformanceO
       [sample(driver, ''), '10.0.0.7', 1],
       [sample(driver, NASTY), '::1', 15432],
     ];
+    const parsed: { text: string; url: URL; c: DatabaseCredentials; host: string; port: number }[] = [];
     for (const [c, host, port] of cases) {
       const text = driver.connectionUrl(c, host, port);
-      let url: URL;
       try {
-        url = new URL(text);
+        parsed.push({ text, url: new URL(text), c, host, port });
       } catch {
         t.fail(`${JSON.stringify(text)} does not parse as a URL`);
-        continue;
       }
-      t.equal(url.hostname.replace(/^\[|\]$/g, ''), host, `the host of ${text}`);
-      t.equal(url.port, String(port), `the port of ${text}`);
-      t.equal(decodeURIComponent(url.password), c.databasePassword, `the password round-trips (${JSON.stringify(c.databasePassword)})`);
-      if (driver.fields.databaseUser) t.equal(decodeURIComponent(url.username), c.databaseUser, `the user round-trips (${JSON.stringify(c.databaseUser)})`);
-      if (driver.fields.databaseName) t.equal(decodeURIComponent(url.pathname.slice(1)), c.databaseName, 'the database is the path');
     }
+    const breaking = (rule: (p: (typeof parsed)[number]) => boolean) => parsed.filter(p => !rule(p)).map(p => p.text);
+    t.same(breaking(({ url, host }) => url.hostname.replace(/^\[|\]$/g, '') === host), [], 'the host of every URL');
+    t.same(breaking(({ url, port }) => url.port === String(port)), [], 'the port of every URL');
+    t.same(breaking(({ url, c }) => decodeURIComponent(url.password) === c.databasePassword), [], 'the password round-trips in every URL (plain, every special sign, empty)');
+    if (driver.fields.databaseUser) t.same(breaking(({ url, c }) => decodeURIComponent(url.username) === c.databaseUser), [], 'the user round-trips in every URL');
+    if (driver.fields.databaseName) t.same(breaking(({ url, c }) => decodeURIComponent(url.pathname.slice(1)) === c.databaseName), [], 'the database is the path of every URL');
   });
 }
 
@@ -280,13 +298,20 @@ function engineChecks(t: Test, driver: DatabaseDriver, image: string, options: D
     const wrong = await run(driver.readinessCheck({ ...c, databasePassword: `wrong-${rand()}` }));
     t.notOk(wrong.ok, 'the readiness check fails with a wrong password');
 
+    const notChanged: string[] = [];
+    const newRefused: string[] = [];
+    const oldAccepted: string[] = [];
     for (const next of INJECTIONS) {
       const changed = await run(driver.changePasswordCommand(c, next));
-      t.ok(changed.ok, `the password changes to ${JSON.stringify(next)} (${describe(changed)})`);
-      t.ok((await run(driver.readinessCheck({ ...c, databasePassword: next }))).ok, 'the new password is accepted');
-      t.notOk((await run(driver.readinessCheck(c))).ok, 'the old password is refused');
+      if (!changed.ok) notChanged.push(`${JSON.stringify(next)}: ${describe(changed)}`);
+      const withNew = await run(driver.readinessCheck({ ...c, databasePassword: next }));
+      if (!withNew.ok) newRefused.push(`${JSON.stringify(next)}: ${describe(withNew)}`);
+      if ((await run(driver.readinessCheck(c))).ok) oldAccepted.push(`${JSON.stringify(c.databasePassword)} after the change to ${JSON.stringify(next)}`);
       c = { ...c, databasePassword: next };
     }
+    t.same(notChanged, [], 'the password changes to each value that ends a quoted string in SQL, JavaScript or a shell');
+    t.same(newRefused, [], 'each new password is accepted');
+    t.same(oldAccepted, [], 'each old password is refused');
     if (connect) {
       await t.resolves(connect(driver.connectionUrl(c, address, driver.internalPort)), 'the client connects with the new password, encoded in the URL');
     }

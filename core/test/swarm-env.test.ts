@@ -1,23 +1,8 @@
 // Environment text (dotenv syntax) and the references between project, environment and
 // workload variables.
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { parseEnv, resolveEnv, toEnvList } from '../src/swarm/env.ts';
-import { BerthError } from '../src/errors.ts';
-
-const fails = (t: Test, fn: () => unknown, message: string | RegExp, field = 'env') => {
-  let error: unknown;
-  try {
-    fn();
-  } catch (e) {
-    error = e;
-  }
-  t.ok(error instanceof BerthError, 'a domain error');
-  const e = error as BerthError;
-  t.equal(e?.code, 'BAD_REQUEST');
-  if (typeof message === 'string') t.equal(e?.message, message);
-  else t.match(e?.message, message);
-  t.same(e?.issues?.[0]?.path, [field], `the issue names ${field}`);
-};
+import { refusals } from './refusals.ts';
 
 t.test('parseEnv reads dotenv syntax', async t => {
   const text = [
@@ -53,12 +38,14 @@ t.test('parseEnv reads dotenv syntax', async t => {
 });
 
 t.test('parseEnv names what it cannot read', async t => {
-  fails(t, () => parseEnv('GOOD=1\n1BAD=x'), 'Invalid environment variable name "1BAD" in env: use letters, digits and _, not starting with a digit');
-  fails(t, () => parseEnv('MY-VAR=1'), /"MY-VAR"/);
-  fails(t, () => parseEnv('A.B=1'), /"A\.B"/);
-  fails(t, () => parseEnv('A=1\nMY VAR=2'), /^Invalid line 2 in env: "MY VAR" is not a KEY=value assignment/);
-  fails(t, () => parseEnv('A=1\nghp_s3cretTokenPastedAlone'), 'Invalid line 2 in env: is not a KEY=value assignment (names use letters, digits and _)', 'env');
-  fails(t, () => parseEnv('X-Y=1', 'buildArgs'), /in buildArgs/, 'buildArgs');
+  refusals(t, 'each unreadable text is refused as a domain error naming the field, with the message', [
+    [() => parseEnv('GOOD=1\n1BAD=x'), ['env'], 'Invalid environment variable name "1BAD" in env: use letters, digits and _, not starting with a digit'],
+    [() => parseEnv('MY-VAR=1'), ['env'], /"MY-VAR"/],
+    [() => parseEnv('A.B=1'), ['env'], /"A\.B"/],
+    [() => parseEnv('A=1\nMY VAR=2'), ['env'], /^Invalid line 2 in env: "MY VAR" is not a KEY=value assignment/],
+    [() => parseEnv('A=1\nghp_s3cretTokenPastedAlone'), ['env'], 'Invalid line 2 in env: is not a KEY=value assignment (names use letters, digits and _)'],
+    [() => parseEnv('X-Y=1', 'buildArgs'), ['buildArgs'], /in buildArgs/],
+  ]);
   // A line inside a multi-line quoted value is part of the value, not a line of its own.
   t.same(parseEnv('KEY="-----BEGIN KEY-----\nnot an assignment\n-----END KEY-----"\nNEXT=1'), {
     KEY: '-----BEGIN KEY-----\nnot an assignment\n-----END KEY-----',
@@ -94,15 +81,17 @@ t.test('resolveEnv replaces project, environment and own references', async t =>
 });
 
 t.test('resolveEnv names a missing or bad reference exactly', async t => {
-  fails(t, () => resolveEnv('DB_URL=${{project.DB_HOST}}'), 'Environment variable DB_URL refers to ${{project.DB_HOST}}, which is not defined');
-  fails(t, () => resolveEnv('X=${{environment.NOPE}}', { environment: 'OTHER=1' }), 'Environment variable X refers to ${{environment.NOPE}}, which is not defined');
-  fails(t, () => resolveEnv('X=${{MISSING}}'), 'Environment variable X refers to ${{MISSING}}, which is not defined');
-  fails(t, () => resolveEnv('X=${{environment.H}}', { environment: 'H=${{project.GONE}}' }), 'Environment variable H (of the environment) refers to ${{project.GONE}}, which is not defined');
-  fails(t, () => resolveEnv('X=${{environment.H}}', { environment: 'H=${{OTHER}}\nOTHER=1' }), /^Environment variable H of the environment refers to \$\{\{OTHER\}\}/);
-  fails(t, () => resolveEnv('X=${{server.KEY}}'), /^Environment variable X refers to \$\{\{server\.KEY\}\}, which is not a valid reference/);
-  fails(t, () => resolveEnv('A=${{B}}\nB=${{A}}'), /^Environment variable [AB] refers to \$\{\{[AB]\}\}, which is nested too deeply or circular/);
-  fails(t, () => resolveEnv('A=${{B}}\nB=${{C}}\nC=${{D}}\nD=1'), /nested too deeply/);
-  fails(t, () => resolveEnv('BAD-NAME=1'), /"BAD-NAME"/);
+  refusals(t, 'each missing or bad reference is refused as a domain error naming env, with its message', [
+    [() => resolveEnv('DB_URL=${{project.DB_HOST}}'), ['env'], 'Environment variable DB_URL refers to ${{project.DB_HOST}}, which is not defined'],
+    [() => resolveEnv('X=${{environment.NOPE}}', { environment: 'OTHER=1' }), ['env'], 'Environment variable X refers to ${{environment.NOPE}}, which is not defined'],
+    [() => resolveEnv('X=${{MISSING}}'), ['env'], 'Environment variable X refers to ${{MISSING}}, which is not defined'],
+    [() => resolveEnv('X=${{environment.H}}', { environment: 'H=${{project.GONE}}' }), ['env'], 'Environment variable H (of the environment) refers to ${{project.GONE}}, which is not defined'],
+    [() => resolveEnv('X=${{environment.H}}', { environment: 'H=${{OTHER}}\nOTHER=1' }), ['env'], /^Environment variable H of the environment refers to \$\{\{OTHER\}\}/],
+    [() => resolveEnv('X=${{server.KEY}}'), ['env'], /^Environment variable X refers to \$\{\{server\.KEY\}\}, which is not a valid reference/],
+    [() => resolveEnv('A=${{B}}\nB=${{A}}'), ['env'], /^Environment variable [AB] refers to \$\{\{[AB]\}\}, which is nested too deeply or circular/],
+    [() => resolveEnv('A=${{B}}\nB=${{C}}\nC=${{D}}\nD=1'), ['env'], /nested too deeply/],
+    [() => resolveEnv('BAD-NAME=1'), ['env'], /"BAD-NAME"/],
+  ]);
   // Values never appear in the message: they are often secrets.
   let message = '';
   try {

@@ -1,22 +1,9 @@
 // Resource units and the WorkloadService → ServiceSpec mapping (pure, no engine).
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { parseCpu, parseMemory } from '../src/swarm/resources.ts';
 import { toServiceSpec } from '../src/swarm/service-spec.ts';
-import { BerthError } from '../src/errors.ts';
+import { refusals } from './refusals.ts';
 import type { WorkloadService } from '../src/contracts/services.ts';
-
-const fails = (t: Test, fn: () => unknown, path: (string | number)[], message: RegExp) => {
-  let error: unknown;
-  try {
-    fn();
-  } catch (e) {
-    error = e;
-  }
-  t.ok(error instanceof BerthError, `${path.join('.')}: a domain error`);
-  t.equal((error as BerthError)?.code, 'BAD_REQUEST');
-  t.same((error as BerthError)?.issues?.[0]?.path, path, `the issue names ${path.join('.')}`);
-  t.match((error as BerthError)?.message, message);
-};
 
 t.test('parseMemory reads bytes and Docker sizes', async t => {
   const MiB = 1024 ** 2;
@@ -36,13 +23,15 @@ t.test('parseMemory reads bytes and Docker sizes', async t => {
   t.equal(parseMemory(undefined), null);
   t.equal(parseMemory(''), null);
   t.equal(parseMemory('0'), null, 'zero is no limit');
-  fails(t, () => parseMemory('lots'), ['memory'], /^Invalid memory "lots": use bytes/);
-  fails(t, () => parseMemory('-1g', 'memoryLimit'), ['memoryLimit'], /^Invalid memoryLimit "-1g"/);
-  fails(t, () => parseMemory('12x', 'memoryReservation'), ['memoryReservation'], /memoryReservation/);
-  fails(t, () => parseMemory('1g; rm -rf /'), ['memory'], /Invalid memory/);
-  fails(t, () => parseMemory(-5), ['memory'], /Invalid memory "-5"/);
-  fails(t, () => parseMemory(Number.NaN), ['memory'], /Invalid memory/);
-  fails(t, () => parseMemory('99999999999t'), ['memory'], /Invalid memory/);
+  refusals(t, 'bad sizes are refused as a domain error naming the field, with the message', [
+    [() => parseMemory('lots'), ['memory'], /^Invalid memory "lots": use bytes/],
+    [() => parseMemory('-1g', 'memoryLimit'), ['memoryLimit'], /^Invalid memoryLimit "-1g"/],
+    [() => parseMemory('12x', 'memoryReservation'), ['memoryReservation'], /memoryReservation/],
+    [() => parseMemory('1g; rm -rf /'), ['memory'], /Invalid memory/],
+    [() => parseMemory(-5), ['memory'], /Invalid memory "-5"/],
+    [() => parseMemory(Number.NaN), ['memory'], /Invalid memory/],
+    [() => parseMemory('99999999999t'), ['memory'], /Invalid memory/],
+  ]);
 });
 
 t.test('parseCpu answers NanoCPUs', async t => {
@@ -55,11 +44,13 @@ t.test('parseCpu answers NanoCPUs', async t => {
   t.equal(parseCpu(null), null);
   t.equal(parseCpu(''), null);
   t.equal(parseCpu('0'), null, 'zero is no limit');
-  fails(t, () => parseCpu('half'), ['cpu'], /^Invalid cpu "half": use a number of CPUs/);
-  fails(t, () => parseCpu('-1', 'cpuLimit'), ['cpuLimit'], /^Invalid cpuLimit "-1"/);
-  fails(t, () => parseCpu('1e3', 'cpuReservation'), ['cpuReservation'], /cpuReservation/);
-  fails(t, () => parseCpu(Number.POSITIVE_INFINITY), ['cpu'], /Invalid cpu/);
-  fails(t, () => parseCpu('0.0000000001'), ['cpu'], /Invalid cpu/);
+  refusals(t, 'bad CPU amounts are refused as a domain error naming the field, with the message', [
+    [() => parseCpu('half'), ['cpu'], /^Invalid cpu "half": use a number of CPUs/],
+    [() => parseCpu('-1', 'cpuLimit'), ['cpuLimit'], /^Invalid cpuLimit "-1"/],
+    [() => parseCpu('1e3', 'cpuReservation'), ['cpuReservation'], /cpuReservation/],
+    [() => parseCpu(Number.POSITIVE_INFINITY), ['cpu'], /Invalid cpu/],
+    [() => parseCpu('0.0000000001'), ['cpu'], /Invalid cpu/],
+  ]);
 });
 
 const workload = (over: Partial<WorkloadService> = {}): WorkloadService => ({
@@ -177,45 +168,53 @@ t.test('mode, detached network and empty values', async t => {
 });
 
 t.test('names that reach the host are checked, naming the field', async t => {
-  const spec = (over: Partial<WorkloadService>) => () => toServiceSpec(workload(over), { platformNetwork: NET });
-  fails(t, spec({ name: 'bad name' }), ['name'], /^Invalid name "bad name"/);
-  fails(t, spec({ name: '-leading' }), ['name'], /Invalid name/);
-  fails(t, spec({ name: 'a'.repeat(64) }), ['name'], /at most 63/);
-  fails(t, spec({ name: 'dots.not.allowed' }), ['name'], /Invalid name/);
-  fails(t, spec({ name: '' }), ['name'], /Invalid name/);
-  fails(t, spec({ image: 'nginx;rm -rf /' }), ['image'], /^Invalid image "nginx;rm -rf \/"/);
-  fails(t, spec({ image: 'UPPER/case' }), ['image'], /Invalid image/);
-  fails(t, spec({ image: '$(id)' }), ['image'], /Invalid image/);
-  fails(t, spec({ image: '' }), ['image'], /Invalid image/);
-  fails(t, spec({ env: { 'BAD-KEY': 'x' } }), ['env', 'BAD-KEY'], /"BAD-KEY"/);
-  fails(t, spec({ mounts: [{ type: 'volume', source: 'data', target: 'relative/path' }] }), ['mounts', 0, 'target'], /^Invalid mount target "relative\/path": use an absolute path/);
-  fails(t, spec({ mounts: [{ type: 'volume', source: 'data', target: '/ok' }, { type: 'volume', source: 'data', target: '/a/../etc' }] }), ['mounts', 1, 'target'], /Invalid mount target/);
-  fails(t, spec({ mounts: [{ type: 'volume', source: '../escape', target: '/data' }] }), ['mounts', 0, 'source'], /^Invalid volume name "..\/escape"/);
-  fails(t, spec({ mounts: [{ type: 'volume', source: 'a b', target: '/data' }] }), ['mounts', 0, 'source'], /Invalid volume name/);
-  fails(t, spec({ mounts: [{ type: 'bind', source: 'relative', target: '/data' }] }), ['mounts', 0, 'source'], /^Invalid bind mount source "relative"/);
-  fails(t, spec({ mounts: [{ type: 'tmpfs' as 'bind', source: '/x', target: '/data' }] }), ['mounts', 0, 'type'], /Invalid mount type/);
-  fails(t, spec({ ports: [{ targetPort: 0, publishedPort: 80, protocol: 'tcp', publishMode: 'ingress' }] }), ['ports', 0, 'targetPort'], /Invalid target port 0/);
-  fails(t, spec({ ports: [{ targetPort: 80, publishedPort: 70000, protocol: 'tcp', publishMode: 'ingress' }] }), ['ports', 0, 'publishedPort'], /Invalid published port 70000/);
-  fails(t, spec({ ports: [{ targetPort: 80, publishedPort: 80, protocol: 'sctp' as 'tcp', publishMode: 'ingress' }] }), ['ports', 0, 'protocol'], /Invalid protocol/);
-  fails(t, spec({ ports: [{ targetPort: 80, publishedPort: 80, protocol: 'tcp', publishMode: 'dnsrr' as 'host' }] }), ['ports', 0, 'publishMode'], /Invalid publish mode/);
-  fails(t, spec({
-    ports: [
-      { targetPort: 80, publishedPort: 8080, protocol: 'tcp', publishMode: 'ingress' },
-      { targetPort: 81, publishedPort: 8080, protocol: 'tcp', publishMode: 'ingress' },
-    ],
-  }), ['ports', 1, 'publishedPort'], /8080\/tcp is used twice/);
-  fails(t, spec({ networks: [{ Target: 'net;evil' }] }), ['networks', 0, 'Target'], /Invalid network/);
-  fails(t, spec({ placement: { Constraints: ['node.role==manager', 'nonsense'] } }), ['placement', 'Constraints', 1], /^Invalid placement constraint "nonsense"/);
-  fails(t, spec({ placement: { Constraints: ['node.role===x'] } }), ['placement', 'Constraints', 0], /Invalid placement constraint/);
-  t.doesNotThrow(() => toServiceSpec(workload({ placement: { Constraints: ['node.role == manager', 'node.labels.region!=eu-west', 'engine.labels.disk==ssd'] } }), { platformNetwork: NET }));
-  fails(t, spec({ replicas: -1 }), ['replicas'], /Invalid replicas -1/);
-  fails(t, spec({ replicas: 1.5 }), ['replicas'], /Invalid replicas/);
-  fails(t, spec({ memoryLimit: -1 }), ['memoryLimit'], /Invalid memoryLimit/);
-  fails(t, spec({ cpuLimit: 0.5 }), ['cpuLimit'], /Invalid cpuLimit 0.5/);
-  fails(t, spec({ stopGracePeriod: 1.5 }), ['stopGracePeriod'], /Invalid stopGracePeriod/);
-  fails(t, spec({ updateConfig: { Parallelism: 1, Order: 'random' } }), ['updateConfig', 'Order'], /start-first or stop-first/);
-  // Valid references of every shape pass.
-  for (const image of ['nginx', 'nginx:1.27-alpine', 'library/nginx', 'ghcr.io/owner/app:v1.2.3', 'localhost:5000/a/b/c:tag', `app@sha256:${'a'.repeat(64)}`, 'berth-test/busybox:1']) {
-    t.doesNotThrow(() => toServiceSpec(workload({ image }), { platformNetwork: NET }), image);
-  }
+  const spec = (over: Partial<WorkloadService>) => toServiceSpec(workload(over), { platformNetwork: NET });
+  refusals(t, 'each bad value is refused as a domain error naming its field, with the message', [
+    [() => spec({ name: 'bad name' }), ['name'], /^Invalid name "bad name"/],
+    [() => spec({ name: '-leading' }), ['name'], /Invalid name/],
+    [() => spec({ name: 'a'.repeat(64) }), ['name'], /at most 63/],
+    [() => spec({ name: 'dots.not.allowed' }), ['name'], /Invalid name/],
+    [() => spec({ name: '' }), ['name'], /Invalid name/],
+    [() => spec({ image: 'nginx;rm -rf /' }), ['image'], /^Invalid image "nginx;rm -rf \/"/],
+    [() => spec({ image: 'UPPER/case' }), ['image'], /Invalid image/],
+    [() => spec({ image: '$(id)' }), ['image'], /Invalid image/],
+    [() => spec({ image: '' }), ['image'], /Invalid image/],
+    [() => spec({ env: { 'BAD-KEY': 'x' } }), ['env', 'BAD-KEY'], /"BAD-KEY"/],
+    [() => spec({ mounts: [{ type: 'volume', source: 'data', target: 'relative/path' }] }), ['mounts', 0, 'target'], /^Invalid mount target "relative\/path": use an absolute path/],
+    [() => spec({ mounts: [{ type: 'volume', source: 'data', target: '/ok' }, { type: 'volume', source: 'data', target: '/a/../etc' }] }), ['mounts', 1, 'target'], /Invalid mount target/],
+    [() => spec({ mounts: [{ type: 'volume', source: '../escape', target: '/data' }] }), ['mounts', 0, 'source'], /^Invalid volume name "..\/escape"/],
+    [() => spec({ mounts: [{ type: 'volume', source: 'a b', target: '/data' }] }), ['mounts', 0, 'source'], /Invalid volume name/],
+    [() => spec({ mounts: [{ type: 'bind', source: 'relative', target: '/data' }] }), ['mounts', 0, 'source'], /^Invalid bind mount source "relative"/],
+    [() => spec({ mounts: [{ type: 'tmpfs' as 'bind', source: '/x', target: '/data' }] }), ['mounts', 0, 'type'], /Invalid mount type/],
+    [() => spec({ ports: [{ targetPort: 0, publishedPort: 80, protocol: 'tcp', publishMode: 'ingress' }] }), ['ports', 0, 'targetPort'], /Invalid target port 0/],
+    [() => spec({ ports: [{ targetPort: 80, publishedPort: 70000, protocol: 'tcp', publishMode: 'ingress' }] }), ['ports', 0, 'publishedPort'], /Invalid published port 70000/],
+    [() => spec({ ports: [{ targetPort: 80, publishedPort: 80, protocol: 'sctp' as 'tcp', publishMode: 'ingress' }] }), ['ports', 0, 'protocol'], /Invalid protocol/],
+    [() => spec({ ports: [{ targetPort: 80, publishedPort: 80, protocol: 'tcp', publishMode: 'dnsrr' as 'host' }] }), ['ports', 0, 'publishMode'], /Invalid publish mode/],
+    [() => spec({
+      ports: [
+        { targetPort: 80, publishedPort: 8080, protocol: 'tcp', publishMode: 'ingress' },
+        { targetPort: 81, publishedPort: 8080, protocol: 'tcp', publishMode: 'ingress' },
+      ],
+    }), ['ports', 1, 'publishedPort'], /8080\/tcp is used twice/],
+    [() => spec({ networks: [{ Target: 'net;evil' }] }), ['networks', 0, 'Target'], /Invalid network/],
+    [() => spec({ placement: { Constraints: ['node.role==manager', 'nonsense'] } }), ['placement', 'Constraints', 1], /^Invalid placement constraint "nonsense"/],
+    [() => spec({ placement: { Constraints: ['node.role===x'] } }), ['placement', 'Constraints', 0], /Invalid placement constraint/],
+    [() => spec({ replicas: -1 }), ['replicas'], /Invalid replicas -1/],
+    [() => spec({ replicas: 1.5 }), ['replicas'], /Invalid replicas/],
+    [() => spec({ memoryLimit: -1 }), ['memoryLimit'], /Invalid memoryLimit/],
+    [() => spec({ cpuLimit: 0.5 }), ['cpuLimit'], /Invalid cpuLimit 0.5/],
+    [() => spec({ stopGracePeriod: 1.5 }), ['stopGracePeriod'], /Invalid stopGracePeriod/],
+    [() => spec({ updateConfig: { Parallelism: 1, Order: 'random' } }), ['updateConfig', 'Order'], /start-first or stop-first/],
+  ]);
+  t.doesNotThrow(() => spec({ placement: { Constraints: ['node.role == manager', 'node.labels.region!=eu-west', 'engine.labels.disk==ssd'] } }), 'valid placement constraints pass');
+  const images = ['nginx', 'nginx:1.27-alpine', 'library/nginx', 'ghcr.io/owner/app:v1.2.3', 'localhost:5000/a/b/c:tag', `app@sha256:${'a'.repeat(64)}`, 'berth-test/busybox:1'];
+  const refusedImages = images.flatMap(image => {
+    try {
+      spec({ image });
+      return [];
+    } catch (e) {
+      return [`${image}: ${(e as Error).message}`];
+    }
+  });
+  t.same(refusedImages, [], 'valid references of every shape pass');
 });
