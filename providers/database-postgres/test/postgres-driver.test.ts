@@ -12,7 +12,9 @@ const driver = new PostgresDriver();
 /** Runs a program (docker) with an argument array and optional stdin. */
 const run = (file: string, args: string[], { input }: { input?: string } = {}) => new Promise<string>((resolve, reject) => {
   const child = execFile(file, args, (error, stdout) => (error ? reject(error) : resolve(stdout)));
-  child.stdin?.end(input ?? '');
+  // No input: close stdin without writing, so a program that exits at once cannot make an EPIPE.
+  if (input === undefined) child.stdin?.end();
+  else child.stdin?.on('error', reject).end(input);
 });
 
 const psql = (c: DatabaseCredentials, sql: string, extra: string[] = []) => ({
