@@ -32,6 +32,8 @@ export interface DriverConformanceOptions {
   data?: DriverDataProbe;
   /** Connects from outside with a real client library to a connection URL; resolves, or rejects when refused. */
   connect?: (url: string) => Promise<void>;
+  /** With connect: what the client's rejection for a wrong password matches (the authentication error, not any failure). */
+  authError?: RegExp | { code: string; errno?: number } | { message: RegExp };
   /** How long the container may take to accept connections (default 90 s). */
   readyTimeoutMs?: number;
 }
@@ -292,7 +294,8 @@ function engineChecks(t: Test, driver: DatabaseDriver, image: string, options: D
     const connect = options.connect;
     if (connect) {
       await t.resolves(connect(driver.connectionUrl(c, address, driver.internalPort)), 'a client connects from outside with the connection URL');
-      await t.rejects(connect(driver.connectionUrl({ ...c, databasePassword: `wrong-${rand()}` }, address, driver.internalPort)), 'and is refused with a wrong password');
+      if (!options.authError) t.fail('driverConformance: connect is given without authError, the error a wrong password must give');
+      else await t.rejects(connect(driver.connectionUrl({ ...c, databasePassword: `wrong-${rand()}` }, address, driver.internalPort)), options.authError, 'and is refused with a wrong password, by the authentication error');
     }
 
     const wrong = await run(driver.readinessCheck({ ...c, databasePassword: `wrong-${rand()}` }));

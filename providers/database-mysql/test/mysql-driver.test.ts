@@ -24,6 +24,7 @@ driverConformance(t, driver, {
       await connection.end().catch(() => {});
     }
   },
+  authError: { code: 'ER_ACCESS_DENIED_ERROR', errno: 1045 },
   // Names that need quoting as identifiers and as literals, and every sign the current variant allows.
   credentials: { databaseName: `sh"op'db`, databaseUser: `o'ne"il`, databasePassword: 'In1t@#%^&*()_+-=[]{}|;:,.<>?~`', databaseRootPassword: 'R00t@#%^&*()[]' },
   image: TEST_MARIADB_IMAGE,

@@ -33,6 +33,7 @@ driverConformance(t, driver, {
       await client.end().catch(() => {});
     }
   },
+  authError: { code: '28P01' },
   // Names that need quoting as identifiers and as literals, and every sign the current variant allows
   // (the bootstrap user may not contain " $ ' or \, PostgreSQL refuses them as an extension owner).
   credentials: { databaseName: `sh"op'db`, databaseUser: 'Shop Owner.1', databasePassword: 'In1t@#%^&*()_+-=[]{}|;:,.<>?~`', databaseRootPassword: null },

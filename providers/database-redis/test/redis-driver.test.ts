@@ -25,6 +25,7 @@ driverConformance(t, driver, {
       if (client.isOpen) await client.quit().catch(() => {});
     }
   },
+  authError: { message: /^WRONGPASS/ },
   image: TEST_REDIS_IMAGE,
   passwords: { valid: ['', 'any thing \' " \\ $ é'], invalid: [] },
   data: {
