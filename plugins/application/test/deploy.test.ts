@@ -1,74 +1,89 @@
 // Applications deployed for real: a local git repository built with its Dockerfile, a
 // prebuilt local image, failures, env changes, stop/start, cancel, delete, env references
 // and shell metacharacters — on the real Docker engine in swarm mode, through the API.
-import t from 'tap';
-import { existsSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import t, { type Test } from 'tap';
+import { existsSync, symlinkSync } from 'node:fs';
+import { readdir, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import Docker from 'dockerode';
-import { startTestServer, signUpAdmin, makeGitRepo, commitFiles, TEST_BASE_IMAGE, TEST_STATIC_IMAGE, type Client } from '@berth/core/testing';
+import {
+  startTestServer, signUpAdmin, makeGitRepo, commitFiles, deploymentFinished, freePort, waitFor, runContainerCommand,
+  TEST_BASE_IMAGE, TEST_STATIC_IMAGE,
+} from '@berth/core/testing';
 
 const docker = new Docker();
-const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
-const freePort = () => 20000 + Math.floor(Math.random() * 20000);
 
-/** Waits until the deployment leaves queued/running; answers it. */
-async function finished(client: Client, deploymentId: string, ms = 90_000): Promise<Record<string, any>> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const res = await client.get('deployment.one', { deploymentId });
-    if (res.status !== 200) throw new Error(`deployment.one ${res.status}: ${JSON.stringify(res.body)}`);
-    if (!['queued', 'running'].includes(res.body.status)) return res.body;
-    if (Date.now() > until) throw new Error(`deployment ${deploymentId} still ${res.body.status}`);
-    await sleep(200);
+/** [status, body] of GET path on the port, or undefined while nothing answers. */
+async function get(port: number, at = '/'): Promise<[number, string] | undefined> {
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}${at}`, { signal: AbortSignal.timeout(2000) });
+    return [res.status, await res.text()];
+  } catch {
+    return undefined;
   }
 }
 
-async function waitStatus(client: Client, deploymentId: string, status: string, ms = 30_000) {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    if ((await client.get('deployment.one', { deploymentId })).body.status === status) return;
-    await sleep(100);
-  }
-  throw new Error(`deployment ${deploymentId} never became ${status}`);
-}
+/** The body served at `at` once it matches `expect` (a 200 unless anyStatus), polled while the service (re)starts. */
+const served = (port: number, expect: RegExp = /(?:)/, at = '/', anyStatus = false) =>
+  waitFor(`port ${port} serving ${expect} at ${at}`, async () => {
+    const reply = await get(port, at);
+    return reply && (reply[0] === 200 || anyStatus) && expect.test(reply[1]) ? reply[1] : undefined;
+  }, { timeout: 30_000, interval: 200 });
 
-/** The body served on the port, retried while the service (re)starts. */
-async function served(port: number, expect?: RegExp, ms = 20_000, anyStatus = false): Promise<string> {
-  const until = Date.now() + ms;
-  let last = '';
-  while (Date.now() < until) {
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(2000) });
-      last = await res.text();
-      if ((res.ok || anyStatus) && (!expect || expect.test(last))) return last;
-    } catch (e) {
-      last = String(e);
-    }
-    await sleep(200);
-  }
-  throw new Error(`port ${port} never served ${expect ?? 'anything'}; last: ${last}`);
-}
-
-async function unreachable(port: number, ms = 20_000): Promise<boolean> {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    try {
-      await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(1000) });
-    } catch {
-      return true;
-    }
-    await sleep(200);
-  }
-  return false;
-}
+const unreachable = (port: number) =>
+  waitFor(`nothing answering on port ${port}`, async () => (await get(port)) === undefined, { timeout: 30_000, interval: 200 });
 
 const serviceOf = (name: string) => docker.getService(name).inspect().then((s: any) => s, () => null);
 
-// A site whose index page shows $GREETING, written when the container starts.
+const issuePaths = (body: { issues?: { path: (string | number)[] }[] }) => (body.issues ?? []).map(i => i.path.join('.'));
+
+// A site whose index page shows $GREETING, written (and printed to the container log) when the container starts.
 const site = (extra = '') => ({
-  Dockerfile: `FROM ${TEST_BASE_IMAGE}\n${extra}RUN mkdir -p /www\nCMD ["sh", "-c", "echo \\"hello $GREETING\\" > /www/index.html && exec httpd -f -p 8080 -h /www"]\n`,
+  Dockerfile: `FROM ${TEST_BASE_IMAGE}\n${extra}RUN mkdir -p /www\nCMD ["sh", "-c", "echo \\"hello $GREETING\\" | tee /www/index.html && exec httpd -f -p 8080 -h /www"]\n`,
 });
+
+/**
+ * Text a shell would act on, each in another way, every one of which would create `marker` if a
+ * shell ever read it: separators, pipes, substitutions, a newline, redirections, quotes that end
+ * a quoted string, globs, variables, and values a program would read as options.
+ */
+const shellTricks = (marker: string) => [
+  `a; touch ${marker}`,
+  `a | touch ${marker}`,
+  `a && touch ${marker}`,
+  `false || touch ${marker}`,
+  `a & touch ${marker}`,
+  `$(touch ${marker})`,
+  `\`touch ${marker}\``,
+  `a\ntouch ${marker}`,
+  `a > ${marker}`,
+  `a >> ${marker} 2>&1 < /etc/passwd`,
+  `it's "quoted" '$(touch ${marker})' "\`touch ${marker}\`"`,
+  '* /* ?[a-z]* ~ {a,b}',
+  '$HOME ${PATH} $1 $@ $$',
+  '--help',
+  '-rf /',
+];
+
+/**
+ * KEY=value lines as users write them (dotenv): a value with a newline in double quotes, as \n; a
+ * value that starts and ends with one quote character in single quotes, since dotenv would read
+ * those outer ones as quoting (`x` means x).
+ */
+function dotenv(entries: [string, string][]): string {
+  return entries.map(([k, v]) => {
+    if (v.includes('\n')) {
+      if (v.includes('"')) throw new Error(`dotenv: ${JSON.stringify(v)} has both a newline and a double quote`);
+      return `${k}="${v.replace(/\n/g, '\\n')}"`;
+    }
+    if (/^(["'`]).*\1$/.test(v)) {
+      if (v.includes("'")) throw new Error(`dotenv: ${JSON.stringify(v)} is quoted and has a single quote`);
+      return `${k}='${v}'`;
+    }
+    return `${k}=${v}`;
+  }).join('\n');
+}
 
 // Builds and rollouts on the engine take longer than tap's default per-file limit.
 t.setTimeout(600_000);
@@ -82,45 +97,57 @@ t.test('applications on the real engine', async t => {
   const bus = server.kernel.container.cradle.events;
   bus.on('appDeploy', payload => void events.push({ name: 'appDeploy', payload }));
   bus.on('appBuildError', payload => void events.push({ name: 'appBuildError', payload }));
-  const { body: { project, environment } } = await client.post('project.create', { name: 'Deploys', env: 'DB_HOST=db.internal' });
+  const { body: { environment } } = await client.post('project.create', { name: 'Deploys', env: 'DB_HOST=db.internal' });
   await client.post('environment.update', { environmentId: environment.environmentId, env: 'STAGE=prod' });
-  const repo = await makeGitRepo(site());
-  t.teardown(() => repo.cleanup());
 
   const apps: string[] = [];
   t.teardown(async () => {
     for (const name of apps) await docker.getService(name).remove().catch(() => undefined);
   });
-  const newApp = async (name: string, port?: number) => {
-    const res = await client.post('application.create', { name, environmentId: environment.environmentId });
-    if (res.status !== 200) throw new Error(JSON.stringify(res.body));
-    apps.push(res.body.appName);
-    // busybox httpd as PID 1 ignores SIGTERM: give old tasks 1 s, not the default 10 s, to stop.
-    await client.post('application.update', { applicationId: res.body.applicationId, stopGracePeriodSwarm: 1_000_000_000 });
-    if (port) {
-      const p = await client.post('port.create', { applicationId: res.body.applicationId, publishedPort: port, targetPort: 8080, publishMode: 'host', protocol: 'tcp' });
-      if (p.status !== 200) throw new Error(JSON.stringify(p.body));
-    }
-    return res.body as { applicationId: string; appName: string };
-  };
-  const deploy = async (applicationId: string, op = 'application.deploy') => {
-    const res = await client.post(op, { applicationId });
+  const call = async (op: string, input: Record<string, unknown>) => {
+    const res = await client.post(op, input);
     if (res.status !== 200) throw new Error(`${op}: ${res.status} ${JSON.stringify(res.body)}`);
-    return res.body as { deploymentId: string; status: string };
+    return res.body;
   };
+  const newApp = async (name: string, port?: number, targetPort = 8080) => {
+    const app = await call('application.create', { name, environmentId: environment.environmentId }) as { applicationId: string; appName: string };
+    apps.push(app.appName);
+    // busybox httpd as PID 1 ignores SIGTERM: give old tasks 1 s, not the default 10 s, to stop.
+    await call('application.update', { applicationId: app.applicationId, stopGracePeriodSwarm: 1_000_000_000 });
+    if (port) await call('port.create', { applicationId: app.applicationId, publishedPort: port, targetPort, publishMode: 'host', protocol: 'tcp' });
+    return app;
+  };
+  const fromGit = async (applicationId: string, dir: string, more: Record<string, unknown> = {}) => {
+    await call('application.saveGitProvider', { applicationId, customGitUrl: `file://${dir}`, customGitBranch: 'main', customGitBuildPath: '/', ...more });
+    await call('application.saveBuildType', { applicationId, buildType: 'dockerfile', dockerfile: 'Dockerfile' });
+  };
+  /** An application built from a new repository of `files`, published on a free port, with its env saved. */
+  const gitApp = async (t: Test, name: string, env: string, files = site()) => {
+    const repo = await makeGitRepo(files);
+    t.teardown(() => repo.cleanup());
+    const port = await freePort();
+    const app = await newApp(name, port);
+    await fromGit(app.applicationId, repo.dir);
+    await call('application.saveEnvironment', { applicationId: app.applicationId, env });
+    return { ...app, repo, port };
+  };
+  const deploy = async (applicationId: string, op = 'application.deploy') =>
+    await call(op, { applicationId }) as { deploymentId: string; status: string };
+  const deployed = async (applicationId: string, op?: string) => deploymentFinished(client, (await deploy(applicationId, op)).deploymentId);
   const logOf = async (deploymentId: string) => (await client.get('deployment.readLogs', { deploymentId })).body as string;
   const statusOf = async (applicationId: string) => (await client.get('application.one', { applicationId })).body.applicationStatus;
 
-  const port = freePort();
-  const web = await newApp('web', port);
+  // One application's life, in order: each step acts on what the previous one left running.
+  t.test('an application from git: deploy, redeploy, a failing build, stop/start, reload, logs, delete', async t => {
+    const web = await gitApp(t, 'web', 'GREETING=world-1\nAPI_TOKEN=very-secret-token-1');
+    const { repo, port } = web;
+    const ids: string[] = [];
 
-  t.test('git source + Dockerfile: deploy answers the queued deployment, then the container serves', async t => {
-    await client.post('application.saveGitProvider', { applicationId: web.applicationId, customGitUrl: `file://${repo.dir}`, customGitBranch: 'main', customGitBuildPath: '/' });
-    await client.post('application.saveBuildType', { applicationId: web.applicationId, buildType: 'dockerfile', dockerfile: 'Dockerfile' });
-    await client.post('application.saveEnvironment', { applicationId: web.applicationId, env: 'GREETING=world-1\nAPI_TOKEN=very-secret-token-1' });
+    // deploy answers the queued deployment, then the container serves
     const queued = await deploy(web.applicationId);
+    ids.push(queued.deploymentId);
     t.match(queued, { deploymentId: String, status: /queued|running/ });
-    const done = await finished(client, queued.deploymentId);
+    const done = await deploymentFinished(client, queued.deploymentId);
     t.equal(done.status, 'done', done.errorMessage ?? '');
     t.equal(await statusOf(web.applicationId), 'done');
     t.equal((await served(port, /world-1/)).trim(), 'hello world-1');
@@ -133,135 +160,219 @@ t.test('applications on the real engine', async t => {
     const svc = await serviceOf(web.appName);
     t.equal(svc.Spec.Labels['berth.id'], web.applicationId);
     t.match(svc.Spec.TaskTemplate.ContainerSpec.Image, new RegExp(`^berth/${web.appName}:deploy-`), 'the built image is tagged by its deployment (a valid tag whatever the id starts with)');
-    t.match(events.find(e => e.name === 'appDeploy')?.payload, { applicationId: web.applicationId, deploymentId: queued.deploymentId, appName: web.appName, action: 'deploy' }, 'appDeploy was emitted');
-  });
+    t.match(events.find(e => e.name === 'appDeploy' && e.payload.applicationId === web.applicationId)?.payload,
+      { deploymentId: queued.deploymentId, appName: web.appName, action: 'deploy' }, 'appDeploy was emitted');
 
-  t.test('redeploy with a changed env serves the new value', async t => {
-    await client.post('application.saveEnvironment', { applicationId: web.applicationId, env: 'GREETING=world-2' });
-    const done = await finished(client, (await deploy(web.applicationId, 'application.redeploy')).deploymentId);
-    t.equal(done.status, 'done', done.errorMessage ?? '');
+    // a redeploy with a changed env serves the new value
+    await call('application.saveEnvironment', { applicationId: web.applicationId, env: 'GREETING=world-2' });
+    const redeployed = await deployed(web.applicationId, 'application.redeploy');
+    ids.push(redeployed.deploymentId);
+    t.equal(redeployed.status, 'done', redeployed.errorMessage ?? '');
     t.equal((await served(port, /world-2/)).trim(), 'hello world-2');
-  });
 
-  t.test('a failing build ends in error with the build error in the log; the previous version keeps serving', async t => {
+    // a failing build ends in error with the build error in the log; the previous version keeps serving
     await commitFiles(repo.dir, site('RUN echo building-step && exit 3\n'));
-    const failed = await finished(client, (await deploy(web.applicationId)).deploymentId);
+    const failed = await deployed(web.applicationId);
+    ids.push(failed.deploymentId);
     t.equal(failed.status, 'error');
-    t.ok(failed.errorMessage);
-    t.match(await logOf(failed.deploymentId), /exit 3|returned a non-zero code: 3/);
+    t.match(failed.errorMessage, /returned a non-zero code: 3/);
+    t.match(await logOf(failed.deploymentId), /returned a non-zero code: 3/);
     t.equal(await statusOf(web.applicationId), 'error');
-    t.match(events.find(e => e.name === 'appBuildError')?.payload, { applicationId: web.applicationId, deploymentId: failed.deploymentId, error: String }, 'appBuildError was emitted');
+    t.match(events.find(e => e.name === 'appBuildError' && e.payload.applicationId === web.applicationId)?.payload,
+      { deploymentId: failed.deploymentId, error: /returned a non-zero code: 3/ }, 'appBuildError was emitted');
     t.equal((await served(port)).trim(), 'hello world-2', 'the running version is untouched');
     await commitFiles(repo.dir, site());
-  });
 
-  t.test('stop scales to zero (idle); start brings it back (done)', async t => {
-    const stopped = await finished(client, (await deploy(web.applicationId, 'application.stop')).deploymentId);
+    // stop scales to zero (idle); start brings it back (done)
+    const stopped = await deployed(web.applicationId, 'application.stop');
+    ids.push(stopped.deploymentId);
     t.equal(stopped.status, 'done', stopped.errorMessage ?? '');
     t.equal(await statusOf(web.applicationId), 'idle');
     t.equal((await serviceOf(web.appName)).Spec.Mode.Replicated.Replicas, 0);
-    t.ok(await unreachable(port), 'nothing answers');
-    const started = await finished(client, (await deploy(web.applicationId, 'application.start')).deploymentId);
+    t.ok(await unreachable(port), 'nothing answers once stopped');
+    const started = await deployed(web.applicationId, 'application.start');
+    ids.push(started.deploymentId);
     t.equal(started.status, 'done', started.errorMessage ?? '');
     t.equal(await statusOf(web.applicationId), 'done');
     t.equal((await served(port)).trim(), 'hello world-2');
-  });
 
-  t.test('reload restarts the tasks with the same spec', async t => {
+    // reload restarts the tasks with the same spec
     const before = (await serviceOf(web.appName)).Spec.TaskTemplate.ForceUpdate ?? 0;
-    const reloaded = await finished(client, (await client.post('application.reload', { applicationId: web.applicationId, appName: web.appName })).body.deploymentId);
+    const reloaded = await deploymentFinished(client, (await call('application.reload', { applicationId: web.applicationId, appName: web.appName })).deploymentId);
+    ids.push(reloaded.deploymentId);
     t.equal(reloaded.status, 'done', reloaded.errorMessage ?? '');
-    t.ok((await serviceOf(web.appName)).Spec.TaskTemplate.ForceUpdate > before);
+    t.ok((await serviceOf(web.appName)).Spec.TaskTemplate.ForceUpdate > before, 'ForceUpdate was raised');
     t.equal((await served(port)).trim(), 'hello world-2');
-  });
 
-  t.test('readLogs answers the container output', async t => {
-    const res = await client.get('application.readLogs', { applicationId: web.applicationId, tail: 50 });
-    t.equal(res.status, 200);
-    t.type(res.body, 'string');
+    // readLogs answers the container output, filtered by search
+    const logs = await waitFor('the container output in readLogs', async () => {
+      const res = await client.get('application.readLogs', { applicationId: web.applicationId, tail: 50 });
+      return res.status === 200 && /hello world-2/.test(res.body) ? res.body as string : undefined;
+    });
+    t.match(logs, /hello world-1/, 'earlier tasks\' output too');
+    const searched = (await client.get('application.readLogs', { applicationId: web.applicationId, tail: 50, search: 'WORLD-1' })).body as string;
+    t.ok(searched.split('\n').filter(Boolean).length > 0 && searched.split('\n').filter(Boolean).every(l => l.includes('world-1')), 'search keeps only the matching lines, ignoring case');
+
+    // delete removes the service, the work dir and the records
+    const listed = (await client.get('deployment.all', { applicationId: web.applicationId })).body as { deploymentId: string }[];
+    t.same(listed.map(d => d.deploymentId).sort(), [...ids].sort(), 'deployment.all lists every run of the application');
+    t.equal((await client.post('application.delete', { applicationId: web.applicationId })).status, 200);
+    t.equal(await serviceOf(web.appName), null, 'the service is gone');
+    t.notOk(existsSync(path.join(server.dataDir, 'applications', web.appName)), 'its directory is gone');
+    t.equal((await client.get('deployment.one', { deploymentId: ids[0]! })).status, 404, 'its deployments are gone');
+    const builds = path.join(server.dataDir, 'builds');
+    t.same(existsSync(builds) ? await readdir(builds) : [], [], 'no build work dir is left behind');
+    t.equal((await client.get('application.one', { applicationId: web.applicationId })).status, 404);
+    t.ok(await unreachable(port), 'nothing answers once deleted');
   });
 
   t.test('a prebuilt local image deploys; the log says it was not pulled', async t => {
-    const staticPort = freePort();
-    const app = await newApp('prebuilt', staticPort);
-    const p = await client.get('application.one', { applicationId: app.applicationId });
-    await client.post('port.update', { portId: p.body.ports[0].portId, publishedPort: staticPort, targetPort: 80, publishMode: 'host', protocol: 'tcp' });
-    await client.post('application.saveDockerProvider', { applicationId: app.applicationId, dockerImage: TEST_STATIC_IMAGE, username: 'robot', password: 'registry-password-77' });
-    const done = await finished(client, (await deploy(app.applicationId)).deploymentId);
+    const port = await freePort();
+    const app = await newApp('prebuilt', port, 80);
+    await call('application.saveDockerProvider', { applicationId: app.applicationId, dockerImage: TEST_STATIC_IMAGE, username: 'robot', password: 'registry-password-77' });
+    const done = await deployed(app.applicationId);
     t.equal(done.status, 'done', done.errorMessage ?? '');
     const log = await logOf(done.deploymentId);
     t.match(log, /Could not pull .*copy this host already has/);
     t.notMatch(log, /registry-password-77/);
     // The image's web server answers (its root is empty here, so with a 404 page of its own).
-    t.match(await served(staticPort, /Not Found/, 20_000, true), /404 Not Found/);
+    t.match(await served(port, /Not Found/, '/', true), /404 Not Found/);
   });
 
   t.test('env references are resolved; a missing one fails the deploy naming it', async t => {
-    const refPort = freePort();
-    const app = await newApp('refs', refPort);
-    await client.post('application.saveGitProvider', { applicationId: app.applicationId, customGitUrl: `file://${repo.dir}`, customGitBranch: 'main' });
-    await client.post('application.saveBuildType', { applicationId: app.applicationId, buildType: 'dockerfile' });
-    await client.post('application.saveEnvironment', { applicationId: app.applicationId, env: 'HOST=${{project.DB_HOST}}\nGREETING=${{HOST}}-${{environment.STAGE}}' });
-    const done = await finished(client, (await deploy(app.applicationId)).deploymentId);
+    const app = await gitApp(t, 'refs', 'HOST=${{project.DB_HOST}}\nGREETING=${{HOST}}-${{environment.STAGE}}');
+    const { port } = app;
+    const done = await deployed(app.applicationId);
     t.equal(done.status, 'done', done.errorMessage ?? '');
-    t.equal((await served(refPort, /db\.internal/)).trim(), 'hello db.internal-prod');
-    await client.post('application.saveEnvironment', { applicationId: app.applicationId, env: 'GREETING=${{project.MISSING_KEY}}' });
-    const failed = await finished(client, (await deploy(app.applicationId)).deploymentId);
+    t.equal((await served(port, /db\.internal/)).trim(), 'hello db.internal-prod');
+    await call('application.saveEnvironment', { applicationId: app.applicationId, env: 'GREETING=${{project.MISSING_KEY}}' });
+    const failed = await deployed(app.applicationId);
     t.equal(failed.status, 'error');
     t.match(failed.errorMessage, /project\.MISSING_KEY/);
-    t.equal((await served(refPort)).trim(), 'hello db.internal-prod', 'the previous version keeps serving');
+    t.equal((await served(port)).trim(), 'hello db.internal-prod', 'the previous version keeps serving');
   });
 
   t.test('cancelDeployment stops a long build: cancelled, and the app is not left running', async t => {
-    const slow = await makeGitRepo(site('RUN sleep 120\n'));
+    const slow = await makeGitRepo(site('RUN echo slow-step-started && sleep 120\n'));
     t.teardown(() => slow.cleanup());
     const app = await newApp('slow');
-    await client.post('application.saveGitProvider', { applicationId: app.applicationId, customGitUrl: `file://${slow.dir}`, customGitBranch: 'main' });
-    await client.post('application.saveBuildType', { applicationId: app.applicationId, buildType: 'dockerfile' });
+    await fromGit(app.applicationId, slow.dir);
     const queued = await deploy(app.applicationId);
-    await waitStatus(client, queued.deploymentId, 'running');
-    await sleep(1500);
+    // The build is inside its long step: the cancel has a running build to stop.
+    await waitFor('the slow build step running', async () => /^slow-step-started$/m.test(await logOf(queued.deploymentId)), { timeout: 120_000 });
     const started = Date.now();
     t.equal((await client.post('application.cancelDeployment', { applicationId: app.applicationId })).status, 200);
-    const ended = await finished(client, queued.deploymentId, 30_000);
+    const ended = await deploymentFinished(client, queued.deploymentId, { timeout: 30_000 });
     t.equal(ended.status, 'cancelled');
     t.ok(Date.now() - started < 20_000, 'stopped promptly');
-    t.not(await statusOf(app.applicationId), 'running');
+    t.equal(await statusOf(app.applicationId), 'idle', 'never deployed, so nothing runs');
+    t.equal(await serviceOf(app.appName), null, 'no service was created');
   });
 
-  t.test('shell metacharacters in every string field never reach a shell', async t => {
-    const marker = path.join(server.dataDir, 'pwned');
-    const evil = `$(touch ${marker}); touch ${marker} \`touch ${marker}\` | touch ${marker} && touch ${marker}`;
-    const app = await newApp('evil');
-    const fields = {
-      name: evil, description: evil, command: evil, dockerfile: evil, dockerContextPath: evil, dockerBuildStage: evil, publishDirectory: evil,
-      customGitUrl: evil, customGitBuildPath: evil, dockerImage: evil, username: evil, password: evil, registryUrl: evil,
-      env: `GREETING=${evil}`, buildArgs: `X=${evil}`, title: evil,
+  t.test('values with shell metacharacters reach the build and the service literally', async t => {
+    const marker = `/tmp/berth-pwned-${randomBytes(6).toString('hex')}`;
+    t.teardown(() => rm(marker, { force: true }));
+    const tricks = shellTricks(marker);
+    // Names that may hold such text: a directory, a Dockerfile and the repository's path (no whitespace
+    // in a URL). The clone and the build find them only if git and the engine get them unchanged.
+    const buildDir = `-app; $(id) | 'q' "d" \`id\` & > y`;
+    const dockerfile = `Dockerfile; $(id) 'q' "d" | & > y`;
+    // A command is split on whitespace into its arguments, so its tricks have none.
+    const commandTricks = [`;touch\${IFS}${marker}`, `$(touch\${IFS}${marker})`, `\`touch\${IFS}${marker}\``, '|', '&&', `>${marker}`, '--help', '*', `'q'"d"`];
+    const buildArgNames = tricks.map((_, i) => `TRICK_${i}`);
+    const repo = await makeGitRepo({
+      [`${buildDir}/${dockerfile}`]: [
+        `FROM ${TEST_BASE_IMAGE}`,
+        ...buildArgNames.map(name => `ARG ${name}`),
+        'COPY record.sh /record.sh',
+        `RUN mkdir -p /www && printf '%s\\0' ${buildArgNames.map(n => `"$${n}"`).join(' ')} > /www/build-args`,
+        '',
+      ].join('\n'),
+      // Records the arguments it got and its environment (NUL-separated, as the kernel holds them), then serves them.
+      [`${buildDir}/record.sh`]: [
+        'for a in "$@"; do printf \'%s\\0\' "$a"; done > /www/argv',
+        'cat /proc/self/environ > /www/environ',
+        'exec httpd -f -p 8080 -h /www',
+        '',
+      ].join('\n'),
+    });
+    t.teardown(() => repo.cleanup());
+    const linkDir = t.testdir();
+    const repoPath = path.join(linkDir, `repo;$(id)|&'q'"d"\`id\`>y`);
+    symlinkSync(repo.dir, repoPath);
+
+    const port = await freePort();
+    const app = await newApp('literal', port);
+    await call('application.update', { applicationId: app.applicationId, name: tricks[0], description: tricks.join('\n') });
+    await fromGit(app.applicationId, repoPath, { customGitBuildPath: `/${buildDir}` });
+    await call('application.saveBuildType', { applicationId: app.applicationId, buildType: 'dockerfile', dockerfile });
+    await call('application.saveEnvironment', {
+      applicationId: app.applicationId,
+      env: dotenv(tricks.map((v, i) => [`ENV_${i}`, v])),
+      buildArgs: dotenv(tricks.map((v, i) => [buildArgNames[i]!, v])),
+    });
+    const labels = Object.fromEntries(tricks.map((v, i) => [`test.trick.${i}`, v]));
+    await call('application.update', {
+      applicationId: app.applicationId,
+      command: ['/bin/sh', '/record.sh', ...commandTricks].join(' '),
+      args: tricks,
+      labelsSwarm: labels,
+    });
+    const content = tricks.join('\n');
+    await call('mounts.create', { serviceId: app.applicationId, type: 'file', content, filePath: 'tricks.txt', mountPath: '/www/tricks.txt' });
+
+    const done = await deployed(app.applicationId);
+    t.equal(done.status, 'done', done.errorMessage ?? '');
+
+    // What the engine was given: argument arrays and lists, never a command line.
+    const spec = (await serviceOf(app.appName)).Spec;
+    const container = spec.TaskTemplate.ContainerSpec;
+    t.same(container.Command, ['/bin/sh', '/record.sh', ...commandTricks], 'the command, split on whitespace only');
+    t.same(container.Args, tricks, 'each argument unchanged');
+    t.same(container.Env, tricks.map((v, i) => `ENV_${i}=${v}`), 'each env value unchanged');
+    t.same(Object.fromEntries(Object.entries(spec.Labels).filter(([k]) => k.startsWith('test.'))), labels, 'each label value unchanged');
+
+    // What the container's process got, and what the build and the mount produced.
+    const nulList = (text: string) => text.split('\0').slice(0, -1);
+    t.same(nulList(await served(port, /./, '/argv')), [...commandTricks, ...tricks], 'the process received each argument as one, unchanged');
+    const environ = nulList(await served(port, /./, '/environ'));
+    t.same(tricks.map((_, i) => environ.find(e => e.startsWith(`ENV_${i}=`))), tricks.map((v, i) => `ENV_${i}=${v}`), 'the process environment holds each value unchanged');
+    t.same(nulList(await served(port, /./, '/build-args')), tricks, 'each build argument reached the Dockerfile\'s RUN unchanged');
+    t.equal(await served(port, /./, '/tricks.txt'), content, 'the file mount holds the content unchanged');
+
+    // No shell acted on any of it: not on this host, not in the build, not in the container.
+    t.notOk(existsSync(marker), 'no marker on the host');
+    const [task] = await docker.listContainers({ filters: { label: [`com.docker.swarm.service.name=${app.appName}`] } });
+    t.ok(task, 'a running task');
+    t.equal((await runContainerCommand(docker, task!.Id, { cmd: ['test', '-e', '/www/argv'] })).exitCode, 0, 'test -e finds a file that exists');
+    t.equal((await runContainerCommand(docker, task!.Id, { cmd: ['test', '-e', marker] })).exitCode, 1, 'no marker in the image or the container');
+  });
+
+  t.test('input that cannot be passed safely is refused, naming the field or the reason', async t => {
+    const marker = `/tmp/berth-pwned-${randomBytes(6).toString('hex')}`;
+    t.teardown(() => rm(marker, { force: true }));
+    const app = await newApp('refused');
+
+    // Refused when saved: 400 with the field in issues.
+    const appName = await client.post('application.update', { applicationId: app.applicationId, appName: `x;touch ${marker}` });
+    t.equal(appName.status, 400);
+    t.same(issuePaths(appName.body), ['appName']);
+    const branch = await client.post('application.saveGitProvider', { applicationId: app.applicationId, customGitUrl: 'file:///nonexistent', customGitBranch: `main;touch ${marker}` });
+    t.equal(branch.status, 400);
+    t.same(issuePaths(branch.body), ['customGitBranch']);
+
+    // Refused when deployed, before any program or engine call gets them: the deployment's error says why.
+    const failsWith = async (fields: Record<string, unknown>, message: RegExp, what: string) => {
+      await call('application.update', { applicationId: app.applicationId, ...fields });
+      const run = await deployed(app.applicationId);
+      t.match(run, { status: 'error', errorMessage: message }, what);
     };
-    const up = await client.post('application.update', { applicationId: app.applicationId, ...fields, sourceType: 'git', buildType: 'dockerfile' });
-    t.equal(up.status, 200, 'stored literally');
-    const asGit = await finished(client, (await deploy(app.applicationId)).deploymentId);
-    t.equal(asGit.status, 'error', 'the git source is refused cleanly');
-    await client.post('application.update', { applicationId: app.applicationId, sourceType: 'docker' });
-    const asImage = await finished(client, (await deploy(app.applicationId)).deploymentId);
-    t.equal(asImage.status, 'error', 'the image reference is refused cleanly');
-    const badAppName = await client.post('application.update', { applicationId: app.applicationId, appName: 'x;touch /tmp/y' });
-    t.equal(badAppName.status, 400);
+    const git = { sourceType: 'git', buildType: 'dockerfile', customGitBranch: 'main', customGitUrl: 'file:///nonexistent' };
+    await failsWith({ ...git, customGitUrl: `--upload-pack=touch ${marker}` }, /^The repository URL "--upload-pack=touch \S+" must not start with "-"$/, 'a URL git would read as an option');
+    await failsWith({ ...git, customGitUrl: `file:///x $(touch ${marker})` }, /must not contain spaces$/, 'a URL with spaces');
+    await failsWith({ ...git, customGitBranch: `-b;touch${marker}` }, /^The branch "-b;touch\S+" is not a valid branch name: it must not start with "-"$/, 'a branch git would read as an option');
+    await failsWith({ sourceType: 'docker', dockerImage: `busybox;touch ${marker}` }, /^Could not pull busybox;touch \S+ \(.*invalid reference format.*\), and this host has no copy of it$/, 'an image that is not a reference');
+    await failsWith({ env: `BAD-NAME=$(touch ${marker})` }, /Invalid environment variable name "BAD-NAME"/, 'an env name the kernel cannot hold');
     t.notOk(existsSync(marker), 'no shell ran anything');
-  });
-
-  t.test('delete removes the service, the work dir and the records', async t => {
-    const deployments = (await client.get('deployment.all', { applicationId: web.applicationId })).body as { deploymentId: string }[];
-    t.ok(deployments.length >= 4);
-    const del = await client.post('application.delete', { applicationId: web.applicationId });
-    t.equal(del.status, 200);
-    t.equal(await serviceOf(web.appName), null, 'the service is gone');
-    t.notOk(existsSync(path.join(server.dataDir, 'applications', web.appName)), 'its directory is gone');
-    t.equal((await client.get('deployment.one', { deploymentId: deployments[0]!.deploymentId })).status, 404, 'its deployments are gone');
-    const builds = path.join(server.dataDir, 'builds');
-    t.same(existsSync(builds) ? await readdir(builds) : [], [], 'no build work dir is left behind');
-    t.equal((await client.get('application.one', { applicationId: web.applicationId })).status, 404);
-    t.ok(await unreachable(port));
-    void project;
   });
 });

@@ -5,7 +5,7 @@ import path from 'node:path';
 import t, { type Test } from 'tap';
 import Docker from 'dockerode';
 import type { BuildRequest } from '@berth/core';
-import { TEST_BASE_IMAGE } from '@berth/core/testing';
+import { TEST_BASE_IMAGE, waitFor } from '@berth/core/testing';
 import { ProgramBuilder, programBuildTypes, type ProgramBuildType } from '../src/index.ts';
 
 const docker = new Docker();
@@ -54,12 +54,41 @@ function fixture(t: Test, src: Record<string, unknown> = { 'index.js': '' }) {
 }
 const argvOf = (out: string) => readFileSync(path.join(out, 'argv'), 'utf8').split('\0').slice(0, -1);
 
-const expected: Record<ProgramBuildType, (app: string, tag: string) => string[]> = {
-  nixpacks: (app, tag) => ['build', app, '--name', tag, '--env', 'NODE_ENV=production', '--env', 'GREETING=hi', '--label', 'berth.deployment=d1'],
-  heroku_buildpacks: (app, tag) => ['build', tag, '--path', app, '--builder', 'heroku/builder:24', '--env', 'NODE_ENV=production', '--env', 'GREETING=hi'],
-  paketo_buildpacks: (app, tag) => ['build', tag, '--path', app, '--builder', 'paketobuildpacks/builder-jammy-full', '--env', 'NODE_ENV=production', '--env', 'GREETING=hi'],
-  railpack: (app, tag) => ['build', app, '--name', tag, '--progress', 'plain', '--env', 'NODE_ENV=production', '--env', 'GREETING=hi'],
+type Pairs = [string, string][];
+/** `--flag key=value` per pair: each pair is two arguments, the value never split. */
+const flags = (flag: string, pairs: Pairs) => pairs.flatMap(([k, v]) => [flag, `${k}=${v}`]);
+const expected: Record<ProgramBuildType, (app: string, tag: string, env: Pairs, labels: Pairs) => string[]> = {
+  nixpacks: (app, tag, env, labels) => ['build', app, '--name', tag, ...flags('--env', env), ...flags('--label', labels)],
+  // pack and railpack have no label flag.
+  heroku_buildpacks: (app, tag, env) => ['build', tag, '--path', app, '--builder', 'heroku/builder:24', ...flags('--env', env)],
+  paketo_buildpacks: (app, tag, env) => ['build', tag, '--path', app, '--builder', 'paketobuildpacks/builder-jammy-full', ...flags('--env', env)],
+  railpack: (app, tag, env) => ['build', app, '--name', tag, '--progress', 'plain', ...flags('--env', env)],
 };
+const plainEnv: Pairs = [['NODE_ENV', 'production'], ['GREETING', 'hi']];
+const plainLabels: Pairs = [['berth.deployment', 'd1']];
+
+/**
+ * Text a shell would act on, each in another way, every one of which would create `marker` if a
+ * shell ever read it: separators, pipes, substitutions, a newline, redirections, quotes that end
+ * a quoted string, globs, variables, and values a program would read as options.
+ */
+const shellTricks = (marker: string) => [
+  `a; touch ${marker}`,
+  `a | touch ${marker}`,
+  `a && touch ${marker}`,
+  `false || touch ${marker}`,
+  `a & touch ${marker}`,
+  `$(touch ${marker})`,
+  `\`touch ${marker}\``,
+  `a\ntouch ${marker}`,
+  `a > ${marker}`,
+  `a >> ${marker} 2>&1 < /etc/passwd`,
+  `it's "quoted" '$(touch ${marker})' "\`touch ${marker}\`"`,
+  '* /* ?[a-z]* ~ {a,b}',
+  '$HOME ${PATH} $1 $@ $$',
+  '--help',
+  '-rf /',
+];
 
 t.test('a missing program is named in the error', async t => {
   const { bin: empty, dir } = fixture(t);
@@ -102,10 +131,10 @@ t.test('each build type runs its program with the exact argument array in the bu
       buildPath: '/apps/web', buildArgs: { NODE_ENV: 'production', GREETING: 'hi' }, labels: { 'berth.deployment': 'd1' },
     });
     await builder.build(req);
-    t.same(argvOf(out), expected[type](app, req.imageTag), `${type} argv`);
+    t.same(argvOf(out), expected[type](app, req.imageTag, plainEnv, plainLabels), `${type} argv`);
     t.equal(readFileSync(path.join(out, 'cwd'), 'utf8').trim(), app, `${type} runs in the build path`);
     t.notMatch(readFileSync(path.join(out, 'env'), 'utf8'), 'must-not-reach-the-program', `${type} does not get Berth's secrets`);
-    t.same(lines, [`$ ${[builder.program, ...expected[type](app, req.imageTag)].join(' ')}`, 'building the image', 'a warning'], `${type} log`);
+    t.same(lines, [`$ ${[builder.program, ...expected[type](app, req.imageTag, plainEnv, plainLabels)].join(' ')}`, 'building the image', 'a warning'], `${type} log`);
   }
 });
 
@@ -122,17 +151,37 @@ t.test('a configured buildpacks builder image replaces the default', async t => 
   t.throws(() => new ProgramBuilder('toString' as ProgramBuildType), { message: /is not a build type run by a program/ });
 });
 
-t.test('values with shell metacharacters arrive literally and secrets are masked', async t => {
-  const { bin, out, dir, root } = fixture(t);
+t.test('values with shell metacharacters are each one argument, unchanged, for every build type', async t => {
+  // A build path that starts with "-" and holds what a shell would read: it reaches the program as part of an absolute path.
+  const appDirName = `-app; $(id) | 'q' "d" \`id\` & > y`;
+  const { root, dir } = fixture(t, { [appDirName]: { 'index.js': '' } });
+  const app = path.join(dir, appDirName);
   const marker = path.join(root, 'pwned');
+  const tricks = shellTricks(marker);
+  const env: Pairs = tricks.map((v, i) => [`TRICK_${i}`, v]);
+  const labels: Pairs = tricks.map((v, i) => [`test.trick.${i}`, v]);
+  for (const type of programBuildTypes) {
+    const bin = path.join(root, `bin-${type}`);
+    const out = path.join(root, `out-${type}`);
+    mkdirSync(bin);
+    mkdirSync(out);
+    const builder = new ProgramBuilder(type, { searchPath: bin });
+    fake(bin, builder.program, out);
+    const { req } = await request(dir, { buildPath: appDirName, buildArgs: Object.fromEntries(env), labels: Object.fromEntries(labels) });
+    await builder.build(req);
+    t.same(argvOf(out), expected[type](app, req.imageTag, env, labels), `${type}: the argument array the program received`);
+    t.equal(readFileSync(path.join(out, 'cwd'), 'utf8'), `${app}\n`, `${type}: runs in the build path`);
+  }
+  t.notOk(existsSync(marker), 'no shell ran any of it');
+});
+
+t.test('secrets are masked in the command line and in the program output', async t => {
+  const { bin, out, dir } = fixture(t);
   fake(bin, 'railpack', out, 'printf "%s\\n" "$@" | grep TOKEN=');
-  const tricky = `a;touch ${marker} $(touch ${marker}) \`touch ${marker}\` "q" 'x' | & > ${marker}`;
-  const { req, lines } = await request(dir, { buildArgs: { TRICKY: tricky, TOKEN: 'tok-s3cr3t' }, secrets: ['tok-s3cr3t'] });
+  const { req, lines } = await request(dir, { buildArgs: { TOKEN: 'tok-s3cr3t' }, secrets: ['tok-s3cr3t'] });
   await new ProgramBuilder('railpack', { searchPath: bin }).build(req);
-  t.same(argvOf(out).slice(-4), ['--env', `TRICKY=${tricky}`, '--env', 'TOKEN=tok-s3cr3t'], 'each value is one argument, unchanged');
-  t.notOk(existsSync(marker), 'no shell ran the value');
-  const log = lines.join('\n');
-  t.notMatch(log, 'tok-s3cr3t', 'the secret never reaches the log');
+  t.same(argvOf(out).slice(-2), ['--env', 'TOKEN=tok-s3cr3t'], 'the program gets the secret');
+  t.notMatch(lines.join('\n'), 'tok-s3cr3t', 'the secret never reaches the log');
   t.match(lines[0], '--env TOKEN=******', 'the command line is masked');
   t.ok(lines.includes('TOKEN=******'), 'the program output is masked');
 });
@@ -175,8 +224,8 @@ t.test('an abort kills the program and what it started', async t => {
   await t.rejects(new ProgramBuilder('nixpacks', { searchPath: bin }).build(req), { message: 'The build was cancelled' });
   t.ok(Date.now() - started < 15_000, 'rejects well before the 30 s program would end');
   const child = Number(readFileSync(path.join(out, 'child'), 'utf8'));
-  for (let i = 0; i < 40 && running(child); i++) await new Promise(r => setTimeout(r, 100));
-  t.notOk(running(child), 'the program\'s own child is stopped too');
+  const stopped = await waitFor(`process ${child} ended`, () => !running(child), { timeout: 10_000 }).catch(() => false);
+  t.ok(stopped, 'the program\'s own child is stopped too');
 
   const timeout = new AbortController();
   timeout.abort(new Error('The deployment timed out'));

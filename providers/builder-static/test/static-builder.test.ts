@@ -4,8 +4,8 @@ import { symlinkSync } from 'node:fs';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import Docker from 'dockerode';
-import { ConfigSchema, type BuildRequest } from '@berth/core';
-import { TEST_STATIC_IMAGE, TEST_STATIC_ROOT } from '@berth/core/testing';
+import type { BuildRequest } from '@berth/core';
+import { TEST_STATIC_IMAGE, TEST_STATIC_ROOT, waitFor } from '@berth/core/testing';
 import { StaticBuilder } from '../src/index.ts';
 
 const docker = new Docker();
@@ -36,17 +36,11 @@ async function serve(t: Test, image: string) {
   t.teardown(() => container.remove({ force: true }).catch(() => {}));
   await container.start();
   const ip = (await container.inspect()).NetworkSettings.Networks.bridge?.IPAddress;
-  return async (file: string): Promise<[number, string]> => {
-    for (let i = 0; ; i++) {
-      try {
-        const res = await fetch(`http://${ip}${file}`);
-        return [res.status, await res.text()];
-      } catch (e) {
-        if (i >= 40) throw e;
-        await new Promise(r => setTimeout(r, 100));
-      }
-    }
-  };
+  // The first request waits for the web server to listen; a refused connection counts as "not yet".
+  return (file: string): Promise<[number, string]> => waitFor(`${image} answering ${file}`, async () => {
+    const res = await fetch(`http://${ip}${file}`, { signal: AbortSignal.timeout(2000) });
+    return [res.status, await res.text()] as [number, string];
+  }, { timeout: 10_000 });
 }
 
 t.test('serves the publish directory of the build path', async t => {
@@ -107,7 +101,7 @@ t.test('the image and root are checked before they reach the Dockerfile', async 
   }
   t.equal(new StaticBuilder({ image: 'registry.local:5000/team/web:1.2', root: '/srv/www/' }).dockerfile(),
     'FROM registry.local:5000/team/web:1.2\nCOPY site/ /srv/www/\n');
-  const byDefault = new StaticBuilder();
-  t.equal(byDefault.image, (ConfigSchema.properties.staticImage as { default?: unknown }).default, 'the configuration default image');
-  t.equal(byDefault.root, (ConfigSchema.properties.staticRoot as { default?: unknown }).default, 'the configuration default root');
+  t.equal(new StaticBuilder({ image: 'nginx', root: '/' }).dockerfile(), 'FROM nginx\nCOPY site/ /\n');
+  // Without options: nginx, serving its own document root.
+  t.equal(new StaticBuilder().dockerfile(), 'FROM nginx:alpine\nCOPY site/ /usr/share/nginx/html/\n', 'the documented default image and root');
 });
