@@ -81,6 +81,29 @@ export async function freePort(): Promise<number> {
   throw new Error('freePort: no port could be reserved in 50 attempts');
 }
 
+/**
+ * Text a shell would act on, each in another way, every one of which would create `marker` if a
+ * shell ever read it: separators, pipes, substitutions, a newline, redirections, quotes that end
+ * a quoted string, globs, variables, and values a program would read as options.
+ */
+export const shellTricks = (marker: string) => [
+  `a; touch ${marker}`,
+  `a | touch ${marker}`,
+  `a && touch ${marker}`,
+  `false || touch ${marker}`,
+  `a & touch ${marker}`,
+  `$(touch ${marker})`,
+  `\`touch ${marker}\``,
+  `a\ntouch ${marker}`,
+  `a > ${marker}`,
+  `a >> ${marker} 2>&1 < /etc/passwd`,
+  `it's "quoted" '$(touch ${marker})' "\`touch ${marker}\`"`,
+  '* /* ?[a-z]* ~ {a,b}',
+  '$HOME ${PATH} $1 $@ $$',
+  '--help',
+  '-rf /',
+];
+
 // ---- expected skips
 
 const skipsFile = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../test/expected-skips');

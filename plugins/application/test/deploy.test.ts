@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import Docker from 'dockerode';
 import {
-  startTestServer, signUpAdmin, makeGitRepo, commitFiles, deploymentFinished, freePort, waitFor, runContainerCommand,
+  startTestServer, signUpAdmin, makeGitRepo, commitFiles, deploymentFinished, freePort, waitFor, runContainerCommand, shellTricks,
   TEST_BASE_IMAGE, TEST_STATIC_IMAGE,
 } from '@berth/core/testing';
 
@@ -43,28 +43,6 @@ const site = (extra = '') => ({
   Dockerfile: `FROM ${TEST_BASE_IMAGE}\n${extra}RUN mkdir -p /www\nCMD ["sh", "-c", "echo \\"hello $GREETING\\" | tee /www/index.html && exec httpd -f -p 8080 -h /www"]\n`,
 });
 
-/**
- * Text a shell would act on, each in another way, every one of which would create `marker` if a
- * shell ever read it: separators, pipes, substitutions, a newline, redirections, quotes that end
- * a quoted string, globs, variables, and values a program would read as options.
- */
-const shellTricks = (marker: string) => [
-  `a; touch ${marker}`,
-  `a | touch ${marker}`,
-  `a && touch ${marker}`,
-  `false || touch ${marker}`,
-  `a & touch ${marker}`,
-  `$(touch ${marker})`,
-  `\`touch ${marker}\``,
-  `a\ntouch ${marker}`,
-  `a > ${marker}`,
-  `a >> ${marker} 2>&1 < /etc/passwd`,
-  `it's "quoted" '$(touch ${marker})' "\`touch ${marker}\`"`,
-  '* /* ?[a-z]* ~ {a,b}',
-  '$HOME ${PATH} $1 $@ $$',
-  '--help',
-  '-rf /',
-];
 
 /**
  * KEY=value lines as users write them (dotenv): a value with a newline in double quotes, as \n; a

@@ -5,7 +5,7 @@ import path from 'node:path';
 import t, { type Test } from 'tap';
 import Docker from 'dockerode';
 import type { BuildRequest } from '@berth/core';
-import { TEST_BASE_IMAGE, waitFor } from '@berth/core/testing';
+import { TEST_BASE_IMAGE, waitFor, shellTricks } from '@berth/core/testing';
 import { ProgramBuilder, programBuildTypes, type ProgramBuildType } from '../src/index.ts';
 
 const docker = new Docker();
@@ -67,28 +67,6 @@ const expected: Record<ProgramBuildType, (app: string, tag: string, env: Pairs, 
 const plainEnv: Pairs = [['NODE_ENV', 'production'], ['GREETING', 'hi']];
 const plainLabels: Pairs = [['berth.deployment', 'd1']];
 
-/**
- * Text a shell would act on, each in another way, every one of which would create `marker` if a
- * shell ever read it: separators, pipes, substitutions, a newline, redirections, quotes that end
- * a quoted string, globs, variables, and values a program would read as options.
- */
-const shellTricks = (marker: string) => [
-  `a; touch ${marker}`,
-  `a | touch ${marker}`,
-  `a && touch ${marker}`,
-  `false || touch ${marker}`,
-  `a & touch ${marker}`,
-  `$(touch ${marker})`,
-  `\`touch ${marker}\``,
-  `a\ntouch ${marker}`,
-  `a > ${marker}`,
-  `a >> ${marker} 2>&1 < /etc/passwd`,
-  `it's "quoted" '$(touch ${marker})' "\`touch ${marker}\`"`,
-  '* /* ?[a-z]* ~ {a,b}',
-  '$HOME ${PATH} $1 $@ $$',
-  '--help',
-  '-rf /',
-];
 
 t.test('a missing program is named in the error', async t => {
   const { bin: empty, dir } = fixture(t);
