@@ -29,7 +29,7 @@ if ! command -v dockerd >/dev/null; then log "installing docker.io"; apt_install
 if ! docker info >/dev/null 2>&1; then
   log "starting dockerd"
   mkdir -p /var/log/berth
-  nohup dockerd >/var/log/berth/dockerd.log 2>&1 &
+  nohup dockerd >>/var/log/berth/dockerd.log 2>&1 &
   for _ in $(seq 120); do docker info >/dev/null 2>&1 && break; sleep 0.5; done
   docker info >/dev/null 2>&1 || { tail -20 /var/log/berth/dockerd.log >&2; exit 1; }
 fi
