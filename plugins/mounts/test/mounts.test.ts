@@ -3,7 +3,7 @@
 import t from 'tap';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { startTestServer, signUpAdmin, addMember, otherOrganization, TEST_BASE_IMAGE, type Client } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, addMember, otherOrganization, waitFor, TEST_BASE_IMAGE, type Client } from '@berth/core/testing';
 
 const start = () => startTestServer({ jobs: false });
 
@@ -165,16 +165,34 @@ t.test('mounts of an application', async t => {
     t.same(trpc.body.result.data.json, file.body);
   });
 
+  /** An application of its own with a volume, a bind and a file mount, in the order made. */
+  const threeMounts = async (name: string) => {
+    const own = await makeApplication(client, name);
+    const made = [];
+    for (const input of [
+      { type: 'volume', volumeName: `${name}-data`, mountPath: '/var/lib/data' },
+      { type: 'bind', hostPath: `/srv/${name}/uploads`, mountPath: '/uploads' },
+      { type: 'file', content: config, filePath: 'nginx/site.conf', mountPath: '/etc/nginx/conf.d/site.conf' },
+    ]) {
+      const res = await client.post('mounts.create', { serviceId: own.applicationId, ...input });
+      if (res.status !== 200) throw new Error(`mounts.create: ${res.status} ${JSON.stringify(res.body)}`);
+      made.push(res.body.mountId as string);
+    }
+    return { applicationId: own.applicationId, mountIds: made };
+  };
+
   t.test('listByServiceId answers the workload\'s mounts, oldest first', async t => {
-    const res = await client.get('mounts.listByServiceId', { serviceType: 'application', serviceId: app.applicationId });
+    const { applicationId, mountIds } = await threeMounts('listed');
+    const res = await client.get('mounts.listByServiceId', { serviceType: 'application', serviceId: applicationId });
     t.equal(res.status, 200);
-    t.same(res.body.map((m: { mountId: string }) => m.mountId), [volume.body.mountId, bind.body.mountId, file.body.mountId]);
+    t.same(res.body.map((m: { mountId: string }) => m.mountId), mountIds);
   });
 
   t.test('application.one lists the mounts', async t => {
-    const res = await client.get('application.one', { applicationId: app.applicationId });
+    const { applicationId, mountIds } = await threeMounts('shown');
+    const res = await client.get('application.one', { applicationId });
     t.equal(res.status, 200);
-    t.same(res.body.mounts.map((m: { mountId: string }) => m.mountId), [volume.body.mountId, bind.body.mountId, file.body.mountId]);
+    t.same(res.body.mounts.map((m: { mountId: string }) => m.mountId), mountIds);
     t.match(res.body.mounts[2], { type: 'file', content: config, filePath: 'nginx/site.conf' });
   });
 
@@ -394,21 +412,18 @@ t.test('allNamedByApplicationId answers the named volumes of the running contain
   t.teardown(async () => {
     await docker.getService(service.id).remove().catch(() => {});
     // The engine keeps the volume busy until the task's container is gone, a few seconds later.
-    for (let i = 0; i < 120; i++) {
-      const gone = await docker.getVolume(volumeName).remove().then(() => true, (e: { statusCode?: number }) => e.statusCode === 404);
-      if (gone) return;
-      await new Promise(r => setTimeout(r, 250));
-    }
-    throw new Error(`volume ${volumeName} is still in use`);
+    await waitFor(`volume ${volumeName} removed`, () => docker.getVolume(volumeName).remove().then(() => true, (e: { statusCode?: number }) => {
+      if (e.statusCode === 404) return true;
+      throw e;
+    }), { timeout: 60_000, interval: 250 });
   });
 
-  let running: { Destination: string; Name?: string; Type: string; RW: boolean }[] = [];
-  for (let i = 0; i < 120 && !running.length; i++) {
+  const running = await waitFor('the task\'s named volume to be answered', async () => {
     const res = await client.get('mounts.allNamedByApplicationId', { applicationId: app.applicationId });
-    t.equal(res.status, 200);
-    running = res.body;
-    if (!running.length) await new Promise(r => setTimeout(r, 250));
-  }
+    if (res.status !== 200) throw new Error(`mounts.allNamedByApplicationId: ${res.status} ${JSON.stringify(res.body)}`);
+    const volumes = res.body as { Destination: string; Name?: string; Type: string; RW: boolean }[];
+    return volumes.length > 0 && volumes;
+  }, { timeout: 90_000, interval: 250 });
   t.equal(running.length, 1, 'the named volume, not the bind mount');
   t.match(running[0], { Type: 'volume', Name: volumeName, Destination: '/data', RW: true });
 });
