@@ -9,7 +9,7 @@ t.test('deployments', async t => {
   // The default hard timeout (30 min): a deployment here ends when its plan or the test ends it.
   const server = await startServer({ deploymentsKept: 3 });
   t.teardown(() => server.destroy());
-  const { client, apiKey, userId, organizationId } = await signUpAdmin(server);
+  const { client, userId, organizationId } = await signUpAdmin(server);
   const other = await otherOrganization(server, userId);
 
   t.test('a deployment runs: queued, then done, its log redacted in the file and in readLogs', async t => {
@@ -50,24 +50,6 @@ t.test('deployments', async t => {
     t.equal(readFileSync(d.logPath, 'utf8'), 'building\nbuild failed: password ****** rejected\n');
     const settle = events(server).find(e => e.event === 'settle' && e.targetId === target);
     t.match(settle, { outcome: 'error', reason: 'build failed: password ****** rejected' });
-  });
-
-  t.test('a deployment enqueued inside the caller\'s transaction runs once it is committed', async t => {
-    // On a single-session database (the embedded one) a wake-up awaited inside the transaction
-    // deadlocks it (fixed in f2b37ad): the call is bounded so that shows as a failure, not a hang.
-    const answered = await client.raw('/api/deployFixture.enqueueInTransaction', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
-      body: JSON.stringify({ targetType: 'schedule', targetId: unique('tx') }),
-      signal: AbortSignal.timeout(20_000),
-    }).catch((e: Error) => e);
-    if (answered instanceof Error) {
-      t.fail(`deployment.enqueue inside a transaction did not answer within 20 s (${answered.message}): the enqueue waits for something the open transaction holds`);
-      return;
-    }
-    t.equal(answered.status, 200);
-    // Woken at the commit: well before the periodic sweep (every minute) would find it.
-    t.equal((await waitForStatus(client, answered.body.deploymentId, ['done', 'error'], 15_000)).status, 'done');
   });
 
   t.test('a target type nobody deploys: error naming it', async t => {
@@ -307,4 +289,34 @@ t.test('the hard timeout stops a deployment: error "timed out", settled', async 
   // The next deployment of the host is not held by the stuck one.
   const next = await enqueue(client, unique('after'), {});
   t.equal((await waitForStatus(client, next.deploymentId, ['done', 'error'])).status, 'done');
+});
+
+t.test('a deployment enqueued inside the caller\'s transaction runs once it is committed', async t => {
+  // On a single-session database (the embedded one) a wake-up awaited inside the transaction
+  // deadlocks it for good (fixed in f2b37ad). The call is bounded so that shows as a failure, and
+  // the server is its own: the deadlock would hang every later request and the stop.
+  const server = await startServer();
+  let wedged = false;
+  t.teardown(async () => {
+    if (!wedged) return server.destroy();
+    // The stuck transaction holds its connection, and with it the stop and this process: end the
+    // process once tap has written the results (this is the file's last test) instead of at tap's timeout.
+    setTimeout(() => process.exit(1), 5_000).unref();
+  });
+  const { apiKey } = await signUpAdmin(server);
+  const client = new Client(server.url, { apiKey });
+  const answered = await client.raw('/api/deployFixture.enqueueInTransaction', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
+    body: JSON.stringify({ targetType: 'schedule', targetId: unique('tx') }),
+    signal: AbortSignal.timeout(20_000),
+  }).catch((e: Error) => e);
+  if (answered instanceof Error) {
+    wedged = true;
+    t.fail(`deployment.enqueue inside a transaction did not answer within 20 s (${answered.message}): the enqueue waits for something the open transaction holds`);
+    return;
+  }
+  t.equal(answered.status, 200);
+  // Woken at the commit: well before the periodic sweep (every minute) would find it.
+  t.equal((await waitForStatus(client, answered.body.deploymentId, ['done', 'error'], 15_000)).status, 'done');
 });
