@@ -79,7 +79,7 @@ t.test('admin create prints a working API key; berth start serves it; secrets st
   t.equal(answer.status, 200, `in-flight request answered (${answer.text})`);
   t.equal(await exited, 0, 'exits 0 after SIGTERM');
 
-  t.match(log, /Berth listening on/);
+  t.match(log, testDbMode() === 'default' ? /Berth listening on .*\(embedded database in / : /Berth listening on .*\(external PostgreSQL\)/, 'on the database of this run');
   t.match(log, /shutting down/);
   for (const secret of [apiKey, 'ops-secret-password', login.body.token, 'leak-check']) {
     t.notOk(log.includes(secret), `the log never contains ${secret.slice(0, 4)}…`);
