@@ -1,38 +1,25 @@
 // The operator's view: `berth admin create` for scripted installs, `berth start` as a real
-// process — secrets never in its log, SIGTERM finishes in-flight requests and exits 0.
+// process — secrets never in its log, SIGTERM finishes in-flight requests and exits 0. On the
+// default database (BERTH_TEST_DB=default) both commands run without DATABASE_URL, on the
+// embedded database in the data directory.
 import t from 'tap';
 import { spawn, execFile } from 'node:child_process';
+import http from 'node:http';
 import { promisify } from 'node:util';
-import { createServer } from 'node:net';
-import { createTestDatabase, Client } from '@berth/core/testing';
+import { createTestDatabase, freePort, testDbMode, waitFor, Client } from '@berth/core/testing';
 import { cli, nodeFlags, repoRoot } from './helpers.ts';
 
 const run = promisify(execFile);
-const freePort = () => new Promise<number>((resolve, reject) => {
-  const s = createServer();
-  s.listen(0, '127.0.0.1', () => {
-    const port = (s.address() as { port: number }).port;
-    s.close(() => resolve(port));
-  });
-  s.on('error', reject);
-});
-
-async function waitHealthy(url: string, ms = 30_000) {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    try {
-      if ((await fetch(`${url}/health`)).ok) return;
-    } catch { /* not yet */ }
-    await new Promise(r => setTimeout(r, 100));
-  }
-  throw new Error(`${url} did not become healthy`);
-}
 
 t.test('admin create prints a working API key; berth start serves it; secrets stay out of the log; SIGTERM is graceful', async t => {
-  const db = await createTestDatabase();
-  t.teardown(() => db.drop());
   const dataDir = t.testdir();
-  const env = { ...process.env, DATABASE_URL: db.url, BERTH_DATA_DIR: dataDir, BERTH_LOG_LEVEL: 'trace', BERTH_CONFIG: '' };
+  const env: NodeJS.ProcessEnv = { ...process.env, BERTH_DATA_DIR: dataDir, BERTH_LOG_LEVEL: 'trace', BERTH_CONFIG: '' };
+  delete env.DATABASE_URL;
+  if (testDbMode() === 'external') {
+    const db = await createTestDatabase();
+    t.teardown(() => db.drop());
+    env.DATABASE_URL = db.url;
+  }
 
   const created = await run(process.execPath, [...nodeFlags, cli, 'admin', 'create', '--email', 'ops@example.com', '--password', 'ops-secret-password'], { env, cwd: repoRoot });
   const { apiKey, organizationId } = JSON.parse(created.stdout.trim().split('\n').pop()!);
@@ -50,7 +37,10 @@ t.test('admin create prints a working API key; berth start serves it; secrets st
   const exited = new Promise<number | null>(resolve => child.on('exit', code => resolve(code)));
   t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL'); });
   const url = `http://127.0.0.1:${port}`;
-  await waitHealthy(url);
+  await waitFor(`${url}/health`, async () => {
+    if (child.exitCode !== null) throw new Error(`berth start exited with ${child.exitCode}: ${log}`);
+    return (await fetch(`${url}/health`)).ok;
+  }, { timeout: 60_000 });
 
   const client = new Client(url, { apiKey });
   const project = await client.post('project.create', { name: 'from-cli' });
@@ -60,15 +50,36 @@ t.test('admin create prints a working API key; berth start serves it; secrets st
   await new Client(url, { token: login.body.token }).get('auth.get?token=leak-check');
   await client.get('project.all');
 
-  // An in-flight request when SIGTERM arrives still gets its answer.
-  const inflight = client.get('project.all');
-  await new Promise(r => setTimeout(r, 5));
+  // An in-flight request when SIGTERM arrives still gets its answer. Deterministically in flight:
+  // its headers have arrived (the log has the incoming request) and its body is half sent when
+  // the signal comes; the rest follows once the process has logged that it is shutting down.
+  const creations = () => log.split('\n').filter(l => l.includes('"msg":"incoming request"') && l.includes('"url":"/api/project.create"')).length;
+  const before = creations();
+  const body = JSON.stringify({ name: 'in-flight' });
+  let req!: http.ClientRequest;
+  const inflight = new Promise<{ status: number; text: string }>((resolve, reject) => {
+    req = http.request(`${url}/api/project.create`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-api-key': apiKey },
+    }, res => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', chunk => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on('error', reject);
+  });
+  req.flushHeaders();
+  req.write(body.slice(0, 5));
+  await waitFor('the server to receive the in-flight request', () => creations() > before);
   child.kill('SIGTERM');
+  await waitFor('berth start to log that it is shutting down', () => /shutting down/.test(log));
+  req.end(body.slice(5));
   const answer = await inflight;
-  t.equal(answer.status, 200, 'in-flight request answered');
+  t.equal(answer.status, 200, `in-flight request answered (${answer.text})`);
   t.equal(await exited, 0, 'exits 0 after SIGTERM');
 
-  t.match(log, /Berth listening on/);
+  t.match(log, testDbMode() === 'default' ? /Berth listening on .*\(embedded database in / : /Berth listening on .*\(external PostgreSQL\)/, 'on the database of this run');
   t.match(log, /shutting down/);
   for (const secret of [apiKey, 'ops-secret-password', login.body.token, 'leak-check']) {
     t.notOk(log.includes(secret), `the log never contains ${secret.slice(0, 4)}…`);

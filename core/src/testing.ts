@@ -10,7 +10,6 @@ import type { BerthConfig } from './config.ts';
 import { newId } from './crypto.ts';
 import type { Principal } from './procedure.ts';
 import { waitFor } from './testing-support.ts';
-import { openDatabase } from './persistence/database.ts';
 
 /** The PostgreSQL server the tests create their databases on: BERTH_TEST_PG, set by scripts/services.sh. Never guessed. */
 export const adminServerUrl = (): string => {
@@ -58,11 +57,6 @@ export interface TestServer {
   dataDir: string;
   /** Connection settings of the server's own database: its database on the test server, or the default (embedded) one. */
   database: pg.ClientConfig;
-  /**
-   * Opens the server's database without a kernel, while the kernel is stopped, and hands a client to `fn`:
-   * to leave what a killed process leaves behind. Works on the default (embedded) database too.
-   */
-  whileStopped<T>(fn: (db: pg.Client) => Promise<T>): Promise<T>;
   /** Stops the kernel; keeps database and data dir (to test restarts). */
   stop(): Promise<void>;
   /** Starts a new kernel on the same database and data dir. */
@@ -90,17 +84,6 @@ export async function startTestServer(config: Partial<BerthConfig> = {}, mode = 
       kernel,
       dataDir,
       database: kernel.database,
-      whileStopped: async fn => {
-        const endpoint = await openDatabase(kernel.config);
-        const db = new pg.Client(endpoint.pool);
-        try {
-          await db.connect();
-          return await fn(db);
-        } finally {
-          await db.end().catch(() => undefined);
-          await endpoint.close();
-        }
-      },
       stop: () => kernel.stop(),
       restart: async more => {
         await kernel.stop();

@@ -2,7 +2,6 @@
 // node:crypto alone, so the check does not share a library with the server.
 import t from 'tap';
 import { createHmac } from 'node:crypto';
-import pg from 'pg';
 import { startTestServer, signUpAdmin, Client } from '@berth/core/testing';
 
 const start = () => startTestServer({ plugins: ['auth', 'user', 'organization'], jobs: false });
@@ -38,21 +37,24 @@ function totp(base32Secret: string, atMs = Date.now(), digits = 6): string {
 }
 
 /**
- * A code for a login: the server takes each time step's code once and never an older one, so
- * successive logins use successive steps (waiting for the next one when both acceptable steps,
- * now and now + 1, are used up).
+ * Codes for logins: the server takes each time step's code once per account and never an older
+ * one, so successive logins of an account use successive steps (waiting for the next one when
+ * both acceptable steps, now and now + 1, are used up). `nextPin` only looks; `loginPin` uses it.
  */
-let lastLoginStep = -1;
-async function loginPin(secret: string): Promise<string> {
+const lastLoginStep = new Map<string, number>();
+async function nextPin(secret: string): Promise<{ pin: string; step: number }> {
   for (;;) {
     const now = Math.floor(Date.now() / 30_000);
-    const step = Math.max(now, lastLoginStep + 1);
-    if (step <= now + 1) {
-      lastLoginStep = step;
-      return totp(secret, step * 30_000 + 15_000);
-    }
+    const step = Math.max(now, (lastLoginStep.get(secret) ?? -1) + 1);
+    if (step <= now + 1) return { pin: totp(secret, step * 30_000 + 15_000), step };
+    // Both acceptable steps are used: the next one comes with the clock, within 30 s.
     await new Promise(r => setTimeout(r, 500));
   }
+}
+async function loginPin(secret: string): Promise<string> {
+  const { pin, step } = await nextPin(secret);
+  lastLoginStep.set(secret, step);
+  return pin;
 }
 
 /** A six-digit code that is wrong for every step the server may accept (the current one ± 1). */
@@ -82,20 +84,38 @@ t.test('two-factor login', async t => {
   t.teardown(() => server.destroy());
   const admin = await signUpAdmin(server, EMAIL, PASSWORD);
   const anon = new Client(server.url);
-  const me = new Client(server.url, { token: admin.token });
-  const login = () => anon.post('auth.login', { email: EMAIL, password: PASSWORD });
-  let secret = '';
 
-  await t.test('generate2FASecret answers a base32 secret and its otpauth URI, and turns nothing on', async t => {
+  // Every subtest has an account of its own, in the state it starts from.
+  /** A new admin of the organization, signed in with a bearer token (`me`). */
+  const account = async (email: string) => {
+    const password = `${email.split('@')[0]}-password`;
+    const created = await admin.client.post('user.createUserWithCredentials', { email, password, role: 'admin' });
+    if (created.status !== 200) throw new Error(`createUserWithCredentials: ${created.status} ${JSON.stringify(created.body)}`);
+    const login = () => anon.post('auth.login', { email, password });
+    const signedIn = await login();
+    if (signedIn.status !== 200) throw new Error(`login: ${signedIn.status} ${JSON.stringify(signedIn.body)}`);
+    return { email, userId: created.body.userId as string, me: new Client(server.url, { token: signedIn.body.token }), login };
+  };
+  /** The same, with two-factor login turned on. */
+  const withTwoFactor = async (email: string) => {
+    const a = await account(email);
+    const secret = (await a.me.get('auth.generate2FASecret')).body.secret as string;
+    const on = await a.me.post('auth.verify2FASetup', { secret, pin: totp(secret) });
+    if (on.status !== 200) throw new Error(`verify2FASetup: ${on.status} ${JSON.stringify(on.body)}`);
+    return { ...a, secret };
+  };
+
+  t.test('generate2FASecret answers a base32 secret and its otpauth URI, and turns nothing on', async t => {
+    const { email, me, login } = await account('generating@example.com');
     const r = await me.get('auth.generate2FASecret');
     t.equal(r.status, 200);
     t.match(r.body, { secret: /^[A-Z2-7]+=*$/, uri: /^otpauth:\/\/totp\//, qrCodeUrl: r.body.uri });
-    secret = r.body.secret;
+    const secret = r.body.secret;
     t.equal(base32Decode(secret).length, 20, 'a 160-bit secret');
     const uri = new URL(r.body.uri);
     t.equal(uri.searchParams.get('secret'), secret);
     t.equal(uri.searchParams.get('issuer'), 'Berth');
-    t.match(decodeURIComponent(uri.pathname), EMAIL, 'labelled with the account');
+    t.match(decodeURIComponent(uri.pathname), email, 'labelled with the account');
     t.not((await me.get('auth.generate2FASecret')).body.secret, secret, 'a fresh secret each time');
     t.equal((await me.get('auth.get')).body.is2FAEnabled, false, 'not enabled by generating a secret');
     const plain = await login();
@@ -104,7 +124,12 @@ t.test('two-factor login', async t => {
     t.equal((await anon.get('auth.generate2FASecret')).status, 401);
   });
 
-  await t.test('verify2FASetup refuses a wrong pin, then accepts the current code', async t => {
+  t.test('verify2FASetup refuses a wrong pin, then accepts the current code', async t => {
+    const { userId, me } = await account('enabling@example.com');
+    const organizationId = (await me.get('user.get')).body.organizationId;
+    const key = await me.post('user.createApiKey', { name: 'before 2FA', metadata: { organizationId } });
+    t.equal(key.status, 200);
+    const secret = (await me.get('auth.generate2FASecret')).body.secret;
     const wrong = await me.post('auth.verify2FASetup', { secret, pin: wrongPin(secret) });
     t.equal(wrong.status, 400);
     t.equal(wrong.body.code, 'BAD_REQUEST');
@@ -123,93 +148,101 @@ t.test('two-factor login', async t => {
 
     const ok = await me.post('auth.verify2FASetup', { secret, pin: totp(secret) });
     t.equal(ok.status, 200);
-    t.match(ok.body, { id: admin.userId, is2FAEnabled: true, secret: null }, 'enabled, and the secret is not echoed');
+    t.match(ok.body, { id: userId, is2FAEnabled: true, secret: null }, 'enabled, and the secret is not echoed');
     t.equal((await me.get('auth.get')).body.is2FAEnabled, true);
     t.equal((await me.get('user.get')).body.user.twoFactorEnabled, true, 'user.get shows it too');
     t.equal((await me.get('auth.get')).status, 200, 'credentials issued before keep working');
-    t.equal((await admin.client.get('user.get')).status, 200);
+    t.equal((await anon.get('user.get', {}, { apiKey: key.body.key })).status, 200);
   });
 
-  await t.test('login now answers no token until the second step', async t => {
+  t.test('login now answers no token until the second step', async t => {
+    const { email, userId, secret, login } = await withTwoFactor('stepping@example.com');
     const first = await login();
     t.equal(first.status, 200);
-    t.match(first.body, { token: null, is2FAEnabled: true, id: admin.userId });
-    const wrongPassword = await anon.post('auth.login', { email: EMAIL, password: 'not the password' });
+    t.match(first.body, { token: null, is2FAEnabled: true, id: userId });
+    const wrongPassword = await anon.post('auth.login', { email, password: 'not the password' });
     t.equal(wrongPassword.status, 401, 'the password is still checked first');
 
-    const wrong = await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin: wrongPin(secret) });
+    const wrong = await anon.post('auth.verifyLogin2FA', { id: userId, pin: wrongPin(secret) });
     t.equal(wrong.status, 401, 'a wrong pin is refused');
     t.equal(wrong.body.code, 'UNAUTHORIZED');
     t.same(wrong.body.issues, []);
     t.equal(wrong.body.token, undefined);
 
-    const right = await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin: await loginPin(secret) });
+    const right = await anon.post('auth.verifyLogin2FA', { id: userId, pin: await loginPin(secret) });
     t.equal(right.status, 200, 'the current code completes the login');
-    t.match(right.body, { token: String, is2FAEnabled: true, id: admin.userId, organizationId: admin.organizationId, user: { email: EMAIL, rol: 'admin' } });
+    t.match(right.body, { token: String, is2FAEnabled: true, id: userId, organizationId: admin.organizationId, user: { email, rol: 'admin' } });
     const mine = await anon.get('auth.get', {}, { token: right.body.token });
     t.equal(mine.status, 200, 'and its token works');
-    t.equal(mine.body.id, admin.userId);
+    t.equal(mine.body.id, userId);
 
-    const replay = await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin: totp(secret) });
-    t.equal(replay.status, 401, 'the pending login is used up: no second token from it');
+    const replay = await anon.post('auth.verifyLogin2FA', { id: userId, pin: (await nextPin(secret)).pin });
+    t.equal(replay.status, 401, 'the pending login is used up: no second token from it, even with an unused code');
   });
 
-  await t.test('a code is good for one login: replaying it, even within its 30 s, is refused', async t => {
+  t.test('a code is good for one login: replaying it, even within its 30 s, is refused', async t => {
+    const { userId, secret, login } = await withTwoFactor('replaying@example.com');
     t.equal((await login()).body.token, null);
     const pin = await loginPin(secret);
-    t.equal((await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin })).status, 200);
+    t.equal((await anon.post('auth.verifyLogin2FA', { id: userId, pin })).status, 200);
     t.equal((await login()).body.token, null, 'a new pending login');
-    const again = await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin });
+    const again = await anon.post('auth.verifyLogin2FA', { id: userId, pin });
     t.equal(again.status, 401, 'the same code is refused');
-    const next = await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin: await loginPin(secret) });
+    const next = await anon.post('auth.verifyLogin2FA', { id: userId, pin: await loginPin(secret) });
     t.equal(next.status, 200, 'the next step\'s code completes it');
   });
 
-  await t.test('verifyLogin2FA without a pending login is 401', async t => {
-    const none = await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin: totp(secret) });
-    t.equal(none.status, 401);
+  t.test('verifyLogin2FA without a pending login is 401', async t => {
+    const { userId, secret } = await withTwoFactor('unasked@example.com');
+    const none = await anon.post('auth.verifyLogin2FA', { id: userId, pin: (await nextPin(secret)).pin });
+    t.equal(none.status, 401, 'even with a code the account has not used');
     t.equal(none.body.code, 'UNAUTHORIZED');
     const unknown = await anon.post('auth.verifyLogin2FA', { id: 'no-such-user', pin: totp(secret) });
     t.equal(unknown.status, 401, 'nor for an unknown account');
   });
 
-  await t.test('five wrong pins end the pending login; four do not', async t => {
+  t.test('five wrong pins end the pending login; four do not', async t => {
+    const { userId, secret, login } = await withTwoFactor('guessing@example.com');
     t.equal((await login()).body.token, null);
-    for (let i = 1; i <= 4; i++) t.equal((await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin: wrongPin(secret) })).status, 401, `wrong pin ${i}`);
-    const fifthTry = await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin: await loginPin(secret) });
+    for (let i = 1; i <= 4; i++) t.equal((await anon.post('auth.verifyLogin2FA', { id: userId, pin: wrongPin(secret) })).status, 401, `wrong pin ${i}`);
+    const fifthTry = await anon.post('auth.verifyLogin2FA', { id: userId, pin: await loginPin(secret) });
     t.equal(fifthTry.status, 200, 'after four wrong pins the right one still works');
 
     t.equal((await login()).body.token, null);
-    for (let i = 1; i <= 5; i++) t.equal((await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin: wrongPin(secret) })).status, 401, `wrong pin ${i}`);
-    const late = await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin: totp(secret) });
-    t.equal(late.status, 401, 'after five the right pin no longer helps');
+    for (let i = 1; i <= 5; i++) t.equal((await anon.post('auth.verifyLogin2FA', { id: userId, pin: wrongPin(secret) })).status, 401, `wrong pin ${i}`);
+    const late = await anon.post('auth.verifyLogin2FA', { id: userId, pin: (await nextPin(secret)).pin });
+    t.equal(late.status, 401, 'after five a right, unused pin no longer helps');
     t.equal(late.body.token, undefined);
 
     t.equal((await login()).body.token, null, 'a new login starts over');
-    const fresh = await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin: await loginPin(secret) });
-    t.equal(fresh.status, 200);
+    const fresh = await anon.post('auth.verifyLogin2FA', { id: userId, pin: await loginPin(secret) });
+    t.equal(fresh.status, 200, 'and the same pin completes it');
     t.type(fresh.body.token, 'string');
   });
 
-  await t.test('the second step is bound to the account that passed the first', async t => {
-    const created = await admin.client.post('user.createUserWithCredentials', { email: 'other@example.com', password: 'other-password', role: 'member' });
-    t.equal(created.status, 200);
-    t.equal((await login()).body.token, null, 'the admin has a pending login');
-    const other = await anon.post('auth.verifyLogin2FA', { id: created.body.userId, pin: totp(secret) });
-    t.equal(other.status, 401, 'the admin\'s code is no use for another account without a pending login');
-    t.equal((await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin: await loginPin(secret) })).status, 200);
+  t.test('the second step is bound to the account that passed the first', async t => {
+    const { userId, secret, login } = await withTwoFactor('bound@example.com');
+    const other = await withTwoFactor('unbound@example.com');
+    t.equal((await login()).body.token, null, 'one account has a pending login');
+    t.equal((await other.login()).body.token, null, 'and so has another');
+    const crossed = await anon.post('auth.verifyLogin2FA', { id: other.userId, pin: (await nextPin(secret)).pin });
+    t.equal(crossed.status, 401, 'the first account\'s code does not complete the other\'s login');
+    t.equal((await anon.post('auth.verifyLogin2FA', { id: userId, pin: await loginPin(secret) })).status, 200, 'it completes its own');
+    t.equal((await anon.post('auth.verifyLogin2FA', { id: other.userId, pin: await loginPin(other.secret) })).status, 200, 'as the other\'s code completes the other\'s');
   });
 
-  await t.test('disable2FA: login answers a token directly again', async t => {
+  t.test('disable2FA: login answers a token directly again', async t => {
+    const { userId, secret, me, login } = await withTwoFactor('disabling@example.com');
+    t.equal((await login()).body.token, null, 'on before');
     const off = await me.post('auth.disable2FA');
     t.equal(off.status, 200);
-    t.match(off.body, { id: admin.userId, is2FAEnabled: false });
+    t.match(off.body, { id: userId, is2FAEnabled: false });
     t.equal((await me.get('auth.get')).body.is2FAEnabled, false);
     const plain = await login();
     t.equal(plain.status, 200);
     t.match(plain.body, { token: String, is2FAEnabled: false });
     t.equal((await anon.get('auth.get', {}, { token: plain.body.token })).status, 200);
-    t.equal((await anon.post('auth.verifyLogin2FA', { id: admin.userId, pin: totp(secret) })).status, 401, 'no second step to take');
+    t.equal((await anon.post('auth.verifyLogin2FA', { id: userId, pin: (await nextPin(secret)).pin })).status, 401, 'no second step to take');
     t.equal((await anon.post('auth.disable2FA')).status, 401, 'disable2FA needs a credential');
   });
 });
@@ -227,10 +260,10 @@ t.test('the database never holds a secret in plain text', async t => {
   t.equal(invitation.status, 200);
   const generated = (await client.post('auth.generateToken')).body.token;
 
-  const db = new pg.Client(server.database);
-  await db.connect();
-  t.teardown(() => db.end());
-  const rows = async (table: string) => JSON.stringify((await db.query(`select * from ${table}`)).rows);
+  // The server's own connection: the same on an external PostgreSQL and on the embedded database.
+  const connection = server.kernel.container.cradle.orm.em.getConnection();
+  const query = (sql: string, params: unknown[] = []): Promise<Record<string, any>[]> => connection.execute(sql, params);
+  const rows = async (table: string) => JSON.stringify(await query(`select * from ${table}`));
   const plain: [string, string][] = [
     ['API key', key.body.key], ['API key without its prefix', key.body.key.slice(4)], ['TOTP secret', secret],
     ['session token', admin.token], ['generated token', generated], ['invitation token', invitation.body.token], ['password', PASSWORD],
@@ -241,11 +274,11 @@ t.test('the database never holds a secret in plain text', async t => {
     for (const [what, value] of plain) t.notOk(dump.includes(value), `${table} does not contain the ${what}`);
   }
 
-  const user = (await db.query('select password_hash, two_factor_secret, two_factor_enabled from users where email = $1', [EMAIL])).rows[0];
+  const user = (await query('select password_hash, two_factor_secret, two_factor_enabled from users where email = ?', [EMAIL]))[0]!;
   t.match(user.password_hash, /^scrypt\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+$/, 'the password is stored as an scrypt hash');
   t.equal(user.two_factor_enabled, true);
   t.match(user.two_factor_secret, /^v1:/, 'the TOTP secret is stored sealed');
-  const stored = (await db.query('select key_hash, start from api_keys where id = $1', [key.body.id])).rows[0];
+  const stored = (await query('select key_hash, start from api_keys where id = ?', [key.body.id]))[0]!;
   t.match(stored.key_hash, /^[0-9a-f]{64}$/, 'the API key is stored as a hash');
   t.equal(stored.start, key.body.start);
   t.ok(key.body.key.startsWith(stored.start));

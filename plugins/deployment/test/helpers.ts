@@ -1,9 +1,10 @@
-// Shared by the deployment suites: a real server with the fixture plugin, a second
-// organization, and waiting for a deployment to reach a state.
-import { readFileSync, existsSync } from 'node:fs';
+// Shared by the deployment suites: a real server with the fixture plugin, gates that hold a
+// deployment until the test opens them, and waiting for a deployment to reach a state.
+import { readFileSync, existsSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startTestServer, Client, type TestServer } from '@berth/core/testing';
-import type { BerthConfig, Principal } from '@berth/core';
+import { startTestServer, waitFor, type Client, type TestServer } from '@berth/core/testing';
+import type { BerthConfig } from '@berth/core';
 import { eventsFile, type Plan } from './fixture/index.ts';
 
 export const fixturePlugin = fileURLToPath(new URL('./fixture/index.ts', import.meta.url));
@@ -30,33 +31,21 @@ export async function enqueue(client: Client, targetId: string, plan: Plan = {},
   return r.body as { deploymentId: string; status: string; logPath: string; createdAt: string };
 }
 
-/** Polls deployment.one until the status is one of `statuses` (or the time is up). */
-export async function waitForStatus(client: Client, deploymentId: string, statuses: string[], timeoutMs = 10_000) {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
+/** Polls deployment.one until the status is one of `statuses`; answers the record, or fails naming the last status at the deadline. */
+export async function waitForStatus(client: Client, deploymentId: string, statuses: string[], timeoutMs = 30_000) {
+  return waitFor(`deployment ${deploymentId} ${statuses.join('|')}`, async () => {
     const r = await client.get('deployment.one', { deploymentId });
-    if (r.status === 200 && statuses.includes(r.body.status)) return r.body;
-    if (Date.now() > until) throw new Error(`deployment ${deploymentId} did not reach ${statuses.join('|')} (last: ${JSON.stringify(r.body)})`);
-    await new Promise(res => setTimeout(res, 50));
-  }
+    if (r.status !== 200) throw new Error(`deployment.one ${r.status}: ${JSON.stringify(r.body)}`);
+    if (statuses.includes(r.body.status)) return r.body as Record<string, any>;
+    throw new Error(`status ${r.body.status}`);
+  }, { timeout: timeoutMs, interval: 50 });
 }
 
-/** An API key of the same admin, acting in a second organization it owns. */
-export async function otherOrganization(server: TestServer, userId: string) {
-  const identity = server.kernel.container.cradle.identity;
-  const org = await identity.createOrganization(userId, 'Other');
-  const principal: Principal = { userId, organizationId: org.id, role: 'owner', via: 'apiKey', credentialId: '' };
-  const key = await identity.createApiKey(principal, { name: 'other', organizationId: org.id });
-  return { organizationId: org.id, client: new Client(server.url, { apiKey: key.key }) };
-}
-
-/** Polls until the predicate holds. */
-export async function waitUntil(what: string, predicate: () => boolean | Promise<boolean>, timeoutMs = 10_000) {
-  const until = Date.now() + timeoutMs;
-  while (!(await predicate())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise(res => setTimeout(res, 25));
-  }
+let gates = 0;
+/** A closed gate for a plan (`{ gate: g.file }`): the deployment waits at it until `open()`. */
+export function gate(server: TestServer) {
+  const file = path.join(server.dataDir, `gate-${++gates}`);
+  return { file, open: () => writeFileSync(file, '') };
 }
 
 /** The log file's text ('' before it exists). */

@@ -1,7 +1,7 @@
 // GET /api/deployment.logs/stream: the live log as Server-Sent Events.
 import t from 'tap';
-import { signUpAdmin } from '@berth/core/testing';
-import { startServer, enqueue, waitForStatus, waitUntil, logText, follow, otherOrganization, unique } from './helpers.ts';
+import { signUpAdmin, otherOrganization, waitFor } from '@berth/core/testing';
+import { startServer, enqueue, waitForStatus, logText, follow, gate, unique } from './helpers.ts';
 
 t.test('following a deployment\'s log', async t => {
   const server = await startServer();
@@ -11,7 +11,7 @@ t.test('following a deployment\'s log', async t => {
 
   t.test('sends what is written, then each new line, then end with the final status', async t => {
     const d = await enqueue(client, unique('live'), { lines: ['first', 'second uses pa55word', 'third', 'fourth'], secret: 'pa55word', stepMs: 150 });
-    await waitUntil('the first line', () => logText(d.logPath).includes('first'));
+    await waitFor('the first line', () => logText(d.logPath).includes('first'));
     const followed = await follow(server.url, d.deploymentId, auth);
     t.equal(followed.status, 200);
     t.match(followed.contentType, /^text\/event-stream/);
@@ -38,17 +38,26 @@ t.test('following a deployment\'s log', async t => {
 
   t.test('a queued deployment: the stream waits for it to run', async t => {
     const target = unique('wait');
-    const blocker = await enqueue(client, target, { sleepMs: 400 });
+    const held = gate(server);
+    const blocker = await enqueue(client, target, { gate: held.file });
     const waiting = await enqueue(client, target, { lines: ['ran later'] });
-    const followed = await follow(server.url, waiting.deploymentId, auth);
+    const following = follow(server.url, waiting.deploymentId, auth);
+    await waitForStatus(client, blocker.deploymentId, ['running']);
+    t.equal((await client.get('deployment.one', { deploymentId: waiting.deploymentId })).body.status, 'queued', 'queued while the stream is asked for');
+    held.open();
+    const followed = await following;
     t.same(followed.events.map(e => e.event === 'end' ? JSON.parse(e.data).status : e.data), ['ran later', 'done']);
     t.equal((await client.get('deployment.one', { deploymentId: blocker.deploymentId })).body.status, 'done');
   });
 
   t.test('a client that leaves stops its stream; the deployment goes on', async t => {
-    const d = await enqueue(client, unique('leave'), { lines: ['one', 'two', 'three'], stepMs: 200 });
+    // Held at a gate after its first line: the client leaves while the deployment runs.
+    const held = gate(server);
+    const d = await enqueue(client, unique('leave'), { lines: ['one'], gate: held.file });
     const partial = await follow(server.url, d.deploymentId, auth, events => events.length >= 1);
-    t.same(partial.events, [{ event: 'message', data: 'one' }]);
+    t.same(partial.events, [{ event: 'message', data: 'one' }], 'the client left after the first line, before the end');
+    t.equal((await client.get('deployment.one', { deploymentId: d.deploymentId })).body.status, 'running');
+    held.open();
     t.equal((await waitForStatus(client, d.deploymentId, ['done', 'error'])).status, 'done');
   });
 

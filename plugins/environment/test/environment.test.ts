@@ -1,7 +1,6 @@
 // environment.* through the real kernel, a real PostgreSQL database and both wire forms.
 import t from 'tap';
-import { startTestServer, signUpAdmin, Client, type TestServer } from '@berth/core/testing';
-import type { Principal } from '@berth/core';
+import { startTestServer, signUpAdmin, otherOrganization, Client } from '@berth/core/testing';
 
 // These operations queue no jobs: no scheduler, so each server stops at once.
 const start = () => startTestServer({ jobs: false });
@@ -9,27 +8,30 @@ const start = () => startTestServer({ jobs: false });
 const workloadLists = { applications: [], compose: [], postgres: [], mysql: [], mariadb: [], mongo: [], redis: [] };
 const names = (list: { name: string }[]) => list.map(e => e.name);
 
-/** An API key of the same admin, acting in a second organization it owns. */
-async function otherOrganization(server: TestServer, userId: string) {
-  const identity = server.kernel.container.cradle.identity;
-  const org = await identity.createOrganization(userId, 'Other');
-  const principal: Principal = { userId, organizationId: org.id, role: 'owner', via: 'apiKey', credentialId: '' };
-  const key = await identity.createApiKey(principal, { name: 'other', organizationId: org.id });
-  return { organizationId: org.id, client: new Client(server.url, { apiKey: key.key }) };
-}
-
 t.test('environment operations', async t => {
   const server = await start();
   t.teardown(() => server.destroy());
   const { client, userId } = await signUpAdmin(server);
-  const { project, environment: production } = (await client.post('project.create', { name: 'Shop' })).body;
-  const projectId: string = project.projectId;
 
-  const staging = await client.post('environment.create', { projectId, name: 'staging', description: 'pre-production' });
-  t.equal(staging.status, 200);
-  t.match(staging.body, { name: 'staging', description: 'pre-production', env: '', projectId, isDefault: false, environmentId: String, createdAt: String, ...workloadLists });
+  /** A project of its own for each subtest: its default environment and a "staging" one. */
+  const shop = async (name: string) => {
+    const created = await client.post('project.create', { name });
+    if (created.status !== 200) throw new Error(`project.create: ${created.status} ${JSON.stringify(created.body)}`);
+    const { project, environment: production } = created.body;
+    const staging = await client.post('environment.create', { projectId: project.projectId, name: 'staging', description: 'pre-production' });
+    if (staging.status !== 200) throw new Error(`environment.create: ${staging.status} ${JSON.stringify(staging.body)}`);
+    return { project, projectId: project.projectId as string, production, staging: staging.body };
+  };
+
+  t.test('create answers the new environment with its (empty) workloads', async t => {
+    const { projectId } = await shop('Created');
+    const made = await client.post('environment.create', { projectId, name: 'preview', description: 'per branch' });
+    t.equal(made.status, 200);
+    t.match(made.body, { name: 'preview', description: 'per branch', env: '', projectId, isDefault: false, environmentId: String, createdAt: String, ...workloadLists });
+  });
 
   t.test('create: names are unique within a project', async t => {
+    const { projectId } = await shop('Unique');
     const dup = await client.post('environment.create', { projectId, name: 'staging' });
     t.equal(dup.status, 409);
     t.equal(dup.body.code, 'CONFLICT');
@@ -41,15 +43,17 @@ t.test('environment operations', async t => {
   });
 
   t.test('one answers the environment with its workloads, over REST and tRPC', async t => {
-    const one = await client.get('environment.one', { environmentId: staging.body.environmentId });
+    const { staging } = await shop('One');
+    const one = await client.get('environment.one', { environmentId: staging.environmentId });
     t.equal(one.status, 200);
-    t.same(one.body, staging.body);
-    const trpc = await client.trpc('query', 'environment.one', { environmentId: staging.body.environmentId });
+    t.same(one.body, staging);
+    const trpc = await client.trpc('query', 'environment.one', { environmentId: staging.environmentId });
     t.equal(trpc.status, 200);
-    t.same(trpc.body.result.data.json, staging.body);
+    t.same(trpc.body.result.data.json, staging);
   });
 
   t.test('byProjectId lists the default environment first', async t => {
+    const { projectId, production } = await shop('Listed');
     const res = await client.get('environment.byProjectId', { projectId });
     t.equal(res.status, 200);
     t.same(names(res.body), ['production', 'staging']);
@@ -58,6 +62,7 @@ t.test('environment operations', async t => {
   });
 
   t.test('update changes the given fields; names stay unique; the default keeps its name', async t => {
+    const { projectId, production } = await shop('Updated');
     const qa = (await client.post('environment.create', { projectId, name: 'qa' })).body;
     const res = await client.post('environment.update', { environmentId: qa.environmentId, name: 'qa-2', env: 'DEBUG=1', description: 'tests' });
     t.equal(res.status, 200);
@@ -76,18 +81,20 @@ t.test('environment operations', async t => {
   });
 
   t.test('duplicate makes a new environment in the same project with the same variables', async t => {
-    await client.post('environment.update', { environmentId: staging.body.environmentId, env: 'S=1' });
-    const res = await client.post('environment.duplicate', { environmentId: staging.body.environmentId, name: 'staging-copy' });
+    const { projectId, production, staging } = await shop('Duplicated');
+    await client.post('environment.update', { environmentId: staging.environmentId, env: 'S=1' });
+    const res = await client.post('environment.duplicate', { environmentId: staging.environmentId, name: 'staging-copy' });
     t.equal(res.status, 200);
     t.match(res.body, { name: 'staging-copy', projectId, env: 'S=1', description: 'pre-production', isDefault: false, ...workloadLists });
-    t.not(res.body.environmentId, staging.body.environmentId);
+    t.not(res.body.environmentId, staging.environmentId);
     const described = await client.post('environment.duplicate', { environmentId: production.environmentId, name: 'prod-copy', description: 'own' });
     t.match(described.body, { isDefault: false, description: 'own' }, 'a copy of the default is not the default');
-    t.equal((await client.post('environment.duplicate', { environmentId: staging.body.environmentId, name: 'staging' })).status, 409);
+    t.equal((await client.post('environment.duplicate', { environmentId: staging.environmentId, name: 'staging' })).status, 409);
     t.equal((await client.post('environment.duplicate', { environmentId: 'missing', name: 'x' })).status, 404);
   });
 
   t.test('remove answers the removed environment; the default one cannot be removed', async t => {
+    const { projectId, production } = await shop('Removed');
     const tmp = (await client.post('environment.create', { projectId, name: 'tmp' })).body;
     const res = await client.post('environment.remove', { environmentId: tmp.environmentId });
     t.equal(res.status, 200);
@@ -102,34 +109,45 @@ t.test('environment operations', async t => {
   });
 
   t.test('search matches name or description, case-insensitively, within a project if asked', async t => {
-    const res = await client.get('environment.search', { q: 'STAGING' });
+    // Another organization of its own, so that only this subtest's environments can match.
+    const { client: own } = await otherOrganization(server, userId);
+    const make = async (projectName: string) => (await own.post('project.create', { name: projectName })).body.project.projectId as string;
+    const projectId = await make('Searched');
+    const other = await make('Elsewhere');
+    t.equal((await own.post('environment.create', { projectId, name: 'staging', description: 'pre-production' })).status, 200);
+    t.equal((await own.post('environment.create', { projectId, name: 'staging-copy', description: 'Pre-production too' })).status, 200);
+    t.equal((await own.post('environment.create', { projectId, name: 'prod-copy' })).status, 200);
+    t.equal((await own.post('environment.create', { projectId: other, name: 'Staging' })).status, 200);
+    const res = await own.get('environment.search', { q: 'STAGING' });
     t.equal(res.status, 200);
-    t.same(names(res.body.items).sort(), ['staging', 'staging', 'staging-copy']);
+    t.same(names(res.body.items).sort(), ['Staging', 'staging', 'staging-copy']);
     t.equal(res.body.total, 3);
-    t.same(names((await client.get('environment.search', { q: 'staging', projectId })).body.items).sort(), ['staging', 'staging-copy']);
-    t.same(names((await client.get('environment.search', { description: 'PRE-prod' })).body.items).sort(), ['staging', 'staging-copy']);
-    t.same(names((await client.get('environment.search', { name: 'prod', projectId })).body.items).sort(), ['prod-copy', 'production']);
-    const page = await client.get('environment.search', { projectId, limit: 2, offset: 1 });
+    t.same(names((await own.get('environment.search', { q: 'staging', projectId })).body.items).sort(), ['staging', 'staging-copy']);
+    t.same(names((await own.get('environment.search', { description: 'PRE-prod' })).body.items).sort(), ['staging', 'staging-copy']);
+    t.same(names((await own.get('environment.search', { name: 'prod', projectId })).body.items).sort(), ['prod-copy', 'production']);
+    const page = await own.get('environment.search', { projectId, limit: 2, offset: 1 });
     t.equal(page.body.items.length, 2);
-    t.equal(page.body.total, (await client.get('environment.byProjectId', { projectId })).body.length);
-    t.equal((await client.get('environment.search', { limit: 500 })).status, 400);
+    t.equal(page.body.total, 4, 'production, staging, staging-copy and prod-copy');
+    t.equal((await own.get('environment.search', { limit: 500 })).status, 400);
   });
 
   t.test('validation: empty names and ids are 400s naming the field', async t => {
+    const { projectId, staging } = await shop('Validated');
     const res = await client.post('environment.create', { projectId, name: '' });
     t.equal(res.status, 400);
     t.ok(res.body.issues.some((i: { path: string[] }) => i.path[0] === 'name'), 'an issue names "name"');
     const noProject = await client.post('environment.create', { name: 'x' });
     t.equal(noProject.status, 400);
     t.ok(noProject.body.issues.some((i: { path: string[] }) => i.path[0] === 'projectId'));
-    t.equal((await client.post('environment.update', { environmentId: staging.body.environmentId, name: '' })).status, 400);
-    t.equal((await client.post('environment.duplicate', { environmentId: staging.body.environmentId, name: '' })).status, 400);
+    t.equal((await client.post('environment.update', { environmentId: staging.environmentId, name: '' })).status, 400);
+    t.equal((await client.post('environment.duplicate', { environmentId: staging.environmentId, name: '' })).status, 400);
     t.equal((await client.get('environment.one', { environmentId: '' })).status, 400);
   });
 
   t.test('another organization can neither read nor change these environments', async t => {
+    const { projectId, staging } = await shop('Walled');
     const other = await otherOrganization(server, userId);
-    const id = staging.body.environmentId;
+    const id = staging.environmentId;
     t.equal((await other.client.get('environment.one', { environmentId: id })).status, 404);
     t.equal((await other.client.get('environment.byProjectId', { projectId })).status, 404);
     t.equal((await other.client.post('environment.create', { projectId, name: 'intruder' })).status, 404);
@@ -142,13 +160,14 @@ t.test('environment operations', async t => {
   });
 
   t.test('a member cannot create or remove environments', async t => {
+    const { project, projectId, staging } = await shop('Guarded');
     const identity = server.kernel.container.cradle.identity;
     const m = await identity.createUser({ email: 'member@example.com', password: 'correct horse battery', role: 'member', organizationId: project.organizationId });
     const key = await identity.createApiKey({ userId: m.userId, organizationId: project.organizationId, role: 'member', via: 'apiKey', credentialId: '' }, { name: 'member', organizationId: project.organizationId });
     const member = new Client(server.url, { apiKey: key.key });
     t.equal((await member.get('environment.byProjectId', { projectId })).status, 200);
     t.equal((await member.post('environment.create', { projectId, name: 'nope' })).status, 403);
-    t.equal((await member.post('environment.remove', { environmentId: staging.body.environmentId })).status, 403);
+    t.equal((await member.post('environment.remove', { environmentId: staging.environmentId })).status, 403);
   });
 });
 

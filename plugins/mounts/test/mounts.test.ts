@@ -167,16 +167,34 @@ t.test('mounts of an application', async t => {
     t.same(trpc.body.result.data.json, file.body);
   });
 
+  /** An application of its own with a volume, a bind and a file mount, in the order made. */
+  const threeMounts = async (name: string) => {
+    const own = await makeApplication(client, name);
+    const made = [];
+    for (const input of [
+      { type: 'volume', volumeName: `${name}-data`, mountPath: '/var/lib/data' },
+      { type: 'bind', hostPath: `/srv/${name}/uploads`, mountPath: '/uploads' },
+      { type: 'file', content: config, filePath: 'nginx/site.conf', mountPath: '/etc/nginx/conf.d/site.conf' },
+    ]) {
+      const res = await client.post('mounts.create', { serviceId: own.applicationId, ...input });
+      if (res.status !== 200) throw new Error(`mounts.create: ${res.status} ${JSON.stringify(res.body)}`);
+      made.push(res.body.mountId as string);
+    }
+    return { applicationId: own.applicationId, mountIds: made };
+  };
+
   t.test('listByServiceId answers the workload\'s mounts, oldest first', async t => {
-    const res = await client.get('mounts.listByServiceId', { serviceType: 'application', serviceId: app.applicationId });
+    const { applicationId, mountIds } = await threeMounts('listed');
+    const res = await client.get('mounts.listByServiceId', { serviceType: 'application', serviceId: applicationId });
     t.equal(res.status, 200);
-    t.same(res.body.map((m: { mountId: string }) => m.mountId), [volume.body.mountId, bind.body.mountId, file.body.mountId]);
+    t.same(res.body.map((m: { mountId: string }) => m.mountId), mountIds);
   });
 
   t.test('application.one lists the mounts', async t => {
-    const res = await client.get('application.one', { applicationId: app.applicationId });
+    const { applicationId, mountIds } = await threeMounts('shown');
+    const res = await client.get('application.one', { applicationId });
     t.equal(res.status, 200);
-    t.same(res.body.mounts.map((m: { mountId: string }) => m.mountId), [volume.body.mountId, bind.body.mountId, file.body.mountId]);
+    t.same(res.body.mounts.map((m: { mountId: string }) => m.mountId), mountIds);
     t.match(res.body.mounts[2], { type: 'file', content: config, filePath: 'nginx/site.conf' });
   });
 
@@ -406,12 +424,10 @@ t.test('allNamedByApplicationId answers the named volumes of the running contain
   t.teardown(async () => {
     await docker.getService(service.id).remove().catch(() => {});
     // The engine keeps the volume busy until the task's container is gone, a few seconds later.
-    for (let i = 0; i < 120; i++) {
-      const gone = await docker.getVolume(volumeName).remove().then(() => true, (e: { statusCode?: number }) => e.statusCode === 404);
-      if (gone) return;
-      await new Promise(r => setTimeout(r, 250));
-    }
-    throw new Error(`volume ${volumeName} is still in use`);
+    await waitFor(`volume ${volumeName} removed`, () => docker.getVolume(volumeName).remove().then(() => true, (e: { statusCode?: number }) => {
+      if (e.statusCode === 404) return true;
+      throw e;
+    }), { timeout: 60_000, interval: 250 });
   });
 
   // One assertion however many polls the task takes to start, so the count does not vary.
@@ -420,7 +436,7 @@ t.test('allNamedByApplicationId answers the named volumes of the running contain
     const res = await client.get<{ Destination: string; Name?: string; Type: string; RW: boolean }[]>('mounts.allNamedByApplicationId', { applicationId: app.applicationId });
     if (res.status !== 200) refused.push(`${res.status} ${JSON.stringify(res.body)}`);
     return res.status === 200 && res.body.length > 0 && res.body;
-  }, { timeout: 30_000, interval: 250 });
+  }, { timeout: 90_000, interval: 250 });
   t.same(refused, [], 'every answer while the task starts is a 200');
   t.equal(running.length, 1, 'the named volume, not the bind mount');
   t.match(running[0], { Type: 'volume', Name: volumeName, Destination: '/data', RW: true });

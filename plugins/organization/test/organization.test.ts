@@ -20,10 +20,17 @@ t.test('organizations of one account', async t => {
   t.teardown(() => server.destroy());
   const admin = await signUpAdmin(server, 'owner@example.com', PASSWORD);
   const anon = new Client(server.url);
-  const owner = new Client(server.url, { token: admin.token });
-  let second = '';
 
-  await t.test('the first admin starts with one organization it owns', async t => {
+  // The first admin keeps its one organization; every other subtest has an account of its own, a
+  // member of the admin's organization that founds a second one (so each stands alone).
+  const founder = async (email: string) => {
+    const account = await addUser(server, admin.client, email);
+    const acme = await account.client.post('organization.create', { name: 'Acme', logo: 'https://example.com/acme.png' });
+    if (acme.status !== 200) throw new Error(`organization.create: ${acme.status} ${JSON.stringify(acme.body)}`);
+    return { ...account, email, acme: acme.body.id as string };
+  };
+
+  t.test('the first admin starts with one organization it owns', async t => {
     const all = await admin.client.get('organization.all');
     t.equal(all.status, 200);
     t.equal(all.body.length, 1);
@@ -33,101 +40,110 @@ t.test('organizations of one account', async t => {
     t.equal((await anon.get('organization.all')).status, 401);
   });
 
-  await t.test('create: the caller becomes the owner of the new organization', async t => {
-    const r = await owner.post('organization.create', { name: 'Acme', logo: 'https://example.com/acme.png' });
+  t.test('create: the caller becomes the owner of the new organization', async t => {
+    const creator = await addUser(server, admin.client, 'creator@example.com');
+    const r = await creator.client.post('organization.create', { name: 'Acme', logo: 'https://example.com/acme.png' });
     t.equal(r.status, 200);
-    t.match(r.body, { id: String, organizationId: r.body.id, name: 'Acme', logo: 'https://example.com/acme.png', ownerId: admin.userId });
+    t.match(r.body, { id: String, organizationId: r.body.id, name: 'Acme', logo: 'https://example.com/acme.png', ownerId: creator.userId });
     t.not(r.body.id, admin.organizationId);
-    second = r.body.id;
-    const inIt = await keyFor(server, owner, second, 'acme');
+    const inIt = await keyFor(server, creator.client, r.body.id, 'acme');
     const me = await inIt.get('user.get');
-    t.match(me.body, { organizationId: second, role: 'owner', userId: admin.userId }, 'owner of it');
+    t.match(me.body, { organizationId: r.body.id, role: 'owner', userId: creator.userId }, 'owner of it');
     t.equal((await inIt.get('user.haveRootAccess')).body, true);
-    t.same((await inIt.get('user.all')).body.map((m: { userId: string }) => m.userId), [admin.userId], 'its only member');
-    t.equal((await owner.get('organization.active')).body.id, admin.organizationId, 'creating does not switch the session');
-    const noName = await owner.post('organization.create', { name: '' });
+    t.same((await inIt.get('user.all')).body.map((m: { userId: string }) => m.userId), [creator.userId], 'its only member');
+    t.equal((await creator.client.get('organization.active')).body.id, admin.organizationId, 'creating does not switch the session');
+    const noName = await creator.client.post('organization.create', { name: '' });
     t.equal(noName.status, 400);
     t.same(noName.body.issues.map((i: { path: string[] }) => i.path), [['name']]);
   });
 
-  await t.test('all and one', async t => {
-    const all = await owner.get('organization.all');
-    t.same(all.body.map((o: { id: string }) => o.id), [admin.organizationId, second], 'both, oldest first');
-    const one = await owner.get('organization.one', { organizationId: second });
+  t.test('all and one', async t => {
+    const f = await founder('lister@example.com');
+    const all = await f.client.get('organization.all');
+    t.same(all.body.map((o: { id: string }) => o.id), [admin.organizationId, f.acme], 'both, oldest first');
+    const one = await f.client.get('organization.one', { organizationId: f.acme });
     t.equal(one.status, 200);
-    t.match(one.body, { id: second, name: 'Acme', ownerId: admin.userId });
-    t.same((await owner.trpc('query', 'organization.one', { organizationId: second })).body, { result: { data: { json: one.body } } });
-    const missing = await owner.get('organization.one', { organizationId: 'no-such-organization' });
+    t.match(one.body, { id: f.acme, name: 'Acme', ownerId: f.userId });
+    t.same((await f.client.trpc('query', 'organization.one', { organizationId: f.acme })).body, { result: { data: { json: one.body } } });
+    const missing = await f.client.get('organization.one', { organizationId: 'no-such-organization' });
     t.equal(missing.status, 404);
     t.match(missing.body, { code: 'NOT_FOUND', issues: [] });
-    const empty = await owner.get('organization.one', { organizationId: '' });
+    const empty = await f.client.get('organization.one', { organizationId: '' });
     t.equal(empty.status, 400);
   });
 
-  await t.test('update renames an organization', async t => {
-    const r = await owner.post('organization.update', { organizationId: second, name: 'Acme Corp' });
+  t.test('update renames an organization', async t => {
+    const { client, acme } = await founder('renamer@example.com');
+    const r = await client.post('organization.update', { organizationId: acme, name: 'Acme Corp' });
     t.equal(r.status, 200);
-    t.match(r.body, { id: second, name: 'Acme Corp', logo: 'https://example.com/acme.png' }, 'an absent logo is kept');
-    t.equal((await owner.get('organization.one', { organizationId: second })).body.name, 'Acme Corp');
-    const relogo = await owner.post('organization.update', { organizationId: second, name: 'Acme Corp', logo: 'https://example.com/new.png' });
+    t.match(r.body, { id: acme, name: 'Acme Corp', logo: 'https://example.com/acme.png' }, 'an absent logo is kept');
+    t.equal((await client.get('organization.one', { organizationId: acme })).body.name, 'Acme Corp');
+    const relogo = await client.post('organization.update', { organizationId: acme, name: 'Acme Corp', logo: 'https://example.com/new.png' });
     t.equal(relogo.body.logo, 'https://example.com/new.png');
-    t.equal((await owner.post('organization.update', { organizationId: second, name: '' })).status, 400);
-    t.equal((await owner.post('organization.update', { organizationId: 'no-such-organization', name: 'x' })).status, 404);
+    t.equal((await client.post('organization.update', { organizationId: acme, name: '' })).status, 400);
+    t.equal((await client.post('organization.update', { organizationId: 'no-such-organization', name: 'x' })).status, 404);
   });
 
-  await t.test('setDefault: the session and every new login act in that organization', async t => {
-    const session = (await anon.post('auth.login', { email: 'owner@example.com', password: PASSWORD })).body.token;
-    const s = new Client(server.url, { token: session });
+  t.test('setDefault: the session and every new login act in that organization', async t => {
+    const f = await founder('switcher@example.com');
+    const loginAs = () => anon.post('auth.login', { email: f.email, password: f.password });
+    const s = new Client(server.url, { token: (await loginAs()).body.token });
     t.equal((await s.get('organization.active')).body.id, admin.organizationId, 'before: the first organization');
-    const r = await s.post('organization.setDefault', { organizationId: second });
+    const r = await s.post('organization.setDefault', { organizationId: f.acme });
     t.equal(r.status, 200);
     t.equal(r.body, true);
-    t.equal((await s.get('organization.active')).body.id, second, 'the session that asked switched');
+    t.equal((await s.get('organization.active')).body.id, f.acme, 'the session that asked switched');
 
-    const login = await anon.post('auth.login', { email: 'owner@example.com', password: PASSWORD });
-    t.equal(login.body.organizationId, second, 'a new login answers the default organization');
+    const login = await loginAs();
+    t.equal(login.body.organizationId, f.acme, 'a new login answers the default organization');
     const fresh = new Client(server.url, { token: login.body.token });
     const active = await fresh.get('organization.active');
     t.equal(active.status, 200);
-    t.match(active.body, { id: second, name: 'Acme Corp' }, 'and its token acts there');
-    t.equal((await fresh.get('user.get')).body.organizationId, second);
-    t.equal((await fresh.get('auth.get')).body.organizationId, second);
+    t.match(active.body, { id: f.acme, name: 'Acme' }, 'and its token acts there');
+    t.equal((await fresh.get('user.get')).body.organizationId, f.acme);
+    t.equal((await fresh.get('auth.get')).body.organizationId, f.acme);
 
-    t.equal((await admin.client.get('organization.active')).body.id, admin.organizationId, 'an API key stays in its own organization');
-    t.equal((await owner.get('organization.active')).body.id, admin.organizationId, 'other sessions are not moved');
+    const key = await keyFor(server, f.client, admin.organizationId, 'first');
+    t.equal((await key.get('organization.active')).body.id, admin.organizationId, 'an API key stays in its own organization');
+    t.equal((await f.client.get('organization.active')).body.id, admin.organizationId, 'other sessions are not moved');
 
     const notMine = await s.post('organization.setDefault', { organizationId: 'no-such-organization' });
     t.equal(notMine.status, 404);
-    t.equal((await s.get('organization.active')).body.id, second, 'a refused switch changes nothing');
+    t.equal((await s.get('organization.active')).body.id, f.acme, 'a refused switch changes nothing');
 
     t.equal((await s.post('organization.setDefault', { organizationId: admin.organizationId })).status, 200);
-    t.equal((await anon.post('auth.login', { email: 'owner@example.com', password: PASSWORD })).body.organizationId, admin.organizationId, 'and back');
+    t.equal((await loginAs()).body.organizationId, admin.organizationId, 'and back');
   });
 
-  await t.test('delete: only the owner, never the only organization', async t => {
-    const third = await owner.post('organization.create', { name: 'Short-lived' });
-    const keyInThird = await keyFor(server, owner, third.body.id, 'third');
+  t.test('delete: only the owner, never the only organization', async t => {
+    const f = await founder('deleter@example.com');
+    const third = await f.client.post('organization.create', { name: 'Short-lived' });
+    const keyInThird = await keyFor(server, f.client, third.body.id, 'third');
     t.equal((await keyInThird.get('organization.active')).status, 200);
-    const deputy = await addUser(server, keyInThird, 'deputy@example.com', 'admin');
+    const deputy = await addUser(server, keyInThird, 'short-lived-deputy@example.com', 'admin');
     const byAdmin = await deputy.client.post('organization.delete', { organizationId: third.body.id });
     t.equal(byAdmin.status, 403, 'an admin cannot delete the organization');
     t.match(byAdmin.body, forbidden);
 
-    const r = await owner.post('organization.delete', { organizationId: third.body.id });
+    const r = await f.client.post('organization.delete', { organizationId: third.body.id });
     t.equal(r.status, 200);
     t.equal(r.body, true);
-    t.equal((await owner.get('organization.one', { organizationId: third.body.id })).status, 404, 'it is gone');
-    t.notOk((await owner.get('organization.all')).body.some((o: { id: string }) => o.id === third.body.id));
+    t.equal((await f.client.get('organization.one', { organizationId: third.body.id })).status, 404, 'it is gone');
+    t.notOk((await f.client.get('organization.all')).body.some((o: { id: string }) => o.id === third.body.id));
     t.equal((await keyInThird.get('organization.active')).status, 401, 'a key acting in it no longer works');
     t.equal((await deputy.client.get('user.get')).status, 401, 'nor a session acting in it');
-    t.equal((await owner.post('organization.delete', { organizationId: third.body.id })).status, 404, 'deleting it twice');
+    t.equal((await f.client.post('organization.delete', { organizationId: third.body.id })).status, 404, 'deleting it twice');
+    const onlyOwned = await f.client.post('organization.delete', { organizationId: f.acme });
+    t.equal(onlyOwned.status, 403, 'the only organization it owns cannot be deleted, though it is a member of another');
+    t.match(onlyOwned.body, forbidden);
+    t.same((await f.client.get('organization.all')).body.map((o: { id: string }) => o.id), [admin.organizationId, f.acme]);
 
-    t.equal((await owner.post('organization.delete', { organizationId: second })).status, 200, 'the second one too');
-    const last = await owner.post('organization.delete', { organizationId: admin.organizationId });
+    // The first admin owns exactly one organization, and belongs to no other.
+    const last = await admin.client.post('organization.delete', { organizationId: admin.organizationId });
     t.equal(last.status, 403, 'the only organization left cannot be deleted');
     t.match(last.body, forbidden);
     t.equal((await admin.client.get('organization.active')).status, 200, 'it is still there');
-    t.same((await owner.get('organization.all')).body.map((o: { id: string }) => o.id), [admin.organizationId]);
+    t.same((await admin.client.get('organization.all')).body.map((o: { id: string }) => o.id), [admin.organizationId]);
   });
 });
 
@@ -140,6 +156,7 @@ t.test('members and roles', async t => {
   const deputy = await addUser(server, admin.client, 'deputy@example.com', 'admin');
 
   await t.test('updateMemberRole by membership id or user id', async t => {
+    const member = await addUser(server, admin.client, 'promoted@example.com');
     t.equal((await member.client.get('organization.allInvitations')).status, 403, 'a member cannot use admin operations');
     const up = await admin.client.post('organization.updateMemberRole', { memberId: member.membershipId, role: 'admin' });
     t.equal(up.status, 200);

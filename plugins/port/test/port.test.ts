@@ -1,7 +1,6 @@
 // port.* through the real kernel and a real PostgreSQL database.
 import t from 'tap';
-import net from 'node:net';
-import { startTestServer, signUpAdmin, otherOrganization, type Client } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, otherOrganization, freePort, type Client } from '@berth/core/testing';
 
 const start = () => startTestServer({ jobs: false });
 
@@ -15,15 +14,6 @@ async function makeApplication(client: Client, name: string) {
 }
 
 const fields = (body: { issues?: { path: (string | number)[] }[] }) => (body.issues ?? []).map(i => i.path.join('.'));
-
-/** A TCP port nobody listens on right now. */
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>(resolve => srv.listen(0, '127.0.0.1', resolve));
-  const { port } = srv.address() as net.AddressInfo;
-  await new Promise(resolve => srv.close(resolve));
-  return port;
-}
 
 t.test('bad input is refused before the application is looked up, naming the field', async t => {
   const server = await start();
@@ -86,10 +76,13 @@ t.test('ports of an application', async t => {
   });
 
   t.test('application.one lists the ports, oldest first', async t => {
-    const res = await client.get('application.one', { applicationId: web.applicationId });
+    const listed = await makeApplication(client, 'listed');
+    const ports = [];
+    for (const publishedPort of [7100, 7099]) ports.push((await client.post('port.create', { publishedPort, targetPort: 80, applicationId: listed.applicationId })).body);
+    const res = await client.get('application.one', { applicationId: listed.applicationId });
     t.equal(res.status, 200);
-    t.same(res.body.ports, [created.body, dns.body]);
-    t.same((await client.get('application.one', { applicationId: api.applicationId })).body.ports, []);
+    t.same(res.body.ports, ports);
+    t.same((await client.get('application.one', { applicationId: (await makeApplication(client, 'portless')).applicationId })).body.ports, []);
   });
 
   t.test('an ingress port has one owner on the host', async t => {

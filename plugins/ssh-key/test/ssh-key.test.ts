@@ -4,7 +4,6 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { generateKeyPairSync } from 'node:crypto';
-import pg from 'pg';
 import { startTestServer, signUpAdmin, addMember, Client } from '@berth/core/testing';
 
 const issueFields = (body: { issues?: { path: string[] }[] }) => (body.issues ?? []).map(i => i.path[0]);
@@ -24,6 +23,14 @@ t.test('ssh key operations', async t => {
 
   const ed = await client.post('sshKey.generate', {});
   const rsa = await client.post('sshKey.generate', { type: 'rsa' });
+  const listed = async () => ((await client.get('sshKey.all')).body as { sshKeyId: string; name: string }[]);
+  /** A stored Ed25519 key of its own for a subtest. */
+  const stored = async (name: string) => {
+    const pair = (await client.post('sshKey.generate', {})).body as { publicKey: string; privateKey: string };
+    const created = await client.post('sshKey.create', { name, ...pair });
+    if (created.status !== 200) throw new Error(`sshKey.create: ${created.status} ${JSON.stringify(created.body)}`);
+    return { ...pair, sshKeyId: created.body.sshKeyId as string };
+  };
 
   t.test('generate answers an OpenSSH public key and an OpenSSH private key, stores nothing', async t => {
     t.equal(ed.status, 200);
@@ -32,7 +39,9 @@ t.test('ssh key operations', async t => {
     t.equal(rsa.status, 200);
     t.match(rsa.body.publicKey, /^ssh-rsa AAAAB3NzaC1yc2E[A-Za-z0-9+/]+={0,2}$/);
     t.match(rsa.body.privateKey, /^-----BEGIN OPENSSH PRIVATE KEY-----\n/);
-    t.same((await client.get('sshKey.all')).body, []);
+    const before = await listed();
+    await client.post('sshKey.generate', {});
+    t.same(await listed(), before, 'generating stored nothing');
     t.equal((await client.post('sshKey.generate', { type: 'dsa' })).status, 400);
   });
 
@@ -42,13 +51,12 @@ t.test('ssh key operations', async t => {
     }
   });
 
-  let edKeyId = '';
   t.test('create → one → all → update → remove, never answering the private key', async t => {
     const created = await client.post('sshKey.create', { name: 'deploy', description: 'for git', ...ed.body });
     t.equal(created.status, 200);
     t.same(Object.keys(created.body).sort(), ['createdAt', 'description', 'lastUsedAt', 'name', 'organizationId', 'publicKey', 'sshKeyId']);
     t.match(created.body, { name: 'deploy', description: 'for git', publicKey: ed.body.publicKey, organizationId, lastUsedAt: null });
-    edKeyId = created.body.sshKeyId;
+    const edKeyId = created.body.sshKeyId;
 
     const withRsa = await client.post('sshKey.create', { name: 'rsa', publicKey: `${rsa.body.publicKey} me@host`, privateKey: rsa.body.privateKey });
     t.equal(withRsa.status, 200, 'a comment after the public key is fine');
@@ -61,7 +69,8 @@ t.test('ssh key operations', async t => {
 
     const all = await client.get('sshKey.all');
     t.equal(all.status, 200);
-    t.same(all.body.map((k: { name: string }) => k.name), ['rsa', 'deploy'], 'newest first');
+    const mine = [edKeyId, withRsa.body.sshKeyId];
+    t.same(all.body.filter((k: { sshKeyId: string }) => mine.includes(k.sshKeyId)).map((k: { name: string }) => k.name), ['rsa', 'deploy'], 'newest first');
     t.ok(all.body.every((k: object) => !('privateKey' in k)));
     t.notMatch(JSON.stringify(all.body), /PRIVATE KEY/);
 
@@ -82,23 +91,24 @@ t.test('ssh key operations', async t => {
   });
 
   t.test('the database holds the private key sealed', async t => {
-    const db = new pg.Client(server.database);
-    await db.connect();
-    t.teardown(() => db.end());
-    const { rows } = await db.query('select private_key from ssh_keys where ssh_key_id = $1', [edKeyId]);
+    const { sshKeyId } = await stored('sealed');
+    // The server's own connection: the same on an external PostgreSQL and on the embedded database.
+    const rows: { private_key: string }[] = await server.kernel.container.cradle.orm.em.getConnection().execute('select private_key from ssh_keys where ssh_key_id = ?', [sshKeyId]);
     t.equal(rows.length, 1);
-    t.match(rows[0].private_key, /^v1:/);
-    t.notMatch(rows[0].private_key, /PRIVATE KEY/);
+    t.match(rows[0]!.private_key, /^v1:/);
+    t.notMatch(rows[0]!.private_key, /PRIVATE KEY/);
   });
 
   t.test('the container service gives other plugins the decrypted private key', async t => {
+    const { sshKeyId, privateKey } = await stored('handed');
     const { sshKeys, orm } = server.kernel.container.cradle;
     const em = orm.em.fork();
-    t.equal((await sshKeys.privateKey(edKeyId, organizationId, em)).trim(), ed.body.privateKey.trim());
-    await t.rejects(sshKeys.privateKey(edKeyId, 'another-organization', em), { code: 'NOT_FOUND' });
+    t.equal((await sshKeys.privateKey(sshKeyId, organizationId, em)).trim(), privateKey.trim());
+    await t.rejects(sshKeys.privateKey(sshKeyId, 'another-organization', em), { code: 'NOT_FOUND' });
   });
 
   t.test('keys that do not parse or do not match are 400s naming the field', async t => {
+    const before = await listed();
     const mismatched = await client.post('sshKey.create', { name: 'x', publicKey: rsa.body.publicKey, privateKey: ed.body.privateKey });
     t.equal(mismatched.status, 400);
     t.same(issueFields(mismatched.body), ['privateKey']);
@@ -117,7 +127,7 @@ t.test('ssh key operations', async t => {
     t.same(issueFields((await client.post('sshKey.create', { name: 'x', publicKey: ed.body.publicKey, privateKey: ec })).body), ['privateKey'], 'only RSA and Ed25519');
     t.same(issueFields((await client.post('sshKey.create', { name: '', ...ed.body })).body), ['name']);
     t.same(issueFields((await client.post('sshKey.create', { name: 'x', publicKey: ed.body.publicKey })).body), ['privateKey']);
-    t.equal((await client.get('sshKey.all')).body.length, 1, 'nothing stored');
+    t.same(await listed(), before, 'nothing stored');
   });
 
   t.test('keys as ssh-keygen writes them (OpenSSH format) and PEM keys are accepted', async t => {
@@ -152,29 +162,31 @@ t.test('ssh key operations', async t => {
   });
 
   t.test('another organization can neither read nor change these keys', async t => {
+    const { sshKeyId } = await stored('walled');
     const org = await new Client(server.url, { token }).post('organization.create', { name: 'Other' });
     t.equal(org.status, 200);
     const key = await new Client(server.url, { token }).post('user.createApiKey', { name: 'other', metadata: { organizationId: org.body.id } });
     t.equal(key.status, 200);
     const other = new Client(server.url, { apiKey: key.body.key });
-    t.equal((await other.get('sshKey.one', { sshKeyId: edKeyId })).status, 404);
-    t.equal((await other.post('sshKey.update', { sshKeyId: edKeyId, name: 'hijacked' })).status, 404);
-    t.equal((await other.post('sshKey.remove', { sshKeyId: edKeyId })).status, 404);
+    t.equal((await other.get('sshKey.one', { sshKeyId })).status, 404);
+    t.equal((await other.post('sshKey.update', { sshKeyId, name: 'hijacked' })).status, 404);
+    t.equal((await other.post('sshKey.remove', { sshKeyId })).status, 404);
     t.same((await other.get('sshKey.all')).body, []);
     const own = await other.post('sshKey.create', { name: 'theirs', ...(await other.post('sshKey.generate', {})).body });
     t.equal(own.status, 200);
-    t.same((await client.get('sshKey.all')).body.map((k: { sshKeyId: string }) => k.sshKeyId), [edKeyId], 'and theirs is not ours');
+    t.notOk((await listed()).some(k => k.sshKeyId === own.body.sshKeyId), 'and theirs is not ours');
     t.equal((await client.get('sshKey.one', { sshKeyId: own.body.sshKeyId })).status, 404);
-    t.equal((await client.get('sshKey.one', { sshKeyId: edKeyId })).body.name, 'deploy-2', 'untouched');
+    t.equal((await client.get('sshKey.one', { sshKeyId })).body.name, 'walled', 'untouched');
   });
 
   t.test('a member can read but not create or remove keys', async t => {
+    const { sshKeyId } = await stored('guarded');
     const { client: member } = await addMember(server, client, 'member@example.com');
     t.equal((await member.get('sshKey.all')).status, 200);
-    t.equal((await member.get('sshKey.one', { sshKeyId: edKeyId })).status, 200);
+    t.equal((await member.get('sshKey.one', { sshKeyId })).status, 200);
     t.equal((await member.post('sshKey.create', { name: 'nope', ...ed.body })).status, 403);
-    t.equal((await member.post('sshKey.remove', { sshKeyId: edKeyId })).status, 403);
-    t.equal((await client.get('sshKey.one', { sshKeyId: edKeyId })).status, 200, 'still there');
+    t.equal((await member.post('sshKey.remove', { sshKeyId })).status, 403);
+    t.equal((await client.get('sshKey.one', { sshKeyId })).status, 200, 'still there');
   });
 
   t.test('without credentials every operation is 401', async t => {

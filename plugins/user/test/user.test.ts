@@ -61,13 +61,15 @@ t.test('user operations', async t => {
   });
 
   t.test('user.all lists the members of the caller\'s organization only', async t => {
+    const elsewhere = await secondOrganization(server, admin.token, 'Outside');
+    await addUser(server, elsewhere.client, 'outsider@example.com');
     const all = await member.client.get('user.all');
     t.equal(all.status, 200);
     t.same(all.body.map((m: { user: { email: string }; role: string }) => [m.user.email, m.role]), [
       ['owner@example.com', 'owner'], ['member@example.com', 'member'], ['deputy@example.com', 'admin'],
     ], 'in the order they joined, with their roles');
     t.ok(all.body.every((m: { organizationId: string }) => m.organizationId === admin.organizationId));
-    t.notMatch(JSON.stringify(all.body), /stranger@example\.com|scrypt/, 'nobody of another organization, no password hash');
+    t.notMatch(JSON.stringify(all.body), /outsider@example\.com|scrypt/, 'nobody of another organization, no password hash');
   });
 
   t.test('user.haveRootAccess is true for the owner only', async t => {

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
-import { canRun, makeGitRepo } from '@berth/core/testing';
+import { canRun, freePort, makeGitRepo, waitFor } from '@berth/core/testing';
 import { GitFetcher } from '../src/index.ts';
 
 const run = promisify(execFile);
@@ -20,14 +20,6 @@ if (canRun(t, 'sshd', sshd && usable ? undefined : 'no usable sshd on this host 
   const dir = mkdtempSync(path.join(os.tmpdir(), 'berth-sshd-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 
-  const freePort = () => new Promise<number>((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
   const keygen = async (name: string) => {
     await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', name, '-f', path.join(dir, name)]);
     return { privateKey: readFileSync(path.join(dir, name), 'utf8'), publicKey: readFileSync(path.join(dir, `${name}.pub`), 'utf8') };
@@ -50,15 +42,13 @@ if (canRun(t, 'sshd', sshd && usable ? undefined : 'no usable sshd on this host 
     let serverLog = '';
     server.stderr.on('data', (c: Buffer) => { serverLog += c.toString(); });
     t.teardown(() => { server.kill('SIGTERM'); });
-    for (let i = 0; i < 100; i++) {
-      const up = await new Promise<boolean>(r => {
+    await waitFor('sshd to accept connections', async () => {
+      if (server.exitCode !== null) throw new Error(`sshd exited: ${serverLog}`);
+      return new Promise<boolean>(r => {
         const c = net.connect(port, '127.0.0.1', () => { c.destroy(); r(true); });
         c.on('error', () => r(false));
       });
-      if (up) break;
-      if (server.exitCode !== null) throw new Error(`sshd did not start: ${serverLog}`);
-      await new Promise(r => setTimeout(r, 50));
-    }
+    }, { timeout: 30_000, interval: 50 });
     return { port, host, user, stranger };
   })();
 
