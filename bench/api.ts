@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Memory and latency of a real Berth process, on the embedded database (PGlite in the same
-// process) and on an external PostgreSQL. For each database it starts `berth start` as a
+// Memory and latency of a real Berth process, on the embedded database (a PostgreSQL server
+// Berth runs as its child process; its PSS is counted beside Berth's RSS) and on an external PostgreSQL. For each database it starts `berth start` as a
 // child process, creates an admin and an API key, measures idle RSS after a first start and
 // after a restart on the same data, creates projects, load-tests project.one and project.all
 // with autocannon, stops the child with SIGTERM (which must exit 0) and removes everything it
@@ -13,7 +13,7 @@
 // Everything it talks to is on 127.0.0.1. Every wait has a timeout and the whole run has a
 // deadline, after which the child is killed and temporary data removed.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -66,8 +66,9 @@ const settings = {
   projects: Number(opt.projects ?? 200),
   warmupSeconds: quick ? 1 : 3,
   loadSeconds: Number(opt.duration ?? (quick ? 3 : 10)),
-  /** One connection, to see the service time without queueing. */
-  serialSeconds: quick ? 1 : 3,
+  /** Sequential requests from one client (issue 17's measure): project.one, then project.all. */
+  sequentialOne: quick ? 200 : 1000,
+  sequentialAll: quick ? 50 : 200,
   connections: 10,
   startTimeoutMs: 180_000,
   stopTimeoutMs: 40_000,
@@ -145,12 +146,16 @@ interface Mem {
   hwm: number;
   anon: number;
   file: number;
-  /** Resident part of the WebAssembly memories (with the embedded database: PGlite's heap, and initdb's until collected). */
+  /** Resident part of the WebAssembly memories (V8's; none expected now that no database runs inside Berth). */
   wasm: number;
+  /** With the embedded database: the PSS of its server (the postmaster and all its children); else 0. */
+  dbPss: number;
+  /** How many processes that server had. */
+  dbProcesses: number;
 }
 const MB = 1024 * 1024;
 
-function readStatus(pid: number): Omit<Mem, 'wasm'> {
+function readStatus(pid: number): Omit<Mem, 'wasm' | 'dbPss' | 'dbProcesses'> {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (field: string) => {
     const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status);
@@ -160,12 +165,43 @@ function readStatus(pid: number): Omit<Mem, 'wasm'> {
 }
 
 /** status is cheap; smaps walks every mapping, so it is read only at the measuring points, never under load. */
-function readMem(pid: number): Mem {
-  return { ...readStatus(pid), wasm: wasmResident(pid) };
+function readMem(pid: number, dataDir?: string): Mem {
+  return { ...readStatus(pid), wasm: wasmResident(pid), ...(dataDir ? embeddedPss(dataDir) : { dbPss: 0, dbProcesses: 0 }) };
+}
+
+/** Proportional set size of a process (its share of shared pages: the server's shared buffers are counted once over all its processes). */
+function pssOf(pid: number): number {
+  const m = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : 0;
+}
+
+/** The embedded server's PSS: its postmaster (from postmaster.pid) and every process whose parent it is. */
+function embeddedPss(dataDir: string): { dbPss: number; dbProcesses: number } {
+  const pidFile = path.join(dataDir, 'postgres', 'postmaster.pid');
+  // No server (a Berth whose embedded database ran inside its own process): nothing to add.
+  if (!existsSync(pidFile)) return { dbPss: 0, dbProcesses: 0 };
+  const postmaster = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+  const pids = [postmaster];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster) pids.push(Number(name));
+    } catch { /* gone */ }
+  }
+  let dbPss = 0;
+  let dbProcesses = 0;
+  for (const pid of pids) {
+    try {
+      dbPss += pssOf(pid);
+      dbProcesses++;
+    } catch { /* exited meanwhile */ }
+  }
+  return { dbPss, dbProcesses };
 }
 
 /**
- * Resident size of the WebAssembly memories (with the embedded database, PGlite's heap). V8
+ * Resident size of the WebAssembly memories (none expected: it was PGlite's heap when that ran inside Berth). V8
  * reserves 8 GiB of address space per 32-bit WebAssembly memory and makes the used part
  * read-write: a read-write anonymous mapping directly followed by an inaccessible one, the two
  * together at least 4 GiB. No other mapping of a Node process looks like that.
@@ -210,8 +246,8 @@ async function backendsPss(dbName: string): Promise<{ count: number; pss: number
     let count = 0;
     for (const { pid } of rows) {
       try {
-        const m = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
-        if (m) { pss += Number(m[1]) * 1024; count++; }
+        pss += pssOf(pid);
+        count++;
       } catch { /* not on this machine's /proc (PostgreSQL in a container) or gone */ }
     }
     return { count, pss };
@@ -231,6 +267,8 @@ interface Berth {
   probes: { at: string; usage: Record<string, number> }[];
   pendingProbe?: (usage: Record<string, number>) => void;
   startMs: number;
+  /** With the embedded database: the data directory, whose postmaster.pid names its server. */
+  embeddedDataDir?: string;
 }
 
 function freePort(): Promise<number> {
@@ -282,10 +320,17 @@ async function startBerth(label: string, workDir: string, dataDir: string, datab
     tail: [],
     probes: [],
     startMs,
+    ...(databaseUrl ? {} : { embeddedDataDir: dataDir }),
   };
   cleanups.push(async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGKILL');
+    // A killed Berth leaves its embedded server running: ask that to stop too.
+    if (berth.embeddedDataDir) {
+      try {
+        process.kill(Number(readFileSync(path.join(berth.embeddedDataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]), 'SIGINT');
+      } catch { /* not running */ }
+    }
     await withTimeout(berth.exit, 5_000, 'killed Berth to exit');
   });
   const onLines = (stream: NodeJS.ReadableStream, name: string) => {
@@ -350,7 +395,7 @@ function assertAlive(berth: Berth, when: string): void {
 function memOf(berth: Berth, when: string): Mem {
   assertAlive(berth, when);
   try {
-    return readMem(berth.pid);
+    return readMem(berth.pid, berth.embeddedDataDir);
   } catch (e) {
     assertAlive(berth, when);
     throw e;
@@ -394,6 +439,32 @@ interface Load {
   errors: number;
   timeouts: number;
   statusCodes: Record<string, number>;
+}
+
+/** `count` requests one after the other from one client (keep-alive), timed here to the tenth of a millisecond. */
+async function sequential(url: string, apiKey: string, count: number): Promise<Load> {
+  const times: number[] = [];
+  const statusCodes: Record<string, number> = {};
+  let errors = 0;
+  const started = performance.now();
+  for (let i = 0; i < count; i++) {
+    const t = performance.now();
+    try {
+      const res = await fetch(url, { headers: { 'x-api-key': apiKey }, signal: AbortSignal.timeout(10_000) });
+      await res.arrayBuffer();
+      statusCodes[res.status] = (statusCodes[res.status] ?? 0) + 1;
+    } catch {
+      errors++;
+    }
+    times.push(performance.now() - t);
+  }
+  const sorted = [...times].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
+  const non2xx = Object.entries(statusCodes).filter(([code]) => !code.startsWith('2')).reduce((n, [, c]) => n + c, 0);
+  return {
+    p50: at(0.5), p99: at(0.99), mean: times.reduce((a, b) => a + b, 0) / times.length,
+    rps: count / ((performance.now() - started) / 1000), requests: count, non2xx, errors, timeouts: 0, statusCodes,
+  };
 }
 
 async function cannon(url: string, apiKey: string, seconds: number, connections: number): Promise<Load> {
@@ -563,13 +634,14 @@ async function benchOne(kind: Kind): Promise<Outcome> {
     const oneLoad = await load(oneUrl, settings.loadSeconds, settings.connections);
     say(`${kind}: project.all, ${settings.connections} connections, ${settings.loadSeconds} s`);
     const allLoad = await load(allUrl, settings.loadSeconds, settings.connections);
-    say(`${kind}: one connection each, ${settings.serialSeconds} s`);
-    const oneSerial = await load(oneUrl, settings.serialSeconds, 1);
-    const allSerial = await load(allUrl, settings.serialSeconds, 1);
+    say(`${kind}: sequential, one client: ${settings.sequentialOne} project.one, ${settings.sequentialAll} project.all`);
+    const oneSerial = await sequential(oneUrl, apiKey, settings.sequentialOne);
+    const allSerial = await sequential(allUrl, apiKey, settings.sequentialAll);
+    assertAlive(berth, 'during the sequential requests');
     return { oneLoad, allLoad, oneSerial, allSerial };
   };
   const { value: l, peakRss } = await sampling(berth.pid, loads());
-  for (const [name, r] of [['project.one', l.oneLoad], ['project.all', l.allLoad], ['project.one (1 connection)', l.oneSerial], ['project.all (1 connection)', l.allSerial]] as const) {
+  for (const [name, r] of [['project.one', l.oneLoad], ['project.all', l.allLoad], ['project.one (sequential)', l.oneSerial], ['project.all (sequential)', l.allSerial]] as const) {
     if (r.non2xx || r.errors || r.timeouts) failures.push(`${kind}: ${name} under load: ${r.non2xx} non-2xx (${JSON.stringify(r.statusCodes)}), ${r.errors} errors, ${r.timeouts} timeouts`);
   }
   await pause(2000);
@@ -613,29 +685,34 @@ async function benchOne(kind: Kind): Promise<Outcome> {
 // ---------------------------------------------------------------- report
 
 const fmtMB = (bytes: number) => (Number.isFinite(bytes) ? (bytes / MB).toFixed(1) : '?');
-const fmtLat = (l: Load) => `${l.p50} / ${l.p99}`;
+const fmtMs = (ms: number) => (Number.isInteger(ms) ? String(ms) : ms.toFixed(1));
+const fmtLat = (l: Load) => `${fmtMs(l.p50)} / ${fmtMs(l.p99)}`;
+/** Berth's RSS plus, with the embedded database, its server's PSS. */
+const fmtAll = (m: Mem) => (m.dbProcesses ? `${fmtMB(m.rss + m.dbPss)} (${fmtMB(m.rss)} + ${fmtMB(m.dbPss)})` : fmtMB(m.rss));
 const fmtRps = (n: number) => n.toFixed(0);
 
 function report(outcomes: Outcome[], errors: { kind: Kind; error: string }[]): { text: string; failed: boolean } {
   const lines: string[] = [];
   const failures = outcomes.flatMap(o => o.failures);
   lines.push(`## Berth API bench (${quick ? 'quick' : 'full'}: ${settings.projects} projects, ${settings.connections} connections × ${settings.loadSeconds} s per operation; node ${process.version}, ${os.cpus().length} CPUs, load average ${loadAtStart} at start, ${os.loadavg()[0]!.toFixed(2)} at end)`, '');
-  lines.push('| database | idle RSS first start (MB) | idle RSS restart (MB) | RSS after 200 projects + load (MB) | project.one p50/p99 (ms) | project.all p50/p99 (ms) | req/s |');
-  lines.push('|---|---|---|---|---|---|---|');
+  lines.push(`| database | idle first start (MB) | idle restart (MB) | after ${settings.projects} projects + load (MB) | start → /health first / restart (s) | project.one p50/p99 sequential (ms) | project.all p50/p99 sequential (ms) | project.one p50/p99 ${settings.connections} conn. (ms) | project.all p50/p99 ${settings.connections} conn. (ms) | req/s ${settings.connections} conn. |`);
+  lines.push('|---|---|---|---|---|---|---|---|---|---|');
   for (const o of outcomes) {
-    lines.push(`| ${o.kind} | ${fmtMB(o.idleFirst.rss)} | ${fmtMB(o.idleRestart.rss)} | ${fmtMB(o.afterLoad.rss)} | ${fmtLat(o.one)} | ${fmtLat(o.all)} | one ${fmtRps(o.one.rps)} · all ${fmtRps(o.all.rps)} |`);
+    lines.push(`| ${o.kind} | ${fmtAll(o.idleFirst)} | ${fmtAll(o.idleRestart)} | ${fmtAll(o.afterLoad)} | ${(o.startFirstMs / 1000).toFixed(1)} / ${(o.startRestartMs / 1000).toFixed(1)} | ${fmtLat(o.oneSerial)} | ${fmtLat(o.allSerial)} | ${fmtLat(o.one)} | ${fmtLat(o.all)} | one ${fmtRps(o.one.rps)} · all ${fmtRps(o.all.rps)} |`);
   }
-  for (const e of errors) lines.push(`| ${e.kind} | failed: ${e.error.split('\n')[0]!.replace(/\|/g, '/')} | | | | | |`);
-  lines.push('', `Latencies are autocannon's, in whole milliseconds; req/s is its average over the ${settings.loadSeconds} s of each operation.${settings.projects !== 200 ? ` (With ${settings.projects} projects, not 200.)` : ''}`);
+  for (const e of errors) lines.push(`| ${e.kind} | failed: ${e.error.split('\n')[0]!.replace(/\|/g, '/')} | | | | | | | | |`);
+  lines.push('', `Memory: Berth's RSS, plus with the embedded database its server's PSS (Berth + server in brackets). Sequential: ${settings.sequentialOne} project.one, then ${settings.sequentialAll} project.all, one client, timed by the bench. `
+    + `${settings.connections} conn.: autocannon's whole milliseconds; req/s its average over the ${settings.loadSeconds} s of each operation.${settings.projects !== 200 ? ` (With ${settings.projects} projects, not 200.)` : ''}`);
 
   // Targets.
   const verdict = (ok: boolean | undefined) => (ok === undefined ? 'not measured' : ok ? 'met' : '**MISSED**');
   const ext = outcomes.find(o => o.kind === 'external');
   const emb = outcomes.find(o => o.kind === 'embedded');
   const maxOf = (...xs: number[]) => Math.max(...xs);
+  const embAll = (o: Outcome) => [o.idleFirst, o.idleRestart, o.afterLoad].map(m => m.rss + m.dbPss);
   const targets: [string, boolean | undefined, string][] = [
     ['external PostgreSQL: idle RSS ≤ 80 MB', ext && maxOf(ext.idleFirst.rss, ext.idleRestart.rss) <= 80 * MB, ext ? `first ${fmtMB(ext.idleFirst.rss)}, restart ${fmtMB(ext.idleRestart.rss)} MB` : ''],
-    ['embedded: ≤ 160 MB in all (PGlite included)', emb && maxOf(emb.idleFirst.rss, emb.idleRestart.rss, emb.afterLoad.rss) <= 160 * MB, emb ? `largest of the three readings ${fmtMB(maxOf(emb.idleFirst.rss, emb.idleRestart.rss, emb.afterLoad.rss))} MB; peaks (VmHWM): first start ${fmtMB(emb.idleFirst.hwm)}, restart+load ${fmtMB(emb.afterLoad.hwm)} MB` : ''],
+    ['embedded: ≤ 160 MB in all (Berth\'s RSS + its database server\'s PSS)', emb && maxOf(...embAll(emb)) <= 160 * MB, emb ? `largest of the three readings ${fmtMB(maxOf(...embAll(emb)))} MB; Berth's peaks (VmHWM): first start ${fmtMB(emb.idleFirst.hwm)}, restart+load ${fmtMB(emb.afterLoad.hwm)} MB` : ''],
     ['project.one p99 ≤ 10 ms', outcomes.length ? outcomes.every(o => o.one.p99 <= 10) : undefined, outcomes.map(o => `${o.kind} ${o.one.p99} ms`).join(', ')],
     [`project.all (${settings.projects} projects) p99 ≤ 50 ms`, outcomes.length ? outcomes.every(o => o.all.p99 <= 50) : undefined, outcomes.map(o => `${o.kind} ${o.all.p99} ms`).join(', ')],
   ];
@@ -655,8 +732,9 @@ function report(outcomes: Outcome[], errors: { kind: Kind; error: string }[]): {
     [`RSS ${settings.settleSeconds} s after load (MB)`, o => (o.afterLoadSettled ? fmtMB(o.afterLoadSettled.rss) : 'not measured (--quick)')],
     ['resident WebAssembly memory: idle first / restart / after load (MB)', o => `${fmtMB(o.idleFirst.wasm)} / ${fmtMB(o.idleRestart.wasm)} / ${fmtMB(o.afterLoad.wasm)}`],
     ['project.create, sequential (ms each)', o => o.createMsPerProject.toFixed(1)],
-    ['project.one 1 connection: p50 / p99 (ms), req/s', o => `${fmtLat(o.oneSerial)}, ${fmtRps(o.oneSerial.rps)}`],
-    [`project.all 1 connection: p50 / p99 (ms), req/s`, o => `${fmtLat(o.allSerial)}, ${fmtRps(o.allSerial.rps)}`],
+    [`project.one, ${settings.sequentialOne} sequential: p50 / p99 (ms), req/s`, o => `${fmtLat(o.oneSerial)}, ${fmtRps(o.oneSerial.rps)}`],
+    [`project.all, ${settings.sequentialAll} sequential: p50 / p99 (ms), req/s`, o => `${fmtLat(o.allSerial)}, ${fmtRps(o.allSerial.rps)}`],
+    ['embedded server: processes, PSS idle first / restart / after load (MB)', o => (o.idleFirst.dbProcesses ? `${o.afterLoad.dbProcesses}, ${fmtMB(o.idleFirst.dbPss)} / ${fmtMB(o.idleRestart.dbPss)} / ${fmtMB(o.afterLoad.dbPss)}` : '—')],
     [`mean latency, ${settings.connections} connections: one / all (ms)`, o => `${o.one.mean.toFixed(2)} / ${o.all.mean.toFixed(2)}`],
     ['requests measured: one / all', o => `${o.one.requests} / ${o.all.requests}`],
     [`project.all reply (KB)`, o => (o.allBytes / 1024).toFixed(0)],

@@ -32,7 +32,6 @@ const MB = 1024 * 1024;
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'berth-baseline-'));
 const url = (p: string) => JSON.stringify(pathToFileURL(path.join(root, p)).href);
 const plugins = readdirSync(path.join(root, 'plugins')).filter(d => existsSync(path.join(root, 'plugins', d, 'src/index.ts')));
-const SMALL = JSON.stringify(['shared_buffers = 8MB', 'work_mem = 1MB', 'wal_buffers = 256kB', 'maintenance_work_mem = 4MB', 'temp_buffers = 1MB']);
 
 /** Each rung: a module body run with cwd core/ (so Berth's dependencies resolve); it prints READY when done. */
 const rungs: [string, string][] = [
@@ -45,9 +44,6 @@ const rungs: [string, string][] = [
   ['agenda + postgres backend (imported)', `await import('agenda'); await import('@agendajs/postgres-backend');`],
   ['@fastify/swagger + swagger-ui (imported)', `await import('@fastify/swagger'); await import('@fastify/swagger-ui');`],
   ['Berth kernel and every plugin (imported, not started)', `await import(${url('core/src/kernel.ts')}); ${plugins.map(p => `await import(${url(`plugins/${p}/src/index.ts`)});`).join(' ')}`],
-  ['PGlite, first open of an empty dir (initdb), small settings', `const { PGlite } = await import('@electric-sql/pglite'); const db = await PGlite.create({ dataDir: ${JSON.stringify(path.join(tmp, 'pg'))}, postgresqlconf: ${SMALL} }); await db.query('select 1');`],
-  ['PGlite, reopened, small settings', `const { PGlite } = await import('@electric-sql/pglite'); const db = await PGlite.create({ dataDir: ${JSON.stringify(path.join(tmp, 'pg'))}, postgresqlconf: ${SMALL} }); await db.query('select 1');`],
-  ['PGlite, reopened, then a full GC (--expose-gc)', `const { PGlite } = await import('@electric-sql/pglite'); const db = await PGlite.create({ dataDir: ${JSON.stringify(path.join(tmp, 'pg'))}, postgresqlconf: ${SMALL} }); await db.query('select 1'); globalThis.gc?.();`],
 ];
 
 function mem(pid: number) {

@@ -6,13 +6,13 @@ import t from 'tap';
 import { spawn, execFile } from 'node:child_process';
 import http from 'node:http';
 import { promisify } from 'node:util';
-import { createTestDatabase, freePort, testDbMode, waitFor, Client } from '@berth/core/testing';
+import { createTestDatabase, dataDirFor, freePort, testDbMode, waitFor, Client } from '@berth/core/testing';
 import { cli, nodeFlags, repoRoot } from './helpers.ts';
 
 const run = promisify(execFile);
 
 t.test('admin create prints a working API key; berth start serves it; secrets stay out of the log; SIGTERM is graceful', async t => {
-  const dataDir = t.testdir();
+  const dataDir = dataDirFor(t);
   const env: NodeJS.ProcessEnv = { ...process.env, BERTH_DATA_DIR: dataDir, BERTH_LOG_LEVEL: 'trace', BERTH_CONFIG: '' };
   delete env.DATABASE_URL;
   if (testDbMode() === 'external') {
@@ -87,7 +87,7 @@ t.test('admin create prints a working API key; berth start serves it; secrets st
 });
 
 t.test('a bad configuration stops the start with a message naming the key', async t => {
-  const bad = await run(process.execPath, [...nodeFlags, cli, 'start'], { env: { ...process.env, PORT: 'eighty', BERTH_DATA_DIR: t.testdir(), BERTH_CONFIG: '' }, cwd: repoRoot }).catch(e => e);
+  const bad = await run(process.execPath, [...nodeFlags, cli, 'start'], { env: { ...process.env, PORT: 'eighty', BERTH_DATA_DIR: dataDirFor(t), BERTH_CONFIG: '' }, cwd: repoRoot }).catch(e => e);
   t.equal(bad.code, 1);
   t.match(bad.stderr, /Invalid configuration: PORT/);
 });

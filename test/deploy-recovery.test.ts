@@ -5,7 +5,7 @@
 import t from 'tap';
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
-import { processDatabase, makeGitRepo, Client, TEST_BASE_IMAGE, waitFor, freePort, deploymentFinished } from '@berth/core/testing';
+import { processDatabase, dataDirFor, makeGitRepo, Client, TEST_BASE_IMAGE, waitFor, freePort, deploymentFinished } from '@berth/core/testing';
 import { cli, nodeFlags, repoRoot } from './helpers.ts';
 
 const run = promisify(execFile);
@@ -13,7 +13,7 @@ const run = promisify(execFile);
 t.test('a deployment interrupted by a killed process ends in error after the restart', async t => {
   const db = await processDatabase();
   t.teardown(() => db.drop());
-  const dataDir = t.testdir();
+  const dataDir = dataDirFor(t);
   const env = { ...process.env, ...db.env, BERTH_DATA_DIR: dataDir, BERTH_CONFIG: '', BERTH_LOG_LEVEL: 'warn' };
   const created = await run(process.execPath, [...nodeFlags, cli, 'admin', 'create', '--email', 'ops@example.com', '--password', 'ops-secret-password'], { env, cwd: repoRoot });
   const { apiKey } = JSON.parse(created.stdout.trim().split('\n').pop()!);

@@ -1,33 +1,52 @@
 #!/usr/bin/env node
 // berth start                                   serve the API (embedded database unless DATABASE_URL)
 // berth admin create --email E --password P     create the first admin and print an API key
+// berth db copy --from URL                      copy Berth's records from another PostgreSQL into its (new, empty) database
 import { parseArgs } from 'node:util';
 import { createKernel, type Kernel } from './kernel.ts';
 import { ConfigError } from './config.ts';
 import { BerthError } from './errors.ts';
+import { copyDatabase } from './persistence/copy.ts';
 
 const usage = `usage:
   berth start
-  berth admin create --email <e-mail> --password <password> [--key-name <name>]`;
+  berth admin create --email <e-mail> --password <password> [--key-name <name>]
+  berth db copy --from <postgresql://…>`;
 
 async function start(): Promise<void> {
-  const kernel = await createKernel();
-  const address = await kernel.listen();
-  kernel.app.log.info(`Berth listening on ${address} (${kernel.embedded ? 'embedded database in ' + kernel.config.dataDir : 'external PostgreSQL'})`);
-  let stopping = false;
-  const shutdown = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    kernel.app.log.info({ signal }, 'shutting down');
-    const force = setTimeout(() => process.exit(1), 30_000);
-    force.unref();
-    kernel.stop().then(() => process.exit(0), err => {
-      kernel.app.log.error({ err }, 'shutdown failed');
+  // Signals are taken from the first moment: one that arrives while the kernel starts (the
+  // embedded database is already running by then) stops it once the start is complete, instead
+  // of killing Berth and leaving its database behind.
+  let kernel: Kernel | undefined;
+  let signalled: string | undefined;
+  const shutdown = (k: Kernel, signal: string) => {
+    k.app.log.info({ signal }, 'shutting down');
+    k.stop().then(() => process.exit(0), err => {
+      k.app.log.error({ err }, 'shutdown failed');
       process.exit(1);
     });
   };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  const onSignal = (signal: string) => {
+    if (signalled) return;
+    signalled = signal;
+    setTimeout(() => process.exit(1), 30_000).unref();
+    if (kernel) shutdown(kernel, signal);
+  };
+  process.once('SIGTERM', () => onSignal('SIGTERM'));
+  process.once('SIGINT', () => onSignal('SIGINT'));
+  const starting = await createKernel({
+    // The kernel has already stopped serving; a supervisor (systemd, Docker) may start Berth again.
+    onDatabaseLost: error => {
+      process.stderr.write(`berth: ${error.message}\n`);
+      process.exit(1);
+    },
+  });
+  if (!signalled) {
+    const address = await starting.listen();
+    starting.app.log.info(`Berth listening on ${address} (${starting.embedded ? 'embedded database in ' + starting.config.dataDir : 'external PostgreSQL'})`);
+  }
+  kernel = starting;
+  if (signalled) shutdown(kernel, signalled);
 }
 
 async function adminCreate(args: string[]): Promise<void> {
@@ -47,10 +66,25 @@ async function adminCreate(args: string[]): Promise<void> {
   }
 }
 
+async function dbCopy(args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { from: { type: 'string' } } });
+  if (!values.from || !/^postgres(ql)?:\/\//.test(values.from)) throw new Error(`--from takes the URL of the PostgreSQL database to copy from\n${usage}`);
+  let kernel: Kernel | undefined;
+  try {
+    // Opening the kernel creates (or migrates) the schema the records are copied into.
+    kernel = await createKernel({ headless: true, config: { logLevel: 'warn', jobs: false } });
+    const copied = await copyDatabase(values.from, kernel.database.pool);
+    for (const { table, rows } of copied) process.stdout.write(`${table}\t${rows}\n`);
+  } finally {
+    await kernel?.stop();
+  }
+}
+
 const [command, sub, ...rest] = process.argv.slice(2);
 try {
   if (command === 'start') await start();
   else if (command === 'admin' && sub === 'create') await adminCreate(rest);
+  else if (command === 'db' && sub === 'copy') await dbCopy(rest);
   else {
     process.stderr.write(`${usage}\n`);
     process.exit(command ? 2 : 0);

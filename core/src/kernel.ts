@@ -36,8 +36,8 @@ export interface Kernel {
   container: BerthContainer;
   plugins: PluginInfo[];
   embedded: boolean;
-  /** Connection settings of the platform database (external, or the embedded one), for operator tools and tests. */
-  database: PoolConfig;
+  /** Where the platform's records are: connection settings, and the embedded server if it is one. */
+  database: Pick<DatabaseEndpoint, 'pool' | 'server'>;
   /** Listens on config.host:config.port and starts the job scheduler. Returns the address. */
   listen(): Promise<string>;
   stop(): Promise<void>;
@@ -48,6 +48,11 @@ export interface KernelOptions {
   env?: NodeJS.ProcessEnv;
   /** Skip the HTTP transports (operator commands that only need the services). */
   headless?: boolean;
+  /**
+   * The embedded database is gone for good (it died again after one restart). The kernel has
+   * stopped serving; the default only logs, the operator command exits.
+   */
+  onDatabaseLost?: (error: Error) => void;
 }
 
 export async function createKernel(options: KernelOptions = {}): Promise<Kernel> {
@@ -71,8 +76,17 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
   let endpoint: DatabaseEndpoint | undefined;
   let orm: MikroORM | undefined;
   let jobs: JobScheduler | undefined;
+  let kernel: Kernel | undefined;
   try {
-    endpoint = await openDatabase(config);
+    endpoint = await openDatabase(config, {
+      log,
+      // Never serve on a dead database: stop everything, then let the caller decide.
+      onLost: error => {
+        log.fatal({ err: error }, 'the embedded database is gone');
+        void kernel?.stop().catch(err => log.error({ err }, 'stopping after the database was lost failed'))
+          .finally(() => (options.onDatabaseLost ?? (() => {}))(error));
+      },
+    });
     const container = newContainer();
     const registry = new ProcedureRegistry();
     const workloads = new WorkloadRegistry();
@@ -152,13 +166,13 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
     const o = orm;
     const j = jobs;
     let stopped: Promise<void> | undefined;
-    return {
+    kernel = {
       app,
       config,
       container,
       plugins: pluginInfo,
       embedded: ep.embedded,
-      database: ep.pool,
+      database: { pool: ep.pool, ...(ep.server ? { server: ep.server } : {}) },
       async listen() {
         const address = await app.listen({ port: config.port, host: config.host });
         if (config.jobs) await j.start();
@@ -175,14 +189,18 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
           await closing;
           clearInterval(sweep);
           clearTimeout(cut);
-          await j.stop();
-          await o.close(true);
-          await container.dispose();
-          await ep.close();
+          // Every step runs even when one fails (a lost database fails the first two), so the
+          // embedded server is always stopped and the data directory unlocked.
+          const failures: unknown[] = [];
+          for (const step of [() => j.stop(), () => o.close(true), () => container.dispose(), () => ep.close()]) {
+            await step().catch(e => void failures.push(e));
+          }
+          if (failures.length) throw failures[0];
         })();
         return stopped;
       },
     };
+    return kernel;
   } catch (e) {
     await app.close().catch(() => {});
     await jobs?.stop().catch(() => {});

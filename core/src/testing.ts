@@ -1,7 +1,8 @@
 // Test harness: a real kernel on a real PostgreSQL database of its own (or on the default database,
 // the one Berth starts on without DATABASE_URL, with BERTH_TEST_DB=default), listening on a free port,
 // and a small client for it.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -10,6 +11,7 @@ import type { BerthConfig } from './config.ts';
 import { newId } from './crypto.ts';
 import type { Principal } from './procedure.ts';
 import { waitFor } from './testing-support.ts';
+import { binariesVersion, createCluster } from './persistence/embedded-postgres.ts';
 
 /** The PostgreSQL server the tests create their databases on: BERTH_TEST_PG, set by scripts/services.sh. Never guessed. */
 export const adminServerUrl = (): string => {
@@ -65,9 +67,45 @@ export interface TestServer {
   destroy(): Promise<void>;
 }
 
+/**
+ * initdb takes seconds (4–6 s on a busy 2-core machine) where copying its result takes a tenth of
+ * that: the test servers on the embedded database each get a copy of one cluster made once per
+ * binaries version and shared by every test process (made in a directory of its own and renamed
+ * into place, so a reader never sees half of it). Berth itself runs initdb on a first start, which
+ * test/embedded-postgres.test.ts exercises.
+ */
+const quiet = { info() {}, warn() {}, error() {}, debug() {} };
+
+async function seedEmbeddedCluster(dataDir: string): Promise<void> {
+  const template = path.join(os.tmpdir(), `berth-test-cluster-${binariesVersion()}`);
+  if (!existsSync(template)) {
+    const making = mkdtempSync(`${template}.making-`);
+    await createCluster(making, quiet);
+    try {
+      renameSync(making, template);
+    } catch {
+      rmSync(making, { recursive: true, force: true }); // another process was first
+    }
+  }
+  // cp -a keeps the modes PostgreSQL insists on (a data directory of 0700).
+  execFileSync('cp', ['-a', path.join(template, 'postgres'), path.join(template, 'postgres.password'), dataDir]);
+}
+
+/**
+ * A data directory of its own for a Berth process a test starts, removed at teardown. Short on
+ * purpose: the embedded database's Unix socket lives in it, and tap's `t.testdir()` paths exceed the
+ * 107 bytes a socket path may have.
+ */
+export function dataDirFor(t: { teardown(fn: () => void): void }): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'berth-test-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
 export async function startTestServer(config: Partial<BerthConfig> = {}, mode = testDbMode()): Promise<TestServer> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'berth-test-'));
   const db = mode === 'external' ? await createTestDatabase() : undefined;
+  if (mode === 'default' && !config.databaseUrl) await seedEmbeddedCluster(dataDir);
   const boot = async (extra: Partial<BerthConfig>): Promise<TestServer> => {
     const kernel = await createKernel({
       env: {},
@@ -83,7 +121,7 @@ export async function startTestServer(config: Partial<BerthConfig> = {}, mode = 
       url,
       kernel,
       dataDir,
-      database: kernel.database,
+      database: kernel.database.pool,
       stop: () => kernel.stop(),
       restart: async more => {
         await kernel.stop();

@@ -1,89 +1,91 @@
-// PostgreSQL for the platform: the operator's (DATABASE_URL) or an embedded PGlite kept in
-// the data directory and served on a private unix socket, so the ORM and Agenda speak the
-// same wire protocol to both and there is one code path.
-import { mkdirSync, mkdtempSync, rmSync, existsSync, writeFileSync, readFileSync } from 'node:fs';
-import os from 'node:os';
+// PostgreSQL for the platform: the operator's (DATABASE_URL) or the embedded one, a PostgreSQL
+// server that Berth runs as a child process on a cluster in the data directory. The ORM and
+// Agenda speak the same protocol to both: one code path.
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { PoolConfig } from 'pg';
 import type { BerthConfig } from '../config.ts';
-import { installPinnedQueue, type PinnedQueryQueue } from './pglite-queue.ts';
+import type { Logger } from '../container.ts';
+import { EmbeddedDatabaseError, EmbeddedPostgres } from './embedded-postgres.ts';
 
 export interface DatabaseEndpoint {
   /** Connection settings for node-postgres (ORM and Agenda). */
   pool: PoolConfig;
   embedded: boolean;
+  /** The embedded server, when this is the embedded database. */
+  server?: EmbeddedPostgres;
   close(): Promise<void>;
 }
 
-// Tuned so a reopened PGlite stays near 150 MB instead of 300 (see ENVIRONMENT.md).
-const SMALL_PGLITE = ['shared_buffers = 8MB', 'work_mem = 1MB', 'wal_buffers = 256kB', 'maintenance_work_mem = 4MB', 'temp_buffers = 1MB'];
+export interface OpenDatabaseOptions {
+  log: Logger;
+  /** The embedded server is gone for good (see EmbeddedPostgres): stop serving. */
+  onLost: (error: Error) => void;
+}
 
-export async function openDatabase(config: BerthConfig): Promise<DatabaseEndpoint> {
+export async function openDatabase(config: BerthConfig, options: OpenDatabaseOptions): Promise<DatabaseEndpoint> {
   if (config.databaseUrl) {
     return { pool: { connectionString: config.databaseUrl }, embedded: false, close: async () => {} };
   }
-  const dataDir = path.join(config.dataDir, 'pg');
   mkdirSync(config.dataDir, { recursive: true });
   const lock = lockDataDir(config.dataDir);
   try {
-    return await serveEmbedded(dataDir, config, lock);
+    refusePglite(config.dataDir);
+    const server = await EmbeddedPostgres.start({ dataDir: config.dataDir, ...options });
+    return {
+      pool: server.pool,
+      embedded: true,
+      server,
+      async close() {
+        await server.stop();
+        lock.release();
+      },
+    };
   } catch (e) {
     lock.release();
     throw e;
   }
 }
 
-async function serveEmbedded(dataDir: string, config: BerthConfig, lock: { release(): void }): Promise<DatabaseEndpoint> {
-  // Loaded only when needed: an external database never pays for the WASM build.
-  const { PGlite } = await import('@electric-sql/pglite');
-  const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
-  const db = await PGlite.create({
-    dataDir,
-    ...(config.embeddedMemory === 'small' ? { postgresqlconf: SMALL_PGLITE } : {}),
-  });
-  // A private directory: the socket is reachable by this user only.
-  const socketDir = mkdtempSync(path.join(os.tmpdir(), 'berth-pg-'));
-  const server = new PGLiteSocketServer({ db, path: path.join(socketDir, '.s.PGSQL.5432'), maxConnections: 32 });
-  // The package's own queue lets pooled connections interleave their statements on the one
-  // PGlite session, and stalls for good after one failure (see pglite-queue.ts).
-  let queue: PinnedQueryQueue;
-  try {
-    queue = installPinnedQueue(server, db, { log: (message, error) => console.error(`[berth] embedded database: ${message}`, error ?? '') });
-    await server.start();
-  } catch (e) {
-    await db.close().catch(() => {});
-    rmSync(socketDir, { recursive: true, force: true });
-    throw e;
-  }
-  return {
-    pool: { host: socketDir, port: 5432, user: 'postgres', password: 'postgres', database: 'postgres' },
-    embedded: true,
-    async close() {
-      await server.stop();
-      // Detached connections may still be rolling back; let that finish before the database goes.
-      await queue.close();
-      await db.close();
-      rmSync(socketDir, { recursive: true, force: true });
-      lock.release();
-    },
-  };
+/**
+ * Berth's embedded database used to be PGlite, in `<dataDir>/pg`. Its files are PostgreSQL 17's
+ * on-disk format inside a WebAssembly build: no server of ours can open them, so they are left
+ * untouched and the start stops, saying how to carry the data over.
+ */
+function refusePglite(dataDir: string): void {
+  const old = path.join(dataDir, 'pg');
+  if (!existsSync(old)) return;
+  const kept = path.join(dataDir, 'pglite-old');
+  throw new EmbeddedDatabaseError(`${old} holds the database of Berth's earlier embedded engine (PGlite), which this version replaced by PostgreSQL; it was not opened or changed. `
+    + `To carry its data over: move it aside (mv ${old} ${kept}), serve it on a local port with the PGlite release that wrote it `
+    + `(npx @electric-sql/pglite-socket@0.2.17 --db=${kept} --port=5499), and with Berth stopped copy it into the new embedded database: `
+    + `bash scripts/berth.sh db copy --from postgresql://postgres:postgres@127.0.0.1:5499/postgres. `
+    + `To start afresh instead, move or remove ${old}.`);
 }
 
 const lockedHere = new Set<string>();
 
-/** One PGlite per embedded data directory: two instances on one directory corrupt it. */
+/** The start time of a process (clock ticks since boot), which a reused PID does not share. */
+function startTime(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** One Berth per embedded data directory: two servers on one cluster would corrupt it. */
 function lockDataDir(dataDir: string) {
   const file = path.join(dataDir, 'berth.pid');
   if (lockedHere.has(file)) throw new Error(`The embedded database in ${dataDir} is in use by process ${process.pid} (this one); stop it first`);
   if (existsSync(file)) {
-    const pid = Number(readFileSync(file, 'utf8').trim());
-    let alive = false;
-    try {
-      if (pid && pid !== process.pid) { process.kill(pid, 0); alive = true; }
-    } catch { /* stale lock */ }
+    const [pidText, started] = readFileSync(file, 'utf8').trim().split(' ');
+    const pid = Number(pidText);
+    const alive = Number.isInteger(pid) && pid > 0 && pid !== process.pid && startTime(pid) !== undefined && (started === undefined || startTime(pid) === started);
     if (alive) throw new Error(`The embedded database in ${dataDir} is in use by process ${pid}; stop it first or set DATABASE_URL`);
   }
-  writeFileSync(file, String(process.pid));
+  writeFileSync(file, `${process.pid} ${startTime(process.pid) ?? ''}`.trim());
   lockedHere.add(file);
   return {
     release: () => {
