@@ -5,7 +5,7 @@
 import t from 'tap';
 import Docker from 'dockerode';
 import { startTestServer, signUpAdmin, Client, TEST_BASE_IMAGE, waitFor, freePort, deploymentFinished, removeServiceAndVolume, engineGone } from '@berth/core/testing';
-import { PLATFORM_NETWORK } from '@berth/core';
+import { PLATFORM_NETWORK } from '@berth/plugin-workloads';
 
 const docker = new Docker();
 const suffix = () => Math.random().toString(36).slice(2, 8);

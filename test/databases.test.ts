@@ -9,10 +9,8 @@ import pg from 'pg';
 import mysql from 'mysql2/promise';
 import { createClient } from 'redis';
 import { MongoClient } from 'mongodb';
-import {
-  startTestServer, signUpAdmin, deploymentFinished, waitFor, freePort, canRun, runContainerCommand, removeServiceAndVolume, engineGone,
-  TEST_POSTGRES_IMAGE, TEST_MARIADB_IMAGE, TEST_REDIS_IMAGE,
-} from '@berth/core/testing';
+import { startTestServer, signUpAdmin, deploymentFinished, waitFor, freePort, canRun, removeServiceAndVolume, engineGone, TEST_POSTGRES_IMAGE, TEST_MARIADB_IMAGE, TEST_REDIS_IMAGE } from '@berth/core/testing';
+import { runContainerCommand } from '@berth/plugin-workloads/testing';
 
 t.setTimeout(900_000);
 const docker = new Docker();

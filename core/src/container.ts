@@ -6,10 +6,8 @@ import type { BerthConfig } from './config.ts';
 import type { SecretBox } from './crypto.ts';
 import type { IdentityService } from './identity/service.ts';
 import type { ProcedureRegistry, Principal } from './procedure.ts';
-import type { WorkloadRegistry } from './contracts/workloads.ts';
 import type { EnvironmentDirectory, ProjectDirectory } from './contracts/projects.ts';
 import type { JobScheduler } from './jobs.ts';
-import type { ContainerHosts } from './contracts/container-hosts.ts';
 import type { EventBus } from './events.ts';
 
 export interface Logger {
@@ -31,13 +29,10 @@ export interface Cradle {
   secrets: SecretBox;
   identity: IdentityService;
   registry: ProcedureRegistry;
-  workloads: WorkloadRegistry;
   jobs: JobScheduler;
   events: EventBus;
   /** The generated OpenAPI document (without the error responses; see transport/openapi.ts). */
   openapi: () => object;
-  /** Docker engines that run workloads (connected on first use). */
-  hosts: ContainerHosts;
   /** From the project plugin. */
   projects: ProjectDirectory;
   /** From the environment plugin. */

@@ -9,7 +9,6 @@ import { loadConfig, type BerthConfig } from './config.ts';
 import { SecretBox } from './crypto.ts';
 import { newContainer, type BerthContainer, type Cradle } from './container.ts';
 import { ProcedureRegistry } from './procedure.ts';
-import { WorkloadRegistry } from './contracts/workloads.ts';
 import { JobScheduler } from './jobs.ts';
 import { EventBus } from './events.ts';
 import { openDatabase, type DatabaseEndpoint } from './persistence/database.ts';
@@ -17,9 +16,7 @@ import { openOrm, migrate } from './persistence/orm.ts';
 import { identityEntities } from './identity/entities.ts';
 import { identityMigrations } from './identity/migrations.ts';
 import { IdentityService } from './identity/service.ts';
-import { LocalContainerHosts } from './hosts/local-engine.ts';
 import { BuilderRegistry } from './contracts/builders.ts';
-import { HostPorts } from './contracts/host-ports.ts';
 import { loadPlugins, type LoadedPlugin } from './loader.ts';
 import type { BerthHost, PluginInfo } from './plugin.ts';
 import { credentials, mountProcedures } from './transport/http.ts';
@@ -89,7 +86,6 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
     });
     const container = newContainer();
     const registry = new ProcedureRegistry();
-    const workloads = new WorkloadRegistry();
     const events = new EventBus((err, event) => log.error({ err, event }, 'event listener failed'));
     jobs = new JobScheduler(endpoint.pool, log);
     container.register({
@@ -97,14 +93,11 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
       logger: asValue(log),
       secrets: asValue(secrets),
       registry: asValue(registry),
-      workloads: asValue(workloads),
       events: asValue(events),
       jobs: asValue(jobs),
       principal: asValue(null),
       openapi: asValue(() => app.swagger()),
-      hosts: asClass(LocalContainerHosts).singleton(),
       builders: asValue(new BuilderRegistry()),
-      hostPorts: asValue(new HostPorts()),
     });
 
     const entities: EntitySchema<any, any>[] = [...identityEntities];
@@ -113,7 +106,6 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
     const host: BerthHost = {
       config,
       container,
-      workloads,
       jobs,
       events,
       entities: (...s) => void entities.push(...s),

@@ -8,14 +8,12 @@ import type { NameAndRegistrationPair } from 'awilix';
 import type { BerthConfig } from './config.ts';
 import type { BerthContainer, Cradle } from './container.ts';
 import type { Principal, Procedure } from './procedure.ts';
-import type { WorkloadRegistry } from './contracts/workloads.ts';
 import type { JobScheduler } from './jobs.ts';
 import type { EventBus } from './events.ts';
 
 export interface BerthHost {
   readonly config: BerthConfig;
   readonly container: BerthContainer;
-  readonly workloads: WorkloadRegistry;
   readonly jobs: JobScheduler;
   readonly events: EventBus;
   /** Entity schemas this plugin stores (MikroORM defineEntity). */

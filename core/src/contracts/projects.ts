@@ -4,7 +4,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import Type, { type Static } from 'typebox';
 import { Nullable, Timestamp } from '../schema.ts';
-import { workloadKeys, type WorkloadKey } from './workloads.ts';
 
 /** An environment as stored (the environment plugin owns it; project reads pass it through). */
 export const EnvironmentFields = Type.Object({
@@ -19,10 +18,11 @@ export const EnvironmentFields = Type.Object({
 export type EnvironmentFields = Static<typeof EnvironmentFields>;
 
 const WorkloadList = () => Type.Array(Type.Record(Type.String(), Type.Unknown()));
-const workloadLists = Object.fromEntries(workloadKeys.map(k => [k, WorkloadList()])) as { [K in WorkloadKey]: ReturnType<typeof WorkloadList> };
 
-/** An environment with the workloads it holds, one list per kind (a third-party kind's list under its own key). */
-export const EnvironmentView = Type.Object({ ...EnvironmentFields.properties, ...workloadLists }, { additionalProperties: WorkloadList() });
+/** An environment with what it holds: one list per key that plugins register (the workload kinds' lists). */
+export const environmentView = (keys: string[]) =>
+  Type.Object({ ...EnvironmentFields.properties, ...Object.fromEntries(keys.map(k => [k, WorkloadList()])) }, { additionalProperties: WorkloadList() });
+export const EnvironmentView = environmentView([]);
 export type EnvironmentView = Static<typeof EnvironmentView>;
 
 export interface EnvironmentRef {

@@ -2,10 +2,10 @@
 // passes) against a local valkey stand-in, plus the exact command lines and URLs clients see.
 import t from 'tap';
 import Docker from 'dockerode';
-import { driverConformance } from '@berth/core/testing';
 import type { DatabaseCredentials } from '@berth/core';
 import { ValkeyDriver } from '../src/driver.ts';
 import { ensureValkeyTestImage } from './valkey-image.ts';
+import { driverConformance } from '@berth/plugin-workloads/testing';
 
 t.setTimeout(300_000);
 const driver = new ValkeyDriver();

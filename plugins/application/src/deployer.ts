@@ -5,15 +5,13 @@
 // error (set by settle) when the run fails, times out or dies with the process.
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import {
-  optionalService, parseEnv, resolveEnv, swarmSettingsToService, toServiceMounts,
-  type Cradle, type Deployer, type DeploymentRun, type EntityManager, type MountRecord, type PortRecord, type WorkloadService,
-} from '@berth/core';
+import { type Cradle, type Deployer, type DeploymentRun, type EntityManager } from '@berth/core';
 import type Docker from 'dockerode';
 import { Application, type ApplicationRow } from './entities.ts';
 import type { ApplicationService } from './service.ts';
 import type { ReadLogsInput } from './schemas.ts';
 import { swarmOf, type SwarmOps } from './swarm.ts';
+import { optionalService, parseEnv, resolveEnv, swarmSettingsToService, toServiceMounts, type MountRecord, type PortRecord, type WorkloadService } from '@berth/plugin-workloads';
 
 declare module '@berth/core' {
   interface BerthEvents {

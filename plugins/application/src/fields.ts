@@ -3,7 +3,8 @@
 // and its default. Columns the platform queries or acts on live in the entity; the rest is
 // kept in one JSON column, and the sealed ones (env, build args and secrets, the registry
 // password) in one encrypted column. Schemas, storage and views are all derived from here.
-import { Type, schema, buildTypes, swarmSettingFields, type TSchema } from '@berth/core';
+import { Type, schema, buildTypes, type TSchema } from '@berth/core';
+import { swarmSettingFields } from '@berth/plugin-workloads';
 
 const { Nullable } = schema;
 const Str = () => Nullable(Type.String());

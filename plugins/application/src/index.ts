@@ -16,7 +16,7 @@ export default definePlugin({
   name: 'application',
   version: pkg.version,
   // Applications live in environments and run through the deploy queue.
-  dependencies: ['environment', 'deployment'],
+  dependencies: ['workloads', 'environment', 'deployment'],
   setup(berth) {
     const cradle = () => berth.container.cradle;
     const apps = new ApplicationService(() => cradle().secrets, () => cradle().environments);
@@ -24,8 +24,8 @@ export default definePlugin({
     const pipeline = new ApplicationPipeline(apps, deployer, cradle);
     berth.entities(...applicationEntities);
     berth.migrations(...applicationMigrations);
-    berth.workloads.register(apps);
-    berth.workloads.addResolver(apps.resolver);
+    berth.container.cradle.workloads.register(apps);
+    berth.container.cradle.workloads.addResolver(apps.resolver);
     cradle().deployments.register(deployer);
     // The builders applications use; the registry is shared, so compose stacks find them too.
     const builders = cradle().builders;

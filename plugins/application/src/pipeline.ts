@@ -3,14 +3,12 @@
 // of a run is the deployer's (deployer.ts); this file never talks to Docker itself.
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
-import {
-  optionalService, placementOf,
-  type Cradle, type DeploymentRecord, type DeploymentService, type EntityManager,
-} from '@berth/core';
+import { type Cradle, type DeploymentRecord, type DeploymentService, type EntityManager } from '@berth/core';
 import type { ApplicationRow } from './entities.ts';
 import type { ApplicationService } from './service.ts';
 import type { ApplicationFields, ApplicationView, ReadLogsInput } from './schemas.ts';
 import { applicationDir, type ApplicationDeployer } from './deployer.ts';
+import { optionalService, placementOf } from '@berth/plugin-workloads';
 
 export interface Queued {
   deploymentId: string;

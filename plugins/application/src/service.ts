@@ -2,13 +2,11 @@
 // environments, and the resolver other plugins use to find an application. Secrets are
 // sealed on write and opened only for `one` and for deploys. Engine work is in pipeline.ts.
 import { randomBytes } from 'node:crypto';
-import {
-  checkServiceName, conflict, generateAppName, invalidField, iso, newId, notFound, containing,
-  type EntityManager, type EnvironmentDirectory, type EnvironmentRef, type SecretBox, type WorkloadRef, type WorkloadResolver, type WorkloadLister,
-} from '@berth/core';
+import { conflict, invalidField, iso, newId, notFound, containing, type EntityManager, type EnvironmentDirectory, type EnvironmentRef, type SecretBox } from '@berth/core';
 import { Application, type ApplicationRow } from './entities.ts';
 import { sealedKeys, settingDefaults, settingKeys, type SealedKey, type SettingKey } from './fields.ts';
 import type { ApplicationFields, CreateInput, SearchInput, UpdateInput } from './schemas.ts';
+import { checkServiceName, generateAppName, type WorkloadRef, type WorkloadResolver, type WorkloadLister } from '@berth/plugin-workloads';
 
 const columnKeys = ['name', 'appName', 'description', 'sourceType', 'buildType', 'applicationStatus', 'serverId', 'refreshToken'] as const;
 type ColumnKey = (typeof columnKeys)[number];

@@ -1,7 +1,8 @@
 // What the deployer asks of the engine, in its own words: the core swarm runner for the
 // service, plus getting a docker-source image (pull, or the copy this host already has).
-import { SwarmRunner, ensureImage, type ContainerHosts, type DeploymentRun, type WorkloadService } from '@berth/core';
+import { type DeploymentRun } from '@berth/core';
 import type Docker from 'dockerode';
+import { SwarmRunner, ensureImage, type ContainerHosts, type WorkloadService } from '@berth/plugin-workloads';
 
 export interface SwarmOps {
   exists(name: string): Promise<boolean>;

@@ -7,10 +7,8 @@ import { readdir, rm } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import Docker from 'dockerode';
-import {
-  startTestServer, signUpAdmin, makeGitRepo, commitFiles, deploymentFinished, freePort, waitFor, runContainerCommand, shellTricks,
-  TEST_BASE_IMAGE, TEST_STATIC_IMAGE,
-} from '@berth/core/testing';
+import { startTestServer, signUpAdmin, makeGitRepo, commitFiles, deploymentFinished, freePort, waitFor, shellTricks, TEST_BASE_IMAGE, TEST_STATIC_IMAGE } from '@berth/core/testing';
+import { runContainerCommand } from '@berth/plugin-workloads/testing';
 
 const docker = new Docker();
 

@@ -10,9 +10,10 @@ import { registerLogStream } from './stream.ts';
 export default definePlugin({
   name: 'deployment',
   version: pkg.version,
+  dependencies: ['workloads'],
   setup(berth) {
     const cradle = () => berth.container.cradle;
-    const store: DeploymentStore = new DeploymentStore(berth.config, berth.workloads, () => queue);
+    const store: DeploymentStore = new DeploymentStore(berth.config, berth.container.cradle.workloads, () => queue);
     const queue = new DeploymentQueue({
       config: berth.config,
       jobs: berth.jobs,

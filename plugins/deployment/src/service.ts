@@ -1,15 +1,12 @@
 // Deployment records for workload plugins (the `deployments` contract) and for deployment.*.
 // Reads are confined to the caller's organization: another organization's deployment is
 // NOT_FOUND, never FORBIDDEN.
-import {
-  badRequest, newId, notFound,
-  type BerthConfig, type Deployer, type DeploymentRecord, type DeploymentService, type DeploymentTargetType,
-  type DeploymentView, type EnqueueRequest, type EntityManager, type WorkloadRegistry,
-} from '@berth/core';
+import { badRequest, newId, notFound, type BerthConfig, type Deployer, type DeploymentRecord, type DeploymentService, type DeploymentTargetType, type DeploymentView, type EnqueueRequest, type EntityManager } from '@berth/core';
 import { Deployment, type DeploymentRow } from './entities.ts';
 import { logPathFor, readTail, removeLog } from './log.ts';
 import { CANCELLED_MESSAGE, type DeploymentQueue } from './queue.ts';
 import { isFinished, toRecord, toView } from './views.ts';
+import { type WorkloadRegistry } from '@berth/plugin-workloads';
 
 /** Target types whose owner a workload resolver knows (workloads.owner); the others are checked by the records' organization. */
 const workloadKinds = new Set<string>(['application', 'compose', 'postgres', 'mysql', 'mariadb', 'mongo', 'redis']);

@@ -8,9 +8,9 @@ import { EnvironmentService } from './service.ts';
 export default definePlugin({
   name: 'environment',
   version: pkg.version,
-  dependencies: ['project'],
+  dependencies: ['project', 'workloads'],
   setup(berth) {
-    const environments = new EnvironmentService(berth.workloads);
+    const environments = new EnvironmentService(berth.container.cradle.workloads);
     berth.entities(...environmentEntities);
     berth.migrations(...environmentMigrations);
     berth.provide({ environments: asValue(environments) });

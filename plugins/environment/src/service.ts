@@ -1,11 +1,9 @@
 // Environments of the organization's projects, and the EnvironmentDirectory other plugins
 // use to place workloads. A record of another organization is NOT_FOUND, never FORBIDDEN.
-import {
-  badRequest, conflict, iso, newId, notFound, textSearchClauses,
-  type EntityManager, type EnvironmentDirectory, type EnvironmentRef, type EnvironmentWorkloads, type ProjectDirectory, type WorkloadRegistry,
-} from '@berth/core';
+import { badRequest, conflict, iso, newId, notFound, textSearchClauses, type EntityManager, type EnvironmentDirectory, type EnvironmentRef, type ProjectDirectory } from '@berth/core';
 import { Environment, type EnvironmentRow } from './entities.ts';
 import type { CreateInput, DuplicateInput, EnvironmentFields, EnvironmentView, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
+import { type EnvironmentWorkloads, type WorkloadRegistry } from '@berth/plugin-workloads';
 
 const DEFAULT_ENVIRONMENT = 'production';
 

@@ -4,9 +4,10 @@
 // owns (workload plugins name their volumes after the workload's appName: "<appName>",
 // "<appName>-data", ...), and a bind source may not be, contain or lie within another
 // organization's bind source.
-import { conflict, type EntityManager, type WorkloadRef, type WorkloadRegistry } from '@berth/core';
+import { conflict, type EntityManager } from '@berth/core';
 import { Mount } from './entities.ts';
 import type { StoredMount } from './paths.ts';
+import { type WorkloadRef, type WorkloadRegistry } from '@berth/plugin-workloads';
 
 /** The name itself and every prefix of it that ends before a "-", "_" or ".": the appNames that could own the volume. */
 export function ownerCandidates(volumeName: string): string[] {

@@ -8,9 +8,10 @@ import { MountService } from './service.ts';
 export default definePlugin({
   name: 'mounts',
   version: pkg.version,
+  dependencies: ['workloads'],
   setup(berth) {
     const mounts = new MountService({
-      workloads: berth.workloads,
+      workloads: berth.container.cradle.workloads,
       secrets: () => berth.container.cradle.secrets,
       hosts: () => berth.container.cradle.hosts,
       rules: { deniedTrees: [berth.config.dataDir] },

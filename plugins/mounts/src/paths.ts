@@ -1,7 +1,8 @@
 // The strict shapes of what a mount hands to the host: bind sources, volume names, file
 // paths under the workload's files directory, and paths inside the container. Checked on the
 // record as it will be stored, so an update cannot leave a mount its type cannot use.
-import { badRequest, type Issue, type MountRecord } from '@berth/core';
+import { badRequest, type Issue } from '@berth/core';
+import { type MountRecord } from '@berth/plugin-workloads';
 
 export const HOST_PATH = /^\/[A-Za-z0-9._/-]*$/;
 export const VOLUME_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}$/;

@@ -1,8 +1,9 @@
 // What mounts.* takes and answers. Field names follow the peer's API; the per-type rules
 // (which of hostPath, volumeName, filePath/content a type needs, and the shape of every path)
 // are checked by the service on the record as it will be stored, see paths.ts.
-import { Type, mountServiceTypes, schema, type Static } from '@berth/core';
+import { Type, schema, type Static } from '@berth/core';
 import { DENIED_HOST_PATHS, DENIED_HOST_TREES } from './paths.ts';
+import { mountServiceTypes } from '@berth/plugin-workloads';
 
 const { Nullable, NonEmpty } = schema;
 

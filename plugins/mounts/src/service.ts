@@ -3,15 +3,12 @@
 // WorkloadRegistry); a mount of another organization is NOT_FOUND, never FORBIDDEN. Only
 // admins may create or change bind mounts: a host path in a container reaches the host.
 import path from 'node:path';
-import {
-  badRequest, conflict, forbidden, invalidField, mountServiceTypes, newId, notFound,
-  type ContainerHosts, type EntityManager, type MountDirectory, type MountRecord, type MountServiceType,
-  type Role, type SecretBox, type WorkloadRegistry,
-} from '@berth/core';
+import { badRequest, conflict, forbidden, invalidField, newId, notFound, type EntityManager, type Role, type SecretBox } from '@berth/core';
 import { Mount, type MountRow } from './entities.ts';
 import { assertOwnHostResource } from './host-resources.ts';
 import { checkMount, type MountRules, type StoredMount } from './paths.ts';
 import type { ContainerVolume, CreateInput, UpdateInput } from './schemas.ts';
+import { mountServiceTypes, type ContainerHosts, type MountDirectory, type MountRecord, type MountServiceType, type WorkloadRegistry } from '@berth/plugin-workloads';
 
 type OwnerKey = `${MountServiceType}Id`;
 const ownerKey = (serviceType: MountServiceType): OwnerKey => `${serviceType}Id`;

@@ -3,7 +3,8 @@
 // published port and keeps what it writes in its named volume.
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { startTestServer, signUpAdmin, deploymentFinished, freePort, waitFor, runContainerCommand, TEST_STATIC_IMAGE } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, deploymentFinished, freePort, waitFor, TEST_STATIC_IMAGE } from '@berth/core/testing';
+import { runContainerCommand } from '@berth/plugin-workloads/testing';
 
 /** `<status> <body>` of GET path on the port. */
 async function get(port: number, path: string): Promise<string> {

@@ -1,5 +1,5 @@
-import { databasePlugin } from '@berth/core';
 import { MysqlDriver } from '@berth/provider-database-mysql';
+import { databasePlugin } from '@berth/plugin-workloads';
 import pkg from '../package.json' with { type: 'json' };
 
 export default databasePlugin(new MysqlDriver(), { version: pkg.version });

@@ -8,9 +8,10 @@ import { PortService } from './service.ts';
 export default definePlugin({
   name: 'port',
   version: pkg.version,
+  dependencies: ['workloads'],
   setup(berth) {
     const ports = new PortService({
-      workloads: berth.workloads,
+      workloads: berth.container.cradle.workloads,
       // Port 0 means an ephemeral port chosen at listen time: nothing to reserve.
       reservedLocalPorts: () => (berth.config.port ? [berth.config.port] : []),
       hostPorts: () => berth.container.cradle.hostPorts,

@@ -6,12 +6,10 @@
 // answers an ingress port on every node, so no other port of the host may use it (same
 // protocol), whoever owns it. Two host-mode ports of different applications may share a
 // number (Swarm places their tasks on different nodes); of one application they may not.
-import {
-  conflict, newId, notFound, type HostPorts, type PortHold,
-  type EntityManager, type PortDirectory, type PortRecord, type WorkloadRegistry,
-} from '@berth/core';
+import { conflict, newId, notFound, type EntityManager } from '@berth/core';
 import { Port, type PortRow } from './entities.ts';
 import type { CreateInput, UpdateInput } from './schemas.ts';
+import { type HostPorts, type PortHold, type PortDirectory, type PortRecord, type WorkloadRegistry } from '@berth/plugin-workloads';
 
 const order = { orderBy: { createdAt: 'asc', portId: 'asc' } } as const;
 

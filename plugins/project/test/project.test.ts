@@ -1,7 +1,8 @@
 // project.* through the real kernel, a real PostgreSQL database and both wire forms.
 import t from 'tap';
 import { startTestServer, signUpAdmin, createTestDatabase, otherOrganization, Client, type TestServer } from '@berth/core/testing';
-import { createKernel, workloadKeys, type Principal } from '@berth/core';
+import { createKernel, type Principal } from '@berth/core';
+import { workloadKeys } from '@berth/plugin-workloads';
 
 // These operations queue no jobs: no scheduler, so each server stops at once.
 const start = () => startTestServer({ jobs: false });

@@ -3,9 +3,10 @@
 import t from 'tap';
 import mysql from 'mysql2/promise';
 import Docker from 'dockerode';
-import { driverConformance, runContainerCommand, waitFor, TEST_MARIADB_IMAGE } from '@berth/core/testing';
+import { waitFor, TEST_MARIADB_IMAGE } from '@berth/core/testing';
 import type { DatabaseCredentials } from '@berth/core';
 import { MariadbDriver } from '../src/index.ts';
+import { driverConformance, runContainerCommand } from '@berth/plugin-workloads/testing';
 
 const driver = new MariadbDriver();
 

@@ -1,9 +1,9 @@
 // The mongo driver: no mongod exists for these machines (no image can be pulled or built), so the
 // contract's pure checks and the exact service environment and commands, without an engine run.
 import t from 'tap';
-import { driverConformance } from '@berth/core/testing';
 import type { DatabaseCredentials } from '@berth/core';
 import { MongoDriver } from '../src/index.ts';
+import { driverConformance } from '@berth/plugin-workloads/testing';
 
 const driver = new MongoDriver();
 

@@ -3,9 +3,10 @@
 // clients), plus the exact values the peer's clients see.
 import t from 'tap';
 import mysql from 'mysql2/promise';
-import { driverConformance, TEST_MARIADB_IMAGE } from '@berth/core/testing';
+import { TEST_MARIADB_IMAGE } from '@berth/core/testing';
 import type { DatabaseCredentials } from '@berth/core';
 import { MysqlDriver, quoteString } from '../src/index.ts';
+import { driverConformance } from '@berth/plugin-workloads/testing';
 
 const driver = new MysqlDriver();
 

@@ -3,9 +3,10 @@
 import { execFile } from 'node:child_process';
 import t from 'tap';
 import pg from 'pg';
-import { driverConformance, TEST_POSTGRES_IMAGE } from '@berth/core/testing';
+import { TEST_POSTGRES_IMAGE } from '@berth/core/testing';
 import type { DatabaseCredentials } from '@berth/core';
 import { PostgresDriver, quoteIdent, quoteLiteral } from '../src/index.ts';
+import { driverConformance } from '@berth/plugin-workloads/testing';
 
 const driver = new PostgresDriver();
 

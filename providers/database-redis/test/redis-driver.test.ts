@@ -2,9 +2,10 @@
 // redis image), plus the exact command line and URLs the peer's clients see.
 import t from 'tap';
 import { createClient } from 'redis';
-import { driverConformance, TEST_REDIS_IMAGE } from '@berth/core/testing';
+import { TEST_REDIS_IMAGE } from '@berth/core/testing';
 import type { DatabaseCredentials } from '@berth/core';
 import { RedisDriver } from '../src/index.ts';
+import { driverConformance } from '@berth/plugin-workloads/testing';
 
 const driver = new RedisDriver();
 

@@ -1,12 +1,12 @@
 // The local Docker engine, for real: swarm mode and the platform network are ensured on
 // first use, idempotently; engine errors arrive as domain errors.
 import t from 'tap';
-import { startTestServer } from '../src/testing.ts';
-import { PLATFORM_NETWORK } from '../src/contracts/container-hosts.ts';
-import { BerthError } from '../src/errors.ts';
+import { PLATFORM_NETWORK } from '../src/container-hosts.ts';
+import { BerthError } from '@berth/core';
+import { startTestServer } from '@berth/core/testing';
 
 t.test('the local engine is a swarm manager with the attachable platform network', async t => {
-  const server = await startTestServer({ plugins: [], jobs: false });
+  const server = await startTestServer({ plugins: ['workloads'], jobs: false });
   t.teardown(() => server.destroy());
   const hosts = server.kernel.container.cradle.hosts;
   const docker = await hosts.local();
@@ -19,7 +19,7 @@ t.test('the local engine is a swarm manager with the attachable platform network
   t.equal(await hosts.local(), docker, 'prepared once, then reused');
 
   // A second kernel finds both in place and changes nothing.
-  const other = await startTestServer({ plugins: [], jobs: false });
+  const other = await startTestServer({ plugins: ['workloads'], jobs: false });
   t.teardown(() => other.destroy());
   await other.kernel.container.cradle.hosts.local();
   const after = await docker.listNetworks({ filters: { name: [PLATFORM_NETWORK] } });
@@ -27,7 +27,7 @@ t.test('the local engine is a swarm manager with the attachable platform network
 });
 
 t.test('engine errors become domain errors', async t => {
-  const server = await startTestServer({ plugins: [], jobs: false });
+  const server = await startTestServer({ plugins: ['workloads'], jobs: false });
   t.teardown(() => server.destroy());
   const hosts = server.kernel.container.cradle.hosts;
   const docker = await hosts.local();

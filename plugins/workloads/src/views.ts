@@ -2,7 +2,7 @@
 // `one` or deploys: another plugin's service when that plugin is enabled, and where a workload
 // lives (its environment and project) as `one` shows it.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Cradle } from './container.ts';
+import { type Cradle } from '@berth/core';
 
 /**
  * A service another plugin provides, or undefined when that plugin is disabled. Only the

@@ -2,9 +2,8 @@
 // the engine is a swarm manager and that the platform network exists; engine errors are
 // converted to domain errors here, at the boundary.
 import type Docker from 'dockerode';
-import { BerthError, conflict, notFound } from '../errors.ts';
-import type { Logger } from '../container.ts';
-import { PLATFORM_NETWORK, type ContainerHosts } from '../contracts/container-hosts.ts';
+import { PLATFORM_NETWORK, type ContainerHosts } from '../container-hosts.ts';
+import { BerthError, type Logger, conflict, notFound } from '@berth/core';
 
 interface EngineError { statusCode?: number; json?: { message?: string }; reason?: string; message?: string; code?: string }
 

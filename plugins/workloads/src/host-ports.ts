@@ -31,7 +31,7 @@ export class HostPorts {
   }
 }
 
-declare module '../container.ts' {
+declare module '@berth/core' {
   interface Cradle {
     hostPorts: HostPorts;
   }

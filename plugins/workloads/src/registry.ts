@@ -2,7 +2,7 @@
 // owns a kind of workload registers a lister, so project and environment reads include it
 // without knowing the plugin.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { notFound } from '../errors.ts';
+import { notFound } from '@berth/core';
 
 /** The keys under which an environment lists its workloads, as the peer's API names them. */
 export const workloadKeys = ['applications', 'compose', 'postgres', 'mysql', 'mariadb', 'mongo', 'redis'] as const;
@@ -75,5 +75,12 @@ export class WorkloadRegistry {
       for (const [envId, items] of found) out.get(envId)?.[lister.key]?.push(...items);
     }
     return out;
+  }
+}
+
+declare module '@berth/core' {
+  interface Cradle {
+    /** The registry of workload kinds; from the workloads plugin. */
+    workloads: WorkloadRegistry;
   }
 }

@@ -11,3 +11,10 @@ export interface ContainerHosts {
   /** Runs an engine call and turns engine failures into domain errors (404 → NOT_FOUND, 409 → CONFLICT, else a logged 500). */
   call<T>(what: string, fn: () => Promise<T>): Promise<T>;
 }
+
+declare module '@berth/core' {
+  interface Cradle {
+    /** Docker engines that run workloads (connected on first use); from the workloads plugin. */
+    hosts: ContainerHosts;
+  }
+}

@@ -14,9 +14,9 @@
 // - Every name that reaches the host is checked here; a bad one is BAD_REQUEST with an issue
 //   whose path names the WorkloadService field.
 import type Docker from 'dockerode';
-import type { ServicePort, WorkloadService } from '../contracts/services.ts';
-import { badRequest, type Issue } from '../errors.ts';
+import type { ServicePort, WorkloadService } from '../services.ts';
 import { ENV_KEY, toEnvList } from './env.ts';
+import { type Issue, badRequest } from '@berth/core';
 
 /** What Swarm accepts as a service name (a DNS label; no dots), at most 63 characters. */
 export const SERVICE_NAME = /^(?=.{1,63}$)[a-zA-Z0-9](?:[-_]*[a-zA-Z0-9]+)*$/;

@@ -11,7 +11,7 @@
 // A reference to a variable that is not defined is an error naming both the variable and the
 // reference exactly. Error messages never contain a value: values are often secrets.
 import { parse } from 'dotenv';
-import { badRequest } from '../errors.ts';
+import { badRequest } from '@berth/core';
 
 export const ENV_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const REFERENCE = /\$\{\{\s*([^{}]*?)\s*\}\}/g;

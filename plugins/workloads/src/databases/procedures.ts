@@ -4,16 +4,14 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import Type from 'typebox';
-import { router, type ProcedureContext } from '../procedure.ts';
-import { invalidField } from '../errors.ts';
-import { Ok } from '../schema.ts';
-import type { Cradle } from '../container.ts';
-import { mountServiceTypes, type MountServiceType } from '../contracts/attachments.ts';
-import { optionalService, placementOf } from '../workload-views.ts';
+import { mountServiceTypes, type MountServiceType } from '../attachments.ts';
+import { optionalService, placementOf } from '../views.ts';
 import type { DatabaseSchemas } from './schemas.ts';
 import type { DatabaseService } from './service.ts';
 import type { DatabaseDeployer } from './deployer.ts';
 import type { DatabaseRow } from './entity.ts';
+import { type Cradle, type ProcedureContext, invalidField, router, schema } from '@berth/core';
+const { Ok } = schema;
 
 const titles: Record<string, string> = {
   deploy: 'Deploy the database', start: 'Start the database', stop: 'Stop the database',

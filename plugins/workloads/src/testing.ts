@@ -7,9 +7,9 @@ import { Writable } from 'node:stream';
 import type { Test } from 'tap';
 import Docker from 'dockerode';
 import { Value } from 'typebox/value';
-import type { ContainerCommand, DatabaseCredentials, DatabaseDriver } from './contracts/database-driver.ts';
 import { ENV_KEY, toEnvList } from './swarm/env.ts';
 import { IMAGE_REFERENCE, VOLUME_NAME } from './swarm/service-spec.ts';
+import { type ContainerCommand, type DatabaseCredentials, type DatabaseDriver } from '@berth/core';
 
 export interface DriverDataProbe {
   /** Writes a marker into the database. */

@@ -1,7 +1,7 @@
 // Running a program inside a workload's running task (readiness checks, password changes,
 // dumps): the engine's exec API with an argument array and its own environment — no shell.
 import type Docker from 'dockerode';
-import type { ContainerCommand } from '../contracts/database-driver.ts';
+import { type ContainerCommand } from '@berth/core';
 
 export interface ExecResult {
   exitCode: number;

@@ -4,23 +4,20 @@
 // the engine side of remove, changePassword and readLogs. Never asks which kind it runs.
 import type Docker from 'dockerode';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Cradle } from '../container.ts';
-import type { ContainerHosts } from '../contracts/container-hosts.ts';
-import type { DatabaseCredentials } from '../contracts/database-driver.ts';
-import type { Deployer, DeploymentRun } from '../contracts/deployments.ts';
-import type { WorkloadService } from '../contracts/services.ts';
-import { mountServiceTypes, type MountRecord } from '../contracts/attachments.ts';
-import { badRequest } from '../errors.ts';
+import type { ContainerHosts } from '../container-hosts.ts';
+import type { WorkloadService } from '../services.ts';
+import { mountServiceTypes, type MountRecord } from '../attachments.ts';
 import { resolveEnv } from '../swarm/env.ts';
 import { ensureImage } from '../swarm/images.ts';
 import { execIn } from '../swarm/exec.ts';
 import { SwarmRunner } from '../swarm/runner.ts';
 import { swarmSettingsToService } from '../swarm/settings.ts';
 import { toServiceMounts } from '../swarm/mounts.ts';
-import { optionalService } from '../workload-views.ts';
+import { optionalService } from '../views.ts';
 import path from 'node:path';
 import type { DatabaseRow } from './entity.ts';
 import type { DatabaseService } from './service.ts';
+import { type Cradle, type DatabaseCredentials, type Deployer, type DeploymentRun, badRequest } from '@berth/core';
 
 const READY_TIMEOUT_MS = 180_000;
 const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((resolve, reject) => {

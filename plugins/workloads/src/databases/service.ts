@@ -3,20 +3,14 @@
 // are sealed on write; everything kind-specific comes from the driver.
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { DatabaseCredentials, DatabaseDriver } from '../contracts/database-driver.ts';
-import type { EnvironmentDirectory, EnvironmentRef } from '../contracts/projects.ts';
-import type { WorkloadRef, WorkloadResolver } from '../contracts/workloads.ts';
-import type { HostPorts } from '../contracts/host-ports.ts';
-import type { SecretBox } from '../crypto.ts';
-import { newId } from '../crypto.ts';
-import { conflict, invalidField, notFound } from '../errors.ts';
-import { containing } from '../search.ts';
+import type { WorkloadRef, WorkloadResolver } from '../registry.ts';
+import type { HostPorts } from '../host-ports.ts';
 import { checkServiceName } from '../swarm/service-spec.ts';
 import { generateAppName } from '../naming.ts';
-import { parseInput } from '../validation.ts';
 import Type from 'typebox';
 import { databaseEntity, type DatabaseRow } from './entity.ts';
 import { databaseSettingFields, databaseSettingKeys } from './schemas.ts';
+import { type DatabaseCredentials, type DatabaseDriver, type EnvironmentDirectory, type EnvironmentRef, type SecretBox, conflict, containing, invalidField, newId, notFound, parseInput } from '@berth/core';
 
 interface Sealed { databasePassword: string; databaseRootPassword: string | null; env: string | null }
 type ByAppName = (appName: string, serverId: string | null, em: EntityManager) => Promise<WorkloadRef | null>;

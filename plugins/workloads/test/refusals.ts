@@ -1,7 +1,7 @@
 // Tables of calls that must be refused with a domain error, judged by one assertion per table:
 // a failure lists the calls (by their source) that are not refused as expected, each with the reason.
 import type { Test } from 'tap';
-import { BerthError } from '../src/errors.ts';
+import { BerthError } from '@berth/core';
 
 /** A call, the path its first issue names, and its message (a string is the whole message). */
 export type Refusal = [call: () => unknown, path: (string | number)[], message: string | RegExp];

@@ -2,9 +2,9 @@
 // variants at once: environmentId or projectId), update, and the small inputs. The kinds
 // differ only in the credential fields and password rules their driver declares.
 import Type, { type Static, type TObject, type TSchema } from 'typebox';
-import { AppName, NonEmpty, Nullable, Paging, Status, Timestamp } from '../schema.ts';
 import { swarmSettingFields } from '../swarm/settings.ts';
-import type { DatabaseDriver } from '../contracts/database-driver.ts';
+import { type DatabaseDriver, schema } from '@berth/core';
+const { AppName, NonEmpty, Nullable, Paging, Status, Timestamp } = schema;
 
 const Opt = <T extends TSchema>(t: T) => Type.Optional(t);
 const Str = () => Nullable(Type.String());

@@ -3,7 +3,7 @@ import t from 'tap';
 import { parseCpu, parseMemory } from '../src/swarm/resources.ts';
 import { toServiceSpec } from '../src/swarm/service-spec.ts';
 import { refusals } from './refusals.ts';
-import type { WorkloadService } from '../src/contracts/services.ts';
+import type { WorkloadService } from '../src/services.ts';
 
 t.test('parseMemory reads bytes and Docker sizes', async t => {
   const MiB = 1024 ** 2;

@@ -6,10 +6,9 @@ import { existsSync } from 'node:fs';
 import t, { type Test } from 'tap';
 import { LocalContainerHosts } from '../src/hosts/local-engine.ts';
 import { SwarmRunner, SwarmTaskError, deployService, serviceExists, serviceLogs } from '../src/swarm/runner.ts';
-import { BerthError } from '../src/errors.ts';
-import { TEST_BASE_IMAGE } from '../src/testing-images.ts';
-import { canRun, freePort, waitFor } from '../src/testing-support.ts';
-import type { WorkloadService } from '../src/contracts/services.ts';
+import type { WorkloadService } from '../src/services.ts';
+import { BerthError } from '@berth/core';
+import { TEST_BASE_IMAGE, canRun, freePort, waitFor } from '@berth/core/testing';
 
 const errors: unknown[] = [];
 const logger = { info() {}, warn() {}, debug() {}, error: (obj: unknown) => void errors.push(obj) };

@@ -49,7 +49,7 @@ export interface PortDirectory {
   removeForApplication(applicationId: string, em: EntityManager): Promise<void>;
 }
 
-declare module '../container.ts' {
+declare module '@berth/core' {
   interface Cradle {
     /** From the mounts plugin (absent when it is disabled). */
     mounts: MountDirectory;

@@ -1,9 +1,7 @@
 // One table per database kind (`db_<kind>`), all of the same shape, made from the kind's id:
 // columns for what the platform filters or acts on, the Swarm settings in a JSON column, and
 // the secrets (passwords, env) sealed in one text column.
-import { defineEntity, p } from '@mikro-orm/core';
-import { Migration } from '@mikro-orm/migrations';
-import type { MigrationObject } from '@mikro-orm/core';
+import { defineEntity, p, Migration, type MigrationObject } from '@berth/core';
 
 export interface DatabaseRow {
   id: string;

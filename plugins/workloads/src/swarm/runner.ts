@@ -12,10 +12,10 @@
 // Registry credentials go to the engine in its X-Registry-Auth header and nowhere else.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type Docker from 'dockerode';
-import { PLATFORM_NETWORK, type ContainerHosts } from '../contracts/container-hosts.ts';
-import type { WorkloadService } from '../contracts/services.ts';
-import { BerthError, badRequest, notFound } from '../errors.ts';
+import { PLATFORM_NETWORK, type ContainerHosts } from '../container-hosts.ts';
+import type { WorkloadService } from '../services.ts';
 import { checkServiceName, toServiceSpec, type ServiceSpec } from './service-spec.ts';
+import { BerthError, badRequest, notFound } from '@berth/core';
 
 export interface RegistryAuth { username: string; password: string; serveraddress: string }
 

@@ -5,7 +5,7 @@
 // CPU: a number of CPUs ("0.5", 2), or NanoCPUs as the peer's clients send them
 // ("2000000000" = 2 CPUs): a value of a million or more cannot be a CPU count.
 // Zero, empty or null means "no limit" (null).
-import { badRequest } from '../errors.ts';
+import { badRequest } from '@berth/core';
 
 const UNITS: Record<string, number> = { b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 };
 const SIZE = /^(\d+(?:\.\d+)?|\.\d+)\s*(?:([bkmgt])(?:i?b)?|([kmgt])i)?$/i;

@@ -2,10 +2,10 @@
 // API schemas and defaults, in one table, and how they become a WorkloadService. Both the
 // application plugin and the database kit read them from here.
 import Type, { type TSchema } from 'typebox';
-import { Nullable } from '../schema.ts';
-import type { WorkloadService } from '../contracts/services.ts';
+import type { WorkloadService } from '../services.ts';
 import { parseCpu, parseMemory } from './resources.ts';
-import { badRequest } from '../errors.ts';
+import { badRequest, schema } from '@berth/core';
+const { Nullable } = schema;
 
 const Ns = () => Type.Optional(Type.Integer({ minimum: 0 }));
 const Obj = (props: Record<string, TSchema>) => Nullable(Type.Object(props));

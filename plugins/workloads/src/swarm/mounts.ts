@@ -3,8 +3,8 @@
 // (the mounts plugin checked their paths and names when they were stored).
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { MountRecord } from '../contracts/attachments.ts';
-import type { ServiceMount } from '../contracts/services.ts';
+import type { MountRecord } from '../attachments.ts';
+import type { ServiceMount } from '../services.ts';
 
 /** A file's path under the files directory: relative, no `..` segment. */
 const FILE_PATH = /^(?!.*(?:^|\/)\.\.(?:\/|$))[A-Za-z0-9._/-]+$/;

@@ -1,0 +1,19 @@
+// What workload plugins (application, the database kinds, compose, a third party's kind) use
+// of the kit.
+export { WorkloadRegistry, workloadKeys, type WorkloadKey, type WorkloadLister, type EnvironmentWorkloads, type WorkloadRef, type WorkloadResolver } from './registry.ts';
+export { PLATFORM_NETWORK, type ContainerHosts } from './container-hosts.ts';
+export type { WorkloadService, ServiceMount, ServicePort, SwarmHealthCheck, SwarmRestartPolicy, SwarmPlacement, SwarmUpdateConfig, SwarmMode, SwarmNetwork } from './services.ts';
+export { mountServiceTypes, type MountServiceType, type MountRecord, type PortRecord, type MountDirectory, type PortDirectory } from './attachments.ts';
+export { HostPorts, type PortHold, type PortHolder } from './host-ports.ts';
+export { parseEnv, resolveEnv, toEnvList, ENV_KEY, type SharedEnv } from './swarm/env.ts';
+export { parseMemory, parseCpu } from './swarm/resources.ts';
+export { toServiceSpec, checkServiceName, checkImage, SERVICE_NAME, IMAGE_REFERENCE, VOLUME_NAME, type ServiceSpec, type ServiceSpecOptions } from './swarm/service-spec.ts';
+export { SwarmRunner, SwarmTaskError, deployService, scaleService, restartService, removeService, serviceExists, serviceTasks, serviceLogs, type SwarmRunnerOptions, type RegistryAuth, type WaitOptions, type DeployOptions, type DeployResult, type TaskSummary, type LogOptions } from './swarm/runner.ts';
+export { swarmSettingFields, swarmSettingsToService, type SwarmSettingKey } from './swarm/settings.ts';
+export { ensureImage, type ImageIo } from './swarm/images.ts';
+export { execIn, type ExecResult } from './swarm/exec.ts';
+export { databasePlugin } from './databases/plugin.ts';
+export { dataVolumeOf } from './databases/deployer.ts';
+export { toServiceMounts } from './swarm/mounts.ts';
+export { generateAppName } from './naming.ts';
+export { optionalService, placementOf, type Placement } from './views.ts';
