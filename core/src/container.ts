@@ -41,5 +41,17 @@ export interface Cradle {
 
 export type BerthContainer = AwilixContainer<Cradle>;
 
+/**
+ * A service another plugin provides, or undefined when that plugin is disabled. Only the
+ * lookup is guarded: errors of the service's own calls still reach the caller.
+ */
+export function optionalService<K extends keyof Cradle>(cradle: Cradle, name: K): Cradle[K] | undefined {
+  try {
+    return cradle[name];
+  } catch {
+    return undefined;
+  }
+}
+
 export const newContainer = (): BerthContainer =>
   createContainer<Cradle>({ injectionMode: InjectionMode.PROXY, strict: true });

@@ -137,6 +137,7 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
     const plugins = await loadPlugins(config.plugins, config.extraPlugins);
     for (const p of plugins) app.register(p.plugin);
     await app.after();
+    registry.resolve();
 
     orm = await openOrm({ endpoint, entities, migrations, poolSize: config.dbPoolSize, log: msg => log.debug({ orm: msg }) });
     const applied = await migrate(orm);

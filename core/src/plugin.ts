@@ -7,7 +7,7 @@ import type { EntitySchema, MigrationObject } from '@mikro-orm/core';
 import type { NameAndRegistrationPair } from 'awilix';
 import type { BerthConfig } from './config.ts';
 import type { BerthContainer, Cradle } from './container.ts';
-import type { Principal, Procedure } from './procedure.ts';
+import type { Principal, Procedure, ProcedureFactory } from './procedure.ts';
 import type { JobScheduler } from './jobs.ts';
 import type { EventBus } from './events.ts';
 
@@ -20,8 +20,8 @@ export interface BerthHost {
   entities(...schemas: EntitySchema<any, any>[]): void;
   /** Migrations creating and evolving those tables; names start with Migration<yyyymmddhhmmss>. */
   migrations(...migrations: MigrationObject[]): void;
-  /** The plugin's procedures, mounted on every transport. */
-  procedures(...procedures: Procedure<any, any>[]): void;
+  /** The plugin's procedures, mounted on every transport; a factory runs once every plugin is set up (for schemas derived from registries). */
+  procedures(...procedures: (Procedure<any, any> | ProcedureFactory)[]): void;
   /** Services offered to other plugins through the container. */
   provide(registrations: Partial<NameAndRegistrationPair<Cradle>> & NameAndRegistrationPair<any>): void;
   /** Runs once the database is migrated, before the server listens (e.g. recover interrupted work). */

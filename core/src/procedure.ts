@@ -69,15 +69,27 @@ export function router(routerName: string) {
   return { query: make('query'), mutation: make('mutation') };
 }
 
+/** Procedures whose schemas depend on what other plugins register (e.g. the workload kinds): made once every plugin is set up. */
+export type ProcedureFactory = () => Procedure<any, any>[];
+
 /** Every procedure of the running kernel, by path. */
 export class ProcedureRegistry {
   readonly #byPath = new Map<string, Procedure>();
-  add(...procedures: Procedure<any, any>[]): void {
+  readonly #deferred: ProcedureFactory[] = [];
+  add(...procedures: (Procedure<any, any> | ProcedureFactory)[]): void {
     for (const p of procedures) {
+      if (typeof p === 'function') {
+        this.#deferred.push(p);
+        continue;
+      }
       if (!/^[a-zA-Z][a-zA-Z0-9]*\.[a-zA-Z][a-zA-Z0-9]*$/.test(p.path)) throw new Error(`Procedure name "${p.path}" is not <router>.<procedure>`);
       if (this.#byPath.has(p.path)) throw new Error(`Procedure "${p.path}" is registered twice`);
       this.#byPath.set(p.path, p as Procedure);
     }
+  }
+  /** Makes the deferred procedures (the kernel calls it once every plugin is set up). */
+  resolve(): void {
+    for (const make of this.#deferred.splice(0)) this.add(...make());
   }
   get(path: string): Procedure | undefined {
     return this.#byPath.get(path);

@@ -3,17 +3,13 @@
 // workload plugins register a Deployer for their target type and enqueue work through the
 // `deployments` service. Nothing here knows a workload kind.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import Type, { type Static } from 'typebox';
-import { Nullable, Timestamp } from '../schema.ts';
 
 /** queued (waiting its turn) → running → done | error | cancelled. */
 export type DeploymentStatus = 'queued' | 'running' | 'done' | 'error' | 'cancelled';
 export const deploymentStatuses: DeploymentStatus[] = ['queued', 'running', 'done', 'error', 'cancelled'];
 
-/** What a deployment belongs to; each has its own id field on the record (applicationId, composeId, postgresId...). */
-export const deploymentTargetTypes = ['application', 'compose', 'server', 'schedule', 'previewDeployment', 'backup', 'volumeBackup', 'postgres', 'mysql', 'mariadb', 'mongo', 'redis'] as const;
-/** The built-in target types, or a third-party workload kind's own (e.g. a database kind added by a plugin). */
-export type DeploymentTargetType = (typeof deploymentTargetTypes)[number] | (string & {});
+/** What a deployment belongs to: a workload kind's wire name, or another target a plugin registers (each with its own id field on the wire). */
+export type DeploymentTargetType = string;
 
 /** A deployment as the API answers it. */
 export interface DeploymentRecord {
@@ -73,8 +69,18 @@ export interface EnqueueRequest {
 }
 
 /** Registered as `deployments` by the deployment plugin. */
+/** Something that is not a workload but has deployments of its own (a server's setup, a backup's runs...). */
+export interface DeploymentTarget {
+  /** The targetType of its deployments. */
+  type: DeploymentTargetType;
+  /** The id field the API shows it under on a deployment (serverId, backupId...). */
+  idField: string;
+}
+
 export interface DeploymentService {
   register(deployer: Deployer): void;
+  /** Adds a non-workload target type (the workload kinds come from the workload registry). */
+  registerTarget(target: DeploymentTarget): void;
   /** Stores a queued deployment and puts its job on the durable queue; answers the record. */
   enqueue(request: EnqueueRequest, em: EntityManager): Promise<DeploymentRecord>;
   /** The target's deployments, newest first. */
@@ -93,43 +99,6 @@ declare module '../container.ts' {
     deployments: DeploymentService;
   }
 }
-
-const TargetId = (kind: string) => Nullable(Type.String({ description: `the ${kind} it belongs to (null unless targetType is "${kind}")` }));
-
-/**
- * A deployment as every read answers it (DeploymentRecord), plus the peer's id fields derived
- * from targetType, so clients that read deployment.applicationId or .composeId keep working.
- * serverId is the host that runs it; for a server's own deployments that is the server itself.
- */
-export const DeploymentView = Type.Object({
-  deploymentId: Type.String(),
-  title: Type.String(),
-  description: Nullable(Type.String()),
-  status: Type.Enum(deploymentStatuses),
-  action: Type.String({ description: 'what the job does: deploy, redeploy, reload, start, stop...' }),
-  targetType: Type.String({ description: `what it belongs to: ${deploymentTargetTypes.join(', ')}, or a kind a third-party plugin adds` }),
-  targetId: Type.String(),
-  organizationId: Type.String(),
-  serverId: Nullable(Type.String({ description: 'the host that runs it; null = the local engine' })),
-  logPath: Type.String(),
-  errorMessage: Nullable(Type.String()),
-  createdAt: Timestamp(),
-  startedAt: Nullable(Timestamp()),
-  finishedAt: Nullable(Timestamp()),
-  applicationId: TargetId('application'),
-  composeId: TargetId('compose'),
-  scheduleId: TargetId('schedule'),
-  previewDeploymentId: TargetId('previewDeployment'),
-  isPreviewDeployment: Type.Boolean(),
-  backupId: TargetId('backup'),
-  volumeBackupId: TargetId('volumeBackup'),
-  postgresId: TargetId('postgres'),
-  mysqlId: TargetId('mysql'),
-  mariadbId: TargetId('mariadb'),
-  mongoId: TargetId('mongo'),
-  redisId: TargetId('redis'),
-});
-export type DeploymentView = Static<typeof DeploymentView>;
 
 declare module '../events.ts' {
   interface BerthEvents {

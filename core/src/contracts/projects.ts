@@ -2,7 +2,7 @@
 // container. Every method is confined to one organization: a record of another one is
 // NOT_FOUND, never FORBIDDEN, so ids cannot be probed.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import Type, { type Static } from 'typebox';
+import Type, { type Static, type TSchema } from 'typebox';
 import { Nullable, Timestamp } from '../schema.ts';
 
 /** An environment as stored (the environment plugin owns it; project reads pass it through). */
@@ -51,6 +51,10 @@ export interface EnvironmentDirectory {
   createDefault(projectId: string, organizationId: string, em: EntityManager): EnvironmentRef;
   /** Every environment of the given projects with its workloads, grouped by projectId, default first. */
   listForProjects(projectIds: string[], organizationId: string, em: EntityManager): Promise<Map<string, Record<string, unknown>[]>>;
+  /** The schema of an environment with its workloads, one list per registered kind (for answers that include environments). */
+  viewSchema(): TSchema;
+  /** Removes the workloads of every environment of the project through their kinds (before the project is deleted). */
+  removeWorkloadsOf(projectId: string, organizationId: string, em: EntityManager): Promise<void>;
   /** Copies a project's environments (not their workloads) onto another project, in the unit of work. */
   copyEnvironments(fromProjectId: string, toProjectId: string, organizationId: string, em: EntityManager): Promise<void>;
 }

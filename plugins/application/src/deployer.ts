@@ -7,11 +7,12 @@ import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { type Cradle, type Deployer, type DeploymentRun, type EntityManager } from '@berth/core';
 import type Docker from 'dockerode';
+import { optionalService } from '@berth/core';
 import { Application, type ApplicationRow } from './entities.ts';
-import type { ApplicationService } from './service.ts';
+import { KIND, type ApplicationService } from './service.ts';
 import type { ReadLogsInput } from './schemas.ts';
 import { swarmOf, type SwarmOps } from './swarm.ts';
-import { optionalService, parseEnv, resolveEnv, swarmSettingsToService, toServiceMounts, type MountRecord, type PortRecord, type WorkloadService } from '@berth/plugin-workloads';
+import { parseEnv, resolveEnv, swarmSettingsToService, toServiceMounts, type MountRecord, type PortRecord, type WorkloadService } from '@berth/plugin-workloads';
 
 declare module '@berth/core' {
   interface BerthEvents {
@@ -26,7 +27,7 @@ declare module '@berth/core' {
 export const applicationDir = (dataDir: string, appName: string) => path.join(dataDir, 'applications', appName);
 
 export class ApplicationDeployer implements Deployer {
-  readonly targetType = 'application' as const;
+  readonly targetType = KIND;
   readonly #apps: ApplicationService;
   readonly #cradle: () => Cradle;
 
@@ -134,7 +135,7 @@ export class ApplicationDeployer implements Deployer {
       ports: ports.map(p => ({ targetPort: p.targetPort, publishedPort: p.publishedPort, protocol: p.protocol, publishMode: p.publishMode })),
       detachPlatformNetwork: Boolean(settings.detachDokployNetwork),
       registryAuth,
-      ownerLabels: { 'berth.kind': 'application', 'berth.id': row.applicationId, 'berth.deployment': deployment.deploymentId },
+      ownerLabels: { 'berth.kind': KIND, 'berth.id': row.applicationId, 'berth.deployment': deployment.deploymentId },
     };
     run.log(`Rolling out ${row.appName} with ${image}`);
     await swarm.deploy(service, run);
@@ -171,7 +172,7 @@ export class ApplicationDeployer implements Deployer {
         buildArgs,
         secrets: [...Object.values(buildSecrets), ...Object.values(buildArgs), ...(secrets.password ? [secrets.password] : [])],
         imageTag,
-        labels: { 'berth.kind': 'application', 'berth.id': row.applicationId, 'berth.deployment': run.deployment.deploymentId },
+        labels: { 'berth.kind': KIND, 'berth.id': row.applicationId, 'berth.deployment': run.deployment.deploymentId },
         signal: run.signal,
         log: line => run.log(line),
       });
@@ -211,7 +212,7 @@ export class ApplicationDeployer implements Deployer {
 
   /** The workload's mounts as Swarm mounts; file mounts are written under the application's directory first. */
   async #mounts(row: ApplicationRow, cradle: Cradle, run: DeploymentRun): Promise<WorkloadService['mounts']> {
-    const records = ((await optionalService(cradle, 'mounts')?.forServices('application', [row.applicationId], run.em))?.get(row.applicationId) ?? []) as MountRecord[];
+    const records = ((await optionalService(cradle, 'mounts')?.forServices(KIND, [row.applicationId], run.em))?.get(row.applicationId) ?? []) as MountRecord[];
     const out = await toServiceMounts(records, path.join(applicationDir(cradle.config.dataDir, row.appName), 'files'));
     if (out.length) run.log(`Mounting ${out.length} mount(s)`);
     return out;

@@ -6,6 +6,7 @@ import { applicationProcedures } from './procedures.ts';
 import { ApplicationService } from './service.ts';
 import { ApplicationDeployer } from './deployer.ts';
 import { ApplicationPipeline } from './pipeline.ts';
+import { ApplicationKind } from './kind.ts';
 import { DockerfileBuilder } from '@berth/builder-dockerfile';
 import { StaticBuilder } from '@berth/builder-static';
 import { ProgramBuilder, programBuildTypes } from '@berth/builder-programs';
@@ -24,9 +25,7 @@ export default definePlugin({
     const pipeline = new ApplicationPipeline(apps, deployer, cradle);
     berth.entities(...applicationEntities);
     berth.migrations(...applicationMigrations);
-    berth.container.cradle.workloads.register(apps);
-    berth.container.cradle.workloads.addResolver(apps.resolver);
-    cradle().deployments.register(deployer);
+    cradle().workloads.register(new ApplicationKind(apps, deployer, cradle));
     // The builders applications use; the registry is shared, so compose stacks find them too.
     const builders = cradle().builders;
     builders.addBuilder(new DockerfileBuilder());

@@ -2,13 +2,12 @@
 // the record with its deployments, mounts and ports, cancel, clear, delete. The engine work
 // of a run is the deployer's (deployer.ts); this file never talks to Docker itself.
 import { randomBytes } from 'node:crypto';
-import { rm } from 'node:fs/promises';
-import { type Cradle, type DeploymentRecord, type DeploymentService, type EntityManager } from '@berth/core';
+import { optionalService, type Cradle, type DeploymentRecord, type DeploymentService, type EntityManager } from '@berth/core';
 import type { ApplicationRow } from './entities.ts';
-import type { ApplicationService } from './service.ts';
+import { KIND, type ApplicationService } from './service.ts';
 import type { ApplicationFields, ApplicationView, ReadLogsInput } from './schemas.ts';
-import { applicationDir, type ApplicationDeployer } from './deployer.ts';
-import { optionalService, placementOf } from '@berth/plugin-workloads';
+import type { ApplicationDeployer } from './deployer.ts';
+import { placementOf } from '@berth/plugin-workloads';
 
 export interface Queued {
   deploymentId: string;
@@ -45,7 +44,7 @@ export class ApplicationPipeline {
 
   async enqueue(row: ApplicationRow, action: string, em: EntityManager, input: { title?: string; description?: string | null }): Promise<Queued> {
     const record = await this.#deployments.enqueue({
-      targetType: 'application', targetId: row.applicationId, organizationId: row.organizationId, serverId: row.serverId ?? null,
+      targetType: KIND, targetId: row.applicationId, organizationId: row.organizationId, serverId: row.serverId ?? null,
       action, title: input.title || titles[action] || action, description: input.description ?? null,
     }, em);
     return { deploymentId: record.deploymentId, status: record.status, applicationId: row.applicationId, title: record.title, action: record.action, createdAt: record.createdAt };
@@ -53,14 +52,15 @@ export class ApplicationPipeline {
 
   async one(applicationId: string, organizationId: string, em: EntityManager): Promise<ApplicationView> {
     const row = await this.#apps.find(applicationId, organizationId, em);
-    const deployments = (await optionalService(this.#cradle(), 'deployments')?.listFor('application', [applicationId], em))?.get(applicationId) ?? [];
-    const mounts = (await optionalService(this.#cradle(), 'mounts')?.forServices('application', [applicationId], em))?.get(applicationId) ?? [];
+    const deployments = (await optionalService(this.#cradle(), 'deployments')?.listFor(KIND, [applicationId], em))?.get(applicationId) ?? [];
+    const directory = optionalService(this.#cradle(), 'mounts');
+    const mounts = directory?.views((await directory.forServices(KIND, [applicationId], em)).get(applicationId) ?? []) ?? [];
     const ports = (await optionalService(this.#cradle(), 'ports')?.forApplications([applicationId], em))?.get(applicationId) ?? [];
     return {
       ...this.#apps.view(row),
       environment: await placementOf(this.#cradle(), row.environmentId, organizationId, em),
       deployments: deployments.map(d => deploymentView(d)),
-      mounts: mounts as unknown as Record<string, unknown>[],
+      mounts,
       ports: ports as unknown as Record<string, unknown>[],
       // Domains, redirects, security entries, registries and servers come with their plugins.
       domains: [], redirects: [], security: [], registry: null, server: null,
@@ -71,27 +71,20 @@ export class ApplicationPipeline {
   async remove(applicationId: string, organizationId: string, em: EntityManager): Promise<ApplicationFields> {
     const row = await this.#apps.find(applicationId, organizationId, em);
     const view = this.#apps.view(row);
-    const deployments = optionalService(this.#cradle(), 'deployments');
-    await deployments?.cancelFor('application', applicationId, em);
-    await this.#deployer.removeService(row);
-    await rm(applicationDir(this.#cradle().config.dataDir, row.appName), { recursive: true, force: true });
-    await optionalService(this.#cradle(), 'mounts')?.removeForService('application', applicationId, em);
-    await optionalService(this.#cradle(), 'ports')?.removeForApplication(applicationId, em);
-    await deployments?.removeFor('application', applicationId, em, { includeActive: true });
-    await em.remove(row).flush();
+    await this.#cradle().workloads.kind(KIND)!.remove(this.#apps.ref(row), em, { volumes: true });
     return view;
   }
 
   async clearQueue(row: ApplicationRow, em: EntityManager): Promise<number> {
-    return this.#deployments.clearQueueFor('application', row.applicationId, em);
+    return this.#deployments.clearQueueFor(KIND, row.applicationId, em);
   }
 
   async clearDeployments(row: ApplicationRow, em: EntityManager): Promise<void> {
-    await this.#deployments.removeFor('application', row.applicationId, em);
+    await this.#deployments.removeFor(KIND, row.applicationId, em);
   }
 
   async cancel(row: ApplicationRow, em: EntityManager): Promise<number> {
-    return this.#deployments.cancelFor('application', row.applicationId, em);
+    return this.#deployments.cancelFor(KIND, row.applicationId, em);
   }
 
   readLogs(row: ApplicationRow, input: ReadLogsInput): Promise<string> {

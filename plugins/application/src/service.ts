@@ -6,7 +6,10 @@ import { conflict, invalidField, iso, newId, notFound, containing, type EntityMa
 import { Application, type ApplicationRow } from './entities.ts';
 import { sealedKeys, settingDefaults, settingKeys, type SealedKey, type SettingKey } from './fields.ts';
 import type { ApplicationFields, CreateInput, SearchInput, UpdateInput } from './schemas.ts';
-import { checkServiceName, generateAppName, type WorkloadRef, type WorkloadResolver, type WorkloadLister } from '@berth/plugin-workloads';
+import { checkServiceName, generateAppName, type WorkloadRef } from '@berth/plugin-workloads';
+
+/** The kind's name on the wire (deployment targetType, mounts' serviceType). */
+export const KIND = 'application';
 
 const columnKeys = ['name', 'appName', 'description', 'sourceType', 'buildType', 'applicationStatus', 'serverId', 'refreshToken'] as const;
 type ColumnKey = (typeof columnKeys)[number];
@@ -14,8 +17,7 @@ const sealedSet = new Set<string>(sealedKeys);
 const settingSet = new Set<string>(settingKeys);
 const columnSet = new Set<string>(columnKeys);
 
-export class ApplicationService implements WorkloadLister {
-  readonly key = 'applications' as const;
+export class ApplicationService {
   readonly #secrets: () => SecretBox;
   readonly #environments: () => EnvironmentDirectory;
 
@@ -152,22 +154,23 @@ export class ApplicationService implements WorkloadLister {
   }
 
   // ------------------------------------------------------------ for other plugins
-  #ref(row: ApplicationRow): WorkloadRef {
-    return { kind: 'application', id: row.applicationId, organizationId: row.organizationId, environmentId: row.environmentId, appName: row.appName, serverId: row.serverId ?? null };
+  ref(row: ApplicationRow): WorkloadRef {
+    return { kind: KIND, id: row.applicationId, organizationId: row.organizationId, environmentId: row.environmentId, appName: row.appName, serverId: row.serverId ?? null };
   }
 
-  /** How mounts, ports, deployments and the appName check find applications. */
-  readonly resolver: WorkloadResolver = {
-    kind: 'application',
-    find: async (id, em) => {
-      const row = await em.findOne(Application, { applicationId: id });
-      return row ? this.#ref(row) : null;
-    },
-    findByAppName: async (appName, serverId, em) => {
-      const row = await em.findOne(Application, { appName, serverId });
-      return row ? this.#ref(row) : null;
-    },
-  };
+  async findRef(id: string, em: EntityManager): Promise<WorkloadRef | null> {
+    const row = await em.findOne(Application, { applicationId: id });
+    return row ? this.ref(row) : null;
+  }
+
+  async findByAppName(appName: string, serverId: string | null, em: EntityManager): Promise<WorkloadRef | null> {
+    const row = await em.findOne(Application, { appName, serverId });
+    return row ? this.ref(row) : null;
+  }
+
+  async inEnvironments(environmentIds: string[], em: EntityManager): Promise<WorkloadRef[]> {
+    return (await em.find(Application, { environmentId: { $in: environmentIds } })).map(r => this.ref(r));
+  }
 
   /** The applications of environments, for project and environment reads (no secrets in lists). */
   async list(environmentIds: string[], em: EntityManager): Promise<Map<string, Record<string, unknown>[]>> {

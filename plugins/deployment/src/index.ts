@@ -26,7 +26,7 @@ export default definePlugin({
     berth.entities(...deploymentEntities);
     berth.migrations(...deploymentMigrations);
     berth.provide({ deployments: asValue(store) });
-    berth.procedures(...deploymentProcedures(store));
+    berth.procedures(deploymentProcedures(store));
     registerLogStream(berth, store);
     berth.http(app => {
       // A graceful stop ends what runs here with a reason, while the database is still open.

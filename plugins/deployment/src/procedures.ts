@@ -1,21 +1,24 @@
 // deployment.* — the deployments of the caller's organization: lists per target, one record,
 // its log, stopping and removing one. The live log is a raw route (stream.ts).
-import { DeploymentView, Type, router, type ProcedureContext } from '@berth/core';
+import { Type, router, type ProcedureContext } from '@berth/core';
 import type { DeploymentStore } from './service.ts';
-import { ApplicationIdInput, ByTypeInput, ComposeIdInput, DeploymentIdInput, LogText, ReadLogsInput, ServerIdInput } from './schemas.ts';
+import { ApplicationIdInput, ComposeIdInput, DeploymentIdInput, LogText, ReadLogsInput, ServerIdInput, deploymentSchemas } from './schemas.ts';
 
 const deployment = router('deployment');
 const scope = (ctx: ProcedureContext) => ({ organizationId: ctx.principal.organizationId, em: ctx.cradle.em });
-const Deployments = Type.Array(DeploymentView);
 
-export const deploymentProcedures = (store: DeploymentStore) => [
+/** Made once every plugin is set up: the target types are the registered ones. */
+export const deploymentProcedures = (store: DeploymentStore) => () => {
+  const { DeploymentView, ByTypeInput } = deploymentSchemas(store.targets());
+  const Deployments = Type.Array(DeploymentView);
+  return [
   deployment.query('all', {
     summary: 'An application\'s deployments, newest first',
     input: ApplicationIdInput,
     output: Deployments,
     handler({ applicationId }, ctx) {
       const { organizationId, em } = scope(ctx);
-      return store.forTarget('application', applicationId, organizationId, em);
+      return store.forIdField('applicationId', applicationId, organizationId, em);
     },
   }),
   deployment.query('allByCompose', {
@@ -24,7 +27,7 @@ export const deploymentProcedures = (store: DeploymentStore) => [
     output: Deployments,
     handler({ composeId }, ctx) {
       const { organizationId, em } = scope(ctx);
-      return store.forTarget('compose', composeId, organizationId, em);
+      return store.forIdField('composeId', composeId, organizationId, em);
     },
   }),
   deployment.query('allByServer', {
@@ -100,3 +103,4 @@ export const deploymentProcedures = (store: DeploymentStore) => [
     },
   }),
 ];
+};

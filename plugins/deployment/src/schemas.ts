@@ -1,19 +1,59 @@
-// What deployment.* takes. Every answer is core's DeploymentView (or a log text).
-import { Type, schema, type Static } from '@berth/core';
+// What deployment.* takes and answers. The target types, and the peer's `<kind>Id` fields of a
+// deployment, are derived from the registered targets: every workload kind of the registry
+// and the non-workload targets plugins register (made once every plugin is set up).
+import { Type, deploymentStatuses, schema, type Static, type TSchema } from '@berth/core';
 
-const { NonEmpty } = schema;
+const { NonEmpty, Nullable, Timestamp } = schema;
 
-/** The target types the peer's deployment.allByType accepts, and the database kinds, whose deployments Berth records too. */
-export const listableTypes = ['application', 'compose', 'server', 'schedule', 'previewDeployment', 'backup', 'volumeBackup', 'postgres', 'mysql', 'mariadb', 'mongo', 'redis'] as const;
+/** A target type and the id field a deployment shows it under. */
+export interface TargetField { type: string; idField: string }
+
+/** The peer's non-workload targets, registered here until the plugins that own them register them themselves. */
+export const peerTargets: TargetField[] = [
+  { type: 'server', idField: 'serverId' },
+  { type: 'schedule', idField: 'scheduleId' },
+  { type: 'previewDeployment', idField: 'previewDeploymentId' },
+  { type: 'backup', idField: 'backupId' },
+  { type: 'volumeBackup', idField: 'volumeBackupId' },
+];
+
+const DeploymentFields = {
+  deploymentId: Type.String(),
+  title: Type.String(),
+  description: Nullable(Type.String()),
+  status: Type.Enum(deploymentStatuses),
+  action: Type.String({ description: 'what the job does: deploy, redeploy, reload, start, stop...' }),
+  targetId: Type.String(),
+  organizationId: Type.String(),
+  serverId: Nullable(Type.String({ description: 'the host that runs it; null = the local engine' })),
+  logPath: Type.String(),
+  errorMessage: Nullable(Type.String()),
+  createdAt: Timestamp(),
+  startedAt: Nullable(Timestamp()),
+  finishedAt: Nullable(Timestamp()),
+  isPreviewDeployment: Type.Boolean(),
+};
+
+export function deploymentSchemas(targets: TargetField[]) {
+  const types = targets.map(t => t.type);
+  // serverId is the record's own field (the host that runs it); for a server's own deployments that is the server itself.
+  const idFields: Record<string, TSchema> = Object.fromEntries(targets.filter(t => t.idField !== 'serverId')
+    .map(t => [t.idField, Nullable(Type.String({ description: `the ${t.type} it belongs to (null unless targetType is "${t.type}")` }))]));
+  /** A deployment as every read answers it: the record plus the peer's id fields derived from targetType. */
+  const DeploymentView = Type.Object({
+    ...DeploymentFields,
+    targetType: Type.String({ description: `what it belongs to: ${types.join(', ')}` }),
+    ...idFields,
+  });
+  const ByTypeInput = Type.Object({ id: NonEmpty(), type: Type.Enum(types) });
+  return { DeploymentView, ByTypeInput };
+}
+
+export type DeploymentView = Static<ReturnType<typeof deploymentSchemas>['DeploymentView']>;
 
 export const ApplicationIdInput = Type.Object({ applicationId: NonEmpty() });
 export const ComposeIdInput = Type.Object({ composeId: NonEmpty() });
 export const ServerIdInput = Type.Object({ serverId: NonEmpty() });
-export const ByTypeInput = Type.Object({
-  id: NonEmpty(),
-  type: Type.Enum([...listableTypes]),
-});
-export type ByTypeInput = Static<typeof ByTypeInput>;
 export const DeploymentIdInput = Type.Object({ deploymentId: NonEmpty() });
 export const ReadLogsInput = Type.Object({
   deploymentId: NonEmpty(),

@@ -1,15 +1,14 @@
 // Deployment records for workload plugins (the `deployments` contract) and for deployment.*.
 // Reads are confined to the caller's organization: another organization's deployment is
 // NOT_FOUND, never FORBIDDEN.
-import { badRequest, newId, notFound, type BerthConfig, type Deployer, type DeploymentRecord, type DeploymentService, type DeploymentTargetType, type DeploymentView, type EnqueueRequest, type EntityManager } from '@berth/core';
+import { badRequest, newId, notFound, type BerthConfig, type Deployer, type DeploymentRecord, type DeploymentService, type DeploymentTargetType, type DeploymentTarget, type EnqueueRequest, type EntityManager } from '@berth/core';
 import { Deployment, type DeploymentRow } from './entities.ts';
 import { logPathFor, readTail, removeLog } from './log.ts';
 import { CANCELLED_MESSAGE, type DeploymentQueue } from './queue.ts';
 import { isFinished, toRecord, toView } from './views.ts';
+import { peerTargets, type DeploymentView, type TargetField } from './schemas.ts';
 import { type WorkloadRegistry } from '@berth/plugin-workloads';
 
-/** Target types whose owner a workload resolver knows (workloads.owner); the others are checked by the records' organization. */
-const workloadKinds = new Set<string>(['application', 'compose', 'postgres', 'mysql', 'mariadb', 'mongo', 'redis']);
 
 const newestFirst = { createdAt: 'desc', deploymentId: 'desc' } as const;
 
@@ -36,11 +35,27 @@ export class DeploymentStore implements DeploymentService {
     void this.#queue().wake();
   }
 
+  readonly #targets = new Map<string, TargetField>(peerTargets.map(t => [t.type, t]));
+
+  /** Every target type: the registered workload kinds, then the other targets. */
+  targets(): TargetField[] {
+    const kinds = this.#workloads.kinds().map(k => ({ type: k.kind, idField: k.idField }));
+    return [...kinds, ...[...this.#targets.values()].filter(t => !kinds.some(k => k.type === t.type))];
+  }
+
+  #view(record: DeploymentRecord): DeploymentView {
+    return toView(record, this.targets());
+  }
+
   deployer(targetType: string): Deployer | undefined {
     return this.#deployers.get(targetType);
   }
 
   // ------------------------------------------------------------ the contract
+  registerTarget(target: DeploymentTarget): void {
+    this.#targets.set(target.type, { type: target.type, idField: target.idField });
+  }
+
   register(deployer: Deployer): void {
     if (this.#deployers.has(deployer.targetType)) throw new Error(`A deployer for "${deployer.targetType}" deployments is already registered`);
     this.#deployers.set(deployer.targetType, deployer);
@@ -112,28 +127,36 @@ export class DeploymentStore implements DeploymentService {
 
   // ------------------------------------------------------------ deployment.*
   async one(deploymentId: string, organizationId: string, em: EntityManager): Promise<DeploymentView> {
-    return toView(toRecord(await this.#find(deploymentId, organizationId, em)));
+    return this.#view(toRecord(await this.#find(deploymentId, organizationId, em)));
+  }
+
+  /** The deployments of the workload identified by a kind's id field (deployment.all takes applicationId, allByCompose composeId). */
+  async forIdField(idField: string, id: string, organizationId: string, em: EntityManager): Promise<DeploymentView[]> {
+    const kind = this.#workloads.kinds().find(k => k.idField === idField);
+    if (!kind) throw notFound('Workload');
+    return this.forTarget(kind.kind, id, organizationId, em);
   }
 
   /** A target's deployments, newest first, once the target is known to belong to the organization. */
   async forTarget(targetType: DeploymentTargetType, targetId: string, organizationId: string, em: EntityManager): Promise<DeploymentView[]> {
-    if (workloadKinds.has(targetType)) await this.#workloads.owner(targetType, targetId, organizationId, em);
+    // A workload's owner is asked of its kind; other targets are judged by the records' organization.
+    if (this.#workloads.kind(targetType)) await this.#workloads.owner(targetType, targetId, organizationId, em);
     const rows = await em.find(Deployment, { targetType, targetId }, { orderBy: newestFirst });
     // Without a resolver, the records say whose target it is.
     if (rows.length && rows.every(r => r.organizationId !== organizationId)) throw notFound(label(targetType));
-    return rows.filter(r => r.organizationId === organizationId).map(r => toView(toRecord(r)));
+    return rows.filter(r => r.organizationId === organizationId).map(r => this.#view(toRecord(r)));
   }
 
   /** The organization's deployments, newest first (at most `limit`). */
   async all(organizationId: string, em: EntityManager, limit = 500): Promise<DeploymentView[]> {
     const rows = await em.find(Deployment, { organizationId }, { orderBy: newestFirst, limit });
-    return rows.map(r => toView(toRecord(r)));
+    return rows.map(r => this.#view(toRecord(r)));
   }
 
   /** The organization's unfinished deployments, in the order they run. */
   async queue(organizationId: string, em: EntityManager): Promise<DeploymentView[]> {
     const rows = await em.find(Deployment, { organizationId, status: { $in: ['queued', 'running'] } }, { orderBy: { createdAt: 'asc', deploymentId: 'asc' } });
-    return rows.map(r => toView(toRecord(r)));
+    return rows.map(r => this.#view(toRecord(r)));
   }
 
   async readLogs(deploymentId: string, organizationId: string, tail: number, em: EntityManager): Promise<string> {
@@ -153,7 +176,7 @@ export class DeploymentStore implements DeploymentService {
   async remove(deploymentId: string, organizationId: string, em: EntityManager): Promise<DeploymentView> {
     const row = await this.#find(deploymentId, organizationId, em);
     if (!isFinished(row.status)) throw badRequest(`Deployment ${deploymentId} is ${row.status}: stop it (deployment.killProcess) before removing it`);
-    const view = toView(toRecord(row));
+    const view = this.#view(toRecord(row));
     await em.nativeDelete(Deployment, { deploymentId, organizationId });
     await removeLog(row.logPath);
     return view;

@@ -1,5 +1,6 @@
 // A stored deployment as the contract (DeploymentRecord) and the API (DeploymentView) see it.
-import { iso, type DeploymentRecord, type DeploymentStatus, type DeploymentTargetType, type DeploymentView } from '@berth/core';
+import { iso, type DeploymentRecord, type DeploymentStatus, type DeploymentTargetType } from '@berth/core';
+import type { DeploymentView, TargetField } from './schemas.ts';
 import type { DeploymentRow } from './entities.ts';
 
 export const toRecord = (d: DeploymentRow): DeploymentRecord => ({
@@ -19,24 +20,10 @@ export const toRecord = (d: DeploymentRow): DeploymentRecord => ({
   finishedAt: iso(d.finishedAt ?? null),
 });
 
-/** The peer's per-kind id fields: the target's id under its own name, null under the others. */
-export function toView(record: DeploymentRecord): DeploymentView {
-  const idOf = (type: DeploymentTargetType) => (record.targetType === type ? record.targetId : null);
-  return {
-    ...record,
-    applicationId: idOf('application'),
-    composeId: idOf('compose'),
-    scheduleId: idOf('schedule'),
-    previewDeploymentId: idOf('previewDeployment'),
-    isPreviewDeployment: record.targetType === 'previewDeployment',
-    backupId: idOf('backup'),
-    volumeBackupId: idOf('volumeBackup'),
-    postgresId: idOf('postgres'),
-    mysqlId: idOf('mysql'),
-    mariadbId: idOf('mariadb'),
-    mongoId: idOf('mongo'),
-    redisId: idOf('redis'),
-  };
+/** The record plus the peer's per-target id fields: the target's id under its own field, null under the others. */
+export function toView(record: DeploymentRecord, targets: TargetField[]): DeploymentView {
+  const ids = Object.fromEntries(targets.filter(t => t.idField !== 'serverId').map(t => [t.idField, record.targetType === t.type ? record.targetId : null]));
+  return { ...record, ...ids, isPreviewDeployment: record.targetType === 'previewDeployment' } as DeploymentView;
 }
 
 export const finishedStatuses: DeploymentStatus[] = ['done', 'error', 'cancelled'];

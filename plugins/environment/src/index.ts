@@ -14,6 +14,6 @@ export default definePlugin({
     berth.entities(...environmentEntities);
     berth.migrations(...environmentMigrations);
     berth.provide({ environments: asValue(environments) });
-    berth.procedures(...environmentProcedures(environments));
+    berth.procedures(environmentProcedures(environments));
   },
 });

@@ -1,12 +1,15 @@
 // environment.* — environments of the caller's organization's projects.
 import { Type, router, type ProcedureContext } from '@berth/core';
 import type { EnvironmentService } from './service.ts';
-import { CreateInput, DuplicateInput, EnvironmentIdInput, EnvironmentView, ProjectIdInput, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
+import { CreateInput, DuplicateInput, EnvironmentIdInput, ProjectIdInput, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
 
 const environment = router('environment');
 const scope = (ctx: ProcedureContext) => ({ organizationId: ctx.principal.organizationId, em: ctx.cradle.em });
 
-export const environmentProcedures = (environments: EnvironmentService) => [
+/** Made once every plugin is set up: an environment lists the registered kinds' workloads. */
+export const environmentProcedures = (environments: EnvironmentService) => () => {
+  const EnvironmentView = environments.viewSchema();
+  return [
   environment.mutation('create', {
     access: 'admin',
     summary: 'Add an environment to a project (names are unique within a project)',
@@ -74,3 +77,4 @@ export const environmentProcedures = (environments: EnvironmentService) => [
     },
   }),
 ];
+};

@@ -1,9 +1,9 @@
 // Environments of the organization's projects, and the EnvironmentDirectory other plugins
 // use to place workloads. A record of another organization is NOT_FOUND, never FORBIDDEN.
-import { badRequest, conflict, iso, newId, notFound, textSearchClauses, type EntityManager, type EnvironmentDirectory, type EnvironmentRef, type ProjectDirectory } from '@berth/core';
+import { badRequest, conflict, environmentView, iso, newId, notFound, textSearchClauses, type EntityManager, type TSchema, type EnvironmentDirectory, type EnvironmentRef, type ProjectDirectory } from '@berth/core';
 import { Environment, type EnvironmentRow } from './entities.ts';
 import type { CreateInput, DuplicateInput, EnvironmentFields, EnvironmentView, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
-import { type EnvironmentWorkloads, type WorkloadRegistry } from '@berth/plugin-workloads';
+import type { WorkloadRegistry } from '@berth/plugin-workloads';
 
 const DEFAULT_ENVIRONMENT = 'production';
 
@@ -46,6 +46,15 @@ export class EnvironmentService implements EnvironmentDirectory {
   }
 
   // ------------------------------------------------------------ EnvironmentDirectory
+  viewSchema(): TSchema {
+    return environmentView(this.#workloads.kinds().map(k => k.listKey));
+  }
+
+  async removeWorkloadsOf(projectId: string, organizationId: string, em: EntityManager): Promise<void> {
+    const rows = await em.find(Environment, { projectId, organizationId }, { fields: ['environmentId'] });
+    await this.#workloads.removeIn(rows.map(r => r.environmentId), em);
+  }
+
   async get(environmentId: string, organizationId: string, em: EntityManager): Promise<EnvironmentRef> {
     return toRef(await this.#find(environmentId, organizationId, em));
   }
@@ -121,11 +130,12 @@ export class EnvironmentService implements EnvironmentDirectory {
     return view!;
   }
 
-  /** Deletes a non-default environment; its workloads go with it through their foreign keys. Answers it as it was. */
+  /** Deletes a non-default environment after removing its workloads through their kinds (services, files, ports, deployments). Answers it as it was. */
   async remove(environmentId: string, organizationId: string, em: EntityManager): Promise<EnvironmentView> {
     const row = await this.#find(environmentId, organizationId, em);
     if (row.isDefault) throw badRequest('The default environment cannot be removed');
     const [view] = await this.#views([toFields(row)], em);
+    await this.#workloads.removeIn([environmentId], em);
     await em.nativeDelete(Environment, { environmentId, organizationId });
     return view!;
   }

@@ -5,7 +5,8 @@ import { startTestServer, signUpAdmin, otherOrganization, Client } from '@berth/
 // These operations queue no jobs: no scheduler, so each server stops at once.
 const start = () => startTestServer({ jobs: false });
 
-const workloadLists = { applications: [], compose: [], postgres: [], mysql: [], mariadb: [], mongo: [], redis: [] };
+// One list per registered workload kind.
+const workloadLists = { applications: [], postgres: [], mysql: [], mariadb: [], mongo: [], redis: [] };
 const names = (list: { name: string }[]) => list.map(e => e.name);
 
 t.test('environment operations', async t => {

@@ -1,6 +1,6 @@
-// A mount of one workload. The owner is stored in the column named for its serviceType
-// (applicationId, postgresId, ...), as the peer's Mount record does; organizationId confines
-// every read and write without asking the workload's plugin.
+// A mount of one workload, owned by (serviceType, serviceId): the kind's wire name and the
+// record's id, whatever kinds are registered. organizationId confines every read and write
+// without asking the workload's plugin.
 import { defineEntity, p, newId } from '@berth/core';
 
 export const Mount = defineEntity({
@@ -15,14 +15,8 @@ export const Mount = defineEntity({
     /** A file mount's content as SecretBox.encrypt sealed it (`v1:…`): config files often hold credentials. */
     content: p.text().nullable(),
     mountPath: p.text(),
-    serviceType: p.enum(['application', 'postgres', 'mysql', 'mariadb', 'mongo', 'redis', 'compose'] as const),
-    applicationId: p.string().length(32).nullable(),
-    postgresId: p.string().length(32).nullable(),
-    mariadbId: p.string().length(32).nullable(),
-    mongoId: p.string().length(32).nullable(),
-    mysqlId: p.string().length(32).nullable(),
-    redisId: p.string().length(32).nullable(),
-    composeId: p.string().length(32).nullable(),
+    serviceType: p.string().length(32),
+    serviceId: p.string().length(64),
     organizationId: p.string().length(32),
     createdAt: p.datetime().onCreate(() => new Date()),
   },

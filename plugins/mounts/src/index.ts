@@ -19,6 +19,6 @@ export default definePlugin({
     berth.entities(...mountEntities);
     berth.migrations(...mountMigrations);
     berth.provide({ mounts: asValue(mounts) });
-    berth.procedures(...mountProcedures(mounts));
+    berth.procedures(mountProcedures(mounts));
   },
 });

@@ -1,6 +1,7 @@
 // Schema history of the mounts table. Never edit a migration that has shipped: add one.
 import { Migration } from '@berth/core';
 
+// The owner columns of the first schema (one per kind then known); the second migration folds them into service_id.
 const owners = ['application', 'postgres', 'mariadb', 'mongo', 'mysql', 'redis', 'compose'];
 
 class MountsInit extends Migration {
@@ -28,4 +29,27 @@ class MountsInit extends Migration {
   }
 }
 
-export const mountMigrations = [{ name: 'Migration20261123000400_mounts_init', class: MountsInit }];
+/**
+ * The owner becomes (service_type, service_id), so any registered kind can own mounts: the
+ * per-kind columns are folded into service_id and dropped, and the list of kinds in the
+ * check constraint goes with them.
+ */
+class MountsOwnedByKind extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`alter table "mounts" add column "service_id" varchar(64) null;`);
+    this.addSql(`update "mounts" set "service_id" = coalesce(${owners.map(o => `"${o}_id"`).join(', ')});`);
+    this.addSql(`alter table "mounts" alter column "service_id" set not null;`);
+    this.addSql(`alter table "mounts" alter column "service_type" type varchar(32);`);
+    this.addSql(`alter table "mounts" drop constraint if exists "mounts_service_type_check";`);
+    for (const o of owners) {
+      this.addSql(`drop index if exists "mounts_${o}_id_mount_path_unique";`);
+      this.addSql(`alter table "mounts" drop column "${o}_id";`);
+    }
+    this.addSql(`create unique index "mounts_owner_mount_path_unique" on "mounts" ("service_type", "service_id", "mount_path");`);
+  }
+}
+
+export const mountMigrations = [
+  { name: 'Migration20261123000400_mounts_init', class: MountsInit },
+  { name: 'Migration20261124100000_mounts_owned_by_kind', class: MountsOwnedByKind },
+];

@@ -1,47 +1,51 @@
-// mounts.* — mounts of the caller's organization's workloads.
+// mounts.* — mounts of the caller's organization's workloads. Made once every plugin is set
+// up: the kinds a mount may belong to are the registered kinds that support mounts.
 import { Type, router, type ProcedureContext } from '@berth/core';
 import type { MountService } from './service.ts';
-import { ApplicationIdInput, ContainerVolume, CreateInput, MountIdInput, MountView, ServiceInput, UpdateInput } from './schemas.ts';
+import { ApplicationIdInput, ContainerVolume, MountIdInput, mountSchemas, type CreateInput, type UpdateInput } from './schemas.ts';
 
 const mounts = router('mounts');
 const caller = (ctx: ProcedureContext) => ({ organizationId: ctx.principal.organizationId, role: ctx.principal.role });
 
-export const mountProcedures = (service: MountService) => [
-  mounts.mutation('create', {
-    summary: 'Add a bind mount (hostPath), named volume (volumeName) or file mount (filePath and content) to a workload',
-    description: 'Bind mounts are for admins. A file mount\'s content is written under the workload\'s files directory when it deploys and mounted at mountPath.',
-    input: CreateInput,
-    output: MountView,
-    handler: (input, ctx) => service.create(input, caller(ctx), ctx.cradle.em),
-  }),
-  mounts.query('one', {
-    summary: 'A mount of the organization',
-    input: MountIdInput,
-    output: MountView,
-    handler: ({ mountId }, ctx) => service.one(mountId, ctx.principal.organizationId, ctx.cradle.em),
-  }),
-  mounts.mutation('update', {
-    summary: 'Change a mount; the result must still be a complete mount of its type',
-    input: UpdateInput,
-    output: MountView,
-    handler: (input, ctx) => service.update(input, caller(ctx), ctx.cradle.em),
-  }),
-  mounts.mutation('remove', {
-    summary: 'Delete a mount; answers it as it was',
-    input: MountIdInput,
-    output: MountView,
-    handler: ({ mountId }, ctx) => service.remove(mountId, ctx.principal.organizationId, ctx.cradle.em),
-  }),
-  mounts.query('listByServiceId', {
-    summary: 'The mounts of one workload, oldest first',
-    input: ServiceInput,
-    output: Type.Array(MountView),
-    handler: ({ serviceType, serviceId }, ctx) => service.listByService(serviceType, serviceId, ctx.principal.organizationId, ctx.cradle.em),
-  }),
-  mounts.query('allNamedByApplicationId', {
-    summary: 'The named volumes mounted in the application\'s running container, as the engine reports them (none while it does not run)',
-    input: ApplicationIdInput,
-    output: Type.Array(ContainerVolume),
-    handler: ({ applicationId }, ctx) => service.namedVolumesOfApplication(applicationId, ctx.principal.organizationId, ctx.cradle.em),
-  }),
-];
+export const mountProcedures = (service: MountService) => () => {
+  const { CreateInput: Create, UpdateInput: Update, MountView, ServiceInput } = mountSchemas(service.ownerKinds());
+  return [
+    mounts.mutation('create', {
+      summary: 'Add a bind mount (hostPath), named volume (volumeName) or file mount (filePath and content) to a workload',
+      description: 'Bind mounts are for admins. A file mount\'s content is written under the workload\'s files directory when it deploys and mounted at mountPath.',
+      input: Create,
+      output: MountView,
+      handler: async (input, ctx) => service.view(await service.create(input as CreateInput, caller(ctx), ctx.cradle.em)),
+    }),
+    mounts.query('one', {
+      summary: 'A mount of the organization',
+      input: MountIdInput,
+      output: MountView,
+      handler: async ({ mountId }, ctx) => service.view(await service.one(mountId, ctx.principal.organizationId, ctx.cradle.em)),
+    }),
+    mounts.mutation('update', {
+      summary: 'Change a mount; the result must still be a complete mount of its type',
+      input: Update,
+      output: MountView,
+      handler: async (input, ctx) => service.view(await service.update(input as UpdateInput, caller(ctx), ctx.cradle.em)),
+    }),
+    mounts.mutation('remove', {
+      summary: 'Delete a mount; answers it as it was',
+      input: MountIdInput,
+      output: MountView,
+      handler: async ({ mountId }, ctx) => service.view(await service.remove(mountId, ctx.principal.organizationId, ctx.cradle.em)),
+    }),
+    mounts.query('listByServiceId', {
+      summary: 'The mounts of one workload, oldest first',
+      input: ServiceInput,
+      output: Type.Array(MountView),
+      handler: async ({ serviceType, serviceId }, ctx) => service.views(await service.listByService(serviceType as string, serviceId as string, ctx.principal.organizationId, ctx.cradle.em)),
+    }),
+    mounts.query('allNamedByApplicationId', {
+      summary: 'The named volumes mounted in the application\'s running container, as the engine reports them (none while it does not run)',
+      input: ApplicationIdInput,
+      output: Type.Array(ContainerVolume),
+      handler: ({ applicationId }, ctx) => service.namedVolumesOf('applicationId', applicationId, ctx.principal.organizationId, ctx.cradle.em),
+    }),
+  ];
+};

@@ -1,14 +1,14 @@
-// What mounts.* takes and answers. Field names follow the peer's API; the per-type rules
-// (which of hostPath, volumeName, filePath/content a type needs, and the shape of every path)
-// are checked by the service on the record as it will be stored, see paths.ts.
-import { Type, schema, type Static } from '@berth/core';
+// What mounts.* takes and answers. Field names follow the peer's API; the kinds a mount may
+// belong to, and the peer's `<kind>Id` owner fields, are those of the registered kinds that
+// support mounts (made once every plugin is set up). The per-type rules (which of hostPath,
+// volumeName, filePath/content a type needs, and the shape of every path) are checked by the
+// service on the record as it will be stored, see paths.ts.
+import { Type, schema, type Static, type TSchema } from '@berth/core';
 import { DENIED_HOST_PATHS, DENIED_HOST_TREES } from './paths.ts';
-import { mountServiceTypes } from '@berth/plugin-workloads';
 
 const { Nullable, NonEmpty } = schema;
 
 export const MountType = Type.Enum(['bind', 'volume', 'file']);
-export const ServiceType = Type.Enum([...mountServiceTypes]);
 
 const PathField = (description: string) => Type.Optional(Nullable(Type.String({ description })));
 const hostPath = () => PathField(`bind: the absolute path on the host (letters, digits, ".", "_", "-", "/"; no "." or ".." segments); never within ${DENIED_HOST_TREES.join(', ')} or Berth's data directory, nor ${DENIED_HOST_PATHS.join(', ')} whole`);
@@ -17,61 +17,73 @@ const filePath = () => PathField('file: the file\'s path relative to the workloa
 const content = () => PathField('file: the file\'s content (may be empty)');
 const mountPath = () => NonEmpty({ maxLength: 4096, description: 'the absolute path inside the container (no ".." segments)' });
 
-export const CreateInput = Type.Object({
-  type: MountType,
-  hostPath: hostPath(),
-  volumeName: volumeName(),
-  content: content(),
-  filePath: filePath(),
-  mountPath: mountPath(),
-  serviceType: Type.Optional(Type.Enum([...mountServiceTypes], { default: 'application' })),
-  serviceId: NonEmpty({ description: 'the workload the mount belongs to (an application, compose stack or database of that serviceType)' }),
-});
-export type CreateInput = Static<typeof CreateInput>;
+/** The kinds mounts may belong to: wire name and id field. */
+export interface MountOwnerKind { kind: string; idField: string }
 
-const ownerField = () => Type.Optional(Nullable(Type.String()));
-export const UpdateInput = Type.Object({
-  mountId: NonEmpty(),
-  type: Type.Optional(MountType),
-  hostPath: hostPath(),
-  volumeName: volumeName(),
-  filePath: filePath(),
-  content: content(),
-  serviceType: Type.Optional(ServiceType),
-  mountPath: Type.Optional(mountPath()),
-  applicationId: ownerField(),
-  postgresId: ownerField(),
-  mariadbId: ownerField(),
-  mongoId: ownerField(),
-  mysqlId: ownerField(),
-  redisId: ownerField(),
-  composeId: ownerField(),
-});
-export type UpdateInput = Static<typeof UpdateInput>;
+const fieldsOf = (kinds: MountOwnerKind[], field: () => TSchema) => Object.fromEntries(kinds.map(k => [k.idField, field()]));
+
+export function mountSchemas(kinds: MountOwnerKind[]) {
+  const names = kinds.map(k => k.kind);
+  const ServiceType = Type.Enum(names);
+  const CreateInput = Type.Object({
+    type: MountType,
+    hostPath: hostPath(),
+    volumeName: volumeName(),
+    content: content(),
+    filePath: filePath(),
+    mountPath: mountPath(),
+    serviceType: Type.Optional(Type.Enum(names, names.length ? { default: names[0] } : {})),
+    serviceId: NonEmpty({ description: `the workload the mount belongs to (of that serviceType: ${names.join(', ')})` }),
+  });
+  const UpdateInput = Type.Object({
+    mountId: NonEmpty(),
+    type: Type.Optional(MountType),
+    hostPath: hostPath(),
+    volumeName: volumeName(),
+    filePath: filePath(),
+    content: content(),
+    serviceType: Type.Optional(ServiceType),
+    mountPath: Type.Optional(mountPath()),
+    ...fieldsOf(kinds, () => Type.Optional(Nullable(Type.String()))),
+  });
+  /** A stored mount, as every operation answers it (file content in plain text). */
+  const MountView = Type.Object({
+    mountId: Type.String(),
+    type: MountType,
+    hostPath: Nullable(Type.String()),
+    volumeName: Nullable(Type.String()),
+    filePath: Nullable(Type.String()),
+    content: Nullable(Type.String()),
+    mountPath: Type.String(),
+    serviceType: ServiceType,
+    ...fieldsOf(kinds, () => Nullable(Type.String())),
+  });
+  const ServiceInput = Type.Object({ serviceType: ServiceType, serviceId: NonEmpty() });
+  return { CreateInput, UpdateInput, MountView, ServiceInput };
+}
+
+/** A mount as the API answers it. */
+export type MountView = Static<ReturnType<typeof mountSchemas>['MountView']>;
+
+export interface CreateInput {
+  type: 'bind' | 'volume' | 'file';
+  hostPath?: string | null;
+  volumeName?: string | null;
+  content?: string | null;
+  filePath?: string | null;
+  mountPath: string;
+  serviceType?: string;
+  serviceId: string;
+}
+
+export interface UpdateInput extends Partial<Omit<CreateInput, 'serviceId'>> {
+  mountId: string;
+  /** The `<kind>Id` owner fields. */
+  [ownerField: string]: unknown;
+}
 
 export const MountIdInput = Type.Object({ mountId: NonEmpty() });
 export const ApplicationIdInput = Type.Object({ applicationId: NonEmpty() });
-export const ServiceInput = Type.Object({ serviceType: ServiceType, serviceId: NonEmpty() });
-
-/** A stored mount, as every operation answers it (the contract's MountRecord; file content in plain text). */
-export const MountView = Type.Object({
-  mountId: Type.String(),
-  type: MountType,
-  hostPath: Nullable(Type.String()),
-  volumeName: Nullable(Type.String()),
-  filePath: Nullable(Type.String()),
-  content: Nullable(Type.String()),
-  mountPath: Type.String(),
-  serviceType: ServiceType,
-  applicationId: Nullable(Type.String()),
-  postgresId: Nullable(Type.String()),
-  mariadbId: Nullable(Type.String()),
-  mongoId: Nullable(Type.String()),
-  mysqlId: Nullable(Type.String()),
-  redisId: Nullable(Type.String()),
-  composeId: Nullable(Type.String()),
-});
-export type MountView = Static<typeof MountView>;
 
 /** A named volume mounted in the application's running container, as the engine reports it. */
 export const ContainerVolume = Type.Object({

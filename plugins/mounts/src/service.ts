@@ -4,18 +4,13 @@
 // admins may create or change bind mounts: a host path in a container reaches the host.
 import path from 'node:path';
 import { badRequest, conflict, forbidden, invalidField, newId, notFound, type EntityManager, type Role, type SecretBox } from '@berth/core';
+import { type ContainerHosts, type MountDirectory, type MountRecord, type WorkloadRegistry } from '@berth/plugin-workloads';
 import { Mount, type MountRow } from './entities.ts';
 import { assertOwnHostResource } from './host-resources.ts';
 import { checkMount, type MountRules, type StoredMount } from './paths.ts';
-import type { ContainerVolume, CreateInput, UpdateInput } from './schemas.ts';
-import { mountServiceTypes, type ContainerHosts, type MountDirectory, type MountRecord, type MountServiceType, type WorkloadRegistry } from '@berth/plugin-workloads';
+import type { ContainerVolume, CreateInput, MountOwnerKind, MountView, UpdateInput } from './schemas.ts';
 
-type OwnerKey = `${MountServiceType}Id`;
-const ownerKey = (serviceType: MountServiceType): OwnerKey => `${serviceType}Id`;
-const ownerKeys = mountServiceTypes.map(ownerKey);
-const noOwners = () => Object.fromEntries(ownerKeys.map(k => [k, null])) as Record<OwnerKey, string | null>;
-const ownedBy = (serviceType: MountServiceType, ids: string | string[]) =>
-  ({ [ownerKey(serviceType)]: Array.isArray(ids) ? { $in: ids } : ids }) as Partial<Record<OwnerKey, string>>;
+const ownedBy = (serviceType: string, ids: string | string[]) => ({ serviceType, serviceId: Array.isArray(ids) ? { $in: ids } : ids });
 const order = { orderBy: { createdAt: 'asc', mountId: 'asc' } } as const;
 
 /** Who asks: the organization every read and write is confined to, and the caller's role there. */
@@ -46,22 +41,45 @@ export class MountService implements MountDirectory {
     this.#hosts = deps.hosts;
   }
 
+  /** The registered kinds that support mounts. */
+  ownerKinds(): MountOwnerKind[] {
+    return this.#workloads.supporting('mounts').map(k => ({ kind: k.kind, idField: k.idField }));
+  }
+
   // ------------------------------------------------------------ MountDirectory
-  async forServices(serviceType: MountServiceType, serviceIds: string[], em: EntityManager): Promise<Map<string, MountRecord[]>> {
+  async forServices(serviceType: string, serviceIds: string[], em: EntityManager): Promise<Map<string, MountRecord[]>> {
     const out = new Map<string, MountRecord[]>(serviceIds.map(id => [id, []]));
     if (!serviceIds.length) return out;
-    const key = ownerKey(serviceType);
-    for (const row of await em.find(Mount, ownedBy(serviceType, serviceIds), order)) out.get(row[key]!)?.push(this.#toRecord(row));
+    for (const row of await em.find(Mount, ownedBy(serviceType, serviceIds), order)) out.get(row.serviceId)?.push(this.#toRecord(row));
     return out;
   }
 
-  async removeForService(serviceType: MountServiceType, serviceId: string, em: EntityManager): Promise<void> {
+  /** The mount as the API answers it: the owner under its kind's id field too (the peer's applicationId, postgresId...), null under the others. */
+  view(record: MountRecord): MountView {
+    const { serviceId, ...rest } = record;
+    const owners = Object.fromEntries(this.ownerKinds().map(k => [k.idField, k.kind === record.serviceType ? serviceId : null]));
+    return { ...rest, ...owners } as MountView;
+  }
+
+  views(records: MountRecord[]): MountView[] {
+    return records.map(r => this.view(r));
+  }
+
+  async removeForService(serviceType: string, serviceId: string, em: EntityManager): Promise<void> {
     await em.nativeDelete(Mount, ownedBy(serviceType, serviceId));
+  }
+
+  /** The kind that may own mounts, or a validation error naming the field. */
+  #mountable(serviceType: string | undefined, field: string) {
+    const kinds = this.#workloads.supporting('mounts');
+    const kind = serviceType === undefined ? kinds[0] : kinds.find(k => k.kind === serviceType);
+    if (!kind) throw invalidField(field, `must be one of ${kinds.map(k => k.kind).join(', ')}`);
+    return kind;
   }
 
   // ------------------------------------------------------------ mounts.*
   async create(input: CreateInput, caller: Caller, em: EntityManager): Promise<MountRecord> {
-    const serviceType = input.serviceType ?? 'application';
+    const serviceType = this.#mountable(input.serviceType, 'serviceType').kind;
     const mount = checkMount(input, this.#rules);
     if (mount.type === 'bind') assertMayBind(caller);
     const workload = await this.#workloads.owner(serviceType, input.serviceId, caller.organizationId, em);
@@ -72,8 +90,7 @@ export class MountService implements MountDirectory {
       ...mount,
       content: this.#seal(mount.content),
       serviceType,
-      ...noOwners(),
-      [ownerKey(serviceType)]: input.serviceId,
+      serviceId: input.serviceId,
       organizationId: caller.organizationId,
       createdAt: new Date(),
     });
@@ -99,19 +116,21 @@ export class MountService implements MountDirectory {
     }, this.#rules);
     if (row.type === 'bind' || mount.type === 'bind') assertMayBind(caller);
 
-    // A mount has one owner: the column named for its serviceType.
-    const serviceType = input.serviceType ?? row.serviceType;
-    const key = ownerKey(serviceType);
-    for (const k of ownerKeys) {
-      if (k !== key && typeof input[k] === 'string') throw invalidField(k, `the mount belongs to a ${serviceType} (serviceType); set serviceType to move it`);
+    // A mount has one owner: the id under its serviceType's id field.
+    const kind = this.#mountable(input.serviceType ?? row.serviceType, 'serviceType');
+    const serviceType = kind.kind;
+    const key = kind.idField;
+    for (const other of this.#workloads.supporting('mounts')) {
+      if (other.idField !== key && typeof input[other.idField] === 'string') throw invalidField(other.idField, `the mount belongs to a ${serviceType} (serviceType); set serviceType to move it`);
     }
-    const serviceId = input[key] !== undefined ? input[key] : serviceType === row.serviceType ? row[key] : null;
+    const owner = input[key];
+    const serviceId = typeof owner === 'string' ? owner : owner === undefined && serviceType === row.serviceType ? row.serviceId : null;
     if (!serviceId) throw invalidField(key, `required: the ${serviceType} the mount belongs to`);
     const workload = await this.#workloads.owner(serviceType, serviceId, caller.organizationId, em);
     await this.#assertFree(mount, serviceType, serviceId, row.mountId, em);
     await assertOwnHostResource(mount, workload, this.#workloads, em);
 
-    Object.assign(row, { ...mount, content: this.#seal(mount.content), serviceType, ...noOwners(), [key]: serviceId });
+    Object.assign(row, { ...mount, content: this.#seal(mount.content), serviceType, serviceId });
     await em.flush();
     return this.#toRecord(row);
   }
@@ -124,18 +143,21 @@ export class MountService implements MountDirectory {
   }
 
   /** The workload's mounts, oldest first; NOT_FOUND unless the workload is the organization's. */
-  async listByService(serviceType: MountServiceType, serviceId: string, organizationId: string, em: EntityManager): Promise<MountRecord[]> {
+  async listByService(serviceType: string, serviceId: string, organizationId: string, em: EntityManager): Promise<MountRecord[]> {
     await this.#workloads.owner(serviceType, serviceId, organizationId, em);
     const rows = await em.find(Mount, { ...ownedBy(serviceType, serviceId), organizationId }, order);
     return rows.map(row => this.#toRecord(row));
   }
 
   /**
-   * The named volumes mounted in the application's running container, as the engine reports
-   * them (what volume backups choose from); none while nothing runs.
+   * The named volumes mounted in the workload's running container, as the engine reports
+   * them (what volume backups choose from); none while nothing runs. The workload is named by
+   * its kind's id field (the peer's operation takes an applicationId).
    */
-  async namedVolumesOfApplication(applicationId: string, organizationId: string, em: EntityManager): Promise<ContainerVolume[]> {
-    const app = await this.#workloads.owner('application', applicationId, organizationId, em);
+  async namedVolumesOf(idField: string, id: string, organizationId: string, em: EntityManager): Promise<ContainerVolume[]> {
+    const kind = this.#workloads.kinds().find(k => k.idField === idField);
+    if (!kind) throw invalidField(idField, 'no kind of workload is identified by this field');
+    const app = await this.#workloads.owner(kind.kind, id, organizationId, em);
     if (app.serverId) throw badRequest('Reading the containers of a remote server is not supported yet');
     const hosts = this.#hosts();
     const docker = await hosts.local();
@@ -152,7 +174,7 @@ export class MountService implements MountDirectory {
 
   // ------------------------------------------------------------ internals
   /** One workload cannot mount two things at one path, nor keep two file mounts in one file. */
-  async #assertFree(mount: StoredMount, serviceType: MountServiceType, serviceId: string, self: string | null, em: EntityManager): Promise<void> {
+  async #assertFree(mount: StoredMount, serviceType: string, serviceId: string, self: string | null, em: EntityManager): Promise<void> {
     const others = (await em.find(Mount, ownedBy(serviceType, serviceId))).filter(o => o.mountId !== self);
     const target = sameTarget(mount.mountPath);
     if (others.some(o => sameTarget(o.mountPath) === target)) throw conflict(`mountPath ${mount.mountPath} is already mounted in this ${serviceType}`);
@@ -183,13 +205,7 @@ export class MountService implements MountDirectory {
       content: this.#open(row.content),
       mountPath: row.mountPath,
       serviceType: row.serviceType,
-      applicationId: row.applicationId ?? null,
-      postgresId: row.postgresId ?? null,
-      mariadbId: row.mariadbId ?? null,
-      mongoId: row.mongoId ?? null,
-      mysqlId: row.mysqlId ?? null,
-      redisId: row.redisId ?? null,
-      composeId: row.composeId ?? null,
+      serviceId: row.serviceId,
     };
   }
 }

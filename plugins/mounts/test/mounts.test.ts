@@ -16,7 +16,8 @@ async function makeApplication(client: Client, name: string) {
   return app.body as { applicationId: string; appName: string };
 }
 
-const nullOwners = { applicationId: null, postgresId: null, mariadbId: null, mongoId: null, mysqlId: null, redisId: null, composeId: null };
+// The owner fields of every registered kind that supports mounts.
+const nullOwners = { applicationId: null, postgresId: null, mariadbId: null, mongoId: null, mysqlId: null, redisId: null };
 
 /** The fields a 400 names, in order. */
 const fields = (body: { issues?: { path: (string | number)[] }[] }) => (body.issues ?? []).map(i => i.path.join('.'));
@@ -86,11 +87,11 @@ t.test('bad input is refused before the workload is looked up, naming the field'
 
   t.test('valid input for a workload that does not exist is NOT_FOUND', async t => {
     const found: string[] = [];
-    for (const serviceType of ['application', 'postgres', 'compose']) {
+    for (const serviceType of ['application', 'postgres']) {
       const res = await client.post('mounts.create', { serviceId, serviceType, type: 'volume', volumeName: 'data', mountPath: '/data' });
       if (res.status !== 404 || res.body.code !== 'NOT_FOUND') found.push(`${serviceType}: ${res.status} ${res.body.code}`);
     }
-    t.same(found, [], 'for an application, a postgres and a compose: 404 NOT_FOUND');
+    t.same(found, [], 'for an application and a postgres: 404 NOT_FOUND');
     t.equal((await client.get('mounts.one', { mountId: 'nope' })).status, 404);
     t.equal((await client.post('mounts.update', { mountId: 'nope', mountPath: '/x' })).status, 404);
     t.equal((await client.post('mounts.remove', { mountId: 'nope' })).status, 404);

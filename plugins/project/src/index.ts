@@ -1,4 +1,5 @@
-import { asValue, definePlugin } from '@berth/core';
+import { asValue, definePlugin, EnvironmentView, optionalService } from '@berth/core';
+import type {} from '@berth/plugin-workloads';
 import pkg from '../package.json' with { type: 'json' };
 import { projectEntities } from './entities.ts';
 import { projectMigrations } from './migrations.ts';
@@ -13,7 +14,12 @@ export default definePlugin({
     berth.entities(...projectEntities);
     berth.migrations(...projectMigrations);
     berth.provide({ projects: asValue(projects) });
-    berth.procedures(...projectProcedures(projects));
+    const cradle = () => berth.container.cradle;
+    // Without the environment plugin the kernel refuses to start (below); the schemas must still be made.
+    berth.procedures(projectProcedures(projects, {
+      environmentView: () => optionalService(cradle(), 'environments')?.viewSchema() ?? EnvironmentView,
+      kinds: () => optionalService(cradle(), 'workloads')?.kinds().map(k => k.kind) ?? [],
+    }));
     // Every project gets a default environment, so a kernel without the environment plugin
     // could not create one: refuse to start instead of failing on the first request.
     berth.onStart(() => {

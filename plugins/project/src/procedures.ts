@@ -1,13 +1,22 @@
 // project.* — the caller's organization's projects. The environment plugin provides
 // `environments`; it registers after this plugin, so handlers resolve it per request.
-import { Type, router, type ProcedureContext } from '@berth/core';
+import { Type, router, type ProcedureContext, type TSchema } from '@berth/core';
 import type { ProjectService } from './service.ts';
-import { Created, CreateInput, DuplicateInput, ProjectFields, ProjectIdInput, ProjectView, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
+import { created, CreateInput, duplicateInput, ProjectFields, ProjectIdInput, projectView, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
 
 const project = router('project');
 const scope = (ctx: ProcedureContext) => ({ organizationId: ctx.principal.organizationId, em: ctx.cradle.em });
 
-export const projectProcedures = (projects: ProjectService) => [
+/** What the procedures' schemas derive from: the environment view and the workload kinds (both from other plugins). */
+export interface Derived { environmentView: () => TSchema; kinds: () => string[] }
+
+/** Made once every plugin is set up: a project lists its environments with the registered kinds' workloads. */
+export const projectProcedures = (projects: ProjectService, derived: Derived) => () => {
+  const environment = derived.environmentView();
+  const ProjectView = projectView(environment);
+  const Created = created(environment);
+  const DuplicateInput = duplicateInput(derived.kinds());
+  return [
   project.mutation('create', {
     access: 'admin',
     summary: 'Create a project with its default environment "production"',
@@ -52,7 +61,7 @@ export const projectProcedures = (projects: ProjectService) => [
     output: ProjectFields,
     handler({ projectId }, ctx) {
       const { organizationId, em } = scope(ctx);
-      return projects.remove(projectId, organizationId, em);
+      return projects.remove(projectId, organizationId, em, ctx.cradle.environments);
     },
   }),
   project.mutation('duplicate', {
@@ -83,3 +92,4 @@ export const projectProcedures = (projects: ProjectService) => [
     },
   }),
 ];
+};

@@ -1,5 +1,5 @@
 // What project.* takes and answers. Field names and constraints follow the peer's API.
-import { Type, schema, EnvironmentView, type Static } from '@berth/core';
+import { Type, schema, EnvironmentView, type Static, type TSchema } from '@berth/core';
 
 const { Nullable, NonEmpty, Timestamp, Paging } = schema;
 
@@ -15,8 +15,10 @@ export type ProjectFields = Static<typeof ProjectFields>;
 
 export { EnvironmentView };
 
-export const ProjectView = Type.Object({ ...ProjectFields.properties, environments: Type.Array(EnvironmentView) });
-export type ProjectView = Static<typeof ProjectView>;
+/** A project with its environments (whose workload lists are the registered kinds'). */
+export const projectView = (environment: TSchema) => Type.Object({ ...ProjectFields.properties, environments: Type.Array(environment) });
+const ProjectView = projectView(EnvironmentView);
+export type ProjectView = Static<typeof ProjectView> & { environments: EnvironmentView[] };
 
 const Name = () => NonEmpty({ maxLength: 255 });
 const ProjectId = () => NonEmpty({ description: 'the project' });
@@ -28,7 +30,7 @@ export const CreateInput = Type.Object({
 });
 export type CreateInput = Static<typeof CreateInput>;
 
-export const Created = Type.Object({ project: ProjectFields, environment: EnvironmentView });
+export const created = (environment: TSchema) => Type.Object({ project: ProjectFields, environment });
 
 export const ProjectIdInput = Type.Object({ projectId: ProjectId() });
 
@@ -40,18 +42,19 @@ export const UpdateInput = Type.Object({
 });
 export type UpdateInput = Static<typeof UpdateInput>;
 
-export const DuplicateInput = Type.Object({
+/** project.duplicate's input; selectedServices name workloads by the registered kinds' wire names. */
+export const duplicateInput = (kinds: string[]) => Type.Object({
   sourceEnvironmentId: NonEmpty({ description: 'an environment of the project to copy' }),
   name: Name(),
   description: Type.Optional(Type.String()),
   includeServices: Type.Optional(Type.Boolean({ default: true })),
   selectedServices: Type.Optional(Type.Array(Type.Object({
     id: Type.String(),
-    type: Type.Enum(['application', 'compose', 'libsql', 'mariadb', 'mongo', 'mysql', 'postgres', 'redis']),
+    type: Type.Enum(kinds),
   }))),
   duplicateInSameProject: Type.Optional(Type.Boolean({ default: false, description: 'add a copy of the environment to its own project instead of a new project' })),
 });
-export type DuplicateInput = Static<typeof DuplicateInput>;
+export type DuplicateInput = Static<ReturnType<typeof duplicateInput>>;
 
 export const SearchInput = Type.Object({
   q: Type.Optional(Type.String({ description: 'matches name or description (case-insensitive)' })),

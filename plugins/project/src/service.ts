@@ -82,10 +82,11 @@ export class ProjectService implements ProjectDirectory {
     return toProjectFields(project);
   }
 
-  /** Deletes the project; its environments (and what they hold) go with it through their foreign keys. */
-  async remove(projectId: string, organizationId: string, em: EntityManager): Promise<ProjectFields> {
+  /** Deletes the project after its workloads are removed through their kinds; its environments go with it through their foreign keys. */
+  async remove(projectId: string, organizationId: string, em: EntityManager, environments: EnvironmentDirectory): Promise<ProjectFields> {
     const project = await this.#find(projectId, organizationId, em);
     const fields = toProjectFields(project);
+    await environments.removeWorkloadsOf(projectId, organizationId, em);
     await em.nativeDelete(Project, { projectId, organizationId });
     return fields;
   }

@@ -1,11 +1,9 @@
 // Records that hang off a workload and shape its service: mounts (the mounts plugin) and
-// published ports (the port plugin). Workload plugins read them through these directories
-// when they deploy and when they answer `one`; the owners of the records check that the
-// workload exists through WorkloadRegistry.owner().
+// published ports (the port plugin). Kinds read them through these directories when they
+// deploy and when they answer `one`; the owners of the records check that the workload
+// exists through WorkloadRegistry.owner(), and offer them only to the kinds whose
+// capabilities say so.
 import type { EntityManager } from '@mikro-orm/postgresql';
-
-export const mountServiceTypes = ['application', 'postgres', 'mysql', 'mariadb', 'mongo', 'redis', 'compose'] as const;
-export type MountServiceType = (typeof mountServiceTypes)[number];
 
 export interface MountRecord {
   mountId: string;
@@ -16,14 +14,9 @@ export interface MountRecord {
   filePath: string | null;
   content: string | null;
   mountPath: string;
-  serviceType: MountServiceType;
-  applicationId: string | null;
-  postgresId: string | null;
-  mariadbId: string | null;
-  mongoId: string | null;
-  mysqlId: string | null;
-  redisId: string | null;
-  composeId: string | null;
+  /** The owning workload's kind (its wire name) and id. */
+  serviceType: string;
+  serviceId: string;
 }
 
 export interface PortRecord {
@@ -38,9 +31,11 @@ export interface PortRecord {
 /** Registered as `mounts` by the mounts plugin. */
 export interface MountDirectory {
   /** The workloads' mounts, grouped by workload id. */
-  forServices(serviceType: MountServiceType, serviceIds: string[], em: EntityManager): Promise<Map<string, MountRecord[]>>;
+  forServices(kind: string, serviceIds: string[], em: EntityManager): Promise<Map<string, MountRecord[]>>;
+  /** The mounts as `<kind>.one` answers them: with the peer's `<kind>Id` fields. */
+  views(records: MountRecord[]): Record<string, unknown>[];
   /** Deletes the workload's mounts (when the workload is deleted). */
-  removeForService(serviceType: MountServiceType, serviceId: string, em: EntityManager): Promise<void>;
+  removeForService(kind: string, serviceId: string, em: EntityManager): Promise<void>;
 }
 
 /** Registered as `ports` by the port plugin. */

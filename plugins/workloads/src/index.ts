@@ -14,7 +14,7 @@ export default definePlugin({
   version: pkg.version,
   setup(berth) {
     berth.provide({
-      workloads: asValue(new WorkloadRegistry()),
+      workloads: asValue(new WorkloadRegistry({ cradle: () => berth.container.cradle })),
       hosts: asClass(LocalContainerHosts).singleton(),
       hostPorts: asValue(new HostPorts()),
     });

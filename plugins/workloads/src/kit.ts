@@ -1,9 +1,9 @@
 // What workload plugins (application, the database kinds, compose, a third party's kind) use
 // of the kit.
-export { WorkloadRegistry, workloadKeys, type WorkloadKey, type WorkloadLister, type EnvironmentWorkloads, type WorkloadRef, type WorkloadResolver } from './registry.ts';
+export { WorkloadRegistry, type WorkloadKind, type WorkloadCapabilities, type WorkloadRef, type RemoveOptions } from './registry.ts';
 export { PLATFORM_NETWORK, type ContainerHosts } from './container-hosts.ts';
 export type { WorkloadService, ServiceMount, ServicePort, SwarmHealthCheck, SwarmRestartPolicy, SwarmPlacement, SwarmUpdateConfig, SwarmMode, SwarmNetwork } from './services.ts';
-export { mountServiceTypes, type MountServiceType, type MountRecord, type PortRecord, type MountDirectory, type PortDirectory } from './attachments.ts';
+export { type MountRecord, type PortRecord, type MountDirectory, type PortDirectory } from './attachments.ts';
 export { HostPorts, type PortHold, type PortHolder } from './host-ports.ts';
 export { parseEnv, resolveEnv, toEnvList, ENV_KEY, type SharedEnv } from './swarm/env.ts';
 export { parseMemory, parseCpu } from './swarm/resources.ts';
@@ -16,4 +16,4 @@ export { databasePlugin } from './databases/plugin.ts';
 export { dataVolumeOf } from './databases/deployer.ts';
 export { toServiceMounts } from './swarm/mounts.ts';
 export { generateAppName } from './naming.ts';
-export { optionalService, placementOf, type Placement } from './views.ts';
+export { placementOf, type Placement } from './views.ts';

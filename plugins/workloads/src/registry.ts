@@ -1,25 +1,26 @@
-// Workloads (applications, compose stacks, databases) live in environments. A plugin that
-// owns a kind of workload registers a lister, so project and environment reads include it
-// without knowing the plugin.
+// The registry of workload kinds. A kind (application, compose, each database kind, a third
+// party's) registers itself once — its name on the wire, its id field, its list key, what it
+// supports, how its records are found, listed and removed, and its deployer — and every list
+// of kinds elsewhere (deployment targets, mounts' owners, environment views, appName checks,
+// cascading deletes) is derived from here. Nothing outside a kind's own package names it.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { notFound } from '@berth/core';
+import { notFound, optionalService, type Cradle, type Deployer } from '@berth/core';
 
-/** The keys under which an environment lists its workloads, as the peer's API names them. */
-export const workloadKeys = ['applications', 'compose', 'postgres', 'mysql', 'mariadb', 'mongo', 'redis'] as const;
-export type WorkloadKey = (typeof workloadKeys)[number];
-/** The built-in lists, plus one per kind a third-party plugin adds (e.g. a database kind). */
-export type EnvironmentWorkloads = Record<WorkloadKey, Record<string, unknown>[]> & Record<string, Record<string, unknown>[]>;
-
-export interface WorkloadLister {
-  /** Which list of the environment this lister fills: a built-in key, or a third-party kind's own. */
-  readonly key: WorkloadKey | (string & {});
-  /** The workloads of the given environments, grouped by environmentId. */
-  list(environmentIds: string[], em: EntityManager): Promise<Map<string, Record<string, unknown>[]>>;
+/** What a kind supports besides running: other plugins offer their operations to the kinds that say so. */
+export interface WorkloadCapabilities {
+  /** Bind, volume and file mounts (the mounts plugin). */
+  mounts: boolean;
+  /** Published ports of the service (the port plugin). */
+  ports: boolean;
+  /** Domains behind the proxy (the domains plugin). */
+  domains: boolean;
+  /** Scheduled backups (the backups plugin). */
+  backups: boolean;
 }
 
 /** One workload, as other plugins need to see it (mounts, ports, domains, deployments). */
 export interface WorkloadRef {
-  /** application, compose, postgres, mysql, mariadb, mongo, redis... */
+  /** The kind's wire name. */
   kind: string;
   id: string;
   organizationId: string;
@@ -29,52 +30,114 @@ export interface WorkloadRef {
   serverId: string | null;
 }
 
-/** Finds workloads of one kind; registered by the plugin that owns the kind. */
-export interface WorkloadResolver {
-  readonly kind: string;
-  find(id: string, em: EntityManager): Promise<WorkloadRef | null>;
-  /** Workloads of this kind already named appName on the host (serverId null = local). */
-  findByAppName(appName: string, serverId: string | null, em: EntityManager): Promise<WorkloadRef | null>;
+export interface RemoveOptions {
+  /** Also delete the named data volumes (a kept volume stays labelled with its former owner). */
+  volumes: boolean;
 }
 
+export interface WorkloadKind {
+  /** The name on the wire: deployment targetType, mounts' serviceType, the namespace of a database kind. */
+  readonly kind: string;
+  /** The record's id field on the wire (applicationId, postgresId...): `<kind>Id` fields elsewhere are derived from it. */
+  readonly idField: string;
+  /** The key under which environment and project reads list this kind's workloads (applications, postgres...). */
+  readonly listKey: string;
+  /** What users call it, for messages ("Application", "PostgreSQL"). */
+  readonly label: string;
+  readonly capabilities: Readonly<WorkloadCapabilities>;
+  /** Runs its deployments on the deploy queue (registered with the deployment plugin under `kind`). */
+  readonly deployer: Deployer;
+  /** The workload with this id, of any organization. */
+  find(id: string, em: EntityManager): Promise<WorkloadRef | null>;
+  /** The workload of this kind named appName on the host (serverId null = this host). */
+  findByAppName(appName: string, serverId: string | null, em: EntityManager): Promise<WorkloadRef | null>;
+  /** The workloads of the given environments. */
+  inEnvironments(environmentIds: string[], em: EntityManager): Promise<WorkloadRef[]>;
+  /** The workloads of the given environments as environment reads list them, grouped by environmentId (no secrets). */
+  list(environmentIds: string[], em: EntityManager): Promise<Map<string, Record<string, unknown>[]>>;
+  /** Removes the workload and all it has on the host and in other plugins (service, files, mounts, ports, deployments), then its record. */
+  remove(workload: WorkloadRef, em: EntityManager, options: RemoveOptions): Promise<void>;
+}
+
+const WIRE_NAME = /^[a-z][a-zA-Z0-9]{0,30}$/;
+
 export class WorkloadRegistry {
-  readonly #listers: WorkloadLister[] = [];
-  readonly #resolvers = new Map<string, WorkloadResolver>();
-  register(lister: WorkloadLister): void {
-    this.#listers.push(lister);
+  readonly #kinds = new Map<string, WorkloadKind>();
+  readonly #cradle: () => Cradle;
+
+  constructor({ cradle }: { cradle: () => Cradle }) {
+    this.#cradle = cradle;
   }
-  addResolver(resolver: WorkloadResolver): void {
-    this.#resolvers.set(resolver.kind, resolver);
+
+  /** Adds a kind and hands its deployer to the deploy queue; a second kind of the same name, id field or list key is refused. */
+  register(kind: WorkloadKind): void {
+    if (!WIRE_NAME.test(kind.kind)) throw new Error(`Invalid workload kind "${kind.kind}": a letter, then letters and digits`);
+    for (const other of this.#kinds.values()) {
+      if (other.kind === kind.kind || other.idField === kind.idField || other.listKey === kind.listKey) {
+        throw new Error(`Workload kind "${kind.kind}" clashes with the registered kind "${other.kind}" (name, id field or list key)`);
+      }
+    }
+    this.#kinds.set(kind.kind, kind);
+    optionalService(this.#cradle(), 'deployments')?.register(kind.deployer);
   }
+
+  /** Every registered kind, in registration order. */
+  kinds(): WorkloadKind[] {
+    return [...this.#kinds.values()];
+  }
+
+  /** The kinds that support a capability (e.g. the kinds mounts may belong to). */
+  supporting(capability: keyof WorkloadCapabilities): WorkloadKind[] {
+    return this.kinds().filter(k => k.capabilities[capability]);
+  }
+
+  kind(name: string): WorkloadKind | undefined {
+    return this.#kinds.get(name);
+  }
+
   /** The workload if it exists in the organization; NOT_FOUND otherwise (also for a kind nobody serves). */
   async owner(kind: string, id: string, organizationId: string, em: EntityManager): Promise<WorkloadRef> {
-    const found = await this.#resolvers.get(kind)?.find(id, em);
-    if (!found || found.organizationId !== organizationId) throw notFound(kind.charAt(0).toUpperCase() + kind.slice(1));
+    const k = this.#kinds.get(kind);
+    const found = await k?.find(id, em);
+    if (!found || found.organizationId !== organizationId) throw notFound(k?.label ?? kind);
     return found;
   }
+
   /** Whichever workload of any kind holds appName on the host, so service names never collide. */
   async byAppName(appName: string, serverId: string | null, em: EntityManager): Promise<WorkloadRef | null> {
-    for (const r of this.#resolvers.values()) {
-      const found = await r.findByAppName(appName, serverId, em);
+    for (const k of this.#kinds.values()) {
+      const found = await k.findByAppName(appName, serverId, em);
       if (found) return found;
     }
     return null;
   }
-  /** Empty lists under every key: the built-in ones and those of registered listers. */
-  empty(): EnvironmentWorkloads {
-    const keys = new Set<string>([...workloadKeys, ...this.#listers.map(l => l.key)]);
-    return Object.fromEntries([...keys].map(k => [k, []])) as unknown as EnvironmentWorkloads;
+
+  /** Empty lists under every kind's list key. */
+  empty(): Record<string, Record<string, unknown>[]> {
+    return Object.fromEntries(this.kinds().map(k => [k.listKey, []]));
   }
-  /** Every environment's workloads; keys without a lister are empty lists. */
-  async collect(environmentIds: string[], em: EntityManager): Promise<Map<string, EnvironmentWorkloads>> {
-    const out = new Map<string, EnvironmentWorkloads>();
-    for (const id of environmentIds) out.set(id, this.empty());
+
+  /** Every environment's workloads, one list per kind. */
+  async collect(environmentIds: string[], em: EntityManager): Promise<Map<string, Record<string, Record<string, unknown>[]>>> {
+    const out = new Map(environmentIds.map(id => [id, this.empty()]));
     if (!environmentIds.length) return out;
-    for (const lister of this.#listers) {
-      const found = await lister.list(environmentIds, em);
-      for (const [envId, items] of found) out.get(envId)?.[lister.key]?.push(...items);
+    for (const k of this.#kinds.values()) {
+      for (const [environmentId, items] of await k.list(environmentIds, em)) out.get(environmentId)?.[k.listKey]?.push(...items);
     }
     return out;
+  }
+
+  /** Removes every workload of the environments through its kind (before the environments themselves go). */
+  async removeIn(environmentIds: string[], em: EntityManager, options: RemoveOptions = { volumes: false }): Promise<number> {
+    if (!environmentIds.length) return 0;
+    let removed = 0;
+    for (const k of this.#kinds.values()) {
+      for (const workload of await k.inEnvironments(environmentIds, em)) {
+        await k.remove(workload, em, options);
+        removed++;
+      }
+    }
+    return removed;
   }
 }
 

@@ -1,20 +1,6 @@
-// Small pieces every workload plugin (applications, the database kit) needs when it answers
-// `one` or deploys: another plugin's service when that plugin is enabled, and where a workload
-// lives (its environment and project) as `one` shows it.
+// Where a workload lives (its environment and project), as every kind's `one` shows it.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { type Cradle } from '@berth/core';
-
-/**
- * A service another plugin provides, or undefined when that plugin is disabled. Only the
- * lookup is guarded: errors of the service's own calls still reach the caller.
- */
-export function optionalService<K extends keyof Cradle>(cradle: Cradle, name: K): Cradle[K] | undefined {
-  try {
-    return cradle[name];
-  } catch {
-    return undefined;
-  }
-}
 
 export interface Placement {
   environmentId: string;

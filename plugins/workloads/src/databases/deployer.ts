@@ -6,18 +6,19 @@ import type Docker from 'dockerode';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ContainerHosts } from '../container-hosts.ts';
 import type { WorkloadService } from '../services.ts';
-import { mountServiceTypes, type MountRecord } from '../attachments.ts';
+import type { MountRecord } from '../attachments.ts';
 import { resolveEnv } from '../swarm/env.ts';
 import { ensureImage } from '../swarm/images.ts';
 import { execIn } from '../swarm/exec.ts';
 import { SwarmRunner } from '../swarm/runner.ts';
 import { swarmSettingsToService } from '../swarm/settings.ts';
 import { toServiceMounts } from '../swarm/mounts.ts';
-import { optionalService } from '../views.ts';
 import path from 'node:path';
 import type { DatabaseRow } from './entity.ts';
 import type { DatabaseService } from './service.ts';
-import { type Cradle, type DatabaseCredentials, type Deployer, type DeploymentRun, badRequest } from '@berth/core';
+import { databaseDir } from './kind.ts';
+import { optionalService, type Cradle, type DatabaseCredentials, type Deployer, type DeploymentRun, badRequest } from '@berth/core';
+import type { RemoveOptions } from '../registry.ts';
 
 const READY_TIMEOUT_MS = 180_000;
 const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((resolve, reject) => {
@@ -142,13 +143,11 @@ export class DatabaseDeployer implements Deployer {
   }
 
   async #userMounts(row: DatabaseRow, em: EntityManager): Promise<WorkloadService['mounts']> {
-    const kind = this.#db.driver.kind;
-    if (!(mountServiceTypes as readonly string[]).includes(kind)) return [];
-    const records: MountRecord[] = (await optionalService(this.#cradle(), 'mounts')?.forServices(kind as (typeof mountServiceTypes)[number], [row.id], em))?.get(row.id) ?? [];
+    const records: MountRecord[] = (await optionalService(this.#cradle(), 'mounts')?.forServices(this.#db.driver.kind, [row.id], em))?.get(row.id) ?? [];
     // A user mount on the data path would fight the data volume for it.
     const clash = records.find(m => path.posix.normalize(m.mountPath).replace(/\/+$/, '') === path.posix.normalize(this.#db.driver.dataPath).replace(/\/+$/, ''));
     if (clash) throw new Error(`The mount at ${clash.mountPath} is where ${this.#db.label} keeps its data volume: mount it elsewhere`);
-    return toServiceMounts(records, path.join(this.#cradle().config.dataDir, 'databases', row.appName, 'files'));
+    return toServiceMounts(records, path.join(databaseDir(this.#cradle().config.dataDir, row.appName), 'files'));
   }
 
   /** The running task's container id, if there is one. */
@@ -194,9 +193,11 @@ export class DatabaseDeployer implements Deployer {
     }
   }
 
-  /** Removes the service and its data volume (delete of the database). */
-  async removeAll(row: DatabaseRow): Promise<void> {
-    await this.#removeServiceAndVolume(row, await this.#engine());
+  /** Removes the service, and its data volume when asked (delete of the database, or of what holds it). */
+  async removeAll(row: DatabaseRow, options: RemoveOptions): Promise<void> {
+    const engine = await this.#engine();
+    if (options.volumes) await this.#removeServiceAndVolume(row, engine);
+    else await engine.swarm.removeService(row.appName, {});
   }
 
   /** Changes the password inside the running database; the caller stores it in the record. */

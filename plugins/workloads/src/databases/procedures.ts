@@ -1,16 +1,13 @@
 // Every operation of one database kind, the same for all kinds: records through the service,
 // runs (deploy, start, stop, reload, rebuild) through the deploy queue, the rest through the
 // deployer's engine side.
-import { rm } from 'node:fs/promises';
-import path from 'node:path';
 import Type from 'typebox';
-import { mountServiceTypes, type MountServiceType } from '../attachments.ts';
-import { optionalService, placementOf } from '../views.ts';
+import { placementOf } from '../views.ts';
 import type { DatabaseSchemas } from './schemas.ts';
 import type { DatabaseService } from './service.ts';
-import type { DatabaseDeployer } from './deployer.ts';
+import type { DatabaseKind } from './kind.ts';
 import type { DatabaseRow } from './entity.ts';
-import { type Cradle, type ProcedureContext, invalidField, router, schema } from '@berth/core';
+import { optionalService, type Cradle, type ProcedureContext, invalidField, router, schema } from '@berth/core';
 const { Ok } = schema;
 
 const titles: Record<string, string> = {
@@ -20,10 +17,9 @@ const titles: Record<string, string> = {
 
 const Queued = Type.Object({ deploymentId: Type.String(), status: Type.String(), title: Type.String(), action: Type.String(), createdAt: Type.String() });
 
-export function databaseProcedures(db: DatabaseService, deployer: DatabaseDeployer, s: DatabaseSchemas) {
+export function databaseProcedures(db: DatabaseService, workload: DatabaseKind, s: DatabaseSchemas) {
   const { kind, label } = db.driver;
-  // Only the kinds the mounts plugin knows can have user mounts (a third party's kind cannot yet).
-  const mountable = (mountServiceTypes as readonly string[]).includes(kind);
+  const { deployer } = workload;
   const r = router(kind);
   const idOf = (i: Record<string, unknown>) => i[s.idKey] as string;
   const scope = (ctx: ProcedureContext) => ({ organizationId: ctx.principal.organizationId, em: ctx.cradle.em });
@@ -72,7 +68,8 @@ export function databaseProcedures(db: DatabaseService, deployer: DatabaseDeploy
         const { organizationId, em } = scope(ctx);
         const row = await db.find(idOf(i as Record<string, unknown>), organizationId, em);
         const environment = await placementOf(ctx.cradle, row.environmentId, organizationId, em);
-        const mounts = mountable ? ((await optionalService(ctx.cradle, 'mounts')?.forServices(kind as MountServiceType, [row.id], em))?.get(row.id) ?? []) : [];
+        const directory = optionalService(ctx.cradle, 'mounts');
+        const mounts = directory?.views((await directory.forServices(kind, [row.id], em)).get(row.id) ?? []) ?? [];
         const creds = db.credentialsOf(row);
         const publicHost = ctx.cradle.config.publicUrl ? new URL(ctx.cradle.config.publicUrl).hostname : 'localhost';
         return {
@@ -99,12 +96,7 @@ export function databaseProcedures(db: DatabaseService, deployer: DatabaseDeploy
         const { organizationId, em } = scope(ctx);
         const row = await db.find(idOf(i as Record<string, unknown>), organizationId, em);
         const view = db.view(row);
-        await ctx.cradle.deployments.cancelFor(kind, row.id, em);
-        await deployer.removeAll(row);
-        if (mountable) await optionalService(ctx.cradle, 'mounts')?.removeForService(kind as MountServiceType, row.id, em);
-        await ctx.cradle.deployments.removeFor(kind, row.id, em, { includeActive: true });
-        await rm(path.join(ctx.cradle.config.dataDir, 'databases', row.appName), { recursive: true, force: true });
-        await em.remove(row).flush();
+        await workload.remove(db.ref(row), em, { volumes: true });
         return view;
       },
     }),

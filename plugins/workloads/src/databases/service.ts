@@ -3,7 +3,7 @@
 // are sealed on write; everything kind-specific comes from the driver.
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { WorkloadRef, WorkloadResolver } from '../registry.ts';
+import type { WorkloadRef } from '../registry.ts';
 import type { HostPorts } from '../host-ports.ts';
 import { checkServiceName } from '../swarm/service-spec.ts';
 import { generateAppName } from '../naming.ts';
@@ -212,22 +212,23 @@ export class DatabaseService {
     return { items: (rows as DatabaseRow[]).map(r => this.view(r, false)), total };
   }
 
-  #ref(row: DatabaseRow): WorkloadRef {
+  ref(row: DatabaseRow): WorkloadRef {
     return { kind: this.driver.kind, id: row.id, organizationId: row.organizationId, environmentId: row.environmentId, appName: row.appName, serverId: row.serverId ?? null };
   }
 
-  get resolver(): WorkloadResolver {
-    return {
-      kind: this.driver.kind,
-      find: async (id, em) => {
-        const row = await em.findOne(this.entity, { id }) as DatabaseRow | null;
-        return row ? this.#ref(row) : null;
-      },
-      findByAppName: async (appName, serverId, em) => {
-        const row = await em.findOne(this.entity, { appName, serverId } as never) as DatabaseRow | null;
-        return row ? this.#ref(row) : null;
-      },
-    };
+  async findRef(id: string, em: EntityManager): Promise<WorkloadRef | null> {
+    const row = await em.findOne(this.entity, { id }) as DatabaseRow | null;
+    return row ? this.ref(row) : null;
+  }
+
+  async findByAppName(appName: string, serverId: string | null, em: EntityManager): Promise<WorkloadRef | null> {
+    const row = await em.findOne(this.entity, { appName, serverId } as never) as DatabaseRow | null;
+    return row ? this.ref(row) : null;
+  }
+
+  async inEnvironments(environmentIds: string[], em: EntityManager): Promise<WorkloadRef[]> {
+    const rows = await em.find(this.entity, { environmentId: { $in: environmentIds } } as never) as DatabaseRow[];
+    return rows.map(r => this.ref(r));
   }
 
   /** The kind's databases of the given environments (no credentials in lists). */
