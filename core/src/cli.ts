@@ -56,10 +56,10 @@ async function adminCreate(args: string[]): Promise<void> {
   let kernel: Kernel | undefined;
   try {
     kernel = await createKernel({ headless: true, config: { logLevel: 'warn', jobs: false } });
-    const identity = kernel.container.cradle.identity;
-    const signed = await identity.createFirstAdmin(values.email, values.password);
+    const { users, apiKeys } = kernel.container.cradle;
+    const signed = await users.createFirstAdmin(values.email, values.password);
     const principal = { userId: signed.id, organizationId: signed.organizationId!, role: 'owner' as const, via: 'session' as const, credentialId: '' };
-    const key = await identity.createApiKey(principal, { name: values['key-name'] ?? 'admin', organizationId: signed.organizationId! });
+    const key = await apiKeys.createApiKey(principal, { name: values['key-name'] ?? 'admin', organizationId: signed.organizationId! });
     process.stdout.write(`${JSON.stringify({ userId: signed.id, organizationId: signed.organizationId, apiKey: key.key })}\n`);
   } finally {
     await kernel?.stop();

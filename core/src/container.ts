@@ -4,7 +4,11 @@ import { createContainer, InjectionMode, type AwilixContainer } from 'awilix';
 import type { MikroORM, EntityManager } from '@mikro-orm/postgresql';
 import type { BerthConfig } from './config.ts';
 import type { SecretBox } from './crypto.ts';
-import type { IdentityService } from './identity/service.ts';
+import type { UserService } from './identity/users.ts';
+import type { SessionService } from './identity/sessions.ts';
+import type { TwoFactorService } from './identity/two-factor.ts';
+import type { ApiKeyService } from './identity/api-keys.ts';
+import type { OrganizationService } from './identity/organizations.ts';
 import type { ProcedureRegistry, Principal } from './procedure.ts';
 import type { EnvironmentDirectory, ProjectDirectory } from './contracts/projects.ts';
 import type { JobScheduler } from './jobs.ts';
@@ -27,7 +31,15 @@ export interface Cradle {
   /** The caller of the current request (request scope only). */
   principal: Principal | null;
   secrets: SecretBox;
-  identity: IdentityService;
+  /** Accounts and memberships. */
+  users: UserService;
+  /** The credential check and the sessions a login opens. */
+  sessions: SessionService;
+  /** TOTP secrets of accounts. */
+  twoFactor: TwoFactorService;
+  apiKeys: ApiKeyService;
+  /** Organizations and invitations. */
+  organizations: OrganizationService;
   registry: ProcedureRegistry;
   jobs: JobScheduler;
   events: EventBus;

@@ -15,7 +15,11 @@ import { openDatabase, type DatabaseEndpoint } from './persistence/database.ts';
 import { openOrm, migrate } from './persistence/orm.ts';
 import { identityEntities } from './identity/entities.ts';
 import { identityMigrations } from './identity/migrations.ts';
-import { IdentityService } from './identity/service.ts';
+import { UserService } from './identity/users.ts';
+import { SessionService } from './identity/sessions.ts';
+import { TwoFactorService } from './identity/two-factor.ts';
+import { ApiKeyService } from './identity/api-keys.ts';
+import { OrganizationService } from './identity/organizations.ts';
 import { BuilderRegistry } from './contracts/builders.ts';
 import { loadPlugins, type LoadedPlugin } from './loader.ts';
 import type { BerthHost, PluginInfo } from './plugin.ts';
@@ -116,7 +120,7 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
       http: routes => void app.register(async scope => { await routes(scope); }),
       authenticate: async req => {
         const { apiKey, bearer } = credentials(req);
-        const principal = await container.cradle.identity.authenticate(apiKey, bearer);
+        const principal = await container.cradle.sessions.authenticate(apiKey, bearer);
         if (!principal) throw unauthorized();
         return principal;
       },
@@ -142,8 +146,15 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
     orm = await openOrm({ endpoint, entities, migrations, poolSize: config.dbPoolSize, log: msg => log.debug({ orm: msg }) });
     const applied = await migrate(orm);
     if (applied.length) log.info({ migrations: applied }, 'database migrated');
-    container.register({ orm: asValue(orm), identity: asClass(IdentityService).singleton() });
-    jobs.define('berth.purgeExpiredSessions', async () => void (await container.cradle.identity.purgeExpired()), { lockLifetimeMs: 60_000 });
+    container.register({
+      orm: asValue(orm),
+      users: asClass(UserService).singleton(),
+      sessions: asClass(SessionService).singleton(),
+      twoFactor: asClass(TwoFactorService).singleton(),
+      apiKeys: asClass(ApiKeyService).singleton(),
+      organizations: asClass(OrganizationService).singleton(),
+    });
+    jobs.define('berth.purgeExpiredSessions', async () => void (await container.cradle.sessions.purgeExpired()), { lockLifetimeMs: 60_000 });
     jobs.every('1 hour', 'berth.purgeExpiredSessions');
 
     if (!options.headless) {

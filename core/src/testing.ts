@@ -247,10 +247,10 @@ export async function addMember(server: { url: string }, admin: Client, email: s
 
 /** An API key of the same user, acting in a second organization it owns (cross-organization tests). */
 export async function otherOrganization(server: { url: string; kernel: Kernel }, userId: string): Promise<{ organizationId: string; client: Client }> {
-  const identity = server.kernel.container.cradle.identity;
-  const org = await identity.createOrganization(userId, 'Other');
+  const { organizations, apiKeys } = server.kernel.container.cradle;
+  const org = await organizations.createOrganization(userId, 'Other');
   const principal: Principal = { userId, organizationId: org.id, role: 'owner', via: 'apiKey', credentialId: '' };
-  const key = await identity.createApiKey(principal, { name: 'other', organizationId: org.id });
+  const key = await apiKeys.createApiKey(principal, { name: 'other', organizationId: org.id });
   return { organizationId: org.id, client: new Client(server.url, { apiKey: key.key }) };
 }
 

@@ -29,14 +29,14 @@ export function credentials(req: FastifyRequest) {
 }
 
 export function mountProcedures(app: FastifyInstance, { registry, container, checkResponses }: TransportOptions): void {
-  const identity = container.cradle.identity;
+  const sessions = container.cradle.sessions;
   const orm = container.cradle.orm;
 
   async function call(proc: Procedure, req: FastifyRequest, raw: unknown, coerce: boolean): Promise<unknown> {
     const { apiKey, bearer } = credentials(req);
     let principal: Principal | null;
     try {
-      principal = await identity.authenticate(apiKey, bearer);
+      principal = await sessions.authenticate(apiKey, bearer);
     } catch (e) {
       // A stale token must not stop someone from logging in again.
       if (proc.access !== 'public') throw e;

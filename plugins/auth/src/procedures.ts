@@ -4,7 +4,7 @@ import { Credentials, CreateUserInput, Pin, SignedIn, TwoFactorSecret, UpdateByA
 
 const auth = router('auth');
 const None = Type.Object({});
-const me = (ctx: ProcedureContext) => ctx.cradle.identity.authUser(ctx.principal.userId, ctx.principal.organizationId);
+const me = (ctx: ProcedureContext) => ctx.cradle.users.authUser(ctx.principal.userId, ctx.principal.organizationId);
 
 export const authProcedures = [
   auth.mutation('createAdmin', {
@@ -13,13 +13,13 @@ export const authProcedures = [
     input: Credentials,
     output: SignedIn,
     async handler({ email, password }, ctx) {
-      const identity = ctx.cradle.identity;
-      if (!(await identity.ownerExists())) return identity.createFirstAdmin(email, password);
+      const { users } = ctx.cradle;
+      if (!(await users.ownerExists())) return users.createFirstAdmin(email, password);
       const caller = ctx.maybePrincipal;
       if (!caller) throw unauthorized('An admin already exists: sign in as an admin to add another');
       if (caller.role === 'member') throw forbidden();
-      const member = await identity.createUser({ email, password, role: 'admin', organizationId: caller.organizationId });
-      return { token: null, is2FAEnabled: false, id: member.userId, organizationId: caller.organizationId, user: await identity.authUser(member.userId, caller.organizationId) };
+      const member = await users.createUser({ email, password, role: 'admin', organizationId: caller.organizationId });
+      return { token: null, is2FAEnabled: false, id: member.userId, organizationId: caller.organizationId, user: await users.authUser(member.userId, caller.organizationId) };
     },
   }),
   auth.mutation('createUser', {
@@ -27,14 +27,14 @@ export const authProcedures = [
     summary: 'Accept an invitation: set the password of the invited account',
     input: CreateUserInput,
     output: SignedIn,
-    handler: ({ id, token, password }, ctx) => ctx.cradle.identity.acceptInvitation(id, token, password),
+    handler: ({ id, token, password }, ctx) => ctx.cradle.organizations.acceptInvitation(id, token, password),
   }),
   auth.mutation('login', {
     access: 'public',
     summary: 'Log in with e-mail and password; answers a bearer token, or is2FAEnabled and a null token when a TOTP is due',
     input: Credentials,
     output: SignedIn,
-    handler: ({ email, password }, ctx) => ctx.cradle.identity.login(email, password),
+    handler: ({ email, password }, ctx) => ctx.cradle.sessions.login(email, password),
   }),
   auth.query('get', { summary: 'The caller', input: None, output: AuthUserView, handler: (_i, ctx) => me(ctx) }),
   auth.mutation('logout', {
@@ -42,7 +42,7 @@ export const authProcedures = [
     input: None,
     output: Type.Boolean(),
     async handler(_i, ctx) {
-      await ctx.cradle.identity.logout(ctx.principal);
+      await ctx.cradle.sessions.logout(ctx.principal);
       return true;
     },
   }),
@@ -51,7 +51,7 @@ export const authProcedures = [
     input: UpdateInput,
     output: AuthUserView,
     async handler(input, ctx) {
-      await ctx.cradle.identity.updateUser(ctx.principal.userId, { email: input.email, password: input.password, image: input.image });
+      await ctx.cradle.users.updateUser(ctx.principal.userId, { email: input.email, password: input.password, image: input.image });
       return me(ctx);
     },
   }),
@@ -59,15 +59,15 @@ export const authProcedures = [
     summary: 'Issue a long-lived bearer token',
     input: None,
     output: Type.Object({ token: Type.String() }),
-    handler: async (_i, ctx) => ({ token: await ctx.cradle.identity.generateToken(ctx.principal) }),
+    handler: async (_i, ctx) => ({ token: await ctx.cradle.sessions.generateToken(ctx.principal) }),
   }),
   auth.query('one', {
     summary: 'A user of the caller\'s organization',
     input: Type.Object({ id: Type.String() }),
     output: AuthUserView,
     async handler({ id }, ctx) {
-      await ctx.cradle.identity.member(id, ctx.principal.organizationId); // NOT_FOUND outside the organization
-      return ctx.cradle.identity.authUser(id, ctx.principal.organizationId);
+      await ctx.cradle.users.member(id, ctx.principal.organizationId); // NOT_FOUND outside the organization
+      return ctx.cradle.users.authUser(id, ctx.principal.organizationId);
     },
   }),
   auth.mutation('updateByAdmin', {
@@ -76,12 +76,12 @@ export const authProcedures = [
     input: UpdateByAdminInput,
     output: AuthUserView,
     async handler(input, ctx) {
-      const identity = ctx.cradle.identity;
+      const { users } = ctx.cradle;
       const orgId = ctx.principal.organizationId;
-      await identity.member(input.id, orgId);
-      await identity.updateUser(input.id, { email: input.email, password: input.password, image: input.image }, ctx.principal);
-      if (input.rol) await identity.setRole(input.id, orgId, input.rol === 'admin' ? 'admin' : 'member');
-      return identity.authUser(input.id, orgId);
+      await users.member(input.id, orgId);
+      await users.updateUser(input.id, { email: input.email, password: input.password, image: input.image }, ctx.principal);
+      if (input.rol) await users.setRole(input.id, orgId, input.rol === 'admin' ? 'admin' : 'member');
+      return users.authUser(input.id, orgId);
     },
   }),
   auth.query('generate2FASecret', {
@@ -90,7 +90,7 @@ export const authProcedures = [
     output: TwoFactorSecret,
     async handler(_i, ctx) {
       const user = await me(ctx);
-      return ctx.cradle.identity.generate2FASecret(ctx.principal, user.email);
+      return ctx.cradle.twoFactor.generate2FASecret(ctx.principal, user.email);
     },
   }),
   auth.mutation('verify2FASetup', {
@@ -98,7 +98,7 @@ export const authProcedures = [
     input: Type.Object({ pin: Pin, secret: Type.String({ minLength: 1 }) }),
     output: AuthUserView,
     async handler({ pin, secret }, ctx) {
-      await ctx.cradle.identity.verify2FASetup(ctx.principal.userId, secret, pin);
+      await ctx.cradle.twoFactor.verify2FASetup(ctx.principal.userId, secret, pin);
       return me(ctx);
     },
   }),
@@ -107,14 +107,14 @@ export const authProcedures = [
     summary: 'Second step of a login with two-factor on: the user id from login and a current code',
     input: Type.Object({ pin: Pin, id: Type.String() }),
     output: SignedIn,
-    handler: ({ pin, id }, ctx) => ctx.cradle.identity.verifyLogin2FA(id, pin),
+    handler: ({ pin, id }, ctx) => ctx.cradle.sessions.verifyLogin2FA(id, pin),
   }),
   auth.mutation('disable2FA', {
     summary: 'Turn off two-factor login for the caller',
     input: None,
     output: AuthUserView,
     async handler(_i, ctx) {
-      await ctx.cradle.identity.disable2FA(ctx.principal.userId);
+      await ctx.cradle.twoFactor.disable2FA(ctx.principal.userId);
       return me(ctx);
     },
   }),

@@ -162,9 +162,9 @@ t.test('environment operations', async t => {
 
   t.test('a member cannot create or remove environments', async t => {
     const { project, projectId, staging } = await shop('Guarded');
-    const identity = server.kernel.container.cradle.identity;
-    const m = await identity.createUser({ email: 'member@example.com', password: 'correct horse battery', role: 'member', organizationId: project.organizationId });
-    const key = await identity.createApiKey({ userId: m.userId, organizationId: project.organizationId, role: 'member', via: 'apiKey', credentialId: '' }, { name: 'member', organizationId: project.organizationId });
+    const { users, apiKeys } = server.kernel.container.cradle;
+    const m = await users.createUser({ email: 'member@example.com', password: 'correct horse battery', role: 'member', organizationId: project.organizationId });
+    const key = await apiKeys.createApiKey({ userId: m.userId, organizationId: project.organizationId, role: 'member', via: 'apiKey', credentialId: '' }, { name: 'member', organizationId: project.organizationId });
     const member = new Client(server.url, { apiKey: key.key });
     t.equal((await member.get('environment.byProjectId', { projectId })).status, 200);
     t.equal((await member.post('environment.create', { projectId, name: 'nope' })).status, 403);
@@ -178,8 +178,7 @@ t.test('deleting an organization deletes its projects and environments', async t
   const { client, userId, organizationId } = await signUpAdmin(server);
   const other = await otherOrganization(server, userId);
   const made = (await other.client.post('project.create', { name: 'Short-lived' })).body;
-  const identity = server.kernel.container.cradle.identity;
-  await identity.deleteOrganization({ userId, organizationId, role: 'owner', via: 'apiKey', credentialId: '' }, other.organizationId);
+  await server.kernel.container.cradle.organizations.deleteOrganization({ userId, organizationId, role: 'owner', via: 'apiKey', credentialId: '' }, other.organizationId);
   const { orm } = server.kernel.container.cradle;
   const left = await orm.em.getConnection().execute('select count(*)::int as n from environments where project_id = ?', [made.project.projectId]);
   t.equal(left[0]!.n, 0);

@@ -11,36 +11,36 @@ export const organizationProcedures = [
     summary: 'A new organization owned by the caller',
     input: Type.Object({ name: Type.String({ minLength: 1 }), logo: Type.Optional(Type.String()) }),
     output: OrganizationView,
-    handler: ({ name, logo }, ctx) => ctx.cradle.identity.createOrganization(ctx.principal.userId, name, logo),
+    handler: ({ name, logo }, ctx) => ctx.cradle.organizations.createOrganization(ctx.principal.userId, name, logo),
   }),
   org.query('all', {
     summary: 'The organizations the caller belongs to',
     input: None,
     output: Type.Array(OrganizationView),
-    handler: (_i, ctx) => ctx.cradle.identity.organizationsOf(ctx.principal.userId),
+    handler: (_i, ctx) => ctx.cradle.organizations.organizationsOf(ctx.principal.userId),
   }),
   org.query('one', {
     input: OrgId,
     output: OrganizationView,
-    handler: ({ organizationId }, ctx) => ctx.cradle.identity.organization(ctx.principal.userId, organizationId),
+    handler: ({ organizationId }, ctx) => ctx.cradle.organizations.organization(ctx.principal.userId, organizationId),
   }),
   org.query('active', {
     summary: 'The organization this call acts in',
     input: None,
     output: OrganizationView,
-    handler: (_i, ctx) => ctx.cradle.identity.organization(ctx.principal.userId, ctx.principal.organizationId),
+    handler: (_i, ctx) => ctx.cradle.organizations.organization(ctx.principal.userId, ctx.principal.organizationId),
   }),
   org.mutation('update', {
     input: Type.Object({ organizationId: Type.String({ minLength: 1 }), name: Type.String({ minLength: 1 }), logo: Type.Optional(Type.String()) }),
     output: OrganizationView,
-    handler: ({ organizationId, name, logo }, ctx) => ctx.cradle.identity.updateOrganization(ctx.principal, organizationId, { name, logo }),
+    handler: ({ organizationId, name, logo }, ctx) => ctx.cradle.organizations.updateOrganization(ctx.principal, organizationId, { name, logo }),
   }),
   org.mutation('delete', {
     summary: 'Delete an organization the caller owns, with every record in it',
     input: OrgId,
     output: Type.Boolean(),
     async handler({ organizationId }, ctx) {
-      await ctx.cradle.identity.deleteOrganization(ctx.principal, organizationId);
+      await ctx.cradle.organizations.deleteOrganization(ctx.principal, organizationId);
       return true;
     },
   }),
@@ -49,7 +49,7 @@ export const organizationProcedures = [
     input: OrgId,
     output: Type.Boolean(),
     async handler({ organizationId }, ctx) {
-      await ctx.cradle.identity.setDefaultOrganization(ctx.principal, organizationId);
+      await ctx.cradle.organizations.setDefaultOrganization(ctx.principal, organizationId);
       return true;
     },
   }),
@@ -58,20 +58,20 @@ export const organizationProcedures = [
     summary: 'Invite someone; they accept with auth.createUser {id, token, password}',
     input: Type.Object({ email: schema.Email(), role: Type.Enum(['admin', 'member']) }),
     output: Type.Intersect([InvitationView, Type.Object({ token: Type.String({ description: 'shown once' }) })]),
-    handler: ({ email, role }, ctx) => ctx.cradle.identity.invite(ctx.principal, email, role),
+    handler: ({ email, role }, ctx) => ctx.cradle.organizations.invite(ctx.principal, email, role),
   }),
   org.query('allInvitations', {
     access: 'admin',
     input: None,
     output: Type.Array(InvitationView),
-    handler: (_i, ctx) => ctx.cradle.identity.invitations(ctx.principal.organizationId),
+    handler: (_i, ctx) => ctx.cradle.organizations.invitations(ctx.principal.organizationId),
   }),
   org.mutation('removeInvitation', {
     access: 'admin',
     input: Type.Object({ invitationId: Type.String() }),
     output: Type.Boolean(),
     async handler({ invitationId }, ctx) {
-      await ctx.cradle.identity.cancelInvitation(ctx.principal.organizationId, invitationId);
+      await ctx.cradle.organizations.cancelInvitation(ctx.principal.organizationId, invitationId);
       return true;
     },
   }),
@@ -79,6 +79,6 @@ export const organizationProcedures = [
     access: 'admin',
     input: Type.Object({ memberId: Type.String(), role: Type.Enum(['admin', 'member']) }),
     output: MemberView,
-    handler: ({ memberId, role }, ctx) => ctx.cradle.identity.setRole(memberId, ctx.principal.organizationId, role),
+    handler: ({ memberId, role }, ctx) => ctx.cradle.users.setRole(memberId, ctx.principal.organizationId, role),
   }),
 ];

@@ -11,10 +11,10 @@ const workloadLists = { applications: [], postgres: [], mysql: [], mariadb: [], 
 
 /** A plain member of the organization (not an admin), with an API key. */
 async function member(server: TestServer, organizationId: string) {
-  const identity = server.kernel.container.cradle.identity;
-  const m = await identity.createUser({ email: 'member@example.com', password: 'correct horse battery', role: 'member', organizationId });
+  const { users, apiKeys } = server.kernel.container.cradle;
+  const m = await users.createUser({ email: 'member@example.com', password: 'correct horse battery', role: 'member', organizationId });
   const principal: Principal = { userId: m.userId, organizationId, role: 'member', via: 'apiKey', credentialId: '' };
-  const key = await identity.createApiKey(principal, { name: 'member', organizationId });
+  const key = await apiKeys.createApiKey(principal, { name: 'member', organizationId });
   return new Client(server.url, { apiKey: key.key });
 }
 

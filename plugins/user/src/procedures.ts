@@ -10,19 +10,19 @@ export const userProcedures = [
     summary: 'The caller: its membership in the active organization (organizationId, role) and its account',
     input: None,
     output: MemberView,
-    handler: (_i, ctx) => ctx.cradle.identity.member(ctx.principal.userId, ctx.principal.organizationId),
+    handler: (_i, ctx) => ctx.cradle.users.member(ctx.principal.userId, ctx.principal.organizationId),
   }),
   user.query('one', {
     summary: 'A member of the caller\'s organization',
     input: Type.Object({ userId: Type.String() }),
     output: MemberView,
-    handler: ({ userId }, ctx) => ctx.cradle.identity.member(userId, ctx.principal.organizationId),
+    handler: ({ userId }, ctx) => ctx.cradle.users.member(userId, ctx.principal.organizationId),
   }),
   user.query('all', {
     summary: 'Every member of the caller\'s organization',
     input: None,
     output: Type.Array(MemberView),
-    handler: (_i, ctx) => ctx.cradle.identity.members(ctx.principal.organizationId),
+    handler: (_i, ctx) => ctx.cradle.users.members(ctx.principal.organizationId),
   }),
   user.query('haveRootAccess', {
     summary: 'true when the caller owns its organization',
@@ -35,12 +35,12 @@ export const userProcedures = [
     input: UpdateUserInput,
     output: MemberView,
     async handler(input, ctx) {
-      const { identity } = ctx.cradle;
+      const { users } = ctx.cradle;
       const target = input.id ?? ctx.principal.userId;
       if (target !== ctx.principal.userId && ctx.principal.role === 'member') throw forbidden();
-      await identity.member(target, ctx.principal.organizationId);
-      await identity.updateUser(target, { email: input.email, password: input.password, firstName: input.firstName, lastName: input.lastName, image: input.image }, ctx.principal);
-      return identity.member(target, ctx.principal.organizationId);
+      await users.member(target, ctx.principal.organizationId);
+      await users.updateUser(target, { email: input.email, password: input.password, firstName: input.firstName, lastName: input.lastName, image: input.image }, ctx.principal);
+      return users.member(target, ctx.principal.organizationId);
     },
   }),
   user.mutation('remove', {
@@ -49,7 +49,7 @@ export const userProcedures = [
     input: Type.Object({ userId: Type.String() }),
     output: Type.Boolean(),
     async handler({ userId }, ctx) {
-      await ctx.cradle.identity.removeMember(userId, ctx.principal.organizationId, ctx.principal);
+      await ctx.cradle.users.removeMember(userId, ctx.principal.organizationId, ctx.principal);
       return true;
     },
   }),
@@ -58,13 +58,13 @@ export const userProcedures = [
     summary: 'Create an account with a password in the caller\'s organization',
     input: CreateUserInput,
     output: MemberView,
-    handler: (input, ctx) => ctx.cradle.identity.createUser({ ...input, organizationId: ctx.principal.organizationId }),
+    handler: (input, ctx) => ctx.cradle.users.createUser({ ...input, organizationId: ctx.principal.organizationId }),
   }),
   user.mutation('createApiKey', {
     summary: 'A new API key acting in metadata.organizationId; the plain key is in `key`, shown once',
     input: CreateApiKeyInput,
     output: CreatedApiKey,
-    handler: (input, ctx) => ctx.cradle.identity.createApiKey(ctx.principal, {
+    handler: (input, ctx) => ctx.cradle.apiKeys.createApiKey(ctx.principal, {
       name: input.name, prefix: input.prefix, expiresIn: input.expiresIn, organizationId: input.metadata.organizationId, metadata: input.metadata,
     }),
   }),
@@ -72,14 +72,14 @@ export const userProcedures = [
     summary: 'The caller\'s API keys (never the keys themselves)',
     input: None,
     output: Type.Array(ApiKeyView),
-    handler: (_i, ctx) => ctx.cradle.identity.listApiKeys(ctx.principal.userId),
+    handler: (_i, ctx) => ctx.cradle.apiKeys.listApiKeys(ctx.principal.userId),
   }),
   user.mutation('deleteApiKey', {
     summary: 'Revoke one of the caller\'s API keys',
     input: Type.Object({ apiKeyId: Type.String() }),
     output: Type.Boolean(),
     async handler({ apiKeyId }, ctx) {
-      await ctx.cradle.identity.deleteApiKey(ctx.principal, apiKeyId);
+      await ctx.cradle.apiKeys.deleteApiKey(ctx.principal, apiKeyId);
       return true;
     },
   }),
@@ -87,6 +87,6 @@ export const userProcedures = [
     summary: 'Issue a long-lived bearer token for the caller',
     input: None,
     output: Type.Object({ token: Type.String() }),
-    handler: async (_i, ctx) => ({ token: await ctx.cradle.identity.generateToken(ctx.principal) }),
+    handler: async (_i, ctx) => ({ token: await ctx.cradle.sessions.generateToken(ctx.principal) }),
   }),
 ];

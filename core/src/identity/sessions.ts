@@ -1,0 +1,142 @@
+// Who is calling: the check of an API key or bearer token, and the sessions a login opens.
+// Credentials are stored as hashes; nothing here logs a secret.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { unauthorized } from '../errors.ts';
+import { hashToken, newId, newToken, verifyPassword } from '../crypto.ts';
+import type { Principal, Role } from '../procedure.ts';
+import { Member, Session, User } from './entities.ts';
+import type { AuthUserView } from './views.ts';
+import { DAY, IdentityStore, authUserView, type UserRow } from './shared.ts';
+import { totpStep } from './two-factor.ts';
+
+const SESSION_TTL = 30 * DAY;
+const PENDING_2FA_TTL = 5 * 60 * 1000;
+const MAX_2FA_ATTEMPTS = 5;
+const CACHE_TTL = 5000;
+
+export interface SignedIn {
+  token: string | null;
+  is2FAEnabled: boolean;
+  id: string;
+  organizationId: string | null;
+  user: AuthUserView;
+}
+
+export class SessionService extends IdentityStore<'secrets'> {
+  /** Recently verified credentials (hash → principal), dropped on every identity change. */
+  readonly #cache = new Map<string, { principal: Principal; until: number }>();
+
+  /** Forgets every verified credential: called after any change to who may act where. */
+  invalidate(): void {
+    this.#cache.clear();
+  }
+
+  /** The principal behind an `x-api-key` or bearer token; null when none is given; 401 when it is wrong. */
+  async authenticate(apiKey: string | undefined, bearer: string | undefined): Promise<Principal | null> {
+    const secret = apiKey ?? bearer;
+    if (!secret) return null;
+    const hash = hashToken(secret);
+    // Keyed by kind too: a session token sent as x-api-key must not pass on a cache hit.
+    const cacheKey = `${apiKey !== undefined ? 'key' : 'bearer'}:${hash}`;
+    const hit = this.#cache.get(cacheKey);
+    if (hit && hit.until > Date.now()) return hit.principal;
+    const conn = this.deps.orm.em.getConnection();
+    let principal: Principal | null = null;
+    let expiresAt = Infinity;
+    if (apiKey !== undefined) {
+      const rows = await conn.execute<{ id: string; user_id: string; organization_id: string; expires_at: Date | null; role: Role }[]>(
+        `select k.id, k.user_id, k.organization_id, k.expires_at, m.role from api_keys k
+           join members m on m.user_id = k.user_id and m.organization_id = k.organization_id
+          where k.key_hash = ?`, [hash]);
+      const r = rows[0];
+      if (r && (!r.expires_at || new Date(r.expires_at).getTime() > Date.now())) {
+        principal = { userId: r.user_id, organizationId: r.organization_id, role: r.role, via: 'apiKey', credentialId: r.id };
+        if (r.expires_at) expiresAt = new Date(r.expires_at).getTime();
+      }
+    } else {
+      const rows = await conn.execute<{ id: string; user_id: string; organization_id: string; expires_at: Date | null; role: Role }[]>(
+        `select s.id, s.user_id, s.organization_id, s.expires_at, m.role from sessions s
+           join members m on m.user_id = s.user_id and m.organization_id = s.organization_id
+          where s.token_hash = ? and s.kind in ('session', 'token')`, [hash]);
+      const r = rows[0];
+      if (r && (!r.expires_at || new Date(r.expires_at).getTime() > Date.now())) {
+        principal = { userId: r.user_id, organizationId: r.organization_id, role: r.role, via: 'session', credentialId: r.id };
+        if (r.expires_at) expiresAt = new Date(r.expires_at).getTime();
+      }
+    }
+    if (!principal) throw unauthorized('Invalid or expired credentials');
+    // Never past the credential's own expiry.
+    this.#cache.set(cacheKey, { principal, until: Math.min(Date.now() + CACHE_TTL, expiresAt) });
+    if (this.#cache.size > 5000) this.#cache.delete(this.#cache.keys().next().value!);
+    return principal;
+  }
+
+  /** A session for e-mail and password, or a pending login (no token) when two-factor is on. */
+  async login(email: string, password: string): Promise<SignedIn> {
+    const em = this.em();
+    const user = await em.findOne(User, { email: email.trim().toLowerCase() });
+    // Same answer for an unknown e-mail and a wrong password.
+    if (!user || !(await verifyPassword(password, user.passwordHash))) throw unauthorized('Invalid e-mail or password');
+    if (user.twoFactorEnabled) return this.signIn(user.id, 'pending2fa');
+    return this.signIn(user.id, 'session');
+  }
+
+  /** The second step of a login with two-factor on: a current code turns the pending login into a session. */
+  async verifyLogin2FA(userId: string, pin: string): Promise<SignedIn> {
+    const em = this.em();
+    const pending = await em.findOne(Session, { userId, kind: 'pending2fa', expiresAt: { $gt: new Date() } }, { orderBy: { createdAt: 'desc' } });
+    if (!pending) throw unauthorized('No pending two-factor login for this account; log in with the password first');
+    const user = await em.findOneOrFail(User, { id: userId });
+    const step = user.twoFactorEnabled && user.twoFactorSecret ? await totpStep(this.deps.secrets.decrypt(user.twoFactorSecret), pin) : null;
+    // A code already used to sign in (or an older one) is refused, even inside its 30 s window.
+    if (step === null || (user.twoFactorLastStep != null && step <= user.twoFactorLastStep)) {
+      pending.attempts += 1;
+      if (pending.attempts >= MAX_2FA_ATTEMPTS) em.remove(pending);
+      await em.flush();
+      throw unauthorized('Invalid two-factor code');
+    }
+    user.twoFactorLastStep = step;
+    em.remove(pending);
+    await em.flush();
+    return this.signIn(userId, 'session');
+  }
+
+  /** A new credential of `kind` for a user, acting in `organizationId` (else its default or first organization). */
+  async signIn(userId: string, kind: 'session' | 'token' | 'pending2fa', organizationId?: string): Promise<SignedIn> {
+    const em = this.em();
+    const user = await em.findOneOrFail(User, { id: userId });
+    const orgId = organizationId ?? (await this.#activeOrganization(em, user));
+    const token = newToken();
+    const ttl = kind === 'session' ? SESSION_TTL : kind === 'pending2fa' ? PENDING_2FA_TTL : null;
+    em.create(Session, {
+      id: newId(), tokenHash: hashToken(token), userId, organizationId: orgId, kind, attempts: 0,
+      expiresAt: ttl ? new Date(Date.now() + ttl) : null, createdAt: new Date(),
+    });
+    await em.flush();
+    const view = await authUserView(this.em(), userId, orgId);
+    return { token: kind === 'pending2fa' ? null : token, is2FAEnabled: user.twoFactorEnabled, id: userId, organizationId: orgId, user: view };
+  }
+
+  async #activeOrganization(em: EntityManager, user: UserRow): Promise<string | null> {
+    if (user.defaultOrganizationId && (await em.count(Member, { userId: user.id, organizationId: user.defaultOrganizationId }))) return user.defaultOrganizationId;
+    const first = await em.findOne(Member, { userId: user.id }, { orderBy: { createdAt: 'asc' } });
+    return first?.organizationId ?? null;
+  }
+
+  /** A long-lived bearer token for scripts (older auth.generateToken / user.generateToken). */
+  async generateToken(principal: Principal): Promise<string> {
+    const signed = await this.signIn(principal.userId, 'token', principal.organizationId);
+    return signed.token!;
+  }
+
+  /** Revokes the session of this call (an API key stays: it is deleted on its own). */
+  async logout(principal: Principal): Promise<void> {
+    if (principal.via === 'session') await this.em().nativeDelete(Session, { id: principal.credentialId });
+    this.invalidate();
+  }
+
+  /** Deletes expired sessions and pending logins (run by a repeating job). */
+  async purgeExpired(): Promise<number> {
+    return this.em().nativeDelete(Session, { expiresAt: { $lt: new Date() } });
+  }
+}

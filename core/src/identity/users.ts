@@ -1,0 +1,136 @@
+// Accounts and their memberships: the first admin, accounts added by admins, profiles and roles.
+// Passwords are stored as hashes; nothing here logs one.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { conflict, forbidden, notFound, unauthorized, invalidField } from '../errors.ts';
+import { hashPassword, newId } from '../crypto.ts';
+import type { Principal } from '../procedure.ts';
+import { ApiKey, Member, Organization, User } from './entities.ts';
+import { iso, type AuthUserView, type MemberView, type UserView } from './views.ts';
+import { IdentityStore, authUserView, newUser, type MemberRow, type UserRow } from './shared.ts';
+import type { SignedIn } from './sessions.ts';
+
+export class UserService extends IdentityStore<'sessions'> {
+  /** true once the first admin exists (an organization has an owner). */
+  async ownerExists(): Promise<boolean> {
+    return (await this.em().count(Member, { role: 'owner' })) > 0;
+  }
+
+  /** The first account: an owner with a fresh default organization. Only while there is no owner. */
+  async createFirstAdmin(email: string, password: string): Promise<SignedIn> {
+    const em = this.em();
+    const userId = await em.transactional(async tx => {
+      // Serialise concurrent first-admin requests: exactly one wins.
+      await tx.getConnection().execute('select pg_advisory_xact_lock(7262001)', [], 'all', tx.getTransactionContext());
+      // A loser of the race called without credentials, like any later caller: 401, not 403.
+      if ((await tx.count(Member, { role: 'owner' })) > 0) throw unauthorized('An admin already exists: sign in as an admin to add another');
+      const user = await newUser(tx, email, password);
+      const org = tx.create(Organization, { id: newId(), name: 'My Organization', ownerId: user.id, slug: null, logo: null, createdAt: new Date() });
+      tx.create(Member, { id: newId(), userId: user.id, organizationId: org.id, role: 'owner', createdAt: new Date() });
+      user.defaultOrganizationId = org.id;
+      return user.id;
+    });
+    return this.deps.sessions.signIn(userId, 'session');
+  }
+
+  /** A new account added to an organization by one of its admins. */
+  async createUser(input: { email: string; password: string; role: 'admin' | 'member'; organizationId: string }): Promise<MemberView> {
+    const em = this.em();
+    const user = await newUser(em, input.email, input.password);
+    user.defaultOrganizationId = input.organizationId;
+    const member = em.create(Member, { id: newId(), userId: user.id, organizationId: input.organizationId, role: input.role, createdAt: new Date() });
+    await em.flush();
+    return toMemberView(member, user);
+  }
+
+  /** An account as the older variant shows it, with its role in `organizationId`. */
+  async authUser(userId: string, organizationId: string | null): Promise<AuthUserView> {
+    return authUserView(this.em(), userId, organizationId);
+  }
+
+  /** The membership of a user in an organization, with the user. NOT_FOUND when it is not a member. */
+  async member(userId: string, organizationId: string): Promise<MemberView> {
+    const em = this.em();
+    const member = await em.findOne(Member, { userId, organizationId });
+    if (!member) throw notFound('User');
+    return toMemberView(member, await em.findOneOrFail(User, { id: userId }));
+  }
+
+  /** Every membership of an organization, oldest first, with its user. */
+  async members(organizationId: string): Promise<MemberView[]> {
+    const em = this.em();
+    const members = await em.find(Member, { organizationId }, { orderBy: { createdAt: 'asc' } });
+    const users = await em.find(User, { id: { $in: members.map(m => m.userId) } });
+    const byId = new Map(users.map(u => [u.id, u]));
+    return members.map(m => toMemberView(m, byId.get(m.userId)!));
+  }
+
+  /** Changes an account; `by` is the caller when it may be someone else's. */
+  async updateUser(userId: string, patch: { email?: string | null; password?: string | null; firstName?: string; lastName?: string; image?: string | null }, by?: Principal): Promise<void> {
+    const em = this.em();
+    if (by && by.userId !== userId) await this.#assertMayChange(em, by, userId, Boolean(patch.email || patch.password));
+    const user = await em.findOne(User, { id: userId });
+    if (!user) throw notFound('User');
+    if (patch.email) {
+      const email = patch.email.trim().toLowerCase();
+      if (email !== user.email && (await em.count(User, { email }))) throw conflict(`A user with e-mail ${email} already exists`);
+      user.email = email;
+    }
+    if (patch.password) {
+      if (patch.password.length < 8) throw invalidField('password', 'must be at least 8 characters');
+      user.passwordHash = await hashPassword(patch.password);
+    }
+    if (patch.firstName !== undefined) user.firstName = patch.firstName;
+    if (patch.lastName !== undefined) user.lastName = patch.lastName;
+    if (patch.image !== undefined) user.image = patch.image;
+    await em.flush();
+    this.deps.sessions.invalidate();
+  }
+
+  /**
+   * Someone else's account: only an admin of its organization changes it, never the owner's, and
+   * its e-mail or password only while it belongs to no other organization (where that admin has no say).
+   */
+  async #assertMayChange(em: EntityManager, by: Principal, userId: string, credentials: boolean): Promise<void> {
+    const member = await em.findOne(Member, { userId, organizationId: by.organizationId });
+    if (!member) throw notFound('User');
+    if (by.role === 'member') throw forbidden();
+    if (member.role === 'owner') throw forbidden('Only the owner can change the owner\'s account');
+    if (credentials && (await em.count(Member, { userId, organizationId: { $ne: by.organizationId } }))) {
+      throw forbidden('This account belongs to other organizations too: only its holder can change its e-mail or password');
+    }
+  }
+
+  /** Removes a user from an organization; the account goes too when it belongs nowhere else. */
+  async removeMember(userId: string, organizationId: string, by: Principal): Promise<void> {
+    const em = this.em();
+    const member = await em.findOne(Member, { userId, organizationId });
+    if (!member) throw notFound('User');
+    if (member.role === 'owner') throw forbidden('The owner of an organization cannot be removed');
+    if (userId === by.userId) throw forbidden('You cannot remove yourself');
+    em.remove(member);
+    await em.nativeDelete(ApiKey, { userId, organizationId });
+    await em.flush();
+    if ((await em.count(Member, { userId })) === 0) await em.nativeDelete(User, { id: userId });
+    this.deps.sessions.invalidate();
+  }
+
+  /** Changes a member's role; `who` is the membership id or the user id. */
+  async setRole(who: string, organizationId: string, role: 'admin' | 'member'): Promise<MemberView> {
+    const em = this.em();
+    const member = await em.findOne(Member, { $or: [{ id: who }, { userId: who }], organizationId });
+    if (!member) throw notFound('User');
+    if (member.role === 'owner') throw forbidden('The role of the owner cannot be changed');
+    member.role = role;
+    await em.flush();
+    this.deps.sessions.invalidate();
+    return toMemberView(member, await em.findOneOrFail(User, { id: member.userId }));
+  }
+}
+
+const toMemberView = (m: MemberRow, u: UserRow): MemberView => ({
+  id: m.id, userId: m.userId, organizationId: m.organizationId, role: m.role, createdAt: iso(m.createdAt)!, user: toUserView(u),
+});
+const toUserView = (u: UserRow): UserView => ({
+  id: u.id, email: u.email, firstName: u.firstName, lastName: u.lastName, image: u.image ?? null,
+  twoFactorEnabled: u.twoFactorEnabled, createdAt: iso(u.createdAt)!, updatedAt: iso(u.updatedAt)!,
+});
