@@ -83,6 +83,43 @@ t.test('a sixth database kind from a third party', async t => {
     t.equal((await client.post('valkey.remove', { valkeyId: created.body.valkeyId })).status, 200, 'removed without ever running');
   });
 
+  t.test('gets mounts, ports, deployments by type and its place in project.one, with no line of core or of another plugin naming it', async t => {
+    const { body: { project, environment } } = await client.post('project.create', { name: 'Sixth kind in the registry' });
+    const created = await client.post('valkey.create', { name: 'kinds', environmentId: environment.environmentId, dockerImage: 'berth-test/none:0', databasePassword: 'pw-kinds-1' });
+    t.equal(created.status, 200, JSON.stringify(created.body));
+    const valkeyId = created.body.valkeyId as string;
+    t.teardown(() => client.post('valkey.remove', { valkeyId }));
+
+    const mount = await client.post('mounts.create', { serviceType: 'valkey', serviceId: valkeyId, type: 'volume', volumeName: 'valkey-extra', mountPath: '/extra' });
+    t.equal(mount.status, 200, JSON.stringify(mount.body));
+    t.match(mount.body, { serviceType: 'valkey', valkeyId, applicationId: null, redisId: null }, 'a mount of the sixth kind, under its own <kind>Id field');
+    const listed = await client.get('mounts.listByServiceId', { serviceType: 'valkey', serviceId: valkeyId });
+    t.same(listed.body.map((m: { mountId: string }) => m.mountId), [mount.body.mountId]);
+    t.same((await client.get('valkey.one', { valkeyId })).body.mounts.map((m: { mountId: string }) => m.mountId), [mount.body.mountId], 'and valkey.one lists it');
+
+    const port = await freePort();
+    t.equal((await client.post('valkey.saveExternalPort', { valkeyId, externalPort: port })).status, 200);
+    const app = await client.post('application.create', { name: 'port-taker', environmentId: environment.environmentId });
+    const clash = await client.post('port.create', { applicationId: app.body.applicationId, publishedPort: port, targetPort: 80 });
+    t.equal(clash.status, 409, 'its external port is held on the host: an application cannot publish it');
+
+    const queued = await client.post('valkey.deploy', { valkeyId });
+    t.equal(queued.status, 200);
+    const byType = await client.get('deployment.allByType', { type: 'valkey', id: valkeyId });
+    t.equal(byType.status, 200, JSON.stringify(byType.body));
+    t.match(byType.body, [{ deploymentId: queued.body.deploymentId, targetType: 'valkey', valkeyId, applicationId: null }], 'deployments by type, with its <kind>Id field');
+
+    const one = await client.get('project.one', { projectId: project.projectId });
+    t.same(one.body.environments[0].valkey.map((v: { valkeyId: string }) => v.valkeyId), [valkeyId], 'project.one lists it under its own key');
+    const doc = (await client.get('settings.getOpenApiDocument')).body;
+    t.ok(doc.paths['/mounts.create'].post.requestBody.content['application/json'].schema.properties.serviceType.enum.includes('valkey'), 'the document\'s mount owners include it');
+
+    const removed = await client.post('project.remove', { projectId: project.projectId });
+    t.equal(removed.status, 200);
+    t.equal((await client.get('valkey.one', { valkeyId })).status, 404, 'removing the project removed it through its kind');
+    t.equal((await client.get('mounts.one', { mountId: mount.body.mountId })).status, 404, 'with its mounts');
+  });
+
   t.test('create → saveExternalPort → deploy → set/get → changePassword → remove, on the real engine', async t => {
     // A project of its own: the searches and listings below expect exactly what this test made.
     const { body: { project, environment } } = await client.post('project.create', { name: 'Sixth kind on the engine' });

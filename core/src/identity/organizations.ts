@@ -1,5 +1,6 @@
 // Organizations (the tenants) and the invitations that bring people into them. Invitation
 // tokens are stored as hashes, shown once.
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { forbidden, notFound, unauthorized } from '../errors.ts';
 import { hashToken, newId, newToken, verifyPassword } from '../crypto.ts';
 import type { Principal } from '../procedure.ts';
@@ -8,7 +9,17 @@ import { iso, type InvitationView, type OrganizationView } from './views.ts';
 import { DAY, IdentityStore, newUser } from './shared.ts';
 import type { SignedIn } from './sessions.ts';
 
+/** Runs before an organization's rows are deleted, in the unit of work that deletes them: plugins remove what the organization has on the hosts. */
+export type OrganizationRemover = (organizationId: string, em: EntityManager) => Promise<void>;
+
 export class OrganizationService extends IdentityStore<'sessions'> {
+  readonly #removers: OrganizationRemover[] = [];
+
+  /** Adds what must happen before an organization is deleted (its rows cascade through foreign keys; its engine objects do not). */
+  beforeRemove(remover: OrganizationRemover): void {
+    this.#removers.push(remover);
+  }
+
   /** The organizations a user belongs to, oldest first. */
   async organizationsOf(userId: string): Promise<OrganizationView[]> {
     const em = this.em();
@@ -53,6 +64,7 @@ export class OrganizationService extends IdentityStore<'sessions'> {
     if (!member) throw notFound('Organization');
     if (member.role !== 'owner') throw forbidden('Only the owner can delete an organization');
     if ((await em.count(Member, { userId: principal.userId, role: 'owner' })) < 2) throw forbidden('You cannot delete your only organization');
+    for (const remove of this.#removers) await remove(organizationId, em);
     await em.nativeDelete(Organization, { id: organizationId });
     this.deps.sessions.invalidate();
   }

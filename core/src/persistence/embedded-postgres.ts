@@ -39,6 +39,9 @@ const SMALL_INSTANCE: Record<string, string> = {
 };
 
 const SOCKET_PORT = 5432;
+// The cluster's directory under the data directory, and its superuser and database: the platform's own, not a workload kind.
+const CLUSTER = 'postgres'; // kind-names: PostgreSQL's own directory name
+const SUPERUSER = 'postgres'; // kind-names: PostgreSQL's own superuser
 /** sun_path is 108 bytes on Linux, the terminating NUL included. */
 const MAX_SOCKET_PATH = 107;
 const READY_TIMEOUT_MS = 120_000;
@@ -79,8 +82,8 @@ export class EmbeddedPostgres {
   private constructor(options: EmbeddedPostgresOptions, binaries: Binaries, password: string) {
     this.#options = options;
     this.#binaries = binaries;
-    this.clusterDir = path.join(options.dataDir, 'postgres');
-    this.pool = { host: this.clusterDir, port: SOCKET_PORT, user: 'postgres', password, database: 'postgres' };
+    this.clusterDir = path.join(options.dataDir, CLUSTER);
+    this.pool = { host: this.clusterDir, port: SOCKET_PORT, user: SUPERUSER, password, database: SUPERUSER };
   }
 
   /**
@@ -88,7 +91,7 @@ export class EmbeddedPostgres {
    * it, starts the server and waits until it answers a query.
    */
   static async start(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
-    const clusterDir = path.join(options.dataDir, 'postgres');
+    const clusterDir = path.join(options.dataDir, CLUSTER);
     const socket = path.join(clusterDir, `.s.PGSQL.${SOCKET_PORT}`);
     if (Buffer.byteLength(socket) > MAX_SOCKET_PATH) {
       throw new EmbeddedDatabaseError(`The embedded database's socket would be ${socket}, longer than the ${MAX_SOCKET_PATH} bytes a Unix socket path may have: choose a shorter BERTH_DATA_DIR (or set DATABASE_URL)`);
@@ -341,7 +344,7 @@ function run(cmd: string, args: string[], what: string): Promise<void> {
 
 /** Creates the cluster of `dataDir` (and its password file) without starting a server; a no-op when it exists. */
 export async function createCluster(dataDir: string, log: Logger): Promise<void> {
-  await initialise(dataDir, path.join(dataDir, 'postgres'), locateBinaries(), log);
+  await initialise(dataDir, path.join(dataDir, CLUSTER), locateBinaries(), log);
 }
 
 /** The version of the PostgreSQL binaries (e.g. "15.18"): clusters they made may be copied between data directories. */

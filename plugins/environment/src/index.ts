@@ -15,5 +15,7 @@ export default definePlugin({
     berth.migrations(...environmentMigrations);
     berth.provide({ environments: asValue(environments) });
     berth.procedures(environmentProcedures(environments));
+    // An organization's rows go through foreign keys; its services, files and ports go through the kinds, first.
+    berth.onStart(({ organizations }) => organizations.beforeRemove((organizationId, em) => environments.removeWorkloadsOfOrganization(organizationId, em)));
   },
 });

@@ -55,6 +55,12 @@ export class EnvironmentService implements EnvironmentDirectory {
     await this.#workloads.removeIn(rows.map(r => r.environmentId), em);
   }
 
+  /** Removes the workloads of every environment of the organization through their kinds (before the organization is deleted). */
+  async removeWorkloadsOfOrganization(organizationId: string, em: EntityManager): Promise<void> {
+    const rows = await em.find(Environment, { organizationId }, { fields: ['environmentId'] });
+    await this.#workloads.removeIn(rows.map(r => r.environmentId), em);
+  }
+
   async get(environmentId: string, organizationId: string, em: EntityManager): Promise<EnvironmentRef> {
     return toRef(await this.#find(environmentId, organizationId, em));
   }

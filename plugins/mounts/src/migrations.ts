@@ -2,7 +2,7 @@
 import { Migration } from '@berth/core';
 
 // The owner columns of the first schema (one per kind then known); the second migration folds them into service_id.
-const owners = ['application', 'postgres', 'mariadb', 'mongo', 'mysql', 'redis', 'compose'];
+const owners = ['application', 'postgres', 'mariadb', 'mongo', 'mysql', 'redis', 'compose']; // kind-names: the schema as it shipped
 
 class MountsInit extends Migration {
   override async up(): Promise<void> {
@@ -14,7 +14,7 @@ class MountsInit extends Migration {
       "file_path" text null,
       "content" text null,
       "mount_path" text not null,
-      "service_type" varchar(16) not null check ("service_type" in ('application', 'postgres', 'mysql', 'mariadb', 'mongo', 'redis', 'compose')),
+      "service_type" varchar(16) not null check ("service_type" in ('application', 'postgres', 'mysql', 'mariadb', 'mongo', 'redis', 'compose')), -- kind-names: the schema as it shipped
       ${owners.map(o => `"${o}_id" varchar(32) null,`).join('\n      ')}
       "organization_id" varchar(32) not null references "organizations" ("id") on delete cascade,
       "created_at" timestamptz not null);`);

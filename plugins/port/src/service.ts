@@ -9,7 +9,7 @@
 import { conflict, newId, notFound, type EntityManager } from '@berth/core';
 import { Port, type PortRow } from './entities.ts';
 import type { CreateInput, UpdateInput } from './schemas.ts';
-import { type HostPorts, type PortHold, type PortDirectory, type PortRecord, type WorkloadRegistry } from '@berth/plugin-workloads';
+import { type HostPorts, type PortHold, type PortDirectory, type PortRecord, type WorkloadRef, type WorkloadRegistry } from '@berth/plugin-workloads';
 
 const order = { orderBy: { createdAt: 'asc', portId: 'asc' } } as const;
 
@@ -54,7 +54,7 @@ export class PortService implements PortDirectory {
 
   // ------------------------------------------------------------ port.*
   async create(input: CreateInput, organizationId: string, em: EntityManager): Promise<PortRecord> {
-    const app = await this.#workloads.owner('application', input.applicationId, organizationId, em);
+    const app = await this.#owner(input.applicationId, organizationId, em);
     const mapping: Mapping = {
       publishedPort: input.publishedPort,
       publishMode: input.publishMode ?? 'ingress',
@@ -94,6 +94,13 @@ export class PortService implements PortDirectory {
   }
 
   // ------------------------------------------------------------ internals
+  /** The workload a port belongs to: the port API names it by applicationId, the id field of a kind that supports ports. */
+  async #owner(id: string, organizationId: string, em: EntityManager): Promise<WorkloadRef> {
+    const kind = this.#workloads.supporting('ports').find(k => k.idField === 'applicationId');
+    if (!kind) throw notFound('Application');
+    return this.#workloads.owner(kind.kind, id, organizationId, em);
+  }
+
   async #assertFree(m: Mapping, applicationId: string, serverId: string | null, self: string | null, em: EntityManager): Promise<void> {
     const name = `publishedPort ${m.publishedPort}/${m.protocol}`;
     if (serverId === null && m.protocol === 'tcp' && this.#reserved().includes(m.publishedPort)) throw conflict(`${name} is held by Berth itself on this host`);

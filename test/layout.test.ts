@@ -1,0 +1,85 @@
+// The shape of the code base, as DESIGN.md draws it, checked on the sources: a plugin never
+// imports another plugin's files (only a package's declared entry points), providers never
+// import plugins, and a workload kind's name is written only in its own packages — every other
+// list of kinds is derived from the registry. The kinds are the ones a real kernel registers.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { startTestServer } from '@berth/core/testing';
+import { repoRoot } from './helpers.ts';
+
+/** A line may name a kind on purpose (a shipped migration, PostgreSQL's own superuser) when it says why. */
+const ALLOWED = /kind-names: \S/;
+
+function sources(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(dir)) {
+    if (entry === 'node_modules' || entry.startsWith('.')) continue;
+    const full = path.join(dir, entry);
+    if (statSync(full).isDirectory()) out.push(...sources(full));
+    else if (entry.endsWith('.ts') && !entry.endsWith('.d.ts')) out.push(full);
+  }
+  return out;
+}
+
+const packageDirs = (group: string) => readdirSync(path.join(repoRoot, group)).map(d => path.join(repoRoot, group, d)).filter(d => statSync(d).isDirectory());
+const rel = (file: string) => path.relative(repoRoot, file);
+const importsOf = (text: string) =>
+  [...text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"`;]*?from\s*['"]([^'"]+)['"]|(?:^|\n)\s*import\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)].map(m => m[1] ?? m[2] ?? m[3]!);
+
+/** The entry points a workspace package declares (its package.json exports), as import specifiers. */
+function declaredEntries(): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const dir of [path.join(repoRoot, 'core'), ...packageDirs('plugins'), ...packageDirs('providers'), ...packageDirs('examples')]) {
+    const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name: string; exports?: unknown };
+    const keys = pkg.exports && typeof pkg.exports === 'object' && Object.keys(pkg.exports).some(k => k.startsWith('.')) ? Object.keys(pkg.exports) : ['.'];
+    out.set(pkg.name, new Set(keys.map(k => (k === '.' ? pkg.name : `${pkg.name}/${k.replace(/^\.\//, '')}`))));
+  }
+  return out;
+}
+
+t.test('a plugin reaches another plugin only through its declared entry points; providers never import plugins', async t => {
+  const entries = declaredEntries();
+  const pluginPackages = [...entries.keys()].filter(n => n.startsWith('@berth/plugin-'));
+  const broken: string[] = [];
+  for (const dir of [...packageDirs('plugins'), ...packageDirs('providers')]) {
+    const isProvider = dir.includes(`${path.sep}providers${path.sep}`);
+    for (const file of sources(path.join(dir, 'src'))) {
+      for (const spec of importsOf(readFileSync(file, 'utf8'))) {
+        if (spec.startsWith('.')) {
+          const target = path.resolve(path.dirname(file), spec);
+          if (!target.startsWith(dir + path.sep)) broken.push(`${rel(file)} imports ${spec}: a file outside its own package`);
+          continue;
+        }
+        const pkg = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!;
+        if (isProvider && pluginPackages.includes(pkg)) broken.push(`${rel(file)} imports ${spec}: a provider depends on core's contracts, never on a plugin`);
+        else if (entries.has(pkg) && !entries.get(pkg)!.has(spec)) broken.push(`${rel(file)} imports ${spec}: not an entry point ${pkg} declares`);
+      }
+    }
+  }
+  t.same(broken, [], 'imports that reach into another package');
+});
+
+t.test('a workload kind\'s name is written only in its own packages', async t => {
+  const server = await startTestServer({ jobs: false });
+  t.teardown(() => server.destroy());
+  const kinds = server.kernel.container.cradle.workloads.kinds();
+  t.ok(kinds.length >= 6, `the built-in kinds are registered (${kinds.map(k => k.kind).join(', ')})`);
+  // A kind's own packages: the plugin that registers it, and its providers (providers/<contract>-<kind>).
+  const owners = (kind: string) => [path.join(repoRoot, 'plugins', kind), ...packageDirs('providers').filter(d => d.endsWith(`-${kind}`))];
+  const files = [path.join(repoRoot, 'core/src'), ...packageDirs('plugins').map(d => path.join(d, 'src')), ...packageDirs('providers').map(d => path.join(d, 'src'))]
+    .flatMap(sources).filter(f => !path.basename(f).startsWith('testing'));
+  const named: string[] = [];
+  for (const { kind, listKey } of kinds) {
+    const own = owners(kind);
+    const words = [...new Set([kind, listKey])].map(w => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+    const quoted = new RegExp(`['"\`](?:${words.join('|')})['"\`]`);
+    for (const file of files) {
+      if (own.some(d => file.startsWith(d + path.sep))) continue;
+      readFileSync(file, 'utf8').split('\n').forEach((line, i) => {
+        if (quoted.test(line) && !ALLOWED.test(line)) named.push(`${rel(file)}:${i + 1} names "${kind}": ${line.trim()}`);
+      });
+    }
+  }
+  t.same(named, [], 'places outside a kind\'s own packages that write its name (derive it from the registry instead)');
+});
