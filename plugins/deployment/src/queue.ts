@@ -98,6 +98,10 @@ export class DeploymentQueue {
   /** Graceful stop: claim nothing more, abort what runs here and let each record its end. */
   async shutdown(): Promise<void> {
     this.#closing = true;
+    // A claim already in flight may still take a deployment (it sees #closing only afterwards and
+    // puts it back in the queue): wait for it, so that happens before the database closes. Else
+    // the record stays `running` and the next start marks a deployment error that never ran.
+    await Promise.allSettled([...this.#claims]);
     const pending = [...this.#running.keys()].map(id => this.abort(id, 'shutdown'));
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
