@@ -9,6 +9,7 @@ import { createClient } from 'redis';
 import { startTestServer, signUpAdmin, otherOrganization, deploymentFinished, waitFor, freePort, removeServiceAndVolume, engineGone } from '@berth/core/testing';
 import { ensureValkeyTestImage } from '../examples/database-valkey/test/valkey-image.ts';
 import { repoRoot } from './helpers.ts';
+import { dataVolumeOf } from '@berth/plugin-workloads';
 
 t.setTimeout(600_000);
 const valkeyPlugin = path.join(repoRoot, 'examples/database-valkey');
@@ -159,7 +160,7 @@ t.test('a sixth database kind from a third party', async t => {
     t.equal(spec.Labels?.['berth.kind'], 'valkey');
     t.same(spec.TaskTemplate.ContainerSpec.Args?.slice(0, 5), ['valkey-server', '--dir', '/data', '--appendonly', 'yes'], 'the driver\'s start command');
     t.match(spec.TaskTemplate.ContainerSpec.Image, image);
-    t.same(spec.TaskTemplate.ContainerSpec.Mounts?.map((m: { Source?: string; Target?: string }) => [m.Source, m.Target]), [[`${appName}-data`, '/data']], 'the data volume on the driver\'s data path');
+    t.same(spec.TaskTemplate.ContainerSpec.Mounts?.map((m: { Source?: string; Target?: string }) => [m.Source, m.Target]), [[dataVolumeOf('valkey', valkeyId), '/data']], 'the data volume, named after the record, on the driver\'s data path');
 
     const found = await client.get('valkey.search', { environmentId: environment.environmentId });
     t.same(found.body.items.map((i: { valkeyId: string }) => i.valkeyId), [valkeyId], 'found through its namespace by environment');
@@ -204,7 +205,7 @@ t.test('a sixth database kind from a third party', async t => {
     t.equal(removed.status, 200);
     t.equal(removed.body.valkeyId, valkeyId);
     t.equal(await engineGone(docker.getService(appName).inspect()), 'gone', 'no service');
-    t.equal(await engineGone(docker.getVolume(`${appName}-data`).inspect()), 'gone', 'no volume');
+    t.equal(await engineGone(docker.getVolume(dataVolumeOf('valkey', valkeyId)).inspect()), 'gone', 'no volume');
     t.equal((await client.get('valkey.one', { valkeyId })).status, 404);
     t.equal((await client.get('deployment.one', { deploymentId: deployed.deploymentId })).status, 404, 'its deployment records are gone too');
   });

@@ -5,7 +5,7 @@
 import t from 'tap';
 import Docker from 'dockerode';
 import { startTestServer, signUpAdmin, Client, TEST_BASE_IMAGE, waitFor, freePort, deploymentFinished, removeServiceAndVolume, engineGone } from '@berth/core/testing';
-import { PLATFORM_NETWORK } from '@berth/plugin-workloads';
+import { PLATFORM_NETWORK, dataVolumeOf } from '@berth/plugin-workloads';
 
 const docker = new Docker();
 const suffix = () => Math.random().toString(36).slice(2, 8);
@@ -110,7 +110,7 @@ t.test('mongo (no mongod on these machines: the API and the service spec only)',
     t.ok(env.includes('MONGO_INITDB_ROOT_PASSWORD=Spec_pw-1'), 'the driver\'s password variable');
     t.ok(env.includes('EXTRA=from-user'), 'the user\'s own variables too');
     t.notOk(env.includes('MONGO_INITDB_ROOT_USERNAME=overridden'));
-    t.match(container.Mounts, [{ Type: 'volume', Source: `${appName}-data`, Target: '/data/db' }], 'the data volume at mongo\'s data path');
+    t.match(container.Mounts, [{ Type: 'volume', Source: dataVolumeOf('mongo', main.id), Target: '/data/db' }], 'the data volume at mongo\'s data path');
     t.same(spec.EndpointSpec?.Ports, [{ Protocol: 'tcp', TargetPort: 27017, PublishedPort: port, PublishMode: 'host' }], 'the internal port published on the external one');
     t.equal(spec.UpdateConfig?.Order, 'stop-first', 'one task holds the data volume at a time');
     t.match(spec.Labels, { 'berth.kind': 'mongo', 'berth.id': main.id });
@@ -140,7 +140,7 @@ t.test('mongo (no mongod on these machines: the API and the service spec only)',
       const removed = await client.post('mongo.remove', { mongoId: id });
       t.equal(removed.status, 200, `remove ${name}, its deployment still running or not`);
       t.equal(await engineGone(docker.getService(name!).inspect()), 'gone', `${name}: no service left`);
-      await waitFor(`${name}'s volume gone`, () => docker.getVolume(`${name}-data`).inspect().then(() => false, (e: { statusCode?: number }) => e.statusCode === 404 || Promise.reject(e)));
+      await waitFor(`${name}'s volume gone`, () => docker.getVolume(dataVolumeOf('mongo', id!)).inspect().then(() => false, (e: { statusCode?: number }) => e.statusCode === 404 || Promise.reject(e)));
       t.pass(`${name}: no data volume left`);
     }
   });

@@ -11,6 +11,7 @@ import { createClient } from 'redis';
 import { MongoClient } from 'mongodb';
 import { startTestServer, signUpAdmin, deploymentFinished, waitFor, freePort, canRun, removeServiceAndVolume, engineGone, TEST_POSTGRES_IMAGE, TEST_MARIADB_IMAGE, TEST_REDIS_IMAGE } from '@berth/core/testing';
 import { runContainerCommand } from '@berth/plugin-workloads/testing';
+import { dataVolumeOf } from '@berth/plugin-workloads';
 
 t.setTimeout(900_000);
 const docker = new Docker();
@@ -241,7 +242,7 @@ t.test('databases on the real engine', async t => {
       const removed = await client.post(`${k.kind}.remove`, { [id]: dbId });
       t.equal(removed.status, 200);
       t.equal(await engineGone(docker.getService(appName).inspect()), 'gone', 'no service');
-      t.equal(await engineGone(docker.getVolume(`${appName}-data`).inspect()), 'gone', 'no volume');
+      t.equal(await engineGone(docker.getVolume(dataVolumeOf(k.kind, dbId)).inspect()), 'gone', 'no volume');
       t.equal((await client.get(`${k.kind}.one`, { [id]: dbId })).status, 404);
     });
   }

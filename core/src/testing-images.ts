@@ -82,13 +82,23 @@ export async function makeGitRepo(files: Record<string, string>, opts: GitRepoOp
 let engine: Docker | undefined;
 const docker = () => (engine ??= new Docker());
 
-/** What a test left on the engine under this appName: the service, then its data volume once no container holds it any more. */
+/**
+ * What a test left on the engine under this appName: the service, then its named volumes (the
+ * data volume, whatever its name: read from the service before it goes, and the older
+ * `<appName>-data`) once no container holds them any more.
+ */
 export async function removeServiceAndVolume(appName: string): Promise<void> {
+  type Mount = { Type?: string; Source?: string };
+  const mounts = await docker().getService(appName).inspect().then(
+    (s: { Spec?: { TaskTemplate?: { ContainerSpec?: { Mounts?: Mount[] } } } }) => s.Spec?.TaskTemplate?.ContainerSpec?.Mounts ?? [], () => [] as Mount[]);
+  const volumes = new Set([`${appName}-data`, ...mounts.filter(m => m.Type === 'volume' && m.Source).map(m => m.Source!)]);
   await docker().getService(appName).remove().catch(() => undefined);
-  await waitFor(`${appName}'s data volume removed`, () => docker().getVolume(`${appName}-data`).remove().then(
-    () => true,
-    (e: { statusCode?: number }) => (e.statusCode === 404 ? true : Promise.reject(e)),
-  ), { timeout: 60_000, interval: 250 });
+  for (const volume of volumes) {
+    await waitFor(`${appName}'s volume ${volume} removed`, () => docker().getVolume(volume).remove().then(
+      () => true,
+      (e: { statusCode?: number }) => (e.statusCode === 404 ? true : Promise.reject(e)),
+    ), { timeout: 60_000, interval: 250 });
+  }
 }
 
 /** 'gone' when the engine answers 404 for the inspected object, 'present' when it answers it, else the error status. */

@@ -1,18 +1,17 @@
 // The engine side of an application's runs, as the deploy queue's Deployer for target type
-// "application": get an image (pull or build from the fetched source), resolve env and
+// "application", on the kit's shared lifecycle (stop, start, reload, settle, removal): get an image (pull or build from the fetched source), resolve env and
 // attachments into a WorkloadService, roll it out on Swarm and wait for the new task.
 // Status: running while deploying; done only once Swarm reports the new task running;
 // error (set by settle) when the run fails, times out or dies with the process.
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { type Cradle, type Deployer, type DeploymentRun, type EntityManager } from '@berth/core';
+import { type Cradle, type DeploymentRun, type EntityManager } from '@berth/core';
 import type Docker from 'dockerode';
 import { optionalService } from '@berth/core';
 import { Application, type ApplicationRow } from './entities.ts';
 import { KIND, type ApplicationService } from './service.ts';
 import type { ReadLogsInput } from './schemas.ts';
-import { swarmOf, type SwarmOps } from './swarm.ts';
-import { parseEnv, resolveEnv, swarmSettingsToService, toServiceMounts, type MountRecord, type PortRecord, type WorkloadService } from '@berth/plugin-workloads';
+import { WorkloadLifecycle, ensureImage, parseEnv, resolveEnv, swarmSettingsToService, toServiceMounts, type Engine, type MountRecord, type PortRecord, type WorkloadService } from '@berth/plugin-workloads';
 
 declare module '@berth/core' {
   interface BerthEvents {
@@ -26,68 +25,39 @@ declare module '@berth/core' {
 /** Where an application keeps its files on this host (file mounts); appName is already a strict slug. */
 export const applicationDir = (dataDir: string, appName: string) => path.join(dataDir, 'applications', appName);
 
-export class ApplicationDeployer implements Deployer {
+export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
   readonly targetType = KIND;
+  protected readonly noun = 'application';
   readonly #apps: ApplicationService;
-  readonly #cradle: () => Cradle;
 
   constructor(apps: ApplicationService, cradle: () => Cradle) {
+    super(cradle);
     this.#apps = apps;
-    this.#cradle = cradle;
   }
 
-  async #swarm(): Promise<SwarmOps> {
-    const { hosts, config } = this.#cradle();
-    return swarmOf(await hosts.local(), hosts, config.deploySettleSeconds);
+  protected load(applicationId: string, em: EntityManager): Promise<ApplicationRow | null> {
+    return em.findOne(Application, { applicationId });
   }
 
-  async run(action: string, run: DeploymentRun): Promise<void> {
-    const row = await run.em.findOne(Application, { applicationId: run.deployment.targetId });
-    if (!row) throw new Error('The application was deleted before its deployment ran');
-    const swarm = await this.#swarm();
-    switch (action) {
-      case 'deploy':
-      case 'redeploy':
-        return this.#deploy(row, action, run, swarm);
-      case 'stop':
-        run.log(`Scaling ${row.appName} to 0 replicas`);
-        await swarm.scale(row.appName, 0, run);
-        await this.#apps.setStatus(row.applicationId, 'idle', run.em);
-        run.log('Stopped');
-        return;
-      case 'start': {
-        if (!(await swarm.exists(row.appName))) throw new Error(`${row.appName} has never been deployed: deploy it first`);
-        const replicas = Number(this.#apps.settingsOf(row).replicas ?? 1);
-        await this.#apps.setStatus(row.applicationId, 'running', run.em);
-        run.log(`Scaling ${row.appName} to ${replicas} replica(s)`);
-        await swarm.scale(row.appName, replicas, run);
-        await this.#apps.setStatus(row.applicationId, 'done', run.em);
-        run.log('Started');
-        return;
-      }
-      case 'reload':
-        if (!(await swarm.exists(row.appName))) throw new Error(`${row.appName} has never been deployed: deploy it first`);
-        await this.#apps.setStatus(row.applicationId, 'running', run.em);
-        run.log(`Restarting the tasks of ${row.appName}`);
-        await swarm.restart(row.appName, run);
-        await this.#apps.setStatus(row.applicationId, 'done', run.em);
-        run.log('Reloaded');
-        return;
-      default:
-        throw new Error(`Unknown application action "${action}"`);
-    }
+  protected identify(row: ApplicationRow) {
+    return { id: row.applicationId, appName: row.appName, organizationId: row.organizationId };
   }
 
-  async settle(targetId: string, outcome: 'error' | 'cancelled', _reason: string, em: EntityManager): Promise<void> {
-    const row = await em.findOne(Application, { applicationId: targetId });
-    if (!row) return;
-    // A cancelled run leaves the previous version running: its status says what runs now.
-    const status = outcome === 'error' ? 'error' : (await this.#swarm().then(s => s.exists(row.appName)).catch(() => false)) ? 'done' : 'idle';
-    await this.#apps.setStatus(targetId, status, em);
+  protected replicas(row: ApplicationRow): number {
+    return Number(this.#apps.settingsOf(row).replicas ?? 1);
   }
 
-  async #deploy(row: ApplicationRow, action: string, run: DeploymentRun, swarm: SwarmOps): Promise<void> {
-    const cradle = this.#cradle();
+  protected setStatus(applicationId: string, status: string, em: EntityManager): Promise<void> {
+    return this.#apps.setStatus(applicationId, status, em);
+  }
+
+  protected async deploy(row: ApplicationRow, action: string, run: DeploymentRun, engine: Engine): Promise<void> {
+    if (action !== 'deploy' && action !== 'redeploy') throw new Error(`Unknown application action "${action}"`);
+    return this.#deploy(row, action, run, engine);
+  }
+
+  async #deploy(row: ApplicationRow, action: string, run: DeploymentRun, { docker, swarm }: Engine): Promise<void> {
+    const cradle = this.cradle();
     const { deployment } = run;
     await this.#apps.setStatus(row.applicationId, 'running', run.em);
     const settings = this.#apps.settingsOf(row);
@@ -111,7 +81,7 @@ export class ApplicationDeployer implements Deployer {
         if (settings.username && secrets.password) {
           registryAuth = { username: settings.username as string, password: secrets.password, serveraddress: (settings.registryUrl as string | null) || registryOf(dockerImage) };
         }
-        await swarm.ensureImage(dockerImage, registryAuth, run);
+        await ensureImage(docker, dockerImage, registryAuth, run);
         image = dockerImage;
       } else {
         image = await this.#build(row, settings, secrets, buildArgs, buildSecrets, run);
@@ -135,10 +105,10 @@ export class ApplicationDeployer implements Deployer {
       ports: ports.map(p => ({ targetPort: p.targetPort, publishedPort: p.publishedPort, protocol: p.protocol, publishMode: p.publishMode })),
       detachPlatformNetwork: Boolean(settings.detachDokployNetwork),
       registryAuth,
-      ownerLabels: { 'berth.kind': KIND, 'berth.id': row.applicationId, 'berth.deployment': deployment.deploymentId },
+      ownerLabels: this.labels(row, run),
     };
     run.log(`Rolling out ${row.appName} with ${image}`);
-    await swarm.deploy(service, run);
+    await swarm.deployService(service, this.wait(run));
     await this.#apps.setStatus(row.applicationId, 'done', run.em);
     run.log(`${row.appName} is running ${image}`);
     cradle.events.emit('appDeploy', {
@@ -149,7 +119,7 @@ export class ApplicationDeployer implements Deployer {
 
   /** Fetches the source into a per-deployment work dir and builds it; answers the image tag. */
   async #build(row: ApplicationRow, settings: Record<string, unknown>, secrets: Record<string, string | null>, buildArgs: Record<string, string>, buildSecrets: Record<string, string>, run: DeploymentRun): Promise<string> {
-    const cradle = this.#cradle();
+    const cradle = this.cradle();
     const { source, buildPath } = await this.#source(row, settings, run);
     const workDir = path.join(cradle.config.dataDir, 'builds', run.deployment.deploymentId);
     await rm(workDir, { recursive: true, force: true });
@@ -172,7 +142,7 @@ export class ApplicationDeployer implements Deployer {
         buildArgs,
         secrets: [...Object.values(buildSecrets), ...Object.values(buildArgs), ...(secrets.password ? [secrets.password] : [])],
         imageTag,
-        labels: { 'berth.kind': KIND, 'berth.id': row.applicationId, 'berth.deployment': run.deployment.deploymentId },
+        labels: this.labels(row, run),
         signal: run.signal,
         log: line => run.log(line),
       });
@@ -190,7 +160,7 @@ export class ApplicationDeployer implements Deployer {
         const url = s('customGitUrl');
         if (!url) throw new Error('No git URL is set: save one with saveGitProvider');
         const keyId = s('customGitSSHKeyId');
-        const privateKey = keyId ? await this.#cradle().sshKeys.privateKey(keyId, row.organizationId, run.em) : null;
+        const privateKey = keyId ? await this.cradle().sshKeys.privateKey(keyId, row.organizationId, run.em) : null;
         if (privateKey) run.redact(privateKey);
         return {
           source: { kind: 'git', url, branch: s('customGitBranch') || 'main', ...(privateKey ? { sshKey: { privateKey } } : {}), enableSubmodules: Boolean(settings.enableSubmodules) },
@@ -218,16 +188,9 @@ export class ApplicationDeployer implements Deployer {
     return out;
   }
 
-  /** Removes the application's service (absent is fine). */
-  async removeService(row: ApplicationRow): Promise<void> {
-    await (await this.#swarm()).remove(row.appName);
-  }
-
-  async serviceLogs(row: ApplicationRow, input: ReadLogsInput): Promise<string> {
-    const text = await (await this.#swarm()).logs(row.appName, { tail: input.tail ?? 100, since: input.since ?? 'all' });
-    if (!input.search) return text;
-    const needle = input.search.toLowerCase();
-    return text.split('\n').filter(l => l.toLowerCase().includes(needle)).join('\n');
+  /** The application's service log (NOT_FOUND before its first deploy). */
+  readLogs(row: ApplicationRow, input: ReadLogsInput): Promise<string> {
+    return this.serviceLogs(row, { tail: input.tail ?? 100, since: input.since ?? 'all', search: input.search });
   }
 }
 

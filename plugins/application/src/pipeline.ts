@@ -88,7 +88,7 @@ export class ApplicationPipeline {
   }
 
   readLogs(row: ApplicationRow, input: ReadLogsInput): Promise<string> {
-    return this.#deployer.serviceLogs(row, input);
+    return this.#deployer.readLogs(row, input);
   }
 
   newRefreshToken(): string {

@@ -12,7 +12,7 @@ import { invalidField } from '@berth/core';
 
 const application = router('application');
 const scope = (ctx: ProcedureContext) => ({ organizationId: ctx.principal.organizationId, em: ctx.cradle.em });
-const byAppName = (ctx: ProcedureContext) => ctx.cradle.workloads.byAppName.bind(ctx.cradle.workloads);
+const assertAppNameFree = (ctx: ProcedureContext) => ctx.cradle.workloads.assertAppNameFree.bind(ctx.cradle.workloads);
 
 /** What a run answers: the queued deployment (callers that expect `true` treat any 200 as success). */
 const Queued = Type.Object({
@@ -27,7 +27,7 @@ export function applicationProcedures(apps: ApplicationService, pipeline: Applic
       handler(input: unknown, ctx) {
         const i = input as Record<string, unknown>;
         const { organizationId, em } = scope(ctx);
-        return apps.change(i.applicationId as string, organizationId, { ...i, ...extra(i) }, em, byAppName(ctx));
+        return apps.change(i.applicationId as string, organizationId, { ...i, ...extra(i) }, em, assertAppNameFree(ctx));
       },
     });
   const run = (name: string, action: string, summary: string, input = IdInput) =>
@@ -45,7 +45,7 @@ export function applicationProcedures(apps: ApplicationService, pipeline: Applic
       input: CreateInput, output: ApplicationFields,
       handler(input, ctx) {
         const { organizationId, em } = scope(ctx);
-        return apps.create(input, organizationId, em, byAppName(ctx));
+        return apps.create(input, organizationId, em, assertAppNameFree(ctx));
       },
     }),
     application.query('one', {
@@ -103,7 +103,7 @@ export function applicationProcedures(apps: ApplicationService, pipeline: Applic
       input: MoveInput, output: ApplicationFields,
       handler({ applicationId, targetEnvironmentId }, ctx) {
         const { organizationId, em } = scope(ctx);
-        return apps.change(applicationId, organizationId, { environmentId: targetEnvironmentId }, em, byAppName(ctx));
+        return apps.change(applicationId, organizationId, { environmentId: targetEnvironmentId }, em, assertAppNameFree(ctx));
       },
     }),
     application.mutation('cleanQueues', {

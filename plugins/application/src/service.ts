@@ -2,14 +2,17 @@
 // environments, and the resolver other plugins use to find an application. Secrets are
 // sealed on write and opened only for `one` and for deploys. Engine work is in pipeline.ts.
 import { randomBytes } from 'node:crypto';
-import { conflict, invalidField, iso, newId, notFound, containing, type EntityManager, type EnvironmentDirectory, type EnvironmentRef, type SecretBox } from '@berth/core';
+import { invalidField, iso, newId, notFound, containing, type EntityManager, type EnvironmentDirectory, type EnvironmentRef, type SecretBox } from '@berth/core';
 import { Application, type ApplicationRow } from './entities.ts';
 import { sealedKeys, settingDefaults, settingKeys, type SealedKey, type SettingKey } from './fields.ts';
 import type { ApplicationFields, CreateInput, SearchInput, UpdateInput } from './schemas.ts';
-import { checkServiceName, generateAppName, type WorkloadRef } from '@berth/plugin-workloads';
+import { generateAppName, type WorkloadRef } from '@berth/plugin-workloads';
 
 /** The kind's name on the wire (deployment targetType, mounts' serviceType). */
 export const KIND = 'application';
+
+/** The registry's appName check (WorkloadRegistry.assertAppNameFree). */
+type AssertAppNameFree = (appName: string, serverId: string | null, em: EntityManager, self?: string) => Promise<void>;
 
 const columnKeys = ['name', 'appName', 'description', 'sourceType', 'buildType', 'applicationStatus', 'serverId', 'refreshToken'] as const;
 type ColumnKey = (typeof columnKeys)[number];
@@ -73,18 +76,12 @@ export class ApplicationService {
     throw invalidField('environmentId', 'is required (or projectId, in the older API)');
   }
 
-  async #assertAppNameFree(appName: string, serverId: string | null, em: EntityManager, resolver: (appName: string, serverId: string | null, em: EntityManager) => Promise<WorkloadRef | null>, self?: string): Promise<void> {
-    checkServiceName(appName, 'appName');
-    const holder = await resolver(appName, serverId, em);
-    if (holder && holder.id !== self) throw conflict(`appName "${appName}" is already used on this host`);
-  }
-
-  async create(input: CreateInput, organizationId: string, em: EntityManager, byAppName: (appName: string, serverId: string | null, em: EntityManager) => Promise<WorkloadRef | null>): Promise<ApplicationFields> {
+  async create(input: CreateInput, organizationId: string, em: EntityManager, assertAppNameFree: AssertAppNameFree): Promise<ApplicationFields> {
     const environment = await this.#placement(input, organizationId, em);
     const serverId = input.serverId ?? null;
     if (serverId) throw invalidField('serverId', 'remote servers are not available yet: leave serverId empty to deploy on this host');
     const appName = input.appName ?? generateAppName(input.name);
-    await this.#assertAppNameFree(appName, serverId, em, byAppName);
+    await assertAppNameFree(appName, serverId, em);
     const row = em.create(Application, {
       applicationId: newId(), name: input.name, appName, description: input.description ?? null,
       environmentId: environment.environmentId, organizationId, serverId,
@@ -98,7 +95,7 @@ export class ApplicationService {
   }
 
   /** Applies any subset of API fields (update and the save* operations). */
-  async change(applicationId: string, organizationId: string, changes: Partial<UpdateInput> & Record<string, unknown>, em: EntityManager, byAppName: (appName: string, serverId: string | null, em: EntityManager) => Promise<WorkloadRef | null>): Promise<ApplicationFields> {
+  async change(applicationId: string, organizationId: string, changes: Partial<UpdateInput> & Record<string, unknown>, em: EntityManager, assertAppNameFree: AssertAppNameFree): Promise<ApplicationFields> {
     const row = await this.find(applicationId, organizationId, em);
     const secrets = this.secretsOf(row);
     const settings = { ...row.settings };
@@ -108,7 +105,7 @@ export class ApplicationService {
       if (key === 'environmentId') {
         row.environmentId = (await this.#environments().get(value as string, organizationId, em)).environmentId;
       } else if (key === 'appName') {
-        if (value !== row.appName) await this.#assertAppNameFree(value as string, row.serverId ?? null, em, byAppName, row.applicationId);
+        if (value !== row.appName) await assertAppNameFree(value as string, row.serverId ?? null, em, row.applicationId);
         row.appName = value as string;
       } else if (key === 'serverId') {
         if (value) throw invalidField('serverId', 'remote servers are not available yet');

@@ -6,6 +6,7 @@ import pkg from '../package.json' with { type: 'json' };
 import { LocalContainerHosts } from './hosts/local-engine.ts';
 import { HostPorts } from './host-ports.ts';
 import { WorkloadRegistry } from './registry.ts';
+import { adoptServices } from './adoption.ts';
 
 export * from './kit.ts';
 
@@ -17,6 +18,15 @@ export default definePlugin({
       workloads: asValue(new WorkloadRegistry({ cradle: () => berth.container.cradle })),
       hosts: asClass(LocalContainerHosts).singleton(),
       hostPorts: asValue(new HostPorts()),
+    });
+    // Kinds register during setup, so by now every record's kind can answer for its services.
+    berth.onStart(async ({ workloads, hosts, orm, logger }) => {
+      try {
+        await adoptServices(workloads, hosts, orm.em.fork(), logger);
+      } catch (e) {
+        // An engine that is down at boot is no reason to refuse to start: the next boot adopts them.
+        logger.warn({ err: e }, 'could not adopt the services made before owner labels');
+      }
     });
   },
 });

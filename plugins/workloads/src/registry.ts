@@ -4,7 +4,9 @@
 // of kinds elsewhere (deployment targets, mounts' owners, environment views, appName checks,
 // cascading deletes) is derived from here. Nothing outside a kind's own package names it.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { notFound, optionalService, type Cradle, type Deployer } from '@berth/core';
+import { conflict, notFound, optionalService, type Cradle, type Deployer } from '@berth/core';
+import { checkServiceName } from './swarm/service-spec.ts';
+import { notOurs, ownedBy } from './owners.ts';
 
 /** What a kind supports besides running: other plugins offer their operations to the kinds that say so. */
 export interface WorkloadCapabilities {
@@ -110,6 +112,25 @@ export class WorkloadRegistry {
       if (found) return found;
     }
     return null;
+  }
+
+  /**
+   * Refuses (409) an appName that another of Berth's workloads holds on the host, or that names
+   * a service on the host which is not Berth's for the record `self` (a new record has none).
+   */
+  async assertAppNameFree(appName: string, serverId: string | null, em: EntityManager, self?: string): Promise<void> {
+    checkServiceName(appName, 'appName');
+    const holder = await this.byAppName(appName, serverId, em);
+    if (holder && holder.id !== self) throw conflict(`appName "${appName}" is already used on this host`);
+    const hosts = this.#cradle().hosts;
+    // A control plane whose engine is down can still keep records: every deploy checks the name again.
+    const docker = await hosts.local().catch(() => null);
+    if (!docker) return;
+    const labels = await hosts.call(`inspect service ${appName}`, () => docker.getService(appName).inspect().then(
+      (s: { Spec?: { Labels?: Record<string, string> } }) => s.Spec?.Labels ?? {},
+      (e: { statusCode?: number }) => (e.statusCode === 404 ? null : Promise.reject(e)),
+    ));
+    if (labels && !ownedBy(labels, self ?? '')) throw notOurs('service', appName);
   }
 
   /** Empty lists under every kind's list key. */

@@ -19,6 +19,10 @@ const runner = new SwarmRunner(docker, hosts, { pollMs: 200 });
 // Rollouts, rollbacks and timeouts on the engine take longer than tap's default per-file limit.
 t.setTimeout(600_000);
 
+/** The record the test's services belong to (their berth.id label). */
+const OWNER = 'swarm-runner-test';
+const mine = { owner: OWNER };
+
 const uniqueName = (what: string) => `berth-test-${what}-${randomBytes(4).toString('hex')}`;
 
 /** The body at http://127.0.0.1:port/ once it matches, or the last thing seen after the deadline. */
@@ -59,7 +63,7 @@ function web(name: string, port: number, greeting: string, over: Partial<Workloa
     ports: [{ targetPort: 8080, publishedPort: port, protocol: 'tcp', publishMode: 'host' }],
     replicas: 1,
     stopGracePeriod: 1_000_000_000,
-    ownerLabels: { 'berth.test': 'swarm-runner' },
+    ownerLabels: { 'berth.test': 'swarm-runner', 'berth.id': OWNER },
     ...over,
   };
 }
@@ -67,7 +71,7 @@ function web(name: string, port: number, greeting: string, over: Partial<Workloa
 function cleanup(t: Test, name: string) {
   t.teardown(async () => {
     // A slow removal must not fail the test that used the service: remove it without waiting then.
-    await runner.removeService(name, { timeoutMs: 30_000 }).catch(() => docker.getService(name).remove().catch(() => undefined));
+    await runner.removeService(name, { ...mine, timeoutMs: 30_000 }).catch(() => docker.getService(name).remove().catch(() => undefined));
   });
 }
 
@@ -85,15 +89,15 @@ t.test('deploy, update, scale, restart, logs and remove a service', async t => {
   t.match(await fetchUntil(port, /greeting=one/), /greeting=one/, 'the service answers on its published port');
   t.ok(lines.some(l => l.startsWith(`Creating service ${name}`)), 'logged the creation');
   t.ok(lines.some(l => l.includes('1/1 new task(s) running')), 'logged the progress');
-  t.equal(await runner.serviceExists(name), true);
+  t.equal(await runner.serviceExists(name, mine), true);
   const inspected = await docker.getService(name).inspect();
-  t.same(inspected.Spec.Labels, { 'berth.test': 'swarm-runner' }, 'owner labels on the service');
+  t.same(inspected.Spec.Labels, { 'berth.test': 'swarm-runner', 'berth.id': OWNER }, 'owner labels on the service');
 
   // A changed env: the new task runs with the new value once deployService resolves.
   const second = await runner.deployService(web(name, port, 'two'));
   t.equal(second.created, false);
   t.equal(second.forceUpdate, 1, 'every deploy raises ForceUpdate');
-  const live = running(await runner.serviceTasks(name));
+  const live = running(await runner.serviceTasks(name, mine));
   t.equal(live.length, 1);
   t.equal(live[0]?.forceUpdate, 1, 'the running task is the new version');
   const container = await docker.getContainer(live[0]!.containerId!).inspect();
@@ -103,20 +107,20 @@ t.test('deploy, update, scale, restart, logs and remove a service', async t => {
   // The same spec again still replaces the task (a redeploy is expected to restart).
   const third = await runner.deployService(web(name, port, 'two'));
   t.equal(third.forceUpdate, 2);
-  t.not(running(await runner.serviceTasks(name))[0]?.containerId, live[0]!.containerId, 'a new container');
+  t.not(running(await runner.serviceTasks(name, mine))[0]?.containerId, live[0]!.containerId, 'a new container');
 
-  await runner.scaleService(name, 0);
-  t.equal(running(await runner.serviceTasks(name)).length, 0, 'scaled to 0: nothing runs');
+  await runner.scaleService(name, 0, mine);
+  t.equal(running(await runner.serviceTasks(name, mine)).length, 0, 'scaled to 0: nothing runs');
   t.ok(await refused(port), 'and the port is closed');
   t.equal((await docker.getService(name).inspect()).Spec.Mode.Replicated.Replicas, 0);
 
-  await runner.scaleService(name, 1);
-  t.equal(running(await runner.serviceTasks(name)).length, 1, 'scaled back to 1');
+  await runner.scaleService(name, 1, mine);
+  t.equal(running(await runner.serviceTasks(name, mine)).length, 1, 'scaled back to 1');
   t.match(await fetchUntil(port, /greeting=two/), /greeting=two/, 'answering again');
 
-  const before = running(await runner.serviceTasks(name))[0]!;
-  await runner.restartService(name);
-  const after = running(await runner.serviceTasks(name));
+  const before = running(await runner.serviceTasks(name, mine))[0]!;
+  await runner.restartService(name, mine);
+  const after = running(await runner.serviceTasks(name, mine));
   t.equal(after.length, 1);
   t.equal(after[0]?.forceUpdate, before.forceUpdate + 1, 'restart raised ForceUpdate');
   t.not(after[0]?.containerId, before.containerId, 'restart replaced the container');
@@ -124,31 +128,31 @@ t.test('deploy, update, scale, restart, logs and remove a service', async t => {
 
   // Service logs come through the swarm log broker, a moment behind.
   const logs = await waitFor('the last task\'s start line in the service logs', async () => {
-    const text = await runner.serviceLogs(name);
+    const text = await runner.serviceLogs(name, mine);
     return /started with two/.test(text) && text;
   }, { timeout: 60_000, interval: 200 });
   t.match(logs, /started with one/, 'logs of every task, the first one too');
   t.match(logs, /started with two/);
   t.notMatch(logs, /[\x00-\x08]/, 'demultiplexed: no frame headers');
-  const tail = await runner.serviceLogs(name, { tail: 1 });
+  const tail = await runner.serviceLogs(name, { ...mine, tail: 1 });
   t.ok(tail.trim().split('\n').length <= after.length + 4, 'tail limits the lines per task');
-  const timestamped = await runner.serviceLogs(name, { timestamps: true, since: '1h' });
+  const timestamped = await runner.serviceLogs(name, { ...mine, timestamps: true, since: '1h' });
   t.match(timestamped, /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/, 'timestamps on request');
-  t.equal((await runner.serviceLogs(name, { since: new Date(Date.now() + 3600_000) })).trim(), '', 'nothing since a future moment');
+  t.equal((await runner.serviceLogs(name, { ...mine, since: new Date(Date.now() + 3600_000) })).trim(), '', 'nothing since a future moment');
 
-  t.equal(await runner.removeService(name), true);
-  t.equal(await runner.serviceExists(name), false);
-  t.same(await runner.serviceTasks(name), []);
+  t.equal(await runner.removeService(name, mine), true);
+  t.equal(await runner.serviceExists(name, mine), false);
+  t.same(await runner.serviceTasks(name, mine), []);
   const containers = await docker.listContainers({ all: true, filters: { label: [`com.docker.swarm.service.name=${name}`] } });
   t.equal(containers.length, 0, 'remove waits until the containers are gone');
   t.ok(await refused(port), 'the port is free again');
-  t.equal(await runner.removeService(name), false, 'removing an absent service is fine');
-  const missing = await runner.serviceLogs(name).catch(e => e);
+  t.equal(await runner.removeService(name, mine), false, 'removing an absent service is fine');
+  const missing = await runner.serviceLogs(name, mine).catch(e => e);
   t.ok(missing instanceof BerthError);
   t.equal(missing.code, 'NOT_FOUND');
-  const unscalable = await runner.scaleService(name, 1).catch(e => e);
+  const unscalable = await runner.scaleService(name, 1, mine).catch(e => e);
   t.equal(unscalable.code, 'NOT_FOUND');
-  const unrestartable = await runner.restartService(name).catch(e => e);
+  const unrestartable = await runner.restartService(name, mine).catch(e => e);
   t.equal(unrestartable.code, 'NOT_FOUND');
 });
 
@@ -162,14 +166,14 @@ t.test('with a health check, a deploy is done when the new task is healthy, and 
     healthCheck: { Test: ['CMD', 'wget', '-q', '-O', '/dev/null', 'http://127.0.0.1:8080/'], Interval: 500_000_000, Timeout: 1_000_000_000, Retries: 10 },
   });
   await runner.deployService(workload);
-  const [task] = running(await runner.serviceTasks(name));
+  const [task] = running(await runner.serviceTasks(name, mine));
   const health = (await docker.getContainer(task!.containerId!).inspect()).State.Health?.Status;
   t.equal(health, 'healthy', 'running means healthy');
   const spec = await docker.getService(name).inspect();
   t.equal(spec.Spec.UpdateConfig.Order, 'start-first');
 
   await runner.deployService({ ...workload, env: { GREETING: 'again' } });
-  const tasks = await runner.serviceTasks(name);
+  const tasks = await runner.serviceTasks(name, mine);
   const [next] = running(tasks);
   t.equal(next?.forceUpdate, 1);
   t.equal((await docker.getContainer(next!.containerId!).inspect()).State.Health?.Status, 'healthy');
@@ -185,7 +189,7 @@ t.test('ingress publishing answers through the routing mesh', async t => {
   await runner.deployService(web(name, port, 'mesh', { ports: [{ targetPort: 8080, publishedPort: port, protocol: 'tcp', publishMode: 'ingress' }] }));
   const service = await docker.getService(name).inspect();
   t.same(service.Endpoint.Ports, [{ Protocol: 'tcp', TargetPort: 8080, PublishedPort: port, PublishMode: 'ingress' }], 'the engine publishes the port on the mesh');
-  t.equal(running(await runner.serviceTasks(name)).length, 1);
+  t.equal(running(await runner.serviceTasks(name, mine)).length, 1);
   // The routing mesh is IPVS: a kernel without it (some sandboxes) publishes the port but never answers.
   const noMesh = existsSync('/proc/net/ip_vs') ? undefined : 'this kernel has no IPVS (/proc/net/ip_vs), so the routing mesh cannot answer here';
   await t.test('and the mesh answers on it', async t => {
@@ -234,9 +238,9 @@ t.test('a failed update reports the new version\'s error while the old version k
   // waits for the host port); that the previous version serves again is checked just below.
   t.match(state, /^rollback_(completed|started)$/, 'Swarm rolled the update back');
   // The rolled-back task starts like any other: give the node its time.
-  let tasks = await runner.serviceTasks(name);
+  let tasks = await runner.serviceTasks(name, mine);
   await waitFor('a task of the rolled-back version to run', async () => {
-    tasks = await runner.serviceTasks(name);
+    tasks = await runner.serviceTasks(name, mine);
     return running(tasks).length > 0;
   }, { timeout: 90_000, interval: 500 }).catch(() => undefined);
   t.same(running(tasks).map(x => x.forceUpdate), [0], `the first version runs again: ${JSON.stringify(tasks.map(x => [x.forceUpdate, x.state, x.error]))}`);
@@ -263,12 +267,12 @@ t.test('aborting stops the wait at once with the signal\'s reason', async t => {
   const error = await pending.catch(e => e);
   t.equal(error, reason, 'rejects with the reason');
   t.ok(Date.now() - at < 15_000, `at once (${Date.now() - at} ms), not after the wait would have ended`);
-  t.equal(await runner.serviceExists(name), true, 'the service stays for the caller to decide');
+  t.equal(await runner.serviceExists(name, mine), true, 'the service stays for the caller to decide');
 
   const already = await runner.deployService(workload, { signal: AbortSignal.abort(reason) }).catch(e => e);
   t.equal(already, reason, 'an aborted signal stops before any engine call');
 
-  const timedOut = await runner.restartService(name, { timeoutMs: 1000 }).catch(e => e);
+  const timedOut = await runner.restartService(name, { ...mine, timeoutMs: 1000 }).catch(e => e);
   t.ok(timedOut instanceof SwarmTaskError);
   t.match(timedOut.message, /was not running after 1 s/);
 });
@@ -296,21 +300,21 @@ t.test('bad input is refused before the engine is asked', async t => {
   t.equal(bad.code, 'BAD_REQUEST');
   t.same(bad.issues[0].path, ['name']);
   for (const call of [
-    () => runner.scaleService('bad name', 1),
-    () => runner.restartService('x;y'),
-    () => runner.removeService('../x'),
-    () => runner.serviceLogs('a b'),
-    () => runner.serviceTasks('$(id)'),
-    () => runner.serviceExists('a/b'),
+    () => runner.scaleService('bad name', 1, mine),
+    () => runner.restartService('x;y', mine),
+    () => runner.removeService('../x', mine),
+    () => runner.serviceLogs('a b', mine),
+    () => runner.serviceTasks('$(id)', mine),
+    () => runner.serviceExists('a/b', mine),
   ]) {
     const e = await call().catch(e => e);
     t.equal(e?.code, 'BAD_REQUEST');
   }
-  const negative = await runner.scaleService('berth-test-whatever', -1).catch(e => e);
+  const negative = await runner.scaleService('berth-test-whatever', -1, mine).catch(e => e);
   t.same(negative.issues[0].path, ['replicas']);
-  const tail = await runner.serviceLogs('berth-test-whatever', { tail: -2 }).catch(e => e);
+  const tail = await runner.serviceLogs('berth-test-whatever', { ...mine, tail: -2 }).catch(e => e);
   t.same(tail.issues[0].path, ['tail']);
-  const since = await runner.serviceLogs('berth-test-whatever', { since: 'yesterday-ish' }).catch(e => e);
+  const since = await runner.serviceLogs('berth-test-whatever', { ...mine, since: 'yesterday-ish' }).catch(e => e);
   t.same(since.issues[0].path, ['since']);
 });
 
@@ -320,7 +324,7 @@ t.test('a spec the engine refuses is BAD_REQUEST with its reason', async t => {
   const error = await runner.deployService(web(name, await freePort(), 'x', { restartPolicy: { Condition: 'sometimes' } })).catch(e => e);
   t.equal(error.code, 'BAD_REQUEST');
   t.match(error.message, new RegExp(`^Docker refused to create service ${name}: invalid RestartCondition: "sometimes"`));
-  t.equal(await runner.serviceExists(name), false);
+  t.equal(await runner.serviceExists(name, mine), false);
 });
 
 t.test('a task the node cannot start fails with the engine\'s reason', async t => {
@@ -337,8 +341,8 @@ t.test('a service deployed with 0 replicas is done at once and runs nothing', as
   const result = await runner.deployService(web(name, await freePort(), 'zero', { replicas: 0 }));
   t.equal(result.created, true);
   t.same(running(result.tasks), []);
-  t.equal(await runner.serviceExists(name), true);
-  t.same(await runner.serviceTasks(name), []);
+  t.equal(await runner.serviceExists(name, mine), true);
+  t.same(await runner.serviceTasks(name, mine), []);
 });
 
 t.test('a global service runs one task per node and cannot be scaled', async t => {
@@ -347,25 +351,51 @@ t.test('a global service runs one task per node and cannot be scaled', async t =
   const result = await runner.deployService(web(name, 0, 'everywhere', { ports: [], mode: { Global: {} } }));
   t.equal(running(result.tasks).length, 1, 'one node, one task');
   t.equal(running(result.tasks)[0]?.slot, null, 'global tasks have no slot');
-  const error = await runner.scaleService(name, 3).catch(e => e);
+  const error = await runner.scaleService(name, 3, mine).catch(e => e);
   t.equal(error.code, 'BAD_REQUEST');
   t.match(error.message, /does not run in replicated mode/);
-  await runner.restartService(name);
-  t.equal(running(await runner.serviceTasks(name))[0]?.forceUpdate, 1, 'restart works in global mode');
+  await runner.restartService(name, mine);
+  t.equal(running(await runner.serviceTasks(name, mine))[0]?.forceUpdate, 1, 'restart works in global mode');
 });
 
 t.test('the free functions take the engine client', async t => {
   const name = uniqueName('free');
   const port = await freePort();
-  t.teardown(() => runner.removeService(name));
+  t.teardown(() => runner.removeService(name, mine));
   await deployService(docker, web(name, port, 'free'));
-  t.equal(await serviceExists(docker, name), true);
+  t.equal(await serviceExists(docker, name, mine), true);
   t.match(await fetchUntil(port, /greeting=free/), /greeting=free/);
   const logs = await waitFor('the start line in the service logs', async () => {
-    const text = await serviceLogs(docker, name, { since: '10m' });
+    const text = await serviceLogs(docker, name, { ...mine, since: '10m' });
     return /started with free/.test(text) && text;
   }, { timeout: 60_000, interval: 200 });
   t.match(logs, /started with free/);
-  const missing = await serviceLogs(docker, uniqueName('none')).catch(e => e);
+  const missing = await serviceLogs(docker, uniqueName('none'), mine).catch(e => e);
   t.equal(missing.code, 'NOT_FOUND', 'engine errors become domain errors without a ContainerHosts too');
+});
+
+t.test('a service of the name that is not the owner\'s is refused and left alone', async t => {
+  const name = uniqueName('theirs');
+  const port = await freePort();
+  cleanup(t, name);
+  await runner.deployService(web(name, port, 'theirs', { ownerLabels: { 'berth.id': 'someone-else' } }));
+  const before = await docker.getService(name).inspect();
+  const notOurs = /a service named .* exists on this host and is not Berth's for this record/;
+  for (const [what, call] of [
+    ['deploy', () => runner.deployService(web(name, port, 'mine'))],
+    ['scale', () => runner.scaleService(name, 0, mine)],
+    ['restart', () => runner.restartService(name, mine)],
+    ['logs', () => runner.serviceLogs(name, mine)],
+    ['tasks', () => runner.serviceTasks(name, mine)],
+    ['exists', () => runner.serviceExists(name, mine)],
+    ['remove', () => runner.removeService(name, mine)],
+  ] as const) {
+    const error = await (call as () => Promise<unknown>)().then(() => null, (e: BerthError) => e);
+    t.equal(error?.code, 'CONFLICT', what);
+    t.match(error?.message, notOurs, what);
+  }
+  const after = await docker.getService(name).inspect();
+  t.equal(after.Version.Index, before.Version.Index, 'never updated');
+  t.equal(running(await runner.serviceTasks(name, { owner: 'someone-else' })).length, 1, 'still running for its owner');
+  t.equal(await runner.removeService(name, { owner: 'someone-else' }), true, 'its owner may remove it');
 });

@@ -16,6 +16,11 @@ export interface DatabaseRow {
   databaseName: string | null;
   databaseUser: string | null;
   settings: Record<string, unknown>;
+  /**
+   * The named volume holding the data: `berth-<kind>-<id>-data` for databases created since
+   * volumes are labelled; `<appName>-data` (unlabelled, adopted) for older ones.
+   */
+  dataVolume: string;
   /** SecretBox-sealed JSON: databasePassword, databaseRootPassword, env. */
   sealed: string;
   createdAt: Date;
@@ -45,6 +50,7 @@ export function databaseEntity(kind: string) {
       databaseName: p.string().nullable(),
       databaseUser: p.string().nullable(),
       settings: p.json<Record<string, unknown>>(),
+      dataVolume: p.string().length(255),
       sealed: p.text(),
       createdAt: p.datetime(),
     },
@@ -76,5 +82,17 @@ export function databaseMigrations(kind: string): MigrationObject[] {
       this.addSql(`create index "${table}_organization_id_index" on "${table}" ("organization_id", "created_at");`);
     }
   }
-  return [{ name: `Migration20261124000000_db_${kind}_init`, class: DatabaseInit }];
+  // The records that exist at upgrade keep the volume Swarm made for them implicitly
+  // (`<appName>-data`, unlabelled: the engine cannot relabel a volume): they adopt it by name.
+  class DatabaseDataVolume extends Migration {
+    override async up(): Promise<void> {
+      this.addSql(`alter table "${table}" add column "data_volume" varchar(255) null;`);
+      this.addSql(`update "${table}" set "data_volume" = "app_name" || '-data';`);
+      this.addSql(`alter table "${table}" alter column "data_volume" set not null;`);
+    }
+  }
+  return [
+    { name: `Migration20261124000000_db_${kind}_init`, class: DatabaseInit },
+    { name: `Migration20261201000000_db_${kind}_data_volume`, class: DatabaseDataVolume },
+  ];
 }

@@ -23,7 +23,7 @@ export function databaseProcedures(db: DatabaseService, workload: DatabaseKind, 
   const r = router(kind);
   const idOf = (i: Record<string, unknown>) => i[s.idKey] as string;
   const scope = (ctx: ProcedureContext) => ({ organizationId: ctx.principal.organizationId, em: ctx.cradle.em });
-  const byAppName = (ctx: ProcedureContext) => ctx.cradle.workloads.byAppName.bind(ctx.cradle.workloads);
+  const assertAppNameFree = (ctx: ProcedureContext) => ctx.cradle.workloads.assertAppNameFree.bind(ctx.cradle.workloads);
 
   const enqueue = async (row: DatabaseRow, action: string, cradle: Cradle) => {
     const d = await cradle.deployments.enqueue({
@@ -48,7 +48,7 @@ export function databaseProcedures(db: DatabaseService, workload: DatabaseKind, 
       handler(i: unknown, ctx) {
         const input = i as Record<string, unknown>;
         const { organizationId, em } = scope(ctx);
-        return db.change(idOf(input), organizationId, fields(input), em, byAppName(ctx));
+        return db.change(idOf(input), organizationId, fields(input), em, assertAppNameFree(ctx));
       },
     });
 
@@ -58,7 +58,7 @@ export function databaseProcedures(db: DatabaseService, workload: DatabaseKind, 
       input: s.Create, output: s.Fields,
       handler(i: unknown, ctx) {
         const { organizationId, em } = scope(ctx);
-        return db.create(i as Record<string, unknown>, organizationId, em, byAppName(ctx));
+        return db.create(i as Record<string, unknown>, organizationId, em, assertAppNameFree(ctx));
       },
     }),
     r.query('one', {
@@ -114,7 +114,7 @@ export function databaseProcedures(db: DatabaseService, workload: DatabaseKind, 
         const row = await db.find(idOf(input), organizationId, em);
         const type = input.type ?? 'user';
         await deployer.changePassword(row, input.password, type);
-        await db.change(row.id, organizationId, type === 'root' ? { databaseRootPassword: input.password } : { databasePassword: input.password }, em, byAppName(ctx));
+        await db.change(row.id, organizationId, type === 'root' ? { databaseRootPassword: input.password } : { databasePassword: input.password }, em, assertAppNameFree(ctx));
         return true;
       },
     }),

@@ -5,15 +5,16 @@ import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { WorkloadRef } from '../registry.ts';
 import type { HostPorts } from '../host-ports.ts';
-import { checkServiceName } from '../swarm/service-spec.ts';
 import { generateAppName } from '../naming.ts';
 import Type from 'typebox';
 import { databaseEntity, type DatabaseRow } from './entity.ts';
 import { databaseSettingFields, databaseSettingKeys } from './schemas.ts';
+import { dataVolumeOf } from './volumes.ts';
 import { type DatabaseCredentials, type DatabaseDriver, type EnvironmentDirectory, type EnvironmentRef, type SecretBox, conflict, containing, invalidField, newId, notFound, parseInput } from '@berth/core';
 
 interface Sealed { databasePassword: string; databaseRootPassword: string | null; env: string | null }
-type ByAppName = (appName: string, serverId: string | null, em: EntityManager) => Promise<WorkloadRef | null>;
+/** The registry's appName check (WorkloadRegistry.assertAppNameFree). */
+type AssertAppNameFree = (appName: string, serverId: string | null, em: EntityManager, self?: string) => Promise<void>;
 
 const iso = (d: Date | string) => (d instanceof Date ? d.toISOString() : new Date(d).toISOString());
 
@@ -96,12 +97,6 @@ export class DatabaseService {
     throw invalidField('environmentId', 'is required (or projectId, in the older API)');
   }
 
-  async #assertAppNameFree(appName: string, serverId: string | null, em: EntityManager, byAppName: ByAppName, self?: string): Promise<void> {
-    checkServiceName(appName, 'appName');
-    const holder = await byAppName(appName, serverId, em);
-    if (holder && holder.id !== self) throw conflict(`appName "${appName}" is already used on this host`);
-  }
-
   async #assertPortFree(port: number | null, serverId: string | null, em: EntityManager, self?: string): Promise<void> {
     if (port === null) return;
     // Every holder of host ports answers: other databases of any kind, applications' published ports.
@@ -115,7 +110,7 @@ export class DatabaseService {
     return rows.map(r => ({ kind: this.driver.kind, id: r.id }));
   }
 
-  async create(input: Record<string, any>, organizationId: string, em: EntityManager, byAppName: ByAppName): Promise<Record<string, unknown>> {
+  async create(input: Record<string, any>, organizationId: string, em: EntityManager, assertAppNameFree: AssertAppNameFree): Promise<Record<string, unknown>> {
     const environment = await this.#placement(input, organizationId, em);
     const older = !input.environmentId;
     // The current variant's password rules for a current-variant request, the older one's otherwise.
@@ -130,15 +125,17 @@ export class DatabaseService {
     const serverId = input.serverId ?? null;
     if (serverId) throw invalidField('serverId', 'remote servers are not available yet: leave serverId empty to run on this host');
     const appName = input.appName ?? generateAppName(input.name, this.driver.kind);
-    await this.#assertAppNameFree(appName, serverId, em, byAppName);
+    await assertAppNameFree(appName, serverId, em);
     const dockerImage = input.dockerImage ?? (older ? this.driver.defaultImage.older : this.driver.defaultImage.current);
+    const id = newId();
     const row = em.create(this.entity, {
-      id: newId(), name: input.name, appName, description: input.description ?? null,
+      id, name: input.name, appName, description: input.description ?? null,
       environmentId: environment.environmentId, organizationId, serverId,
       applicationStatus: 'idle', externalPort: null,
       databaseName: this.driver.fields.databaseName ? input.databaseName : null,
       databaseUser: this.driver.fields.databaseUser ? (input.databaseUser ?? this.driver.defaultUser ?? null) : null,
       settings: { dockerImage },
+      dataVolume: dataVolumeOf(this.driver.kind, id),
       sealed: this.#seal({
         databasePassword: input.databasePassword,
         databaseRootPassword: this.driver.fields.databaseRootPassword ? (input.databaseRootPassword || randomBytes(18).toString('base64url')) : null,
@@ -151,7 +148,7 @@ export class DatabaseService {
   }
 
   /** Applies any subset of the API fields (update, saveEnvironment, saveExternalPort, changeStatus, move). */
-  async change(id: string, organizationId: string, changes: Record<string, unknown>, em: EntityManager, byAppName: ByAppName): Promise<Record<string, unknown>> {
+  async change(id: string, organizationId: string, changes: Record<string, unknown>, em: EntityManager, assertAppNameFree: AssertAppNameFree): Promise<Record<string, unknown>> {
     const row = await this.find(id, organizationId, em);
     const sealed = this.sealedOf(row);
     const settings = { ...row.settings };
@@ -163,7 +160,7 @@ export class DatabaseService {
           row.environmentId = (await this.#environments().get(value as string, organizationId, em)).environmentId;
           break;
         case 'appName':
-          if (value !== row.appName) await this.#assertAppNameFree(value as string, row.serverId, em, byAppName, row.id);
+          if (value !== row.appName) await assertAppNameFree(value as string, row.serverId, em, row.id);
           row.appName = value as string;
           break;
         case 'externalPort':

@@ -3,6 +3,7 @@
 // converted to domain errors here, at the boundary.
 import type Docker from 'dockerode';
 import { PLATFORM_NETWORK, type ContainerHosts } from '../container-hosts.ts';
+import { KIND_LABEL } from '../owners.ts';
 import { BerthError, type Logger, conflict, notFound } from '@berth/core';
 
 interface EngineError { statusCode?: number; json?: { message?: string }; reason?: string; message?: string; code?: string }
@@ -40,7 +41,8 @@ export class LocalContainerHosts implements ContainerHosts {
     const networks = await this.call('list networks', () => docker.listNetworks({ filters: { name: [PLATFORM_NETWORK] } }));
     if (!networks.some(n => n.Name === PLATFORM_NETWORK)) {
       try {
-        await docker.createNetwork({ Name: PLATFORM_NETWORK, Driver: 'overlay', Attachable: true, Labels: { 'berth.managed': 'true' } });
+        // The platform's own object: no record or organization owns it, the kind says whose it is.
+        await docker.createNetwork({ Name: PLATFORM_NETWORK, Driver: 'overlay', Attachable: true, Labels: { 'berth.managed': 'true', [KIND_LABEL]: 'platform' } });
       } catch (e) {
         // Another process created it meanwhile: fine.
         if ((e as EngineError).statusCode !== 409) throw this.#convert('create the platform network', e);

@@ -7,6 +7,10 @@
 // and each task carries a copy of the TaskTemplate it was created from. Tasks whose copy has
 // the new ForceUpdate are the new version's, whatever the engine's clock or history.
 //
+// Every call on an existing service first checks that its labels name the record the call is
+// for (`owner`, the berth.id label): a service of that name that is not Berth's for this very
+// record is refused with 409 and never read, scaled, updated or removed.
+//
 // Engine failures pass through ContainerHosts.call (404 → NOT_FOUND, 409 → CONFLICT, else a
 // logged 500); a spec the engine refuses (400) is BAD_REQUEST with the engine's reason.
 // Registry credentials go to the engine in its X-Registry-Auth header and nowhere else.
@@ -15,6 +19,7 @@ import type Docker from 'dockerode';
 import { PLATFORM_NETWORK, type ContainerHosts } from '../container-hosts.ts';
 import type { WorkloadService } from '../services.ts';
 import { checkServiceName, toServiceSpec, type ServiceSpec } from './service-spec.ts';
+import { ID_LABEL, assertOwned } from '../owners.ts';
 import { BerthError, badRequest, notFound } from '@berth/core';
 
 export interface RegistryAuth { username: string; password: string; serveraddress: string }
@@ -31,6 +36,11 @@ export interface WaitOptions {
    * container that exits right after starting is a failed deploy, not a running one.
    */
   settleMs?: number;
+}
+
+/** Whose service a call is for: the record id the service's berth.id label must name. */
+export interface Owned {
+  owner: string;
 }
 
 export interface DeployOptions extends WaitOptions {
@@ -164,7 +174,7 @@ export class SwarmRunner {
     let created = false;
     let sent: Sent = { forceUpdate: 0, before: new Set() };
     let serviceId: string;
-    const current = await this.#inspect(name);
+    const current = await this.#owned(name, workload.ownerLabels[ID_LABEL] ?? '');
     if (!current) {
       log(`Creating service ${name} (${workload.image})`);
       const service = await this.#call(`create service ${name}`, () =>
@@ -182,12 +192,12 @@ export class SwarmRunner {
   }
 
   /** Sets the replica count and waits until that many tasks run. Global-mode services cannot be scaled. */
-  async scaleService(name: string, replicas: number, opts: WaitOptions = {}): Promise<void> {
+  async scaleService(name: string, replicas: number, opts: WaitOptions & Owned): Promise<void> {
     checkServiceName(name);
     if (!Number.isInteger(replicas) || replicas < 0) {
       throw badRequest(`Invalid replicas ${String(replicas)}: use a whole number, 0 or more`, [{ path: ['replicas'], message: 'replicas: a whole number, 0 or more' }]);
     }
-    const current = await this.#inspect(name);
+    const current = await this.#owned(name, opts.owner);
     if (!current) throw notFound(`Service ${name}`);
     if (!current.Spec.Mode?.Replicated) throw badRequest(`Service ${name} does not run in replicated mode: it cannot be scaled`);
     (opts.log ?? (() => {}))(`Scaling service ${name} to ${replicas}`);
@@ -200,9 +210,9 @@ export class SwarmRunner {
   }
 
   /** Replaces every task (ForceUpdate + 1) and waits until the new ones run. */
-  async restartService(name: string, opts: WaitOptions = {}): Promise<void> {
+  async restartService(name: string, opts: WaitOptions & Owned): Promise<void> {
     checkServiceName(name);
-    const current = await this.#inspect(name);
+    const current = await this.#owned(name, opts.owner);
     if (!current) throw notFound(`Service ${name}`);
     const sent = await this.#update(name, current, (base, next) => ({
       spec: { ...base.Spec, TaskTemplate: { ...base.Spec.TaskTemplate, ForceUpdate: next } }, forceUpdate: next,
@@ -214,11 +224,14 @@ export class SwarmRunner {
    * Removes the service (absent is fine: answers false) and waits, up to timeoutMs (default
    * 60 s), until its containers are gone, so that its volumes and ports are free again.
    */
-  async removeService(name: string, opts: WaitOptions = {}): Promise<boolean> {
+  async removeService(name: string, opts: WaitOptions & Owned): Promise<boolean> {
     checkServiceName(name);
+    const current = await this.#owned(name, opts.owner);
+    if (!current) return false;
     const removed = await this.#call(`remove service ${name}`, async () => {
       try {
-        await this.#docker.getService(name).remove();
+        // By id: the service checked above, never one created under its name meanwhile.
+        await this.#docker.getService(current.ID).remove();
         return true;
       } catch (e) {
         if ((e as EngineError).statusCode === 404) return false;
@@ -237,32 +250,42 @@ export class SwarmRunner {
     return true;
   }
 
-  async serviceExists(name: string): Promise<boolean> {
+  /** Whether the record's service exists; CONFLICT when a service of that name is not the record's. */
+  async serviceExists(name: string, opts: Owned): Promise<boolean> {
     checkServiceName(name);
-    return (await this.#inspect(name)) !== null;
+    return (await this.#owned(name, opts.owner)) !== null;
   }
 
   /** The service's tasks, newest first within each slot; [] when the service does not exist. */
-  async serviceTasks(name: string): Promise<TaskSummary[]> {
+  async serviceTasks(name: string, opts: Owned): Promise<TaskSummary[]> {
     checkServiceName(name);
-    const service = await this.#inspect(name);
+    const service = await this.#owned(name, opts.owner);
     if (!service) return [];
     return (await this.#tasks(service.ID)).map(summarize);
   }
 
   /** The service's log (stdout and stderr of all its tasks) as text. */
-  async serviceLogs(name: string, opts: LogOptions = {}): Promise<string> {
+  async serviceLogs(name: string, opts: LogOptions & Owned): Promise<string> {
     checkServiceName(name);
     if (opts.tail !== undefined && (!Number.isInteger(opts.tail) || opts.tail < 0)) {
       throw badRequest(`Invalid tail ${String(opts.tail)}: use a whole number, 0 or more`, [{ path: ['tail'], message: 'tail: a whole number, 0 or more' }]);
     }
     const since = toUnixSeconds(opts.since);
+    const service = await this.#owned(name, opts.owner);
+    if (!service) throw notFound(`Service ${name}`);
     const raw = await this.#call(`read the logs of service ${name}`, () =>
-      this.#docker.getService(name).logs({
+      this.#docker.getService(service.ID).logs({
         stdout: true, stderr: true, follow: false, timestamps: opts.timestamps ?? false,
         tail: opts.tail ?? 'all', ...(since === undefined ? {} : { since }), abortSignal: opts.signal,
       } as Docker.ContainerLogsOptions) as unknown as Promise<Buffer | string>);
     return demux(Buffer.isBuffer(raw) ? raw : Buffer.from(String(raw)));
+  }
+
+  /** The service if it exists and is the owner's; CONFLICT when the name is taken by anything else. */
+  async #owned(name: string, owner: string): Promise<EngineService | null> {
+    const service = await this.#inspect(name);
+    if (service) assertOwned('service', name, service.Spec.Labels, owner);
+    return service;
   }
 
   async #inspect(name: string): Promise<EngineService | null> {
@@ -310,7 +333,8 @@ export class SwarmRunner {
         return { forceUpdate, before: new Set(before.map(t => t.ID)) };
       } catch (e) {
         if (attempt >= 3 || !(e instanceof OutOfSequence)) throw e;
-        const again = await this.#inspect(name);
+        // By id: the service whose owner was checked, whatever holds its name now.
+        const again = await this.#inspect(base.ID);
         if (!again) throw notFound(`Service ${name}`);
         base = again;
       }
@@ -413,12 +437,12 @@ const runnerFor = (docker: Docker, opts: Engine = {}) =>
   new SwarmRunner(docker, opts.hosts ?? bareHosts(docker), { platformNetwork: opts.platformNetwork });
 
 export const deployService = (docker: Docker, workload: WorkloadService, opts: DeployOptions & Engine = {}) => runnerFor(docker, opts).deployService(workload, opts);
-export const scaleService = (docker: Docker, name: string, replicas: number, opts: WaitOptions & Engine = {}) => runnerFor(docker, opts).scaleService(name, replicas, opts);
-export const restartService = (docker: Docker, name: string, opts: WaitOptions & Engine = {}) => runnerFor(docker, opts).restartService(name, opts);
-export const removeService = (docker: Docker, name: string, opts: WaitOptions & Engine = {}) => runnerFor(docker, opts).removeService(name, opts);
-export const serviceExists = (docker: Docker, name: string, opts: Engine = {}) => runnerFor(docker, opts).serviceExists(name);
-export const serviceTasks = (docker: Docker, name: string, opts: Engine = {}) => runnerFor(docker, opts).serviceTasks(name);
-export const serviceLogs = (docker: Docker, name: string, opts: LogOptions & Engine = {}) => runnerFor(docker, opts).serviceLogs(name, opts);
+export const scaleService = (docker: Docker, name: string, replicas: number, opts: WaitOptions & Owned & Engine) => runnerFor(docker, opts).scaleService(name, replicas, opts);
+export const restartService = (docker: Docker, name: string, opts: WaitOptions & Owned & Engine) => runnerFor(docker, opts).restartService(name, opts);
+export const removeService = (docker: Docker, name: string, opts: WaitOptions & Owned & Engine) => runnerFor(docker, opts).removeService(name, opts);
+export const serviceExists = (docker: Docker, name: string, opts: Owned & Engine) => runnerFor(docker, opts).serviceExists(name, opts);
+export const serviceTasks = (docker: Docker, name: string, opts: Owned & Engine) => runnerFor(docker, opts).serviceTasks(name, opts);
+export const serviceLogs = (docker: Docker, name: string, opts: LogOptions & Owned & Engine) => runnerFor(docker, opts).serviceLogs(name, opts);
 
 function bareHosts(docker: Docker): ContainerHosts {
   return {

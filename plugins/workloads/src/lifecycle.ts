@@ -1,0 +1,148 @@
+// One lifecycle for every workload kind on the deploy queue: stop (scale to 0 → idle), start
+// (scale back to the record's replicas → done), reload (replace the tasks → done), settle (a
+// failed run → error; a cancelled one → done or idle, whichever the service says), and removal
+// of the service. A kind supplies only what is its own: how its record is read, its status
+// setter, its replicas, its deploy actions (deploy, redeploy, rebuild...), and what "ready"
+// means after start and reload (databases wait for the driver's readiness check).
+//
+// Every engine call goes through the runner with the record's id as owner, so a service of the
+// record's appName that is not Berth's for this very record is refused (409) and left alone.
+import type Docker from 'dockerode';
+import type { Cradle, Deployer, DeploymentRun, EntityManager } from '@berth/core';
+import type { ContainerHosts } from './container-hosts.ts';
+import { ownerLabels, type Owner } from './owners.ts';
+import { SwarmRunner, type Owned, type WaitOptions } from './swarm/runner.ts';
+
+/** What the lifecycle reads of a record. */
+export interface LifecycleRecord {
+  id: string;
+  appName: string;
+  organizationId: string;
+}
+
+/** The engine a run works on. */
+export interface Engine {
+  docker: Docker;
+  hosts: ContainerHosts;
+  swarm: SwarmRunner;
+}
+
+export abstract class WorkloadLifecycle<Row> implements Deployer {
+  /** The kind's wire name (deployment targetType, berth.kind label). */
+  abstract readonly targetType: string;
+  /** What the record is called in messages ("application", "PostgreSQL database"). */
+  protected abstract readonly noun: string;
+  protected readonly cradle: () => Cradle;
+
+  constructor(cradle: () => Cradle) {
+    this.cradle = cradle;
+  }
+
+  /** The record of a run (null when it was deleted meanwhile). */
+  protected abstract load(id: string, em: EntityManager): Promise<Row | null>;
+  /** The record's id, appName and organization. */
+  protected abstract identify(row: Row): LifecycleRecord;
+  /** How many replicas the record runs when started. */
+  protected abstract replicas(row: Row): number;
+  /** Stores the record's status (running, done, idle, error). */
+  protected abstract setStatus(id: string, status: string, em: EntityManager): Promise<void>;
+  /** The kind's own actions (deploy, redeploy, rebuild...): anything but stop, start and reload; throws for an unknown one. */
+  protected abstract deploy(row: Row, action: string, run: DeploymentRun, engine: Engine): Promise<void>;
+
+  /** Waits after start and reload until the workload serves; nothing to wait for by default. */
+  protected async ready(_row: Row, _run: DeploymentRun, _engine: Engine): Promise<void> {}
+
+  /** The local engine and a runner that polls often: 'done' follows 'running' closely. */
+  protected async engine(): Promise<Engine> {
+    const hosts = this.cradle().hosts;
+    const docker = await hosts.local();
+    return { docker, hosts, swarm: new SwarmRunner(docker, hosts, { pollMs: 100 }) };
+  }
+
+  /** How a run waits for the engine: its signal, its log, the configured settle time. */
+  protected wait(run: DeploymentRun): WaitOptions {
+    return { signal: run.signal, log: line => run.log(line), settleMs: this.cradle().config.deploySettleSeconds * 1000 };
+  }
+
+  /** The record as owner of engine objects. */
+  protected owner(row: Row): Owner {
+    const { id, organizationId } = this.identify(row);
+    return { kind: this.targetType, id, organizationId };
+  }
+
+  /** The labels of every engine object a run creates for the record (service, image tag...). */
+  protected labels(row: Row, run: DeploymentRun): Record<string, string> {
+    return { ...ownerLabels(this.owner(row)), 'berth.deployment': run.deployment.deploymentId };
+  }
+
+  /** The runner's ownership option for the record's service. */
+  protected owned(row: Row): Owned {
+    return { owner: this.identify(row).id };
+  }
+
+  async run(action: string, run: DeploymentRun): Promise<void> {
+    const row = await this.load(run.deployment.targetId, run.em);
+    if (!row) throw new Error(`The ${this.noun} was deleted before its deployment ran`);
+    const { id, appName } = this.identify(row);
+    const engine = await this.engine();
+    const owned = { ...this.wait(run), ...this.owned(row) };
+    switch (action) {
+      case 'stop':
+        run.log(`Scaling ${appName} to 0 replicas`);
+        await engine.swarm.scaleService(appName, 0, owned);
+        await this.setStatus(id, 'idle', run.em);
+        run.log('Stopped');
+        return;
+      case 'start': {
+        await this.#assertDeployed(row, engine);
+        const replicas = this.replicas(row);
+        await this.setStatus(id, 'running', run.em);
+        run.log(`Scaling ${appName} to ${replicas} replica(s)`);
+        await engine.swarm.scaleService(appName, replicas, owned);
+        if (replicas > 0) await this.ready(row, run, engine);
+        await this.setStatus(id, 'done', run.em);
+        run.log('Started');
+        return;
+      }
+      case 'reload':
+        await this.#assertDeployed(row, engine);
+        await this.setStatus(id, 'running', run.em);
+        run.log(`Restarting the tasks of ${appName}`);
+        await engine.swarm.restartService(appName, owned);
+        await this.ready(row, run, engine);
+        await this.setStatus(id, 'done', run.em);
+        run.log('Reloaded');
+        return;
+      default:
+        return this.deploy(row, action, run, engine);
+    }
+  }
+
+  async settle(targetId: string, outcome: 'error' | 'cancelled', _reason: string, em: EntityManager): Promise<void> {
+    const row = await this.load(targetId, em);
+    if (!row) return;
+    // A cancelled run leaves the previous version running: the status says what runs now.
+    const exists = outcome === 'cancelled' && await this.engine().then(e => e.swarm.serviceExists(this.identify(row).appName, this.owned(row))).catch(() => false);
+    await this.setStatus(targetId, outcome === 'error' ? 'error' : exists ? 'done' : 'idle', em);
+  }
+
+  /** Removes the record's service (absent is fine) and waits until its containers are gone. */
+  async removeService(row: Row, opts: WaitOptions = {}): Promise<void> {
+    const { swarm } = await this.engine();
+    await swarm.removeService(this.identify(row).appName, { ...opts, ...this.owned(row) });
+  }
+
+  /** The record's service log, optionally only the lines containing `search` (any case). */
+  async serviceLogs(row: Row, options: { tail: number; since: string; search?: string | null }): Promise<string> {
+    const { swarm } = await this.engine();
+    const text = await swarm.serviceLogs(this.identify(row).appName, { tail: options.tail, since: options.since, ...this.owned(row) });
+    if (!options.search) return text;
+    const needle = options.search.toLowerCase();
+    return text.split('\n').filter(l => l.toLowerCase().includes(needle)).join('\n');
+  }
+
+  async #assertDeployed(row: Row, engine: Engine): Promise<void> {
+    const { appName } = this.identify(row);
+    if (!(await engine.swarm.serviceExists(appName, this.owned(row)))) throw new Error(`${appName} has never been deployed: deploy it first`);
+  }
+}
