@@ -30,7 +30,7 @@ export interface Engine {
 export abstract class WorkloadLifecycle<Row> implements Deployer {
   /** The kind's wire name (deployment targetType, berth.kind label). */
   abstract readonly targetType: string;
-  /** What the record is called in messages ("application", "PostgreSQL database"). */
+  /** What the record is called in messages (e.g. "PostgreSQL database"). */
   protected abstract readonly noun: string;
   protected readonly cradle: () => Cradle;
 
