@@ -1,11 +1,11 @@
-import { definePlugin } from '@berth/core';
+import { asFunction, definePlugin } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
 import { applicationEntities } from './entities.ts';
 import { applicationMigrations } from './migrations.ts';
 import { applicationProcedures } from './procedures.ts';
 import { ApplicationService } from './service.ts';
 import { ApplicationDeployer } from './deployer.ts';
-import { ApplicationPipeline } from './pipeline.ts';
+import { ApplicationPipeline, callerApplications } from './pipeline.ts';
 import { ApplicationKind } from './kind.ts';
 import { DockerfileBuilder } from '@berth/builder-dockerfile';
 import { StaticBuilder } from '@berth/builder-static';
@@ -33,6 +33,7 @@ export default definePlugin({
     for (const type of programBuildTypes) builders.addBuilder(new ProgramBuilder(type));
     // Hosts first seen over SSH are remembered in Berth's own known_hosts, not the user's.
     builders.addFetcher(new GitFetcher({ knownHostsFile: path.resolve(berth.config.dataDir, 'ssh', 'known_hosts') }));
-    berth.procedures(...applicationProcedures(apps, pipeline));
+    berth.provide({ callerApplications: asFunction(callerApplications(apps, pipeline)).scoped() });
+    berth.procedures(...applicationProcedures());
   },
 });

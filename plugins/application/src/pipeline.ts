@@ -2,10 +2,10 @@
 // the record with its deployments, mounts and ports, cancel, clear, delete. The engine work
 // of a run is the deployer's (deployer.ts); this file never talks to Docker itself.
 import { randomBytes } from 'node:crypto';
-import { optionalService, type Cradle, type DeploymentRecord, type DeploymentService, type EntityManager } from '@berth/core';
+import { invalidField, optionalService, type Cradle, type DeploymentRecord, type DeploymentService, type EntityManager } from '@berth/core';
 import type { ApplicationRow } from './entities.ts';
 import { KIND, type ApplicationService } from './service.ts';
-import type { ApplicationFields, ApplicationView, ReadLogsInput } from './schemas.ts';
+import type { ApplicationFields, ApplicationView, CreateInput, ReadLogsInput, SearchInput, UpdateInput } from './schemas.ts';
 import type { ApplicationDeployer } from './deployer.ts';
 import { placementOf } from '@berth/plugin-workloads';
 
@@ -90,9 +90,54 @@ export class ApplicationPipeline {
   readLogs(row: ApplicationRow, input: ReadLogsInput): Promise<string> {
     return this.#deployer.readLogs(row, input);
   }
+}
 
-  newRefreshToken(): string {
-    return randomBytes(24).toString('base64url');
+/** A new webhook refresh token. */
+export const newRefreshToken = (): string => randomBytes(24).toString('base64url');
+
+/**
+ * application.* for one request: records and runs confined to the caller's organization, in
+ * the request's unit of work, so handlers pass only their input. Registered request-scoped as
+ * `callerApplications`; the deployer and the workload kind keep using the singletons.
+ */
+export const callerApplications = (apps: ApplicationService, pipeline: ApplicationPipeline) => ({ principal, em, workloads }: Cradle) => {
+  const organizationId = principal!.organizationId;
+  const assertAppNameFree = workloads.assertAppNameFree.bind(workloads);
+  const find = (applicationId: string) => apps.find(applicationId, organizationId, em);
+  return {
+    /** Creates an application in one of the organization's environments. */
+    create: (input: CreateInput) => apps.create(input, organizationId, em, assertAppNameFree),
+    /** The application with its placement, deployments, mounts and ports. */
+    one: (applicationId: string) => pipeline.one(applicationId, organizationId, em),
+    /** Applies any subset of the API's fields. */
+    change: (applicationId: string, changes: Partial<UpdateInput> & Record<string, unknown>) => apps.change(applicationId, organizationId, changes, em, assertAppNameFree),
+    /** Queues a run of the application; answers the queued deployment. */
+    run: async (applicationId: string, action: string, input: { title?: string; description?: string | null }) => pipeline.enqueue(await find(applicationId), action, em, input),
+    /** Queues a restart, once the caller names the application's appName right. */
+    reload: async (applicationId: string, appName: string) => {
+      const row = await find(applicationId);
+      if (row.appName !== appName) throw invalidField('appName', 'does not match the application');
+      return pipeline.enqueue(row, 'reload', em, {});
+    },
+    /** Deletes the application and what it left on the host. */
+    remove: (applicationId: string) => pipeline.remove(applicationId, organizationId, em),
+    /** Drops the queued deployments. */
+    clearQueue: async (applicationId: string) => pipeline.clearQueue(await find(applicationId), em),
+    /** Removes the finished deployments and their logs. */
+    clearDeployments: async (applicationId: string) => pipeline.clearDeployments(await find(applicationId), em),
+    /** Stops the running deployment and drops the queued ones. */
+    cancel: async (applicationId: string) => pipeline.cancel(await find(applicationId), em),
+    /** Applications matching the given texts, paged. */
+    search: (input: SearchInput) => apps.search(input, organizationId, em),
+    /** The running service's container output. */
+    readLogs: async (input: ReadLogsInput) => pipeline.readLogs(await find(input.applicationId), input),
+  };
+};
+
+declare module '@berth/core' {
+  interface Cradle {
+    /** application.* for the current request's caller (request scope only). */
+    callerApplications: ReturnType<ReturnType<typeof callerApplications>>;
   }
 }
 

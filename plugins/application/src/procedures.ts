@@ -1,18 +1,14 @@
 // application.* — every operation of both API variants and the peer's others. Records are
 // the service's; runs (deploy, redeploy, reload, start, stop) go on the durable deploy queue
 // and answer the queued deployment; engine work happens in the pipeline.
-import { Type, router, schema, type ProcedureContext } from '@berth/core';
-import type { ApplicationService } from './service.ts';
-import type { ApplicationPipeline } from './pipeline.ts';
+import { Type, router, schema } from '@berth/core';
+import { newRefreshToken } from './pipeline.ts';
 import {
   ApplicationFields, ApplicationView, CreateInput, DeployInput, IdInput, MoveInput, ReadLogsInput, ReloadInput, SaveBitbucketInput, SaveBuildTypeInput,
   SaveDockerInput, SaveEnvironmentInput, SaveGitInput, SaveGiteaInput, SaveGithubInput, SaveGitlabInput, SearchInput, SearchResult, UpdateInput,
 } from './schemas.ts';
-import { invalidField } from '@berth/core';
 
 const application = router('application');
-const scope = (ctx: ProcedureContext) => ({ organizationId: ctx.principal.organizationId, em: ctx.cradle.em });
-const assertAppNameFree = (ctx: ProcedureContext) => ctx.cradle.workloads.assertAppNameFree.bind(ctx.cradle.workloads);
 
 /** What a run answers: the queued deployment (callers that expect `true` treat any 200 as success). */
 const Queued = Type.Object({
@@ -20,53 +16,38 @@ const Queued = Type.Object({
 });
 const Ok = schema.Ok;
 
-export function applicationProcedures(apps: ApplicationService, pipeline: ApplicationPipeline) {
+export function applicationProcedures() {
   const save = (name: string, summary: string, input: Parameters<typeof application.mutation>[1]['input'], extra: (i: Record<string, unknown>) => Record<string, unknown> = () => ({})) =>
     application.mutation(name, {
       summary, input, output: ApplicationFields,
       handler(input: unknown, ctx) {
         const i = input as Record<string, unknown>;
-        const { organizationId, em } = scope(ctx);
-        return apps.change(i.applicationId as string, organizationId, { ...i, ...extra(i) }, em, assertAppNameFree(ctx));
+        return ctx.cradle.callerApplications.change(i.applicationId as string, { ...i, ...extra(i) });
       },
     });
   const run = (name: string, action: string, summary: string, input = IdInput) =>
     application.mutation(name, {
       summary, input, output: Queued,
-      async handler(i: { applicationId: string; title?: string; description?: string }, ctx) {
-        const { organizationId, em } = scope(ctx);
-        return pipeline.enqueue(await apps.find(i.applicationId, organizationId, em), action, em, i);
-      },
+      handler: (i: { applicationId: string; title?: string; description?: string }, ctx) => ctx.cradle.callerApplications.run(i.applicationId, action, i),
     });
 
   return [
     application.mutation('create', {
       summary: 'Create an application in an environment (current: environmentId; older: projectId → its default environment)',
       input: CreateInput, output: ApplicationFields,
-      handler(input, ctx) {
-        const { organizationId, em } = scope(ctx);
-        return apps.create(input, organizationId, em, assertAppNameFree(ctx));
-      },
+      handler: (input, ctx) => ctx.cradle.callerApplications.create(input),
     }),
     application.query('one', {
       summary: 'An application with its environment and project, deployments (newest first), mounts, ports, domains, redirects, security, registry and server',
       input: IdInput, output: ApplicationView,
-      handler({ applicationId }, ctx) {
-        const { organizationId, em } = scope(ctx);
-        return pipeline.one(applicationId, organizationId, em);
-      },
+      handler: ({ applicationId }, ctx) => ctx.cradle.callerApplications.one(applicationId),
     }),
     run('deploy', 'deploy', 'Queue a deployment: fetch the source, build, roll out the service; answers the queued deployment', DeployInput),
     run('redeploy', 'redeploy', 'Queue a rebuild and rollout of the current source; answers the queued deployment', DeployInput),
     application.mutation('reload', {
       summary: 'Queue a restart of the running service with the same spec (no build)',
       input: ReloadInput, output: Queued,
-      async handler({ applicationId, appName }, ctx) {
-        const { organizationId, em } = scope(ctx);
-        const row = await apps.find(applicationId, organizationId, em);
-        if (row.appName !== appName) throw invalidField('appName', 'does not match the application');
-        return pipeline.enqueue(row, 'reload', em, {});
-      },
+      handler: ({ applicationId, appName }, ctx) => ctx.cradle.callerApplications.reload(applicationId, appName),
     }),
     run('start', 'start', 'Queue scaling the service back to its replicas'),
     run('stop', 'stop', 'Queue scaling the service to zero; the status becomes idle'),
@@ -74,10 +55,7 @@ export function applicationProcedures(apps: ApplicationService, pipeline: Applic
       access: 'admin',
       summary: 'Delete the application: stops its deployments, removes its service, work directory, mounts, ports and deployment records; answers the record as it was',
       input: IdInput, output: ApplicationFields,
-      handler({ applicationId }, ctx) {
-        const { organizationId, em } = scope(ctx);
-        return pipeline.remove(applicationId, organizationId, em);
-      },
+      handler: ({ applicationId }, ctx) => ctx.cradle.callerApplications.remove(applicationId),
     }),
     save('saveEnvironment', 'Set the environment variables (dotenv text, with ${{project.KEY}}, ${{environment.KEY}} and ${{KEY}} references), build args and build secrets', SaveEnvironmentInput),
     save('saveBuildType', 'Choose how the source is built', SaveBuildTypeInput),
@@ -97,21 +75,17 @@ export function applicationProcedures(apps: ApplicationService, pipeline: Applic
     })),
     save('markRunning', 'Set the status to running', IdInput, () => ({ applicationStatus: 'running' })),
     save('update', 'Change any field of the application', UpdateInput),
-    save('refreshToken', 'Issue a new webhook refresh token', IdInput, () => ({ refreshToken: pipeline.newRefreshToken() })),
+    save('refreshToken', 'Issue a new webhook refresh token', IdInput, () => ({ refreshToken: newRefreshToken() })),
     application.mutation('move', {
       summary: 'Move the application to another environment of the organization',
       input: MoveInput, output: ApplicationFields,
-      handler({ applicationId, targetEnvironmentId }, ctx) {
-        const { organizationId, em } = scope(ctx);
-        return apps.change(applicationId, organizationId, { environmentId: targetEnvironmentId }, em, assertAppNameFree(ctx));
-      },
+      handler: ({ applicationId, targetEnvironmentId }, ctx) => ctx.cradle.callerApplications.change(applicationId, { environmentId: targetEnvironmentId }),
     }),
     application.mutation('cleanQueues', {
       summary: 'Drop the application\'s queued (not yet running) deployments',
       input: IdInput, output: Ok(),
       async handler({ applicationId }, ctx) {
-        const { organizationId, em } = scope(ctx);
-        await pipeline.clearQueue(await apps.find(applicationId, organizationId, em), em);
+        await ctx.cradle.callerApplications.clearQueue(applicationId);
         return true;
       },
     }),
@@ -119,8 +93,7 @@ export function applicationProcedures(apps: ApplicationService, pipeline: Applic
       summary: 'Remove the application\'s finished deployments and their logs',
       input: IdInput, output: Ok(),
       async handler({ applicationId }, ctx) {
-        const { organizationId, em } = scope(ctx);
-        await pipeline.clearDeployments(await apps.find(applicationId, organizationId, em), em);
+        await ctx.cradle.callerApplications.clearDeployments(applicationId);
         return true;
       },
     }),
@@ -128,8 +101,7 @@ export function applicationProcedures(apps: ApplicationService, pipeline: Applic
       summary: 'Stop the running deployment (its build is killed) and drop the queued ones',
       input: IdInput, output: Ok(),
       async handler({ applicationId }, ctx) {
-        const { organizationId, em } = scope(ctx);
-        await pipeline.cancel(await apps.find(applicationId, organizationId, em), em);
+        await ctx.cradle.callerApplications.cancel(applicationId);
         return true;
       },
     }),
@@ -137,26 +109,19 @@ export function applicationProcedures(apps: ApplicationService, pipeline: Applic
       summary: 'Cancel the running and queued deployments; the previous version keeps running',
       input: IdInput, output: Ok(),
       async handler({ applicationId }, ctx) {
-        const { organizationId, em } = scope(ctx);
-        await pipeline.cancel(await apps.find(applicationId, organizationId, em), em);
+        await ctx.cradle.callerApplications.cancel(applicationId);
         return true;
       },
     }),
     application.query('search', {
       summary: 'Applications matching the given texts (case-insensitive substrings), newest first, paged',
       input: SearchInput, output: SearchResult,
-      handler(input, ctx) {
-        const { organizationId, em } = scope(ctx);
-        return apps.search(input, organizationId, em);
-      },
+      handler: (input, ctx) => ctx.cradle.callerApplications.search(input),
     }),
     application.query('readLogs', {
       summary: 'The running service\'s container output (last `tail` lines, `since` a duration, filtered by `search`)',
       input: ReadLogsInput, output: Type.String(),
-      async handler(input, ctx) {
-        const { organizationId, em } = scope(ctx);
-        return pipeline.readLogs(await apps.find(input.applicationId, organizationId, em), input);
-      },
+      handler: (input, ctx) => ctx.cradle.callerApplications.readLogs(input),
     }),
   ];
 }

@@ -1,10 +1,10 @@
-import { asValue, definePlugin } from '@berth/core';
+import { asFunction, asValue, definePlugin } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
 import { deploymentEntities } from './entities.ts';
 import { deploymentMigrations } from './migrations.ts';
 import { deploymentProcedures } from './procedures.ts';
 import { DeploymentQueue } from './queue.ts';
-import { DeploymentStore } from './service.ts';
+import { callerDeployments, DeploymentStore } from './service.ts';
 import { registerLogStream } from './stream.ts';
 
 export default definePlugin({
@@ -25,7 +25,7 @@ export default definePlugin({
     queue.define();
     berth.entities(...deploymentEntities);
     berth.migrations(...deploymentMigrations);
-    berth.provide({ deployments: asValue(store) });
+    berth.provide({ deployments: asValue(store), callerDeployments: asFunction(callerDeployments(store)).scoped() });
     berth.procedures(deploymentProcedures(store));
     registerLogStream(berth, store);
     berth.http(app => {

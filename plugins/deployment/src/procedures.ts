@@ -1,11 +1,10 @@
 // deployment.* — the deployments of the caller's organization: lists per target, one record,
 // its log, stopping and removing one. The live log is a raw route (stream.ts).
-import { Type, router, type ProcedureContext } from '@berth/core';
+import { Type, router } from '@berth/core';
 import type { DeploymentStore } from './service.ts';
 import { ApplicationIdInput, ComposeIdInput, DeploymentIdInput, LogText, ReadLogsInput, ServerIdInput, deploymentSchemas } from './schemas.ts';
 
 const deployment = router('deployment');
-const scope = (ctx: ProcedureContext) => ({ organizationId: ctx.principal.organizationId, em: ctx.cradle.em });
 
 /** Made once every plugin is set up: the target types are the registered ones. */
 export const deploymentProcedures = (store: DeploymentStore) => () => {
@@ -16,91 +15,61 @@ export const deploymentProcedures = (store: DeploymentStore) => () => {
     summary: 'An application\'s deployments, newest first',
     input: ApplicationIdInput,
     output: Deployments,
-    handler({ applicationId }, ctx) {
-      const { organizationId, em } = scope(ctx);
-      return store.forIdField('applicationId', applicationId, organizationId, em);
-    },
+    handler: ({ applicationId }, ctx) => ctx.cradle.callerDeployments.forIdField('applicationId', applicationId),
   }),
   deployment.query('allByCompose', {
     summary: 'A compose stack\'s deployments, newest first',
     input: ComposeIdInput,
     output: Deployments,
-    handler({ composeId }, ctx) {
-      const { organizationId, em } = scope(ctx);
-      return store.forIdField('composeId', composeId, organizationId, em);
-    },
+    handler: ({ composeId }, ctx) => ctx.cradle.callerDeployments.forIdField('composeId', composeId),
   }),
   deployment.query('allByServer', {
     summary: 'A server\'s own deployments (its setup runs), newest first',
     input: ServerIdInput,
     output: Deployments,
-    handler({ serverId }, ctx) {
-      const { organizationId, em } = scope(ctx);
-      return store.forTarget('server', serverId, organizationId, em);
-    },
+    handler: ({ serverId }, ctx) => ctx.cradle.callerDeployments.forTarget('server', serverId),
   }),
   deployment.query('allByType', {
     summary: 'The deployments of one target of the given type, newest first',
     input: ByTypeInput,
     output: Deployments,
-    handler({ id, type }, ctx) {
-      const { organizationId, em } = scope(ctx);
-      return store.forTarget(type, id, organizationId, em);
-    },
+    handler: ({ id, type }, ctx) => ctx.cradle.callerDeployments.forTarget(type, id),
   }),
   deployment.query('allCentralized', {
     summary: 'The organization\'s latest deployments of every target (at most 500), newest first',
     input: Type.Object({}),
     output: Deployments,
-    handler(_input, ctx) {
-      const { organizationId, em } = scope(ctx);
-      return store.all(organizationId, em);
-    },
+    handler: (_input, ctx) => ctx.cradle.callerDeployments.all(),
   }),
   deployment.query('queueList', {
     summary: 'The organization\'s running and queued deployments, in the order they run',
     input: Type.Object({}),
     output: Deployments,
-    handler(_input, ctx) {
-      const { organizationId, em } = scope(ctx);
-      return store.queue(organizationId, em);
-    },
+    handler: (_input, ctx) => ctx.cradle.callerDeployments.queue(),
   }),
   deployment.query('one', {
     summary: 'One deployment',
     input: DeploymentIdInput,
     output: DeploymentView,
-    handler({ deploymentId }, ctx) {
-      const { organizationId, em } = scope(ctx);
-      return store.one(deploymentId, organizationId, em);
-    },
+    handler: ({ deploymentId }, ctx) => ctx.cradle.callerDeployments.one(deploymentId),
   }),
   deployment.query('readLogs', {
     summary: 'The last lines of a deployment\'s log (follow it live at GET /api/deployment.logs/stream?deploymentId=…)',
     input: ReadLogsInput,
     output: LogText,
-    handler({ deploymentId, tail }, ctx) {
-      const { organizationId, em } = scope(ctx);
-      return store.readLogs(deploymentId, organizationId, tail ?? 100, em);
-    },
+    handler: ({ deploymentId, tail }, ctx) => ctx.cradle.callerDeployments.readLogs(deploymentId, tail ?? 100),
   }),
   deployment.mutation('killProcess', {
     summary: 'Stop a running (or queued) deployment: it ends cancelled; a finished one is a 400',
     input: DeploymentIdInput,
     output: DeploymentView,
-    handler({ deploymentId }, ctx) {
-      const { organizationId, em } = scope(ctx);
-      return store.kill(deploymentId, organizationId, em);
-    },
+    handler: ({ deploymentId }, ctx) => ctx.cradle.callerDeployments.kill(deploymentId),
   }),
   deployment.mutation('removeDeployment', {
     summary: 'Delete a finished deployment and its log; answers it as it was',
     input: DeploymentIdInput,
     output: DeploymentView,
-    handler({ deploymentId }, ctx) {
-      const { organizationId, em } = scope(ctx);
-      return store.remove(deploymentId, organizationId, em);
-    },
+    handler: ({ deploymentId }, ctx) => ctx.cradle.callerDeployments.remove(deploymentId),
   }),
 ];
 };

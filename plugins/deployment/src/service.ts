@@ -1,7 +1,7 @@
 // Deployment records for workload plugins (the `deployments` contract) and for deployment.*.
 // Reads are confined to the caller's organization: another organization's deployment is
 // NOT_FOUND, never FORBIDDEN.
-import { badRequest, newId, notFound, type BerthConfig, type Deployer, type DeploymentRecord, type DeploymentService, type DeploymentTargetType, type DeploymentTarget, type EnqueueRequest, type EntityManager } from '@berth/core';
+import { badRequest, newId, notFound, type BerthConfig, type Cradle, type Deployer, type DeploymentRecord, type DeploymentService, type DeploymentTargetType, type DeploymentTarget, type EnqueueRequest, type EntityManager } from '@berth/core';
 import { Deployment, type DeploymentRow } from './entities.ts';
 import { logPathFor, readTail, removeLog } from './log.ts';
 import { CANCELLED_MESSAGE, type DeploymentQueue } from './queue.ts';
@@ -211,3 +211,37 @@ export class DeploymentStore implements DeploymentService {
 }
 
 const label = (kind: string) => kind.charAt(0).toUpperCase() + kind.slice(1);
+
+/**
+ * deployment.* for one request: the store confined to the caller's organization and the
+ * request's unit of work. Registered request-scoped as `callerDeployments`; workload plugins
+ * and the queue keep using the singleton `deployments` service.
+ */
+export const callerDeployments = (store: DeploymentStore) => ({ principal, em }: Cradle) => {
+  const organizationId = principal!.organizationId;
+  return {
+    /** One deployment. */
+    one: (deploymentId: string) => store.one(deploymentId, organizationId, em),
+    /** The deployments of the workload a kind's id field names, newest first. */
+    forIdField: (idField: string, id: string) => store.forIdField(idField, id, organizationId, em),
+    /** A target's deployments, newest first. */
+    forTarget: (targetType: DeploymentTargetType, targetId: string) => store.forTarget(targetType, targetId, organizationId, em),
+    /** The organization's latest deployments, newest first. */
+    all: () => store.all(organizationId, em),
+    /** The organization's unfinished deployments, in the order they run. */
+    queue: () => store.queue(organizationId, em),
+    /** The last `tail` lines of a deployment's log. */
+    readLogs: (deploymentId: string, tail: number) => store.readLogs(deploymentId, organizationId, tail, em),
+    /** Stops a queued or running deployment. */
+    kill: (deploymentId: string) => store.kill(deploymentId, organizationId, em),
+    /** Deletes a finished deployment and its log. */
+    remove: (deploymentId: string) => store.remove(deploymentId, organizationId, em),
+  };
+};
+
+declare module '@berth/core' {
+  interface Cradle {
+    /** deployment.* for the current request's caller (request scope only). */
+    callerDeployments: ReturnType<ReturnType<typeof callerDeployments>>;
+  }
+}

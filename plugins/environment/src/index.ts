@@ -1,9 +1,9 @@
-import { asValue, definePlugin } from '@berth/core';
+import { asFunction, asValue, definePlugin } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
 import { environmentEntities } from './entities.ts';
 import { environmentMigrations } from './migrations.ts';
 import { environmentProcedures } from './procedures.ts';
-import { EnvironmentService } from './service.ts';
+import { callerEnvironments, EnvironmentService } from './service.ts';
 
 export default definePlugin({
   name: 'environment',
@@ -13,7 +13,7 @@ export default definePlugin({
     const environments = new EnvironmentService(berth.container.cradle.workloads);
     berth.entities(...environmentEntities);
     berth.migrations(...environmentMigrations);
-    berth.provide({ environments: asValue(environments) });
+    berth.provide({ environments: asValue(environments), callerEnvironments: asFunction(callerEnvironments(environments)).scoped() });
     berth.procedures(environmentProcedures(environments));
     // An organization's rows go through foreign keys; its services, files and ports go through the kinds, first.
     berth.onStart(({ organizations }) => organizations.beforeRemove((organizationId, em) => environments.removeWorkloadsOfOrganization(organizationId, em)));

@@ -1,10 +1,9 @@
 // environment.* — environments of the caller's organization's projects.
-import { Type, router, type ProcedureContext } from '@berth/core';
+import { Type, router } from '@berth/core';
 import type { EnvironmentService } from './service.ts';
 import { CreateInput, DuplicateInput, EnvironmentIdInput, ProjectIdInput, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
 
 const environment = router('environment');
-const scope = (ctx: ProcedureContext) => ({ organizationId: ctx.principal.organizationId, em: ctx.cradle.em });
 
 /** Made once every plugin is set up: an environment lists the registered kinds' workloads. */
 export const environmentProcedures = (environments: EnvironmentService) => () => {
@@ -15,66 +14,45 @@ export const environmentProcedures = (environments: EnvironmentService) => () =>
     summary: 'Add an environment to a project (names are unique within a project)',
     input: CreateInput,
     output: EnvironmentView,
-    handler(input, ctx) {
-      const { organizationId, em } = scope(ctx);
-      return environments.create(input, organizationId, em, ctx.cradle.projects);
-    },
+    handler: (input, ctx) => ctx.cradle.callerEnvironments.create(input),
   }),
   environment.query('one', {
     summary: 'An environment with its workloads',
     input: EnvironmentIdInput,
     output: EnvironmentView,
-    handler({ environmentId }, ctx) {
-      const { organizationId, em } = scope(ctx);
-      return environments.one(environmentId, organizationId, em);
-    },
+    handler: ({ environmentId }, ctx) => ctx.cradle.callerEnvironments.one(environmentId),
   }),
   environment.query('byProjectId', {
     summary: 'The environments of a project, default first, with their workloads',
     input: ProjectIdInput,
     output: Type.Array(EnvironmentView),
-    handler({ projectId }, ctx) {
-      const { organizationId, em } = scope(ctx);
-      return environments.byProjectId(projectId, organizationId, em);
-    },
+    handler: ({ projectId }, ctx) => ctx.cradle.callerEnvironments.byProjectId(projectId),
   }),
   environment.mutation('remove', {
     access: 'admin',
     summary: 'Delete an environment and its workloads (not the project\'s default one); answers it as it was',
     input: EnvironmentIdInput,
     output: EnvironmentView,
-    handler({ environmentId }, ctx) {
-      const { organizationId, em } = scope(ctx);
-      return environments.remove(environmentId, organizationId, em);
-    },
+    handler: ({ environmentId }, ctx) => ctx.cradle.callerEnvironments.remove(environmentId),
   }),
   environment.mutation('update', {
     summary: 'Change an environment\'s name, description or environment variables',
     input: UpdateInput,
     output: EnvironmentView,
-    handler(input, ctx) {
-      const { organizationId, em } = scope(ctx);
-      return environments.update(input, organizationId, em);
-    },
+    handler: (input, ctx) => ctx.cradle.callerEnvironments.update(input),
   }),
   environment.mutation('duplicate', {
     access: 'admin',
     summary: 'A new environment in the same project with a copy of the environment variables',
     input: DuplicateInput,
     output: EnvironmentView,
-    handler(input, ctx) {
-      const { organizationId, em } = scope(ctx);
-      return environments.duplicate(input, organizationId, em);
-    },
+    handler: (input, ctx) => ctx.cradle.callerEnvironments.duplicate(input),
   }),
   environment.query('search', {
     summary: 'Environments whose name or description contains the given text (case-insensitive), newest first, paged',
     input: SearchInput,
     output: SearchResult,
-    handler(input, ctx) {
-      const { organizationId, em } = scope(ctx);
-      return environments.search(input, organizationId, em);
-    },
+    handler: (input, ctx) => ctx.cradle.callerEnvironments.search(input),
   }),
 ];
 };

@@ -1,6 +1,6 @@
 // Environments of the organization's projects, and the EnvironmentDirectory other plugins
 // use to place workloads. A record of another organization is NOT_FOUND, never FORBIDDEN.
-import { badRequest, conflict, environmentView, iso, newId, notFound, textSearchClauses, type EntityManager, type TSchema, type EnvironmentDirectory, type EnvironmentRef, type ProjectDirectory } from '@berth/core';
+import { badRequest, conflict, environmentView, iso, newId, notFound, textSearchClauses, type Cradle, type EntityManager, type TSchema, type EnvironmentDirectory, type EnvironmentRef, type ProjectDirectory } from '@berth/core';
 import { Environment, type EnvironmentRow } from './entities.ts';
 import type { CreateInput, DuplicateInput, EnvironmentFields, EnvironmentView, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
 import type { WorkloadRegistry } from '@berth/plugin-workloads';
@@ -189,5 +189,37 @@ export class EnvironmentService implements EnvironmentDirectory {
   async #views(environments: EnvironmentFields[], em: EntityManager): Promise<EnvironmentView[]> {
     const workloads = await this.#workloads.collect(environments.map(e => e.environmentId), em);
     return environments.map(e => ({ ...e, ...(workloads.get(e.environmentId) ?? this.#workloads.empty()) }));
+  }
+}
+
+/**
+ * environment.* for one request: the service confined to the caller's organization and the
+ * request's unit of work. Registered request-scoped as `callerEnvironments`; other plugins
+ * keep using the singleton `environments` directory.
+ */
+export const callerEnvironments = (environments: EnvironmentService) => ({ principal, em, projects }: Cradle) => {
+  const organizationId = principal!.organizationId;
+  return {
+    /** Adds an environment to one of the organization's projects. */
+    create: (input: CreateInput) => environments.create(input, organizationId, em, projects),
+    /** An environment with its workloads. */
+    one: (environmentId: string) => environments.one(environmentId, organizationId, em),
+    /** A project's environments, default first. */
+    byProjectId: (projectId: string) => environments.byProjectId(projectId, organizationId, em),
+    /** Deletes a non-default environment with its workloads. */
+    remove: (environmentId: string) => environments.remove(environmentId, organizationId, em),
+    /** Changes an environment's fields. */
+    update: (input: UpdateInput) => environments.update(input, organizationId, em),
+    /** A copy of an environment in its project. */
+    duplicate: (input: DuplicateInput) => environments.duplicate(input, organizationId, em),
+    /** Environments matching a text, paged. */
+    search: (input: SearchInput) => environments.search(input, organizationId, em),
+  };
+};
+
+declare module '@berth/core' {
+  interface Cradle {
+    /** environment.* for the current request's caller (request scope only). */
+    callerEnvironments: ReturnType<ReturnType<typeof callerEnvironments>>;
   }
 }

@@ -1,9 +1,9 @@
-import { asValue, definePlugin } from '@berth/core';
+import { asFunction, asValue, definePlugin } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
 import { mountEntities } from './entities.ts';
 import { mountMigrations } from './migrations.ts';
 import { mountProcedures } from './procedures.ts';
-import { MountService } from './service.ts';
+import { callerMounts, MountService } from './service.ts';
 
 export default definePlugin({
   name: 'mounts',
@@ -18,7 +18,7 @@ export default definePlugin({
     });
     berth.entities(...mountEntities);
     berth.migrations(...mountMigrations);
-    berth.provide({ mounts: asValue(mounts) });
+    berth.provide({ mounts: asValue(mounts), callerMounts: asFunction(callerMounts(mounts)).scoped() });
     berth.procedures(mountProcedures(mounts));
   },
 });

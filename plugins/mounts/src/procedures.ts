@@ -1,11 +1,10 @@
 // mounts.* — mounts of the caller's organization's workloads. Made once every plugin is set
 // up: the kinds a mount may belong to are the registered kinds that support mounts.
-import { Type, router, type ProcedureContext } from '@berth/core';
+import { Type, router } from '@berth/core';
 import type { MountService } from './service.ts';
 import { ApplicationIdInput, ContainerVolume, MountIdInput, mountSchemas, type CreateInput, type UpdateInput } from './schemas.ts';
 
 const mounts = router('mounts');
-const caller = (ctx: ProcedureContext) => ({ organizationId: ctx.principal.organizationId, role: ctx.principal.role });
 
 export const mountProcedures = (service: MountService) => () => {
   const { CreateInput: Create, UpdateInput: Update, MountView, ServiceInput } = mountSchemas(service.ownerKinds());
@@ -15,37 +14,37 @@ export const mountProcedures = (service: MountService) => () => {
       description: 'Bind mounts are for admins. A file mount\'s content is written under the workload\'s files directory when it deploys and mounted at mountPath.',
       input: Create,
       output: MountView,
-      handler: async (input, ctx) => service.view(await service.create(input as CreateInput, caller(ctx), ctx.cradle.em)),
+      handler: (input, ctx) => ctx.cradle.callerMounts.create(input as CreateInput),
     }),
     mounts.query('one', {
       summary: 'A mount of the organization',
       input: MountIdInput,
       output: MountView,
-      handler: async ({ mountId }, ctx) => service.view(await service.one(mountId, ctx.principal.organizationId, ctx.cradle.em)),
+      handler: ({ mountId }, ctx) => ctx.cradle.callerMounts.one(mountId),
     }),
     mounts.mutation('update', {
       summary: 'Change a mount; the result must still be a complete mount of its type',
       input: Update,
       output: MountView,
-      handler: async (input, ctx) => service.view(await service.update(input as UpdateInput, caller(ctx), ctx.cradle.em)),
+      handler: (input, ctx) => ctx.cradle.callerMounts.update(input as UpdateInput),
     }),
     mounts.mutation('remove', {
       summary: 'Delete a mount; answers it as it was',
       input: MountIdInput,
       output: MountView,
-      handler: async ({ mountId }, ctx) => service.view(await service.remove(mountId, ctx.principal.organizationId, ctx.cradle.em)),
+      handler: ({ mountId }, ctx) => ctx.cradle.callerMounts.remove(mountId),
     }),
     mounts.query('listByServiceId', {
       summary: 'The mounts of one workload, oldest first',
       input: ServiceInput,
       output: Type.Array(MountView),
-      handler: async ({ serviceType, serviceId }, ctx) => service.views(await service.listByService(serviceType as string, serviceId as string, ctx.principal.organizationId, ctx.cradle.em)),
+      handler: ({ serviceType, serviceId }, ctx) => ctx.cradle.callerMounts.listByService(serviceType as string, serviceId as string),
     }),
     mounts.query('allNamedByApplicationId', {
       summary: 'The named volumes mounted in the application\'s running container, as the engine reports them (none while it does not run)',
       input: ApplicationIdInput,
       output: Type.Array(ContainerVolume),
-      handler: ({ applicationId }, ctx) => service.namedVolumesOf('applicationId', applicationId, ctx.principal.organizationId, ctx.cradle.em),
+      handler: ({ applicationId }, ctx) => ctx.cradle.callerMounts.namedVolumesOf('applicationId', applicationId),
     }),
   ];
 };

@@ -3,7 +3,7 @@
 // WorkloadRegistry); a mount of another organization is NOT_FOUND, never FORBIDDEN. Only
 // admins may create or change bind mounts: a host path in a container reaches the host.
 import path from 'node:path';
-import { badRequest, conflict, forbidden, invalidField, newId, notFound, type EntityManager, type Role, type SecretBox } from '@berth/core';
+import { badRequest, conflict, forbidden, invalidField, newId, notFound, type Cradle, type EntityManager, type Role, type SecretBox } from '@berth/core';
 import { type ContainerHosts, type MountDirectory, type MountRecord, type WorkloadRegistry } from '@berth/plugin-workloads';
 import { Mount, type MountRow } from './entities.ts';
 import { assertOwnHostResource } from './host-resources.ts';
@@ -215,4 +215,35 @@ const sameTarget = (mountPath: string) => path.posix.normalize(mountPath).replac
 
 function assertMayBind(caller: Caller): void {
   if (caller.role === 'member') throw forbidden('Only admins can create or change bind mounts (a host path reaches the host)');
+}
+
+/**
+ * mounts.* for one request: the service confined to the caller (organization and role) and
+ * the request's unit of work, answering mounts as the API shows them. Registered
+ * request-scoped as `callerMounts`; the deploy pipelines keep using the singleton `mounts`.
+ */
+export const callerMounts = (mounts: MountService) => ({ principal, em }: Cradle) => {
+  const caller: Caller = { organizationId: principal!.organizationId, role: principal!.role };
+  const { organizationId } = caller;
+  return {
+    /** Adds a mount to one of the organization's workloads (bind mounts: admins only). */
+    create: async (input: CreateInput) => mounts.view(await mounts.create(input, caller, em)),
+    /** A mount of the organization. */
+    one: async (mountId: string) => mounts.view(await mounts.one(mountId, organizationId, em)),
+    /** Changes a mount. */
+    update: async (input: UpdateInput) => mounts.view(await mounts.update(input, caller, em)),
+    /** Deletes a mount. */
+    remove: async (mountId: string) => mounts.view(await mounts.remove(mountId, organizationId, em)),
+    /** A workload's mounts, oldest first. */
+    listByService: async (serviceType: string, serviceId: string) => mounts.views(await mounts.listByService(serviceType, serviceId, organizationId, em)),
+    /** The named volumes in the workload's running container. */
+    namedVolumesOf: (idField: string, id: string) => mounts.namedVolumesOf(idField, id, organizationId, em),
+  };
+};
+
+declare module '@berth/core' {
+  interface Cradle {
+    /** mounts.* for the current request's caller (request scope only). */
+    callerMounts: ReturnType<ReturnType<typeof callerMounts>>;
+  }
 }

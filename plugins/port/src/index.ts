@@ -1,9 +1,9 @@
-import { asValue, definePlugin } from '@berth/core';
+import { asFunction, asValue, definePlugin } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
 import { portEntities } from './entities.ts';
 import { portMigrations } from './migrations.ts';
 import { portProcedures } from './procedures.ts';
-import { PortService } from './service.ts';
+import { callerPorts, PortService } from './service.ts';
 
 export default definePlugin({
   name: 'port',
@@ -19,7 +19,7 @@ export default definePlugin({
     berth.container.cradle.hostPorts.add(ports);
     berth.entities(...portEntities);
     berth.migrations(...portMigrations);
-    berth.provide({ ports: asValue(ports) });
-    berth.procedures(...portProcedures(ports));
+    berth.provide({ ports: asValue(ports), callerPorts: asFunction(callerPorts(ports)).scoped() });
+    berth.procedures(...portProcedures);
   },
 });

@@ -6,7 +6,7 @@
 // answers an ingress port on every node, so no other port of the host may use it (same
 // protocol), whoever owns it. Two host-mode ports of different applications may share a
 // number (Swarm places their tasks on different nodes); of one application they may not.
-import { conflict, newId, notFound, type EntityManager } from '@berth/core';
+import { conflict, newId, notFound, type Cradle, type EntityManager } from '@berth/core';
 import { Port, type PortRow } from './entities.ts';
 import type { CreateInput, UpdateInput } from './schemas.ts';
 import { type HostPorts, type PortHold, type PortDirectory, type PortRecord, type WorkloadRef, type WorkloadRegistry } from '@berth/plugin-workloads';
@@ -127,4 +127,30 @@ function toRecord(row: PortRow): PortRecord {
     protocol: row.protocol,
     applicationId: row.applicationId,
   };
+}
+
+/**
+ * port.* for one request: the service confined to the caller's organization and the
+ * request's unit of work. Registered request-scoped as `callerPorts`; the deploy pipeline
+ * keeps using the singleton `ports` directory.
+ */
+export const callerPorts = (ports: PortService) => ({ principal, em }: Cradle) => {
+  const organizationId = principal!.organizationId;
+  return {
+    /** Publishes a port of one of the organization's applications. */
+    create: (input: CreateInput) => ports.create(input, organizationId, em),
+    /** A published port. */
+    one: (portId: string) => ports.one(portId, organizationId, em),
+    /** Changes a published port. */
+    update: (input: UpdateInput) => ports.update(input, organizationId, em),
+    /** Stops publishing a port. */
+    remove: (portId: string) => ports.remove(portId, organizationId, em),
+  };
+};
+
+declare module '@berth/core' {
+  interface Cradle {
+    /** port.* for the current request's caller (request scope only). */
+    callerPorts: ReturnType<ReturnType<typeof callerPorts>>;
+  }
 }

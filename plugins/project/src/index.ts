@@ -1,10 +1,10 @@
-import { asValue, definePlugin, EnvironmentView, optionalService } from '@berth/core';
+import { asFunction, asValue, definePlugin, EnvironmentView, optionalService } from '@berth/core';
 import type {} from '@berth/plugin-workloads';
 import pkg from '../package.json' with { type: 'json' };
 import { projectEntities } from './entities.ts';
 import { projectMigrations } from './migrations.ts';
 import { projectProcedures } from './procedures.ts';
-import { ProjectService } from './service.ts';
+import { callerProjects, ProjectService } from './service.ts';
 
 export default definePlugin({
   name: 'project',
@@ -13,10 +13,10 @@ export default definePlugin({
     const projects = new ProjectService();
     berth.entities(...projectEntities);
     berth.migrations(...projectMigrations);
-    berth.provide({ projects: asValue(projects) });
+    berth.provide({ projects: asValue(projects), callerProjects: asFunction(callerProjects(projects)).scoped() });
     const cradle = () => berth.container.cradle;
     // Without the environment plugin the kernel refuses to start (below); the schemas must still be made.
-    berth.procedures(projectProcedures(projects, {
+    berth.procedures(projectProcedures({
       environmentView: () => optionalService(cradle(), 'environments')?.viewSchema() ?? EnvironmentView,
       kinds: () => optionalService(cradle(), 'workloads')?.kinds().map(k => k.kind) ?? [],
     }));

@@ -1,17 +1,15 @@
 // project.* — the caller's organization's projects. The environment plugin provides
-// `environments`; it registers after this plugin, so handlers resolve it per request.
-import { Type, router, type ProcedureContext, type TSchema } from '@berth/core';
-import type { ProjectService } from './service.ts';
+// `environments`; it registers after this plugin, so the caller's facade resolves it per request.
+import { Type, router, type TSchema } from '@berth/core';
 import { created, CreateInput, duplicateInput, ProjectFields, ProjectIdInput, projectView, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
 
 const project = router('project');
-const scope = (ctx: ProcedureContext) => ({ organizationId: ctx.principal.organizationId, em: ctx.cradle.em });
 
 /** What the procedures' schemas derive from: the environment view and the workload kinds (both from other plugins). */
 export interface Derived { environmentView: () => TSchema; kinds: () => string[] }
 
 /** Made once every plugin is set up: a project lists its environments with the registered kinds' workloads. */
-export const projectProcedures = (projects: ProjectService, derived: Derived) => () => {
+export const projectProcedures = (derived: Derived) => () => {
   const environment = derived.environmentView();
   const ProjectView = projectView(environment);
   const Created = created(environment);
@@ -22,47 +20,32 @@ export const projectProcedures = (projects: ProjectService, derived: Derived) =>
     summary: 'Create a project with its default environment "production"',
     input: CreateInput,
     output: Created,
-    handler(input, ctx) {
-      const { organizationId, em } = scope(ctx);
-      return projects.create(input, organizationId, em, ctx.cradle.environments);
-    },
+    handler: (input, ctx) => ctx.cradle.callerProjects.create(input),
   }),
   project.query('one', {
     summary: 'A project with its environments and their workloads',
     input: ProjectIdInput,
     output: ProjectView,
-    handler({ projectId }, ctx) {
-      const { organizationId, em } = scope(ctx);
-      return projects.one(projectId, organizationId, em, ctx.cradle.environments);
-    },
+    handler: ({ projectId }, ctx) => ctx.cradle.callerProjects.one(projectId),
   }),
   project.query('all', {
     summary: 'Every project of the organization, newest first, with its environments and their workloads',
     input: Type.Object({}),
     output: Type.Array(ProjectView),
-    handler(_input, ctx) {
-      const { organizationId, em } = scope(ctx);
-      return projects.all(organizationId, em, ctx.cradle.environments);
-    },
+    handler: (_input, ctx) => ctx.cradle.callerProjects.all(),
   }),
   project.mutation('update', {
     summary: 'Change a project\'s name, description or environment variables',
     input: UpdateInput,
     output: ProjectFields,
-    handler(input, ctx) {
-      const { organizationId, em } = scope(ctx);
-      return projects.update(input, organizationId, em);
-    },
+    handler: (input, ctx) => ctx.cradle.callerProjects.update(input),
   }),
   project.mutation('remove', {
     access: 'admin',
     summary: 'Delete a project with its environments; answers the deleted project',
     input: ProjectIdInput,
     output: ProjectFields,
-    handler({ projectId }, ctx) {
-      const { organizationId, em } = scope(ctx);
-      return projects.remove(projectId, organizationId, em, ctx.cradle.environments);
-    },
+    handler: ({ projectId }, ctx) => ctx.cradle.callerProjects.remove(projectId),
   }),
   project.mutation('duplicate', {
     access: 'admin',
@@ -70,26 +53,22 @@ export const projectProcedures = (projects: ProjectService, derived: Derived) =>
     input: DuplicateInput,
     output: ProjectView,
     async handler(input, ctx) {
-      const { organizationId, em } = scope(ctx);
-      const environments = ctx.cradle.environments;
-      if (!input.duplicateInSameProject) return projects.duplicate(input, organizationId, em, environments);
+      const projects = ctx.cradle.callerProjects;
+      if (!input.duplicateInSameProject) return projects.duplicate(input);
       // Copying one environment is the environment plugin's own operation; the directory
       // contract has no member for it, so go through its registered procedure.
       const duplicateEnvironment = ctx.cradle.registry.get('environment.duplicate');
       if (!duplicateEnvironment) throw new Error('project.duplicate needs the environment plugin\'s environment.duplicate');
-      const source = await environments.get(input.sourceEnvironmentId, organizationId, em);
+      const source = await projects.environment(input.sourceEnvironmentId);
       await duplicateEnvironment.handler({ environmentId: source.environmentId, name: input.name, description: input.description }, ctx);
-      return projects.one(source.projectId, organizationId, em, environments);
+      return projects.one(source.projectId);
     },
   }),
   project.query('search', {
     summary: 'Projects whose name or description contains the given text (case-insensitive), newest first, paged',
     input: SearchInput,
     output: SearchResult,
-    handler(input, ctx) {
-      const { organizationId, em } = scope(ctx);
-      return projects.search(input, organizationId, em);
-    },
+    handler: (input, ctx) => ctx.cradle.callerProjects.search(input),
   }),
 ];
 };

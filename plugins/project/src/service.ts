@@ -1,6 +1,6 @@
 // Projects of one organization. Every read and write is confined to the caller's
 // organization: a project of another one is NOT_FOUND, never FORBIDDEN.
-import { iso, textSearchClauses, newId, notFound, type EntityManager, type EnvironmentDirectory, type ProjectDirectory } from '@berth/core';
+import { iso, textSearchClauses, newId, notFound, type Cradle, type EntityManager, type EnvironmentDirectory, type ProjectDirectory } from '@berth/core';
 import { Project, type ProjectRow } from './entities.ts';
 import type { CreateInput, DuplicateInput, EnvironmentView, ProjectFields, ProjectView, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
 
@@ -23,7 +23,6 @@ const fromRecord = (r: ProjectRecord): ProjectFields => ({
   organizationId: r.organization_id,
   createdAt: iso(r.created_at)!,
 });
-
 
 export class ProjectService implements ProjectDirectory {
   async assertInOrganization(projectId: string, organizationId: string, em: EntityManager): Promise<void> {
@@ -111,5 +110,39 @@ export class ProjectService implements ProjectDirectory {
       orderBy: { createdAt: 'desc', projectId: 'asc' }, limit: input.limit ?? 20, offset: input.offset ?? 0,
     });
     return { items: rows.map(toProjectFields), total };
+  }
+}
+
+/**
+ * project.* for one request: the service confined to the caller's organization and the
+ * request's unit of work, so handlers pass only their input. Registered request-scoped as
+ * `callerProjects`; other plugins keep using the singleton `projects` directory.
+ */
+export const callerProjects = (projects: ProjectService) => ({ principal, em, environments }: Cradle) => {
+  const organizationId = principal!.organizationId;
+  return {
+    /** The project and its default environment. */
+    create: (input: CreateInput) => projects.create(input, organizationId, em, environments),
+    /** A project with its environments and their workloads. */
+    one: (projectId: string) => projects.one(projectId, organizationId, em, environments),
+    /** Every project, newest first. */
+    all: () => projects.all(organizationId, em, environments),
+    /** Changes a project's fields. */
+    update: (input: UpdateInput) => projects.update(input, organizationId, em),
+    /** Deletes a project with its environments and workloads. */
+    remove: (projectId: string) => projects.remove(projectId, organizationId, em, environments),
+    /** A copy of the source environment's project. */
+    duplicate: (input: DuplicateInput) => projects.duplicate(input, organizationId, em, environments),
+    /** The environment (and its project) as the caller may see it. */
+    environment: (environmentId: string) => environments.get(environmentId, organizationId, em),
+    /** Projects matching a text, paged. */
+    search: (input: SearchInput) => projects.search(input, organizationId, em),
+  };
+};
+
+declare module '@berth/core' {
+  interface Cradle {
+    /** project.* for the current request's caller (request scope only). */
+    callerProjects: ReturnType<ReturnType<typeof callerProjects>>;
   }
 }

@@ -1,63 +1,46 @@
 // sshKey.* — SSH keys of the caller's organization. Only generate answers a private key.
-import { Type, router, type ProcedureContext } from '@berth/core';
-import type { SshKeyService } from './service.ts';
+import { Type, router } from '@berth/core';
 import { CreateInput, GenerateInput, GeneratedKeyPair, SshKeyIdInput, SshKeyView, UpdateInput } from './schemas.ts';
 
 const sshKey = router('sshKey');
-const scope = (ctx: ProcedureContext) => ({ organizationId: ctx.principal.organizationId, em: ctx.cradle.em });
 
-export const sshKeyProcedures = (keys: SshKeyService) => [
+export const sshKeyProcedures = [
   sshKey.mutation('create', {
     access: 'admin',
     summary: 'Store a key pair (the public and private keys must match); the private key is kept encrypted and never answered',
     input: CreateInput,
     output: SshKeyView,
-    handler(input, ctx) {
-      const { organizationId, em } = scope(ctx);
-      return keys.create(input, organizationId, em);
-    },
+    handler: (input, ctx) => ctx.cradle.callerSshKeys.create(input),
   }),
   sshKey.query('one', {
     summary: 'A key of the organization, without its private key',
     input: SshKeyIdInput,
     output: SshKeyView,
-    handler({ sshKeyId }, ctx) {
-      const { organizationId, em } = scope(ctx);
-      return keys.one(sshKeyId, organizationId, em);
-    },
+    handler: ({ sshKeyId }, ctx) => ctx.cradle.callerSshKeys.one(sshKeyId),
   }),
   sshKey.query('all', {
     summary: 'Every key of the organization, newest first, without private keys',
     input: Type.Object({}),
     output: Type.Array(SshKeyView),
-    handler(_input, ctx) {
-      const { organizationId, em } = scope(ctx);
-      return keys.all(organizationId, em);
-    },
+    handler: (_input, ctx) => ctx.cradle.callerSshKeys.all(),
   }),
   sshKey.mutation('update', {
     summary: 'Change a key\'s name, description or last-used time (the key material cannot change)',
     input: UpdateInput,
     output: SshKeyView,
-    handler(input, ctx) {
-      const { organizationId, em } = scope(ctx);
-      return keys.update(input, organizationId, em);
-    },
+    handler: (input, ctx) => ctx.cradle.callerSshKeys.update(input),
   }),
   sshKey.mutation('remove', {
     access: 'admin',
     summary: 'Delete a key; answers it as it was (without its private key)',
     input: SshKeyIdInput,
     output: SshKeyView,
-    handler({ sshKeyId }, ctx) {
-      const { organizationId, em } = scope(ctx);
-      return keys.remove(sshKeyId, organizationId, em);
-    },
+    handler: ({ sshKeyId }, ctx) => ctx.cradle.callerSshKeys.remove(sshKeyId),
   }),
   sshKey.mutation('generate', {
     summary: 'A new key pair (Ed25519 unless type is "rsa"), not stored: pass it to sshKey.create to keep it',
     input: GenerateInput,
     output: GeneratedKeyPair,
-    handler: ({ type }) => keys.generate(type ?? 'ed25519'),
+    handler: ({ type }, ctx) => ctx.cradle.callerSshKeys.generate(type ?? 'ed25519'),
   }),
 ];

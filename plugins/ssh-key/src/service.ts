@@ -1,6 +1,6 @@
 // SSH keys of the organization, and what other plugins (git, servers) use to get a private
 // key. A record of another organization is NOT_FOUND, never FORBIDDEN.
-import { iso, invalidField, newId, notFound, type EntityManager, type SecretBox, type SshKeyVault } from '@berth/core';
+import { iso, invalidField, newId, notFound, type Cradle, type EntityManager, type SecretBox, type SshKeyVault } from '@berth/core';
 import { SshKey, type SshKeyRow } from './entities.ts';
 import { generateSshKeyPair, keysMatch, parsePrivateKey, parsePublicKey, type SshKeyType } from './keys.ts';
 import type { CreateInput, GeneratedKeyPair, SshKeyView, UpdateInput } from './schemas.ts';
@@ -90,5 +90,35 @@ function attempt<T>(field: string, parse: () => T): T {
     return parse();
   } catch (e) {
     throw invalidField(field, (e as Error).message);
+  }
+}
+
+/**
+ * sshKey.* for one request: the service confined to the caller's organization and the
+ * request's unit of work. Registered request-scoped as `callerSshKeys`; other plugins keep
+ * using the singleton `sshKeys` vault.
+ */
+export const callerSshKeys = (keys: SshKeyService) => ({ principal, em }: Cradle) => {
+  const organizationId = principal!.organizationId;
+  return {
+    /** Stores a matching key pair. */
+    create: (input: CreateInput) => keys.create(input, organizationId, em),
+    /** A key without its private key. */
+    one: (sshKeyId: string) => keys.one(sshKeyId, organizationId, em),
+    /** Every key, newest first. */
+    all: () => keys.all(organizationId, em),
+    /** Changes a key's name, description or last-used time. */
+    update: (input: UpdateInput) => keys.update(input, organizationId, em),
+    /** Deletes a key. */
+    remove: (sshKeyId: string) => keys.remove(sshKeyId, organizationId, em),
+    /** A new key pair, not stored. */
+    generate: (type: SshKeyType) => keys.generate(type),
+  };
+};
+
+declare module '@berth/core' {
+  interface Cradle {
+    /** sshKey.* for the current request's caller (request scope only). */
+    callerSshKeys: ReturnType<ReturnType<typeof callerSshKeys>>;
   }
 }

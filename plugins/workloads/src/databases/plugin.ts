@@ -2,13 +2,14 @@
 // registered as a workload kind. A kind's plugin is one line —
 // `export default databasePlugin(new PostgresDriver(), { version })` — and a third party's
 // sixth kind is the same line with its own driver.
-import { definePlugin, EnvironmentFields, type DatabaseDriver } from '@berth/core';
+import { asFunction, definePlugin, EnvironmentFields, type DatabaseDriver } from '@berth/core';
 import { databaseMigrations } from './entity.ts';
 import { databaseSchemas } from './schemas.ts';
 import { DatabaseService } from './service.ts';
 import { DatabaseDeployer } from './deployer.ts';
 import { DatabaseKind } from './kind.ts';
 import { databaseProcedures } from './procedures.ts';
+import { callerDatabases, databasesOf } from './requests.ts';
 
 export function databasePlugin(driver: DatabaseDriver, options: { version: string }) {
   return definePlugin({
@@ -27,7 +28,10 @@ export function databasePlugin(driver: DatabaseDriver, options: { version: strin
       if (Object.hasOwn(EnvironmentFields.properties, driver.kind)) throw new Error(`Database kind "${driver.kind}" would hide the environment's own field of that name`);
       cradle().workloads.register(kind);
       cradle().hostPorts.add({ holds: (port, protocol, serverId, em) => (protocol === 'tcp' ? db.portHolds(port, serverId, em) : Promise.resolve([])) });
-      berth.procedures(...databaseProcedures(db, kind, databaseSchemas(driver)));
+      const facade = databasesOf(driver.kind);
+      if (berth.container.hasRegistration(facade)) throw new Error(`Database kind "${driver.kind}" would take the container name "${facade}", which is already registered`);
+      berth.provide({ [facade]: asFunction(callerDatabases(db, kind)).scoped() });
+      berth.procedures(...databaseProcedures(driver.kind, driver.label, databaseSchemas(driver)));
     },
   });
 }

@@ -1,7 +1,7 @@
 // The API of one database kind, built from its driver: the record's fields, create (both
 // variants at once: environmentId or projectId), update, and the small inputs. The kinds
 // differ only in the credential fields and password rules their driver declares.
-import Type, { type Static, type TObject, type TSchema } from 'typebox';
+import Type, { type Static, type TEnum, type TInteger, type TNull, type TObject, type TOptional, type TProperties, type TSchema, type TString, type TUnion } from 'typebox';
 import { swarmSettingFields } from '../swarm/settings.ts';
 import { type DatabaseDriver, schema } from '@berth/core';
 const { AppName, NonEmpty, Nullable, Paging, Status, Timestamp } = schema;
@@ -21,29 +21,35 @@ export const databaseSettingKeys = Object.keys(databaseSettingFields) as Databas
 
 const settingSchemas = Object.fromEntries(Object.entries(databaseSettingFields).map(([k, [s]]) => [k, s])) as unknown as Record<DatabaseSettingKey, TSchema>;
 
+/** A kind's id key (postgresId, redisId…): its name differs per kind, so handlers read it through `idKey`. */
+export type IdKey = `${string}Id`;
+/** An input that names one database by its kind's id key, with the given other fields. */
+export type WithId<P extends TProperties = {}> = TObject<Record<IdKey, TString> & P>;
+
 export interface DatabaseSchemas {
-  idKey: string;
+  idKey: IdKey;
   /** The record as stored (every API field). */
   Fields: TObject;
   /** `one`: the record with environment/project, mounts, backups, connection URLs. */
   View: TObject;
   Create: TObject;
-  Update: TObject;
-  Id: TObject;
-  Reload: TObject;
-  ExternalPort: TObject;
-  Environment: TObject;
-  Status: TObject;
-  Move: TObject;
-  ChangePassword: TObject;
+  /** Any updatable field; handlers read only the id key and pass the rest on. */
+  Update: WithId;
+  Id: WithId;
+  Reload: WithId<{ appName: TString }>;
+  ExternalPort: WithId<{ externalPort: TUnion<[TInteger, TNull]> }>;
+  Environment: WithId<{ env: TUnion<[TString, TNull]> }>;
+  Status: WithId<{ applicationStatus: TEnum<['idle', 'running', 'done', 'error']> }>;
+  Move: WithId<{ targetEnvironmentId: TString }>;
+  ChangePassword: WithId<{ password: TString; type: TOptional<TEnum<['user', 'root']>> }>;
   Search: TObject;
   SearchResult: TObject;
-  ReadLogs: TObject;
+  ReadLogs: WithId<{ tail: TOptional<TInteger>; since: TOptional<TString>; search: TOptional<TString> }>;
 }
 
 export function databaseSchemas(driver: DatabaseDriver): DatabaseSchemas {
-  const idKey = `${driver.kind}Id`;
-  const Id = { [idKey]: NonEmpty() };
+  const idKey: IdKey = `${driver.kind}Id`;
+  const Id = { [idKey]: NonEmpty() } as Record<IdKey, TString>;
   const password = driver.passwordSchema;
   const olderPassword = driver.olderPasswordSchema ?? Type.String();
   const credentialFields: Record<string, TSchema> = {};
