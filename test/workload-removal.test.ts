@@ -1,6 +1,7 @@
 // Deleting what holds workloads removes them through their kinds: a removed project,
 // environment or organization leaves no service running on the engine and frees its ports
-// (before, the rows went through foreign keys and the services kept running).
+// (before, the rows went through foreign keys and the services kept running). A workload whose
+// appName changed leaves no service under its former name either.
 import t from 'tap';
 import Docker from 'dockerode';
 import { startTestServer, signUpAdmin, otherOrganization, deploymentFinished, freePort, engineGone, TEST_STATIC_IMAGE, type Client } from '@berth/core/testing';
@@ -54,6 +55,27 @@ t.test('removing what holds workloads removes them through their kinds', async t
     t.equal((await client.get('application.one', { applicationId: gone.applicationId })).status, 404, 'and its record');
     t.ok(await docker.getService(kept.appName).inspect(), 'production\'s service still runs');
     t.equal((await client.get('application.one', { applicationId: kept.applicationId })).status, 200);
+  });
+
+  t.test('a changed appName: the next deploy moves the service to the new name; a delete before that removes the former one', async t => {
+    const { body: { environment } } = await client.post('project.create', { name: 'Renamed' });
+    const first = await runningApp(client, environment.environmentId, await freePort());
+    const renamed = `${first.appName}-v2`;
+    t.teardown(() => Promise.all([first.appName, renamed].map(n => docker.getService(n).remove().catch(() => {}))));
+    t.equal((await client.post('application.update', { applicationId: first.applicationId, appName: renamed })).status, 200);
+    t.ok(await docker.getService(first.appName).inspect(), 'renaming alone leaves the running service');
+    const queued = await client.post('application.deploy', { applicationId: first.applicationId });
+    t.equal(queued.status, 200, JSON.stringify(queued.body));
+    const redeployed = await deploymentFinished(client, queued.body.deploymentId);
+    t.equal(redeployed.status, 'done', redeployed.errorMessage ?? '');
+    t.ok(await docker.getService(renamed).inspect(), 'the service of the new name runs');
+    t.equal(await engineGone(docker.getService(first.appName).inspect()), 'gone', 'the service of the former name is removed');
+
+    const second = await runningApp(client, environment.environmentId, await freePort());
+    t.teardown(() => docker.getService(`${second.appName}-v2`).remove().catch(() => {}));
+    t.equal((await client.post('application.update', { applicationId: second.applicationId, appName: `${second.appName}-v2` })).status, 200);
+    t.equal((await client.post('application.delete', { applicationId: second.applicationId })).status, 200);
+    t.equal(await engineGone(docker.getService(second.appName).inspect()), 'gone', 'deleting a renamed application removes the service it still runs under its former name');
   });
 
   t.test('organization.delete: its workloads go, other organizations\' stay', async t => {

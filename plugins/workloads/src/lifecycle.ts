@@ -114,6 +114,12 @@ export abstract class WorkloadLifecycle<Row> implements Deployer {
         run.log('Reloaded');
         return;
       default:
+        // The appName changed since the last deploy: the service of the former name goes first,
+        // as in a stop-first update (both would claim the record's host ports and data volume).
+        for (const name of (await engine.swarm.servicesOf(id)).filter(n => n !== appName)) {
+          run.log(`Removing ${name}, the service of its former name`);
+          await engine.swarm.removeService(name, owned);
+        }
         return this.deploy(row, action, run, engine);
     }
   }
@@ -126,10 +132,11 @@ export abstract class WorkloadLifecycle<Row> implements Deployer {
     await this.setStatus(targetId, outcome === 'error' ? 'error' : exists ? 'done' : 'idle', em);
   }
 
-  /** Removes the record's service (absent is fine) and waits until its containers are gone. */
+  /** Removes the record's services — its appName's and a former name's not yet replaced by a deploy (absent is fine) — and waits until their containers are gone. */
   async removeService(row: Row, opts: WaitOptions = {}): Promise<void> {
     const { swarm } = await this.engine();
-    await swarm.removeService(this.identify(row).appName, { ...opts, ...this.owned(row) });
+    const { id, appName } = this.identify(row);
+    for (const name of new Set([appName, ...await swarm.servicesOf(id)])) await swarm.removeService(name, { ...opts, ...this.owned(row) });
   }
 
   /** The record's service log, optionally only the lines containing `search` (any case). */

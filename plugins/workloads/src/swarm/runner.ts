@@ -224,6 +224,12 @@ export class SwarmRunner {
    * Removes the service (absent is fine: answers false) and waits, up to timeoutMs (default
    * 60 s), until its containers are gone, so that its volumes and ports are free again.
    */
+  /** The names of the services labelled as the record's (its current appName, and former ones still running). */
+  async servicesOf(owner: string): Promise<string[]> {
+    const services = await this.#call('list services', () => this.#docker.listServices({ filters: { label: [`${ID_LABEL}=${owner}`] } }));
+    return services.map(s => s.Spec?.Name ?? '').filter(Boolean);
+  }
+
   async removeService(name: string, opts: WaitOptions & Owned): Promise<boolean> {
     checkServiceName(name);
     const current = await this.#owned(name, opts.owner);
