@@ -153,8 +153,14 @@ t.test('upgrading adopts what Berth made before labels: deploy again keeps the d
 
   server = await server.restart();
   client = new Client(server.url, { apiKey });
-  const adopted = await inspect(appName);
-  t.equal(typeof adopted.Spec.Labels?.['berth.organization'], 'string', 'relabelled at boot');
+  // The first use of the engine after the start (reading the logs changes nothing) adopts it.
+  t.equal((await client.get('redis.readLogs', { redisId, tail: 1 })).status, 200);
+  const adopted = await waitFor('the service relabelled', async () => {
+    const s = await inspect(appName);
+    return s.Spec.Labels?.['berth.organization'] ? s : undefined;
+  });
+  const { organizationId } = (await client.get('redis.one', { redisId })).body as { organizationId: string };
+  t.equal(adopted.Spec.Labels?.['berth.organization'], organizationId, 'relabelled with its organization once the engine is used');
   t.same(adopted.Spec.TaskTemplate, (await inspect(appName)).Spec.TaskTemplate, 'the spec is kept');
 
   const again = await run(client, 'redis.deploy', { redisId });

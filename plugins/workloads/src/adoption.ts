@@ -1,5 +1,5 @@
 // Upgrading keeps what exists: services Berth made before they carried the organization label
-// are adopted at boot, not refused. Only a service named after its record's appName and
+// are adopted (when the engine is first used after a start), not refused. Only a service named after its record's appName and
 // labelled with that very record's berth.kind and berth.id is relabelled — by an update of the
 // service's own labels that keeps its spec and tasks. (Data volumes cannot be relabelled: the
 // database records adopt theirs by name in their migration.)

@@ -12,6 +12,7 @@ export class LocalContainerHosts implements ContainerHosts {
   readonly #log: Logger;
   readonly #advertiseAddr: string;
   #ready?: Promise<Docker>;
+  readonly #afterReady: ((docker: Docker) => Promise<void>)[] = [];
 
   constructor({ logger, config }: { logger: Logger; config: { swarmAdvertiseAddr: string } }) {
     this.#log = logger;
@@ -20,11 +21,19 @@ export class LocalContainerHosts implements ContainerHosts {
 
   local(): Promise<Docker> {
     // A failed preparation is retried on the next call rather than remembered.
-    this.#ready ??= this.#prepare().catch(e => {
+    this.#ready ??= this.#prepare().then(docker => {
+      for (const task of this.#afterReady.splice(0)) void task(docker).catch(e => this.#log.warn({ err: e }, 'a task after the engine was reached failed'));
+      return docker;
+    }, e => {
       this.#ready = undefined;
       throw e;
     });
     return this.#ready;
+  }
+
+  /** Runs once, in the background, when the engine is first reached (not at boot: a control plane that deploys nothing never loads the Docker client). */
+  afterReady(task: (docker: Docker) => Promise<void>): void {
+    this.#afterReady.push(task);
   }
 
   async #prepare(): Promise<Docker> {
