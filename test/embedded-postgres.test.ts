@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { Client, createTestDatabase, freePort, signUpAdmin, waitFor } from '@berth/core/testing';
 import { createKernel } from '@berth/core';
@@ -193,13 +194,23 @@ t.test('admin create works on the embedded database; db copy carries records fro
   const external = await createTestDatabase();
   t.teardown(() => external.drop());
   const dataDir = dataDirFor(t);
+  // Every module each command loads, to show the embedded database's package is imported only without DATABASE_URL.
+  const loads = (name: string) => path.join(dataDirFor(t), name);
+  const recordLoads = ['--import', pathToFileURL(path.join(repoRoot, 'test/fixtures/record-loads.mjs')).href];
+  const embeddedPackage = `${path.sep}providers${path.sep}persistence-embedded${path.sep}`;
+  const loaded = (file: string) => readFileSync(file, 'utf8').split('\n').filter(u => u.startsWith('file:')).map(u => fileURLToPath(u));
   // Records made on an external PostgreSQL...
-  const created = await run(process.execPath, [...nodeFlags, cli, 'admin', 'create', '--email', 'ops@example.com', '--password', 'ops-password-1'],
-    { env: { ...berthEnv(dataDirFor(t)), DATABASE_URL: external.url }, cwd: repoRoot });
+  const createdLoads = loads('created.log');
+  const created = await run(process.execPath, [...nodeFlags, ...recordLoads, cli, 'admin', 'create', '--email', 'ops@example.com', '--password', 'ops-password-1'],
+    { env: { ...berthEnv(dataDirFor(t)), DATABASE_URL: external.url, BERTH_LOAD_LOG: createdLoads }, cwd: repoRoot });
   const { apiKey } = JSON.parse(created.stdout.trim().split('\n').pop()!);
+  t.ok(loaded(createdLoads).some(f => f.includes(`${path.sep}core${path.sep}src${path.sep}`)), 'the load log sees the kernel');
+  t.same(loaded(createdLoads).filter(f => f.includes(embeddedPackage)), [], 'on an external PostgreSQL the embedded database\'s package is never imported');
 
   // ...copied into the embedded database (its first start, with Berth not running).
-  const copied = await run(process.execPath, [...nodeFlags, cli, 'db', 'copy', '--from', external.url], { env: berthEnv(dataDir), cwd: repoRoot });
+  const copiedLoads = loads('copied.log');
+  const copied = await run(process.execPath, [...nodeFlags, ...recordLoads, cli, 'db', 'copy', '--from', external.url], { env: { ...berthEnv(dataDir), BERTH_LOAD_LOG: copiedLoads }, cwd: repoRoot });
+  t.ok(loaded(copiedLoads).some(f => f.includes(embeddedPackage)), 'without DATABASE_URL it is imported');
   t.match(copied.stdout, /^users\t1$/m, 'one user copied');
   t.match(copied.stdout, /^api_keys\t1$/m, 'and its API key');
   const again = await run(process.execPath, [...nodeFlags, cli, 'db', 'copy', '--from', external.url], { env: berthEnv(dataDir), cwd: repoRoot }).catch(e => e);

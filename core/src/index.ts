@@ -24,3 +24,4 @@ export { deploymentStatuses, type DeploymentTarget, type DeploymentStatus, type 
 export { buildTypes, BuilderRegistry, type BuildType, type BuildIo, type BuildRequest, type Builder, type SourceSpec, type FetchRequest, type SourceFetcher } from './contracts/builders.ts';
 export type { SshKeyVault } from './contracts/ssh-keys.ts';
 export type { DatabaseDriver, DatabaseCredentials, ContainerCommand, PasswordAccount } from './contracts/database-driver.ts';
+export { EMBEDDED_PERSISTENCE, type PersistenceServer, type PersistenceServerOptions, type PersistenceServerProvider } from './contracts/persistence-server.ts';

@@ -11,7 +11,7 @@ import type { BerthConfig } from './config.ts';
 import { newId } from './crypto.ts';
 import type { Principal } from './procedure.ts';
 import { waitFor } from './testing-support.ts';
-import { binariesVersion, createCluster } from './persistence/embedded-postgres.ts';
+import { binariesVersion, createCluster } from '@berth/provider-persistence-embedded';
 
 /** The PostgreSQL server the tests create their databases on: BERTH_TEST_PG, set by scripts/services.sh. Never guessed. */
 export const adminServerUrl = (): string => {

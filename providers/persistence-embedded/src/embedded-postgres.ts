@@ -12,7 +12,7 @@ import { existsSync, readFileSync, readdirSync, readlinkSync, realpathSync, rena
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg, { type PoolConfig } from 'pg';
-import type { Logger } from '../container.ts';
+import type { Logger } from '@berth/core';
 
 /** The major version Berth runs; a cluster of another one is refused, never opened. */
 export const POSTGRES_MAJOR = '15';

@@ -1,0 +1,37 @@
+// @berth/provider-persistence-embedded: the persistence-server provider that core loads when no
+// DATABASE_URL is configured — a real PostgreSQL run as Berth's child process in its data directory.
+import { mkdirSync } from 'node:fs';
+import type { PersistenceServerProvider } from '@berth/core';
+import { EmbeddedPostgres } from './embedded-postgres.ts';
+import { lockDataDir, refusePglite } from './data-dir.ts';
+
+export { EmbeddedPostgres, EmbeddedDatabaseError, POSTGRES_MAJOR, binariesVersion, createCluster } from './embedded-postgres.ts';
+
+const embedded: PersistenceServerProvider = {
+  contract: 'persistence-server',
+  id: 'embedded',
+  async start({ dataDir, log, onLost }) {
+    mkdirSync(dataDir, { recursive: true });
+    const lock = lockDataDir(dataDir);
+    try {
+      refusePglite(dataDir);
+      const server = await EmbeddedPostgres.start({ dataDir, log, onLost });
+      return {
+        pool: server.pool,
+        get url() { return server.url; },
+        async stop() {
+          try {
+            await server.stop();
+          } finally {
+            lock.release();
+          }
+        },
+      };
+    } catch (e) {
+      lock.release();
+      throw e;
+    }
+  },
+};
+
+export default embedded;
