@@ -6,13 +6,17 @@ import { randomBytes } from 'node:crypto';
 import t, { type Test } from 'tap';
 import Docker from 'dockerode';
 import pg from 'pg';
-import { startTestServer, signUpAdmin, otherOrganization, deploymentFinished, waitFor, removeServiceAndVolume, TEST_BASE_IMAGE, TEST_REDIS_IMAGE, Client } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, otherOrganization, deploymentFinished, waitFor, removeServiceAndVolume, TEST_BASE_IMAGE, TEST_REDIS_IMAGE, TEST_STATIC_IMAGE, Client } from '@berth/core/testing';
 import { runContainerCommand } from '@berth/plugin-workloads/testing';
 
 t.setTimeout(600_000);
 const docker = new Docker();
 const NOT_OURS = /exists on this host and is not Berth's for this record/;
 const unique = (what: string) => `berth-test-${what}-${randomBytes(4).toString('hex')}`;
+/** A volume name users may choose (berth-* is the platform's). */
+const volumeName = (what: string) => `own-test-${what}-${randomBytes(4).toString('hex')}`;
+const volumeLabels = async (name: string) => ((await docker.getVolume(name).inspect()) as { Labels?: Record<string, string> | null }).Labels ?? {};
+const MOUNT_REFUSED = (name: string) => new RegExp(`a volume named ${name} exists on this host and is not a mount volume of this organization`);
 
 interface EngineService { ID: string; Version: { Index: number }; Spec: { Name: string; Labels?: Record<string, string>; TaskTemplate: object } }
 const inspect = (name: string) => docker.getService(name).inspect() as Promise<EngineService>;
@@ -121,6 +125,90 @@ t.test('engine objects Berth does not own for the record', async t => {
     t.equal(removed.status, 409, 'its removal does not take the volume');
     t.match((await docker.getVolume(volume).inspect() as { Labels?: Record<string, string> }).Labels, { 'berth.id': redisId }, 'the volume is still there, still its owner\'s');
   });
+});
+
+t.test('named volumes of mounts: made by Berth, labelled, shared within one organization only', async t => {
+  const server = await startTestServer({ deploySettleSeconds: 0 });
+  t.teardown(() => server.destroy());
+  const { client, userId } = await signUpAdmin(server);
+  const other = await otherOrganization(server, userId);
+  const { body: { environment } } = await client.post('project.create', { name: 'Volumes' });
+  const theirs = (await other.client.post('project.create', { name: 'Theirs' })).body.environment;
+  const sql = new pg.Client(server.database);
+  await sql.connect();
+  t.teardown(() => sql.end());
+
+  // Services first, then the volumes they mounted (a volume in use cannot be removed).
+  const services: string[] = [];
+  const volumes: string[] = [];
+  t.teardown(async () => {
+    for (const name of services) await docker.getService(name).remove().catch(() => undefined);
+    for (const name of volumes) {
+      await waitFor(`volume ${name} removed`, () => docker.getVolume(name).remove().then(() => true, (e: { statusCode?: number }) => e.statusCode === 404 || undefined), { timeout: 60_000, interval: 250 });
+    }
+  });
+  const staticApp = async (c: Client, environmentId: string, name: string) => {
+    const app = (await c.post('application.create', { name, environmentId })).body as { applicationId: string; appName: string };
+    services.push(app.appName);
+    t.equal((await c.post('application.saveDockerProvider', { applicationId: app.applicationId, dockerImage: TEST_STATIC_IMAGE })).status, 200);
+    return app;
+  };
+  const mount = (c: Client, applicationId: string, name: string, mountPath = '/shared') =>
+    c.post('mounts.create', { serviceId: applicationId, type: 'volume', volumeName: name, mountPath });
+
+  const shared = volumeName('shared');
+  volumes.push(shared);
+  const first = await staticApp(client, environment.environmentId, 'first');
+  t.equal((await mount(client, first.applicationId, shared)).status, 200, 'a volume that does not exist yet may be named');
+  const deployed = await run(client, 'application.deploy', { applicationId: first.applicationId });
+  t.equal(deployed.status, 'done', deployed.errorMessage ?? '');
+  const { organizationId } = (await client.get('application.one', { applicationId: first.applicationId })).body as { organizationId: string };
+  t.same(await volumeLabels(shared), { 'berth.kind': 'application', 'berth.id': first.applicationId, 'berth.organization': organizationId, 'berth.mount-volume': 'true' },
+    'Berth created it before the service, with the owner\'s labels and the mount-volume label');
+
+  const second = await staticApp(client, environment.environmentId, 'second');
+  t.equal((await mount(client, second.applicationId, shared)).status, 200, 'another workload of the organization may mount it');
+  const alsoDeployed = await run(client, 'application.deploy', { applicationId: second.applicationId });
+  t.equal(alsoDeployed.status, 'done', alsoDeployed.errorMessage ?? '');
+
+  const thief = await staticApp(other.client, theirs.environmentId, 'thief');
+  const stolen = await mount(other.client, thief.applicationId, shared);
+  t.equal(stolen.status, 409, 'another organization cannot mount it by naming it');
+  t.match(stolen.body.message, shared, 'the refusal names the volume');
+  // Named before the volume existed (or while the engine could not be asked): the deploy refuses it.
+  const later = volumeName('later');
+  const made = await mount(other.client, thief.applicationId, later);
+  t.equal(made.status, 200);
+  await sql.query('update mounts set volume_name = $1 where mount_id = $2', [shared, made.body.mountId]);
+  const refused = await run(other.client, 'application.deploy', { applicationId: thief.applicationId });
+  t.equal(refused.status, 'error');
+  t.match(refused.errorMessage, MOUNT_REFUSED(shared), 'and so does every deploy');
+  t.equal((await docker.listServices({ filters: { name: [thief.appName] } })).length, 0, 'no service was made for it');
+
+  const stray = volumeName('stray');
+  volumes.push(stray);
+  await docker.createVolume({ Name: stray });
+  const strayMount = await mount(client, first.applicationId, stray, '/stray');
+  t.equal(strayMount.status, 409, 'a stray unlabelled volume is refused');
+  t.match(strayMount.body.message, MOUNT_REFUSED(stray));
+  const firstMounts = (await client.get('mounts.listByServiceId', { serviceId: second.applicationId, serviceType: 'application' })).body as { mountId: string }[];
+  const renamed = await client.post('mounts.update', { mountId: firstMounts[0]!.mountId, volumeName: stray });
+  t.equal(renamed.status, 409, 'and so is changing a mount to it');
+  t.match(renamed.body.message, MOUNT_REFUSED(stray));
+
+  // A mount that existed before this change, its volume made by Swarm without labels: the
+  // migration marked it adopted, and it still deploys, the volume left as it is.
+  const legacy = volumeName('legacy');
+  volumes.push(legacy);
+  const old = await staticApp(client, environment.environmentId, 'old');
+  const oldMount = await mount(client, old.applicationId, legacy, '/legacy');
+  t.equal(oldMount.status, 200);
+  await docker.createVolume({ Name: legacy });
+  await sql.query('update mounts set volume_adopted = true where mount_id = $1', [oldMount.body.mountId]);
+  const adopted = await run(client, 'application.deploy', { applicationId: old.applicationId });
+  t.equal(adopted.status, 'done', adopted.errorMessage ?? '');
+  t.same(await volumeLabels(legacy), {}, 'the adopted volume is mounted as it was');
+  t.notOk('volumeAdopted' in (await client.get('mounts.one', { mountId: oldMount.body.mountId })).body, 'adoption is not part of the API\'s answer');
 });
 
 t.test('upgrading adopts what Berth made before labels: deploy again keeps the data', async t => {

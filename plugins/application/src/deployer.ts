@@ -56,7 +56,8 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
     return this.#deploy(row, action, run, engine);
   }
 
-  async #deploy(row: ApplicationRow, action: string, run: DeploymentRun, { docker, swarm }: Engine): Promise<void> {
+  async #deploy(row: ApplicationRow, action: string, run: DeploymentRun, engine: Engine): Promise<void> {
+    const { docker, swarm } = engine;
     const cradle = this.cradle();
     const { deployment } = run;
     await this.#apps.setStatus(row.applicationId, 'running', run.em);
@@ -94,7 +95,7 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
       throw e;
     }
 
-    const mounts = await this.#mounts(row, cradle, run);
+    const mounts = await this.#mounts(row, cradle, run, engine);
     const ports = ((await optionalService(cradle, 'ports')?.forApplications([row.applicationId], run.em))?.get(row.applicationId) ?? []) as PortRecord[];
     const service: WorkloadService = {
       name: row.appName,
@@ -181,9 +182,9 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
   }
 
   /** The workload's mounts as Swarm mounts; file mounts are written under the application's directory first. */
-  async #mounts(row: ApplicationRow, cradle: Cradle, run: DeploymentRun): Promise<WorkloadService['mounts']> {
+  async #mounts(row: ApplicationRow, cradle: Cradle, run: DeploymentRun, engine: Engine): Promise<WorkloadService['mounts']> {
     const records = ((await optionalService(cradle, 'mounts')?.forServices(KIND, [row.applicationId], run.em))?.get(row.applicationId) ?? []) as MountRecord[];
-    const out = await toServiceMounts(records, path.join(applicationDir(cradle.config.dataDir, row.appName), 'files'));
+    const out = await toServiceMounts(records, path.join(applicationDir(cradle.config.dataDir, row.appName), 'files'), engine, this.owner(row), line => run.log(line));
     if (out.length) run.log(`Mounting ${out.length} mount(s)`);
     return out;
   }

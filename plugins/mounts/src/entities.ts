@@ -11,6 +11,8 @@ export const Mount = defineEntity({
     type: p.enum(['bind', 'volume', 'file'] as const),
     hostPath: p.text().nullable(),
     volumeName: p.string().length(128).nullable(),
+    /** The mount existed before Berth labelled mount volumes: its volume, unlabelled on the host, is adopted (see migrations). */
+    volumeAdopted: p.boolean().default(false),
     filePath: p.text().nullable(),
     /** A file mount's content as SecretBox.encrypt sealed it (`v1:…`): config files often hold credentials. */
     content: p.text().nullable(),

@@ -49,7 +49,20 @@ class MountsOwnedByKind extends Migration {
   }
 }
 
+/**
+ * Berth now creates mount volumes itself, labelled, and refuses to mount a volume that is not a
+ * mount volume of the organization. The volume mounts that exist at upgrade had theirs made by
+ * Swarm, unlabelled (the engine cannot relabel a volume): they adopt it, so they still deploy.
+ */
+class MountsVolumeAdopted extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`alter table "mounts" add column "volume_adopted" boolean not null default false;`);
+    this.addSql(`update "mounts" set "volume_adopted" = true where "type" = 'volume';`);
+  }
+}
+
 export const mountMigrations = [
   { name: 'Migration20261123000400_mounts_init', class: MountsInit },
   { name: 'Migration20261124100000_mounts_owned_by_kind', class: MountsOwnedByKind },
+  { name: 'Migration20261202000000_mounts_volume_adopted', class: MountsVolumeAdopted },
 ];

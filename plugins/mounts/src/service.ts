@@ -4,7 +4,7 @@
 // admins may create or change bind mounts: a host path in a container reaches the host.
 import path from 'node:path';
 import { badRequest, conflict, forbidden, invalidField, newId, notFound, type Cradle, type EntityManager, type Role, type SecretBox } from '@berth/core';
-import { type ContainerHosts, type MountDirectory, type MountRecord, type WorkloadRegistry } from '@berth/plugin-workloads';
+import { assertMountable, volumeLabels, type ContainerHosts, type MountDirectory, type MountRecord, type WorkloadRegistry } from '@berth/plugin-workloads';
 import { Mount, type MountRow } from './entities.ts';
 import { assertOwnHostResource } from './host-resources.ts';
 import { checkMount, type MountRules, type StoredMount } from './paths.ts';
@@ -56,7 +56,7 @@ export class MountService implements MountDirectory {
 
   /** The mount as the API answers it: the owner under its kind's id field too (the peer's applicationId, postgresId...), null under the others. */
   view(record: MountRecord): MountView {
-    const { serviceId, ...rest } = record;
+    const { serviceId, volumeAdopted: _, ...rest } = record;
     const owners = Object.fromEntries(this.ownerKinds().map(k => [k.idField, k.kind === record.serviceType ? serviceId : null]));
     return { ...rest, ...owners } as MountView;
   }
@@ -85,6 +85,7 @@ export class MountService implements MountDirectory {
     const workload = await this.#workloads.owner(serviceType, input.serviceId, caller.organizationId, em);
     await this.#assertFree(mount, serviceType, input.serviceId, null, em);
     await assertOwnHostResource(mount, workload, this.#workloads, em);
+    await this.#assertMountableVolume(mount, workload, caller.organizationId, false);
     const row = em.create(Mount, {
       mountId: newId(),
       ...mount,
@@ -129,8 +130,11 @@ export class MountService implements MountDirectory {
     const workload = await this.#workloads.owner(serviceType, serviceId, caller.organizationId, em);
     await this.#assertFree(mount, serviceType, serviceId, row.mountId, em);
     await assertOwnHostResource(mount, workload, this.#workloads, em);
+    // Adoption covers the volume the mount had at upgrade, not one it is changed to.
+    const volumeAdopted = row.volumeAdopted && mount.type === 'volume' && mount.volumeName === row.volumeName;
+    await this.#assertMountableVolume(mount, workload, caller.organizationId, volumeAdopted);
 
-    Object.assign(row, { ...mount, content: this.#seal(mount.content), serviceType, serviceId });
+    Object.assign(row, { ...mount, content: this.#seal(mount.content), serviceType, serviceId, volumeAdopted });
     await em.flush();
     return this.#toRecord(row);
   }
@@ -173,6 +177,23 @@ export class MountService implements MountDirectory {
   }
 
   // ------------------------------------------------------------ internals
+  /**
+   * A named volume that exists on the workload's host and that its organization may not mount
+   * is refused now (409 naming it) when the engine is at hand: the local one, answering. Every
+   * deploy checks again (toServiceMounts), so an engine that cannot be asked now refuses nothing.
+   */
+  async #assertMountableVolume(mount: StoredMount, workload: { serverId?: string | null }, organizationId: string, adopted: boolean): Promise<void> {
+    if (mount.type !== 'volume' || !mount.volumeName || workload.serverId) return;
+    const hosts = this.#hosts();
+    let labels: Record<string, string> | null;
+    try {
+      labels = await volumeLabels(await hosts.local(), hosts, mount.volumeName);
+    } catch {
+      return;
+    }
+    if (labels) assertMountable(mount.volumeName, labels, organizationId, { adopted });
+  }
+
   /** One workload cannot mount two things at one path, nor keep two file mounts in one file. */
   async #assertFree(mount: StoredMount, serviceType: string, serviceId: string, self: string | null, em: EntityManager): Promise<void> {
     const others = (await em.find(Mount, ownedBy(serviceType, serviceId))).filter(o => o.mountId !== self);
@@ -201,6 +222,7 @@ export class MountService implements MountDirectory {
       type: row.type,
       hostPath: row.hostPath ?? null,
       volumeName: row.volumeName ?? null,
+      volumeAdopted: row.volumeAdopted,
       filePath: row.filePath ?? null,
       content: this.#open(row.content),
       mountPath: row.mountPath,

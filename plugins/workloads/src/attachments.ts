@@ -10,6 +10,8 @@ export interface MountRecord {
   type: 'bind' | 'volume' | 'file';
   hostPath: string | null;
   volumeName: string | null;
+  /** The mount existed before mount volumes were labelled: its volume, unlabelled, is its own. */
+  volumeAdopted: boolean;
   /** For file mounts: the file's path under the workload's files directory. */
   filePath: string | null;
   content: string | null;

@@ -16,7 +16,7 @@ export { databasePlugin } from './databases/plugin.ts';
 export { dataVolumeOf } from './databases/volumes.ts';
 export { WorkloadLifecycle, type LifecycleRecord, type Engine } from './lifecycle.ts';
 export { ownerLabels, ownedBy, assertOwned, notOurs, KIND_LABEL, ID_LABEL, ORGANIZATION_LABEL, type Owner } from './owners.ts';
-export { ensureVolume, removeVolume, type VolumeOptions } from './swarm/volumes.ts';
+export { ensureVolume, removeVolume, ensureMountVolume, assertMountable, volumeLabels, MOUNT_VOLUME_LABEL, type VolumeOptions } from './swarm/volumes.ts';
 export { toServiceMounts } from './swarm/mounts.ts';
 export { generateAppName } from './naming.ts';
 export { placementOf, type Placement } from './views.ts';

@@ -109,7 +109,7 @@ export class DatabaseDeployer extends WorkloadLifecycle<DatabaseRow> {
       ...swarmSettings,
       command: start.command ?? null,
       args: start.args ?? null,
-      mounts: [{ type: 'volume', source: row.dataVolume, target: driver.dataPath }, ...await this.#userMounts(row, run.em)],
+      mounts: [{ type: 'volume', source: row.dataVolume, target: driver.dataPath }, ...await this.#userMounts(row, run, engine)],
       ports: row.externalPort ? [{ targetPort: driver.internalPort, publishedPort: row.externalPort, protocol: 'tcp', publishMode: 'host' }] : [],
       detachPlatformNetwork: Boolean(settings.detachPlatformNetwork),
       registryAuth: null,
@@ -124,12 +124,12 @@ export class DatabaseDeployer extends WorkloadLifecycle<DatabaseRow> {
     run.log(`${row.appName} is ready`);
   }
 
-  async #userMounts(row: DatabaseRow, em: EntityManager): Promise<WorkloadService['mounts']> {
-    const records: MountRecord[] = (await optionalService(this.cradle(), 'mounts')?.forServices(this.#db.driver.kind, [row.id], em))?.get(row.id) ?? [];
+  async #userMounts(row: DatabaseRow, run: DeploymentRun, engine: Engine): Promise<WorkloadService['mounts']> {
+    const records: MountRecord[] = (await optionalService(this.cradle(), 'mounts')?.forServices(this.#db.driver.kind, [row.id], run.em))?.get(row.id) ?? [];
     // A user mount on the data path would fight the data volume for it.
     const clash = records.find(m => path.posix.normalize(m.mountPath).replace(/\/+$/, '') === path.posix.normalize(this.#db.driver.dataPath).replace(/\/+$/, ''));
     if (clash) throw new Error(`The mount at ${clash.mountPath} is where ${this.#db.label} keeps its data volume: mount it elsewhere`);
-    return toServiceMounts(records, path.join(databaseDir(this.cradle().config.dataDir, row.appName), 'files'));
+    return toServiceMounts(records, path.join(databaseDir(this.cradle().config.dataDir, row.appName), 'files'), engine, this.owner(row), line => run.log(line));
   }
 
   /** The running task's container id, if there is one. */
