@@ -1,9 +1,12 @@
 // The local Docker engine, for real: swarm mode and the platform network are ensured on
-// first use, idempotently; engine errors arrive as domain errors.
+// first use, idempotently (an existing network only when it is provably Berth's); engine errors
+// arrive as domain errors.
 import t from 'tap';
+import { randomBytes } from 'node:crypto';
 import { PLATFORM_NETWORK } from '../src/container-hosts.ts';
+import { ensurePlatformNetwork } from '../src/hosts/platform-network.ts';
 import { BerthError } from '@berth/core';
-import { startTestServer } from '@berth/core/testing';
+import { startTestServer, TEST_BASE_IMAGE } from '@berth/core/testing';
 
 t.test('the local engine is a swarm manager with the attachable platform network', async t => {
   const server = await startTestServer({ plugins: ['workloads'], jobs: false });
@@ -40,4 +43,56 @@ t.test('engine errors become domain errors', async t => {
   const bad = await hosts.call('create a network', () => docker.createNetwork({ Name: 'berth-test-bad', Driver: 'overlay', IPAM: { Config: [{ Subnet: 'not-a-subnet' }] } })).catch(e => e);
   t.equal(bad.code, 'INTERNAL_SERVER_ERROR');
   t.equal(bad.message, 'Docker: cannot create a network', 'no engine detail reaches the caller');
+});
+
+t.test('an existing platform network is used only when it is provably Berth\'s', async t => {
+  const server = await startTestServer({ plugins: ['workloads'], jobs: false });
+  t.teardown(() => server.destroy());
+  const { hosts, logger } = server.kernel.container.cradle;
+  const docker = await hosts.local();
+  const call = <T>(what: string, fn: () => Promise<T>) => hosts.call(what, fn);
+  const suffix = randomBytes(4).toString('hex');
+  const made: string[] = [];
+  const services: string[] = [];
+  t.teardown(async () => {
+    for (const s of services) await docker.getService(s).remove().catch(() => undefined);
+    for (const n of made) await docker.getNetwork(n).remove().catch(() => undefined);
+  });
+  const network = async (what: string, options: object) => {
+    const name = `berth-test-net-${what}-${suffix}`;
+    made.push(name);
+    await docker.createNetwork({ Name: name, ...options });
+    return name;
+  };
+  // A service that never runs a task (0 replicas): only its attachment matters.
+  const attach = async (network: string, labels: Record<string, string>) => {
+    const name = `berth-test-svc-${randomBytes(4).toString('hex')}`;
+    services.push(name);
+    await docker.createService({ Name: name, Labels: labels, TaskTemplate: { ContainerSpec: { Image: TEST_BASE_IMAGE, Args: ['sleep', '60'] }, Networks: [{ Target: network }] }, Mode: { Replicated: { Replicas: 0 } } });
+    return name;
+  };
+  const refused = (name: string) => ensurePlatformNetwork(docker, call, name, logger).then(() => null, (e: BerthError) => e);
+
+  const fresh = `berth-test-net-fresh-${suffix}`;
+  made.push(fresh);
+  t.equal(await ensurePlatformNetwork(docker, call, fresh, logger), 'created');
+  const created = await docker.getNetwork(fresh).inspect();
+  t.match(created, { Driver: 'overlay', Attachable: true, Labels: { 'berth.kind': 'platform' } }, 'made as an attachable overlay with the platform label');
+  t.equal(await ensurePlatformNetwork(docker, call, fresh, logger), 'existing', 'then found as Berth\'s');
+
+  const bridge = await network('bridge', { Driver: 'bridge' });
+  const notOverlay = await refused(bridge);
+  t.equal(notOverlay?.code, 'CONFLICT', 'an unlabelled bridge network of the name is refused');
+  t.match(notOverlay?.message, new RegExp(`a network named ${bridge} exists on this engine and is not Berth's .*not an attachable swarm overlay.*docker network rm ${bridge}`));
+
+  const empty = await network('empty', { Driver: 'overlay', Attachable: true });
+  t.match((await refused(empty))?.message, /no service of Berth's is attached to it/, 'an unlabelled overlay that nothing proves Berth\'s is refused');
+
+  const earlier = await network('earlier', { Driver: 'overlay', Attachable: true });
+  await attach(earlier, { 'berth.kind': 'application', 'berth.id': 'earlier-record' });
+  t.equal(await ensurePlatformNetwork(docker, call, earlier, logger), 'existing', 'an unlabelled overlay whose attached services are all Berth\'s is an earlier Berth\'s');
+  const stranger = await attach(earlier, {});
+  const mixed = await refused(earlier);
+  t.equal(mixed?.code, 'CONFLICT', 'once a service that is not Berth\'s is attached, it is refused');
+  t.match(mixed?.message, stranger, 'naming that service');
 });

@@ -1,7 +1,10 @@
 // Build types that need a program on the host (nixpacks, pack, railpack). The program builds
 // through the host's Docker; the image it tags is checked on the request's engine afterwards.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import type { Builder, BuildRequest } from '@berth/core';
-import { appDirOf, BUILD_ARG, cancelled, IMAGE_REF, masker } from '@berth/builder-dockerfile';
+import { appDirOf, buildContext, BUILD_ARG, cancelled, IMAGE_REF, masker } from '@berth/builder-dockerfile';
 import { recipes, type ProgramBuildType, type ProgramRecipe } from './recipes.ts';
 import { findProgram, runProgram } from './run-program.ts';
 
@@ -76,5 +79,25 @@ export class ProgramBuilder implements Builder {
     } catch {
       throw new Error(`${program} finished but the engine has no image ${request.imageTag}: does it build on the same Docker host?`);
     }
+    if (!this.#recipe.labels && Object.keys(request.labels).length) await addLabels(program, request);
+  }
+}
+
+/**
+ * Puts the owner labels on an image a program built without them: a one-line build on top
+ * (`FROM` the image, the labels through the build API) under the same tag. It adds no layer and
+ * keeps the image's config (command, entrypoint, env, user).
+ */
+async function addLabels(program: string, request: BuildRequest): Promise<void> {
+  request.log(`Adding Berth's labels to ${request.imageTag} (${program} has no label flag)`);
+  const contextDir = await mkdtemp(path.join(os.tmpdir(), 'berth-labels-'));
+  try {
+    await writeFile(path.join(contextDir, 'Dockerfile'), `FROM ${request.imageTag}\n`);
+    await buildContext({
+      engine: request.engine, contextDir, dockerfile: 'Dockerfile', imageTag: request.imageTag, buildArgs: {}, target: null,
+      labels: request.labels, secrets: request.secrets, signal: request.signal, log: () => {},
+    });
+  } finally {
+    await rm(contextDir, { recursive: true, force: true });
   }
 }

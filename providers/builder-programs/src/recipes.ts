@@ -17,6 +17,8 @@ export interface ProgramRecipe {
   program: string;
   /** The builder image used when none is configured (pack only). */
   defaultBuilder: string | null;
+  /** The program sets the image's labels itself (a --label flag); else the builder adds them afterwards. */
+  labels: boolean;
   args(i: ProgramInvocation): string[];
 }
 
@@ -25,7 +27,8 @@ const envFlags = (i: ProgramInvocation) => i.env.flatMap(([k, v]) => ['--env', `
 const pack = (defaultBuilder: string): ProgramRecipe => ({
   program: 'pack',
   defaultBuilder,
-  // pack build has no label flag: the image carries no Berth labels.
+  // pack build has no label flag: the builder labels the image afterwards.
+  labels: false,
   args: i => ['build', i.imageTag, '--path', i.appDir, '--builder', i.builder ?? defaultBuilder, ...envFlags(i)],
 });
 
@@ -33,6 +36,7 @@ export const recipes = {
   nixpacks: {
     program: 'nixpacks',
     defaultBuilder: null,
+    labels: true,
     args: i => ['build', i.appDir, '--name', i.imageTag, ...envFlags(i), ...i.labels.flatMap(([k, v]) => ['--label', `${k}=${v}`])],
   },
   heroku_buildpacks: pack('heroku/builder:24'),
@@ -41,6 +45,7 @@ export const recipes = {
     program: 'railpack',
     defaultBuilder: null,
     // railpack build has no label flag either.
+    labels: false,
     args: i => ['build', i.appDir, '--name', i.imageTag, '--progress', 'plain', ...envFlags(i)],
   },
 } satisfies Record<string, ProgramRecipe>;

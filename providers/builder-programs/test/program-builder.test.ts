@@ -112,7 +112,17 @@ t.test('each build type runs its program with the exact argument array in the bu
     t.same(argvOf(out), expected[type](app, req.imageTag, plainEnv, plainLabels), `${type} argv`);
     t.equal(readFileSync(path.join(out, 'cwd'), 'utf8').trim(), app, `${type} runs in the build path`);
     t.notMatch(readFileSync(path.join(out, 'env'), 'utf8'), 'must-not-reach-the-program', `${type} does not get Berth's secrets`);
-    t.same(lines, [`$ ${[builder.program, ...expected[type](app, req.imageTag, plainEnv, plainLabels)].join(' ')}`, 'building the image', 'a warning'], `${type} log`);
+    const labelledAfter = builder.program !== 'nixpacks';
+    t.same(lines, [
+      `$ ${[builder.program, ...expected[type](app, req.imageTag, plainEnv, plainLabels)].join(' ')}`, 'building the image', 'a warning',
+      ...(labelledAfter ? [`Adding Berth's labels to ${req.imageTag} (${builder.program} has no label flag)`] : []),
+    ], `${type} log`);
+    if (labelledAfter) {
+      // The stand-in tagged the base image: the labels are added on top, its config kept.
+      const [image, base] = await Promise.all([docker.getImage(req.imageTag).inspect(), docker.getImage(TEST_BASE_IMAGE).inspect()]);
+      t.equal(image.Config.Labels?.['berth.deployment'], 'd1', `${type}: the image carries the owner labels`);
+      t.same([image.Config.Cmd, image.Config.Entrypoint, image.Config.Env], [base.Config.Cmd, base.Config.Entrypoint, base.Config.Env], `${type}: and keeps its config`);
+    }
   }
 });
 

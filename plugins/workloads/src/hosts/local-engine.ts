@@ -1,9 +1,9 @@
 // The local Docker engine (DOCKER_HOST or the default socket). On first use it makes sure
-// the engine is a swarm manager and that the platform network exists; engine errors are
+// the engine is a swarm manager and that the platform network exists and is Berth's; engine errors are
 // converted to domain errors here, at the boundary.
 import type Docker from 'dockerode';
 import { PLATFORM_NETWORK, type ContainerHosts } from '../container-hosts.ts';
-import { KIND_LABEL } from '../owners.ts';
+import { ensurePlatformNetwork } from './platform-network.ts';
 import { BerthError, type Logger, conflict, notFound } from '@berth/core';
 
 interface EngineError { statusCode?: number; json?: { message?: string }; reason?: string; message?: string; code?: string }
@@ -47,16 +47,7 @@ export class LocalContainerHosts implements ContainerHosts {
     } else if (info.Swarm.ControlAvailable === false) {
       throw new BerthError('INTERNAL_SERVER_ERROR', 'The local Docker engine is a swarm worker; Berth needs a manager');
     }
-    const networks = await this.call('list networks', () => docker.listNetworks({ filters: { name: [PLATFORM_NETWORK] } }));
-    if (!networks.some(n => n.Name === PLATFORM_NETWORK)) {
-      try {
-        // The platform's own object: no record or organization owns it, the kind says whose it is.
-        await docker.createNetwork({ Name: PLATFORM_NETWORK, Driver: 'overlay', Attachable: true, Labels: { 'berth.managed': 'true', [KIND_LABEL]: 'platform' } });
-      } catch (e) {
-        // Another process created it meanwhile: fine.
-        if ((e as EngineError).statusCode !== 409) throw this.#convert('create the platform network', e);
-      }
-    }
+    await ensurePlatformNetwork(docker, (what, fn) => this.call(what, fn), PLATFORM_NETWORK, this.#log);
     return docker;
   }
 
