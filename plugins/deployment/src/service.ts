@@ -43,8 +43,14 @@ export class DeploymentStore implements DeploymentService {
     return [...kinds, ...[...this.#targets.values()].filter(t => !kinds.some(k => k.type === t.type))];
   }
 
-  #view(record: DeploymentRecord): DeploymentView {
-    return toView(record, this.targets());
+  /** The rows as the API answers them; the target fields are worked out once per call. */
+  #views(rows: DeploymentRow[]): DeploymentView[] {
+    const targets = this.targets();
+    return rows.map(r => toView(toRecord(r), targets));
+  }
+
+  #view(row: DeploymentRow): DeploymentView {
+    return this.#views([row])[0]!;
   }
 
   deployer(targetType: string): Deployer | undefined {
@@ -127,7 +133,7 @@ export class DeploymentStore implements DeploymentService {
 
   // ------------------------------------------------------------ deployment.*
   async one(deploymentId: string, organizationId: string, em: EntityManager): Promise<DeploymentView> {
-    return this.#view(toRecord(await this.#find(deploymentId, organizationId, em)));
+    return this.#view(await this.#find(deploymentId, organizationId, em));
   }
 
   /** The deployments of the workload identified by a kind's id field (deployment.all takes applicationId, allByCompose composeId). */
@@ -144,19 +150,19 @@ export class DeploymentStore implements DeploymentService {
     const rows = await em.find(Deployment, { targetType, targetId }, { orderBy: newestFirst });
     // Without a resolver, the records say whose target it is.
     if (rows.length && rows.every(r => r.organizationId !== organizationId)) throw notFound(label(targetType));
-    return rows.filter(r => r.organizationId === organizationId).map(r => this.#view(toRecord(r)));
+    return this.#views(rows.filter(r => r.organizationId === organizationId));
   }
 
   /** The organization's deployments, newest first (at most `limit`). */
   async all(organizationId: string, em: EntityManager, limit = 500): Promise<DeploymentView[]> {
     const rows = await em.find(Deployment, { organizationId }, { orderBy: newestFirst, limit });
-    return rows.map(r => this.#view(toRecord(r)));
+    return this.#views(rows);
   }
 
   /** The organization's unfinished deployments, in the order they run. */
   async queue(organizationId: string, em: EntityManager): Promise<DeploymentView[]> {
     const rows = await em.find(Deployment, { organizationId, status: { $in: ['queued', 'running'] } }, { orderBy: { createdAt: 'asc', deploymentId: 'asc' } });
-    return rows.map(r => this.#view(toRecord(r)));
+    return this.#views(rows);
   }
 
   async readLogs(deploymentId: string, organizationId: string, tail: number, em: EntityManager): Promise<string> {
@@ -176,7 +182,7 @@ export class DeploymentStore implements DeploymentService {
   async remove(deploymentId: string, organizationId: string, em: EntityManager): Promise<DeploymentView> {
     const row = await this.#find(deploymentId, organizationId, em);
     if (!isFinished(row.status)) throw badRequest(`Deployment ${deploymentId} is ${row.status}: stop it (deployment.killProcess) before removing it`);
-    const view = this.#view(toRecord(row));
+    const view = this.#view(row);
     await em.nativeDelete(Deployment, { deploymentId, organizationId });
     await removeLog(row.logPath);
     return view;
