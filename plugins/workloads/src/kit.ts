@@ -15,6 +15,7 @@ export { execIn, type ExecResult } from './swarm/exec.ts';
 export { databasePlugin } from './databases/plugin.ts';
 export { dataVolumeOf } from './databases/volumes.ts';
 export { WorkloadLifecycle, type LifecycleRecord, type Engine } from './lifecycle.ts';
+export { RecordKind, type KindRecords } from './kind-base.ts';
 export { ownerLabels, ownedBy, assertOwned, notOurs, KIND_LABEL, ID_LABEL, ORGANIZATION_LABEL, type Owner } from './owners.ts';
 export { ensureVolume, removeVolume, ensureMountVolume, assertMountable, volumeLabels, MOUNT_VOLUME_LABEL, type VolumeOptions } from './swarm/volumes.ts';
 export { toServiceMounts } from './swarm/mounts.ts';

@@ -1,9 +1,9 @@
 // One database kind as a workload kind of the registry: its records through the service, its
 // runs through the deployer, and its removal with all it has on the host and in other plugins.
-import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { optionalService, type Cradle, type EntityManager } from '@berth/core';
-import type { RemoveOptions, WorkloadCapabilities, WorkloadKind, WorkloadRef } from '../registry.ts';
+import type { Cradle, EntityManager } from '@berth/core';
+import type { RemoveOptions, WorkloadCapabilities } from '../registry.ts';
+import { RecordKind } from '../kind-base.ts';
 import type { DatabaseRow } from './entity.ts';
 import type { DatabaseService } from './service.ts';
 import type { DatabaseDeployer } from './deployer.ts';
@@ -11,52 +11,34 @@ import type { DatabaseDeployer } from './deployer.ts';
 /** Where a database keeps its files on this host (file mounts); appName is already a strict slug. */
 export const databaseDir = (dataDir: string, appName: string) => path.join(dataDir, 'databases', appName);
 
-export class DatabaseKind implements WorkloadKind {
+export class DatabaseKind extends RecordKind<DatabaseRow> {
   readonly kind: string;
   readonly idField: string;
   readonly listKey: string;
   readonly label: string;
   readonly capabilities: WorkloadCapabilities = { mounts: true, ports: false, domains: false, backups: true };
-  readonly deployer: DatabaseDeployer;
+  declare readonly deployer: DatabaseDeployer;
   readonly #db: DatabaseService;
-  readonly #cradle: () => Cradle;
 
   constructor(db: DatabaseService, deployer: DatabaseDeployer, cradle: () => Cradle) {
+    super(db, deployer, cradle);
     this.#db = db;
-    this.deployer = deployer;
-    this.#cradle = cradle;
     this.kind = db.driver.kind;
     this.idField = db.idKey;
     this.listKey = db.driver.kind;
     this.label = db.driver.label;
   }
 
-  find(id: string, em: EntityManager): Promise<WorkloadRef | null> {
-    return this.#db.findRef(id, em);
+  protected load(id: string, em: EntityManager): Promise<DatabaseRow | null> {
+    return em.findOne(this.#db.entity, { id }) as Promise<DatabaseRow | null>;
   }
 
-  findByAppName(appName: string, serverId: string | null, em: EntityManager): Promise<WorkloadRef | null> {
-    return this.#db.findByAppName(appName, serverId, em);
+  protected filesDir(row: DatabaseRow): string {
+    return databaseDir(this.cradle().config.dataDir, row.appName);
   }
 
-  inEnvironments(environmentIds: string[], em: EntityManager): Promise<WorkloadRef[]> {
-    return this.#db.inEnvironments(environmentIds, em);
-  }
-
-  list(environmentIds: string[], em: EntityManager): Promise<Map<string, Record<string, unknown>[]>> {
-    return this.#db.list(environmentIds, em);
-  }
-
-  async remove(workload: WorkloadRef, em: EntityManager, options: RemoveOptions): Promise<void> {
-    const row = await em.findOne(this.#db.entity, { id: workload.id }) as DatabaseRow | null;
-    if (!row) return;
-    const cradle = this.#cradle();
-    const deployments = optionalService(cradle, 'deployments');
-    await deployments?.cancelFor(this.kind, row.id, em);
-    await this.deployer.removeAll(row, options);
-    await optionalService(cradle, 'mounts')?.removeForService(this.kind, row.id, em);
-    await deployments?.removeFor(this.kind, row.id, em, { includeActive: true });
-    await rm(databaseDir(cradle.config.dataDir, row.appName), { recursive: true, force: true });
-    await em.remove(row).flush();
+  /** The service, and the data volume when the delete asks for it. */
+  protected override removeFromHost(row: DatabaseRow, options: RemoveOptions): Promise<void> {
+    return this.deployer.removeAll(row, options);
   }
 }

@@ -1,0 +1,76 @@
+// What every workload kind does the same way: its record lookups go to its service, and its
+// removal cancels its runs, takes its service (and, when asked, its data volumes) and files off
+// the host, and drops what other plugins keep for it before the record itself. A kind supplies
+// its names, its service, how a row is loaded and what it alone has on the host.
+import { rm } from 'node:fs/promises';
+import { optionalService, type Cradle, type EntityManager } from '@berth/core';
+import type { RemoveOptions, WorkloadCapabilities, WorkloadKind, WorkloadRef } from './registry.ts';
+import type { WorkloadLifecycle } from './lifecycle.ts';
+
+/** The record lookups of a kind's service that the registry asks for. */
+export interface KindRecords {
+  findRef(id: string, em: EntityManager): Promise<WorkloadRef | null>;
+  findByAppName(appName: string, serverId: string | null, em: EntityManager): Promise<WorkloadRef | null>;
+  inEnvironments(environmentIds: string[], em: EntityManager): Promise<WorkloadRef[]>;
+  list(environmentIds: string[], em: EntityManager): Promise<Map<string, Record<string, unknown>[]>>;
+}
+
+export abstract class RecordKind<Row extends object> implements WorkloadKind {
+  abstract readonly kind: string;
+  abstract readonly idField: string;
+  abstract readonly listKey: string;
+  abstract readonly label: string;
+  abstract readonly capabilities: WorkloadCapabilities;
+  readonly deployer: WorkloadLifecycle<Row>;
+  protected readonly records: KindRecords;
+  protected readonly cradle: () => Cradle;
+
+  constructor(records: KindRecords, deployer: WorkloadLifecycle<Row>, cradle: () => Cradle) {
+    this.records = records;
+    this.deployer = deployer;
+    this.cradle = cradle;
+  }
+
+  /** The workload's row (null when it is gone). */
+  protected abstract load(id: string, em: EntityManager): Promise<Row | null>;
+  /** Where the workload keeps its files on this host (file mounts, work directories). */
+  protected abstract filesDir(row: Row): string;
+
+  /** Takes the workload's engine objects off the host: its services by default (kinds with data volumes remove those when asked). */
+  protected removeFromHost(row: Row, _options: RemoveOptions): Promise<void> {
+    return this.deployer.removeService(row);
+  }
+
+  /** Drops what other plugins keep for the workload besides its mounts and deployments (ports...). */
+  protected async removeAttachments(_row: Row, _em: EntityManager): Promise<void> {}
+
+  find(id: string, em: EntityManager): Promise<WorkloadRef | null> {
+    return this.records.findRef(id, em);
+  }
+
+  findByAppName(appName: string, serverId: string | null, em: EntityManager): Promise<WorkloadRef | null> {
+    return this.records.findByAppName(appName, serverId, em);
+  }
+
+  inEnvironments(environmentIds: string[], em: EntityManager): Promise<WorkloadRef[]> {
+    return this.records.inEnvironments(environmentIds, em);
+  }
+
+  list(environmentIds: string[], em: EntityManager): Promise<Map<string, Record<string, unknown>[]>> {
+    return this.records.list(environmentIds, em);
+  }
+
+  async remove(workload: WorkloadRef, em: EntityManager, options: RemoveOptions): Promise<void> {
+    const row = await this.load(workload.id, em);
+    if (!row) return;
+    const cradle = this.cradle();
+    const deployments = optionalService(cradle, 'deployments');
+    await deployments?.cancelFor(this.kind, workload.id, em);
+    await this.removeFromHost(row, options);
+    await rm(this.filesDir(row), { recursive: true, force: true });
+    await optionalService(cradle, 'mounts')?.removeForService(this.kind, workload.id, em);
+    await this.removeAttachments(row, em);
+    await deployments?.removeFor(this.kind, workload.id, em, { includeActive: true });
+    await em.remove(row).flush();
+  }
+}
