@@ -128,15 +128,15 @@ t.test('engine objects Berth does not own for the record', async t => {
 });
 
 t.test('named volumes of mounts: made by Berth, labelled, shared within one organization only', async t => {
-  const server = await startTestServer({ deploySettleSeconds: 0 });
+  let server = await startTestServer({ deploySettleSeconds: 0 });
   t.teardown(() => server.destroy());
-  const { client, userId } = await signUpAdmin(server);
+  const { client: firstClient, userId, apiKey } = await signUpAdmin(server);
+  let client = firstClient;
   const other = await otherOrganization(server, userId);
   const { body: { environment } } = await client.post('project.create', { name: 'Volumes' });
   const theirs = (await other.client.post('project.create', { name: 'Theirs' })).body.environment;
   const sql = new pg.Client(server.database);
   await sql.connect();
-  t.teardown(() => sql.end());
 
   // Services first, then the volumes they mounted (a volume in use cannot be removed).
   const services: string[] = [];
@@ -197,14 +197,24 @@ t.test('named volumes of mounts: made by Berth, labelled, shared within one orga
   t.match(renamed.body.message, MOUNT_REFUSED(stray));
 
   // A mount that existed before this change, its volume made by Swarm without labels: the
-  // migration marked it adopted, and it still deploys, the volume left as it is.
+  // schema is put back as it was, and the restart's migration adopts it; it still deploys, the
+  // volume left as it is.
   const legacy = volumeName('legacy');
   volumes.push(legacy);
   const old = await staticApp(client, environment.environmentId, 'old');
   const oldMount = await mount(client, old.applicationId, legacy, '/legacy');
   t.equal(oldMount.status, 200);
   await docker.createVolume({ Name: legacy });
-  await sql.query('update mounts set volume_adopted = true where mount_id = $1', [oldMount.body.mountId]);
+  await sql.query('alter table mounts drop column volume_adopted');
+  await sql.query('delete from berth_migrations where name = $1', ['Migration20261202000000_mounts_volume_adopted']);
+  await sql.end(); // the embedded database (BERTH_TEST_DB=default) restarts with the server
+  server = await server.restart();
+  client = new Client(server.url, { apiKey });
+  const after = new pg.Client(server.database);
+  await after.connect();
+  const [{ volume_adopted: marked }] = (await after.query('select volume_adopted from mounts where mount_id = $1', [oldMount.body.mountId])).rows;
+  await after.end();
+  t.equal(marked, true, 'the upgrade\'s migration marks the existing volume mount adopted');
   const adopted = await run(client, 'application.deploy', { applicationId: old.applicationId });
   t.equal(adopted.status, 'done', adopted.errorMessage ?? '');
   t.same(await volumeLabels(legacy), {}, 'the adopted volume is mounted as it was');
