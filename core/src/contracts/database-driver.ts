@@ -59,3 +59,10 @@ export interface DatabaseDriver {
   /** Reads a dump from stdin and restores it (for restores). */
   restoreCommand(c: DatabaseCredentials): ContainerCommand;
 }
+
+declare module '../provider.ts' {
+  interface ProviderContracts {
+    /** `database.<kind>`: a database kind; the workload kit registers its records and `<kind>.*` procedures. */
+    database: DatabaseDriver;
+  }
+}
