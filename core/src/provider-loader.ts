@@ -80,8 +80,10 @@ function optionsOf(descriptor: ProviderDescriptor, p: EnabledProvider): unknown 
   const error = [...Value.Errors(descriptor.options, options)][0];
   if (error) {
     const at = [`providers.${p.contract}.${p.id}.options`, ...error.instancePath.split('/').slice(1)].join('.');
-    const unknown = (error.params as { additionalProperties?: string[] }).additionalProperties;
-    throw new ConfigError(`Invalid configuration: ${at}${unknown?.length ? `.${unknown[0]}` : ''} ${error.message}`);
+    // A missing or an unknown option: name it, not only the object that lacks or has it.
+    const { additionalProperties: unknown, requiredProperties: missing } = error.params as { additionalProperties?: string[]; requiredProperties?: string[] };
+    const named = (unknown ?? missing ?? []).find(k => error.keyword === 'additionalProperties' || !(k in (options as object)));
+    throw new ConfigError(`Invalid configuration: ${at}${named ? `.${named}` : ''} ${error.message}`);
   }
   return options;
 }
