@@ -122,6 +122,12 @@ t.test('three providers from outside the repository, one config line each', asyn
     const badSource = await client.post('application.update', { applicationId, sourceType: 'svn' });
     t.equal(badSource.status, 400);
     t.match(badSource.body.issues[0].message, /^sourceType: must be one of: "docker", "git", "template"$/, JSON.stringify(badSource.body));
+    const byType = await client.get('deployment.allByType', { type: 'svn', id: applicationId });
+    t.equal(byType.status, 400);
+    t.match(byType.body.issues[0].message, /^type: must be one of: .*"application".*"pgcompat"/, 'deployment types: the registry of kinds, the new kind included');
+    const mount = await client.post('mounts.create', { type: 'volume', volumeName: 'v', mountPath: '/data', serviceType: 'svn', serviceId: applicationId });
+    t.equal(mount.status, 400);
+    t.match(mount.body.issues.find((i: { path: string[] }) => i.path[0] === 'serviceType')?.message, /^serviceType: must be one of: .*"pgcompat"/, 'mount owners too');
     const doc = (await client.get('settings.getOpenApiDocument')).body;
     t.ok(doc.paths['/pgcompat.create']?.post, 'the new kind\'s namespace is in the OpenAPI document');
   });

@@ -62,7 +62,7 @@ function toIssues(errors: Checker['Errors'] extends (v: unknown) => infer R ? R 
     const field = path.length ? path.join('.') : 'input';
     const own = messages.filter(Boolean);
     // The branches of a union (e.g. string | null) each fail; say what would be accepted.
-    const message = anyOf ? `must be one of: ${own.map(m => m.replace(/^must (be )?/, '')).join(' | ')}` : own.join('; ');
+    const message = anyOf ? `must be one of: ${own.map(m => m.replace(/^must (be (one of: )?)?/, '')).join(' | ')}` : own.join('; ');
     return { path, message: `${field}: ${message}` };
   });
 }
