@@ -9,7 +9,7 @@ import { register } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Berth's own packages: name → the URL of their package.json (a parent from which the name self-resolves). */
 export function berthPackages(): Record<string, string> {
