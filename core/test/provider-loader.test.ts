@@ -41,6 +41,15 @@ t.test('a third party\'s provider comes from resolve, and may replace a built-in
   t.throws(() => enabledProviders({ source: { svn: { resolve: 'no-such-package-anywhere' } } }), /Cannot find provider package "no-such-package-anywhere"/);
 });
 
+t.test('a package name is found in node_modules from the working directory upwards', async t => {
+  const dir = t.testdir({ node_modules: { 'berth-provider-source-svn': { 'package.json': JSON.stringify({ name: 'berth-provider-source-svn', type: 'module', exports: { '.': './index.js' } }), 'index.js': '' } }, app: {} });
+  const cwd = process.cwd();
+  process.chdir(path.join(dir, 'app'));
+  t.teardown(() => process.chdir(cwd));
+  const svn = enabledProviders({ source: { svn: { resolve: 'berth-provider-source-svn' } } }).find(p => p.id === 'svn');
+  t.equal(svn?.url, pathToFileURL(path.join(dir, 'node_modules/berth-provider-source-svn/index.js')).href, 'its exports["."]');
+});
+
 t.test('the config: a file\'s relative resolve is relative to it; the environment gives JSON; bad keys are named', async t => {
   const dir = t.testdir({
     'berth.config.json': JSON.stringify({ providers: { database: { pgcompat: { resolve: './providers/pgcompat' } }, builder: { nixpacks: false } } }),
