@@ -28,7 +28,7 @@ export function shapeOfSchema(schema: any, defs: Record<string, any> = {}): Shap
     case 'boolean': return { t: 'boolean' };
     case 'array': return { t: 'array', items: shapeOfSchema(schema.items, defs) };
     case 'object': {
-      if (!schema.properties) return { t: 'object' };
+      if (!schema.properties || !Object.keys(schema.properties).length) return { t: 'object' };
       const required = new Set<string>(schema.required ?? []);
       return {
         t: 'object',
@@ -69,7 +69,7 @@ function mergeItems(items: Shape[]): Shape {
 export interface CompareOptions {
   /** fields Berth may answer beyond the peer's: a field name, or `path` from the answer's root (`environment.isDefault`) */
   allowedExtra: (path: string, name: string) => boolean;
-  /** relations Berth declares as open records (namespaces it does not serve yet, always empty) */
+  /** relations Berth declares as always empty or always null (namespaces it does not serve yet) */
   allowedOpaque: (path: string) => boolean;
   /** a real reply: a null value stands for any type (the reference's nullability is checked) */
   real?: boolean;
@@ -83,6 +83,8 @@ export function compareShapes(ref: Shape, berth: Shape, opts: CompareOptions, pa
   }
   if (berth.null && !ref.null) return [`${at}: may be null, the peer's never is`];
   if (opts.real && berth.t === 'any' && berth.null) return [];
+  // Declared as always null: a relation of a namespace Berth does not serve yet.
+  if (berth.t === 'any' && berth.null && opts.allowedOpaque(path)) return [];
   if (berth.t === 'any') return [`${at}: declared without a type, the peer's is ${ref.t}`];
   if (berth.t !== ref.t) return [`${at}: ${berth.t}, the peer's is ${ref.t}`];
   if (ref.t === 'array') {

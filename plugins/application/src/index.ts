@@ -34,6 +34,6 @@ export default definePlugin({
     // Hosts first seen over SSH are remembered in Berth's own known_hosts, not the user's.
     builders.addFetcher(new GitFetcher({ knownHostsFile: path.resolve(berth.config.dataDir, 'ssh', 'known_hosts') }));
     berth.provide({ callerApplications: asFunction(callerApplications(apps, pipeline)).scoped() });
-    berth.procedures(...applicationProcedures());
+    berth.procedures(() => applicationProcedures(cradle()));
   },
 });

@@ -1,6 +1,6 @@
 // Environments of the organization's projects, and the EnvironmentDirectory other plugins
 // use to place workloads. A record of another organization is NOT_FOUND, never FORBIDDEN.
-import { badRequest, conflict, environmentView, iso, newId, notFound, textSearchClauses, type Cradle, type EntityManager, type TSchema, type EnvironmentDirectory, type EnvironmentRef, type ProjectDirectory } from '@berth/core';
+import { badRequest, conflict, environmentView, iso, newId, notFound, textSearchClauses, type Cradle, type EntityManager, type TSchema, type EnvironmentDirectory, type EnvironmentRef, type Placement, type ProjectDirectory } from '@berth/core';
 import { Environment, type EnvironmentRow } from './entities.ts';
 import type { CreateInput, DuplicateInput, EnvironmentFields, EnvironmentView, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
 import type { WorkloadRegistry } from '@berth/plugin-workloads';
@@ -69,6 +69,20 @@ export class EnvironmentService implements EnvironmentDirectory {
     const found = await em.findOne(Environment, { projectId, organizationId, isDefault: true });
     if (!found) throw notFound('Project');
     return toRef(found);
+  }
+
+  async placement(environmentId: string, organizationId: string, em: EntityManager): Promise<Placement> {
+    const [row] = await em.execute<(EnvironmentRecord & { p_name: string; p_description: string | null; p_env: string; p_created_at: Date })[]>(
+      `select e.environment_id, e.name, e.description, e.env, e.is_default, e.project_id, e.created_at,
+              p.name as p_name, p.description as p_description, p.env as p_env, p.created_at as p_created_at
+         from environments e join projects p on p.project_id = e.project_id where e.environment_id = ? and e.organization_id = ?`,
+      [environmentId, organizationId],
+    );
+    if (!row) throw notFound('Environment');
+    return {
+      ...fromRecord(row),
+      project: { projectId: row.project_id, name: row.p_name, description: row.p_description, env: row.p_env, organizationId, createdAt: iso(row.p_created_at)! },
+    };
   }
 
   async variables(environmentId: string, organizationId: string, em: EntityManager): Promise<{ project: string; environment: string }> {

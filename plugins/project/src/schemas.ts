@@ -1,19 +1,9 @@
 // What project.* takes and answers. Field names and constraints follow the peer's API.
-import { Type, schema, EnvironmentView, type Static, type TSchema } from '@berth/core';
+import { Type, schema, EnvironmentView, ProjectFields, type Static, type TSchema } from '@berth/core';
 
-const { Nullable, NonEmpty, Timestamp, Paging } = schema;
+const { Nullable, NonEmpty, Paging } = schema;
 
-export const ProjectFields = Type.Object({
-  projectId: Type.String(),
-  name: Type.String(),
-  description: Nullable(Type.String()),
-  env: Type.String({ description: 'environment variables shared by the project\'s workloads' }),
-  organizationId: Type.String(),
-  createdAt: Timestamp(),
-});
-export type ProjectFields = Static<typeof ProjectFields>;
-
-export { EnvironmentView };
+export { EnvironmentView, ProjectFields };
 
 /** A project with its environments (whose workload lists are the registered kinds'). */
 export const projectView = (environment: TSchema) => Type.Object({ ...ProjectFields.properties, environments: Type.Array(environment) });

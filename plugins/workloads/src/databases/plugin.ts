@@ -31,7 +31,8 @@ export function databasePlugin(driver: DatabaseDriver, options: { version: strin
       const facade = databasesOf(driver.kind);
       if (berth.container.hasRegistration(facade)) throw new Error(`Database kind "${driver.kind}" would take the container name "${facade}", which is already registered`);
       berth.provide({ [facade]: asFunction(callerDatabases(db, kind)).scoped() });
-      berth.procedures(...databaseProcedures(driver.kind, driver.label, databaseSchemas(driver)));
+      const schemas = databaseSchemas(driver);
+      berth.procedures(() => databaseProcedures(driver.kind, driver.label, schemas, cradle()));
     },
   });
 }

@@ -10,6 +10,7 @@ import Type from 'typebox';
 import { databaseEntity, type DatabaseRow } from './entity.ts';
 import { databaseSettingFields, databaseSettingKeys } from './schemas.ts';
 import { dataVolumeOf } from './volumes.ts';
+import { answerSwarmSettings } from '../swarm/settings.ts';
 import { type DatabaseCredentials, type DatabaseDriver, type EnvironmentDirectory, type EnvironmentRef, type SecretBox, conflict, containing, invalidField, newId, notFound, parseInput } from '@berth/core';
 
 interface Sealed { databasePassword: string; databaseRootPassword: string | null; env: string | null }
@@ -56,7 +57,9 @@ export class DatabaseService {
 
   settingsOf(row: DatabaseRow): Record<string, unknown> {
     const defaults = Object.fromEntries(Object.entries(databaseSettingFields).map(([k, [, d]]) => [k, structuredClone(d)]));
-    return { ...defaults, ...row.settings };
+    // Records stored before the field took the peer's name keep their value.
+    const { detachPlatformNetwork: former, ...settings } = row.settings as Record<string, unknown>;
+    return { ...defaults, ...(former === undefined ? {} : { detachDokployNetwork: former }), ...settings };
   }
 
   credentialsOf(row: DatabaseRow): DatabaseCredentials {
@@ -83,7 +86,7 @@ export class DatabaseService {
       env: sealed.env ?? null,
       externalPort: row.externalPort ?? null,
       applicationStatus: row.applicationStatus,
-      ...this.settingsOf(row),
+      ...answerSwarmSettings(this.settingsOf(row)),
       environmentId: row.environmentId,
       serverId: row.serverId ?? null,
       organizationId: row.organizationId,
