@@ -151,6 +151,21 @@ const environmentFound: Spec = {
   },
 };
 
+// findEnvironmentsByProjectId and findProjectById: the peer's service columns of each workload
+const serviceColumns = ['name', 'description', 'appName', 'createdAt', 'serverId', 'applicationStatus'];
+const serverOnlyName = maybe({ table: 'server', pick: ['name'] });
+const summary = (table: string, id: string, more: string[] = [], status = 'applicationStatus'): Rel =>
+  many({ table, pick: [...serviceColumns.filter(c => c !== 'applicationStatus'), status, id, ...more], with: { server: serverOnlyName } });
+const workloadLists = {
+  applications: summary('application', 'applicationId', ['icon']),
+  mariadb: summary('mariadb', 'mariadbId'), mongo: summary('mongo', 'mongoId'), mysql: summary('mysql', 'mysqlId'),
+  postgres: summary('postgres', 'postgresId'), redis: summary('redis', 'redisId'),
+  compose: summary('compose', 'composeId', ['icon'], 'composeStatus'), libsql: summary('libsql', 'libsqlId'),
+};
+const projectTags = many({ table: 'project_tag', with: { tag: one('tag') } });
+/** project.all (owner and admin): each environment's name and id, the workloads' ids (applications' names and status too) */
+const idOnly = (table: string, id: string, more: string[] = []): Rel => many({ table, pick: [id, ...more] });
+
 /** Per operation: a table joined along relations, or a plain shape. */
 const RETURNS: Record<string, Spec | (() => Shape)> = {
   'application.create': { table: 'application' },
@@ -174,6 +189,32 @@ const RETURNS: Record<string, Spec | (() => Shape)> = {
     ];
   })),
   'environment.one': environmentFound,
+  'environment.byProjectId': () => ({ t: 'array', items: fromSpec({
+    table: 'environment', pick: ['name', 'description', 'environmentId', 'isDefault'], with: { ...workloadLists, project: one('project') },
+  }, 'environment.byProjectId') }),
+  'project.one': { table: 'project', with: { environments: many({ table: 'environment', with: workloadLists }), projectTags } },
+  'project.all': () => ({ t: 'array', items: fromSpec({
+    table: 'project',
+    with: {
+      environments: many({
+        table: 'environment', pick: ['name', 'environmentId', 'isDefault'],
+        with: {
+          applications: idOnly('application', 'applicationId', ['name', 'applicationStatus']),
+          mariadb: idOnly('mariadb', 'mariadbId'), mongo: idOnly('mongo', 'mongoId'), mysql: idOnly('mysql', 'mysqlId'),
+          postgres: idOnly('postgres', 'postgresId'), redis: idOnly('redis', 'redisId'),
+          compose: idOnly('compose', 'composeId', ['name', 'composeStatus']), libsql: idOnly('libsql', 'libsqlId'),
+        },
+      }),
+      projectTags,
+    },
+  }, 'project.all') }),
+  'project.create': () => ({ t: 'object', fields: { project: fromSpec({ table: 'project' }, 'project.create'), environment: fromSpec({ table: 'environment' }, 'project.create') } }),
+  'project.update': { table: 'project' },
+  'project.remove': { table: 'project' },
+  'deployment.all': () => ({ t: 'array', items: fromSpec({ table: 'deployment' }, 'deployment.all') }),
+  'deployment.allByCompose': () => ({ t: 'array', items: fromSpec({ table: 'deployment' }, 'deployment.allByCompose') }),
+  'deployment.allByServer': () => ({ t: 'array', items: fromSpec({ table: 'deployment' }, 'deployment.allByServer') }),
+  'deployment.allByType': () => ({ t: 'array', items: fromSpec({ table: 'deployment', with: { rollback: maybe('rollback') } }, 'deployment.allByType') }),
   'environment.create': { table: 'environment' },
   'environment.update': { table: 'environment' },
   'environment.remove': { table: 'environment' },

@@ -50,6 +50,6 @@ export const BERTH_ONLY: Record<string, string> = {
  * null, so their items' fields are not compared until their plugins come.
  */
 export const NOT_SERVED: Record<string, string> = Object.fromEntries([
-  'domains', 'redirects', 'security', 'previewDeployments', 'backups', 'compose', 'libsql',
+  'domains', 'redirects', 'security', 'previewDeployments', 'backups', 'compose', 'libsql', 'projectTags', 'rollback',
   'github', 'gitlab', 'bitbucket', 'gitea', 'server', 'registry', 'buildRegistry', 'rollbackRegistry',
 ].map(name => [name, 'its namespace has no plugin yet']));

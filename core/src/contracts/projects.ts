@@ -32,12 +32,10 @@ export type ProjectFields = Static<typeof ProjectFields>;
 export const Placement = Type.Object({ ...EnvironmentFields.properties, project: ProjectFields });
 export type Placement = Static<typeof Placement>;
 
-const WorkloadList = () => Type.Array(Type.Record(Type.String(), Type.Unknown()));
-
-/** An environment with what it holds: one list per key that plugins register (the workload kinds' lists). */
-export const environmentView = (keys: string[]) =>
-  Type.Object({ ...EnvironmentFields.properties, ...Object.fromEntries(keys.map(k => [k, WorkloadList()])) }, { additionalProperties: WorkloadList() });
-export const EnvironmentView = environmentView([]);
+/** An environment with what it holds: one list per key that plugins register (the workload kinds' lists, with their item schemas). */
+export const environmentView = (lists: Record<string, TSchema>) =>
+  Type.Object({ ...EnvironmentFields.properties, ...lists }, { additionalProperties: Type.Array(Type.Record(Type.String(), Type.Unknown())) });
+export const EnvironmentView = environmentView({});
 export type EnvironmentView = Static<typeof EnvironmentView>;
 
 export interface EnvironmentRef {

@@ -3,7 +3,8 @@
 // plugins (service, work directory, mounts, ports, deployment records).
 import { rm } from 'node:fs/promises';
 import { optionalService, type Cradle, type EntityManager } from '@berth/core';
-import type { RemoveOptions, WorkloadCapabilities, WorkloadKind, WorkloadRef } from '@berth/plugin-workloads';
+import { summaryOf, workloadSummary, type RemoveOptions, type WorkloadCapabilities, type WorkloadKind, type WorkloadRef } from '@berth/plugin-workloads';
+import { Type, schema } from '@berth/core';
 import { Application } from './entities.ts';
 import { KIND, type ApplicationService } from './service.ts';
 import { applicationDir, type ApplicationDeployer } from './deployer.ts';
@@ -14,6 +15,8 @@ export class ApplicationKind implements WorkloadKind {
   readonly listKey = 'applications';
   readonly label = 'Application';
   readonly capabilities: WorkloadCapabilities = { mounts: true, ports: true, domains: true, backups: false };
+  /** The peer lists an application's icon too. */
+  readonly listItem = workloadSummary('applicationId', { icon: schema.Nullable(Type.String()) });
   readonly deployer: ApplicationDeployer;
   readonly #apps: ApplicationService;
   readonly #cradle: () => Cradle;
@@ -36,8 +39,9 @@ export class ApplicationKind implements WorkloadKind {
     return this.#apps.inEnvironments(environmentIds, em);
   }
 
-  list(environmentIds: string[], em: EntityManager): Promise<Map<string, Record<string, unknown>[]>> {
-    return this.#apps.list(environmentIds, em);
+  async list(environmentIds: string[], em: EntityManager): Promise<Map<string, Record<string, unknown>[]>> {
+    const lists = await this.#apps.list(environmentIds, em);
+    return new Map([...lists].map(([environmentId, views]) => [environmentId, views.map(v => summaryOf(v, this.listItem))]));
   }
 
   /** Applications keep no named volumes of their own: `volumes` concerns the kinds that do. */

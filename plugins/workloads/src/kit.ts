@@ -20,4 +20,4 @@ export { ensureVolume, removeVolume, type VolumeOptions } from './swarm/volumes.
 export { toServiceMounts } from './swarm/mounts.ts';
 export { generateAppName } from './naming.ts';
 export { placementOf, type Placement } from './views.ts';
-export { relationSchemas, NotServedList, NotServedOne } from './relations.ts';
+export { relationSchemas, NotServedList, NotServedOne, workloadSummary, summaryOf } from './relations.ts';

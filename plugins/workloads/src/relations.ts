@@ -2,8 +2,9 @@
 // shapes: where it lives (its environment and project), what hangs off it (mounts, ports,
 // deployments: item schemas from their plugins, an empty list when a plugin is disabled) and
 // the relations of namespaces Berth does not serve yet (always an empty list or null).
-import Type from 'typebox';
-import { Placement, optionalService, type Cradle } from '@berth/core';
+import Type, { type TObject, type TProperties } from 'typebox';
+import { Placement, optionalService, schema, type Cradle } from '@berth/core';
+const { Nullable, Timestamp } = schema;
 
 /** A list of a namespace no plugin serves yet: always empty. */
 export const NotServedList = (what: string) => Type.Array(Type.Object({}), { maxItems: 0, description: `${what}: empty until a plugin serves them` });
@@ -23,3 +24,28 @@ export function relationSchemas(cradle: Cradle) {
     server: NotServedOne('the remote server'),
   };
 }
+
+/**
+ * A workload as environment and project reads list it: the peer's columns of a service
+ * (name, appName, description, createdAt, serverId, applicationStatus) under its id field, and
+ * its server (null until remote servers come). `extra`: a kind's own listed columns (icon...).
+ */
+export const workloadSummary = (idField: string, extra: TProperties = {}) => Type.Object({
+  [idField]: Type.String(),
+  name: Type.String(),
+  appName: Type.String(),
+  description: Nullable(Type.String()),
+  createdAt: Timestamp(),
+  serverId: Nullable(Type.String()),
+  applicationStatus: Type.String(),
+  ...extra,
+  server: NotServedOne('the remote server'),
+});
+
+/** The summary's fields of a workload's view. */
+export function summaryOf(view: Record<string, unknown>, summary: TObject): Record<string, unknown> {
+  return Object.fromEntries(Object.keys(summary.properties).map(k => [k, k === 'server' ? null : view[k] ?? null]));
+}
+
+/** The peer's lists of services that no kind of Berth serves yet: always empty until one registers under that key. */
+export const peerListKeys = ['compose', 'libsql'];

@@ -7,6 +7,8 @@ import type { RemoveOptions, WorkloadCapabilities, WorkloadKind, WorkloadRef } f
 import type { DatabaseRow } from './entity.ts';
 import type { DatabaseService } from './service.ts';
 import type { DatabaseDeployer } from './deployer.ts';
+import { summaryOf, workloadSummary } from '../relations.ts';
+import type { TObject } from 'typebox';
 
 /** Where a database keeps its files on this host (file mounts); appName is already a strict slug. */
 export const databaseDir = (dataDir: string, appName: string) => path.join(dataDir, 'databases', appName);
@@ -18,6 +20,7 @@ export class DatabaseKind implements WorkloadKind {
   readonly label: string;
   readonly capabilities: WorkloadCapabilities = { mounts: true, ports: false, domains: false, backups: true };
   readonly deployer: DatabaseDeployer;
+  readonly listItem: TObject;
   readonly #db: DatabaseService;
   readonly #cradle: () => Cradle;
 
@@ -29,6 +32,7 @@ export class DatabaseKind implements WorkloadKind {
     this.idField = db.idKey;
     this.listKey = db.driver.kind;
     this.label = db.driver.label;
+    this.listItem = workloadSummary(this.idField);
   }
 
   find(id: string, em: EntityManager): Promise<WorkloadRef | null> {
@@ -43,8 +47,9 @@ export class DatabaseKind implements WorkloadKind {
     return this.#db.inEnvironments(environmentIds, em);
   }
 
-  list(environmentIds: string[], em: EntityManager): Promise<Map<string, Record<string, unknown>[]>> {
-    return this.#db.list(environmentIds, em);
+  async list(environmentIds: string[], em: EntityManager): Promise<Map<string, Record<string, unknown>[]>> {
+    const lists = await this.#db.list(environmentIds, em);
+    return new Map([...lists].map(([environmentId, views]) => [environmentId, views.map(v => summaryOf(v, this.listItem))]));
   }
 
   async remove(workload: WorkloadRef, em: EntityManager, options: RemoveOptions): Promise<void> {
