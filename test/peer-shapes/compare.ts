@@ -6,6 +6,10 @@ import type { Shape } from './shape.ts';
 export function shapeOfSchema(schema: any, defs: Record<string, any> = {}): Shape {
   if (!schema || typeof schema !== 'object') return { t: 'any' };
   if (schema.$ref) return shapeOfSchema(defs[schema.$ref.split('/').pop()], defs);
+  if (schema.allOf) {
+    const parts = (schema.allOf as any[]).map(p => shapeOfSchema(p, defs));
+    return { t: 'object', fields: Object.assign({}, ...parts.map(p => p.fields ?? {})) };
+  }
   const variants: any[] | undefined = schema.anyOf ?? schema.oneOf;
   if (variants) {
     if (variants.every(v => typeof v.const === 'string' || (v.type === 'string'))) return { t: 'string' };

@@ -239,6 +239,18 @@ const RETURNS: Record<string, Spec | (() => Shape)> = {
   'user.haveRootAccess': () => TRUE,
   'user.generateToken': () => TEXT,
   'user.deleteApiKey': () => TRUE,
+  'organization.create': { table: 'organization' },
+  'organization.one': { table: 'organization' },
+  'organization.update': { table: 'organization' },
+  // the peer answers the database driver's result of the delete; the SDK, the organization as it was
+  'organization.delete': { table: 'organization' },
+  'organization.inviteMember': { table: 'invitation' },
+  'organization.allInvitations': () => ({ t: 'array', items: fromSpec({ table: 'invitation' }, 'organization.allInvitations') }),
+  // the database driver's result of the delete
+  'organization.removeInvitation': () => ({ t: 'any' }),
+  'project.search': () => ({ t: 'object', fields: { items: { t: 'array', items: fromSpec({ table: 'project', pick: ['projectId', 'name', 'description', 'createdAt', 'organizationId', 'env'] }, 'project.search') }, total: { t: 'number' } } }),
+  'environment.search': () => ({ t: 'object', fields: { items: { t: 'array', items: fromSpec({ table: 'environment', pick: ['environmentId', 'name', 'description', 'createdAt', 'env', 'projectId', 'isDefault'] }, 'environment.search') }, total: { t: 'number' } } }),
+  'project.duplicate': { table: 'project' },
   'organization.setDefault': () => ({ t: 'object', fields: { success: TRUE } }),
   'organization.active': () => ({ ...fromSpec({ table: 'organization' }, 'organization.active'), null: true }),
   'application.cancelDeployment': () => ({ t: 'object', fields: { success: TRUE, message: TEXT } }),

@@ -12,15 +12,42 @@ export const ALLOWED_EXTRA: Record<string, string> = {
   startedAt: 'deployments: when the job started running (the peer has only createdAt)',
   finishedAt: 'deployments: when the job ended (the peer has only createdAt)',
   backups: 'database `one`: every kind lists its backups (the peer\'s redis has no such relation); empty until backups come',
+  invitationId: 'invitations: the id also under invitationId (as organization.removeInvitation takes it)',
+  defaultRole: 'organizations: a column of the peer at v0.30.2 that the older dokploy-sdk schemas (organization.all) do not list',
   isDefault: 'environments: a column of the peer at v0.30.2 that the older dokploy-sdk schemas do not list',
 };
 
 /** Berth's deployments answer the id field of every registered kind (`postgresId`, ...), as the older peer did. */
 export const isKindIdField = (name: string, kindIdFields: string[]) => kindIdFields.includes(name);
 
+/** Fields Berth answers beyond the peer's in one operation only (anywhere in its answer), with why. */
+export const ALLOWED_EXTRA_IN: Record<string, { fields: string[]; reason: string }> = {
+  'environment.one': { fields: ['createdAt', 'appName'], reason: 'environment reads share one shape: the environment\'s createdAt, and each workload\'s appName as the peer\'s byProjectId and project.one list it' },
+  'environment.byProjectId': { fields: ['createdAt', 'env', 'projectId'], reason: 'environment reads answer every field of the environment' },
+  'project.all': {
+    fields: ['createdAt', 'description', 'env', 'projectId', 'name', 'appName', 'server', 'serverId', 'applicationStatus', 'icon'],
+    reason: 'project.all lists each environment and workload as project.one does (the peer lists fewer of their fields here)',
+  },
+  'organization.inviteMember': { fields: ['token'], reason: 'the invitation\'s token, shown once: Berth sends no email (the peer mails a link)' },
+  'user.get': { fields: ['createdAt', 'updatedAt'], reason: 'Berth answers the same user fields in user.get as in user.one' },
+  'project.duplicate': { fields: ['environments', 'projectTags'], reason: 'Berth answers the new project with its copied environments, as project.one does (the peer answers the row)' },
+};
+
 /** Fields of the peer Berth does not answer, by `operation field` (or `* field`), with why. */
 export const ALLOWED_MISSING: Record<string, string> = {
   '* privateKey': 'an SSH private key is never answered by Berth (secrets are sealed; the peer answers it in sshKey.one/all)',
+  '* inviterId': 'Berth does not record who sent an invitation',
+  '* teamId': 'teams are not served (the peer\'s members and invitations may belong to one)',
+  // user.get and user.one: the peer's member row carries per-member grants and its user row billing and cloud fields.
+  ...Object.fromEntries(['isDefault', 'canCreateProjects', 'canAccessToSSHKeys', 'canCreateServices', 'canDeleteProjects', 'canDeleteServices',
+    'canAccessToDocker', 'canAccessToAPI', 'canAccessToGitProviders', 'canAccessToTraefikFiles', 'canDeleteEnvironments', 'canCreateEnvironments',
+    'accessedProjects', 'accessedEnvironments', 'accessedServices', 'accessedGitProviders', 'accessedServers']
+    .flatMap(f => [[`user.get ${f}`, 'per-member grants are not served: Berth\'s roles are owner, admin and member'], [`user.one ${f}`, 'per-member grants are not served']])),
+  ...Object.fromEntries(['allowImpersonation', 'stripeCustomerId', 'stripeSubscriptionId', 'serversQuantity', 'isEnterpriseCloud', 'sendInvoiceNotifications',
+    'apiKeys', 'banned', 'banReason', 'banExpires', 'bookmarkedTemplates', 'createdAt2', 'emailVerified', 'enableEnterpriseFeatures', 'enablePaidFeatures',
+    'expirationDate', 'isRegistered', 'isValidEnterpriseLicense', 'licenseKey', 'role', 'trustedOrigins']
+    .flatMap(f => [[`user.get ${f}`, 'the peer\'s billing, cloud and admin-panel fields of a user are not served (API keys: user.getApiKeys)'], [`user.one ${f}`, 'the peer\'s billing, cloud and admin-panel fields of a user are not served']])),
+  '* replicaSets': 'mongo replica sets are not supported yet (the peer\'s mongo record has the flag)',
 };
 
 /**
@@ -40,10 +67,24 @@ export const DEVIATIONS: Record<string, string> = {
 export const RUNS_OF_DATABASES = ['deploy', 'start', 'stop', 'reload', 'rebuild'];
 export const DATABASE_RUN_REASON = 'runs are queued durably and answer the queued deployment; the peer answers the record or true';
 
-/** Operations Berth serves that the peer does not have, with why. */
+/** Operations Berth serves that the peer (v0.30.2) does not have, with why. */
 export const BERTH_ONLY: Record<string, string> = {
-  'settings.getOpenApiDocument': 'served at its peer path with Berth\'s own document',
+  ...Object.fromEntries(['createAdmin', 'createUser', 'login', 'get', 'logout', 'update', 'generateToken', 'one', 'updateByAdmin',
+    'generate2FASecret', 'verify2FASetup', 'verifyLogin2FA', 'disable2FA', 'verifyToken'].map(p => [`auth.${p}`, 'the older API variant\'s accounts and sessions (bearer tokens)'])),
+  'application.saveGitProdiver': 'the older variant\'s spelling of saveGitProvider',
+  'user.getApiKeys': 'lists the caller\'s API keys (the peer lists them inside user.get)',
+  'deployment.one': 'one deployment record, for following a queued run',
 };
+
+/**
+ * Served operations of the peer whose answer the reference does not know yet (their routers
+ * answer joins not derived in the generator), with why. The test fails if this list is not
+ * exactly the served operations without a reference, so it only shrinks.
+ */
+export const NO_REFERENCE: Record<string, string> = Object.fromEntries([
+  'deployment.allCentralized', 'deployment.queueList', 'organization.updateMemberRole',
+  'user.all', 'user.createApiKey', 'user.createUserWithCredentials', 'user.remove', 'user.update',
+].map(op => [op, 'the peer\'s answer (member, API key and queue joins) is not derived by the generator yet']));
 
 /**
  * Relations of namespaces Berth does not serve yet: declared as always-empty lists or always

@@ -50,6 +50,8 @@ export const OrganizationView = Type.Object({
   logo: Nullable(Type.String()),
   ownerId: Type.String(),
   createdAt: Iso(),
+  metadata: Nullable(Type.String({ description: 'the peer\'s free-form metadata (not kept: null)' })),
+  defaultRole: Nullable(Type.String({ description: 'the peer\'s default role of new members (not kept: null)' })),
 });
 export type OrganizationView = Static<typeof OrganizationView>;
 

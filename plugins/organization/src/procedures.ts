@@ -36,21 +36,23 @@ export const organizationProcedures = [
     handler: ({ organizationId, name, logo }, ctx) => ctx.cradle.organizations.updateOrganization(ctx.principal, organizationId, { name, logo }),
   }),
   org.mutation('delete', {
-    summary: 'Delete an organization the caller owns, with every record in it',
+    summary: 'Delete an organization the caller owns, with every record in it; answers it as it was',
     input: OrgId,
-    output: Type.Boolean(),
+    output: OrganizationView,
     async handler({ organizationId }, ctx) {
-      await ctx.cradle.organizations.deleteOrganization(ctx.principal, organizationId);
-      return true;
+      const { organizations } = ctx.cradle;
+      const removed = await organizations.organization(ctx.principal.userId, organizationId);
+      await organizations.deleteOrganization(ctx.principal, organizationId);
+      return removed;
     },
   }),
   org.mutation('setDefault', {
-    summary: 'Make an organization the caller\'s default (and this session\'s active one)',
+    summary: 'Make an organization the caller\'s default (and this session\'s active one); answers {success: true}, as the peer does',
     input: OrgId,
-    output: Type.Boolean(),
+    output: Type.Object({ success: Type.Boolean() }),
     async handler({ organizationId }, ctx) {
       await ctx.cradle.organizations.setDefaultOrganization(ctx.principal, organizationId);
-      return true;
+      return { success: true };
     },
   }),
   org.mutation('inviteMember', {

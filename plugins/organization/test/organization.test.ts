@@ -91,7 +91,7 @@ t.test('organizations of one account', async t => {
     t.equal((await s.get('organization.active')).body.id, admin.organizationId, 'before: the first organization');
     const r = await s.post('organization.setDefault', { organizationId: f.acme });
     t.equal(r.status, 200);
-    t.equal(r.body, true);
+    t.same(r.body, { success: true }, 'answers {success: true}, as the peer does');
     t.equal((await s.get('organization.active')).body.id, f.acme, 'the session that asked switched');
 
     const login = await loginAs();
@@ -127,7 +127,7 @@ t.test('organizations of one account', async t => {
 
     const r = await f.client.post('organization.delete', { organizationId: third.body.id });
     t.equal(r.status, 200);
-    t.equal(r.body, true);
+    t.match(r.body, { id: third.body.id, name: 'Short-lived', ownerId: third.body.ownerId }, 'answers the organization as it was');
     t.equal((await f.client.get('organization.one', { organizationId: third.body.id })).status, 404, 'it is gone');
     t.notOk((await f.client.get('organization.all')).body.some((o: { id: string }) => o.id === third.body.id));
     t.equal((await keyInThird.get('organization.active')).status, 401, 'a key acting in it no longer works');

@@ -57,7 +57,8 @@ export function databaseSchemas(driver: DatabaseDriver): DatabaseSchemas {
   if (driver.fields.databaseName) credentialFields.databaseName = Type.String();
   if (driver.fields.databaseUser) credentialFields.databaseUser = Type.String();
   credentialFields.databasePassword = Type.String();
-  if (driver.fields.databaseRootPassword) credentialFields.databaseRootPassword = Str();
+  // Never null in an answer, as the peer's (a root password is generated when none is given).
+  if (driver.fields.databaseRootPassword) credentialFields.databaseRootPassword = Type.String();
 
   const Fields = Type.Object({
     [idKey]: Type.String(),

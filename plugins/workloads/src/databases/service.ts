@@ -82,7 +82,7 @@ export class DatabaseService {
       ...(fields.databaseName ? { databaseName: row.databaseName ?? '' } : {}),
       ...(fields.databaseUser ? { databaseUser: row.databaseUser ?? '' } : {}),
       databasePassword: sealed.databasePassword,
-      ...(fields.databaseRootPassword ? { databaseRootPassword: sealed.databaseRootPassword ?? null } : {}),
+      ...(fields.databaseRootPassword ? { databaseRootPassword: sealed.databaseRootPassword ?? '' } : {}),
       env: sealed.env ?? null,
       externalPort: row.externalPort ?? null,
       applicationStatus: row.applicationStatus,
