@@ -80,7 +80,7 @@ t.test('every served operation declares the peer\'s answer', async t => {
 t.test('real replies have the peer\'s shape', async t => {
   const server = await startTestServer({ jobs: false });
   t.teardown(() => server.destroy());
-  const { client, userId } = await signUpAdmin(server);
+  const { client, userId, organizationId } = await signUpAdmin(server);
   const doc = (await client.get('settings.getOpenApiDocument')).body;
   const { kinds, deviation, problemsOf } = await shapeContext(server);
   const checked = new Set<string>();
@@ -93,7 +93,7 @@ t.test('real replies have the peer\'s shape', async t => {
     if (reference.operations[op] && !deviation(op)) failing.push(...problemsOf(op, shapeOfValue(reply.body), true).map(p => `${op}: ${p}`));
     return reply.body;
   };
-  await walk(call, { databases: scenarioDatabases(doc, kinds), port: await freePort(), suffix: uniqueSuffix(), userId });
+  await walk(call, { databases: scenarioDatabases(doc, kinds), port: await freePort(), suffix: uniqueSuffix(), userId, organizationId });
   t.same(failing, [], 'every real reply has the peer\'s fields, types and nullability');
   t.ok(checked.size > 80, `${checked.size} operations answered for real`);
 });

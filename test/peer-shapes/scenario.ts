@@ -8,12 +8,13 @@ export type Call = (op: string, input: Record<string, unknown>) => Promise<any>;
 
 export interface ScenarioOptions {
   /** the database kinds the registry serves, with whether their create takes databaseName/databaseUser */
-  databases: { kind: string; idField: string; databaseName: boolean; databaseUser: boolean }[];
+  databases: { kind: string; idField: string; databaseName: boolean; databaseUser: boolean; databaseRootPassword: boolean }[];
   /** a host port nothing listens on */
   port: number;
   /** makes names unique on the shared engine */
   suffix: string;
   userId: string;
+  organizationId: string;
 }
 
 export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
@@ -70,6 +71,7 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
     const created = await call(`${db.kind}.create`, {
       name: `${db.kind} shapes`, appName: `shape-${db.kind}-${o.suffix}`, environmentId, databasePassword: 'Secret_pw-1', dockerImage: 'berth-test/redis:1',
       ...(db.databaseName ? { databaseName: 'app' } : {}), ...(db.databaseUser ? { databaseUser: 'appuser' } : {}),
+      ...(db.databaseRootPassword ? { databaseRootPassword: 'Root_pw-1' } : {}),
     });
     const id = { [db.idField]: created[db.idField] };
     await call(`${db.kind}.one`, id);
@@ -83,7 +85,7 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
   }
 
   const generated = await call('sshKey.generate', { type: 'ed25519' });
-  await call('sshKey.create', { name: `shapes ${o.suffix}`, description: null, privateKey: generated.privateKey, publicKey: generated.publicKey });
+  await call('sshKey.create', { name: `shapes ${o.suffix}`, description: null, privateKey: generated.privateKey, publicKey: generated.publicKey, organizationId: o.organizationId });
   const keys = await call('sshKey.all', {});
   const key = keys.find((k: { name: string }) => k.name === `shapes ${o.suffix}`);
   await call('sshKey.one', { sshKeyId: key.sshKeyId });
@@ -110,7 +112,7 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
 export function scenarioDatabases(doc: any, kinds: { kind: string; idField: string }[]): ScenarioOptions['databases'] {
   return kinds.filter(k => k.kind !== 'application' && doc.paths[`/${k.kind}.create`]).map(k => {
     const props = doc.paths[`/${k.kind}.create`].post.requestBody.content['application/json'].schema.properties;
-    return { kind: k.kind, idField: k.idField, databaseName: 'databaseName' in props, databaseUser: 'databaseUser' in props };
+    return { kind: k.kind, idField: k.idField, databaseName: 'databaseName' in props, databaseUser: 'databaseUser' in props, databaseRootPassword: 'databaseRootPassword' in props };
   });
 }
 

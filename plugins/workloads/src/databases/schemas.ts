@@ -18,11 +18,12 @@ export const databaseSettingFields = {
   // the peer's name (its platform network is the one Berth calls berth-network)
   detachDokployNetwork: [Type.Boolean(), false],
 } satisfies Record<string, [TSchema, unknown]>;
-export type DatabaseSettingKey = keyof typeof databaseSettingFields;
-export const databaseSettingKeys = Object.keys(databaseSettingFields) as DatabaseSettingKey[];
 
-const settingSchemas = Object.fromEntries(Object.entries(databaseSettingFields).map(([k, [s]]) => [k, s])) as unknown as Record<DatabaseSettingKey, TSchema>;
-const settingAnswers = { ...settingSchemas, ...swarmResourceAnswers };
+/** The settings of one kind's records: the shared ones and the driver's own record fields. */
+export const settingFieldsOf = (driver: DatabaseDriver): Record<string, [TSchema, unknown]> => ({
+  ...databaseSettingFields,
+  ...Object.fromEntries(Object.entries(driver.recordFields ?? {}).map(([k, f]) => [k, [f.schema, f.default]])),
+});
 
 /** A kind's id key (postgresId, redisId…): its name differs per kind, so handlers read it through `idKey`. */
 export type IdKey = `${string}Id`;
@@ -50,6 +51,8 @@ export interface DatabaseSchemas {
 
 export function databaseSchemas(driver: DatabaseDriver): DatabaseSchemas {
   const idKey: IdKey = `${driver.kind}Id`;
+  const settingSchemas = Object.fromEntries(Object.entries(settingFieldsOf(driver)).map(([k, [s]]) => [k, s]));
+  const settingAnswers = { ...settingSchemas, ...swarmResourceAnswers };
   const Id = { [idKey]: NonEmpty() } as Record<IdKey, TString>;
   const password = driver.passwordSchema;
   const olderPassword = driver.olderPasswordSchema ?? Type.String();

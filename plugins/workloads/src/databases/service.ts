@@ -8,7 +8,7 @@ import type { HostPorts } from '../host-ports.ts';
 import { generateAppName } from '../naming.ts';
 import Type from 'typebox';
 import { databaseEntity, type DatabaseRow } from './entity.ts';
-import { databaseSettingFields, databaseSettingKeys } from './schemas.ts';
+import { settingFieldsOf } from './schemas.ts';
 import { dataVolumeOf } from './volumes.ts';
 import { answerSwarmSettings } from '../swarm/settings.ts';
 import { type DatabaseCredentials, type DatabaseDriver, type EnvironmentDirectory, type EnvironmentRef, type SecretBox, conflict, containing, invalidField, newId, notFound, parseInput } from '@berth/core';
@@ -56,7 +56,7 @@ export class DatabaseService {
   }
 
   settingsOf(row: DatabaseRow): Record<string, unknown> {
-    const defaults = Object.fromEntries(Object.entries(databaseSettingFields).map(([k, [, d]]) => [k, structuredClone(d)]));
+    const defaults = Object.fromEntries(Object.entries(settingFieldsOf(this.driver)).map(([k, [, d]]) => [k, structuredClone(d)]));
     // Records stored before the field took the peer's name keep their value.
     const { detachPlatformNetwork: former, ...settings } = row.settings as Record<string, unknown>;
     return { ...defaults, ...(former === undefined ? {} : { detachDokployNetwork: former }), ...settings };
@@ -182,7 +182,7 @@ export class DatabaseService {
           }
           break;
         default:
-          if ((databaseSettingKeys as string[]).includes(key)) settings[key] = value;
+          if (key in settingFieldsOf(this.driver)) settings[key] = value;
       }
     }
     if (sealedChanged) row.sealed = this.#seal(sealed);
