@@ -38,15 +38,10 @@ export const ALLOWED_MISSING: Record<string, string> = {
   '* privateKey': 'an SSH private key is never answered by Berth (secrets are sealed; the peer answers it in sshKey.one/all)',
   '* inviterId': 'Berth does not record who sent an invitation',
   '* teamId': 'teams are not served (the peer\'s members and invitations may belong to one)',
-  // user.get and user.one: the peer's member row carries per-member grants and its user row billing and cloud fields.
-  ...Object.fromEntries(['isDefault', 'canCreateProjects', 'canAccessToSSHKeys', 'canCreateServices', 'canDeleteProjects', 'canDeleteServices',
-    'canAccessToDocker', 'canAccessToAPI', 'canAccessToGitProviders', 'canAccessToTraefikFiles', 'canDeleteEnvironments', 'canCreateEnvironments',
-    'accessedProjects', 'accessedEnvironments', 'accessedServices', 'accessedGitProviders', 'accessedServers']
-    .flatMap(f => [[`user.get ${f}`, 'per-member grants are not served: Berth\'s roles are owner, admin and member'], [`user.one ${f}`, 'per-member grants are not served']])),
-  ...Object.fromEntries(['allowImpersonation', 'stripeCustomerId', 'stripeSubscriptionId', 'serversQuantity', 'isEnterpriseCloud', 'sendInvoiceNotifications',
-    'apiKeys', 'banned', 'banReason', 'banExpires', 'bookmarkedTemplates', 'createdAt2', 'emailVerified', 'enableEnterpriseFeatures', 'enablePaidFeatures',
+  // user.one: the peer's full user row carries its admin panel's and licensing fields.
+  ...Object.fromEntries(['banned', 'banReason', 'banExpires', 'bookmarkedTemplates', 'createdAt2', 'emailVerified', 'enableEnterpriseFeatures', 'enablePaidFeatures',
     'expirationDate', 'isRegistered', 'isValidEnterpriseLicense', 'licenseKey', 'role', 'trustedOrigins']
-    .flatMap(f => [[`user.get ${f}`, 'the peer\'s billing, cloud and admin-panel fields of a user are not served (API keys: user.getApiKeys)'], [`user.one ${f}`, 'the peer\'s billing, cloud and admin-panel fields of a user are not served']])),
+    .map(f => [`user.one ${f}`, 'the peer\'s admin-panel, template and licensing fields of a user are not served'])),
 };
 
 /**
