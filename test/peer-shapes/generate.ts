@@ -255,6 +255,8 @@ const RETURNS: Record<string, Spec | (() => Shape)> = {
   'organization.active': () => ({ ...fromSpec({ table: 'organization' }, 'organization.active'), null: true }),
   'application.cancelDeployment': () => ({ t: 'object', fields: { success: TRUE, message: TEXT } }),
   'user.one': { table: 'member', with: { user: one('user') } },
+  'user.all': () => ({ t: 'array', items: fromSpec({ table: 'member', with: { user: one('user') } }, 'user.all') }),
+  'organization.updateMemberRole': () => TRUE,
   'user.get': {
     table: 'member',
     with: {

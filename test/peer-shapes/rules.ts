@@ -41,7 +41,7 @@ export const ALLOWED_MISSING: Record<string, string> = {
   // user.one: the peer's full user row carries its admin panel's and licensing fields.
   ...Object.fromEntries(['banned', 'banReason', 'banExpires', 'bookmarkedTemplates', 'createdAt2', 'emailVerified', 'enableEnterpriseFeatures', 'enablePaidFeatures',
     'expirationDate', 'isRegistered', 'isValidEnterpriseLicense', 'licenseKey', 'role', 'trustedOrigins']
-    .map(f => [`user.one ${f}`, 'the peer\'s admin-panel, template and licensing fields of a user are not served'])),
+    .flatMap(f => ['user.one', 'user.all'].map(op => [`${op} ${f}`, 'the peer\'s admin-panel, template and licensing fields of a user are not served']))),
 };
 
 /**
@@ -76,8 +76,7 @@ export const BERTH_ONLY: Record<string, string> = {
  * exactly the served operations without a reference, so it only shrinks.
  */
 export const NO_REFERENCE: Record<string, string> = Object.fromEntries([
-  'deployment.allCentralized', 'deployment.queueList', 'organization.updateMemberRole',
-  'user.all', 'user.createApiKey', 'user.createUserWithCredentials', 'user.remove', 'user.update',
+  'deployment.allCentralized', 'deployment.queueList', 'user.createApiKey', 'user.createUserWithCredentials', 'user.remove', 'user.update',
 ].map(op => [op, 'the peer\'s answer (member, API key and queue joins) is not derived by the generator yet']));
 
 /**

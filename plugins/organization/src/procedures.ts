@@ -1,6 +1,6 @@
 // organization.* — tenants. A caller acts in one organization at a time (its API key's, or
 // its session's active one); nothing of another organization is visible.
-import { Type, OrganizationView, InvitationView, MemberView, router, schema } from '@berth/core';
+import { Type, OrganizationView, InvitationView, router, schema } from '@berth/core';
 
 const org = router('organization');
 const None = Type.Object({});
@@ -79,8 +79,12 @@ export const organizationProcedures = [
   }),
   org.mutation('updateMemberRole', {
     access: 'admin',
+    summary: 'Change a member\'s role (by membership id or user id); answers true, as the peer does',
     input: Type.Object({ memberId: Type.String(), role: Type.Enum(['admin', 'member']) }),
-    output: MemberView,
-    handler: ({ memberId, role }, ctx) => ctx.cradle.users.setRole(memberId, ctx.principal.organizationId, role),
+    output: schema.Ok(),
+    async handler({ memberId, role }, ctx) {
+      await ctx.cradle.users.setRole(memberId, ctx.principal.organizationId, role);
+      return true;
+    },
   }),
 ];
