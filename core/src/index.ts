@@ -9,7 +9,7 @@ export { EventBus, type BerthEvents } from './events.ts';
 export { JobScheduler } from './jobs.ts';
 export { newId, SecretBox } from './crypto.ts';
 export { iso, UserView, MemberView, AuthUserView, OrganizationView, ApiKeyView, InvitationView } from './identity/views.ts';
-export { EnvironmentFields, EnvironmentView, environmentView, type ProjectDirectory, type EnvironmentDirectory, type EnvironmentRef } from './contracts/projects.ts';
+export { EnvironmentFields, EnvironmentView, environmentView, Placement, ProjectFields, type ProjectDirectory, type EnvironmentDirectory, type EnvironmentRef } from './contracts/projects.ts';
 export * as schema from './schema.ts';
 export { parseInput } from './validation.ts';
 export { textSearchClauses, containing, type TextSearch } from './search.ts';

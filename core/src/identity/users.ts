@@ -127,10 +127,20 @@ export class UserService extends IdentityStore<'sessions'> {
   }
 }
 
-const toMemberView = (m: MemberRow, u: UserRow): MemberView => ({
-  id: m.id, userId: m.userId, organizationId: m.organizationId, role: m.role, createdAt: iso(m.createdAt)!, user: toUserView(u),
-});
+const toMemberView = (m: MemberRow, u: UserRow): MemberView => {
+  const granted = m.role !== 'member';
+  return {
+    id: m.id, userId: m.userId, organizationId: m.organizationId, role: m.role, createdAt: iso(m.createdAt)!,
+    teamId: null, isDefault: u.defaultOrganizationId === m.organizationId,
+    canCreateProjects: granted, canAccessToSSHKeys: granted, canCreateServices: granted, canDeleteProjects: granted, canDeleteServices: granted,
+    canAccessToDocker: granted, canAccessToAPI: granted, canAccessToGitProviders: granted, canAccessToTraefikFiles: granted,
+    canDeleteEnvironments: granted, canCreateEnvironments: granted,
+    accessedProjects: [], accessedEnvironments: [], accessedServices: [], accessedGitProviders: [], accessedServers: [],
+    user: toUserView(u),
+  };
+};
 const toUserView = (u: UserRow): UserView => ({
   id: u.id, email: u.email, firstName: u.firstName, lastName: u.lastName, image: u.image ?? null,
   twoFactorEnabled: u.twoFactorEnabled, createdAt: iso(u.createdAt)!, updatedAt: iso(u.updatedAt)!,
+  allowImpersonation: false, stripeCustomerId: null, stripeSubscriptionId: null, serversQuantity: 0, isEnterpriseCloud: false, sendInvoiceNotifications: false,
 });

@@ -6,7 +6,7 @@ import { invalidField, iso, newId, notFound, containing, type EntityManager, typ
 import { Application, type ApplicationRow } from './entities.ts';
 import { sealedKeys, settingDefaults, settingKeys, type SealedKey, type SettingKey } from './fields.ts';
 import type { ApplicationFields, CreateInput, SearchInput, UpdateInput } from './schemas.ts';
-import { generateAppName, type WorkloadRef } from '@berth/plugin-workloads';
+import { answerSwarmSettings, generateAppName, type WorkloadRef } from '@berth/plugin-workloads';
 
 /** The kind's name on the wire (deployment targetType, mounts' serviceType). */
 export const KIND = 'application';
@@ -64,7 +64,7 @@ export class ApplicationService {
       applicationStatus: row.applicationStatus,
       refreshToken: row.refreshToken ?? null,
       ...secrets,
-      ...this.settingsOf(row),
+      ...answerSwarmSettings(this.settingsOf(row)),
       organizationId: row.organizationId,
       createdAt: iso(row.createdAt)!,
     } as ApplicationFields;

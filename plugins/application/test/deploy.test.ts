@@ -224,7 +224,7 @@ t.test('applications on the real engine', async t => {
     await call('application.saveEnvironment', { applicationId: app.applicationId, env: 'GREETING=${{project.MISSING_KEY}}' });
     const failed = await deployed(app.applicationId);
     t.equal(failed.status, 'error');
-    t.match(failed.errorMessage, /project\.MISSING_KEY/);
+    t.match(failed.errorMessage, /Invalid project environment variable: project\.MISSING_KEY/, 'the peer\'s wording, so tools matching it keep working');
     t.equal((await served(port)).trim(), 'hello db.internal-prod', 'the previous version keeps serving');
   });
 

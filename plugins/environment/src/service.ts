@@ -1,6 +1,6 @@
 // Environments of the organization's projects, and the EnvironmentDirectory other plugins
 // use to place workloads. A record of another organization is NOT_FOUND, never FORBIDDEN.
-import { badRequest, conflict, environmentView, iso, newId, notFound, textSearchClauses, type Cradle, type EntityManager, type TSchema, type EnvironmentDirectory, type EnvironmentRef, type ProjectDirectory } from '@berth/core';
+import { badRequest, conflict, environmentView, iso, newId, notFound, textSearchClauses, type Cradle, type EntityManager, type TSchema, type EnvironmentDirectory, type EnvironmentRef, type Placement, type ProjectDirectory, type ProjectFields } from '@berth/core';
 import { Environment, type EnvironmentRow } from './entities.ts';
 import type { CreateInput, DuplicateInput, EnvironmentFields, EnvironmentView, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
 import type { WorkloadRegistry } from '@berth/plugin-workloads';
@@ -46,8 +46,8 @@ export class EnvironmentService implements EnvironmentDirectory {
   }
 
   // ------------------------------------------------------------ EnvironmentDirectory
-  viewSchema(): TSchema {
-    return environmentView(this.#workloads.kinds().map(k => k.listKey));
+  viewSchema(): ReturnType<typeof environmentView> {
+    return environmentView(this.#workloads.listSchemas());
   }
 
   async removeWorkloadsOf(projectId: string, organizationId: string, em: EntityManager): Promise<void> {
@@ -69,6 +69,20 @@ export class EnvironmentService implements EnvironmentDirectory {
     const found = await em.findOne(Environment, { projectId, organizationId, isDefault: true });
     if (!found) throw notFound('Project');
     return toRef(found);
+  }
+
+  async placement(environmentId: string, organizationId: string, em: EntityManager): Promise<Placement> {
+    const [row] = await em.execute<(EnvironmentRecord & { p_name: string; p_description: string | null; p_env: string; p_created_at: Date })[]>(
+      `select e.environment_id, e.name, e.description, e.env, e.is_default, e.project_id, e.created_at,
+              p.name as p_name, p.description as p_description, p.env as p_env, p.created_at as p_created_at
+         from environments e join projects p on p.project_id = e.project_id where e.environment_id = ? and e.organization_id = ?`,
+      [environmentId, organizationId],
+    );
+    if (!row) throw notFound('Environment');
+    return {
+      ...fromRecord(row),
+      project: { projectId: row.project_id, name: row.p_name, description: row.p_description, env: row.p_env, organizationId, createdAt: iso(row.p_created_at)! },
+    };
   }
 
   async variables(environmentId: string, organizationId: string, em: EntityManager): Promise<{ project: string; environment: string }> {
@@ -102,26 +116,31 @@ export class EnvironmentService implements EnvironmentDirectory {
   }
 
   // ------------------------------------------------------------ environment.*
-  async create(input: CreateInput, organizationId: string, em: EntityManager, projects: ProjectDirectory): Promise<EnvironmentView> {
+  // create, update, remove and duplicate answer the environment's own fields, as the peer does.
+  async create(input: CreateInput, organizationId: string, em: EntityManager, projects: ProjectDirectory): Promise<EnvironmentFields> {
     await projects.assertInOrganization(input.projectId, organizationId, em);
     await this.#assertNameFree(input.projectId, input.name, em);
     const row = this.#new(em, { projectId: input.projectId, organizationId, name: input.name, description: input.description });
     await em.flush();
-    return { ...toFields(row), ...this.#workloads.empty() };
+    return toFields(row);
   }
 
-  async one(environmentId: string, organizationId: string, em: EntityManager): Promise<EnvironmentView> {
-    const [view] = await this.#views([toFields(await this.#find(environmentId, organizationId, em))], em);
-    return view!;
+  /** The environment with its workloads and its project. */
+  async one(environmentId: string, organizationId: string, em: EntityManager): Promise<EnvironmentView & { project: ProjectFields }> {
+    const { project, ...fields } = await this.placement(environmentId, organizationId, em);
+    const [view] = await this.#views([fields], em);
+    return { ...view!, project };
   }
 
-  async byProjectId(projectId: string, organizationId: string, em: EntityManager): Promise<EnvironmentView[]> {
+  /** The project's environments with their workloads, each with the project. */
+  async byProjectId(projectId: string, organizationId: string, em: EntityManager): Promise<(EnvironmentView & { project: ProjectFields })[]> {
     const rows = await em.execute<EnvironmentRecord[]>(`${selectList} where project_id = ? and organization_id = ? ${listOrderSql}`, [projectId, organizationId]);
     if (!rows.length) throw notFound('Project');
-    return this.#views(rows.map(fromRecord), em);
+    const { project } = await this.placement(rows[0]!.environment_id, organizationId, em);
+    return (await this.#views(rows.map(fromRecord), em)).map(view => ({ ...view, project }));
   }
 
-  async update(input: UpdateInput, organizationId: string, em: EntityManager): Promise<EnvironmentView> {
+  async update(input: UpdateInput, organizationId: string, em: EntityManager): Promise<EnvironmentFields> {
     const row = await this.#find(input.environmentId, organizationId, em);
     if (input.name !== undefined && input.name !== row.name) {
       // The older variant finds a project's workloads by its "production" environment.
@@ -132,22 +151,21 @@ export class EnvironmentService implements EnvironmentDirectory {
     if (input.description !== undefined) row.description = input.description;
     if (input.env !== undefined) row.env = input.env;
     await em.flush();
-    const [view] = await this.#views([toFields(row)], em);
-    return view!;
+    return toFields(row);
   }
 
   /** Deletes a non-default environment after removing its workloads through their kinds (services, files, ports, deployments). Answers it as it was. */
-  async remove(environmentId: string, organizationId: string, em: EntityManager): Promise<EnvironmentView> {
+  async remove(environmentId: string, organizationId: string, em: EntityManager): Promise<EnvironmentFields> {
     const row = await this.#find(environmentId, organizationId, em);
     if (row.isDefault) throw badRequest('The default environment cannot be removed');
-    const [view] = await this.#views([toFields(row)], em);
+    const fields = toFields(row);
     await this.#workloads.removeIn([environmentId], em);
     await em.nativeDelete(Environment, { environmentId, organizationId });
-    return view!;
+    return fields;
   }
 
   /** A new environment in the same project with the source's variables; workloads are not copied. */
-  async duplicate(input: DuplicateInput, organizationId: string, em: EntityManager): Promise<EnvironmentView> {
+  async duplicate(input: DuplicateInput, organizationId: string, em: EntityManager): Promise<EnvironmentFields> {
     const source = await this.#find(input.environmentId, organizationId, em);
     await this.#assertNameFree(source.projectId, input.name, em);
     const row = this.#new(em, {
@@ -155,7 +173,7 @@ export class EnvironmentService implements EnvironmentDirectory {
       description: input.description !== undefined ? input.description : source.description, env: source.env,
     });
     await em.flush();
-    return { ...toFields(row), ...this.#workloads.empty() };
+    return toFields(row);
   }
 
   async search(input: SearchInput, organizationId: string, em: EntityManager): Promise<SearchResult> {

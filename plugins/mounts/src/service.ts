@@ -3,12 +3,12 @@
 // WorkloadRegistry); a mount of another organization is NOT_FOUND, never FORBIDDEN. Only
 // admins may create or change bind mounts: a host path in a container reaches the host.
 import path from 'node:path';
-import { badRequest, conflict, forbidden, invalidField, newId, notFound, type Cradle, type EntityManager, type Role, type SecretBox } from '@berth/core';
+import { badRequest, conflict, forbidden, invalidField, newId, notFound, type Cradle, type EntityManager, type Role, type SecretBox, type TSchema } from '@berth/core';
 import { assertMountable, volumeLabels, type ContainerHosts, type MountDirectory, type MountRecord, type WorkloadRegistry } from '@berth/plugin-workloads';
 import { Mount, type MountRow } from './entities.ts';
 import { assertOwnHostResource } from './host-resources.ts';
 import { checkMount, type MountRules, type StoredMount } from './paths.ts';
-import type { ContainerVolume, CreateInput, MountOwnerKind, MountView, UpdateInput } from './schemas.ts';
+import { mountSchemas, ownerFieldsOf, type ContainerVolume, type CreateInput, type MountOwnerKind, type MountView, type UpdateInput } from './schemas.ts';
 
 const ownedBy = (serviceType: string, ids: string | string[]) => ({ serviceType, serviceId: Array.isArray(ids) ? { $in: ids } : ids });
 const order = { orderBy: { createdAt: 'asc', mountId: 'asc' } } as const;
@@ -57,8 +57,14 @@ export class MountService implements MountDirectory {
   /** The mount as the API answers it: the owner under its kind's id field too (the peer's applicationId, postgresId...), null under the others. */
   view(record: MountRecord): MountView {
     const { serviceId, volumeAdopted: _, ...rest } = record;
-    const owners = Object.fromEntries(this.ownerKinds().map(k => [k.idField, k.kind === record.serviceType ? serviceId : null]));
+    const kinds = this.ownerKinds();
+    const owner = kinds.find(k => k.kind === record.serviceType)?.idField;
+    const owners = Object.fromEntries(ownerFieldsOf(kinds).map(f => [f, f === owner ? serviceId : null]));
     return { ...rest, ...owners } as MountView;
+  }
+
+  viewSchema(): TSchema {
+    return mountSchemas(this.ownerKinds()).MountView;
   }
 
   views(records: MountRecord[]): MountView[] {

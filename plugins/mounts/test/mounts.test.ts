@@ -17,7 +17,7 @@ async function makeApplication(client: Client, name: string) {
 }
 
 // The owner fields of every registered kind that supports mounts.
-const nullOwners = { applicationId: null, postgresId: null, mariadbId: null, mongoId: null, mysqlId: null, redisId: null };
+const nullOwners = { applicationId: null, postgresId: null, mariadbId: null, mongoId: null, mysqlId: null, redisId: null, composeId: null, libsqlId: null };
 
 /** The fields a 400 names, in order. */
 const fields = (body: { issues?: { path: (string | number)[] }[] }) => (body.issues ?? []).map(i => i.path.join('.'));

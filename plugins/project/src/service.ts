@@ -1,6 +1,6 @@
 // Projects of one organization. Every read and write is confined to the caller's
 // organization: a project of another one is NOT_FOUND, never FORBIDDEN.
-import { iso, textSearchClauses, newId, notFound, type Cradle, type EntityManager, type EnvironmentDirectory, type ProjectDirectory } from '@berth/core';
+import { iso, textSearchClauses, newId, notFound, type Cradle, type EntityManager, type EnvironmentDirectory, type EnvironmentFields, type ProjectDirectory } from '@berth/core';
 import { Project, type ProjectRow } from './entities.ts';
 import type { CreateInput, DuplicateInput, EnvironmentView, ProjectFields, ProjectView, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
 
@@ -43,13 +43,11 @@ export class ProjectService implements ProjectDirectory {
   }
 
   /** The project and its default environment, stored in one flush. */
-  async create(input: CreateInput, organizationId: string, em: EntityManager, environments: EnvironmentDirectory): Promise<{ project: ProjectFields; environment: EnvironmentView }> {
+  async create(input: CreateInput, organizationId: string, em: EntityManager, environments: EnvironmentDirectory): Promise<{ project: ProjectFields; environment: EnvironmentFields }> {
     const project = this.#new(em, organizationId, input);
     const production = environments.createDefault(project.projectId, organizationId, em);
     await em.flush();
-    const listed = (await environments.listForProjects([project.projectId], organizationId, em)).get(project.projectId) ?? [];
-    const environment = listed.find(e => e.environmentId === production.environmentId) as EnvironmentView | undefined;
-    if (!environment) throw new Error(`The default environment of project ${project.projectId} was not stored`);
+    const { project: _project, ...environment } = await environments.placement(production.environmentId, organizationId, em);
     return { project: toProjectFields(project), environment };
   }
 
@@ -69,7 +67,7 @@ export class ProjectService implements ProjectDirectory {
 
   async #withEnvironments(projects: ProjectFields[], organizationId: string, em: EntityManager, environments: EnvironmentDirectory): Promise<ProjectView[]> {
     const byProject = projects.length ? await environments.listForProjects(projects.map(p => p.projectId), organizationId, em) : new Map();
-    return projects.map(p => ({ ...p, environments: (byProject.get(p.projectId) ?? []) as EnvironmentView[] }));
+    return projects.map(p => ({ ...p, environments: (byProject.get(p.projectId) ?? []) as EnvironmentView[], projectTags: [] }));
   }
 
   async update(input: UpdateInput, organizationId: string, em: EntityManager): Promise<ProjectFields> {

@@ -32,10 +32,16 @@ t.test('user operations', async t => {
     const me = await admin.client.get('user.get');
     t.equal(me.status, 200);
     t.match(me.body, { id: String, userId: admin.userId, organizationId: admin.organizationId, role: 'owner', user: { id: admin.userId, email: 'owner@example.com', firstName: '', lastName: '', image: null, twoFactorEnabled: false } });
-    t.same(Object.keys(me.body.user).sort(), ['createdAt', 'email', 'firstName', 'id', 'image', 'lastName', 'twoFactorEnabled', 'updatedAt'], 'no password hash, no TOTP secret');
+    t.same(Object.keys(me.body.user).sort(), [
+      'allowImpersonation', 'apiKeys', 'createdAt', 'email', 'firstName', 'id', 'image', 'isEnterpriseCloud', 'lastName', 'sendInvoiceNotifications',
+      'serversQuantity', 'stripeCustomerId', 'stripeSubscriptionId', 'twoFactorEnabled', 'updatedAt',
+    ], 'no password hash, no TOTP secret');
+    t.same(me.body.user.apiKeys.map((k: { id: string; enabled: boolean }) => [typeof k.id, k.enabled]), [['string', true]], 'the caller\'s API key, never the key itself');
+    t.notOk(JSON.stringify(me.body).includes(admin.apiKey), 'the key itself is nowhere in the answer');
+    t.match(me.body, { canCreateProjects: true, canDeleteServices: true, accessedProjects: [], teamId: null, isDefault: Boolean }, 'an owner has every grant of the peer\'s members');
     t.same((await anon.get('user.get', {}, { token: admin.token })).body, me.body, 'the same with the bearer token');
     t.same((await admin.client.trpc('query', 'user.get')).body, { result: { data: { json: me.body } } }, 'and on tRPC');
-    t.match((await member.client.get('user.get')).body, { userId: member.userId, role: 'member', organizationId: admin.organizationId, user: { email: 'member@example.com' } });
+    t.match((await member.client.get('user.get')).body, { userId: member.userId, role: 'member', organizationId: admin.organizationId, user: { email: 'member@example.com' }, canCreateProjects: false, canDeleteServices: false });
     t.match((await deputy.client.get('user.get')).body, { role: 'admin' });
     const none = await anon.get('user.get');
     t.equal(none.status, 401);

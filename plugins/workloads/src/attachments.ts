@@ -4,6 +4,7 @@
 // exists through WorkloadRegistry.owner(), and offer them only to the kinds whose
 // capabilities say so.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { TSchema } from 'typebox';
 
 export interface MountRecord {
   mountId: string;
@@ -36,6 +37,8 @@ export interface MountDirectory {
   forServices(kind: string, serviceIds: string[], em: EntityManager): Promise<Map<string, MountRecord[]>>;
   /** The mounts as `<kind>.one` answers them: with the peer's `<kind>Id` fields. */
   views(records: MountRecord[]): Record<string, unknown>[];
+  /** The schema of one of those views (made once every plugin is set up). */
+  viewSchema(): TSchema;
   /** Deletes the workload's mounts (when the workload is deleted). */
   removeForService(kind: string, serviceId: string, em: EntityManager): Promise<void>;
 }
@@ -43,6 +46,8 @@ export interface MountDirectory {
 /** Registered as `ports` by the port plugin. */
 export interface PortDirectory {
   forApplications(applicationIds: string[], em: EntityManager): Promise<Map<string, PortRecord[]>>;
+  /** The schema of a PortRecord as the API answers it. */
+  viewSchema(): TSchema;
   removeForApplication(applicationId: string, em: EntityManager): Promise<void>;
 }
 

@@ -6,6 +6,8 @@ import { rm } from 'node:fs/promises';
 import { optionalService, type Cradle, type EntityManager } from '@berth/core';
 import type { RemoveOptions, WorkloadCapabilities, WorkloadKind, WorkloadRef } from './registry.ts';
 import type { WorkloadLifecycle } from './lifecycle.ts';
+import { summaryOf } from './relations.ts';
+import type { TObject } from 'typebox';
 
 /** The record lookups of a kind's service that the registry asks for. */
 export interface KindRecords {
@@ -21,6 +23,8 @@ export abstract class RecordKind<Row extends object> implements WorkloadKind {
   abstract readonly listKey: string;
   abstract readonly label: string;
   abstract readonly capabilities: WorkloadCapabilities;
+  /** The schema of the kind's entry in an environment's lists (the peer's summary). */
+  abstract readonly listItem: TObject;
   readonly deployer: WorkloadLifecycle<Row>;
   protected readonly records: KindRecords;
   protected readonly cradle: () => Cradle;
@@ -56,8 +60,9 @@ export abstract class RecordKind<Row extends object> implements WorkloadKind {
     return this.records.inEnvironments(environmentIds, em);
   }
 
-  list(environmentIds: string[], em: EntityManager): Promise<Map<string, Record<string, unknown>[]>> {
-    return this.records.list(environmentIds, em);
+  async list(environmentIds: string[], em: EntityManager): Promise<Map<string, Record<string, unknown>[]>> {
+    const lists = await this.records.list(environmentIds, em);
+    return new Map([...lists].map(([environmentId, views]) => [environmentId, views.map(v => summaryOf(v, this.listItem))]));
   }
 
   async remove(workload: WorkloadRef, em: EntityManager, options: RemoveOptions): Promise<void> {

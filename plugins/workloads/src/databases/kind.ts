@@ -7,6 +7,8 @@ import { RecordKind } from '../kind-base.ts';
 import type { DatabaseRow } from './entity.ts';
 import type { DatabaseService } from './service.ts';
 import type { DatabaseDeployer } from './deployer.ts';
+import { workloadSummary } from '../relations.ts';
+import type { TObject } from 'typebox';
 
 /** Where a database keeps its files on this host (file mounts); appName is already a strict slug. */
 export const databaseDir = (dataDir: string, appName: string) => path.join(dataDir, 'databases', appName);
@@ -18,6 +20,7 @@ export class DatabaseKind extends RecordKind<DatabaseRow> {
   readonly label: string;
   readonly capabilities: WorkloadCapabilities = { mounts: true, ports: false, domains: false, backups: true };
   declare readonly deployer: DatabaseDeployer;
+  readonly listItem: TObject;
   readonly #db: DatabaseService;
 
   constructor(db: DatabaseService, deployer: DatabaseDeployer, cradle: () => Cradle) {
@@ -27,6 +30,7 @@ export class DatabaseKind extends RecordKind<DatabaseRow> {
     this.idField = db.idKey;
     this.listKey = db.driver.kind;
     this.label = db.driver.label;
+    this.listItem = workloadSummary(this.idField);
   }
 
   protected load(id: string, em: EntityManager): Promise<DatabaseRow | null> {
