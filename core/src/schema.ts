@@ -18,6 +18,6 @@ export const Status = () => Type.Enum(['idle', 'running', 'done', 'error']);
 /** Search paging, as the peer's *.search operations take it. */
 export const Paging = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
-  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0 })),
 };
 export const Ok = () => Type.Boolean({ description: 'true when done' });

@@ -7,7 +7,7 @@ import type { BerthContainer } from '../container.ts';
 import { BerthError, errorStatus, forbidden, notFound, unauthorized } from '../errors.ts';
 import type { Principal, Procedure, ProcedureContext, ProcedureRegistry } from '../procedure.ts';
 import { outputErrors, parseInput } from '../validation.ts';
-import { errorBody, toBerthError } from './errors.ts';
+import { dataError, errorBody, toBerthError } from './errors.ts';
 
 export interface TransportOptions {
   registry: ProcedureRegistry;
@@ -64,7 +64,9 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
       requestId: req.id,
     };
     try {
-      const result = (await proc.handler(input, ctx)) ?? null;
+      const result = await Promise.resolve(proc.handler(input, ctx)).catch(e => {
+        throw dataError(e, input) ?? e;
+      }) ?? null;
       if (checkResponses) {
         const issues = outputErrors(proc.output, result);
         if (issues.length) {
