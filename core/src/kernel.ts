@@ -26,6 +26,7 @@ import type { BerthHost, PluginInfo } from './plugin.ts';
 import { credentials, mountProcedures } from './transport/http.ts';
 import { handleError } from './transport/errors.ts';
 import { registerOpenApi } from './transport/openapi.ts';
+import { HostAccess } from './host-access.ts';
 import { coreProcedures } from './core-procedures.ts';
 import { badRequest, notFound, unauthorized } from './errors.ts';
 
@@ -153,6 +154,7 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
       twoFactor: asClass(TwoFactorService).singleton(),
       apiKeys: asClass(ApiKeyService).singleton(),
       organizations: asClass(OrganizationService).singleton(),
+      hostAccess: asClass(HostAccess).singleton(),
     });
     jobs.define('berth.purgeExpiredSessions', async () => void (await container.cradle.sessions.purgeExpired()), { lockLifetimeMs: 60_000 });
     jobs.every('1 hour', 'berth.purgeExpiredSessions');

@@ -15,6 +15,12 @@ export class UserService extends IdentityStore<'sessions'> {
     return (await this.em().count(Member, { role: 'owner' })) > 0;
   }
 
+  /** True for the instance owner: the first admin, owner of the first organization (later owners only created theirs). */
+  async isInstanceOwner(userId: string): Promise<boolean> {
+    const [first] = await this.em().find(Member, { role: 'owner' }, { orderBy: { createdAt: 'asc', id: 'asc' }, limit: 1 });
+    return first?.userId === userId;
+  }
+
   /** The first account: an owner with a fresh default organization. Only while there is no owner. */
   async createFirstAdmin(email: string, password: string): Promise<SignedIn> {
     const em = this.em();

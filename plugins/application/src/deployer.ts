@@ -159,6 +159,8 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
       case 'git': {
         const url = s('customGitUrl');
         if (!url) throw new Error('No git URL is set: save one with saveGitProvider');
+        const refused = this.cradle().hostAccess.localGitRefusal(url);
+        if (refused) throw refused;
         const keyId = s('customGitSSHKeyId');
         const privateKey = keyId ? await this.cradle().sshKeys.privateKey(keyId, row.organizationId, run.em) : null;
         if (privateKey) run.redact(privateKey);

@@ -20,8 +20,11 @@ export function applicationProcedures() {
   const save = (name: string, summary: string, input: Parameters<typeof application.mutation>[1]['input'], extra: (i: Record<string, unknown>) => Record<string, unknown> = () => ({})) =>
     application.mutation(name, {
       summary, input, output: ApplicationFields,
-      handler(input: unknown, ctx) {
+      async handler(input: unknown, ctx) {
         const i = input as Record<string, unknown>;
+        // What reaches the host is the operator's to grant (403 naming the field and the config key).
+        await ctx.cradle.hostAccess.assertNetworks(ctx.principal, i.networkSwarm as { Target?: string }[] | null | undefined);
+        await ctx.cradle.hostAccess.assertGitUrl(ctx.principal, i.customGitUrl as string | null | undefined);
         return ctx.cradle.callerApplications.change(i.applicationId as string, { ...i, ...extra(i) });
       },
     });

@@ -26,7 +26,10 @@ export function databaseProcedures(kind: string, label: string, s: DatabaseSchem
   const change = <I extends WithId>(name: string, summary: string, input: I, fields: (i: Static<I>) => Record<string, unknown>) =>
     r.mutation(name, {
       summary, input, output: s.Fields,
-      handler: (i, ctx) => databases(ctx).change(idOf(i), fields(i)),
+      handler: async (i, ctx) => {
+        await ctx.cradle.hostAccess.assertNetworks(ctx.principal, (i as { networkSwarm?: { Target?: string }[] | null }).networkSwarm);
+        return databases(ctx).change(idOf(i), fields(i));
+      },
     });
 
   return [
