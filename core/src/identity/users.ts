@@ -8,8 +8,9 @@ import { ApiKey, Member, Organization, User } from './entities.ts';
 import { iso, type AuthUserView, type MemberView, type UserView } from './views.ts';
 import { IdentityStore, authUserView, newUser, type MemberRow, type UserRow } from './shared.ts';
 import type { SignedIn } from './sessions.ts';
+import { removeSetupToken } from './setup-token.ts';
 
-export class UserService extends IdentityStore<'sessions'> {
+export class UserService extends IdentityStore<'sessions' | 'config'> {
   /** true once the first admin exists (an organization has an owner). */
   async ownerExists(): Promise<boolean> {
     return (await this.em().count(Member, { role: 'owner' })) > 0;
@@ -35,6 +36,7 @@ export class UserService extends IdentityStore<'sessions'> {
       user.defaultOrganizationId = org.id;
       return user.id;
     });
+    removeSetupToken(this.deps.config.dataDir);
     return this.deps.sessions.signIn(userId, 'session');
   }
 

@@ -15,6 +15,9 @@ export interface TransportOptions {
   checkResponses: boolean;
 }
 
+/** Headers a reverse proxy adds: a request carrying one did not come from this machine, whatever the socket says. */
+const FORWARDING = ['forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-real-ip'];
+
 const header = (req: FastifyRequest, name: string): string | undefined => {
   const v = req.headers[name];
   return Array.isArray(v) ? v[0] : v;
@@ -62,6 +65,7 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
       scope,
       origin: `${req.protocol}://${req.host}`,
       requestId: req.id,
+      remote: { address: req.socket.remoteAddress, forwarded: FORWARDING.some(h => req.headers[h] !== undefined) },
     };
     try {
       const result = await Promise.resolve(proc.handler(input, ctx)).catch(e => {

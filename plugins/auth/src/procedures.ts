@@ -1,6 +1,6 @@
 // auth.* — the older variant's account operations (bearer tokens, roles admin | user, 2FA).
-import { Type, AuthUserView, router, unauthorized, forbidden, type ProcedureContext } from '@berth/core';
-import { Credentials, CreateUserInput, Pin, SignedIn, TwoFactorSecret, UpdateByAdminInput, UpdateInput } from './schemas.ts';
+import { Type, AuthUserView, router, unauthorized, forbidden, isLocalCaller, isSetupToken, type ProcedureContext } from '@berth/core';
+import { CreateAdminInput, Credentials, CreateUserInput, Pin, SignedIn, TwoFactorSecret, UpdateByAdminInput, UpdateInput } from './schemas.ts';
 
 const auth = router('auth');
 const None = Type.Object({});
@@ -9,12 +9,17 @@ const me = (ctx: ProcedureContext) => ctx.cradle.users.authUser(ctx.principal.us
 export const authProcedures = [
   auth.mutation('createAdmin', {
     access: 'public',
-    summary: 'Create the first admin (public while none exists; afterwards an admin adds further admins)',
-    input: Credentials,
+    summary: 'Create the first admin (while none exists: from this machine, or with the setup token of the data directory; afterwards an admin adds further admins)',
+    input: CreateAdminInput(),
     output: SignedIn,
-    async handler({ email, password }, ctx) {
-      const { users } = ctx.cradle;
-      if (!(await users.ownerExists())) return users.createFirstAdmin(email, password);
+    async handler({ email, password, setupToken }, ctx) {
+      const { users, config } = ctx.cradle;
+      if (!(await users.ownerExists())) {
+        if (!isLocalCaller(ctx.remote) && !isSetupToken(config.dataDir, setupToken)) {
+          throw unauthorized('No admin exists yet: from another machine (or through a proxy), give setupToken, the one-time token in the file setup-token of Berth\'s data directory');
+        }
+        return users.createFirstAdmin(email, password);
+      }
       const caller = ctx.maybePrincipal;
       if (!caller) throw unauthorized('An admin already exists: sign in as an admin to add another');
       if (caller.role === 'member') throw forbidden();

@@ -11,6 +11,11 @@ export const SignedIn = Type.Object({
   user: AuthUserView,
 });
 
+/** auth.createAdmin: the credentials, and the setup token a caller off this machine needs while no admin exists. */
+export const CreateAdminInput = () => Type.Object({
+  ...Credentials.properties,
+  setupToken: Type.Optional(Type.String({ maxLength: 128, description: 'The one-time token in the file setup-token of Berth\'s data directory; not needed from this machine\'s loopback' })),
+});
 export const Credentials = Type.Object({
   email: Email(),
   password: Type.String({ minLength: 8 }),
