@@ -2,7 +2,7 @@
 // Passwords are stored as hashes; nothing here logs one.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { conflict, forbidden, notFound, unauthorized, invalidField } from '../errors.ts';
-import { hashPassword, newId } from '../crypto.ts';
+import { hashPassword, newId, verifyPassword } from '../crypto.ts';
 import type { Principal } from '../procedure.ts';
 import { ApiKey, Member, Organization, User } from './entities.ts';
 import { iso, type AuthUserView, type MemberView, type UserView } from './views.ts';
@@ -73,7 +73,7 @@ export class UserService extends IdentityStore<'sessions' | 'config'> {
   }
 
   /** Changes an account; `by` is the caller when it may be someone else's. */
-  async updateUser(userId: string, patch: { email?: string | null; password?: string | null; firstName?: string; lastName?: string; image?: string | null }, by?: Principal): Promise<void> {
+  async updateUser(userId: string, patch: { email?: string | null; password?: string | null; currentPassword?: string | null; firstName?: string; lastName?: string; image?: string | null }, by?: Principal): Promise<void> {
     const em = this.em();
     if (by && by.userId !== userId) await this.#assertMayChange(em, by, userId, Boolean(patch.email || patch.password));
     const user = await em.findOne(User, { id: userId });
@@ -85,6 +85,11 @@ export class UserService extends IdentityStore<'sessions' | 'config'> {
     }
     if (patch.password) {
       if (patch.password.length < 8) throw invalidField('password', 'must be at least 8 characters');
+      // One's own password changes only with the current one: a stolen session must not lock the owner out.
+      if (!by || by.userId === userId) {
+        if (!patch.currentPassword) throw invalidField('currentPassword', 'is required to change the password');
+        if (!(await verifyPassword(patch.currentPassword, user.passwordHash))) throw invalidField('currentPassword', 'is not the current password');
+      }
       user.passwordHash = await hashPassword(patch.password);
     }
     if (patch.firstName !== undefined) user.firstName = patch.firstName;

@@ -12,6 +12,7 @@ const rpcCodes: Record<ErrorCode, number> = {
   CONFLICT: -32009,
   PAYLOAD_TOO_LARGE: -32013,
   UNSUPPORTED_MEDIA_TYPE: -32015,
+  TOO_MANY_REQUESTS: -32029,
   INTERNAL_SERVER_ERROR: -32603,
 };
 
@@ -76,5 +77,6 @@ export function handleError(err: unknown, request: FastifyRequest, reply: Fastif
   const mapped = toBerthError(err);
   if (mapped.code === 'INTERNAL_SERVER_ERROR') request.log.error({ err }, 'unexpected error');
   const trpcPath = isTrpc(request.url) ? request.url.slice('/api/trpc/'.length).split('?')[0] : undefined;
+  if (mapped.retryAfterSeconds !== undefined) reply.header('retry-after', String(mapped.retryAfterSeconds));
   reply.status(errorStatus[mapped.code]).header('content-type', 'application/json; charset=utf-8').send(errorBody(mapped, trpcPath));
 }

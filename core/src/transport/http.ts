@@ -127,6 +127,7 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
       } catch (e) {
         const err = toBerthError(e);
         if (err.code === 'INTERNAL_SERVER_ERROR') req.log.error({ err: e }, 'unexpected error');
+        if (err.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.retryAfterSeconds));
         return { status: errorStatus[err.code], body: errorBody(err, path) };
       }
     }));

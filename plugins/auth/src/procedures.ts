@@ -4,6 +4,8 @@ import { CreateAdminInput, Credentials, CreateUserInput, Pin, SignedIn, TwoFacto
 
 const auth = router('auth');
 const None = Type.Object({});
+/** How young a login must be to turn two-factor off. */
+const RECENT_LOGIN_MS = 10 * 60 * 1000;
 const me = (ctx: ProcedureContext) => ctx.cradle.users.authUser(ctx.principal.userId, ctx.principal.organizationId);
 
 export const authProcedures = [
@@ -39,7 +41,7 @@ export const authProcedures = [
     summary: 'Log in with e-mail and password; answers a bearer token, or is2FAEnabled and a null token when a TOTP is due',
     input: Credentials,
     output: SignedIn,
-    handler: ({ email, password }, ctx) => ctx.cradle.sessions.login(email, password),
+    handler: ({ email, password }, ctx) => ctx.cradle.sessions.login(email, password, ctx.remote.address),
   }),
   auth.query('get', { summary: 'The caller', input: None, output: AuthUserView, handler: (_i, ctx) => me(ctx) }),
   auth.mutation('logout', {
@@ -56,7 +58,7 @@ export const authProcedures = [
     input: UpdateInput,
     output: AuthUserView,
     async handler(input, ctx) {
-      await ctx.cradle.users.updateUser(ctx.principal.userId, { email: input.email, password: input.password, image: input.image });
+      await ctx.cradle.users.updateUser(ctx.principal.userId, { email: input.email, password: input.password, currentPassword: input.currentPassword, image: input.image });
       return me(ctx);
     },
   }),
@@ -109,16 +111,18 @@ export const authProcedures = [
   }),
   auth.mutation('verifyLogin2FA', {
     access: 'public',
-    summary: 'Second step of a login with two-factor on: the user id from login and a current code',
-    input: Type.Object({ pin: Pin, id: Type.String() }),
+    summary: 'Second step of a login with two-factor on: the id that login answered (a token of that login, valid 5 minutes) and a current code',
+    input: Type.Object({ pin: Pin, id: Type.String({ maxLength: 256 }) }),
     output: SignedIn,
-    handler: ({ pin, id }, ctx) => ctx.cradle.sessions.verifyLogin2FA(id, pin),
+    handler: ({ pin, id }, ctx) => ctx.cradle.sessions.verifyLogin2FA(id, pin, ctx.remote.address),
   }),
   auth.mutation('disable2FA', {
-    summary: 'Turn off two-factor login for the caller',
+    summary: 'Turn off two-factor login for the caller (with a session opened by a login of the last 10 minutes)',
     input: None,
     output: AuthUserView,
     async handler(_i, ctx) {
+      const age = await ctx.cradle.sessions.loginAge(ctx.principal);
+      if (age === null || age > RECENT_LOGIN_MS) throw forbidden('Turning two-factor login off needs a recent login: log in again (password and code) and call disable2FA with that session within 10 minutes');
       await ctx.cradle.twoFactor.disable2FA(ctx.principal.userId);
       return me(ctx);
     },

@@ -40,6 +40,7 @@ const optionalAccountFields = {
 export const UpdateInput = Type.Object({
   email: Nullable(Email()),
   password: Nullable(Type.String()),
+  currentPassword: Type.Optional(Nullable(Type.String({ maxLength: 1024, description: 'Required with password' }))),
   ...optionalAccountFields,
 });
 
