@@ -7,7 +7,7 @@ import type { Principal, Role } from '../procedure.ts';
 import { Member, Session, User } from './entities.ts';
 import type { AuthUserView } from './views.ts';
 import { DAY, IdentityStore, authUserView, type UserRow } from './shared.ts';
-import { totpStep } from './two-factor.ts';
+import { isRecoveryCode, spendRecoveryCode, totpStep } from './two-factor.ts';
 import { LOGIN_LIMITS, LoginGuard } from './login-guard.ts';
 
 const SESSION_TTL = 30 * DAY;
@@ -108,6 +108,15 @@ export class SessionService extends IdentityStore<'secrets'> {
     const account = `2fa:${pending.userId}`;
     this.#guard.check([account]);
     const user = await em.findOneOrFail(User, { id: pending.userId });
+    // A recovery code stands in for the authenticator, once.
+    const remaining = user.twoFactorEnabled && isRecoveryCode(pin) ? spendRecoveryCode(user.twoFactorRecovery ?? null, pin) : null;
+    if (remaining !== null) {
+      this.#guard.clear(account);
+      user.twoFactorRecovery = remaining;
+      em.remove(pending);
+      await em.flush();
+      return this.signIn(user.id, 'session');
+    }
     const step = user.twoFactorEnabled && user.twoFactorSecret ? await totpStep(this.deps.secrets.decrypt(user.twoFactorSecret), pin) : null;
     // A code already used to sign in (or an older one) is refused, even inside its 30 s window.
     if (step === null || (user.twoFactorLastStep != null && step <= user.twoFactorLastStep)) {

@@ -6,6 +6,11 @@ const auth = router('auth');
 const None = Type.Object({});
 /** How young a login must be to turn two-factor off. */
 const RECENT_LOGIN_MS = 10 * 60 * 1000;
+/** 403 unless the call comes with a session opened by a login of the last 10 minutes. */
+async function assertRecentLogin(ctx: ProcedureContext, what: string): Promise<void> {
+  const age = await ctx.cradle.sessions.loginAge(ctx.principal);
+  if (age === null || age > RECENT_LOGIN_MS) throw forbidden(`${what} needs a recent login: log in again (password and code) and call it with that session within 10 minutes`);
+}
 const me = (ctx: ProcedureContext) => ctx.cradle.users.authUser(ctx.principal.userId, ctx.principal.organizationId);
 
 export const authProcedures = [
@@ -121,10 +126,18 @@ export const authProcedures = [
     input: None,
     output: AuthUserView,
     async handler(_i, ctx) {
-      const age = await ctx.cradle.sessions.loginAge(ctx.principal);
-      if (age === null || age > RECENT_LOGIN_MS) throw forbidden('Turning two-factor login off needs a recent login: log in again (password and code) and call disable2FA with that session within 10 minutes');
+      await assertRecentLogin(ctx, 'Turning two-factor login off');
       await ctx.cradle.twoFactor.disable2FA(ctx.principal.userId);
       return me(ctx);
+    },
+  }),
+  auth.mutation('generateRecoveryCodes', {
+    summary: 'Ten one-time recovery codes for two-factor login (each replaces a code once in verifyLogin2FA); earlier ones stop working. Needs a login of the last 10 minutes',
+    input: None,
+    output: Type.Object({ recoveryCodes: Type.Array(Type.String()) }),
+    async handler(_i, ctx) {
+      await assertRecentLogin(ctx, 'Making recovery codes');
+      return { recoveryCodes: await ctx.cradle.twoFactor.generateRecoveryCodes(ctx.principal.userId) };
     },
   }),
   auth.mutation('verifyToken', {

@@ -18,11 +18,11 @@ export const CreateAdminInput = () => Type.Object({
 });
 export const Credentials = Type.Object({
   email: Email(),
-  password: Type.String({ minLength: 8 }),
+  password: Type.String({ minLength: 8, maxLength: 1024 }),
 });
 
 export const CreateUserInput = Type.Object({
-  password: Type.String({ minLength: 8 }),
+  password: Type.String({ minLength: 8, maxLength: 1024 }),
   id: Type.String({ description: 'The invitation id' }),
   token: NonEmpty({ description: 'The invitation token' }),
 });
@@ -39,7 +39,7 @@ const optionalAccountFields = {
 
 export const UpdateInput = Type.Object({
   email: Nullable(Email()),
-  password: Nullable(Type.String()),
+  password: Nullable(Type.String({ maxLength: 1024 })),
   currentPassword: Type.Optional(Nullable(Type.String({ maxLength: 1024, description: 'Required with password' }))),
   ...optionalAccountFields,
 });
@@ -48,7 +48,7 @@ export const UpdateByAdminInput = Type.Object({
   ...optionalAccountFields,
   id: NonEmpty(),
   email: Nullable(Email()),
-  password: Nullable(Type.String()),
+  password: Nullable(Type.String({ maxLength: 1024 })),
 });
 
 export const TwoFactorSecret = Type.Object({

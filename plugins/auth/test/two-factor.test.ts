@@ -244,6 +244,30 @@ t.test('two-factor login', async t => {
     t.equal((await anon.post('auth.verifyLogin2FA', { id: theirs, pin: await loginPin(other.secret) })).status, 200, 'as the other\'s code completes the other\'s');
   });
 
+  t.test('recovery codes: each completes one login without the authenticator', async t => {
+    const { me, login, secret } = await withTwoFactor('recovering@example.com');
+    const made = await me.post('auth.generateRecoveryCodes');
+    t.equal(made.status, 200);
+    const codes = made.body.recoveryCodes as string[];
+    t.equal(codes.length, 10, 'ten codes');
+    t.ok(codes.every(c => /^[0-9]{10}$/.test(c)), 'of ten digits');
+    t.equal(new Set(codes).size, 10, 'all different');
+    const first = (await login()).body.id;
+    const used = await anon.post('auth.verifyLogin2FA', { id: first, pin: codes[0] });
+    t.equal(used.status, 200, 'a recovery code completes a login');
+    t.type(used.body.token, 'string');
+    const second = (await login()).body.id;
+    t.equal((await anon.post('auth.verifyLogin2FA', { id: second, pin: codes[0] })).status, 401, 'once');
+    t.equal((await anon.post('auth.verifyLogin2FA', { id: second, pin: codes[1] })).status, 200, 'another one still works');
+    const renewed = (await me.post('auth.generateRecoveryCodes')).body.recoveryCodes as string[];
+    const third = (await login()).body.id;
+    t.equal((await anon.post('auth.verifyLogin2FA', { id: third, pin: codes[2] })).status, 401, 'new codes replace the old');
+    t.equal((await anon.post('auth.verifyLogin2FA', { id: third, pin: renewed[0] })).status, 200);
+    const key = await me.post('user.createApiKey', { name: 'k', metadata: { organizationId: admin.organizationId } });
+    t.equal((await anon.post('auth.generateRecoveryCodes', undefined, { apiKey: key.body.key })).status, 403, 'making codes needs a recent login');
+    void secret;
+  });
+
   t.test('disable2FA: login answers a token directly again', async t => {
     const { userId, secret, me, login } = await withTwoFactor('disabling@example.com');
     t.equal((await login()).body.token, null, 'on before');

@@ -23,12 +23,12 @@ export const UpdateUserInput = Type.Object({
   lastName: Type.Optional(Type.String()),
   email: Type.Optional(Email()),
   image: Type.Optional(Nullable(Type.String())),
-  password: Type.Optional(Type.String({ minLength: 8 })),
-  currentPassword: Type.Optional(Type.String()),
+  password: Type.Optional(Type.String({ minLength: 8, maxLength: 1024 })),
+  currentPassword: Type.Optional(Type.String({ maxLength: 1024, description: 'Required to change one\'s own password' })),
 });
 
 export const CreateUserInput = Type.Object({
   email: Email(),
-  password: Type.String({ minLength: 8 }),
+  password: Type.String({ minLength: 8, maxLength: 1024 }),
   role: Type.Enum(['admin', 'member']),
 });
