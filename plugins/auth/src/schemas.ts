@@ -30,7 +30,7 @@ export const CreateUserInput = Type.Object({
 const optionalAccountFields = {
   id: Type.Optional(Type.String()),
   rol: Type.Optional(Type.Enum(['admin', 'user'])),
-  image: Type.Optional(Nullable(Type.String())),
+  image: Type.Optional(Nullable(schema.Column())),
   secret: Type.Optional(Nullable(Type.String())),
   token: Type.Optional(Nullable(Type.String())),
   is2FAEnabled: Type.Optional(Type.Boolean()),
