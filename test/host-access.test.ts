@@ -95,7 +95,7 @@ t.test('granted: only below the listed directories, links resolved, never Berth\
 t.test('a record the policy now refuses fails its next deploy with that message, and nothing reaches the engine', async t => {
   const allowed = mkdtempSync(path.join(os.tmpdir(), 'berth-ha-deploy-'));
   t.teardown(() => rmSync(allowed, { recursive: true, force: true }));
-  const server = await startTestServer({ hostAccess: policy({ bindMountRoots: [allowed] }) });
+  const server = await startTestServer({ hostAccess: policy({ bindMountRoots: [allowed], localGit: true }) });
   let current = server;
   t.teardown(() => current.destroy());
   const { client } = await signUpAdmin(server);
@@ -103,6 +103,8 @@ t.test('a record the policy now refuses fails its next deploy with that message,
   const app = await application(client, 'revoked');
   t.teardown(() => docker.getService(app.appName).remove().catch(() => {}));
   t.equal((await client.post('mounts.create', { serviceId: app.applicationId, type: 'bind', hostPath: allowed, mountPath: '/data' })).status, 200, 'granted when written');
+  const repo = await application(client, 'local-repo');
+  t.equal((await client.post('application.saveGitProvider', { applicationId: repo.applicationId, customGitUrl: `file://${allowed}/repo.git`, customGitBranch: 'main' })).status, 200, 'a local repository, granted when written');
 
   const later = current = await server.restart({ hostAccess: policy({}) });
   const c = new Client(later.url, { apiKey: client.apiKey });
@@ -112,6 +114,9 @@ t.test('a record the policy now refuses fails its next deploy with that message,
   t.match(ended.errorMessage, /mounts\.hostPath: bind mounts are off on this instance .*hostAccess\.bindMountRoots/, 'naming the config key');
   t.equal((await c.get('mounts.listByServiceId', { serviceType: 'application', serviceId: app.applicationId })).body.length, 1, 'the mount is kept');
   await t.rejects(docker.getService(app.appName).inspect(), 'no service was created');
+  const cloned = await deploymentFinished(c, (await c.post('application.deploy', { applicationId: repo.applicationId })).body.deploymentId);
+  t.equal(cloned.status, 'error', 'the local repository is not cloned');
+  t.match(cloned.errorMessage, /customGitUrl: repositories on this host .*hostAccess\.localGit/, 'naming the config key');
 
   // A network given by id is still the host network: the engine says what it is.
   await c.post('mounts.remove', { mountId: (await c.get('mounts.listByServiceId', { serviceType: 'application', serviceId: app.applicationId })).body[0].mountId });
