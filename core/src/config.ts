@@ -42,6 +42,11 @@ export const ConfigSchema = Type.Object({
   deploymentsKept: Type.Integer({ minimum: 1, maximum: 1000, default: 10, description: 'Deployments (records and logs) kept per workload; older ones are removed (env BERTH_DEPLOYMENTS_KEPT)' }),
   staticImage: Type.String({ minLength: 1, default: 'nginx:alpine', description: 'Web-server image of the static builder: it serves the files copied to /usr/share/nginx/html unless staticRoot says otherwise (env BERTH_STATIC_IMAGE)' }),
   staticRoot: Type.String({ pattern: '^/[A-Za-z0-9._/-]*$', default: '/usr/share/nginx/html', description: 'Directory inside staticImage that the web server serves (env BERTH_STATIC_ROOT)' }),
+  hostAccess: Type.Object({
+    bindMountRoots: Type.Array(Type.String({ pattern: '^/' }), { default: [], description: 'Host directories below which the instance owner may bind mount (symlinks resolved; never Berth\'s data or install directory or a parent of them); empty = no bind mounts' }),
+    hostNetworks: Type.Boolean({ default: false, description: 'Let the instance owner attach workloads to the host, ingress and none networks' }),
+    localGit: Type.Boolean({ default: false, description: 'Let the instance owner deploy git repositories of this host (file:// URLs and paths)' }),
+  }, { default: {}, additionalProperties: false, description: 'What workloads may reach of the host: off unless granted, and then only to the instance owner (env BERTH_HOST_ACCESS, JSON)' }),
 });
 export type BerthConfig = Static<typeof ConfigSchema>;
 
@@ -69,6 +74,7 @@ export const envNames: Record<ConfigKey, string> = {
   deploymentsKept: 'BERTH_DEPLOYMENTS_KEPT',
   staticImage: 'BERTH_STATIC_IMAGE',
   staticRoot: 'BERTH_STATIC_ROOT',
+  hostAccess: 'BERTH_HOST_ACCESS',
 };
 
 export class ConfigError extends Error {
@@ -79,7 +85,7 @@ export class ConfigError extends Error {
 }
 
 const listKeys = new Set<ConfigKey>(['plugins', 'extraPlugins']);
-const jsonKeys = new Set<ConfigKey>(['providers']);
+const jsonKeys = new Set<ConfigKey>(['providers', 'hostAccess']);
 
 function parseJsonEnv(name: string, value: string): unknown {
   try {

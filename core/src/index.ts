@@ -8,6 +8,8 @@ export { optionalService, type Cradle, type BerthContainer, type Logger } from '
 export { EventBus, type BerthEvents } from './events.ts';
 export { JobScheduler } from './jobs.ts';
 export { newId, SecretBox } from './crypto.ts';
+export { isLocalCaller, isSetupToken, setupTokenFile, type RequestOrigin } from './identity/setup-token.ts';
+export { HostAccess, hostAccessRefused, isLocalGitUrl, type NetworkFacts } from './host-access.ts';
 export { iso, UserView, MemberView, AuthUserView, OrganizationView, ApiKeyView, InvitationView } from './identity/views.ts';
 export { EnvironmentFields, EnvironmentView, environmentView, Placement, ProjectFields, type ProjectDirectory, type EnvironmentDirectory, type EnvironmentRef } from './contracts/projects.ts';
 export * as schema from './schema.ts';

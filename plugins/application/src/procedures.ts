@@ -26,6 +26,9 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
       summary: `${summary}; answers true`, input, output: Ok(),
       async handler(input: unknown, ctx) {
         const i = input as Record<string, unknown>;
+        // What reaches the host is the operator's to grant (403 naming the field and the config key).
+        await ctx.cradle.hostAccess.assertNetworks(ctx.principal, i.networkSwarm as { Target?: string }[] | null | undefined);
+        await ctx.cradle.hostAccess.assertGitUrl(ctx.principal, i.customGitUrl as string | null | undefined);
         await ctx.cradle.callerApplications.change(i.applicationId as string, { ...i, ...extra(i) });
         return true;
       },

@@ -139,7 +139,7 @@ export class ApplicationService {
     }
     for (const f of ['repository', 'owner', 'dockerImage'] as const) {
       const v = input[f]?.trim();
-      if (v) and.push({ [`settings->>'${f}'` as 'name']: { $ilike: containing(v) } });
+      if (v) and.push({ settings: { [f]: { $ilike: containing(v) } } });
     }
     if (input.environmentId) and.push({ environmentId: input.environmentId });
     if (input.projectId) {

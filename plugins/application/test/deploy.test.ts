@@ -65,7 +65,8 @@ function dotenv(entries: [string, string][]): string {
 t.setTimeout(600_000);
 
 t.test('applications on the real engine', async t => {
-  const server = await startTestServer({});
+  // The test repositories are on this host: the operator grants that, to the instance owner (the admin below).
+  const server = await startTestServer({ hostAccess: { bindMountRoots: [], hostNetworks: false, localGit: true } });
   t.teardown(() => server.destroy());
   const { client } = await signUpAdmin(server);
   // What notification channels will subscribe to.

@@ -9,7 +9,7 @@ const OrgId = Type.Object({ organizationId: Type.String({ minLength: 1 }) });
 export const organizationProcedures = [
   org.mutation('create', {
     summary: 'A new organization owned by the caller',
-    input: Type.Object({ name: Type.String({ minLength: 1 }), logo: Type.Optional(Type.String()) }),
+    input: Type.Object({ name: schema.Column({ minLength: 1 }), logo: Type.Optional(schema.Column()) }),
     output: OrganizationView,
     handler: ({ name, logo }, ctx) => ctx.cradle.organizations.createOrganization(ctx.principal.userId, name, logo),
   }),
@@ -31,7 +31,7 @@ export const organizationProcedures = [
     handler: (_i, ctx) => ctx.cradle.organizations.organization(ctx.principal.userId, ctx.principal.organizationId),
   }),
   org.mutation('update', {
-    input: Type.Object({ organizationId: Type.String({ minLength: 1 }), name: Type.String({ minLength: 1 }), logo: Type.Optional(Type.String()) }),
+    input: Type.Object({ organizationId: Type.String({ minLength: 1 }), name: schema.Column({ minLength: 1 }), logo: Type.Optional(schema.Column()) }),
     output: OrganizationView,
     handler: ({ organizationId, name, logo }, ctx) => ctx.cradle.organizations.updateOrganization(ctx.principal, organizationId, { name, logo }),
   }),

@@ -56,7 +56,7 @@ export const userProcedures = [
       const target = input.id ?? ctx.principal.userId;
       if (target !== ctx.principal.userId && ctx.principal.role === 'member') throw forbidden();
       await users.member(target, ctx.principal.organizationId);
-      await users.updateUser(target, { email: input.email, password: input.password, firstName: input.firstName, lastName: input.lastName, image: input.image }, ctx.principal);
+      await users.updateUser(target, { email: input.email, password: input.password, currentPassword: input.currentPassword, firstName: input.firstName, lastName: input.lastName, image: input.image }, ctx.principal);
       return users.member(target, ctx.principal.organizationId);
     },
   }),

@@ -136,14 +136,17 @@ t.test('user operations', async t => {
     t.equal((await deputy.client.post('auth.updateByAdmin', { id: both.userId, email: 'mine@example.com', password: null })).status, 403, 'nor through auth.updateByAdmin');
     t.equal((await anon.post('auth.login', { email: 'both@example.com', password: both.password })).status, 200, 'unchanged');
     t.equal((await deputy.client.post('user.update', { id: both.userId, firstName: 'Named' })).status, 200, 'its profile in this organization is still the admin\'s to edit');
-    const own = await both.client.post('user.update', { password: 'changed-by-holder' });
+    const own = await both.client.post('user.update', { password: 'changed-by-holder', currentPassword: both.password });
     t.equal(own.status, 200, 'the holder changes its own password');
     t.equal((await anon.post('auth.login', { email: 'both@example.com', password: 'changed-by-holder' })).status, 200);
   });
 
   t.test('user.update with a new password: the next login needs it', async t => {
     const u = await addUser(server, admin.client, 'rotating@example.com');
-    t.equal((await u.client.post('user.update', { password: 'rotated-password' })).status, 200);
+    const without = await u.client.post('user.update', { password: 'rotated-password' });
+    t.equal(without.status, 400, 'not without the current password');
+    t.same(without.body.issues.map((i: any) => i.path.join('.')), ['currentPassword'], 'naming currentPassword');
+    t.equal((await u.client.post('user.update', { password: 'rotated-password', currentPassword: u.password })).status, 200);
     t.equal((await anon.post('auth.login', { email: 'rotating@example.com', password: u.password })).status, 401);
     t.equal((await anon.post('auth.login', { email: 'rotating@example.com', password: 'rotated-password' })).status, 200);
     t.equal((await deputy.client.post('user.update', { id: u.userId, email: 'rotated@example.com' })).status, 200, 'an admin changes the address of an account of this organization only');

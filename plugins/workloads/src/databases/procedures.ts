@@ -25,12 +25,16 @@ export function databaseProcedures(kind: string, label: string, s: DatabaseSchem
       summary, input: s.Id, output: Type.Object({ ...Queued.properties, [idKey]: Type.String() }),
       handler: (input, ctx) => databases(ctx).run(idOf(input), name),
     });
+  /** What reaches the host is the operator's to grant (403 naming the field and the config key). */
+  const assertNetworks = (i: unknown, ctx: ProcedureContext) =>
+    ctx.cradle.hostAccess.assertNetworks(ctx.principal, (i as { networkSwarm?: { Target?: string }[] | null }).networkSwarm);
   /** An operation that changes some of the record's fields, taken from its input; it answers what the peer's does. */
   const change = <I extends WithId>(name: string, summary: string, input: I, fields: (i: Static<I>) => Record<string, unknown>, answer: 'true' | 'record' | 'view') =>
     answer === 'true'
       ? r.mutation(name, {
         summary: `${summary}; answers true`, input, output: Ok(),
         async handler(i, ctx) {
+          await assertNetworks(i, ctx);
           await databases(ctx).change(idOf(i), fields(i));
           return true;
         },
@@ -38,6 +42,7 @@ export function databaseProcedures(kind: string, label: string, s: DatabaseSchem
       : r.mutation(name, {
         summary, input, output: answer === 'view' ? View : s.Fields,
         async handler(i, ctx) {
+          await assertNetworks(i, ctx);
           const changed = await databases(ctx).change(idOf(i), fields(i));
           return answer === 'view' ? databases(ctx).one(idOf(i)) : changed;
         },
