@@ -68,6 +68,7 @@ export const BERTH_ONLY: Record<string, string> = {
   'application.saveGitProdiver': 'the older variant\'s spelling of saveGitProvider',
   'user.getApiKeys': 'lists the caller\'s API keys (the peer lists them inside user.get)',
   'deployment.one': 'one deployment record, for following a queued run',
+  'auth.generateRecoveryCodes': 'one-time recovery codes for two-factor login (the peer has none)',
 };
 
 /**
