@@ -42,6 +42,13 @@ export const ConfigSchema = Type.Object({
   deploymentsKept: Type.Integer({ minimum: 1, maximum: 1000, default: 10, description: 'Deployments (records and logs) kept per workload; older ones are removed (env BERTH_DEPLOYMENTS_KEPT)' }),
   staticImage: Type.String({ minLength: 1, default: 'nginx:alpine', description: 'Web-server image of the static builder: it serves the files copied to /usr/share/nginx/html unless staticRoot says otherwise (env BERTH_STATIC_IMAGE)' }),
   staticRoot: Type.String({ pattern: '^/[A-Za-z0-9._/-]*$', default: '/usr/share/nginx/html', description: 'Directory inside staticImage that the web server serves (env BERTH_STATIC_ROOT)' }),
+  proxy: Type.String({ pattern: '^[a-z][a-z0-9_]*$', default: 'caddy', description: 'The proxy provider in front of workloads\' domains: caddy, traefik, none (= domains are stored, nothing serves them) or a third party\'s id from providers.proxy (env BERTH_PROXY)' }),
+  proxyImage: Type.Optional(Type.String({ minLength: 1, description: 'Image of the proxy service; absent = the provider\'s default (caddy:2.6, traefik:v3.5) (env BERTH_PROXY_IMAGE)' })),
+  proxyHttpPort: Type.Integer({ minimum: 1, maximum: 65535, default: 80, description: 'Host port of the proxy\'s plain-http entry point, published in host mode (env BERTH_PROXY_HTTP_PORT)' }),
+  proxyHttpsPort: Type.Integer({ minimum: 1, maximum: 65535, default: 443, description: 'Host port of the proxy\'s https entry point, published in host mode (env BERTH_PROXY_HTTPS_PORT)' }),
+  serverIp: Type.Optional(Type.String({ minLength: 1, description: 'The public address of this server: generated domains point at it and the preflight expects hosts to resolve to it (env BERTH_SERVER_IP)' })),
+  generatedDomainBase: Type.String({ pattern: '^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$', default: 'sslip.io', description: 'Wildcard-DNS base of generated domains: <appName>-<random>-<ip with dashes>.<base> (env BERTH_GENERATED_DOMAIN_BASE)' }),
+  dnsResolver: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F.:\\[\\]]+$', description: 'DNS server (address or address:port) the domain preflight asks; absent = the system\'s (env BERTH_DNS_RESOLVER)' })),
 });
 export type BerthConfig = Static<typeof ConfigSchema>;
 
@@ -69,6 +76,13 @@ export const envNames: Record<ConfigKey, string> = {
   deploymentsKept: 'BERTH_DEPLOYMENTS_KEPT',
   staticImage: 'BERTH_STATIC_IMAGE',
   staticRoot: 'BERTH_STATIC_ROOT',
+  proxy: 'BERTH_PROXY',
+  proxyImage: 'BERTH_PROXY_IMAGE',
+  proxyHttpPort: 'BERTH_PROXY_HTTP_PORT',
+  proxyHttpsPort: 'BERTH_PROXY_HTTPS_PORT',
+  serverIp: 'BERTH_SERVER_IP',
+  generatedDomainBase: 'BERTH_GENERATED_DOMAIN_BASE',
+  dnsResolver: 'BERTH_DNS_RESOLVER',
 };
 
 export class ConfigError extends Error {

@@ -1,0 +1,80 @@
+// The settings.* proxy operations (the proxy serves the whole instance: owners only). The
+// Traefik-named ones answer 400 naming the active provider unless it is traefik.
+import { Type, router } from '@berth/core';
+import type { ProxySettings } from './settings-service.ts';
+
+const settings = router('settings');
+const ServerId = { serverId: Type.Optional(Type.String()) };
+const Text = Type.String();
+const ConfigInput = Type.Object({ traefikConfig: Type.String({ minLength: 1 }) });
+const Port = Type.Object({ targetPort: Type.Integer({ minimum: 1, maximum: 65535 }), publishedPort: Type.Integer({ minimum: 1, maximum: 65535 }), protocol: Type.Enum(['tcp', 'udp', 'sctp']) });
+interface Entry { id: string; name: string; type: 'file' | 'directory'; children?: Entry[] }
+const DirectoryEntry = Type.Cyclic({
+  Entry: Type.Object({ id: Type.String(), name: Type.String(), type: Type.Enum(['file', 'directory']), children: Type.Optional(Type.Array(Type.Ref('Entry'))) }),
+}, 'Entry');
+
+export const proxySettingsProcedures = (s: ProxySettings) => {
+  const roleOps = (name: string, role: 'main' | 'webServer' | 'middlewares', what: string) => [
+    settings.query(`read${name}`, {
+      access: 'admin', summary: `The ${what} (Traefik only)`, input: Type.Object({}), output: Text,
+      handler: async (_i, ctx) => { s.assertOwner(ctx.principal); return s.readRole(role); },
+    }),
+    settings.mutation(`update${name}`, {
+      access: 'admin', summary: `Replace the ${what}, checked as YAML first (Traefik only)`, input: ConfigInput, output: Type.Boolean(),
+      handler: async ({ traefikConfig }, ctx) => { s.assertOwner(ctx.principal); return s.writeRole(role, traefikConfig); },
+    }),
+  ];
+  return [
+    ...roleOps('TraefikConfig', 'main', 'main (static) configuration of Traefik'),
+    ...roleOps('WebServerTraefikConfig', 'webServer', 'dynamic configuration of Berth\'s own web server'),
+    ...roleOps('MiddlewareTraefikConfig', 'middlewares', 'shared middlewares file'),
+    settings.query('readTraefikFile', {
+      access: 'admin', summary: 'A file of the proxy\'s configuration directory (Traefik only; confined to that directory)',
+      input: Type.Object({ path: Type.String({ minLength: 1 }), ...ServerId }), output: Text,
+      handler: async ({ path }, ctx) => { s.assertOwner(ctx.principal); return s.readFile(path); },
+    }),
+    settings.mutation('updateTraefikFile', {
+      access: 'admin', summary: 'Write a file of the proxy\'s configuration directory, checked first (Traefik only; confined to that directory)',
+      input: Type.Object({ path: Type.String({ minLength: 1 }), traefikConfig: Type.String({ minLength: 1 }), ...ServerId }), output: Type.Boolean(),
+      handler: async ({ path, traefikConfig }, ctx) => { s.assertOwner(ctx.principal); return s.writeFile(path, traefikConfig); },
+    }),
+    settings.query('readDirectories', {
+      access: 'admin', summary: 'The proxy\'s configuration directory as a tree (Traefik only)', input: Type.Object(ServerId), output: Type.Array(DirectoryEntry),
+      handler: async (_i, ctx) => { s.assertOwner(ctx.principal); return s.directories() as Promise<Entry[]>; },
+    }),
+    settings.query('readTraefikEnv', {
+      access: 'admin', summary: 'The environment of the proxy\'s service, KEY=value lines (Traefik only)', input: Type.Object(ServerId), output: Text,
+      handler: async (_i, ctx) => { s.assertOwner(ctx.principal); return (await s.serviceSettings()).env; },
+    }),
+    settings.mutation('writeTraefikEnv', {
+      access: 'admin', summary: 'Replace the environment of the proxy\'s service and restart it (Traefik only)', input: Type.Object({ env: Type.String(), ...ServerId }), output: Type.Boolean(),
+      handler: async ({ env }, ctx) => { s.assertOwner(ctx.principal); return s.updateServiceSettings({ env }); },
+    }),
+    settings.mutation('reloadTraefik', {
+      access: 'admin', summary: 'Restart the proxy; its routes are kept (Traefik only)', input: Type.Object(ServerId), output: Type.Boolean(),
+      handler: async (_i, ctx) => { s.assertOwner(ctx.principal); return s.reload(); },
+    }),
+    settings.mutation('toggleDashboard', {
+      access: 'admin', summary: 'Publish Traefik\'s dashboard on port 8080, or stop (Traefik only)', input: Type.Object({ enableDashboard: Type.Optional(Type.Boolean()), ...ServerId }), output: Type.Boolean(),
+      handler: async ({ enableDashboard }, ctx) => { s.assertOwner(ctx.principal); return s.updateServiceSettings({ dashboard: enableDashboard ?? false }); },
+    }),
+    settings.query('haveTraefikDashboardPortEnabled', {
+      access: 'admin', summary: 'Whether Traefik\'s dashboard is published (Traefik only)', input: Type.Object(ServerId), output: Type.Boolean(),
+      handler: async (_i, ctx) => { s.assertOwner(ctx.principal); return (await s.serviceSettings()).dashboard; },
+    }),
+    settings.query('getTraefikPorts', {
+      access: 'admin', summary: 'Ports the proxy publishes besides http and https (Traefik only)', input: Type.Object(ServerId), output: Type.Array(Port),
+      handler: async (_i, ctx) => { s.assertOwner(ctx.principal); return (await s.serviceSettings()).additionalPorts; },
+    }),
+    settings.mutation('updateTraefikPorts', {
+      access: 'admin', summary: 'Replace the ports the proxy publishes besides http and https, in host mode (Traefik only)', input: Type.Object({ additionalPorts: Type.Array(Port), ...ServerId }), output: Type.Boolean(),
+      handler: async ({ additionalPorts }, ctx) => { s.assertOwner(ctx.principal); return s.updateServiceSettings({ additionalPorts }); },
+    }),
+    settings.query('getWebServerSettings', {
+      access: 'admin', summary: 'What the proxy and domains of this server run with: the provider, the server\'s address, the ports',
+      input: Type.Object({}),
+      output: Type.Object({ proxy: Type.String(), serverIp: Type.Union([Type.String(), Type.Null()]), httpPort: Type.Integer(), httpsPort: Type.Integer(), generatedDomainBase: Type.String(), configDir: Type.Union([Type.String(), Type.Null()]) }),
+      handler: async (_i, ctx) => { s.assertOwner(ctx.principal); return s.webServerSettings(); },
+    }),
+  ];
+};
