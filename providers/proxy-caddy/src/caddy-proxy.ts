@@ -6,12 +6,12 @@
 // restart serves the same routes; every change is loaded through Caddy's admin API (`caddy
 // reload` inside the container: the admin endpoint listens only there, never on the host).
 import { X509Certificate } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { ProxyCertificate, ProxyCertificateState, ProxyEngine, ProxyFileRole, ProxyProvider, ProxyServiceSettings, ProxyWorkloadConfig } from '@berth/core';
 import { caddyConfig } from './caddy-config.ts';
-import { ensureProxyService, envLines, execIn, readServiceSettings, runningContainer, writeServiceSettings } from './proxy-service.ts';
+import { ensureProxyService, envLines, execIn, readServiceSettings, runningContainer, Serial, writeAtomic, writeServiceSettings } from '@berth/provider-proxy-service';
 
 export interface CaddyOptions {
   /** The Swarm service name of the proxy. */
@@ -41,7 +41,7 @@ export class CaddyProxy implements ProxyProvider {
   readonly #options: CaddyOptions;
   readonly #host: CaddyHost;
   #engine: ProxyEngine | null = null;
-  #queue: Promise<unknown> = Promise.resolve();
+  readonly #serial = new Serial();
 
   constructor(options: CaddyOptions, host: CaddyHost) {
     this.#options = options;
@@ -51,7 +51,7 @@ export class CaddyProxy implements ProxyProvider {
 
   async ensure(engine: ProxyEngine): Promise<void> {
     this.#engine = engine;
-    await this.#serialised(async () => {
+    await this.#serial.run(async () => {
       await this.#writeConfig();
       const changed = await ensureProxyService(engine, await this.#spec());
       await this.#load(changed ? 30_000 : 10_000);
@@ -59,7 +59,7 @@ export class CaddyProxy implements ProxyProvider {
   }
 
   applyWorkload(config: ProxyWorkloadConfig): Promise<void> {
-    return this.#serialised(async () => {
+    return this.#serial.run(async () => {
       await this.#writeJson(this.#workloadPath(config.appName), config);
       await this.#writeConfig();
       if (this.#engine) await this.#load(10_000);
@@ -67,7 +67,7 @@ export class CaddyProxy implements ProxyProvider {
   }
 
   removeWorkload(appName: string): Promise<void> {
-    return this.#serialised(async () => {
+    return this.#serial.run(async () => {
       await rm(path.join(this.configDir, this.#workloadPath(appName)), { force: true });
       await this.#writeConfig();
       if (this.#engine) await this.#load(10_000);
@@ -75,7 +75,7 @@ export class CaddyProxy implements ProxyProvider {
   }
 
   writeCertificate(c: ProxyCertificate): Promise<void> {
-    return this.#serialised(async () => {
+    return this.#serial.run(async () => {
       const dir = path.join(this.configDir, 'certificates', safeName(c.certificatePath));
       await mkdir(dir, { recursive: true, mode: 0o700 });
       // load_folders takes any .pem holding both the chain and the key.
@@ -86,7 +86,7 @@ export class CaddyProxy implements ProxyProvider {
   }
 
   removeCertificate(certificatePath: string): Promise<void> {
-    return this.#serialised(async () => {
+    return this.#serial.run(async () => {
       await rm(path.join(this.configDir, 'certificates', safeName(certificatePath)), { recursive: true, force: true });
       await this.#writeConfig();
       if (this.#engine) await this.#load(10_000);
@@ -95,7 +95,7 @@ export class CaddyProxy implements ProxyProvider {
 
   async reload(engine: ProxyEngine): Promise<void> {
     this.#engine = engine;
-    await this.#serialised(async () => {
+    await this.#serial.run(async () => {
       await this.#writeConfig();
       await ensureProxyService(engine, await this.#spec(), true);
       await this.#load(30_000);
@@ -137,7 +137,7 @@ export class CaddyProxy implements ProxyProvider {
 
   async updateServiceSettings(patch: Partial<ProxyServiceSettings>, engine: ProxyEngine): Promise<void> {
     this.#engine = engine;
-    await this.#serialised(async () => {
+    await this.#serial.run(async () => {
       // Caddy has no dashboard: the setting is kept but changes nothing.
       await writeServiceSettings(this.configDir, patch);
       await ensureProxyService(engine, await this.#spec());
@@ -146,12 +146,6 @@ export class CaddyProxy implements ProxyProvider {
   }
 
   // ------------------------------------------------------------ internals
-  #serialised<T>(fn: () => Promise<T>): Promise<T> {
-    const next = this.#queue.then(fn, fn);
-    this.#queue = next.catch(() => {});
-    return next;
-  }
-
   #workloadPath(appName: string): string {
     if (!APP_NAME.test(appName)) throw new Error(`"${appName}" is not a valid appName`);
     return path.join('workloads', `${appName}.json`);
@@ -174,11 +168,7 @@ export class CaddyProxy implements ProxyProvider {
   }
 
   async #writeJson(relative: string, value: unknown): Promise<void> {
-    const file = path.join(this.configDir, relative);
-    await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-    // Written whole then renamed: Caddy never reads half a file.
-    await writeFile(`${file}.tmp`, `${JSON.stringify(value, null, 2)}\n`, { mode: 0o600 });
-    await rename(`${file}.tmp`, file);
+    await writeAtomic(path.join(this.configDir, relative), `${JSON.stringify(value, null, 2)}\n`);
   }
 
   async #workloads(): Promise<ProxyWorkloadConfig[]> {

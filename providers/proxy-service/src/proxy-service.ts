@@ -3,7 +3,7 @@
 // host mode (the ingress mesh needs IPVS), on the platform network, labelled as Berth's. A
 // service of that name that is not Berth's proxy is refused and left alone.
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type Docker from 'dockerode';
 import type { ProxyEngine, ProxyServiceSettings } from '@berth/core';
@@ -132,4 +132,22 @@ export async function execIn(container: Docker.Container, cmd: string[]): Promis
   const { ExitCode } = await exec.inspect();
   if (ExitCode !== 0) throw new Error(out.trim() || `${cmd[0]} exited with ${ExitCode}`);
   return out;
+}
+
+/** Writes the whole file then renames it into place: the proxy never reads half a file. */
+export async function writeAtomic(file: string, text: string, mode = 0o600): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+  await writeFile(`${file}.tmp`, text, { mode });
+  await rename(`${file}.tmp`, file);
+}
+
+/** Runs changes one at a time, in the order they were asked for (a failed one does not stop the next). */
+export class Serial {
+  #queue: Promise<unknown> = Promise.resolve();
+
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.#queue.then(fn, fn);
+    this.#queue = next.catch(() => {});
+    return next;
+  }
 }
