@@ -111,6 +111,8 @@ export interface ProxyProvider {
   readonly configDir: string;
   /** Whether its files are Traefik's (the Traefik-named settings operations need it). */
   readonly traefikFiles: boolean;
+  /** Writes its own default files when missing, without touching the engine (optional). */
+  prepare?(): Promise<void>;
   /** Creates or updates the proxy's service (idempotent) and answers once it accepts configuration. */
   ensure(engine: ProxyEngine): Promise<void>;
   /** Replaces everything the proxy serves for the workload; no routes = it serves nothing for it. */

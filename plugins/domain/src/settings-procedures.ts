@@ -4,6 +4,7 @@ import { Type, router } from '@berth/core';
 import type { ProxySettings } from './settings-service.ts';
 
 const settings = router('settings');
+const application = router('application');
 const ServerId = { serverId: Type.Optional(Type.String()) };
 const Text = Type.String();
 const ConfigInput = Type.Object({ traefikConfig: Type.String({ minLength: 1 }) });
@@ -25,6 +26,16 @@ export const proxySettingsProcedures = (s: ProxySettings) => {
     }),
   ];
   return [
+    application.query('readTraefikConfig', {
+      summary: 'The application\'s own Traefik file (dynamic/<appName>.yml), null when it has none (Traefik only)',
+      input: Type.Object({ applicationId: Type.String({ minLength: 1 }) }), output: Type.Union([Text, Type.Null()]),
+      handler: async ({ applicationId }, ctx) => s.readWorkload((await s.application(applicationId, ctx.principal.organizationId, ctx.cradle.em)).appName),
+    }),
+    application.mutation('updateTraefikConfig', {
+      summary: 'Replace the application\'s own Traefik file, checked as YAML first; the next domain change writes it anew (Traefik only)',
+      input: Type.Object({ applicationId: Type.String({ minLength: 1 }), traefikConfig: Type.String({ minLength: 1 }) }), output: Type.Boolean(),
+      handler: async ({ applicationId, traefikConfig }, ctx) => s.writeWorkload((await s.application(applicationId, ctx.principal.organizationId, ctx.cradle.em)).appName, traefikConfig),
+    }),
     ...roleOps('TraefikConfig', 'main', 'main (static) configuration of Traefik'),
     ...roleOps('WebServerTraefikConfig', 'webServer', 'dynamic configuration of Berth\'s own web server'),
     ...roleOps('MiddlewareTraefikConfig', 'middlewares', 'shared middlewares file'),

@@ -5,7 +5,8 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { badRequest, forbidden, invalidField, type Cradle, type Principal, type ProxyFileRole, type ProxyProvider, type ProxyServiceSettings } from '@berth/core';
+import { badRequest, forbidden, invalidField, notFound, type Cradle, type EntityManager, type Principal, type ProxyFileRole, type ProxyProvider, type ProxyServiceSettings } from '@berth/core';
+import type { WorkloadRef } from '@berth/plugin-workloads';
 import type { ProxyRouting } from './routing.ts';
 
 const KEY_DIRS = ['certificates', 'data'];
@@ -35,7 +36,7 @@ export class ProxySettings {
   confined(provider: ProxyProvider, given: string, field = 'path'): string {
     const root = realpathSync(provider.configDir);
     if (given.split(/[\\/]/).includes('..')) throw invalidField(field, 'no ".." segments');
-    const full = path.resolve(root, given.startsWith(root) ? path.relative(root, given) : given.replace(/^\/+/, ''));
+    const full = path.isAbsolute(given) ? path.resolve(given) : path.resolve(root, given);
     const rel = path.relative(root, full);
     if (!rel || rel.startsWith('..') || path.isAbsolute(rel)) throw invalidField(field, `must name a file inside the proxy's configuration directory ${root}`);
     if (KEY_DIRS.includes(rel.split(path.sep)[0]!)) throw invalidField(field, `${rel.split(path.sep)[0]}/ holds private keys and is not served`);
@@ -76,12 +77,21 @@ export class ProxySettings {
   }
 
   async readRole(role: ProxyFileRole): Promise<string> {
-    await this.#routing.ensure();
-    return this.readFile(this.#roleFile(role));
+    const rel = this.#roleFile(role);
+    // The static config and the shared middlewares exist once the proxy was prepared.
+    await this.#routing.traefik().prepare?.();
+    return this.readFile(rel);
   }
 
   writeRole(role: ProxyFileRole, text: string): Promise<boolean> {
     return this.writeFile(this.#roleFile(role), text);
+  }
+
+  /** The caller's application (application.readTraefikConfig): the kind whose id field is applicationId. */
+  async application(applicationId: string, organizationId: string, em: EntityManager): Promise<WorkloadRef> {
+    const kind = this.#cradle().workloads.supporting('domains').find(k => k.idField === 'applicationId');
+    if (!kind) throw notFound('Application');
+    return this.#cradle().workloads.owner(kind.kind, applicationId, organizationId, em);
   }
 
   /** A workload's own file (application.readTraefikConfig). */
