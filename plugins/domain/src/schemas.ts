@@ -6,8 +6,7 @@ import { Type, schema, type Static } from '@berth/core';
 const { Nullable, NonEmpty } = schema;
 
 const Port = () => Type.Integer({ minimum: 1, maximum: 65535, description: 'the container port the workload listens on (default 3000)' });
-// kind-names: the peer's wire enum of domainType.
-const DomainType = () => Type.Enum(['compose', 'application', 'preview']);
+const DomainType = () => Type.Enum(['compose', 'application', 'preview']); // kind-names: the peer's wire enum of domainType
 export const CertificateType = () => Type.Enum(['letsencrypt', 'none', 'custom'], { description: 'letsencrypt: ACME; none: the proxy\'s own certificate (Caddy: its internal CA); custom: an uploaded certificate or customCertResolver' });
 const PathField = (what: string) => Nullable(Type.String({ minLength: 1, maxLength: 255, pattern: '^/', description: `${what} (starts with "/")` }));
 

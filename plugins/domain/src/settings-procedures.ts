@@ -4,7 +4,7 @@ import { Type, router } from '@berth/core';
 import type { ProxySettings } from './settings-service.ts';
 
 const settings = router('settings');
-const application = router('application');
+const application = router('application'); // kind-names: the peer's application.readTraefikConfig/updateTraefikConfig
 const ServerId = { serverId: Type.Optional(Type.String()) };
 const Text = Type.String();
 const ConfigInput = Type.Object({ traefikConfig: Type.String({ minLength: 1 }) });
