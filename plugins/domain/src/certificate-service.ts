@@ -5,8 +5,8 @@
 // the notifications work.
 import { createPrivateKey, randomBytes, X509Certificate } from 'node:crypto';
 import { invalidField, notFound, type Cradle, type EntityManager, type SecretBox } from '@berth/core';
-import { Certificate, type CertificateRow } from './entities.ts';
-import type { ProxyRouting } from './routing.ts';
+import { Certificate, Domain, type CertificateRow } from './entities.ts';
+import { asciiHost, type ProxyRouting } from './routing.ts';
 import type { CertificateView, CreateCertificateInput, UpdateCertificateInput } from './schemas.ts';
 
 export const EXPIRY_WARNING_DAYS = 30;
@@ -16,6 +16,8 @@ declare module '@berth/core' {
   interface BerthEvents {
     /** An uploaded certificate ends within 30 days (or has ended), or the proxy failed to renew one. */
     certificateExpiring: { certificateId: string; organizationId: string; name: string; expiresAt: string; daysLeft: number };
+    /** The proxy reports that it could not obtain or renew the certificate of an https domain. */
+    certificateRenewalFailed: { domainId: string; organizationId: string; host: string; reason: string };
   }
 }
 
@@ -136,10 +138,19 @@ export class CertificateService {
     return true;
   }
 
-  /** The daily job: every certificate near its end is announced. */
+  /** The daily job: every uploaded certificate near its end, and every ACME one the proxy failed to get or renew, is announced. */
   async checkExpiries(em: EntityManager): Promise<number> {
     let warned = 0;
     for (const row of await em.find(Certificate, {})) if (this.warnIfExpiring(row)) warned++;
+    const provider = this.#routing.provider();
+    if (!provider) return warned;
+    for (const d of await em.find(Domain, { https: true, certificateType: 'letsencrypt' })) {
+      const host = asciiHost(d.host) || d.host;
+      const state = await provider.certificateState(host, true).catch(() => null);
+      if (state?.state !== 'failed') continue;
+      this.#cradle().events.emit('certificateRenewalFailed', { domainId: d.domainId, organizationId: d.organizationId, host, reason: state.reason ?? 'the proxy could not obtain the certificate' });
+      warned++;
+    }
     return warned;
   }
 

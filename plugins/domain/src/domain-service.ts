@@ -115,14 +115,14 @@ export class DomainService implements DomainDirectory {
     await this.#assertHostFree(fields.host, fields.path, row.domainId, em);
     Object.assign(row, fields, input.domainType === undefined ? {} : { domainType: input.domainType });
     await em.flush();
-    await this.#syncOwner(row, em);
+    await this.#routing.syncOwnerOf(row, em);
     return row;
   }
 
   async remove(domainId: string, organizationId: string, em: EntityManager): Promise<DomainRow> {
     const row = await this.one(domainId, organizationId, em);
     await em.remove(row).flush();
-    await this.#syncOwner(row, em);
+    await this.#routing.syncOwnerOf(row, em);
     return row;
   }
 
@@ -164,10 +164,6 @@ export class DomainService implements DomainDirectory {
     if (clash) throw conflict(`host ${host} with path ${path} is already routed by another domain`);
   }
 
-  async #syncOwner(row: DomainRow, em: EntityManager): Promise<void> {
-    const workload = await this.#owners.of(row.serviceType, row.serviceId, em);
-    if (workload) await this.#routing.sync(workload, em);
-  }
 }
 
 /** domain.* for one request: confined to the caller's organization and the request's unit of work. */

@@ -34,7 +34,7 @@ export default definePlugin({
     const security = new SecurityService({ routing, owners, secrets: () => cradle().secrets });
     const certificates = new CertificateService({ routing, cradle });
     const preflight = new DomainPreflight(cradle);
-    const settings = new ProxySettings({ routing, cradle });
+    const settings = new ProxySettings({ routing, owners, cradle });
     berth.entities(...domainEntities);
     berth.migrations(...domainMigrations);
     berth.provide({

@@ -61,21 +61,17 @@ export class RedirectService {
     const row = await this.one(input.redirectId, organizationId, em);
     Object.assign(row, { regex: input.regex, replacement: input.replacement, permanent: input.permanent });
     await em.flush();
-    await this.#sync(row, em);
+    await this.#routing.syncOwnerOf(row, em);
     return row;
   }
 
   async remove(redirectId: string, organizationId: string, em: EntityManager): Promise<RedirectRow> {
     const row = await this.one(redirectId, organizationId, em);
     await em.remove(row).flush();
-    await this.#sync(row, em);
+    await this.#routing.syncOwnerOf(row, em);
     return row;
   }
 
-  async #sync(row: RedirectRow, em: EntityManager): Promise<void> {
-    const workload = await this.#owners.of(row.serviceType, row.serviceId, em);
-    if (workload) await this.#routing.sync(workload, em);
-  }
 }
 
 export const callerRedirects = (redirects: RedirectService) => ({ principal, em }: Cradle) => {

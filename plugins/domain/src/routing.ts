@@ -72,6 +72,12 @@ export class ProxyRouting {
     else await provider.removeWorkload(workload.appName);
   }
 
+  /** Applies the routes of the workload a stored record belongs to (nothing when it is gone). */
+  async syncOwnerOf(record: { serviceType: string; serviceId: string }, em: EntityManager): Promise<void> {
+    const workload = await this.#cradle().workloads.kind(record.serviceType)?.find(record.serviceId, em);
+    if (workload) await this.sync(workload, em);
+  }
+
   /** Takes the workload off the proxy. */
   async forget(appName: string): Promise<void> {
     const provider = this.provider();

@@ -49,14 +49,14 @@ export class SecurityService {
     await this.#assertFree(row.serviceType, row.serviceId, input.username, row.securityId, em);
     Object.assign(row, { username: input.username, ...this.#sealed(input.password) });
     await em.flush();
-    await this.#sync(row, em);
+    await this.#routing.syncOwnerOf(row, em);
     return row;
   }
 
   async remove(securityId: string, organizationId: string, em: EntityManager): Promise<SecurityRow> {
     const row = await this.one(securityId, organizationId, em);
     await em.remove(row).flush();
-    await this.#sync(row, em);
+    await this.#routing.syncOwnerOf(row, em);
     return row;
   }
 
@@ -65,10 +65,6 @@ export class SecurityService {
     if (same && same.securityId !== self) throw conflict(`username ${username} already exists for this workload`);
   }
 
-  async #sync(row: SecurityRow, em: EntityManager): Promise<void> {
-    const workload = await this.#owners.of(row.serviceType, row.serviceId, em);
-    if (workload) await this.#routing.sync(workload, em);
-  }
 }
 
 export const callerSecurity = (security: SecurityService) => ({ principal, em }: Cradle) => {

@@ -5,9 +5,10 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { badRequest, forbidden, invalidField, notFound, type Cradle, type EntityManager, type Principal, type ProxyFileRole, type ProxyProvider, type ProxyServiceSettings } from '@berth/core';
+import { badRequest, forbidden, invalidField, type Cradle, type EntityManager, type Principal, type ProxyFileRole, type ProxyProvider, type ProxyServiceSettings } from '@berth/core';
 import type { WorkloadRef } from '@berth/plugin-workloads';
 import type { ProxyRouting } from './routing.ts';
+import type { WorkloadOwners } from './workload-owner.ts';
 
 const KEY_DIRS = ['certificates', 'data'];
 
@@ -20,10 +21,12 @@ export interface DirectoryEntry {
 
 export class ProxySettings {
   readonly #routing: ProxyRouting;
+  readonly #owners: WorkloadOwners;
   readonly #cradle: () => Cradle;
 
-  constructor(deps: { routing: ProxyRouting; cradle: () => Cradle }) {
+  constructor(deps: { routing: ProxyRouting; owners: WorkloadOwners; cradle: () => Cradle }) {
     this.#routing = deps.routing;
+    this.#owners = deps.owners;
     this.#cradle = deps.cradle;
   }
 
@@ -88,10 +91,8 @@ export class ProxySettings {
   }
 
   /** The caller's application (application.readTraefikConfig): the kind whose id field is applicationId. */
-  async application(applicationId: string, organizationId: string, em: EntityManager): Promise<WorkloadRef> {
-    const kind = this.#cradle().workloads.supporting('domains').find(k => k.idField === 'applicationId');
-    if (!kind) throw notFound('Application');
-    return this.#cradle().workloads.owner(kind.kind, applicationId, organizationId, em);
+  application(applicationId: string, organizationId: string, em: EntityManager): Promise<WorkloadRef> {
+    return this.#owners.fromInput({ applicationId }, organizationId, em);
   }
 
   /** A workload's own file (application.readTraefikConfig). */

@@ -33,11 +33,6 @@ export class WorkloadOwners {
     return this.#cradle().workloads.owner(kind.kind, input[kind.idField] as string, organizationId, em);
   }
 
-  /** The workload a stored record belongs to (null when it is gone). */
-  async of(serviceType: string, serviceId: string, em: EntityManager): Promise<WorkloadRef | null> {
-    return (await this.#cradle().workloads.kind(serviceType)?.find(serviceId, em)) ?? null;
-  }
-
   /** The peer's owner fields of a stored record: every kind's id field, set for its own kind. */
   idFields(serviceType: string, serviceId: string, fields: string[]): Record<string, string | null> {
     const own = this.#cradle().workloads.kind(serviceType)?.idField;

@@ -3,7 +3,7 @@
 // the API answers through it by Host header; path prefixes, https with Caddy's internal issuer,
 // redirects, basic auth, a certificate over ACME from pebble, reload, deletion — and the preflight.
 import t from 'tap';
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -154,6 +154,24 @@ t.test('domains through Caddy, live', async t => {
     const state = one.body.preflight.checks.find((c: { check: string }) => c.check === 'certificate');
     t.equal(state.ok, true, state.reason);
     t.match(state.reason, /valid until/);
+  });
+
+  t.test('a certificate that cannot be obtained says why in the preflight', async t => {
+    // The ACME server goes away: Caddy's attempt fails, and its own error reaches domain.one.
+    await docker.getService(PEBBLE).remove();
+    const d = await call('domain.create', { host: 'fail.test', https: true, certificateType: 'letsencrypt', applicationId: app.applicationId, port: 3000 });
+    let last = '';
+    const check = await waitFor('the certificate check failing with a reason', async () => {
+      const one = await client.get('domain.one', { domainId: d.domainId });
+      const c = one.body.preflight.checks.find((x: { check: string }) => x.check === 'certificate');
+      last = c.reason;
+      return c.ok === false ? c : undefined;
+    }, { timeout: 150_000, interval: 1000 }).catch(async e => {
+      const logs = execFileSync('docker', ['service', 'logs', '--tail', '20', PROXY], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+      throw new Error(`${(e as Error).message}; last reason: ${last}; proxy log: ${logs}`);
+    });
+    t.match(check.reason, /^Caddy could not obtain a certificate for fail\.test: .*pebble/, check.reason);
+    await call('domain.delete', { domainId: d.domainId });
   });
 
   t.test('the preflight says what is right and what is not', async t => {
