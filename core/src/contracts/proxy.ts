@@ -38,6 +38,8 @@ export interface ProxyRoute {
   customEntrypoint: string | null;
   /** Middlewares (by name, defined in the proxy's shared middlewares) appended to the route. */
   middlewares: string[];
+  /** A fixed address (host:port) to send requests to instead of the workload's tasks (Berth's own web server). */
+  upstream?: string;
 }
 
 /** A redirect rule of a workload (the regex applies to the full request URL). */
@@ -119,6 +121,8 @@ export interface ProxyProvider {
   applyWorkload(config: ProxyWorkloadConfig): Promise<void>;
   /** Forgets the workload entirely (its file, its routes). */
   removeWorkload(appName: string): Promise<void>;
+  /** Serves Berth's own API at a domain (its routes carry `upstream`), in the provider's web-server file; null = no longer. */
+  applyWebServer(config: ProxyWorkloadConfig | null): Promise<void>;
   /** Writes an uploaded certificate where the proxy reads it, and has it used. */
   writeCertificate(certificate: ProxyCertificate): Promise<void>;
   removeCertificate(certificatePath: string): Promise<void>;

@@ -44,7 +44,14 @@ export default definePlugin({
       callerSecurity: asFunction(callerSecurity(security)).scoped(),
       callerCertificates: asFunction(callerCertificates(certificates)).scoped(),
     });
-    berth.procedures(...domainProcedures({ domains, preflight, routing }), ...proxySettingsProcedures(settings));
+    // The port the API really listens on (port 0 in the config = chosen at listen time).
+    let server: { address(): unknown } | null = null;
+    berth.http(app => void (server = app.server));
+    const listening = () => {
+      const address = server?.address() as { port?: number } | null | undefined;
+      return address?.port ?? berth.config.port;
+    };
+    berth.procedures(...domainProcedures({ domains, preflight, routing }), ...proxySettingsProcedures(settings, listening));
     berth.jobs.define(EXPIRY_JOB, async () => void (await certificates.checkExpiries(cradle().orm.em.fork())));
     if (berth.config.jobs) berth.jobs.every('1 day', EXPIRY_JOB);
   },

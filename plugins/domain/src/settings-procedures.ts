@@ -1,6 +1,6 @@
 // The settings.* proxy operations (the proxy serves the whole instance: owners only). The
 // Traefik-named ones answer 400 naming the active provider unless it is traefik.
-import { Type, router } from '@berth/core';
+import { Type, router, type TSchema } from '@berth/core';
 import type { ProxySettings } from './settings-service.ts';
 
 const settings = router('settings');
@@ -14,7 +14,14 @@ const DirectoryEntry = Type.Cyclic({
   Entry: Type.Object({ id: Type.String(), name: Type.String(), type: Type.Enum(['file', 'directory']), children: Type.Optional(Type.Array(Type.Ref('Entry'))) }),
 }, 'Entry');
 
-export const proxySettingsProcedures = (s: ProxySettings) => {
+const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+const WebServerSettings = Type.Object({
+  proxy: Type.String(), serverIp: Nullable(Type.String()), httpPort: Type.Integer(), httpsPort: Type.Integer(), generatedDomainBase: Type.String(),
+  configDir: Nullable(Type.String()), host: Nullable(Type.String()), https: Type.Boolean(), certificateType: Type.Enum(['letsencrypt', 'none', 'custom']), letsEncryptEmail: Nullable(Type.String()),
+});
+
+/** listenPort: the port Berth's API listens on now (the config may say 0: chosen at listen time). */
+export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => number) => {
   const roleOps = (name: string, role: 'main' | 'webServer' | 'middlewares', what: string) => [
     settings.query(`read${name}`, {
       access: 'admin', summary: `The ${what} (Traefik only)`, input: Type.Object({}), output: Text,
@@ -82,10 +89,23 @@ export const proxySettingsProcedures = (s: ProxySettings) => {
       handler: async ({ additionalPorts }, ctx) => { s.assertOwner(ctx.principal); return s.updateServiceSettings({ additionalPorts }); },
     }),
     settings.query('getWebServerSettings', {
-      access: 'admin', summary: 'What the proxy and domains of this server run with: the provider, the server\'s address, the ports',
+      access: 'admin', summary: 'What the proxy and domains of this server run with: the provider, the server\'s address, the ports, Berth\'s own domain',
       input: Type.Object({}),
-      output: Type.Object({ proxy: Type.String(), serverIp: Type.Union([Type.String(), Type.Null()]), httpPort: Type.Integer(), httpsPort: Type.Integer(), generatedDomainBase: Type.String(), configDir: Type.Union([Type.String(), Type.Null()]) }),
+      output: WebServerSettings,
       handler: async (_i, ctx) => { s.assertOwner(ctx.principal); return s.webServerSettings(); },
+    }),
+    settings.mutation('assignDomainServer', {
+      access: 'admin',
+      summary: 'Serve Berth\'s own API at a domain through the proxy (an empty host takes it away); answers the web-server settings',
+      description: 'The proxy reaches Berth through the engine\'s docker_gwbridge gateway, so Berth must listen on it (host 0.0.0.0).',
+      input: Type.Object({
+        host: Type.Union([Type.String({ maxLength: 253 }), Type.Null()]),
+        certificateType: Type.Enum(['letsencrypt', 'none', 'custom'], { default: 'none' }),
+        letsEncryptEmail: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+        https: Type.Optional(Type.Boolean()),
+      }),
+      output: WebServerSettings,
+      handler: async (input, ctx) => { s.assertOwner(ctx.principal); return s.assignDomainServer(input, listenPort()); },
     }),
   ];
 };

@@ -7,10 +7,36 @@ import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { badRequest, forbidden, invalidField, type Cradle, type EntityManager, type Principal, type ProxyFileRole, type ProxyProvider, type ProxyServiceSettings } from '@berth/core';
 import type { WorkloadRef } from '@berth/plugin-workloads';
-import type { ProxyRouting } from './routing.ts';
+import { asciiHost, type ProxyRouting } from './routing.ts';
 import type { WorkloadOwners } from './workload-owner.ts';
 
 const KEY_DIRS = ['certificates', 'data'];
+
+export interface OwnDomain {
+  host: string | null;
+  https?: boolean;
+  certificateType: 'letsencrypt' | 'none' | 'custom';
+  letsEncryptEmail?: string | null;
+}
+
+export interface WebServerSettings {
+  proxy: string;
+  serverIp: string | null;
+  httpPort: number;
+  httpsPort: number;
+  generatedDomainBase: string;
+  configDir: string | null;
+  host: string | null;
+  https: boolean;
+  certificateType: 'letsencrypt' | 'none' | 'custom';
+  letsEncryptEmail: string | null;
+}
+
+async function writeAtomicFile(file: string, text: string): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+  await writeFile(`${file}.tmp`, text, { mode: 0o600 });
+  await rename(`${file}.tmp`, file);
+}
 
 export interface DirectoryEntry {
   id: string;
@@ -66,9 +92,7 @@ export class ProxySettings {
     } catch (e) {
       throw invalidField(field, `not valid: ${(e as Error).message}`);
     }
-    await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-    await writeFile(`${file}.tmp`, text, { mode: 0o600 });
-    await rename(`${file}.tmp`, file);
+    await writeAtomicFile(file, text);
     return true;
   }
 
@@ -143,10 +167,11 @@ export class ProxySettings {
     return true;
   }
 
-  /** What the proxy and domains of this server run with. */
-  webServerSettings() {
+  /** What the proxy and domains of this server run with, and Berth's own domain. */
+  async webServerSettings(): Promise<WebServerSettings> {
     const { config } = this.#cradle();
     const provider = this.#routing.provider();
+    const own = existsSync(this.#webServerFile()) ? JSON.parse(await readFile(this.#webServerFile(), 'utf8')) as OwnDomain : null;
     return {
       proxy: provider?.id ?? 'none',
       serverIp: config.serverIp ?? null,
@@ -154,6 +179,47 @@ export class ProxySettings {
       httpsPort: config.proxyHttpsPort,
       generatedDomainBase: config.generatedDomainBase,
       configDir: provider?.configDir ?? null,
+      host: own?.host ?? null,
+      https: own?.https ?? false,
+      certificateType: own?.certificateType ?? 'none',
+      letsEncryptEmail: own?.letsEncryptEmail ?? null,
     };
+  }
+
+  #webServerFile(): string {
+    return path.join(this.#cradle().config.dataDir, 'proxy', 'web-server.json');
+  }
+
+  /**
+   * Serves Berth's own API at a domain through the proxy: the proxy reaches Berth on this host
+   * through the gateway of the engine's docker_gwbridge network (Berth must listen there: host
+   * 0.0.0.0). An empty host takes the domain away.
+   */
+  async assignDomainServer(own: OwnDomain, listenPort: number): Promise<WebServerSettings> {
+    const provider = await this.#routing.ensure();
+    if (!provider) throw badRequest('No proxy is configured (BERTH_PROXY=none): nothing can serve Berth\'s domain');
+    const host = own.host ? asciiHost(own.host) : '';
+    if (own.host && !host) throw invalidField('host', `"${own.host}" is not a host name`);
+    const https = own.https ?? own.certificateType !== 'none';
+    if (host) {
+      const docker = await this.#cradle().hosts.local();
+      const bridge = await docker.getNetwork('docker_gwbridge').inspect().catch(() => null) as { IPAM?: { Config?: { Gateway?: string }[] } } | null;
+      const gateway = bridge?.IPAM?.Config?.find(c => c.Gateway)?.Gateway;
+      if (!gateway) throw badRequest('The engine has no docker_gwbridge gateway: the proxy cannot reach Berth on this host');
+      await provider.applyWebServer({
+        appName: 'berth',
+        routes: [{
+          domainId: 'berth', uniqueConfigKey: 0, host, path: '/', internalPath: '/', stripPath: false, https,
+          certificateType: own.certificateType, customCertResolver: null, port: listenPort, serviceName: null,
+          customEntrypoint: null, middlewares: [], upstream: `${gateway}:${listenPort}`,
+        }],
+        redirects: [],
+        basicAuth: [],
+      });
+    } else {
+      await provider.applyWebServer(null);
+    }
+    await writeAtomicFile(this.#webServerFile(), JSON.stringify({ host: host || null, https, certificateType: own.certificateType, letsEncryptEmail: own.letsEncryptEmail ?? null }));
+    return this.webServerSettings();
   }
 }

@@ -32,6 +32,8 @@ t.test('domains through Caddy, live', async t => {
   const httpsPort = await freePort();
   const dns = await startTestDns({ 'web.test': '127.0.0.1', 'secure.test': '127.0.0.1', 'acme.test': '127.0.0.1', 'elsewhere.test': '10.9.9.9' });
   const server = await startTestServer({
+    // The proxy reaches Berth's own API (assignDomainServer) through the engine's gateway.
+    host: '0.0.0.0',
     proxy: 'caddy',
     proxyImage: TEST_CADDY_IMAGE,
     proxyHttpPort: httpPort,
@@ -191,6 +193,16 @@ t.test('domains through Caddy, live', async t => {
     t.match(missing.error, /does not resolve/);
     const valid = await call('domain.validateDomain', { domain: 'web.test' });
     t.match(valid, { isValid: true, resolvedIp: '127.0.0.1' });
+  });
+
+  t.test('Berth\'s own API at a domain (assignDomainServer)', async t => {
+    const settings = await call('settings.assignDomainServer', { host: 'berth.test', certificateType: 'none' });
+    t.match(settings, { proxy: 'caddy', host: 'berth.test', https: false, certificateType: 'none' });
+    const a = await answers('Berth through the proxy', httpPort, 'berth.test', '/api/settings.getWebServerSettings', r => r.status === 401);
+    t.match(JSON.parse(a.body), { code: 'UNAUTHORIZED' }, 'Berth itself answers (no credential: 401)');
+    t.match((await client.get('settings.getWebServerSettings')).body, { host: 'berth.test' });
+    await call('settings.assignDomainServer', { host: null, certificateType: 'none' });
+    await answers('no longer', httpPort, 'berth.test', '/api/settings.getWebServerSettings', r => r.status === 404);
   });
 
   t.test('a reload keeps the routes', async t => {

@@ -143,7 +143,15 @@ t.test('domains with the traefik provider', async t => {
     t.equal((await client.post('application.updateTraefikConfig', { applicationId: app.applicationId, traefikConfig: 'http: {' })).status, 400);
     t.equal((await client.get('settings.haveTraefikDashboardPortEnabled')).body, false);
     t.same((await client.get('settings.getTraefikPorts')).body, []);
-    t.match((await client.get('settings.getWebServerSettings')).body, { proxy: 'traefik', serverIp: '127.0.0.1' });
+    t.match((await client.get('settings.getWebServerSettings')).body, { proxy: 'traefik', serverIp: '127.0.0.1', host: null });
+    const ownDomain = await call('settings.assignDomainServer', { host: 'panel.example.com', certificateType: 'letsencrypt' });
+    t.match(ownDomain, { host: 'panel.example.com', https: true, certificateType: 'letsencrypt' });
+    const ws = parse(await readFile(path.join(dir, 'dynamic', 'berth.yml'), 'utf8'));
+    t.same(ws.http.routers['berth-router-0'].middlewares, ['redirect-to-https'], 'Berth\'s own domain in dynamic/berth.yml');
+    t.same(ws.http.routers['berth-router-websecure-0'].tls, { certResolver: 'letsencrypt' });
+    t.match(ws.http.services['berth-service-0'].loadBalancer.servers[0].url, /^http:\/\/\d+\.\d+\.\d+\.\d+:\d+$/, 'to Berth through the engine\'s gateway');
+    await call('settings.assignDomainServer', { host: null, certificateType: 'none' });
+    t.notOk(existsSync(path.join(dir, 'dynamic', 'berth.yml')), 'taken away');
   });
 
   t.test('certificates: uploaded, sealed, written in the peer\'s layout, expiry announced', async t => {

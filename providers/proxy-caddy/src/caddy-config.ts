@@ -77,12 +77,14 @@ function proxyHandlers(w: ProxyWorkloadConfig, route: ProxyRoute): Json[] {
   if (internal) steps.push({ handle: [{ handler: 'rewrite', uri: `${internal}{http.request.uri}` }] });
   const upstream = route.serviceName ?? w.appName;
   steps.push({
-    handle: [{
-      handler: 'reverse_proxy',
-      // The task addresses, looked up again every second: a redeploy's new tasks are found
-      // without a config change, and no service VIP (IPVS) is needed.
-      dynamic_upstreams: { source: 'a', name: `tasks.${upstream}`, port: String(route.port), refresh: '1s' },
-    }],
+    handle: [route.upstream
+      ? { handler: 'reverse_proxy', upstreams: [{ dial: route.upstream }] }
+      : {
+        handler: 'reverse_proxy',
+        // The task addresses, looked up again every second: a redeploy's new tasks are found
+        // without a config change, and no service VIP (IPVS) is needed.
+        dynamic_upstreams: { source: 'a', name: `tasks.${upstream}`, port: String(route.port), refresh: '1s' },
+      }],
   });
   return [{ match: [pathMatch(route)], handle: [{ handler: 'subroute', routes: steps }], terminal: true }];
 }

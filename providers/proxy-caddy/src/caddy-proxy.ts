@@ -33,6 +33,7 @@ export interface CaddyHost {
 const IN = '/etc/berth-proxy';
 const ADMIN = 'localhost:2019';
 const APP_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/;
+const WEB_SERVER = path.join('workloads', '_berth.json');
 
 export class CaddyProxy implements ProxyProvider {
   readonly id = 'caddy';
@@ -69,6 +70,16 @@ export class CaddyProxy implements ProxyProvider {
   removeWorkload(appName: string): Promise<void> {
     return this.#serial.run(async () => {
       await rm(path.join(this.configDir, this.#workloadPath(appName)), { force: true });
+      await this.#writeConfig();
+      if (this.#engine) await this.#load(10_000);
+    });
+  }
+
+  applyWebServer(config: ProxyWorkloadConfig | null): Promise<void> {
+    return this.#serial.run(async () => {
+      // Not a valid appName (it starts with "_"): no workload's file can be this one.
+      if (config) await this.#writeJson(WEB_SERVER, config);
+      else await rm(path.join(this.configDir, WEB_SERVER), { force: true });
       await this.#writeConfig();
       if (this.#engine) await this.#load(10_000);
     });

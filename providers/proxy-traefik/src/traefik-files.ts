@@ -64,9 +64,8 @@ export function workloadFile(w: ProxyWorkloadConfig, upstream: UpstreamHost = 't
     routers[`${w.appName}-router-${n}`] = router(w, d, d.customEntrypoint || 'web');
     if (!d.customEntrypoint && d.https) routers[`${w.appName}-router-websecure-${n}`] = router(w, d, 'websecure');
     const target = d.serviceName ?? w.appName;
-    services[`${w.appName}-service-${n}`] = {
-      loadBalancer: { servers: [{ url: `http://${upstream === 'tasks' ? `tasks.${target}` : target}:${d.port}` }], passHostHeader: true },
-    };
+    const url = d.upstream ? `http://${d.upstream}` : `http://${upstream === 'tasks' ? `tasks.${target}` : target}:${d.port}`;
+    services[`${w.appName}-service-${n}`] = { loadBalancer: { servers: [{ url }], passHostHeader: true } };
   }
   return { http: { routers, services } };
 }

@@ -92,6 +92,20 @@ export class TraefikProxy implements ProxyProvider {
     return this.applyWorkload({ appName, routes: [], redirects: [], basicAuth: [] });
   }
 
+  /** Berth's own web server in dynamic/berth.yml (the peer's dokploy.yml), its middlewares in the shared file. */
+  applyWebServer(config: ProxyWorkloadConfig | null): Promise<void> {
+    return this.#serial.run(async () => {
+      await this.prepare();
+      const w = config ?? { appName: 'berth', routes: [], redirects: [], basicAuth: [] };
+      const middlewares = this.#path('dynamic', 'middlewares.yml');
+      await writeAtomic(middlewares, stringify(mergeMiddlewares(await this.#readYaml(middlewares), w)));
+      const content = workloadFile(w, this.#options.upstreamHost);
+      const file = this.#path(this.fileOf('webServer')!);
+      if (content) await writeAtomic(file, stringify(content));
+      else await rm(file, { force: true });
+    });
+  }
+
   writeCertificate(c: ProxyCertificate): Promise<void> {
     return this.#serial.run(async () => {
       const rel = path.join('dynamic', 'certificates', safeName(c.certificatePath));
@@ -156,6 +170,7 @@ export class TraefikProxy implements ProxyProvider {
 
   #workloadPath(appName: string): string {
     if (!APP_NAME.test(appName)) throw new Error(`"${appName}" is not a valid appName`);
+    if (appName === 'berth') throw new Error('The appName "berth" names Berth\'s own web-server file (dynamic/berth.yml) under the traefik proxy: choose another appName');
     return path.join('dynamic', `${appName}.yml`);
   }
 
