@@ -141,10 +141,11 @@ export class DomainService implements DomainDirectory {
   // ------------------------------------------------------------ DomainDirectory
   async removeForService(workload: WorkloadRef, em: EntityManager): Promise<void> {
     const where = { serviceType: workload.kind, serviceId: workload.id };
-    await em.nativeDelete(Domain, where);
+    const domains = await em.nativeDelete(Domain, where);
     await em.nativeDelete(Redirect, where);
     await em.nativeDelete(Security, where);
-    await this.#routing.forget(workload.appName);
+    // A workload that had no domain has nothing on the proxy: it is not started for it.
+    if (domains) await this.#routing.forget(workload.appName);
   }
 
   // ------------------------------------------------------------ internals

@@ -80,7 +80,8 @@ export class ProxyRouting {
 
   /** Takes the workload off the proxy. */
   async forget(appName: string): Promise<void> {
-    const provider = this.provider();
+    // Ensured first: a process that has not used the proxy yet still has the running one drop the routes.
+    const provider = await this.ensure();
     if (provider) await provider.removeWorkload(appName);
   }
 }
