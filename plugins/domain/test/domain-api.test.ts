@@ -11,7 +11,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import Docker from 'dockerode';
 import { parse } from 'yaml';
-import { startTestServer, signUpAdmin, otherOrganization, freePort, TEST_STATIC_IMAGE } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, otherOrganization, freePort, Client, TEST_STATIC_IMAGE } from '@berth/core/testing';
 
 t.setTimeout(300_000);
 const docker = new Docker();
@@ -44,7 +44,7 @@ t.test('domains with the traefik provider', async t => {
     await docker.getService(PROXY).remove().catch(() => undefined);
     await server.destroy();
   });
-  const { client, userId } = await signUpAdmin(server);
+  const { client, userId, token } = await signUpAdmin(server);
   const call = async (op: string, input: Record<string, unknown>) => {
     const res = await client.post(op, input);
     if (res.status !== 200) throw new Error(`${op}: ${res.status} ${JSON.stringify(res.body)}`);
@@ -91,6 +91,10 @@ t.test('domains with the traefik provider', async t => {
     t.same((await client.get('domain.byComposeId', { composeId: 'anything' })).body, [], 'no compose kind yet: []');
     const one = await client.get('domain.one', { domainId });
     t.match(one.body, { ...created, preflight: { ok: Boolean, checks: Array } });
+    const older = new Client(server.url, { token });
+    const viaBearer = await older.get('domain.one', { domainId });
+    t.equal(viaBearer.status, 200, 'the older variant (Authorization: Bearer) reads it too');
+    t.equal(viaBearer.body.host, created.host);
     const updated = await call('domain.update', { domainId, host: 'shop.example.com', https: false, certificateType: 'none' });
     t.match(updated, { host: 'shop.example.com', https: false, path: '/shop', stripPath: true, port: 8080 }, 'update keeps what it is not given');
     const after = parse(await readFile(appFile(), 'utf8'));
@@ -103,6 +107,9 @@ t.test('domains with the traefik provider', async t => {
     t.equal((await other.client.post('domain.delete', { domainId })).status, 404);
     t.equal((await other.client.post('domain.create', { host: 'x.example.com', applicationId: app.applicationId })).status, 404);
     t.equal((await other.client.post('domain.create', { host: 'shop.example.com', path: '/shop', applicationId: app.applicationId })).status, 404, 'not even a conflict is told');
+    t.equal((await other.client.post('redirects.create', { applicationId: app.applicationId, regex: 'a', replacement: 'b', permanent: false })).status, 404);
+    t.equal((await other.client.post('security.create', { applicationId: app.applicationId, username: 'x', password: 'y' })).status, 404);
+    t.equal((await other.client.get('application.readTraefikConfig', { applicationId: app.applicationId })).status, 404);
   });
 
   t.test('generated domains', async t => {
@@ -176,6 +183,11 @@ t.test('domains with the traefik provider', async t => {
     await new Promise(r => setImmediate(r));
     t.match(events, [{ name: 'shop', daysLeft: 9 }], 'certificateExpiring: it ends within 30 days');
     t.same((await client.get('certificates.all')).body.map((c: { certificateId: string }) => c.certificateId), [created.certificateId]);
+    const longer = await selfSigned('shop.example.com', 90);
+    const renewed = await call('certificates.update', { certificateId: created.certificateId, certificateData: longer.cert, privateKey: longer.key });
+    t.ok(Date.parse(renewed.expiresAt) - Date.now() > 80 * 86_400_000, 'update reads the new leaf\'s expiry');
+    t.equal(await readFile(path.join(certDir, 'chain.crt'), 'utf8'), `${longer.cert.trim()}\n`, 'and writes the new chain');
+    t.equal((await client.post('certificates.update', { certificateId: created.certificateId, privateKey: other.key })).status, 400, 'a key that does not match the stored chain');
     const removed = await call('certificates.remove', { certificateId: created.certificateId });
     t.equal(removed.certificateId, created.certificateId);
     t.notOk(existsSync(certDir), 'its files are gone');
