@@ -6,6 +6,9 @@ import { createSocket, type Socket } from 'node:dgram';
 export interface TestDns {
   /** address:port, for the dnsResolver config key. */
   server: string;
+  port: number;
+  /** The records, changeable while it runs. */
+  records: Record<string, string>;
   close(): Promise<void>;
 }
 
@@ -19,7 +22,8 @@ function readName(msg: Buffer, at: number): [string, number] {
   return [labels.join('.').toLowerCase(), at + 1];
 }
 
-export async function startTestDns(records: Record<string, string>): Promise<TestDns> {
+/** `address`: where it listens (0.0.0.0 when containers must reach it through the engine's gateway). */
+export async function startTestDns(records: Record<string, string>, address = '127.0.0.1'): Promise<TestDns> {
   const socket: Socket = createSocket('udp4');
   socket.on('message', (msg, peer) => {
     const [name, end] = readName(msg, 12);
@@ -45,6 +49,7 @@ export async function startTestDns(records: Record<string, string>): Promise<Tes
     }
     socket.send(Buffer.concat(parts), peer.port, peer.address);
   });
-  await new Promise<void>(resolve => socket.bind(0, '127.0.0.1', resolve));
-  return { server: `127.0.0.1:${socket.address().port}`, close: () => new Promise(resolve => socket.close(() => resolve())) };
+  await new Promise<void>(resolve => socket.bind(0, address, resolve));
+  const port = socket.address().port;
+  return { server: `127.0.0.1:${port}`, port, records, close: () => new Promise(resolve => socket.close(() => resolve())) };
 }
