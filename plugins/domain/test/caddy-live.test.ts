@@ -5,7 +5,7 @@
 import t from 'tap';
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -171,6 +171,22 @@ t.test('domains through Caddy, live', async t => {
     const state = one.body.preflight.checks.find((c: { check: string }) => c.check === 'certificate');
     t.equal(state.ok, true, state.reason);
     t.match(state.reason, /valid until/);
+  });
+
+  t.test('an uploaded certificate is served for its host (certificateType custom)', async t => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'berth-cert-'));
+    t.teardown(() => rm(dir, { recursive: true, force: true }));
+    await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', path.join(dir, 'k.pem'), '-out', path.join(dir, 'c.pem'), '-days', '30', '-subj', '/CN=custom.test', '-addext', 'subjectAltName=DNS:custom.test']);
+    const cert = await call('certificates.create', { name: 'custom', certificateData: await readFile(path.join(dir, 'c.pem'), 'utf8'), privateKey: await readFile(path.join(dir, 'k.pem'), 'utf8') });
+    await call('domain.create', { host: 'custom.test', https: true, certificateType: 'custom', applicationId: app.applicationId, port: 3000 });
+    const served = await waitFor('the uploaded certificate', async () => {
+      const c = await peerCertificate(httpsPort, 'custom.test');
+      return c && c.fingerprint256 && String(c.subject.CN) === 'custom.test' && /custom\.test/.test(String(c.issuer.CN)) ? c : undefined;
+    }, { timeout: 30_000, interval: 250 });
+    t.equal(String(served.issuer.CN), 'custom.test', 'self-signed, as uploaded');
+    const a = await answers('https with it', httpsPort, 'custom.test', '/x/', r => r.status === 200, { tls: true });
+    t.equal(a.body.trim(), 'x page');
+    await call('certificates.remove', { certificateId: cert.certificateId });
   });
 
   t.test('a certificate that cannot be obtained says why in the preflight', async t => {
