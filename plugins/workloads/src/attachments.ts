@@ -1,10 +1,11 @@
-// Records that hang off a workload and shape its service: mounts (the mounts plugin) and
-// published ports (the port plugin). Kinds read them through these directories when they
+// Records that hang off a workload and shape its service: mounts (the mounts plugin),
+// published ports (the port plugin) and domains (the domain plugin). Kinds read them through these directories when they
 // deploy and when they answer `one`; the owners of the records check that the workload
 // exists through WorkloadRegistry.owner(), and offer them only to the kinds whose
 // capabilities say so.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { TSchema } from 'typebox';
+import type { WorkloadRef } from './registry.ts';
 
 export interface MountRecord {
   mountId: string;
@@ -51,8 +52,16 @@ export interface PortDirectory {
   removeForApplication(applicationId: string, em: EntityManager): Promise<void>;
 }
 
+/** Registered as `domains` by the domain plugin: what a workload serves through the proxy. */
+export interface DomainDirectory {
+  /** Deletes the workload's domains, redirects and basic-auth users and takes its routes off the proxy (when the workload is deleted). */
+  removeForService(workload: WorkloadRef, em: EntityManager): Promise<void>;
+}
+
 declare module '@berth/core' {
   interface Cradle {
+    /** From the domain plugin (absent when it is disabled). */
+    domains: DomainDirectory;
     /** From the mounts plugin (absent when it is disabled). */
     mounts: MountDirectory;
     /** From the port plugin (absent when it is disabled). */

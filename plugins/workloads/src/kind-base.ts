@@ -1,6 +1,7 @@
 // What every workload kind does the same way: its record lookups go to its service, and its
 // removal cancels its runs, takes its service (and, when asked, its data volumes) and files off
-// the host, and drops what other plugins keep for it before the record itself. A kind supplies
+// the host, and drops what other plugins keep for it (mounts, domains and their routes) before
+// the record itself. A kind supplies
 // its names, its service, how a row is loaded and what it alone has on the host.
 import { rm } from 'node:fs/promises';
 import { optionalService, type Cradle, type EntityManager } from '@berth/core';
@@ -74,6 +75,7 @@ export abstract class RecordKind<Row extends object> implements WorkloadKind {
     await this.removeFromHost(row, options);
     await rm(this.filesDir(row), { recursive: true, force: true });
     await optionalService(cradle, 'mounts')?.removeForService(this.kind, workload.id, em);
+    if (this.capabilities.domains) await optionalService(cradle, 'domains')?.removeForService(workload, em);
     await this.removeAttachments(row, em);
     await deployments?.removeFor(this.kind, workload.id, em, { includeActive: true });
     await em.remove(row).flush();

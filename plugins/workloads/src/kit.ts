@@ -3,7 +3,7 @@
 export { WorkloadRegistry, type WorkloadKind, type WorkloadCapabilities, type WorkloadRef, type RemoveOptions } from './registry.ts';
 export { PLATFORM_NETWORK, type ContainerHosts } from './container-hosts.ts';
 export type { WorkloadService, ServiceMount, ServicePort, SwarmHealthCheck, SwarmRestartPolicy, SwarmPlacement, SwarmUpdateConfig, SwarmMode, SwarmNetwork } from './services.ts';
-export { type MountRecord, type PortRecord, type MountDirectory, type PortDirectory } from './attachments.ts';
+export { type MountRecord, type PortRecord, type MountDirectory, type PortDirectory, type DomainDirectory } from './attachments.ts';
 export { HostPorts, type PortHold, type PortHolder } from './host-ports.ts';
 export { parseEnv, resolveEnv, toEnvList, ENV_KEY, type SharedEnv } from './swarm/env.ts';
 export { parseMemory, parseCpu } from './swarm/resources.ts';
