@@ -10,7 +10,8 @@ export type ErrorCode =
   | 'PAYLOAD_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'TOO_MANY_REQUESTS'
-  | 'INTERNAL_SERVER_ERROR';
+  | 'INTERNAL_SERVER_ERROR'
+  | 'SERVICE_UNAVAILABLE';
 
 export interface Issue {
   /** Where the problem is, as a list of keys from the input root (zod-style). */
@@ -29,6 +30,7 @@ export const errorStatus: Record<ErrorCode, number> = {
   UNSUPPORTED_MEDIA_TYPE: 415,
   TOO_MANY_REQUESTS: 429,
   INTERNAL_SERVER_ERROR: 500,
+  SERVICE_UNAVAILABLE: 503,
 };
 
 export const defaultMessage: Record<ErrorCode, string> = {
@@ -41,6 +43,7 @@ export const defaultMessage: Record<ErrorCode, string> = {
   UNSUPPORTED_MEDIA_TYPE: 'Unsupported content type',
   TOO_MANY_REQUESTS: 'Too many attempts',
   INTERNAL_SERVER_ERROR: 'Internal server error',
+  SERVICE_UNAVAILABLE: 'A service Berth depends on is not available',
 };
 
 export class BerthError extends Error {
@@ -65,5 +68,7 @@ export const unauthorized = (message?: string) => new BerthError('UNAUTHORIZED',
 export const forbidden = (message?: string) => new BerthError('FORBIDDEN', message);
 export const notFound = (what?: string) => new BerthError('NOT_FOUND', what ? `${what} not found` : undefined);
 export const conflict = (message: string) => new BerthError('CONFLICT', message);
+/** Something Berth runs or talks to (the proxy, an engine) cannot do its part now: the request was fine. */
+export const unavailable = (message: string) => new BerthError('SERVICE_UNAVAILABLE', message);
 
 export const isBerthError = (e: unknown): e is BerthError => e instanceof BerthError;

@@ -3,7 +3,7 @@ export { createKernel, type Kernel, type KernelOptions } from './kernel.ts';
 export { loadConfig, ConfigSchema, ConfigError, type BerthConfig } from './config.ts';
 export { definePlugin, type BerthHost, type PluginDefinition, type BerthPlugin, type PluginInfo } from './plugin.ts';
 export { router, ProcedureRegistry, type Procedure, type ProcedureFactory, type ProcedureContext, type Principal, type Access, type Role } from './procedure.ts';
-export { BerthError, badRequest, invalidField, unauthorized, forbidden, notFound, conflict, type ErrorCode, type Issue } from './errors.ts';
+export { BerthError, badRequest, invalidField, unauthorized, forbidden, notFound, conflict, unavailable, type ErrorCode, type Issue } from './errors.ts';
 export { optionalService, type Cradle, type BerthContainer, type Logger } from './container.ts';
 export { EventBus, type BerthEvents } from './events.ts';
 export { JobScheduler } from './jobs.ts';

@@ -14,6 +14,7 @@ const rpcCodes: Record<ErrorCode, number> = {
   UNSUPPORTED_MEDIA_TYPE: -32015,
   TOO_MANY_REQUESTS: -32029,
   INTERNAL_SERVER_ERROR: -32603,
+  SERVICE_UNAVAILABLE: -32053,
 };
 
 /**

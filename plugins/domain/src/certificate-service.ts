@@ -125,7 +125,7 @@ export class CertificateService {
     const row = await this.one(certificateId, organizationId, em);
     await em.remove(row).flush();
     const provider = await this.#routing.ensure();
-    await provider?.removeCertificate(row.certificatePath);
+    if (provider) await this.#routing.apply('remove the certificate', () => provider.removeCertificate(row.certificatePath));
     return row;
   }
 
@@ -156,7 +156,7 @@ export class CertificateService {
 
   async #write(row: CertificateRow, privateKey: string): Promise<void> {
     const provider = await this.#routing.ensure();
-    await provider?.writeCertificate({ certificateId: row.certificateId, certificatePath: row.certificatePath, certificateData: row.certificateData, privateKey });
+    if (provider) await this.#routing.apply('write the certificate', () => provider.writeCertificate({ certificateId: row.certificateId, certificatePath: row.certificatePath, certificateData: row.certificateData, privateKey }));
   }
 }
 

@@ -2,7 +2,7 @@
 // users, read from the tables and applied as a whole after every change, so the proxy never
 // holds half of an edit. The proxy service itself is made (or updated) on first use.
 import { domainToASCII } from 'node:url';
-import { badRequest, type Cradle, type EntityManager, type ProxyEngine, type ProxyProvider, type ProxyWorkloadConfig } from '@berth/core';
+import { badRequest, BerthError, unavailable, type Cradle, type EntityManager, type ProxyEngine, type ProxyProvider, type ProxyWorkloadConfig } from '@berth/core';
 import { ownerLabels, PLATFORM_NETWORK, type WorkloadRef } from '@berth/plugin-workloads';
 import { Domain, Redirect, Security, type DomainRow } from './entities.ts';
 
@@ -43,10 +43,24 @@ export class ProxyRouting {
     return { docker, network: PLATFORM_NETWORK, labels: ownerLabels(PROXY_OWNER) };
   }
 
+  /**
+   * Runs a step of the proxy's: a failure there (its image missing, its port taken, its config
+   * refused) is not the request's fault, so it answers 503 with the proxy's reason, never a 500.
+   * What was stored stays stored: every change applies the workload's whole route set again.
+   */
+  async apply<T>(what: string, step: () => Promise<T>): Promise<T> {
+    try {
+      return await step();
+    } catch (e) {
+      if (e instanceof BerthError) throw e;
+      throw unavailable(`The proxy could not ${what}: ${(e as Error).message}. What was saved stays saved; the next change of these routes applies them all again, and domain.one's preflight shows the proxy's state`);
+    }
+  }
+
   /** Makes sure the proxy runs; answers the provider (null: no proxy). */
   async ensure(): Promise<ProxyProvider | null> {
     const provider = this.provider();
-    if (provider) await provider.ensure(await this.engine());
+    if (provider) await this.apply('start', async () => provider.ensure(await this.engine()));
     return provider;
   }
 
@@ -68,8 +82,7 @@ export class ProxyRouting {
     const provider = await this.ensure();
     if (!provider) return;
     const config = await this.configOf(workload, em);
-    if (config.routes.length) await provider.applyWorkload(config);
-    else await provider.removeWorkload(workload.appName);
+    await this.apply('apply the routes', () => (config.routes.length ? provider.applyWorkload(config) : provider.removeWorkload(workload.appName)));
   }
 
   /** Applies the routes of the workload a stored record belongs to (nothing when it is gone). */
@@ -82,7 +95,7 @@ export class ProxyRouting {
   async forget(appName: string): Promise<void> {
     // Ensured first: a process that has not used the proxy yet still has the running one drop the routes.
     const provider = await this.ensure();
-    if (provider) await provider.removeWorkload(appName);
+    if (provider) await this.apply('remove the routes', () => provider.removeWorkload(appName));
   }
 }
 

@@ -157,13 +157,13 @@ export class ProxySettings {
 
   async updateServiceSettings(patch: Partial<ProxyServiceSettings>): Promise<boolean> {
     const provider = this.#routing.traefik();
-    await provider.updateServiceSettings(patch, await this.#routing.engine());
+    await this.#routing.apply('take the new settings', async () => provider.updateServiceSettings(patch, await this.#routing.engine()));
     return true;
   }
 
   async reload(): Promise<boolean> {
     const provider = this.#routing.traefik();
-    await provider.reload(await this.#routing.engine());
+    await this.#routing.apply('reload', async () => provider.reload(await this.#routing.engine()));
     return true;
   }
 
@@ -206,7 +206,7 @@ export class ProxySettings {
       const bridge = await docker.getNetwork('docker_gwbridge').inspect().catch(() => null) as { IPAM?: { Config?: { Gateway?: string }[] } } | null;
       const gateway = bridge?.IPAM?.Config?.find(c => c.Gateway)?.Gateway;
       if (!gateway) throw badRequest('The engine has no docker_gwbridge gateway: the proxy cannot reach Berth on this host');
-      await provider.applyWebServer({
+      await this.#routing.apply('serve Berth\'s domain', () => provider.applyWebServer({
         appName: 'berth',
         routes: [{
           domainId: 'berth', uniqueConfigKey: 0, host, path: '/', internalPath: '/', stripPath: false, https,
@@ -215,9 +215,9 @@ export class ProxySettings {
         }],
         redirects: [],
         basicAuth: [],
-      });
+      }));
     } else {
-      await provider.applyWebServer(null);
+      await this.#routing.apply('take Berth\'s domain away', () => provider.applyWebServer(null));
     }
     await writeAtomicFile(this.#webServerFile(), JSON.stringify({ host: host || null, https, certificateType: own.certificateType, letsEncryptEmail: own.letsEncryptEmail ?? null }));
     return this.webServerSettings();

@@ -216,3 +216,27 @@ t.test('with caddy active the Traefik-named operations answer 400 naming it', as
 t.test('an unknown proxy provider stops the boot naming the enabled ones', async t => {
   await t.rejects(startTestServer({ proxy: 'nginx' }), /proxy \(BERTH_PROXY\) is "nginx", which is not an enabled proxy provider \(enabled: caddy, traefik; or "none"\)/);
 });
+
+t.test('a proxy that cannot run answers 503 with its reason, and the domain stays saved', async t => {
+  const name = `berth-test-noproxy-${randomBytes(3).toString('hex')}`;
+  const server = await startTestServer({
+    proxy: 'caddy',
+    // No such image on this host, and nothing can be pulled: the proxy never gets a task.
+    proxyImage: 'berth-test/no-such-proxy:0',
+    proxyHttpPort: await freePort(),
+    proxyHttpsPort: await freePort(),
+    providers: { proxy: { caddy: { options: { serviceName: name } } } },
+  });
+  t.teardown(async () => {
+    await docker.getService(name).remove().catch(() => undefined);
+    await server.destroy();
+  });
+  const { client } = await signUpAdmin(server);
+  const { environment } = (await client.post('project.create', { name: 'P' })).body;
+  const app = (await client.post('application.create', { name: 'web', environmentId: environment.environmentId })).body;
+  const res = await client.post('domain.create', { host: 'down.example.com', applicationId: app.applicationId, port: 80 });
+  t.equal(res.status, 503, `503, not 500 (${res.status} ${res.body.message})`);
+  t.match(res.body.message, /^The proxy could not (start|apply the routes): .+What was saved stays saved/, 'the proxy\'s reason, and that the record is kept');
+  const listed = await client.get('domain.byApplicationId', { applicationId: app.applicationId });
+  t.same(listed.body.map((d: { host: string }) => d.host), ['down.example.com'], 'the domain is stored');
+});
