@@ -1,6 +1,7 @@
 // Issue 4: a third party adds a sixth database kind without touching core or the five built-in
-// kinds. examples/database-valkey (a driver and a one-line plugin, against @berth/core alone) is
-// loaded the way an operator loads it (extraPlugins: its path) and runs on the real engine:
+// kinds. examples/database-valkey (a driver and its provider descriptor, against @berth/core alone)
+// is loaded the way an operator loads it (one config line: providers.database.valkey.resolve, its
+// path) and runs on the real engine:
 // create → saveExternalPort → deploy → set/get with node-redis → changePassword → remove.
 import path from 'node:path';
 import t from 'tap';
@@ -33,14 +34,17 @@ const withPassword = (url: string, password: string) => {
 
 t.test('a sixth database kind from a third party', async t => {
   const image = await ensureValkeyTestImage(docker);
-  const server = await startTestServer({ extraPlugins: [valkeyPlugin], deploySettleSeconds: 0 });
+  const server = await startTestServer({ providers: { database: { valkey: { resolve: valkeyPlugin } } }, deploySettleSeconds: 0 });
   t.teardown(() => server.destroy());
   const { client, userId } = await signUpAdmin(server);
 
-  t.test('is loaded from its path, with its own version, beside the built-in kinds', async t => {
-    const info = server.kernel.plugins.find(p => p.name === 'valkey');
-    t.equal(info?.version, '1.0.0', 'the version of its own package.json');
-    t.ok(server.kernel.plugins.some(p => p.name === 'redis'), 'the built-in kinds are still there');
+  t.test('is loaded from its path as a provider, beside the built-in kinds', async t => {
+    const { providers } = server.kernel.container.cradle;
+    t.ok(providers.has('database', 'valkey'), 'database.valkey is enabled');
+    t.equal(server.kernel.container.resolve('database.valkey' as never), providers.get('database', 'valkey'), 'registered in the container as database.valkey');
+    t.equal(providers.get('database', 'valkey').label, 'Valkey');
+    t.ok(providers.has('database', 'redis'), 'the built-in kinds are still there');
+    t.notOk(server.kernel.plugins.some(p => p.name === 'valkey'), 'no plugin of its own: enabling the provider is all');
     const procedures = server.kernel.container.cradle.registry.all().filter(p => p.router === 'valkey').map(p => p.name).sort();
     const redisProcedures = server.kernel.container.cradle.registry.all().filter(p => p.router === 'redis').map(p => p.name).sort();
     t.same(procedures, redisProcedures, 'every operation a built-in kind has');

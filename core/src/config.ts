@@ -5,6 +5,21 @@ import path from 'node:path';
 import Type, { type Static } from 'typebox';
 import { Value } from 'typebox/value';
 
+/** One provider's entry: false disables a built-in; an object enables it with options, or loads a third party's from `resolve`. */
+const ProviderEntry = Type.Union([
+  Type.Boolean(),
+  Type.Object({
+    resolve: Type.Optional(Type.String({ minLength: 1, description: 'A third party\'s provider: a path (relative to the config file) or a package name' })),
+    options: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Checked against the provider\'s own options schema at boot' })),
+  }, { additionalProperties: false }),
+]);
+export const ProvidersSchema = Type.Record(
+  Type.String({ pattern: '^[a-z][a-z0-9]*$' }),
+  Type.Record(Type.String({ pattern: '^[a-z][a-z0-9_]*$' }), ProviderEntry),
+  { default: {}, description: 'Providers per contract (builder, source, database...) by id, over the built-in ones, which are all enabled unless set to false (env BERTH_PROVIDERS, JSON)' },
+);
+export type ProvidersConfig = Static<typeof ProvidersSchema>;
+
 export const ConfigSchema = Type.Object({
   port: Type.Integer({ minimum: 0, maximum: 65535, default: 3000, description: 'TCP port of the HTTP API (env PORT)' }),
   host: Type.String({ minLength: 1, default: '0.0.0.0', description: 'Address to listen on (env HOST)' }),
@@ -12,6 +27,7 @@ export const ConfigSchema = Type.Object({
   databaseUrl: Type.Optional(Type.String({ pattern: '^postgres(ql)?://', description: 'External PostgreSQL; absent = the embedded PostgreSQL, a server Berth runs on a cluster in dataDir (env DATABASE_URL)' })),
   plugins: Type.Optional(Type.Array(Type.String({ pattern: '^[a-z][a-z0-9-]*$' }), { description: 'Built-in plugins to enable; absent = all of them (env BERTH_PLUGINS, comma-separated)' })),
   extraPlugins: Type.Array(Type.String({ minLength: 1 }), { default: [], description: 'Third-party plugins: paths or package names (env BERTH_EXTRA_PLUGINS, comma-separated)' }),
+  providers: ProvidersSchema,
   secret: Type.Optional(Type.String({ minLength: 32, description: 'Key material for secrets at rest; absent = generated into dataDir/secret.key (env BERTH_SECRET)' })),
   logLevel: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info', description: 'env BERTH_LOG_LEVEL' }),
   bodyLimit: Type.Integer({ minimum: 1024, default: 1048576, description: 'Largest accepted request body in bytes (env BERTH_BODY_LIMIT)' }),
@@ -38,6 +54,7 @@ export const envNames: Record<ConfigKey, string> = {
   databaseUrl: 'DATABASE_URL',
   plugins: 'BERTH_PLUGINS',
   extraPlugins: 'BERTH_EXTRA_PLUGINS',
+  providers: 'BERTH_PROVIDERS',
   secret: 'BERTH_SECRET',
   logLevel: 'BERTH_LOG_LEVEL',
   bodyLimit: 'BERTH_BODY_LIMIT',
@@ -62,6 +79,15 @@ export class ConfigError extends Error {
 }
 
 const listKeys = new Set<ConfigKey>(['plugins', 'extraPlugins']);
+const jsonKeys = new Set<ConfigKey>(['providers']);
+
+function parseJsonEnv(name: string, value: string): unknown {
+  try {
+    return JSON.parse(value);
+  } catch (e) {
+    throw new ConfigError(`Invalid configuration: ${name} must be JSON: ${(e as Error).message}`);
+  }
+}
 
 /**
  * Reads the file (if any) and the environment, applies defaults and validates.
@@ -92,7 +118,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   for (const key of Object.keys(envNames) as ConfigKey[]) {
     const value = env[envNames[key]];
     if (value === undefined || value === '') continue;
-    raw[key] = listKeys.has(key) ? value.split(',').map(s => s.trim()).filter(Boolean) : value;
+    raw[key] = listKeys.has(key) ? value.split(',').map(s => s.trim()).filter(Boolean) : jsonKeys.has(key) ? parseJsonEnv(envNames[key], value) : value;
     origin[key] = envNames[key];
   }
   for (const [k, v] of Object.entries(overrides)) {
@@ -106,12 +132,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     const e = errors[0]!;
     const key = e.instancePath.split('/')[1] ?? (e.params as { requiredProperties?: string[] }).requiredProperties?.[0] ?? '?';
     const where = origin[key] ?? key;
-    throw new ConfigError(`Invalid configuration: ${where} ${e.message}${key in raw ? ` (got ${JSON.stringify(raw[key])})` : ''}`);
+    // Inside a nested key (providers.builder.static...), say where.
+    const inner = e.instancePath.split('/').slice(2).join('.');
+    throw new ConfigError(`Invalid configuration: ${where}${inner ? ` at ${key}.${inner}` : ''} ${e.message}${key in raw && !inner ? ` (got ${JSON.stringify(raw[key])})` : ''}`);
   }
   const config = withDefaults as BerthConfig;
   // Paths in the file are relative to the file; in the environment, to the working directory.
   config.dataDir = path.resolve(origin.dataDir?.startsWith('"') ? baseDir : process.cwd(), config.dataDir);
   config.extraPlugins = config.extraPlugins.map(p =>
     p.startsWith('.') || p.startsWith('/') ? path.resolve(origin.extraPlugins?.startsWith('"') ? baseDir : process.cwd(), p) : p);
+  const providersBase = origin.providers?.startsWith('"') ? baseDir : process.cwd();
+  for (const entries of Object.values(config.providers)) {
+    for (const entry of Object.values(entries)) {
+      if (typeof entry === 'object' && entry.resolve && entry.resolve.startsWith('.')) entry.resolve = path.resolve(providersBase, entry.resolve);
+    }
+  }
   return config;
 }

@@ -20,8 +20,8 @@ import { SessionService } from './identity/sessions.ts';
 import { TwoFactorService } from './identity/two-factor.ts';
 import { ApiKeyService } from './identity/api-keys.ts';
 import { OrganizationService } from './identity/organizations.ts';
-import { BuilderRegistry } from './contracts/builders.ts';
 import { loadPlugins, type LoadedPlugin } from './loader.ts';
+import { loadProviders } from './provider-loader.ts';
 import type { BerthHost, PluginInfo } from './plugin.ts';
 import { credentials, mountProcedures } from './transport/http.ts';
 import { handleError } from './transport/errors.ts';
@@ -101,8 +101,9 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
       jobs: asValue(jobs),
       principal: asValue(null),
       openapi: asValue(() => app.swagger()),
-      builders: asValue(new BuilderRegistry()),
     });
+    // Providers before plugins: a plugin's setup and its schemas read the enabled ones.
+    container.register({ providers: asValue(await loadProviders(config, container)) });
 
     const entities: EntitySchema<any, any>[] = [...identityEntities];
     const migrations: MigrationObject[] = [...identityMigrations];

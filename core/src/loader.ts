@@ -4,6 +4,7 @@ import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'n
 import path from 'node:path';
 import { pathToFileURL, fileURLToPath } from 'node:url';
 import { BERTH_PLUGIN, type BerthPlugin, type PluginInfo } from './plugin.ts';
+import { resolveBerthForThirdParties } from './berth-resolution.ts';
 
 export const pluginsDir = fileURLToPath(new URL('../../plugins/', import.meta.url));
 /** Running from the compiled build (scripts/start.sh) or from the TypeScript sources (tests, development). */
@@ -34,8 +35,8 @@ async function importPlugin(specifier: string, source: string): Promise<LoadedPl
   return { plugin, info: { ...meta, source } };
 }
 
-/** The entry file of a plugin folder: its package.json exports["."] or main, else src/index.ts. */
-function entryOf(dir: string): string {
+/** The entry file of a plugin or provider folder: its package.json exports["."] or main, else src/index.ts. */
+export function entryOf(dir: string): string {
   const pkgFile = path.join(dir, 'package.json');
   if (existsSync(pkgFile)) {
     const pkg = JSON.parse(readFileSync(pkgFile, 'utf8')) as { exports?: unknown; main?: string };
@@ -51,7 +52,8 @@ function entryOf(dir: string): string {
   return path.join(dir, `src/index${sourceExt}`);
 }
 
-function resolveExtra(spec: string): string {
+/** The URL of a third party's plugin or provider: an absolute path (file or folder) or a package name. */
+export function resolveExtra(spec: string, what = 'plugin'): string {
   if (path.isAbsolute(spec)) {
     return pathToFileURL(existsSync(spec) && statSync(spec).isDirectory() ? entryOf(spec) : spec).href;
   }
@@ -61,7 +63,7 @@ function resolveExtra(spec: string): string {
     if (existsSync(candidate)) return pathToFileURL(entryOf(realpathSync(candidate))).href;
     if (path.dirname(dir) === dir) break;
   }
-  throw new Error(`Cannot find plugin package "${spec}" from ${process.cwd()}`);
+  throw new Error(`Cannot find ${what} package "${spec}" from ${process.cwd()}`);
 }
 
 export async function loadPlugins(enabled: string[] | undefined, extra: string[]): Promise<LoadedPlugin[]> {
@@ -69,6 +71,7 @@ export async function loadPlugins(enabled: string[] | undefined, extra: string[]
   const names = enabled ?? builtin;
   const unknown = names.filter(n => !builtin.includes(n));
   if (unknown.length) throw new Error(`Unknown plugin(s) in the configuration: ${unknown.join(', ')} (built-in: ${builtin.join(', ')})`);
+  if (extra.length) resolveBerthForThirdParties();
   const loaded = await Promise.all([
     ...names.map(n => importPlugin(pathToFileURL(path.join(pluginsDir, n, `src/index${sourceExt}`)).href, n)),
     ...extra.map(spec => importPlugin(resolveExtra(spec), spec)),

@@ -51,6 +51,9 @@ function toIssues(errors: Checker['Errors'] extends (v: unknown) => infer R ? R 
       for (const prop of (e.params.requiredProperties as string[] | undefined) ?? []) add([...path, prop], 'Required');
     } else if (e.keyword === 'anyOf') {
       add(path, '', true);
+    } else if (e.keyword === 'enum' && Array.isArray(e.params.allowedValues)) {
+      // Lists of allowed values come from registries (build types, source types...): say which.
+      add(path, `must be one of: ${(e.params.allowedValues as unknown[]).map(v => JSON.stringify(v)).join(', ')}`);
     } else {
       add(path, e.message);
     }
@@ -59,7 +62,7 @@ function toIssues(errors: Checker['Errors'] extends (v: unknown) => infer R ? R 
     const field = path.length ? path.join('.') : 'input';
     const own = messages.filter(Boolean);
     // The branches of a union (e.g. string | null) each fail; say what would be accepted.
-    const message = anyOf ? `must be one of: ${own.map(m => m.replace(/^must (be )?/, '')).join(' | ')}` : own.join('; ');
+    const message = anyOf ? `must be one of: ${own.map(m => m.replace(/^must (be (one of: )?)?/, '')).join(' | ')}` : own.join('; ');
     return { path, message: `${field}: ${message}` };
   });
 }

@@ -1,11 +1,8 @@
 // Builders turn a fetched source into an image on an engine. Each build type (dockerfile,
-// static, nixpacks...) is a provider implementing Builder; the application plugin picks
-// one by the record's buildType through the `builders` registry. Sources are fetched by
-// SourceFetchers, registered the same way.
+// static, nixpacks...) is a provider of contract "builder" with the build type as its id;
+// the application plugin resolves `builder.<buildType>` through the providers registry, and
+// the enabled ids are the build types the API accepts.
 import type Docker from 'dockerode';
-
-export const buildTypes = ['dockerfile', 'heroku_buildpacks', 'paketo_buildpacks', 'nixpacks', 'static', 'railpack'] as const;
-export type BuildType = (typeof buildTypes)[number];
 
 /** Where a build writes its progress and how it is stopped. */
 export interface BuildIo {
@@ -38,54 +35,15 @@ export interface BuildRequest extends BuildIo {
 }
 
 export interface Builder {
-  readonly id: BuildType;
+  /** The build type it serves (the provider's id). */
+  readonly id: string;
   /** Builds the image tagged request.imageTag; throws with a message fit for the deployment log. */
   build(request: BuildRequest): Promise<void>;
 }
 
-/** The data of a source, as stored on the workload (its kind decides which fetcher reads it). */
-export interface SourceSpec {
-  kind: string;
-  [field: string]: unknown;
-}
-
-export interface FetchRequest extends BuildIo {
-  source: SourceSpec;
-  /** An empty per-deployment directory to fetch into. */
-  workDir: string;
-}
-
-export interface SourceFetcher {
-  /** The SourceSpec.kind it reads (git, github, gitlab, bitbucket, gitea...). */
-  readonly kind: string;
-  /** Fetches into workDir; answers a short description of what was fetched (e.g. the commit). */
-  fetch(request: FetchRequest): Promise<{ revision: string | null }>;
-}
-
-export class BuilderRegistry {
-  readonly #builders = new Map<string, Builder>();
-  readonly #fetchers = new Map<string, SourceFetcher>();
-  addBuilder(builder: Builder): void {
-    this.#builders.set(builder.id, builder);
-  }
-  addFetcher(fetcher: SourceFetcher): void {
-    this.#fetchers.set(fetcher.kind, fetcher);
-  }
-  builder(id: string): Builder {
-    const b = this.#builders.get(id);
-    if (!b) throw new Error(`No builder for build type "${id}" is installed`);
-    return b;
-  }
-  fetcher(kind: string): SourceFetcher {
-    const f = this.#fetchers.get(kind);
-    if (!f) throw new Error(`Sources of kind "${kind}" cannot be fetched yet: no fetcher is installed for them`);
-    return f;
-  }
-}
-
-declare module '../container.ts' {
-  interface Cradle {
-    /** Builders and source fetchers (filled by the plugins that ship them). */
-    builders: BuilderRegistry;
+declare module '../provider.ts' {
+  interface ProviderContracts {
+    /** `builder.<buildType>`: makes an image from a fetched source. */
+    builder: Builder;
   }
 }

@@ -1,7 +1,7 @@
 // A kind of database (postgres, mysql, mariadb, mongo, redis, or a third party's) as one
 // driver: everything that differs between kinds lives here, so the shared database code
 // (core/src/databases/) never asks which kind it runs. A new kind is a driver plus a
-// one-line plugin: `export default databasePlugin(new MyDriver(), { version })`.
+// provider: `export default defineProvider({ contract: 'database', id, options, create: () => new MyDriver() })`.
 import type { TSchema } from 'typebox';
 
 /** The credentials of one database, as its record holds them (fields a kind lacks are null). */
@@ -58,4 +58,11 @@ export interface DatabaseDriver {
   dumpCommand(c: DatabaseCredentials): ContainerCommand;
   /** Reads a dump from stdin and restores it (for restores). */
   restoreCommand(c: DatabaseCredentials): ContainerCommand;
+}
+
+declare module '../provider.ts' {
+  interface ProviderContracts {
+    /** `database.<kind>`: a database kind; the workload kit registers its records and `<kind>.*` procedures. */
+    database: DatabaseDriver;
+  }
 }

@@ -1,8 +1,8 @@
-// A third party's database kind, enabled with
-//   BERTH_EXTRA_PLUGINS=/path/to/database-valkey   (or extraPlugins in berth.config.json)
-// The whole plugin is this line: the kit in @berth/core brings the table, every procedure and the deployer.
-import pkg from '../package.json' with { type: 'json' };
+// A third party's database kind, enabled with one config line:
+//   "providers": { "database": { "valkey": { "resolve": "/path/to/database-valkey" } } }
+// The whole provider is this descriptor: the databases plugin brings the table, every
+// `valkey.*` procedure and the deployer for any enabled provider of contract "database".
+import { defineProvider, Type } from '@berth/core';
 import { ValkeyDriver } from './driver.ts';
-import { databasePlugin } from '@berth/plugin-workloads';
 
-export default databasePlugin(new ValkeyDriver(), { version: pkg.version });
+export default defineProvider({ contract: 'database', id: 'valkey', options: Type.Object({}, { additionalProperties: false }), create: () => new ValkeyDriver() });

@@ -5,7 +5,7 @@
 // error (set by settle) when the run fails, times out or dies with the process.
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { type Cradle, type DeploymentRun, type EntityManager } from '@berth/core';
+import { isImageSource, type Cradle, type DeploymentRun, type EntityManager, type RegistryAuth } from '@berth/core';
 import type Docker from 'dockerode';
 import { optionalService } from '@berth/core';
 import { Application, type ApplicationRow } from './entities.ts';
@@ -76,17 +76,7 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
     let image: string;
     let registryAuth: WorkloadService['registryAuth'] = null;
     try {
-      if (row.sourceType === 'docker') {
-        const dockerImage = settings.dockerImage as string | null;
-        if (!dockerImage) throw new Error('No docker image is set: save one with saveDockerProvider');
-        if (settings.username && secrets.password) {
-          registryAuth = { username: settings.username as string, password: secrets.password, serveraddress: (settings.registryUrl as string | null) || registryOf(dockerImage) };
-        }
-        await ensureImage(docker, dockerImage, registryAuth, run);
-        image = dockerImage;
-      } else {
-        image = await this.#build(row, settings, secrets, buildArgs, buildSecrets, run);
-      }
+      ({ image, registryAuth } = await this.#image(row, settings, secrets, buildArgs, buildSecrets, run, docker));
     } catch (e) {
       cradle.events.emit('appBuildError', {
         applicationId: row.applicationId, organizationId: row.organizationId, appName: row.appName, deploymentId: deployment.deploymentId,
@@ -118,24 +108,33 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
     });
   }
 
-  /** Fetches the source into a per-deployment work dir and builds it; answers the image tag. */
-  async #build(row: ApplicationRow, settings: Record<string, unknown>, secrets: Record<string, string | null>, buildArgs: Record<string, string>, buildSecrets: Record<string, string>, run: DeploymentRun): Promise<string> {
+  /**
+   * The image to roll out, from the source provider of the record's sourceType: an image it names
+   * (pulled here), or a checkout in a per-deployment work dir, built by the record's builder.
+   */
+  async #image(row: ApplicationRow, settings: Record<string, unknown>, secrets: Record<string, string | null>, buildArgs: Record<string, string>, buildSecrets: Record<string, string>, run: DeploymentRun, docker: Engine['docker']): Promise<{ image: string; registryAuth: RegistryAuth | null }> {
     const cradle = this.cradle();
-    const { source, buildPath } = await this.#source(row, settings, run);
+    const source = cradle.providers.get('source', row.sourceType);
     const workDir = path.join(cradle.config.dataDir, 'builds', run.deployment.deploymentId);
     await rm(workDir, { recursive: true, force: true });
     await mkdir(workDir, { recursive: true, mode: 0o700 });
     try {
-      run.log(`Fetching the ${row.sourceType} source`);
-      const { revision } = await cradle.builders.fetcher(source.kind).fetch({ source, workDir, signal: run.signal, log: line => run.log(line) });
-      if (revision) run.log(`Fetched ${revision}`);
+      const fetched = await source.resolve({
+        fields: settings, secrets, workDir, signal: run.signal, log: line => run.log(line), redact: value => run.redact(value),
+        sshKey: keyId => cradle.sshKeys.privateKey(keyId, row.organizationId, run.em),
+      });
+      if (isImageSource(fetched)) {
+        await ensureImage(docker, fetched.image, fetched.registryAuth, run);
+        return fetched;
+      }
+      if (fetched.revision) run.log(`Fetched ${fetched.revision}`);
       // A tag must start with a letter, digit or _; deployment ids may start with '-'.
       const imageTag = `berth/${row.appName.toLowerCase()}:deploy-${run.deployment.deploymentId.toLowerCase()}`;
       run.log(`Building with ${row.buildType}`);
-      await cradle.builders.builder(row.buildType).build({
+      await cradle.providers.get('builder', row.buildType).build({
         engine: await cradle.hosts.local(),
         sourceDir: workDir,
-        buildPath: normalizeBuildPath(buildPath),
+        buildPath: normalizeBuildPath(fetched.buildPath),
         dockerfile: (settings.dockerfile as string | null) ?? null,
         dockerContextPath: (settings.dockerContextPath as string | null) || null,
         dockerBuildStage: (settings.dockerBuildStage as string | null) || null,
@@ -148,36 +147,9 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
         log: line => run.log(line),
       });
       run.log(`Built ${imageTag}`);
-      return imageTag;
+      return { image: imageTag, registryAuth: null };
     } finally {
       await rm(workDir, { recursive: true, force: true });
-    }
-  }
-
-  async #source(row: ApplicationRow, settings: Record<string, unknown>, run: DeploymentRun): Promise<{ source: { kind: string; [k: string]: unknown }; buildPath: string | null }> {
-    const s = (k: string) => (settings[k] as string | null | undefined) ?? null;
-    switch (row.sourceType) {
-      case 'git': {
-        const url = s('customGitUrl');
-        if (!url) throw new Error('No git URL is set: save one with saveGitProvider');
-        const keyId = s('customGitSSHKeyId');
-        const privateKey = keyId ? await this.cradle().sshKeys.privateKey(keyId, row.organizationId, run.em) : null;
-        if (privateKey) run.redact(privateKey);
-        return {
-          source: { kind: 'git', url, branch: s('customGitBranch') || 'main', ...(privateKey ? { sshKey: { privateKey } } : {}), enableSubmodules: Boolean(settings.enableSubmodules) },
-          buildPath: s('customGitBuildPath'),
-        };
-      }
-      case 'github':
-        return { source: { kind: 'github', repository: s('repository'), owner: s('owner'), branch: s('branch'), providerId: s('githubId') }, buildPath: s('buildPath') };
-      case 'gitlab':
-        return { source: { kind: 'gitlab', repository: s('gitlabRepository'), owner: s('gitlabOwner'), branch: s('gitlabBranch'), providerId: s('gitlabId') }, buildPath: s('gitlabBuildPath') };
-      case 'bitbucket':
-        return { source: { kind: 'bitbucket', repository: s('bitbucketRepository'), owner: s('bitbucketOwner'), branch: s('bitbucketBranch'), providerId: s('bitbucketId') }, buildPath: s('bitbucketBuildPath') };
-      case 'gitea':
-        return { source: { kind: 'gitea', repository: s('giteaRepository'), owner: s('giteaOwner'), branch: s('giteaBranch'), providerId: s('giteaId') }, buildPath: s('giteaBuildPath') };
-      default:
-        throw new Error(`Deploying from a "${row.sourceType}" source is not available yet`);
     }
   }
 
@@ -199,12 +171,6 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
 function normalizeBuildPath(p: string | null): string {
   const trimmed = (p ?? '').replace(/^\/+|\/+$/g, '');
   return trimmed || '.';
-}
-
-/** The registry host of an image reference (docker.io when the first component is not a host). */
-function registryOf(image: string): string {
-  const first = image.split('/')[0]!;
-  return image.includes('/') && (first.includes('.') || first.includes(':') || first === 'localhost') ? first : 'docker.io';
 }
 
 export type { Docker };

@@ -3,7 +3,7 @@
 // and its default. Columns the platform queries or acts on live in the entity; the rest is
 // kept in one JSON column, and the sealed ones (env, build args and secrets, the registry
 // password) in one encrypted column. Schemas, storage and views are all derived from here.
-import { Type, schema, buildTypes, type TSchema } from '@berth/core';
+import { Type, schema, type TSchema } from '@berth/core';
 import { swarmSettingFields } from '@berth/plugin-workloads';
 
 const { Nullable } = schema;
@@ -12,8 +12,6 @@ const Bool = () => Nullable(Type.Boolean());
 const Num = () => Nullable(Type.Number());
 const Strings = () => Nullable(Type.Array(Type.String()));
 const Branch = () => Nullable(Type.String({ minLength: 1, maxLength: 255, pattern: '^[a-zA-Z0-9._\\-/#]+$' }));
-
-export const sourceTypes = ['github', 'docker', 'git', 'gitlab', 'bitbucket', 'gitea', 'drop'] as const;
 
 /** Sealed at rest, answered in `one` (as the peer does), never logged. */
 export const sealedFields = {
@@ -72,8 +70,9 @@ export const columnFields = {
   name: Type.String({ minLength: 1, maxLength: 255 }),
   appName: schema.AppName(),
   description: Str(),
-  sourceType: Type.Enum([...sourceTypes]),
-  buildType: Type.Enum([...buildTypes]),
+  // What the API accepts comes from the enabled providers (see allowedValues in schemas.ts).
+  sourceType: Type.String({ description: 'the id of a provider of contract source (docker, git, ...)' }),
+  buildType: Type.String({ description: 'the id of a provider of contract builder (dockerfile, static, nixpacks, ...)' }),
   applicationStatus: schema.Status(),
   environmentId: Type.String({ minLength: 1 }),
   serverId: Str(),

@@ -7,11 +7,6 @@ import { ApplicationService } from './service.ts';
 import { ApplicationDeployer } from './deployer.ts';
 import { ApplicationPipeline, callerApplications } from './pipeline.ts';
 import { ApplicationKind } from './kind.ts';
-import { DockerfileBuilder } from '@berth/builder-dockerfile';
-import { StaticBuilder } from '@berth/builder-static';
-import { ProgramBuilder, programBuildTypes } from '@berth/builder-programs';
-import { GitFetcher } from '@berth/source-git';
-import path from 'node:path';
 
 export default definePlugin({
   name: 'application',
@@ -26,14 +21,9 @@ export default definePlugin({
     berth.entities(...applicationEntities);
     berth.migrations(...applicationMigrations);
     cradle().workloads.register(new ApplicationKind(apps, deployer, cradle));
-    // The builders applications use; the registry is shared, so compose stacks find them too.
-    const builders = cradle().builders;
-    builders.addBuilder(new DockerfileBuilder());
-    builders.addBuilder(new StaticBuilder({ image: berth.config.staticImage, root: berth.config.staticRoot }));
-    for (const type of programBuildTypes) builders.addBuilder(new ProgramBuilder(type));
-    // Hosts first seen over SSH are remembered in Berth's own known_hosts, not the user's.
-    builders.addFetcher(new GitFetcher({ knownHostsFile: path.resolve(berth.config.dataDir, 'ssh', 'known_hosts') }));
     berth.provide({ callerApplications: asFunction(callerApplications(apps, pipeline)).scoped() });
-    berth.procedures(...applicationProcedures());
+    // Sources and builders are providers (source.<type>, builder.<type>): the enabled ones are what the API accepts.
+    const { providers } = cradle();
+    berth.procedures(() => applicationProcedures({ buildTypes: providers.ids('builder'), sourceTypes: providers.ids('source') }));
   },
 });

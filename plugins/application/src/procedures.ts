@@ -4,8 +4,8 @@
 import { Type, router, schema } from '@berth/core';
 import { newRefreshToken } from './pipeline.ts';
 import {
-  ApplicationFields, ApplicationView, CreateInput, DeployInput, IdInput, MoveInput, ReadLogsInput, ReloadInput, SaveBitbucketInput, SaveBuildTypeInput,
-  SaveDockerInput, SaveEnvironmentInput, SaveGitInput, SaveGiteaInput, SaveGithubInput, SaveGitlabInput, SearchInput, SearchResult, UpdateInput,
+  ApplicationFields, ApplicationView, CreateInput, DeployInput, IdInput, MoveInput, ReadLogsInput, ReloadInput, SaveBitbucketInput, saveBuildTypeInput,
+  SaveDockerInput, SaveEnvironmentInput, SaveGitInput, SaveGiteaInput, SaveGithubInput, SaveGitlabInput, SearchInput, SearchResult, updateInput, type AllowedValues,
 } from './schemas.ts';
 
 const application = router('application');
@@ -16,7 +16,7 @@ const Queued = Type.Object({
 });
 const Ok = schema.Ok;
 
-export function applicationProcedures() {
+export function applicationProcedures(allowed: AllowedValues) {
   const save = (name: string, summary: string, input: Parameters<typeof application.mutation>[1]['input'], extra: (i: Record<string, unknown>) => Record<string, unknown> = () => ({})) =>
     application.mutation(name, {
       summary, input, output: ApplicationFields,
@@ -58,7 +58,7 @@ export function applicationProcedures() {
       handler: ({ applicationId }, ctx) => ctx.cradle.callerApplications.remove(applicationId),
     }),
     save('saveEnvironment', 'Set the environment variables (dotenv text, with ${{project.KEY}}, ${{environment.KEY}} and ${{KEY}} references), build args and build secrets', SaveEnvironmentInput),
-    save('saveBuildType', 'Choose how the source is built', SaveBuildTypeInput),
+    save('saveBuildType', 'Choose how the source is built (the enabled builder providers)', saveBuildTypeInput(allowed)),
     save('saveDockerProvider', 'Deploy a container image (optionally from a registry with credentials)', SaveDockerInput, () => ({ sourceType: 'docker' })),
     save('saveGitProdiver', 'Deploy from a git URL (https or SSH with a stored key) — the older spelling', SaveGitInput, () => ({ sourceType: 'git' })),
     save('saveGitProvider', 'Deploy from a git URL (https or SSH with a stored key)', SaveGitInput, () => ({ sourceType: 'git' })),
@@ -74,7 +74,7 @@ export function applicationProcedures() {
       customGitUrl: null, customGitBranch: null, customGitSSHKeyId: null,
     })),
     save('markRunning', 'Set the status to running', IdInput, () => ({ applicationStatus: 'running' })),
-    save('update', 'Change any field of the application', UpdateInput),
+    save('update', 'Change any field of the application', updateInput(allowed)),
     save('refreshToken', 'Issue a new webhook refresh token', IdInput, () => ({ refreshToken: newRefreshToken() })),
     application.mutation('move', {
       summary: 'Move the application to another environment of the organization',

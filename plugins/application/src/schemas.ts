@@ -1,8 +1,8 @@
 // application.* inputs and replies. Both API variants at once: create takes environmentId
 // (current) or projectId (older); fields the peer's current document requires but the older
 // variant leaves out are optional, so clients of either variant are served.
-import { Type, schema, buildTypes, type Static, type TSchema } from '@berth/core';
-import { columnFields, sealedSchemas, settingSchemas, sourceTypes } from './fields.ts';
+import { Type, schema, type Static, type TSchema } from '@berth/core';
+import { columnFields, sealedSchemas, settingSchemas } from './fields.ts';
 
 const { Nullable, NonEmpty, AppName, Paging, Timestamp } = schema;
 const Opt = <T extends TSchema>(t: T) => Type.Optional(t);
@@ -59,9 +59,16 @@ export type DeployInput = Static<typeof DeployInput>;
 export const SaveEnvironmentInput = Type.Object({
   ...ApplicationId, env: Opt(Str()), buildArgs: Opt(Str()), buildSecrets: Opt(Str()), createEnvFile: Opt(Type.Boolean()),
 });
-export const SaveBuildTypeInput = Type.Object({
+/** The values the API accepts for the fields that name a provider: the enabled ones' ids. */
+export interface AllowedValues {
+  buildTypes: string[];
+  sourceTypes: string[];
+}
+const OneOf = (values: string[]) => Type.Enum(values.length ? values : ['']);
+
+export const saveBuildTypeInput = (allowed: AllowedValues) => Type.Object({
   ...ApplicationId,
-  buildType: Type.Enum([...buildTypes]),
+  buildType: OneOf(allowed.buildTypes),
   dockerfile: Opt(Str()), dockerContextPath: Opt(Str()), dockerBuildStage: Opt(Str()),
   herokuVersion: Opt(Str()), railpackVersion: Opt(Str()), publishDirectory: Opt(Str()), isStaticSpa: Opt(Nullable(Type.Boolean())),
 });
@@ -88,13 +95,17 @@ export const SaveGitInput = Type.Object({
   ...ApplicationId, customGitUrl: Opt(Str()), customGitBranch: Opt(Branch()), customGitBuildPath: Opt(Str()), customGitSSHKeyId: Opt(Str()), ...GitCommon,
 });
 
-export const UpdateInput = Type.Object({
+const updateFields = {
   ...ApplicationId,
   ...partial({ ...columnFields, ...sealedSchemas, ...settingSchemas }),
-  sourceType: Opt(Type.Enum([...sourceTypes])),
   createdAt: Opt(Type.String()),
+};
+export const updateInput = (allowed: AllowedValues) => Type.Object({
+  ...updateFields,
+  sourceType: Opt(OneOf(allowed.sourceTypes)),
+  buildType: Opt(OneOf(allowed.buildTypes)),
 });
-export type UpdateInput = Static<typeof UpdateInput>;
+export type UpdateInput = Static<ReturnType<typeof Type.Object<typeof updateFields>>>;
 
 export const MoveInput = Type.Object({ ...ApplicationId, targetEnvironmentId: NonEmpty() });
 

@@ -12,7 +12,7 @@ export { SwarmRunner, SwarmTaskError, deployService, scaleService, restartServic
 export { swarmSettingFields, swarmSettingsToService, type SwarmSettingKey } from './swarm/settings.ts';
 export { ensureImage, type ImageIo } from './swarm/images.ts';
 export { execIn, type ExecResult } from './swarm/exec.ts';
-export { databasePlugin } from './databases/plugin.ts';
+export { bindDatabaseKind } from './databases/plugin.ts';
 export { dataVolumeOf } from './databases/volumes.ts';
 export { WorkloadLifecycle, type LifecycleRecord, type Engine } from './lifecycle.ts';
 export { RecordKind, type KindRecords } from './kind-base.ts';

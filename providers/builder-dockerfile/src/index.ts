@@ -1,4 +1,7 @@
-// @berth/builder-dockerfile: build type "dockerfile", and the engine build other builders reuse.
-export { DockerfileBuilder } from './dockerfile-builder.ts';
-export { buildContext, cancelled, masker, MASK, IMAGE_REF, BUILD_ARG, type ContextBuild } from './engine-build.ts';
-export { resolveInside, appDirOf, contextDirOf } from './paths.ts';
+// @berth/provider-builder-dockerfile: build type "dockerfile" (the engine build other builders
+// reuse is the `./engine` export).
+import { defineProvider, Type } from '@berth/core';
+import { DockerfileBuilder } from './dockerfile-builder.ts';
+
+export default defineProvider({ contract: 'builder', id: 'dockerfile', options: Type.Object({}, { additionalProperties: false }), create: () => new DockerfileBuilder() });
+export { DockerfileBuilder };

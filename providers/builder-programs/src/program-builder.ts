@@ -3,12 +3,27 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { Builder, BuildRequest } from '@berth/core';
-import { appDirOf, buildContext, BUILD_ARG, cancelled, IMAGE_REF, masker } from '@berth/builder-dockerfile';
+import { defineProvider, Type, type Builder, type BuildRequest } from '@berth/core';
+import { appDirOf, buildContext, BUILD_ARG, cancelled, IMAGE_REF, masker } from '@berth/provider-builder-dockerfile/engine';
 import { recipes, type ProgramBuildType, type ProgramRecipe } from './recipes.ts';
 import { findProgram, runProgram } from './run-program.ts';
 
 const LABEL_KEY = /^[A-Za-z0-9][A-Za-z0-9._/-]*$/;
+
+/** A build type's provider options: the builder image only where the program takes one (pack). */
+export function programOptions(buildType: ProgramBuildType) {
+  return Type.Object({
+    searchPath: Type.Optional(Type.String({ minLength: 1, description: 'Where the program is looked up (default: this process\'s PATH)' })),
+    ...(recipes[buildType].defaultBuilder === null ? {} : {
+      builder: Type.Optional(Type.String({ pattern: IMAGE_REF.source, description: `The buildpacks builder image (default: ${recipes[buildType].defaultBuilder})` })),
+    }),
+  }, { additionalProperties: false });
+}
+
+/** The provider of one program-built type: what each of their packages exports. */
+export function programProvider(buildType: ProgramBuildType) {
+  return defineProvider({ contract: 'builder', id: buildType, options: programOptions(buildType), create: options => new ProgramBuilder(buildType, options as ProgramBuilderOptions) });
+}
 
 export interface ProgramBuilderOptions {
   /** Where the program is looked up (default: this process's PATH). */

@@ -5,7 +5,7 @@ import { cp, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigSchema, type Builder, type BuildRequest } from '@berth/core';
-import { appDirOf, buildContext, IMAGE_REF, resolveInside } from '@berth/builder-dockerfile';
+import { appDirOf, buildContext, IMAGE_REF, resolveInside } from '@berth/provider-builder-dockerfile/engine';
 
 /** An absolute directory of plain segments (none starting with "."): nothing the Dockerfile parser reads specially. */
 const ROOT = /^\/(?:[A-Za-z0-9_-][A-Za-z0-9._-]*(?:\/[A-Za-z0-9_-][A-Za-z0-9._-]*)*)?\/?$/;

@@ -31,8 +31,8 @@ const RESTORE_SCRIPT = 'exec mongorestore --archive --drop --uri="$BERTH_MONGO_U
 const urlHost = (host: string) => (host.includes(':') && !host.startsWith('[') ? `[${host}]` : host);
 
 export class MongoDriver implements DatabaseDriver {
-  readonly kind = 'mongo';
-  readonly label = 'MongoDB';
+  readonly kind: string = 'mongo';
+  readonly label: string = 'MongoDB';
   readonly defaultImage = { current: 'mongo:15', older: 'mongo:15' };
   readonly fields = { databaseName: false, databaseUser: true, databaseRootPassword: false };
   readonly passwordSchema = Type.String({ pattern: MONGO_PASSWORD_PATTERN });

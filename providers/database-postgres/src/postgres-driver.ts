@@ -46,8 +46,8 @@ function conninfoValue(value: string): string {
 const urlHost = (host: string) => (host.includes(':') && !host.startsWith('[') ? `[${host}]` : host);
 
 export class PostgresDriver implements DatabaseDriver {
-  readonly kind = 'postgres';
-  readonly label = 'PostgreSQL';
+  readonly kind: string = 'postgres';
+  readonly label: string = 'PostgreSQL';
   readonly defaultImage = { current: 'postgres:18', older: 'postgres:15' };
   readonly fields = { databaseName: true, databaseUser: true, databaseRootPassword: false };
   readonly passwordSchema = Type.String({ pattern: POSTGRES_PASSWORD_PATTERN });

@@ -10,8 +10,8 @@ const CLI = ['redis-cli', '-h', '127.0.0.1', '-p', String(PORT), '--no-auth-warn
 const urlHost = (host: string) => (host.includes(':') && !host.startsWith('[') ? `[${host}]` : host);
 
 export class RedisDriver implements DatabaseDriver {
-  readonly kind = 'redis';
-  readonly label = 'Redis';
+  readonly kind: string = 'redis';
+  readonly label: string = 'Redis';
   readonly defaultImage = { current: 'redis:8', older: 'redis:7' };
   readonly fields = { databaseName: false, databaseUser: false, databaseRootPassword: false };
   readonly passwordSchema = Type.String();

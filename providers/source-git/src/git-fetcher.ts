@@ -1,11 +1,26 @@
 // Source kind "git": a shallow clone of one branch into the deployment's work directory.
 // git runs with argument arrays in its own process group (killed on abort), never prompts,
 // and may only use the transports the source's own URL needs.
-import type { FetchRequest, SourceFetcher } from '@berth/core';
-import { cancelled, masker } from '@berth/builder-dockerfile';
-import { findProgram, runProgram } from '@berth/builder-programs';
+import type { BuildIo, CheckoutSource, SourceProvider, SourceRequest } from '@berth/core';
+import { cancelled, masker } from '@berth/provider-builder-dockerfile/engine';
+import { findProgram, runProgram } from '@berth/provider-builder-programs';
 import { checkBranch, parseGitRemote } from './git-input.ts';
 import { checkKnownHostsFile, sshCommand, withKeyFile, type SshOptions } from './ssh-key.ts';
+
+/** What to clone: the URL, the branch, an SSH key, submodules. */
+export interface GitSourceSpec {
+  url: unknown;
+  branch: unknown;
+  sshKey?: { privateKey?: unknown } | null;
+  enableSubmodules?: boolean;
+  [field: string]: unknown;
+}
+
+export interface FetchRequest extends BuildIo {
+  source: GitSourceSpec;
+  /** An empty per-deployment directory to clone into. */
+  workDir: string;
+}
 
 export interface GitFetcherOptions extends SshOptions {
   /** Where git is looked up (default: this process's PATH). */
@@ -20,8 +35,8 @@ function gitEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, LANG: 'C', LC_ALL: 'C', GIT_TERMINAL_PROMPT: '0', ...extra };
 }
 
-function sshKeyOf(source: FetchRequest['source']): string | null {
-  const key = source.sshKey as { privateKey?: unknown } | null | undefined;
+function sshKeyOf(source: GitSourceSpec): string | null {
+  const key = source.sshKey;
   if (key === undefined || key === null) return null;
   if (typeof key !== 'object' || typeof key.privateKey !== 'string' || !key.privateKey.trim()) {
     throw new Error('The git source\'s SSH key has no private key');
@@ -29,13 +44,26 @@ function sshKeyOf(source: FetchRequest['source']): string | null {
   return key.privateKey;
 }
 
-export class GitFetcher implements SourceFetcher {
-  readonly kind = 'git';
+export class GitFetcher implements SourceProvider {
+  readonly id = 'git';
   readonly #options: GitFetcherOptions;
 
   constructor(options: GitFetcherOptions = {}) {
     checkKnownHostsFile(options.knownHostsFile);
     this.#options = options;
+  }
+
+  /** The workload's custom git fields (saveGitProvider), cloned into workDir. */
+  async resolve(request: SourceRequest): Promise<CheckoutSource> {
+    const field = (k: string) => (request.fields[k] as string | null | undefined) ?? null;
+    const url = field('customGitUrl');
+    if (!url) throw new Error('No git URL is set: save one with saveGitProvider');
+    const keyId = field('customGitSSHKeyId');
+    const privateKey = keyId ? await request.sshKey(keyId) : null;
+    if (privateKey) request.redact(privateKey);
+    const source: GitSourceSpec = { url, branch: field('customGitBranch') || 'main', ...(privateKey ? { sshKey: { privateKey } } : {}), enableSubmodules: Boolean(request.fields.enableSubmodules) };
+    const { revision } = await this.fetch({ source, workDir: request.workDir, signal: request.signal, log: request.log });
+    return { revision, buildPath: field('customGitBuildPath') };
   }
 
   async fetch(request: FetchRequest): Promise<{ revision: string | null }> {

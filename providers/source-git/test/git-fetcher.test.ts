@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import t, { type Test } from 'tap';
-import type { FetchRequest, SourceSpec } from '@berth/core';
+import type { FetchRequest, GitSourceSpec } from '../src/index.ts';
 import { commitFiles, makeGitRepo, waitFor } from '@berth/core/testing';
 import { GitFetcher } from '../src/index.ts';
 
@@ -26,11 +26,11 @@ async function repo(t: Test, files: Record<string, string>, branch = 'main') {
 
 let n = 0;
 /** A fetch into a fresh empty directory; answers the request and its log. */
-function request(t: Test, source: Omit<SourceSpec, 'kind'>, signal = new AbortController().signal) {
+function request(t: Test, source: Partial<GitSourceSpec> & Record<string, unknown>, signal = new AbortController().signal) {
   const workDir = path.join(tmp, `work-${++n}`);
   mkdirSync(workDir);
   const lines: string[] = [];
-  const req: FetchRequest = { source: { kind: 'git', ...source }, workDir, signal, log: line => lines.push(line) };
+  const req: FetchRequest = { source: source as GitSourceSpec, workDir, signal, log: line => lines.push(line) };
   return { req, lines, workDir };
 }
 

@@ -1,0 +1,57 @@
+// Sources say what a workload deploys: an image to run as it is (docker) or a checkout to build
+// (git; github, gitlab, bitbucket and gitea later). Each source type is a provider of contract
+// "source" with the source type as its id; the deployer resolves `source.<sourceType>` and
+// never asks which type it has, and the enabled ids are the source types the API accepts.
+import type { BuildIo } from './builders.ts';
+
+/** Registry credentials for pulling an image (as the engine takes them). */
+export interface RegistryAuth {
+  username: string;
+  password: string;
+  serveraddress: string;
+}
+
+export interface SourceRequest extends BuildIo {
+  /** The workload's saved fields (dockerImage, customGitUrl, ...), as stored. */
+  fields: Record<string, unknown>;
+  /** Its sealed fields (the registry password, ...), opened. */
+  secrets: Record<string, string | null>;
+  /** An empty per-deployment directory: a source that builds fetches into it. */
+  workDir: string;
+  /** A stored SSH key's private key, by id, within the workload's organization (null when there is none). */
+  sshKey(keyId: string): Promise<string | null>;
+  /** A value never to show in the deployment log (a key, a token). */
+  redact(value: string): void;
+}
+
+/** An image to run as it is: the deployer pulls it (with the credentials) and rolls it out. */
+export interface ImageSource {
+  image: string;
+  registryAuth: RegistryAuth | null;
+}
+
+/** A checkout written into workDir: the deployer builds it with the workload's builder. */
+export interface CheckoutSource {
+  /** What was fetched (a commit), for the log. */
+  revision: string | null;
+  /** The sub-directory of the checkout that is the application ('' or '/' = the root). */
+  buildPath: string | null;
+}
+
+export type SourceResult = ImageSource | CheckoutSource;
+
+export const isImageSource = (r: SourceResult): r is ImageSource => 'image' in r;
+
+export interface SourceProvider {
+  /** The source type it serves (the provider's id). */
+  readonly id: string;
+  /** Reads the workload's fields and answers an image, or fetches into workDir; throws with a message fit for the deployment log. */
+  resolve(request: SourceRequest): Promise<SourceResult>;
+}
+
+declare module '../provider.ts' {
+  interface ProviderContracts {
+    /** `source.<sourceType>`: what a workload deploys. */
+    source: SourceProvider;
+  }
+}
