@@ -54,6 +54,8 @@ export interface DatabaseDriver {
   connectionUrl(c: DatabaseCredentials, host: string, port: number): string;
   /** Changes the password inside the running database (the record and the service env are updated by the caller); 'root' only where fields.databaseRootPassword. */
   changePasswordCommand(c: DatabaseCredentials, newPassword: string, account?: PasswordAccount): ContainerCommand;
+  /** The suffix of `backup.manualBackup<Suffix>` when it is not the kind capitalised (the peer spells mysql's "MySql"). */
+  readonly backupProcedureSuffix?: string;
   /** Writes a dump of the database to stdout (for backups). */
   dumpCommand(c: DatabaseCredentials): ContainerCommand;
   /** Reads a dump from stdin and restores it (for restores). */

@@ -46,8 +46,16 @@ export interface PortDirectory {
   removeForApplication(applicationId: string, em: EntityManager): Promise<void>;
 }
 
+/** Registered as `backupDirectory` by the backups plugin. */
+export interface BackupDirectory {
+  /** Deletes the workload's backup records (when the workload is deleted); the files stay in their destinations. */
+  removeForWorkload(kind: string, id: string, em: EntityManager): Promise<void>;
+}
+
 declare module '@berth/core' {
   interface Cradle {
+    /** From the backups plugin (absent when it is disabled). */
+    backupDirectory: BackupDirectory;
     /** From the mounts plugin (absent when it is disabled). */
     mounts: MountDirectory;
     /** From the port plugin (absent when it is disabled). */

@@ -69,6 +69,7 @@ export abstract class RecordKind<Row extends object> implements WorkloadKind {
     await this.removeFromHost(row, options);
     await rm(this.filesDir(row), { recursive: true, force: true });
     await optionalService(cradle, 'mounts')?.removeForService(this.kind, workload.id, em);
+    await optionalService(cradle, 'backupDirectory')?.removeForWorkload(this.kind, workload.id, em);
     await this.removeAttachments(row, em);
     await deployments?.removeFor(this.kind, workload.id, em, { includeActive: true });
     await em.remove(row).flush();

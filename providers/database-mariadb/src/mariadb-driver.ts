@@ -6,6 +6,7 @@ import { quoteString, MysqlDriver } from '@berth/provider-database-mysql';
 export class MariadbDriver extends MysqlDriver {
   override readonly kind: string = 'mariadb';
   override readonly label: string = 'MariaDB';
+  override readonly backupProcedureSuffix: string = 'Mariadb';
   override readonly defaultImage = { current: 'mariadb:6', older: 'mariadb:6' };
   protected override readonly client: string = 'mariadb';
   protected override readonly dumpProgram: string = 'mariadb-dump';

@@ -8,7 +8,7 @@ import type { WorkloadService } from '../services.ts';
 import type { MountRecord } from '../attachments.ts';
 import { resolveEnv } from '../swarm/env.ts';
 import { ensureImage } from '../swarm/images.ts';
-import { execIn } from '../swarm/exec.ts';
+import { execIn, execStream, type StreamIo } from '../swarm/exec.ts';
 import { swarmSettingsToService } from '../swarm/settings.ts';
 import { toServiceMounts } from '../swarm/mounts.ts';
 import { ensureVolume, removeVolume } from '../swarm/volumes.ts';
@@ -18,8 +18,9 @@ import type { DatabaseRow } from './entity.ts';
 import type { DatabaseService } from './service.ts';
 import { adoptedVolume } from './volumes.ts';
 import { databaseDir } from './kind.ts';
-import { optionalService, type Cradle, type DeploymentRun, badRequest } from '@berth/core';
-import type { RemoveOptions } from '../registry.ts';
+import { optionalService, type Cradle, type ContainerCommand, type DeploymentRun, badRequest } from '@berth/core';
+import type { BackupIo, RemoveOptions } from '../registry.ts';
+import type { Readable, Writable } from 'node:stream';
 
 const READY_TIMEOUT_MS = 180_000;
 const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((resolve, reject) => {
@@ -181,6 +182,37 @@ export class DatabaseDeployer extends WorkloadLifecycle<DatabaseRow> {
     if (result.exitCode !== 0) {
       const reason = (result.stderr || result.stdout).trim().split('\n').pop() ?? `exit code ${result.exitCode}`;
       throw badRequest(`${driver.label} refused the new password: ${reason.replaceAll(password, '******')}`);
+    }
+  }
+
+  /** Streams the driver's dump of the database into `out` (ended at the end); the program runs in the task with its argument array. */
+  async dump(row: DatabaseRow, databaseName: string | null, out: Writable, io: BackupIo): Promise<void> {
+    const { driver } = this.#db;
+    const creds = { ...this.#db.credentialsOf(row), ...(databaseName ? { databaseName } : {}) };
+    await this.#stream(row, driver.dumpCommand(creds), { stdout: out, signal: io.signal }, 'dump');
+  }
+
+  /** Feeds `input` to the driver's restore program inside the task. */
+  async restore(row: DatabaseRow, databaseName: string | null, input: Readable, io: BackupIo): Promise<void> {
+    const { driver } = this.#db;
+    const creds = { ...this.#db.credentialsOf(row), ...(databaseName ? { databaseName } : {}) };
+    await this.#stream(row, driver.restoreCommand(creds), { stdin: input, signal: io.signal }, 'restore');
+  }
+
+  async #stream(row: DatabaseRow, command: ContainerCommand, io: StreamIo, what: string): Promise<void> {
+    const engine = await this.engine();
+    const container = await this.#runningContainer(row, engine);
+    if (!container) {
+      io.stdout?.destroy(new Error(`${row.appName} is not running`));
+      throw new Error(`${row.appName} is not running: start it before a ${what}`);
+    }
+    const result = await execStream(engine.docker, container, command, io);
+    if (result.exitCode !== 0) {
+      const reason = result.stderr.trim().split('\n').slice(-3).join(' / ') || `exit code ${result.exitCode}`;
+      const error = new Error(`The ${this.#db.label} ${what} program failed (exit code ${result.exitCode}): ${reason}`);
+      // The consumer (gzip, the upload) must see a failed stream, never a complete one.
+      io.stdout?.destroy(error);
+      throw error;
     }
   }
 
