@@ -8,7 +8,7 @@ import type { WorkloadService } from '../services.ts';
 import type { MountRecord } from '../attachments.ts';
 import { resolveEnv } from '../swarm/env.ts';
 import { ensureImage } from '../swarm/images.ts';
-import { execIn, execStream, type StreamIo } from '../swarm/exec.ts';
+import { execIn, execStream, runHelper, type StreamIo } from '../swarm/exec.ts';
 import { swarmSettingsToService } from '../swarm/settings.ts';
 import { toServiceMounts } from '../swarm/mounts.ts';
 import { ensureVolume, removeVolume } from '../swarm/volumes.ts';
@@ -18,9 +18,10 @@ import type { DatabaseRow } from './entity.ts';
 import type { DatabaseService } from './service.ts';
 import { adoptedVolume } from './volumes.ts';
 import { databaseDir } from './kind.ts';
-import { optionalService, type Cradle, type ContainerCommand, type DeploymentRun, badRequest } from '@berth/core';
+import { optionalService, type Cradle, type ContainerCommand, type DatabaseDriver, type DeploymentRun, badRequest } from '@berth/core';
 import type { BackupIo, RemoveOptions } from '../registry.ts';
-import type { Readable, Writable } from 'node:stream';
+import { Readable, Transform, type Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 
 const READY_TIMEOUT_MS = 180_000;
 const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((resolve, reject) => {
@@ -31,6 +32,21 @@ const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((resolve, 
 });
 
 interface Io { signal?: AbortSignal; log(line: string): void }
+
+/** Holds back the last `bytes` of a stream and drops them at its end when they match `pattern`. */
+function dropTrailer({ bytes, pattern }: { bytes: number; pattern: RegExp }): Transform {
+  let tail = Buffer.alloc(0);
+  return new Transform({
+    transform(chunk: Buffer, _e, done) {
+      const all = Buffer.concat([tail, chunk]);
+      tail = all.subarray(Math.max(0, all.length - bytes));
+      done(null, all.subarray(0, Math.max(0, all.length - bytes)));
+    },
+    flush(done) {
+      done(null, tail.length === bytes && pattern.test(tail.toString('latin1')) ? null : tail);
+    },
+  });
+}
 
 export class DatabaseDeployer extends WorkloadLifecycle<DatabaseRow> {
   readonly targetType: string;
@@ -189,14 +205,51 @@ export class DatabaseDeployer extends WorkloadLifecycle<DatabaseRow> {
   async dump(row: DatabaseRow, databaseName: string | null, out: Writable, io: BackupIo): Promise<void> {
     const { driver } = this.#db;
     const creds = { ...this.#db.credentialsOf(row), ...(databaseName ? { databaseName } : {}) };
-    await this.#stream(row, driver.dumpCommand(creds), { stdout: out, signal: io.signal }, 'dump');
+    const trailer = driver.dumpTrailer;
+    if (!trailer) return this.#stream(row, driver.dumpCommand(creds), { stdout: out, signal: io.signal }, 'dump');
+    const trimmed = dropTrailer(trailer);
+    const piped = pipeline(trimmed, out).catch(() => {});
+    await this.#stream(row, driver.dumpCommand(creds), { stdout: trimmed, signal: io.signal }, 'dump');
+    await piped;
   }
 
-  /** Feeds `input` to the driver's restore program inside the task. */
+  /** Feeds `input` to the driver's restore program inside the task (or, for kinds that restore offline, writes it into the stopped data volume). */
   async restore(row: DatabaseRow, databaseName: string | null, input: Readable, io: BackupIo): Promise<void> {
     const { driver } = this.#db;
+    if (driver.offlineRestore) return this.#restoreOffline(row, driver.offlineRestore, input, io);
     const creds = { ...this.#db.credentialsOf(row), ...(databaseName ? { databaseName } : {}) };
     await this.#stream(row, driver.restoreCommand(creds), { stdin: input, signal: io.signal }, 'restore');
+  }
+
+  /** Stops the service, replaces the data files from a helper container of the same image, starts it again and waits until it is ready. */
+  async #restoreOffline(row: DatabaseRow, offline: NonNullable<DatabaseDriver['offlineRestore']>, input: Readable, io: BackupIo): Promise<void> {
+    const engine = await this.engine();
+    const log = io.log ?? (() => {});
+    const owned = { signal: io.signal, log, ...this.owned(row) };
+    const image = this.#db.settingsOf(row).dockerImage as string;
+    const dataPath = this.#db.driver.dataPath;
+    const at = (p: string) => path.posix.join(dataPath, p);
+    log(`Stopping ${row.appName} to replace its data files`);
+    await engine.swarm.scaleService(row.appName, 0, owned);
+    const helper = { image, volume: row.dataVolume, mountPath: dataPath, owner: this.owner(row), signal: io.signal };
+    const run = (cmd: string[], stdin?: Readable) => runHelper(engine.docker, { ...helper, stdin }, cmd);
+    const incoming = at('.berth-restore');
+    try {
+      // Written beside the data first: a failed transfer leaves the current data files as they were.
+      await run(['dd', `of=${incoming}`, 'bs=1M', 'status=none'], input);
+      await run(['rm', '-rf', '--', ...offline.remove.map(at)]);
+      await run(['mkdir', '-p', '--', path.posix.dirname(at(offline.file))]);
+      await run(['mv', '-f', '--', incoming, at(offline.file)]);
+      for (const [file, content] of Object.entries(offline.files ?? {})) {
+        await run(['mkdir', '-p', '--', path.posix.dirname(at(file))]);
+        await run(['dd', `of=${at(file)}`, 'status=none'], Readable.from([Buffer.from(content)]));
+      }
+      await run(['chown', '-R', `--reference=${dataPath}`, '--', dataPath]);
+    } finally {
+      log(`Starting ${row.appName} again`);
+      await engine.swarm.scaleService(row.appName, this.replicas(row), owned);
+    }
+    await this.#ready(row, engine, { signal: io.signal, log });
   }
 
   async #stream(row: DatabaseRow, command: ContainerCommand, io: StreamIo, what: string): Promise<void> {

@@ -4,6 +4,7 @@ import { Transform, Writable, type Duplex, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type Docker from 'dockerode';
 import { type ContainerCommand } from '@berth/core';
+import { ownerLabels, type Owner } from '../owners.ts';
 
 export interface ExecResult {
   exitCode: number;
@@ -103,4 +104,49 @@ export async function execStream(docker: Docker, containerId: string, command: C
     info = await exec.inspect();
   }
   return { exitCode: info.ExitCode ?? -1, stderr: demux.stderr() };
+}
+
+export interface HelperOptions {
+  /** A locally available image (the workload's own): nothing is pulled. */
+  image: string;
+  volume: string;
+  mountPath: string;
+  owner: Owner;
+  stdin?: Readable;
+  signal?: AbortSignal;
+}
+
+/** Runs one program in a throwaway container with the volume mounted (the service stopped), stdin streamed; removes the container; throws unless it exits 0. */
+export async function runHelper(docker: Docker, o: HelperOptions, cmd: string[]): Promise<void> {
+  const container = await docker.createContainer({
+    Image: o.image,
+    Entrypoint: [cmd[0]!],
+    Cmd: cmd.slice(1),
+    User: '0',
+    OpenStdin: o.stdin !== undefined,
+    StdinOnce: o.stdin !== undefined,
+    AttachStdin: o.stdin !== undefined,
+    AttachStdout: true,
+    AttachStderr: true,
+    Labels: { ...ownerLabels(o.owner), 'berth.helper': 'restore' },
+    HostConfig: { Mounts: [{ Type: 'volume', Source: o.volume, Target: o.mountPath }], NetworkMode: 'none' },
+  });
+  try {
+    const socket = await container.attach({ stream: true, stdin: o.stdin !== undefined, stdout: true, stderr: true, hijack: true }) as Duplex;
+    const demux = new Demux();
+    const output = pipeline(socket, demux, new Writable({ write: (_c, _e, done) => done() })).catch(() => {});
+    await container.start();
+    const abort = () => void container.kill().catch(() => {});
+    o.signal?.addEventListener('abort', abort, { once: true });
+    try {
+      if (o.stdin) await pipeline(o.stdin, new Writable({ write: (c, _e, done) => socket.write(c, done), final: done => { socket.end(); done(); } }));
+      const { StatusCode } = await container.wait() as { StatusCode: number };
+      await output;
+      if (StatusCode !== 0) throw new Error(`${cmd[0]} in a helper container of ${o.image} exited with ${StatusCode}: ${demux.stderr().trim().split('\n').pop() ?? ''}`);
+    } finally {
+      o.signal?.removeEventListener('abort', abort);
+    }
+  } finally {
+    await container.remove({ force: true }).catch(() => {});
+  }
 }
