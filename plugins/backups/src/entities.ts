@@ -45,6 +45,8 @@ export const Backup = defineEntity({
     metadata: p.json<Record<string, unknown>>().nullable(),
     organizationId: p.string().length(32).index(),
     createdAt: p.datetime().onCreate(() => new Date()),
+    /** The operator's passphrase for the files, sealed by SecretBox; null = files not encrypted. */
+    encryptionKey: p.text().nullable(),
     /** The last run: when it ended, and its error (null = it succeeded). */
     lastRunAt: p.datetime().nullable(),
     lastError: p.text().nullable(),
@@ -82,6 +84,8 @@ export const Restore = defineEntity({
     databaseId: p.string().length(64),
     databaseName: p.text(),
     backupFile: p.text(),
+    /** The passphrase given with the request (sealed), for an encrypted file Berth has no record of. */
+    encryptionKey: p.text().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
 });

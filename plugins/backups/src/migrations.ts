@@ -19,7 +19,7 @@ class BackupsInit extends Migration {
       "destination_id" varchar(32) not null references "backup_destinations" ("destination_id") on delete cascade,
       "keep_latest_count" int null, "backup_type" varchar(16) not null default 'database',
       "database_type" varchar(32) not null, "database_id" varchar(64) not null,
-      "user_id" varchar(64) null, "metadata" jsonb null,
+      "user_id" varchar(64) null, "metadata" jsonb null, "encryption_key" text null,
       "organization_id" varchar(32) not null references "organizations" ("id") on delete cascade,
       "created_at" timestamptz not null, "last_run_at" timestamptz null, "last_error" text null,
       "missed_windows" int not null default 0, "last_missed_at" timestamptz null);`);
@@ -37,7 +37,7 @@ class BackupsInit extends Migration {
       "restore_id" varchar(32) not null primary key,
       "organization_id" varchar(32) not null references "organizations" ("id") on delete cascade,
       "destination_id" varchar(32) not null, "database_type" varchar(32) not null, "database_id" varchar(64) not null,
-      "database_name" text not null, "backup_file" text not null, "created_at" timestamptz not null);`);
+      "database_name" text not null, "backup_file" text not null, "encryption_key" text null, "created_at" timestamptz not null);`);
     this.addSql(`create index "backup_restores_organization_id_index" on "backup_restores" ("organization_id");`);
   }
 }

@@ -7,9 +7,10 @@ import { createGunzip, createGzip } from 'node:zlib';
 import { createHash } from 'node:crypto';
 import { PassThrough, Transform, Writable, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { EntityManager, EventBus, Logger } from '@berth/core';
+import type { EntityManager, EventBus, Logger, SecretBox } from '@berth/core';
+import { decryptStream, encryptStream, ENCRYPTED_SUFFIX, isEncryptedKey } from './encryption.ts';
 import type { WorkloadRegistry } from '@berth/plugin-workloads';
-import { BackupFile, Destination, type BackupRow, type RestoreRow } from './entities.ts';
+import { Backup, BackupFile, Destination, type BackupRow, type RestoreRow } from './entities.ts';
 import type { DestinationService } from './destinations.ts';
 
 /** Counts and hashes what flows through. */
@@ -22,9 +23,10 @@ function measure(): Transform & { size(): number; sha256(): string } {
 }
 
 /** Reads a stored object to its end: its sha256 and size, and whether it is one whole gzip stream. */
-async function inspectObject(body: Readable): Promise<{ sha256: string; size: number }> {
+async function inspectObject(body: Readable, passphrase: string | null): Promise<{ sha256: string; size: number }> {
   const m = measure();
-  await pipeline(body, m, createGunzip(), new Writable({ write: (_c, _e, done) => done() }));
+  const discard = new Writable({ write: (_c, _e, done) => done() });
+  await (passphrase ? pipeline(body, m, decryptStream(passphrase), createGunzip(), discard) : pipeline(body, m, createGunzip(), discard));
   return { sha256: m.sha256(), size: m.size() };
 }
 
@@ -38,8 +40,10 @@ export class BackupRunner {
   readonly #destinations: DestinationService;
   readonly #events: () => EventBus;
   readonly #logger: () => Logger;
+  readonly #secrets: () => SecretBox;
 
-  constructor(o: { workloads: () => WorkloadRegistry; destinations: DestinationService; events: () => EventBus; logger: () => Logger }) {
+  constructor(o: { workloads: () => WorkloadRegistry; destinations: DestinationService; events: () => EventBus; logger: () => Logger; secrets: () => SecretBox }) {
+    this.#secrets = o.secrets;
     this.#workloads = o.workloads;
     this.#destinations = o.destinations;
     this.#events = o.events;
@@ -76,13 +80,14 @@ export class BackupRunner {
     const store = this.#destinations.open(destination);
     const source = this.#source(backup.databaseType);
     const at = new Date();
-    const key = fileKey(backup.prefix, at);
+    const passphrase = backup.encryptionKey ? this.#secrets().decrypt(backup.encryptionKey) : null;
+    const key = fileKey(backup.prefix, at) + (passphrase ? ENCRYPTED_SUFFIX : '');
     log(`Dumping ${backup.database} to ${key}`);
     const gzip = createGzip();
     const m = measure();
     const body = new PassThrough();
     // dump → gzip → measure → the upload; a failure anywhere fails the upload (no object is completed).
-    const compressed = pipeline(gzip, m, body).catch((e: Error) => { body.destroy(e); throw e; });
+    const compressed = (passphrase ? pipeline(gzip, encryptStream(passphrase), m, body) : pipeline(gzip, m, body)).catch((e: Error) => { body.destroy(e); throw e; });
     const upload = store.put(key, body);
     const dumped = source.dump(backup.databaseId, backup.database, gzip, { em, log });
     const results = await Promise.allSettled([dumped, compressed, upload]);
@@ -98,7 +103,7 @@ export class BackupRunner {
       throw new Error(`Backup of ${backup.database} failed: the storage holds ${size} bytes of the ${m.size()} sent`);
     }
     // What is in the bucket is what was sent, and a whole gzip: otherwise this is no backup.
-    const stored = await inspectObject(await store.get(key)).catch((e: Error) => ({ error: e }));
+    const stored = await inspectObject(await store.get(key), passphrase).catch((e: Error) => ({ error: e }));
     if ('error' in stored || stored.sha256 !== sha256) {
       await store.remove(key).catch(() => {});
       throw new Error(`Backup of ${backup.database} failed: the stored file does not read back whole (${'error' in stored ? stored.error.message : 'checksum differs'})`);
@@ -134,15 +139,25 @@ export class BackupRunner {
     await em.flush();
   }
 
+  /** The passphrase of an encrypted file: its backup's, else the one given with the restore; null for a plain file. */
+  async #passphraseFor(restore: RestoreRow, backupId: string | null, em: EntityManager): Promise<string | null> {
+    if (!isEncryptedKey(restore.backupFile)) return null;
+    const backup = backupId ? await em.findOne(Backup, { backupId }) : null;
+    const sealed = restore.encryptionKey ?? backup?.encryptionKey ?? null;
+    if (!sealed) throw new Error(`${restore.backupFile} is encrypted: give its encryptionKey with the restore`);
+    return this.#secrets().decrypt(sealed);
+  }
+
   /** Restores the file into the database: checked against its recorded checksum first, then streamed through gunzip. */
   async restore(restore: RestoreRow, em: EntityManager, io: { signal: AbortSignal; log(line: string): void }): Promise<void> {
     const destination = await em.findOneOrFail(Destination, { destinationId: restore.destinationId });
     const store = this.#destinations.open(destination);
     const source = this.#source(restore.databaseType);
     const recorded = await em.findOne(BackupFile, { destinationId: restore.destinationId, key: restore.backupFile }, { orderBy: { createdAt: 'desc' } });
+    const passphrase = await this.#passphraseFor(restore, recorded?.backupId ?? null, em);
     if (recorded) {
       io.log(`Checking ${restore.backupFile} against the checksum recorded when it was written`);
-      const found = await inspectObject(await store.get(restore.backupFile, { signal: io.signal }))
+      const found = await inspectObject(await store.get(restore.backupFile, { signal: io.signal }), passphrase)
         .catch((e: Error) => { throw new Error(`${restore.backupFile} is damaged: ${e.message}`); });
       if (found.sha256 !== recorded.sha256) throw new Error(`${restore.backupFile} is damaged: its sha256 is ${found.sha256}, ${recorded.sha256} was written`);
     } else {
@@ -151,7 +166,7 @@ export class BackupRunner {
     io.log(`Restoring ${restore.backupFile} into ${restore.databaseName}`);
     const gunzip = createGunzip();
     const input = await store.get(restore.backupFile, { signal: io.signal });
-    const feeding = pipeline(input, gunzip).catch(() => {});
+    const feeding = (passphrase ? pipeline(input, decryptStream(passphrase), gunzip) : pipeline(input, gunzip)).catch(() => {});
     await source.restore(restore.databaseId, restore.databaseName, gunzip, { em, signal: io.signal, log: io.log });
     await feeding;
     io.log('Restore done');

@@ -79,6 +79,7 @@ export function backupSchemas(kinds: BackupKindField[]) {
     database: Type.String({ minLength: 1 }),
     serviceName: Type.Optional(Nullable(Type.String())),
     metadata: Type.Optional(Nullable(Type.Any())),
+    encryptionKey: Type.Optional(Nullable(Type.String({ minLength: 16, description: 'Berth: encrypt the files (AES-256-GCM) with this passphrase; kept sealed in Berth, never in the destination; null = no encryption' }))),
   };
   const CreateInput = Type.Object({
     ...common,
@@ -104,6 +105,7 @@ export function backupSchemas(kinds: BackupKindField[]) {
     userId: Nullable(Type.String()),
     metadata: Nullable(Type.Any()),
     destination: DestinationView,
+    encrypted: Type.Boolean({ description: 'Berth: whether its files are encrypted' }),
     lastRunAt: Nullable(Timestamp()),
     lastError: Nullable(Type.String({ description: 'Berth: why the last run failed; null after a success' })),
     missedWindows: Type.Integer({ description: 'Berth: scheduled windows that passed without a run' }),
@@ -117,6 +119,7 @@ export function backupSchemas(kinds: BackupKindField[]) {
     backupFile: Type.String({ minLength: 1 }),
     destinationId: Type.String({ minLength: 1 }),
     metadata: Type.Optional(Type.Any()),
+    encryptionKey: Type.Optional(Type.String({ minLength: 1, description: 'Berth: the passphrase of an encrypted file Berth has no record of (otherwise its backup\'s own is used)' })),
   });
   return { CreateInput, UpdateInput, BackupView, RestoreInput };
 }
@@ -126,11 +129,11 @@ export type DestinationViewT = Static<typeof DestinationView>;
 export type BackupFileViewT = Static<typeof BackupFileView>;
 export interface BackupCreate {
   schedule: string; enabled?: boolean | null; prefix: string; destinationId: string; keepLatestCount?: number | null;
-  database: string; serviceName?: string | null; metadata?: unknown; databaseType: string; userId?: string | null;
+  database: string; serviceName?: string | null; metadata?: unknown; databaseType: string; userId?: string | null; encryptionKey?: string | null;
   [idField: string]: unknown;
 }
 export interface BackupUpdate {
   backupId: string; schedule: string; enabled?: boolean | null; prefix: string; destinationId: string; keepLatestCount?: number | null;
-  database: string; serviceName?: string | null; metadata?: unknown; databaseType?: string;
+  database: string; serviceName?: string | null; metadata?: unknown; databaseType?: string; encryptionKey?: string | null;
 }
-export interface RestoreRequest { databaseId: string; databaseType: string; databaseName: string; backupFile: string; destinationId: string }
+export interface RestoreRequest { databaseId: string; databaseType: string; databaseName: string; backupFile: string; destinationId: string; encryptionKey?: string }

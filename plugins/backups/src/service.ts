@@ -2,7 +2,7 @@
 // their cron validated), manual runs, the file listing of a destination (with what Berth
 // recorded of each file) and restores, which are queued as jobs of target type "restore".
 import { CronExpressionParser } from 'cron-parser';
-import { badRequest, iso, notFound, type DeploymentService, type EntityManager } from '@berth/core';
+import { badRequest, iso, notFound, type DeploymentService, type EntityManager, type SecretBox } from '@berth/core';
 import { generateAppName, type WorkloadKind, type WorkloadRegistry } from '@berth/plugin-workloads';
 import { Backup, BackupFile, Destination, Restore, type BackupRow } from './entities.ts';
 import type { DestinationService } from './destinations.ts';
@@ -30,8 +30,10 @@ export class BackupService {
   readonly #destinations: DestinationService;
   readonly #runner: BackupRunner;
   readonly #deployments: () => DeploymentService;
+  readonly #secrets: () => SecretBox;
 
-  constructor(o: { workloads: () => WorkloadRegistry; destinations: DestinationService; runner: BackupRunner; deployments: () => DeploymentService }) {
+  constructor(o: { workloads: () => WorkloadRegistry; destinations: DestinationService; runner: BackupRunner; deployments: () => DeploymentService; secrets: () => SecretBox }) {
+    this.#secrets = o.secrets;
     this.#workloads = o.workloads;
     this.#destinations = o.destinations;
     this.#runner = o.runner;
@@ -58,6 +60,7 @@ export class BackupService {
       ...Object.fromEntries(this.kinds().map(k => [k.idField, k.kind === row.databaseType ? row.databaseId : null])),
       userId: row.userId ?? null, metadata: row.metadata ?? null,
       destination: this.#destinations.view(destination),
+      encrypted: row.encryptionKey != null,
       lastRunAt: iso(row.lastRunAt ?? null), lastError: row.lastError ?? null,
       missedWindows: row.missedWindows ?? 0, lastMissedAt: iso(row.lastMissedAt ?? null),
     };
@@ -81,6 +84,7 @@ export class BackupService {
       prefix: input.prefix, serviceName: input.serviceName ?? null, destinationId: input.destinationId,
       keepLatestCount: input.keepLatestCount ?? null, backupType: 'database', databaseType: kind.kind, databaseId,
       userId: input.userId ?? null, metadata: (input.metadata ?? null) as Record<string, unknown> | null, organizationId,
+      encryptionKey: input.encryptionKey ? this.#secrets().encrypt(input.encryptionKey) : null,
       lastRunAt: null, lastError: null, missedWindows: 0, lastMissedAt: null,
     } as never) as BackupRow;
     await em.flush();
@@ -102,6 +106,7 @@ export class BackupService {
       ...(input.keepLatestCount !== undefined ? { keepLatestCount: input.keepLatestCount } : {}),
       ...(input.serviceName !== undefined ? { serviceName: input.serviceName } : {}),
       ...(input.metadata !== undefined ? { metadata: input.metadata } : {}),
+      ...(input.encryptionKey !== undefined ? { encryptionKey: input.encryptionKey ? this.#secrets().encrypt(input.encryptionKey) : null } : {}),
     });
     await em.flush();
     return this.view(row, em);
@@ -167,6 +172,7 @@ export class BackupService {
     const restore = em.create(Restore, {
       organizationId, destinationId: input.destinationId, databaseType: kind.kind, databaseId: input.databaseId,
       databaseName: input.databaseName, backupFile: input.backupFile,
+      encryptionKey: input.encryptionKey ? this.#secrets().encrypt(input.encryptionKey) : null,
     } as never);
     await em.flush();
     const deployment = await this.#deployments().enqueue({

@@ -2,7 +2,7 @@
 // AWS SDK) and a real directory, on the real engine with the real postgres image: write rows →
 // backup → list → change and drop → restore → the rows are back exactly; retention keeps N; a
 // corrupted file is caught before it reaches the database; a scheduled backup fires.
-import { readdirSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import Docker from 'dockerode';
@@ -108,6 +108,25 @@ t.test('backups of postgres to s3 and to a local directory, restored for real', 
     t.equal(failed.status, 'error');
     t.match(failed.errorMessage, /damaged/);
     t.equal(await psql('select item from orders where id = 100000'), 'after the backup', 'the database was not touched');
+  });
+
+  t.test('encrypted backups: unreadable in the destination, restored with the key Berth keeps', async t => {
+    const short = await client.post('backup.create', { schedule: '0 3 * * *', prefix: 'sealed', destinationId: localDest.destinationId, database: 'shop', databaseType: 'postgres', postgresId, encryptionKey: 'short' });
+    t.match(short.body, { code: 'BAD_REQUEST', issues: [{ path: ['encryptionKey'] }] });
+    const backup = (await client.post('backup.create', { schedule: '0 3 * * *', prefix: 'sealed', destinationId: localDest.destinationId, database: 'shop', databaseType: 'postgres', postgresId, encryptionKey: 'the operator passphrase' })).body;
+    t.match(backup, { encrypted: true });
+    t.notOk(JSON.stringify(backup).includes('the operator passphrase'), 'the key is never answered');
+    t.equal((await client.post('backup.manualBackupPostgres', { backupId: backup.backupId })).body, true);
+    const [file] = (await client.get('backup.listBackupFiles', { destinationId: localDest.destinationId, search: 'sealed/' })).body as { Path: string }[];
+    t.match(file!.Path, /\.dump\.gz\.enc$/);
+    const raw = readFileSync(path.join(server.dataDir, 'backups', 'pg', file!.Path));
+    t.equal(raw.subarray(0, 10).toString(), 'BERTHENC1\n', 'the file is Berth\'s encrypted format');
+    t.notOk(raw.includes(Buffer.from([0x1f, 0x8b, 0x08])), 'no gzip stream is visible in it');
+    await psql('drop table orders');
+    const queued = await client.post('backup.restoreBackup', { databaseId: postgresId, databaseType: 'postgres', databaseName: 'shop', backupFile: file!.Path, destinationId: localDest.destinationId });
+    const restored = await deploymentFinished(client, queued.body.deploymentId);
+    t.equal(restored.status, 'done', restored.errorMessage ?? '');
+    t.match(await psql('select count(*) from orders'), /^50[01]$/, 'the rows are back');
   });
 
   t.test('a failing dump is a failed backup, on the record', async t => {
