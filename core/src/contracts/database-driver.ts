@@ -60,6 +60,8 @@ export interface DatabaseDriver {
   dumpCommand(c: DatabaseCredentials): ContainerCommand;
   /** A marker the dump program may append after the dump (redis-cli --rdb - after a diskless sync): dropped when the last `bytes` match `pattern`. */
   readonly dumpTrailer?: { bytes: number; pattern: RegExp };
+  /** Prints what a restored copy holds, one line per table (name, tab, exact row count), for the check after each backup; absent = the restore exiting 0 is the check. */
+  inventoryCommand?(c: DatabaseCredentials): ContainerCommand;
   /** Reads a dump from stdin and restores it (for restores); kinds with offlineRestore may throw. */
   restoreCommand(c: DatabaseCredentials): ContainerCommand;
   /**

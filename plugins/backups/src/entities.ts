@@ -69,6 +69,10 @@ export const BackupFile = defineEntity({
     size: p.bigint('number'),
     /** sha256 of the stored bytes. */
     sha256: p.string().length(64),
+    /** Restored into a throwaway container: true/false, null = not checked. */
+    verified: p.boolean().nullable(),
+    /** The driver's inventory of the restored copy (tables and row counts), or why the check failed. */
+    verification: p.text().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
 });

@@ -16,7 +16,7 @@ export default definePlugin({
   setup(berth) {
     const cradle = () => berth.container.cradle;
     const destinations = new DestinationService(() => cradle().providers, () => cradle().secrets);
-    const runner = new BackupRunner({ workloads: () => cradle().workloads, destinations, events: () => berth.events, logger: () => cradle().logger, secrets: () => cradle().secrets });
+    const runner = new BackupRunner({ workloads: () => cradle().workloads, destinations, events: () => berth.events, logger: () => cradle().logger, secrets: () => cradle().secrets, verify: () => berth.config.backupVerify === 'always' });
     const backups = new BackupService({ workloads: () => cradle().workloads, destinations, runner, deployments: () => cradle().deployments, secrets: () => cradle().secrets });
     const schedules = new BackupSchedules({ runner, em: () => cradle().orm.em.fork(), events: () => berth.events, logger: () => cradle().logger });
     berth.entities(...backupEntities);

@@ -30,7 +30,8 @@ class BackupsInit extends Migration {
       "id" varchar(32) not null primary key,
       "backup_id" varchar(32) not null references "backups" ("backup_id") on delete cascade,
       "destination_id" varchar(32) not null, "organization_id" varchar(32) not null,
-      "key" text not null, "size" bigint not null, "sha256" varchar(64) not null, "created_at" timestamptz not null);`);
+      "key" text not null, "size" bigint not null, "sha256" varchar(64) not null,
+      "verified" boolean null, "verification" text null, "created_at" timestamptz not null);`);
     this.addSql(`create index "backup_files_backup_id_index" on "backup_files" ("backup_id");`);
     this.addSql(`create index "backup_files_destination_key_index" on "backup_files" ("destination_id", "key");`);
     this.addSql(`create table "backup_restores" (

@@ -42,7 +42,10 @@ export class BackupRunner {
   readonly #logger: () => Logger;
   readonly #secrets: () => SecretBox;
 
-  constructor(o: { workloads: () => WorkloadRegistry; destinations: DestinationService; events: () => EventBus; logger: () => Logger; secrets: () => SecretBox }) {
+  readonly #verify: () => boolean;
+
+  constructor(o: { workloads: () => WorkloadRegistry; destinations: DestinationService; events: () => EventBus; logger: () => Logger; secrets: () => SecretBox; verify: () => boolean }) {
+    this.#verify = o.verify;
     this.#secrets = o.secrets;
     this.#workloads = o.workloads;
     this.#destinations = o.destinations;
@@ -108,9 +111,24 @@ export class BackupRunner {
       await store.remove(key).catch(() => {});
       throw new Error(`Backup of ${backup.database} failed: the stored file does not read back whole (${'error' in stored ? stored.error.message : 'checksum differs'})`);
     }
-    em.create(BackupFile, { backupId: backup.backupId, destinationId: destination.destinationId, organizationId: backup.organizationId, key, size, sha256 } as never);
+    const file = em.create(BackupFile, { backupId: backup.backupId, destinationId: destination.destinationId, organizationId: backup.organizationId, key, size, sha256, verified: null, verification: null } as never);
     await em.flush();
     log(`Stored ${key}: ${size} bytes, sha256 ${sha256}`);
+    if (this.#verify() && source.verify) {
+      log(`Restoring ${key} into a throwaway container to prove it restores`);
+      const gunzip = createGunzip();
+      const feeding = (passphrase ? pipeline(await store.get(key), decryptStream(passphrase), gunzip) : pipeline(await store.get(key), gunzip)).catch(() => {});
+      try {
+        file.verification = await source.verify(backup.databaseId, backup.database, gunzip, { em, log });
+        file.verified = true;
+      } catch (e) {
+        file.verified = false;
+        file.verification = (e as Error).message;
+      }
+      await feeding;
+      await em.flush();
+      if (!file.verified) throw new Error(`Backup of ${backup.database} failed its restore check: ${file.verification}`);
+    }
     await this.#retain(backup, em, log);
     return { key, size, sha256 };
   }

@@ -49,6 +49,8 @@ export const BackupFileView = Type.Object({
   ModTime: Nullable(Timestamp()),
   backupId: Nullable(Type.String({ description: 'Berth: the backup that wrote it (null when Berth did not)' })),
   checksum: Nullable(Type.String({ description: 'Berth: sha256 of the file as stored' })),
+  verified: Nullable(Type.Boolean({ description: 'Berth: restored into a throwaway container of the same kind after the backup (null = not checked)' })),
+  verification: Nullable(Type.String({ description: 'Berth: what the restored copy held (one line per table: name, tab, row count), or why the check failed' })),
 });
 export const ListFilesInput = Type.Object({
   destinationId: Type.String({ minLength: 1 }),

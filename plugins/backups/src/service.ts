@@ -156,6 +156,7 @@ export class BackupService {
       entries.set(path, {
         Path: path, Name: name, Size: slash >= 0 ? 0 : o.size, IsDir: slash >= 0,
         ModTime: slash >= 0 ? null : iso(o.lastModified), backupId: file?.backupId ?? null, checksum: file?.sha256 ?? null,
+        verified: file?.verified ?? null, verification: file?.verification ?? null,
       });
     }
     return [...entries.values()].filter(e => !term || e.Path.toLowerCase().includes(term)).sort((a, b) => a.Path.localeCompare(b.Path)).slice(0, 100);

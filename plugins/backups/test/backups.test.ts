@@ -75,6 +75,7 @@ t.test('backups of postgres to s3 and to a local directory, restored for real', 
       const files = (await client.get('backup.listBackupFiles', { destinationId: dest.destinationId, search: `shop-${label}/` })).body as { Path: string; Size: number; checksum: string; backupId: string }[];
       t.equal(files.length, 1);
       t.match(files[0], { Path: new RegExp(`^shop-${label}/.*\\.dump\\.gz$`), IsDir: false, backupId: backup.body.backupId, checksum: /^[0-9a-f]{64}$/ });
+      t.match(files[0], { verified: true, verification: /^public\.orders\t500$/m }, 'proven: restored into a throwaway container, its tables and row counts recorded');
       t.ok(files[0]!.Size > 100, 'the file has the dump in it');
 
       await psql(`update orders set price = 0 where id <= 100; delete from orders where id > 400; drop table orders`);

@@ -38,8 +38,8 @@ t.test('mysql and mariadb backups restore their rows', async t => {
       t.match(backup, { databaseType: kind, [`${kind}Id`]: id });
       const ran = await client.post(`backup.manualBackup${suffix}`, { backupId: backup.backupId });
       t.equal(ran.body, true, JSON.stringify(ran.body));
-      const [file] = (await client.get('backup.listBackupFiles', { destinationId: dest.destinationId, search: `${kind}/` })).body as { Path: string }[];
-      t.ok(file, 'the file is listed');
+      const [file] = (await client.get('backup.listBackupFiles', { destinationId: dest.destinationId, search: `${kind}/` })).body as { Path: string; verified: boolean }[];
+      t.match(file, { verified: true }, 'the file is listed, restored into a throwaway container once');
 
       await sql('drop table orders');
       const queued = await client.post('backup.restoreBackup', { databaseId: id, databaseType: kind, databaseName: 'shop', backupFile: file!.Path, destinationId: dest.destinationId });

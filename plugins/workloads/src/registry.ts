@@ -41,6 +41,8 @@ export interface BackupSource {
   dump(id: string, databaseName: string | null, out: Writable, io: BackupIo): Promise<void>;
   /** Restores the dump read from `input` into the workload's database (`databaseName`, or its own). */
   restore(id: string, databaseName: string | null, input: Readable, io: BackupIo): Promise<void>;
+  /** Restores the dump into a throwaway container of the workload's image and answers the driver's inventory of it (tables and row counts; '' when the kind has none); rejects when the restore fails. */
+  verify?(id: string, databaseName: string | null, input: Readable, io: BackupIo): Promise<string>;
 }
 
 export interface BackupIo {

@@ -13,6 +13,7 @@ import { swarmSettingsToService } from '../swarm/settings.ts';
 import { toServiceMounts } from '../swarm/mounts.ts';
 import { ensureVolume, removeVolume } from '../swarm/volumes.ts';
 import { WorkloadLifecycle, type Engine } from '../lifecycle.ts';
+import { ownerLabels } from '../owners.ts';
 import path from 'node:path';
 import type { DatabaseRow } from './entity.ts';
 import type { DatabaseService } from './service.ts';
@@ -219,6 +220,46 @@ export class DatabaseDeployer extends WorkloadLifecycle<DatabaseRow> {
     if (driver.offlineRestore) return this.#restoreOffline(row, driver.offlineRestore, input, io);
     const creds = { ...this.#db.credentialsOf(row), ...(databaseName ? { databaseName } : {}) };
     await this.#stream(row, driver.restoreCommand(creds), { stdin: input, signal: io.signal }, 'restore');
+  }
+
+  /** Restores the dump into a throwaway container of the record's image (no network, removed afterwards) and answers the driver's inventory of the copy. */
+  async verify(row: DatabaseRow, databaseName: string | null, input: Readable, io: BackupIo): Promise<string> {
+    const { driver } = this.#db;
+    const creds = this.#db.credentialsOf(row);
+    const target = { ...creds, ...(databaseName ? { databaseName } : {}) };
+    const { docker } = await this.engine();
+    const start = driver.startCommand(creds);
+    const container = await docker.createContainer({
+      Image: this.#db.settingsOf(row).dockerImage as string,
+      Env: Object.entries(driver.containerEnv(creds)).map(([k, v]) => `${k}=${v}`),
+      ...(start.command ? { Entrypoint: [start.command] } : {}),
+      ...(start.args ? { Cmd: start.args } : {}),
+      Labels: { ...ownerLabels(this.owner(row)), 'berth.helper': 'verify' },
+      // No network: the copy is reached only through exec. Its host name must resolve without one
+      // (readiness checks connect to the container's own host name, as in a service).
+      Hostname: 'localhost',
+      HostConfig: { NetworkMode: 'none' },
+    });
+    try {
+      await container.start();
+      const check = driver.readinessCheck(creds);
+      const until = Date.now() + READY_TIMEOUT_MS;
+      for (;;) {
+        io.signal?.throwIfAborted();
+        const r = await execIn(docker, container.id, check, { signal: io.signal }).catch(e => ({ exitCode: -1, stdout: '', stderr: (e as Error).message }));
+        if (r.exitCode === 0 && (!check.expectOutput || check.expectOutput.test(r.stdout))) break;
+        if (Date.now() > until) throw new Error(`the throwaway ${this.#db.label} did not become ready: ${(r.stderr || r.stdout).trim().split('\n').pop() ?? ''}`);
+        await sleep(500, io.signal);
+      }
+      const restored = await execStream(docker, container.id, driver.restoreCommand(target), { stdin: input, signal: io.signal });
+      if (restored.exitCode !== 0) throw new Error(`the dump does not restore (exit code ${restored.exitCode}): ${restored.stderr.trim().split('\n').slice(-3).join(' / ')}`);
+      if (!driver.inventoryCommand) return '';
+      const inventory = await execIn(docker, container.id, driver.inventoryCommand(target), { signal: io.signal });
+      if (inventory.exitCode !== 0) throw new Error(`the restored copy cannot be read: ${inventory.stderr.trim().split('\n').pop() ?? ''}`);
+      return inventory.stdout.trim();
+    } finally {
+      await container.remove({ force: true, v: true }).catch(() => {});
+    }
   }
 
   /** Stops the service, replaces the data files from a helper container of the same image, starts it again and waits until it is ready. */
