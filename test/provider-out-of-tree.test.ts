@@ -202,6 +202,12 @@ t.test('the config is checked at boot, naming the bad key', async t => {
   await t.rejects(boot({ builder: { make: {} } }), { message: /providers\.builder\.make is not a built-in provider \(built-in builder providers: dockerfile, heroku_buildpacks, nixpacks, paketo_buildpacks, railpack, static\)/ });
   await t.rejects(boot({ source: { template: { resolve: copyBuilder } } }), { message: /providers\.source\.template loads .*, which is the provider builder\.copy/ });
   await t.rejects(boot({ source: { svn: { resolve: path.join(outside, 'nowhere') } } }), { message: /Cannot load provider source\.svn/ });
+  const mismatch = providerPackage('berth-provider-database-mismatch', `
+import { defineProvider, Type } from '@berth/core';
+import { PostgresDriver } from '@berth/provider-database-postgres';
+export default defineProvider({ contract: 'database', id: 'mismatch', options: Type.Object({}), create: () => new PostgresDriver() });
+`);
+  await t.rejects(boot({ database: { mismatch: { resolve: mismatch } } }), { message: 'Provider database.mismatch makes a driver of kind "postgres": a database provider\'s id is its kind' });
 });
 
 t.test('a provider set to false is not enabled', async t => {

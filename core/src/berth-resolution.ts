@@ -9,7 +9,7 @@ import { register } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Berth's own packages: name → the URL of their package.json (a parent from which the name self-resolves). */
 export function berthPackages(): Record<string, string> {
@@ -29,13 +29,15 @@ export function berthPackages(): Record<string, string> {
   return out;
 }
 
-// The hook runs on Node's loader thread: a self-contained module, given Berth's packages and root.
+// The hook runs on Node's loader thread: a self-contained module, given Berth's packages. It
+// redirects every import of one of them, wherever it comes from (a package outside the tree, or
+// one installed into Berth's node_modules without its own copy); inside Berth's workspace the
+// answer is the file the workspace link already leads to.
 const hook = `
 let packages = {};
-let root = '';
-export function initialize(data) { packages = data.packages; root = data.root; }
+export function initialize(data) { packages = data.packages; }
 export function resolve(specifier, context, next) {
-  if (specifier.startsWith('@berth/') && !(context.parentURL ?? '').startsWith(root)) {
+  if (specifier.startsWith('@berth/')) {
     const name = specifier.split('/').slice(0, 2).join('/');
     if (packages[name]) return next(specifier, { ...context, parentURL: packages[name] });
   }
@@ -49,7 +51,5 @@ let registered = false;
 export function resolveBerthForThirdParties(): void {
   if (registered) return;
   registered = true;
-  register(`data:text/javascript,${encodeURIComponent(hook)}`, {
-    data: { packages: berthPackages(), root: pathToFileURL(repoRoot).href },
-  });
+  register(`data:text/javascript,${encodeURIComponent(hook)}`, { data: { packages: berthPackages() } });
 }

@@ -15,8 +15,8 @@ const ProviderEntry = Type.Union([
 ]);
 export const ProvidersSchema = Type.Record(
   Type.String({ pattern: '^[a-z][a-z0-9]*$' }),
-  Type.Record(Type.String({ pattern: '^[a-z][a-z0-9_]*$' }), ProviderEntry),
-  { default: {}, description: 'Providers per contract (builder, source, database...) by id, over the built-in ones, which are all enabled unless set to false (env BERTH_PROVIDERS, JSON)' },
+  Type.Record(Type.String({ pattern: '^[a-z][a-z0-9_]*$' }), ProviderEntry, { additionalProperties: false }),
+  { additionalProperties: false, default: {}, description: 'Providers per contract (builder, source, database...) by id, over the built-in ones, which are all enabled unless set to false (env BERTH_PROVIDERS, JSON)' },
 );
 export type ProvidersConfig = Static<typeof ProvidersSchema>;
 
@@ -138,7 +138,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     const where = origin[key] ?? key;
     // Inside a nested key (providers.builder.static...), say where.
     const inner = e.instancePath.split('/').slice(2).join('.');
-    throw new ConfigError(`Invalid configuration: ${where}${inner ? ` at ${key}.${inner}` : ''} ${e.message}${key in raw && !inner ? ` (got ${JSON.stringify(raw[key])})` : ''}`);
+    // A key a record's key pattern refuses fails as "schema is false": say what it is.
+    const message = e.message === 'schema is false' ? 'is not an allowed name (lower-case letters and digits; ids may have _)' : e.message;
+    throw new ConfigError(`Invalid configuration: ${where}${inner ? ` at ${key}.${inner}` : ''} ${message}${key in raw && !inner ? ` (got ${JSON.stringify(raw[key])})` : ''}`);
   }
   const config = withDefaults as BerthConfig;
   // Paths in the file are relative to the file; in the environment, to the working directory.

@@ -30,8 +30,12 @@ function writeTree(root: string, files: Record<string, string>) {
 /** A configuration as the kernel would load it, for the factory's context. */
 const testConfig = (t: Test): BerthConfig => loadConfig({}, { dataDir: scratch(t, 'data') });
 
-/** The descriptor's shape, its options (defaults applied) and the instance the factory makes. */
-async function checkDescriptor<I>(t: Test, descriptor: ProviderDescriptor, contract: string, options: unknown): Promise<I> {
+/**
+ * The descriptor's shape, its options (defaults applied) and the instance the factory makes, which
+ * serves the descriptor's id (`id`, or `kind` for database drivers). Every contract's suite starts
+ * with it; a provider of a contract without a suite of its own calls it directly.
+ */
+export async function descriptorConformance<I>(t: Test, descriptor: ProviderDescriptor, contract: string, options?: unknown): Promise<I> {
   t.ok(isProviderDescriptor(descriptor), 'the default export is made with defineProvider()');
   t.equal(descriptor.contract, contract, `a provider of contract ${contract}`);
   t.match(descriptor.id, /^[a-z][a-z0-9_]*$/, 'its id is a wire value');
@@ -39,8 +43,8 @@ async function checkDescriptor<I>(t: Test, descriptor: ProviderDescriptor, contr
   const withDefaults = Value.Default(descriptor.options, structuredClone(options ?? {}));
   t.ok(Value.Check(descriptor.options, withDefaults), `the options given are valid: ${JSON.stringify([...Value.Errors(descriptor.options, withDefaults)].map(e => e.message))}`);
   t.notOk(Value.Check(descriptor.options, { ...(withDefaults as object), 'not-an-option': true }), 'an unknown option is refused (additionalProperties: false)');
-  const instance = await descriptor.create(withDefaults as never, { config: testConfig(t) }) as unknown as I & { id: string };
-  t.equal(instance.id, descriptor.id, 'the instance serves the descriptor\'s id');
+  const instance = await descriptor.create(withDefaults as never, { config: testConfig(t) }) as unknown as I & { id?: string; kind?: string };
+  t.equal(contract === 'database' ? instance.kind : instance.id, descriptor.id, 'the instance serves the descriptor\'s id');
   return instance;
 }
 
@@ -73,7 +77,7 @@ export function builderConformance(t: Test, descriptor: ProviderDescriptor, o: B
   const noImage = async (tag: string) => docker.getImage(tag).inspect().then(() => false, () => true);
 
   t.test(`builder ${descriptor.id}: conformance`, async t => {
-    const builder = await checkDescriptor<Builder>(t, descriptor, 'builder', o.options);
+    const builder = await descriptorConformance<Builder>(t, descriptor, 'builder', o.options);
     t.type(builder.build, 'function', 'it builds');
 
     t.test('a build path outside the source is refused, and nothing is built', async t => {
@@ -141,7 +145,7 @@ export function sourceConformance(t: Test, descriptor: ProviderDescriptor, o: So
   };
 
   t.test(`source ${descriptor.id}: conformance`, async t => {
-    const source = await checkDescriptor<SourceProvider>(t, descriptor, 'source', o.options);
+    const source = await descriptorConformance<SourceProvider>(t, descriptor, 'source', o.options);
     t.type(source.resolve, 'function', 'it resolves');
     t.ok(o.valid.length > 0, 'the suite is given a case this source deploys');
 

@@ -10,6 +10,12 @@ export default definePlugin({
   // Databases are workloads: they live in environments and run through the deploy queue.
   dependencies: ['workloads', 'environment', 'deployment'],
   setup(berth) {
-    for (const driver of berth.container.cradle.providers.all('database')) bindDatabaseKind(berth, driver);
+    const { providers } = berth.container.cradle;
+    for (const id of providers.ids('database')) {
+      const driver = providers.get('database', id);
+      // The id the operator enables is the namespace the API gets.
+      if (driver.kind !== id) throw new Error(`Provider database.${id} makes a driver of kind "${driver.kind}": a database provider's id is its kind`);
+      bindDatabaseKind(berth, driver);
+    }
   },
 });

@@ -1,6 +1,8 @@
 // The mariadb driver: the contract's conformance suite against berth-test/mariadb:1 (MariaDB 10.11 with
 // the public image's MARIADB_* and MYSQL_* environment), plus the exact values the peer's clients see.
 import t from 'tap';
+import { descriptorConformance } from '@berth/core/testing';
+import provider from '../src/index.ts';
 import mysql from 'mysql2/promise';
 import Docker from 'dockerode';
 import { waitFor, TEST_MARIADB_IMAGE } from '@berth/core/testing';
@@ -9,6 +11,8 @@ import { MariadbDriver } from '../src/index.ts';
 import { driverConformance, runContainerCommand } from '@berth/plugin-workloads/testing';
 
 const driver = new MariadbDriver();
+
+t.test('the provider descriptor', async t => void (await descriptorConformance(t, provider, 'database')));
 
 const sql = (c: DatabaseCredentials, statement: string) => ({
   cmd: ['mariadb', '--protocol=TCP', '--host=127.0.0.1', `--user=${c.databaseUser}`, `--database=${c.databaseName}`, '--batch', '--skip-column-names', `--execute=${statement}`],

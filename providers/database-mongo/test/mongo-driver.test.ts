@@ -1,11 +1,15 @@
 // The mongo driver: no mongod exists for these machines (no image can be pulled or built), so the
 // contract's pure checks and the exact service environment and commands, without an engine run.
 import t from 'tap';
+import { descriptorConformance } from '@berth/core/testing';
+import provider from '../src/index.ts';
 import type { DatabaseCredentials } from '@berth/core';
 import { MongoDriver } from '../src/index.ts';
 import { driverConformance } from '@berth/plugin-workloads/testing';
 
 const driver = new MongoDriver();
+
+t.test('the provider descriptor', async t => void (await descriptorConformance(t, provider, 'database')));
 
 t.test('mongo driver (no mongod on these machines: the service spec and commands only)', async t => {
   driverConformance(t, driver, {

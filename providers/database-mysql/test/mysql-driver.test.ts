@@ -2,6 +2,8 @@
 // be built here; it honours the public mysql image's MYSQL_* environment and ships the mysql-named
 // clients), plus the exact values the peer's clients see.
 import t from 'tap';
+import { descriptorConformance } from '@berth/core/testing';
+import provider from '../src/index.ts';
 import mysql from 'mysql2/promise';
 import { TEST_MARIADB_IMAGE } from '@berth/core/testing';
 import type { DatabaseCredentials } from '@berth/core';
@@ -9,6 +11,8 @@ import { MysqlDriver, quoteString } from '../src/index.ts';
 import { driverConformance } from '@berth/plugin-workloads/testing';
 
 const driver = new MysqlDriver();
+
+t.test('the provider descriptor', async t => void (await descriptorConformance(t, provider, 'database')));
 
 const sql = (c: DatabaseCredentials, statement: string) => ({
   cmd: ['mysql', '--protocol=TCP', '--host=127.0.0.1', `--user=${c.databaseUser}`, `--database=${c.databaseName}`, '--batch', '--skip-column-names', `--execute=${statement}`],

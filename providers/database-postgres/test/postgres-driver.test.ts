@@ -2,6 +2,8 @@
 // image's environment), plus the exact values the peer's clients see.
 import { execFile } from 'node:child_process';
 import t from 'tap';
+import { descriptorConformance } from '@berth/core/testing';
+import provider from '../src/index.ts';
 import pg from 'pg';
 import { TEST_POSTGRES_IMAGE } from '@berth/core/testing';
 import type { DatabaseCredentials } from '@berth/core';
@@ -9,6 +11,8 @@ import { PostgresDriver, quoteIdent, quoteLiteral } from '../src/index.ts';
 import { driverConformance } from '@berth/plugin-workloads/testing';
 
 const driver = new PostgresDriver();
+
+t.test('the provider descriptor', async t => void (await descriptorConformance(t, provider, 'database')));
 
 /** Runs a program (docker) with an argument array and optional stdin. */
 const run = (file: string, args: string[], { input }: { input?: string } = {}) => new Promise<string>((resolve, reject) => {

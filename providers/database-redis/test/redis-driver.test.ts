@@ -1,6 +1,8 @@
 // The redis driver: the contract's conformance suite against berth-test/redis:1 (run like the public
 // redis image), plus the exact command line and URLs the peer's clients see.
 import t from 'tap';
+import { descriptorConformance } from '@berth/core/testing';
+import provider from '../src/index.ts';
 import { createClient } from 'redis';
 import { TEST_REDIS_IMAGE } from '@berth/core/testing';
 import type { DatabaseCredentials } from '@berth/core';
@@ -8,6 +10,8 @@ import { RedisDriver } from '../src/index.ts';
 import { driverConformance } from '@berth/plugin-workloads/testing';
 
 const driver = new RedisDriver();
+
+t.test('the provider descriptor', async t => void (await descriptorConformance(t, provider, 'database')));
 
 const cli = (c: DatabaseCredentials, ...args: string[]) => ({
   cmd: ['redis-cli', '-h', '127.0.0.1', '--no-auth-warning', ...args],
