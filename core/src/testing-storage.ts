@@ -7,10 +7,9 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { createHash, randomBytes } from 'node:crypto';
 import type { Test } from 'tap';
-import { Value } from 'typebox/value';
-import { loadConfig } from './config.ts';
 import { StorageError, type BackupStorage, type StorageLocation } from './contracts/backup-storage.ts';
-import { isProviderDescriptor, type ProviderDescriptor } from './provider.ts';
+import type { ProviderDescriptor } from './provider.ts';
+import { descriptorConformance } from './testing-conformance.ts';
 
 export interface S3TestServer { endpoint: string; accessKey: string; secretAccessKey: string; region: string; close(): Promise<void> }
 
@@ -47,14 +46,7 @@ export interface StorageConformanceOptions {
 /** The descriptor, then the store: put (streamed, sized), get, list by prefix, remove; a failing source stores nothing; failures are named. */
 export function storageConformance(t: Test, descriptor: ProviderDescriptor, o: StorageConformanceOptions): void {
   t.test(`storage provider ${descriptor.id}: conformance`, async t => {
-    t.ok(isProviderDescriptor(descriptor), 'the default export is made with defineProvider()');
-    t.equal(descriptor.contract, 'storage');
-    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'berth-storage-'));
-    t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
-    const options = Value.Default(descriptor.options, structuredClone(o.options ?? {}));
-    t.ok(Value.Check(descriptor.options, options), 'the options are valid');
-    const storage = await descriptor.create(options as never, { config: loadConfig({}, { dataDir }) }) as BackupStorage;
-    t.equal(storage.id, descriptor.id, 'the instance answers its id');
+    const storage = await descriptorConformance<BackupStorage>(t, descriptor, 'storage', o.options);
     t.equal(storage.validate(o.location), null, 'the working location is valid');
     const store = storage.open(o.location);
     const prefix = `conformance-${randomBytes(4).toString('hex')}/`;
