@@ -6,7 +6,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import Docker from 'dockerode';
-import { startTestServer, signUpAdmin, deploymentFinished, waitFor, startS3TestServer, removeServiceAndVolume, TEST_POSTGRES_IMAGE } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, Client, type TestServer, deploymentFinished, waitFor, startS3TestServer, removeServiceAndVolume, TEST_POSTGRES_IMAGE } from '@berth/core/testing';
 import { runContainerCommand } from '@berth/plugin-workloads/testing';
 
 t.setTimeout(600_000);
@@ -16,8 +16,9 @@ const PASSWORD = 'Pg-pass_1#(x)';
 t.test('backups of postgres to s3 and to a local directory, restored for real', async t => {
   const s3 = await startS3TestServer(t, ['berth-backups']);
   const server = await startTestServer({ deploySettleSeconds: 0, backupTickSeconds: 1 });
-  t.teardown(() => server.destroy());
-  const { client } = await signUpAdmin(server);
+  let current: TestServer = server;
+  t.teardown(() => current.destroy());
+  const { client, apiKey } = await signUpAdmin(server);
   const { body: { environment } } = await client.post('project.create', { name: 'Backed up' });
   const s3Destination = { name: 'bucket', provider: 'Minio', endpoint: s3.endpoint, region: s3.region, bucket: 'berth-backups', accessKey: s3.accessKey, secretAccessKey: s3.secretAccessKey, additionalFlags: [] };
 
@@ -151,5 +152,31 @@ t.test('backups of postgres to s3 and to a local directory, restored for real', 
     await client.post('backup.update', { backupId: backup.backupId, schedule: '0 3 * * *', enabled: false, prefix: 'scheduled', destinationId: s3Dest.destinationId, database: 'shop' });
     const files = (await client.get('backup.listBackupFiles', { destinationId: s3Dest.destinationId, search: 'scheduled/' })).body as unknown[];
     t.ok(files.length >= 1, 'its file is in the bucket');
+  });
+
+  t.test('schedules survive a restart; the windows missed while down are on the record and raise the failure event', async t => {
+    const backup = (await client.post('backup.create', { schedule: '*/2 * * * * *', enabled: true, prefix: 'restarts', destinationId: s3Dest.destinationId, database: 'shop', databaseType: 'postgres', postgresId, keepLatestCount: 1 })).body;
+    const ranOnce = await waitFor('a first scheduled run', async () => {
+      const one = (await client.get('backup.one', { backupId: backup.backupId })).body;
+      return one.lastRunAt ? one : undefined;
+    }, { timeout: 60_000, interval: 500 });
+    // Windows that passed while a run was still going are missed ones too: count from here.
+    const missedBefore = (await client.get('backup.one', { backupId: backup.backupId })).body.missedWindows as number;
+    await current.stop();
+    await new Promise(r => setTimeout(r, 8000));
+    // The first check comes one tick after the scheduler starts: time enough to listen for its event.
+    current = await server.restart({ deploySettleSeconds: 0, backupTickSeconds: 3 });
+    const events: { backupId: string; status: string; error: string | null }[] = [];
+    current.kernel.container.cradle.events.on('databaseBackup', e => void events.push(e));
+    const after = new Client(current.url, { apiKey });
+    const resumed = await waitFor('a run after the restart', async () => {
+      const one = (await after.get('backup.one', { backupId: backup.backupId })).body;
+      const raised = events.some(e => e.backupId === backup.backupId && e.status === 'error' && /Missed \d+ scheduled window/.test(e.error ?? ''));
+      return one.lastRunAt > ranOnce.lastRunAt && one.missedWindows > missedBefore && raised ? one : undefined;
+    }, { timeout: 60_000, interval: 500 });
+    t.ok(resumed.missedWindows - missedBefore >= 2, `the windows of the ≈8 s down are counted (${resumed.missedWindows - missedBefore})`);
+    t.match(resumed, { lastMissedAt: String });
+    t.pass('a databaseBackup error event said so');
+    await after.post('backup.update', { backupId: backup.backupId, schedule: '0 3 * * *', enabled: false, prefix: 'restarts', destinationId: s3Dest.destinationId, database: 'shop' });
   });
 });
