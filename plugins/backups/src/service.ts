@@ -183,6 +183,12 @@ export class BackupService {
     return { deploymentId: deployment.deploymentId, restoreId: restore.restoreId, status: deployment.status };
   }
 
+  /** The workload's backups, as backup.one answers them, oldest first. */
+  async viewsFor(kind: string, id: string, em: EntityManager): Promise<Record<string, unknown>[]> {
+    const rows = await em.find(Backup, { databaseType: kind, databaseId: id }, { orderBy: { createdAt: 'asc' } });
+    return Promise.all(rows.map(r => this.view(r, em)));
+  }
+
   /** Drops a removed workload's backups (their files stay in the destination). */
   async removeForWorkload(kind: string, id: string, em: EntityManager): Promise<void> {
     await em.nativeDelete(Backup, { databaseType: kind, databaseId: id });

@@ -27,6 +27,7 @@ t.test('both variants, organizations isolated, a removed database takes its back
   const backup = await older.post('backup.create', { schedule: '0 3 * * *', prefix: 'docs', destinationId: dest.body.destinationId, database: 'docs', databaseType: 'mongo', mongoId: mongo.body.mongoId });
   t.equal(backup.status, 200, JSON.stringify(backup.body));
   t.match(backup.body, { databaseType: 'mongo', mongoId: mongo.body.mongoId, postgresId: null, enabled: null, keepLatestCount: null, encrypted: false });
+  t.match((await client.get('mongo.one', { mongoId: mongo.body.mongoId })).body.backups, [{ backupId: backup.body.backupId, prefix: 'docs' }], 'the database lists its backups');
   const wrongKind = await client.post('backup.manualBackupPostgres', { backupId: backup.body.backupId });
   t.match(wrongKind.body, { code: 'BAD_REQUEST', issues: [{ path: ['backupId'] }] }, 'a mongo backup is not run as postgres');
   const notRunning = await client.post('backup.manualBackupMongo', { backupId: backup.body.backupId });

@@ -50,6 +50,8 @@ export interface PortDirectory {
 export interface BackupDirectory {
   /** Deletes the workload's backup records (when the workload is deleted); the files stay in their destinations. */
   removeForWorkload(kind: string, id: string, em: EntityManager): Promise<void>;
+  /** The workload's backups as `<kind>.one` lists them (backup.one's fields), oldest first. */
+  viewsFor(kind: string, id: string, em: EntityManager): Promise<Record<string, unknown>[]>;
 }
 
 declare module '@berth/core' {
