@@ -75,7 +75,7 @@ export function backupSchemas(kinds: BackupKindField[]) {
   const common = {
     schedule: Type.String({ description: 'cron expression (5 or 6 fields)' }),
     enabled: Type.Optional(Nullable(Type.Boolean())),
-    prefix: Type.String({ minLength: 1 }),
+    prefix: Type.String({ minLength: 1, maxLength: 200, pattern: '^(?!.*(^|/)\\.\\.?(/|$))[A-Za-z0-9._/-]+$', description: 'folder of the files in the destination: letters, digits, . _ - and /, no . or .. segment' }),
     destinationId: Type.String({ minLength: 1 }),
     keepLatestCount: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
     database: Type.String({ minLength: 1 }),

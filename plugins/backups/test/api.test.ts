@@ -22,6 +22,8 @@ t.test('both variants, organizations isolated, a removed database takes its back
   const { body: { environment } } = await client.post('project.create', { name: 'Docs' });
   const mongo = await client.post('mongo.create', { name: 'docs', environmentId: environment.environmentId, databaseUser: 'docs', databasePassword: 'Mongo-pass_1' });
   t.equal(mongo.status, 200, JSON.stringify(mongo.body));
+  const badPrefix = await client.post('backup.create', { schedule: '0 3 * * *', prefix: '../escape', destinationId: dest.body.destinationId, database: 'docs', databaseType: 'mongo', mongoId: mongo.body.mongoId });
+  t.match(badPrefix.body, { code: 'BAD_REQUEST', issues: [{ path: ['prefix'] }] }, 'a prefix cannot climb out of its folder');
   const missingId = await client.post('backup.create', { schedule: '0 3 * * *', prefix: 'docs', destinationId: dest.body.destinationId, database: 'docs', databaseType: 'mongo' });
   t.match(missingId.body, { code: 'BAD_REQUEST', issues: [{ path: ['mongoId'] }] }, 'the kind\'s id field is required, and named');
   const backup = await older.post('backup.create', { schedule: '0 3 * * *', prefix: 'docs', destinationId: dest.body.destinationId, database: 'docs', databaseType: 'mongo', mongoId: mongo.body.mongoId });
