@@ -4,6 +4,9 @@
 #   berth-test/postgres:1   PostgreSQL 15, honouring the public postgres image's environment
 #   berth-test/mariadb:1    MariaDB 10.11, honouring the public mariadb/mysql images' environment
 #   berth-test/redis:1      Redis 7, run like the public redis image
+#   berth-test/caddy:1      Caddy 2.6 (Debian's caddy), the image of the caddy proxy provider in tests
+#   berth-test/pebble:1     Pebble (Debian's pebble, Let's Encrypt's ACME test server), with a TLS
+#                           certificate made at build time; its CA is /etc/pebble/ca.pem
 # Idempotent and fast when nothing changed: each image carries a label with a hash of its recipe (this
 # script's text for it) and is rebuilt only when that label is missing or differs.
 # Needs docker and debootstrap; the containers of `docker build` must reach the Debian archive.
@@ -14,6 +17,8 @@ DEBIAN=berth-test/debian:12
 POSTGRES=berth-test/postgres:1
 MARIADB=berth-test/mariadb:1
 REDIS=berth-test/redis:1
+CADDY=berth-test/caddy:1
+PEBBLE=berth-test/pebble:1
 SUITE=bookworm
 LABEL=berth-test.recipe
 
@@ -320,6 +325,63 @@ EOF
   chmod 755 "$ctx/docker-entrypoint.sh"
 }
 
+# ---------------------------------------------------------------- berth-test/caddy:1
+caddy_context() {
+  local ctx=$1
+  mkdir -p "$ctx"
+  # Debian's package runs caddy under systemd; in a container it runs in the foreground. Berth starts
+  # it with its own --config (the proxy provider's generated JSON); without one it serves nothing.
+  cat >"$ctx/Dockerfile" <<'EOF'
+FROM berth-test/debian:12
+RUN set -eux; \
+    apt-get update; \
+    apt-get install -y --no-install-recommends caddy ca-certificates; \
+    rm -rf /var/lib/apt/lists/*; \
+    mkdir -p /data /config
+ENV XDG_DATA_HOME=/data XDG_CONFIG_HOME=/config
+EXPOSE 80 443
+CMD ["caddy", "run", "--config", "/etc/caddy/Caddyfile", "--adapter", "caddyfile"]
+EOF
+}
+
+# ---------------------------------------------------------------- berth-test/pebble:1
+pebble_context() {
+  local ctx=$1
+  mkdir -p "$ctx"
+  # Debian's pebble ships no test certificates: a CA and a server certificate (for the names pebble and
+  # localhost) are made at build time. It validates challenges on ports 80 (http-01) and 443 (tls-alpn-01).
+  cat >"$ctx/Dockerfile" <<'EOF'
+FROM berth-test/debian:12
+RUN set -eux; \
+    apt-get update; \
+    apt-get install -y --no-install-recommends pebble openssl; \
+    rm -rf /var/lib/apt/lists/*; \
+    mkdir -p /etc/pebble; cd /etc/pebble; \
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 3650 -subj '/CN=berth test pebble CA'; \
+    openssl req -newkey rsa:2048 -nodes -keyout key.pem -out cert.csr -subj '/CN=pebble'; \
+    printf 'subjectAltName=DNS:pebble,DNS:localhost,IP:127.0.0.1\n' >ext.cnf; \
+    openssl x509 -req -in cert.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out cert.pem -days 3650 -extfile ext.cnf; \
+    rm -f cert.csr ext.cnf ca.key
+COPY pebble-config.json /etc/pebble/pebble-config.json
+EXPOSE 14000 15000
+CMD ["pebble", "-config", "/etc/pebble/pebble-config.json"]
+EOF
+  cat >"$ctx/pebble-config.json" <<'EOF'
+{
+  "pebble": {
+    "listenAddress": "0.0.0.0:14000",
+    "managementListenAddress": "0.0.0.0:15000",
+    "certificate": "/etc/pebble/cert.pem",
+    "privateKey": "/etc/pebble/key.pem",
+    "httpPort": 80,
+    "tlsPort": 443,
+    "ocspResponderURL": "",
+    "externalAccountBindingRequired": false
+  }
+}
+EOF
+}
+
 # ---------------------------------------------------------------- build what is missing or stale
 debian_recipe=$( { declare -f build_debian; echo "$SUITE"; } | sha256sum | cut -c1-16)
 if [ "$(recipe_of "$DEBIAN")" != "$debian_recipe" ]; then
@@ -333,8 +395,8 @@ fi
 # The derived images build side by side (most of their time is apt downloading).
 pids=()
 names=()
-for kind in postgres mariadb redis; do
-  case $kind in postgres) image=$POSTGRES ;; mariadb) image=$MARIADB ;; redis) image=$REDIS ;; esac
+for kind in postgres mariadb redis caddy pebble; do
+  case $kind in postgres) image=$POSTGRES ;; mariadb) image=$MARIADB ;; redis) image=$REDIS ;; caddy) image=$CADDY ;; pebble) image=$PEBBLE ;; esac
   ctx=$work/$kind
   "${kind}_context" "$ctx"
   recipe=$( { echo "$debian_recipe"; (cd "$ctx" && find . -type f | sort | xargs cat); } | sha256sum | cut -c1-16)

@@ -68,7 +68,7 @@ t.test('database API (records only)', async t => {
       t.match(current.body, {
         [id]: String, name: `${k.kind} db`, description: 'main', environmentId: environment.environmentId, serverId: null,
         applicationStatus: 'idle', externalPort: null, dockerImage: k.images.current, replicas: 1, env: null,
-        databasePassword: 'Secret_pw-1', detachPlatformNetwork: false, networkIds: null, command: null, args: null,
+        databasePassword: 'Secret_pw-1', detachDokployNetwork: false, networkIds: null, command: null, args: null,
       });
       t.match(current.body.appName, new RegExp(`^${k.kind}-${k.kind}-db-[0-9a-f]{6}$`), 'a generated Swarm-safe appName');
       t.equal('databaseName' in current.body, k.databaseName, 'databaseName present only where the kind has it');
@@ -168,7 +168,8 @@ t.test('database API (records only)', async t => {
         t.equal(rootUpdate.status, 400);
         t.ok(issuePaths(rootUpdate.body).includes('databaseRootPassword'));
         const rootOk = await client.post(`${k.kind}.update`, { [id]: every.body[id], databaseRootPassword: 'Root_pw-2' });
-        t.equal(rootOk.body.databaseRootPassword, 'Root_pw-2');
+        t.equal(rootOk.body, true, 'update answers true');
+        t.equal((await client.get(`${k.kind}.one`, { [id]: every.body[id] })).body.databaseRootPassword, 'Root_pw-2');
         const emptyRoot = await client.post(`${k.kind}.create`, body(k, { ...env, databaseRootPassword: '' }));
         t.match(emptyRoot.body.databaseRootPassword, /^[A-Za-z0-9_-]{20,}$/, 'an empty root password is generated');
       } else {
@@ -206,8 +207,8 @@ t.test('database API (records only)', async t => {
       t.equal(unset.body.externalPort, null);
 
       const env = await client.post(`${k.kind}.saveEnvironment`, { [id]: dbId, env: 'A=1\nB=${{project.X}}' });
-      t.equal(env.status, 200);
-      t.equal(env.body.env, 'A=1\nB=${{project.X}}');
+      t.same([env.status, env.body], [200, true], 'saveEnvironment answers true, as the peer does');
+      t.equal((await client.get(`${k.kind}.one`, { [id]: dbId })).body.env, 'A=1\nB=${{project.X}}');
       t.equal((await client.post(`${k.kind}.saveEnvironment`, { [id]: dbId, env: 5 })).status, 400);
 
       const status = await client.post(`${k.kind}.changeStatus`, { [id]: dbId, applicationStatus: 'error' });
@@ -255,13 +256,19 @@ t.test('database API (records only)', async t => {
 
     t.test(`${k.kind}: update`, async t => {
       const dbId = made[k.kind]![id] as string;
-      const update = (fields: Record<string, unknown>) => client.post(`${k.kind}.update`, { [id]: dbId, ...fields });
+      /** update answers true, as the peer does; a successful one answers here the record as `one` reads it back. */
+      const update = async (fields: Record<string, unknown>) => {
+        const res = await client.post(`${k.kind}.update`, { [id]: dbId, ...fields });
+        if (res.status !== 200) return res;
+        t.equal(res.body, true, 'update answers true');
+        return { status: res.status, body: (await client.get(`${k.kind}.one`, { [id]: dbId })).body };
+      };
       const asStrings = await update({ memoryLimit: '512m', memoryReservation: '256m', cpuLimit: '0.5', cpuReservation: '0.25' });
       t.equal(asStrings.status, 200, JSON.stringify(asStrings.body));
       t.match(asStrings.body, { memoryLimit: '512m', memoryReservation: '256m', cpuLimit: '0.5', cpuReservation: '0.25' }, 'resources as strings (current variant)');
       const asNumbers = await update({ memoryLimit: 536870912, cpuLimit: 1, memoryReservation: null, cpuReservation: null });
       t.equal(asNumbers.status, 200);
-      t.match(asNumbers.body, { memoryLimit: 536870912, cpuLimit: 1, memoryReservation: null, cpuReservation: null }, 'resources as numbers (older variant)');
+      t.match(asNumbers.body, { memoryLimit: '536870912', cpuLimit: '1', memoryReservation: null, cpuReservation: null }, 'resources as numbers (older variant), answered as text like the peer\'s');
       t.equal((await update({ memoryLimit: true })).status, 400);
       t.equal((await update({ cpuLimit: -1 })).status, 400);
 
@@ -279,7 +286,7 @@ t.test('database API (records only)', async t => {
         ulimitsSwarm: [{ Name: 'nofile', Soft: 1024, Hard: 2048 }],
         replicas: 2,
         networkIds: ['net-a', 'net-b'],
-        detachPlatformNetwork: true,
+        detachDokployNetwork: true,
         command: 'run-db',
         args: ['--flag', 'value with spaces'],
         name: 'renamed',
@@ -288,10 +295,10 @@ t.test('database API (records only)', async t => {
       };
       const set = await update(swarm);
       t.equal(set.status, 200, JSON.stringify(set.body));
-      t.match(set.body, swarm, 'every Swarm object, replicas, networkIds, detachPlatformNetwork kept');
+      t.match(set.body, swarm, 'every Swarm object, replicas, networkIds, detachDokployNetwork kept');
       t.same((await client.get(`${k.kind}.one`, { [id]: dbId })).body.labelsSwarm, { team: 'data' }, 'and read back');
-      const cleared = await update({ healthCheckSwarm: null, labelsSwarm: null, networkIds: null, detachPlatformNetwork: false, replicas: 1, command: null, args: null });
-      t.match(cleared.body, { healthCheckSwarm: null, labelsSwarm: null, networkIds: null, detachPlatformNetwork: false, replicas: 1 });
+      const cleared = await update({ healthCheckSwarm: null, labelsSwarm: null, networkIds: null, detachDokployNetwork: false, replicas: 1, command: null, args: null });
+      t.match(cleared.body, { healthCheckSwarm: null, labelsSwarm: null, networkIds: null, detachDokployNetwork: false, replicas: 1 });
 
       const bad: [Record<string, unknown>, string][] = [
         [{ replicas: -1 }, 'replicas'],
@@ -300,7 +307,7 @@ t.test('database API (records only)', async t => {
         [{ updateConfigSwarm: { Parallelism: 1 } }, 'updateConfigSwarm.Order'],
         [{ ulimitsSwarm: [{ Name: '', Soft: 1, Hard: 1 }] }, 'ulimitsSwarm.0.Name'],
         [{ networkIds: 'net-a' }, 'networkIds'],
-        [{ detachPlatformNetwork: 'yes' }, 'detachPlatformNetwork'],
+        [{ detachDokployNetwork: 'yes' }, 'detachDokployNetwork'],
         [{ labelsSwarm: { a: 1 } }, 'labelsSwarm.a'],
         [{ appName: 'with.dot' }, 'appName'],
         [{ appName: 'x'.repeat(64) }, 'appName'],

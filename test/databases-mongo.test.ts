@@ -61,7 +61,8 @@ t.test('mongo (no mongod on these machines: the API and the service spec only)',
 
     const updated = await bearer.post('mongo.update', { mongoId: current.body.mongoId, databaseUser: 'catalog2', databasePassword: 'Mongo_pw-2', dockerImage: 'mongo:7', memoryLimit: 268435456, cpuLimit: '0.5' });
     t.equal(updated.status, 200, JSON.stringify(updated.body));
-    t.match(updated.body, { databaseUser: 'catalog2', databasePassword: 'Mongo_pw-2', dockerImage: 'mongo:7', memoryLimit: 268435456, cpuLimit: '0.5' });
+    t.equal(updated.body, true, 'update answers true, as the peer does');
+    t.match((await client.get('mongo.one', { mongoId: current.body.mongoId })).body, { databaseUser: 'catalog2', databasePassword: 'Mongo_pw-2', dockerImage: 'mongo:7', memoryLimit: '268435456', cpuLimit: '0.5' });
     const updatedBad = await client.post('mongo.update', { mongoId: current.body.mongoId, databasePassword: "it's" });
     t.equal(updatedBad.status, 400, 'update follows the current rules');
     t.same(issuePaths(updatedBad.body), ['databasePassword']);
@@ -90,7 +91,7 @@ t.test('mongo (no mongod on these machines: the API and the service spec only)',
       return { id, deploymentId: queued.body.deploymentId as string };
     };
     const main = await make(appName, { externalPort: port });
-    const detached = await make(detachedName, { detachPlatformNetwork: true });
+    const detached = await make(detachedName, { detachDokployNetwork: true });
 
     const running = async (name: string) => waitFor(`${name}'s task`, async () => {
       // The engine answers 404 until the deployment has created the service.
@@ -118,7 +119,7 @@ t.test('mongo (no mongod on these machines: the API and the service spec only)',
     const networksOf = (s: typeof spec) => (s.TaskTemplate.Networks ?? []).map((n: { Target: string }) => n.Target);
     t.ok(networksOf(spec).some((n: string) => n === platform.Id || n === PLATFORM_NETWORK), 'on the platform network');
     const detachedSpec = (await docker.getService(detachedName).inspect()).Spec;
-    t.notOk(networksOf(detachedSpec).some((n: string) => n === platform.Id || n === PLATFORM_NETWORK), 'detachPlatformNetwork: not on the platform network');
+    t.notOk(networksOf(detachedSpec).some((n: string) => n === platform.Id || n === PLATFORM_NETWORK), 'detachDokployNetwork: not on the platform network');
     t.same(detachedSpec.EndpointSpec?.Ports ?? [], [], 'no external port, nothing published');
 
     const stillWaiting = await client.get('deployment.one', { deploymentId: main.deploymentId });

@@ -14,7 +14,7 @@ t.test('a deployment interrupted by a killed process ends in error after the res
   const db = await processDatabase();
   t.teardown(() => db.drop());
   const dataDir = dataDirFor(t);
-  const env = { ...process.env, ...db.env, BERTH_DATA_DIR: dataDir, BERTH_CONFIG: '', BERTH_LOG_LEVEL: 'warn' };
+  const env = { ...process.env, ...db.env, BERTH_DATA_DIR: dataDir, BERTH_CONFIG: '', BERTH_LOG_LEVEL: 'warn', BERTH_HOST_ACCESS: JSON.stringify({ localGit: true }) }; // the test repository is on this host
   const created = await run(process.execPath, [...nodeFlags, cli, 'admin', 'create', '--email', 'ops@example.com', '--password', 'ops-secret-password'], { env, cwd: repoRoot });
   const { apiKey } = JSON.parse(created.stdout.trim().split('\n').pop()!);
 

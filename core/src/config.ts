@@ -44,6 +44,18 @@ export const ConfigSchema = Type.Object({
   staticRoot: Type.String({ pattern: '^/[A-Za-z0-9._/-]*$', default: '/usr/share/nginx/html', description: 'Directory inside staticImage that the web server serves (env BERTH_STATIC_ROOT)' }),
   backupVerify: Type.Enum(['always', 'never'], { default: 'always', description: 'After each backup, restore it into a throwaway container of the same kind and record the driver\'s check with the file (env BERTH_BACKUP_VERIFY)' }),
   backupTickSeconds: Type.Integer({ minimum: 1, maximum: 3600, default: 60, description: 'How often backup schedules are checked; a backup runs at the first check after its cron time (env BERTH_BACKUP_TICK)' }),
+  hostAccess: Type.Object({
+    bindMountRoots: Type.Array(Type.String({ pattern: '^/' }), { default: [], description: 'Host directories below which the instance owner may bind mount (symlinks resolved; never Berth\'s data or install directory or a parent of them); empty = no bind mounts' }),
+    hostNetworks: Type.Boolean({ default: false, description: 'Let the instance owner attach workloads to the host, ingress and none networks' }),
+    localGit: Type.Boolean({ default: false, description: 'Let the instance owner deploy git repositories of this host (file:// URLs and paths)' }),
+  }, { default: {}, additionalProperties: false, description: 'What workloads may reach of the host: off unless granted, and then only to the instance owner (env BERTH_HOST_ACCESS, JSON)' }),
+  proxy: Type.String({ pattern: '^[a-z][a-z0-9_]*$', default: 'caddy', description: 'The proxy provider in front of workloads\' domains: caddy, traefik, none (= domains are stored, nothing serves them) or a third party\'s id from providers.proxy (env BERTH_PROXY)' }),
+  proxyImage: Type.Optional(Type.String({ minLength: 1, description: 'Image of the proxy service; absent = the provider\'s default (caddy:2.6, traefik:v3.5) (env BERTH_PROXY_IMAGE)' })),
+  proxyHttpPort: Type.Integer({ minimum: 1, maximum: 65535, default: 80, description: 'Host port of the proxy\'s plain-http entry point, published in host mode (env BERTH_PROXY_HTTP_PORT)' }),
+  proxyHttpsPort: Type.Integer({ minimum: 1, maximum: 65535, default: 443, description: 'Host port of the proxy\'s https entry point, published in host mode (env BERTH_PROXY_HTTPS_PORT)' }),
+  serverIp: Type.Optional(Type.String({ minLength: 1, description: 'The public address of this server: generated domains point at it and the preflight expects hosts to resolve to it (env BERTH_SERVER_IP)' })),
+  generatedDomainBase: Type.String({ pattern: '^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$', default: 'sslip.io', description: 'Wildcard-DNS base of generated domains: <appName>-<random>-<ip with dashes>.<base> (env BERTH_GENERATED_DOMAIN_BASE)' }),
+  dnsResolver: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F.:\\[\\]]+$', description: 'DNS server (address or address:port) the domain preflight asks; absent = the system\'s (env BERTH_DNS_RESOLVER)' })),
 });
 export type BerthConfig = Static<typeof ConfigSchema>;
 
@@ -73,6 +85,14 @@ export const envNames: Record<ConfigKey, string> = {
   staticRoot: 'BERTH_STATIC_ROOT',
   backupVerify: 'BERTH_BACKUP_VERIFY',
   backupTickSeconds: 'BERTH_BACKUP_TICK',
+  hostAccess: 'BERTH_HOST_ACCESS',
+  proxy: 'BERTH_PROXY',
+  proxyImage: 'BERTH_PROXY_IMAGE',
+  proxyHttpPort: 'BERTH_PROXY_HTTP_PORT',
+  proxyHttpsPort: 'BERTH_PROXY_HTTPS_PORT',
+  serverIp: 'BERTH_SERVER_IP',
+  generatedDomainBase: 'BERTH_GENERATED_DOMAIN_BASE',
+  dnsResolver: 'BERTH_DNS_RESOLVER',
 };
 
 export class ConfigError extends Error {
@@ -83,7 +103,7 @@ export class ConfigError extends Error {
 }
 
 const listKeys = new Set<ConfigKey>(['plugins', 'extraPlugins']);
-const jsonKeys = new Set<ConfigKey>(['providers']);
+const jsonKeys = new Set<ConfigKey>(['providers', 'hostAccess']);
 
 function parseJsonEnv(name: string, value: string): unknown {
   try {

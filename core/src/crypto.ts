@@ -59,6 +59,18 @@ export class SecretBox {
     const data = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
     return `v1:${iv.toString('base64')}:${cipher.getAuthTag().toString('base64')}:${data.toString('base64')}`;
   }
+  /** A text column that may hold secrets (env): sealed, except the empty text, which stays empty. */
+  sealText(plain: string): string {
+    return plain === '' ? '' : this.encrypt(plain);
+  }
+  /** The plain text of a column sealText wrote; text stored before it was sealed (no "v1:" prefix) reads as it is. */
+  openText(stored: string): string {
+    return stored.startsWith('v1:') ? this.decrypt(stored) : stored;
+  }
+  /** True when a stored text is sealed (or empty: nothing to seal). */
+  static isSealedText(stored: string): boolean {
+    return stored === '' || stored.startsWith('v1:');
+  }
   decrypt(sealed: string): string {
     const [v, iv, tag, data] = sealed.split(':');
     if (v !== 'v1' || !iv || !tag || data === undefined) throw new Error('SecretBox: not a sealed value');

@@ -9,6 +9,7 @@ export type ErrorCode =
   | 'CONFLICT'
   | 'PAYLOAD_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'TOO_MANY_REQUESTS'
   | 'INTERNAL_SERVER_ERROR';
 
 export interface Issue {
@@ -26,6 +27,7 @@ export const errorStatus: Record<ErrorCode, number> = {
   CONFLICT: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
+  TOO_MANY_REQUESTS: 429,
   INTERNAL_SERVER_ERROR: 500,
 };
 
@@ -37,17 +39,21 @@ export const defaultMessage: Record<ErrorCode, string> = {
   CONFLICT: 'Conflict',
   PAYLOAD_TOO_LARGE: 'Request body is too large',
   UNSUPPORTED_MEDIA_TYPE: 'Unsupported content type',
+  TOO_MANY_REQUESTS: 'Too many attempts',
   INTERNAL_SERVER_ERROR: 'Internal server error',
 };
 
 export class BerthError extends Error {
   readonly code: ErrorCode;
   readonly issues: Issue[];
-  constructor(code: ErrorCode, message?: string, issues: Issue[] = []) {
+  /** TOO_MANY_REQUESTS: when to try again (the Retry-After header). */
+  readonly retryAfterSeconds?: number;
+  constructor(code: ErrorCode, message?: string, issues: Issue[] = [], extra: { retryAfterSeconds?: number } = {}) {
     super(message ?? defaultMessage[code]);
     this.name = 'BerthError';
     this.code = code;
     this.issues = issues;
+    if (extra.retryAfterSeconds !== undefined) this.retryAfterSeconds = extra.retryAfterSeconds;
   }
 }
 

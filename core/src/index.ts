@@ -8,8 +8,10 @@ export { optionalService, type Cradle, type BerthContainer, type Logger } from '
 export { EventBus, type BerthEvents } from './events.ts';
 export { JobScheduler } from './jobs.ts';
 export { newId, SecretBox } from './crypto.ts';
+export { isLocalCaller, isSetupToken, setupTokenFile, type RequestOrigin } from './identity/setup-token.ts';
+export { HostAccess, hostAccessRefused, isLocalGitUrl, type NetworkFacts } from './host-access.ts';
 export { iso, UserView, MemberView, AuthUserView, OrganizationView, ApiKeyView, InvitationView } from './identity/views.ts';
-export { EnvironmentFields, EnvironmentView, environmentView, type ProjectDirectory, type EnvironmentDirectory, type EnvironmentRef } from './contracts/projects.ts';
+export { EnvironmentFields, EnvironmentView, environmentView, Placement, ProjectFields, type ProjectDirectory, type EnvironmentDirectory, type EnvironmentRef } from './contracts/projects.ts';
 export * as schema from './schema.ts';
 export { parseInput } from './validation.ts';
 export { textSearchClauses, containing, type TextSearch } from './search.ts';
@@ -28,3 +30,4 @@ export type { SshKeyVault } from './contracts/ssh-keys.ts';
 export type { DatabaseDriver, DatabaseCredentials, ContainerCommand, PasswordAccount } from './contracts/database-driver.ts';
 export { StorageError, type BackupStorage, type BackupStore, type StorageLocation, type StoredObject, type StorageFailure } from './contracts/backup-storage.ts';
 export { EMBEDDED_PERSISTENCE, type PersistenceServer, type PersistenceServerOptions, type PersistenceServerProvider } from './contracts/persistence-server.ts';
+export type { ProxyProvider, ProxyRoute, ProxyRedirect, ProxyBasicAuthUser, ProxyWorkloadConfig, ProxyCertificate, ProxyEngine, ProxyCertificateState, ProxyFileRole, ProxyServiceSettings, CertificateType } from './contracts/proxy.ts';

@@ -26,6 +26,8 @@ import type { BerthHost, PluginInfo } from './plugin.ts';
 import { credentials, mountProcedures } from './transport/http.ts';
 import { handleError } from './transport/errors.ts';
 import { registerOpenApi } from './transport/openapi.ts';
+import { HostAccess } from './host-access.ts';
+import { ensureSetupToken, removeSetupToken } from './identity/setup-token.ts';
 import { coreProcedures } from './core-procedures.ts';
 import { badRequest, notFound, unauthorized } from './errors.ts';
 
@@ -154,7 +156,11 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
       twoFactor: asClass(TwoFactorService).singleton(),
       apiKeys: asClass(ApiKeyService).singleton(),
       organizations: asClass(OrganizationService).singleton(),
+      hostAccess: asClass(HostAccess).singleton(),
     });
+    // A fresh instance: the first admin needs the setup token unless it is created from this machine.
+    if (await container.cradle.users.ownerExists()) removeSetupToken(config.dataDir);
+    else if (!options.headless) log.info({ file: ensureSetupToken(config.dataDir) }, 'no admin yet: auth.createAdmin from another machine needs the setup token in this file');
     jobs.define('berth.purgeExpiredSessions', async () => void (await container.cradle.sessions.purgeExpired()), { lockLifetimeMs: 60_000 });
     jobs.every('1 hour', 'berth.purgeExpiredSessions');
 

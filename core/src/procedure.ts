@@ -3,6 +3,7 @@
 import type { Static, TSchema } from 'typebox';
 import type { AwilixContainer } from 'awilix';
 import type { Cradle } from './container.ts';
+import type { RequestOrigin } from './identity/setup-token.ts';
 
 /** Who may call: anyone, any signed-in member of the organization, or its admins/owner. */
 export type Access = 'public' | 'member' | 'admin';
@@ -29,6 +30,8 @@ export interface ProcedureContext {
   /** The instance address as the caller reached it, e.g. http://host:3000 */
   readonly origin: string;
   readonly requestId: string;
+  /** The socket's peer address and whether a proxy relayed the request. */
+  readonly remote: RequestOrigin;
 }
 
 export interface Procedure<I extends TSchema = TSchema, O extends TSchema = TSchema> {

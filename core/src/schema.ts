@@ -4,6 +4,8 @@ import Type, { type TSchema } from 'typebox';
 export const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 /** A string of at least one character (the spec's "min length 1"). */
 export const NonEmpty = (opts: object = {}) => Type.String({ minLength: 1, ...opts });
+/** A string stored in a varchar(255) column (the ORM's default): no longer than the column. */
+export const Column = (opts: object = {}) => Type.String({ maxLength: 255, ...opts });
 /** Timestamps are ISO 8601 strings on the wire. */
 export const Timestamp = () => Type.String({ format: 'date-time' });
 /**
@@ -18,6 +20,6 @@ export const Status = () => Type.Enum(['idle', 'running', 'done', 'error']);
 /** Search paging, as the peer's *.search operations take it. */
 export const Paging = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
-  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0 })),
 };
 export const Ok = () => Type.Boolean({ description: 'true when done' });

@@ -140,6 +140,7 @@ export function sourceConformance(t: Test, descriptor: ProviderDescriptor, o: So
       fields: c.fields, secrets: c.secrets ?? {}, workDir, signal, log: line => lines.push(line),
       redact: value => void redacted.push(value),
       sshKey: async id => c.sshKeys?.[id] ?? null,
+      checkLocal: () => {},
     };
     return { req, lines, redacted, workDir };
   };

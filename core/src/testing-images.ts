@@ -104,3 +104,9 @@ export async function removeServiceAndVolume(appName: string): Promise<void> {
 /** 'gone' when the engine answers 404 for the inspected object, 'present' when it answers it, else the error status. */
 export const engineGone = (inspected: Promise<unknown>): Promise<string> =>
   inspected.then(() => 'present', (e: { statusCode?: number }) => (e.statusCode === 404 ? 'gone' : `error ${e.statusCode}`));
+
+// Proxy images, built locally by scripts/db-images.sh from the same Debian base.
+/** Caddy 2.6 from Debian's package (the caddy proxy provider's image in tests); XDG_DATA_HOME=/data. */
+export const TEST_CADDY_IMAGE = 'berth-test/caddy:1';
+/** Pebble, Let's Encrypt's ACME test server: directory https://<host>:14000/dir, its TLS certificate for "pebble" and "localhost" signed by /etc/pebble/ca.pem. */
+export const TEST_PEBBLE_IMAGE = 'berth-test/pebble:1';

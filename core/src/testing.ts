@@ -257,6 +257,7 @@ export async function otherOrganization(server: { url: string; kernel: Kernel },
 export * from './testing-support.ts';
 export * from './testing-images.ts';
 export * from './testing-conformance.ts';
+export * from './testing-proxy.ts';
 
 /** Polls deployment.one until the deployment has left queued/running (or reached one of `statuses`); answers its record. */
 export async function deploymentFinished(client: Client, deploymentId: string, o: { timeout?: number; statuses?: string[] } = {}): Promise<Record<string, any>> {

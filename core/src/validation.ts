@@ -26,8 +26,41 @@ export function parseInput<T>(schema: TSchema, raw: unknown, coerce: boolean): T
   value = Value.Default(schema, Value.Clone(value));
   value = Value.Clean(schema, value);
   const checker = checkerOf(schema);
-  if (checker.Check(value)) return value as T;
-  throw badRequest('Invalid input data', toIssues(checker.Errors(value)));
+  if (!checker.Check(value)) throw badRequest('Invalid input data', toIssues(checker.Errors(value)));
+  const unstorable = unstorableValues(value);
+  if (unstorable.length) throw badRequest('Invalid input data', unstorable);
+  return value as T;
+}
+
+/** Largest magnitude a number of the input may have: every integer stays exact, and no column or LIMIT overflows silently. */
+const NUMBER_LIMIT = Number.MAX_SAFE_INTEGER;
+// A NUL, or half of a UTF-16 surrogate pair: PostgreSQL refuses both in text and in JSON.
+const UNSTORABLE_TEXT = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * What a schema cannot say but the database refuses: NUL characters and unpaired surrogates in any
+ * string (values and object keys, at any depth) and numbers too large to be exact.
+ */
+export function unstorableValues(value: unknown): Issue[] {
+  const issues: Issue[] = [];
+  const visit = (v: unknown, path: (string | number)[]) => {
+    if (issues.length >= 10) return;
+    const field = path.length ? path.join('.') : 'input';
+    if (typeof v === 'string') {
+      if (UNSTORABLE_TEXT.test(v)) issues.push({ path, message: `${field}: must not contain NUL characters or unpaired UTF-16 surrogates` });
+    } else if (typeof v === 'number') {
+      if (!Number.isFinite(v) || Math.abs(v) > NUMBER_LIMIT) issues.push({ path, message: `${field}: must be between -${NUMBER_LIMIT} and ${NUMBER_LIMIT}` });
+    } else if (Array.isArray(v)) {
+      v.forEach((item, i) => visit(item, [...path, i]));
+    } else if (v && typeof v === 'object') {
+      for (const [k, item] of Object.entries(v)) {
+        if (UNSTORABLE_TEXT.test(k)) issues.push({ path: [...path, k], message: `${field}: keys must not contain NUL characters or unpaired UTF-16 surrogates` });
+        else visit(item, [...path, k]);
+      }
+    }
+  };
+  visit(value, []);
+  return issues;
 }
 
 /** True when a reply matches the declared output schema (used when checkResponses is on). */

@@ -32,6 +32,8 @@ export interface DatabaseDriver {
   readonly label: string;
   /** The image `create` uses when none is given, per API variant (the current one wins when a request could be either). */
   readonly defaultImage: { current: string; older: string };
+  /** The kind's own fields of its record besides the shared ones (the peer's mongo `replicaSets`): schema and default, kept with the record's settings. */
+  readonly recordFields?: Record<string, { schema: TSchema; default: unknown }>;
   /** Which credential fields `create` takes (required when true; absent from the schema when false). */
   readonly fields: { databaseName: boolean; databaseUser: boolean; databaseRootPassword: boolean };
   /** Schema of databasePassword in the current variant (e.g. postgres restricts its characters). */

@@ -3,6 +3,7 @@
 // workload plugins register a Deployer for their target type and enqueue work through the
 // `deployments` service. Nothing here knows a workload kind.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { TSchema } from 'typebox';
 
 /** queued (waiting its turn) → running → done | error | cancelled. */
 export type DeploymentStatus = 'queued' | 'running' | 'done' | 'error' | 'cancelled';
@@ -83,6 +84,10 @@ export interface DeploymentService {
   registerTarget(target: DeploymentTarget): void;
   /** Stores a queued deployment and puts its job on the durable queue; answers the record. */
   enqueue(request: EnqueueRequest, em: EntityManager): Promise<DeploymentRecord>;
+  /** The deployments as the API answers them: each record with the peer's id fields (applicationId, composeId, ...). */
+  views(records: DeploymentRecord[]): Record<string, unknown>[];
+  /** The schema of one of those views (made once every plugin is set up). */
+  viewSchema(): TSchema;
   /** The target's deployments, newest first. */
   listFor(targetType: DeploymentTargetType, targetIds: string[], em: EntityManager): Promise<Map<string, DeploymentRecord[]>>;
   /** Stops the target's running deployment (its signal aborts) and cancels its queued ones; answers how many were stopped. */

@@ -17,12 +17,25 @@ export const EnvironmentFields = Type.Object({
 });
 export type EnvironmentFields = Static<typeof EnvironmentFields>;
 
-const WorkloadList = () => Type.Array(Type.Record(Type.String(), Type.Unknown()));
+/** A project as stored (the project plugin owns it). */
+export const ProjectFields = Type.Object({
+  projectId: Type.String(),
+  name: Type.String(),
+  description: Nullable(Type.String()),
+  env: Type.String({ description: 'environment variables shared by the project\'s workloads' }),
+  organizationId: Type.String(),
+  createdAt: Timestamp(),
+});
+export type ProjectFields = Static<typeof ProjectFields>;
 
-/** An environment with what it holds: one list per key that plugins register (the workload kinds' lists). */
-export const environmentView = (keys: string[]) =>
-  Type.Object({ ...EnvironmentFields.properties, ...Object.fromEntries(keys.map(k => [k, WorkloadList()])) }, { additionalProperties: WorkloadList() });
-export const EnvironmentView = environmentView([]);
+/** Where a workload lives, as its `one` answers it (the peer's `environment: { ..., project }`). */
+export const Placement = Type.Object({ ...EnvironmentFields.properties, project: ProjectFields });
+export type Placement = Static<typeof Placement>;
+
+/** An environment with what it holds: one list per key that plugins register (the workload kinds' lists, with their item schemas). */
+export const environmentView = (lists: Record<string, TSchema>) =>
+  Type.Object({ ...EnvironmentFields.properties, ...lists }, { additionalProperties: Type.Array(Type.Record(Type.String(), Type.Unknown())) });
+export const EnvironmentView = environmentView({});
 export type EnvironmentView = Static<typeof EnvironmentView>;
 
 export interface EnvironmentRef {
@@ -45,6 +58,8 @@ export interface EnvironmentDirectory {
   get(environmentId: string, organizationId: string, em: EntityManager): Promise<EnvironmentRef>;
   /** The project's default environment: where the older variant's `projectId` puts a workload. */
   defaultOf(projectId: string, organizationId: string, em: EntityManager): Promise<EnvironmentRef>;
+  /** The environment with its project, every field of both, as a workload's `one` answers it; NOT_FOUND outside the organization. */
+  placement(environmentId: string, organizationId: string, em: EntityManager): Promise<Placement>;
   /** The environment variables texts a workload's `${{project.KEY}}` and `${{environment.KEY}}` references read. */
   variables(environmentId: string, organizationId: string, em: EntityManager): Promise<{ project: string; environment: string }>;
   /** Adds the default environment ("production") of a new project to the unit of work (flushed by the caller). */

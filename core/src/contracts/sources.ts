@@ -22,6 +22,11 @@ export interface SourceRequest extends BuildIo {
   sshKey(keyId: string): Promise<string | null>;
   /** A value never to show in the deployment log (a key, a token). */
   redact(value: string): void;
+  /**
+   * Asked before reading a location that may be on this host (a repository path or file: URL):
+   * throws the host-access policy's refusal (403 naming `field` and the config key) unless allowed.
+   */
+  checkLocal(location: string, field: string): void;
 }
 
 /** An image to run as it is: the deployer pulls it (with the credentials) and rolls it out. */

@@ -21,6 +21,8 @@ export const User = defineEntity({
     twoFactorEnabled: p.boolean().default(false),
     /** The TOTP time step of the last accepted login code: a code is good once. */
     twoFactorLastStep: p.bigint('number').nullable().hidden(),
+    /** SHA-256 hashes of the unused recovery codes (JSON array), or null. */
+    twoFactorRecovery: p.text().nullable().hidden(),
     defaultOrganizationId: p.string().length(32).nullable(),
     createdAt: createdAt(),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),

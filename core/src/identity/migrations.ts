@@ -32,7 +32,15 @@ class TwoFactorLastStep extends Migration {
   }
 }
 
+/** One-time recovery codes of two-factor login, stored as SHA-256 hashes (a JSON array). */
+class TwoFactorRecovery extends Migration {
+  override async up(): Promise<void> {
+    this.addSql('alter table "users" add column "two_factor_recovery" text null;');
+  }
+}
+
 export const identityMigrations = [
   { name: 'Migration20261122000000_core_identity', class: IdentityInit },
   { name: 'Migration20261123120000_core_identity_totp_step', class: TwoFactorLastStep },
+  { name: 'Migration20261124070000_core_identity_recovery_codes', class: TwoFactorRecovery },
 ];

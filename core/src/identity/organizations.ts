@@ -125,6 +125,7 @@ export class OrganizationService extends IdentityStore<'sessions'> {
 
 const toOrganizationView = (o: InstanceType<typeof Organization.class>): OrganizationView => ({
   id: o.id, organizationId: o.id, name: o.name, slug: o.slug ?? null, logo: o.logo ?? null, ownerId: o.ownerId, createdAt: iso(o.createdAt)!,
+  metadata: null, defaultRole: null,
 });
 const toInvitationView = (i: InstanceType<typeof Invitation.class>): InvitationView => ({
   id: i.id, invitationId: i.id, organizationId: i.organizationId, email: i.email, role: i.role, status: i.status,

@@ -7,7 +7,8 @@ import type { Principal, Role } from '../procedure.ts';
 import { Member, Session, User } from './entities.ts';
 import type { AuthUserView } from './views.ts';
 import { DAY, IdentityStore, authUserView, type UserRow } from './shared.ts';
-import { totpStep } from './two-factor.ts';
+import { isRecoveryCode, spendRecoveryCode, totpStep } from './two-factor.ts';
+import { LOGIN_LIMITS, LoginGuard } from './login-guard.ts';
 
 const SESSION_TTL = 30 * DAY;
 const PENDING_2FA_TTL = 5 * 60 * 1000;
@@ -25,6 +26,8 @@ export interface SignedIn {
 export class SessionService extends IdentityStore<'secrets'> {
   /** Recently verified credentials (hash → principal), dropped on every identity change. */
   readonly #cache = new Map<string, { principal: Principal; until: number }>();
+  /** Failed logins and two-factor codes, per account and per client address. */
+  readonly #guard = new LoginGuard();
 
   /** Forgets every verified credential: called after any change to who may act where. */
   invalidate(): void {
@@ -71,34 +74,70 @@ export class SessionService extends IdentityStore<'secrets'> {
     return principal;
   }
 
-  /** A session for e-mail and password, or a pending login (no token) when two-factor is on. */
-  async login(email: string, password: string): Promise<SignedIn> {
+  /**
+   * A session for e-mail and password, or a pending login when two-factor is on: its `id` is then
+   * an opaque token of this login (5 minutes), which verifyLogin2FA takes back with the code.
+   * Failures count against the account and the client address (429 past a few).
+   */
+  async login(email: string, password: string, address = 'unknown'): Promise<SignedIn> {
+    const account = `login:${email.trim().toLowerCase()}`;
+    const from = `address:${address}`;
+    this.#guard.check([account, from]);
     const em = this.em();
     const user = await em.findOne(User, { email: email.trim().toLowerCase() });
     // Same answer for an unknown e-mail and a wrong password.
-    if (!user || !(await verifyPassword(password, user.passwordHash))) throw unauthorized('Invalid e-mail or password');
+    if (!user || !(await verifyPassword(password, user.passwordHash))) {
+      this.#guard.fail([[account, LOGIN_LIMITS.account], [from, LOGIN_LIMITS.address]]);
+      throw unauthorized('Invalid e-mail or password');
+    }
+    this.#guard.clear(account);
     if (user.twoFactorEnabled) return this.signIn(user.id, 'pending2fa');
     return this.signIn(user.id, 'session');
   }
 
-  /** The second step of a login with two-factor on: a current code turns the pending login into a session. */
-  async verifyLogin2FA(userId: string, pin: string): Promise<SignedIn> {
+  /** The second step of a login with two-factor on: the pending login's token and a current code make a session. Codes are limited per account. */
+  async verifyLogin2FA(pendingToken: string, pin: string, address = 'unknown'): Promise<SignedIn> {
+    const from = `address:${address}`;
+    this.#guard.check([from]);
     const em = this.em();
-    const pending = await em.findOne(Session, { userId, kind: 'pending2fa', expiresAt: { $gt: new Date() } }, { orderBy: { createdAt: 'desc' } });
-    if (!pending) throw unauthorized('No pending two-factor login for this account; log in with the password first');
-    const user = await em.findOneOrFail(User, { id: userId });
+    const pending = await em.findOne(Session, { tokenHash: hashToken(pendingToken), kind: 'pending2fa', expiresAt: { $gt: new Date() } });
+    if (!pending) {
+      this.#guard.fail([[from, LOGIN_LIMITS.address]]);
+      throw unauthorized('No pending two-factor login with this id; log in with the password first');
+    }
+    const account = `2fa:${pending.userId}`;
+    this.#guard.check([account]);
+    const user = await em.findOneOrFail(User, { id: pending.userId });
+    // A recovery code stands in for the authenticator, once.
+    const remaining = user.twoFactorEnabled && isRecoveryCode(pin) ? spendRecoveryCode(user.twoFactorRecovery ?? null, pin) : null;
+    if (remaining !== null) {
+      this.#guard.clear(account);
+      user.twoFactorRecovery = remaining;
+      em.remove(pending);
+      await em.flush();
+      return this.signIn(user.id, 'session');
+    }
     const step = user.twoFactorEnabled && user.twoFactorSecret ? await totpStep(this.deps.secrets.decrypt(user.twoFactorSecret), pin) : null;
     // A code already used to sign in (or an older one) is refused, even inside its 30 s window.
     if (step === null || (user.twoFactorLastStep != null && step <= user.twoFactorLastStep)) {
       pending.attempts += 1;
       if (pending.attempts >= MAX_2FA_ATTEMPTS) em.remove(pending);
       await em.flush();
+      this.#guard.fail([[account, LOGIN_LIMITS.twoFactor]]);
       throw unauthorized('Invalid two-factor code');
     }
+    this.#guard.clear(account);
     user.twoFactorLastStep = step;
     em.remove(pending);
     await em.flush();
-    return this.signIn(userId, 'session');
+    return this.signIn(user.id, 'session');
+  }
+
+  /** When the session of this call was opened (null for an API key or a long-lived token): some changes need a recent login. */
+  async loginAge(principal: Principal): Promise<number | null> {
+    if (principal.via !== 'session') return null;
+    const session = await this.em().findOne(Session, { id: principal.credentialId, kind: 'session' });
+    return session ? Date.now() - session.createdAt.getTime() : null;
   }
 
   /** A new credential of `kind` for a user, acting in `organizationId` (else its default or first organization). */
@@ -114,7 +153,10 @@ export class SessionService extends IdentityStore<'secrets'> {
     });
     await em.flush();
     const view = await authUserView(this.em(), userId, orgId);
-    return { token: kind === 'pending2fa' ? null : token, is2FAEnabled: user.twoFactorEnabled, id: userId, organizationId: orgId, user: view };
+    // A pending login answers its own token as `id`: the second step proves the first.
+    return kind === 'pending2fa'
+      ? { token: null, is2FAEnabled: true, id: token, organizationId: orgId, user: view }
+      : { token, is2FAEnabled: user.twoFactorEnabled, id: userId, organizationId: orgId, user: view };
   }
 
   async #activeOrganization(em: EntityManager, user: UserRow): Promise<string | null> {

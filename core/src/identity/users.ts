@@ -2,17 +2,24 @@
 // Passwords are stored as hashes; nothing here logs one.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { conflict, forbidden, notFound, unauthorized, invalidField } from '../errors.ts';
-import { hashPassword, newId } from '../crypto.ts';
+import { hashPassword, newId, verifyPassword } from '../crypto.ts';
 import type { Principal } from '../procedure.ts';
 import { ApiKey, Member, Organization, User } from './entities.ts';
 import { iso, type AuthUserView, type MemberView, type UserView } from './views.ts';
 import { IdentityStore, authUserView, newUser, type MemberRow, type UserRow } from './shared.ts';
 import type { SignedIn } from './sessions.ts';
+import { removeSetupToken } from './setup-token.ts';
 
-export class UserService extends IdentityStore<'sessions'> {
+export class UserService extends IdentityStore<'sessions' | 'config'> {
   /** true once the first admin exists (an organization has an owner). */
   async ownerExists(): Promise<boolean> {
     return (await this.em().count(Member, { role: 'owner' })) > 0;
+  }
+
+  /** True for the instance owner: the first admin, owner of the first organization (later owners only created theirs). */
+  async isInstanceOwner(userId: string): Promise<boolean> {
+    const [first] = await this.em().find(Member, { role: 'owner' }, { orderBy: { createdAt: 'asc', id: 'asc' }, limit: 1 });
+    return first?.userId === userId;
   }
 
   /** The first account: an owner with a fresh default organization. Only while there is no owner. */
@@ -29,6 +36,7 @@ export class UserService extends IdentityStore<'sessions'> {
       user.defaultOrganizationId = org.id;
       return user.id;
     });
+    removeSetupToken(this.deps.config.dataDir);
     return this.deps.sessions.signIn(userId, 'session');
   }
 
@@ -65,7 +73,7 @@ export class UserService extends IdentityStore<'sessions'> {
   }
 
   /** Changes an account; `by` is the caller when it may be someone else's. */
-  async updateUser(userId: string, patch: { email?: string | null; password?: string | null; firstName?: string; lastName?: string; image?: string | null }, by?: Principal): Promise<void> {
+  async updateUser(userId: string, patch: { email?: string | null; password?: string | null; currentPassword?: string | null; firstName?: string; lastName?: string; image?: string | null }, by?: Principal): Promise<void> {
     const em = this.em();
     if (by && by.userId !== userId) await this.#assertMayChange(em, by, userId, Boolean(patch.email || patch.password));
     const user = await em.findOne(User, { id: userId });
@@ -77,6 +85,11 @@ export class UserService extends IdentityStore<'sessions'> {
     }
     if (patch.password) {
       if (patch.password.length < 8) throw invalidField('password', 'must be at least 8 characters');
+      // One's own password changes only with the current one: a stolen session must not lock the owner out.
+      if (!by || by.userId === userId) {
+        if (!patch.currentPassword) throw invalidField('currentPassword', 'is required to change the password');
+        if (!(await verifyPassword(patch.currentPassword, user.passwordHash))) throw invalidField('currentPassword', 'is not the current password');
+      }
       user.passwordHash = await hashPassword(patch.password);
     }
     if (patch.firstName !== undefined) user.firstName = patch.firstName;
@@ -127,10 +140,20 @@ export class UserService extends IdentityStore<'sessions'> {
   }
 }
 
-const toMemberView = (m: MemberRow, u: UserRow): MemberView => ({
-  id: m.id, userId: m.userId, organizationId: m.organizationId, role: m.role, createdAt: iso(m.createdAt)!, user: toUserView(u),
-});
+const toMemberView = (m: MemberRow, u: UserRow): MemberView => {
+  const granted = m.role !== 'member';
+  return {
+    id: m.id, userId: m.userId, organizationId: m.organizationId, role: m.role, createdAt: iso(m.createdAt)!,
+    teamId: null, isDefault: u.defaultOrganizationId === m.organizationId,
+    canCreateProjects: granted, canAccessToSSHKeys: granted, canCreateServices: granted, canDeleteProjects: granted, canDeleteServices: granted,
+    canAccessToDocker: granted, canAccessToAPI: granted, canAccessToGitProviders: granted, canAccessToTraefikFiles: granted,
+    canDeleteEnvironments: granted, canCreateEnvironments: granted,
+    accessedProjects: [], accessedEnvironments: [], accessedServices: [], accessedGitProviders: [], accessedServers: [],
+    user: toUserView(u),
+  };
+};
 const toUserView = (u: UserRow): UserView => ({
   id: u.id, email: u.email, firstName: u.firstName, lastName: u.lastName, image: u.image ?? null,
   twoFactorEnabled: u.twoFactorEnabled, createdAt: iso(u.createdAt)!, updatedAt: iso(u.updatedAt)!,
+  allowImpersonation: false, stripeCustomerId: null, stripeSubscriptionId: null, serversQuantity: 0, isEnterpriseCloud: false, sendInvoiceNotifications: false,
 });

@@ -14,8 +14,29 @@ export const UserView = Type.Object({
   twoFactorEnabled: Type.Boolean(),
   createdAt: Iso(),
   updatedAt: Iso(),
+  // The peer's billing and cloud fields of an account: Berth has none of these features.
+  allowImpersonation: Type.Boolean({ description: 'impersonation is not served: false' }),
+  stripeCustomerId: Nullable(Type.String({ description: 'no billing: null' })),
+  stripeSubscriptionId: Nullable(Type.String({ description: 'no billing: null' })),
+  serversQuantity: Type.Integer({ description: 'no billing: 0' }),
+  isEnterpriseCloud: Type.Boolean({ description: 'not the peer\'s cloud: false' }),
+  sendInvoiceNotifications: Type.Boolean({ description: 'no billing: false' }),
 });
 export type UserView = Static<typeof UserView>;
+
+/** The peer's per-member grants, as Berth's roles give them: owners and admins may do everything, members read. */
+const Grant = (what: string) => Type.Boolean({ description: `${what}: true for owners and admins, false for members` });
+const Accessed = (what: string) => Type.Array(Type.String(), { description: `the ${what} a member is limited to in the peer; Berth's members read every one of the organization: empty` });
+export const memberGrants = {
+  teamId: Nullable(Type.String({ description: 'teams are not served: null' })),
+  isDefault: Type.Boolean({ description: 'whether this organization is the user\'s default one' }),
+  canCreateProjects: Grant('create projects'), canAccessToSSHKeys: Grant('manage SSH keys'), canCreateServices: Grant('create services'),
+  canDeleteProjects: Grant('delete projects'), canDeleteServices: Grant('delete services'), canAccessToDocker: Grant('use the Docker views'),
+  canAccessToAPI: Grant('use the API'), canAccessToGitProviders: Grant('manage git providers'), canAccessToTraefikFiles: Grant('edit proxy files'),
+  canDeleteEnvironments: Grant('delete environments'), canCreateEnvironments: Grant('create environments'),
+  accessedProjects: Accessed('projects'), accessedEnvironments: Accessed('environments'), accessedServices: Accessed('services'),
+  accessedGitProviders: Accessed('git providers'), accessedServers: Accessed('servers'),
+};
 
 export const MemberView = Type.Object({
   id: Type.String({ description: 'membership id' }),
@@ -23,6 +44,7 @@ export const MemberView = Type.Object({
   organizationId: Type.String(),
   role: Type.Enum(['owner', 'admin', 'member']),
   createdAt: Iso(),
+  ...memberGrants,
   user: UserView,
 });
 export type MemberView = Static<typeof MemberView>;
@@ -50,6 +72,8 @@ export const OrganizationView = Type.Object({
   logo: Nullable(Type.String()),
   ownerId: Type.String(),
   createdAt: Iso(),
+  metadata: Nullable(Type.String({ description: 'the peer\'s free-form metadata (not kept: null)' })),
+  defaultRole: Nullable(Type.String({ description: 'the peer\'s default role of new members (not kept: null)' })),
 });
 export type OrganizationView = Static<typeof OrganizationView>;
 

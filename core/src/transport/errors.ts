@@ -12,12 +12,41 @@ const rpcCodes: Record<ErrorCode, number> = {
   CONFLICT: -32009,
   PAYLOAD_TOO_LARGE: -32013,
   UNSUPPORTED_MEDIA_TYPE: -32015,
+  TOO_MANY_REQUESTS: -32029,
   INTERNAL_SERVER_ERROR: -32603,
 };
+
+/**
+ * A value the database refused (SQLSTATE class 22, data exception, or 54000, a value too large for
+ * an index): the caller's input, so a 400. PostgreSQL does not say which column; the field named is
+ * the one of the request's input that breaks the limit the error states.
+ */
+export function dataError(e: { code?: string; message?: string }, input: unknown): BerthError | undefined {
+  if (typeof e?.code !== 'string' || !(e.code.startsWith('22') || e.code === '54000')) return undefined;
+  const leaves: { path: (string | number)[]; value: unknown }[] = [];
+  const visit = (v: unknown, path: (string | number)[]) => {
+    if (Array.isArray(v)) v.forEach((item, i) => visit(item, [...path, i]));
+    else if (v && typeof v === 'object') for (const [k, item] of Object.entries(v)) visit(item, [...path, k]);
+    else leaves.push({ path, value: v });
+  };
+  visit(input, []);
+  const length = /character varying\((\d+)\)/.exec(e.message ?? '')?.[1];
+  let culprits: typeof leaves = [];
+  if (length) culprits = leaves.filter(l => typeof l.value === 'string' && l.value.length > Number(length));
+  else if (e.code === '22003') culprits = leaves.filter(l => typeof l.value === 'number' && Math.abs(l.value) > 2 ** 31 - 1);
+  else if (e.code === '54000') culprits = leaves.filter(l => typeof l.value === 'string' && l.value.length > 2000);
+  const what = length ? `must be at most ${length} characters` : e.code === '22003' ? 'is out of range' : 'cannot be stored';
+  const issues = culprits.length
+    ? culprits.map(({ path }) => ({ path, message: `${path.join('.')}: ${what}` }))
+    : [{ path: [], message: `input: a value ${what}` }];
+  return new BerthError('BAD_REQUEST', 'Invalid input data', issues);
+}
 
 export function toBerthError(err: unknown): BerthError {
   if (err instanceof BerthError) return err;
   const e = err as FastifyError & { name?: string };
+  const refused = dataError(e, undefined);
+  if (refused) return refused;
   switch (e?.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new BerthError('PAYLOAD_TOO_LARGE');
@@ -48,5 +77,6 @@ export function handleError(err: unknown, request: FastifyRequest, reply: Fastif
   const mapped = toBerthError(err);
   if (mapped.code === 'INTERNAL_SERVER_ERROR') request.log.error({ err }, 'unexpected error');
   const trpcPath = isTrpc(request.url) ? request.url.slice('/api/trpc/'.length).split('?')[0] : undefined;
+  if (mapped.retryAfterSeconds !== undefined) reply.header('retry-after', String(mapped.retryAfterSeconds));
   reply.status(errorStatus[mapped.code]).header('content-type', 'application/json; charset=utf-8').send(errorBody(mapped, trpcPath));
 }

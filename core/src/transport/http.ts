@@ -7,13 +7,16 @@ import type { BerthContainer } from '../container.ts';
 import { BerthError, errorStatus, forbidden, notFound, unauthorized } from '../errors.ts';
 import type { Principal, Procedure, ProcedureContext, ProcedureRegistry } from '../procedure.ts';
 import { outputErrors, parseInput } from '../validation.ts';
-import { errorBody, toBerthError } from './errors.ts';
+import { dataError, errorBody, toBerthError } from './errors.ts';
 
 export interface TransportOptions {
   registry: ProcedureRegistry;
   container: BerthContainer;
   checkResponses: boolean;
 }
+
+/** Headers a reverse proxy adds: a request carrying one did not come from this machine, whatever the socket says. */
+const FORWARDING = ['forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-real-ip'];
 
 const header = (req: FastifyRequest, name: string): string | undefined => {
   const v = req.headers[name];
@@ -62,9 +65,12 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
       scope,
       origin: `${req.protocol}://${req.host}`,
       requestId: req.id,
+      remote: { address: req.socket.remoteAddress, forwarded: FORWARDING.some(h => req.headers[h] !== undefined) },
     };
     try {
-      const result = (await proc.handler(input, ctx)) ?? null;
+      const result = await Promise.resolve(proc.handler(input, ctx)).catch(e => {
+        throw dataError(e, input) ?? e;
+      }) ?? null;
       if (checkResponses) {
         const issues = outputErrors(proc.output, result);
         if (issues.length) {
@@ -121,6 +127,7 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
       } catch (e) {
         const err = toBerthError(e);
         if (err.code === 'INTERNAL_SERVER_ERROR') req.log.error({ err: e }, 'unexpected error');
+        if (err.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.retryAfterSeconds));
         return { status: errorStatus[err.code], body: errorBody(err, path) };
       }
     }));

@@ -4,7 +4,7 @@
 // kept in one JSON column, and the sealed ones (env, build args and secrets, the registry
 // password) in one encrypted column. Schemas, storage and views are all derived from here.
 import { Type, schema, type TSchema } from '@berth/core';
-import { swarmSettingFields } from '@berth/plugin-workloads';
+import { swarmResourceAnswers, swarmSettingFields } from '@berth/plugin-workloads';
 
 const { Nullable } = schema;
 const Str = () => Nullable(Type.String());
@@ -56,7 +56,7 @@ export const settingFields = {
   detachDokployNetwork: [Type.Boolean(), false],
   // preview deployments (stored; the preview feature comes later)
   previewLabels: [Strings(), null], previewWildcard: [Str(), null], previewPort: [Num(), 3000], previewHttps: [Type.Boolean(), false],
-  previewPath: [Str(), '/'], previewCertificateType: [Nullable(Type.Enum(['letsencrypt', 'none', 'custom'])), 'none'], previewCustomCertResolver: [Str(), null],
+  previewPath: [Str(), '/'], previewCertificateType: [Type.Enum(['letsencrypt', 'none', 'custom']), 'none'], previewCustomCertResolver: [Str(), null],
   previewLimit: [Num(), 3], isPreviewDeploymentsActive: [Bool(), false], previewRequireCollaboratorPermissions: [Bool(), true],
 } satisfies Record<string, [TSchema, unknown]>;
 
@@ -83,4 +83,6 @@ const schemaOf = <T extends Record<string, [TSchema, unknown]>>(table: T) =>
   Object.fromEntries(Object.entries(table).map(([k, [s]]) => [k, s])) as { [K in keyof T]: T[K][0] };
 export const sealedSchemas = schemaOf(sealedFields);
 export const settingSchemas = schemaOf(settingFields);
+/** The settings' schemas as answers carry them (memory and CPU as text, as the peer stores them). */
+export const settingAnswerSchemas = { ...settingSchemas, ...swarmResourceAnswers };
 export const settingDefaults = () => Object.fromEntries(Object.entries(settingFields).map(([k, [, d]]) => [k, structuredClone(d)])) as Record<SettingKey, unknown>;

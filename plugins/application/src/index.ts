@@ -24,6 +24,6 @@ export default definePlugin({
     berth.provide({ callerApplications: asFunction(callerApplications(apps, pipeline)).scoped() });
     // Sources and builders are providers (source.<type>, builder.<type>): the enabled ones are what the API accepts.
     const { providers } = cradle();
-    berth.procedures(() => applicationProcedures({ buildTypes: providers.ids('builder'), sourceTypes: providers.ids('source') }));
+    berth.procedures(() => applicationProcedures({ buildTypes: providers.ids('builder'), sourceTypes: providers.ids('source') }, cradle()));
   },
 });

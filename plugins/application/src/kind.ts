@@ -1,8 +1,8 @@
 // Applications as a workload kind of the registry: records through the service, runs through
 // the deployer, and removal with everything the application has on the host and in other
 // plugins (service, work directory, mounts, ports, deployment records).
-import { optionalService, type EntityManager } from '@berth/core';
-import { RecordKind, type WorkloadCapabilities } from '@berth/plugin-workloads';
+import { optionalService, Type, schema, type EntityManager } from '@berth/core';
+import { RecordKind, workloadSummary, type WorkloadCapabilities } from '@berth/plugin-workloads';
 import { Application, type ApplicationRow } from './entities.ts';
 import { KIND } from './service.ts';
 import { applicationDir } from './deployer.ts';
@@ -14,6 +14,8 @@ export class ApplicationKind extends RecordKind<ApplicationRow> {
   readonly listKey = 'applications';
   readonly label = 'Application';
   readonly capabilities: WorkloadCapabilities = { mounts: true, ports: true, domains: true, backups: false };
+  /** The peer lists an application's icon too. */
+  readonly listItem = workloadSummary('applicationId', { icon: schema.Nullable(Type.String()) });
 
   protected load(id: string, em: EntityManager): Promise<ApplicationRow | null> {
     return em.findOne(Application, { applicationId: id });

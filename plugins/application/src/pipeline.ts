@@ -2,10 +2,10 @@
 // the record with its deployments, mounts and ports, cancel, clear, delete. The engine work
 // of a run is the deployer's (deployer.ts); this file never talks to Docker itself.
 import { randomBytes } from 'node:crypto';
-import { invalidField, optionalService, type Cradle, type DeploymentRecord, type DeploymentService, type EntityManager } from '@berth/core';
+import { invalidField, optionalService, type Cradle, type DeploymentService, type EntityManager } from '@berth/core';
 import type { ApplicationRow } from './entities.ts';
 import { KIND, type ApplicationService } from './service.ts';
-import type { ApplicationFields, ApplicationView, CreateInput, ReadLogsInput, SearchInput, UpdateInput } from './schemas.ts';
+import type { ApplicationFound, ApplicationView, CreateInput, ReadLogsInput, SearchInput, UpdateInput } from './schemas.ts';
 import type { ApplicationDeployer } from './deployer.ts';
 import { placementOf } from '@berth/plugin-workloads';
 
@@ -50,29 +50,39 @@ export class ApplicationPipeline {
     return { deploymentId: record.deploymentId, status: record.status, applicationId: row.applicationId, title: record.title, action: record.action, createdAt: record.createdAt };
   }
 
-  async one(applicationId: string, organizationId: string, em: EntityManager): Promise<ApplicationView> {
-    const row = await this.#apps.find(applicationId, organizationId, em);
-    const deployments = (await optionalService(this.#cradle(), 'deployments')?.listFor(KIND, [applicationId], em))?.get(applicationId) ?? [];
-    const directory = optionalService(this.#cradle(), 'mounts');
+  /** The record with its relations, as the peer's findApplicationById answers it (one, delete). */
+  async found(row: ApplicationRow, organizationId: string, em: EntityManager): Promise<ApplicationFound> {
+    const cradle = this.#cradle();
+    const { applicationId } = row;
+    const deployments = optionalService(cradle, 'deployments');
+    const records = (await deployments?.listFor(KIND, [applicationId], em))?.get(applicationId) ?? [];
+    const directory = optionalService(cradle, 'mounts');
     const mounts = directory?.views((await directory.forServices(KIND, [applicationId], em)).get(applicationId) ?? []) ?? [];
-    const ports = (await optionalService(this.#cradle(), 'ports')?.forApplications([applicationId], em))?.get(applicationId) ?? [];
+    const ports = (await optionalService(cradle, 'ports')?.forApplications([applicationId], em))?.get(applicationId) ?? [];
     return {
       ...this.#apps.view(row),
-      environment: await placementOf(this.#cradle(), row.environmentId, organizationId, em),
-      deployments: deployments.map(d => deploymentView(d)),
+      environment: await placementOf(cradle, row.environmentId, organizationId, em),
+      deployments: deployments?.views(records) ?? [],
       mounts,
-      ports: ports as unknown as Record<string, unknown>[],
-      // Domains, redirects, security entries, registries and servers come with their plugins.
-      domains: [], redirects: [], security: [], registry: null, server: null,
+      ports,
+      domains: [], redirects: [], security: [], previewDeployments: [],
+      github: null, gitlab: null, bitbucket: null, gitea: null,
+      server: null, registry: null, buildRegistry: null, rollbackRegistry: null,
     };
   }
 
-  /** Deletes the application and everything it left on the host; answers the record as it was. */
-  async remove(applicationId: string, organizationId: string, em: EntityManager): Promise<ApplicationFields> {
+  async one(applicationId: string, organizationId: string, em: EntityManager): Promise<ApplicationView> {
+    const found = await this.found(await this.#apps.find(applicationId, organizationId, em), organizationId, em);
+    // Git providers are not served yet, so no application can use one the caller may not.
+    return { ...found, hasGitProviderAccess: true, unauthorizedProvider: null };
+  }
+
+  /** Deletes the application and everything it left on the host; answers the record as it was, with its relations. */
+  async remove(applicationId: string, organizationId: string, em: EntityManager): Promise<ApplicationFound> {
     const row = await this.#apps.find(applicationId, organizationId, em);
-    const view = this.#apps.view(row);
+    const found = await this.found(row, organizationId, em);
     await this.#cradle().workloads.kind(KIND)!.remove(this.#apps.ref(row), em, { volumes: true });
-    return view;
+    return found;
   }
 
   async clearQueue(row: ApplicationRow, em: EntityManager): Promise<number> {
@@ -139,9 +149,4 @@ declare module '@berth/core' {
     /** application.* for the current request's caller (request scope only). */
     callerApplications: ReturnType<ReturnType<typeof callerApplications>>;
   }
-}
-
-/** A deployment as `application.one` lists it: the record plus the peer's id fields. */
-function deploymentView(d: DeploymentRecord): Record<string, unknown> {
-  return { ...d, applicationId: d.targetId, composeId: null, isPreviewDeployment: false };
 }

@@ -1,10 +1,11 @@
 // application.* — every operation of both API variants and the peer's others. Records are
 // the service's; runs (deploy, redeploy, reload, start, stop) go on the durable deploy queue
 // and answer the queued deployment; engine work happens in the pipeline.
-import { Type, router, schema } from '@berth/core';
+import { Type, router, schema, type Cradle } from '@berth/core';
+import { relationSchemas } from '@berth/plugin-workloads';
 import { newRefreshToken } from './pipeline.ts';
 import {
-  ApplicationFields, ApplicationView, CreateInput, DeployInput, IdInput, MoveInput, ReadLogsInput, ReloadInput, SaveBitbucketInput, saveBuildTypeInput,
+  ApplicationFields, applicationFound, applicationView, CreateInput, DeployInput, IdInput, MoveInput, ReadLogsInput, ReloadInput, SaveBitbucketInput, saveBuildTypeInput,
   SaveDockerInput, SaveEnvironmentInput, SaveGitInput, SaveGiteaInput, SaveGithubInput, SaveGitlabInput, SearchInput, SearchResult, updateInput, type AllowedValues,
 } from './schemas.ts';
 
@@ -16,13 +17,20 @@ const Queued = Type.Object({
 });
 const Ok = schema.Ok;
 
-export function applicationProcedures(allowed: AllowedValues) {
+/** Made once every plugin is set up: the relations' schemas are their plugins', the allowed build and source types the enabled providers'. */
+export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
+  const relations = relationSchemas(cradle);
+  // The peer answers `true` for every save*, update, markRunning, refreshToken and disconnectGitProvider.
   const save = (name: string, summary: string, input: Parameters<typeof application.mutation>[1]['input'], extra: (i: Record<string, unknown>) => Record<string, unknown> = () => ({})) =>
     application.mutation(name, {
-      summary, input, output: ApplicationFields,
-      handler(input: unknown, ctx) {
+      summary: `${summary}; answers true`, input, output: Ok(),
+      async handler(input: unknown, ctx) {
         const i = input as Record<string, unknown>;
-        return ctx.cradle.callerApplications.change(i.applicationId as string, { ...i, ...extra(i) });
+        // What reaches the host is the operator's to grant (403 naming the field and the config key).
+        await ctx.cradle.hostAccess.assertNetworks(ctx.principal, i.networkSwarm as { Target?: string }[] | null | undefined);
+        await ctx.cradle.hostAccess.assertGitUrl(ctx.principal, i.customGitUrl as string | null | undefined);
+        await ctx.cradle.callerApplications.change(i.applicationId as string, { ...i, ...extra(i) });
+        return true;
       },
     });
   const run = (name: string, action: string, summary: string, input = IdInput) =>
@@ -39,7 +47,7 @@ export function applicationProcedures(allowed: AllowedValues) {
     }),
     application.query('one', {
       summary: 'An application with its environment and project, deployments (newest first), mounts, ports, domains, redirects, security, registry and server',
-      input: IdInput, output: ApplicationView,
+      input: IdInput, output: applicationView(relations),
       handler: ({ applicationId }, ctx) => ctx.cradle.callerApplications.one(applicationId),
     }),
     run('deploy', 'deploy', 'Queue a deployment: fetch the source, build, roll out the service; answers the queued deployment', DeployInput),
@@ -53,8 +61,8 @@ export function applicationProcedures(allowed: AllowedValues) {
     run('stop', 'stop', 'Queue scaling the service to zero; the status becomes idle'),
     application.mutation('delete', {
       access: 'admin',
-      summary: 'Delete the application: stops its deployments, removes its service, work directory, mounts, ports and deployment records; answers the record as it was',
-      input: IdInput, output: ApplicationFields,
+      summary: 'Delete the application: stops its deployments, removes its service, work directory, mounts, ports and deployment records; answers the record as it was, with its relations',
+      input: IdInput, output: applicationFound(relations),
       handler: ({ applicationId }, ctx) => ctx.cradle.callerApplications.remove(applicationId),
     }),
     save('saveEnvironment', 'Set the environment variables (dotenv text, with ${{project.KEY}}, ${{environment.KEY}} and ${{KEY}} references), build args and build secrets', SaveEnvironmentInput),
@@ -107,10 +115,10 @@ export function applicationProcedures(allowed: AllowedValues) {
     }),
     application.mutation('cancelDeployment', {
       summary: 'Cancel the running and queued deployments; the previous version keeps running',
-      input: IdInput, output: Ok(),
+      input: IdInput, output: Type.Object({ success: Type.Boolean(), message: Type.String() }),
       async handler({ applicationId }, ctx) {
         await ctx.cradle.callerApplications.cancel(applicationId);
-        return true;
+        return { success: true, message: 'Deployment cancellation requested' };
       },
     }),
     application.query('search', {

@@ -2,7 +2,8 @@
 // (current) or projectId (older); fields the peer's current document requires but the older
 // variant leaves out are optional, so clients of either variant are served.
 import { Type, schema, type Static, type TSchema } from '@berth/core';
-import { columnFields, sealedSchemas, settingSchemas } from './fields.ts';
+import { NotServedList, NotServedOne, type relationSchemas } from '@berth/plugin-workloads';
+import { columnFields, sealedSchemas, settingAnswerSchemas, settingSchemas } from './fields.ts';
 
 const { Nullable, NonEmpty, AppName, Paging, Timestamp } = schema;
 const Opt = <T extends TSchema>(t: T) => Type.Optional(t);
@@ -16,30 +17,44 @@ export const ApplicationFields = Type.Object({
   applicationId: Type.String(),
   ...columnFields,
   ...sealedSchemas,
-  ...settingSchemas,
+  ...settingAnswerSchemas,
   organizationId: Type.String(),
   createdAt: Timestamp(),
 });
 export type ApplicationFields = Static<typeof ApplicationFields>;
 
-const Related = () => Type.Array(Type.Record(Type.String(), Type.Unknown()));
-/** application.one: the record with where it lives and what hangs off it. */
-export const ApplicationView = Type.Object({
+/**
+ * The record with where it lives and what hangs off it, as the peer answers application.one,
+ * start, stop and delete. Git providers, registries, domains, redirects, security entries and
+ * preview deployments come with their plugins: until then they are null or empty.
+ */
+export const applicationFound = (relations: ReturnType<typeof relationSchemas>) => Type.Object({
   ...ApplicationFields.properties,
-  environment: Type.Object({
-    environmentId: Type.String(), name: Type.String(), projectId: Type.String(), isDefault: Type.Boolean(),
-    project: Type.Object({ projectId: Type.String(), name: Type.String() }),
-  }),
-  deployments: Related(),
-  mounts: Related(),
-  ports: Related(),
-  domains: Related(),
-  redirects: Related(),
-  security: Related(),
-  registry: Nullable(Type.Record(Type.String(), Type.Unknown())),
-  server: Nullable(Type.Record(Type.String(), Type.Unknown())),
+  environment: relations.environment,
+  deployments: relations.deployments,
+  mounts: relations.mounts,
+  ports: relations.ports,
+  domains: NotServedList('domains'),
+  redirects: NotServedList('redirects'),
+  security: NotServedList('basic-auth entries'),
+  previewDeployments: NotServedList('preview deployments'),
+  github: NotServedOne('the GitHub provider'),
+  gitlab: NotServedOne('the GitLab provider'),
+  bitbucket: NotServedOne('the Bitbucket provider'),
+  gitea: NotServedOne('the Gitea provider'),
+  server: relations.server,
+  registry: NotServedOne('the registry'),
+  buildRegistry: NotServedOne('the build registry'),
+  rollbackRegistry: NotServedOne('the rollback registry'),
 });
-export type ApplicationView = Static<typeof ApplicationView>;
+/** application.one: the record with its relations, and whether the caller may use its git provider. */
+export const applicationView = (relations: ReturnType<typeof relationSchemas>) => Type.Object({
+  ...applicationFound(relations).properties,
+  hasGitProviderAccess: Type.Boolean({ description: 'whether the caller may use the application\'s git provider (no provider: true)' }),
+  unauthorizedProvider: Nullable(Type.String({ description: 'the source type whose provider the caller may not use, or null' })),
+});
+export type ApplicationFound = Static<ReturnType<typeof applicationFound>>;
+export type ApplicationView = Static<ReturnType<typeof applicationView>>;
 
 export const CreateInput = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 255 }),

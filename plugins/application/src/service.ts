@@ -6,7 +6,7 @@ import { invalidField, iso, newId, notFound, containing, type EntityManager, typ
 import { Application, type ApplicationRow } from './entities.ts';
 import { sealedKeys, settingDefaults, settingKeys, type SealedKey, type SettingKey } from './fields.ts';
 import type { ApplicationFields, CreateInput, SearchInput, UpdateInput } from './schemas.ts';
-import { generateAppName, type WorkloadRef } from '@berth/plugin-workloads';
+import { answerSwarmSettings, generateAppName, type WorkloadRef } from '@berth/plugin-workloads';
 
 /** The kind's name on the wire (deployment targetType, mounts' serviceType). */
 export const KIND = 'application';
@@ -64,7 +64,7 @@ export class ApplicationService {
       applicationStatus: row.applicationStatus,
       refreshToken: row.refreshToken ?? null,
       ...secrets,
-      ...this.settingsOf(row),
+      ...answerSwarmSettings(this.settingsOf(row)),
       organizationId: row.organizationId,
       createdAt: iso(row.createdAt)!,
     } as ApplicationFields;
@@ -139,7 +139,7 @@ export class ApplicationService {
     }
     for (const f of ['repository', 'owner', 'dockerImage'] as const) {
       const v = input[f]?.trim();
-      if (v) and.push({ [`settings->>'${f}'` as 'name']: { $ilike: containing(v) } });
+      if (v) and.push({ settings: { [f]: { $ilike: containing(v) } } });
     }
     if (input.environmentId) and.push({ environmentId: input.environmentId });
     if (input.projectId) {

@@ -65,7 +65,8 @@ function dotenv(entries: [string, string][]): string {
 t.setTimeout(600_000);
 
 t.test('applications on the real engine', async t => {
-  const server = await startTestServer({});
+  // The test repositories are on this host: the operator grants that, to the instance owner (the admin below).
+  const server = await startTestServer({ hostAccess: { bindMountRoots: [], hostNetworks: false, localGit: true } });
   t.teardown(() => server.destroy());
   const { client } = await signUpAdmin(server);
   // What notification channels will subscribe to.
@@ -224,7 +225,7 @@ t.test('applications on the real engine', async t => {
     await call('application.saveEnvironment', { applicationId: app.applicationId, env: 'GREETING=${{project.MISSING_KEY}}' });
     const failed = await deployed(app.applicationId);
     t.equal(failed.status, 'error');
-    t.match(failed.errorMessage, /project\.MISSING_KEY/);
+    t.match(failed.errorMessage, /Invalid project environment variable: project\.MISSING_KEY/, 'the peer\'s wording, so tools matching it keep working');
     t.equal((await served(port)).trim(), 'hello db.internal-prod', 'the previous version keeps serving');
   });
 

@@ -73,7 +73,8 @@ t.test('application records', async t => {
     const env = 'DATABASE_URL=postgres://u:s3cr3t-value@db/x\nPLAIN=1';
     const res = await client.post('application.saveEnvironment', { applicationId: app.applicationId, env, buildArgs: 'TOKEN=build-secret-42', createEnvFile: false });
     t.equal(res.status, 200);
-    t.match(res.body, { env, buildArgs: 'TOKEN=build-secret-42', createEnvFile: false });
+    t.equal(res.body, true, 'answers true, as the peer does');
+    t.match((await client.get('application.one', { applicationId: app.applicationId })).body, { env, buildArgs: 'TOKEN=build-secret-42', createEnvFile: false });
     const db = new pg.Client(server.database);
     await db.connect();
     const { rows } = await db.query('select sealed::text as sealed, settings::text as settings from applications where application_id = $1', [app.applicationId]);
@@ -83,23 +84,29 @@ t.test('application records', async t => {
   });
 
   t.test('save* operations set the source and build fields', async t => {
-    const docker = await client.post('application.saveDockerProvider', { applicationId: app.applicationId, dockerImage: 'nginx:alpine', username: 'u', password: 'registry-pass', registryUrl: 'registry.example.com' });
+    /** Each save* answers true (as the peer does); the record shows what it set. */
+    const saved = async (op: string, body: Record<string, unknown>) => {
+      const res = await client.post(op, { applicationId: app.applicationId, ...body });
+      t.same([res.status, res.body], [200, true], `${op} answers true`);
+      return { body: (await client.get('application.one', { applicationId: app.applicationId })).body };
+    };
+    const docker = await saved('application.saveDockerProvider', { dockerImage: 'nginx:alpine', username: 'u', password: 'registry-pass', registryUrl: 'registry.example.com' });
     t.match(docker.body, { sourceType: 'docker', dockerImage: 'nginx:alpine', username: 'u', registryUrl: 'registry.example.com' });
-    const git = await client.post('application.saveGitProdiver', { applicationId: app.applicationId, customGitUrl: 'https://example.com/r.git', customGitBranch: 'main', customGitBuildPath: '/' });
+    const git = await saved('application.saveGitProdiver', { customGitUrl: 'https://example.com/r.git', customGitBranch: 'main', customGitBuildPath: '/' });
     t.match(git.body, { sourceType: 'git', customGitUrl: 'https://example.com/r.git', customGitBranch: 'main' });
-    const git2 = await client.post('application.saveGitProvider', { applicationId: app.applicationId, customGitUrl: 'https://example.com/s.git', customGitBranch: 'dev' });
+    const git2 = await saved('application.saveGitProvider', { customGitUrl: 'https://example.com/s.git', customGitBranch: 'dev' });
     t.match(git2.body, { sourceType: 'git', customGitUrl: 'https://example.com/s.git', customGitBranch: 'dev' });
-    const gh = await client.post('application.saveGithubProvider', { applicationId: app.applicationId, repository: 'r', owner: 'o', branch: 'main', buildPath: '/', githubId: null, triggerType: 'push' });
+    const gh = await saved('application.saveGithubProvider', { repository: 'r', owner: 'o', branch: 'main', buildPath: '/', githubId: null, triggerType: 'push' });
     t.match(gh.body, { sourceType: 'github', repository: 'r', owner: 'o', branch: 'main' });
-    const gl = await client.post('application.saveGitlabProvider', { applicationId: app.applicationId, gitlabRepository: 'r', gitlabOwner: 'o', gitlabBranch: 'main', gitlabProjectId: 7 });
+    const gl = await saved('application.saveGitlabProvider', { gitlabRepository: 'r', gitlabOwner: 'o', gitlabBranch: 'main', gitlabProjectId: 7 });
     t.match(gl.body, { sourceType: 'gitlab', gitlabProjectId: 7 });
-    const bb = await client.post('application.saveBitbucketProvider', { applicationId: app.applicationId, bitbucketRepository: 'r', bitbucketOwner: 'o', bitbucketBranch: 'main' });
+    const bb = await saved('application.saveBitbucketProvider', { bitbucketRepository: 'r', bitbucketOwner: 'o', bitbucketBranch: 'main' });
     t.match(bb.body, { sourceType: 'bitbucket', bitbucketRepository: 'r' });
-    const gt = await client.post('application.saveGiteaProvider', { applicationId: app.applicationId, giteaRepository: 'r', giteaOwner: 'o', giteaBranch: 'main' });
+    const gt = await saved('application.saveGiteaProvider', { giteaRepository: 'r', giteaOwner: 'o', giteaBranch: 'main' });
     t.match(gt.body, { sourceType: 'gitea', giteaRepository: 'r' });
-    const off = await client.post('application.disconnectGitProvider', { applicationId: app.applicationId });
+    const off = await saved('application.disconnectGitProvider', {});
     t.match(off.body, { repository: null, gitlabRepository: null, customGitUrl: null, giteaRepository: null });
-    const bt = await client.post('application.saveBuildType', { applicationId: app.applicationId, buildType: 'dockerfile', dockerfile: 'web/Dockerfile', dockerContextPath: 'web', dockerBuildStage: 'prod' });
+    const bt = await saved('application.saveBuildType', { buildType: 'dockerfile', dockerfile: 'web/Dockerfile', dockerContextPath: 'web', dockerBuildStage: 'prod' });
     t.match(bt.body, { buildType: 'dockerfile', dockerfile: 'web/Dockerfile', dockerContextPath: 'web', dockerBuildStage: 'prod' });
     const badBuild = await client.post('application.saveBuildType', { applicationId: app.applicationId, buildType: 'make' });
     t.equal(badBuild.status, 400);
@@ -111,14 +118,16 @@ t.test('application records', async t => {
 
   t.test('update, markRunning, refreshToken', async t => {
     const up = await client.post('application.update', { applicationId: app.applicationId, name: 'Shop web', replicas: 2, memoryLimit: '512m', cpuLimit: '0.5', labelsSwarm: { team: 'web' } });
-    t.equal(up.status, 200);
-    t.match(up.body, { name: 'Shop web', replicas: 2, memoryLimit: '512m', cpuLimit: '0.5', labelsSwarm: { team: 'web' } });
+    t.same([up.status, up.body], [200, true], 'update answers true, as the peer does');
+    t.match((await client.get('application.one', { applicationId: app.applicationId })).body, { name: 'Shop web', replicas: 2, memoryLimit: '512m', cpuLimit: '0.5', labelsSwarm: { team: 'web' } });
     const badReplicas = await client.post('application.update', { applicationId: app.applicationId, replicas: -1 });
     t.equal(badReplicas.status, 400);
     t.ok(issuePaths(badReplicas.body).includes('replicas'));
-    t.equal((await client.post('application.markRunning', { applicationId: app.applicationId })).body.applicationStatus, 'running');
+    t.equal((await client.post('application.markRunning', { applicationId: app.applicationId })).body, true);
+    t.equal((await client.get('application.one', { applicationId: app.applicationId })).body.applicationStatus, 'running');
     const before = (await client.get('application.one', { applicationId: app.applicationId })).body.refreshToken;
-    const after = (await client.post('application.refreshToken', { applicationId: app.applicationId })).body.refreshToken;
+    t.equal((await client.post('application.refreshToken', { applicationId: app.applicationId })).body, true);
+    const after = (await client.get('application.one', { applicationId: app.applicationId })).body.refreshToken;
     t.type(after, 'string');
     t.not(after, before);
   });

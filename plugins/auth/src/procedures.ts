@@ -1,20 +1,32 @@
 // auth.* — the older variant's account operations (bearer tokens, roles admin | user, 2FA).
-import { Type, AuthUserView, router, unauthorized, forbidden, type ProcedureContext } from '@berth/core';
-import { Credentials, CreateUserInput, Pin, SignedIn, TwoFactorSecret, UpdateByAdminInput, UpdateInput } from './schemas.ts';
+import { Type, AuthUserView, router, unauthorized, forbidden, isLocalCaller, isSetupToken, type ProcedureContext } from '@berth/core';
+import { CreateAdminInput, Credentials, CreateUserInput, Pin, SignedIn, TwoFactorSecret, UpdateByAdminInput, UpdateInput } from './schemas.ts';
 
 const auth = router('auth');
 const None = Type.Object({});
+/** How young a login must be to turn two-factor off. */
+const RECENT_LOGIN_MS = 10 * 60 * 1000;
+/** 403 unless the call comes with a session opened by a login of the last 10 minutes. */
+async function assertRecentLogin(ctx: ProcedureContext, what: string): Promise<void> {
+  const age = await ctx.cradle.sessions.loginAge(ctx.principal);
+  if (age === null || age > RECENT_LOGIN_MS) throw forbidden(`${what} needs a recent login: log in again (password and code) and call it with that session within 10 minutes`);
+}
 const me = (ctx: ProcedureContext) => ctx.cradle.users.authUser(ctx.principal.userId, ctx.principal.organizationId);
 
 export const authProcedures = [
   auth.mutation('createAdmin', {
     access: 'public',
-    summary: 'Create the first admin (public while none exists; afterwards an admin adds further admins)',
-    input: Credentials,
+    summary: 'Create the first admin (while none exists: from this machine, or with the setup token of the data directory; afterwards an admin adds further admins)',
+    input: CreateAdminInput(),
     output: SignedIn,
-    async handler({ email, password }, ctx) {
-      const { users } = ctx.cradle;
-      if (!(await users.ownerExists())) return users.createFirstAdmin(email, password);
+    async handler({ email, password, setupToken }, ctx) {
+      const { users, config } = ctx.cradle;
+      if (!(await users.ownerExists())) {
+        if (!isLocalCaller(ctx.remote) && !isSetupToken(config.dataDir, setupToken)) {
+          throw unauthorized('No admin exists yet: from another machine (or through a proxy), give setupToken, the one-time token in the file setup-token of Berth\'s data directory');
+        }
+        return users.createFirstAdmin(email, password);
+      }
       const caller = ctx.maybePrincipal;
       if (!caller) throw unauthorized('An admin already exists: sign in as an admin to add another');
       if (caller.role === 'member') throw forbidden();
@@ -34,7 +46,7 @@ export const authProcedures = [
     summary: 'Log in with e-mail and password; answers a bearer token, or is2FAEnabled and a null token when a TOTP is due',
     input: Credentials,
     output: SignedIn,
-    handler: ({ email, password }, ctx) => ctx.cradle.sessions.login(email, password),
+    handler: ({ email, password }, ctx) => ctx.cradle.sessions.login(email, password, ctx.remote.address),
   }),
   auth.query('get', { summary: 'The caller', input: None, output: AuthUserView, handler: (_i, ctx) => me(ctx) }),
   auth.mutation('logout', {
@@ -51,7 +63,7 @@ export const authProcedures = [
     input: UpdateInput,
     output: AuthUserView,
     async handler(input, ctx) {
-      await ctx.cradle.users.updateUser(ctx.principal.userId, { email: input.email, password: input.password, image: input.image });
+      await ctx.cradle.users.updateUser(ctx.principal.userId, { email: input.email, password: input.password, currentPassword: input.currentPassword, image: input.image });
       return me(ctx);
     },
   }),
@@ -104,18 +116,28 @@ export const authProcedures = [
   }),
   auth.mutation('verifyLogin2FA', {
     access: 'public',
-    summary: 'Second step of a login with two-factor on: the user id from login and a current code',
-    input: Type.Object({ pin: Pin, id: Type.String() }),
+    summary: 'Second step of a login with two-factor on: the id that login answered (a token of that login, valid 5 minutes) and a current code',
+    input: Type.Object({ pin: Pin, id: Type.String({ maxLength: 256 }) }),
     output: SignedIn,
-    handler: ({ pin, id }, ctx) => ctx.cradle.sessions.verifyLogin2FA(id, pin),
+    handler: ({ pin, id }, ctx) => ctx.cradle.sessions.verifyLogin2FA(id, pin, ctx.remote.address),
   }),
   auth.mutation('disable2FA', {
-    summary: 'Turn off two-factor login for the caller',
+    summary: 'Turn off two-factor login for the caller (with a session opened by a login of the last 10 minutes)',
     input: None,
     output: AuthUserView,
     async handler(_i, ctx) {
+      await assertRecentLogin(ctx, 'Turning two-factor login off');
       await ctx.cradle.twoFactor.disable2FA(ctx.principal.userId);
       return me(ctx);
+    },
+  }),
+  auth.mutation('generateRecoveryCodes', {
+    summary: 'Ten one-time recovery codes for two-factor login (each replaces a code once in verifyLogin2FA); earlier ones stop working. Needs a login of the last 10 minutes',
+    input: None,
+    output: Type.Object({ recoveryCodes: Type.Array(Type.String()) }),
+    async handler(_i, ctx) {
+      await assertRecentLogin(ctx, 'Making recovery codes');
+      return { recoveryCodes: await ctx.cradle.twoFactor.generateRecoveryCodes(ctx.principal.userId) };
     },
   }),
   auth.mutation('verifyToken', {

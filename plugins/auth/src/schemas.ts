@@ -11,13 +11,18 @@ export const SignedIn = Type.Object({
   user: AuthUserView,
 });
 
+/** auth.createAdmin: the credentials, and the setup token a caller off this machine needs while no admin exists. */
+export const CreateAdminInput = () => Type.Object({
+  ...Credentials.properties,
+  setupToken: Type.Optional(Type.String({ maxLength: 128, description: 'The one-time token in the file setup-token of Berth\'s data directory; not needed from this machine\'s loopback' })),
+});
 export const Credentials = Type.Object({
   email: Email(),
-  password: Type.String({ minLength: 8 }),
+  password: Type.String({ minLength: 8, maxLength: 1024 }),
 });
 
 export const CreateUserInput = Type.Object({
-  password: Type.String({ minLength: 8 }),
+  password: Type.String({ minLength: 8, maxLength: 1024 }),
   id: Type.String({ description: 'The invitation id' }),
   token: NonEmpty({ description: 'The invitation token' }),
 });
@@ -25,7 +30,7 @@ export const CreateUserInput = Type.Object({
 const optionalAccountFields = {
   id: Type.Optional(Type.String()),
   rol: Type.Optional(Type.Enum(['admin', 'user'])),
-  image: Type.Optional(Nullable(Type.String())),
+  image: Type.Optional(Nullable(schema.Column())),
   secret: Type.Optional(Nullable(Type.String())),
   token: Type.Optional(Nullable(Type.String())),
   is2FAEnabled: Type.Optional(Type.Boolean()),
@@ -34,7 +39,8 @@ const optionalAccountFields = {
 
 export const UpdateInput = Type.Object({
   email: Nullable(Email()),
-  password: Nullable(Type.String()),
+  password: Nullable(Type.String({ maxLength: 1024 })),
+  currentPassword: Type.Optional(Nullable(Type.String({ maxLength: 1024, description: 'Required with password' }))),
   ...optionalAccountFields,
 });
 
@@ -42,7 +48,7 @@ export const UpdateByAdminInput = Type.Object({
   ...optionalAccountFields,
   id: NonEmpty(),
   email: Nullable(Email()),
-  password: Nullable(Type.String()),
+  password: Nullable(Type.String({ maxLength: 1024 })),
 });
 
 export const TwoFactorSecret = Type.Object({

@@ -159,36 +159,39 @@ t.test('two-factor login', async t => {
     const { email, userId, secret, login } = await withTwoFactor('stepping@example.com');
     const first = await login();
     t.equal(first.status, 200);
-    t.match(first.body, { token: null, is2FAEnabled: true, id: userId });
+    t.match(first.body, { token: null, is2FAEnabled: true, id: String });
+    t.not(first.body.id, userId, 'the id is an opaque token of this login, not the account\'s id');
+    const pending = first.body.id as string;
     const wrongPassword = await anon.post('auth.login', { email, password: 'not the password' });
     t.equal(wrongPassword.status, 401, 'the password is still checked first');
 
-    const wrong = await anon.post('auth.verifyLogin2FA', { id: userId, pin: wrongPin(secret) });
+    const wrong = await anon.post('auth.verifyLogin2FA', { id: pending, pin: wrongPin(secret) });
     t.equal(wrong.status, 401, 'a wrong pin is refused');
     t.equal(wrong.body.code, 'UNAUTHORIZED');
     t.same(wrong.body.issues, []);
     t.equal(wrong.body.token, undefined);
+    t.equal((await anon.post('auth.verifyLogin2FA', { id: userId, pin: await loginPin(secret) })).status, 401, 'the user id and a code are no proof of the first step');
 
-    const right = await anon.post('auth.verifyLogin2FA', { id: userId, pin: await loginPin(secret) });
+    const right = await anon.post('auth.verifyLogin2FA', { id: pending, pin: await loginPin(secret) });
     t.equal(right.status, 200, 'the current code completes the login');
     t.match(right.body, { token: String, is2FAEnabled: true, id: userId, organizationId: admin.organizationId, user: { email, rol: 'admin' } });
     const mine = await anon.get('auth.get', {}, { token: right.body.token });
     t.equal(mine.status, 200, 'and its token works');
     t.equal(mine.body.id, userId);
 
-    const replay = await anon.post('auth.verifyLogin2FA', { id: userId, pin: (await nextPin(secret)).pin });
+    const replay = await anon.post('auth.verifyLogin2FA', { id: pending, pin: (await nextPin(secret)).pin });
     t.equal(replay.status, 401, 'the pending login is used up: no second token from it, even with an unused code');
   });
 
   t.test('a code is good for one login: replaying it, even within its 30 s, is refused', async t => {
-    const { userId, secret, login } = await withTwoFactor('replaying@example.com');
-    t.equal((await login()).body.token, null);
+    const { secret, login } = await withTwoFactor('replaying@example.com');
+    const first = (await login()).body.id;
     const pin = await loginPin(secret);
-    t.equal((await anon.post('auth.verifyLogin2FA', { id: userId, pin })).status, 200);
-    t.equal((await login()).body.token, null, 'a new pending login');
-    const again = await anon.post('auth.verifyLogin2FA', { id: userId, pin });
+    t.equal((await anon.post('auth.verifyLogin2FA', { id: first, pin })).status, 200);
+    const second = (await login()).body.id;
+    const again = await anon.post('auth.verifyLogin2FA', { id: second, pin });
     t.equal(again.status, 401, 'the same code is refused');
-    const next = await anon.post('auth.verifyLogin2FA', { id: userId, pin: await loginPin(secret) });
+    const next = await anon.post('auth.verifyLogin2FA', { id: second, pin: await loginPin(secret) });
     t.equal(next.status, 200, 'the next step\'s code completes it');
   });
 
@@ -197,43 +200,81 @@ t.test('two-factor login', async t => {
     const none = await anon.post('auth.verifyLogin2FA', { id: userId, pin: (await nextPin(secret)).pin });
     t.equal(none.status, 401, 'even with a code the account has not used');
     t.equal(none.body.code, 'UNAUTHORIZED');
-    const unknown = await anon.post('auth.verifyLogin2FA', { id: 'no-such-user', pin: totp(secret) });
-    t.equal(unknown.status, 401, 'nor for an unknown account');
+    const unknown = await anon.post('auth.verifyLogin2FA', { id: 'no-such-login', pin: totp(secret) });
+    t.equal(unknown.status, 401, 'nor for an unknown login');
   });
 
   t.test('five wrong pins end the pending login; four do not', async t => {
-    const { userId, secret, login } = await withTwoFactor('guessing@example.com');
-    t.equal((await login()).body.token, null);
-    for (let i = 1; i <= 4; i++) t.equal((await anon.post('auth.verifyLogin2FA', { id: userId, pin: wrongPin(secret) })).status, 401, `wrong pin ${i}`);
-    const fifthTry = await anon.post('auth.verifyLogin2FA', { id: userId, pin: await loginPin(secret) });
+    const { secret, login } = await withTwoFactor('guessing@example.com');
+    const first = (await login()).body.id;
+    for (let i = 1; i <= 4; i++) t.equal((await anon.post('auth.verifyLogin2FA', { id: first, pin: wrongPin(secret) })).status, 401, `wrong pin ${i}`);
+    const fifthTry = await anon.post('auth.verifyLogin2FA', { id: first, pin: await loginPin(secret) });
     t.equal(fifthTry.status, 200, 'after four wrong pins the right one still works');
 
-    t.equal((await login()).body.token, null);
-    for (let i = 1; i <= 5; i++) t.equal((await anon.post('auth.verifyLogin2FA', { id: userId, pin: wrongPin(secret) })).status, 401, `wrong pin ${i}`);
-    const late = await anon.post('auth.verifyLogin2FA', { id: userId, pin: (await nextPin(secret)).pin });
+    const second = (await login()).body.id;
+    for (let i = 1; i <= 5; i++) t.equal((await anon.post('auth.verifyLogin2FA', { id: second, pin: wrongPin(secret) })).status, 401, `wrong pin ${i}`);
+    const late = await anon.post('auth.verifyLogin2FA', { id: second, pin: (await nextPin(secret)).pin });
     t.equal(late.status, 401, 'after five a right, unused pin no longer helps');
     t.equal(late.body.token, undefined);
-
-    t.equal((await login()).body.token, null, 'a new login starts over');
-    const fresh = await anon.post('auth.verifyLogin2FA', { id: userId, pin: await loginPin(secret) });
-    t.equal(fresh.status, 200, 'and the same pin completes it');
-    t.type(fresh.body.token, 'string');
   });
 
-  t.test('the second step is bound to the account that passed the first', async t => {
-    const { userId, secret, login } = await withTwoFactor('bound@example.com');
+  t.test('codes are limited per account, not per login: past five failures every attempt waits (429, Retry-After)', async t => {
+    const { secret, login } = await withTwoFactor('persistent@example.com');
+    const first = (await login()).body.id;
+    for (let i = 1; i <= 5; i++) await anon.post('auth.verifyLogin2FA', { id: first, pin: wrongPin(secret) });
+    const second = (await login()).body.id;
+    t.equal((await anon.post('auth.verifyLogin2FA', { id: second, pin: wrongPin(secret) })).status, 401, 'a new login does not reset the count: the sixth failure');
+    const blocked = await anon.raw('/api/auth.verifyLogin2FA', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: second, pin: await loginPin(secret) }) });
+    t.equal(blocked.status, 429, 'then even the right code waits');
+    t.equal(blocked.body.code, 'TOO_MANY_REQUESTS');
+    const res = await fetch(`${server.url}/api/auth.verifyLogin2FA`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: second, pin: '000000' }) });
+    t.equal(res.status, 429);
+    t.match(res.headers.get('retry-after'), /^\d+$/, 'with Retry-After in seconds');
+  });
+
+  t.test('the second step is bound to the login that passed the first', async t => {
+    const { secret, login } = await withTwoFactor('bound@example.com');
     const other = await withTwoFactor('unbound@example.com');
-    t.equal((await login()).body.token, null, 'one account has a pending login');
-    t.equal((await other.login()).body.token, null, 'and so has another');
-    const crossed = await anon.post('auth.verifyLogin2FA', { id: other.userId, pin: (await nextPin(secret)).pin });
+    const mine = (await login()).body.id;
+    const theirs = (await other.login()).body.id;
+    t.ok(mine && theirs, 'two pending logins');
+    const crossed = await anon.post('auth.verifyLogin2FA', { id: theirs, pin: (await nextPin(secret)).pin });
     t.equal(crossed.status, 401, 'the first account\'s code does not complete the other\'s login');
-    t.equal((await anon.post('auth.verifyLogin2FA', { id: userId, pin: await loginPin(secret) })).status, 200, 'it completes its own');
-    t.equal((await anon.post('auth.verifyLogin2FA', { id: other.userId, pin: await loginPin(other.secret) })).status, 200, 'as the other\'s code completes the other\'s');
+    t.equal((await anon.post('auth.verifyLogin2FA', { id: mine, pin: await loginPin(secret) })).status, 200, 'it completes its own');
+    t.equal((await anon.post('auth.verifyLogin2FA', { id: theirs, pin: await loginPin(other.secret) })).status, 200, 'as the other\'s code completes the other\'s');
+  });
+
+  t.test('recovery codes: each completes one login without the authenticator', async t => {
+    const { me, login, secret } = await withTwoFactor('recovering@example.com');
+    const made = await me.post('auth.generateRecoveryCodes');
+    t.equal(made.status, 200);
+    const codes = made.body.recoveryCodes as string[];
+    t.equal(codes.length, 10, 'ten codes');
+    t.ok(codes.every(c => /^[0-9]{10}$/.test(c)), 'of ten digits');
+    t.equal(new Set(codes).size, 10, 'all different');
+    const first = (await login()).body.id;
+    const used = await anon.post('auth.verifyLogin2FA', { id: first, pin: codes[0] });
+    t.equal(used.status, 200, 'a recovery code completes a login');
+    t.type(used.body.token, 'string');
+    const second = (await login()).body.id;
+    t.equal((await anon.post('auth.verifyLogin2FA', { id: second, pin: codes[0] })).status, 401, 'once');
+    t.equal((await anon.post('auth.verifyLogin2FA', { id: second, pin: codes[1] })).status, 200, 'another one still works');
+    const renewed = (await me.post('auth.generateRecoveryCodes')).body.recoveryCodes as string[];
+    const third = (await login()).body.id;
+    t.equal((await anon.post('auth.verifyLogin2FA', { id: third, pin: codes[2] })).status, 401, 'new codes replace the old');
+    t.equal((await anon.post('auth.verifyLogin2FA', { id: third, pin: renewed[0] })).status, 200);
+    const key = await me.post('user.createApiKey', { name: 'k', metadata: { organizationId: admin.organizationId } });
+    t.equal((await anon.post('auth.generateRecoveryCodes', undefined, { apiKey: key.body.key })).status, 403, 'making codes needs a recent login');
+    void secret;
   });
 
   t.test('disable2FA: login answers a token directly again', async t => {
     const { userId, secret, me, login } = await withTwoFactor('disabling@example.com');
     t.equal((await login()).body.token, null, 'on before');
+    const key = await me.post('user.createApiKey', { name: 'k', metadata: { organizationId: admin.organizationId } });
+    const byKey = await anon.post('auth.disable2FA', undefined, { apiKey: key.body.key });
+    t.equal(byKey.status, 403, 'an API key is no recent login');
+    t.match(byKey.body.message, /recent login/);
     const off = await me.post('auth.disable2FA');
     t.equal(off.status, 200);
     t.match(off.body, { id: userId, is2FAEnabled: false });
@@ -284,6 +325,7 @@ t.test('the database never holds a secret in plain text', async t => {
   t.ok(key.body.key.startsWith(stored.start));
 
   // The sealed secret still works: the stored form is usable by the server, not by a reader of the table.
-  t.equal((await new Client(server.url).post('auth.login', { email: EMAIL, password: PASSWORD })).body.token, null);
-  t.equal((await new Client(server.url).post('auth.verifyLogin2FA', { id: admin.userId, pin: totp(secret) })).status, 200);
+  const pending = await new Client(server.url).post('auth.login', { email: EMAIL, password: PASSWORD });
+  t.equal(pending.body.token, null);
+  t.equal((await new Client(server.url).post('auth.verifyLogin2FA', { id: pending.body.id, pin: totp(secret) })).status, 200);
 });

@@ -30,10 +30,10 @@ export const deploymentProcedures = (store: DeploymentStore) => () => {
     handler: ({ serverId }, ctx) => ctx.cradle.callerDeployments.forTarget('server', serverId),
   }),
   deployment.query('allByType', {
-    summary: 'The deployments of one target of the given type, newest first',
+    summary: 'The deployments of one target of the given type, newest first (each with the rollback it made: null until rollbacks come)',
     input: ByTypeInput,
-    output: Deployments,
-    handler: ({ id, type }, ctx) => ctx.cradle.callerDeployments.forTarget(type, id),
+    output: Type.Array(Type.Object({ ...DeploymentView.properties, rollback: Type.Null({ description: 'the rollback the deployment made: null until rollbacks are served' }) })),
+    handler: async ({ id, type }, ctx) => (await ctx.cradle.callerDeployments.forTarget(type, id)).map(d => ({ ...d, rollback: null })),
   }),
   deployment.query('allCentralized', {
     summary: 'The organization\'s latest deployments of every target (at most 500), newest first',

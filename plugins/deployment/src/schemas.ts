@@ -11,6 +11,7 @@ export interface TargetField { type: string; idField: string }
 /** The peer's non-workload targets, registered here until the plugins that own them register them themselves. */
 export const peerTargets: TargetField[] = [
   { type: 'server', idField: 'serverId' },
+  { type: 'compose', idField: 'composeId' },
   { type: 'schedule', idField: 'scheduleId' },
   { type: 'previewDeployment', idField: 'previewDeploymentId' },
   { type: 'backup', idField: 'backupId' },
@@ -32,6 +33,10 @@ const DeploymentFields = {
   startedAt: Nullable(Timestamp()),
   finishedAt: Nullable(Timestamp()),
   isPreviewDeployment: Type.Boolean(),
+  // The peer's fields of what Berth does not run yet: always null until it does.
+  pid: Nullable(Type.String({ description: 'the peer\'s process id of a running deployment; Berth cancels through the queue (always null)' })),
+  rollbackId: Nullable(Type.String({ description: 'the rollback a deployment made (rollbacks come later; null)' })),
+  buildServerId: Nullable(Type.String({ description: 'the build server (build servers come later; null)' })),
 };
 
 export function deploymentSchemas(targets: TargetField[]) {

@@ -1,12 +1,12 @@
 // Deployment records for workload plugins (the `deployments` contract) and for deployment.*.
 // Reads are confined to the caller's organization: another organization's deployment is
 // NOT_FOUND, never FORBIDDEN.
-import { badRequest, newId, notFound, type BerthConfig, type Cradle, type Deployer, type DeploymentRecord, type DeploymentService, type DeploymentTargetType, type DeploymentTarget, type EnqueueRequest, type EntityManager } from '@berth/core';
+import { badRequest, newId, notFound, type BerthConfig, type Cradle, type Deployer, type DeploymentRecord, type DeploymentService, type DeploymentTargetType, type DeploymentTarget, type EnqueueRequest, type EntityManager, type TSchema } from '@berth/core';
 import { Deployment, type DeploymentRow } from './entities.ts';
 import { logPathFor, readTail, removeLog } from './log.ts';
 import { CANCELLED_MESSAGE, type DeploymentQueue } from './queue.ts';
 import { isFinished, toRecord, toView } from './views.ts';
-import { peerTargets, type DeploymentView, type TargetField } from './schemas.ts';
+import { deploymentSchemas, peerTargets, type DeploymentView, type TargetField } from './schemas.ts';
 import { type WorkloadRegistry } from '@berth/plugin-workloads';
 
 
@@ -51,6 +51,15 @@ export class DeploymentStore implements DeploymentService {
 
   #view(row: DeploymentRow): DeploymentView {
     return this.#views([row])[0]!;
+  }
+
+  views(records: DeploymentRecord[]): DeploymentView[] {
+    const targets = this.targets();
+    return records.map(r => toView(r, targets));
+  }
+
+  viewSchema(): TSchema {
+    return deploymentSchemas(this.targets()).DeploymentView;
   }
 
   deployer(targetType: string): Deployer | undefined {

@@ -23,7 +23,7 @@ export const toRecord = (d: DeploymentRow): DeploymentRecord => ({
 /** The record plus the peer's per-target id fields: the target's id under its own field, null under the others. */
 export function toView(record: DeploymentRecord, targets: TargetField[]): DeploymentView {
   const ids = Object.fromEntries(targets.filter(t => t.idField !== 'serverId').map(t => [t.idField, record.targetType === t.type ? record.targetId : null]));
-  return { ...record, ...ids, isPreviewDeployment: record.targetType === 'previewDeployment' } as DeploymentView;
+  return { ...record, ...ids, isPreviewDeployment: record.targetType === 'previewDeployment', pid: null, rollbackId: null, buildServerId: null } as DeploymentView;
 }
 
 export const finishedStatuses: DeploymentStatus[] = ['done', 'error', 'cancelled'];

@@ -10,12 +10,16 @@ export default definePlugin({
   version: pkg.version,
   dependencies: ['project', 'workloads'],
   setup(berth) {
-    const environments = new EnvironmentService(berth.container.cradle.workloads);
+    const environments = new EnvironmentService(berth.container.cradle.workloads, () => berth.container.cradle.secrets);
     berth.entities(...environmentEntities);
     berth.migrations(...environmentMigrations);
     berth.provide({ environments: asValue(environments), callerEnvironments: asFunction(callerEnvironments(environments)).scoped() });
     berth.procedures(environmentProcedures(environments));
     // An organization's rows go through foreign keys; its services, files and ports go through the kinds, first.
-    berth.onStart(({ organizations }) => organizations.beforeRemove((organizationId, em) => environments.removeWorkloadsOfOrganization(organizationId, em)));
+    berth.onStart(async ({ organizations, orm, logger }) => {
+      organizations.beforeRemove((organizationId, em) => environments.removeWorkloadsOfOrganization(organizationId, em));
+      const sealed = await environments.sealStoredEnv(orm.em.fork());
+      if (sealed) logger.info({ environments: sealed }, 'sealed the env of environments stored before env was sealed');
+    });
   },
 });

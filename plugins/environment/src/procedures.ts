@@ -1,5 +1,5 @@
 // environment.* — environments of the caller's organization's projects.
-import { Type, router } from '@berth/core';
+import { Type, router, EnvironmentFields, ProjectFields } from '@berth/core';
 import type { EnvironmentService } from './service.ts';
 import { CreateInput, DuplicateInput, EnvironmentIdInput, ProjectIdInput, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
 
@@ -8,44 +8,46 @@ const environment = router('environment');
 /** Made once every plugin is set up: an environment lists the registered kinds' workloads. */
 export const environmentProcedures = (environments: EnvironmentService) => () => {
   const EnvironmentView = environments.viewSchema();
+  // one and byProjectId carry the project too, as the peer's do.
+  const WithProject = Type.Object({ ...EnvironmentView.properties, project: ProjectFields });
   return [
   environment.mutation('create', {
     access: 'admin',
     summary: 'Add an environment to a project (names are unique within a project)',
     input: CreateInput,
-    output: EnvironmentView,
+    output: EnvironmentFields,
     handler: (input, ctx) => ctx.cradle.callerEnvironments.create(input),
   }),
   environment.query('one', {
     summary: 'An environment with its workloads',
     input: EnvironmentIdInput,
-    output: EnvironmentView,
+    output: WithProject,
     handler: ({ environmentId }, ctx) => ctx.cradle.callerEnvironments.one(environmentId),
   }),
   environment.query('byProjectId', {
     summary: 'The environments of a project, default first, with their workloads',
     input: ProjectIdInput,
-    output: Type.Array(EnvironmentView),
+    output: Type.Array(WithProject),
     handler: ({ projectId }, ctx) => ctx.cradle.callerEnvironments.byProjectId(projectId),
   }),
   environment.mutation('remove', {
     access: 'admin',
     summary: 'Delete an environment and its workloads (not the project\'s default one); answers it as it was',
     input: EnvironmentIdInput,
-    output: EnvironmentView,
+    output: EnvironmentFields,
     handler: ({ environmentId }, ctx) => ctx.cradle.callerEnvironments.remove(environmentId),
   }),
   environment.mutation('update', {
     summary: 'Change an environment\'s name, description or environment variables',
     input: UpdateInput,
-    output: EnvironmentView,
+    output: EnvironmentFields,
     handler: (input, ctx) => ctx.cradle.callerEnvironments.update(input),
   }),
   environment.mutation('duplicate', {
     access: 'admin',
     summary: 'A new environment in the same project with a copy of the environment variables',
     input: DuplicateInput,
-    output: EnvironmentView,
+    output: EnvironmentFields,
     handler: (input, ctx) => ctx.cradle.callerEnvironments.duplicate(input),
   }),
   environment.query('search', {

@@ -5,8 +5,10 @@ import { startTestServer, signUpAdmin, otherOrganization, Client } from '@berth/
 // These operations queue no jobs: no scheduler, so each server stops at once.
 const start = () => startTestServer({ jobs: false });
 
-// One list per registered workload kind.
-const workloadLists = { applications: [], postgres: [], mysql: [], mariadb: [], mongo: [], redis: [] };
+// One list per registered workload kind, and the peer's lists no kind serves yet.
+const workloadLists = { applications: [], postgres: [], mysql: [], mariadb: [], mongo: [], redis: [], compose: [], libsql: [] };
+/** What create, update, duplicate and remove answer (as the peer does): the environment's own fields, no lists. */
+const noLists = (body: Record<string, unknown>) => Object.keys(workloadLists).filter(k => k in body);
 const names = (list: { name: string }[]) => list.map(e => e.name);
 
 t.test('environment operations', async t => {
@@ -24,11 +26,14 @@ t.test('environment operations', async t => {
     return { project, projectId: project.projectId as string, production, staging: staging.body };
   };
 
-  t.test('create answers the new environment with its (empty) workloads', async t => {
-    const { projectId } = await shop('Created');
+  t.test('create answers the new environment\'s fields; one lists its (empty) workloads and its project', async t => {
+    const { project, projectId } = await shop('Created');
     const made = await client.post('environment.create', { projectId, name: 'preview', description: 'per branch' });
     t.equal(made.status, 200);
-    t.match(made.body, { name: 'preview', description: 'per branch', env: '', projectId, isDefault: false, environmentId: String, createdAt: String, ...workloadLists });
+    t.match(made.body, { name: 'preview', description: 'per branch', env: '', projectId, isDefault: false, environmentId: String, createdAt: String });
+    t.same(noLists(made.body), [], 'no workload lists in the answer of create');
+    const one = await client.get('environment.one', { environmentId: made.body.environmentId });
+    t.match(one.body, { ...made.body, ...workloadLists, project: { projectId, name: project.name, organizationId: project.organizationId, env: project.env } });
   });
 
   t.test('create: names are unique within a project', async t => {
@@ -44,13 +49,13 @@ t.test('environment operations', async t => {
   });
 
   t.test('one answers the environment with its workloads, over REST and tRPC', async t => {
-    const { staging } = await shop('One');
+    const { staging, project } = await shop('One');
     const one = await client.get('environment.one', { environmentId: staging.environmentId });
     t.equal(one.status, 200);
-    t.same(one.body, staging);
+    t.same(one.body, { ...staging, ...workloadLists, project });
     const trpc = await client.trpc('query', 'environment.one', { environmentId: staging.environmentId });
     t.equal(trpc.status, 200);
-    t.same(trpc.body.result.data.json, staging);
+    t.same(trpc.body.result.data.json, one.body);
   });
 
   t.test('byProjectId lists the default environment first', async t => {
@@ -58,7 +63,7 @@ t.test('environment operations', async t => {
     const res = await client.get('environment.byProjectId', { projectId });
     t.equal(res.status, 200);
     t.same(names(res.body), ['production', 'staging']);
-    t.match(res.body[0], { environmentId: production.environmentId, isDefault: true, ...workloadLists });
+    t.match(res.body[0], { environmentId: production.environmentId, isDefault: true, ...workloadLists, project: { projectId } });
     t.equal((await client.get('environment.byProjectId', { projectId: 'missing' })).status, 404);
   });
 
@@ -67,7 +72,8 @@ t.test('environment operations', async t => {
     const qa = (await client.post('environment.create', { projectId, name: 'qa' })).body;
     const res = await client.post('environment.update', { environmentId: qa.environmentId, name: 'qa-2', env: 'DEBUG=1', description: 'tests' });
     t.equal(res.status, 200);
-    t.match(res.body, { environmentId: qa.environmentId, name: 'qa-2', env: 'DEBUG=1', description: 'tests', isDefault: false, ...workloadLists });
+    t.match(res.body, { environmentId: qa.environmentId, name: 'qa-2', env: 'DEBUG=1', description: 'tests', isDefault: false });
+    t.same(noLists(res.body), [], 'no workload lists in the answer of update');
     t.equal((await client.get('environment.one', { environmentId: qa.environmentId })).body.env, 'DEBUG=1');
     const taken = await client.post('environment.update', { environmentId: qa.environmentId, name: 'staging' });
     t.equal(taken.status, 409, 'renaming onto an existing name is a conflict');
@@ -86,7 +92,8 @@ t.test('environment operations', async t => {
     await client.post('environment.update', { environmentId: staging.environmentId, env: 'S=1' });
     const res = await client.post('environment.duplicate', { environmentId: staging.environmentId, name: 'staging-copy' });
     t.equal(res.status, 200);
-    t.match(res.body, { name: 'staging-copy', projectId, env: 'S=1', description: 'pre-production', isDefault: false, ...workloadLists });
+    t.match(res.body, { name: 'staging-copy', projectId, env: 'S=1', description: 'pre-production', isDefault: false });
+    t.same(noLists(res.body), [], 'no workload lists in the answer of duplicate');
     t.not(res.body.environmentId, staging.environmentId);
     const described = await client.post('environment.duplicate', { environmentId: production.environmentId, name: 'prod-copy', description: 'own' });
     t.match(described.body, { isDefault: false, description: 'own' }, 'a copy of the default is not the default');

@@ -14,7 +14,7 @@ export default definePlugin({
       workloads: berth.container.cradle.workloads,
       secrets: () => berth.container.cradle.secrets,
       hosts: () => berth.container.cradle.hosts,
-      rules: { deniedTrees: [berth.config.dataDir] },
+      hostAccess: () => berth.container.cradle.hostAccess,
     });
     berth.entities(...mountEntities);
     berth.migrations(...mountMigrations);

@@ -22,6 +22,11 @@ export interface MountOwnerKind { kind: string; idField: string }
 
 const fieldsOf = (kinds: MountOwnerKind[], field: () => TSchema) => Object.fromEntries(kinds.map(k => [k.idField, field()]));
 
+/** The peer's mount owner fields of kinds no plugin serves yet (always null until their kind registers). */
+export const peerOwnerFields = ['composeId', 'libsqlId'];
+/** The owner fields a mount answers: the registered kinds', then the peer's others. */
+export const ownerFieldsOf = (kinds: MountOwnerKind[]) => [...kinds.map(k => k.idField), ...peerOwnerFields.filter(f => !kinds.some(k => k.idField === f))];
+
 export function mountSchemas(kinds: MountOwnerKind[]) {
   const names = kinds.map(k => k.kind);
   const ServiceType = Type.Enum(names);
@@ -56,7 +61,7 @@ export function mountSchemas(kinds: MountOwnerKind[]) {
     content: Nullable(Type.String()),
     mountPath: Type.String(),
     serviceType: ServiceType,
-    ...fieldsOf(kinds, () => Nullable(Type.String())),
+    ...Object.fromEntries(ownerFieldsOf(kinds).map(f => [f, Nullable(Type.String())])),
   });
   const ServiceInput = Type.Object({ serviceType: ServiceType, serviceId: NonEmpty() });
   return { CreateInput, UpdateInput, MountView, ServiceInput };

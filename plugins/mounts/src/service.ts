@@ -1,14 +1,14 @@
 // Mounts of workloads, and the MountDirectory the deploy pipelines read. The workload must
 // exist in the caller's organization (asked of the plugin that owns its kind, through the
-// WorkloadRegistry); a mount of another organization is NOT_FOUND, never FORBIDDEN. Only
-// admins may create or change bind mounts: a host path in a container reaches the host.
+// WorkloadRegistry); a mount of another organization is NOT_FOUND, never FORBIDDEN. A bind
+// mount reaches the host: the operator's host access policy decides (core's HostAccess).
 import path from 'node:path';
-import { badRequest, conflict, forbidden, invalidField, newId, notFound, type Cradle, type EntityManager, type Role, type SecretBox } from '@berth/core';
+import { badRequest, conflict, forbidden, invalidField, newId, notFound, type Cradle, type EntityManager, type HostAccess, type Principal, type Role, type SecretBox, type TSchema } from '@berth/core';
 import { assertMountable, volumeLabels, type ContainerHosts, type MountDirectory, type MountRecord, type WorkloadRegistry } from '@berth/plugin-workloads';
 import { Mount, type MountRow } from './entities.ts';
 import { assertOwnHostResource } from './host-resources.ts';
 import { checkMount, type MountRules, type StoredMount } from './paths.ts';
-import type { ContainerVolume, CreateInput, MountOwnerKind, MountView, UpdateInput } from './schemas.ts';
+import { mountSchemas, ownerFieldsOf, type ContainerVolume, type CreateInput, type MountOwnerKind, type MountView, type UpdateInput } from './schemas.ts';
 
 const ownedBy = (serviceType: string, ids: string | string[]) => ({ serviceType, serviceId: Array.isArray(ids) ? { $in: ids } : ids });
 const order = { orderBy: { createdAt: 'asc', mountId: 'asc' } } as const;
@@ -17,6 +17,8 @@ const order = { orderBy: { createdAt: 'asc', mountId: 'asc' } } as const;
 export interface Caller {
   organizationId: string;
   role: Role;
+  /** The whole caller, for the host access policy. */
+  principal: Principal;
 }
 
 export interface MountServiceDeps {
@@ -24,6 +26,7 @@ export interface MountServiceDeps {
   /** Resolved on use: the kernel's SecretBox and container hosts. */
   secrets: () => SecretBox;
   hosts: () => ContainerHosts;
+  hostAccess: () => HostAccess;
   /** What bind mounts may reach, beyond the built-in deny list (Berth's data directory). */
   rules?: MountRules;
 }
@@ -33,8 +36,10 @@ export class MountService implements MountDirectory {
   readonly #secrets: () => SecretBox;
   readonly #hosts: () => ContainerHosts;
   readonly #rules: MountRules;
+  readonly #hostAccess: () => HostAccess;
 
   constructor(deps: MountServiceDeps) {
+    this.#hostAccess = deps.hostAccess;
     this.#rules = deps.rules ?? {};
     this.#workloads = deps.workloads;
     this.#secrets = deps.secrets;
@@ -57,8 +62,14 @@ export class MountService implements MountDirectory {
   /** The mount as the API answers it: the owner under its kind's id field too (the peer's applicationId, postgresId...), null under the others. */
   view(record: MountRecord): MountView {
     const { serviceId, volumeAdopted: _, ...rest } = record;
-    const owners = Object.fromEntries(this.ownerKinds().map(k => [k.idField, k.kind === record.serviceType ? serviceId : null]));
+    const kinds = this.ownerKinds();
+    const owner = kinds.find(k => k.kind === record.serviceType)?.idField;
+    const owners = Object.fromEntries(ownerFieldsOf(kinds).map(f => [f, f === owner ? serviceId : null]));
     return { ...rest, ...owners } as MountView;
+  }
+
+  viewSchema(): TSchema {
+    return mountSchemas(this.ownerKinds()).MountView;
   }
 
   views(records: MountRecord[]): MountView[] {
@@ -81,7 +92,7 @@ export class MountService implements MountDirectory {
   async create(input: CreateInput, caller: Caller, em: EntityManager): Promise<MountRecord> {
     const serviceType = this.#mountable(input.serviceType, 'serviceType').kind;
     const mount = checkMount(input, this.#rules);
-    if (mount.type === 'bind') assertMayBind(caller);
+    if (mount.type === 'bind') await this.#hostAccess().assertBindMount(caller.principal, mount.hostPath!);
     const workload = await this.#workloads.owner(serviceType, input.serviceId, caller.organizationId, em);
     await this.#assertFree(mount, serviceType, input.serviceId, null, em);
     await assertOwnHostResource(mount, workload, this.#workloads, em);
@@ -115,7 +126,8 @@ export class MountService implements MountDirectory {
       content: input.content !== undefined ? input.content : this.#open(row.content),
       mountPath: input.mountPath ?? row.mountPath,
     }, this.#rules);
-    if (row.type === 'bind' || mount.type === 'bind') assertMayBind(caller);
+    if (row.type === 'bind') assertMayBind(caller);
+    if (mount.type === 'bind') await this.#hostAccess().assertBindMount(caller.principal, mount.hostPath!);
 
     // A mount has one owner: the id under its serviceType's id field.
     const kind = this.#mountable(input.serviceType ?? row.serviceType, 'serviceType');
@@ -245,10 +257,10 @@ function assertMayBind(caller: Caller): void {
  * request-scoped as `callerMounts`; the deploy pipelines keep using the singleton `mounts`.
  */
 export const callerMounts = (mounts: MountService) => ({ principal, em }: Cradle) => {
-  const caller: Caller = { organizationId: principal!.organizationId, role: principal!.role };
+  const caller: Caller = { organizationId: principal!.organizationId, role: principal!.role, principal: principal! };
   const { organizationId } = caller;
   return {
-    /** Adds a mount to one of the organization's workloads (bind mounts: admins only). */
+    /** Adds a mount to one of the organization's workloads (bind mounts: as the host access policy allows). */
     create: async (input: CreateInput) => mounts.view(await mounts.create(input, caller, em)),
     /** A mount of the organization. */
     one: async (mountId: string) => mounts.view(await mounts.one(mountId, organizationId, em)),

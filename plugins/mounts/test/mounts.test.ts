@@ -5,7 +5,9 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { startTestServer, signUpAdmin, addMember, otherOrganization, waitFor, TEST_BASE_IMAGE, type Client, type Reply } from '@berth/core/testing';
 
-const start = () => startTestServer({ jobs: false });
+// The operator grants bind mounts below the directories these tests bind (to the instance owner only).
+const bindMountRoots = ['/srv', '/home', '/var/lib', '/mnt', '/etcetera', '/devices', '/var/runner', '/opt'];
+const start = () => startTestServer({ jobs: false, hostAccess: { bindMountRoots, hostNetworks: false, localGit: false } });
 
 /** A project's default environment and an application in it, through the API. */
 async function makeApplication(client: Client, name: string) {
@@ -17,7 +19,7 @@ async function makeApplication(client: Client, name: string) {
 }
 
 // The owner fields of every registered kind that supports mounts.
-const nullOwners = { applicationId: null, postgresId: null, mariadbId: null, mongoId: null, mysqlId: null, redisId: null };
+const nullOwners = { applicationId: null, postgresId: null, mariadbId: null, mongoId: null, mysqlId: null, redisId: null, composeId: null, libsqlId: null };
 
 /** The fields a 400 names, in order. */
 const fields = (body: { issues?: { path: (string | number)[] }[] }) => (body.issues ?? []).map(i => i.path.join('.'));
@@ -67,7 +69,6 @@ t.test('bad input is refused before the workload is looked up, naming the field'
       '/', '/etc', '/etc/passwd', '/proc', '/proc/1/root', '/sys/kernel', '/dev', '/dev/sda', '/boot', '/root', '/root/.ssh',
       '/var/run/docker.sock', '/run/docker.sock', '/run', '/var/lib/docker', '/var/lib/docker/volumes', '/usr', '/usr/bin', '/bin', '/sbin', '/lib', '/lib64',
       '/home', '/var', '/var/lib', '/srv', '/opt', '/mnt', '/tmp',
-      server.dataDir, path.join(server.dataDir, 'secret.key'), path.join(server.dataDir, 'applications'),
     ];
     const attempt = (hostPath: string) => client.post('mounts.create', { serviceId, type: 'bind', hostPath, mountPath: '/data' });
     const admitted: string[] = [];
@@ -76,6 +77,14 @@ t.test('bad input is refused before the workload is looked up, naming the field'
       if (res.status !== 400 || JSON.stringify(fields(res.body)) !== '["hostPath"]') admitted.push(`${hostPath}: ${res.status} [${fields(res.body).join(', ')}]`);
     }
     t.same(admitted, [], 'each denied path is refused (400), naming hostPath alone');
+    // Berth's own data is the host access policy's to refuse (403), whatever directories the operator lists.
+    const own = [server.dataDir, path.join(server.dataDir, 'secret.key'), path.join(server.dataDir, 'applications')];
+    const ownAdmitted: string[] = [];
+    for (const hostPath of own) {
+      const res = await attempt(hostPath);
+      if (res.status !== 403 || JSON.stringify(fields(res.body)) !== '["hostPath"]') ownAdmitted.push(`${hostPath}: ${res.status} [${fields(res.body).join(', ')}]`);
+    }
+    t.same(ownAdmitted, [], 'Berth\'s data directory is refused (403), naming hostPath alone');
     // Below a whole-denied directory, and look-alikes of denied trees, are fine: they reach the owner check.
     const refused: string[] = [];
     for (const hostPath of ['/srv/data', '/home/app/uploads', '/var/lib/app-data', '/mnt/backups', '/etcetera', '/devices', '/var/runner', '/opt/app']) {

@@ -1,6 +1,6 @@
 // organization.* — tenants. A caller acts in one organization at a time (its API key's, or
 // its session's active one); nothing of another organization is visible.
-import { Type, OrganizationView, InvitationView, MemberView, router, schema } from '@berth/core';
+import { Type, OrganizationView, InvitationView, router, schema } from '@berth/core';
 
 const org = router('organization');
 const None = Type.Object({});
@@ -9,7 +9,7 @@ const OrgId = Type.Object({ organizationId: Type.String({ minLength: 1 }) });
 export const organizationProcedures = [
   org.mutation('create', {
     summary: 'A new organization owned by the caller',
-    input: Type.Object({ name: Type.String({ minLength: 1 }), logo: Type.Optional(Type.String()) }),
+    input: Type.Object({ name: schema.Column({ minLength: 1 }), logo: Type.Optional(schema.Column()) }),
     output: OrganizationView,
     handler: ({ name, logo }, ctx) => ctx.cradle.organizations.createOrganization(ctx.principal.userId, name, logo),
   }),
@@ -31,26 +31,28 @@ export const organizationProcedures = [
     handler: (_i, ctx) => ctx.cradle.organizations.organization(ctx.principal.userId, ctx.principal.organizationId),
   }),
   org.mutation('update', {
-    input: Type.Object({ organizationId: Type.String({ minLength: 1 }), name: Type.String({ minLength: 1 }), logo: Type.Optional(Type.String()) }),
+    input: Type.Object({ organizationId: Type.String({ minLength: 1 }), name: schema.Column({ minLength: 1 }), logo: Type.Optional(schema.Column()) }),
     output: OrganizationView,
     handler: ({ organizationId, name, logo }, ctx) => ctx.cradle.organizations.updateOrganization(ctx.principal, organizationId, { name, logo }),
   }),
   org.mutation('delete', {
-    summary: 'Delete an organization the caller owns, with every record in it',
+    summary: 'Delete an organization the caller owns, with every record in it; answers it as it was',
     input: OrgId,
-    output: Type.Boolean(),
+    output: OrganizationView,
     async handler({ organizationId }, ctx) {
-      await ctx.cradle.organizations.deleteOrganization(ctx.principal, organizationId);
-      return true;
+      const { organizations } = ctx.cradle;
+      const removed = await organizations.organization(ctx.principal.userId, organizationId);
+      await organizations.deleteOrganization(ctx.principal, organizationId);
+      return removed;
     },
   }),
   org.mutation('setDefault', {
-    summary: 'Make an organization the caller\'s default (and this session\'s active one)',
+    summary: 'Make an organization the caller\'s default (and this session\'s active one); answers {success: true}, as the peer does',
     input: OrgId,
-    output: Type.Boolean(),
+    output: Type.Object({ success: Type.Boolean() }),
     async handler({ organizationId }, ctx) {
       await ctx.cradle.organizations.setDefaultOrganization(ctx.principal, organizationId);
-      return true;
+      return { success: true };
     },
   }),
   org.mutation('inviteMember', {
@@ -77,8 +79,12 @@ export const organizationProcedures = [
   }),
   org.mutation('updateMemberRole', {
     access: 'admin',
+    summary: 'Change a member\'s role (by membership id or user id); answers true, as the peer does',
     input: Type.Object({ memberId: Type.String(), role: Type.Enum(['admin', 'member']) }),
-    output: MemberView,
-    handler: ({ memberId, role }, ctx) => ctx.cradle.users.setRole(memberId, ctx.principal.organizationId, role),
+    output: schema.Ok(),
+    async handler({ memberId, role }, ctx) {
+      await ctx.cradle.users.setRole(memberId, ctx.principal.organizationId, role);
+      return true;
+    },
   }),
 ];

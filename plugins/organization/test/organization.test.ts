@@ -91,7 +91,7 @@ t.test('organizations of one account', async t => {
     t.equal((await s.get('organization.active')).body.id, admin.organizationId, 'before: the first organization');
     const r = await s.post('organization.setDefault', { organizationId: f.acme });
     t.equal(r.status, 200);
-    t.equal(r.body, true);
+    t.same(r.body, { success: true }, 'answers {success: true}, as the peer does');
     t.equal((await s.get('organization.active')).body.id, f.acme, 'the session that asked switched');
 
     const login = await loginAs();
@@ -127,7 +127,7 @@ t.test('organizations of one account', async t => {
 
     const r = await f.client.post('organization.delete', { organizationId: third.body.id });
     t.equal(r.status, 200);
-    t.equal(r.body, true);
+    t.match(r.body, { id: third.body.id, name: 'Short-lived', ownerId: third.body.ownerId }, 'answers the organization as it was');
     t.equal((await f.client.get('organization.one', { organizationId: third.body.id })).status, 404, 'it is gone');
     t.notOk((await f.client.get('organization.all')).body.some((o: { id: string }) => o.id === third.body.id));
     t.equal((await keyInThird.get('organization.active')).status, 401, 'a key acting in it no longer works');
@@ -159,15 +159,15 @@ t.test('members and roles', async t => {
     const member = await addUser(server, admin.client, 'promoted@example.com');
     t.equal((await member.client.get('organization.allInvitations')).status, 403, 'a member cannot use admin operations');
     const up = await admin.client.post('organization.updateMemberRole', { memberId: member.membershipId, role: 'admin' });
-    t.equal(up.status, 200);
-    t.match(up.body, { id: member.membershipId, userId: member.userId, role: 'admin', organizationId: admin.organizationId });
+    t.same([up.status, up.body], [200, true], 'answers true, as the peer does');
+    t.match((await admin.client.get('user.one', { userId: member.userId })).body, { id: member.membershipId, userId: member.userId, role: 'admin', organizationId: admin.organizationId });
     t.equal((await member.client.get('user.get')).body.role, 'admin', 'the member sees its new role');
     t.equal((await member.client.get('auth.get')).body.rol, 'admin');
     t.equal((await member.client.get('organization.allInvitations')).status, 200, 'and may use admin operations at once');
 
     const down = await deputy.client.post('organization.updateMemberRole', { memberId: member.userId, role: 'member' });
     t.equal(down.status, 200, 'an admin may change roles, naming the user id');
-    t.equal(down.body.role, 'member');
+    t.equal((await admin.client.get('user.one', { userId: member.userId })).body.role, 'member');
     t.equal((await member.client.get('organization.allInvitations')).status, 403, 'back to a member');
   });
 

@@ -1,5 +1,5 @@
 // port.* — published ports of the caller's organization's applications.
-import { router } from '@berth/core';
+import { Type, router } from '@berth/core';
 import { CreateInput, PortIdInput, PortView, UpdateInput } from './schemas.ts';
 
 const port = router('port');
@@ -14,8 +14,12 @@ export const portProcedures = [
   port.query('one', {
     summary: 'A published port of the organization',
     input: PortIdInput,
-    output: PortView,
-    handler: ({ portId }, ctx) => ctx.cradle.callerPorts.one(portId),
+    output: Type.Object({ ...PortView.properties, application: Type.Object({ applicationId: Type.String() }) }),
+    handler: async ({ portId }, ctx) => {
+      const found = await ctx.cradle.callerPorts.one(portId);
+      // The peer answers the port with its application's id.
+      return { ...found, application: { applicationId: found.applicationId } };
+    },
   }),
   port.mutation('update', {
     summary: 'Change a published port; the result must still be free on the host',

@@ -6,9 +6,9 @@
 // answers an ingress port on every node, so no other port of the host may use it (same
 // protocol), whoever owns it. Two host-mode ports of different applications may share a
 // number (Swarm places their tasks on different nodes); of one application they may not.
-import { conflict, newId, notFound, type Cradle, type EntityManager } from '@berth/core';
+import { conflict, newId, notFound, type Cradle, type EntityManager, type TSchema } from '@berth/core';
 import { Port, type PortRow } from './entities.ts';
-import type { CreateInput, UpdateInput } from './schemas.ts';
+import { PortView, type CreateInput, type UpdateInput } from './schemas.ts';
 import { type HostPorts, type PortHold, type PortDirectory, type PortRecord, type WorkloadRef, type WorkloadRegistry } from '@berth/plugin-workloads';
 
 const order = { orderBy: { createdAt: 'asc', portId: 'asc' } } as const;
@@ -41,6 +41,10 @@ export class PortService implements PortDirectory {
   }
 
   // ------------------------------------------------------------ PortDirectory
+  viewSchema(): TSchema {
+    return PortView;
+  }
+
   async forApplications(applicationIds: string[], em: EntityManager): Promise<Map<string, PortRecord[]>> {
     const out = new Map<string, PortRecord[]>(applicationIds.map(id => [id, []]));
     if (!applicationIds.length) return out;

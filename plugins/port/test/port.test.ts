@@ -70,9 +70,9 @@ t.test('ports of an application', async t => {
   t.test('one answers a port, over REST and tRPC', async t => {
     const one = await client.get('port.one', { portId: created.body.portId });
     t.equal(one.status, 200);
-    t.same(one.body, created.body);
+    t.same(one.body, { ...created.body, application: { applicationId: created.body.applicationId } }, 'the port with its application, as the peer answers it');
     const trpc = await client.trpc('query', 'port.one', { portId: dns.body.portId });
-    t.same(trpc.body.result.data.json, dns.body);
+    t.same(trpc.body.result.data.json, { ...dns.body, application: { applicationId: dns.body.applicationId } });
   });
 
   t.test('application.one lists the ports, oldest first', async t => {

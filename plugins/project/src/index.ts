@@ -10,7 +10,7 @@ export default definePlugin({
   name: 'project',
   version: pkg.version,
   setup(berth) {
-    const projects = new ProjectService();
+    const projects = new ProjectService(() => berth.container.cradle.secrets);
     berth.entities(...projectEntities);
     berth.migrations(...projectMigrations);
     berth.provide({ projects: asValue(projects), callerProjects: asFunction(callerProjects(projects)).scoped() });
@@ -22,8 +22,10 @@ export default definePlugin({
     }));
     // Every project gets a default environment, so a kernel without the environment plugin
     // could not create one: refuse to start instead of failing on the first request.
-    berth.onStart(() => {
+    berth.onStart(async ({ orm, logger }) => {
       if (!berth.container.hasRegistration('environments')) throw new Error('The project plugin needs the environment plugin (it stores every project\'s environments): enable "environment"');
+      const sealed = await projects.sealStoredEnv(orm.em.fork());
+      if (sealed) logger.info({ projects: sealed }, 'sealed the env of projects stored before env was sealed');
     });
   },
 });

@@ -1,7 +1,7 @@
 // project.* — the caller's organization's projects. The environment plugin provides
 // `environments`; it registers after this plugin, so the caller's facade resolves it per request.
 import { Type, router, type TSchema } from '@berth/core';
-import { created, CreateInput, duplicateInput, ProjectFields, ProjectIdInput, projectView, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
+import { Created, CreateInput, duplicateInput, ProjectFields, ProjectIdInput, projectView, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
 
 const project = router('project');
 
@@ -12,7 +12,6 @@ export interface Derived { environmentView: () => TSchema; kinds: () => string[]
 export const projectProcedures = (derived: Derived) => () => {
   const environment = derived.environmentView();
   const ProjectView = projectView(environment);
-  const Created = created(environment);
   const DuplicateInput = duplicateInput(derived.kinds());
   return [
   project.mutation('create', {

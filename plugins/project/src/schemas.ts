@@ -1,22 +1,16 @@
 // What project.* takes and answers. Field names and constraints follow the peer's API.
-import { Type, schema, EnvironmentView, type Static, type TSchema } from '@berth/core';
+import { Type, schema, EnvironmentFields, EnvironmentView, ProjectFields, type Static, type TSchema } from '@berth/core';
 
-const { Nullable, NonEmpty, Timestamp, Paging } = schema;
+const { Nullable, NonEmpty, Paging } = schema;
 
-export const ProjectFields = Type.Object({
-  projectId: Type.String(),
-  name: Type.String(),
-  description: Nullable(Type.String()),
-  env: Type.String({ description: 'environment variables shared by the project\'s workloads' }),
-  organizationId: Type.String(),
-  createdAt: Timestamp(),
+export { EnvironmentView, ProjectFields };
+
+/** A project with its environments (whose workload lists are the registered kinds') and its tags (tags come later: always empty). */
+export const projectView = (environment: TSchema) => Type.Object({
+  ...ProjectFields.properties,
+  environments: Type.Array(environment),
+  projectTags: Type.Array(Type.Object({}), { maxItems: 0, description: 'the project\'s tags: empty until tags are served' }),
 });
-export type ProjectFields = Static<typeof ProjectFields>;
-
-export { EnvironmentView };
-
-/** A project with its environments (whose workload lists are the registered kinds'). */
-export const projectView = (environment: TSchema) => Type.Object({ ...ProjectFields.properties, environments: Type.Array(environment) });
 const ProjectView = projectView(EnvironmentView);
 export type ProjectView = Static<typeof ProjectView> & { environments: EnvironmentView[] };
 
@@ -30,7 +24,8 @@ export const CreateInput = Type.Object({
 });
 export type CreateInput = Static<typeof CreateInput>;
 
-export const created = (environment: TSchema) => Type.Object({ project: ProjectFields, environment });
+/** project.create: the project and its default environment, as stored. */
+export const Created = Type.Object({ project: ProjectFields, environment: EnvironmentFields });
 
 export const ProjectIdInput = Type.Object({ projectId: ProjectId() });
 

@@ -29,7 +29,9 @@ t.test('project operations', async t => {
   t.match(project, { name: 'Shop', description: 'the web shop', env: 'A=1', organizationId, projectId: String, createdAt: String });
   t.ok(!Number.isNaN(Date.parse(project.createdAt)), 'createdAt is an ISO date');
   t.match(environment, { name: 'production', isDefault: true, projectId: project.projectId, description: null, env: '', environmentId: String });
-  t.same(Object.fromEntries(Object.keys(workloadLists).map(k => [k, environment[k]])), workloadLists, 'the new environment lists the six registered (empty) workload kinds');
+  t.same(Object.keys(workloadLists).filter(k => k in environment), [], 'create answers the environment\'s own fields, as the peer does');
+  const listed = (await client.get('environment.one', { environmentId: environment.environmentId })).body;
+  t.same(Object.fromEntries(Object.keys(workloadLists).map(k => [k, listed[k]])), workloadLists, 'the new environment lists the six registered (empty) workload kinds');
 
   t.test('create: description is optional and may be null', async t => {
     const bare = await client.post('project.create', { name: 'Bare' });

@@ -1,16 +1,33 @@
 // user.* — the current variant's account operations.
-import { Type, MemberView, ApiKeyView, router, forbidden } from '@berth/core';
+import { Type, MemberView, ApiKeyView, UserView, router, forbidden } from '@berth/core';
 import { CreateApiKeyInput, CreatedApiKey, CreateUserInput, UpdateUserInput } from './schemas.ts';
 
 const user = router('user');
 const None = Type.Object({});
+/** user.get: the membership, its account and the account's API keys, as the peer answers it. */
+const CallerView = Type.Object({
+  ...MemberView.properties,
+  user: Type.Object({
+    ...UserView.properties,
+    apiKeys: Type.Array(Type.Object({
+      id: Type.String(), name: Type.String(), prefix: ApiKeyView.properties.prefix, enabled: Type.Boolean(),
+      expiresAt: ApiKeyView.properties.expiresAt, createdAt: ApiKeyView.properties.createdAt,
+    })),
+  }),
+});
 
 export const userProcedures = [
   user.query('get', {
-    summary: 'The caller: its membership in the active organization (organizationId, role) and its account',
+    summary: 'The caller: its membership in the active organization (organizationId, role) and its account with its API keys (never the keys themselves)',
     input: None,
-    output: MemberView,
-    handler: (_i, ctx) => ctx.cradle.users.member(ctx.principal.userId, ctx.principal.organizationId),
+    output: CallerView,
+    async handler(_i, ctx) {
+      const member = await ctx.cradle.users.member(ctx.principal.userId, ctx.principal.organizationId);
+      const keys = await ctx.cradle.apiKeys.listApiKeys(ctx.principal.userId);
+      // The peer lists the caller's keys with their account; a listed key is an enabled one.
+      const apiKeys = keys.map(k => ({ id: k.id, name: k.name, prefix: k.prefix, enabled: true, expiresAt: k.expiresAt, createdAt: k.createdAt }));
+      return { ...member, user: { ...member.user, apiKeys } };
+    },
   }),
   user.query('one', {
     summary: 'A member of the caller\'s organization',
@@ -39,7 +56,7 @@ export const userProcedures = [
       const target = input.id ?? ctx.principal.userId;
       if (target !== ctx.principal.userId && ctx.principal.role === 'member') throw forbidden();
       await users.member(target, ctx.principal.organizationId);
-      await users.updateUser(target, { email: input.email, password: input.password, firstName: input.firstName, lastName: input.lastName, image: input.image }, ctx.principal);
+      await users.updateUser(target, { email: input.email, password: input.password, currentPassword: input.currentPassword, firstName: input.firstName, lastName: input.lastName, image: input.image }, ctx.principal);
       return users.member(target, ctx.principal.organizationId);
     },
   }),

@@ -19,16 +19,16 @@ export const CreatedApiKey = Type.Intersect([ApiKeyView, Type.Object({ key: Type
 
 export const UpdateUserInput = Type.Object({
   id: Type.Optional(Type.String({ minLength: 1, description: 'Another member (admins only); default the caller' })),
-  firstName: Type.Optional(Type.String()),
-  lastName: Type.Optional(Type.String()),
+  firstName: Type.Optional(schema.Column()),
+  lastName: Type.Optional(schema.Column()),
   email: Type.Optional(Email()),
-  image: Type.Optional(Nullable(Type.String())),
-  password: Type.Optional(Type.String({ minLength: 8 })),
-  currentPassword: Type.Optional(Type.String()),
+  image: Type.Optional(Nullable(schema.Column())),
+  password: Type.Optional(Type.String({ minLength: 8, maxLength: 1024 })),
+  currentPassword: Type.Optional(Type.String({ maxLength: 1024, description: 'Required to change one\'s own password' })),
 });
 
 export const CreateUserInput = Type.Object({
   email: Email(),
-  password: Type.String({ minLength: 8 }),
+  password: Type.String({ minLength: 8, maxLength: 1024 }),
   role: Type.Enum(['admin', 'member']),
 });

@@ -32,10 +32,16 @@ t.test('user operations', async t => {
     const me = await admin.client.get('user.get');
     t.equal(me.status, 200);
     t.match(me.body, { id: String, userId: admin.userId, organizationId: admin.organizationId, role: 'owner', user: { id: admin.userId, email: 'owner@example.com', firstName: '', lastName: '', image: null, twoFactorEnabled: false } });
-    t.same(Object.keys(me.body.user).sort(), ['createdAt', 'email', 'firstName', 'id', 'image', 'lastName', 'twoFactorEnabled', 'updatedAt'], 'no password hash, no TOTP secret');
+    t.same(Object.keys(me.body.user).sort(), [
+      'allowImpersonation', 'apiKeys', 'createdAt', 'email', 'firstName', 'id', 'image', 'isEnterpriseCloud', 'lastName', 'sendInvoiceNotifications',
+      'serversQuantity', 'stripeCustomerId', 'stripeSubscriptionId', 'twoFactorEnabled', 'updatedAt',
+    ], 'no password hash, no TOTP secret');
+    t.same(me.body.user.apiKeys.map((k: { id: string; enabled: boolean }) => [typeof k.id, k.enabled]), [['string', true]], 'the caller\'s API key, never the key itself');
+    t.notOk(JSON.stringify(me.body).includes(admin.apiKey), 'the key itself is nowhere in the answer');
+    t.match(me.body, { canCreateProjects: true, canDeleteServices: true, accessedProjects: [], teamId: null, isDefault: Boolean }, 'an owner has every grant of the peer\'s members');
     t.same((await anon.get('user.get', {}, { token: admin.token })).body, me.body, 'the same with the bearer token');
     t.same((await admin.client.trpc('query', 'user.get')).body, { result: { data: { json: me.body } } }, 'and on tRPC');
-    t.match((await member.client.get('user.get')).body, { userId: member.userId, role: 'member', organizationId: admin.organizationId, user: { email: 'member@example.com' } });
+    t.match((await member.client.get('user.get')).body, { userId: member.userId, role: 'member', organizationId: admin.organizationId, user: { email: 'member@example.com' }, canCreateProjects: false, canDeleteServices: false });
     t.match((await deputy.client.get('user.get')).body, { role: 'admin' });
     const none = await anon.get('user.get');
     t.equal(none.status, 401);
@@ -130,14 +136,17 @@ t.test('user operations', async t => {
     t.equal((await deputy.client.post('auth.updateByAdmin', { id: both.userId, email: 'mine@example.com', password: null })).status, 403, 'nor through auth.updateByAdmin');
     t.equal((await anon.post('auth.login', { email: 'both@example.com', password: both.password })).status, 200, 'unchanged');
     t.equal((await deputy.client.post('user.update', { id: both.userId, firstName: 'Named' })).status, 200, 'its profile in this organization is still the admin\'s to edit');
-    const own = await both.client.post('user.update', { password: 'changed-by-holder' });
+    const own = await both.client.post('user.update', { password: 'changed-by-holder', currentPassword: both.password });
     t.equal(own.status, 200, 'the holder changes its own password');
     t.equal((await anon.post('auth.login', { email: 'both@example.com', password: 'changed-by-holder' })).status, 200);
   });
 
   t.test('user.update with a new password: the next login needs it', async t => {
     const u = await addUser(server, admin.client, 'rotating@example.com');
-    t.equal((await u.client.post('user.update', { password: 'rotated-password' })).status, 200);
+    const without = await u.client.post('user.update', { password: 'rotated-password' });
+    t.equal(without.status, 400, 'not without the current password');
+    t.same(without.body.issues.map((i: any) => i.path.join('.')), ['currentPassword'], 'naming currentPassword');
+    t.equal((await u.client.post('user.update', { password: 'rotated-password', currentPassword: u.password })).status, 200);
     t.equal((await anon.post('auth.login', { email: 'rotating@example.com', password: u.password })).status, 401);
     t.equal((await anon.post('auth.login', { email: 'rotating@example.com', password: 'rotated-password' })).status, 200);
     t.equal((await deputy.client.post('user.update', { id: u.userId, email: 'rotated@example.com' })).status, 200, 'an admin changes the address of an account of this organization only');

@@ -1,9 +1,11 @@
-// Records that hang off a workload and shape its service: mounts (the mounts plugin) and
-// published ports (the port plugin). Kinds read them through these directories when they
+// Records that hang off a workload and shape its service: mounts (the mounts plugin),
+// published ports (the port plugin) and domains (the domain plugin). Kinds read them through these directories when they
 // deploy and when they answer `one`; the owners of the records check that the workload
 // exists through WorkloadRegistry.owner(), and offer them only to the kinds whose
 // capabilities say so.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { TSchema } from 'typebox';
+import type { WorkloadRef } from './registry.ts';
 
 export interface MountRecord {
   mountId: string;
@@ -36,6 +38,8 @@ export interface MountDirectory {
   forServices(kind: string, serviceIds: string[], em: EntityManager): Promise<Map<string, MountRecord[]>>;
   /** The mounts as `<kind>.one` answers them: with the peer's `<kind>Id` fields. */
   views(records: MountRecord[]): Record<string, unknown>[];
+  /** The schema of one of those views (made once every plugin is set up). */
+  viewSchema(): TSchema;
   /** Deletes the workload's mounts (when the workload is deleted). */
   removeForService(kind: string, serviceId: string, em: EntityManager): Promise<void>;
 }
@@ -43,6 +47,8 @@ export interface MountDirectory {
 /** Registered as `ports` by the port plugin. */
 export interface PortDirectory {
   forApplications(applicationIds: string[], em: EntityManager): Promise<Map<string, PortRecord[]>>;
+  /** The schema of a PortRecord as the API answers it. */
+  viewSchema(): TSchema;
   removeForApplication(applicationId: string, em: EntityManager): Promise<void>;
 }
 
@@ -54,10 +60,18 @@ export interface BackupDirectory {
   viewsFor(kind: string, id: string, em: EntityManager): Promise<Record<string, unknown>[]>;
 }
 
+/** Registered as `domains` by the domain plugin: what a workload serves through the proxy. */
+export interface DomainDirectory {
+  /** Deletes the workload's domains, redirects and basic-auth users and takes its routes off the proxy (when the workload is deleted). */
+  removeForService(workload: WorkloadRef, em: EntityManager): Promise<void>;
+}
+
 declare module '@berth/core' {
   interface Cradle {
     /** From the backups plugin (absent when it is disabled). */
     backupDirectory: BackupDirectory;
+    /** From the domain plugin (absent when it is disabled). */
+    domains: DomainDirectory;
     /** From the mounts plugin (absent when it is disabled). */
     mounts: MountDirectory;
     /** From the port plugin (absent when it is disabled). */

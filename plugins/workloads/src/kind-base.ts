@@ -1,11 +1,14 @@
 // What every workload kind does the same way: its record lookups go to its service, and its
 // removal cancels its runs, takes its service (and, when asked, its data volumes) and files off
-// the host, and drops what other plugins keep for it before the record itself. A kind supplies
+// the host, and drops what other plugins keep for it (mounts, domains and their routes) before
+// the record itself. A kind supplies
 // its names, its service, how a row is loaded and what it alone has on the host.
 import { rm } from 'node:fs/promises';
 import { optionalService, type Cradle, type EntityManager } from '@berth/core';
 import type { RemoveOptions, WorkloadCapabilities, WorkloadKind, WorkloadRef } from './registry.ts';
 import type { WorkloadLifecycle } from './lifecycle.ts';
+import { summaryOf } from './relations.ts';
+import type { TObject } from 'typebox';
 
 /** The record lookups of a kind's service that the registry asks for. */
 export interface KindRecords {
@@ -21,6 +24,8 @@ export abstract class RecordKind<Row extends object> implements WorkloadKind {
   abstract readonly listKey: string;
   abstract readonly label: string;
   abstract readonly capabilities: WorkloadCapabilities;
+  /** The schema of the kind's entry in an environment's lists (the peer's summary). */
+  abstract readonly listItem: TObject;
   readonly deployer: WorkloadLifecycle<Row>;
   protected readonly records: KindRecords;
   protected readonly cradle: () => Cradle;
@@ -56,8 +61,9 @@ export abstract class RecordKind<Row extends object> implements WorkloadKind {
     return this.records.inEnvironments(environmentIds, em);
   }
 
-  list(environmentIds: string[], em: EntityManager): Promise<Map<string, Record<string, unknown>[]>> {
-    return this.records.list(environmentIds, em);
+  async list(environmentIds: string[], em: EntityManager): Promise<Map<string, Record<string, unknown>[]>> {
+    const lists = await this.records.list(environmentIds, em);
+    return new Map([...lists].map(([environmentId, views]) => [environmentId, views.map(v => summaryOf(v, this.listItem))]));
   }
 
   async remove(workload: WorkloadRef, em: EntityManager, options: RemoveOptions): Promise<void> {
@@ -70,6 +76,7 @@ export abstract class RecordKind<Row extends object> implements WorkloadKind {
     await rm(this.filesDir(row), { recursive: true, force: true });
     await optionalService(cradle, 'mounts')?.removeForService(this.kind, workload.id, em);
     await optionalService(cradle, 'backupDirectory')?.removeForWorkload(this.kind, workload.id, em);
+    if (this.capabilities.domains) await optionalService(cradle, 'domains')?.removeForService(workload, em);
     await this.removeAttachments(row, em);
     await deployments?.removeFor(this.kind, workload.id, em, { includeActive: true });
     await em.remove(row).flush();

@@ -3,13 +3,13 @@
 export { WorkloadRegistry, type WorkloadKind, type WorkloadCapabilities, type WorkloadRef, type RemoveOptions, type BackupSource, type BackupIo } from './registry.ts';
 export { PLATFORM_NETWORK, type ContainerHosts } from './container-hosts.ts';
 export type { WorkloadService, ServiceMount, ServicePort, SwarmHealthCheck, SwarmRestartPolicy, SwarmPlacement, SwarmUpdateConfig, SwarmMode, SwarmNetwork } from './services.ts';
-export { type MountRecord, type PortRecord, type MountDirectory, type PortDirectory, type BackupDirectory } from './attachments.ts';
+export { type MountRecord, type PortRecord, type MountDirectory, type PortDirectory, type BackupDirectory, type DomainDirectory } from './attachments.ts';
 export { HostPorts, type PortHold, type PortHolder } from './host-ports.ts';
 export { parseEnv, resolveEnv, toEnvList, ENV_KEY, type SharedEnv } from './swarm/env.ts';
 export { parseMemory, parseCpu } from './swarm/resources.ts';
 export { toServiceSpec, checkServiceName, checkImage, SERVICE_NAME, IMAGE_REFERENCE, VOLUME_NAME, type ServiceSpec, type ServiceSpecOptions } from './swarm/service-spec.ts';
 export { SwarmRunner, SwarmTaskError, deployService, scaleService, restartService, removeService, serviceExists, serviceTasks, serviceLogs, type SwarmRunnerOptions, type Owned, type RegistryAuth, type WaitOptions, type DeployOptions, type DeployResult, type TaskSummary, type LogOptions } from './swarm/runner.ts';
-export { swarmSettingFields, swarmSettingsToService, type SwarmSettingKey } from './swarm/settings.ts';
+export { swarmSettingFields, swarmSettingsToService, swarmResourceAnswers, answerSwarmSettings, type SwarmSettingKey } from './swarm/settings.ts';
 export { ensureImage, type ImageIo } from './swarm/images.ts';
 export { execIn, execStream, type ExecResult, type StreamIo } from './swarm/exec.ts';
 export { bindDatabaseKind } from './databases/plugin.ts';
@@ -21,3 +21,4 @@ export { ensureVolume, removeVolume, ensureMountVolume, assertMountable, volumeL
 export { toServiceMounts } from './swarm/mounts.ts';
 export { generateAppName } from './naming.ts';
 export { placementOf, type Placement } from './views.ts';
+export { relationSchemas, NotServedList, NotServedOne, workloadSummary, summaryOf } from './relations.ts';

@@ -12,6 +12,7 @@ import type { Cradle, Deployer, DeploymentRun, EntityManager } from '@berth/core
 import type { ContainerHosts } from './container-hosts.ts';
 import { ownerLabels, type Owner } from './owners.ts';
 import { SwarmRunner, type Owned, type WaitOptions } from './swarm/runner.ts';
+import { admitWorkload } from './swarm/host-access.ts';
 
 /** What the lifecycle reads of a record. */
 export interface LifecycleRecord {
@@ -52,11 +53,12 @@ export abstract class WorkloadLifecycle<Row> implements Deployer {
   /** Waits after start and reload until the workload serves; nothing to wait for by default. */
   protected async ready(_row: Row, _run: DeploymentRun, _engine: Engine): Promise<void> {}
 
-  /** The local engine and a runner that polls often: 'done' follows 'running' closely. */
+  /** The local engine and a runner that polls often ('done' follows 'running' closely) and holds the record to the host access policy. */
   protected async engine(): Promise<Engine> {
     const hosts = this.cradle().hosts;
     const docker = await hosts.local();
-    return { docker, hosts, swarm: new SwarmRunner(docker, hosts, { pollMs: 100 }) };
+    const admit = (w: Parameters<typeof admitWorkload>[0]) => admitWorkload(w, docker, this.cradle().hostAccess);
+    return { docker, hosts, swarm: new SwarmRunner(docker, hosts, { pollMs: 100, admit }) };
   }
 
   /** How a run waits for the engine: its signal, its log, the configured settle time. */

@@ -5,7 +5,9 @@
 // cascading deletes) is derived from here. Nothing outside a kind's own package names it.
 import type { Readable, Writable } from 'node:stream';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { conflict, notFound, optionalService, type Cradle, type Deployer } from '@berth/core';
+import Type from 'typebox';
+import { conflict, notFound, optionalService, type Cradle, type Deployer, type TSchema } from '@berth/core';
+import { NotServedList, peerListKeys } from './relations.ts';
 import { checkServiceName } from './swarm/service-spec.ts';
 import { notOurs, ownedBy } from './owners.ts';
 
@@ -76,6 +78,8 @@ export interface WorkloadKind {
   findByAppName(appName: string, serverId: string | null, em: EntityManager): Promise<WorkloadRef | null>;
   /** The workloads of the given environments. */
   inEnvironments(environmentIds: string[], em: EntityManager): Promise<WorkloadRef[]>;
+  /** The schema of one entry of `list` (see workloadSummary). */
+  readonly listItem: TSchema;
   /** The workloads of the given environments as environment reads list them, grouped by environmentId (no secrets). */
   list(environmentIds: string[], em: EntityManager): Promise<Map<string, Record<string, unknown>[]>>;
   /** Removes the workload and all it has on the host and in other plugins (service, files, mounts, ports, deployments), then its record. */
@@ -154,9 +158,23 @@ export class WorkloadRegistry {
     if (labels && !ownedBy(labels, self ?? '')) throw notOurs('service', appName);
   }
 
-  /** Empty lists under every kind's list key. */
+  /** The peer's list keys no registered kind serves (always empty lists). */
+  #unservedListKeys(): string[] {
+    const kinds = this.kinds();
+    return peerListKeys.filter(key => !kinds.some(k => k.listKey === key));
+  }
+
+  /** Empty lists under every kind's list key, and under the peer's keys no kind serves yet. */
   empty(): Record<string, Record<string, unknown>[]> {
-    return Object.fromEntries(this.kinds().map(k => [k.listKey, []]));
+    return Object.fromEntries([...this.kinds().map(k => k.listKey), ...this.#unservedListKeys()].map(key => [key, []]));
+  }
+
+  /** The schemas of the lists environment and project reads carry: one per kind, and the peer's others (always empty). */
+  listSchemas(): Record<string, TSchema> {
+    return Object.fromEntries([
+      ...this.kinds().map(k => [k.listKey, Type.Array(k.listItem)]),
+      ...this.#unservedListKeys().map(key => [key, NotServedList(key)]),
+    ]);
   }
 
   /** Every environment's workloads, one list per kind. */

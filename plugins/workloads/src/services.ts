@@ -16,6 +16,8 @@ export interface ServiceMount {
   /** Path inside the container. */
   target: string;
   readOnly?: boolean;
+  /** Written by Berth (a file mount's file under the workload's own directory), not a host path of the user's. */
+  managed?: boolean;
 }
 
 export interface ServicePort {

@@ -82,12 +82,12 @@ t.test('resolveEnv replaces project, environment and own references', async t =>
 
 t.test('resolveEnv names a missing or bad reference exactly', async t => {
   refusals(t, 'each missing or bad reference is refused as a domain error naming env, with its message', [
-    [() => resolveEnv('DB_URL=${{project.DB_HOST}}'), ['env'], 'Environment variable DB_URL refers to ${{project.DB_HOST}}, which is not defined'],
-    [() => resolveEnv('X=${{environment.NOPE}}', { environment: 'OTHER=1' }), ['env'], 'Environment variable X refers to ${{environment.NOPE}}, which is not defined'],
-    [() => resolveEnv('X=${{MISSING}}'), ['env'], 'Environment variable X refers to ${{MISSING}}, which is not defined'],
-    [() => resolveEnv('X=${{environment.H}}', { environment: 'H=${{project.GONE}}' }), ['env'], 'Environment variable H (of the environment) refers to ${{project.GONE}}, which is not defined'],
+    [() => resolveEnv('DB_URL=${{project.DB_HOST}}'), ['env'], 'Invalid project environment variable: project.DB_HOST (environment variable DB_URL refers to ${{project.DB_HOST}}, which is not defined)'],
+    [() => resolveEnv('X=${{environment.NOPE}}', { environment: 'OTHER=1' }), ['env'], 'Invalid environment variable: environment.NOPE (environment variable X refers to ${{environment.NOPE}}, which is not defined)'],
+    [() => resolveEnv('X=${{MISSING}}'), ['env'], 'Invalid service environment variable: MISSING (environment variable X refers to ${{MISSING}}, which is not defined)'],
+    [() => resolveEnv('X=${{environment.H}}', { environment: 'H=${{project.GONE}}' }), ['env'], 'Invalid project environment variable: project.GONE (environment variable H (of the environment) refers to ${{project.GONE}}, which is not defined)'],
     [() => resolveEnv('X=${{environment.H}}', { environment: 'H=${{OTHER}}\nOTHER=1' }), ['env'], /^Environment variable H of the environment refers to \$\{\{OTHER\}\}/],
-    [() => resolveEnv('X=${{server.KEY}}'), ['env'], /^Environment variable X refers to \$\{\{server\.KEY\}\}, which is not a valid reference/],
+    [() => resolveEnv('X=${{server.KEY}}'), ['env'], /^Invalid service environment variable: server\.KEY \(environment variable X refers to \$\{\{server\.KEY\}\}, which is not a valid reference/],
     [() => resolveEnv('A=${{B}}\nB=${{A}}'), ['env'], /^Environment variable [AB] refers to \$\{\{[AB]\}\}, which is nested too deeply or circular/],
     [() => resolveEnv('A=${{B}}\nB=${{C}}\nC=${{D}}\nD=1'), ['env'], /nested too deeply/],
     [() => resolveEnv('BAD-NAME=1'), ['env'], /"BAD-NAME"/],

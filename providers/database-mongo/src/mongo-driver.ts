@@ -35,6 +35,8 @@ export class MongoDriver implements DatabaseDriver {
   readonly label: string = 'MongoDB';
   readonly defaultImage = { current: 'mongo:15', older: 'mongo:15' };
   readonly fields = { databaseName: false, databaseUser: true, databaseRootPassword: false };
+  /** The peer's flag; Berth runs mongo as a single instance, so it is always false. */
+  readonly recordFields = { replicaSets: { schema: Type.Literal(false, { description: 'replica sets are not supported yet: always false' }), default: false } };
   readonly passwordSchema = Type.String({ pattern: MONGO_PASSWORD_PATTERN });
   readonly olderPasswordSchema = Type.String();
   /** What the image's root user is called when an older client's create leaves databaseUser out. */

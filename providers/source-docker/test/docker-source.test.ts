@@ -17,7 +17,7 @@ sourceConformance(t, provider, {
 t.test('registry credentials: the saved registry, else the image\'s own host, else docker.io', async t => {
   const source = new DockerSource();
   const resolve = (fields: Record<string, unknown>, password: string | null) => source.resolve({
-    fields, secrets: { password }, workDir: t.testdir(), signal: new AbortController().signal, log: () => {}, redact: () => {}, sshKey: async () => null,
+    fields, secrets: { password }, workDir: t.testdir(), signal: new AbortController().signal, log: () => {}, redact: () => {}, sshKey: async () => null, checkLocal: () => {},
   });
   t.same((await resolve({ dockerImage: 'app:1', username: 'me' }, 'pw')).registryAuth, { username: 'me', password: 'pw', serveraddress: 'docker.io' });
   t.same((await resolve({ dockerImage: 'ghcr.io/me/app:1', username: 'me' }, 'pw')).registryAuth, { username: 'me', password: 'pw', serveraddress: 'ghcr.io' });

@@ -58,6 +58,7 @@ export class GitFetcher implements SourceProvider {
     const field = (k: string) => (request.fields[k] as string | null | undefined) ?? null;
     const url = field('customGitUrl');
     if (!url) throw new Error('No git URL is set: save one with saveGitProvider');
+    request.checkLocal(url, 'customGitUrl');
     const keyId = field('customGitSSHKeyId');
     const privateKey = keyId ? await request.sshKey(keyId) : null;
     if (privateKey) request.redact(privateKey);

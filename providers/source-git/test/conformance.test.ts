@@ -15,3 +15,23 @@ sourceConformance(t, provider, {
     { name: 'a branch that is an option', fields: { customGitUrl: `file://${repo.dir}`, customGitBranch: '--upload-pack=touch' }, message: /^The branch "--upload-pack=touch" is not a valid branch name/ },
   ],
 });
+
+t.test('a repository on this host is read only when the host-access policy allows it', async t => {
+  const workDir = t.testdir();
+  const asked: [string, string][] = [];
+  const request = (refuse: boolean) => ({
+    fields: { customGitUrl: `file://${repo.dir}`, customGitBranch: 'main' }, secrets: {}, workDir, signal: new AbortController().signal,
+    log: () => {}, redact: () => {}, sshKey: async () => null,
+    checkLocal: (location: string, field: string) => {
+      asked.push([location, field]);
+      if (refuse) throw new Error('refused by the policy');
+    },
+  });
+  const source = await provider.create({}, { config: { dataDir: t.testdir() } as never });
+  await t.rejects(source.resolve(request(true)), { message: 'refused by the policy' });
+  t.same(asked, [[`file://${repo.dir}`, 'customGitUrl']], 'the URL and its field were put to the policy');
+  const { readdirSync } = await import('node:fs');
+  t.same(readdirSync(workDir), [], 'nothing was cloned');
+  await source.resolve(request(false));
+  t.ok(readdirSync(workDir).includes('Dockerfile'), 'allowed: cloned');
+});

@@ -129,7 +129,7 @@ export class DatabaseDeployer extends WorkloadLifecycle<DatabaseRow> {
       args: start.args ?? null,
       mounts: [{ type: 'volume', source: row.dataVolume, target: driver.dataPath }, ...await this.#userMounts(row, run, engine)],
       ports: row.externalPort ? [{ targetPort: driver.internalPort, publishedPort: row.externalPort, protocol: 'tcp', publishMode: 'host' }] : [],
-      detachPlatformNetwork: Boolean(settings.detachPlatformNetwork),
+      detachPlatformNetwork: Boolean(settings.detachDokployNetwork),
       registryAuth: null,
       ownerLabels: this.labels(row, run),
       // One task owns the data volume at a time: the old one stops before the new one starts.

@@ -8,6 +8,8 @@ import { RecordKind } from '../kind-base.ts';
 import type { DatabaseRow } from './entity.ts';
 import type { DatabaseService } from './service.ts';
 import type { DatabaseDeployer } from './deployer.ts';
+import { workloadSummary } from '../relations.ts';
+import type { TObject } from 'typebox';
 
 /** Where a database keeps its files on this host (file mounts); appName is already a strict slug. */
 export const databaseDir = (dataDir: string, appName: string) => path.join(dataDir, 'databases', appName);
@@ -21,6 +23,7 @@ export class DatabaseKind extends RecordKind<DatabaseRow> {
   declare readonly deployer: DatabaseDeployer;
   /** Dumps and restores through the driver's commands, inside the running task. */
   readonly backups: BackupSource;
+  readonly listItem: TObject;
   readonly #db: DatabaseService;
 
   constructor(db: DatabaseService, deployer: DatabaseDeployer, cradle: () => Cradle) {
@@ -30,6 +33,7 @@ export class DatabaseKind extends RecordKind<DatabaseRow> {
     this.idField = db.idKey;
     this.listKey = db.driver.kind;
     this.label = db.driver.label;
+    this.listItem = workloadSummary(this.idField);
     this.backups = {
       procedureSuffix: db.driver.backupProcedureSuffix ?? db.driver.kind.charAt(0).toUpperCase() + db.driver.kind.slice(1),
       dump: async (id, databaseName, out, io) => this.deployer.dump(await this.#row(id, io.em), databaseName, out, io),

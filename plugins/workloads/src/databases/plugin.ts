@@ -24,5 +24,6 @@ export function bindDatabaseKind(berth: BerthHost, driver: DatabaseDriver): void
   const facade = databasesOf(driver.kind);
   if (berth.container.hasRegistration(facade)) throw new Error(`Database kind "${driver.kind}" would take the container name "${facade}", which is already registered`);
   berth.provide({ [facade]: asFunction(callerDatabases(db, kind)).scoped() });
-  berth.procedures(...databaseProcedures(driver.kind, driver.label, databaseSchemas(driver)));
+  const schemas = databaseSchemas(driver);
+  berth.procedures(() => databaseProcedures(driver.kind, driver.label, schemas, cradle()));
 }

@@ -2,15 +2,18 @@
 // runs (deploy, start, stop, reload, rebuild) through the deploy queue, the rest through the
 // deployer's engine side — all through the kind's request-scoped facade (requests.ts).
 import Type, { type Static } from 'typebox';
-import type { DatabaseSchemas, IdKey, WithId } from './schemas.ts';
+import { databaseView, type DatabaseSchemas, type IdKey, type WithId } from './schemas.ts';
 import { databasesOf, type CallerDatabases } from './requests.ts';
-import { type ProcedureContext, router, schema } from '@berth/core';
+import { relationSchemas } from '../relations.ts';
+import { type Cradle, type ProcedureContext, router, schema } from '@berth/core';
 const { Ok } = schema;
 
 const Queued = Type.Object({ deploymentId: Type.String(), status: Type.String(), title: Type.String(), action: Type.String(), createdAt: Type.String() });
 
-export function databaseProcedures(kind: string, label: string, s: DatabaseSchemas) {
+/** Made once every plugin is set up: the relations' schemas are their plugins'. */
+export function databaseProcedures(kind: string, label: string, s: DatabaseSchemas, cradle: Cradle) {
   const r = router(kind);
+  const View = databaseView(s.Fields, relationSchemas(cradle));
   const { idKey } = s;
   /** The database an input names (every input but create's and search's carries the kind's id key, required by its schema). */
   const idOf = (input: Record<IdKey, string>): string => input[idKey]!;
@@ -22,12 +25,28 @@ export function databaseProcedures(kind: string, label: string, s: DatabaseSchem
       summary, input: s.Id, output: Type.Object({ ...Queued.properties, [idKey]: Type.String() }),
       handler: (input, ctx) => databases(ctx).run(idOf(input), name),
     });
-  /** An operation that changes some of the record's fields, taken from its input. */
-  const change = <I extends WithId>(name: string, summary: string, input: I, fields: (i: Static<I>) => Record<string, unknown>) =>
-    r.mutation(name, {
-      summary, input, output: s.Fields,
-      handler: (i, ctx) => databases(ctx).change(idOf(i), fields(i)),
-    });
+  /** What reaches the host is the operator's to grant (403 naming the field and the config key). */
+  const assertNetworks = (i: unknown, ctx: ProcedureContext) =>
+    ctx.cradle.hostAccess.assertNetworks(ctx.principal, (i as { networkSwarm?: { Target?: string }[] | null }).networkSwarm);
+  /** An operation that changes some of the record's fields, taken from its input; it answers what the peer's does. */
+  const change = <I extends WithId>(name: string, summary: string, input: I, fields: (i: Static<I>) => Record<string, unknown>, answer: 'true' | 'record' | 'view') =>
+    answer === 'true'
+      ? r.mutation(name, {
+        summary: `${summary}; answers true`, input, output: Ok(),
+        async handler(i, ctx) {
+          await assertNetworks(i, ctx);
+          await databases(ctx).change(idOf(i), fields(i));
+          return true;
+        },
+      })
+      : r.mutation(name, {
+        summary, input, output: answer === 'view' ? View : s.Fields,
+        async handler(i, ctx) {
+          await assertNetworks(i, ctx);
+          const changed = await databases(ctx).change(idOf(i), fields(i));
+          return answer === 'view' ? databases(ctx).one(idOf(i)) : changed;
+        },
+      });
 
   return [
     r.mutation('create', {
@@ -37,7 +56,7 @@ export function databaseProcedures(kind: string, label: string, s: DatabaseSchem
     }),
     r.query('one', {
       summary: `A ${label} database with its environment and project, mounts, backups and connection URLs`,
-      input: s.Id, output: s.View,
+      input: s.Id, output: View,
       handler: (input, ctx) => databases(ctx).one(idOf(input)),
     }),
     run('deploy', `Queue a deployment: the service is created or updated, then Berth waits until ${label} accepts connections`),
@@ -51,15 +70,15 @@ export function databaseProcedures(kind: string, label: string, s: DatabaseSchem
     run('rebuild', 'DESTRUCTIVE: queue removing the service and its data volume, then deploying it anew with empty data'),
     r.mutation('remove', {
       access: 'admin',
-      summary: 'Delete the database: stops its deployments, removes its service, its data volume, its mounts and deployment records; answers the record as it was',
-      input: s.Id, output: s.Fields,
+      summary: 'Delete the database: stops its deployments, removes its service, its data volume, its mounts and deployment records; answers the record as it was, with its relations',
+      input: s.Id, output: View,
       handler: (input, ctx) => databases(ctx).remove(idOf(input)),
     }),
-    change('update', `Change any field of the ${label} database`, s.Update, i => i),
-    change('saveEnvironment', 'Set the environment variables (dotenv text; references allowed)', s.Environment, i => ({ env: i.env })),
-    change('saveExternalPort', 'Publish the database on this port of the host (host mode), or stop publishing it (null); takes effect on the next deploy', s.ExternalPort, i => ({ externalPort: i.externalPort })),
-    change('changeStatus', 'Set the status', s.Status, i => ({ applicationStatus: i.applicationStatus })),
-    change('move', 'Move the database to another environment of the organization', s.Move, i => ({ environmentId: i.targetEnvironmentId })),
+    change('update', `Change any field of the ${label} database`, s.Update, i => i, 'true'),
+    change('saveEnvironment', 'Set the environment variables (dotenv text; references allowed)', s.Environment, i => ({ env: i.env }), 'true'),
+    change('saveExternalPort', 'Publish the database on this port of the host (host mode), or stop publishing it (null); takes effect on the next deploy', s.ExternalPort, i => ({ externalPort: i.externalPort }), 'view'),
+    change('changeStatus', 'Set the status', s.Status, i => ({ applicationStatus: i.applicationStatus }), 'view'),
+    change('move', 'Move the database to another environment of the organization', s.Move, i => ({ environmentId: i.targetEnvironmentId }), 'record'),
     r.mutation('changePassword', {
       summary: 'Change the password in the running database and in the record (type root: the root password, where the kind has one)',
       input: s.ChangePassword, output: Ok(),

@@ -26,22 +26,7 @@ export const callerDatabases = (db: DatabaseService, workload: DatabaseKind) => 
     /** Creates a database in one of the organization's environments. */
     create: (input: Record<string, unknown>) => db.create(input, organizationId, em, assertAppNameFree),
     /** The database with its environment and project, mounts, backups and connection URLs. */
-    async one(id: string) {
-      const row = await find(id);
-      const environment = await placementOf(cradle, row.environmentId, organizationId, em);
-      const directory = optionalService(cradle, 'mounts');
-      const mounts = directory?.views((await directory.forServices(db.driver.kind, [row.id], em)).get(row.id) ?? []) ?? [];
-      const backups = await optionalService(cradle, 'backupDirectory')?.viewsFor(db.driver.kind, row.id, em) ?? [];
-      const creds = db.credentialsOf(row);
-      const publicHost = cradle.config.publicUrl ? new URL(cradle.config.publicUrl).hostname : 'localhost';
-      return {
-        ...db.view(row),
-        environment,
-        mounts, backups,
-        internalConnectionUrl: db.driver.connectionUrl(creds, row.appName, db.driver.internalPort),
-        externalConnectionUrl: row.externalPort ? db.driver.connectionUrl(creds, publicHost, row.externalPort) : null,
-      };
-    },
+    one: async (id: string) => view(await find(id)),
     /** Queues a run (deploy, start, stop, reload, rebuild); a given appName must be the database's. Answers the queued deployment. */
     async run(id: string, action: string, appName?: string) {
       const row = await find(id);
@@ -50,12 +35,12 @@ export const callerDatabases = (db: DatabaseService, workload: DatabaseKind) => 
     },
     /** Applies any subset of the API's fields. */
     change: (id: string, changes: Record<string, unknown>) => db.change(id, organizationId, changes, em, assertAppNameFree),
-    /** Deletes the database with its service, data volume, mounts and deployments; answers the record as it was. */
+    /** Deletes the database with its service, data volume, mounts and deployments; answers the record as it was, with its relations. */
     async remove(id: string) {
       const row = await find(id);
-      const view = db.view(row);
+      const answer = await view(row);
       await workload.remove(db.ref(row), em, { volumes: true });
-      return view;
+      return answer;
     },
     /** Changes a password in the running database, then in the record. */
     async changePassword(id: string, password: string, type: 'user' | 'root') {
@@ -68,6 +53,23 @@ export const callerDatabases = (db: DatabaseService, workload: DatabaseKind) => 
     /** The database service's output. */
     readLogs: async (id: string, options: { tail: number; since: string; search?: string }) => workload.deployer.logs(await find(id), options),
   };
+
+  /** The record with its relations and connection URLs, as `one` answers it. */
+  async function view(row: DatabaseRow) {
+    const environment = await placementOf(cradle, row.environmentId, organizationId, em);
+    const directory = optionalService(cradle, 'mounts');
+    const mounts = directory?.views((await directory.forServices(db.driver.kind, [row.id], em)).get(row.id) ?? []) ?? [];
+    const backups = await optionalService(cradle, 'backupDirectory')?.viewsFor(db.driver.kind, row.id, em) ?? [];
+    const creds = db.credentialsOf(row);
+    const publicHost = cradle.config.publicUrl ? new URL(cradle.config.publicUrl).hostname : 'localhost';
+    return {
+      ...db.view(row),
+      environment,
+      mounts, server: null, backups,
+      internalConnectionUrl: db.driver.connectionUrl(creds, row.appName, db.driver.internalPort),
+      externalConnectionUrl: row.externalPort ? db.driver.connectionUrl(creds, publicHost, row.externalPort) : null,
+    };
+  }
 
   async function enqueue(row: DatabaseRow, action: string) {
     const d = await cradle.deployments.enqueue({

@@ -2,7 +2,8 @@
 // variants at once: environmentId or projectId), update, and the small inputs. The kinds
 // differ only in the credential fields and password rules their driver declares.
 import Type, { type Static, type TEnum, type TInteger, type TNull, type TObject, type TOptional, type TProperties, type TSchema, type TString, type TUnion } from 'typebox';
-import { swarmSettingFields } from '../swarm/settings.ts';
+import { swarmResourceAnswers, swarmSettingFields } from '../swarm/settings.ts';
+import { NotServedList, type relationSchemas } from '../relations.ts';
 import { type DatabaseDriver, schema } from '@berth/core';
 const { AppName, NonEmpty, Nullable, Paging, Status, Timestamp } = schema;
 
@@ -14,12 +15,15 @@ const partial = (o: Record<string, TSchema>) => Object.fromEntries(Object.entrie
 export const databaseSettingFields = {
   ...swarmSettingFields,
   dockerImage: [Type.String({ minLength: 1 }), ''],
-  detachPlatformNetwork: [Type.Boolean(), false],
+  // the peer's name (its platform network is the one Berth calls berth-network)
+  detachDokployNetwork: [Type.Boolean(), false],
 } satisfies Record<string, [TSchema, unknown]>;
-export type DatabaseSettingKey = keyof typeof databaseSettingFields;
-export const databaseSettingKeys = Object.keys(databaseSettingFields) as DatabaseSettingKey[];
 
-const settingSchemas = Object.fromEntries(Object.entries(databaseSettingFields).map(([k, [s]]) => [k, s])) as unknown as Record<DatabaseSettingKey, TSchema>;
+/** The settings of one kind's records: the shared ones and the driver's own record fields. */
+export const settingFieldsOf = (driver: DatabaseDriver): Record<string, [TSchema, unknown]> => ({
+  ...databaseSettingFields,
+  ...Object.fromEntries(Object.entries(driver.recordFields ?? {}).map(([k, f]) => [k, [f.schema, f.default]])),
+});
 
 /** A kind's id key (postgresId, redisId…): its name differs per kind, so handlers read it through `idKey`. */
 export type IdKey = `${string}Id`;
@@ -30,8 +34,6 @@ export interface DatabaseSchemas {
   idKey: IdKey;
   /** The record as stored (every API field). */
   Fields: TObject;
-  /** `one`: the record with environment/project, mounts, backups, connection URLs. */
-  View: TObject;
   Create: TObject;
   /** Any updatable field; handlers read only the id key and pass the rest on. */
   Update: WithId;
@@ -49,6 +51,8 @@ export interface DatabaseSchemas {
 
 export function databaseSchemas(driver: DatabaseDriver): DatabaseSchemas {
   const idKey: IdKey = `${driver.kind}Id`;
+  const settingSchemas = Object.fromEntries(Object.entries(settingFieldsOf(driver)).map(([k, [s]]) => [k, s]));
+  const settingAnswers = { ...settingSchemas, ...swarmResourceAnswers };
   const Id = { [idKey]: NonEmpty() } as Record<IdKey, TString>;
   const password = driver.passwordSchema;
   const olderPassword = driver.olderPasswordSchema ?? Type.String();
@@ -56,7 +60,8 @@ export function databaseSchemas(driver: DatabaseDriver): DatabaseSchemas {
   if (driver.fields.databaseName) credentialFields.databaseName = Type.String();
   if (driver.fields.databaseUser) credentialFields.databaseUser = Type.String();
   credentialFields.databasePassword = Type.String();
-  if (driver.fields.databaseRootPassword) credentialFields.databaseRootPassword = Str();
+  // Never null in an answer, as the peer's (a root password is generated when none is given).
+  if (driver.fields.databaseRootPassword) credentialFields.databaseRootPassword = Type.String();
 
   const Fields = Type.Object({
     [idKey]: Type.String(),
@@ -67,7 +72,7 @@ export function databaseSchemas(driver: DatabaseDriver): DatabaseSchemas {
     env: Str(),
     externalPort: Nullable(Type.Integer()),
     applicationStatus: Status(),
-    ...settingSchemas,
+    ...settingAnswers,
     environmentId: Type.String(),
     serverId: Str(),
     organizationId: Type.String(),
@@ -111,17 +116,6 @@ export function databaseSchemas(driver: DatabaseDriver): DatabaseSchemas {
   return {
     idKey,
     Fields,
-    View: Type.Object({
-      ...Fields.properties,
-      environment: Type.Object({
-        environmentId: Type.String(), name: Type.String(), projectId: Type.String(), isDefault: Type.Boolean(),
-        project: Type.Object({ projectId: Type.String(), name: Type.String() }),
-      }),
-      mounts: Type.Array(Type.Record(Type.String(), Type.Unknown())),
-      backups: Type.Array(Type.Record(Type.String(), Type.Unknown())),
-      internalConnectionUrl: Type.String({ description: 'from other workloads on the platform network' }),
-      externalConnectionUrl: Nullable(Type.String({ description: 'from outside, through the external port (null without one)' })),
-    }),
     Create: Type.Object(create),
     Update: Type.Object({ ...Id, ...partial(updatable) }),
     Id: Type.Object(Id),
@@ -144,5 +138,20 @@ export function databaseSchemas(driver: DatabaseDriver): DatabaseSchemas {
     }),
   };
 }
+
+/**
+ * The record with where it lives and what hangs off it, as the peer answers `one`, start, stop,
+ * saveExternalPort, changeStatus and remove — plus the connection URLs. Backups and remote
+ * servers come with their plugins: until then empty and null.
+ */
+export const databaseView = (Fields: TObject, relations: ReturnType<typeof relationSchemas>) => Type.Object({
+  ...Fields.properties,
+  environment: relations.environment,
+  mounts: relations.mounts,
+  server: relations.server,
+  backups: NotServedList('backups'),
+  internalConnectionUrl: Type.String({ description: 'from other workloads on the platform network' }),
+  externalConnectionUrl: Nullable(Type.String({ description: 'from outside, through the external port (null without one)' })),
+});
 
 export type AnyRecord = Static<TObject> & Record<string, unknown>;

@@ -8,8 +8,9 @@ import type { HostPorts } from '../host-ports.ts';
 import { generateAppName } from '../naming.ts';
 import Type from 'typebox';
 import { databaseEntity, type DatabaseRow } from './entity.ts';
-import { databaseSettingFields, databaseSettingKeys } from './schemas.ts';
+import { settingFieldsOf } from './schemas.ts';
 import { dataVolumeOf } from './volumes.ts';
+import { answerSwarmSettings } from '../swarm/settings.ts';
 import { type DatabaseCredentials, type DatabaseDriver, type EnvironmentDirectory, type EnvironmentRef, type SecretBox, conflict, containing, invalidField, newId, notFound, parseInput } from '@berth/core';
 
 interface Sealed { databasePassword: string; databaseRootPassword: string | null; env: string | null }
@@ -55,8 +56,10 @@ export class DatabaseService {
   }
 
   settingsOf(row: DatabaseRow): Record<string, unknown> {
-    const defaults = Object.fromEntries(Object.entries(databaseSettingFields).map(([k, [, d]]) => [k, structuredClone(d)]));
-    return { ...defaults, ...row.settings };
+    const defaults = Object.fromEntries(Object.entries(settingFieldsOf(this.driver)).map(([k, [, d]]) => [k, structuredClone(d)]));
+    // Records stored before the field took the peer's name keep their value.
+    const { detachPlatformNetwork: former, ...settings } = row.settings as Record<string, unknown>;
+    return { ...defaults, ...(former === undefined ? {} : { detachDokployNetwork: former }), ...settings };
   }
 
   credentialsOf(row: DatabaseRow): DatabaseCredentials {
@@ -79,11 +82,11 @@ export class DatabaseService {
       ...(fields.databaseName ? { databaseName: row.databaseName ?? '' } : {}),
       ...(fields.databaseUser ? { databaseUser: row.databaseUser ?? '' } : {}),
       databasePassword: sealed.databasePassword,
-      ...(fields.databaseRootPassword ? { databaseRootPassword: sealed.databaseRootPassword ?? null } : {}),
+      ...(fields.databaseRootPassword ? { databaseRootPassword: sealed.databaseRootPassword ?? '' } : {}),
       env: sealed.env ?? null,
       externalPort: row.externalPort ?? null,
       applicationStatus: row.applicationStatus,
-      ...this.settingsOf(row),
+      ...answerSwarmSettings(this.settingsOf(row)),
       environmentId: row.environmentId,
       serverId: row.serverId ?? null,
       organizationId: row.organizationId,
@@ -179,7 +182,7 @@ export class DatabaseService {
           }
           break;
         default:
-          if ((databaseSettingKeys as string[]).includes(key)) settings[key] = value;
+          if (key in settingFieldsOf(this.driver)) settings[key] = value;
       }
     }
     if (sealedChanged) row.sealed = this.#seal(sealed);

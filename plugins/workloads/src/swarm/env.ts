@@ -8,8 +8,11 @@
 // - a workload's value may refer to its own variables, and the references inside a referenced
 //   own variable are resolved once more (A=${{B}}, B=${{C}}-x, C=y gives A=y-x); a longer
 //   chain or a cycle (A=${{B}}, B=${{A}}) is an error naming the variable.
-// A reference to a variable that is not defined is an error naming both the variable and the
-// reference exactly. Error messages never contain a value: values are often secrets.
+// A reference to a variable that is not defined, or one that is malformed, is an error that
+// opens with the peer's wording ("Invalid project environment variable: project.KEY",
+// "Invalid environment variable: environment.KEY", "Invalid service environment variable: KEY"),
+// so tools that match on it keep working, and then names the variable and the reference exactly.
+// Error messages never contain a value: values are often secrets.
 import { parse } from 'dotenv';
 import { badRequest } from '@berth/core';
 
@@ -89,12 +92,12 @@ export function resolveEnv(own: string | null | undefined, { project, environmen
   const ownVars = parseEnv(own);
 
   const fromProject = (name: string, key: string, ref: string) => {
-    if (!(key in projectVars)) throw missing(name, ref);
+    if (!(key in projectVars)) throw missing('project', key, name, ref);
     return projectVars[key]!;
   };
   const environmentCache = new Map<string, string>();
   const fromEnvironment = (name: string, key: string, ref: string) => {
-    if (!(key in environmentRaw)) throw missing(name, ref);
+    if (!(key in environmentRaw)) throw missing('environment', key, name, ref);
     let value = environmentCache.get(key);
     if (value === undefined) {
       value = substitute(environmentRaw[key]!, key, (scope, k, r) => {
@@ -109,7 +112,7 @@ export function resolveEnv(own: string | null | undefined, { project, environmen
     substitute(ownVars[key]!, key, (scope, k, ref) => {
       if (scope === 'project') return fromProject(key, k, ref);
       if (scope === 'environment') return fromEnvironment(key, k, ref);
-      if (!(k in ownVars)) throw missing(key, ref);
+      if (!(k in ownVars)) throw missing('own', k, key, ref);
       if (depth === 0) throw invalid('env', `Environment variable ${key} refers to ${ref}, which is nested too deeply or circular: a referenced variable's own references are resolved once more, no further`);
       return resolveOwn(k, depth - 1);
     });
@@ -119,17 +122,28 @@ export function resolveEnv(own: string | null | undefined, { project, environmen
   return resolved;
 }
 
-type Lookup = (scope: 'project' | 'environment' | 'own', key: string, ref: string) => string;
+type Scope = 'project' | 'environment' | 'own';
+type Lookup = (scope: Scope, key: string, ref: string) => string;
 
 function substitute(value: string, name: string, lookup: Lookup): string {
   return value.replace(REFERENCE, (ref: string, body: string) => {
     const match = REFERENCE_BODY.exec(body);
-    if (!match) throw invalid('env', `Environment variable ${name} refers to ${ref}, which is not a valid reference: use \${{KEY}}, \${{project.KEY}} or \${{environment.KEY}}`);
+    if (!match) {
+      const [, scope, key] = /^(?:(project|environment)\.)?(.*)$/s.exec(body)!;
+      throw invalid('env', `${peerWording((scope as Scope | undefined) ?? 'own', key!)} (environment variable ${name} refers to ${ref}, which is not a valid reference: use \${{KEY}}, \${{project.KEY}} or \${{environment.KEY}})`);
+    }
     return lookup((match[1] as 'project' | 'environment' | undefined) ?? 'own', match[2]!, ref);
   });
 }
 
-const missing = (name: string, ref: string) => invalid('env', `Environment variable ${name} refers to ${ref}, which is not defined`);
+/** The peer's message for a reference it cannot resolve (its env-resolution wording). */
+const peerWording = (scope: Scope, key: string) =>
+  scope === 'project' ? `Invalid project environment variable: project.${key}`
+    : scope === 'environment' ? `Invalid environment variable: environment.${key}`
+      : `Invalid service environment variable: ${key}`;
+
+const missing = (scope: Scope, key: string, name: string, ref: string) =>
+  invalid('env', `${peerWording(scope, key)} (environment variable ${name} refers to ${ref}, which is not defined)`);
 
 /** Env as the engine wants it: ['KEY=value', ...]. */
 export const toEnvList = (env: Record<string, string>): string[] => Object.entries(env).map(([k, v]) => `${k}=${v}`);

@@ -27,7 +27,7 @@ export async function toServiceMounts(records: MountRecord[], filesDir: string, 
       const file = path.resolve(filesDir, rel);
       await mkdir(path.dirname(file), { recursive: true });
       await writeFile(file, m.content ?? '');
-      out.push({ type: 'bind', source: file, target: m.mountPath, readOnly: true });
+      out.push({ type: 'bind', source: file, target: m.mountPath, readOnly: true, managed: true });
     }
   }
   return out;

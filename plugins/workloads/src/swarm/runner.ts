@@ -138,6 +138,8 @@ export interface SwarmRunnerOptions {
   platformNetwork?: string;
   /** How often task states are read while waiting (default 300 ms). */
   pollMs?: number;
+  /** Checks a workload before its service is created or updated (user workloads: the host access policy). */
+  admit?: (workload: WorkloadService) => Promise<void>;
 }
 
 export class SwarmRunner {
@@ -145,8 +147,10 @@ export class SwarmRunner {
   readonly #hosts: ContainerHosts;
   readonly #network: string;
   readonly #pollMs: number;
+  readonly #admit: (workload: WorkloadService) => Promise<void>;
 
   constructor(docker: Docker, hosts: ContainerHosts, options: SwarmRunnerOptions = {}) {
+    this.#admit = options.admit ?? (async () => {});
     this.#docker = docker;
     this.#hosts = hosts;
     this.#network = options.platformNetwork ?? PLATFORM_NETWORK;
@@ -167,6 +171,7 @@ export class SwarmRunner {
   async deployService(workload: WorkloadService, opts: DeployOptions = {}): Promise<DeployResult> {
     const log = opts.log ?? (() => {});
     const spec = toServiceSpec(workload, { platformNetwork: this.#network });
+    await this.#admit(workload);
     const auth = opts.registryAuth ?? workload.registryAuth ?? undefined;
     const name = workload.name;
     opts.signal?.throwIfAborted();

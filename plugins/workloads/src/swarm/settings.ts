@@ -56,6 +56,16 @@ export const swarmSettingFields = {
 
 export type SwarmSettingKey = keyof typeof swarmSettingFields;
 
+const RESOURCE_KEYS = ['memoryReservation', 'memoryLimit', 'cpuReservation', 'cpuLimit'] as const;
+/** Memory and CPU as answers carry them: text, as the peer stores them. */
+export const swarmResourceAnswers = Object.fromEntries(RESOURCE_KEYS.map(k => [k, Nullable(Type.String())])) as unknown as Record<(typeof RESOURCE_KEYS)[number], TSchema>;
+/** The settings as answered: a number the older variant sent for memory or CPU becomes its digits (read the same way, see resources.ts). */
+export function answerSwarmSettings<T extends Record<string, unknown>>(settings: T): T {
+  const out: Record<string, unknown> = { ...settings };
+  for (const k of RESOURCE_KEYS) if (typeof out[k] === 'number') out[k] = String(out[k]);
+  return out as T;
+}
+
 /** Memory/CPU are checked when deployed; a bad value names its field. */
 function resource<T>(field: string, parse: () => T): T {
   try {

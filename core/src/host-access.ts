@@ -1,0 +1,114 @@
+// Host access is the operator's to grant. A bind mount, a host/ingress/none network or a git
+// repository read from this host's file system reaches past the container; each is off unless
+// the config (`hostAccess`) allows it, and then only for the instance owner (the first admin) —
+// not for whoever owns an organization, since any account may create one. Checked when a record
+// is written (with the caller) and again when it deploys (the policy alone), so a record the
+// policy now refuses fails its next deploy with the same message.
+import { existsSync, realpathSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { BerthConfig } from './config.ts';
+import { BerthError } from './errors.ts';
+import type { Principal } from './procedure.ts';
+import type { UserService } from './identity/users.ts';
+
+/** Where Berth's own code lives: no container may bind it, nor a parent of it. */
+export const INSTALL_DIR = path.resolve(fileURLToPath(new URL('../..', import.meta.url)));
+
+/** Docker's own networks that put a container on the host's stack or outside every network. */
+const HOST_NETWORKS = new Set(['host', 'ingress', 'none']);
+
+/** A path with its symlinks resolved, as far as it exists (the rest appended as written). */
+export function realPath(p: string): string {
+  const absolute = path.resolve(p);
+  let existing = absolute;
+  const rest: string[] = [];
+  while (!existsSync(existing) && existing !== path.dirname(existing)) {
+    rest.unshift(path.basename(existing));
+    existing = path.dirname(existing);
+  }
+  let real = existing;
+  try {
+    real = realpathSync(existing);
+  } catch { /* unreadable: compare as written */ }
+  return path.join(real, ...rest);
+}
+
+const within = (p: string, dir: string) => p === dir || p.startsWith(dir.endsWith('/') ? dir : `${dir}/`);
+
+/** A refusal of the policy: 403 naming the field and what would allow it. */
+export const hostAccessRefused = (field: string, message: string) =>
+  new BerthError('FORBIDDEN', `${field}: ${message}`, [{ path: field.split('.'), message: `${field}: ${message}` }]);
+
+/** True for a git source read from this host: an absolute path or a file: URL. */
+export const isLocalGitUrl = (url: string) => url.startsWith('/') || /^file:/i.test(url);
+
+/** A network as the engine describes it (deploy time) or as a record names it (write time). */
+export interface NetworkFacts {
+  name: string;
+  driver?: string;
+  ingress?: boolean;
+}
+
+export class HostAccess {
+  readonly #cradle: { config: BerthConfig; users: UserService };
+
+  constructor(cradle: { config: BerthConfig; users: UserService }) {
+    this.#cradle = cradle;
+  }
+
+  get #config(): BerthConfig {
+    return this.#cradle.config;
+  }
+
+  /** Why a bind of hostPath is refused by the policy (not by who asks), or null. */
+  bindMountRefusal(hostPath: string, field = 'hostPath'): BerthError | null {
+    const roots = this.#config.hostAccess.bindMountRoots;
+    if (!roots.length) return hostAccessRefused(field, 'bind mounts are off on this instance (the operator allows them below listed directories with the config key hostAccess.bindMountRoots)');
+    const real = realPath(hostPath);
+    for (const own of [this.#config.dataDir, INSTALL_DIR].map(realPath)) {
+      if (within(real, own) || within(own, real)) return hostAccessRefused(field, `${hostPath} is or contains Berth's own data or install directory, which no configuration allows to bind`);
+    }
+    if (!roots.map(realPath).some(root => within(real, root))) {
+      return hostAccessRefused(field, `${hostPath} (${real} with links resolved) is not below a directory of the config key hostAccess.bindMountRoots (${roots.join(', ')})`);
+    }
+    return null;
+  }
+
+  /** Why attaching to this network is refused by the policy, or null. */
+  networkRefusal(network: NetworkFacts, field = 'networkSwarm'): BerthError | null {
+    const hostLike = HOST_NETWORKS.has(network.name.toLowerCase()) || network.driver === 'host' || network.driver === 'null' || network.ingress === true;
+    if (!hostLike || this.#config.hostAccess.hostNetworks) return null;
+    return hostAccessRefused(field, `the network ${network.name} (host, ingress or none) is off on this instance (allowed by the config key hostAccess.hostNetworks)`);
+  }
+
+  /** Why cloning this git URL is refused by the policy, or null. */
+  localGitRefusal(url: string, field = 'customGitUrl'): BerthError | null {
+    if (!isLocalGitUrl(url) || this.#config.hostAccess.localGit) return null;
+    return hostAccessRefused(field, 'repositories on this host (file:// URLs and paths) are off on this instance (allowed by the config key hostAccess.localGit)');
+  }
+
+  /** Write time: the policy, then the caller — what the policy allows is the instance owner's alone. */
+  async assert(principal: Principal, refusal: BerthError | null, field: string, what: string): Promise<void> {
+    if (refusal) throw refusal;
+    if (!(await this.#cradle.users.isInstanceOwner(principal.userId))) {
+      throw hostAccessRefused(field, `only the instance owner (the first admin) may use ${what} (granted by the config key hostAccess)`);
+    }
+  }
+
+  async assertBindMount(principal: Principal, hostPath: string, field = 'hostPath'): Promise<void> {
+    await this.assert(principal, this.bindMountRefusal(hostPath, field), field, 'bind mounts');
+  }
+
+  async assertNetworks(principal: Principal, networks: readonly { Target?: string }[] | null | undefined, field = 'networkSwarm'): Promise<void> {
+    for (const [i, n] of (networks ?? []).entries()) {
+      if (!n.Target) continue;
+      const refusal = this.networkRefusal({ name: n.Target }, `${field}.${i}.Target`);
+      if (refusal || HOST_NETWORKS.has(n.Target.toLowerCase())) await this.assert(principal, refusal, `${field}.${i}.Target`, 'host, ingress and none networks');
+    }
+  }
+
+  async assertGitUrl(principal: Principal, url: string | null | undefined, field = 'customGitUrl'): Promise<void> {
+    if (url && isLocalGitUrl(url)) await this.assert(principal, this.localGitRefusal(url, field), field, 'repositories on this host');
+  }
+}

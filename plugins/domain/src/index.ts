@@ -1,0 +1,60 @@
+// The domain plugin: domains, redirects and basic-auth users of workloads, served by the active
+// proxy provider (config `proxy`, env BERTH_PROXY), uploaded certificates, the proxy settings
+// operations and the domain preflight.
+import { asFunction, asValue, ConfigError, definePlugin } from '@berth/core';
+import pkg from '../package.json' with { type: 'json' };
+import { callerCertificates, CertificateService, EXPIRY_JOB } from './certificate-service.ts';
+import { callerDomains, DomainService } from './domain-service.ts';
+import { domainEntities } from './entities.ts';
+import { domainMigrations } from './migrations.ts';
+import { DomainPreflight } from './preflight.ts';
+import { domainProcedures } from './procedures.ts';
+import { callerRedirects, RedirectService } from './redirect-service.ts';
+import { ProxyRouting } from './routing.ts';
+import { callerSecurity, SecurityService } from './security-service.ts';
+import { proxySettingsProcedures } from './settings-procedures.ts';
+import { ProxySettings } from './settings-service.ts';
+import { WorkloadOwners } from './workload-owner.ts';
+
+export default definePlugin({
+  name: 'domain',
+  version: pkg.version,
+  dependencies: ['workloads'],
+  setup(berth) {
+    const cradle = () => berth.container.cradle;
+    const { proxy } = berth.config;
+    if (proxy !== 'none' && !cradle().providers.has('proxy', proxy)) {
+      const enabled = cradle().providers.ids('proxy');
+      throw new ConfigError(`Invalid configuration: proxy (BERTH_PROXY) is "${proxy}", which is not an enabled proxy provider (enabled: ${enabled.length ? enabled.join(', ') : 'none'}; or "none")`);
+    }
+    const routing = new ProxyRouting(cradle);
+    const owners = new WorkloadOwners(cradle);
+    const domains = new DomainService({ routing, owners, cradle });
+    const redirects = new RedirectService({ routing, owners });
+    const security = new SecurityService({ routing, owners, secrets: () => cradle().secrets });
+    const certificates = new CertificateService({ routing, cradle });
+    const preflight = new DomainPreflight(cradle);
+    const settings = new ProxySettings({ routing, owners, cradle });
+    berth.entities(...domainEntities);
+    berth.migrations(...domainMigrations);
+    berth.provide({
+      domains: asValue(domains),
+      callerDomains: asFunction(callerDomains(domains)).scoped(),
+      callerRedirects: asFunction(callerRedirects(redirects)).scoped(),
+      callerSecurity: asFunction(callerSecurity(security)).scoped(),
+      callerCertificates: asFunction(callerCertificates(certificates)).scoped(),
+    });
+    // The port the API really listens on (port 0 in the config = chosen at listen time).
+    let server: { address(): unknown } | null = null;
+    berth.http(app => void (server = app.server));
+    const listening = () => {
+      const address = server?.address() as { port?: number } | null | undefined;
+      return address?.port ?? berth.config.port;
+    };
+    berth.procedures(...domainProcedures({ domains, preflight, routing }), ...proxySettingsProcedures(settings, listening));
+    berth.jobs.define(EXPIRY_JOB, async () => void (await certificates.checkExpiries(cradle().orm.em.fork())));
+    if (berth.config.jobs) berth.jobs.every('1 day', EXPIRY_JOB);
+  },
+});
+
+export * from './exports.ts';

@@ -1,0 +1,120 @@
+// domain.*, redirects.*, security.*, certificates.* — records of the caller's organization.
+import { Type, router } from '@berth/core';
+import type { DomainService } from './domain-service.ts';
+import type { DomainPreflight } from './preflight.ts';
+import type { ProxyRouting } from './routing.ts';
+import {
+  CertificateIdInput, CertificateView, CreateCertificateInput, CreateDomainInput, CreateRedirectInput, CreateSecurityInput,
+  DomainIdInput, DomainView, DomainWithPreflight, GenerateDomainInput, RedirectIdInput, RedirectView, SecurityIdInput,
+  SecurityView, UpdateCertificateInput, UpdateDomainInput, UpdateRedirectInput, UpdateSecurityInput, ValidateDomainInput, ValidateDomainView,
+} from './schemas.ts';
+import { asciiHost } from './routing.ts';
+
+const domain = router('domain');
+const redirects = router('redirects');
+const security = router('security');
+const certificates = router('certificates');
+
+export const domainProcedures = (deps: { domains: DomainService; preflight: DomainPreflight; routing: ProxyRouting }) => [
+  domain.mutation('create', {
+    summary: 'Add a domain to a workload (applicationId, or composeId); the proxy serves it at once, no redeploy needed',
+    description: 'CONFLICT when another domain already routes the same host and path.',
+    input: CreateDomainInput,
+    output: DomainView,
+    handler: (input, ctx) => ctx.cradle.callerDomains.create(input),
+  }),
+  domain.query('one', {
+    summary: 'A domain of the organization, with a preflight: DNS, the proxy\'s port, the workload, the certificate',
+    input: DomainIdInput,
+    output: DomainWithPreflight,
+    handler: async ({ domainId }, ctx) => {
+      const row = await ctx.cradle.callerDomains.one(domainId);
+      const workload = await ctx.cradle.workloads.kind(row.serviceType)?.find(row.serviceId, ctx.cradle.em) ?? null;
+      const preflight = await deps.preflight.run({ host: asciiHost(row.host) || row.host, https: row.https, workload }, deps.routing.provider());
+      return { ...deps.domains.view(row), preflight };
+    },
+  }),
+  domain.query('byApplicationId', {
+    summary: 'The domains of an application, oldest first',
+    input: Type.Object({ applicationId: Type.String({ minLength: 1 }) }),
+    output: Type.Array(DomainView),
+    handler: ({ applicationId }, ctx) => ctx.cradle.callerDomains.byWorkload('applicationId', applicationId),
+  }),
+  domain.query('byComposeId', {
+    summary: 'The domains of a compose stack, oldest first ([] while no compose kind is registered)',
+    input: Type.Object({ composeId: Type.String({ minLength: 1 }) }),
+    output: Type.Array(DomainView),
+    handler: ({ composeId }, ctx) => ctx.cradle.callerDomains.byWorkload('composeId', composeId),
+  }),
+  domain.mutation('update', {
+    summary: 'Change a domain; the proxy serves the change at once',
+    input: UpdateDomainInput,
+    output: DomainView,
+    handler: (input, ctx) => ctx.cradle.callerDomains.update(input),
+  }),
+  domain.mutation('delete', {
+    summary: 'Remove a domain; the proxy stops routing it at once. Answers it as it was',
+    input: DomainIdInput,
+    output: DomainView,
+    handler: ({ domainId }, ctx) => ctx.cradle.callerDomains.remove(domainId),
+  }),
+  domain.mutation('generateDomain', {
+    summary: 'A wildcard-DNS host name for the server\'s address (<appName>-<random>-<ip>.<generatedDomainBase>), not stored',
+    input: GenerateDomainInput,
+    output: Type.String(),
+    handler: async ({ appName }) => deps.domains.generate(appName),
+  }),
+  domain.query('canGenerateTraefikMeDomains', {
+    summary: 'Whether generateDomain can make hosts: the server\'s address is configured (BERTH_SERVER_IP)',
+    input: Type.Object({ serverId: Type.Optional(Type.String()) }),
+    output: Type.Boolean(),
+    handler: async () => deps.domains.canGenerate(),
+  }),
+  domain.mutation('validateDomain', {
+    summary: 'Does the host resolve to this server (or to serverIp), with the preflight of the proxy and the certificate',
+    input: ValidateDomainInput,
+    output: ValidateDomainView,
+    handler: async ({ domain: host, serverIp }) => {
+      const ascii = asciiHost(host);
+      const provider = deps.routing.provider();
+      const expected = serverIp ?? undefined;
+      const addresses = ascii ? await deps.preflight.resolve(ascii).catch(() => [] as string[]) : [];
+      const preflight = await deps.preflight.run({ host: ascii || host, https: false, workload: null }, provider);
+      const dns = expected ? await deps.preflight.dns(ascii || host, expected) : preflight.checks.find(c => c.check === 'dns')!;
+      const isValid = dns.ok === true || (dns.ok === null && addresses.length > 0);
+      return { isValid, ...(addresses[0] ? { resolvedIp: addresses.join(', ') } : {}), ...(isValid ? {} : { error: dns.reason }), isCloudflare: false, preflight };
+    },
+  }),
+
+  redirects.mutation('create', {
+    summary: 'Add a redirect to an application (regex over the full URL → replacement; 301 when permanent, else 302)',
+    input: CreateRedirectInput,
+    output: RedirectView,
+    handler: (input, ctx) => ctx.cradle.callerRedirects.create(input),
+  }),
+  redirects.query('one', { summary: 'A redirect of the organization', input: RedirectIdInput, output: RedirectView, handler: ({ redirectId }, ctx) => ctx.cradle.callerRedirects.one(redirectId) }),
+  redirects.mutation('update', { summary: 'Change a redirect', input: UpdateRedirectInput, output: RedirectView, handler: (input, ctx) => ctx.cradle.callerRedirects.update(input) }),
+  redirects.mutation('delete', { summary: 'Remove a redirect; answers it as it was', input: RedirectIdInput, output: RedirectView, handler: ({ redirectId }, ctx) => ctx.cradle.callerRedirects.remove(redirectId) }),
+
+  security.mutation('create', {
+    summary: 'Add a basic-auth user to an application (every domain of it asks for a user then)',
+    input: CreateSecurityInput,
+    output: SecurityView,
+    handler: (input, ctx) => ctx.cradle.callerSecurity.create(input),
+  }),
+  security.query('one', { summary: 'A basic-auth user of the organization', input: SecurityIdInput, output: SecurityView, handler: ({ securityId }, ctx) => ctx.cradle.callerSecurity.one(securityId) }),
+  security.mutation('update', { summary: 'Change a user\'s name and password', input: UpdateSecurityInput, output: SecurityView, handler: (input, ctx) => ctx.cradle.callerSecurity.update(input) }),
+  security.mutation('delete', { summary: 'Remove a basic-auth user; answers it as it was', input: SecurityIdInput, output: SecurityView, handler: ({ securityId }, ctx) => ctx.cradle.callerSecurity.remove(securityId) }),
+
+  certificates.mutation('create', {
+    access: 'admin',
+    summary: 'Upload a certificate (PEM chain, leaf first) and its private key; stored sealed and written where the proxy reads it',
+    input: CreateCertificateInput,
+    output: CertificateView,
+    handler: (input, ctx) => ctx.cradle.callerCertificates.create(input),
+  }),
+  certificates.query('all', { summary: 'The organization\'s certificates (without private keys)', input: Type.Object({}), output: Type.Array(CertificateView), handler: (_i, ctx) => ctx.cradle.callerCertificates.all() }),
+  certificates.query('one', { summary: 'A certificate (without its private key)', input: CertificateIdInput, output: CertificateView, handler: ({ certificateId }, ctx) => ctx.cradle.callerCertificates.one(certificateId) }),
+  certificates.mutation('update', { access: 'admin', summary: 'Replace a certificate\'s name, chain or key', input: UpdateCertificateInput, output: CertificateView, handler: (input, ctx) => ctx.cradle.callerCertificates.update(input) }),
+  certificates.mutation('remove', { access: 'admin', summary: 'Delete a certificate and its files; answers it as it was', input: CertificateIdInput, output: CertificateView, handler: ({ certificateId }, ctx) => ctx.cradle.callerCertificates.remove(certificateId) }),
+];

@@ -1,0 +1,105 @@
+// Hands the active proxy provider what a workload serves: its domains, redirects and basic-auth
+// users, read from the tables and applied as a whole after every change, so the proxy never
+// holds half of an edit. The proxy service itself is made (or updated) on first use.
+import { domainToASCII } from 'node:url';
+import { badRequest, type Cradle, type EntityManager, type ProxyEngine, type ProxyProvider, type ProxyWorkloadConfig } from '@berth/core';
+import { ownerLabels, PLATFORM_NETWORK, type WorkloadRef } from '@berth/plugin-workloads';
+import { Domain, Redirect, Security, type DomainRow } from './entities.ts';
+
+const order = { orderBy: { createdAt: 'asc' } } as const;
+
+/** The owner of the proxy's engine objects: no record, no organization (it serves them all). */
+const PROXY_OWNER = { kind: 'proxy', id: 'proxy', organizationId: '' };
+
+/** A host in ASCII (punycode for an internationalised name); '' when it is not a host name. */
+export function asciiHost(host: string): string {
+  const ascii = domainToASCII(host.trim().toLowerCase());
+  return /^(?=.{1,253}$)([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9])?)(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9])?)*$/.test(ascii) ? ascii : '';
+}
+
+export class ProxyRouting {
+  readonly #cradle: () => Cradle;
+
+  constructor(cradle: () => Cradle) {
+    this.#cradle = cradle;
+  }
+
+  /** The active provider; null when the config says `proxy: none`. */
+  provider(): ProxyProvider | null {
+    const { config, providers } = this.#cradle();
+    if (config.proxy === 'none') return null;
+    return providers.get('proxy', config.proxy);
+  }
+
+  /** The active provider, or a 400 naming it when an operation needs Traefik's files. */
+  traefik(): ProxyProvider {
+    const provider = this.provider();
+    if (!provider?.traefikFiles) throw badRequest(`This operation reads and writes Traefik's configuration, and the active proxy provider is ${provider ? `"${provider.id}"` : 'none'} (config proxy, env BERTH_PROXY)`);
+    return provider;
+  }
+
+  async engine(): Promise<ProxyEngine> {
+    const docker = await this.#cradle().hosts.local();
+    return { docker, network: PLATFORM_NETWORK, labels: ownerLabels(PROXY_OWNER) };
+  }
+
+  /** Makes sure the proxy runs; answers the provider (null: no proxy). */
+  async ensure(): Promise<ProxyProvider | null> {
+    const provider = this.provider();
+    if (provider) await provider.ensure(await this.engine());
+    return provider;
+  }
+
+  /** What the workload serves, from the tables. */
+  async configOf(workload: WorkloadRef, em: EntityManager): Promise<ProxyWorkloadConfig> {
+    const where = { serviceType: workload.kind, serviceId: workload.id };
+    const [domains, redirects, users] = await Promise.all([em.find(Domain, where, order), em.find(Redirect, where, order), em.find(Security, where, order)]);
+    const secrets = this.#cradle().secrets;
+    return {
+      appName: workload.appName,
+      routes: domains.map(d => routeOf(d)),
+      redirects: redirects.map(r => ({ redirectId: r.redirectId, uniqueConfigKey: r.uniqueConfigKey, regex: r.regex, replacement: r.replacement, permanent: r.permanent })),
+      basicAuth: users.map(u => ({ username: u.username, passwordHash: secrets.decrypt(u.passwordHashSealed) })),
+    };
+  }
+
+  /** Applies the workload's routes to the proxy (nothing when there is no proxy). */
+  async sync(workload: WorkloadRef, em: EntityManager): Promise<void> {
+    const provider = await this.ensure();
+    if (!provider) return;
+    const config = await this.configOf(workload, em);
+    if (config.routes.length) await provider.applyWorkload(config);
+    else await provider.removeWorkload(workload.appName);
+  }
+
+  /** Applies the routes of the workload a stored record belongs to (nothing when it is gone). */
+  async syncOwnerOf(record: { serviceType: string; serviceId: string }, em: EntityManager): Promise<void> {
+    const workload = await this.#cradle().workloads.kind(record.serviceType)?.find(record.serviceId, em);
+    if (workload) await this.sync(workload, em);
+  }
+
+  /** Takes the workload off the proxy. */
+  async forget(appName: string): Promise<void> {
+    // Ensured first: a process that has not used the proxy yet still has the running one drop the routes.
+    const provider = await this.ensure();
+    if (provider) await provider.removeWorkload(appName);
+  }
+}
+
+export function routeOf(d: DomainRow) {
+  return {
+    domainId: d.domainId,
+    uniqueConfigKey: d.uniqueConfigKey,
+    host: asciiHost(d.host) || d.host,
+    path: d.path ?? '/',
+    internalPath: d.internalPath ?? '/',
+    stripPath: d.stripPath,
+    https: d.https,
+    certificateType: d.certificateType as 'letsencrypt' | 'none' | 'custom',
+    customCertResolver: d.customCertResolver ?? null,
+    port: d.port ?? 3000,
+    serviceName: d.serviceName ?? null,
+    customEntrypoint: d.customEntrypoint ?? null,
+    middlewares: d.middlewares ?? [],
+  };
+}

@@ -1,0 +1,225 @@
+// The settings.* proxy operations. The Traefik-named ones need the traefik provider (400 naming
+// the active one otherwise). Every file read and write is confined to the provider's config
+// directory: no ".." segment, no symbolic link leading out of it (real paths compared), and
+// never the directories that hold private keys (uploaded certificates, the proxy's storage).
+import { existsSync, realpathSync } from 'node:fs';
+import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { badRequest, forbidden, invalidField, type Cradle, type EntityManager, type Principal, type ProxyFileRole, type ProxyProvider, type ProxyServiceSettings } from '@berth/core';
+import type { WorkloadRef } from '@berth/plugin-workloads';
+import { asciiHost, type ProxyRouting } from './routing.ts';
+import type { WorkloadOwners } from './workload-owner.ts';
+
+const KEY_DIRS = ['certificates', 'data'];
+
+export interface OwnDomain {
+  host: string | null;
+  https?: boolean;
+  certificateType: 'letsencrypt' | 'none' | 'custom';
+  letsEncryptEmail?: string | null;
+}
+
+export interface WebServerSettings {
+  proxy: string;
+  serverIp: string | null;
+  httpPort: number;
+  httpsPort: number;
+  generatedDomainBase: string;
+  configDir: string | null;
+  host: string | null;
+  https: boolean;
+  certificateType: 'letsencrypt' | 'none' | 'custom';
+  letsEncryptEmail: string | null;
+}
+
+async function writeAtomicFile(file: string, text: string): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+  await writeFile(`${file}.tmp`, text, { mode: 0o600 });
+  await rename(`${file}.tmp`, file);
+}
+
+export interface DirectoryEntry {
+  id: string;
+  name: string;
+  type: 'file' | 'directory';
+  children?: DirectoryEntry[];
+}
+
+export class ProxySettings {
+  readonly #routing: ProxyRouting;
+  readonly #owners: WorkloadOwners;
+  readonly #cradle: () => Cradle;
+
+  constructor(deps: { routing: ProxyRouting; owners: WorkloadOwners; cradle: () => Cradle }) {
+    this.#routing = deps.routing;
+    this.#owners = deps.owners;
+    this.#cradle = deps.cradle;
+  }
+
+  /** The proxy belongs to the whole instance: only an organization's owner changes it. */
+  assertOwner(principal: Principal): void {
+    if (principal.role !== 'owner') throw forbidden('Only the owner may read or change the proxy\'s configuration');
+  }
+
+  /** The absolute path of a file inside the config directory, or 400 naming `field`. */
+  confined(provider: ProxyProvider, given: string, field = 'path'): string {
+    const root = realpathSync(provider.configDir);
+    if (given.split(/[\\/]/).includes('..')) throw invalidField(field, 'no ".." segments');
+    const full = path.isAbsolute(given) ? path.resolve(given) : path.resolve(root, given);
+    const rel = path.relative(root, full);
+    if (!rel || rel.startsWith('..') || path.isAbsolute(rel)) throw invalidField(field, `must name a file inside the proxy's configuration directory ${root}`);
+    if (KEY_DIRS.includes(rel.split(path.sep)[0]!)) throw invalidField(field, `${rel.split(path.sep)[0]}/ holds private keys and is not served`);
+    // The deepest part that exists, resolved: a symbolic link may not lead out.
+    let probe = full;
+    while (!existsSync(probe)) probe = path.dirname(probe);
+    const real = realpathSync(probe);
+    if (real !== root && !real.startsWith(root + path.sep)) throw invalidField(field, 'leads outside the proxy\'s configuration directory');
+    return full;
+  }
+
+  async readFile(given: string): Promise<string> {
+    const provider = this.#routing.traefik();
+    const file = this.confined(provider, given);
+    if (!existsSync(file)) throw badRequest(`path: ${given} does not exist in the proxy's configuration`);
+    return readFile(file, 'utf8');
+  }
+
+  async writeFile(given: string, text: string, field = 'traefikConfig'): Promise<boolean> {
+    const provider = this.#routing.traefik();
+    const file = this.confined(provider, given);
+    try {
+      provider.validateFile(path.relative(realpathSync(provider.configDir), file), text);
+    } catch (e) {
+      throw invalidField(field, `not valid: ${(e as Error).message}`);
+    }
+    await writeAtomicFile(file, text);
+    return true;
+  }
+
+  #roleFile(role: ProxyFileRole): string {
+    const provider = this.#routing.traefik();
+    const rel = provider.fileOf(role);
+    if (!rel) throw badRequest(`The ${provider.id} proxy has no ${role} file`);
+    return rel;
+  }
+
+  async readRole(role: ProxyFileRole): Promise<string> {
+    const rel = this.#roleFile(role);
+    // The static config and the shared middlewares exist once the proxy was prepared.
+    await this.#routing.traefik().prepare?.();
+    return this.readFile(rel);
+  }
+
+  writeRole(role: ProxyFileRole, text: string): Promise<boolean> {
+    return this.writeFile(this.#roleFile(role), text);
+  }
+
+  /** The caller's application (application.readTraefikConfig): the kind whose id field is applicationId. */
+  application(applicationId: string, organizationId: string, em: EntityManager): Promise<WorkloadRef> {
+    return this.#owners.fromInput({ applicationId }, organizationId, em);
+  }
+
+  /** A workload's own file (application.readTraefikConfig). */
+  async readWorkload(appName: string): Promise<string | null> {
+    const provider = this.#routing.traefik();
+    const rel = provider.workloadFile(appName);
+    const file = rel ? this.confined(provider, rel) : null;
+    return file && existsSync(file) ? readFile(file, 'utf8') : null;
+  }
+
+  writeWorkload(appName: string, text: string): Promise<boolean> {
+    const provider = this.#routing.traefik();
+    const rel = provider.workloadFile(appName);
+    if (!rel) throw badRequest(`The ${provider.id} proxy keeps no file per workload`);
+    return this.writeFile(rel, text);
+  }
+
+  /** The config directory as a tree (without the private-key directories). */
+  async directories(): Promise<DirectoryEntry[]> {
+    const provider = this.#routing.traefik();
+    const root = realpathSync(provider.configDir);
+    const walk = async (dir: string): Promise<DirectoryEntry[]> => {
+      const out: DirectoryEntry[] = [];
+      for (const d of (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name))) {
+        const full = path.join(dir, d.name);
+        if (dir === root && KEY_DIRS.includes(d.name)) continue;
+        if (d.isDirectory()) out.push({ id: full, name: d.name, type: 'directory', children: await walk(full) });
+        else if (d.isFile()) out.push({ id: full, name: d.name, type: 'file' });
+      }
+      return out;
+    };
+    return walk(root);
+  }
+
+  async serviceSettings(): Promise<ProxyServiceSettings> {
+    return this.#routing.traefik().serviceSettings();
+  }
+
+  async updateServiceSettings(patch: Partial<ProxyServiceSettings>): Promise<boolean> {
+    const provider = this.#routing.traefik();
+    await provider.updateServiceSettings(patch, await this.#routing.engine());
+    return true;
+  }
+
+  async reload(): Promise<boolean> {
+    const provider = this.#routing.traefik();
+    await provider.reload(await this.#routing.engine());
+    return true;
+  }
+
+  /** What the proxy and domains of this server run with, and Berth's own domain. */
+  async webServerSettings(): Promise<WebServerSettings> {
+    const { config } = this.#cradle();
+    const provider = this.#routing.provider();
+    const own = existsSync(this.#webServerFile()) ? JSON.parse(await readFile(this.#webServerFile(), 'utf8')) as OwnDomain : null;
+    return {
+      proxy: provider?.id ?? 'none',
+      serverIp: config.serverIp ?? null,
+      httpPort: config.proxyHttpPort,
+      httpsPort: config.proxyHttpsPort,
+      generatedDomainBase: config.generatedDomainBase,
+      configDir: provider?.configDir ?? null,
+      host: own?.host ?? null,
+      https: own?.https ?? false,
+      certificateType: own?.certificateType ?? 'none',
+      letsEncryptEmail: own?.letsEncryptEmail ?? null,
+    };
+  }
+
+  #webServerFile(): string {
+    return path.join(this.#cradle().config.dataDir, 'proxy', 'web-server.json');
+  }
+
+  /**
+   * Serves Berth's own API at a domain through the proxy: the proxy reaches Berth on this host
+   * through the gateway of the engine's docker_gwbridge network (Berth must listen there: host
+   * 0.0.0.0). An empty host takes the domain away.
+   */
+  async assignDomainServer(own: OwnDomain, listenPort: number): Promise<WebServerSettings> {
+    const provider = await this.#routing.ensure();
+    if (!provider) throw badRequest('No proxy is configured (BERTH_PROXY=none): nothing can serve Berth\'s domain');
+    const host = own.host ? asciiHost(own.host) : '';
+    if (own.host && !host) throw invalidField('host', `"${own.host}" is not a host name`);
+    const https = own.https ?? own.certificateType !== 'none';
+    if (host) {
+      const docker = await this.#cradle().hosts.local();
+      const bridge = await docker.getNetwork('docker_gwbridge').inspect().catch(() => null) as { IPAM?: { Config?: { Gateway?: string }[] } } | null;
+      const gateway = bridge?.IPAM?.Config?.find(c => c.Gateway)?.Gateway;
+      if (!gateway) throw badRequest('The engine has no docker_gwbridge gateway: the proxy cannot reach Berth on this host');
+      await provider.applyWebServer({
+        appName: 'berth',
+        routes: [{
+          domainId: 'berth', uniqueConfigKey: 0, host, path: '/', internalPath: '/', stripPath: false, https,
+          certificateType: own.certificateType, customCertResolver: null, port: listenPort, serviceName: null,
+          customEntrypoint: null, middlewares: [], upstream: `${gateway}:${listenPort}`,
+        }],
+        redirects: [],
+        basicAuth: [],
+      });
+    } else {
+      await provider.applyWebServer(null);
+    }
+    await writeAtomicFile(this.#webServerFile(), JSON.stringify({ host: host || null, https, certificateType: own.certificateType, letsEncryptEmail: own.letsEncryptEmail ?? null }));
+    return this.webServerSettings();
+  }
+}

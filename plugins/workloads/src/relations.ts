@@ -1,0 +1,51 @@
+// The relations a workload's `one` (and the peer's other record answers) carries, in the peer's
+// shapes: where it lives (its environment and project), what hangs off it (mounts, ports,
+// deployments: item schemas from their plugins, an empty list when a plugin is disabled) and
+// the relations of namespaces Berth does not serve yet (always an empty list or null).
+import Type, { type TObject, type TProperties } from 'typebox';
+import { Placement, optionalService, schema, type Cradle } from '@berth/core';
+const { Nullable, Timestamp } = schema;
+
+/** A list of a namespace no plugin serves yet: always empty. */
+export const NotServedList = (what: string) => Type.Array(Type.Object({}), { maxItems: 0, description: `${what}: empty until a plugin serves them` });
+/** A relation to a namespace no plugin serves yet: always null. */
+export const NotServedOne = (what: string) => Type.Null({ description: `${what}: null until a plugin serves it` });
+
+/** The schemas of a workload's relations (made once every plugin is set up). */
+export function relationSchemas(cradle: Cradle) {
+  const mounts = optionalService(cradle, 'mounts');
+  const ports = optionalService(cradle, 'ports');
+  const deployments = optionalService(cradle, 'deployments');
+  return {
+    environment: Placement,
+    mounts: mounts ? Type.Array(mounts.viewSchema()) : NotServedList('mounts'),
+    ports: ports ? Type.Array(ports.viewSchema()) : NotServedList('ports'),
+    deployments: deployments ? Type.Array(deployments.viewSchema()) : NotServedList('deployments'),
+    server: NotServedOne('the remote server'),
+  };
+}
+
+/**
+ * A workload as environment and project reads list it: the peer's columns of a service
+ * (name, appName, description, createdAt, serverId, applicationStatus) under its id field, and
+ * its server (null until remote servers come). `extra`: a kind's own listed columns (icon...).
+ */
+export const workloadSummary = (idField: string, extra: TProperties = {}) => Type.Object({
+  [idField]: Type.String(),
+  name: Type.String(),
+  appName: Type.String(),
+  description: Nullable(Type.String()),
+  createdAt: Timestamp(),
+  serverId: Nullable(Type.String()),
+  applicationStatus: Type.String(),
+  ...extra,
+  server: NotServedOne('the remote server'),
+});
+
+/** The summary's fields of a workload's view. */
+export function summaryOf(view: Record<string, unknown>, summary: TObject): Record<string, unknown> {
+  return Object.fromEntries(Object.keys(summary.properties).map(k => [k, k === 'server' ? null : view[k] ?? null]));
+}
+
+/** The peer's lists of services that no kind of Berth serves yet: always empty until one registers under that key. */
+export const peerListKeys = ['compose', 'libsql'];

@@ -1,0 +1,7 @@
+// The caddy provider against the proxy contract's shared suite (its live behaviour: the domain
+// plugin's caddy-live test).
+import t from 'tap';
+import { proxyConformance } from '@berth/core/testing';
+import provider from '../src/index.ts';
+
+proxyConformance(t, provider, { invalidFile: '{"apps": ' });

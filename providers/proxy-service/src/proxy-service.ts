@@ -1,0 +1,153 @@
+// The proxy as a Swarm service, the same for every proxy provider that runs one image with a
+// config directory bind-mounted: created or updated to the wanted spec, its ports published in
+// host mode (the ingress mesh needs IPVS), on the platform network, labelled as Berth's. A
+// service of that name that is not Berth's proxy is refused and left alone.
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type Docker from 'dockerode';
+import type { ProxyEngine, ProxyServiceSettings } from '@berth/core';
+
+const SETTINGS_FILE = 'service.json';
+
+/** The service settings kept in the proxy's config directory (defaults when none were saved). */
+export async function readServiceSettings(configDir: string): Promise<ProxyServiceSettings> {
+  const file = path.join(configDir, SETTINGS_FILE);
+  const saved = existsSync(file) ? JSON.parse(await readFile(file, 'utf8')) as Partial<ProxyServiceSettings> : {};
+  return { dashboard: saved.dashboard ?? false, additionalPorts: saved.additionalPorts ?? [], env: saved.env ?? '' };
+}
+
+export async function writeServiceSettings(configDir: string, patch: Partial<ProxyServiceSettings>): Promise<ProxyServiceSettings> {
+  const next = { ...await readServiceSettings(configDir), ...patch };
+  await mkdir(configDir, { recursive: true, mode: 0o700 });
+  await writeFile(path.join(configDir, SETTINGS_FILE), `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
+  return next;
+}
+
+/** KEY=value lines → the engine's Env list (blank lines and # comments left out). */
+export function envLines(env: string): string[] {
+  return env.split('\n').map(l => l.trim()).filter(l => l && !l.startsWith('#') && /^[A-Za-z_][A-Za-z0-9_]*=/.test(l));
+}
+
+export interface ProxyServiceSpec {
+  name: string;
+  image: string;
+  args: string[];
+  env?: string[];
+  /** host path → container path */
+  binds: { source: string; target: string; readOnly?: boolean }[];
+  ports: { target: number; published: number; protocol?: 'tcp' | 'udp' | 'sctp' }[];
+}
+
+const PROXY_LABEL = 'berth.proxy';
+const SPEC_LABEL = 'berth.proxy.spec';
+
+function specOf(s: ProxyServiceSpec, engine: ProxyEngine): Record<string, unknown> {
+  const labels = { ...engine.labels, [PROXY_LABEL]: s.name };
+  return {
+    Name: s.name,
+    Labels: labels,
+    TaskTemplate: {
+      ContainerSpec: {
+        Image: s.image,
+        Args: s.args,
+        Env: s.env ?? [],
+        Labels: labels,
+        Mounts: s.binds.map(b => ({ Type: 'bind', Source: b.source, Target: b.target, ReadOnly: b.readOnly ?? false })),
+        Init: true,
+        StopGracePeriod: 2_000_000_000,
+      },
+      Networks: [{ Target: engine.network }],
+      RestartPolicy: { Condition: 'any', Delay: 1_000_000_000 },
+    },
+    Mode: { Replicated: { Replicas: 1 } },
+    // Host-mode ports cannot be held by two tasks: the old one stops first.
+    UpdateConfig: { Parallelism: 1, Order: 'stop-first' },
+    EndpointSpec: { Mode: 'dnsrr', Ports: s.ports.map(p => ({ Protocol: p.protocol ?? 'tcp', TargetPort: p.target, PublishedPort: p.published, PublishMode: 'host' })) },
+  };
+}
+
+/** Creates or updates the service (force: new tasks even when nothing changed); answers whether it changed. */
+export async function ensureProxyService(engine: ProxyEngine, s: ProxyServiceSpec, force = false): Promise<boolean> {
+  const docker = engine.docker;
+  const wanted = specOf(s, engine) as Record<string, unknown> & { Labels: Record<string, string>; TaskTemplate: Record<string, unknown> };
+  const digest = hash(JSON.stringify(wanted));
+  wanted.Labels = { ...wanted.Labels, [SPEC_LABEL]: digest };
+  const service = docker.getService(s.name);
+  const current = await service.inspect().catch((e: { statusCode?: number }) => (e.statusCode === 404 ? null : Promise.reject(e))) as
+    { Version: { Index: number }; Spec: { Labels?: Record<string, string>; TaskTemplate?: { ForceUpdate?: number } } } | null;
+  if (!current) {
+    await docker.createService(wanted as never);
+    return true;
+  }
+  if (current.Spec.Labels?.[PROXY_LABEL] !== s.name) {
+    throw new Error(`A service named ${s.name} exists on this engine and is not Berth's proxy: remove it or choose another proxy service name`);
+  }
+  if (!force && current.Spec.Labels?.[SPEC_LABEL] === digest) return false;
+  const forceUpdate = (current.Spec.TaskTemplate?.ForceUpdate ?? 0) + (force ? 1 : 0);
+  await service.update({ version: current.Version.Index, ...wanted, TaskTemplate: { ...wanted.TaskTemplate, ForceUpdate: forceUpdate } } as never);
+  return true;
+}
+
+function hash(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return h.toString(16);
+}
+
+/** The running container of the service's task on this engine, once there is one (deadline in ms). */
+export async function runningContainer(docker: Docker, name: string, deadlineMs: number): Promise<Docker.Container> {
+  const until = Date.now() + deadlineMs;
+  let last = 'no task yet';
+  for (;;) {
+    const tasks = await docker.listTasks({ filters: JSON.stringify({ service: [name], 'desired-state': ['running'] }) }) as
+      { Status?: { State?: string; Err?: string; ContainerStatus?: { ContainerID?: string } } }[];
+    const running = tasks.find(t => t.Status?.State === 'running' && t.Status.ContainerStatus?.ContainerID);
+    if (running) return docker.getContainer(running.Status!.ContainerStatus!.ContainerID!);
+    const t = tasks[0];
+    if (t) last = `task ${t.Status?.State ?? '?'}${t.Status?.Err ? `: ${t.Status.Err}` : ''}`;
+    if (Date.now() > until) throw new Error(`The proxy service ${name} did not start (${last})`);
+    await new Promise(r => setTimeout(r, 200));
+  }
+}
+
+/** Runs a command (argument array) in the container; answers its output, throws with it on a non-zero exit. */
+export async function execIn(container: Docker.Container, cmd: string[]): Promise<string> {
+  const exec = await container.exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true });
+  const stream = await exec.start({ hijack: true, stdin: false });
+  const chunks: Buffer[] = [];
+  await new Promise<void>((resolve, reject) => {
+    stream.on('data', (c: Buffer) => chunks.push(c));
+    stream.on('end', resolve);
+    stream.on('error', reject);
+  });
+  // Demultiplex the engine's framed stream (8-byte headers).
+  const raw = Buffer.concat(chunks);
+  let out = '';
+  for (let i = 0; i + 8 <= raw.length;) {
+    const size = raw.readUInt32BE(i + 4);
+    out += raw.subarray(i + 8, i + 8 + size).toString('utf8');
+    i += 8 + size;
+  }
+  const { ExitCode } = await exec.inspect();
+  if (ExitCode !== 0) throw new Error(out.trim() || `${cmd[0]} exited with ${ExitCode}`);
+  return out;
+}
+
+/** Writes the whole file then renames it into place: the proxy never reads half a file. */
+export async function writeAtomic(file: string, text: string, mode = 0o600): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+  await writeFile(`${file}.tmp`, text, { mode });
+  await rename(`${file}.tmp`, file);
+}
+
+/** Runs changes one at a time, in the order they were asked for (a failed one does not stop the next). */
+export class Serial {
+  #queue: Promise<unknown> = Promise.resolve();
+
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.#queue.then(fn, fn);
+    this.#queue = next.catch(() => {});
+    return next;
+  }
+}

@@ -1,0 +1,26 @@
+// @berth/provider-proxy-traefik: proxy provider "traefik".
+import { defineProvider, Type } from '@berth/core';
+import { TraefikProxy } from './traefik-proxy.ts';
+
+const options = Type.Object({
+  serviceName: Type.String({ pattern: '^[a-zA-Z0-9][a-zA-Z0-9_.-]*$', default: 'berth-proxy', description: 'The Swarm service name of the proxy' }),
+  acmeEmail: Type.String({ minLength: 3, default: 'test@localhost.com', description: 'Contact address of the letsencrypt resolver (the peer\'s default is a placeholder: set yours)' }),
+  acmeCa: Type.Optional(Type.String({ format: 'uri', description: 'ACME directory of the letsencrypt resolver (caServer); absent = Let\'s Encrypt' })),
+  upstreamHost: Type.Enum(['tasks', 'service'], { default: 'tasks', description: 'tasks: services are reached as http://tasks.<appName>:<port> (DNS round robin, no IPVS needed); service: http://<appName>:<port>, the service VIP, as the peer writes it' }),
+}, { additionalProperties: false });
+
+export default defineProvider({
+  contract: 'proxy',
+  id: 'traefik',
+  options,
+  create: (o, { config }) => new TraefikProxy(o as never, {
+    dataDir: config.dataDir,
+    image: config.proxyImage ?? 'traefik:v3.5',
+    httpPort: config.proxyHttpPort,
+    httpsPort: config.proxyHttpsPort,
+    // The workload kit's platform network, which Traefik's docker provider watches.
+    network: 'berth-network',
+  }),
+});
+export { TraefikProxy, TRAEFIK_DIR } from './traefik-proxy.ts';
+export * from './traefik-files.ts';

@@ -1,0 +1,6 @@
+// The traefik provider against the proxy contract's shared suite (its files: traefik-files.test.ts).
+import t from 'tap';
+import { proxyConformance } from '@berth/core/testing';
+import provider from '../src/index.ts';
+
+proxyConformance(t, provider, { invalidFile: 'http:\n  routers: [unclosed' });

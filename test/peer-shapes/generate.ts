@@ -1,0 +1,349 @@
+// Writes test/peer-shapes/reference.generated.json: the shape (field names, JSON types,
+// nullability) of each answer of the peer's API at one release, from two sources:
+//  - router+schema: the peer's table definitions at that tag (read with `git show` from a clone
+//    of its repository) joined along the relations its routers load (RETURNS below, written
+//    from reading the routers: which tables, which relations, which columns left out);
+//  - sdk: the response schemas of the published `dokploy-sdk` package (zod), for every other
+//    operation that package knows.
+// Nothing of the peer's code is copied: only names, types and nullability are kept.
+//
+//   node --experimental-strip-types test/peer-shapes/generate.ts <peer git dir> [tag] [peer-openapi.json]
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { Shape, ShapeReference } from './shape.ts';
+
+const [gitDir, tag = 'v0.30.2', openapiPath = new URL('../../../shared/reference/peer-openapi.json', import.meta.url).pathname] = process.argv.slice(2);
+if (!gitDir) {
+  console.error('usage: generate.ts <peer git dir> [tag] [peer-openapi.json]');
+  process.exit(2);
+}
+const out = new URL('./reference.generated.json', import.meta.url).pathname;
+
+// ---- the peer's tables at the tag ------------------------------------------------------------
+const SCHEMA_DIR = 'packages/server/src/db/schema';
+const git = (...args: string[]) => execFileSync('git', ['--git-dir', gitDir, ...args], { encoding: 'utf8', maxBuffer: 64 << 20 });
+
+const STRING = new Set(['text', 'varchar', 'char', 'uuid', 'encryptedText', 'timestamp', 'date', 'numeric', 'decimal']);
+const NUMBER = new Set(['integer', 'bigint', 'smallint', 'serial', 'bigserial', 'real', 'doublePrecision']);
+const JSONISH = new Set(['json', 'jsonb']);
+
+/** The text between the bracket at `open` and its match, skipping strings and comments. */
+function balanced(src: string, open: number): string {
+  const pairs: Record<string, string> = { '(': ')', '{': '}', '[': ']' };
+  const stack: string[] = [];
+  for (let i = open; i < src.length; i++) {
+    const c = src[i]!;
+    if (c === '/' && src[i + 1] === '/') { i = src.indexOf('\n', i); continue; }
+    if (c === '/' && src[i + 1] === '*') { i = src.indexOf('*/', i) + 1; continue; }
+    if (c === '"' || c === "'" || c === '`') {
+      for (i++; i < src.length && src[i] !== c; i++) if (src[i] === '\\') i++;
+      continue;
+    }
+    if (pairs[c]) stack.push(pairs[c]);
+    else if (c === stack[stack.length - 1]) {
+      stack.pop();
+      if (!stack.length) return src.slice(open + 1, i);
+    }
+  }
+  throw new Error(`unbalanced bracket at ${open}`);
+}
+
+/** Top-level `key: expression` entries of an object literal's body. */
+function entries(body: string): [string, string][] {
+  const result: [string, string][] = [];
+  let depth = 0, start = 0;
+  const push = (end: number) => {
+    const text = body.slice(start, end).replace(/^\s*(\/\/[^\n]*\n\s*)*/g, '').trim();
+    const m = /^([A-Za-z_$][\w$]*)\s*:\s*([\s\S]*)$/.exec(text);
+    if (m) result.push([m[1]!, m[2]!]);
+  };
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i]!;
+    if (c === '/' && body[i + 1] === '/') { i = body.indexOf('\n', i); if (i < 0) break; continue; }
+    if (c === '"' || c === "'" || c === '`') { for (i++; i < body.length && body[i] !== c; i++) if (body[i] === '\\') i++; continue; }
+    if ('({['.includes(c)) depth++;
+    else if (')}]'.includes(c)) depth--;
+    else if (c === ',' && depth === 0) { push(i); start = i + 1; }
+  }
+  push(body.length);
+  return result;
+}
+
+function column(expr: string, enums: Set<string>, where: string): Shape {
+  const fn = /^([A-Za-z_$][\w$]*)\s*\(/.exec(expr)?.[1] ?? '';
+  let shape: Shape;
+  if (STRING.has(fn) || enums.has(fn)) shape = { t: 'string' };
+  else if (NUMBER.has(fn)) shape = { t: 'number' };
+  else if (fn === 'boolean') shape = { t: 'boolean' };
+  else if (JSONISH.has(fn)) shape = { t: 'any' };
+  else throw new Error(`${where}: unknown column type ${fn}`);
+  if (/\.array\(\)/.test(expr)) shape = { t: 'array', items: shape };
+  if (!/\.notNull\(\)|\.primaryKey\(\)/.test(expr)) shape.null = true;
+  return shape;
+}
+
+const tables = new Map<string, Record<string, Shape>>();
+const files = git('ls-tree', '--name-only', `${tag}:${SCHEMA_DIR}`).split('\n').filter(f => f.endsWith('.ts'));
+const sources = new Map(files.map(f => [f, git('show', `${tag}:${SCHEMA_DIR}/${f}`)]));
+const enums = new Set<string>();
+for (const src of sources.values()) for (const m of src.matchAll(/export const (\w+)\s*=\s*pgEnum\(/g)) enums.add(m[1]!);
+for (const [file, src] of sources) {
+  for (const m of src.matchAll(/pgTable\(\s*"([^"]+)"\s*,\s*/g)) {
+    const open = src.indexOf('{', m.index! + m[0].length - 1);
+    const cols: Record<string, Shape> = {};
+    for (const [key, expr] of entries(balanced(src, open))) cols[key] = column(expr, enums, `${file} ${m[1]!}.${key}`);
+    tables.set(m[1]!, cols);
+  }
+}
+
+// ---- what the routers answer (written from reading them at the tag) ------------------------------
+interface Spec { table: string; omit?: string[]; pick?: string[]; with?: Record<string, Rel>; extra?: Record<string, Shape> }
+type Rel = { many: Spec } | { one: Spec; nullable?: true };
+const many = (s: Spec | string): Rel => ({ many: typeof s === 'string' ? { table: s } : s });
+const one = (s: Spec | string): Rel => ({ one: typeof s === 'string' ? { table: s } : s });
+const maybe = (s: Spec | string): Rel => ({ one: typeof s === 'string' ? { table: s } : s, nullable: true });
+
+const environmentWithProject = one({ table: 'environment', with: { project: one('project') } });
+const backups = many({ table: 'backup', with: { destination: one({ table: 'destination', omit: ['accessKey', 'secretAccessKey'] }), deployments: many('deployment') } });
+const database = (table: string, withBackups = true): Spec => ({
+  table,
+  with: { environment: environmentWithProject, mounts: many('mount'), server: maybe('server'), ...(withBackups ? { backups } : {}) },
+});
+const gitRelations = {
+  gitlab: maybe({ table: 'gitlab', omit: ['secret', 'accessToken', 'refreshToken'] }),
+  github: maybe({ table: 'github', omit: ['githubClientSecret', 'githubPrivateKey', 'githubWebhookSecret'] }),
+  bitbucket: maybe({ table: 'bitbucket', omit: ['appPassword', 'apiToken'] }),
+  gitea: maybe({ table: 'gitea', omit: ['clientSecret', 'accessToken', 'refreshToken'] }),
+};
+/** findApplicationById: the record the application router answers from most operations */
+const applicationFound: Spec = {
+  table: 'application',
+  with: {
+    environment: environmentWithProject,
+    domains: many('domain'), deployments: many('deployment'), mounts: many('mount'), redirects: many('redirect'),
+    security: many('security'), ports: many('port'), ...gitRelations,
+    server: maybe('server'), previewDeployments: many('preview_deployments'),
+    registry: maybe({ table: 'registry', omit: ['password'] }),
+    buildRegistry: maybe({ table: 'registry', omit: ['password'] }),
+    rollbackRegistry: maybe({ table: 'registry', omit: ['password'] }),
+  },
+};
+const TRUE: Shape = { t: 'boolean' };
+const TEXT: Shape = { t: 'string' };
+/** a procedure that returns nothing: tRPC answers no value */
+const VOID: Shape = { t: 'any', null: true, opt: true };
+const search = (table: string): Shape => ({ t: 'object', fields: { items: { t: 'array', items: fromSpec({ table }, table) }, total: { t: 'number' } } });
+
+const serverName = maybe({ table: 'server', pick: ['name', 'serverId'] });
+const listed = (table: string, id: string, status = 'applicationStatus', more: string[] = []): Rel =>
+  many({ table, pick: [id, 'name', 'createdAt', status, 'description', 'serverId', ...more], with: { server: serverName } });
+/** findEnvironmentById: the environment with a short entry per service */
+const environmentFound: Spec = {
+  table: 'environment',
+  pick: ['name', 'description', 'environmentId', 'isDefault', 'projectId', 'env'],
+  with: {
+    applications: listed('application', 'applicationId', 'applicationStatus', ['icon']),
+    mariadb: listed('mariadb', 'mariadbId'), mongo: listed('mongo', 'mongoId'), mysql: listed('mysql', 'mysqlId'),
+    postgres: listed('postgres', 'postgresId'), redis: listed('redis', 'redisId'),
+    compose: listed('compose', 'composeId', 'composeStatus', ['icon']), libsql: listed('libsql', 'libsqlId'),
+    project: one('project'),
+  },
+};
+
+// findEnvironmentsByProjectId and findProjectById: the peer's service columns of each workload
+const serviceColumns = ['name', 'description', 'appName', 'createdAt', 'serverId', 'applicationStatus'];
+const serverOnlyName = maybe({ table: 'server', pick: ['name'] });
+const summary = (table: string, id: string, more: string[] = [], status = 'applicationStatus'): Rel =>
+  many({ table, pick: [...serviceColumns.filter(c => c !== 'applicationStatus'), status, id, ...more], with: { server: serverOnlyName } });
+const workloadLists = {
+  applications: summary('application', 'applicationId', ['icon']),
+  mariadb: summary('mariadb', 'mariadbId'), mongo: summary('mongo', 'mongoId'), mysql: summary('mysql', 'mysqlId'),
+  postgres: summary('postgres', 'postgresId'), redis: summary('redis', 'redisId'),
+  compose: summary('compose', 'composeId', ['icon'], 'composeStatus'), libsql: summary('libsql', 'libsqlId'),
+};
+const projectTags = many({ table: 'project_tag', with: { tag: one('tag') } });
+/** project.all (owner and admin): each environment's name and id, the workloads' ids (applications' names and status too) */
+const idOnly = (table: string, id: string, more: string[] = []): Rel => many({ table, pick: [id, ...more] });
+
+/** Per operation: a table joined along relations, or a plain shape. */
+const RETURNS: Record<string, Spec | (() => Shape)> = {
+  'application.create': { table: 'application' },
+  'application.one': { ...applicationFound, extra: { hasGitProviderAccess: TRUE, unauthorizedProvider: { t: 'string', null: true } } },
+  'application.start': applicationFound,
+  'application.stop': applicationFound,
+  'application.delete': applicationFound,
+  'application.move': { table: 'application' },
+  'application.search': () => search('application'),
+  'application.readLogs': () => TEXT,
+  ...Object.fromEntries(['reload', 'redeploy', 'deploy', 'saveEnvironment', 'saveBuildType', 'saveGithubProvider', 'saveGitlabProvider',
+    'saveBitbucketProvider', 'saveGiteaProvider', 'saveDockerProvider', 'saveGitProvider', 'saveGitProdiver', 'disconnectGitProvider',
+    'update', 'refreshToken', 'clearDeployments', 'cleanQueues', 'killBuild', 'markRunning'].map(p => [`application.${p}`, () => TRUE])),
+  ...Object.fromEntries(['postgres', 'mysql', 'mariadb', 'mongo', 'redis'].flatMap(kind => {
+    const found = database(kind, kind !== 'redis');
+    return [
+      [`${kind}.create`, { table: kind }], [`${kind}.move`, { table: kind }],
+      ...['one', 'start', 'stop', 'deploy', 'saveExternalPort', 'changeStatus', 'remove'].map(p => [`${kind}.${p}`, found]),
+      ...['saveEnvironment', 'reload', 'update', 'changePassword', 'rebuild'].map(p => [`${kind}.${p}`, () => TRUE]),
+      [`${kind}.search`, () => search(kind)], [`${kind}.readLogs`, () => TEXT],
+    ];
+  })),
+  'environment.one': environmentFound,
+  'environment.byProjectId': () => ({ t: 'array', items: fromSpec({
+    table: 'environment', pick: ['name', 'description', 'environmentId', 'isDefault'], with: { ...workloadLists, project: one('project') },
+  }, 'environment.byProjectId') }),
+  'project.one': { table: 'project', with: { environments: many({ table: 'environment', with: workloadLists }), projectTags } },
+  'project.all': () => ({ t: 'array', items: fromSpec({
+    table: 'project',
+    with: {
+      environments: many({
+        table: 'environment', pick: ['name', 'environmentId', 'isDefault'],
+        with: {
+          applications: idOnly('application', 'applicationId', ['name', 'applicationStatus']),
+          mariadb: idOnly('mariadb', 'mariadbId'), mongo: idOnly('mongo', 'mongoId'), mysql: idOnly('mysql', 'mysqlId'),
+          postgres: idOnly('postgres', 'postgresId'), redis: idOnly('redis', 'redisId'),
+          compose: idOnly('compose', 'composeId', ['name', 'composeStatus']), libsql: idOnly('libsql', 'libsqlId'),
+        },
+      }),
+      projectTags,
+    },
+  }, 'project.all') }),
+  'project.create': () => ({ t: 'object', fields: { project: fromSpec({ table: 'project' }, 'project.create'), environment: fromSpec({ table: 'environment' }, 'project.create') } }),
+  'project.update': { table: 'project' },
+  'project.remove': { table: 'project' },
+  'deployment.all': () => ({ t: 'array', items: fromSpec({ table: 'deployment' }, 'deployment.all') }),
+  'deployment.allByCompose': () => ({ t: 'array', items: fromSpec({ table: 'deployment' }, 'deployment.allByCompose') }),
+  'deployment.allByServer': () => ({ t: 'array', items: fromSpec({ table: 'deployment' }, 'deployment.allByServer') }),
+  'deployment.allByType': () => ({ t: 'array', items: fromSpec({ table: 'deployment', with: { rollback: maybe('rollback') } }, 'deployment.allByType') }),
+  'environment.create': { table: 'environment' },
+  'environment.update': { table: 'environment' },
+  'environment.remove': { table: 'environment' },
+  'environment.duplicate': { table: 'environment' },
+  'sshKey.create': () => VOID,
+  'sshKey.one': { table: 'ssh-key' },
+  'sshKey.all': () => ({ t: 'array', items: fromSpec({ table: 'ssh-key' }, 'sshKey.all') }),
+  'sshKey.update': { table: 'ssh-key' },
+  'sshKey.remove': { table: 'ssh-key' },
+  'sshKey.generate': () => ({ t: 'object', fields: { privateKey: TEXT, publicKey: TEXT } }),
+  'port.create': { table: 'port' },
+  'port.one': { table: 'port', with: { application: one({ table: 'application', pick: ['applicationId'] }) } },
+  'port.update': { table: 'port' },
+  'port.delete': { table: 'port' },
+  'mounts.create': { table: 'mount' },
+  'mounts.one': { table: 'mount' },
+  'mounts.update': { table: 'mount' },
+  'mounts.remove': { table: 'mount' },
+  'deployment.readLogs': () => TEXT,
+  'deployment.removeDeployment': { table: 'deployment' },
+  'deployment.killProcess': () => VOID,
+  'user.haveRootAccess': () => TRUE,
+  'user.generateToken': () => TEXT,
+  'user.deleteApiKey': () => TRUE,
+  'organization.create': { table: 'organization' },
+  'organization.one': { table: 'organization' },
+  'organization.update': { table: 'organization' },
+  // the peer answers the database driver's result of the delete; the SDK, the organization as it was
+  'organization.delete': { table: 'organization' },
+  'organization.inviteMember': { table: 'invitation' },
+  'organization.allInvitations': () => ({ t: 'array', items: fromSpec({ table: 'invitation' }, 'organization.allInvitations') }),
+  // the database driver's result of the delete
+  'organization.removeInvitation': () => ({ t: 'any' }),
+  'project.search': () => ({ t: 'object', fields: { items: { t: 'array', items: fromSpec({ table: 'project', pick: ['projectId', 'name', 'description', 'createdAt', 'organizationId', 'env'] }, 'project.search') }, total: { t: 'number' } } }),
+  'environment.search': () => ({ t: 'object', fields: { items: { t: 'array', items: fromSpec({ table: 'environment', pick: ['environmentId', 'name', 'description', 'createdAt', 'env', 'projectId', 'isDefault'] }, 'environment.search') }, total: { t: 'number' } } }),
+  'project.duplicate': { table: 'project' },
+  'organization.setDefault': () => ({ t: 'object', fields: { success: TRUE } }),
+  'organization.active': () => ({ ...fromSpec({ table: 'organization' }, 'organization.active'), null: true }),
+  'application.cancelDeployment': () => ({ t: 'object', fields: { success: TRUE, message: TEXT } }),
+  'user.one': { table: 'member', with: { user: one('user') } },
+  'user.all': () => ({ t: 'array', items: fromSpec({ table: 'member', with: { user: one('user') } }, 'user.all') }),
+  'organization.updateMemberRole': () => TRUE,
+  'user.get': {
+    table: 'member',
+    with: {
+      user: one({
+        table: 'user',
+        pick: ['id', 'firstName', 'lastName', 'email', 'image', 'allowImpersonation', 'twoFactorEnabled', 'stripeCustomerId',
+          'stripeSubscriptionId', 'serversQuantity', 'isEnterpriseCloud', 'sendInvoiceNotifications'],
+        with: { apiKeys: many({ table: 'apikey', pick: ['id', 'name', 'prefix', 'enabled', 'expiresAt', 'createdAt'] }) },
+      }),
+    },
+  },
+  'mounts.listByServiceId': () => ({ t: 'array', items: fromSpec({ table: 'mount' }, 'mounts.listByServiceId') }),
+  // the engine's own mount entries of the running container
+  'mounts.allNamedByApplicationId': () => ({ t: 'array', items: { t: 'any' } }),
+  'settings.getOpenApiDocument': () => ({ t: 'object' }),
+};
+function fromSpec(spec: Spec, where: string): Shape {
+  const cols = tables.get(spec.table);
+  if (!cols) throw new Error(`${where}: no table ${spec.table}`);
+  const fields: Record<string, Shape> = {};
+  for (const [name, shape] of Object.entries(cols)) {
+    if (spec.omit?.includes(name) || (spec.pick && !spec.pick.includes(name))) continue;
+    fields[name] = structuredClone(shape);
+  }
+  for (const [name, rel] of Object.entries(spec.with ?? {})) {
+    if ('many' in rel) fields[name] = { t: 'array', items: fromSpec(rel.many, `${where}.${name}`) };
+    else fields[name] = { ...fromSpec(rel.one, `${where}.${name}`), ...(rel.nullable ? { null: true as const } : {}) };
+  }
+  Object.assign(fields, structuredClone(spec.extra ?? {}));
+  return { t: 'object', fields };
+}
+
+// ---- the SDK's response schemas --------------------------------------------------------------
+const require = createRequire(new URL('../package.json', import.meta.url));
+const sdkVersion: string = JSON.parse(readFileSync(require.resolve('dokploy-sdk/package.json'), 'utf8')).version;
+const sdkOps: Record<string, any> = await import('dokploy-sdk/models/operations');
+const sdkModels: Record<string, any> = await import('dokploy-sdk/models');
+const isError = (z: any): boolean => z === sdkModels.ErrorT$inboundSchema || (z._def.typeName === 'ZodLazy' && isError(z._def.getter()));
+
+function fromZod(z: any, seen = 0): Shape {
+  if (seen > 12) return { t: 'any' };
+  const d = z._def;
+  switch (d.typeName) {
+    case 'ZodOptional': return { ...fromZod(d.innerType, seen + 1), opt: true };
+    case 'ZodNullable': return { ...fromZod(d.innerType, seen + 1), null: true };
+    case 'ZodDefault': return fromZod(d.innerType, seen + 1);
+    case 'ZodLazy': return fromZod(d.getter(), seen + 1);
+    case 'ZodEffects': return fromZod(d.schema, seen + 1);
+    case 'ZodPipeline': return fromZod(d.in, seen + 1);
+    case 'ZodString': case 'ZodEnum': case 'ZodNativeEnum': case 'ZodDate': return { t: 'string' };
+    case 'ZodLiteral': return { t: typeof d.value === 'number' ? 'number' : typeof d.value === 'boolean' ? 'boolean' : 'string' };
+    case 'ZodNumber': case 'ZodBigInt': return { t: 'number' };
+    case 'ZodBoolean': return { t: 'boolean' };
+    case 'ZodArray': return { t: 'array', items: fromZod(d.type, seen + 1) };
+    case 'ZodRecord': return { t: 'object' };
+    case 'ZodObject': return { t: 'object', fields: Object.fromEntries(Object.entries(d.shape()).map(([k, v]) => [k, fromZod(v, seen + 1)])) };
+    default: return { t: 'any' };
+  }
+}
+
+/** The SDK's answer for `router.procedure`: its response union less the error member. */
+function sdkShape(op: string): Shape | undefined {
+  const pascal = op.split('.').map(p => p.charAt(0).toUpperCase() + p.slice(1)).join('');
+  const response = sdkOps[`${pascal}Response$inboundSchema`];
+  if (!response) return undefined;
+  const options: any[] = response._def.typeName === 'ZodUnion' ? response._def.options : [response];
+  const body = options.find(o => !isError(o));
+  return body ? fromZod(body) : undefined;
+}
+
+// Operations whose SDK name lacks an answer but whose peer answer is plain.
+const peerOps: string[] = Object.keys(JSON.parse(readFileSync(openapiPath, 'utf8')).paths).map(p => p.replace(/^\//, '')).sort();
+const reference: ShapeReference = {
+  $generated: `GENERATED by test/peer-shapes/generate.ts from the peer at ${tag} and dokploy-sdk ${sdkVersion} — do not edit; run the generator again.`,
+  peer: tag,
+  sdk: sdkVersion,
+  operations: {},
+  unknown: [],
+};
+for (const op of peerOps) {
+  const spec = RETURNS[op];
+  if (spec) reference.operations[op] = { source: 'router+schema', shape: typeof spec === 'function' ? spec() : fromSpec(spec, op) };
+  else {
+    const shape = sdkShape(op);
+    if (shape) reference.operations[op] = { source: 'sdk', shape };
+    else reference.unknown.push(op);
+  }
+}
+writeFileSync(out, JSON.stringify(reference, null, 1) + '\n');
+console.log(`${out}: ${Object.keys(reference.operations).length} operations, ${reference.unknown.length} unknown`);

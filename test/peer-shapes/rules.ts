@@ -1,0 +1,100 @@
+// What the shape test accepts beyond the peer's shapes, each with its reason. Everything not
+// listed here that differs from test/peer-shapes/reference.generated.json fails the test.
+
+/** Fields Berth answers beyond the peer's, by name (anywhere in an answer), with why. */
+export const ALLOWED_EXTRA: Record<string, string> = {
+  organizationId: 'Berth records carry their organization (workloads, deployments): confinement is checked on the record itself',
+  internalConnectionUrl: 'database `one`: the URL other workloads reach the database at',
+  externalConnectionUrl: 'database `one`: the URL from outside through the external port (null without one)',
+  targetType: 'deployments: what the deployment belongs to (any registered kind or target)',
+  targetId: 'deployments: the id of what it belongs to',
+  action: 'deployments: what the job does (deploy, start, stop, ...)',
+  startedAt: 'deployments: when the job started running (the peer has only createdAt)',
+  finishedAt: 'deployments: when the job ended (the peer has only createdAt)',
+  backups: 'database `one`: every kind lists its backups (the peer\'s redis has no such relation); empty until backups come',
+  invitationId: 'invitations: the id also under invitationId (as organization.removeInvitation takes it)',
+  defaultRole: 'organizations: a column of the peer at v0.30.2 that the older dokploy-sdk schemas (organization.all) do not list',
+  isDefault: 'environments: a column of the peer at v0.30.2 that the older dokploy-sdk schemas do not list',
+};
+
+/** Berth's deployments answer the id field of every registered kind (`postgresId`, ...), as the older peer did. */
+export const isKindIdField = (name: string, kindIdFields: string[]) => kindIdFields.includes(name);
+
+/** Fields Berth answers beyond the peer's in one operation only (anywhere in its answer), with why. */
+export const ALLOWED_EXTRA_IN: Record<string, { fields: string[]; reason: string }> = {
+  'environment.one': { fields: ['createdAt', 'appName'], reason: 'environment reads share one shape: the environment\'s createdAt, and each workload\'s appName as the peer\'s byProjectId and project.one list it' },
+  'environment.byProjectId': { fields: ['createdAt', 'env', 'projectId'], reason: 'environment reads answer every field of the environment' },
+  'project.all': {
+    fields: ['createdAt', 'description', 'env', 'projectId', 'name', 'appName', 'server', 'serverId', 'applicationStatus', 'icon'],
+    reason: 'project.all lists each environment and workload as project.one does (the peer lists fewer of their fields here)',
+  },
+  'organization.inviteMember': { fields: ['token'], reason: 'the invitation\'s token, shown once: Berth sends no email (the peer mails a link)' },
+  'user.get': { fields: ['createdAt', 'updatedAt'], reason: 'Berth answers the same user fields in user.get as in user.one' },
+  'project.duplicate': { fields: ['environments', 'projectTags'], reason: 'Berth answers the new project with its copied environments, as project.one does (the peer answers the row)' },
+};
+
+/** Fields of the peer Berth does not answer, by `operation field` (or `* field`), with why. */
+export const ALLOWED_MISSING: Record<string, string> = {
+  '* privateKey': 'an SSH private key is never answered by Berth (secrets are sealed; the peer answers it in sshKey.one/all)',
+  '* inviterId': 'Berth does not record who sent an invitation',
+  '* teamId': 'teams are not served (the peer\'s members and invitations may belong to one)',
+  // user.one: the peer's full user row carries its admin panel's and licensing fields.
+  ...Object.fromEntries(['banned', 'banReason', 'banExpires', 'bookmarkedTemplates', 'createdAt2', 'emailVerified', 'enableEnterpriseFeatures', 'enablePaidFeatures',
+    'expirationDate', 'isRegistered', 'isValidEnterpriseLicense', 'licenseKey', 'role', 'trustedOrigins']
+    .flatMap(f => ['user.one', 'user.all'].map(op => [`${op} ${f}`, 'the peer\'s admin-panel, template and licensing fields of a user are not served']))),
+};
+
+/**
+ * Operations whose answer differs from the peer's by design, with why. Their answers are
+ * still checked against Berth's own declared schema by the transport; the shape test reports
+ * the differences as comments.
+ */
+export const DEVIATIONS: Record<string, string> = {
+  'user.generateToken': 'the peer answers the placeholder string "token"; Berth answers a real bearer token ({token})',
+  'application.deploy': 'runs are queued durably: deploy answers the queued deployment (DESIGN.md), the peer answers true',
+  'application.redeploy': 'runs are queued durably and answer the queued deployment; the peer answers true',
+  'application.reload': 'runs are queued durably and answer the queued deployment; the peer answers true',
+  'application.start': 'runs are queued durably and answer the queued deployment; the peer answers the record',
+  'application.stop': 'runs are queued durably and answer the queued deployment; the peer answers the record',
+};
+/** Database kinds: the same runs, the same reason. */
+export const RUNS_OF_DATABASES = ['deploy', 'start', 'stop', 'reload', 'rebuild'];
+export const DATABASE_RUN_REASON = 'runs are queued durably and answer the queued deployment; the peer answers the record or true';
+
+/** Operations Berth serves that the peer (v0.30.2) does not have, with why. */
+export const BERTH_ONLY: Record<string, string> = {
+  ...Object.fromEntries(['createAdmin', 'createUser', 'login', 'get', 'logout', 'update', 'generateToken', 'one', 'updateByAdmin',
+    'generate2FASecret', 'verify2FASetup', 'verifyLogin2FA', 'disable2FA', 'verifyToken'].map(p => [`auth.${p}`, 'the older API variant\'s accounts and sessions (bearer tokens)'])),
+  'application.saveGitProdiver': 'the older variant\'s spelling of saveGitProvider',
+  'user.getApiKeys': 'lists the caller\'s API keys (the peer lists them inside user.get)',
+  'deployment.one': 'one deployment record, for following a queued run',
+  'auth.generateRecoveryCodes': 'one-time recovery codes for two-factor login (the peer has none)',
+};
+
+/**
+ * Served operations of the peer whose answer the reference does not know yet (their routers
+ * answer joins not derived in the generator), with why. The test fails if this list is not
+ * exactly the served operations without a reference, so it only shrinks.
+ */
+export const NO_REFERENCE: Record<string, string> = Object.fromEntries([
+  'deployment.allCentralized', 'deployment.queueList', 'user.createApiKey', 'user.createUserWithCredentials', 'user.remove', 'user.update',
+].map(op => [op, 'the peer\'s answer (member, API key and queue joins) is not derived by the generator yet']));
+
+/**
+ * Relations of namespaces Berth does not serve yet: declared as always-empty lists or always
+ * null, so their items' fields are not compared until their plugins come.
+ */
+export const NOT_SERVED: Record<string, string> = Object.fromEntries([
+  'domains', 'redirects', 'security', 'previewDeployments', 'backups', 'compose', 'libsql', 'projectTags', 'rollback',
+  'github', 'gitlab', 'bitbucket', 'gitea', 'server', 'registry', 'buildRegistry', 'rollbackRegistry',
+].map(name => [name, 'its namespace has no plugin yet']));
+
+/**
+ * Where dokploy-sdk 0.2.0 (generated from an older peer) rejects the answer of the peer at
+ * v0.30.2 itself: Berth answers as the peer at v0.30.2 does, and the SDK test expects exactly
+ * these rejections.
+ */
+export const SDK_REJECTS_PEER: Record<string, string> = {
+  ...Object.fromEntries(['postgres', 'mysql', 'mariadb', 'mongo'].map(kind => [`${kind}.create`, 'the SDK expects true; the peer at v0.30.2 answers the new record'])),
+  'environment.one': 'the SDK expects every column of each workload in the lists; the peer at v0.30.2 lists a summary of each',
+};

@@ -1,0 +1,120 @@
+// One walk through the operations Berth serves that need no engine run: records of every
+// namespace made, read, changed and removed. The shape test drives it with Berth's own client
+// (and checks each real reply against the peer's shape); the SDK test drives it with the
+// published dokploy-sdk (and checks that the SDK accepts each reply).
+
+/** Performs one operation; answers the reply's body (throws on a non-200). */
+export type Call = (op: string, input: Record<string, unknown>) => Promise<any>;
+
+export interface ScenarioOptions {
+  /** the database kinds the registry serves, with whether their create takes databaseName/databaseUser */
+  databases: { kind: string; idField: string; databaseName: boolean; databaseUser: boolean; databaseRootPassword: boolean }[];
+  /** a host port nothing listens on */
+  port: number;
+  /** makes names unique on the shared engine */
+  suffix: string;
+  userId: string;
+  organizationId: string;
+}
+
+export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
+  const { project, environment } = await call('project.create', { name: `shapes ${o.suffix}`, description: 'peer shapes' });
+  const projectId = project.projectId;
+  const environmentId = environment.environmentId;
+  await call('project.one', { projectId });
+  await call('project.all', {});
+  await call('project.update', { projectId, description: 'peer shapes, changed' });
+
+  const staging = await call('environment.create', { projectId, name: 'staging', description: 'second' });
+  await call('environment.one', { environmentId: staging.environmentId });
+  await call('environment.byProjectId', { projectId });
+  await call('environment.update', { environmentId: staging.environmentId, description: 'second, changed' });
+  const qa = await call('environment.duplicate', { environmentId: staging.environmentId, name: 'qa' });
+
+  const app = await call('application.create', { name: 'web', environmentId, appName: `shape-web-${o.suffix}` });
+  const applicationId = app.applicationId;
+  await call('application.saveEnvironment', { applicationId, env: 'GREETING=hello', buildArgs: null, buildSecrets: null, createEnvFile: true });
+  await call('application.saveBuildType', { applicationId, buildType: 'dockerfile', dockerfile: 'Dockerfile', dockerContextPath: null, dockerBuildStage: null, herokuVersion: null, railpackVersion: null, publishDirectory: null, isStaticSpa: null });
+  await call('application.saveGitProvider', { applicationId, customGitUrl: 'https://example.com/me/web.git', customGitBranch: 'main', customGitBuildPath: '/', customGitSSHKeyId: null, watchPaths: null, enableSubmodules: false });
+  await call('application.saveGithubProvider', { applicationId, repository: 'web', owner: 'me', branch: 'main', buildPath: '/', githubId: null, triggerType: 'push', watchPaths: null, enableSubmodules: false });
+  await call('application.saveGitlabProvider', { applicationId, gitlabRepository: 'web', gitlabOwner: 'me', gitlabBranch: 'main', gitlabBuildPath: '/', gitlabId: null, gitlabProjectId: null, gitlabPathNamespace: 'me/web', watchPaths: null, enableSubmodules: false });
+  await call('application.saveBitbucketProvider', { applicationId, bitbucketRepository: 'web', bitbucketRepositorySlug: 'web', bitbucketOwner: 'me', bitbucketBranch: 'main', bitbucketBuildPath: '/', bitbucketId: null, watchPaths: null, enableSubmodules: false });
+  await call('application.saveGiteaProvider', { applicationId, giteaRepository: 'web', giteaOwner: 'me', giteaBranch: 'main', giteaBuildPath: '/', giteaId: null, watchPaths: null, enableSubmodules: false });
+  await call('application.disconnectGitProvider', { applicationId });
+  await call('application.saveDockerProvider', { applicationId, dockerImage: 'berth-test/busybox:1', username: null, password: null, registryUrl: null });
+  await call('application.update', { applicationId, description: 'the web', memoryLimit: '256m' });
+  await call('application.refreshToken', { applicationId });
+  await call('application.markRunning', { applicationId });
+  await call('application.one', { applicationId });
+  await call('application.search', { q: 'web' });
+  await call('application.cleanQueues', { applicationId });
+  await call('application.clearDeployments', { applicationId });
+  await call('application.cancelDeployment', { applicationId });
+
+  const port = await call('port.create', { applicationId, publishedPort: o.port, targetPort: 80, protocol: 'tcp', publishMode: 'host' });
+  await call('port.one', { portId: port.portId });
+  await call('port.update', { portId: port.portId, publishedPort: o.port, targetPort: 8080, protocol: 'tcp', publishMode: 'host' });
+
+  const mount = await call('mounts.create', { type: 'volume', volumeName: `shape-data-${o.suffix}`, mountPath: '/data', serviceId: applicationId, serviceType: 'application' });
+  await call('mounts.one', { mountId: mount.mountId });
+  await call('mounts.update', { mountId: mount.mountId, mountPath: '/var/data' });
+  await call('mounts.listByServiceId', { serviceId: applicationId, serviceType: 'application' });
+  await call('application.one', { applicationId });
+  await call('deployment.all', { applicationId });
+  await call('deployment.allByType', { id: applicationId, type: 'application' });
+  await call('mounts.remove', { mountId: mount.mountId });
+  await call('port.delete', { portId: port.portId });
+  await call('application.move', { applicationId, targetEnvironmentId: staging.environmentId });
+  await call('environment.one', { environmentId: staging.environmentId });
+
+  for (const db of o.databases) {
+    const created = await call(`${db.kind}.create`, {
+      name: `${db.kind} shapes`, appName: `shape-${db.kind}-${o.suffix}`, environmentId, databasePassword: 'Secret_pw-1', dockerImage: 'berth-test/redis:1',
+      ...(db.databaseName ? { databaseName: 'app' } : {}), ...(db.databaseUser ? { databaseUser: 'appuser' } : {}),
+      ...(db.databaseRootPassword ? { databaseRootPassword: 'Root_pw-1' } : {}),
+    });
+    const id = { [db.idField]: created[db.idField] };
+    await call(`${db.kind}.one`, id);
+    await call(`${db.kind}.update`, { ...id, description: 'changed' });
+    await call(`${db.kind}.saveEnvironment`, { ...id, env: 'TZ=UTC' });
+    await call(`${db.kind}.saveExternalPort`, { ...id, externalPort: null });
+    await call(`${db.kind}.changeStatus`, { ...id, applicationStatus: 'idle' });
+    await call(`${db.kind}.move`, { ...id, targetEnvironmentId: staging.environmentId });
+    await call(`${db.kind}.search`, { q: 'shapes' });
+    await call(`${db.kind}.remove`, id);
+  }
+
+  const generated = await call('sshKey.generate', { type: 'ed25519' });
+  await call('sshKey.create', { name: `shapes ${o.suffix}`, description: null, privateKey: generated.privateKey, publicKey: generated.publicKey, organizationId: o.organizationId });
+  const keys = await call('sshKey.all', {});
+  const key = keys.find((k: { name: string }) => k.name === `shapes ${o.suffix}`);
+  await call('sshKey.one', { sshKeyId: key.sshKeyId });
+  await call('sshKey.update', { sshKeyId: key.sshKeyId, description: 'changed' });
+  await call('sshKey.remove', { sshKeyId: key.sshKeyId });
+
+  await call('user.get', {});
+  await call('user.one', { userId: o.userId });
+  await call('user.haveRootAccess', {});
+  await call('organization.all', {});
+  const organization = await call('organization.create', { name: `shapes ${o.suffix}` });
+  await call('organization.one', { organizationId: organization.id ?? organization.organizationId });
+  await call('organization.update', { organizationId: organization.id ?? organization.organizationId, name: `shapes ${o.suffix} changed` });
+  await call('organization.active', {});
+  await call('organization.delete', { organizationId: organization.id ?? organization.organizationId });
+
+  await call('application.delete', { applicationId });
+  await call('environment.remove', { environmentId: qa.environmentId });
+  await call('environment.remove', { environmentId: staging.environmentId });
+  await call('project.remove', { projectId });
+}
+
+/** The scenario's database kinds, with the create fields their schema takes. */
+export function scenarioDatabases(doc: any, kinds: { kind: string; idField: string }[]): ScenarioOptions['databases'] {
+  return kinds.filter(k => k.kind !== 'application' && doc.paths[`/${k.kind}.create`]).map(k => {
+    const props = doc.paths[`/${k.kind}.create`].post.requestBody.content['application/json'].schema.properties;
+    return { kind: k.kind, idField: k.idField, databaseName: 'databaseName' in props, databaseUser: 'databaseUser' in props, databaseRootPassword: 'databaseRootPassword' in props };
+  });
+}
+
+export const uniqueSuffix = () => Math.random().toString(36).slice(2, 8);
+
