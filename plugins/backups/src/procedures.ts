@@ -54,7 +54,8 @@ export const destinationProcedures = (destinations: DestinationService): Procedu
 
 export const backupProcedures = (backups: BackupService) => (): Procedure[] => {
   const kinds = backups.kinds();
-  const { CreateInput, UpdateInput, BackupView, RestoreInput } = backupSchemas(kinds.map(k => ({ kind: k.kind, idField: k.idField })));
+  const { CreateInput, UpdateInput, RestoreInput } = backupSchemas(kinds.map(k => ({ kind: k.kind, idField: k.idField })));
+  const BackupView = backups.viewSchema();
   return [
     backup.mutation('create', {
       summary: 'Schedule backups of a database to a destination',

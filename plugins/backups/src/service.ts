@@ -2,12 +2,12 @@
 // their cron validated), manual runs, the file listing of a destination (with what Berth
 // recorded of each file) and restores, which are queued as jobs of target type "restore".
 import { CronExpressionParser } from 'cron-parser';
-import { badRequest, iso, notFound, type DeploymentService, type EntityManager, type SecretBox } from '@berth/core';
+import { badRequest, iso, notFound, type DeploymentService, type EntityManager, type SecretBox, type TSchema } from '@berth/core';
 import { generateAppName, type WorkloadKind, type WorkloadRegistry } from '@berth/plugin-workloads';
 import { Backup, BackupFile, Destination, Restore, type BackupRow } from './entities.ts';
 import type { DestinationService } from './destinations.ts';
 import type { BackupRunner } from './runner.ts';
-import type { BackupCreate, BackupFileViewT, BackupUpdate, RestoreRequest } from './schemas.ts';
+import { backupSchemas, type BackupCreate, type BackupFileViewT, type BackupUpdate, type RestoreRequest } from './schemas.ts';
 
 export const RESTORE_TARGET = 'restore';
 
@@ -181,6 +181,12 @@ export class BackupService {
       title: `Restore ${input.backupFile}`, description: `into ${kind.label} ${workload.appName} (database ${input.databaseName})`,
     }, em);
     return { deploymentId: deployment.deploymentId, restoreId: restore.restoreId, status: deployment.status };
+  }
+
+  #viewSchema: TSchema | undefined;
+  /** The schema of backup.one's answer (the kinds' id fields are known once every plugin is set up). */
+  viewSchema(): TSchema {
+    return this.#viewSchema ??= backupSchemas(this.kinds().map(k => ({ kind: k.kind, idField: k.idField }))).BackupView;
   }
 
   /** The workload's backups, as backup.one answers them, oldest first. */

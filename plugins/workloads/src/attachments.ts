@@ -58,6 +58,8 @@ export interface BackupDirectory {
   removeForWorkload(kind: string, id: string, em: EntityManager): Promise<void>;
   /** The workload's backups as `<kind>.one` lists them (backup.one's fields), oldest first. */
   viewsFor(kind: string, id: string, em: EntityManager): Promise<Record<string, unknown>[]>;
+  /** The schema of one of those views (made once every plugin is set up). */
+  viewSchema(): TSchema;
 }
 
 /** Registered as `domains` by the domain plugin: what a workload serves through the proxy. */
