@@ -42,6 +42,8 @@ export const ConfigSchema = Type.Object({
   deploymentsKept: Type.Integer({ minimum: 1, maximum: 1000, default: 10, description: 'Deployments (records and logs) kept per workload; older ones are removed (env BERTH_DEPLOYMENTS_KEPT)' }),
   staticImage: Type.String({ minLength: 1, default: 'nginx:alpine', description: 'Web-server image of the static builder: it serves the files copied to /usr/share/nginx/html unless staticRoot says otherwise (env BERTH_STATIC_IMAGE)' }),
   staticRoot: Type.String({ pattern: '^/[A-Za-z0-9._/-]*$', default: '/usr/share/nginx/html', description: 'Directory inside staticImage that the web server serves (env BERTH_STATIC_ROOT)' }),
+  backupVerify: Type.Enum(['always', 'never'], { default: 'always', description: 'After each backup, restore it into a throwaway container of the same kind and record the driver\'s check with the file (env BERTH_BACKUP_VERIFY)' }),
+  backupTickSeconds: Type.Integer({ minimum: 1, maximum: 3600, default: 60, description: 'How often backup schedules are checked; a backup runs at the first check after its cron time (env BERTH_BACKUP_TICK)' }),
   hostAccess: Type.Object({
     bindMountRoots: Type.Array(Type.String({ pattern: '^/' }), { default: [], description: 'Host directories below which the instance owner may bind mount (symlinks resolved; never Berth\'s data or install directory or a parent of them); empty = no bind mounts' }),
     hostNetworks: Type.Boolean({ default: false, description: 'Let the instance owner attach workloads to the host, ingress and none networks' }),
@@ -81,6 +83,8 @@ export const envNames: Record<ConfigKey, string> = {
   deploymentsKept: 'BERTH_DEPLOYMENTS_KEPT',
   staticImage: 'BERTH_STATIC_IMAGE',
   staticRoot: 'BERTH_STATIC_ROOT',
+  backupVerify: 'BERTH_BACKUP_VERIFY',
+  backupTickSeconds: 'BERTH_BACKUP_TICK',
   hostAccess: 'BERTH_HOST_ACCESS',
   proxy: 'BERTH_PROXY',
   proxyImage: 'BERTH_PROXY_IMAGE',

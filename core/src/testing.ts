@@ -268,3 +268,4 @@ export async function deploymentFinished(client: Client, deploymentId: string, o
     return done ? res.body as Record<string, any> : undefined;
   }, { timeout: o.timeout ?? 240_000, interval: 100 });
 }
+export * from './testing-storage.ts';

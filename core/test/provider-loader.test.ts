@@ -15,6 +15,7 @@ t.test('the built-in providers come from the package.json of providers/, librari
     'database.mariadb', 'database.mongo', 'database.mysql', 'database.postgres', 'database.redis',
     'proxy.caddy', 'proxy.traefik',
     'source.docker', 'source.git',
+    'storage.local', 'storage.s3',
   ]);
 });
 

@@ -56,10 +56,23 @@ export interface DatabaseDriver {
   connectionUrl(c: DatabaseCredentials, host: string, port: number): string;
   /** Changes the password inside the running database (the record and the service env are updated by the caller); 'root' only where fields.databaseRootPassword. */
   changePasswordCommand(c: DatabaseCredentials, newPassword: string, account?: PasswordAccount): ContainerCommand;
+  /** The suffix of `backup.manualBackup<Suffix>` when it is not the kind capitalised (the peer spells mysql's "MySql"). */
+  readonly backupProcedureSuffix?: string;
   /** Writes a dump of the database to stdout (for backups). */
   dumpCommand(c: DatabaseCredentials): ContainerCommand;
-  /** Reads a dump from stdin and restores it (for restores). */
+  /** A marker the dump program may append after the dump (redis-cli --rdb - after a diskless sync): dropped when the last `bytes` match `pattern`. */
+  readonly dumpTrailer?: { bytes: number; pattern: RegExp };
+  /** Prints what a restored copy holds, one line per table (name, tab, exact row count), for the check after each backup; absent = the restore exiting 0 is the check. */
+  inventoryCommand?(c: DatabaseCredentials): ContainerCommand;
+  /** Reads a dump from stdin and restores it (for restores); kinds with offlineRestore may throw. */
   restoreCommand(c: DatabaseCredentials): ContainerCommand;
+  /**
+   * For kinds whose running server cannot take a dump (redis): the file the dump becomes below the
+   * data path, what to delete there first and small files to write beside it; a restore stops the
+   * service, writes them into the data volume from a helper container of the same image (owned
+   * like the data path), and starts the service again.
+   */
+  readonly offlineRestore?: { file: string; remove: string[]; files?: Record<string, string> };
 }
 
 declare module '../provider.ts' {

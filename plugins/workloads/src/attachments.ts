@@ -52,6 +52,16 @@ export interface PortDirectory {
   removeForApplication(applicationId: string, em: EntityManager): Promise<void>;
 }
 
+/** Registered as `backupDirectory` by the backups plugin. */
+export interface BackupDirectory {
+  /** Deletes the workload's backup records (when the workload is deleted); the files stay in their destinations. */
+  removeForWorkload(kind: string, id: string, em: EntityManager): Promise<void>;
+  /** The workload's backups as `<kind>.one` lists them (backup.one's fields), oldest first. */
+  viewsFor(kind: string, id: string, em: EntityManager): Promise<Record<string, unknown>[]>;
+  /** The schema of one of those views (made once every plugin is set up). */
+  viewSchema(): TSchema;
+}
+
 /** Registered as `domains` by the domain plugin: what a workload serves through the proxy. */
 export interface DomainDirectory {
   /** Deletes the workload's domains, redirects and basic-auth users and takes its routes off the proxy (when the workload is deleted). */
@@ -60,6 +70,8 @@ export interface DomainDirectory {
 
 declare module '@berth/core' {
   interface Cradle {
+    /** From the backups plugin (absent when it is disabled). */
+    backupDirectory: BackupDirectory;
     /** From the domain plugin (absent when it is disabled). */
     domains: DomainDirectory;
     /** From the mounts plugin (absent when it is disabled). */

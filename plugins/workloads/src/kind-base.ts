@@ -75,6 +75,7 @@ export abstract class RecordKind<Row extends object> implements WorkloadKind {
     await this.removeFromHost(row, options);
     await rm(this.filesDir(row), { recursive: true, force: true });
     await optionalService(cradle, 'mounts')?.removeForService(this.kind, workload.id, em);
+    await optionalService(cradle, 'backupDirectory')?.removeForWorkload(this.kind, workload.id, em);
     if (this.capabilities.domains) await optionalService(cradle, 'domains')?.removeForService(workload, em);
     await this.removeAttachments(row, em);
     await deployments?.removeFor(this.kind, workload.id, em, { includeActive: true });

@@ -1,9 +1,9 @@
 // What workload plugins (application, the database kinds, compose, a third party's kind) use
 // of the kit.
-export { WorkloadRegistry, type WorkloadKind, type WorkloadCapabilities, type WorkloadRef, type RemoveOptions } from './registry.ts';
+export { WorkloadRegistry, type WorkloadKind, type WorkloadCapabilities, type WorkloadRef, type RemoveOptions, type BackupSource, type BackupIo } from './registry.ts';
 export { PLATFORM_NETWORK, type ContainerHosts } from './container-hosts.ts';
 export type { WorkloadService, ServiceMount, ServicePort, SwarmHealthCheck, SwarmRestartPolicy, SwarmPlacement, SwarmUpdateConfig, SwarmMode, SwarmNetwork } from './services.ts';
-export { type MountRecord, type PortRecord, type MountDirectory, type PortDirectory, type DomainDirectory } from './attachments.ts';
+export { type MountRecord, type PortRecord, type MountDirectory, type PortDirectory, type BackupDirectory, type DomainDirectory } from './attachments.ts';
 export { HostPorts, type PortHold, type PortHolder } from './host-ports.ts';
 export { parseEnv, resolveEnv, toEnvList, ENV_KEY, type SharedEnv } from './swarm/env.ts';
 export { parseMemory, parseCpu } from './swarm/resources.ts';
@@ -11,7 +11,7 @@ export { toServiceSpec, checkServiceName, checkImage, SERVICE_NAME, IMAGE_REFERE
 export { SwarmRunner, SwarmTaskError, deployService, scaleService, restartService, removeService, serviceExists, serviceTasks, serviceLogs, type SwarmRunnerOptions, type Owned, type RegistryAuth, type WaitOptions, type DeployOptions, type DeployResult, type TaskSummary, type LogOptions } from './swarm/runner.ts';
 export { swarmSettingFields, swarmSettingsToService, swarmResourceAnswers, answerSwarmSettings, type SwarmSettingKey } from './swarm/settings.ts';
 export { ensureImage, type ImageIo } from './swarm/images.ts';
-export { execIn, type ExecResult } from './swarm/exec.ts';
+export { execIn, execStream, type ExecResult, type StreamIo } from './swarm/exec.ts';
 export { bindDatabaseKind } from './databases/plugin.ts';
 export { dataVolumeOf } from './databases/volumes.ts';
 export { WorkloadLifecycle, type LifecycleRecord, type Engine } from './lifecycle.ts';

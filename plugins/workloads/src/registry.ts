@@ -3,6 +3,7 @@
 // supports, how its records are found, listed and removed, and its deployer — and every list
 // of kinds elsewhere (deployment targets, mounts' owners, environment views, appName checks,
 // cascading deletes) is derived from here. Nothing outside a kind's own package names it.
+import type { Readable, Writable } from 'node:stream';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import Type from 'typebox';
 import { conflict, notFound, optionalService, type Cradle, type Deployer, type TSchema } from '@berth/core';
@@ -34,6 +35,24 @@ export interface WorkloadRef {
   serverId: string | null;
 }
 
+/** How a kind with the `backups` capability hands its data to the backups plugin: streams, run inside its running task. */
+export interface BackupSource {
+  /** The suffix of its `backup.manualBackup<Suffix>` operation (Postgres, MySql...). */
+  readonly procedureSuffix: string;
+  /** Streams a dump of the workload's database (`databaseName`, or the record's own when null) into `out`, which it ends; rejects naming the failure (not running, the program's error). */
+  dump(id: string, databaseName: string | null, out: Writable, io: BackupIo): Promise<void>;
+  /** Restores the dump read from `input` into the workload's database (`databaseName`, or its own). */
+  restore(id: string, databaseName: string | null, input: Readable, io: BackupIo): Promise<void>;
+  /** Restores the dump into a throwaway container of the workload's image and answers the driver's inventory of it (tables and row counts; '' when the kind has none); rejects when the restore fails. */
+  verify?(id: string, databaseName: string | null, input: Readable, io: BackupIo): Promise<string>;
+}
+
+export interface BackupIo {
+  em: EntityManager;
+  signal?: AbortSignal;
+  log?(line: string): void;
+}
+
 export interface RemoveOptions {
   /** Also delete the named data volumes (a kept volume stays labelled with its former owner). */
   volumes: boolean;
@@ -49,6 +68,8 @@ export interface WorkloadKind {
   /** What users call it, for messages ("Application", "PostgreSQL"). */
   readonly label: string;
   readonly capabilities: Readonly<WorkloadCapabilities>;
+  /** Its dump and restore, when capabilities.backups. */
+  readonly backups?: BackupSource;
   /** Runs its deployments on the deploy queue (registered with the deployment plugin under `kind`). */
   readonly deployer: Deployer;
   /** The workload with this id, of any organization. */

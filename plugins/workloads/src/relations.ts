@@ -16,12 +16,14 @@ export function relationSchemas(cradle: Cradle) {
   const mounts = optionalService(cradle, 'mounts');
   const ports = optionalService(cradle, 'ports');
   const deployments = optionalService(cradle, 'deployments');
+  const backups = optionalService(cradle, 'backupDirectory');
   return {
     environment: Placement,
     mounts: mounts ? Type.Array(mounts.viewSchema()) : NotServedList('mounts'),
     ports: ports ? Type.Array(ports.viewSchema()) : NotServedList('ports'),
     deployments: deployments ? Type.Array(deployments.viewSchema()) : NotServedList('deployments'),
     server: NotServedOne('the remote server'),
+    backups: backups ? Type.Array(backups.viewSchema()) : NotServedList('backups'),
   };
 }
 

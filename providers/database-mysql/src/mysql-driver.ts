@@ -20,6 +20,7 @@ const urlHost = (host: string) => (host.includes(':') && !host.startsWith('[') ?
 export class MysqlDriver implements DatabaseDriver {
   readonly kind: string = 'mysql';
   readonly label: string = 'MySQL';
+  readonly backupProcedureSuffix: string = 'MySql';
   readonly defaultImage: { current: string; older: string } = { current: 'mysql:8', older: 'mysql:8' };
   readonly fields = { databaseName: true, databaseUser: true, databaseRootPassword: true };
   readonly passwordSchema = Type.String({ pattern: MYSQL_PASSWORD_PATTERN });

@@ -109,6 +109,13 @@ export class PostgresDriver implements DatabaseDriver {
     return { cmd: ['pg_dump', '--format=custom', '--no-password', '--host=127.0.0.1'], env: this.#clientEnv(c) };
   }
 
+  /** Every table outside the system schemas with its exact row count (query_to_xml runs the count per table). */
+  inventoryCommand(c: DatabaseCredentials): ContainerCommand {
+    const sql = "select format('%I.%I', table_schema, table_name) || chr(9) || (xpath('/row/c/text()', query_to_xml(format('select count(*) as c from %I.%I', table_schema, table_name), false, true, '')))[1]::text "
+      + "from information_schema.tables where table_type = 'BASE TABLE' and table_schema not in ('pg_catalog', 'information_schema') order by 1";
+    return { cmd: ['psql', '--no-password', '--host=127.0.0.1', '--no-align', '--tuples-only', '--set=ON_ERROR_STOP=1', `--dbname=dbname=${conninfoValue(this.#database(c))}`, '--command', sql], env: this.#clientEnv(c) };
+  }
+
   restoreCommand(c: DatabaseCredentials): ContainerCommand {
     // Without --dbname pg_restore would print SQL instead of restoring; PGDATABASE is not read for that.
     return {

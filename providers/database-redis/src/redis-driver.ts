@@ -16,6 +16,17 @@ export class RedisDriver implements DatabaseDriver {
   readonly fields = { databaseName: false, databaseUser: false, databaseRootPassword: false };
   readonly passwordSchema = Type.String();
   readonly dataPath = '/data';
+  /** redis-cli writes the 40-character EOF mark of a diskless transfer after the RDB when it writes to stdout. */
+  readonly dumpTrailer = { bytes: 40, pattern: /^[0-9a-f]{40}$/ };
+  /**
+   * With appendonly on, Redis (7 and later) loads its data from the append-only files only: the
+   * RDB snapshot becomes the base file of a new multi-part AOF, named by its manifest.
+   */
+  readonly offlineRestore = {
+    file: 'appendonlydir/appendonly.aof.1.base.rdb',
+    remove: ['appendonlydir', 'appendonly.aof', 'dump.rdb'],
+    files: { 'appendonlydir/appendonly.aof.manifest': 'file appendonly.aof.1.base.rdb seq 1 type b\n' },
+  };
   readonly internalPort = PORT;
 
   #cliEnv(password: string): Record<string, string> {

@@ -1,8 +1,9 @@
 // One database kind as a workload kind of the registry: its records through the service, its
 // runs through the deployer, and its removal with all it has on the host and in other plugins.
 import path from 'node:path';
-import type { Cradle, EntityManager } from '@berth/core';
-import type { RemoveOptions, WorkloadCapabilities } from '../registry.ts';
+import { notFound, type Cradle, type EntityManager } from '@berth/core';
+import type { Readable } from 'node:stream';
+import type { BackupIo, BackupSource, RemoveOptions, WorkloadCapabilities } from '../registry.ts';
 import { RecordKind } from '../kind-base.ts';
 import type { DatabaseRow } from './entity.ts';
 import type { DatabaseService } from './service.ts';
@@ -20,6 +21,8 @@ export class DatabaseKind extends RecordKind<DatabaseRow> {
   readonly label: string;
   readonly capabilities: WorkloadCapabilities = { mounts: true, ports: false, domains: false, backups: true };
   declare readonly deployer: DatabaseDeployer;
+  /** Dumps and restores through the driver's commands, inside the running task. */
+  readonly backups: BackupSource;
   readonly listItem: TObject;
   readonly #db: DatabaseService;
 
@@ -31,6 +34,19 @@ export class DatabaseKind extends RecordKind<DatabaseRow> {
     this.listKey = db.driver.kind;
     this.label = db.driver.label;
     this.listItem = workloadSummary(this.idField);
+    this.backups = {
+      procedureSuffix: db.driver.backupProcedureSuffix ?? db.driver.kind.charAt(0).toUpperCase() + db.driver.kind.slice(1),
+      dump: async (id, databaseName, out, io) => this.deployer.dump(await this.#row(id, io.em), databaseName, out, io),
+      restore: async (id, databaseName, input, io) => this.deployer.restore(await this.#row(id, io.em), databaseName, input, io),
+      // A kind that restores only into a stopped data volume (redis) is not verified in a throwaway container yet.
+      ...(db.driver.offlineRestore ? {} : { verify: async (id: string, databaseName: string | null, input: Readable, io: BackupIo) => this.deployer.verify(await this.#row(id, io.em), databaseName, input, io) }),
+    };
+  }
+
+  async #row(id: string, em: EntityManager): Promise<DatabaseRow> {
+    const row = await this.load(id, em);
+    if (!row) throw notFound(this.label);
+    return row;
   }
 
   protected load(id: string, em: EntityManager): Promise<DatabaseRow | null> {

@@ -59,12 +59,13 @@ export const callerDatabases = (db: DatabaseService, workload: DatabaseKind) => 
     const environment = await placementOf(cradle, row.environmentId, organizationId, em);
     const directory = optionalService(cradle, 'mounts');
     const mounts = directory?.views((await directory.forServices(db.driver.kind, [row.id], em)).get(row.id) ?? []) ?? [];
+    const backups = await optionalService(cradle, 'backupDirectory')?.viewsFor(db.driver.kind, row.id, em) ?? [];
     const creds = db.credentialsOf(row);
     const publicHost = cradle.config.publicUrl ? new URL(cradle.config.publicUrl).hostname : 'localhost';
     return {
       ...db.view(row),
       environment,
-      mounts, server: null, backups: [],
+      mounts, server: null, backups,
       internalConnectionUrl: db.driver.connectionUrl(creds, row.appName, db.driver.internalPort),
       externalConnectionUrl: row.externalPort ? db.driver.connectionUrl(creds, publicHost, row.externalPort) : null,
     };

@@ -3,7 +3,7 @@
 // differ only in the credential fields and password rules their driver declares.
 import Type, { type Static, type TEnum, type TInteger, type TNull, type TObject, type TOptional, type TProperties, type TSchema, type TString, type TUnion } from 'typebox';
 import { swarmResourceAnswers, swarmSettingFields } from '../swarm/settings.ts';
-import { NotServedList, type relationSchemas } from '../relations.ts';
+import type { relationSchemas } from '../relations.ts';
 import { type DatabaseDriver, schema } from '@berth/core';
 const { AppName, NonEmpty, Nullable, Paging, Status, Timestamp } = schema;
 
@@ -149,7 +149,7 @@ export const databaseView = (Fields: TObject, relations: ReturnType<typeof relat
   environment: relations.environment,
   mounts: relations.mounts,
   server: relations.server,
-  backups: NotServedList('backups'),
+  backups: relations.backups,
   internalConnectionUrl: Type.String({ description: 'from other workloads on the platform network' }),
   externalConnectionUrl: Nullable(Type.String({ description: 'from outside, through the external port (null without one)' })),
 });

@@ -1,0 +1,101 @@
+// Destinations (where backup files go), backups (what is dumped, when, where), the files each
+// backup wrote (checksum, size, verification: the list is Berth's own, so retention deletes
+// only this backup's files) and restores (one per restoreBackup, run as a queued job).
+import { defineEntity, p, newId } from '@berth/core';
+
+export const Destination = defineEntity({
+  name: 'Destination',
+  tableName: 'backup_destinations',
+  properties: {
+    destinationId: p.string().length(32).primary().onCreate(() => newId()),
+    name: p.text(),
+    provider: p.text().nullable(),
+    accessKey: p.text(),
+    /** Sealed by SecretBox (`v1:…`). */
+    secretAccessKey: p.text(),
+    bucket: p.text(),
+    region: p.text(),
+    endpoint: p.text(),
+    additionalFlags: p.json<string[]>().nullable(),
+    serverId: p.string().length(32).nullable(),
+    organizationId: p.string().length(32).index(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+
+export const Backup = defineEntity({
+  name: 'Backup',
+  tableName: 'backups',
+  properties: {
+    backupId: p.string().length(32).primary().onCreate(() => newId()),
+    appName: p.string().length(64).unique(),
+    schedule: p.text(),
+    enabled: p.boolean().nullable(),
+    database: p.text(),
+    prefix: p.text(),
+    serviceName: p.text().nullable(),
+    destinationId: p.string().length(32).index(),
+    keepLatestCount: p.integer().nullable(),
+    backupType: p.string().length(16).default('database'),
+    /** The workload kind's wire name (postgres, mysql...). */
+    databaseType: p.string().length(32),
+    /** The workload's id, of kind databaseType. */
+    databaseId: p.string().length(64).index(),
+    userId: p.string().length(64).nullable(),
+    metadata: p.json<Record<string, unknown>>().nullable(),
+    organizationId: p.string().length(32).index(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    /** The operator's passphrase for the files, sealed by SecretBox; null = files not encrypted. */
+    encryptionKey: p.text().nullable(),
+    /** The last run: when it ended, and its error (null = it succeeded). */
+    lastRunAt: p.datetime().nullable(),
+    lastError: p.text().nullable(),
+    /** Scheduled windows that passed without a run (Berth down, or the previous run still going), and the latest one. */
+    missedWindows: p.integer().default(0),
+    lastMissedAt: p.datetime().nullable(),
+  },
+});
+
+export const BackupFile = defineEntity({
+  name: 'BackupFile',
+  tableName: 'backup_files',
+  properties: {
+    id: p.string().length(32).primary().onCreate(() => newId()),
+    backupId: p.string().length(32).index(),
+    destinationId: p.string().length(32),
+    organizationId: p.string().length(32),
+    /** The object's key in the destination. */
+    key: p.text(),
+    size: p.bigint('number'),
+    /** sha256 of the stored bytes. */
+    sha256: p.string().length(64),
+    /** Restored into a throwaway container: true/false, null = not checked. */
+    verified: p.boolean().nullable(),
+    /** The driver's inventory of the restored copy (tables and row counts), or why the check failed. */
+    verification: p.text().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+
+export const Restore = defineEntity({
+  name: 'Restore',
+  tableName: 'backup_restores',
+  properties: {
+    restoreId: p.string().length(32).primary().onCreate(() => newId()),
+    organizationId: p.string().length(32).index(),
+    destinationId: p.string().length(32),
+    databaseType: p.string().length(32),
+    databaseId: p.string().length(64),
+    databaseName: p.text(),
+    backupFile: p.text(),
+    /** The passphrase given with the request (sealed), for an encrypted file Berth has no record of. */
+    encryptionKey: p.text().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+
+export type DestinationRow = InstanceType<typeof Destination.class>;
+export type BackupRow = InstanceType<typeof Backup.class>;
+export type BackupFileRow = InstanceType<typeof BackupFile.class>;
+export type RestoreRow = InstanceType<typeof Restore.class>;
+export const backupEntities = [Destination, Backup, BackupFile, Restore];

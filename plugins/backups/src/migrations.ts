@@ -1,0 +1,46 @@
+// Schema history of the backup tables. Never edit a migration that has shipped: add one.
+import { Migration } from '@berth/core';
+
+class BackupsInit extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`create table "backup_destinations" (
+      "destination_id" varchar(32) not null primary key,
+      "name" text not null, "provider" text null, "access_key" text not null, "secret_access_key" text not null,
+      "bucket" text not null, "region" text not null, "endpoint" text not null, "additional_flags" jsonb null,
+      "server_id" varchar(32) null,
+      "organization_id" varchar(32) not null references "organizations" ("id") on delete cascade,
+      "created_at" timestamptz not null);`);
+    this.addSql(`create index "backup_destinations_organization_id_index" on "backup_destinations" ("organization_id");`);
+    // The workload tables belong to other plugins: no foreign key to them; a workload's backups go with it through the kind's removal.
+    this.addSql(`create table "backups" (
+      "backup_id" varchar(32) not null primary key, "app_name" varchar(64) not null unique,
+      "schedule" text not null, "enabled" boolean null, "database" text not null, "prefix" text not null,
+      "service_name" text null,
+      "destination_id" varchar(32) not null references "backup_destinations" ("destination_id") on delete cascade,
+      "keep_latest_count" int null, "backup_type" varchar(16) not null default 'database',
+      "database_type" varchar(32) not null, "database_id" varchar(64) not null,
+      "user_id" varchar(64) null, "metadata" jsonb null, "encryption_key" text null,
+      "organization_id" varchar(32) not null references "organizations" ("id") on delete cascade,
+      "created_at" timestamptz not null, "last_run_at" timestamptz null, "last_error" text null,
+      "missed_windows" int not null default 0, "last_missed_at" timestamptz null);`);
+    this.addSql(`create index "backups_destination_id_index" on "backups" ("destination_id");`);
+    this.addSql(`create index "backups_database_id_index" on "backups" ("database_id");`);
+    this.addSql(`create index "backups_organization_id_index" on "backups" ("organization_id");`);
+    this.addSql(`create table "backup_files" (
+      "id" varchar(32) not null primary key,
+      "backup_id" varchar(32) not null references "backups" ("backup_id") on delete cascade,
+      "destination_id" varchar(32) not null, "organization_id" varchar(32) not null,
+      "key" text not null, "size" bigint not null, "sha256" varchar(64) not null,
+      "verified" boolean null, "verification" text null, "created_at" timestamptz not null);`);
+    this.addSql(`create index "backup_files_backup_id_index" on "backup_files" ("backup_id");`);
+    this.addSql(`create index "backup_files_destination_key_index" on "backup_files" ("destination_id", "key");`);
+    this.addSql(`create table "backup_restores" (
+      "restore_id" varchar(32) not null primary key,
+      "organization_id" varchar(32) not null references "organizations" ("id") on delete cascade,
+      "destination_id" varchar(32) not null, "database_type" varchar(32) not null, "database_id" varchar(64) not null,
+      "database_name" text not null, "backup_file" text not null, "encryption_key" text null, "created_at" timestamptz not null);`);
+    this.addSql(`create index "backup_restores_organization_id_index" on "backup_restores" ("organization_id");`);
+  }
+}
+
+export const backupMigrations = [{ name: 'Migration20261205000000_backups_init', class: BackupsInit }];

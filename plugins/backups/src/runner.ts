@@ -1,0 +1,199 @@
+// One backup run and one restore. A run streams the kind's dump through gzip and a sha256 to
+// the destination, then reads the object back (same checksum, a whole gzip) before it calls
+// the backup a success; retention then deletes this backup's own oldest files. A restore
+// checks the file against the checksum recorded when it was written, then streams it through
+// gunzip into the kind's restore program.
+import { createGunzip, createGzip } from 'node:zlib';
+import { createHash } from 'node:crypto';
+import { PassThrough, Transform, Writable, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { EntityManager, EventBus, Logger, SecretBox } from '@berth/core';
+import { decryptStream, encryptStream, ENCRYPTED_SUFFIX, isEncryptedKey } from './encryption.ts';
+import type { WorkloadRegistry } from '@berth/plugin-workloads';
+import { Backup, BackupFile, Destination, type BackupRow, type RestoreRow } from './entities.ts';
+import type { DestinationService } from './destinations.ts';
+
+/** Counts and hashes what flows through. */
+function measure(): Transform & { size(): number; sha256(): string } {
+  const hash = createHash('sha256');
+  let size = 0;
+  const t = new Transform({ transform(chunk: Buffer, _e, done) { size += chunk.length; hash.update(chunk); done(null, chunk); } });
+  let digest: string | null = null;
+  return Object.assign(t, { size: () => size, sha256: () => (digest ??= hash.digest('hex')) });
+}
+
+/** Reads a stored object to its end: its sha256 and size, and whether it is one whole gzip stream. */
+async function inspectObject(body: Readable, passphrase: string | null): Promise<{ sha256: string; size: number }> {
+  const m = measure();
+  const discard = new Writable({ write: (_c, _e, done) => done() });
+  await (passphrase ? pipeline(body, m, decryptStream(passphrase), createGunzip(), discard) : pipeline(body, m, createGunzip(), discard));
+  return { sha256: m.sha256(), size: m.size() };
+}
+
+const stamp = (d: Date) => d.toISOString().replace(/[:.]/g, '-');
+export const fileKey = (prefix: string, at: Date) => `${prefix.replace(/^\/+|\/+$/g, '')}/${stamp(at)}.dump.gz`;
+
+export interface RunResult { key: string; size: number; sha256: string }
+
+export class BackupRunner {
+  readonly #workloads: () => WorkloadRegistry;
+  readonly #destinations: DestinationService;
+  readonly #events: () => EventBus;
+  readonly #logger: () => Logger;
+  readonly #secrets: () => SecretBox;
+
+  readonly #verify: () => boolean;
+
+  constructor(o: { workloads: () => WorkloadRegistry; destinations: DestinationService; events: () => EventBus; logger: () => Logger; secrets: () => SecretBox; verify: () => boolean }) {
+    this.#verify = o.verify;
+    this.#secrets = o.secrets;
+    this.#workloads = o.workloads;
+    this.#destinations = o.destinations;
+    this.#events = o.events;
+    this.#logger = o.logger;
+  }
+
+  #source(kind: string) {
+    const k = this.#workloads().kind(kind);
+    if (!k?.capabilities.backups || !k.backups) throw new Error(`No workload kind "${kind}" with backups is enabled`);
+    return k.backups;
+  }
+
+  /** Runs the backup now; records the outcome on the backup and emits databaseBackup; rethrows a failure. */
+  async run(backup: BackupRow, em: EntityManager, log: (line: string) => void = () => {}): Promise<RunResult> {
+    try {
+      const result = await this.#run(backup, em, log);
+      backup.lastRunAt = new Date();
+      backup.lastError = null;
+      await em.flush();
+      this.#events().emit('databaseBackup', { backupId: backup.backupId, organizationId: backup.organizationId, databaseType: backup.databaseType, status: 'success', file: result.key, error: null });
+      return result;
+    } catch (e) {
+      const message = (e as Error).message;
+      backup.lastRunAt = new Date();
+      backup.lastError = message;
+      await em.flush();
+      this.#events().emit('databaseBackup', { backupId: backup.backupId, organizationId: backup.organizationId, databaseType: backup.databaseType, status: 'error', file: null, error: message });
+      throw e;
+    }
+  }
+
+  async #run(backup: BackupRow, em: EntityManager, log: (line: string) => void): Promise<RunResult> {
+    const destination = await em.findOneOrFail(Destination, { destinationId: backup.destinationId });
+    const store = this.#destinations.open(destination);
+    const source = this.#source(backup.databaseType);
+    const at = new Date();
+    const passphrase = backup.encryptionKey ? this.#secrets().decrypt(backup.encryptionKey) : null;
+    const key = fileKey(backup.prefix, at) + (passphrase ? ENCRYPTED_SUFFIX : '');
+    log(`Dumping ${backup.database} to ${key}`);
+    const gzip = createGzip();
+    const m = measure();
+    const body = new PassThrough();
+    // dump → gzip → measure → the upload; a failure anywhere fails the upload (no object is completed).
+    const compressed = (passphrase ? pipeline(gzip, encryptStream(passphrase), m, body) : pipeline(gzip, m, body)).catch((e: Error) => { body.destroy(e); throw e; });
+    const upload = store.put(key, body);
+    const dumped = source.dump(backup.databaseId, backup.database, gzip, { em, log });
+    const results = await Promise.allSettled([dumped, compressed, upload]);
+    const failed = results.find(r => r.status === 'rejected') as PromiseRejectedResult | undefined;
+    if (failed) {
+      await store.remove(key).catch(() => {});
+      throw new Error(`Backup of ${backup.database} failed: ${(failed.reason as Error).message}`);
+    }
+    const { size } = (results[2] as PromiseFulfilledResult<{ size: number }>).value;
+    const sha256 = m.sha256();
+    if (size === 0 || size !== m.size()) {
+      await store.remove(key).catch(() => {});
+      throw new Error(`Backup of ${backup.database} failed: the storage holds ${size} bytes of the ${m.size()} sent`);
+    }
+    // What is in the bucket is what was sent, and a whole gzip: otherwise this is no backup.
+    const stored = await inspectObject(await store.get(key), passphrase).catch((e: Error) => ({ error: e }));
+    if ('error' in stored || stored.sha256 !== sha256) {
+      await store.remove(key).catch(() => {});
+      throw new Error(`Backup of ${backup.database} failed: the stored file does not read back whole (${'error' in stored ? stored.error.message : 'checksum differs'})`);
+    }
+    const file = em.create(BackupFile, { backupId: backup.backupId, destinationId: destination.destinationId, organizationId: backup.organizationId, key, size, sha256, verified: null, verification: null } as never);
+    await em.flush();
+    log(`Stored ${key}: ${size} bytes, sha256 ${sha256}`);
+    if (this.#verify() && source.verify) {
+      log(`Restoring ${key} into a throwaway container to prove it restores`);
+      const gunzip = createGunzip();
+      const feeding = (passphrase ? pipeline(await store.get(key), decryptStream(passphrase), gunzip) : pipeline(await store.get(key), gunzip)).catch(() => {});
+      try {
+        file.verification = await source.verify(backup.databaseId, backup.database, gunzip, { em, log });
+        file.verified = true;
+      } catch (e) {
+        file.verified = false;
+        file.verification = (e as Error).message;
+      }
+      await feeding;
+      await em.flush();
+      if (!file.verified) throw new Error(`Backup of ${backup.database} failed its restore check: ${file.verification}`);
+    }
+    await this.#retain(backup, em, log);
+    return { key, size, sha256 };
+  }
+
+  /** Keeps the newest keepLatestCount files of this backup; deletes only its own older ones. */
+  async #retain(backup: BackupRow, em: EntityManager, log: (line: string) => void): Promise<void> {
+    if (!backup.keepLatestCount) return;
+    const files = await em.find(BackupFile, { backupId: backup.backupId }, { orderBy: { createdAt: 'desc', key: 'desc' } });
+    const old = files.slice(backup.keepLatestCount);
+    if (!old.length) return;
+    const destinations = new Map<string, ReturnType<DestinationService['open']>>();
+    for (const f of old) {
+      try {
+        if (!destinations.has(f.destinationId)) {
+          const d = await em.findOne(Destination, { destinationId: f.destinationId });
+          if (!d) { em.remove(f); continue; }
+          destinations.set(f.destinationId, this.#destinations.open(d));
+        }
+        await destinations.get(f.destinationId)!.remove(f.key);
+        em.remove(f);
+        log(`Retention: deleted ${f.key}`);
+      } catch (e) {
+        this.#logger().warn({ err: e, key: f.key }, 'backup retention could not delete a file; it is kept and tried again next run');
+      }
+    }
+    await em.flush();
+  }
+
+  /** The passphrase of an encrypted file: its backup's, else the one given with the restore; null for a plain file. */
+  async #passphraseFor(restore: RestoreRow, backupId: string | null, em: EntityManager): Promise<string | null> {
+    if (!isEncryptedKey(restore.backupFile)) return null;
+    const backup = backupId ? await em.findOne(Backup, { backupId }) : null;
+    const sealed = restore.encryptionKey ?? backup?.encryptionKey ?? null;
+    if (!sealed) throw new Error(`${restore.backupFile} is encrypted: give its encryptionKey with the restore`);
+    return this.#secrets().decrypt(sealed);
+  }
+
+  /** Restores the file into the database: checked against its recorded checksum first, then streamed through gunzip. */
+  async restore(restore: RestoreRow, em: EntityManager, io: { signal: AbortSignal; log(line: string): void }): Promise<void> {
+    const destination = await em.findOneOrFail(Destination, { destinationId: restore.destinationId });
+    const store = this.#destinations.open(destination);
+    const source = this.#source(restore.databaseType);
+    const recorded = await em.findOne(BackupFile, { destinationId: restore.destinationId, key: restore.backupFile }, { orderBy: { createdAt: 'desc' } });
+    const passphrase = await this.#passphraseFor(restore, recorded?.backupId ?? null, em);
+    if (recorded) {
+      io.log(`Checking ${restore.backupFile} against the checksum recorded when it was written`);
+      const found = await inspectObject(await store.get(restore.backupFile, { signal: io.signal }), passphrase)
+        .catch((e: Error) => { throw new Error(`${restore.backupFile} is damaged: ${e.message}`); });
+      if (found.sha256 !== recorded.sha256) throw new Error(`${restore.backupFile} is damaged: its sha256 is ${found.sha256}, ${recorded.sha256} was written`);
+    } else {
+      io.log(`${restore.backupFile} was not written by Berth here: no checksum to compare, only the gzip is checked`);
+    }
+    io.log(`Restoring ${restore.backupFile} into ${restore.databaseName}`);
+    const gunzip = createGunzip();
+    const input = await store.get(restore.backupFile, { signal: io.signal });
+    const feeding = (passphrase ? pipeline(input, decryptStream(passphrase), gunzip) : pipeline(input, gunzip)).catch(() => {});
+    await source.restore(restore.databaseId, restore.databaseName, gunzip, { em, signal: io.signal, log: io.log });
+    await feeding;
+    io.log('Restore done');
+  }
+}
+
+declare module '@berth/core' {
+  interface BerthEvents {
+    /** A database backup ran: success with its file, or error with the reason (a missed schedule window too). */
+    databaseBackup: { backupId: string; organizationId: string; databaseType: string; status: 'success' | 'error'; file: string | null; error: string | null };
+  }
+}

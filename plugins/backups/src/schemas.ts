@@ -1,0 +1,141 @@
+// The wire shapes of destination.* and backup.*, as the peer's (v0.30.2) tables and inputs have
+// them. The backup's `<kind>Id` fields and its databaseType are derived from the kinds that
+// support backups, so they are made once every plugin is set up.
+import { Type, schema, type Static, type TSchema } from '@berth/core';
+
+const { Nullable, Timestamp } = schema;
+
+const FLAG = '^--[a-zA-Z0-9-]+(=[a-zA-Z0-9._:/@-]+)?$';
+
+const destinationFields = {
+  name: Type.String({ minLength: 1 }),
+  provider: Type.Optional(Nullable(Type.String({ description: 'the storage provider: "local" (a directory below the backup root, bucket = its name), or any S3-compatible service (AWS, Cloudflare, Minio...)' }))),
+  accessKey: Type.String(),
+  bucket: Type.String(),
+  region: Type.String(),
+  endpoint: Type.String(),
+  secretAccessKey: Type.String(),
+  additionalFlags: Type.Optional(Nullable(Type.Array(Type.String({ pattern: FLAG })))),
+  serverId: Type.Optional(Type.String()),
+};
+
+export const DestinationInput = Type.Object(destinationFields);
+export const DestinationUpdate = Type.Object({ ...destinationFields, destinationId: Type.String({ minLength: 1 }) });
+export const DestinationId = Type.Object({ destinationId: Type.String({ minLength: 1 }) });
+
+export const DestinationView = Type.Object({
+  destinationId: Type.String(),
+  name: Type.String(),
+  provider: Nullable(Type.String()),
+  accessKey: Type.String(),
+  bucket: Type.String(),
+  region: Type.String(),
+  endpoint: Type.String(),
+  secretAccessKey: Type.String({ description: 'in `one`, `create` and `update`; empty in `all`' }),
+  additionalFlags: Nullable(Type.Array(Type.String())),
+  organizationId: Type.String(),
+  createdAt: Timestamp(),
+});
+
+export const ConnectionResult = Type.Boolean({ description: 'true once a small object was written, read back and deleted; otherwise a 400 naming what failed (endpoint, auth, bucket)' });
+
+export const BackupId = Type.Object({ backupId: Type.String({ minLength: 1 }) });
+
+export const BackupFileView = Type.Object({
+  Path: Type.String({ description: 'the key below the bucket' }),
+  Name: Type.String(),
+  Size: Type.Number(),
+  IsDir: Type.Boolean(),
+  ModTime: Nullable(Timestamp()),
+  backupId: Nullable(Type.String({ description: 'Berth: the backup that wrote it (null when Berth did not)' })),
+  checksum: Nullable(Type.String({ description: 'Berth: sha256 of the file as stored' })),
+  verified: Nullable(Type.Boolean({ description: 'Berth: restored into a throwaway container of the same kind after the backup (null = not checked)' })),
+  verification: Nullable(Type.String({ description: 'Berth: what the restored copy held (one line per table: name, tab, row count), or why the check failed' })),
+});
+export const ListFilesInput = Type.Object({
+  destinationId: Type.String({ minLength: 1 }),
+  search: Type.String(),
+  serverId: Type.Optional(Type.String()),
+});
+
+export const RestoreAnswer = Type.Object({
+  deploymentId: Type.String({ description: 'the restore job (deployment.one, its log: deployment.readLog / the log stream)' }),
+  restoreId: Type.String(),
+  status: Type.String(),
+});
+
+export interface BackupKindField { kind: string; idField: string }
+
+/** The schemas that depend on the kinds with backups. */
+export function backupSchemas(kinds: BackupKindField[]) {
+  const types = kinds.map(k => k.kind);
+  const DatabaseType = Type.Union(types.map(t => Type.Literal(t)));
+  const idInputs = Object.fromEntries(kinds.map(k => [k.idField, Type.Optional(Nullable(Type.String()))]));
+  const idViews: Record<string, TSchema> = Object.fromEntries(kinds.map(k => [k.idField, Nullable(Type.String())]));
+  const common = {
+    schedule: Type.String({ description: 'cron expression (5 or 6 fields)' }),
+    enabled: Type.Optional(Nullable(Type.Boolean())),
+    prefix: Type.String({ minLength: 1, maxLength: 200, pattern: '^(?!.*(^|/)\\.\\.?(/|$))[A-Za-z0-9._/-]+$', description: 'folder of the files in the destination: letters, digits, . _ - and /, no . or .. segment' }),
+    destinationId: Type.String({ minLength: 1 }),
+    keepLatestCount: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+    database: Type.String({ minLength: 1 }),
+    serviceName: Type.Optional(Nullable(Type.String())),
+    metadata: Type.Optional(Nullable(Type.Any())),
+    encryptionKey: Type.Optional(Nullable(Type.String({ minLength: 16, description: 'Berth: encrypt the files (AES-256-GCM) with this passphrase; kept sealed in Berth, never in the destination; null = no encryption' }))),
+  };
+  const CreateInput = Type.Object({
+    ...common,
+    ...idInputs,
+    databaseType: DatabaseType,
+    userId: Type.Optional(Nullable(Type.String())),
+    backupType: Type.Optional(Type.Literal('database')),
+  });
+  const UpdateInput = Type.Object({ ...common, backupId: Type.String({ minLength: 1 }), databaseType: Type.Optional(DatabaseType) });
+  const BackupView = Type.Object({
+    backupId: Type.String(),
+    appName: Type.String(),
+    schedule: Type.String(),
+    enabled: Nullable(Type.Boolean()),
+    database: Type.String(),
+    prefix: Type.String(),
+    serviceName: Nullable(Type.String()),
+    destinationId: Type.String(),
+    keepLatestCount: Nullable(Type.Number()),
+    backupType: Type.String(),
+    databaseType: Type.String(),
+    ...idViews,
+    userId: Nullable(Type.String()),
+    metadata: Nullable(Type.Any()),
+    destination: DestinationView,
+    encrypted: Type.Boolean({ description: 'Berth: whether its files are encrypted' }),
+    lastRunAt: Nullable(Timestamp()),
+    lastError: Nullable(Type.String({ description: 'Berth: why the last run failed; null after a success' })),
+    missedWindows: Type.Integer({ description: 'Berth: scheduled windows that passed without a run' }),
+    lastMissedAt: Nullable(Timestamp()),
+  });
+  const RestoreInput = Type.Object({
+    databaseId: Type.String({ minLength: 1 }),
+    databaseType: DatabaseType,
+    backupType: Type.Optional(Type.Literal('database')),
+    databaseName: Type.String({ minLength: 1 }),
+    backupFile: Type.String({ minLength: 1 }),
+    destinationId: Type.String({ minLength: 1 }),
+    metadata: Type.Optional(Type.Any()),
+    encryptionKey: Type.Optional(Type.String({ minLength: 1, description: 'Berth: the passphrase of an encrypted file Berth has no record of (otherwise its backup\'s own is used)' })),
+  });
+  return { CreateInput, UpdateInput, BackupView, RestoreInput };
+}
+
+export type DestinationInputT = Static<typeof DestinationInput>;
+export type DestinationViewT = Static<typeof DestinationView>;
+export type BackupFileViewT = Static<typeof BackupFileView>;
+export interface BackupCreate {
+  schedule: string; enabled?: boolean | null; prefix: string; destinationId: string; keepLatestCount?: number | null;
+  database: string; serviceName?: string | null; metadata?: unknown; databaseType: string; userId?: string | null; encryptionKey?: string | null;
+  [idField: string]: unknown;
+}
+export interface BackupUpdate {
+  backupId: string; schedule: string; enabled?: boolean | null; prefix: string; destinationId: string; keepLatestCount?: number | null;
+  database: string; serviceName?: string | null; metadata?: unknown; databaseType?: string; encryptionKey?: string | null;
+}
+export interface RestoreRequest { databaseId: string; databaseType: string; databaseName: string; backupFile: string; destinationId: string; encryptionKey?: string }

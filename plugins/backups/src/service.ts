@@ -1,0 +1,202 @@
+// Backups of one organization: records (their workload checked through the kind registry,
+// their cron validated), manual runs, the file listing of a destination (with what Berth
+// recorded of each file) and restores, which are queued as jobs of target type "restore".
+import { CronExpressionParser } from 'cron-parser';
+import { badRequest, iso, notFound, type DeploymentService, type EntityManager, type SecretBox, type TSchema } from '@berth/core';
+import { generateAppName, type WorkloadKind, type WorkloadRegistry } from '@berth/plugin-workloads';
+import { Backup, BackupFile, Destination, Restore, type BackupRow } from './entities.ts';
+import type { DestinationService } from './destinations.ts';
+import type { BackupRunner } from './runner.ts';
+import { backupSchemas, type BackupCreate, type BackupFileViewT, type BackupUpdate, type RestoreRequest } from './schemas.ts';
+
+export const RESTORE_TARGET = 'restore';
+
+/** A 5- or 6-field cron expression, or a 400 naming `schedule`. */
+export function checkSchedule(schedule: string): void {
+  const fields = schedule.trim().split(/\s+/).length;
+  let problem: string | null = fields === 5 || fields === 6 ? null : `must have 5 or 6 fields, not ${fields}`;
+  if (!problem) {
+    try {
+      CronExpressionParser.parse(schedule);
+    } catch (e) {
+      problem = `is not a valid cron expression: ${(e as Error).message}`;
+    }
+  }
+  if (problem) throw badRequest(`schedule ${problem}`, [{ path: ['schedule'], message: problem }]);
+}
+
+export class BackupService {
+  readonly #workloads: () => WorkloadRegistry;
+  readonly #destinations: DestinationService;
+  readonly #runner: BackupRunner;
+  readonly #deployments: () => DeploymentService;
+  readonly #secrets: () => SecretBox;
+
+  constructor(o: { workloads: () => WorkloadRegistry; destinations: DestinationService; runner: BackupRunner; deployments: () => DeploymentService; secrets: () => SecretBox }) {
+    this.#secrets = o.secrets;
+    this.#workloads = o.workloads;
+    this.#destinations = o.destinations;
+    this.#runner = o.runner;
+    this.#deployments = o.deployments;
+  }
+
+  /** The kinds with backups, for the schemas (their wire names and id fields). */
+  kinds(): WorkloadKind[] {
+    return this.#workloads().supporting('backups').filter(k => k.backups);
+  }
+
+  #kind(databaseType: string): WorkloadKind {
+    const kind = this.kinds().find(k => k.kind === databaseType);
+    if (!kind) throw badRequest(`databaseType "${databaseType}" has no backups`, [{ path: ['databaseType'], message: `must be one of: ${this.kinds().map(k => k.kind).join(', ')}` }]);
+    return kind;
+  }
+
+  async view(row: BackupRow, em: EntityManager): Promise<Record<string, unknown>> {
+    const destination = await em.findOneOrFail(Destination, { destinationId: row.destinationId });
+    return {
+      backupId: row.backupId, appName: row.appName, schedule: row.schedule, enabled: row.enabled ?? null, database: row.database,
+      prefix: row.prefix, serviceName: row.serviceName ?? null, destinationId: row.destinationId, keepLatestCount: row.keepLatestCount ?? null,
+      backupType: row.backupType, databaseType: row.databaseType,
+      ...Object.fromEntries(this.kinds().map(k => [k.idField, k.kind === row.databaseType ? row.databaseId : null])),
+      userId: row.userId ?? null, metadata: row.metadata ?? null,
+      destination: this.#destinations.view(destination),
+      encrypted: row.encryptionKey != null,
+      lastRunAt: iso(row.lastRunAt ?? null), lastError: row.lastError ?? null,
+      missedWindows: row.missedWindows ?? 0, lastMissedAt: iso(row.lastMissedAt ?? null),
+    };
+  }
+
+  async row(backupId: string, organizationId: string, em: EntityManager): Promise<BackupRow> {
+    const row = await em.findOne(Backup, { backupId, organizationId });
+    if (!row) throw notFound('Backup');
+    return row;
+  }
+
+  async create(input: BackupCreate, organizationId: string, em: EntityManager) {
+    const kind = this.#kind(input.databaseType);
+    const databaseId = input[kind.idField];
+    if (typeof databaseId !== 'string' || !databaseId) throw badRequest(`${kind.idField} is required for databaseType "${kind.kind}"`, [{ path: [kind.idField], message: `required for databaseType "${kind.kind}"` }]);
+    checkSchedule(input.schedule);
+    await this.#workloads().owner(kind.kind, databaseId, organizationId, em);
+    await this.#destinations.row(input.destinationId, organizationId, em);
+    const row = em.create(Backup, {
+      appName: generateAppName('backup'), schedule: input.schedule, enabled: input.enabled ?? null, database: input.database,
+      prefix: input.prefix, serviceName: input.serviceName ?? null, destinationId: input.destinationId,
+      keepLatestCount: input.keepLatestCount ?? null, backupType: 'database', databaseType: kind.kind, databaseId,
+      userId: input.userId ?? null, metadata: (input.metadata ?? null) as Record<string, unknown> | null, organizationId,
+      encryptionKey: input.encryptionKey ? this.#secrets().encrypt(input.encryptionKey) : null,
+      lastRunAt: null, lastError: null, missedWindows: 0, lastMissedAt: null,
+    } as never) as BackupRow;
+    await em.flush();
+    return this.view(row, em);
+  }
+
+  async one(backupId: string, organizationId: string, em: EntityManager) {
+    return this.view(await this.row(backupId, organizationId, em), em);
+  }
+
+  async update(input: BackupUpdate, organizationId: string, em: EntityManager) {
+    const row = await this.row(input.backupId, organizationId, em);
+    if (input.databaseType && input.databaseType !== row.databaseType) throw badRequest('databaseType cannot change', [{ path: ['databaseType'], message: `is "${row.databaseType}" for this backup` }]);
+    checkSchedule(input.schedule);
+    await this.#destinations.row(input.destinationId, organizationId, em);
+    Object.assign(row, {
+      schedule: input.schedule, prefix: input.prefix, destinationId: input.destinationId, database: input.database,
+      ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
+      ...(input.keepLatestCount !== undefined ? { keepLatestCount: input.keepLatestCount } : {}),
+      ...(input.serviceName !== undefined ? { serviceName: input.serviceName } : {}),
+      ...(input.metadata !== undefined ? { metadata: input.metadata } : {}),
+      ...(input.encryptionKey !== undefined ? { encryptionKey: input.encryptionKey ? this.#secrets().encrypt(input.encryptionKey) : null } : {}),
+    });
+    await em.flush();
+    return this.view(row, em);
+  }
+
+  async remove(backupId: string, organizationId: string, em: EntityManager) {
+    const row = await this.row(backupId, organizationId, em);
+    const view = await this.view(row, em);
+    await em.nativeDelete(Backup, { backupId: row.backupId });
+    return view;
+  }
+
+  /** Runs the backup now (through the kind the backup is of, which the procedure's name must match); answers true, or a 400 with why it failed. */
+  async manual(backupId: string, kind: string, organizationId: string, em: EntityManager): Promise<true> {
+    const row = await this.row(backupId, organizationId, em);
+    if (row.databaseType !== kind) throw badRequest(`Backup ${backupId} is a ${row.databaseType} backup, not ${kind}`, [{ path: ['backupId'], message: `is a ${row.databaseType} backup` }]);
+    try {
+      await this.#runner.run(row, em);
+    } catch (e) {
+      throw badRequest((e as Error).message);
+    }
+    return true;
+  }
+
+  /** The files and folders directly below `search`'s folder whose name contains its last part, as the peer lists them (100 at most). */
+  async listFiles(input: { destinationId: string; search: string }, organizationId: string, em: EntityManager): Promise<BackupFileViewT[]> {
+    const destination = await this.#destinations.row(input.destinationId, organizationId, em);
+    const cut = input.search.lastIndexOf('/');
+    const base = cut >= 0 ? input.search.slice(0, cut + 1).replace(/^\/+/, '') : '';
+    const term = (cut >= 0 ? input.search.slice(cut + 1) : input.search).toLowerCase();
+    let objects;
+    try {
+      objects = await this.#destinations.open(destination).list(base);
+    } catch (e) {
+      throw badRequest(`Listing the destination failed: ${(e as Error).message}`);
+    }
+    const recorded = new Map((await em.find(BackupFile, { destinationId: destination.destinationId, organizationId })).map(f => [f.key, f]));
+    const entries = new Map<string, BackupFileViewT>();
+    for (const o of objects) {
+      const rest = o.key.slice(base.length);
+      const slash = rest.indexOf('/');
+      const name = slash >= 0 ? rest.slice(0, slash) : rest;
+      if (!name || name.startsWith('.berth-connection-test-')) continue;
+      const path = `${base}${name}${slash >= 0 ? '/' : ''}`;
+      if (entries.has(path)) continue;
+      const file = slash < 0 ? recorded.get(o.key) : undefined;
+      entries.set(path, {
+        Path: path, Name: name, Size: slash >= 0 ? 0 : o.size, IsDir: slash >= 0,
+        ModTime: slash >= 0 ? null : iso(o.lastModified), backupId: file?.backupId ?? null, checksum: file?.sha256 ?? null,
+        verified: file?.verified ?? null, verification: file?.verification ?? null,
+      });
+    }
+    return [...entries.values()].filter(e => !term || e.Path.toLowerCase().includes(term)).sort((a, b) => a.Path.localeCompare(b.Path)).slice(0, 100);
+  }
+
+  /** Queues the restore of a file into a database of the organization; answers the job. */
+  async restore(input: RestoreRequest, organizationId: string, em: EntityManager) {
+    const kind = this.#kind(input.databaseType);
+    const workload = await this.#workloads().owner(kind.kind, input.databaseId, organizationId, em);
+    await this.#destinations.row(input.destinationId, organizationId, em);
+    if (input.backupFile.split('/').some(p => p === '..') || input.backupFile.endsWith('/')) {
+      throw badRequest('backupFile must be a file of the destination', [{ path: ['backupFile'], message: 'must be a file key, not a folder or a relative path' }]);
+    }
+    const restore = em.create(Restore, {
+      organizationId, destinationId: input.destinationId, databaseType: kind.kind, databaseId: input.databaseId,
+      databaseName: input.databaseName, backupFile: input.backupFile,
+      encryptionKey: input.encryptionKey ? this.#secrets().encrypt(input.encryptionKey) : null,
+    } as never);
+    await em.flush();
+    const deployment = await this.#deployments().enqueue({
+      targetType: RESTORE_TARGET, targetId: restore.restoreId, organizationId, serverId: workload.serverId, action: 'restore',
+      title: `Restore ${input.backupFile}`, description: `into ${kind.label} ${workload.appName} (database ${input.databaseName})`,
+    }, em);
+    return { deploymentId: deployment.deploymentId, restoreId: restore.restoreId, status: deployment.status };
+  }
+
+  #viewSchema: TSchema | undefined;
+  /** The schema of backup.one's answer (the kinds' id fields are known once every plugin is set up). */
+  viewSchema(): TSchema {
+    return this.#viewSchema ??= backupSchemas(this.kinds().map(k => ({ kind: k.kind, idField: k.idField }))).BackupView;
+  }
+
+  /** The workload's backups, as backup.one answers them, oldest first. */
+  async viewsFor(kind: string, id: string, em: EntityManager): Promise<Record<string, unknown>[]> {
+    const rows = await em.find(Backup, { databaseType: kind, databaseId: id }, { orderBy: { createdAt: 'asc' } });
+    return Promise.all(rows.map(r => this.view(r, em)));
+  }
+
+  /** Drops a removed workload's backups (their files stay in the destination). */
+  async removeForWorkload(kind: string, id: string, em: EntityManager): Promise<void> {
+    await em.nativeDelete(Backup, { databaseType: kind, databaseId: id });
+  }
+}
