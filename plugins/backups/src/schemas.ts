@@ -106,7 +106,7 @@ export function backupSchemas(kinds: BackupKindField[]) {
     ...idViews,
     userId: Nullable(Type.String()),
     metadata: Nullable(Type.Any()),
-    destination: DestinationView,
+    destination: Type.Omit(DestinationView, ['accessKey', 'secretAccessKey'], { description: 'the destination, without its keys' }),
     encrypted: Type.Boolean({ description: 'Berth: whether its files are encrypted' }),
     lastRunAt: Nullable(Timestamp()),
     lastError: Nullable(Type.String({ description: 'Berth: why the last run failed; null after a success' })),

@@ -59,7 +59,7 @@ export class BackupService {
       backupType: row.backupType, databaseType: row.databaseType,
       ...Object.fromEntries(this.kinds().map(k => [k.idField, k.kind === row.databaseType ? row.databaseId : null])),
       userId: row.userId ?? null, metadata: row.metadata ?? null,
-      destination: this.#destinations.view(destination),
+      destination: this.#destinations.keyless(destination),
       encrypted: row.encryptionKey != null,
       lastRunAt: iso(row.lastRunAt ?? null), lastError: row.lastError ?? null,
       missedWindows: row.missedWindows ?? 0, lastMissedAt: iso(row.lastMissedAt ?? null),

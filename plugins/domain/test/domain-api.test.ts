@@ -115,7 +115,7 @@ t.test('domains with the traefik provider', async t => {
   t.test('generated domains', async t => {
     const host = await call('domain.generateDomain', { appName: app.appName });
     t.match(host, new RegExp(`^${app.appName}-[0-9a-f]{6}-127-0-0-1\\.sslip\\.io$`));
-    t.equal((await client.get('domain.canGenerateTraefikMeDomains', { serverId: '' })).body, true);
+    t.equal((await client.get('domain.canGenerateTraefikMeDomains', { serverId: '' })).body, '127.0.0.1', 'the configured address, as the peer answers');
   });
 
   t.test('settings: Traefik\'s files, confined to its directory', async t => {
