@@ -38,7 +38,7 @@ t.test('dokploy-sdk accepts every answer of the walk', async t => {
   const httpClient = new HTTPClient({
     fetcher: async (request: Request | URL | string, init?: RequestInit) => {
       const res = await fetch(request, init);
-      lastReply = await res.clone().json().catch(() => undefined); if (String(request).includes("generateDomain")) console.error("DBG", res.status, res.headers.get("content-type"), await res.clone().text());
+      lastReply = await res.clone().json().catch(() => undefined);
       return res;
     },
   });
