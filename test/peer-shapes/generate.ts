@@ -280,7 +280,6 @@ const RETURNS: Record<string, Spec | (() => Shape)> = {
   'domain.byComposeId': () => ({ t: 'array', items: fromSpec({ table: 'domain', with: { compose: maybe({ table: 'compose', pick: ['composeId', 'appName', 'name'] }) } }, 'domain.byComposeId') }),
   'domain.update': { table: 'domain' },
   'domain.delete': { table: 'domain' },
-  'domain.toggleEnable': { table: 'domain', extra: { requiresRedeploy: TRUE } },
   'domain.generateDomain': () => TEXT,
   'domain.canGenerateTraefikMeDomains': () => TEXT,
   'domain.validateDomain': () => ({ t: 'object', fields: {
