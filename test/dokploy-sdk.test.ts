@@ -26,7 +26,7 @@ async function sdkFunctions(): Promise<Map<string, (client: unknown, request: un
 }
 
 t.test('dokploy-sdk accepts every answer of the walk', async t => {
-  const server = await startTestServer({ jobs: false });
+  const server = await startTestServer({ jobs: false, proxy: 'none' });
   t.teardown(() => server.destroy());
   const { client, apiKey, userId, organizationId } = await signUpAdmin(server);
   const doc = (await client.get('settings.getOpenApiDocument')).body;

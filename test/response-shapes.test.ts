@@ -47,7 +47,7 @@ async function shapeContext(server: { kernel: any }) {
 }
 
 t.test('every served operation declares the peer\'s answer', async t => {
-  const server = await startTestServer({ jobs: false });
+  const server = await startTestServer({ jobs: false, proxy: 'none' });
   t.teardown(() => server.destroy());
   const { client } = await signUpAdmin(server);
   const doc = (await client.get('settings.getOpenApiDocument')).body;
@@ -81,7 +81,7 @@ t.test('every served operation declares the peer\'s answer', async t => {
 });
 
 t.test('real replies have the peer\'s shape', async t => {
-  const server = await startTestServer({ jobs: false });
+  const server = await startTestServer({ jobs: false, proxy: 'none' });
   t.teardown(() => server.destroy());
   const { client, userId, organizationId } = await signUpAdmin(server);
   const doc = (await client.get('settings.getOpenApiDocument')).body;

@@ -2,12 +2,19 @@
 // document) or a real JSON reply — with the peer's shape, field by field.
 import type { Shape } from './shape.ts';
 
-/** A declared JSON Schema as a shape: types, nullability, required fields. */
-export function shapeOfSchema(schema: any, defs: Record<string, any> = {}): Shape {
+/**
+ * A declared JSON Schema as a shape: types, nullability, required fields. A schema that refers
+ * to itself (a tree, e.g. settings.readDirectories) is expanded once; its inner repeat is `any`.
+ */
+export function shapeOfSchema(schema: any, defs: Record<string, any> = {}, expanding: ReadonlySet<string> = new Set()): Shape {
   if (!schema || typeof schema !== 'object') return { t: 'any' };
-  if (schema.$ref) return shapeOfSchema(defs[schema.$ref.split('/').pop()], defs);
+  if (schema.$ref) {
+    const name: string = schema.$ref.split('/').pop();
+    if (expanding.has(name)) return { t: 'any' };
+    return shapeOfSchema(defs[name], defs, new Set([...expanding, name]));
+  }
   if (schema.allOf) {
-    const parts = (schema.allOf as any[]).map(p => shapeOfSchema(p, defs));
+    const parts = (schema.allOf as any[]).map(p => shapeOfSchema(p, defs, expanding));
     return { t: 'object', fields: Object.assign({}, ...parts.map(p => p.fields ?? {})) };
   }
   const variants: any[] | undefined = schema.anyOf ?? schema.oneOf;
@@ -15,12 +22,12 @@ export function shapeOfSchema(schema: any, defs: Record<string, any> = {}): Shap
     if (variants.every(v => typeof v.const === 'string' || (v.type === 'string'))) return { t: 'string' };
     const nonNull = variants.filter(v => v.type !== 'null');
     const nullable = nonNull.length < variants.length;
-    const base: Shape = nonNull.length === 1 ? shapeOfSchema(nonNull[0], defs) : { t: 'any' };
+    const base: Shape = nonNull.length === 1 ? shapeOfSchema(nonNull[0], defs, expanding) : { t: 'any' };
     return nullable ? { ...base, null: true } : base;
   }
   if (Array.isArray(schema.type)) {
     const nonNull = schema.type.filter((t: string) => t !== 'null');
-    const base = nonNull.length === 1 ? shapeOfSchema({ ...schema, type: nonNull[0] }, defs) : { t: 'any' as const };
+    const base = nonNull.length === 1 ? shapeOfSchema({ ...schema, type: nonNull[0] }, defs, expanding) : { t: 'any' as const };
     return nonNull.length < schema.type.length ? { ...base, null: true } : base;
   }
   if (schema.const === null || schema.type === 'null') return { t: 'any', null: true };
@@ -30,14 +37,14 @@ export function shapeOfSchema(schema: any, defs: Record<string, any> = {}): Shap
     case 'string': return { t: 'string' };
     case 'number': case 'integer': return { t: 'number' };
     case 'boolean': return { t: 'boolean' };
-    case 'array': return { t: 'array', items: shapeOfSchema(schema.items, defs) };
+    case 'array': return { t: 'array', items: shapeOfSchema(schema.items, defs, expanding) };
     case 'object': {
       if (!schema.properties || !Object.keys(schema.properties).length) return { t: 'object' };
       const required = new Set<string>(schema.required ?? []);
       return {
         t: 'object',
         fields: Object.fromEntries(Object.entries(schema.properties).map(([k, v]) => {
-          const s = shapeOfSchema(v, defs);
+          const s = shapeOfSchema(v, defs, expanding);
           return [k, required.has(k) ? s : { ...s, opt: true }];
         })),
       };

@@ -272,6 +272,80 @@ const RETURNS: Record<string, Spec | (() => Shape)> = {
   // the engine's own mount entries of the running container
   'mounts.allNamedByApplicationId': () => ({ t: 'array', items: { t: 'any' } }),
   'settings.getOpenApiDocument': () => ({ t: 'object' }),
+
+  // domains (findDomainById joins a few columns of the application; byComposeId, of the compose)
+  'domain.create': { table: 'domain' },
+  'domain.one': { table: 'domain', with: { application: maybe({ table: 'application', pick: ['applicationId', 'appName', 'name'] }) } },
+  'domain.byApplicationId': () => ({ t: 'array', items: fromSpec({ table: 'domain', with: { application: maybe({ table: 'application', pick: ['applicationId', 'appName', 'name'] }) } }, 'domain.byApplicationId') }),
+  'domain.byComposeId': () => ({ t: 'array', items: fromSpec({ table: 'domain', with: { compose: maybe({ table: 'compose', pick: ['composeId', 'appName', 'name'] }) } }, 'domain.byComposeId') }),
+  'domain.update': { table: 'domain' },
+  'domain.delete': { table: 'domain' },
+  'domain.generateDomain': () => TEXT,
+  'domain.canGenerateTraefikMeDomains': () => TEXT,
+  'domain.validateDomain': () => ({ t: 'object', fields: {
+    isValid: TRUE, resolvedIp: { t: 'string', opt: true }, cdnProvider: { t: 'string', opt: true }, error: { t: 'string', opt: true },
+  } }),
+  // redirects and basic-auth entries: create answers true; security.update answers nothing
+  'redirects.create': () => TRUE,
+  'redirects.one': { table: 'redirect' },
+  'redirects.update': { table: 'redirect' },
+  'redirects.delete': { table: 'redirect' },
+  'security.create': () => TRUE,
+  'security.one': { table: 'security' },
+  'security.update': () => VOID,
+  'security.delete': { table: 'security' },
+  // certificates: remove answers true; all joins the server
+  'certificates.create': { table: 'certificate' },
+  'certificates.one': { table: 'certificate' },
+  'certificates.update': { table: 'certificate' },
+  'certificates.remove': () => TRUE,
+  'certificates.all': () => ({ t: 'array', items: fromSpec({ table: 'certificate', with: { server: maybe('server') } }, 'certificates.all') }),
+  // the proxy's settings
+  'settings.getWebServerSettings': () => ({ ...fromSpec({ table: 'webServerSettings' }, 'settings.getWebServerSettings'), null: true }),
+  'settings.assignDomainServer': { table: 'webServerSettings' },
+  'settings.reloadTraefik': () => TRUE,
+  'settings.toggleDashboard': () => TRUE,
+  'settings.readTraefikConfig': () => ({ t: 'string', null: true }),
+  'settings.readWebServerTraefikConfig': () => ({ t: 'string', null: true }),
+  'settings.readMiddlewareTraefikConfig': () => ({ t: 'string', null: true }),
+  'settings.updateTraefikConfig': () => TRUE,
+  'settings.updateWebServerTraefikConfig': () => TRUE,
+  'settings.updateMiddlewareTraefikConfig': () => TRUE,
+  'settings.readTraefikFile': () => ({ t: 'string', null: true }),
+  'settings.updateTraefikFile': () => TRUE,
+  // the directory tree of the proxy's configuration (nested entries)
+  'settings.readDirectories': () => ({ t: 'array', items: { t: 'any' } }),
+  'settings.readTraefikEnv': () => TEXT,
+  'settings.writeTraefikEnv': () => TRUE,
+  'settings.haveTraefikDashboardPortEnabled': () => TRUE,
+  'settings.updateTraefikPorts': () => TRUE,
+  'settings.getTraefikPorts': () => ({ t: 'array', items: { t: 'object', fields: { targetPort: { t: 'number' }, publishedPort: { t: 'number' }, protocol: { t: 'string', opt: true } } } }),
+  'application.readTraefikConfig': () => ({ t: 'string', null: true }),
+  'application.updateTraefikConfig': () => TRUE,
+  // backup destinations: the rows as stored (the peer answers its keys too)
+  'destination.create': { table: 'destination' },
+  'destination.one': { table: 'destination' },
+  'destination.update': { table: 'destination' },
+  'destination.remove': { table: 'destination' },
+  'destination.all': () => ({ t: 'array', items: fromSpec({ table: 'destination' }, 'destination.all') }),
+  'destination.testConnection': () => VOID,
+  // backups: create and update answer nothing; findBackupById joins the databases and the destination without its keys
+  'backup.create': () => VOID,
+  'backup.update': () => VOID,
+  'backup.one': {
+    table: 'backup',
+    with: {
+      postgres: maybe('postgres'), mysql: maybe('mysql'), mariadb: maybe('mariadb'), mongo: maybe('mongo'), libsql: maybe('libsql'),
+      destination: one({ table: 'destination', omit: ['accessKey', 'secretAccessKey'] }), compose: maybe('compose'),
+    },
+  },
+  'backup.remove': { table: 'backup' },
+  // the object store's listing (rclone lsjson entries), at most 100
+  'backup.listBackupFiles': () => ({ t: 'array', items: { t: 'object', fields: {
+    Path: TEXT, Name: TEXT, Size: { t: 'number' }, IsDir: TRUE, Tier: { t: 'string', opt: true },
+    Hashes: { t: 'object', opt: true, fields: { MD5: { t: 'string', opt: true }, SHA1: { t: 'string', opt: true } } },
+  } } }),
+  ...Object.fromEntries(['Postgres', 'MySql', 'Mariadb', 'Mongo', 'Compose', 'Libsql', 'WebServer'].map(k => [`backup.manualBackup${k}`, () => TRUE])),
 };
 function fromSpec(spec: Spec, where: string): Shape {
   const cols = tables.get(spec.table);

@@ -15,6 +15,12 @@ export const ALLOWED_EXTRA: Record<string, string> = {
   invitationId: 'invitations: the id also under invitationId (as organization.removeInvitation takes it)',
   defaultRole: 'organizations: a column of the peer at v0.30.2 that the older dokploy-sdk schemas (organization.all) do not list',
   isDefault: 'environments: a column of the peer at v0.30.2 that the older dokploy-sdk schemas do not list',
+  restoreId: 'deployments: the restore a deployment ran (Berth queues a restore as a deployment; the peer streams it)',
+  encrypted: 'backups: whether Berth encrypts its files (the peer has no encryption of its own)',
+  lastRunAt: 'backups: when the schedule last ran (Berth checks missed windows)',
+  lastError: 'backups: why the last run failed; null after a success',
+  missedWindows: 'backups: scheduled windows that passed without a run',
+  lastMissedAt: 'backups: when a window was last missed',
 };
 
 /** Berth's deployments answer the id field of every registered kind (`postgresId`, ...), as the older peer did. */
@@ -31,7 +37,18 @@ export const ALLOWED_EXTRA_IN: Record<string, { fields: string[]; reason: string
   'organization.inviteMember': { fields: ['token'], reason: 'the invitation\'s token, shown once: Berth sends no email (the peer mails a link)' },
   'user.get': { fields: ['createdAt', 'updatedAt'], reason: 'Berth answers the same user fields in user.get as in user.one' },
   'project.duplicate': { fields: ['environments', 'projectTags'], reason: 'Berth answers the new project with its copied environments, as project.one does (the peer answers the row)' },
+  ...Object.fromEntries(['all', 'create', 'one', 'update'].map(p => [`certificates.${p}`, { fields: ['expiresAt', 'subjects', 'createdAt'], reason: 'Berth reads the leaf: when it expires and the names it covers; and when the record was made' }])),
+  'domain.one': { fields: ['preflight'], reason: 'Berth\'s own: why the domain would not answer (DNS, the proxy\'s port, the workload, the certificate)' },
+  'domain.validateDomain': { fields: ['preflight', 'isCloudflare'], reason: 'Berth\'s preflight of the host, and whether it resolves to a CDN in front (always false: not detected)' },
+  'backup.listBackupFiles': {
+    fields: ['ModTime', 'backupId', 'checksum', 'verification', 'verified'],
+    reason: 'what Berth recorded of each file it wrote: when, by which backup, its checksum and whether it was verified',
+  },
+  'backup.remove': { fields: ['destination'], reason: 'Berth answers the removed backup as backup.one does (the peer answers the row)' },
 };
+
+/** The database operations that answer the record with its backups (the peer's findXById). */
+const BACKUP_LISTING_OPS = ['postgres', 'mysql', 'mariadb', 'mongo', 'redis'].flatMap(kind => ['one', 'changeStatus', 'remove', 'saveExternalPort'].map(p => `${kind}.${p}`));
 
 /** Fields of the peer Berth does not answer, by `operation field` (or `* field`), with why. */
 export const ALLOWED_MISSING: Record<string, string> = {
@@ -42,6 +59,16 @@ export const ALLOWED_MISSING: Record<string, string> = {
   ...Object.fromEntries(['banned', 'banReason', 'banExpires', 'bookmarkedTemplates', 'createdAt2', 'emailVerified', 'enableEnterpriseFeatures', 'enablePaidFeatures',
     'expirationDate', 'isRegistered', 'isValidEnterpriseLicense', 'licenseKey', 'role', 'trustedOrigins']
     .flatMap(f => ['user.one', 'user.all'].map(op => [`${op} ${f}`, 'the peer\'s admin-panel, template and licensing fields of a user are not served']))),
+  // backups: by design
+  ...Object.fromEntries(['backup.one', 'backup.remove', ...BACKUP_LISTING_OPS].map(op => [`${op} includeEncryptionKey`,
+    'Berth keeps a backup\'s key sealed in Berth, never beside its files (the peer\'s flag says whether to store it there)'])),
+  // NOT YET (gaps, not design): what the shape test found when backups came and that is still to do
+  ...Object.fromEntries(BACKUP_LISTING_OPS.map(op => [`${op} deployments`, 'NOT YET: a database\'s backups do not list their runs (deployment.allByType lists them)'])),
+  ...Object.fromEntries(['postgres', 'mysql', 'mariadb', 'mongo', 'libsql', 'compose'].map(rel => [`backup.one ${rel}`,
+    'NOT YET: backup.one names its database by its id field, without the database\'s record'])),
+  'domain.one application': 'NOT YET: the owning application\'s applicationId, appName and name are not joined (applicationId is answered)',
+  'domain.byApplicationId application': 'NOT YET: the owning application\'s applicationId, appName and name are not joined (applicationId is answered)',
+  'domain.byComposeId compose': 'NOT YET: the owning compose\'s fields are not joined (no compose kind is registered yet)',
 };
 
 /**
@@ -56,6 +83,11 @@ export const DEVIATIONS: Record<string, string> = {
   'application.reload': 'runs are queued durably and answer the queued deployment; the peer answers true',
   'application.start': 'runs are queued durably and answer the queued deployment; the peer answers the record',
   'application.stop': 'runs are queued durably and answer the queued deployment; the peer answers the record',
+  'redirects.create': 'answers the new redirect with its id (the peer answers true; a client finds the id only through application.one)',
+  'security.create': 'answers the new basic-auth user with its id (the peer answers true; a client finds the id only through application.one)',
+  'certificates.remove': 'answers the certificate as it was, as every other remove/delete does (the peer answers true)',
+  'settings.getWebServerSettings': 'Berth\'s own settings: its proxy, ports, server address and generated-domain base (the peer answers its web-server settings row: cleanup, SSO, whitelabeling, ...)',
+  'settings.assignDomainServer': 'answers Berth\'s own settings, as settings.getWebServerSettings does',
 };
 /** Database kinds: the same runs, the same reason. */
 export const RUNS_OF_DATABASES = ['deploy', 'start', 'stop', 'reload', 'rebuild'];
@@ -69,6 +101,8 @@ export const BERTH_ONLY: Record<string, string> = {
   'user.getApiKeys': 'lists the caller\'s API keys (the peer lists them inside user.get)',
   'deployment.one': 'one deployment record, for following a queued run',
   'auth.generateRecoveryCodes': 'one-time recovery codes for two-factor login (the peer has none)',
+  'backup.manualBackupRedis': 'Berth backs redis up too (the peer has no redis backups)',
+  'backup.restoreBackup': 'queues a restore as a deployment and answers its id (the peer streams it through a subscription, restoreBackupWithLogs)',
 };
 
 /**

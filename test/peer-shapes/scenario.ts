@@ -62,10 +62,34 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
   await call('application.one', { applicationId });
   await call('deployment.all', { applicationId });
   await call('deployment.allByType', { id: applicationId, type: 'application' });
+  // domains, redirects, basic-auth users (the test server runs with proxy "none": stored, not served)
+  const domain = await call('domain.create', { host: `shape-${o.suffix}.example.com`, port: 80, https: false, certificateType: 'none', applicationId, domainType: 'application' });
+  await call('domain.one', { domainId: domain.domainId });
+  await call('domain.update', { domainId: domain.domainId, host: `shape-${o.suffix}.example.com`, path: '/app', port: 8080 });
+  await call('domain.byApplicationId', { applicationId });
+  await call('domain.generateDomain', { appName: `shape-${o.suffix}` });
+  await call('domain.canGenerateTraefikMeDomains', { serverId: '' });
+  // Berth answers the new records (the peer answers true, by design listed in rules.ts)
+  const { redirectId } = await call('redirects.create', { applicationId, regex: '^http://old\\.example\\.com/(.*)', replacement: 'http://new.example.com/${1}', permanent: false });
+  const { securityId } = await call('security.create', { applicationId, username: 'shapes', password: 'open sesame' });
+  await call('redirects.one', { redirectId });
+  await call('redirects.update', { redirectId, regex: '^http://old\\.example\\.com/(.*)', replacement: 'http://new.example.com/$1', permanent: true });
+  await call('security.one', { securityId });
+  await call('security.update', { securityId, username: 'shapes', password: 'another sesame' });
+  await call('redirects.delete', { redirectId });
+  await call('security.delete', { securityId });
+  await call('domain.delete', { domainId: domain.domainId });
   await call('mounts.remove', { mountId: mount.mountId });
   await call('port.delete', { portId: port.portId });
   await call('application.move', { applicationId, targetEnvironmentId: staging.environmentId });
   await call('environment.one', { environmentId: staging.environmentId });
+
+  // a backup destination on the local disk (no object store needed)
+  const destination = await call('destination.create', { name: `shapes ${o.suffix}`, provider: 'local', bucket: `shapes-${o.suffix}`, endpoint: '', region: '', accessKey: '', secretAccessKey: '', additionalFlags: null });
+  const destinationId = destination.destinationId;
+  await call('destination.one', { destinationId });
+  await call('destination.all', {});
+  await call('destination.update', { destinationId, name: `shapes ${o.suffix} changed`, provider: 'local', bucket: `shapes-${o.suffix}`, endpoint: '', region: '', accessKey: '', secretAccessKey: '', additionalFlags: null });
 
   for (const db of o.databases) {
     const created = await call(`${db.kind}.create`, {
@@ -81,8 +105,19 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
     await call(`${db.kind}.changeStatus`, { ...id, applicationStatus: 'idle' });
     await call(`${db.kind}.move`, { ...id, targetEnvironmentId: staging.environmentId });
     await call(`${db.kind}.search`, { q: 'shapes' });
+    if (db === o.databases[0]) {
+      await call('backup.create', { schedule: '0 3 * * *', prefix: 'shapes', destinationId, database: 'app', databaseType: db.kind, ...id });
+      const { backups } = await call(`${db.kind}.one`, id);
+      const backupId = backups[0].backupId;
+      await call('backup.one', { backupId });
+      await call('backup.update', { backupId, schedule: '0 4 * * *', prefix: 'shapes', destinationId, database: 'app', databaseType: db.kind, serviceName: null, enabled: false, keepLatestCount: 3 });
+      await call('backup.listBackupFiles', { destinationId, search: '' });
+      await call('backup.remove', { backupId });
+    }
     await call(`${db.kind}.remove`, id);
   }
+
+  await call('destination.remove', { destinationId });
 
   const generated = await call('sshKey.generate', { type: 'ed25519' });
   await call('sshKey.create', { name: `shapes ${o.suffix}`, description: null, privateKey: generated.privateKey, publicKey: generated.publicKey, organizationId: o.organizationId });

@@ -97,12 +97,18 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
       response: { 200: proc.output },
     };
     const noCompile = { validatorCompiler: () => () => true, serializerCompiler: () => (data: unknown) => JSON.stringify(data) };
+    // Every answer is JSON, a string too: Fastify sends a bare string as it is (text/plain, unquoted).
+    const answer = async (reply: import('fastify').FastifyReply, result: Promise<unknown>) => {
+      const value = await result;
+      if (typeof value !== 'string') return value;
+      return reply.type('application/json; charset=utf-8').send(JSON.stringify(value));
+    };
     if (proc.kind === 'query') {
-      app.get(url, { schema, ...noCompile }, req => call(proc, req, req.query, true));
+      app.get(url, { schema, ...noCompile }, (req, reply) => answer(reply, call(proc, req, req.query, true)));
       // Some clients POST reads; accept it, keep it out of the document.
-      app.post(url, { schema: { hide: true }, ...noCompile }, req => call(proc, req, req.body, false));
+      app.post(url, { schema: { hide: true }, ...noCompile }, (req, reply) => answer(reply, call(proc, req, req.body, false)));
     } else {
-      app.post(url, { schema, ...noCompile }, req => call(proc, req, req.body, false));
+      app.post(url, { schema, ...noCompile }, (req, reply) => answer(reply, call(proc, req, req.body, false)));
     }
   }
 

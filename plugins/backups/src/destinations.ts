@@ -51,6 +51,12 @@ export class DestinationService {
     };
   }
 
+  /** The destination inside a backup's answer: without its keys (as the peer's backup answers). */
+  keyless(row: DestinationRow): Omit<DestinationViewT, 'accessKey' | 'secretAccessKey'> {
+    const { accessKey: _a, secretAccessKey: _s, ...rest } = this.view(row, false);
+    return rest;
+  }
+
   async row(destinationId: string, organizationId: string, em: EntityManager): Promise<DestinationRow> {
     const row = await em.findOne(Destination, { destinationId, organizationId });
     if (!row) throw notFound('Destination');

@@ -66,12 +66,17 @@ export const RestoreAnswer = Type.Object({
 
 export interface BackupKindField { kind: string; idField: string }
 
+/** Id fields of the peer's backup row whose kinds may not be registered here: answered null then (strict clients require them). */
+const PEER_OWNER_ID_FIELDS = ['composeId', 'libsqlId'];
+/** The peer's owner id fields no registered kind answers. */
+export const unregisteredOwnerIds = (kinds: BackupKindField[]) => PEER_OWNER_ID_FIELDS.filter(f => !kinds.some(k => k.idField === f));
+
 /** The schemas that depend on the kinds with backups. */
 export function backupSchemas(kinds: BackupKindField[]) {
   const types = kinds.map(k => k.kind);
   const DatabaseType = Type.Union(types.map(t => Type.Literal(t)));
   const idInputs = Object.fromEntries(kinds.map(k => [k.idField, Type.Optional(Nullable(Type.String()))]));
-  const idViews: Record<string, TSchema> = Object.fromEntries(kinds.map(k => [k.idField, Nullable(Type.String())]));
+  const idViews: Record<string, TSchema> = Object.fromEntries([...kinds.map(k => k.idField), ...unregisteredOwnerIds(kinds)].map(f => [f, Nullable(Type.String())]));
   const common = {
     schedule: Type.String({ description: 'cron expression (5 or 6 fields)' }),
     enabled: Type.Optional(Nullable(Type.Boolean())),
@@ -106,7 +111,7 @@ export function backupSchemas(kinds: BackupKindField[]) {
     ...idViews,
     userId: Nullable(Type.String()),
     metadata: Nullable(Type.Any()),
-    destination: DestinationView,
+    destination: Type.Omit(DestinationView, ['accessKey', 'secretAccessKey'], { description: 'the destination, without its keys' }),
     encrypted: Type.Boolean({ description: 'Berth: whether its files are encrypted' }),
     lastRunAt: Nullable(Timestamp()),
     lastError: Nullable(Type.String({ description: 'Berth: why the last run failed; null after a success' })),

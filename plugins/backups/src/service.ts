@@ -7,7 +7,7 @@ import { generateAppName, type WorkloadKind, type WorkloadRegistry } from '@bert
 import { Backup, BackupFile, Destination, Restore, type BackupRow } from './entities.ts';
 import type { DestinationService } from './destinations.ts';
 import type { BackupRunner } from './runner.ts';
-import { backupSchemas, type BackupCreate, type BackupFileViewT, type BackupUpdate, type RestoreRequest } from './schemas.ts';
+import { backupSchemas, unregisteredOwnerIds, type BackupCreate, type BackupFileViewT, type BackupUpdate, type RestoreRequest } from './schemas.ts';
 
 export const RESTORE_TARGET = 'restore';
 
@@ -58,8 +58,9 @@ export class BackupService {
       prefix: row.prefix, serviceName: row.serviceName ?? null, destinationId: row.destinationId, keepLatestCount: row.keepLatestCount ?? null,
       backupType: row.backupType, databaseType: row.databaseType,
       ...Object.fromEntries(this.kinds().map(k => [k.idField, k.kind === row.databaseType ? row.databaseId : null])),
+      ...Object.fromEntries(unregisteredOwnerIds(this.kinds()).map(f => [f, null])),
       userId: row.userId ?? null, metadata: row.metadata ?? null,
-      destination: this.#destinations.view(destination),
+      destination: this.#destinations.keyless(destination),
       encrypted: row.encryptionKey != null,
       lastRunAt: iso(row.lastRunAt ?? null), lastError: row.lastError ?? null,
       missedWindows: row.missedWindows ?? 0, lastMissedAt: iso(row.lastMissedAt ?? null),

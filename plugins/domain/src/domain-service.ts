@@ -49,6 +49,8 @@ export class DomainService implements DomainDirectory {
       stripPath: row.stripPath,
       customEntrypoint: row.customEntrypoint ?? null,
       middlewares: row.middlewares ?? null,
+      enabled: true,
+      forwardAuthEnabled: false,
     };
   }
 
@@ -133,9 +135,9 @@ export class DomainService implements DomainDirectory {
     return `${appName.toLowerCase()}-${randomBytes(3).toString('hex')}-${ip}.${generatedDomainBase}`;
   }
 
-  /** Generated domains point at the server's address: they can be made once it is known. */
-  canGenerate(): boolean {
-    return Boolean(this.#cradle().config.serverIp);
+  /** Generated domains point at the server's address: its address ('' while none is configured), as the peer answers. */
+  generationAddress(): string {
+    return this.#cradle().config.serverIp ?? '';
   }
 
   // ------------------------------------------------------------ DomainDirectory

@@ -4,7 +4,7 @@ import type { DomainService } from './domain-service.ts';
 import type { DomainPreflight } from './preflight.ts';
 import type { ProxyRouting } from './routing.ts';
 import {
-  CertificateIdInput, CertificateView, CreateCertificateInput, CreateDomainInput, CreateRedirectInput, CreateSecurityInput,
+  CertificateIdInput, CertificateView, CertificateWithServer, CreateCertificateInput, CreateDomainInput, CreateRedirectInput, CreateSecurityInput,
   DomainIdInput, DomainView, DomainWithPreflight, GenerateDomainInput, RedirectIdInput, RedirectView, SecurityIdInput,
   SecurityView, UpdateCertificateInput, UpdateDomainInput, UpdateRedirectInput, UpdateSecurityInput, ValidateDomainInput, ValidateDomainView,
 } from './schemas.ts';
@@ -65,10 +65,10 @@ export const domainProcedures = (deps: { domains: DomainService; preflight: Doma
     handler: async ({ appName }) => deps.domains.generate(appName),
   }),
   domain.query('canGenerateTraefikMeDomains', {
-    summary: 'Whether generateDomain can make hosts: the server\'s address is configured (BERTH_SERVER_IP)',
+    summary: 'The server\'s address generated hosts point at (BERTH_SERVER_IP); "" while none is configured, when generateDomain cannot make hosts',
     input: Type.Object({ serverId: Type.Optional(Type.String()) }),
-    output: Type.Boolean(),
-    handler: async () => deps.domains.canGenerate(),
+    output: Type.String(),
+    handler: async () => deps.domains.generationAddress(),
   }),
   domain.mutation('validateDomain', {
     summary: 'Does the host resolve to this server (or to serverIp), with the preflight of the proxy and the certificate',
@@ -113,7 +113,12 @@ export const domainProcedures = (deps: { domains: DomainService; preflight: Doma
     output: CertificateView,
     handler: (input, ctx) => ctx.cradle.callerCertificates.create(input),
   }),
-  certificates.query('all', { summary: 'The organization\'s certificates (without private keys)', input: Type.Object({}), output: Type.Array(CertificateView), handler: (_i, ctx) => ctx.cradle.callerCertificates.all() }),
+  certificates.query('all', {
+    summary: 'The organization\'s certificates (without private keys), each with its server (null)',
+    input: Type.Object({}),
+    output: Type.Array(CertificateWithServer),
+    handler: async (_i, ctx) => (await ctx.cradle.callerCertificates.all()).map(c => ({ ...c, server: null })),
+  }),
   certificates.query('one', { summary: 'A certificate (without its private key)', input: CertificateIdInput, output: CertificateView, handler: ({ certificateId }, ctx) => ctx.cradle.callerCertificates.one(certificateId) }),
   certificates.mutation('update', { access: 'admin', summary: 'Replace a certificate\'s name, chain or key', input: UpdateCertificateInput, output: CertificateView, handler: (input, ctx) => ctx.cradle.callerCertificates.update(input) }),
   certificates.mutation('remove', { access: 'admin', summary: 'Delete a certificate and its files; answers it as it was', input: CertificateIdInput, output: CertificateView, handler: ({ certificateId }, ctx) => ctx.cradle.callerCertificates.remove(certificateId) }),

@@ -69,6 +69,8 @@ const domainView = {
   stripPath: Type.Boolean(),
   customEntrypoint: Nullable(Type.String()),
   middlewares: Nullable(Type.Array(Type.String())),
+  enabled: Type.Boolean({ description: 'always true: Berth routes every domain it stores (the peer can switch one off)' }),
+  forwardAuthEnabled: Type.Boolean({ description: 'always false: Berth has no forward authentication (the input field is accepted and ignored)' }),
 };
 export const DomainView = Type.Object(domainView);
 export type DomainView = Static<typeof DomainView>;
@@ -155,3 +157,5 @@ export const CertificateView = Type.Object({
   createdAt: Type.String(),
 });
 export type CertificateView = Static<typeof CertificateView>;
+/** certificates.all: each with its server, as the peer joins it (null: Berth runs on one host) */
+export const CertificateWithServer = Type.Object({ ...CertificateView.properties, server: Type.Null() });

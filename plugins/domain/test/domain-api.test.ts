@@ -77,7 +77,7 @@ t.test('domains with the traefik provider', async t => {
   t.test('a domain writes the workload\'s file; punycode host; both variants read it', async t => {
     const created = await call('domain.create', { host: 'тест.рф', path: '/shop', stripPath: true, https: true, certificateType: 'letsencrypt', applicationId: app.applicationId, port: 8080 });
     domainId = created.domainId;
-    t.same(Object.keys(created).sort(), ['applicationId', 'certificateType', 'composeId', 'createdAt', 'customCertResolver', 'customEntrypoint', 'domainId', 'domainType', 'host', 'https', 'internalPath', 'middlewares', 'path', 'port', 'previewDeploymentId', 'serviceName', 'stripPath', 'uniqueConfigKey'], 'the peer\'s fields');
+    t.same(Object.keys(created).sort(), ['applicationId', 'certificateType', 'composeId', 'createdAt', 'customCertResolver', 'customEntrypoint', 'domainId', 'domainType', 'enabled', 'forwardAuthEnabled', 'host', 'https', 'internalPath', 'middlewares', 'path', 'port', 'previewDeploymentId', 'serviceName', 'stripPath', 'uniqueConfigKey'], 'the peer\'s fields');
     const n = created.uniqueConfigKey;
     const file = parse(await readFile(appFile(), 'utf8'));
     t.same(file.http.routers[`${app.appName}-router-${n}`], { rule: 'Host(`xn--e1aybc.xn--p1ai`) && PathPrefix(`/shop`)', service: `${app.appName}-service-${n}`, middlewares: ['redirect-to-https'], entryPoints: ['web'] });
@@ -115,7 +115,7 @@ t.test('domains with the traefik provider', async t => {
   t.test('generated domains', async t => {
     const host = await call('domain.generateDomain', { appName: app.appName });
     t.match(host, new RegExp(`^${app.appName}-[0-9a-f]{6}-127-0-0-1\\.sslip\\.io$`));
-    t.equal((await client.get('domain.canGenerateTraefikMeDomains', { serverId: '' })).body, true);
+    t.equal((await client.get('domain.canGenerateTraefikMeDomains', { serverId: '' })).body, '127.0.0.1', 'the configured address, as the peer answers');
   });
 
   t.test('settings: Traefik\'s files, confined to its directory', async t => {
