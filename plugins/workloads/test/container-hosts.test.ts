@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { PLATFORM_NETWORK } from '../src/container-hosts.ts';
 import { ensurePlatformNetwork } from '../src/hosts/platform-network.ts';
 import { BerthError } from '@berth/core';
-import { startTestServer, TEST_BASE_IMAGE } from '@berth/core/testing';
+import { startTestServer, waitFor, TEST_BASE_IMAGE } from '@berth/core/testing';
 
 t.test('the local engine is a swarm manager with the attachable platform network', async t => {
   const server = await startTestServer({ plugins: ['workloads'], jobs: false });
@@ -76,7 +76,12 @@ t.test('an existing platform network is used only when it is provably Berth\'s',
   const fresh = `berth-test-net-fresh-${suffix}`;
   made.push(fresh);
   t.equal(await ensurePlatformNetwork(docker, call, fresh, logger), 'created');
-  const created = await docker.getNetwork(fresh).inspect();
+  // Right after creation the engine has once answered an inspect of the new overlay with an empty
+  // Driver (seen in a fresh-clone run): read it once the engine reports its driver.
+  const created = await waitFor(`network ${fresh} inspected with its driver`, async () => {
+    const n = await docker.getNetwork(fresh).inspect() as { Driver?: string };
+    return n.Driver ? n : undefined;
+  }, { timeout: 10_000 });
   t.match(created, { Driver: 'overlay', Attachable: true, Labels: { 'berth.kind': 'platform' } }, 'made as an attachable overlay with the platform label');
   t.equal(await ensurePlatformNetwork(docker, call, fresh, logger), 'existing', 'then found as Berth\'s');
 
