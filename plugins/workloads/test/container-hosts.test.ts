@@ -62,6 +62,9 @@ t.test('an existing platform network is used only when it is provably Berth\'s',
     const name = `berth-test-net-${what}-${suffix}`;
     made.push(name);
     await docker.createNetwork({ Name: name, ...options });
+    // The engine has answered an inspect of a just-created overlay with an empty Driver (seen in
+    // fresh-clone runs): the checks below start once it reports the network as made.
+    await waitFor(`network ${name} inspected with its driver`, async () => Boolean(((await docker.getNetwork(name).inspect()) as { Driver?: string }).Driver), { timeout: 10_000 });
     return name;
   };
   // A service that never runs a task (0 replicas): only its attachment matters.
