@@ -1,0 +1,80 @@
+// isolatedDeployment, by the peer's rule: the stack gets a network of its own, declared at the
+// top level as `{ name: <network>, external: true }`, and every service joins it: a service with
+// no `networks:` gets exactly that network, a list or map of networks gets it added. The network
+// is external because the caller creates it before the deploy (attachable; overlay for a stack),
+// so the proxy can be joined to it and the stack reaches nothing else. A service whose
+// `network_mode` is set (host, service:x, container:x, none) cannot join networks: it is left
+// alone. With `volumes`, named volumes also get the network's name as suffix (the peer's
+// isolatedDeploymentsVolume).
+import { isMap, isScalar, isSeq, type Document, type YAMLMap } from 'yaml';
+import { suffixDocument } from './suffix.ts';
+import { composeText, ensureMap, ensureSeq, keyOf, parseCompose, resolve, rootOf, scalarItems, serviceNode, servicesOf, setValue } from './yaml-doc.ts';
+
+/** Names that reach the engine as a network name. */
+export const NETWORK_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$/;
+
+/** Joins a service (or every service: null) that can have networks to `network`; a list of networks stays a list, a map a map. */
+export function joinNetwork(doc: Document, serviceName: string | null, network: string, keepDefault = false): void {
+  for (const service of servicesOf(doc)) {
+    if (serviceName !== null && service.name !== serviceName) continue;
+    const own = service.maps[0];
+    if (!own || serviceNode(doc, service.maps, 'network_mode')) continue;
+    const networks = serviceNode(doc, service.maps, 'networks')?.node;
+    if (isSeq(networks)) {
+      if (!scalarItems(doc, networks).some(s => s.value === network)) networks.add(doc.createNode(network));
+    } else if (isMap(networks)) {
+      if (!networks.items.some(p => keyOf(p) === network)) networks.add(doc.createPair(network, null));
+    } else {
+      // No networks: the service was on `default` only; it stays there when asked (its siblings are there).
+      setValue(doc, own, 'networks', keepDefault && network !== 'default' ? ['default', network] : [network]);
+    }
+  }
+}
+
+/** Adds a network alias of a service on a network it is on (the list form becomes the map form). */
+export function addNetworkAlias(doc: Document, serviceName: string, network: string, alias: string): void {
+  const service = servicesOf(doc).find(s => s.name === serviceName);
+  const found = service && serviceNode(doc, service.maps, 'networks');
+  if (!found) return;
+  let networks = found.node;
+  if (isSeq(networks)) {
+    const names = scalarItems(doc, networks).map(s => String(s.value));
+    setValue(doc, found.map, 'networks', Object.fromEntries(names.map(n => [n, null])));
+    networks = resolve(doc, found.map.get('networks', true));
+  }
+  if (!isMap(networks)) return;
+  const pair = networks.items.find(p => keyOf(p) === network);
+  if (!pair) return;
+  let settings = resolve(doc, pair.value);
+  if (!isMap(settings)) {
+    pair.value = doc.createNode({});
+    settings = pair.value;
+  }
+  const aliases = ensureSeq(doc, settings as YAMLMap, 'aliases');
+  if (!scalarItems(doc, aliases).some(s => s.value === alias)) aliases.add(doc.createNode(alias));
+}
+
+/** Declares a network at the top level as external (made by the caller), replacing its definition. */
+export function declareExternalNetwork(doc: Document, network: string): void {
+  const networks = ensureMap(doc, rootOf(doc), 'networks');
+  setValue(doc, networks, network, { name: network, external: true });
+}
+
+/** Whether any service of the document is on a network (listed, or a key of its networks map). */
+export function usesNetwork(doc: Document, network: string): boolean {
+  return servicesOf(doc).some(s => {
+    const networks = serviceNode(doc, s.maps, 'networks')?.node;
+    if (isSeq(networks)) return scalarItems(doc, networks).some(i => isScalar(i) && i.value === network);
+    return isMap(networks) && networks.items.some(p => keyOf(p) === network);
+  });
+}
+
+/** The file with its own network, every service on it (isolatedDeployment). */
+export function isolate(text: string, network: string, opts: { volumes?: boolean } = {}): string {
+  if (!NETWORK_NAME.test(network)) throw new Error(`The network name "${network}" may hold only letters, digits, '.', '_' and '-' (at most 63, starting with a letter or digit)`);
+  const doc = parseCompose(text);
+  if (opts.volumes) suffixDocument(doc, network, { volumes: true });
+  declareExternalNetwork(doc, network);
+  joinNetwork(doc, null, network);
+  return composeText(doc);
+}
