@@ -125,13 +125,20 @@ function labelKeys(doc: Document, labels: Labels): { key: string; value: string;
 }
 
 /** Removes the workload's routing labels (and the enable/network labels that went with them). */
-function removeStale(doc: Document, labels: Labels, apps: string[], network: string): void {
+function removeStale(doc: Document, labels: Labels, apps: string[], network: string): boolean {
   const entries = labelKeys(doc, labels);
   const stale = entries.filter(e => isRoutingLabel(e.key, apps));
-  if (!stale.length) return;
+  if (!stale.length) return false;
   const companions = entries.filter(e => (e.key === 'traefik.enable' && e.value === 'true') || (/^traefik\.(docker|swarm)\.network$/.test(e.key) && e.value === network));
   const drop = new Set([...stale, ...companions].map(e => e.index));
   labels.node.items = (labels.node.items as unknown[]).filter((_, i) => !drop.has(i)) as never;
+  return true;
+}
+
+/** Drops a `labels` key left empty by the removal of stale labels. */
+function dropEmptyLabels(doc: Document, owner: YAMLMap): void {
+  const labels = labelsAt(doc, owner);
+  if (labels && labels.node.items.length === 0) owner.delete('labels');
 }
 
 function addLabels(doc: Document, owner: YAMLMap, entries: [string, string][]): void {
@@ -198,7 +205,7 @@ export function routeDocument(doc: Document, routes: ComposeDomainRoute[], opts:
     if (!own) continue;
     for (const owner of [own, mapAt(doc, own, 'deploy')]) {
       const labels = owner && labelsAt(doc, owner);
-      if (labels) removeStale(doc, labels, apps, platformNetwork);
+      if (labels && removeStale(doc, labels, apps, platformNetwork)) dropEmptyLabels(doc, owner!);
     }
   }
   if (proxy !== 'none') {

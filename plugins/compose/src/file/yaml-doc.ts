@@ -27,7 +27,7 @@ export function parseCompose(text: string): Document {
 
 /** The text of a document, without folding long lines (labels and commands stay on one line). */
 export function composeText(doc: Document): string {
-  return doc.toString({ lineWidth: 0 });
+  return doc.toString({ lineWidth: 0, flowCollectionPadding: false });
 }
 
 /** A node with its alias followed. */
@@ -38,7 +38,10 @@ export function resolve(doc: Document, node: unknown): unknown {
 /** The key of a pair as a string (null for a key that is not a scalar). */
 export function keyOf(pair: Pair): string | null {
   const key = pair.key;
-  if (isScalar(key)) return key.value === null || key.value === undefined ? null : String(key.value);
+  if (isScalar(key)) {
+    if (typeof key.value === 'symbol') return '<<'; // a merge key (`<<: *base`)
+    return key.value === null || key.value === undefined ? null : String(key.value);
+  }
   if (typeof key === 'string' || typeof key === 'number') return String(key);
   return null;
 }
