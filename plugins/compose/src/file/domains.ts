@@ -35,6 +35,8 @@ export interface ComposeDomainRoute {
   customCertResolver?: string | null;
   /** Middlewares by name, appended to the router. */
   middlewares?: string[] | null;
+  /** A disabled domain is not routed (its old labels still go). */
+  enabled?: boolean;
 }
 
 export type ComposeProxy = 'traefik' | 'caddy' | 'none';
@@ -209,7 +211,7 @@ export function routeDocument(doc: Document, routes: ComposeDomainRoute[], opts:
     }
   }
   if (proxy !== 'none') {
-    for (const d of routes) {
+    for (const d of routes.filter(r => r.enabled !== false)) {
       joinNetwork(doc, d.serviceName, platformNetwork, true);
       if (proxy === 'caddy' && type === 'docker-compose') addNetworkAlias(doc, d.serviceName, platformNetwork, caddyUpstreamAlias(d.appName, d.serviceName));
       if (proxy !== 'traefik') continue;
