@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { loadCatalog, processTemplate } from '../../src/file/index.ts';
 import { generateBase64, generateDomain, generateEmail, generateHash, generateJwt, generatePassword, generatePort, generateUsername, processValue, processVariables } from '../../src/file/template-variables.ts';
 
@@ -109,7 +109,7 @@ t.test('meta.json of the examples lists exactly the blueprints\' own meta.json',
 });
 
 /** A real HTTP server serving a directory, counting what it was asked for. */
-async function serve(t: Parameters<Parameters<typeof t.test>[1]>[0], root: string): Promise<{ url: string; asked: string[] }> {
+async function serve(t: Test, root: string): Promise<{ url: string; asked: string[] }> {
   const asked: string[] = [];
   const server: Server = createServer(async (req, res) => {
     const rel = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname).replace(/^\/+/, '');
