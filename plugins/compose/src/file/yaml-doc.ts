@@ -69,12 +69,6 @@ export function seqAt(doc: Document, map: YAMLMap | null | undefined, key: strin
   return isSeq(node) ? node : null;
 }
 
-/** The scalar value under a key (undefined when absent or not a scalar). */
-export function scalarAt(doc: Document, map: YAMLMap | null | undefined, key: string): unknown {
-  const node = nodeAt(doc, map, key);
-  return isScalar(node) ? node.value : undefined;
-}
-
 /** The root mapping (made when the file is empty). */
 export function rootOf(doc: Document): YAMLMap {
   if (!isMap(doc.contents)) doc.contents = doc.createNode({}) as never;
