@@ -8,15 +8,16 @@
 //   upstream host the compose plugin gives Caddy (unique across stacks, unlike the service name).
 //   A stack's service is reached as `tasks.<appName>_<serviceName>` and needs no alias.
 // - Every proxy: the routed service joins the platform network (a service with no networks stays
-//   on `default` as well) and the network is declared external; routing labels Berth wrote before
+//   on `default` as well) and the network is declared external (an isolated stack's own network
+//   keeps its definition); routing labels Berth wrote before
 //   (for any domain of the workload) are removed first, so a deleted domain leaves nothing behind.
 // - Stacks: service VIPs need IPVS, which these machines lack, so every service without an
 //   explicit `deploy.endpoint_mode` and without a port published in ingress mode (ingress needs a
 //   VIP) gets `endpoint_mode: dnsrr`: its name resolves to its tasks' addresses.
 import { isMap, isScalar, isSeq, type Document, type YAMLMap, type YAMLSeq } from 'yaml';
-import { addNetworkAlias, declareExternalNetwork, joinNetwork, NETWORK_NAME, usesNetwork } from './isolate.ts';
+import { addNetworkAlias, declareExternalNetwork, declaresNetwork, joinNetwork, NETWORK_NAME, usesNetwork } from './isolate.ts';
 import type { ComposeIssue, ComposeType } from './ignored-keys.ts';
-import { composeText, ensureMap, keyOf, mapAt, nodeAt, parseCompose, resolve, rootOf, scalarItems, serviceNode, servicesOf, setValue } from './yaml-doc.ts';
+import { composeText, ensureMap, keyOf, mapAt, nodeAt, parseCompose, resolve, scalarItems, serviceNode, servicesOf, setValue } from './yaml-doc.ts';
 
 export interface ComposeDomainRoute {
   serviceName: string;
@@ -223,12 +224,8 @@ export function routeDocument(doc: Document, routes: ComposeDomainRoute[], opts:
         ...domainLabels(d).map(l => { const eq = l.indexOf('='); return [l.slice(0, eq), l.slice(eq + 1)] as [string, string]; }),
       ]);
     }
-    if (usesNetwork(doc, platformNetwork)) {
-      // An isolated deployment already declares its network (with its name): keep that definition.
-      const declared = nodeAt(doc, mapAt(doc, rootOf(doc), 'networks'), platformNetwork);
-      const external = isMap(declared) ? nodeAt(doc, declared, 'external') : undefined;
-      if (!(isScalar(external) && external.value === true)) declareExternalNetwork(doc, platformNetwork);
-    }
+    // An isolated stack declares its own network under its name: that definition stays.
+    if (usesNetwork(doc, platformNetwork) && !declaresNetwork(doc, platformNetwork)) declareExternalNetwork(doc, platformNetwork);
   }
   if (type === 'stack') useDnsRoundRobin(doc);
 }

@@ -1,14 +1,16 @@
-// isolatedDeployment, by the peer's rule: the stack gets a network of its own, declared at the
-// top level as `{ name: <network>, external: true }`, and every service joins it: a service with
-// no `networks:` gets exactly that network, a list or map of networks gets it added. The network
-// is external because the caller creates it before the deploy (attachable; overlay for a stack),
-// so the proxy can be joined to it and the stack reaches nothing else. A service whose
-// `network_mode` is set (host, service:x, container:x, none) cannot join networks: it is left
-// alone. With `volumes`, named volumes also get the network's name as suffix (the peer's
-// isolatedDeploymentsVolume).
+// isolatedDeployment: the stack gets a network of its own, declared at the top level under its
+// exact name, and every service joins it (the peer's rule): a service with no `networks:` gets
+// exactly that network, a list or map of networks gets it added. A service whose `network_mode` is
+// set (host, service:x, container:x, none) cannot join networks and is left alone.
+// Where the peer declares the network `external` (its Traefik is a plain container that it
+// connects by hand), Berth's proxy is a swarm service, which can only join swarm-scope networks:
+// so the network is declared `driver: overlay, attachable: true` and the compose program (or
+// `docker stack deploy`) creates it and removes it with the stack; both accept that on a swarm
+// manager. `{ external: true }` gives the peer's form, for a caller that makes the network itself.
+// With `volumes`, named volumes also get the network's name as suffix (isolatedDeploymentsVolume).
 import { isMap, isScalar, isSeq, type Document, type YAMLMap } from 'yaml';
 import { suffixDocument } from './suffix.ts';
-import { composeText, ensureMap, ensureSeq, keyOf, parseCompose, resolve, rootOf, scalarItems, serviceNode, servicesOf, setValue } from './yaml-doc.ts';
+import { composeText, ensureMap, ensureSeq, keyOf, mapAt, nodeAt, parseCompose, resolve, rootOf, scalarItems, serviceNode, servicesOf, setValue } from './yaml-doc.ts';
 
 /** Names that reach the engine as a network name. */
 export const NETWORK_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$/;
@@ -60,6 +62,21 @@ export function declareExternalNetwork(doc: Document, network: string): void {
   setValue(doc, networks, network, { name: network, external: true });
 }
 
+/** Declares the stack's own network: an attachable overlay under its exact name, made and removed with the stack. */
+export function declareOwnNetwork(doc: Document, network: string): void {
+  const networks = ensureMap(doc, rootOf(doc), 'networks');
+  setValue(doc, networks, network, { name: network, driver: 'overlay', attachable: true });
+}
+
+/** Whether the top level declares a network under its exact name (`name:` or external): an isolated stack's. */
+export function declaresNetwork(doc: Document, network: string): boolean {
+  const def = nodeAt(doc, mapAt(doc, rootOf(doc), 'networks'), network);
+  if (!isMap(def)) return false;
+  const name = nodeAt(doc, def, 'name');
+  const external = nodeAt(doc, def, 'external');
+  return (isScalar(name) && name.value === network) || (isScalar(external) && external.value === true);
+}
+
 /** Whether any service of the document is on a network (listed, or a key of its networks map). */
 export function usesNetwork(doc: Document, network: string): boolean {
   return servicesOf(doc).some(s => {
@@ -70,11 +87,12 @@ export function usesNetwork(doc: Document, network: string): boolean {
 }
 
 /** The file with its own network, every service on it (isolatedDeployment). */
-export function isolate(text: string, network: string, opts: { volumes?: boolean } = {}): string {
+export function isolate(text: string, network: string, opts: { volumes?: boolean; external?: boolean } = {}): string {
   if (!NETWORK_NAME.test(network)) throw new Error(`The network name "${network}" may hold only letters, digits, '.', '_' and '-' (at most 63, starting with a letter or digit)`);
   const doc = parseCompose(text);
   if (opts.volumes) suffixDocument(doc, network, { volumes: true });
-  declareExternalNetwork(doc, network);
+  if (opts.external) declareExternalNetwork(doc, network);
+  else declareOwnNetwork(doc, network);
   joinNetwork(doc, null, network);
   return composeText(doc);
 }

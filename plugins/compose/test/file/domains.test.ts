@@ -3,7 +3,7 @@
 // network, stale labels, Caddy's alias, and the stacks' DNS round robin.
 import t from 'tap';
 import { parse } from 'yaml';
-import { caddyUpstreamAlias, traefikLabels, unreachableDomains, withDomains, type ComposeDomainRoute } from '../../src/file/index.ts';
+import { caddyUpstreamAlias, isolate, traefikLabels, unreachableDomains, withDomains, type ComposeDomainRoute } from '../../src/file/index.ts';
 
 type Json = Record<string, any>;
 const base: ComposeDomainRoute = { serviceName: 'test-app', host: 'example.com', path: '/', port: 8080, https: false, uniqueConfigKey: 1, appName: 'test-app', certificateType: 'none', stripPath: false, internalPath: '/', customEntrypoint: null, customCertResolver: null, middlewares: null };
@@ -127,6 +127,9 @@ t.test('Caddy: no labels; docker-compose services get the alias <appName>-<servi
 });
 
 t.test('an isolated deployment passes its own network: it is kept as declared, nothing else is added', async t => {
+  const own = parse(withDomains(isolate('services:\n  web: { image: x }\n', 'shop'), [route()], { type: 'stack', proxy: 'traefik', platformNetwork: 'shop' })) as Json;
+  t.same(own.networks, { shop: { name: 'shop', driver: 'overlay', attachable: true } }, 'the stack\'s own overlay stays its own (not made external)');
+  t.ok(own.services.web.deploy.labels.includes('traefik.swarm.network=shop'));
   const isolated = 'services:\n  web: { image: x, networks: [shop] }\nnetworks:\n  shop: { name: shop, external: true }\n';
   const out = parse(withDomains(isolated, [route()], { type: 'docker-compose', proxy: 'traefik', platformNetwork: 'shop' })) as Json;
   t.same(out.services.web.networks, ['shop']);

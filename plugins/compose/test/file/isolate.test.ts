@@ -1,5 +1,6 @@
-// isolatedDeployment: the stack's own network, declared external at the top level, with every
-// service on it (the peer's rule), services keeping their own networks.
+// isolatedDeployment: the stack's own network, declared at the top level under its exact name, with
+// every service on it (the peer's rule), services keeping their own networks. Berth declares it an
+// attachable overlay the program creates (its proxy is a swarm service); external on request.
 import t from 'tap';
 import { parse } from 'yaml';
 import { isolate } from '../../src/file/index.ts';
@@ -21,7 +22,13 @@ networks:
   t.same(out.services.web.networks, ['shop-1a2b']);
   t.same(out.services.api.networks, ['backend', 'shop-1a2b']);
   t.same(out.services.db.networks, { backend: { aliases: ['database'] }, 'shop-1a2b': null });
-  t.same(out.networks, { backend: {}, 'shop-1a2b': { name: 'shop-1a2b', external: true } });
+  t.same(out.networks, { backend: {}, 'shop-1a2b': { name: 'shop-1a2b', driver: 'overlay', attachable: true } });
+});
+
+t.test('external: the peer\'s form, for a caller that creates the network itself', async t => {
+  const out = parse(isolate('services:\n  web: { image: nginx }\n', 'shop', { external: true })) as Json;
+  t.same(out.networks, { shop: { name: 'shop', external: true } });
+  t.same(out.services.web.networks, ['shop']);
 });
 
 t.test('isolating twice changes nothing more', async t => {

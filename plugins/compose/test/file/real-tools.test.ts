@@ -1,7 +1,8 @@
 // The files Berth writes, checked by the real programs that will read them: every example template,
 // and each transform of it (suffix, isolation, domains for Traefik and Caddy), is accepted by
 // Debian's docker-compose (`config`) and by `docker stack config`; and each example template runs on
-// the real engine from local images and answers (compose project removed with its volumes after).
+// the real engine from local images and answers, one of them isolated on its own network (each
+// compose project is removed with its volumes and networks after).
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -74,14 +75,14 @@ t.test('each example template runs from local images and answers', async t => {
   const root = await mkdtemp(path.join(tmpdir(), 'berth-compose-run-'));
   t.teardown(() => rm(root, { recursive: true, force: true }));
   const ctx = { domainBase: 'apps.example.com', appName: 'tpl' };
-  const up = async (id: string) => {
+  const up = async (id: string, isolated = false) => {
     const tpl = await processTemplate(EXAMPLES, id, ctx);
-    const code = await layout(path.join(root, id), tpl.compose, tpl.env, tpl.mounts);
     const project = `berth-tpl-${process.pid}-${id}`;
+    const code = await layout(path.join(root, id), isolated ? isolate(tpl.compose, project) : tpl.compose, tpl.env, tpl.mounts);
     const compose = (...args: string[]) => exec('docker-compose', ['-p', project, '-f', path.join(code, 'docker-compose.yml'), '--env-file', path.join(code, '.env'), ...args], { cwd: code, timeout: 120_000 });
     t.teardown(() => compose('down', '-v', '--remove-orphans', '-t', '1').then(() => undefined, () => undefined));
     await compose('up', '-d');
-    return { tpl, compose, env: envObject(tpl.env) };
+    return { tpl, compose, env: envObject(tpl.env), project };
   };
   /** Runs a command in a service until it succeeds (the service may still be starting). */
   const inService = async (compose: Awaited<ReturnType<typeof up>>['compose'], service: string, ...cmd: string[]) => {
@@ -97,8 +98,10 @@ t.test('each example template runs from local images and answers', async t => {
     throw new Error(`${service}: ${cmd.join(' ')} never succeeded: ${last}`);
   };
 
-  const hello = await up('hello-http');
+  const hello = await up('hello-http', true);
   t.equal((await inService(hello.compose, 'hello', 'wget', '-qO-', 'http://127.0.0.1:8080/')).trim(), `Hello from ${hello.tpl.domains[0]!.host}`, 'hello-http answers its greeting on 8080');
+  const net = await exec('docker', ['network', 'inspect', hello.project, '--format', '{{.Driver}} {{.Attachable}}']);
+  t.equal(net.stdout.trim(), 'overlay true', 'isolated: docker-compose made the stack\'s own attachable overlay network');
 
   const site = await up('static-site');
   t.match(await inService(site.compose, 'site', 'wget', '-qO-', 'http://127.0.0.1:80/index.html'), `<h1>Served by Berth at ${site.tpl.domains[0]!.host}</h1>`, 'static-site serves the mounted file');
