@@ -7,5 +7,5 @@ export { ignoredKeys, interpolatedVariables, type ComposeType, type ComposeIssue
 export { withDomains, traefikLabels, caddyUpstreamAlias, unreachableDomains, type ComposeDomainRoute, type ComposeProxy, type WithDomainsOptions } from './domains.ts';
 export { parseComposeCommand, ComposeCommandError } from './command.ts';
 export { loadCatalog, type Template } from './template-catalog.ts';
-export { processTemplate, type ProcessedTemplate } from './template-process.ts';
+export { processTemplate, processTemplateBase64, processTemplateText, type ProcessedTemplate } from './template-process.ts';
 export { randomSuffix } from './random-suffix.ts';

@@ -1,7 +1,9 @@
 // One template made concrete (processTemplate, deployTemplate): its compose file as written (compose
 // interpolates `${VAR}` from the env at deploy time) and its template.toml's [variables] generated
-// once, then used in [config]'s env (a table or a list), mounts (file path + content) and domains
-// (a missing host gets a generated one). Mount paths stay relative and inside the workload's files.
+// once (plus APP_NAME, the appName, as the peer adds), then used in [config]'s env (a table or a
+// list), mounts (file path + content) and domains (a missing host gets a generated one). Mount paths
+// stay relative and inside the workload's files. The same from base64 of `{ compose, config }`
+// (the peer's import/processTemplate input).
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { readSourceFile, TEMPLATE_ID } from './template-catalog.ts';
@@ -40,11 +42,8 @@ function mountPath(raw: string, id: string): string {
   return normal;
 }
 
-/** The template's compose file, env, mounts and domains, its variables generated. */
-export async function processTemplate(source: string, id: string, vars: VariableContext): Promise<ProcessedTemplate> {
-  if (!TEMPLATE_ID.test(id)) throw new Error(`"${id}" is not a template id (letters, digits, '.', '_', '-')`);
-  const [compose, toml] = await Promise.all([readSourceFile(source, `blueprints/${id}/docker-compose.yml`), readSourceFile(source, `blueprints/${id}/template.toml`)]);
-  if (compose === null || toml === null) throw new Error(`The template "${id}" is not in the source ${source} (it needs blueprints/${id}/docker-compose.yml and template.toml)`);
+/** A template's two files made concrete: its compose file as written, env, mounts and domains, its variables generated (APP_NAME is the appName). */
+export function processTemplateText(compose: string, toml: string, vars: VariableContext, id = 'template'): ProcessedTemplate {
   try {
     parseCompose(compose);
   } catch (e) {
@@ -56,7 +55,7 @@ export async function processTemplate(source: string, id: string, vars: Variable
   } catch (e) {
     throw new Error(`The template "${id}"'s template.toml is not valid TOML: ${(e as Error).message.split('\n')[0]}`);
   }
-  const variables = processVariables(table(parsed.variables), vars);
+  const variables = processVariables({ APP_NAME: vars.appName, ...table(parsed.variables) }, vars);
   const config = table(parsed.config);
   const mounts = (Array.isArray(config.mounts) ? config.mounts : []).map(table).filter(m => m.filePath || m.content).map(m => ({
     filePath: mountPath(processValue(String(m.filePath ?? ''), variables, vars), id),
@@ -77,4 +76,25 @@ export async function processTemplate(source: string, id: string, vars: Variable
         };
       });
   return { compose, env: envOf(config.env, variables, vars), mounts, domains, isolated: config.isolated === true };
+}
+
+/** A template as the peer's import and processTemplate operations take it: base64 of JSON `{ compose, config }` (config: template.toml's text). */
+export function processTemplateBase64(base64: string, vars: VariableContext): ProcessedTemplate {
+  let data: unknown;
+  try {
+    data = JSON.parse(Buffer.from(base64, 'base64').toString('utf8'));
+  } catch {
+    throw new Error('The template is not base64 of a JSON object with "compose" and "config"');
+  }
+  const { compose, config } = table(data);
+  if (typeof compose !== 'string' || !compose.trim() || typeof config !== 'string') throw new Error('The template must hold "compose" (the compose file) and "config" (template.toml\'s text)');
+  return processTemplateText(compose, config, vars, 'imported');
+}
+
+/** A template of a source made concrete (processTemplateText on its blueprint's files). */
+export async function processTemplate(source: string, id: string, vars: VariableContext): Promise<ProcessedTemplate> {
+  if (!TEMPLATE_ID.test(id)) throw new Error(`"${id}" is not a template id (letters, digits, '.', '_', '-')`);
+  const [compose, toml] = await Promise.all([readSourceFile(source, `blueprints/${id}/docker-compose.yml`), readSourceFile(source, `blueprints/${id}/template.toml`)]);
+  if (compose === null || toml === null) throw new Error(`The template "${id}" is not in the source ${source} (it needs blueprints/${id}/docker-compose.yml and template.toml)`);
+  return processTemplateText(compose, toml, vars, id);
 }

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
-import { loadCatalog, processTemplate } from '../../src/file/index.ts';
+import { loadCatalog, processTemplate, processTemplateBase64 } from '../../src/file/index.ts';
 import { generateBase64, generateDomain, generateEmail, generateHash, generateJwt, generatePassword, generatePort, generateUsername, processValue, processVariables } from '../../src/file/template-variables.ts';
 
 const EXAMPLES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../examples/templates');
@@ -190,4 +190,14 @@ t.test('processTemplate: the template format\'s other forms, and what it refuses
   await t.rejects(processTemplate(dir, 'badyaml', ctx), /docker-compose\.yml: "services" must be a mapping/);
   await t.rejects(processTemplate(dir, 'badport', ctx), /port 0, not one of 1-65535/);
   await t.rejects(processTemplate(dir, '../blueprints', ctx), /not a template id/);
+});
+
+t.test('processTemplateBase64: the peer\'s import input, base64 of {compose, config}; APP_NAME is the appName', async t => {
+  const compose = 'services:\n  app:\n    image: berth-test/busybox:1\n    environment: ["NAME=${NAME}"]\n';
+  const config = '[variables]\nname = "${APP_NAME}-${hash:4}"\n\n[config]\nenv = ["NAME=${name}"]\n';
+  const out = processTemplateBase64(Buffer.from(JSON.stringify({ compose, config })).toString('base64'), ctx);
+  t.equal(out.compose, compose);
+  t.match(out.env, [/^NAME=shop-1a2b-[0-9a-f]{4}$/]);
+  t.throws(() => processTemplateBase64('not base64 json', ctx), /not base64 of a JSON object/);
+  t.throws(() => processTemplateBase64(Buffer.from('{"compose": ""}').toString('base64'), ctx), /must hold "compose"/);
 });
