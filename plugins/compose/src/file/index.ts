@@ -9,3 +9,4 @@ export { parseComposeCommand, ComposeCommandError } from './command.ts';
 export { loadCatalog, type Template } from './template-catalog.ts';
 export { processTemplate, processTemplateBase64, processTemplateText, type ProcessedTemplate } from './template-process.ts';
 export { randomSuffix } from './random-suffix.ts';
+export type { VariableContext } from './template-variables.ts';
