@@ -32,7 +32,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const cli = path.join(root, 'core/src/cli.ts');
 /** By default Berth starts exactly as the README says: scripts/start.sh (compiled build, production Node flags). */
 const startScript = path.join(root, 'scripts/start.sh');
-const probeModule = path.join(root, 'bench/probe.ts');
+const probeModule = path.join(root, 'bench/probe.mjs');
 const HOST = '127.0.0.1';
 
 // ---------------------------------------------------------------- options
@@ -97,7 +97,7 @@ for (const kv of opt.env) {
   extraEnv[kv.slice(0, i)] = kv.slice(i + 1);
 }
 const nodeArgs = opt['node-arg'];
-/** --probe (and --heap-snapshot) load bench/probe.ts into the child through NODE_OPTIONS, so it still starts as start.sh does. */
+/** --probe (and --heap-snapshot) load bench/probe.mjs into the child through NODE_OPTIONS, so it still starts as start.sh does. */
 const probing = opt.probe || opt['heap-snapshot'] !== undefined;
 if (probing) extraEnv.NODE_OPTIONS = [extraEnv.NODE_OPTIONS, '--expose-gc', `--import=${probeModule}`].filter(Boolean).join(' ');
 if (opt['heap-snapshot']) extraEnv.BENCH_HEAPSNAPSHOT_DIR = path.resolve(opt['heap-snapshot']);
@@ -445,7 +445,7 @@ function memOf(berth: Berth, when: string): Mem {
   }
 }
 
-/** What bench/probe.ts answers from inside the child. */
+/** What bench/probe.mjs answers from inside the child. */
 interface Probe {
   at: string;
   usage: Record<string, number>;
@@ -453,7 +453,7 @@ interface Probe {
   snapshot?: string;
 }
 
-/** With --probe: asks the child (through bench/probe.ts) for process.memoryUsage() after a full GC and its modules. */
+/** With --probe: asks the child (through bench/probe.mjs) for process.memoryUsage() after a full GC and its modules. */
 async function probe(berth: Berth, at: string): Promise<void> {
   if (!probing) return;
   assertAlive(berth, at);
@@ -562,6 +562,8 @@ interface Outcome {
   idleFirst: Mem;
   /** The issue's reading: the first start, after the projects and the sequential rounds. */
   footprint: Mem;
+  /** The same, settleSeconds later (V8 gives memory back some seconds after activity ends). */
+  footprintSettled?: Mem;
   /** smaps_rollup of Berth and of each process of its embedded server, at the footprint reading. */
   breakdown: Rollup[];
   /** Sequential rounds from one client: sequentialOne project.one, then sequentialAll project.all. */
@@ -671,6 +673,12 @@ async function benchOne(kind: Kind): Promise<Outcome> {
   const rollups = breakdown(berth.pid, berth.embeddedDataDir);
   const backends = kind === 'external' ? await backendsPss(dbName) : undefined;
   say(`${kind}: after ${settings.projects} projects and the sequential requests: RSS ${fmtMB(footprint.rss)} MB${footprint.dbProcesses ? ` + database PSS ${fmtMB(footprint.dbPss)} MB` : ''}`);
+  let footprintSettled: Mem | undefined;
+  if (settings.settleSeconds) {
+    await pause((settings.settleSeconds - 2) * 1000);
+    footprintSettled = memOf(berth, 'idle after the sequential requests');
+    say(`${kind}: ${settings.settleSeconds} s later: RSS ${fmtMB(footprintSettled.rss)} MB${footprintSettled.dbProcesses ? ` + database PSS ${fmtMB(footprintSettled.dbPss)} MB` : ''}`);
+  }
   await probe(berth, `first start, ${settings.projects} projects, sequential requests`);
 
   // 4. Concurrent load (after the footprint reading, which it would inflate).
@@ -726,6 +734,7 @@ async function benchOne(kind: Kind): Promise<Outcome> {
     startRestartMs,
     idleFirst,
     footprint,
+    ...(footprintSettled ? { footprintSettled } : {}),
     breakdown: rollups,
     rounds,
     ...(cannonOutcome ? { cannon: cannonOutcome } : {}),
@@ -760,12 +769,12 @@ function report(outcomes: Outcome[], errors: { kind: Kind; error: string }[]): {
   const lines: string[] = [];
   const failures = outcomes.flatMap(o => o.failures);
   lines.push(`## Berth footprint (${quick ? 'quick' : 'full'}: ${settings.projects} projects; ${settings.rounds} round(s) of ${settings.sequentialOne} sequential project.one + ${settings.sequentialAll} project.all, one client; node ${process.version}, ${os.cpus().length} CPUs, load average ${loadAtStart} at start, ${os.loadavg()[0]!.toFixed(2)} at end)`, '');
-  lines.push(`| database | memory after first start + ${settings.projects} projects + requests (MB) | project.one p50 / p99 (ms) | project.all (${settings.projects}) p50 / p99 (ms) | start → ready, first / restart (s) |`);
-  lines.push('|---|---|---|---|---|');
+  lines.push(`| database | memory after first start + ${settings.projects} projects + requests (MB) | the same ${settings.settleSeconds} s later (MB) | project.one p50 / p99 (ms) | project.all (${settings.projects}) p50 / p99 (ms) | start → ready, first / restart (s) |`);
+  lines.push('|---|---|---|---|---|---|');
   for (const o of outcomes) {
-    lines.push(`| ${o.kind} | ${fmtAll(o.footprint)} | ${bestAndSpread(o.rounds.map(r => r.one)).text} | ${bestAndSpread(o.rounds.map(r => r.all)).text} | ${(o.startFirstMs / 1000).toFixed(1)} / ${(o.startRestartMs / 1000).toFixed(1)} |`);
+    lines.push(`| ${o.kind} | ${fmtAll(o.footprint)} | ${o.footprintSettled ? fmtAll(o.footprintSettled) : 'not measured (--quick)'} | ${bestAndSpread(o.rounds.map(r => r.one)).text} | ${bestAndSpread(o.rounds.map(r => r.all)).text} | ${(o.startFirstMs / 1000).toFixed(1)} / ${(o.startRestartMs / 1000).toFixed(1)} |`);
   }
-  for (const e of errors) lines.push(`| ${e.kind} | failed: ${e.error.split('\n')[0]!.replace(/\|/g, '/')} | | | |`);
+  for (const e of errors) lines.push(`| ${e.kind} | failed: ${e.error.split('\n')[0]!.replace(/\|/g, '/')} | | | | |`);
   lines.push('', `Memory: Berth's RSS, plus with the embedded database its server's PSS (Berth + server in brackets), 2 s after the last sequential request. `
     + `Latency: the round with the lowest p99, the range over the rounds in brackets (p50 / p99), timed by the bench.${settings.projects !== 200 ? ` (With ${settings.projects} projects, not 200.)` : ''}`);
 
