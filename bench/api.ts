@@ -83,7 +83,7 @@ const settings = {
   startTimeoutMs: 180_000,
   stopTimeoutMs: 40_000,
   /** The whole run, both databases. */
-  deadlineMs: quick ? 6 * 60_000 : 15 * 60_000,
+  deadlineMs: quick ? 10 * 60_000 : 30 * 60_000,
 };
 const databases = (opt.only ? opt.only.split(',') : ['embedded', 'external']) as Kind[];
 for (const d of databases) if (d !== 'embedded' && d !== 'external') fail(`--only takes embedded and/or external, not "${d}"`);
