@@ -8,5 +8,9 @@ flags="--conditions=berth-js"
 # hundreds of installed modules: about 30 MB less resident memory.
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 [ -f "$root/core/vendor/manifest.json" ] && flags="$flags --import=$root/core/src/bundled-deps.js"
+# A young generation of 1 MB semi-spaces instead of up to 16 MB: 13-16 MB less resident memory
+# (bench/api.ts: idle 139 -> 123 MB, after 200 projects and sequential requests 148 -> 135 MB),
+# no measurable cost on an allocation-heavy loop shaped like project.all.
+flags="$flags --max-semi-space-size=1"
 [ "${BERTH_NODE_PROFILE:-default}" = small ] && flags="$flags --optimize-for-size"
 echo "$flags"
