@@ -13,7 +13,7 @@ const gc = globalThis.gc;
 const snapshotDir = process.env.BENCH_HEAPSNAPSHOT_DIR;
 let snapshotWritten = false;
 
-/** The package a module belongs to: its node_modules package, or the Berth workspace folder (core, plugins/x, providers/y). */
+/** The package a module belongs to: its node_modules package, its bundle, or the Berth workspace folder (core, plugins/x, providers/y). */
 function packageOf(url) {
   const file = url.startsWith('file://') ? new URL(url).pathname : url;
   const nm = file.lastIndexOf('/node_modules/');
@@ -21,6 +21,9 @@ function packageOf(url) {
     const parts = file.slice(nm + '/node_modules/'.length).split('/');
     return parts[0].startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0];
   }
+  // A package bundled by scripts/bundle-deps.ts.
+  const vendor = /\/core\/vendor\/((?:@[^/]+\/)?[^/]+)\//.exec(file);
+  if (vendor) return `bundled:${vendor[1]}`;
   const m = /\/(core|bench|plugins\/[^/]+|providers\/[^/]+)\/src\//.exec(file);
   return m ? `berth:${m[1]}` : path.basename(file);
 }
