@@ -1,6 +1,7 @@
 // Part of the production build (scripts/build.sh): bundles the dependencies that are made of
 // hundreds of small ES modules into a few files each, in core/vendor/ (gitignored), and writes
-// core/vendor/manifest.json, which maps each installed entry file to its bundle. The compiled
+// core/vendor/manifest.json, which maps each installed entry file to its bundle, and each bundle's
+// directory to the package's own (where its imports of other packages are resolved). The compiled
 // build loads core/src/bundled-deps.js first (scripts/node-flags.sh), which redirects those
 // imports. Node keeps every loaded module's record, source text and bytecode resident, so one
 // file instead of hundreds is measurably lighter (figures: bench/README.md). Only a package's
@@ -22,6 +23,10 @@ const outRoot = path.join(root, 'core/vendor');
 const bundled: { name: string; via: string[] }[] = [
   { name: 'typebox', via: [] },
   { name: 'kysely', via: ['@mikro-orm/postgresql', '@mikro-orm/sql'] },
+  { name: '@mikro-orm/core', via: [] },
+  { name: '@mikro-orm/sql', via: ['@mikro-orm/postgresql'] },
+  { name: '@mikro-orm/postgresql', via: [] },
+  { name: '@mikro-orm/migrations', via: [] },
 ];
 
 /** The directory of `name` as resolved from core/src through the chain `via`. */
@@ -69,7 +74,7 @@ function entries(dir: string): Record<string, string> {
 
 rmSync(outRoot, { recursive: true, force: true });
 mkdirSync(outRoot, { recursive: true });
-const manifest: Record<string, string> = {};
+const manifest: { entries: Record<string, string>; packages: Record<string, string> } = { entries: {}, packages: {} };
 for (const { name, via } of bundled) {
   const dir = packageDir(name, via);
   const subs = entries(dir);
@@ -92,7 +97,8 @@ for (const { name, via } of bundled) {
   for (const [entry, file] of Object.entries(entryPoints)) {
     const out = path.join(outdir, `${entry}.mjs`);
     if (!existsSync(out)) throw new Error(`bundle-deps: esbuild wrote no ${out}`);
-    manifest[pathToFileURL(file).href] = pathToFileURL(out).href;
+    manifest.entries[pathToFileURL(file).href] = pathToFileURL(out).href;
   }
+  manifest.packages[pathToFileURL(outdir).href + '/'] = pathToFileURL(path.join(dir, 'package.json')).href;
 }
 writeFileSync(path.join(outRoot, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
