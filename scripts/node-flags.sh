@@ -13,4 +13,6 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # no measurable cost on an allocation-heavy loop shaped like project.all.
 flags="$flags --max-semi-space-size=1"
 [ "${BERTH_NODE_PROFILE:-default}" = small ] && flags="$flags --optimize-for-size"
+# Further flags from the operator (V8 flags, which NODE_OPTIONS refuses): e.g. bench/api.ts --env BERTH_NODE_FLAGS=...
+[ -n "${BERTH_NODE_FLAGS:-}" ] && flags="$flags $BERTH_NODE_FLAGS"
 echo "$flags"
