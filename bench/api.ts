@@ -1,13 +1,17 @@
 #!/usr/bin/env node
-// Memory and latency of a real Berth process, on the embedded database (a PostgreSQL server
-// Berth runs as its child process; its PSS is counted beside Berth's RSS) and on an external PostgreSQL. For each database it starts `berth start` as a
-// child process, creates an admin and an API key, measures idle RSS after a first start and
-// after a restart on the same data, creates projects, load-tests project.one and project.all
-// with autocannon, stops the child with SIGTERM (which must exit 0) and removes everything it
-// created. Prints a markdown table and the targets; exits 1 when a check fails.
+// Footprint (issue 17): memory and latency of a real Berth process, on the embedded database (a
+// PostgreSQL server Berth runs as its child process; its PSS is counted beside Berth's RSS) and on
+// an external PostgreSQL (a fresh database), in one run. For each it starts Berth as the README
+// does (scripts/start.sh: the compiled build), in a fresh data directory, creates an admin, an API
+// key and 200 projects, then times rounds of 1,000 sequential project.one and 200 project.all from
+// one client; reads Berth's RSS, the database's PSS and a per-process smaps_rollup breakdown; runs
+// autocannon (unless --no-cannon); restarts Berth on the same data (start → ready); stops it with
+// SIGTERM (which must exit 0) and removes everything it created. Prints the issue's table, the
+// targets and details; exits 1 when a check fails.
 //
-//   node bench/api.ts [--quick] [--only embedded|external] [--projects N] [--duration S]
-//                     [--node-arg=--flag ...] [--env KEY=VALUE ...] [--probe] [--json FILE] [--strict]
+//   node bench/api.ts [--quick] [--only embedded|external] [--projects N] [--rounds N] [--no-cannon]
+//                     [--duration S] [--node-arg=--flag ...] [--env KEY=VALUE ...] [--probe]
+//                     [--heap-snapshot DIR] [--json FILE] [--strict]
 //   node bench/api.ts --mem-of PID      (the memory readings of any process, then exit)
 //
 // Everything it talks to is on 127.0.0.1. Every wait has a timeout and the whole run has a
@@ -28,12 +32,13 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const cli = path.join(root, 'core/src/cli.ts');
 /** By default Berth starts exactly as the README says: scripts/start.sh (compiled build, production Node flags). */
 const startScript = path.join(root, 'scripts/start.sh');
-const probeModule = path.join(root, 'bench/probe.ts');
+const probeModule = path.join(root, 'bench/probe.mjs');
 const HOST = '127.0.0.1';
 
 // ---------------------------------------------------------------- options
 
 const { values: opt } = parseArgs({
+  allowNegative: true,
   options: {
     quick: { type: 'boolean', default: false },
     only: { type: 'string' },
@@ -43,6 +48,9 @@ const { values: opt } = parseArgs({
     source: { type: 'boolean', default: false },
     env: { type: 'string', multiple: true, default: [] },
     probe: { type: 'boolean', default: false },
+    'heap-snapshot': { type: 'string' },
+    rounds: { type: 'string' },
+    cannon: { type: 'boolean', default: true },
     json: { type: 'string' },
     strict: { type: 'boolean', default: false },
     'mem-of': { type: 'string' },
@@ -50,7 +58,7 @@ const { values: opt } = parseArgs({
   },
 });
 if (opt.help) {
-  process.stdout.write(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1, 14).map(l => l.replace(/^\/\/ ?/, '')).join('\n') + '\n');
+  process.stdout.write(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1, 18).map(l => l.replace(/^\/\/ ?/, '')).join('\n') + '\n');
   process.exit(0);
 }
 
@@ -69,15 +77,18 @@ const settings = {
   /** Sequential requests from one client (issue 17's measure): project.one, then project.all. */
   sequentialOne: quick ? 200 : 1000,
   sequentialAll: quick ? 50 : 200,
+  /** Rounds of sequential requests: latency on a shared machine is noisy, the best and the spread are reported. */
+  rounds: Number(opt.rounds ?? (quick ? 1 : 3)),
   connections: 10,
   startTimeoutMs: 180_000,
   stopTimeoutMs: 40_000,
   /** The whole run, both databases. */
-  deadlineMs: quick ? 6 * 60_000 : 15 * 60_000,
+  deadlineMs: quick ? 10 * 60_000 : 30 * 60_000,
 };
 const databases = (opt.only ? opt.only.split(',') : ['embedded', 'external']) as Kind[];
 for (const d of databases) if (d !== 'embedded' && d !== 'external') fail(`--only takes embedded and/or external, not "${d}"`);
 if (!Number.isInteger(settings.projects) || settings.projects < 1) fail('--projects must be a positive integer');
+if (!Number.isInteger(settings.rounds) || settings.rounds < 1) fail('--rounds must be a positive integer');
 if (!(settings.loadSeconds > 0)) fail('--duration must be a positive number of seconds');
 const extraEnv: Record<string, string> = {};
 for (const kv of opt.env) {
@@ -85,7 +96,11 @@ for (const kv of opt.env) {
   if (i < 1) fail(`--env takes KEY=VALUE, not "${kv}"`);
   extraEnv[kv.slice(0, i)] = kv.slice(i + 1);
 }
-const nodeArgs = [...opt['node-arg'], ...(opt.probe ? ['--expose-gc', '--import', probeModule] : [])];
+const nodeArgs = opt['node-arg'];
+/** --probe (and --heap-snapshot) load bench/probe.mjs into the child through NODE_OPTIONS, so it still starts as start.sh does. */
+const probing = opt.probe || opt['heap-snapshot'] !== undefined;
+if (probing) extraEnv.NODE_OPTIONS = [extraEnv.NODE_OPTIONS, '--expose-gc', `--import=${probeModule}`].filter(Boolean).join(' ');
+if (opt['heap-snapshot']) extraEnv.BENCH_HEAPSNAPSHOT_DIR = path.resolve(opt['heap-snapshot']);
 
 /** The PostgreSQL server that hosts the external database; only 127.0.0.1 is accepted. */
 const adminUrl = process.env.BERTH_BENCH_PG ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -175,11 +190,11 @@ function pssOf(pid: number): number {
   return m ? Number(m[1]) * 1024 : 0;
 }
 
-/** The embedded server's PSS: its postmaster (from postmaster.pid) and every process whose parent it is. */
-function embeddedPss(dataDir: string): { dbPss: number; dbProcesses: number } {
+/** The embedded server's processes: its postmaster (from postmaster.pid) and every process whose parent it is. */
+function embeddedPids(dataDir: string): number[] {
   const pidFile = path.join(dataDir, 'postgres', 'postmaster.pid');
   // No server (a Berth whose embedded database ran inside its own process): nothing to add.
-  if (!existsSync(pidFile)) return { dbPss: 0, dbProcesses: 0 };
+  if (!existsSync(pidFile)) return [];
   const postmaster = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
   const pids = [postmaster];
   for (const name of readdirSync('/proc')) {
@@ -189,6 +204,12 @@ function embeddedPss(dataDir: string): { dbPss: number; dbProcesses: number } {
       if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster) pids.push(Number(name));
     } catch { /* gone */ }
   }
+  return pids;
+}
+
+/** The embedded server's PSS: the sum over its processes. */
+function embeddedPss(dataDir: string): { dbPss: number; dbProcesses: number } {
+  const pids = embeddedPids(dataDir);
   let dbPss = 0;
   let dbProcesses = 0;
   for (const pid of pids) {
@@ -236,6 +257,28 @@ function wasmResident(pid: number): number {
   return total;
 }
 
+/** One process's /proc/<pid>/smaps_rollup: what its resident memory is made of. */
+interface Rollup { pid: number; name: string; rss: number; pss: number; pssAnon: number; pssFile: number; pssShmem: number; privateDirty: number }
+
+function rollupOf(pid: number): Rollup {
+  const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) * 1024;
+  // PostgreSQL names its processes by their role ("postgres: checkpointer").
+  const name = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ').slice(0, 60);
+  return { pid, name, rss: kb('Rss'), pss: kb('Pss'), pssAnon: kb('Pss_Anon'), pssFile: kb('Pss_File'), pssShmem: kb('Pss_Shmem'), privateDirty: kb('Private_Dirty') };
+}
+
+/** The per-process breakdown: Berth, then every process of its embedded server. */
+function breakdown(pid: number, dataDir?: string): Rollup[] {
+  const out: Rollup[] = [];
+  for (const p of [pid, ...(dataDir ? embeddedPids(dataDir) : [])]) {
+    try {
+      out.push(rollupOf(p));
+    } catch { /* exited meanwhile */ }
+  }
+  return out;
+}
+
 /** Proportional set size of the PostgreSQL backends connected to one database (external only). */
 async function backendsPss(dbName: string): Promise<{ count: number; pss: number }> {
   const c = new pg.Client({ connectionString: adminUrl });
@@ -264,8 +307,8 @@ interface Berth {
   url: string;
   exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   tail: string[];
-  probes: { at: string; usage: Record<string, number> }[];
-  pendingProbe?: (usage: Record<string, number>) => void;
+  probes: Probe[];
+  pendingProbe?: (answer: Omit<Probe, 'at'>) => void;
   startMs: number;
   /** With the embedded database: the data directory, whose postmaster.pid names its server. */
   embeddedDataDir?: string;
@@ -307,7 +350,7 @@ async function startBerth(label: string, workDir: string, dataDir: string, datab
   const env = childEnv(dataDir, port, databaseUrl);
   const startMs = performance.now();
   // start.sh ends in `exec node …`, so the child's pid is the Berth process itself.
-  // --node-arg / --probe experiments run the TypeScript sources directly with those arguments.
+  // --node-arg / --source experiments run the TypeScript sources directly with those arguments.
   const child = nodeArgs.length || opt.source
     ? spawn(process.execPath, [...nodeArgs, cli, 'start'], { cwd: workDir, env, stdio: ['ignore', 'pipe', 'pipe'] })
     : spawn('bash', [startScript], { cwd: workDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -343,10 +386,10 @@ async function startBerth(label: string, workDir: string, dataDir: string, datab
         const line = buf.slice(0, i);
         buf = buf.slice(i + 1);
         if (line.startsWith('BENCH_PROBE ')) {
-          const usage = JSON.parse(line.slice('BENCH_PROBE '.length)) as Record<string, number>;
+          const answer = JSON.parse(line.slice('BENCH_PROBE '.length)) as Omit<Probe, 'at'>;
           const p = berth.pendingProbe;
           berth.pendingProbe = undefined;
-          p?.(usage);
+          p?.(answer);
           continue;
         }
         berth.tail.push(line);
@@ -402,14 +445,24 @@ function memOf(berth: Berth, when: string): Mem {
   }
 }
 
-/** With --probe: asks the child (through bench/probe.ts) for process.memoryUsage() after a full GC. */
+/** What bench/probe.mjs answers from inside the child. */
+interface Probe {
+  at: string;
+  usage: Record<string, number>;
+  modules: { total: number; byPackage: Record<string, number> };
+  snapshot?: string;
+}
+
+/** With --probe: asks the child (through bench/probe.mjs) for process.memoryUsage() after a full GC and its modules. */
 async function probe(berth: Berth, at: string): Promise<void> {
-  if (!opt.probe) return;
+  if (!probing) return;
   assertAlive(berth, at);
-  const answer = new Promise<Record<string, number>>(resolve => { berth.pendingProbe = resolve; });
+  const answer = new Promise<Omit<Probe, 'at'>>(resolve => { berth.pendingProbe = resolve; });
   berth.child.kill('SIGUSR2');
-  const usage = await withTimeout(answer, 10_000, 'memory probe');
-  berth.probes.push({ at, usage });
+  // A heap snapshot of a 100 MB heap takes seconds on a busy machine.
+  const a = await withTimeout(answer, 120_000, 'memory probe');
+  berth.probes.push({ at, ...a });
+  if (a.snapshot) say(`heap snapshot written to ${a.snapshot}`);
 }
 
 // ---------------------------------------------------------------- HTTP helpers
@@ -505,24 +558,27 @@ interface Outcome {
   kind: Kind;
   startFirstMs: number;
   startRestartMs: number;
+  /** The first start, admin and key made, idle. */
   idleFirst: Mem;
+  /** The issue's reading: the first start, after the projects and the sequential rounds. */
+  footprint: Mem;
+  /** The same, settleSeconds later (V8 gives memory back some seconds after activity ends). */
+  footprintSettled?: Mem;
+  /** smaps_rollup of Berth and of each process of its embedded server, at the footprint reading. */
+  breakdown: Rollup[];
+  /** Sequential rounds from one client: sequentialOne project.one, then sequentialAll project.all. */
+  rounds: { one: Load; all: Load }[];
+  /** autocannon (--no-cannon skips it), after the footprint reading. */
+  cannon?: { one: Load; all: Load; peakRss: number; after: Mem; afterSettled?: Mem };
   idleRestart: Mem;
   /** Idle, settleSeconds after the restart. */
   idleRestartSettled?: Mem;
-  afterProjects: Mem;
-  afterLoad: Mem;
-  /** settleSeconds after the load. */
-  afterLoadSettled?: Mem;
-  peakDuringLoad: number;
   createMsPerProject: number;
-  one: Load;
-  all: Load;
-  oneSerial: Load;
-  allSerial: Load;
   allBytes: number;
   stops: { code: number | null; signal: string | null; ms: number }[];
-  backends?: { idle: { count: number; pss: number }; afterLoad: { count: number; pss: number } };
-  probes: { at: string; usage: Record<string, number> }[];
+  /** External: the PostgreSQL backends serving Berth at the footprint reading (not counted in the aim). */
+  backends?: { count: number; pss: number };
+  probes: Probe[];
   failures: string[];
 }
 
@@ -567,8 +623,12 @@ async function benchOne(kind: Kind): Promise<Outcome> {
     if (s.code !== 0) failures.push(`${kind}: SIGTERM ${when} ended Berth with ${s.signal ? `signal ${s.signal}` : `exit code ${s.code}`}, not 0`);
     say(`${kind}: stopped (${when}) in ${s.ms.toFixed(0)} ms, exit code ${s.code}`);
   };
+  const checked = (name: string, r: Load) => {
+    if (r.non2xx || r.errors || r.timeouts) failures.push(`${kind}: ${name}: ${r.non2xx} non-2xx (${JSON.stringify(r.statusCodes)}), ${r.errors} errors, ${r.timeouts} timeouts`);
+    return r;
+  };
 
-  // 1–2. First start, admin and key, idle.
+  // 1. First start in a fresh data directory (database), admin and key, idle.
   say(`${kind}: first start`);
   let berth = await startBerth(kind, workDir, dataDir, databaseUrl);
   const startFirstMs = await waitHealthy(berth);
@@ -577,30 +637,11 @@ async function benchOne(kind: Kind): Promise<Outcome> {
   const keyReply = await call(berth, 'POST', 'user.createApiKey', { name: 'bench', metadata: { organizationId: created.organizationId } }, { authorization: `Bearer ${created.token}` });
   const apiKey: string = keyReply.key;
   if (!apiKey) throw new Error(`user.createApiKey answered no key: ${JSON.stringify(keyReply).slice(0, 200)}`);
+  const headers = { 'x-api-key': apiKey };
   const idleFirst = await idleReading(berth, 'idle after the first start');
-  await probe(berth, 'idle, first start');
   say(`${kind}: idle RSS first start ${fmtMB(idleFirst.rss)} MB (peak so far ${fmtMB(idleFirst.hwm)} MB)`);
 
-  // Restart on the same data.
-  await stop(berth, 'after the first start');
-  const probes = berth.probes;
-  berth = await startBerth(kind, workDir, dataDir, databaseUrl);
-  const startRestartMs = await waitHealthy(berth);
-  say(`${kind}: restarted, healthy after ${startRestartMs.toFixed(0)} ms (pid ${berth.pid})`);
-  const headers = { 'x-api-key': apiKey };
-  await call(berth, 'GET', 'project.all', undefined, headers); // the key survived the restart
-  const idleRestart = await idleReading(berth, 'idle after the restart');
-  say(`${kind}: idle RSS restart ${fmtMB(idleRestart.rss)} MB`);
-  const backendsIdle = kind === 'external' ? await backendsPss(dbName) : undefined;
-  let idleRestartSettled: Mem | undefined;
-  if (settings.settleSeconds) {
-    await pause(Math.max(0, settings.settleSeconds * 1000 - (performance.now() - berth.startMs - startRestartMs)));
-    idleRestartSettled = memOf(berth, 'idle after the restart');
-    say(`${kind}: idle RSS ${settings.settleSeconds} s after the restart ${fmtMB(idleRestartSettled.rss)} MB`);
-  }
-  await probe(berth, 'idle, restart');
-
-  // 3. Projects.
+  // 2. Projects, on the same first start.
   const t = performance.now();
   const ids: string[] = [];
   for (let i = 0; i < settings.projects; i++) {
@@ -614,69 +655,95 @@ async function benchOne(kind: Kind): Promise<Outcome> {
   const oneId = ids[Math.floor(ids.length / 2)]!;
   const one = await call(berth, 'GET', 'project.one', { projectId: oneId }, headers);
   if (one.projectId !== oneId) throw new Error(`project.one answered ${JSON.stringify(one).slice(0, 200)}`);
-  await pause(1000);
-  const afterProjects = memOf(berth, 'after creating the projects');
-  say(`${kind}: ${settings.projects} projects in ${(createMsPerProject * settings.projects / 1000).toFixed(1)} s; RSS ${fmtMB(afterProjects.rss)} MB`);
+  say(`${kind}: ${settings.projects} projects in ${(createMsPerProject * settings.projects / 1000).toFixed(1)} s`);
 
-  // 4. Load.
+  // 3. The issue's measure: sequential requests from one client, in rounds (the machine is shared: best and spread).
   const oneUrl = `${berth.url}/api/project.one?projectId=${encodeURIComponent(oneId)}`;
   const allUrl = `${berth.url}/api/project.all`;
-  const load = async (url: string, seconds: number, connections: number) => {
-    const r = await cannon(url, apiKey, seconds, connections);
-    assertAlive(berth, 'during the load test');
-    return r;
-  };
-  const loads = async () => {
-    say(`${kind}: warm-up`);
-    await load(oneUrl, settings.warmupSeconds, settings.connections);
-    await load(allUrl, settings.warmupSeconds, settings.connections);
-    say(`${kind}: project.one, ${settings.connections} connections, ${settings.loadSeconds} s`);
-    const oneLoad = await load(oneUrl, settings.loadSeconds, settings.connections);
-    say(`${kind}: project.all, ${settings.connections} connections, ${settings.loadSeconds} s`);
-    const allLoad = await load(allUrl, settings.loadSeconds, settings.connections);
-    say(`${kind}: sequential, one client: ${settings.sequentialOne} project.one, ${settings.sequentialAll} project.all`);
-    const oneSerial = await sequential(oneUrl, apiKey, settings.sequentialOne);
-    const allSerial = await sequential(allUrl, apiKey, settings.sequentialAll);
+  const rounds: Outcome['rounds'] = [];
+  for (let r = 0; r < settings.rounds; r++) {
+    const o = checked('project.one (sequential)', await sequential(oneUrl, apiKey, settings.sequentialOne));
+    const a = checked('project.all (sequential)', await sequential(allUrl, apiKey, settings.sequentialAll));
     assertAlive(berth, 'during the sequential requests');
-    return { oneLoad, allLoad, oneSerial, allSerial };
-  };
-  const { value: l, peakRss } = await sampling(berth.pid, loads());
-  for (const [name, r] of [['project.one', l.oneLoad], ['project.all', l.allLoad], ['project.one (sequential)', l.oneSerial], ['project.all (sequential)', l.allSerial]] as const) {
-    if (r.non2xx || r.errors || r.timeouts) failures.push(`${kind}: ${name} under load: ${r.non2xx} non-2xx (${JSON.stringify(r.statusCodes)}), ${r.errors} errors, ${r.timeouts} timeouts`);
+    rounds.push({ one: o, all: a });
+    say(`${kind}: round ${r + 1}: project.one p50/p99 ${fmtLat(o)} ms, project.all ${fmtLat(a)} ms`);
   }
   await pause(2000);
-  const afterLoad = memOf(berth, 'during the load test');
-  const backendsLoad = kind === 'external' ? await backendsPss(dbName) : undefined;
-  say(`${kind}: RSS after load ${fmtMB(afterLoad.rss)} MB (peak during load ${fmtMB(peakRss)} MB)`);
-  let afterLoadSettled: Mem | undefined;
+  const footprint = memOf(berth, 'after the sequential requests');
+  const rollups = breakdown(berth.pid, berth.embeddedDataDir);
+  const backends = kind === 'external' ? await backendsPss(dbName) : undefined;
+  say(`${kind}: after ${settings.projects} projects and the sequential requests: RSS ${fmtMB(footprint.rss)} MB${footprint.dbProcesses ? ` + database PSS ${fmtMB(footprint.dbPss)} MB` : ''}`);
+  let footprintSettled: Mem | undefined;
   if (settings.settleSeconds) {
     await pause((settings.settleSeconds - 2) * 1000);
-    afterLoadSettled = memOf(berth, 'idle after the load');
-    say(`${kind}: RSS ${settings.settleSeconds} s after the load ${fmtMB(afterLoadSettled.rss)} MB`);
+    footprintSettled = memOf(berth, 'idle after the sequential requests');
+    say(`${kind}: ${settings.settleSeconds} s later: RSS ${fmtMB(footprintSettled.rss)} MB${footprintSettled.dbProcesses ? ` + database PSS ${fmtMB(footprintSettled.dbPss)} MB` : ''}`);
   }
-  await probe(berth, 'after load');
+  await probe(berth, `first start, ${settings.projects} projects, sequential requests`);
 
-  // 5. Stop; clean-up (data dir, database) runs at the end, in reverse order.
-  await stop(berth, 'after the load');
+  // 4. Concurrent load (after the footprint reading, which it would inflate).
+  let cannonOutcome: Outcome['cannon'];
+  if (opt.cannon) {
+    const load = async (url: string, seconds: number, name: string) => {
+      const r = await cannon(url, apiKey, seconds, settings.connections);
+      assertAlive(berth, 'during the load test');
+      return checked(name, r);
+    };
+    const loads = async () => {
+      say(`${kind}: autocannon warm-up, then ${settings.connections} connections × ${settings.loadSeconds} s per operation`);
+      await load(oneUrl, settings.warmupSeconds, 'project.one warm-up');
+      await load(allUrl, settings.warmupSeconds, 'project.all warm-up');
+      return { one: await load(oneUrl, settings.loadSeconds, 'project.one (autocannon)'), all: await load(allUrl, settings.loadSeconds, 'project.all (autocannon)') };
+    };
+    const { value: l, peakRss } = await sampling(berth.pid, loads());
+    await pause(2000);
+    const after = memOf(berth, 'after the load');
+    say(`${kind}: RSS after load ${fmtMB(after.rss)} MB (peak during load ${fmtMB(peakRss)} MB)`);
+    let afterSettled: Mem | undefined;
+    if (settings.settleSeconds) {
+      await pause((settings.settleSeconds - 2) * 1000);
+      afterSettled = memOf(berth, 'idle after the load');
+      say(`${kind}: RSS ${settings.settleSeconds} s after the load ${fmtMB(afterSettled.rss)} MB`);
+    }
+    await probe(berth, 'after autocannon');
+    cannonOutcome = { ...l, peakRss, after, ...(afterSettled ? { afterSettled } : {}) };
+  }
+
+  // 5. Restart on the same data (migrated database, warm build): start → ready, idle.
+  await stop(berth, 'after the first start');
+  const probes = berth.probes;
+  berth = await startBerth(kind, workDir, dataDir, databaseUrl);
+  const startRestartMs = await waitHealthy(berth);
+  say(`${kind}: restarted, healthy after ${startRestartMs.toFixed(0)} ms (pid ${berth.pid})`);
+  await call(berth, 'GET', 'project.all', undefined, headers); // the key survived the restart
+  const idleRestart = await idleReading(berth, 'idle after the restart');
+  say(`${kind}: idle RSS restart ${fmtMB(idleRestart.rss)} MB`);
+  let idleRestartSettled: Mem | undefined;
+  if (settings.settleSeconds) {
+    await pause(Math.max(0, settings.settleSeconds * 1000 - (performance.now() - berth.startMs - startRestartMs)));
+    idleRestartSettled = memOf(berth, 'idle after the restart');
+    say(`${kind}: idle RSS ${settings.settleSeconds} s after the restart ${fmtMB(idleRestartSettled.rss)} MB`);
+  }
+  await probe(berth, 'idle, restart');
+
+  // 6. Stop; clean-up (data dir, database) runs at the end, in reverse order.
+  await stop(berth, 'after the restart');
   return {
     kind,
     startFirstMs,
     startRestartMs,
     idleFirst,
+    footprint,
+    ...(footprintSettled ? { footprintSettled } : {}),
+    breakdown: rollups,
+    rounds,
+    ...(cannonOutcome ? { cannon: cannonOutcome } : {}),
     idleRestart,
     ...(idleRestartSettled ? { idleRestartSettled } : {}),
-    afterProjects,
-    afterLoad,
-    ...(afterLoadSettled ? { afterLoadSettled } : {}),
-    peakDuringLoad: peakRss,
     createMsPerProject,
-    one: l.oneLoad,
-    all: l.allLoad,
-    oneSerial: l.oneSerial,
-    allSerial: l.allSerial,
     allBytes,
     stops,
-    ...(backendsIdle && backendsLoad ? { backends: { idle: backendsIdle, afterLoad: backendsLoad } } : {}),
+    ...(backends ? { backends } : {}),
     probes: [...probes, ...berth.probes],
     failures,
   };
@@ -688,72 +755,90 @@ const fmtMB = (bytes: number) => (Number.isFinite(bytes) ? (bytes / MB).toFixed(
 const fmtMs = (ms: number) => (Number.isInteger(ms) ? String(ms) : ms.toFixed(1));
 const fmtLat = (l: Load) => `${fmtMs(l.p50)} / ${fmtMs(l.p99)}`;
 /** Berth's RSS plus, with the embedded database, its server's PSS. */
-const fmtAll = (m: Mem) => (m.dbProcesses ? `${fmtMB(m.rss + m.dbPss)} (${fmtMB(m.rss)} + ${fmtMB(m.dbPss)})` : fmtMB(m.rss));
+const total = (m: Mem) => m.rss + m.dbPss;
+const fmtAll = (m: Mem) => (m.dbProcesses ? `${fmtMB(total(m))} (${fmtMB(m.rss)} + ${fmtMB(m.dbPss)})` : fmtMB(m.rss));
 const fmtRps = (n: number) => n.toFixed(0);
+/** The round with the lowest p99, and the range of p50 and p99 over all rounds. */
+function bestAndSpread(loads: Load[]): { best: Load; text: string } {
+  const best = loads.reduce((a, b) => (b.p99 < a.p99 ? b : a));
+  const range = (xs: number[]) => (loads.length > 1 ? `${fmtMs(Math.min(...xs))}–${fmtMs(Math.max(...xs))}` : fmtMs(xs[0]!));
+  return { best, text: `${fmtLat(best)}${loads.length > 1 ? ` (rounds: ${range(loads.map(l => l.p50))} / ${range(loads.map(l => l.p99))})` : ''}` };
+}
 
 function report(outcomes: Outcome[], errors: { kind: Kind; error: string }[]): { text: string; failed: boolean } {
   const lines: string[] = [];
   const failures = outcomes.flatMap(o => o.failures);
-  lines.push(`## Berth API bench (${quick ? 'quick' : 'full'}: ${settings.projects} projects, ${settings.connections} connections × ${settings.loadSeconds} s per operation; node ${process.version}, ${os.cpus().length} CPUs, load average ${loadAtStart} at start, ${os.loadavg()[0]!.toFixed(2)} at end)`, '');
-  lines.push(`| database | idle first start (MB) | idle restart (MB) | after ${settings.projects} projects + load (MB) | start → /health first / restart (s) | project.one p50/p99 sequential (ms) | project.all p50/p99 sequential (ms) | project.one p50/p99 ${settings.connections} conn. (ms) | project.all p50/p99 ${settings.connections} conn. (ms) | req/s ${settings.connections} conn. |`);
-  lines.push('|---|---|---|---|---|---|---|---|---|---|');
+  lines.push(`## Berth footprint (${quick ? 'quick' : 'full'}: ${settings.projects} projects; ${settings.rounds} round(s) of ${settings.sequentialOne} sequential project.one + ${settings.sequentialAll} project.all, one client; node ${process.version}, ${os.cpus().length} CPUs, load average ${loadAtStart} at start, ${os.loadavg()[0]!.toFixed(2)} at end)`, '');
+  lines.push(`| database | memory after first start + ${settings.projects} projects + requests (MB) | the same ${settings.settleSeconds} s later (MB) | project.one p50 / p99 (ms) | project.all (${settings.projects}) p50 / p99 (ms) | start → ready, first / restart (s) |`);
+  lines.push('|---|---|---|---|---|---|');
   for (const o of outcomes) {
-    lines.push(`| ${o.kind} | ${fmtAll(o.idleFirst)} | ${fmtAll(o.idleRestart)} | ${fmtAll(o.afterLoad)} | ${(o.startFirstMs / 1000).toFixed(1)} / ${(o.startRestartMs / 1000).toFixed(1)} | ${fmtLat(o.oneSerial)} | ${fmtLat(o.allSerial)} | ${fmtLat(o.one)} | ${fmtLat(o.all)} | one ${fmtRps(o.one.rps)} · all ${fmtRps(o.all.rps)} |`);
+    lines.push(`| ${o.kind} | ${fmtAll(o.footprint)} | ${o.footprintSettled ? fmtAll(o.footprintSettled) : 'not measured (--quick)'} | ${bestAndSpread(o.rounds.map(r => r.one)).text} | ${bestAndSpread(o.rounds.map(r => r.all)).text} | ${(o.startFirstMs / 1000).toFixed(1)} / ${(o.startRestartMs / 1000).toFixed(1)} |`);
   }
-  for (const e of errors) lines.push(`| ${e.kind} | failed: ${e.error.split('\n')[0]!.replace(/\|/g, '/')} | | | | | | | | |`);
-  lines.push('', `Memory: Berth's RSS, plus with the embedded database its server's PSS (Berth + server in brackets). Sequential: ${settings.sequentialOne} project.one, then ${settings.sequentialAll} project.all, one client, timed by the bench. `
-    + `${settings.connections} conn.: autocannon's whole milliseconds; req/s its average over the ${settings.loadSeconds} s of each operation.${settings.projects !== 200 ? ` (With ${settings.projects} projects, not 200.)` : ''}`);
+  for (const e of errors) lines.push(`| ${e.kind} | failed: ${e.error.split('\n')[0]!.replace(/\|/g, '/')} | | | | |`);
+  lines.push('', `Memory: Berth's RSS, plus with the embedded database its server's PSS (Berth + server in brackets), 2 s after the last sequential request. `
+    + `Latency: the round with the lowest p99, the range over the rounds in brackets (p50 / p99), timed by the bench.${settings.projects !== 200 ? ` (With ${settings.projects} projects, not 200.)` : ''}`);
 
-  // Targets.
+  // Targets (issue 17).
   const verdict = (ok: boolean | undefined) => (ok === undefined ? 'not measured' : ok ? 'met' : '**MISSED**');
   const ext = outcomes.find(o => o.kind === 'external');
   const emb = outcomes.find(o => o.kind === 'embedded');
-  const maxOf = (...xs: number[]) => Math.max(...xs);
-  const embAll = (o: Outcome) => [o.idleFirst, o.idleRestart, o.afterLoad].map(m => m.rss + m.dbPss);
+  const bestP99 = (o: Outcome, op: 'one' | 'all') => bestAndSpread(o.rounds.map(r => r[op])).best.p99;
   const targets: [string, boolean | undefined, string][] = [
-    ['external PostgreSQL: idle RSS ≤ 80 MB', ext && maxOf(ext.idleFirst.rss, ext.idleRestart.rss) <= 80 * MB, ext ? `first ${fmtMB(ext.idleFirst.rss)}, restart ${fmtMB(ext.idleRestart.rss)} MB` : ''],
-    ['embedded: ≤ 160 MB in all (Berth\'s RSS + its database server\'s PSS)', emb && maxOf(...embAll(emb)) <= 160 * MB, emb ? `largest of the three readings ${fmtMB(maxOf(...embAll(emb)))} MB; Berth's peaks (VmHWM): first start ${fmtMB(emb.idleFirst.hwm)}, restart+load ${fmtMB(emb.afterLoad.hwm)} MB` : ''],
-    ['project.one p99 ≤ 10 ms', outcomes.length ? outcomes.every(o => o.one.p99 <= 10) : undefined, outcomes.map(o => `${o.kind} ${o.one.p99} ms`).join(', ')],
-    [`project.all (${settings.projects} projects) p99 ≤ 50 ms`, outcomes.length ? outcomes.every(o => o.all.p99 <= 50) : undefined, outcomes.map(o => `${o.kind} ${o.all.p99} ms`).join(', ')],
+    ['embedded: ≤ 160 MB in all (Berth\'s RSS + its database server\'s PSS)', emb && total(emb.footprint) <= 160 * MB, emb ? `${fmtMB(total(emb.footprint))} MB` : ''],
+    ['external PostgreSQL: ≤ 80 MB', ext && ext.footprint.rss <= 80 * MB, ext ? `${fmtMB(ext.footprint.rss)} MB` : ''],
+    ['project.one p99 ≤ 10 ms', outcomes.length ? outcomes.every(o => bestP99(o, 'one') <= 10) : undefined, outcomes.map(o => `${o.kind} ${fmtMs(bestP99(o, 'one'))} ms`).join(', ')],
+    [`project.all (${settings.projects}) p99 ≤ 25 ms`, outcomes.length ? outcomes.every(o => bestP99(o, 'all') <= 25) : undefined, outcomes.map(o => `${o.kind} ${fmtMs(bestP99(o, 'all'))} ms`).join(', ')],
+    ['start → ready (migrated database, warm build) ≤ 3 s', outcomes.length ? outcomes.every(o => o.startRestartMs <= 3000) : undefined, outcomes.map(o => `${o.kind} ${(o.startRestartMs / 1000).toFixed(1)} s`).join(', ')],
   ];
   lines.push('', 'Targets:', '');
   for (const [name, ok, detail] of targets) lines.push(`- ${name}: ${verdict(ok)}${detail ? ` (${detail})` : ''}`);
 
+  // Where the memory is: smaps_rollup per process.
+  for (const o of outcomes) {
+    lines.push('', `${o.kind}: /proc/<pid>/smaps_rollup at the memory reading (MB)`, '', '| process | RSS | PSS | PSS anon | PSS file | PSS shmem | private dirty |', '|---|---|---|---|---|---|---|');
+    for (const r of o.breakdown) lines.push(`| ${r.pid} ${r.name.replace(/\|/g, '/')} | ${fmtMB(r.rss)} | ${fmtMB(r.pss)} | ${fmtMB(r.pssAnon)} | ${fmtMB(r.pssFile)} | ${fmtMB(r.pssShmem)} | ${fmtMB(r.privateDirty)} |`);
+    if (o.breakdown.length > 1) {
+      const db = o.breakdown.slice(1);
+      const sum = (f: (r: Rollup) => number) => fmtMB(db.reduce((n, r) => n + f(r), 0));
+      lines.push(`| the database's ${db.length} processes | ${sum(r => r.rss)} | ${sum(r => r.pss)} | ${sum(r => r.pssAnon)} | ${sum(r => r.pssFile)} | ${sum(r => r.pssShmem)} | ${sum(r => r.privateDirty)} |`);
+    }
+    if (o.backends) lines.push('', `${o.kind}: the external PostgreSQL's ${o.backends.count} backends serving Berth (not counted above): PSS ${fmtMB(o.backends.pss)} MB.`);
+  }
+
   // Details: one row per measure, one column per database.
   const rows: [string, (o: Outcome) => string][] = [
     ['start → /health, first start / restart (ms)', o => `${o.startFirstMs.toFixed(0)} / ${o.startRestartMs.toFixed(0)}`],
-    ['peak RSS (VmHWM) of the first start (MB)', o => fmtMB(o.idleFirst.hwm)],
-    ['idle first start: private (anon) / file-backed RSS (MB)', o => `${fmtMB(o.idleFirst.anon)} / ${fmtMB(o.idleFirst.file)}`],
-    ['idle restart: private (anon) / file-backed RSS (MB)', o => `${fmtMB(o.idleRestart.anon)} / ${fmtMB(o.idleRestart.file)}`],
-    [`idle RSS ${settings.settleSeconds} s after the restart (MB)`, o => (o.idleRestartSettled ? fmtMB(o.idleRestartSettled.rss) : 'not measured (--quick)')],
-    [`RSS after ${settings.projects} projects, before load (MB)`, o => fmtMB(o.afterProjects.rss)],
-    ['peak RSS during load (MB)', o => fmtMB(o.peakDuringLoad)],
-    ['RSS 2 s after load: private / file-backed (MB)', o => `${fmtMB(o.afterLoad.anon)} / ${fmtMB(o.afterLoad.file)}`],
-    [`RSS ${settings.settleSeconds} s after load (MB)`, o => (o.afterLoadSettled ? fmtMB(o.afterLoadSettled.rss) : 'not measured (--quick)')],
-    ['resident WebAssembly memory: idle first / restart / after load (MB)', o => `${fmtMB(o.idleFirst.wasm)} / ${fmtMB(o.idleRestart.wasm)} / ${fmtMB(o.afterLoad.wasm)}`],
+    ['idle after the first start (MB)', o => fmtAll(o.idleFirst)],
+    ['peak RSS (VmHWM) of the first start, at the memory reading (MB)', o => fmtMB(o.footprint.hwm)],
+    ['at the memory reading: private (anon) / file-backed RSS (MB)', o => `${fmtMB(o.footprint.anon)} / ${fmtMB(o.footprint.file)}`],
+    ['idle after the restart (MB)', o => fmtAll(o.idleRestart)],
+    [`idle ${settings.settleSeconds} s after the restart (MB)`, o => (o.idleRestartSettled ? fmtAll(o.idleRestartSettled) : 'not measured (--quick)')],
     ['project.create, sequential (ms each)', o => o.createMsPerProject.toFixed(1)],
-    [`project.one, ${settings.sequentialOne} sequential: p50 / p99 (ms), req/s`, o => `${fmtLat(o.oneSerial)}, ${fmtRps(o.oneSerial.rps)}`],
-    [`project.all, ${settings.sequentialAll} sequential: p50 / p99 (ms), req/s`, o => `${fmtLat(o.allSerial)}, ${fmtRps(o.allSerial.rps)}`],
-    ['embedded server: processes, PSS idle first / restart / after load (MB)', o => (o.idleFirst.dbProcesses ? `${o.afterLoad.dbProcesses}, ${fmtMB(o.idleFirst.dbPss)} / ${fmtMB(o.idleRestart.dbPss)} / ${fmtMB(o.afterLoad.dbPss)}` : '—')],
-    [`mean latency, ${settings.connections} connections: one / all (ms)`, o => `${o.one.mean.toFixed(2)} / ${o.all.mean.toFixed(2)}`],
-    ['requests measured: one / all', o => `${o.one.requests} / ${o.all.requests}`],
-    [`project.all reply (KB)`, o => (o.allBytes / 1024).toFixed(0)],
+    [`project.one, ${settings.sequentialOne} sequential, each round: p50 / p99 (ms)`, o => o.rounds.map(r => fmtLat(r.one)).join('; ')],
+    [`project.all, ${settings.sequentialAll} sequential, each round: p50 / p99 (ms)`, o => o.rounds.map(r => fmtLat(r.all)).join('; ')],
+    ['project.all reply (KB)', o => (o.allBytes / 1024).toFixed(0)],
+    [`autocannon ${settings.connections} conn. × ${settings.loadSeconds} s: project.one / project.all p50/p99 (ms), req/s`, o => (o.cannon ? `${fmtLat(o.cannon.one)} / ${fmtLat(o.cannon.all)}, ${fmtRps(o.cannon.one.rps)} / ${fmtRps(o.cannon.all.rps)}` : 'not run')],
+    ['autocannon: peak RSS / 2 s after / settled (MB)', o => (o.cannon ? `${fmtMB(o.cannon.peakRss)} / ${fmtMB(o.cannon.after.rss)} / ${o.cannon.afterSettled ? fmtMB(o.cannon.afterSettled.rss) : '—'}` : 'not run')],
+    ['resident WebAssembly memory at the reading (MB)', o => fmtMB(o.footprint.wasm)],
     ['SIGTERM → exit, both stops (ms)', o => o.stops.map(x => `${x.ms.toFixed(0)} (code ${x.code})`).join(', ')],
   ];
   if (outcomes.length) lines.push('', 'Details:', '', `| measure | ${outcomes.map(o => o.kind).join(' | ')} |`, `|---|${outcomes.map(() => '---|').join('')}`);
   if (outcomes.length) for (const [name, f] of rows) lines.push(`| ${name} | ${outcomes.map(f).join(' | ')} |`);
-  for (const o of outcomes) {
-    if (o.backends) lines.push('', `${o.kind}: the PostgreSQL backends serving Berth (not in Berth's RSS): ${o.backends.idle.count} at idle, PSS ${fmtMB(o.backends.idle.pss)} MB; ${o.backends.afterLoad.count} after load, PSS ${fmtMB(o.backends.afterLoad.pss)} MB.`);
-  }
+
   const probed = outcomes.filter(o => o.probes.length);
   if (probed.length) {
     const cols: [string, string][] = [
       ['rss', 'rss'], ['heapTotal', 'V8 heap'], ['heapUsed', 'heap used'], ['space:new_space', 'new space'], ['space:old_space', 'old space'],
-      ['space:large_object_space', 'large objects'], ['space:code_space', 'code'], ['external', 'external'], ['arrayBuffers', 'arrayBuffers'], ['peakMalloced', 'V8 peak malloc'],
+      ['space:large_object_space', 'large objects'], ['space:code_space', 'code'], ['external', 'external'], ['arrayBuffers', 'arrayBuffers'], ['malloced', 'V8 malloc'],
     ];
-    lines.push('', 'After a full GC, from inside the process (--probe; MB; "external" includes WebAssembly memories at their full size):', '',
-      `| database | when | ${cols.map(c => c[1]).join(' | ')} |`, `|---|---|${cols.map(() => '---|').join('')}`);
-    for (const o of probed) for (const p of o.probes) lines.push(`| ${o.kind} | ${p.at} | ${cols.map(([k]) => fmtMB(p.usage[k] ?? NaN)).join(' | ')} |`);
+    lines.push('', 'After a full GC, from inside the process (--probe; MB):', '',
+      `| database | when | ${cols.map(c => c[1]).join(' | ')} | modules loaded |`, `|---|---|${cols.map(() => '---|').join('')}---|`);
+    for (const o of probed) for (const p of o.probes) lines.push(`| ${o.kind} | ${p.at} | ${cols.map(([k]) => fmtMB(p.usage[k] ?? NaN)).join(' | ')} | ${p.modules.total} |`);
+    for (const o of probed) {
+      const first = o.probes[0]!;
+      const top = Object.entries(first.modules.byPackage).sort((a, b) => b[1] - a[1]);
+      lines.push('', `${o.kind}: modules loaded at "${first.at}", by package (${first.modules.total} in all): ${top.map(([k, v]) => `${k} ${v}`).join(', ')}`);
+    }
   }
   if (nodeArgs.length || Object.keys(extraEnv).length) lines.push('', `Child run with node arguments ${JSON.stringify(nodeArgs)} and environment ${JSON.stringify(extraEnv)}.`);
   if (failures.length || errors.length) {
@@ -774,7 +859,7 @@ if (opt['mem-of']) {
   process.exit(0);
 }
 if (!existsSync(cli)) fail(`cannot find ${cli}`);
-if (opt.probe && !existsSync(probeModule)) fail(`cannot find ${probeModule}`);
+if (probing && !existsSync(probeModule)) fail(`cannot find ${probeModule}`);
 const loadAtStart = os.loadavg()[0]!.toFixed(2);
 const outcomes: Outcome[] = [];
 const errors: { kind: Kind; error: string }[] = [];
