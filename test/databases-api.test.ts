@@ -5,7 +5,7 @@
 // document. No deploy runs (jobs: false); remove and readLogs reach the real engine.
 import t from 'tap';
 import pg from 'pg';
-import { startTestServer, signUpAdmin, otherOrganization, Client } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, otherOrganization, Client, deploymentIdOf } from '@berth/core/testing';
 
 const issuePaths = (body: { issues?: { path: (string | number)[] }[] }) => (body.issues ?? []).map(i => i.path.join('.'));
 const suffix = () => Math.random().toString(36).slice(2, 8);
@@ -227,7 +227,8 @@ t.test('database API (records only)', async t => {
       t.ok(issuePaths(wrong.body).includes('appName'));
       const reload = await client.post(`${k.kind}.reload`, { [id]: dbId, appName: db.appName });
       t.equal(reload.status, 200, 'the right appName queues a reload');
-      t.match(reload.body, { deploymentId: String, status: 'queued', action: 'reload', [id]: dbId });
+      t.equal(reload.body, true, 'reload answers true, as the peer does');
+      t.match((await client.get('deployment.one', { deploymentId: deploymentIdOf(reload) })).body, { status: String, action: 'reload', [id]: dbId }, 'the queued deployment is named in the header');
 
       const notQueued: string[] = [];
       const withoutId: string[] = [];

@@ -268,6 +268,11 @@ export function deploymentIdOf(reply: Reply): string {
   return id;
 }
 
+/** Posts a run (deploy, start, stop, reload, rebuild...) and waits for the deployment it queued to end; answers the deployment's record. */
+export async function runFinished(client: Client, op: string, input: Record<string, unknown>, o: { timeout?: number; statuses?: string[] } = {}): Promise<Record<string, any>> {
+  return deploymentFinished(client, deploymentIdOf(await client.post(op, input)), o);
+}
+
 /** Polls deployment.one until the deployment has left queued/running (or reached one of `statuses`); answers its record. */
 export async function deploymentFinished(client: Client, deploymentId: string, o: { timeout?: number; statuses?: string[] } = {}): Promise<Record<string, any>> {
   return waitFor(`deployment ${deploymentId} finished`, async () => {

@@ -48,7 +48,7 @@ export const ALLOWED_EXTRA_IN: Record<string, { fields: string[]; reason: string
 };
 
 /** The database operations that answer the record with its backups (the peer's findXById). */
-const BACKUP_LISTING_OPS = ['postgres', 'mysql', 'mariadb', 'mongo', 'redis'].flatMap(kind => ['one', 'changeStatus', 'remove', 'saveExternalPort'].map(p => `${kind}.${p}`));
+const BACKUP_LISTING_OPS = ['postgres', 'mysql', 'mariadb', 'mongo', 'redis'].flatMap(kind => ['one', 'changeStatus', 'remove', 'saveExternalPort', 'deploy', 'start', 'stop'].map(p => `${kind}.${p}`));
 
 /** Fields of the peer Berth does not answer, by `operation field` (or `* field`), with why. */
 export const ALLOWED_MISSING: Record<string, string> = {
@@ -78,20 +78,12 @@ export const ALLOWED_MISSING: Record<string, string> = {
  */
 export const DEVIATIONS: Record<string, string> = {
   'user.generateToken': 'the peer answers the placeholder string "token"; Berth answers a real bearer token ({token})',
-  'application.deploy': 'runs are queued durably: deploy answers the queued deployment (DESIGN.md), the peer answers true',
-  'application.redeploy': 'runs are queued durably and answer the queued deployment; the peer answers true',
-  'application.reload': 'runs are queued durably and answer the queued deployment; the peer answers true',
-  'application.start': 'runs are queued durably and answer the queued deployment; the peer answers the record',
-  'application.stop': 'runs are queued durably and answer the queued deployment; the peer answers the record',
   'redirects.create': 'answers the new redirect with its id (the peer answers true; a client finds the id only through application.one)',
   'security.create': 'answers the new basic-auth user with its id (the peer answers true; a client finds the id only through application.one)',
   'certificates.remove': 'answers the certificate as it was, as every other remove/delete does (the peer answers true)',
   'settings.getWebServerSettings': 'Berth\'s own settings: its proxy, ports, server address and generated-domain base (the peer answers its web-server settings row: cleanup, SSO, whitelabeling, ...)',
   'settings.assignDomainServer': 'answers Berth\'s own settings, as settings.getWebServerSettings does',
 };
-/** Database kinds: the same runs, the same reason. */
-export const RUNS_OF_DATABASES = ['deploy', 'start', 'stop', 'reload', 'rebuild'];
-export const DATABASE_RUN_REASON = 'runs are queued durably and answer the queued deployment; the peer answers the record or true';
 
 /** Operations Berth serves that the peer (v0.30.2) does not have, with why. */
 export const BERTH_ONLY: Record<string, string> = {

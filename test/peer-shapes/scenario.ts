@@ -50,6 +50,18 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
   await call('application.cleanQueues', { applicationId });
   await call('application.clearDeployments', { applicationId });
   await call('application.cancelDeployment', { applicationId });
+  // Runs are queued (the test servers run no jobs) and answer the peer's body. Each answer that
+  // lists the deployments comes with none queued: the peer has no queued status.
+  for (const run of ['stop', 'start']) {
+    await call(`application.${run}`, { applicationId });
+    await call('application.cleanQueues', { applicationId });
+    await call('application.clearDeployments', { applicationId });
+  }
+  await call('application.deploy', { applicationId });
+  await call('application.redeploy', { applicationId });
+  await call('application.reload', { applicationId, appName: app.appName });
+  await call('application.cleanQueues', { applicationId });
+  await call('application.clearDeployments', { applicationId });
 
   const port = await call('port.create', { applicationId, publishedPort: o.port, targetPort: 80, protocol: 'tcp', publishMode: 'host' });
   await call('port.one', { portId: port.portId });
@@ -105,6 +117,8 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
     await call(`${db.kind}.changeStatus`, { ...id, applicationStatus: 'idle' });
     await call(`${db.kind}.move`, { ...id, targetEnvironmentId: staging.environmentId });
     await call(`${db.kind}.search`, { q: 'shapes' });
+    for (const run of ['deploy', 'stop', 'start', 'rebuild']) await call(`${db.kind}.${run}`, id);
+    await call(`${db.kind}.reload`, { ...id, appName: created.appName });
     if (db === o.databases[0]) {
       await call('backup.create', { schedule: '0 3 * * *', prefix: 'shapes', destinationId, database: 'app', databaseType: db.kind, ...id });
       const { backups } = await call(`${db.kind}.one`, id);

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import Docker from 'dockerode';
-import { startTestServer, signUpAdmin, deploymentFinished, freePort, waitFor, TEST_BASE_IMAGE, TEST_CADDY_IMAGE, TEST_PEBBLE_IMAGE } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, freePort, waitFor, TEST_BASE_IMAGE, TEST_CADDY_IMAGE, TEST_PEBBLE_IMAGE, runFinished } from '@berth/core/testing';
 import { startTestDns } from './dns-server.ts';
 import { peerCertificate, through } from './http-through.ts';
 
@@ -81,7 +81,7 @@ t.test('domains through Caddy, live', async t => {
   services.push(app.appName);
   await call('application.update', { applicationId: app.applicationId, command: 'sh', args: ['-c', SITE], stopGracePeriodSwarm: 1_000_000_000 });
   await call('application.saveDockerProvider', { applicationId: app.applicationId, dockerImage: TEST_BASE_IMAGE });
-  const done = await deploymentFinished(client, (await call('application.deploy', { applicationId: app.applicationId })).deploymentId);
+  const done = await runFinished(client, 'application.deploy', { applicationId: app.applicationId });
   t.equal(done.status, 'done', done.errorMessage ?? 'deployed');
 
   const answers = (what: string, port: number, host: string, at: string, ok: (a: NonNullable<Awaited<ReturnType<typeof through>>>) => boolean, o: { tls?: boolean; auth?: string } = {}) =>

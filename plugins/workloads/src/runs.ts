@@ -11,7 +11,7 @@ export interface RunSpec<I extends TSchema, O extends TSchema> {
   output: O;
   /** Queues the run; answers the queued deployment's id. */
   queue: (input: Static<I>, ctx: ProcedureContext) => Promise<string>;
-  /** The peer's answer, made once the run is queued. */
+  /** The peer's answer, made before the run is queued (the record as it was when the run was asked for). */
   answer: (input: Static<I>, ctx: ProcedureContext) => Promise<Static<O>> | Static<O>;
 }
 
@@ -23,8 +23,10 @@ export function runProcedure<I extends TSchema, O extends TSchema>(r: ReturnType
     output: spec.output,
     headers: { [DEPLOYMENT_ID_HEADER]: 'the deployment this run queued (follow it with deployment.one and deployment.readLogs)' },
     async handler(input, ctx) {
+      // The peer answers the record as it read it before the run (its start and stop); so does Berth.
+      const answer = await spec.answer(input, ctx);
       ctx.setHeader(DEPLOYMENT_ID_HEADER, await spec.queue(input, ctx));
-      return spec.answer(input, ctx);
+      return answer;
     },
   });
 }
