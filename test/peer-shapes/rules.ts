@@ -66,8 +66,6 @@ export const ALLOWED_MISSING: Record<string, string> = {
   ...Object.fromEntries(BACKUP_LISTING_OPS.map(op => [`${op} deployments`, 'NOT YET: a database\'s backups do not list their runs (deployment.allByType lists them)'])),
   ...Object.fromEntries(['postgres', 'mysql', 'mariadb', 'mongo', 'libsql', 'compose'].map(rel => [`backup.one ${rel}`,
     'NOT YET: backup.one names its database by its id field, without the database\'s record'])),
-  'domain.one application': 'NOT YET: the owning application\'s applicationId, appName and name are not joined (applicationId is answered)',
-  'domain.byApplicationId application': 'NOT YET: the owning application\'s applicationId, appName and name are not joined (applicationId is answered)',
   'domain.byComposeId compose': 'NOT YET: the owning compose\'s fields are not joined (no compose kind is registered yet)',
 };
 

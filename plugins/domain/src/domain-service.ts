@@ -6,7 +6,7 @@ import { conflict, invalidField, notFound, type Cradle, type EntityManager } fro
 import type { DomainDirectory, WorkloadRef } from '@berth/plugin-workloads';
 import { Domain, Redirect, Security, type DomainRow } from './entities.ts';
 import { asciiHost, type ProxyRouting } from './routing.ts';
-import type { CreateDomainInput, DomainView, UpdateDomainInput } from './schemas.ts';
+import type { CreateDomainInput, DomainView, DomainWithApplication, UpdateDomainInput } from './schemas.ts';
 import type { WorkloadOwners } from './workload-owner.ts';
 
 /** The next value of the proxy's name sequence (routers, middlewares). */
@@ -54,6 +54,11 @@ export class DomainService implements DomainDirectory {
     };
   }
 
+  /** A domain as the peer's reads answer it: with its owning application joined. */
+  withApplication(row: DomainRow, workload: WorkloadRef | null): DomainWithApplication {
+    return { ...this.view(row), application: this.#owners.application(workload) };
+  }
+
   async create(input: CreateDomainInput, organizationId: string, em: EntityManager): Promise<DomainRow> {
     const workload = await this.#owners.fromInput(input, organizationId, em);
     const fields = this.#checked({
@@ -91,12 +96,12 @@ export class DomainService implements DomainDirectory {
     return row;
   }
 
-  /** The domains of a workload named by an id field (applicationId, composeId); [] when no kind with that id field takes domains. */
-  async byWorkload(idField: string, id: string, organizationId: string, em: EntityManager): Promise<DomainRow[]> {
+  /** The domains of a workload named by an id field (applicationId, composeId), with the workload; none when no kind with that id field takes domains. */
+  async byWorkload(idField: string, id: string, organizationId: string, em: EntityManager): Promise<{ workload: WorkloadRef | null; rows: DomainRow[] }> {
     const kind = this.#owners.kindByIdField(idField);
-    if (!kind) return [];
+    if (!kind) return { workload: null, rows: [] };
     const workload = await this.#cradle().workloads.owner(kind.kind, id, organizationId, em);
-    return em.find(Domain, { serviceType: workload.kind, serviceId: workload.id }, { orderBy: { createdAt: 'asc' } });
+    return { workload, rows: await em.find(Domain, { serviceType: workload.kind, serviceId: workload.id }, { orderBy: { createdAt: 'asc' } }) };
   }
 
   async update(input: UpdateDomainInput, organizationId: string, em: EntityManager): Promise<DomainRow> {
@@ -175,7 +180,12 @@ export const callerDomains = (domains: DomainService) => ({ principal, em }: Cra
   return {
     create: async (input: CreateDomainInput) => domains.view(await domains.create(input, organizationId, em)),
     one: (domainId: string) => domains.one(domainId, organizationId, em),
-    byWorkload: async (idField: string, id: string) => (await domains.byWorkload(idField, id, organizationId, em)).map(r => domains.view(r)),
+    byWorkload: async (idField: string, id: string) => (await domains.byWorkload(idField, id, organizationId, em)).rows.map(r => domains.view(r)),
+    /** An application's domains, each with the application joined, as the peer's byApplicationId answers them. */
+    byApplication: async (applicationId: string) => {
+      const { workload, rows } = await domains.byWorkload('applicationId', applicationId, organizationId, em);
+      return rows.map(r => domains.withApplication(r, workload));
+    },
     update: async (input: UpdateDomainInput) => domains.view(await domains.update(input, organizationId, em)),
     remove: async (domainId: string) => domains.view(await domains.remove(domainId, organizationId, em)),
   };

@@ -5,7 +5,7 @@ import type { DomainPreflight } from './preflight.ts';
 import type { ProxyRouting } from './routing.ts';
 import {
   CertificateIdInput, CertificateView, CertificateWithServer, CreateCertificateInput, CreateDomainInput, CreateRedirectInput, CreateSecurityInput,
-  DomainIdInput, DomainView, DomainWithPreflight, GenerateDomainInput, RedirectIdInput, RedirectView, SecurityIdInput,
+  DomainIdInput, DomainView, DomainWithApplication, DomainWithPreflight, GenerateDomainInput, RedirectIdInput, RedirectView, SecurityIdInput,
   SecurityView, UpdateCertificateInput, UpdateDomainInput, UpdateRedirectInput, UpdateSecurityInput, ValidateDomainInput, ValidateDomainView,
 } from './schemas.ts';
 import { asciiHost } from './routing.ts';
@@ -24,21 +24,21 @@ export const domainProcedures = (deps: { domains: DomainService; preflight: Doma
     handler: (input, ctx) => ctx.cradle.callerDomains.create(input),
   }),
   domain.query('one', {
-    summary: 'A domain of the organization, with a preflight: DNS, the proxy\'s port, the workload, the certificate',
+    summary: 'A domain of the organization with its application (applicationId, appName, name), and a preflight: DNS, the proxy\'s port, the workload, the certificate',
     input: DomainIdInput,
     output: DomainWithPreflight,
     handler: async ({ domainId }, ctx) => {
       const row = await ctx.cradle.callerDomains.one(domainId);
       const workload = await ctx.cradle.workloads.kind(row.serviceType)?.find(row.serviceId, ctx.cradle.em) ?? null;
       const preflight = await deps.preflight.run({ host: asciiHost(row.host) || row.host, https: row.https, workload }, deps.routing.provider());
-      return { ...deps.domains.view(row), preflight };
+      return { ...deps.domains.withApplication(row, workload), preflight };
     },
   }),
   domain.query('byApplicationId', {
-    summary: 'The domains of an application, oldest first',
+    summary: 'The domains of an application, oldest first, each with the application (applicationId, appName, name)',
     input: Type.Object({ applicationId: Type.String({ minLength: 1 }) }),
-    output: Type.Array(DomainView),
-    handler: ({ applicationId }, ctx) => ctx.cradle.callerDomains.byWorkload('applicationId', applicationId),
+    output: Type.Array(DomainWithApplication),
+    handler: ({ applicationId }, ctx) => ctx.cradle.callerDomains.byApplication(applicationId),
   }),
   domain.query('byComposeId', {
     summary: 'The domains of a compose stack, oldest first ([] while no compose kind is registered)',

@@ -74,7 +74,11 @@ const domainView = {
 };
 export const DomainView = Type.Object(domainView);
 export type DomainView = Static<typeof DomainView>;
-export const DomainWithPreflight = Type.Object({ ...domainView, preflight: Preflight });
+/** The owning application as the peer's domain reads join it; null when a workload of another kind owns the domain. */
+const DomainApplication = Nullable(Type.Object({ applicationId: Type.String(), appName: Type.String(), name: Type.String() }));
+export const DomainWithApplication = Type.Object({ ...domainView, application: DomainApplication });
+export type DomainWithApplication = Static<typeof DomainWithApplication>;
+export const DomainWithPreflight = Type.Object({ ...domainView, application: DomainApplication, preflight: Preflight });
 
 export const GenerateDomainInput = Type.Object({ appName: NonEmpty({ maxLength: 63, pattern: '^[a-zA-Z0-9][a-zA-Z0-9-]*$' }), serverId: Type.Optional(Type.String()) });
 export const ValidateDomainInput = Type.Object({ domain: NonEmpty({ maxLength: 253 }), serverIp: Type.Optional(Type.String({ minLength: 1 })) });
