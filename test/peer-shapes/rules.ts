@@ -76,9 +76,6 @@ export const ALLOWED_MISSING: Record<string, string> = {
  */
 export const DEVIATIONS: Record<string, string> = {
   'user.generateToken': 'the peer answers the placeholder string "token"; Berth answers a real bearer token ({token})',
-  'redirects.create': 'answers the new redirect with its id (the peer answers true; a client finds the id only through application.one)',
-  'security.create': 'answers the new basic-auth user with its id (the peer answers true; a client finds the id only through application.one)',
-  'certificates.remove': 'answers the certificate as it was, as every other remove/delete does (the peer answers true)',
   'settings.getWebServerSettings': 'Berth\'s own settings: its proxy, ports, server address and generated-domain base (the peer answers its web-server settings row: cleanup, SSO, whitelabeling, ...)',
   'settings.assignDomainServer': 'answers Berth\'s own settings, as settings.getWebServerSettings does',
 };
@@ -109,7 +106,7 @@ export const NO_REFERENCE: Record<string, string> = Object.fromEntries([
  * null, so their items' fields are not compared until their plugins come.
  */
 export const NOT_SERVED: Record<string, string> = Object.fromEntries([
-  'domains', 'redirects', 'security', 'previewDeployments', 'backups', 'compose', 'libsql', 'projectTags', 'rollback',
+  'previewDeployments', 'backups', 'compose', 'libsql', 'projectTags', 'rollback',
   'github', 'gitlab', 'bitbucket', 'gitea', 'server', 'registry', 'buildRegistry', 'rollbackRegistry',
 ].map(name => [name, 'its namespace has no plugin yet']));
 
@@ -121,4 +118,6 @@ export const NOT_SERVED: Record<string, string> = Object.fromEntries([
 export const SDK_REJECTS_PEER: Record<string, string> = {
   ...Object.fromEntries(['postgres', 'mysql', 'mariadb', 'mongo'].map(kind => [`${kind}.create`, 'the SDK expects true; the peer at v0.30.2 answers the new record'])),
   'environment.one': 'the SDK expects every column of each workload in the lists; the peer at v0.30.2 lists a summary of each',
+  'redirects.create': 'the SDK expects the new redirect; the peer at v0.30.2 answers true',
+  'security.create': 'the SDK expects the new basic-auth user; the peer at v0.30.2 answers true',
 };

@@ -81,9 +81,10 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
   await call('domain.byApplicationId', { applicationId });
   await call('domain.generateDomain', { appName: `shape-${o.suffix}` });
   await call('domain.canGenerateTraefikMeDomains', { serverId: '' });
-  // Berth answers the new records (the peer answers true, by design listed in rules.ts)
-  const { redirectId } = await call('redirects.create', { applicationId, regex: '^http://old\\.example\\.com/(.*)', replacement: 'http://new.example.com/${1}', permanent: false });
-  const { securityId } = await call('security.create', { applicationId, username: 'shapes', password: 'open sesame' });
+  // create answers true, as the peer's does: the new records are listed in application.one
+  await call('redirects.create', { applicationId, regex: '^http://old\\.example\\.com/(.*)', replacement: 'http://new.example.com/${1}', permanent: false });
+  await call('security.create', { applicationId, username: 'shapes', password: 'open sesame' });
+  const { redirects: [{ redirectId }], security: [{ securityId }] } = await call('application.one', { applicationId });
   await call('redirects.one', { redirectId });
   await call('redirects.update', { redirectId, regex: '^http://old\\.example\\.com/(.*)', replacement: 'http://new.example.com/$1', permanent: true });
   await call('security.one', { securityId });

@@ -51,13 +51,15 @@ export class ApplicationPipeline {
     const directory = optionalService(cradle, 'mounts');
     const mounts = directory?.views((await directory.forServices(KIND, [applicationId], em)).get(applicationId) ?? []) ?? [];
     const ports = (await optionalService(cradle, 'ports')?.forApplications([applicationId], em))?.get(applicationId) ?? [];
+    const proxied = await optionalService(cradle, 'domains')?.forService(KIND, applicationId, em) ?? { domains: [], redirects: [], security: [] };
     return {
       ...this.#apps.view(row),
       environment: await placementOf(cradle, row.environmentId, organizationId, em),
       deployments: deployments?.views(records) ?? [],
       mounts,
       ports,
-      domains: [], redirects: [], security: [], previewDeployments: [],
+      ...proxied,
+      previewDeployments: [],
       github: null, gitlab: null, bitbucket: null, gitea: null,
       server: null, registry: null, buildRegistry: null, rollbackRegistry: null,
     };

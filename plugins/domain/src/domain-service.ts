@@ -1,10 +1,10 @@
 // domain.*: domains of the caller's organization's workloads. Every change is applied to the
 // proxy at once (no redeploy of the workload); deleting a workload drops its domains and its
-// routes (DomainDirectory, called by the workload kit).
+// routes (directory.ts, called by the workload kit).
 import { randomBytes } from 'node:crypto';
 import { conflict, invalidField, notFound, type Cradle, type EntityManager } from '@berth/core';
-import type { DomainDirectory, WorkloadRef } from '@berth/plugin-workloads';
-import { Domain, Redirect, Security, type DomainRow } from './entities.ts';
+import type { WorkloadRef } from '@berth/plugin-workloads';
+import { Domain, type DomainRow } from './entities.ts';
 import { asciiHost, type ProxyRouting } from './routing.ts';
 import type { CreateDomainInput, DomainView, DomainWithApplication, UpdateDomainInput } from './schemas.ts';
 import type { WorkloadOwners } from './workload-owner.ts';
@@ -19,7 +19,7 @@ const OWNER_FIELDS = ['applicationId', 'composeId'];
 
 type Editable = Omit<UpdateDomainInput, 'domainId'>;
 
-export class DomainService implements DomainDirectory {
+export class DomainService {
   readonly #routing: ProxyRouting;
   readonly #owners: WorkloadOwners;
   readonly #cradle: () => Cradle;
@@ -143,16 +143,6 @@ export class DomainService implements DomainDirectory {
   /** Generated domains point at the server's address: its address ('' while none is configured), as the peer answers. */
   generationAddress(): string {
     return this.#cradle().config.serverIp ?? '';
-  }
-
-  // ------------------------------------------------------------ DomainDirectory
-  async removeForService(workload: WorkloadRef, em: EntityManager): Promise<void> {
-    const where = { serviceType: workload.kind, serviceId: workload.id };
-    const domains = await em.nativeDelete(Domain, where);
-    await em.nativeDelete(Redirect, where);
-    await em.nativeDelete(Security, where);
-    // A workload that had no domain has nothing on the proxy: it is not started for it.
-    if (domains) await this.#routing.forget(workload.appName);
   }
 
   // ------------------------------------------------------------ internals

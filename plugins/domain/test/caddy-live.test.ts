@@ -127,8 +127,9 @@ t.test('domains through Caddy, live', async t => {
   });
 
   t.test('a redirect answers its status and Location', async t => {
-    const r = await call('redirects.create', { applicationId: app.applicationId, regex: '^http://web\\.test/old/(.*)', replacement: 'http://web.test/new/${1}', permanent: true });
-    t.match(r, { regex: '^http://web\\.test/old/(.*)', permanent: true, applicationId: app.applicationId, uniqueConfigKey: Number });
+    t.equal(await call('redirects.create', { applicationId: app.applicationId, regex: '^http://web\\.test/old/(.*)', replacement: 'http://web.test/new/${1}', permanent: true }), true);
+    const [r] = (await client.get('application.one', { applicationId: app.applicationId })).body.redirects;
+    t.match(r, { regex: '^http://web\\.test/old/(.*)', permanent: true, applicationId: app.applicationId, uniqueConfigKey: Number }, 'application.one lists it');
     const a = await answers('a 301', httpPort, 'web.test', '/old/page?q=1', x => x.status === 301);
     t.equal(a.headers.location, 'http://web.test/new/page?q=1');
     await call('redirects.update', { redirectId: r.redirectId, regex: '^http://web\\.test/old/(.*)', replacement: 'http://web.test/moved/$1', permanent: false });
@@ -140,8 +141,9 @@ t.test('domains through Caddy, live', async t => {
   });
 
   t.test('basic auth: 401, then 200 with the right user', async t => {
-    const user = await call('security.create', { applicationId: app.applicationId, username: 'ann', password: 'open sesame' });
-    t.match(user, { username: 'ann', password: 'open sesame', applicationId: app.applicationId });
+    t.equal(await call('security.create', { applicationId: app.applicationId, username: 'ann', password: 'open sesame' }), true);
+    const [user] = (await client.get('application.one', { applicationId: app.applicationId })).body.security;
+    t.match(user, { username: 'ann', password: 'open sesame', applicationId: app.applicationId }, 'application.one lists it');
     const denied = await answers('401 without credentials', httpPort, 'web.test', '/', r => r.status === 401);
     t.match(String(denied.headers['www-authenticate']), /Basic/);
     t.equal((await through(httpPort, 'web.test', '/', { auth: 'ann:wrong' }))?.status, 401, 'a wrong password: 401');
