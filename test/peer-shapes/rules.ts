@@ -58,7 +58,7 @@ export const ALLOWED_MISSING: Record<string, string> = {
   // user.one: the peer's full user row carries its admin panel's and licensing fields.
   ...Object.fromEntries(['banned', 'banReason', 'banExpires', 'bookmarkedTemplates', 'createdAt2', 'emailVerified', 'enableEnterpriseFeatures', 'enablePaidFeatures',
     'expirationDate', 'isRegistered', 'isValidEnterpriseLicense', 'licenseKey', 'role', 'trustedOrigins']
-    .flatMap(f => ['user.one', 'user.all'].map(op => [`${op} ${f}`, 'the peer\'s admin-panel, template and licensing fields of a user are not served']))),
+    .flatMap(f => ['user.one', 'user.all', 'user.update'].map(op => [`${op} ${f}`, 'the peer\'s admin-panel, template and licensing fields of a user are not served']))),
   // backups: by design
   ...Object.fromEntries(['backup.one', 'backup.remove', ...BACKUP_LISTING_OPS].map(op => [`${op} includeEncryptionKey`,
     'Berth keeps a backup\'s key sealed in Berth, never beside its files (the peer\'s flag says whether to store it there)'])),
@@ -78,6 +78,10 @@ export const DEVIATIONS: Record<string, string> = {
   'user.generateToken': 'the peer answers the placeholder string "token"; Berth answers a real bearer token ({token})',
   'settings.getWebServerSettings': 'Berth\'s own settings: its proxy, ports, server address and generated-domain base (the peer answers its web-server settings row: cleanup, SSO, whitelabeling, ...)',
   'settings.assignDomainServer': 'answers Berth\'s own settings, as settings.getWebServerSettings does',
+  // NOT YET (gaps, not design), found once the generator derived these answers:
+  'user.createApiKey': 'NOT YET: Berth answers its API-key view with the plain key; the peer answers its API-key plugin\'s row (refill, rate-limit and request counters, permissions)',
+  'deployment.queueList': 'NOT YET: Berth lists its running and queued deployment records; the peer lists its queue library\'s jobs (id, data, state, timestamps) with each service\'s path',
+  'deployment.allCentralized': 'NOT YET: the deployments are not joined with their application or compose stack (name, appName, icon, environment and project) and servers',
 };
 
 /** Operations Berth serves that the peer (v0.30.2) does not have, with why. */
@@ -97,9 +101,7 @@ export const BERTH_ONLY: Record<string, string> = {
  * answer joins not derived in the generator), with why. The test fails if this list is not
  * exactly the served operations without a reference, so it only shrinks.
  */
-export const NO_REFERENCE: Record<string, string> = Object.fromEntries([
-  'deployment.allCentralized', 'deployment.queueList', 'user.createApiKey', 'user.createUserWithCredentials', 'user.remove', 'user.update',
-].map(op => [op, 'the peer\'s answer (member, API key and queue joins) is not derived by the generator yet']));
+export const NO_REFERENCE: Record<string, string> = {};
 
 /**
  * Relations of namespaces Berth does not serve yet: declared as always-empty lists or always
