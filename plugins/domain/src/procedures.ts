@@ -37,13 +37,13 @@ export const domainProcedures = (deps: { domains: DomainService; preflight: Doma
   }),
   domain.query('byApplicationId', {
     summary: 'The domains of an application, oldest first, each with the application (applicationId, appName, name)',
-    input: Type.Object({ applicationId: Type.String({ minLength: 1 }) }),
+    input: Type.Object({ applicationId: Type.String({ minLength: 1, maxLength: 255 }) }),
     output: Type.Array(DomainWithApplication),
     handler: ({ applicationId }, ctx) => ctx.cradle.callerDomains.byApplication(applicationId),
   }),
   domain.query('byComposeId', {
     summary: 'The domains of a compose stack, oldest first ([] while no compose kind is registered)',
-    input: Type.Object({ composeId: Type.String({ minLength: 1 }) }),
+    input: Type.Object({ composeId: Type.String({ minLength: 1, maxLength: 255 }) }),
     output: Type.Array(DomainView),
     handler: ({ composeId }, ctx) => ctx.cradle.callerDomains.byWorkload('composeId', composeId),
   }),
@@ -67,7 +67,7 @@ export const domainProcedures = (deps: { domains: DomainService; preflight: Doma
   }),
   domain.query('canGenerateTraefikMeDomains', {
     summary: 'The server\'s address generated hosts point at (BERTH_SERVER_IP); "" while none is configured, when generateDomain cannot make hosts',
-    input: Type.Object({ serverId: Type.Optional(Type.String()) }),
+    input: Type.Object({ serverId: Type.Optional(Type.String({ maxLength: 255 })) }),
     output: Type.String(),
     handler: async () => deps.domains.generationAddress(),
   }),
