@@ -14,7 +14,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { pipeline } from 'node:stream/promises';
 import Docker from 'dockerode';
-import { startTestServer, signUpAdmin, deploymentFinished, removeServiceAndVolume, TEST_POSTGRES_IMAGE } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, deploymentFinished, removeServiceAndVolume, TEST_POSTGRES_IMAGE, runFinished } from '@berth/core/testing';
 
 const { values } = parseArgs({ options: { rows: { type: 'string', default: '650000' } } });
 const PASSWORD = 'Bench-pass_1';
@@ -33,7 +33,7 @@ async function main() {
   const { body: { environment } } = await client.post('project.create', { name: 'Bench' });
   const created = (await client.post('postgres.create', { name: 'bench', environmentId: environment.environmentId, dockerImage: TEST_POSTGRES_IMAGE, databaseName: 'bench', databaseUser: 'bench', databasePassword: PASSWORD })).body;
   cleanups.push(() => removeServiceAndVolume(created.appName));
-  const deployed = await deploymentFinished(client, (await client.post('postgres.deploy', { postgresId: created.postgresId })).body.deploymentId);
+  const deployed = await runFinished(client, 'postgres.deploy', { postgresId: created.postgresId });
   if (deployed.status !== 'done') throw new Error(deployed.errorMessage);
   const [c] = await docker.listContainers({ filters: { label: [`com.docker.swarm.service.name=${created.appName}`] } });
   const psql = async (sql: string) => {

@@ -93,14 +93,15 @@ async function main() {
   child = spawn(process.execPath, [...flags, cli, 'start'], { env: { ...env, PORT: String(port), HOST: '127.0.0.1' }, cwd: root, stdio: 'inherit' });
   const base = `http://127.0.0.1:${port}`;
   await until('Berth to listen', async () => ((await fetch(`${base}/health`)).ok ? true : undefined), 60_000);
-  const call = async (op: string, input: Record<string, unknown>, method: 'GET' | 'POST' = 'POST') => {
+  const send = async (op: string, input: Record<string, unknown>, method: 'GET' | 'POST' = 'POST') => {
     const res = method === 'GET'
       ? await fetch(`${base}/api/${op}?${new URLSearchParams(input as Record<string, string>)}`, { headers: { 'x-api-key': apiKey } })
       : await fetch(`${base}/api/${op}`, { method, headers: { 'x-api-key': apiKey, 'content-type': 'application/json' }, body: JSON.stringify(input) });
     const body = await res.json();
     if (!res.ok) throw new Error(`${op}: ${res.status} ${JSON.stringify(body)}`);
-    return body;
+    return { body, headers: res.headers };
   };
+  const call = async (op: string, input: Record<string, unknown>, method: 'GET' | 'POST' = 'POST') => (await send(op, input, method)).body;
   const { environment } = await call('project.create', { name: 'bench' });
 
   const berthMs: number[] = [];
@@ -112,7 +113,8 @@ async function main() {
     await call('application.saveDockerProvider', { applicationId: app.applicationId, dockerImage: IMAGE });
     await call('application.update', { applicationId: app.applicationId, command: 'sleep', args: ['3600'] });
     let t0 = performance.now();
-    const { deploymentId } = await call('application.deploy', { applicationId: app.applicationId });
+    // A run answers the peer's body; the queued deployment is named in this header.
+    const deploymentId = (await send('application.deploy', { applicationId: app.applicationId })).headers.get('x-berth-deployment-id')!;
     const end = await until('the Berth deployment', async () => {
       const d = await call('deployment.one', { deploymentId }, 'GET');
       return ['done', 'error', 'cancelled'].includes(d.status) ? d : undefined;

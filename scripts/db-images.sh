@@ -89,6 +89,19 @@ EOF
   rm -rf "$tree"
 }
 
+# Writes $1/Dockerfile: FROM the local Debian base, then a RUN that updates the package lists and
+# goes on with the lines read from stdin (the packages to install, and what else the image needs).
+debian_dockerfile() {
+  mkdir -p "$1"
+  { printf 'FROM %s\nRUN set -eux; \\\n    apt-get update; \\\n' "$DEBIAN"; cat; } >"$1/Dockerfile"
+}
+
+# Writes $1/docker-entrypoint.sh from stdin, executable.
+entrypoint() {
+  cat >"$1/docker-entrypoint.sh"
+  chmod 755 "$1/docker-entrypoint.sh"
+}
+
 # ---------------------------------------------------------------- berth-test/postgres:1
 postgres_context() {
   local ctx=$1
@@ -114,7 +127,7 @@ STOPSIGNAL SIGINT
 EXPOSE 5432
 CMD ["postgres"]
 EOF
-  cat >"$ctx/docker-entrypoint.sh" <<'EOF'
+  entrypoint "$ctx" <<'EOF'
 #!/bin/sh
 # berth-test/postgres:1 entrypoint, with the public postgres image's environment:
 #   POSTGRES_PASSWORD (required unless POSTGRES_HOST_AUTH_METHOD=trust), POSTGRES_USER (postgres),
@@ -177,17 +190,12 @@ fi
 
 exec "$@"
 EOF
-  chmod 755 "$ctx/docker-entrypoint.sh"
 }
 
 # ---------------------------------------------------------------- berth-test/mariadb:1
 mariadb_context() {
   local ctx=$1
-  mkdir -p "$ctx"
-  cat >"$ctx/Dockerfile" <<'EOF'
-FROM berth-test/debian:12
-RUN set -eux; \
-    apt-get update; \
+  debian_dockerfile "$ctx" <<'EOF'
     apt-get install -y --no-install-recommends mariadb-server mariadb-client; \
     rm -rf /var/lib/apt/lists/* /var/lib/mysql; \
     mkdir -p /var/lib/mysql /run/mysqld; \
@@ -206,7 +214,7 @@ bind-address = 0.0.0.0
 port = 3306
 skip-name-resolve
 EOF
-  cat >"$ctx/docker-entrypoint.sh" <<'EOF'
+  entrypoint "$ctx" <<'EOF'
 #!/bin/sh
 # berth-test/mariadb:1 entrypoint, with the public mariadb and mysql images' environment (MARIADB_* first):
 #   MARIADB_ROOT_PASSWORD / MYSQL_ROOT_PASSWORD (or MARIADB_ALLOW_EMPTY_ROOT_PASSWORD / MYSQL_ALLOW_EMPTY_PASSWORD),
@@ -282,17 +290,12 @@ fi
 
 exec "$@"
 EOF
-  chmod 755 "$ctx/docker-entrypoint.sh"
 }
 
 # ---------------------------------------------------------------- berth-test/redis:1
 redis_context() {
   local ctx=$1
-  mkdir -p "$ctx"
-  cat >"$ctx/Dockerfile" <<'EOF'
-FROM berth-test/debian:12
-RUN set -eux; \
-    apt-get update; \
+  debian_dockerfile "$ctx" <<'EOF'
     apt-get install -y --no-install-recommends redis-server redis-tools; \
     rm -rf /var/lib/apt/lists/*; \
     mkdir -p /data; \
@@ -304,7 +307,7 @@ ENTRYPOINT ["docker-entrypoint.sh"]
 EXPOSE 6379
 CMD ["redis-server", "--bind", "0.0.0.0", "--protected-mode", "no", "--dir", "/data"]
 EOF
-  cat >"$ctx/docker-entrypoint.sh" <<'EOF'
+  entrypoint "$ctx" <<'EOF'
 #!/bin/sh
 # berth-test/redis:1 entrypoint, as the public redis image's: a first argument that is an option means
 # redis-server; redis-server runs as the redis user; protected mode is off unless a config file or the
@@ -322,19 +325,14 @@ if [ "${1:-}" = redis-server ]; then
 fi
 exec "$@"
 EOF
-  chmod 755 "$ctx/docker-entrypoint.sh"
 }
 
 # ---------------------------------------------------------------- berth-test/caddy:1
 caddy_context() {
   local ctx=$1
-  mkdir -p "$ctx"
   # Debian's package runs caddy under systemd; in a container it runs in the foreground. Berth starts
   # it with its own --config (the proxy provider's generated JSON); without one it serves nothing.
-  cat >"$ctx/Dockerfile" <<'EOF'
-FROM berth-test/debian:12
-RUN set -eux; \
-    apt-get update; \
+  debian_dockerfile "$ctx" <<'EOF'
     apt-get install -y --no-install-recommends caddy ca-certificates; \
     rm -rf /var/lib/apt/lists/*; \
     mkdir -p /data /config
@@ -347,13 +345,9 @@ EOF
 # ---------------------------------------------------------------- berth-test/pebble:1
 pebble_context() {
   local ctx=$1
-  mkdir -p "$ctx"
   # Debian's pebble ships no test certificates: a CA and a server certificate (for the names pebble and
   # localhost) are made at build time. It validates challenges on ports 80 (http-01) and 443 (tls-alpn-01).
-  cat >"$ctx/Dockerfile" <<'EOF'
-FROM berth-test/debian:12
-RUN set -eux; \
-    apt-get update; \
+  debian_dockerfile "$ctx" <<'EOF'
     apt-get install -y --no-install-recommends pebble openssl; \
     rm -rf /var/lib/apt/lists/*; \
     mkdir -p /etc/pebble; cd /etc/pebble; \

@@ -7,7 +7,7 @@ import path from 'node:path';
 import t from 'tap';
 import Docker from 'dockerode';
 import { createClient } from 'redis';
-import { startTestServer, signUpAdmin, otherOrganization, deploymentFinished, waitFor, freePort, removeServiceAndVolume, engineGone } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, otherOrganization, deploymentFinished, waitFor, freePort, removeServiceAndVolume, engineGone, deploymentIdOf } from '@berth/core/testing';
 import { ensureValkeyTestImage } from '../examples/database-valkey/test/valkey-image.ts';
 import { repoRoot } from './helpers.ts';
 import { dataVolumeOf } from '@berth/plugin-workloads';
@@ -112,7 +112,7 @@ t.test('a sixth database kind from a third party', async t => {
     t.equal(queued.status, 200);
     const byType = await client.get('deployment.allByType', { type: 'valkey', id: valkeyId });
     t.equal(byType.status, 200, JSON.stringify(byType.body));
-    t.match(byType.body, [{ deploymentId: queued.body.deploymentId, targetType: 'valkey', valkeyId, applicationId: null }], 'deployments by type, with its <kind>Id field');
+    t.match(byType.body, [{ deploymentId: deploymentIdOf(queued), targetType: 'valkey', valkeyId, applicationId: null }], 'deployments by type, with its <kind>Id field');
 
     const one = await client.get('project.one', { projectId: project.projectId });
     t.same(one.body.environments[0].valkey.map((v: { valkeyId: string }) => v.valkeyId), [valkeyId], 'project.one lists it under its own key');
@@ -153,8 +153,8 @@ t.test('a sixth database kind from a third party', async t => {
 
     const queued = await client.post('valkey.deploy', { valkeyId });
     t.equal(queued.status, 200, JSON.stringify(queued.body));
-    t.equal(queued.body.valkeyId, valkeyId);
-    const deployed = await deploymentFinished(client, queued.body.deploymentId);
+    t.match(queued.body, { valkeyId, appName: String, environment: { environmentId: String } }, 'deploy answers the database, as the peer does');
+    const deployed = await deploymentFinished(client, deploymentIdOf(queued));
     t.equal(deployed.status, 'done', deployed.errorMessage ?? '');
     const log = (await client.get('deployment.readLogs', { deploymentId: deployed.deploymentId })).body as string;
     t.match(log, /Valkey/, 'the log names the kind by its label');

@@ -5,7 +5,8 @@
 // document. No deploy runs (jobs: false); remove and readLogs reach the real engine.
 import t from 'tap';
 import pg from 'pg';
-import { startTestServer, signUpAdmin, otherOrganization, Client } from '@berth/core/testing';
+import { DEPLOYMENT_ID_HEADER } from '@berth/core';
+import { startTestServer, signUpAdmin, otherOrganization, Client, deploymentIdOf } from '@berth/core/testing';
 
 const issuePaths = (body: { issues?: { path: (string | number)[] }[] }) => (body.issues ?? []).map(i => i.path.join('.'));
 const suffix = () => Math.random().toString(36).slice(2, 8);
@@ -227,14 +228,19 @@ t.test('database API (records only)', async t => {
       t.ok(issuePaths(wrong.body).includes('appName'));
       const reload = await client.post(`${k.kind}.reload`, { [id]: dbId, appName: db.appName });
       t.equal(reload.status, 200, 'the right appName queues a reload');
-      t.match(reload.body, { deploymentId: String, status: 'queued', action: 'reload', [id]: dbId });
+      t.equal(reload.body, true, 'reload answers true, as the peer does');
+      t.match((await client.get('deployment.one', { deploymentId: deploymentIdOf(reload) })).body, { status: String, action: 'reload', [id]: dbId }, 'the queued deployment is named in the header');
 
       const notQueued: string[] = [];
       const withoutId: string[] = [];
       const ofMissing: string[] = [];
       for (const op of ['deploy', 'start', 'stop', 'rebuild']) {
         const res = await client.post(`${k.kind}.${op}`, { [id]: dbId });
-        if (res.status !== 200 || res.body.status !== 'queued' || res.body.action !== op || res.body[id] !== dbId) notQueued.push(`${op}: ${res.status} ${JSON.stringify(res.body)}`);
+        // The peer's answer: the database for deploy, start and stop, true for rebuild; the deployment in the header.
+        const answered = op === 'rebuild' ? res.body === true : res.body?.[id] === dbId && typeof res.body.environment === 'object';
+        const deploymentId = res.headers.get(DEPLOYMENT_ID_HEADER);
+        const queued = deploymentId ? (await client.get('deployment.one', { deploymentId })).body : null;
+        if (res.status !== 200 || !answered || queued?.action !== op || queued[id] !== dbId) notQueued.push(`${op}: ${res.status} ${JSON.stringify(res.body)} ${JSON.stringify(queued)}`);
         const noId = await client.post(`${k.kind}.${op}`, {});
         if (noId.status !== 400) withoutId.push(`${op}: ${noId.status}`);
         const missing = await client.post(`${k.kind}.${op}`, { [id]: 'no-such-id' });

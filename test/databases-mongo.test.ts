@@ -4,7 +4,7 @@
 // runs but never answers mongosh), and a deploy of an image nobody has, which must fail at once.
 import t from 'tap';
 import Docker from 'dockerode';
-import { startTestServer, signUpAdmin, Client, TEST_BASE_IMAGE, waitFor, freePort, deploymentFinished, removeServiceAndVolume, engineGone } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, Client, TEST_BASE_IMAGE, waitFor, freePort, deploymentFinished, removeServiceAndVolume, engineGone, deploymentIdOf } from '@berth/core/testing';
 import { PLATFORM_NETWORK, dataVolumeOf } from '@berth/plugin-workloads';
 
 const docker = new Docker();
@@ -86,9 +86,7 @@ t.test('mongo (no mongod on these machines: the API and the service spec only)',
       const id = created.body.mongoId as string;
       const set = await client.post('mongo.update', { mongoId: id, command: 'sleep', args: ['600'], stopGracePeriodSwarm: 1_000_000_000, env: 'EXTRA=from-user\nMONGO_INITDB_ROOT_USERNAME=overridden', ...extra });
       t.equal(set.status, 200, JSON.stringify(set.body));
-      const queued = await client.post('mongo.deploy', { mongoId: id });
-      t.equal(queued.status, 200);
-      return { id, deploymentId: queued.body.deploymentId as string };
+      return { id, deploymentId: deploymentIdOf(await client.post('mongo.deploy', { mongoId: id })) };
     };
     const main = await make(appName, { externalPort: port });
     const detached = await make(detachedName, { detachDokployNetwork: true });
@@ -155,14 +153,14 @@ t.test('mongo (no mongod on these machines: the API and the service spec only)',
     const started = Date.now();
     const queued = await client.post('mongo.deploy', { mongoId: created.body.mongoId });
     t.equal(queued.status, 200);
-    const done = await deploymentFinished(client, queued.body.deploymentId, { timeout: 30_000 });
+    const done = await deploymentFinished(client, deploymentIdOf(queued), { timeout: 30_000 });
     t.ok(Date.now() - started < 30_000, 'no hang waiting for an image');
     t.equal(done.status, 'error');
     t.match(done.errorMessage, /Could not pull mongo:15 .*no copy of it/);
     const one = await client.get('mongo.one', { mongoId: created.body.mongoId });
     t.equal(one.body.applicationStatus, 'error', 'the database shows the failure');
     t.equal(await engineGone(docker.getService(appName).inspect()), 'gone', 'no service was created');
-    const log = (await client.get('deployment.readLogs', { deploymentId: queued.body.deploymentId })).body as string;
+    const log = (await client.get('deployment.readLogs', { deploymentId: deploymentIdOf(queued) })).body as string;
     t.match(log, /Could not pull mongo:15/, 'the reason is in the deployment log');
     const logs = await client.get('mongo.readLogs', { mongoId: created.body.mongoId });
     t.equal(logs.status, 400, 'no service, no logs');

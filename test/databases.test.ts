@@ -9,7 +9,7 @@ import pg from 'pg';
 import mysql from 'mysql2/promise';
 import { createClient } from 'redis';
 import { MongoClient } from 'mongodb';
-import { startTestServer, signUpAdmin, deploymentFinished, waitFor, freePort, canRun, removeServiceAndVolume, engineGone, TEST_POSTGRES_IMAGE, TEST_MARIADB_IMAGE, TEST_REDIS_IMAGE } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, waitFor, freePort, canRun, removeServiceAndVolume, engineGone, TEST_POSTGRES_IMAGE, TEST_MARIADB_IMAGE, TEST_REDIS_IMAGE, runFinished } from '@berth/core/testing';
 import { runContainerCommand } from '@berth/plugin-workloads/testing';
 import { dataVolumeOf } from '@berth/plugin-workloads';
 
@@ -153,11 +153,7 @@ t.test('databases on the real engine', async t => {
   t.teardown(() => server.destroy());
   const { client } = await signUpAdmin(server);
   const { body: { project, environment } } = await client.post('project.create', { name: 'Data' });
-  const run = async (op: string, input: Record<string, unknown>) => {
-    const queued = await client.post(op, input);
-    if (queued.status !== 200) throw new Error(`${op}: ${queued.status} ${JSON.stringify(queued.body)}`);
-    return deploymentFinished(client, queued.body.deploymentId);
-  };
+  const run = (op: string, input: Record<string, unknown>) => runFinished(client, op, input);
 
   t.test('a database gets its file mounts; a mount on its data path is refused at deploy', async t => {
     const created = await client.post('redis.create', { name: 'with files', environmentId: environment.environmentId, dockerImage: TEST_REDIS_IMAGE, databasePassword: 'Files-pass_1' });

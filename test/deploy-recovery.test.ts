@@ -5,7 +5,7 @@
 import t from 'tap';
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
-import { processDatabase, dataDirFor, makeGitRepo, Client, TEST_BASE_IMAGE, waitFor, freePort, deploymentFinished } from '@berth/core/testing';
+import { processDatabase, dataDirFor, makeGitRepo, Client, TEST_BASE_IMAGE, waitFor, freePort, deploymentFinished, deploymentIdOf, runFinished } from '@berth/core/testing';
 import { cli, nodeFlags, repoRoot } from './helpers.ts';
 
 const run = promisify(execFile);
@@ -37,8 +37,9 @@ t.test('a deployment interrupted by a killed process ends in error after the res
   const app = (await first.client.post('application.create', { name: 'slow', environmentId: environment.environmentId })).body;
   await first.client.post('application.saveGitProvider', { applicationId: app.applicationId, customGitUrl: `file://${slow.dir}`, customGitBranch: 'main' });
   await first.client.post('application.saveBuildType', { applicationId: app.applicationId, buildType: 'dockerfile' });
-  const queued = (await first.client.post('application.deploy', { applicationId: app.applicationId })).body;
-  t.ok(queued.deploymentId, 'deploy answers the queued deployment');
+  const deployed = await first.client.post('application.deploy', { applicationId: app.applicationId });
+  t.equal(deployed.body, true, 'deploy answers true, as the peer does');
+  const queued = { deploymentId: deploymentIdOf(deployed) };
   await deploymentFinished(first.client, queued.deploymentId, { statuses: ['running'], timeout: 60_000 });
   // The deployer marks the application running as its first step, a moment after the deployment.
   await waitFor('the application to be running', async () => (await first.client.get('application.one', { applicationId: app.applicationId })).body.applicationStatus === 'running');
@@ -57,8 +58,7 @@ t.test('a deployment interrupted by a killed process ends in error after the res
 
   // The queue still works after the recovery: a new deployment runs (and fails fast: no such branch).
   await second.client.post('application.saveGitProvider', { applicationId: app.applicationId, customGitUrl: `file://${slow.dir}`, customGitBranch: 'no-such-branch' });
-  const next = (await second.client.post('application.deploy', { applicationId: app.applicationId })).body;
-  const after = await deploymentFinished(second.client, next.deploymentId, { timeout: 60_000 });
+  const after = await runFinished(second.client, 'application.deploy', { applicationId: app.applicationId }, { timeout: 60_000 });
   t.equal(after.status, 'error');
   t.match(after.errorMessage, /no-such-branch/);
   second.child.kill('SIGTERM');

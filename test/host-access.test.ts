@@ -7,7 +7,7 @@ import t from 'tap';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startTestServer, signUpAdmin, Client, deploymentFinished, TEST_BASE_IMAGE, type Reply } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, Client, TEST_BASE_IMAGE, type Reply, runFinished } from '@berth/core/testing';
 import type { BerthConfig } from '@berth/core';
 import { repoRoot } from './helpers.ts';
 
@@ -112,13 +112,12 @@ t.test('a record the policy now refuses fails its next deploy with that message,
 
   const later = current = await server.restart({ hostAccess: policy({}) });
   const c = new Client(later.url, { apiKey: client.apiKey });
-  const queued = await c.post('application.deploy', { applicationId: app.applicationId });
-  const ended = await deploymentFinished(c, queued.body.deploymentId);
+  const ended = await runFinished(c, 'application.deploy', { applicationId: app.applicationId });
   t.equal(ended.status, 'error', 'the deploy fails');
   t.match(ended.errorMessage, /mounts\.hostPath: bind mounts are off on this instance .*hostAccess\.bindMountRoots/, 'naming the config key');
   t.equal((await c.get('mounts.listByServiceId', { serviceType: 'application', serviceId: app.applicationId })).body.length, 1, 'the mount is kept');
   await t.rejects(docker.getService(app.appName).inspect(), 'no service was created');
-  const cloned = await deploymentFinished(c, (await c.post('application.deploy', { applicationId: repo.applicationId })).body.deploymentId);
+  const cloned = await runFinished(c, 'application.deploy', { applicationId: repo.applicationId });
   t.equal(cloned.status, 'error', 'the local repository is not cloned');
   t.match(cloned.errorMessage, /customGitUrl: repositories on this host .*hostAccess\.localGit/, 'naming the config key');
 
@@ -126,8 +125,7 @@ t.test('a record the policy now refuses fails its next deploy with that message,
   await c.post('mounts.remove', { mountId: (await c.get('mounts.listByServiceId', { serviceType: 'application', serviceId: app.applicationId })).body[0].mountId });
   const hostNetwork = (await docker.listNetworks({ filters: { name: ['host'] } })).find(n => n.Name === 'host')!;
   t.equal((await c.post('application.update', { applicationId: app.applicationId, networkSwarm: [{ Target: hostNetwork.Id }] })).status, 200, 'an id passes the write-time check of names');
-  const second = await c.post('application.deploy', { applicationId: app.applicationId });
-  const failed = await deploymentFinished(c, second.body.deploymentId);
+  const failed = await runFinished(c, 'application.deploy', { applicationId: app.applicationId });
   t.equal(failed.status, 'error');
   t.match(failed.errorMessage, /networkSwarm\.0\.Target: the network host .*hostAccess\.hostNetworks/, 'the deploy names the network and the config key');
   await t.rejects(docker.getService(app.appName).inspect(), 'still no service');

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import t, { type Test } from 'tap';
 import Docker from 'dockerode';
 import pg from 'pg';
-import { startTestServer, signUpAdmin, otherOrganization, deploymentFinished, waitFor, removeServiceAndVolume, TEST_BASE_IMAGE, TEST_REDIS_IMAGE, TEST_STATIC_IMAGE, Client } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, otherOrganization, waitFor, removeServiceAndVolume, TEST_BASE_IMAGE, TEST_REDIS_IMAGE, TEST_STATIC_IMAGE, Client, runFinished } from '@berth/core/testing';
 import { runContainerCommand } from '@berth/plugin-workloads/testing';
 
 t.setTimeout(600_000);
@@ -35,11 +35,6 @@ async function foreignService(t: Test, name: string): Promise<EngineService> {
   return inspect(name);
 }
 
-async function run(client: Client, op: string, input: Record<string, unknown>) {
-  const queued = await client.post(op, input);
-  if (queued.status !== 200) throw new Error(`${op}: ${queued.status} ${JSON.stringify(queued.body)}`);
-  return deploymentFinished(client, queued.body.deploymentId);
-}
 
 t.test('engine objects Berth does not own for the record', async t => {
   const server = await startTestServer({ deploySettleSeconds: 0 });
@@ -75,11 +70,11 @@ t.test('engine objects Berth does not own for the record', async t => {
     // The name is taken on the host after the record was made (or by someone Berth cannot see).
     const before = await foreignService(t, appName);
 
-    const deployed = await run(client, 'redis.deploy', { redisId });
+    const deployed = await runFinished(client, 'redis.deploy', { redisId });
     t.equal(deployed.status, 'error');
     t.match(deployed.errorMessage, NOT_OURS);
     for (const op of ['redis.stop', 'redis.start', 'redis.reload']) {
-      const done = await run(client, op, { redisId, appName });
+      const done = await runFinished(client, op, { redisId, appName });
       t.equal(done.status, 'error', op);
       t.match(done.errorMessage, NOT_OURS, op);
     }
@@ -101,7 +96,7 @@ t.test('engine objects Berth does not own for the record', async t => {
     const mine = await client.post('redis.create', { name: 'mine', environmentId: environment.environmentId, dockerImage: TEST_REDIS_IMAGE, databasePassword: 'Owner-pass_1' });
     const { redisId, appName } = mine.body as { redisId: string; appName: string };
     t.teardown(() => removeServiceAndVolume(appName));
-    t.equal((await run(client, 'redis.deploy', { redisId })).status, 'done');
+    t.equal((await runFinished(client, 'redis.deploy', { redisId })).status, 'done');
     const [{ data_volume: volume }] = (await sql.query('select data_volume from db_redis where id = $1', [redisId])).rows;
     const labels = ((await docker.getVolume(volume).inspect()) as { Labels?: Record<string, string> }).Labels;
     t.match(labels, { 'berth.kind': 'redis', 'berth.id': redisId }, 'the data volume is labelled with its record');
@@ -118,7 +113,7 @@ t.test('engine objects Berth does not own for the record', async t => {
     const thief = await other.client.post('redis.create', { name: 'thief', environmentId: theirs.environmentId, dockerImage: TEST_REDIS_IMAGE, databasePassword: 'Owner-pass_1' });
     t.teardown(() => removeServiceAndVolume(thief.body.appName));
     await sql.query('update db_redis set data_volume = $1 where id = $2', [volume, thief.body.redisId]);
-    const stolen = await run(other.client, 'redis.deploy', { redisId: thief.body.redisId });
+    const stolen = await runFinished(other.client, 'redis.deploy', { redisId: thief.body.redisId });
     t.equal(stolen.status, 'error');
     t.match(stolen.errorMessage, /a volume named .* is not Berth's for this record/);
     const removed = await other.client.post('redis.remove', { redisId: thief.body.redisId });
@@ -160,7 +155,7 @@ t.test('named volumes of mounts: made by Berth, labelled, shared within one orga
   volumes.push(shared);
   const first = await staticApp(client, environment.environmentId, 'first');
   t.equal((await mount(client, first.applicationId, shared)).status, 200, 'a volume that does not exist yet may be named');
-  const deployed = await run(client, 'application.deploy', { applicationId: first.applicationId });
+  const deployed = await runFinished(client, 'application.deploy', { applicationId: first.applicationId });
   t.equal(deployed.status, 'done', deployed.errorMessage ?? '');
   const { organizationId } = (await client.get('application.one', { applicationId: first.applicationId })).body as { organizationId: string };
   t.same(await volumeLabels(shared), { 'berth.kind': 'application', 'berth.id': first.applicationId, 'berth.organization': organizationId, 'berth.mount-volume': 'true' },
@@ -168,7 +163,7 @@ t.test('named volumes of mounts: made by Berth, labelled, shared within one orga
 
   const second = await staticApp(client, environment.environmentId, 'second');
   t.equal((await mount(client, second.applicationId, shared)).status, 200, 'another workload of the organization may mount it');
-  const alsoDeployed = await run(client, 'application.deploy', { applicationId: second.applicationId });
+  const alsoDeployed = await runFinished(client, 'application.deploy', { applicationId: second.applicationId });
   t.equal(alsoDeployed.status, 'done', alsoDeployed.errorMessage ?? '');
 
   const thief = await staticApp(other.client, theirs.environmentId, 'thief');
@@ -180,7 +175,7 @@ t.test('named volumes of mounts: made by Berth, labelled, shared within one orga
   const made = await mount(other.client, thief.applicationId, later);
   t.equal(made.status, 200);
   await sql.query('update mounts set volume_name = $1 where mount_id = $2', [shared, made.body.mountId]);
-  const refused = await run(other.client, 'application.deploy', { applicationId: thief.applicationId });
+  const refused = await runFinished(other.client, 'application.deploy', { applicationId: thief.applicationId });
   t.equal(refused.status, 'error');
   t.match(refused.errorMessage, MOUNT_REFUSED(shared), 'and so does every deploy');
   t.equal((await docker.listServices({ filters: { name: [thief.appName] } })).length, 0, 'no service was made for it');
@@ -215,7 +210,7 @@ t.test('named volumes of mounts: made by Berth, labelled, shared within one orga
   const [{ volume_adopted: marked }] = (await after.query('select volume_adopted from mounts where mount_id = $1', [oldMount.body.mountId])).rows;
   await after.end();
   t.equal(marked, true, 'the upgrade\'s migration marks the existing volume mount adopted');
-  const adopted = await run(client, 'application.deploy', { applicationId: old.applicationId });
+  const adopted = await runFinished(client, 'application.deploy', { applicationId: old.applicationId });
   t.equal(adopted.status, 'done', adopted.errorMessage ?? '');
   t.same(await volumeLabels(legacy), {}, 'the adopted volume is mounted as it was');
   t.notOk('volumeAdopted' in (await client.get('mounts.one', { mountId: oldMount.body.mountId })).body, 'adoption is not part of the API\'s answer');
@@ -238,7 +233,7 @@ t.test('upgrading adopts what Berth made before labels: deploy again keeps the d
   await sql.connect();
   await sql.query('update db_redis set data_volume = $1 where id = $2', [legacy, redisId]);
   await sql.end();
-  t.equal((await run(client, 'redis.deploy', { redisId })).status, 'done', 'an adopted volume without labels is the record\'s');
+  t.equal((await runFinished(client, 'redis.deploy', { redisId })).status, 'done', 'an adopted volume without labels is the record\'s');
   const container = async () => (await docker.listContainers({ filters: { label: [`com.docker.swarm.service.name=${appName}`] } }))[0]!.Id;
   const probe = await runContainerCommand(docker, await container(), { cmd: ['sh', '-c', 'echo kept > /data/probe'] });
   t.equal(probe.exitCode, 0);
@@ -261,7 +256,7 @@ t.test('upgrading adopts what Berth made before labels: deploy again keeps the d
   t.equal(adopted.Spec.Labels?.['berth.organization'], organizationId, 'relabelled with its organization once the engine is used');
   t.same(adopted.Spec.TaskTemplate, (await inspect(appName)).Spec.TaskTemplate, 'the spec is kept');
 
-  const again = await run(client, 'redis.deploy', { redisId });
+  const again = await runFinished(client, 'redis.deploy', { redisId });
   t.equal(again.status, 'done', again.errorMessage ?? '');
   const read = await runContainerCommand(docker, await container(), { cmd: ['cat', '/data/probe'] });
   t.equal(read.stdout.toString('utf8').trim(), 'kept', 'the data is still there');

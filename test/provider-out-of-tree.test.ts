@@ -12,7 +12,7 @@ import t from 'tap';
 import Docker from 'dockerode';
 import pg from 'pg';
 import { createKernel } from '@berth/core';
-import { startTestServer, signUpAdmin, deploymentFinished, waitFor, freePort, removeServiceAndVolume, TEST_BASE_IMAGE, TEST_POSTGRES_IMAGE } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, waitFor, freePort, removeServiceAndVolume, TEST_BASE_IMAGE, TEST_POSTGRES_IMAGE, runFinished } from '@berth/core/testing';
 
 t.setTimeout(600_000);
 const docker = new Docker();
@@ -142,10 +142,9 @@ t.test('three providers from outside the repository, one config line each', asyn
     const updated = await client.post('application.update', { applicationId: app.applicationId, sourceType: 'template', buildType: 'copy', title, stopGracePeriodSwarm: 1_000_000_000 });
     t.equal(updated.status, 200, JSON.stringify(updated.body));
     t.equal((await client.post('port.create', { applicationId: app.applicationId, publishedPort: port, targetPort: 8080, publishMode: 'host', protocol: 'tcp' })).status, 200);
-    const queued = await client.post('application.deploy', { applicationId: app.applicationId });
-    const done = await deploymentFinished(client, queued.body.deploymentId);
+    const done = await runFinished(client, 'application.deploy', { applicationId: app.applicationId });
     t.equal(done.status, 'done', done.errorMessage ?? '');
-    const log = (await client.get('deployment.readLogs', { deploymentId: queued.body.deploymentId })).body as string;
+    const log = (await client.get('deployment.readLogs', { deploymentId: done.deploymentId })).body as string;
     t.match(log, /template: wrote 1 file/, 'the source ran');
     t.match(log, new RegExp(`copy builder: the application on ${TEST_BASE_IMAGE}`), 'the builder ran with its configured options');
     const page = await waitFor(`port ${port} serving the template`, async () => {
@@ -171,8 +170,7 @@ t.test('three providers from outside the repository, one config line each', asyn
     t.teardown(() => removeServiceAndVolume(appName));
     const port = await freePort();
     t.equal((await client.post('pgcompat.saveExternalPort', { pgcompatId, externalPort: port })).status, 200);
-    const queued = await client.post('pgcompat.deploy', { pgcompatId });
-    const done = await deploymentFinished(client, queued.body.deploymentId);
+    const done = await runFinished(client, 'pgcompat.deploy', { pgcompatId });
     t.equal(done.status, 'done', done.errorMessage ?? '');
     const one = await client.get('pgcompat.one', { pgcompatId });
     t.match(one.body.internalConnectionUrl, new RegExp(`^postgresql://shop:.*@${appName}:5432/shop$`), 'the postgres driver\'s URL');

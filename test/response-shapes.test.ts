@@ -6,9 +6,10 @@
 // additions are allowed only from the list in peer-shapes/rules.ts.
 import t from 'tap';
 import { readFileSync } from 'node:fs';
+import { DEPLOYMENT_ID_HEADER } from '@berth/core';
 import { startTestServer, signUpAdmin, freePort, type Client } from '@berth/core/testing';
 import { compareShapes, shapeOfSchema, shapeOfValue, type CompareOptions } from './peer-shapes/compare.ts';
-import { ALLOWED_EXTRA, ALLOWED_EXTRA_IN, ALLOWED_MISSING, BERTH_ONLY, NO_REFERENCE, DATABASE_RUN_REASON, DEVIATIONS, NOT_SERVED, RUNS_OF_DATABASES } from './peer-shapes/rules.ts';
+import { ALLOWED_EXTRA, ALLOWED_EXTRA_IN, ALLOWED_MISSING, BERTH_ONLY, NO_REFERENCE, DEVIATIONS, NOT_SERVED } from './peer-shapes/rules.ts';
 import { scenarioDatabases, uniqueSuffix, walk } from './peer-shapes/scenario.ts';
 import type { ShapeReference } from './peer-shapes/shape.ts';
 
@@ -25,12 +26,7 @@ t.test('the reference says it is generated, from which peer and SDK', async t =>
 async function shapeContext(server: { kernel: any }) {
   const kinds: { kind: string; idField: string }[] = server.kernel.container.cradle.workloads.kinds();
   const kindIds = kinds.map(k => k.idField);
-  const deviation = (op: string): string | undefined => {
-    const [router, proc] = op.split('.') as [string, string];
-    if (DEVIATIONS[op]) return DEVIATIONS[op];
-    if (kinds.some(k => k.kind === router && k.kind !== 'application') && RUNS_OF_DATABASES.includes(proc)) return DATABASE_RUN_REASON;
-    return undefined;
-  };
+  const deviation = (op: string): string | undefined => DEVIATIONS[op];
   const options = (op: string, real = false): CompareOptions => ({
     real,
     allowedExtra: (_path, name) => name in ALLOWED_EXTRA || kindIds.includes(name) || Boolean(ALLOWED_EXTRA_IN[op]?.fields.includes(name)),
@@ -88,15 +84,23 @@ t.test('real replies have the peer\'s shape', async t => {
   const { kinds, deviation, problemsOf } = await shapeContext(server);
   const checked = new Set<string>();
   const failing: string[] = [];
+  const runs: { op: string; deploymentId: string | null }[] = [];
   const call = async (op: string, input: Record<string, unknown>) => {
     const method = doc.paths[`/${op}`]?.get ? 'get' : 'post';
     const reply = await (client as Client)[method](op, input);
     if (reply.status !== 200) throw new Error(`${op}: ${reply.status} ${JSON.stringify(reply.body)}`);
     checked.add(op);
+    // A run's answer is the peer's; the deployment it queued is named in the header its document declares.
+    if (doc.paths[`/${op}`].post?.responses['200'].headers?.[DEPLOYMENT_ID_HEADER]) {
+      const deploymentId = reply.headers.get(DEPLOYMENT_ID_HEADER);
+      runs.push({ op, deploymentId: deploymentId && (await client.get('deployment.one', { deploymentId })).status === 200 ? deploymentId : null });
+    }
     if (reference.operations[op] && !deviation(op)) failing.push(...problemsOf(op, shapeOfValue(reply.body), true).map(p => `${op}: ${p}`));
     return reply.body;
   };
   await walk(call, { databases: scenarioDatabases(doc, kinds), port: await freePort(), suffix: uniqueSuffix(), userId, organizationId });
   t.same(failing, [], 'every real reply has the peer\'s fields, types and nullability');
   t.ok(checked.size > 80, `${checked.size} operations answered for real`);
+  t.ok(runs.length >= 6, `${runs.length} runs queued`);
+  t.same(runs.filter(r => !r.deploymentId).map(r => r.op), [], `every run names the deployment it queued in ${DEPLOYMENT_ID_HEADER}`);
 });

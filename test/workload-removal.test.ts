@@ -4,7 +4,7 @@
 // appName changed leaves no service under its former name either.
 import t from 'tap';
 import Docker from 'dockerode';
-import { startTestServer, signUpAdmin, otherOrganization, deploymentFinished, freePort, engineGone, TEST_STATIC_IMAGE, type Client } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, otherOrganization, freePort, engineGone, TEST_STATIC_IMAGE, type Client, runFinished } from '@berth/core/testing';
 
 t.setTimeout(600_000);
 const docker = new Docker();
@@ -17,8 +17,7 @@ async function runningApp(client: Client, environmentId: string, port: number) {
   await client.post('application.saveDockerProvider', { applicationId, dockerImage: TEST_STATIC_IMAGE });
   const published = await client.post('port.create', { applicationId, publishedPort: port, targetPort: 80, publishMode: 'host' });
   if (published.status !== 200) throw new Error(JSON.stringify(published.body));
-  const queued = await client.post('application.deploy', { applicationId });
-  const done = await deploymentFinished(client, queued.body.deploymentId);
+  const done = await runFinished(client, 'application.deploy', { applicationId });
   if (done.status !== 'done') throw new Error(`deploy: ${done.errorMessage}`);
   return { applicationId, appName };
 }
@@ -64,9 +63,7 @@ t.test('removing what holds workloads removes them through their kinds', async t
     t.teardown(() => Promise.all([first.appName, renamed].map(n => docker.getService(n).remove().catch(() => {}))));
     t.equal((await client.post('application.update', { applicationId: first.applicationId, appName: renamed })).status, 200);
     t.ok(await docker.getService(first.appName).inspect(), 'renaming alone leaves the running service');
-    const queued = await client.post('application.deploy', { applicationId: first.applicationId });
-    t.equal(queued.status, 200, JSON.stringify(queued.body));
-    const redeployed = await deploymentFinished(client, queued.body.deploymentId);
+    const redeployed = await runFinished(client, 'application.deploy', { applicationId: first.applicationId });
     t.equal(redeployed.status, 'done', redeployed.errorMessage ?? '');
     t.ok(await docker.getService(renamed).inspect(), 'the service of the new name runs');
     t.equal(await engineGone(docker.getService(first.appName).inspect()), 'gone', 'the service of the former name is removed');

@@ -32,6 +32,8 @@ export interface ProcedureContext {
   readonly requestId: string;
   /** The socket's peer address and whether a proxy relayed the request. */
   readonly remote: RequestOrigin;
+  /** Sets a response header the procedure declares in `headers` (any other name is a programming error). */
+  setHeader(name: string, value: string): void;
 }
 
 export interface Procedure<I extends TSchema = TSchema, O extends TSchema = TSchema> {
@@ -46,6 +48,8 @@ export interface Procedure<I extends TSchema = TSchema, O extends TSchema = TSch
   readonly access: Access;
   readonly summary?: string;
   readonly description?: string;
+  /** Response headers the procedure may set, by lower-case name, with what they carry (documented in OpenAPI). */
+  readonly headers?: Readonly<Record<string, string>>;
   readonly handler: (input: Static<I>, ctx: ProcedureContext) => Promise<Static<O>> | Static<O>;
 }
 
@@ -55,6 +59,7 @@ type ProcedureSpec<I extends TSchema, O extends TSchema> = {
   access?: Access;
   summary?: string;
   description?: string;
+  headers?: Record<string, string>;
   handler: (input: Static<I>, ctx: ProcedureContext) => Promise<Static<O>> | Static<O>;
 };
 

@@ -9,6 +9,7 @@ import pg from 'pg';
 import { createKernel, type Kernel } from './kernel.ts';
 import type { BerthConfig } from './config.ts';
 import { newId } from './crypto.ts';
+import { DEPLOYMENT_ID_HEADER } from './contracts/deployments.ts';
 import type { Principal } from './procedure.ts';
 import { waitFor } from './testing-support.ts';
 import { binariesVersion, createCluster } from '@berth/provider-persistence-embedded';
@@ -149,6 +150,7 @@ export interface CallOptions {
 export interface Reply<T = any> {
   status: number;
   body: T;
+  headers: Headers;
 }
 
 /** A client for one server, speaking the REST form or the tRPC form. */
@@ -176,7 +178,7 @@ export class Client {
     try {
       body = JSON.parse(text);
     } catch { /* not JSON */ }
-    return { status: res.status, body };
+    return { status: res.status, body, headers: res.headers };
   }
   /** GET with query-string input. */
   get<T = any>(op: string, input: Record<string, unknown> = {}, o: CallOptions = {}): Promise<Reply<T>> {
@@ -258,6 +260,18 @@ export * from './testing-support.ts';
 export * from './testing-images.ts';
 export * from './testing-conformance.ts';
 export * from './testing-proxy.ts';
+
+/** The deployment a run (deploy, start, stop, reload, rebuild...) queued: its reply's DEPLOYMENT_ID_HEADER. */
+export function deploymentIdOf(reply: Reply): string {
+  const id = reply.headers.get(DEPLOYMENT_ID_HEADER);
+  if (reply.status !== 200 || !id) throw new Error(`no queued deployment: ${reply.status} ${JSON.stringify(reply.body)}`);
+  return id;
+}
+
+/** Posts a run (deploy, start, stop, reload, rebuild...) and waits for the deployment it queued to end; answers the deployment's record. */
+export async function runFinished(client: Client, op: string, input: Record<string, unknown>, o: { timeout?: number; statuses?: string[] } = {}): Promise<Record<string, any>> {
+  return deploymentFinished(client, deploymentIdOf(await client.post(op, input)), o);
+}
 
 /** Polls deployment.one until the deployment has left queued/running (or reached one of `statuses`); answers its record. */
 export async function deploymentFinished(client: Client, deploymentId: string, o: { timeout?: number; statuses?: string[] } = {}): Promise<Record<string, any>> {

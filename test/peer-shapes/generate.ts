@@ -257,6 +257,36 @@ const RETURNS: Record<string, Spec | (() => Shape)> = {
   'user.one': { table: 'member', with: { user: one('user') } },
   'user.all': () => ({ t: 'array', items: fromSpec({ table: 'member', with: { user: one('user') } }, 'user.all') }),
   'organization.updateMemberRole': () => TRUE,
+  // user.update answers the updated user row; remove answers nothing (removeUserById returns no value)
+  'user.update': { table: 'user' },
+  'user.remove': () => VOID,
+  // the API-key plugin's new key: the row with the plain key in `key`, its metadata and permissions parsed
+  'user.createApiKey': { table: 'apikey', extra: { metadata: { t: 'any', null: true }, permissions: { t: 'any', null: true } } },
+  'user.createUserWithCredentials': () => ({ t: 'object', fields: { userId: TEXT, email: TEXT, role: TEXT } }),
+  // findAllDeploymentsCentralized: every deployment of the organization's applications and compose
+  // stacks, with a few columns of each, its place, and its servers
+  'deployment.allCentralized': () => ({ t: 'array', items: fromSpec({
+    table: 'deployment',
+    with: {
+      application: maybe({ table: 'application', pick: ['applicationId', 'name', 'appName', 'icon'], with: {
+        environment: one({ table: 'environment', pick: ['environmentId', 'name'], with: { project: one({ table: 'project', pick: ['projectId', 'name'] }) } }),
+        server: maybe({ table: 'server', pick: ['serverId', 'name', 'serverType'] }),
+        buildServer: maybe({ table: 'server', pick: ['serverId', 'name', 'serverType'] }),
+      } }),
+      compose: maybe({ table: 'compose', pick: ['composeId', 'name', 'appName', 'icon'], with: {
+        environment: one({ table: 'environment', pick: ['environmentId', 'name'], with: { project: one({ table: 'project', pick: ['projectId', 'name'] }) } }),
+        server: maybe({ table: 'server', pick: ['serverId', 'name', 'serverType'] }),
+      } }),
+      server: maybe({ table: 'server', pick: ['serverId', 'name', 'serverType'] }),
+      buildServer: maybe({ table: 'server', pick: ['serverId', 'name', 'serverType'] }),
+    },
+  }, 'deployment.allCentralized') }),
+  // the deploy queue's jobs (the queue library's fields), each with the path of its service in the UI
+  'deployment.queueList': () => ({ t: 'array', items: { t: 'object', fields: {
+    id: TEXT, name: { t: 'string', opt: true }, data: { t: 'object' }, timestamp: { t: 'number', opt: true },
+    processedOn: { t: 'number', opt: true }, finishedOn: { t: 'number', opt: true }, failedReason: { t: 'string', opt: true }, state: TEXT,
+    servicePath: { t: 'object', fields: { href: { t: 'string', null: true }, label: TEXT } },
+  } } }),
   'user.get': {
     table: 'member',
     with: {

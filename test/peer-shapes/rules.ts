@@ -48,7 +48,7 @@ export const ALLOWED_EXTRA_IN: Record<string, { fields: string[]; reason: string
 };
 
 /** The database operations that answer the record with its backups (the peer's findXById). */
-const BACKUP_LISTING_OPS = ['postgres', 'mysql', 'mariadb', 'mongo', 'redis'].flatMap(kind => ['one', 'changeStatus', 'remove', 'saveExternalPort'].map(p => `${kind}.${p}`));
+const BACKUP_LISTING_OPS = ['postgres', 'mysql', 'mariadb', 'mongo', 'redis'].flatMap(kind => ['one', 'changeStatus', 'remove', 'saveExternalPort', 'deploy', 'start', 'stop'].map(p => `${kind}.${p}`));
 
 /** Fields of the peer Berth does not answer, by `operation field` (or `* field`), with why. */
 export const ALLOWED_MISSING: Record<string, string> = {
@@ -58,7 +58,7 @@ export const ALLOWED_MISSING: Record<string, string> = {
   // user.one: the peer's full user row carries its admin panel's and licensing fields.
   ...Object.fromEntries(['banned', 'banReason', 'banExpires', 'bookmarkedTemplates', 'createdAt2', 'emailVerified', 'enableEnterpriseFeatures', 'enablePaidFeatures',
     'expirationDate', 'isRegistered', 'isValidEnterpriseLicense', 'licenseKey', 'role', 'trustedOrigins']
-    .flatMap(f => ['user.one', 'user.all'].map(op => [`${op} ${f}`, 'the peer\'s admin-panel, template and licensing fields of a user are not served']))),
+    .flatMap(f => ['user.one', 'user.all', 'user.update'].map(op => [`${op} ${f}`, 'the peer\'s admin-panel, template and licensing fields of a user are not served']))),
   // backups: by design
   ...Object.fromEntries(['backup.one', 'backup.remove', ...BACKUP_LISTING_OPS].map(op => [`${op} includeEncryptionKey`,
     'Berth keeps a backup\'s key sealed in Berth, never beside its files (the peer\'s flag says whether to store it there)'])),
@@ -66,8 +66,6 @@ export const ALLOWED_MISSING: Record<string, string> = {
   ...Object.fromEntries(BACKUP_LISTING_OPS.map(op => [`${op} deployments`, 'NOT YET: a database\'s backups do not list their runs (deployment.allByType lists them)'])),
   ...Object.fromEntries(['postgres', 'mysql', 'mariadb', 'mongo', 'libsql', 'compose'].map(rel => [`backup.one ${rel}`,
     'NOT YET: backup.one names its database by its id field, without the database\'s record'])),
-  'domain.one application': 'NOT YET: the owning application\'s applicationId, appName and name are not joined (applicationId is answered)',
-  'domain.byApplicationId application': 'NOT YET: the owning application\'s applicationId, appName and name are not joined (applicationId is answered)',
   'domain.byComposeId compose': 'NOT YET: the owning compose\'s fields are not joined (no compose kind is registered yet)',
 };
 
@@ -78,20 +76,13 @@ export const ALLOWED_MISSING: Record<string, string> = {
  */
 export const DEVIATIONS: Record<string, string> = {
   'user.generateToken': 'the peer answers the placeholder string "token"; Berth answers a real bearer token ({token})',
-  'application.deploy': 'runs are queued durably: deploy answers the queued deployment (DESIGN.md), the peer answers true',
-  'application.redeploy': 'runs are queued durably and answer the queued deployment; the peer answers true',
-  'application.reload': 'runs are queued durably and answer the queued deployment; the peer answers true',
-  'application.start': 'runs are queued durably and answer the queued deployment; the peer answers the record',
-  'application.stop': 'runs are queued durably and answer the queued deployment; the peer answers the record',
-  'redirects.create': 'answers the new redirect with its id (the peer answers true; a client finds the id only through application.one)',
-  'security.create': 'answers the new basic-auth user with its id (the peer answers true; a client finds the id only through application.one)',
-  'certificates.remove': 'answers the certificate as it was, as every other remove/delete does (the peer answers true)',
   'settings.getWebServerSettings': 'Berth\'s own settings: its proxy, ports, server address and generated-domain base (the peer answers its web-server settings row: cleanup, SSO, whitelabeling, ...)',
   'settings.assignDomainServer': 'answers Berth\'s own settings, as settings.getWebServerSettings does',
+  // NOT YET (gaps, not design), found once the generator derived these answers:
+  'user.createApiKey': 'NOT YET: Berth answers its API-key view with the plain key; the peer answers its API-key plugin\'s row (refill, rate-limit and request counters, permissions)',
+  'deployment.queueList': 'NOT YET: Berth lists its running and queued deployment records; the peer lists its queue library\'s jobs (id, data, state, timestamps) with each service\'s path',
+  'deployment.allCentralized': 'NOT YET: the deployments are not joined with their application or compose stack (name, appName, icon, environment and project) and servers',
 };
-/** Database kinds: the same runs, the same reason. */
-export const RUNS_OF_DATABASES = ['deploy', 'start', 'stop', 'reload', 'rebuild'];
-export const DATABASE_RUN_REASON = 'runs are queued durably and answer the queued deployment; the peer answers the record or true';
 
 /** Operations Berth serves that the peer (v0.30.2) does not have, with why. */
 export const BERTH_ONLY: Record<string, string> = {
@@ -110,16 +101,14 @@ export const BERTH_ONLY: Record<string, string> = {
  * answer joins not derived in the generator), with why. The test fails if this list is not
  * exactly the served operations without a reference, so it only shrinks.
  */
-export const NO_REFERENCE: Record<string, string> = Object.fromEntries([
-  'deployment.allCentralized', 'deployment.queueList', 'user.createApiKey', 'user.createUserWithCredentials', 'user.remove', 'user.update',
-].map(op => [op, 'the peer\'s answer (member, API key and queue joins) is not derived by the generator yet']));
+export const NO_REFERENCE: Record<string, string> = {};
 
 /**
  * Relations of namespaces Berth does not serve yet: declared as always-empty lists or always
  * null, so their items' fields are not compared until their plugins come.
  */
 export const NOT_SERVED: Record<string, string> = Object.fromEntries([
-  'domains', 'redirects', 'security', 'previewDeployments', 'backups', 'compose', 'libsql', 'projectTags', 'rollback',
+  'previewDeployments', 'backups', 'compose', 'libsql', 'projectTags', 'rollback',
   'github', 'gitlab', 'bitbucket', 'gitea', 'server', 'registry', 'buildRegistry', 'rollbackRegistry',
 ].map(name => [name, 'its namespace has no plugin yet']));
 
@@ -131,4 +120,6 @@ export const NOT_SERVED: Record<string, string> = Object.fromEntries([
 export const SDK_REJECTS_PEER: Record<string, string> = {
   ...Object.fromEntries(['postgres', 'mysql', 'mariadb', 'mongo'].map(kind => [`${kind}.create`, 'the SDK expects true; the peer at v0.30.2 answers the new record'])),
   'environment.one': 'the SDK expects every column of each workload in the lists; the peer at v0.30.2 lists a summary of each',
+  'redirects.create': 'the SDK expects the new redirect; the peer at v0.30.2 answers true',
+  'security.create': 'the SDK expects the new basic-auth user; the peer at v0.30.2 answers true',
 };

@@ -50,6 +50,18 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
   await call('application.cleanQueues', { applicationId });
   await call('application.clearDeployments', { applicationId });
   await call('application.cancelDeployment', { applicationId });
+  // Runs are queued (the test servers run no jobs) and answer the peer's body. Each answer that
+  // lists the deployments comes with none queued: the peer has no queued status.
+  for (const run of ['stop', 'start']) {
+    await call(`application.${run}`, { applicationId });
+    await call('application.cleanQueues', { applicationId });
+    await call('application.clearDeployments', { applicationId });
+  }
+  await call('application.deploy', { applicationId });
+  await call('application.redeploy', { applicationId });
+  await call('application.reload', { applicationId, appName: app.appName });
+  await call('application.cleanQueues', { applicationId });
+  await call('application.clearDeployments', { applicationId });
 
   const port = await call('port.create', { applicationId, publishedPort: o.port, targetPort: 80, protocol: 'tcp', publishMode: 'host' });
   await call('port.one', { portId: port.portId });
@@ -69,9 +81,10 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
   await call('domain.byApplicationId', { applicationId });
   await call('domain.generateDomain', { appName: `shape-${o.suffix}` });
   await call('domain.canGenerateTraefikMeDomains', { serverId: '' });
-  // Berth answers the new records (the peer answers true, by design listed in rules.ts)
-  const { redirectId } = await call('redirects.create', { applicationId, regex: '^http://old\\.example\\.com/(.*)', replacement: 'http://new.example.com/${1}', permanent: false });
-  const { securityId } = await call('security.create', { applicationId, username: 'shapes', password: 'open sesame' });
+  // create answers true, as the peer's does: the new records are listed in application.one
+  await call('redirects.create', { applicationId, regex: '^http://old\\.example\\.com/(.*)', replacement: 'http://new.example.com/${1}', permanent: false });
+  await call('security.create', { applicationId, username: 'shapes', password: 'open sesame' });
+  const { redirects: [{ redirectId }], security: [{ securityId }] } = await call('application.one', { applicationId });
   await call('redirects.one', { redirectId });
   await call('redirects.update', { redirectId, regex: '^http://old\\.example\\.com/(.*)', replacement: 'http://new.example.com/$1', permanent: true });
   await call('security.one', { securityId });
@@ -105,6 +118,8 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
     await call(`${db.kind}.changeStatus`, { ...id, applicationStatus: 'idle' });
     await call(`${db.kind}.move`, { ...id, targetEnvironmentId: staging.environmentId });
     await call(`${db.kind}.search`, { q: 'shapes' });
+    for (const run of ['deploy', 'stop', 'start', 'rebuild']) await call(`${db.kind}.${run}`, id);
+    await call(`${db.kind}.reload`, { ...id, appName: created.appName });
     if (db === o.databases[0]) {
       await call('backup.create', { schedule: '0 3 * * *', prefix: 'shapes', destinationId, database: 'app', databaseType: db.kind, ...id });
       const { backups } = await call(`${db.kind}.one`, id);

@@ -5,6 +5,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { TSchema } from 'typebox';
 
+/** The response header of a run (deploy, start, stop, reload, rebuild...): the id of the deployment it queued. Its body is the peer's answer. */
+export const DEPLOYMENT_ID_HEADER = 'x-berth-deployment-id';
+
 /** queued (waiting its turn) → running → done | error | cancelled. */
 export type DeploymentStatus = 'queued' | 'running' | 'done' | 'error' | 'cancelled';
 export const deploymentStatuses: DeploymentStatus[] = ['queued', 'running', 'done', 'error', 'cancelled'];

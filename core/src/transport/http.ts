@@ -35,7 +35,8 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
   const sessions = container.cradle.sessions;
   const orm = container.cradle.orm;
 
-  async function call(proc: Procedure, req: FastifyRequest, raw: unknown, coerce: boolean): Promise<unknown> {
+  /** Runs one procedure; `headers` receives the response headers it sets. */
+  async function call(proc: Procedure, req: FastifyRequest, raw: unknown, coerce: boolean, headers: Record<string, string>): Promise<unknown> {
     const { apiKey, bearer } = credentials(req);
     let principal: Principal | null;
     try {
@@ -66,6 +67,10 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
       origin: `${req.protocol}://${req.host}`,
       requestId: req.id,
       remote: { address: req.socket.remoteAddress, forwarded: FORWARDING.some(h => req.headers[h] !== undefined) },
+      setHeader(name, value) {
+        if (!proc.headers?.[name]) throw new Error(`${proc.path} sets the undeclared header ${name}`);
+        headers[name] = value;
+      },
     };
     try {
       const result = await Promise.resolve(proc.handler(input, ctx)).catch(e => {
@@ -94,21 +99,23 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
       description: proc.description,
       ...(proc.access === 'public' ? { security: [] } : {}),
       [inputKey]: proc.input,
-      response: { 200: proc.output },
+      response: { 200: proc.headers ? { ...proc.output, headers: declaredHeaders(proc.headers) } : proc.output },
     };
     const noCompile = { validatorCompiler: () => () => true, serializerCompiler: () => (data: unknown) => JSON.stringify(data) };
     // Every answer is JSON, a string too: Fastify sends a bare string as it is (text/plain, unquoted).
-    const answer = async (reply: import('fastify').FastifyReply, result: Promise<unknown>) => {
-      const value = await result;
+    const answer = async (req: FastifyRequest, reply: import('fastify').FastifyReply, raw: unknown, coerce: boolean) => {
+      const headers: Record<string, string> = {};
+      const value = await call(proc, req, raw, coerce, headers);
+      reply.headers(headers);
       if (typeof value !== 'string') return value;
       return reply.type('application/json; charset=utf-8').send(JSON.stringify(value));
     };
     if (proc.kind === 'query') {
-      app.get(url, { schema, ...noCompile }, (req, reply) => answer(reply, call(proc, req, req.query, true)));
+      app.get(url, { schema, ...noCompile }, (req, reply) => answer(req, reply, req.query, true));
       // Some clients POST reads; accept it, keep it out of the document.
-      app.post(url, { schema: { hide: true }, ...noCompile }, (req, reply) => answer(reply, call(proc, req, req.body, false)));
+      app.post(url, { schema: { hide: true }, ...noCompile }, (req, reply) => answer(req, reply, req.body, false));
     } else {
-      app.post(url, { schema, ...noCompile }, (req, reply) => answer(reply, call(proc, req, req.body, false)));
+      app.post(url, { schema, ...noCompile }, (req, reply) => answer(req, reply, req.body, false));
     }
   }
 
@@ -128,7 +135,10 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
       try {
         if (!proc) throw notFound(`Operation ${path}`);
         if (req.method === 'GET' && proc.kind === 'mutation') throw new BerthError('BAD_REQUEST', `${path} is a mutation: use POST`);
-        const data = await call(proc, req, unwrapJson(inputs[i]), false);
+        const headers: Record<string, string> = {};
+        const data = await call(proc, req, unwrapJson(inputs[i]), false, headers);
+        // A batch answers one set of headers: each procedure's are added (the same name: the last one's).
+        reply.headers(headers);
         return { status: 200, body: { result: { data: { json: data } } } };
       } catch (e) {
         const err = toBerthError(e);
@@ -148,6 +158,10 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
   app.get('/api/trpc/*', { schema: { hide: true } }, trpc);
   app.post('/api/trpc/*', { schema: { hide: true } }, trpc);
 }
+
+/** A procedure's response headers as the OpenAPI document declares them. */
+const declaredHeaders = (headers: Readonly<Record<string, string>>) =>
+  Object.fromEntries(Object.entries(headers).map(([name, description]) => [name, { type: 'string', description }]));
 
 /** tRPC clients wrap inputs as {"json": …} (superjson); plain clients do not. */
 function unwrapJson(input: unknown): unknown {

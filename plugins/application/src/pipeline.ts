@@ -9,15 +9,6 @@ import type { ApplicationFound, ApplicationView, CreateInput, ReadLogsInput, Sea
 import type { ApplicationDeployer } from './deployer.ts';
 import { placementOf } from '@berth/plugin-workloads';
 
-export interface Queued {
-  deploymentId: string;
-  status: string;
-  applicationId: string;
-  title: string;
-  action: string;
-  createdAt: string;
-}
-
 const titles: Record<string, string> = {
   deploy: 'Manual deployment',
   redeploy: 'Rebuild deployment',
@@ -42,12 +33,13 @@ export class ApplicationPipeline {
   }
 
 
-  async enqueue(row: ApplicationRow, action: string, em: EntityManager, input: { title?: string; description?: string | null }): Promise<Queued> {
+  /** Queues a run of the application; answers the queued deployment's id. */
+  async enqueue(row: ApplicationRow, action: string, em: EntityManager, input: { title?: string; description?: string | null }): Promise<string> {
     const record = await this.#deployments.enqueue({
       targetType: KIND, targetId: row.applicationId, organizationId: row.organizationId, serverId: row.serverId ?? null,
       action, title: input.title || titles[action] || action, description: input.description ?? null,
     }, em);
-    return { deploymentId: record.deploymentId, status: record.status, applicationId: row.applicationId, title: record.title, action: record.action, createdAt: record.createdAt };
+    return record.deploymentId;
   }
 
   /** The record with its relations, as the peer's findApplicationById answers it (one, delete). */
@@ -59,13 +51,15 @@ export class ApplicationPipeline {
     const directory = optionalService(cradle, 'mounts');
     const mounts = directory?.views((await directory.forServices(KIND, [applicationId], em)).get(applicationId) ?? []) ?? [];
     const ports = (await optionalService(cradle, 'ports')?.forApplications([applicationId], em))?.get(applicationId) ?? [];
+    const proxied = await optionalService(cradle, 'domains')?.forService(KIND, applicationId, em) ?? { domains: [], redirects: [], security: [] };
     return {
       ...this.#apps.view(row),
       environment: await placementOf(cradle, row.environmentId, organizationId, em),
       deployments: deployments?.views(records) ?? [],
       mounts,
       ports,
-      domains: [], redirects: [], security: [], previewDeployments: [],
+      ...proxied,
+      previewDeployments: [],
       github: null, gitlab: null, bitbucket: null, gitea: null,
       server: null, registry: null, buildRegistry: null, rollbackRegistry: null,
     };
@@ -121,7 +115,9 @@ export const callerApplications = (apps: ApplicationService, pipeline: Applicati
     one: (applicationId: string) => pipeline.one(applicationId, organizationId, em),
     /** Applies any subset of the API's fields. */
     change: (applicationId: string, changes: Partial<UpdateInput> & Record<string, unknown>) => apps.change(applicationId, organizationId, changes, em, assertAppNameFree),
-    /** Queues a run of the application; answers the queued deployment. */
+    /** The record with its relations (start, stop and delete answer it). */
+    found: async (applicationId: string) => pipeline.found(await find(applicationId), organizationId, em),
+    /** Queues a run of the application; answers the queued deployment's id. */
     run: async (applicationId: string, action: string, input: { title?: string; description?: string | null }) => pipeline.enqueue(await find(applicationId), action, em, input),
     /** Queues a restart, once the caller names the application's appName right. */
     reload: async (applicationId: string, appName: string) => {

@@ -1,8 +1,9 @@
 // application.* — every operation of both API variants and the peer's others. Records are
 // the service's; runs (deploy, redeploy, reload, start, stop) go on the durable deploy queue
-// and answer the queued deployment; engine work happens in the pipeline.
+// and answer the peer's body, the queued deployment's id in a header (the kit's runProcedure);
+// engine work happens in the pipeline.
 import { Type, router, schema, type Cradle } from '@berth/core';
-import { relationSchemas } from '@berth/plugin-workloads';
+import { relationSchemas, runProcedure } from '@berth/plugin-workloads';
 import { newRefreshToken } from './pipeline.ts';
 import {
   ApplicationFields, applicationFound, applicationView, CreateInput, DeployInput, IdInput, MoveInput, ReadLogsInput, ReloadInput, SaveBitbucketInput, saveBuildTypeInput,
@@ -11,10 +12,6 @@ import {
 
 const application = router('application');
 
-/** What a run answers: the queued deployment (callers that expect `true` treat any 200 as success). */
-const Queued = Type.Object({
-  deploymentId: Type.String(), status: Type.String(), applicationId: Type.String(), title: Type.String(), action: Type.String(), createdAt: Type.String(),
-});
 const Ok = schema.Ok;
 
 /** Made once every plugin is set up: the relations' schemas are their plugins', the allowed build and source types the enabled providers'. */
@@ -33,11 +30,17 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
         return true;
       },
     });
-  const run = (name: string, action: string, summary: string, input = IdInput) =>
-    application.mutation(name, {
-      summary, input, output: Queued,
-      handler: (i: { applicationId: string; title?: string; description?: string }, ctx) => ctx.cradle.callerApplications.run(i.applicationId, action, i),
-    });
+  // The peer answers true for deploy, redeploy and reload, and the record with its relations for start and stop.
+  const run = (name: string, summary: string, input = IdInput) => runProcedure(application, name, {
+    summary: `${summary}; answers true`, input, output: Ok(),
+    queue: (i: { applicationId: string; title?: string; description?: string }, ctx) => ctx.cradle.callerApplications.run(i.applicationId, name, i),
+    answer: () => true,
+  });
+  const scale = (name: string, summary: string) => runProcedure(application, name, {
+    summary: `${summary}; answers the application with its relations`, input: IdInput, output: applicationFound(relations),
+    queue: ({ applicationId }, ctx) => ctx.cradle.callerApplications.run(applicationId, name, {}),
+    answer: ({ applicationId }, ctx) => ctx.cradle.callerApplications.found(applicationId),
+  });
 
   return [
     application.mutation('create', {
@@ -50,15 +53,16 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
       input: IdInput, output: applicationView(relations),
       handler: ({ applicationId }, ctx) => ctx.cradle.callerApplications.one(applicationId),
     }),
-    run('deploy', 'deploy', 'Queue a deployment: fetch the source, build, roll out the service; answers the queued deployment', DeployInput),
-    run('redeploy', 'redeploy', 'Queue a rebuild and rollout of the current source; answers the queued deployment', DeployInput),
-    application.mutation('reload', {
-      summary: 'Queue a restart of the running service with the same spec (no build)',
-      input: ReloadInput, output: Queued,
-      handler: ({ applicationId, appName }, ctx) => ctx.cradle.callerApplications.reload(applicationId, appName),
+    run('deploy', 'Queue a deployment: fetch the source, build, roll out the service', DeployInput),
+    run('redeploy', 'Queue a rebuild and rollout of the current source', DeployInput),
+    runProcedure(application, 'reload', {
+      summary: 'Queue a restart of the running service with the same spec (no build); answers true',
+      input: ReloadInput, output: Ok(),
+      queue: ({ applicationId, appName }, ctx) => ctx.cradle.callerApplications.reload(applicationId, appName),
+      answer: () => true,
     }),
-    run('start', 'start', 'Queue scaling the service back to its replicas'),
-    run('stop', 'stop', 'Queue scaling the service to zero; the status becomes idle'),
+    scale('start', 'Queue scaling the service back to its replicas'),
+    scale('stop', 'Queue scaling the service to zero; the status becomes idle'),
     application.mutation('delete', {
       access: 'admin',
       summary: 'Delete the application: stops its deployments, removes its service, work directory, mounts, ports and deployment records; answers the record as it was, with its relations',

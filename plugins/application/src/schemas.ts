@@ -25,8 +25,8 @@ export type ApplicationFields = Static<typeof ApplicationFields>;
 
 /**
  * The record with where it lives and what hangs off it, as the peer answers application.one,
- * start, stop and delete. Git providers, registries, domains, redirects, security entries and
- * preview deployments come with their plugins: until then they are null or empty.
+ * start, stop and delete. Git providers, registries and preview deployments come with their
+ * plugins: until then they are null or empty.
  */
 export const applicationFound = (relations: ReturnType<typeof relationSchemas>) => Type.Object({
   ...ApplicationFields.properties,
@@ -34,9 +34,9 @@ export const applicationFound = (relations: ReturnType<typeof relationSchemas>) 
   deployments: relations.deployments,
   mounts: relations.mounts,
   ports: relations.ports,
-  domains: NotServedList('domains'),
-  redirects: NotServedList('redirects'),
-  security: NotServedList('basic-auth entries'),
+  domains: relations.domains,
+  redirects: relations.redirects,
+  security: relations.security,
   previewDeployments: NotServedList('preview deployments'),
   github: NotServedOne('the GitHub provider'),
   gitlab: NotServedOne('the GitLab provider'),

@@ -152,7 +152,7 @@ export class ApplicationService {
 
   // ------------------------------------------------------------ for other plugins
   ref(row: ApplicationRow): WorkloadRef {
-    return { kind: KIND, id: row.applicationId, organizationId: row.organizationId, environmentId: row.environmentId, appName: row.appName, serverId: row.serverId ?? null };
+    return { kind: KIND, id: row.applicationId, organizationId: row.organizationId, environmentId: row.environmentId, appName: row.appName, name: row.name, serverId: row.serverId ?? null };
   }
 
   async findRef(id: string, em: EntityManager): Promise<WorkloadRef | null> {

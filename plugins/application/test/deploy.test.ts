@@ -7,7 +7,7 @@ import { readdir, rm } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import Docker from 'dockerode';
-import { startTestServer, signUpAdmin, makeGitRepo, commitFiles, deploymentFinished, freePort, waitFor, shellTricks, TEST_BASE_IMAGE, TEST_STATIC_IMAGE } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, makeGitRepo, commitFiles, deploymentFinished, freePort, waitFor, shellTricks, TEST_BASE_IMAGE, TEST_STATIC_IMAGE, deploymentIdOf, runFinished } from '@berth/core/testing';
 import { runContainerCommand } from '@berth/plugin-workloads/testing';
 
 const docker = new Docker();
@@ -108,9 +108,12 @@ t.test('applications on the real engine', async t => {
     await call('application.saveEnvironment', { applicationId: app.applicationId, env });
     return { ...app, repo, port };
   };
-  const deploy = async (applicationId: string, op = 'application.deploy') =>
-    await call(op, { applicationId }) as { deploymentId: string; status: string };
-  const deployed = async (applicationId: string, op?: string) => deploymentFinished(client, (await deploy(applicationId, op)).deploymentId);
+  /** Queues a run; answers its reply's body and the deployment it queued. */
+  const deploy = async (applicationId: string, op = 'application.deploy') => {
+    const reply = await client.post(op, { applicationId });
+    return { body: reply.body, deploymentId: deploymentIdOf(reply) };
+  };
+  const deployed = (applicationId: string, op = 'application.deploy') => runFinished(client, op, { applicationId });
   const logOf = async (deploymentId: string) => (await client.get('deployment.readLogs', { deploymentId })).body as string;
   const statusOf = async (applicationId: string) => (await client.get('application.one', { applicationId })).body.applicationStatus;
 
@@ -120,10 +123,11 @@ t.test('applications on the real engine', async t => {
     const { repo, port } = web;
     const ids: string[] = [];
 
-    // deploy answers the queued deployment, then the container serves
+    // deploy answers true (as the peer does) and names the queued deployment in a header, then the container serves
     const queued = await deploy(web.applicationId);
     ids.push(queued.deploymentId);
-    t.match(queued, { deploymentId: String, status: /queued|running/ });
+    t.equal(queued.body, true);
+    t.match((await client.get('deployment.one', { deploymentId: queued.deploymentId })).body, { status: /queued|running|done/, action: 'deploy', applicationId: web.applicationId });
     const done = await deploymentFinished(client, queued.deploymentId);
     t.equal(done.status, 'done', done.errorMessage ?? '');
     t.equal(await statusOf(web.applicationId), 'done');
@@ -161,7 +165,9 @@ t.test('applications on the real engine', async t => {
     await commitFiles(repo.dir, site());
 
     // stop scales to zero (idle); start brings it back (done)
-    const stopped = await deployed(web.applicationId, 'application.stop');
+    const stopping = await deploy(web.applicationId, 'application.stop');
+    t.match(stopping.body, { applicationId: web.applicationId, appName: web.appName, environment: { environmentId: String }, deployments: Array }, 'stop answers the application, as the peer does');
+    const stopped = await deploymentFinished(client, stopping.deploymentId);
     ids.push(stopped.deploymentId);
     t.equal(stopped.status, 'done', stopped.errorMessage ?? '');
     t.equal(await statusOf(web.applicationId), 'idle');
@@ -175,7 +181,7 @@ t.test('applications on the real engine', async t => {
 
     // reload restarts the tasks with the same spec
     const before = (await serviceOf(web.appName)).Spec.TaskTemplate.ForceUpdate ?? 0;
-    const reloaded = await deploymentFinished(client, (await call('application.reload', { applicationId: web.applicationId, appName: web.appName })).deploymentId);
+    const reloaded = await runFinished(client, 'application.reload', { applicationId: web.applicationId, appName: web.appName });
     ids.push(reloaded.deploymentId);
     t.equal(reloaded.status, 'done', reloaded.errorMessage ?? '');
     t.ok((await serviceOf(web.appName)).Spec.TaskTemplate.ForceUpdate > before, 'ForceUpdate was raised');

@@ -6,7 +6,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import Docker from 'dockerode';
-import { startTestServer, signUpAdmin, Client, type TestServer, deploymentFinished, waitFor, startS3TestServer, removeServiceAndVolume, TEST_POSTGRES_IMAGE } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, Client, type TestServer, deploymentFinished, waitFor, startS3TestServer, removeServiceAndVolume, TEST_POSTGRES_IMAGE, runFinished } from '@berth/core/testing';
 import { runContainerCommand } from '@berth/plugin-workloads/testing';
 
 t.setTimeout(600_000);
@@ -49,7 +49,7 @@ t.test('backups of postgres to s3 and to a local directory, restored for real', 
   const created = await client.post('postgres.create', { name: 'shop db', environmentId: environment.environmentId, dockerImage: TEST_POSTGRES_IMAGE, databaseName: 'shop', databaseUser: 'shop', databasePassword: PASSWORD });
   const { postgresId, appName } = created.body as { postgresId: string; appName: string };
   t.teardown(() => removeServiceAndVolume(appName));
-  const deployed = await deploymentFinished(client, (await client.post('postgres.deploy', { postgresId })).body.deploymentId);
+  const deployed = await runFinished(client, 'postgres.deploy', { postgresId });
   t.equal(deployed.status, 'done', deployed.errorMessage ?? '');
   const psql = async (sql: string) => {
     const [container] = await docker.listContainers({ filters: { label: [`com.docker.swarm.service.name=${appName}`] } });

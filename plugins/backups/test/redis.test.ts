@@ -3,7 +3,7 @@
 // the service started again) → the keys are back exactly.
 import t from 'tap';
 import Docker from 'dockerode';
-import { startTestServer, signUpAdmin, deploymentFinished, removeServiceAndVolume, TEST_REDIS_IMAGE } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, deploymentFinished, removeServiceAndVolume, TEST_REDIS_IMAGE, runFinished } from '@berth/core/testing';
 import { runContainerCommand } from '@berth/plugin-workloads/testing';
 
 t.setTimeout(600_000);
@@ -19,7 +19,7 @@ t.test('redis backups restore their keys', async t => {
   const created = await client.post('redis.create', { name: 'cache', environmentId: environment.environmentId, dockerImage: TEST_REDIS_IMAGE, databasePassword: PASSWORD });
   const { redisId, appName } = created.body as { redisId: string; appName: string };
   t.teardown(() => removeServiceAndVolume(appName));
-  t.equal((await deploymentFinished(client, (await client.post('redis.deploy', { redisId })).body.deploymentId)).status, 'done');
+  t.equal((await runFinished(client, 'redis.deploy', { redisId })).status, 'done');
   const cli = async (...args: string[]) => {
     const [container] = await docker.listContainers({ filters: { label: [`com.docker.swarm.service.name=${appName}`] } });
     const r = await runContainerCommand(docker, container!.Id, { cmd: ['redis-cli', '--no-auth-warning', ...args], env: { REDISCLI_AUTH: PASSWORD } });

@@ -2,7 +2,7 @@
 // MariaDB image, as test/databases.test.ts runs it): rows → backup → drop → restore → the rows are back.
 import t from 'tap';
 import Docker from 'dockerode';
-import { startTestServer, signUpAdmin, deploymentFinished, removeServiceAndVolume, TEST_MARIADB_IMAGE } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, deploymentFinished, removeServiceAndVolume, TEST_MARIADB_IMAGE, runFinished } from '@berth/core/testing';
 import { runContainerCommand } from '@berth/plugin-workloads/testing';
 
 t.setTimeout(600_000);
@@ -23,7 +23,7 @@ t.test('mysql and mariadb backups restore their rows', async t => {
       const id = created.body[`${kind}Id`] as string;
       const appName = created.body.appName as string;
       t.teardown(() => removeServiceAndVolume(appName));
-      const deployed = await deploymentFinished(client, (await client.post(`${kind}.deploy`, { [`${kind}Id`]: id })).body.deploymentId);
+      const deployed = await runFinished(client, `${kind}.deploy`, { [`${kind}Id`]: id });
       t.equal(deployed.status, 'done', deployed.errorMessage ?? '');
       const sql = async (statement: string) => {
         const [container] = await docker.listContainers({ filters: { label: [`com.docker.swarm.service.name=${appName}`] } });

@@ -1,13 +1,13 @@
 // domain.*: domains of the caller's organization's workloads. Every change is applied to the
 // proxy at once (no redeploy of the workload); deleting a workload drops its domains and its
-// routes (DomainDirectory, called by the workload kit).
+// routes (directory.ts, called by the workload kit).
 import { randomBytes } from 'node:crypto';
 import { conflict, invalidField, notFound, type Cradle, type EntityManager } from '@berth/core';
-import type { DomainDirectory, WorkloadRef } from '@berth/plugin-workloads';
-import { Domain, Redirect, Security, type DomainRow } from './entities.ts';
-import { asciiHost, type ProxyRouting } from './routing.ts';
-import type { CreateDomainInput, DomainView, UpdateDomainInput } from './schemas.ts';
-import type { WorkloadOwners } from './workload-owner.ts';
+import type { WorkloadRef } from '@berth/plugin-workloads';
+import { Domain, type DomainRow } from './entities.ts';
+import { asciiHost } from './routing.ts';
+import type { CreateDomainInput, DomainView, DomainWithApplication, UpdateDomainInput } from './schemas.ts';
+import { ProxyBound } from './proxy-bound.ts';
 
 /** The next value of the proxy's name sequence (routers, middlewares). */
 export async function nextConfigKey(em: EntityManager): Promise<number> {
@@ -19,17 +19,7 @@ const OWNER_FIELDS = ['applicationId', 'composeId'];
 
 type Editable = Omit<UpdateDomainInput, 'domainId'>;
 
-export class DomainService implements DomainDirectory {
-  readonly #routing: ProxyRouting;
-  readonly #owners: WorkloadOwners;
-  readonly #cradle: () => Cradle;
-
-  constructor(deps: { routing: ProxyRouting; owners: WorkloadOwners; cradle: () => Cradle }) {
-    this.#routing = deps.routing;
-    this.#owners = deps.owners;
-    this.#cradle = deps.cradle;
-  }
-
+export class DomainService extends ProxyBound {
   view(row: DomainRow): DomainView {
     return {
       domainId: row.domainId,
@@ -41,7 +31,7 @@ export class DomainService implements DomainDirectory {
       domainType: (row.domainType ?? null) as DomainView['domainType'],
       uniqueConfigKey: row.uniqueConfigKey,
       createdAt: row.createdAt.toISOString(),
-      ...(this.#owners.idFields(row.serviceType, row.serviceId, OWNER_FIELDS) as { applicationId: string | null; composeId: string | null }),
+      ...(this.owners.idFields(row.serviceType, row.serviceId, OWNER_FIELDS) as { applicationId: string | null; composeId: string | null }),
       customCertResolver: row.customCertResolver ?? null,
       previewDeploymentId: row.previewDeploymentId ?? null,
       certificateType: row.certificateType as DomainView['certificateType'],
@@ -54,8 +44,13 @@ export class DomainService implements DomainDirectory {
     };
   }
 
+  /** A domain as the peer's reads answer it: with its owning application joined. */
+  withApplication(row: DomainRow, workload: WorkloadRef | null): DomainWithApplication {
+    return { ...this.view(row), application: this.owners.application(workload) };
+  }
+
   async create(input: CreateDomainInput, organizationId: string, em: EntityManager): Promise<DomainRow> {
-    const workload = await this.#owners.fromInput(input, organizationId, em);
+    const workload = await this.owners.fromInput(input, organizationId, em);
     const fields = this.#checked({
       host: input.host,
       path: input.path ?? '/',
@@ -81,7 +76,7 @@ export class DomainService implements DomainDirectory {
       createdAt: new Date(),
     });
     await em.flush();
-    await this.#routing.sync(workload, em);
+    await this.routing.sync(workload, em);
     return row;
   }
 
@@ -91,12 +86,12 @@ export class DomainService implements DomainDirectory {
     return row;
   }
 
-  /** The domains of a workload named by an id field (applicationId, composeId); [] when no kind with that id field takes domains. */
-  async byWorkload(idField: string, id: string, organizationId: string, em: EntityManager): Promise<DomainRow[]> {
-    const kind = this.#owners.kindByIdField(idField);
-    if (!kind) return [];
-    const workload = await this.#cradle().workloads.owner(kind.kind, id, organizationId, em);
-    return em.find(Domain, { serviceType: workload.kind, serviceId: workload.id }, { orderBy: { createdAt: 'asc' } });
+  /** The domains of a workload named by an id field (applicationId, composeId), with the workload; none when no kind with that id field takes domains. */
+  async byWorkload(idField: string, id: string, organizationId: string, em: EntityManager): Promise<{ workload: WorkloadRef | null; rows: DomainRow[] }> {
+    const kind = this.owners.kindByIdField(idField);
+    if (!kind) return { workload: null, rows: [] };
+    const workload = await this.cradle().workloads.owner(kind.kind, id, organizationId, em);
+    return { workload, rows: await em.find(Domain, { serviceType: workload.kind, serviceId: workload.id }, { orderBy: { createdAt: 'asc' } }) };
   }
 
   async update(input: UpdateDomainInput, organizationId: string, em: EntityManager): Promise<DomainRow> {
@@ -117,37 +112,27 @@ export class DomainService implements DomainDirectory {
     await this.#assertHostFree(fields.host, fields.path, row.domainId, em);
     Object.assign(row, fields, input.domainType === undefined ? {} : { domainType: input.domainType });
     await em.flush();
-    await this.#routing.syncOwnerOf(row, em);
+    await this.routing.syncOwnerOf(row, em);
     return row;
   }
 
   async remove(domainId: string, organizationId: string, em: EntityManager): Promise<DomainRow> {
     const row = await this.one(domainId, organizationId, em);
     await em.remove(row).flush();
-    await this.#routing.syncOwnerOf(row, em);
+    await this.routing.syncOwnerOf(row, em);
     return row;
   }
 
   /** A wildcard-DNS host for the server's address: <appName>-<random>-<ip with dashes>.<base>. */
   generate(appName: string): string {
-    const { serverIp, generatedDomainBase } = this.#cradle().config;
+    const { serverIp, generatedDomainBase } = this.cradle().config;
     const ip = (serverIp ?? '127.0.0.1').replace(/[.:]/g, '-');
     return `${appName.toLowerCase()}-${randomBytes(3).toString('hex')}-${ip}.${generatedDomainBase}`;
   }
 
   /** Generated domains point at the server's address: its address ('' while none is configured), as the peer answers. */
   generationAddress(): string {
-    return this.#cradle().config.serverIp ?? '';
-  }
-
-  // ------------------------------------------------------------ DomainDirectory
-  async removeForService(workload: WorkloadRef, em: EntityManager): Promise<void> {
-    const where = { serviceType: workload.kind, serviceId: workload.id };
-    const domains = await em.nativeDelete(Domain, where);
-    await em.nativeDelete(Redirect, where);
-    await em.nativeDelete(Security, where);
-    // A workload that had no domain has nothing on the proxy: it is not started for it.
-    if (domains) await this.#routing.forget(workload.appName);
+    return this.cradle().config.serverIp ?? '';
   }
 
   // ------------------------------------------------------------ internals
@@ -175,7 +160,12 @@ export const callerDomains = (domains: DomainService) => ({ principal, em }: Cra
   return {
     create: async (input: CreateDomainInput) => domains.view(await domains.create(input, organizationId, em)),
     one: (domainId: string) => domains.one(domainId, organizationId, em),
-    byWorkload: async (idField: string, id: string) => (await domains.byWorkload(idField, id, organizationId, em)).map(r => domains.view(r)),
+    byWorkload: async (idField: string, id: string) => (await domains.byWorkload(idField, id, organizationId, em)).rows.map(r => domains.view(r)),
+    /** An application's domains, each with the application joined, as the peer's byApplicationId answers them. */
+    byApplication: async (applicationId: string) => {
+      const { workload, rows } = await domains.byWorkload('applicationId', applicationId, organizationId, em);
+      return rows.map(r => domains.withApplication(r, workload));
+    },
     update: async (input: UpdateDomainInput) => domains.view(await domains.update(input, organizationId, em)),
     remove: async (domainId: string) => domains.view(await domains.remove(domainId, organizationId, em)),
   };

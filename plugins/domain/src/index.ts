@@ -5,6 +5,7 @@ import { asFunction, asValue, ConfigError, definePlugin } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
 import { callerCertificates, CertificateService, EXPIRY_JOB } from './certificate-service.ts';
 import { callerDomains, DomainService } from './domain-service.ts';
+import { ProxyRecordDirectory } from './directory.ts';
 import { domainEntities } from './entities.ts';
 import { domainMigrations } from './migrations.ts';
 import { DomainPreflight } from './preflight.ts';
@@ -38,7 +39,7 @@ export default definePlugin({
     berth.entities(...domainEntities);
     berth.migrations(...domainMigrations);
     berth.provide({
-      domains: asValue(domains),
+      domains: asValue(new ProxyRecordDirectory({ routing, domains, redirects, security })),
       callerDomains: asFunction(callerDomains(domains)).scoped(),
       callerRedirects: asFunction(callerRedirects(redirects)).scoped(),
       callerSecurity: asFunction(callerSecurity(security)).scoped(),

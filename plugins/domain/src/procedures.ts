@@ -1,15 +1,16 @@
 // domain.*, redirects.*, security.*, certificates.* — records of the caller's organization.
-import { Type, router } from '@berth/core';
+import { Type, router, schema, type ProcedureContext, type TSchema } from '@berth/core';
 import type { DomainService } from './domain-service.ts';
 import type { DomainPreflight } from './preflight.ts';
 import type { ProxyRouting } from './routing.ts';
 import {
   CertificateIdInput, CertificateView, CertificateWithServer, CreateCertificateInput, CreateDomainInput, CreateRedirectInput, CreateSecurityInput,
-  DomainIdInput, DomainView, DomainWithPreflight, GenerateDomainInput, RedirectIdInput, RedirectView, SecurityIdInput,
+  DomainIdInput, DomainView, DomainWithApplication, DomainWithPreflight, GenerateDomainInput, RedirectIdInput, RedirectView, SecurityIdInput,
   SecurityView, UpdateCertificateInput, UpdateDomainInput, UpdateRedirectInput, UpdateSecurityInput, ValidateDomainInput, ValidateDomainView,
 } from './schemas.ts';
 import { asciiHost } from './routing.ts';
 
+const { Ok } = schema;
 const domain = router('domain');
 const redirects = router('redirects');
 const security = router('security');
@@ -24,25 +25,25 @@ export const domainProcedures = (deps: { domains: DomainService; preflight: Doma
     handler: (input, ctx) => ctx.cradle.callerDomains.create(input),
   }),
   domain.query('one', {
-    summary: 'A domain of the organization, with a preflight: DNS, the proxy\'s port, the workload, the certificate',
+    summary: 'A domain of the organization with its application (applicationId, appName, name), and a preflight: DNS, the proxy\'s port, the workload, the certificate',
     input: DomainIdInput,
     output: DomainWithPreflight,
     handler: async ({ domainId }, ctx) => {
       const row = await ctx.cradle.callerDomains.one(domainId);
       const workload = await ctx.cradle.workloads.kind(row.serviceType)?.find(row.serviceId, ctx.cradle.em) ?? null;
       const preflight = await deps.preflight.run({ host: asciiHost(row.host) || row.host, https: row.https, workload }, deps.routing.provider());
-      return { ...deps.domains.view(row), preflight };
+      return { ...deps.domains.withApplication(row, workload), preflight };
     },
   }),
   domain.query('byApplicationId', {
-    summary: 'The domains of an application, oldest first',
-    input: Type.Object({ applicationId: Type.String({ minLength: 1 }) }),
-    output: Type.Array(DomainView),
-    handler: ({ applicationId }, ctx) => ctx.cradle.callerDomains.byWorkload('applicationId', applicationId),
+    summary: 'The domains of an application, oldest first, each with the application (applicationId, appName, name)',
+    input: Type.Object({ applicationId: Type.String({ minLength: 1, maxLength: 255 }) }),
+    output: Type.Array(DomainWithApplication),
+    handler: ({ applicationId }, ctx) => ctx.cradle.callerDomains.byApplication(applicationId),
   }),
   domain.query('byComposeId', {
     summary: 'The domains of a compose stack, oldest first ([] while no compose kind is registered)',
-    input: Type.Object({ composeId: Type.String({ minLength: 1 }) }),
+    input: Type.Object({ composeId: Type.String({ minLength: 1, maxLength: 255 }) }),
     output: Type.Array(DomainView),
     handler: ({ composeId }, ctx) => ctx.cradle.callerDomains.byWorkload('composeId', composeId),
   }),
@@ -66,7 +67,7 @@ export const domainProcedures = (deps: { domains: DomainService; preflight: Doma
   }),
   domain.query('canGenerateTraefikMeDomains', {
     summary: 'The server\'s address generated hosts point at (BERTH_SERVER_IP); "" while none is configured, when generateDomain cannot make hosts',
-    input: Type.Object({ serverId: Type.Optional(Type.String()) }),
+    input: Type.Object({ serverId: Type.Optional(Type.String({ maxLength: 255 })) }),
     output: Type.String(),
     handler: async () => deps.domains.generationAddress(),
   }),
@@ -86,25 +87,14 @@ export const domainProcedures = (deps: { domains: DomainService; preflight: Doma
     },
   }),
 
-  redirects.mutation('create', {
-    summary: 'Add a redirect to an application (regex over the full URL → replacement; 301 when permanent, else 302)',
-    input: CreateRedirectInput,
-    output: RedirectView,
-    handler: (input, ctx) => ctx.cradle.callerRedirects.create(input),
+  ...ruleProcedures(redirects, 'redirectId', { Create: CreateRedirectInput, Update: UpdateRedirectInput, Id: RedirectIdInput, View: RedirectView }, ctx => ctx.cradle.callerRedirects, {
+    create: 'Add a redirect to an application (regex over the full URL → replacement; 301 when permanent, else 302)',
+    one: 'A redirect of the organization', update: 'Change a redirect', remove: 'Remove a redirect',
   }),
-  redirects.query('one', { summary: 'A redirect of the organization', input: RedirectIdInput, output: RedirectView, handler: ({ redirectId }, ctx) => ctx.cradle.callerRedirects.one(redirectId) }),
-  redirects.mutation('update', { summary: 'Change a redirect', input: UpdateRedirectInput, output: RedirectView, handler: (input, ctx) => ctx.cradle.callerRedirects.update(input) }),
-  redirects.mutation('delete', { summary: 'Remove a redirect; answers it as it was', input: RedirectIdInput, output: RedirectView, handler: ({ redirectId }, ctx) => ctx.cradle.callerRedirects.remove(redirectId) }),
-
-  security.mutation('create', {
-    summary: 'Add a basic-auth user to an application (every domain of it asks for a user then)',
-    input: CreateSecurityInput,
-    output: SecurityView,
-    handler: (input, ctx) => ctx.cradle.callerSecurity.create(input),
+  ...ruleProcedures(security, 'securityId', { Create: CreateSecurityInput, Update: UpdateSecurityInput, Id: SecurityIdInput, View: SecurityView }, ctx => ctx.cradle.callerSecurity, {
+    create: 'Add a basic-auth user to an application (every domain of it asks for a user then)',
+    one: 'A basic-auth user of the organization', update: 'Change a user\'s name and password', remove: 'Remove a basic-auth user',
   }),
-  security.query('one', { summary: 'A basic-auth user of the organization', input: SecurityIdInput, output: SecurityView, handler: ({ securityId }, ctx) => ctx.cradle.callerSecurity.one(securityId) }),
-  security.mutation('update', { summary: 'Change a user\'s name and password', input: UpdateSecurityInput, output: SecurityView, handler: (input, ctx) => ctx.cradle.callerSecurity.update(input) }),
-  security.mutation('delete', { summary: 'Remove a basic-auth user; answers it as it was', input: SecurityIdInput, output: SecurityView, handler: ({ securityId }, ctx) => ctx.cradle.callerSecurity.remove(securityId) }),
 
   certificates.mutation('create', {
     access: 'admin',
@@ -121,5 +111,37 @@ export const domainProcedures = (deps: { domains: DomainService; preflight: Doma
   }),
   certificates.query('one', { summary: 'A certificate (without its private key)', input: CertificateIdInput, output: CertificateView, handler: ({ certificateId }, ctx) => ctx.cradle.callerCertificates.one(certificateId) }),
   certificates.mutation('update', { access: 'admin', summary: 'Replace a certificate\'s name, chain or key', input: UpdateCertificateInput, output: CertificateView, handler: (input, ctx) => ctx.cradle.callerCertificates.update(input) }),
-  certificates.mutation('remove', { access: 'admin', summary: 'Delete a certificate and its files; answers it as it was', input: CertificateIdInput, output: CertificateView, handler: ({ certificateId }, ctx) => ctx.cradle.callerCertificates.remove(certificateId) }),
+  certificates.mutation('remove', {
+    access: 'admin', summary: 'Delete a certificate and its files; answers true, as the peer does', input: CertificateIdInput, output: Ok(),
+    async handler({ certificateId }, ctx) {
+      await ctx.cradle.callerCertificates.remove(certificateId);
+      return true;
+    },
+  }),
 ];
+
+/** A request's records of one kind of proxy rule of an application (redirects, basic-auth users). */
+interface RuleRecords {
+  create(input: never): Promise<unknown>;
+  one(id: string): Promise<unknown>;
+  update(input: never): Promise<unknown>;
+  remove(id: string): Promise<unknown>;
+}
+
+/** create, one, update and delete of one kind of proxy rule; create answers true as the peer's does (the new record is listed in its application's `one`). */
+function ruleProcedures(r: ReturnType<typeof router>, idKey: string, s: { Create: TSchema; Update: TSchema; Id: TSchema; View: TSchema },
+  records: (ctx: ProcedureContext) => RuleRecords, say: { create: string; one: string; update: string; remove: string }) {
+  const idOf = (input: unknown) => (input as Record<string, string>)[idKey]!;
+  return [
+    r.mutation('create', {
+      summary: `${say.create}; answers true (the new record is listed in its application's one)`, input: s.Create, output: Ok(),
+      async handler(input, ctx) {
+        await records(ctx).create(input as never);
+        return true;
+      },
+    }),
+    r.query('one', { summary: say.one, input: s.Id, output: s.View, handler: (input, ctx) => records(ctx).one(idOf(input)) }),
+    r.mutation('update', { summary: say.update, input: s.Update, output: s.View, handler: (input, ctx) => records(ctx).update(input as never) }),
+    r.mutation('delete', { summary: `${say.remove}; answers it as it was`, input: s.Id, output: s.View, handler: (input, ctx) => records(ctx).remove(idOf(input)) }),
+  ];
+}

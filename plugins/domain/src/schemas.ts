@@ -5,6 +5,11 @@ import { Type, schema, type Static } from '@berth/core';
 
 const { Nullable, NonEmpty } = schema;
 
+/** A record's id (or a name stored in a varchar(255) column) as an input. */
+const Id = (opts: object = {}) => NonEmpty({ maxLength: 255, ...opts });
+/** A PEM text (a certificate chain or a private key): a long chain stays well below it. */
+const Pem = (description: string) => NonEmpty({ maxLength: 65_536, description });
+
 const Port = () => Type.Integer({ minimum: 1, maximum: 65535, description: 'the container port the workload listens on (default 3000)' });
 const DomainType = () => Type.Enum(['compose', 'application', 'preview']); // kind-names: the peer's wire enum of domainType
 export const CertificateType = () => Type.Enum(['letsencrypt', 'none', 'custom'], { description: 'letsencrypt: ACME; none: the proxy\'s own certificate (Caddy: its internal CA); custom: an uploaded certificate or customCertResolver' });
@@ -14,30 +19,30 @@ const domainFields = {
   host: NonEmpty({ maxLength: 253, description: 'the host name (an internationalised name is served in punycode)' }),
   path: Type.Optional(PathField('the public path prefix; default "/"')),
   port: Type.Optional(Nullable(Port())),
-  customEntrypoint: Type.Optional(Nullable(Type.String({ pattern: '^[a-zA-Z0-9_-]+$', description: 'a proxy entry point other than web/websecure' }))),
+  customEntrypoint: Type.Optional(Nullable(Type.String({ maxLength: 255, pattern: '^[a-zA-Z0-9_-]+$', description: 'a proxy entry point other than web/websecure' }))),
   https: Type.Optional(Type.Boolean({ description: 'serve over TLS and redirect http to https' })),
   certificateType: Type.Optional(CertificateType()),
-  customCertResolver: Type.Optional(Nullable(Type.String({ pattern: '^[a-zA-Z0-9_-]+$' }))),
-  serviceName: Type.Optional(Nullable(Type.String({ pattern: '^[a-zA-Z0-9][a-zA-Z0-9_.-]*$', description: 'compose: the service within the stack' }))),
+  customCertResolver: Type.Optional(Nullable(Type.String({ maxLength: 255, pattern: '^[a-zA-Z0-9_-]+$' }))),
+  serviceName: Type.Optional(Nullable(Type.String({ maxLength: 255, pattern: '^[a-zA-Z0-9][a-zA-Z0-9_.-]*$', description: 'compose: the service within the stack' }))),
   domainType: Type.Optional(Nullable(DomainType())),
   internalPath: Type.Optional(PathField('the path prefix the workload expects; default "/"')),
   stripPath: Type.Optional(Type.Boolean({ description: 'remove path before the request reaches the workload' })),
-  middlewares: Type.Optional(Nullable(Type.Array(Type.String({ pattern: '^[a-zA-Z0-9@_.-]+$' })))),
+  middlewares: Type.Optional(Nullable(Type.Array(Type.String({ maxLength: 255, pattern: '^[a-zA-Z0-9@_.-]+$' }), { maxItems: 100 }))),
   forwardAuthEnabled: Type.Optional(Type.Boolean()),
 };
 
 export const CreateDomainInput = Type.Object({
   ...domainFields,
-  applicationId: Type.Optional(Nullable(Type.String())),
-  composeId: Type.Optional(Nullable(Type.String())),
-  previewDeploymentId: Type.Optional(Nullable(Type.String())),
+  applicationId: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
+  composeId: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
+  previewDeploymentId: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
 });
 export type CreateDomainInput = Static<typeof CreateDomainInput>;
 
-export const UpdateDomainInput = Type.Object({ ...domainFields, domainId: NonEmpty() });
+export const UpdateDomainInput = Type.Object({ ...domainFields, domainId: Id() });
 export type UpdateDomainInput = Static<typeof UpdateDomainInput>;
 
-export const DomainIdInput = Type.Object({ domainId: NonEmpty() });
+export const DomainIdInput = Type.Object({ domainId: Id() });
 
 const Check = Type.Object({
   check: Type.Enum(['dns', 'proxyPort', 'workload', 'certificate']),
@@ -74,10 +79,14 @@ const domainView = {
 };
 export const DomainView = Type.Object(domainView);
 export type DomainView = Static<typeof DomainView>;
-export const DomainWithPreflight = Type.Object({ ...domainView, preflight: Preflight });
+/** The owning application as the peer's domain reads join it; null when a workload of another kind owns the domain. */
+const DomainApplication = Nullable(Type.Object({ applicationId: Type.String(), appName: Type.String(), name: Type.String() }));
+export const DomainWithApplication = Type.Object({ ...domainView, application: DomainApplication });
+export type DomainWithApplication = Static<typeof DomainWithApplication>;
+export const DomainWithPreflight = Type.Object({ ...domainView, application: DomainApplication, preflight: Preflight });
 
-export const GenerateDomainInput = Type.Object({ appName: NonEmpty({ maxLength: 63, pattern: '^[a-zA-Z0-9][a-zA-Z0-9-]*$' }), serverId: Type.Optional(Type.String()) });
-export const ValidateDomainInput = Type.Object({ domain: NonEmpty({ maxLength: 253 }), serverIp: Type.Optional(Type.String({ minLength: 1 })) });
+export const GenerateDomainInput = Type.Object({ appName: NonEmpty({ maxLength: 63, pattern: '^[a-zA-Z0-9][a-zA-Z0-9-]*$' }), serverId: Type.Optional(Type.String({ maxLength: 255 })) });
+export const ValidateDomainInput = Type.Object({ domain: NonEmpty({ maxLength: 253 }), serverIp: Type.Optional(Type.String({ minLength: 1, maxLength: 45 })) });
 export const ValidateDomainView = Type.Object({
   isValid: Type.Boolean(),
   resolvedIp: Type.Optional(Type.String()),
@@ -92,9 +101,9 @@ const redirectFields = {
   replacement: NonEmpty({ maxLength: 2048, description: '$1 or ${1} name the regex\'s groups' }),
   permanent: Type.Boolean({ description: '301 when true, 302 otherwise' }),
 };
-export const CreateRedirectInput = Type.Object({ ...redirectFields, applicationId: NonEmpty() });
-export const UpdateRedirectInput = Type.Object({ ...redirectFields, redirectId: NonEmpty() });
-export const RedirectIdInput = Type.Object({ redirectId: NonEmpty() });
+export const CreateRedirectInput = Type.Object({ ...redirectFields, applicationId: Id() });
+export const UpdateRedirectInput = Type.Object({ ...redirectFields, redirectId: Id() });
+export const RedirectIdInput = Type.Object({ redirectId: Id() });
 export const RedirectView = Type.Object({
   redirectId: Type.String(),
   regex: Type.String(),
@@ -111,9 +120,9 @@ const securityFields = {
   username: NonEmpty({ maxLength: 255, pattern: '^[^:\\s]+$', description: 'no ":" or spaces' }),
   password: NonEmpty({ maxLength: 72, description: 'stored sealed; the proxy gets its bcrypt hash' }),
 };
-export const CreateSecurityInput = Type.Object({ ...securityFields, applicationId: NonEmpty() });
-export const UpdateSecurityInput = Type.Object({ ...securityFields, securityId: NonEmpty() });
-export const SecurityIdInput = Type.Object({ securityId: NonEmpty() });
+export const CreateSecurityInput = Type.Object({ ...securityFields, applicationId: Id() });
+export const UpdateSecurityInput = Type.Object({ ...securityFields, securityId: Id() });
+export const SecurityIdInput = Type.Object({ securityId: Id() });
 export const SecurityView = Type.Object({
   securityId: Type.String(),
   username: Type.String(),
@@ -125,25 +134,25 @@ export type SecurityView = Static<typeof SecurityView>;
 
 // ------------------------------------------------------------------ certificates.*
 export const CreateCertificateInput = Type.Object({
-  certificateId: Type.Optional(Type.String()),
-  name: NonEmpty({ maxLength: 255 }),
-  certificateData: NonEmpty({ description: 'the PEM chain, leaf first' }),
-  privateKey: NonEmpty({ description: 'the PEM private key of the leaf; stored sealed, never answered' }),
-  certificatePath: Type.Optional(Type.String()),
+  certificateId: Type.Optional(Type.String({ maxLength: 255 })),
+  name: Id(),
+  certificateData: Pem('the PEM chain, leaf first'),
+  privateKey: Pem('the PEM private key of the leaf; stored sealed, never answered'),
+  certificatePath: Type.Optional(Type.String({ maxLength: 255 })),
   autoRenew: Type.Optional(Nullable(Type.Boolean())),
-  organizationId: Type.Optional(Type.String()),
-  serverId: Type.Optional(Nullable(Type.String())),
+  organizationId: Type.Optional(Type.String({ maxLength: 255 })),
+  serverId: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
 });
 export type CreateCertificateInput = Static<typeof CreateCertificateInput>;
 export const UpdateCertificateInput = Type.Object({
-  certificateId: NonEmpty(),
-  name: Type.Optional(NonEmpty({ maxLength: 255 })),
-  certificateData: Type.Optional(NonEmpty()),
-  privateKey: Type.Optional(NonEmpty()),
+  certificateId: Id(),
+  name: Type.Optional(Id()),
+  certificateData: Type.Optional(Pem('the PEM chain, leaf first')),
+  privateKey: Type.Optional(Pem('the PEM private key of the leaf; stored sealed, never answered')),
   autoRenew: Type.Optional(Nullable(Type.Boolean())),
 });
 export type UpdateCertificateInput = Static<typeof UpdateCertificateInput>;
-export const CertificateIdInput = Type.Object({ certificateId: NonEmpty() });
+export const CertificateIdInput = Type.Object({ certificateId: Id() });
 export const CertificateView = Type.Object({
   certificateId: Type.String(),
   name: Type.String(),

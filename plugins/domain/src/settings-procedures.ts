@@ -5,9 +5,14 @@ import type { ProxySettings } from './settings-service.ts';
 
 const settings = router('settings');
 const application = router('application'); // kind-names: the peer's application.readTraefikConfig/updateTraefikConfig
-const ServerId = { serverId: Type.Optional(Type.String()) };
+const ServerId = { serverId: Type.Optional(Type.String({ maxLength: 255 })) };
 const Text = Type.String();
-const ConfigInput = Type.Object({ traefikConfig: Type.String({ minLength: 1 }) });
+/** A configuration file's text (the request body's own limit is lower still). */
+const ConfigText = () => Type.String({ minLength: 1, maxLength: 1_048_576 });
+/** A path inside the proxy's configuration directory. */
+const ConfigPath = () => Type.String({ minLength: 1, maxLength: 4096 });
+const ApplicationId = () => Type.String({ minLength: 1, maxLength: 255 });
+const ConfigInput = Type.Object({ traefikConfig: ConfigText() });
 const Port = Type.Object({ targetPort: Type.Integer({ minimum: 1, maximum: 65535 }), publishedPort: Type.Integer({ minimum: 1, maximum: 65535 }), protocol: Type.Enum(['tcp', 'udp', 'sctp']) });
 interface Entry { id: string; name: string; type: 'file' | 'directory'; children?: Entry[] }
 const DirectoryEntry = Type.Cyclic({
@@ -35,12 +40,12 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
   return [
     application.query('readTraefikConfig', {
       summary: 'The application\'s own Traefik file (dynamic/<appName>.yml), null when it has none (Traefik only)',
-      input: Type.Object({ applicationId: Type.String({ minLength: 1 }) }), output: Type.Union([Text, Type.Null()]),
+      input: Type.Object({ applicationId: ApplicationId() }), output: Type.Union([Text, Type.Null()]),
       handler: async ({ applicationId }, ctx) => s.readWorkload((await s.application(applicationId, ctx.principal.organizationId, ctx.cradle.em)).appName),
     }),
     application.mutation('updateTraefikConfig', {
       summary: 'Replace the application\'s own Traefik file, checked as YAML first; the next domain change writes it anew (Traefik only)',
-      input: Type.Object({ applicationId: Type.String({ minLength: 1 }), traefikConfig: Type.String({ minLength: 1 }) }), output: Type.Boolean(),
+      input: Type.Object({ applicationId: ApplicationId(), traefikConfig: ConfigText() }), output: Type.Boolean(),
       handler: async ({ applicationId, traefikConfig }, ctx) => s.writeWorkload((await s.application(applicationId, ctx.principal.organizationId, ctx.cradle.em)).appName, traefikConfig),
     }),
     ...roleOps('TraefikConfig', 'main', 'main (static) configuration of Traefik'),
@@ -48,12 +53,12 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
     ...roleOps('MiddlewareTraefikConfig', 'middlewares', 'shared middlewares file'),
     settings.query('readTraefikFile', {
       access: 'admin', summary: 'A file of the proxy\'s configuration directory (Traefik only; confined to that directory)',
-      input: Type.Object({ path: Type.String({ minLength: 1 }), ...ServerId }), output: Text,
+      input: Type.Object({ path: ConfigPath(), ...ServerId }), output: Text,
       handler: async ({ path }, ctx) => { s.assertOwner(ctx.principal); return s.readFile(path); },
     }),
     settings.mutation('updateTraefikFile', {
       access: 'admin', summary: 'Write a file of the proxy\'s configuration directory, checked first (Traefik only; confined to that directory)',
-      input: Type.Object({ path: Type.String({ minLength: 1 }), traefikConfig: Type.String({ minLength: 1 }), ...ServerId }), output: Type.Boolean(),
+      input: Type.Object({ path: ConfigPath(), traefikConfig: ConfigText(), ...ServerId }), output: Type.Boolean(),
       handler: async ({ path, traefikConfig }, ctx) => { s.assertOwner(ctx.principal); return s.writeFile(path, traefikConfig); },
     }),
     settings.query('readDirectories', {
@@ -65,7 +70,7 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
       handler: async (_i, ctx) => { s.assertOwner(ctx.principal); return (await s.serviceSettings()).env; },
     }),
     settings.mutation('writeTraefikEnv', {
-      access: 'admin', summary: 'Replace the environment of the proxy\'s service and restart it (Traefik only)', input: Type.Object({ env: Type.String(), ...ServerId }), output: Type.Boolean(),
+      access: 'admin', summary: 'Replace the environment of the proxy\'s service and restart it (Traefik only)', input: Type.Object({ env: Type.String({ maxLength: 65_536 }), ...ServerId }), output: Type.Boolean(),
       handler: async ({ env }, ctx) => { s.assertOwner(ctx.principal); return s.updateServiceSettings({ env }); },
     }),
     settings.mutation('reloadTraefik', {
@@ -85,7 +90,7 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
       handler: async (_i, ctx) => { s.assertOwner(ctx.principal); return (await s.serviceSettings()).additionalPorts; },
     }),
     settings.mutation('updateTraefikPorts', {
-      access: 'admin', summary: 'Replace the ports the proxy publishes besides http and https, in host mode (Traefik only)', input: Type.Object({ additionalPorts: Type.Array(Port), ...ServerId }), output: Type.Boolean(),
+      access: 'admin', summary: 'Replace the ports the proxy publishes besides http and https, in host mode (Traefik only)', input: Type.Object({ additionalPorts: Type.Array(Port, { maxItems: 100 }), ...ServerId }), output: Type.Boolean(),
       handler: async ({ additionalPorts }, ctx) => { s.assertOwner(ctx.principal); return s.updateServiceSettings({ additionalPorts }); },
     }),
     settings.query('getWebServerSettings', {
@@ -101,7 +106,7 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
       input: Type.Object({
         host: Type.Union([Type.String({ maxLength: 253 }), Type.Null()]),
         certificateType: Type.Enum(['letsencrypt', 'none', 'custom'], { default: 'none' }),
-        letsEncryptEmail: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+        letsEncryptEmail: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()])),
         https: Type.Optional(Type.Boolean()),
       }),
       output: WebServerSettings,

@@ -5,10 +5,10 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { badRequest, forbidden, invalidField, type Cradle, type EntityManager, type Principal, type ProxyFileRole, type ProxyProvider, type ProxyServiceSettings } from '@berth/core';
+import { badRequest, forbidden, invalidField, type EntityManager, type Principal, type ProxyFileRole, type ProxyProvider, type ProxyServiceSettings } from '@berth/core';
 import type { WorkloadRef } from '@berth/plugin-workloads';
-import { asciiHost, type ProxyRouting } from './routing.ts';
-import type { WorkloadOwners } from './workload-owner.ts';
+import { asciiHost } from './routing.ts';
+import { ProxyBound } from './proxy-bound.ts';
 
 const KEY_DIRS = ['certificates', 'data'];
 
@@ -45,17 +45,7 @@ export interface DirectoryEntry {
   children?: DirectoryEntry[];
 }
 
-export class ProxySettings {
-  readonly #routing: ProxyRouting;
-  readonly #owners: WorkloadOwners;
-  readonly #cradle: () => Cradle;
-
-  constructor(deps: { routing: ProxyRouting; owners: WorkloadOwners; cradle: () => Cradle }) {
-    this.#routing = deps.routing;
-    this.#owners = deps.owners;
-    this.#cradle = deps.cradle;
-  }
-
+export class ProxySettings extends ProxyBound {
   /** The proxy belongs to the whole instance: only an organization's owner changes it. */
   assertOwner(principal: Principal): void {
     if (principal.role !== 'owner') throw forbidden('Only the owner may read or change the proxy\'s configuration');
@@ -78,14 +68,14 @@ export class ProxySettings {
   }
 
   async readFile(given: string): Promise<string> {
-    const provider = this.#routing.traefik();
+    const provider = this.routing.traefik();
     const file = this.confined(provider, given);
     if (!existsSync(file)) throw badRequest(`path: ${given} does not exist in the proxy's configuration`);
     return readFile(file, 'utf8');
   }
 
   async writeFile(given: string, text: string, field = 'traefikConfig'): Promise<boolean> {
-    const provider = this.#routing.traefik();
+    const provider = this.routing.traefik();
     const file = this.confined(provider, given);
     try {
       provider.validateFile(path.relative(realpathSync(provider.configDir), file), text);
@@ -97,7 +87,7 @@ export class ProxySettings {
   }
 
   #roleFile(role: ProxyFileRole): string {
-    const provider = this.#routing.traefik();
+    const provider = this.routing.traefik();
     const rel = provider.fileOf(role);
     if (!rel) throw badRequest(`The ${provider.id} proxy has no ${role} file`);
     return rel;
@@ -106,7 +96,7 @@ export class ProxySettings {
   async readRole(role: ProxyFileRole): Promise<string> {
     const rel = this.#roleFile(role);
     // The static config and the shared middlewares exist once the proxy was prepared.
-    await this.#routing.traefik().prepare?.();
+    await this.routing.traefik().prepare?.();
     return this.readFile(rel);
   }
 
@@ -116,19 +106,19 @@ export class ProxySettings {
 
   /** The caller's application (application.readTraefikConfig): the kind whose id field is applicationId. */
   application(applicationId: string, organizationId: string, em: EntityManager): Promise<WorkloadRef> {
-    return this.#owners.fromInput({ applicationId }, organizationId, em);
+    return this.owners.fromInput({ applicationId }, organizationId, em);
   }
 
   /** A workload's own file (application.readTraefikConfig). */
   async readWorkload(appName: string): Promise<string | null> {
-    const provider = this.#routing.traefik();
+    const provider = this.routing.traefik();
     const rel = provider.workloadFile(appName);
     const file = rel ? this.confined(provider, rel) : null;
     return file && existsSync(file) ? readFile(file, 'utf8') : null;
   }
 
   writeWorkload(appName: string, text: string): Promise<boolean> {
-    const provider = this.#routing.traefik();
+    const provider = this.routing.traefik();
     const rel = provider.workloadFile(appName);
     if (!rel) throw badRequest(`The ${provider.id} proxy keeps no file per workload`);
     return this.writeFile(rel, text);
@@ -136,7 +126,7 @@ export class ProxySettings {
 
   /** The config directory as a tree (without the private-key directories). */
   async directories(): Promise<DirectoryEntry[]> {
-    const provider = this.#routing.traefik();
+    const provider = this.routing.traefik();
     const root = realpathSync(provider.configDir);
     const walk = async (dir: string): Promise<DirectoryEntry[]> => {
       const out: DirectoryEntry[] = [];
@@ -152,25 +142,25 @@ export class ProxySettings {
   }
 
   async serviceSettings(): Promise<ProxyServiceSettings> {
-    return this.#routing.traefik().serviceSettings();
+    return this.routing.traefik().serviceSettings();
   }
 
   async updateServiceSettings(patch: Partial<ProxyServiceSettings>): Promise<boolean> {
-    const provider = this.#routing.traefik();
-    await this.#routing.apply('take the new settings', async () => provider.updateServiceSettings(patch, await this.#routing.engine()));
+    const provider = this.routing.traefik();
+    await this.routing.apply('take the new settings', async () => provider.updateServiceSettings(patch, await this.routing.engine()));
     return true;
   }
 
   async reload(): Promise<boolean> {
-    const provider = this.#routing.traefik();
-    await this.#routing.apply('reload', async () => provider.reload(await this.#routing.engine()));
+    const provider = this.routing.traefik();
+    await this.routing.apply('reload', async () => provider.reload(await this.routing.engine()));
     return true;
   }
 
   /** What the proxy and domains of this server run with, and Berth's own domain. */
   async webServerSettings(): Promise<WebServerSettings> {
-    const { config } = this.#cradle();
-    const provider = this.#routing.provider();
+    const { config } = this.cradle();
+    const provider = this.routing.provider();
     const own = existsSync(this.#webServerFile()) ? JSON.parse(await readFile(this.#webServerFile(), 'utf8')) as OwnDomain : null;
     return {
       proxy: provider?.id ?? 'none',
@@ -187,7 +177,7 @@ export class ProxySettings {
   }
 
   #webServerFile(): string {
-    return path.join(this.#cradle().config.dataDir, 'proxy', 'web-server.json');
+    return path.join(this.cradle().config.dataDir, 'proxy', 'web-server.json');
   }
 
   /**
@@ -196,17 +186,17 @@ export class ProxySettings {
    * 0.0.0.0). An empty host takes the domain away.
    */
   async assignDomainServer(own: OwnDomain, listenPort: number): Promise<WebServerSettings> {
-    const provider = await this.#routing.ensure();
+    const provider = await this.routing.ensure();
     if (!provider) throw badRequest('No proxy is configured (BERTH_PROXY=none): nothing can serve Berth\'s domain');
     const host = own.host ? asciiHost(own.host) : '';
     if (own.host && !host) throw invalidField('host', `"${own.host}" is not a host name`);
     const https = own.https ?? own.certificateType !== 'none';
     if (host) {
-      const docker = await this.#cradle().hosts.local();
+      const docker = await this.cradle().hosts.local();
       const bridge = await docker.getNetwork('docker_gwbridge').inspect().catch(() => null) as { IPAM?: { Config?: { Gateway?: string }[] } } | null;
       const gateway = bridge?.IPAM?.Config?.find(c => c.Gateway)?.Gateway;
       if (!gateway) throw badRequest('The engine has no docker_gwbridge gateway: the proxy cannot reach Berth on this host');
-      await this.#routing.apply('serve Berth\'s domain', () => provider.applyWebServer({
+      await this.routing.apply('serve Berth\'s domain', () => provider.applyWebServer({
         appName: 'berth',
         routes: [{
           domainId: 'berth', uniqueConfigKey: 0, host, path: '/', internalPath: '/', stripPath: false, https,
@@ -217,7 +207,7 @@ export class ProxySettings {
         basicAuth: [],
       }));
     } else {
-      await this.#routing.apply('take Berth\'s domain away', () => provider.applyWebServer(null));
+      await this.routing.apply('take Berth\'s domain away', () => provider.applyWebServer(null));
     }
     await writeAtomicFile(this.#webServerFile(), JSON.stringify({ host: host || null, https, certificateType: own.certificateType, letsEncryptEmail: own.letsEncryptEmail ?? null }));
     return this.webServerSettings();

@@ -33,6 +33,12 @@ export class WorkloadOwners {
     return this.#cradle().workloads.owner(kind.kind, input[kind.idField] as string, organizationId, em);
   }
 
+  /** The peer's join of a record's application (applicationId, appName, name); null when a workload of another kind owns it. */
+  application(workload: WorkloadRef | null): { applicationId: string; appName: string; name: string } | null {
+    const kind = this.kindByIdField('applicationId');
+    return workload && kind?.kind === workload.kind ? { applicationId: workload.id, appName: workload.appName, name: workload.name } : null;
+  }
+
   /** The peer's owner fields of a stored record: every kind's id field, set for its own kind. */
   idFields(serviceType: string, serviceId: string, fields: string[]): Record<string, string | null> {
     const own = this.#cradle().workloads.kind(serviceType)?.idField;

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import Docker from 'dockerode';
-import { startTestServer, signUpAdmin, deploymentFinished, freePort, waitFor, TEST_BASE_IMAGE, TEST_CADDY_IMAGE, TEST_PEBBLE_IMAGE } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, freePort, waitFor, TEST_BASE_IMAGE, TEST_CADDY_IMAGE, TEST_PEBBLE_IMAGE, runFinished } from '@berth/core/testing';
 import { startTestDns } from './dns-server.ts';
 import { peerCertificate, through } from './http-through.ts';
 
@@ -81,7 +81,7 @@ t.test('domains through Caddy, live', async t => {
   services.push(app.appName);
   await call('application.update', { applicationId: app.applicationId, command: 'sh', args: ['-c', SITE], stopGracePeriodSwarm: 1_000_000_000 });
   await call('application.saveDockerProvider', { applicationId: app.applicationId, dockerImage: TEST_BASE_IMAGE });
-  const done = await deploymentFinished(client, (await call('application.deploy', { applicationId: app.applicationId })).deploymentId);
+  const done = await runFinished(client, 'application.deploy', { applicationId: app.applicationId });
   t.equal(done.status, 'done', done.errorMessage ?? 'deployed');
 
   const answers = (what: string, port: number, host: string, at: string, ok: (a: NonNullable<Awaited<ReturnType<typeof through>>>) => boolean, o: { tls?: boolean; auth?: string } = {}) =>
@@ -127,8 +127,9 @@ t.test('domains through Caddy, live', async t => {
   });
 
   t.test('a redirect answers its status and Location', async t => {
-    const r = await call('redirects.create', { applicationId: app.applicationId, regex: '^http://web\\.test/old/(.*)', replacement: 'http://web.test/new/${1}', permanent: true });
-    t.match(r, { regex: '^http://web\\.test/old/(.*)', permanent: true, applicationId: app.applicationId, uniqueConfigKey: Number });
+    t.equal(await call('redirects.create', { applicationId: app.applicationId, regex: '^http://web\\.test/old/(.*)', replacement: 'http://web.test/new/${1}', permanent: true }), true);
+    const [r] = (await client.get('application.one', { applicationId: app.applicationId })).body.redirects;
+    t.match(r, { regex: '^http://web\\.test/old/(.*)', permanent: true, applicationId: app.applicationId, uniqueConfigKey: Number }, 'application.one lists it');
     const a = await answers('a 301', httpPort, 'web.test', '/old/page?q=1', x => x.status === 301);
     t.equal(a.headers.location, 'http://web.test/new/page?q=1');
     await call('redirects.update', { redirectId: r.redirectId, regex: '^http://web\\.test/old/(.*)', replacement: 'http://web.test/moved/$1', permanent: false });
@@ -140,8 +141,9 @@ t.test('domains through Caddy, live', async t => {
   });
 
   t.test('basic auth: 401, then 200 with the right user', async t => {
-    const user = await call('security.create', { applicationId: app.applicationId, username: 'ann', password: 'open sesame' });
-    t.match(user, { username: 'ann', password: 'open sesame', applicationId: app.applicationId });
+    t.equal(await call('security.create', { applicationId: app.applicationId, username: 'ann', password: 'open sesame' }), true);
+    const [user] = (await client.get('application.one', { applicationId: app.applicationId })).body.security;
+    t.match(user, { username: 'ann', password: 'open sesame', applicationId: app.applicationId }, 'application.one lists it');
     const denied = await answers('401 without credentials', httpPort, 'web.test', '/', r => r.status === 401);
     t.match(String(denied.headers['www-authenticate']), /Basic/);
     t.equal((await through(httpPort, 'web.test', '/', { auth: 'ann:wrong' }))?.status, 401, 'a wrong password: 401');

@@ -51,7 +51,7 @@ t.test('domains with the traefik provider', async t => {
     return res.body;
   };
   const { environment } = await call('project.create', { name: 'Shop' });
-  const app = await call('application.create', { name: 'shop', environmentId: environment.environmentId }) as { applicationId: string; appName: string };
+  const app = await call('application.create', { name: 'shop', environmentId: environment.environmentId }) as { applicationId: string; appName: string; name: string };
   const dir = path.join(server.dataDir, 'proxy', 'traefik');
   const appFile = () => path.join(dir, 'dynamic', `${app.appName}.yml`);
 
@@ -84,13 +84,15 @@ t.test('domains with the traefik provider', async t => {
     t.same(file.http.routers[`${app.appName}-router-websecure-${n}`].middlewares, [`stripprefix-${app.appName}-${n}`]);
     t.same(file.http.routers[`${app.appName}-router-websecure-${n}`].tls, { certResolver: 'letsencrypt' });
     t.same(file.http.services[`${app.appName}-service-${n}`], { loadBalancer: { servers: [{ url: `http://tasks.${app.appName}:8080` }], passHostHeader: true } });
+    const owner = { applicationId: app.applicationId, appName: app.appName, name: app.name };
     const rest = await client.get('domain.byApplicationId', { applicationId: app.applicationId });
-    t.same(rest.body, [created]);
+    t.same(rest.body, [{ ...created, application: owner }], 'each with its application joined, as the peer answers');
     const trpc = await client.trpc('query', 'domain.byApplicationId', { applicationId: app.applicationId });
-    t.same(trpc.body.result.data.json, [created], 'tRPC answers the same');
+    t.same(trpc.body.result.data.json, [{ ...created, application: owner }], 'tRPC answers the same');
+    t.same((await client.get('application.one', { applicationId: app.applicationId })).body.domains, [created], 'application.one lists the domain');
     t.same((await client.get('domain.byComposeId', { composeId: 'anything' })).body, [], 'no compose kind yet: []');
     const one = await client.get('domain.one', { domainId });
-    t.match(one.body, { ...created, preflight: { ok: Boolean, checks: Array } });
+    t.match(one.body, { ...created, application: owner, preflight: { ok: Boolean, checks: Array } });
     const older = new Client(server.url, { token });
     const viaBearer = await older.get('domain.one', { domainId });
     t.equal(viaBearer.status, 200, 'the older variant (Authorization: Bearer) reads it too');
@@ -188,8 +190,8 @@ t.test('domains with the traefik provider', async t => {
     t.ok(Date.parse(renewed.expiresAt) - Date.now() > 80 * 86_400_000, 'update reads the new leaf\'s expiry');
     t.equal(await readFile(path.join(certDir, 'chain.crt'), 'utf8'), `${longer.cert.trim()}\n`, 'and writes the new chain');
     t.equal((await client.post('certificates.update', { certificateId: created.certificateId, privateKey: other.key })).status, 400, 'a key that does not match the stored chain');
-    const removed = await call('certificates.remove', { certificateId: created.certificateId });
-    t.equal(removed.certificateId, created.certificateId);
+    t.equal(await call('certificates.remove', { certificateId: created.certificateId }), true, 'remove answers true, as the peer does');
+    t.equal((await client.get('certificates.one', { certificateId: created.certificateId })).status, 404);
     t.notOk(existsSync(certDir), 'its files are gone');
   });
 

@@ -3,7 +3,7 @@
 // published port and keeps what it writes in its named volume.
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { startTestServer, signUpAdmin, deploymentFinished, freePort, waitFor, TEST_STATIC_IMAGE } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, freePort, waitFor, TEST_STATIC_IMAGE, runFinished } from '@berth/core/testing';
 import { runContainerCommand } from '@berth/plugin-workloads/testing';
 
 /** `<status> <body>` of GET path on the port. */
@@ -45,9 +45,7 @@ t.test('a deployed application serves its file mount on its published port', asy
   const published = await client.post('port.create', { applicationId: app.applicationId, publishedPort: port, targetPort: 80, publishMode: 'host' });
   t.equal(published.status, 200);
 
-  const first = await client.post('application.deploy', { applicationId: app.applicationId });
-  t.equal(first.status, 200);
-  t.match(await deploymentFinished(client, first.body.deploymentId), { status: 'done' });
+  t.match(await runFinished(client, 'application.deploy', { applicationId: app.applicationId }), { status: 'done' });
   t.equal(await served(port, '/', /from a file mount/), '200 <h1>from a file mount</h1>\n', 'the file mount\'s content, on the published port');
 
   const spec = (await docker.getService(app.appName).inspect()).Spec.TaskTemplate.ContainerSpec;
@@ -63,8 +61,7 @@ t.test('a deployed application serves its file mount on its published port', asy
 
   // A changed mount takes effect at the next deployment.
   t.equal((await client.post('mounts.update', { mountId: page.body.mountId, content: '<h1>changed</h1>\n' })).status, 200);
-  const second = await client.post('application.deploy', { applicationId: app.applicationId });
-  t.match(await deploymentFinished(client, second.body.deploymentId), { status: 'done' });
+  t.match(await runFinished(client, 'application.deploy', { applicationId: app.applicationId }), { status: 'done' });
   t.equal(await served(port, '/', /changed/), '200 <h1>changed</h1>\n', 'the new content is served');
   // The host port allows one task at a time: the new task is the one answering now.
   t.equal(await get(port, '/data/note.txt'), '200 kept\n', 'the volume kept its data across the redeploy');

@@ -48,16 +48,16 @@ export const userProcedures = [
     handler: (_i, ctx) => ctx.principal.role === 'owner',
   }),
   user.mutation('update', {
-    summary: 'Change the caller\'s profile (or, for admins, another member\'s)',
+    summary: 'Change the caller\'s profile (or, for admins, another member\'s); answers the user, as the peer does',
     input: UpdateUserInput,
-    output: MemberView,
+    output: UserView,
     async handler(input, ctx) {
       const { users } = ctx.cradle;
       const target = input.id ?? ctx.principal.userId;
       if (target !== ctx.principal.userId && ctx.principal.role === 'member') throw forbidden();
       await users.member(target, ctx.principal.organizationId);
       await users.updateUser(target, { email: input.email, password: input.password, currentPassword: input.currentPassword, firstName: input.firstName, lastName: input.lastName, image: input.image }, ctx.principal);
-      return users.member(target, ctx.principal.organizationId);
+      return (await users.member(target, ctx.principal.organizationId)).user;
     },
   }),
   user.mutation('remove', {
@@ -72,10 +72,13 @@ export const userProcedures = [
   }),
   user.mutation('createUserWithCredentials', {
     access: 'admin',
-    summary: 'Create an account with a password in the caller\'s organization',
+    summary: 'Create an account with a password in the caller\'s organization; answers its userId, email and role, as the peer does',
     input: CreateUserInput,
-    output: MemberView,
-    handler: (input, ctx) => ctx.cradle.users.createUser({ ...input, organizationId: ctx.principal.organizationId }),
+    output: Type.Object({ userId: Type.String(), email: Type.String(), role: Type.String() }),
+    async handler(input, ctx) {
+      const member = await ctx.cradle.users.createUser({ ...input, organizationId: ctx.principal.organizationId });
+      return { userId: member.userId, email: member.user.email, role: member.role };
+    },
   }),
   user.mutation('createApiKey', {
     summary: 'A new API key acting in metadata.organizationId; the plain key is in `key`, shown once',

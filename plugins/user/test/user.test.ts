@@ -88,14 +88,14 @@ t.test('user operations', async t => {
   t.test('user.update changes names; admins may change another member\'s', async t => {
     const mine = await member.client.post('user.update', { firstName: 'Ada', lastName: 'Lovelace' });
     t.equal(mine.status, 200);
-    t.match(mine.body, { userId: member.userId, user: { firstName: 'Ada', lastName: 'Lovelace', email: 'member@example.com' } });
+    t.match(mine.body, { id: member.userId, firstName: 'Ada', lastName: 'Lovelace', email: 'member@example.com' }, 'the user, as the peer answers');
     t.match((await admin.client.get('user.one', { userId: member.userId })).body.user, { firstName: 'Ada', lastName: 'Lovelace' }, 'others see it');
     const partial = await member.client.post('user.update', { lastName: 'King' });
-    t.match(partial.body.user, { firstName: 'Ada', lastName: 'King' }, 'fields left out are kept');
+    t.match(partial.body, { firstName: 'Ada', lastName: 'King' }, 'fields left out are kept');
 
     const byAdmin = await deputy.client.post('user.update', { id: member.userId, firstName: 'Augusta' });
     t.equal(byAdmin.status, 200);
-    t.equal(byAdmin.body.user.firstName, 'Augusta');
+    t.equal(byAdmin.body.firstName, 'Augusta');
     t.equal((await member.client.get('user.get')).body.user.firstName, 'Augusta');
 
     const byMember = await member.client.post('user.update', { id: deputy.userId, firstName: 'Mallory' });
@@ -124,7 +124,7 @@ t.test('user operations', async t => {
     t.equal((await anon.post('auth.login', { email: 'owner@example.com', password: PASSWORD })).status, 200, 'the owner\'s password is unchanged');
     t.equal((await admin.client.get('user.get')).body.user.firstName, '');
     const own = await admin.client.post('user.update', { firstName: 'Grace' });
-    t.equal(own.body.user.firstName, 'Grace', 'the owner itself may');
+    t.equal(own.body.firstName, 'Grace', 'the owner itself may');
   });
 
   t.test('user.update: an admin cannot change the credentials of an account that is also in another organization', async t => {
@@ -224,7 +224,9 @@ t.test('user.createUserWithCredentials', async t => {
 
   const created = await admin.client.post('user.createUserWithCredentials', { email: 'New@Example.com', password: 'new-user-password', role: 'member' });
   t.equal(created.status, 200);
-  t.match(created.body, { id: String, userId: String, organizationId: admin.organizationId, role: 'member', user: { email: 'new@example.com', firstName: '', twoFactorEnabled: false } });
+  t.same(Object.keys(created.body).sort(), ['email', 'role', 'userId'], 'the peer\'s answer: userId, email and role');
+  t.match(created.body, { userId: String, role: 'member', email: 'new@example.com' });
+  t.match((await admin.client.get('user.one', { userId: created.body.userId })).body, { organizationId: admin.organizationId, role: 'member', user: { email: 'new@example.com', firstName: '', twoFactorEnabled: false } });
   t.notMatch(JSON.stringify(created.body), /new-user-password|scrypt/, 'the password is not echoed');
   const login = await anon.post('auth.login', { email: 'new@example.com', password: 'new-user-password' });
   t.equal(login.status, 200, 'the account logs in with the given password');

@@ -64,6 +64,10 @@ export interface BackupDirectory {
 
 /** Registered as `domains` by the domain plugin: what a workload serves through the proxy. */
 export interface DomainDirectory {
+  /** The workload's domains, redirects and basic-auth users as its `one` lists them, oldest first. */
+  forService(kind: string, id: string, em: EntityManager): Promise<{ domains: Record<string, unknown>[]; redirects: Record<string, unknown>[]; security: Record<string, unknown>[] }>;
+  /** The schemas of one of each of those views. */
+  viewSchemas(): { domains: TSchema; redirects: TSchema; security: TSchema };
   /** Deletes the workload's domains, redirects and basic-auth users and takes its routes off the proxy (when the workload is deleted). */
   removeForService(workload: WorkloadRef, em: EntityManager): Promise<void>;
 }

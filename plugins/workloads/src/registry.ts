@@ -32,6 +32,8 @@ export interface WorkloadRef {
   environmentId: string;
   /** The Swarm service name. */
   appName: string;
+  /** The name its owner gave it. */
+  name: string;
   serverId: string | null;
 }
 

@@ -1,6 +1,7 @@
 // The relations a workload's `one` (and the peer's other record answers) carries, in the peer's
 // shapes: where it lives (its environment and project), what hangs off it (mounts, ports,
-// deployments: item schemas from their plugins, an empty list when a plugin is disabled) and
+// deployments, domains, redirects, basic-auth users: item schemas from their plugins, an empty
+// list when a plugin is disabled) and
 // the relations of namespaces Berth does not serve yet (always an empty list or null).
 import Type, { type TObject, type TProperties } from 'typebox';
 import { Placement, optionalService, schema, type Cradle } from '@berth/core';
@@ -17,6 +18,7 @@ export function relationSchemas(cradle: Cradle) {
   const ports = optionalService(cradle, 'ports');
   const deployments = optionalService(cradle, 'deployments');
   const backups = optionalService(cradle, 'backupDirectory');
+  const proxied = optionalService(cradle, 'domains')?.viewSchemas();
   return {
     environment: Placement,
     mounts: mounts ? Type.Array(mounts.viewSchema()) : NotServedList('mounts'),
@@ -24,6 +26,9 @@ export function relationSchemas(cradle: Cradle) {
     deployments: deployments ? Type.Array(deployments.viewSchema()) : NotServedList('deployments'),
     server: NotServedOne('the remote server'),
     backups: backups ? Type.Array(backups.viewSchema()) : NotServedList('backups'),
+    domains: proxied ? Type.Array(proxied.domains) : NotServedList('domains'),
+    redirects: proxied ? Type.Array(proxied.redirects) : NotServedList('redirects'),
+    security: proxied ? Type.Array(proxied.security) : NotServedList('basic-auth entries'),
   };
 }
 

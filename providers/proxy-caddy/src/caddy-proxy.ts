@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { ProxyCertificate, ProxyCertificateState, ProxyEngine, ProxyFileRole, ProxyProvider, ProxyServiceSettings, ProxyWorkloadConfig } from '@berth/core';
 import { caddyConfig } from './caddy-config.ts';
-import { ensureProxyService, envLines, execIn, readServiceSettings, runningContainer, Serial, writeAtomic, writeServiceSettings } from '@berth/provider-proxy-service';
+import { assertFileAppName, ensureProxyService, execIn, proxyServiceSpec, readServiceSettings, runningContainer, Serial, writeAtomic, writeServiceSettings } from '@berth/provider-proxy-service';
 
 export interface CaddyOptions {
   /** The Swarm service name of the proxy. */
@@ -32,7 +32,6 @@ export interface CaddyHost {
 
 const IN = '/etc/berth-proxy';
 const ADMIN = 'localhost:2019';
-const APP_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/;
 const WEB_SERVER = path.join('workloads', '_berth.json');
 
 export class CaddyProxy implements ProxyProvider {
@@ -158,24 +157,16 @@ export class CaddyProxy implements ProxyProvider {
 
   // ------------------------------------------------------------ internals
   #workloadPath(appName: string): string {
-    if (!APP_NAME.test(appName)) throw new Error(`"${appName}" is not a valid appName`);
+    assertFileAppName(appName);
     return path.join('workloads', `${appName}.json`);
   }
 
-  async #spec() {
-    const settings = await readServiceSettings(this.configDir);
-    return {
-      name: this.#options.serviceName,
-      image: this.#host.image,
+  #spec() {
+    return proxyServiceSpec(this.configDir, { ...this.#host, name: this.#options.serviceName }, () => ({
       args: ['caddy', 'run', '--config', `${IN}/caddy.json`],
-      env: [...envLines(settings.env), 'XDG_DATA_HOME=/data', 'XDG_CONFIG_HOME=/config'],
+      env: ['XDG_DATA_HOME=/data', 'XDG_CONFIG_HOME=/config'],
       binds: [{ source: this.configDir, target: IN }, { source: path.join(this.configDir, 'data'), target: '/data' }],
-      ports: [
-        { target: 80, published: this.#host.httpPort },
-        { target: 443, published: this.#host.httpsPort },
-        ...settings.additionalPorts.map(p => ({ target: p.targetPort, published: p.publishedPort, protocol: p.protocol })),
-      ],
-    };
+    }));
   }
 
   async #writeJson(relative: string, value: unknown): Promise<void> {

@@ -39,6 +39,41 @@ export interface ProxyServiceSpec {
   ports: { target: number; published: number; protocol?: 'tcp' | 'udp' | 'sctp' }[];
 }
 
+/** An appName as a proxy's file of a workload may be named after. */
+const APP_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/;
+
+/** Throws unless appName may name a workload's file in the proxy's directory (no path separators, no dot segments). */
+export function assertFileAppName(appName: string): void {
+  if (!APP_NAME.test(appName)) throw new Error(`"${appName}" is not a valid appName`);
+}
+
+/** Where the proxy runs: its service name and image, its http and https ports on the host. */
+export interface ProxyServiceHost { name: string; image: string; httpPort: number; httpsPort: number }
+
+/**
+ * A proxy's service spec: the provider's own program, environment and directories, with the
+ * service settings' environment lines; ports 80 and 443 on the host's http and https ports,
+ * the provider's own ports, then the settings' additional ports.
+ */
+export async function proxyServiceSpec(configDir: string, host: ProxyServiceHost,
+  ownOf: (settings: ProxyServiceSettings) => Pick<ProxyServiceSpec, 'args' | 'binds'> & { env?: string[]; ports?: ProxyServiceSpec['ports'] }): Promise<ProxyServiceSpec> {
+  const settings = await readServiceSettings(configDir);
+  const own = ownOf(settings);
+  return {
+    name: host.name,
+    image: host.image,
+    args: own.args,
+    env: [...envLines(settings.env), ...(own.env ?? [])],
+    binds: own.binds,
+    ports: [
+      { target: 80, published: host.httpPort },
+      { target: 443, published: host.httpsPort },
+      ...(own.ports ?? []),
+      ...settings.additionalPorts.map(p => ({ target: p.targetPort, published: p.publishedPort, protocol: p.protocol })),
+    ],
+  };
+}
+
 const PROXY_LABEL = 'berth.proxy';
 const SPEC_LABEL = 'berth.proxy.spec';
 

@@ -9,7 +9,7 @@ import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
 import type { ProxyCertificate, ProxyCertificateState, ProxyEngine, ProxyFileRole, ProxyProvider, ProxyServiceSettings, ProxyWorkloadConfig } from '@berth/core';
-import { ensureProxyService, envLines, readServiceSettings, Serial, writeAtomic, writeServiceSettings } from '@berth/provider-proxy-service';
+import { assertFileAppName, ensureProxyService, proxyServiceSpec, readServiceSettings, Serial, writeAtomic, writeServiceSettings } from '@berth/provider-proxy-service';
 import { certificateFile, mainConfig, mergeMiddlewares, workloadFile, type FileConfig, type UpstreamHost } from './traefik-files.ts';
 
 export interface TraefikOptions {
@@ -29,7 +29,6 @@ export interface TraefikHost {
 
 /** Where the peer keeps it, inside the container. */
 export const TRAEFIK_DIR = '/etc/dokploy/traefik';
-const APP_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/;
 
 export class TraefikProxy implements ProxyProvider {
   readonly id = 'traefik';
@@ -169,31 +168,22 @@ export class TraefikProxy implements ProxyProvider {
   }
 
   #workloadPath(appName: string): string {
-    if (!APP_NAME.test(appName)) throw new Error(`"${appName}" is not a valid appName`);
+    assertFileAppName(appName);
     if (appName === 'berth') throw new Error('The appName "berth" names Berth\'s own web-server file (dynamic/berth.yml) under the traefik proxy: choose another appName');
     return path.join('dynamic', `${appName}.yml`);
   }
 
   /** The service as the peer runs Traefik: the static config at /etc/traefik/traefik.yml, the directory at /etc/dokploy/traefik, the engine's socket for its swarm and docker providers. */
-  async #spec() {
-    const settings = await readServiceSettings(this.configDir);
-    return {
-      name: this.#options.serviceName,
-      image: this.#host.image,
+  #spec() {
+    return proxyServiceSpec(this.configDir, { ...this.#host, name: this.#options.serviceName }, settings => ({
       args: [],
-      env: envLines(settings.env),
       binds: [
         { source: this.#path('traefik.yml'), target: '/etc/traefik/traefik.yml', readOnly: true },
         { source: this.configDir, target: TRAEFIK_DIR },
         { source: '/var/run/docker.sock', target: '/var/run/docker.sock', readOnly: true },
       ],
-      ports: [
-        { target: 80, published: this.#host.httpPort },
-        { target: 443, published: this.#host.httpsPort },
-        ...(settings.dashboard ? [{ target: 8080, published: 8080 }] : []),
-        ...settings.additionalPorts.map(p => ({ target: p.targetPort, published: p.publishedPort, protocol: p.protocol })),
-      ],
-    };
+      ports: settings.dashboard ? [{ target: 8080, published: 8080 }] : [],
+    }));
   }
 }
 

@@ -1,14 +1,14 @@
 // Every operation of one database kind, the same for all kinds: records through the service,
-// runs (deploy, start, stop, reload, rebuild) through the deploy queue, the rest through the
+// runs (deploy, start, stop, reload, rebuild) through the deploy queue (answering the peer's
+// body, the deployment's id in a header: runs.ts), the rest through the
 // deployer's engine side — all through the kind's request-scoped facade (requests.ts).
 import Type, { type Static } from 'typebox';
 import { databaseView, type DatabaseSchemas, type IdKey, type WithId } from './schemas.ts';
 import { databasesOf, type CallerDatabases } from './requests.ts';
 import { relationSchemas } from '../relations.ts';
+import { runProcedure } from '../runs.ts';
 import { type Cradle, type ProcedureContext, router, schema } from '@berth/core';
 const { Ok } = schema;
-
-const Queued = Type.Object({ deploymentId: Type.String(), status: Type.String(), title: Type.String(), action: Type.String(), createdAt: Type.String() });
 
 /** Made once every plugin is set up: the relations' schemas are their plugins'. */
 export function databaseProcedures(kind: string, label: string, s: DatabaseSchemas, cradle: Cradle) {
@@ -20,11 +20,14 @@ export function databaseProcedures(kind: string, label: string, s: DatabaseSchem
   // The kind's facade is registered under a name of its own (one per kind), so it is resolved by that name.
   const databases = (ctx: ProcedureContext) => ctx.scope.resolve<CallerDatabases>(databasesOf(kind));
 
-  const run = (name: string, summary: string) =>
-    r.mutation(name, {
-      summary, input: s.Id, output: Type.Object({ ...Queued.properties, [idKey]: Type.String() }),
-      handler: (input, ctx) => databases(ctx).run(idOf(input), name),
-    });
+  // The peer answers the record with its relations for deploy, start and stop, and true for reload and rebuild.
+  const run = (name: string, summary: string, answer: 'true' | 'view') => answer === 'view'
+    ? runProcedure(r, name, {
+      summary, input: s.Id, output: View,
+      queue: (input, ctx) => databases(ctx).run(idOf(input), name),
+      answer: (input, ctx) => databases(ctx).one(idOf(input)),
+    })
+    : runProcedure(r, name, { summary, input: s.Id, output: Ok(), queue: (input, ctx) => databases(ctx).run(idOf(input), name), answer: () => true });
   /** What reaches the host is the operator's to grant (403 naming the field and the config key). */
   const assertNetworks = (i: unknown, ctx: ProcedureContext) =>
     ctx.cradle.hostAccess.assertNetworks(ctx.principal, (i as { networkSwarm?: { Target?: string }[] | null }).networkSwarm);
@@ -59,15 +62,16 @@ export function databaseProcedures(kind: string, label: string, s: DatabaseSchem
       input: s.Id, output: View,
       handler: (input, ctx) => databases(ctx).one(idOf(input)),
     }),
-    run('deploy', `Queue a deployment: the service is created or updated, then Berth waits until ${label} accepts connections`),
-    run('start', 'Queue scaling the service back to its replicas'),
-    run('stop', 'Queue scaling the service to zero; the status becomes idle'),
-    r.mutation('reload', {
-      summary: 'Queue a restart of the service with the same spec',
-      input: s.Reload, output: Type.Object({ ...Queued.properties, [idKey]: Type.String() }),
-      handler: (input, ctx) => databases(ctx).run(idOf(input), 'reload', input.appName),
+    run('deploy', `Queue a deployment: the service is created or updated, then Berth waits until ${label} accepts connections; answers the database`, 'view'),
+    run('start', 'Queue scaling the service back to its replicas; answers the database', 'view'),
+    run('stop', 'Queue scaling the service to zero (the status becomes idle); answers the database', 'view'),
+    runProcedure(r, 'reload', {
+      summary: 'Queue a restart of the service with the same spec; answers true',
+      input: s.Reload, output: Ok(),
+      queue: (input, ctx) => databases(ctx).run(idOf(input), 'reload', input.appName),
+      answer: () => true,
     }),
-    run('rebuild', 'DESTRUCTIVE: queue removing the service and its data volume, then deploying it anew with empty data'),
+    run('rebuild', 'DESTRUCTIVE: queue removing the service and its data volume, then deploying it anew with empty data; answers true', 'true'),
     r.mutation('remove', {
       access: 'admin',
       summary: 'Delete the database: stops its deployments, removes its service, its data volume, its mounts and deployment records; answers the record as it was, with its relations',

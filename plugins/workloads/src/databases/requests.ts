@@ -27,7 +27,7 @@ export const callerDatabases = (db: DatabaseService, workload: DatabaseKind) => 
     create: (input: Record<string, unknown>) => db.create(input, organizationId, em, assertAppNameFree),
     /** The database with its environment and project, mounts, backups and connection URLs. */
     one: async (id: string) => view(await find(id)),
-    /** Queues a run (deploy, start, stop, reload, rebuild); a given appName must be the database's. Answers the queued deployment. */
+    /** Queues a run (deploy, start, stop, reload, rebuild); a given appName must be the database's. Answers the queued deployment's id. */
     async run(id: string, action: string, appName?: string) {
       const row = await find(id);
       if (appName !== undefined && row.appName !== appName) throw invalidField('appName', 'does not match the database');
@@ -75,7 +75,7 @@ export const callerDatabases = (db: DatabaseService, workload: DatabaseKind) => 
     const d = await cradle.deployments.enqueue({
       targetType: db.driver.kind, targetId: row.id, organizationId: row.organizationId, serverId: row.serverId ?? null, action, title: titles[action] ?? action,
     }, em);
-    return { deploymentId: d.deploymentId, status: d.status, title: d.title, action: d.action, createdAt: d.createdAt, [db.idKey]: row.id };
+    return d.deploymentId;
   }
 };
 

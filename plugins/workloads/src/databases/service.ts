@@ -213,7 +213,7 @@ export class DatabaseService {
   }
 
   ref(row: DatabaseRow): WorkloadRef {
-    return { kind: this.driver.kind, id: row.id, organizationId: row.organizationId, environmentId: row.environmentId, appName: row.appName, serverId: row.serverId ?? null };
+    return { kind: this.driver.kind, id: row.id, organizationId: row.organizationId, environmentId: row.environmentId, appName: row.appName, name: row.name, serverId: row.serverId ?? null };
   }
 
   async findRef(id: string, em: EntityManager): Promise<WorkloadRef | null> {

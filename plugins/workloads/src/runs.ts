@@ -1,0 +1,32 @@
+// A run of any workload kind (deploy, redeploy, reload, start, stop, rebuild) as one procedure:
+// the run goes on the durable deploy queue; the body is what the peer answers (true, or the
+// record), and the queued deployment's id travels in a response header, so Berth's clients can
+// follow the run while the peer's clients see the peer's answer.
+import { DEPLOYMENT_ID_HEADER, router, type ProcedureContext, type Static, type TSchema } from '@berth/core';
+
+export interface RunSpec<I extends TSchema, O extends TSchema> {
+  summary: string;
+  input: I;
+  /** The peer's answer: `schema.Ok()` or the record's view. */
+  output: O;
+  /** Queues the run; answers the queued deployment's id. */
+  queue: (input: Static<I>, ctx: ProcedureContext) => Promise<string>;
+  /** The peer's answer, made before the run is queued (the record as it was when the run was asked for). */
+  answer: (input: Static<I>, ctx: ProcedureContext) => Promise<Static<O>> | Static<O>;
+}
+
+/** The mutation `<router>.<name>` that queues a run, answers the peer's body and names the deployment in DEPLOYMENT_ID_HEADER. */
+export function runProcedure<I extends TSchema, O extends TSchema>(r: ReturnType<typeof router>, name: string, spec: RunSpec<I, O>) {
+  return r.mutation(name, {
+    summary: `${spec.summary}; the queued deployment's id is in the ${DEPLOYMENT_ID_HEADER} response header`,
+    input: spec.input,
+    output: spec.output,
+    headers: { [DEPLOYMENT_ID_HEADER]: 'the deployment this run queued (follow it with deployment.one and deployment.readLogs)' },
+    async handler(input, ctx) {
+      // The peer answers the record as it read it before the run (its start and stop); so does Berth.
+      const answer = await spec.answer(input, ctx);
+      ctx.setHeader(DEPLOYMENT_ID_HEADER, await spec.queue(input, ctx));
+      return answer;
+    },
+  });
+}
