@@ -1,26 +1,58 @@
-// Restores run on the deploy queue as deployments of target type "restore": queued, one log to
-// read and follow, the hard timeout, cancellation, and on boot a restore found running is
-// marked error like any deployment.
+// Restores run on the deploy queue as deployments of target type "restore" (a database's file:
+// action restore; a volume's: action restoreVolume): queued, one log to read and follow, the hard
+// timeout, cancellation, and on boot a restore found running is marked error like any deployment.
+// Volume backups run there too, as deployments of target type "volumeBackup" (as the peer's have).
 import type { Deployer, DeploymentRun, EntityManager } from '@berth/core';
-import { Restore } from './entities.ts';
+import { Restore, VolumeBackup, VolumeRestore } from './entities.ts';
 import type { BackupRunner } from './runner.ts';
 import { RESTORE_TARGET } from './service.ts';
+import type { VolumeRunner } from './volume-runner.ts';
+import { RESTORE_VOLUME_ACTION, VOLUME_BACKUP_TARGET } from './volume-backups.ts';
 
 export class RestoreDeployer implements Deployer {
   readonly targetType = RESTORE_TARGET;
   readonly #runner: BackupRunner;
+  readonly #volumes: VolumeRunner;
 
-  constructor(runner: BackupRunner) {
+  constructor(runner: BackupRunner, volumes: VolumeRunner) {
     this.#runner = runner;
+    this.#volumes = volumes;
   }
 
   async run(action: string, run: DeploymentRun): Promise<void> {
+    const io = { signal: run.signal, log: (line: string) => run.log(line) };
+    if (action === RESTORE_VOLUME_ACTION) {
+      const restore = await run.em.findOne(VolumeRestore, { restoreId: run.deployment.targetId });
+      if (!restore) throw new Error('The restore request is gone');
+      return this.#volumes.restore(restore, run.em, io);
+    }
     if (action !== 'restore') throw new Error(`Unknown restore action "${action}"`);
     const restore = await run.em.findOne(Restore, { restoreId: run.deployment.targetId });
     if (!restore) throw new Error('The restore request is gone');
-    await this.#runner.restore(restore, run.em, { signal: run.signal, log: line => run.log(line) });
+    await this.#runner.restore(restore, run.em, io);
   }
 
   /** A restore has no status of its own besides its deployment's. */
   async settle(_targetId: string, _outcome: 'error' | 'cancelled', _reason: string, _em: EntityManager): Promise<void> {}
+}
+
+export class VolumeBackupDeployer implements Deployer {
+  readonly targetType = VOLUME_BACKUP_TARGET;
+  readonly #volumes: VolumeRunner;
+
+  constructor(volumes: VolumeRunner) {
+    this.#volumes = volumes;
+  }
+
+  async run(action: string, run: DeploymentRun): Promise<void> {
+    if (action !== 'backup') throw new Error(`Unknown volume backup action "${action}"`);
+    const row = await run.em.findOne(VolumeBackup, { volumeBackupId: run.deployment.targetId });
+    if (!row) throw new Error('The volume backup is gone');
+    await this.#volumes.run(row, run.em, { signal: run.signal, log: line => run.log(line) });
+  }
+
+  /** A run that died with the process is on the record too. */
+  async settle(targetId: string, _outcome: 'error' | 'cancelled', reason: string, em: EntityManager): Promise<void> {
+    await em.nativeUpdate(VolumeBackup, { volumeBackupId: targetId }, { lastRunAt: new Date(), lastError: reason });
+  }
 }

@@ -11,8 +11,8 @@ import { backupSchemas, unregisteredOwnerIds, type BackupCreate, type BackupFile
 
 export const RESTORE_TARGET = 'restore';
 
-/** A 5- or 6-field cron expression, or a 400 naming `schedule`. */
-export function checkSchedule(schedule: string): void {
+/** A 5- or 6-field cron expression, or a 400 naming the field (`schedule`). */
+export function checkSchedule(schedule: string, field = 'schedule'): void {
   const fields = schedule.trim().split(/\s+/).length;
   let problem: string | null = fields === 5 || fields === 6 ? null : `must have 5 or 6 fields, not ${fields}`;
   if (!problem) {
@@ -22,7 +22,7 @@ export function checkSchedule(schedule: string): void {
       problem = `is not a valid cron expression: ${(e as Error).message}`;
     }
   }
-  if (problem) throw badRequest(`schedule ${problem}`, [{ path: ['schedule'], message: problem }]);
+  if (problem) throw badRequest(`${field} ${problem}`, [{ path: [field], message: problem }]);
 }
 
 export class BackupService {
