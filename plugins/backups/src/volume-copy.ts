@@ -1,7 +1,7 @@
 // A volume copied out of the engine and back, through a helper container of a local image
 // (config backupHelperImage; never pulled). Out: the engine's archive of the volume (a tar) read
 // from a created, never started helper, so nothing runs. Back: the helper empties the volume
-// (`find -delete`, an argument array) and the archive is put in. What uses the volume (Berth's
+// (find … -exec rm -rf, an argument array) and the archive is put in. What uses the volume (Berth's
 // Swarm services of the organization) is scaled to 0 first and back to its replicas after,
 // whatever happened; a running container that is not Berth's is a 409, never stopped.
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -47,12 +47,13 @@ export async function archiveVolume(docker: Docker, hosts: ContainerHosts, image
 
 /** Empties the volume, then writes the tar's files into it. */
 export async function replaceVolume(docker: Docker, hosts: ContainerHosts, image: string, volume: string, tar: Readable): Promise<void> {
-  const container = await helper(docker, hosts, image, volume, ['find', MOUNT_AT, '-mindepth', '1', '-delete'], false);
+  const container = await helper(docker, hosts, image, volume, ['find', MOUNT_AT, '-mindepth', '1', '-maxdepth', '1', '-exec', 'rm', '-rf', '{}', '+'], false);
   try {
     await container.start();
     const { StatusCode } = await container.wait() as { StatusCode: number };
     if (StatusCode !== 0) {
-      const logs = (await container.logs({ stdout: true, stderr: true, follow: false }) as Buffer).toString('utf8').slice(-500);
+      // The engine's log frames carry binary headers: keep the printable text only.
+      const logs = (await container.logs({ stdout: true, stderr: true, follow: false }) as Buffer).toString('utf8').replace(/[^\x20-\x7e\n\t]/g, '').slice(-500);
       throw new Error(`emptying volume ${volume} failed (exit ${StatusCode}): ${logs}`);
     }
     await hosts.call(`write volume ${volume}`, () => container.putArchive(tar as never, { path: MOUNT_AT }));

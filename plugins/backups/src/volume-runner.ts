@@ -122,7 +122,10 @@ export class VolumeRunner {
       io.log(`Restoring ${restore.backupFile} into volume ${restore.volumeName}`);
       const gunzip = createGunzip();
       const feeding = pipeline(await store.get(restore.backupFile, { signal: io.signal }), gunzip);
-      await Promise.all([replaceVolume(docker, hosts, this.#image(), restore.volumeName, gunzip), feeding]);
+      await Promise.all([replaceVolume(docker, hosts, this.#image(), restore.volumeName, gunzip), feeding]).catch(e => {
+        gunzip.destroy();
+        throw e;
+      });
     } finally {
       await startAgain(docker, hosts, stopped, io.log);
     }

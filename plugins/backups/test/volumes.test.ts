@@ -66,7 +66,10 @@ t.test('a volume round trip, its service stopped during the copy and restored to
   t.not(await tree(), original);
   const queued = await client.post('volumeBackups.restore', { backupFileName: file!.Path, destinationId: dest.destinationId, volumeName, id: redisId, serviceType: 'redis' });
   t.equal(queued.status, 200, JSON.stringify(queued.body));
-  const restored = await deploymentFinished(client, queued.body.deploymentId);
+  const restored = await deploymentFinished(client, queued.body.deploymentId, { timeout: 90_000 }).catch(async e => {
+    t.comment((await client.get('deployment.readLogs', { deploymentId: queued.body.deploymentId })).body);
+    throw e;
+  });
   t.equal(restored.status, 'done', restored.errorMessage ?? '');
   t.equal(await tree(), original, 'every file, mode and link is back exactly, and what came after the backup is gone');
   t.equal(((await service.inspect()).Spec as typeof spec).Mode.Replicated.Replicas, 1, 'the service runs its replica again');
