@@ -42,6 +42,6 @@ export default definePlugin({
     berth.provide({ backupDirectory: asValue(directory) });
     berth.procedures(...destinationProcedures(destinations));
     berth.procedures(backupProcedures(backups));
-    berth.procedures(...volumeBackupProcedures(volumes));
+    berth.procedures(volumeBackupProcedures(volumes));
   },
 });

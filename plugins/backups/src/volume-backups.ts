@@ -7,7 +7,7 @@ import { generateAppName, type WorkloadKind, type WorkloadRegistry } from '@bert
 import { Destination, VolumeBackup, VolumeRestore, type VolumeBackupRow } from './entities.ts';
 import type { DestinationService } from './destinations.ts';
 import { checkSchedule, RESTORE_TARGET } from './service.ts';
-import { VOLUME_OWNER_FIELDS, type VolumeBackupInput, type VolumeBackupUpdateInput, type VolumeRestoreRequest } from './volume-schemas.ts';
+import { volumeOwners, type VolumeBackupInput, type VolumeBackupUpdateInput, type VolumeRestoreRequest } from './volume-schemas.ts';
 
 export const VOLUME_BACKUP_TARGET = 'volumeBackup';
 export const RESTORE_VOLUME_ACTION = 'restoreVolume';
@@ -26,6 +26,10 @@ export class VolumeBackupService {
   }
 
   /** The kinds whose volumes may be backed up: those with mounts. */
+  kinds(): WorkloadKind[] {
+    return this.#kinds();
+  }
+
   #kinds(): WorkloadKind[] {
     return this.#workloads().supporting('mounts');
   }
@@ -54,7 +58,7 @@ export class VolumeBackupService {
       volumeBackupId: row.volumeBackupId, name: row.name, volumeName: row.volumeName, prefix: row.prefix, serviceType: row.serviceType,
       appName: row.appName, serviceName: row.serviceName ?? null, turnOff: row.turnOff, cronExpression: row.cronExpression,
       keepLatestCount: row.keepLatestCount ?? null, enabled: row.enabled ?? null,
-      ...Object.fromEntries(VOLUME_OWNER_FIELDS.map(f => [f, f === idField ? row.serviceId : null])),
+      ...Object.fromEntries(volumeOwners(this.#kinds().map(k => k.kind)).map(o => [`${o}Id`, `${o}Id` === idField ? row.serviceId : null])),
       createdAt: iso(row.createdAt)!, destinationId: row.destinationId, organizationId: row.organizationId,
       lastRunAt: iso(row.lastRunAt ?? null), lastError: row.lastError ?? null,
     };
@@ -74,9 +78,10 @@ export class VolumeBackupService {
 
   async list(input: { id: string; volumeBackupType: string }, organizationId: string, em: EntityManager) {
     const kind = this.#kind(input.volumeBackupType, 'volumeBackupType');
-    await this.#workloads().owner(kind.kind, input.id, organizationId, em);
+    const workload = await this.#workloads().owner(kind.kind, input.id, organizationId, em);
     const rows = await em.find(VolumeBackup, { serviceType: kind.kind, serviceId: input.id, organizationId }, { orderBy: { createdAt: 'desc' } });
-    return rows.map(r => this.view(r));
+    const owner = { [kind.idField]: workload.id, appName: workload.appName, serverId: workload.serverId };
+    return rows.map(r => ({ ...this.view(r), ...Object.fromEntries(volumeOwners(this.#kinds().map(k => k.kind)).map(o => [o, o === kind.kind ? owner : null])) }));
   }
 
   async create(input: VolumeBackupInput, organizationId: string, em: EntityManager) {
