@@ -5,8 +5,8 @@ import { backupMigrations } from './migrations.ts';
 import { backupProcedures, destinationProcedures } from './procedures.ts';
 import { DestinationService } from './destinations.ts';
 import { BackupRunner } from './runner.ts';
-import { BackupService, RESTORE_TARGET } from './service.ts';
-import { RestoreDeployer, VolumeBackupDeployer } from './restore-deployer.ts';
+import { BACKUP_TARGET, BackupService, RESTORE_TARGET } from './service.ts';
+import { BackupDeployer, RestoreDeployer, VolumeBackupDeployer } from './deployers.ts';
 import { BackupSchedules } from './schedules.ts';
 import { VolumeRunner } from './volume-runner.ts';
 import { VOLUME_BACKUP_TARGET, VolumeBackupService } from './volume-backups.ts';
@@ -20,7 +20,7 @@ export default definePlugin({
     const cradle = () => berth.container.cradle;
     const destinations = new DestinationService(() => cradle().providers, () => cradle().secrets);
     const runner = new BackupRunner({ workloads: () => cradle().workloads, destinations, events: () => berth.events, logger: () => cradle().logger, secrets: () => cradle().secrets, verify: () => berth.config.backupVerify === 'always' });
-    const backups = new BackupService({ workloads: () => cradle().workloads, destinations, runner, deployments: () => cradle().deployments, secrets: () => cradle().secrets });
+    const backups = new BackupService({ workloads: () => cradle().workloads, destinations, deployments: () => cradle().deployments, secrets: () => cradle().secrets, events: () => berth.events });
     const volumeRunner = new VolumeRunner({ workloads: () => cradle().workloads, destinations, hosts: () => cradle().hosts, events: () => berth.events, image: () => berth.config.backupHelperImage });
     const volumes = new VolumeBackupService({ workloads: () => cradle().workloads, destinations, deployments: () => cradle().deployments, events: () => berth.events });
     const schedules = new BackupSchedules({ runner, volumes, em: () => cradle().orm.em.fork(), events: () => berth.events, logger: () => cradle().logger });
@@ -28,6 +28,8 @@ export default definePlugin({
     berth.migrations(...backupMigrations);
     cradle().deployments.registerTarget({ type: RESTORE_TARGET, idField: 'restoreId' });
     cradle().deployments.register(new RestoreDeployer(runner, volumeRunner));
+    cradle().deployments.registerTarget({ type: BACKUP_TARGET, idField: 'backupId' });
+    cradle().deployments.register(new BackupDeployer(runner));
     cradle().deployments.registerTarget({ type: VOLUME_BACKUP_TARGET, idField: 'volumeBackupId' });
     cradle().deployments.register(new VolumeBackupDeployer(volumeRunner));
     schedules.define(berth.jobs, berth.config.backupTickSeconds);

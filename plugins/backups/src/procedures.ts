@@ -56,7 +56,7 @@ export const destinationProcedures = (destinations: DestinationService): Procedu
 export const backupProcedures = (backups: BackupService) => (): Procedure[] => {
   const kinds = backups.kinds();
   const { CreateInput, UpdateInput, RestoreInput } = backupSchemas(kinds.map(k => ({ kind: k.kind, idField: k.idField })));
-  const BackupView = backups.viewSchema();
+  const BackupView = backups.oneSchema();
   return [
     backup.mutation('create', {
       summary: 'Schedule backups of a database to a destination',

@@ -7,6 +7,7 @@ import { generateAppName, type WorkloadKind, type WorkloadRegistry } from '@bert
 import { Destination, VolumeBackup, VolumeRestore, type VolumeBackupRow } from './entities.ts';
 import type { DestinationService } from './destinations.ts';
 import { checkSchedule, RESTORE_TARGET } from './service.ts';
+import { runToEnd } from './await-deployment.ts';
 import { volumeOwners, type VolumeBackupInput, type VolumeBackupUpdateInput, type VolumeRestoreRequest } from './volume-schemas.ts';
 
 export const VOLUME_BACKUP_TARGET = 'volumeBackup';
@@ -123,29 +124,22 @@ export class VolumeBackupService {
     return view;
   }
 
-  /** Queues a run of the backup (its deployment). */
-  enqueue(row: VolumeBackupRow, em: EntityManager): Promise<DeploymentRecord> {
-    return this.#deployments().enqueue({
+  /** The deployment of one run of the backup. */
+  #run(row: VolumeBackupRow) {
+    return {
       targetType: VOLUME_BACKUP_TARGET, targetId: row.volumeBackupId, organizationId: row.organizationId, serverId: null, action: 'backup',
       title: 'Volume Backup', description: `volume ${row.volumeName}`,
-    }, em);
+    };
+  }
+
+  /** Queues a run of the backup (its deployment). */
+  enqueue(row: VolumeBackupRow, em: EntityManager): Promise<DeploymentRecord> {
+    return this.#deployments().enqueue(this.#run(row), em);
   }
 
   /** Runs the backup now, as a deployment, and answers once it ended: true, or a 400 with why it failed. */
   async runManually(volumeBackupId: string, organizationId: string, em: EntityManager): Promise<true> {
-    const row = await this.row(volumeBackupId, organizationId, em);
-    const ended = new Map<string, DeploymentRecord>();
-    let wake: () => void = () => {};
-    const off = this.#events().on('deploymentFinished', ({ deployment }) => { ended.set(deployment.deploymentId, deployment); wake(); });
-    try {
-      const queued = await this.enqueue(row, em);
-      while (!ended.has(queued.deploymentId)) await new Promise<void>(resolve => { wake = resolve; });
-      const done = ended.get(queued.deploymentId)!;
-      if (done.status !== 'done') throw badRequest(done.errorMessage ?? `The volume backup ended ${done.status}`);
-      return true;
-    } finally {
-      off();
-    }
+    return runToEnd(this.#deployments(), this.#events(), this.#run(await this.row(volumeBackupId, organizationId, em)), em);
   }
 
   /** Queues the restore of a file into a workload's volume; answers the job. */

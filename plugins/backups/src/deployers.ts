@@ -1,11 +1,12 @@
 // Restores run on the deploy queue as deployments of target type "restore" (a database's file:
 // action restore; a volume's: action restoreVolume): queued, one log to read and follow, the hard
 // timeout, cancellation, and on boot a restore found running is marked error like any deployment.
-// Volume backups run there too, as deployments of target type "volumeBackup" (as the peer's have).
+// Backup runs are deployments too, as the peer's are: a database backup's manual runs (target
+// "backup") and every volume backup run (target "volumeBackup").
 import type { Deployer, DeploymentRun, EntityManager } from '@berth/core';
-import { Restore, VolumeBackup, VolumeRestore } from './entities.ts';
+import { Backup, Restore, VolumeBackup, VolumeRestore } from './entities.ts';
 import type { BackupRunner } from './runner.ts';
-import { RESTORE_TARGET } from './service.ts';
+import { BACKUP_TARGET, RESTORE_TARGET } from './service.ts';
 import type { VolumeRunner } from './volume-runner.ts';
 import { RESTORE_VOLUME_ACTION, VOLUME_BACKUP_TARGET } from './volume-backups.ts';
 
@@ -54,5 +55,26 @@ export class VolumeBackupDeployer implements Deployer {
   /** A run that died with the process is on the record too. */
   async settle(targetId: string, _outcome: 'error' | 'cancelled', reason: string, em: EntityManager): Promise<void> {
     await em.nativeUpdate(VolumeBackup, { volumeBackupId: targetId }, { lastRunAt: new Date(), lastError: reason });
+  }
+}
+
+export class BackupDeployer implements Deployer {
+  readonly targetType = BACKUP_TARGET;
+  readonly #runner: BackupRunner;
+
+  constructor(runner: BackupRunner) {
+    this.#runner = runner;
+  }
+
+  async run(action: string, run: DeploymentRun): Promise<void> {
+    if (action !== 'backup') throw new Error(`Unknown backup action "${action}"`);
+    const row = await run.em.findOne(Backup, { backupId: run.deployment.targetId });
+    if (!row) throw new Error('The backup is gone');
+    await this.#runner.run(row, run.em, line => run.log(line));
+  }
+
+  /** A run that died with the process is on the record too. */
+  async settle(targetId: string, _outcome: 'error' | 'cancelled', reason: string, em: EntityManager): Promise<void> {
+    await em.nativeUpdate(Backup, { backupId: targetId }, { lastRunAt: new Date(), lastError: reason });
   }
 }
