@@ -37,44 +37,32 @@ export class RestoreDeployer implements Deployer {
   async settle(_targetId: string, _outcome: 'error' | 'cancelled', _reason: string, _em: EntityManager): Promise<void> {}
 }
 
-export class VolumeBackupDeployer implements Deployer {
-  readonly targetType = VOLUME_BACKUP_TARGET;
-  readonly #volumes: VolumeRunner;
+/**
+ * The runs of one kind of backup record (a database backup's, target "backup"; a volume backup's,
+ * target "volumeBackup"): action "backup" runs the record; a run that died with the process, timed
+ * out or was cancelled is on the record too (lastRunAt, lastError).
+ */
+export class BackupRunDeployer<Row> implements Deployer {
+  readonly targetType: string;
+  readonly #entity: typeof Backup | typeof VolumeBackup;
+  readonly #idField: string;
+  readonly #run: (row: Row, run: DeploymentRun) => Promise<unknown>;
 
-  constructor(volumes: VolumeRunner) {
-    this.#volumes = volumes;
+  constructor(targetType: string, entity: typeof Backup | typeof VolumeBackup, idField: string, runRow: (row: Row, run: DeploymentRun) => Promise<unknown>) {
+    this.targetType = targetType;
+    this.#entity = entity;
+    this.#idField = idField;
+    this.#run = runRow;
   }
 
   async run(action: string, run: DeploymentRun): Promise<void> {
-    if (action !== 'backup') throw new Error(`Unknown volume backup action "${action}"`);
-    const row = await run.em.findOne(VolumeBackup, { volumeBackupId: run.deployment.targetId });
-    if (!row) throw new Error('The volume backup is gone');
-    await this.#volumes.run(row, run.em, { signal: run.signal, log: line => run.log(line) });
+    if (action !== 'backup') throw new Error(`Unknown ${this.targetType} action "${action}"`);
+    const row = await run.em.findOne(this.#entity as typeof Backup, { [this.#idField]: run.deployment.targetId } as never);
+    if (!row) throw new Error(`The ${this.targetType} is gone`);
+    await this.#run(row as Row, run);
   }
 
-  /** A run that died with the process is on the record too. */
   async settle(targetId: string, _outcome: 'error' | 'cancelled', reason: string, em: EntityManager): Promise<void> {
-    await em.nativeUpdate(VolumeBackup, { volumeBackupId: targetId }, { lastRunAt: new Date(), lastError: reason });
-  }
-}
-
-export class BackupDeployer implements Deployer {
-  readonly targetType = BACKUP_TARGET;
-  readonly #runner: BackupRunner;
-
-  constructor(runner: BackupRunner) {
-    this.#runner = runner;
-  }
-
-  async run(action: string, run: DeploymentRun): Promise<void> {
-    if (action !== 'backup') throw new Error(`Unknown backup action "${action}"`);
-    const row = await run.em.findOne(Backup, { backupId: run.deployment.targetId });
-    if (!row) throw new Error('The backup is gone');
-    await this.#runner.run(row, run.em, line => run.log(line));
-  }
-
-  /** A run that died with the process is on the record too. */
-  async settle(targetId: string, _outcome: 'error' | 'cancelled', reason: string, em: EntityManager): Promise<void> {
-    await em.nativeUpdate(Backup, { backupId: targetId }, { lastRunAt: new Date(), lastError: reason });
+    await em.nativeUpdate(this.#entity as typeof Backup, { [this.#idField]: targetId } as never, { lastRunAt: new Date(), lastError: reason });
   }
 }

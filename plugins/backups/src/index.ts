@@ -1,12 +1,12 @@
 import { asValue, definePlugin } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
-import { backupEntities } from './entities.ts';
+import { Backup, VolumeBackup, backupEntities, type BackupRow, type VolumeBackupRow } from './entities.ts';
 import { backupMigrations } from './migrations.ts';
 import { backupProcedures, destinationProcedures } from './procedures.ts';
 import { DestinationService } from './destinations.ts';
 import { BackupRunner } from './runner.ts';
 import { BACKUP_TARGET, BackupService, RESTORE_TARGET } from './service.ts';
-import { BackupDeployer, RestoreDeployer, VolumeBackupDeployer } from './deployers.ts';
+import { BackupRunDeployer, RestoreDeployer } from './deployers.ts';
 import { BackupSchedules } from './schedules.ts';
 import { VolumeRunner } from './volume-runner.ts';
 import { VOLUME_BACKUP_TARGET, VolumeBackupService } from './volume-backups.ts';
@@ -29,9 +29,9 @@ export default definePlugin({
     cradle().deployments.registerTarget({ type: RESTORE_TARGET, idField: 'restoreId' });
     cradle().deployments.register(new RestoreDeployer(runner, volumeRunner));
     cradle().deployments.registerTarget({ type: BACKUP_TARGET, idField: 'backupId' });
-    cradle().deployments.register(new BackupDeployer(runner));
+    cradle().deployments.register(new BackupRunDeployer(BACKUP_TARGET, Backup, 'backupId', (row: BackupRow, run) => runner.run(row, run.em, line => run.log(line))));
     cradle().deployments.registerTarget({ type: VOLUME_BACKUP_TARGET, idField: 'volumeBackupId' });
-    cradle().deployments.register(new VolumeBackupDeployer(volumeRunner));
+    cradle().deployments.register(new BackupRunDeployer(VOLUME_BACKUP_TARGET, VolumeBackup, 'volumeBackupId', (row: VolumeBackupRow, run) => volumeRunner.run(row, run.em, { signal: run.signal, log: line => run.log(line) })));
     schedules.define(berth.jobs, berth.config.backupTickSeconds);
     // A removed workload takes its database and volume backups (their files stay in the destinations).
     const directory = {
