@@ -44,6 +44,7 @@ export const ConfigSchema = Type.Object({
   staticRoot: Type.String({ pattern: '^/[A-Za-z0-9._/-]*$', default: '/usr/share/nginx/html', description: 'Directory inside staticImage that the web server serves (env BERTH_STATIC_ROOT)' }),
   backupVerify: Type.Enum(['always', 'never'], { default: 'always', description: 'After each backup, restore it into a throwaway container of the same kind and record the driver\'s check with the file (env BERTH_BACKUP_VERIFY)' }),
   backupTickSeconds: Type.Integer({ minimum: 1, maximum: 3600, default: 60, description: 'How often backup schedules are checked; a backup runs at the first check after its cron time (env BERTH_BACKUP_TICK)' }),
+  backupHelperImage: Type.String({ minLength: 1, maxLength: 255, default: 'berth-test/busybox:1', description: 'Image of the helper container that copies a volume out and back (volume backups and restores): it must be on the host (never pulled) and have `find`; any busybox or Debian image does (env BERTH_BACKUP_HELPER_IMAGE)' }),
   hostAccess: Type.Object({
     bindMountRoots: Type.Array(Type.String({ pattern: '^/' }), { default: [], description: 'Host directories below which the instance owner may bind mount (symlinks resolved; never Berth\'s data or install directory or a parent of them); empty = no bind mounts' }),
     hostNetworks: Type.Boolean({ default: false, description: 'Let the instance owner attach workloads to the host, ingress and none networks' }),
@@ -85,6 +86,7 @@ export const envNames: Record<ConfigKey, string> = {
   staticRoot: 'BERTH_STATIC_ROOT',
   backupVerify: 'BERTH_BACKUP_VERIFY',
   backupTickSeconds: 'BERTH_BACKUP_TICK',
+  backupHelperImage: 'BERTH_BACKUP_HELPER_IMAGE',
   hostAccess: 'BERTH_HOST_ACCESS',
   proxy: 'BERTH_PROXY',
   proxyImage: 'BERTH_PROXY_IMAGE',

@@ -104,11 +104,13 @@ export class JobScheduler {
   /** Starts processing jobs in this process. */
   async start(): Promise<void> {
     const agenda = await this.#connect();
-    await agenda.start();
+    // Replace the stale copies first: a copy left by the previous process has a nextRunAt in the
+    // past, and a started Agenda would run it at once instead of one interval later.
     for (const { interval, name } of this.#repeating) {
       await agenda.cancel({ name });
       await agenda.every(interval, name, undefined, { skipImmediate: true });
     }
+    await agenda.start();
     this.#processing = true;
   }
 

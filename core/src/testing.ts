@@ -62,8 +62,11 @@ export interface TestServer {
   database: pg.ClientConfig;
   /** Stops the kernel; keeps database and data dir (to test restarts). */
   stop(): Promise<void>;
-  /** Starts a new kernel on the same database and data dir. */
-  restart(config?: Partial<BerthConfig>): Promise<TestServer>;
+  /**
+   * Starts a new kernel on the same database and data dir. `beforeListen` runs on the new kernel
+   * before it serves and its jobs start (to subscribe to events its first job runs raise).
+   */
+  restart(config?: Partial<BerthConfig>, beforeListen?: (kernel: Kernel) => void): Promise<TestServer>;
   /** Stops and removes database and data dir. */
   destroy(): Promise<void>;
 }
@@ -107,7 +110,7 @@ export async function startTestServer(config: Partial<BerthConfig> = {}, mode = 
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'berth-test-'));
   const db = mode === 'external' ? await createTestDatabase() : undefined;
   if (mode === 'default' && !config.databaseUrl) await seedEmbeddedCluster(dataDir);
-  const boot = async (extra: Partial<BerthConfig>): Promise<TestServer> => {
+  const boot = async (extra: Partial<BerthConfig>, beforeListen?: (kernel: Kernel) => void): Promise<TestServer> => {
     const kernel = await createKernel({
       env: {},
       config: {
@@ -117,6 +120,7 @@ export async function startTestServer(config: Partial<BerthConfig> = {}, mode = 
         ...extra,
       },
     });
+    beforeListen?.(kernel);
     const url = await kernel.listen();
     const server: TestServer = {
       url,
@@ -124,9 +128,9 @@ export async function startTestServer(config: Partial<BerthConfig> = {}, mode = 
       dataDir,
       database: kernel.database.pool,
       stop: () => kernel.stop(),
-      restart: async more => {
+      restart: async (more, hook) => {
         await kernel.stop();
-        return boot(more ?? {});
+        return boot(more ?? {}, hook);
       },
       destroy: async () => {
         await kernel.stop();

@@ -104,6 +104,8 @@ const many = (s: Spec | string): Rel => ({ many: typeof s === 'string' ? { table
 const one = (s: Spec | string): Rel => ({ one: typeof s === 'string' ? { table: s } : s });
 const maybe = (s: Spec | string): Rel => ({ one: typeof s === 'string' ? { table: s } : s, nullable: true });
 
+/** The peer's owners of a volume backup (their table names are their relation names). */
+const VOLUME_OWNERS = ['application', 'postgres', 'mysql', 'mariadb', 'mongo', 'redis', 'compose', 'libsql'];
 const environmentWithProject = one({ table: 'environment', with: { project: one('project') } });
 const backups = many({ table: 'backup', with: { destination: one({ table: 'destination', omit: ['accessKey', 'secretAccessKey'] }), deployments: many('deployment') } });
 const database = (table: string, withBackups = true): Spec => ({
@@ -376,6 +378,21 @@ const RETURNS: Record<string, Spec | (() => Shape)> = {
     Hashes: { t: 'object', opt: true, fields: { MD5: { t: 'string', opt: true }, SHA1: { t: 'string', opt: true } } },
   } } }),
   ...Object.fromEntries(['Postgres', 'MySql', 'Mariadb', 'Mongo', 'Compose', 'Libsql', 'WebServer'].map(k => [`backup.manualBackup${k}`, () => TRUE])),
+  // volume backups: list joins each owner's id, appName and serverId; findVolumeBackupById joins the owners with their
+  // environment and project, and the destination without its keys; create and update answer the row; delete answers the
+  // driver's result; runManually answers nothing, or false when the run failed
+  'volumeBackups.list': () => ({ t: 'array', items: fromSpec({ table: 'volume_backup', with: Object.fromEntries(VOLUME_OWNERS.map(o => [o, maybe({ table: o, pick: [`${o}Id`, 'appName', 'serverId'] })])) }, 'volumeBackups.list') }),
+  'volumeBackups.create': { table: 'volume_backup' },
+  'volumeBackups.update': { table: 'volume_backup' },
+  'volumeBackups.one': {
+    table: 'volume_backup',
+    with: {
+      ...Object.fromEntries(VOLUME_OWNERS.map(o => [o, maybe({ table: o, ...(o === 'application' ? { pick: ['applicationId', 'appName', 'serverId'] } : {}), with: { environment: environmentWithProject } })])),
+      destination: one({ table: 'destination', omit: ['accessKey', 'secretAccessKey'] }),
+    },
+  },
+  'volumeBackups.delete': () => VOID,
+  'volumeBackups.runManually': () => ({ t: 'boolean', null: true, opt: true }),
 };
 function fromSpec(spec: Spec, where: string): Shape {
   const cols = tables.get(spec.table);

@@ -94,8 +94,54 @@ export const Restore = defineEntity({
   },
 });
 
+export const VolumeBackup = defineEntity({
+  name: 'VolumeBackup',
+  tableName: 'volume_backups',
+  properties: {
+    volumeBackupId: p.string().length(32).primary().onCreate(() => newId()),
+    name: p.text(),
+    volumeName: p.text(),
+    prefix: p.text(),
+    /** The owning workload's kind (application, postgres...). */
+    serviceType: p.string().length(32),
+    /** The owning workload's id, of kind serviceType. */
+    serviceId: p.string().length(64).index(),
+    appName: p.string().length(64).unique(),
+    serviceName: p.text().nullable(),
+    /** Scale the workload's service to 0 during the copy, and back to its replicas after. */
+    turnOff: p.boolean().default(false),
+    cronExpression: p.text(),
+    keepLatestCount: p.integer().nullable(),
+    enabled: p.boolean().nullable(),
+    destinationId: p.string().length(32).index(),
+    organizationId: p.string().length(32).index(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    /** When the schedule last handled it (a window at or before this is not run again). */
+    lastRunAt: p.datetime().nullable(),
+    lastError: p.text().nullable(),
+  },
+});
+
+/** One volume restore request, run as a deployment of the restore target (action restoreVolume). */
+export const VolumeRestore = defineEntity({
+  name: 'VolumeRestore',
+  tableName: 'volume_restores',
+  properties: {
+    restoreId: p.string().length(32).primary().onCreate(() => newId()),
+    organizationId: p.string().length(32).index(),
+    destinationId: p.string().length(32),
+    serviceType: p.string().length(32),
+    serviceId: p.string().length(64),
+    volumeName: p.text(),
+    backupFile: p.text(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+
 export type DestinationRow = InstanceType<typeof Destination.class>;
 export type BackupRow = InstanceType<typeof Backup.class>;
 export type BackupFileRow = InstanceType<typeof BackupFile.class>;
 export type RestoreRow = InstanceType<typeof Restore.class>;
-export const backupEntities = [Destination, Backup, BackupFile, Restore];
+export type VolumeBackupRow = InstanceType<typeof VolumeBackup.class>;
+export type VolumeRestoreRow = InstanceType<typeof VolumeRestore.class>;
+export const backupEntities = [Destination, Backup, BackupFile, Restore, VolumeBackup, VolumeRestore];

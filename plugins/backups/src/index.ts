@@ -1,13 +1,16 @@
 import { asValue, definePlugin } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
-import { backupEntities } from './entities.ts';
+import { Backup, VolumeBackup, backupEntities, type BackupRow, type VolumeBackupRow } from './entities.ts';
 import { backupMigrations } from './migrations.ts';
 import { backupProcedures, destinationProcedures } from './procedures.ts';
 import { DestinationService } from './destinations.ts';
 import { BackupRunner } from './runner.ts';
-import { BackupService, RESTORE_TARGET } from './service.ts';
-import { RestoreDeployer } from './restore-deployer.ts';
+import { BACKUP_TARGET, BackupService, RESTORE_TARGET } from './service.ts';
+import { BackupRunDeployer, RestoreDeployer } from './deployers.ts';
 import { BackupSchedules } from './schedules.ts';
+import { VolumeRunner } from './volume-runner.ts';
+import { VOLUME_BACKUP_TARGET, VolumeBackupService } from './volume-backups.ts';
+import { volumeBackupProcedures } from './volume-procedures.ts';
 
 export default definePlugin({
   name: 'backups',
@@ -17,15 +20,30 @@ export default definePlugin({
     const cradle = () => berth.container.cradle;
     const destinations = new DestinationService(() => cradle().providers, () => cradle().secrets);
     const runner = new BackupRunner({ workloads: () => cradle().workloads, destinations, events: () => berth.events, logger: () => cradle().logger, secrets: () => cradle().secrets, verify: () => berth.config.backupVerify === 'always' });
-    const backups = new BackupService({ workloads: () => cradle().workloads, destinations, runner, deployments: () => cradle().deployments, secrets: () => cradle().secrets });
-    const schedules = new BackupSchedules({ runner, em: () => cradle().orm.em.fork(), events: () => berth.events, logger: () => cradle().logger });
+    const backups = new BackupService({ workloads: () => cradle().workloads, destinations, deployments: () => cradle().deployments, secrets: () => cradle().secrets, events: () => berth.events });
+    const volumeRunner = new VolumeRunner({ workloads: () => cradle().workloads, destinations, hosts: () => cradle().hosts, events: () => berth.events, image: () => berth.config.backupHelperImage });
+    const volumes = new VolumeBackupService({ workloads: () => cradle().workloads, destinations, deployments: () => cradle().deployments, events: () => berth.events });
+    const schedules = new BackupSchedules({ runner, volumes, em: () => cradle().orm.em.fork(), events: () => berth.events, logger: () => cradle().logger });
     berth.entities(...backupEntities);
     berth.migrations(...backupMigrations);
     cradle().deployments.registerTarget({ type: RESTORE_TARGET, idField: 'restoreId' });
-    cradle().deployments.register(new RestoreDeployer(runner));
+    cradle().deployments.register(new RestoreDeployer(runner, volumeRunner));
+    cradle().deployments.registerTarget({ type: BACKUP_TARGET, idField: 'backupId' });
+    cradle().deployments.register(new BackupRunDeployer(BACKUP_TARGET, Backup, 'backupId', (row: BackupRow, run) => runner.run(row, run.em, line => run.log(line))));
+    cradle().deployments.registerTarget({ type: VOLUME_BACKUP_TARGET, idField: 'volumeBackupId' });
+    cradle().deployments.register(new BackupRunDeployer(VOLUME_BACKUP_TARGET, VolumeBackup, 'volumeBackupId', (row: VolumeBackupRow, run) => volumeRunner.run(row, run.em, { signal: run.signal, log: line => run.log(line) })));
     schedules.define(berth.jobs, berth.config.backupTickSeconds);
-    berth.provide({ backupDirectory: asValue(backups) });
+    // A removed workload takes its database and volume backups (their files stay in the destinations).
+    const directory = {
+      viewsFor: backups.viewsFor.bind(backups), viewSchema: backups.viewSchema.bind(backups),
+      removeForWorkload: async (kind: string, id: string, em: Parameters<typeof backups.removeForWorkload>[2]) => {
+        await backups.removeForWorkload(kind, id, em);
+        await volumes.removeForWorkload(kind, id, em);
+      },
+    };
+    berth.provide({ backupDirectory: asValue(directory) });
     berth.procedures(...destinationProcedures(destinations));
     berth.procedures(backupProcedures(backups));
+    berth.procedures(volumeBackupProcedures(volumes));
   },
 });

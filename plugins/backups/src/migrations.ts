@@ -43,4 +43,29 @@ class BackupsInit extends Migration {
   }
 }
 
-export const backupMigrations = [{ name: 'Migration20261205000000_backups_init', class: BackupsInit }];
+class VolumeBackups extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`create table "volume_backups" (
+      "volume_backup_id" varchar(32) not null primary key, "name" text not null, "volume_name" text not null, "prefix" text not null,
+      "service_type" varchar(32) not null, "service_id" varchar(64) not null, "app_name" varchar(64) not null unique,
+      "service_name" text null, "turn_off" boolean not null default false, "cron_expression" text not null,
+      "keep_latest_count" int null, "enabled" boolean null,
+      "destination_id" varchar(32) not null references "backup_destinations" ("destination_id") on delete cascade,
+      "organization_id" varchar(32) not null references "organizations" ("id") on delete cascade,
+      "created_at" timestamptz not null, "last_run_at" timestamptz null, "last_error" text null);`);
+    this.addSql(`create index "volume_backups_service_id_index" on "volume_backups" ("service_id");`);
+    this.addSql(`create index "volume_backups_destination_id_index" on "volume_backups" ("destination_id");`);
+    this.addSql(`create index "volume_backups_organization_id_index" on "volume_backups" ("organization_id");`);
+    this.addSql(`create table "volume_restores" (
+      "restore_id" varchar(32) not null primary key,
+      "organization_id" varchar(32) not null references "organizations" ("id") on delete cascade,
+      "destination_id" varchar(32) not null, "service_type" varchar(32) not null, "service_id" varchar(64) not null,
+      "volume_name" text not null, "backup_file" text not null, "created_at" timestamptz not null);`);
+    this.addSql(`create index "volume_restores_organization_id_index" on "volume_restores" ("organization_id");`);
+  }
+}
+
+export const backupMigrations = [
+  { name: 'Migration20261205000000_backups_init', class: BackupsInit },
+  { name: 'Migration20261224000000_volume_backups', class: VolumeBackups },
+];

@@ -1,6 +1,7 @@
 // destination.* and backup.* — made once every plugin is set up: the kinds with backups give
 // the backup's `<kind>Id` fields, databaseType's values and the manualBackup<Kind> operations.
 import { Type, router, type Procedure } from '@berth/core';
+import { inOrganization } from './in-organization.ts';
 import type { BackupService } from './service.ts';
 import type { DestinationService } from './destinations.ts';
 import { BackupFileView, BackupId, ConnectionResult, DestinationId, DestinationInput, DestinationUpdate, DestinationView, ListFilesInput, RestoreAnswer, backupSchemas, type BackupCreate, type BackupUpdate } from './schemas.ts';
@@ -14,7 +15,7 @@ export const destinationProcedures = (destinations: DestinationService): Procedu
     access: 'admin',
     input: DestinationInput,
     output: DestinationView,
-    handler: (input, ctx) => destinations.create(input, ctx.principal.organizationId, ctx.cradle.em),
+    handler: inOrganization((input, organizationId, em) => destinations.create(input, organizationId, em)),
   }),
   destination.mutation('testConnection', {
     summary: 'Write, read back and delete a small object; a 400 names what failed (endpoint, auth, bucket)',
@@ -28,77 +29,77 @@ export const destinationProcedures = (destinations: DestinationService): Procedu
     access: 'admin',
     input: DestinationId,
     output: DestinationView,
-    handler: async ({ destinationId }, ctx) => destinations.view(await destinations.row(destinationId, ctx.principal.organizationId, ctx.cradle.em)),
+    handler: inOrganization(async ({ destinationId }, organizationId, em) => destinations.view(await destinations.row(destinationId, organizationId, em))),
   }),
   destination.query('all', {
     summary: 'The organization\'s destinations (secrets left out)',
     input: Type.Object({}),
     output: Type.Array(DestinationView),
-    handler: (_i, ctx) => destinations.all(ctx.principal.organizationId, ctx.cradle.em),
+    handler: inOrganization((_i, organizationId, em) => destinations.all(organizationId, em)),
   }),
   destination.mutation('update', {
     summary: 'Change a destination',
     access: 'admin',
     input: DestinationUpdate,
     output: DestinationView,
-    handler: (input, ctx) => destinations.update(input, ctx.principal.organizationId, ctx.cradle.em),
+    handler: inOrganization((input, organizationId, em) => destinations.update(input, organizationId, em)),
   }),
   destination.mutation('remove', {
     summary: 'Delete a destination and its backups (their files stay in the bucket)',
     access: 'admin',
     input: DestinationId,
     output: DestinationView,
-    handler: ({ destinationId }, ctx) => destinations.remove(destinationId, ctx.principal.organizationId, ctx.cradle.em),
+    handler: inOrganization(({ destinationId }, organizationId, em) => destinations.remove(destinationId, organizationId, em)),
   }),
 ];
 
 export const backupProcedures = (backups: BackupService) => (): Procedure[] => {
   const kinds = backups.kinds();
   const { CreateInput, UpdateInput, RestoreInput } = backupSchemas(kinds.map(k => ({ kind: k.kind, idField: k.idField })));
-  const BackupView = backups.viewSchema();
+  const BackupView = backups.oneSchema();
   return [
     backup.mutation('create', {
       summary: 'Schedule backups of a database to a destination',
       input: CreateInput,
       output: BackupView,
-      handler: (input, ctx) => backups.create(input as unknown as BackupCreate, ctx.principal.organizationId, ctx.cradle.em) as never,
+      handler: inOrganization((input, organizationId, em) => backups.create(input as unknown as BackupCreate, organizationId, em)),
     }),
     backup.query('one', {
       summary: 'A backup of the organization, with its destination and its last run',
       input: BackupId,
       output: BackupView,
-      handler: ({ backupId }, ctx) => backups.one(backupId, ctx.principal.organizationId, ctx.cradle.em) as never,
+      handler: inOrganization(({ backupId }, organizationId, em) => backups.one(backupId, organizationId, em)),
     }),
     backup.mutation('update', {
       summary: 'Change a backup\'s schedule, prefix, destination, database or retention',
       input: UpdateInput,
       output: BackupView,
-      handler: (input, ctx) => backups.update(input as unknown as BackupUpdate, ctx.principal.organizationId, ctx.cradle.em) as never,
+      handler: inOrganization((input, organizationId, em) => backups.update(input as unknown as BackupUpdate, organizationId, em)),
     }),
     backup.mutation('remove', {
       summary: 'Delete a backup (its files stay in the destination)',
       input: BackupId,
       output: BackupView,
-      handler: ({ backupId }, ctx) => backups.remove(backupId, ctx.principal.organizationId, ctx.cradle.em) as never,
+      handler: inOrganization(({ backupId }, organizationId, em) => backups.remove(backupId, organizationId, em)),
     }),
     ...kinds.map(k => backup.mutation(`manualBackup${k.backups!.procedureSuffix}`, {
       summary: `Back up the ${k.label} database now: dump, gzip, upload, read back; true once the file is stored whole`,
       input: BackupId,
       output: Type.Boolean(),
-      handler: ({ backupId }, ctx) => backups.manual(backupId, k.kind, ctx.principal.organizationId, ctx.cradle.em),
+      handler: inOrganization(({ backupId }, organizationId, em) => backups.manual(backupId, k.kind, organizationId, em)),
     })),
     backup.query('listBackupFiles', {
       summary: 'The files and folders below the folder of `search` whose path contains its last part (100 at most), with the checksum Berth recorded',
       input: ListFilesInput,
       output: Type.Array(BackupFileView),
-      handler: (input, ctx) => backups.listFiles(input, ctx.principal.organizationId, ctx.cradle.em),
+      handler: inOrganization((input, organizationId, em) => backups.listFiles(input, organizationId, em)),
     }),
     backup.mutation('restoreBackup', {
       summary: 'Restore a backup file into a database, as a queued job with a log; answers the job',
       description: 'The file is checked against the checksum recorded when Berth wrote it, then streamed through gunzip into the database\'s restore program. Follow it with deployment.one / the deployment log.',
       input: RestoreInput,
       output: RestoreAnswer,
-      handler: (input, ctx) => backups.restore(input, ctx.principal.organizationId, ctx.cradle.em),
+      handler: inOrganization((input, organizationId, em) => backups.restore(input, organizationId, em)),
     }),
   ];
 };

@@ -3,34 +3,16 @@
 // the backup a success; retention then deletes this backup's own oldest files. A restore
 // checks the file against the checksum recorded when it was written, then streams it through
 // gunzip into the kind's restore program.
-import { createGunzip, createGzip } from 'node:zlib';
-import { createHash } from 'node:crypto';
-import { PassThrough, Transform, Writable, type Readable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
 import { pipeline } from 'node:stream/promises';
 import type { EntityManager, EventBus, Logger, SecretBox } from '@berth/core';
-import { decryptStream, encryptStream, ENCRYPTED_SUFFIX, isEncryptedKey } from './encryption.ts';
+import { decryptStream, ENCRYPTED_SUFFIX, isEncryptedKey } from './encryption.ts';
+import { inspectObject, storeWhole } from './upload.ts';
 import type { WorkloadRegistry } from '@berth/plugin-workloads';
 import { Backup, BackupFile, Destination, type BackupRow, type RestoreRow } from './entities.ts';
 import type { DestinationService } from './destinations.ts';
 
-/** Counts and hashes what flows through. */
-function measure(): Transform & { size(): number; sha256(): string } {
-  const hash = createHash('sha256');
-  let size = 0;
-  const t = new Transform({ transform(chunk: Buffer, _e, done) { size += chunk.length; hash.update(chunk); done(null, chunk); } });
-  let digest: string | null = null;
-  return Object.assign(t, { size: () => size, sha256: () => (digest ??= hash.digest('hex')) });
-}
-
-/** Reads a stored object to its end: its sha256 and size, and whether it is one whole gzip stream. */
-async function inspectObject(body: Readable, passphrase: string | null): Promise<{ sha256: string; size: number }> {
-  const m = measure();
-  const discard = new Writable({ write: (_c, _e, done) => done() });
-  await (passphrase ? pipeline(body, m, decryptStream(passphrase), createGunzip(), discard) : pipeline(body, m, createGunzip(), discard));
-  return { sha256: m.sha256(), size: m.size() };
-}
-
-const stamp = (d: Date) => d.toISOString().replace(/[:.]/g, '-');
+export const stamp = (d: Date) => d.toISOString().replace(/[:.]/g, '-');
 export const fileKey = (prefix: string, at: Date) => `${prefix.replace(/^\/+|\/+$/g, '')}/${stamp(at)}.dump.gz`;
 
 export interface RunResult { key: string; size: number; sha256: string }
@@ -86,31 +68,8 @@ export class BackupRunner {
     const passphrase = backup.encryptionKey ? this.#secrets().decrypt(backup.encryptionKey) : null;
     const key = fileKey(backup.prefix, at) + (passphrase ? ENCRYPTED_SUFFIX : '');
     log(`Dumping ${backup.database} to ${key}`);
-    const gzip = createGzip();
-    const m = measure();
-    const body = new PassThrough();
-    // dump → gzip → measure → the upload; a failure anywhere fails the upload (no object is completed).
-    const compressed = (passphrase ? pipeline(gzip, encryptStream(passphrase), m, body) : pipeline(gzip, m, body)).catch((e: Error) => { body.destroy(e); throw e; });
-    const upload = store.put(key, body);
-    const dumped = source.dump(backup.databaseId, backup.database, gzip, { em, log });
-    const results = await Promise.allSettled([dumped, compressed, upload]);
-    const failed = results.find(r => r.status === 'rejected') as PromiseRejectedResult | undefined;
-    if (failed) {
-      await store.remove(key).catch(() => {});
-      throw new Error(`Backup of ${backup.database} failed: ${(failed.reason as Error).message}`);
-    }
-    const { size } = (results[2] as PromiseFulfilledResult<{ size: number }>).value;
-    const sha256 = m.sha256();
-    if (size === 0 || size !== m.size()) {
-      await store.remove(key).catch(() => {});
-      throw new Error(`Backup of ${backup.database} failed: the storage holds ${size} bytes of the ${m.size()} sent`);
-    }
-    // What is in the bucket is what was sent, and a whole gzip: otherwise this is no backup.
-    const stored = await inspectObject(await store.get(key), passphrase).catch((e: Error) => ({ error: e }));
-    if ('error' in stored || stored.sha256 !== sha256) {
-      await store.remove(key).catch(() => {});
-      throw new Error(`Backup of ${backup.database} failed: the stored file does not read back whole (${'error' in stored ? stored.error.message : 'checksum differs'})`);
-    }
+    const { size, sha256 } = await storeWhole(store, key, passphrase, sink => source.dump(backup.databaseId, backup.database, sink, { em, log }))
+      .catch((e: Error) => { throw new Error(`Backup of ${backup.database} failed: ${e.message}`); });
     const file = em.create(BackupFile, { backupId: backup.backupId, destinationId: destination.destinationId, organizationId: backup.organizationId, key, size, sha256, verified: null, verification: null } as never);
     await em.flush();
     log(`Stored ${key}: ${size} bytes, sha256 ${sha256}`);

@@ -2,10 +2,13 @@
 // and runs the ones whose time has come. What was handled is stored on the backup (lastRunAt),
 // so a restart loses nothing: a window that passed while Berth was down (or while a run was
 // still going) is a missed window, written on the backup and raised as a failed backup.
+// Volume backups are checked on the same tick: a due one is marked handled and its run queued
+// as a deployment (durable: a run queued before a restart still runs).
 import { CronExpressionParser } from 'cron-parser';
 import type { EntityManager, EventBus, JobScheduler, Logger } from '@berth/core';
-import { Backup, type BackupRow } from './entities.ts';
+import { Backup, VolumeBackup, type BackupRow } from './entities.ts';
 import type { BackupRunner } from './runner.ts';
+import type { VolumeBackupService } from './volume-backups.ts';
 
 export const SCHEDULE_JOB = 'backup-schedules';
 
@@ -31,10 +34,12 @@ export class BackupSchedules {
   readonly #em: () => EntityManager;
   readonly #events: () => EventBus;
   readonly #logger: () => Logger;
+  readonly #volumes: VolumeBackupService;
   readonly #running = new Set<string>();
 
-  constructor(o: { runner: BackupRunner; em: () => EntityManager; events: () => EventBus; logger: () => Logger }) {
+  constructor(o: { runner: BackupRunner; volumes: VolumeBackupService; em: () => EntityManager; events: () => EventBus; logger: () => Logger }) {
     this.#runner = o.runner;
+    this.#volumes = o.volumes;
     this.#em = o.em;
     this.#events = o.events;
     this.#logger = o.logger;
@@ -62,6 +67,18 @@ export class BackupSchedules {
       void own.findOneOrFail(Backup, { backupId: backup.backupId }).then(row => this.#runner.run(row, own))
         .catch(e => this.#logger().warn({ err: e, backupId: backup.backupId }, 'scheduled backup failed'))
         .finally(() => this.#running.delete(backup.backupId));
+    }
+    await this.#tickVolumes(now, em);
+  }
+
+  /** Queues the run of every enabled volume backup whose latest window is newer than its last handled one. */
+  async #tickVolumes(now: Date, em: EntityManager): Promise<void> {
+    for (const row of await em.find(VolumeBackup, { enabled: true })) {
+      const window = lastWindow(row.cronExpression, now);
+      if (!window || window <= (row.lastRunAt ?? row.createdAt)) continue;
+      row.lastRunAt = now;
+      await em.flush();
+      await this.#volumes.enqueue(row, em).catch(e => this.#logger().warn({ err: e, volumeBackupId: row.volumeBackupId }, 'a scheduled volume backup could not be queued'));
     }
   }
 

@@ -8,20 +8,21 @@ const { Nullable, Timestamp } = schema;
 const FLAG = '^--[a-zA-Z0-9-]+(=[a-zA-Z0-9._:/@-]+)?$';
 
 const destinationFields = {
-  name: Type.String({ minLength: 1 }),
-  provider: Type.Optional(Nullable(Type.String({ description: 'the storage provider: "local" (a directory below the backup root, bucket = its name), or any S3-compatible service (AWS, Cloudflare, Minio...)' }))),
-  accessKey: Type.String(),
-  bucket: Type.String(),
-  region: Type.String(),
-  endpoint: Type.String(),
-  secretAccessKey: Type.String(),
-  additionalFlags: Type.Optional(Nullable(Type.Array(Type.String({ pattern: FLAG })))),
-  serverId: Type.Optional(Type.String()),
+  name: Type.String({ minLength: 1, maxLength: 100 }),
+  provider: Type.Optional(Nullable(Type.String({ maxLength: 64, description: 'the storage provider: "local" (a directory below the backup root, bucket = its name), or any S3-compatible service (AWS, Cloudflare, Minio...)' }))),
+  accessKey: Type.String({ maxLength: 256 }),
+  bucket: Type.String({ maxLength: 255 }),
+  region: Type.String({ maxLength: 100 }),
+  endpoint: Type.String({ maxLength: 1024 }),
+  secretAccessKey: Type.String({ maxLength: 1024 }),
+  additionalFlags: Type.Optional(Nullable(Type.Array(Type.String({ maxLength: 200, pattern: FLAG }), { maxItems: 50 }))),
+  serverId: Type.Optional(Type.String({ maxLength: 64 })),
 };
 
 export const DestinationInput = Type.Object(destinationFields);
-export const DestinationUpdate = Type.Object({ ...destinationFields, destinationId: Type.String({ minLength: 1 }) });
-export const DestinationId = Type.Object({ destinationId: Type.String({ minLength: 1 }) });
+const Id = Type.String({ minLength: 1, maxLength: 64 });
+export const DestinationUpdate = Type.Object({ ...destinationFields, destinationId: Id });
+export const DestinationId = Type.Object({ destinationId: Id });
 
 export const DestinationView = Type.Object({
   destinationId: Type.String(),
@@ -39,7 +40,7 @@ export const DestinationView = Type.Object({
 
 export const ConnectionResult = Type.Boolean({ description: 'true once a small object was written, read back and deleted; otherwise a 400 naming what failed (endpoint, auth, bucket)' });
 
-export const BackupId = Type.Object({ backupId: Type.String({ minLength: 1 }) });
+export const BackupId = Type.Object({ backupId: Id });
 
 export const BackupFileView = Type.Object({
   Path: Type.String({ description: 'the key below the bucket' }),
@@ -53,9 +54,9 @@ export const BackupFileView = Type.Object({
   verification: Nullable(Type.String({ description: 'Berth: what the restored copy held (one line per table: name, tab, row count), or why the check failed' })),
 });
 export const ListFilesInput = Type.Object({
-  destinationId: Type.String({ minLength: 1 }),
-  search: Type.String(),
-  serverId: Type.Optional(Type.String()),
+  destinationId: Id,
+  search: Type.String({ maxLength: 1024 }),
+  serverId: Type.Optional(Type.String({ maxLength: 64 })),
 });
 
 export const RestoreAnswer = Type.Object({
@@ -75,27 +76,27 @@ export const unregisteredOwnerIds = (kinds: BackupKindField[]) => PEER_OWNER_ID_
 export function backupSchemas(kinds: BackupKindField[]) {
   const types = kinds.map(k => k.kind);
   const DatabaseType = Type.Union(types.map(t => Type.Literal(t)));
-  const idInputs = Object.fromEntries(kinds.map(k => [k.idField, Type.Optional(Nullable(Type.String()))]));
+  const idInputs = Object.fromEntries(kinds.map(k => [k.idField, Type.Optional(Nullable(Type.String({ maxLength: 64 })))]));
   const idViews: Record<string, TSchema> = Object.fromEntries([...kinds.map(k => k.idField), ...unregisteredOwnerIds(kinds)].map(f => [f, Nullable(Type.String())]));
   const common = {
-    schedule: Type.String({ description: 'cron expression (5 or 6 fields)' }),
+    schedule: Type.String({ maxLength: 100, description: 'cron expression (5 or 6 fields)' }),
     enabled: Type.Optional(Nullable(Type.Boolean())),
     prefix: Type.String({ minLength: 1, maxLength: 200, pattern: '^(?!.*(^|/)\\.\\.?(/|$))[A-Za-z0-9._/-]+$', description: 'folder of the files in the destination: letters, digits, . _ - and /, no . or .. segment' }),
-    destinationId: Type.String({ minLength: 1 }),
+    destinationId: Id,
     keepLatestCount: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
-    database: Type.String({ minLength: 1 }),
-    serviceName: Type.Optional(Nullable(Type.String())),
+    database: Type.String({ minLength: 1, maxLength: 255 }),
+    serviceName: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
     metadata: Type.Optional(Nullable(Type.Any())),
-    encryptionKey: Type.Optional(Nullable(Type.String({ minLength: 16, description: 'Berth: encrypt the files (AES-256-GCM) with this passphrase; kept sealed in Berth, never in the destination; null = no encryption' }))),
+    encryptionKey: Type.Optional(Nullable(Type.String({ minLength: 16, maxLength: 1024, description: 'Berth: encrypt the files (AES-256-GCM) with this passphrase; kept sealed in Berth, never in the destination; null = no encryption' }))),
   };
   const CreateInput = Type.Object({
     ...common,
     ...idInputs,
     databaseType: DatabaseType,
-    userId: Type.Optional(Nullable(Type.String())),
+    userId: Type.Optional(Nullable(Type.String({ maxLength: 64 }))),
     backupType: Type.Optional(Type.Literal('database')),
   });
-  const UpdateInput = Type.Object({ ...common, backupId: Type.String({ minLength: 1 }), databaseType: Type.Optional(DatabaseType) });
+  const UpdateInput = Type.Object({ ...common, backupId: Id, databaseType: Type.Optional(DatabaseType) });
   const BackupView = Type.Object({
     backupId: Type.String(),
     appName: Type.String(),
@@ -119,14 +120,14 @@ export function backupSchemas(kinds: BackupKindField[]) {
     lastMissedAt: Nullable(Timestamp()),
   });
   const RestoreInput = Type.Object({
-    databaseId: Type.String({ minLength: 1 }),
+    databaseId: Id,
     databaseType: DatabaseType,
     backupType: Type.Optional(Type.Literal('database')),
-    databaseName: Type.String({ minLength: 1 }),
-    backupFile: Type.String({ minLength: 1 }),
-    destinationId: Type.String({ minLength: 1 }),
+    databaseName: Type.String({ minLength: 1, maxLength: 255 }),
+    backupFile: Type.String({ minLength: 1, maxLength: 1024 }),
+    destinationId: Id,
     metadata: Type.Optional(Type.Any()),
-    encryptionKey: Type.Optional(Type.String({ minLength: 1, description: 'Berth: the passphrase of an encrypted file Berth has no record of (otherwise its backup\'s own is used)' })),
+    encryptionKey: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'Berth: the passphrase of an encrypted file Berth has no record of (otherwise its backup\'s own is used)' })),
   });
   return { CreateInput, UpdateInput, BackupView, RestoreInput };
 }

@@ -2,17 +2,19 @@
 // their cron validated), manual runs, the file listing of a destination (with what Berth
 // recorded of each file) and restores, which are queued as jobs of target type "restore".
 import { CronExpressionParser } from 'cron-parser';
-import { badRequest, iso, notFound, type DeploymentService, type EntityManager, type SecretBox, type TSchema } from '@berth/core';
+import { Type, badRequest, iso, notFound, type DeploymentService, type EntityManager, type EventBus, type SecretBox, type TSchema } from '@berth/core';
+import { runToEnd } from './await-deployment.ts';
 import { generateAppName, type WorkloadKind, type WorkloadRegistry } from '@berth/plugin-workloads';
 import { Backup, BackupFile, Destination, Restore, type BackupRow } from './entities.ts';
 import type { DestinationService } from './destinations.ts';
-import type { BackupRunner } from './runner.ts';
 import { backupSchemas, unregisteredOwnerIds, type BackupCreate, type BackupFileViewT, type BackupUpdate, type RestoreRequest } from './schemas.ts';
 
 export const RESTORE_TARGET = 'restore';
+/** The deployments of a database backup's manual runs, as the peer's backups have them. */
+export const BACKUP_TARGET = 'backup';
 
-/** A 5- or 6-field cron expression, or a 400 naming `schedule`. */
-export function checkSchedule(schedule: string): void {
+/** A 5- or 6-field cron expression, or a 400 naming the field (`schedule`). */
+export function checkSchedule(schedule: string, field = 'schedule'): void {
   const fields = schedule.trim().split(/\s+/).length;
   let problem: string | null = fields === 5 || fields === 6 ? null : `must have 5 or 6 fields, not ${fields}`;
   if (!problem) {
@@ -22,21 +24,21 @@ export function checkSchedule(schedule: string): void {
       problem = `is not a valid cron expression: ${(e as Error).message}`;
     }
   }
-  if (problem) throw badRequest(`schedule ${problem}`, [{ path: ['schedule'], message: problem }]);
+  if (problem) throw badRequest(`${field} ${problem}`, [{ path: [field], message: problem }]);
 }
 
 export class BackupService {
   readonly #workloads: () => WorkloadRegistry;
   readonly #destinations: DestinationService;
-  readonly #runner: BackupRunner;
   readonly #deployments: () => DeploymentService;
   readonly #secrets: () => SecretBox;
+  readonly #events: () => EventBus;
 
-  constructor(o: { workloads: () => WorkloadRegistry; destinations: DestinationService; runner: BackupRunner; deployments: () => DeploymentService; secrets: () => SecretBox }) {
+  constructor(o: { workloads: () => WorkloadRegistry; destinations: DestinationService; deployments: () => DeploymentService; secrets: () => SecretBox; events: () => EventBus }) {
     this.#secrets = o.secrets;
+    this.#events = o.events;
     this.#workloads = o.workloads;
     this.#destinations = o.destinations;
-    this.#runner = o.runner;
     this.#deployments = o.deployments;
   }
 
@@ -120,16 +122,15 @@ export class BackupService {
     return view;
   }
 
-  /** Runs the backup now (through the kind the backup is of, which the procedure's name must match); answers true, or a 400 with why it failed. */
+  /** Runs the backup now as a deployment of the backup (through the kind the backup is of, which the procedure's name must match); answers true, or a 400 with why it failed. */
   async manual(backupId: string, kind: string, organizationId: string, em: EntityManager): Promise<true> {
     const row = await this.row(backupId, organizationId, em);
     if (row.databaseType !== kind) throw badRequest(`Backup ${backupId} is a ${row.databaseType} backup, not ${kind}`, [{ path: ['backupId'], message: `is a ${row.databaseType} backup` }]);
-    try {
-      await this.#runner.run(row, em);
-    } catch (e) {
-      throw badRequest((e as Error).message);
-    }
-    return true;
+    const workload = await this.#workloads().owner(row.databaseType, row.databaseId, organizationId, em);
+    return runToEnd(this.#deployments(), this.#events(), {
+      targetType: BACKUP_TARGET, targetId: row.backupId, organizationId, serverId: workload.serverId, action: 'backup',
+      title: 'Database Backup', description: `${row.databaseType} database ${row.database}`,
+    }, em);
   }
 
   /** The files and folders directly below `search`'s folder whose name contains its last part, as the peer lists them (100 at most). */
@@ -185,15 +186,24 @@ export class BackupService {
   }
 
   #viewSchema: TSchema | undefined;
-  /** The schema of backup.one's answer (the kinds' id fields are known once every plugin is set up). */
+  /** The schema of a backup in its database's `one` (backup.one's fields and its runs, as the peer lists them); made once every plugin is set up. */
   viewSchema(): TSchema {
-    return this.#viewSchema ??= backupSchemas(this.kinds().map(k => ({ kind: k.kind, idField: k.idField }))).BackupView;
+    return this.#viewSchema ??= Type.Object({
+      ...(this.oneSchema() as ReturnType<typeof backupSchemas>['BackupView']).properties,
+      deployments: Type.Array(this.#deployments().viewSchema(), { description: 'its manual runs, newest first' }),
+    });
   }
 
-  /** The workload's backups, as backup.one answers them, oldest first. */
+  /** The schema of backup.one's answer (the kinds' id fields are known once every plugin is set up). */
+  oneSchema(): TSchema {
+    return backupSchemas(this.kinds().map(k => ({ kind: k.kind, idField: k.idField }))).BackupView;
+  }
+
+  /** The workload's backups, as its `one` lists them (with their runs), oldest first. */
   async viewsFor(kind: string, id: string, em: EntityManager): Promise<Record<string, unknown>[]> {
     const rows = await em.find(Backup, { databaseType: kind, databaseId: id }, { orderBy: { createdAt: 'asc' } });
-    return Promise.all(rows.map(r => this.view(r, em)));
+    const runs = await this.#deployments().listFor(BACKUP_TARGET, rows.map(r => r.backupId), em);
+    return Promise.all(rows.map(async r => ({ ...await this.view(r, em), deployments: this.#deployments().views(runs.get(r.backupId) ?? []) })));
   }
 
   /** Drops a removed workload's backups (their files stay in the destination). */

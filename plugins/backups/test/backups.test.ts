@@ -70,6 +70,11 @@ t.test('backups of postgres to s3 and to a local directory, restored for real', 
       t.equal(ran.body, true);
       const one = (await client.get('backup.one', { backupId: backup.body.backupId })).body;
       t.match(one, { lastError: null, lastRunAt: String });
+      const runs = (await client.get('deployment.allByType', { id: backup.body.backupId, type: 'backup' })).body;
+      t.match(runs, [{ status: 'done', backupId: backup.body.backupId, action: 'backup' }], 'the manual run is a deployment of the backup, as the peer\'s');
+      t.match((await client.get('deployment.readLogs', { deploymentId: runs[0].deploymentId })).body, /Stored .*sha256/, 'with its log');
+      const listed = (await client.get('postgres.one', { postgresId })).body.backups.find((b: { backupId: string }) => b.backupId === backup.body.backupId);
+      t.match(listed, { deployments: [{ deploymentId: runs[0].deploymentId, status: 'done' }] }, 'the database lists its backups with their runs');
 
       const folders = (await client.get('backup.listBackupFiles', { destinationId: dest.destinationId, search: '' })).body;
       t.match(folders, [{ Path: `shop-${label}/`, IsDir: true }], 'the prefix is a folder');
@@ -164,10 +169,9 @@ t.test('backups of postgres to s3 and to a local directory, restored for real', 
     const missedBefore = (await client.get('backup.one', { backupId: backup.backupId })).body.missedWindows as number;
     await current.stop();
     await new Promise(r => setTimeout(r, 8000));
-    // The first check comes one tick after the scheduler starts: time enough to listen for its event.
-    current = await server.restart({ deploySettleSeconds: 0, backupTickSeconds: 3 });
+    // Listen before the new kernel's jobs start: the tick that finds the missed windows may be its very first.
     const events: { backupId: string; status: string; error: string | null }[] = [];
-    current.kernel.container.cradle.events.on('databaseBackup', e => void events.push(e));
+    current = await server.restart({ deploySettleSeconds: 0, backupTickSeconds: 3 }, kernel => void kernel.container.cradle.events.on('databaseBackup', e => void events.push(e)));
     const after = new Client(current.url, { apiKey });
     const resumed = await waitFor('a run after the restart', async () => {
       const one = (await after.get('backup.one', { backupId: backup.backupId })).body;
