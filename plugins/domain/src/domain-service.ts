@@ -2,7 +2,7 @@
 // proxy at once (no redeploy of the workload); deleting a workload drops its domains and its
 // routes (DomainDirectory, called by the workload kit).
 import { randomBytes } from 'node:crypto';
-import { conflict, invalidField, notFound, type Cradle, type EntityManager } from '@berth/core';
+import { conflict, invalidField, notFound, type Cradle, type EntityManager, type ProxyRoute } from '@berth/core';
 import type { DomainDirectory, WorkloadRef } from '@berth/plugin-workloads';
 import { Domain, Redirect, Security, type DomainRow } from './entities.ts';
 import { asciiHost, type ProxyRouting } from './routing.ts';
@@ -148,6 +148,10 @@ export class DomainService implements DomainDirectory {
     await em.nativeDelete(Security, where);
     // A workload that had no domain has nothing on the proxy: it is not started for it.
     if (domains) await this.#routing.forget(workload.appName);
+  }
+
+  async routesOf(workload: WorkloadRef, em: EntityManager): Promise<ProxyRoute[]> {
+    return (await this.#routing.configOf(workload, em)).routes;
   }
 
   // ------------------------------------------------------------ internals
