@@ -154,7 +154,9 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
     const argv = await this.#command(row, settings, deployed, envFile, dir, stack, type);
     run.log(`Running ${argv.join(' ')}`);
     const since = new Date(Date.now() - 1000);
-    await runProgram(argv, { cwd: path.dirname(userFile), env: type === 'stack' ? env : {}, signal: run.signal, log: line => run.log(line) });
+    // A custom command's paths are the workload directory's (where the parser confined them).
+    const cwd = String(settings.command ?? '').trim() ? dir : path.dirname(userFile);
+    await runProgram(argv, { cwd, env: type === 'stack' ? env : {}, signal: run.signal, log: line => run.log(line) });
     run.log(`Waiting until ${services.join(', ')} run`);
     await stack.waitRunning(services, since, this.#waitIo(run));
     await this.#checkProxyReach(stack, routes, run);
