@@ -50,4 +50,4 @@ export function summaryOf(view: Record<string, unknown>, summary: TObject): Reco
 }
 
 /** The peer's lists of services that no kind of Berth serves yet: always empty until one registers under that key. */
-export const peerListKeys = ['compose', 'libsql'];
+export const peerListKeys = ['compose', 'libsql']; // kind-names: the peer's keys, empty lists while no registered kind serves them (the compose plugin can be disabled)
