@@ -13,6 +13,7 @@ import { Compose, type ComposeRow } from './entities.ts';
 import { KIND, type ComposeService } from './service.ts';
 import { ignoredKeys, isolate, addSuffix, parseComposeCommand, serviceNames, withDomains, type ComposeDomainRoute, type ComposeType } from './compose-file.ts';
 import { withOwnership } from './prepare.ts';
+import { hostRefusal } from './host-policy.ts';
 import { StackEngine, projectName, type WaitIo } from './engine.ts';
 import { composeCommand, runProgram } from './program.ts';
 
@@ -142,6 +143,8 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
     const routes = await this.routes(row, run.em);
     text = withDomains(text, routes, { type, proxy: proxyKind(cradle), platformNetwork: PLATFORM_NETWORK });
     text = withOwnership(text, type, this.labels(row, run));
+    const refused = hostRefusal(text, path.dirname(userFile), dir, cradle.hostAccess);
+    if (refused) throw new Error(`Refused by this instance's host access policy: ${refused.message}`);
     const deployed = path.join(path.dirname(userFile), DEPLOYED_FILE);
     await writeFile(deployed, text, { mode: 0o600 });
     // The env reaches the program through a file (docker-compose) or its own environment (stack), never its command line.
