@@ -2,8 +2,8 @@
 // environments, and the lookups the workload registry asks for. The env is sealed on write and
 // opened only for `one` and for deploys. Engine work is the deployer's.
 import { randomBytes } from 'node:crypto';
-import { invalidField, iso, newId, notFound, containing, type EntityManager, type EnvironmentDirectory, type EnvironmentRef, type SecretBox } from '@berth/core';
-import { generateAppName, type WorkloadRef } from '@berth/plugin-workloads';
+import { invalidField, iso, newId, notFound, type EntityManager, type EnvironmentDirectory, type SecretBox } from '@berth/core';
+import { generateAppName, placementFor, recordLookups, searchFilters, type WorkloadRef } from '@berth/plugin-workloads';
 import { Compose, type ComposeRow } from './entities.ts';
 import { settingDefaults, settingKeys, type SettingKey } from './fields.ts';
 import type { ComposeFields, CreateInput, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
@@ -69,14 +69,8 @@ export class ComposeService {
     } as ComposeFields;
   }
 
-  async #placement(input: { environmentId?: string; projectId?: string }, organizationId: string, em: EntityManager): Promise<EnvironmentRef> {
-    if (input.environmentId) return this.#environments().get(input.environmentId, organizationId, em);
-    if (input.projectId) return this.#environments().defaultOf(input.projectId, organizationId, em);
-    throw invalidField('environmentId', 'is required (or projectId, in the older API)');
-  }
-
   async create(input: CreateInput & { env?: string | null; sourceType?: string; icon?: string | null }, organizationId: string, em: EntityManager, assertAppNameFree: AssertAppNameFree): Promise<ComposeRow> {
-    const environment = await this.#placement(input, organizationId, em);
+    const environment = await placementFor(this.#environments(), input, organizationId, em);
     if (input.serverId) throw invalidField('serverId', 'remote servers are not available yet: leave serverId empty to deploy on this host');
     const appName = input.appName ?? generateAppName(input.name);
     await assertAppNameFree(appName, null, em);
@@ -125,18 +119,7 @@ export class ComposeService {
   }
 
   async search(input: SearchInput, organizationId: string, em: EntityManager): Promise<Static<typeof SearchResult>> {
-    const and: object[] = [{ organizationId }];
-    const q = input.q?.trim();
-    if (q) and.push({ $or: ['name', 'appName', 'description'].map(f => ({ [f]: { $ilike: containing(q) } })) });
-    for (const f of ['name', 'appName', 'description'] as const) {
-      const v = input[f]?.trim();
-      if (v) and.push({ [f]: { $ilike: containing(v) } });
-    }
-    if (input.environmentId) and.push({ environmentId: input.environmentId });
-    if (input.projectId) {
-      const environments = await em.execute<{ environment_id: string }[]>('select environment_id from environments where project_id = ? and organization_id = ?', [input.projectId, organizationId]);
-      and.push({ environmentId: { $in: environments.map(e => e.environment_id) } });
-    }
+    const and = await searchFilters(input, organizationId, em);
     const [rows, total] = await em.findAndCount(Compose, { $and: and }, { orderBy: { createdAt: 'desc', composeId: 'asc' }, limit: input.limit ?? 20, offset: input.offset ?? 0 });
     // The peer's search answers these columns only.
     const items = rows.map(r => ({
@@ -151,19 +134,10 @@ export class ComposeService {
     return { kind: KIND, id: row.composeId, organizationId: row.organizationId, environmentId: row.environmentId, appName: row.appName, serverId: row.serverId ?? null };
   }
 
-  async findRef(id: string, em: EntityManager): Promise<WorkloadRef | null> {
-    const row = await em.findOne(Compose, { composeId: id });
-    return row ? this.ref(row) : null;
-  }
-
-  async findByAppName(appName: string, serverId: string | null, em: EntityManager): Promise<WorkloadRef | null> {
-    const row = await em.findOne(Compose, { appName, serverId });
-    return row ? this.ref(row) : null;
-  }
-
-  async inEnvironments(environmentIds: string[], em: EntityManager): Promise<WorkloadRef[]> {
-    return (await em.find(Compose, { environmentId: { $in: environmentIds } })).map(r => this.ref(r));
-  }
+  readonly #lookups = recordLookups<ComposeRow>(Compose, 'composeId', row => this.ref(row));
+  findRef = this.#lookups.findRef;
+  findByAppName = this.#lookups.findByAppName;
+  inEnvironments = this.#lookups.inEnvironments;
 
   /** The stacks of environments, for project and environment reads (no env in lists); status under both names. */
   async list(environmentIds: string[], em: EntityManager): Promise<Map<string, Record<string, unknown>[]>> {

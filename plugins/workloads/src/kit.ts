@@ -22,3 +22,4 @@ export { toServiceMounts } from './swarm/mounts.ts';
 export { generateAppName } from './naming.ts';
 export { placementOf, type Placement } from './views.ts';
 export { relationSchemas, NotServedList, NotServedOne, workloadSummary, summaryOf } from './relations.ts';
+export { placementFor, searchFilters, recordLookups, type SearchFields } from './records.ts';
