@@ -23,12 +23,12 @@ t.test('the reference says it is generated, from which peer and SDK', async t =>
 
 /** The context every comparison shares: Berth's kinds, the allowed extras and missing fields. */
 async function shapeContext(server: { kernel: any }) {
-  const kinds: { kind: string; idField: string }[] = server.kernel.container.cradle.workloads.kinds();
+  const kinds: { kind: string; idField: string; capabilities: { domains: boolean } }[] = server.kernel.container.cradle.workloads.kinds();
   const kindIds = kinds.map(k => k.idField);
   const deviation = (op: string): string | undefined => {
     const [router, proc] = op.split('.') as [string, string];
     if (DEVIATIONS[op]) return DEVIATIONS[op];
-    if (kinds.some(k => k.kind === router && k.kind !== 'application') && RUNS_OF_DATABASES.includes(proc)) return DATABASE_RUN_REASON;
+    if (kinds.some(k => k.kind === router && !k.capabilities.domains) && RUNS_OF_DATABASES.includes(proc)) return DATABASE_RUN_REASON;
     return undefined;
   };
   const options = (op: string, real = false): CompareOptions => ({

@@ -14,7 +14,7 @@ export class ComposeKind extends RecordKind<ComposeRow> {
   readonly label = 'Compose';
   // Compose mounts are files in the stack's directory (the file refers to them); ports are the file's own.
   readonly capabilities: WorkloadCapabilities = { mounts: true, ports: false, domains: true, backups: false };
-  readonly listItem = workloadSummary('composeId', { icon: schema.Nullable(Type.String()), composeStatus: Type.String() });
+  readonly listItem = workloadSummary('composeId', { icon: schema.Nullable(Type.String()) }, 'composeStatus');
 
   protected load(id: string, em: EntityManager): Promise<ComposeRow | null> {
     return em.findOne(Compose, { composeId: id });

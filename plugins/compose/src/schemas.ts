@@ -114,7 +114,7 @@ export const ContainerMount = Type.Object({
   Mode: Type.String(), RW: Type.Boolean(), Propagation: Type.String(),
 });
 export const Template = Type.Object({
-  id: Type.String(), name: Type.String(), description: Type.String(), version: Type.String(), logo: Nullable(Type.String()),
+  id: Type.String(), name: Type.String(), description: Type.String(), version: Type.String(), logo: Type.String({ description: 'the logo\'s file name or URL; \'\' when the template has none' }),
   links: Type.Record(Type.String(), Type.String()), tags: Type.Array(Type.String()),
 });
 /** The peer's processed template: env lines, file mounts and domains, as previewTemplate and processTemplate answer it. */

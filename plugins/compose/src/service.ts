@@ -139,13 +139,13 @@ export class ComposeService {
   findByAppName = this.#lookups.findByAppName;
   inEnvironments = this.#lookups.inEnvironments;
 
-  /** The stacks of environments, for project and environment reads (no env in lists); status under both names. */
+  /** The stacks of environments, for project and environment reads (no env in lists). */
   async list(environmentIds: string[], em: EntityManager): Promise<Map<string, Record<string, unknown>[]>> {
     const rows = await em.find(Compose, { environmentId: { $in: environmentIds } }, { orderBy: { createdAt: 'asc', composeId: 'asc' } });
     const out = new Map<string, Record<string, unknown>[]>();
     for (const row of rows) {
       if (!out.has(row.environmentId)) out.set(row.environmentId, []);
-      out.get(row.environmentId)!.push({ ...this.view(row, false), applicationStatus: row.composeStatus });
+      out.get(row.environmentId)!.push(this.view(row, false));
     }
     return out;
   }

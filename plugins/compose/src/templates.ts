@@ -23,9 +23,10 @@ export function catalogSource(cradle: Cradle, baseUrl?: string): string {
   return cradle.config.templatesSource ?? DEFAULT_TEMPLATES;
 }
 
-export async function templates(source: string): Promise<Template[]> {
+export async function templates(source: string): Promise<(Template & { logo: string })[]> {
   try {
-    return await loadCatalog(source);
+    // The peer's catalog always names a logo.
+    return (await loadCatalog(source)).map(t => ({ ...t, logo: t.logo ?? '' }));
   } catch (e) {
     throw badRequest(`The template catalog ${source} cannot be read: ${(e as Error).message}`);
   }

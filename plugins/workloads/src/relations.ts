@@ -29,17 +29,18 @@ export function relationSchemas(cradle: Cradle) {
 
 /**
  * A workload as environment and project reads list it: the peer's columns of a service
- * (name, appName, description, createdAt, serverId, applicationStatus) under its id field, and
- * its server (null until remote servers come). `extra`: a kind's own listed columns (icon...).
+ * (name, appName, description, createdAt, serverId and its status — applicationStatus, or the
+ * kind's own status field) under its id field, and its server (null until remote servers come).
+ * `extra`: a kind's own listed columns (icon...).
  */
-export const workloadSummary = (idField: string, extra: TProperties = {}) => Type.Object({
+export const workloadSummary = (idField: string, extra: TProperties = {}, statusField = 'applicationStatus') => Type.Object({
   [idField]: Type.String(),
   name: Type.String(),
   appName: Type.String(),
   description: Nullable(Type.String()),
   createdAt: Timestamp(),
   serverId: Nullable(Type.String()),
-  applicationStatus: Type.String(),
+  [statusField]: Type.String(),
   ...extra,
   server: NotServedOne('the remote server'),
 });
