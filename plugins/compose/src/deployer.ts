@@ -105,6 +105,12 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
     await this.setStatus(targetId, outcome === 'error' ? 'error' : exists ? 'done' : 'idle', em);
   }
 
+  /** The user's file as last fetched (null before the first deploy). */
+  async fetchedFile(row: ComposeRow): Promise<string | null> {
+    const composePath = path.normalize(String(this.#stacks.settingsOf(row).composePath ?? './docker-compose.yml'));
+    return readFile(path.join(composeDir(this.cradle().config.dataDir, row.appName), 'code', composePath), 'utf8').catch(() => null);
+  }
+
   /** The services of the file last deployed (start waits for them). */
   async #deployedServices(row: ComposeRow): Promise<string[]> {
     const text = await readFile(await this.#deployedPath(row), 'utf8').catch(() => row.composeFile);
@@ -163,6 +169,7 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
     run.log(`Waiting until ${services.join(', ')} run`);
     await stack.waitRunning(services, since, this.#waitIo(run));
     await this.#checkProxyReach(stack, routes, run);
+    await stack.tagRunningImages();
     await this.setStatus(row.composeId, 'done', run.em);
     run.log(`${stack.project} is running`);
   }

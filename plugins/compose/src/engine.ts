@@ -190,6 +190,20 @@ export class StackEngine {
     }
   }
 
+  /**
+   * Tags the image every service runs now as `berth/<project>-<service>:last-good`, so a later
+   * build that fails, or replaces the service's image tag, leaves the running version's image
+   * tagged (and not pruned as dangling). One tag per service: the previous one moves.
+   */
+  async tagRunningImages(): Promise<void> {
+    const label = this.type === 'stack' ? 'com.docker.swarm.service.name' : COMPOSE_SERVICE;
+    for (const c of await this.containers(false)) {
+      const service = c.Labels?.[label]?.replace(`${this.project}_`, '') ?? '';
+      if (!/^[a-z0-9][a-z0-9_.-]*$/.test(service)) continue;
+      await this.#docker.getImage(c.ImageID).tag({ repo: `berth/${this.project}-${service}`, tag: 'last-good' });
+    }
+  }
+
   /** The named volumes mounted by a service's container (the peer's loadMountsByService). */
   async volumeMounts(service: string): Promise<Record<string, unknown>[]> {
     const label = this.type === 'stack' ? `com.docker.swarm.service.name=${this.project}_${service}` : `${COMPOSE_SERVICE}=${service}`;

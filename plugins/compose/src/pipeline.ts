@@ -104,6 +104,14 @@ export class ComposePipeline {
     return text.split('\n').filter(l => l.toLowerCase().includes(needle)).join('\n');
   }
 
+  /** The service names of the stored file, or of the last fetched one (git sources); NOT_FOUND when there is none yet. */
+  async services(row: ComposeRow): Promise<string[]> {
+    const text = row.sourceType === 'raw' ? row.composeFile : await this.#deployer.fetchedFile(row);
+    const names = text ? serviceNames(text) : [];
+    if (!names.length) throw notFound(row.sourceType === 'raw' ? 'Services of the compose file' : 'Services (deploy the stack once to fetch its file)');
+    return names;
+  }
+
   async mountsOf(row: ComposeRow, serviceName: string) {
     return (await this.#deployer.stackOf(row)).volumeMounts(serviceName);
   }
@@ -143,7 +151,7 @@ export const callerCompose = (stacks: ComposeService, pipeline: ComposePipeline)
     search: (input: SearchInput) => stacks.search(input, organizationId, em),
     readLogs: async (input: ReadLogsInput) => pipeline.readLogs(await find(input.composeId), input),
     refreshToken: (composeId: string) => change(composeId, { refreshToken: newRefreshToken() }),
-    services: async (composeId: string) => serviceNames((await find(composeId)).composeFile),
+    services: async (composeId: string) => pipeline.services(await find(composeId)),
     mountsByService: async (composeId: string, serviceName: string) => pipeline.mountsOf(await find(composeId), serviceName),
     sourceType: async (composeId: string) => (await find(composeId)).sourceType,
     randomized: async (composeId: string, suffix?: string) => addSuffix((await find(composeId)).composeFile, suffix || newRefreshToken().slice(0, 6).toLowerCase()),

@@ -4,7 +4,7 @@
 // 400 naming `command`; the deploy log starts with what the type ignores.
 import t from 'tap';
 import Docker from 'dockerode';
-import { startTestServer, signUpAdmin, deploymentFinished, freePort, waitFor, TEST_BASE_IMAGE, type Client } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, deploymentFinished, freePort, waitFor, makeGitRepo, commitFiles, TEST_BASE_IMAGE, type Client } from '@berth/core/testing';
 
 const docker = new Docker();
 t.setTimeout(900_000);
@@ -69,7 +69,8 @@ async function run(client: Client, op: string, composeId: string, status = 'done
 }
 
 t.test('compose stacks on the real engine', async t => {
-  const server = await startTestServer({ deploySettleSeconds: 1 });
+  // The git test reads a repository of this host: the operator grants that.
+  const server = await startTestServer({ deploySettleSeconds: 1, hostAccess: { bindMountRoots: [], hostNetworks: false, localGit: true } });
   t.teardown(() => server.destroy());
   const { client } = await signUpAdmin(server);
   const { body: { environment } } = await client.post('project.create', { name: 'Stacks' });
@@ -98,6 +99,10 @@ t.test('compose stacks on the real engine', async t => {
       t.match(one, { composeStatus: 'done', env: 'GREETING=from-env', environment: { environmentId: environment.environmentId } });
       t.ok(one.deployments.length >= 1, 'one lists its deployments');
       t.equal((await volumesOf(type, appName)).length, 1, 'the named volume exists');
+      const lastGood = await docker.getImage(`berth/${appName}-web:last-good`).inspect().catch(() => null);
+      t.ok(lastGood, 'the running image is tagged as the last good one');
+      cleanup.push(() => docker.getImage(`berth/${appName}-web:last-good`).remove());
+      cleanup.push(() => docker.getImage(`berth/${appName}-worker:last-good`).remove());
       const mounts = (await client.get('compose.loadMountsByService', { composeId, serviceName: 'worker' })).body;
       t.match(mounts, [{ Type: 'volume', Destination: '/data' }], 'loadMountsByService lists the worker\'s volume');
 
@@ -146,6 +151,25 @@ t.test('compose stacks on the real engine', async t => {
     await served(port, /custom/);
     t.equal((await client.post('compose.delete', { composeId, deleteVolumes: true })).status, 200);
     t.same(await volumesOf('docker-compose', appName), []);
+  });
+
+  t.test('a git source: the file at composePath, its relative bind mounts inside the checkout', async t => {
+    const port = await freePort();
+    const site = (text: string) => `services:\n  web:\n    image: ${TEST_BASE_IMAGE}\n    init: true\n    stop_grace_period: 1s\n    command: ["httpd", "-f", "-p", "8080", "-h", "/www"]\n    ports:\n      - target: 8080\n        published: ${port}\n        mode: host\n    volumes:\n      - ./site:/www:ro\n# ${text}\n`;
+    const repo = await makeGitRepo({ 'deploy/stack.yml': site('v1'), 'deploy/site/index.html': 'from git v1\n' });
+    t.teardown(() => repo.cleanup());
+    const appName = `cmp-git-${Date.now().toString(36)}`;
+    const { body: { composeId } } = await client.post('compose.create', { name: 'from git', environmentId: environment.environmentId, appName });
+    cleanup.push(() => client.post('compose.delete', { composeId, deleteVolumes: true }));
+    const set = await client.post('compose.update', { composeId, sourceType: 'git', customGitUrl: repo.dir, customGitBranch: 'main', composePath: './deploy/stack.yml' });
+    t.equal(set.status, 200, JSON.stringify(set.body));
+    const { log } = await run(client, 'compose.deploy', composeId);
+    t.match(log, new RegExp(`Fetched ${repo.commit.slice(0, 7)}`), 'the log names the commit');
+    t.equal((await served(port, /from git/)).trim(), 'from git v1');
+    t.same((await client.get('compose.loadServices', { composeId })).body, ['web'], 'the services of the fetched file');
+    await commitFiles(repo.dir, { 'deploy/site/index.html': 'from git v2\n', 'deploy/stack.yml': site('v2') });
+    await run(client, 'compose.redeploy', composeId);
+    t.equal((await served(port, /v2/)).trim(), 'from git v2', 'a redeploy fetches the new commit');
   });
 
   t.test('a service that exits fails the deploy, naming it', async t => {
