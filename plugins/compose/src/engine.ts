@@ -179,6 +179,10 @@ export class StackEngine {
       for (const s of await this.#docker.listSecrets({ filters })) await this.#docker.getSecret(s.ID).remove().catch(ignoreMissing);
     }
     if (volumes) for (const v of (await this.#docker.listVolumes({ filters })).Volumes ?? []) await this.#docker.getVolume(v.Name).remove().catch(ignoreMissing);
+    // The last-good tags are Berth's own: untagged (the images go only when nothing else names them).
+    for (const image of await this.#docker.listImages({ filters: { reference: [`berth/${this.project}-*:last-good`] } })) {
+      for (const tag of image.RepoTags ?? []) if (tag.startsWith(`berth/${this.project}-`) && tag.endsWith(':last-good')) await this.#docker.getImage(tag).remove().catch(ignoreMissing);
+    }
   }
 
   /** Waits until the project has no running containers (or none at all), up to a minute. */

@@ -101,8 +101,6 @@ t.test('compose stacks on the real engine', async t => {
       t.equal((await volumesOf(type, appName)).length, 1, 'the named volume exists');
       const lastGood = await docker.getImage(`berth/${appName}-web:last-good`).inspect().catch(() => null);
       t.ok(lastGood, 'the running image is tagged as the last good one');
-      cleanup.push(() => docker.getImage(`berth/${appName}-web:last-good`).remove());
-      cleanup.push(() => docker.getImage(`berth/${appName}-worker:last-good`).remove());
       const mounts = (await client.get('compose.loadMountsByService', { composeId, serviceName: 'worker' })).body;
       t.match(mounts, [{ Type: 'volume', Destination: '/data' }], 'loadMountsByService lists the worker\'s volume');
 
@@ -131,6 +129,7 @@ t.test('compose stacks on the real engine', async t => {
         t.same(left, [], 'deleteVolumes true removes the named volume');
       }
       t.equal((await client.get('compose.one', { composeId })).status, 404);
+      t.equal(await docker.getImage(`berth/${appName}-web:last-good`).inspect().then(() => 'tagged', () => 'gone'), 'gone', 'the last-good tags go with the stack');
     });
   }
 
