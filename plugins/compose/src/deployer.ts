@@ -147,7 +147,7 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
     if (settings.randomize && settings.suffix) text = addSuffix(text, String(settings.suffix));
     if (settings.isolatedDeployment) text = isolate(text, stack.project);
     const routes = await this.routes(row, run.em);
-    text = withDomains(text, routes, { type, proxy: proxyKind(cradle), platformNetwork: PLATFORM_NETWORK });
+    text = withDomains(text, routes, { type, proxy: proxyKind(cradle), platformNetwork: PLATFORM_NETWORK, appName: row.appName });
     text = withOwnership(text, type, this.labels(row, run));
     const refused = hostRefusal(text, path.dirname(userFile), dir, cradle.hostAccess);
     if (refused) throw new Error(`Refused by this instance's host access policy: ${refused.message}`);
@@ -225,6 +225,7 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
     return (await directory.routesOf(this.#stacks.ref(row), em)).filter(r => r.serviceName).map(r => ({
       serviceName: r.serviceName!, host: r.host, path: r.path, port: r.port, https: r.https, uniqueConfigKey: r.uniqueConfigKey,
       appName: row.appName, certificateType: r.certificateType, stripPath: r.stripPath, internalPath: r.internalPath,
+      customEntrypoint: r.customEntrypoint, customCertResolver: r.customCertResolver, middlewares: r.middlewares,
     }));
   }
 

@@ -7,7 +7,7 @@ import { parseDocument, isMap, isSeq, YAMLMap, type Document } from 'yaml';
 
 export type ComposeType = 'docker-compose' | 'stack';
 export interface ComposeIssue { service: string | null; key: string; reason: string }
-export interface ComposeDomainRoute { serviceName: string; host: string; path: string; port: number; https: boolean; uniqueConfigKey: number; appName: string; certificateType: string; stripPath: boolean; internalPath: string }
+export interface ComposeDomainRoute { serviceName: string; host: string; path: string; port: number; https: boolean; uniqueConfigKey: number; appName: string; certificateType: string; stripPath: boolean; internalPath: string; customEntrypoint?: string | null; customCertResolver?: string | null; middlewares?: string[] | null }
 export interface Template { id: string; name: string; description: string; version: string; logo: string | null; links: Record<string, string>; tags: string[] }
 
 export function parseCompose(text: string): Document {
@@ -79,7 +79,7 @@ export function ignoredKeys(text: string, type: ComposeType): ComposeIssue[] {
   return out;
 }
 
-export function withDomains(text: string, routes: ComposeDomainRoute[], opts: { type: ComposeType; proxy: 'traefik' | 'caddy' | 'none'; platformNetwork: string }): string {
+export function withDomains(text: string, routes: ComposeDomainRoute[], opts: { type: ComposeType; proxy: 'traefik' | 'caddy' | 'none'; platformNetwork: string; appName?: string }): string {
   const doc = parseCompose(text);
   const services = doc.get('services');
   const routed = [...new Set(routes.map(r => r.serviceName))];

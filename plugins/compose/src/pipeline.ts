@@ -63,7 +63,7 @@ export class ComposePipeline {
     let text = row.composeFile;
     if (settings.randomize && settings.suffix) text = addSuffix(text, String(settings.suffix));
     if (settings.isolatedDeployment) text = isolate(text, projectName(row.appName));
-    return withDomains(text, await this.#deployer.routes(row, em), { type, proxy: proxyKind(this.#cradle()), platformNetwork: PLATFORM_NETWORK });
+    return withDomains(text, await this.#deployer.routes(row, em), { type, proxy: proxyKind(this.#cradle()), platformNetwork: PLATFORM_NETWORK, appName: row.appName });
   }
 
   /** The program line the deploy runs (the peer's getDefaultCommand, `docker ...`). */
