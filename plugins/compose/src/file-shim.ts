@@ -83,7 +83,7 @@ export function withDomains(text: string, routes: ComposeDomainRoute[], opts: { 
   const doc = parseCompose(text);
   const services = doc.get('services');
   const routed = [...new Set(routes.map(r => r.serviceName))];
-  if (!routed.length || !isMap(services)) return doc.toString();
+  if (opts.proxy === 'none' || !routed.length || !isMap(services)) return doc.toString();
   for (const name of routed) {
     const service = services.get(name);
     if (!isMap(service)) continue;

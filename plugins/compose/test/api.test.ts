@@ -129,12 +129,13 @@ t.test('compose records and files', async t => {
     t.equal((await client.get('compose.one', { composeId })).body.composeFile, FILE, 'neither is saved');
   });
 
-  t.test('the converted file attaches a routed service to the platform network; the ignored keys are reported', async t => {
+  t.test('the converted file (no proxy: no routing added); the ignored keys are reported', async t => {
     const domain = await client.post('domain.create', { host: 'files.example.com', port: 8080, composeId, serviceName: 'web', domainType: 'compose' });
     t.equal(domain.status, 200, JSON.stringify(domain.body));
     const converted = (await client.get('compose.getConvertedCompose', { composeId })).body as string;
-    t.match(converted, /berth-network/, 'the platform network');
-    t.match(converted, /external: true/, 'declared external');
+    t.notMatch(converted, /berth-network/, 'with proxy none, no service joins the platform network (the live proxy test covers Caddy)');
+    t.match(converted, /x-custom: kept/, 'unknown keys survive');
+    t.match(converted, /# keep me/, 'comments survive');
     const ignored = (await client.get('compose.getIgnoredKeys', { composeId })).body as { service: string; key: string }[];
     for (const key of ['build', 'depends_on', 'container_name']) t.ok(ignored.some(i => i.key === key), `a stack ignores ${key}`);
     t.same((await client.get('compose.loadServices', { composeId })).body, ['web', 'db']);
