@@ -38,6 +38,10 @@ if [ "$(docker info --format '{{.Swarm.LocalNodeState}}')" != active ]; then
   docker swarm init --advertise-addr 127.0.0.1 >/dev/null
 fi
 
+# ---- The Compose program for compose stacks of type docker-compose: the v2 plugin when the CLI has
+# it, else Debian's docker-compose (v1); `docker stack deploy` is part of the Docker CLI itself
+if ! docker compose version >/dev/null 2>&1 && ! command -v docker-compose >/dev/null; then log "installing docker-compose"; apt_install docker-compose; fi
+
 # ---- OpenSSH server: git clones over SSH (the suites start their own sshd on a free port)
 if ! [ -x /usr/sbin/sshd ]; then log "installing openssh-server"; apt_install openssh-server; fi
 

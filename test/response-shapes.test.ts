@@ -24,7 +24,7 @@ t.test('the reference says it is generated, from which peer and SDK', async t =>
 
 /** The context every comparison shares: Berth's kinds, the allowed extras and missing fields. */
 async function shapeContext(server: { kernel: any }) {
-  const kinds: { kind: string; idField: string }[] = server.kernel.container.cradle.workloads.kinds();
+  const kinds: { kind: string; idField: string; capabilities: { domains: boolean } }[] = server.kernel.container.cradle.workloads.kinds();
   const kindIds = kinds.map(k => k.idField);
   const deviation = (op: string): string | undefined => DEVIATIONS[op];
   const options = (op: string, real = false): CompareOptions => ({

@@ -56,6 +56,7 @@ export const ConfigSchema = Type.Object({
   proxyHttpsPort: Type.Integer({ minimum: 1, maximum: 65535, default: 443, description: 'Host port of the proxy\'s https entry point, published in host mode (env BERTH_PROXY_HTTPS_PORT)' }),
   serverIp: Type.Optional(Type.String({ minLength: 1, description: 'The public address of this server: generated domains point at it and the preflight expects hosts to resolve to it (env BERTH_SERVER_IP)' })),
   generatedDomainBase: Type.String({ pattern: '^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$', default: 'sslip.io', description: 'Wildcard-DNS base of generated domains: <appName>-<random>-<ip with dashes>.<base> (env BERTH_GENERATED_DOMAIN_BASE)' }),
+  templatesSource: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'The compose template catalog: a directory or an http(s) URL in the peer\'s template format; absent = the repository\'s examples/templates (env BERTH_TEMPLATES)' })),
   dnsResolver: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F.:\\[\\]]+$', description: 'DNS server (address or address:port) the domain preflight asks; absent = the system\'s (env BERTH_DNS_RESOLVER)' })),
 });
 export type BerthConfig = Static<typeof ConfigSchema>;
@@ -95,6 +96,7 @@ export const envNames: Record<ConfigKey, string> = {
   serverIp: 'BERTH_SERVER_IP',
   generatedDomainBase: 'BERTH_GENERATED_DOMAIN_BASE',
   dnsResolver: 'BERTH_DNS_RESOLVER',
+  templatesSource: 'BERTH_TEMPLATES',
 };
 
 export class ConfigError extends Error {

@@ -131,6 +131,14 @@ const applicationFound: Spec = {
     rollbackRegistry: maybe({ table: 'registry', omit: ['password'] }),
   },
 };
+/** findComposeById */
+const composeFound: Spec = {
+  table: 'compose',
+  with: {
+    environment: environmentWithProject, deployments: many('deployment'), mounts: many('mount'), domains: many('domain'), ...gitRelations,
+    server: maybe('server'), backups,
+  },
+};
 const TRUE: Shape = { t: 'boolean' };
 const TEXT: Shape = { t: 'string' };
 /** a procedure that returns nothing: tRPC answers no value */
@@ -190,6 +198,35 @@ const RETURNS: Record<string, Spec | (() => Shape)> = {
       [`${kind}.search`, () => search(kind)], [`${kind}.readLogs`, () => TEXT],
     ];
   })),
+  // compose stacks (findComposeById: the record the compose router answers from one and delete)
+  'compose.create': { table: 'compose' },
+  'compose.one': { ...composeFound, extra: { hasGitProviderAccess: TRUE, unauthorizedProvider: { t: 'string', null: true } } },
+  'compose.delete': composeFound,
+  'compose.update': { table: 'compose' },
+  'compose.move': { table: 'compose' },
+  'compose.deployTemplate': { table: 'compose' },
+  'compose.search': () => ({ t: 'object', fields: { items: { t: 'array', items: fromSpec({ table: 'compose', pick: ['composeId', 'name', 'appName', 'description', 'environmentId', 'composeStatus', 'sourceType', 'createdAt'] }, 'compose.search') }, total: { t: 'number' } } }),
+  ...Object.fromEntries(['saveEnvironment', 'clearDeployments', 'stop', 'start', 'refreshToken', 'disconnectGitProvider'].map(p => [`compose.${p}`, () => TRUE])),
+  ...Object.fromEntries(['randomizeCompose', 'isolatedDeployment', 'getConvertedCompose', 'getDefaultCommand', 'readLogs', 'fetchSourceType'].map(p => [`compose.${p}`, () => TEXT])),
+  'compose.killBuild': () => VOID,
+  ...Object.fromEntries(['cleanQueues', 'cancelDeployment', 'import'].map(p => [`compose.${p}`, () => ({ t: 'object', fields: { success: TRUE, message: TEXT } })])),
+  // deploy and redeploy answer true on the peer's cloud, this object otherwise
+  ...Object.fromEntries(['deploy', 'redeploy'].map(p => [`compose.${p}`, () => ({ t: 'object', fields: { success: TRUE, message: TEXT, composeId: TEXT } })])),
+  'compose.loadServices': () => ({ t: 'array', items: TEXT }),
+  // the engine's own mount entries of the service's container
+  'compose.loadMountsByService': () => ({ t: 'array', items: { t: 'any' } }),
+  'compose.getTags': () => ({ t: 'array', items: TEXT }),
+  'compose.templates': () => ({ t: 'array', items: { t: 'object', fields: {
+    id: TEXT, name: TEXT, description: TEXT, version: TEXT, logo: TEXT, links: { t: 'any' }, tags: { t: 'array', items: TEXT },
+  } } }),
+  ...Object.fromEntries(['previewTemplate', 'processTemplate'].map(p => [`compose.${p}`, () => ({ t: 'object', fields: {
+    compose: TEXT,
+    template: { t: 'object', fields: {
+      envs: { t: 'array', items: TEXT },
+      mounts: { t: 'array', items: { t: 'object', fields: { filePath: TEXT, content: TEXT } } },
+      domains: { t: 'array', items: { t: 'object', fields: { serviceName: TEXT, port: { t: 'number' }, path: { t: 'string', opt: true }, host: TEXT } } },
+    } },
+  } })])),
   'environment.one': environmentFound,
   'environment.byProjectId': () => ({ t: 'array', items: fromSpec({
     table: 'environment', pick: ['name', 'description', 'environmentId', 'isDefault'], with: { ...workloadLists, project: one('project') },

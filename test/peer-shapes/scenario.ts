@@ -95,7 +95,26 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
   await call('mounts.remove', { mountId: mount.mountId });
   await call('port.delete', { portId: port.portId });
   await call('application.move', { applicationId, targetEnvironmentId: staging.environmentId });
+
+  // a compose stack's records and files (its runs are the compose suites')
+  const stackFile = 'services:\n  web:\n    image: berth-test/busybox:1\n    volumes:\n      - data:/data\nvolumes:\n  data: {}\n';
+  const stack = await call('compose.create', { name: 'stack', environmentId, appName: `shape-stack-${o.suffix}`, composeType: 'docker-compose', composeFile: stackFile });
+  const composeId = stack.composeId;
+  await call('compose.one', { composeId });
+  await call('compose.update', { composeId, description: 'changed' });
+  await call('compose.saveEnvironment', { composeId, env: 'A=b' });
+  await call('compose.loadServices', { composeId });
+  await call('compose.getConvertedCompose', { composeId });
+  await call('compose.getDefaultCommand', { composeId });
+  await call('compose.randomizeCompose', { composeId, suffix: 'x1' });
+  await call('compose.isolatedDeployment', { composeId });
+  await call('compose.fetchSourceType', { composeId });
+  await call('compose.refreshToken', { composeId });
+  await call('compose.cleanQueues', { composeId });
+  await call('compose.search', { q: 'stack' });
+  await call('compose.move', { composeId, targetEnvironmentId: staging.environmentId });
   await call('environment.one', { environmentId: staging.environmentId });
+  await call('compose.delete', { composeId, deleteVolumes: false });
 
   // a backup destination on the local disk (no object store needed)
   const destination = await call('destination.create', { name: `shapes ${o.suffix}`, provider: 'local', bucket: `shapes-${o.suffix}`, endpoint: '', region: '', accessKey: '', secretAccessKey: '', additionalFlags: null });
@@ -160,7 +179,8 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
 
 /** The scenario's database kinds, with the create fields their schema takes. */
 export function scenarioDatabases(doc: any, kinds: { kind: string; idField: string }[]): ScenarioOptions['databases'] {
-  return kinds.filter(k => k.kind !== 'application' && doc.paths[`/${k.kind}.create`]).map(k => {
+  // The database kinds: the ones with an external port of their own.
+  return kinds.filter(k => doc.paths[`/${k.kind}.create`] && doc.paths[`/${k.kind}.saveExternalPort`]).map(k => {
     const props = doc.paths[`/${k.kind}.create`].post.requestBody.content['application/json'].schema.properties;
     return { kind: k.kind, idField: k.idField, databaseName: 'databaseName' in props, databaseUser: 'databaseUser' in props, databaseRootPassword: 'databaseRootPassword' in props };
   });

@@ -2,11 +2,11 @@
 // environments, and the resolver other plugins use to find an application. Secrets are
 // sealed on write and opened only for `one` and for deploys. Engine work is in pipeline.ts.
 import { randomBytes } from 'node:crypto';
-import { invalidField, iso, newId, notFound, containing, type EntityManager, type EnvironmentDirectory, type EnvironmentRef, type SecretBox } from '@berth/core';
+import { invalidField, iso, newId, notFound, containing, type EntityManager, type EnvironmentDirectory, type SecretBox } from '@berth/core';
 import { Application, type ApplicationRow } from './entities.ts';
 import { sealedKeys, settingDefaults, settingKeys, type SealedKey, type SettingKey } from './fields.ts';
 import type { ApplicationFields, CreateInput, SearchInput, UpdateInput } from './schemas.ts';
-import { answerSwarmSettings, generateAppName, type WorkloadRef } from '@berth/plugin-workloads';
+import { answerSwarmSettings, generateAppName, placementFor, recordLookups, searchFilters, type WorkloadRef } from '@berth/plugin-workloads';
 
 /** The kind's name on the wire (deployment targetType, mounts' serviceType). */
 export const KIND = 'application';
@@ -70,14 +70,8 @@ export class ApplicationService {
     } as ApplicationFields;
   }
 
-  async #placement(input: { environmentId?: string; projectId?: string }, organizationId: string, em: EntityManager): Promise<EnvironmentRef> {
-    if (input.environmentId) return this.#environments().get(input.environmentId, organizationId, em);
-    if (input.projectId) return this.#environments().defaultOf(input.projectId, organizationId, em);
-    throw invalidField('environmentId', 'is required (or projectId, in the older API)');
-  }
-
   async create(input: CreateInput, organizationId: string, em: EntityManager, assertAppNameFree: AssertAppNameFree): Promise<ApplicationFields> {
-    const environment = await this.#placement(input, organizationId, em);
+    const environment = await placementFor(this.#environments(), input, organizationId, em);
     const serverId = input.serverId ?? null;
     if (serverId) throw invalidField('serverId', 'remote servers are not available yet: leave serverId empty to deploy on this host');
     const appName = input.appName ?? generateAppName(input.name);
@@ -130,21 +124,10 @@ export class ApplicationService {
   }
 
   async search(input: SearchInput, organizationId: string, em: EntityManager): Promise<{ items: ApplicationFields[]; total: number }> {
-    const and: object[] = [{ organizationId }];
-    const q = input.q?.trim();
-    if (q) and.push({ $or: ['name', 'appName', 'description'].map(f => ({ [f]: { $ilike: containing(q) } })) });
-    for (const f of ['name', 'appName', 'description'] as const) {
-      const v = input[f]?.trim();
-      if (v) and.push({ [f]: { $ilike: containing(v) } });
-    }
+    const and = await searchFilters(input, organizationId, em);
     for (const f of ['repository', 'owner', 'dockerImage'] as const) {
       const v = input[f]?.trim();
       if (v) and.push({ settings: { [f]: { $ilike: containing(v) } } });
-    }
-    if (input.environmentId) and.push({ environmentId: input.environmentId });
-    if (input.projectId) {
-      const environments = await em.execute<{ environment_id: string }[]>('select environment_id from environments where project_id = ? and organization_id = ?', [input.projectId, organizationId]);
-      and.push({ environmentId: { $in: environments.map(e => e.environment_id) } });
     }
     const [rows, total] = await em.findAndCount(Application, { $and: and }, { orderBy: { createdAt: 'desc', applicationId: 'asc' }, limit: input.limit ?? 20, offset: input.offset ?? 0 });
     return { items: rows.map(r => this.view(r, false)), total };
@@ -155,19 +138,10 @@ export class ApplicationService {
     return { kind: KIND, id: row.applicationId, organizationId: row.organizationId, environmentId: row.environmentId, appName: row.appName, name: row.name, serverId: row.serverId ?? null };
   }
 
-  async findRef(id: string, em: EntityManager): Promise<WorkloadRef | null> {
-    const row = await em.findOne(Application, { applicationId: id });
-    return row ? this.ref(row) : null;
-  }
-
-  async findByAppName(appName: string, serverId: string | null, em: EntityManager): Promise<WorkloadRef | null> {
-    const row = await em.findOne(Application, { appName, serverId });
-    return row ? this.ref(row) : null;
-  }
-
-  async inEnvironments(environmentIds: string[], em: EntityManager): Promise<WorkloadRef[]> {
-    return (await em.find(Application, { environmentId: { $in: environmentIds } })).map(r => this.ref(r));
-  }
+  readonly #lookups = recordLookups<ApplicationRow>(Application, 'applicationId', row => this.ref(row));
+  findRef = this.#lookups.findRef;
+  findByAppName = this.#lookups.findByAppName;
+  inEnvironments = this.#lookups.inEnvironments;
 
   /** The applications of environments, for project and environment reads (no secrets in lists). */
   async list(environmentIds: string[], em: EntityManager): Promise<Map<string, Record<string, unknown>[]>> {

@@ -11,7 +11,7 @@ export interface TargetField { type: string; idField: string }
 /** The peer's non-workload targets, registered here until the plugins that own them register them themselves. */
 export const peerTargets: TargetField[] = [
   { type: 'server', idField: 'serverId' },
-  { type: 'compose', idField: 'composeId' },
+  { type: 'compose', idField: 'composeId' }, // kind-names: the peer's, for an instance whose compose plugin is disabled (a registered kind takes precedence)
   { type: 'schedule', idField: 'scheduleId' },
   { type: 'previewDeployment', idField: 'previewDeploymentId' },
   { type: 'backup', idField: 'backupId' },

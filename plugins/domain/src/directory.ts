@@ -1,7 +1,7 @@
 // What the workload kit and the workload plugins see of the domain plugin (`domains` in the
 // container): a workload's domains, redirects and basic-auth users as its `one` lists them, and
 // their removal, with the workload's routes, when the workload is deleted.
-import type { EntityManager } from '@berth/core';
+import type { EntityManager, ProxyRoute } from '@berth/core';
 import type { DomainDirectory, WorkloadRef } from '@berth/plugin-workloads';
 import { Domain, Redirect, Security } from './entities.ts';
 import type { DomainService } from './domain-service.ts';
@@ -39,5 +39,9 @@ export class ProxyRecordDirectory implements DomainDirectory {
     await em.nativeDelete(Security, where);
     // A workload that had no domain has nothing on the proxy: it is not started for it.
     if (domains) await this.#deps.routing.forget(workload.appName);
+  }
+
+  async routesOf(workload: WorkloadRef, em: EntityManager): Promise<ProxyRoute[]> {
+    return (await this.#deps.routing.configOf(workload, em)).routes;
   }
 }

@@ -69,9 +69,15 @@ export class ProxyRouting {
     const where = { serviceType: workload.kind, serviceId: workload.id };
     const [domains, redirects, users] = await Promise.all([em.find(Domain, where, order), em.find(Redirect, where, order), em.find(Security, where, order)]);
     const secrets = this.#cradle().secrets;
+    const kind = this.#cradle().workloads.kind(workload.kind);
+    const routes = await Promise.all(domains.map(async d => {
+      const route = routeOf(d);
+      const upstream = route.serviceName && kind?.routeUpstream ? await kind.routeUpstream(workload, route.serviceName, route.port, em) : null;
+      return upstream ? { ...route, upstream } : route;
+    }));
     return {
       appName: workload.appName,
-      routes: domains.map(d => routeOf(d)),
+      routes,
       redirects: redirects.map(r => ({ redirectId: r.redirectId, uniqueConfigKey: r.uniqueConfigKey, regex: r.regex, replacement: r.replacement, permanent: r.permanent })),
       basicAuth: users.map(u => ({ username: u.username, passwordHash: secrets.decrypt(u.passwordHashSealed) })),
     };

@@ -5,6 +5,7 @@
 // capabilities say so.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { TSchema } from 'typebox';
+import type { ProxyRoute } from '@berth/core';
 import type { WorkloadRef } from './registry.ts';
 
 export interface MountRecord {
@@ -70,6 +71,8 @@ export interface DomainDirectory {
   viewSchemas(): { domains: TSchema; redirects: TSchema; security: TSchema };
   /** Deletes the workload's domains, redirects and basic-auth users and takes its routes off the proxy (when the workload is deleted). */
   removeForService(workload: WorkloadRef, em: EntityManager): Promise<void>;
+  /** The workload's domains as the proxy serves them (a kind that rewrites its own file for the proxy reads them). */
+  routesOf?(workload: WorkloadRef, em: EntityManager): Promise<ProxyRoute[]>;
 }
 
 declare module '@berth/core' {

@@ -23,3 +23,4 @@ export { generateAppName } from './naming.ts';
 export { placementOf, type Placement } from './views.ts';
 export { relationSchemas, NotServedList, NotServedOne, workloadSummary, summaryOf } from './relations.ts';
 export { runProcedure, type RunSpec } from './runs.ts';
+export { placementFor, searchFilters, recordLookups, type SearchFields } from './records.ts';

@@ -84,6 +84,8 @@ export interface WorkloadKind {
   readonly listItem: TSchema;
   /** The workloads of the given environments as environment reads list them, grouped by environmentId (no secrets). */
   list(environmentIds: string[], em: EntityManager): Promise<Map<string, Record<string, unknown>[]>>;
+  /** Where the proxy sends a domain's requests for one service of the workload (host:port), when the kind runs several (compose); absent = `tasks.<appName>`. */
+  routeUpstream?(workload: WorkloadRef, serviceName: string, port: number, em: EntityManager): Promise<string | null>;
   /** Removes the workload and all it has on the host and in other plugins (service, files, mounts, ports, deployments), then its record. */
   remove(workload: WorkloadRef, em: EntityManager, options: RemoveOptions): Promise<void>;
 }

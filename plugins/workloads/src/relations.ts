@@ -34,17 +34,18 @@ export function relationSchemas(cradle: Cradle) {
 
 /**
  * A workload as environment and project reads list it: the peer's columns of a service
- * (name, appName, description, createdAt, serverId, applicationStatus) under its id field, and
- * its server (null until remote servers come). `extra`: a kind's own listed columns (icon...).
+ * (name, appName, description, createdAt, serverId and its status — applicationStatus, or the
+ * kind's own status field) under its id field, and its server (null until remote servers come).
+ * `extra`: a kind's own listed columns (icon...).
  */
-export const workloadSummary = (idField: string, extra: TProperties = {}) => Type.Object({
+export const workloadSummary = (idField: string, extra: TProperties = {}, statusField = 'applicationStatus') => Type.Object({
   [idField]: Type.String(),
   name: Type.String(),
   appName: Type.String(),
   description: Nullable(Type.String()),
   createdAt: Timestamp(),
   serverId: Nullable(Type.String()),
-  applicationStatus: Type.String(),
+  [statusField]: Type.String(),
   ...extra,
   server: NotServedOne('the remote server'),
 });
@@ -55,4 +56,4 @@ export function summaryOf(view: Record<string, unknown>, summary: TObject): Reco
 }
 
 /** The peer's lists of services that no kind of Berth serves yet: always empty until one registers under that key. */
-export const peerListKeys = ['compose', 'libsql'];
+export const peerListKeys = ['compose', 'libsql']; // kind-names: the peer's keys, empty lists while no registered kind serves them (the compose plugin can be disabled)

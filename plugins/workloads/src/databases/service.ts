@@ -11,7 +11,8 @@ import { databaseEntity, type DatabaseRow } from './entity.ts';
 import { settingFieldsOf } from './schemas.ts';
 import { dataVolumeOf } from './volumes.ts';
 import { answerSwarmSettings } from '../swarm/settings.ts';
-import { type DatabaseCredentials, type DatabaseDriver, type EnvironmentDirectory, type EnvironmentRef, type SecretBox, conflict, containing, invalidField, newId, notFound, parseInput } from '@berth/core';
+import { placementFor, searchFilters } from '../records.ts';
+import { type DatabaseCredentials, type DatabaseDriver, type EnvironmentDirectory, type SecretBox, conflict, invalidField, newId, notFound, parseInput } from '@berth/core';
 
 interface Sealed { databasePassword: string; databaseRootPassword: string | null; env: string | null }
 /** The registry's appName check (WorkloadRegistry.assertAppNameFree). */
@@ -94,12 +95,6 @@ export class DatabaseService {
     };
   }
 
-  async #placement(input: { environmentId?: string; projectId?: string }, organizationId: string, em: EntityManager): Promise<EnvironmentRef> {
-    if (input.environmentId) return this.#environments().get(input.environmentId, organizationId, em);
-    if (input.projectId) return this.#environments().defaultOf(input.projectId, organizationId, em);
-    throw invalidField('environmentId', 'is required (or projectId, in the older API)');
-  }
-
   async #assertPortFree(port: number | null, serverId: string | null, em: EntityManager, self?: string): Promise<void> {
     if (port === null) return;
     // Every holder of host ports answers: other databases of any kind, applications' published ports.
@@ -114,7 +109,7 @@ export class DatabaseService {
   }
 
   async create(input: Record<string, any>, organizationId: string, em: EntityManager, assertAppNameFree: AssertAppNameFree): Promise<Record<string, unknown>> {
-    const environment = await this.#placement(input, organizationId, em);
+    const environment = await placementFor(this.#environments(), input, organizationId, em);
     const older = !input.environmentId;
     // The current variant's password rules for a current-variant request, the older one's otherwise.
     const passwordSchema = older ? (this.driver.olderPasswordSchema ?? Type.String()) : this.driver.passwordSchema;
@@ -196,18 +191,7 @@ export class DatabaseService {
   }
 
   async search(input: Record<string, any>, organizationId: string, em: EntityManager): Promise<{ items: Record<string, unknown>[]; total: number }> {
-    const and: object[] = [{ organizationId }];
-    const q = (input.q as string | undefined)?.trim();
-    if (q) and.push({ $or: ['name', 'appName', 'description'].map(f => ({ [f]: { $ilike: containing(q) } })) });
-    for (const f of ['name', 'appName', 'description'] as const) {
-      const v = (input[f] as string | undefined)?.trim();
-      if (v) and.push({ [f]: { $ilike: containing(v) } });
-    }
-    if (input.environmentId) and.push({ environmentId: input.environmentId });
-    if (input.projectId) {
-      const environments = await em.execute<{ environment_id: string }[]>('select environment_id from environments where project_id = ? and organization_id = ?', [input.projectId, organizationId]);
-      and.push({ environmentId: { $in: environments.map(e => e.environment_id) } });
-    }
+    const and = await searchFilters(input, organizationId, em);
     const [rows, total] = await em.findAndCount(this.entity, { $and: and } as never, { orderBy: { createdAt: 'desc', id: 'asc' } as never, limit: input.limit ?? 20, offset: input.offset ?? 0 });
     return { items: (rows as DatabaseRow[]).map(r => this.view(r, false)), total };
   }

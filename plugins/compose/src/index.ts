@@ -1,0 +1,27 @@
+import { asFunction, definePlugin } from '@berth/core';
+import pkg from '../package.json' with { type: 'json' };
+import { composeEntities } from './entities.ts';
+import { composeMigrations } from './migrations.ts';
+import { composeProcedures } from './procedures.ts';
+import { ComposeService } from './service.ts';
+import { ComposeDeployer } from './deployer.ts';
+import { ComposePipeline, callerCompose } from './pipeline.ts';
+import { ComposeKind } from './kind.ts';
+
+export default definePlugin({
+  name: 'compose',
+  version: pkg.version,
+  // Stacks live in environments and run through the deploy queue.
+  dependencies: ['workloads', 'environment', 'deployment'],
+  setup(berth) {
+    const cradle = () => berth.container.cradle;
+    const stacks = new ComposeService(() => cradle().secrets, () => cradle().environments);
+    const deployer = new ComposeDeployer(stacks, cradle);
+    const pipeline = new ComposePipeline(stacks, deployer, cradle);
+    berth.entities(...composeEntities);
+    berth.migrations(...composeMigrations);
+    cradle().workloads.register(new ComposeKind(stacks, deployer, cradle));
+    berth.provide({ callerCompose: asFunction(callerCompose(stacks, pipeline)).scoped() });
+    berth.procedures(() => composeProcedures(cradle()));
+  },
+});

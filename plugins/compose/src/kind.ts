@@ -1,0 +1,35 @@
+// Compose stacks as a workload kind of the registry: records through the service, runs through
+// the deployer, removal with everything the stack has on the host (containers or services,
+// networks, and its volumes when asked) and in other plugins (mounts, domains, deployments).
+import { Type, schema, type EntityManager } from '@berth/core';
+import { RecordKind, workloadSummary, type RemoveOptions, type WorkloadCapabilities, type WorkloadRef } from '@berth/plugin-workloads';
+import { Compose, type ComposeRow } from './entities.ts';
+import { KIND } from './service.ts';
+import { composeDir, type ComposeDeployer } from './deployer.ts';
+
+export class ComposeKind extends RecordKind<ComposeRow> {
+  readonly kind = KIND;
+  readonly idField = 'composeId';
+  readonly listKey = 'compose';
+  readonly label = 'Compose';
+  // Compose mounts are files in the stack's directory (the file refers to them); ports are the file's own.
+  readonly capabilities: WorkloadCapabilities = { mounts: true, ports: false, domains: true, backups: false };
+  readonly listItem = workloadSummary('composeId', { icon: schema.Nullable(Type.String()) }, 'composeStatus');
+
+  protected load(id: string, em: EntityManager): Promise<ComposeRow | null> {
+    return em.findOne(Compose, { composeId: id });
+  }
+
+  protected filesDir(row: ComposeRow): string {
+    return composeDir(this.cradle().config.dataDir, row.appName);
+  }
+
+  protected override removeFromHost(row: ComposeRow, options: RemoveOptions): Promise<void> {
+    return (this.deployer as ComposeDeployer).removeStack(row, options.volumes);
+  }
+
+  async routeUpstream(workload: WorkloadRef, serviceName: string, port: number, em: EntityManager): Promise<string | null> {
+    const row = await this.load(workload.id, em);
+    return row ? (this.deployer as ComposeDeployer).upstreamOf(row, serviceName, port) : null;
+  }
+}

@@ -1,0 +1,152 @@
+// Compose records of one organization: create, read, change, move, search, list for
+// environments, and the lookups the workload registry asks for. The env is sealed on write and
+// opened only for `one` and for deploys. Engine work is the deployer's.
+import { randomBytes } from 'node:crypto';
+import { invalidField, iso, newId, notFound, type EntityManager, type EnvironmentDirectory, type SecretBox } from '@berth/core';
+import { generateAppName, placementFor, recordLookups, searchFilters, type WorkloadRef } from '@berth/plugin-workloads';
+import { Compose, type ComposeRow } from './entities.ts';
+import { settingDefaults, settingKeys, type SettingKey } from './fields.ts';
+import type { ComposeFields, CreateInput, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
+import type { Static } from '@berth/core';
+
+/** The kind's name on the wire (deployment targetType, mounts' serviceType, domainType). */
+export const KIND = 'compose';
+
+/** The registry's appName check (WorkloadRegistry.assertAppNameFree). */
+export type AssertAppNameFree = (appName: string, serverId: string | null, em: EntityManager, self?: string) => Promise<void>;
+
+const columnKeys = ['name', 'appName', 'description', 'sourceType', 'composeType', 'composeStatus', 'serverId', 'refreshToken', 'composeFile'] as const;
+type ColumnKey = (typeof columnKeys)[number];
+const settingSet = new Set<string>(settingKeys);
+const columnSet = new Set<string>(columnKeys);
+
+/** A new webhook refresh token. */
+export const newRefreshToken = (): string => randomBytes(24).toString('base64url');
+
+export class ComposeService {
+  readonly #secrets: () => SecretBox;
+  readonly #environments: () => EnvironmentDirectory;
+
+  constructor(secrets: () => SecretBox, environments: () => EnvironmentDirectory) {
+    this.#secrets = secrets;
+    this.#environments = environments;
+  }
+
+  async find(composeId: string, organizationId: string, em: EntityManager): Promise<ComposeRow> {
+    const row = await em.findOne(Compose, { composeId, organizationId });
+    if (!row) throw notFound('Compose');
+    return row;
+  }
+
+  /** The env text (null when none). */
+  envOf(row: ComposeRow): string | null {
+    const open = this.#secrets().decrypt(row.sealed);
+    return open === '' ? null : open;
+  }
+
+  settingsOf(row: ComposeRow): Record<SettingKey, unknown> {
+    return { ...settingDefaults(), ...row.settings } as Record<SettingKey, unknown>;
+  }
+
+  /** Every API field; the env only when asked for (`one`, not lists). */
+  view(row: ComposeRow, withSecrets = true): ComposeFields {
+    return {
+      composeId: row.composeId,
+      name: row.name,
+      appName: row.appName,
+      description: row.description ?? null,
+      env: withSecrets ? this.envOf(row) : null,
+      composeFile: row.composeFile,
+      refreshToken: row.refreshToken ?? null,
+      sourceType: row.sourceType,
+      composeType: row.composeType,
+      composeStatus: row.composeStatus,
+      environmentId: row.environmentId,
+      serverId: row.serverId ?? null,
+      ...this.settingsOf(row),
+      organizationId: row.organizationId,
+      createdAt: iso(row.createdAt)!,
+    } as ComposeFields;
+  }
+
+  async create(input: CreateInput & { env?: string | null; sourceType?: string; icon?: string | null }, organizationId: string, em: EntityManager, assertAppNameFree: AssertAppNameFree): Promise<ComposeRow> {
+    const environment = await placementFor(this.#environments(), input, organizationId, em);
+    if (input.serverId) throw invalidField('serverId', 'remote servers are not available yet: leave serverId empty to deploy on this host');
+    const appName = input.appName ?? generateAppName(input.name);
+    await assertAppNameFree(appName, null, em);
+    const row = em.create(Compose, {
+      composeId: newId(), name: input.name, appName, description: input.description ?? null,
+      environmentId: environment.environmentId, organizationId, serverId: null,
+      // The peer's default source is github; a file given at creation is a raw source.
+      sourceType: input.sourceType ?? (input.composeFile ? 'raw' : 'github'), composeType: input.composeType ?? 'docker-compose', composeStatus: 'idle',
+      refreshToken: newRefreshToken(), composeFile: input.composeFile ?? '',
+      settings: input.icon ? { icon: input.icon } : {}, sealed: this.#secrets().encrypt(input.env ?? ''),
+      createdAt: new Date(),
+    });
+    await em.flush();
+    return row;
+  }
+
+  /** Applies any subset of API fields (update, saveEnvironment, randomize...). */
+  async change(composeId: string, organizationId: string, changes: Partial<UpdateInput> & Record<string, unknown>, em: EntityManager, assertAppNameFree: AssertAppNameFree): Promise<ComposeRow> {
+    const row = await this.find(composeId, organizationId, em);
+    const settings = { ...row.settings };
+    for (const [key, value] of Object.entries(changes)) {
+      if (value === undefined || key === 'composeId' || key === 'createdAt') continue;
+      if (key === 'environmentId') {
+        row.environmentId = (await this.#environments().get(value as string, organizationId, em)).environmentId;
+      } else if (key === 'appName') {
+        if (value !== row.appName) await assertAppNameFree(value as string, row.serverId ?? null, em, row.composeId);
+        row.appName = value as string;
+      } else if (key === 'serverId') {
+        if (value) throw invalidField('serverId', 'remote servers are not available yet');
+        row.serverId = null;
+      } else if (key === 'env') {
+        row.sealed = this.#secrets().encrypt((value as string | null) ?? '');
+      } else if (columnSet.has(key)) {
+        (row as unknown as Record<ColumnKey, unknown>)[key as ColumnKey] = value;
+      } else if (settingSet.has(key)) {
+        settings[key] = value;
+      }
+    }
+    row.settings = settings;
+    await em.flush();
+    return row;
+  }
+
+  async setStatus(composeId: string, status: string, em: EntityManager): Promise<void> {
+    await em.nativeUpdate(Compose, { composeId }, { composeStatus: status });
+  }
+
+  async search(input: SearchInput, organizationId: string, em: EntityManager): Promise<Static<typeof SearchResult>> {
+    const and = await searchFilters(input, organizationId, em);
+    const [rows, total] = await em.findAndCount(Compose, { $and: and }, { orderBy: { createdAt: 'desc', composeId: 'asc' }, limit: input.limit ?? 20, offset: input.offset ?? 0 });
+    // The peer's search answers these columns only.
+    const items = rows.map(r => ({
+      composeId: r.composeId, name: r.name, appName: r.appName, description: r.description ?? null, environmentId: r.environmentId,
+      composeStatus: r.composeStatus, sourceType: r.sourceType, createdAt: iso(r.createdAt)!,
+    }));
+    return { items, total };
+  }
+
+  // ------------------------------------------------------------ for the registry
+  ref(row: ComposeRow): WorkloadRef {
+    return { kind: KIND, id: row.composeId, organizationId: row.organizationId, environmentId: row.environmentId, appName: row.appName, name: row.name, serverId: row.serverId ?? null };
+  }
+
+  readonly #lookups = recordLookups<ComposeRow>(Compose, 'composeId', row => this.ref(row));
+  findRef = this.#lookups.findRef;
+  findByAppName = this.#lookups.findByAppName;
+  inEnvironments = this.#lookups.inEnvironments;
+
+  /** The stacks of environments, for project and environment reads (no env in lists). */
+  async list(environmentIds: string[], em: EntityManager): Promise<Map<string, Record<string, unknown>[]>> {
+    const rows = await em.find(Compose, { environmentId: { $in: environmentIds } }, { orderBy: { createdAt: 'asc', composeId: 'asc' } });
+    const out = new Map<string, Record<string, unknown>[]>();
+    for (const row of rows) {
+      if (!out.has(row.environmentId)) out.set(row.environmentId, []);
+      out.get(row.environmentId)!.push(this.view(row, false));
+    }
+    return out;
+  }
+}
