@@ -8,7 +8,7 @@ import { DestinationView } from './schemas.ts';
 const { Nullable, Timestamp } = schema;
 
 /** Owners of the peer's volume backups that may not be registered here: their fields answer null then (strict clients require them). */
-const PEER_ONLY_OWNERS = ['compose', 'libsql'];
+const PEER_ONLY_OWNERS = ['compose', 'libsql']; // kind-names: the peer's owner relations, null while no registered kind serves them (the compose plugin can be disabled)
 const Id = Type.String({ minLength: 1, maxLength: 64 });
 const VolumeName = Type.String({ minLength: 1, maxLength: 255, pattern: VOLUME_NAME.source });
 

@@ -40,12 +40,13 @@ export class ComposePipeline {
     const records = (await deployments?.listFor(KIND, [composeId], em))?.get(composeId) ?? [];
     const directory = optionalService(cradle, 'mounts');
     const mounts = directory?.views((await directory.forServices(KIND, [composeId], em)).get(composeId) ?? []) ?? [];
+    const proxied = await optionalService(cradle, 'domains')?.forService(KIND, composeId, em);
     return {
       ...this.#stacks.view(row),
       environment: await placementOf(cradle, row.environmentId, organizationId, em),
       deployments: deployments?.views(records) ?? [],
       mounts,
-      domains: [], backups: [],
+      domains: proxied?.domains ?? [], backups: [],
       github: null, gitlab: null, bitbucket: null, gitea: null, server: null,
     } as ComposeFound;
   }

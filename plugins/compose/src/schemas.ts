@@ -29,7 +29,7 @@ export const composeFound = (relations: ReturnType<typeof relationSchemas>) => T
   environment: relations.environment,
   deployments: relations.deployments,
   mounts: relations.mounts,
-  domains: NotServedList('domains (domain.byComposeId lists them)'),
+  domains: relations.domains,
   backups: NotServedList('compose backups'),
   github: NotServedOne('the GitHub provider'),
   gitlab: NotServedOne('the GitLab provider'),
