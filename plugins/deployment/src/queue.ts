@@ -23,6 +23,19 @@ const SHUTDOWN_WAIT_MS = 5_000;
 export const STOPPED_MESSAGE = 'Berth stopped while this deployment was running (the process exited or was killed)';
 export const CANCELLED_MESSAGE = 'Deployment cancelled';
 export const timeoutMessage = (seconds: number) => `Deployment timed out after ${seconds} s`;
+/** The longest error message a deployment's record keeps (the log has the whole output). */
+const MESSAGE_MAX = 8_000;
+
+/**
+ * An error message as PostgreSQL can store it: a text column refuses NUL bytes (the engine's log
+ * frames carry them, and an error may quote them), which would leave the record `running`; other
+ * control characters but tab and newline go too, and a very long message is cut.
+ */
+export function storableMessage(message: string): string {
+  // eslint-disable-next-line no-control-regex
+  const clean = message.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, '');
+  return clean.length > MESSAGE_MAX ? `${clean.slice(0, MESSAGE_MAX)}… (cut; the log has the rest)` : clean;
+}
 
 /** Why a running deployment was aborted: each ends differently. */
 type AbortReason = 'cancelled' | 'timeout' | 'shutdown' | 'superseded';
@@ -233,6 +246,11 @@ export class DeploymentQueue {
       if (running.reason !== 'superseded') await this.#finish(deploymentId, outcome);
     } catch (e) {
       this.#deps.logger().error({ err: e, deploymentId }, 'could not record the end of a deployment');
+      // Never left `running`: the end is recorded without the message that could not be stored.
+      if (running.reason !== 'superseded') {
+        await this.#finish(deploymentId, { status: outcome.status, message: outcome.status === 'error' ? 'Deployment failed (its error message could not be recorded; see the log)' : outcome.message })
+          .catch(again => this.#deps.logger().error({ err: again, deploymentId }, 'could not record the end of a deployment, twice'));
+      }
     } finally {
       this.#running.delete(deploymentId);
       running.markFinished();
@@ -247,7 +265,7 @@ export class DeploymentQueue {
       case 'superseded': return { status: 'cancelled', message: CANCELLED_MESSAGE };
       default: {
         const message = error instanceof Error ? error.message : String(error);
-        return { status: 'error', message: log.redactor.apply(message || 'Deployment failed') };
+        return { status: 'error', message: storableMessage(log.redactor.apply(message || 'Deployment failed')) };
       }
     }
   }

@@ -52,6 +52,13 @@ t.test('deployments', async t => {
     t.match(settle, { outcome: 'error', reason: 'build failed: password ****** rejected' });
   });
 
+  t.test('an error message with NUL bytes (as the engine\'s log frames carry) still ends the deployment: error, the message stored without them', async t => {
+    const d = await enqueue(client, unique('nul'), { fail: 'pull failed:<NUL><NUL> bad frame<NUL>' });
+    const failed = await waitForStatus(client, d.deploymentId, ['done', 'error', 'cancelled']);
+    t.equal(failed.status, 'error', 'not left running');
+    t.equal(failed.errorMessage, 'pull failed: bad frame');
+  });
+
   t.test('a target type nobody deploys: error naming it', async t => {
     const target = unique('bk');
     const r = await client.post('deployFixture.enqueue', { targetType: 'backup', targetId: target });
