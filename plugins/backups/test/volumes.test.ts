@@ -4,7 +4,7 @@
 // files are back exactly, what came after the backup is gone, and the service runs again.
 import t from 'tap';
 import Docker from 'dockerode';
-import { startTestServer, signUpAdmin, deploymentFinished, removeServiceAndVolume, otherOrganization, TEST_REDIS_IMAGE } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, deploymentFinished, runFinished, removeServiceAndVolume, otherOrganization, TEST_REDIS_IMAGE } from '@berth/core/testing';
 import { runContainerCommand } from '@berth/plugin-workloads/testing';
 
 t.setTimeout(600_000);
@@ -21,7 +21,7 @@ t.test('a volume round trip, its service stopped during the copy and restored to
   const created = await client.post('redis.create', { name: 'cache', environmentId: environment.environmentId, dockerImage: TEST_REDIS_IMAGE, databasePassword: 'Redis-pass_1' });
   const { redisId, appName } = created.body as { redisId: string; appName: string };
   t.teardown(() => removeServiceAndVolume(appName));
-  t.equal((await deploymentFinished(client, (await client.post('redis.deploy', { redisId })).body.deploymentId)).status, 'done');
+  t.equal((await runFinished(client, 'redis.deploy', { redisId })).status, 'done');
   const service = docker.getService(appName);
   const spec = (await service.inspect()).Spec as { Mode: { Replicated: { Replicas: number } }; TaskTemplate: { ContainerSpec: { Mounts: { Type: string; Source: string; Target: string }[] } } };
   const volumeName = spec.TaskTemplate.ContainerSpec.Mounts.find(m => m.Target === '/data')!.Source;

@@ -3,7 +3,7 @@
 import t from 'tap';
 import { existsSync, readFileSync } from 'node:fs';
 import { signUpAdmin, otherOrganization, waitFor, Client } from '@berth/core/testing';
-import { startServer, enqueue, waitForStatus, logText, events, gate, unique } from './helpers.ts';
+import { startServer, enqueue, waitForStatus, logText, events, gate, unique, settleOf } from './helpers.ts';
 
 t.test('deployments', async t => {
   // The default hard timeout (30 min): a deployment here ends when its plan or the test ends it.
@@ -48,7 +48,7 @@ t.test('deployments', async t => {
     t.equal(failed.status, 'error');
     t.equal(failed.errorMessage, 'build failed: password ****** rejected');
     t.equal(readFileSync(d.logPath, 'utf8'), 'building\nbuild failed: password ****** rejected\n');
-    const settle = events(server).find(e => e.event === 'settle' && e.targetId === target);
+    const settle = await settleOf(server, target);
     t.match(settle, { outcome: 'error', reason: 'build failed: password ****** rejected' });
   });
 
@@ -113,7 +113,7 @@ t.test('deployments', async t => {
     t.equal(killed.status, 200);
     t.match(killed.body, { deploymentId: running.deploymentId, status: 'cancelled', errorMessage: null, finishedAt: String });
     t.match(readFileSync(running.logPath, 'utf8'), /long job\nDeployment cancelled\n$/);
-    t.match(events(server).find(e => e.event === 'settle' && e.targetId === target), { outcome: 'cancelled' });
+    t.match(await settleOf(server, target), { outcome: 'cancelled' });
     t.notOk(events(server).some(e => e.event === 'end' && e.deploymentId === running.deploymentId), 'the deployer saw its signal and never finished');
     // The queued one was not touched by killing the other: it runs now.
     await waitForStatus(client, queued.deploymentId, ['done']);
@@ -292,7 +292,7 @@ t.test('the hard timeout stops a deployment: error "timed out", settled', async 
   t.equal(ended.errorMessage, 'Deployment timed out after 2 s');
   t.ok(Date.now() - started < 30_000, 'ended at the limit, long before the deployer\'s own minute, although it ignores its signal');
   t.match(readFileSync(d.logPath, 'utf8'), /waiting forever\nDeployment timed out after 2 s\n$/);
-  t.match(events(server).find(e => e.event === 'settle' && e.targetId === target), { outcome: 'error', reason: 'Deployment timed out after 2 s' });
+  t.match(await settleOf(server, target), { outcome: 'error', reason: 'Deployment timed out after 2 s' });
   // The next deployment of the host is not held by the stuck one.
   const next = await enqueue(client, unique('after'), {});
   t.equal((await waitForStatus(client, next.deploymentId, ['done', 'error'])).status, 'done');

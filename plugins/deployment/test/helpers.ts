@@ -22,6 +22,10 @@ export function events(server: TestServer): FixtureEvent[] {
   return readFileSync(file, 'utf8').split('\n').filter(Boolean).map(l => JSON.parse(l) as FixtureEvent);
 }
 
+/** The fixture's settle of a target, once recorded (the record's status is written just before its workload is settled). */
+export const settleOf = (server: TestServer, targetId: string) =>
+  waitFor(`the settle of ${targetId}`, async () => events(server).find(e => e.event === 'settle' && e.targetId === targetId));
+
 export const unique = (prefix: string) => `${prefix}-${Math.random().toString(36).slice(2, 10)}`;
 
 /** Queues a "schedule" deployment that behaves as the plan says. */
