@@ -232,6 +232,9 @@ export async function signUpAdmin(server: { url: string }, email = 'admin@exampl
 export async function addMember(server: { url: string }, admin: Client, email: string, role: 'admin' | 'member' = 'member', password = 'member-password-1', via: 'token' | 'apiKey' = 'token') {
   const created = await admin.post('user.createUserWithCredentials', { email, password, role });
   if (created.status !== 200) throw new Error(`createUserWithCredentials: ${created.status} ${JSON.stringify(created.body)}`);
+  // The peer answers {userId, email, role}: the membership's id is user.one's `id`.
+  const membership = await admin.get('user.one', { userId: created.body.userId });
+  if (membership.status !== 200) throw new Error(`user.one: ${membership.status} ${JSON.stringify(membership.body)}`);
   const login = await new Client(server.url).post('auth.login', { email, password });
   if (login.status !== 200) throw new Error(`login: ${login.status} ${JSON.stringify(login.body)}`);
   const token = login.body.token as string;
@@ -243,7 +246,7 @@ export async function addMember(server: { url: string }, admin: Client, email: s
   }
   return {
     userId: created.body.userId as string,
-    membershipId: created.body.id as string,
+    membershipId: membership.body.id as string,
     token,
     apiKey: apiKey as string,
     password,
