@@ -13,8 +13,9 @@ export function libpqEnv(pool: PoolConfig): Record<string, string> {
       PGPORT: url.port || '5432',
       PGUSER: decodeURIComponent(url.username),
       PGPASSWORD: decodeURIComponent(url.password),
-      PGDATABASE: decodeURIComponent(url.pathname.slice(1)) || 'postgres',
     };
+    // Without a database in the URL, libpq's default (the user's name) applies, as for node-postgres.
+    if (url.pathname.length > 1) env.PGDATABASE = decodeURIComponent(url.pathname.slice(1));
     const sslmode = url.searchParams.get('sslmode');
     if (sslmode) env.PGSSLMODE = sslmode;
     return env;
