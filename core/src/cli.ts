@@ -1,17 +1,20 @@
 #!/usr/bin/env node
 // berth start                                   serve the API (embedded database unless DATABASE_URL)
 // berth admin create --email E --password P     create the first admin and print an API key
+// berth restore --from FILE --passphrase-env VAR --data-dir DIR   bring an instance back from its own-data backup
 // berth db copy --from URL                      copy Berth's records from another PostgreSQL into its (new, empty) database
 import { parseArgs } from 'node:util';
 import { createKernel, type Kernel } from './kernel.ts';
 import { ConfigError } from './config.ts';
 import { BerthError } from './errors.ts';
 import { copyDatabase } from './persistence/copy.ts';
+import { restoreCommand, restoreUsage } from './own-data/restore.ts';
 
 const usage = `usage:
   berth start
   berth admin create --email <e-mail> --password <password> [--key-name <name>]
-  berth db copy --from <postgresql://…>`;
+  berth db copy --from <postgresql://…>
+  ${restoreUsage}`;
 
 async function start(): Promise<void> {
   // Signals are taken from the first moment: one that arrives while the kernel starts (the
@@ -85,6 +88,7 @@ try {
   if (command === 'start') await start();
   else if (command === 'admin' && sub === 'create') await adminCreate(rest);
   else if (command === 'db' && sub === 'copy') await dbCopy(rest);
+  else if (command === 'restore') await restoreCommand(process.argv.slice(3));
   else {
     process.stderr.write(`${usage}\n`);
     process.exit(command ? 2 : 0);

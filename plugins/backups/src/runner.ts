@@ -6,7 +6,7 @@
 import { createGunzip } from 'node:zlib';
 import { pipeline } from 'node:stream/promises';
 import type { EntityManager, EventBus, Logger, SecretBox } from '@berth/core';
-import { decryptStream, ENCRYPTED_SUFFIX, isEncryptedKey } from './encryption.ts';
+import { decryptStream, ENCRYPTED_SUFFIX, isEncryptedKey } from '@berth/core';
 import { inspectObject, storeWhole } from './upload.ts';
 import type { WorkloadRegistry } from '@berth/plugin-workloads';
 import { Backup, BackupFile, Destination, type BackupRow, type RestoreRow } from './entities.ts';

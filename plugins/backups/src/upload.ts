@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { PassThrough, Transform, Writable, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { BackupStore } from '@berth/core';
-import { decryptStream, encryptStream } from './encryption.ts';
+import { decryptStream, encryptStream } from '@berth/core';
 
 /** Counts and hashes what flows through. */
 export function measure(): Transform & { size(): number; sha256(): string } {

@@ -1,0 +1,72 @@
+// berth restore: brings an instance back from the archive of its own data (own-data/archive.ts)
+// into a NEW data directory (the embedded database is created there) or an empty external
+// DATABASE_URL. The archive is decrypted and checked whole before anything is written.
+import { createReadStream, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { createKernel, type Kernel } from '../kernel.ts';
+import { decryptStream } from '../stream-encryption.ts';
+import { DATABASE_ENTRY, KEY_FILES, readEntries } from './archive.ts';
+import { runPgTool } from './pg-tools.ts';
+
+export const restoreUsage = 'berth restore --from <archive file> --passphrase-env <VAR> --data-dir <new directory>';
+
+async function decryptFile(file: string, passphrase: string): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  const collect = new Writable({ write(chunk: Buffer, _e, done) { parts.push(chunk); done(); } });
+  try {
+    await pipeline(createReadStream(file), decryptStream(passphrase), collect);
+  } catch (e) {
+    throw new Error(`${file} could not be decrypted: ${(e as Error).message}; nothing was written`);
+  }
+  return Buffer.concat(parts);
+}
+
+async function externalIsEmpty(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: string }>("select count(*) as n from information_schema.tables where table_schema not in ('pg_catalog', 'information_schema')");
+    return Number(rows[0]!.n) === 0;
+  } finally {
+    await client.end();
+  }
+}
+
+export async function restoreCommand(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const { values } = parseArgs({ args, options: { from: { type: 'string' }, 'passphrase-env': { type: 'string' }, 'data-dir': { type: 'string' } } });
+  if (!values.from || !values['passphrase-env'] || !values['data-dir']) throw new Error(`--from, --passphrase-env and --data-dir are required\nusage: ${restoreUsage}`);
+  const passphrase = env[values['passphrase-env']];
+  if (!passphrase) throw new Error(`the environment variable ${values['passphrase-env']} (--passphrase-env) is not set`);
+  const dataDir = path.resolve(values['data-dir']);
+  if (existsSync(dataDir) && readdirSync(dataDir).length) throw new Error(`${dataDir} is not empty: restore into a new data directory`);
+  if (env.DATABASE_URL && !(await externalIsEmpty(env.DATABASE_URL))) throw new Error('the database of DATABASE_URL is not empty: restore into an empty database');
+  const entries = readEntries(await decryptFile(values.from, passphrase));
+  const dump = entries.get(DATABASE_ENTRY);
+  if (!dump?.length) throw new Error(`${values.from} holds no database dump`);
+  const created = !existsSync(dataDir);
+  let kernel: Kernel | undefined;
+  try {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    for (const file of KEY_FILES) {
+      const key = entries.get(file);
+      if (key) writeFileSync(path.join(dataDir, file), key, { mode: 0o600, flag: 'wx' });
+    }
+    // Opening the kernel creates the database (initdb for the embedded one) and its schema; the
+    // dump (made with --clean) then replaces every table with the archived one.
+    kernel = await createKernel({ headless: true, env: { ...env, BERTH_DATA_DIR: dataDir }, config: { dataDir, logLevel: 'warn', jobs: false } });
+    await runPgTool('psql', ['--no-psqlrc', '--quiet', '--single-transaction', '-v', 'ON_ERROR_STOP=1', '--file=-'], kernel.database.pool, { stdin: Readable.from([dump]) });
+    process.stdout.write(`restored into ${env.DATABASE_URL ? 'the database of DATABASE_URL' : dataDir}; start Berth with BERTH_DATA_DIR=${dataDir}\n`);
+  } catch (e) {
+    await kernel?.stop().catch(() => {});
+    kernel = undefined;
+    if (created) rmSync(dataDir, { recursive: true, force: true });
+    else for (const f of readdirSync(dataDir)) rmSync(path.join(dataDir, f), { recursive: true, force: true });
+    throw e;
+  } finally {
+    await kernel?.stop();
+  }
+}
