@@ -82,6 +82,7 @@ export const DEVIATIONS: Record<string, string> = {
   'settings.assignDomainServer': 'answers Berth\'s own settings, as settings.getWebServerSettings does',
   // NOT YET (gaps, not design), found once the generator derived these answers:
   'deployment.queueList': 'NOT YET: Berth lists its running and queued deployment records; the peer lists its queue library\'s jobs (id, data, state, timestamps) with each service\'s path',
+  'deployment.allCentralized': 'NOT YET: the deployments are not joined with their application or compose stack (name, appName, icon, environment and project) and servers',
 };
 
 /** Operations Berth serves that the peer (v0.30.2) does not have, with why. */

@@ -2,7 +2,6 @@
 // its log, stopping and removing one. The live log is a raw route (stream.ts).
 import { Type, router } from '@berth/core';
 import type { DeploymentStore } from './service.ts';
-import { centralizedSchema, joinOwners } from './centralized.ts';
 import { ApplicationIdInput, ComposeIdInput, DeploymentIdInput, LogText, ReadLogsInput, ServerIdInput, deploymentSchemas } from './schemas.ts';
 
 const deployment = router('deployment');
@@ -37,10 +36,10 @@ export const deploymentProcedures = (store: DeploymentStore) => () => {
     handler: async ({ id, type }, ctx) => (await ctx.cradle.callerDeployments.forTarget(type, id)).map(d => ({ ...d, rollback: null })),
   }),
   deployment.query('allCentralized', {
-    summary: 'The organization\'s latest deployments of every target (at most 500), newest first, each with its application or compose stack, environment and project',
+    summary: 'The organization\'s latest deployments of every target (at most 500), newest first',
     input: Type.Object({}),
-    output: centralizedSchema(DeploymentView),
-    handler: async (_input, ctx) => joinOwners(await ctx.cradle.callerDeployments.all(), ctx.cradle, ctx.principal.organizationId, ctx.cradle.em) as never,
+    output: Deployments,
+    handler: (_input, ctx) => ctx.cradle.callerDeployments.all(),
   }),
   deployment.query('queueList', {
     summary: 'The organization\'s running and queued deployments, in the order they run',
