@@ -65,9 +65,9 @@ export const backupProcedures = (backups: BackupService) => (): Procedure[] => {
       handler: inOrganization((input, organizationId, em) => backups.create(input as unknown as BackupCreate, organizationId, em)),
     }),
     backup.query('one', {
-      summary: 'A backup of the organization, with its destination and its last run',
+      summary: 'A backup of the organization, with its destination, its last run and its database\'s record (under the kind\'s name: postgres, mysql...)',
       input: BackupId,
-      output: BackupView,
+      output: backups.withDatabaseSchema(),
       handler: inOrganization(({ backupId }, organizationId, em) => backups.one(backupId, organizationId, em)),
     }),
     backup.mutation('update', {

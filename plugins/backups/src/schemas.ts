@@ -72,6 +72,19 @@ const PEER_OWNER_ID_FIELDS = ['composeId', 'libsqlId'];
 /** The peer's owner id fields no registered kind answers. */
 export const unregisteredOwnerIds = (kinds: BackupKindField[]) => PEER_OWNER_ID_FIELDS.filter(f => !kinds.some(k => k.idField === f));
 
+/** The peer's relations of a backup to its database's record whose kinds may not be registered here: answered null then. */
+const PEER_DATABASE_RELATIONS = ['postgres', 'mysql', 'mariadb', 'mongo', 'libsql', 'compose'];
+
+/** The peer's database relations of a backup no kind with backups answers (null in backup.one). */
+export const absentDatabaseRelations = (kinds: BackupKindField[]) => PEER_DATABASE_RELATIONS.filter(r => !kinds.some(k => k.kind === r));
+
+/** backup.one's answer: the backup with its database's record under the kind's name (null for the other kinds), as the peer joins it. */
+export function backupWithDatabaseSchema(BackupView: TSchema, kinds: (BackupKindField & { recordSchema?: TSchema })[]) {
+  const registered = Object.fromEntries(kinds.map(k => [k.kind, Nullable(k.recordSchema ?? Type.Record(Type.String(), Type.Unknown()))]));
+  const absent = Object.fromEntries(absentDatabaseRelations(kinds).map(r => [r, Type.Null({ description: `always null: no ${r} kind has backups here` })]));
+  return Type.Object({ ...(BackupView as ReturnType<typeof backupSchemas>['BackupView']).properties, ...registered, ...absent });
+}
+
 /** The schemas that depend on the kinds with backups. */
 export function backupSchemas(kinds: BackupKindField[]) {
   const types = kinds.map(k => k.kind);

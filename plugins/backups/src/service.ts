@@ -7,7 +7,7 @@ import { runToEnd } from './await-deployment.ts';
 import { generateAppName, type WorkloadKind, type WorkloadRegistry } from '@berth/plugin-workloads';
 import { Backup, BackupFile, Destination, Restore, type BackupRow } from './entities.ts';
 import type { DestinationService } from './destinations.ts';
-import { backupSchemas, unregisteredOwnerIds, type BackupCreate, type BackupFileViewT, type BackupUpdate, type RestoreRequest } from './schemas.ts';
+import { absentDatabaseRelations, backupSchemas, backupWithDatabaseSchema, unregisteredOwnerIds, type BackupCreate, type BackupFileViewT, type BackupUpdate, type RestoreRequest } from './schemas.ts';
 
 export const RESTORE_TARGET = 'restore';
 /** The deployments of a database backup's manual runs, as the peer's backups have them. */
@@ -94,8 +94,12 @@ export class BackupService {
     return this.view(row, em);
   }
 
+  /** The backup with its database's record joined under the kind's name, the other kinds' null (see withDatabaseSchema). */
   async one(backupId: string, organizationId: string, em: EntityManager) {
-    return this.view(await this.row(backupId, organizationId, em), em);
+    const row = await this.row(backupId, organizationId, em);
+    const relations: Record<string, unknown> = Object.fromEntries(absentDatabaseRelations(this.kinds()).map(r => [r, null]));
+    for (const k of this.kinds()) relations[k.kind] = k.kind === row.databaseType ? (await k.record?.(row.databaseId, em)) ?? null : null;
+    return { ...(await this.view(row, em)), ...relations };
   }
 
   async update(input: BackupUpdate, organizationId: string, em: EntityManager) {
@@ -194,9 +198,14 @@ export class BackupService {
     });
   }
 
-  /** The schema of backup.one's answer (the kinds' id fields are known once every plugin is set up). */
+  /** The schema of a backup's answer (the kinds' id fields are known once every plugin is set up). */
   oneSchema(): TSchema {
     return backupSchemas(this.kinds().map(k => ({ kind: k.kind, idField: k.idField }))).BackupView;
+  }
+
+  /** The schema of backup.one's answer: oneSchema with the database's record joined. */
+  withDatabaseSchema(): TSchema {
+    return backupWithDatabaseSchema(this.oneSchema(), this.kinds().map(k => ({ kind: k.kind, idField: k.idField, recordSchema: k.recordSchema })));
   }
 
   /** The workload's backups, as its `one` lists them (with their runs), oldest first. */

@@ -29,6 +29,10 @@ t.test('both variants, organizations isolated, a removed database takes its back
   const backup = await older.post('backup.create', { schedule: '0 3 * * *', prefix: 'docs', destinationId: dest.body.destinationId, database: 'docs', databaseType: 'mongo', mongoId: mongo.body.mongoId });
   t.equal(backup.status, 200, JSON.stringify(backup.body));
   t.match(backup.body, { databaseType: 'mongo', mongoId: mongo.body.mongoId, postgresId: null, enabled: null, keepLatestCount: null, encrypted: false });
+  const one = (await client.get('backup.one', { backupId: backup.body.backupId })).body;
+  t.match(one, { mongo: { mongoId: mongo.body.mongoId, name: 'docs', appName: mongo.body.appName, databaseUser: 'docs', databasePassword: 'Mongo-pass_1', environmentId: environment.environmentId }, postgres: null, mysql: null, mariadb: null, libsql: null, compose: null },
+    'backup.one joins its database\'s record under the kind\'s name, the other kinds null');
+  t.notOk('environment' in one.mongo, 'the record without its relations, as the peer joins it');
   t.match((await client.get('mongo.one', { mongoId: mongo.body.mongoId })).body.backups, [{ backupId: backup.body.backupId, prefix: 'docs' }], 'the database lists its backups');
   const wrongKind = await client.post('backup.manualBackupPostgres', { backupId: backup.body.backupId });
   t.match(wrongKind.body, { code: 'BAD_REQUEST', issues: [{ path: ['backupId'] }] }, 'a mongo backup is not run as postgres');

@@ -175,7 +175,9 @@ t.test('compose records and files', async t => {
     const one = (await client.get('compose.one', { composeId: stack.composeId })).body;
     t.match(one.env, /^SECRET=\S{16,}$/, 'a generated secret in the env');
     t.match(one.mounts, [{ type: 'file', filePath: 'index.html', content: 'hello from a template' }]);
-    t.match((await client.get('domain.byComposeId', { composeId: stack.composeId })).body, [{ serviceName: 'web', port: 8080 }]);
+    t.match((await client.get('domain.byComposeId', { composeId: stack.composeId })).body,
+      [{ serviceName: 'web', port: 8080, composeId: stack.composeId, applicationId: null, compose: { composeId: stack.composeId, appName: stack.appName, name: stack.name } }],
+      'each domain with its stack joined, as the peer answers');
     const queued = await client.post('compose.deploy', { composeId: stack.composeId });
     const done = await deploymentFinished(client, deploymentIdOf(queued));
     t.equal(done.status, 'done', done.errorMessage ?? 'deployed');

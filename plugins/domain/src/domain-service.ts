@@ -6,7 +6,7 @@ import { conflict, invalidField, notFound, type Cradle, type EntityManager } fro
 import type { WorkloadRef } from '@berth/plugin-workloads';
 import { Domain, type DomainRow } from './entities.ts';
 import { asciiHost } from './routing.ts';
-import type { CreateDomainInput, DomainView, DomainWithApplication, UpdateDomainInput } from './schemas.ts';
+import type { CreateDomainInput, DomainView, DomainWithApplication, DomainWithCompose, UpdateDomainInput } from './schemas.ts';
 import { ProxyBound } from './proxy-bound.ts';
 
 /** The next value of the proxy's name sequence (routers, middlewares). */
@@ -47,6 +47,11 @@ export class DomainService extends ProxyBound {
   /** A domain as the peer's reads answer it: with its owning application joined. */
   withApplication(row: DomainRow, workload: WorkloadRef | null): DomainWithApplication {
     return { ...this.view(row), application: this.owners.application(workload) };
+  }
+
+  /** A domain as the peer's byComposeId answers it: with its owning compose stack joined. */
+  withCompose(row: DomainRow, workload: WorkloadRef | null): DomainWithCompose {
+    return { ...this.view(row), compose: this.owners.compose(workload) };
   }
 
   async create(input: CreateDomainInput, organizationId: string, em: EntityManager): Promise<DomainRow> {
@@ -160,11 +165,15 @@ export const callerDomains = (domains: DomainService) => ({ principal, em }: Cra
   return {
     create: async (input: CreateDomainInput) => domains.view(await domains.create(input, organizationId, em)),
     one: (domainId: string) => domains.one(domainId, organizationId, em),
-    byWorkload: async (idField: string, id: string) => (await domains.byWorkload(idField, id, organizationId, em)).rows.map(r => domains.view(r)),
     /** An application's domains, each with the application joined, as the peer's byApplicationId answers them. */
     byApplication: async (applicationId: string) => {
       const { workload, rows } = await domains.byWorkload('applicationId', applicationId, organizationId, em);
       return rows.map(r => domains.withApplication(r, workload));
+    },
+    /** A compose stack's domains, each with the stack joined, as the peer's byComposeId answers them. */
+    byCompose: async (composeId: string) => {
+      const { workload, rows } = await domains.byWorkload('composeId', composeId, organizationId, em);
+      return rows.map(r => domains.withCompose(r, workload));
     },
     update: async (input: UpdateDomainInput) => domains.view(await domains.update(input, organizationId, em)),
     remove: async (domainId: string) => domains.view(await domains.remove(domainId, organizationId, em)),

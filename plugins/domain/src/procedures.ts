@@ -5,7 +5,7 @@ import type { DomainPreflight } from './preflight.ts';
 import type { ProxyRouting } from './routing.ts';
 import {
   CertificateIdInput, CertificateView, CertificateWithServer, CreateCertificateInput, CreateDomainInput, CreateRedirectInput, CreateSecurityInput,
-  DomainIdInput, DomainView, DomainWithApplication, DomainWithPreflight, GenerateDomainInput, RedirectIdInput, RedirectView, SecurityIdInput,
+  DomainIdInput, DomainView, DomainWithApplication, DomainWithCompose, DomainWithPreflight, GenerateDomainInput, RedirectIdInput, RedirectView, SecurityIdInput,
   SecurityView, UpdateCertificateInput, UpdateDomainInput, UpdateRedirectInput, UpdateSecurityInput, ValidateDomainInput, ValidateDomainView,
 } from './schemas.ts';
 import { asciiHost } from './routing.ts';
@@ -42,10 +42,10 @@ export const domainProcedures = (deps: { domains: DomainService; preflight: Doma
     handler: ({ applicationId }, ctx) => ctx.cradle.callerDomains.byApplication(applicationId),
   }),
   domain.query('byComposeId', {
-    summary: 'The domains of a compose stack, oldest first ([] while no compose kind is registered)',
+    summary: 'The domains of a compose stack, oldest first, each with the stack (composeId, appName, name)',
     input: Type.Object({ composeId: Type.String({ minLength: 1, maxLength: 255 }) }),
-    output: Type.Array(DomainView),
-    handler: ({ composeId }, ctx) => ctx.cradle.callerDomains.byWorkload('composeId', composeId),
+    output: Type.Array(DomainWithCompose),
+    handler: ({ composeId }, ctx) => ctx.cradle.callerDomains.byCompose(composeId),
   }),
   domain.mutation('update', {
     summary: 'Change a domain; the proxy serves the change at once',

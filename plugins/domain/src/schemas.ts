@@ -83,6 +83,10 @@ export type DomainView = Static<typeof DomainView>;
 const DomainApplication = Nullable(Type.Object({ applicationId: Type.String(), appName: Type.String(), name: Type.String() }));
 export const DomainWithApplication = Type.Object({ ...domainView, application: DomainApplication });
 export type DomainWithApplication = Static<typeof DomainWithApplication>;
+/** The owning compose stack as the peer's byComposeId joins it; null when a workload of another kind owns the domain. */
+const DomainCompose = Nullable(Type.Object({ composeId: Type.String(), appName: Type.String(), name: Type.String() }));
+export const DomainWithCompose = Type.Object({ ...domainView, compose: DomainCompose });
+export type DomainWithCompose = Static<typeof DomainWithCompose>;
 export const DomainWithPreflight = Type.Object({ ...domainView, application: DomainApplication, preflight: Preflight });
 
 export const GenerateDomainInput = Type.Object({ appName: NonEmpty({ maxLength: 63, pattern: '^[a-zA-Z0-9][a-zA-Z0-9-]*$' }), serverId: Type.Optional(Type.String({ maxLength: 255 })) });

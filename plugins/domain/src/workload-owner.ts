@@ -35,8 +35,18 @@ export class WorkloadOwners {
 
   /** The peer's join of a record's application (applicationId, appName, name); null when a workload of another kind owns it. */
   application(workload: WorkloadRef | null): { applicationId: string; appName: string; name: string } | null {
-    const kind = this.kindByIdField('applicationId');
-    return workload && kind?.kind === workload.kind ? { applicationId: workload.id, appName: workload.appName, name: workload.name } : null;
+    return this.#joined(workload, 'applicationId') as { applicationId: string; appName: string; name: string } | null;
+  }
+
+  /** The peer's join of a record's compose stack (composeId, appName, name); null when a workload of another kind owns it. */
+  compose(workload: WorkloadRef | null): { composeId: string; appName: string; name: string } | null {
+    return this.#joined(workload, 'composeId') as { composeId: string; appName: string; name: string } | null;
+  }
+
+  /** The owning workload as `{ <idField>, appName, name }` when it is of the kind with that id field, else null. */
+  #joined(workload: WorkloadRef | null, idField: string): Record<string, string> | null {
+    const kind = this.kindByIdField(idField);
+    return workload && kind?.kind === workload.kind ? { [idField]: workload.id, appName: workload.appName, name: workload.name } : null;
   }
 
   /** The peer's owner fields of a stored record: every kind's id field, set for its own kind. */

@@ -1,6 +1,6 @@
 // user.* — the current variant's account operations.
 import { Type, MemberView, ApiKeyView, UserView, router, forbidden } from '@berth/core';
-import { CreateApiKeyInput, CreatedApiKey, CreateUserInput, UpdateUserInput } from './schemas.ts';
+import { CreateApiKeyInput, CreatedApiKey, peerApiKeyRow, CreateUserInput, UpdateUserInput } from './schemas.ts';
 
 const user = router('user');
 const None = Type.Object({});
@@ -81,12 +81,12 @@ export const userProcedures = [
     },
   }),
   user.mutation('createApiKey', {
-    summary: 'A new API key acting in metadata.organizationId; the plain key is in `key`, shown once',
+    summary: 'A new API key acting in metadata.organizationId, as the peer\'s API-key row (no rate limits or quotas: those fields are null); the plain key is in `key`, shown once',
     input: CreateApiKeyInput,
     output: CreatedApiKey,
-    handler: (input, ctx) => ctx.cradle.apiKeys.createApiKey(ctx.principal, {
+    handler: async (input, ctx) => peerApiKeyRow(await ctx.cradle.apiKeys.createApiKey(ctx.principal, {
       name: input.name, prefix: input.prefix, expiresIn: input.expiresIn, organizationId: input.metadata.organizationId, metadata: input.metadata,
-    }),
+    })),
   }),
   user.query('getApiKeys', {
     summary: 'The caller\'s API keys (never the keys themselves)',

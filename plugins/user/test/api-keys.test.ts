@@ -22,6 +22,11 @@ t.test('API keys', async t => {
       key: String, id: String, apiKeyId: r.body.id, name: 'deploy bot', prefix: null, start: String,
       userId: admin.userId, organizationId: admin.organizationId, metadata: { organizationId: admin.organizationId, purpose: 'ci' }, expiresAt: null,
     });
+    t.match(r.body, {
+      configId: 'default', referenceId: admin.userId, enabled: true, rateLimitEnabled: false, rateLimitTimeWindow: null, rateLimitMax: null,
+      refillInterval: null, refillAmount: null, lastRefillAt: null, requestCount: null, remaining: null, lastRequest: null, permissions: null,
+      updatedAt: r.body.createdAt,
+    }, 'the peer\'s API-key row: no rate limit or quota, never used yet');
     t.ok(r.body.key.length >= 32, 'a long random key');
     t.ok(r.body.key.startsWith(r.body.start), 'start is the beginning of the key');
     t.ok(r.body.start.length < r.body.key.length / 2, 'and only a small part of it');

@@ -78,6 +78,10 @@ export interface WorkloadKind {
   find(id: string, em: EntityManager): Promise<WorkloadRef | null>;
   /** The workload of this kind named appName on the host (serverId null = this host). */
   findByAppName(appName: string, serverId: string | null, em: EntityManager): Promise<WorkloadRef | null>;
+  /** The schema of `record`, when the kind answers it. */
+  readonly recordSchema?: TSchema;
+  /** The stored record with every API field (credentials included), as the peer joins it into another record's read (backup.one); null when gone. */
+  record?(id: string, em: EntityManager): Promise<Record<string, unknown> | null>;
   /** The workloads of the given environments. */
   inEnvironments(environmentIds: string[], em: EntityManager): Promise<WorkloadRef[]>;
   /** The schema of one entry of `list` (see workloadSummary). */

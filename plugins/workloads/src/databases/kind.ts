@@ -10,6 +10,7 @@ import type { DatabaseService } from './service.ts';
 import type { DatabaseDeployer } from './deployer.ts';
 import { workloadSummary } from '../relations.ts';
 import type { TObject } from 'typebox';
+import { databaseSchemas } from './schemas.ts';
 
 /** Where a database keeps its files on this host (file mounts); appName is already a strict slug. */
 export const databaseDir = (dataDir: string, appName: string) => path.join(dataDir, 'databases', appName);
@@ -24,6 +25,7 @@ export class DatabaseKind extends RecordKind<DatabaseRow> {
   /** Dumps and restores through the driver's commands, inside the running task. */
   readonly backups: BackupSource;
   readonly listItem: TObject;
+  readonly recordSchema: TObject;
   readonly #db: DatabaseService;
 
   constructor(db: DatabaseService, deployer: DatabaseDeployer, cradle: () => Cradle) {
@@ -34,6 +36,7 @@ export class DatabaseKind extends RecordKind<DatabaseRow> {
     this.listKey = db.driver.kind;
     this.label = db.driver.label;
     this.listItem = workloadSummary(this.idField);
+    this.recordSchema = databaseSchemas(db.driver).Fields;
     this.backups = {
       procedureSuffix: db.driver.backupProcedureSuffix ?? db.driver.kind.charAt(0).toUpperCase() + db.driver.kind.slice(1),
       dump: async (id, databaseName, out, io) => this.deployer.dump(await this.#row(id, io.em), databaseName, out, io),
@@ -47,6 +50,11 @@ export class DatabaseKind extends RecordKind<DatabaseRow> {
     const row = await this.load(id, em);
     if (!row) throw notFound(this.label);
     return row;
+  }
+
+  async record(id: string, em: EntityManager): Promise<Record<string, unknown> | null> {
+    const row = await this.load(id, em);
+    return row ? this.#db.view(row) : null;
   }
 
   protected load(id: string, em: EntityManager): Promise<DatabaseRow | null> {
