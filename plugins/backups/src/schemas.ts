@@ -73,7 +73,7 @@ const PEER_OWNER_ID_FIELDS = ['composeId', 'libsqlId'];
 export const unregisteredOwnerIds = (kinds: BackupKindField[]) => PEER_OWNER_ID_FIELDS.filter(f => !kinds.some(k => k.idField === f));
 
 /** The peer's relations of a backup to its database's record whose kinds may not be registered here: answered null then. */
-const PEER_DATABASE_RELATIONS = ['postgres', 'mysql', 'mariadb', 'mongo', 'libsql', 'compose'];
+const PEER_DATABASE_RELATIONS = ['postgres', 'mysql', 'mariadb', 'mongo', 'libsql', 'compose']; // kind-names: the peer's relation names of backup.one, null for any kind not registered with backups here
 
 /** The peer's database relations of a backup no kind with backups answers (null in backup.one). */
 export const absentDatabaseRelations = (kinds: BackupKindField[]) => PEER_DATABASE_RELATIONS.filter(r => !kinds.some(k => k.kind === r));
