@@ -22,7 +22,7 @@ export default definePlugin({
     const runner = new BackupRunner({ workloads: () => cradle().workloads, destinations, events: () => berth.events, logger: () => cradle().logger, secrets: () => cradle().secrets, verify: () => berth.config.backupVerify === 'always' });
     const backups = new BackupService({ workloads: () => cradle().workloads, destinations, deployments: () => cradle().deployments, secrets: () => cradle().secrets, events: () => berth.events });
     const volumeRunner = new VolumeRunner({ workloads: () => cradle().workloads, destinations, hosts: () => cradle().hosts, events: () => berth.events, image: () => berth.config.backupHelperImage });
-    const volumes = new VolumeBackupService({ workloads: () => cradle().workloads, destinations, deployments: () => cradle().deployments, events: () => berth.events });
+    const volumes = new VolumeBackupService({ workloads: () => cradle().workloads, destinations, deployments: () => cradle().deployments, events: () => berth.events, environments: () => cradle().environments });
     const schedules = new BackupSchedules({ runner, volumes, em: () => cradle().orm.em.fork(), events: () => berth.events, logger: () => cradle().logger });
     berth.entities(...backupEntities);
     berth.migrations(...backupMigrations);

@@ -2,7 +2,7 @@
 // their cron validated), runs queued as deployments of the volumeBackup target (manual ones are
 // waited for, as the peer's runManually answers once done) and restores queued as deployments of
 // the restore target.
-import { badRequest, iso, notFound, type DeploymentRecord, type DeploymentService, type EntityManager, type EventBus } from '@berth/core';
+import { badRequest, iso, notFound, type DeploymentRecord, type DeploymentService, type EntityManager, type EnvironmentDirectory, type EventBus } from '@berth/core';
 import { generateAppName, type WorkloadKind, type WorkloadRegistry } from '@berth/plugin-workloads';
 import { Destination, VolumeBackup, VolumeRestore, type VolumeBackupRow } from './entities.ts';
 import type { DestinationService } from './destinations.ts';
@@ -18,9 +18,11 @@ export class VolumeBackupService {
   readonly #destinations: DestinationService;
   readonly #deployments: () => DeploymentService;
   readonly #events: () => EventBus;
+  readonly #environments: () => EnvironmentDirectory;
 
-  constructor(o: { workloads: () => WorkloadRegistry; destinations: DestinationService; deployments: () => DeploymentService; events: () => EventBus }) {
+  constructor(o: { workloads: () => WorkloadRegistry; destinations: DestinationService; deployments: () => DeploymentService; events: () => EventBus; environments: () => EnvironmentDirectory }) {
     this.#workloads = o.workloads;
+    this.#environments = o.environments;
     this.#destinations = o.destinations;
     this.#deployments = o.deployments;
     this.#events = o.events;
@@ -74,7 +76,21 @@ export class VolumeBackupService {
   async one(volumeBackupId: string, organizationId: string, em: EntityManager) {
     const row = await this.row(volumeBackupId, organizationId, em);
     const destination = await em.findOneOrFail(Destination, { destinationId: row.destinationId });
-    return { ...this.view(row), destination: this.#destinations.keyless(destination) };
+    const owner = await this.#ownerRecord(row, organizationId, em);
+    return {
+      ...this.view(row),
+      ...Object.fromEntries(volumeOwners(this.#kinds().map(k => k.kind)).map(o => [o, o === row.serviceType ? owner : null])),
+      destination: this.#destinations.keyless(destination),
+    };
+  }
+
+  /** The workload as one joins it (see ownerRecordSchema); null when it is gone. */
+  async #ownerRecord(row: VolumeBackupRow, organizationId: string, em: EntityManager): Promise<Record<string, unknown> | null> {
+    const kind = this.#workloads().kind(row.serviceType);
+    const workload = kind ? await kind.find(row.serviceId, em) : null;
+    if (!kind || !workload || workload.organizationId !== organizationId) return null;
+    const record = kind.record ? await kind.record(workload.id, em) : { [kind.idField]: workload.id, appName: workload.appName, serverId: workload.serverId };
+    return record && { ...record, environment: await this.#environments().placement(workload.environmentId, organizationId, em) };
   }
 
   async list(input: { id: string; volumeBackupType: string }, organizationId: string, em: EntityManager) {

@@ -8,7 +8,7 @@ const volumeBackups = router('volumeBackups');
 
 // Made once every plugin is set up: the kinds with volumes give serviceType's values and the owner fields.
 export const volumeBackupProcedures = (service: VolumeBackupService) => (): Procedure[] => {
-  const s = volumeSchemas(service.kinds().map(k => k.kind));
+  const s = volumeSchemas(service.kinds());
   return [
     volumeBackups.query('list', {
       summary: 'The volume backups of a workload (id of kind volumeBackupType), newest first',
@@ -23,7 +23,7 @@ export const volumeBackupProcedures = (service: VolumeBackupService) => (): Proc
       handler: inOrganization((input, organizationId, em) => service.create(input as unknown as VolumeBackupInput, organizationId, em)),
     }),
     volumeBackups.query('one', {
-      summary: 'A volume backup, with its destination (without its keys)',
+      summary: 'A volume backup, with its workload\'s record (its environment and project joined) and its destination (without its keys)',
       input: VolumeBackupId,
       output: s.One,
       handler: inOrganization(({ volumeBackupId }, organizationId, em) => service.one(volumeBackupId, organizationId, em)),

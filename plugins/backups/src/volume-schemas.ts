@@ -1,7 +1,7 @@
 // The wire shapes of volumeBackups.*, as the peer's (v0.30.2) volume_backup table and router
 // have them, and Berth's volumeBackups.restore (the peer restores through a subscription outside
 // its OpenAPI document, restoreVolumeBackupWithLogs: the same input, answered with the job).
-import { Type, schema } from '@berth/core';
+import { Placement, Type, schema, type TSchema } from '@berth/core';
 import { VOLUME_NAME } from '@berth/plugin-workloads';
 import { DestinationView } from './schemas.ts';
 
@@ -15,8 +15,22 @@ const VolumeName = Type.String({ minLength: 1, maxLength: 255, pattern: VOLUME_N
 /** The peer's owner relation names: the kinds with volumes here, and the peer's others (always null). */
 export const volumeOwners = (kinds: string[]) => [...kinds, ...PEER_ONLY_OWNERS.filter(o => !kinds.includes(o))];
 
+/** A kind with volumes as volumeBackups.one joins its workload: its record's schema, when the kind answers its record. */
+export interface VolumeOwnerKind { kind: string; idField: string; recordSchema?: TSchema }
+
+/**
+ * The workload as volumeBackups.one joins it, with its environment and project (as the peer):
+ * the kind's whole record when it answers one, else its id, appName and serverId.
+ */
+export const ownerRecordSchema = (k: VolumeOwnerKind) => Type.Object({
+  ...(k.recordSchema as { properties?: Record<string, TSchema> } | undefined)?.properties
+    ?? { [k.idField]: Type.String(), appName: Type.String(), serverId: Nullable(Type.String()) },
+  environment: Placement,
+});
+
 /** The schemas that depend on the kinds with volumes (made once every plugin is set up). */
-export function volumeSchemas(kinds: string[]) {
+export function volumeSchemas(ownerKinds: VolumeOwnerKind[]) {
+  const kinds = ownerKinds.map(k => k.kind);
   const owners = volumeOwners(kinds);
   const ServiceType = Type.Union(kinds.map(t => Type.Literal(t)));
   const fields = {
@@ -65,6 +79,10 @@ export function volumeSchemas(kinds: string[]) {
     }),
     One: Type.Object({
       ...View.properties,
+      ...Object.fromEntries(owners.map(o => {
+        const k = ownerKinds.find(x => x.kind === o);
+        return [o, k ? Nullable(ownerRecordSchema(k)) : Type.Null({ description: `always null: no ${o} kind has volumes here` })];
+      })),
       destination: Type.Omit(DestinationView, ['accessKey', 'secretAccessKey'], { description: 'the destination, without its keys' }),
     }),
     RestoreInput: Type.Object({

@@ -44,7 +44,10 @@ t.test('a volume round trip, its service stopped during the copy and restored to
   t.match(made.body, { volumeName, serviceType: 'redis', redisId, applicationId: null, composeId: null, turnOff: true, enabled: null, lastRunAt: null });
   const volumeBackupId = made.body.volumeBackupId as string;
   t.match((await client.get('volumeBackups.list', { id: redisId, volumeBackupType: 'redis' })).body, [{ volumeBackupId }]);
-  t.match((await client.get('volumeBackups.one', { volumeBackupId })).body, { destination: { destinationId: dest.destinationId } });
+  const one = (await client.get('volumeBackups.one', { volumeBackupId })).body;
+  t.match(one, { destination: { destinationId: dest.destinationId }, application: null, redis: { redisId, appName: String, environment: { environmentId: String, project: { projectId: String } } } },
+    'one joins its workload\'s record with its environment and project, as the peer');
+  t.notOk('accessKey' in one.destination, 'the destination\'s keys are not answered');
   const other = await otherOrganization(server, userId);
   t.equal((await other.client.get('volumeBackups.one', { volumeBackupId })).status, 404, 'another organization sees no volume backup');
   t.equal((await other.client.post('volumeBackups.runManually', { volumeBackupId })).status, 404);

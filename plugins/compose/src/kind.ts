@@ -4,7 +4,8 @@
 import { Type, schema, type EntityManager } from '@berth/core';
 import { RecordKind, workloadSummary, type RemoveOptions, type WorkloadCapabilities, type WorkloadRef } from '@berth/plugin-workloads';
 import { Compose, type ComposeRow } from './entities.ts';
-import { KIND } from './service.ts';
+import { KIND, type ComposeService } from './service.ts';
+import { ComposeFields } from './schemas.ts';
 import { composeDir, type ComposeDeployer } from './deployer.ts';
 
 export class ComposeKind extends RecordKind<ComposeRow> {
@@ -15,6 +16,12 @@ export class ComposeKind extends RecordKind<ComposeRow> {
   // Compose mounts are files in the stack's directory (the file refers to them); ports are the file's own.
   readonly capabilities: WorkloadCapabilities = { mounts: true, ports: false, domains: true, backups: false };
   readonly listItem = workloadSummary('composeId', { icon: schema.Nullable(Type.String()) }, 'composeStatus');
+  readonly recordSchema = ComposeFields;
+
+  async record(id: string, em: EntityManager): Promise<Record<string, unknown> | null> {
+    const row = await this.load(id, em);
+    return row ? (this.records as ComposeService).view(row) : null;
+  }
 
   protected load(id: string, em: EntityManager): Promise<ComposeRow | null> {
     return em.findOne(Compose, { composeId: id });
