@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { DEPLOYMENT_ID_HEADER } from '@berth/core';
 import { startTestServer, signUpAdmin, freePort, type Client } from '@berth/core/testing';
 import { compareShapes, shapeOfSchema, shapeOfValue, type CompareOptions } from './peer-shapes/compare.ts';
-import { ALLOWED_EXTRA, ALLOWED_EXTRA_IN, ALLOWED_MISSING, BERTH_ONLY, NO_REFERENCE, DEVIATIONS, NOT_SERVED } from './peer-shapes/rules.ts';
+import { ALLOWED_EXTRA, ALLOWED_EXTRA_IN, KIND_RELATIONS_IN, ALLOWED_MISSING, BERTH_ONLY, NO_REFERENCE, DEVIATIONS, NOT_SERVED } from './peer-shapes/rules.ts';
 import { scenarioDatabases, uniqueSuffix, walk } from './peer-shapes/scenario.ts';
 import type { ShapeReference } from './peer-shapes/shape.ts';
 
@@ -29,7 +29,8 @@ async function shapeContext(server: { kernel: any }) {
   const deviation = (op: string): string | undefined => DEVIATIONS[op];
   const options = (op: string, real = false): CompareOptions => ({
     real,
-    allowedExtra: (_path, name) => name in ALLOWED_EXTRA || kindIds.includes(name) || Boolean(ALLOWED_EXTRA_IN[op]?.fields.includes(name)),
+    allowedExtra: (path, name) => name in ALLOWED_EXTRA || kindIds.includes(name) || Boolean(ALLOWED_EXTRA_IN[op]?.fields.includes(name))
+      || (op in KIND_RELATIONS_IN && path === '[]' && kinds.some(k => k.kind === name)),
     // Relations of namespaces Berth does not serve yet are always empty or null.
     allowedOpaque: path => path.replace(/\[\]$/, '').split('.').pop()! in NOT_SERVED,
   });

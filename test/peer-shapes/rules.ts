@@ -23,6 +23,11 @@ export const ALLOWED_EXTRA: Record<string, string> = {
   lastMissedAt: 'backups: when a window was last missed',
 };
 
+/** Operations where a deployment carries its workload under the kind's name for every registered kind (the peer: application and compose), with why. */
+export const KIND_RELATIONS_IN: Record<string, string> = {
+  'deployment.allCentralized': 'Berth deploys every kind: a database\'s deployment joins its database under the kind\'s name, as an application\'s joins its application',
+};
+
 /** Berth's deployments answer the id field of every registered kind (`postgresId`, ...), as the older peer did. */
 export const isKindIdField = (name: string, kindIdFields: string[]) => kindIdFields.includes(name);
 
@@ -48,6 +53,10 @@ export const ALLOWED_EXTRA_IN: Record<string, { fields: string[]; reason: string
   },
   'user.createApiKey': { fields: ['apiKeyId', 'userId', 'lastUsedAt'], reason: 'Berth answers the new key as user.getApiKeys lists it too: its id under apiKeyId, its user, when it was last used' },
   'backup.one': { fields: ['redis'], reason: 'Berth backs redis up too: a redis backup joins its database\'s record under redis, as the other kinds' },
+  'deployment.allCentralized': {
+    fields: ['description', 'createdAt', 'serverId', 'applicationStatus', 'composeStatus', 'buildServer'],
+    reason: 'each workload is joined as environment reads list it (its description, createdAt, serverId and status besides the peer\'s name, appName and icon), and with its build server (null) whatever its kind',
+  },
   'backup.remove': { fields: ['destination'], reason: 'Berth answers the removed backup as backup.one does (the peer answers the row)' },
 };
 
@@ -77,9 +86,6 @@ export const DEVIATIONS: Record<string, string> = {
   'user.generateToken': 'the peer answers the placeholder string "token"; Berth answers a real bearer token ({token})',
   'settings.getWebServerSettings': 'Berth\'s own settings: its proxy, ports, server address and generated-domain base (the peer answers its web-server settings row: cleanup, SSO, whitelabeling, ...)',
   'settings.assignDomainServer': 'answers Berth\'s own settings, as settings.getWebServerSettings does',
-  // NOT YET (gaps, not design), found once the generator derived these answers:
-  'deployment.queueList': 'NOT YET: Berth lists its running and queued deployment records; the peer lists its queue library\'s jobs (id, data, state, timestamps) with each service\'s path',
-  'deployment.allCentralized': 'NOT YET: the deployments are not joined with their application or compose stack (name, appName, icon, environment and project) and servers',
 };
 
 /** Operations Berth serves that the peer (v0.30.2) does not have, with why. */
@@ -109,7 +115,7 @@ export const NO_REFERENCE: Record<string, string> = {};
  */
 export const NOT_SERVED: Record<string, string> = Object.fromEntries([
   'previewDeployments', 'backups', 'compose', 'libsql', 'projectTags', 'rollback',
-  'github', 'gitlab', 'bitbucket', 'gitea', 'server', 'registry', 'buildRegistry', 'rollbackRegistry',
+  'github', 'gitlab', 'bitbucket', 'gitea', 'server', 'buildServer', 'registry', 'buildRegistry', 'rollbackRegistry',
 ].map(name => [name, 'its namespace has no plugin yet']));
 
 /**

@@ -60,6 +60,9 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
   await call('application.deploy', { applicationId });
   await call('application.redeploy', { applicationId });
   await call('application.reload', { applicationId, appName: app.appName });
+  // The queued runs as the peer's queue jobs, and joined with their application.
+  await call('deployment.queueList', {});
+  await call('deployment.allCentralized', {});
   await call('application.cleanQueues', { applicationId });
   await call('application.clearDeployments', { applicationId });
 

@@ -1,4 +1,4 @@
-import { asFunction, asValue, definePlugin } from '@berth/core';
+import { asFunction, asValue, definePlugin, optionalService } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
 import { deploymentEntities } from './entities.ts';
 import { deploymentMigrations } from './migrations.ts';
@@ -13,7 +13,7 @@ export default definePlugin({
   dependencies: ['workloads'],
   setup(berth) {
     const cradle = () => berth.container.cradle;
-    const store: DeploymentStore = new DeploymentStore(berth.config, berth.container.cradle.workloads, () => queue);
+    const store: DeploymentStore = new DeploymentStore(berth.config, berth.container.cradle.workloads, () => queue, () => optionalService(cradle(), 'environments'));
     const queue = new DeploymentQueue({
       config: berth.config,
       jobs: berth.jobs,

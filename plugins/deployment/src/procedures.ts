@@ -10,6 +10,7 @@ const deployment = router('deployment');
 export const deploymentProcedures = (store: DeploymentStore) => () => {
   const { DeploymentView, ByTypeInput } = deploymentSchemas(store.targets());
   const Deployments = Type.Array(DeploymentView);
+  const { CentralizedDeployment, QueueJob } = store.centralizedSchemas();
   return [
   deployment.query('all', {
     summary: 'An application\'s deployments, newest first',
@@ -36,15 +37,15 @@ export const deploymentProcedures = (store: DeploymentStore) => () => {
     handler: async ({ id, type }, ctx) => (await ctx.cradle.callerDeployments.forTarget(type, id)).map(d => ({ ...d, rollback: null })),
   }),
   deployment.query('allCentralized', {
-    summary: 'The organization\'s latest deployments of every target (at most 500), newest first',
+    summary: 'The organization\'s latest deployments of every target (at most 500), newest first, each with its workload (under its kind\'s name), environment and project',
     input: Type.Object({}),
-    output: Deployments,
+    output: Type.Array(CentralizedDeployment),
     handler: (_input, ctx) => ctx.cradle.callerDeployments.all(),
   }),
   deployment.query('queueList', {
-    summary: 'The organization\'s running and queued deployments, in the order they run',
+    summary: 'The organization\'s running (active) and queued (waiting) deployments as the peer\'s queue jobs, newest first, with the path of each service\'s page',
     input: Type.Object({}),
-    output: Deployments,
+    output: Type.Array(QueueJob),
     handler: (_input, ctx) => ctx.cradle.callerDeployments.queue(),
   }),
   deployment.query('one', {

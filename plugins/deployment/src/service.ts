@@ -1,7 +1,8 @@
 // Deployment records for workload plugins (the `deployments` contract) and for deployment.*.
 // Reads are confined to the caller's organization: another organization's deployment is
 // NOT_FOUND, never FORBIDDEN.
-import { badRequest, newId, notFound, type BerthConfig, type Cradle, type Deployer, type DeploymentRecord, type DeploymentService, type DeploymentTargetType, type DeploymentTarget, type EnqueueRequest, type EntityManager, type TSchema } from '@berth/core';
+import { badRequest, newId, notFound, type BerthConfig, type Cradle, type Deployer, type DeploymentRecord, type DeploymentService, type DeploymentTargetType, type DeploymentTarget, type EnqueueRequest, type EntityManager, type EnvironmentDirectory, type TSchema } from '@berth/core';
+import { centralized, centralizedSchemas, queueJobs } from './centralized.ts';
 import { Deployment, type DeploymentRow } from './entities.ts';
 import { logPathFor, readTail, removeLog } from './log.ts';
 import { CANCELLED_MESSAGE, type DeploymentQueue } from './queue.ts';
@@ -22,8 +23,11 @@ export class DeploymentStore implements DeploymentService {
   /** Transactions that enqueued and are not committed yet (see onCommit). */
   readonly #uncommitted = new WeakSet<object>();
 
-  constructor(config: BerthConfig, workloads: WorkloadRegistry, queue: () => DeploymentQueue) {
+  readonly #environments: () => EnvironmentDirectory | undefined;
+
+  constructor(config: BerthConfig, workloads: WorkloadRegistry, queue: () => DeploymentQueue, environments: () => EnvironmentDirectory | undefined) {
     this.#config = config;
+    this.#environments = environments;
     this.#workloads = workloads;
     this.#queue = queue;
   }
@@ -163,15 +167,21 @@ export class DeploymentStore implements DeploymentService {
   }
 
   /** The organization's deployments, newest first (at most `limit`). */
-  async all(organizationId: string, em: EntityManager, limit = 500): Promise<DeploymentView[]> {
+  /** The organization's latest deployments, newest first, each joined with its workload (allCentralized). */
+  async all(organizationId: string, em: EntityManager, limit = 500) {
     const rows = await em.find(Deployment, { organizationId }, { orderBy: newestFirst, limit });
-    return this.#views(rows);
+    return centralized(this.#views(rows), this.#workloads, this.#environments, organizationId, em);
   }
 
-  /** The organization's unfinished deployments, in the order they run. */
-  async queue(organizationId: string, em: EntityManager): Promise<DeploymentView[]> {
-    const rows = await em.find(Deployment, { organizationId, status: { $in: ['queued', 'running'] } }, { orderBy: { createdAt: 'asc', deploymentId: 'asc' } });
-    return this.#views(rows);
+  /** The organization's unfinished deployments as the peer's queue jobs, newest first (queueList). */
+  async queue(organizationId: string, em: EntityManager) {
+    const rows = await em.find(Deployment, { organizationId, status: { $in: ['queued', 'running'] } }, { orderBy: newestFirst });
+    return queueJobs(this.#views(rows), this.targets(), this.#workloads, this.#environments, organizationId, em);
+  }
+
+  /** The schemas of allCentralized's and queueList's entries (made once every plugin is set up). */
+  centralizedSchemas() {
+    return centralizedSchemas(this.#workloads.kinds(), this.viewSchema() as unknown as Parameters<typeof centralizedSchemas>[1]);
   }
 
   async readLogs(deploymentId: string, organizationId: string, tail: number, em: EntityManager): Promise<string> {
@@ -241,9 +251,9 @@ export const callerDeployments = (store: DeploymentStore) => ({ principal, em }:
     forIdField: (idField: string, id: string) => store.forIdField(idField, id, organizationId, em),
     /** A target's deployments, newest first. */
     forTarget: (targetType: DeploymentTargetType, targetId: string) => store.forTarget(targetType, targetId, organizationId, em),
-    /** The organization's latest deployments, newest first. */
+    /** The organization's latest deployments, newest first, joined with their workloads. */
     all: () => store.all(organizationId, em),
-    /** The organization's unfinished deployments, in the order they run. */
+    /** The organization's unfinished deployments as queue jobs, newest first. */
     queue: () => store.queue(organizationId, em),
     /** The last `tail` lines of a deployment's log. */
     readLogs: (deploymentId: string, tail: number) => store.readLogs(deploymentId, organizationId, tail, em),

@@ -247,17 +247,21 @@ t.test('deployments', async t => {
     t.same((await o.get('deployment.queueList')).body, []);
     t.equal((await client.get('deployment.one', { deploymentId: d.deploymentId })).status, 200, 'its own organization does');
     await waitForStatus(client, d.deploymentId, ['done']);
-    t.ok((await client.get('deployment.allCentralized')).body.some((x: { deploymentId: string }) => x.deploymentId === d.deploymentId));
+    const central = await client.get('deployment.allCentralized');
+    t.equal(central.status, 200, JSON.stringify(central.body).slice(0, 300));
+    t.ok(central.body.some((x: { deploymentId: string }) => x.deploymentId === d.deploymentId));
   });
 
-  t.test('queueList answers the unfinished deployments in run order', async t => {
+  t.test('queueList answers the unfinished deployments as queue jobs, newest first: running ones active, queued ones waiting', async t => {
     const target = unique('q');
     const held = gate(server);
     const a = await enqueue(client, target, { gate: held.file });
     const b = await enqueue(client, target, {});
     await waitForStatus(client, a.deploymentId, ['running']);
-    const q = (await client.get('deployment.queueList')).body as { deploymentId: string; status: string }[];
-    t.same(q.map(d => [d.deploymentId, d.status]), [[a.deploymentId, 'running'], [b.deploymentId, 'queued']]);
+    const q = (await client.get('deployment.queueList')).body as { id: string; state: string; processedOn?: number; data: Record<string, unknown>; servicePath: unknown }[];
+    t.same(q.map(j => [j.id, j.state]), [[b.deploymentId, 'waiting'], [a.deploymentId, 'active']]);
+    t.ok(typeof q[1]!.processedOn === 'number' && !('processedOn' in q[0]!), 'the running job has started, the waiting one not');
+    t.match(q[1], { data: { deploymentId: a.deploymentId, scheduleId: target, applicationType: 'schedule' }, servicePath: { href: null, label: '—' } }, 'a target that is no workload has no page');
     held.open();
     await waitForStatus(client, b.deploymentId, ['done']);
   });
