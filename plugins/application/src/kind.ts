@@ -16,6 +16,7 @@ export class ApplicationKind extends RecordKind<ApplicationRow> {
   readonly capabilities: WorkloadCapabilities = { mounts: true, ports: true, domains: true, backups: false };
   /** The peer lists an application's icon too. */
   readonly listItem = workloadSummary('applicationId', { icon: schema.Nullable(Type.String()) });
+  readonly listSource = { entity: Application, json: 'settings' };
 
   protected load(id: string, em: EntityManager): Promise<ApplicationRow | null> {
     return em.findOne(Application, { applicationId: id });

@@ -17,6 +17,7 @@ export class ComposeKind extends RecordKind<ComposeRow> {
   readonly capabilities: WorkloadCapabilities = { mounts: true, ports: false, domains: true, backups: false };
   readonly listItem = workloadSummary('composeId', { icon: schema.Nullable(Type.String()) }, 'composeStatus');
   readonly recordSchema = ComposeFields;
+  readonly listSource = { entity: Compose, json: 'settings' };
 
   async record(id: string, em: EntityManager): Promise<Record<string, unknown> | null> {
     const row = await this.load(id, em);

@@ -9,6 +9,7 @@ import Type from 'typebox';
 import { conflict, notFound, optionalService, type Cradle, type Deployer, type TSchema } from '@berth/core';
 import { NotServedList, peerListKeys } from './relations.ts';
 import { checkServiceName } from './swarm/service-spec.ts';
+import { readSummaries, summarySource } from './summaries.ts';
 import { notOurs, ownedBy } from './owners.ts';
 
 /** What a kind supports besides running: other plugins offer their operations to the kinds that say so. */
@@ -60,6 +61,9 @@ export interface RemoveOptions {
   volumes: boolean;
 }
 
+/** See WorkloadKind.listSource. */
+export interface ListSource { entity: unknown; json?: string }
+
 export interface WorkloadKind {
   /** The name on the wire: deployment targetType, mounts' serviceType, the namespace of a database kind. */
   readonly kind: string;
@@ -86,6 +90,13 @@ export interface WorkloadKind {
   inEnvironments(environmentIds: string[], em: EntityManager): Promise<WorkloadRef[]>;
   /** The schema of one entry of `list` (see workloadSummary). */
   readonly listItem: TSchema;
+  /**
+   * Where the kind's records are, for listing: the ORM entity, whose properties of the listed
+   * fields' names (the id field: its primary key) are columns, and optionally the JSON property
+   * that holds the listed fields that are not (a missing key: null). Environment and project reads
+   * then list the kind in one query with the other kinds (summaries.ts) instead of calling `list`.
+   */
+  readonly listSource?: ListSource;
   /** The workloads of the given environments as environment reads list them, grouped by environmentId (no secrets). */
   list(environmentIds: string[], em: EntityManager): Promise<Map<string, Record<string, unknown>[]>>;
   /** Where the proxy sends a domain's requests for one service of the workload (host:port), when the kind runs several (compose); absent = `tasks.<appName>`. */
@@ -185,12 +196,15 @@ export class WorkloadRegistry {
     ]);
   }
 
-  /** Every environment's workloads, one list per kind. */
+  /** Every environment's workloads, one list per kind: the kinds with a listEntity in one query, the others through their own list. */
   async collect(environmentIds: string[], em: EntityManager): Promise<Map<string, Record<string, Record<string, unknown>[]>>> {
     const out = new Map(environmentIds.map(id => [id, this.empty()]));
     if (!environmentIds.length) return out;
-    for (const k of this.#kinds.values()) {
-      for (const [environmentId, items] of await k.list(environmentIds, em)) out.get(environmentId)?.[k.listKey]?.push(...items);
+    const kinds = [...this.#kinds.values()];
+    const sources = kinds.map(k => summarySource(k, em)).filter(s => s !== null);
+    const read = await readSummaries(sources, environmentIds, em);
+    for (const k of kinds) {
+      for (const [environmentId, items] of read.get(k) ?? await k.list(environmentIds, em)) out.get(environmentId)?.[k.listKey]?.push(...items);
     }
     return out;
   }

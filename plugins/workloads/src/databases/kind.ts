@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { notFound, type Cradle, type EntityManager } from '@berth/core';
 import type { Readable } from 'node:stream';
-import type { BackupIo, BackupSource, RemoveOptions, WorkloadCapabilities } from '../registry.ts';
+import type { BackupIo, BackupSource, ListSource, RemoveOptions, WorkloadCapabilities } from '../registry.ts';
 import { RecordKind } from '../kind-base.ts';
 import type { DatabaseRow } from './entity.ts';
 import type { DatabaseService } from './service.ts';
@@ -25,6 +25,7 @@ export class DatabaseKind extends RecordKind<DatabaseRow> {
   /** Dumps and restores through the driver's commands, inside the running task. */
   readonly backups: BackupSource;
   readonly listItem: TObject;
+  readonly listSource: ListSource;
   readonly recordSchema: TObject;
   readonly #db: DatabaseService;
 
@@ -36,6 +37,7 @@ export class DatabaseKind extends RecordKind<DatabaseRow> {
     this.listKey = db.driver.kind;
     this.label = db.driver.label;
     this.listItem = workloadSummary(this.idField);
+    this.listSource = { entity: db.entity };
     this.recordSchema = databaseSchemas(db.driver).Fields;
     this.backups = {
       procedureSuffix: db.driver.backupProcedureSuffix ?? db.driver.kind.charAt(0).toUpperCase() + db.driver.kind.slice(1),
