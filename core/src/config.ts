@@ -42,7 +42,8 @@ export const ConfigSchema = Type.Object({
   deploymentsKept: Type.Integer({ minimum: 1, maximum: 1000, default: 10, description: 'Deployments (records and logs) kept per workload; older ones are removed (env BERTH_DEPLOYMENTS_KEPT)' }),
   staticImage: Type.String({ minLength: 1, default: 'nginx:alpine', description: 'Web-server image of the static builder: it serves the files copied to /usr/share/nginx/html unless staticRoot says otherwise (env BERTH_STATIC_IMAGE)' }),
   staticRoot: Type.String({ pattern: '^/[A-Za-z0-9._/-]*$', default: '/usr/share/nginx/html', description: 'Directory inside staticImage that the web server serves (env BERTH_STATIC_ROOT)' }),
-  backupVerify: Type.Enum(['always', 'never'], { default: 'always', description: 'After each backup, restore it into a throwaway container of the same kind and record the driver\'s check with the file (env BERTH_BACKUP_VERIFY)' }),
+  backupVerify: Type.Enum(['always', 'schedule', 'never'], { default: 'always', description: 'Prove backups restorable: restore a file into a throwaway container of the same kind and record the driver\'s check with it — after each backup (always), or on backupVerifySchedule for each backup\'s newest file not checked yet (schedule) (env BERTH_BACKUP_VERIFY)' }),
+  backupVerifySchedule: Type.String({ minLength: 1, maxLength: 100, default: '0 4 * * 0', description: 'With backupVerify "schedule": when the newest unchecked file of each backup is restored into a throwaway container (cron, 5 or 6 fields; default Sundays at 04:00) (env BERTH_BACKUP_VERIFY_SCHEDULE)' }),
   backupTickSeconds: Type.Integer({ minimum: 1, maximum: 3600, default: 60, description: 'How often backup schedules are checked; a backup runs at the first check after its cron time (env BERTH_BACKUP_TICK)' }),
   backupHelperImage: Type.String({ minLength: 1, maxLength: 255, default: 'berth-test/busybox:1', description: 'Image of the helper container that copies a volume out and back (volume backups and restores): it must be on the host (never pulled) and have `find`; any busybox or Debian image does (env BERTH_BACKUP_HELPER_IMAGE)' }),
   hostAccess: Type.Object({
@@ -86,6 +87,7 @@ export const envNames: Record<ConfigKey, string> = {
   staticImage: 'BERTH_STATIC_IMAGE',
   staticRoot: 'BERTH_STATIC_ROOT',
   backupVerify: 'BERTH_BACKUP_VERIFY',
+  backupVerifySchedule: 'BERTH_BACKUP_VERIFY_SCHEDULE',
   backupTickSeconds: 'BERTH_BACKUP_TICK',
   backupHelperImage: 'BERTH_BACKUP_HELPER_IMAGE',
   hostAccess: 'BERTH_HOST_ACCESS',

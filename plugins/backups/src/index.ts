@@ -7,6 +7,7 @@ import { DestinationService } from './destinations.ts';
 import { BackupRunner } from './runner.ts';
 import { BACKUP_TARGET, BackupService, RESTORE_TARGET } from './service.ts';
 import { BackupRunDeployer, RestoreDeployer } from './deployers.ts';
+import { VerifySchedule } from './verify-schedule.ts';
 import { BackupSchedules } from './schedules.ts';
 import { VolumeRunner } from './volume-runner.ts';
 import { VOLUME_BACKUP_TARGET, VolumeBackupService } from './volume-backups.ts';
@@ -33,6 +34,10 @@ export default definePlugin({
     cradle().deployments.registerTarget({ type: VOLUME_BACKUP_TARGET, idField: 'volumeBackupId' });
     cradle().deployments.register(new BackupRunDeployer(VOLUME_BACKUP_TARGET, VolumeBackup, 'volumeBackupId', (row: VolumeBackupRow, run) => volumeRunner.run(row, run.em, { signal: run.signal, log: line => run.log(line) })));
     schedules.define(berth.jobs, berth.config.backupTickSeconds);
+    if (berth.config.backupVerify === 'schedule') {
+      new VerifySchedule({ runner, em: () => cradle().orm.em.fork(), events: () => berth.events, logger: () => cradle().logger, schedule: berth.config.backupVerifySchedule })
+        .define(berth.jobs, berth.config.backupTickSeconds);
+    }
     // A removed workload takes its database and volume backups (their files stay in the destinations).
     const directory = {
       viewsFor: backups.viewsFor.bind(backups), viewSchema: backups.viewSchema.bind(backups),

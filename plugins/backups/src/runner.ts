@@ -9,7 +9,7 @@ import type { EntityManager, EventBus, Logger, SecretBox } from '@berth/core';
 import { decryptStream, ENCRYPTED_SUFFIX, isEncryptedKey } from '@berth/core';
 import { inspectObject, storeWhole } from './upload.ts';
 import type { WorkloadRegistry } from '@berth/plugin-workloads';
-import { Backup, BackupFile, Destination, type BackupRow, type RestoreRow } from './entities.ts';
+import { Backup, BackupFile, Destination, type BackupFileRow, type BackupRow, type RestoreRow } from './entities.ts';
 import type { DestinationService } from './destinations.ts';
 
 export const stamp = (d: Date) => d.toISOString().replace(/[:.]/g, '-');
@@ -24,6 +24,7 @@ export class BackupRunner {
   readonly #logger: () => Logger;
   readonly #secrets: () => SecretBox;
 
+  /** Whether each run checks its file at once (backupVerify "always"); on a schedule, verify-schedule.ts calls verifyFile. */
   readonly #verify: () => boolean;
 
   constructor(o: { workloads: () => WorkloadRegistry; destinations: DestinationService; events: () => EventBus; logger: () => Logger; secrets: () => SecretBox; verify: () => boolean }) {
@@ -74,22 +75,43 @@ export class BackupRunner {
     await em.flush();
     log(`Stored ${key}: ${size} bytes, sha256 ${sha256}`);
     if (this.#verify() && source.verify) {
-      log(`Restoring ${key} into a throwaway container to prove it restores`);
-      const gunzip = createGunzip();
-      const feeding = (passphrase ? pipeline(await store.get(key), decryptStream(passphrase), gunzip) : pipeline(await store.get(key), gunzip)).catch(() => {});
-      try {
-        file.verification = await source.verify(backup.databaseId, backup.database, gunzip, { em, log });
-        file.verified = true;
-      } catch (e) {
-        file.verified = false;
-        file.verification = (e as Error).message;
-      }
-      await feeding;
-      await em.flush();
-      if (!file.verified) throw new Error(`Backup of ${backup.database} failed its restore check: ${file.verification}`);
+      if (!await this.verifyFile(backup, file, em, log)) throw new Error(`Backup of ${backup.database} failed its restore check: ${file.verification}`);
     }
     await this.#retain(backup, em, log);
     return { key, size, sha256 };
+  }
+
+  /** Whether the backup's kind can check a file in a throwaway container. */
+  canVerify(backup: BackupRow): boolean {
+    return Boolean(this.#workloads().kind(backup.databaseType)?.backups?.verify);
+  }
+
+  /**
+   * Restores the file into a throwaway container of the backup's kind and records the driver's
+   * check with it (verified, verification); answers whether it restored. The file's record is
+   * flushed either way.
+   */
+  async verifyFile(backup: BackupRow, file: BackupFileRow, em: EntityManager, log: (line: string) => void = () => {}): Promise<boolean> {
+    const source = this.#source(backup.databaseType);
+    if (!source.verify) throw new Error(`${backup.databaseType} backups cannot be checked in a throwaway container`);
+    const destination = await em.findOneOrFail(Destination, { destinationId: file.destinationId });
+    const store = this.#destinations.open(destination);
+    const passphrase = isEncryptedKey(file.key) && backup.encryptionKey ? this.#secrets().decrypt(backup.encryptionKey) : null;
+    log(`Restoring ${file.key} into a throwaway container to prove it restores`);
+    const gunzip = createGunzip();
+    try {
+      const input = await store.get(file.key);
+      const feeding = (passphrase ? pipeline(input, decryptStream(passphrase), gunzip) : pipeline(input, gunzip)).catch(() => {});
+      file.verification = await source.verify(backup.databaseId, backup.database, gunzip, { em, log });
+      file.verified = true;
+      await feeding;
+    } catch (e) {
+      gunzip.destroy();
+      file.verified = false;
+      file.verification = (e as Error).message;
+    }
+    await em.flush();
+    return file.verified;
   }
 
   /** Keeps the newest keepLatestCount files of this backup; deletes only its own older ones. */
