@@ -13,6 +13,7 @@ export { swarmSettingFields, swarmSettingsToService, swarmResourceAnswers, answe
 export { ensureImage, type ImageIo } from './swarm/images.ts';
 export { execIn, execStream, type ExecResult, type StreamIo } from './swarm/exec.ts';
 export { bindDatabaseKind } from './databases/plugin.ts';
+export { dumpIn, restoreIn, verifyCopy, type DatabaseInContainer, type ContainerBackupIo } from './databases/container-backup.ts';
 export { dataVolumeOf } from './databases/volumes.ts';
 export { WorkloadLifecycle, type LifecycleRecord, type Engine } from './lifecycle.ts';
 export { RecordKind, type KindRecords } from './kind-base.ts';
