@@ -6,6 +6,7 @@ import { RecordKind, workloadSummary, type RemoveOptions, type WorkloadCapabilit
 import { Compose, type ComposeRow } from './entities.ts';
 import { KIND } from './service.ts';
 import { composeDir, type ComposeDeployer } from './deployer.ts';
+import { ComposeBackups } from './backups.ts';
 
 export class ComposeKind extends RecordKind<ComposeRow> {
   readonly kind = KIND;
@@ -13,7 +14,9 @@ export class ComposeKind extends RecordKind<ComposeRow> {
   readonly listKey = 'compose';
   readonly label = 'Compose';
   // Compose mounts are files in the stack's directory (the file refers to them); ports are the file's own.
-  readonly capabilities: WorkloadCapabilities = { mounts: true, ports: false, domains: true, backups: false };
+  readonly capabilities: WorkloadCapabilities = { mounts: true, ports: false, domains: true, backups: true };
+  /** Database backups of its services (backupType "compose"). */
+  readonly backups = new ComposeBackups(this.deployer as ComposeDeployer, () => this.cradle());
   readonly listItem = workloadSummary('composeId', { icon: schema.Nullable(Type.String()) }, 'composeStatus');
 
   protected load(id: string, em: EntityManager): Promise<ComposeRow | null> {
