@@ -56,7 +56,7 @@ t.test('a postgres service of a compose stack: backup, drop, restore', async t =
   const backup = await client.post('backup.create', { ...fields, databaseType: 'postgres', serviceName: 'db' });
   t.equal(backup.status, 200, JSON.stringify(backup.body));
   t.match(backup.body, { backupType: 'compose', databaseType: 'postgres', composeId, postgresId: null, serviceName: 'db' });
-  t.match((await client.get('backup.one', { backupId: backup.body.backupId })).body, { composeId, postgres: null }, 'one joins no database record of the kinds');
+  t.match((await client.get('backup.one', { backupId: backup.body.backupId })).body, { composeId, postgres: null, compose: { composeId, appName } }, 'one joins the stack\'s record, as the peer\'s');
   const wrongOp = await client.post('backup.manualBackupPostgres', { backupId: backup.body.backupId });
   t.equal(wrongOp.status, 400, 'a compose backup runs through manualBackupCompose only');
 

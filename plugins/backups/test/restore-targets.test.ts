@@ -10,13 +10,14 @@ import { runContainerCommand } from '@berth/plugin-workloads/testing';
 t.setTimeout(600_000);
 const docker = new Docker();
 
-async function postgres(t: Tap.Test, client: Client, environmentId: string, name: string, password: string) {
+/** A deployed postgres record (removed with the test), and psql into one of its databases as its user. */
+async function postgres(teardown: (fn: () => unknown) => void, client: Client, environmentId: string, name: string, password: string) {
   const created = await client.post('postgres.create', { name, environmentId, dockerImage: TEST_POSTGRES_IMAGE, databaseName: name, databaseUser: name, databasePassword: password });
-  t.equal(created.status, 200, JSON.stringify(created.body));
+  if (created.status !== 200) throw new Error(`postgres.create: ${JSON.stringify(created.body)}`);
   const { postgresId, appName } = created.body as { postgresId: string; appName: string };
-  t.teardown(() => removeServiceAndVolume(appName));
+  teardown(() => removeServiceAndVolume(appName));
   const deployed = await runFinished(client, 'postgres.deploy', { postgresId });
-  t.equal(deployed.status, 'done', deployed.errorMessage ?? '');
+  if (deployed.status !== 'done') throw new Error(`postgres.deploy: ${deployed.errorMessage}`);
   const psql = async (database: string, sql: string) => {
     const [container] = await docker.listContainers({ filters: { label: [`com.docker.swarm.service.name=${appName}`] } });
     const r = await runContainerCommand(docker, container!.Id, { cmd: ['psql', '-h', '127.0.0.1', '-U', name, '-d', database, '-At', '-v', 'ON_ERROR_STOP=1', '-c', sql], env: { PGPASSWORD: password } });
@@ -32,8 +33,8 @@ t.test('a backup restored into another database and into a new database', async 
   const { client } = await signUpAdmin(server);
   const { body: { environment } } = await client.post('project.create', { name: 'Targets' });
   const dest = (await client.post('destination.create', { name: 'disk', provider: 'local', bucket: 'targets', endpoint: '', region: '', accessKey: '', secretAccessKey: '', additionalFlags: null })).body;
-  const a = await postgres(t, client, environment.environmentId, 'alpha', 'Alpha-pass_1');
-  const b = await postgres(t, client, environment.environmentId, 'beta', 'Beta-pass_1');
+  const a = await postgres(fn => t.teardown(fn), client, environment.environmentId, 'alpha', 'Alpha-pass_1');
+  const b = await postgres(fn => t.teardown(fn), client, environment.environmentId, 'beta', 'Beta-pass_1');
   await a.psql('alpha', `create table orders (id int primary key, item text); insert into orders select g, 'item ' || g from generate_series(1, 50) g`);
   const original = await a.psql('alpha', 'select id, item from orders order by id');
 

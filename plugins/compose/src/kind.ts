@@ -4,7 +4,8 @@
 import { Type, schema, type EntityManager } from '@berth/core';
 import { RecordKind, workloadSummary, type RemoveOptions, type WorkloadCapabilities, type WorkloadRef } from '@berth/plugin-workloads';
 import { Compose, type ComposeRow } from './entities.ts';
-import { KIND } from './service.ts';
+import { KIND, type ComposeService } from './service.ts';
+import { ComposeFields } from './schemas.ts';
 import { composeDir, type ComposeDeployer } from './deployer.ts';
 import { ComposeBackups } from './backups.ts';
 
@@ -18,6 +19,14 @@ export class ComposeKind extends RecordKind<ComposeRow> {
   /** Database backups of its services (backupType "compose"). */
   readonly backups = new ComposeBackups(this.deployer as ComposeDeployer, () => this.cradle());
   readonly listItem = workloadSummary('composeId', { icon: schema.Nullable(Type.String()) }, 'composeStatus');
+
+  readonly recordSchema = ComposeFields;
+
+  /** The stack's record as backup.one joins it (the peer's `compose` relation). */
+  async record(id: string, em: EntityManager): Promise<Record<string, unknown> | null> {
+    const row = await this.load(id, em);
+    return row ? (this.records as ComposeService).view(row) : null;
+  }
 
   protected load(id: string, em: EntityManager): Promise<ComposeRow | null> {
     return em.findOne(Compose, { composeId: id });
