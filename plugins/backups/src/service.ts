@@ -66,7 +66,7 @@ export class BackupService {
     return ownerKindOf(this.kinds(), row.backupType, row.databaseType);
   }
 
-  /** A service name is required where the kind runs several services, and refused where it does not matter. */
+  /** The backup's service: required (a service name) where the kind runs its databases in services; kept as given otherwise (the peer's field). */
   #serviceName(kind: WorkloadKind, serviceName: string | null | undefined, field: string): string | null {
     if (backupTypeOf(kind) === DATABASE_BACKUP) return serviceName ?? null;
     if (!serviceName || !/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/.test(serviceName)) throw badRequest(`${field} must name the service of the ${kind.label} that runs the database`, [{ path: field.split('.'), message: 'a service of the stack (letters, digits, _ . -)' }]);
@@ -129,11 +129,12 @@ export class BackupService {
     if (input.databaseType && input.databaseType !== row.databaseType) throw badRequest('databaseType cannot change', [{ path: ['databaseType'], message: `is "${row.databaseType}" for this backup` }]);
     checkSchedule(input.schedule);
     await this.#destinations.row(input.destinationId, organizationId, em);
+    const owner = this.ownerOf(row);
     Object.assign(row, {
       schedule: input.schedule, prefix: input.prefix, destinationId: input.destinationId, database: input.database,
       ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
       ...(input.keepLatestCount !== undefined ? { keepLatestCount: input.keepLatestCount } : {}),
-      ...(input.serviceName !== undefined ? { serviceName: this.ownerOf(row) ? this.#serviceName(this.ownerOf(row)!, input.serviceName, 'serviceName') : input.serviceName } : {}),
+      ...(input.serviceName !== undefined ? { serviceName: owner ? this.#serviceName(owner, input.serviceName, 'serviceName') : input.serviceName } : {}),
       ...(input.metadata !== undefined ? { metadata: input.metadata } : {}),
       ...(input.encryptionKey !== undefined ? { encryptionKey: input.encryptionKey ? this.#secrets().encrypt(input.encryptionKey) : null } : {}),
     });

@@ -41,6 +41,7 @@ export class ComposeBackups implements BackupSource {
     const stack = await this.#deployer.stackOf(row);
     const containerId = await stack.runningContainer(target.serviceName);
     const name = `service ${target.serviceName} of ${row.appName}`;
+    // Not running: the shared path fails the run and its output stream, saying so.
     if (!containerId) return { row, db: { docker: await this.#cradle().hosts.local(), containerId: null, driver, creds: driver.credentialsFromEnv!({}), name }, image: null };
     const docker = await this.#cradle().hosts.local();
     const inspected = await docker.getContainer(containerId).inspect();
