@@ -91,6 +91,9 @@ t.test('a postgres service of a compose stack: backup, drop, restore', async t =
       await waitFor('the stack stopped', async () => (await docker.listContainers({ filters: { label: serviceLabels } })).length === 0 || undefined, { timeout: 60_000 });
       const stopped = await client.post('backup.manualBackupCompose', { backupId: backup.body.backupId });
       t.match(stopped.body, { message: /not running/ }, 'a stopped service is a failed backup that says so');
+
+      t.equal((await client.post('compose.delete', { composeId, deleteVolumes: true })).status, 200);
+      t.equal((await client.get('backup.one', { backupId: backup.body.backupId })).status, 404, 'a removed stack takes its backups');
     });
   }
 });
