@@ -72,6 +72,7 @@ t.test('a postgres service of a compose stack: backup, drop, restore', async t =
       t.equal(ran.body, true);
       const runs = (await client.get('deployment.allByType', { id: backup.body.backupId, type: 'backup' })).body;
       t.match(runs, [{ status: 'done', action: 'backup' }], 'the run is a deployment of the backup');
+      t.match((await client.get('compose.one', { composeId })).body.backups, [{ backupId: backup.body.backupId, serviceName: 'db', deployments: [{ deploymentId: runs[0].deploymentId }] }], 'the stack lists its backups with their runs, as the peer\'s');
       const log = (await client.get('deployment.readLogs', { deploymentId: runs[0].deploymentId })).body as string;
       t.notOk(log.includes(PASSWORD), 'the password read from the container never reaches the log');
       const [file] = (await client.get('backup.listBackupFiles', { destinationId: dest.destinationId, search: `${prefix}/` })).body as { Path: string; verified: boolean }[];
