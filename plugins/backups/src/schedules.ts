@@ -1,8 +1,9 @@
 // Backup schedules on Agenda: one repeating job checks every enabled backup's cron each tick
 // and runs the ones whose time has come, each run a deployment of the backup like a manual one
-// (waited for: a backup whose run is still queued or going is not run again). What was handled is stored on the backup (lastRunAt),
-// so a restart loses nothing: a window that passed while Berth was down (or while a run was
-// still going) is a missed window, written on the backup and raised as a failed backup.
+// (waited for: a backup whose run is still queued or going is not run again). What was handled
+// is stored on the backup (lastRunAt), so a restart loses nothing: a window that passed while
+// Berth was down (or while a run was still going) is a missed window, written on the backup and
+// raised as a failed backup.
 // Volume backups are checked on the same tick: a due one is marked handled and its run queued
 // as a deployment (durable: a run queued before a restart still runs).
 import { CronExpressionParser } from 'cron-parser';
