@@ -60,8 +60,11 @@ export const ALLOWED_EXTRA_IN: Record<string, { fields: string[]; reason: string
   'backup.remove': { fields: ['destination'], reason: 'Berth answers the removed backup as backup.one does (the peer answers the row)' },
 };
 
-/** The database operations that answer the record with its backups (the peer's findXById). */
-const BACKUP_LISTING_OPS = ['postgres', 'mysql', 'mariadb', 'mongo', 'redis'].flatMap(kind => ['one', 'changeStatus', 'remove', 'saveExternalPort', 'deploy', 'start', 'stop'].map(p => `${kind}.${p}`));
+/** The operations that answer a record with its backups (the peer's findXById): the databases', and a compose stack's one and delete. */
+const BACKUP_LISTING_OPS = [
+  ...['postgres', 'mysql', 'mariadb', 'mongo', 'redis'].flatMap(kind => ['one', 'changeStatus', 'remove', 'saveExternalPort', 'deploy', 'start', 'stop'].map(p => `${kind}.${p}`)),
+  'compose.one', 'compose.delete',
+];
 
 /** Fields of the peer Berth does not answer, by `operation field` (or `* field`), with why. */
 export const ALLOWED_MISSING: Record<string, string> = {

@@ -64,6 +64,10 @@ export interface DatabaseDriver {
   readonly dumpTrailer?: { bytes: number; pattern: RegExp };
   /** Prints what a restored copy holds, one line per table (name, tab, exact row count), for the check after each backup; absent = the restore exiting 0 is the check. */
   inventoryCommand?(c: DatabaseCredentials): ContainerCommand;
+  /** Creates c.databaseName when it does not exist yet (a restore into a new database); absent = the kind has no named databases to create. */
+  createDatabaseCommand?(c: DatabaseCredentials): ContainerCommand;
+  /** The credentials a container of the kind's image was started with, read from its environment (the inverse of containerEnv): for databases Berth did not create, e.g. a compose service; absent = not supported. */
+  credentialsFromEnv?(env: Record<string, string>): DatabaseCredentials;
   /** Reads a dump from stdin and restores it (for restores); kinds with offlineRestore may throw. */
   restoreCommand(c: DatabaseCredentials): ContainerCommand;
   /**

@@ -37,9 +37,9 @@ export const Backup = defineEntity({
     destinationId: p.string().length(32).index(),
     keepLatestCount: p.integer().nullable(),
     backupType: p.string().length(16).default('database'),
-    /** The workload kind's wire name (postgres, mysql...). */
+    /** The engine: a database driver's kind (postgres, mysql...); for backupType "database" also the workload's kind. */
     databaseType: p.string().length(32),
-    /** The workload's id, of kind databaseType. */
+    /** The owning workload's id (a database record, or a stack whose service serviceName runs the database). */
     databaseId: p.string().length(64).index(),
     userId: p.string().length(64).nullable(),
     metadata: p.json<Record<string, unknown>>().nullable(),
@@ -84,8 +84,12 @@ export const Restore = defineEntity({
     restoreId: p.string().length(32).primary().onCreate(() => newId()),
     organizationId: p.string().length(32).index(),
     destinationId: p.string().length(32),
+    /** As the backup's: "database", or the backupType of a kind running databases in its services. */
+    backupType: p.string().length(16).default('database'),
     databaseType: p.string().length(32),
     databaseId: p.string().length(64),
+    /** The service that runs the database, for kinds with several (null otherwise). */
+    serviceName: p.text().nullable(),
     databaseName: p.text(),
     backupFile: p.text(),
     /** The passphrase given with the request (sealed), for an encrypted file Berth has no record of. */

@@ -24,7 +24,7 @@ export default definePlugin({
     const backups = new BackupService({ workloads: () => cradle().workloads, destinations, deployments: () => cradle().deployments, secrets: () => cradle().secrets, events: () => berth.events });
     const volumeRunner = new VolumeRunner({ workloads: () => cradle().workloads, destinations, hosts: () => cradle().hosts, events: () => berth.events, image: () => berth.config.backupHelperImage });
     const volumes = new VolumeBackupService({ workloads: () => cradle().workloads, destinations, deployments: () => cradle().deployments, events: () => berth.events, environments: () => cradle().environments });
-    const schedules = new BackupSchedules({ runner, volumes, em: () => cradle().orm.em.fork(), events: () => berth.events, logger: () => cradle().logger });
+    const schedules = new BackupSchedules({ run: (row, em) => backups.runScheduled(row, em), volumes, em: () => cradle().orm.em.fork(), events: () => berth.events, logger: () => cradle().logger });
     berth.entities(...backupEntities);
     berth.migrations(...backupMigrations);
     cradle().deployments.registerTarget({ type: RESTORE_TARGET, idField: 'restoreId' });

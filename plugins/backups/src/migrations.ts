@@ -65,7 +65,14 @@ class VolumeBackups extends Migration {
   }
 }
 
+class RestoreServices extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`alter table "backup_restores" add column "backup_type" varchar(16) not null default 'database', add column "service_name" text null;`);
+  }
+}
+
 export const backupMigrations = [
   { name: 'Migration20261205000000_backups_init', class: BackupsInit },
   { name: 'Migration20261224000000_volume_backups', class: VolumeBackups },
+  { name: 'Migration20261230000000_restore_services', class: RestoreServices },
 ];

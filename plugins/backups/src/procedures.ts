@@ -55,7 +55,7 @@ export const destinationProcedures = (destinations: DestinationService): Procedu
 
 export const backupProcedures = (backups: BackupService) => (): Procedure[] => {
   const kinds = backups.kinds();
-  const { CreateInput, UpdateInput, RestoreInput } = backupSchemas(kinds.map(k => ({ kind: k.kind, idField: k.idField })));
+  const { CreateInput, UpdateInput, RestoreInput } = backupSchemas(backups.schemaKinds());
   const BackupView = backups.oneSchema();
   return [
     backup.mutation('create', {
@@ -83,7 +83,7 @@ export const backupProcedures = (backups: BackupService) => (): Procedure[] => {
       handler: inOrganization(({ backupId }, organizationId, em) => backups.remove(backupId, organizationId, em)),
     }),
     ...kinds.map(k => backup.mutation(`manualBackup${k.backups!.procedureSuffix}`, {
-      summary: `Back up the ${k.label} database now: dump, gzip, upload, read back; true once the file is stored whole`,
+      summary: `Back up the ${k.label} ${k.backups!.backupType ? 'service\'s database' : 'database'} now: dump, gzip, upload, read back; true once the file is stored whole`,
       input: BackupId,
       output: Type.Boolean(),
       handler: inOrganization(({ backupId }, organizationId, em) => backups.manual(backupId, k.kind, organizationId, em)),

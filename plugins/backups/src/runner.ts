@@ -9,11 +9,15 @@ import type { EntityManager, EventBus, Logger, SecretBox } from '@berth/core';
 import { decryptStream, ENCRYPTED_SUFFIX, isEncryptedKey } from '@berth/core';
 import { inspectObject, storeWhole } from './upload.ts';
 import type { WorkloadRegistry } from '@berth/plugin-workloads';
+import { ownerKindOf } from './owner-kinds.ts';
 import { Backup, BackupFile, Destination, type BackupFileRow, type BackupRow, type RestoreRow } from './entities.ts';
 import type { DestinationService } from './destinations.ts';
 
 export const stamp = (d: Date) => d.toISOString().replace(/[:.]/g, '-');
 export const fileKey = (prefix: string, at: Date) => `${prefix.replace(/^\/+|\/+$/g, '')}/${stamp(at)}.dump.gz`;
+
+/** What a backup's dump, check and restore address: the database, and for a compose backup its service and engine. */
+const targetOf = (backup: BackupRow) => ({ databaseName: backup.database, serviceName: backup.serviceName ?? null, databaseType: backup.databaseType });
 
 export interface RunResult { key: string; size: number; sha256: string }
 
@@ -36,9 +40,10 @@ export class BackupRunner {
     this.#logger = o.logger;
   }
 
-  #source(kind: string) {
-    const k = this.#workloads().kind(kind);
-    if (!k?.capabilities.backups || !k.backups) throw new Error(`No workload kind "${kind}" with backups is enabled`);
+  /** The dump and restore of the kind that owns a backup (or restore) of this backupType and databaseType. */
+  #source(backupType: string, databaseType: string) {
+    const k = ownerKindOf(this.#workloads().supporting('backups'), backupType, databaseType);
+    if (!k?.backups) throw new Error(`No workload kind with ${backupType} backups of ${databaseType} is enabled`);
     return k.backups;
   }
 
@@ -64,12 +69,13 @@ export class BackupRunner {
   async #run(backup: BackupRow, em: EntityManager, log: (line: string) => void): Promise<RunResult> {
     const destination = await em.findOneOrFail(Destination, { destinationId: backup.destinationId });
     const store = this.#destinations.open(destination);
-    const source = this.#source(backup.databaseType);
+    const source = this.#source(backup.backupType, backup.databaseType);
+    const target = targetOf(backup);
     const at = new Date();
     const passphrase = backup.encryptionKey ? this.#secrets().decrypt(backup.encryptionKey) : null;
     const key = fileKey(backup.prefix, at) + (passphrase ? ENCRYPTED_SUFFIX : '');
     log(`Dumping ${backup.database} to ${key}`);
-    const { size, sha256 } = await storeWhole(store, key, passphrase, sink => source.dump(backup.databaseId, backup.database, sink, { em, log }))
+    const { size, sha256 } = await storeWhole(store, key, passphrase, sink => source.dump(backup.databaseId, target, sink, { em, log }))
       .catch((e: Error) => { throw new Error(`Backup of ${backup.database} failed: ${e.message}`); });
     const file = em.create(BackupFile, { backupId: backup.backupId, destinationId: destination.destinationId, organizationId: backup.organizationId, key, size, sha256, verified: null, verification: null } as never);
     await em.flush();
@@ -83,7 +89,11 @@ export class BackupRunner {
 
   /** Whether the backup's kind can check a file in a throwaway container. */
   canVerify(backup: BackupRow): boolean {
-    return Boolean(this.#workloads().kind(backup.databaseType)?.backups?.verify);
+    try {
+      return Boolean(this.#source(backup.backupType, backup.databaseType).verify);
+    } catch {
+      return false;
+    }
   }
 
   /**
@@ -92,8 +102,9 @@ export class BackupRunner {
    * flushed either way.
    */
   async verifyFile(backup: BackupRow, file: BackupFileRow, em: EntityManager, log: (line: string) => void = () => {}): Promise<boolean> {
-    const source = this.#source(backup.databaseType);
+    const source = this.#source(backup.backupType, backup.databaseType);
     if (!source.verify) throw new Error(`${backup.databaseType} backups cannot be checked in a throwaway container`);
+    const target = targetOf(backup);
     const destination = await em.findOneOrFail(Destination, { destinationId: file.destinationId });
     const store = this.#destinations.open(destination);
     const passphrase = isEncryptedKey(file.key) && backup.encryptionKey ? this.#secrets().decrypt(backup.encryptionKey) : null;
@@ -102,7 +113,7 @@ export class BackupRunner {
     try {
       const input = await store.get(file.key);
       const feeding = (passphrase ? pipeline(input, decryptStream(passphrase), gunzip) : pipeline(input, gunzip)).catch(() => {});
-      file.verification = await source.verify(backup.databaseId, backup.database, gunzip, { em, log });
+      file.verification = await source.verify(backup.databaseId, target, gunzip, { em, log });
       file.verified = true;
       await feeding;
     } catch (e) {
@@ -151,7 +162,7 @@ export class BackupRunner {
   async restore(restore: RestoreRow, em: EntityManager, io: { signal: AbortSignal; log(line: string): void }): Promise<void> {
     const destination = await em.findOneOrFail(Destination, { destinationId: restore.destinationId });
     const store = this.#destinations.open(destination);
-    const source = this.#source(restore.databaseType);
+    const source = this.#source(restore.backupType, restore.databaseType);
     const recorded = await em.findOne(BackupFile, { destinationId: restore.destinationId, key: restore.backupFile }, { orderBy: { createdAt: 'desc' } });
     const passphrase = await this.#passphraseFor(restore, recorded?.backupId ?? null, em);
     if (recorded) {
@@ -166,7 +177,8 @@ export class BackupRunner {
     const gunzip = createGunzip();
     const input = await store.get(restore.backupFile, { signal: io.signal });
     const feeding = (passphrase ? pipeline(input, decryptStream(passphrase), gunzip) : pipeline(input, gunzip)).catch(() => {});
-    await source.restore(restore.databaseId, restore.databaseName, gunzip, { em, signal: io.signal, log: io.log });
+    const target = { databaseName: restore.databaseName, serviceName: restore.serviceName ?? null, databaseType: restore.databaseType };
+    await source.restore(restore.databaseId, target, gunzip, { em, signal: io.signal, log: io.log });
     await feeding;
     io.log('Restore done');
   }

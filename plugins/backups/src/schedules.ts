@@ -1,13 +1,14 @@
 // Backup schedules on Agenda: one repeating job checks every enabled backup's cron each tick
-// and runs the ones whose time has come. What was handled is stored on the backup (lastRunAt),
-// so a restart loses nothing: a window that passed while Berth was down (or while a run was
-// still going) is a missed window, written on the backup and raised as a failed backup.
+// and runs the ones whose time has come, each run a deployment of the backup like a manual one
+// (waited for: a backup whose run is still queued or going is not run again). What was handled
+// is stored on the backup (lastRunAt), so a restart loses nothing: a window that passed while
+// Berth was down (or while a run was still going) is a missed window, written on the backup and
+// raised as a failed backup.
 // Volume backups are checked on the same tick: a due one is marked handled and its run queued
 // as a deployment (durable: a run queued before a restart still runs).
 import { CronExpressionParser } from 'cron-parser';
 import type { EntityManager, EventBus, JobScheduler, Logger } from '@berth/core';
 import { Backup, VolumeBackup, type BackupRow } from './entities.ts';
-import type { BackupRunner } from './runner.ts';
 import type { VolumeBackupService } from './volume-backups.ts';
 
 export const SCHEDULE_JOB = 'backup-schedules';
@@ -30,15 +31,15 @@ function windowsBetween(schedule: string, since: Date, now: Date, limit = 50): D
 }
 
 export class BackupSchedules {
-  readonly #runner: BackupRunner;
+  readonly #run: (row: BackupRow, em: EntityManager) => Promise<void>;
   readonly #em: () => EntityManager;
   readonly #events: () => EventBus;
   readonly #logger: () => Logger;
   readonly #volumes: VolumeBackupService;
   readonly #running = new Set<string>();
 
-  constructor(o: { runner: BackupRunner; volumes: VolumeBackupService; em: () => EntityManager; events: () => EventBus; logger: () => Logger }) {
-    this.#runner = o.runner;
+  constructor(o: { run: (row: BackupRow, em: EntityManager) => Promise<void>; volumes: VolumeBackupService; em: () => EntityManager; events: () => EventBus; logger: () => Logger }) {
+    this.#run = o.run;
     this.#volumes = o.volumes;
     this.#em = o.em;
     this.#events = o.events;
@@ -64,7 +65,7 @@ export class BackupSchedules {
       this.#running.add(backup.backupId);
       // One backup's run never holds the others up; its outcome is on its record and in the event.
       const own = em.fork();
-      void own.findOneOrFail(Backup, { backupId: backup.backupId }).then(row => this.#runner.run(row, own))
+      void own.findOneOrFail(Backup, { backupId: backup.backupId }).then(row => this.#run(row, own))
         .catch(e => this.#logger().warn({ err: e, backupId: backup.backupId }, 'scheduled backup failed'))
         .finally(() => this.#running.delete(backup.backupId));
     }

@@ -65,7 +65,8 @@ export const RestoreAnswer = Type.Object({
   status: Type.String(),
 });
 
-export interface BackupKindField { kind: string; idField: string }
+/** A kind with backups as the schemas need it: its wire name, id field, the backupType of its backups and the databaseTypes it backs up (its services' engines; absent = itself). */
+export interface BackupKindField { kind: string; idField: string; backupType?: string; engines?: string[] }
 
 /** Id fields of the peer's backup row whose kinds may not be registered here: answered null then (strict clients require them). */
 const PEER_OWNER_ID_FIELDS = ['composeId', 'libsqlId'];
@@ -87,8 +88,10 @@ export function backupWithDatabaseSchema(BackupView: TSchema, kinds: (BackupKind
 
 /** The schemas that depend on the kinds with backups. */
 export function backupSchemas(kinds: BackupKindField[]) {
-  const types = kinds.map(k => k.kind);
+  const types = [...new Set(kinds.flatMap(k => k.engines ?? [k.kind]))];
   const DatabaseType = Type.Union(types.map(t => Type.Literal(t)));
+  const backupTypes = [...new Set(['database', ...kinds.map(k => k.backupType ?? 'database')])];
+  const BackupType = Type.Union(backupTypes.map(t => Type.Literal(t)), { description: '"database": a database record of its kind; a kind running databases in its services (compose): the engine in serviceName is databaseType' });
   const idInputs = Object.fromEntries(kinds.map(k => [k.idField, Type.Optional(Nullable(Type.String({ maxLength: 64 })))]));
   const idViews: Record<string, TSchema> = Object.fromEntries([...kinds.map(k => k.idField), ...unregisteredOwnerIds(kinds)].map(f => [f, Nullable(Type.String())]));
   const common = {
@@ -107,7 +110,7 @@ export function backupSchemas(kinds: BackupKindField[]) {
     ...idInputs,
     databaseType: DatabaseType,
     userId: Type.Optional(Nullable(Type.String({ maxLength: 64 }))),
-    backupType: Type.Optional(Type.Literal('database')),
+    backupType: Type.Optional(BackupType),
   });
   const UpdateInput = Type.Object({ ...common, backupId: Id, databaseType: Type.Optional(DatabaseType) });
   const BackupView = Type.Object({
@@ -135,11 +138,11 @@ export function backupSchemas(kinds: BackupKindField[]) {
   const RestoreInput = Type.Object({
     databaseId: Id,
     databaseType: DatabaseType,
-    backupType: Type.Optional(Type.Literal('database')),
-    databaseName: Type.String({ minLength: 1, maxLength: 255 }),
+    backupType: Type.Optional(BackupType),
+    databaseName: Type.String({ minLength: 1, maxLength: 255, description: 'the database to restore into; one that does not exist yet is created (where the kind has named databases)' }),
     backupFile: Type.String({ minLength: 1, maxLength: 1024 }),
     destinationId: Id,
-    metadata: Type.Optional(Type.Any()),
+    metadata: Type.Optional(Type.Any({ description: 'for the backup of a service of a stack: { serviceName } names the service (databaseId is the stack\'s id); the credentials are read from the service\'s container' })),
     encryptionKey: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'Berth: the passphrase of an encrypted file Berth has no record of (otherwise its backup\'s own is used)' })),
   });
   return { CreateInput, UpdateInput, BackupView, RestoreInput };
@@ -149,6 +152,7 @@ export type DestinationInputT = Static<typeof DestinationInput>;
 export type DestinationViewT = Static<typeof DestinationView>;
 export type BackupFileViewT = Static<typeof BackupFileView>;
 export interface BackupCreate {
+  backupType?: string;
   schedule: string; enabled?: boolean | null; prefix: string; destinationId: string; keepLatestCount?: number | null;
   database: string; serviceName?: string | null; metadata?: unknown; databaseType: string; userId?: string | null; encryptionKey?: string | null;
   [idField: string]: unknown;
@@ -157,4 +161,4 @@ export interface BackupUpdate {
   backupId: string; schedule: string; enabled?: boolean | null; prefix: string; destinationId: string; keepLatestCount?: number | null;
   database: string; serviceName?: string | null; metadata?: unknown; databaseType?: string; encryptionKey?: string | null;
 }
-export interface RestoreRequest { databaseId: string; databaseType: string; databaseName: string; backupFile: string; destinationId: string; encryptionKey?: string }
+export interface RestoreRequest { databaseId: string; databaseType: string; backupType?: string; databaseName: string; backupFile: string; destinationId: string; encryptionKey?: string; metadata?: unknown }

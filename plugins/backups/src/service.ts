@@ -2,11 +2,12 @@
 // their cron validated), manual runs, the file listing of a destination (with what Berth
 // recorded of each file) and restores, which are queued as jobs of target type "restore".
 import { CronExpressionParser } from 'cron-parser';
-import { Type, badRequest, iso, notFound, type DeploymentService, type EntityManager, type EventBus, type SecretBox, type TSchema } from '@berth/core';
+import { Type, badRequest, iso, notFound, type DeploymentService, type EnqueueRequest, type EntityManager, type EventBus, type SecretBox, type TSchema } from '@berth/core';
 import { runToEnd } from './await-deployment.ts';
 import { generateAppName, type WorkloadKind, type WorkloadRegistry } from '@berth/plugin-workloads';
 import { Backup, BackupFile, Destination, Restore, type BackupRow } from './entities.ts';
 import type { DestinationService } from './destinations.ts';
+import { DATABASE_BACKUP, backupTypeOf, enginesOf, ownerKindOf } from './owner-kinds.ts';
 import { absentDatabaseRelations, backupSchemas, backupWithDatabaseSchema, unregisteredOwnerIds, type BackupCreate, type BackupFileViewT, type BackupUpdate, type RestoreRequest } from './schemas.ts';
 
 export const RESTORE_TARGET = 'restore';
@@ -47,10 +48,29 @@ export class BackupService {
     return this.#workloads().supporting('backups').filter(k => k.backups);
   }
 
-  #kind(databaseType: string): WorkloadKind {
-    const kind = this.kinds().find(k => k.kind === databaseType);
-    if (!kind) throw badRequest(`databaseType "${databaseType}" has no backups`, [{ path: ['databaseType'], message: `must be one of: ${this.kinds().map(k => k.kind).join(', ')}` }]);
+  /** The kinds with backups as the schemas need them. */
+  #fields() {
+    return this.kinds().map(k => ({ kind: k.kind, idField: k.idField, backupType: backupTypeOf(k), engines: enginesOf(k) }));
+  }
+
+  /** The kind that owns backups of this backupType and databaseType; a 400 naming the field otherwise. */
+  #kind(databaseType: string, backupType = DATABASE_BACKUP): WorkloadKind {
+    const kind = ownerKindOf(this.kinds(), backupType, databaseType);
+    if (!kind) throw badRequest(`backupType "${backupType}" has no backups here`, [{ path: ['backupType'], message: `must be one of: ${[...new Set(this.kinds().map(backupTypeOf))].join(', ')}` }]);
+    if (!enginesOf(kind).includes(databaseType)) throw badRequest(`databaseType "${databaseType}" has no backups`, [{ path: ['databaseType'], message: `must be one of: ${enginesOf(kind).join(', ')}` }]);
     return kind;
+  }
+
+  /** The kind that owns this backup's database. */
+  ownerOf(row: { backupType: string; databaseType: string }): WorkloadKind | undefined {
+    return ownerKindOf(this.kinds(), row.backupType, row.databaseType);
+  }
+
+  /** The backup's service: required (a service name) where the kind runs its databases in services; kept as given otherwise (the peer's field). */
+  #serviceName(kind: WorkloadKind, serviceName: string | null | undefined, field: string): string | null {
+    if (backupTypeOf(kind) === DATABASE_BACKUP) return serviceName ?? null;
+    if (!serviceName || !/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/.test(serviceName)) throw badRequest(`${field} must name the service of the ${kind.label} that runs the database`, [{ path: field.split('.'), message: 'a service of the stack (letters, digits, _ . -)' }]);
+    return serviceName;
   }
 
   async view(row: BackupRow, em: EntityManager): Promise<Record<string, unknown>> {
@@ -59,7 +79,7 @@ export class BackupService {
       backupId: row.backupId, appName: row.appName, schedule: row.schedule, enabled: row.enabled ?? null, database: row.database,
       prefix: row.prefix, serviceName: row.serviceName ?? null, destinationId: row.destinationId, keepLatestCount: row.keepLatestCount ?? null,
       backupType: row.backupType, databaseType: row.databaseType,
-      ...Object.fromEntries(this.kinds().map(k => [k.idField, k.kind === row.databaseType ? row.databaseId : null])),
+      ...Object.fromEntries(this.kinds().map(k => [k.idField, k === this.ownerOf(row) ? row.databaseId : null])),
       ...Object.fromEntries(unregisteredOwnerIds(this.kinds()).map(f => [f, null])),
       userId: row.userId ?? null, metadata: row.metadata ?? null,
       destination: this.#destinations.keyless(destination),
@@ -76,16 +96,17 @@ export class BackupService {
   }
 
   async create(input: BackupCreate, organizationId: string, em: EntityManager) {
-    const kind = this.#kind(input.databaseType);
+    const kind = this.#kind(input.databaseType, input.backupType);
     const databaseId = input[kind.idField];
-    if (typeof databaseId !== 'string' || !databaseId) throw badRequest(`${kind.idField} is required for databaseType "${kind.kind}"`, [{ path: [kind.idField], message: `required for databaseType "${kind.kind}"` }]);
+    if (typeof databaseId !== 'string' || !databaseId) throw badRequest(`${kind.idField} is required for this backup`, [{ path: [kind.idField], message: `required for backupType "${backupTypeOf(kind)}" and databaseType "${input.databaseType}"` }]);
+    const serviceName = this.#serviceName(kind, input.serviceName, 'serviceName');
     checkSchedule(input.schedule);
     await this.#workloads().owner(kind.kind, databaseId, organizationId, em);
     await this.#destinations.row(input.destinationId, organizationId, em);
     const row = em.create(Backup, {
       appName: generateAppName('backup'), schedule: input.schedule, enabled: input.enabled ?? null, database: input.database,
-      prefix: input.prefix, serviceName: input.serviceName ?? null, destinationId: input.destinationId,
-      keepLatestCount: input.keepLatestCount ?? null, backupType: 'database', databaseType: kind.kind, databaseId,
+      prefix: input.prefix, serviceName, destinationId: input.destinationId,
+      keepLatestCount: input.keepLatestCount ?? null, backupType: backupTypeOf(kind), databaseType: input.databaseType, databaseId,
       userId: input.userId ?? null, metadata: (input.metadata ?? null) as Record<string, unknown> | null, organizationId,
       encryptionKey: input.encryptionKey ? this.#secrets().encrypt(input.encryptionKey) : null,
       lastRunAt: null, lastError: null, missedWindows: 0, lastMissedAt: null,
@@ -98,7 +119,8 @@ export class BackupService {
   async one(backupId: string, organizationId: string, em: EntityManager) {
     const row = await this.row(backupId, organizationId, em);
     const relations: Record<string, unknown> = Object.fromEntries(absentDatabaseRelations(this.kinds()).map(r => [r, null]));
-    for (const k of this.kinds()) relations[k.kind] = k.kind === row.databaseType ? (await k.record?.(row.databaseId, em)) ?? null : null;
+    const owner = this.ownerOf(row);
+    for (const k of this.kinds()) relations[k.kind] = k === owner ? (await k.record?.(row.databaseId, em)) ?? null : null;
     return { ...(await this.view(row, em)), ...relations };
   }
 
@@ -107,11 +129,12 @@ export class BackupService {
     if (input.databaseType && input.databaseType !== row.databaseType) throw badRequest('databaseType cannot change', [{ path: ['databaseType'], message: `is "${row.databaseType}" for this backup` }]);
     checkSchedule(input.schedule);
     await this.#destinations.row(input.destinationId, organizationId, em);
+    const owner = this.ownerOf(row);
     Object.assign(row, {
       schedule: input.schedule, prefix: input.prefix, destinationId: input.destinationId, database: input.database,
       ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
       ...(input.keepLatestCount !== undefined ? { keepLatestCount: input.keepLatestCount } : {}),
-      ...(input.serviceName !== undefined ? { serviceName: input.serviceName } : {}),
+      ...(input.serviceName !== undefined ? { serviceName: owner ? this.#serviceName(owner, input.serviceName, 'serviceName') : input.serviceName } : {}),
       ...(input.metadata !== undefined ? { metadata: input.metadata } : {}),
       ...(input.encryptionKey !== undefined ? { encryptionKey: input.encryptionKey ? this.#secrets().encrypt(input.encryptionKey) : null } : {}),
     });
@@ -126,15 +149,42 @@ export class BackupService {
     return view;
   }
 
-  /** Runs the backup now as a deployment of the backup (through the kind the backup is of, which the procedure's name must match); answers true, or a 400 with why it failed. */
+  /** Runs the backup now as a deployment of the backup (through the kind that owns it, whose procedure this must be); answers true, or a 400 with why it failed. */
   async manual(backupId: string, kind: string, organizationId: string, em: EntityManager): Promise<true> {
     const row = await this.row(backupId, organizationId, em);
-    if (row.databaseType !== kind) throw badRequest(`Backup ${backupId} is a ${row.databaseType} backup, not ${kind}`, [{ path: ['backupId'], message: `is a ${row.databaseType} backup` }]);
-    const workload = await this.#workloads().owner(row.databaseType, row.databaseId, organizationId, em);
-    return runToEnd(this.#deployments(), this.#events(), {
-      targetType: BACKUP_TARGET, targetId: row.backupId, organizationId, serverId: workload.serverId, action: 'backup',
-      title: 'Database Backup', description: `${row.databaseType} database ${row.database}`,
-    }, em);
+    const owner = this.ownerOf(row);
+    if (owner?.kind !== kind) throw badRequest(`Backup ${backupId} is a ${row.databaseType} backup of ${owner?.label ?? row.backupType}, not of ${this.#workloads().kind(kind)?.label ?? kind}`, [{ path: ['backupId'], message: `is a ${row.databaseType} backup of ${owner?.label ?? row.backupType}` }]);
+    return runToEnd(this.#deployments(), this.#events(), await this.runRequest(row, em), em);
+  }
+
+  /**
+   * A scheduled run: a deployment of the backup like a manual one (so its runs list it), waited
+   * for; its outcome is on the record (the runner's). A run that cannot even be queued (its
+   * workload gone) is a failed run too: on the record and raised.
+   */
+  async runScheduled(row: BackupRow, em: EntityManager): Promise<void> {
+    let request: EnqueueRequest;
+    try {
+      request = await this.runRequest(row, em);
+    } catch (e) {
+      const message = `The scheduled run could not be queued: ${(e as Error).message}`;
+      Object.assign(row, { lastRunAt: new Date(), lastError: message });
+      await em.flush();
+      this.#events().emit('databaseBackup', { backupId: row.backupId, organizationId: row.organizationId, databaseType: row.databaseType, status: 'error', file: null, error: message });
+      throw e;
+    }
+    await runToEnd(this.#deployments(), this.#events(), { ...request, title: 'Scheduled Database Backup' }, em);
+  }
+
+  /** The deployment of one run of the backup (manual or scheduled), on its workload's host. */
+  async runRequest(row: BackupRow, em: EntityManager): Promise<EnqueueRequest> {
+    const owner = this.ownerOf(row);
+    if (!owner) throw badRequest(`Backup ${row.backupId}: no ${row.backupType} kind with backups of ${row.databaseType} is enabled`);
+    const workload = await this.#workloads().owner(owner.kind, row.databaseId, row.organizationId, em);
+    return {
+      targetType: BACKUP_TARGET, targetId: row.backupId, organizationId: row.organizationId, serverId: workload.serverId, action: 'backup',
+      title: 'Database Backup', description: `${row.databaseType} database ${row.database}${row.serviceName ? ` in service ${row.serviceName}` : ''}`,
+    };
   }
 
   /** The files and folders directly below `search`'s folder whose name contains its last part, as the peer lists them (100 at most). */
@@ -168,23 +218,25 @@ export class BackupService {
     return [...entries.values()].filter(e => !term || e.Path.toLowerCase().includes(term)).sort((a, b) => a.Path.localeCompare(b.Path)).slice(0, 100);
   }
 
-  /** Queues the restore of a file into a database of the organization; answers the job. */
+  /** Queues the restore of a file into a database of the organization (any of the kind; a new databaseName is created); answers the job. */
   async restore(input: RestoreRequest, organizationId: string, em: EntityManager) {
-    const kind = this.#kind(input.databaseType);
+    const kind = this.#kind(input.databaseType, input.backupType);
+    const metadata = (input.metadata && typeof input.metadata === 'object' ? input.metadata : {}) as { serviceName?: unknown };
+    const serviceName = this.#serviceName(kind, typeof metadata.serviceName === 'string' ? metadata.serviceName : null, 'metadata.serviceName');
     const workload = await this.#workloads().owner(kind.kind, input.databaseId, organizationId, em);
     await this.#destinations.row(input.destinationId, organizationId, em);
     if (input.backupFile.split('/').some(p => p === '..') || input.backupFile.endsWith('/')) {
       throw badRequest('backupFile must be a file of the destination', [{ path: ['backupFile'], message: 'must be a file key, not a folder or a relative path' }]);
     }
     const restore = em.create(Restore, {
-      organizationId, destinationId: input.destinationId, databaseType: kind.kind, databaseId: input.databaseId,
-      databaseName: input.databaseName, backupFile: input.backupFile,
+      organizationId, destinationId: input.destinationId, backupType: backupTypeOf(kind), databaseType: input.databaseType, databaseId: input.databaseId,
+      serviceName, databaseName: input.databaseName, backupFile: input.backupFile,
       encryptionKey: input.encryptionKey ? this.#secrets().encrypt(input.encryptionKey) : null,
     } as never);
     await em.flush();
     const deployment = await this.#deployments().enqueue({
       targetType: RESTORE_TARGET, targetId: restore.restoreId, organizationId, serverId: workload.serverId, action: 'restore',
-      title: `Restore ${input.backupFile}`, description: `into ${kind.label} ${workload.appName} (database ${input.databaseName})`,
+      title: `Restore ${input.backupFile}`, description: `into ${kind.label} ${workload.appName}${serviceName ? ` service ${serviceName}` : ''} (database ${input.databaseName})`,
     }, em);
     return { deploymentId: deployment.deploymentId, restoreId: restore.restoreId, status: deployment.status };
   }
@@ -200,7 +252,7 @@ export class BackupService {
 
   /** The schema of a backup's answer (the kinds' id fields are known once every plugin is set up). */
   oneSchema(): TSchema {
-    return backupSchemas(this.kinds().map(k => ({ kind: k.kind, idField: k.idField }))).BackupView;
+    return backupSchemas(this.#fields()).BackupView;
   }
 
   /** The schema of backup.one's answer: oneSchema with the database's record joined. */
@@ -208,15 +260,27 @@ export class BackupService {
     return backupWithDatabaseSchema(this.oneSchema(), this.kinds().map(k => ({ kind: k.kind, idField: k.idField, recordSchema: k.recordSchema })));
   }
 
+  /** The kinds with backups as the schemas need them (for the procedures). */
+  schemaKinds() {
+    return this.#fields();
+  }
+
   /** The workload's backups, as its `one` lists them (with their runs), oldest first. */
   async viewsFor(kind: string, id: string, em: EntityManager): Promise<Record<string, unknown>[]> {
-    const rows = await em.find(Backup, { databaseType: kind, databaseId: id }, { orderBy: { createdAt: 'asc' } });
+    const rows = await em.find(Backup, this.#ofWorkload(kind, id), { orderBy: { createdAt: 'asc' } });
     const runs = await this.#deployments().listFor(BACKUP_TARGET, rows.map(r => r.backupId), em);
     return Promise.all(rows.map(async r => ({ ...await this.view(r, em), deployments: this.#deployments().views(runs.get(r.backupId) ?? []) })));
   }
 
   /** Drops a removed workload's backups (their files stay in the destination). */
   async removeForWorkload(kind: string, id: string, em: EntityManager): Promise<void> {
-    await em.nativeDelete(Backup, { databaseType: kind, databaseId: id });
+    await em.nativeDelete(Backup, this.#ofWorkload(kind, id));
+  }
+
+  /** The backups a workload owns: a database kind's of its own type, or those of the kind's backupType. */
+  #ofWorkload(kind: string, id: string) {
+    const k = this.#workloads().kind(kind);
+    const backupType = k ? backupTypeOf(k) : DATABASE_BACKUP;
+    return backupType === DATABASE_BACKUP ? { backupType, databaseType: kind, databaseId: id } : { backupType, databaseId: id };
   }
 }

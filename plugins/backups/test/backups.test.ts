@@ -1,7 +1,8 @@
 // Destinations and database backups against a real S3-compatible server (s3rver, driven by the
 // AWS SDK) and a real directory, on the real engine with the real postgres image: write rows →
 // backup → list → change and drop → restore → the rows are back exactly; retention keeps N; a
-// corrupted file is caught before it reaches the database; a scheduled backup fires.
+// corrupted file is caught before it reaches the database; a scheduled backup fires, its run a
+// deployment of the backup like a manual one.
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
@@ -154,6 +155,11 @@ t.test('backups of postgres to s3 and to a local directory, restored for real', 
       return one.lastRunAt ? one : undefined;
     }, { timeout: 60_000, interval: 500 });
     t.equal(fired.lastError, null, 'it succeeded');
+    const runs = (await client.get('deployment.allByType', { id: backup.backupId, type: 'backup' })).body as { status: string; deploymentId: string }[];
+    t.match(runs, [{ status: 'done', action: 'backup', backupId: backup.backupId }], 'the scheduled run is a deployment of the backup, as a manual one');
+    t.match((await client.get('deployment.readLogs', { deploymentId: runs[runs.length - 1]!.deploymentId })).body, /Stored .*sha256/, 'with its log');
+    const listed = (await client.get('postgres.one', { postgresId })).body.backups.find((b: { backupId: string }) => b.backupId === backup.backupId);
+    t.ok(listed.deployments.some((d: { deploymentId: string }) => runs.some(r => r.deploymentId === d.deploymentId)), 'the backup\'s deployments list it');
     await client.post('backup.update', { backupId: backup.backupId, schedule: '0 3 * * *', enabled: false, prefix: 'scheduled', destinationId: s3Dest.destinationId, database: 'shop' });
     const files = (await client.get('backup.listBackupFiles', { destinationId: s3Dest.destinationId, search: 'scheduled/' })).body as unknown[];
     t.ok(files.length >= 1, 'its file is in the bucket');

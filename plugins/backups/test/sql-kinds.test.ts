@@ -1,5 +1,6 @@
 // The same round trip for the MySQL-protocol kinds on the real engine (the mysql kind on the
-// MariaDB image, as test/databases.test.ts runs it): rows → backup → drop → restore → the rows are back.
+// MariaDB image, as test/databases.test.ts runs it): rows → backup → drop → restore → the rows are back;
+// and restored into a database name that does not exist yet.
 import t from 'tap';
 import Docker from 'dockerode';
 import { startTestServer, signUpAdmin, deploymentFinished, removeServiceAndVolume, TEST_MARIADB_IMAGE, runFinished } from '@berth/core/testing';
@@ -25,9 +26,9 @@ t.test('mysql and mariadb backups restore their rows', async t => {
       t.teardown(() => removeServiceAndVolume(appName));
       const deployed = await runFinished(client, `${kind}.deploy`, { [`${kind}Id`]: id });
       t.equal(deployed.status, 'done', deployed.errorMessage ?? '');
-      const sql = async (statement: string) => {
+      const sql = async (statement: string, database = 'shop') => {
         const [container] = await docker.listContainers({ filters: { label: [`com.docker.swarm.service.name=${appName}`] } });
-        const r = await runContainerCommand(docker, container!.Id, { cmd: [program, '--protocol=TCP', '--host=127.0.0.1', '--user=shop', '--database=shop', '--batch', '--skip-column-names', '-e', statement], env: { MYSQL_PWD: PASSWORD } });
+        const r = await runContainerCommand(docker, container!.Id, { cmd: [program, '--protocol=TCP', '--host=127.0.0.1', '--user=shop', `--database=${database}`, '--batch', '--skip-column-names', '-e', statement], env: { MYSQL_PWD: PASSWORD } });
         if (r.exitCode !== 0) throw new Error(r.stderr);
         return r.stdout.toString('utf8').trim();
       };
@@ -47,6 +48,11 @@ t.test('mysql and mariadb backups restore their rows', async t => {
       const restored = await deploymentFinished(client, queued.body.deploymentId);
       t.equal(restored.status, 'done', restored.errorMessage ?? '');
       t.equal(await sql('select id, item from orders order by id'), original, 'the rows are back exactly');
+
+      const copy = await client.post('backup.restoreBackup', { databaseId: id, databaseType: kind, databaseName: 'shop_copy', backupFile: file!.Path, destinationId: dest.destinationId });
+      const copied = await deploymentFinished(client, copy.body.deploymentId);
+      t.equal(copied.status, 'done', copied.errorMessage ?? '');
+      t.equal(await sql('select id, item from orders order by id', 'shop_copy'), original, 'a new database name is created (root grants it to the user) and restored into');
     });
   }
 });

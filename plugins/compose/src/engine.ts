@@ -208,10 +208,20 @@ export class StackEngine {
     }
   }
 
+  /** The label filters of one service's containers (Compose's service label, or the stack's Swarm service name). */
+  #serviceLabels(service: string): string[] {
+    return [this.#label(), this.type === 'stack' ? `com.docker.swarm.service.name=${this.project}_${service}` : `${COMPOSE_SERVICE}=${service}`];
+  }
+
+  /** The id of a running container of the service that is the record's (owner label), or null when none runs. */
+  async runningContainer(service: string): Promise<string | null> {
+    const found = await this.#docker.listContainers({ filters: { label: this.#serviceLabels(service), status: ['running'] } });
+    return found.find(c => c.Labels?.[ID_LABEL] === this.#owner)?.Id ?? null;
+  }
+
   /** The named volumes mounted by a service's container (the peer's loadMountsByService). */
   async volumeMounts(service: string): Promise<Record<string, unknown>[]> {
-    const label = this.type === 'stack' ? `com.docker.swarm.service.name=${this.project}_${service}` : `${COMPOSE_SERVICE}=${service}`;
-    const [c] = await this.#docker.listContainers({ all: true, filters: { label: [this.#label(), label] } });
+    const [c] = await this.#docker.listContainers({ all: true, filters: { label: this.#serviceLabels(service) } });
     if (!c) return [];
     return (c.Mounts ?? []).filter(m => m.Type === 'volume' && m.Source !== '') as unknown as Record<string, unknown>[];
   }

@@ -7,6 +7,7 @@ import { Compose, type ComposeRow } from './entities.ts';
 import { KIND, type ComposeService } from './service.ts';
 import { ComposeFields } from './schemas.ts';
 import { composeDir, type ComposeDeployer } from './deployer.ts';
+import { ComposeBackups } from './backups.ts';
 
 export class ComposeKind extends RecordKind<ComposeRow> {
   readonly kind = KIND;
@@ -14,11 +15,14 @@ export class ComposeKind extends RecordKind<ComposeRow> {
   readonly listKey = 'compose';
   readonly label = 'Compose';
   // Compose mounts are files in the stack's directory (the file refers to them); ports are the file's own.
-  readonly capabilities: WorkloadCapabilities = { mounts: true, ports: false, domains: true, backups: false };
+  readonly capabilities: WorkloadCapabilities = { mounts: true, ports: false, domains: true, backups: true };
+  /** Database backups of its services (backupType "compose"). */
+  readonly backups = new ComposeBackups(this.deployer as ComposeDeployer, () => this.cradle());
   readonly listItem = workloadSummary('composeId', { icon: schema.Nullable(Type.String()) }, 'composeStatus');
-  readonly recordSchema = ComposeFields;
   readonly listSource = { entity: Compose, json: 'settings' };
+  readonly recordSchema = ComposeFields;
 
+  /** The stack's record as backup.one and volumeBackups.one join it (the peer's `compose` relation). */
   async record(id: string, em: EntityManager): Promise<Record<string, unknown> | null> {
     const row = await this.load(id, em);
     return row ? (this.records as ComposeService).view(row) : null;

@@ -41,12 +41,13 @@ export class ComposePipeline {
     const directory = optionalService(cradle, 'mounts');
     const mounts = directory?.views((await directory.forServices(KIND, [composeId], em)).get(composeId) ?? []) ?? [];
     const proxied = await optionalService(cradle, 'domains')?.forService(KIND, composeId, em);
+    const backups = await optionalService(cradle, 'backupDirectory')?.viewsFor(KIND, composeId, em) ?? [];
     return {
       ...this.#stacks.view(row),
       environment: await placementOf(cradle, row.environmentId, organizationId, em),
       deployments: deployments?.views(records) ?? [],
       mounts,
-      domains: proxied?.domains ?? [], backups: [],
+      domains: proxied?.domains ?? [], backups,
       github: null, gitlab: null, bitbucket: null, gitea: null, server: null,
     } as ComposeFound;
   }

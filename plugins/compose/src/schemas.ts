@@ -2,7 +2,7 @@
 // or projectId (older); the replies are the peer's (its compose table's columns, `one` with its
 // relations).
 import { Type, schema, type Static, type TSchema } from '@berth/core';
-import { NotServedList, NotServedOne, type relationSchemas } from '@berth/plugin-workloads';
+import { NotServedOne, type relationSchemas } from '@berth/plugin-workloads';
 import { COMPOSE_TYPES, columnFields, settingSchemas } from './fields.ts';
 
 const { Nullable, NonEmpty, AppName, Paging, Timestamp } = schema;
@@ -30,7 +30,7 @@ export const composeFound = (relations: ReturnType<typeof relationSchemas>) => T
   deployments: relations.deployments,
   mounts: relations.mounts,
   domains: relations.domains,
-  backups: NotServedList('compose backups'),
+  backups: relations.backups,
   github: NotServedOne('the GitHub provider'),
   gitlab: NotServedOne('the GitLab provider'),
   bitbucket: NotServedOne('the Bitbucket provider'),

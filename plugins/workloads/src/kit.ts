@@ -1,6 +1,6 @@
 // What workload plugins (application, the database kinds, compose, a third party's kind) use
 // of the kit.
-export { WorkloadRegistry, type WorkloadKind, type WorkloadCapabilities, type WorkloadRef, type RemoveOptions, type BackupSource, type BackupIo, type ListSource } from './registry.ts';
+export { WorkloadRegistry, type WorkloadKind, type WorkloadCapabilities, type WorkloadRef, type RemoveOptions, type BackupSource, type BackupIo, type BackupTarget, type ListSource } from './registry.ts';
 export { PLATFORM_NETWORK, type ContainerHosts } from './container-hosts.ts';
 export type { WorkloadService, ServiceMount, ServicePort, SwarmHealthCheck, SwarmRestartPolicy, SwarmPlacement, SwarmUpdateConfig, SwarmMode, SwarmNetwork } from './services.ts';
 export { type MountRecord, type PortRecord, type MountDirectory, type PortDirectory, type BackupDirectory, type DomainDirectory } from './attachments.ts';
@@ -13,6 +13,7 @@ export { swarmSettingFields, swarmSettingsToService, swarmResourceAnswers, answe
 export { ensureImage, type ImageIo } from './swarm/images.ts';
 export { execIn, execStream, type ExecResult, type StreamIo } from './swarm/exec.ts';
 export { bindDatabaseKind } from './databases/plugin.ts';
+export { dumpIn, restoreIn, verifyCopy, type DatabaseInContainer, type ContainerBackupIo } from './databases/container-backup.ts';
 export { dataVolumeOf } from './databases/volumes.ts';
 export { WorkloadLifecycle, type LifecycleRecord, type Engine } from './lifecycle.ts';
 export { RecordKind, type KindRecords } from './kind-base.ts';

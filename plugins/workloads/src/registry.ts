@@ -38,16 +38,30 @@ export interface WorkloadRef {
   serverId: string | null;
 }
 
-/** How a kind with the `backups` capability hands its data to the backups plugin: streams, run inside its running task. */
+/** What one backup or restore is of: a database of the workload (and, for kinds that run several services, which service runs it and what engine it is). */
+export interface BackupTarget {
+  /** The database inside (null = the record's own). */
+  databaseName: string | null;
+  /** The service of the workload that runs it (kinds with `backupType`); null otherwise. */
+  serviceName: string | null;
+  /** The engine: a database driver's kind (the backup's databaseType). */
+  databaseType: string;
+}
+
+/** How a kind with the `backups` capability hands its data to the backups plugin: streams, run inside its running container. */
 export interface BackupSource {
-  /** The suffix of its `backup.manualBackup<Suffix>` operation (Postgres, MySql...). */
+  /** The suffix of its `backup.manualBackup<Suffix>` operation (Postgres, MySql, Compose...). */
   readonly procedureSuffix: string;
-  /** Streams a dump of the workload's database (`databaseName`, or the record's own when null) into `out`, which it ends; rejects naming the failure (not running, the program's error). */
-  dump(id: string, databaseName: string | null, out: Writable, io: BackupIo): Promise<void>;
-  /** Restores the dump read from `input` into the workload's database (`databaseName`, or its own). */
-  restore(id: string, databaseName: string | null, input: Readable, io: BackupIo): Promise<void>;
-  /** Restores the dump into a throwaway container of the workload's image and answers the driver's inventory of it (tables and row counts; '' when the kind has none); rejects when the restore fails. */
-  verify?(id: string, databaseName: string | null, input: Readable, io: BackupIo): Promise<string>;
+  /** The backupType of its backups when its databases live in its services (compose: the engine is the backup's databaseType); absent = the kind is the database (backupType "database"). */
+  readonly backupType?: string;
+  /** The databaseTypes it can back up (the engines it finds in its services); absent = its own kind only. */
+  engines?(): string[];
+  /** Streams a dump of the target into `out`, which it ends; rejects naming the failure (not running, the program's error). */
+  dump(id: string, target: BackupTarget, out: Writable, io: BackupIo): Promise<void>;
+  /** Restores the dump read from `input` into the target (a new databaseName is created first where the driver can). */
+  restore(id: string, target: BackupTarget, input: Readable, io: BackupIo): Promise<void>;
+  /** Restores the dump into a throwaway container of the target's image and answers the driver's inventory of it (tables and row counts; '' when the kind has none); rejects when the restore fails. */
+  verify?(id: string, target: BackupTarget, input: Readable, io: BackupIo): Promise<string>;
 }
 
 export interface BackupIo {

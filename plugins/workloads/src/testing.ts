@@ -185,7 +185,18 @@ function pureChecks(t: Test, driver: DatabaseDriver, options: DriverConformanceO
     }
     if (refusals.length) t.same(refusals.filter(m => !/\S/.test(m)), [], `restore is not supported and says why: ${refusals[0]}`);
     if (restores.length) checkCommands(t, 'restore', restores);
+    if (driver.createDatabaseCommand) checkCommands(t, 'create database', sets.map(([label, c]) => [label, driver.createDatabaseCommand!({ ...c, databaseName: 'berth_new' }), secrets(c)]));
   });
+
+  if (driver.credentialsFromEnv) {
+    t.test(`${driver.kind}: credentialsFromEnv reads back what containerEnv wrote`, async t => {
+      const fields = ['databaseUser', 'databasePassword', 'databaseName', 'databaseRootPassword'] as const;
+      for (const [label, c] of credentialSets(driver, 'Simple123')) {
+        const read = driver.credentialsFromEnv!(driver.containerEnv(c));
+        t.same(fields.filter(f => (f === 'databasePassword' || driver.fields[f]) && read[f] !== c[f]), [], `${label}: the same credentials`);
+      }
+    });
+  }
 
   // Whether the escaping is right depends on the language (SQL, JavaScript...): the engine checks
   // prove it by changing to each of these and connecting with it; each driver's test pins its statement.
@@ -336,6 +347,15 @@ function engineChecks(t: Test, driver: DatabaseDriver, image: string, options: D
       const written = await run(probe.write(c));
       t.ok(written.ok, `a marker is written (${describe(written)})`);
       t.match((await run(probe.read(c))).stdout.toString('utf8'), probe.expect, 'and read back');
+    }
+    if (driver.createDatabaseCommand) {
+      const fresh = { ...c, databaseName: `berth_new_${rand()}` };
+      t.notOk((await run(driver.readinessCheck(fresh))).ok, 'a database that does not exist yet cannot be connected to');
+      const created = await run(driver.createDatabaseCommand(fresh));
+      t.ok(created.ok, `createDatabaseCommand creates it (${describe(created)})`);
+      t.ok((await run(driver.readinessCheck(fresh))).ok, 'the user connects to the new database');
+      const again = await run(driver.createDatabaseCommand(fresh));
+      t.ok(again.ok, `and a second run, the database existing, succeeds too (${describe(again)})`);
     }
     const dump = await run(driver.dumpCommand(c));
     t.ok(dump.ok, `the dump succeeds (${describe(dump)})`);

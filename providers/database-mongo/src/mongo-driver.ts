@@ -61,6 +61,10 @@ export class MongoDriver implements DatabaseDriver {
     return { MONGO_INITDB_ROOT_USERNAME: this.#user(c), MONGO_INITDB_ROOT_PASSWORD: c.databasePassword };
   }
 
+  credentialsFromEnv(env: Record<string, string>): DatabaseCredentials {
+    return { databaseUser: env.MONGO_INITDB_ROOT_USERNAME || null, databasePassword: env.MONGO_INITDB_ROOT_PASSWORD ?? '', databaseName: env.MONGO_INITDB_DATABASE || null, databaseRootPassword: null };
+  }
+
   startCommand(): { command: string | null; args: string[] | null } {
     return { command: null, args: null };
   }

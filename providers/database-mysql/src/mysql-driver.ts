@@ -15,6 +15,12 @@ export function quoteString(value: string): string {
   return `'${value.replaceAll('\\', '\\\\').replaceAll("'", "''").replaceAll('\0', '\\0')}'`;
 }
 
+/** A MySQL identifier in backquotes, backquotes doubled. */
+export function quoteIdentifier(name: string): string {
+  if (name.includes('\0')) throw new Error('A MySQL name cannot contain a NUL character');
+  return `\`${name.replaceAll('`', '``')}\``;
+}
+
 const urlHost = (host: string) => (host.includes(':') && !host.startsWith('[') ? `[${host}]` : host);
 
 export class MysqlDriver implements DatabaseDriver {
@@ -104,6 +110,24 @@ export class MysqlDriver implements DatabaseDriver {
       cmd: [this.dumpProgram, ...this.connect(this.user(c)), '--single-transaction', '--routines', '--triggers', '--no-tablespaces', '--', this.database(c)],
       env: { MYSQL_PWD: c.databasePassword },
     };
+  }
+
+  createDatabaseCommand(c: DatabaseCredentials): ContainerCommand {
+    const name = quoteIdentifier(this.database(c));
+    // The images' user has rights on its own database only: root creates the new one and grants it.
+    if (c.databaseRootPassword) {
+      const sql = `CREATE DATABASE IF NOT EXISTS ${name}; GRANT ALL PRIVILEGES ON ${name}.* TO ${quoteString(this.user(c))}@'%'; FLUSH PRIVILEGES;`;
+      return { cmd: [this.client, ...this.connect('root'), '--batch', `--execute=${sql}`], env: { MYSQL_PWD: c.databaseRootPassword } };
+    }
+    return { cmd: [this.client, ...this.connect(this.user(c)), '--batch', `--execute=CREATE DATABASE IF NOT EXISTS ${name}`], env: { MYSQL_PWD: c.databasePassword } };
+  }
+
+  credentialsFromEnv(env: Record<string, string>): DatabaseCredentials {
+    const read = (suffix: string) => this.envPrefixes.map(p => env[`${p}_${suffix}`]).find(v => v !== undefined && v !== '') ?? null;
+    const databaseRootPassword = read('ROOT_PASSWORD');
+    const databaseUser = read('USER') ?? (databaseRootPassword ? 'root' : null);
+    const databasePassword = read('USER') ? read('PASSWORD') ?? '' : databaseRootPassword ?? '';
+    return { databaseUser, databasePassword, databaseName: read('DATABASE'), databaseRootPassword };
   }
 
   restoreCommand(c: DatabaseCredentials): ContainerCommand {

@@ -25,6 +25,12 @@ const PORT = 5432;
 // password is required). A fixed script: the values come from the environment, never from its text.
 const READY_SCRIPT = 'read -r PGHOST < /etc/hostname && export PGHOST && exec psql --no-psqlrc --no-password --quiet --tuples-only --set=ON_ERROR_STOP=1 --command="SELECT 1"';
 
+// Creates the database unless it exists: two statements of the driver's own (names quoted) read
+// from the environment; CREATE DATABASE cannot run inside a DO block. Connects to the maintenance
+// database, since the target does not exist yet.
+const CREATE_SCRIPT = 'psql --no-psqlrc --no-password --host=127.0.0.1 --dbname=postgres --tuples-only --no-align --set=ON_ERROR_STOP=1 --command="$BERTH_EXISTS_SQL" | grep -qx 1 '
+  + '|| exec psql --no-psqlrc --no-password --quiet --host=127.0.0.1 --dbname=postgres --set=ON_ERROR_STOP=1 --command="$BERTH_CREATE_SQL"';
+
 /** A SQL identifier, double-quoted with its quotes doubled. */
 export function quoteIdent(name: string): string {
   if (name.includes('\0')) throw new Error('A PostgreSQL name cannot contain a NUL character');
@@ -114,6 +120,19 @@ export class PostgresDriver implements DatabaseDriver {
     const sql = "select format('%I.%I', table_schema, table_name) || chr(9) || (xpath('/row/c/text()', query_to_xml(format('select count(*) as c from %I.%I', table_schema, table_name), false, true, '')))[1]::text "
       + "from information_schema.tables where table_type = 'BASE TABLE' and table_schema not in ('pg_catalog', 'information_schema') order by 1";
     return { cmd: ['psql', '--no-password', '--host=127.0.0.1', '--no-align', '--tuples-only', '--set=ON_ERROR_STOP=1', `--dbname=dbname=${conninfoValue(this.#database(c))}`, '--command', sql], env: this.#clientEnv(c) };
+  }
+
+  createDatabaseCommand(c: DatabaseCredentials): ContainerCommand {
+    const name = this.#database(c);
+    return {
+      cmd: ['sh', '-c', CREATE_SCRIPT],
+      env: { ...this.#clientEnv(c), BERTH_EXISTS_SQL: `SELECT 1 FROM pg_database WHERE datname = ${quoteLiteral(name)}`, BERTH_CREATE_SQL: `CREATE DATABASE ${quoteIdent(name)}` },
+    };
+  }
+
+  credentialsFromEnv(env: Record<string, string>): DatabaseCredentials {
+    const databaseUser = env.POSTGRES_USER || 'postgres';
+    return { databaseUser, databasePassword: env.POSTGRES_PASSWORD ?? '', databaseName: env.POSTGRES_DB || databaseUser, databaseRootPassword: null };
   }
 
   restoreCommand(c: DatabaseCredentials): ContainerCommand {

@@ -8,7 +8,8 @@ import type { WorkloadService } from '../services.ts';
 import type { MountRecord } from '../attachments.ts';
 import { resolveEnv } from '../swarm/env.ts';
 import { ensureImage } from '../swarm/images.ts';
-import { execIn, execStream, runHelper, type StreamIo } from '../swarm/exec.ts';
+import { execIn, runHelper } from '../swarm/exec.ts';
+import { dumpIn, restoreIn, verifyCopy, type DatabaseInContainer } from './container-backup.ts';
 import { swarmSettingsToService } from '../swarm/settings.ts';
 import { toServiceMounts } from '../swarm/mounts.ts';
 import { ensureVolume, removeVolume } from '../swarm/volumes.ts';
@@ -19,10 +20,9 @@ import type { DatabaseRow } from './entity.ts';
 import type { DatabaseService } from './service.ts';
 import { adoptedVolume } from './volumes.ts';
 import { databaseDir } from './kind.ts';
-import { optionalService, type Cradle, type ContainerCommand, type DatabaseDriver, type DeploymentRun, badRequest } from '@berth/core';
+import { optionalService, type Cradle, type DatabaseDriver, type DeploymentRun, badRequest } from '@berth/core';
 import type { BackupIo, RemoveOptions } from '../registry.ts';
-import { Readable, Transform, type Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { Readable, type Writable } from 'node:stream';
 
 const READY_TIMEOUT_MS = 180_000;
 const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((resolve, reject) => {
@@ -33,21 +33,6 @@ const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((resolve, 
 });
 
 interface Io { signal?: AbortSignal; log(line: string): void }
-
-/** Holds back the last `bytes` of a stream and drops them at its end when they match `pattern`. */
-function dropTrailer({ bytes, pattern }: { bytes: number; pattern: RegExp }): Transform {
-  let tail = Buffer.alloc(0);
-  return new Transform({
-    transform(chunk: Buffer, _e, done) {
-      const all = Buffer.concat([tail, chunk]);
-      tail = all.subarray(Math.max(0, all.length - bytes));
-      done(null, all.subarray(0, Math.max(0, all.length - bytes)));
-    },
-    flush(done) {
-      done(null, tail.length === bytes && pattern.test(tail.toString('latin1')) ? null : tail);
-    },
-  });
-}
 
 export class DatabaseDeployer extends WorkloadLifecycle<DatabaseRow> {
   readonly targetType: string;
@@ -202,64 +187,28 @@ export class DatabaseDeployer extends WorkloadLifecycle<DatabaseRow> {
     }
   }
 
+  /** The database in its running task (containerId null when none runs), for the shared container path. */
+  async #inTask(row: DatabaseRow): Promise<DatabaseInContainer> {
+    const engine = await this.engine();
+    return { docker: engine.docker, containerId: await this.#runningContainer(row, engine), driver: this.#db.driver, creds: this.#db.credentialsOf(row), name: row.appName };
+  }
+
   /** Streams the driver's dump of the database into `out` (ended at the end); the program runs in the task with its argument array. */
   async dump(row: DatabaseRow, databaseName: string | null, out: Writable, io: BackupIo): Promise<void> {
-    const { driver } = this.#db;
-    const creds = { ...this.#db.credentialsOf(row), ...(databaseName ? { databaseName } : {}) };
-    const trailer = driver.dumpTrailer;
-    if (!trailer) return this.#stream(row, driver.dumpCommand(creds), { stdout: out, signal: io.signal }, 'dump');
-    const trimmed = dropTrailer(trailer);
-    const piped = pipeline(trimmed, out).catch(() => {});
-    await this.#stream(row, driver.dumpCommand(creds), { stdout: trimmed, signal: io.signal }, 'dump');
-    await piped;
+    await dumpIn(await this.#inTask(row), databaseName, out, io);
   }
 
-  /** Feeds `input` to the driver's restore program inside the task (or, for kinds that restore offline, writes it into the stopped data volume). */
+  /** Feeds `input` to the driver's restore program inside the task, into databaseName (created when new); kinds that restore offline write it into the stopped data volume. */
   async restore(row: DatabaseRow, databaseName: string | null, input: Readable, io: BackupIo): Promise<void> {
-    const { driver } = this.#db;
-    if (driver.offlineRestore) return this.#restoreOffline(row, driver.offlineRestore, input, io);
-    const creds = { ...this.#db.credentialsOf(row), ...(databaseName ? { databaseName } : {}) };
-    await this.#stream(row, driver.restoreCommand(creds), { stdin: input, signal: io.signal }, 'restore');
+    if (this.#db.driver.offlineRestore) return this.#restoreOffline(row, this.#db.driver.offlineRestore, input, io);
+    await restoreIn(await this.#inTask(row), databaseName, input, io);
   }
 
-  /** Restores the dump into a throwaway container of the record's image (no network, removed afterwards) and answers the driver's inventory of the copy. */
+  /** Restores the dump into a throwaway container of the record's image and answers the driver's inventory of the copy. */
   async verify(row: DatabaseRow, databaseName: string | null, input: Readable, io: BackupIo): Promise<string> {
-    const { driver } = this.#db;
-    const creds = this.#db.credentialsOf(row);
-    const target = { ...creds, ...(databaseName ? { databaseName } : {}) };
     const { docker } = await this.engine();
-    const start = driver.startCommand(creds);
-    const container = await docker.createContainer({
-      Image: this.#db.settingsOf(row).dockerImage as string,
-      Env: Object.entries(driver.containerEnv(creds)).map(([k, v]) => `${k}=${v}`),
-      ...(start.command ? { Entrypoint: [start.command] } : {}),
-      ...(start.args ? { Cmd: start.args } : {}),
-      Labels: { ...ownerLabels(this.owner(row)), 'berth.helper': 'verify' },
-      // No network: the copy is reached only through exec. Its host name must resolve without one
-      // (readiness checks connect to the container's own host name, as in a service).
-      Hostname: 'localhost',
-      HostConfig: { NetworkMode: 'none' },
-    });
-    try {
-      await container.start();
-      const check = driver.readinessCheck(creds);
-      const until = Date.now() + READY_TIMEOUT_MS;
-      for (;;) {
-        io.signal?.throwIfAborted();
-        const r = await execIn(docker, container.id, check, { signal: io.signal }).catch(e => ({ exitCode: -1, stdout: '', stderr: (e as Error).message }));
-        if (r.exitCode === 0 && (!check.expectOutput || check.expectOutput.test(r.stdout))) break;
-        if (Date.now() > until) throw new Error(`the throwaway ${this.#db.label} did not become ready: ${(r.stderr || r.stdout).trim().split('\n').pop() ?? ''}`);
-        await sleep(500, io.signal);
-      }
-      const restored = await execStream(docker, container.id, driver.restoreCommand(target), { stdin: input, signal: io.signal });
-      if (restored.exitCode !== 0) throw new Error(`the dump does not restore (exit code ${restored.exitCode}): ${restored.stderr.trim().split('\n').slice(-3).join(' / ')}`);
-      if (!driver.inventoryCommand) return '';
-      const inventory = await execIn(docker, container.id, driver.inventoryCommand(target), { signal: io.signal });
-      if (inventory.exitCode !== 0) throw new Error(`the restored copy cannot be read: ${inventory.stderr.trim().split('\n').pop() ?? ''}`);
-      return inventory.stdout.trim();
-    } finally {
-      await container.remove({ force: true, v: true }).catch(() => {});
-    }
+    const image = this.#db.settingsOf(row).dockerImage as string;
+    return verifyCopy(docker, { image, driver: this.#db.driver, creds: this.#db.credentialsOf(row), labels: ownerLabels(this.owner(row)), name: row.appName }, databaseName, input, io);
   }
 
   /** Stops the service, replaces the data files from a helper container of the same image, starts it again and waits until it is ready. */
@@ -291,23 +240,6 @@ export class DatabaseDeployer extends WorkloadLifecycle<DatabaseRow> {
       await engine.swarm.scaleService(row.appName, this.replicas(row), owned);
     }
     await this.#ready(row, engine, { signal: io.signal, log });
-  }
-
-  async #stream(row: DatabaseRow, command: ContainerCommand, io: StreamIo, what: string): Promise<void> {
-    const engine = await this.engine();
-    const container = await this.#runningContainer(row, engine);
-    if (!container) {
-      io.stdout?.destroy(new Error(`${row.appName} is not running`));
-      throw new Error(`${row.appName} is not running: start it before a ${what}`);
-    }
-    const result = await execStream(engine.docker, container, command, io);
-    if (result.exitCode !== 0) {
-      const reason = result.stderr.trim().split('\n').slice(-3).join(' / ') || `exit code ${result.exitCode}`;
-      const error = new Error(`The ${this.#db.label} ${what} program failed (exit code ${result.exitCode}): ${reason}`);
-      // The consumer (gzip, the upload) must see a failed stream, never a complete one.
-      io.stdout?.destroy(error);
-      throw error;
-    }
   }
 
   /** The database's service log; BAD_REQUEST before its first deploy. */

@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { notFound, type Cradle, type EntityManager } from '@berth/core';
 import type { Readable } from 'node:stream';
-import type { BackupIo, BackupSource, ListSource, RemoveOptions, WorkloadCapabilities } from '../registry.ts';
+import type { BackupIo, BackupSource, BackupTarget, ListSource, RemoveOptions, WorkloadCapabilities } from '../registry.ts';
 import { RecordKind } from '../kind-base.ts';
 import type { DatabaseRow } from './entity.ts';
 import type { DatabaseService } from './service.ts';
@@ -41,10 +41,10 @@ export class DatabaseKind extends RecordKind<DatabaseRow> {
     this.recordSchema = databaseSchemas(db.driver).Fields;
     this.backups = {
       procedureSuffix: db.driver.backupProcedureSuffix ?? db.driver.kind.charAt(0).toUpperCase() + db.driver.kind.slice(1),
-      dump: async (id, databaseName, out, io) => this.deployer.dump(await this.#row(id, io.em), databaseName, out, io),
-      restore: async (id, databaseName, input, io) => this.deployer.restore(await this.#row(id, io.em), databaseName, input, io),
+      dump: async (id, { databaseName }, out, io) => this.deployer.dump(await this.#row(id, io.em), databaseName, out, io),
+      restore: async (id, { databaseName }, input, io) => this.deployer.restore(await this.#row(id, io.em), databaseName, input, io),
       // A kind that restores only into a stopped data volume (redis) is not verified in a throwaway container yet.
-      ...(db.driver.offlineRestore ? {} : { verify: async (id: string, databaseName: string | null, input: Readable, io: BackupIo) => this.deployer.verify(await this.#row(id, io.em), databaseName, input, io) }),
+      ...(db.driver.offlineRestore ? {} : { verify: async (id: string, { databaseName }: BackupTarget, input: Readable, io: BackupIo) => this.deployer.verify(await this.#row(id, io.em), databaseName, input, io) }),
     };
   }
 

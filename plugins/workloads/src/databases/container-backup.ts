@@ -1,0 +1,139 @@
+// Dump, restore and the restore check of one database running in a given container, through its
+// driver's commands (argument arrays, credentials in the exec environment): the one path for the
+// database kinds' tasks and for a database in a service of someone else's stack (compose).
+import type Docker from 'dockerode';
+import { Transform, type Readable, type Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ContainerCommand, DatabaseCredentials, DatabaseDriver } from '@berth/core';
+import { execIn, execStream, type StreamIo } from '../swarm/exec.ts';
+
+const READY_TIMEOUT_MS = 180_000;
+
+/** One database in one container: the engine, the container (null = not running), the kind's driver and the credentials. */
+export interface DatabaseInContainer {
+  docker: Docker;
+  containerId: string | null;
+  driver: DatabaseDriver;
+  creds: DatabaseCredentials;
+  /** What the messages call it (the service's name). */
+  name: string;
+}
+
+export interface ContainerBackupIo {
+  signal?: AbortSignal;
+  log?(line: string): void;
+}
+
+/** Holds back the last `bytes` of a stream and drops them at its end when they match `pattern`. */
+function dropTrailer({ bytes, pattern }: { bytes: number; pattern: RegExp }): Transform {
+  let tail = Buffer.alloc(0);
+  return new Transform({
+    transform(chunk: Buffer, _e, done) {
+      const all = Buffer.concat([tail, chunk]);
+      tail = all.subarray(Math.max(0, all.length - bytes));
+      done(null, all.subarray(0, Math.max(0, all.length - bytes)));
+    },
+    flush(done) {
+      done(null, tail.length === bytes && pattern.test(tail.toString('latin1')) ? null : tail);
+    },
+  });
+}
+
+const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((resolve, reject) => {
+  if (signal?.aborted) return reject(signal.reason ?? new Error('aborted'));
+  const timer = setTimeout(resolve, ms);
+  signal?.addEventListener('abort', () => { clearTimeout(timer); reject(signal.reason ?? new Error('aborted')); }, { once: true });
+});
+
+const lastLines = (text: string, n: number) => text.trim().split('\n').slice(-n).join(' / ');
+
+/** Runs one of the driver's programs in the container with streamed input/output; a failure names the program and fails the output stream too. */
+async function streamIn(db: DatabaseInContainer, command: ContainerCommand, io: StreamIo, what: string): Promise<void> {
+  if (!db.containerId) {
+    io.stdout?.destroy(new Error(`${db.name} is not running`));
+    throw new Error(`${db.name} is not running: start it before a ${what}`);
+  }
+  const result = await execStream(db.docker, db.containerId, command, io);
+  if (result.exitCode !== 0) {
+    const error = new Error(`The ${db.driver.label} ${what} program failed (exit code ${result.exitCode}): ${lastLines(result.stderr, 3) || `exit code ${result.exitCode}`}`);
+    // The consumer (gzip, the upload) must see a failed stream, never a complete one.
+    io.stdout?.destroy(error);
+    throw error;
+  }
+}
+
+/** The credentials aimed at `databaseName` (null = the credentials' own database). */
+export const towards = (creds: DatabaseCredentials, databaseName: string | null): DatabaseCredentials => ({ ...creds, ...(databaseName ? { databaseName } : {}) });
+
+/** Streams the driver's dump of `databaseName` (or the credentials' own) into `out`, which it ends. */
+export async function dumpIn(db: DatabaseInContainer, databaseName: string | null, out: Writable, io: ContainerBackupIo): Promise<void> {
+  const command = db.driver.dumpCommand(towards(db.creds, databaseName));
+  const trailer = db.driver.dumpTrailer;
+  if (!trailer) return streamIn(db, command, { stdout: out, signal: io.signal }, 'dump');
+  const trimmed = dropTrailer(trailer);
+  const piped = pipeline(trimmed, out).catch(() => {});
+  await streamIn(db, command, { stdout: trimmed, signal: io.signal }, 'dump');
+  await piped;
+}
+
+/** Creates `databaseName` when the driver can and it differs from the credentials' own (a restore into a new database); a no-op when it exists. */
+async function ensureDatabase(db: DatabaseInContainer, databaseName: string | null, io: ContainerBackupIo): Promise<void> {
+  if (!databaseName || databaseName === db.creds.databaseName || !db.driver.createDatabaseCommand || !db.containerId) return;
+  const result = await execIn(db.docker, db.containerId, db.driver.createDatabaseCommand(towards(db.creds, databaseName)), { signal: io.signal });
+  if (result.exitCode !== 0) throw new Error(`The database ${databaseName} could not be created: ${lastLines(result.stderr || result.stdout, 2) || `exit code ${result.exitCode}`}`);
+  io.log?.(`The database ${databaseName} is there (created when it was not)`);
+}
+
+/** Feeds `input` to the driver's restore program for `databaseName` (created first when new). */
+export async function restoreIn(db: DatabaseInContainer, databaseName: string | null, input: Readable, io: ContainerBackupIo): Promise<void> {
+  await ensureDatabase(db, databaseName, io);
+  await streamIn(db, db.driver.restoreCommand(towards(db.creds, databaseName)), { stdin: input, signal: io.signal }, 'restore');
+}
+
+/** Waits until the driver's readiness check passes in the container; rejects with its last answer after the timeout. */
+export async function waitReady(db: DatabaseInContainer & { containerId: string }, io: ContainerBackupIo): Promise<void> {
+  const check = db.driver.readinessCheck(db.creds);
+  const until = Date.now() + READY_TIMEOUT_MS;
+  let last = '';
+  while (Date.now() < until) {
+    io.signal?.throwIfAborted();
+    const r = await execIn(db.docker, db.containerId, check, { signal: io.signal }).catch(e => ({ exitCode: -1, stdout: '', stderr: (e as Error).message }));
+    if (r.exitCode === 0 && (!check.expectOutput || check.expectOutput.test(r.stdout))) return;
+    last = lastLines(r.stderr || r.stdout, 1);
+    await sleep(500, io.signal);
+  }
+  throw new Error(`${db.name} did not become ready within ${READY_TIMEOUT_MS / 1000} s${last ? `: ${last}` : ''}`);
+}
+
+/**
+ * Restores the dump into a throwaway container of `image` (no network, removed afterwards),
+ * started as the kind starts it with these credentials, and answers the driver's inventory of
+ * the copy ('' when the kind has none); rejects when the dump does not restore.
+ */
+export async function verifyCopy(docker: Docker, o: { image: string; driver: DatabaseDriver; creds: DatabaseCredentials; labels: Record<string, string>; name: string }, databaseName: string | null, input: Readable, io: ContainerBackupIo): Promise<string> {
+  const { driver, creds } = o;
+  const start = driver.startCommand(creds);
+  const container = await docker.createContainer({
+    Image: o.image,
+    Env: Object.entries(driver.containerEnv(creds)).map(([k, v]) => `${k}=${v}`),
+    ...(start.command ? { Entrypoint: [start.command] } : {}),
+    ...(start.args ? { Cmd: start.args } : {}),
+    Labels: { ...o.labels, 'berth.helper': 'verify' },
+    // No network: the copy is reached only through exec. Its host name must resolve without one
+    // (readiness checks connect to the container's own host name, as in a service).
+    Hostname: 'localhost',
+    HostConfig: { NetworkMode: 'none' },
+  });
+  try {
+    await container.start();
+    const copy = { docker, containerId: container.id, driver, creds, name: `the throwaway ${driver.label} of ${o.name}` };
+    await waitReady(copy, io);
+    await restoreIn(copy, databaseName, input, io).catch((e: Error) => { throw new Error(`the dump does not restore: ${e.message}`); });
+    if (!driver.inventoryCommand) return '';
+    const inventory = await execIn(docker, container.id, driver.inventoryCommand(towards(creds, databaseName)), { signal: io.signal });
+    if (inventory.exitCode !== 0) throw new Error(`the restored copy cannot be read: ${inventory.stderr.trim().split('\n').pop() ?? ''}`);
+    return inventory.stdout.trim();
+  } finally {
+    await container.remove({ force: true, v: true }).catch(() => {});
+  }
+}
