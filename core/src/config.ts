@@ -44,6 +44,7 @@ export const ConfigSchema = Type.Object({
   staticRoot: Type.String({ pattern: '^/[A-Za-z0-9._/-]*$', default: '/usr/share/nginx/html', description: 'Directory inside staticImage that the web server serves (env BERTH_STATIC_ROOT)' }),
   backupVerify: Type.Enum(['always', 'never'], { default: 'always', description: 'After each backup, restore it into a throwaway container of the same kind and record the driver\'s check with the file (env BERTH_BACKUP_VERIFY)' }),
   backupTickSeconds: Type.Integer({ minimum: 1, maximum: 3600, default: 60, description: 'How often backup schedules are checked; a backup runs at the first check after its cron time (env BERTH_BACKUP_TICK)' }),
+  backupPassphrase: Type.Optional(Type.String({ minLength: 16, maxLength: 1024, description: 'Passphrase that encrypts the archive of Berth\'s own data (web-server backups: its database and the data directory\'s keys); never logged, never stored; absent = no web-server backups (env BERTH_BACKUP_PASSPHRASE)' })),
   backupHelperImage: Type.String({ minLength: 1, maxLength: 255, default: 'berth-test/busybox:1', description: 'Image of the helper container that copies a volume out and back (volume backups and restores): it must be on the host (never pulled) and have `find`; any busybox or Debian image does (env BERTH_BACKUP_HELPER_IMAGE)' }),
   hostAccess: Type.Object({
     bindMountRoots: Type.Array(Type.String({ pattern: '^/' }), { default: [], description: 'Host directories below which the instance owner may bind mount (symlinks resolved; never Berth\'s data or install directory or a parent of them); empty = no bind mounts' }),
@@ -87,6 +88,7 @@ export const envNames: Record<ConfigKey, string> = {
   staticRoot: 'BERTH_STATIC_ROOT',
   backupVerify: 'BERTH_BACKUP_VERIFY',
   backupTickSeconds: 'BERTH_BACKUP_TICK',
+  backupPassphrase: 'BERTH_BACKUP_PASSPHRASE',
   backupHelperImage: 'BERTH_BACKUP_HELPER_IMAGE',
   hostAccess: 'BERTH_HOST_ACCESS',
   proxy: 'BERTH_PROXY',

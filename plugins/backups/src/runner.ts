@@ -7,7 +7,7 @@ import { createGunzip } from 'node:zlib';
 import { pipeline } from 'node:stream/promises';
 import type { EntityManager, EventBus, Logger, SecretBox } from '@berth/core';
 import { decryptStream, ENCRYPTED_SUFFIX, isEncryptedKey } from '@berth/core';
-import { inspectObject, storeWhole } from './upload.ts';
+import { gzipFraming, inspectObject, storeWhole } from './upload.ts';
 import type { WorkloadRegistry } from '@berth/plugin-workloads';
 import { Backup, BackupFile, Destination, type BackupRow, type RestoreRow } from './entities.ts';
 import type { DestinationService } from './destinations.ts';
@@ -68,7 +68,7 @@ export class BackupRunner {
     const passphrase = backup.encryptionKey ? this.#secrets().decrypt(backup.encryptionKey) : null;
     const key = fileKey(backup.prefix, at) + (passphrase ? ENCRYPTED_SUFFIX : '');
     log(`Dumping ${backup.database} to ${key}`);
-    const { size, sha256 } = await storeWhole(store, key, passphrase, sink => source.dump(backup.databaseId, backup.database, sink, { em, log }))
+    const { size, sha256 } = await storeWhole(store, key, gzipFraming(passphrase), sink => source.dump(backup.databaseId, backup.database, sink, { em, log }))
       .catch((e: Error) => { throw new Error(`Backup of ${backup.database} failed: ${e.message}`); });
     const file = em.create(BackupFile, { backupId: backup.backupId, destinationId: destination.destinationId, organizationId: backup.organizationId, key, size, sha256, verified: null, verification: null } as never);
     await em.flush();
@@ -134,7 +134,7 @@ export class BackupRunner {
     const passphrase = await this.#passphraseFor(restore, recorded?.backupId ?? null, em);
     if (recorded) {
       io.log(`Checking ${restore.backupFile} against the checksum recorded when it was written`);
-      const found = await inspectObject(await store.get(restore.backupFile, { signal: io.signal }), passphrase)
+      const found = await inspectObject(await store.get(restore.backupFile, { signal: io.signal }), gzipFraming(passphrase))
         .catch((e: Error) => { throw new Error(`${restore.backupFile} is damaged: ${e.message}`); });
       if (found.sha256 !== recorded.sha256) throw new Error(`${restore.backupFile} is damaged: its sha256 is ${found.sha256}, ${recorded.sha256} was written`);
     } else {
