@@ -37,10 +37,10 @@ export const Backup = defineEntity({
     destinationId: p.string().length(32).index(),
     keepLatestCount: p.integer().nullable(),
     backupType: p.string().length(16).default('database'),
-    /** The workload kind's wire name (postgres, mysql...). */
+    /** The workload kind's wire name (postgres, mysql...), or "web-server" for Berth's own data. */
     databaseType: p.string().length(32),
-    /** The workload's id, of kind databaseType. */
-    databaseId: p.string().length(64).index(),
+    /** The workload's id, of kind databaseType; null for a web-server backup. */
+    databaseId: p.string().length(64).nullable().index(),
     userId: p.string().length(64).nullable(),
     metadata: p.json<Record<string, unknown>>().nullable(),
     organizationId: p.string().length(32).index(),

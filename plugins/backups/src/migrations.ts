@@ -65,7 +65,15 @@ class VolumeBackups extends Migration {
   }
 }
 
+/** Web-server backups (Berth's own data) belong to no workload. */
+class WebServerBackups extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`alter table "backups" alter column "database_id" drop not null;`);
+  }
+}
+
 export const backupMigrations = [
   { name: 'Migration20261205000000_backups_init', class: BackupsInit },
   { name: 'Migration20261224000000_volume_backups', class: VolumeBackups },
+  { name: 'Migration20261225000000_web_server_backups', class: WebServerBackups },
 ];

@@ -5,11 +5,13 @@
 // gunzip into the kind's restore program.
 import { createGunzip } from 'node:zlib';
 import { pipeline } from 'node:stream/promises';
-import type { EntityManager, EventBus, Logger, SecretBox } from '@berth/core';
+import type { Writable } from 'node:stream';
+import type { EntityManager, EventBus, Logger, OwnDataArchiver, SecretBox } from '@berth/core';
 import { decryptStream, ENCRYPTED_SUFFIX, isEncryptedKey } from '@berth/core';
-import { gzipFraming, inspectObject, storeWhole } from './upload.ts';
+import { gzipFraming, inspectObject, storeWhole, type Framing } from './upload.ts';
 import type { WorkloadRegistry } from '@berth/plugin-workloads';
-import { Backup, BackupFile, Destination, type BackupRow, type RestoreRow } from './entities.ts';
+import { Backup, BackupFile, Destination, type BackupFileRow, type BackupRow, type DestinationRow, type RestoreRow } from './entities.ts';
+import { archiveFraming, archiveKey, isWebServer } from './web-server.ts';
 import type { DestinationService } from './destinations.ts';
 
 export const stamp = (d: Date) => d.toISOString().replace(/[:.]/g, '-');
@@ -25,8 +27,10 @@ export class BackupRunner {
   readonly #secrets: () => SecretBox;
 
   readonly #verify: () => boolean;
+  readonly #ownData: () => OwnDataArchiver;
 
-  constructor(o: { workloads: () => WorkloadRegistry; destinations: DestinationService; events: () => EventBus; logger: () => Logger; secrets: () => SecretBox; verify: () => boolean }) {
+  constructor(o: { workloads: () => WorkloadRegistry; destinations: DestinationService; events: () => EventBus; logger: () => Logger; secrets: () => SecretBox; verify: () => boolean; ownData: () => OwnDataArchiver }) {
+    this.#ownData = o.ownData;
     this.#verify = o.verify;
     this.#secrets = o.secrets;
     this.#workloads = o.workloads;
@@ -60,25 +64,44 @@ export class BackupRunner {
     }
   }
 
+  /** Stores the file and records it with its checksum (verified: null until checked). */
+  async #store(backup: BackupRow, destination: DestinationRow, key: string, framing: Framing, produce: (sink: Writable) => Promise<void>, em: EntityManager, log: (line: string) => void) {
+    const { size, sha256 } = await storeWhole(this.#destinations.open(destination), key, framing, produce)
+      .catch((e: Error) => { throw new Error(`Backup of ${isWebServer(backup) ? 'Berth\'s own data' : backup.database} failed: ${e.message}`); });
+    const file = em.create(BackupFile, { backupId: backup.backupId, destinationId: destination.destinationId, organizationId: backup.organizationId, key, size, sha256, verified: null, verification: null } as never) as BackupFileRow;
+    await em.flush();
+    log(`Stored ${key}: ${size} bytes, sha256 ${sha256}`);
+    return file;
+  }
+
+  /** Berth's own data: the encrypted archive streamed from core's writer to the destination (no copy on disk). */
+  async #runWebServer(backup: BackupRow, destination: DestinationRow, em: EntityManager, log: (line: string) => void): Promise<RunResult> {
+    const ownData = this.#ownData();
+    ownData.assertConfigured();
+    const key = archiveKey(backup.prefix, stamp(new Date()));
+    log(`Writing the encrypted archive of Berth's own data (its database and the data directory's keys) to ${key}`);
+    const file = await this.#store(backup, destination, key, archiveFraming(ownData), sink => ownData.write(sink), em, log);
+    await this.#retain(backup, em, log);
+    return { key, size: file.size, sha256: file.sha256 };
+  }
+
   async #run(backup: BackupRow, em: EntityManager, log: (line: string) => void): Promise<RunResult> {
     const destination = await em.findOneOrFail(Destination, { destinationId: backup.destinationId });
+    if (isWebServer(backup)) return this.#runWebServer(backup, destination, em, log);
     const store = this.#destinations.open(destination);
     const source = this.#source(backup.databaseType);
+    const databaseId = backup.databaseId!;
     const at = new Date();
     const passphrase = backup.encryptionKey ? this.#secrets().decrypt(backup.encryptionKey) : null;
     const key = fileKey(backup.prefix, at) + (passphrase ? ENCRYPTED_SUFFIX : '');
     log(`Dumping ${backup.database} to ${key}`);
-    const { size, sha256 } = await storeWhole(store, key, gzipFraming(passphrase), sink => source.dump(backup.databaseId, backup.database, sink, { em, log }))
-      .catch((e: Error) => { throw new Error(`Backup of ${backup.database} failed: ${e.message}`); });
-    const file = em.create(BackupFile, { backupId: backup.backupId, destinationId: destination.destinationId, organizationId: backup.organizationId, key, size, sha256, verified: null, verification: null } as never);
-    await em.flush();
-    log(`Stored ${key}: ${size} bytes, sha256 ${sha256}`);
+    const file = await this.#store(backup, destination, key, gzipFraming(passphrase), sink => source.dump(databaseId, backup.database, sink, { em, log }), em, log);
     if (this.#verify() && source.verify) {
       log(`Restoring ${key} into a throwaway container to prove it restores`);
       const gunzip = createGunzip();
       const feeding = (passphrase ? pipeline(await store.get(key), decryptStream(passphrase), gunzip) : pipeline(await store.get(key), gunzip)).catch(() => {});
       try {
-        file.verification = await source.verify(backup.databaseId, backup.database, gunzip, { em, log });
+        file.verification = await source.verify(databaseId, backup.database, gunzip, { em, log });
         file.verified = true;
       } catch (e) {
         file.verified = false;
@@ -89,7 +112,7 @@ export class BackupRunner {
       if (!file.verified) throw new Error(`Backup of ${backup.database} failed its restore check: ${file.verification}`);
     }
     await this.#retain(backup, em, log);
-    return { key, size, sha256 };
+    return { key, size: file.size, sha256: file.sha256 };
   }
 
   /** Keeps the newest keepLatestCount files of this backup; deletes only its own older ones. */

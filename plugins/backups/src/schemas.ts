@@ -2,6 +2,7 @@
 // them. The backup's `<kind>Id` fields and its databaseType are derived from the kinds that
 // support backups, so they are made once every plugin is set up.
 import { Type, schema, type Static, type TSchema } from '@berth/core';
+import { WEB_SERVER } from './web-server.ts';
 
 const { Nullable, Timestamp } = schema;
 
@@ -89,6 +90,8 @@ export function backupWithDatabaseSchema(BackupView: TSchema, kinds: (BackupKind
 export function backupSchemas(kinds: BackupKindField[]) {
   const types = kinds.map(k => k.kind);
   const DatabaseType = Type.Union(types.map(t => Type.Literal(t)));
+  /** What a backup may be of: a kind's database, or Berth's own data ("web-server", as the peer names it). */
+  const BackupOf = Type.Union([...types, WEB_SERVER].map(t => Type.Literal(t)));
   const idInputs = Object.fromEntries(kinds.map(k => [k.idField, Type.Optional(Nullable(Type.String({ maxLength: 64 })))]));
   const idViews: Record<string, TSchema> = Object.fromEntries([...kinds.map(k => k.idField), ...unregisteredOwnerIds(kinds)].map(f => [f, Nullable(Type.String())]));
   const common = {
@@ -105,11 +108,11 @@ export function backupSchemas(kinds: BackupKindField[]) {
   const CreateInput = Type.Object({
     ...common,
     ...idInputs,
-    databaseType: DatabaseType,
+    databaseType: BackupOf,
     userId: Type.Optional(Nullable(Type.String({ maxLength: 64 }))),
     backupType: Type.Optional(Type.Literal('database')),
   });
-  const UpdateInput = Type.Object({ ...common, backupId: Id, databaseType: Type.Optional(DatabaseType) });
+  const UpdateInput = Type.Object({ ...common, backupId: Id, databaseType: Type.Optional(BackupOf) });
   const BackupView = Type.Object({
     backupId: Type.String(),
     appName: Type.String(),

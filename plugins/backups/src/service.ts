@@ -2,11 +2,12 @@
 // their cron validated), manual runs, the file listing of a destination (with what Berth
 // recorded of each file) and restores, which are queued as jobs of target type "restore".
 import { CronExpressionParser } from 'cron-parser';
-import { Type, badRequest, iso, notFound, type DeploymentService, type EntityManager, type EventBus, type SecretBox, type TSchema } from '@berth/core';
+import { Type, badRequest, iso, notFound, type Cradle, type DeploymentService, type EntityManager, type EventBus, type OwnDataArchiver, type Principal, type SecretBox, type TSchema } from '@berth/core';
 import { runToEnd } from './await-deployment.ts';
 import { generateAppName, type WorkloadKind, type WorkloadRegistry } from '@berth/plugin-workloads';
 import { Backup, BackupFile, Destination, Restore, type BackupRow } from './entities.ts';
 import type { DestinationService } from './destinations.ts';
+import { WEB_SERVER, assertInstanceOwner, isWebServer } from './web-server.ts';
 import { absentDatabaseRelations, backupSchemas, backupWithDatabaseSchema, unregisteredOwnerIds, type BackupCreate, type BackupFileViewT, type BackupUpdate, type RestoreRequest } from './schemas.ts';
 
 export const RESTORE_TARGET = 'restore';
@@ -33,8 +34,12 @@ export class BackupService {
   readonly #deployments: () => DeploymentService;
   readonly #secrets: () => SecretBox;
   readonly #events: () => EventBus;
+  readonly #users: () => Cradle['users'];
+  readonly #ownData: () => OwnDataArchiver;
 
-  constructor(o: { workloads: () => WorkloadRegistry; destinations: DestinationService; deployments: () => DeploymentService; secrets: () => SecretBox; events: () => EventBus }) {
+  constructor(o: { workloads: () => WorkloadRegistry; destinations: DestinationService; deployments: () => DeploymentService; secrets: () => SecretBox; events: () => EventBus; users: () => Cradle['users']; ownData: () => OwnDataArchiver }) {
+    this.#users = o.users;
+    this.#ownData = o.ownData;
     this.#secrets = o.secrets;
     this.#events = o.events;
     this.#workloads = o.workloads;
@@ -75,17 +80,32 @@ export class BackupService {
     return row;
   }
 
-  async create(input: BackupCreate, organizationId: string, em: EntityManager) {
+  /** A web-server backup (Berth's own data, no database id): the instance owner's alone, and only once the operator set the passphrase. */
+  async #createWebServer(input: BackupCreate, principal: Principal, em: EntityManager) {
+    await assertInstanceOwner(this.#users(), principal.userId, 'databaseType');
+    this.#ownData().assertConfigured();
+    checkSchedule(input.schedule);
+    await this.#destinations.row(input.destinationId, principal.organizationId, em);
+    return this.#insert(input, WEB_SERVER, null, principal.organizationId, em);
+  }
+
+  async create(input: BackupCreate, principal: Principal, em: EntityManager) {
+    if (input.databaseType === WEB_SERVER) return this.#createWebServer(input, principal, em);
+    const organizationId = principal.organizationId;
     const kind = this.#kind(input.databaseType);
     const databaseId = input[kind.idField];
     if (typeof databaseId !== 'string' || !databaseId) throw badRequest(`${kind.idField} is required for databaseType "${kind.kind}"`, [{ path: [kind.idField], message: `required for databaseType "${kind.kind}"` }]);
     checkSchedule(input.schedule);
     await this.#workloads().owner(kind.kind, databaseId, organizationId, em);
     await this.#destinations.row(input.destinationId, organizationId, em);
+    return this.#insert(input, kind.kind, databaseId, organizationId, em);
+  }
+
+  async #insert(input: BackupCreate, databaseType: string, databaseId: string | null, organizationId: string, em: EntityManager) {
     const row = em.create(Backup, {
       appName: generateAppName('backup'), schedule: input.schedule, enabled: input.enabled ?? null, database: input.database,
       prefix: input.prefix, serviceName: input.serviceName ?? null, destinationId: input.destinationId,
-      keepLatestCount: input.keepLatestCount ?? null, backupType: 'database', databaseType: kind.kind, databaseId,
+      keepLatestCount: input.keepLatestCount ?? null, backupType: 'database', databaseType, databaseId,
       userId: input.userId ?? null, metadata: (input.metadata ?? null) as Record<string, unknown> | null, organizationId,
       encryptionKey: input.encryptionKey ? this.#secrets().encrypt(input.encryptionKey) : null,
       lastRunAt: null, lastError: null, missedWindows: 0, lastMissedAt: null,
@@ -98,12 +118,14 @@ export class BackupService {
   async one(backupId: string, organizationId: string, em: EntityManager) {
     const row = await this.row(backupId, organizationId, em);
     const relations: Record<string, unknown> = Object.fromEntries(absentDatabaseRelations(this.kinds()).map(r => [r, null]));
-    for (const k of this.kinds()) relations[k.kind] = k.kind === row.databaseType ? (await k.record?.(row.databaseId, em)) ?? null : null;
+    for (const k of this.kinds()) relations[k.kind] = k.kind === row.databaseType ? (await k.record?.(row.databaseId!, em)) ?? null : null;
     return { ...(await this.view(row, em)), ...relations };
   }
 
-  async update(input: BackupUpdate, organizationId: string, em: EntityManager) {
+  async update(input: BackupUpdate, principal: Principal, em: EntityManager) {
+    const organizationId = principal.organizationId;
     const row = await this.row(input.backupId, organizationId, em);
+    if (isWebServer(row)) await assertInstanceOwner(this.#users(), principal.userId, 'backupId');
     if (input.databaseType && input.databaseType !== row.databaseType) throw badRequest('databaseType cannot change', [{ path: ['databaseType'], message: `is "${row.databaseType}" for this backup` }]);
     checkSchedule(input.schedule);
     await this.#destinations.row(input.destinationId, organizationId, em);
@@ -130,10 +152,22 @@ export class BackupService {
   async manual(backupId: string, kind: string, organizationId: string, em: EntityManager): Promise<true> {
     const row = await this.row(backupId, organizationId, em);
     if (row.databaseType !== kind) throw badRequest(`Backup ${backupId} is a ${row.databaseType} backup, not ${kind}`, [{ path: ['backupId'], message: `is a ${row.databaseType} backup` }]);
-    const workload = await this.#workloads().owner(row.databaseType, row.databaseId, organizationId, em);
+    const workload = await this.#workloads().owner(row.databaseType, row.databaseId!, organizationId, em);
     return runToEnd(this.#deployments(), this.#events(), {
       targetType: BACKUP_TARGET, targetId: row.backupId, organizationId, serverId: workload.serverId, action: 'backup',
       title: 'Database Backup', description: `${row.databaseType} database ${row.database}`,
+    }, em);
+  }
+
+  /** Backs up Berth's own data now, as a deployment of the backup like the others' manual runs; the instance owner's alone, 409 without the passphrase. */
+  async manualWebServer(backupId: string, principal: Principal, em: EntityManager): Promise<true> {
+    const row = await this.row(backupId, principal.organizationId, em);
+    if (!isWebServer(row)) throw badRequest(`Backup ${backupId} is a ${row.databaseType} backup, not ${WEB_SERVER}`, [{ path: ['backupId'], message: `is a ${row.databaseType} backup` }]);
+    await assertInstanceOwner(this.#users(), principal.userId, 'backupId');
+    this.#ownData().assertConfigured();
+    return runToEnd(this.#deployments(), this.#events(), {
+      targetType: BACKUP_TARGET, targetId: row.backupId, organizationId: row.organizationId, serverId: null, action: 'backup',
+      title: 'Web Server Backup', description: 'Berth\'s own data: its database and the data directory\'s keys',
     }, em);
   }
 
