@@ -99,6 +99,20 @@ t.test('a web-server backup to S3, restored by berth restore into a new data dir
     t.equal((await restored.get('project.one', { projectId: shop.body.project.projectId })).body.env, 'TOKEN=s3cret', 'the sealed env opens with the restored key');
   });
 
+  t.test('berth restore reads the archive from the bucket too', async t => {
+    const from = `s3://${BUCKET}/${files[0]!.Path}`;
+    const target = path.join(scratch, 'from-s3');
+    const keys = { P: PASSPHRASE, AWS_ACCESS_KEY_ID: s3.accessKey, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey };
+    await t.rejects(restoreCommand(['--from', from, '--passphrase-env', 'P', '--data-dir', target], keys), /--endpoint is required/);
+    await t.rejects(restoreCommand(['--from', from, '--endpoint', s3.endpoint, '--passphrase-env', 'P', '--data-dir', target], { P: PASSPHRASE }), /AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY/);
+    await t.rejects(restoreCommand(['--from', `s3://${BUCKET}/instance/none.enc`, '--endpoint', s3.endpoint, '--region', s3.region, '--passphrase-env', 'P', '--data-dir', target], keys), /could not be decrypted.*nothing was written/, 'a missing object stops before anything is written');
+    await restoreCommand(['--from', from, '--endpoint', s3.endpoint, '--region', s3.region, '--passphrase-env', 'P', '--data-dir', target], keys);
+    const kernel = await createKernel({ env: {}, config: { port: 0, host: '127.0.0.1', dataDir: target, logLevel: 'silent', jobs: false } });
+    t.teardown(() => kernel.stop());
+    const restored = new Client(await kernel.listen(), { apiKey });
+    t.same(((await restored.get('project.all', {})).body as { name: string }[]).map(p => p.name).sort(), ['Blog', 'Shop'], 'the projects are back');
+  });
+
   t.test('retention keeps the newest; the schedule runs it on the same tick as the others', async t => {
     const update = await client.post('backup.update', { ...input, backupId, schedule: '*/2 * * * * *', enabled: true });
     t.equal(update.status, 200, JSON.stringify(update.body));
