@@ -134,12 +134,22 @@ t.test('a web-server backup to S3, restored by berth restore into a new data dir
 
 t.test('409 while the operator has not set the passphrase', async t => {
   const s3 = await startS3TestServer(t, [BUCKET]);
-  const server = await startTestServer({ jobs: false });
-  t.teardown(() => server.destroy());
-  const { client } = await signUpAdmin(server);
+  const first = await startTestServer({ jobs: false, backupPassphrase: PASSPHRASE });
+  let current = first;
+  t.teardown(() => current.destroy());
+  const { client, apiKey } = await signUpAdmin(first);
   const dest = (await client.post('destination.create', { name: 'own', endpoint: s3.endpoint, region: s3.region, bucket: BUCKET, accessKey: s3.accessKey, secretAccessKey: s3.secretAccessKey })).body;
-  const refused = await client.post('backup.create', { schedule: '0 3 * * *', prefix: 'instance', destinationId: dest.destinationId, database: 'berth', databaseType: 'web-server' });
+  const input = { schedule: '0 3 * * *', prefix: 'instance', destinationId: dest.destinationId, database: 'berth', databaseType: 'web-server' };
+  const made = await client.post('backup.create', input);
+  t.equal(made.status, 200, JSON.stringify(made.body));
+  // The operator drops the passphrase: the backup made before stays, but neither it nor a new one runs.
+  current = await first.restart({ backupPassphrase: undefined });
+  const after = new Client(current.url, { apiKey });
+  const refused = await after.post('backup.create', input);
   t.equal(refused.status, 409, JSON.stringify(refused.body));
   t.match(refused.body, { code: 'CONFLICT', message: /backupPassphrase.*BERTH_BACKUP_PASSPHRASE/ }, 'it says what to set');
-  t.same((await client.get('backup.listBackupFiles', { destinationId: dest.destinationId, search: '' })).body, [], 'nothing was written');
+  const run = await after.post('backup.manualBackupWebServer', { backupId: made.body.backupId });
+  t.equal(run.status, 409, 'nor is one run');
+  t.match(run.body.message, /backupPassphrase/);
+  t.same((await after.get('backup.listBackupFiles', { destinationId: dest.destinationId, search: '' })).body, [], 'nothing was written');
 });
