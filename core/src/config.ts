@@ -45,6 +45,7 @@ export const ConfigSchema = Type.Object({
   backupVerify: Type.Enum(['always', 'schedule', 'never'], { default: 'always', description: 'Prove backups restorable: restore a file into a throwaway container of the same kind and record the driver\'s check with it — after each backup (always), or on backupVerifySchedule for each backup\'s newest file not checked yet (schedule) (env BERTH_BACKUP_VERIFY)' }),
   backupVerifySchedule: Type.String({ minLength: 1, maxLength: 100, default: '0 4 * * 0', description: 'With backupVerify "schedule": when the newest unchecked file of each backup is restored into a throwaway container (cron, 5 or 6 fields; default Sundays at 04:00) (env BERTH_BACKUP_VERIFY_SCHEDULE)' }),
   backupTickSeconds: Type.Integer({ minimum: 1, maximum: 3600, default: 60, description: 'How often backup schedules are checked; a backup runs at the first check after its cron time (env BERTH_BACKUP_TICK)' }),
+  backupPassphrase: Type.Optional(Type.String({ minLength: 16, maxLength: 1024, description: 'Passphrase that encrypts the archive of Berth\'s own data (web-server backups: its database and the data directory\'s keys); never logged, never stored; absent = no web-server backups (env BERTH_BACKUP_PASSPHRASE)' })),
   backupHelperImage: Type.String({ minLength: 1, maxLength: 255, default: 'berth-test/busybox:1', description: 'Image of the helper container that copies a volume out and back (volume backups and restores): it must be on the host (never pulled) and have `find`; any busybox or Debian image does (env BERTH_BACKUP_HELPER_IMAGE)' }),
   hostAccess: Type.Object({
     bindMountRoots: Type.Array(Type.String({ pattern: '^/' }), { default: [], description: 'Host directories below which the instance owner may bind mount (symlinks resolved; never Berth\'s data or install directory or a parent of them); empty = no bind mounts' }),
@@ -89,6 +90,7 @@ export const envNames: Record<ConfigKey, string> = {
   backupVerify: 'BERTH_BACKUP_VERIFY',
   backupVerifySchedule: 'BERTH_BACKUP_VERIFY_SCHEDULE',
   backupTickSeconds: 'BERTH_BACKUP_TICK',
+  backupPassphrase: 'BERTH_BACKUP_PASSPHRASE',
   backupHelperImage: 'BERTH_BACKUP_HELPER_IMAGE',
   hostAccess: 'BERTH_HOST_ACCESS',
   proxy: 'BERTH_PROXY',

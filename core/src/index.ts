@@ -9,6 +9,7 @@ export { EventBus, type BerthEvents } from './events.ts';
 export { JobScheduler } from './jobs.ts';
 export { newId, SecretBox } from './crypto.ts';
 export { encryptStream, decryptStream, ENCRYPTED_SUFFIX, isEncryptedKey } from './stream-encryption.ts';
+export { OwnDataArchiver } from './own-data/archiver.ts';
 export { isLocalCaller, isSetupToken, setupTokenFile, type RequestOrigin } from './identity/setup-token.ts';
 export { HostAccess, hostAccessRefused, isLocalGitUrl, type NetworkFacts } from './host-access.ts';
 export { iso, UserView, MemberView, AuthUserView, OrganizationView, ApiKeyView, InvitationView } from './identity/views.ts';

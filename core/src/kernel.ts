@@ -27,6 +27,7 @@ import { credentials, mountProcedures } from './transport/http.ts';
 import { handleError } from './transport/errors.ts';
 import { registerOpenApi } from './transport/openapi.ts';
 import { HostAccess } from './host-access.ts';
+import { OwnDataArchiver } from './own-data/archiver.ts';
 import { ensureSetupToken, removeSetupToken } from './identity/setup-token.ts';
 import { coreProcedures } from './core-procedures.ts';
 import { badRequest, notFound, unauthorized } from './errors.ts';
@@ -103,6 +104,7 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
       jobs: asValue(jobs),
       principal: asValue(null),
       openapi: asValue(() => app.swagger()),
+      ownData: asValue(new OwnDataArchiver(endpoint.pool, config.dataDir, config.backupPassphrase)),
     });
     // Providers before plugins: a plugin's setup and its schemas read the enabled ones.
     container.register({ providers: asValue(await loadProviders(config, container)) });

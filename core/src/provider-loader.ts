@@ -11,7 +11,7 @@ import { Value } from 'typebox/value';
 import { ConfigError, type BerthConfig } from './config.ts';
 import type { BerthContainer } from './container.ts';
 import { entryOf, resolveExtra } from './loader.ts';
-import { isProviderDescriptor, providerName, ProviderRegistry, type ProviderDescriptor } from './provider.ts';
+import { isProviderDescriptor, providerName, ProviderRegistry, type ContractName, type ProviderContracts, type ProviderDescriptor } from './provider.ts';
 import { resolveBerthForThirdParties } from './berth-resolution.ts';
 
 export const providersDir = fileURLToPath(new URL('../../providers/', import.meta.url));
@@ -101,4 +101,12 @@ export async function loadProviders(config: BerthConfig, container: BerthContain
     registry.add(p.contract, p.id);
   }
   return registry;
+}
+
+/** One enabled built-in provider's instance, made without a kernel (for operator commands such as `berth restore --from s3://…`). */
+export async function loadProvider<C extends ContractName>(config: BerthConfig, contract: C, id: string): Promise<ProviderContracts[C]> {
+  const p = enabledProviders(config.providers).find(e => e.contract === contract && e.id === id && e.url.startsWith(pathToFileURL(providersDir).href));
+  if (!p) throw new ConfigError(`The built-in provider ${providerName(contract, id)} is not enabled (config key providers.${contract}.${id})`);
+  const descriptor = await importDescriptor(p);
+  return await descriptor.create(optionsOf(descriptor, p) as never, { config }) as ProviderContracts[C];
 }

@@ -1,6 +1,7 @@
 // berth restore: brings an instance back from the archive of its own data (own-data/archive.ts)
 // into a NEW data directory (the embedded database is created there) or an empty external
-// DATABASE_URL. The archive is decrypted and checked whole before anything is written.
+// DATABASE_URL. The archive (a file, or an object of an S3-compatible bucket) is decrypted and
+// checked whole before anything is written.
 import { createReadStream, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
@@ -8,19 +9,38 @@ import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { createKernel, type Kernel } from '../kernel.ts';
+import { loadConfig } from '../config.ts';
+import { loadProvider } from '../provider-loader.ts';
 import { decryptStream } from '../stream-encryption.ts';
 import { DATABASE_ENTRY, KEY_FILES, readEntries } from './archive.ts';
 import { runPgTool } from './pg-tools.ts';
 
-export const restoreUsage = 'berth restore --from <archive file> --passphrase-env <VAR> --data-dir <new directory>';
+export const restoreUsage = `berth restore --from <archive file> --passphrase-env <VAR> --data-dir <new directory>
+  berth restore --from s3://<bucket>/<key> --endpoint <URL> [--region <region>] --passphrase-env <VAR> --data-dir <new directory>
+    (the bucket's keys from the environment: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)`;
 
-async function decryptFile(file: string, passphrase: string): Promise<Buffer> {
+/** The archive's bytes: a file, or an object of an S3-compatible bucket read through the s3 storage provider (the instance being restored has no destinations to read). */
+async function openArchive(from: string, o: { endpoint?: string; region?: string }, env: NodeJS.ProcessEnv): Promise<Readable> {
+  const s3 = /^s3:\/\/([^/]+)\/(.+)$/.exec(from);
+  if (!s3) {
+    if (/^[a-z0-9]+:\/\//i.test(from)) throw new Error(`--from ${from}: a file path or s3://<bucket>/<key>`);
+    return createReadStream(from);
+  }
+  if (!o.endpoint) throw new Error('--endpoint is required with --from s3://… (the S3-compatible service\'s URL)');
+  const accessKey = env.AWS_ACCESS_KEY_ID;
+  const secretAccessKey = env.AWS_SECRET_ACCESS_KEY;
+  if (!accessKey || !secretAccessKey) throw new Error('AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set (the bucket\'s keys) with --from s3://…');
+  const storage = await loadProvider(loadConfig(env), 'storage', 's3');
+  return storage.open({ provider: 's3', endpoint: o.endpoint, region: o.region ?? 'us-east-1', bucket: s3[1]!, accessKey, secretAccessKey }).get(s3[2]!);
+}
+
+async function decryptArchive(from: string, input: () => Promise<Readable>, passphrase: string): Promise<Buffer> {
   const parts: Buffer[] = [];
   const collect = new Writable({ write(chunk: Buffer, _e, done) { parts.push(chunk); done(); } });
   try {
-    await pipeline(createReadStream(file), decryptStream(passphrase), collect);
+    await pipeline(await input(), decryptStream(passphrase), collect);
   } catch (e) {
-    throw new Error(`${file} could not be decrypted: ${(e as Error).message}; nothing was written`);
+    throw new Error(`${from} could not be decrypted: ${(e as Error).message}; nothing was written`);
   }
   return Buffer.concat(parts);
 }
@@ -37,14 +57,15 @@ async function externalIsEmpty(url: string): Promise<boolean> {
 }
 
 export async function restoreCommand(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  const { values } = parseArgs({ args, options: { from: { type: 'string' }, 'passphrase-env': { type: 'string' }, 'data-dir': { type: 'string' } } });
+  const { values } = parseArgs({ args, options: { from: { type: 'string' }, 'passphrase-env': { type: 'string' }, 'data-dir': { type: 'string' }, endpoint: { type: 'string' }, region: { type: 'string' } } });
   if (!values.from || !values['passphrase-env'] || !values['data-dir']) throw new Error(`--from, --passphrase-env and --data-dir are required\nusage: ${restoreUsage}`);
   const passphrase = env[values['passphrase-env']];
   if (!passphrase) throw new Error(`the environment variable ${values['passphrase-env']} (--passphrase-env) is not set`);
   const dataDir = path.resolve(values['data-dir']);
   if (existsSync(dataDir) && readdirSync(dataDir).length) throw new Error(`${dataDir} is not empty: restore into a new data directory`);
   if (env.DATABASE_URL && !(await externalIsEmpty(env.DATABASE_URL))) throw new Error('the database of DATABASE_URL is not empty: restore into an empty database');
-  const entries = readEntries(await decryptFile(values.from, passphrase));
+  const from = values.from;
+  const entries = readEntries(await decryptArchive(from, () => openArchive(from, values, env), passphrase));
   const dump = entries.get(DATABASE_ENTRY);
   if (!dump?.length) throw new Error(`${values.from} holds no database dump`);
   const created = !existsSync(dataDir);

@@ -37,10 +37,10 @@ export const Backup = defineEntity({
     destinationId: p.string().length(32).index(),
     keepLatestCount: p.integer().nullable(),
     backupType: p.string().length(16).default('database'),
-    /** The engine: a database driver's kind (postgres, mysql...); for backupType "database" also the workload's kind. */
+    /** The engine: a database driver's kind (postgres, mysql...), for backupType "database" also the workload's kind; or "web-server" for Berth's own data. */
     databaseType: p.string().length(32),
-    /** The owning workload's id (a database record, or a stack whose service serviceName runs the database). */
-    databaseId: p.string().length(64).index(),
+    /** The owning workload's id (a database record, or a stack whose service serviceName runs the database); null for a web-server backup. */
+    databaseId: p.string().length(64).nullable().index(),
     userId: p.string().length(64).nullable(),
     metadata: p.json<Record<string, unknown>>().nullable(),
     organizationId: p.string().length(32).index(),

@@ -20,8 +20,8 @@ export default definePlugin({
   setup(berth) {
     const cradle = () => berth.container.cradle;
     const destinations = new DestinationService(() => cradle().providers, () => cradle().secrets);
-    const runner = new BackupRunner({ workloads: () => cradle().workloads, destinations, events: () => berth.events, logger: () => cradle().logger, secrets: () => cradle().secrets, verify: () => berth.config.backupVerify === 'always' });
-    const backups = new BackupService({ workloads: () => cradle().workloads, destinations, deployments: () => cradle().deployments, secrets: () => cradle().secrets, events: () => berth.events });
+    const runner = new BackupRunner({ workloads: () => cradle().workloads, destinations, events: () => berth.events, logger: () => cradle().logger, secrets: () => cradle().secrets, verify: () => berth.config.backupVerify === 'always', ownData: () => cradle().ownData });
+    const backups = new BackupService({ workloads: () => cradle().workloads, destinations, deployments: () => cradle().deployments, secrets: () => cradle().secrets, events: () => berth.events, users: () => cradle().users, ownData: () => cradle().ownData });
     const volumeRunner = new VolumeRunner({ workloads: () => cradle().workloads, destinations, hosts: () => cradle().hosts, events: () => berth.events, image: () => berth.config.backupHelperImage });
     const volumes = new VolumeBackupService({ workloads: () => cradle().workloads, destinations, deployments: () => cradle().deployments, events: () => berth.events, environments: () => cradle().environments });
     const schedules = new BackupSchedules({ run: (row, em) => backups.runScheduled(row, em), volumes, em: () => cradle().orm.em.fork(), events: () => berth.events, logger: () => cradle().logger });

@@ -65,6 +65,14 @@ class VolumeBackups extends Migration {
   }
 }
 
+/** Web-server backups (Berth's own data) belong to no workload. */
+class WebServerBackups extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`alter table "backups" alter column "database_id" drop not null;`);
+  }
+}
+
+/** A restore into a compose service names its service and backup type. */
 class RestoreServices extends Migration {
   override async up(): Promise<void> {
     this.addSql(`alter table "backup_restores" add column "backup_type" varchar(16) not null default 'database', add column "service_name" text null;`);
@@ -74,5 +82,6 @@ class RestoreServices extends Migration {
 export const backupMigrations = [
   { name: 'Migration20261205000000_backups_init', class: BackupsInit },
   { name: 'Migration20261224000000_volume_backups', class: VolumeBackups },
+  { name: 'Migration20261225000000_web_server_backups', class: WebServerBackups },
   { name: 'Migration20261230000000_restore_services', class: RestoreServices },
 ];

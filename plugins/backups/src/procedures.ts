@@ -1,7 +1,7 @@
 // destination.* and backup.* — made once every plugin is set up: the kinds with backups give
 // the backup's `<kind>Id` fields, databaseType's values and the manualBackup<Kind> operations.
 import { Type, router, type Procedure } from '@berth/core';
-import { inOrganization } from './in-organization.ts';
+import { asCaller, inOrganization } from './in-organization.ts';
 import type { BackupService } from './service.ts';
 import type { DestinationService } from './destinations.ts';
 import { BackupFileView, BackupId, ConnectionResult, DestinationId, DestinationInput, DestinationUpdate, DestinationView, ListFilesInput, RestoreAnswer, backupSchemas, type BackupCreate, type BackupUpdate } from './schemas.ts';
@@ -59,10 +59,11 @@ export const backupProcedures = (backups: BackupService) => (): Procedure[] => {
   const BackupView = backups.oneSchema();
   return [
     backup.mutation('create', {
-      summary: 'Schedule backups of a database to a destination',
+      summary: 'Schedule backups of a database to a destination; databaseType "web-server" (no database id): Berth\'s own data, the instance owner\'s alone',
+      description: 'A web-server backup is Berth\'s database and its data directory\'s keys as one archive encrypted with the operator\'s passphrase (config key backupPassphrase): 409 while it is not set, 403 naming databaseType for anyone but the instance owner. `berth restore` brings an instance back from it.',
       input: CreateInput,
       output: BackupView,
-      handler: inOrganization((input, organizationId, em) => backups.create(input as unknown as BackupCreate, organizationId, em)),
+      handler: asCaller((input, principal, em) => backups.create(input as unknown as BackupCreate, principal, em)),
     }),
     backup.query('one', {
       summary: 'A backup of the organization, with its destination, its last run and its database\'s record (under the kind\'s name: postgres, mysql...)',
@@ -74,7 +75,7 @@ export const backupProcedures = (backups: BackupService) => (): Procedure[] => {
       summary: 'Change a backup\'s schedule, prefix, destination, database or retention',
       input: UpdateInput,
       output: BackupView,
-      handler: inOrganization((input, organizationId, em) => backups.update(input as unknown as BackupUpdate, organizationId, em)),
+      handler: asCaller((input, principal, em) => backups.update(input as unknown as BackupUpdate, principal, em)),
     }),
     backup.mutation('remove', {
       summary: 'Delete a backup (its files stay in the destination)',
@@ -88,6 +89,13 @@ export const backupProcedures = (backups: BackupService) => (): Procedure[] => {
       output: Type.Boolean(),
       handler: inOrganization(({ backupId }, organizationId, em) => backups.manual(backupId, k.kind, organizationId, em)),
     })),
+    backup.mutation('manualBackupWebServer', {
+      summary: 'Back up Berth\'s own data now (its database and the data directory\'s keys, encrypted with the operator\'s passphrase): true once the archive is stored and reads back whole',
+      description: 'The instance owner\'s alone (403 naming backupId for others); 409 while the config key backupPassphrase is not set. Runs as a deployment of the backup (deployment.allByType), with retention and the databaseBackup event like the others.',
+      input: BackupId,
+      output: Type.Boolean(),
+      handler: asCaller(({ backupId }, principal, em) => backups.manualWebServer(backupId, principal, em)),
+    }),
     backup.query('listBackupFiles', {
       summary: 'The files and folders below the folder of `search` whose path contains its last part (100 at most), with the checksum Berth recorded',
       input: ListFilesInput,

@@ -5,12 +5,14 @@
 // gunzip into the kind's restore program.
 import { createGunzip } from 'node:zlib';
 import { pipeline } from 'node:stream/promises';
-import type { EntityManager, EventBus, Logger, SecretBox } from '@berth/core';
+import type { Writable } from 'node:stream';
+import type { EntityManager, EventBus, Logger, OwnDataArchiver, SecretBox } from '@berth/core';
 import { decryptStream, ENCRYPTED_SUFFIX, isEncryptedKey } from '@berth/core';
-import { inspectObject, storeWhole } from './upload.ts';
+import { gzipFraming, inspectObject, storeWhole, type Framing } from './upload.ts';
 import type { WorkloadRegistry } from '@berth/plugin-workloads';
 import { ownerKindOf } from './owner-kinds.ts';
-import { Backup, BackupFile, Destination, type BackupFileRow, type BackupRow, type RestoreRow } from './entities.ts';
+import { Backup, BackupFile, Destination, type BackupFileRow, type BackupRow, type DestinationRow, type RestoreRow } from './entities.ts';
+import { archiveFraming, archiveKey, isWebServer } from './web-server.ts';
 import type { DestinationService } from './destinations.ts';
 
 export const stamp = (d: Date) => d.toISOString().replace(/[:.]/g, '-');
@@ -30,8 +32,10 @@ export class BackupRunner {
 
   /** Whether each run checks its file at once (backupVerify "always"); on a schedule, verify-schedule.ts calls verifyFile. */
   readonly #verify: () => boolean;
+  readonly #ownData: () => OwnDataArchiver;
 
-  constructor(o: { workloads: () => WorkloadRegistry; destinations: DestinationService; events: () => EventBus; logger: () => Logger; secrets: () => SecretBox; verify: () => boolean }) {
+  constructor(o: { workloads: () => WorkloadRegistry; destinations: DestinationService; events: () => EventBus; logger: () => Logger; secrets: () => SecretBox; verify: () => boolean; ownData: () => OwnDataArchiver }) {
+    this.#ownData = o.ownData;
     this.#verify = o.verify;
     this.#secrets = o.secrets;
     this.#workloads = o.workloads;
@@ -66,29 +70,48 @@ export class BackupRunner {
     }
   }
 
+  /** Stores the file and records it with its checksum (verified: null until checked). */
+  async #store(backup: BackupRow, destination: DestinationRow, key: string, framing: Framing, produce: (sink: Writable) => Promise<void>, em: EntityManager, log: (line: string) => void) {
+    const { size, sha256 } = await storeWhole(this.#destinations.open(destination), key, framing, produce)
+      .catch((e: Error) => { throw new Error(`Backup of ${isWebServer(backup) ? 'Berth\'s own data' : backup.database} failed: ${e.message}`); });
+    const file = em.create(BackupFile, { backupId: backup.backupId, destinationId: destination.destinationId, organizationId: backup.organizationId, key, size, sha256, verified: null, verification: null } as never) as BackupFileRow;
+    await em.flush();
+    log(`Stored ${key}: ${size} bytes, sha256 ${sha256}`);
+    return file;
+  }
+
+  /** Berth's own data: the encrypted archive streamed from core's writer to the destination (no copy on disk). */
+  async #runWebServer(backup: BackupRow, destination: DestinationRow, em: EntityManager, log: (line: string) => void): Promise<RunResult> {
+    const ownData = this.#ownData();
+    ownData.assertConfigured();
+    const key = archiveKey(backup.prefix, stamp(new Date()));
+    log(`Writing the encrypted archive of Berth's own data (its database and the data directory's keys) to ${key}`);
+    const file = await this.#store(backup, destination, key, archiveFraming(ownData), sink => ownData.write(sink), em, log);
+    await this.#retain(backup, em, log);
+    return { key, size: file.size, sha256: file.sha256 };
+  }
+
   async #run(backup: BackupRow, em: EntityManager, log: (line: string) => void): Promise<RunResult> {
     const destination = await em.findOneOrFail(Destination, { destinationId: backup.destinationId });
-    const store = this.#destinations.open(destination);
+    if (isWebServer(backup)) return this.#runWebServer(backup, destination, em, log);
     const source = this.#source(backup.backupType, backup.databaseType);
     const target = targetOf(backup);
+    const databaseId = backup.databaseId!;
     const at = new Date();
     const passphrase = backup.encryptionKey ? this.#secrets().decrypt(backup.encryptionKey) : null;
     const key = fileKey(backup.prefix, at) + (passphrase ? ENCRYPTED_SUFFIX : '');
     log(`Dumping ${backup.database} to ${key}`);
-    const { size, sha256 } = await storeWhole(store, key, passphrase, sink => source.dump(backup.databaseId, target, sink, { em, log }))
-      .catch((e: Error) => { throw new Error(`Backup of ${backup.database} failed: ${e.message}`); });
-    const file = em.create(BackupFile, { backupId: backup.backupId, destinationId: destination.destinationId, organizationId: backup.organizationId, key, size, sha256, verified: null, verification: null } as never);
-    await em.flush();
-    log(`Stored ${key}: ${size} bytes, sha256 ${sha256}`);
+    const file = await this.#store(backup, destination, key, gzipFraming(passphrase), sink => source.dump(databaseId, target, sink, { em, log }), em, log);
     if (this.#verify() && source.verify) {
       if (!await this.verifyFile(backup, file, em, log)) throw new Error(`Backup of ${backup.database} failed its restore check: ${file.verification}`);
     }
     await this.#retain(backup, em, log);
-    return { key, size, sha256 };
+    return { key, size: file.size, sha256: file.sha256 };
   }
 
   /** Whether the backup's kind can check a file in a throwaway container. */
   canVerify(backup: BackupRow): boolean {
+    if (isWebServer(backup) || !backup.databaseId) return false;
     try {
       return Boolean(this.#source(backup.backupType, backup.databaseType).verify);
     } catch {
@@ -113,7 +136,7 @@ export class BackupRunner {
     try {
       const input = await store.get(file.key);
       const feeding = (passphrase ? pipeline(input, decryptStream(passphrase), gunzip) : pipeline(input, gunzip)).catch(() => {});
-      file.verification = await source.verify(backup.databaseId, target, gunzip, { em, log });
+      file.verification = await source.verify(backup.databaseId!, target, gunzip, { em, log });
       file.verified = true;
       await feeding;
     } catch (e) {
@@ -167,7 +190,7 @@ export class BackupRunner {
     const passphrase = await this.#passphraseFor(restore, recorded?.backupId ?? null, em);
     if (recorded) {
       io.log(`Checking ${restore.backupFile} against the checksum recorded when it was written`);
-      const found = await inspectObject(await store.get(restore.backupFile, { signal: io.signal }), passphrase)
+      const found = await inspectObject(await store.get(restore.backupFile, { signal: io.signal }), gzipFraming(passphrase))
         .catch((e: Error) => { throw new Error(`${restore.backupFile} is damaged: ${e.message}`); });
       if (found.sha256 !== recorded.sha256) throw new Error(`${restore.backupFile} is damaged: its sha256 is ${found.sha256}, ${recorded.sha256} was written`);
     } else {

@@ -2,6 +2,7 @@
 // them. The backup's `<kind>Id` fields and its databaseType are derived from the kinds that
 // support backups, so they are made once every plugin is set up.
 import { Type, schema, type Static, type TSchema } from '@berth/core';
+import { WEB_SERVER } from './web-server.ts';
 
 const { Nullable, Timestamp } = schema;
 
@@ -92,6 +93,8 @@ export function backupSchemas(kinds: BackupKindField[]) {
   const DatabaseType = Type.Union(types.map(t => Type.Literal(t)));
   const backupTypes = [...new Set(['database', ...kinds.map(k => k.backupType ?? 'database')])];
   const BackupType = Type.Union(backupTypes.map(t => Type.Literal(t)), { description: '"database": a database record of its kind; a kind running databases in its services (compose): the engine in serviceName is databaseType' });
+  /** What a backup may be of: a kind's database, or Berth's own data ("web-server", as the peer names it). */
+  const BackupOf = Type.Union([...types, WEB_SERVER].map(t => Type.Literal(t)));
   const idInputs = Object.fromEntries(kinds.map(k => [k.idField, Type.Optional(Nullable(Type.String({ maxLength: 64 })))]));
   const idViews: Record<string, TSchema> = Object.fromEntries([...kinds.map(k => k.idField), ...unregisteredOwnerIds(kinds)].map(f => [f, Nullable(Type.String())]));
   const common = {
@@ -108,11 +111,11 @@ export function backupSchemas(kinds: BackupKindField[]) {
   const CreateInput = Type.Object({
     ...common,
     ...idInputs,
-    databaseType: DatabaseType,
+    databaseType: BackupOf,
     userId: Type.Optional(Nullable(Type.String({ maxLength: 64 }))),
     backupType: Type.Optional(BackupType),
   });
-  const UpdateInput = Type.Object({ ...common, backupId: Id, databaseType: Type.Optional(DatabaseType) });
+  const UpdateInput = Type.Object({ ...common, backupId: Id, databaseType: Type.Optional(BackupOf) });
   const BackupView = Type.Object({
     backupId: Type.String(),
     appName: Type.String(),

@@ -2,12 +2,13 @@
 // their cron validated), manual runs, the file listing of a destination (with what Berth
 // recorded of each file) and restores, which are queued as jobs of target type "restore".
 import { CronExpressionParser } from 'cron-parser';
-import { Type, badRequest, iso, notFound, type DeploymentService, type EnqueueRequest, type EntityManager, type EventBus, type SecretBox, type TSchema } from '@berth/core';
+import { Type, badRequest, iso, notFound, type Cradle, type DeploymentService, type EnqueueRequest, type EntityManager, type EventBus, type OwnDataArchiver, type Principal, type SecretBox, type TSchema } from '@berth/core';
 import { runToEnd } from './await-deployment.ts';
 import { generateAppName, type WorkloadKind, type WorkloadRegistry } from '@berth/plugin-workloads';
 import { Backup, BackupFile, Destination, Restore, type BackupRow } from './entities.ts';
 import type { DestinationService } from './destinations.ts';
 import { DATABASE_BACKUP, backupTypeOf, enginesOf, ownerKindOf } from './owner-kinds.ts';
+import { WEB_SERVER, assertInstanceOwner, isWebServer } from './web-server.ts';
 import { absentDatabaseRelations, backupSchemas, backupWithDatabaseSchema, unregisteredOwnerIds, type BackupCreate, type BackupFileViewT, type BackupUpdate, type RestoreRequest } from './schemas.ts';
 
 export const RESTORE_TARGET = 'restore';
@@ -34,8 +35,12 @@ export class BackupService {
   readonly #deployments: () => DeploymentService;
   readonly #secrets: () => SecretBox;
   readonly #events: () => EventBus;
+  readonly #users: () => Cradle['users'];
+  readonly #ownData: () => OwnDataArchiver;
 
-  constructor(o: { workloads: () => WorkloadRegistry; destinations: DestinationService; deployments: () => DeploymentService; secrets: () => SecretBox; events: () => EventBus }) {
+  constructor(o: { workloads: () => WorkloadRegistry; destinations: DestinationService; deployments: () => DeploymentService; secrets: () => SecretBox; events: () => EventBus; users: () => Cradle['users']; ownData: () => OwnDataArchiver }) {
+    this.#users = o.users;
+    this.#ownData = o.ownData;
     this.#secrets = o.secrets;
     this.#events = o.events;
     this.#workloads = o.workloads;
@@ -95,7 +100,18 @@ export class BackupService {
     return row;
   }
 
-  async create(input: BackupCreate, organizationId: string, em: EntityManager) {
+  /** A web-server backup (Berth's own data, no database id): the instance owner's alone, and only once the operator set the passphrase. */
+  async #createWebServer(input: BackupCreate, principal: Principal, em: EntityManager) {
+    await assertInstanceOwner(this.#users(), principal.userId, 'databaseType');
+    this.#ownData().assertConfigured();
+    checkSchedule(input.schedule);
+    await this.#destinations.row(input.destinationId, principal.organizationId, em);
+    return this.#insert(input, { backupType: DATABASE_BACKUP, databaseType: WEB_SERVER, databaseId: null, serviceName: null }, principal.organizationId, em);
+  }
+
+  async create(input: BackupCreate, principal: Principal, em: EntityManager) {
+    if (input.databaseType === WEB_SERVER) return this.#createWebServer(input, principal, em);
+    const organizationId = principal.organizationId;
     const kind = this.#kind(input.databaseType, input.backupType);
     const databaseId = input[kind.idField];
     if (typeof databaseId !== 'string' || !databaseId) throw badRequest(`${kind.idField} is required for this backup`, [{ path: [kind.idField], message: `required for backupType "${backupTypeOf(kind)}" and databaseType "${input.databaseType}"` }]);
@@ -103,10 +119,15 @@ export class BackupService {
     checkSchedule(input.schedule);
     await this.#workloads().owner(kind.kind, databaseId, organizationId, em);
     await this.#destinations.row(input.destinationId, organizationId, em);
+    return this.#insert(input, { backupType: backupTypeOf(kind), databaseType: input.databaseType, databaseId, serviceName }, organizationId, em);
+  }
+
+  /** Stores a new backup: what it is of (its type, engine, workload and service) and the input's schedule, destination and options. */
+  async #insert(input: BackupCreate, what: { backupType: string; databaseType: string; databaseId: string | null; serviceName: string | null }, organizationId: string, em: EntityManager) {
     const row = em.create(Backup, {
       appName: generateAppName('backup'), schedule: input.schedule, enabled: input.enabled ?? null, database: input.database,
-      prefix: input.prefix, serviceName, destinationId: input.destinationId,
-      keepLatestCount: input.keepLatestCount ?? null, backupType: backupTypeOf(kind), databaseType: input.databaseType, databaseId,
+      prefix: input.prefix, serviceName: what.serviceName, destinationId: input.destinationId,
+      keepLatestCount: input.keepLatestCount ?? null, backupType: what.backupType, databaseType: what.databaseType, databaseId: what.databaseId,
       userId: input.userId ?? null, metadata: (input.metadata ?? null) as Record<string, unknown> | null, organizationId,
       encryptionKey: input.encryptionKey ? this.#secrets().encrypt(input.encryptionKey) : null,
       lastRunAt: null, lastError: null, missedWindows: 0, lastMissedAt: null,
@@ -120,12 +141,14 @@ export class BackupService {
     const row = await this.row(backupId, organizationId, em);
     const relations: Record<string, unknown> = Object.fromEntries(absentDatabaseRelations(this.kinds()).map(r => [r, null]));
     const owner = this.ownerOf(row);
-    for (const k of this.kinds()) relations[k.kind] = k === owner ? (await k.record?.(row.databaseId, em)) ?? null : null;
+    for (const k of this.kinds()) relations[k.kind] = k === owner ? (await k.record?.(row.databaseId!, em)) ?? null : null;
     return { ...(await this.view(row, em)), ...relations };
   }
 
-  async update(input: BackupUpdate, organizationId: string, em: EntityManager) {
+  async update(input: BackupUpdate, principal: Principal, em: EntityManager) {
+    const organizationId = principal.organizationId;
     const row = await this.row(input.backupId, organizationId, em);
+    if (isWebServer(row)) await assertInstanceOwner(this.#users(), principal.userId, 'backupId');
     if (input.databaseType && input.databaseType !== row.databaseType) throw badRequest('databaseType cannot change', [{ path: ['databaseType'], message: `is "${row.databaseType}" for this backup` }]);
     checkSchedule(input.schedule);
     await this.#destinations.row(input.destinationId, organizationId, em);
@@ -173,18 +196,33 @@ export class BackupService {
       this.#events().emit('databaseBackup', { backupId: row.backupId, organizationId: row.organizationId, databaseType: row.databaseType, status: 'error', file: null, error: message });
       throw e;
     }
-    await runToEnd(this.#deployments(), this.#events(), { ...request, title: 'Scheduled Database Backup' }, em);
+    await runToEnd(this.#deployments(), this.#events(), { ...request, title: `Scheduled ${request.title}` }, em);
   }
 
-  /** The deployment of one run of the backup (manual or scheduled), on its workload's host. */
+  /** The deployment of one run of the backup (manual or scheduled), on its workload's host (Berth's own data: this host). */
   async runRequest(row: BackupRow, em: EntityManager): Promise<EnqueueRequest> {
+    if (isWebServer(row)) {
+      return {
+        targetType: BACKUP_TARGET, targetId: row.backupId, organizationId: row.organizationId, serverId: null, action: 'backup',
+        title: 'Web Server Backup', description: 'Berth\'s own data: its database and the data directory\'s keys',
+      };
+    }
     const owner = this.ownerOf(row);
     if (!owner) throw badRequest(`Backup ${row.backupId}: no ${row.backupType} kind with backups of ${row.databaseType} is enabled`);
-    const workload = await this.#workloads().owner(owner.kind, row.databaseId, row.organizationId, em);
+    const workload = await this.#workloads().owner(owner.kind, row.databaseId!, row.organizationId, em);
     return {
       targetType: BACKUP_TARGET, targetId: row.backupId, organizationId: row.organizationId, serverId: workload.serverId, action: 'backup',
       title: 'Database Backup', description: `${row.databaseType} database ${row.database}${row.serviceName ? ` in service ${row.serviceName}` : ''}`,
     };
+  }
+
+  /** Backs up Berth's own data now, as a deployment of the backup like the others' manual runs; the instance owner's alone, 409 without the passphrase. */
+  async manualWebServer(backupId: string, principal: Principal, em: EntityManager): Promise<true> {
+    const row = await this.row(backupId, principal.organizationId, em);
+    if (!isWebServer(row)) throw badRequest(`Backup ${backupId} is a ${row.databaseType} backup, not ${WEB_SERVER}`, [{ path: ['backupId'], message: `is a ${row.databaseType} backup` }]);
+    await assertInstanceOwner(this.#users(), principal.userId, 'backupId');
+    this.#ownData().assertConfigured();
+    return runToEnd(this.#deployments(), this.#events(), await this.runRequest(row, em), em);
   }
 
   /** The files and folders directly below `search`'s folder whose name contains its last part, as the peer lists them (100 at most). */

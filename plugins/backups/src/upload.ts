@@ -1,10 +1,11 @@
-// One backup file stored whole: what a producer writes goes through gzip (and the operator's
-// encryption), a sha256 and a byte count into the storage's upload; then the object is read back
-// (same checksum, a whole gzip) before it counts. A failure anywhere removes the object: a size of
+// One backup file stored whole: what a producer writes goes through its framing (gzip and the
+// operator's encryption; Berth's own-data archive is stored as written), a sha256 and a byte
+// count into the storage's upload; then the object is read back (same checksum, decoded whole)
+// before it counts. A failure anywhere removes the object: a size of
 // zero, a truncated gzip or a failed upload is a failed backup, never a success.
 import { createGunzip, createGzip } from 'node:zlib';
 import { createHash } from 'node:crypto';
-import { PassThrough, Transform, Writable, type Readable } from 'node:stream';
+import { PassThrough, Transform, Writable, type Duplex, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { BackupStore } from '@berth/core';
 import { decryptStream, encryptStream } from '@berth/core';
@@ -18,22 +19,38 @@ export function measure(): Transform & { size(): number; sha256(): string } {
   return Object.assign(t, { size: () => size, sha256: () => (digest ??= hash.digest('hex')) });
 }
 
-/** Reads a stored object to its end: its sha256 and size, and whether it is one whole gzip stream. */
-export async function inspectObject(body: Readable, passphrase: string | null): Promise<{ sha256: string; size: number }> {
+/** How a backup file is made from what its producer writes, and read back. */
+export interface Framing {
+  /** The transforms between the producer and the stored bytes (none: stored as written). */
+  encode(): Duplex[];
+  /** The transforms a stored object must pass, to its end and without an error, to count as whole. */
+  decode(): Duplex[];
+}
+
+/** gzip, then the operator's encryption when the backup has a passphrase: database and volume files. */
+export const gzipFraming = (passphrase: string | null): Framing => ({
+  encode: () => (passphrase ? [createGzip(), encryptStream(passphrase)] : [createGzip()]),
+  decode: () => (passphrase ? [decryptStream(passphrase), createGunzip()] : [createGunzip()]),
+});
+
+/** Reads a stored object to its end: its sha256 and size, and whether it decodes whole (for a gzip framing: one whole gzip stream). */
+export async function inspectObject(body: Readable, framing: Framing): Promise<{ sha256: string; size: number }> {
   const m = measure();
   const discard = new Writable({ write: (_c, _e, done) => done() });
-  await (passphrase ? pipeline(body, m, decryptStream(passphrase), createGunzip(), discard) : pipeline(body, m, createGunzip(), discard));
+  const decode = framing.decode();
+  await pipeline([body, m, ...decode, discard]);
   return { sha256: m.sha256(), size: m.size() };
 }
 
-/** Stores what `produce` writes (and ends) under `key`; answers the stored size and sha256, or rejects saying what failed. */
-export async function storeWhole(store: BackupStore, key: string, passphrase: string | null, produce: (sink: Writable) => Promise<void>): Promise<{ size: number; sha256: string }> {
-  const gzip = createGzip();
+/** Stores what `produce` writes (and ends) under `key`, framed; answers the stored size and sha256, or rejects saying what failed. */
+export async function storeWhole(store: BackupStore, key: string, framing: Framing, produce: (sink: Writable) => Promise<void>): Promise<{ size: number; sha256: string }> {
+  const encode = framing.encode();
   const m = measure();
   const body = new PassThrough();
-  const compressed = (passphrase ? pipeline(gzip, encryptStream(passphrase), m, body) : pipeline(gzip, m, body)).catch((e: Error) => { body.destroy(e); throw e; });
+  const sink: Writable = encode[0] ?? m;
+  const compressed = pipeline([...encode, m, body]).catch((e: Error) => { body.destroy(e); throw e; });
   const upload = store.put(key, body);
-  const results = await Promise.allSettled([produce(gzip), compressed, upload]);
+  const results = await Promise.allSettled([produce(sink), compressed, upload]);
   const failed = results.find(r => r.status === 'rejected') as PromiseRejectedResult | undefined;
   const fail = async (message: string) => {
     await store.remove(key).catch(() => {});
@@ -43,7 +60,7 @@ export async function storeWhole(store: BackupStore, key: string, passphrase: st
   const { size } = (results[2] as PromiseFulfilledResult<{ size: number }>).value;
   const sha256 = m.sha256();
   if (size === 0 || size !== m.size()) throw await fail(`the storage holds ${size} bytes of the ${m.size()} sent`);
-  const stored = await inspectObject(await store.get(key), passphrase).catch((e: Error) => ({ error: e }));
+  const stored = await inspectObject(await store.get(key), framing).catch((e: Error) => ({ error: e }));
   if ('error' in stored || stored.sha256 !== sha256) throw await fail(`the stored file does not read back whole (${'error' in stored ? stored.error.message : 'checksum differs'})`);
   return { size, sha256 };
 }

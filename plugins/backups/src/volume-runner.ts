@@ -10,7 +10,7 @@ import type { EntityManager, EventBus } from '@berth/core';
 import { ensureMountVolume, volumeLabels, type ContainerHosts, type WorkloadRef, type WorkloadRegistry } from '@berth/plugin-workloads';
 import { Destination, type VolumeBackupRow, type VolumeRestoreRow } from './entities.ts';
 import type { DestinationService } from './destinations.ts';
-import { inspectObject, storeWhole } from './upload.ts';
+import { gzipFraming, inspectObject, storeWhole } from './upload.ts';
 import { stamp } from './runner.ts';
 import { archiveVolume, replaceVolume, startAgain, stopUsers, volumeBelongs, type StoppedService } from './volume-copy.ts';
 
@@ -75,7 +75,7 @@ export class VolumeRunner {
       io.log(`Copying volume ${row.volumeName} to ${key}`);
       const { tar, done } = await archiveVolume(docker, hosts, this.#image(), row.volumeName);
       try {
-        result = await storeWhole(store, key, null, sink => pipeline(tar, sink));
+        result = await storeWhole(store, key, gzipFraming(null), sink => pipeline(tar, sink));
       } finally {
         await done();
       }
@@ -108,7 +108,7 @@ export class VolumeRunner {
     const { workload, exists } = await this.#checked(restore.serviceType, restore.serviceId, restore.volumeName, restore.organizationId, em, false);
     const store = this.#destinations.open(await em.findOneOrFail(Destination, { destinationId: restore.destinationId }));
     io.log(`Reading ${restore.backupFile} whole before the volume is touched`);
-    const checked = await inspectObject(await store.get(restore.backupFile, { signal: io.signal }), null)
+    const checked = await inspectObject(await store.get(restore.backupFile, { signal: io.signal }), gzipFraming(null))
       .catch((e: Error) => { throw new Error(`${restore.backupFile} is damaged: ${e.message}`); });
     io.log(`${restore.backupFile}: ${checked.size} bytes, sha256 ${checked.sha256}`);
     const hosts = this.#hosts();
