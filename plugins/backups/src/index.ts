@@ -35,8 +35,10 @@ export default definePlugin({
     cradle().deployments.register(new BackupRunDeployer(VOLUME_BACKUP_TARGET, VolumeBackup, 'volumeBackupId', (row: VolumeBackupRow, run) => volumeRunner.run(row, run.em, { signal: run.signal, log: line => run.log(line) })));
     schedules.define(berth.jobs, berth.config.backupTickSeconds);
     if (berth.config.backupVerify === 'schedule') {
-      new VerifySchedule({ runner, em: () => cradle().orm.em.fork(), events: () => berth.events, logger: () => cradle().logger, schedule: berth.config.backupVerifySchedule })
-        .define(berth.jobs, berth.config.backupTickSeconds);
+      const verifications = new VerifySchedule({ runner, em: () => cradle().orm.em.fork(), events: () => berth.events, logger: () => cradle().logger, schedule: berth.config.backupVerifySchedule });
+      verifications.define(berth.jobs, berth.config.backupTickSeconds);
+      // Before the jobs and the database stop: the check under way is aborted, its file stays unchecked.
+      berth.http(app => { app.addHook('onClose', async () => verifications.shutdown()); });
     }
     // A removed workload takes its database and volume backups (their files stay in the destinations).
     const directory = {

@@ -103,7 +103,7 @@ export class BackupRunner {
     log(`Dumping ${backup.database} to ${key}`);
     const file = await this.#store(backup, destination, key, gzipFraming(passphrase), sink => source.dump(databaseId, target, sink, { em, log }), em, log);
     if (this.#verify() && source.verify) {
-      if (!await this.verifyFile(backup, file, em, log)) throw new Error(`Backup of ${backup.database} failed its restore check: ${file.verification}`);
+      if (!await this.verifyFile(backup, file, em, { log })) throw new Error(`Backup of ${backup.database} failed its restore check: ${file.verification}`);
     }
     await this.#retain(backup, em, log);
     return { key, size: file.size, sha256: file.sha256 };
@@ -122,25 +122,28 @@ export class BackupRunner {
   /**
    * Restores the file into a throwaway container of the backup's kind and records the driver's
    * check with it (verified, verification); answers whether it restored. The file's record is
-   * flushed either way.
+   * flushed either way, except when `signal` aborts the check: then nothing is recorded (the file
+   * stays unchecked) and the abort's reason is thrown.
    */
-  async verifyFile(backup: BackupRow, file: BackupFileRow, em: EntityManager, log: (line: string) => void = () => {}): Promise<boolean> {
-    const source = this.#source(backup.backupType, backup.databaseType);
-    if (!source.verify) throw new Error(`${backup.databaseType} backups cannot be checked in a throwaway container`);
-    const target = targetOf(backup);
-    const destination = await em.findOneOrFail(Destination, { destinationId: file.destinationId });
-    const store = this.#destinations.open(destination);
-    const passphrase = isEncryptedKey(file.key) && backup.encryptionKey ? this.#secrets().decrypt(backup.encryptionKey) : null;
-    log(`Restoring ${file.key} into a throwaway container to prove it restores`);
+  async verifyFile(backup: BackupRow, file: BackupFileRow, em: EntityManager, io: { log?: (line: string) => void; signal?: AbortSignal } = {}): Promise<boolean> {
+    const log = io.log ?? (() => {});
     const gunzip = createGunzip();
     try {
-      const input = await store.get(file.key);
+      const source = this.#source(backup.backupType, backup.databaseType);
+      if (!source.verify) throw new Error(`${backup.databaseType} backups cannot be checked in a throwaway container`);
+      const target = targetOf(backup);
+      const destination = await em.findOneOrFail(Destination, { destinationId: file.destinationId });
+      const store = this.#destinations.open(destination);
+      const passphrase = isEncryptedKey(file.key) && backup.encryptionKey ? this.#secrets().decrypt(backup.encryptionKey) : null;
+      log(`Restoring ${file.key} into a throwaway container to prove it restores`);
+      const input = await store.get(file.key, { signal: io.signal });
       const feeding = (passphrase ? pipeline(input, decryptStream(passphrase), gunzip) : pipeline(input, gunzip)).catch(() => {});
-      file.verification = await source.verify(backup.databaseId!, target, gunzip, { em, log });
+      file.verification = await source.verify(backup.databaseId!, target, gunzip, { em, log, signal: io.signal });
       file.verified = true;
       await feeding;
     } catch (e) {
       gunzip.destroy();
+      if (io.signal?.aborted) throw io.signal.reason ?? e;
       file.verified = false;
       file.verification = (e as Error).message;
     }
