@@ -183,9 +183,13 @@ export class BackupService {
   /**
    * A scheduled run: a deployment of the backup like a manual one (so its runs list it), waited
    * for; its outcome is on the record (the runner's). A run that cannot even be queued (its
-   * workload gone) is a failed run too: on the record and raised.
+   * workload gone) is a failed run too: on the record and raised. A run of the backup that is
+   * still queued or going (one queued before a restart: deployments are durable) is not doubled:
+   * the window is its, and the record says so once it ends.
    */
   async runScheduled(row: BackupRow, em: EntityManager): Promise<void> {
+    const runs = (await this.#deployments().listFor(BACKUP_TARGET, [row.backupId], em)).get(row.backupId) ?? [];
+    if (runs.some(d => d.status === 'queued' || d.status === 'running')) return;
     let request: EnqueueRequest;
     try {
       request = await this.runRequest(row, em);
