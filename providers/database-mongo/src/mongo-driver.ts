@@ -25,6 +25,23 @@ const CHANGE_SCRIPT = [
   'connect(uri).changeUserPassword(e.BERTH_MONGO_USER, e.BERTH_MONGO_NEW_PASSWORD);',
 ].join('\n');
 
+// What a restored copy holds, for the check after each backup: every collection of every database
+// but the server's own (admin, config, local), with its exact document count, one
+// "database.collection<TAB>count" line each, sorted; views and system collections are left out.
+const INVENTORY_SCRIPT = [
+  'const e = process.env;',
+  "const uri = 'mongodb://' + encodeURIComponent(e.BERTH_MONGO_USER) + ':' + encodeURIComponent(e.BERTH_MONGO_PASSWORD) + '@127.0.0.1:' + e.BERTH_MONGO_PORT + '/admin?directConnection=true&serverSelectionTimeoutMS=5000';",
+  'const admin = connect(uri);',
+  "const names = admin.adminCommand({ listDatabases: 1, nameOnly: true }).databases.map(d => d.name).filter(n => !['admin', 'config', 'local'].includes(n)).sort();",
+  'const lines = [];',
+  'for (const name of names) {',
+  '  const database = admin.getSiblingDB(name);',
+  "  const collections = database.getCollectionInfos({ type: 'collection' }).map(c => c.name).filter(c => !c.startsWith('system.')).sort();",
+  "  for (const c of collections) lines.push(name + '.' + c + '\\t' + database.getCollection(c).countDocuments({}));",
+  '}',
+  "if (lines.length) print(lines.join('\\n'));",
+].join('\n');
+
 const DUMP_SCRIPT = 'exec mongodump --archive --uri="$BERTH_MONGO_URI"';
 const RESTORE_SCRIPT = 'exec mongorestore --archive --drop --uri="$BERTH_MONGO_URI"';
 
@@ -83,6 +100,11 @@ export class MongoDriver implements DatabaseDriver {
       cmd: ['mongosh', '--nodb', '--quiet', '--eval', CHANGE_SCRIPT],
       env: { ...this.#shellEnv(c), BERTH_MONGO_NEW_PASSWORD: newPassword },
     };
+  }
+
+  /** Every collection of the restored copy with its exact document count, through mongosh (the credentials in its environment). */
+  inventoryCommand(c: DatabaseCredentials): ContainerCommand {
+    return { cmd: ['mongosh', '--nodb', '--quiet', '--eval', INVENTORY_SCRIPT], env: this.#shellEnv(c) };
   }
 
   dumpCommand(c: DatabaseCredentials): ContainerCommand {

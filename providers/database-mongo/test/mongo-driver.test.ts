@@ -67,4 +67,36 @@ t.test('mongo driver (no mongod on these machines: the service spec and commands
     t.same(dump.env, { BERTH_MONGO_URI: 'mongodb://admin:a%22b%24c@127.0.0.1:27017/?authSource=admin' });
     t.same(driver.restoreCommand(c).cmd, ['sh', '-c', 'exec mongorestore --archive --drop --uri="$BERTH_MONGO_URI"']);
   });
+
+  t.test('the restore check lists every collection with its document count, through mongosh, values from its environment', async t => {
+    const c: DatabaseCredentials = { databaseName: null, databaseUser: 'u@x', databasePassword: "p'w", databaseRootPassword: null };
+    const inventory = driver.inventoryCommand(c);
+    t.same(inventory.cmd.slice(0, 4), ['mongosh', '--nodb', '--quiet', '--eval']);
+    t.same(inventory.env, { BERTH_MONGO_USER: 'u@x', BERTH_MONGO_PASSWORD: "p'w", BERTH_MONGO_PORT: '27017' });
+    t.notMatch(inventory.cmd.join(' '), /p'w|u@x/, 'no credential in the arguments');
+    // mongosh's globals (connect, print) and a server's answers, stood in for, to run the real script text.
+    const server: Record<string, { collections: { name: string; type: string }[]; counts: Record<string, number> }> = {
+      shop: { collections: [{ name: 'orders', type: 'collection' }, { name: 'customers', type: 'collection' }, { name: 'system.views', type: 'collection' }], counts: { orders: 500, customers: 12, 'system.views': 1 } },
+      admin: { collections: [{ name: 'system.users', type: 'collection' }], counts: { 'system.users': 1 } },
+      analytics: { collections: [{ name: 'events', type: 'collection' }], counts: { events: 0 } },
+    };
+    const run = (databases: string[]) => {
+      const printed: string[] = [];
+      const uris: string[] = [];
+      const db = (name: string) => ({
+        getCollectionInfos: (filter: { type: string }) => server[name]!.collections.filter(x => x.type === filter.type),
+        getCollection: (coll: string) => ({ countDocuments: () => server[name]!.counts[coll] }),
+      });
+      new Function('connect', 'print', 'process', inventory.cmd[4]!)(
+        (uri: string) => { uris.push(uri); return { adminCommand: () => ({ databases: databases.map(name => ({ name })) }), getSiblingDB: db }; },
+        (text: string) => void printed.push(text),
+        { env: inventory.env },
+      );
+      return { printed, uris };
+    };
+    const { printed, uris } = run(['shop', 'admin', 'analytics', 'local', 'config']);
+    t.equal(uris[0], "mongodb://u%40x:p'w@127.0.0.1:27017/admin?directConnection=true&serverSelectionTimeoutMS=5000");
+    t.same(printed, ['analytics.events\t0\nshop.customers\t12\nshop.orders\t500'], 'sorted, the server\'s own databases and system collections left out');
+    t.same(run([]).printed, [], 'an empty server prints nothing (an empty inventory)');
+  });
 });
