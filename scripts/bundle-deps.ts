@@ -93,6 +93,13 @@ for (const { name, via } of bundled) {
     outExtension: { '.js': '.mjs' },
     chunkNames: 'chunk-[hash]',
     logLevel: 'warning',
+    // V8 keeps every loaded script's source text resident: without comments and indentation the
+    // bundles' text is about half as large. Names stay (keepNames), so stack traces, class names
+    // and error names read as before.
+    minifyWhitespace: true,
+    minifySyntax: true,
+    keepNames: true,
+    legalComments: 'none',
   });
   for (const [entry, file] of Object.entries(entryPoints)) {
     const out = path.join(outdir, `${entry}.mjs`);
