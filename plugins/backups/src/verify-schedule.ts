@@ -30,7 +30,17 @@ export class VerifySchedule {
   }
 
   define(jobs: JobScheduler, tickSeconds: number): void {
-    jobs.define(VERIFY_JOB, async () => { await this.tick(); }, { concurrency: 1, lockLifetimeMs: 6 * 3600_000 });
+    // A short lock renewed while the checks run: Agenda keeps a ref'd timer of half the lock
+    // lifetime per run, so a lock of hours kept the process alive for hours after each tick.
+    const lockLifetimeMs = Math.max(30_000, tickSeconds * 2000);
+    jobs.define(VERIFY_JOB, async (_data, job) => {
+      const renew = setInterval(() => void job.touch().catch(() => {}), lockLifetimeMs / 3);
+      try {
+        await this.tick();
+      } finally {
+        clearInterval(renew);
+      }
+    }, { concurrency: 1, lockLifetimeMs });
     jobs.every(`${tickSeconds} seconds`, VERIFY_JOB);
   }
 
