@@ -189,4 +189,34 @@ t.test('backups of postgres to s3 and to a local directory, restored for real', 
     t.pass('a databaseBackup error event said so');
     await after.post('backup.update', { backupId: backup.backupId, schedule: '0 3 * * *', enabled: false, prefix: 'restarts', destinationId: s3Dest.destinationId, database: 'shop' });
   });
+
+  t.test('backupVerify "schedule": each backup\'s newest unchecked file is proven at the next window; a corrupted one is a failure on the record and an event', async t => {
+    // A yearly window that has passed: files written now wait for the next window.
+    await current.stop();
+    current = await server.restart({ deploySettleSeconds: 0, backupTickSeconds: 1, backupVerify: 'schedule', backupVerifySchedule: '0 0 1 1 *' });
+    let c = new Client(current.url, { apiKey });
+    const files: Record<string, { Path: string; verified: boolean | null; verification: string | null }> = {};
+    const backups: Record<string, string> = {};
+    for (const name of ['later-ok', 'later-bad']) {
+      backups[name] = (await c.post('backup.create', { schedule: '0 3 * * *', enabled: false, prefix: name, destinationId: localDest.destinationId, database: 'shop', databaseType: 'postgres', postgresId })).body.backupId;
+      t.equal((await c.post('backup.manualBackupPostgres', { backupId: backups[name] })).body, true);
+      [files[name]] = (await c.get('backup.listBackupFiles', { destinationId: localDest.destinationId, search: `${name}/` })).body;
+      t.match(files[name], { verified: null, verification: null }, `${name}: not checked after the run`);
+    }
+    writeFileSync(path.join(server.dataDir, 'backups', 'pg', files['later-bad']!.Path), Buffer.from('not the dump that was written'));
+    await current.stop();
+    const events: { backupId: string; status: string; error: string | null }[] = [];
+    current = await server.restart({ deploySettleSeconds: 0, backupTickSeconds: 1, backupVerify: 'schedule', backupVerifySchedule: '*/2 * * * * *' },
+      kernel => void kernel.container.cradle.events.on('databaseBackup', e => void events.push(e)));
+    c = new Client(current.url, { apiKey });
+    const checked = await waitFor('both files checked', async () => {
+      const found = await Promise.all(['later-ok', 'later-bad'].map(async name => (await c.get('backup.listBackupFiles', { destinationId: localDest.destinationId, search: `${name}/` })).body[0]));
+      return found.every(f => f.verified !== null) ? found : undefined;
+    }, { timeout: 120_000, interval: 1000 });
+    t.match(checked[0], { verified: true, verification: /^public\.orders\t\d+$/m }, 'the good file restored into a throwaway container');
+    t.match(checked[1], { verified: false, verification: String });
+    t.match((await c.get('backup.one', { backupId: backups['later-bad'] })).body, { lastError: /failed its scheduled restore check/ });
+    t.ok(events.some(e => e.backupId === backups['later-bad'] && e.status === 'error'), 'a failed databaseBackup event');
+    t.notOk(events.some(e => e.backupId === backups['later-ok'] && e.status === 'error'), 'none for the good one');
+  });
 });
