@@ -62,7 +62,7 @@ export interface DatabaseDriver {
   dumpCommand(c: DatabaseCredentials): ContainerCommand;
   /** A marker the dump program may append after the dump (redis-cli --rdb - after a diskless sync): dropped when the last `bytes` match `pattern`. */
   readonly dumpTrailer?: { bytes: number; pattern: RegExp };
-  /** Prints what a restored copy holds, one line per table (name, tab, exact row count), for the check after each backup; absent = the restore exiting 0 is the check. */
+  /** Prints what a restored copy holds, one line per table (name, tab, exact row count; redis: per database, its keys), for the check after each backup; absent = the restore exiting 0 is the check. */
   inventoryCommand?(c: DatabaseCredentials): ContainerCommand;
   /** Turns the inventory program's stdout into those lines when the program cannot print them itself (redis-cli's INFO); absent = its stdout as it is. */
   inventoryLines?(stdout: string): string;
