@@ -62,8 +62,10 @@ export interface DatabaseDriver {
   dumpCommand(c: DatabaseCredentials): ContainerCommand;
   /** A marker the dump program may append after the dump (redis-cli --rdb - after a diskless sync): dropped when the last `bytes` match `pattern`. */
   readonly dumpTrailer?: { bytes: number; pattern: RegExp };
-  /** Prints what a restored copy holds, one line per table (name, tab, exact row count), for the check after each backup; absent = the restore exiting 0 is the check. */
+  /** Prints what a restored copy holds, one line per table (name, tab, exact row count; redis: per database, its keys), for the check after each backup; absent = the restore exiting 0 is the check. */
   inventoryCommand?(c: DatabaseCredentials): ContainerCommand;
+  /** Turns the inventory program's stdout into those lines when the program cannot print them itself (redis-cli's INFO); absent = its stdout as it is. */
+  inventoryLines?(stdout: string): string;
   /** Creates c.databaseName when it does not exist yet (a restore into a new database); absent = the kind has no named databases to create. */
   createDatabaseCommand?(c: DatabaseCredentials): ContainerCommand;
   /** The credentials a container of the kind's image was started with, read from its environment (the inverse of containerEnv): for databases Berth did not create, e.g. a compose service; absent = not supported. */
@@ -74,7 +76,8 @@ export interface DatabaseDriver {
    * For kinds whose running server cannot take a dump (redis): the file the dump becomes below the
    * data path, what to delete there first and small files to write beside it; a restore stops the
    * service, writes them into the data volume from a helper container of the same image (owned
-   * like the data path), and starts the service again.
+   * like the data path), and starts the service again. The check after a backup writes them the
+   * same way into a throwaway container before its server starts.
    */
   readonly offlineRestore?: { file: string; remove: string[]; files?: Record<string, string> };
 }

@@ -112,6 +112,24 @@ export class MysqlDriver implements DatabaseDriver {
     };
   }
 
+  /**
+   * Every base table of the database with its exact row count, one "name<TAB>count" line each:
+   * one UNION ALL of COUNT(*) per table, built from information_schema and run as a prepared
+   * statement (top-level PREPARE works in MySQL and MariaDB alike). No table gives a query with
+   * no rows, since PREPARE of NULL fails.
+   */
+  inventoryCommand(c: DatabaseCredentials): ContainerCommand {
+    const count = "CONCAT('SELECT ', QUOTE(table_name), ', COUNT(*) FROM `', REPLACE(table_name, '`', '``'), '`')";
+    const sql = [
+      'SET SESSION group_concat_max_len = 16777216',
+      `SET @berth_inventory = (SELECT COALESCE(GROUP_CONCAT(${count} ORDER BY table_name SEPARATOR ' UNION ALL '), 'SELECT 1 FROM DUAL WHERE FALSE') FROM information_schema.tables WHERE table_schema = DATABASE() AND table_type = 'BASE TABLE')`,
+      'PREPARE berth_inventory FROM @berth_inventory',
+      'EXECUTE berth_inventory',
+      'DEALLOCATE PREPARE berth_inventory',
+    ].join('; ');
+    return { cmd: [this.client, ...this.connect(this.user(c)), `--database=${this.database(c)}`, '--batch', '--skip-column-names', `--execute=${sql}`], env: { MYSQL_PWD: c.databasePassword } };
+  }
+
   createDatabaseCommand(c: DatabaseCredentials): ContainerCommand {
     const name = quoteIdentifier(this.database(c));
     // The images' user has rights on its own database only: root creates the new one and grants it.

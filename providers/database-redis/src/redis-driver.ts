@@ -67,6 +67,16 @@ export class RedisDriver implements DatabaseDriver {
     return { cmd: [...CLI, '--rdb', '-'], env: this.#cliEnv(c.databasePassword) };
   }
 
+  /** The keys of each database of a restored copy; an empty copy has no database lines. */
+  inventoryCommand(c: DatabaseCredentials): ContainerCommand {
+    return { cmd: [...CLI, 'INFO', 'keyspace'], env: this.#cliEnv(c.databasePassword), expectOutput: /^# Keyspace\r?$/m };
+  }
+
+  /** INFO's "db0:keys=53,expires=0,..." lines (CRLF, under a "# Keyspace" header) as "db0<TAB>53". */
+  inventoryLines(stdout: string): string {
+    return [...stdout.matchAll(/^(db\d+):keys=(\d+)/gm)].map(([, db, keys]) => `${db}\t${keys}`).join('\n');
+  }
+
   restoreCommand(): ContainerCommand {
     throw new Error('Redis cannot restore a dump from a running server: stop the service, put the dump as dump.rdb into its data volume (without appendonly files) and start it again');
   }

@@ -2,10 +2,11 @@
 // driver's commands (argument arrays, credentials in the exec environment): the one path for the
 // database kinds' tasks and for a database in a service of someone else's stack (compose).
 import type Docker from 'dockerode';
-import { Transform, type Readable, type Writable } from 'node:stream';
+import path from 'node:path';
+import { Readable, Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ContainerCommand, DatabaseCredentials, DatabaseDriver } from '@berth/core';
-import { execIn, execStream, type StreamIo } from '../swarm/exec.ts';
+import { execIn, execStream, startIn, type StreamIo } from '../swarm/exec.ts';
 
 const READY_TIMEOUT_MS = 180_000;
 
@@ -90,8 +91,11 @@ export async function restoreIn(db: DatabaseInContainer, databaseName: string | 
   await streamIn(db, db.driver.restoreCommand(towards(db.creds, databaseName)), { stdin: input, signal: io.signal }, 'restore');
 }
 
-/** Waits until the driver's readiness check passes in the container; rejects with its last answer after the timeout. */
-export async function waitReady(db: DatabaseInContainer & { containerId: string }, io: ContainerBackupIo): Promise<void> {
+/**
+ * Waits until the driver's readiness check passes in the container; rejects with its last answer
+ * after the timeout, or at once when `gone` answers why the server is no longer there.
+ */
+export async function waitReady(db: DatabaseInContainer & { containerId: string }, io: ContainerBackupIo, gone: () => string | null = () => null): Promise<void> {
   const check = db.driver.readinessCheck(db.creds);
   const until = Date.now() + READY_TIMEOUT_MS;
   let last = '';
@@ -99,16 +103,52 @@ export async function waitReady(db: DatabaseInContainer & { containerId: string 
     io.signal?.throwIfAborted();
     const r = await execIn(db.docker, db.containerId, check, { signal: io.signal }).catch(e => ({ exitCode: -1, stdout: '', stderr: (e as Error).message }));
     if (r.exitCode === 0 && (!check.expectOutput || check.expectOutput.test(r.stdout))) return;
+    const why = gone();
+    if (why) throw new Error(why);
     last = lastLines(r.stderr || r.stdout, 1);
     await sleep(500, io.signal);
   }
   throw new Error(`${db.name} did not become ready within ${READY_TIMEOUT_MS / 1000} s${last ? `: ${last}` : ''}`);
 }
 
+/** Runs one program (argument array) as root beside the data path, with its stdin when given; throws unless it exits 0. */
+export type RootRun = (cmd: string[], stdin?: Readable) => Promise<void>;
+
+/**
+ * Writes a dump as the driver's offlineRestore files below its data path through `run`, for a
+ * server that is not running: the dump arrives beside the data first (a failed transfer leaves
+ * the current files as they were), then replaces them; everything ends up owned like the data path.
+ */
+export async function writeOfflineFiles(run: RootRun, driver: DatabaseDriver, input: Readable): Promise<void> {
+  const offline = driver.offlineRestore;
+  if (!offline) throw new Error(`${driver.label} restores into its running server, not into its data files`);
+  const at = (p: string) => path.posix.join(driver.dataPath, p);
+  const incoming = at('.berth-restore');
+  await run(['dd', `of=${incoming}`, 'bs=1M', 'status=none'], input);
+  await run(['rm', '-rf', '--', ...offline.remove.map(at)]);
+  await run(['mkdir', '-p', '--', path.posix.dirname(at(offline.file))]);
+  await run(['mv', '-f', '--', incoming, at(offline.file)]);
+  for (const [file, content] of Object.entries(offline.files ?? {})) {
+    await run(['mkdir', '-p', '--', path.posix.dirname(at(file))]);
+    await run(['dd', `of=${at(file)}`, 'status=none'], Readable.from([Buffer.from(content)]));
+  }
+  await run(['chown', '-R', `--reference=${driver.dataPath}`, '--', driver.dataPath]);
+}
+
+/** The program and arguments the kind's container runs (the start command over the image's own, as the engine combines them). */
+async function serverCommand(docker: Docker, image: string, start: { command: string | null; args: string[] | null }): Promise<{ cmd: string[]; user: string }> {
+  const { Config } = await docker.getImage(image).inspect();
+  const entrypoint = start.command ? [start.command] : [Config.Entrypoint ?? []].flat();
+  const args = start.args ?? (start.command ? [] : [Config.Cmd ?? []].flat());
+  return { cmd: [...entrypoint, ...args], user: Config.User ?? '' };
+}
+
 /**
  * Restores the dump into a throwaway container of `image` (no network, removed afterwards),
  * started as the kind starts it with these credentials, and answers the driver's inventory of
- * the copy ('' when the kind has none); rejects when the dump does not restore.
+ * the copy ('' when the kind has none); rejects when the dump does not restore. A kind with
+ * offlineRestore gets its files before the server starts: the container idles (as root, to write
+ * them) and the server is then started inside it as the image's user.
  */
 export async function verifyCopy(docker: Docker, o: { image: string; driver: DatabaseDriver; creds: DatabaseCredentials; labels: Record<string, string>; name: string }, databaseName: string | null, input: Readable, io: ContainerBackupIo): Promise<string> {
   const { driver, creds } = o;
@@ -116,8 +156,9 @@ export async function verifyCopy(docker: Docker, o: { image: string; driver: Dat
   const container = await docker.createContainer({
     Image: o.image,
     Env: Object.entries(driver.containerEnv(creds)).map(([k, v]) => `${k}=${v}`),
-    ...(start.command ? { Entrypoint: [start.command] } : {}),
-    ...(start.args ? { Cmd: start.args } : {}),
+    ...(driver.offlineRestore
+      ? { Entrypoint: ['sleep', 'infinity'], Cmd: [], User: '0' }
+      : { ...(start.command ? { Entrypoint: [start.command] } : {}), ...(start.args ? { Cmd: start.args } : {}) }),
     Labels: { ...o.labels, 'berth.helper': 'verify' },
     // No network: the copy is reached only through exec. Its host name must resolve without one
     // (readiness checks connect to the container's own host name, as in a service).
@@ -127,12 +168,28 @@ export async function verifyCopy(docker: Docker, o: { image: string; driver: Dat
   try {
     await container.start();
     const copy = { docker, containerId: container.id, driver, creds, name: `the throwaway ${driver.label} of ${o.name}` };
-    await waitReady(copy, io);
-    await restoreIn(copy, databaseName, input, io).catch((e: Error) => { throw new Error(`the dump does not restore: ${e.message}`); });
+    const doesNotRestore = (e: Error) => { throw new Error(`the dump does not restore: ${e.message}`); };
+    if (driver.offlineRestore) {
+      const run: RootRun = async (cmd, stdin) => {
+        const r = await execStream(docker, container.id, { cmd }, { stdin, signal: io.signal });
+        if (r.exitCode !== 0) throw new Error(`${cmd[0]} failed (exit code ${r.exitCode}): ${lastLines(r.stderr, 2)}`);
+      };
+      await writeOfflineFiles(run, driver, input).catch(doesNotRestore);
+      const { exited } = await startIn(docker, container.id, await serverCommand(docker, o.image, start));
+      let gone: string | null = null;
+      void exited.then(r => { gone = `the ${driver.label} server stopped while loading it (exit code ${r.exitCode}): ${lastLines(r.output, 3)}`; });
+      await waitReady(copy, io, () => gone).catch(doesNotRestore);
+    } else {
+      await waitReady(copy, io);
+      await restoreIn(copy, databaseName, input, io).catch(doesNotRestore);
+    }
     if (!driver.inventoryCommand) return '';
-    const inventory = await execIn(docker, container.id, driver.inventoryCommand(towards(creds, databaseName)), { signal: io.signal });
-    if (inventory.exitCode !== 0) throw new Error(`the restored copy cannot be read: ${inventory.stderr.trim().split('\n').pop() ?? ''}`);
-    return inventory.stdout.trim();
+    const command = driver.inventoryCommand(towards(creds, databaseName));
+    const inventory = await execIn(docker, container.id, command, { signal: io.signal });
+    if (inventory.exitCode !== 0 || (command.expectOutput && !command.expectOutput.test(inventory.stdout))) {
+      throw new Error(`the restored copy cannot be read: ${lastLines(inventory.stderr || inventory.stdout, 1)}`);
+    }
+    return (driver.inventoryLines ? driver.inventoryLines(inventory.stdout) : inventory.stdout).trim();
   } finally {
     await container.remove({ force: true, v: true }).catch(() => {});
   }

@@ -9,7 +9,7 @@ import type { MountRecord } from '../attachments.ts';
 import { resolveEnv } from '../swarm/env.ts';
 import { ensureImage } from '../swarm/images.ts';
 import { execIn, runHelper } from '../swarm/exec.ts';
-import { dumpIn, restoreIn, verifyCopy, type DatabaseInContainer } from './container-backup.ts';
+import { dumpIn, restoreIn, verifyCopy, writeOfflineFiles, type DatabaseInContainer } from './container-backup.ts';
 import { swarmSettingsToService } from '../swarm/settings.ts';
 import { toServiceMounts } from '../swarm/mounts.ts';
 import { ensureVolume, removeVolume } from '../swarm/volumes.ts';
@@ -20,9 +20,9 @@ import type { DatabaseRow } from './entity.ts';
 import type { DatabaseService } from './service.ts';
 import { adoptedVolume } from './volumes.ts';
 import { databaseDir } from './kind.ts';
-import { optionalService, type Cradle, type DatabaseDriver, type DeploymentRun, badRequest } from '@berth/core';
+import { optionalService, type Cradle, type DeploymentRun, badRequest } from '@berth/core';
 import type { BackupIo, RemoveOptions } from '../registry.ts';
-import { Readable, type Writable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 
 const READY_TIMEOUT_MS = 180_000;
 const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((resolve, reject) => {
@@ -200,7 +200,7 @@ export class DatabaseDeployer extends WorkloadLifecycle<DatabaseRow> {
 
   /** Feeds `input` to the driver's restore program inside the task, into databaseName (created when new); kinds that restore offline write it into the stopped data volume. */
   async restore(row: DatabaseRow, databaseName: string | null, input: Readable, io: BackupIo): Promise<void> {
-    if (this.#db.driver.offlineRestore) return this.#restoreOffline(row, this.#db.driver.offlineRestore, input, io);
+    if (this.#db.driver.offlineRestore) return this.#restoreOffline(row, input, io);
     await restoreIn(await this.#inTask(row), databaseName, input, io);
   }
 
@@ -211,30 +211,17 @@ export class DatabaseDeployer extends WorkloadLifecycle<DatabaseRow> {
     return verifyCopy(docker, { image, driver: this.#db.driver, creds: this.#db.credentialsOf(row), labels: ownerLabels(this.owner(row)), name: row.appName }, databaseName, input, io);
   }
 
-  /** Stops the service, replaces the data files from a helper container of the same image, starts it again and waits until it is ready. */
-  async #restoreOffline(row: DatabaseRow, offline: NonNullable<DatabaseDriver['offlineRestore']>, input: Readable, io: BackupIo): Promise<void> {
+  /** Stops the service, replaces the data files from helper containers of the same image, starts it again and waits until it is ready. */
+  async #restoreOffline(row: DatabaseRow, input: Readable, io: BackupIo): Promise<void> {
     const engine = await this.engine();
     const log = io.log ?? (() => {});
     const owned = { signal: io.signal, log, ...this.owned(row) };
     const image = this.#db.settingsOf(row).dockerImage as string;
-    const dataPath = this.#db.driver.dataPath;
-    const at = (p: string) => path.posix.join(dataPath, p);
     log(`Stopping ${row.appName} to replace its data files`);
     await engine.swarm.scaleService(row.appName, 0, owned);
-    const helper = { image, volume: row.dataVolume, mountPath: dataPath, owner: this.owner(row), signal: io.signal };
-    const run = (cmd: string[], stdin?: Readable) => runHelper(engine.docker, { ...helper, stdin }, cmd);
-    const incoming = at('.berth-restore');
+    const helper = { image, volume: row.dataVolume, mountPath: this.#db.driver.dataPath, owner: this.owner(row), signal: io.signal };
     try {
-      // Written beside the data first: a failed transfer leaves the current data files as they were.
-      await run(['dd', `of=${incoming}`, 'bs=1M', 'status=none'], input);
-      await run(['rm', '-rf', '--', ...offline.remove.map(at)]);
-      await run(['mkdir', '-p', '--', path.posix.dirname(at(offline.file))]);
-      await run(['mv', '-f', '--', incoming, at(offline.file)]);
-      for (const [file, content] of Object.entries(offline.files ?? {})) {
-        await run(['mkdir', '-p', '--', path.posix.dirname(at(file))]);
-        await run(['dd', `of=${at(file)}`, 'status=none'], Readable.from([Buffer.from(content)]));
-      }
-      await run(['chown', '-R', `--reference=${dataPath}`, '--', dataPath]);
+      await writeOfflineFiles((cmd, stdin) => runHelper(engine.docker, { ...helper, stdin }, cmd), this.#db.driver, input);
     } finally {
       log(`Starting ${row.appName} again`);
       await engine.swarm.scaleService(row.appName, this.replicas(row), owned);

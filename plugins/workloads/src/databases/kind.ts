@@ -2,8 +2,7 @@
 // runs through the deployer, and its removal with all it has on the host and in other plugins.
 import path from 'node:path';
 import { notFound, type Cradle, type EntityManager } from '@berth/core';
-import type { Readable } from 'node:stream';
-import type { BackupIo, BackupSource, BackupTarget, ListSource, RemoveOptions, WorkloadCapabilities } from '../registry.ts';
+import type { BackupSource, ListSource, RemoveOptions, WorkloadCapabilities } from '../registry.ts';
 import { RecordKind } from '../kind-base.ts';
 import type { DatabaseRow } from './entity.ts';
 import type { DatabaseService } from './service.ts';
@@ -43,8 +42,7 @@ export class DatabaseKind extends RecordKind<DatabaseRow> {
       procedureSuffix: db.driver.backupProcedureSuffix ?? db.driver.kind.charAt(0).toUpperCase() + db.driver.kind.slice(1),
       dump: async (id, { databaseName }, out, io) => this.deployer.dump(await this.#row(id, io.em), databaseName, out, io),
       restore: async (id, { databaseName }, input, io) => this.deployer.restore(await this.#row(id, io.em), databaseName, input, io),
-      // A kind that restores only into a stopped data volume (redis) is not verified in a throwaway container yet.
-      ...(db.driver.offlineRestore ? {} : { verify: async (id: string, { databaseName }: BackupTarget, input: Readable, io: BackupIo) => this.deployer.verify(await this.#row(id, io.em), databaseName, input, io) }),
+      verify: async (id, { databaseName }, input, io) => this.deployer.verify(await this.#row(id, io.em), databaseName, input, io),
     };
   }
 

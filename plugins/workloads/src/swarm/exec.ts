@@ -39,6 +39,32 @@ export async function execIn(docker: Docker, containerId: string, command: Conta
   return { exitCode: info.ExitCode ?? -1, stdout: tail(out), stderr: tail(err) };
 }
 
+/**
+ * Starts a program that keeps running (a server) in the container as `user` (default: the
+ * container's) without waiting for it; `exited` settles with its exit code and the last 4 KiB
+ * of its output when it exits or the container goes.
+ */
+export async function startIn(docker: Docker, containerId: string, command: ContainerCommand & { user?: string }): Promise<{ exited: Promise<{ exitCode: number; output: string }> }> {
+  const exec = await docker.getContainer(containerId).exec({
+    Cmd: command.cmd,
+    Env: Object.entries(command.env ?? {}).map(([k, v]) => `${k}=${v}`),
+    ...(command.user ? { User: command.user } : {}),
+    AttachStdout: true,
+    AttachStderr: true,
+  });
+  const stream = await exec.start({});
+  let output = Buffer.alloc(0);
+  const tail = { write: (b: Buffer) => void (output = Buffer.concat([output, b]).subarray(-4096)) } as unknown as NodeJS.WritableStream;
+  docker.modem.demuxStream(stream, tail, tail);
+  const exited = new Promise<{ exitCode: number; output: string }>(resolve => {
+    const ended = () => void exec.inspect().then(info => info.ExitCode ?? -1, () => -1).then(exitCode => resolve({ exitCode, output: output.toString('utf8') }));
+    stream.once('end', ended);
+    stream.once('close', ended);
+    stream.once('error', ended);
+  });
+  return { exited };
+}
+
 export interface StreamIo {
   /** Fed to the program's stdin, which is closed at its end. */
   stdin?: Readable;
