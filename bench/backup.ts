@@ -3,6 +3,8 @@
 // (backup.manualBackupPostgres: dump → gzip → the destination → read back; restoreBackup: checked
 // → gunzip → pg_restore), to a local directory and to a real S3 server (s3rver), beside
 // `pg_dump | gzip > file` and `gunzip -c file | pg_restore` run by hand on the same container.
+// The transfer rows run with backupVerify "never"; the last row restarts Berth with "always" (the
+// default): the backup then also restores its file into a throwaway container and counts its rows.
 // Runs Berth in-process as the tests do (needs BERTH_TEST_PG and the berth-test images).
 //
 //   node bench/backup.ts [--rows N]
@@ -14,7 +16,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { pipeline } from 'node:stream/promises';
 import Docker from 'dockerode';
-import { startTestServer, signUpAdmin, deploymentFinished, removeServiceAndVolume, TEST_POSTGRES_IMAGE, runFinished } from '@berth/core/testing';
+import { Client, startTestServer, signUpAdmin, deploymentFinished, removeServiceAndVolume, TEST_POSTGRES_IMAGE, runFinished } from '@berth/core/testing';
 
 const { values } = parseArgs({ options: { rows: { type: 'string', default: '650000' } } });
 const PASSWORD = 'Bench-pass_1';
@@ -27,9 +29,10 @@ const timed = async <T>(fn: () => Promise<T>): Promise<[T, number]> => { const s
 async function main() {
   const { startS3TestServer } = await import('@berth/core/testing');
   const s3 = await startS3TestServer(fakeT as never, ['bench']);
-  const server = await startTestServer({ deploySettleSeconds: 0 });
+  const server = await startTestServer({ deploySettleSeconds: 0, backupVerify: 'never' });
   cleanups.push(() => server.destroy());
-  const { client } = await signUpAdmin(server);
+  const admin = await signUpAdmin(server);
+  let client = admin.client;
   const { body: { environment } } = await client.post('project.create', { name: 'Bench' });
   const created = (await client.post('postgres.create', { name: 'bench', environmentId: environment.environmentId, dockerImage: TEST_POSTGRES_IMAGE, databaseName: 'bench', databaseUser: 'bench', databasePassword: PASSWORD })).body;
   cleanups.push(() => removeServiceAndVolume(created.appName));
@@ -61,15 +64,22 @@ async function main() {
   });
   rows.push(["pg_dump \\| gzip > file (by hand)", mb(statSync(file).size).toFixed(1), dumpS.toFixed(1), (mb(size) / dumpS).toFixed(1), restoreS.toFixed(1), (mb(size) / restoreS).toFixed(1)]);
 
-  for (const [label, destination] of [
-    ['Berth → local directory', { name: 'disk', provider: 'local', bucket: 'bench', endpoint: '', region: '', accessKey: '', secretAccessKey: '', additionalFlags: null }],
-    ['Berth → S3 (s3rver)', { name: 's3', provider: 'Minio', bucket: 'bench', endpoint: s3.endpoint, region: s3.region, accessKey: s3.accessKey, secretAccessKey: s3.secretAccessKey, additionalFlags: [] }],
+  const local = { name: 'disk', provider: 'local', bucket: 'bench', endpoint: '', region: '', accessKey: '', secretAccessKey: '', additionalFlags: null };
+  for (const [label, destination, verify] of [
+    ['Berth → local directory', local, false],
+    ['Berth → S3 (s3rver)', { name: 's3', provider: 'Minio', bucket: 'bench', endpoint: s3.endpoint, region: s3.region, accessKey: s3.accessKey, secretAccessKey: s3.secretAccessKey, additionalFlags: [] }, false],
+    ['Berth → local directory, proven (backupVerify "always": + a throwaway restore and row count)', { ...local, name: 'disk-proven', bucket: 'bench-proven' }, true],
   ] as const) {
+    if (verify) {
+      const restarted = await server.restart({ deploySettleSeconds: 0, backupVerify: 'always' });
+      client = new Client(restarted.url, { apiKey: admin.apiKey });
+    }
     const dest = (await client.post('destination.create', destination)).body;
     const backup = (await client.post('backup.create', { schedule: '0 3 * * *', prefix: 'bench', destinationId: dest.destinationId, database: 'bench', databaseType: 'postgres', postgresId: created.postgresId })).body;
     const [ran, backupS] = await timed(() => client.post('backup.manualBackupPostgres', { backupId: backup.backupId }));
     if (ran.body !== true) throw new Error(JSON.stringify(ran.body));
     const [f] = (await client.get('backup.listBackupFiles', { destinationId: dest.destinationId, search: 'bench/' })).body;
+    if (verify && f.verified !== true) throw new Error(`the proven backup's file is not verified: ${JSON.stringify(f)}`);
     const [restored, restoreBerthS] = await timed(async () => deploymentFinished(client, (await client.post('backup.restoreBackup', { databaseId: created.postgresId, databaseType: 'postgres', databaseName: 'bench', backupFile: f.Path, destinationId: dest.destinationId })).body.deploymentId, { timeout: 900_000 }));
     if (restored.status !== 'done') throw new Error(restored.errorMessage);
     rows.push([label, mb(f.Size).toFixed(1), backupS.toFixed(1), (mb(size) / backupS).toFixed(1), restoreBerthS.toFixed(1), (mb(size) / restoreBerthS).toFixed(1)]);

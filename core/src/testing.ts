@@ -67,7 +67,7 @@ export interface TestServer {
    * before it serves and its jobs start (to subscribe to events its first job runs raise).
    */
   restart(config?: Partial<BerthConfig>, beforeListen?: (kernel: Kernel) => void): Promise<TestServer>;
-  /** Stops and removes database and data dir. */
+  /** Stops every kernel booted on this data (restarts too, from whichever handle) and removes database and data dir. */
   destroy(): Promise<void>;
 }
 
@@ -110,6 +110,8 @@ export async function startTestServer(config: Partial<BerthConfig> = {}, mode = 
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'berth-test-'));
   const db = mode === 'external' ? await createTestDatabase() : undefined;
   if (mode === 'default' && !config.databaseUrl) await seedEmbeddedCluster(dataDir);
+  // Every kernel booted on this data (restarts too): destroy, from any handle, stops them all.
+  const kernels: Kernel[] = [];
   const boot = async (extra: Partial<BerthConfig>, beforeListen?: (kernel: Kernel) => void): Promise<TestServer> => {
     const kernel = await createKernel({
       env: {},
@@ -120,6 +122,7 @@ export async function startTestServer(config: Partial<BerthConfig> = {}, mode = 
         ...extra,
       },
     });
+    kernels.push(kernel);
     beforeListen?.(kernel);
     const url = await kernel.listen();
     const server: TestServer = {
@@ -133,7 +136,7 @@ export async function startTestServer(config: Partial<BerthConfig> = {}, mode = 
         return boot(more ?? {}, hook);
       },
       destroy: async () => {
-        await kernel.stop();
+        for (const k of kernels) await k.stop();
         await db?.drop();
         rmSync(dataDir, { recursive: true, force: true });
       },
