@@ -16,6 +16,11 @@ flags="$flags --max-semi-space-size=1"
 # letting it grow up to V8's initial limit first: after 200 projects and 1,200 sequential requests
 # 189 -> 127 MB (50 %: 142 MB), no measurable latency cost (bench/api.ts, external PostgreSQL).
 flags="$flags --heap-growing-percent=20"
+# One V8 worker thread instead of four (concurrent marking, parallel scavenges and background
+# compiles share it): on 2 cores shared with the database and the client, after 200 projects and
+# 1,200 sequential requests 124.7 MB instead of 126.8-130.0, 35 s later 111.7-112.2 instead of
+# 116.8-117.4, and project.all p99 13.4-18.0 ms instead of 18.1-21.9 (bench/api.ts, two runs each).
+flags="$flags --v8-pool-size=1"
 [ "${BERTH_NODE_PROFILE:-default}" = small ] && flags="$flags --optimize-for-size"
 # Further flags from the operator (V8 flags, which NODE_OPTIONS refuses): e.g. bench/api.ts --env BERTH_NODE_FLAGS=...
 [ -n "${BERTH_NODE_FLAGS:-}" ] && flags="$flags $BERTH_NODE_FLAGS"
