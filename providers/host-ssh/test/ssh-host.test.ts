@@ -180,5 +180,13 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     await new Promise(r => setTimeout(r, 200));
     t.equal(sessionsOn(h), before - 1, 'the server no longer serves it');
     await t.rejects(host.run(['true']), { code: 'SERVICE_UNAVAILABLE', message: /closed/ });
+    const one = connect({ maxChannels: 1 });
+    const running = one.run(['sleep', '5']).catch(e => e);
+    const waiting = one.run(['true']).catch(e => e);
+    await new Promise(r => setTimeout(r, 200));
+    t.same(one.channels, { open: 1, waiting: 1 });
+    await one.close();
+    t.match(await waiting, { code: 'SERVICE_UNAVAILABLE', message: /closed/ }, 'a call waiting for a channel fails on close');
+    t.match(await running, { code: 'SERVICE_UNAVAILABLE', message: /closed before sleep finished/ }, 'and so does the one running');
   });
 }
