@@ -313,6 +313,16 @@ export async function dropSshSessions(h: RemoteHost): Promise<number> {
   return connections.length;
 }
 
+/** Takes the host off its network (its link down) without a word to its peers, as a host that goes away would. */
+export async function cutNetwork(h: Pick<RemoteHost, 'name'>): Promise<void> {
+  await must(['ip', '-n', h.name, 'link', 'set', 'eth0', 'down']);
+}
+
+/** Brings the host back on its network after cutNetwork. */
+export async function restoreNetwork(h: Pick<RemoteHost, 'name'>): Promise<void> {
+  await must(['ip', '-n', h.name, 'link', 'set', 'eth0', 'up']);
+}
+
 /** Gives the host a new host key (as a reinstall would) and restarts sshd; answers its fingerprint. */
 export async function regenerateHostKey(h: RemoteHost): Promise<string> {
   await inHostMust(h, ['rm', '-f', '/etc/ssh/ssh_host_ed25519_key', '/etc/ssh/ssh_host_ed25519_key.pub']);

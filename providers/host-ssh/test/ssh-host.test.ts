@@ -11,7 +11,7 @@ import Docker from 'dockerode';
 import ssh2 from 'ssh2';
 import t from 'tap';
 import { canRun, shellTricks, waitFor } from '@berth/core/testing';
-import { authorizeKey, dropSshSessions, inHost, loadImage, privateRemoteHosts, regenerateHostKey, remoteHostsMissing, type RemoteHost } from '@berth/test/remote-hosts';
+import { authorizeKey, cutNetwork, dropSshSessions, restoreNetwork, inHost, loadImage, privateRemoteHosts, regenerateHostKey, remoteHostsMissing, type RemoteHost } from '@berth/test/remote-hosts';
 import { HostKeyChangedError, SshHost, type SshHostOptions } from '../src/index.ts';
 
 const run = promisify(execFile);
@@ -62,6 +62,12 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     t.match(err.message, wrong, 'the message shows the pinned fingerprint');
     t.match(err.message, h.hostKeyFingerprint, 'and the presented one');
     t.equal((await inHost(h, ['test', '-e', marker])).code, 1, 'the command never ran');
+  });
+
+  t.test('a key the server does not know, or a port nobody listens on, fails with the reason', async t => {
+    const stranger = ssh2.utils.generateKeyPairSync('ed25519').private;
+    await t.rejects(connect({ privateKey: stranger }).run(['true']), { code: 'SERVICE_UNAVAILABLE', message: `ssh ${h.user}@${h.address}:22: the server refused the key` });
+    await t.rejects(connect({ port: 2 }).engine(), { code: 'SERVICE_UNAVAILABLE', message: /ECONNREFUSED/ });
   });
 
   t.test('commands take an argument array: exit code, stdout, stderr, stdin; nothing is read as shell syntax', async t => {
@@ -139,6 +145,21 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     await dropSshSessions(h);
     await new Promise(r => setTimeout(r, 100));
     t.equal((await docker.info()).Name, h.name, 'and so does the next engine request');
+  });
+
+  t.test('a host that goes silent is noticed by the keepalive, and reached again once it is back', async t => {
+    const host = connect({ keepaliveInterval: 250, readyTimeout: 2_000 });
+    t.equal((await host.run(['echo', 'up'])).stdout, 'up\n');
+    const cut = host.run(['sleep', '30']);
+    await new Promise(r => setTimeout(r, 200));
+    await cutNetwork(h);
+    t.teardown(() => restoreNetwork(h));
+    const t0 = performance.now();
+    await t.rejects(cut, { code: 'SERVICE_UNAVAILABLE', message: /connection closed before sleep finished/ }, 'the running command fails with the reason');
+    t.ok(performance.now() - t0 < 5_000, `within a few keepalive intervals (${(performance.now() - t0).toFixed(0)} ms), not at the command's end`);
+    await t.rejects(host.run(['true']), { code: 'SERVICE_UNAVAILABLE' }, 'while it is away, calls fail (no hang past readyTimeout)');
+    await restoreNetwork(h);
+    t.equal((await host.run(['echo', 'back'])).stdout, 'back\n', 'once it is back, the next call connects again');
   });
 
   t.test('the private key stays in memory: no file on this machine holds it', async t => {
