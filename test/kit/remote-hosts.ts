@@ -186,7 +186,9 @@ async function startHost(runDir: string, k: number, i: number, key: { privateKey
 /** Starts the reaper: a detached process that tears the run down once its owner has exited. */
 function startReaper(runDir: string, owner: number): number {
   const log = openSync(path.join(runDir, 'reaper.log'), 'a');
-  const child = spawn(process.execPath, ['--no-warnings', kitFile, 'reap', runDir, String(owner)], { detached: true, stdio: ['ignore', log, log] });
+  // Not the test runner's environment: its NODE_OPTIONS would load its loaders into the reaper.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'NODE_OPTIONS' && !k.startsWith('TAP')));
+  const child = spawn(process.execPath, ['--no-warnings', kitFile, 'reap', runDir, String(owner)], { detached: true, stdio: ['ignore', log, log], env });
   closeSync(log);
   child.unref();
   return child.pid!;
