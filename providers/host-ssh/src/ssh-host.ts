@@ -7,6 +7,7 @@ import Docker from 'dockerode';
 import type { Client, ClientChannel } from 'ssh2';
 import { unavailable } from '@berth/core';
 import { ChannelAgent } from './engine-agent.ts';
+import type { HostConnection, RunOptions, RunResult } from './host-connection.ts';
 import { HostKeyChangedError, hostKeyFingerprint } from './host-key.ts';
 import { commandLine } from './shell-quote.ts';
 
@@ -38,30 +39,10 @@ export interface SshHostOptions {
   engineSocket?: string;
 }
 
-/** Options of one command. */
-export interface RunOptions {
-  /** Written to the command's standard input, which is then closed. */
-  stdin?: string | Buffer;
-  /** Aborting closes the channel (the command gets SIGKILL where the server allows signals). */
-  signal?: AbortSignal;
-}
-
-/** What a command answered. */
-export interface RunResult {
-  /** Its exit status; null when a signal ended it. */
-  code: number | null;
-  /** The signal that ended it (e.g. "SIGKILL"), else null. */
-  signal: string | null;
-  /** Its standard output (UTF-8). */
-  stdout: string;
-  /** Its standard error (UTF-8). */
-  stderr: string;
-}
-
 interface Exit { seen: boolean; code: number | null; signal: string | null }
 
 /** A remote Docker host reached over one pooled SSH connection. */
-export class SshHost {
+export class SshHost implements HostConnection {
   /** user@host:port, for messages. */
   readonly target: string;
   readonly #o: SshHostOptions;
