@@ -2,7 +2,7 @@
 // Remote engine latency over SSH: how dockerode reaches a server's engine through the pooled
 // connection of @berth/provider-host-ssh, by forwarding its unix socket (direct-streamlocal) or by
 // running `docker system dial-stdio` on it, side by side with the engine's socket reached directly
-// (no SSH) and with a plain command over the same connection. One remote test host of the kit
+// (no SSH) and with a plain command over the same connection; and an image copied (save → load) both ways. One remote test host of the kit
 // (test/kit/remote-hosts.ts, root only) is started and torn down. Rounds alternate the transports.
 //
 //   node bench/remote-engine.ts [--rounds N] [--calls N]
@@ -47,11 +47,30 @@ try {
       }
     }
   }
+  // An image copied from this machine's engine (docker save → load), over the connection and straight to the engine's socket.
+  const image = 'berth-test/debian:12';
+  const localEngine = new Docker({ socketPath: '/var/run/docker.sock' });
+  const size = (await localEngine.getImage(image).inspect()).Size;
+  const copy = async (to: Docker) => {
+    await to.getImage(image).remove({ force: true }).catch(() => undefined);
+    const s = performance.now();
+    const progress = await to.loadImage(await localEngine.getImage(image).get());
+    await new Promise<void>((resolve, reject) => to.modem.followProgress(progress, (e: Error | null) => (e ? reject(e) : resolve())));
+    return performance.now() - s;
+  };
+  const copies: Record<string, number[]> = { 'stream-local': [], 'engine socket directly (no SSH)': [] };
+  for (let r = 0; r < 3; r++) {
+    copies['stream-local']!.push(await copy(viaLocal));
+    copies['engine socket directly (no SSH)']!.push(await copy(direct));
+  }
   const q = (xs: number[], p: number) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(p * s.length))]!; };
   console.log(`remote host started in ${startMs.toFixed(0)} ms; ${rounds} rounds x ${calls} sequential calls each\n`);
   console.log('| call | median ms | p95 ms |');
   console.log('|---|---:|---:|');
   for (const [name, xs] of samples) console.log(`| ${name} | ${q(xs, 0.5).toFixed(2)} | ${q(xs, 0.95).toFixed(2)} |`);
+  console.log(`\n| copy ${image} (${(size / 1e6).toFixed(0)} MB), save → load | median s | MB/s |`);
+  console.log('|---|---:|---:|');
+  for (const [name, xs] of Object.entries(copies)) console.log(`| ${name} | ${(q(xs, 0.5) / 1000).toFixed(2)} | ${(size / 1e6 / (q(xs, 0.5) / 1000)).toFixed(0)} |`);
 } finally {
   await Promise.all(hosts.map(x => x.close()));
   const d0 = performance.now();

@@ -127,8 +127,12 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
   });
 
   t.test('teardown leaves no process, namespace, cgroup or directory behind', async t => {
+    const running = await new Docker({ socketPath: a.socket }).createContainer({ Image: 'berth-test/busybox:1', Cmd: ['sleep', '300'] });
+    await running.start();
+    const containerPid = (await running.inspect()).State.Pid;
     const pids = [a, b].flatMap(h => processesOf(h));
-    t.ok(pids.length >= 8, `the hosts run processes (${pids.length}: holders, dockerd, containerd, sshd)`);
+    t.ok(pids.includes(containerPid), 'a running container\'s process counts as the host\'s');
+    t.ok(pids.length >= 9, `the hosts run processes (${pids.length}: holders, dockerd, containerd, sshd, a container)`);
     t0 = performance.now();
     await set.down();
     downDone = true;

@@ -361,13 +361,8 @@ export function processesOf(h: Pick<RemoteHost, 'name' | 'holderPid'>, mountNs =
 
 async function stopHost(h: RemoteHost): Promise<void> {
   const mountNs = nsInode(`/proc/${h.holderPid}/ns/mnt`);
-  let dockerd = 0;
-  try { dockerd = Number(readFileSync(path.join(h.dir, 'docker.pid'), 'utf8').trim()); } catch { /* never started */ }
-  if (alive(dockerd)) {
-    // SIGTERM lets the engine stop its containers and containerd; what is left is killed below.
-    process.kill(dockerd, 'SIGTERM');
-    for (const end = Date.now() + 5_000; alive(dockerd) && Date.now() < end;) await sleep(50);
-  }
+  // Everything of the host goes with it (engine data included), so nothing needs a graceful stop:
+  // the engine, containerd, the containers, sshd and its sessions and the holder are killed alike.
   for (const end = Date.now() + 10_000; ;) {
     const left = processesOf(h, mountNs);
     if (!left.length) break;
