@@ -292,27 +292,23 @@ export async function restartSshd(h: RemoteHost): Promise<void> {
   while (!existsSync(path.join(h.dir, 'sshd.pid'))) await sleep(20);
 }
 
-/** The processes below pid (children, their children, ...). */
-function descendants(pid: number): number[] {
-  let children: number[] = [];
-  try { children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number); } catch { /* gone */ }
-  return children.flatMap(c => [c, ...descendants(c)]);
-}
-
 /**
  * Cuts every open SSH connection of the host, as a dropped link would: the sshd processes serving
- * them (privileged monitor and the user's side, which holds the socket; those of an sshd since
- * restarted too) and what they run. Answers how many connections there were.
+ * them (the privileged monitor and the user's side, which holds the socket; those of an sshd since
+ * restarted too) are killed; what they ran is left to notice on its own, as after a real drop.
+ * Answers how many connections there were.
  */
 export async function dropSshSessions(h: RemoteHost): Promise<number> {
   const listener = sshdPid(h);
   const comm = (p: number) => { try { return readFileSync(`/proc/${p}/comm`, 'utf8').trim(); } catch { return ''; } };
   const parent = (p: number) => { try { const s = readFileSync(`/proc/${p}/stat`, 'utf8'); return Number(s.slice(s.lastIndexOf(')') + 2).split(' ')[1]); } catch { return 0; } };
   const sshd = processesOf(h).filter(p => p !== listener && comm(p) === 'sshd');
-  const connections = sshd.filter(p => !sshd.includes(parent(p)));
-  const doomed = connections.flatMap(c => [c, ...descendants(c)]);
-  for (const pid of doomed.reverse()) { try { process.kill(pid, 'SIGKILL'); } catch { /* already gone */ } }
-  return connections.length;
+  const monitors = sshd.filter(p => !sshd.includes(parent(p)));
+  // The user's side first: with it gone nothing can report an exit status to the client any more.
+  for (const pid of [...sshd.filter(p => !monitors.includes(p)), ...monitors]) {
+    try { process.kill(pid, 'SIGKILL'); } catch { /* already gone */ }
+  }
+  return monitors.length;
 }
 
 /** Takes the host off its network (its link down) without a word to its peers, as a host that goes away would. */
