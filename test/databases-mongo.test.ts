@@ -134,7 +134,7 @@ t.test('mongo (no mongod on these machines: the API and the service spec only)',
 
     const killed = await client.post('deployment.killProcess', { deploymentId: main.deploymentId });
     t.equal(killed.status, 200);
-    t.equal((await deploymentFinished(client, main.deploymentId, { timeout: 30_000 })).status, 'cancelled');
+    t.equal((await deploymentFinished(client, main.deploymentId, { timeout: 30_000 })).state, 'cancelled');
     for (const [name, id] of [[appName, main.id], [detachedName, detached.id]]) {
       const removed = await client.post('mongo.remove', { mongoId: id });
       t.equal(removed.status, 200, `remove ${name}, its deployment still running or not`);

@@ -75,7 +75,12 @@ t.test('dokploy-sdk accepts every answer of the walk', async t => {
     return lastReply;
   };
   // Creations cannot be repeated: the walk's records are made once, by the SDK where it knows the operation.
-  await walk(call, { databases: scenarioDatabases(doc, server.kernel.container.cradle.workloads.kinds()), port: await freePort(), suffix: uniqueSuffix(), userId, organizationId });
+  const meaning: string[] = [];
+  let checks = 0;
+  const check = (ok: boolean, what: string) => { checks++; if (!ok) meaning.push(what); };
+  await walk(call, { databases: scenarioDatabases(doc, server.kernel.container.cradle.workloads.kinds()), port: await freePort(), suffix: uniqueSuffix(), userId, organizationId, check });
+  t.same(meaning, [], 'queued deployments answer the peer\'s running with state queued and startedAt null; cancelled ones error with state cancelled');
+  t.ok(checks > 40, `${checks} checks of the deployments' status and state`);
   t.same(rejected, [], 'the SDK validated every answer (no "Response validation failed")');
   const disagreements = Object.keys(SDK_REJECTS_PEER).filter(op => viaSdk.includes(op)).sort();
   t.same([...new Set(rejectedAsThePeer)].sort(), disagreements, 'and rejected exactly the answers it rejects from the peer at v0.30.2 too');

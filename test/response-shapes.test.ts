@@ -99,7 +99,12 @@ t.test('real replies have the peer\'s shape', async t => {
     if (reference.operations[op] && !deviation(op)) failing.push(...problemsOf(op, shapeOfValue(reply.body), true).map(p => `${op}: ${p}`));
     return reply.body;
   };
-  await walk(call, { databases: scenarioDatabases(doc, kinds), port: await freePort(), suffix: uniqueSuffix(), userId, organizationId });
+  const meaning: string[] = [];
+  let checks = 0;
+  const check = (ok: boolean, what: string) => { checks++; if (!ok) meaning.push(what); };
+  await walk(call, { databases: scenarioDatabases(doc, kinds), port: await freePort(), suffix: uniqueSuffix(), userId, organizationId, check });
+  t.same(meaning, [], 'queued deployments answer the peer\'s running with state queued and startedAt null; cancelled ones error with state cancelled');
+  t.ok(checks > 40, `${checks} checks of the deployments' status and state`);
   t.same(failing, [], 'every real reply has the peer\'s fields, types and nullability');
   t.ok(checked.size > 80, `${checked.size} operations answered for real`);
   t.ok(runs.length >= 6, `${runs.length} runs queued`);

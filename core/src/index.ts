@@ -24,7 +24,7 @@ export { Migration } from '@mikro-orm/migrations';
 export type { EntityManager } from '@mikro-orm/postgresql';
 export { asValue, asClass, asFunction } from 'awilix';
 export { default as Type, type Static, type TSchema } from 'typebox';
-export { DEPLOYMENT_ID_HEADER, deploymentStatuses, type DeploymentTarget, type DeploymentStatus, type DeploymentTargetType, type DeploymentRecord, type DeploymentRun, type Deployer, type EnqueueRequest, type DeploymentService } from './contracts/deployments.ts';
+export { DEPLOYMENT_ID_HEADER, CANCELLED_MESSAGE, deploymentStates, deploymentStatuses, wireStatus, type DeploymentTarget, type DeploymentState, type DeploymentStatus, type DeploymentTargetType, type DeploymentRecord, type DeploymentRun, type Deployer, type EnqueueRequest, type DeploymentService } from './contracts/deployments.ts';
 export type { BuildIo, BuildRequest, Builder } from './contracts/builders.ts';
 export { isImageSource, type SourceProvider, type SourceRequest, type SourceResult, type ImageSource, type CheckoutSource, type RegistryAuth } from './contracts/sources.ts';
 export { defineProvider, isProviderDescriptor, providerName, ProviderRegistry, type ProviderDescriptor, type ProviderContracts, type ProviderContext, type ContractName } from './provider.ts';

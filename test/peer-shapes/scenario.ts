@@ -15,6 +15,18 @@ export interface ScenarioOptions {
   suffix: string;
   userId: string;
   organizationId: string;
+  /** Records what the walk checks of the answers' meaning (beyond their shape): the deployments' wire status and state. */
+  check(ok: boolean, what: string): void;
+}
+
+/** The deployments of an answer (a list, or a record's nested deployments) all answer the peer's status with Berth's state beside it. */
+function checkDeployments(o: ScenarioOptions, where: string, deployments: any[], expected: { status: string; state: string; startedAt?: null; errorMessage?: string }) {
+  o.check(deployments.length > 0, `${where}: lists deployments`);
+  for (const d of deployments) {
+    o.check(d.status === expected.status && d.state === expected.state, `${where}: a ${expected.state} deployment answers status ${expected.status} and state ${expected.state} (got ${d.status}/${d.state})`);
+    if ('startedAt' in expected) o.check(d.startedAt === null, `${where}: a queued deployment answers startedAt null`);
+    if (expected.errorMessage) o.check(d.errorMessage === expected.errorMessage, `${where}: a cancelled deployment answers errorMessage "${expected.errorMessage}"`);
+  }
 }
 
 export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
@@ -50,8 +62,8 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
   await call('application.cleanQueues', { applicationId });
   await call('application.clearDeployments', { applicationId });
   await call('application.cancelDeployment', { applicationId });
-  // Runs are queued (the test servers run no jobs) and answer the peer's body. Each answer that
-  // lists the deployments comes with none queued: the peer has no queued status.
+  // Runs are queued (the test servers run no jobs) and answer the peer's body. A queued deployment
+  // answers the peer's status running (its enum has no queued), not started, with state queued.
   for (const run of ['stop', 'start']) {
     await call(`application.${run}`, { applicationId });
     await call('application.cleanQueues', { applicationId });
@@ -60,9 +72,19 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
   await call('application.deploy', { applicationId });
   await call('application.redeploy', { applicationId });
   await call('application.reload', { applicationId, appName: app.appName });
+  const queued = { status: 'running', state: 'queued', startedAt: null } as const;
+  checkDeployments(o, 'application.one', (await call('application.one', { applicationId })).deployments, queued);
+  checkDeployments(o, 'deployment.all', await call('deployment.all', { applicationId }), queued);
+  checkDeployments(o, 'deployment.allByType', await call('deployment.allByType', { id: applicationId, type: 'application' }), queued);
   // The queued runs as the peer's queue jobs, and joined with their application.
-  await call('deployment.queueList', {});
-  await call('deployment.allCentralized', {});
+  const jobs = await call('deployment.queueList', {});
+  o.check(jobs.length >= 3 && jobs.every((j: any) => j.state === 'waiting'), 'deployment.queueList: the queued runs are waiting jobs');
+  checkDeployments(o, 'deployment.allCentralized', (await call('deployment.allCentralized', {})).filter((d: any) => d.applicationId === applicationId), queued);
+  // Cancelled: the peer's error, with the queue's message.
+  await call('application.cancelDeployment', { applicationId });
+  const cancelled = { status: 'error', state: 'cancelled', errorMessage: 'Deployment cancelled' } as const;
+  checkDeployments(o, 'deployment.all (cancelled)', await call('deployment.all', { applicationId }), cancelled);
+  checkDeployments(o, 'application.one (cancelled)', (await call('application.one', { applicationId })).deployments, cancelled);
   await call('application.cleanQueues', { applicationId });
   await call('application.clearDeployments', { applicationId });
 
@@ -113,6 +135,9 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
   await call('compose.isolatedDeployment', { composeId });
   await call('compose.fetchSourceType', { composeId });
   await call('compose.refreshToken', { composeId });
+  await call('compose.deploy', { composeId });
+  checkDeployments(o, 'compose.one', (await call('compose.one', { composeId })).deployments, queued);
+  checkDeployments(o, 'deployment.allByCompose', await call('deployment.allByCompose', { composeId }), queued);
   await call('compose.cleanQueues', { composeId });
   await call('compose.search', { q: 'stack' });
   await call('compose.move', { composeId, targetEnvironmentId: staging.environmentId });
@@ -142,6 +167,7 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
     await call(`${db.kind}.search`, { q: 'shapes' });
     for (const run of ['deploy', 'stop', 'start', 'rebuild']) await call(`${db.kind}.${run}`, id);
     await call(`${db.kind}.reload`, { ...id, appName: created.appName });
+    checkDeployments(o, `${db.kind}.one`, (await call(`${db.kind}.one`, id)).deployments, queued);
     if (db === o.databases[0]) {
       await call('backup.create', { schedule: '0 3 * * *', prefix: 'shapes', destinationId, database: 'app', databaseType: db.kind, ...id });
       const { backups } = await call(`${db.kind}.one`, id);

@@ -7,7 +7,7 @@ import type { ComposeRow } from './entities.ts';
 import { KIND, newRefreshToken, type ComposeService } from './service.ts';
 import type { ComposeFound, ComposeView, CreateInput, ReadLogsInput, SearchInput, UpdateInput } from './schemas.ts';
 import { composeDir, proxyKind, type ComposeDeployer } from './deployer.ts';
-import { addSuffix, ignoredKeys, isolate, parseCompose, parseComposeCommand, serviceNames, withDomains, type ComposeType } from './file/index.ts';
+import { addSuffix, randomSuffix, ignoredKeys, isolate, parseCompose, parseComposeCommand, serviceNames, withDomains, type ComposeType } from './file/index.ts';
 import { catalogSource, fromBase64, fromCatalog, templates, type Processed } from './templates.ts';
 import { projectName } from './engine.ts';
 
@@ -156,7 +156,7 @@ export const callerCompose = (stacks: ComposeService, pipeline: ComposePipeline)
     services: async (composeId: string) => pipeline.services(await find(composeId)),
     mountsByService: async (composeId: string, serviceName: string) => pipeline.mountsOf(await find(composeId), serviceName),
     sourceType: async (composeId: string) => (await find(composeId)).sourceType,
-    randomized: async (composeId: string, suffix?: string) => addSuffix((await find(composeId)).composeFile, suffix || newRefreshToken().slice(0, 6).toLowerCase()),
+    randomized: async (composeId: string, suffix?: string) => addSuffix((await find(composeId)).composeFile, suffix || randomSuffix()),
     isolated: async (composeId: string, suffix?: string) => {
       const row = await find(composeId);
       return isolate(row.composeFile, suffix || projectName(row.appName));
