@@ -5,7 +5,10 @@
 import t from 'tap';
 import Docker from 'dockerode';
 import { startTestServer, signUpAdmin, Client, TEST_BASE_IMAGE, waitFor, freePort, deploymentFinished, removeServiceAndVolume, engineGone, deploymentIdOf } from '@berth/core/testing';
-import { PLATFORM_NETWORK, dataVolumeOf } from '@berth/plugin-workloads';
+import { dataVolumeOf } from '@berth/plugin-workloads';
+
+/** The test servers run with the config key platformNetwork at its default. */
+const PLATFORM_NETWORK = 'berth-network';
 
 const docker = new Docker();
 const suffix = () => Math.random().toString(36).slice(2, 8);

@@ -167,7 +167,8 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
     await call(`${db.kind}.search`, { q: 'shapes' });
     for (const run of ['deploy', 'stop', 'start', 'rebuild']) await call(`${db.kind}.${run}`, id);
     await call(`${db.kind}.reload`, { ...id, appName: created.appName });
-    checkDeployments(o, `${db.kind}.one`, (await call(`${db.kind}.one`, id)).deployments, queued);
+    // The peer's database `one` nests deployments only under its backups; the runs are listed by type.
+    checkDeployments(o, `deployment.allByType (${db.kind})`, await call('deployment.allByType', { id: created[db.idField], type: db.kind }), queued);
     if (db === o.databases[0]) {
       await call('backup.create', { schedule: '0 3 * * *', prefix: 'shapes', destinationId, database: 'app', databaseType: db.kind, ...id });
       const { backups } = await call(`${db.kind}.one`, id);

@@ -3,7 +3,7 @@
 // holds half of an edit. The proxy service itself is made (or updated) on first use.
 import { domainToASCII } from 'node:url';
 import { badRequest, BerthError, unavailable, type Cradle, type EntityManager, type ProxyEngine, type ProxyProvider, type ProxyWorkloadConfig } from '@berth/core';
-import { ownerLabels, PLATFORM_NETWORK, type WorkloadRef } from '@berth/plugin-workloads';
+import { ownerLabels, type WorkloadRef } from '@berth/plugin-workloads';
 import { Domain, Redirect, Security, type DomainRow } from './entities.ts';
 
 const order = { orderBy: { createdAt: 'asc' } } as const;
@@ -39,8 +39,8 @@ export class ProxyRouting {
   }
 
   async engine(): Promise<ProxyEngine> {
-    const docker = await this.#cradle().hosts.local();
-    return { docker, network: PLATFORM_NETWORK, labels: ownerLabels(PROXY_OWNER) };
+    const { hosts } = this.#cradle();
+    return { docker: await hosts.local(), network: hosts.platformNetwork, labels: ownerLabels(PROXY_OWNER) };
   }
 
   /**

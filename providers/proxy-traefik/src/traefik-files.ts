@@ -55,7 +55,7 @@ function router(w: ProxyWorkloadConfig, d: ProxyRoute, entryPoint: string): Http
 }
 
 /** dynamic/<appName>.yml of the workload (null when it has no domain: the file is removed). */
-export function workloadFile(w: ProxyWorkloadConfig, upstream: UpstreamHost = 'tasks'): FileConfig | null {
+export function workloadFile(w: ProxyWorkloadConfig, upstream: UpstreamHost = 'service'): FileConfig | null {
   if (!w.routes.length) return null;
   const routers: Record<string, HttpRouter> = {};
   const services: NonNullable<NonNullable<FileConfig['http']>['services']> = {};

@@ -90,7 +90,7 @@ export function usesNetwork(doc: Document, network: string): boolean {
 export function isolate(text: string, network: string, opts: { volumes?: boolean; external?: boolean } = {}): string {
   if (!NETWORK_NAME.test(network)) throw new Error(`The network name "${network}" may hold only letters, digits, '.', '_' and '-' (at most 63, starting with a letter or digit)`);
   const doc = parseCompose(text);
-  if (opts.volumes) suffixDocument(doc, network, { volumes: true });
+  if (opts.volumes) suffixDocument(doc, network, network, { volumes: true });
   if (opts.external) declareExternalNetwork(doc, network);
   else declareOwnNetwork(doc, network);
   joinNetwork(doc, null, network);
