@@ -16,6 +16,7 @@ export { iso, UserView, MemberView, AuthUserView, OrganizationView, ApiKeyView, 
 export { EnvironmentFields, EnvironmentView, environmentView, Placement, ProjectFields, type ProjectDirectory, type EnvironmentDirectory, type EnvironmentRef } from './contracts/projects.ts';
 export * as schema from './schema.ts';
 export { parseInput } from './validation.ts';
+export { emptyStringFields, setOrNull, type FieldPath } from './empty-strings.ts';
 export { textSearchClauses, containing, type TextSearch } from './search.ts';
 // One pinned ORM for every plugin.
 export { defineEntity, p } from '@mikro-orm/core';

@@ -3,6 +3,11 @@
 // (and checks each real reply against the peer's shape); the SDK test drives it with the
 // published dokploy-sdk (and checks that the SDK accepts each reply).
 
+import { readFileSync } from 'node:fs';
+
+/** The fields where "" means "not set" (generated from the peer's document), by operation. */
+export const EMPTY_STRING_FIELDS: Record<string, string[]> = JSON.parse(readFileSync(new URL('../../core/src/empty-string-fields.json', import.meta.url), 'utf8')).fields;
+
 /** Performs one operation; answers the reply's body (throws on a non-200). */
 export type Call = (op: string, input: Record<string, unknown>) => Promise<any>;
 
@@ -104,6 +109,16 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
   await call('domain.one', { domainId: domain.domainId });
   await call('domain.update', { domainId: domain.domainId, host: `shape-${o.suffix}.example.com`, path: '/app', port: 8080 });
   await call('domain.byApplicationId', { applicationId });
+  // "" in every field the peer types string | null without a minimum length (the committed list):
+  // accepted, stored and read back as sent (the workload's own id field names the owner).
+  const blank = (op: string) => Object.fromEntries(EMPTY_STRING_FIELDS[op]!.filter(f => f !== 'applicationId' && f !== 'composeId').map(f => [f, '']));
+  const blanked = await call('domain.create', { host: `blank-${o.suffix}.example.com`, applicationId, ...blank('domain.create') });
+  const readBack = await call('domain.one', { domainId: blanked.domainId });
+  for (const f of Object.keys(blank('domain.create'))) o.check(readBack[f] === '', `domain.create ${f}: "" is read back as sent (got ${JSON.stringify(readBack[f])})`);
+  await call('domain.update', { domainId: blanked.domainId, host: `blank-${o.suffix}.example.com`, port: 8080, ...blank('domain.update') });
+  const updatedBack = await call('domain.one', { domainId: blanked.domainId });
+  for (const f of Object.keys(blank('domain.update'))) o.check(updatedBack[f] === '', `domain.update ${f}: "" is read back as sent`);
+  await call('domain.delete', { domainId: blanked.domainId });
   await call('domain.generateDomain', { appName: `shape-${o.suffix}` });
   await call('domain.canGenerateTraefikMeDomains', { serverId: '' });
   // create answers true, as the peer's does: the new records are listed in application.one
@@ -131,7 +146,11 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
   await call('compose.loadServices', { composeId });
   await call('compose.getConvertedCompose', { composeId });
   await call('compose.getDefaultCommand', { composeId });
-  await call('compose.randomizeCompose', { composeId, suffix: 'x1' });
+  // The suffix is `suffix`, or the older variant's `prefix` (suffix wins), else 8 random hex characters, as the peer's.
+  o.check((await call('compose.randomizeCompose', { composeId, suffix: 'x1' })).includes('web-x1:'), 'randomizeCompose takes suffix');
+  o.check((await call('compose.randomizeCompose', { composeId, prefix: 'p2' })).includes('web-p2:'), 'randomizeCompose takes the older variant\'s prefix as the suffix');
+  o.check((await call('compose.randomizeCompose', { composeId, suffix: 's3', prefix: 'p3' })).includes('web-s3:'), 'randomizeCompose: suffix wins over prefix');
+  o.check(/\bweb-[0-9a-f]{8}:/.test(await call('compose.randomizeCompose', { composeId })), 'randomizeCompose without a suffix: 8 hex characters');
   await call('compose.isolatedDeployment', { composeId });
   await call('compose.fetchSourceType', { composeId });
   await call('compose.refreshToken', { composeId });

@@ -56,10 +56,10 @@ export function addNetworkAlias(doc: Document, serviceName: string, network: str
   if (!scalarItems(doc, aliases).some(s => s.value === alias)) aliases.add(doc.createNode(alias));
 }
 
-/** Declares a network at the top level as external (made by the caller), replacing its definition. */
-export function declareExternalNetwork(doc: Document, network: string): void {
+/** Declares a network at the top level as external (made by the caller), replacing its definition; `named: false` is the peer's `{ external: true }`, the key being the name. */
+export function declareExternalNetwork(doc: Document, network: string, named = true): void {
   const networks = ensureMap(doc, rootOf(doc), 'networks');
-  setValue(doc, networks, network, { name: network, external: true });
+  setValue(doc, networks, network, named ? { name: network, external: true } : { external: true });
 }
 
 /** Declares the stack's own network: an attachable overlay under its exact name, made and removed with the stack. */
