@@ -103,8 +103,8 @@ t.test('real replies have the peer\'s shape', async t => {
   let checks = 0;
   const check = (ok: boolean, what: string) => { checks++; if (!ok) meaning.push(what); };
   await walk(call, { databases: scenarioDatabases(doc, kinds), port: await freePort(), suffix: uniqueSuffix(), userId, organizationId, check });
-  t.same(meaning, [], 'queued deployments answer the peer\'s running with state queued and startedAt null; cancelled ones error with state cancelled');
-  t.ok(checks > 40, `${checks} checks of the deployments' status and state`);
+  t.same(meaning, [], 'what the answers mean: queued deployments answer the peer\'s running with state queued and startedAt null, cancelled ones error with state cancelled; "" is read back as sent; randomizeCompose\'s suffix');
+  t.ok(checks > 40, `${checks} checks of what the answers mean`);
   t.same(failing, [], 'every real reply has the peer\'s fields, types and nullability');
   t.ok(checked.size > 80, `${checked.size} operations answered for real`);
   t.ok(runs.length >= 6, `${runs.length} runs queued`);
