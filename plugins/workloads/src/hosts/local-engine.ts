@@ -3,7 +3,7 @@
 // converted to domain errors here, at the boundary.
 import type Docker from 'dockerode';
 import type { ContainerHosts } from '../container-hosts.ts';
-import { checkPlatformNetworkChange, ensurePlatformNetwork, recordedPlatformNetwork, recordPlatformNetwork, type WorkloadExists } from './platform-network.ts';
+import { ensurePlatformNetwork, recordedPlatformNetwork, recordPlatformNetwork, refuseWhileAttached, type WorkloadExists } from './platform-network.ts';
 import { BerthError, type EntityManager, type Logger, conflict, notFound } from '@berth/core';
 
 interface EngineError { statusCode?: number; json?: { message?: string }; reason?: string; message?: string; code?: string }
@@ -29,10 +29,13 @@ export class LocalContainerHosts implements ContainerHosts {
    * one is not Berth's). An unchanged key leaves the engine alone until first use.
    */
   async checkNetworkAtBoot(exists: WorkloadExists, em: EntityManager): Promise<void> {
-    if (recordedPlatformNetwork(this.#dataDir) === this.platformNetwork) return;
+    const former = recordedPlatformNetwork(this.#dataDir);
+    if (former === this.platformNetwork) return;
     const { default: Dockerode } = await import('dockerode');
-    const docker = new Dockerode();
-    await checkPlatformNetworkChange({ docker, call: (what, fn) => this.call(what, fn), log: this.#log, dataDir: this.#dataDir, configured: this.platformNetwork, exists, em });
+    await refuseWhileAttached({ docker: new Dockerode(), call: (what, fn) => this.call(what, fn), former, configured: this.platformNetwork, exists, em });
+    // The engine prepared now: swarm mode, the new network ensured (a foreign one refused) and recorded.
+    await this.local();
+    this.#log.info({ from: former, to: this.platformNetwork }, 'the platform network changed; no workload of this instance was on the former one');
   }
 
   local(): Promise<Docker> {

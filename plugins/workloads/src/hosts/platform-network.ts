@@ -83,15 +83,14 @@ export async function recordPlatformNetwork(dataDir: string, name: string): Prom
 export type WorkloadExists = (kind: string, id: string, em: EntityManager) => Promise<boolean>;
 
 /**
- * The boot check of a changed platformNetwork: CONFLICT while services of this instance's workloads
- * are attached to the former network (naming both networks and how many), else the new one is
- * ensured (a foreign one is refused) and recorded.
+ * The first half of the boot check of a changed platformNetwork: CONFLICT while services of this
+ * instance's workloads are attached to the former network (naming both networks and how many).
+ * The caller then ensures the new one (a foreign one is refused) and records it.
  */
-export async function checkPlatformNetworkChange(o: {
-  docker: Docker; call: Call; log: Logger; dataDir: string; configured: string; exists: WorkloadExists; em: EntityManager;
+export async function refuseWhileAttached(o: {
+  docker: Docker; call: Call; former: string; configured: string; exists: WorkloadExists; em: EntityManager;
 }): Promise<void> {
-  const former = recordedPlatformNetwork(o.dataDir);
-  if (former === o.configured) return;
+  const { former } = o;
   const old = await findNetwork(o.docker, o.call, former);
   if (old) {
     const services = attachedTo(await o.call('list services', () => o.docker.listServices()) as unknown as EngineService[], old);
@@ -106,7 +105,4 @@ export async function checkPlatformNetworkChange(o: {
         + `Berth does not move them by itself. Start it with platformNetwork ${former}, or move them first (see "Move to another platform network" in the README)`);
     }
   }
-  await ensurePlatformNetwork(o.docker, o.call, o.configured, o.log);
-  await recordPlatformNetwork(o.dataDir, o.configured);
-  o.log.info({ from: former, to: o.configured }, 'the platform network changed; no workload of this instance was on the former one');
 }
