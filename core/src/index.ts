@@ -16,6 +16,7 @@ export { iso, UserView, MemberView, AuthUserView, OrganizationView, ApiKeyView, 
 export { EnvironmentFields, EnvironmentView, environmentView, Placement, ProjectFields, type ProjectDirectory, type EnvironmentDirectory, type EnvironmentRef } from './contracts/projects.ts';
 export * as schema from './schema.ts';
 export { parseInput } from './validation.ts';
+export { emptyStringFields, setOrNull, type FieldPath } from './empty-strings.ts';
 export { textSearchClauses, containing, type TextSearch } from './search.ts';
 // One pinned ORM for every plugin.
 export { defineEntity, p } from '@mikro-orm/core';
@@ -24,7 +25,7 @@ export { Migration } from '@mikro-orm/migrations';
 export type { EntityManager } from '@mikro-orm/postgresql';
 export { asValue, asClass, asFunction } from 'awilix';
 export { default as Type, type Static, type TSchema } from 'typebox';
-export { DEPLOYMENT_ID_HEADER, deploymentStatuses, type DeploymentTarget, type DeploymentStatus, type DeploymentTargetType, type DeploymentRecord, type DeploymentRun, type Deployer, type EnqueueRequest, type DeploymentService } from './contracts/deployments.ts';
+export { DEPLOYMENT_ID_HEADER, CANCELLED_MESSAGE, deploymentStates, deploymentStatuses, wireStatus, type DeploymentTarget, type DeploymentState, type DeploymentStatus, type DeploymentTargetType, type DeploymentRecord, type DeploymentRun, type Deployer, type EnqueueRequest, type DeploymentService } from './contracts/deployments.ts';
 export type { BuildIo, BuildRequest, Builder } from './contracts/builders.ts';
 export { isImageSource, type SourceProvider, type SourceRequest, type SourceResult, type ImageSource, type CheckoutSource, type RegistryAuth } from './contracts/sources.ts';
 export { defineProvider, isProviderDescriptor, providerName, ProviderRegistry, type ProviderDescriptor, type ProviderContracts, type ProviderContext, type ContractName } from './provider.ts';

@@ -283,12 +283,12 @@ export async function runFinished(client: Client, op: string, input: Record<stri
   return deploymentFinished(client, deploymentIdOf(await client.post(op, input)), o);
 }
 
-/** Polls deployment.one until the deployment has left queued/running (or reached one of `statuses`); answers its record. */
+/** Polls deployment.one until the deployment's state has left queued/running (or is one of `statuses`, states: queued, running, done, error, cancelled); answers its record. */
 export async function deploymentFinished(client: Client, deploymentId: string, o: { timeout?: number; statuses?: string[] } = {}): Promise<Record<string, any>> {
   return waitFor(`deployment ${deploymentId} finished`, async () => {
     const res = await client.get('deployment.one', { deploymentId });
     if (res.status !== 200) throw new Error(`deployment.one ${res.status}: ${JSON.stringify(res.body)}`);
-    const done = o.statuses ? o.statuses.includes(res.body.status) : !['queued', 'running'].includes(res.body.status);
+    const done = o.statuses ? o.statuses.includes(res.body.state) : !['queued', 'running'].includes(res.body.state);
     return done ? res.body as Record<string, any> : undefined;
   }, { timeout: o.timeout ?? 240_000, interval: 100 });
 }

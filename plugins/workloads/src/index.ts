@@ -1,7 +1,7 @@
 // The workload kit as a plugin: it offers the registry of workload kinds, the container hosts
 // and the host's published ports through the container; the kinds (application, the database
 // kinds, a third party's) build on it and register themselves.
-import { asValue, definePlugin } from '@berth/core';
+import { asValue, definePlugin, type EntityManager } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
 import { LocalContainerHosts } from './hosts/local-engine.ts';
 import { HostPorts } from './host-ports.ts';
@@ -21,5 +21,7 @@ export default definePlugin({
     // (the checks compare berth.id, which they carry already; only the organization label is added).
     hosts.afterReady(async () => void (await adoptServices(workloads, hosts, berth.container.cradle.orm.em.fork(), cradle.logger)));
     berth.provide({ workloads: asValue(workloads), hosts: asValue(hosts), hostPorts: asValue(new HostPorts()) });
+    // A changed platformNetwork is refused at boot while this instance's workloads sit on the former one.
+    berth.onStart(async ({ orm }) => hosts.checkNetworkAtBoot(async (kind, id, em) => Boolean(await workloads.kind(kind)?.find(id, em)), orm.em.fork() as EntityManager));
   },
 });
