@@ -13,7 +13,6 @@ import type { ProcedureRegistry, Principal } from './procedure.ts';
 import type { EnvironmentDirectory, ProjectDirectory } from './contracts/projects.ts';
 import type { JobScheduler } from './jobs.ts';
 import type { EventBus } from './events.ts';
-import type { HostAccess } from './host-access.ts';
 
 export interface Logger {
   info(obj: unknown, msg?: string): void;
@@ -41,8 +40,6 @@ export interface Cradle {
   apiKeys: ApiKeyService;
   /** Organizations and invitations. */
   organizations: OrganizationService;
-  /** The operator's host access policy (bind mounts, host networks, local git). */
-  hostAccess: HostAccess;
   registry: ProcedureRegistry;
   jobs: JobScheduler;
   events: EventBus;

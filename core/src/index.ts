@@ -1,6 +1,7 @@
 // @berth/core: what plugins, providers and operators may use.
 export { createKernel, type Kernel, type KernelOptions } from './kernel.ts';
-export { loadConfig, ConfigSchema, ConfigError, type BerthConfig } from './config.ts';
+export { loadConfig, KernelConfig, ConfigError, envTable, type BerthConfig } from './config.ts';
+export type { ConfigSection } from './config-sections.ts';
 export { definePlugin, type BerthHost, type PluginDefinition, type BerthPlugin, type PluginInfo } from './plugin.ts';
 export { router, ProcedureRegistry, type Procedure, type ProcedureFactory, type ProcedureContext, type Principal, type Access, type Role } from './procedure.ts';
 export { BerthError, badRequest, invalidField, unauthorized, forbidden, notFound, conflict, unavailable, type ErrorCode, type Issue } from './errors.ts';
@@ -11,7 +12,6 @@ export { newId, SecretBox } from './crypto.ts';
 export { encryptStream, decryptStream, ENCRYPTED_SUFFIX, isEncryptedKey } from './stream-encryption.ts';
 export { OwnDataArchiver } from './own-data/archiver.ts';
 export { isLocalCaller, isSetupToken, setupTokenFile, type RequestOrigin } from './identity/setup-token.ts';
-export { HostAccess, hostAccessRefused, isLocalGitUrl, type NetworkFacts } from './host-access.ts';
 export { iso, UserView, MemberView, AuthUserView, OrganizationView, ApiKeyView, InvitationView } from './identity/views.ts';
 export { EnvironmentFields, EnvironmentView, environmentView, Placement, ProjectFields, type ProjectDirectory, type EnvironmentDirectory, type EnvironmentRef } from './contracts/projects.ts';
 export * as schema from './schema.ts';

@@ -2,6 +2,7 @@
 // Fastify plugin (fastify-plugin metadata: name, fastify range, dependencies, decorators),
 // so a plugin enabled without what it needs fails at boot with a clear message.
 import fp from 'fastify-plugin';
+import type { TObject } from 'typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { EntitySchema, MigrationObject } from '@mikro-orm/core';
 import type { NameAndRegistrationPair } from 'awilix';
@@ -48,6 +49,12 @@ export interface PluginDefinition {
   version: string;
   /** Other Berth plugins that must be registered first (short names). */
   dependencies?: string[];
+  /**
+   * The plugin's configuration keys: a TypeBox object schema, each key's environment variable
+   * named by its `env` annotation. The operator writes them in the file's section named after the
+   * plugin; boot validates them (defaults applied) into the configuration before any setup runs.
+   */
+  config?: TObject;
   setup(berth: BerthHost): void | Promise<void>;
 }
 
@@ -64,8 +71,8 @@ export function definePlugin(def: PluginDefinition) {
     decorators: { fastify: ['berth'] },
     dependencies: (def.dependencies ?? []).map(d => `berth-${d}`),
   });
-  return Object.assign(plugin, { [BERTH_PLUGIN]: { name: def.name, version: def.version, dependencies: def.dependencies ?? [] } });
+  return Object.assign(plugin, { [BERTH_PLUGIN]: { name: def.name, version: def.version, dependencies: def.dependencies ?? [], ...(def.config ? { config: def.config } : {}) } });
 }
 
 export type BerthPlugin = ReturnType<typeof definePlugin>;
-export interface PluginInfo { name: string; version: string; dependencies: string[]; source: string }
+export interface PluginInfo { name: string; version: string; dependencies: string[]; source: string; config?: TObject }

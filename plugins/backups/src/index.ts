@@ -1,5 +1,6 @@
 import { asValue, definePlugin } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
+import config from './config.ts';
 import { Backup, VolumeBackup, backupEntities, type BackupRow, type VolumeBackupRow } from './entities.ts';
 import { backupMigrations } from './migrations.ts';
 import { backupProcedures, destinationProcedures } from './procedures.ts';
@@ -16,6 +17,7 @@ import { volumeBackupProcedures } from './volume-procedures.ts';
 export default definePlugin({
   name: 'backups',
   version: pkg.version,
+  config,
   dependencies: ['workloads', 'deployment'],
   setup(berth) {
     const cradle = () => berth.container.cradle;
