@@ -91,3 +91,19 @@ t.test('a bad configuration stops the start with a message naming the key', asyn
   t.equal(bad.code, 1);
   t.match(bad.stderr, /Invalid configuration: PORT/);
 });
+
+t.test('berth --help lists the commands of the enabled plugins; berth restore is the backups plugin\'s', async t => {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, BERTH_CONFIG: '', BERTH_DATA_DIR: dataDirFor(t) };
+  const help = await run(process.execPath, [...nodeFlags, cli, '--help'], { env, cwd: repoRoot });
+  t.match(help.stdout, /berth start\n/);
+  t.match(help.stdout, /berth restore --from <archive file> --passphrase-env <VAR> --data-dir <new directory>/, 'the backups plugin\'s command, with its usage');
+  // It runs as a command of its own: no server, and here it stops at its arguments before opening anything.
+  const bare = await run(process.execPath, [...nodeFlags, cli, 'restore'], { env, cwd: repoRoot }).catch(e => e);
+  t.equal(bare.code, 1);
+  t.match(bare.stderr, /--from, --passphrase-env and --data-dir are required\nusage: berth restore/);
+  const without = { ...env, BERTH_PLUGINS: 'auth,user,organization' };
+  t.notMatch((await run(process.execPath, [...nodeFlags, cli, '--help'], { env: without, cwd: repoRoot })).stdout, /berth restore/, 'not listed with the backups plugin disabled');
+  const unknown = await run(process.execPath, [...nodeFlags, cli, 'restore'], { env: without, cwd: repoRoot }).catch(e => e);
+  t.equal(unknown.code, 2);
+  t.match(unknown.stderr, /unknown command restore/);
+});

@@ -2,6 +2,7 @@
 // each other's services here, never through each other's files.
 import { createContainer, InjectionMode, type AwilixContainer } from 'awilix';
 import type { MikroORM, EntityManager } from '@mikro-orm/postgresql';
+import type { PoolConfig } from 'pg';
 import type { BerthConfig } from './config.ts';
 import type { SecretBox } from './crypto.ts';
 import type { UserService } from './identity/users.ts';
@@ -43,6 +44,8 @@ export interface Cradle {
   registry: ProcedureRegistry;
   jobs: JobScheduler;
   events: EventBus;
+  /** Where the platform's records are: node-postgres connection settings (the operator's database or the embedded one). */
+  database: { pool: PoolConfig; embedded: boolean };
   /** The generated OpenAPI document (without the error responses; see transport/openapi.ts). */
   openapi: () => object;
   /** From the project plugin. */

@@ -2,15 +2,14 @@
 export { createKernel, type Kernel, type KernelOptions } from './kernel.ts';
 export { loadConfig, KernelConfig, ConfigError, envTable, type BerthConfig } from './config.ts';
 export type { ConfigSection } from './config-sections.ts';
-export { definePlugin, type BerthHost, type PluginDefinition, type BerthPlugin, type PluginInfo } from './plugin.ts';
+export { definePlugin, type BerthHost, type PluginDefinition, type BerthPlugin, type PluginInfo, type PluginCommand, type CommandContext } from './plugin.ts';
+export { runPluginCommand } from './commands.ts';
 export { router, ProcedureRegistry, type Procedure, type ProcedureFactory, type ProcedureContext, type Principal, type Access, type Role } from './procedure.ts';
 export { BerthError, badRequest, invalidField, unauthorized, forbidden, notFound, conflict, unavailable, type ErrorCode, type Issue } from './errors.ts';
 export { optionalService, type Cradle, type BerthContainer, type Logger } from './container.ts';
 export { EventBus, type BerthEvents } from './events.ts';
 export { JobScheduler } from './jobs.ts';
 export { newId, SecretBox } from './crypto.ts';
-export { encryptStream, decryptStream, ENCRYPTED_SUFFIX, isEncryptedKey } from './stream-encryption.ts';
-export { OwnDataArchiver } from './own-data/archiver.ts';
 export { isLocalCaller, isSetupToken, setupTokenFile, type RequestOrigin } from './identity/setup-token.ts';
 export { iso, UserView, MemberView, AuthUserView, OrganizationView, ApiKeyView, InvitationView } from './identity/views.ts';
 export { EnvironmentFields, EnvironmentView, environmentView, Placement, ProjectFields, type ProjectDirectory, type EnvironmentDirectory, type EnvironmentRef } from './contracts/projects.ts';

@@ -27,7 +27,6 @@ import type { BerthHost, PluginInfo } from './plugin.ts';
 import { credentials, mountProcedures } from './transport/http.ts';
 import { handleError } from './transport/errors.ts';
 import { registerOpenApi } from './transport/openapi.ts';
-import { OwnDataArchiver } from './own-data/archiver.ts';
 import { ensureSetupToken, removeSetupToken } from './identity/setup-token.ts';
 import { coreProcedures } from './core-procedures.ts';
 import { badRequest, notFound, unauthorized } from './errors.ts';
@@ -109,7 +108,7 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
       jobs: asValue(jobs),
       principal: asValue(null),
       openapi: asValue(() => app.swagger()),
-      ownData: asValue(new OwnDataArchiver(endpoint.pool, config.dataDir, config.backupPassphrase)),
+      database: asValue({ pool: endpoint.pool, embedded: endpoint.embedded }),
     });
     // Providers before plugins: a plugin's setup and its schemas read the enabled ones.
     container.register({ providers: asValue(await loadProviders(config, container)) });

@@ -146,8 +146,7 @@ export async function loadConfiguredPlugins(config: BerthConfig): Promise<{ plug
 }
 
 /** The whole configuration without starting anything: the kernel's keys and every enabled plugin's section, with the warnings. */
-export async function resolveConfig(env: NodeJS.ProcessEnv, overrides: Partial<BerthConfig> = {}): Promise<{ config: BerthConfig; warnings: string[] }> {
+export async function resolveConfig(env: NodeJS.ProcessEnv, overrides: Partial<BerthConfig> = {}): Promise<{ config: BerthConfig; warnings: string[]; plugins: LoadedPlugin[] }> {
   const config = loadConfig(env, overrides);
-  const { warnings } = await loadConfiguredPlugins(config);
-  return { config, warnings };
+  return { config, ...(await loadConfiguredPlugins(config)) };
 }
