@@ -111,10 +111,13 @@ function optionsOf(descriptor: ProviderDescriptor, p: EnabledProvider, config: B
   return options;
 }
 
+/** Contracts the kernel loads itself, when it needs them: the embedded database only without databaseUrl. */
+const ON_DEMAND = new Set(['persistence']);
+
 /** Imports the enabled providers, makes their instances and registers them; answers the registry. */
 export async function loadProviders(config: BerthConfig, container: BerthContainer): Promise<ProviderRegistry> {
   const registry = new ProviderRegistry(container);
-  const enabled = enabledProviders(config.providers);
+  const enabled = enabledProviders(config.providers).filter(p => !ON_DEMAND.has(p.contract));
   if (enabled.some(p => !p.url.startsWith(pathToFileURL(providersDir).href))) resolveBerthForThirdParties();
   const descriptors = await Promise.all(enabled.map(importDescriptor));
   for (const [i, descriptor] of descriptors.entries()) {
@@ -126,10 +129,15 @@ export async function loadProviders(config: BerthConfig, container: BerthContain
   return registry;
 }
 
-/** One enabled built-in provider's instance, made without a kernel (for operator commands such as `berth restore --from s3://…`). */
-export async function loadProvider<C extends ContractName>(config: BerthConfig, contract: C, id: string): Promise<ProviderContracts[C]> {
-  const p = enabledProviders(config.providers).find(e => e.contract === contract && e.id === id && e.url.startsWith(pathToFileURL(providersDir).href));
-  if (!p) throw new ConfigError(`The built-in provider ${providerName(contract, id)} is not enabled (config key providers.${contract}.${id})`);
+/**
+ * One enabled provider's instance, made without a kernel: the embedded database for the kernel,
+ * a storage for an operator command (`berth restore --from s3://…`). Without an id, the first
+ * enabled one of the contract.
+ */
+export async function loadProvider<C extends ContractName>(config: BerthConfig, contract: C, id?: string): Promise<ProviderContracts[C]> {
+  const p = enabledProviders(config.providers).find(e => e.contract === contract && (id === undefined || e.id === id));
+  if (!p) throw new ConfigError(`No ${contract} provider${id ? ` ${providerName(contract, id)}` : ''} is enabled (config key providers.${contract}${id ? `.${id}` : ''})`);
+  if (!p.url.startsWith(pathToFileURL(providersDir).href)) resolveBerthForThirdParties();
   const descriptor = await importDescriptor(p);
   return await descriptor.create(optionsOf(descriptor, p, config) as never, { config }) as ProviderContracts[C];
 }
