@@ -33,6 +33,12 @@ import { badRequest, notFound, unauthorized } from './errors.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
+/** fastify's usual pretty printer, loaded only for a terminal. */
+async function prettyLines(): Promise<NodeJS.WritableStream> {
+  const { default: pretty } = await import('pino-pretty');
+  return pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'hostname', sync: true });
+}
+
 export interface Kernel {
   app: FastifyInstance;
   config: BerthConfig;
@@ -73,6 +79,8 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
         req: (req: { method: string; url: string; id: string }) => ({ method: req.method, url: req.url.split('?')[0], id: req.id }),
       },
       redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'password', 'token', 'key'],
+      // A terminal gets readable lines; a file or a pipe keeps one JSON object per line.
+      ...(process.stdout.isTTY ? { stream: await prettyLines() } : {}),
     },
     bodyLimit: config.bodyLimit,
     forceCloseConnections: 'idle',
