@@ -122,7 +122,8 @@ t.test('a disabled plugin\'s keys are one warning and the boot goes on; a bad va
   t.match(kernel.configWarnings[0], /section "backups"/);
   t.match(kernel.configWarnings[0], /BERTH_BACKUP_PASSPHRASE/);
   t.notOk(kernel.configWarnings[0]!.includes('p'.repeat(20)), 'the value of a variable is never in the warning');
-  t.equal((kernel.config as { backupTickSeconds?: number }).backupTickSeconds, undefined, 'a disabled plugin\'s keys are not applied');
+  t.equal(kernel.config.backupTickSeconds, 60, 'a disabled plugin\'s keys are not applied: its default stands, not the file\'s 30');
+  t.equal(kernel.config.backupPassphrase, undefined, 'nor the variable\'s value');
 
   const base = { DATABASE_URL: 'postgresql://127.0.0.1:1/never-opened', BERTH_DATA_DIR: dataDirFor(t) };
   await t.rejects(boot({ ...base, BERTH_DEPLOY_TIMEOUT: 'soon' }), { name: 'ConfigError', message: /BERTH_DEPLOY_TIMEOUT \(deployment\.deployTimeoutSeconds\) must be integer/ }, 'from the environment: the variable and the key');

@@ -4,6 +4,7 @@
 // file a plugin's keys sit in the section named after it; the top-level places they had before
 // they moved are still read, with one warning. A key of a disabled plugin is reported, never fatal.
 import type { TObject, TSchema } from 'typebox';
+import { Value } from 'typebox/value';
 import { ConfigError, envTable, envValue, KernelConfig, sourceOf, validateSection, type BerthConfig } from './config.ts';
 
 export interface ConfigSection {
@@ -18,7 +19,8 @@ export interface ConfigSection {
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
- * Validates every enabled section (its defaults applied) and merges its keys into `config`.
+ * Validates every enabled section (its defaults applied) and merges its keys into `config`; a
+ * disabled plugin's keys get their defaults only.
  * Answers the warnings to log: old top-level keys (one warning naming each one's section) and
  * keys of disabled plugins (one per plugin). Keys no section declares are kept in the source
  * (`unclaimed`): the providers take the ones their options name as `formerly`.
@@ -93,8 +95,9 @@ export function applySections(config: BerthConfig, sections: ConfigSection[]): s
   }
 
   for (const s of sections) {
-    if (!s.enabled) continue;
-    Object.assign(config, validateSection(s.schema, raw.get(s)!, origin.get(s)!, `${s.name}.`));
+    // A disabled plugin's keys keep their defaults, so that what other plugins read of them means what it always did.
+    if (!s.enabled) Object.assign(config, Value.Default(s.schema, {}));
+    else Object.assign(config, validateSection(s.schema, raw.get(s)!, origin.get(s)!, `${s.name}.`));
   }
   source.unclaimed = unclaimed;
   const warnings: string[] = [];
