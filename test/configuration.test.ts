@@ -3,18 +3,20 @@
 // the same configuration (the flat one with one warning naming the sections); a disabled plugin's
 // key is a warning, a bad value of an enabled one stops the boot naming the key and its variable;
 // the generated reference is what the schemas say; a third party's plugin declares a key the same way.
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { createKernel, type Kernel } from '@berth/core';
 import { createTestDatabase, dataDirFor, signUpAdmin, startTestServer } from '@berth/core/testing';
 import { resolveConfig } from '../core/src/loader.ts';
+import { loadProvider } from '../core/src/provider-loader.ts';
 import { builtinPlugins } from '../core/src/loader.ts';
 import { configurationReference, referenceFile, renderReference } from '../scripts/config-reference.ts';
 import { examplePlugin, repoRoot } from './helpers.ts';
 
 /** Every variable of the configuration before this change (issue #26), with a value that is not its default, and what it sets. */
-const before: [env: string, value: string, key: string, expected: unknown][] = [
+const variablesBefore: [env: string, value: string, key: string, expected: unknown][] = [
   ['PORT', '4100', 'port', 4100],
   ['HOST', '127.0.0.1', 'host', '127.0.0.1'],
   ['BERTH_PLUGINS', '', 'plugins', undefined], // set below: every built-in
@@ -58,12 +60,12 @@ t.test('every variable that existed before sets the same key to the same value',
   t.teardown(() => db.drop());
   const dataDir = dataDirFor(t);
   const env: NodeJS.ProcessEnv = { ...staticBefore, DATABASE_URL: db.url, BERTH_DATA_DIR: dataDir };
-  for (const [name, value] of before) env[name] = value;
+  for (const [name, value] of variablesBefore) env[name] = value;
   env.BERTH_PLUGINS = builtinPlugins().join(',');
   const kernel = await createKernel({ headless: true, env });
   t.teardown(() => kernel.stop());
   const config = kernel.config as unknown as Record<string, unknown>;
-  for (const [name, , key, expected] of before) {
+  for (const [name, , key, expected] of variablesBefore) {
     if (name === 'BERTH_PLUGINS') t.same(config.plugins, builtinPlugins(), name);
     else t.same(config[key], expected, `${name} → ${key}`);
   }
@@ -75,8 +77,18 @@ t.test('every variable that existed before sets the same key to the same value',
   // Every variable is still declared, now by the package that owns its key, once.
   const declared = (await configurationReference()).flatMap(o => o.keys.map(k => k.env)).filter(Boolean);
   t.same(declared.filter((v, i) => declared.indexOf(v) !== i), [], 'no variable is declared twice');
-  for (const name of [...before.map(b => b[0]), ...Object.keys(staticBefore), 'BERTH_DATA_DIR', 'DATABASE_URL']) t.ok(declared.includes(name), `${name} is declared`);
+  for (const name of [...variablesBefore.map(b => b[0]), ...Object.keys(staticBefore), 'BERTH_DATA_DIR', 'DATABASE_URL']) t.ok(declared.includes(name), `${name} is declared`);
 });
+
+/** A sectioned file as files were written before: every plugin's keys at the top level. */
+function flatten(sectioned: Record<string, unknown>): Record<string, unknown> {
+  const flat: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(sectioned)) {
+    if (builtinPlugins().includes(key) && typeof value === 'object') Object.assign(flat, value);
+    else flat[key] = value;
+  }
+  return flat;
+}
 
 /** The README's configuration example: the first json block of its section "Configuration". */
 function readmeExample(): Record<string, unknown> {
@@ -87,13 +99,48 @@ function readmeExample(): Record<string, unknown> {
   return JSON.parse(block[1]!) as Record<string, unknown>;
 }
 
+/** The last commit of main before plugins declared their own keys (issue #26): the configuration every existing operator has. */
+const BEFORE = 'f279919';
+type OldLoad = (env: NodeJS.ProcessEnv) => Record<string, unknown>;
+/** That commit's loadConfig, read from git (placed, for the time of the test, where its one dependency, typebox, resolves). */
+async function loadConfigBefore(t: Test): Promise<OldLoad> {
+  const file = path.join(repoRoot, 'core/test', `.config-before-${process.pid}.ts`);
+  writeFileSync(file, execFileSync('git', ['show', `${BEFORE}:core/src/config.ts`], { cwd: repoRoot }));
+  t.teardown(() => rmSync(file, { force: true }));
+  return ((await import(file)) as { loadConfig: OldLoad }).loadConfig;
+}
+
+t.test('the README\'s example and every variable give the configuration the Berth before gave, key by key', async t => {
+  const before = await loadConfigBefore(t);
+  const example = readmeExample();
+  const dir = t.testdir({ 'sectioned.json': JSON.stringify(example), 'flat.json': JSON.stringify(flatten(example)) });
+  const everyVariable: NodeJS.ProcessEnv = { ...staticBefore, BERTH_DATA_DIR: '/srv/berth-data', DATABASE_URL: 'postgresql://u:p@db:5432/berth' };
+  for (const [name, value] of variablesBefore) everyVariable[name] = value;
+  everyVariable.BERTH_PLUGINS = builtinPlugins().join(',');
+  const cases: [string, NodeJS.ProcessEnv, NodeJS.ProcessEnv][] = [
+    ['every variable', everyVariable, everyVariable],
+    ['the README\'s file (the flat form before, the sectioned one now)', { BERTH_CONFIG: path.join(dir, 'flat.json') }, { BERTH_CONFIG: path.join(dir, 'sectioned.json') }],
+    ['nothing set: the defaults', {}, {}],
+  ];
+  for (const [what, envBefore, envNow] of cases) {
+    const old = before(envBefore);
+    const { config } = await resolveConfig(envNow);
+    const now = config as unknown as Record<string, unknown>;
+    const staticBuilder = await loadProvider(config, 'builder', 'static') as unknown as { image: string; root: string };
+    // Before, the static builder took its entry's options, else staticImage/staticRoot.
+    const oldOptions = ((old.providers as { builder?: { static?: { options?: { image?: string; root?: string } } } }).builder?.static?.options) ?? {};
+    for (const [key, value] of Object.entries(old)) {
+      if (key === 'staticImage') t.same(staticBuilder.image, oldOptions.image ?? value, `${what}: the static builder's image`);
+      else if (key === 'staticRoot') t.same(staticBuilder.root, oldOptions.root ?? value, `${what}: the static builder's root`);
+      else if (key === 'backupHelperImage') t.equal(now[key], envBefore.BERTH_BACKUP_HELPER_IMAGE, `${what}: backupHelperImage (no test image as its default any more: issue #26)`);
+      else t.same(now[key], value, `${what}: ${key}`);
+    }
+  }
+});
+
 t.test('the README\'s sectioned file and the same keys at the top level, as files were written before, give the same configuration', async t => {
   const example = readmeExample();
-  const flat: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(example)) {
-    if (builtinPlugins().includes(key) && typeof value === 'object') Object.assign(flat, value);
-    else flat[key] = value;
-  }
+  const flat = flatten(example);
   t.ok(Object.keys(flat).length > Object.keys(example).length, 'the example has plugin sections');
   const dir = t.testdir({ 'sectioned.json': JSON.stringify(example), 'flat.json': JSON.stringify(flat) });
   const sectioned = await resolveConfig({ BERTH_CONFIG: path.join(dir, 'sectioned.json') });

@@ -131,7 +131,7 @@ export async function pluginSections(plugins: LoadedPlugin[]): Promise<ConfigSec
     }
     if (schema) out.push({ name: p.info.name, owner: declared.owner, schema, enabled: true });
   }
-  const enabled = new Set(plugins.map(p => p.info.name));
+  const enabled = new Set(plugins.map(p => p.info.source));
   for (const name of builtinPlugins().filter(n => !enabled.has(n))) {
     const { owner, schema } = await builtinPluginConfig(name);
     if (schema) out.push({ name, owner, schema, enabled: false });
