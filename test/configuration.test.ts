@@ -4,7 +4,8 @@
 // key is a warning, a bad value of an enabled one stops the boot naming the key and its variable;
 // the generated reference is what the schemas say; a third party's plugin declares a key the same way.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { createKernel, type Kernel } from '@berth/core';
@@ -195,12 +196,16 @@ t.test('the example plugin, loaded from outside Berth\'s tree, declares a key wi
   const third = await client.post('bookmark.create', { url: 'https://example.com', title: 'three' });
   t.equal(third.status, 409);
   t.match(third.body.message, /keeps 2 bookmarks already \(config bookmarks\.bookmarksPerOrganization, env BERTH_BOOKMARKS_LIMIT\)/);
-  // The variable, the section and a bad value, as for a built-in plugin.
+  // The variable, the section and a bad value, as for a built-in plugin, from a copy outside the repository.
+  const outside = mkdtempSync(path.join(os.tmpdir(), 'berth-bookmarks-'));
+  t.teardown(() => rmSync(outside, { recursive: true, force: true }));
+  cpSync(examplePlugin, outside, { recursive: true, filter: f => !f.includes(`${path.sep}node_modules`) });
   const db = await createTestDatabase();
   t.teardown(() => db.drop());
-  const dir = t.testdir({ 'berth.config.json': JSON.stringify({ extraPlugins: [examplePlugin], bookmarks: { bookmarksPerOrganization: 7 } }) });
+  const dir = t.testdir({ 'berth.config.json': JSON.stringify({ extraPlugins: [outside], bookmarks: { bookmarksPerOrganization: 7 } }) });
   const env = { DATABASE_URL: db.url, BERTH_DATA_DIR: dataDirFor(t), BERTH_CONFIG: path.join(dir, 'berth.config.json') };
   const fromFile = await boot(env);
+  t.equal(fromFile.plugins.find(p => p.name === 'bookmarks')?.source, outside, 'the copy outside the repository is the plugin loaded');
   t.equal(fromFile.config.bookmarksPerOrganization, 7, 'the section "bookmarks" of the file');
   await fromFile.stop();
   const fromEnv = await boot({ ...env, BERTH_BOOKMARKS_LIMIT: '3' });
