@@ -3,7 +3,7 @@
 // up and restored with backupHelperImage unset — the copy goes through the engine's archive API on
 // a container of the workload's image that is created and never started.
 import t from 'tap';
-import { startTestServer, signUpAdmin, deploymentFinished, runFinished, TEST_REDIS_IMAGE } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, deploymentFinished, runFinished, Client, TEST_REDIS_IMAGE } from '@berth/core/testing';
 import { runContainerCommand, startTestEngine } from '@berth/plugin-workloads/testing';
 
 t.setTimeout(600_000);
@@ -16,7 +16,7 @@ t.test('a volume backed up and restored on an engine that has only the workload\
   const server = await startTestServer({ deploySettleSeconds: 0 });
   t.teardown(() => server.destroy());
   t.equal(server.kernel.config.backupHelperImage, undefined, 'no helper image is configured, none by default');
-  const { client } = await signUpAdmin(server);
+  const { client, apiKey } = await signUpAdmin(server);
   const { body: { environment } } = await client.post('project.create', { name: 'Fresh host' });
   const dest = (await client.post('destination.create', { name: 'disk', provider: 'local', bucket: 'volumes', endpoint: '', region: '', accessKey: '', secretAccessKey: '', additionalFlags: null })).body;
   const created = await client.post('redis.create', { name: 'cache', environmentId: environment.environmentId, dockerImage: TEST_REDIS_IMAGE, databasePassword: 'Redis-pass_1' });
@@ -55,4 +55,11 @@ t.test('a volume backed up and restored on an engine that has only the workload\
   t.same(await engine.images(), [TEST_REDIS_IMAGE], 'still nothing but the workload\'s image: no helper image was needed');
   const helpers = await docker.listContainers({ all: true, filters: { label: ['berth.volume-helper'] } });
   t.same(helpers, [], 'no helper container is left');
+
+  // The optional override names the image instead; one that is not on the host is a failed run, never a pull.
+  const overridden = await server.restart({ deploySettleSeconds: 0, backupHelperImage: 'berth-test/busybox:1' });
+  const failed = await new Client(overridden.url, { apiKey }).post('volumeBackups.runManually', { volumeBackupId: made.body.volumeBackupId });
+  t.equal(failed.status, 400);
+  t.match(failed.body.message, /the helper image berth-test\/busybox:1 \(config backupHelperImage\) is not on this host; it is never pulled/);
+  t.same(await engine.images(), [TEST_REDIS_IMAGE], 'nothing was pulled');
 });
