@@ -1,17 +1,16 @@
 // @berth/core: what plugins, providers and operators may use.
 export { createKernel, type Kernel, type KernelOptions } from './kernel.ts';
-export { loadConfig, ConfigSchema, ConfigError, type BerthConfig } from './config.ts';
-export { definePlugin, type BerthHost, type PluginDefinition, type BerthPlugin, type PluginInfo } from './plugin.ts';
+export { loadConfig, KernelConfig, ConfigError, envTable, type BerthConfig } from './config.ts';
+export type { ConfigSection } from './config-sections.ts';
+export { definePlugin, type BerthHost, type PluginDefinition, type BerthPlugin, type PluginInfo, type PluginCommand, type CommandContext } from './plugin.ts';
+export { runPluginCommand } from './commands.ts';
 export { router, ProcedureRegistry, type Procedure, type ProcedureFactory, type ProcedureContext, type Principal, type Access, type Role } from './procedure.ts';
 export { BerthError, badRequest, invalidField, unauthorized, forbidden, notFound, conflict, unavailable, type ErrorCode, type Issue } from './errors.ts';
 export { optionalService, type Cradle, type BerthContainer, type Logger } from './container.ts';
 export { EventBus, type BerthEvents } from './events.ts';
 export { JobScheduler } from './jobs.ts';
 export { newId, SecretBox } from './crypto.ts';
-export { encryptStream, decryptStream, ENCRYPTED_SUFFIX, isEncryptedKey } from './stream-encryption.ts';
-export { OwnDataArchiver } from './own-data/archiver.ts';
 export { isLocalCaller, isSetupToken, setupTokenFile, type RequestOrigin } from './identity/setup-token.ts';
-export { HostAccess, hostAccessRefused, isLocalGitUrl, type NetworkFacts } from './host-access.ts';
 export { iso, UserView, MemberView, AuthUserView, OrganizationView, ApiKeyView, InvitationView } from './identity/views.ts';
 export { EnvironmentFields, EnvironmentView, environmentView, Placement, ProjectFields, type ProjectDirectory, type EnvironmentDirectory, type EnvironmentRef } from './contracts/projects.ts';
 export * as schema from './schema.ts';
@@ -32,5 +31,5 @@ export { defineProvider, isProviderDescriptor, providerName, ProviderRegistry, t
 export type { SshKeyVault } from './contracts/ssh-keys.ts';
 export type { DatabaseDriver, DatabaseCredentials, ContainerCommand, PasswordAccount } from './contracts/database-driver.ts';
 export { StorageError, type BackupStorage, type BackupStore, type StorageLocation, type StoredObject, type StorageFailure } from './contracts/backup-storage.ts';
-export { EMBEDDED_PERSISTENCE, type PersistenceServer, type PersistenceServerOptions, type PersistenceServerProvider } from './contracts/persistence-server.ts';
+export { type PersistenceServer, type PersistenceServerOptions, type PersistenceServerProvider } from './contracts/persistence-server.ts';
 export type { ProxyProvider, ProxyRoute, ProxyRedirect, ProxyBasicAuthUser, ProxyWorkloadConfig, ProxyCertificate, ProxyEngine, ProxyCertificateState, ProxyFileRole, ProxyServiceSettings, CertificateType } from './contracts/proxy.ts';

@@ -2,7 +2,8 @@
 // their cron validated), manual runs, the file listing of a destination (with what Berth
 // recorded of each file) and restores, which are queued as jobs of target type "restore".
 import { CronExpressionParser } from 'cron-parser';
-import { Type, badRequest, iso, notFound, wireStatus, type Cradle, type DeploymentService, type EnqueueRequest, type EntityManager, type EventBus, type OwnDataArchiver, type Principal, type SecretBox, type TSchema } from '@berth/core';
+import { Type, badRequest, iso, notFound, wireStatus, type Cradle, type DeploymentService, type EnqueueRequest, type EntityManager, type EventBus, type Principal, type SecretBox, type TSchema } from '@berth/core';
+import type { OwnDataArchiver } from './own-data/archiver.ts';
 import { runToEnd } from './await-deployment.ts';
 import { generateAppName, type WorkloadKind, type WorkloadRegistry } from '@berth/plugin-workloads';
 import { Backup, BackupFile, Destination, Restore, type BackupRow } from './entities.ts';

@@ -25,3 +25,5 @@ export { placementOf, type Placement } from './views.ts';
 export { relationSchemas, NotServedList, NotServedOne, workloadSummary, summaryOf } from './relations.ts';
 export { runProcedure, type RunSpec } from './runs.ts';
 export { placementFor, searchFilters, recordLookups, type SearchFields } from './records.ts';
+export { HostAccess, hostAccessRefused, isLocalGitUrl, type NetworkFacts } from './host-access-policy.ts';
+export { HostAccessSchema, type HostAccessPolicy } from './config.ts';
