@@ -12,6 +12,8 @@ import { newId } from './crypto.ts';
 import { DEPLOYMENT_ID_HEADER } from './contracts/deployments.ts';
 import type { Principal } from './procedure.ts';
 import { waitFor } from './testing-support.ts';
+import type { Clock } from './clock.ts';
+import { asValue } from 'awilix';
 import { binariesVersion, createCluster } from '@berth/provider-persistence-embedded';
 
 /** The PostgreSQL server the tests create their databases on: BERTH_TEST_PG, set by scripts/services.sh. Never guessed. */
@@ -144,6 +146,20 @@ export async function startTestServer(config: Partial<BerthConfig> = {}, mode = 
     return server;
   };
   return boot({});
+}
+
+/** A clock that moves only when the test moves it. */
+export interface ManualClock extends Clock {
+  /** Moves the clock forward. */
+  advance(ms: number): void;
+}
+
+/** Gives the server's services (the login guard...) a clock of the test's, starting at the current time. */
+export function manualClock(server: { kernel: Kernel }): ManualClock {
+  let at = Date.now();
+  const clock: ManualClock = { now: () => at, advance: ms => void (at += ms) };
+  server.kernel.container.register({ clock: asValue(clock) });
+  return clock;
 }
 
 export interface CallOptions {
