@@ -1,12 +1,12 @@
 // The closing lines of the test command, from tap's own results (TAP logs, one per run of the matrix):
 // per run and in all, assertions passed, failed and skipped; every skip by name with its reason;
-// every failure by name; each run's time. A skip that is not listed in test/expected-skips counts as
+// every failure by name; each run's time; what runs in place of a real part (test/stand-ins). A skip that is not listed in test/expected-skips counts as
 // a failure, and so does a todo (tap never runs a todo test, and a todo assertion that fails is still
 // a failure), and a run whose TAP stream ended before tap's final counts (a crash or a kill).
 // Usage: node scripts/test-summary.ts <label>:<tap's exit code>:<seconds>=<tap log> ...   (exit 1 when anything failed)
 import { readFileSync } from 'node:fs';
 import { Parser, type Result } from 'tap-parser';
-import { expectedSkips, EXPECTED_SKIP } from '../core/src/testing-support.ts';
+import { expectedSkips, standIns, EXPECTED_SKIP } from '../core/src/testing-support.ts';
 
 function usage(message: string): never {
   console.error(`test-summary: ${message}`);
@@ -51,6 +51,9 @@ const runs = process.argv.slice(2).map(arg => {
 });
 const duration = (s: number) => (s >= 60 ? `${Math.floor(s / 60)} min ${s % 60} s` : `${s} s`);
 const listed = expectedSkips();
+// Not skips, but not the real part either: said beside the skips, so "0 skipped" never overstates what ran.
+const standing = standIns();
+for (const s of standing) console.log(`stand-in ${s.id}: ${s.instead} — ${s.why} (checked by ${s.tests.join(', ')})`);
 let pass = 0, fail = 0, skip = 0;
 for (const run of runs) {
   let unlisted = 0;
@@ -74,5 +77,6 @@ for (const run of runs) {
   fail += runFail;
   skip += run.skip;
 }
+console.log(`${standing.length} stand-ins ran in place of parts that cannot run here (test/stand-ins, listed above)`);
 console.log(`${pass} passed, ${fail} failed, ${skip} skipped`);
 process.exit(fail > 0 ? 1 : 0);

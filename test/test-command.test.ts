@@ -4,7 +4,9 @@
 // services, the typecheck and the build (BERTH_TEST_PREPARE=skip).
 import t from 'tap';
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { standIns } from '@berth/core/testing';
 import { repoRoot } from './helpers.ts';
 
 const fixtures = 'test/fixtures/test-command';
@@ -38,8 +40,23 @@ t.test('a fixture suite that passes: exit 0, each row with its time, the closing
   const run = await testCommand([], { BERTH_TEST_MATRIX: `${fixtures}/matrix`, BERTH_TEST_ROWS: 'default-db' });
   t.equal(run.code, 0, run.output);
   t.equal(run.closing, '2 passed, 0 failed, 0 skipped');
-  t.match(run.lines.at(-2), /^default-db: 2 passed, 0 failed, 0 skipped, in \d+ s$/, 'the row line says how long the row took');
+  t.match(run.lines.at(-3), /^default-db: 2 passed, 0 failed, 0 skipped, in \d+ s$/, 'the row line says how long the row took');
   t.notMatch(run.output, /todo\.test\.ts/, 'the file the matrix excludes did not run');
+  const listed = standIns();
+  for (const s of listed) t.match(run.output, `stand-in ${s.id}: ${s.instead} — ${s.why} (checked by ${s.tests.join(', ')})`, `the summary names the stand-in ${s.id}`);
+  t.equal(run.lines.at(-2), `${listed.length} stand-ins ran in place of parts that cannot run here (test/stand-ins, listed above)`);
+});
+
+t.test('test/stand-ins: every line has its four fields, an id of its own and test files that exist', async t => {
+  const listed = standIns();
+  t.ok(listed.length >= 10, `${listed.length} stand-ins`);
+  t.same(listed.map(s => s.id), [...new Set(listed.map(s => s.id))], 'ids are unique');
+  for (const s of listed) {
+    t.ok(s.instead && s.why, `${s.id}: what runs instead and why`);
+    for (const file of s.tests) t.ok(/\.test\.ts$/.test(file) && existsSync(path.join(repoRoot, file)), `${s.id}: ${file} is a test file that exists`);
+  }
+  const dir = t.testdir({ 'stand-ins': 'ok  a  b  test/x.test.ts\nbroken  only two\n' });
+  t.throws(() => standIns(path.join(dir, 'stand-ins')), { message: /line 2: 2 fields, not the four/ }, 'a line without its four fields is refused');
 });
 
 t.test('a bootstrap that fails stops the run with the reason', async t => {
