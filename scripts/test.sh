@@ -32,27 +32,8 @@ for arg in "$@"; do
 done
 # test/database-matrix: a line that names no file fails the run, and so does an exclusion without a reason.
 matrix_file=${BERTH_TEST_MATRIX:-test/database-matrix}
-[ -f "$matrix_file" ] || closing "$matrix_file does not exist"
-included=() excluded=()
-n=0
-while IFS= read -r line || [ -n "$line" ]; do
-  n=$((n + 1))
-  line=${line%%#*}; read -r pattern reason <<<"$line"
-  [ -n "${pattern:-}" ] || continue
-  if [ "${pattern:0:1}" = '!' ]; then
-    pattern=${pattern:1}
-    [ -n "${reason:-}" ] || closing "$matrix_file line $n: the exclusion of $pattern gives no reason"
-    files=$(compgen -G "$pattern") || closing "$matrix_file line $n (!$pattern) matches no file"
-    mapfile -t -O ${#excluded[@]} excluded <<<"$files"
-  else
-    files=$(compgen -G "$pattern") || closing "$matrix_file line $n ($pattern) matches no file"
-    mapfile -t -O ${#included[@]} included <<<"$files"
-  fi
-done <"$matrix_file"
-matrix=()
-for f in "${included[@]}"; do
-  [[ " ${excluded[*]} " == *" $f "* ]] || matrix+=("$f")
-done
+matrix_out=$(node scripts/test-matrix.ts "$matrix_file") || closing "$matrix_out"
+mapfile -t matrix <<<"$matrix_out"
 
 if [ "${BERTH_TEST_PREPARE:-}" != skip ]; then
   services_env=$(mktemp)
