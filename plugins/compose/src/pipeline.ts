@@ -156,7 +156,8 @@ export const callerCompose = (stacks: ComposeService, pipeline: ComposePipeline)
     services: async (composeId: string) => pipeline.services(await find(composeId)),
     mountsByService: async (composeId: string, serviceName: string) => pipeline.mountsOf(await find(composeId), serviceName),
     sourceType: async (composeId: string) => (await find(composeId)).sourceType,
-    randomized: async (composeId: string, suffix?: string) => addSuffix((await find(composeId)).composeFile, suffix || newRefreshToken().slice(0, 6).toLowerCase()),
+    // A generated suffix starts with a letter or digit, as addSuffix requires (base64url may start with - or _).
+    randomized: async (composeId: string, suffix?: string) => addSuffix((await find(composeId)).composeFile, suffix || newRefreshToken().replace(/[^a-zA-Z0-9]/g, '').slice(0, 6).toLowerCase()),
     isolated: async (composeId: string, suffix?: string) => {
       const row = await find(composeId);
       return isolate(row.composeFile, suffix || projectName(row.appName));
