@@ -1,5 +1,5 @@
 // The default-db row covers every file that starts a server: each test file that starts a Berth
-// kernel (startTestServer, createKernel) or the operator command is run by test/database-matrix on
+// kernel (startTestServer, createKernel) or the operator command (or scripts/start.sh) is run by test/database-matrix on
 // the default database, or left out there with the reason it cannot (`!<path>  <reason>`).
 import t from 'tap';
 import { existsSync, globSync, readFileSync } from 'node:fs';
@@ -8,7 +8,7 @@ import { readMatrix } from '../scripts/test-matrix.ts';
 import { repoRoot } from './helpers.ts';
 
 /** What starting a server looks like in a test file or in a helper file of its own directory. */
-const STARTS_SERVER = /\b(startTestServer|createKernel|processDatabase)\(|\[\.\.\.nodeFlags, cli\b/;
+const STARTS_SERVER = /\b(startTestServer|createKernel|processDatabase)\(|\[\.\.\.nodeFlags, cli\b|'scripts\/start\.sh'/;
 
 function startsServer(file: string): boolean {
   const text = readFileSync(path.join(repoRoot, file), 'utf8');
