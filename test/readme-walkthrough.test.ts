@@ -89,7 +89,7 @@ t.test('a fresh clone starts with scripts/start.sh and the README walkthrough ru
   t.equal(lines[4], 'true', 'application.deploy answers true');
   t.equal(lines[5], 'deploy: done', 'the deployment is done');
   t.equal(lines[6], PAGE, 'the application answers on its published port');
-  t.equal(lines.length, 7, walk.stdout);
+  t.equal(lines.length, 7, 'seven answers, nothing else');
 });
 
 t.test('berth.sh admin create: the first admin and an API key, then Berth starts with them', async t => {
