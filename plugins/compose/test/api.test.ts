@@ -128,7 +128,7 @@ t.test('compose records and files', async t => {
     // Found by the bad-input fuzz: a generated suffix began with - or _ (base64url) about one time in 32, a 500.
     const generated = await Promise.all(Array.from({ length: 200 }, () => client.post('compose.randomizeCompose', { composeId })));
     t.same([...new Set(generated.map(r => r.status))], [200], 'without a suffix, a generated one works every time (200 tries)');
-    t.ok(generated.every(r => /web-[a-z0-9]{6}:/.test(r.body)), 'six letters or digits');
+    t.ok(generated.every(r => /web-[0-9a-f]{8}:/.test(r.body)), 'eight hex characters, as the peer');
     const isolated = (await client.post('compose.isolatedDeployment', { composeId })).body as string;
     t.match(isolated, new RegExp(`networks:[\\s\\S]*${appName.toLowerCase()}`), 'the stack gets a network of its own');
     t.equal((await client.get('compose.one', { composeId })).body.composeFile, FILE, 'neither is saved');
