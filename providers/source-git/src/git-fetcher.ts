@@ -1,7 +1,8 @@
 // Source kind "git": a shallow clone of one branch into the deployment's work directory.
 // git runs with argument arrays in its own process group (killed on abort), never prompts,
-// and may only use the transports the source's own URL needs.
-import type { BuildIo, CheckoutSource, SourceProvider, SourceRequest } from '@berth/core';
+// and may only use the transports the source's own URL needs. A git provider's clone credential
+// reaches git only as a header scoped to the provider's host, through the child's environment.
+import { cloneCredentialEnv, cloneCredentialSecrets, type BuildIo, type CheckoutSource, type CloneCredential, type SourceProvider, type SourceRequest } from '@berth/core';
 import { cancelled, masker } from '@berth/provider-builder-dockerfile/engine';
 import { findProgram, runProgram } from '@berth/provider-builder-programs';
 import { checkBranch, parseGitRemote } from './git-input.ts';
@@ -13,6 +14,8 @@ export interface GitSourceSpec {
   branch: unknown;
   sshKey?: { privateKey?: unknown } | null;
   enableSubmodules?: boolean;
+  /** A git provider's clone credential: sent only to URLs below its baseUrl, never written anywhere. */
+  credential?: CloneCredential | null;
   [field: string]: unknown;
 }
 
@@ -44,6 +47,24 @@ function sshKeyOf(source: GitSourceSpec): string | null {
   return key.privateKey;
 }
 
+/** The source's clone credential, checked to be for the repository's own host (else git would silently send none). */
+function credentialFor(source: GitSourceSpec, url: string): CloneCredential | null {
+  const credential = source.credential ?? null;
+  if (credential === null) return null;
+  const base = new URL(credential.baseUrl);
+  let target: URL | null = null;
+  try {
+    target = new URL(url);
+  } catch {
+    // an scp-like or local path: no http(s) host to send a header to
+  }
+  const scope = base.pathname.endsWith('/') ? base.pathname : `${base.pathname}/`;
+  if (target === null || target.origin !== base.origin || !`${target.pathname}/`.startsWith(scope)) {
+    throw new Error(`The provider's clone credential is for ${base.origin}${scope}, and the repository URL is not below it`);
+  }
+  return credential;
+}
+
 export class GitFetcher implements SourceProvider {
   readonly id = 'git';
   readonly #options: GitFetcherOptions;
@@ -73,9 +94,10 @@ export class GitFetcher implements SourceProvider {
     const branch = checkBranch(source.branch);
     const submodules = source.enableSubmodules === true;
     const privateKey = sshKeyOf(source);
+    const credential = credentialFor(source, remote.url);
     const git = findProgram('git', this.#options.searchPath ?? process.env.PATH ?? '');
     if (!git) throw new Error('Fetching a git source needs the "git" program on the host, and it is not installed');
-    const mask = masker(remote.secrets);
+    const mask = masker([...remote.secrets, ...(credential ? cloneCredentialSecrets(credential) : [])]);
     const args = ['clone', '--depth', '1', '--branch', branch, ...(submodules ? ['--recurse-submodules', '--shallow-submodules'] : []), '--', remote.url, workDir];
 
     const clone = async (keyFile: string | null) => {
@@ -83,6 +105,7 @@ export class GitFetcher implements SourceProvider {
         GIT_SSH_COMMAND: sshCommand(keyFile, this.#options),
         // Submodules of a remote repository must not read this host's files.
         GIT_ALLOW_PROTOCOL: remote.local ? 'file:http:https:ssh' : 'http:https:ssh',
+        ...(credential ? cloneCredentialEnv(credential) : {}),
       });
       request.log(mask(`Cloning ${remote.url} (branch ${branch}${submodules ? ', with submodules' : ''})`));
       let failure: string | null = null;
