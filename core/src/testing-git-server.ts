@@ -28,8 +28,8 @@ export interface GitHttpServer {
 export interface GitHttpServerOptions {
   /** The loopback address to listen on (default 127.0.0.1; 127.0.0.2 is another host to git). */
   host?: string;
-  /** The only basic credential accepted; without it every request is served. */
-  credential?: { username: string; password: string };
+  /** The only basic credential accepted (or a check of each one, for tokens minted as the test runs); without it every request is served. */
+  credential?: { username: string; password: string } | ((username: string, password: string) => boolean);
   /** Called on each request before it is answered (to look at the machine while git runs). */
   onRequest?: (path: string) => void;
 }
@@ -38,12 +38,21 @@ export interface GitHttpServerOptions {
 export async function startGitHttpServer(t: Test, o: GitHttpServerOptions = {}): Promise<GitHttpServer> {
   const root = mkdtempSync(path.join(os.tmpdir(), 'berth-git-http-'));
   const requests: GitHttpServer['requests'] = [];
-  const expected = o.credential ? `Basic ${Buffer.from(`${o.credential.username}:${o.credential.password}`).toString('base64')}` : null;
+  const { credential } = o;
+  const accepted = (authorization: string | undefined): boolean => {
+    if (credential === undefined) return true;
+    const basic = /^Basic ([A-Za-z0-9+/=]+)$/.exec(authorization ?? '');
+    if (!basic) return false;
+    const text = Buffer.from(basic[1]!, 'base64').toString('utf8');
+    const colon = text.indexOf(':');
+    const [username, password] = colon < 0 ? [text, ''] : [text.slice(0, colon), text.slice(colon + 1)];
+    return typeof credential === 'function' ? credential(username, password) : username === credential.username && password === credential.password;
+  };
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     requests.push({ path: url.pathname, authorization: req.headers.authorization });
     o.onRequest?.(url.pathname);
-    if (expected !== null && req.headers.authorization !== expected) {
+    if (!accepted(req.headers.authorization)) {
       res.writeHead(401, { 'www-authenticate': 'Basic realm="berth-test"' }).end();
       return;
     }
@@ -60,7 +69,7 @@ export async function startGitHttpServer(t: Test, o: GitHttpServerOptions = {}):
         ...(req.headers['content-encoding'] ? { HTTP_CONTENT_ENCODING: req.headers['content-encoding'] } : {}),
         ...(req.headers['git-protocol'] ? { GIT_PROTOCOL: String(req.headers['git-protocol']) } : {}),
         REMOTE_ADDR: req.socket.remoteAddress ?? '',
-        ...(o.credential ? { REMOTE_USER: o.credential.username } : {}),
+        ...(credential ? { REMOTE_USER: 'berth-test' } : {}),
       },
       stdio: ['pipe', 'pipe', 'ignore'],
     });
