@@ -39,6 +39,18 @@ function appOf(account: GitAccount): GithubApp {
   return { githubUrl, appId, installationId, privateKey };
 }
 
+/** What converting an App manifest answers, in the github record's fields. */
+export interface ManifestApp {
+  name: string;
+  githubAppName: string;
+  githubAppId: number;
+  githubClientId: string;
+  githubClientSecret: string;
+  githubWebhookSecret: string | null;
+  githubPrivateKey: string;
+  githubUrl: string;
+}
+
 /** The REST API of a web URL: api.github.com for github.com, /api/v3 on an Enterprise server. */
 export const apiUrlOf = (githubUrl: string) => (githubUrl === GITHUB_COM ? 'https://api.github.com' : `${githubUrl}/api/v3`);
 
@@ -77,6 +89,26 @@ export class GithubProvider implements GitProvider {
       return await fn(await this.#client(app));
     } catch (e) {
       throw failed(step, e);
+    }
+  }
+
+  /**
+   * The App manifest flow's last step: GitHub hands back a one-time `code` once the user created the
+   * App from Berth's manifest; converting it answers the App's credentials, in the github record's
+   * fields (githubAppName is the App's page, as the peer stores it). Needs no credential.
+   */
+  async convertManifest(githubUrl: string, code: string): Promise<ManifestApp> {
+    const base = githubUrl.replace(/\/+$/, '');
+    try {
+      const { Octokit } = await import('@octokit/rest');
+      const octokit = new Octokit({ baseUrl: apiUrlOf(base), userAgent: 'berth', log: { debug() {}, info() {}, warn() {}, error() {} } });
+      const { data } = await octokit.rest.apps.createFromManifest({ code });
+      return {
+        name: data.name, githubAppName: data.html_url, githubAppId: data.id, githubClientId: data.client_id,
+        githubClientSecret: data.client_secret, githubWebhookSecret: data.webhook_secret ?? null, githubPrivateKey: data.pem, githubUrl: base,
+      };
+    } catch (e) {
+      throw failed('connect', e);
     }
   }
 

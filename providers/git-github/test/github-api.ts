@@ -50,6 +50,8 @@ export interface FakeGithub {
   webhooks: Map<string, { id: string; url: string; secret: string; events: string[] }[]>;
   comments: Map<string, string[]>;
   git: GitHttpServer;
+  /** A one-time code the manifest flow hands Berth (converted once, then refused). */
+  manifestCode(): string;
   /** Adds a repository served for real by git (its branches read from it). */
   addGitRepository(owner: string, name: string, dir: string, branches: Record<string, string>): Promise<void>;
 }
@@ -63,7 +65,8 @@ function jwtPayload(authorization: string | undefined, publicKey: KeyObject): Js
   return JSON.parse(Buffer.from(m[2]!, 'base64url').toString('utf8'));
 }
 
-export async function startFakeGithub(t: Test, o: { publicKeyPem: string; appId: string; installationId: number }): Promise<FakeGithub> {
+export async function startFakeGithub(t: Test, o: { publicKeyPem: string; privateKeyPem: string; appId: string; installationId: number }): Promise<FakeGithub> {
+  const manifestCodes = new Set<string>();
   const publicKey = createPublicKey(o.publicKeyPem);
   const tokens = new Map<string, number>(); // token → expiry (ms)
   const git = await startGitHttpServer(t, { credential: (user, password) => user === 'x-access-token' && (tokens.get(password) ?? 0) > Date.now() });
@@ -73,6 +76,11 @@ export async function startFakeGithub(t: Test, o: { publicKeyPem: string; appId:
   const gh: FakeGithub = {
     url: '', appId: o.appId, installationId: o.installationId, repositories: [], minted: [], jwts: { accepted: 0, refused: 0 },
     webhooks: new Map(), comments: new Map(), git,
+    manifestCode() {
+      const code = randomBytes(10).toString('hex');
+      manifestCodes.add(code);
+      return code;
+    },
     async addGitRepository(owner, name, dir, branches) {
       await git.addRepository(`${owner}/${name}`, dir);
       gh.repositories.push({ id: 1000 + gh.repositories.length, owner, name, private: true, defaultBranch: 'main', branches });
@@ -104,6 +112,12 @@ export async function startFakeGithub(t: Test, o: { publicKeyPem: string; appId:
   const api = async (req: http.IncomingMessage, res: http.ServerResponse, u: URL, body: Json) => {
     const route = `${req.method} ${u.pathname.slice('/api/v3'.length)}`;
     let m: RegExpExecArray | null;
+    // The manifest flow's conversion: no credential, the one-time code alone.
+    if ((m = /^POST \/app-manifests\/([^/]+)\/conversions$/.exec(route))) {
+      if (!manifestCodes.delete(decodeURIComponent(m[1]!))) return notFound(res);
+      const template = example('/app-manifests/{code}/conversions', 'post', '201');
+      return send(res, 201, { ...template, id: Number(o.appId), slug: 'berth-test-app', name: 'Berth test app', html_url: `${url}/apps/berth-test-app`, pem: o.privateKeyPem, webhook_secret: 'manifest-webhook-secret', client_secret: 'manifest-client-secret' });
+    }
     // The App's own endpoints: its JWT.
     if (route === 'GET /app' || (m = /^POST \/app\/installations\/(\d+)\/access_tokens$/.exec(route))) {
       const claims = jwtPayload(req.headers.authorization, publicKey);

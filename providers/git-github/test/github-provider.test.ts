@@ -27,7 +27,7 @@ const keyPair = () => generateKeyPairSync('rsa', { modulusLength: 2048, publicKe
 const appKey = keyPair();
 const otherKey = keyPair();
 
-const github = await startFakeGithub(t, { publicKeyPem: appKey.publicKey, appId: '4242', installationId: 77 });
+const github = await startFakeGithub(t, { publicKeyPem: appKey.publicKey, privateKeyPem: appKey.privateKey, appId: '4242', installationId: 77 });
 // team/app is a real repository with three branches (two pages); the other four are listed only.
 const app = await makeGitRepo({ 'Dockerfile': 'FROM scratch\n' });
 t.teardown(app.cleanup);
@@ -81,6 +81,20 @@ t.test('GitHub\'s own rules', async t => {
     t.equal(github.jwts.refused, before.refused, 'every JWT verified with the App\'s public key');
     await t.rejects(provider.cloneCredential(refusedAccount, { owner: 'team', name: 'app' }), { failure: 'credentials', message: /^GitHub refused the App's credentials: Bad credentials/ });
     t.equal(github.jwts.refused, before.refused + 1, 'a JWT signed with another key is refused by the server');
+  });
+
+  t.test('the App manifest flow: a one-time code becomes the App\'s credentials, which then work', async t => {
+    const github$ = new GithubProvider();
+    const code = github.manifestCode();
+    const created = await github$.convertManifest(`${github.url}/`, code);
+    t.same({ ...created, githubPrivateKey: created.githubPrivateKey === appKey.privateKey }, {
+      name: 'Berth test app', githubAppName: `${github.url}/apps/berth-test-app`, githubAppId: 4242, githubClientId: created.githubClientId,
+      githubClientSecret: 'manifest-client-secret', githubWebhookSecret: 'manifest-webhook-secret', githubPrivateKey: true, githubUrl: github.url,
+    }, 'the peer\'s record fields, the private key as GitHub gave it');
+    t.match(created.githubClientId, /^Iv1\./, 'the client id of GitHub\'s example');
+    const fromManifest: GitAccount = { settings: { githubUrl: created.githubUrl, githubAppId: created.githubAppId, githubInstallationId: github.installationId }, secrets: { githubPrivateKey: created.githubPrivateKey } };
+    t.same(await provider.connect(fromManifest), { settings: { githubAppName: 'berth-test-app' }, secrets: {} }, 'the converted App connects');
+    await t.rejects(github$.convertManifest(github.url, code), { failure: 'connect', message: /^GitHub: not found/ }, 'a code converts once');
   });
 
   t.test('webhooks are registered for pushes, signed with the secret', async t => {
