@@ -112,3 +112,15 @@ t.test('a credential for another host is refused before git runs', async t => {
   const below = request({ url: appUrl, branch: 'main', credential: { ...credential, baseUrl: `${credential.baseUrl}other-team/` } });
   await t.rejects(fetcher.fetch(below.req), { message: /is not below it$/ });
 });
+
+t.test('the remote\'s branches are read the way a clone reads them (a provider\'s testConnection)', async t => {
+  const { provider, appUrl, commit, credential, processes } = await repositories(t);
+  const signal = new AbortController().signal;
+  t.same(await fetcher.remoteHeads({ url: appUrl, credential, signal }), [{ name: 'main', commit }], 'with the credential: the branch and its commit');
+  t.ok(provider.requests.some(r => r.authorization === `Basic ${basic}`), 'sent as the header');
+  t.same(processes.flat().filter(argv => argv.includes(token)), [], 'in no argument list');
+  const refused = await fetcher.remoteHeads({ url: appUrl, credential: { ...credential, password: 'ghs_wrong_token' }, signal }).then(() => 'listed', (e: Error) => e.message);
+  t.match(refused, /Authentication failed|could not read Username/, 'a refused credential fails with git\'s reason');
+  t.notMatch(refused, /ghs_wrong_token/, 'which does not show the token');
+  await t.rejects(fetcher.remoteHeads({ url: appUrl, credential: { ...credential, baseUrl: 'https://github.com/' }, signal }), { message: /is not below it$/ });
+});
