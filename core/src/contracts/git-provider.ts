@@ -110,8 +110,9 @@ export interface GitProvider {
 /**
  * The environment that gives one git process (and the submodule clones it starts) the clone
  * credential: an `Authorization` header scoped by git's URL matching to `baseUrl` (scheme, host
- * and port exactly, then the path prefix), so another host never receives it. Nothing of it is
- * in the arguments, the URL or `.git/config`. The value is a secret: never log it.
+ * and port exactly, then the path prefix), so another host never receives it; redirects are not
+ * followed, since git would send the header on to the host a redirect names. Nothing of it is in
+ * the arguments, the URL or `.git/config`. The value is a secret: never log it.
  */
 export function cloneCredentialEnv(credential: CloneCredential): Record<string, string> {
   const base = new URL(credential.baseUrl);
@@ -121,9 +122,12 @@ export function cloneCredentialEnv(credential: CloneCredential): Record<string, 
   const basic = Buffer.from(`${credential.username}:${credential.password}`).toString('base64');
   const scope = `${base.origin}${base.pathname.endsWith('/') ? base.pathname : `${base.pathname}/`}`;
   return {
-    GIT_CONFIG_COUNT: '1',
+    GIT_CONFIG_COUNT: '2',
     GIT_CONFIG_KEY_0: `http.${scope}.extraHeader`,
     GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}`,
+    // git keeps a remote's headers for the host a redirect moves it to: no redirects with a credential.
+    GIT_CONFIG_KEY_1: `http.${scope}.followRedirects`,
+    GIT_CONFIG_VALUE_1: 'false',
   };
 }
 

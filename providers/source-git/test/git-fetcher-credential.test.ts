@@ -4,6 +4,8 @@
 // argument lists of every process on the machine while git runs.
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -123,4 +125,24 @@ t.test('the remote\'s branches are read the way a clone reads them (a provider\'
   t.match(refused, /Authentication failed|could not read Username/, 'a refused credential fails with git\'s reason');
   t.notMatch(refused, /ghs_wrong_token/, 'which does not show the token');
   await t.rejects(fetcher.remoteHeads({ url: appUrl, credential: { ...credential, baseUrl: 'https://github.com/' }, signal }), { message: /is not below it$/ });
+});
+
+t.test('a redirect from the provider\'s host to another host does not carry the credential there', async t => {
+  const other = await startGitHttpServer(t, { host: '127.0.0.2' });
+  const repo = await makeGitRepo({ 'a.txt': 'a\n' });
+  t.teardown(repo.cleanup);
+  await other.addRepository('team/app', repo.dir);
+  // The provider's host answers every request with a redirect to the other host.
+  const redirector = http.createServer((req, res) => res.writeHead(302, { location: new URL(req.url ?? '/', other.url).href }).end());
+  await new Promise<void>(resolve => redirector.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>(resolve => { redirector.closeAllConnections(); redirector.close(() => resolve()); }));
+  const base = `http://127.0.0.1:${(redirector.address() as AddressInfo).port}/`;
+  const credential: CloneCredential = { baseUrl: base, username: 'x-access-token', password: token, expiresAt: null };
+  const { req } = request({ url: `${base}team/app.git`, branch: 'main', credential });
+  // git would keep sending the remote's header to the host a redirect moved it to: it must not follow one.
+  await t.rejects(fetcher.fetch(req), { message: /302/ }, 'the redirect is not followed');
+  t.same(other.requests.filter(r => r.authorization !== undefined).map(r => r.path), [], 'the other host received no Authorization header');
+  const plain = request({ url: `${base}team/app.git`, branch: 'main' });
+  await fetcher.fetch(plain.req);
+  t.ok(other.requests.length > 0, 'without a credential the same redirect is followed (the server does redirect)');
 });
