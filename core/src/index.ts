@@ -31,6 +31,7 @@ export { isImageSource, type SourceProvider, type SourceRequest, type SourceResu
 export { defineProvider, isProviderDescriptor, providerName, ProviderRegistry, type ProviderDescriptor, type ProviderContracts, type ProviderContext, type ContractName } from './provider.ts';
 export type { SshKeyVault } from './contracts/ssh-keys.ts';
 export type { DatabaseDriver, DatabaseCredentials, ContainerCommand, PasswordAccount } from './contracts/database-driver.ts';
+export { GitProviderError, cloneCredentialEnv, cloneCredentialSecrets, type GitProvider, type GitAccount, type GitAccountUpdate, type GitRepository, type GitRepositoryRef, type GitBranch, type GitWebhook, type GitFailure, type CloneCredential } from './contracts/git-provider.ts';
 export { StorageError, type BackupStorage, type BackupStore, type StorageLocation, type StoredObject, type StorageFailure } from './contracts/backup-storage.ts';
 export { type PersistenceServer, type PersistenceServerOptions, type PersistenceServerProvider } from './contracts/persistence-server.ts';
 export type { ProxyProvider, ProxyRoute, ProxyRedirect, ProxyBasicAuthUser, ProxyWorkloadConfig, ProxyCertificate, ProxyEngine, ProxyCertificateState, ProxyFileRole, ProxyServiceSettings, CertificateType } from './contracts/proxy.ts';

@@ -313,3 +313,5 @@ export async function deploymentFinished(client: Client, deploymentId: string, o
   }, { timeout: o.timeout ?? 240_000, interval: 100 });
 }
 export * from './testing-storage.ts';
+export * from './testing-git-server.ts';
+export * from './testing-git-provider.ts';

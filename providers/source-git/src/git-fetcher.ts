@@ -1,10 +1,12 @@
 // Source kind "git": a shallow clone of one branch into the deployment's work directory.
 // git runs with argument arrays in its own process group (killed on abort), never prompts,
-// and may only use the transports the source's own URL needs.
-import type { BuildIo, CheckoutSource, SourceProvider, SourceRequest } from '@berth/core';
+// and may only use the transports the source's own URL needs. A git provider's clone credential
+// reaches git only as a header scoped to the provider's host, through the child's environment.
+import os from 'node:os';
+import { cloneCredentialEnv, cloneCredentialSecrets, type BuildIo, type CheckoutSource, type CloneCredential, type SourceProvider, type SourceRequest } from '@berth/core';
 import { cancelled, masker } from '@berth/provider-builder-dockerfile/engine';
 import { findProgram, runProgram } from '@berth/provider-builder-programs';
-import { checkBranch, parseGitRemote } from './git-input.ts';
+import { checkBranch, parseGitRemote, type GitRemote } from './git-input.ts';
 import { checkKnownHostsFile, sshCommand, withKeyFile, type SshOptions } from './ssh-key.ts';
 
 /** What to clone: the URL, the branch, an SSH key, submodules. */
@@ -13,6 +15,8 @@ export interface GitSourceSpec {
   branch: unknown;
   sshKey?: { privateKey?: unknown } | null;
   enableSubmodules?: boolean;
+  /** A git provider's clone credential: sent only to URLs below its baseUrl, never written anywhere. */
+  credential?: CloneCredential | null;
   [field: string]: unknown;
 }
 
@@ -44,6 +48,24 @@ function sshKeyOf(source: GitSourceSpec): string | null {
   return key.privateKey;
 }
 
+/** The source's clone credential, checked to be for the repository's own host (else git would silently send none). */
+function credentialFor(source: GitSourceSpec, url: string): CloneCredential | null {
+  const credential = source.credential ?? null;
+  if (credential === null) return null;
+  const base = new URL(credential.baseUrl);
+  let target: URL | null = null;
+  try {
+    target = new URL(url);
+  } catch {
+    // an scp-like or local path: no http(s) host to send a header to
+  }
+  const scope = base.pathname.endsWith('/') ? base.pathname : `${base.pathname}/`;
+  if (target === null || target.origin !== base.origin || !`${target.pathname}/`.startsWith(scope)) {
+    throw new Error(`The provider's clone credential is for ${base.origin}${scope}, and the repository URL is not below it`);
+  }
+  return credential;
+}
+
 export class GitFetcher implements SourceProvider {
   readonly id = 'git';
   readonly #options: GitFetcherOptions;
@@ -67,23 +89,59 @@ export class GitFetcher implements SourceProvider {
     return { revision, buildPath: field('customGitBuildPath') };
   }
 
+  /** git's environment for one remote: no prompts, the transports it needs, the clone credential as a header scoped to its host. */
+  #env(remote: GitRemote, credential: CloneCredential | null, keyFile: string | null): NodeJS.ProcessEnv {
+    return gitEnv({
+      GIT_SSH_COMMAND: sshCommand(keyFile, this.#options),
+      // Submodules of a remote repository must not read this host's files.
+      GIT_ALLOW_PROTOCOL: remote.local ? 'file:http:https:ssh' : 'http:https:ssh',
+      ...(credential ? cloneCredentialEnv(credential) : {}),
+    });
+  }
+
+  #git(): string {
+    const git = findProgram('git', this.#options.searchPath ?? process.env.PATH ?? '');
+    if (!git) throw new Error('Fetching a git source needs the "git" program on the host, and it is not installed');
+    return git;
+  }
+
+  /**
+   * The branches of a remote repository and their commits, read with `git ls-remote` the way a clone
+   * reads them (same environment, same credential): a git provider's testConnection runs it to prove
+   * the clone path, not only the API. Throws git's own reason, credentials masked.
+   */
+  async remoteHeads(request: { url: string; credential?: CloneCredential | null; signal: AbortSignal }): Promise<{ name: string; commit: string }[]> {
+    const remote = parseGitRemote(request.url);
+    const credential = credentialFor({ url: request.url, branch: null, credential: request.credential ?? null }, remote.url);
+    const mask = masker([...remote.secrets, ...(credential ? cloneCredentialSecrets(credential) : [])]);
+    const heads: { name: string; commit: string }[] = [];
+    let failure: string | null = null;
+    const exit = await runProgram({
+      file: this.#git(), args: ['ls-remote', '--heads', '--', remote.url], cwd: os.tmpdir(), env: this.#env(remote, credential, null), signal: request.signal,
+      line: text => {
+        const head = /^([0-9a-f]{40,64})\trefs\/heads\/(.+)$/.exec(text.trim());
+        if (head) heads.push({ name: head[2]!, commit: head[1]! });
+        const fatal = /^(?:fatal|error): (.*)$/.exec(text.trim());
+        if (fatal && failure === null) failure = mask(fatal[1]!);
+      },
+    }, () => cancelled(request.signal, 'Listing the remote branches'));
+    if (exit.code !== 0) throw new Error(failure ?? `git ls-remote failed with exit code ${exit.code}`);
+    return heads;
+  }
+
   async fetch(request: FetchRequest): Promise<{ revision: string | null }> {
     const { source, workDir } = request;
     const remote = parseGitRemote(source.url);
     const branch = checkBranch(source.branch);
     const submodules = source.enableSubmodules === true;
     const privateKey = sshKeyOf(source);
-    const git = findProgram('git', this.#options.searchPath ?? process.env.PATH ?? '');
-    if (!git) throw new Error('Fetching a git source needs the "git" program on the host, and it is not installed');
-    const mask = masker(remote.secrets);
+    const credential = credentialFor(source, remote.url);
+    const git = this.#git();
+    const mask = masker([...remote.secrets, ...(credential ? cloneCredentialSecrets(credential) : [])]);
     const args = ['clone', '--depth', '1', '--branch', branch, ...(submodules ? ['--recurse-submodules', '--shallow-submodules'] : []), '--', remote.url, workDir];
 
     const clone = async (keyFile: string | null) => {
-      const env = gitEnv({
-        GIT_SSH_COMMAND: sshCommand(keyFile, this.#options),
-        // Submodules of a remote repository must not read this host's files.
-        GIT_ALLOW_PROTOCOL: remote.local ? 'file:http:https:ssh' : 'http:https:ssh',
-      });
+      const env = this.#env(remote, credential, keyFile);
       request.log(mask(`Cloning ${remote.url} (branch ${branch}${submodules ? ', with submodules' : ''})`));
       let failure: string | null = null;
       let previous: string | null = null;

@@ -1,0 +1,146 @@
+// A git hosting service (GitHub, GitLab, Bitbucket, Gitea, a third party's) as one provider:
+// its API for repositories, branches, commits, webhooks and pull-request comments, and the
+// credential a clone uses. The gitProvider plugin keeps the connected accounts and passes each
+// call the account it concerns; the provider keeps no state of its own, so one instance serves
+// every account of its type. Enabled like every provider: `providers.git.<id>`.
+
+/**
+ * One connected account as its record holds it: `settings` in clear (URLs, app and installation
+ * ids, user names, token expiry...), `secrets` opened (private keys, client secrets, tokens).
+ * Which keys exist is the provider's business; shared code never reads them.
+ */
+export interface GitAccount {
+  settings: Record<string, string | number | null>;
+  secrets: Record<string, string | null>;
+}
+
+/** What connect or refresh learned and the record must keep (new tokens, their expiry...); empty objects when nothing changed. */
+export interface GitAccountUpdate {
+  settings: Record<string, string | number | null>;
+  secrets: Record<string, string | null>;
+}
+
+/** A repository the account can reach, as the provider's API names it. */
+export interface GitRepository {
+  /** The provider's id of it (GitHub's numeric id, GitLab's project id), as text. */
+  id: string;
+  /** Its name without the owner ("app"). */
+  name: string;
+  /** The owner, group path or workspace ("team", "group/sub"). */
+  owner: string;
+  /** What clones it over https; never carries a credential. */
+  cloneUrl: string;
+  /** Its default branch, when the API says it. */
+  defaultBranch: string | null;
+  private: boolean;
+}
+
+/** Which repository a call is about: owner and name as listRepositories answered them. */
+export interface GitRepositoryRef {
+  owner: string;
+  name: string;
+}
+
+/** A branch and the commit it points at. */
+export interface GitBranch {
+  name: string;
+  commit: string;
+}
+
+/**
+ * What a clone sends: HTTP basic credentials for the hosts below `baseUrl` only. It reaches git
+ * as an `http.<baseUrl>.extraHeader` in the child's environment (cloneCredentialEnv), never in
+ * a URL, an argument or a file.
+ */
+export interface CloneCredential {
+  /** The origin (and optional path prefix) the credential is for, ending in "/": "https://github.com/". */
+  baseUrl: string;
+  /** The basic-auth user name the service expects with a token ("x-access-token", "oauth2"...). */
+  username: string;
+  /** The token or password. */
+  password: string;
+  /** When it stops working (null = not known to expire). */
+  expiresAt: Date | null;
+}
+
+/** A push webhook the provider registered. */
+export interface GitWebhook {
+  /** The provider's id of it, for removeWebhook. */
+  id: string;
+}
+
+/** Which step of talking to the provider failed: for testConnection's answer and the deployment log. */
+export type GitFailure = 'connect' | 'credentials' | 'repositories' | 'branches' | 'commit' | 'clone' | 'webhook' | 'comment' | 'missing';
+
+/** A provider's error, with the step that failed; the message starts with the provider's name. */
+export class GitProviderError extends Error {
+  readonly failure: GitFailure;
+  constructor(failure: GitFailure, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'GitProviderError';
+    this.failure = failure;
+  }
+}
+
+export interface GitProvider {
+  /** The provider type it serves (the provider's id, the workload's `sourceType`): "github", "gitlab"... */
+  readonly id: string;
+  /** What users call it ("GitHub"), for messages. */
+  readonly label: string;
+  /** Checks the account against the service (the API answers with its credentials) and answers what to store; GitProviderError 'connect' or 'credentials' otherwise. */
+  connect(account: GitAccount): Promise<GitAccountUpdate>;
+  /** Renews credentials that expire within `marginMs` (OAuth refresh); answers the fields to store, or null when nothing needed renewing. */
+  refresh(account: GitAccount, marginMs: number): Promise<GitAccountUpdate | null>;
+  /** Every repository the account reaches, all pages read. */
+  listRepositories(account: GitAccount): Promise<GitRepository[]>;
+  /** Every branch of the repository, all pages read. */
+  listBranches(account: GitAccount, repo: GitRepositoryRef): Promise<GitBranch[]>;
+  /** The commit a branch, tag or sha names; GitProviderError 'missing' when it names none. */
+  resolveCommit(account: GitAccount, repo: GitRepositoryRef, ref: string): Promise<string>;
+  /** A credential a clone of the repository uses, made for this one use (short-lived where the service allows it). */
+  cloneCredential(account: GitAccount, repo: GitRepositoryRef): Promise<CloneCredential>;
+  /** Registers a webhook that the service calls on every push to the repository, signed with `secret`. */
+  registerWebhook(account: GitAccount, repo: GitRepositoryRef, hook: { url: string; secret: string }): Promise<GitWebhook>;
+  /** Removes a webhook registerWebhook made (no error when it is already gone). */
+  removeWebhook(account: GitAccount, repo: GitRepositoryRef, hookId: string): Promise<void>;
+  /** Adds a comment to a pull (merge) request; answers the comment's id, so that a later call can find it. */
+  commentOnPullRequest(account: GitAccount, repo: GitRepositoryRef, number: number, body: string): Promise<{ id: string }>;
+}
+
+/**
+ * The environment that gives one git process (and the submodule clones it starts) the clone
+ * credential: an `Authorization` header scoped by git's URL matching to `baseUrl` (scheme, host
+ * and port exactly, then the path prefix), so another host never receives it; redirects are not
+ * followed, since git would send the header on to the host a redirect names. Nothing of it is in
+ * the arguments, the URL or `.git/config`. The value is a secret: never log it.
+ */
+export function cloneCredentialEnv(credential: CloneCredential): Record<string, string> {
+  const base = new URL(credential.baseUrl);
+  if (base.protocol !== 'https:' && base.protocol !== 'http:') throw new Error(`A clone credential is for an http(s) URL, not ${base.protocol}`);
+  if (base.username || base.password) throw new Error('A clone credential\'s base URL must not carry a user or password');
+  if (/[\0-\x1f\x7f]/.test(credential.username + credential.password)) throw new Error('A clone credential must not contain control characters');
+  const basic = Buffer.from(`${credential.username}:${credential.password}`).toString('base64');
+  const scope = `${base.origin}${base.pathname.endsWith('/') ? base.pathname : `${base.pathname}/`}`;
+  return {
+    GIT_CONFIG_COUNT: '2',
+    GIT_CONFIG_KEY_0: `http.${scope}.extraHeader`,
+    GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}`,
+    // git keeps a remote's headers for the host a redirect moves it to: no redirects with a credential.
+    GIT_CONFIG_KEY_1: `http.${scope}.followRedirects`,
+    GIT_CONFIG_VALUE_1: 'false',
+  };
+}
+
+/** The values a log must never show once a clone credential is in use: the token, and the header that carries it. */
+export function cloneCredentialSecrets(credential: CloneCredential): string[] {
+  const env = cloneCredentialEnv(credential);
+  const header = env.GIT_CONFIG_VALUE_0!;
+  return [credential.password, header.slice('Authorization: Basic '.length), header];
+}
+
+declare module '../provider.ts' {
+  interface ProviderContracts {
+    /** `git.<type>`: a git hosting service's API and clone credentials. */
+    git: GitProvider;
+  }
+}

@@ -1,0 +1,107 @@
+// The conformance suite every GitProvider's test calls. The test brings the service: its API on
+// loopback (answering with the service's own payloads), an account for it, and the repositories
+// that API lists, served for real by git http-backend (startGitHttpServer). The suite then asks
+// the provider everything the contract promises and checks it against what the service holds,
+// down to a real `git ls-remote` with the clone credential.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import type { Test } from 'tap';
+import { cloneCredentialEnv, GitProviderError, type GitAccount, type GitBranch, type GitProvider, type GitRepositoryRef } from './contracts/git-provider.ts';
+import type { ProviderDescriptor } from './provider.ts';
+import { descriptorConformance } from './testing-conformance.ts';
+
+const run = promisify(execFile);
+
+export interface GitProviderConformanceOptions {
+  /** The provider's options in the config (defaults apply). */
+  options?: Record<string, unknown>;
+  /** An account the loopback service accepts. */
+  account: GitAccount;
+  /** The same account with a credential the service refuses. */
+  refusedAccount: GitAccount;
+  /** "owner/name" of every repository the account reaches: more than one page of the service's listing. */
+  repositories: string[];
+  /** A repository among them whose clone URL the git server serves behind the account's clone credential. */
+  repository: GitRepositoryRef;
+  /** Its branches as the service holds them: more than one page. */
+  branches: GitBranch[];
+  /** An open pull request of the repository. */
+  pullRequest: number;
+  /** What the service holds now, read on its side: the repository's webhooks (id and URL) and a pull request's comment bodies. */
+  service: {
+    webhooks(repo: GitRepositoryRef): { id: string; url: string }[];
+    comments(repo: GitRepositoryRef, pullRequest: number): string[];
+  };
+}
+
+const failureOf = (e: unknown) => (e instanceof GitProviderError ? e.failure : `not a GitProviderError: ${(e as Error)?.message}`);
+
+/** The shared suite of the git provider contract. */
+export function gitProviderConformance(t: Test, descriptor: ProviderDescriptor, o: GitProviderConformanceOptions): void {
+  t.test(`git provider ${descriptor.id}: conformance`, async t => {
+    const provider = await descriptorConformance<GitProvider>(t, descriptor, 'git', o.options);
+    t.ok(typeof provider.label === 'string' && provider.label.length > 0, 'it has a label for messages');
+    t.ok(o.repositories.length > 1 && o.branches.length > 1, 'the suite is given more than one repository and branch');
+
+    t.test('connect: the service accepts the account, and refuses a wrong credential naming the step', async t => {
+      const update = await provider.connect(o.account);
+      t.type(update.settings, 'object', 'settings to store');
+      t.type(update.secrets, 'object', 'secrets to store');
+      const refused = await provider.connect(o.refusedAccount).then(() => 'connected', failureOf);
+      t.equal(refused, 'credentials', 'a refused credential fails as "credentials"');
+      const refreshed = await provider.refresh(o.account, 60_000);
+      t.ok(refreshed === null || (typeof refreshed.settings === 'object' && typeof refreshed.secrets === 'object'), 'refresh answers null or the fields to store');
+    });
+
+    t.test('lists every repository and every branch, all pages read', async t => {
+      const repos = await provider.listRepositories(o.account);
+      t.same(repos.map(r => `${r.owner}/${r.name}`).sort(), [...o.repositories].sort(), 'the repositories of every page');
+      for (const r of repos) {
+        const url = new URL(r.cloneUrl);
+        t.ok(!url.username && !url.password, `${r.owner}/${r.name}'s clone URL carries no credential`);
+      }
+      const branches = await provider.listBranches(o.account, o.repository);
+      const byName = (a: GitBranch, b: GitBranch) => a.name.localeCompare(b.name);
+      t.same([...branches].sort(byName), [...o.branches].sort(byName), 'the branches of every page, with their commits');
+      const refused = await provider.listRepositories(o.refusedAccount).then(() => 'listed', failureOf);
+      t.equal(refused, 'credentials', 'a refused credential lists nothing');
+    });
+
+    t.test('resolves a branch to its commit, and a missing ref as missing', async t => {
+      const branch = o.branches[0]!;
+      t.equal(await provider.resolveCommit(o.account, o.repository, branch.name), branch.commit);
+      t.equal(await provider.resolveCommit(o.account, o.repository, 'berth-no-such-branch').then(() => 'resolved', failureOf), 'missing');
+    });
+
+    t.test('the clone credential lets git read the repository, from the environment alone', async t => {
+      const repos = await provider.listRepositories(o.account);
+      const repo = repos.find(r => r.owner === o.repository.owner && r.name === o.repository.name);
+      if (!repo) return t.fail(`${o.repository.owner}/${o.repository.name} is not listed`);
+      const credential = await provider.cloneCredential(o.account, o.repository);
+      t.ok(credential.password.length > 0, 'a token');
+      t.ok(repo.cloneUrl.startsWith(credential.baseUrl), 'for the host of the clone URL');
+      const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/', GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' };
+      const { stdout } = await run('git', ['ls-remote', '--heads', '--', repo.cloneUrl], { env: { ...env, ...cloneCredentialEnv(credential) } });
+      const heads = Object.fromEntries(stdout.trim().split('\n').map(l => l.split('\t')).map(([sha, ref]) => [ref!.replace('refs/heads/', ''), sha]));
+      for (const b of o.branches) t.equal(heads[b.name], b.commit, `git sees ${b.name} at its commit`);
+      await t.rejects(run('git', ['ls-remote', '--heads', '--', repo.cloneUrl], { env }), Error, 'without it the server refuses');
+    });
+
+    t.test('registers a push webhook and removes it, twice without error', async t => {
+      const url = 'https://berth.example.com/api/deploy/github';
+      const hook = await provider.registerWebhook(o.account, o.repository, { url, secret: 'webhook-secret-1' });
+      t.type(hook.id, 'string');
+      t.same(o.service.webhooks(o.repository).filter(h => h.id === hook.id).map(h => h.url), [url], 'the service has it');
+      await provider.removeWebhook(o.account, o.repository, hook.id);
+      t.same(o.service.webhooks(o.repository).filter(h => h.id === hook.id), [], 'and no longer after removeWebhook');
+      await provider.removeWebhook(o.account, o.repository, hook.id);
+    });
+
+    t.test('comments on a pull request', async t => {
+      const body = `Deployed preview ${Date.now()}`;
+      const comment = await provider.commentOnPullRequest(o.account, o.repository, o.pullRequest, body);
+      t.type(comment.id, 'string');
+      t.ok(o.service.comments(o.repository, o.pullRequest).includes(body), 'the service has the comment');
+    });
+  });
+}
