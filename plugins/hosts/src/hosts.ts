@@ -1,26 +1,43 @@
-// The local Docker engine (DOCKER_HOST or the default socket). On first use it makes sure
-// the engine is a swarm manager and that the platform network exists and is Berth's; engine errors are
-// converted to domain errors here, at the boundary.
+// The machines that run workloads, one connection each, through the host providers: this machine
+// through `host.local` (on first use it makes sure the engine is a swarm manager and that the
+// platform network exists and is Berth's), a server through `host.ssh` with its record's details.
 import type Docker from 'dockerode';
-import type { ContainerHosts } from '../container-hosts.ts';
+import { BerthError, notFound, optionalService, type Cradle, type EntityManager, type HostConnection, type Logger } from '@berth/core';
+import type { ContainerHosts, Host } from './container-hosts.ts';
+import { engineCall } from './engine-errors.ts';
 import { ensurePlatformNetwork, recordedPlatformNetwork, recordPlatformNetwork, refuseWhileAttached, type WorkloadExists } from './platform-network.ts';
-import { BerthError, type EntityManager, type Logger, conflict, notFound } from '@berth/core';
 
-interface EngineError { statusCode?: number; json?: { message?: string }; reason?: string; message?: string; code?: string }
-
-export class LocalContainerHosts implements ContainerHosts {
+export class Hosts implements ContainerHosts {
+  readonly #cradle: () => Cradle;
   readonly #log: Logger;
   readonly #advertiseAddr: string;
   readonly #dataDir: string;
   readonly platformNetwork: string;
+  #machine?: Promise<HostConnection>;
   #ready?: Promise<Docker>;
   readonly #afterReady: ((docker: Docker) => Promise<void>)[] = [];
+  readonly #servers = new Map<string, Promise<HostConnection>>();
 
-  constructor({ logger, config }: { logger: Logger; config: { swarmAdvertiseAddr: string; platformNetwork: string; dataDir: string } }) {
+  constructor({ cradle, logger, config }: { cradle: () => Cradle; logger: Logger; config: { swarmAdvertiseAddr: string; platformNetwork: string; dataDir: string } }) {
+    this.#cradle = cradle;
     this.#log = logger;
     this.#advertiseAddr = config.swarmAdvertiseAddr;
     this.#dataDir = config.dataDir;
     this.platformNetwork = config.platformNetwork;
+  }
+
+  async of(serverId: string | null): Promise<Host> {
+    if (serverId === null) {
+      const machine = await this.#thisMachine();
+      return { engine: () => this.local(), run: (argv, options) => machine.run(argv, options) };
+    }
+    let connection = this.#servers.get(serverId);
+    if (!connection) {
+      connection = this.#connectServer(serverId);
+      this.#servers.set(serverId, connection);
+      connection.catch(() => this.#servers.delete(serverId));
+    }
+    return await connection;
   }
 
   /**
@@ -31,8 +48,8 @@ export class LocalContainerHosts implements ContainerHosts {
   async checkNetworkAtBoot(exists: WorkloadExists, em: EntityManager): Promise<void> {
     const former = recordedPlatformNetwork(this.#dataDir);
     if (former === this.platformNetwork) return;
-    const { default: Dockerode } = await import('dockerode');
-    await refuseWhileAttached({ docker: new Dockerode(), call: (what, fn) => this.call(what, fn), former, configured: this.platformNetwork, exists, em });
+    const docker = await (await this.#thisMachine()).engine();
+    await refuseWhileAttached({ docker, call: (what, fn) => this.call(what, fn), former, configured: this.platformNetwork, exists, em });
     // The engine prepared now: swarm mode, the new network ensured (a foreign one refused) and recorded.
     await this.local();
     this.#log.info({ from: former, to: this.platformNetwork }, 'the platform network changed; no workload of this instance was on the former one');
@@ -50,15 +67,34 @@ export class LocalContainerHosts implements ContainerHosts {
     return this.#ready;
   }
 
-  /** Runs once, in the background, when the engine is first reached (not at boot: a control plane that deploys nothing never loads the Docker client). */
   afterReady(task: (docker: Docker) => Promise<void>): void {
     this.#afterReady.push(task);
   }
 
+  call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    return engineCall(this.#log, what, fn);
+  }
+
+  async forget(serverId: string): Promise<void> {
+    const connection = this.#servers.get(serverId);
+    this.#servers.delete(serverId);
+    await connection?.then(c => c.close(), () => undefined);
+  }
+
+  /** This machine through host.local: the connection made once (an engine that does not answer fails engine(), not this). */
+  #thisMachine(): Promise<HostConnection> {
+    this.#machine ??= Promise.resolve().then(() => this.#cradle().providers.get('host', 'local').connect(null));
+    return this.#machine;
+  }
+
+  async #connectServer(serverId: string): Promise<HostConnection> {
+    const server = await optionalService(this.#cradle(), 'hostServers')?.server(serverId);
+    if (!server) throw notFound(`Server ${serverId}`);
+    return this.#cradle().providers.get('host', 'ssh').connect(server);
+  }
+
   async #prepare(): Promise<Docker> {
-    // Loaded on first use: a control plane that deploys nothing yet should not pay for it.
-    const { default: Dockerode } = await import('dockerode');
-    const docker = new Dockerode(); // honours DOCKER_HOST, else /var/run/docker.sock
+    const docker = await (await this.#thisMachine()).engine(); // honours DOCKER_HOST, else /var/run/docker.sock
     const info = await this.call('reach the Docker engine', () => docker.info() as Promise<{ Swarm?: { LocalNodeState?: string; ControlAvailable?: boolean } }>);
     if (info.Swarm?.LocalNodeState !== 'active') {
       this.#log.info({ advertiseAddr: this.#advertiseAddr }, 'initialising swarm mode on the local engine');
@@ -69,23 +105,5 @@ export class LocalContainerHosts implements ContainerHosts {
     await ensurePlatformNetwork(docker, (what, fn) => this.call(what, fn), this.platformNetwork, this.#log);
     await recordPlatformNetwork(this.#dataDir, this.platformNetwork);
     return docker;
-  }
-
-  async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (e) {
-      throw this.#convert(what, e);
-    }
-  }
-
-  #convert(what: string, e: unknown): BerthError {
-    if (e instanceof BerthError) return e;
-    const err = e as EngineError;
-    const detail = err.json?.message ?? err.reason ?? err.message ?? String(e);
-    if (err.statusCode === 404) return notFound(`Docker: cannot ${what}: ${detail}`);
-    if (err.statusCode === 409) return conflict(`Docker: cannot ${what}: ${detail}`);
-    this.#log.error({ err: { statusCode: err.statusCode, code: err.code, message: detail } }, `Docker: cannot ${what}`);
-    return new BerthError('INTERNAL_SERVER_ERROR', `Docker: cannot ${what}`);
   }
 }
