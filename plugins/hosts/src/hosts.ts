@@ -81,6 +81,16 @@ export class Hosts implements ContainerHosts {
     await connection?.then(c => c.close(), () => undefined);
   }
 
+  /** Closes every connection (at shutdown: an open SSH connection would keep the process alive). */
+  async close(): Promise<void> {
+    const servers = [...this.#servers.keys()];
+    await Promise.all(servers.map(id => this.forget(id)));
+    const machine = this.#machine;
+    this.#machine = undefined;
+    this.#ready = undefined;
+    await machine?.then(c => c.close(), () => undefined);
+  }
+
   /** This machine through host.local: the connection made once (an engine that does not answer fails engine(), not this). */
   #thisMachine(): Promise<HostConnection> {
     this.#machine ??= Promise.resolve().then(() => this.#cradle().providers.get('host', 'local').connect(null));

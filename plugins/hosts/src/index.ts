@@ -18,6 +18,8 @@ export default definePlugin({
   config,
   setup(berth) {
     const { cradle } = berth.container;
-    berth.provide({ hosts: asValue(new Hosts({ cradle: () => berth.container.cradle, logger: cradle.logger, config: berth.config })) });
+    const hosts = new Hosts({ cradle: () => berth.container.cradle, logger: cradle.logger, config: berth.config });
+    berth.provide({ hosts: asValue(hosts) });
+    berth.http(app => { app.addHook('onClose', async () => hosts.close()); });
   },
 });

@@ -48,4 +48,15 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     t.same(asked, ['srv-kit', 'srv-kit'], 'reading the record again');
     await t.rejects(hosts.of('srv-other'), { code: 'NOT_FOUND', message: 'Server srv-other not found' }, 'a server the directory lacks');
   });
+
+  t.test('shutting Berth down closes the servers\' connections', async t => {
+    const { hosts: [h] } = await sharedRemoteHosts(1);
+    const other = await startTestServer({ plugins: ['hosts'], jobs: false });
+    const record: HostServer = { serverId: 'srv-kit', ipAddress: h!.address, port: 22, username: h!.user, privateKey: h!.privateKey, hostKeyFingerprint: h!.hostKeyFingerprint };
+    other.kernel.container.register({ hostServers: asValue({ server: async () => record }) });
+    const remote = await other.kernel.container.cradle.hosts.of('srv-kit');
+    t.equal((await remote.run(['echo', 'up'])).stdout, 'up\n');
+    await other.destroy();
+    await t.rejects(remote.run(['true']), { code: 'SERVICE_UNAVAILABLE', message: /closed/ }, 'the connection is closed with the server');
+  });
 }
