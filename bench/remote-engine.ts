@@ -8,7 +8,7 @@
 //   node bench/remote-engine.ts [--rounds N] [--calls N]
 import { parseArgs } from 'node:util';
 import Docker from 'dockerode';
-import { SshHost } from '../providers/host-ssh/src/index.ts';
+import { SshHost } from '../providers/host-ssh/src/ssh-host.ts';
 import { privateRemoteHosts } from '../test/kit/remote-hosts.ts';
 
 const { values: opt } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, calls: { type: 'string', default: '40' } } });

@@ -48,6 +48,13 @@ t.test('the example plugin loads by package name too', async t => {
   t.ok(server.kernel.plugins.some(p => p.name === 'bookmarks'));
 });
 
+t.test('a list written before the hosts plugin was split out of the workload kit still boots', async t => {
+  const server = await startTestServer({ plugins: ['auth', 'user', 'organization', 'workloads'], jobs: false });
+  t.teardown(() => server.destroy());
+  t.same(server.kernel.plugins.map(p => p.name).sort(), ['auth', 'hosts', 'organization', 'user', 'workloads'], 'workloads brings hosts, its former part');
+  t.same(server.kernel.config.plugins, ['auth', 'user', 'organization', 'workloads'], 'the operator\'s list is kept as written');
+});
+
 t.test('a plugin whose dependency is disabled stops the boot with a clear message', async t => {
   await t.rejects(createKernel({ env: {}, config: { plugins: ['environment'], dataDir: t.testdir(), logLevel: 'silent', databaseUrl: 'postgresql://127.0.0.1:1/none' } }),
     /Plugin "environment" needs plugin "project", which is not enabled/);

@@ -34,4 +34,5 @@ export type { DatabaseDriver, DatabaseCredentials, ContainerCommand, PasswordAcc
 export { GitProviderError, cloneCredentialEnv, cloneCredentialSecrets, type GitProvider, type GitAccount, type GitAccountUpdate, type GitRepository, type GitRepositoryRef, type GitBranch, type GitWebhook, type GitFailure, type CloneCredential } from './contracts/git-provider.ts';
 export { StorageError, type BackupStorage, type BackupStore, type StorageLocation, type StoredObject, type StorageFailure } from './contracts/backup-storage.ts';
 export { type PersistenceServer, type PersistenceServerOptions, type PersistenceServerProvider } from './contracts/persistence-server.ts';
+export type { HostProvider, HostConnection, HostServer, RunOptions, RunResult } from './contracts/host-provider.ts';
 export type { ProxyProvider, ProxyRoute, ProxyRedirect, ProxyBasicAuthUser, ProxyWorkloadConfig, ProxyCertificate, ProxyEngine, ProxyCertificateState, ProxyFileRole, ProxyServiceSettings, CertificateType } from './contracts/proxy.ts';

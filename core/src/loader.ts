@@ -69,9 +69,12 @@ export function resolveExtra(spec: string, what = 'plugin'): string {
   throw new Error(`Cannot find ${what} package "${spec}" from ${process.cwd()}`);
 }
 
+/** Plugins split out of a built-in one after operators could list it: a list naming the original enables its parts too, so it keeps booting. */
+const splitOff: Record<string, string[]> = { workloads: ['hosts'] };
+
 export async function loadPlugins(enabled: string[] | undefined, extra: string[]): Promise<LoadedPlugin[]> {
   const builtin = builtinPlugins();
-  const names = enabled ?? builtin;
+  const names = enabled ? [...new Set(enabled.flatMap(n => [...(splitOff[n] ?? []), n]))] : builtin;
   const unknown = names.filter(n => !builtin.includes(n));
   if (unknown.length) throw new Error(`Unknown plugin(s) in the configuration: ${unknown.join(', ')} (built-in: ${builtin.join(', ')})`);
   if (extra.length) resolveBerthForThirdParties();

@@ -290,6 +290,7 @@ export * from './testing-support.ts';
 export * from './testing-images.ts';
 export * from './testing-conformance.ts';
 export * from './testing-proxy.ts';
+export * from './testing-hosts.ts';
 
 /** The deployment a run (deploy, start, stop, reload, rebuild...) queued: its reply's DEPLOYMENT_ID_HEADER. */
 export function deploymentIdOf(reply: Reply): string {

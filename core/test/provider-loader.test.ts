@@ -14,6 +14,7 @@ t.test('the built-in providers come from the package.json of providers/, librari
     'builder.dockerfile', 'builder.heroku_buildpacks', 'builder.nixpacks', 'builder.paketo_buildpacks', 'builder.railpack', 'builder.static',
     'database.mariadb', 'database.mongo', 'database.mysql', 'database.postgres', 'database.redis',
     'git.github',
+    'host.local', 'host.ssh',
     'persistence.embedded',
     'proxy.caddy', 'proxy.traefik',
     'source.docker', 'source.git',

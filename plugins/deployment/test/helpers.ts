@@ -8,7 +8,7 @@ import type { BerthConfig } from '@berth/core';
 import { eventsFile, type Plan } from './fixture/index.ts';
 
 export const fixturePlugin = fileURLToPath(new URL('./fixture/index.ts', import.meta.url));
-export const plugins = ['auth', 'user', 'organization', 'workloads', 'deployment'];
+export const plugins = ['auth', 'user', 'organization', 'hosts', 'workloads', 'deployment'];
 
 export const startServer = (config: Partial<BerthConfig> = {}) =>
   startTestServer({ plugins, extraPlugins: [fixturePlugin], ...config });

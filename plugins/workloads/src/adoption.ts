@@ -5,7 +5,7 @@
 // database records adopt theirs by name in their migration.)
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from '@berth/core';
-import type { ContainerHosts } from './container-hosts.ts';
+import type { ContainerHosts } from '@berth/plugin-hosts';
 import type { WorkloadRegistry } from './registry.ts';
 import { ID_LABEL, KIND_LABEL, ORGANIZATION_LABEL } from './owners.ts';
 

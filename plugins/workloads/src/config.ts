@@ -1,6 +1,7 @@
 // The workload kit's configuration keys (section "workloads"): what workloads may reach of the
-// host, the address swarm mode advertises, the platform network and how long a new task must keep running. Other
-// plugins read them from the configuration in the container, never from this file.
+// host and how long a new task must keep running (swarm mode and the platform network are the
+// hosts plugin's). Other plugins read them from the configuration in the container, never from
+// this file.
 import { Type, type Static } from '@berth/core';
 
 export const HostAccessSchema = Type.Object({
@@ -11,8 +12,6 @@ export const HostAccessSchema = Type.Object({
 
 export const WorkloadsConfig = Type.Object({
   hostAccess: HostAccessSchema,
-  swarmAdvertiseAddr: Type.String({ env: 'BERTH_SWARM_ADVERTISE_ADDR', minLength: 1, default: '127.0.0.1', description: 'Address the local engine advertises when Berth initialises swarm mode' }),
-  platformNetwork: Type.String({ env: 'BERTH_PLATFORM_NETWORK', pattern: '^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$', default: 'berth-network', description: 'The overlay network every workload and the proxy join (the peer\'s is dokploy-network); changing it on an instance with workloads is refused at boot' }),
   deploySettleSeconds: Type.Number({ env: 'BERTH_DEPLOY_SETTLE', minimum: 0, maximum: 300, default: 2, description: 'How long a new task must keep running before a deployment is done: a container that exits at once fails the deploy instead of passing it; 0 = done as soon as Swarm reports the task running' }),
 });
 export default WorkloadsConfig;

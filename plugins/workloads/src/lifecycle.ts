@@ -9,7 +9,7 @@
 // record's appName that is not Berth's for this very record is refused (409) and left alone.
 import type Docker from 'dockerode';
 import type { Cradle, Deployer, DeploymentRun, EntityManager } from '@berth/core';
-import type { ContainerHosts } from './container-hosts.ts';
+import type { ContainerHosts } from '@berth/plugin-hosts';
 import { ownerLabels, type Owner } from './owners.ts';
 import { SwarmRunner, type Owned, type WaitOptions } from './swarm/runner.ts';
 import { admitWorkload } from './swarm/host-access.ts';

@@ -3,13 +3,9 @@
 // every call on an existing object first checks that the labels name the record the call is
 // for. A name taken on the host by anything else is refused with 409 and never touched.
 import { conflict } from '@berth/core';
+import { ID_LABEL, KIND_LABEL, ORGANIZATION_LABEL } from '@berth/plugin-hosts';
 
-/** The label naming the kind of the owning record (application, postgres...). */
-export const KIND_LABEL = 'berth.kind';
-/** The label naming the owning record's id: the one every ownership check compares. */
-export const ID_LABEL = 'berth.id';
-/** The label naming the owning record's organization. */
-export const ORGANIZATION_LABEL = 'berth.organization';
+export { ID_LABEL, KIND_LABEL, ORGANIZATION_LABEL };
 
 /** The record an engine object belongs to. */
 export interface Owner {

@@ -6,15 +6,19 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { LocalContainerHosts } from '../src/hosts/local-engine.ts';
+import { Hosts } from '@berth/plugin-hosts';
+import localHost from '@berth/provider-host-local';
 import { SwarmRunner, SwarmTaskError, deployService, serviceExists, serviceLogs } from '../src/swarm/runner.ts';
 import type { WorkloadService } from '../src/services.ts';
-import { BerthError } from '@berth/core';
+import { BerthError, type Cradle } from '@berth/core';
 import { TEST_BASE_IMAGE, canRun, freePort, waitFor } from '@berth/core/testing';
 
 const errors: unknown[] = [];
 const logger = { info() {}, warn() {}, debug() {}, error: (obj: unknown) => void errors.push(obj) };
-const hosts = new LocalContainerHosts({ logger, config: { swarmAdvertiseAddr: '127.0.0.1', platformNetwork: 'berth-network', dataDir: mkdtempSync(path.join(os.tmpdir(), 'berth-runner-')) } });
+// The hosts plugin without a kernel: its one provider, host.local, given as the registry would.
+const local = await localHost.create({}, { config: {} as never });
+const cradle = { providers: { get: () => local } } as unknown as Cradle;
+const hosts = new Hosts({ cradle: () => cradle, logger, config: { swarmAdvertiseAddr: '127.0.0.1', platformNetwork: 'berth-network', dataDir: mkdtempSync(path.join(os.tmpdir(), 'berth-runner-')) } });
 const docker = await hosts.local();
 const runner = new SwarmRunner(docker, hosts, { pollMs: 200 });
 

@@ -5,9 +5,8 @@
 import type { Duplex } from 'node:stream';
 import Docker from 'dockerode';
 import type { Client, ClientChannel } from 'ssh2';
-import { unavailable } from '@berth/core';
+import { unavailable, type HostConnection, type RunOptions, type RunResult } from '@berth/core';
 import { ChannelAgent } from './engine-agent.ts';
-import type { HostConnection, RunOptions, RunResult } from './host-connection.ts';
 import { HostKeyChangedError, hostKeyFingerprint } from './host-key.ts';
 import { commandLine } from './shell-quote.ts';
 

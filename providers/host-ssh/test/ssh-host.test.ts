@@ -12,7 +12,8 @@ import ssh2 from 'ssh2';
 import t from 'tap';
 import { canRun, shellTricks, waitFor } from '@berth/core/testing';
 import { authorizeKey, cutNetwork, dropSshSessions, restoreNetwork, inHost, loadImage, privateRemoteHosts, regenerateHostKey, remoteHostsMissing, type RemoteHost } from '@berth/test/remote-hosts';
-import { HostKeyChangedError, SshHost, type SshHostOptions } from '../src/index.ts';
+import { HostKeyChangedError } from '../src/index.ts';
+import { SshHost, type SshHostOptions } from '../src/ssh-host.ts';
 
 const run = promisify(execFile);
 

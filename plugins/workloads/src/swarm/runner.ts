@@ -16,8 +16,7 @@
 // Registry credentials go to the engine in its X-Registry-Auth header and nowhere else.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type Docker from 'dockerode';
-import type { ContainerHosts } from '../container-hosts.ts';
-import { DEFAULT_PLATFORM_NETWORK } from '../hosts/platform-network.ts';
+import { DEFAULT_PLATFORM_NETWORK, engineCall, type ContainerHosts, type EngineCalls } from '@berth/plugin-hosts';
 import type { WorkloadService } from '../services.ts';
 import { checkServiceName, toServiceSpec, type ServiceSpec } from './service-spec.ts';
 import { ID_LABEL, assertOwned } from '../owners.ts';
@@ -145,12 +144,12 @@ export interface SwarmRunnerOptions {
 
 export class SwarmRunner {
   readonly #docker: Docker;
-  readonly #hosts: ContainerHosts;
+  readonly #hosts: EngineCalls;
   readonly #network: string;
   readonly #pollMs: number;
   readonly #admit: (workload: WorkloadService) => Promise<void>;
 
-  constructor(docker: Docker, hosts: ContainerHosts, options: SwarmRunnerOptions = {}) {
+  constructor(docker: Docker, hosts: EngineCalls, options: SwarmRunnerOptions = {}) {
     this.#admit = options.admit ?? (async () => {});
     this.#docker = docker;
     this.#hosts = hosts;
@@ -444,9 +443,9 @@ export class SwarmRunner {
 // The same operations as functions of an engine client, for callers that hold a Docker client
 // rather than a runner. Pass `hosts` for its error conversion and logging; without it engine
 // failures still become domain errors, with the engine's detail as the error's cause.
-type Engine = { hosts?: ContainerHosts; platformNetwork?: string };
+type Engine = { hosts?: EngineCalls; platformNetwork?: string };
 const runnerFor = (docker: Docker, opts: Engine = {}) =>
-  new SwarmRunner(docker, opts.hosts ?? bareHosts(docker), { platformNetwork: opts.platformNetwork });
+  new SwarmRunner(docker, opts.hosts ?? bareHosts(), { platformNetwork: opts.platformNetwork });
 
 export const deployService = (docker: Docker, workload: WorkloadService, opts: DeployOptions & Engine = {}) => runnerFor(docker, opts).deployService(workload, opts);
 export const scaleService = (docker: Docker, name: string, replicas: number, opts: WaitOptions & Owned & Engine) => runnerFor(docker, opts).scaleService(name, replicas, opts);
@@ -456,23 +455,8 @@ export const serviceExists = (docker: Docker, name: string, opts: Owned & Engine
 export const serviceTasks = (docker: Docker, name: string, opts: Owned & Engine) => runnerFor(docker, opts).serviceTasks(name, opts);
 export const serviceLogs = (docker: Docker, name: string, opts: LogOptions & Owned & Engine) => runnerFor(docker, opts).serviceLogs(name, opts);
 
-function bareHosts(docker: Docker): ContainerHosts {
-  return {
-    platformNetwork: DEFAULT_PLATFORM_NETWORK,
-    local: async () => docker,
-    async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
-      try {
-        return await fn();
-      } catch (e) {
-        if (e instanceof BerthError) throw e;
-        const err = e as EngineError;
-        const detail = err.json?.message ?? err.reason ?? err.message ?? String(e);
-        if (err.statusCode === 404) throw notFound(`Docker: cannot ${what}: ${detail}`);
-        if (err.statusCode === 409) throw new BerthError('CONFLICT', `Docker: cannot ${what}: ${detail}`);
-        throw Object.assign(new BerthError('INTERNAL_SERVER_ERROR', `Docker: cannot ${what}`), { cause: detail });
-      }
-    },
-  };
+function bareHosts(): EngineCalls {
+  return { platformNetwork: DEFAULT_PLATFORM_NETWORK, call: (what, fn) => engineCall(undefined, what, fn) };
 }
 
 class OutOfSequence extends BerthError {

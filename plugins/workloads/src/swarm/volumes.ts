@@ -9,7 +9,7 @@
 // may a volume Berth did not make for a mount (a data volume, a stray one).
 import { setTimeout as sleep } from 'node:timers/promises';
 import type Docker from 'dockerode';
-import type { ContainerHosts } from '../container-hosts.ts';
+import type { ContainerHosts } from '@berth/plugin-hosts';
 import { conflict } from '@berth/core';
 import { ID_LABEL, ORGANIZATION_LABEL, assertOwned, notOurs, ownerLabels, type Owner } from '../owners.ts';
 

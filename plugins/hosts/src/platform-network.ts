@@ -16,13 +16,13 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type Docker from 'dockerode';
 import { conflict, type EntityManager, type Logger } from '@berth/core';
-import { WorkloadsConfig } from '../config.ts';
-import { ID_LABEL, KIND_LABEL } from '../owners.ts';
+import { HostsConfig } from './config.ts';
+import { ID_LABEL, KIND_LABEL } from './labels.ts';
 
 /** The labels Berth gives its platform network. */
 export const PLATFORM_NETWORK_LABELS = { 'berth.managed': 'true', [KIND_LABEL]: 'platform' };
 /** The network of a Berth that recorded none: the only one earlier versions used (the config key's default). */
-export const DEFAULT_PLATFORM_NETWORK = (WorkloadsConfig.properties.platformNetwork as { default?: string }).default!;
+export const DEFAULT_PLATFORM_NETWORK = (HostsConfig.properties.platformNetwork as { default?: string }).default!;
 
 interface EngineNetwork { Id: string; Name: string; Driver?: string; Scope?: string; Attachable?: boolean; Labels?: Record<string, string> | null }
 interface EngineService { Spec?: { Name?: string; Labels?: Record<string, string>; TaskTemplate?: { Networks?: { Target?: string }[] } } }

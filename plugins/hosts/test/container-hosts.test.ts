@@ -3,7 +3,7 @@
 // arrive as domain errors.
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { ensurePlatformNetwork } from '../src/hosts/platform-network.ts';
+import { ensurePlatformNetwork } from '../src/platform-network.ts';
 import { BerthError } from '@berth/core';
 import { startTestServer, waitFor, TEST_BASE_IMAGE } from '@berth/core/testing';
 
@@ -11,7 +11,7 @@ import { startTestServer, waitFor, TEST_BASE_IMAGE } from '@berth/core/testing';
 const PLATFORM_NETWORK = 'berth-network';
 
 t.test('the local engine is a swarm manager with the attachable platform network', async t => {
-  const server = await startTestServer({ plugins: ['workloads'], jobs: false });
+  const server = await startTestServer({ plugins: ['hosts'], jobs: false });
   t.teardown(() => server.destroy());
   const hosts = server.kernel.container.cradle.hosts;
   const docker = await hosts.local();
@@ -24,7 +24,7 @@ t.test('the local engine is a swarm manager with the attachable platform network
   t.equal(await hosts.local(), docker, 'prepared once, then reused');
 
   // A second kernel finds both in place and changes nothing.
-  const other = await startTestServer({ plugins: ['workloads'], jobs: false });
+  const other = await startTestServer({ plugins: ['hosts'], jobs: false });
   t.teardown(() => other.destroy());
   await other.kernel.container.cradle.hosts.local();
   const after = await docker.listNetworks({ filters: { name: [PLATFORM_NETWORK] } });
@@ -32,7 +32,7 @@ t.test('the local engine is a swarm manager with the attachable platform network
 });
 
 t.test('engine errors become domain errors', async t => {
-  const server = await startTestServer({ plugins: ['workloads'], jobs: false });
+  const server = await startTestServer({ plugins: ['hosts'], jobs: false });
   t.teardown(() => server.destroy());
   const hosts = server.kernel.container.cradle.hosts;
   const docker = await hosts.local();
@@ -48,7 +48,7 @@ t.test('engine errors become domain errors', async t => {
 });
 
 t.test('an existing platform network is used only when it is provably Berth\'s', async t => {
-  const server = await startTestServer({ plugins: ['workloads'], jobs: false });
+  const server = await startTestServer({ plugins: ['hosts'], jobs: false });
   t.teardown(() => server.destroy());
   const { hosts, logger } = server.kernel.container.cradle;
   const docker = await hosts.local();

@@ -1,0 +1,44 @@
+// Where workloads run: the machine Berth runs on (a Docker engine in swarm mode with the platform
+// network) or a server reached through a host provider. Plugins get engines and command runners
+// from here, never build their own clients.
+import type Docker from 'dockerode';
+import type { EntityManager, HostConnection, HostServer } from '@berth/core';
+import type { WorkloadExists } from './platform-network.ts';
+
+/** One machine as the hosts plugin hands it out: its engine and command runner (the plugin owns the connection). */
+export type Host = Pick<HostConnection, 'engine' | 'run'>;
+
+/** What an engine call needs of the hosts: the platform network and the error conversion. */
+export type EngineCalls = Pick<ContainerHosts, 'platformNetwork' | 'call'>;
+
+export interface ContainerHosts {
+  /** The overlay network every workload and the proxy join (attachable, so plain containers can too): the config key platformNetwork. */
+  readonly platformNetwork: string;
+  /** The machine of `serverId`, or this one for null (its engine in swarm mode with the platform network); one connection per machine, made on first use. */
+  of(serverId: string | null): Promise<Host>;
+  /** This machine's engine, prepared: `(await of(null)).engine()`, kept while the call sites move to of(). */
+  local(): Promise<Docker>;
+  /** Runs an engine call and turns engine failures into domain errors (404 → NOT_FOUND, 409 → CONFLICT, else a logged 500). */
+  call<T>(what: string, fn: () => Promise<T>): Promise<T>;
+  /** Runs once, in the background, when the local engine is first reached (not at boot). */
+  afterReady(task: (docker: Docker) => Promise<void>): void;
+  /** At boot: a changed platformNetwork is refused while this instance's workloads sit on the former one. */
+  checkNetworkAtBoot(exists: WorkloadExists, em: EntityManager): Promise<void>;
+  /** Closes a server's connection (its record changed or went away); the next of() connects again. */
+  forget(serverId: string): Promise<void>;
+}
+
+/** The server records, as the hosts plugin reads them (offered by the plugin that keeps them). */
+export interface HostServerDirectory {
+  /** The server's connection details (its key decrypted), or null when there is no such server. */
+  server(serverId: string): Promise<HostServer | null>;
+}
+
+declare module '@berth/core' {
+  interface Cradle {
+    /** Machines that run workloads (connected on first use); from the hosts plugin. */
+    hosts: ContainerHosts;
+    /** The server records the hosts plugin connects to; absent until a plugin keeps them. */
+    hostServers: HostServerDirectory;
+  }
+}

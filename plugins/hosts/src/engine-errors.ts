@@ -1,0 +1,29 @@
+// The one Docker error converter: every engine call of Berth goes through call(), and a failure
+// becomes a domain error here, at the boundary (404 → NOT_FOUND, 409 → CONFLICT, anything else a
+// 500 whose details reach only the log, or its cause when there is no log). No other file turns
+// engine errors into domain errors.
+import { BerthError, conflict, notFound, type Logger } from '@berth/core';
+
+interface EngineError { statusCode?: number; json?: { message?: string }; reason?: string; message?: string; code?: string }
+
+/** The domain error for an engine failure while trying to `what` (a BerthError passes unchanged). */
+export function engineError(what: string, e: unknown, log?: Logger): BerthError {
+  if (e instanceof BerthError) return e;
+  const err = e as EngineError;
+  const detail = err.json?.message ?? err.reason ?? err.message ?? String(e);
+  if (err.statusCode === 404) return notFound(`Docker: cannot ${what}: ${detail}`);
+  if (err.statusCode === 409) return conflict(`Docker: cannot ${what}: ${detail}`);
+  const error = new BerthError('INTERNAL_SERVER_ERROR', `Docker: cannot ${what}`);
+  if (!log) return Object.assign(error, { cause: detail });
+  log.error({ err: { statusCode: err.statusCode, code: err.code, message: detail } }, `Docker: cannot ${what}`);
+  return error;
+}
+
+/** Runs an engine call, converting its failure. */
+export async function engineCall<T>(log: Logger | undefined, what: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    throw engineError(what, e, log);
+  }
+}

@@ -1,0 +1,62 @@
+// hosts.of(serverId | null) on a kernel with the hosts plugin: this machine through host.local
+// (the same prepared engine as hosts.local()), a server through host.ssh from the server
+// directory (a kit host: its own sshd and engine), one connection per server, forget.
+import Docker from 'dockerode';
+import t from 'tap';
+import { asValue, type HostServer } from '@berth/core';
+import { canRun, startTestServer } from '@berth/core/testing';
+import { remoteHostsMissing, sharedRemoteHosts } from '@berth/test/remote-hosts';
+import type { Host } from '../src/index.ts';
+
+const server = await startTestServer({ plugins: ['hosts'], jobs: false });
+t.teardown(() => server.destroy());
+const { hosts } = server.kernel.container.cradle;
+
+t.test('of(null) is this machine: the prepared local engine and its programs', async t => {
+  const machine = await hosts.of(null);
+  const docker = await machine.engine();
+  t.equal(docker, await hosts.local(), 'the same engine as hosts.local()');
+  const info = await docker.info() as { Name: string; Swarm: { LocalNodeState: string } };
+  t.equal(info.Swarm.LocalNodeState, 'active', 'in swarm mode');
+  t.equal((await machine.run(['hostname'])).stdout.trim(), info.Name, 'commands run on the engine\'s machine');
+  t.same(await machine.run(['printf', '%s', 'a; echo b']), { code: 0, signal: null, stdout: 'a; echo b', stderr: '' }, 'an argument array');
+});
+
+t.test('a server nobody keeps is NOT_FOUND, naming it', async t => {
+  await t.rejects(hosts.of('srv-none'), { code: 'NOT_FOUND', message: 'Server srv-none not found' });
+});
+
+if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
+  t.test('a server of the directory is reached over SSH, one connection reused until forgotten', async t => {
+    const { hosts: [h] } = await sharedRemoteHosts(1);
+    const asked: string[] = [];
+    const record: HostServer = { serverId: 'srv-kit', ipAddress: h!.address, port: 22, username: h!.user, privateKey: h!.privateKey, hostKeyFingerprint: h!.hostKeyFingerprint };
+    server.kernel.container.register({ hostServers: asValue({ server: async (id: string) => { asked.push(id); return id === record.serverId ? record : null; } }) });
+    t.teardown(() => hosts.forget('srv-kit'));
+    const remote: Host = await hosts.of('srv-kit');
+    t.equal((await remote.run(['hostname'])).stdout, `${h!.name}\n`, 'a command runs on the server');
+    const engineId = (await new Docker({ socketPath: h!.socket }).info() as { ID: string }).ID;
+    t.equal((await (await remote.engine()).info() as { ID: string }).ID, engineId, 'the engine is the server\'s');
+    t.not(engineId, (await (await hosts.local()).info() as { ID: string }).ID, 'not this machine\'s');
+    t.equal(await hosts.of('srv-kit'), remote, 'the same connection again');
+    t.same(asked, ['srv-kit'], 'the record read once');
+    await hosts.forget('srv-kit');
+    await t.rejects(remote.run(['true']), { code: 'SERVICE_UNAVAILABLE' }, 'a forgotten connection is closed');
+    const again = await hosts.of('srv-kit');
+    t.not(again, remote, 'the next of() connects again');
+    t.equal((await again.run(['hostname'])).stdout, `${h!.name}\n`);
+    t.same(asked, ['srv-kit', 'srv-kit'], 'reading the record again');
+    await t.rejects(hosts.of('srv-other'), { code: 'NOT_FOUND', message: 'Server srv-other not found' }, 'a server the directory lacks');
+  });
+
+  t.test('shutting Berth down closes the servers\' connections', async t => {
+    const { hosts: [h] } = await sharedRemoteHosts(1);
+    const other = await startTestServer({ plugins: ['hosts'], jobs: false });
+    const record: HostServer = { serverId: 'srv-kit', ipAddress: h!.address, port: 22, username: h!.user, privateKey: h!.privateKey, hostKeyFingerprint: h!.hostKeyFingerprint };
+    other.kernel.container.register({ hostServers: asValue({ server: async () => record }) });
+    const remote = await other.kernel.container.cradle.hosts.of('srv-kit');
+    t.equal((await remote.run(['echo', 'up'])).stdout, 'up\n');
+    await other.destroy();
+    await t.rejects(remote.run(['true']), { code: 'SERVICE_UNAVAILABLE', message: /closed/ }, 'the connection is closed with the server');
+  });
+}
