@@ -32,4 +32,5 @@ export type { SshKeyVault } from './contracts/ssh-keys.ts';
 export type { DatabaseDriver, DatabaseCredentials, ContainerCommand, PasswordAccount } from './contracts/database-driver.ts';
 export { StorageError, type BackupStorage, type BackupStore, type StorageLocation, type StoredObject, type StorageFailure } from './contracts/backup-storage.ts';
 export { EMBEDDED_PERSISTENCE, type PersistenceServer, type PersistenceServerOptions, type PersistenceServerProvider } from './contracts/persistence-server.ts';
+export { ChannelError, type NotificationChannel, type NotificationMessage, type ChannelAnswer, type SendContext } from './contracts/notification-channel.ts';
 export type { ProxyProvider, ProxyRoute, ProxyRedirect, ProxyBasicAuthUser, ProxyWorkloadConfig, ProxyCertificate, ProxyEngine, ProxyCertificateState, ProxyFileRole, ProxyServiceSettings, CertificateType } from './contracts/proxy.ts';

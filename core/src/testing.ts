@@ -293,3 +293,4 @@ export async function deploymentFinished(client: Client, deploymentId: string, o
   }, { timeout: o.timeout ?? 240_000, interval: 100 });
 }
 export * from './testing-storage.ts';
+export * from './testing-notify.ts';
