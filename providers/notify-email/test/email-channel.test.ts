@@ -1,10 +1,10 @@
 import t from 'tap';
 import { ChannelError } from '@berth/core';
-import { channelConformance, freePort, sampleMessage } from '@berth/core/testing';
+import { channelConformance, freePort, makeCertificate, sampleMessage, startSilentServer, startSmtp } from '@berth/core/testing';
 import { fieldOf } from '@berth/core/testing';
 import descriptor from '../src/index.ts';
 import { defaultTlsMode } from '../src/email-channel.ts';
-import { makeCertificate, startSilentServer, startSmtp } from './smtp.ts';
+
 
 const cert = makeCertificate(t);
 const base = { username: 'berth', password: 'mail-secret', fromAddress: 'berth@example.com', toAddresses: ['ops@example.com', 'dev@example.com'] };
