@@ -39,9 +39,9 @@ export const notificationProcedures = (channels: () => NotificationChannel[]): P
     ...perChannel,
     notification.mutation('remove', {
       access: 'admin',
-      summary: 'Deletes a channel and its delivery log; answers it as it was',
+      summary: 'Deletes a channel and its delivery log; answers its record as it was (without its channel\'s settings)',
       input: NotificationIdInput,
-      output: View,
+      output: notificationView(enabled, []),
       handler: ({ notificationId }, ctx) => ctx.cradle.notificationService.remove(notificationId) as never,
     }),
     notification.query('one', {
@@ -59,7 +59,7 @@ export const notificationProcedures = (channels: () => NotificationChannel[]): P
     notification.query('getEmailProviders', {
       summary: 'The channels that send email (email, resend)',
       input: Type.Object({}),
-      output: Type.Array(View),
+      output: Type.Array(notificationView(enabled, EMAIL_CHANNELS)),
       handler: (_i, ctx) => ctx.cradle.notificationService.all(EMAIL_CHANNELS) as never,
     }),
     notification.query('deliveries', {

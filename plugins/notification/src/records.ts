@@ -24,7 +24,9 @@ export function settingsOf(row: NotificationRow, box: SecretBox): Record<string,
   return { ...row.settings, ...(JSON.parse(box.decrypt(row.secrets)) as Record<string, unknown>) };
 }
 
-export function toView(row: NotificationRow, channels: NotificationChannel[], box: SecretBox): Record<string, unknown> {
+/** The record as answered; `relations` as in notificationView. */
+export function toView(row: NotificationRow, channels: NotificationChannel[], box: SecretBox, relations: string[] | 'all' = 'all'): Record<string, unknown> {
+  const joined = (c: NotificationChannel) => relations === 'all' || relations.includes(c.id);
   const own = channels.find(c => c.id === row.notificationType);
   const view: Record<string, unknown> = {
     notificationId: row.notificationId,
@@ -37,13 +39,13 @@ export function toView(row: NotificationRow, channels: NotificationChannel[], bo
   };
   for (const c of channels) {
     view[`${c.id}Id`] = c === own ? row.channelId : null;
-    view[c.id] = null;
+    if (joined(c)) view[c.id] = null;
   }
-  if (own) {
+  if (own && joined(own)) {
     const all = settingsOf(row, box);
     const record: Record<string, unknown> = { [`${own.id}Id`]: row.channelId };
     for (const key of Object.keys((own.settings as unknown as TObject).properties)) {
-      const value = all[key] ?? null;
+      const value = all[key] ?? (own.settings as unknown as { properties: Record<string, { default?: unknown }> }).properties[key]!.default ?? null;
       record[key] = own.secretFields.includes(key) ? mask(value) : value;
     }
     view[own.id] = record;

@@ -1,6 +1,7 @@
 // The wire shapes of notification.*: per channel, made from its settings schema (create, update,
 // test), the peer's notification record with one relation per enabled channel, the delivery log.
 import { Type, schema, type NotificationChannel, type TSchema } from '@berth/core';
+import { RemoveOptional } from 'typebox';
 import { TOGGLES } from './events.ts';
 
 type TObject = TSchema & { properties: Record<string, TSchema>; required?: string[] };
@@ -55,11 +56,13 @@ const channelRecord = (c: NotificationChannel) => {
   const required = new Set((c.settings as TObject).required ?? []);
   return Type.Object({
     [idField(c)]: Type.String(),
-    ...Object.fromEntries(Object.entries(propsOf(c)).map(([k, s]) => [k, required.has(k) ? s : schema.Nullable(s)])),
+    ...Object.fromEntries(Object.entries(propsOf(c)).map(([k, s]) => [k, required.has(k) || (s as { default?: unknown }).default !== undefined ? RemoveOptional(s) : schema.Nullable(RemoveOptional(s))])),
   });
 };
 
-export function notificationView(channels: NotificationChannel[]) {
+/** The record; with `relations`, the records of those channels joined (the peer's findNotificationById joins all, getEmailProviders email and resend, remove none). */
+export function notificationView(channels: NotificationChannel[], relations: string[] | 'all' = 'all') {
+  const joined = channels.filter(c => relations === 'all' || relations.includes(c.id));
   return Type.Object({
     notificationId: Type.String(),
     name: Type.String(),
@@ -69,7 +72,7 @@ export function notificationView(channels: NotificationChannel[]) {
     createdAt: schema.Timestamp(),
     organizationId: Type.String(),
     ...Object.fromEntries(channels.map(c => [idField(c), schema.Nullable(Type.String())])),
-    ...Object.fromEntries(channels.map(c => [c.id, schema.Nullable(channelRecord(c))])),
+    ...Object.fromEntries(joined.map(c => [c.id, schema.Nullable(channelRecord(c))])),
   });
 }
 

@@ -3,6 +3,7 @@
 // channel's signing secret is answered once, by the create (or rotation) that made it.
 import { randomBytes } from 'node:crypto';
 import { badRequest, invalidField, newId, notFound, type Cradle, type NotificationChannel, type Static } from '@berth/core';
+import { Value } from 'typebox/value';
 import { Delivery, Notification, type DeliveryRow, type NotificationRow } from './entities.ts';
 import { TOGGLES, type Toggle } from './events.ts';
 import type { RenderedMessage } from './messages.ts';
@@ -51,12 +52,14 @@ export class NotificationService {
     return this.#c.providers.all('notify');
   }
 
-  #view(row: NotificationRow) {
-    return toView(row, this.#channels, this.#c.secrets);
+  #view(row: NotificationRow, relations: string[] | 'all' = 'all') {
+    return toView(row, this.#channels, this.#c.secrets, relations);
   }
 
-  #settingsIn(channel: NotificationChannel, input: Input): Input {
-    return Object.fromEntries(Object.keys((channel.settings as unknown as TObject).properties).filter(k => input[k] !== undefined).map(k => [k, input[k]]));
+  /** The channel's settings among the input's fields; with `defaults`, unset ones with a default get it (create). */
+  #settingsIn(channel: NotificationChannel, input: Input, defaults = false): Input {
+    const given = Object.fromEntries(Object.keys((channel.settings as unknown as TObject).properties).filter(k => input[k] !== undefined).map(k => [k, input[k]]));
+    return defaults ? Value.Default(channel.settings, given) as Input : given;
   }
 
   async #find(notificationId: string): Promise<NotificationRow> {
@@ -67,7 +70,7 @@ export class NotificationService {
 
   async create(channel: NotificationChannel, input: Input) {
     const toggles = togglesOf(input, true);
-    const settings = this.#settingsIn(channel, input);
+    const settings = this.#settingsIn(channel, input, true);
     channel.validate?.(settings);
     const signingSecret = channel.signed ? newSigningSecret() : null;
     const { em, secrets } = this.#c;
@@ -117,16 +120,16 @@ export class NotificationService {
     return this.#view(await this.#find(notificationId));
   }
 
-  /** Newest first. */
+  /** Newest first; `types`: only those channels, each joined with its record only among them. */
   async all(types?: string[]) {
     const rows = await this.#c.em.find(Notification, { organizationId: this.#org, ...(types ? { notificationType: { $in: types } } : {}) }, { orderBy: { createdAt: 'desc', notificationId: 'asc' } });
-    return rows.map(r => this.#view(r));
+    return rows.map(r => this.#view(r, types ?? 'all'));
   }
 
   /** Deletes the channel and its delivery log; answers it as it was. */
   async remove(notificationId: string) {
     const row = await this.#find(notificationId);
-    const view = this.#view(row);
+    const view = this.#view(row, []);
     await this.#c.em.nativeDelete(Notification, { notificationId: row.notificationId, organizationId: this.#org });
     return view;
   }
