@@ -93,6 +93,28 @@ t.test('every operation of the OpenAPI document answers bad input with a 4xx, ne
   const key = await c.post('sshKey.create', { name: 'k', privateKey: '-----BEGIN OPENSSH PRIVATE KEY-----\nx\n-----END OPENSSH PRIVATE KEY-----\n', publicKey: 'ssh-ed25519 AAAA x', organizationId: admin.organizationId });
   if (key.status === 200 && key.body?.sshKeyId) ids.sshKeyId = key.body.sshKeyId;
 
+  // ---- notification.* (issue 35; a block of its own to merge beside others): a channel of every
+  // built-in kind, so each update<Channel> gets the real <kind>Id of its record (notificationId is
+  // the first one's: the others answer 400, "is a slack channel"). Nothing is sent: no event, and
+  // the test operations' bodies are the fuzz's own.
+  const notifyToggles = { appBuildError: true, databaseBackup: false, dokployRestart: false, appDeploy: false, dockerCleanup: false };
+  const nowhere = 'http://127.0.0.1:9/fuzz';
+  const notifySamples: Record<string, Record<string, unknown>> = {
+    Slack: { webhookUrl: nowhere, channel: '#fuzz' }, Discord: { webhookUrl: nowhere }, Telegram: { botToken: '1:fuzz', chatId: '1' },
+    Email: { smtpServer: '127.0.0.1', smtpPort: 9, username: 'u', password: 'p', fromAddress: 'fuzz@example.com', toAddresses: ['fuzz@example.com'] },
+    Resend: { apiKey: 're_fuzz', fromAddress: 'fuzz@example.com', toAddresses: ['fuzz@example.com'] }, Gotify: { serverUrl: nowhere, appToken: 't', priority: 5 },
+    Ntfy: { serverUrl: nowhere, topic: 'fuzz', priority: 3 }, Mattermost: { webhookUrl: nowhere }, Custom: { endpoint: nowhere },
+    Lark: { webhookUrl: nowhere }, Teams: { webhookUrl: nowhere }, Pushover: { userKey: 'u', apiToken: 't', priority: 0 },
+  };
+  for (const [suffix, settings] of Object.entries(notifySamples)) {
+    const n = await c.post(`notification.create${suffix}`, { name: `fuzz ${suffix}`, ...notifyToggles, ...settings });
+    t.equal(n.status, 200, `a ${suffix} channel to aim at: ${JSON.stringify(n.body).slice(0, 200)}`);
+    if (n.status !== 200) continue;
+    ids.notificationId ??= n.body.notificationId;
+    ids[`${n.body.notificationType}Id`] = n.body[`${n.body.notificationType}Id`];
+  }
+  // ---- end of notification.*
+
   const doc = (await c.get('settings.getOpenApiDocument')).body;
   const operations: { path: string; method: string; schema: any }[] = [];
   for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {

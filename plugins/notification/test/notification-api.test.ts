@@ -5,7 +5,7 @@
 import t from 'tap';
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
-import { makeCertificate, otherOrganization, signUpAdmin, startHttpSink, startSmtp, startTestServer, waitFor, Client, type TestServer } from '@berth/core/testing';
+import { addMember, makeCertificate, otherOrganization, signUpAdmin, startHttpSink, startSmtp, startTestServer, waitFor, Client, type TestServer } from '@berth/core/testing';
 
 t.setTimeout(240_000);
 
@@ -233,13 +233,29 @@ t.test('test*Connection sends for real and quotes the provider, secrets redacted
 
 t.test('another organization sees none of it; receiveNotification with a wrong token is 401', async t => {
   const other = await otherOrganization(server, admin.userId);
-  for (const [op, input] of [['notification.one', { notificationId: slack.notificationId }], ['notification.deliveries', { notificationId: slack.notificationId }]] as const) {
-    const r = await other.client.get(op, input);
-    t.equal(r.status, 404, `${op} of another organization's channel`);
+  // Every operation that takes a notificationId, from the document: another organization's call is 404.
+  const doc = (await c.get('settings.getOpenApiDocument')).body;
+  const byId = Object.entries(doc.paths as Record<string, Record<string, any>>).filter(([p, m]) => p.startsWith('/notification.')
+    && JSON.stringify(m.post?.requestBody ?? m.get?.parameters ?? {}).includes('"notificationId"'));
+  t.equal(byId.length, 15, "update<Channel> of the twelve channels, remove, one, deliveries: each takes a notificationId");
+  const answered: string[] = [];
+  for (const [p, methods] of byId) {
+    const op = p.slice(1);
+    const input = { notificationId: slack.notificationId, slackId: slack.slackId, name: 'stolen', ...Object.fromEntries(['telegram', 'discord', 'email', 'resend', 'gotify', 'ntfy', 'mattermost', 'custom', 'lark', 'teams', 'pushover'].map(k => [`${k}Id`, slack.slackId])) };
+    const r = methods.get ? await other.client.get(op, { notificationId: slack.notificationId }) : await other.client.post(op, input);
+    if (r.status !== 404) answered.push(`${op}: ${r.status}`);
   }
-  t.equal((await other.client.post('notification.updateSlack', { notificationId: slack.notificationId, slackId: slack.slackId, name: 'x' })).status, 404);
-  t.equal((await other.client.post('notification.remove', { notificationId: slack.notificationId })).status, 404);
+  t.same(answered, [], 'every one answers another organization 404 NOT_FOUND');
   t.same((await other.client.get('notification.all')).body, []);
+  t.same((await other.client.get('notification.getEmailProviders')).body, []);
+  t.equal((await c.get('notification.one', { notificationId: slack.notificationId })).body.name, 'slack ops', 'and changed nothing');
+
+  const member = await addMember(server, c, 'member@example.com');
+  t.equal((await member.client.get('notification.one', { notificationId: slack.notificationId })).status, 200, 'a member reads channels');
+  for (const [op, input] of [['notification.createSlack', { name: 'm', ...olderToggles, webhookUrl: `${sink.url}/m` }], ['notification.updateSlack', { notificationId: slack.notificationId, slackId: slack.slackId, name: 'm' }],
+    ['notification.remove', { notificationId: slack.notificationId }], ['notification.testSlackConnection', { webhookUrl: `${sink.url}/m`, channel: '' }]] as const) {
+    t.equal((await member.client.post(op, input)).status, 403, `${op}: admins only`);
+  }
   emitBuildError('other-org', other.organizationId);
 
   const count = await db.query('select count(*)::int as n from notification_deliveries');

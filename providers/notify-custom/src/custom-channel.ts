@@ -39,6 +39,7 @@ export class CustomWebhookChannel implements NotificationChannel<Settings> {
     for (const name of Object.keys(s.headers ?? {})) {
       if (!TOKEN.test(name)) throw invalidField(`headers.${name}`, 'is not a valid header name');
       if (RESERVED.has(name.toLowerCase())) throw invalidField(`headers.${name}`, 'is set by Berth (the signature and the JSON body depend on it)');
+      if (/[\r\n\0]/.test(s.headers![name]!)) throw invalidField(`headers.${name}`, 'must not contain line breaks');
     }
   }
 

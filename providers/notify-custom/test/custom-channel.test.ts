@@ -53,4 +53,5 @@ t.test('headers that would break the signature are refused, naming the field', a
   t.equal(fieldOf(() => channel.validate!({ endpoint: 'https://x.example/', headers: { 'Webhook-Signature': 'v1,forged' } })), 'headers.Webhook-Signature');
   t.equal(fieldOf(() => channel.validate!({ endpoint: 'https://x.example/', headers: { 'bad name': 'v' } })), 'headers.bad name');
   t.equal(fieldOf(() => channel.validate!({ endpoint: 'ftp://x.example/' })), 'endpoint');
+  t.equal(fieldOf(() => channel.validate!({ endpoint: 'https://x.example/', headers: { 'x-token': 'a\r\nInjected: yes' } })), 'headers.x-token', 'a header value cannot smuggle another header');
 });
