@@ -30,15 +30,23 @@ export class MessageRenderer {
     return `${this.#base}/api/deployment.readLogs?deploymentId=${encodeURIComponent(deploymentId)}`;
   }
 
-  /** Project, environment and workload names of a workload, when the kit knows it. */
-  async #placeOf(kind: string, id: string, em: EntityManager): Promise<Field[]> {
+  /**
+   * Project, environment and workload of the workload an event names: by the kind whose id field
+   * the payload carries (applicationId, composeId, ...), or by `kind` and `id`; empty when the kit
+   * does not know it.
+   */
+  async #placeOf(data: Record<string, unknown>, em: EntityManager): Promise<Field[]> {
     const cradle = this.#cradle();
-    const ref = await optionalService(cradle, 'workloads')?.kind(kind)?.find(id, em).catch(() => null);
+    const workloads = optionalService(cradle, 'workloads');
+    const kind = workloads?.kinds().find(k => typeof data[k.idField] === 'string' || (data.kind === k.kind && typeof data.id === 'string'));
+    if (!kind) return [];
+    const id = (typeof data[kind.idField] === 'string' ? data[kind.idField] : data.id) as string;
+    const ref = await kind.find(id, em).catch(() => null);
     if (!ref) return [];
     const place = await optionalService(cradle, 'environments')?.placement(ref.environmentId, ref.organizationId, em).catch(() => null);
     return [
       ...(place ? [{ name: 'Project', value: place.project.name }, { name: 'Environment', value: place.name }] : []),
-      { name: kind === 'application' ? 'Application' : kind, value: `${ref.name} (${ref.appName})` },
+      { name: kind.label, value: `${ref.name} (${ref.appName})` },
     ];
   }
 
@@ -50,12 +58,12 @@ export class MessageRenderer {
       case 'appDeploy': {
         const p = payload as BerthEvents['appDeploy'];
         return { ...base, level: 'success', title: `Deployed: ${p.appName}`, link: this.#logLink(p.deploymentId),
-          fields: [...await this.#placeOf('application', p.applicationId, em), { name: 'Image', value: p.image }, { name: 'Action', value: p.action }] };
+          fields: [...await this.#placeOf(data, em), { name: 'Image', value: p.image }, { name: 'Action', value: p.action }] };
       }
       case 'appBuildError': {
         const p = payload as BerthEvents['appBuildError'];
         return { ...base, level: 'error', title: `Build failed: ${p.appName}`, link: this.#logLink(p.deploymentId),
-          fields: [...await this.#placeOf('application', p.applicationId, em), { name: 'Error', value: cut(p.error) }] };
+          fields: [...await this.#placeOf(data, em), { name: 'Error', value: cut(p.error) }] };
       }
       case 'databaseBackup': {
         const p = payload as BerthEvents['databaseBackup'];
@@ -112,7 +120,7 @@ export class MessageRenderer {
       case 'appHealth': {
         const p = payload as BerthEvents['appHealth'];
         return { ...base, level: p.state === 'healthy' ? 'success' : 'warning', title: `${p.appName}: ${p.state}`, link: null,
-          fields: [...await this.#placeOf(p.kind, p.id, em), { name: 'State', value: p.state }, { name: 'Message', value: cut(p.message) }] };
+          fields: [...await this.#placeOf(data, em), { name: 'State', value: p.state }, { name: 'Message', value: cut(p.message) }] };
       }
     }
     throw new Error(`No message for event ${String(event)}`);
