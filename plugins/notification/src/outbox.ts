@@ -19,6 +19,9 @@ const MAX_IN_FLIGHT = 16;
 const LOCK_MARGIN_MS = 30_000;
 /** The longest the worker sleeps: rows written by another process are found at least this often. */
 const SWEEP_MS = 60_000;
+/** How long the log keeps a delivery that ended (sent or dead), and how often it is pruned. */
+export const KEEP_FINISHED_DAYS = 30;
+const PRUNE_EVERY_MS = 60 * 60_000;
 
 export interface OutboxDeps {
   config: NotifyConfig;
@@ -37,6 +40,7 @@ export class NotificationOutbox {
   #timer: NodeJS.Timeout | undefined;
   #loop: Promise<void> | null = null;
   #again = false;
+  #prunedAt = 0;
   #started = false;
   #closing = false;
 
@@ -125,6 +129,7 @@ export class NotificationOutbox {
           this.#inFlight.add(sending);
         }
       }
+      if (!this.#closing && Date.now() - this.#prunedAt > PRUNE_EVERY_MS) await this.#prune();
       if (!this.#closing) this.#arm(await this.#nextDue());
     } catch (e) {
       if (this.#closing) return;
@@ -153,6 +158,13 @@ export class NotificationOutbox {
            limit ?
            for update skip locked)
       returning delivery_id, notification_id, tries, message`, [now, lockedUntil, now, now, limit]);
+  }
+
+  /** Forgets deliveries that ended more than KEEP_FINISHED_DAYS ago. */
+  async #prune(): Promise<void> {
+    this.#prunedAt = Date.now();
+    const before = new Date(Date.now() - KEEP_FINISHED_DAYS * 86_400_000);
+    await this.#deps.orm().em.fork().nativeDelete(Delivery, { state: { $in: ['sent', 'dead'] }, createdAt: { $lt: before } });
   }
 
   /** How long until the next delivery is due (or a stale claim may be taken over). */

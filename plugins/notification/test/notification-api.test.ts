@@ -278,3 +278,16 @@ t.test('remove deletes the channel and its log', async t => {
   const providers = await c.get('notification.getEmailProviders');
   t.same(providers.body.map((n: any) => n.notificationType), ['email']);
 });
+
+t.test('a start forgets deliveries that ended more than 30 days ago', async t => {
+  const hook = (await c.get('notification.one', { notificationId: custom.notificationId })).body;
+  const insert = (id: string, state: string, days: number) => db.query(
+    `insert into notification_deliveries (delivery_id, notification_id, organization_id, event, message, state, tries, next_attempt_at, created_at)
+     values ($1, $2, $3, 'appDeploy', '{"title":"old"}', $4, 1, now(), now() - make_interval(days => $5))`, [id, hook.notificationId, admin.organizationId, state, days]);
+  await insert('old-sent-000000000000000000000000'.slice(0, 32), 'sent', 31);
+  await insert('old-dead-000000000000000000000000'.slice(0, 32), 'dead', 40);
+  await insert('recent-sent-0000000000000000000000'.slice(0, 32), 'sent', 29);
+  await server.restart();
+  await waitFor('the old ones pruned', async () => (await db.query(`select 1 from notification_deliveries where delivery_id like 'old-%'`)).rowCount === 0);
+  t.equal((await db.query(`select 1 from notification_deliveries where delivery_id like 'recent-%'`)).rowCount, 1, 'a recent one is kept');
+});
