@@ -58,7 +58,7 @@ export class MessageRenderer {
       case 'appDeploy': {
         const p = payload as BerthEvents['appDeploy'];
         return { ...base, level: 'success', title: `Deployed: ${p.appName}`, link: this.#logLink(p.deploymentId),
-          fields: [...await this.#placeOf(data, em), { name: 'Image', value: p.image }, { name: 'Action', value: p.action }] };
+          fields: [...await this.#placeOf(data, em), ...(p.image ? [{ name: 'Image', value: p.image }] : []), { name: 'Action', value: p.action }] };
       }
       case 'appBuildError': {
         const p = payload as BerthEvents['appBuildError'];

@@ -120,3 +120,32 @@ t.test('a real deploy: the message says where, and a hanging provider does not s
   await waitFor('the hanging provider was called', () => hanging.requests.length > 0);
   t.ok(slowed.ms < quiet.ms + 5_000, `with a provider that hangs (15 s timeout) the deploy took ${slowed.ms} ms, without ${quiet.ms} ms`);
 });
+
+t.test('a compose stack\'s deploy and failure are heard too (composeId)', async t => {
+  const project = await c.post('project.create', { name: 'matrix-stacks' });
+  const environmentId = project.body.environment.environmentId;
+  const file = (extra = '') => `services:\n  app:\n    image: ${TEST_BASE_IMAGE}\n    command: ["sleep", "3600"]\n${extra}`;
+  const ok = (await c.post('compose.create', { name: 'stack-ok', environmentId, composeFile: file() })).body;
+  t.teardown(() => c.post('compose.delete', { composeId: ok.composeId, deleteVolumes: true }));
+  const bad = (await c.post('compose.create', { name: 'stack-bad', environmentId, composeFile: file('    volumes:\n      - /etc:/host-etc:ro\n') })).body;
+  t.teardown(() => c.post('compose.delete', { composeId: bad.composeId, deleteVolumes: true }));
+
+  const done = await deploymentFinished(c, deploymentIdOf(await c.post('compose.deploy', { composeId: ok.composeId })));
+  t.equal(done.status, 'done', done.errorMessage ?? '');
+  const failed = await deploymentFinished(c, deploymentIdOf(await c.post('compose.deploy', { composeId: bad.composeId })));
+  t.equal(failed.status, 'error');
+
+  const at = (deploymentId: string) => waitFor(`the webhook for ${deploymentId}`, () => {
+    const r = sink.to('/custom/').find(q => q.body.includes(deploymentId));
+    return r ? JSON.parse(r.body) : undefined;
+  });
+  const deployed = await at(done.deploymentId);
+  t.equal(deployed.type, 'appDeploy');
+  t.equal(deployed.data.composeId, ok.composeId);
+  t.same(deployed.data.fields.slice(0, 3).map((f: { name: string; value: string }) => `${f.name}=${f.value}`),
+    ['Project=matrix-stacks', 'Environment=production', `Compose=stack-ok (${ok.appName})`]);
+  const broken = await at(failed.deploymentId);
+  t.equal(broken.type, 'appBuildError');
+  t.equal(broken.data.title, `Build failed: ${bad.appName}`);
+  t.match(broken.data.fields.find((f: { name: string }) => f.name === 'Error').value, /host access policy/, 'the deployment\'s error');
+});
