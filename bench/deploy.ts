@@ -117,9 +117,9 @@ async function main() {
     const deploymentId = (await send('application.deploy', { applicationId: app.applicationId })).headers.get('x-berth-deployment-id')!;
     const end = await until('the Berth deployment', async () => {
       const d = await call('deployment.one', { deploymentId }, 'GET');
-      return ['done', 'error', 'cancelled'].includes(d.status) ? d : undefined;
+      return ['done', 'error', 'cancelled'].includes(d.state) ? d : undefined;
     });
-    if (end.status !== 'done') throw new Error(`Berth deployment ended ${end.status}: ${end.errorMessage}`);
+    if (end.state !== 'done') throw new Error(`Berth deployment ended ${end.state}: ${end.errorMessage}`);
     berthMs.push(performance.now() - t0);
 
     // Raw docker service create of the same image and command

@@ -45,6 +45,12 @@ if ! docker compose version >/dev/null 2>&1 && ! command -v docker-compose >/dev
 # ---- OpenSSH server: git clones over SSH (the suites start their own sshd on a free port)
 if ! [ -x /usr/sbin/sshd ]; then log "installing openssh-server"; apt_install openssh-server; fi
 
+# ---- Remote test hosts (test/kit/remote-hosts.ts): network namespaces and a bridge (iproute2),
+# nsenter and unshare (util-linux), each host's own dockerd and sshd (above), its user's sudo
+if ! command -v ip >/dev/null; then log "installing iproute2"; apt_install iproute2; fi
+if ! command -v nsenter >/dev/null || ! command -v unshare >/dev/null; then log "installing util-linux"; apt_install util-linux; fi
+if ! [ -x /usr/bin/sudo ]; then log "installing sudo"; apt_install sudo; fi
+
 # ---- Test images, built locally from busybox-static (no registry is reachable)
 if ! dpkg -s busybox-static >/dev/null 2>&1; then log "installing busybox-static"; apt_install busybox-static; fi
 bash "$(dirname "$0")/test-images.sh"

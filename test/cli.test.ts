@@ -91,3 +91,58 @@ t.test('a bad configuration stops the start with a message naming the key', asyn
   t.equal(bad.code, 1);
   t.match(bad.stderr, /Invalid configuration: PORT/);
 });
+
+t.test('berth --help lists the commands of the enabled plugins; berth restore is the backups plugin\'s', async t => {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, BERTH_CONFIG: '', BERTH_DATA_DIR: dataDirFor(t) };
+  const help = await run(process.execPath, [...nodeFlags, cli, '--help'], { env, cwd: repoRoot });
+  t.match(help.stdout, /berth start\n/);
+  t.match(help.stdout, /berth restore --from <archive file> --passphrase-env <VAR> --data-dir <new directory>/, 'the backups plugin\'s command, with its usage');
+  // It runs as a command of its own: no server, and here it stops at its arguments before opening anything.
+  const bare = await run(process.execPath, [...nodeFlags, cli, 'restore'], { env, cwd: repoRoot }).catch(e => e);
+  t.equal(bare.code, 1);
+  t.match(bare.stderr, /--from, --passphrase-env and --data-dir are required\nusage: berth restore/);
+  const without = { ...env, BERTH_PLUGINS: 'auth,user,organization' };
+  t.notMatch((await run(process.execPath, [...nodeFlags, cli, '--help'], { env: without, cwd: repoRoot })).stdout, /berth restore/, 'not listed with the backups plugin disabled');
+  const unknown = await run(process.execPath, [...nodeFlags, cli, 'restore'], { env: without, cwd: repoRoot }).catch(e => e);
+  t.equal(unknown.code, 2);
+  t.match(unknown.stderr, /unknown command restore/);
+});
+
+t.test('berth start prints readable lines on a terminal and JSON lines through a pipe', async t => {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, BERTH_CONFIG: '', HOST: '127.0.0.1', PORT: '0', BERTH_JOBS: 'false' };
+  if (testDbMode() === 'external') {
+    const db = await createTestDatabase();
+    t.teardown(() => db.drop());
+    env.DATABASE_URL = db.url;
+  }
+  /** Runs berth start until it listens, stops it with SIGTERM (by its process id) and answers what it printed. */
+  const startAndStop = async (tty: boolean) => {
+    const argv = [process.execPath, ...nodeFlags, cli, 'start'];
+    // util-linux's script gives the command a pseudo-terminal; it takes one command line, quoted here for sh.
+    const quoted = argv.map(a => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+    const child = tty
+      ? spawn('script', ['-qec', `exec ${quoted}`, '/dev/null'], { env: { ...env, BERTH_DATA_DIR: dataDirFor(t) }, cwd: repoRoot })
+      : spawn(argv[0]!, argv.slice(1), { env: { ...env, BERTH_DATA_DIR: dataDirFor(t) }, cwd: repoRoot });
+    let out = '';
+    child.stdout.on('data', d => (out += d));
+    child.stderr.on('data', d => (out += d));
+    const exited = new Promise<number | null>(resolve => child.on('exit', code => resolve(code)));
+    t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL'); });
+    await waitFor('berth start to listen', () => {
+      if (child.exitCode !== null) throw new Error(`it exited: ${out}`);
+      return /Berth listening on/.test(out);
+    }, { timeout: 60_000 });
+    // Under script the berth process is script's child: its pid is in its own log lines.
+    const pid = tty ? Number(/INFO\S* \((\d+)\)/.exec(out.replace(/\x1b\[[0-9;]*m/g, ''))?.[1]) : child.pid!;
+    t.ok(pid > 0, 'the berth process id');
+    process.kill(pid, 'SIGTERM');
+    t.equal(await exited, 0, 'it stops on SIGTERM');
+    return out;
+  };
+  const terminal = (await startAndStop(true)).replace(/\x1b\[[0-9;]*m/g, '').split(/\r?\n/).filter(Boolean);
+  t.ok(terminal.some(l => /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO \(\d+\): Berth listening on http:\/\/127\.0\.0\.1:\d+/.test(l)), 'a readable line: time, level, pid and the message');
+  t.same(terminal.filter(l => l.startsWith('{')), [], 'no JSON object on the terminal');
+  const piped = (await startAndStop(false)).split('\n').filter(Boolean);
+  const parsed = piped.map(l => JSON.parse(l) as { level: number; msg?: string });
+  t.ok(parsed.some(l => /^Berth listening on/.test(l.msg ?? '') && l.level === 30), 'through a pipe every line is a JSON object, as before');
+});

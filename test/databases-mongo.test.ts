@@ -5,7 +5,10 @@
 import t from 'tap';
 import Docker from 'dockerode';
 import { startTestServer, signUpAdmin, Client, TEST_BASE_IMAGE, waitFor, freePort, deploymentFinished, removeServiceAndVolume, engineGone, deploymentIdOf } from '@berth/core/testing';
-import { PLATFORM_NETWORK, dataVolumeOf } from '@berth/plugin-workloads';
+import { dataVolumeOf } from '@berth/plugin-workloads';
+
+/** The test servers run with the config key platformNetwork at its default. */
+const PLATFORM_NETWORK = 'berth-network';
 
 const docker = new Docker();
 const suffix = () => Math.random().toString(36).slice(2, 8);
@@ -134,7 +137,7 @@ t.test('mongo (no mongod on these machines: the API and the service spec only)',
 
     const killed = await client.post('deployment.killProcess', { deploymentId: main.deploymentId });
     t.equal(killed.status, 200);
-    t.equal((await deploymentFinished(client, main.deploymentId, { timeout: 30_000 })).status, 'cancelled');
+    t.equal((await deploymentFinished(client, main.deploymentId, { timeout: 30_000 })).state, 'cancelled');
     for (const [name, id] of [[appName, main.id], [detachedName, detached.id]]) {
       const removed = await client.post('mongo.remove', { mongoId: id });
       t.equal(removed.status, 200, `remove ${name}, its deployment still running or not`);

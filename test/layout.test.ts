@@ -60,6 +60,20 @@ t.test('a plugin reaches another plugin only through its declared entry points; 
   t.same(broken, [], 'imports that reach into another package');
 });
 
+t.test('the kernel imports no provider and no plugin: it reaches them through its loaders', async t => {
+  const broken: string[] = [];
+  for (const file of sources(path.join(repoRoot, 'core/src'))) {
+    for (const spec of importsOf(readFileSync(file, 'utf8'))) {
+      if (/^@berth\/(provider|plugin)-/.test(spec)) broken.push(`${rel(file)} imports ${spec}`);
+      if (spec.startsWith('.') && !path.resolve(path.dirname(file), spec).startsWith(path.join(repoRoot, 'core') + path.sep)) broken.push(`${rel(file)} imports ${spec}, outside core`);
+    }
+  }
+  t.same(broken, [], 'core/src (its test kits included) names no provider or plugin package');
+  const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'core/package.json'), 'utf8')) as Record<string, Record<string, string> | undefined>;
+  const deps = ['dependencies', 'devDependencies', 'optionalDependencies', 'peerDependencies'].flatMap(k => Object.keys(pkg[k] ?? {}));
+  t.same(deps.filter(d => /^@berth\/(provider|plugin)-/.test(d)), [], 'nor does its package.json depend on one');
+});
+
 t.test('a workload kind\'s name is written only in its own packages', async t => {
   const server = await startTestServer({ jobs: false });
   t.teardown(() => server.destroy());

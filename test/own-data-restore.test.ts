@@ -9,8 +9,16 @@ import { pipeline } from 'node:stream/promises';
 import { PassThrough } from 'node:stream';
 import { createKernel } from '@berth/core';
 import { startTestServer, signUpAdmin, Client } from '@berth/core/testing';
-import { writeOwnDataArchive } from '../core/src/own-data/archive.ts';
-import { restoreCommand } from '../core/src/own-data/restore.ts';
+import { writeOwnDataArchive } from '../plugins/backups/src/own-data/archive.ts';
+import { runPluginCommand } from '@berth/core';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { cli, nodeFlags, repoRoot } from './helpers.ts';
+
+/** `berth restore`, the backups plugin's command, run as the operator command runs it (no HTTP server; it opens the database itself). */
+async function restoreCommand(args: string[], env: NodeJS.ProcessEnv): Promise<void> {
+  if (!(await runPluginCommand('restore', args, env))) throw new Error('no enabled plugin has the command restore');
+}
 
 const PASSPHRASE = 'correct horse battery staple 42';
 
@@ -49,18 +57,21 @@ t.test('backup of Berth\'s own data, restored into a new data directory', async 
     const target = mkdtempSync(path.join(os.tmpdir(), 'berth-r-'));
     rmSync(target, { recursive: true });
     t.teardown(() => rmSync(target, { recursive: true, force: true }));
-    await restoreCommand(['--from', file, '--passphrase-env', 'P', '--data-dir', target], { P: PASSPHRASE });
+    // The operator command itself, as a process of its own: no Berth serves the target, the command opens its database.
+    const restored = await promisify(execFile)(process.execPath, [...nodeFlags, cli, 'restore', '--from', file, '--passphrase-env', 'P', '--data-dir', target],
+      { env: { PATH: process.env.PATH, P: PASSPHRASE, BERTH_CONFIG: '' }, cwd: repoRoot });
+    t.match(restored.stdout, `restored into ${target}`);
     t.same(readFileSync(path.join(target, 'secret.key')), readFileSync(path.join(server.dataDir, 'secret.key')), 'the sealing key is back');
     const kernel = await createKernel({ env: {}, config: { port: 0, host: '127.0.0.1', dataDir: target, logLevel: 'silent', jobs: false } });
     t.teardown(() => kernel.stop());
     t.ok(kernel.embedded, 'the restored instance runs on its embedded database');
     const url = await kernel.listen();
-    const restored = new Client(url, { apiKey });
-    const all = await restored.get('project.all', {});
+    const client = new Client(url, { apiKey });
+    const all = await client.get('project.all', {});
     t.equal(all.status, 200, 'the admin\'s API key (restored) is accepted');
     const shop = (all.body as Array<Record<string, unknown>>).find(p => p.name === 'Shop');
     t.ok(shop, 'the project is listed');
-    const one = await restored.get('project.one', { projectId: created.body.project.projectId });
+    const one = await client.get('project.one', { projectId: created.body.project.projectId });
     t.equal(one.body.env, 'TOKEN=s3cret', 'the sealed env opens with the restored key');
   });
 });

@@ -99,9 +99,34 @@ t.test('real replies have the peer\'s shape', async t => {
     if (reference.operations[op] && !deviation(op)) failing.push(...problemsOf(op, shapeOfValue(reply.body), true).map(p => `${op}: ${p}`));
     return reply.body;
   };
-  await walk(call, { databases: scenarioDatabases(doc, kinds), port: await freePort(), suffix: uniqueSuffix(), userId, organizationId });
+  const meaning: string[] = [];
+  let checks = 0;
+  const check = (ok: boolean, what: string) => { checks++; if (!ok) meaning.push(what); };
+  await walk(call, { databases: scenarioDatabases(doc, kinds), port: await freePort(), suffix: uniqueSuffix(), userId, organizationId, check });
+  t.same(meaning, [], 'what the answers mean: queued deployments answer the peer\'s running with state queued and startedAt null, cancelled ones error with state cancelled; "" is read back as sent; randomizeCompose\'s suffix');
+  t.ok(checks > 40, `${checks} checks of what the answers mean`);
   t.same(failing, [], 'every real reply has the peer\'s fields, types and nullability');
   t.ok(checked.size > 80, `${checked.size} operations answered for real`);
   t.ok(runs.length >= 6, `${runs.length} runs queued`);
   t.same(runs.filter(r => !r.deploymentId).map(r => r.op), [], `every run names the deployment it queued in ${DEPLOYMENT_ID_HEADER}`);
+});
+
+t.test('"" is refused where the peer gives a minimum length, naming the field', async t => {
+  const server = await startTestServer({ jobs: false, proxy: 'none' });
+  t.teardown(() => server.destroy());
+  const { client } = await signUpAdmin(server);
+  const { body: { environment } } = await client.post('project.create', { name: 'blank' });
+  const { body: app } = await client.post('application.create', { name: 'web', environmentId: environment.environmentId });
+  const path = await client.post('domain.create', { host: 'blank.example.com', applicationId: app.applicationId, path: '' });
+  t.equal(path.status, 400, 'domain.create path ""');
+  t.same(path.body.issues.map((i: { path: string[] }) => i.path.join('.')), ['path']);
+  const destination = await client.post('destination.create', { name: 'blank', provider: 'local', bucket: 'blank', endpoint: '', region: '', accessKey: '', secretAccessKey: '' });
+  const { body: pg } = await client.post('postgres.create', { name: 'db', environmentId: environment.environmentId, databaseName: 'app', databaseUser: 'app', databasePassword: 'Secret_pw-1' });
+  const prefix = await client.post('backup.create', { schedule: '0 3 * * *', prefix: '', destinationId: destination.body.destinationId, database: 'app', databaseType: 'postgres', postgresId: pg.postgresId });
+  t.equal(prefix.status, 400, 'backup.create prefix ""');
+  t.ok(prefix.body.issues.some((i: { path: string[] }) => i.path.join('.') === 'prefix'), 'names prefix');
+  const fine = await client.post('domain.create', { host: 'blank.example.com', applicationId: app.applicationId, customCertResolver: '', customEntrypoint: '', internalPath: '', serviceName: '' });
+  t.equal(fine.status, 200, 'while "" in the nullable fields of the same operation is taken');
+  const customEntrypoint = await client.post('domain.create', { host: 'blank2.example.com', applicationId: app.applicationId, customEntrypoint: 'has space' });
+  t.equal(customEntrypoint.status, 400, 'a non-empty value keeps its validation');
 });

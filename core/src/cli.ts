@@ -1,20 +1,26 @@
 #!/usr/bin/env node
 // berth start                                   serve the API (embedded database unless DATABASE_URL)
 // berth admin create --email E --password P     create the first admin and print an API key
-// berth restore --from FILE --passphrase-env VAR --data-dir DIR   bring an instance back from its own-data backup
 // berth db copy --from URL                      copy Berth's records from another PostgreSQL into its (new, empty) database
+// berth <command> …                             a command an enabled plugin adds (berth restore: the backups plugin's)
+// berth --help                                  these, and the enabled plugins' commands with their usage
 import { parseArgs } from 'node:util';
 import { createKernel, type Kernel } from './kernel.ts';
 import { ConfigError } from './config.ts';
 import { BerthError } from './errors.ts';
 import { copyDatabase } from './persistence/copy.ts';
-import { restoreCommand, restoreUsage } from './own-data/restore.ts';
+import { pluginCommands, runPluginCommand } from './commands.ts';
 
 const usage = `usage:
   berth start
   berth admin create --email <e-mail> --password <password> [--key-name <name>]
-  berth db copy --from <postgresql://…>
-  ${restoreUsage}`;
+  berth db copy --from <postgresql://…>`;
+
+/** The kernel's usage and the enabled plugins' commands (importing the plugins, without setting them up). */
+async function help(): Promise<string> {
+  const { commands } = await pluginCommands(process.env);
+  return [usage, ...commands.map(c => `  ${c.usage}`)].join('\n');
+}
 
 async function start(): Promise<void> {
   // Signals are taken from the first moment: one that arrives while the kernel starts (the
@@ -88,10 +94,10 @@ try {
   if (command === 'start') await start();
   else if (command === 'admin' && sub === 'create') await adminCreate(rest);
   else if (command === 'db' && sub === 'copy') await dbCopy(rest);
-  else if (command === 'restore') await restoreCommand(process.argv.slice(3));
-  else {
-    process.stderr.write(`${usage}\n`);
-    process.exit(command ? 2 : 0);
+  else if (command === '--help' || command === 'help' || !command) process.stdout.write(`${await help()}\n`);
+  else if (!(await runPluginCommand(command, process.argv.slice(3)))) {
+    process.stderr.write(`berth: unknown command ${command}\n${await help()}\n`);
+    process.exit(2);
   }
 } catch (e) {
   const msg = e instanceof ConfigError || e instanceof BerthError ? e.message : (e as Error).message ?? String(e);

@@ -1,8 +1,11 @@
-// The operator's configuration: one TypeBox schema, values from berth.config.json
-// (path in BERTH_CONFIG) overlaid by environment variables, validated before listen.
+// The operator's configuration. The kernel's own keys are declared here; every plugin declares
+// its keys in a section schema of its own package, and every provider in its options schema. A
+// key's environment variable is named once, by the schema annotation `env`; the variable table is
+// derived from the annotations. Values come from berth.config.json (path in BERTH_CONFIG),
+// overlaid by the environment, and are validated before anything starts.
 import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
-import Type, { type Static } from 'typebox';
+import Type, { type Static, type TObject, type TSchema } from 'typebox';
 import { Value } from 'typebox/value';
 
 /** One provider's entry: false disables a built-in; an object enables it with options, or loads a third party's from `resolve`. */
@@ -16,92 +19,34 @@ const ProviderEntry = Type.Union([
 export const ProvidersSchema = Type.Record(
   Type.String({ pattern: '^[a-z][a-z0-9]*$' }),
   Type.Record(Type.String({ pattern: '^[a-z][a-z0-9_]*$' }), ProviderEntry, { additionalProperties: false }),
-  { additionalProperties: false, default: {}, description: 'Providers per contract (builder, source, database...) by id, over the built-in ones, which are all enabled unless set to false (env BERTH_PROVIDERS, JSON)' },
+  { env: 'BERTH_PROVIDERS', additionalProperties: false, default: {}, description: 'Providers per contract (builder, source, database...) by id, over the built-in ones, which are all enabled unless set to false (JSON in the environment)' },
 );
 export type ProvidersConfig = Static<typeof ProvidersSchema>;
 
-export const ConfigSchema = Type.Object({
-  port: Type.Integer({ minimum: 0, maximum: 65535, default: 3000, description: 'TCP port of the HTTP API (env PORT)' }),
-  host: Type.String({ minLength: 1, default: '0.0.0.0', description: 'Address to listen on (env HOST)' }),
-  dataDir: Type.String({ minLength: 1, default: './data', description: 'Where Berth keeps its data, the embedded database and its secret (env BERTH_DATA_DIR)' }),
-  databaseUrl: Type.Optional(Type.String({ pattern: '^postgres(ql)?://', description: 'External PostgreSQL; absent = the embedded PostgreSQL, a server Berth runs on a cluster in dataDir (env DATABASE_URL)' })),
-  plugins: Type.Optional(Type.Array(Type.String({ pattern: '^[a-z][a-z0-9-]*$' }), { description: 'Built-in plugins to enable; absent = all of them (env BERTH_PLUGINS, comma-separated)' })),
-  extraPlugins: Type.Array(Type.String({ minLength: 1 }), { default: [], description: 'Third-party plugins: paths or package names (env BERTH_EXTRA_PLUGINS, comma-separated)' }),
+/** The kernel's keys, and only those: each plugin and provider declares its own. */
+export const KernelConfig = Type.Object({
+  port: Type.Integer({ env: 'PORT', minimum: 0, maximum: 65535, default: 3000, description: 'TCP port of the HTTP API' }),
+  host: Type.String({ env: 'HOST', minLength: 1, default: '0.0.0.0', description: 'Address to listen on' }),
+  dataDir: Type.String({ env: 'BERTH_DATA_DIR', minLength: 1, default: './data', description: 'Where Berth keeps its data, the embedded database and its secret; keep its path under about 80 characters (the embedded server\'s Unix socket lives in it)' }),
+  databaseUrl: Type.Optional(Type.String({ env: 'DATABASE_URL', pattern: '^postgres(ql)?://', description: 'External PostgreSQL; absent = the embedded PostgreSQL, a server Berth runs on a cluster in dataDir' })),
+  plugins: Type.Optional(Type.Array(Type.String({ pattern: '^[a-z][a-z0-9-]*$' }), { env: 'BERTH_PLUGINS', description: 'Built-in plugins to enable; absent = all of them (comma-separated in the environment)' })),
+  extraPlugins: Type.Array(Type.String({ minLength: 1 }), { env: 'BERTH_EXTRA_PLUGINS', default: [], description: 'Third-party plugins: paths or package names (comma-separated in the environment)' }),
   providers: ProvidersSchema,
-  secret: Type.Optional(Type.String({ minLength: 32, description: 'Key material for secrets at rest; absent = generated into dataDir/secret.key (env BERTH_SECRET)' })),
-  logLevel: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info', description: 'env BERTH_LOG_LEVEL' }),
-  bodyLimit: Type.Integer({ minimum: 1024, default: 1048576, description: 'Largest accepted request body in bytes (env BERTH_BODY_LIMIT)' }),
-  publicUrl: Type.Optional(Type.String({ format: 'uri', description: 'Address clients use, for the OpenAPI server entry (env BERTH_PUBLIC_URL)' })),
-  dbPoolSize: Type.Integer({ minimum: 1, maximum: 100, default: 5, description: 'Connections in the ORM pool (env BERTH_DB_POOL)' }),
-  jobs: Type.Boolean({ default: true, description: 'Run the job scheduler in this process (env BERTH_JOBS)' }),
-  checkResponses: Type.Boolean({ default: false, description: 'Check every reply against its declared output schema; a mismatch is a 500 (tests turn it on; env BERTH_CHECK_RESPONSES)' }),
-  swarmAdvertiseAddr: Type.String({ minLength: 1, default: '127.0.0.1', description: 'Address the local engine advertises when Berth initialises swarm mode (env BERTH_SWARM_ADVERTISE_ADDR)' }),
-  deployConcurrency: Type.Integer({ minimum: 1, maximum: 32, default: 1, description: 'Deployments that run at once per host; one workload\'s deployments always run in order (env BERTH_DEPLOY_CONCURRENCY)' }),
-  deploySettleSeconds: Type.Number({ minimum: 0, maximum: 300, default: 2, description: 'How long a new task must keep running before a deployment is done: a container that exits at once fails the deploy instead of passing it; 0 = done as soon as Swarm reports the task running (env BERTH_DEPLOY_SETTLE)' }),
-  deployTimeoutSeconds: Type.Integer({ minimum: 1, default: 1800, description: 'Hard limit of one deployment job, build included; past it the job is stopped and marked error (env BERTH_DEPLOY_TIMEOUT)' }),
-  deploymentsKept: Type.Integer({ minimum: 1, maximum: 1000, default: 10, description: 'Deployments (records and logs) kept per workload; older ones are removed (env BERTH_DEPLOYMENTS_KEPT)' }),
-  staticImage: Type.String({ minLength: 1, default: 'nginx:alpine', description: 'Web-server image of the static builder: it serves the files copied to /usr/share/nginx/html unless staticRoot says otherwise (env BERTH_STATIC_IMAGE)' }),
-  staticRoot: Type.String({ pattern: '^/[A-Za-z0-9._/-]*$', default: '/usr/share/nginx/html', description: 'Directory inside staticImage that the web server serves (env BERTH_STATIC_ROOT)' }),
-  backupVerify: Type.Enum(['always', 'schedule', 'never'], { default: 'always', description: 'Prove backups restorable: restore a file into a throwaway container of the same kind and record the driver\'s check with it — after each backup (always), or on backupVerifySchedule for each backup\'s newest file not checked yet (schedule) (env BERTH_BACKUP_VERIFY)' }),
-  backupVerifySchedule: Type.String({ minLength: 1, maxLength: 100, default: '0 4 * * 0', description: 'With backupVerify "schedule": when the newest unchecked file of each backup is restored into a throwaway container (cron, 5 or 6 fields; default Sundays at 04:00) (env BERTH_BACKUP_VERIFY_SCHEDULE)' }),
-  backupTickSeconds: Type.Integer({ minimum: 1, maximum: 3600, default: 60, description: 'How often backup schedules are checked; a backup runs at the first check after its cron time (env BERTH_BACKUP_TICK)' }),
-  backupPassphrase: Type.Optional(Type.String({ minLength: 16, maxLength: 1024, description: 'Passphrase that encrypts the archive of Berth\'s own data (web-server backups: its database and the data directory\'s keys); never logged, never stored; absent = no web-server backups (env BERTH_BACKUP_PASSPHRASE)' })),
-  backupHelperImage: Type.String({ minLength: 1, maxLength: 255, default: 'berth-test/busybox:1', description: 'Image of the helper container that copies a volume out and back (volume backups and restores): it must be on the host (never pulled) and have `find`; any busybox or Debian image does (env BERTH_BACKUP_HELPER_IMAGE)' }),
-  hostAccess: Type.Object({
-    bindMountRoots: Type.Array(Type.String({ pattern: '^/' }), { default: [], description: 'Host directories below which the instance owner may bind mount (symlinks resolved; never Berth\'s data or install directory or a parent of them); empty = no bind mounts' }),
-    hostNetworks: Type.Boolean({ default: false, description: 'Let the instance owner attach workloads to the host, ingress and none networks' }),
-    localGit: Type.Boolean({ default: false, description: 'Let the instance owner deploy git repositories of this host (file:// URLs and paths)' }),
-  }, { default: {}, additionalProperties: false, description: 'What workloads may reach of the host: off unless granted, and then only to the instance owner (env BERTH_HOST_ACCESS, JSON)' }),
-  proxy: Type.String({ pattern: '^[a-z][a-z0-9_]*$', default: 'caddy', description: 'The proxy provider in front of workloads\' domains: caddy, traefik, none (= domains are stored, nothing serves them) or a third party\'s id from providers.proxy (env BERTH_PROXY)' }),
-  proxyImage: Type.Optional(Type.String({ minLength: 1, description: 'Image of the proxy service; absent = the provider\'s default (caddy:2.6, traefik:v3.5) (env BERTH_PROXY_IMAGE)' })),
-  proxyHttpPort: Type.Integer({ minimum: 1, maximum: 65535, default: 80, description: 'Host port of the proxy\'s plain-http entry point, published in host mode (env BERTH_PROXY_HTTP_PORT)' }),
-  proxyHttpsPort: Type.Integer({ minimum: 1, maximum: 65535, default: 443, description: 'Host port of the proxy\'s https entry point, published in host mode (env BERTH_PROXY_HTTPS_PORT)' }),
-  serverIp: Type.Optional(Type.String({ minLength: 1, description: 'The public address of this server: generated domains point at it and the preflight expects hosts to resolve to it (env BERTH_SERVER_IP)' })),
-  generatedDomainBase: Type.String({ pattern: '^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$', default: 'sslip.io', description: 'Wildcard-DNS base of generated domains: <appName>-<random>-<ip with dashes>.<base> (env BERTH_GENERATED_DOMAIN_BASE)' }),
-  templatesSource: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'The compose template catalog: a directory or an http(s) URL in the peer\'s template format; absent = the repository\'s examples/templates (env BERTH_TEMPLATES)' })),
-  dnsResolver: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F.:\\[\\]]+$', description: 'DNS server (address or address:port) the domain preflight asks; absent = the system\'s (env BERTH_DNS_RESOLVER)' })),
+  secret: Type.Optional(Type.String({ env: 'BERTH_SECRET', minLength: 32, description: 'Key material for secrets at rest; absent = generated into dataDir/secret.key' })),
+  logLevel: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { env: 'BERTH_LOG_LEVEL', default: 'info', description: 'Least severe log line written' }),
+  bodyLimit: Type.Integer({ env: 'BERTH_BODY_LIMIT', minimum: 1024, default: 1048576, description: 'Largest accepted request body in bytes; larger ones get 413' }),
+  publicUrl: Type.Optional(Type.String({ env: 'BERTH_PUBLIC_URL', format: 'uri', description: 'Address clients use, for the OpenAPI server entry' })),
+  dbPoolSize: Type.Integer({ env: 'BERTH_DB_POOL', minimum: 1, maximum: 100, default: 5, description: 'Connections in the ORM pool' }),
+  jobs: Type.Boolean({ env: 'BERTH_JOBS', default: true, description: 'Run the job scheduler in this process' }),
+  checkResponses: Type.Boolean({ env: 'BERTH_CHECK_RESPONSES', default: false, description: 'Check every reply against its declared output schema; a mismatch is a 500 (tests turn it on)' }),
 });
-export type BerthConfig = Static<typeof ConfigSchema>;
-
-type ConfigKey = keyof BerthConfig;
-/** Which environment variable feeds which key. */
-export const envNames: Record<ConfigKey, string> = {
-  port: 'PORT',
-  host: 'HOST',
-  dataDir: 'BERTH_DATA_DIR',
-  databaseUrl: 'DATABASE_URL',
-  plugins: 'BERTH_PLUGINS',
-  extraPlugins: 'BERTH_EXTRA_PLUGINS',
-  providers: 'BERTH_PROVIDERS',
-  secret: 'BERTH_SECRET',
-  logLevel: 'BERTH_LOG_LEVEL',
-  bodyLimit: 'BERTH_BODY_LIMIT',
-  publicUrl: 'BERTH_PUBLIC_URL',
-  dbPoolSize: 'BERTH_DB_POOL',
-  jobs: 'BERTH_JOBS',
-  checkResponses: 'BERTH_CHECK_RESPONSES',
-  swarmAdvertiseAddr: 'BERTH_SWARM_ADVERTISE_ADDR',
-  deployConcurrency: 'BERTH_DEPLOY_CONCURRENCY',
-  deployTimeoutSeconds: 'BERTH_DEPLOY_TIMEOUT',
-  deploySettleSeconds: 'BERTH_DEPLOY_SETTLE',
-  deploymentsKept: 'BERTH_DEPLOYMENTS_KEPT',
-  staticImage: 'BERTH_STATIC_IMAGE',
-  staticRoot: 'BERTH_STATIC_ROOT',
-  backupVerify: 'BERTH_BACKUP_VERIFY',
-  backupVerifySchedule: 'BERTH_BACKUP_VERIFY_SCHEDULE',
-  backupTickSeconds: 'BERTH_BACKUP_TICK',
-  backupPassphrase: 'BERTH_BACKUP_PASSPHRASE',
-  backupHelperImage: 'BERTH_BACKUP_HELPER_IMAGE',
-  hostAccess: 'BERTH_HOST_ACCESS',
-  proxy: 'BERTH_PROXY',
-  proxyImage: 'BERTH_PROXY_IMAGE',
-  proxyHttpPort: 'BERTH_PROXY_HTTP_PORT',
-  proxyHttpsPort: 'BERTH_PROXY_HTTPS_PORT',
-  serverIp: 'BERTH_SERVER_IP',
-  generatedDomainBase: 'BERTH_GENERATED_DOMAIN_BASE',
-  dnsResolver: 'BERTH_DNS_RESOLVER',
-  templatesSource: 'BERTH_TEMPLATES',
-};
+type KernelKeys = Static<typeof KernelConfig>;
+/**
+ * The effective configuration: the kernel's keys and every enabled plugin's, one flat object (a
+ * key belongs to one package). Plugins add their keys to the type by declaration merging
+ * (`declare module '@berth/core' { interface BerthConfig extends MySettings {} }`).
+ */
+export interface BerthConfig extends KernelKeys {}
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -110,26 +55,83 @@ export class ConfigError extends Error {
   }
 }
 
-const listKeys = new Set<ConfigKey>(['plugins', 'extraPlugins']);
-const jsonKeys = new Set<ConfigKey>(['providers', 'hostAccess']);
+/** Annotations a configuration schema may carry on a key besides JSON Schema's. */
+interface KeyAnnotations { env?: string; formerly?: string }
+const annotations = (schema: TSchema) => schema as TSchema & KeyAnnotations & { type?: string; anyOf?: unknown; default?: unknown; description?: string };
 
-function parseJsonEnv(name: string, value: string): unknown {
-  try {
-    return JSON.parse(value);
-  } catch (e) {
-    throw new ConfigError(`Invalid configuration: ${name} must be JSON: ${(e as Error).message}`);
-  }
+/** Each key of an object schema with its `env` variable, as the annotations say: the variable table. */
+export function envTable(schema: TObject): { key: string; env: string }[] {
+  return Object.entries(schema.properties).flatMap(([key, s]) => {
+    const env = annotations(s as TSchema).env;
+    return env ? [{ key, env }] : [];
+  });
 }
 
+/** An environment variable's text as the value its key's schema takes: lists are comma-separated, objects JSON. */
+export function envValue(schema: TSchema, name: string, text: string): unknown {
+  const s = annotations(schema);
+  if (s.type === 'array') return text.split(',').map(v => v.trim()).filter(Boolean);
+  if (s.type === 'object' || s.anyOf) {
+    try {
+      return JSON.parse(text);
+    } catch (e) {
+      throw new ConfigError(`Invalid configuration: ${name} must be JSON: ${(e as Error).message}`);
+    }
+  }
+  return text;
+}
+
+/** What a value was read from, for error messages that name it. */
+type Origin = Record<string, string>;
+
+/** The first error of `value` against `schema` as a ConfigError naming where the key came from and its variable. */
+function refuse(schema: TObject, value: Record<string, unknown>, raw: Record<string, unknown>, origin: Origin, prefix: string): never {
+  const e = [...Value.Errors(schema, value)][0]!;
+  const key = e.instancePath.split('/')[1] ?? (e.params as { requiredProperties?: string[] }).requiredProperties?.[0] ?? '?';
+  const env = annotations((schema.properties[key] ?? {}) as TSchema).env;
+  const named = `${prefix}${key}`;
+  const where = origin[key] ?? (env ? `${named} (env ${env})` : named);
+  const inner = e.instancePath.split('/').slice(2).join('.');
+  // A key a record's key pattern refuses fails as "schema is false": say what it is.
+  const message = e.message === 'schema is false' ? 'is not an allowed name (lower-case letters and digits; ids may have _)' : e.message;
+  throw new ConfigError(`Invalid configuration: ${where}${inner ? ` at ${named}.${inner}` : ''} ${message}${key in raw && !inner ? ` (got ${JSON.stringify(raw[key])})` : ''}`);
+}
+
+/** Converts, defaults and validates one schema's values; throws naming the key and its variable. */
+export function validateSection(schema: TObject, raw: Record<string, unknown>, origin: Origin, prefix = ''): Record<string, unknown> {
+  const value = Value.Default(schema, Value.Convert(schema, structuredClone(raw))) as Record<string, unknown>;
+  if (!Value.Check(schema, value)) refuse(schema, value, raw, origin, prefix);
+  return value;
+}
+
+/** Where the values that are not the kernel's came from, kept for the plugin sections and the providers. */
+export interface ConfigSource {
+  /** The file's name, if one was read. */
+  file?: string;
+  /** Its top-level entries that are not kernel keys: sections, and keys written there before they moved into sections. */
+  entries: Record<string, unknown>;
+  env: NodeJS.ProcessEnv;
+  /** Values a program passed (tests, embedding programs), by key, over everything else. */
+  overrides: Record<string, unknown>;
+  /** Top-level keys and overrides no plugin section declares (set by applySections; providers take theirs). */
+  unclaimed?: Record<string, unknown>;
+}
+const sources = new WeakMap<object, ConfigSource>();
+/** The source of a configuration loadConfig made. */
+export const sourceOf = (config: BerthConfig): ConfigSource => sources.get(config) ?? { entries: {}, env: {}, overrides: {} };
+
 /**
- * Reads the file (if any) and the environment, applies defaults and validates.
- * `overrides` win over both (tests and embedding programs use it).
+ * Reads the file (if any) and the environment, applies the kernel's defaults and validates its
+ * keys. `overrides` win over both (tests and embedding programs use it). The other entries are
+ * kept (sourceOf) for the plugin sections (sections.ts) and the providers.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<BerthConfig> = {}): BerthConfig {
   const raw: Record<string, unknown> = {};
-  const origin: Record<string, string> = {};
+  const origin: Origin = {};
+  const source: ConfigSource = { entries: {}, env, overrides: {} };
   const file = env.BERTH_CONFIG ?? (existsSync('berth.config.json') ? 'berth.config.json' : undefined);
   let baseDir = process.cwd();
+  const kernelKeys = KernelConfig.properties as Record<string, TSchema>;
   if (file) {
     let parsed: unknown;
     try {
@@ -140,46 +142,42 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
       throw new ConfigError(`Invalid configuration: ${file} must hold a JSON object`);
     }
+    source.file = file;
     baseDir = path.dirname(path.resolve(file));
     for (const [k, v] of Object.entries(parsed)) {
-      if (!(k in ConfigSchema.properties)) throw new ConfigError(`Invalid configuration: unknown key "${k}" in ${file}`);
+      if (!(k in kernelKeys)) {
+        source.entries[k] = v;
+        continue;
+      }
       raw[k] = v;
       origin[k] = `"${k}" in ${file}`;
     }
   }
-  for (const key of Object.keys(envNames) as ConfigKey[]) {
-    const value = env[envNames[key]];
+  for (const { key, env: name } of envTable(KernelConfig)) {
+    const value = env[name];
     if (value === undefined || value === '') continue;
-    raw[key] = listKeys.has(key) ? value.split(',').map(s => s.trim()).filter(Boolean) : jsonKeys.has(key) ? parseJsonEnv(envNames[key], value) : value;
-    origin[key] = envNames[key];
+    raw[key] = envValue(kernelKeys[key]!, name, value);
+    origin[key] = name;
   }
   for (const [k, v] of Object.entries(overrides)) {
     if (v === undefined) continue;
+    if (!(k in kernelKeys)) {
+      source.overrides[k] = v;
+      continue;
+    }
     raw[k] = v;
     origin[k] = k;
   }
-  const withDefaults = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, raw)) as Record<string, unknown>;
-  const errors = [...Value.Errors(ConfigSchema, withDefaults)];
-  if (errors.length) {
-    const e = errors[0]!;
-    const key = e.instancePath.split('/')[1] ?? (e.params as { requiredProperties?: string[] }).requiredProperties?.[0] ?? '?';
-    const where = origin[key] ?? key;
-    // Inside a nested key (providers.builder.static...), say where.
-    const inner = e.instancePath.split('/').slice(2).join('.');
-    // A key a record's key pattern refuses fails as "schema is false": say what it is.
-    const message = e.message === 'schema is false' ? 'is not an allowed name (lower-case letters and digits; ids may have _)' : e.message;
-    throw new ConfigError(`Invalid configuration: ${where}${inner ? ` at ${key}.${inner}` : ''} ${message}${key in raw && !inner ? ` (got ${JSON.stringify(raw[key])})` : ''}`);
-  }
-  const config = withDefaults as BerthConfig;
+  const config = validateSection(KernelConfig, raw, origin) as unknown as BerthConfig;
   // Paths in the file are relative to the file; in the environment, to the working directory.
-  config.dataDir = path.resolve(origin.dataDir?.startsWith('"') ? baseDir : process.cwd(), config.dataDir);
-  config.extraPlugins = config.extraPlugins.map(p =>
-    p.startsWith('.') || p.startsWith('/') ? path.resolve(origin.extraPlugins?.startsWith('"') ? baseDir : process.cwd(), p) : p);
-  const providersBase = origin.providers?.startsWith('"') ? baseDir : process.cwd();
+  const base = (key: string) => (origin[key]?.startsWith('"') ? baseDir : process.cwd());
+  config.dataDir = path.resolve(base('dataDir'), config.dataDir);
+  config.extraPlugins = config.extraPlugins.map(p => (p.startsWith('.') || p.startsWith('/') ? path.resolve(base('extraPlugins'), p) : p));
   for (const entries of Object.values(config.providers)) {
     for (const entry of Object.values(entries)) {
-      if (typeof entry === 'object' && entry.resolve && entry.resolve.startsWith('.')) entry.resolve = path.resolve(providersBase, entry.resolve);
+      if (typeof entry === 'object' && entry.resolve && entry.resolve.startsWith('.')) entry.resolve = path.resolve(base('providers'), entry.resolve);
     }
   }
+  sources.set(config, source);
   return config;
 }

@@ -2,6 +2,7 @@
 // each other's services here, never through each other's files.
 import { createContainer, InjectionMode, type AwilixContainer } from 'awilix';
 import type { MikroORM, EntityManager } from '@mikro-orm/postgresql';
+import type { PoolConfig } from 'pg';
 import type { BerthConfig } from './config.ts';
 import type { SecretBox } from './crypto.ts';
 import type { UserService } from './identity/users.ts';
@@ -13,7 +14,6 @@ import type { ProcedureRegistry, Principal } from './procedure.ts';
 import type { EnvironmentDirectory, ProjectDirectory } from './contracts/projects.ts';
 import type { JobScheduler } from './jobs.ts';
 import type { EventBus } from './events.ts';
-import type { HostAccess } from './host-access.ts';
 
 export interface Logger {
   info(obj: unknown, msg?: string): void;
@@ -41,11 +41,11 @@ export interface Cradle {
   apiKeys: ApiKeyService;
   /** Organizations and invitations. */
   organizations: OrganizationService;
-  /** The operator's host access policy (bind mounts, host networks, local git). */
-  hostAccess: HostAccess;
   registry: ProcedureRegistry;
   jobs: JobScheduler;
   events: EventBus;
+  /** Where the platform's records are: node-postgres connection settings (the operator's database or the embedded one). */
+  database: { pool: PoolConfig; embedded: boolean };
   /** The generated OpenAPI document (without the error responses; see transport/openapi.ts). */
   openapi: () => object;
   /** From the project plugin. */

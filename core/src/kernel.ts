@@ -20,19 +20,24 @@ import { SessionService } from './identity/sessions.ts';
 import { TwoFactorService } from './identity/two-factor.ts';
 import { ApiKeyService } from './identity/api-keys.ts';
 import { OrganizationService } from './identity/organizations.ts';
-import { loadPlugins, type LoadedPlugin } from './loader.ts';
+import { loadConfiguredPlugins, type LoadedPlugin } from './loader.ts';
+import { refuseUnknown } from './config-sections.ts';
 import { loadProviders } from './provider-loader.ts';
 import type { BerthHost, PluginInfo } from './plugin.ts';
 import { credentials, mountProcedures } from './transport/http.ts';
 import { handleError } from './transport/errors.ts';
 import { registerOpenApi } from './transport/openapi.ts';
-import { HostAccess } from './host-access.ts';
-import { OwnDataArchiver } from './own-data/archiver.ts';
 import { ensureSetupToken, removeSetupToken } from './identity/setup-token.ts';
 import { coreProcedures } from './core-procedures.ts';
 import { badRequest, notFound, unauthorized } from './errors.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
+
+/** fastify's usual pretty printer, loaded only for a terminal. */
+async function prettyLines(): Promise<NodeJS.WritableStream> {
+  const { default: pretty } = await import('pino-pretty');
+  return pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'hostname', sync: true });
+}
 
 export interface Kernel {
   app: FastifyInstance;
@@ -40,6 +45,8 @@ export interface Kernel {
   container: BerthContainer;
   plugins: PluginInfo[];
   embedded: boolean;
+  /** What the configuration's check warned about (logged at boot): keys moved into sections, keys of disabled plugins. */
+  configWarnings: string[];
   /** Where the platform's records are: connection settings, and the embedded server if it is one. */
   database: Pick<DatabaseEndpoint, 'pool' | 'server'>;
   /** Listens on config.host:config.port and starts the job scheduler. Returns the address. */
@@ -61,6 +68,8 @@ export interface KernelOptions {
 
 export async function createKernel(options: KernelOptions = {}): Promise<Kernel> {
   const config = loadConfig(options.env ?? process.env, options.config);
+  // Every enabled plugin's section is validated before anything starts.
+  const { plugins, warnings } = await loadConfiguredPlugins(config);
   const secrets = SecretBox.fromConfig(config.secret, config.dataDir);
   const app = Fastify({
     logger: {
@@ -70,12 +79,15 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
         req: (req: { method: string; url: string; id: string }) => ({ method: req.method, url: req.url.split('?')[0], id: req.id }),
       },
       redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'password', 'token', 'key'],
+      // A terminal gets readable lines; a file or a pipe keeps one JSON object per line.
+      ...(process.stdout.isTTY ? { stream: await prettyLines() } : {}),
     },
     bodyLimit: config.bodyLimit,
     forceCloseConnections: 'idle',
     return503OnClosing: true,
   });
   const log = app.log;
+  for (const warning of warnings) log.warn(warning);
 
   let endpoint: DatabaseEndpoint | undefined;
   let orm: MikroORM | undefined;
@@ -104,10 +116,11 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
       jobs: asValue(jobs),
       principal: asValue(null),
       openapi: asValue(() => app.swagger()),
-      ownData: asValue(new OwnDataArchiver(endpoint.pool, config.dataDir, config.backupPassphrase)),
+      database: asValue({ pool: endpoint.pool, embedded: endpoint.embedded }),
     });
     // Providers before plugins: a plugin's setup and its schemas read the enabled ones.
     container.register({ providers: asValue(await loadProviders(config, container)) });
+    refuseUnknown(config);
 
     const entities: EntitySchema<any, any>[] = [...identityEntities];
     const migrations: MigrationObject[] = [...identityMigrations];
@@ -143,7 +156,6 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
     if (!options.headless) await registerOpenApi(app, config.publicUrl);
 
     registry.add(...coreProcedures);
-    const plugins = await loadPlugins(config.plugins, config.extraPlugins);
     for (const p of plugins) app.register(p.plugin);
     await app.after();
     registry.resolve();
@@ -158,7 +170,6 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
       twoFactor: asClass(TwoFactorService).singleton(),
       apiKeys: asClass(ApiKeyService).singleton(),
       organizations: asClass(OrganizationService).singleton(),
-      hostAccess: asClass(HostAccess).singleton(),
     });
     // A fresh instance: the first admin needs the setup token unless it is created from this machine.
     if (await container.cradle.users.ownerExists()) removeSetupToken(config.dataDir);
@@ -185,6 +196,7 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
       container,
       plugins: pluginInfo,
       embedded: ep.embedded,
+      configWarnings: warnings,
       database: { pool: ep.pool, ...(ep.server ? { server: ep.server } : {}) },
       async listen() {
         const address = await app.listen({ port: config.port, host: config.host });

@@ -5,6 +5,9 @@ import path from 'node:path';
 import { pathToFileURL, fileURLToPath } from 'node:url';
 import { BERTH_PLUGIN, type BerthPlugin, type PluginInfo } from './plugin.ts';
 import { resolveBerthForThirdParties } from './berth-resolution.ts';
+import { applySections, type ConfigSection } from './config-sections.ts';
+import { loadConfig, type BerthConfig } from './config.ts';
+import type { TObject } from 'typebox';
 
 export const pluginsDir = fileURLToPath(new URL('../../plugins/', import.meta.url));
 /** Running from the compiled build (scripts/start.sh) or from the TypeScript sources (tests, development). */
@@ -97,4 +100,53 @@ function orderByDependencies(plugins: LoadedPlugin[]): LoadedPlugin[] {
   };
   for (const p of plugins) visit(p, []);
   return out;
+}
+
+interface PluginPackage { name: string; berth?: { config?: string } }
+const packageOf = (dir: string) => JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as PluginPackage;
+
+/**
+ * The configuration schema a built-in plugin's package.json names (`"berth": {"config": "src/config.ts"}`),
+ * read without loading the plugin, so that a disabled plugin's keys are known too.
+ */
+export async function builtinPluginConfig(name: string): Promise<{ owner: string; schema?: TObject }> {
+  const dir = path.join(pluginsDir, name);
+  const pkg = packageOf(dir);
+  const file = pkg.berth?.config;
+  if (!file) return { owner: pkg.name };
+  const mod = (await import(pathToFileURL(path.join(dir, file.replace(/\.ts$/, sourceExt))).href)) as { default?: TObject };
+  if (!mod.default?.properties) throw new Error(`${pkg.name}: ${file} has no default export that is an object schema`);
+  return { owner: pkg.name, schema: mod.default };
+}
+
+/** Every plugin's configuration section: the enabled ones' (as their definitions declare them) and the disabled built-ins'. */
+export async function pluginSections(plugins: LoadedPlugin[]): Promise<ConfigSection[]> {
+  const out: ConfigSection[] = [];
+  for (const p of plugins) {
+    const builtin = builtinPlugins().includes(p.info.source);
+    const declared = builtin ? await builtinPluginConfig(p.info.source) : { owner: p.info.source, schema: undefined };
+    const schema = p.info.config ?? declared.schema;
+    if (builtin && p.info.config && declared.schema && p.info.config !== declared.schema) {
+      throw new Error(`Plugin ${p.info.name}: definePlugin's config is not the schema its package.json names`);
+    }
+    if (schema) out.push({ name: p.info.name, owner: declared.owner, schema, enabled: true });
+  }
+  const enabled = new Set(plugins.map(p => p.info.source));
+  for (const name of builtinPlugins().filter(n => !enabled.has(n))) {
+    const { owner, schema } = await builtinPluginConfig(name);
+    if (schema) out.push({ name, owner, schema, enabled: false });
+  }
+  return out;
+}
+
+/** Imports the enabled plugins and completes the configuration with their sections; answers them and the warnings to log. */
+export async function loadConfiguredPlugins(config: BerthConfig): Promise<{ plugins: LoadedPlugin[]; warnings: string[] }> {
+  const plugins = await loadPlugins(config.plugins, config.extraPlugins);
+  return { plugins, warnings: applySections(config, await pluginSections(plugins)) };
+}
+
+/** The whole configuration without starting anything: the kernel's keys and every enabled plugin's section, with the warnings. */
+export async function resolveConfig(env: NodeJS.ProcessEnv, overrides: Partial<BerthConfig> = {}): Promise<{ config: BerthConfig; warnings: string[]; plugins: LoadedPlugin[] }> {
+  const config = loadConfig(env, overrides);
+  return { config, ...(await loadConfiguredPlugins(config)) };
 }

@@ -2,10 +2,13 @@
 // Fastify plugin (fastify-plugin metadata: name, fastify range, dependencies, decorators),
 // so a plugin enabled without what it needs fails at boot with a clear message.
 import fp from 'fastify-plugin';
+import type { TObject } from 'typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { EntitySchema, MigrationObject } from '@mikro-orm/core';
 import type { NameAndRegistrationPair } from 'awilix';
 import type { BerthConfig } from './config.ts';
+import type { Kernel, KernelOptions } from './kernel.ts';
+import type { ContractName, ProviderContracts } from './provider.ts';
 import type { BerthContainer, Cradle } from './container.ts';
 import type { Principal, Procedure, ProcedureFactory } from './procedure.ts';
 import type { JobScheduler } from './jobs.ts';
@@ -48,7 +51,37 @@ export interface PluginDefinition {
   version: string;
   /** Other Berth plugins that must be registered first (short names). */
   dependencies?: string[];
+  /**
+   * The plugin's configuration keys: a TypeBox object schema, each key's environment variable
+   * named by its `env` annotation. The operator writes them in the file's section named after the
+   * plugin; boot validates them (defaults applied) into the configuration before any setup runs.
+   */
+  config?: TObject;
+  /** Operator commands the plugin adds to `berth` (listed by `berth --help`). */
+  commands?: PluginCommand[];
   setup(berth: BerthHost): void | Promise<void>;
+}
+
+/** An operator command: `berth <name> …`. It runs without the HTTP server, and opens the database only if it asks to. */
+export interface PluginCommand {
+  /** The word after `berth`, e.g. "restore". */
+  name: string;
+  /** Its usage, one or more lines starting with `berth <name>`. */
+  usage: string;
+  run(args: string[], context: CommandContext): Promise<void>;
+}
+
+export interface CommandContext {
+  /** The environment the command runs in. */
+  env: NodeJS.ProcessEnv;
+  /** The configuration as `berth start` reads it (the kernel's keys and the enabled plugins' sections). */
+  config: BerthConfig;
+  /** Opens Berth without its HTTP server and jobs: the database (the embedded one started), migrated, every plugin set up. Stop it when done. */
+  openKernel(options?: KernelOptions): Promise<Kernel>;
+  /** One enabled built-in provider's instance, made without a kernel. */
+  provider<C extends ContractName>(contract: C, id: string): Promise<ProviderContracts[C]>;
+  /** Writes to the command's standard output. */
+  out(text: string): void;
 }
 
 export const BERTH_PLUGIN = Symbol.for('berth.plugin');
@@ -64,8 +97,8 @@ export function definePlugin(def: PluginDefinition) {
     decorators: { fastify: ['berth'] },
     dependencies: (def.dependencies ?? []).map(d => `berth-${d}`),
   });
-  return Object.assign(plugin, { [BERTH_PLUGIN]: { name: def.name, version: def.version, dependencies: def.dependencies ?? [] } });
+  return Object.assign(plugin, { [BERTH_PLUGIN]: { name: def.name, version: def.version, dependencies: def.dependencies ?? [], ...(def.config ? { config: def.config } : {}), commands: def.commands ?? [] } });
 }
 
 export type BerthPlugin = ReturnType<typeof definePlugin>;
-export interface PluginInfo { name: string; version: string; dependencies: string[]; source: string }
+export interface PluginInfo { name: string; version: string; dependencies: string[]; source: string; config?: TObject; commands: PluginCommand[] }

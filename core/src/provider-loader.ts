@@ -8,7 +8,8 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { asValue } from 'awilix';
 import { Value } from 'typebox/value';
-import { ConfigError, type BerthConfig } from './config.ts';
+import type { TObject, TSchema } from 'typebox';
+import { ConfigError, envValue, sourceOf, type BerthConfig } from './config.ts';
 import type { BerthContainer } from './container.ts';
 import { entryOf, resolveExtra } from './loader.ts';
 import { isProviderDescriptor, providerName, ProviderRegistry, type ContractName, type ProviderContracts, type ProviderDescriptor } from './provider.ts';
@@ -74,39 +75,69 @@ async function importDescriptor(p: EnabledProvider): Promise<ProviderDescriptor>
   return descriptor;
 }
 
-/** The options with their defaults, or a ConfigError naming the bad key. */
-function optionsOf(descriptor: ProviderDescriptor, p: EnabledProvider): unknown {
-  const options = Value.Default(descriptor.options, Value.Convert(descriptor.options, structuredClone(p.options)));
+/**
+ * The options with their defaults, or a ConfigError naming the bad key and its variable. An option
+ * the entry does not set is taken from its `env` variable, else from the top-level key it was
+ * before it became the provider's (`formerly`): what the operator writes in `options` wins.
+ */
+function optionsOf(descriptor: ProviderDescriptor, p: EnabledProvider, config: BerthConfig): unknown {
+  const at = `providers.${p.contract}.${p.id}.options`;
+  const source = sourceOf(config);
+  const raw = structuredClone(p.options);
+  const origin: Record<string, string> = {};
+  for (const [key, schema] of Object.entries((descriptor.options as unknown as TObject).properties ?? {})) {
+    if (key in raw) continue;
+    const { env, formerly } = schema as { env?: string; formerly?: string };
+    const text = env ? source.env[env] : undefined;
+    if (env && text !== undefined && text !== '') {
+      raw[key] = envValue(schema as TSchema, env, text);
+      origin[key] = `${env} (${at}.${key})`;
+    } else if (formerly && source.unclaimed && formerly in source.unclaimed) {
+      raw[key] = source.unclaimed[formerly];
+      origin[key] = `"${formerly}" (now ${at}.${key})`;
+    }
+    if (formerly) delete source.unclaimed?.[formerly];
+  }
+  const options = Value.Default(descriptor.options, Value.Convert(descriptor.options, raw));
   const error = [...Value.Errors(descriptor.options, options)][0];
   if (error) {
-    const at = [`providers.${p.contract}.${p.id}.options`, ...error.instancePath.split('/').slice(1)].join('.');
+    const path = error.instancePath.split('/').slice(1);
+    if (path.length && origin[path[0]!]) throw new ConfigError(`Invalid configuration: ${origin[path[0]!]} ${error.message}`);
     // A missing or an unknown option: name it, not only the object that lacks or has it.
     const { additionalProperties: unknown, requiredProperties: missing } = error.params as { additionalProperties?: string[]; requiredProperties?: string[] };
     const named = (unknown ?? missing ?? []).find(k => error.keyword === 'additionalProperties' || !(k in (options as object)));
-    throw new ConfigError(`Invalid configuration: ${at}${named ? `.${named}` : ''} ${error.message}`);
+    throw new ConfigError(`Invalid configuration: ${[at, ...path].join('.')}${named ? `.${named}` : ''} ${error.message}`);
   }
   return options;
 }
 
+/** Contracts the kernel loads itself, when it needs them: the embedded database only without databaseUrl. */
+const ON_DEMAND = new Set(['persistence']);
+
 /** Imports the enabled providers, makes their instances and registers them; answers the registry. */
 export async function loadProviders(config: BerthConfig, container: BerthContainer): Promise<ProviderRegistry> {
   const registry = new ProviderRegistry(container);
-  const enabled = enabledProviders(config.providers);
+  const enabled = enabledProviders(config.providers).filter(p => !ON_DEMAND.has(p.contract));
   if (enabled.some(p => !p.url.startsWith(pathToFileURL(providersDir).href))) resolveBerthForThirdParties();
   const descriptors = await Promise.all(enabled.map(importDescriptor));
   for (const [i, descriptor] of descriptors.entries()) {
     const p = enabled[i]!;
-    const instance = await descriptor.create(optionsOf(descriptor, p) as never, { config });
+    const instance = await descriptor.create(optionsOf(descriptor, p, config) as never, { config });
     container.register({ [providerName(p.contract, p.id)]: asValue(instance) } as never);
     registry.add(p.contract, p.id);
   }
   return registry;
 }
 
-/** One enabled built-in provider's instance, made without a kernel (for operator commands such as `berth restore --from s3://…`). */
-export async function loadProvider<C extends ContractName>(config: BerthConfig, contract: C, id: string): Promise<ProviderContracts[C]> {
-  const p = enabledProviders(config.providers).find(e => e.contract === contract && e.id === id && e.url.startsWith(pathToFileURL(providersDir).href));
-  if (!p) throw new ConfigError(`The built-in provider ${providerName(contract, id)} is not enabled (config key providers.${contract}.${id})`);
+/**
+ * One enabled provider's instance, made without a kernel: the embedded database for the kernel,
+ * a storage for an operator command (`berth restore --from s3://…`). Without an id, the first
+ * enabled one of the contract.
+ */
+export async function loadProvider<C extends ContractName>(config: BerthConfig, contract: C, id?: string): Promise<ProviderContracts[C]> {
+  const p = enabledProviders(config.providers).find(e => e.contract === contract && (id === undefined || e.id === id));
+  if (!p) throw new ConfigError(`No ${contract} provider${id ? ` ${providerName(contract, id)}` : ''} is enabled (config key providers.${contract}${id ? `.${id}` : ''})`);
+  if (!p.url.startsWith(pathToFileURL(providersDir).href)) resolveBerthForThirdParties();
   const descriptor = await importDescriptor(p);
-  return await descriptor.create(optionsOf(descriptor, p) as never, { config }) as ProviderContracts[C];
+  return await descriptor.create(optionsOf(descriptor, p, config) as never, { config }) as ProviderContracts[C];
 }

@@ -9,7 +9,7 @@ import type { Test } from 'tap';
 import Docker from 'dockerode';
 import { Value } from 'typebox/value';
 import type { BerthConfig } from './config.ts';
-import { loadConfig } from './config.ts';
+import { resolveConfig } from './loader.ts';
 import type { Builder, BuildRequest } from './contracts/builders.ts';
 import { isImageSource, type SourceProvider, type SourceRequest } from './contracts/sources.ts';
 import { isProviderDescriptor, type ProviderDescriptor } from './provider.ts';
@@ -27,8 +27,8 @@ function writeTree(root: string, files: Record<string, string>) {
   }
 }
 
-/** A configuration as the kernel would load it, for the factory's context. */
-const testConfig = (t: Test): BerthConfig => loadConfig({}, { dataDir: scratch(t, 'data') });
+/** A configuration as the kernel would load it (the enabled plugins' sections included), for the factory's context. */
+const testConfig = async (t: Test): Promise<BerthConfig> => (await resolveConfig({}, { dataDir: scratch(t, 'data') })).config;
 
 /**
  * The descriptor's shape, its options (defaults applied) and the instance the factory makes, which
@@ -43,7 +43,7 @@ export async function descriptorConformance<I>(t: Test, descriptor: ProviderDesc
   const withDefaults = Value.Default(descriptor.options, structuredClone(options ?? {}));
   t.ok(Value.Check(descriptor.options, withDefaults), `the options given are valid: ${JSON.stringify([...Value.Errors(descriptor.options, withDefaults)].map(e => e.message))}`);
   t.notOk(Value.Check(descriptor.options, { ...(withDefaults as object), 'not-an-option': true }), 'an unknown option is refused (additionalProperties: false)');
-  const instance = await descriptor.create(withDefaults as never, { config: testConfig(t) }) as unknown as I & { id?: string; kind?: string };
+  const instance = await descriptor.create(withDefaults as never, { config: await testConfig(t) }) as unknown as I & { id?: string; kind?: string };
   t.equal(contract === 'database' ? instance.kind : instance.id, descriptor.id, 'the instance serves the descriptor\'s id');
   return instance;
 }

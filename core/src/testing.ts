@@ -12,7 +12,8 @@ import { newId } from './crypto.ts';
 import { DEPLOYMENT_ID_HEADER } from './contracts/deployments.ts';
 import type { Principal } from './procedure.ts';
 import { waitFor } from './testing-support.ts';
-import { binariesVersion, createCluster } from '@berth/provider-persistence-embedded';
+import { loadConfig } from './config.ts';
+import { loadProvider } from './provider-loader.ts';
 
 /** The PostgreSQL server the tests create their databases on: BERTH_TEST_PG, set by scripts/services.sh. Never guessed. */
 export const adminServerUrl = (): string => {
@@ -81,10 +82,13 @@ export interface TestServer {
 const quiet = { info() {}, warn() {}, error() {}, debug() {} };
 
 async function seedEmbeddedCluster(dataDir: string): Promise<void> {
-  const template = path.join(os.tmpdir(), `berth-test-cluster-${binariesVersion()}`);
+  // The embedded database's provider, found as the kernel finds it.
+  const provider = await loadProvider(loadConfig({}), 'persistence');
+  if (!provider.initialize || !provider.binaries) throw new Error('the default database\'s provider cannot make a cluster to copy');
+  const template = path.join(os.tmpdir(), `berth-test-cluster-${provider.binaries}`);
   if (!existsSync(template)) {
     const making = mkdtempSync(`${template}.making-`);
-    await createCluster(making, quiet);
+    await provider.initialize(making, quiet);
     try {
       renameSync(making, template);
     } catch {
@@ -283,12 +287,12 @@ export async function runFinished(client: Client, op: string, input: Record<stri
   return deploymentFinished(client, deploymentIdOf(await client.post(op, input)), o);
 }
 
-/** Polls deployment.one until the deployment has left queued/running (or reached one of `statuses`); answers its record. */
+/** Polls deployment.one until the deployment's state has left queued/running (or is one of `statuses`, states: queued, running, done, error, cancelled); answers its record. */
 export async function deploymentFinished(client: Client, deploymentId: string, o: { timeout?: number; statuses?: string[] } = {}): Promise<Record<string, any>> {
   return waitFor(`deployment ${deploymentId} finished`, async () => {
     const res = await client.get('deployment.one', { deploymentId });
     if (res.status !== 200) throw new Error(`deployment.one ${res.status}: ${JSON.stringify(res.body)}`);
-    const done = o.statuses ? o.statuses.includes(res.body.status) : !['queued', 'running'].includes(res.body.status);
+    const done = o.statuses ? o.statuses.includes(res.body.state) : !['queued', 'running'].includes(res.body.state);
     return done ? res.body as Record<string, any> : undefined;
   }, { timeout: o.timeout ?? 240_000, interval: 100 });
 }

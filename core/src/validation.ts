@@ -4,6 +4,7 @@ import type { TSchema } from 'typebox';
 import { Value } from 'typebox/value';
 import { Compile } from 'typebox/compile';
 import { badRequest, type Issue } from './errors.ts';
+import { checkingEmptyAsUnset, type FieldPath } from './empty-strings.ts';
 
 interface Checker {
   Check(value: unknown): boolean;
@@ -18,15 +19,18 @@ const checkerOf = (schema: TSchema): Checker => {
 
 /**
  * Turns raw input into the procedure's typed input or throws BAD_REQUEST.
- * `coerce` is for query strings, where every value arrives as text.
+ * `coerce` is for query strings, where every value arrives as text. In `emptyAsUnset` (the
+ * operation's fields of core/src/empty-string-fields.json) "" passes as "not set" and is kept.
  */
-export function parseInput<T>(schema: TSchema, raw: unknown, coerce: boolean): T {
+export function parseInput<T>(schema: TSchema, raw: unknown, coerce: boolean, emptyAsUnset: readonly FieldPath[] = []): T {
   let value: unknown = raw ?? {};
   if (coerce) value = Value.Convert(schema, value);
   value = Value.Default(schema, Value.Clone(value));
   value = Value.Clean(schema, value);
   const checker = checkerOf(schema);
-  if (!checker.Check(value)) throw badRequest('Invalid input data', toIssues(checker.Errors(value)));
+  checkingEmptyAsUnset(value, emptyAsUnset, v => {
+    if (!checker.Check(v)) throw badRequest('Invalid input data', toIssues(checker.Errors(v)));
+  });
   const unstorable = unstorableValues(value);
   if (unstorable.length) throw badRequest('Invalid input data', unstorable);
   return value as T;

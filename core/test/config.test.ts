@@ -2,6 +2,8 @@ import t from 'tap';
 import path from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { loadConfig, ConfigError } from '../src/config.ts';
+import { refuseUnknown } from '../src/config-sections.ts';
+import { resolveConfig } from '../src/loader.ts';
 
 t.test('defaults', async t => {
   const c = loadConfig({});
@@ -40,9 +42,33 @@ t.test('bad values are refused with the key named', async t => {
   t.throws(() => loadConfig({ BERTH_LOG_LEVEL: 'loud' }), /BERTH_LOG_LEVEL/);
   t.throws(() => loadConfig({ BERTH_SECRET: 'short' }), /BERTH_SECRET/);
   const dir = t.testdir({ 'a.json': JSON.stringify({ prot: 1 }), 'b.json': '{not json', 'c.json': JSON.stringify({ port: 'x' }) });
-  t.throws(() => loadConfig({ BERTH_CONFIG: path.join(dir, 'a.json') }), /unknown key "prot"/);
+  const { config } = await resolveConfig({ BERTH_CONFIG: path.join(dir, 'a.json') });
+  t.throws(() => refuseUnknown(config), /unknown key "prot"/, 'a key no package declares');
   t.throws(() => loadConfig({ BERTH_CONFIG: path.join(dir, 'b.json') }), /cannot read/);
   t.throws(() => loadConfig({ BERTH_CONFIG: path.join(dir, 'c.json') }), /"port" in .*c\.json/);
   t.ok(new ConfigError('x') instanceof Error);
   writeFileSync(path.join(dir, 'unused'), '');
+});
+
+t.test('plugin sections: a key belongs to one package; the file\'s section, the environment and the old top level feed it', async t => {
+  const { applySections } = await import('../src/config-sections.ts');
+  const { default: Type } = await import('typebox');
+  const a = { name: 'alpha', owner: 'pkg-alpha', enabled: true, schema: Type.Object({ size: Type.Integer({ env: 'T_SIZE', minimum: 1, default: 2 }) }) };
+  const b = { name: 'beta', owner: 'pkg-beta', enabled: false, schema: Type.Object({ size: Type.Integer({ default: 3 }) }) };
+  t.throws(() => applySections(loadConfig({}), [a, b]), { name: 'ConfigError', message: /the key size is declared by both pkg-alpha and pkg-beta/ });
+  const kernelKey = { ...b, schema: Type.Object({ port: Type.Integer() }) };
+  t.throws(() => applySections(loadConfig({}), [kernelKey]), /pkg-beta declares the key port, which is the kernel's/);
+  const dir = t.testdir({ 'top.json': JSON.stringify({ size: 5 }), 'both.json': JSON.stringify({ size: 5, alpha: { size: 6 } }) });
+  const top = loadConfig({ BERTH_CONFIG: path.join(dir, 'top.json') });
+  t.match(applySections(top, [a]), [/top-level keys that now belong to a plugin's section.*size → alpha/]);
+  t.equal((top as unknown as { size: number }).size, 5);
+  const both = loadConfig({ BERTH_CONFIG: path.join(dir, 'both.json') });
+  applySections(both, [a]);
+  t.equal((both as unknown as { size: number }).size, 6, 'the section wins over the old top level');
+  const env = loadConfig({ BERTH_CONFIG: path.join(dir, 'both.json'), T_SIZE: '7' });
+  applySections(env, [a]);
+  t.equal((env as unknown as { size: number }).size, 7, 'the environment wins over the file');
+  const defaults = loadConfig({});
+  t.same(applySections(defaults, [a]), [], 'nothing set: no warning');
+  t.equal((defaults as unknown as { size: number }).size, 2, 'the default');
 });

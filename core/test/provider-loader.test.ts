@@ -13,6 +13,7 @@ t.test('the built-in providers come from the package.json of providers/, librari
   t.same(names(builtinProviders()), [
     'builder.dockerfile', 'builder.heroku_buildpacks', 'builder.nixpacks', 'builder.paketo_buildpacks', 'builder.railpack', 'builder.static',
     'database.mariadb', 'database.mongo', 'database.mysql', 'database.postgres', 'database.redis',
+    'persistence.embedded',
     'proxy.caddy', 'proxy.traefik',
     'source.docker', 'source.git',
     'storage.local', 'storage.s3',

@@ -3,6 +3,11 @@
 // (and checks each real reply against the peer's shape); the SDK test drives it with the
 // published dokploy-sdk (and checks that the SDK accepts each reply).
 
+import { readFileSync } from 'node:fs';
+
+/** The fields where "" means "not set" (generated from the peer's document), by operation. */
+export const EMPTY_STRING_FIELDS: Record<string, string[]> = JSON.parse(readFileSync(new URL('../../core/src/empty-string-fields.json', import.meta.url), 'utf8')).fields;
+
 /** Performs one operation; answers the reply's body (throws on a non-200). */
 export type Call = (op: string, input: Record<string, unknown>) => Promise<any>;
 
@@ -15,6 +20,20 @@ export interface ScenarioOptions {
   suffix: string;
   userId: string;
   organizationId: string;
+  /** Records what the walk checks of the answers' meaning (beyond their shape): the deployments' wire status and state. */
+  check(ok: boolean, what: string): void;
+  /** Sends an input exactly as given, for the calls whose fields a client may predate (the published SDK drops what its schema lacks); default: call. */
+  raw?: Call;
+}
+
+/** The deployments of an answer (a list, or a record's nested deployments) all answer the peer's status with Berth's state beside it. */
+function checkDeployments(o: ScenarioOptions, where: string, deployments: any[], expected: { status: string; state: string; startedAt?: null; errorMessage?: string }) {
+  o.check(deployments.length > 0, `${where}: lists deployments`);
+  for (const d of deployments) {
+    o.check(d.status === expected.status && d.state === expected.state, `${where}: a ${expected.state} deployment answers status ${expected.status} and state ${expected.state} (got ${d.status}/${d.state})`);
+    if ('startedAt' in expected) o.check(d.startedAt === null, `${where}: a queued deployment answers startedAt null`);
+    if (expected.errorMessage) o.check(d.errorMessage === expected.errorMessage, `${where}: a cancelled deployment answers errorMessage "${expected.errorMessage}"`);
+  }
 }
 
 export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
@@ -50,8 +69,8 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
   await call('application.cleanQueues', { applicationId });
   await call('application.clearDeployments', { applicationId });
   await call('application.cancelDeployment', { applicationId });
-  // Runs are queued (the test servers run no jobs) and answer the peer's body. Each answer that
-  // lists the deployments comes with none queued: the peer has no queued status.
+  // Runs are queued (the test servers run no jobs) and answer the peer's body. A queued deployment
+  // answers the peer's status running (its enum has no queued), not started, with state queued.
   for (const run of ['stop', 'start']) {
     await call(`application.${run}`, { applicationId });
     await call('application.cleanQueues', { applicationId });
@@ -60,9 +79,19 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
   await call('application.deploy', { applicationId });
   await call('application.redeploy', { applicationId });
   await call('application.reload', { applicationId, appName: app.appName });
+  const queued = { status: 'running', state: 'queued', startedAt: null } as const;
+  checkDeployments(o, 'application.one', (await call('application.one', { applicationId })).deployments, queued);
+  checkDeployments(o, 'deployment.all', await call('deployment.all', { applicationId }), queued);
+  checkDeployments(o, 'deployment.allByType', await call('deployment.allByType', { id: applicationId, type: 'application' }), queued);
   // The queued runs as the peer's queue jobs, and joined with their application.
-  await call('deployment.queueList', {});
-  await call('deployment.allCentralized', {});
+  const jobs = await call('deployment.queueList', {});
+  o.check(jobs.length >= 3 && jobs.every((j: any) => j.state === 'waiting'), 'deployment.queueList: the queued runs are waiting jobs');
+  checkDeployments(o, 'deployment.allCentralized', (await call('deployment.allCentralized', {})).filter((d: any) => d.applicationId === applicationId), queued);
+  // Cancelled: the peer's error, with the queue's message.
+  await call('application.cancelDeployment', { applicationId });
+  const cancelled = { status: 'error', state: 'cancelled', errorMessage: 'Deployment cancelled' } as const;
+  checkDeployments(o, 'deployment.all (cancelled)', await call('deployment.all', { applicationId }), cancelled);
+  checkDeployments(o, 'application.one (cancelled)', (await call('application.one', { applicationId })).deployments, cancelled);
   await call('application.cleanQueues', { applicationId });
   await call('application.clearDeployments', { applicationId });
 
@@ -82,6 +111,16 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
   await call('domain.one', { domainId: domain.domainId });
   await call('domain.update', { domainId: domain.domainId, host: `shape-${o.suffix}.example.com`, path: '/app', port: 8080 });
   await call('domain.byApplicationId', { applicationId });
+  // "" in every field the peer types string | null without a minimum length (the committed list):
+  // accepted, stored and read back as sent (the workload's own id field names the owner).
+  const blank = (op: string) => Object.fromEntries(EMPTY_STRING_FIELDS[op]!.filter(f => f !== 'applicationId' && f !== 'composeId').map(f => [f, '']));
+  const blanked = await (o.raw ?? call)('domain.create', { host: `blank-${o.suffix}.example.com`, applicationId, ...blank('domain.create') });
+  const readBack = await call('domain.one', { domainId: blanked.domainId });
+  for (const f of Object.keys(blank('domain.create'))) o.check(readBack[f] === '', `domain.create ${f}: "" is read back as sent (got ${JSON.stringify(readBack[f])})`);
+  await (o.raw ?? call)('domain.update', { domainId: blanked.domainId, host: `blank-${o.suffix}.example.com`, port: 8080, ...blank('domain.update') });
+  const updatedBack = await call('domain.one', { domainId: blanked.domainId });
+  for (const f of Object.keys(blank('domain.update'))) o.check(updatedBack[f] === '', `domain.update ${f}: "" is read back as sent`);
+  await call('domain.delete', { domainId: blanked.domainId });
   await call('domain.generateDomain', { appName: `shape-${o.suffix}` });
   await call('domain.canGenerateTraefikMeDomains', { serverId: '' });
   // create answers true, as the peer's does: the new records are listed in application.one
@@ -109,10 +148,17 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
   await call('compose.loadServices', { composeId });
   await call('compose.getConvertedCompose', { composeId });
   await call('compose.getDefaultCommand', { composeId });
-  await call('compose.randomizeCompose', { composeId, suffix: 'x1' });
+  // The suffix is `suffix`, or the older variant's `prefix` (suffix wins), else 8 random hex characters, as the peer's.
+  o.check((await call('compose.randomizeCompose', { composeId, suffix: 'x1' })).includes('web-x1:'), 'randomizeCompose takes suffix');
+  o.check((await (o.raw ?? call)('compose.randomizeCompose', { composeId, prefix: 'p2' })).includes('web-p2:'), 'randomizeCompose takes the older variant\'s prefix as the suffix');
+  o.check((await (o.raw ?? call)('compose.randomizeCompose', { composeId, suffix: 's3', prefix: 'p3' })).includes('web-s3:'), 'randomizeCompose: suffix wins over prefix');
+  o.check(/\bweb-[0-9a-f]{8}:/.test(await call('compose.randomizeCompose', { composeId })), 'randomizeCompose without a suffix: 8 hex characters');
   await call('compose.isolatedDeployment', { composeId });
   await call('compose.fetchSourceType', { composeId });
   await call('compose.refreshToken', { composeId });
+  await call('compose.deploy', { composeId });
+  checkDeployments(o, 'compose.one', (await call('compose.one', { composeId })).deployments, queued);
+  checkDeployments(o, 'deployment.allByCompose', await call('deployment.allByCompose', { composeId }), queued);
   await call('compose.cleanQueues', { composeId });
   await call('compose.search', { q: 'stack' });
   await call('compose.move', { composeId, targetEnvironmentId: staging.environmentId });
@@ -142,6 +188,9 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
     await call(`${db.kind}.search`, { q: 'shapes' });
     for (const run of ['deploy', 'stop', 'start', 'rebuild']) await call(`${db.kind}.${run}`, id);
     await call(`${db.kind}.reload`, { ...id, appName: created.appName });
+    // The peer's database `one` nests deployments only under its backups, and its allByType takes no
+    // database kind: the organization's list shows the database's runs.
+    checkDeployments(o, `deployment.allCentralized (${db.kind})`, (await call('deployment.allCentralized', {})).filter((d: any) => d[db.idField] === created[db.idField]), queued);
     if (db === o.databases[0]) {
       await call('backup.create', { schedule: '0 3 * * *', prefix: 'shapes', destinationId, database: 'app', databaseType: db.kind, ...id });
       const { backups } = await call(`${db.kind}.one`, id);

@@ -8,9 +8,20 @@ import type { TSchema } from 'typebox';
 /** The response header of a run (deploy, start, stop, reload, rebuild...): the id of the deployment it queued. Its body is the peer's answer. */
 export const DEPLOYMENT_ID_HEADER = 'x-berth-deployment-id';
 
-/** queued (waiting its turn) → running → done | error | cancelled. */
-export type DeploymentStatus = 'queued' | 'running' | 'done' | 'error' | 'cancelled';
-export const deploymentStatuses: DeploymentStatus[] = ['queued', 'running', 'done', 'error', 'cancelled'];
+/** Berth's state of a deployment: queued (waiting its turn) → running → done | error | cancelled. */
+export type DeploymentState = 'queued' | 'running' | 'done' | 'error' | 'cancelled';
+export const deploymentStates: DeploymentState[] = ['queued', 'running', 'done', 'error', 'cancelled'];
+
+/** The peer's status of a deployment (its enum has no queued and no cancelled): what the wire's `status` answers. */
+export type DeploymentStatus = 'running' | 'done' | 'error';
+export const deploymentStatuses: DeploymentStatus[] = ['running', 'done', 'error'];
+/** The text a cancelled deployment answers as its errorMessage (its wire status is error). */
+export const CANCELLED_MESSAGE = 'Deployment cancelled';
+
+/** The wire status of a state: queued and running answer running, cancelled answers error. */
+export function wireStatus(state: DeploymentState): DeploymentStatus {
+  return state === 'queued' ? 'running' : state === 'cancelled' ? 'error' : state;
+}
 
 /** What a deployment belongs to: a workload kind's wire name, or another target a plugin registers (each with its own id field on the wire). */
 export type DeploymentTargetType = string;
@@ -20,7 +31,8 @@ export interface DeploymentRecord {
   deploymentId: string;
   title: string;
   description: string | null;
-  status: DeploymentStatus;
+  /** Berth's state (the API answers it as `state`, and the peer's `status` derived from it). */
+  state: DeploymentState;
   /** The job kind the deployer runs: deploy, redeploy, reload, start, stop... */
   action: string;
   targetType: DeploymentTargetType;

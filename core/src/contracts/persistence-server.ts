@@ -1,11 +1,9 @@
-// The embedded database as a contract: a PostgreSQL server the platform runs itself when the
-// operator configured none (no DATABASE_URL). Core imports its provider only then, so an
-// operator on an external PostgreSQL never loads it (nor needs its binaries installed).
+// The embedded database as a contract (`persistence`): a PostgreSQL server the platform runs
+// itself when the operator configured none (no databaseUrl). The kernel loads its provider through
+// the provider loader, and only then, so an operator on an external PostgreSQL never loads it (nor
+// needs its binaries installed).
 import type { PoolConfig } from 'pg';
 import type { Logger } from '../container.ts';
-
-/** The package core imports when no databaseUrl is configured. */
-export const EMBEDDED_PERSISTENCE = '@berth/provider-persistence-embedded';
 
 export interface PersistenceServerOptions {
   /** Berth's data directory: the server keeps its cluster, password and lock in it. */
@@ -25,9 +23,16 @@ export interface PersistenceServer {
 }
 
 export interface PersistenceServerProvider {
-  readonly contract: 'persistence-server';
-  /** The provider's id (`embedded`). */
-  readonly id: string;
   /** Takes the data directory, starts the server and answers once it accepts connections. */
   start(options: PersistenceServerOptions): Promise<PersistenceServer>;
+  /** Names the server's binaries: a cluster made by one is copied only for the same (test kits copy one cluster made once). */
+  readonly binaries?: string;
+  /** Makes a new cluster in a directory without serving it (what start does on a first start), for a test kit to copy. */
+  initialize?(dataDir: string, log: Logger): Promise<void>;
+}
+
+declare module '../provider.ts' {
+  interface ProviderContracts {
+    persistence: PersistenceServerProvider;
+  }
 }

@@ -1,9 +1,10 @@
-// PostgreSQL for the platform: the operator's (DATABASE_URL) or the embedded one, a server that
-// the persistence-server provider runs in the data directory. The ORM and Agenda speak the same
-// protocol to both: one code path.
+// PostgreSQL for the platform: the operator's (databaseUrl) or the embedded one, a server that
+// the enabled `persistence` provider runs in the data directory, loaded through the provider
+// loader only then. The ORM and Agenda speak the same protocol to both: one code path.
 import type { PoolConfig } from 'pg';
 import type { BerthConfig } from '../config.ts';
-import { EMBEDDED_PERSISTENCE, type PersistenceServer, type PersistenceServerOptions, type PersistenceServerProvider } from '../contracts/persistence-server.ts';
+import type { PersistenceServer, PersistenceServerOptions } from '../contracts/persistence-server.ts';
+import { loadProvider } from '../provider-loader.ts';
 
 export interface DatabaseEndpoint {
   /** Connection settings for node-postgres (ORM and Agenda). */
@@ -18,12 +19,9 @@ export async function openDatabase(config: BerthConfig, options: Omit<Persistenc
   if (config.databaseUrl) {
     return { pool: { connectionString: config.databaseUrl }, embedded: false, close: async () => {} };
   }
-  let provider: PersistenceServerProvider;
-  try {
-    provider = ((await import(EMBEDDED_PERSISTENCE)) as { default: PersistenceServerProvider }).default;
-  } catch (e) {
-    throw new Error(`No DATABASE_URL is set and the embedded database (${EMBEDDED_PERSISTENCE}) cannot be loaded: ${(e as Error).message}`);
-  }
+  const provider = await loadProvider(config, 'persistence').catch((e: Error) => {
+    throw new Error(`No DATABASE_URL is set and the embedded database cannot be loaded: ${e.message}`);
+  });
   const server = await provider.start({ dataDir: config.dataDir, ...options });
   return { pool: server.pool, embedded: true, server, close: () => server.stop() };
 }

@@ -7,6 +7,7 @@ import type { BerthContainer } from '../container.ts';
 import { BerthError, errorStatus, forbidden, notFound, unauthorized } from '../errors.ts';
 import type { Principal, Procedure, ProcedureContext, ProcedureRegistry } from '../procedure.ts';
 import { outputErrors, parseInput } from '../validation.ts';
+import { emptyStringFields } from '../empty-strings.ts';
 import { dataError, errorBody, toBerthError } from './errors.ts';
 
 export interface TransportOptions {
@@ -50,7 +51,7 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
       if (!principal) throw unauthorized();
       if (proc.access === 'admin' && principal.role === 'member') throw forbidden();
     }
-    const input = parseInput(proc.input, raw, coerce);
+    const input = parseInput(proc.input, raw, coerce, emptyStringFields(proc.path));
     const scope = container.createScope();
     scope.register({
       em: asFunction(() => orm.em.fork()).scoped(),

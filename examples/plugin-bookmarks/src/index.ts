@@ -2,6 +2,7 @@
 //   BERTH_EXTRA_PLUGINS=/path/to/plugin-bookmarks   (or its package name)
 import { definePlugin, asClass } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
+import config from './config.ts';
 import { Bookmark } from './entities.ts';
 import { bookmarkMigrations } from './migrations.ts';
 import { bookmarkProcedures } from './procedures.ts';
@@ -11,6 +12,7 @@ export default definePlugin({
   name: 'bookmarks',
   version: pkg.version,
   dependencies: ['project'],
+  config,
   setup(berth) {
     berth.entities(Bookmark);
     berth.migrations(...bookmarkMigrations);

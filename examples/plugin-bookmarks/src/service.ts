@@ -1,4 +1,4 @@
-import { iso, notFound, type Cradle, type Static } from '@berth/core';
+import { conflict, iso, notFound, type Cradle, type Static } from '@berth/core';
 import { Bookmark } from './entities.ts';
 import type { BookmarkView, CreateBookmark } from './schemas.ts';
 
@@ -17,7 +17,11 @@ export class BookmarkService {
     return this.#c.principal!.organizationId;
   }
   async create(input: Static<typeof CreateBookmark>) {
-    const { em, projects } = this.#c;
+    const { em, projects, config } = this.#c;
+    // The plugin's own configuration key, read from the configuration in the container.
+    if (await em.count(Bookmark, { organizationId: this.#org }) >= config.bookmarksPerOrganization) {
+      throw conflict(`This organization keeps ${config.bookmarksPerOrganization} bookmarks already (config bookmarks.bookmarksPerOrganization, env BERTH_BOOKMARKS_LIMIT)`);
+    }
     // Uses the project plugin's service through the container, never its files.
     if (input.projectId) await projects.assertInOrganization(input.projectId, this.#org, em);
     const b = em.create(Bookmark, { organizationId: this.#org, url: input.url, title: input.title, weight: input.weight ?? 0, projectId: input.projectId ?? null } as never);

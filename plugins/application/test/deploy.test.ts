@@ -246,7 +246,7 @@ t.test('applications on the real engine', async t => {
     const started = Date.now();
     t.equal((await client.post('application.cancelDeployment', { applicationId: app.applicationId })).status, 200);
     const ended = await deploymentFinished(client, queued.deploymentId, { timeout: 30_000 });
-    t.equal(ended.status, 'cancelled');
+    t.equal(ended.state, 'cancelled');
     t.ok(Date.now() - started < 20_000, 'stopped promptly');
     t.equal(await statusOf(app.applicationId), 'idle', 'never deployed, so nothing runs');
     t.equal(await serviceOf(app.appName), null, 'no service was created');

@@ -12,7 +12,7 @@ export async function runToEnd(deployments: DeploymentService, events: EventBus,
     const queued = await deployments.enqueue(request, em);
     while (!ended.has(queued.deploymentId)) await new Promise<void>(resolve => { wake = resolve; });
     const done = ended.get(queued.deploymentId)!;
-    if (done.status !== 'done') throw badRequest(done.errorMessage ?? `${request.title} ended ${done.status}`);
+    if (done.state !== 'done') throw badRequest(done.errorMessage ?? `${request.title} ended ${done.state}`);
     return true;
   } finally {
     off();

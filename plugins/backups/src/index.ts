@@ -1,5 +1,6 @@
 import { asValue, definePlugin } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
+import config from './config.ts';
 import { Backup, VolumeBackup, backupEntities, type BackupRow, type VolumeBackupRow } from './entities.ts';
 import { backupMigrations } from './migrations.ts';
 import { backupProcedures, destinationProcedures } from './procedures.ts';
@@ -12,16 +13,22 @@ import { BackupSchedules } from './schedules.ts';
 import { VolumeRunner } from './volume-runner.ts';
 import { VOLUME_BACKUP_TARGET, VolumeBackupService } from './volume-backups.ts';
 import { volumeBackupProcedures } from './volume-procedures.ts';
+import { OwnDataArchiver } from './own-data/archiver.ts';
+import { restoreCommand } from './own-data/restore.ts';
 
 export default definePlugin({
   name: 'backups',
   version: pkg.version,
+  config,
+  commands: [restoreCommand],
   dependencies: ['workloads', 'deployment'],
   setup(berth) {
     const cradle = () => berth.container.cradle;
+    // Berth's own data (web-server backups): the platform's database and the operator's passphrase stay in here.
+    const ownData = new OwnDataArchiver(cradle().database.pool, berth.config.dataDir, berth.config.backupPassphrase);
     const destinations = new DestinationService(() => cradle().providers, () => cradle().secrets);
-    const runner = new BackupRunner({ workloads: () => cradle().workloads, destinations, events: () => berth.events, logger: () => cradle().logger, secrets: () => cradle().secrets, verify: () => berth.config.backupVerify === 'always', ownData: () => cradle().ownData });
-    const backups = new BackupService({ workloads: () => cradle().workloads, destinations, deployments: () => cradle().deployments, secrets: () => cradle().secrets, events: () => berth.events, users: () => cradle().users, ownData: () => cradle().ownData });
+    const runner = new BackupRunner({ workloads: () => cradle().workloads, destinations, events: () => berth.events, logger: () => cradle().logger, secrets: () => cradle().secrets, verify: () => berth.config.backupVerify === 'always', ownData: () => ownData });
+    const backups = new BackupService({ workloads: () => cradle().workloads, destinations, deployments: () => cradle().deployments, secrets: () => cradle().secrets, events: () => berth.events, users: () => cradle().users, ownData: () => ownData });
     const volumeRunner = new VolumeRunner({ workloads: () => cradle().workloads, destinations, hosts: () => cradle().hosts, events: () => berth.events, image: () => berth.config.backupHelperImage });
     const volumes = new VolumeBackupService({ workloads: () => cradle().workloads, destinations, deployments: () => cradle().deployments, events: () => berth.events, environments: () => cradle().environments });
     const schedules = new BackupSchedules({ run: (row, em) => backups.runScheduled(row, em), volumes, em: () => cradle().orm.em.fork(), events: () => berth.events, logger: () => cradle().logger });
@@ -48,7 +55,7 @@ export default definePlugin({
         await volumes.removeForWorkload(kind, id, em);
       },
     };
-    berth.provide({ backupDirectory: asValue(directory) });
+    berth.provide({ backupDirectory: asValue(directory), ownData: asValue(ownData) });
     berth.procedures(...destinationProcedures(destinations));
     berth.procedures(backupProcedures(backups));
     berth.procedures(volumeBackupProcedures(volumes));

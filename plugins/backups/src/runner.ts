@@ -6,8 +6,9 @@
 import { createGunzip } from 'node:zlib';
 import { pipeline } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
-import type { EntityManager, EventBus, Logger, OwnDataArchiver, SecretBox } from '@berth/core';
-import { decryptStream, ENCRYPTED_SUFFIX, isEncryptedKey } from '@berth/core';
+import type { EntityManager, EventBus, Logger, SecretBox } from '@berth/core';
+import { decryptStream, ENCRYPTED_SUFFIX, isEncryptedKey } from './stream-encryption.ts';
+import type { OwnDataArchiver } from './own-data/archiver.ts';
 import { gzipFraming, inspectObject, storeWhole, type Framing } from './upload.ts';
 import type { WorkloadRegistry } from '@berth/plugin-workloads';
 import { ownerKindOf } from './owner-kinds.ts';

@@ -1,7 +1,7 @@
 // The wire shapes of destination.* and backup.*, as the peer's (v0.30.2) tables and inputs have
 // them. The backup's `<kind>Id` fields and its databaseType are derived from the kinds that
 // support backups, so they are made once every plugin is set up.
-import { Type, schema, type Static, type TSchema } from '@berth/core';
+import { Type, deploymentStates, deploymentStatuses, schema, type Static, type TSchema } from '@berth/core';
 import { WEB_SERVER } from './web-server.ts';
 
 const { Nullable, Timestamp } = schema;
@@ -63,7 +63,8 @@ export const ListFilesInput = Type.Object({
 export const RestoreAnswer = Type.Object({
   deploymentId: Type.String({ description: 'the restore job (deployment.one, its log: deployment.readLog / the log stream)' }),
   restoreId: Type.String(),
-  status: Type.String(),
+  status: Type.Enum(deploymentStatuses, { description: 'the job\'s status as deployment.one answers it (running while queued)' }),
+  state: Type.Enum(deploymentStates, { description: 'Berth\'s state of the job: queued at first' }),
 });
 
 /** A kind with backups as the schemas need it: its wire name, id field, the backupType of its backups and the databaseTypes it backs up (its services' engines; absent = itself). */

@@ -2,7 +2,8 @@
 // their cron validated), manual runs, the file listing of a destination (with what Berth
 // recorded of each file) and restores, which are queued as jobs of target type "restore".
 import { CronExpressionParser } from 'cron-parser';
-import { Type, badRequest, iso, notFound, type Cradle, type DeploymentService, type EnqueueRequest, type EntityManager, type EventBus, type OwnDataArchiver, type Principal, type SecretBox, type TSchema } from '@berth/core';
+import { Type, badRequest, iso, notFound, wireStatus, type Cradle, type DeploymentService, type EnqueueRequest, type EntityManager, type EventBus, type Principal, type SecretBox, type TSchema } from '@berth/core';
+import type { OwnDataArchiver } from './own-data/archiver.ts';
 import { runToEnd } from './await-deployment.ts';
 import { generateAppName, type WorkloadKind, type WorkloadRegistry } from '@berth/plugin-workloads';
 import { Backup, BackupFile, Destination, Restore, type BackupRow } from './entities.ts';
@@ -189,7 +190,7 @@ export class BackupService {
    */
   async runScheduled(row: BackupRow, em: EntityManager): Promise<void> {
     const runs = (await this.#deployments().listFor(BACKUP_TARGET, [row.backupId], em)).get(row.backupId) ?? [];
-    if (runs.some(d => d.status === 'queued' || d.status === 'running')) return;
+    if (runs.some(d => d.state === 'queued' || d.state === 'running')) return;
     let request: EnqueueRequest;
     try {
       request = await this.runRequest(row, em);
@@ -280,7 +281,7 @@ export class BackupService {
       targetType: RESTORE_TARGET, targetId: restore.restoreId, organizationId, serverId: workload.serverId, action: 'restore',
       title: `Restore ${input.backupFile}`, description: `into ${kind.label} ${workload.appName}${serviceName ? ` service ${serviceName}` : ''} (database ${input.databaseName})`,
     }, em);
-    return { deploymentId: deployment.deploymentId, restoreId: restore.restoreId, status: deployment.status };
+    return { deploymentId: deployment.deploymentId, restoreId: restore.restoreId, status: wireStatus(deployment.state), state: deployment.state };
   }
 
   #viewSchema: TSchema | undefined;

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { PassThrough, Transform, Writable, type Duplex, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { BackupStore } from '@berth/core';
-import { decryptStream, encryptStream } from '@berth/core';
+import { decryptStream, encryptStream } from './stream-encryption.ts';
 
 /** Counts and hashes what flows through. */
 export function measure(): Transform & { size(): number; sha256(): string } {

@@ -2,7 +2,7 @@
 // their cron validated), runs queued as deployments of the volumeBackup target (manual ones are
 // waited for, as the peer's runManually answers once done) and restores queued as deployments of
 // the restore target.
-import { badRequest, iso, notFound, type DeploymentRecord, type DeploymentService, type EntityManager, type EnvironmentDirectory, type EventBus } from '@berth/core';
+import { badRequest, iso, notFound, wireStatus, type DeploymentRecord, type DeploymentService, type EntityManager, type EnvironmentDirectory, type EventBus } from '@berth/core';
 import { generateAppName, type WorkloadKind, type WorkloadRegistry } from '@berth/plugin-workloads';
 import { Destination, VolumeBackup, VolumeRestore, type VolumeBackupRow } from './entities.ts';
 import type { DestinationService } from './destinations.ts';
@@ -174,7 +174,7 @@ export class VolumeBackupService {
       targetType: RESTORE_TARGET, targetId: restore.restoreId, organizationId, serverId: workload.serverId, action: RESTORE_VOLUME_ACTION,
       title: `Restore ${input.backupFileName}`, description: `into volume ${input.volumeName} of ${kind.label} ${workload.appName}`,
     }, em);
-    return { deploymentId: deployment.deploymentId, restoreId: restore.restoreId, status: deployment.status };
+    return { deploymentId: deployment.deploymentId, restoreId: restore.restoreId, status: wireStatus(deployment.state), state: deployment.state };
   }
 
   /** Drops a removed workload's volume backups (their files stay in the destination). */

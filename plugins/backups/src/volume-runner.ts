@@ -25,9 +25,9 @@ export class VolumeRunner {
   readonly #destinations: DestinationService;
   readonly #hosts: () => ContainerHosts;
   readonly #events: () => EventBus;
-  readonly #image: () => string;
+  readonly #image: () => string | undefined;
 
-  constructor(o: { workloads: () => WorkloadRegistry; destinations: DestinationService; hosts: () => ContainerHosts; events: () => EventBus; image: () => string }) {
+  constructor(o: { workloads: () => WorkloadRegistry; destinations: DestinationService; hosts: () => ContainerHosts; events: () => EventBus; image: () => string | undefined }) {
     this.#workloads = o.workloads;
     this.#destinations = o.destinations;
     this.#hosts = o.hosts;

@@ -3,7 +3,9 @@
 // backupPassphrase). It is stored as written (gzip over ciphertext gains nothing) and counts once
 // it reads back and decrypts whole. It is the whole instance's data: only the instance owner
 // creates, changes or runs one.
-import { BerthError, ENCRYPTED_SUFFIX, type OwnDataArchiver } from '@berth/core';
+import { BerthError } from '@berth/core';
+import { ENCRYPTED_SUFFIX } from './stream-encryption.ts';
+import type { OwnDataArchiver } from './own-data/archiver.ts';
 import type { Framing } from './upload.ts';
 
 /** The databaseType of a web-server backup (the peer's value). */

@@ -9,9 +9,13 @@ import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { createKernel } from '@berth/core';
+import { createKernel, runPluginCommand } from '@berth/core';
 import { startTestServer, signUpAdmin, addMember, startS3TestServer, waitFor, Client } from '@berth/core/testing';
-import { restoreCommand } from '../../../core/src/own-data/restore.ts';
+
+/** `berth restore`, the backups plugin's command, run as the operator command runs it (no HTTP server; it opens the database itself). */
+async function restoreCommand(args: string[], env: NodeJS.ProcessEnv): Promise<void> {
+  if (!(await runPluginCommand('restore', args, env))) throw new Error('no enabled plugin has the command restore');
+}
 
 t.setTimeout(300_000);
 const PASSPHRASE = 'the operator keeps this one 42';

@@ -8,7 +8,7 @@ import { mkdir, rm, writeFile, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Cradle, DeploymentRun, EntityManager } from '@berth/core';
 import { optionalService } from '@berth/core';
-import { PLATFORM_NETWORK, WorkloadLifecycle, resolveEnv, type Engine, type MountRecord } from '@berth/plugin-workloads';
+import { WorkloadLifecycle, resolveEnv, type Engine, type MountRecord } from '@berth/plugin-workloads';
 import { Compose, type ComposeRow } from './entities.ts';
 import { KIND, type ComposeService } from './service.ts';
 import { ignoredKeys, isolate, addSuffix, parseComposeCommand, serviceNames, withDomains, type ComposeDomainRoute, type ComposeType } from './file/index.ts';
@@ -156,10 +156,10 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
     });
 
     for (const issue of ignoredKeys(text, type)) run.log(`Note: ${issue.service ? `service ${issue.service}: ` : ''}${issue.key}: ${issue.reason}`);
-    if (settings.randomize && settings.suffix) text = addSuffix(text, String(settings.suffix));
+    if (settings.randomize && settings.suffix) text = addSuffix(text, String(settings.suffix), cradle.hosts.platformNetwork);
     if (settings.isolatedDeployment) text = isolate(text, stack.project);
     const routes = await this.routes(row, run.em);
-    text = withDomains(text, routes, { type, proxy: proxyKind(cradle), platformNetwork: PLATFORM_NETWORK, appName: row.appName });
+    text = withDomains(text, routes, { type, proxy: proxyKind(cradle), platformNetwork: cradle.hosts.platformNetwork, appName: row.appName });
     text = withOwnership(text, type, this.labels(row, run));
     const refused = hostRefusal(text, path.dirname(userFile), dir, cradle.hostAccess);
     if (refused) throw new Error(`Refused by this instance's host access policy: ${refused.message}`);
@@ -244,15 +244,16 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
   /** Says, per domain, whether its service is on the proxy's network (the peer's most common 502). */
   async #checkProxyReach(stack: StackEngine, routes: ComposeDomainRoute[], run: DeploymentRun): Promise<void> {
     if (!routes.length) return;
+    const network = this.cradle().hosts.platformNetwork;
     const containers = await stack.containers(false);
     for (const r of routes) {
       const label = stack.type === 'stack' ? 'com.docker.swarm.service.name' : 'com.docker.compose.service';
       const value = stack.type === 'stack' ? `${stack.project}_${r.serviceName}` : r.serviceName;
       const own = containers.filter(c => c.Labels?.[label] === value);
-      const reached = own.length > 0 && own.every(c => Object.keys(c.NetworkSettings?.Networks ?? {}).includes(PLATFORM_NETWORK));
+      const reached = own.length > 0 && own.every(c => Object.keys(c.NetworkSettings?.Networks ?? {}).includes(network));
       run.log(reached
-        ? `Domain ${r.host}: service ${r.serviceName} is on ${PLATFORM_NETWORK}, the proxy reaches it`
-        : `Warning: domain ${r.host}: service ${r.serviceName} is not on ${PLATFORM_NETWORK}; the proxy cannot reach it (502) until it is`);
+        ? `Domain ${r.host}: service ${r.serviceName} is on ${network}, the proxy reaches it`
+        : `Warning: domain ${r.host}: service ${r.serviceName} is not on ${network}; the proxy cannot reach it (502) until it is`);
     }
   }
 

@@ -5,7 +5,8 @@
 // run (after a git fetch too), before the program starts.
 import path from 'node:path';
 import { isMap, isScalar, isSeq } from 'yaml';
-import type { BerthError, HostAccess } from '@berth/core';
+import type { BerthError } from '@berth/core';
+import type { HostAccess } from '@berth/plugin-workloads';
 import { parseCompose } from './file/index.ts';
 
 const inside = (p: string, dir: string) => p === dir || p.startsWith(dir + path.sep);

@@ -1,5 +1,6 @@
 import { asFunction, definePlugin } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
+import config from './config.ts';
 import { composeEntities } from './entities.ts';
 import { composeMigrations } from './migrations.ts';
 import { composeProcedures } from './procedures.ts';
@@ -11,6 +12,7 @@ import { ComposeKind } from './kind.ts';
 export default definePlugin({
   name: 'compose',
   version: pkg.version,
+  config,
   // Stacks live in environments and run through the deploy queue.
   dependencies: ['workloads', 'environment', 'deployment'],
   setup(berth) {

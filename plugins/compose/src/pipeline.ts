@@ -2,12 +2,12 @@
 // with its deployments and mounts, convert its file, cancel, clear, delete, templates. The
 // engine work of a run is the deployer's (deployer.ts).
 import { invalidField, notFound, optionalService, type Cradle, type EntityManager } from '@berth/core';
-import { PLATFORM_NETWORK, placementOf } from '@berth/plugin-workloads';
+import { placementOf } from '@berth/plugin-workloads';
 import type { ComposeRow } from './entities.ts';
 import { KIND, newRefreshToken, type ComposeService } from './service.ts';
 import type { ComposeFound, ComposeView, CreateInput, ReadLogsInput, SearchInput, UpdateInput } from './schemas.ts';
 import { composeDir, proxyKind, type ComposeDeployer } from './deployer.ts';
-import { addSuffix, ignoredKeys, isolate, parseCompose, parseComposeCommand, serviceNames, withDomains, type ComposeType } from './file/index.ts';
+import { addSuffix, randomSuffix, ignoredKeys, isolate, parseCompose, parseComposeCommand, serviceNames, withDomains, type ComposeType } from './file/index.ts';
 import { catalogSource, fromBase64, fromCatalog, templates, type Processed } from './templates.ts';
 import { projectName } from './engine.ts';
 
@@ -63,9 +63,9 @@ export class ComposePipeline {
     const settings = this.#stacks.settingsOf(row);
     const type = row.composeType as ComposeType;
     let text = row.composeFile;
-    if (settings.randomize && settings.suffix) text = addSuffix(text, String(settings.suffix));
+    if (settings.randomize && settings.suffix) text = addSuffix(text, String(settings.suffix), this.#cradle().hosts.platformNetwork);
     if (settings.isolatedDeployment) text = isolate(text, projectName(row.appName));
-    return withDomains(text, await this.#deployer.routes(row, em), { type, proxy: proxyKind(this.#cradle()), platformNetwork: PLATFORM_NETWORK, appName: row.appName });
+    return withDomains(text, await this.#deployer.routes(row, em), { type, proxy: proxyKind(this.#cradle()), platformNetwork: this.#cradle().hosts.platformNetwork, appName: row.appName });
   }
 
   /** The program line the deploy runs (the peer's getDefaultCommand, `docker ...`). */
@@ -156,7 +156,7 @@ export const callerCompose = (stacks: ComposeService, pipeline: ComposePipeline)
     services: async (composeId: string) => pipeline.services(await find(composeId)),
     mountsByService: async (composeId: string, serviceName: string) => pipeline.mountsOf(await find(composeId), serviceName),
     sourceType: async (composeId: string) => (await find(composeId)).sourceType,
-    randomized: async (composeId: string, suffix?: string) => addSuffix((await find(composeId)).composeFile, suffix || newRefreshToken().slice(0, 6).toLowerCase()),
+    randomized: async (composeId: string, suffix?: string) => addSuffix((await find(composeId)).composeFile, suffix || randomSuffix(), cradle.hosts.platformNetwork),
     isolated: async (composeId: string, suffix?: string) => {
       const row = await find(composeId);
       return isolate(row.composeFile, suffix || projectName(row.appName));

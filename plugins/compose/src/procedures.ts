@@ -5,7 +5,7 @@ import { Type, router, schema, type Cradle, type ProcedureContext } from '@berth
 import { relationSchemas, runProcedure } from '@berth/plugin-workloads';
 import {
   Base64Input, CatalogInput, ComposeFields, ContainerMount, CreateInput, DeleteInput, DeployInput, DeployTemplateInput, Done, IdInput, LoadServicesInput, MountsByServiceInput,
-  MoveInput, PreviewInput, ProcessedTemplate, Queued, ReadLogsInput, SaveEnvironmentInput, SearchInput, SearchResult, SuffixInput, Template, UpdateInput, composeFound, composeView,
+  MoveInput, PreviewInput, ProcessedTemplate, Queued, ReadLogsInput, SaveEnvironmentInput, SearchInput, SearchResult, SuffixInput, Template, requestedSuffix, UpdateInput, composeFound, composeView,
 } from './schemas.ts';
 
 const compose = router('compose');
@@ -41,8 +41,8 @@ export function composeProcedures(cradle: Cradle) {
         return true;
       },
     });
-  const text = (name: string, summary: string, act: (c: Cradle['callerCompose'], i: { composeId: string; suffix?: string }) => Promise<string>, input: typeof IdInput | typeof SuffixInput = IdInput, kind: 'query' | 'mutation' = 'query') =>
-    compose[kind](name, { summary, input, output: Type.String(), handler: (i: { composeId: string; suffix?: string }, ctx) => act(ctx.cradle.callerCompose, i) });
+  const text = (name: string, summary: string, act: (c: Cradle['callerCompose'], i: { composeId: string; suffix?: string; prefix?: string }) => Promise<string>, input: typeof IdInput | typeof SuffixInput = IdInput, kind: 'query' | 'mutation' = 'query') =>
+    compose[kind](name, { summary, input, output: Type.String(), handler: (i: { composeId: string; suffix?: string; prefix?: string }, ctx) => act(ctx.cradle.callerCompose, i) });
 
   return [
     compose.mutation('create', {
@@ -107,8 +107,8 @@ export function composeProcedures(cradle: Cradle) {
       input: IdInput, output: Type.String(),
       handler: ({ composeId }, ctx) => ctx.cradle.callerCompose.sourceType(composeId),
     }),
-    text('randomizeCompose', 'The file with a suffix on its services, volumes, networks, configs, secrets and every reference to them (not saved)', (c, i) => c.randomized(i.composeId, i.suffix), SuffixInput, 'mutation'),
-    text('isolatedDeployment', 'The file with a network of its own that every service joins (not saved)', (c, i) => c.isolated(i.composeId, i.suffix), SuffixInput, 'mutation'),
+    text('randomizeCompose', 'The file with a suffix on its services, volumes, networks, configs, secrets and every reference to them (not saved)', (c, i) => c.randomized(i.composeId, requestedSuffix(i)), SuffixInput, 'mutation'),
+    text('isolatedDeployment', 'The file with a network of its own that every service joins (not saved)', (c, i) => c.isolated(i.composeId, requestedSuffix(i)), SuffixInput, 'mutation'),
     text('getConvertedCompose', 'The file as the next deploy runs it: suffix, isolation and the domains\' routing for the active proxy (Traefik labels, the platform network)', (c, i) => c.converted(i.composeId)),
     text('getDefaultCommand', 'The program line a deploy of the stack runs', (c, i) => c.defaultCommand(i.composeId)),
     compose.query('getIgnoredKeys', {

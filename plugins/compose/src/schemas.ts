@@ -63,7 +63,14 @@ export const DeployInput = Type.Object({ ...ComposeId, title: Opt(Type.String({ 
 export const SaveEnvironmentInput = Type.Object({ ...ComposeId, env: Nullable(Type.String({ maxLength: 1048576 })), createEnvFile: Opt(Type.Boolean()) });
 export const LoadServicesInput = Type.Object({ ...ComposeId, type: Opt(Type.Enum(['fetch', 'cache'], { default: 'cache' })) });
 export const MountsByServiceInput = Type.Object({ ...ComposeId, serviceName: NonEmpty({ maxLength: 255 }) });
-export const SuffixInput = Type.Object({ ...ComposeId, suffix: Opt(Type.String({ maxLength: 64, pattern: '^[a-zA-Z0-9_-]*$' })) });
+const Suffix = (description: string) => Opt(Type.String({ maxLength: 64, pattern: '^[a-zA-Z0-9_-]*$', description }));
+export const SuffixInput = Type.Object({
+  ...ComposeId,
+  suffix: Suffix('what is appended to every name; absent or empty = 8 random hex characters (randomizeCompose) or the stack\'s project name (isolatedDeployment)'),
+  prefix: Suffix('the older variant\'s name of suffix: the same input (suffix wins when both are sent)'),
+});
+/** The suffix a randomizeCompose/isolatedDeployment call asks for: `suffix`, else the older variant's `prefix`; undefined when neither is set. */
+export const requestedSuffix = (i: { suffix?: string; prefix?: string }): string | undefined => i.suffix || i.prefix || undefined;
 export const MoveInput = Type.Object({ ...ComposeId, targetEnvironmentId: Id });
 export const Base64Input = Type.Object({ ...ComposeId, base64: Base64() });
 export const PreviewInput = Type.Object({ base64: Base64(), appName: AppName(), serverId: Opt(Type.String({ maxLength: 255 })) });

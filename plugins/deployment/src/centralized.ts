@@ -135,7 +135,7 @@ export async function queueJobs(views: DeploymentView[], targets: TargetField[],
       },
       timestamp: millis(v.createdAt)!,
       ...(processedOn !== undefined ? { processedOn } : {}),
-      state: (v.status === 'running' ? 'active' : 'waiting') as 'active' | 'waiting',
+      state: (v.state === 'running' ? 'active' : 'waiting') as 'active' | 'waiting',
       servicePath: owner
         ? { href: `/dashboard/project/${owner.where.project.projectId}/environment/${owner.where.environmentId}/services/${owner.kind.kind}/${v.targetId}`, label: owner.kind.label }
         : { href: null, label: '—' },

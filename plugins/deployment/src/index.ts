@@ -1,5 +1,6 @@
 import { asFunction, asValue, definePlugin, optionalService } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
+import config from './config.ts';
 import { deploymentEntities } from './entities.ts';
 import { deploymentMigrations } from './migrations.ts';
 import { deploymentProcedures } from './procedures.ts';
@@ -10,6 +11,7 @@ import { registerLogStream } from './stream.ts';
 export default definePlugin({
   name: 'deployment',
   version: pkg.version,
+  config,
   dependencies: ['workloads'],
   setup(berth) {
     const cradle = () => berth.container.cradle;

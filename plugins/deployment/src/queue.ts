@@ -4,7 +4,7 @@
 // limit), runs it, and looks for the next. Claims are serialised by a PostgreSQL advisory
 // lock, so they hold across processes too. A process that dies leaves its rows `running`;
 // the next boot marks them error (recover()).
-import type { BerthConfig, Cradle, Deployer, EntityManager, EventBus, JobScheduler, Logger } from '@berth/core';
+import { CANCELLED_MESSAGE, type BerthConfig, type Cradle, type Deployer, type EntityManager, type EventBus, type JobScheduler, type Logger } from '@berth/core';
 import { Deployment, type DeploymentRow } from './entities.ts';
 import { DeploymentLog, removeLog } from './log.ts';
 import { toRecord } from './views.ts';
@@ -21,7 +21,6 @@ const HEARTBEAT_MS = 1_000;
 const SHUTDOWN_WAIT_MS = 5_000;
 
 export const STOPPED_MESSAGE = 'Berth stopped while this deployment was running (the process exited or was killed)';
-export const CANCELLED_MESSAGE = 'Deployment cancelled';
 export const timeoutMessage = (seconds: number) => `Deployment timed out after ${seconds} s`;
 /** The longest error message a deployment's record keeps (the log has the whole output). */
 const MESSAGE_MAX = 8_000;

@@ -1,7 +1,7 @@
 // What deployment.* takes and answers. The target types, and the peer's `<kind>Id` fields of a
 // deployment, are derived from the registered targets: every workload kind of the registry
 // and the non-workload targets plugins register (made once every plugin is set up).
-import { Type, deploymentStatuses, schema, type Static, type TSchema } from '@berth/core';
+import { Type, deploymentStates, deploymentStatuses, schema, type Static, type TSchema } from '@berth/core';
 
 const { NonEmpty, Nullable, Timestamp } = schema;
 
@@ -22,7 +22,8 @@ const DeploymentFields = {
   deploymentId: Type.String(),
   title: Type.String(),
   description: Nullable(Type.String()),
-  status: Type.Enum(deploymentStatuses),
+  status: Type.Enum(deploymentStatuses, { description: 'the peer\'s status: running (queued or running), done, error (failed or cancelled); Berth\'s finer state is in state' }),
+  state: Type.Enum(deploymentStates, { description: 'Berth\'s state: queued (waiting its turn), running, done, error, cancelled' }),
   action: Type.String({ description: 'what the job does: deploy, redeploy, reload, start, stop...' }),
   targetId: Type.String(),
   organizationId: Type.String(),

@@ -1,11 +1,11 @@
 // Deployment records for workload plugins (the `deployments` contract) and for deployment.*.
 // Reads are confined to the caller's organization: another organization's deployment is
 // NOT_FOUND, never FORBIDDEN.
-import { badRequest, newId, notFound, type BerthConfig, type Cradle, type Deployer, type DeploymentRecord, type DeploymentService, type DeploymentTargetType, type DeploymentTarget, type EnqueueRequest, type EntityManager, type EnvironmentDirectory, type TSchema } from '@berth/core';
+import { CANCELLED_MESSAGE, badRequest, newId, notFound, type BerthConfig, type Cradle, type Deployer, type DeploymentRecord, type DeploymentService, type DeploymentTargetType, type DeploymentTarget, type EnqueueRequest, type EntityManager, type EnvironmentDirectory, type TSchema } from '@berth/core';
 import { centralized, centralizedSchemas, queueJobs } from './centralized.ts';
 import { Deployment, type DeploymentRow } from './entities.ts';
 import { logPathFor, readTail, removeLog } from './log.ts';
-import { CANCELLED_MESSAGE, type DeploymentQueue } from './queue.ts';
+import type { DeploymentQueue } from './queue.ts';
 import { isFinished, toRecord, toView } from './views.ts';
 import { deploymentSchemas, peerTargets, type DeploymentView, type TargetField } from './schemas.ts';
 import { type WorkloadRegistry } from '@berth/plugin-workloads';

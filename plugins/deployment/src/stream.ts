@@ -1,10 +1,10 @@
 // GET /api/deployment.logs/stream?deploymentId=… — a deployment's log as Server-Sent Events:
 // what is written so far, then each new line as it lands, then `event: end` with the final
-// status. It reads the file and the record, so it follows a run of any process.
+// status (the peer's), state (Berth's) and error message, as deployment.one answers them. It reads the file and the record, so it follows a run of any process.
 import { StringDecoder } from 'node:string_decoder';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServerResponse } from 'node:http';
-import { invalidField, type BerthHost, type EntityManager } from '@berth/core';
+import { CANCELLED_MESSAGE, invalidField, wireStatus, type BerthHost, type DeploymentState, type EntityManager } from '@berth/core';
 import { Deployment } from './entities.ts';
 import { readFrom } from './log.ts';
 import type { DeploymentStore } from './service.ts';
@@ -53,7 +53,7 @@ export function registerLogStream(berth: BerthHost, store: DeploymentStore): voi
       let partial = '';
       let lastStatusCheck = 0;
       let lastWrite = Date.now();
-      let final: { status: string | null; errorMessage: string | null } | null = null;
+      let final: { status: string | null; state: string | null; errorMessage: string | null } | null = null;
       try {
         while (!closed) {
           const chunk = await readFrom(record.logPath, offset);
@@ -76,8 +76,11 @@ export function registerLogStream(berth: BerthHost, store: DeploymentStore): voi
           if (Date.now() - lastStatusCheck >= STATUS_EVERY_MS) {
             lastStatusCheck = Date.now();
             const row = await em().findOne(Deployment, { deploymentId }, { fields: ['status', 'errorMessage'] });
-            if (!row) final = { status: null, errorMessage: null };
-            else if (isFinished(row.status)) final = { status: row.status, errorMessage: row.errorMessage ?? null };
+            if (!row) final = { status: null, state: null, errorMessage: null };
+            else if (isFinished(row.status)) {
+              const state = row.status as DeploymentState;
+              final = { status: wireStatus(state), state, errorMessage: row.errorMessage ?? (state === 'cancelled' ? CANCELLED_MESSAGE : null) };
+            }
             if (final) continue;
           }
           if (Date.now() - lastWrite >= KEEPALIVE_MS) {

@@ -1,5 +1,5 @@
 // A stored deployment as the contract (DeploymentRecord) and the API (DeploymentView) see it.
-import { iso, type DeploymentRecord, type DeploymentStatus, type DeploymentTargetType } from '@berth/core';
+import { CANCELLED_MESSAGE, iso, wireStatus, type DeploymentRecord, type DeploymentState, type DeploymentTargetType } from '@berth/core';
 import type { DeploymentView, TargetField } from './schemas.ts';
 import type { DeploymentRow } from './entities.ts';
 
@@ -7,7 +7,7 @@ export const toRecord = (d: DeploymentRow): DeploymentRecord => ({
   deploymentId: d.deploymentId,
   title: d.title,
   description: d.description ?? null,
-  status: d.status as DeploymentStatus,
+  state: d.status as DeploymentState,
   action: d.action,
   targetType: d.targetType as DeploymentTargetType,
   targetId: d.targetId,
@@ -21,10 +21,22 @@ export const toRecord = (d: DeploymentRow): DeploymentRecord => ({
 });
 
 /** The record plus the peer's per-target id fields: the target's id under its own field, null under the others. */
+/**
+ * The record plus the peer's per-target id fields: the target's id under its own field, null under
+ * the others. `status` is the peer's (queued and running answer running, cancelled answers error
+ * with the cancellation as its errorMessage); Berth's own state is answered beside it in `state`.
+ */
 export function toView(record: DeploymentRecord, targets: TargetField[]): DeploymentView {
   const ids = Object.fromEntries(targets.filter(t => t.idField !== 'serverId').map(t => [t.idField, record.targetType === t.type ? record.targetId : null]));
-  return { ...record, ...ids, isPreviewDeployment: record.targetType === 'previewDeployment', pid: null, rollbackId: null, buildServerId: null } as DeploymentView;
+  const { state } = record;
+  return {
+    ...record,
+    status: wireStatus(state),
+    errorMessage: state === 'cancelled' ? record.errorMessage ?? CANCELLED_MESSAGE : record.errorMessage,
+    startedAt: state === 'queued' ? null : record.startedAt,
+    ...ids, isPreviewDeployment: record.targetType === 'previewDeployment', pid: null, rollbackId: null, buildServerId: null,
+  } as DeploymentView;
 }
 
-export const finishedStatuses: DeploymentStatus[] = ['done', 'error', 'cancelled'];
-export const isFinished = (status: string) => (finishedStatuses as string[]).includes(status);
+export const finishedStates: DeploymentState[] = ['done', 'error', 'cancelled'];
+export const isFinished = (state: string) => (finishedStates as string[]).includes(state);

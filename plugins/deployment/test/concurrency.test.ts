@@ -20,7 +20,7 @@ t.test('with deployConcurrency 2', async t => {
     const b = await enqueue(client, unique('b'), { gate: gb.file });
     const c = await enqueue(client, unique('c'), {});
     for (const d of [a, b]) await waitForStatus(client, d.deploymentId, ['running']);
-    const status = async (d: { deploymentId: string }) => (await client.get('deployment.one', { deploymentId: d.deploymentId })).body.status;
+    const status = async (d: { deploymentId: string }) => (await client.get('deployment.one', { deploymentId: d.deploymentId })).body.state;
     t.same([await status(a), await status(b), await status(c)], ['running', 'running', 'queued'], 'the first two run at the same time, the third waits');
     ga.open();
     await waitForStatus(client, c.deploymentId, ['done']);

@@ -15,12 +15,12 @@ t.test('deployments', async t => {
   t.test('a deployment runs: queued, then done, its log redacted in the file and in readLogs', async t => {
     const target = unique('ok');
     const queued = await enqueue(client, target, { lines: ['cloning', 'token is s3cr3t-token here', 'sh0rt x'], secret: 's3cr3t-token', sleepMs: 50 });
-    t.equal(queued.status, 'queued', 'enqueue answers the queued record');
+    t.equal(queued.state, 'queued', 'enqueue answers the queued record');
     t.match(queued.logPath, new RegExp(`logs/deployments/${queued.deploymentId}\\.log$`));
     t.ok(queued.logPath.startsWith(server.dataDir), 'the log lives under the data directory');
     const done = await waitForStatus(client, queued.deploymentId, ['done', 'error']);
     t.match(done, {
-      deploymentId: queued.deploymentId, status: 'done', action: 'deploy', targetType: 'schedule', targetId: target,
+      deploymentId: queued.deploymentId, status: 'done', state: 'done', action: 'deploy', targetType: 'schedule', targetId: target,
       organizationId, serverId: null, errorMessage: null, scheduleId: target, applicationId: null, isPreviewDeployment: false,
       startedAt: String, finishedAt: String,
     });
@@ -98,7 +98,7 @@ t.test('deployments', async t => {
     await waitForStatus(client, dc.deploymentId, ['running']);
     const dd = await enqueue(client, d, {}, { serverId: 'remote-1' });
     t.equal((await waitForStatus(client, dd.deploymentId, ['done', 'error'])).status, 'done', 'the remote host\'s deployment ran to its end');
-    t.equal((await client.get('deployment.one', { deploymentId: dc.deploymentId })).body.status, 'running', 'alongside the local one, still running');
+    t.equal((await client.get('deployment.one', { deploymentId: dc.deploymentId })).body.state, 'running', 'alongside the local one, still running');
     held.open();
     await waitForStatus(client, dc.deploymentId, ['done']);
   });
@@ -111,7 +111,7 @@ t.test('deployments', async t => {
     await waitFor('the deployer to start', () => logText(running.logPath).includes('long job'));
     const killed = await client.post('deployment.killProcess', { deploymentId: running.deploymentId });
     t.equal(killed.status, 200);
-    t.match(killed.body, { deploymentId: running.deploymentId, status: 'cancelled', errorMessage: null, finishedAt: String });
+    t.match(killed.body, { deploymentId: running.deploymentId, status: 'error', state: 'cancelled', errorMessage: 'Deployment cancelled', finishedAt: String }, 'cancelled: the peer\'s error, with the cancellation as its message');
     t.match(readFileSync(running.logPath, 'utf8'), /long job\nDeployment cancelled\n$/);
     t.match(await settleOf(server, target), { outcome: 'cancelled' });
     t.notOk(events(server).some(e => e.event === 'end' && e.deploymentId === running.deploymentId), 'the deployer saw its signal and never finished');
@@ -124,11 +124,14 @@ t.test('deployments', async t => {
     const blocking = gate(server);
     const blocker = await enqueue(client, target, { gate: blocking.file });
     const waiting = await enqueue(client, target, { sleepMs: 10 });
+    await waitForStatus(client, blocker.deploymentId, ['running']);
+    t.match((await client.get('deployment.one', { deploymentId: waiting.deploymentId })).body, { status: 'running', state: 'queued', startedAt: null },
+      'a queued one answers the peer\'s running (its enum has no queued), not started, and its state queued');
     const stop = await client.post('deployment.killProcess', { deploymentId: waiting.deploymentId });
-    t.equal(stop.body.status, 'cancelled', 'a queued one is cancelled at once');
+    t.match(stop.body, { status: 'error', state: 'cancelled', errorMessage: 'Deployment cancelled' }, 'a queued one is cancelled at once');
     blocking.open();
     await waitForStatus(client, blocker.deploymentId, ['done']);
-    t.equal((await client.get('deployment.one', { deploymentId: waiting.deploymentId })).body.status, 'cancelled', 'and never runs');
+    t.equal((await client.get('deployment.one', { deploymentId: waiting.deploymentId })).body.state, 'cancelled', 'and never runs');
     t.notOk(events(server).some(e => e.event === 'start' && e.deploymentId === waiting.deploymentId));
   });
 
@@ -139,8 +142,8 @@ t.test('deployments', async t => {
     await waitForStatus(client, a.deploymentId, ['running']);
     const r = await client.post('deployFixture.cancel', { targetType: 'schedule', targetId: target });
     t.same(r.body, { count: 2 });
-    t.equal((await client.get('deployment.one', { deploymentId: a.deploymentId })).body.status, 'cancelled');
-    t.equal((await client.get('deployment.one', { deploymentId: b.deploymentId })).body.status, 'cancelled');
+    t.equal((await client.get('deployment.one', { deploymentId: a.deploymentId })).body.state, 'cancelled');
+    t.equal((await client.get('deployment.one', { deploymentId: b.deploymentId })).body.state, 'cancelled');
 
     const target2 = unique('cq');
     const held = gate(server);
@@ -149,7 +152,7 @@ t.test('deployments', async t => {
     await waitForStatus(client, c.deploymentId, ['running']);
     const cleared = await client.post('deployFixture.clear', { targetType: 'schedule', targetId: target2 });
     t.same(cleared.body, { count: 1 });
-    t.equal((await client.get('deployment.one', { deploymentId: d.deploymentId })).body.status, 'cancelled');
+    t.equal((await client.get('deployment.one', { deploymentId: d.deploymentId })).body.state, 'cancelled');
     held.open();
     t.equal((await waitForStatus(client, c.deploymentId, ['done', 'error', 'cancelled'])).status, 'done', 'the running one goes on');
   });

@@ -32,16 +32,16 @@ export const unique = (prefix: string) => `${prefix}-${Math.random().toString(36
 export async function enqueue(client: Client, targetId: string, plan: Plan = {}, extra: Record<string, unknown> = {}) {
   const r = await client.post('deployFixture.enqueue', { targetType: 'schedule', targetId, plan, ...extra });
   if (r.status !== 200) throw new Error(`enqueue: ${r.status} ${JSON.stringify(r.body)}`);
-  return r.body as { deploymentId: string; status: string; logPath: string; createdAt: string };
+  return r.body as { deploymentId: string; state: string; logPath: string; createdAt: string };
 }
 
-/** Polls deployment.one until the status is one of `statuses`; answers the record, or fails naming the last status at the deadline. */
+/** Polls deployment.one until its state (Berth's: queued, running, done, error, cancelled) is one of `statuses`; answers the record, or fails naming the last state at the deadline. */
 export async function waitForStatus(client: Client, deploymentId: string, statuses: string[], timeoutMs = 30_000) {
   return waitFor(`deployment ${deploymentId} ${statuses.join('|')}`, async () => {
     const r = await client.get('deployment.one', { deploymentId });
     if (r.status !== 200) throw new Error(`deployment.one ${r.status}: ${JSON.stringify(r.body)}`);
-    if (statuses.includes(r.body.status)) return r.body as Record<string, any>;
-    throw new Error(`status ${r.body.status}`);
+    if (statuses.includes(r.body.state)) return r.body as Record<string, any>;
+    throw new Error(`state ${r.body.state}`);
   }, { timeout: timeoutMs, interval: 50 });
 }
 

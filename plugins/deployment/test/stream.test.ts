@@ -19,7 +19,7 @@ t.test('following a deployment\'s log', async t => {
     t.same(lines, ['first', 'second uses ******', 'third', 'fourth'], 'every line once, in order, redacted');
     const end = followed.events.at(-1)!;
     t.equal(end.event, 'end');
-    t.same(JSON.parse(end.data), { status: 'done', errorMessage: null });
+    t.same(JSON.parse(end.data), { status: 'done', state: 'done', errorMessage: null });
     t.ok(followed.events.filter(e => e.event === 'end').length === 1);
   });
 
@@ -32,7 +32,7 @@ t.test('following a deployment\'s log', async t => {
       { event: 'message', data: 'a' },
       { event: 'message', data: 'b' },
       { event: 'message', data: 'boom' },
-      { event: 'end', data: JSON.stringify({ status: 'error', errorMessage: 'boom' }) },
+      { event: 'end', data: JSON.stringify({ status: 'error', state: 'error', errorMessage: 'boom' }) },
     ]);
   });
 
@@ -43,7 +43,7 @@ t.test('following a deployment\'s log', async t => {
     const waiting = await enqueue(client, target, { lines: ['ran later'] });
     const following = follow(server.url, waiting.deploymentId, auth);
     await waitForStatus(client, blocker.deploymentId, ['running']);
-    t.equal((await client.get('deployment.one', { deploymentId: waiting.deploymentId })).body.status, 'queued', 'queued while the stream is asked for');
+    t.equal((await client.get('deployment.one', { deploymentId: waiting.deploymentId })).body.state, 'queued', 'queued while the stream is asked for');
     held.open();
     const followed = await following;
     t.same(followed.events.map(e => e.event === 'end' ? JSON.parse(e.data).status : e.data), ['ran later', 'done']);
@@ -56,7 +56,7 @@ t.test('following a deployment\'s log', async t => {
     const d = await enqueue(client, unique('leave'), { lines: ['one'], gate: held.file });
     const partial = await follow(server.url, d.deploymentId, auth, events => events.length >= 1);
     t.same(partial.events, [{ event: 'message', data: 'one' }], 'the client left after the first line, before the end');
-    t.equal((await client.get('deployment.one', { deploymentId: d.deploymentId })).body.status, 'running');
+    t.equal((await client.get('deployment.one', { deploymentId: d.deploymentId })).body.state, 'running');
     held.open();
     t.equal((await waitForStatus(client, d.deploymentId, ['done', 'error'])).status, 'done');
   });

@@ -3,6 +3,7 @@
 // operations and the domain preflight.
 import { asFunction, asValue, ConfigError, definePlugin } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
+import config from './config.ts';
 import { callerCertificates, CertificateService, EXPIRY_JOB } from './certificate-service.ts';
 import { callerDomains, DomainService } from './domain-service.ts';
 import { ProxyRecordDirectory } from './directory.ts';
@@ -20,6 +21,7 @@ import { WorkloadOwners } from './workload-owner.ts';
 export default definePlugin({
   name: 'domain',
   version: pkg.version,
+  config,
   dependencies: ['workloads'],
   setup(berth) {
     const cradle = () => berth.container.cradle;

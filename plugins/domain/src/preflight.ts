@@ -5,7 +5,7 @@
 import { Resolver } from 'node:dns/promises';
 import { connect } from 'node:net';
 import type { Cradle, ProxyProvider } from '@berth/core';
-import { PLATFORM_NETWORK, type WorkloadRef } from '@berth/plugin-workloads';
+import type { WorkloadRef } from '@berth/plugin-workloads';
 import type { Preflight } from './schemas.ts';
 
 type Check = Preflight['checks'][number];
@@ -61,17 +61,19 @@ export class DomainPreflight {
   }
 
   async workload(workload: WorkloadRef): Promise<Check> {
-    const docker = await this.#cradle().hosts.local();
+    const { hosts } = this.#cradle();
+    const docker = await hosts.local();
+    const network = hosts.platformNetwork;
     const name = workload.appName;
     const service = await docker.getService(name).inspect().catch(() => null) as { Spec?: { TaskTemplate?: { Networks?: { Target?: string }[] } } } | null;
     if (!service) return { check: 'workload', ok: false, reason: `${name} has no service on this server: deploy it` };
     const tasks = await docker.listTasks({ filters: JSON.stringify({ service: [name], 'desired-state': ['running'] }) }) as { Status?: { State?: string } }[];
     if (!tasks.some(t => t.Status?.State === 'running')) return { check: 'workload', ok: false, reason: `${name} has no running task: the proxy would answer 502; look at its deployment and service logs` };
-    const networks = await docker.listNetworks({ filters: JSON.stringify({ name: [PLATFORM_NETWORK] }) }) as { Id: string; Name: string }[];
-    const platform = networks.find(n => n.Name === PLATFORM_NETWORK);
-    const attached = (service.Spec?.TaskTemplate?.Networks ?? []).some(n => n.Target === platform?.Id || n.Target === PLATFORM_NETWORK);
-    if (!attached) return { check: 'workload', ok: false, reason: `${name} is not on the proxy's network ${PLATFORM_NETWORK}: the proxy cannot reach it (its networkSwarm setting leaves it out)` };
-    return { check: 'workload', ok: true, reason: `${name} is running on ${PLATFORM_NETWORK}` };
+    const networks = await docker.listNetworks({ filters: JSON.stringify({ name: [network] }) }) as { Id: string; Name: string }[];
+    const platform = networks.find(n => n.Name === network);
+    const attached = (service.Spec?.TaskTemplate?.Networks ?? []).some(n => n.Target === platform?.Id || n.Target === network);
+    if (!attached) return { check: 'workload', ok: false, reason: `${name} is not on the proxy's network ${network}: the proxy cannot reach it (its networkSwarm setting leaves it out)` };
+    return { check: 'workload', ok: true, reason: `${name} is running on ${network}` };
   }
 
   async certificate(provider: ProxyProvider | null, host: string, https: boolean): Promise<Check> {

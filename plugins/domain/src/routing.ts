@@ -2,8 +2,8 @@
 // users, read from the tables and applied as a whole after every change, so the proxy never
 // holds half of an edit. The proxy service itself is made (or updated) on first use.
 import { domainToASCII } from 'node:url';
-import { badRequest, BerthError, unavailable, type Cradle, type EntityManager, type ProxyEngine, type ProxyProvider, type ProxyWorkloadConfig } from '@berth/core';
-import { ownerLabels, PLATFORM_NETWORK, type WorkloadRef } from '@berth/plugin-workloads';
+import { badRequest, BerthError, setOrNull, unavailable, type Cradle, type EntityManager, type ProxyEngine, type ProxyProvider, type ProxyWorkloadConfig } from '@berth/core';
+import { ownerLabels, type WorkloadRef } from '@berth/plugin-workloads';
 import { Domain, Redirect, Security, type DomainRow } from './entities.ts';
 
 const order = { orderBy: { createdAt: 'asc' } } as const;
@@ -39,8 +39,8 @@ export class ProxyRouting {
   }
 
   async engine(): Promise<ProxyEngine> {
-    const docker = await this.#cradle().hosts.local();
-    return { docker, network: PLATFORM_NETWORK, labels: ownerLabels(PROXY_OWNER) };
+    const { hosts } = this.#cradle();
+    return { docker: await hosts.local(), network: hosts.platformNetwork, labels: ownerLabels(PROXY_OWNER) };
   }
 
   /**
@@ -105,20 +105,21 @@ export class ProxyRouting {
   }
 }
 
+/** A stored domain as every proxy and compose file sees it: "" in the peer's nullable fields is not set (core/src/empty-strings.ts). */
 export function routeOf(d: DomainRow) {
   return {
     domainId: d.domainId,
     uniqueConfigKey: d.uniqueConfigKey,
     host: asciiHost(d.host) || d.host,
-    path: d.path ?? '/',
-    internalPath: d.internalPath ?? '/',
+    path: d.path || '/',
+    internalPath: d.internalPath || '/',
     stripPath: d.stripPath,
     https: d.https,
     certificateType: d.certificateType as 'letsencrypt' | 'none' | 'custom',
-    customCertResolver: d.customCertResolver ?? null,
+    customCertResolver: setOrNull(d.customCertResolver),
     port: d.port ?? 3000,
-    serviceName: d.serviceName ?? null,
-    customEntrypoint: d.customEntrypoint ?? null,
+    serviceName: setOrNull(d.serviceName),
+    customEntrypoint: setOrNull(d.customEntrypoint),
     middlewares: d.middlewares ?? [],
   };
 }

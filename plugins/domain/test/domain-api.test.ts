@@ -83,7 +83,7 @@ t.test('domains with the traefik provider', async t => {
     t.same(file.http.routers[`${app.appName}-router-${n}`], { rule: 'Host(`xn--e1aybc.xn--p1ai`) && PathPrefix(`/shop`)', service: `${app.appName}-service-${n}`, middlewares: ['redirect-to-https'], entryPoints: ['web'] });
     t.same(file.http.routers[`${app.appName}-router-websecure-${n}`].middlewares, [`stripprefix-${app.appName}-${n}`]);
     t.same(file.http.routers[`${app.appName}-router-websecure-${n}`].tls, { certResolver: 'letsencrypt' });
-    t.same(file.http.services[`${app.appName}-service-${n}`], { loadBalancer: { servers: [{ url: `http://tasks.${app.appName}:8080` }], passHostHeader: true } });
+    t.same(file.http.services[`${app.appName}-service-${n}`], { loadBalancer: { servers: [{ url: `http://${app.appName}:8080` }], passHostHeader: true } }, 'by default the service\'s VIP, as the peer writes it (upstreamHost service)');
     const owner = { applicationId: app.applicationId, appName: app.appName, name: app.name };
     const rest = await client.get('domain.byApplicationId', { applicationId: app.applicationId });
     t.same(rest.body, [{ ...created, application: owner }], 'each with its application joined, as the peer answers');

@@ -3,7 +3,8 @@
 // WorkloadRegistry); a mount of another organization is NOT_FOUND, never FORBIDDEN. A bind
 // mount reaches the host: the operator's host access policy decides (core's HostAccess).
 import path from 'node:path';
-import { badRequest, conflict, forbidden, invalidField, newId, notFound, type Cradle, type EntityManager, type HostAccess, type Principal, type Role, type SecretBox, type TSchema } from '@berth/core';
+import type { HostAccess } from '@berth/plugin-workloads';
+import { badRequest, conflict, forbidden, invalidField, newId, notFound, type Cradle, type EntityManager, type Principal, type Role, type SecretBox, type TSchema } from '@berth/core';
 import { assertMountable, volumeLabels, type ContainerHosts, type MountDirectory, type MountRecord, type WorkloadRegistry } from '@berth/plugin-workloads';
 import { Mount, type MountRow } from './entities.ts';
 import { assertOwnHostResource } from './host-resources.ts';

@@ -1,23 +1,23 @@
 import { asClass, asValue, definePlugin } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
+import config from './config.ts';
 import { notificationEntities } from './entities.ts';
 import { MessageRenderer } from './messages.ts';
 import { notificationMigrations } from './migrations.ts';
 import { NotificationOutbox } from './outbox.ts';
 import { notificationProcedures } from './procedures.ts';
 import { NotificationService } from './service.ts';
-import { notifyConfig } from './settings.ts';
 
-export { NotifyConfigSchema, notifyConfig } from './settings.ts';
 export type { MetricsToken, MetricsTokenDirectory } from './receive.ts';
 
 export default definePlugin({
   name: 'notification',
   version: pkg.version,
+  config,
   setup(berth) {
     const cradle = () => berth.container.cradle;
     const outbox = new NotificationOutbox({
-      config: notifyConfig(berth.config),
+      config: berth.config,
       orm: () => cradle().orm,
       logger: () => cradle().logger,
       secrets: cradle().secrets,

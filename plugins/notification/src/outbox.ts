@@ -11,7 +11,7 @@ import { EVENT_TOGGLE, NOTIFIED_EVENTS, type NotifiedEvent } from './events.ts';
 import type { MessageRenderer, RenderedMessage } from './messages.ts';
 import { settingsOf } from './records.ts';
 import { sendOnce } from './send.ts';
-import { backoffMs, type NotifyConfig } from './settings.ts';
+import { backoffMs, type NotificationSettings } from './config.ts';
 
 /** Deliveries in flight at once in one process. */
 const MAX_IN_FLIGHT = 16;
@@ -24,7 +24,7 @@ export const KEEP_FINISHED_DAYS = 30;
 const PRUNE_EVERY_MS = 60 * 60_000;
 
 export interface OutboxDeps {
-  config: NotifyConfig;
+  config: NotificationSettings;
   orm: () => Cradle['orm'];
   logger: () => Logger;
   secrets: SecretBox;

@@ -60,7 +60,8 @@ export class SshKeyService implements SshKeyVault {
     const row = await this.#find(input.sshKeyId, organizationId, em);
     if (input.name !== undefined) row.name = input.name;
     if (input.description !== undefined) row.description = input.description;
-    if (input.lastUsedAt !== undefined) row.lastUsedAt = input.lastUsedAt === null ? null : new Date(input.lastUsedAt);
+    // "" is not set (the empty-string rule): a timestamp column keeps null for it.
+    if (input.lastUsedAt !== undefined) row.lastUsedAt = input.lastUsedAt ? new Date(input.lastUsedAt) : null;
     await em.flush();
     return toView(row);
   }

@@ -2,10 +2,9 @@
 // server reached over SSH. Plugins get engines from here, never build their own clients.
 import type Docker from 'dockerode';
 
-/** The overlay network every workload joins (attachable, so plain containers can too). */
-export const PLATFORM_NETWORK = 'berth-network';
-
 export interface ContainerHosts {
+  /** The overlay network every workload and the proxy join (attachable, so plain containers can too): the config key platformNetwork. */
+  readonly platformNetwork: string;
   /** The local engine, in swarm mode with the platform network, ready for services. */
   local(): Promise<Docker>;
   /** Runs an engine call and turns engine failures into domain errors (404 → NOT_FOUND, 409 → CONFLICT, else a logged 500). */

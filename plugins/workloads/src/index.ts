@@ -1,8 +1,10 @@
 // The workload kit as a plugin: it offers the registry of workload kinds, the container hosts
 // and the host's published ports through the container; the kinds (application, the database
 // kinds, a third party's) build on it and register themselves.
-import { asValue, definePlugin } from '@berth/core';
+import { asClass, asValue, definePlugin, type EntityManager } from '@berth/core';
+import { HostAccess } from './host-access-policy.ts';
 import pkg from '../package.json' with { type: 'json' };
+import config from './config.ts';
 import { LocalContainerHosts } from './hosts/local-engine.ts';
 import { HostPorts } from './host-ports.ts';
 import { WorkloadRegistry } from './registry.ts';
@@ -13,6 +15,7 @@ export * from './kit.ts';
 export default definePlugin({
   name: 'workloads',
   version: pkg.version,
+  config,
   setup(berth) {
     const { cradle } = berth.container;
     const workloads = new WorkloadRegistry({ cradle: () => berth.container.cradle });
@@ -20,6 +23,8 @@ export default definePlugin({
     // Services made before owner labels are adopted when the engine is first used, not at boot
     // (the checks compare berth.id, which they carry already; only the organization label is added).
     hosts.afterReady(async () => void (await adoptServices(workloads, hosts, berth.container.cradle.orm.em.fork(), cradle.logger)));
-    berth.provide({ workloads: asValue(workloads), hosts: asValue(hosts), hostPorts: asValue(new HostPorts()) });
+    berth.provide({ workloads: asValue(workloads), hosts: asValue(hosts), hostPorts: asValue(new HostPorts()), hostAccess: asClass(HostAccess).singleton() });
+    // A changed platformNetwork is refused at boot while this instance's workloads sit on the former one.
+    berth.onStart(async ({ orm }) => hosts.checkNetworkAtBoot(async (kind, id, em) => Boolean(await workloads.kind(kind)?.find(id, em)), orm.em.fork() as EntityManager));
   },
 });

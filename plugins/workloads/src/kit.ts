@@ -1,7 +1,7 @@
 // What workload plugins (application, the database kinds, compose, a third party's kind) use
 // of the kit.
 export { WorkloadRegistry, type WorkloadKind, type WorkloadCapabilities, type WorkloadRef, type RemoveOptions, type BackupSource, type BackupIo, type BackupTarget, type ListSource } from './registry.ts';
-export { PLATFORM_NETWORK, type ContainerHosts } from './container-hosts.ts';
+export type { ContainerHosts } from './container-hosts.ts';
 export type { WorkloadService, ServiceMount, ServicePort, SwarmHealthCheck, SwarmRestartPolicy, SwarmPlacement, SwarmUpdateConfig, SwarmMode, SwarmNetwork } from './services.ts';
 export { type MountRecord, type PortRecord, type MountDirectory, type PortDirectory, type BackupDirectory, type DomainDirectory } from './attachments.ts';
 export { HostPorts, type PortHold, type PortHolder } from './host-ports.ts';
@@ -25,3 +25,5 @@ export { placementOf, type Placement } from './views.ts';
 export { relationSchemas, NotServedList, NotServedOne, workloadSummary, summaryOf } from './relations.ts';
 export { runProcedure, type RunSpec } from './runs.ts';
 export { placementFor, searchFilters, recordLookups, type SearchFields } from './records.ts';
+export { HostAccess, hostAccessRefused, isLocalGitUrl, type NetworkFacts } from './host-access-policy.ts';
+export { HostAccessSchema, type HostAccessPolicy } from './config.ts';

@@ -11,6 +11,8 @@ import { ENV_KEY, toEnvList } from './swarm/env.ts';
 import { IMAGE_REFERENCE, VOLUME_NAME } from './swarm/service-spec.ts';
 import { type ContainerCommand, type DatabaseCredentials, type DatabaseDriver } from '@berth/core';
 
+export { startTestEngine, type TestEngine } from './testing-engine.ts';
+
 export interface DriverDataProbe {
   /** Writes a marker into the database. */
   write(c: DatabaseCredentials): ContainerCommand;

@@ -3,10 +3,12 @@
 // arrive as domain errors.
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { PLATFORM_NETWORK } from '../src/container-hosts.ts';
 import { ensurePlatformNetwork } from '../src/hosts/platform-network.ts';
 import { BerthError } from '@berth/core';
 import { startTestServer, waitFor, TEST_BASE_IMAGE } from '@berth/core/testing';
+
+/** The test servers run with the config key platformNetwork at its default. */
+const PLATFORM_NETWORK = 'berth-network';
 
 t.test('the local engine is a swarm manager with the attachable platform network', async t => {
   const server = await startTestServer({ plugins: ['workloads'], jobs: false });

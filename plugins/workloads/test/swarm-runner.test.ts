@@ -2,7 +2,9 @@
 // that replace the tasks, failures reported with the engine's reason, cancellation, scale,
 // restart, logs and removal. Only the local test image is used (nothing can be pulled).
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import t, { type Test } from 'tap';
 import { LocalContainerHosts } from '../src/hosts/local-engine.ts';
 import { SwarmRunner, SwarmTaskError, deployService, serviceExists, serviceLogs } from '../src/swarm/runner.ts';
@@ -12,7 +14,7 @@ import { TEST_BASE_IMAGE, canRun, freePort, waitFor } from '@berth/core/testing'
 
 const errors: unknown[] = [];
 const logger = { info() {}, warn() {}, debug() {}, error: (obj: unknown) => void errors.push(obj) };
-const hosts = new LocalContainerHosts({ logger, config: { swarmAdvertiseAddr: '127.0.0.1' } });
+const hosts = new LocalContainerHosts({ logger, config: { swarmAdvertiseAddr: '127.0.0.1', platformNetwork: 'berth-network', dataDir: mkdtempSync(path.join(os.tmpdir(), 'berth-runner-')) } });
 const docker = await hosts.local();
 const runner = new SwarmRunner(docker, hosts, { pollMs: 200 });
 

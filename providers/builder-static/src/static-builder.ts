@@ -4,21 +4,21 @@
 import { cp, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigSchema, type Builder, type BuildRequest } from '@berth/core';
+import { Type, type Builder, type BuildRequest, type Static } from '@berth/core';
 import { appDirOf, buildContext, IMAGE_REF, resolveInside } from '@berth/provider-builder-dockerfile/engine';
 
 /** An absolute directory of plain segments (none starting with "."): nothing the Dockerfile parser reads specially. */
 const ROOT = /^\/(?:[A-Za-z0-9_-][A-Za-z0-9._-]*(?:\/[A-Za-z0-9_-][A-Za-z0-9._-]*)*)?\/?$/;
 
-/** The configuration schema's default, so the defaults are written once (in core's config). */
-const configDefault = (key: 'staticImage' | 'staticRoot') => (ConfigSchema.properties[key] as { default?: unknown }).default as string;
+/** The provider's options (`providers.builder.static.options`); their defaults are the builder's. */
+export const StaticOptions = Type.Object({
+  image: Type.String({ env: 'BERTH_STATIC_IMAGE', formerly: 'staticImage', pattern: IMAGE_REF.source, default: 'nginx:alpine', description: 'Web-server image of the static build type: it serves the files copied to root' }),
+  root: Type.String({ env: 'BERTH_STATIC_ROOT', formerly: 'staticRoot', pattern: '^/[A-Za-z0-9._/-]*$', default: '/usr/share/nginx/html', description: 'Directory inside that image that the web server serves' }),
+}, { additionalProperties: false });
 
-export interface StaticBuilderOptions {
-  /** The web-server image (default: config.staticImage's default). */
-  image?: string;
-  /** The directory the image serves (default: config.staticRoot's default). */
-  root?: string;
-}
+const optionDefault = (key: 'image' | 'root') => (StaticOptions.properties[key] as { default?: unknown }).default as string;
+
+export type StaticBuilderOptions = Partial<Static<typeof StaticOptions>>;
 
 export class StaticBuilder implements Builder {
   readonly id = 'static' as const;
@@ -26,8 +26,8 @@ export class StaticBuilder implements Builder {
   readonly root: string;
 
   constructor(options: StaticBuilderOptions = {}) {
-    const image = options.image ?? configDefault('staticImage');
-    const root = options.root ?? configDefault('staticRoot');
+    const image = options.image ?? optionDefault('image');
+    const root = options.root ?? optionDefault('root');
     if (!IMAGE_REF.test(image)) throw new Error(`The static builder's image "${image}" is not a valid image reference`);
     if (!ROOT.test(root)) throw new Error(`The static builder's root "${root}" is not a valid absolute directory`);
     this.image = image;

@@ -1,15 +1,16 @@
-// @berth/provider-persistence-embedded: the persistence-server provider that core loads when no
-// DATABASE_URL is configured — a real PostgreSQL run as Berth's child process in its data directory.
+// @berth/provider-persistence-embedded: provider "persistence.embedded", which the kernel loads
+// when no databaseUrl is configured — a real PostgreSQL run as Berth's child process in its data
+// directory.
 import { mkdirSync } from 'node:fs';
-import type { PersistenceServerProvider } from '@berth/core';
-import { EmbeddedPostgres } from './embedded-postgres.ts';
+import { defineProvider, Type, type PersistenceServerProvider } from '@berth/core';
+import { EmbeddedPostgres, binariesVersion, createCluster } from './embedded-postgres.ts';
 import { lockDataDir, refusePglite } from './data-dir.ts';
 
 export { EmbeddedPostgres, EmbeddedDatabaseError, POSTGRES_MAJOR, binariesVersion, createCluster } from './embedded-postgres.ts';
 
 const embedded: PersistenceServerProvider = {
-  contract: 'persistence-server',
-  id: 'embedded',
+  get binaries() { return binariesVersion(); },
+  initialize: createCluster,
   async start({ dataDir, log, onLost }) {
     mkdirSync(dataDir, { recursive: true });
     const lock = lockDataDir(dataDir);
@@ -34,4 +35,9 @@ const embedded: PersistenceServerProvider = {
   },
 };
 
-export default embedded;
+export default defineProvider({
+  contract: 'persistence',
+  id: 'embedded',
+  options: Type.Object({}, { additionalProperties: false }),
+  create: () => embedded,
+});

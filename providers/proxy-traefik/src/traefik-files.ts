@@ -7,7 +7,12 @@
 // `stripprefix-<appName>-<n>` and `addprefix-<appName>-<n>`. Middleware order on a router: the
 // web router of an https domain only redirects; otherwise strip, add, redirects, auth, then the
 // domain's own middlewares. TLS: certResolver letsencrypt, a custom resolver, or none.
+// A compose service's domain (a route with a serviceName) is not in these files: as the peer does,
+// it is routed by the labels its converted compose file carries (the compose plugin writes them).
 import type { ProxyRoute, ProxyWorkloadConfig } from '@berth/core';
+
+/** The routes written to the files: not those of compose services, which their labels route. */
+const fileRoutes = (w: ProxyWorkloadConfig) => w.routes.filter(d => !d.serviceName);
 
 export interface HttpRouter {
   rule: string;
@@ -55,16 +60,16 @@ function router(w: ProxyWorkloadConfig, d: ProxyRoute, entryPoint: string): Http
 }
 
 /** dynamic/<appName>.yml of the workload (null when it has no domain: the file is removed). */
-export function workloadFile(w: ProxyWorkloadConfig, upstream: UpstreamHost = 'tasks'): FileConfig | null {
-  if (!w.routes.length) return null;
+export function workloadFile(w: ProxyWorkloadConfig, upstream: UpstreamHost = 'service'): FileConfig | null {
+  const routes = fileRoutes(w);
+  if (!routes.length) return null;
   const routers: Record<string, HttpRouter> = {};
   const services: NonNullable<NonNullable<FileConfig['http']>['services']> = {};
-  for (const d of w.routes) {
+  for (const d of routes) {
     const n = d.uniqueConfigKey;
     routers[`${w.appName}-router-${n}`] = router(w, d, d.customEntrypoint || 'web');
     if (!d.customEntrypoint && d.https) routers[`${w.appName}-router-websecure-${n}`] = router(w, d, 'websecure');
-    const target = d.serviceName ?? w.appName;
-    const url = d.upstream ? `http://${d.upstream}` : `http://${upstream === 'tasks' ? `tasks.${target}` : target}:${d.port}`;
+    const url = d.upstream ? `http://${d.upstream}` : `http://${upstream === 'tasks' ? `tasks.${w.appName}` : w.appName}:${d.port}`;
     services[`${w.appName}-service-${n}`] = { loadBalancer: { servers: [{ url }], passHostHeader: true } };
   }
   return { http: { routers, services } };
@@ -80,7 +85,8 @@ export function isWorkloadMiddleware(name: string, appName: string): boolean {
 export function workloadMiddlewares(w: ProxyWorkloadConfig): Record<string, Record<string, unknown>> {
   const out: Record<string, Record<string, unknown>> = {};
   const { appName } = w;
-  for (const d of w.routes) {
+  const routes = fileRoutes(w);
+  for (const d of routes) {
     const n = d.uniqueConfigKey;
     if (d.internalPath && d.internalPath !== '/' && d.internalPath !== d.path) out[`addprefix-${appName}-${n}`] = { addPrefix: { prefix: d.internalPath } };
     if (d.stripPath && d.path && d.path !== '/') out[`stripprefix-${appName}-${n}`] = { stripPrefix: { prefixes: [d.path] } };

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
 import type { ProxyRoute, ProxyWorkloadConfig } from '@berth/core';
-import { TraefikProxy, workloadFile, mergeMiddlewares, type FileConfig } from '../src/index.ts';
+import traefik, { TraefikProxy, workloadFile, mergeMiddlewares, type FileConfig } from '../src/index.ts';
 
 const route = (over: Partial<ProxyRoute> = {}): ProxyRoute => ({
   domainId: 'd1', uniqueConfigKey: 1, host: 'example.com', path: '/', internalPath: '/', stripPath: false, https: false,
@@ -80,6 +80,14 @@ t.test('path middlewares: strip before add', async t => {
   t.ok(other.http!.middlewares!['auth-test'], 'another workload (whose name starts the same) leaves them');
   const cleared = mergeMiddlewares(shared, workload([]));
   t.same(Object.keys(cleared.http!.middlewares!), ['redirect-to-https'], 'a workload without domains leaves nothing');
+});
+
+t.test('the upstream: the service\'s VIP by default, as the peer writes it; tasks.<appName> for hosts without IPVS', async t => {
+  t.equal((traefik.options as unknown as { properties: { upstreamHost: { default: string } } }).properties.upstreamHost.default, 'service', 'the provider option upstreamHost defaults to service');
+  const url = (upstream?: 'service' | 'tasks') => workloadFile(workload([route({ port: 8080 })]), upstream)!.http!.services!['test-service-1']!.loadBalancer.servers[0]!.url;
+  t.equal(url(), 'http://test:8080', 'the peer\'s http://<appName>:<port>');
+  t.equal(url('service'), 'http://test:8080');
+  t.equal(url('tasks'), 'http://tasks.test:8080', 'tasks: DNS round robin over the tasks');
 });
 
 t.test('the files, in the peer\'s layout, parse back', async t => {

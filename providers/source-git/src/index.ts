@@ -4,7 +4,7 @@ import { defineProvider, Type } from '@berth/core';
 import { GitFetcher } from './git-fetcher.ts';
 
 export const GitOptions = Type.Object({
-  knownHostsFile: Type.Optional(Type.String({ pattern: '^/', description: 'Where hosts first seen over SSH are remembered (default: dataDir/ssh/known_hosts, not the user\'s)' })),
+  knownHostsFile: Type.Optional(Type.String({ env: 'BERTH_SOURCE_GIT_KNOWN_HOSTS_FILE', pattern: '^/', description: 'Where hosts first seen over SSH are remembered (default: dataDir/ssh/known_hosts, not the user\'s)' })),
   searchPath: Type.Optional(Type.String({ minLength: 1, description: 'Where git is looked up (default: this process\'s PATH)' })),
 }, { additionalProperties: false });
 

@@ -225,7 +225,8 @@ export function routeDocument(doc: Document, routes: ComposeDomainRoute[], opts:
       ]);
     }
     // An isolated stack declares its own network under its name: that definition stays.
-    if (usesNetwork(doc, platformNetwork) && !declaresNetwork(doc, platformNetwork)) declareExternalNetwork(doc, platformNetwork);
+    // The platform network in the peer's form (`{ external: true }`, the key being its name).
+    if (usesNetwork(doc, platformNetwork) && !declaresNetwork(doc, platformNetwork)) declareExternalNetwork(doc, platformNetwork, false);
   }
   if (type === 'stack') useDnsRoundRobin(doc);
 }

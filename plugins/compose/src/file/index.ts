@@ -1,7 +1,7 @@
 // The compose file's transforms and the template catalog: pure functions of text (no engine, no
 // database), used by the compose plugin's operations and deployer.
 export { parseCompose, serviceNames, composeText } from './yaml-doc.ts';
-export { addSuffix, SHARED_NETWORKS } from './suffix.ts';
+export { addSuffix, sharedNetworks } from './suffix.ts';
 export { isolate, NETWORK_NAME } from './isolate.ts';
 export { ignoredKeys, interpolatedVariables, type ComposeType, type ComposeIssue } from './ignored-keys.ts';
 export { withDomains, traefikLabels, caddyUpstreamAlias, unreachableDomains, type ComposeDomainRoute, type ComposeProxy, type WithDomainsOptions } from './domains.ts';

@@ -56,10 +56,10 @@ export function addNetworkAlias(doc: Document, serviceName: string, network: str
   if (!scalarItems(doc, aliases).some(s => s.value === alias)) aliases.add(doc.createNode(alias));
 }
 
-/** Declares a network at the top level as external (made by the caller), replacing its definition. */
-export function declareExternalNetwork(doc: Document, network: string): void {
+/** Declares a network at the top level as external (made by the caller), replacing its definition; `named: false` is the peer's `{ external: true }`, the key being the name. */
+export function declareExternalNetwork(doc: Document, network: string, named = true): void {
   const networks = ensureMap(doc, rootOf(doc), 'networks');
-  setValue(doc, networks, network, { name: network, external: true });
+  setValue(doc, networks, network, named ? { name: network, external: true } : { external: true });
 }
 
 /** Declares the stack's own network: an attachable overlay under its exact name, made and removed with the stack. */
@@ -90,7 +90,7 @@ export function usesNetwork(doc: Document, network: string): boolean {
 export function isolate(text: string, network: string, opts: { volumes?: boolean; external?: boolean } = {}): string {
   if (!NETWORK_NAME.test(network)) throw new Error(`The network name "${network}" may hold only letters, digits, '.', '_' and '-' (at most 63, starting with a letter or digit)`);
   const doc = parseCompose(text);
-  if (opts.volumes) suffixDocument(doc, network, { volumes: true });
+  if (opts.volumes) suffixDocument(doc, network, network, { volumes: true });
   if (opts.external) declareExternalNetwork(doc, network);
   else declareOwnNetwork(doc, network);
   joinNetwork(doc, null, network);

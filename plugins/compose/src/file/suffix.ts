@@ -5,15 +5,16 @@
 // Where the peer's rule breaks the file, Berth keeps the meaning instead:
 // - an external volume/network/config/secret keeps its real name (`name:` is added), since the
 //   engine looks it up by name;
-// - `default` and the platform networks (dokploy-network, berth-network) are never renamed;
+// - `default`, the peer's platform network (dokploy-network) and this instance's (the config key
+//   platformNetwork) are never renamed;
 // - `links: [db:alias]` and `volumes_from: [svc:ro]` get the suffix on the service part only, and
 //   `volumes_from: [container:x]` (a container, not a service) is left alone;
 // - a service's per-network settings (aliases, ipv4_address, ...) are kept as they are.
 import { isMap, isScalar, isSeq, type Document, type Scalar, type YAMLMap } from 'yaml';
 import { composeText, keyOf, mapAt, nodeAt, parseCompose, renameKey, resolve, rootOf, scalarItems, servicesOf, setValue } from './yaml-doc.ts';
 
-/** Networks that belong to the platform (the proxy joins them): never suffixed. */
-export const SHARED_NETWORKS = new Set(['default', 'dokploy-network', 'berth-network']);
+/** Networks that belong to the platform (the proxy joins them), never suffixed: `default`, the peer's, and this instance's platform network. */
+export const sharedNetworks = (platformNetwork: string): Set<string> => new Set(['default', 'dokploy-network', platformNetwork]);
 
 /** Edits each node once, however many services reach it through an alias. */
 class Once {
@@ -108,24 +109,27 @@ function suffixRefs(doc: Document, suffix: string, once: Once, key: string, shor
   }
 }
 
-function suffixServiceNetworks(doc: Document, suffix: string, once: Once): void {
+function suffixServiceNetworks(doc: Document, suffix: string, once: Once, shared: Set<string>): void {
   for (const service of servicesOf(doc)) {
     for (const map of service.maps) {
       const networks = resolve(doc, map.get('networks', true));
       if (isSeq(networks)) {
-        for (const s of scalarItems(doc, networks)) suffixScalar(s, suffix, once, v => (SHARED_NETWORKS.has(v) ? v : sfx(v, suffix)));
+        for (const s of scalarItems(doc, networks)) suffixScalar(s, suffix, once, v => (shared.has(v) ? v : sfx(v, suffix)));
       } else if (isMap(networks) && once.take(networks)) {
         for (const pair of networks.items) {
           const name = keyOf(pair);
-          if (name !== null && !SHARED_NETWORKS.has(name)) renameKey(pair, sfx(name, suffix));
+          if (name !== null && !shared.has(name)) renameKey(pair, sfx(name, suffix));
         }
       }
     }
   }
 }
 
+/** What to suffix (absent = everything) and the platform network, which never is. */
+export interface SuffixParts { services?: boolean; volumes?: boolean; networks?: boolean; configs?: boolean; secrets?: boolean }
+
 /** Adds the suffix to a document in place. */
-export function suffixDocument(doc: Document, suffix: string, parts: { services?: boolean; volumes?: boolean; networks?: boolean; configs?: boolean; secrets?: boolean } = {}): void {
+export function suffixDocument(doc: Document, suffix: string, platformNetwork: string, parts: SuffixParts = {}): void {
   const all = Object.keys(parts).length === 0;
   const once = new Once();
   if (all || parts.services) suffixServices(doc, suffix, once);
@@ -137,8 +141,9 @@ export function suffixDocument(doc: Document, suffix: string, parts: { services?
     });
   }
   if (all || parts.networks) {
-    suffixRoot(doc, 'networks', suffix, n => SHARED_NETWORKS.has(n));
-    suffixServiceNetworks(doc, suffix, once);
+    const shared = sharedNetworks(platformNetwork);
+    suffixRoot(doc, 'networks', suffix, n => shared.has(n));
+    suffixServiceNetworks(doc, suffix, once, shared);
   }
   for (const section of ['configs', 'secrets'] as const) {
     if (!all && !parts[section]) continue;
@@ -148,9 +153,9 @@ export function suffixDocument(doc: Document, suffix: string, parts: { services?
 }
 
 /** The file with the suffix on every name it declares and every reference to it (randomizeCompose). */
-export function addSuffix(text: string, suffix: string): string {
+export function addSuffix(text: string, suffix: string, platformNetwork: string): string {
   if (!/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/.test(suffix)) throw new Error(`The suffix "${suffix}" may hold only letters, digits, '.', '_' and '-', and must start with a letter or digit`);
   const doc = parseCompose(text);
-  suffixDocument(doc, suffix);
+  suffixDocument(doc, suffix, platformNetwork);
   return composeText(doc);
 }

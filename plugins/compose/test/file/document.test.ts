@@ -31,7 +31,7 @@ t.test('parse and write back without a change gives the same text (flow collecti
 t.test('comments, unknown keys, anchors and quoting survive every transform', async t => {
   const route = { serviceName: 'web', host: 'shop.example.com', path: '/', port: 8080, https: false, uniqueConfigKey: 1, appName: 'shop', certificateType: 'none', stripPath: false, internalPath: '/' };
   for (const [what, out] of [
-    ['addSuffix', addSuffix(FILE, 'abc')],
+    ['addSuffix', addSuffix(FILE, 'abc', 'berth-network')],
     ['isolate', isolate(FILE, 'shop-net')],
     ['withDomains', withDomains(FILE, [route], { type: 'docker-compose', proxy: 'traefik', platformNetwork: 'berth-network' })],
   ] as const) {

@@ -83,7 +83,7 @@ t.test('docker-compose with Traefik: labels on the service, the platform network
   t.same(web.networks, ['default', 'berth-network'], 'a service without networks stays on default too');
   t.same(out.services.worker.networks, ['backend', 'berth-network'], 'a service keeps its own networks');
   t.ok(out.services.worker.labels.includes('com.example.role=worker') && out.services.worker.labels.includes('traefik.http.routers.shop-8-web.rule=Host(`w.example.com`)'), 'list form stays a list');
-  t.same(out.networks['berth-network'], { name: 'berth-network', external: true });
+  t.same(out.networks['berth-network'], { external: true }, 'declared as the peer does: external, the key being the name');
   t.equal(out.services.web.deploy, undefined, 'nothing under deploy for compose');
 });
 
@@ -118,7 +118,7 @@ t.test('Caddy: no labels; docker-compose services get the alias <appName>-<servi
   t.same(compose.services.web.networks, { default: null, 'berth-network': { aliases: ['shop-web'] } });
   t.same(compose.services.worker.networks, { backend: null, 'berth-network': { aliases: ['shop-worker'] } });
   t.same(compose.services.web.labels, { 'com.example.keep': 'yes' });
-  t.same(compose.networks['berth-network'], { name: 'berth-network', external: true });
+  t.same(compose.networks['berth-network'], { external: true });
   const stack = parse(withDomains(FILE, [route()], { type: 'stack', proxy: 'caddy', platformNetwork: 'berth-network' })) as Json;
   t.same(stack.services.web.networks, ['default', 'berth-network'], 'a stack is reached as tasks.<appName>_<service>: no alias');
   t.equal(stack.services.web.deploy.labels, undefined);

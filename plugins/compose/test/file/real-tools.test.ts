@@ -55,7 +55,7 @@ t.test('every example template and each transform of it is a file docker-compose
     const routes: ComposeDomainRoute[] = tpl.domains.map((d, i) => ({ ...d, https: true, uniqueConfigKey: i + 1, appName: `tpl-${id}`, certificateType: 'letsencrypt', stripPath: false, internalPath: '/' }));
     const variants: [string, string][] = [
       ['as written', tpl.compose],
-      ['with a suffix', addSuffix(tpl.compose, 'abc123')],
+      ['with a suffix', addSuffix(tpl.compose, 'abc123', 'berth-network')],
       ['isolated', isolate(tpl.compose, `tpl-${id}`, { volumes: true })],
       ['with Traefik labels', withDomains(tpl.compose, routes, { type: 'docker-compose', proxy: 'traefik', platformNetwork: 'berth-network' })],
       ['with Caddy\'s alias', withDomains(tpl.compose, routes, { type: 'docker-compose', proxy: 'caddy', platformNetwork: 'berth-network' })],

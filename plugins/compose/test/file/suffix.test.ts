@@ -6,7 +6,7 @@ import { addSuffix, randomSuffix } from '../../src/file/index.ts';
 
 type Json = Record<string, any>;
 const S = 'testhash';
-const run = (text: string, suffix = S): Json => parse(addSuffix(text, suffix), { merge: true }) as Json;
+const run = (text: string, suffix = S, platformNetwork = 'berth-network'): Json => parse(addSuffix(text, suffix, platformNetwork), { merge: true }) as Json;
 
 t.test('a random suffix is 8 hex characters, different each time', async t => {
   const a = randomSuffix();
@@ -183,6 +183,13 @@ networks:
   t.same(out.networks['frontend-testhash'], { driver: 'bridge', driver_opts: { 'com.docker.network.driver.mtu': 1200 } });
 });
 
+t.test('the platform network kept is the configured one (platformNetwork), with default and the peer\'s dokploy-network', async t => {
+  const file = 'services:\n  web:\n    image: x\n    networks: [edge-net, berth-network, dokploy-network, default]\nnetworks:\n  edge-net: { external: true }\n  berth-network: { external: true }\n';
+  const out = run(file, S, 'edge-net');
+  t.same(out.services['web-testhash'].networks, ['edge-net', 'berth-network-testhash', 'dokploy-network', 'default'], 'berth-network is an ordinary network when the platform network is another');
+  t.same(Object.keys(out.networks), ['edge-net', 'berth-network-testhash']);
+});
+
 t.test('configs and secrets: top-level names and references in short and long form', async t => {
   const out = run(`
 services:
@@ -339,6 +346,6 @@ networks:
 });
 
 t.test('a suffix that is not a name is refused', async t => {
-  t.throws(() => addSuffix('services: {a: {image: x}}', 'bad suffix'), /may hold only letters/);
-  t.throws(() => addSuffix('services: {a: {image: x}}', '../x'), /may hold only letters/);
+  t.throws(() => addSuffix('services: {a: {image: x}}', 'bad suffix', 'berth-network'), /may hold only letters/);
+  t.throws(() => addSuffix('services: {a: {image: x}}', '../x', 'berth-network'), /may hold only letters/);
 });

@@ -2,21 +2,40 @@
 // the engine is a swarm manager and that the platform network exists and is Berth's; engine errors are
 // converted to domain errors here, at the boundary.
 import type Docker from 'dockerode';
-import { PLATFORM_NETWORK, type ContainerHosts } from '../container-hosts.ts';
-import { ensurePlatformNetwork } from './platform-network.ts';
-import { BerthError, type Logger, conflict, notFound } from '@berth/core';
+import type { ContainerHosts } from '../container-hosts.ts';
+import { ensurePlatformNetwork, recordedPlatformNetwork, recordPlatformNetwork, refuseWhileAttached, type WorkloadExists } from './platform-network.ts';
+import { BerthError, type EntityManager, type Logger, conflict, notFound } from '@berth/core';
 
 interface EngineError { statusCode?: number; json?: { message?: string }; reason?: string; message?: string; code?: string }
 
 export class LocalContainerHosts implements ContainerHosts {
   readonly #log: Logger;
   readonly #advertiseAddr: string;
+  readonly #dataDir: string;
+  readonly platformNetwork: string;
   #ready?: Promise<Docker>;
   readonly #afterReady: ((docker: Docker) => Promise<void>)[] = [];
 
-  constructor({ logger, config }: { logger: Logger; config: { swarmAdvertiseAddr: string } }) {
+  constructor({ logger, config }: { logger: Logger; config: { swarmAdvertiseAddr: string; platformNetwork: string; dataDir: string } }) {
     this.#log = logger;
     this.#advertiseAddr = config.swarmAdvertiseAddr;
+    this.#dataDir = config.dataDir;
+    this.platformNetwork = config.platformNetwork;
+  }
+
+  /**
+   * At boot: a platformNetwork other than the one this Berth last used is checked against the
+   * engine now (refused while this instance's workloads are on the former network, or when the new
+   * one is not Berth's). An unchanged key leaves the engine alone until first use.
+   */
+  async checkNetworkAtBoot(exists: WorkloadExists, em: EntityManager): Promise<void> {
+    const former = recordedPlatformNetwork(this.#dataDir);
+    if (former === this.platformNetwork) return;
+    const { default: Dockerode } = await import('dockerode');
+    await refuseWhileAttached({ docker: new Dockerode(), call: (what, fn) => this.call(what, fn), former, configured: this.platformNetwork, exists, em });
+    // The engine prepared now: swarm mode, the new network ensured (a foreign one refused) and recorded.
+    await this.local();
+    this.#log.info({ from: former, to: this.platformNetwork }, 'the platform network changed; no workload of this instance was on the former one');
   }
 
   local(): Promise<Docker> {
@@ -47,7 +66,8 @@ export class LocalContainerHosts implements ContainerHosts {
     } else if (info.Swarm.ControlAvailable === false) {
       throw new BerthError('INTERNAL_SERVER_ERROR', 'The local Docker engine is a swarm worker; Berth needs a manager');
     }
-    await ensurePlatformNetwork(docker, (what, fn) => this.call(what, fn), PLATFORM_NETWORK, this.#log);
+    await ensurePlatformNetwork(docker, (what, fn) => this.call(what, fn), this.platformNetwork, this.#log);
+    await recordPlatformNetwork(this.#dataDir, this.platformNetwork);
     return docker;
   }
 

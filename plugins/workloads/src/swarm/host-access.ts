@@ -3,7 +3,7 @@
 // checked again — bind sources with links resolved, networks as the engine knows them (a network
 // given by id is still the host network). Berth's own helper containers do not pass here.
 import type Docker from 'dockerode';
-import type { HostAccess, NetworkFacts } from '@berth/core';
+import type { HostAccess, NetworkFacts } from '../host-access-policy.ts';
 import type { WorkloadService } from '../services.ts';
 
 export async function admitWorkload(workload: WorkloadService, docker: Docker, policy: HostAccess): Promise<void> {

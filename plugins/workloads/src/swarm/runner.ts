@@ -16,7 +16,8 @@
 // Registry credentials go to the engine in its X-Registry-Auth header and nowhere else.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type Docker from 'dockerode';
-import { PLATFORM_NETWORK, type ContainerHosts } from '../container-hosts.ts';
+import type { ContainerHosts } from '../container-hosts.ts';
+import { DEFAULT_PLATFORM_NETWORK } from '../hosts/platform-network.ts';
 import type { WorkloadService } from '../services.ts';
 import { checkServiceName, toServiceSpec, type ServiceSpec } from './service-spec.ts';
 import { ID_LABEL, assertOwned } from '../owners.ts';
@@ -134,7 +135,7 @@ const DEFAULT_TIMEOUT_MS = 10 * 60_000;
 const DEFAULT_SETTLE_MS = 2000;
 
 export interface SwarmRunnerOptions {
-  /** The network every workload joins unless detached (default PLATFORM_NETWORK). */
+  /** The network every workload joins unless detached (default: the hosts' platformNetwork). */
   platformNetwork?: string;
   /** How often task states are read while waiting (default 300 ms). */
   pollMs?: number;
@@ -153,7 +154,7 @@ export class SwarmRunner {
     this.#admit = options.admit ?? (async () => {});
     this.#docker = docker;
     this.#hosts = hosts;
-    this.#network = options.platformNetwork ?? PLATFORM_NETWORK;
+    this.#network = options.platformNetwork ?? hosts.platformNetwork;
     this.#pollMs = options.pollMs ?? 300;
   }
 
@@ -457,6 +458,7 @@ export const serviceLogs = (docker: Docker, name: string, opts: LogOptions & Own
 
 function bareHosts(docker: Docker): ContainerHosts {
   return {
+    platformNetwork: DEFAULT_PLATFORM_NETWORK,
     local: async () => docker,
     async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
       try {

@@ -1,9 +1,9 @@
 // The instance's own-data archive as a service (the `ownData` of the container): plugins write
 // it without seeing the database's connection or the operator's passphrase (config key
-// backupPassphrase), which stays in core and is never logged.
+// backups.backupPassphrase), which stays in here and is never logged.
 import type { Writable } from 'node:stream';
 import type { PoolConfig } from 'pg';
-import { conflict } from '../errors.ts';
+import { conflict } from '@berth/core';
 import { decryptStream } from '../stream-encryption.ts';
 import { writeOwnDataArchive } from './archive.ts';
 
@@ -41,7 +41,7 @@ export class OwnDataArchiver {
   }
 }
 
-declare module '../container.ts' {
+declare module '@berth/core' {
   interface Cradle {
     /** The archive of Berth's own data (web-server backups). */
     ownData: OwnDataArchiver;

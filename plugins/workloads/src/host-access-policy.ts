@@ -7,13 +7,10 @@
 import { existsSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { BerthConfig } from './config.ts';
-import { BerthError } from './errors.ts';
-import type { Principal } from './procedure.ts';
-import type { UserService } from './identity/users.ts';
+import { BerthError, type BerthConfig, type Cradle, type Principal } from '@berth/core';
 
 /** Where Berth's own code lives: no container may bind it, nor a parent of it. */
-export const INSTALL_DIR = path.resolve(fileURLToPath(new URL('../..', import.meta.url)));
+export const INSTALL_DIR = path.resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 
 /** Docker's own networks that put a container on the host's stack or outside every network. */
 const HOST_NETWORKS = new Set(['host', 'ingress', 'none']);
@@ -51,9 +48,9 @@ export interface NetworkFacts {
 }
 
 export class HostAccess {
-  readonly #cradle: { config: BerthConfig; users: UserService };
+  readonly #cradle: { config: BerthConfig; users: Cradle['users'] };
 
-  constructor(cradle: { config: BerthConfig; users: UserService }) {
+  constructor(cradle: { config: BerthConfig; users: Cradle['users'] }) {
     this.#cradle = cradle;
   }
 
@@ -110,5 +107,12 @@ export class HostAccess {
 
   async assertGitUrl(principal: Principal, url: string | null | undefined, field = 'customGitUrl'): Promise<void> {
     if (url && isLocalGitUrl(url)) await this.assert(principal, this.localGitRefusal(url, field), field, 'repositories on this host');
+  }
+}
+
+declare module '@berth/core' {
+  interface Cradle {
+    /** The operator's host access policy (bind mounts, host networks, local git). */
+    hostAccess: HostAccess;
   }
 }

@@ -1,4 +1,5 @@
-// berth restore: brings an instance back from the archive of its own data (own-data/archive.ts)
+// berth restore, the backups plugin's operator command: brings an instance back from the archive of
+// its own data (own-data/archive.ts), with Berth stopped,
 // into a NEW data directory (the embedded database is created there) or an empty external
 // DATABASE_URL. The archive (a file, or an object of an S3-compatible bucket) is decrypted and
 // checked whole before anything is written.
@@ -8,19 +9,17 @@ import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { createKernel, type Kernel } from '../kernel.ts';
-import { loadConfig } from '../config.ts';
-import { loadProvider } from '../provider-loader.ts';
+import type { CommandContext, Kernel, PluginCommand } from '@berth/core';
 import { decryptStream } from '../stream-encryption.ts';
 import { DATABASE_ENTRY, KEY_FILES, readEntries } from './archive.ts';
 import { runPgTool } from './pg-tools.ts';
 
-export const restoreUsage = `berth restore --from <archive file> --passphrase-env <VAR> --data-dir <new directory>
+const usage = `berth restore --from <archive file> --passphrase-env <VAR> --data-dir <new directory>
   berth restore --from s3://<bucket>/<key> --endpoint <URL> [--region <region>] --passphrase-env <VAR> --data-dir <new directory>
     (the bucket's keys from the environment: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)`;
 
 /** The archive's bytes: a file, or an object of an S3-compatible bucket read through the s3 storage provider (the instance being restored has no destinations to read). */
-async function openArchive(from: string, o: { endpoint?: string; region?: string }, env: NodeJS.ProcessEnv): Promise<Readable> {
+async function openArchive(from: string, o: { endpoint?: string; region?: string }, { env, provider }: CommandContext): Promise<Readable> {
   const s3 = /^s3:\/\/([^/]+)\/(.+)$/.exec(from);
   if (!s3) {
     if (/^[a-z0-9]+:\/\//i.test(from)) throw new Error(`--from ${from}: a file path or s3://<bucket>/<key>`);
@@ -30,7 +29,7 @@ async function openArchive(from: string, o: { endpoint?: string; region?: string
   const accessKey = env.AWS_ACCESS_KEY_ID;
   const secretAccessKey = env.AWS_SECRET_ACCESS_KEY;
   if (!accessKey || !secretAccessKey) throw new Error('AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set (the bucket\'s keys) with --from s3://…');
-  const storage = await loadProvider(loadConfig(env), 'storage', 's3');
+  const storage = await provider('storage', 's3');
   return storage.open({ provider: 's3', endpoint: o.endpoint, region: o.region ?? 'us-east-1', bucket: s3[1]!, accessKey, secretAccessKey }).get(s3[2]!);
 }
 
@@ -56,16 +55,17 @@ async function externalIsEmpty(url: string): Promise<boolean> {
   }
 }
 
-export async function restoreCommand(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
+async function restore(args: string[], context: CommandContext): Promise<void> {
+  const { env } = context;
   const { values } = parseArgs({ args, options: { from: { type: 'string' }, 'passphrase-env': { type: 'string' }, 'data-dir': { type: 'string' }, endpoint: { type: 'string' }, region: { type: 'string' } } });
-  if (!values.from || !values['passphrase-env'] || !values['data-dir']) throw new Error(`--from, --passphrase-env and --data-dir are required\nusage: ${restoreUsage}`);
+  if (!values.from || !values['passphrase-env'] || !values['data-dir']) throw new Error(`--from, --passphrase-env and --data-dir are required\nusage: ${usage}`);
   const passphrase = env[values['passphrase-env']];
   if (!passphrase) throw new Error(`the environment variable ${values['passphrase-env']} (--passphrase-env) is not set`);
   const dataDir = path.resolve(values['data-dir']);
   if (existsSync(dataDir) && readdirSync(dataDir).length) throw new Error(`${dataDir} is not empty: restore into a new data directory`);
   if (env.DATABASE_URL && !(await externalIsEmpty(env.DATABASE_URL))) throw new Error('the database of DATABASE_URL is not empty: restore into an empty database');
   const from = values.from;
-  const entries = readEntries(await decryptArchive(from, () => openArchive(from, values, env), passphrase));
+  const entries = readEntries(await decryptArchive(from, () => openArchive(from, values, context), passphrase));
   const dump = entries.get(DATABASE_ENTRY);
   if (!dump?.length) throw new Error(`${values.from} holds no database dump`);
   const created = !existsSync(dataDir);
@@ -78,9 +78,9 @@ export async function restoreCommand(args: string[], env: NodeJS.ProcessEnv = pr
     }
     // Opening the kernel creates the database (initdb for the embedded one) and its schema; the
     // dump (made with --clean) then replaces every table with the archived one.
-    kernel = await createKernel({ headless: true, env: { ...env, BERTH_DATA_DIR: dataDir }, config: { dataDir, logLevel: 'warn', jobs: false } });
+    kernel = await context.openKernel({ env: { ...env, BERTH_DATA_DIR: dataDir }, config: { dataDir } });
     await runPgTool('psql', ['--no-psqlrc', '--quiet', '--single-transaction', '-v', 'ON_ERROR_STOP=1', '--file=-'], kernel.database.pool, { stdin: Readable.from([dump]) });
-    process.stdout.write(`restored into ${env.DATABASE_URL ? 'the database of DATABASE_URL' : dataDir}; start Berth with BERTH_DATA_DIR=${dataDir}\n`);
+    context.out(`restored into ${env.DATABASE_URL ? 'the database of DATABASE_URL' : dataDir}; start Berth with BERTH_DATA_DIR=${dataDir}\n`);
   } catch (e) {
     await kernel?.stop().catch(() => {});
     kernel = undefined;
@@ -91,3 +91,5 @@ export async function restoreCommand(args: string[], env: NodeJS.ProcessEnv = pr
     await kernel?.stop();
   }
 }
+
+export const restoreCommand: PluginCommand = { name: 'restore', usage, run: restore };
