@@ -8,8 +8,6 @@ import t from 'tap';
 import { deploymentFinished, deploymentIdOf, removeServiceAndVolume, signUpAdmin, startHttpSink, startSmtp, startTestServer, makeCertificate, waitFor, TEST_BASE_IMAGE } from '@berth/core/testing';
 
 t.setTimeout(300_000);
-// A send that blocked the deploy would add this much to it.
-process.env.BERTH_NOTIFY_TIMEOUT = '15';
 
 const sink = await startHttpSink(t);
 // Telegram wants ok:true, Pushover status:1, Lark code:0; one answer satisfies all.
@@ -18,6 +16,8 @@ const smtp = await startSmtp(t, makeCertificate(t), 'none');
 const server = await startTestServer({
   proxy: 'none',
   deploySettleSeconds: 0,
+  // A send that blocked the deploy would add this much to it.
+  notifyTimeoutSeconds: 15,
   providers: { notify: Object.fromEntries(['telegram', 'pushover', 'resend'].map(id => [id, { options: { apiUrl: `${sink.url}/${id}` } }])) } as never,
 });
 t.teardown(() => server.destroy());

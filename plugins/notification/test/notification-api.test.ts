@@ -9,15 +9,15 @@ import { addMember, makeCertificate, otherOrganization, signUpAdmin, startHttpSi
 
 t.setTimeout(240_000);
 
-// The plugin's own keys, read from the environment when the kernel starts.
-process.env.BERTH_NOTIFY_TIMEOUT = '2';
-process.env.BERTH_NOTIFY_MAX_TRIES = '3';
 
 const sink = await startHttpSink(t);
 const cert = makeCertificate(t);
 const smtp = await startSmtp(t, cert, 'starttls');
 const server: TestServer = await startTestServer({
   proxy: 'none',
+  // The plugin's own keys (section notification): a short timeout and three tries.
+  notifyTimeoutSeconds: 2,
+  notifyMaxTries: 3,
   providers: { notify: { telegram: { options: { apiUrl: `${sink.url}/telegram` } }, email: { options: { caFile: cert.certFile } } } } as never,
 });
 t.teardown(() => server.destroy());
