@@ -1,41 +1,62 @@
 #!/usr/bin/env bash
 # Runs every test of Berth on this machine: installs and starts what the tests need (Node 22, pnpm,
 # the workspace, PostgreSQL, the Docker engine, sshd, the test images), typechecks, builds, runs tap
-# in two rows of a matrix — every suite against an external PostgreSQL, then the suites that touch
-# persistence (test/database-matrix) against the default database, the one Berth starts on without
-# DATABASE_URL — and always ends with "N passed, N failed, N skipped" from tap's own results.
-# Extra arguments are test files (or tap options) run in both rows instead of the full sets;
-# BERTH_TEST_ROWS=external (or default-db) runs one row only.
+# in two rows of a matrix — every suite against an external PostgreSQL, then the suites listed in
+# test/database-matrix against the default database, the one Berth starts on without DATABASE_URL —
+# and always ends with "N passed, N failed, N skipped" from tap's own results.
+# Extra arguments are test files (or tap options, as --name=value) run in both rows instead of the
+# full sets; BERTH_TEST_ROWS=external (or default-db) runs one row only.
+# For the test command's own tests (test/test-command.test.ts), which run it on a fixture suite:
+# BERTH_TEST_BOOTSTRAP and BERTH_TEST_MATRIX replace scripts/bootstrap.sh and test/database-matrix,
+# and BERTH_TEST_PREPARE=skip skips the services, the typecheck and the build.
 set -uo pipefail
+shopt -s globstar
 cd "$(dirname "$0")/.."
-closing() { echo "$1"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
-
-# bootstrap.sh turns on `set -e`; this script handles every failure itself, so it turns it off again.
-source scripts/bootstrap.sh || closing "setup failed: Node 22, pnpm or the workspace install (see above)"
-set +e
-
-services_env=$(mktemp)
-if ! bash scripts/services.sh >"$services_env"; then
-  closing "the test services did not start: scripts/services.sh failed (its [services] lines above say where)"
-fi
-source "$services_env"; rm -f "$services_env"
-[ -n "${BERTH_TEST_PG:-}" ] || closing "the test services did not start: scripts/services.sh printed no BERTH_TEST_PG"
-export BERTH_TEST_PG
-
-echo "== typecheck"
-pnpm exec tsc -p tsconfig.json || closing "typecheck failed"
-
-echo "== build (the tests run the operator command from the compiled build, as start.sh does)"
-bash scripts/build.sh || closing "the production build failed"
-
 logs=$(mktemp -d)
-trap 'rm -rf "$logs"' EXIT
+summarized=
+# Whatever stops the run, its last line is the closing line.
+trap 'rc=$?; rm -rf "$logs"; if [ -z "$summarized" ]; then echo "the test command stopped before its summary (exit $rc)"; echo "0 passed, 1 failed, 0 skipped"; exit 1; fi' EXIT
+closing() { echo "$1"; echo "0 passed, 1 failed, 0 skipped"; summarized=1; exit 1; }
+
+# The bootstrap runs in a shell of its own: bash ignores `set -e` inside a script sourced on the left
+# of `||`, so a failed Node or pnpm install there would go on and fail later under a wrong reason.
+bootstrap=${BERTH_TEST_BOOTSTRAP:-scripts/bootstrap.sh}
+bash -c 'source "$1"; echo "$PATH" >"$2"' bootstrap "$bootstrap" "$logs/path" \
+  || closing "setup failed: Node 22, pnpm or the workspace install ($bootstrap exited $?; see above)"
+PATH=$(cat "$logs/path"); export PATH
+
+# Every file argument names at least one file; tap would drop one that does not, silently.
+for arg in "$@"; do
+  case $arg in -*) continue ;; esac
+  compgen -G "$arg" >/dev/null || closing "no test file matches the argument $arg"
+done
+# test/database-matrix: a line that names no file fails the run, and so does an exclusion without a reason.
+matrix_file=${BERTH_TEST_MATRIX:-test/database-matrix}
+matrix_out=$(node scripts/test-matrix.ts "$matrix_file") || closing "$matrix_out"
+mapfile -t matrix <<<"$matrix_out"
+
+if [ "${BERTH_TEST_PREPARE:-}" != skip ]; then
+  services_env=$(mktemp)
+  if ! bash scripts/services.sh >"$services_env"; then
+    closing "the test services did not start: scripts/services.sh failed (its [services] lines above say where)"
+  fi
+  source "$services_env"; rm -f "$services_env"
+  [ -n "${BERTH_TEST_PG:-}" ] || closing "the test services did not start: scripts/services.sh printed no BERTH_TEST_PG"
+  export BERTH_TEST_PG
+
+  echo "== typecheck"
+  pnpm exec tsc -p tsconfig.json || closing "typecheck failed"
+
+  echo "== build (the tests run the operator command from the compiled build, as start.sh does)"
+  bash scripts/build.sh || closing "the production build failed"
+fi
+
 rows=()
 run_row() { # <label> <BERTH_TEST_DB> <files or tap args...>
-  local label=$1 db=$2; shift 2
+  local label=$1 db=$2 started=$SECONDS; shift 2
   echo "== tests: $label"
   BERTH_TEST_DB=$db pnpm exec tap --reporter=tap --jobs="${BERTH_TEST_JOBS:-2}" "$@" 2>&1 | tee "$logs/$label.tap"
-  rows+=("$label:${PIPESTATUS[0]}=$logs/$label.tap")
+  rows+=("$label:${PIPESTATUS[0]}:$((SECONDS - started))=$logs/$label.tap")
 }
 
 want() { [ -z "${BERTH_TEST_ROWS:-}" ] || [ "$BERTH_TEST_ROWS" = "$1" ]; }
@@ -46,7 +67,6 @@ if want default-db; then
   if [ $# -gt 0 ]; then
     run_row default-db default "$@"
   else
-    mapfile -t matrix < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' test/database-matrix | grep -v '^$')
     run_row default-db default "${matrix[@]}"
   fi
 fi
@@ -56,4 +76,5 @@ echo "== summary"
 summary=$(node scripts/test-summary.ts "${rows[@]}"); rc=$?
 echo "$summary"
 tail -1 <<<"$summary" | grep -qE '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' || closing "the summary could not be made from the TAP logs (exit $rc)"
+summarized=1
 exit "$rc"

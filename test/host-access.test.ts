@@ -116,7 +116,7 @@ t.test('a record the policy now refuses fails its next deploy with that message,
   t.equal(ended.status, 'error', 'the deploy fails');
   t.match(ended.errorMessage, /mounts\.hostPath: bind mounts are off on this instance .*hostAccess\.bindMountRoots/, 'naming the config key');
   t.equal((await c.get('mounts.listByServiceId', { serviceType: 'application', serviceId: app.applicationId })).body.length, 1, 'the mount is kept');
-  await t.rejects(docker.getService(app.appName).inspect(), 'no service was created');
+  await t.rejects(docker.getService(app.appName).inspect(), { statusCode: 404, message: `service ${app.appName} not found` }, 'no service was created');
   const cloned = await runFinished(c, 'application.deploy', { applicationId: repo.applicationId });
   t.equal(cloned.status, 'error', 'the local repository is not cloned');
   t.match(cloned.errorMessage, /customGitUrl: repositories on this host .*hostAccess\.localGit/, 'naming the config key');
@@ -128,5 +128,5 @@ t.test('a record the policy now refuses fails its next deploy with that message,
   const failed = await runFinished(c, 'application.deploy', { applicationId: app.applicationId });
   t.equal(failed.status, 'error');
   t.match(failed.errorMessage, /networkSwarm\.0\.Target: the network host .*hostAccess\.hostNetworks/, 'the deploy names the network and the config key');
-  await t.rejects(docker.getService(app.appName).inspect(), 'still no service');
+  await t.rejects(docker.getService(app.appName).inspect(), { statusCode: 404, message: `service ${app.appName} not found` }, 'still no service');
 });

@@ -4,6 +4,7 @@ import { createContainer, InjectionMode, type AwilixContainer } from 'awilix';
 import type { MikroORM, EntityManager } from '@mikro-orm/postgresql';
 import type { PoolConfig } from 'pg';
 import type { BerthConfig } from './config.ts';
+import type { Clock } from './clock.ts';
 import type { SecretBox } from './crypto.ts';
 import type { UserService } from './identity/users.ts';
 import type { SessionService } from './identity/sessions.ts';
@@ -26,6 +27,8 @@ export interface Logger {
 export interface Cradle {
   config: BerthConfig;
   logger: Logger;
+  /** The time as services read it (a test may register its own). */
+  clock: Clock;
   orm: MikroORM;
   /** A unit of work for the current request (request scope only). */
   em: EntityManager;

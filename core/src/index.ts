@@ -8,6 +8,7 @@ export { router, ProcedureRegistry, type Procedure, type ProcedureFactory, type 
 export { BerthError, badRequest, invalidField, unauthorized, forbidden, notFound, conflict, unavailable, type ErrorCode, type Issue } from './errors.ts';
 export { optionalService, type Cradle, type BerthContainer, type Logger } from './container.ts';
 export { EventBus, type BerthEvents } from './events.ts';
+export { systemClock, type Clock } from './clock.ts';
 export { JobScheduler } from './jobs.ts';
 export { newId, SecretBox } from './crypto.ts';
 export { isLocalCaller, isSetupToken, setupTokenFile, type RequestOrigin } from './identity/setup-token.ts';

@@ -7,6 +7,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { PoolConfig } from 'pg';
 import { loadConfig, type BerthConfig } from './config.ts';
 import { SecretBox } from './crypto.ts';
+import { systemClock } from './clock.ts';
 import { newContainer, type BerthContainer, type Cradle } from './container.ts';
 import { ProcedureRegistry } from './procedure.ts';
 import { JobScheduler } from './jobs.ts';
@@ -110,6 +111,7 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
     container.register({
       config: asValue(config),
       logger: asValue(log),
+      clock: asValue(systemClock),
       secrets: asValue(secrets),
       registry: asValue(registry),
       events: asValue(events),

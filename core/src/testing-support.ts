@@ -120,6 +120,32 @@ export function expectedSkips(file = skipsFile): Map<string, string> {
   return entries;
 }
 
+const standInsFile = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../test/stand-ins');
+
+/** A line of test/stand-ins: what a test runs in place of a real part that cannot run here. */
+export interface StandIn {
+  id: string;
+  /** What runs instead. */
+  instead: string;
+  why: string;
+  /** The test files that check it, relative to the repository. */
+  tests: string[];
+}
+
+/** The entries of test/stand-ins: four fields two or more spaces apart; `#` starts a comment. Throws on a line without four fields. */
+export function standIns(file = standInsFile): StandIn[] {
+  const entries: StandIn[] = [];
+  readFileSync(file, 'utf8').split('\n').forEach((line, i) => {
+    const text = line.replace(/#.*/, '').trim();
+    if (!text) return;
+    const fields = text.split(/\s{2,}/);
+    if (fields.length !== 4) throw new Error(`${file} line ${i + 1}: ${fields.length} fields, not the four <id>  <what runs instead>  <why>  <the test that checks it>`);
+    const [id, instead, why, tests] = fields as [string, string, string, string];
+    entries.push({ id, instead, why, tests: tests.split(/,\s*/) });
+  });
+  return entries;
+}
+
 /** The prefix of every allowed skip's reason; the test command's summary counts any other skip as a failure. */
 export const EXPECTED_SKIP = 'expected skip';
 

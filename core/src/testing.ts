@@ -14,6 +14,8 @@ import type { Principal } from './procedure.ts';
 import { waitFor } from './testing-support.ts';
 import { loadConfig } from './config.ts';
 import { loadProvider } from './provider-loader.ts';
+import type { Clock } from './clock.ts';
+import { asValue } from 'awilix';
 
 /** The PostgreSQL server the tests create their databases on: BERTH_TEST_PG, set by scripts/services.sh. Never guessed. */
 export const adminServerUrl = (): string => {
@@ -148,6 +150,20 @@ export async function startTestServer(config: Partial<BerthConfig> = {}, mode = 
     return server;
   };
   return boot({});
+}
+
+/** A clock that moves only when the test moves it. */
+export interface ManualClock extends Clock {
+  /** Moves the clock forward. */
+  advance(ms: number): void;
+}
+
+/** Gives the server's services (the login guard...) a clock of the test's, starting at the current time. */
+export function manualClock(server: { kernel: Kernel }): ManualClock {
+  let at = Date.now();
+  const clock: ManualClock = { now: () => at, advance: ms => void (at += ms) };
+  server.kernel.container.register({ clock: asValue(clock) });
+  return clock;
 }
 
 export interface CallOptions {

@@ -5,6 +5,7 @@
 // Counts live in this process: a restart forgets them, as it forgets nothing else an attacker
 // could not redo in seconds.
 import { BerthError } from '../errors.ts';
+import { systemClock, type Clock } from '../clock.ts';
 
 interface Count {
   failures: number;
@@ -28,9 +29,15 @@ export const LOGIN_LIMITS = { account: { free: 5, baseSeconds: 1 }, address: { f
 
 export class LoginGuard {
   readonly #counts = new Map<string, Count>();
+  readonly #clock: Clock;
+
+  constructor(clock: Clock = systemClock) {
+    this.#clock = clock;
+  }
 
   /** Throws 429 when any of the keys must still wait. */
-  check(keys: string[], now = Date.now()): void {
+  check(keys: string[]): void {
+    const now = this.#clock.now();
     let wait = 0;
     for (const key of keys) {
       const c = this.#counts.get(key);
@@ -40,7 +47,8 @@ export class LoginGuard {
   }
 
   /** Counts a failure against each key. */
-  fail(keys: [string, GuardLimits][], now = Date.now()): void {
+  fail(keys: [string, GuardLimits][]): void {
+    const now = this.#clock.now();
     for (const [key, limits] of keys) {
       const c = this.#counts.get(key);
       const failures = (c && c.expires > now ? c.failures : 0) + 1;

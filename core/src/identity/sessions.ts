@@ -23,11 +23,11 @@ export interface SignedIn {
   user: AuthUserView;
 }
 
-export class SessionService extends IdentityStore<'secrets'> {
+export class SessionService extends IdentityStore<'secrets' | 'clock'> {
   /** Recently verified credentials (hash → principal), dropped on every identity change. */
   readonly #cache = new Map<string, { principal: Principal; until: number }>();
   /** Failed logins and two-factor codes, per account and per client address. */
-  readonly #guard = new LoginGuard();
+  readonly #guard = new LoginGuard({ now: () => this.deps.clock.now() });
 
   /** Forgets every verified credential: called after any change to who may act where. */
   invalidate(): void {

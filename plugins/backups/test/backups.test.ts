@@ -16,10 +16,19 @@ const PASSWORD = 'Pg-pass_1#(x)';
 
 t.test('backups of postgres to s3 and to a local directory, restored for real', async t => {
   const s3 = await startS3TestServer(t, ['berth-backups']);
-  const server = await startTestServer({ deploySettleSeconds: 0, backupTickSeconds: 1 });
+  const base = { deploySettleSeconds: 0, backupTickSeconds: 1 };
+  const server = await startTestServer(base);
   let current: TestServer = server;
   t.teardown(() => current.destroy());
-  const { client, apiKey } = await signUpAdmin(server);
+  const signedUp = await signUpAdmin(server);
+  const { apiKey } = signedUp;
+  let client = signedUp.client;
+  /** A new kernel on the same data, with `config`; `client` follows it. */
+  const restart = async (config: typeof base & Record<string, unknown>, beforeListen?: Parameters<TestServer['restart']>[1]) => {
+    await current.stop();
+    current = await server.restart(config, beforeListen);
+    client = new Client(current.url, { apiKey });
+  };
   const { body: { environment } } = await client.post('project.create', { name: 'Backed up' });
   const s3Destination = { name: 'bucket', provider: 'Minio', endpoint: s3.endpoint, region: s3.region, bucket: 'berth-backups', accessKey: s3.accessKey, secretAccessKey: s3.secretAccessKey, additionalFlags: [] };
 
@@ -54,15 +63,22 @@ t.test('backups of postgres to s3 and to a local directory, restored for real', 
   t.equal(deployed.status, 'done', deployed.errorMessage ?? '');
   const psql = async (sql: string) => {
     const [container] = await docker.listContainers({ filters: { label: [`com.docker.swarm.service.name=${appName}`] } });
-    const r = await runContainerCommand(docker, container!.Id, { cmd: ['psql', '-h', '127.0.0.1', '-U', 'shop', '-d', 'shop', '-At', '-v', 'ON_ERROR_STOP=1', '-c', sql], env: { PGPASSWORD: PASSWORD } });
-    if (r.exitCode !== 0) throw new Error(r.stderr);
+    const r = await runContainerCommand(docker, container!.Id, { cmd: ['psql', '-h', '127.0.0.1', '-U', 'shop', '-d', 'shop', '-At', '-v', 'ON_ERROR_STOP=1', '-v', 'VERBOSITY=verbose', '-c', sql], env: { PGPASSWORD: PASSWORD } });
+    if (r.exitCode !== 0) throw Object.assign(new Error(r.stderr.toString()), { exitCode: r.exitCode }); // psql: 1 an SQL error (its SQLSTATE in the message), 2 no connection
     return r.stdout.toString('utf8').trim();
   };
-  await psql(`create table orders (id int primary key, item text, price numeric(8,2)); insert into orders select g, 'item ' || g, g * 1.25 from generate_series(1, 500) g`);
-  const original = await psql('select id, item, price from orders order by id');
+  // Every subtest writes a table of its own (a restore brings back the whole database as its file holds it).
+  let tables = 0;
+  /** A new table of 500 orders: its name and its rows as psql prints them. */
+  const ordersTable = async () => {
+    const name = `orders_${++tables}`;
+    await psql(`create table ${name} (id int primary key, item text, price numeric(8,2)); insert into ${name} select g, 'item ' || g, g * 1.25 from generate_series(1, 500) g`);
+    return { name, rows: await psql(`select id, item, price from ${name} order by id`) };
+  };
 
   for (const [label, dest] of [['s3', s3Dest], ['local', localDest]] as const) {
     t.test(`${label}: backup → list → change and drop → restore → the rows are back exactly`, async t => {
+      const orders = await ordersTable();
       const backup = await client.post('backup.create', { schedule: '0 3 * * *', enabled: false, prefix: `shop-${label}`, destinationId: dest.destinationId, database: 'shop', databaseType: 'postgres', postgresId, keepLatestCount: 2 });
       t.equal(backup.status, 200, JSON.stringify(backup.body));
       t.match(backup.body, { postgresId, databaseType: 'postgres', destination: { destinationId: dest.destinationId }, lastRunAt: null });
@@ -82,16 +98,16 @@ t.test('backups of postgres to s3 and to a local directory, restored for real', 
       const files = (await client.get('backup.listBackupFiles', { destinationId: dest.destinationId, search: `shop-${label}/` })).body as { Path: string; Size: number; checksum: string; backupId: string }[];
       t.equal(files.length, 1);
       t.match(files[0], { Path: new RegExp(`^shop-${label}/.*\\.dump\\.gz$`), IsDir: false, backupId: backup.body.backupId, checksum: /^[0-9a-f]{64}$/ });
-      t.match(files[0], { verified: true, verification: /^public\.orders\t500$/m }, 'proven: restored into a throwaway container, its tables and row counts recorded');
+      t.match(files[0], { verified: true, verification: new RegExp(`^public\\.${orders.name}\t500$`, 'm') }, 'proven: restored into a throwaway container, its tables and row counts recorded');
       t.ok(files[0]!.Size > 100, 'the file has the dump in it');
 
-      await psql(`update orders set price = 0 where id <= 100; delete from orders where id > 400; drop table orders`);
-      await t.rejects(psql('select count(*) from orders'), 'the table is gone');
+      await psql(`update ${orders.name} set price = 0 where id <= 100; delete from ${orders.name} where id > 400; drop table ${orders.name}`);
+      await t.rejects(psql(`select count(*) from ${orders.name}`), { exitCode: 1, message: `ERROR:  42P01: relation "${orders.name}" does not exist` }, 'the table is gone');
       const queued = await client.post('backup.restoreBackup', { databaseId: postgresId, databaseType: 'postgres', databaseName: 'shop', backupFile: files[0]!.Path, destinationId: dest.destinationId });
       t.equal(queued.status, 200, JSON.stringify(queued.body));
       const restored = await deploymentFinished(client, queued.body.deploymentId);
       t.equal(restored.status, 'done', restored.errorMessage ?? '');
-      t.equal(await psql('select id, item, price from orders order by id'), original, 'every row is back, exactly');
+      t.equal(await psql(`select id, item, price from ${orders.name} order by id`), orders.rows, 'every row is back, exactly');
       const log = (await client.get('deployment.readLogs', { deploymentId: queued.body.deploymentId })).body as string;
       t.match(log, /checksum recorded/);
       t.notOk(log.includes(PASSWORD), 'the password is never in the log');
@@ -105,20 +121,22 @@ t.test('backups of postgres to s3 and to a local directory, restored for real', 
   }
 
   t.test('a corrupted file is caught before it reaches the database', async t => {
+    const orders = await ordersTable();
     const backup = (await client.post('backup.create', { schedule: '0 3 * * *', prefix: 'corrupt', destinationId: localDest.destinationId, database: 'shop', databaseType: 'postgres', postgresId })).body;
     t.equal((await client.post('backup.manualBackupPostgres', { backupId: backup.backupId })).body, true);
     const [file] = (await client.get('backup.listBackupFiles', { destinationId: localDest.destinationId, search: 'corrupt/' })).body as { Path: string }[];
     const onDisk = path.join(server.dataDir, 'backups', 'pg', file!.Path);
     writeFileSync(onDisk, Buffer.from('not the dump that was written'));
-    await psql('insert into orders values (100000, \'after the backup\', 1)');
+    await psql(`insert into ${orders.name} values (100000, 'after the backup', 1)`);
     const queued = await client.post('backup.restoreBackup', { databaseId: postgresId, databaseType: 'postgres', databaseName: 'shop', backupFile: file!.Path, destinationId: localDest.destinationId });
     const failed = await deploymentFinished(client, queued.body.deploymentId);
     t.equal(failed.status, 'error');
     t.match(failed.errorMessage, /damaged/);
-    t.equal(await psql('select item from orders where id = 100000'), 'after the backup', 'the database was not touched');
+    t.equal(await psql(`select item from ${orders.name} where id = 100000`), 'after the backup', 'the database was not touched');
   });
 
   t.test('encrypted backups: unreadable in the destination, restored with the key Berth keeps', async t => {
+    const orders = await ordersTable();
     const short = await client.post('backup.create', { schedule: '0 3 * * *', prefix: 'sealed', destinationId: localDest.destinationId, database: 'shop', databaseType: 'postgres', postgresId, encryptionKey: 'short' });
     t.match(short.body, { code: 'BAD_REQUEST', issues: [{ path: ['encryptionKey'] }] });
     const backup = (await client.post('backup.create', { schedule: '0 3 * * *', prefix: 'sealed', destinationId: localDest.destinationId, database: 'shop', databaseType: 'postgres', postgresId, encryptionKey: 'the operator passphrase' })).body;
@@ -130,11 +148,11 @@ t.test('backups of postgres to s3 and to a local directory, restored for real', 
     const raw = readFileSync(path.join(server.dataDir, 'backups', 'pg', file!.Path));
     t.equal(raw.subarray(0, 10).toString(), 'BERTHENC1\n', 'the file is Berth\'s encrypted format');
     t.notOk(raw.includes(Buffer.from([0x1f, 0x8b, 0x08])), 'no gzip stream is visible in it');
-    await psql('drop table orders');
+    await psql(`drop table ${orders.name}`);
     const queued = await client.post('backup.restoreBackup', { databaseId: postgresId, databaseType: 'postgres', databaseName: 'shop', backupFile: file!.Path, destinationId: localDest.destinationId });
     const restored = await deploymentFinished(client, queued.body.deploymentId);
     t.equal(restored.status, 'done', restored.errorMessage ?? '');
-    t.match(await psql('select count(*) from orders'), /^50[01]$/, 'the rows are back');
+    t.equal(await psql(`select id, item, price from ${orders.name} order by id`), orders.rows, 'the rows are back, exactly');
   });
 
   t.test('a failing dump is a failed backup, on the record', async t => {
@@ -173,12 +191,13 @@ t.test('backups of postgres to s3 and to a local directory, restored for real', 
     }, { timeout: 60_000, interval: 500 });
     // Windows that passed while a run was still going are missed ones too: count from here.
     const missedBefore = (await client.get('backup.one', { backupId: backup.backupId })).body.missedWindows as number;
+    t.teardown(() => restart(base));
     await current.stop();
     await new Promise(r => setTimeout(r, 8000));
     // Listen before the new kernel's jobs start: the tick that finds the missed windows may be its very first.
     const events: { backupId: string; status: string; error: string | null }[] = [];
-    current = await server.restart({ deploySettleSeconds: 0, backupTickSeconds: 3 }, kernel => void kernel.container.cradle.events.on('databaseBackup', e => void events.push(e)));
-    const after = new Client(current.url, { apiKey });
+    await restart({ ...base, backupTickSeconds: 3 }, kernel => void kernel.container.cradle.events.on('databaseBackup', e => void events.push(e)));
+    const after = client;
     const resumed = await waitFor('a run after the restart', async () => {
       const one = (await after.get('backup.one', { backupId: backup.backupId })).body;
       const raised = events.some(e => e.backupId === backup.backupId && e.status === 'error' && /Missed \d+ scheduled window/.test(e.error ?? ''));
@@ -191,10 +210,11 @@ t.test('backups of postgres to s3 and to a local directory, restored for real', 
   });
 
   t.test('backupVerify "schedule": each backup\'s newest unchecked file is proven at the next window; a corrupted one is a failure on the record and an event', async t => {
+    const orders = await ordersTable();
+    t.teardown(() => restart(base));
     // A yearly window that has passed: files written now wait for the next window.
-    await current.stop();
-    current = await server.restart({ deploySettleSeconds: 0, backupTickSeconds: 1, backupVerify: 'schedule', backupVerifySchedule: '0 0 1 1 *' });
-    let c = new Client(current.url, { apiKey });
+    await restart({ ...base, backupVerify: 'schedule', backupVerifySchedule: '0 0 1 1 *' });
+    let c = client;
     const files: Record<string, { Path: string; verified: boolean | null; verification: string | null }> = {};
     const backups: Record<string, string> = {};
     for (const name of ['later-ok', 'later-bad']) {
@@ -204,16 +224,15 @@ t.test('backups of postgres to s3 and to a local directory, restored for real', 
       t.match(files[name], { verified: null, verification: null }, `${name}: not checked after the run`);
     }
     writeFileSync(path.join(server.dataDir, 'backups', 'pg', files['later-bad']!.Path), Buffer.from('not the dump that was written'));
-    await current.stop();
     const events: { backupId: string; status: string; error: string | null }[] = [];
-    current = await server.restart({ deploySettleSeconds: 0, backupTickSeconds: 1, backupVerify: 'schedule', backupVerifySchedule: '*/2 * * * * *' },
+    await restart({ ...base, backupVerify: 'schedule', backupVerifySchedule: '*/2 * * * * *' },
       kernel => void kernel.container.cradle.events.on('databaseBackup', e => void events.push(e)));
-    c = new Client(current.url, { apiKey });
+    c = client;
     const checked = await waitFor('both files checked', async () => {
       const found = await Promise.all(['later-ok', 'later-bad'].map(async name => (await c.get('backup.listBackupFiles', { destinationId: localDest.destinationId, search: `${name}/` })).body[0]));
       return found.every(f => f.verified !== null) ? found : undefined;
     }, { timeout: 120_000, interval: 1000 });
-    t.match(checked[0], { verified: true, verification: /^public\.orders\t\d+$/m }, 'the good file restored into a throwaway container');
+    t.match(checked[0], { verified: true, verification: new RegExp(`^public\\.${orders.name}\t500$`, 'm') }, 'the good file restored into a throwaway container');
     t.match(checked[1], { verified: false, verification: String });
     t.match((await c.get('backup.one', { backupId: backups['later-bad'] })).body, { lastError: /failed its scheduled restore check/ });
     t.ok(events.some(e => e.backupId === backups['later-bad'] && e.status === 'error'), 'a failed databaseBackup event');

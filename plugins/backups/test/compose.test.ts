@@ -46,8 +46,8 @@ t.test('a postgres service of a compose stack: backup, drop, restore', async t =
       const psql = async (sql: string) => {
         const [container] = await docker.listContainers({ filters: { label: serviceLabels } });
         if (!container) throw new Error('no db container');
-        const r = await runContainerCommand(docker, container.Id, { cmd: ['psql', '-h', '127.0.0.1', '-U', 'shop', '-d', 'shop', '-At', '-v', 'ON_ERROR_STOP=1', '-c', sql], env: { PGPASSWORD: PASSWORD } });
-        if (r.exitCode !== 0) throw new Error(r.stderr.toString());
+        const r = await runContainerCommand(docker, container.Id, { cmd: ['psql', '-h', '127.0.0.1', '-U', 'shop', '-d', 'shop', '-At', '-v', 'ON_ERROR_STOP=1', '-v', 'VERBOSITY=verbose', '-c', sql], env: { PGPASSWORD: PASSWORD } });
+        if (r.exitCode !== 0) throw Object.assign(new Error(r.stderr.toString()), { exitCode: r.exitCode }); // psql: 1 an SQL error (its SQLSTATE in the message), 2 no connection
         return r.stdout.toString('utf8').trim();
       };
       await waitFor('postgres in the stack accepts connections', () => psql('select 1').then(() => true, () => undefined), { timeout: 90_000, interval: 500 });
@@ -79,7 +79,7 @@ t.test('a postgres service of a compose stack: backup, drop, restore', async t =
       t.match(file, { backupId: backup.body.backupId, verified: true, verification: /^public\.orders\t3$/m }, 'restored into a throwaway container of the service\'s image');
 
       await psql('drop table orders');
-      await t.rejects(psql('select count(*) from orders'), 'the table is gone');
+      await t.rejects(psql('select count(*) from orders'), { exitCode: 1, message: 'ERROR:  42P01: relation "orders" does not exist' }, 'the table is gone');
       const badRestore = await client.post('backup.restoreBackup', { databaseId: composeId, databaseType: 'postgres', backupType: 'compose', databaseName: 'shop', backupFile: file!.Path, destinationId: dest.destinationId });
       t.match(badRestore.body, { code: 'BAD_REQUEST', issues: [{ path: ['metadata', 'serviceName'] }] }, 'the restore names its service as the peer\'s does (metadata.serviceName)');
       const queued = await client.post('backup.restoreBackup', { databaseId: composeId, databaseType: 'postgres', backupType: 'compose', databaseName: 'shop', backupFile: file!.Path, destinationId: dest.destinationId, metadata: { serviceName: 'db' } });

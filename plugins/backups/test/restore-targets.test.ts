@@ -20,8 +20,8 @@ async function postgres(teardown: (fn: () => unknown) => void, client: Client, e
   if (deployed.status !== 'done') throw new Error(`postgres.deploy: ${deployed.errorMessage}`);
   const psql = async (database: string, sql: string) => {
     const [container] = await docker.listContainers({ filters: { label: [`com.docker.swarm.service.name=${appName}`] } });
-    const r = await runContainerCommand(docker, container!.Id, { cmd: ['psql', '-h', '127.0.0.1', '-U', name, '-d', database, '-At', '-v', 'ON_ERROR_STOP=1', '-c', sql], env: { PGPASSWORD: password } });
-    if (r.exitCode !== 0) throw new Error(r.stderr.toString());
+    const r = await runContainerCommand(docker, container!.Id, { cmd: ['psql', '-h', '127.0.0.1', '-U', name, '-d', database, '-At', '-v', 'ON_ERROR_STOP=1', '-v', 'VERBOSITY=verbose', '-c', sql], env: { PGPASSWORD: password } });
+    if (r.exitCode !== 0) throw Object.assign(new Error(r.stderr.toString()), { exitCode: r.exitCode }); // psql: 1 an SQL error (its SQLSTATE in the message), 2 no connection
     return r.stdout.toString('utf8').trim();
   };
   return { postgresId, psql };
@@ -48,7 +48,7 @@ t.test('a backup restored into another database and into a new database', async 
   };
 
   t.test('into another postgres record (its own database)', async t => {
-    await t.rejects(b.psql('beta', 'select count(*) from orders'), 'B has no orders before');
+    await t.rejects(b.psql('beta', 'select count(*) from orders'), { exitCode: 1, message: 'ERROR:  42P01: relation "orders" does not exist' }, 'B has no orders before');
     const done = await restore(b.postgresId, 'beta');
     t.equal(done.status, 'done', done.errorMessage ?? '');
     t.equal(await b.psql('beta', 'select id, item from orders order by id'), original, 'A\'s rows are in B, exactly');
@@ -56,7 +56,7 @@ t.test('a backup restored into another database and into a new database', async 
   });
 
   t.test('into a database of A that does not exist yet: created, then restored', async t => {
-    await t.rejects(a.psql('alpha_copy', 'select 1'), 'alpha_copy does not exist before');
+    await t.rejects(a.psql('alpha_copy', 'select 1'), { exitCode: 2, message: 'FATAL:  database "alpha_copy" does not exist' }, 'alpha_copy does not exist before');
     const done = await restore(a.postgresId, 'alpha_copy');
     t.equal(done.status, 'done', done.errorMessage ?? '');
     t.equal(await a.psql('alpha_copy', 'select id, item from orders order by id'), original, 'the rows are in the new database');

@@ -63,7 +63,7 @@ export const DeployInput = Type.Object({ ...ComposeId, title: Opt(Type.String({ 
 export const SaveEnvironmentInput = Type.Object({ ...ComposeId, env: Nullable(Type.String({ maxLength: 1048576 })), createEnvFile: Opt(Type.Boolean()) });
 export const LoadServicesInput = Type.Object({ ...ComposeId, type: Opt(Type.Enum(['fetch', 'cache'], { default: 'cache' })) });
 export const MountsByServiceInput = Type.Object({ ...ComposeId, serviceName: NonEmpty({ maxLength: 255 }) });
-const Suffix = (description: string) => Opt(Type.String({ maxLength: 64, pattern: '^[a-zA-Z0-9_-]*$', description }));
+const Suffix = (description: string) => Opt(Type.String({ maxLength: 64, pattern: '^([a-zA-Z0-9][a-zA-Z0-9_.-]*)?$', description }));
 export const SuffixInput = Type.Object({
   ...ComposeId,
   suffix: Suffix('what is appended to every name; absent or empty = 8 random hex characters (randomizeCompose) or the stack\'s project name (isolatedDeployment)'),

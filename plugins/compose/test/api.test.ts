@@ -109,6 +109,7 @@ t.test('compose records and files', async t => {
       ['compose.update', { composeId, command: 'docker-compose up -d && curl evil' }, 'command'],
       ['compose.delete', { composeId }, 'deleteVolumes'],
       ['compose.randomizeCompose', { composeId, suffix: 'a b' }, 'suffix'],
+      ['compose.randomizeCompose', { composeId, suffix: '_x' }, 'suffix'],
       ['compose.import', { composeId, base64: Buffer.from('not json').toString('base64') }, 'base64'],
     ];
     for (const [op, input, field] of cases) {
@@ -124,6 +125,10 @@ t.test('compose records and files', async t => {
     t.match(randomized, /db-abc/, 'and their references');
     t.match(randomized, /# keep me/, 'comments survive');
     t.match(randomized, /x-custom: kept/, 'unknown keys survive');
+    // Found by the bad-input fuzz: a generated suffix began with - or _ (base64url) about one time in 32, a 500.
+    const generated = await Promise.all(Array.from({ length: 200 }, () => client.post('compose.randomizeCompose', { composeId })));
+    t.same([...new Set(generated.map(r => r.status))], [200], 'without a suffix, a generated one works every time (200 tries)');
+    t.ok(generated.every(r => /web-[0-9a-f]{8}:/.test(r.body)), 'eight hex characters, as the peer');
     const isolated = (await client.post('compose.isolatedDeployment', { composeId })).body as string;
     t.match(isolated, new RegExp(`networks:[\\s\\S]*${appName.toLowerCase()}`), 'the stack gets a network of its own');
     t.equal((await client.get('compose.one', { composeId })).body.composeFile, FILE, 'neither is saved');

@@ -142,10 +142,14 @@ t.test('compose stacks on the real engine', async t => {
       t.equal(res.status, 400, `refused: ${command}`);
       t.same(res.body.issues?.map((i: { path: string[] }) => i.path.join('.')), ['command']);
     }
-    const ok = await client.post('compose.update', { composeId, command: `docker-compose -p ${appName} -f code/.berth-compose.yml --env-file code/.env up -d` });
+    const command = `docker-compose -p ${appName} -f code/.berth-compose.yml --env-file code/.env up -d`;
+    const ok = await client.post('compose.update', { composeId, command });
     t.equal(ok.status, 200, 'a command starting with the Compose program, its files inside the stack\'s directory');
     const { log } = await run(client, 'compose.deploy', composeId);
-    t.match(log, /Running docker-compose -p/);
+    // The default command names the files by absolute path and ends with `up -d --build --remove-orphans`:
+    // this line, relative paths and ending at `up -d`, only the custom command writes.
+    t.match(log, new RegExp(`Running ${command.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'), 'the log runs the custom command, word for word');
+    t.notMatch(log, /Running .* up -d --build --remove-orphans$/m, 'and not the default one');
     await served(port, /custom/);
     t.equal((await client.post('compose.delete', { composeId, deleteVolumes: true })).status, 200);
     t.same(await volumesOf('docker-compose', appName), []);

@@ -2,7 +2,7 @@
 // a Swarm service on the platform network with host-mode ports; an application deployed through
 // the API answers through it by Host header; path prefixes, https with Caddy's internal issuer,
 // redirects, basic auth, a certificate over ACME from pebble, reload, deletion — and the preflight.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -31,7 +31,7 @@ t.test('domains through Caddy, live', async t => {
   const httpPort = await freePort();
   const httpsPort = await freePort();
   // Also asked by pebble, from its container through the engine's gateway, when it validates a challenge.
-  const dns = await startTestDns({ 'web.test': '127.0.0.1', 'secure.test': '127.0.0.1', 'elsewhere.test': '10.9.9.9' }, '0.0.0.0');
+  const dns = await startTestDns({ 'preflight.test': '127.0.0.1', 'elsewhere.test': '10.9.9.9' }, '0.0.0.0');
   const gateway = ((await docker.getNetwork('docker_gwbridge').inspect()) as { IPAM: { Config: { Gateway: string }[] } }).IPAM.Config[0]!.Gateway;
   const server = await startTestServer({
     // The proxy reaches Berth's own API (assignDomainServer) through the engine's gateway.
@@ -77,12 +77,19 @@ t.test('domains through Caddy, live', async t => {
     return res.body;
   };
   const { environment } = await call('project.create', { name: 'Sites' });
-  const app = await call('application.create', { name: 'site', environmentId: environment.environmentId }) as { applicationId: string; appName: string };
-  services.push(app.appName);
-  await call('application.update', { applicationId: app.applicationId, command: 'sh', args: ['-c', SITE], stopGracePeriodSwarm: 1_000_000_000 });
-  await call('application.saveDockerProvider', { applicationId: app.applicationId, dockerImage: TEST_BASE_IMAGE });
-  const done = await runFinished(client, 'application.deploy', { applicationId: app.applicationId });
-  t.equal(done.status, 'done', done.errorMessage ?? 'deployed');
+  /** A deployed application serving SITE. */
+  const site = async (t: Test) => {
+    const app = await call('application.create', { name: 'site', environmentId: environment.environmentId }) as { applicationId: string; appName: string };
+    services.push(app.appName);
+    await call('application.update', { applicationId: app.applicationId, command: 'sh', args: ['-c', SITE], stopGracePeriodSwarm: 1_000_000_000 });
+    await call('application.saveDockerProvider', { applicationId: app.applicationId, dockerImage: TEST_BASE_IMAGE });
+    const done = await runFinished(client, 'application.deploy', { applicationId: app.applicationId });
+    t.equal(done.status, 'done', done.errorMessage ?? 'deployed');
+    return app;
+  };
+  // Every subtest adds domains of its own hosts to this application, and removes what it changes on
+  // it; a subtest that changes the whole application (basic auth, deletion) deploys one of its own.
+  const app = await site(t);
 
   const answers = (what: string, port: number, host: string, at: string, ok: (a: NonNullable<Awaited<ReturnType<typeof through>>>) => boolean, o: { tls?: boolean; auth?: string } = {}) =>
     waitFor(what, async () => {
@@ -90,10 +97,8 @@ t.test('domains through Caddy, live', async t => {
       return a && ok(a) ? a : undefined;
     }, { timeout: 30_000, interval: 250 });
 
-  let webDomainId = '';
   t.test('a domain routes by Host header to the deployed application', async t => {
     const created = await call('domain.create', { host: 'web.test', applicationId: app.applicationId, port: 3000 });
-    webDomainId = created.domainId;
     t.match(created, { host: 'web.test', https: false, port: 3000, path: '/', internalPath: '/', stripPath: false, certificateType: 'none', applicationId: app.applicationId, composeId: null, domainType: 'application', uniqueConfigKey: Number });
     const a = await answers('web.test through the proxy', httpPort, 'web.test', '/', r => r.status === 200);
     t.match(a.body, /^root of /, 'the application answers');
@@ -103,16 +108,16 @@ t.test('domains through Caddy, live', async t => {
   });
 
   t.test('a path prefix is stripped; an internal path is added', async t => {
-    const stripped = await call('domain.create', { host: 'web.test', path: '/api', stripPath: true, applicationId: app.applicationId, port: 3000 });
-    const a = await answers('/api/x/ stripped to /x/', httpPort, 'web.test', '/api/x/', r => r.status === 200);
+    const stripped = await call('domain.create', { host: 'paths.test', path: '/api', stripPath: true, applicationId: app.applicationId, port: 3000 });
+    const a = await answers('/api/x/ stripped to /x/', httpPort, 'paths.test', '/api/x/', r => r.status === 200);
     t.equal(a.body.trim(), 'x page');
-    await call('domain.update', { domainId: stripped.domainId, host: 'web.test', internalPath: '/v1' });
-    const b = await answers('/api/x/ → /v1/x/', httpPort, 'web.test', '/api/x/', r => r.status === 200 && /v1/.test(r.body));
+    await call('domain.update', { domainId: stripped.domainId, host: 'paths.test', internalPath: '/v1' });
+    const b = await answers('/api/x/ → /v1/x/', httpPort, 'paths.test', '/api/x/', r => r.status === 200 && /v1/.test(r.body));
     t.equal(b.body.trim(), 'v1 x page');
-    const dup = await client.post('domain.create', { host: 'WEB.test', path: '/api', applicationId: app.applicationId });
+    const dup = await client.post('domain.create', { host: 'PATHS.test', path: '/api', applicationId: app.applicationId });
     t.equal(dup.status, 409, 'the same host and path twice: 409');
     await call('domain.delete', { domainId: stripped.domainId });
-    await answers('/api/x/ no longer stripped', httpPort, 'web.test', '/api/x/', r => r.status === 404);
+    await answers('/api/x/ no longer routed', httpPort, 'paths.test', '/api/x/', r => r.status === 404);
   });
 
   t.test('https with Caddy\'s internal issuer; plain http redirects to https', async t => {
@@ -127,34 +132,38 @@ t.test('domains through Caddy, live', async t => {
   });
 
   t.test('a redirect answers its status and Location', async t => {
-    t.equal(await call('redirects.create', { applicationId: app.applicationId, regex: '^http://web\\.test/old/(.*)', replacement: 'http://web.test/new/${1}', permanent: true }), true);
+    await call('domain.create', { host: 'redirect.test', applicationId: app.applicationId, port: 3000 });
+    t.equal(await call('redirects.create', { applicationId: app.applicationId, regex: '^http://redirect\\.test/old/(.*)', replacement: 'http://redirect.test/new/${1}', permanent: true }), true);
     const [r] = (await client.get('application.one', { applicationId: app.applicationId })).body.redirects;
-    t.match(r, { regex: '^http://web\\.test/old/(.*)', permanent: true, applicationId: app.applicationId, uniqueConfigKey: Number }, 'application.one lists it');
-    const a = await answers('a 301', httpPort, 'web.test', '/old/page?q=1', x => x.status === 301);
-    t.equal(a.headers.location, 'http://web.test/new/page?q=1');
-    await call('redirects.update', { redirectId: r.redirectId, regex: '^http://web\\.test/old/(.*)', replacement: 'http://web.test/moved/$1', permanent: false });
-    const b = await answers('a 302', httpPort, 'web.test', '/old/page', x => x.status === 302);
-    t.equal(b.headers.location, 'http://web.test/moved/page');
-    t.same((await client.get('redirects.one', { redirectId: r.redirectId })).body.replacement, 'http://web.test/moved/$1');
+    t.match(r, { regex: '^http://redirect\\.test/old/(.*)', permanent: true, applicationId: app.applicationId, uniqueConfigKey: Number }, 'application.one lists it');
+    const a = await answers('a 301', httpPort, 'redirect.test', '/old/page?q=1', x => x.status === 301);
+    t.equal(a.headers.location, 'http://redirect.test/new/page?q=1');
+    await call('redirects.update', { redirectId: r.redirectId, regex: '^http://redirect\\.test/old/(.*)', replacement: 'http://redirect.test/moved/$1', permanent: false });
+    const b = await answers('a 302', httpPort, 'redirect.test', '/old/page', x => x.status === 302);
+    t.equal(b.headers.location, 'http://redirect.test/moved/page');
+    t.same((await client.get('redirects.one', { redirectId: r.redirectId })).body.replacement, 'http://redirect.test/moved/$1');
     await call('redirects.delete', { redirectId: r.redirectId });
-    await answers('no redirect once deleted', httpPort, 'web.test', '/old/page', x => x.status === 404);
+    await answers('no redirect once deleted', httpPort, 'redirect.test', '/old/page', x => x.status === 404);
   });
 
   t.test('basic auth: 401, then 200 with the right user', async t => {
+    const app = await site(t); // basic auth holds for every domain of its application
+    await call('domain.create', { host: 'auth.test', applicationId: app.applicationId, port: 3000 });
+    await answers('auth.test open', httpPort, 'auth.test', '/', r => r.status === 200);
     t.equal(await call('security.create', { applicationId: app.applicationId, username: 'ann', password: 'open sesame' }), true);
     const [user] = (await client.get('application.one', { applicationId: app.applicationId })).body.security;
     t.match(user, { username: 'ann', password: 'open sesame', applicationId: app.applicationId }, 'application.one lists it');
-    const denied = await answers('401 without credentials', httpPort, 'web.test', '/', r => r.status === 401);
+    const denied = await answers('401 without credentials', httpPort, 'auth.test', '/', r => r.status === 401);
     t.match(String(denied.headers['www-authenticate']), /Basic/);
-    t.equal((await through(httpPort, 'web.test', '/', { auth: 'ann:wrong' }))?.status, 401, 'a wrong password: 401');
-    const ok = await through(httpPort, 'web.test', '/', { auth: 'ann:open sesame' });
+    t.equal((await through(httpPort, 'auth.test', '/', { auth: 'ann:wrong' }))?.status, 401, 'a wrong password: 401');
+    const ok = await through(httpPort, 'auth.test', '/', { auth: 'ann:open sesame' });
     t.equal(ok?.status, 200, 'the right user: 200');
     const sealed = await server.kernel.container.cradle.orm.em.fork().getConnection().execute('select password_sealed, password_hash_sealed from securities');
     t.notMatch(JSON.stringify(sealed), /open sesame|\$2[aby]\$/, 'neither the password nor its hash is stored in plain text');
     await call('security.update', { securityId: user.securityId, username: 'ann', password: 'new secret' });
-    await answers('the new password works', httpPort, 'web.test', '/', r => r.status === 200, { auth: 'ann:new secret' });
+    await answers('the new password works', httpPort, 'auth.test', '/', r => r.status === 200, { auth: 'ann:new secret' });
     await call('security.delete', { securityId: user.securityId });
-    await answers('open again', httpPort, 'web.test', '/', r => r.status === 200);
+    await answers('open again', httpPort, 'auth.test', '/', r => r.status === 200);
   });
 
   t.test('a letsencrypt domain gets its certificate over ACME from pebble, the http-01 challenge validated', async t => {
@@ -209,7 +218,9 @@ t.test('domains through Caddy, live', async t => {
   });
 
   t.test('the preflight says what is right and what is not', async t => {
-    const one = await client.get('domain.one', { domainId: webDomainId });
+    const { domainId } = await call('domain.create', { host: 'preflight.test', applicationId: app.applicationId, port: 3000 });
+    await answers('preflight.test through the proxy', httpPort, 'preflight.test', '/', r => r.status === 200);
+    const one = await client.get('domain.one', { domainId });
     t.equal(one.status, 200);
     const by = Object.fromEntries(one.body.preflight.checks.map((c: { check: string }) => [c.check, c]));
     t.equal(by.dns.ok, true, by.dns.reason);
@@ -223,7 +234,7 @@ t.test('domains through Caddy, live', async t => {
     const missing = await call('domain.validateDomain', { domain: 'missing.test' });
     t.equal(missing.isValid, false);
     t.match(missing.error, /does not resolve/);
-    const valid = await call('domain.validateDomain', { domain: 'web.test' });
+    const valid = await call('domain.validateDomain', { domain: 'preflight.test' });
     t.match(valid, { isValid: true, resolvedIp: '127.0.0.1' });
   });
 
@@ -238,24 +249,31 @@ t.test('domains through Caddy, live', async t => {
   });
 
   t.test('a reload keeps the routes', async t => {
+    await call('domain.create', { host: 'reload.test', applicationId: app.applicationId, port: 3000 });
+    await answers('reload.test before the reload', httpPort, 'reload.test', '/', r => r.status === 200);
     const { cradle } = server.kernel.container;
     const provider = cradle.providers.get('proxy', 'caddy');
     const before = (await docker.getService(PROXY).inspect() as { Version: { Index: number } }).Version.Index;
     await provider.reload({ docker, network: 'berth-network', labels: { 'berth.kind': 'proxy', 'berth.id': 'proxy', 'berth.organization': '' } });
     t.ok((await docker.getService(PROXY).inspect() as { Version: { Index: number } }).Version.Index > before, 'the service was updated (new task)');
-    const a = await answers('web.test after the reload', httpPort, 'web.test', '/', r => r.status === 200);
+    const a = await answers('reload.test after the reload', httpPort, 'reload.test', '/', r => r.status === 200);
     t.match(a.body, /^root of /);
   });
 
   t.test('removing the domain stops the routing; deleting the workload removes its routes', async t => {
-    await call('domain.delete', { domainId: webDomainId });
-    const gone = await answers('web.test no longer routed', httpPort, 'web.test', '/', r => r.status === 404);
-    t.match(gone.body, /No domain of this proxy matches web\.test/);
-    t.equal((await through(httpsPort, 'secure.test', '/x/', { tls: true }))?.status, 200, 'the other domains stay');
+    const app = await site(t);
+    const plain = await call('domain.create', { host: 'gone.test', applicationId: app.applicationId, port: 3000 });
+    await call('domain.create', { host: 'gone-secure.test', https: true, certificateType: 'none', applicationId: app.applicationId, port: 3000 });
+    await answers('gone.test routed', httpPort, 'gone.test', '/', r => r.status === 200);
+    await answers('gone-secure.test routed', httpsPort, 'gone-secure.test', '/x/', r => r.status === 200, { tls: true });
+    await call('domain.delete', { domainId: plain.domainId });
+    const gone = await answers('gone.test no longer routed', httpPort, 'gone.test', '/', r => r.status === 404);
+    t.match(gone.body, /No domain of this proxy matches gone\.test/);
+    t.equal((await through(httpsPort, 'gone-secure.test', '/x/', { tls: true }))?.status, 200, 'the other domains stay');
     await call('application.delete', { applicationId: app.applicationId });
     // No route is left for it: plain http no longer redirects, and Caddy holds no certificate for it.
-    await answers('secure.test gone with its workload', httpPort, 'secure.test', '/x/', r => r.status === 404);
-    t.equal(await peerCertificate(httpsPort, 'secure.test'), undefined, 'no TLS handshake for it any more');
+    await answers('gone-secure.test gone with its workload', httpPort, 'gone-secure.test', '/x/', r => r.status === 404);
+    t.equal(await peerCertificate(httpsPort, 'gone-secure.test'), undefined, 'no TLS handshake for it any more');
     t.same((await client.get('domain.byApplicationId', { applicationId: app.applicationId })).status, 404, 'the application is gone');
   });
 });

@@ -51,11 +51,17 @@ t.test('domains with the traefik provider', async t => {
     return res.body;
   };
   const { environment } = await call('project.create', { name: 'Shop' });
-  const app = await call('application.create', { name: 'shop', environmentId: environment.environmentId }) as { applicationId: string; appName: string; name: string };
   const dir = path.join(server.dataDir, 'proxy', 'traefik');
-  const appFile = () => path.join(dir, 'dynamic', `${app.appName}.yml`);
+  type App = { applicationId: string; appName: string; name: string };
+  // Each subtest builds what it reads: an application of its own, with a domain when given one (so its file exists).
+  const shop = async (domain?: Record<string, unknown>) => {
+    const app = await call('application.create', { name: 'shop', environmentId: environment.environmentId }) as App;
+    const created = domain ? await call('domain.create', { applicationId: app.applicationId, ...domain }) as { domainId: string } : undefined;
+    return { app, domainId: created?.domainId ?? '', file: path.join(dir, 'dynamic', `${app.appName}.yml`) };
+  };
 
   t.test('bad input names the field', async t => {
+    const { app } = await shop();
     const bad = async (input: Record<string, unknown>, field: string, status = 400) => {
       const res = await client.post('domain.create', { host: 'a.example.com', applicationId: app.applicationId, ...input });
       t.equal(res.status, status, `${JSON.stringify(input)}: ${status}`);
@@ -73,13 +79,13 @@ t.test('domains with the traefik provider', async t => {
     t.equal((await client.get('domain.one', { domainId: 'nope' })).status, 404);
   });
 
-  let domainId = '';
   t.test('a domain writes the workload\'s file; punycode host; both variants read it', async t => {
+    const { app, file: appFile } = await shop();
     const created = await call('domain.create', { host: 'тест.рф', path: '/shop', stripPath: true, https: true, certificateType: 'letsencrypt', applicationId: app.applicationId, port: 8080 });
-    domainId = created.domainId;
+    const domainId = created.domainId;
     t.same(Object.keys(created).sort(), ['applicationId', 'certificateType', 'composeId', 'createdAt', 'customCertResolver', 'customEntrypoint', 'domainId', 'domainType', 'enabled', 'forwardAuthEnabled', 'host', 'https', 'internalPath', 'middlewares', 'path', 'port', 'previewDeploymentId', 'serviceName', 'stripPath', 'uniqueConfigKey'], 'the peer\'s fields');
     const n = created.uniqueConfigKey;
-    const file = parse(await readFile(appFile(), 'utf8'));
+    const file = parse(await readFile(appFile, 'utf8'));
     t.same(file.http.routers[`${app.appName}-router-${n}`], { rule: 'Host(`xn--e1aybc.xn--p1ai`) && PathPrefix(`/shop`)', service: `${app.appName}-service-${n}`, middlewares: ['redirect-to-https'], entryPoints: ['web'] });
     t.same(file.http.routers[`${app.appName}-router-websecure-${n}`].middlewares, [`stripprefix-${app.appName}-${n}`]);
     t.same(file.http.routers[`${app.appName}-router-websecure-${n}`].tls, { certResolver: 'letsencrypt' });
@@ -99,28 +105,31 @@ t.test('domains with the traefik provider', async t => {
     t.equal(viaBearer.body.host, created.host);
     const updated = await call('domain.update', { domainId, host: 'shop.example.com', https: false, certificateType: 'none' });
     t.match(updated, { host: 'shop.example.com', https: false, path: '/shop', stripPath: true, port: 8080 }, 'update keeps what it is not given');
-    const after = parse(await readFile(appFile(), 'utf8'));
+    const after = parse(await readFile(appFile, 'utf8'));
     t.same(Object.keys(after.http.routers), [`${app.appName}-router-${n}`], 'no websecure router once http');
   });
 
   t.test('organizations are isolated', async t => {
+    const { app, domainId } = await shop({ host: 'isolated.example.com', path: '/shop' });
     const other = await otherOrganization(server, userId);
     t.equal((await other.client.get('domain.one', { domainId })).status, 404);
     t.equal((await other.client.post('domain.delete', { domainId })).status, 404);
     t.equal((await other.client.post('domain.create', { host: 'x.example.com', applicationId: app.applicationId })).status, 404);
-    t.equal((await other.client.post('domain.create', { host: 'shop.example.com', path: '/shop', applicationId: app.applicationId })).status, 404, 'not even a conflict is told');
+    t.equal((await other.client.post('domain.create', { host: 'isolated.example.com', path: '/shop', applicationId: app.applicationId })).status, 404, 'not even a conflict is told');
     t.equal((await other.client.post('redirects.create', { applicationId: app.applicationId, regex: 'a', replacement: 'b', permanent: false })).status, 404);
     t.equal((await other.client.post('security.create', { applicationId: app.applicationId, username: 'x', password: 'y' })).status, 404);
     t.equal((await other.client.get('application.readTraefikConfig', { applicationId: app.applicationId })).status, 404);
   });
 
   t.test('generated domains', async t => {
+    const { app } = await shop();
     const host = await call('domain.generateDomain', { appName: app.appName });
     t.match(host, new RegExp(`^${app.appName}-[0-9a-f]{6}-127-0-0-1\\.sslip\\.io$`));
     t.equal((await client.get('domain.canGenerateTraefikMeDomains', { serverId: '' })).body, '127.0.0.1', 'the configured address, as the peer answers');
   });
 
   t.test('settings: Traefik\'s files, confined to its directory', async t => {
+    const { app } = await shop({ host: 'settings.example.com' });
     const main = (await client.get('settings.readTraefikConfig')).body;
     t.match(parse(main), { entryPoints: { web: { address: ':80' } } });
     t.same(parse((await client.get('settings.readMiddlewareTraefikConfig')).body).http.middlewares['redirect-to-https'], { redirectScheme: { scheme: 'https', permanent: true } });
@@ -196,11 +205,14 @@ t.test('domains with the traefik provider', async t => {
   });
 
   t.test('deleting the application removes its domains and its file', async t => {
-    t.ok(existsSync(appFile()));
+    const { app, file } = await shop({ host: 'deleted.example.com' });
+    await call('domain.create', { applicationId: app.applicationId, host: 'deleted.example.com', path: '/second' });
+    t.ok(existsSync(file));
+    const count = async () => (await server.kernel.container.cradle.orm.em.fork().getConnection().execute('select count(*)::int as n from domains where service_id = ?', [app.applicationId]))[0]!.n;
+    t.equal(await count(), 2, 'two domains before');
     await call('application.delete', { applicationId: app.applicationId });
-    t.notOk(existsSync(appFile()), 'the file is gone');
-    const rows = await server.kernel.container.cradle.orm.em.fork().getConnection().execute('select count(*)::int as n from domains');
-    t.equal(rows[0]!.n, 0);
+    t.notOk(existsSync(file), 'the file is gone');
+    t.equal(await count(), 0, 'and its domains');
   });
 });
 

@@ -106,7 +106,7 @@ t.test('a failing RUN fails the build with the engine message', async t => {
   });
   t.ok(lines.includes('before'), 'the output before the failure is logged');
   t.ok(lines.includes("The command '/bin/sh -c echo before && exit 3' returned a non-zero code: 3"), 'the failure is logged');
-  await t.rejects(docker.getImage(req.imageTag).inspect(), 'no image is tagged');
+  await t.rejects(docker.getImage(req.imageTag).inspect(), { statusCode: 404, message: `No such image: ${req.imageTag}` }, 'no image is tagged');
 });
 
 t.test('an unknown base image or a bad Dockerfile fails with the engine message', async t => {
@@ -131,7 +131,7 @@ t.test('an abort stops the build promptly', async t => {
   const left = await waitFor('the build container removed', async () =>
     (await docker.listContainers({ all: true })).every(c => !c.Command.includes(marker)), { timeout: 10_000, interval: 250 }).catch(() => false);
   t.ok(left, 'no build container is left behind');
-  await t.rejects(docker.getImage(req.imageTag).inspect(), 'no image is tagged');
+  await t.rejects(docker.getImage(req.imageTag).inspect(), { statusCode: 404, message: `No such image: ${req.imageTag}` }, 'no image is tagged');
 
   const already = AbortSignal.abort();
   await t.rejects(dockerfileBuilder.build(request(dir, { signal: already }).req), { message: 'The build was cancelled' });

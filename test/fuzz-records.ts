@@ -1,0 +1,121 @@
+// Real records for the bad-input fuzz (test/bad-input.test.ts): one recipe per id field the
+// OpenAPI document names, so a request aimed at a record finds it and its bad values go on to the
+// services and the database. Id fields whose records cannot exist yet are listed with why.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { addMember, deploymentIdOf, type Client, type Reply } from '@berth/core/testing';
+
+/** Id fields no record can stand behind on this Berth, with why (the fuzz sends them as they come). */
+export const NO_RECORD: Record<string, string> = {
+  serverId: 'no server namespace yet (remote servers come next)',
+  buildServerId: 'no server namespace yet',
+  githubId: 'no github provider namespace yet', gitlabId: 'no gitlab provider namespace yet', gitlabProjectId: 'a project id on a GitLab server (none here)',
+  bitbucketId: 'no bitbucket provider namespace yet', giteaId: 'no gitea provider namespace yet',
+  registryId: 'no registry namespace yet', rollbackRegistryId: 'no registry namespace yet', buildRegistryId: 'no registry namespace yet',
+  previewDeploymentId: 'no preview deployments yet', libsqlId: 'no libsql kind',
+  containerId: 'a Docker container id, not a record (compose.readLogs reads the engine)',
+};
+
+function certificate(): { cert: string; key: string } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'berth-fuzz-cert-'));
+  try {
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', path.join(dir, 'k.pem'), '-out', path.join(dir, 'c.pem'), '-days', '30', '-subj', '/CN=fuzz.example.com'], { stdio: 'ignore' });
+    return { cert: readFileSync(path.join(dir, 'c.pem'), 'utf8'), key: readFileSync(path.join(dir, 'k.pem'), 'utf8') };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Makes records: `ids` holds one of each kind for the whole run, `fresh(field)` a new one (for
+ * operations that remove what they are given).
+ */
+export async function fuzzRecords(server: { url: string }, c: Client, admin: { userId: string; organizationId: string }) {
+  let n = 0;
+  const unique = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${++n}`;
+  const ok = (what: string, r: Reply) => {
+    if (r.status !== 200) throw new Error(`fuzz record ${what}: ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
+    return r.body;
+  };
+  const project = ok('project.create', await c.post('project.create', { name: unique('fuzz') }));
+  const environmentId = project.environment.environmentId as string;
+  const ids: Record<string, string> = { id: admin.userId, organizationId: admin.organizationId, projectId: project.project.projectId, environmentId };
+  const { cert, key } = certificate();
+
+  // Notification channels of every kind (nothing is sent: no event, and the test operations' bodies are the fuzz's own).
+  const nowhere = 'http://127.0.0.1:9/fuzz';
+  const channelSettings: Record<string, [string, Record<string, unknown>]> = {
+    slack: ['Slack', { webhookUrl: nowhere, channel: '#fuzz' }], discord: ['Discord', { webhookUrl: nowhere }], telegram: ['Telegram', { botToken: '1:fuzz', chatId: '1' }],
+    email: ['Email', { smtpServer: '127.0.0.1', smtpPort: 9, username: 'u', password: 'p', fromAddress: 'fuzz@example.com', toAddresses: ['fuzz@example.com'] }],
+    resend: ['Resend', { apiKey: 're_fuzz', fromAddress: 'fuzz@example.com', toAddresses: ['fuzz@example.com'] }], gotify: ['Gotify', { serverUrl: nowhere, appToken: 't', priority: 5 }],
+    ntfy: ['Ntfy', { serverUrl: nowhere, topic: 'fuzz', priority: 3 }], mattermost: ['Mattermost', { webhookUrl: nowhere }], custom: ['Custom', { endpoint: nowhere }],
+    lark: ['Lark', { webhookUrl: nowhere }], teams: ['Teams', { webhookUrl: nowhere }], pushover: ['Pushover', { userKey: 'u', apiToken: 't', priority: 0 }],
+  };
+  let lastSlack: Record<string, any> | null = null;
+  const channel = async (kind: string) => {
+    const [suffix, settings] = channelSettings[kind]!;
+    return ok(`notification.create${suffix}`, await c.post(`notification.create${suffix}`, { name: unique('fuzz'), appBuildError: true, databaseBackup: false, dokployRestart: false, appDeploy: false, dockerCleanup: false, ...settings }));
+  };
+
+  const recipes: Record<string, () => Promise<string>> = {
+    notificationId: async () => {
+      lastSlack = await channel('slack');
+      return lastSlack.notificationId;
+    },
+    // update<Kind> takes the channel's own record id beside notificationId: slackId is that of the
+    // fuzz's notificationId (a slack channel); the other kinds' answer 400 naming the field.
+    ...Object.fromEntries(Object.keys(channelSettings).map(kind => [`${kind}Id`, async () => (kind === 'slack' && lastSlack ? lastSlack : await channel(kind))[`${kind}Id`] as string])),
+    projectId: async () => ok('project.create', await c.post('project.create', { name: unique('fuzz') })).project.projectId,
+    environmentId: async () => ok('environment.create', await c.post('environment.create', { projectId: ids.projectId, name: unique('env') })).environmentId,
+    organizationId: async () => ok('organization.create', await c.post('organization.create', { name: unique('org') })).id,
+    userId: async () => (await addMember(server, c, `${unique('member')}@example.com`)).userId,
+    memberId: async () => (await addMember(server, c, `${unique('member')}@example.com`)).membershipId,
+    invitationId: async () => {
+      const r = ok('organization.inviteMember', await c.post('organization.inviteMember', { email: `${unique('invited')}@example.com`, role: 'member' }));
+      return r.invitationId ?? r.id;
+    },
+    apiKeyId: async () => ok('user.createApiKey', await c.post('user.createApiKey', { name: unique('key'), metadata: { organizationId: admin.organizationId } })).id,
+    sshKeyId: async () => ok('sshKey.generate+create', await c.post('sshKey.create', { name: unique('key'), ...ok('sshKey.generate', await c.post('sshKey.generate', { type: 'ed25519' })), organizationId: admin.organizationId })).sshKeyId,
+    applicationId: async () => ok('application.create', await c.post('application.create', { name: unique('app'), environmentId })).applicationId,
+    composeId: async () => ok('compose.create', await c.post('compose.create', { name: unique('stack'), environmentId, composeFile: 'services:\n  web:\n    image: berth-test/busybox:1\n' })).composeId,
+    postgresId: async () => ok('postgres.create', await c.post('postgres.create', { name: unique('pg'), databaseName: 'db', databaseUser: 'u', databasePassword: 'secret-password', environmentId })).postgresId,
+    mysqlId: async () => ok('mysql.create', await c.post('mysql.create', { name: unique('my'), databaseName: 'db', databaseUser: 'u', databasePassword: 'secret-password', databaseRootPassword: 'root-password', environmentId })).mysqlId,
+    mariadbId: async () => ok('mariadb.create', await c.post('mariadb.create', { name: unique('maria'), databaseName: 'db', databaseUser: 'u', databasePassword: 'secret-password', databaseRootPassword: 'root-password', environmentId })).mariadbId,
+    mongoId: async () => ok('mongo.create', await c.post('mongo.create', { name: unique('mongo'), databaseUser: 'u', databasePassword: 'secret-password', environmentId })).mongoId,
+    redisId: async () => ok('redis.create', await c.post('redis.create', { name: unique('redis'), databasePassword: 'secret-password', environmentId })).redisId,
+    destinationId: async () => ok('destination.create', await c.post('destination.create', { name: unique('disk'), provider: 'local', bucket: unique('bucket'), endpoint: '', region: '', accessKey: '', secretAccessKey: '' })).destinationId,
+    backupId: async () => ok('backup.create', await c.post('backup.create', { schedule: '0 3 * * *', enabled: false, prefix: unique('b'), destinationId: ids.destinationId, database: 'db', databaseType: 'postgres', postgresId: ids.postgresId })).backupId,
+    volumeBackupId: async () => ok('volumeBackups.create', await c.post('volumeBackups.create', { name: unique('vb'), volumeName: 'fuzz-volume', prefix: 'v', serviceType: 'redis', cronExpression: '0 3 * * *', enabled: false, destinationId: ids.destinationId, redisId: ids.redisId })).volumeBackupId,
+    domainId: async () => ok('domain.create', await c.post('domain.create', { host: `${unique('d')}.example.com`, applicationId: ids.applicationId, port: 80 })).domainId,
+    redirectId: async () => {
+      const regex = `^https?://${unique('r')}/(.*)`;
+      ok('redirects.create', await c.post('redirects.create', { applicationId: ids.applicationId, regex, replacement: 'https://example.com/$1', permanent: false }));
+      return ok('application.one', await c.get('application.one', { applicationId: ids.applicationId })).redirects.find((r: { regex: string }) => r.regex === regex).redirectId;
+    },
+    securityId: async () => {
+      const username = unique('u');
+      ok('security.create', await c.post('security.create', { applicationId: ids.applicationId, username, password: 'a password' }));
+      return ok('application.one', await c.get('application.one', { applicationId: ids.applicationId })).security.find((s: { username: string }) => s.username === username).securityId;
+    },
+    certificateId: async () => ok('certificates.create', await c.post('certificates.create', { name: unique('cert'), certificateData: cert, privateKey: key })).certificateId,
+    portId: async () => ok('port.create', await c.post('port.create', { applicationId: ids.applicationId, publishedPort: 20000 + n, targetPort: 80, protocol: 'tcp' })).portId,
+    mountId: async () => ok('mounts.create', await c.post('mounts.create', { type: 'volume', volumeName: unique('vol'), mountPath: `/data/${n}`, serviceId: ids.applicationId, serviceType: 'application' })).mountId,
+    // An application with nothing to deploy: its deployment is queued and fails at once, on the record.
+    deploymentId: async () => deploymentIdOf(await c.post('application.deploy', { applicationId: await recipes.applicationId!() })),
+  };
+  // Fields that name a record of another field's kind.
+  const same: Record<string, string> = { sourceEnvironmentId: 'environmentId', targetEnvironmentId: 'environmentId', customGitSSHKeyId: 'sshKeyId', databaseId: 'postgresId', serviceId: 'applicationId' };
+  for (const field of ['applicationId', 'composeId', 'postgresId', 'mysqlId', 'mariadbId', 'mongoId', 'redisId', 'destinationId', 'sshKeyId']) ids[field] = await recipes[field]!();
+  for (const field of Object.keys(recipes)) ids[field] ??= await recipes[field]!();
+  for (const [field, like] of Object.entries(same)) ids[field] = ids[like]!;
+
+  return {
+    ids,
+    /** Whether the fuzz can make a record for this field. */
+    has: (field: string) => field in recipes || field in same,
+    /** A new record for the field (a removing operation takes it away). */
+    fresh: async (field: string) => (recipes[field] ?? recipes[same[field]!]!)(),
+  };
+}
