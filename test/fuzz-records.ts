@@ -61,8 +61,9 @@ export async function fuzzRecords(server: { url: string }, c: Client, admin: { u
 
   const recipes: Record<string, () => Promise<string>> = {
     notificationId: async () => {
-      lastSlack = await channel('slack');
-      return lastSlack.notificationId;
+      const made = await channel('slack');
+      lastSlack = made;
+      return made.notificationId;
     },
     // update<Kind> takes the channel's own record id beside notificationId: slackId is that of the
     // fuzz's notificationId (a slack channel); the other kinds' answer 400 naming the field.
