@@ -26,7 +26,9 @@ const c = admin.client;
 const cradle = server.kernel.container.cradle as any;
 const db = new pg.Client(server.database);
 await db.connect();
-t.teardown(() => db.end());
+db.on('error', () => {}); // the last test stops the server under it
+let dbOpen = true;
+t.teardown(() => (dbOpen ? db.end() : undefined));
 
 const olderToggles = { appBuildError: true, databaseBackup: true, platformRestart: false, appDeploy: true, dockerCleanup: false };
 const currentToggles = { appBuildError: true, databaseBackup: true, dokployRestart: false, appDeploy: false, dockerCleanup: false, volumeBackup: true, dokployBackup: false, serverThreshold: false };
@@ -287,7 +289,14 @@ t.test('a start forgets deliveries that ended more than 30 days ago', async t =>
   await insert('old-sent-000000000000000000000000'.slice(0, 32), 'sent', 31);
   await insert('old-dead-000000000000000000000000'.slice(0, 32), 'dead', 40);
   await insert('recent-sent-0000000000000000000000'.slice(0, 32), 'sent', 29);
-  await server.restart();
-  await waitFor('the old ones pruned', async () => (await db.query(`select 1 from notification_deliveries where delivery_id like 'old-%'`)).rowCount === 0);
-  t.equal((await db.query(`select 1 from notification_deliveries where delivery_id like 'recent-%'`)).rowCount, 1, 'a recent one is kept');
+  // A new kernel on the same data (the embedded database stops with the first, so a new connection too).
+  dbOpen = false;
+  await db.end();
+  await server.stop();
+  const again = await server.restart({ proxy: 'none', notifyTimeoutSeconds: 2, notifyMaxTries: 3 });
+  const db2 = new pg.Client(again.database);
+  await db2.connect();
+  t.teardown(() => db2.end());
+  await waitFor('the old ones pruned', async () => (await db2.query(`select 1 from notification_deliveries where delivery_id like 'old-%'`)).rowCount === 0);
+  t.equal((await db2.query(`select 1 from notification_deliveries where delivery_id like 'recent-%'`)).rowCount, 1, 'a recent one is kept');
 });
