@@ -16,6 +16,8 @@ export const NO_RECORD: Record<string, string> = {
   registryId: 'no registry namespace yet', rollbackRegistryId: 'no registry namespace yet', buildRegistryId: 'no registry namespace yet',
   previewDeploymentId: 'no preview deployments yet', libsqlId: 'no libsql kind',
   containerId: 'a Docker container id, not a record (compose.readLogs reads the engine)',
+  chatId: 'a Telegram chat id (notification.*Telegram*), not a record of Berth',
+  messageThreadId: 'a Telegram forum topic id (notification.*Telegram*), not a record of Berth',
 };
 
 function certificate(): { cert: string; key: string } {
