@@ -16,6 +16,8 @@ export const NO_RECORD: Record<string, string> = {
   registryId: 'no registry namespace yet', rollbackRegistryId: 'no registry namespace yet', buildRegistryId: 'no registry namespace yet',
   previewDeploymentId: 'no preview deployments yet', libsqlId: 'no libsql kind',
   containerId: 'a Docker container id, not a record (compose.readLogs reads the engine)',
+  chatId: 'a Telegram chat id (notification.*Telegram*), not a record of Berth',
+  messageThreadId: 'a Telegram forum topic id (notification.*Telegram*), not a record of Berth',
 };
 
 function certificate(): { cert: string; key: string } {
@@ -44,7 +46,30 @@ export async function fuzzRecords(server: { url: string }, c: Client, admin: { u
   const ids: Record<string, string> = { id: admin.userId, organizationId: admin.organizationId, projectId: project.project.projectId, environmentId };
   const { cert, key } = certificate();
 
+  // Notification channels of every kind (nothing is sent: no event, and the test operations' bodies are the fuzz's own).
+  const nowhere = 'http://127.0.0.1:9/fuzz';
+  const channelSettings: Record<string, [string, Record<string, unknown>]> = {
+    slack: ['Slack', { webhookUrl: nowhere, channel: '#fuzz' }], discord: ['Discord', { webhookUrl: nowhere }], telegram: ['Telegram', { botToken: '1:fuzz', chatId: '1' }],
+    email: ['Email', { smtpServer: '127.0.0.1', smtpPort: 9, username: 'u', password: 'p', fromAddress: 'fuzz@example.com', toAddresses: ['fuzz@example.com'] }],
+    resend: ['Resend', { apiKey: 're_fuzz', fromAddress: 'fuzz@example.com', toAddresses: ['fuzz@example.com'] }], gotify: ['Gotify', { serverUrl: nowhere, appToken: 't', priority: 5 }],
+    ntfy: ['Ntfy', { serverUrl: nowhere, topic: 'fuzz', priority: 3 }], mattermost: ['Mattermost', { webhookUrl: nowhere }], custom: ['Custom', { endpoint: nowhere }],
+    lark: ['Lark', { webhookUrl: nowhere }], teams: ['Teams', { webhookUrl: nowhere }], pushover: ['Pushover', { userKey: 'u', apiToken: 't', priority: 0 }],
+  };
+  let lastSlack: Record<string, any> | null = null;
+  const channel = async (kind: string) => {
+    const [suffix, settings] = channelSettings[kind]!;
+    return ok(`notification.create${suffix}`, await c.post(`notification.create${suffix}`, { name: unique('fuzz'), appBuildError: true, databaseBackup: false, dokployRestart: false, appDeploy: false, dockerCleanup: false, ...settings }));
+  };
+
   const recipes: Record<string, () => Promise<string>> = {
+    notificationId: async () => {
+      const made = await channel('slack');
+      lastSlack = made;
+      return made.notificationId;
+    },
+    // update<Kind> takes the channel's own record id beside notificationId: slackId is that of the
+    // fuzz's notificationId (a slack channel); the other kinds' answer 400 naming the field.
+    ...Object.fromEntries(Object.keys(channelSettings).map(kind => [`${kind}Id`, async () => (kind === 'slack' && lastSlack ? lastSlack : await channel(kind))[`${kind}Id`] as string])),
     projectId: async () => ok('project.create', await c.post('project.create', { name: unique('fuzz') })).project.projectId,
     environmentId: async () => ok('environment.create', await c.post('environment.create', { projectId: ids.projectId, name: unique('env') })).environmentId,
     organizationId: async () => ok('organization.create', await c.post('organization.create', { name: unique('org') })).id,

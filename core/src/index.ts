@@ -35,4 +35,5 @@ export { GitProviderError, cloneCredentialEnv, cloneCredentialSecrets, type GitP
 export { StorageError, type BackupStorage, type BackupStore, type StorageLocation, type StoredObject, type StorageFailure } from './contracts/backup-storage.ts';
 export { type PersistenceServer, type PersistenceServerOptions, type PersistenceServerProvider } from './contracts/persistence-server.ts';
 export type { HostProvider, HostConnection, HostServer, RunOptions, RunResult } from './contracts/host-provider.ts';
+export { ChannelError, type NotificationChannel, type NotificationMessage, type ChannelAnswer, type SendContext } from './contracts/notification-channel.ts';
 export type { ProxyProvider, ProxyRoute, ProxyRedirect, ProxyBasicAuthUser, ProxyWorkloadConfig, ProxyCertificate, ProxyEngine, ProxyCertificateState, ProxyFileRole, ProxyServiceSettings, CertificateType } from './contracts/proxy.ts';

@@ -316,3 +316,4 @@ export async function deploymentFinished(client: Client, deploymentId: string, o
 export * from './testing-storage.ts';
 export * from './testing-git-server.ts';
 export * from './testing-git-provider.ts';
+export * from './testing-notify.ts';

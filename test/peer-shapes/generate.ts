@@ -176,8 +176,20 @@ const projectTags = many({ table: 'project_tag', with: { tag: one('tag') } });
 /** project.all (owner and admin): each environment's name and id, the workloads' ids (applications' names and status too) */
 const idOnly = (table: string, id: string, more: string[] = []): Rel => many({ table, pick: [id, ...more] });
 
+/** findNotificationById: the notification with every channel's record (null but its own) */
+const NOTIFICATION_CHANNELS = ['slack', 'telegram', 'discord', 'email', 'resend', 'gotify', 'ntfy', 'mattermost', 'custom', 'lark', 'pushover', 'teams'];
+const notificationFound: Spec = { table: 'notification', with: Object.fromEntries(NOTIFICATION_CHANNELS.map(c => [c, maybe(c)])) };
+const NOTIFICATION_SUFFIXES = ['Slack', 'Telegram', 'Discord', 'Email', 'Resend', 'Gotify', 'Ntfy', 'Mattermost', 'Custom', 'Lark', 'Teams', 'Pushover'];
+
 /** Per operation: a table joined along relations, or a plain shape. */
 const RETURNS: Record<string, Spec | (() => Shape)> = {
+  'notification.one': notificationFound,
+  'notification.all': () => ({ t: 'array', items: fromSpec(notificationFound, 'notification.all') }),
+  'notification.getEmailProviders': () => ({ t: 'array', items: fromSpec({ table: 'notification', with: { email: maybe('email'), resend: maybe('resend') } }, 'notification.getEmailProviders') }),
+  'notification.remove': { table: 'notification' },
+  'notification.receiveNotification': () => VOID,
+  // create and update answer nothing (update's transaction returns no value); tests answer true
+  ...Object.fromEntries(NOTIFICATION_SUFFIXES.flatMap(s => [[`notification.create${s}`, () => VOID], [`notification.update${s}`, () => VOID], [`notification.test${s}Connection`, () => TRUE]])),
   'application.create': { table: 'application' },
   'application.one': { ...applicationFound, extra: { hasGitProviderAccess: TRUE, unauthorizedProvider: { t: 'string', null: true } } },
   'application.start': applicationFound,

@@ -58,6 +58,10 @@ export const ALLOWED_EXTRA_IN: Record<string, { fields: string[]; reason: string
     fields: ['description', 'createdAt', 'serverId', 'applicationStatus', 'composeStatus', 'buildServer'],
     reason: 'each workload is joined as environment reads list it (its description, createdAt, serverId and status besides the peer\'s name, appName and icon), and with its build server (null) whatever its kind',
   },
+  ...Object.fromEntries(['one', 'all', 'remove', 'getEmailProviders', ...['Slack', 'Telegram', 'Discord', 'Email', 'Resend', 'Gotify', 'Ntfy', 'Mattermost', 'Custom', 'Lark', 'Teams', 'Pushover'].flatMap(s => [`create${s}`, `update${s}`])].map(p => [`notification.${p}`, {
+    fields: ['platformRestart', 'appHealth', 'tlsMode', 'signingSecret'],
+    reason: 'Berth\'s: the older variant\'s name of dokployRestart (the same value), the appHealth toggle, email\'s tlsMode, and a signed channel\'s secret answered once by the create or rotation that made it',
+  }])),
   'backup.remove': { fields: ['destination'], reason: 'Berth answers the removed backup as backup.one does (the peer answers the row)' },
 };
 
@@ -103,6 +107,7 @@ export const BERTH_ONLY: Record<string, string> = {
   'auth.generateRecoveryCodes': 'one-time recovery codes for two-factor login (the peer has none)',
   'backup.manualBackupRedis': 'Berth backs redis up too (the peer has no redis backups)',
   'backup.restoreBackup': 'queues a restore as a deployment and answers its id (the peer streams it through a subscription, restoreBackupWithLogs)',
+  'notification.deliveries': 'the delivery log of a channel: each event sent through it, its tries, state and the provider\'s answer (the peer keeps none)',
   'volumeBackups.restore': 'queues a volume restore as a deployment and answers its id (the peer streams it through a subscription, restoreVolumeBackupWithLogs, with the same input)',
 };
 

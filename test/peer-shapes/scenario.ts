@@ -213,6 +213,17 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
   await call('sshKey.update', { sshKeyId: key.sshKeyId, description: 'changed' });
   await call('sshKey.remove', { sshKeyId: key.sshKeyId });
 
+  // Channels: a sink nobody listens on is fine, nothing is sent (no event, no test operation).
+  const toggles = { appBuildError: true, databaseBackup: false, dokployRestart: false, appDeploy: true, dockerCleanup: false, volumeBackup: false, dokployBackup: false, serverThreshold: false };
+  const slack = await call('notification.createSlack', { name: `shapes ${o.suffix}`, ...toggles, webhookUrl: `http://127.0.0.1:${o.port}/slack/T0/B0/x`, channel: '#ops' });
+  await call('notification.createEmail', { name: `shapes mail ${o.suffix}`, ...toggles, smtpServer: '127.0.0.1', smtpPort: o.port, username: 'u', password: 'p', fromAddress: 'berth@example.com', toAddresses: ['ops@example.com'] });
+  await call('notification.one', { notificationId: slack.notificationId });
+  await call('notification.all', {});
+  await call('notification.getEmailProviders', {});
+  await call('notification.updateSlack', { notificationId: slack.notificationId, slackId: slack.slackId, name: `shapes ${o.suffix} changed` });
+  await call('notification.deliveries', { notificationId: slack.notificationId });
+  for (const n of await call('notification.all', {})) await call('notification.remove', { notificationId: n.notificationId });
+
   await call('user.get', {});
   await call('user.one', { userId: o.userId });
   await call('user.haveRootAccess', {});

@@ -15,10 +15,10 @@ import { WorkloadLifecycle, ensureImage, parseEnv, resolveEnv, swarmSettingsToSe
 
 declare module '@berth/core' {
   interface BerthEvents {
-    /** An application's deployment finished: its new version runs. */
-    appDeploy: { applicationId: string; organizationId: string; appName: string; deploymentId: string; image: string; action: string; at: string };
-    /** An application's deployment failed while fetching or building its source. */
-    appBuildError: { applicationId: string; organizationId: string; appName: string; deploymentId: string; error: string; at: string };
+    /** A deployment finished: its new version runs. An application's names applicationId and its image; a compose stack's, composeId (image ''). */
+    appDeploy: { applicationId?: string; composeId?: string; organizationId: string; appName: string; deploymentId: string; image: string; action: string; at: string };
+    /** A deployment failed: an application's while fetching or building its source (applicationId), a compose stack's at any step (composeId). */
+    appBuildError: { applicationId?: string; composeId?: string; organizationId: string; appName: string; deploymentId: string; error: string; at: string };
   }
 }
 

@@ -88,7 +88,7 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
       }
       case 'deploy':
       case 'redeploy':
-        return this.#deploy(row, run, stack);
+        return this.#deployAndTell(action, row, run, stack);
       default:
         throw new Error(`Unknown compose action "${action}"`);
     }
@@ -120,6 +120,18 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
   async #deployedPath(row: ComposeRow): Promise<string> {
     const composePath = String(this.#stacks.settingsOf(row).composePath ?? './docker-compose.yml');
     return path.join(composeDir(this.cradle().config.dataDir, row.appName), 'code', path.dirname(path.normalize(composePath)), DEPLOYED_FILE);
+  }
+
+  /** Deploys, and says on the bus how it went (appDeploy / appBuildError with composeId); a cancelled run says nothing. */
+  async #deployAndTell(action: string, row: ComposeRow, run: DeploymentRun, stack: StackEngine): Promise<void> {
+    const about = { composeId: row.composeId, organizationId: row.organizationId, appName: row.appName, deploymentId: run.deployment.deploymentId };
+    try {
+      await this.#deploy(row, run, stack);
+    } catch (e) {
+      if (!run.signal.aborted) this.cradle().events.emit('appBuildError', { ...about, error: (e as Error).message, at: new Date().toISOString() });
+      throw e;
+    }
+    this.cradle().events.emit('appDeploy', { ...about, image: '', action, at: new Date().toISOString() });
   }
 
   async #deploy(row: ComposeRow, run: DeploymentRun, stack: StackEngine): Promise<void> {

@@ -1,0 +1,38 @@
+// Gotify's POST /message with the application token in X-Gotify-Key: `{title, message, priority}`,
+// markdown. It answers 200 with the stored message, 401 for a wrong token. The server is the
+// record's serverUrl, as the peer has it; a Gotify that is down only fails its deliveries.
+import { Type, type NotificationChannel, type NotificationMessage, type SendContext, type Static } from '@berth/core';
+import { httpSend, httpUrl, levelMark } from '@berth/provider-notify-kit';
+
+const Settings = Type.Object({
+  serverUrl: Type.String({ minLength: 1, description: 'The Gotify server (https://gotify.example.com)' }),
+  appToken: Type.String({ minLength: 1, description: 'An application token' }),
+  priority: Type.Optional(Type.Integer({ minimum: 0, maximum: 10, default: 5 })),
+  decoration: Type.Optional(Type.Boolean({ description: 'Prefix titles with an emoji of the level' })),
+});
+type Settings = Static<typeof Settings>;
+
+export class GotifyChannel implements NotificationChannel<Settings> {
+  readonly id = 'gotify';
+  readonly label = 'Gotify';
+  readonly procedureSuffix = 'Gotify';
+  readonly settings = Settings;
+  readonly secretFields = ['appToken'] as const;
+
+  validate(s: Settings): void {
+    httpUrl('serverUrl', s.serverUrl);
+  }
+
+  send(s: Settings, m: NotificationMessage, { signal }: SendContext) {
+    return httpSend(this.label, {
+      url: `${s.serverUrl.replace(/\/+$/, '')}/message`,
+      headers: { 'x-gotify-key': s.appToken },
+      json: {
+        title: s.decoration ? `${levelMark[m.level]} ${m.title}` : m.title,
+        message: [...m.fields.map(f => `**${f.name}:** ${f.value}`), ...(m.link ? [`[Details](${m.link})`] : [])].join('  \n'),
+        priority: s.priority ?? 5,
+        extras: { 'client::display': { contentType: 'text/markdown' }, ...(m.link ? { 'client::notification': { click: { url: m.link } } } : {}) },
+      },
+    }, signal);
+  }
+}

@@ -1,0 +1,46 @@
+// Resend's POST /emails with the API key as a bearer token: `{from, to, subject, text, html}`.
+// It answers 200 `{"id": …}`, or 4xx JSON `{"statusCode", "name", "message"}` (401/403 for a bad
+// key, 422 for a bad address). Plain HTTP: no SDK to load.
+import { invalidField, Type, type NotificationChannel, type NotificationMessage, type SendContext, type Static } from '@berth/core';
+import { httpSend, levelMark, plainText } from '@berth/provider-notify-kit';
+
+const Settings = Type.Object({
+  apiKey: Type.String({ minLength: 1, description: 'A Resend API key (re_…)' }),
+  fromAddress: Type.String({ minLength: 1, description: 'The sender, on a domain verified at Resend' }),
+  toAddresses: Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }),
+});
+type Settings = Static<typeof Settings>;
+const ADDRESS = /^([^<>]*<)?[^\s@<>]+@[^\s@<>]+>?$/;
+const html = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+export class ResendChannel implements NotificationChannel<Settings> {
+  readonly id = 'resend';
+  readonly label = 'Resend';
+  readonly procedureSuffix = 'Resend';
+  readonly settings = Settings;
+  readonly secretFields = ['apiKey'] as const;
+  readonly #apiUrl: string;
+
+  constructor(apiUrl: string) {
+    this.#apiUrl = apiUrl.replace(/\/+$/, '');
+  }
+
+  validate(s: Settings): void {
+    if (!ADDRESS.test(s.fromAddress)) throw invalidField('fromAddress', 'must be an email address');
+    s.toAddresses.forEach((a, i) => { if (!ADDRESS.test(a)) throw invalidField(`toAddresses.${i}`, 'must be an email address'); });
+  }
+
+  send(s: Settings, m: NotificationMessage, { signal }: SendContext) {
+    return httpSend(this.label, {
+      url: `${this.#apiUrl}/emails`,
+      headers: { authorization: `Bearer ${s.apiKey}`, 'idempotency-key': m.id },
+      json: {
+        from: s.fromAddress,
+        to: s.toAddresses,
+        subject: `${levelMark[m.level]} ${m.title}`,
+        text: plainText(m),
+        html: `<h3>${html(m.title)}</h3>${m.fields.map(f => `<p><b>${html(f.name)}:</b> ${html(f.value)}</p>`).join('')}${m.link ? `<p><a href="${html(m.link)}">Details</a></p>` : ''}`,
+      },
+    }, signal);
+  }
+}
