@@ -15,6 +15,7 @@ t.test('the built-in providers come from the package.json of providers/, librari
     'database.mariadb', 'database.mongo', 'database.mysql', 'database.postgres', 'database.redis',
     'git.github',
     'host.local', 'host.ssh',
+    'notify.custom', 'notify.discord', 'notify.email', 'notify.gotify', 'notify.lark', 'notify.mattermost', 'notify.ntfy', 'notify.pushover', 'notify.resend', 'notify.slack', 'notify.teams', 'notify.telegram',
     'persistence.embedded',
     'proxy.caddy', 'proxy.traefik',
     'source.docker', 'source.git',
