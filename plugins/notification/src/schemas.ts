@@ -38,9 +38,9 @@ export function createInput(c: NotificationChannel) {
 export function updateInput(c: NotificationChannel) {
   const settings = Object.fromEntries(Object.entries(propsOf(c)).map(([k, s]) => [k, Type.Optional(s)]));
   return Type.Object({
-    notificationId: Type.String({ minLength: 1 }),
-    [idField(c)]: Type.String({ minLength: 1, description: `The channel record's id (${idField(c)} of notification.one)` }),
-    organizationId: Type.Optional(Type.String()),
+    notificationId: Type.String({ minLength: 1, maxLength: 255 }),
+    [idField(c)]: Type.String({ minLength: 1, maxLength: 255, description: `The channel record's id (${idField(c)} of notification.one)` }),
+    organizationId: Type.Optional(Type.String({ maxLength: 255 })),
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
     ...Object.fromEntries(Object.entries(Toggles).map(([k, s]) => [k, Type.Optional(s)])),
     ...OptionalToggles,
@@ -84,10 +84,10 @@ export function createdView(channels: NotificationChannel[]) {
   });
 }
 
-export const NotificationIdInput = Type.Object({ notificationId: Type.String({ minLength: 1 }) });
+export const NotificationIdInput = Type.Object({ notificationId: Type.String({ minLength: 1, maxLength: 255 }) });
 
 export const DeliveriesInput = Type.Object({
-  notificationId: Type.String({ minLength: 1 }),
+  notificationId: Type.String({ minLength: 1, maxLength: 255 }),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
 });
 
