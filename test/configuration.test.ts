@@ -1,5 +1,5 @@
 // The configuration as an operator meets it: every variable that existed before plugins declared
-// their own keys still sets the same key; the README's sectioned file and the old flat file give
+// their own keys still sets the same key; the documented sectioned file (docs/running-berth.md) and the old flat file give
 // the same configuration (the flat one with one warning naming the sections); a disabled plugin's
 // key is a warning, a bad value of an enabled one stops the boot naming the key and its variable;
 // the generated reference is what the schemas say; a third party's plugin declares a key the same way.
@@ -91,12 +91,13 @@ function flatten(sectioned: Record<string, unknown>): Record<string, unknown> {
   return flat;
 }
 
-/** The README's configuration example: the first json block of its section "Configuration". */
-function readmeExample(): Record<string, unknown> {
-  const readme = readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('\n## Configuration\n'));
-  const block = /```json\n([\s\S]*?)```/.exec(section);
-  if (!block) throw new Error('README.md: no json example in the section Configuration');
+/** The documented configuration example: the first json block of the section "Configuration" of docs/running-berth.md. */
+function documentedExample(): Record<string, unknown> {
+  const page = readFileSync(path.join(repoRoot, 'docs/running-berth.md'), 'utf8');
+  const at = page.indexOf('\n## Configuration\n');
+  if (at === -1) throw new Error('docs/running-berth.md: no section Configuration');
+  const block = /```json\n([\s\S]*?)```/.exec(page.slice(at));
+  if (!block) throw new Error('docs/running-berth.md: no json example in the section Configuration');
   return JSON.parse(block[1]!) as Record<string, unknown>;
 }
 
@@ -111,16 +112,16 @@ async function loadConfigBefore(t: Test): Promise<OldLoad> {
   return ((await import(file)) as { loadConfig: OldLoad }).loadConfig;
 }
 
-t.test('the README\'s example and every variable give the configuration the Berth before gave, key by key', async t => {
+t.test('the documented example (docs/running-berth.md) and every variable give the configuration the Berth before gave, key by key', async t => {
   const before = await loadConfigBefore(t);
-  const example = readmeExample();
+  const example = documentedExample();
   const dir = t.testdir({ 'sectioned.json': JSON.stringify(example), 'flat.json': JSON.stringify(flatten(example)) });
   const everyVariable: NodeJS.ProcessEnv = { ...staticBefore, BERTH_DATA_DIR: '/srv/berth-data', DATABASE_URL: 'postgresql://u:p@db:5432/berth' };
   for (const [name, value] of variablesBefore) everyVariable[name] = value;
   everyVariable.BERTH_PLUGINS = builtinPlugins().join(',');
   const cases: [string, NodeJS.ProcessEnv, NodeJS.ProcessEnv][] = [
     ['every variable', everyVariable, everyVariable],
-    ['the README\'s file (the flat form before, the sectioned one now)', { BERTH_CONFIG: path.join(dir, 'flat.json') }, { BERTH_CONFIG: path.join(dir, 'sectioned.json') }],
+    ['the documented file (the flat form before, the sectioned one now)', { BERTH_CONFIG: path.join(dir, 'flat.json') }, { BERTH_CONFIG: path.join(dir, 'sectioned.json') }],
     ['nothing set: the defaults', {}, {}],
   ];
   for (const [what, envBefore, envNow] of cases) {
@@ -139,8 +140,8 @@ t.test('the README\'s example and every variable give the configuration the Bert
   }
 });
 
-t.test('the README\'s sectioned file and the same keys at the top level, as files were written before, give the same configuration', async t => {
-  const example = readmeExample();
+t.test('the documented sectioned file and the same keys at the top level, as files were written before, give the same configuration', async t => {
+  const example = documentedExample();
   const flat = flatten(example);
   t.ok(Object.keys(flat).length > Object.keys(example).length, 'the example has plugin sections');
   const dir = t.testdir({ 'sectioned.json': JSON.stringify(example), 'flat.json': JSON.stringify(flat) });
