@@ -2,8 +2,9 @@
 // command (`bash scripts/start.sh`, here with a data directory and a port of its own, on the
 // embedded database), then the README's walkthrough block (the fenced block tagged
 // `sh berth-walkthrough`) run as it stands, with IMAGE set to a locally built image since nothing
-// can be pulled here; and the operator commands `bash scripts/berth.sh admin create` and
-// `bash scripts/berth.sh db copy`. Each answer is checked.
+// can be pulled here; and the operator commands `bash scripts/berth.sh admin create`,
+// `bash scripts/berth.sh db copy` and `bash scripts/berth.sh restore` (with Berth stopped). Each
+// answer is checked.
 import t, { type Test } from 'tap';
 import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -52,7 +53,12 @@ async function startBerth(t: Test, dataDir: string, env: Record<string, string> 
     return res?.status === 200 ? res.json() : undefined;
   }, { timeout: 600_000, interval: 500 }).catch(e => { throw new Error(`${(e as Error).message}\n${log.slice(-3000)}`); });
   t.same(health, { status: 'ok' }, 'scripts/start.sh serves the API');
-  return { port, url: `http://127.0.0.1:${port}`, log: () => log };
+  /** Stops it as an operator does (SIGTERM to start.sh and what it started) and waits until it has exited. */
+  const stop = async () => {
+    try { process.kill(-berth.pid!, 'SIGTERM'); } catch { /* gone */ }
+    await exited;
+  };
+  return { port, url: `http://127.0.0.1:${port}`, log: () => log, stop };
 }
 
 /** `bash scripts/berth.sh …` in the clone, as an operator types it. */
@@ -118,4 +124,37 @@ t.test('berth.sh db copy: Berth\'s records from an external PostgreSQL into a ne
   t.equal(login.status, 200, 'the copied account signs in on the embedded database');
   const projects = await new Client(berth.url, { token: login.body.token }).get('project.all');
   t.same(projects.body.map((p: { name: string }) => p.name), ['moved'], 'with its project');
+});
+
+t.test('berth.sh restore: an archive of Berth\'s own data brings the instance back into a new data directory, Berth stopped', async t => {
+  const passphrase = 'a long passphrase kept elsewhere';
+  const dataDir = path.join(dir, 'own-data');
+  const created = await berthCommand(['admin', 'create', '--email', 'owner@example.com', '--password', 'a long password'], { BERTH_DATA_DIR: dataDir });
+  const { apiKey } = JSON.parse(created.stdout.trim().split('\n').at(-1)!);
+  const berth = await startBerth(t, dataDir, { BERTH_BACKUP_PASSPHRASE: passphrase });
+  const client = new Client(berth.url, { apiKey });
+  const project = await client.post('project.create', { name: 'kept', env: 'TOKEN=s3cret' });
+  t.equal(project.status, 200, 'a project with a sealed env');
+  const dest = await client.post('destination.create', { name: 'disk', provider: 'local', bucket: 'nightly', endpoint: '', region: '', accessKey: '', secretAccessKey: '' });
+  t.equal(dest.status, 200, 'a local destination');
+  const backup = await client.post('backup.create', { schedule: '0 2 * * *', enabled: false, prefix: 'berth', destinationId: dest.body.destinationId, database: 'berth', databaseType: 'web-server', keepLatestCount: 7 });
+  t.equal(backup.status, 200, 'a web-server backup');
+  const run = await client.post('backup.manualBackupWebServer', { backupId: backup.body.backupId });
+  t.same([run.status, run.body], [200, true], 'manualBackupWebServer answers true once the archive is stored and read back');
+  const files = (await client.get('backup.listBackupFiles', { destinationId: dest.body.destinationId, search: 'berth/' })).body as { Path: string }[];
+  t.match(files, [{ Path: /^berth\/webserver-backup-.*\.archive\.enc$/ }], 'the archive is listed');
+  // The local destination's bucket is a directory below dataDir/backups.
+  const archive = path.join(dataDir, 'backups', 'nightly', files[0]!.Path);
+  await berth.stop();
+
+  const target = path.join(dir, 'restored');
+  const restored = await berthCommand(['restore', '--from', archive, '--passphrase-env', 'BERTH_BACKUP_PASSPHRASE', '--data-dir', target], { BERTH_BACKUP_PASSPHRASE: passphrase });
+  t.match(restored.stdout, `restored into ${target}`, 'it says where it restored');
+  const again = await startBerth(t, target);
+  const back = new Client(again.url, { apiKey });
+  const all = await back.get('project.all');
+  t.equal(all.status, 200, 'the API key made before the backup is accepted by the restored instance');
+  t.same((all.body as { name: string }[]).map(p => p.name), ['kept'], 'with its project');
+  const one = await back.get('project.one', { projectId: project.body.project.projectId });
+  t.equal(one.body.env, 'TOKEN=s3cret', 'and the sealed env opens with the restored key');
 });
