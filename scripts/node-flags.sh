@@ -2,7 +2,7 @@
 # The Node options of a production start: the compiled build. BERTH_NODE_PROFILE=small adds
 # --optimize-for-size: about 30 MB less right after start and 170 MB less right after heavy
 # load, but half the requests per second; 35 s after activity both settle at the same RSS
-# (V8 gives memory back by itself), so the default keeps the faster V8. Figures: README.
+# (V8 gives memory back by itself), so the default keeps the faster V8. Figures: docs/benchmarks.md.
 flags="--conditions=berth-js"
 # The bundled dependencies (scripts/bundle-deps.ts, made by scripts/build.sh) replace their
 # hundreds of installed modules: about 30 MB less resident memory.

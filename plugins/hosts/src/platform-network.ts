@@ -103,7 +103,7 @@ export async function refuseWhileAttached(o: {
     }
     if (ours) {
       throw conflict(`platformNetwork (BERTH_PLATFORM_NETWORK) changed from ${former} to ${o.configured}, and ${ours} workload${ours === 1 ? ' is' : 's are'} attached to ${former}: `
-        + `Berth does not move them by itself. Start it with platformNetwork ${former}, or move them first (see "Move to another platform network" in the README)`);
+        + `Berth does not move them by itself. Start it with platformNetwork ${former}, or move them first (see "Move to another platform network" in docs/deploying.md)`);
     }
   }
 }
