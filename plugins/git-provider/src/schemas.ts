@@ -24,10 +24,10 @@ export const GithubFields = {
   githubAppName: Nullable(Type.String()),
   githubAppId: Nullable(Type.Number()),
   githubClientId: Nullable(Type.String()),
-  githubClientSecret: Type.Null({ description: 'sealed: never answered' }),
+  githubClientSecret: Nullable(Type.String({ description: 'sealed in Berth: always null' })),
   githubInstallationId: Nullable(Type.String()),
-  githubPrivateKey: Type.Null({ description: 'sealed: never answered' }),
-  githubWebhookSecret: Type.Null({ description: 'sealed: never answered' }),
+  githubPrivateKey: Nullable(Type.String({ description: 'sealed in Berth: always null' })),
+  githubWebhookSecret: Nullable(Type.String({ description: 'sealed in Berth: always null' })),
   githubUrl: Type.String(),
 };
 export const GithubRow = Type.Object(GithubFields);

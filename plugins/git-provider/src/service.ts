@@ -72,6 +72,15 @@ export class GitProviderService {
     return { github, provider };
   }
 
+  /** The connection a workload's githubId names, as its `one` joins it (no secret); null when it names none of the organization's. */
+  async githubRelation(githubId: unknown, organizationId: string, em: EntityManager) {
+    if (typeof githubId !== 'string' || !githubId) return null;
+    const found = await this.github(githubId, organizationId, em).catch(() => null);
+    if (!found) return null;
+    const { githubId: id, githubAppName, githubAppId, githubClientId, githubInstallationId, githubUrl, gitProviderId } = githubRowView(found.github);
+    return { githubId: id, githubAppName, githubAppId, githubClientId, githubInstallationId, githubUrl, gitProviderId };
+  }
+
   /** The account the git provider is called with: settings in clear, secrets opened. */
   githubAccount(g: GithubRow): GitAccount {
     const open = (v: string | null | undefined) => (v ? this.#secrets().decrypt(v) : null);
