@@ -18,7 +18,7 @@ const keyPair = () => generateKeyPairSync('rsa', { modulusLength: 2048, publicKe
 const appKey = keyPair();
 
 const github = await startFakeGithub(t, { publicKeyPem: appKey.publicKey, privateKeyPem: appKey.privateKey, appId: '4242', installationId: 77 });
-const repo = await makeGitRepo({ Dockerfile: `FROM ${TEST_BASE_IMAGE}\nRUN mkdir -p /www\nCMD ["sh", "-c", "cat /www/index.html >/dev/null 2>&1; echo from-github > /www/index.html && exec httpd -f -p 8080 -h /www"]\n` });
+const repo = await makeGitRepo({ 'docker-compose.yml': `services:\n  worker:\n    image: ${TEST_BASE_IMAGE}\n    command: ["sleep", "3600"]\n`, Dockerfile: `FROM ${TEST_BASE_IMAGE}\nRUN mkdir -p /www\nCMD ["sh", "-c", "cat /www/index.html >/dev/null 2>&1; echo from-github > /www/index.html && exec httpd -f -p 8080 -h /www"]\n` });
 t.teardown(repo.cleanup);
 await run('git', ['-C', repo.dir, 'checkout', '-q', '-b', 'release']);
 const release = await commitFiles(repo.dir, { VERSION: '2\n' });
@@ -114,6 +114,12 @@ t.test('repositories, branches and testConnection go through the App', async t =
 
 t.test('another organization\'s connection is 404 everywhere', async t => {
   const other = await otherOrganization(server, userId);
+  // A workload of the other organization cannot name this organization's connection either.
+  const { body: { environment } } = await other.client.post('project.create', { name: 'Elsewhere' });
+  const theirs = await ok(other.client.post('application.create', { name: 'theirs', environmentId: environment.environmentId }), 'application.create');
+  t.equal((await other.client.post('application.saveGithubProvider', { applicationId: theirs.applicationId, owner: 'team', repository: 'app', branch: 'main', githubId })).status, 404, 'saveGithubProvider');
+  const stack = await ok(other.client.post('compose.create', { name: 'theirs', environmentId: environment.environmentId, composeFile: 'services: {}\n' }), 'compose.create');
+  t.equal((await other.client.post('compose.update', { composeId: stack.composeId, sourceType: 'github', githubId })).status, 404, 'compose.update');
   for (const [op, input] of [
     ['github.one', { githubId }], ['github.getGithubRepositories', { githubId }], ['github.getGithubBranches', { githubId, owner: 'team', repo: 'app' }],
   ] as const) t.equal((await other.client.get(op, input)).status, 404, op);
@@ -143,7 +149,10 @@ t.test('an application deploys from the repository through the connection; the t
   await ok(client.post('application.update', { applicationId: app.applicationId, stopGracePeriodSwarm: 1_000_000_000 }), 'application.update');
   t.equal((await client.post('application.saveGithubProvider', { applicationId: app.applicationId, owner: 'team', repository: 'app', branch: 'main', buildPath: '/', githubId })).body, true);
   await ok(client.post('application.saveBuildType', { applicationId: app.applicationId, buildType: 'dockerfile', dockerfile: 'Dockerfile' }), 'saveBuildType');
-  t.equal((await client.get('application.one', { applicationId: app.applicationId })).body.sourceType, 'github');
+  const one = (await client.get('application.one', { applicationId: app.applicationId })).body;
+  t.equal(one.sourceType, 'github');
+  t.same(one.github, { githubId, gitProviderId, githubAppName: 'team-app', githubAppId: 4242, githubClientId: one.github?.githubClientId, githubInstallationId: '77', githubUrl: github.url }, 'joined as the peer joins it, without secrets');
+  t.type(one.github?.githubClientId, 'string');
 
   const minted = github.minted.length;
   const reply = await client.post('application.deploy', { applicationId: app.applicationId });
@@ -163,6 +172,19 @@ t.test('an application deploys from the repository through the connection; the t
     t.notOk(log.includes(Buffer.from(`x-access-token:${token}`).toString('base64')), 'nor the header that carries it');
   }
   t.ok(github.git.requests.some(r => r.path.includes('team/app.git') && r.authorization !== undefined), 'the clone sent the minted credential');
+
+  // A compose stack sets the same fields through compose.update and deploys from the same repository.
+  const appName = `gh-stack-${Date.now().toString(36)}`;
+  const stack = await ok(client.post('compose.create', { name: 'gh stack', environmentId: environment.environmentId, appName }), 'compose.create');
+  t.teardown(() => client.post('compose.delete', { composeId: stack.composeId, deleteVolumes: true }));
+  await ok(client.post('compose.update', { composeId: stack.composeId, sourceType: 'github', githubId, owner: 'team', repository: 'app', branch: 'release', composePath: './docker-compose.yml' }), 'compose.update');
+  const before = github.minted.length;
+  const stackRun = await deploymentFinished(client, deploymentIdOf(await client.post('compose.deploy', { composeId: stack.composeId })));
+  t.equal(stackRun.status, 'done', stackRun.errorMessage ?? '');
+  const stackLog = (await client.get('deployment.readLogs', { deploymentId: stackRun.deploymentId })).body as string;
+  t.match(stackLog, new RegExp(release), 'the stack was fetched from the release branch');
+  for (const token of github.minted.slice(before)) t.notOk(stackLog.includes(token), 'no token in the stack\'s log');
+  t.match((await client.get('compose.one', { composeId: stack.composeId })).body.github, { githubId, gitProviderId });
 
   // The connection is in use: remove is refused, naming the application.
   const refused = await client.post('gitProvider.remove', { gitProviderId });
