@@ -145,7 +145,8 @@ export class GitProviderService {
   /** The applications and compose stacks whose `field` names the record (their appNames). */
   async #usersOf(field: string, id: string, em: EntityManager): Promise<string[]> {
     const out: string[] = [];
-    for (const [table, what] of [['applications', 'application'], ['compose_stacks', 'compose stack']] as const) {
+    // kind-names: the kinds whose records carry a git provider's fields (their settings JSON), read by table.
+    for (const [table, what] of [['applications', 'application'], ['compose_stacks', 'compose stack']] as const) { // kind-names: as above
       const present = await em.getConnection().execute(`select to_regclass(?) as t`, [table]);
       if (!present[0]?.t) continue;
       const rows = await em.getConnection().execute(`select app_name from "${table}" where settings->>? = ?`, [field, id]);
