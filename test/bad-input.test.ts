@@ -85,7 +85,7 @@ t.test('every operation of the OpenAPI document answers bad input with a 4xx, ne
   t.teardown(() => server.destroy());
   const admin = await signUpAdmin(server);
   const c = admin.client;
-  const records = await fuzzRecords(server, c, admin);
+  const records = await fuzzRecords(t, server, c, admin);
   const ids = records.ids;
 
   const doc = (await c.get('settings.getOpenApiDocument')).body;

@@ -2,16 +2,19 @@
 // OpenAPI document names, so a request aimed at a record finds it and its bad values go on to the
 // services and the database. Id fields whose records cannot exist yet are listed with why.
 import { execFileSync } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Test } from 'tap';
 import { addMember, deploymentIdOf, type Client, type Reply } from '@berth/core/testing';
+import { startFakeGithub } from '../providers/git-github/test/github-api.ts';
 
 /** Id fields no record can stand behind on this Berth, with why (the fuzz sends them as they come). */
 export const NO_RECORD: Record<string, string> = {
   serverId: 'no server namespace yet (remote servers come next)',
   buildServerId: 'no server namespace yet',
-  githubId: 'no github provider namespace yet', gitlabId: 'no gitlab provider namespace yet', gitlabProjectId: 'a project id on a GitLab server (none here)',
+  gitlabId: 'no gitlab provider namespace yet', gitlabProjectId: 'a project id on a GitLab server (none here)',
   bitbucketId: 'no bitbucket provider namespace yet', giteaId: 'no gitea provider namespace yet',
   registryId: 'no registry namespace yet', rollbackRegistryId: 'no registry namespace yet', buildRegistryId: 'no registry namespace yet',
   previewDeploymentId: 'no preview deployments yet', libsqlId: 'no libsql kind',
@@ -34,7 +37,7 @@ function certificate(): { cert: string; key: string } {
  * Makes records: `ids` holds one of each kind for the whole run, `fresh(field)` a new one (for
  * operations that remove what they are given).
  */
-export async function fuzzRecords(server: { url: string }, c: Client, admin: { userId: string; organizationId: string }) {
+export async function fuzzRecords(t: Test, server: { url: string }, c: Client, admin: { userId: string; organizationId: string }) {
   let n = 0;
   const unique = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${++n}`;
   const ok = (what: string, r: Reply) => {
@@ -61,7 +64,29 @@ export async function fuzzRecords(server: { url: string }, c: Client, admin: { u
     return ok(`notification.create${suffix}`, await c.post(`notification.create${suffix}`, { name: unique('fuzz'), appBuildError: true, databaseBackup: false, dokployRestart: false, appDeploy: false, dockerCleanup: false, ...settings }));
   };
 
+  // GitHub connections, made as a user makes one: the manifest flow against GitHub on loopback.
+  const appKey = generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs1', format: 'pem' } });
+  const github = await startFakeGithub(t, { publicKeyPem: appKey.publicKey, privateKeyPem: appKey.privateKey, appId: '4242', installationId: 77 });
+  let lastGithub: { githubId: string; gitProviderId: string } | null = null;
+  const githubConnection = async () => {
+    const { state } = ok('github.setupState', await c.post('github.setupState', { githubUrl: github.url }));
+    const made = await fetch(`${server.url}/api/providers/github/setup?${new URLSearchParams({ code: github.manifestCode(), state, installation_id: String(github.installationId) })}`, {
+      headers: c.apiKey ? { 'x-api-key': c.apiKey } : { authorization: `Bearer ${c.token}` }, redirect: 'manual',
+    });
+    const githubId = made.status === 307 ? new URL(made.headers.get('location')!, server.url).searchParams.get('githubId') : null;
+    if (!githubId) throw new Error(`fuzz record github setup: ${made.status} ${await made.text()}`);
+    lastGithub = { githubId, gitProviderId: ok('github.one', await c.get('github.one', { githubId })).gitProviderId };
+    return lastGithub;
+  };
+
   const recipes: Record<string, () => Promise<string>> = {
+    // github.update takes both ids: githubId is that of the fuzz's gitProviderId (made just before it).
+    gitProviderId: async () => (await githubConnection()).gitProviderId,
+    githubId: async () => {
+      const made = lastGithub ?? await githubConnection();
+      lastGithub = null;
+      return made.githubId;
+    },
     notificationId: async () => {
       const made = await channel('slack');
       lastSlack = made;

@@ -13,7 +13,7 @@ t.test('the built-in providers come from the package.json of providers/, librari
   t.same(names(builtinProviders()), [
     'builder.dockerfile', 'builder.heroku_buildpacks', 'builder.nixpacks', 'builder.paketo_buildpacks', 'builder.railpack', 'builder.static',
     'database.mariadb', 'database.mongo', 'database.mysql', 'database.postgres', 'database.redis',
-    'git.github',
+    'git.github', 'git.gitlab',
     'host.local', 'host.ssh',
     'notify.custom', 'notify.discord', 'notify.email', 'notify.gotify', 'notify.lark', 'notify.mattermost', 'notify.ntfy', 'notify.pushover', 'notify.resend', 'notify.slack', 'notify.teams', 'notify.telegram',
     'persistence.embedded',

@@ -2,6 +2,7 @@
 // (git; github, gitlab, bitbucket and gitea later). Each source type is a provider of contract
 // "source" with the source type as its id; the deployer resolves `source.<sourceType>` and
 // never asks which type it has, and the enabled ids are the source types the API accepts.
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { BuildIo } from './builders.ts';
 
 /** Registry credentials for pulling an image (as the engine takes them). */
@@ -27,6 +28,10 @@ export interface SourceRequest extends BuildIo {
    * throws the host-access policy's refusal (403 naming `field` and the config key) unless allowed.
    */
   checkLocal(location: string, field: string): void;
+  /** The workload's organization: a source served by a git provider reads its connection there. */
+  organizationId?: string;
+  /** The deployment's unit of work, for such reads. */
+  em?: EntityManager;
 }
 
 /** An image to run as it is: the deployer pulls it (with the credentials) and rolls it out. */

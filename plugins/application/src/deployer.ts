@@ -122,6 +122,7 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
       const fetched = await source.resolve({
         fields: settings, secrets, workDir, signal: run.signal, log: line => run.log(line), redact: value => run.redact(value),
         sshKey: keyId => cradle.sshKeys.privateKey(keyId, row.organizationId, run.em),
+        organizationId: row.organizationId, em: run.em,
         // A record written while the config allowed it fails its next deploy once it no longer does.
         checkLocal: (location, field) => {
           const refused = cradle.hostAccess.localGitRefusal(location, field);

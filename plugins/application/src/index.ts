@@ -1,4 +1,4 @@
-import { asFunction, definePlugin } from '@berth/core';
+import { asFunction, definePlugin, optionalService } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
 import { applicationEntities } from './entities.ts';
 import { applicationMigrations } from './migrations.ts';
@@ -15,7 +15,7 @@ export default definePlugin({
   dependencies: ['workloads', 'environment', 'deployment'],
   setup(berth) {
     const cradle = () => berth.container.cradle;
-    const apps = new ApplicationService(() => cradle().secrets, () => cradle().environments);
+    const apps = new ApplicationService(() => cradle().secrets, () => cradle().environments, () => optionalService(cradle(), 'gitProviders'));
     const deployer = new ApplicationDeployer(apps, cradle);
     const pipeline = new ApplicationPipeline(apps, deployer, cradle);
     berth.entities(...applicationEntities);

@@ -60,14 +60,15 @@ export class ApplicationPipeline {
       ports,
       ...proxied,
       previewDeployments: [],
-      github: null, gitlab: null, bitbucket: null, gitea: null,
+      github: await optionalService(cradle, 'gitProviders')?.githubRelation(this.#apps.settingsOf(row).githubId, organizationId, em) ?? null,
+      gitlab: null, bitbucket: null, gitea: null,
       server: null, registry: null, buildRegistry: null, rollbackRegistry: null,
     };
   }
 
   async one(applicationId: string, organizationId: string, em: EntityManager): Promise<ApplicationView> {
     const found = await this.found(await this.#apps.find(applicationId, organizationId, em), organizationId, em);
-    // Git providers are not served yet, so no application can use one the caller may not.
+    // Every git provider connection of the organization is the caller's to use (sharing is not per user yet).
     return { ...found, hasGitProviderAccess: true, unauthorizedProvider: null };
   }
 

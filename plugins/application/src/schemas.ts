@@ -38,7 +38,7 @@ export const applicationFound = (relations: ReturnType<typeof relationSchemas>) 
   redirects: relations.redirects,
   security: relations.security,
   previewDeployments: NotServedList('preview deployments'),
-  github: NotServedOne('the GitHub provider'),
+  github: relations.github,
   gitlab: NotServedOne('the GitLab provider'),
   bitbucket: NotServedOne('the Bitbucket provider'),
   gitea: NotServedOne('the Gitea provider'),

@@ -2,7 +2,7 @@
 // environments, and the resolver other plugins use to find an application. Secrets are
 // sealed on write and opened only for `one` and for deploys. Engine work is in pipeline.ts.
 import { randomBytes } from 'node:crypto';
-import { invalidField, iso, newId, notFound, containing, type EntityManager, type EnvironmentDirectory, type SecretBox } from '@berth/core';
+import { invalidField, iso, newId, notFound, containing, type Cradle, type EntityManager, type EnvironmentDirectory, type SecretBox } from '@berth/core';
 import { Application, type ApplicationRow } from './entities.ts';
 import { sealedKeys, settingDefaults, settingKeys, type SealedKey, type SettingKey } from './fields.ts';
 import type { ApplicationFields, CreateInput, SearchInput, UpdateInput } from './schemas.ts';
@@ -24,9 +24,13 @@ export class ApplicationService {
   readonly #secrets: () => SecretBox;
   readonly #environments: () => EnvironmentDirectory;
 
-  constructor(secrets: () => SecretBox, environments: () => EnvironmentDirectory) {
+  /** The git provider connections (their plugin may be disabled): a githubId must name one of the organization's. */
+  readonly #gitConnections: () => Pick<Cradle['gitProviders'], 'github'> | undefined;
+
+  constructor(secrets: () => SecretBox, environments: () => EnvironmentDirectory, gitConnections: () => Pick<Cradle['gitProviders'], 'github'> | undefined = () => undefined) {
     this.#secrets = secrets;
     this.#environments = environments;
+    this.#gitConnections = gitConnections;
   }
 
   // ------------------------------------------------------------ records
@@ -109,6 +113,9 @@ export class ApplicationService {
       } else if (sealedSet.has(key)) {
         secrets[key as SealedKey] = value as string | null;
         sealedChanged = true;
+      } else if (key === 'githubId' && typeof value === 'string' && value) {
+        await this.#gitConnections()?.github(value, organizationId, em);
+        settings[key] = value;
       } else if (settingSet.has(key)) {
         settings[key] = value;
       }

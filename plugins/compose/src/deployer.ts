@@ -208,6 +208,7 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
     const fetched = await cradle.providers.get('source', row.sourceType).resolve({
       fields: settings, secrets: {}, workDir: codeDir, signal: run.signal, log: line => run.log(line), redact: value => run.redact(value),
       sshKey: keyId => cradle.sshKeys.privateKey(keyId, row.organizationId, run.em),
+      organizationId: row.organizationId, em: run.em,
       checkLocal: (location, field) => {
         const refused = cradle.hostAccess.localGitRefusal(location, field);
         if (refused) throw refused;

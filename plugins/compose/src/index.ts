@@ -1,4 +1,4 @@
-import { asFunction, definePlugin } from '@berth/core';
+import { asFunction, definePlugin, optionalService } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
 import config from './config.ts';
 import { composeEntities } from './entities.ts';
@@ -17,7 +17,7 @@ export default definePlugin({
   dependencies: ['workloads', 'environment', 'deployment'],
   setup(berth) {
     const cradle = () => berth.container.cradle;
-    const stacks = new ComposeService(() => cradle().secrets, () => cradle().environments);
+    const stacks = new ComposeService(() => cradle().secrets, () => cradle().environments, () => optionalService(cradle(), 'gitProviders'));
     const deployer = new ComposeDeployer(stacks, cradle);
     const pipeline = new ComposePipeline(stacks, deployer, cradle);
     berth.entities(...composeEntities);

@@ -48,7 +48,8 @@ export class ComposePipeline {
       deployments: deployments?.views(records) ?? [],
       mounts,
       domains: proxied?.domains ?? [], backups,
-      github: null, gitlab: null, bitbucket: null, gitea: null, server: null,
+      github: await optionalService(cradle, 'gitProviders')?.githubRelation(this.#stacks.settingsOf(row).githubId, organizationId, em) ?? null,
+      gitlab: null, bitbucket: null, gitea: null, server: null,
     } as ComposeFound;
   }
 

@@ -31,7 +31,7 @@ export const composeFound = (relations: ReturnType<typeof relationSchemas>) => T
   mounts: relations.mounts,
   domains: relations.domains,
   backups: relations.backups,
-  github: NotServedOne('the GitHub provider'),
+  github: relations.github,
   gitlab: NotServedOne('the GitLab provider'),
   bitbucket: NotServedOne('the Bitbucket provider'),
   gitea: NotServedOne('the Gitea provider'),

@@ -2,7 +2,7 @@
 // environments, and the lookups the workload registry asks for. The env is sealed on write and
 // opened only for `one` and for deploys. Engine work is the deployer's.
 import { randomBytes } from 'node:crypto';
-import { invalidField, iso, newId, notFound, type EntityManager, type EnvironmentDirectory, type SecretBox } from '@berth/core';
+import { invalidField, iso, newId, notFound, type Cradle, type EntityManager, type EnvironmentDirectory, type SecretBox } from '@berth/core';
 import { generateAppName, placementFor, recordLookups, searchFilters, type WorkloadRef } from '@berth/plugin-workloads';
 import { Compose, type ComposeRow } from './entities.ts';
 import { settingDefaults, settingKeys, type SettingKey } from './fields.ts';
@@ -27,9 +27,13 @@ export class ComposeService {
   readonly #secrets: () => SecretBox;
   readonly #environments: () => EnvironmentDirectory;
 
-  constructor(secrets: () => SecretBox, environments: () => EnvironmentDirectory) {
+  /** The git provider connections (their plugin may be disabled): a githubId must name one of the organization's. */
+  readonly #gitConnections: () => Pick<Cradle['gitProviders'], 'github'> | undefined;
+
+  constructor(secrets: () => SecretBox, environments: () => EnvironmentDirectory, gitConnections: () => Pick<Cradle['gitProviders'], 'github'> | undefined = () => undefined) {
     this.#secrets = secrets;
     this.#environments = environments;
+    this.#gitConnections = gitConnections;
   }
 
   async find(composeId: string, organizationId: string, em: EntityManager): Promise<ComposeRow> {
@@ -105,6 +109,9 @@ export class ComposeService {
         row.sealed = this.#secrets().encrypt((value as string | null) ?? '');
       } else if (columnSet.has(key)) {
         (row as unknown as Record<ColumnKey, unknown>)[key as ColumnKey] = value;
+      } else if (key === 'githubId' && typeof value === 'string' && value) {
+        await this.#gitConnections()?.github(value, organizationId, em);
+        settings[key] = value;
       } else if (settingSet.has(key)) {
         settings[key] = value;
       }

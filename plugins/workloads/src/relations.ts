@@ -12,6 +12,17 @@ export const NotServedList = (what: string) => Type.Array(Type.Object({}), { max
 /** A relation to a namespace no plugin serves yet: always null. */
 export const NotServedOne = (what: string) => Type.Null({ description: `${what}: null until a plugin serves it` });
 
+/** The GitHub connection a workload deploys from (no secret of it), as the peer joins it; null without one. */
+export const GithubRelation = Nullable(Type.Object({
+  githubId: Type.String(),
+  githubAppName: Nullable(Type.String()),
+  githubAppId: Nullable(Type.Number()),
+  githubClientId: Nullable(Type.String()),
+  githubInstallationId: Nullable(Type.String()),
+  githubUrl: Type.String(),
+  gitProviderId: Type.String(),
+}));
+
 /** The schemas of a workload's relations (made once every plugin is set up). */
 export function relationSchemas(cradle: Cradle) {
   const mounts = optionalService(cradle, 'mounts');
@@ -25,6 +36,7 @@ export function relationSchemas(cradle: Cradle) {
     ports: ports ? Type.Array(ports.viewSchema()) : NotServedList('ports'),
     deployments: deployments ? Type.Array(deployments.viewSchema()) : NotServedList('deployments'),
     server: NotServedOne('the remote server'),
+    github: GithubRelation,
     backups: backups ? Type.Array(backups.viewSchema()) : NotServedList('backups'),
     domains: proxied ? Type.Array(proxied.domains) : NotServedList('domains'),
     redirects: proxied ? Type.Array(proxied.redirects) : NotServedList('redirects'),

@@ -1,0 +1,45 @@
+// A connected git hosting account: one git_providers row (what every type shares: name, type,
+// owner, sharing) and one row of its type's table (github_providers: the App's ids and sealed
+// secrets). Secrets are stored as SecretBox sealed them (`v1:…`), never in plain text.
+import { defineEntity, p, newId } from '@berth/core';
+
+export const GitProviderRecord = defineEntity({
+  name: 'GitProviderRecord',
+  tableName: 'git_providers',
+  indexes: [{ properties: ['organizationId', 'createdAt'] }],
+  properties: {
+    gitProviderId: p.string().length(32).primary().onCreate(() => newId()),
+    name: p.string(),
+    /** github, gitlab, bitbucket, gitea: the git provider (`providers.git.<type>`) that serves it. */
+    providerType: p.string().length(32),
+    organizationId: p.string().length(32),
+    /** Who connected it. */
+    userId: p.string().length(32),
+    sharedWithOrganization: p.boolean().default(false),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+export type GitProviderRow = InstanceType<typeof GitProviderRecord.class>;
+
+export const GithubRecord = defineEntity({
+  name: 'GithubRecord',
+  tableName: 'github_providers',
+  properties: {
+    githubId: p.string().length(32).primary().onCreate(() => newId()),
+    gitProviderId: p.string().length(32).unique(),
+    githubAppName: p.text().nullable(),
+    githubAppId: p.integer().nullable(),
+    githubClientId: p.text().nullable(),
+    /** Sealed. */
+    githubClientSecret: p.text().nullable(),
+    githubInstallationId: p.string().nullable(),
+    /** Sealed: the App's private key (PEM). */
+    githubPrivateKey: p.text().nullable(),
+    /** Sealed. */
+    githubWebhookSecret: p.text().nullable(),
+    githubUrl: p.string().default('https://github.com'),
+  },
+});
+export type GithubRow = InstanceType<typeof GithubRecord.class>;
+
+export const gitProviderEntities = [GitProviderRecord, GithubRecord];

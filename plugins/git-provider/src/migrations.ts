@@ -1,0 +1,14 @@
+// Schema history of the git provider tables. Never edit a migration that has shipped: add one.
+import { Migration } from '@berth/core';
+
+class GitProviderInit extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`create table "git_providers" ("git_provider_id" varchar(32) not null, "name" varchar(255) not null, "provider_type" varchar(32) not null, "organization_id" varchar(32) not null references "organizations" ("id") on delete cascade deferrable initially deferred, "user_id" varchar(32) not null references "users" ("id") on delete cascade deferrable initially deferred, "shared_with_organization" boolean not null default false, "created_at" timestamptz not null, primary key ("git_provider_id"));`);
+    // Serves both the organization filter and the newest-first order of gitProvider.getAll.
+    this.addSql(`create index "git_providers_organization_id_created_at_index" on "git_providers" ("organization_id", "created_at");`);
+    this.addSql(`create table "github_providers" ("github_id" varchar(32) not null, "git_provider_id" varchar(32) not null references "git_providers" ("git_provider_id") on delete cascade deferrable initially deferred, "github_app_name" text null, "github_app_id" int null, "github_client_id" text null, "github_client_secret" text null, "github_installation_id" varchar(255) null, "github_private_key" text null, "github_webhook_secret" text null, "github_url" varchar(255) not null default 'https://github.com', primary key ("github_id"));`);
+    this.addSql(`alter table "github_providers" add constraint "github_providers_git_provider_id_unique" unique ("git_provider_id");`);
+  }
+}
+
+export const gitProviderMigrations = [{ name: 'Migration20261126000100_git_provider_init', class: GitProviderInit }];

@@ -1,0 +1,60 @@
+// Source types served by a git provider (github, …): the workload names a connection, an owner, a
+// repository and a branch; the provider mints a clone credential for this one deploy, and the git
+// fetcher (source.git) clones `<provider URL>/<owner>/<repository>.git` with it as a header scoped
+// to the provider's host — never in the URL, an argument, a file or the log.
+import { cloneCredentialSecrets, type CheckoutSource, type EntityManager, type SourceProvider, type SourceRequest } from '@berth/core';
+import type { GitProviderService } from './service.ts';
+import { cloneUrlOf } from './service.ts';
+
+/** Which of the workload's fields say what to clone, per source type (the peer's names). */
+export const SOURCE_FIELDS: Record<string, { id: string; owner: string; repository: string; branch: string; buildPath: string }> = {
+  github: { id: 'githubId', owner: 'owner', repository: 'repository', branch: 'branch', buildPath: 'buildPath' },
+};
+
+interface Fetcher {
+  fetch(request: { source: { url: string; branch: string; enableSubmodules: boolean; credential: import('@berth/core').CloneCredential }; workDir: string; signal: AbortSignal; log(line: string): void }): Promise<{ revision: string | null }>;
+}
+
+export class ProviderGitSource implements SourceProvider {
+  readonly id: string;
+  readonly #service: GitProviderService;
+  readonly #fetcher: () => Partial<Fetcher> | null;
+  readonly #em: () => EntityManager;
+
+  constructor(type: string, service: GitProviderService, fetcher: () => Partial<Fetcher> | null, em: () => EntityManager) {
+    this.id = type;
+    this.#service = service;
+    this.#fetcher = fetcher;
+    this.#em = em;
+  }
+
+  async resolve(request: SourceRequest): Promise<CheckoutSource> {
+    const names = SOURCE_FIELDS[this.id]!;
+    const field = (k: string) => {
+      const v = request.fields[k];
+      return typeof v === 'string' && v.trim() ? v.trim() : null;
+    };
+    const [id, owner, repository] = [field(names.id), field(names.owner), field(names.repository)];
+    const missing = [[id, names.id], [owner, names.owner], [repository, names.repository]].filter(([v]) => !v).map(([, k]) => k);
+    if (missing.length) throw new Error(`The ${this.id} source is not complete: set ${missing.join(', ')} (save${this.id[0]!.toUpperCase()}${this.id.slice(1)}Provider)`);
+    if (!request.organizationId) throw new Error('The deployer named no organization for the git provider source');
+    const fetcher = this.#fetcher();
+    if (!fetcher?.fetch) throw new Error(`Deploying from ${this.id} clones with the git source (source.git), and it is not enabled`);
+    const provider = this.#service.provider(this.id);
+    const { github } = await this.#service.github(id!, request.organizationId, request.em ?? this.#em()).catch(() => {
+      throw new Error(`The ${provider.label} connection ${id} is not one of this organization's (${names.id})`);
+    });
+    const account = this.#service.githubAccount(github);
+    const repo = { owner: owner!, name: repository! };
+    request.log(`Minting a ${provider.label} clone credential for ${owner}/${repository}`);
+    const credential = await provider.cloneCredential(account, repo).catch((e: Error) => {
+      throw new Error(`${provider.label} gave no clone credential: ${e.message}`);
+    });
+    for (const secret of cloneCredentialSecrets(credential)) request.redact(secret);
+    const { revision } = await fetcher.fetch({
+      source: { url: cloneUrlOf(credential.baseUrl, owner!, repository!), branch: field(names.branch) ?? 'main', enableSubmodules: Boolean(request.fields.enableSubmodules), credential },
+      workDir: request.workDir, signal: request.signal, log: request.log,
+    });
+    return { revision, buildPath: field(names.buildPath) };
+  }
+}

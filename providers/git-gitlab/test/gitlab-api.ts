@@ -1,0 +1,172 @@
+// GitLab on loopback, as a self-managed server: the REST endpoints Berth calls under /api/v4 and
+// the OAuth token endpoint, answering with the payloads of GitLab's REST API documentation
+// (docs.gitlab.com/api/: projects.md "List all projects", branches.md "List repository branches",
+// commits.md "Get a single commit", project hooks "Add a webhook to a project", notes.md "Create
+// new merge request note", users.md "Get the current user", oauth2.md "Refresh an access token"),
+// trimmed to the fields shown there and set to this server's names. Listings page by two with
+// GitLab's headers (x-page, x-next-page, x-total, Link). Access tokens expire: an expired one is
+// refused with GitLab's 401 body, as is a token never issued. Everything else (git's smart HTTP)
+// goes to a `git http-backend` that accepts only user "oauth2" with a live token.
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Test } from 'tap';
+import { startGitHttpServer, type GitHttpServer } from '@berth/core/testing';
+
+type Json = any;
+const PAGE_CAP = 2;
+
+export interface FakeProject { id: number; namespace: string; path: string; visibility: 'private' | 'public'; branches: Record<string, string> }
+
+export interface FakeGitlab {
+  url: string;
+  projects: FakeProject[];
+  /** The OAuth application Berth is registered as. */
+  app: { clientId: string; secret: string; redirectUri: string };
+  /** Access token → expiry (ms); refresh token → true while unused. */
+  tokens: Map<string, number>;
+  refreshTokens: Set<string>;
+  /** Issues a token pair that expires in `seconds`. */
+  issue(seconds: number): { accessToken: string; refreshToken: string; expiresAt: number };
+  webhooks: Map<string, { id: string; url: string; token: string; pushEvents: boolean }[]>;
+  notes: Map<string, string[]>;
+  git: GitHttpServer;
+  addGitProject(namespace: string, path: string, dir: string, branches: Record<string, string>): Promise<void>;
+}
+
+export async function startFakeGitlab(t: Test): Promise<FakeGitlab> {
+  const tokens = new Map<string, number>();
+  const live = (token: string | undefined) => Boolean(token && (tokens.get(token) ?? 0) > Date.now());
+  const git = await startGitHttpServer(t, { credential: (user, password) => user === 'oauth2' && live(password) });
+  let url = '';
+  let nextId = 300;
+  const gl: FakeGitlab = {
+    url: '', projects: [], app: { clientId: `app-${randomBytes(4).toString('hex')}`, secret: `gloas-${randomBytes(8).toString('hex')}`, redirectUri: 'https://berth.example.com/api/providers/gitlab/callback' },
+    tokens, refreshTokens: new Set(), webhooks: new Map(), notes: new Map(), git,
+    issue(seconds) {
+      const accessToken = randomBytes(32).toString('hex');
+      const refreshToken = randomBytes(32).toString('hex');
+      tokens.set(accessToken, Date.now() + seconds * 1000);
+      gl.refreshTokens.add(refreshToken);
+      return { accessToken, refreshToken, expiresAt: Math.floor(Date.now() / 1000) + seconds };
+    },
+    async addGitProject(namespace, path, dir, branches) {
+      await git.addRepository(`${namespace}/${path}`, dir);
+      gl.projects.push({ id: 1000 + gl.projects.length, namespace, path, visibility: 'private', branches });
+    },
+  };
+
+  const send = (res: http.ServerResponse, status: number, body: Json, headers: Record<string, string> = {}) =>
+    void res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(body === undefined ? undefined : JSON.stringify(body));
+  const notFound = (res: http.ServerResponse, what = 'Project') => send(res, 404, { message: `404 ${what} Not Found` });
+
+  const page = (u: URL, items: Json[]) => {
+    const perPage = Math.min(Number(u.searchParams.get('per_page') ?? 20), 100, PAGE_CAP);
+    const n = Math.max(1, Number(u.searchParams.get('page') ?? 1));
+    const last = Math.max(1, Math.ceil(items.length / perPage));
+    const link = (p: number) => { const x = new URL(u); x.searchParams.set('per_page', String(perPage)); x.searchParams.set('page', String(p)); return x.toString(); };
+    const links = [...(n < last ? [`<${link(n + 1)}>; rel="next"`] : []), `<${link(1)}>; rel="first"`, `<${link(last)}>; rel="last"`];
+    return {
+      items: items.slice((n - 1) * perPage, n * perPage),
+      headers: { link: links.join(', '), 'x-page': String(n), 'x-per-page': String(perPage), 'x-total': String(items.length), 'x-total-pages': String(last), 'x-next-page': n < last ? String(n + 1) : '' },
+    };
+  };
+
+  const projectJson = (p: FakeProject) => ({
+    id: p.id, description: null, name: p.path, name_with_namespace: `${p.namespace} / ${p.path}`, path: p.path, path_with_namespace: `${p.namespace}/${p.path}`,
+    created_at: '2013-09-30T13:46:02Z', default_branch: 'main', tag_list: [], topics: [],
+    ssh_url_to_repo: `git@127.0.0.1:${p.namespace}/${p.path}.git`, http_url_to_repo: `${url}/${p.namespace}/${p.path}.git`, web_url: `${url}/${p.namespace}/${p.path}`,
+    visibility: p.visibility, namespace: { id: 3, name: p.namespace.split('/').pop(), path: p.namespace.split('/').pop(), kind: 'group', full_path: p.namespace },
+    last_activity_at: '2013-09-30T13:46:02Z',
+  });
+
+  const api = (req: http.IncomingMessage, res: http.ServerResponse, u: URL, body: Json) => {
+    const token = /^Bearer (\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
+    if (!token || !tokens.has(token)) return send(res, 401, { message: '401 Unauthorized' });
+    if (!live(token)) {
+      const why = 'Token is expired. You can either do re-authorization or token refresh.';
+      return send(res, 401, { error: 'invalid_token', error_description: why }, { 'www-authenticate': `Bearer realm="Protected by OAuth 2.0", error="invalid_token", error_description="${why}"` });
+    }
+    const route = `${req.method} ${u.pathname.slice('/api/v4'.length)}`;
+    let m: RegExpExecArray | null;
+    if (route === 'GET /user') return send(res, 200, { id: 1, username: 'john_smith', name: 'John Smith', state: 'active', web_url: `${url}/john_smith` });
+    if (route === 'GET /projects') {
+      const { items, headers } = page(u, gl.projects.map(projectJson));
+      return send(res, 200, items, headers);
+    }
+    if (!(m = /^(\w+) \/projects\/([^/]+)(\/.*)?$/.exec(route))) return notFound(res, 'Not');
+    const key = decodeURIComponent(m[2]!);
+    const p = gl.projects.find(x => String(x.id) === key || `${x.namespace}/${x.path}` === key);
+    if (!p) return notFound(res);
+    const full = `${p.namespace}/${p.path}`;
+    const rest = `${m[1]} ${m[3] ?? ''}`;
+    if (rest === 'GET /repository/branches') {
+      const all = Object.entries(p.branches).map(([name, id]) => ({ name, merged: false, protected: name === 'main', default: name === 'main', developers_can_push: false, developers_can_merge: false, can_push: true, web_url: `${url}/${full}/-/tree/${name}`, commit: { id, short_id: id.slice(0, 8), title: 'update', author_name: 'John Smith', committed_date: '2012-06-28T03:44:20-07:00', parent_ids: [] } }));
+      const { items, headers } = page(u, all);
+      return send(res, 200, items, headers);
+    }
+    if ((m = /^GET \/repository\/commits\/(.+)$/.exec(rest))) {
+      const ref = decodeURIComponent(m[1]!);
+      const id = p.branches[ref] ?? Object.values(p.branches).find(s => s === ref);
+      if (!id) return notFound(res, 'Commit');
+      return send(res, 200, { id, short_id: id.slice(0, 8), title: 'update', author_name: 'John Smith', created_at: '2012-09-20T09:06:12+03:00', message: 'update', parent_ids: [], web_url: `${url}/${full}/-/commit/${id}` });
+    }
+    if (rest === 'POST /hooks') {
+      const hook = { id: String(nextId++), url: body.url, token: body.token, pushEvents: body.push_events === true };
+      gl.webhooks.set(full, [...(gl.webhooks.get(full) ?? []), hook]);
+      return send(res, 201, { id: Number(hook.id), url: hook.url, project_id: p.id, push_events: hook.pushEvents, enable_ssl_verification: true, created_at: '2012-10-12T17:04:47Z' });
+    }
+    if ((m = /^DELETE \/hooks\/(\d+)$/.exec(rest))) {
+      const hooks = gl.webhooks.get(full) ?? [];
+      if (!hooks.some(h => h.id === m![1])) return notFound(res, 'Hook');
+      gl.webhooks.set(full, hooks.filter(h => h.id !== m![1]));
+      return void res.writeHead(204).end();
+    }
+    if ((m = /^POST \/merge_requests\/(\d+)\/notes$/.exec(rest))) {
+      const k = `${full}!${m[1]}`;
+      gl.notes.set(k, [...(gl.notes.get(k) ?? []), body.body]);
+      return send(res, 201, { id: nextId++, body: body.body, author: { id: 1, username: 'john_smith' }, created_at: '2013-10-02T09:22:45Z', system: false, noteable_type: 'MergeRequest' });
+    }
+    return notFound(res, 'Not');
+  };
+
+  const oauth = (res: http.ServerResponse, form: URLSearchParams) => {
+    const refresh = form.get('refresh_token') ?? '';
+    if (form.get('grant_type') !== 'refresh_token' || form.get('client_id') !== gl.app.clientId || form.get('client_secret') !== gl.app.secret) {
+      return send(res, 401, { error: 'invalid_client', error_description: 'Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.' });
+    }
+    if (!gl.refreshTokens.delete(refresh)) return send(res, 400, { error: 'invalid_grant', error_description: 'The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.' });
+    const pair = gl.issue(7200);
+    return send(res, 200, { access_token: pair.accessToken, token_type: 'Bearer', expires_in: 7200, refresh_token: pair.refreshToken, created_at: pair.expiresAt - 7200 });
+  };
+
+  const server = http.createServer((req, res) => {
+    const u = new URL(req.url ?? '/', url);
+    if (!u.pathname.startsWith('/api/v4/') && u.pathname !== '/oauth/token') {
+      const upstream = http.request(new URL(req.url ?? '/', git.url), { method: req.method, headers: req.headers }, answer => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      upstream.on('error', () => res.writeHead(502).end());
+      req.pipe(upstream);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    req.on('data', c => chunks.push(c));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      try {
+        if (u.pathname === '/oauth/token') return oauth(res, new URLSearchParams(raw));
+        const json = raw && String(req.headers['content-type']).includes('json') ? JSON.parse(raw) : Object.fromEntries(new URLSearchParams(raw));
+        return api(req, res, u, json);
+      } catch (e) {
+        return send(res, 500, { message: String(e) });
+      }
+    });
+  });
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  gl.url = url;
+  t.teardown(() => new Promise<void>(resolve => { server.closeAllConnections(); server.close(() => resolve()); }));
+  return gl;
+}
