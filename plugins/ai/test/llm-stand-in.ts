@@ -12,7 +12,7 @@ export const GOOD_KEY = 'sk-test-good-0123456789';
 export const goodCompose = (image: string) => `services:
   web:
     image: ${image}
-    command: ["sh", "-c", "cat /etc/berth-ai/greeting.txt; sleep 3600"]
+    command: ["sh", "-c", "cat /etc/berth-ai/greeting.txt; echo; sleep 3600"]
     volumes:
       - ../files/greeting.txt:/etc/berth-ai/greeting.txt:ro
     environment:
