@@ -64,8 +64,9 @@ export async function startLlmStandIn(image: string, port = 0) {
       };
       const anthropic = typeof req.headers['x-api-key'] === 'string';
       const key = anthropic ? String(req.headers['x-api-key']) : String(req.headers.authorization ?? '').replace(/^Bearer /, '');
-      const ollama = url.pathname.startsWith('/api/');
-      if (!ollama && key !== GOOD_KEY) {
+      // Ollama and the out-of-tree test's /echo API take no key.
+      const keyless = url.pathname.startsWith('/api/') || url.pathname.startsWith('/echo/');
+      if (!keyless && key !== GOOD_KEY) {
         return anthropic
           ? send(401, { type: 'error', error: { type: 'authentication_error', message: `invalid x-api-key ${key}` } })
           : send(401, { error: { message: `Incorrect API key provided: ${key}. You can find your API key at https://platform.example/keys.`, type: 'invalid_request_error', code: 'invalid_api_key' } });
