@@ -12,7 +12,7 @@ export default definePlugin({
   version: pkg.version,
   config,
   // suggest checks compose files and deploy makes stacks with domains and file mounts.
-  dependencies: ['compose', 'domain', 'mounts'],
+  dependencies: ['compose', 'domain', 'mounts'], // kind-names: the checks and the stacks are the compose plugin's
   setup(berth) {
     const cradle = () => berth.container.cradle;
     const network = new AiNetwork(() => berth.config.aiAllowedHosts);

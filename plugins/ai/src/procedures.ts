@@ -61,7 +61,8 @@ export const aiProcedures = [
   }),
   ai.mutation('deploy', {
     summary: 'Check a compose file as suggest does (400 naming each problem), then create the stack with its domains and config files and queue its deploy; answers null',
-    input: DeployInput, output: Type.Null(),
+    // A one-member union: the OpenAPI document keeps an answer schema for it (a bare null type has none).
+    input: DeployInput, output: Type.Union([Type.Null({ description: 'null, as the peer answers' })]),
     handler: (input, ctx) => ctx.cradle.aiService.deploy(input, ctx.cradle),
   }),
 ];

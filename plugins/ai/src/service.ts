@@ -138,18 +138,13 @@ export class AiService {
     }
     const slug = input.id.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'ai';
     const appName = `${slug}-${randomBytes(3).toString('hex')}`;
-    const stack = await cradle.callerCompose.create({
+    const stack = await cradle.callerCompose.createRaw({
       name: input.name, appName, description: input.description || null, environmentId: input.environmentId,
-      serverId: input.serverId || null, composeFile: input.dockerCompose, composeType: 'docker-compose',
-      env: input.envVariables, sourceType: 'raw',
-    } as never);
-    for (const f of input.configFiles ?? []) {
-      const filePath = f.filePath.replace(/^\.\/|^\.\.\/files\//, '');
-      await cradle.callerMounts.create({ type: 'file', filePath, content: f.content, mountPath: `/${filePath}`, serviceId: stack.composeId, serviceType: 'compose' } as never);
-    }
-    for (const d of input.domains ?? []) {
-      await cradle.callerDomains.create({ host: d.host, path: '/', port: d.port, serviceName: d.serviceName, composeId: stack.composeId, domainType: 'compose', https: false, certificateType: 'none' } as never);
-    }
+      serverId: input.serverId || null, composeFile: input.dockerCompose, env: input.envVariables,
+    }, {
+      mounts: (input.configFiles ?? []).map(f => ({ filePath: f.filePath.replace(/^\.\/|^\.\.\/files\//, ''), content: f.content })),
+      domains: (input.domains ?? []).map(d => ({ host: d.host, port: d.port, serviceName: d.serviceName, path: '/' })),
+    });
     await cradle.callerCompose.run(stack.composeId, 'deploy', { title: 'AI suggestion deployment' });
     return null;
   }
