@@ -116,7 +116,13 @@ export const BERTH_ONLY: Record<string, string> = {
  * answer joins not derived in the generator), with why. The test fails if this list is not
  * exactly the served operations without a reference, so it only shrinks.
  */
-export const NO_REFERENCE: Record<string, string> = {};
+export const NO_REFERENCE: Record<string, string> = {
+  // The generator has no recipe for ai.* yet (its routers answer the `ai` table with its key, a
+  // drizzle insert result, the AI SDK's model list); Berth's answers are documented in
+  // docs/ai-and-billing.md and checked by plugins/ai/test/ai-api.test.ts.
+  ...Object.fromEntries(['create', 'delete', 'deploy', 'get', 'getAll', 'getModels', 'one', 'suggest', 'testConnection', 'update']
+    .map(op => [`ai.${op}`, 'no reference recipe for ai.* yet (the peer answers its table with the key, which Berth never answers)'])),
+};
 
 /**
  * Relations of namespaces Berth does not serve yet, each with its namespace: declared as
