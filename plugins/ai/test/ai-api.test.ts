@@ -38,6 +38,12 @@ const apiUrl = `${llm.url}/v1`;
 
 const made = await c.post('ai.create', { name: 'Stand-in', apiUrl: `${apiUrl}/`, apiKey: GOOD_KEY, model: 'gpt-test', isEnabled: true });
 const aiId: string = made.body.aiId;
+let envId: string | undefined;
+/** The environment the deploys go to, made on first use. */
+async function environmentId(): Promise<string> {
+  envId ??= (await c.post('project.create', { name: 'AI stacks' })).body.environment.environmentId as string;
+  return envId;
+}
 
 t.test('a configuration: the key sealed at rest and never answered', async t => {
   t.equal(made.status, 200, JSON.stringify(made.body));
@@ -175,12 +181,6 @@ t.test('another organization\'s configurations are 404', async t => {
   t.equal(unknownUrl.status, 400, 'the other organization\'s URLs are not its own');
   t.equal((await c.get('ai.one', { aiId })).body.name, 'Renamed', 'untouched');
 });
-
-let envId: string | undefined;
-async function environmentId(): Promise<string> {
-  envId ??= (await c.post('project.create', { name: 'AI stacks' })).body.environment.environmentId as string;
-  return envId;
-}
 
 t.test('deploy: a good suggestion becomes a running stack with its config file', async t => {
   const [s] = (await c.post('ai.suggest', { aiId, input: 'scenario:good' })).body;
