@@ -104,6 +104,8 @@ export async function fuzzRecords(t: Test, server: { url: string }, c: Client, a
       const r = ok('organization.inviteMember', await c.post('organization.inviteMember', { email: `${unique('invited')}@example.com`, role: 'member' }));
       return r.invitationId ?? r.id;
     },
+    // An AI configuration on a private address no entry of aiAllowedHosts lists: a suggest with it is refused before anything is sent.
+    aiId: async () => ok('ai.create', await c.post('ai.create', { name: unique('ai'), apiUrl: 'http://10.255.255.1:9/v1', apiKey: 'sk-fuzz', model: 'fuzz-model', isEnabled: true })).aiId,
     apiKeyId: async () => ok('user.createApiKey', await c.post('user.createApiKey', { name: unique('key'), metadata: { organizationId: admin.organizationId } })).id,
     sshKeyId: async () => ok('sshKey.generate+create', await c.post('sshKey.create', { name: unique('key'), ...ok('sshKey.generate', await c.post('sshKey.generate', { type: 'ed25519' })), organizationId: admin.organizationId })).sshKeyId,
     applicationId: async () => ok('application.create', await c.post('application.create', { name: unique('app'), environmentId })).applicationId,

@@ -36,4 +36,5 @@ export { StorageError, type BackupStorage, type BackupStore, type StorageLocatio
 export { type PersistenceServer, type PersistenceServerOptions, type PersistenceServerProvider } from './contracts/persistence-server.ts';
 export type { HostProvider, HostConnection, HostServer, RunOptions, RunResult } from './contracts/host-provider.ts';
 export { ChannelError, type NotificationChannel, type NotificationMessage, type ChannelAnswer, type SendContext } from './contracts/notification-channel.ts';
+export { AiProviderError, aiCall, aiErrorOf, type AiProvider, type AiConnection, type AiModel, type AiRequest } from './contracts/ai-provider.ts';
 export type { ProxyProvider, ProxyRoute, ProxyRedirect, ProxyBasicAuthUser, ProxyWorkloadConfig, ProxyCertificate, ProxyEngine, ProxyCertificateState, ProxyFileRole, ProxyServiceSettings, CertificateType } from './contracts/proxy.ts';

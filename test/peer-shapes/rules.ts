@@ -125,6 +125,11 @@ export const NO_REFERENCE: Record<string, string> = {
   'gitProvider.toggleShare': 'the peer answers its update\'s result (the git_provider row), which the generator does not derive',
   'github.getGithubRepositories': 'the peer answers GitHub\'s own repository objects (octokit), not a row of its schema',
   'github.getGithubBranches': 'the peer answers GitHub\'s own branch objects (octokit), not a row of its schema',
+  // The generator has no recipe for ai.* yet (its routers answer the `ai` table with its key, a
+  // drizzle insert result, the AI SDK's model list); Berth's answers are documented in
+  // docs/ai-and-billing.md and checked by plugins/ai/test/ai-api.test.ts.
+  ...Object.fromEntries(['create', 'delete', 'deploy', 'get', 'getAll', 'getModels', 'one', 'suggest', 'testConnection', 'update']
+    .map(op => [`ai.${op}`, 'no reference recipe for ai.* yet (the peer answers its table with the key, which Berth never answers)'])),
 };
 
 /**

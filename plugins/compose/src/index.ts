@@ -1,4 +1,4 @@
-import { asFunction, definePlugin, optionalService } from '@berth/core';
+import { asFunction, asValue, definePlugin, optionalService } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
 import config from './config.ts';
 import { composeEntities } from './entities.ts';
@@ -8,6 +8,7 @@ import { ComposeService } from './service.ts';
 import { ComposeDeployer } from './deployer.ts';
 import { ComposePipeline, callerCompose } from './pipeline.ts';
 import { ComposeKind } from './kind.ts';
+import { ComposeChecks } from './check.ts';
 
 export default definePlugin({
   name: 'compose',
@@ -23,7 +24,7 @@ export default definePlugin({
     berth.entities(...composeEntities);
     berth.migrations(...composeMigrations);
     cradle().workloads.register(new ComposeKind(stacks, deployer, cradle));
-    berth.provide({ callerCompose: asFunction(callerCompose(stacks, pipeline)).scoped() });
+    berth.provide({ callerCompose: asFunction(callerCompose(stacks, pipeline)).scoped(), composeChecks: asValue(new ComposeChecks(cradle)) });
     berth.procedures(() => composeProcedures(cradle()));
   },
 });

@@ -144,6 +144,12 @@ export const callerCompose = (stacks: ComposeService, pipeline: ComposePipeline)
   };
   return {
     create: async (input: CreateInput) => stacks.view(await stacks.create(input, organizationId, em, assertAppNameFree)),
+    /** A raw stack with its env, file mounts (under files/) and domains, not yet deployed (ai.deploy). */
+    createRaw: async (input: CreateInput & { env: string }, attached: Pick<Processed, 'mounts' | 'domains'>) => {
+      const row = await stacks.create({ ...input, sourceType: 'raw' } as CreateInput, organizationId, em, assertAppNameFree);
+      await attach(row, attached as Processed);
+      return stacks.view(row);
+    },
     one: async (composeId: string): Promise<ComposeView> => ({ ...await pipeline.found(await find(composeId), organizationId, em), hasGitProviderAccess: true, unauthorizedProvider: null }),
     change: async (composeId: string, changes: Partial<UpdateInput> & Record<string, unknown>) => stacks.view(await change(composeId, changes)),
     run: async (composeId: string, action: string, input: { title?: string; description?: string | null } = {}) => pipeline.enqueue(await find(composeId), action, em, input),

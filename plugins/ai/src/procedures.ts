@@ -1,0 +1,68 @@
+// ai.* — AI configurations of the caller's organization, their models, checked suggestions and
+// their deploy. Out (listed in docs/ai-and-billing.md): analyzeLogs, getCustomProviders,
+// saveCustomProviders, getEnabledProviders.
+import { Type, router } from '@berth/core';
+import { AiIdInput, AiView, ConnectionResult, CreateInput, DeployInput, GetModelsInput, Model, Suggestion, SuggestInput, TestConnectionInput, UpdateInput } from './schemas.ts';
+
+const ai = router('ai');
+const org = (ctx: { cradle: { principal?: { organizationId: string } | null } }) => ctx.cradle.principal!.organizationId;
+
+export const aiProcedures = [
+  ai.query('one', {
+    access: 'admin',
+    summary: 'An AI configuration of the organization, without its key',
+    input: AiIdInput, output: AiView,
+    handler: ({ aiId }, ctx) => ctx.cradle.aiService.one(aiId, org(ctx), ctx.cradle.em),
+  }),
+  ai.query('get', {
+    access: 'admin',
+    summary: 'The same as ai.one (the peer serves both)',
+    input: AiIdInput, output: AiView,
+    handler: ({ aiId }, ctx) => ctx.cradle.aiService.one(aiId, org(ctx), ctx.cradle.em),
+  }),
+  ai.query('getAll', {
+    access: 'admin',
+    summary: 'Every AI configuration of the organization, newest first, without keys',
+    input: Type.Object({}), output: Type.Array(AiView),
+    handler: (_input, ctx) => ctx.cradle.aiService.all(org(ctx), ctx.cradle.em),
+  }),
+  ai.query('getModels', {
+    summary: 'The models a URL offers: the URL of one of the organization\'s configurations (apiKey "" uses its stored key), or a host listed in aiAllowedHosts',
+    input: GetModelsInput, output: Type.Array(Model),
+    handler: (input, ctx) => ctx.cradle.aiService.models(input, org(ctx), ctx.cradle.em),
+  }),
+  ai.mutation('create', {
+    access: 'admin',
+    summary: 'Store an AI configuration; the key is kept encrypted and never answered',
+    input: CreateInput, output: AiView,
+    handler: (input, ctx) => ctx.cradle.aiService.create(input, org(ctx), ctx.cradle.em),
+  }),
+  ai.mutation('update', {
+    access: 'admin',
+    summary: 'Change an AI configuration\'s name, URL, key, model or whether it is enabled',
+    input: UpdateInput, output: AiView,
+    handler: (input, ctx) => ctx.cradle.aiService.update(input, org(ctx), ctx.cradle.em),
+  }),
+  ai.mutation('delete', {
+    access: 'admin',
+    summary: 'Delete an AI configuration; answers it as it was',
+    input: AiIdInput, output: AiView,
+    handler: ({ aiId }, ctx) => ctx.cradle.aiService.remove(aiId, org(ctx), ctx.cradle.em),
+  }),
+  ai.mutation('testConnection', {
+    summary: 'Ask the model for one word with the given URL, key and model (same reach as getModels); a provider error is a 400 quoting it',
+    input: TestConnectionInput, output: ConnectionResult,
+    handler: (input, ctx) => ctx.cradle.aiService.testConnection(input, org(ctx), ctx.cradle.em),
+  }),
+  ai.mutation('suggest', {
+    summary: 'Up to three compose suggestions for the request, each checked (parses, passes the compose lint and the host access policy, well-formed images); one that still fails after a retry carries its problems',
+    input: SuggestInput, output: Type.Array(Suggestion),
+    handler: (input, ctx) => ctx.cradle.aiService.suggest(input, org(ctx), ctx.cradle.em, ctx.cradle),
+  }),
+  ai.mutation('deploy', {
+    summary: 'Check a compose file as suggest does (400 naming each problem), then create the stack with its domains and config files and queue its deploy; answers null',
+    // A one-member union: the OpenAPI document keeps an answer schema for it (a bare null type has none).
+    input: DeployInput, output: Type.Union([Type.Null({ description: 'null, as the peer answers' })]),
+    handler: (input, ctx) => ctx.cradle.aiService.deploy(input, ctx.cradle),
+  }),
+];
