@@ -3,7 +3,7 @@
 // a deploy. Berth runs as a child process started like scripts/start.sh (compiled build, production
 // flags), each start on a fresh PostgreSQL database the bench creates and drops.
 //
-//   node bench/notifications.ts [--rounds N] [--idle S] [--only footprint|deploys] [--json FILE]
+//   node bench/notifications.ts [--rounds N] [--idle S] [--only footprint|deploys|latency] [--json FILE]
 //
 // Footprint: N rounds, each starting Berth three ways in turn (the order rotates per round):
 // without the notification plugin and the notify providers (BERTH_PLUGINS = every other built-in,
@@ -21,6 +21,11 @@
 // are removed after their deploy (their deliveries with them); a first round warms up uncounted.
 // The table gives the medians; the
 // aim is that they are the same (the deploy writes its delivery rows and never waits for a send).
+//
+// Latency: a Slack, a Discord, an email (a real SMTP server on loopback) and a custom-webhook
+// channel; N rounds of a successful deploy, a failed build (an image that does not exist) and a
+// failed backup of Berth's own data (a destination nobody listens on): the time from the end the
+// bench sees (the deployment's end, the backup call's start) to each channel's message. Aim: 5 s.
 //
 // Needs PostgreSQL on 127.0.0.1 (BERTH_BENCH_PG, trust auth) and the Docker engine in swarm mode
 // with the berth-test images. Everything it creates is removed, also on failure.
@@ -252,11 +257,100 @@ async function deploys() {
   return { none, down };
 }
 
+/** A recording loopback HTTP server that answers 200 (every channel's success). */
+async function liveSink() {
+  const requests: { path: string; body: string }[] = [];
+  const server = http.createServer((req, res) => {
+    const parts: Buffer[] = [];
+    req.on('data', c => parts.push(c as Buffer));
+    req.on('end', () => {
+      requests.push({ path: req.url ?? '', body: Buffer.concat(parts).toString('utf8') });
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"ok":true,"status":1,"code":0}');
+    });
+  });
+  servers.push(server);
+  await new Promise<void>(r => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`, requests };
+}
+
+/**
+ * How soon a Slack, a Discord, an email and a custom-webhook channel hear a successful deploy, a
+ * failed build and a backup result: from the moment the bench sees the deployment end (the backup
+ * call return) to the moment each channel's message arrived, polled every 25 ms.
+ */
+async function latency() {
+  const { startSmtp, makeCertificate } = await import('@berth/core/testing');
+  const teardowns: (() => unknown)[] = [];
+  const fakeTest = { teardown: (fn: () => unknown) => void teardowns.push(fn) } as never;
+  const smtp = await startSmtp(fakeTest, makeCertificate(fakeTest), 'none');
+  const sink = await liveSink();
+  try {
+    const berth = await startBerth('latency', {}, { BERTH_DEPLOY_SETTLE: '0', BERTH_BACKUP_PASSPHRASE: 'bench-passphrase-0123456789' });
+    const toggles = { ...Object.fromEntries(Object.keys(allOn).map(k => [k, false])), appDeploy: true, appBuildError: true, databaseBackup: true, dokployBackup: true };
+    const bodies = new Map(channelBodies(sink.url, smtp.port));
+    for (const kind of ['Slack', 'Discord', 'Email', 'Custom']) await berth.call(`notification.create${kind}`, { name: kind, ...toggles, ...bodies.get(kind), ...(kind === 'Email' ? { smtpPort: smtp.port } : {}) });
+    const arrived: Record<string, (marker: string) => boolean> = {
+      slack: m => sink.requests.some(r => r.path.startsWith('/slack/') && r.body.includes(m)),
+      discord: m => sink.requests.some(r => r.path.startsWith('/discord/') && r.body.includes(m)),
+      email: m => smtp.mails.some(mail => mail.replace(/=\r?\n/g, '').includes(m)),
+      custom: m => sink.requests.some(r => r.path.startsWith('/custom/') && r.body.includes(m)),
+    };
+    const timings: Record<string, Record<string, number[]>> = {};
+    const measure = async (event: string, marker: string, t0: number) => {
+      for (const [channel, seen] of Object.entries(arrived)) {
+        await until(`${event} at ${channel}`, async () => (seen(marker) ? true : undefined), 60_000);
+        ((timings[event] ??= {})[channel] ??= []).push(performance.now() - t0);
+      }
+    };
+    const { environment } = await berth.call('project.create', { name: 'latency' });
+    const deployApp = async (name: string, image: string) => {
+      const app = await berth.call('application.create', { name, appName: `bench-notify-${suffix}-${name}`, environmentId: environment.environmentId });
+      services.push(app.appName);
+      await berth.call('application.saveDockerProvider', { applicationId: app.applicationId, dockerImage: image });
+      await berth.call('application.update', { applicationId: app.applicationId, command: 'sleep', args: ['3600'] });
+      const deploymentId = (await berth.send('application.deploy', { applicationId: app.applicationId })).headers.get('x-berth-deployment-id')!;
+      await until('the deployment', async () => (['done', 'error', 'cancelled'].includes((await berth.call('deployment.one', { deploymentId }, 'GET')).state) ? true : undefined));
+      return { t0: performance.now(), marker: app.appName };
+    };
+    // A destination nobody listens on: the own-data backup fails at once, and says so.
+    const closed = await freePort();
+    const dest = await berth.call('destination.create', { name: 'down', provider: 'Minio', endpoint: `http://127.0.0.1:${closed}`, region: 'us-east-1', bucket: 'b', accessKey: 'k', secretAccessKey: 'secret-key', additionalFlags: [] });
+    for (let i = 0; i < rounds; i++) {
+      const ok = await deployApp(`ok-${i}`, IMAGE);
+      await measure('appDeploy (a successful deploy)', ok.marker, ok.t0);
+      const failed = await deployApp(`broken-${i}`, `berth-test/does-not-exist-${suffix}:${i}`);
+      await measure('appBuildError (a failed build)', failed.marker, failed.t0);
+      const backup = await berth.call('backup.create', { schedule: '0 3 * * *', prefix: `p${i}`, destinationId: dest.destinationId, database: 'berth', databaseType: 'web-server', keepLatestCount: 1 });
+      const t0 = performance.now();
+      await berth.send('backup.manualBackupWebServer', { backupId: backup.backupId });
+      await measure('ownDataBackup (a failed backup of Berth\'s data)', `p${i}/`, t0);
+      console.error(`latency round ${i + 1}/${rounds} measured`);
+    }
+    await berth.stop();
+    const channels = Object.keys(arrived);
+    const lines = [
+      `Delivery latency, medians of ${rounds} rounds (from the deployment's end or the backup call's start to the message's arrival):`,
+      '',
+      `| event | ${channels.join(' | ')} |`,
+      `|---|${channels.map(() => '---').join('|')}|`,
+      ...Object.entries(timings).map(([event, by]) => `| ${event} | ${channels.map(c => `${(median(by[c]!) / 1000).toFixed(2)} s`).join(' | ')} |`),
+      '',
+      `Aim: within 5 s → ${Object.values(timings).every(by => Object.values(by).every(xs => median(xs) <= 5000)) ? 'met' : 'MISSED'} (slowest single arrival ${(Math.max(...Object.values(timings).flatMap(by => Object.values(by).flat())) / 1000).toFixed(2)} s)`,
+    ];
+    console.log(lines.join('\n'));
+    return timings;
+  } finally {
+    for (const fn of teardowns.reverse()) await fn();
+  }
+}
+
 async function main() {
   execFileSync('bash', [path.join(root, 'scripts/build.sh')], { stdio: ['ignore', 'ignore', 'inherit'] });
   const out: Record<string, unknown> = { loadavg: os.loadavg() };
-  if (opt.only !== 'deploys') out.footprint = await footprint();
-  if (opt.only !== 'footprint') out.deploys = await deploys();
+  if (!opt.only || opt.only === 'footprint') out.footprint = await footprint();
+  if (!opt.only || opt.only === 'deploys') out.deploys = await deploys();
+  if (!opt.only || opt.only === 'latency') out.latency = await latency();
   console.log(`\nLoad average (1, 5, 15 min) at the start: ${(out.loadavg as number[]).map(x => x.toFixed(2)).join(', ')}; at the end: ${os.loadavg().map(x => x.toFixed(2)).join(', ')}`);
   if (opt.json) writeFileSync(opt.json, JSON.stringify(out, null, 2));
 }
