@@ -15,11 +15,11 @@ channelConformance(t, descriptor, async () => {
   return httpChannelTarget(sink, { endpoint: `${sink.url}/hooks/berth?token=abc`, headers: { authorization: 'Bearer receiver' } });
 });
 
-/** The verification snippet of Berth's README (section "Signed custom webhooks"), run as a receiver would copy it. */
+/** The verification snippet of docs/notifications.md (section "Signed custom webhooks"), run as a receiver would copy it. */
 async function readmeSnippet(): Promise<(secret: string, headers: Record<string, unknown>, body: string) => boolean> {
-  const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
-  const block = /```js\n([\s\S]*?export function verifyBerthWebhook[\s\S]*?)```/.exec(readme)?.[1];
-  if (!block) throw new Error('the README has no verifyBerthWebhook snippet');
+  const page = readFileSync(new URL('../../../docs/notifications.md', import.meta.url), 'utf8');
+  const block = /```js\n([\s\S]*?export function verifyBerthWebhook[\s\S]*?)```/.exec(page)?.[1];
+  if (!block) throw new Error('docs/notifications.md has no verifyBerthWebhook snippet');
   const dir = mkdtempSync(path.join(os.tmpdir(), 'berth-snippet-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   writeFileSync(path.join(dir, 'verify.mjs'), block);
@@ -27,7 +27,7 @@ async function readmeSnippet(): Promise<(secret: string, headers: Record<string,
 }
 const verify = await readmeSnippet();
 
-t.test('a signed delivery verifies with the Standard Webhooks library and with the README snippet', async t => {
+t.test('a signed delivery verifies with the Standard Webhooks library and with the documented snippet', async t => {
   const sink = await startHttpSink(t);
   const channel = await descriptor.create({}, { config: {} as never });
   const message = sampleMessage();
@@ -37,7 +37,7 @@ t.test('a signed delivery verifies with the Standard Webhooks library and with t
   t.equal(req.headers['x-receiver'], 'yes', 'the user\'s headers are sent');
   const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
   t.same(new Webhook(secret).verify(req.body, headers), JSON.parse(req.body), 'standardwebhooks verifies it');
-  t.ok(verify(secret, req.headers, req.body), 'the README snippet verifies it');
+  t.ok(verify(secret, req.headers, req.body), 'the documented snippet verifies it');
   t.notOk(verify(secret, { ...req.headers, 'webhook-timestamp': String(Math.floor(Date.now() / 1000) - 3600) }, req.body), 'an hour-old timestamp does not');
   t.notOk(verify(secret, req.headers, req.body.replace('shop-web', 'shop-wEb')), 'a changed body does not verify');
   t.notOk(verify('whsec_' + Buffer.from('another secret').toString('base64'), req.headers, req.body), 'another secret does not verify');
@@ -52,6 +52,7 @@ t.test('headers that would break the signature are refused, naming the field', a
   const channel = await descriptor.create({}, { config: {} as never });
   t.equal(fieldOf(() => channel.validate!({ endpoint: 'https://x.example/', headers: { 'Webhook-Signature': 'v1,forged' } })), 'headers.Webhook-Signature');
   t.equal(fieldOf(() => channel.validate!({ endpoint: 'https://x.example/', headers: { 'bad name': 'v' } })), 'headers.bad name');
+  t.equal(fieldOf(() => channel.validate!({ endpoint: 'https://x.example/', headers: { ['x'.repeat(300)]: 'v' } })), `headers.${'x'.repeat(64)}`, 'a header name longer than 256 characters');
   t.equal(fieldOf(() => channel.validate!({ endpoint: 'ftp://x.example/' })), 'endpoint');
   t.equal(fieldOf(() => channel.validate!({ endpoint: 'https://x.example/', headers: { 'x-token': 'a\r\nInjected: yes' } })), 'headers.x-token', 'a header value cannot smuggle another header');
 });
