@@ -15,15 +15,14 @@
 // Everything it creates (services, database, data dir) is removed, also on failure.
 import { spawn, execFile, execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs, promisify } from 'node:util';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import Docker from 'dockerode';
 import pg from 'pg';
+import { freePort, median, until } from './util.ts';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -49,30 +48,6 @@ async function cleanUp() {
     await admin.end();
   }
 }
-
-const freePort = () => new Promise<number>((resolve, reject) => {
-  const s = net.createServer();
-  s.listen(0, '127.0.0.1', () => {
-    const port = (s.address() as net.AddressInfo).port;
-    s.close(() => resolve(port));
-  });
-  s.on('error', reject);
-});
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 120_000): Promise<T> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    const v = await fn().catch(() => undefined);
-    if (v !== undefined) return v;
-    await sleep(25);
-  }
-  throw new Error(`timed out: ${what}`);
-}
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 
 async function main() {
   execFileSync('bash', [path.join(root, 'scripts/build.sh')], { stdio: 'inherit' });

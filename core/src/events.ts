@@ -1,18 +1,31 @@
 // The in-process event bus: workloads announce what happened, notification channels and
-// other plugins subscribe. Listeners run after the emitter moved on; a failing listener
-// is logged, never propagated.
+// other plugins subscribe. Two kinds of subscriber:
+// - a listener (on) runs after the emitter moved on; a failing one is logged, never propagated;
+// - a durable subscriber (onDurable) stores what it must not lose (an outbox row, say). An emitter
+//   that calls emitDurable awaits it, with its own EntityManager: inside the emitter's transaction
+//   when one is open, so the stored row commits or rolls back with the change that caused it, and
+//   otherwise before the emitter returns. Its failure is the emitter's. A plain emit still reaches
+//   durable subscribers, after the emitter moved on, with an EntityManager of their own.
+// The bus knows nothing of what subscribers store.
 import { EventEmitter } from 'node:events';
+import type { EntityManager } from '@mikro-orm/postgresql';
 
 /** Event name → payload. Plugins add their events by declaration merging. */
 export interface BerthEvents {
   platformStart: { at: string };
 }
 
+type Durable<K extends keyof BerthEvents> = (payload: BerthEvents[K], em: EntityManager) => Promise<void>;
+
 export class EventBus {
   readonly #emitter = new EventEmitter();
+  readonly #durable = new Map<keyof BerthEvents, Set<Durable<any>>>();
   readonly #onError: (e: unknown, event: string) => void;
-  constructor(onError: (e: unknown, event: string) => void) {
+  readonly #em: () => EntityManager;
+  /** `em` gives a fresh EntityManager to durable subscribers of an emit that brought none. */
+  constructor(onError: (e: unknown, event: string) => void, em: () => EntityManager) {
     this.#onError = onError;
+    this.#em = em;
   }
   on<K extends keyof BerthEvents>(event: K, listener: (payload: BerthEvents[K]) => void | Promise<void>): () => void {
     const wrapped = (payload: BerthEvents[K]) => {
@@ -23,7 +36,30 @@ export class EventBus {
     this.#emitter.on(event, wrapped);
     return () => this.#emitter.off(event, wrapped);
   }
+  /** A subscriber whose write emitDurable awaits, with the emitter's EntityManager (see above). */
+  onDurable<K extends keyof BerthEvents>(event: K, subscriber: Durable<K>): () => void {
+    const set = this.#durable.get(event) ?? new Set();
+    this.#durable.set(event, set);
+    set.add(subscriber);
+    return () => void set.delete(subscriber);
+  }
+  /** Announces; durable subscribers store after the emitter moved on (nothing is awaited, a failure is logged). */
   emit<K extends keyof BerthEvents>(event: K, payload: BerthEvents[K]): void {
+    for (const subscriber of this.#durable.get(event) ?? []) {
+      queueMicrotask(() => {
+        Promise.resolve().then(() => subscriber(payload, this.#em())).catch(e => this.#onError(e, event));
+      });
+    }
+    this.#emitter.emit(event, payload);
+  }
+  /**
+   * Announces what must not be lost: durable subscribers store it with `em` (the emitter's
+   * transaction when it has one open; a fresh EntityManager when none is given) and this resolves
+   * once they have; a failure rejects (the emitter's transaction then rolls back). Listeners run
+   * after, as with emit.
+   */
+  async emitDurable<K extends keyof BerthEvents>(event: K, payload: BerthEvents[K], em?: EntityManager): Promise<void> {
+    for (const subscriber of this.#durable.get(event) ?? []) await subscriber(payload, em ?? this.#em());
     this.#emitter.emit(event, payload);
   }
 }

@@ -106,7 +106,7 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
     });
     const container = newContainer();
     const registry = new ProcedureRegistry();
-    const events = new EventBus((err, event) => log.error({ err, event }, 'event listener failed'));
+    const events = new EventBus((err, event) => log.error({ err, event }, 'event listener failed'), () => container.cradle.orm.em.fork());
     jobs = new JobScheduler(endpoint.pool, log);
     container.register({
       config: asValue(config),
@@ -203,7 +203,9 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
       async listen() {
         const address = await app.listen({ port: config.port, host: config.host });
         if (config.jobs) await j.start();
-        container.cradle.events.emit('platformStart', { at: new Date().toISOString() });
+        // Stored (an outbox row, say) before listen answers; sending is never awaited here.
+        await container.cradle.events.emitDurable('platformStart', { at: new Date().toISOString() })
+          .catch(err => log.error({ err }, 'the start could not be recorded for its subscribers'));
         return address;
       },
       stop() {

@@ -67,6 +67,24 @@ export async function startHttpSink(t: Test): Promise<HttpSink> {
   };
 }
 
+/** The paths in a JSON schema of strings without maxLength, arrays without maxItems and maps without maxProperties. */
+export function unbounded(schema: unknown, at = ''): string[] {
+  if (!schema || typeof schema !== 'object') return [];
+  const s = schema as Record<string, any>;
+  const types = [s.type].flat();
+  const own = (types.includes('string') && !('enum' in s) && !('const' in s) && s.maxLength === undefined ? [`${at || '(root)'}: a string without maxLength`] : [])
+    .concat(types.includes('array') && s.maxItems === undefined ? [`${at}: a list without maxItems`] : [])
+    .concat(types.includes('object') && (s.patternProperties || typeof s.additionalProperties === 'object') && s.maxProperties === undefined ? [`${at}: a map without maxProperties`] : []);
+  const inner = [
+    ...Object.entries(s.properties ?? {}).map(([k, v]) => unbounded(v, at ? `${at}.${k}` : k)),
+    ...Object.values(s.patternProperties ?? {}).map(v => unbounded(v, `${at}.*`)),
+    ...(typeof s.additionalProperties === 'object' ? [unbounded(s.additionalProperties, `${at}.*`)] : []),
+    ...(s.items ? [unbounded(s.items, `${at}[]`)] : []),
+    ...[...(s.anyOf ?? []), ...(s.oneOf ?? []), ...(s.allOf ?? [])].map(v => unbounded(v, at)),
+  ];
+  return own.concat(...inner);
+}
+
 /** A message as the notification plugin renders one. */
 export const sampleMessage = (over: Partial<NotificationMessage> = {}): NotificationMessage => ({
   id: `msg_${newId(16)}`,
@@ -127,6 +145,7 @@ export function channelConformance(t: Test, descriptor: ProviderDescriptor, targ
     t.equal(schema.type, 'object', 'its settings are an object schema');
     for (const f of channel.secretFields) t.ok(schema.properties?.[f], `secret field ${f} is one of its settings`);
     t.notOk(schema.properties?.notificationId ?? schema.properties?.name, 'its settings do not reuse the record\'s own fields');
+    t.same(unbounded(channel.settings), [], 'every string of its settings has a maxLength, every list a maxItems, every map a maxProperties');
     channel.validate?.(tg.settings);
 
     const message = sampleMessage();

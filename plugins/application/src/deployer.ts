@@ -78,10 +78,11 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
     try {
       ({ image, registryAuth } = await this.#image(row, settings, secrets, buildArgs, buildSecrets, run, docker));
     } catch (e) {
-      cradle.events.emit('appBuildError', {
+      // Stored before the run ends in error (a crash after this still tells).
+      await cradle.events.emitDurable('appBuildError', {
         applicationId: row.applicationId, organizationId: row.organizationId, appName: row.appName, deploymentId: deployment.deploymentId,
         error: (e as Error).message, at: new Date().toISOString(),
-      });
+      }, run.em);
       throw e;
     }
 
@@ -100,12 +101,15 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
     };
     run.log(`Rolling out ${row.appName} with ${image}`);
     await swarm.deployService(service, this.wait(run));
-    await this.#apps.setStatus(row.applicationId, 'done', run.em);
-    run.log(`${row.appName} is running ${image}`);
-    cradle.events.emit('appDeploy', {
-      applicationId: row.applicationId, organizationId: row.organizationId, appName: row.appName, deploymentId: deployment.deploymentId,
-      image, action, at: new Date().toISOString(),
+    // The status and what the bus's durable subscribers store (the notification outbox) commit together.
+    await run.em.transactional(async tx => {
+      await this.#apps.setStatus(row.applicationId, 'done', tx);
+      await cradle.events.emitDurable('appDeploy', {
+        applicationId: row.applicationId, organizationId: row.organizationId, appName: row.appName, deploymentId: deployment.deploymentId,
+        image, action, at: new Date().toISOString(),
+      }, tx);
     });
+    run.log(`${row.appName} is running ${image}`);
   }
 
   /**

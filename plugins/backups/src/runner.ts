@@ -24,6 +24,16 @@ const targetOf = (backup: BackupRow) => ({ databaseName: backup.database, servic
 
 export interface RunResult { key: string; size: number; sha256: string }
 
+/**
+ * A run's outcome on the bus, durably with `em` (call it inside the transaction that records the
+ * outcome on the backup): ownDataBackup for a backup of Berth's own data, databaseBackup otherwise.
+ */
+export function announceBackup(events: EventBus, backup: BackupRow, outcome: { status: 'success' | 'error'; file: string | null; error: string | null }, em: EntityManager): Promise<void> {
+  return isWebServer(backup)
+    ? events.emitDurable('ownDataBackup', { backupId: backup.backupId, organizationId: backup.organizationId, ...outcome, at: new Date().toISOString() }, em)
+    : events.emitDurable('databaseBackup', { backupId: backup.backupId, organizationId: backup.organizationId, databaseType: backup.databaseType, ...outcome }, em);
+}
+
 export class BackupRunner {
   readonly #workloads: () => WorkloadRegistry;
   readonly #destinations: DestinationService;
@@ -58,15 +68,13 @@ export class BackupRunner {
       const result = await this.#run(backup, em, log);
       backup.lastRunAt = new Date();
       backup.lastError = null;
-      await em.flush();
-      this.#events().emit('databaseBackup', { backupId: backup.backupId, organizationId: backup.organizationId, databaseType: backup.databaseType, status: 'success', file: result.key, error: null });
+      await em.transactional(tx => announceBackup(this.#events(), backup, { status: 'success', file: result.key, error: null }, tx));
       return result;
     } catch (e) {
       const message = (e as Error).message;
       backup.lastRunAt = new Date();
       backup.lastError = message;
-      await em.flush();
-      this.#events().emit('databaseBackup', { backupId: backup.backupId, organizationId: backup.organizationId, databaseType: backup.databaseType, status: 'error', file: null, error: message });
+      await em.transactional(tx => announceBackup(this.#events(), backup, { status: 'error', file: null, error: message }, tx));
       throw e;
     }
   }
@@ -215,5 +223,7 @@ declare module '@berth/core' {
   interface BerthEvents {
     /** A database backup ran: success with its file, or error with the reason (a missed schedule window too). */
     databaseBackup: { backupId: string; organizationId: string; databaseType: string; status: 'success' | 'error'; file: string | null; error: string | null };
+    /** A backup of Berth's own data (a web-server backup) ran, or missed its window, or its file failed a check. */
+    ownDataBackup: { backupId: string; organizationId: string; status: 'success' | 'error'; file: string | null; error: string | null; at: string };
   }
 }

@@ -10,6 +10,7 @@ import { CronExpressionParser } from 'cron-parser';
 import type { EntityManager, EventBus, JobScheduler, Logger } from '@berth/core';
 import { Backup, VolumeBackup, type BackupRow } from './entities.ts';
 import type { VolumeBackupService } from './volume-backups.ts';
+import { announceBackup } from './runner.ts';
 
 export const SCHEDULE_JOB = 'backup-schedules';
 
@@ -86,9 +87,8 @@ export class BackupSchedules {
   async #missed(backup: BackupRow, missed: Date[], em: EntityManager): Promise<void> {
     backup.missedWindows = (backup.missedWindows ?? 0) + missed.length;
     backup.lastMissedAt = missed[missed.length - 1]!;
-    await em.flush();
     const message = `Missed ${missed.length} scheduled window(s), the first at ${missed[0]!.toISOString()} (Berth was not running, or the previous run had not ended)`;
+    await em.transactional(tx => announceBackup(this.#events(), backup, { status: 'error', file: null, error: message }, tx));
     this.#logger().warn({ backupId: backup.backupId }, message);
-    this.#events().emit('databaseBackup', { backupId: backup.backupId, organizationId: backup.organizationId, databaseType: backup.databaseType, status: 'error', file: null, error: message });
   }
 }

@@ -5,6 +5,7 @@ import { CronExpressionParser } from 'cron-parser';
 import { Type, badRequest, iso, notFound, wireStatus, type Cradle, type DeploymentService, type EnqueueRequest, type EntityManager, type EventBus, type Principal, type SecretBox, type TSchema } from '@berth/core';
 import type { OwnDataArchiver } from './own-data/archiver.ts';
 import { runToEnd } from './await-deployment.ts';
+import { announceBackup } from './runner.ts';
 import { generateAppName, type WorkloadKind, type WorkloadRegistry } from '@berth/plugin-workloads';
 import { Backup, BackupFile, Destination, Restore, type BackupRow } from './entities.ts';
 import type { DestinationService } from './destinations.ts';
@@ -197,8 +198,7 @@ export class BackupService {
     } catch (e) {
       const message = `The scheduled run could not be queued: ${(e as Error).message}`;
       Object.assign(row, { lastRunAt: new Date(), lastError: message });
-      await em.flush();
-      this.#events().emit('databaseBackup', { backupId: row.backupId, organizationId: row.organizationId, databaseType: row.databaseType, status: 'error', file: null, error: message });
+      await em.transactional(tx => announceBackup(this.#events(), row, { status: 'error', file: null, error: message }, tx));
       throw e;
     }
     await runToEnd(this.#deployments(), this.#events(), { ...request, title: `Scheduled ${request.title}` }, em);

@@ -8,7 +8,7 @@
 // and waits for the tick to end, so no throwaway container or job lock outlives the process.
 import type { EntityManager, EventBus, JobScheduler, Logger } from '@berth/core';
 import { Backup, BackupFile } from './entities.ts';
-import type { BackupRunner } from './runner.ts';
+import { announceBackup, type BackupRunner } from './runner.ts';
 import { lastWindow } from './schedules.ts';
 
 export const VERIFY_JOB = 'backup-verifications';
@@ -89,9 +89,8 @@ export class VerifySchedule {
       if (ok) continue;
       const message = `Backup file ${newest.key} failed its scheduled restore check: ${newest.verification}`;
       backup.lastError = message;
-      await em.flush();
+      await em.transactional(tx => announceBackup(this.#events(), backup, { status: 'error', file: newest.key, error: message }, tx));
       this.#logger().warn({ backupId: backup.backupId, key: newest.key }, 'a backup file failed its scheduled restore check');
-      this.#events().emit('databaseBackup', { backupId: backup.backupId, organizationId: backup.organizationId, databaseType: backup.databaseType, status: 'error', file: newest.key, error: message });
     }
     return checked;
   }

@@ -50,14 +50,12 @@ export class VolumeRunner {
     try {
       const result = await this.#run(row, em, io);
       Object.assign(row, { lastRunAt: new Date(), lastError: null });
-      await em.flush();
-      this.#events().emit('volumeBackup', { volumeBackupId: row.volumeBackupId, organizationId: row.organizationId, volumeName: row.volumeName, status: 'success', file: result.key, error: null });
+      await em.transactional(tx => this.#events().emitDurable('volumeBackup', { volumeBackupId: row.volumeBackupId, organizationId: row.organizationId, volumeName: row.volumeName, status: 'success', file: result.key, error: null }, tx));
       return result;
     } catch (e) {
       const message = (e as Error).message;
       Object.assign(row, { lastRunAt: new Date(), lastError: message });
-      await em.flush();
-      this.#events().emit('volumeBackup', { volumeBackupId: row.volumeBackupId, organizationId: row.organizationId, volumeName: row.volumeName, status: 'error', file: null, error: message });
+      await em.transactional(tx => this.#events().emitDurable('volumeBackup', { volumeBackupId: row.volumeBackupId, organizationId: row.organizationId, volumeName: row.volumeName, status: 'error', file: null, error: message }, tx));
       throw e;
     }
   }

@@ -32,8 +32,9 @@ t.test('a web-server backup to S3, restored by berth restore into a new data dir
   const location = { endpoint: s3.endpoint, region: s3.region, bucket: BUCKET, accessKey: s3.accessKey, secretAccessKey: s3.secretAccessKey };
   const dest = (await client.post('destination.create', { name: 'own', provider: 'Minio', ...location, additionalFlags: [] })).body;
   const input = { schedule: '0 3 * * *', prefix: 'instance', destinationId: dest.destinationId, database: 'berth', databaseType: 'web-server', keepLatestCount: 1 };
-  const events: { backupId: string; databaseType: string; status: string; file: string | null }[] = [];
-  server.kernel.container.cradle.events.on('databaseBackup', e => void events.push(e));
+  const events: { event: string; backupId: string; status: string; file: string | null }[] = [];
+  // A backup of Berth's own data is ownDataBackup on the bus (the dokployBackup toggle), never databaseBackup.
+  for (const event of ['databaseBackup', 'ownDataBackup'] as const) server.kernel.container.cradle.events.on(event, e => void events.push({ event, ...e }));
 
   t.test('400 names the fields', async t => {
     const missing = await client.post('backup.create', { destinationId: dest.destinationId, database: 'berth', databaseType: 'web-server' });
@@ -76,7 +77,8 @@ t.test('a web-server backup to S3, restored by berth restore into a new data dir
   const log = (await client.get('deployment.readLogs', { deploymentId: runs[0]!.deploymentId })).body as string;
   t.match(log, /Stored instance\/webserver-backup-.*\.archive\.enc: \d+ bytes, sha256 [0-9a-f]{64}/, 'its log says what was stored');
   t.notOk(log.includes(PASSPHRASE), 'the passphrase is not in the log');
-  t.match(events, [{ backupId, databaseType: 'web-server', status: 'success' }], 'the databaseBackup event, as for the others');
+  t.match(events, [{ event: 'ownDataBackup', backupId, status: 'success' }], 'the ownDataBackup event');
+  t.equal(events.length, 1, 'and no databaseBackup');
 
   const files = (await client.get('backup.listBackupFiles', { destinationId: dest.destinationId, search: 'instance/' })).body as { Path: string; Size: number; checksum: string; backupId: string }[];
   t.equal(files.length, 1);

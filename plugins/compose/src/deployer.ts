@@ -122,16 +122,25 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
     return path.join(composeDir(this.cradle().config.dataDir, row.appName), 'code', path.dirname(path.normalize(composePath)), DEPLOYED_FILE);
   }
 
-  /** Deploys, and says on the bus how it went (appDeploy / appBuildError with composeId); a cancelled run says nothing. */
+  /**
+   * Deploys, and says on the bus how it went (appDeploy / appBuildError with composeId), durably:
+   * appDeploy commits with the status `done`, appBuildError is stored before the run ends in
+   * error. A cancelled run says nothing.
+   */
   async #deployAndTell(action: string, row: ComposeRow, run: DeploymentRun, stack: StackEngine): Promise<void> {
     const about = { composeId: row.composeId, organizationId: row.organizationId, appName: row.appName, deploymentId: run.deployment.deploymentId };
+    const { events } = this.cradle();
     try {
       await this.#deploy(row, run, stack);
     } catch (e) {
-      if (!run.signal.aborted) this.cradle().events.emit('appBuildError', { ...about, error: (e as Error).message, at: new Date().toISOString() });
+      if (!run.signal.aborted) await events.emitDurable('appBuildError', { ...about, error: (e as Error).message, at: new Date().toISOString() }, run.em);
       throw e;
     }
-    this.cradle().events.emit('appDeploy', { ...about, image: '', action, at: new Date().toISOString() });
+    await run.em.transactional(async tx => {
+      await this.setStatus(row.composeId, 'done', tx);
+      await events.emitDurable('appDeploy', { ...about, image: '', action, at: new Date().toISOString() }, tx);
+    });
+    run.log(`${stack.project} is running`);
   }
 
   async #deploy(row: ComposeRow, run: DeploymentRun, stack: StackEngine): Promise<void> {
@@ -182,8 +191,6 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
     await stack.waitRunning(services, since, this.#waitIo(run));
     await this.#checkProxyReach(stack, routes, run);
     await stack.tagRunningImages();
-    await this.setStatus(row.composeId, 'done', run.em);
-    run.log(`${stack.project} is running`);
   }
 
   /** The program's argv: the record's custom command (checked by the parser), or the default for its type. */

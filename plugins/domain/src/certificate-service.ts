@@ -88,7 +88,7 @@ export class CertificateService {
     });
     await em.flush();
     await this.#write(row, input.privateKey);
-    this.warnIfExpiring(row);
+    await this.warnIfExpiring(row, em);
     return row;
   }
 
@@ -117,7 +117,7 @@ export class CertificateService {
     });
     await em.flush();
     await this.#write(row, key);
-    this.warnIfExpiring(row);
+    await this.warnIfExpiring(row, em);
     return row;
   }
 
@@ -129,26 +129,26 @@ export class CertificateService {
     return row;
   }
 
-  /** Emits certificateExpiring when the certificate ends within the warning window. */
-  warnIfExpiring(row: CertificateRow, now = Date.now()): boolean {
+  /** Emits certificateExpiring (durably: stored before this returns) when the certificate ends within the warning window. */
+  async warnIfExpiring(row: CertificateRow, em: EntityManager, now = Date.now()): Promise<boolean> {
     if (!row.expiresAt) return false;
     const daysLeft = Math.floor((row.expiresAt.getTime() - now) / 86_400_000);
     if (daysLeft > EXPIRY_WARNING_DAYS) return false;
-    this.#cradle().events.emit('certificateExpiring', { certificateId: row.certificateId, organizationId: row.organizationId, name: row.name, expiresAt: row.expiresAt.toISOString(), daysLeft });
+    await this.#cradle().events.emitDurable('certificateExpiring', { certificateId: row.certificateId, organizationId: row.organizationId, name: row.name, expiresAt: row.expiresAt.toISOString(), daysLeft }, em);
     return true;
   }
 
   /** The daily job: every uploaded certificate near its end, and every ACME one the proxy failed to get or renew, is announced. */
   async checkExpiries(em: EntityManager): Promise<number> {
     let warned = 0;
-    for (const row of await em.find(Certificate, {})) if (this.warnIfExpiring(row)) warned++;
+    for (const row of await em.find(Certificate, {})) if (await this.warnIfExpiring(row, em)) warned++;
     const provider = this.#routing.provider();
     if (!provider) return warned;
     for (const d of await em.find(Domain, { https: true, certificateType: 'letsencrypt' })) {
       const host = asciiHost(d.host) || d.host;
       const state = await provider.certificateState(host, true).catch(() => null);
       if (state?.state !== 'failed') continue;
-      this.#cradle().events.emit('certificateRenewalFailed', { domainId: d.domainId, organizationId: d.organizationId, host, reason: state.reason ?? 'the proxy could not obtain the certificate' });
+      await this.#cradle().events.emitDurable('certificateRenewalFailed', { domainId: d.domainId, organizationId: d.organizationId, host, reason: state.reason ?? 'the proxy could not obtain the certificate' }, em);
       warned++;
     }
     return warned;

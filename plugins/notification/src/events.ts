@@ -1,7 +1,7 @@
-// Which bus events a channel hears, by the toggle that turns them on. Events whose emitters have
-// not landed yet (servers, cleanup, schedules, runtime health, Berth's own-data backup) are
-// declared here with the payload the notification needs; each moves to its emitter's plugin
-// when that one comes.
+// Which bus events a channel hears, by the toggle that turns them on. Each event is declared by
+// the plugin that emits it; those whose emitter has not landed yet are declared below, each with
+// the issue that will emit it (and then declare it in its own plugin). Until then the channel ×
+// event matrix emits them on the bus itself.
 import type { BerthEvents } from '@berth/core';
 
 /** The toggles of a channel record; `platformRestart` is the older variant's name of the peer's `dokployRestart`. */
@@ -30,19 +30,17 @@ export const NOTIFIED_EVENTS = Object.keys(EVENT_TOGGLE) as NotifiedEvent[];
 
 declare module '@berth/core' {
   interface BerthEvents {
-    /** A backup of Berth's own data ran (no organization: every channel with dokployBackup hears it). */
-    ownDataBackup: { status: 'success' | 'error'; file: string | null; error: string | null; at: string };
-    /** A docker cleanup finished on a host, with what it removed (organizationId null: Berth's own host, every organization hears it). */
+    /** Issue 36 (host care) emits it. A docker cleanup finished on a host, with what it removed (organizationId null: Berth's own host, every organization hears it). */
     dockerCleanup: { organizationId: string | null; serverId: string | null; serverName: string; removed: { containers: number; images: number; volumes: number; reclaimedBytes: number }; at: string };
-    /** A server crossed a threshold (CPU or memory), from Berth's collector or the peer's monitoring agent (receiveNotification). */
+    /** Issue 37 (monitoring) emits it from Berth's collector; receiveNotification (here) from the peer's agent. A server crossed a threshold (CPU or memory). */
     serverThreshold: { organizationId: string | null; serverId: string | null; serverName: string; type: 'CPU' | 'Memory'; value: number; threshold: number; message: string; at: string };
-    /** A server stopped answering. */
+    /** Issue 28 (engine by server) emits it. A server stopped answering. */
     serverUnreachable: { organizationId: string; serverId: string; serverName: string; reason: string; at: string };
-    /** A server answers again. */
+    /** Issue 28 (engine by server) emits it. A server answers again. */
     serverReachable: { organizationId: string; serverId: string; serverName: string; at: string };
-    /** A scheduled job failed. */
+    /** No issue emits it yet (the peer's schedule namespace is not built). A scheduled job failed. */
     scheduleFailed: { organizationId: string; scheduleId: string; name: string; error: string; at: string };
-    /** A workload's runtime health changed (the monitoring issue's events). */
+    /** Issue 37 (monitoring) emits it. A workload's runtime health changed. */
     appHealth: { organizationId: string; kind: string; id: string; appName: string; state: string; message: string; at: string };
   }
 }

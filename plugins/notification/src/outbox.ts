@@ -3,9 +3,11 @@
 // that runs jobs claims due rows (FOR UPDATE SKIP LOCKED, so processes never share one), sends
 // each with the timeout, and records the outcome: sent; or back to pending 10 s later, doubling
 // each time; or dead after notifyMaxTries. A row left `sending` by a process that died is taken
-// over once its lock passes. Nothing here is awaited by a deploy, a backup or the boot: the bus
-// calls record() after the emitter moved on, and the worker runs on its own timers.
-import { newId, type BerthEvents, type Cradle, type EventBus, type Logger, type SecretBox } from '@berth/core';
+// over once its lock passes. The rows are written by a durable subscriber of the bus: an emitter
+// that calls emitDurable has them in its own transaction (or stored before it returns), so a crash
+// between the change and the send loses nothing. Sending is never awaited by a deploy, a backup or
+// the boot: the worker runs on its own timers.
+import { newId, type BerthEvents, type Cradle, type EntityManager, type EventBus, type Logger, type SecretBox } from '@berth/core';
 import { Delivery, Notification, type DeliveryRow } from './entities.ts';
 import { EVENT_TOGGLE, NOTIFIED_EVENTS, type NotifiedEvent } from './events.ts';
 import type { MessageRenderer, RenderedMessage } from './messages.ts';
@@ -13,6 +15,8 @@ import { settingsOf } from './records.ts';
 import { sendOnce } from './send.ts';
 import { backoffMs, type NotificationSettings } from './config.ts';
 
+/** When, after deliveries stored inside an emitter's transaction, the worker looks for them (their commit is not observable here). */
+const COMMIT_WAKE_MS = [200, 1_000, 4_000];
 /** Deliveries in flight at once in one process. */
 const MAX_IN_FLIGHT = 16;
 /** How long a claim holds beyond the send's timeout before another worker may take the row over. */
@@ -53,18 +57,20 @@ export class NotificationOutbox {
     return this.#deps.config.notifyTimeoutSeconds;
   }
 
-  /** Subscribes to every notified event of the bus. */
+  /** Subscribes durably to every notified event of the bus: its deliveries are stored with the emitter's EntityManager. */
   listen(events: EventBus): void {
-    for (const event of NOTIFIED_EVENTS) events.on(event, payload => this.record(event, payload).then(() => {}));
+    for (const event of NOTIFIED_EVENTS) events.onDurable(event, (payload, em) => this.record(event, payload, em).then(() => {}));
   }
 
   /**
    * Stores one delivery per channel whose toggle of the event is on (the event's organization's
-   * channels; every organization's for an event of the platform), then wakes the worker. Answers
-   * how many were stored.
+   * channels; every organization's for an event of the platform), with `within` (inside its
+   * transaction when one is open; its own unit of work is left alone), then wakes the worker (at
+   * once when nothing waits for a commit, else shortly after). Answers how many were stored.
    */
-  async record<K extends NotifiedEvent>(event: K, payload: BerthEvents[K]): Promise<number> {
-    const em = this.#deps.orm().em.fork();
+  async record<K extends NotifiedEvent>(event: K, payload: BerthEvents[K], within?: EntityManager): Promise<number> {
+    const em = within ? within.fork({ keepTransactionContext: true }) : this.#deps.orm().em.fork();
+    const inTransaction = Boolean(within?.isInTransaction());
     const organizationId = (payload as { organizationId?: string | null }).organizationId ?? null;
     const subscribed = await em.find(Notification, { [EVENT_TOGGLE[event]]: true, ...(organizationId ? { organizationId } : {}) } as never);
     if (!subscribed.length) return 0;
@@ -77,7 +83,9 @@ export class NotificationOutbox {
       });
     }
     await em.flush();
-    this.wake();
+    // Rows of an open transaction are not visible before its commit; the worker looks again shortly.
+    if (inTransaction) for (const ms of COMMIT_WAKE_MS) setTimeout(() => this.wake(), ms).unref();
+    else this.wake();
     return subscribed.length;
   }
 

@@ -32,11 +32,12 @@ export async function receiveNotification(input: Static<typeof ReceiveNotificati
   const directory = optionalService(cradle, 'metricsTokens');
   const server = matchToken(input.Token, directory ? await directory.all(cradle.em) : []);
   if (!server) throw unauthorized('The token is not a server\'s monitoring token');
-  cradle.events.emit('serverThreshold', {
+  // Stored before the agent gets its answer: an answered alert is never lost.
+  await cradle.events.emitDurable('serverThreshold', {
     organizationId: server.organizationId, serverId: server.serverId, serverName: server.serverName,
     type: input.Type, value: input.Value, threshold: input.Threshold, message: input.Message,
     at: Number.isNaN(Date.parse(input.Timestamp)) ? new Date().toISOString() : new Date(input.Timestamp).toISOString(),
-  });
+  }, cradle.em);
   return true;
 }
 

@@ -49,7 +49,7 @@ const events: Record<string, { payload: Record<string, unknown>; shows: string }
   appBuildError: { payload: { applicationId: 'a', organizationId, appName: 'mk-buildfail', deploymentId: 'd', error: 'exit 1', at: at() }, shows: 'mk-buildfail' },
   databaseBackup: { payload: { backupId: 'mk-dbbackup', organizationId, databaseType: 'postgres', status: 'error', file: null, error: 'disk full' }, shows: 'mk-dbbackup' },
   volumeBackup: { payload: { volumeBackupId: 'v', organizationId, volumeName: 'mk-volume', status: 'success', file: 'x.tar', error: null }, shows: 'mk-volume' },
-  ownDataBackup: { payload: { status: 'success', file: 'mk-owndata.tar.gz.enc', error: null, at: at() }, shows: 'mk-owndata' },
+  ownDataBackup: { payload: { backupId: 'b', organizationId, status: 'success', file: 'mk-owndata.tar.gz.enc', error: null, at: at() }, shows: 'mk-owndata' },
   platformStart: { payload: { at: at() }, shows: 'Berth started' },
   dockerCleanup: { payload: { organizationId: null, serverId: null, serverName: 'mk-cleanup-host', removed: { containers: 2, images: 3, volumes: 0, reclaimedBytes: 5 << 20 }, at: at() }, shows: 'mk-cleanup-host' },
   serverThreshold: { payload: { organizationId, serverId: 's', serverName: 'mk-threshold', type: 'CPU', value: 97, threshold: 90, message: 'hot', at: at() }, shows: 'mk-threshold' },

@@ -23,7 +23,7 @@ class RocketChatChannel {
   id = 'rocketchat';
   label = 'Rocket.Chat';
   procedureSuffix = 'RocketChat';
-  settings = Type.Object({ webhookUrl: Type.String({ minLength: 1 }), alias: Type.Optional(Type.String()) });
+  settings = Type.Object({ webhookUrl: Type.String({ minLength: 1, maxLength: 2048 }), alias: Type.Optional(Type.String({ maxLength: 255 })) });
   secretFields = ['webhookUrl'];
   validate(s) {
     if (!/^https?:\\/\\//.test(s.webhookUrl)) throw invalidField('webhookUrl', 'must be an http or https URL');

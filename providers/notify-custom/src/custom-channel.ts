@@ -5,11 +5,11 @@
 // `<id>.<timestamp>.<body>` keyed by the secret's base64 part after `whsec_`).
 import { createHmac } from 'node:crypto';
 import { invalidField, Type, type NotificationChannel, type NotificationMessage, type SendContext, type Static } from '@berth/core';
-import { httpSend, httpUrl } from '@berth/provider-notify-kit';
+import { httpSend, httpUrl, LIMIT } from '@berth/provider-notify-kit';
 
 const Settings = Type.Object({
-  endpoint: Type.String({ minLength: 1, description: 'The URL that receives each message as a POST' }),
-  headers: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Extra request headers (e.g. a bearer token of the receiver)' })),
+  endpoint: Type.String({ minLength: 1, maxLength: LIMIT.url, description: 'The URL that receives each message as a POST' }),
+  headers: Type.Optional(Type.Record(Type.String(), Type.String({ maxLength: LIMIT.headerValue }), { maxProperties: LIMIT.headers, description: `Extra request headers (e.g. a bearer token of the receiver); names of ${LIMIT.headerName} characters at most` })),
 });
 type Settings = Static<typeof Settings>;
 
@@ -37,7 +37,7 @@ export class CustomWebhookChannel implements NotificationChannel<Settings> {
   validate(s: Settings): void {
     httpUrl('endpoint', s.endpoint);
     for (const name of Object.keys(s.headers ?? {})) {
-      if (!TOKEN.test(name)) throw invalidField(`headers.${name}`, 'is not a valid header name');
+      if (!TOKEN.test(name) || name.length > LIMIT.headerName) throw invalidField(`headers.${name.slice(0, 64)}`, `is not a valid header name (${LIMIT.headerName} characters at most)`);
       if (RESERVED.has(name.toLowerCase())) throw invalidField(`headers.${name}`, 'is set by Berth (the signature and the JSON body depend on it)');
       if (/[\r\n\0]/.test(s.headers![name]!)) throw invalidField(`headers.${name}`, 'must not contain line breaks');
     }

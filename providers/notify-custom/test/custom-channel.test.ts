@@ -52,6 +52,7 @@ t.test('headers that would break the signature are refused, naming the field', a
   const channel = await descriptor.create({}, { config: {} as never });
   t.equal(fieldOf(() => channel.validate!({ endpoint: 'https://x.example/', headers: { 'Webhook-Signature': 'v1,forged' } })), 'headers.Webhook-Signature');
   t.equal(fieldOf(() => channel.validate!({ endpoint: 'https://x.example/', headers: { 'bad name': 'v' } })), 'headers.bad name');
+  t.equal(fieldOf(() => channel.validate!({ endpoint: 'https://x.example/', headers: { ['x'.repeat(300)]: 'v' } })), `headers.${'x'.repeat(64)}`, 'a header name longer than 256 characters');
   t.equal(fieldOf(() => channel.validate!({ endpoint: 'ftp://x.example/' })), 'endpoint');
   t.equal(fieldOf(() => channel.validate!({ endpoint: 'https://x.example/', headers: { 'x-token': 'a\r\nInjected: yes' } })), 'headers.x-token', 'a header value cannot smuggle another header');
 });

@@ -2,10 +2,10 @@
 // its token. Discord answers 204 (no body) on success and 4xx JSON (`{"message": …, "code": …}`)
 // otherwise; `decoration` adds the level's emoji to the title, as the peer's option does.
 import { Type, type NotificationChannel, type NotificationMessage, type SendContext, type Static } from '@berth/core';
-import { httpSend, httpUrl, levelColour, levelMark } from '@berth/provider-notify-kit';
+import { httpSend, httpUrl, levelColour, levelMark, LIMIT } from '@berth/provider-notify-kit';
 
 const Settings = Type.Object({
-  webhookUrl: Type.String({ minLength: 1, description: 'The channel webhook URL (https://discord.com/api/webhooks/…)' }),
+  webhookUrl: Type.String({ minLength: 1, maxLength: LIMIT.url, description: 'The channel webhook URL (https://discord.com/api/webhooks/…)' }),
   decoration: Type.Optional(Type.Boolean({ description: 'Prefix titles with an emoji of the level' })),
 });
 type Settings = Static<typeof Settings>;

@@ -5,15 +5,15 @@
 // (535 for refused credentials) and reply line, which become the ChannelError's status and body.
 import { readFileSync } from 'node:fs';
 import { ChannelError, invalidField, Type, type NotificationChannel, type NotificationMessage, type SendContext, type Static } from '@berth/core';
-import { levelMark, plainText } from '@berth/provider-notify-kit';
+import { levelMark, plainText, LIMIT } from '@berth/provider-notify-kit';
 
 const Settings = Type.Object({
-  smtpServer: Type.String({ minLength: 1, description: 'The SMTP server\'s host name or address' }),
+  smtpServer: Type.String({ minLength: 1, maxLength: LIMIT.host, description: 'The SMTP server\'s host name or address' }),
   smtpPort: Type.Number({ minimum: 1, maximum: 65535, description: 'Its port (465: implicit TLS, 587 or 25: STARTTLS by default)' }),
-  username: Type.String({ minLength: 1 }),
-  password: Type.String({ minLength: 1 }),
-  fromAddress: Type.String({ minLength: 1, description: 'The sender address' }),
-  toAddresses: Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'The recipients' }),
+  username: Type.String({ minLength: 1, maxLength: LIMIT.name }),
+  password: Type.String({ minLength: 1, maxLength: LIMIT.secret }),
+  fromAddress: Type.String({ minLength: 1, maxLength: LIMIT.address, description: 'The sender address' }),
+  toAddresses: Type.Array(Type.String({ minLength: 1, maxLength: LIMIT.address }), { minItems: 1, maxItems: LIMIT.recipients, description: 'The recipients' }),
   tlsMode: Type.Optional(Type.Union([Type.Literal('implicit'), Type.Literal('starttls'), Type.Literal('none')], {
     description: 'Berth\'s: implicit TLS, STARTTLS (required) or none; absent: implicit on port 465, starttls otherwise',
   })),

@@ -2,11 +2,11 @@
 // markdown. It answers 200 with the stored message, 401 for a wrong token. The server is the
 // record's serverUrl, as the peer has it; a Gotify that is down only fails its deliveries.
 import { Type, type NotificationChannel, type NotificationMessage, type SendContext, type Static } from '@berth/core';
-import { httpSend, httpUrl, levelMark } from '@berth/provider-notify-kit';
+import { httpSend, httpUrl, levelMark, LIMIT } from '@berth/provider-notify-kit';
 
 const Settings = Type.Object({
-  serverUrl: Type.String({ minLength: 1, description: 'The Gotify server (https://gotify.example.com)' }),
-  appToken: Type.String({ minLength: 1, description: 'An application token' }),
+  serverUrl: Type.String({ minLength: 1, maxLength: LIMIT.url, description: 'The Gotify server (https://gotify.example.com)' }),
+  appToken: Type.String({ minLength: 1, maxLength: LIMIT.secret, description: 'An application token' }),
   priority: Type.Optional(Type.Integer({ minimum: 0, maximum: 10, default: 5 })),
   decoration: Type.Optional(Type.Boolean({ description: 'Prefix titles with an emoji of the level' })),
 });

@@ -6,6 +6,26 @@ import { ChannelError, invalidField, type ChannelAnswer, type NotificationMessag
 /** How much of a provider's answer is kept (the plugin quotes at most 500 characters of it). */
 const ANSWER_MAX = 2_000;
 
+/** The bounds of the channels' settings (every string input has a maxLength, every list a maxItems). */
+export const LIMIT = {
+  /** A webhook or server URL (a token in its path included). */
+  url: 2048,
+  /** A token, API key, user key or password. */
+  secret: 1024,
+  /** A channel, chat, topic or user name. */
+  name: 255,
+  /** A host name (RFC 1035). */
+  host: 253,
+  /** A mail address (RFC 5321's path). */
+  address: 320,
+  /** Recipients of one mail. */
+  recipients: 50,
+  /** Extra request headers: how many, a name's and a value's length. */
+  headers: 32,
+  headerName: 256,
+  headerValue: 4096,
+} as const;
+
 export interface HttpSend {
   url: string;
   method?: 'POST' | 'PUT';

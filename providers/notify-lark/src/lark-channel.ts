@@ -2,10 +2,10 @@
 // HTTP 200 even when it refuses (a wrong keyword, a revoked bot): the body's `code` says, 0 being
 // success, so the answer is read, not trusted.
 import { Type, type NotificationChannel, type NotificationMessage, type SendContext, type Static } from '@berth/core';
-import { httpSend, httpUrl, levelMark } from '@berth/provider-notify-kit';
+import { httpSend, httpUrl, levelMark, LIMIT } from '@berth/provider-notify-kit';
 
 const Settings = Type.Object({
-  webhookUrl: Type.String({ minLength: 1, description: 'The custom bot\'s webhook URL (https://open.larksuite.com/open-apis/bot/v2/hook/…)' }),
+  webhookUrl: Type.String({ minLength: 1, maxLength: LIMIT.url, description: 'The custom bot\'s webhook URL (https://open.larksuite.com/open-apis/bot/v2/hook/…)' }),
 });
 type Settings = Static<typeof Settings>;
 const template: Record<NotificationMessage['level'], string> = { success: 'green', error: 'red', warning: 'orange', info: 'blue' };

@@ -2,12 +2,12 @@
 // and attachments with fields. The webhook URL carries its key. Mattermost answers 200 `ok`,
 // 400/403 with a JSON error otherwise.
 import { Type, type NotificationChannel, type NotificationMessage, type SendContext, type Static } from '@berth/core';
-import { httpSend, httpUrl, levelColour, levelMark } from '@berth/provider-notify-kit';
+import { httpSend, httpUrl, levelColour, levelMark, LIMIT } from '@berth/provider-notify-kit';
 
 const Settings = Type.Object({
-  webhookUrl: Type.String({ minLength: 1, description: 'The incoming webhook URL (https://mattermost.example.com/hooks/…)' }),
-  channel: Type.Optional(Type.String({ description: 'The channel to post to, when not the webhook\'s own' })),
-  username: Type.Optional(Type.String({ description: 'The name the posts show' })),
+  webhookUrl: Type.String({ minLength: 1, maxLength: LIMIT.url, description: 'The incoming webhook URL (https://mattermost.example.com/hooks/…)' }),
+  channel: Type.Optional(Type.String({ maxLength: LIMIT.name, description: 'The channel to post to, when not the webhook\'s own' })),
+  username: Type.Optional(Type.String({ maxLength: LIMIT.name, description: 'The name the posts show' })),
 });
 type Settings = Static<typeof Settings>;
 

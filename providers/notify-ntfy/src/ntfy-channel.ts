@@ -2,12 +2,12 @@
 // click}` (JSON, so titles with any characters need no header encoding), a bearer access token
 // when the topic is protected. ntfy answers 200 with the message, 401/403 for a refused token.
 import { invalidField, Type, type NotificationChannel, type NotificationMessage, type SendContext, type Static } from '@berth/core';
-import { httpSend, httpUrl } from '@berth/provider-notify-kit';
+import { httpSend, httpUrl, LIMIT } from '@berth/provider-notify-kit';
 
 const Settings = Type.Object({
-  serverUrl: Type.String({ minLength: 1, description: 'The ntfy server (https://ntfy.sh or your own)' }),
+  serverUrl: Type.String({ minLength: 1, maxLength: LIMIT.url, description: 'The ntfy server (https://ntfy.sh or your own)' }),
   topic: Type.String({ minLength: 1, maxLength: 64 }),
-  accessToken: Type.Optional(Type.String({ description: 'An access token (tk_…) for a protected topic' })),
+  accessToken: Type.Optional(Type.String({ maxLength: LIMIT.secret, description: 'An access token (tk_…) for a protected topic' })),
   priority: Type.Optional(Type.Integer({ minimum: 1, maximum: 5, default: 3 })),
 });
 type Settings = Static<typeof Settings>;

@@ -2,11 +2,11 @@
 // title, an HTML message, a priority (-2..2; emergency, 2, repeats every `retry` seconds until
 // `expire`). It answers `{"status": 1}`, or 4xx with `{"status": 0, "errors": […]}`.
 import { invalidField, Type, type NotificationChannel, type NotificationMessage, type SendContext, type Static } from '@berth/core';
-import { httpSend, levelMark } from '@berth/provider-notify-kit';
+import { httpSend, levelMark, LIMIT } from '@berth/provider-notify-kit';
 
 const Settings = Type.Object({
-  userKey: Type.String({ minLength: 1, description: 'The user or group key' }),
-  apiToken: Type.String({ minLength: 1, description: 'The application\'s API token' }),
+  userKey: Type.String({ minLength: 1, maxLength: LIMIT.secret, description: 'The user or group key' }),
+  apiToken: Type.String({ minLength: 1, maxLength: LIMIT.secret, description: 'The application\'s API token' }),
   priority: Type.Optional(Type.Integer({ minimum: -2, maximum: 2, default: 0 })),
   retry: Type.Optional(Type.Union([Type.Integer({ minimum: 30 }), Type.Null()], { description: 'Emergency priority: seconds between repeats (30 at least)' })),
   expire: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 10800 }), Type.Null()], { description: 'Emergency priority: seconds until repeats stop (3 hours at most)' })),

@@ -2,12 +2,12 @@
 // It answers 200 `{"id": …}`, or 4xx JSON `{"statusCode", "name", "message"}` (401/403 for a bad
 // key, 422 for a bad address). Plain HTTP: no SDK to load.
 import { invalidField, Type, type NotificationChannel, type NotificationMessage, type SendContext, type Static } from '@berth/core';
-import { httpSend, levelMark, plainText } from '@berth/provider-notify-kit';
+import { httpSend, levelMark, plainText, LIMIT } from '@berth/provider-notify-kit';
 
 const Settings = Type.Object({
-  apiKey: Type.String({ minLength: 1, description: 'A Resend API key (re_…)' }),
-  fromAddress: Type.String({ minLength: 1, description: 'The sender, on a domain verified at Resend' }),
-  toAddresses: Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }),
+  apiKey: Type.String({ minLength: 1, maxLength: LIMIT.secret, description: 'A Resend API key (re_…)' }),
+  fromAddress: Type.String({ minLength: 1, maxLength: LIMIT.address, description: 'The sender, on a domain verified at Resend' }),
+  toAddresses: Type.Array(Type.String({ minLength: 1, maxLength: LIMIT.address }), { minItems: 1, maxItems: LIMIT.recipients }),
 });
 type Settings = Static<typeof Settings>;
 const ADDRESS = /^([^<>]*<)?[^\s@<>]+@[^\s@<>]+>?$/;

@@ -2,11 +2,11 @@
 // the webhook URL carries the token, so it is a secret. Slack answers 200 `ok`, or 4xx with a
 // short reason (`invalid_token`, `no_service`, `channel_not_found`).
 import { Type, type NotificationChannel, type NotificationMessage, type SendContext, type Static } from '@berth/core';
-import { httpSend, httpUrl, levelColour, levelMark } from '@berth/provider-notify-kit';
+import { httpSend, httpUrl, levelColour, levelMark, LIMIT } from '@berth/provider-notify-kit';
 
 const Settings = Type.Object({
-  webhookUrl: Type.String({ minLength: 1, description: 'The incoming webhook URL (https://hooks.slack.com/services/…)' }),
-  channel: Type.Optional(Type.String({ description: 'The channel to post to, when the webhook allows another than its own' })),
+  webhookUrl: Type.String({ minLength: 1, maxLength: LIMIT.url, description: 'The incoming webhook URL (https://hooks.slack.com/services/…)' }),
+  channel: Type.Optional(Type.String({ maxLength: LIMIT.name, description: 'The channel to post to, when the webhook allows another than its own' })),
 });
 type Settings = Static<typeof Settings>;
 

@@ -2,10 +2,10 @@
 // message with one Adaptive Card attachment; the URL carries its signature (`sig=`), a secret.
 // Teams answers 202 Accepted (200 for the older connectors), 4xx when the flow refuses it.
 import { Type, type NotificationChannel, type NotificationMessage, type SendContext, type Static } from '@berth/core';
-import { httpSend, httpUrl, levelMark } from '@berth/provider-notify-kit';
+import { httpSend, httpUrl, levelMark, LIMIT } from '@berth/provider-notify-kit';
 
 const Settings = Type.Object({
-  webhookUrl: Type.String({ minLength: 1, description: 'The workflow\'s webhook URL' }),
+  webhookUrl: Type.String({ minLength: 1, maxLength: LIMIT.url, description: 'The workflow\'s webhook URL' }),
 });
 type Settings = Static<typeof Settings>;
 const colour: Record<NotificationMessage['level'], string> = { success: 'Good', error: 'Attention', warning: 'Warning', info: 'Accent' };

@@ -2,12 +2,12 @@
 // plugin redacts from every answer it quotes). Telegram answers `{"ok": true, …}`, or a 4xx with
 // `{"ok": false, "description": …}` (401 for a wrong token, 400 for a wrong chat).
 import { Type, type NotificationChannel, type NotificationMessage, type SendContext, type Static } from '@berth/core';
-import { httpSend, levelMark } from '@berth/provider-notify-kit';
+import { httpSend, levelMark, LIMIT } from '@berth/provider-notify-kit';
 
 const Settings = Type.Object({
-  botToken: Type.String({ minLength: 1, description: 'The bot\'s token from @BotFather' }),
-  chatId: Type.String({ minLength: 1, description: 'The chat (or channel) to post to' }),
-  messageThreadId: Type.Optional(Type.String({ description: 'The topic of a forum chat; empty for none' })),
+  botToken: Type.String({ minLength: 1, maxLength: LIMIT.secret, description: 'The bot\'s token from @BotFather' }),
+  chatId: Type.String({ minLength: 1, maxLength: LIMIT.name, description: 'The chat (or channel) to post to' }),
+  messageThreadId: Type.Optional(Type.String({ maxLength: LIMIT.name, description: 'The topic of a forum chat; empty for none' })),
 });
 type Settings = Static<typeof Settings>;
 
