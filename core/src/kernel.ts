@@ -151,7 +151,8 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
     app.removeContentTypeParser('application/json');
     app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
       if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
-      defaultJson(req, body as string, (err, value) => (err ? done(badRequest(`Malformed JSON in the request body: ${err.message}`)) : done(null, value)));
+      // Called with a callback, the default parser answers through it: no promise is dropped here.
+      void defaultJson(req, body as string, (err, value) => (err ? done(badRequest(`Malformed JSON in the request body: ${err.message}`)) : done(null, value)));
     });
     if (!options.headless) await registerOpenApi(app, config.publicUrl);
 
