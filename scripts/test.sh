@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test of Berth on this machine: installs and starts what the tests need (Node 22, pnpm,
-# the workspace, PostgreSQL, the Docker engine, sshd, the test images), typechecks, builds, runs tap
+# the workspace, PostgreSQL, the Docker engine, sshd, the test images), typechecks, lints, builds, runs tap
 # in two rows of a matrix — every suite against an external PostgreSQL, then the suites listed in
 # test/database-matrix against the default database, the one Berth starts on without DATABASE_URL —
 # and always ends with "N passed, N failed, N skipped" from tap's own results.
@@ -8,7 +8,7 @@
 # full sets; BERTH_TEST_ROWS=external (or default-db) runs one row only.
 # For the test command's own tests (test/test-command.test.ts), which run it on a fixture suite:
 # BERTH_TEST_BOOTSTRAP and BERTH_TEST_MATRIX replace scripts/bootstrap.sh and test/database-matrix,
-# and BERTH_TEST_PREPARE=skip skips the services, the typecheck and the build.
+# and BERTH_TEST_PREPARE=skip skips the services, the typecheck, the lint and the build.
 set -uo pipefail
 shopt -s globstar
 cd "$(dirname "$0")/.."
@@ -46,6 +46,11 @@ if [ "${BERTH_TEST_PREPARE:-}" != skip ]; then
 
   echo "== typecheck"
   pnpm exec tsc -p tsconfig.json || closing "typecheck failed"
+
+  echo "== lint (typescript-eslint's promise rules: pnpm run lint)"
+  lint_started=$SECONDS
+  pnpm run --silent lint || closing "lint failed: pnpm run lint (the problems are above)"
+  echo "lint took $((SECONDS - lint_started)) s"
 
   echo "== build (the tests run the operator command from the compiled build, as start.sh does)"
   bash scripts/build.sh || closing "the production build failed"

@@ -167,7 +167,7 @@ t.test('a new user\'s first session through the SDK, run for real on an instance
   await call('application.delete', { applicationId: app.applicationId });
   await call('environment.remove', { environmentId: environment.environmentId });
   await call('project.remove', { projectId: project.projectId });
-  t.rejects(docker.getService(app.appName).inspect(), 'cleaned up: the application\'s service is gone');
+  await t.rejects(docker.getService(app.appName).inspect(), { statusCode: 404, message: `service ${app.appName} not found` }, 'cleaned up: the application\'s service is gone');
 
   t.same(rejected, [], 'the SDK validated every answer of the session');
   t.same([...new Set(rejectedAsThePeer)], ['postgres.create'], 'but postgres.create, where the SDK is stale against the peer itself (it expects a boolean; the peer answers the row)');

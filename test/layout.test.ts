@@ -74,6 +74,15 @@ t.test('the kernel imports no provider and no plugin: it reaches them through it
   t.same(deps.filter(d => /^@berth\/(provider|plugin)-/.test(d)), [], 'nor does its package.json depend on one');
 });
 
+t.test('the kernel keeps kernel work: core/src is under 3,000 lines, contracts and test kits aside', async t => {
+  // As `find core/src -name '*.ts' ! -path '*/contracts/*' ! -name 'testing*' | xargs wc -l` counts them.
+  const files = sources(path.join(repoRoot, 'core/src'))
+    .filter(f => !f.includes(`${path.sep}contracts${path.sep}`) && !path.basename(f).startsWith('testing'));
+  const counts = files.map(f => ({ file: rel(f), lines: readFileSync(f, 'utf8').split('\n').length - 1 })).sort((a, b) => b.lines - a.lines);
+  const total = counts.reduce((n, c) => n + c.lines, 0);
+  t.ok(total < 3000, `core/src holds ${total} lines; what a plugin or provider can do belongs there (largest: ${counts.slice(0, 5).map(c => `${c.file} ${c.lines}`).join(', ')})`);
+});
+
 t.test('a workload kind\'s name is written only in its own packages', async t => {
   const server = await startTestServer({ jobs: false });
   t.teardown(() => server.destroy());

@@ -6,11 +6,9 @@ import type { PoolConfig } from 'pg';
 import type { BerthConfig } from './config.ts';
 import type { Clock } from './clock.ts';
 import type { SecretBox } from './crypto.ts';
-import type { UserService } from './identity/users.ts';
+import type { AccountService } from './identity/accounts.ts';
 import type { SessionService } from './identity/sessions.ts';
-import type { TwoFactorService } from './identity/two-factor.ts';
 import type { ApiKeyService } from './identity/api-keys.ts';
-import type { OrganizationService } from './identity/organizations.ts';
 import type { ProcedureRegistry, Principal } from './procedure.ts';
 import type { EnvironmentDirectory, ProjectDirectory } from './contracts/projects.ts';
 import type { JobScheduler } from './jobs.ts';
@@ -35,15 +33,11 @@ export interface Cradle {
   /** The caller of the current request (request scope only). */
   principal: Principal | null;
   secrets: SecretBox;
-  /** Accounts and memberships. */
-  users: UserService;
+  /** Whether the first admin exists, who the instance owner is (the user and organization plugins manage accounts). */
+  accounts: AccountService;
   /** The credential check and the sessions a login opens. */
   sessions: SessionService;
-  /** TOTP secrets of accounts. */
-  twoFactor: TwoFactorService;
   apiKeys: ApiKeyService;
-  /** Organizations and invitations. */
-  organizations: OrganizationService;
   registry: ProcedureRegistry;
   jobs: JobScheduler;
   events: EventBus;

@@ -10,9 +10,13 @@ export { optionalService, type Cradle, type BerthContainer, type Logger } from '
 export { EventBus, type BerthEvents } from './events.ts';
 export { systemClock, type Clock } from './clock.ts';
 export { JobScheduler } from './jobs.ts';
-export { newId, SecretBox } from './crypto.ts';
-export { isLocalCaller, isSetupToken, setupTokenFile, type RequestOrigin } from './identity/setup-token.ts';
-export { iso, UserView, MemberView, AuthUserView, OrganizationView, ApiKeyView, InvitationView } from './identity/views.ts';
+export { newId, newToken, hashToken, hashPassword, verifyPassword, SecretBox } from './crypto.ts';
+export { isLocalCaller, isSetupToken, setupTokenFile, removeSetupToken, type RequestOrigin } from './identity/setup-token.ts';
+export { iso, AuthUserView, ApiKeyView } from './identity/views.ts';
+// The identity tables and the ground of the auth, user and organization plugins' services.
+export { User, Organization, Member, Session, ApiKey, Invitation } from './identity/entities.ts';
+export { IdentityStore, authUserView } from './identity/shared.ts';
+export { totpStep } from './identity/two-factor.ts';
 export { EnvironmentFields, EnvironmentView, environmentView, Placement, ProjectFields, type ProjectDirectory, type EnvironmentDirectory, type EnvironmentRef } from './contracts/projects.ts';
 export * as schema from './schema.ts';
 export { parseInput } from './validation.ts';

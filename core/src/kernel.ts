@@ -16,11 +16,9 @@ import { openDatabase, type DatabaseEndpoint } from './persistence/database.ts';
 import { openOrm, migrate } from './persistence/orm.ts';
 import { identityEntities } from './identity/entities.ts';
 import { identityMigrations } from './identity/migrations.ts';
-import { UserService } from './identity/users.ts';
+import { AccountService } from './identity/accounts.ts';
 import { SessionService } from './identity/sessions.ts';
-import { TwoFactorService } from './identity/two-factor.ts';
 import { ApiKeyService } from './identity/api-keys.ts';
-import { OrganizationService } from './identity/organizations.ts';
 import { loadConfiguredPlugins, type LoadedPlugin } from './loader.ts';
 import { refuseUnknown } from './config-sections.ts';
 import { loadProviders } from './provider-loader.ts';
@@ -153,7 +151,8 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
     app.removeContentTypeParser('application/json');
     app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
       if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
-      defaultJson(req, body as string, (err, value) => (err ? done(badRequest(`Malformed JSON in the request body: ${err.message}`)) : done(null, value)));
+      // Called with a callback, the default parser answers through it: no promise is dropped here.
+      void defaultJson(req, body as string, (err, value) => (err ? done(badRequest(`Malformed JSON in the request body: ${err.message}`)) : done(null, value)));
     });
     if (!options.headless) await registerOpenApi(app, config.publicUrl);
 
@@ -167,14 +166,12 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
     if (applied.length) log.info({ migrations: applied }, 'database migrated');
     container.register({
       orm: asValue(orm),
-      users: asClass(UserService).singleton(),
+      accounts: asClass(AccountService).singleton(),
       sessions: asClass(SessionService).singleton(),
-      twoFactor: asClass(TwoFactorService).singleton(),
       apiKeys: asClass(ApiKeyService).singleton(),
-      organizations: asClass(OrganizationService).singleton(),
     });
     // A fresh instance: the first admin needs the setup token unless it is created from this machine.
-    if (await container.cradle.users.ownerExists()) removeSetupToken(config.dataDir);
+    if (await container.cradle.accounts.ownerExists()) removeSetupToken(config.dataDir);
     else if (!options.headless) log.info({ file: ensureSetupToken(config.dataDir) }, 'no admin yet: auth.createAdmin from another machine needs the setup token in this file');
     jobs.define('berth.purgeExpiredSessions', async () => void (await container.cradle.sessions.purgeExpired()), { lockLifetimeMs: 60_000 });
     jobs.every('1 hour', 'berth.purgeExpiredSessions');

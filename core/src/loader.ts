@@ -69,8 +69,12 @@ export function resolveExtra(spec: string, what = 'plugin'): string {
   throw new Error(`Cannot find ${what} package "${spec}" from ${process.cwd()}`);
 }
 
-/** Plugins split out of a built-in one after operators could list it: a list naming the original enables its parts too, so it keeps booting. */
-const splitOff: Record<string, string[]> = { workloads: ['hosts'] };
+/**
+ * Plugins split out of a built-in one (or given the kernel's work) after operators could list it: a
+ * list naming the original enables its parts too, so it keeps booting. Managing accounts went from
+ * the kernel to the user plugin, which auth and organization use.
+ */
+const splitOff: Record<string, string[]> = { workloads: ['hosts'], auth: ['user'], organization: ['user'] };
 
 export async function loadPlugins(enabled: string[] | undefined, extra: string[]): Promise<LoadedPlugin[]> {
   const builtin = builtinPlugins();

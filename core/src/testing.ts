@@ -9,6 +9,7 @@ import pg from 'pg';
 import { createKernel, type Kernel } from './kernel.ts';
 import type { BerthConfig } from './config.ts';
 import { newId } from './crypto.ts';
+import { Member, Organization } from './identity/entities.ts';
 import { DEPLOYMENT_ID_HEADER } from './contracts/deployments.ts';
 import type { Principal } from './procedure.ts';
 import { waitFor } from './testing-support.ts';
@@ -279,8 +280,12 @@ export async function addMember(server: { url: string }, admin: Client, email: s
 
 /** An API key of the same user, acting in a second organization it owns (cross-organization tests). */
 export async function otherOrganization(server: { url: string; kernel: Kernel }, userId: string): Promise<{ organizationId: string; client: Client }> {
-  const { organizations, apiKeys } = server.kernel.container.cradle;
-  const org = await organizations.createOrganization(userId, 'Other');
+  const { orm, apiKeys } = server.kernel.container.cradle;
+  // As organization.create makes one (the organization plugin's service is not the kernel's to name).
+  const em = orm.em.fork();
+  const org = em.create(Organization, { id: newId(), name: 'Other', logo: null, slug: null, ownerId: userId, createdAt: new Date() });
+  em.create(Member, { id: newId(), userId, organizationId: org.id, role: 'owner', createdAt: new Date() });
+  await em.flush();
   const principal: Principal = { userId, organizationId: org.id, role: 'owner', via: 'apiKey', credentialId: '' };
   const key = await apiKeys.createApiKey(principal, { name: 'other', organizationId: org.id });
   return { organizationId: org.id, client: new Client(server.url, { apiKey: key.key }) };

@@ -43,31 +43,16 @@ export class SessionService extends IdentityStore<'secrets' | 'clock'> {
     const cacheKey = `${apiKey !== undefined ? 'key' : 'bearer'}:${hash}`;
     const hit = this.#cache.get(cacheKey);
     if (hit && hit.until > Date.now()) return hit.principal;
-    const conn = this.deps.orm.em.getConnection();
-    let principal: Principal | null = null;
-    let expiresAt = Infinity;
-    if (apiKey !== undefined) {
-      const rows = await conn.execute<{ id: string; user_id: string; organization_id: string; expires_at: Date | null; role: Role }[]>(
-        `select k.id, k.user_id, k.organization_id, k.expires_at, m.role from api_keys k
-           join members m on m.user_id = k.user_id and m.organization_id = k.organization_id
-          where k.key_hash = ?`, [hash]);
-      const r = rows[0];
-      if (r && (!r.expires_at || new Date(r.expires_at).getTime() > Date.now())) {
-        principal = { userId: r.user_id, organizationId: r.organization_id, role: r.role, via: 'apiKey', credentialId: r.id };
-        if (r.expires_at) expiresAt = new Date(r.expires_at).getTime();
-      }
-    } else {
-      const rows = await conn.execute<{ id: string; user_id: string; organization_id: string; expires_at: Date | null; role: Role }[]>(
-        `select s.id, s.user_id, s.organization_id, s.expires_at, m.role from sessions s
-           join members m on m.user_id = s.user_id and m.organization_id = s.organization_id
-          where s.token_hash = ? and s.kind in ('session', 'token')`, [hash]);
-      const r = rows[0];
-      if (r && (!r.expires_at || new Date(r.expires_at).getTime() > Date.now())) {
-        principal = { userId: r.user_id, organizationId: r.organization_id, role: r.role, via: 'session', credentialId: r.id };
-        if (r.expires_at) expiresAt = new Date(r.expires_at).getTime();
-      }
-    }
-    if (!principal) throw unauthorized('Invalid or expired credentials');
+    // An API key, or a session or long-lived token (never a pending login), with its holder's role.
+    const via = apiKey !== undefined ? 'apiKey' : 'session';
+    const [table, where] = via === 'apiKey' ? ['api_keys', 'c.key_hash = ?'] : ['sessions', "c.token_hash = ? and c.kind in ('session', 'token')"];
+    const [r] = await this.deps.orm.em.getConnection().execute<{ id: string; user_id: string; organization_id: string; expires_at: Date | null; role: Role }[]>(
+      `select c.id, c.user_id, c.organization_id, c.expires_at, m.role from ${table} c
+         join members m on m.user_id = c.user_id and m.organization_id = c.organization_id
+        where ${where}`, [hash]);
+    const expiresAt = r?.expires_at ? new Date(r.expires_at).getTime() : Infinity;
+    if (!r || expiresAt <= Date.now()) throw unauthorized('Invalid or expired credentials');
+    const principal: Principal = { userId: r.user_id, organizationId: r.organization_id, role: r.role, via, credentialId: r.id };
     // Never past the credential's own expiry.
     this.#cache.set(cacheKey, { principal, until: Math.min(Date.now() + CACHE_TTL, expiresAt) });
     if (this.#cache.size > 5000) this.#cache.delete(this.#cache.keys().next().value!);

@@ -1,8 +1,6 @@
-// What the identity services share: their common ground, new accounts and the older variant's
-// account view.
+// What the identity services share: their common ground and the older variant's account view.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { conflict, notFound } from '../errors.ts';
-import { hashPassword, newId } from '../crypto.ts';
+import { notFound } from '../errors.ts';
 import type { Cradle } from '../container.ts';
 import { Member, User } from './entities.ts';
 import { iso, type AuthUserView } from './views.ts';
@@ -27,16 +25,6 @@ export abstract class IdentityStore<Uses extends keyof Cradle = never> {
   protected em(): EntityManager {
     return this.deps.orm.em.fork() as EntityManager;
   }
-}
-
-/** A new account in `em` (written by its next flush); CONFLICT when the e-mail is taken. */
-export async function newUser(em: EntityManager, email: string, password: string): Promise<UserRow> {
-  const normalized = email.trim().toLowerCase();
-  if (await em.count(User, { email: normalized })) throw conflict(`A user with e-mail ${normalized} already exists`);
-  return em.create(User, {
-    id: newId(), email: normalized, passwordHash: await hashPassword(password), firstName: '', lastName: '', image: null,
-    twoFactorSecret: null, twoFactorEnabled: false, defaultOrganizationId: null, createdAt: new Date(), updatedAt: new Date(),
-  });
 }
 
 /** An account as the older variant shows it, with its role in `organizationId` (none when null). */

@@ -20,8 +20,8 @@ export const authProcedures = [
     input: CreateAdminInput(),
     output: SignedIn,
     async handler({ email, password, setupToken }, ctx) {
-      const { users, config } = ctx.cradle;
-      if (!(await users.ownerExists())) {
+      const { accounts, users, config } = ctx.cradle;
+      if (!(await accounts.ownerExists())) {
         if (!isLocalCaller(ctx.remote) && !isSetupToken(config.dataDir, setupToken)) {
           throw unauthorized('No admin exists yet: from another machine (or through a proxy), give setupToken, the one-time token in the file setup-token of Berth\'s data directory');
         }
@@ -39,7 +39,7 @@ export const authProcedures = [
     summary: 'Accept an invitation: set the password of the invited account',
     input: CreateUserInput,
     output: SignedIn,
-    handler: ({ id, token, password }, ctx) => ctx.cradle.organizations.acceptInvitation(id, token, password),
+    handler: ({ id, token, password }, ctx) => ctx.cradle.users.acceptInvitation(id, token, password),
   }),
   auth.mutation('login', {
     access: 'public',

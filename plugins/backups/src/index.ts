@@ -15,12 +15,13 @@ import { VOLUME_BACKUP_TARGET, VolumeBackupService } from './volume-backups.ts';
 import { volumeBackupProcedures } from './volume-procedures.ts';
 import { OwnDataArchiver } from './own-data/archiver.ts';
 import { restoreCommand } from './own-data/restore.ts';
+import { dbCommand } from './own-data/copy.ts';
 
 export default definePlugin({
   name: 'backups',
   version: pkg.version,
   config,
-  commands: [restoreCommand],
+  commands: [dbCommand, restoreCommand],
   dependencies: ['workloads', 'deployment'],
   setup(berth) {
     const cradle = () => berth.container.cradle;
@@ -28,7 +29,7 @@ export default definePlugin({
     const ownData = new OwnDataArchiver(cradle().database.pool, berth.config.dataDir, berth.config.backupPassphrase);
     const destinations = new DestinationService(() => cradle().providers, () => cradle().secrets);
     const runner = new BackupRunner({ workloads: () => cradle().workloads, destinations, events: () => berth.events, logger: () => cradle().logger, secrets: () => cradle().secrets, verify: () => berth.config.backupVerify === 'always', ownData: () => ownData });
-    const backups = new BackupService({ workloads: () => cradle().workloads, destinations, deployments: () => cradle().deployments, secrets: () => cradle().secrets, events: () => berth.events, users: () => cradle().users, ownData: () => ownData });
+    const backups = new BackupService({ workloads: () => cradle().workloads, destinations, deployments: () => cradle().deployments, secrets: () => cradle().secrets, events: () => berth.events, accounts: () => cradle().accounts, ownData: () => ownData });
     const volumeRunner = new VolumeRunner({ workloads: () => cradle().workloads, destinations, hosts: () => cradle().hosts, events: () => berth.events, image: () => berth.config.backupHelperImage });
     const volumes = new VolumeBackupService({ workloads: () => cradle().workloads, destinations, deployments: () => cradle().deployments, events: () => berth.events, environments: () => cradle().environments });
     const schedules = new BackupSchedules({ run: (row, em) => backups.runScheduled(row, em), volumes, em: () => cradle().orm.em.fork(), events: () => berth.events, logger: () => cradle().logger });

@@ -37,11 +37,11 @@ export class BackupService {
   readonly #deployments: () => DeploymentService;
   readonly #secrets: () => SecretBox;
   readonly #events: () => EventBus;
-  readonly #users: () => Cradle['users'];
+  readonly #accounts: () => Cradle['accounts'];
   readonly #ownData: () => OwnDataArchiver;
 
-  constructor(o: { workloads: () => WorkloadRegistry; destinations: DestinationService; deployments: () => DeploymentService; secrets: () => SecretBox; events: () => EventBus; users: () => Cradle['users']; ownData: () => OwnDataArchiver }) {
-    this.#users = o.users;
+  constructor(o: { workloads: () => WorkloadRegistry; destinations: DestinationService; deployments: () => DeploymentService; secrets: () => SecretBox; events: () => EventBus; accounts: () => Cradle['accounts']; ownData: () => OwnDataArchiver }) {
+    this.#accounts = o.accounts;
     this.#ownData = o.ownData;
     this.#secrets = o.secrets;
     this.#events = o.events;
@@ -104,7 +104,7 @@ export class BackupService {
 
   /** A web-server backup (Berth's own data, no database id): the instance owner's alone, and only once the operator set the passphrase. */
   async #createWebServer(input: BackupCreate, principal: Principal, em: EntityManager) {
-    await assertInstanceOwner(this.#users(), principal.userId, 'databaseType');
+    await assertInstanceOwner(this.#accounts(), principal.userId, 'databaseType');
     this.#ownData().assertConfigured();
     checkSchedule(input.schedule);
     await this.#destinations.row(input.destinationId, principal.organizationId, em);
@@ -150,7 +150,7 @@ export class BackupService {
   async update(input: BackupUpdate, principal: Principal, em: EntityManager) {
     const organizationId = principal.organizationId;
     const row = await this.row(input.backupId, organizationId, em);
-    if (isWebServer(row)) await assertInstanceOwner(this.#users(), principal.userId, 'backupId');
+    if (isWebServer(row)) await assertInstanceOwner(this.#accounts(), principal.userId, 'backupId');
     if (input.databaseType && input.databaseType !== row.databaseType) throw badRequest('databaseType cannot change', [{ path: ['databaseType'], message: `is "${row.databaseType}" for this backup` }]);
     checkSchedule(input.schedule);
     await this.#destinations.row(input.destinationId, organizationId, em);
@@ -225,7 +225,7 @@ export class BackupService {
   async manualWebServer(backupId: string, principal: Principal, em: EntityManager): Promise<true> {
     const row = await this.row(backupId, principal.organizationId, em);
     if (!isWebServer(row)) throw badRequest(`Backup ${backupId} is a ${row.databaseType} backup, not ${WEB_SERVER}`, [{ path: ['backupId'], message: `is a ${row.databaseType} backup` }]);
-    await assertInstanceOwner(this.#users(), principal.userId, 'backupId');
+    await assertInstanceOwner(this.#accounts(), principal.userId, 'backupId');
     this.#ownData().assertConfigured();
     return runToEnd(this.#deployments(), this.#events(), await this.runRequest(row, em), em);
   }

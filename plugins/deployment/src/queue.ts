@@ -31,7 +31,6 @@ const MESSAGE_MAX = 8_000;
  * control characters but tab and newline go too, and a very long message is cut.
  */
 export function storableMessage(message: string): string {
-  // eslint-disable-next-line no-control-regex
   const clean = message.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, '');
   return clean.length > MESSAGE_MAX ? `${clean.slice(0, MESSAGE_MAX)}… (cut; the log has the rest)` : clean;
 }

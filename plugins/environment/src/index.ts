@@ -1,4 +1,4 @@
-import { asFunction, asValue, definePlugin } from '@berth/core';
+import { asFunction, asValue, definePlugin, optionalService } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
 import { environmentEntities } from './entities.ts';
 import { environmentMigrations } from './migrations.ts';
@@ -16,8 +16,10 @@ export default definePlugin({
     berth.provide({ environments: asValue(environments), callerEnvironments: asFunction(callerEnvironments(environments)).scoped() });
     berth.procedures(environmentProcedures(environments));
     // An organization's rows go through foreign keys; its services, files and ports go through the kinds, first.
-    berth.onStart(async ({ organizations, orm, logger }) => {
-      organizations.beforeRemove((organizationId, em) => environments.removeWorkloadsOfOrganization(organizationId, em));
+    // Without the organization plugin nothing deletes an organization.
+    berth.onStart(async cradle => {
+      optionalService(cradle, 'organizations')?.beforeRemove((organizationId, em) => environments.removeWorkloadsOfOrganization(organizationId, em));
+      const { orm, logger } = cradle;
       const sealed = await environments.sealStoredEnv(orm.em.fork());
       if (sealed) logger.info({ environments: sealed }, 'sealed the env of environments stored before env was sealed');
     });

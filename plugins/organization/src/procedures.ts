@@ -1,6 +1,7 @@
 // organization.* — tenants. A caller acts in one organization at a time (its API key's, or
 // its session's active one); nothing of another organization is visible.
-import { Type, OrganizationView, InvitationView, router, schema } from '@berth/core';
+import { Type, router, schema } from '@berth/core';
+import { InvitationView, OrganizationView } from './views.ts';
 
 const org = router('organization');
 const None = Type.Object({});

@@ -1,5 +1,6 @@
 // user.* — the current variant's account operations.
-import { Type, MemberView, ApiKeyView, UserView, router, forbidden } from '@berth/core';
+import { Type, ApiKeyView, router, forbidden } from '@berth/core';
+import { MemberView, UserView } from './views.ts';
 import { CreateApiKeyInput, CreatedApiKey, peerApiKeyRow, CreateUserInput, UpdateUserInput } from './schemas.ts';
 
 const user = router('user');

@@ -48,9 +48,9 @@ export interface NetworkFacts {
 }
 
 export class HostAccess {
-  readonly #cradle: { config: BerthConfig; users: Cradle['users'] };
+  readonly #cradle: { config: BerthConfig; accounts: Cradle['accounts'] };
 
-  constructor(cradle: { config: BerthConfig; users: Cradle['users'] }) {
+  constructor(cradle: { config: BerthConfig; accounts: Cradle['accounts'] }) {
     this.#cradle = cradle;
   }
 
@@ -88,7 +88,7 @@ export class HostAccess {
   /** Write time: the policy, then the caller — what the policy allows is the instance owner's alone. */
   async assert(principal: Principal, refusal: BerthError | null, field: string, what: string): Promise<void> {
     if (refusal) throw refusal;
-    if (!(await this.#cradle.users.isInstanceOwner(principal.userId))) {
+    if (!(await this.#cradle.accounts.isInstanceOwner(principal.userId))) {
       throw hostAccessRefused(field, `only the instance owner (the first admin) may use ${what} (granted by the config key hostAccess)`);
     }
   }

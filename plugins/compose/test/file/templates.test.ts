@@ -111,15 +111,16 @@ t.test('meta.json of the examples lists exactly the blueprints\' own meta.json',
 /** A real HTTP server serving a directory, counting what it was asked for. */
 async function serve(t: Test, root: string): Promise<{ url: string; asked: string[] }> {
   const asked: string[] = [];
-  const server: Server = createServer(async (req, res) => {
-    const rel = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname).replace(/^\/+/, '');
+  const answer = async (url: string | undefined): Promise<{ status: number; body: string | Buffer }> => {
+    const rel = decodeURIComponent(new URL(url ?? '/', 'http://x').pathname).replace(/^\/+/, '');
     asked.push(rel);
     const file = path.resolve(root, rel);
-    if (!file.startsWith(root + path.sep) || !(await stat(file).catch(() => null))?.isFile()) {
-      res.writeHead(404).end('not found');
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'text/plain' }).end(await readFile(file));
+    if (!file.startsWith(root + path.sep) || !(await stat(file).catch(() => null))?.isFile()) return { status: 404, body: 'not found' };
+    return { status: 200, body: await readFile(file) };
+  };
+  // A failed read answers 500, so the client sees it, instead of a rejection nobody handles.
+  const server: Server = createServer((req, res) => {
+    answer(req.url).then(({ status, body }) => res.writeHead(status, { 'content-type': 'text/plain' }).end(body), (e: Error) => res.writeHead(500).end(e.message));
   });
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
   t.teardown(() => new Promise<void>(resolve => server.close(() => resolve())));

@@ -1,15 +1,11 @@
-// Organizations (the tenants) and the invitations that bring people into them. Invitation
-// tokens are stored as hashes, shown once.
-import type { EntityManager } from '@mikro-orm/postgresql';
-import { forbidden, notFound, unauthorized } from '../errors.ts';
-import { hashToken, newId, newToken, verifyPassword } from '../crypto.ts';
-import type { Principal } from '../procedure.ts';
-import { Invitation, Member, Organization, Session, User } from './entities.ts';
-import { iso, type InvitationView, type OrganizationView } from './views.ts';
-import { DAY, IdentityStore, newUser } from './shared.ts';
-import type { SignedIn } from './sessions.ts';
+// Organizations (the tenants) and the invitations that bring people into them, as organization.*
+// manages them; the tables are the kernel's. Invitation tokens are stored as hashes, shown once
+// (auth.createUser accepts them).
+import { IdentityStore, Invitation, Member, Organization, Session, User, forbidden, hashToken, newId, newToken, notFound, type EntityManager, type Principal } from '@berth/core';
+import { toInvitationView, toOrganizationView, type InvitationView, type OrganizationView } from './views.ts';
 
-/** Runs before an organization's rows are deleted, in the unit of work that deletes them: plugins remove what the organization has on the hosts. */
+const DAY = 24 * 3600 * 1000;
+
 export type OrganizationRemover = (organizationId: string, em: EntityManager) => Promise<void>;
 
 export class OrganizationService extends IdentityStore<'sessions'> {
@@ -103,31 +99,11 @@ export class OrganizationService extends IdentityStore<'sessions'> {
     inv.status = 'canceled';
     await em.flush();
   }
-
-  /** An invited person sets a password (older auth.createUser: id = invitation id, token = its token). */
-  async acceptInvitation(invitationId: string, token: string, password: string): Promise<SignedIn> {
-    const em = this.em();
-    const inv = await em.findOne(Invitation, { id: invitationId, status: 'pending' });
-    if (!inv || inv.tokenHash !== hashToken(token) || inv.expiresAt.getTime() < Date.now()) throw unauthorized('Invalid or expired invitation');
-    let user = await em.findOne(User, { email: inv.email });
-    // The invitation token is known to the inviter: for an existing account it proves nothing.
-    if (user && !(await verifyPassword(password, user.passwordHash))) throw unauthorized('An account with this e-mail exists: accept with its password');
-    if (!user) user = await newUser(em, inv.email, password);
-    user.defaultOrganizationId ??= inv.organizationId;
-    if (!(await em.count(Member, { userId: user.id, organizationId: inv.organizationId }))) {
-      em.create(Member, { id: newId(), userId: user.id, organizationId: inv.organizationId, role: inv.role, createdAt: new Date() });
-    }
-    inv.status = 'accepted';
-    await em.flush();
-    return this.deps.sessions.signIn(user.id, 'session', inv.organizationId);
-  }
 }
 
-const toOrganizationView = (o: InstanceType<typeof Organization.class>): OrganizationView => ({
-  id: o.id, organizationId: o.id, name: o.name, slug: o.slug ?? null, logo: o.logo ?? null, ownerId: o.ownerId, createdAt: iso(o.createdAt)!,
-  metadata: null, defaultRole: null,
-});
-const toInvitationView = (i: InstanceType<typeof Invitation.class>): InvitationView => ({
-  id: i.id, invitationId: i.id, organizationId: i.organizationId, email: i.email, role: i.role, status: i.status,
-  expiresAt: iso(i.expiresAt)!, createdAt: iso(i.createdAt)!,
-});
+declare module '@berth/core' {
+  interface Cradle {
+    /** Organizations and invitations; from the organization plugin. */
+    organizations: OrganizationService;
+  }
+}

@@ -1,31 +1,26 @@
-// Accounts and their memberships: the first admin, accounts added by admins, profiles and roles.
-// Passwords are stored as hashes; nothing here logs one.
-import type { EntityManager } from '@mikro-orm/postgresql';
-import { conflict, forbidden, notFound, unauthorized, invalidField } from '../errors.ts';
-import { hashPassword, newId, verifyPassword } from '../crypto.ts';
-import type { Principal } from '../procedure.ts';
-import { ApiKey, Member, Organization, User } from './entities.ts';
-import { iso, type AuthUserView, type MemberView, type UserView } from './views.ts';
-import { IdentityStore, authUserView, newUser, type MemberRow, type UserRow } from './shared.ts';
-import type { SignedIn } from './sessions.ts';
-import { removeSetupToken } from './setup-token.ts';
+// Accounts and their memberships as user.*, auth.* and organization.* manage them: the first
+// admin, accounts added by admins or by accepting an invitation, profiles and roles, removal. The
+// tables are the kernel's; passwords are stored as hashes and nothing here logs one.
+import {
+  ApiKey, IdentityStore, Invitation, Member, Organization, User, authUserView, conflict, forbidden, hashPassword, hashToken, invalidField, newId,
+  notFound, removeSetupToken, unauthorized, verifyPassword, type AuthUserView, type EntityManager, type Principal,
+} from '@berth/core';
+import { toMemberView, type MemberView } from './views.ts';
+
+/** A new account in `em` (written by its next flush); CONFLICT when the e-mail is taken. */
+async function newUser(em: EntityManager, email: string, password: string) {
+  const normalized = email.trim().toLowerCase();
+  if (await em.count(User, { email: normalized })) throw conflict(`A user with e-mail ${normalized} already exists`);
+  return em.create(User, {
+    id: newId(), email: normalized, passwordHash: await hashPassword(password), firstName: '', lastName: '', image: null,
+    twoFactorSecret: null, twoFactorEnabled: false, defaultOrganizationId: null, createdAt: new Date(), updatedAt: new Date(),
+  });
+}
 
 export class UserService extends IdentityStore<'sessions' | 'config'> {
-  /** true once the first admin exists (an organization has an owner). */
-  async ownerExists(): Promise<boolean> {
-    return (await this.em().count(Member, { role: 'owner' })) > 0;
-  }
-
-  /** True for the instance owner: the first admin, owner of the first organization (later owners only created theirs). */
-  async isInstanceOwner(userId: string): Promise<boolean> {
-    const [first] = await this.em().find(Member, { role: 'owner' }, { orderBy: { createdAt: 'asc', id: 'asc' }, limit: 1 });
-    return first?.userId === userId;
-  }
-
   /** The first account: an owner with a fresh default organization. Only while there is no owner. */
-  async createFirstAdmin(email: string, password: string): Promise<SignedIn> {
-    const em = this.em();
-    const userId = await em.transactional(async tx => {
+  async createFirstAdmin(email: string, password: string) {
+    const userId = await this.em().transactional(async tx => {
       // Serialise concurrent first-admin requests: exactly one wins.
       await tx.getConnection().execute('select pg_advisory_xact_lock(7262001)', [], 'all', tx.getTransactionContext());
       // A loser of the race called without credentials, like any later caller: 401, not 403.
@@ -38,6 +33,24 @@ export class UserService extends IdentityStore<'sessions' | 'config'> {
     });
     removeSetupToken(this.deps.config.dataDir);
     return this.deps.sessions.signIn(userId, 'session');
+  }
+
+  /** An invited person sets a password (older auth.createUser: id = invitation id, token = its token). */
+  async acceptInvitation(invitationId: string, token: string, password: string) {
+    const em = this.em();
+    const inv = await em.findOne(Invitation, { id: invitationId, status: 'pending' });
+    if (!inv || inv.tokenHash !== hashToken(token) || inv.expiresAt.getTime() < Date.now()) throw unauthorized('Invalid or expired invitation');
+    let user = await em.findOne(User, { email: inv.email });
+    // The invitation token is known to the inviter: for an existing account it proves nothing.
+    if (user && !(await verifyPassword(password, user.passwordHash))) throw unauthorized('An account with this e-mail exists: accept with its password');
+    if (!user) user = await newUser(em, inv.email, password);
+    user.defaultOrganizationId ??= inv.organizationId;
+    if (!(await em.count(Member, { userId: user.id, organizationId: inv.organizationId }))) {
+      em.create(Member, { id: newId(), userId: user.id, organizationId: inv.organizationId, role: inv.role, createdAt: new Date() });
+    }
+    inv.status = 'accepted';
+    await em.flush();
+    return this.deps.sessions.signIn(user.id, 'session', inv.organizationId);
   }
 
   /** A new account added to an organization by one of its admins. */
@@ -140,20 +153,9 @@ export class UserService extends IdentityStore<'sessions' | 'config'> {
   }
 }
 
-const toMemberView = (m: MemberRow, u: UserRow): MemberView => {
-  const granted = m.role !== 'member';
-  return {
-    id: m.id, userId: m.userId, organizationId: m.organizationId, role: m.role, createdAt: iso(m.createdAt)!,
-    teamId: null, isDefault: u.defaultOrganizationId === m.organizationId,
-    canCreateProjects: granted, canAccessToSSHKeys: granted, canCreateServices: granted, canDeleteProjects: granted, canDeleteServices: granted,
-    canAccessToDocker: granted, canAccessToAPI: granted, canAccessToGitProviders: granted, canAccessToTraefikFiles: granted,
-    canDeleteEnvironments: granted, canCreateEnvironments: granted,
-    accessedProjects: [], accessedEnvironments: [], accessedServices: [], accessedGitProviders: [], accessedServers: [],
-    user: toUserView(u),
-  };
-};
-const toUserView = (u: UserRow): UserView => ({
-  id: u.id, email: u.email, firstName: u.firstName, lastName: u.lastName, image: u.image ?? null,
-  twoFactorEnabled: u.twoFactorEnabled, createdAt: iso(u.createdAt)!, updatedAt: iso(u.updatedAt)!,
-  allowImpersonation: false, stripeCustomerId: null, stripeSubscriptionId: null, serversQuantity: 0, isEnterpriseCloud: false, sendInvoiceNotifications: false,
-});
+declare module '@berth/core' {
+  interface Cradle {
+    /** Accounts and memberships, managed; from the user plugin. */
+    users: UserService;
+  }
+}

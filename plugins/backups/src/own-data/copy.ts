@@ -1,9 +1,32 @@
-// Copies Berth's records from one PostgreSQL database into another whose schema Berth has just
-// created: how data moves from an earlier embedded engine, or between the embedded database and
-// an external one. Values travel as PostgreSQL's own text forms, so every type round-trips
+// berth db copy, the backups plugin's operator command beside berth restore: copies Berth's records
+// from one PostgreSQL database into its own (new, empty) one, whose schema Berth has just created:
+// how data moves from an earlier embedded engine, or between the embedded database and an
+// external one. Values travel as PostgreSQL's own text forms, so every type round-trips
 // exactly (no JavaScript dates or numbers in between); one transaction on the target, so a
 // failed copy leaves it as it was.
+import { parseArgs } from 'node:util';
 import pg, { type PoolConfig } from 'pg';
+import type { CommandContext, Kernel, PluginCommand } from '@berth/core';
+
+const usage = 'berth db copy --from <postgresql://…>';
+
+async function dbCopy(args: string[], context: CommandContext): Promise<void> {
+  const [sub, ...rest] = args;
+  if (sub !== 'copy') throw new Error(`unknown subcommand ${sub ?? '(none)'}\nusage: ${usage}`);
+  const { values } = parseArgs({ args: rest, options: { from: { type: 'string' } } });
+  if (!values.from || !/^postgres(ql)?:\/\//.test(values.from)) throw new Error(`--from takes the URL of the PostgreSQL database to copy from\nusage: ${usage}`);
+  let kernel: Kernel | undefined;
+  try {
+    // Opening the kernel creates (or migrates) the schema the records are copied into.
+    kernel = await context.openKernel();
+    const copied = await copyDatabase(values.from, kernel.database.pool);
+    for (const { table, rows } of copied) context.out(`${table}\t${rows}\n`);
+  } finally {
+    await kernel?.stop();
+  }
+}
+
+export const dbCommand: PluginCommand = { name: 'db', usage, run: dbCopy };
 
 /** Rows per INSERT, under PostgreSQL's 65,535 parameters per statement. */
 const batchOf = (columns: number) => Math.max(1, Math.min(500, Math.floor(60_000 / columns)));
@@ -11,12 +34,12 @@ const batchOf = (columns: number) => Math.max(1, Math.min(500, Math.floor(60_000
 const MIGRATIONS = 'berth_migrations';
 const JOBS = 'berth_jobs';
 
-export interface CopiedTable {
+interface CopiedTable {
   table: string;
   rows: number;
 }
 
-export async function copyDatabase(fromUrl: string, to: PoolConfig): Promise<CopiedTable[]> {
+async function copyDatabase(fromUrl: string, to: PoolConfig): Promise<CopiedTable[]> {
   // Every value as text, exactly as the server prints it.
   const source = new pg.Client({ connectionString: fromUrl, types: { getTypeParser: () => (value: string) => value } as never });
   const target = new pg.Client(to);
