@@ -28,11 +28,7 @@ export class EventBus {
     this.#em = em;
   }
   on<K extends keyof BerthEvents>(event: K, listener: (payload: BerthEvents[K]) => void | Promise<void>): () => void {
-    const wrapped = (payload: BerthEvents[K]) => {
-      queueMicrotask(() => {
-        Promise.resolve().then(() => listener(payload)).catch(e => this.#onError(e, event));
-      });
-    };
+    const wrapped = (payload: BerthEvents[K]) => this.#later(event, () => listener(payload));
     this.#emitter.on(event, wrapped);
     return () => this.#emitter.off(event, wrapped);
   }
@@ -45,11 +41,7 @@ export class EventBus {
   }
   /** Announces; durable subscribers store after the emitter moved on (nothing is awaited, a failure is logged). */
   emit<K extends keyof BerthEvents>(event: K, payload: BerthEvents[K]): void {
-    for (const subscriber of this.#durable.get(event) ?? []) {
-      queueMicrotask(() => {
-        Promise.resolve().then(() => subscriber(payload, this.#em())).catch(e => this.#onError(e, event));
-      });
-    }
+    for (const subscriber of this.#durable.get(event) ?? []) this.#later(event, () => subscriber(payload, this.#em()));
     this.#emitter.emit(event, payload);
   }
   /**
@@ -61,5 +53,9 @@ export class EventBus {
   async emitDurable<K extends keyof BerthEvents>(event: K, payload: BerthEvents[K], em?: EntityManager): Promise<void> {
     for (const subscriber of this.#durable.get(event) ?? []) await subscriber(payload, em ?? this.#em());
     this.#emitter.emit(event, payload);
+  }
+  /** Runs fn after the caller moved on; a failure is logged, never propagated. */
+  #later(event: string, fn: () => void | Promise<void>): void {
+    queueMicrotask(() => void Promise.resolve().then(fn).catch(e => this.#onError(e, event)));
   }
 }

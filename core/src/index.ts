@@ -11,7 +11,7 @@ export { EventBus, type BerthEvents } from './events.ts';
 export { systemClock, type Clock } from './clock.ts';
 export { JobScheduler } from './jobs.ts';
 export { newId, newToken, hashToken, hashPassword, verifyPassword, SecretBox } from './crypto.ts';
-export { isLocalCaller, isSetupToken, setupTokenFile, removeSetupToken, type RequestOrigin } from './identity/setup-token.ts';
+export { isLocalCaller, type RequestOrigin } from './procedure.ts';
 export { iso, AuthUserView, ApiKeyView } from './identity/views.ts';
 // The identity tables and the ground of the auth, user and organization plugins' services.
 export { User, Organization, Member, Session, ApiKey, Invitation } from './identity/entities.ts';

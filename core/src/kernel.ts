@@ -26,7 +26,6 @@ import type { BerthHost, PluginInfo } from './plugin.ts';
 import { credentials, mountProcedures } from './transport/http.ts';
 import { handleError } from './transport/errors.ts';
 import { registerOpenApi } from './transport/openapi.ts';
-import { ensureSetupToken, removeSetupToken } from './identity/setup-token.ts';
 import { coreProcedures } from './core-procedures.ts';
 import { badRequest, notFound, unauthorized } from './errors.ts';
 
@@ -135,6 +134,7 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
       procedures: (...p) => registry.add(...p),
       provide: regs => void container.register(regs as never),
       onStart: fn => void startHooks.push(fn),
+      headless: options.headless === true,
       http: routes => void app.register(async scope => { await routes(scope); }),
       authenticate: async req => {
         const { apiKey, bearer } = credentials(req);
@@ -170,9 +170,6 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
       sessions: asClass(SessionService).singleton(),
       apiKeys: asClass(ApiKeyService).singleton(),
     });
-    // A fresh instance: the first admin needs the setup token unless it is created from this machine.
-    if (await container.cradle.accounts.ownerExists()) removeSetupToken(config.dataDir);
-    else if (!options.headless) log.info({ file: ensureSetupToken(config.dataDir) }, 'no admin yet: auth.createAdmin from another machine needs the setup token in this file');
     jobs.define('berth.purgeExpiredSessions', async () => void (await container.cradle.sessions.purgeExpired()), { lockLifetimeMs: 60_000 });
     jobs.every('1 hour', 'berth.purgeExpiredSessions');
 

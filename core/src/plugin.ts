@@ -29,6 +29,8 @@ export interface BerthHost {
   provide(registrations: Partial<NameAndRegistrationPair<Cradle>> & NameAndRegistrationPair<any>): void;
   /** Runs once the database is migrated, before the server listens (e.g. recover interrupted work). */
   onStart(fn: (cradle: Cradle) => Promise<void> | void): void;
+  /** True when an operator command opened the kernel (no HTTP server will listen). */
+  readonly headless: boolean;
   /**
    * Raw HTTP routes and hooks (e.g. a streamed reply), registered in the plugin's own Fastify
    * encapsulation context. Prefer procedures; use this only for what a procedure cannot answer.

@@ -3,7 +3,6 @@
 import type { Static, TSchema } from 'typebox';
 import type { AwilixContainer } from 'awilix';
 import type { Cradle } from './container.ts';
-import type { RequestOrigin } from './identity/setup-token.ts';
 
 /** Who may call: anyone, any signed-in member of the organization, or its admins/owner. */
 export type Access = 'public' | 'member' | 'admin';
@@ -106,3 +105,15 @@ export class ProcedureRegistry {
     return [...this.#byPath.values()];
   }
 }
+
+/** Where a request came from, as the transport saw it. */
+export interface RequestOrigin {
+  /** The socket's peer address. */
+  address: string | undefined;
+  /** True when the request carries a proxy's forwarding header (Forwarded, X-Forwarded-*, X-Real-IP). */
+  forwarded: boolean;
+}
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|::ffff:127\.\d+\.\d+\.\d+)$/;
+/** A caller on this machine's loopback, not relayed by a proxy. */
+export const isLocalCaller = (origin: RequestOrigin) => !origin.forwarded && LOOPBACK.test(origin.address ?? '');

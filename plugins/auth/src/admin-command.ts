@@ -2,6 +2,7 @@
 // with an API key printed once (JSON on one line). It opens the database itself; no HTTP server.
 import { parseArgs } from 'node:util';
 import type { CommandContext, Kernel, PluginCommand } from '@berth/core';
+import { removeSetupToken } from './setup-token.ts';
 
 const usage = 'berth admin create --email <e-mail> --password <password> [--key-name <name>]';
 
@@ -16,6 +17,7 @@ async function adminCreate(args: string[], context: CommandContext): Promise<voi
     kernel = await context.openKernel();
     const { users, apiKeys } = kernel.container.cradle;
     const signed = await users.createFirstAdmin(values.email, values.password);
+    removeSetupToken(kernel.config.dataDir);
     const principal = { userId: signed.id, organizationId: signed.organizationId!, role: 'owner' as const, via: 'session' as const, credentialId: '' };
     const key = await apiKeys.createApiKey(principal, { name: values['key-name'] ?? 'admin', organizationId: signed.organizationId! });
     context.out(`${JSON.stringify({ userId: signed.id, organizationId: signed.organizationId, apiKey: key.key })}\n`);

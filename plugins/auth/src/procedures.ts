@@ -1,5 +1,6 @@
 // auth.* — the older variant's account operations (bearer tokens, roles admin | user, 2FA).
-import { Type, AuthUserView, router, unauthorized, forbidden, isLocalCaller, isSetupToken, type ProcedureContext } from '@berth/core';
+import { Type, AuthUserView, router, unauthorized, forbidden, isLocalCaller, type ProcedureContext } from '@berth/core';
+import { isSetupToken, removeSetupToken } from './setup-token.ts';
 import { CreateAdminInput, Credentials, CreateUserInput, Pin, SignedIn, TwoFactorSecret, UpdateByAdminInput, UpdateInput } from './schemas.ts';
 
 const auth = router('auth');
@@ -25,7 +26,9 @@ export const authProcedures = [
         if (!isLocalCaller(ctx.remote) && !isSetupToken(config.dataDir, setupToken)) {
           throw unauthorized('No admin exists yet: from another machine (or through a proxy), give setupToken, the one-time token in the file setup-token of Berth\'s data directory');
         }
-        return users.createFirstAdmin(email, password);
+        const signed = await users.createFirstAdmin(email, password);
+        removeSetupToken(config.dataDir);
+        return signed;
       }
       const caller = ctx.maybePrincipal;
       if (!caller) throw unauthorized('An admin already exists: sign in as an admin to add another');

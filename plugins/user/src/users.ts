@@ -3,7 +3,7 @@
 // tables are the kernel's; passwords are stored as hashes and nothing here logs one.
 import {
   ApiKey, IdentityStore, Invitation, Member, Organization, User, authUserView, conflict, forbidden, hashPassword, hashToken, invalidField, newId,
-  notFound, removeSetupToken, unauthorized, verifyPassword, type AuthUserView, type EntityManager, type Principal,
+  notFound, unauthorized, verifyPassword, type AuthUserView, type EntityManager, type Principal,
 } from '@berth/core';
 import { toMemberView, type MemberView } from './views.ts';
 
@@ -31,7 +31,6 @@ export class UserService extends IdentityStore<'sessions' | 'config'> {
       user.defaultOrganizationId = org.id;
       return user.id;
     });
-    removeSetupToken(this.deps.config.dataDir);
     return this.deps.sessions.signIn(userId, 'session');
   }
 

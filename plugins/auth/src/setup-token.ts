@@ -1,8 +1,9 @@
-// The first admin of a fresh instance. Until one exists, anyone who reaches the API could
+// The first admin of a fresh instance (the auth plugin's: it writes the token at start and spends it
+// when auth.createAdmin or `berth admin create` makes the first admin). Until one exists, anyone who reaches the API could
 // claim it; so a fresh instance writes a one-time setup token to a file of its data directory
 // (mode 0600, readable by whoever runs Berth) and logs only that file's path. auth.createAdmin
 // takes the token, or needs none from a caller on this machine's loopback whose request
-// carries no forwarding header (the README's curl session; a reverse proxy on the same machine
+// carries no forwarding header (the README's curl session, isLocalCaller of @berth/core; a reverse proxy on the same machine
 // adds such headers, so it is not taken for a local caller).
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -33,15 +34,3 @@ export function isSetupToken(dataDir: string, token: string | undefined): boolea
 
 /** The token is spent once the first admin exists. */
 export const removeSetupToken = (dataDir: string) => rmSync(setupTokenFile(dataDir), { force: true });
-
-/** Where a request came from, as the transport saw it. */
-export interface RequestOrigin {
-  /** The socket's peer address. */
-  address: string | undefined;
-  /** True when the request carries a proxy's forwarding header (Forwarded, X-Forwarded-*, X-Real-IP). */
-  forwarded: boolean;
-}
-
-const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|::ffff:127\.\d+\.\d+\.\d+)$/;
-/** A caller on this machine's loopback, not relayed by a proxy. */
-export const isLocalCaller = (origin: RequestOrigin) => !origin.forwarded && LOOPBACK.test(origin.address ?? '');
