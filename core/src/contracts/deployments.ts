@@ -97,6 +97,10 @@ export interface DeploymentService {
   register(deployer: Deployer): void;
   /** Adds a non-workload target type (the workload kinds come from the workload registry). */
   registerTarget(target: DeploymentTarget): void;
+  /** A plugin's check run before every enqueue: it refuses a request by throwing (the server plugin refuses an inactive server). */
+  checkBeforeEnqueue(check: (request: EnqueueRequest, em: EntityManager) => Promise<void>): void;
+  /** Ends the running deployments on a server as error with the reason (its host went away); answers how many. */
+  failRunningOn(serverId: string, reason: string, em: EntityManager): Promise<number>;
   /** Stores a queued deployment and puts its job on the durable queue; answers the record. */
   enqueue(request: EnqueueRequest, em: EntityManager): Promise<DeploymentRecord>;
   /** The deployments as the API answers them: each record with the peer's id fields (applicationId, composeId, ...). */

@@ -37,7 +37,7 @@ export function storableMessage(message: string): string {
 }
 
 /** Why a running deployment was aborted: each ends differently. */
-type AbortReason = 'cancelled' | 'timeout' | 'shutdown' | 'superseded';
+type AbortReason = 'cancelled' | 'timeout' | 'shutdown' | 'superseded' | 'failed';
 /** What the dispatcher needs of an Agenda job: keeping its lock while a deployment runs. */
 type LockedJob = { touch(): Promise<void> };
 type Outcome = { status: 'done' | 'error' | 'cancelled'; message: string | null };
@@ -45,6 +45,8 @@ type Outcome = { status: 'done' | 'error' | 'cancelled'; message: string | null 
 interface Running {
   controller: AbortController;
   reason: AbortReason | null;
+  /** Why a run aborted as 'failed' ended (the record's error message). */
+  message?: string;
   /** Settles once the record holds its final status. */
   finished: Promise<void>;
 }
@@ -95,13 +97,14 @@ export class DeploymentQueue {
    * final; false when it does not run here. A claim still in flight is waited for, so a cancel
    * right after the claim is not mistaken for another process's run.
    */
-  async abort(deploymentId: string, reason: AbortReason): Promise<boolean> {
+  async abort(deploymentId: string, reason: AbortReason, message?: string): Promise<boolean> {
     if (!this.#running.has(deploymentId) && this.#claims.size) await Promise.allSettled([...this.#claims]);
     const running = this.#running.get(deploymentId);
     if (!running) return false;
     if (!running.controller.signal.aborted) {
       running.reason = reason;
-      running.controller.abort(new Error(reason));
+      if (message !== undefined) running.message = message;
+      running.controller.abort(new Error(message ?? reason));
     }
     await running.finished;
     return true;
@@ -234,7 +237,7 @@ export class DeploymentQueue {
       await Promise.race([work, aborted]);
       outcome = { status: 'done', message: null };
     } catch (e) {
-      outcome = this.#outcomeOf(running.reason, e, log);
+      outcome = this.#outcomeOf(running.reason, e, log, running.message);
     } finally {
       clearTimeout(timer);
       clearInterval(heartbeat);
@@ -256,8 +259,9 @@ export class DeploymentQueue {
     }
   }
 
-  #outcomeOf(reason: AbortReason | null, error: unknown, log: DeploymentLog): Outcome {
+  #outcomeOf(reason: AbortReason | null, error: unknown, log: DeploymentLog, message?: string): Outcome {
     switch (reason) {
+      case 'failed': return { status: 'error', message: storableMessage(log.redactor.apply(message ?? 'Deployment failed')) };
       case 'cancelled': return { status: 'cancelled', message: CANCELLED_MESSAGE };
       case 'timeout': return { status: 'error', message: timeoutMessage(this.#deps.config.deployTimeoutSeconds) };
       case 'shutdown': return { status: 'error', message: STOPPED_MESSAGE };
