@@ -99,6 +99,8 @@ export interface DeploymentService {
   registerTarget(target: DeploymentTarget): void;
   /** A plugin's check run before every enqueue: it refuses a request by throwing (the server plugin refuses an inactive server). */
   checkBeforeEnqueue(check: (request: EnqueueRequest, em: EntityManager) => Promise<void>): void;
+  /** Where each server's own limit of deployments at once comes from (the server plugin: its buildsConcurrency); a server it does not name, and this host, keep deployConcurrency. */
+  limitPerServer(limits: (em: EntityManager) => Promise<Record<string, number>>): void;
   /** Ends the running deployments on a server as error with the reason (its host went away); answers how many. */
   failRunningOn(serverId: string, reason: string, em: EntityManager): Promise<number>;
   /** Stores a queued deployment and puts its job on the durable queue; answers the record. */

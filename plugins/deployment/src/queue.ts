@@ -1,8 +1,8 @@
 // The deploy queue. The `deployments` rows in status `queued` are the durable queue; Agenda
 // jobs of one kind only wake a dispatcher, which claims the oldest deployment that may start
-// (its target has nothing running or queued before it, its host is under the concurrency
-// limit), runs it, and looks for the next. Claims are serialised by a PostgreSQL advisory
-// lock, so they hold across processes too. A process that dies leaves its rows `running`;
+// (its target has nothing running or queued before it, its host is under its concurrency limit:
+// deployConcurrency, or a server's own), runs it, and looks for the next. Claims are serialised
+// by a PostgreSQL advisory lock, so they hold across processes too. A process that dies leaves its rows `running`;
 // the next boot marks them error (recover()).
 import { CANCELLED_MESSAGE, type BerthConfig, type Cradle, type Deployer, type EntityManager, type EventBus, type JobScheduler, type Logger } from '@berth/core';
 import { Deployment, type DeploymentRow } from './entities.ts';
@@ -58,6 +58,8 @@ export interface QueueDeps {
   events: EventBus;
   logger: () => Logger;
   deployer: (targetType: string) => Deployer | undefined;
+  /** Each server's own limit of deployments at once, by serverId; others keep deployConcurrency. */
+  serverLimits?: (em: EntityManager) => Promise<Record<string, number>>;
 }
 
 export class DeploymentQueue {
@@ -172,7 +174,9 @@ export class DeploymentQueue {
   /** Atomically takes the next deployment that may start; its id, or null. */
   async #claim(): Promise<string | null> {
     const limit = this.#deps.config.deployConcurrency;
-    return this.#deps.orm().em.fork().transactional(async tx => {
+    const em = this.#deps.orm().em.fork();
+    const perServer = JSON.stringify(await this.#deps.serverLimits?.(em as EntityManager) ?? {});
+    return em.transactional(async tx => {
       const conn = tx.getConnection();
       const ctx = tx.getTransactionContext();
       await conn.execute('select pg_advisory_xact_lock(?)', [CLAIM_LOCK], 'all', ctx);
@@ -184,10 +188,11 @@ export class DeploymentQueue {
                and not exists (select 1 from deployments o
                                 where o.target_type = d.target_type and o.target_id = d.target_id
                                   and (o.status = 'running' or (o.status = 'queued' and (o.created_at, o.deployment_id) < (d.created_at, d.deployment_id))))
-               and (select count(*) from deployments h where h.status = 'running' and h.server_id is not distinct from d.server_id) < ?
+               and (select count(*) from deployments h where h.status = 'running' and h.server_id is not distinct from d.server_id)
+                   < coalesce((?::jsonb ->> d.server_id)::int, ?)
              order by d.created_at, d.deployment_id
              limit 1)
-        returning deployment_id`, [new Date(), limit], 'all', ctx);
+        returning deployment_id`, [new Date(), perServer, limit], 'all', ctx);
       return rows[0]?.deployment_id ?? null;
     });
   }

@@ -86,6 +86,17 @@ export class DeploymentStore implements DeploymentService {
     this.#enqueueChecks.push(check);
   }
 
+  #serverLimits: ((em: EntityManager) => Promise<Record<string, number>>) | undefined;
+
+  limitPerServer(limits: (em: EntityManager) => Promise<Record<string, number>>): void {
+    this.#serverLimits = limits;
+  }
+
+  /** Each server's limit of deployments at once, by serverId (none registered: every host keeps deployConcurrency). */
+  serverLimits(em: EntityManager): Promise<Record<string, number>> {
+    return this.#serverLimits?.(em) ?? Promise.resolve({});
+  }
+
   async failRunningOn(serverId: string, reason: string, em: EntityManager): Promise<number> {
     const rows = await em.find(Deployment, { serverId, status: 'running' }, { fields: ['deploymentId'] });
     let failed = 0;

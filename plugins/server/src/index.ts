@@ -34,7 +34,9 @@ export default definePlugin({
     berth.procedures(serverProcedures(deploymentView));
     probe.define(berth.jobs, berth.config.jobs);
     berth.onStart(() => {
-      optionalService(cradle(), 'deployments')?.checkBeforeEnqueue((request, em) => servers.checkDeployable(request, em));
+      const deployments = optionalService(cradle(), 'deployments');
+      deployments?.checkBeforeEnqueue((request, em) => servers.checkDeployable(request, em));
+      deployments?.limitPerServer(em => servers.buildLimits(em));
     });
   },
 });

@@ -76,6 +76,12 @@ export class ServerService implements HostServerDirectory {
     }
   }
 
+  /** Each server's buildsConcurrency (deployments at once on it), by serverId. */
+  async buildLimits(em: EntityManager): Promise<Record<string, number>> {
+    const rows = await em.find(Server, {}, { fields: ['serverId', 'buildsConcurrency'] });
+    return Object.fromEntries(rows.map(r => [r.serverId, r.buildsConcurrency]));
+  }
+
   /** Every workload (application, database, compose stack: each registered kind) whose record names the server. */
   async workloadsOn(serverId: string, em: EntityManager): Promise<WorkloadOnServer[]> {
     const registry = optionalService(this.#cradle(), 'workloads');

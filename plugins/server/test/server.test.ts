@@ -132,6 +132,32 @@ t.test('server records', async t => {
     t.equal((await client.post('server.remove', { serverId: srv.serverId })).status, 200, 'removed once no workload lives there');
   });
 
+  t.test('deployments on a server run on its own queue, buildsConcurrency at once', async t => {
+    // No key: the probe leaves it alone, and the deployer below never touches a host.
+    const srv = (await client.post('server.create', { ...base, name: 'queue', sshKeyId: null })).body;
+    t.teardown(() => client.post('server.remove', { serverId: srv.serverId }));
+    t.equal((await client.post('server.updateBuildsConcurrency', { serverId: srv.serverId, buildsConcurrency: 2 })).status, 200);
+    const { deployments, orm } = server.kernel.container.cradle;
+    const running = new Map<string, () => void>();
+    deployments.register({
+      targetType: 'serverQueueTest',
+      run: (_action, run) => new Promise<void>(resolve => { running.set(run.deployment.targetId, resolve); }),
+      settle: async () => undefined,
+    });
+    const enqueue = (targetId: string, serverId: string | null) => deployments.enqueue({ targetType: 'serverQueueTest', targetId, organizationId, serverId, action: 'deploy', title: targetId }, orm.em.fork() as EntityManager);
+    const state = async (deploymentId: string) => (await client.get('deployment.one', { deploymentId })).body.state as string;
+    const [a, b, c] = [await enqueue('a', srv.serverId), await enqueue('b', srv.serverId), await enqueue('c', srv.serverId)];
+    await waitFor('two running on the server', () => running.has('a') && running.has('b'));
+    t.equal(await state(c.deploymentId), 'queued', 'the third waits: the server runs two at once (this host\'s deployConcurrency is 1)');
+    const local = await enqueue('local', null);
+    await waitFor('this host\'s own slot', () => running.has('local'));
+    t.equal(await state(c.deploymentId), 'queued', 'a deployment on this host does not take the server\'s slots, nor the other way round');
+    running.get('a')!();
+    await waitFor('the third starts once a slot frees', () => running.has('c'));
+    for (const id of ['b', 'c', 'local']) running.get(id)!();
+    for (const d of [a, b, c, local]) await waitFor(`${d.targetId} done`, async () => (await state(d.deploymentId)) === 'done');
+  });
+
   if (!canRun(t, 'remote-hosts', remoteHostsMissing())) return;
 
   t.test('on a real remote host', async t => {
