@@ -36,10 +36,6 @@ declare module '@berth/core' {
     dockerCleanup: { organizationId: string | null; serverId: string | null; serverName: string; removed: { containers: number; images: number; volumes: number; reclaimedBytes: number }; at: string };
     /** A server crossed a threshold (CPU or memory), from Berth's collector or the peer's monitoring agent (receiveNotification). */
     serverThreshold: { organizationId: string | null; serverId: string | null; serverName: string; type: 'CPU' | 'Memory'; value: number; threshold: number; message: string; at: string };
-    /** A server stopped answering. */
-    serverUnreachable: { organizationId: string; serverId: string; serverName: string; reason: string; at: string };
-    /** A server answers again. */
-    serverReachable: { organizationId: string; serverId: string; serverName: string; at: string };
     /** A scheduled job failed. */
     scheduleFailed: { organizationId: string; scheduleId: string; name: string; error: string; at: string };
     /** A workload's runtime health changed (the monitoring issue's events). */

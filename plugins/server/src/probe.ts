@@ -91,3 +91,12 @@ export class ServerProbe {
     this.#cradle().events.emit('serverUnreachable', { organizationId: row.organizationId, serverId: row.serverId, serverName: row.name, reason, at: new Date().toISOString() });
   }
 }
+
+declare module '@berth/core' {
+  interface BerthEvents {
+    /** A server stopped answering: two probes in a row failed (reason says why); emitted once until it answers again. */
+    serverUnreachable: { organizationId: string; serverId: string; serverName: string; reason: string; at: string };
+    /** A server answers again after serverUnreachable. */
+    serverReachable: { organizationId: string; serverId: string; serverName: string; at: string };
+  }
+}
