@@ -76,6 +76,11 @@ export class ServerService implements HostServerDirectory {
     }
   }
 
+  /** The organization's server as the API answers it; NOT_FOUND for another organization's (for a workload that names a serverId). */
+  async owned(serverId: string, organizationId: string, em: EntityManager): Promise<ServerView> {
+    return toView(await this.#find(serverId, organizationId, em));
+  }
+
   /** Each server's buildsConcurrency (deployments at once on it), by serverId. */
   async buildLimits(em: EntityManager): Promise<Record<string, number>> {
     const rows = await em.find(Server, {}, { fields: ['serverId', 'buildsConcurrency'] });
