@@ -102,6 +102,9 @@ t.test('server records', async t => {
     const theirKey = await storedKey(other.client);
     t.equal((await client.post('server.update', { serverId, sshKeyId: theirKey })).status, 404, 'our server with their key');
     t.equal((await client.get('server.one', { serverId })).body.name, 'edge', 'nothing changed');
+    const { servers, orm } = server.kernel.container.cradle;
+    await t.rejects(servers.owned(serverId, other.organizationId, orm.em.fork() as EntityManager), { code: 'NOT_FOUND' }, 'a workload of theirs cannot name it');
+    t.equal((await servers.owned(serverId, organizationId, orm.em.fork() as EntityManager)).serverId, serverId, 'one of ours can');
   });
 
   t.test('remove is refused while workloads live on the server; a deploy to an inactive server is refused', async t => {
