@@ -1,9 +1,9 @@
-// Reachability: every serverProbeSeconds each server with a key is probed (its engine pinged over
-// its pooled connection, with a time limit). Two failed probes in a row make it unreachable: its
-// running deployments fail with the reason and `serverUnreachable` is emitted once; the first
-// probe that answers again emits `serverReachable`. The counters live on the record, so the moves
-// are decided once even with several Berth processes. The job only starts a sweep (its lock stays
-// short); a sweep still going when the next tick comes is not doubled.
+// Reachability: every serverProbeSeconds each active server with a key is probed (its engine
+// pinged over its pooled connection, with a time limit). Two failed probes in a row make it
+// unreachable: its running deployments fail with the reason and `serverUnreachable` is emitted
+// once; the first probe that answers again emits `serverReachable`. The counters live on the
+// record, so the moves are decided once even with several Berth processes. The job only starts a
+// sweep (its lock stays short); a sweep still going when the next tick comes is not doubled.
 import { optionalService, type Cradle, type EntityManager, type JobScheduler } from '@berth/core';
 import { Server, type ServerRow } from './entities.ts';
 
@@ -39,7 +39,7 @@ export class ServerProbe {
 
   async #sweepAll(): Promise<void> {
     const em = this.#cradle().orm.em.fork() as EntityManager;
-    const rows = await em.find(Server, { sshKeyId: { $ne: null } });
+    const rows = await em.find(Server, { sshKeyId: { $ne: null }, serverStatus: 'active' });
     await Promise.all(rows.map(row => this.probe(row)));
   }
 
