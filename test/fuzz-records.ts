@@ -12,8 +12,6 @@ import { startFakeGithub } from '../providers/git-github/test/github-api.ts';
 
 /** Id fields no record can stand behind on this Berth, with why (the fuzz sends them as they come). */
 export const NO_RECORD: Record<string, string> = {
-  serverId: 'no server namespace yet (remote servers come next)',
-  buildServerId: 'no server namespace yet',
   gitlabId: 'no gitlab provider namespace yet', gitlabProjectId: 'a project id on a GitLab server (none here)',
   bitbucketId: 'no bitbucket provider namespace yet', giteaId: 'no gitea provider namespace yet',
   registryId: 'no registry namespace yet', rollbackRegistryId: 'no registry namespace yet', buildRegistryId: 'no registry namespace yet',
@@ -107,6 +105,9 @@ export async function fuzzRecords(t: Test, server: { url: string }, c: Client, a
     // An AI configuration on a private address no entry of aiAllowedHosts lists: a suggest with it is refused before anything is sent.
     aiId: async () => ok('ai.create', await c.post('ai.create', { name: unique('ai'), apiUrl: 'http://10.255.255.1:9/v1', apiKey: 'sk-fuzz', model: 'fuzz-model', isEnabled: true })).aiId,
     apiKeyId: async () => ok('user.createApiKey', await c.post('user.createApiKey', { name: unique('key'), metadata: { organizationId: admin.organizationId } })).id,
+    // Servers without a key: nothing connects to them (the probe passes them by).
+    serverId: async () => ok('server.create', await c.post('server.create', { name: unique('srv'), ipAddress: '192.0.2.10', port: 22, sshKeyId: null })).serverId,
+    buildServerId: async () => ok('server.create', await c.post('server.create', { name: unique('build'), ipAddress: '192.0.2.11', port: 22, sshKeyId: null, serverType: 'build' })).serverId,
     sshKeyId: async () => ok('sshKey.generate+create', await c.post('sshKey.create', { name: unique('key'), ...ok('sshKey.generate', await c.post('sshKey.generate', { type: 'ed25519' })), organizationId: admin.organizationId })).sshKeyId,
     applicationId: async () => ok('application.create', await c.post('application.create', { name: unique('app'), environmentId })).applicationId,
     composeId: async () => ok('compose.create', await c.post('compose.create', { name: unique('stack'), environmentId, composeFile: 'services:\n  web:\n    image: berth-test/busybox:1\n' })).composeId,

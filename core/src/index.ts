@@ -33,7 +33,7 @@ export { DEPLOYMENT_ID_HEADER, CANCELLED_MESSAGE, deploymentStates, deploymentSt
 export type { BuildIo, BuildRequest, Builder } from './contracts/builders.ts';
 export { isImageSource, type SourceProvider, type SourceRequest, type SourceResult, type ImageSource, type CheckoutSource, type RegistryAuth } from './contracts/sources.ts';
 export { defineProvider, isProviderDescriptor, providerName, ProviderRegistry, type ProviderDescriptor, type ProviderContracts, type ProviderContext, type ContractName } from './provider.ts';
-export type { SshKeyVault } from './contracts/ssh-keys.ts';
+export type { SshKeyVault, SshKeySummary } from './contracts/ssh-keys.ts';
 export type { DatabaseDriver, DatabaseCredentials, ContainerCommand, PasswordAccount } from './contracts/database-driver.ts';
 export { GitProviderError, cloneCredentialEnv, cloneCredentialSecrets, type GitProvider, type GitAccount, type GitAccountUpdate, type GitRepository, type GitRepositoryRef, type GitBranch, type GitWebhook, type GitFailure, type CloneCredential } from './contracts/git-provider.ts';
 export { StorageError, type BackupStorage, type BackupStore, type StorageLocation, type StoredObject, type StorageFailure } from './contracts/backup-storage.ts';

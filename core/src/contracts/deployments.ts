@@ -97,6 +97,12 @@ export interface DeploymentService {
   register(deployer: Deployer): void;
   /** Adds a non-workload target type (the workload kinds come from the workload registry). */
   registerTarget(target: DeploymentTarget): void;
+  /** A plugin's check run before every enqueue: it refuses a request by throwing (the server plugin refuses an inactive server). */
+  checkBeforeEnqueue(check: (request: EnqueueRequest, em: EntityManager) => Promise<void>): void;
+  /** Where each server's own limit of deployments at once comes from (the server plugin: its buildsConcurrency); a server it does not name, and this host, keep deployConcurrency. */
+  limitPerServer(limits: (em: EntityManager) => Promise<Record<string, number>>): void;
+  /** Ends the running deployments on a server as error with the reason (its host went away); answers how many. */
+  failRunningOn(serverId: string, reason: string, em: EntityManager): Promise<number>;
   /** Stores a queued deployment and puts its job on the durable queue; answers the record. */
   enqueue(request: EnqueueRequest, em: EntityManager): Promise<DeploymentRecord>;
   /** The deployments as the API answers them: each record with the peer's id fields (applicationId, composeId, ...). */

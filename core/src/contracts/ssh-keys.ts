@@ -6,6 +6,19 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 export interface SshKeyVault {
   /** The unsealed private key (OpenSSH or PEM text); NOT_FOUND for another organization's key. Marks the key used. */
   privateKey(sshKeyId: string, organizationId: string, em: EntityManager): Promise<string>;
+  /** The key as sshKey.one answers it (no private key); NOT_FOUND for another organization's key. */
+  one(sshKeyId: string, organizationId: string, em: EntityManager): Promise<SshKeySummary>;
+}
+
+/** A stored key without its private half. */
+export interface SshKeySummary {
+  sshKeyId: string;
+  name: string;
+  description: string | null;
+  publicKey: string;
+  organizationId: string;
+  lastUsedAt: string | null;
+  createdAt: string;
 }
 
 declare module '../container.ts' {

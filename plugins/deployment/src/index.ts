@@ -23,6 +23,7 @@ export default definePlugin({
       orm: () => cradle().orm,
       logger: () => cradle().logger,
       deployer: type => store.deployer(type),
+      serverLimits: em => store.serverLimits(em),
     });
     queue.define();
     berth.entities(...deploymentEntities);

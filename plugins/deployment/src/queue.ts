@@ -1,8 +1,8 @@
 // The deploy queue. The `deployments` rows in status `queued` are the durable queue; Agenda
 // jobs of one kind only wake a dispatcher, which claims the oldest deployment that may start
-// (its target has nothing running or queued before it, its host is under the concurrency
-// limit), runs it, and looks for the next. Claims are serialised by a PostgreSQL advisory
-// lock, so they hold across processes too. A process that dies leaves its rows `running`;
+// (its target has nothing running or queued before it, its host is under its concurrency limit:
+// deployConcurrency, or a server's own), runs it, and looks for the next. Claims are serialised
+// by a PostgreSQL advisory lock, so they hold across processes too. A process that dies leaves its rows `running`;
 // the next boot marks them error (recover()).
 import { CANCELLED_MESSAGE, type BerthConfig, type Cradle, type Deployer, type EntityManager, type EventBus, type JobScheduler, type Logger } from '@berth/core';
 import { Deployment, type DeploymentRow } from './entities.ts';
@@ -36,7 +36,7 @@ export function storableMessage(message: string): string {
 }
 
 /** Why a running deployment was aborted: each ends differently. */
-type AbortReason = 'cancelled' | 'timeout' | 'shutdown' | 'superseded';
+type AbortReason = 'cancelled' | 'timeout' | 'shutdown' | 'superseded' | 'failed';
 /** What the dispatcher needs of an Agenda job: keeping its lock while a deployment runs. */
 type LockedJob = { touch(): Promise<void> };
 type Outcome = { status: 'done' | 'error' | 'cancelled'; message: string | null };
@@ -44,6 +44,8 @@ type Outcome = { status: 'done' | 'error' | 'cancelled'; message: string | null 
 interface Running {
   controller: AbortController;
   reason: AbortReason | null;
+  /** Why a run aborted as 'failed' ended (the record's error message). */
+  message?: string;
   /** Settles once the record holds its final status. */
   finished: Promise<void>;
 }
@@ -55,6 +57,8 @@ export interface QueueDeps {
   events: EventBus;
   logger: () => Logger;
   deployer: (targetType: string) => Deployer | undefined;
+  /** Each server's own limit of deployments at once, by serverId; others keep deployConcurrency. */
+  serverLimits?: (em: EntityManager) => Promise<Record<string, number>>;
 }
 
 export class DeploymentQueue {
@@ -94,13 +98,14 @@ export class DeploymentQueue {
    * final; false when it does not run here. A claim still in flight is waited for, so a cancel
    * right after the claim is not mistaken for another process's run.
    */
-  async abort(deploymentId: string, reason: AbortReason): Promise<boolean> {
+  async abort(deploymentId: string, reason: AbortReason, message?: string): Promise<boolean> {
     if (!this.#running.has(deploymentId) && this.#claims.size) await Promise.allSettled([...this.#claims]);
     const running = this.#running.get(deploymentId);
     if (!running) return false;
     if (!running.controller.signal.aborted) {
       running.reason = reason;
-      running.controller.abort(new Error(reason));
+      if (message !== undefined) running.message = message;
+      running.controller.abort(new Error(message ?? reason));
     }
     await running.finished;
     return true;
@@ -168,7 +173,9 @@ export class DeploymentQueue {
   /** Atomically takes the next deployment that may start; its id, or null. */
   async #claim(): Promise<string | null> {
     const limit = this.#deps.config.deployConcurrency;
-    return this.#deps.orm().em.fork().transactional(async tx => {
+    const em = this.#deps.orm().em.fork();
+    const perServer = JSON.stringify(await this.#deps.serverLimits?.(em as EntityManager) ?? {});
+    return em.transactional(async tx => {
       const conn = tx.getConnection();
       const ctx = tx.getTransactionContext();
       await conn.execute('select pg_advisory_xact_lock(?)', [CLAIM_LOCK], 'all', ctx);
@@ -180,10 +187,11 @@ export class DeploymentQueue {
                and not exists (select 1 from deployments o
                                 where o.target_type = d.target_type and o.target_id = d.target_id
                                   and (o.status = 'running' or (o.status = 'queued' and (o.created_at, o.deployment_id) < (d.created_at, d.deployment_id))))
-               and (select count(*) from deployments h where h.status = 'running' and h.server_id is not distinct from d.server_id) < ?
+               and (select count(*) from deployments h where h.status = 'running' and h.server_id is not distinct from d.server_id)
+                   < coalesce((?::jsonb ->> d.server_id)::int, ?)
              order by d.created_at, d.deployment_id
              limit 1)
-        returning deployment_id`, [new Date(), limit], 'all', ctx);
+        returning deployment_id`, [new Date(), perServer, limit], 'all', ctx);
       return rows[0]?.deployment_id ?? null;
     });
   }
@@ -233,7 +241,7 @@ export class DeploymentQueue {
       await Promise.race([work, aborted]);
       outcome = { status: 'done', message: null };
     } catch (e) {
-      outcome = this.#outcomeOf(running.reason, e, log);
+      outcome = this.#outcomeOf(running.reason, e, log, running.message);
     } finally {
       clearTimeout(timer);
       clearInterval(heartbeat);
@@ -255,8 +263,9 @@ export class DeploymentQueue {
     }
   }
 
-  #outcomeOf(reason: AbortReason | null, error: unknown, log: DeploymentLog): Outcome {
+  #outcomeOf(reason: AbortReason | null, error: unknown, log: DeploymentLog, message?: string): Outcome {
     switch (reason) {
+      case 'failed': return { status: 'error', message: storableMessage(log.redactor.apply(message ?? 'Deployment failed')) };
       case 'cancelled': return { status: 'cancelled', message: CANCELLED_MESSAGE };
       case 'timeout': return { status: 'error', message: timeoutMessage(this.#deps.config.deployTimeoutSeconds) };
       case 'shutdown': return { status: 'error', message: STOPPED_MESSAGE };

@@ -80,7 +80,37 @@ export class DeploymentStore implements DeploymentService {
     this.#deployers.set(deployer.targetType, deployer);
   }
 
+  readonly #enqueueChecks: ((request: EnqueueRequest, em: EntityManager) => Promise<void>)[] = [];
+
+  checkBeforeEnqueue(check: (request: EnqueueRequest, em: EntityManager) => Promise<void>): void {
+    this.#enqueueChecks.push(check);
+  }
+
+  #serverLimits: ((em: EntityManager) => Promise<Record<string, number>>) | undefined;
+
+  limitPerServer(limits: (em: EntityManager) => Promise<Record<string, number>>): void {
+    this.#serverLimits = limits;
+  }
+
+  /** Each server's limit of deployments at once, by serverId (none registered: every host keeps deployConcurrency). */
+  serverLimits(em: EntityManager): Promise<Record<string, number>> {
+    return this.#serverLimits?.(em) ?? Promise.resolve({});
+  }
+
+  async failRunningOn(serverId: string, reason: string, em: EntityManager): Promise<number> {
+    const rows = await em.find(Deployment, { serverId, status: 'running' }, { fields: ['deploymentId'] });
+    let failed = 0;
+    for (const { deploymentId } of rows) {
+      // Running here: aborted, and its end recorded (log, status, the workload settled) as for any failure.
+      if (await this.#queue().abort(deploymentId, 'failed', reason)) failed++;
+      // Running in another process: its record ends here; that process's heartbeat stops the run.
+      else failed += await em.nativeUpdate(Deployment, { deploymentId, status: 'running' }, { status: 'error', errorMessage: reason, finishedAt: new Date() });
+    }
+    return failed;
+  }
+
   async enqueue(request: EnqueueRequest, em: EntityManager): Promise<DeploymentRecord> {
+    for (const check of this.#enqueueChecks) await check(request, em);
     const deploymentId = newId();
     this.#lastCreated = Math.max(Date.now(), this.#lastCreated + 1);
     const row = em.create(Deployment, {

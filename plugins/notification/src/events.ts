@@ -34,10 +34,6 @@ declare module '@berth/core' {
     dockerCleanup: { organizationId: string | null; serverId: string | null; serverName: string; removed: { containers: number; images: number; volumes: number; reclaimedBytes: number }; at: string };
     /** Issue 37 (monitoring) emits it from Berth's collector; receiveNotification (here) from the peer's agent. A server crossed a threshold (CPU or memory). */
     serverThreshold: { organizationId: string | null; serverId: string | null; serverName: string; type: 'CPU' | 'Memory'; value: number; threshold: number; message: string; at: string };
-    /** Issue 28 (engine by server) emits it. A server stopped answering. */
-    serverUnreachable: { organizationId: string; serverId: string; serverName: string; reason: string; at: string };
-    /** Issue 28 (engine by server) emits it. A server answers again. */
-    serverReachable: { organizationId: string; serverId: string; serverName: string; at: string };
     /** No issue emits it yet (the peer's schedule namespace is not built). A scheduled job failed. */
     scheduleFailed: { organizationId: string; scheduleId: string; name: string; error: string; at: string };
     /** Issue 37 (monitoring) emits it. A workload's runtime health changed. */

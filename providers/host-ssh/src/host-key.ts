@@ -15,7 +15,7 @@ export class HostKeyChangedError extends BerthError {
   readonly presented: string;
   constructor(target: string, expected: string, presented: string) {
     super('CONFLICT', `The host key of ${target} changed: pinned ${expected}, presented ${presented}. ` +
-      'If the server was reinstalled or its key replaced on purpose, accept the new key by pinning its fingerprint.');
+      `If the server was reinstalled or its key replaced on purpose, accept the new key by pinning its fingerprint: server.update with hostKeyFingerprint "${presented}".`);
     this.name = 'HostKeyChangedError';
     this.expected = expected;
     this.presented = presented;

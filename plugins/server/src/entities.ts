@@ -1,0 +1,37 @@
+// A remote server of one organization: where it is, who logs in with which key, and the host key
+// pinned on first use. The probe's counters (failedProbes, unreachableSince) are Berth's own and
+// never answered.
+import { defineEntity, p, newId } from '@berth/core';
+
+export const Server = defineEntity({
+  name: 'Server',
+  tableName: 'servers',
+  indexes: [{ properties: ['organizationId', 'createdAt'] }],
+  properties: {
+    serverId: p.string().length(32).primary().onCreate(() => newId()),
+    name: p.string(),
+    description: p.text().nullable(),
+    ipAddress: p.string(),
+    port: p.integer(),
+    username: p.string(),
+    appName: p.string(),
+    enableDockerCleanup: p.boolean(),
+    buildsConcurrency: p.integer(),
+    serverStatus: p.string().length(16),
+    serverType: p.string().length(16),
+    command: p.text(),
+    sshKeyId: p.string().length(32).nullable(),
+    /** OpenSSH's `SHA256:…` of the pinned host key; null until the first connection pins one. */
+    hostKeyFingerprint: p.string().length(64).nullable(),
+    metricsConfig: p.json<Record<string, unknown>>(),
+    organizationId: p.string().length(32),
+    /** Failed probes in a row (0 after a success). */
+    failedProbes: p.integer(),
+    /** Since when the server counts as unreachable (two failed probes); null while it answers. */
+    unreachableSince: p.datetime().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+
+export type ServerRow = InstanceType<typeof Server.class>;
+export const serverEntities = [Server];

@@ -1,0 +1,49 @@
+// The server plugin: server.* records, offered to the hosts plugin as `hostServers` (hosts.of
+// connects with a record's details), the check that refuses a deploy to an inactive server, and
+// the reachability probe.
+import { asFunction, asValue, definePlugin, optionalService, Type } from '@berth/core';
+import pkg from '../package.json' with { type: 'json' };
+import config from './config.ts';
+import { serverEntities } from './entities.ts';
+import { serverMigrations } from './migrations.ts';
+import { ServerProbe } from './probe.ts';
+import { serverProcedures } from './procedures.ts';
+import { callerServers, ServerService } from './service.ts';
+
+export { ServerProbe, PROBE_JOB, UNREACHABLE_AFTER } from './probe.ts';
+export type { ServerService, WorkloadOnServer } from './service.ts';
+
+export default definePlugin({
+  name: 'server',
+  version: pkg.version,
+  config,
+  dependencies: ['ssh-key', 'hosts'],
+  setup(berth) {
+    const cradle = () => berth.container.cradle;
+    const servers = new ServerService(cradle);
+    const probe = new ServerProbe(cradle, berth.config.serverProbeSeconds);
+    berth.entities(...serverEntities);
+    berth.migrations(...serverMigrations);
+    berth.provide({
+      servers: asValue(servers),
+      hostServers: asValue(servers),
+      serverProbe: asValue(probe),
+      callerServers: asFunction(callerServers(servers)).scoped(),
+    });
+    const deploymentView = () => optionalService(cradle(), 'deployments')?.viewSchema() ?? Type.Object({});
+    berth.procedures(serverProcedures(deploymentView));
+    probe.define(berth.jobs, berth.config.jobs);
+    berth.onStart(() => {
+      const deployments = optionalService(cradle(), 'deployments');
+      deployments?.checkBeforeEnqueue((request, em) => servers.checkDeployable(request, em));
+      deployments?.limitPerServer(em => servers.buildLimits(em));
+    });
+  },
+});
+
+declare module '@berth/core' {
+  interface Cradle {
+    /** The reachability probe of the servers; from the server plugin. */
+    serverProbe: ServerProbe;
+  }
+}

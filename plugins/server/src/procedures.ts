@@ -1,0 +1,79 @@
+// server.* — the remote servers of the caller's organization. No answer carries a private key.
+// (setup, validate, security, publicIp, getServerTime, getDefaultCommand, setupMonitoring and
+// getServerMetrics come with the server-setup operations.)
+import { Type, router, type TSchema } from '@berth/core';
+import { BuildsConcurrencyInput, CreateInput, ServerDetail, ServerForPermissions, ServerIdInput, ServerListItem, ServerView, UpdateInput } from './schemas.ts';
+
+const server = router('server');
+
+/** Made once every plugin is set up: server.one joins the deployments as deployment.* answers them. */
+export const serverProcedures = (deploymentView: () => TSchema) => () => {
+  const Detail = ServerDetail(deploymentView());
+  return [
+    server.mutation('create', {
+      access: 'admin',
+      summary: 'Add a server: its address, SSH port, login and key (sshKeyId, null for none yet); hostKeyFingerprint pins its host key before first use, else the first key it presents is pinned',
+      input: CreateInput,
+      output: ServerView,
+      handler: (input, ctx) => ctx.cradle.callerServers.create(input),
+    }),
+    server.query('one', {
+      summary: 'A server of the organization with its own deployments and its key (never the private half), and the pinned host key',
+      input: ServerIdInput,
+      output: Detail,
+      handler: ({ serverId }, ctx) => ctx.cradle.callerServers.one(serverId),
+    }),
+    server.query('all', {
+      summary: 'Every server of the organization, newest first, each with the number of workloads on it (totalSum)',
+      input: Type.Object({}),
+      output: Type.Array(ServerListItem),
+      handler: (_input, ctx) => ctx.cradle.callerServers.all(),
+    }),
+    server.query('count', {
+      summary: 'How many servers the organization has',
+      input: Type.Object({}),
+      output: Type.Integer(),
+      handler: (_input, ctx) => ctx.cradle.callerServers.count(),
+    }),
+    server.query('withSSHKey', {
+      summary: 'The deploy servers that have a key, newest first',
+      input: Type.Object({}),
+      output: Type.Array(ServerView),
+      handler: (_input, ctx) => ctx.cradle.callerServers.ofType('deploy'),
+    }),
+    server.query('buildServers', {
+      summary: 'The build servers that have a key, newest first',
+      input: Type.Object({}),
+      output: Type.Array(ServerView),
+      handler: (_input, ctx) => ctx.cradle.callerServers.ofType('build'),
+    }),
+    server.query('allForPermissions', {
+      access: 'admin',
+      summary: 'Every server of the organization (id, name, address, type), for granting members access',
+      input: Type.Object({}),
+      output: Type.Array(ServerForPermissions),
+      handler: (_input, ctx) => ctx.cradle.callerServers.forPermissions(),
+    }),
+    server.mutation('update', {
+      access: 'admin',
+      summary: 'Change a server; a new address, port, login, key or hostKeyFingerprint closes its connection (pinning hostKeyFingerprint accepts a changed host key)',
+      input: UpdateInput,
+      output: ServerView,
+      handler: (input, ctx) => ctx.cradle.callerServers.update(input),
+    }),
+    server.mutation('updateBuildsConcurrency', {
+      access: 'admin',
+      summary: 'How many deployments run at once on the server (1 to 100)',
+      input: BuildsConcurrencyInput,
+      output: ServerView,
+      handler: ({ serverId, buildsConcurrency }, ctx) => ctx.cradle.callerServers.updateBuildsConcurrency(serverId, buildsConcurrency),
+    }),
+    server.mutation('remove', {
+      access: 'admin',
+      summary: 'Delete a server; refused (409, listing them) while workloads live on it; answers it as it was',
+      input: ServerIdInput,
+      output: Detail,
+      handler: ({ serverId }, ctx) => ctx.cradle.callerServers.remove(serverId),
+    }),
+  ];
+};
