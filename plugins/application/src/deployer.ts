@@ -40,7 +40,7 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
   }
 
   protected identify(row: ApplicationRow) {
-    return { id: row.applicationId, appName: row.appName, organizationId: row.organizationId };
+    return { id: row.applicationId, appName: row.appName, organizationId: row.organizationId, serverId: row.serverId ?? null };
   }
 
   protected replicas(row: ApplicationRow): number {
@@ -76,7 +76,7 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
     let image: string;
     let registryAuth: WorkloadService['registryAuth'] = null;
     try {
-      ({ image, registryAuth } = await this.#image(row, settings, secrets, buildArgs, buildSecrets, run, docker));
+      ({ image, registryAuth } = await this.#image(row, settings, secrets, buildArgs, buildSecrets, run, engine));
     } catch (e) {
       cradle.events.emit('appBuildError', {
         applicationId: row.applicationId, organizationId: row.organizationId, appName: row.appName, deploymentId: deployment.deploymentId,
@@ -110,9 +110,10 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
 
   /**
    * The image to roll out, from the source provider of the record's sourceType: an image it names
-   * (pulled here), or a checkout in a per-deployment work dir, built by the record's builder.
+   * (pulled by the record's engine, or copied there from this machine's), or a checkout in a
+   * per-deployment work dir on this machine, built by the record's builder on the record's engine.
    */
-  async #image(row: ApplicationRow, settings: Record<string, unknown>, secrets: Record<string, string | null>, buildArgs: Record<string, string>, buildSecrets: Record<string, string>, run: DeploymentRun, docker: Engine['docker']): Promise<{ image: string; registryAuth: RegistryAuth | null }> {
+  async #image(row: ApplicationRow, settings: Record<string, unknown>, secrets: Record<string, string | null>, buildArgs: Record<string, string>, buildSecrets: Record<string, string>, run: DeploymentRun, engine: Engine): Promise<{ image: string; registryAuth: RegistryAuth | null }> {
     const cradle = this.cradle();
     const source = cradle.providers.get('source', row.sourceType);
     const workDir = path.join(cradle.config.dataDir, 'builds', run.deployment.deploymentId);
@@ -129,7 +130,7 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
         },
       });
       if (isImageSource(fetched)) {
-        await ensureImage(docker, fetched.image, fetched.registryAuth, run);
+        await ensureImage(engine.docker, fetched.image, fetched.registryAuth, { signal: run.signal, log: line => run.log(line), fallback: engine.fallback });
         return fetched;
       }
       if (fetched.revision) run.log(`Fetched ${fetched.revision}`);
@@ -137,7 +138,9 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
       const imageTag = `berth/${row.appName.toLowerCase()}:deploy-${run.deployment.deploymentId.toLowerCase()}`;
       run.log(`Building with ${row.buildType}`);
       await cradle.providers.get('builder', row.buildType).build({
-        engine: await cradle.hosts.local(),
+        // The record's engine: on a server the context streams over its connection; the checkout stays here.
+        engine: engine.docker,
+        ...(engine.serverId !== null ? { dockerHost: await cradle.hosts.dockerHost(engine.serverId) } : {}),
         sourceDir: workDir,
         buildPath: normalizeBuildPath(fetched.buildPath),
         dockerfile: (settings.dockerfile as string | null) ?? null,

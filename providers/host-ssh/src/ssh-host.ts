@@ -114,6 +114,12 @@ export class SshHost implements HostConnection {
     await new Promise<void>(resolve => { client.once('close', () => resolve()); client.end(); });
   }
 
+  /** A byte stream to the server's engine API on a channel of this connection (for a local socket that forwards to it). */
+  async dialEngine(): Promise<Duplex> {
+    await this.#connection();
+    return this.#dialEngine();
+  }
+
   #dialEngine(): Promise<Duplex> {
     if (this.#o.engineTransport === 'dial-stdio') {
       return this.#channel((c, cb) => c.exec('docker system dial-stdio', cb)).then(({ channel }) => { channel.stderr.resume(); return channel; });
