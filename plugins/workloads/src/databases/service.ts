@@ -12,7 +12,7 @@ import { settingFieldsOf } from './schemas.ts';
 import { dataVolumeOf } from './volumes.ts';
 import { answerSwarmSettings } from '../swarm/settings.ts';
 import { placementFor, searchFilters } from '../records.ts';
-import { type DatabaseCredentials, type DatabaseDriver, type EnvironmentDirectory, type SecretBox, conflict, invalidField, newId, notFound, parseInput } from '@berth/core';
+import { type DatabaseCredentials, type DatabaseDriver, type EnvironmentDirectory, type SecretBox, conflict, newId, notFound, parseInput } from '@berth/core';
 
 interface Sealed { databasePassword: string; databaseRootPassword: string | null; env: string | null }
 /** The registry's appName check (WorkloadRegistry.assertAppNameFree). */
