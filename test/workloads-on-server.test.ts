@@ -3,13 +3,15 @@
 // application (an image), a PostgreSQL database and compose stacks of both types created with its
 // serverId deploy on that host's engine — their images copied from the local engine by
 // save | load, since nothing can be pulled here — answer on its address, log, stop and are
-// removed there; nothing of them ever appears on the local engine. A serverId nobody keeps is 404.
+// removed there; nothing of them ever appears on the local engine. A serverId nobody keeps, or
+// another organization's, is 404.
+import { spawnSync } from 'node:child_process';
 import t from 'tap';
 import Docker from 'dockerode';
 import pg from 'pg';
 import { asValue, type HostServer } from '@berth/core';
-import { canRun, startTestServer, signUpAdmin, runFinished, waitFor, freePort, TEST_BASE_IMAGE, TEST_POSTGRES_IMAGE, TEST_STATIC_IMAGE } from '@berth/core/testing';
-import { remoteHostsMissing, sharedRemoteHosts } from './kit/remote-hosts.ts';
+import { canRun, startTestServer, signUpAdmin, runFinished, waitFor, freePort, makeGitRepo, TEST_BASE_IMAGE, TEST_POSTGRES_IMAGE, TEST_STATIC_IMAGE } from '@berth/core/testing';
+import { inHost, remoteHostsMissing, sharedRemoteHosts } from './kit/remote-hosts.ts';
 
 t.setTimeout(1_200_000);
 
@@ -21,7 +23,8 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
   const SERVER = 'srv-onserver';
   const record: HostServer = { serverId: SERVER, ipAddress: host.address, port: 22, username: host.user, privateKey: host.privateKey, hostKeyFingerprint: host.hostKeyFingerprint };
 
-  const server = await startTestServer({ deploySettleSeconds: 1, proxy: 'none' });
+  // The git application reads a repository of this machine: the operator grants that.
+  const server = await startTestServer({ deploySettleSeconds: 1, proxy: 'none', hostAccess: { bindMountRoots: [], hostNetworks: false, localGit: true } });
   t.teardown(() => server.destroy());
   server.kernel.container.register({ hostServers: asValue({ server: async (id: string) => (id === SERVER ? record : null) }) });
   const { client } = await signUpAdmin(server);
@@ -54,6 +57,12 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     const db = await client.post('postgres.create', { name: 'nowhere', environmentId, serverId: 'srv-none', databaseName: 'shop', databaseUser: 'shop', databasePassword: 'Pg-pass_1' });
     t.equal(db.status, 404, JSON.stringify(db.body));
     t.equal((await client.post('compose.create', { name: 'nowhere', environmentId, serverId: 'srv-none', composeFile: 'services: {}\n' })).status, 404);
+    // A directory that says whose a server is: another organization's server is 404 too.
+    const own = server.kernel.container.cradle.hostServers;
+    server.kernel.container.register({ hostServers: asValue({ server: own.server, organizationOf: async () => 'another-organization' }) });
+    const foreign = await client.post('application.create', { name: 'theirs', environmentId, serverId: SERVER });
+    server.kernel.container.register({ hostServers: asValue(own) });
+    t.equal(foreign.status, 404, 'another organization\'s server is not found');
     const made = await client.post('application.create', { name: 'here', environmentId });
     t.equal(made.status, 200);
     const moved = await client.post('application.update', { applicationId: made.body.applicationId, serverId: SERVER });
@@ -98,6 +107,43 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     t.equal((await client.post('application.delete', { applicationId })).status, 200);
     await waitFor('the service gone from the server', async () => (await footprint(remote, applicationId)).services === 0, { timeout: 60_000 });
     await nothingLocal(t, applicationId);
+  });
+
+  t.test('an application from git is built on the server\'s engine: the checkout stays here, the base image copied', async t => {
+    const secret = `kept-here-${Date.now().toString(36)}`;
+    const repo = await makeGitRepo({
+      'Dockerfile': `FROM ${TEST_BASE_IMAGE}\nCOPY index.html /www/index.html\nCMD ["httpd", "-f", "-p", "8080", "-h", "/www"]\n`,
+      'index.html': 'built-on-the-server\n',
+      'NOTES.txt': `${secret}\n`,
+      '.dockerignore': 'NOTES.txt\n.git\n',
+    });
+    t.teardown(() => repo.cleanup());
+    await remote.getImage(TEST_BASE_IMAGE).remove({ force: true }).catch(() => undefined);
+    const created = await client.post('application.create', { name: 'built', environmentId, serverId: SERVER });
+    t.equal(created.status, 200, JSON.stringify(created.body));
+    const { applicationId, appName } = created.body as { applicationId: string; appName: string };
+    t.teardown(() => client.post('application.delete', { applicationId }).catch(() => undefined));
+    await client.post('application.saveGitProvider', { applicationId, customGitUrl: `file://${repo.dir}`, customGitBranch: 'main', customGitBuildPath: '/' });
+    await client.post('application.saveBuildType', { applicationId, buildType: 'dockerfile', dockerfile: 'Dockerfile' });
+    const port = await freePort();
+    t.equal((await client.post('port.create', { applicationId, publishedPort: port, targetPort: 8080, publishMode: 'host', protocol: 'tcp' })).status, 200);
+
+    const done = await runFinished(client, 'application.deploy', { applicationId });
+    const log = String((await client.get('deployment.readLogs', { deploymentId: done.deploymentId })).body);
+    t.equal(done.status, 'done', `${done.errorMessage ?? ''}\n${log}`);
+    t.match(log, `Copied the base image ${TEST_BASE_IMAGE} to the server`);
+    t.match(await served(port, /^200 built-on-the-server/), /built-on-the-server/, 'the built image answers on the server\'s address');
+    const tag = `berth/${appName}:deploy-${String(done.deploymentId).toLowerCase()}`;
+    t.ok(await hasImage(remote, tag), 'the image was built on the server');
+    t.notOk(await hasImage(local, tag), 'not here');
+    await nothingLocal(t, applicationId);
+    // The host's directory holds its engine's data, its /root, /home and /tmp.
+    const found = spawnSync('grep', ['-rlsF', '--', secret, host.dir], { encoding: 'utf8' });
+    t.equal(found.stdout, '', 'a file the build context leaves out never reached the server');
+    t.equal((await inHost(host, ['sh', '-c', 'ps -eo args'])).stdout.includes(secret), false, 'nor its processes');
+
+    t.equal((await client.post('application.delete', { applicationId })).status, 200);
+    await waitFor('the service gone from the server', async () => (await footprint(remote, applicationId)).services === 0, { timeout: 60_000 });
   });
 
   t.test('a PostgreSQL database runs on the server and answers on its address', async t => {

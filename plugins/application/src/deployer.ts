@@ -3,7 +3,7 @@
 // attachments into a WorkloadService, roll it out on Swarm and wait for the new task.
 // Status: running while deploying; done only once Swarm reports the new task running;
 // error (set by settle) when the run fails, times out or dies with the process.
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { isImageSource, type Cradle, type DeploymentRun, type EntityManager, type RegistryAuth } from '@berth/core';
 import type Docker from 'dockerode';
@@ -137,6 +137,9 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
       // A tag must start with a letter, digit or _; deployment ids may start with '-'.
       const imageTag = `berth/${row.appName.toLowerCase()}:deploy-${run.deployment.deploymentId.toLowerCase()}`;
       run.log(`Building with ${row.buildType}`);
+      if (engine.serverId !== null && row.buildType === 'dockerfile') {
+        await this.#provideBaseImages(engine.serverId, path.join(workDir, normalizeBuildPath(fetched.buildPath), (settings.dockerfile as string | null) || 'Dockerfile'), run);
+      }
       await cradle.providers.get('builder', row.buildType).build({
         // The record's engine: on a server the context streams over its connection; the checkout stays here.
         engine: engine.docker,
@@ -158,6 +161,21 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
       return { image: imageTag, registryAuth: null };
     } finally {
       await rm(workDir, { recursive: true, force: true });
+    }
+  }
+
+  /**
+   * A Dockerfile built on a server: the base images its FROM lines name (not its own stages, not
+   * scratch, not interpolated) are copied there from the local engine when the server lacks them,
+   * since the engine build never pulls on purpose.
+   */
+  async #provideBaseImages(serverId: string, dockerfile: string, run: DeploymentRun): Promise<void> {
+    const text = await readFile(dockerfile, 'utf8').catch(() => '');
+    const stages = new Set<string>();
+    for (const [, image, stage] of text.matchAll(/^\s*FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?/gim)) {
+      if (!stages.has(image!.toLowerCase()) && image !== 'scratch' && !image!.includes('$')
+        && await this.cradle().hosts.provideImage(serverId, image!, run.signal) === 'copied') run.log(`Copied the base image ${image} to the server`);
+      if (stage) stages.add(stage.toLowerCase());
     }
   }
 
