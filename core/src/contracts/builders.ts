@@ -13,7 +13,10 @@ export interface BuildIo {
 }
 
 export interface BuildRequest extends BuildIo {
+  /** The engine that builds and keeps the image: the workload's host's (a server's over its connection). */
   engine: Docker;
+  /** DOCKER_HOST for a builder program run on this machine to reach that engine; absent: this machine's own engine. */
+  dockerHost?: string;
   /** The checked-out source (absolute path); buildPath below is relative to it. */
   sourceDir: string;
   /** Sub-directory of the source that is the application (the build context), '' or '.' = the root. */

@@ -6,6 +6,7 @@
 // pinned ssh2 connection per server). A new transport is a provider:
 // `export default defineProvider({ contract: 'host', id, options, create: o => new MyHosts(o) })`,
 // and its test calls `hostConformance` from @berth/core/testing.
+import type { Duplex } from 'node:stream';
 import type Docker from 'dockerode';
 
 /** Options of one command. */
@@ -34,6 +35,12 @@ export interface HostConnection {
   engine(): Promise<Docker>;
   /** Runs argv on the machine: an argument array, never a shell string; a non-zero exit is an answer, not an error. */
   run(argv: readonly string[], options?: RunOptions): Promise<RunResult>;
+  /**
+   * One raw byte stream to the machine's engine API (what the Docker CLI speaks over its socket),
+   * for programs run on this machine against that engine (compose, stack deploy). Absent for this
+   * machine's own engine, whose socket programs reach directly.
+   */
+  dialEngine?(): Promise<Duplex>;
   /** Releases what the connection holds; later calls fail. */
   close(): Promise<void>;
 }

@@ -3,7 +3,7 @@
 // attachments into a WorkloadService, roll it out on Swarm and wait for the new task.
 // Status: running while deploying; done only once Swarm reports the new task running;
 // error (set by settle) when the run fails, times out or dies with the process.
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { isImageSource, type Cradle, type DeploymentRun, type EntityManager, type RegistryAuth } from '@berth/core';
 import type Docker from 'dockerode';
@@ -40,7 +40,7 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
   }
 
   protected identify(row: ApplicationRow) {
-    return { id: row.applicationId, appName: row.appName, organizationId: row.organizationId };
+    return { id: row.applicationId, appName: row.appName, organizationId: row.organizationId, serverId: row.serverId ?? null };
   }
 
   protected replicas(row: ApplicationRow): number {
@@ -76,7 +76,7 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
     let image: string;
     let registryAuth: WorkloadService['registryAuth'] = null;
     try {
-      ({ image, registryAuth } = await this.#image(row, settings, secrets, buildArgs, buildSecrets, run, docker));
+      ({ image, registryAuth } = await this.#image(row, settings, secrets, buildArgs, buildSecrets, run, engine));
     } catch (e) {
       // Stored before the run ends in error (a crash after this still tells).
       await cradle.events.emitDurable('appBuildError', {
@@ -114,9 +114,10 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
 
   /**
    * The image to roll out, from the source provider of the record's sourceType: an image it names
-   * (pulled here), or a checkout in a per-deployment work dir, built by the record's builder.
+   * (pulled by the record's engine, or copied there from this machine's), or a checkout in a
+   * per-deployment work dir on this machine, built by the record's builder on the record's engine.
    */
-  async #image(row: ApplicationRow, settings: Record<string, unknown>, secrets: Record<string, string | null>, buildArgs: Record<string, string>, buildSecrets: Record<string, string>, run: DeploymentRun, docker: Engine['docker']): Promise<{ image: string; registryAuth: RegistryAuth | null }> {
+  async #image(row: ApplicationRow, settings: Record<string, unknown>, secrets: Record<string, string | null>, buildArgs: Record<string, string>, buildSecrets: Record<string, string>, run: DeploymentRun, engine: Engine): Promise<{ image: string; registryAuth: RegistryAuth | null }> {
     const cradle = this.cradle();
     const source = cradle.providers.get('source', row.sourceType);
     const workDir = path.join(cradle.config.dataDir, 'builds', run.deployment.deploymentId);
@@ -134,15 +135,20 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
         },
       });
       if (isImageSource(fetched)) {
-        await ensureImage(docker, fetched.image, fetched.registryAuth, run);
+        await ensureImage(engine.docker, fetched.image, fetched.registryAuth, { signal: run.signal, log: line => run.log(line), fallback: engine.fallback });
         return fetched;
       }
       if (fetched.revision) run.log(`Fetched ${fetched.revision}`);
       // A tag must start with a letter, digit or _; deployment ids may start with '-'.
       const imageTag = `berth/${row.appName.toLowerCase()}:deploy-${run.deployment.deploymentId.toLowerCase()}`;
       run.log(`Building with ${row.buildType}`);
+      if (engine.serverId !== null && row.buildType === 'dockerfile') {
+        await this.#provideBaseImages(engine.serverId, path.join(workDir, normalizeBuildPath(fetched.buildPath), (settings.dockerfile as string | null) || 'Dockerfile'), run);
+      }
       await cradle.providers.get('builder', row.buildType).build({
-        engine: await cradle.hosts.local(),
+        // The record's engine: on a server the context streams over its connection; the checkout stays here.
+        engine: engine.docker,
+        ...(engine.serverId !== null ? { dockerHost: await cradle.hosts.dockerHost(engine.serverId) } : {}),
         sourceDir: workDir,
         buildPath: normalizeBuildPath(fetched.buildPath),
         dockerfile: (settings.dockerfile as string | null) ?? null,
@@ -160,6 +166,21 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
       return { image: imageTag, registryAuth: null };
     } finally {
       await rm(workDir, { recursive: true, force: true });
+    }
+  }
+
+  /**
+   * A Dockerfile built on a server: the base images its FROM lines name (not its own stages, not
+   * scratch, not interpolated) are copied there from the local engine when the server lacks them,
+   * since the engine build never pulls on purpose.
+   */
+  async #provideBaseImages(serverId: string, dockerfile: string, run: DeploymentRun): Promise<void> {
+    const text = await readFile(dockerfile, 'utf8').catch(() => '');
+    const stages = new Set<string>();
+    for (const [, image, stage] of text.matchAll(/^\s*FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?/gim)) {
+      if (!stages.has(image!.toLowerCase()) && image !== 'scratch' && !image!.includes('$')
+        && await this.cradle().hosts.provideImage(serverId, image!, run.signal) === 'copied') run.log(`Copied the base image ${image} to the server`);
+      if (stage) stages.add(stage.toLowerCase());
     }
   }
 

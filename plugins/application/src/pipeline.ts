@@ -107,7 +107,7 @@ export const newRefreshToken = (): string => randomBytes(24).toString('base64url
  */
 export const callerApplications = (apps: ApplicationService, pipeline: ApplicationPipeline) => ({ principal, em, workloads }: Cradle) => {
   const organizationId = principal!.organizationId;
-  const assertAppNameFree = workloads.assertAppNameFree.bind(workloads);
+  const assertAppNameFree = workloads.placement(organizationId); // a new record's serverId: one of the organization's servers
   const find = (applicationId: string) => apps.find(applicationId, organizationId, em);
   return {
     /** Creates an application in one of the organization's environments. */

@@ -77,7 +77,7 @@ export class ApplicationService {
   async create(input: CreateInput, organizationId: string, em: EntityManager, assertAppNameFree: AssertAppNameFree): Promise<ApplicationFields> {
     const environment = await placementFor(this.#environments(), input, organizationId, em);
     const serverId = input.serverId ?? null;
-    if (serverId) throw invalidField('serverId', 'remote servers are not available yet: leave serverId empty to deploy on this host');
+    // A serverId is checked by the caller (WorkloadRegistry.assertServer): a server of the organization.
     const appName = input.appName ?? generateAppName(input.name);
     await assertAppNameFree(appName, serverId, em);
     const row = em.create(Application, {
@@ -106,8 +106,8 @@ export class ApplicationService {
         if (value !== row.appName) await assertAppNameFree(value as string, row.serverId ?? null, em, row.applicationId);
         row.appName = value as string;
       } else if (key === 'serverId') {
-        if (value) throw invalidField('serverId', 'remote servers are not available yet');
-        row.serverId = null;
+        // Moving a workload between hosts would leave its service and volumes behind: not done by an update.
+        if (((value as string | null) || null) !== (row.serverId ?? null)) throw invalidField('serverId', 'a workload stays on the host it was created on: create it anew on the other server');
       } else if (columnSet.has(key)) {
         (row as unknown as Record<ColumnKey, unknown>)[key as ColumnKey] = value;
       } else if (sealedSet.has(key)) {

@@ -6,6 +6,7 @@
 // starts those services again.
 import { createGunzip } from 'node:zlib';
 import { pipeline } from 'node:stream/promises';
+import type Docker from 'dockerode';
 import type { EntityManager, EventBus } from '@berth/core';
 import { ensureMountVolume, volumeLabels, type ContainerHosts, type WorkloadRef, type WorkloadRegistry } from '@berth/plugin-workloads';
 import { Destination, type VolumeBackupRow, type VolumeRestoreRow } from './entities.ts';
@@ -36,13 +37,17 @@ export class VolumeRunner {
   }
 
   /** The workload (of the organization) and the check that the volume is its own or a mount volume of its organization. */
-  async #checked(serviceType: string, serviceId: string, volume: string, organizationId: string, em: EntityManager, mustExist: boolean): Promise<{ workload: WorkloadRef; exists: boolean }> {
+  async #checked(serviceType: string, serviceId: string, volume: string, organizationId: string, em: EntityManager, mustExist: boolean): Promise<{ workload: WorkloadRef; exists: boolean; docker: Docker }> {
     const workload = await this.#workloads().owner(serviceType, serviceId, organizationId, em);
     const hosts = this.#hosts();
-    const labels = await volumeLabels(await hosts.local(), hosts, volume);
+    // The workload's host: its server's engine (the helper image copied there when it lacks it), or this machine's.
+    const docker = await (await hosts.of(workload.serverId)).engine();
+    const labels = await volumeLabels(docker, hosts, volume);
     if (!labels && mustExist) throw new Error(`volume ${volume} does not exist on this host`);
     if (labels && !volumeBelongs(labels, workload.id, organizationId)) throw new Error(`volume ${volume} is neither ${workload.appName}'s nor a mount volume of its organization`);
-    return { workload, exists: !!labels };
+    const helper = this.#image();
+    if (workload.serverId !== null && helper) await hosts.provideImage(workload.serverId, helper);
+    return { workload, exists: !!labels, docker };
   }
 
   /** Runs the backup; records the outcome and emits volumeBackup; rethrows a failure. */
@@ -61,10 +66,9 @@ export class VolumeRunner {
   }
 
   async #run(row: VolumeBackupRow, em: EntityManager, io: Io): Promise<{ key: string; size: number; sha256: string }> {
-    const { workload } = await this.#checked(row.serviceType, row.serviceId, row.volumeName, row.organizationId, em, true);
+    const { workload, docker } = await this.#checked(row.serviceType, row.serviceId, row.volumeName, row.organizationId, em, true);
     const store = this.#destinations.open(await em.findOneOrFail(Destination, { destinationId: row.destinationId }));
     const hosts = this.#hosts();
-    const docker = await hosts.local();
     const key = volumeFileKey(workload.appName, row.prefix, row.volumeName, new Date());
     let stopped: StoppedService[] = [];
     if (row.turnOff) stopped = await stopUsers(docker, hosts, row.volumeName, row.organizationId, io.log, io.signal);
@@ -103,14 +107,13 @@ export class VolumeRunner {
 
   /** Restores the file into the volume, stopping what uses it and starting it again. */
   async restore(restore: VolumeRestoreRow, em: EntityManager, io: Io): Promise<void> {
-    const { workload, exists } = await this.#checked(restore.serviceType, restore.serviceId, restore.volumeName, restore.organizationId, em, false);
+    const { workload, exists, docker } = await this.#checked(restore.serviceType, restore.serviceId, restore.volumeName, restore.organizationId, em, false);
     const store = this.#destinations.open(await em.findOneOrFail(Destination, { destinationId: restore.destinationId }));
     io.log(`Reading ${restore.backupFile} whole before the volume is touched`);
     const checked = await inspectObject(await store.get(restore.backupFile, { signal: io.signal }), gzipFraming(null))
       .catch((e: Error) => { throw new Error(`${restore.backupFile} is damaged: ${e.message}`); });
     io.log(`${restore.backupFile}: ${checked.size} bytes, sha256 ${checked.sha256}`);
     const hosts = this.#hosts();
-    const docker = await hosts.local();
     if (!exists) {
       io.log(`Creating volume ${restore.volumeName}`);
       await ensureMountVolume(docker, hosts, restore.volumeName, { kind: workload.kind, id: workload.id, organizationId: workload.organizationId });

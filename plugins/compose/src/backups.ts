@@ -42,8 +42,8 @@ export class ComposeBackups implements BackupSource {
     const containerId = await stack.runningContainer(target.serviceName);
     const name = `service ${target.serviceName} of ${row.appName}`;
     // Not running: the shared path fails the run and its output stream, saying so.
-    if (!containerId) return { row, db: { docker: await this.#cradle().hosts.local(), containerId: null, driver, creds: driver.credentialsFromEnv!({}), name }, image: null };
-    const docker = await this.#cradle().hosts.local();
+    const docker = await (await this.#cradle().hosts.of(row.serverId ?? null)).engine(); // the stack's host
+    if (!containerId) return { row, db: { docker, containerId: null, driver, creds: driver.credentialsFromEnv!({}), name }, image: null };
     const inspected = await docker.getContainer(containerId).inspect();
     const env = Object.fromEntries((inspected.Config.Env ?? []).map(e => [e.slice(0, Math.max(0, e.indexOf('='))), e.slice(e.indexOf('=') + 1)]));
     return { row, db: { docker, containerId, driver, creds: driver.credentialsFromEnv!(env), name }, image: inspected.Image };

@@ -11,7 +11,7 @@ import { optionalService } from '@berth/core';
 import { WorkloadLifecycle, resolveEnv, type Engine, type MountRecord } from '@berth/plugin-workloads';
 import { Compose, type ComposeRow } from './entities.ts';
 import { KIND, type ComposeService } from './service.ts';
-import { ignoredKeys, isolate, addSuffix, parseComposeCommand, serviceNames, withDomains, type ComposeDomainRoute, type ComposeType } from './file/index.ts';
+import { ignoredKeys, isolate, addSuffix, parseComposeCommand, serviceNames, serviceImages, withDomains, type ComposeDomainRoute, type ComposeType } from './file/index.ts';
 import { withOwnership } from './prepare.ts';
 import { hostRefusal } from './host-policy.ts';
 import { StackEngine, projectName, type WaitIo } from './engine.ts';
@@ -44,7 +44,7 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
   }
 
   protected identify(row: ComposeRow) {
-    return { id: row.composeId, appName: row.appName, organizationId: row.organizationId };
+    return { id: row.composeId, appName: row.appName, organizationId: row.organizationId, serverId: row.serverId ?? null };
   }
 
   protected replicas(): number {
@@ -55,9 +55,10 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
     return this.#stacks.setStatus(composeId, status, em);
   }
 
-  /** The stack on the local engine. */
+  /** The stack on the engine of its host (its server's, or this machine's). */
   async stackOf(row: ComposeRow): Promise<StackEngine> {
-    return new StackEngine(await this.cradle().hosts.local(), row.composeType as ComposeType, row.appName, row.composeId);
+    const docker = await (await this.cradle().hosts.of(row.serverId ?? null)).engine();
+    return new StackEngine(docker, row.composeType as ComposeType, row.appName, row.composeId);
   }
 
   #waitIo(run: DeploymentRun): WaitIo {
@@ -178,15 +179,22 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
     const envFile = path.join(path.dirname(userFile), '.env');
     if (settings.createEnvFile !== false) await writeFile(envFile, Object.entries(env).map(([k, v]) => `${k}=${v.replace(/\n/g, '\\n')}`).join('\n') + '\n', { mode: 0o600 });
     await this.#writeFileMounts(row, dir, run);
-    if (routes.length) await cradle.hosts.local();
-
     const services = serviceNames(text);
+    // On a server: the program drives its engine through the forwarded socket (build contexts
+    // stream over the connection), and the images it lacks are copied from this machine's first.
+    const serverId = row.serverId ?? null;
+    const dockerHost = await cradle.hosts.dockerHost(serverId);
+    if (serverId !== null) {
+      for (const image of serviceImages(text)) {
+        if (await cradle.hosts.provideImage(serverId, image, run.signal) === 'copied') run.log(`Copied ${image} to the server`);
+      }
+    }
     const argv = await this.#command(row, settings, deployed, envFile, dir, stack, type);
     run.log(`Running ${argv.join(' ')}`);
     const since = new Date(Date.now() - 1000);
     // A custom command's paths are the workload directory's (where the parser confined them).
     const cwd = String(settings.command ?? '').trim() ? dir : path.dirname(userFile);
-    await runProgram(argv, { cwd, env: type === 'stack' ? env : {}, signal: run.signal, log: line => run.log(line) });
+    await runProgram(argv, { cwd, env: type === 'stack' ? env : {}, dockerHost, signal: run.signal, log: line => run.log(line) });
     run.log(`Waiting until ${services.join(', ')} run`);
     await stack.waitRunning(services, since, this.#waitIo(run));
     await this.#checkProxyReach(stack, routes, run);

@@ -127,7 +127,7 @@ export class ComposePipeline {
 export const callerCompose = (stacks: ComposeService, pipeline: ComposePipeline) => (cradle: Cradle) => {
   const { principal, em, workloads } = cradle;
   const organizationId = principal!.organizationId;
-  const assertAppNameFree = workloads.assertAppNameFree.bind(workloads);
+  const assertAppNameFree = workloads.placement(organizationId); // a new record's serverId: one of the organization's servers
   const find = (composeId: string) => stacks.find(composeId, organizationId, em);
   const change = async (composeId: string, changes: Partial<UpdateInput> & Record<string, unknown>) => {
     pipeline.checkChanges(await find(composeId), changes);

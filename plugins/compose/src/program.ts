@@ -23,6 +23,8 @@ export interface ProgramIo {
   cwd: string;
   /** Variables for the program's own environment (interpolation of the file), beside PATH and DOCKER_HOST. */
   env?: Record<string, string>;
+  /** The engine the program drives (a server's forwarded socket); absent: this machine's (DOCKER_HOST as Berth has it). */
+  dockerHost?: string;
   signal?: AbortSignal;
   log(line: string): void;
 }
@@ -34,7 +36,7 @@ export function runProgram(argv: string[], io: ProgramIo): Promise<void> {
   const [file, ...args] = argv;
   return new Promise((resolve, reject) => {
     if (io.signal?.aborted) return reject(new Error('The deployment was cancelled'));
-    const env = { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', HOME: process.env.HOME ?? '/root', ...(process.env.DOCKER_HOST ? { DOCKER_HOST: process.env.DOCKER_HOST } : {}), ...io.env };
+    const env = { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', HOME: process.env.HOME ?? '/root', ...(process.env.DOCKER_HOST ? { DOCKER_HOST: process.env.DOCKER_HOST } : {}), ...io.env, ...(io.dockerHost ? { DOCKER_HOST: io.dockerHost } : {}) };
     const child = spawn(file!, args, { cwd: io.cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     const tail: string[] = [];
     let pending = '';

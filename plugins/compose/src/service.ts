@@ -75,12 +75,13 @@ export class ComposeService {
 
   async create(input: CreateInput & { env?: string | null; sourceType?: string; icon?: string | null }, organizationId: string, em: EntityManager, assertAppNameFree: AssertAppNameFree): Promise<ComposeRow> {
     const environment = await placementFor(this.#environments(), input, organizationId, em);
-    if (input.serverId) throw invalidField('serverId', 'remote servers are not available yet: leave serverId empty to deploy on this host');
+    // A serverId is checked by the caller (WorkloadRegistry.assertServer): a server of the organization.
+    const serverId = input.serverId ?? null;
     const appName = input.appName ?? generateAppName(input.name);
-    await assertAppNameFree(appName, null, em);
+    await assertAppNameFree(appName, serverId, em);
     const row = em.create(Compose, {
       composeId: newId(), name: input.name, appName, description: input.description ?? null,
-      environmentId: environment.environmentId, organizationId, serverId: null,
+      environmentId: environment.environmentId, organizationId, serverId,
       // The peer's default source is github; a file given at creation is a raw source.
       sourceType: input.sourceType ?? (input.composeFile ? 'raw' : 'github'), composeType: input.composeType ?? 'docker-compose', composeStatus: 'idle',
       refreshToken: newRefreshToken(), composeFile: input.composeFile ?? '',
@@ -103,8 +104,8 @@ export class ComposeService {
         if (value !== row.appName) await assertAppNameFree(value as string, row.serverId ?? null, em, row.composeId);
         row.appName = value as string;
       } else if (key === 'serverId') {
-        if (value) throw invalidField('serverId', 'remote servers are not available yet');
-        row.serverId = null;
+        // Moving a workload between hosts would leave its service and volumes behind: not done by an update.
+        if (((value as string | null) || null) !== (row.serverId ?? null)) throw invalidField('serverId', 'a workload stays on the host it was created on: create it anew on the other server');
       } else if (key === 'env') {
         row.sealed = this.#secrets().encrypt((value as string | null) ?? '');
       } else if (columnSet.has(key)) {

@@ -62,7 +62,7 @@ export class DomainPreflight {
 
   async workload(workload: WorkloadRef): Promise<Check> {
     const { hosts } = this.#cradle();
-    const docker = await hosts.local();
+    const docker = await (await hosts.of(workload.serverId)).engine(); // the workload's host
     const network = hosts.platformNetwork;
     const name = workload.appName;
     const service = await docker.getService(name).inspect().catch(() => null) as { Spec?: { TaskTemplate?: { Networks?: { Target?: string }[] } } } | null;

@@ -14,9 +14,21 @@ export type EngineCalls = Pick<ContainerHosts, 'platformNetwork' | 'call'>;
 export interface ContainerHosts {
   /** The overlay network every workload and the proxy join (attachable, so plain containers can too): the config key platformNetwork. */
   readonly platformNetwork: string;
-  /** The machine of `serverId`, or this one for null (its engine in swarm mode with the platform network); one connection per machine, made on first use. */
+  /** The machine of `serverId` (NOT_FOUND when no server record has it), or this one for null; its engine in swarm mode with the platform network; one connection per machine, made on first use. */
   of(serverId: string | null): Promise<Host>;
-  /** This machine's engine, prepared: `(await of(null)).engine()`, kept while the call sites move to of(). */
+  /**
+   * DOCKER_HOST for a program Berth runs on this machine against the engine of `serverId`: a local
+   * socket forwarding to it over the server's connection (undefined for null: the program's own
+   * environment reaches this machine's engine).
+   */
+  dockerHost(serverId: string | null): Promise<string | undefined>;
+  /**
+   * Makes sure the engine of `serverId` has `image` before a service uses it: present already, or
+   * copied from the local engine (save | load over the connection); 'absent' when neither has it
+   * (the engine then pulls it).
+   */
+  provideImage(serverId: string | null, image: string, signal?: AbortSignal): Promise<'present' | 'copied' | 'absent'>;
+  /** This machine's engine, prepared: `(await of(null)).engine()`; only for what is this machine's own (the allow-list in plugins/hosts/test/local-call-sites.test.ts). */
   local(): Promise<Docker>;
   /** Runs an engine call and turns engine failures into domain errors (404 → NOT_FOUND, 409 → CONFLICT, else a logged 500). */
   call<T>(what: string, fn: () => Promise<T>): Promise<T>;
@@ -32,6 +44,8 @@ export interface ContainerHosts {
 export interface HostServerDirectory {
   /** The server's connection details (its key decrypted), or null when there is no such server. */
   server(serverId: string): Promise<HostServer | null>;
+  /** The organization a server belongs to (null: no such server); a workload names only its own organization's servers. */
+  organizationOf(serverId: string): Promise<string | null>;
 }
 
 declare module '@berth/core' {

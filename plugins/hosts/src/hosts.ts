@@ -1,11 +1,14 @@
 // The machines that run workloads, one connection each, through the host providers: this machine
-// through `host.local` (on first use it makes sure the engine is a swarm manager and that the
-// platform network exists and is Berth's), a server through `host.ssh` with its record's details.
+// through `host.local`, a server through `host.ssh` with its record's details. Each engine is
+// prepared on first use (a swarm manager — a server's advertising its own address — with the
+// platform network, Berth's); see server-engine.ts for images copied to a server and the local
+// socket that forwards programs run here to a server's engine.
 import type Docker from 'dockerode';
 import { BerthError, notFound, optionalService, type Cradle, type EntityManager, type HostConnection, type Logger } from '@berth/core';
 import type { ContainerHosts, Host } from './container-hosts.ts';
 import { engineCall } from './engine-errors.ts';
-import { ensurePlatformNetwork, recordedPlatformNetwork, recordPlatformNetwork, refuseWhileAttached, type WorkloadExists } from './platform-network.ts';
+import { advertiseAddress, copyImage, EngineSocket, hasImage, prepareEngine } from './server-engine.ts';
+import { recordedPlatformNetwork, recordPlatformNetwork, refuseWhileAttached, type WorkloadExists } from './platform-network.ts';
 
 export class Hosts implements ContainerHosts {
   readonly #cradle: () => Cradle;
@@ -16,7 +19,8 @@ export class Hosts implements ContainerHosts {
   #machine?: Promise<HostConnection>;
   #ready?: Promise<Docker>;
   readonly #afterReady: ((docker: Docker) => Promise<void>)[] = [];
-  readonly #servers = new Map<string, Promise<HostConnection>>();
+  readonly #servers = new Map<string, Promise<ServerHost>>();
+  readonly #sockets = new Map<string, Promise<EngineSocket>>();
 
   constructor({ cradle, logger, config }: { cradle: () => Cradle; logger: Logger; config: { swarmAdvertiseAddr: string; platformNetwork: string; dataDir: string } }) {
     this.#cradle = cradle;
@@ -31,13 +35,31 @@ export class Hosts implements ContainerHosts {
       const machine = await this.#thisMachine();
       return { engine: () => this.local(), run: (argv, options) => machine.run(argv, options) };
     }
-    let connection = this.#servers.get(serverId);
-    if (!connection) {
-      connection = this.#connectServer(serverId);
-      this.#servers.set(serverId, connection);
-      connection.catch(() => this.#servers.delete(serverId));
+    return (await this.#server(serverId)).host;
+  }
+
+  async dockerHost(serverId: string | null): Promise<string | undefined> {
+    if (serverId === null) return undefined;
+    let socket = this.#sockets.get(serverId);
+    if (!socket) {
+      socket = this.#server(serverId).then(async s => {
+        if (!s.connection.dialEngine) throw new BerthError('INTERNAL_SERVER_ERROR', `The host provider of server ${serverId} offers no stream to its engine`);
+        await s.host.engine(); // prepared (and reachable) before a program uses it
+        return EngineSocket.open(() => s.connection.dialEngine!(), this.#log);
+      });
+      this.#sockets.set(serverId, socket);
+      socket.catch(() => this.#sockets.delete(serverId));
     }
-    return await connection;
+    return `unix://${(await socket).path}`;
+  }
+
+  async provideImage(serverId: string | null, image: string, signal?: AbortSignal): Promise<'present' | 'copied' | 'absent'> {
+    const target = await (await this.of(serverId)).engine();
+    if (await this.call(`inspect image ${image}`, () => hasImage(target, image))) return 'present';
+    if (serverId === null) return 'absent';
+    const copied = await this.call(`copy image ${image} to server ${serverId}`, () => this.local().then(local => copyImage(local, target, image, signal)));
+    if (copied) this.#log.info({ image, serverId }, 'image copied from the local engine to the server');
+    return copied ? 'copied' : 'absent';
   }
 
   /**
@@ -76,14 +98,17 @@ export class Hosts implements ContainerHosts {
   }
 
   async forget(serverId: string): Promise<void> {
-    const connection = this.#servers.get(serverId);
+    const server = this.#servers.get(serverId);
+    const socket = this.#sockets.get(serverId);
     this.#servers.delete(serverId);
-    await connection?.then(c => c.close(), () => undefined);
+    this.#sockets.delete(serverId);
+    await socket?.then(s => s.close(), () => undefined);
+    await server?.then(s => s.connection.close(), () => undefined);
   }
 
   /** Closes every connection (at shutdown: an open SSH connection would keep the process alive). */
   async close(): Promise<void> {
-    const servers = [...this.#servers.keys()];
+    const servers = [...new Set([...this.#servers.keys(), ...this.#sockets.keys()])];
     await Promise.all(servers.map(id => this.forget(id)));
     const machine = this.#machine;
     this.#machine = undefined;
@@ -97,23 +122,40 @@ export class Hosts implements ContainerHosts {
     return this.#machine;
   }
 
-  async #connectServer(serverId: string): Promise<HostConnection> {
-    const server = await optionalService(this.#cradle(), 'hostServers')?.server(serverId);
-    if (!server) throw notFound(`Server ${serverId}`);
-    return this.#cradle().providers.get('host', 'ssh').connect(server);
+  /** A server's connection and its Host (the engine prepared on first use), made once until forgotten. */
+  #server(serverId: string): Promise<ServerHost> {
+    let server = this.#servers.get(serverId);
+    if (!server) {
+      server = this.#connectServer(serverId);
+      this.#servers.set(serverId, server);
+      server.catch(() => this.#servers.delete(serverId));
+    }
+    return server;
+  }
+
+  async #connectServer(serverId: string): Promise<ServerHost> {
+    const record = await optionalService(this.#cradle(), 'hostServers')?.server(serverId);
+    if (!record) throw notFound(`Server ${serverId}`);
+    const connection = await this.#cradle().providers.get('host', 'ssh').connect(record);
+    let ready: Promise<Docker> | undefined;
+    const engine = (): Promise<Docker> => {
+      // As for the local engine: a failed preparation is retried on the next call.
+      ready ??= connection.engine().then(async docker => {
+        await prepareEngine(docker, { call: (what, fn) => this.call(what, fn), log: this.#log, advertiseAddr: await advertiseAddress(record.ipAddress), network: this.platformNetwork, where: `server ${serverId}` });
+        return docker;
+      }).catch(e => { ready = undefined; throw e; });
+      return ready;
+    };
+    return { connection, host: { engine, run: (argv, options) => connection.run(argv, options) } };
   }
 
   async #prepare(): Promise<Docker> {
     const docker = await (await this.#thisMachine()).engine(); // honours DOCKER_HOST, else /var/run/docker.sock
-    const info = await this.call('reach the Docker engine', () => docker.info() as Promise<{ Swarm?: { LocalNodeState?: string; ControlAvailable?: boolean } }>);
-    if (info.Swarm?.LocalNodeState !== 'active') {
-      this.#log.info({ advertiseAddr: this.#advertiseAddr }, 'initialising swarm mode on the local engine');
-      await this.call('initialise swarm mode', () => docker.swarmInit({ ListenAddr: '0.0.0.0:2377', AdvertiseAddr: this.#advertiseAddr }));
-    } else if (info.Swarm.ControlAvailable === false) {
-      throw new BerthError('INTERNAL_SERVER_ERROR', 'The local Docker engine is a swarm worker; Berth needs a manager');
-    }
-    await ensurePlatformNetwork(docker, (what, fn) => this.call(what, fn), this.platformNetwork, this.#log);
+    await prepareEngine(docker, { call: (what, fn) => this.call(what, fn), log: this.#log, advertiseAddr: this.#advertiseAddr, network: this.platformNetwork, where: 'this machine' });
     await recordPlatformNetwork(this.#dataDir, this.platformNetwork);
     return docker;
   }
 }
+
+/** A server as the plugin keeps it: the provider's connection and the Host handed out. */
+interface ServerHost { connection: HostConnection; host: Host }

@@ -1,6 +1,7 @@
 // hosts.of(serverId | null) on a kernel with the hosts plugin: this machine through host.local
 // (the same prepared engine as hosts.local()), a server through host.ssh from the server
 // directory (a kit host: its own sshd and engine), one connection per server, forget.
+import { createConnection, type Socket } from 'node:net';
 import Docker from 'dockerode';
 import t from 'tap';
 import { asValue, type HostServer } from '@berth/core';
@@ -47,6 +48,38 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     t.equal((await again.run(['hostname'])).stdout, `${h!.name}\n`);
     t.same(asked, ['srv-kit', 'srv-kit'], 'reading the record again');
     await t.rejects(hosts.of('srv-other'), { code: 'NOT_FOUND', message: 'Server srv-other not found' }, 'a server the directory lacks');
+  });
+
+  t.test('a server\'s engine is prepared on first use; programs reach it through a forwarded socket, many idle connections at once', async t => {
+    const { hosts: [h] } = await sharedRemoteHosts(1);
+    const record: HostServer = { serverId: 'srv-sock', ipAddress: h!.address, port: 22, username: h!.user, privateKey: h!.privateKey, hostKeyFingerprint: h!.hostKeyFingerprint };
+    server.kernel.container.register({ hostServers: asValue({ server: async (id: string) => (id === record.serverId ? record : null) }) });
+    t.teardown(() => hosts.forget('srv-sock'));
+    const engine = await (await hosts.of('srv-sock')).engine();
+    const info = await engine.info() as { ID: string; Swarm: { LocalNodeState: string; NodeAddr: string } };
+    t.equal(info.Swarm.LocalNodeState, 'active', 'in swarm mode');
+    t.equal(info.Swarm.NodeAddr, h!.address, 'advertising the server\'s address');
+    t.ok((await engine.listNetworks({ filters: { name: [hosts.platformNetwork] } })).some(n => n.Name === hosts.platformNetwork), 'with the platform network');
+    t.equal(await hosts.dockerHost(null), undefined, 'this machine: the program\'s own environment');
+    const dockerHost = await hosts.dockerHost('srv-sock');
+    t.match(dockerHost, /^unix:\/\//);
+    t.equal(await hosts.dockerHost('srv-sock'), dockerHost, 'one socket per server');
+    const socketPath = dockerHost!.slice('unix://'.length);
+    // More connections than the connection's channel slots (8), all held open at once (as the
+    // Compose program's pool holds them): forwards take no slot, so each one is answered.
+    const open = await Promise.all(Array.from({ length: 12 }, () => new Promise<Socket>((resolve, reject) => {
+      const c = createConnection(socketPath);
+      let reply = '';
+      c.on('data', d => { reply += d; if (reply.includes('\r\n\r\n')) resolve(c); });
+      c.on('error', reject);
+      c.write('GET /_ping HTTP/1.1\r\nHost: docker\r\nConnection: keep-alive\r\n\r\n');
+      c.once('data', d => { if (!String(d).startsWith('HTTP/1.1 200')) reject(new Error(String(d))); });
+    })));
+    t.equal(open.length, 12, 'twelve connections answered while all are open');
+    for (const c of open) c.destroy();
+    t.equal((await new Docker({ socketPath }).info() as { ID: string }).ID, info.ID, 'the socket reaches the server\'s engine');
+    await hosts.forget('srv-sock');
+    await t.rejects(new Docker({ socketPath }).info(), 'the socket goes with the connection');
   });
 
   t.test('shutting Berth down closes the servers\' connections', async t => {

@@ -4,7 +4,7 @@
 // mount reaches the host: the operator's host access policy decides (core's HostAccess).
 import path from 'node:path';
 import type { HostAccess } from '@berth/plugin-workloads';
-import { badRequest, conflict, forbidden, invalidField, newId, notFound, type Cradle, type EntityManager, type Principal, type Role, type SecretBox, type TSchema } from '@berth/core';
+import { conflict, forbidden, invalidField, newId, notFound, type Cradle, type EntityManager, type Principal, type Role, type SecretBox, type TSchema } from '@berth/core';
 import { assertMountable, volumeLabels, type ContainerHosts, type MountDirectory, type MountRecord, type WorkloadRegistry } from '@berth/plugin-workloads';
 import { Mount, type MountRow } from './entities.ts';
 import { assertOwnHostResource } from './host-resources.ts';
@@ -175,9 +175,8 @@ export class MountService implements MountDirectory {
     const kind = this.#workloads.kinds().find(k => k.idField === idField);
     if (!kind) throw invalidField(idField, 'no kind of workload is identified by this field');
     const app = await this.#workloads.owner(kind.kind, id, organizationId, em);
-    if (app.serverId) throw badRequest('Reading the containers of a remote server is not supported yet');
     const hosts = this.#hosts();
-    const docker = await hosts.local();
+    const docker = await (await hosts.of(app.serverId)).engine(); // the workload's host
     const containers = await hosts.call('list the application\'s containers', () =>
       docker.listContainers({ filters: { label: [`com.docker.swarm.service.name=${app.appName}`] } }));
     const mounts = containers[0]?.Mounts ?? [];
@@ -192,15 +191,16 @@ export class MountService implements MountDirectory {
   // ------------------------------------------------------------ internals
   /**
    * A named volume that exists on the workload's host and that its organization may not mount
-   * is refused now (409 naming it) when the engine is at hand: the local one, answering. Every
-   * deploy checks again (toServiceMounts), so an engine that cannot be asked now refuses nothing.
+   * is refused now (409 naming it) when the engine of its host (its server's, or this machine's)
+   * answers. Every deploy checks again (toServiceMounts), so an engine that cannot be asked now
+   * refuses nothing.
    */
   async #assertMountableVolume(mount: StoredMount, workload: { serverId?: string | null }, organizationId: string, adopted: boolean): Promise<void> {
-    if (mount.type !== 'volume' || !mount.volumeName || workload.serverId) return;
+    if (mount.type !== 'volume' || !mount.volumeName) return;
     const hosts = this.#hosts();
     let labels: Record<string, string> | null;
     try {
-      labels = await volumeLabels(await hosts.local(), hosts, mount.volumeName);
+      labels = await volumeLabels(await (await hosts.of(workload.serverId ?? null)).engine(), hosts, mount.volumeName);
     } catch {
       return;
     }

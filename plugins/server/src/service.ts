@@ -57,6 +57,12 @@ export class ServerService implements HostServerDirectory {
     };
   }
 
+  /** The organization of a server (null: no such server), for the workloads' placement check. */
+  async organizationOf(serverId: string): Promise<string | null> {
+    const row = await this.#cradle().orm.em.fork().findOne(Server, { serverId }, { fields: ['organizationId'] });
+    return row?.organizationId ?? null;
+  }
+
   /** Stores the fingerprint pinned on first use (only when none is pinned: an accepted key is never overwritten). */
   async #pin(serverId: string, fingerprint: string): Promise<void> {
     try {

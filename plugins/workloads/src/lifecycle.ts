@@ -19,13 +19,19 @@ export interface LifecycleRecord {
   id: string;
   appName: string;
   organizationId: string;
+  /** The server it runs on; null: this machine. */
+  serverId: string | null;
 }
 
-/** The engine a run works on. */
+/** The engine a run works on: the record's server's, or this machine's. */
 export interface Engine {
   docker: Docker;
   hosts: ContainerHosts;
   swarm: SwarmRunner;
+  /** The record's server; null for this machine. */
+  serverId: string | null;
+  /** For ensureImage on a server: copies an image the server lacks from the local engine (undefined on this machine). */
+  fallback?: (image: string) => Promise<boolean>;
 }
 
 export abstract class WorkloadLifecycle<Row> implements Deployer {
@@ -53,12 +59,22 @@ export abstract class WorkloadLifecycle<Row> implements Deployer {
   /** Waits after start and reload until the workload serves; nothing to wait for by default. */
   protected async ready(_row: Row, _run: DeploymentRun, _engine: Engine): Promise<void> {}
 
-  /** The local engine and a runner that polls often ('done' follows 'running' closely) and holds the record to the host access policy. */
-  protected async engine(): Promise<Engine> {
+  /**
+   * The engine of the record's host (its server's, or this machine's) and a runner that polls often
+   * ('done' follows 'running' closely) and holds the record to the host access policy. On a server,
+   * an image the engine lacks is copied from the local engine before the service is made.
+   */
+  protected async engine(row: Row): Promise<Engine> {
     const hosts = this.cradle().hosts;
-    const docker = await hosts.local();
-    const admit = (w: Parameters<typeof admitWorkload>[0]) => admitWorkload(w, docker, this.cradle().hostAccess);
-    return { docker, hosts, swarm: new SwarmRunner(docker, hosts, { pollMs: 100, admit }) };
+    const { serverId } = this.identify(row);
+    const docker = await (await hosts.of(serverId)).engine();
+    const hostAccess = this.cradle().hostAccess;
+    const admit = async (w: Parameters<typeof admitWorkload>[0]) => {
+      await admitWorkload(w, docker, hostAccess);
+      if (serverId !== null) await hosts.provideImage(serverId, w.image);
+    };
+    const fallback = serverId === null ? undefined : async (image: string) => (await hosts.provideImage(serverId, image)) !== 'absent';
+    return { docker, hosts, serverId, fallback, swarm: new SwarmRunner(docker, hosts, { pollMs: 100, admit }) };
   }
 
   /** How a run waits for the engine: its signal, its log, the configured settle time. */
@@ -86,7 +102,7 @@ export abstract class WorkloadLifecycle<Row> implements Deployer {
     const row = await this.load(run.deployment.targetId, run.em);
     if (!row) throw new Error(`The ${this.noun} was deleted before its deployment ran`);
     const { id, appName } = this.identify(row);
-    const engine = await this.engine();
+    const engine = await this.engine(row);
     const owned = { ...this.wait(run), ...this.owned(row) };
     switch (action) {
       case 'stop':
@@ -130,20 +146,20 @@ export abstract class WorkloadLifecycle<Row> implements Deployer {
     const row = await this.load(targetId, em);
     if (!row) return;
     // A cancelled run leaves the previous version running: the status says what runs now.
-    const exists = outcome === 'cancelled' && await this.engine().then(e => e.swarm.serviceExists(this.identify(row).appName, this.owned(row))).catch(() => false);
+    const exists = outcome === 'cancelled' && await this.engine(row).then(e => e.swarm.serviceExists(this.identify(row).appName, this.owned(row))).catch(() => false);
     await this.setStatus(targetId, outcome === 'error' ? 'error' : exists ? 'done' : 'idle', em);
   }
 
   /** Removes the record's services — its appName's and a former name's not yet replaced by a deploy (absent is fine) — and waits until their containers are gone. */
   async removeService(row: Row, opts: WaitOptions = {}): Promise<void> {
-    const { swarm } = await this.engine();
+    const { swarm } = await this.engine(row);
     const { id, appName } = this.identify(row);
     for (const name of new Set([appName, ...await swarm.servicesOf(id)])) await swarm.removeService(name, { ...opts, ...this.owned(row) });
   }
 
   /** The record's service log, optionally only the lines containing `search` (any case). */
   async serviceLogs(row: Row, options: { tail: number; since: string; search?: string | null }): Promise<string> {
-    const { swarm } = await this.engine();
+    const { swarm } = await this.engine(row);
     const text = await swarm.serviceLogs(this.identify(row).appName, { tail: options.tail, since: options.since, ...this.owned(row) });
     if (!options.search) return text;
     const needle = options.search.toLowerCase();

@@ -173,6 +173,24 @@ export class WorkloadRegistry {
   }
 
   /**
+   * Refuses a serverId that names no server of the organization (NOT_FOUND naming the field): the
+   * server records' plugin answers it through the hosts' directory (`hostServers`).
+   */
+  async assertServer(serverId: string, organizationId: string): Promise<void> {
+    const directory = optionalService(this.#cradle(), 'hostServers');
+    const owner = directory ? await directory.organizationOf(serverId) : null;
+    if (owner !== organizationId) throw notFound(`Server ${serverId}`);
+  }
+
+  /** The appName check of one organization's records: a new record's serverId must first name one of its servers. */
+  placement(organizationId: string): (appName: string, serverId: string | null, em: EntityManager, self?: string) => Promise<void> {
+    return async (appName, serverId, em, self) => {
+      if (serverId !== null && self === undefined) await this.assertServer(serverId, organizationId);
+      await this.assertAppNameFree(appName, serverId, em, self);
+    };
+  }
+
+  /**
    * Refuses (409) an appName that another of Berth's workloads holds on the host, or that names
    * a service on the host which is not Berth's for the record `self` (a new record has none).
    */
@@ -181,8 +199,8 @@ export class WorkloadRegistry {
     const holder = await this.byAppName(appName, serverId, em);
     if (holder && holder.id !== self) throw conflict(`appName "${appName}" is already used on this host`);
     const hosts = this.#cradle().hosts;
-    // A control plane whose engine is down can still keep records: every deploy checks the name again.
-    const docker = await hosts.local().catch(() => null);
+    // A control plane whose engine (or the server's) is down can still keep records: every deploy checks the name again.
+    const docker = await hosts.of(serverId).then(h => h.engine()).catch(() => null);
     if (!docker) return;
     const labels = await hosts.call(`inspect service ${appName}`, () => docker.getService(appName).inspect().then(
       (s: { Spec?: { Labels?: Record<string, string> } }) => s.Spec?.Labels ?? {},

@@ -33,8 +33,10 @@ export interface ProgramBuilderOptions {
 }
 
 /** The environment the program gets: this process's, less Berth's own secrets. */
-function programEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('BERTH_') && k !== 'DATABASE_URL'));
+function programEnv(dockerHost?: string): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('BERTH_') && k !== 'DATABASE_URL'));
+  // A workload on a server: the program builds on the server's engine through the forwarded socket.
+  return dockerHost ? { ...env, DOCKER_HOST: dockerHost } : env;
 }
 
 export class ProgramBuilder implements Builder {
@@ -82,7 +84,7 @@ export class ProgramBuilder implements Builder {
     const mask = masker(request.secrets);
     request.log(mask(`$ ${[program, ...args].join(' ')}`));
     const exit = await runProgram(
-      { file, args, cwd: appDir, env: programEnv(), signal: request.signal, line: text => request.log(mask(text)) },
+      { file, args, cwd: appDir, env: programEnv(request.dockerHost), signal: request.signal, line: text => request.log(mask(text)) },
       () => cancelled(request.signal),
     );
     if (exit.code !== 0) {

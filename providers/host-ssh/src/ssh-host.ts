@@ -114,12 +114,22 @@ export class SshHost implements HostConnection {
     await new Promise<void>(resolve => { client.once('close', () => resolve()); client.end(); });
   }
 
-  #dialEngine(): Promise<Duplex> {
+  /**
+   * A byte stream to the server's engine API on a channel of this connection, for a local socket
+   * that forwards to it. Programs such as the Compose program keep idle connections in a pool, so
+   * a forwarded socket's channels take no slot (OpenSSH's MaxSessions counts sessions, not
+   * forwards); over dial-stdio each one is a session and waits for a slot like any command.
+   */
+  async dialEngine(): Promise<Duplex> {
+    return this.#dialEngine(false);
+  }
+
+  #dialEngine(slotted = true): Promise<Duplex> {
     if (this.#o.engineTransport === 'dial-stdio') {
       return this.#channel((c, cb) => c.exec('docker system dial-stdio', cb)).then(({ channel }) => { channel.stderr.resume(); return channel; });
     }
     const socket = this.#o.engineSocket ?? '/var/run/docker.sock';
-    return this.#channel((c, cb) => c.openssh_forwardOutStreamLocal(socket, cb)).then(({ channel }) => channel);
+    return this.#channel((c, cb) => c.openssh_forwardOutStreamLocal(socket, cb), slotted).then(({ channel }) => channel);
   }
 
   /** Waits for a free channel slot; the answer gives it back (once). */
@@ -136,11 +146,11 @@ export class SshHost implements HostConnection {
   }
 
   /**
-   * Opens a channel in a slot; a connection found dropped while opening is replaced once. The exit
+   * Opens a channel in a slot (a forward without one when slotted is false); a connection found dropped while opening is replaced once. The exit
    * status is recorded from the start: it can arrive in the same packet batch as the channel itself.
    */
-  async #channel(open: (client: Client, cb: (err: Error | undefined, channel: ClientChannel) => void) => void): Promise<{ channel: ClientChannel; exit: Exit }> {
-    const release = await this.#slot();
+  async #channel(open: (client: Client, cb: (err: Error | undefined, channel: ClientChannel) => void) => void, slotted = true): Promise<{ channel: ClientChannel; exit: Exit }> {
+    const release = slotted ? await this.#slot() : () => {};
     try {
       for (let attempt = 1; ; attempt++) {
         const client = await this.#connection();

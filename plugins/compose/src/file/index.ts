@@ -1,6 +1,6 @@
 // The compose file's transforms and the template catalog: pure functions of text (no engine, no
 // database), used by the compose plugin's operations and deployer.
-export { parseCompose, serviceNames, composeText } from './yaml-doc.ts';
+export { parseCompose, serviceNames, serviceImages, composeText } from './yaml-doc.ts';
 export { addSuffix, sharedNetworks } from './suffix.ts';
 export { isolate, NETWORK_NAME } from './isolate.ts';
 export { ignoredKeys, interpolatedVariables, type ComposeType, type ComposeIssue } from './ignored-keys.ts';

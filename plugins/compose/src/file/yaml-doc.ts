@@ -146,6 +146,15 @@ export function serviceNode(doc: Document, maps: YAMLMap[], key: string): { map:
   return null;
 }
 
+/** The images the services name (plain strings; an interpolated one is skipped), each once. */
+export function serviceImages(text: string): string[] {
+  const doc = parseCompose(text);
+  const images = servicesOf(doc).map(s => serviceNode(doc, s.maps, 'image')?.node)
+    .map(n => (isScalar(n) && typeof n.value === 'string' ? n.value.trim() : ''))
+    .filter(i => i && !i.includes('$'));
+  return [...new Set(images)];
+}
+
 /** The names of the services, in the file's order. */
 export function serviceNames(text: string): string[] {
   return servicesOf(parseCompose(text)).map(s => s.name);

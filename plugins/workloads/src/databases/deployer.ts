@@ -51,7 +51,7 @@ export class DatabaseDeployer extends WorkloadLifecycle<DatabaseRow> {
   }
 
   protected identify(row: DatabaseRow) {
-    return { id: row.id, appName: row.appName, organizationId: row.organizationId };
+    return { id: row.id, appName: row.appName, organizationId: row.organizationId, serverId: row.serverId ?? null };
   }
 
   protected replicas(row: DatabaseRow): number {
@@ -97,7 +97,7 @@ export class DatabaseDeployer extends WorkloadLifecycle<DatabaseRow> {
     const env = { ...userEnv, ...driver.containerEnv(creds) };
 
     const image = settings.dockerImage as string;
-    await ensureImage(docker, image, null, { signal: run.signal, log: line => run.log(line) });
+    await ensureImage(docker, image, null, { signal: run.signal, log: line => run.log(line), fallback: engine.fallback });
 
     // Made with the record's labels before the service, so Swarm never makes it implicitly, unlabelled.
     if (await ensureVolume(docker, hosts, row.dataVolume, this.owner(row), { adopted: adoptedVolume(row, driver.kind) }) === 'created') {
@@ -168,7 +168,7 @@ export class DatabaseDeployer extends WorkloadLifecycle<DatabaseRow> {
 
   /** Removes the service, and its data volume when asked (delete of the database, or of what holds it). */
   async removeAll(row: DatabaseRow, options: RemoveOptions): Promise<void> {
-    if (options.volumes) await this.#removeServiceAndVolume(row, await this.engine());
+    if (options.volumes) await this.#removeServiceAndVolume(row, await this.engine(row));
     else await this.removeService(row);
   }
 
@@ -177,7 +177,7 @@ export class DatabaseDeployer extends WorkloadLifecycle<DatabaseRow> {
     const { driver } = this.#db;
     const creds = this.#db.credentialsOf(row);
     if (type === 'root' && !driver.fields.databaseRootPassword) throw badRequest(`${driver.label} has no root password: use type "user"`, [{ path: ['type'], message: `${driver.label} has no root password` }]);
-    const engine = await this.engine();
+    const engine = await this.engine(row);
     const container = await this.#runningContainer(row, engine);
     if (!container) throw badRequest(`${row.appName} is not running: start it before changing its password`);
     const result = await execIn(engine.docker, container, driver.changePasswordCommand(creds, password, type));
@@ -189,7 +189,7 @@ export class DatabaseDeployer extends WorkloadLifecycle<DatabaseRow> {
 
   /** The database in its running task (containerId null when none runs), for the shared container path. */
   async #inTask(row: DatabaseRow): Promise<DatabaseInContainer> {
-    const engine = await this.engine();
+    const engine = await this.engine(row);
     return { docker: engine.docker, containerId: await this.#runningContainer(row, engine), driver: this.#db.driver, creds: this.#db.credentialsOf(row), name: row.appName };
   }
 
@@ -206,14 +206,14 @@ export class DatabaseDeployer extends WorkloadLifecycle<DatabaseRow> {
 
   /** Restores the dump into a throwaway container of the record's image and answers the driver's inventory of the copy. */
   async verify(row: DatabaseRow, databaseName: string | null, input: Readable, io: BackupIo): Promise<string> {
-    const { docker } = await this.engine();
+    const { docker } = await this.engine(row);
     const image = this.#db.settingsOf(row).dockerImage as string;
     return verifyCopy(docker, { image, driver: this.#db.driver, creds: this.#db.credentialsOf(row), labels: ownerLabels(this.owner(row)), name: row.appName }, databaseName, input, io);
   }
 
   /** Stops the service, replaces the data files from helper containers of the same image, starts it again and waits until it is ready. */
   async #restoreOffline(row: DatabaseRow, input: Readable, io: BackupIo): Promise<void> {
-    const engine = await this.engine();
+    const engine = await this.engine(row);
     const log = io.log ?? (() => {});
     const owned = { signal: io.signal, log, ...this.owned(row) };
     const image = this.#db.settingsOf(row).dockerImage as string;
@@ -231,7 +231,7 @@ export class DatabaseDeployer extends WorkloadLifecycle<DatabaseRow> {
 
   /** The database's service log; BAD_REQUEST before its first deploy. */
   async logs(row: DatabaseRow, options: { tail: number; since: string; search?: string }): Promise<string> {
-    const { swarm } = await this.engine();
+    const { swarm } = await this.engine(row);
     // Without this the engine's "no such service" became a NOT_FOUND for a record that exists.
     if (!(await swarm.serviceExists(row.appName, this.owned(row)))) throw badRequest(`${row.appName} has never been deployed: there are no logs to read yet`);
     return this.serviceLogs(row, options);

@@ -20,7 +20,7 @@ export const databasesOf = (kind: string) => `${kind}Databases`;
 export const callerDatabases = (db: DatabaseService, workload: DatabaseKind) => (cradle: Cradle) => {
   const { principal, em, workloads } = cradle;
   const organizationId = principal!.organizationId;
-  const assertAppNameFree = workloads.assertAppNameFree.bind(workloads);
+  const assertAppNameFree = workloads.placement(organizationId); // a new record's serverId: one of the organization's servers
   const find = (id: string) => db.find(id, organizationId, em);
   return {
     /** Creates a database in one of the organization's environments. */

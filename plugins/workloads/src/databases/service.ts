@@ -12,7 +12,7 @@ import { settingFieldsOf } from './schemas.ts';
 import { dataVolumeOf } from './volumes.ts';
 import { answerSwarmSettings } from '../swarm/settings.ts';
 import { placementFor, searchFilters } from '../records.ts';
-import { type DatabaseCredentials, type DatabaseDriver, type EnvironmentDirectory, type SecretBox, conflict, invalidField, newId, notFound, parseInput } from '@berth/core';
+import { type DatabaseCredentials, type DatabaseDriver, type EnvironmentDirectory, type SecretBox, conflict, newId, notFound, parseInput } from '@berth/core';
 
 interface Sealed { databasePassword: string; databaseRootPassword: string | null; env: string | null }
 /** The registry's appName check (WorkloadRegistry.assertAppNameFree). */
@@ -121,7 +121,7 @@ export class DatabaseService {
       false,
     );
     const serverId = input.serverId ?? null;
-    if (serverId) throw invalidField('serverId', 'remote servers are not available yet: leave serverId empty to run on this host');
+    // A serverId is checked by the caller (WorkloadRegistry.assertServer): a server of the organization.
     const appName = input.appName ?? generateAppName(input.name, this.driver.kind);
     await assertAppNameFree(appName, serverId, em);
     const dockerImage = input.dockerImage ?? (older ? this.driver.defaultImage.older : this.driver.defaultImage.current);

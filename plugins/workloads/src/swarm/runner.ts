@@ -16,7 +16,7 @@
 // Registry credentials go to the engine in its X-Registry-Auth header and nowhere else.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type Docker from 'dockerode';
-import { DEFAULT_PLATFORM_NETWORK, engineCall, type ContainerHosts, type EngineCalls } from '@berth/plugin-hosts';
+import { DEFAULT_PLATFORM_NETWORK, engineCall, type EngineCalls } from '@berth/plugin-hosts';
 import type { WorkloadService } from '../services.ts';
 import { checkServiceName, toServiceSpec, type ServiceSpec } from './service-spec.ts';
 import { ID_LABEL, assertOwned } from '../owners.ts';
@@ -155,11 +155,6 @@ export class SwarmRunner {
     this.#hosts = hosts;
     this.#network = options.platformNetwork ?? hosts.platformNetwork;
     this.#pollMs = options.pollMs ?? 300;
-  }
-
-  /** A runner on the local engine (swarm mode and the platform network ensured). */
-  static async local(hosts: ContainerHosts, options?: SwarmRunnerOptions): Promise<SwarmRunner> {
-    return new SwarmRunner(await hosts.local(), hosts, options);
   }
 
   /**
