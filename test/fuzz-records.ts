@@ -9,10 +9,11 @@ import path from 'node:path';
 import type { Test } from 'tap';
 import { addMember, deploymentIdOf, type Client, type Reply } from '@berth/core/testing';
 import { startFakeGithub } from '../providers/git-github/test/github-api.ts';
+import { startFakeGitlab } from '../providers/git-gitlab/test/gitlab-api.ts';
 
 /** Id fields no record can stand behind on this Berth, with why (the fuzz sends them as they come). */
 export const NO_RECORD: Record<string, string> = {
-  gitlabId: 'no gitlab provider namespace yet', gitlabProjectId: 'a project id on a GitLab server (none here)',
+  gitlabProjectId: 'a project id on the GitLab server, not a record of Berth (the fuzz sends it as it comes)',
   bitbucketId: 'no bitbucket provider namespace yet', giteaId: 'no gitea provider namespace yet',
   registryId: 'no registry namespace yet', rollbackRegistryId: 'no registry namespace yet', buildRegistryId: 'no registry namespace yet',
   previewDeploymentId: 'no preview deployments yet', libsqlId: 'no libsql kind',
@@ -77,7 +78,20 @@ export async function fuzzRecords(t: Test, server: { url: string }, c: Client, a
     return lastGithub;
   };
 
+  // GitLab connections against GitLab on loopback, with a token pair it issued (the older variant's create carries them).
+  const gitlab = await startFakeGitlab(t);
+  const gitlabConnection = async () => {
+    const pair = gitlab.issue(3600);
+    return ok('gitlab.create', await c.post('gitlab.create', {
+      authId: admin.userId, name: unique('gitlab'), gitlabUrl: gitlab.url, applicationId: gitlab.app.clientId, secret: gitlab.app.secret,
+      redirectUri: gitlab.app.redirectUri, accessToken: pair.accessToken, refreshToken: pair.refreshToken, expiresAt: pair.expiresAt,
+    })).gitlabId as string;
+  };
+
   const recipes: Record<string, () => Promise<string>> = {
+    gitlabId: gitlabConnection,
+    // gitlab.create's authId (the peer's): the caller's own user id; Berth makes the caller the owner whatever it names.
+    authId: async () => admin.userId,
     // github.update takes both ids: githubId is that of the fuzz's gitProviderId (made just before it).
     gitProviderId: async () => (await githubConnection()).gitProviderId,
     githubId: async () => {

@@ -120,11 +120,11 @@ await new Promise<void>(resolve => api.listen(0, '127.0.0.1', resolve));
 t.teardown(() => new Promise<void>(resolve => { api.closeAllConnections(); api.close(() => resolve()); }));
 const apiUrl = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
 
-t.test('one config line enables it: the kernel registers git.forge beside the built-in github', async t => {
+t.test('one config line enables it: the kernel registers git.forge beside the built-in github and gitlab', async t => {
   const server = await startTestServer({ providers: { git: { forge: { resolve: forgeDir } } } });
   t.teardown(() => server.destroy());
   const { providers } = server.kernel.container.cradle;
-  t.same(providers.ids('git'), ['github', 'forge']);
+  t.same(providers.ids('git'), ['github', 'gitlab', 'forge']);
   const forge = providers.get('git', 'forge');
   t.equal(forge.label, 'Forge');
   t.same((await forge.listRepositories({ settings: { apiUrl }, secrets: { token } })).map(r => r.name), ['app', 'site', 'notes'], 'the instance the kernel made talks to the forge, every page read');

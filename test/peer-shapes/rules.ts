@@ -62,9 +62,9 @@ export const ALLOWED_EXTRA_IN: Record<string, { fields: string[]; reason: string
     fields: ['platformRestart', 'appHealth', 'tlsMode', 'signingSecret'],
     reason: 'Berth\'s: the older variant\'s name of dokployRestart (the same value), the appHealth toggle, email\'s tlsMode, and a signed channel\'s secret answered once by the create or rotation that made it',
   }])),
-  ...Object.fromEntries(['gitProvider.getAll', 'github.one', 'github.githubProviders'].map(op => [op, {
-    fields: ['sharedWithOrganization', 'githubUrl', 'isOwner', 'isConfigured'],
-    reason: 'the peer at v0.30.2 answers them (its git_provider.sharedWithOrganization and github.githubUrl columns, getAll\'s isOwner and isConfigured); the older dokploy-sdk schemas the reference comes from do not list them',
+  ...Object.fromEntries(['gitProvider.getAll', 'github.one', 'github.githubProviders', 'gitlab.one', 'gitlab.gitlabProviders'].map(op => [op, {
+    fields: ['sharedWithOrganization', 'githubUrl', 'isOwner', 'isConfigured', 'gitlabInternalUrl'],
+    reason: 'the peer at v0.30.2 answers them (its git_provider.sharedWithOrganization, github.githubUrl and gitlab.gitlabInternalUrl columns, getAll\'s isOwner and isConfigured); the older dokploy-sdk schemas the reference comes from do not list them',
   }])),
   'backup.remove': { fields: ['destination'], reason: 'Berth answers the removed backup as backup.one does (the peer answers the row)' },
 };
@@ -113,6 +113,7 @@ export const BERTH_ONLY: Record<string, string> = {
   'backup.restoreBackup': 'queues a restore as a deployment and answers its id (the peer streams it through a subscription, restoreBackupWithLogs)',
   'notification.deliveries': 'the delivery log of a channel: each event sent through it, its tries, state and the provider\'s answer (the peer keeps none)',
   'github.setupState': 'the GitHub App manifest flow\'s state, sealed and bound to the caller\'s organization (the peer\'s client writes an unsigned one)',
+  'gitlab.authorization': 'GitLab\'s authorization page with a state sealed and bound to the caller\'s organization and the connection (the peer\'s client builds the URL with no state)',
   'volumeBackups.restore': 'queues a volume restore as a deployment and answers its id (the peer streams it through a subscription, restoreVolumeBackupWithLogs, with the same input)',
 };
 
@@ -132,6 +133,9 @@ export const NO_REFERENCE: Record<string, string> = {
     .map(op => [`ai.${op}`, 'no reference recipe for ai.* yet (the peer answers its table with the key, which Berth never answers)'])),
   ...Object.fromEntries(['all', 'allForPermissions', 'buildServers', 'count', 'create', 'one', 'remove', 'update', 'updateBuildsConcurrency', 'withSSHKey'].map(p => [`server.${p}`,
     'the generator does not derive the server router\'s answers (its row with hostKeyFingerprint added, totalSum in all, deployments and the key in one and remove): Berth declares them from the peer\'s server table'])),
+  'gitlab.create': 'the peer answers nothing (its transaction\'s result is not returned); Berth answers the new record as gitlab.one does, its secret and tokens null',
+  'gitlab.getGitlabRepositories': 'the peer answers a mapping of GitLab\'s project objects ({ id, name, url, owner: { username } }), not a row of its schema',
+  'gitlab.getGitlabBranches': 'the peer answers GitLab\'s own branch objects, not a row of its schema',
 };
 
 /**
@@ -141,7 +145,7 @@ export const NO_REFERENCE: Record<string, string> = {
  */
 export const NOT_SERVED_NAMESPACE: Record<string, string> = {
   previewDeployments: 'previewDeployment', libsql: 'libsql', projectTags: 'tag', rollback: 'rollback',
-  gitlab: 'gitlab', bitbucket: 'bitbucket', gitea: 'gitea',
+  bitbucket: 'bitbucket', gitea: 'gitea',
   registry: 'registry', buildRegistry: 'registry', rollbackRegistry: 'registry',
 };
 /**
@@ -149,7 +153,7 @@ export const NOT_SERVED_NAMESPACE: Record<string, string> = {
  * null, their fields not compared, with why. Shrinks as the joins come.
  */
 export const NOT_JOINED: Record<string, string> = {
-  server: 'a workload\'s server (server.* is served): null until workloads run on servers (their serverId is refused until then)',
+  server: 'a workload\'s server (server.* is served): not joined into workload answers yet (workloads run on servers; the relation answers null)',
   buildServer: 'a workload\'s build server: null until build servers are served (the registries issue)',
 };
 export const NOT_SERVED: Record<string, string> = {

@@ -61,7 +61,8 @@ export class ApplicationPipeline {
       ...proxied,
       previewDeployments: [],
       github: await optionalService(cradle, 'gitProviders')?.githubRelation(this.#apps.settingsOf(row).githubId, organizationId, em) ?? null,
-      gitlab: null, bitbucket: null, gitea: null,
+      gitlab: await optionalService(cradle, 'gitProviders')?.gitlabRelation(this.#apps.settingsOf(row).gitlabId, organizationId, em) ?? null,
+      bitbucket: null, gitea: null,
       server: null, registry: null, buildRegistry: null, rollbackRegistry: null,
     };
   }

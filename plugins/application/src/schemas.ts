@@ -39,7 +39,7 @@ export const applicationFound = (relations: ReturnType<typeof relationSchemas>) 
   security: relations.security,
   previewDeployments: NotServedList('preview deployments'),
   github: relations.github,
-  gitlab: NotServedOne('the GitLab provider'),
+  gitlab: relations.gitlab,
   bitbucket: NotServedOne('the Bitbucket provider'),
   gitea: NotServedOne('the Gitea provider'),
   server: relations.server,

@@ -24,10 +24,10 @@ export class ApplicationService {
   readonly #secrets: () => SecretBox;
   readonly #environments: () => EnvironmentDirectory;
 
-  /** The git provider connections (their plugin may be disabled): a githubId must name one of the organization's. */
-  readonly #gitConnections: () => Pick<Cradle['gitProviders'], 'github'> | undefined;
+  /** The git provider connections (their plugin may be disabled): a githubId or gitlabId must name one of the organization's. */
+  readonly #gitConnections: () => Pick<Cradle['gitProviders'], 'connection'> | undefined;
 
-  constructor(secrets: () => SecretBox, environments: () => EnvironmentDirectory, gitConnections: () => Pick<Cradle['gitProviders'], 'github'> | undefined = () => undefined) {
+  constructor(secrets: () => SecretBox, environments: () => EnvironmentDirectory, gitConnections: () => Pick<Cradle['gitProviders'], 'connection'> | undefined = () => undefined) {
     this.#secrets = secrets;
     this.#environments = environments;
     this.#gitConnections = gitConnections;
@@ -113,8 +113,8 @@ export class ApplicationService {
       } else if (sealedSet.has(key)) {
         secrets[key as SealedKey] = value as string | null;
         sealedChanged = true;
-      } else if (key === 'githubId' && typeof value === 'string' && value) {
-        await this.#gitConnections()?.github(value, organizationId, em);
+      } else if ((key === 'githubId' || key === 'gitlabId') && typeof value === 'string' && value) {
+        await this.#gitConnections()?.connection(key, value, organizationId, em);
         settings[key] = value;
       } else if (settingSet.has(key)) {
         settings[key] = value;

@@ -49,7 +49,8 @@ export class ComposePipeline {
       mounts,
       domains: proxied?.domains ?? [], backups,
       github: await optionalService(cradle, 'gitProviders')?.githubRelation(this.#stacks.settingsOf(row).githubId, organizationId, em) ?? null,
-      gitlab: null, bitbucket: null, gitea: null, server: null,
+      gitlab: await optionalService(cradle, 'gitProviders')?.gitlabRelation(this.#stacks.settingsOf(row).gitlabId, organizationId, em) ?? null,
+      bitbucket: null, gitea: null, server: null,
     } as ComposeFound;
   }
 

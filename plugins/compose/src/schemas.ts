@@ -32,7 +32,7 @@ export const composeFound = (relations: ReturnType<typeof relationSchemas>) => T
   domains: relations.domains,
   backups: relations.backups,
   github: relations.github,
-  gitlab: NotServedOne('the GitLab provider'),
+  gitlab: relations.gitlab,
   bitbucket: NotServedOne('the Bitbucket provider'),
   gitea: NotServedOne('the Gitea provider'),
   server: relations.server,

@@ -1,6 +1,6 @@
 // A connected git hosting account: one git_providers row (what every type shares: name, type,
 // owner, sharing) and one row of its type's table (github_providers: the App's ids and sealed
-// secrets). Secrets are stored as SecretBox sealed them (`v1:…`), never in plain text.
+// secrets; gitlab_providers: the OAuth application and its sealed tokens). Secrets are stored as SecretBox sealed them (`v1:…`), never in plain text.
 import { defineEntity, p, newId } from '@berth/core';
 
 export const GitProviderRecord = defineEntity({
@@ -42,4 +42,29 @@ export const GithubRecord = defineEntity({
 });
 export type GithubRow = InstanceType<typeof GithubRecord.class>;
 
-export const gitProviderEntities = [GitProviderRecord, GithubRecord];
+export const GitlabRecord = defineEntity({
+  name: 'GitlabRecord',
+  tableName: 'gitlab_providers',
+  properties: {
+    gitlabId: p.string().length(32).primary().onCreate(() => newId()),
+    gitProviderId: p.string().length(32).unique(),
+    gitlabUrl: p.string().default('https://gitlab.com'),
+    /** Where Berth reaches the server when it differs from what users see. */
+    gitlabInternalUrl: p.string().nullable(),
+    /** The OAuth application's id. */
+    applicationId: p.string().nullable(),
+    redirectUri: p.string().nullable(),
+    /** Sealed: the OAuth application's secret. */
+    secret: p.text().nullable(),
+    /** Sealed. */
+    accessToken: p.text().nullable(),
+    /** Sealed. */
+    refreshToken: p.text().nullable(),
+    groupName: p.string().nullable(),
+    /** Seconds since the epoch (the peer's). */
+    expiresAt: p.bigint('number').nullable(),
+  },
+});
+export type GitlabRow = InstanceType<typeof GitlabRecord.class>;
+
+export const gitProviderEntities = [GitProviderRecord, GithubRecord, GitlabRecord];

@@ -11,4 +11,14 @@ class GitProviderInit extends Migration {
   }
 }
 
-export const gitProviderMigrations = [{ name: 'Migration20261126000100_git_provider_init', class: GitProviderInit }];
+class GitlabInit extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`create table "gitlab_providers" ("gitlab_id" varchar(32) not null, "git_provider_id" varchar(32) not null references "git_providers" ("git_provider_id") on delete cascade deferrable initially deferred, "gitlab_url" varchar(255) not null default 'https://gitlab.com', "gitlab_internal_url" varchar(255) null, "application_id" varchar(255) null, "redirect_uri" varchar(255) null, "secret" text null, "access_token" text null, "refresh_token" text null, "group_name" varchar(255) null, "expires_at" bigint null, primary key ("gitlab_id"));`);
+    this.addSql(`alter table "gitlab_providers" add constraint "gitlab_providers_git_provider_id_unique" unique ("git_provider_id");`);
+  }
+}
+
+export const gitProviderMigrations = [
+  { name: 'Migration20261126000100_git_provider_init', class: GitProviderInit },
+  { name: 'Migration20261126000200_gitlab_providers', class: GitlabInit },
+];

@@ -36,12 +36,31 @@ export type GithubRowView = Static<typeof GithubRow>;
 export const GithubView = Type.Object({ ...GithubFields, gitProvider: GitProviderView });
 export type GithubView = Static<typeof GithubView>;
 
+/** A gitlab record's columns (the peer's); its secret and tokens always null (sealed in Berth, never answered). */
+export const GitlabFields = {
+  gitlabId: Type.String(),
+  gitlabUrl: Type.String(),
+  gitlabInternalUrl: Nullable(Type.String()),
+  applicationId: Nullable(Type.String()),
+  redirectUri: Nullable(Type.String()),
+  secret: Nullable(Type.String({ description: 'sealed in Berth: always null' })),
+  accessToken: Nullable(Type.String({ description: 'sealed in Berth: always null' })),
+  refreshToken: Nullable(Type.String({ description: 'sealed in Berth: always null' })),
+  groupName: Nullable(Type.String()),
+  expiresAt: Nullable(Type.Number({ description: 'seconds since the epoch' })),
+  gitProviderId: Type.String(),
+};
+export const GitlabRow = Type.Object(GitlabFields);
+export type GitlabRowView = Static<typeof GitlabRow>;
+export const GitlabView = Type.Object({ ...GitlabFields, gitProvider: GitProviderView });
+export type GitlabView = Static<typeof GitlabView>;
+
 /** gitProvider.getAll: each connection with its type's record (the App's ids, whether it is configured) and whether the caller owns it. */
 export const GitProviderListed = Type.Object({
   ...GitProviderView.properties,
   isOwner: Type.Boolean(),
   github: Nullable(Type.Object({ ...GithubFields, isConfigured: Type.Boolean({ description: 'App id, private key and installation are all set' }) })),
-  gitlab: Type.Null({ description: 'GitLab connections are not served yet' }),
+  gitlab: Nullable(Type.Object({ ...GitlabFields })),
   bitbucket: Type.Null({ description: 'Bitbucket connections are not served yet' }),
   gitea: Type.Null({ description: 'Gitea connections are not served yet' }),
 });
@@ -84,4 +103,64 @@ export const GithubSetupInput = Type.Object({
 export const GithubSetupState = Type.Object({
   state: Type.String({ description: 'gh_init:<signed>: pass it as the manifest form\'s state; /api/providers/github/setup accepts it from the caller\'s organization only, for one hour' }),
   setupUrl: Type.String({ description: 'Berth\'s route GitHub sends the user back to (the manifest\'s redirect_url)' }),
+});
+
+// ------------------------------------------------------------------ gitlab.*
+// Both of the spec's variants on one path: the current one requires gitlabUrl (here optional,
+// https://gitlab.com by default) and the older one carries the OAuth fields and tokens.
+const Str = (description?: string) => Type.String({ maxLength: 255, ...(description ? { description } : {}) });
+const Token = () => Type.String({ maxLength: 4096 });
+const GitlabUrl = (description: string) => NonEmpty({ maxLength: 255, description });
+const GitlabOptional = {
+  gitlabInternalUrl: Type.Optional(Nullable(Str('where Berth reaches the server when it differs from gitlabUrl'))),
+  applicationId: Type.Optional(Str('the OAuth application\'s id')),
+  secret: Type.Optional(Token()),
+  redirectUri: Type.Optional(Str('the OAuth application\'s callback (<Berth>/api/providers/gitlab/callback)')),
+  groupName: Type.Optional(Str('keep the projects of these groups (comma-separated) and their subgroups')),
+  accessToken: Type.Optional(Token()),
+  refreshToken: Type.Optional(Token()),
+  expiresAt: Type.Optional(Nullable(Type.Integer({ minimum: 0, description: 'seconds since the epoch' }))),
+};
+export const GitlabCreateInput = Type.Object({
+  authId: NonEmpty({ maxLength: 255, description: 'the peer\'s; the owner is always the caller, whatever it names' }),
+  name: NonEmpty({ maxLength: 255 }),
+  gitlabUrl: Type.Optional(GitlabUrl('https://gitlab.com (default) or a self-managed server')),
+  gitlabId: Type.Optional(Str('ignored: Berth names the record')),
+  gitProviderId: Type.Optional(Str('ignored: Berth names the record')),
+  ...GitlabOptional,
+});
+export type GitlabCreateInput = Static<typeof GitlabCreateInput>;
+export const GitlabIdInput = Type.Object({ gitlabId: Id });
+export const GitlabBranchesInput = Type.Object({
+  owner: Type.String({ maxLength: 255 }),
+  repo: Type.String({ maxLength: 255 }),
+  id: Type.Optional(Type.Integer({ minimum: 0, description: 'the project id (none: no branches, as the peer)' })),
+  gitlabId: Type.Optional(Str()),
+});
+export type GitlabBranchesInput = Static<typeof GitlabBranchesInput>;
+export const GitlabTestInput = Type.Object({
+  gitlabId: Type.Optional(Str('none names no connection: NOT_FOUND, as the older peer')),
+  groupName: Type.Optional(Str('filter the listing by these groups instead of the record\'s')),
+});
+export const GitlabUpdateInput = Type.Object({
+  gitlabId: Id,
+  gitProviderId: Id,
+  name: NonEmpty({ maxLength: 255 }),
+  gitlabUrl: Type.Optional(GitlabUrl('gitlab.com or a self-managed server')),
+  ...GitlabOptional,
+});
+export type GitlabUpdateInput = Static<typeof GitlabUpdateInput>;
+/** A project as the peer lists it. */
+export const GitlabRepository = Type.Object({
+  id: Type.Number(),
+  name: Type.String(),
+  url: Type.String({ description: 'the path with namespace (group/sub/project)' }),
+  owner: Type.Object({ username: Type.String({ description: 'the namespace\'s last segment' }) }),
+});
+export const GitlabBranch = Type.Object({ name: Type.String(), commit: Type.Object({ id: Type.String() }) });
+export const GitlabProviderListed = Type.Object({ gitlabId: Type.String(), gitlabUrl: Type.String(), gitProvider: GitProviderView });
+/** Berth's: the OAuth authorization's start, bound to the caller's organization and the record. */
+export const GitlabAuthorization = Type.Object({
+  state: Type.String({ description: 'signed: /api/providers/gitlab/callback accepts it from this organization, for this record, for one hour' }),
+  authorizeUrl: Type.String({ description: 'GitLab\'s authorization page to send the user to (client id, redirect URI and state filled in)' }),
 });

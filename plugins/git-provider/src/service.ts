@@ -2,8 +2,8 @@
 // answered), and the calls that go through the account's git provider (repositories,
 // branches, testConnection, clone credentials). A record of another organization is NOT_FOUND.
 import { badRequest, conflict, forbidden, GitProviderError, iso, newId, notFound, type Cradle, type EntityManager, type GitAccount, type GitProvider, type ProviderRegistry, type SecretBox } from '@berth/core';
-import { GitProviderRecord, GithubRecord, type GitProviderRow, type GithubRow } from './entities.ts';
-import type { GithubRowView, GithubUpdateInput, GithubView, GitProviderListed, GitProviderView } from './schemas.ts';
+import { GitProviderRecord, GithubRecord, GitlabRecord, type GitProviderRow, type GithubRow, type GitlabRow } from './entities.ts';
+import type { GithubRowView, GithubUpdateInput, GithubView, GitlabBranchesInput, GitlabCreateInput, GitlabRowView, GitlabUpdateInput, GitlabView, GitProviderListed, GitProviderView } from './schemas.ts';
 
 /** What a git fetcher (source.git) offers beyond resolve: `git ls-remote` with a clone credential. */
 interface RemoteHeads {
@@ -12,6 +12,14 @@ interface RemoteHeads {
 
 /** The columns of the github record that are sealed. */
 const GITHUB_SECRETS = ['githubClientSecret', 'githubPrivateKey', 'githubWebhookSecret'] as const;
+/** The columns of the gitlab record that are sealed. */
+const GITLAB_SECRETS = ['secret', 'accessToken', 'refreshToken'] as const;
+/** A token is renewed when it expires within this margin (a deploy's clone must not outlive it). */
+const REFRESH_MARGIN_MS = 10 * 60_000;
+
+/** The workload field that names a connection, per provider type. */
+export const CONNECTION_FIELDS = { githubId: 'github', gitlabId: 'gitlab' } as const;
+export type ConnectionField = keyof typeof CONNECTION_FIELDS;
 
 export interface NewGithub {
   name: string;
@@ -36,7 +44,29 @@ export const githubRowView = (g: GithubRow): GithubRowView => ({
   githubPrivateKey: null, githubWebhookSecret: null, githubUrl: g.githubUrl,
 });
 
+export const gitlabRowView = (g: GitlabRow): GitlabRowView => ({
+  gitlabId: g.gitlabId, gitlabUrl: g.gitlabUrl, gitlabInternalUrl: g.gitlabInternalUrl ?? null, applicationId: g.applicationId ?? null,
+  redirectUri: g.redirectUri ?? null, secret: null, accessToken: null, refreshToken: null, groupName: g.groupName ?? null,
+  expiresAt: g.expiresAt ?? null, gitProviderId: g.gitProviderId,
+});
+
+/** The peer's: a GitLab connection is usable once the OAuth flow gave it both tokens. */
+const gitlabAuthorized = (g: GitlabRow) => Boolean(g.accessToken && g.refreshToken);
+
 const configured = (g: GithubRow) => Boolean(g.githubAppId && g.githubPrivateKey && g.githubInstallationId);
+
+/** A git host's web (or internal) address: an http(s) URL without user, query or fragment, no trailing slash. */
+export function webUrlOf(value: string, field: string): string {
+  let url: URL;
+  try {
+    url = new URL(value.trim());
+  } catch {
+    throw badRequest(`${field}: is not a URL`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw badRequest(`${field}: must be an http(s) URL`);
+  if (url.username || url.password || url.search || url.hash) throw badRequest(`${field}: must be a plain web address (no user, query or fragment)`);
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+}
 
 /** The clone URL of a repository below a provider's web URL: `<base>/<owner>/<name>.git` (GitHub, GitLab, Gitea and Bitbucket alike). */
 export const cloneUrlOf = (baseUrl: string, owner: string, name: string) => `${baseUrl.replace(/\/+$/, '')}/${owner}/${name}.git`;
@@ -66,19 +96,50 @@ export class GitProviderService {
 
   /** The github record and its provider row, within the organization. */
   async github(githubId: string, organizationId: string, em: EntityManager): Promise<{ github: GithubRow; provider: GitProviderRow }> {
-    const github = await em.findOne(GithubRecord, { githubId });
-    const provider = github && await em.findOne(GitProviderRecord, { gitProviderId: github.gitProviderId, organizationId });
-    if (!github || !provider) throw notFound('Github Provider');
-    return { github, provider };
+    const { record, provider } = await this.#typed(em.findOne(GithubRecord, { githubId }), 'Github Provider', organizationId, em);
+    return { github: record, provider };
+  }
+
+  /** The gitlab record and its provider row, within the organization. */
+  async gitlab(gitlabId: string, organizationId: string, em: EntityManager): Promise<{ gitlab: GitlabRow; provider: GitProviderRow }> {
+    const { record, provider } = await this.#typed(em.findOne(GitlabRecord, { gitlabId }), 'Gitlab Provider', organizationId, em);
+    return { gitlab: record, provider };
+  }
+
+  /** A type's record and its provider row when the provider row is the organization's; NOT_FOUND otherwise. */
+  async #typed<R extends { gitProviderId: string }>(found: Promise<R | null>, what: string, organizationId: string, em: EntityManager): Promise<{ record: R; provider: GitProviderRow }> {
+    const record = await found;
+    const provider = record && await em.findOne(GitProviderRecord, { gitProviderId: record.gitProviderId, organizationId });
+    if (!record || !provider) throw notFound(what);
+    return { record, provider };
+  }
+
+  /** Checks that a workload's githubId/gitlabId names a connection of the organization (NOT_FOUND otherwise). */
+  async connection(field: ConnectionField, id: string, organizationId: string, em: EntityManager): Promise<void> {
+    if (CONNECTION_FIELDS[field] === 'gitlab') await this.gitlab(id, organizationId, em);
+    else await this.github(id, organizationId, em);
+  }
+
+  /** The account a workload's connection gives its provider (a GitLab token renewed first when it expires soon). */
+  async accountFor(type: string, id: string, organizationId: string, em: EntityManager): Promise<GitAccount> {
+    if (type === 'gitlab') return this.gitlabAccount((await this.gitlab(id, organizationId, em)).gitlab, em);
+    return this.githubAccount((await this.github(id, organizationId, em)).github);
   }
 
   /** The connection a workload's githubId names, as its `one` joins it (no secret); null when it names none of the organization's. */
   async githubRelation(githubId: unknown, organizationId: string, em: EntityManager) {
-    if (typeof githubId !== 'string' || !githubId) return null;
-    const found = await this.github(githubId, organizationId, em).catch(() => null);
+    const found = typeof githubId === 'string' && githubId ? await this.github(githubId, organizationId, em).catch(() => null) : null;
     if (!found) return null;
     const { githubId: id, githubAppName, githubAppId, githubClientId, githubInstallationId, githubUrl, gitProviderId } = githubRowView(found.github);
     return { githubId: id, githubAppName, githubAppId, githubClientId, githubInstallationId, githubUrl, gitProviderId };
+  }
+
+  /** The GitLab connection a workload's gitlabId names, as its `one` joins it (no secret or token); null when it names none of the organization's. */
+  async gitlabRelation(gitlabId: unknown, organizationId: string, em: EntityManager) {
+    const found = typeof gitlabId === 'string' && gitlabId ? await this.gitlab(gitlabId, organizationId, em).catch(() => null) : null;
+    if (!found) return null;
+    const { secret: _s, accessToken: _a, refreshToken: _r, ...rest } = gitlabRowView(found.gitlab);
+    return rest;
   }
 
   /** The account the git provider is called with: settings in clear, secrets opened. */
@@ -88,6 +149,41 @@ export class GitProviderService {
       settings: { githubUrl: g.githubUrl, githubAppId: g.githubAppId ?? null, githubInstallationId: g.githubInstallationId ?? null, githubAppName: g.githubAppName ?? null },
       secrets: Object.fromEntries(GITHUB_SECRETS.map(k => [k, open(g[k])])),
     };
+  }
+
+  /**
+   * The account GitLab is called with: its token renewed (and the new pair sealed and stored) when it
+   * expires within the margin. `groupName` overrides the record's filter (testConnection's).
+   */
+  async gitlabAccount(g: GitlabRow, em: EntityManager, groupName?: string): Promise<GitAccount> {
+    const open = (v: string | null | undefined) => (v ? this.#secrets().decrypt(v) : null);
+    const account = (): GitAccount => ({
+      settings: { gitlabUrl: g.gitlabUrl, gitlabInternalUrl: g.gitlabInternalUrl ?? null, applicationId: g.applicationId ?? null, redirectUri: g.redirectUri ?? null, groupName: groupName ?? g.groupName ?? null, expiresAt: g.expiresAt ?? null },
+      secrets: Object.fromEntries(GITLAB_SECRETS.map(k => [k, open(g[k])])),
+    });
+    if (!g.accessToken) return account();
+    const renewed = await this.#call(() => this.provider('gitlab').refresh(account(), REFRESH_MARGIN_MS));
+    if (renewed) {
+      this.#storeGitlabTokens(g, renewed);
+      await em.flush();
+    }
+    return account();
+  }
+
+  #storeGitlabTokens(g: GitlabRow, update: { settings: Record<string, unknown>; secrets: Record<string, string | null> }): void {
+    if (update.secrets.accessToken) g.accessToken = this.#secrets().encrypt(update.secrets.accessToken);
+    if (update.secrets.refreshToken) g.refreshToken = this.#secrets().encrypt(update.secrets.refreshToken);
+    if ('expiresAt' in update.settings) g.expiresAt = typeof update.settings.expiresAt === 'number' ? update.settings.expiresAt : null;
+  }
+
+  /** The OAuth flow's return: GitLab's code exchanged for the first token pair, stored sealed. */
+  async authorizeGitlab(gitlabId: string, code: string, redirectUri: (gitlab: GitlabRow) => string, organizationId: string, em: EntityManager): Promise<void> {
+    const { gitlab } = await this.gitlab(gitlabId, organizationId, em);
+    const provider = this.provider('gitlab') as GitProvider & { exchangeCode?(account: GitAccount, code: string, redirectUri: string): Promise<{ settings: Record<string, unknown>; secrets: Record<string, string | null> }> };
+    if (!provider.exchangeCode) throw badRequest('The enabled GitLab provider cannot complete an OAuth authorization');
+    const account = await this.gitlabAccount(gitlab, em);
+    this.#storeGitlabTokens(gitlab, await provider.exchangeCode(account, code, redirectUri(gitlab)));
+    await em.flush();
   }
 
   async createGithub(input: NewGithub, organizationId: string, userId: string, em: EntityManager): Promise<GithubView> {
@@ -115,10 +211,12 @@ export class GitProviderService {
   /** Newest first, each with its type's record. */
   async all(organizationId: string, userId: string, em: EntityManager): Promise<GitProviderListed[]> {
     const rows = await em.find(GitProviderRecord, { organizationId }, { orderBy: { createdAt: 'desc', gitProviderId: 'asc' } });
-    const githubs = rows.length ? await em.find(GithubRecord, { gitProviderId: { $in: rows.map(r => r.gitProviderId) } }) : [];
+    const ids = { gitProviderId: { $in: rows.map(r => r.gitProviderId) } };
+    const [githubs, gitlabs] = rows.length ? await Promise.all([em.find(GithubRecord, ids), em.find(GitlabRecord, ids)]) : [[], []];
     return rows.map(r => {
       const g = githubs.find(x => x.gitProviderId === r.gitProviderId);
-      return { ...providerView(r), isOwner: r.userId === userId, github: g ? { ...githubRowView(g), isConfigured: configured(g) } : null, gitlab: null, bitbucket: null, gitea: null };
+      const l = gitlabs.find(x => x.gitProviderId === r.gitProviderId);
+      return { ...providerView(r), isOwner: r.userId === userId, github: g ? { ...githubRowView(g), isConfigured: configured(g) } : null, gitlab: l ? gitlabRowView(l) : null, bitbucket: null, gitea: null };
     });
   }
 
@@ -133,11 +231,9 @@ export class GitProviderService {
   /** Deletes the connection, unless a workload deploys from it: then the refusal lists them. */
   async remove(gitProviderId: string, organizationId: string, em: EntityManager): Promise<{ success: boolean }> {
     const row = await this.#provider(gitProviderId, organizationId, em);
-    const github = await em.findOne(GithubRecord, { gitProviderId });
-    if (github) {
-      const users = await this.#usersOf('githubId', github.githubId, em);
-      if (users.length) throw conflict(`The provider is in use by ${users.join(', ')}: point them at another source first`);
-    }
+    const [github, gitlab] = await Promise.all([em.findOne(GithubRecord, { gitProviderId }), em.findOne(GitlabRecord, { gitProviderId })]);
+    const users = github ? await this.#usersOf('githubId', github.githubId, em) : gitlab ? await this.#usersOf('gitlabId', gitlab.gitlabId, em) : [];
+    if (users.length) throw conflict(`The provider is in use by ${users.join(', ')}: point them at another source first`);
     await em.nativeDelete(GitProviderRecord, { gitProviderId: row.gitProviderId, organizationId });
     return { success: true };
   }
@@ -190,8 +286,15 @@ export class GitProviderService {
    */
   async githubTestConnection(githubId: string, organizationId: string, em: EntityManager): Promise<string> {
     const { github } = await this.github(githubId, organizationId, em);
-    const provider = this.provider('github');
-    const account = this.githubAccount(github);
+    return this.#testConnection('github', this.githubAccount(github));
+  }
+
+  /**
+   * The path a deploy takes, both halves: the API lists the repositories, then `git ls-remote` runs
+   * with a fresh clone credential on the first one. A failure names its step; success answers as the peer.
+   */
+  async #testConnection(type: string, account: GitAccount): Promise<string> {
+    const provider = this.provider(type);
     const repos = await this.#call(() => provider.listRepositories(account));
     const first = repos[0];
     if (first) {
@@ -217,6 +320,79 @@ export class GitProviderService {
     return true;
   }
 
+  // ------------------------------------------------------------ gitlab.*
+  /** The peer's create: the OAuth application's fields (and, in the older variant, tokens); the owner is always the caller. */
+  async createGitlab(input: GitlabCreateInput, organizationId: string, userId: string, em: EntityManager): Promise<GitlabView> {
+    const seal = (v: string | null | undefined) => (v ? this.#secrets().encrypt(v) : null);
+    const provider = em.create(GitProviderRecord, {
+      gitProviderId: newId(), name: input.name, providerType: 'gitlab', organizationId, userId, sharedWithOrganization: false, createdAt: new Date(),
+    });
+    const gitlab = em.create(GitlabRecord, {
+      gitlabId: newId(), gitProviderId: provider.gitProviderId, gitlabUrl: webUrlOf(input.gitlabUrl ?? 'https://gitlab.com', 'gitlabUrl'),
+      gitlabInternalUrl: input.gitlabInternalUrl ? webUrlOf(input.gitlabInternalUrl, 'gitlabInternalUrl') : null,
+      applicationId: input.applicationId || null, redirectUri: input.redirectUri || null, secret: seal(input.secret),
+      accessToken: seal(input.accessToken), refreshToken: seal(input.refreshToken), groupName: input.groupName || null, expiresAt: input.expiresAt ?? null,
+    });
+    await em.flush();
+    return { ...gitlabRowView(gitlab), gitProvider: providerView(provider) };
+  }
+
+  async gitlabOne(gitlabId: string, organizationId: string, em: EntityManager): Promise<GitlabView> {
+    const { gitlab, provider } = await this.gitlab(gitlabId, organizationId, em);
+    return { ...gitlabRowView(gitlab), gitProvider: providerView(provider) };
+  }
+
+  /** The authorized GitLab connections (both tokens set), as the peer. */
+  async gitlabProviders(organizationId: string, em: EntityManager): Promise<{ gitlabId: string; gitlabUrl: string; gitProvider: GitProviderView }[]> {
+    const rows = await em.find(GitProviderRecord, { organizationId, providerType: 'gitlab' }, { orderBy: { createdAt: 'desc', gitProviderId: 'asc' } });
+    const gitlabs = rows.length ? await em.find(GitlabRecord, { gitProviderId: { $in: rows.map(r => r.gitProviderId) } }) : [];
+    return rows.flatMap(r => {
+      const g = gitlabs.find(x => x.gitProviderId === r.gitProviderId);
+      return g && gitlabAuthorized(g) ? [{ gitlabId: g.gitlabId, gitlabUrl: g.gitlabUrl, gitProvider: providerView(r) }] : [];
+    });
+  }
+
+  async gitlabRepositories(gitlabId: string, organizationId: string, em: EntityManager) {
+    const { gitlab } = await this.gitlab(gitlabId, organizationId, em);
+    const account = await this.gitlabAccount(gitlab, em);
+    const repos = await this.#call(() => this.provider('gitlab').listRepositories(account));
+    return repos.map(r => ({ id: Number(r.id), name: r.name, url: `${r.owner}/${r.name}`, owner: { username: r.owner.split('/').pop()! } }));
+  }
+
+  /** Every branch of the project `id` names (its path read from the listing); none without gitlabId or id, as the peer. */
+  async gitlabBranches(input: GitlabBranchesInput, organizationId: string, em: EntityManager) {
+    if (!input.gitlabId) return [];
+    const { gitlab } = await this.gitlab(input.gitlabId, organizationId, em);
+    if (!input.id) return [];
+    const provider = this.provider('gitlab');
+    const account = await this.gitlabAccount(gitlab, em);
+    const project = (await this.#call(() => provider.listRepositories(account))).find(r => r.id === String(input.id));
+    if (!project) throw notFound('Gitlab project');
+    const branches = await this.#call(() => provider.listBranches(account, { owner: project.owner, name: project.name }));
+    return branches.map(b => ({ name: b.name, commit: { id: b.commit } }));
+  }
+
+  /** No gitlabId names no connection: NOT_FOUND, as the older peer (its field was optional). */
+  async gitlabTestConnection(input: { gitlabId?: string; groupName?: string }, organizationId: string, em: EntityManager): Promise<string> {
+    if (!input.gitlabId) throw notFound('Gitlab Provider');
+    const { gitlab } = await this.gitlab(input.gitlabId, organizationId, em);
+    return this.#testConnection('gitlab', await this.gitlabAccount(gitlab, em, input.groupName || undefined));
+  }
+
+  async gitlabUpdate(input: GitlabUpdateInput, organizationId: string, em: EntityManager): Promise<boolean> {
+    const { gitlab, provider } = await this.gitlab(input.gitlabId, organizationId, em);
+    if (provider.gitProviderId !== input.gitProviderId) throw notFound('Git provider');
+    const seal = (v: string) => (v ? this.#secrets().encrypt(v) : null);
+    provider.name = input.name;
+    if (input.gitlabUrl !== undefined) gitlab.gitlabUrl = webUrlOf(input.gitlabUrl, 'gitlabUrl');
+    if (input.gitlabInternalUrl !== undefined) gitlab.gitlabInternalUrl = input.gitlabInternalUrl ? webUrlOf(input.gitlabInternalUrl, 'gitlabInternalUrl') : null;
+    for (const k of ['applicationId', 'redirectUri', 'groupName'] as const) if (input[k] !== undefined) gitlab[k] = input[k] || null;
+    for (const k of GITLAB_SECRETS) if (input[k] !== undefined) gitlab[k] = seal(input[k]!);
+    if (input.expiresAt !== undefined) gitlab.expiresAt = input.expiresAt;
+    await em.flush();
+    return true;
+  }
+
   /** A provider's failure as a 400 whose message starts with the failing step. */
   async #call<T>(fn: () => Promise<T>): Promise<T> {
     try {
@@ -228,7 +404,7 @@ export class GitProviderService {
   }
 }
 
-/** gitProvider.* and github.* for one request: the service confined to the caller's organization. */
+/** gitProvider.*, github.* and gitlab.* for one request: the service confined to the caller's organization. */
 export const callerGitProviders = (service: GitProviderService) => ({ principal, em }: Cradle) => {
   const { organizationId, userId } = principal!;
   return {
@@ -241,6 +417,13 @@ export const callerGitProviders = (service: GitProviderService) => ({ principal,
     githubBranches: (input: { githubId?: string; owner: string; repo: string }) => service.githubBranches(input, organizationId, em),
     githubTestConnection: (githubId: string) => service.githubTestConnection(githubId, organizationId, em),
     githubUpdate: (input: GithubUpdateInput) => service.githubUpdate(input, organizationId, em),
+    gitlabCreate: (input: GitlabCreateInput) => service.createGitlab(input, organizationId, userId, em),
+    gitlabOne: (gitlabId: string) => service.gitlabOne(gitlabId, organizationId, em),
+    gitlabProviders: () => service.gitlabProviders(organizationId, em),
+    gitlabRepositories: (gitlabId: string) => service.gitlabRepositories(gitlabId, organizationId, em),
+    gitlabBranches: (input: GitlabBranchesInput) => service.gitlabBranches(input, organizationId, em),
+    gitlabTestConnection: (input: { gitlabId?: string; groupName?: string }) => service.gitlabTestConnection(input, organizationId, em),
+    gitlabUpdate: (input: GitlabUpdateInput) => service.gitlabUpdate(input, organizationId, em),
   };
 };
 

@@ -1,17 +1,24 @@
-// The GitHub App manifest flow's return route, the peer's `/api/providers/github/setup`: GitHub
+// The OAuth and manifest flows' return routes. GitHub: the App manifest flow's return route, the peer's `/api/providers/github/setup`: GitHub
 // sends the user back with a one-time `code` (state `gh_init:…`) once the App is created, and
 // again with `installation_id` (state `gh_setup:<githubId>`) once it is installed. The gh_init
 // state is Berth's own, sealed (authenticated encryption) by github.setupState: it binds the
 // flow to the caller's organization and to the GitHub URL chosen there, and expires in an hour.
-import { BerthError, GitProviderError, badRequest, type BerthHost, type Principal, type SecretBox } from '@berth/core';
-import type { GitProviderService } from './service.ts';
+// GitLab: the peer's `/api/providers/gitlab/callback` gets GitLab's one-time code with a state that
+// gitlab.authorization sealed the same way, bound to the organization and the connection.
+import { BerthError, GitProviderError, badRequest, type BerthHost, type EntityManager, type Principal, type SecretBox } from '@berth/core';
+import { webUrlOf, type GitProviderService } from './service.ts';
 
 export const SETUP_PATH = '/api/providers/github/setup';
+/** The peer's GitLab OAuth callback; GitLab sends the user back to it with `code`, `state` and (in the redirect URI) `gitlabId`. */
+export const GITLAB_CALLBACK_PATH = '/api/providers/gitlab/callback';
 const STATE_LIFETIME_MS = 3600_000;
 /** Where the peer's route sends the browser afterwards (its settings page). */
 const AFTER = '/dashboard/settings/git-providers';
 
-interface InitState { o: string; u: string; url: string; exp: number }
+/** A flow's signed state: the organization and user it was issued to, what it is for (a URL or a record), its expiry. */
+interface FlowState { o: string; u: string; exp: number }
+interface InitState extends FlowState { url: string }
+interface GitlabState extends FlowState { g: string }
 
 /** What a manifest conversion answers (GithubProvider.convertManifest); not part of the git provider contract. */
 interface ManifestConverter {
@@ -31,24 +38,38 @@ export class GitProviderSetup {
 
   /** A gh_init state for the caller's organization and the chosen GitHub (web) URL. */
   issue(principal: Principal, githubUrl: string): { state: string; setupUrl: string } {
-    let url: URL;
-    try {
-      url = new URL(githubUrl);
-    } catch {
-      throw badRequest('githubUrl: is not a URL');
-    }
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw badRequest('githubUrl: must be an http(s) URL');
-    if (url.username || url.password || url.search || url.hash) throw badRequest('githubUrl: must be a plain web address (no user, query or fragment)');
-    const base = `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
-    const payload: InitState = { o: principal.organizationId, u: principal.userId, url: base, exp: Date.now() + STATE_LIFETIME_MS };
-    const sealed = Buffer.from(this.#secrets().encrypt(JSON.stringify(payload))).toString('base64url');
-    return { state: `gh_init:${sealed}`, setupUrl: `${(this.#publicUrl() ?? '').replace(/\/+$/, '')}${SETUP_PATH}` };
+    const base = webUrlOf(githubUrl, 'githubUrl');
+    return { state: `gh_init:${this.#seal<InitState>(principal, { url: base })}`, setupUrl: `${this.#berthUrl()}${SETUP_PATH}` };
   }
 
-  #open(sealed: string): InitState | null {
+  /** GitLab's authorization page for a connection of the caller's organization, with a state bound to both. */
+  async gitlabAuthorization(principal: Principal, gitlabId: string, em: EntityManager): Promise<{ state: string; authorizeUrl: string }> {
+    const { gitlab } = await this.#service.gitlab(gitlabId, principal.organizationId, em);
+    if (!gitlab.applicationId) throw badRequest('applicationId: the connection has no OAuth application id (gitlab.update)');
+    const state = this.#seal<GitlabState>(principal, { g: gitlab.gitlabId });
+    const query = new URLSearchParams({ client_id: gitlab.applicationId, redirect_uri: this.#gitlabRedirect(gitlab), response_type: 'code', scope: 'api read_user read_repository', state });
+    return { state, authorizeUrl: `${gitlab.gitlabUrl}/oauth/authorize?${query}` };
+  }
+
+  /** The redirect URI GitLab is asked to send the user back to: the record's (or Berth's callback) naming the record, as the peer. */
+  #gitlabRedirect(gitlab: { gitlabId: string; redirectUri?: string | null }): string {
+    return `${gitlab.redirectUri || `${this.#berthUrl()}${GITLAB_CALLBACK_PATH}`}?gitlabId=${gitlab.gitlabId}`;
+  }
+
+  #berthUrl(): string {
+    return (this.#publicUrl() ?? '').replace(/\/+$/, '');
+  }
+
+  #seal<S extends FlowState>(principal: Principal, what: Omit<S, keyof FlowState>): string {
+    const payload = { ...what, o: principal.organizationId, u: principal.userId, exp: Date.now() + STATE_LIFETIME_MS };
+    return Buffer.from(this.#secrets().encrypt(JSON.stringify(payload))).toString('base64url');
+  }
+
+  /** The state's payload when it is Berth's, unexpired and issued to this organization; null otherwise. */
+  #open<S extends FlowState>(sealed: string, organizationId: string): S | null {
     try {
-      const payload = JSON.parse(this.#secrets().decrypt(Buffer.from(sealed, 'base64url').toString('utf8'))) as InitState;
-      return payload.exp > Date.now() ? payload : null;
+      const payload = JSON.parse(this.#secrets().decrypt(Buffer.from(sealed, 'base64url').toString('utf8'))) as S;
+      return payload.exp > Date.now() && payload.o === organizationId ? payload : null;
     } catch {
       return null;
     }
@@ -68,9 +89,9 @@ export class GitProviderSetup {
         try {
           if (action === 'gh_init') {
             if (typeof q.code !== 'string' || !q.code || q.code.length > 255) return fail(400, 'Missing code parameter');
-            const init = this.#open(rest);
+            const init = this.#open<InitState>(rest, principal.organizationId);
             // Another organization's (or a forged or expired) state names no flow of this caller's.
-            if (!init || init.o !== principal.organizationId) return fail(400, 'The state is not valid for this organization (start the setup again)');
+            if (!init?.url) return fail(400, 'The state is not valid for this organization (start the setup again)');
             const converter = this.#service.provider('github') as Partial<ManifestConverter>;
             if (!converter.convertManifest) return fail(400, 'The enabled GitHub provider cannot convert an App manifest');
             const app = await converter.convertManifest(init.url, q.code);
@@ -86,13 +107,37 @@ export class GitProviderSetup {
           }
           return fail(400, 'Unknown state');
         } catch (e) {
-          if (e instanceof BerthError && e.code === 'NOT_FOUND') return fail(404, 'Github provider not found');
-          if (e instanceof GitProviderError || e instanceof BerthError) return fail(400, (e as Error).message);
-          throw e;
+          return failed(e, 'Github provider not found', fail);
+        }
+      });
+      // GitLab sends the user back here once they approve Berth: the code becomes the connection's tokens.
+      app.get(GITLAB_CALLBACK_PATH, { schema: { hide: true } }, async (req, reply) => {
+        const q = req.query as Record<string, string | undefined>;
+        const fail = (status: number, error: string) => reply.code(status).send({ error });
+        const principal = await host.authenticate(req).catch(() => null);
+        if (!principal) return fail(401, 'Unauthorized');
+        if (typeof q.code !== 'string' || !q.code || q.code.length > 255) return fail(400, 'Missing or invalid code');
+        if (typeof q.gitlabId !== 'string' || !q.gitlabId || q.gitlabId.length > 255) return fail(400, 'Missing gitlabId');
+        const state = this.#open<GitlabState>(typeof q.state === 'string' ? q.state : '', principal.organizationId);
+        // Another organization's, another record's, a forged or an expired state authorizes nothing.
+        if (state?.g !== q.gitlabId) return fail(400, 'The state is not valid for this organization and connection (start the authorization again)');
+        const em = host.container.cradle.orm.em.fork();
+        try {
+          await this.#service.authorizeGitlab(q.gitlabId, q.code, g => this.#gitlabRedirect(g), principal.organizationId, em);
+          return reply.redirect(AFTER, 307);
+        } catch (e) {
+          return failed(e, 'Gitlab provider not found', fail);
         }
       });
     };
   }
+}
+
+/** A flow's failure as the routes answer it: 404 for a record not found, 400 with the reason for the rest. */
+function failed<R>(e: unknown, missing: string, fail: (status: number, error: string) => R): R {
+  if (e instanceof BerthError && e.code === 'NOT_FOUND') return fail(404, missing);
+  if (e instanceof GitProviderError || e instanceof BerthError) return fail(400, (e as Error).message);
+  throw e;
 }
 
 const validInstallation = (v: unknown): string | null => (typeof v === 'string' && /^\d{1,20}$/.test(v) ? v : null);

@@ -1,4 +1,4 @@
-// Source types served by a git provider (github, …): the workload names a connection, an owner, a
+// Source types served by a git provider (github, gitlab, …): the workload names a connection, an owner, a
 // repository and a branch; the provider mints a clone credential for this one deploy, and the git
 // fetcher (source.git) clones `<provider URL>/<owner>/<repository>.git` with it as a header scoped
 // to the provider's host — never in the URL, an argument, a file or the log.
@@ -7,8 +7,10 @@ import type { GitProviderService } from './service.ts';
 import { cloneUrlOf } from './service.ts';
 
 /** Which of the workload's fields say what to clone, per source type (the peer's names). */
-export const SOURCE_FIELDS: Record<string, { id: string; owner: string; repository: string; branch: string; buildPath: string }> = {
+/** `path`: a field holding the repository's whole path (GitLab's `group/sub/project`), used in place of owner and repository when set. */
+export const SOURCE_FIELDS: Record<string, { id: string; owner: string; repository: string; branch: string; buildPath: string; path?: string }> = {
   github: { id: 'githubId', owner: 'owner', repository: 'repository', branch: 'branch', buildPath: 'buildPath' },
+  gitlab: { id: 'gitlabId', owner: 'gitlabOwner', repository: 'gitlabRepository', branch: 'gitlabBranch', buildPath: 'gitlabBuildPath', path: 'gitlabPathNamespace' },
 };
 
 interface Fetcher {
@@ -34,17 +36,19 @@ export class ProviderGitSource implements SourceProvider {
       const v = request.fields[k];
       return typeof v === 'string' && v.trim() ? v.trim() : null;
     };
-    const [id, owner, repository] = [field(names.id), field(names.owner), field(names.repository)];
-    const missing = [[id, names.id], [owner, names.owner], [repository, names.repository]].filter(([v]) => !v).map(([, k]) => k);
+    const path = names.path ? field(names.path)?.replace(/^\/+|\/+$/g, '') : null;
+    const cut = path ? path.lastIndexOf('/') : -1;
+    const [id, owner, repository] = [field(names.id), cut > 0 ? path!.slice(0, cut) : field(names.owner), cut > 0 ? path!.slice(cut + 1) : field(names.repository)];
+    const missing = [[id, names.id], [owner, names.path ?? names.owner], [repository, names.repository]].filter(([v]) => !v).map(([, k]) => k);
     if (missing.length) throw new Error(`The ${this.id} source is not complete: set ${missing.join(', ')} (save${this.id[0]!.toUpperCase()}${this.id.slice(1)}Provider)`);
     if (!request.organizationId) throw new Error('The deployer named no organization for the git provider source');
     const fetcher = this.#fetcher();
     if (!fetcher?.fetch) throw new Error(`Deploying from ${this.id} clones with the git source (source.git), and it is not enabled`);
     const provider = this.#service.provider(this.id);
-    const { github } = await this.#service.github(id!, request.organizationId, request.em ?? this.#em()).catch(() => {
-      throw new Error(`The ${provider.label} connection ${id} is not one of this organization's (${names.id})`);
+    const account = await this.#service.accountFor(this.id, id!, request.organizationId, request.em ?? this.#em()).catch((e: Error) => {
+      if ((e as { code?: string }).code === 'NOT_FOUND') throw new Error(`The ${provider.label} connection ${id} is not one of this organization's (${names.id})`);
+      throw e;
     });
-    const account = this.#service.githubAccount(github);
     const repo = { owner: owner!, name: repository! };
     request.log(`Minting a ${provider.label} clone credential for ${owner}/${repository}`);
     const credential = await provider.cloneCredential(account, repo).catch((e: Error) => {

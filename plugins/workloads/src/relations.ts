@@ -23,6 +23,18 @@ export const GithubRelation = Nullable(Type.Object({
   gitProviderId: Type.String(),
 }));
 
+/** The GitLab connection a workload deploys from (no secret or token of it), as the peer joins it; null without one. */
+export const GitlabRelation = Nullable(Type.Object({
+  gitlabId: Type.String(),
+  gitlabUrl: Type.String(),
+  gitlabInternalUrl: Nullable(Type.String()),
+  applicationId: Nullable(Type.String()),
+  redirectUri: Nullable(Type.String()),
+  groupName: Nullable(Type.String()),
+  expiresAt: Nullable(Type.Number()),
+  gitProviderId: Type.String(),
+}));
+
 /** The schemas of a workload's relations (made once every plugin is set up). */
 export function relationSchemas(cradle: Cradle) {
   const mounts = optionalService(cradle, 'mounts');
@@ -37,6 +49,7 @@ export function relationSchemas(cradle: Cradle) {
     deployments: deployments ? Type.Array(deployments.viewSchema()) : NotServedList('deployments'),
     server: NotServedOne('the remote server'),
     github: GithubRelation,
+    gitlab: GitlabRelation,
     backups: backups ? Type.Array(backups.viewSchema()) : NotServedList('backups'),
     domains: proxied ? Type.Array(proxied.domains) : NotServedList('domains'),
     redirects: proxied ? Type.Array(proxied.redirects) : NotServedList('redirects'),

@@ -26,7 +26,8 @@ interface GitlabAccount {
 
 const text = (v: unknown) => (v === null || v === undefined ? '' : String(v)).trim();
 
-function accountOf(account: GitAccount): GitlabAccount {
+/** Where Berth reaches GitLab: gitlabInternalUrl when set, else gitlabUrl (an http(s) URL). */
+function baseOf(account: GitAccount): string {
   const base = (text(account.settings.gitlabInternalUrl) || text(account.settings.gitlabUrl) || GITLAB_COM).replace(/\/+$/, '');
   try {
     const u = new URL(base);
@@ -34,6 +35,11 @@ function accountOf(account: GitAccount): GitlabAccount {
   } catch {
     throw new GitProviderError('connect', `GitLab: "${base}" is not a URL (gitlabUrl)`);
   }
+  return base;
+}
+
+function accountOf(account: GitAccount): GitlabAccount {
+  const base = baseOf(account);
   const accessToken = text(account.secrets.accessToken);
   if (!accessToken) throw new GitProviderError('credentials', 'GitLab: the account is not authorized yet (no access token): finish the OAuth flow');
   const expires = Number(account.settings.expiresAt);
@@ -95,6 +101,24 @@ export class GitlabProvider implements GitProvider {
     if (a.expiresAt === null || a.expiresAt * 1000 - Date.now() > marginMs) return null;
     if (!a.refreshToken || !a.applicationId || !a.secret) throw new GitProviderError('credentials', 'GitLab: the token expires and the account has no refresh token, application id or secret to renew it');
     const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: a.refreshToken, client_id: a.applicationId, client_secret: a.secret, ...(a.redirectUri ? { redirect_uri: a.redirectUri } : {}) });
+    return this.#token(a, form, 'refresh the token');
+  }
+
+  /**
+   * The OAuth flow's last step (not part of the contract; the callback route calls it): GitLab's
+   * one-time code, exchanged for the account's first token pair. redirectUri must be the one the
+   * authorization was asked with.
+   */
+  async exchangeCode(account: GitAccount, code: string, redirectUri: string): Promise<GitAccountUpdate> {
+    const base = baseOf(account);
+    const [applicationId, secret] = [text(account.settings.applicationId), text(account.secrets.secret)];
+    if (!applicationId || !secret) throw new GitProviderError('credentials', 'GitLab: the account has no OAuth application id or secret (applicationId, secret)');
+    const form = new URLSearchParams({ grant_type: 'authorization_code', code, client_id: applicationId, client_secret: secret, redirect_uri: redirectUri });
+    return this.#token({ base, refreshToken: null }, form, 'authorize Berth');
+  }
+
+  /** POST /oauth/token: the new pair, its expiry in seconds since the epoch. */
+  async #token(a: { base: string; refreshToken: string | null }, form: URLSearchParams, what: string): Promise<GitAccountUpdate> {
     let res: Response;
     try {
       res = await fetch(`${a.base}/oauth/token`, { method: 'POST', body: form, redirect: 'error', signal: AbortSignal.timeout(30_000) });
@@ -102,7 +126,7 @@ export class GitlabProvider implements GitProvider {
       throw new GitProviderError('connect', `GitLab cannot be reached: ${(e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message}`, { cause: e });
     }
     const body = await res.json().catch(() => ({})) as { access_token?: string; refresh_token?: string; expires_in?: number; created_at?: number; error_description?: string; error?: string };
-    if (!res.ok || !body.access_token) throw new GitProviderError('credentials', `GitLab refused to refresh the token: ${body.error_description ?? body.error ?? res.status}`);
+    if (!res.ok || !body.access_token) throw new GitProviderError('credentials', `GitLab refused to ${what}: ${body.error_description ?? body.error ?? res.status}`);
     const createdAt = Number(body.created_at) || Math.floor(Date.now() / 1000);
     return {
       settings: { expiresAt: body.expires_in ? createdAt + Number(body.expires_in) : null },

@@ -28,6 +28,8 @@ export interface FakeGitlab {
   refreshTokens: Set<string>;
   /** Issues a token pair that expires in `seconds`. */
   issue(seconds: number): { accessToken: string; refreshToken: string; expiresAt: number };
+  /** What GitLab's authorization page does once the user approves: a one-time code for that redirect URI. */
+  authorize(redirectUri: string): string;
   webhooks: Map<string, { id: string; url: string; token: string; pushEvents: boolean }[]>;
   notes: Map<string, string[]>;
   git: GitHttpServer;
@@ -40,6 +42,7 @@ export async function startFakeGitlab(t: Test): Promise<FakeGitlab> {
   const git = await startGitHttpServer(t, { credential: (user, password) => user === 'oauth2' && live(password) });
   let url = '';
   let nextId = 300;
+  const codes = new Map<string, string>();
   const gl: FakeGitlab = {
     url: '', projects: [], app: { clientId: `app-${randomBytes(4).toString('hex')}`, secret: `gloas-${randomBytes(8).toString('hex')}`, redirectUri: 'https://berth.example.com/api/providers/gitlab/callback' },
     tokens, refreshTokens: new Set(), webhooks: new Map(), notes: new Map(), git,
@@ -49,6 +52,11 @@ export async function startFakeGitlab(t: Test): Promise<FakeGitlab> {
       tokens.set(accessToken, Date.now() + seconds * 1000);
       gl.refreshTokens.add(refreshToken);
       return { accessToken, refreshToken, expiresAt: Math.floor(Date.now() / 1000) + seconds };
+    },
+    authorize(redirectUri) {
+      const code = randomBytes(16).toString('hex');
+      codes.set(code, redirectUri);
+      return code;
     },
     async addGitProject(namespace, path, dir, branches) {
       await git.addRepository(`${namespace}/${path}`, dir);
@@ -132,10 +140,14 @@ export async function startFakeGitlab(t: Test): Promise<FakeGitlab> {
 
   const oauth = (res: http.ServerResponse, form: URLSearchParams) => {
     const refresh = form.get('refresh_token') ?? '';
-    if (form.get('grant_type') !== 'refresh_token' || form.get('client_id') !== gl.app.clientId || form.get('client_secret') !== gl.app.secret) {
+    const grant = form.get('grant_type');
+    if ((grant !== 'refresh_token' && grant !== 'authorization_code') || form.get('client_id') !== gl.app.clientId || form.get('client_secret') !== gl.app.secret) {
       return send(res, 401, { error: 'invalid_client', error_description: 'Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.' });
     }
-    if (!gl.refreshTokens.delete(refresh)) return send(res, 400, { error: 'invalid_grant', error_description: 'The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.' });
+    // oauth2.md "Authorization code flow": the code is good once, for the redirect URI it was issued to.
+    const code = form.get('code') ?? '';
+    const redirectOk = grant === 'authorization_code' && codes.get(code) === form.get('redirect_uri');
+    if (grant === 'authorization_code' ? !(redirectOk && codes.delete(code)) : !gl.refreshTokens.delete(refresh)) return send(res, 400, { error: 'invalid_grant', error_description: 'The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.' });
     const pair = gl.issue(7200);
     return send(res, 200, { access_token: pair.accessToken, token_type: 'Bearer', expires_in: 7200, refresh_token: pair.refreshToken, created_at: pair.expiresAt - 7200 });
   };
