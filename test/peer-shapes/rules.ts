@@ -22,6 +22,7 @@ export const ALLOWED_EXTRA: Record<string, string> = {
   lastError: 'backups: why the last run failed; null after a success',
   missedWindows: 'backups: scheduled windows that passed without a run',
   lastMissedAt: 'backups: when a window was last missed',
+  hostKeyFingerprint: 'servers (server.*, and a workload\'s joined server): the host key Berth pinned (SHA256:…), null until the first connection',
 };
 
 /** Operations where a deployment carries its workload under the kind's name for every registered kind (the peer: application and compose), with why. */
@@ -153,9 +154,20 @@ export const NOT_SERVED_NAMESPACE: Record<string, string> = {
  * null, their fields not compared, with why. Shrinks as the joins come.
  */
 export const NOT_JOINED: Record<string, string> = {
-  server: 'a workload\'s server (server.* is served): not joined into workload answers yet (workloads run on servers; the relation answers null)',
   buildServer: 'a workload\'s build server: null until build servers are served (the registries issue)',
 };
+/**
+ * Where a relation Berth joins elsewhere still answers null in one operation (its fields not
+ * compared there), with why. Shrinks as the joins come.
+ */
+export const NOT_JOINED_IN: Record<string, { relations: string[]; reason: string }> = {
+  ...Object.fromEntries(['environment.one', 'environment.byProjectId', 'project.one'].map(op => [op, {
+    relations: ['server'], reason: 'each listed workload\'s server ({name, serverId}): null in the summaries until they join it (the workload\'s own answers do)',
+  }])),
+  'deployment.allCentralized': { relations: ['server'], reason: 'a deployment\'s server and its workload\'s: null until the deployment reads join them (serverId is answered)' },
+  'certificates.all': { relations: ['server'], reason: 'a certificate\'s server: certificates live on this machine only' },
+};
+
 export const NOT_SERVED: Record<string, string> = {
   ...Object.fromEntries(Object.entries(NOT_SERVED_NAMESPACE).map(([relation, namespace]) => [relation, `its namespace (${namespace}) has no plugin yet`])),
   ...NOT_JOINED,

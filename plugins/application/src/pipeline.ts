@@ -7,7 +7,7 @@ import type { ApplicationRow } from './entities.ts';
 import { KIND, type ApplicationService } from './service.ts';
 import type { ApplicationFound, ApplicationView, CreateInput, ReadLogsInput, SearchInput, UpdateInput } from './schemas.ts';
 import type { ApplicationDeployer } from './deployer.ts';
-import { placementOf } from '@berth/plugin-workloads';
+import { placementOf, serverRelation } from '@berth/plugin-workloads';
 
 const titles: Record<string, string> = {
   deploy: 'Manual deployment',
@@ -63,7 +63,7 @@ export class ApplicationPipeline {
       github: await optionalService(cradle, 'gitProviders')?.githubRelation(this.#apps.settingsOf(row).githubId, organizationId, em) ?? null,
       gitlab: await optionalService(cradle, 'gitProviders')?.gitlabRelation(this.#apps.settingsOf(row).gitlabId, organizationId, em) ?? null,
       bitbucket: null, gitea: null,
-      server: null, registry: null, buildRegistry: null, rollbackRegistry: null,
+      server: await serverRelation(cradle, row.serverId, organizationId, em), registry: null, buildRegistry: null, rollbackRegistry: null,
     };
   }
 

@@ -2,7 +2,7 @@
 // with its deployments and mounts, convert its file, cancel, clear, delete, templates. The
 // engine work of a run is the deployer's (deployer.ts).
 import { invalidField, notFound, optionalService, type Cradle, type EntityManager } from '@berth/core';
-import { placementOf } from '@berth/plugin-workloads';
+import { placementOf, serverRelation } from '@berth/plugin-workloads';
 import type { ComposeRow } from './entities.ts';
 import { KIND, newRefreshToken, type ComposeService } from './service.ts';
 import type { ComposeFound, ComposeView, CreateInput, ReadLogsInput, SearchInput, UpdateInput } from './schemas.ts';
@@ -50,7 +50,7 @@ export class ComposePipeline {
       domains: proxied?.domains ?? [], backups,
       github: await optionalService(cradle, 'gitProviders')?.githubRelation(this.#stacks.settingsOf(row).githubId, organizationId, em) ?? null,
       gitlab: await optionalService(cradle, 'gitProviders')?.gitlabRelation(this.#stacks.settingsOf(row).gitlabId, organizationId, em) ?? null,
-      bitbucket: null, gitea: null, server: null,
+      bitbucket: null, gitea: null, server: await serverRelation(cradle, row.serverId, organizationId, em),
     } as ComposeFound;
   }
 

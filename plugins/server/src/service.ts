@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { BerthError, conflict, iso, newId, notFound, optionalService, type Cradle, type EnqueueRequest, type EntityManager, type HostServer, type SshKeySummary } from '@berth/core';
 import type { HostServerDirectory } from '@berth/plugin-hosts';
 import { Server, type ServerRow } from './entities.ts';
-import { DEFAULT_METRICS_CONFIG, type CreateInput, type ServerView, type UpdateInput } from './schemas.ts';
+import { DEFAULT_METRICS_CONFIG, ServerView, type CreateInput, type UpdateInput } from './schemas.ts';
 
 /** A workload that lives on a server. */
 export interface WorkloadOnServer { kind: string; id: string; name: string }
@@ -85,6 +85,18 @@ export class ServerService implements HostServerDirectory {
   /** The organization's server as the API answers it; NOT_FOUND for another organization's (for a workload that names a serverId). */
   async owned(serverId: string, organizationId: string, em: EntityManager): Promise<ServerView> {
     return toView(await this.#find(serverId, organizationId, em));
+  }
+
+  /** The schema of a workload's `server` relation (the record as server.one answers it, no key material). */
+  relationSchema(): typeof ServerView {
+    return ServerView;
+  }
+
+  /** The server a workload's serverId names, as the workload's answers join it; null without one or for another organization's. */
+  async relation(serverId: unknown, organizationId: string, em: EntityManager): Promise<ServerView | null> {
+    if (typeof serverId !== 'string' || !serverId) return null;
+    const row = await em.findOne(Server, { serverId, organizationId });
+    return row ? toView(row) : null;
   }
 
   /** Each server's buildsConcurrency (deployments at once on it), by serverId. */

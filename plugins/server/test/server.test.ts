@@ -107,6 +107,50 @@ t.test('server records', async t => {
     t.equal((await servers.owned(serverId, organizationId, orm.em.fork() as EntityManager)).serverId, serverId, 'one of ours can');
   });
 
+  t.test('workload answers join their server (no key material); another organization never sees it', async t => {
+    const srv = (await client.post('server.create', base)).body;
+    const { sshKeyId: _key, ...shown } = srv;
+    const project = (await client.post('project.create', { name: 'joined' })).body;
+    const environmentId = project.environment.environmentId;
+    const app = (await client.post('application.create', { name: 'web', environmentId })).body;
+    const pg = (await client.post('postgres.create', { name: 'db', databaseName: 'db', databaseUser: 'u', databasePassword: 'secret-password', environmentId })).body;
+    const stack = (await client.post('compose.create', { name: 'stack', environmentId })).body;
+    const reads = () => Promise.all([
+      client.get('application.one', { applicationId: app.applicationId }),
+      client.get('postgres.one', { postgresId: pg.postgresId }),
+      client.get('compose.one', { composeId: stack.composeId }),
+    ]);
+    for (const res of await reads()) t.equal(res.body.server, null, 'null on this machine');
+    await sql('update applications set server_id = ? where application_id = ?', [srv.serverId, app.applicationId]);
+    await sql('update db_postgres set server_id = ? where id = ?', [srv.serverId, pg.postgresId]);
+    await sql('update compose_stacks set server_id = ? where compose_id = ?', [srv.serverId, stack.composeId]);
+    t.teardown(async () => {
+      await sql('update applications set server_id = null where application_id = ?', [app.applicationId]);
+      await sql('update db_postgres set server_id = null where id = ?', [pg.postgresId]);
+      await sql('update compose_stacks set server_id = null where compose_id = ?', [stack.composeId]);
+      await client.post('server.remove', { serverId: srv.serverId });
+    });
+    for (const [i, res] of (await reads()).entries()) {
+      const what = ['application', 'postgres', 'compose'][i]!;
+      t.equal(res.status, 200, what);
+      t.match(res.body.server, { ...shown, sshKeyId }, `${what}.one joins the server`);
+      t.same(Object.keys(res.body.server).sort(), Object.keys(srv).sort(), `${what}: server.one's fields, nothing more`);
+      t.notOk(JSON.stringify(res.body.server).includes('PRIVATE KEY'), `${what}: no key material`);
+    }
+
+    const other = await otherOrganization(server, userId);
+    t.equal((await other.client.get('application.one', { applicationId: app.applicationId })).status, 404, 'their reads of ours are 404');
+    t.equal((await other.client.get('compose.one', { composeId: stack.composeId })).status, 404);
+    const theirs = (await other.client.post('project.create', { name: 'theirs' })).body;
+    const theirApp = (await other.client.post('application.create', { name: 'theirs', environmentId: theirs.environment.environmentId })).body;
+    // A record of theirs that names our server (only writable past the API, which refuses it) still joins nothing of ours.
+    await sql('update applications set server_id = ? where application_id = ?', [srv.serverId, theirApp.applicationId]);
+    t.teardown(() => sql('update applications set server_id = null where application_id = ?', [theirApp.applicationId]));
+    const seen = await other.client.get('application.one', { applicationId: theirApp.applicationId });
+    t.equal(seen.status, 200);
+    t.equal(seen.body.server, null, 'another organization\'s server is never joined');
+  });
+
   t.test('remove is refused while workloads live on the server; a deploy to an inactive server is refused', async t => {
     const srv = (await client.post('server.create', base)).body;
     const project = (await client.post('project.create', { name: 'on-server' })).body;

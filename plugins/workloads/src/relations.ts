@@ -4,7 +4,7 @@
 // list when a plugin is disabled) and
 // the relations of namespaces Berth does not serve yet (always an empty list or null).
 import Type, { type TObject, type TProperties } from 'typebox';
-import { Placement, optionalService, schema, type Cradle } from '@berth/core';
+import { Placement, optionalService, schema, type Cradle, type EntityManager } from '@berth/core';
 const { Nullable, Timestamp } = schema;
 
 /** A list of a namespace no plugin serves yet: always empty. */
@@ -35,6 +35,11 @@ export const GitlabRelation = Nullable(Type.Object({
   gitProviderId: Type.String(),
 }));
 
+/** The server a workload's serverId names, as its answers join it (null without one, or when no plugin keeps servers). */
+export async function serverRelation(cradle: Cradle, serverId: unknown, organizationId: string, em: EntityManager) {
+  return await optionalService(cradle, 'servers')?.relation(serverId, organizationId, em) ?? null;
+}
+
 /** The schemas of a workload's relations (made once every plugin is set up). */
 export function relationSchemas(cradle: Cradle) {
   const mounts = optionalService(cradle, 'mounts');
@@ -42,12 +47,13 @@ export function relationSchemas(cradle: Cradle) {
   const deployments = optionalService(cradle, 'deployments');
   const backups = optionalService(cradle, 'backupDirectory');
   const proxied = optionalService(cradle, 'domains')?.viewSchemas();
+  const servers = optionalService(cradle, 'servers');
   return {
     environment: Placement,
     mounts: mounts ? Type.Array(mounts.viewSchema()) : NotServedList('mounts'),
     ports: ports ? Type.Array(ports.viewSchema()) : NotServedList('ports'),
     deployments: deployments ? Type.Array(deployments.viewSchema()) : NotServedList('deployments'),
-    server: NotServedOne('the remote server'),
+    server: servers ? Nullable(servers.relationSchema()) : NotServedOne('the remote server'),
     github: GithubRelation,
     gitlab: GitlabRelation,
     backups: backups ? Type.Array(backups.viewSchema()) : NotServedList('backups'),

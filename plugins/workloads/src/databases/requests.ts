@@ -4,6 +4,7 @@
 // registry keep using the kind's singleton service.
 import { invalidField, optionalService, type Cradle } from '@berth/core';
 import { placementOf } from '../views.ts';
+import { serverRelation } from '../relations.ts';
 import type { DatabaseRow } from './entity.ts';
 import type { DatabaseKind } from './kind.ts';
 import type { DatabaseService } from './service.ts';
@@ -65,7 +66,7 @@ export const callerDatabases = (db: DatabaseService, workload: DatabaseKind) => 
     return {
       ...db.view(row),
       environment,
-      mounts, server: null, backups,
+      mounts, server: await serverRelation(cradle, row.serverId, organizationId, em), backups,
       internalConnectionUrl: db.driver.connectionUrl(creds, row.appName, db.driver.internalPort),
       externalConnectionUrl: row.externalPort ? db.driver.connectionUrl(creds, publicHost, row.externalPort) : null,
     };
