@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import Docker from 'dockerode';
 import pg from 'pg';
-import { freePort, median, until } from './util.ts';
+import { freePort, median, runBench, until } from './util.ts';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -129,11 +129,4 @@ async function main() {
   await new Promise(resolve => child!.once('exit', resolve));
 }
 
-const deadline = setTimeout(() => {
-  console.error('bench/deploy: deadline passed');
-  void cleanUp().finally(() => process.exit(1));
-}, 15 * 60_000);
-main().then(
-  async () => { await cleanUp(); clearTimeout(deadline); },
-  async e => { console.error(e); await cleanUp(); clearTimeout(deadline); process.exit(1); },
-);
+runBench('bench/deploy', main, cleanUp, 15 * 60_000);

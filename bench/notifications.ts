@@ -5,10 +5,10 @@
 //
 //   node bench/notifications.ts [--rounds N] [--idle S] [--only footprint|deploys|latency] [--json FILE]
 //
-// Footprint: N rounds, each starting Berth three ways in turn (the order rotates per round):
-// without the notification plugin and the notify providers (BERTH_PLUGINS = every other built-in,
-// every providers.notify.<id> false); with them; with them and one channel of each of the twelve
-// kinds created through the API. Each is read after --idle seconds (default 10) of idleness:
+// Footprint (bench/plugin-footprint.ts's measure): N rounds, each starting Berth three ways in turn
+// (the order rotates per round): without the notification plugin and the notify providers
+// (BERTH_PLUGINS = every other built-in, every providers.notify.<id> false); with them; with them
+// and one channel of each of the twelve kinds created through the API. Each is read after --idle seconds (default 10) of idleness:
 // VmRSS and RssAnon of /proc/<pid>/status. The table gives the medians; the issue's aim is
 // with − without ≤ 2 MB.
 //
@@ -29,106 +29,36 @@
 //
 // Needs PostgreSQL on 127.0.0.1 (BERTH_BENCH_PG, trust auth) and the Docker engine in swarm mode
 // with the berth-test images. Everything it creates is removed, also on failure.
-import { spawn, execFile, execFileSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs, promisify } from 'node:util';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import Docker from 'dockerode';
-import pg from 'pg';
-import { freePort, median, until } from './util.ts';
+import { cleanUpBerths, freePort, median, root, runBench, startBerth, until, type Berth } from './util.ts';
+import { pluginFootprint } from './plugin-footprint.ts';
 
-const run = promisify(execFile);
-const root = fileURLToPath(new URL('..', import.meta.url));
 const IMAGE = 'berth-test/busybox:1';
 const { values: opt } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, idle: { type: 'string', default: '10' }, only: { type: 'string' }, json: { type: 'string' } } });
 const rounds = Math.max(1, Number(opt.rounds));
 const idleMs = Number(opt.idle) * 1000;
-const adminUrl = process.env.BERTH_BENCH_PG ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
-if (new URL(adminUrl).hostname !== '127.0.0.1') throw new Error('BERTH_BENCH_PG must point at 127.0.0.1');
 const docker = new Docker();
 const suffix = randomBytes(3).toString('hex');
-const MB = 1024 * 1024;
-const NOTIFY_IDS = ['custom', 'discord', 'email', 'gotify', 'lark', 'mattermost', 'ntfy', 'pushover', 'resend', 'slack', 'teams', 'telegram'];
 const allOn = { appDeploy: true, appBuildError: true, databaseBackup: true, volumeBackup: true, dokployBackup: true, dokployRestart: true, dockerCleanup: true, serverThreshold: true, appHealth: true };
 
-const flags = () => execFileSync('bash', [path.join(root, 'scripts/node-flags.sh')]).toString().trim().split(/\s+/);
-const cli = path.join(root, 'core/src/cli.js');
-const children = new Set<ChildProcess>();
-const databases = new Set<string>();
-const dirs = new Set<string>();
 const services: string[] = [];
 const servers: (http.Server | net.Server)[] = [];
 
-async function sql(query: string) {
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  try {
-    await admin.query(query);
-  } finally {
-    await admin.end();
-  }
-}
-
 async function cleanUp() {
-  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
   for (const s of services) await docker.getService(s).remove().catch(() => undefined);
   for (const s of servers) {
     if (s instanceof http.Server) s.closeAllConnections();
     s.close();
   }
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  for (const db of databases) await sql(`drop database if exists "${db}" with (force)`).catch(() => undefined);
-}
-
-interface Berth { child: ChildProcess; call: (op: string, input: Record<string, unknown>, method?: 'GET' | 'POST') => Promise<any>; send: (op: string, input: Record<string, unknown>) => Promise<Response>; stop: () => Promise<void> }
-
-/** Starts Berth on a fresh database and data directory with this config file and environment. */
-async function startBerth(name: string, config: Record<string, unknown>, extraEnv: Record<string, string> = {}): Promise<Berth> {
-  const db = `berth_bench_notify_${suffix}_${name}`;
-  await sql(`create database "${db}"`);
-  databases.add(db);
-  const url = new URL(adminUrl);
-  url.pathname = `/${db}`;
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'berth-bench-notify-'));
-  dirs.add(dataDir);
-  const configFile = path.join(dataDir, 'bench.config.json');
-  writeFileSync(configFile, JSON.stringify(config));
-  const env = { ...process.env, DATABASE_URL: url.toString(), BERTH_DATA_DIR: dataDir, BERTH_LOG_LEVEL: 'warn', BERTH_CONFIG: configFile, BERTH_PROXY: 'none', MALLOC_ARENA_MAX: '2', ...extraEnv };
-  const nodeFlags = flags();
-  const created = await run(process.execPath, [...nodeFlags, cli, 'admin', 'create', '--email', 'bench@example.com', '--password', 'bench-password-1'], { env, cwd: root });
-  const { apiKey } = JSON.parse(created.stdout.trim().split('\n').pop()!);
-  const port = await freePort();
-  const child = spawn(process.execPath, [...nodeFlags, cli, 'start'], { env: { ...env, PORT: String(port), HOST: '127.0.0.1' }, cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
-  children.add(child);
-  const base = `http://127.0.0.1:${port}`;
-  await until('Berth to listen', async () => ((await fetch(`${base}/health`)).ok ? true : undefined), 90_000);
-  const send = (op: string, input: Record<string, unknown>) => fetch(`${base}/api/${op}`, { method: 'POST', headers: { 'x-api-key': apiKey, 'content-type': 'application/json' }, body: JSON.stringify(input) });
-  const call = async (op: string, input: Record<string, unknown>, method: 'GET' | 'POST' = 'POST') => {
-    const res = method === 'GET' ? await fetch(`${base}/api/${op}?${new URLSearchParams(input as Record<string, string>)}`, { headers: { 'x-api-key': apiKey } }) : await send(op, input);
-    const body = await res.json();
-    if (!res.ok) throw new Error(`${op}: ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
-    return body;
-  };
-  const stop = async () => {
-    if (child.exitCode === null) {
-      child.kill('SIGTERM');
-      await new Promise(resolve => child.once('exit', resolve));
-    }
-    children.delete(child);
-  };
-  return { child, call, send, stop };
-}
-
-function status(pid: number) {
-  const s = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (f: string) => Number(new RegExp(`^${f}:\\s+(\\d+) kB`, 'm').exec(s)?.[1] ?? NaN) * 1024;
-  return { rss: kb('VmRSS'), anon: kb('RssAnon') };
+  await cleanUpBerths();
 }
 
 /** Every channel kind's create body, its endpoints at `http` (HTTP) and `smtpPort` (email). */
@@ -163,42 +93,12 @@ async function deadSinks() {
 }
 
 async function footprint() {
-  const plugins = execFileSync('ls', [path.join(root, 'plugins')]).toString().trim().split('\n');
-  const without = plugins.filter(p => p !== 'notification').join(',');
   const { httpUrl, smtpPort } = await deadSinks();
-  const variants: Record<string, { config: Record<string, unknown>; env: Record<string, string>; channels: boolean }> = {
-    'without notification (plugin and notify providers off)': { config: { providers: { notify: Object.fromEntries(NOTIFY_IDS.map(id => [id, false])) } }, env: { BERTH_PLUGINS: without }, channels: false },
-    'with notification, no channel': { config: { providers: { notify: apiUrls(httpUrl) } }, env: {}, channels: false },
-    'with notification, 12 channels (one per kind)': { config: { providers: { notify: apiUrls(httpUrl) } }, env: {}, channels: true },
+  // Toggles off: nothing is sent while idle (the start's own event would otherwise hang at the sinks).
+  const createChannels = async (berth: Berth) => {
+    for (const [suffixOf, settings] of channelBodies(httpUrl, smtpPort)) await berth.call(`notification.create${suffixOf}`, { name: suffixOf, ...Object.fromEntries(Object.keys(allOn).map(k => [k, false])), ...settings });
   };
-  const names = Object.keys(variants);
-  const readings: Record<string, { rss: number; anon: number }[]> = Object.fromEntries(names.map(n => [n, []]));
-  for (let i = 0; i < rounds; i++) {
-    for (let k = 0; k < names.length; k++) {
-      const name = names[(i + k) % names.length]!;
-      const v = variants[name]!;
-      const berth = await startBerth(`f${i}${k}`, v.config, v.env);
-      if (v.channels) {
-        // Toggles off: nothing is sent while idle (the start's own event would otherwise hang at the sinks).
-        for (const [suffixOf, settings] of channelBodies(httpUrl, smtpPort)) await berth.call(`notification.create${suffixOf}`, { name: suffixOf, ...Object.fromEntries(Object.keys(allOn).map(k => [k, false])), ...settings });
-      }
-      await sleep(idleMs);
-      readings[name]!.push(status(berth.child.pid!));
-      await berth.stop();
-      console.error(`footprint round ${i + 1}/${rounds}: ${name}: ${(readings[name]!.at(-1)!.rss / MB).toFixed(1)} MB`);
-    }
-  }
-  const m = (n: string, f: 'rss' | 'anon') => median(readings[n]!.map(r => r[f])) / MB;
-  const base = names[0]!;
-  const lines = [
-    `Idle footprint after ${opt.idle} s, medians of ${rounds} starts each (VmRSS; RssAnon is the heap and other anonymous memory):`,
-    '',
-    '| Berth | RSS | Δ RSS | RssAnon | Δ RssAnon | RSS range |',
-    '|---|---|---|---|---|---|',
-    ...names.map(n => `| ${n} | ${m(n, 'rss').toFixed(1)} MB | ${n === base ? '—' : `${(m(n, 'rss') - m(base, 'rss')) >= 0 ? '+' : ''}${(m(n, 'rss') - m(base, 'rss')).toFixed(1)} MB`} | ${m(n, 'anon').toFixed(1)} MB | ${n === base ? '—' : `${(m(n, 'anon') - m(base, 'anon')) >= 0 ? '+' : ''}${(m(n, 'anon') - m(base, 'anon')).toFixed(1)} MB`} | ${(Math.min(...readings[n]!.map(r => r.rss)) / MB).toFixed(1)}–${(Math.max(...readings[n]!.map(r => r.rss)) / MB).toFixed(1)} MB |`),
-    '',
-    `Aim: with − without ≤ 2 MB → ${m(names[1]!, 'rss') - m(base, 'rss') <= 2 ? 'met' : 'MISSED'} (${(m(names[1]!, 'rss') - m(base, 'rss')).toFixed(1)} MB)`,
-  ];
+  const { lines, readings } = await pluginFootprint(['notification'], { rounds, idleMs, config: { providers: { notify: apiUrls(httpUrl) } }, extra: [{ label: 'with notification, 12 channels (one per kind)', setup: createChannels }] });
   console.log(lines.join('\n'));
   return readings;
 }
@@ -355,11 +255,4 @@ async function main() {
   if (opt.json) writeFileSync(opt.json, JSON.stringify(out, null, 2));
 }
 
-const deadline = setTimeout(() => {
-  console.error('bench/notifications: deadline passed');
-  void cleanUp().finally(() => process.exit(1));
-}, 40 * 60_000);
-main().then(
-  async () => { await cleanUp(); clearTimeout(deadline); },
-  async e => { console.error(e); await cleanUp(); clearTimeout(deadline); process.exit(1); },
-);
+runBench('bench/notifications', main, cleanUp, 40 * 60_000);
