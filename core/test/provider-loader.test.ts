@@ -11,6 +11,7 @@ const names = (list: { contract: string; id: string }[]) => list.map(p => `${p.c
 
 t.test('the built-in providers come from the package.json of providers/, libraries left out', async t => {
   t.same(names(builtinProviders()), [
+    'ai.anthropic', 'ai.ollama', 'ai.openai',
     'builder.dockerfile', 'builder.heroku_buildpacks', 'builder.nixpacks', 'builder.paketo_buildpacks', 'builder.railpack', 'builder.static',
     'database.mariadb', 'database.mongo', 'database.mysql', 'database.postgres', 'database.redis',
     'git.github', 'git.gitlab',

@@ -28,7 +28,8 @@ export class WorkloadOwners {
     if (!kind) {
       const unserved = ['applicationId', 'composeId'].find(f => typeof input[f] === 'string' && input[f] !== '');
       if (unserved) throw notFound(`${unserved.replace(/Id$/, '')} (no workload kind with ${unserved} takes domains here)`);
-      throw invalidField(kinds[0]?.idField ?? 'applicationId', `the workload the record belongs to is required (${kinds.map(k => k.idField).join(' or ')})`);
+      const first = kinds.find(k => k.kind === 'application') ?? kinds[0]; // kind-names: the peer names applicationId first, not the kind that registered first
+      throw invalidField(first?.idField ?? 'applicationId', `the workload the record belongs to is required (${kinds.map(k => k.idField).join(' or ')})`);
     }
     return this.#cradle().workloads.owner(kind.kind, input[kind.idField] as string, organizationId, em);
   }

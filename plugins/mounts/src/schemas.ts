@@ -37,7 +37,7 @@ export function mountSchemas(kinds: MountOwnerKind[]) {
     content: content(),
     filePath: filePath(),
     mountPath: mountPath(),
-    serviceType: Type.Optional(Type.Enum(names, names.length ? { default: names[0] } : {})),
+    serviceType: Type.Optional(Type.Enum(names, names.length ? { default: names.includes('application') ? 'application' : names[0] } : {})), // kind-names: the peer's default serviceType, not the kind that registered first
     serviceId: NonEmpty({ description: `the workload the mount belongs to (of that serviceType: ${names.join(', ')})` }),
   });
   const UpdateInput = Type.Object({

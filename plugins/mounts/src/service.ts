@@ -84,7 +84,7 @@ export class MountService implements MountDirectory {
   /** The kind that may own mounts, or a validation error naming the field. */
   #mountable(serviceType: string | undefined, field: string) {
     const kinds = this.#workloads.supporting('mounts');
-    const kind = serviceType === undefined ? kinds[0] : kinds.find(k => k.kind === serviceType);
+    const kind = serviceType === undefined ? kinds.find(k => k.kind === 'application') ?? kinds[0] : kinds.find(k => k.kind === serviceType); // kind-names: the peer's default serviceType, not the kind that registered first
     if (!kind) throw invalidField(field, `must be one of ${kinds.map(k => k.kind).join(', ')}`);
     return kind;
   }
