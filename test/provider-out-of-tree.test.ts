@@ -108,7 +108,7 @@ t.test('three providers from outside the repository, one config line each', asyn
   t.test('are registered in the container as <contract>.<id>, beside the built-in ones', async t => {
     t.ok(registry.ids('database').includes('pgcompat') && registry.ids('database').includes('postgres'));
     t.ok(registry.ids('builder').includes('copy') && registry.ids('builder').includes('dockerfile'));
-    t.same(registry.ids('source').sort(), ['docker', 'git', 'template']);
+    t.same(registry.ids('source').sort(), ['docker', 'git', 'github', 'gitlab', 'template'], 'the git providers register a source each');
     t.equal(server.kernel.container.resolve('builder.copy' as never), registry.get('builder', 'copy'));
   });
 

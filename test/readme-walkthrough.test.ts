@@ -81,6 +81,8 @@ t.test('a fresh clone starts with scripts/start.sh and the README walkthrough ru
     }
   });
   const berth = await startBerth(t, path.join(dir, 'walkthrough-data'));
+  // The start line is written once listen() resolves, which can be after the first /health answer.
+  await waitFor('the start line', async () => (/Berth listening/.test(berth.log()) ? true : undefined), { timeout: 30_000, interval: 200 }).catch(() => undefined);
   t.match(berth.log(), /embedded database/i, 'on the embedded database, as without DATABASE_URL');
 
   const block = walkthroughBlock(readFileSync(path.join(clone, 'README.md'), 'utf8'));
