@@ -58,7 +58,13 @@ const { values: opt } = parseArgs({
   },
 });
 if (opt.help) {
-  process.stdout.write(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1, 18).map(l => l.replace(/^\/\/ ?/, '')).join('\n') + '\n');
+  process.stdout.write(
+    readFileSync(fileURLToPath(import.meta.url), 'utf8')
+      .split('\n')
+      .slice(1, 18)
+      .map(l => l.replace(/^\/\/ ?/, ''))
+      .join('\n') + '\n',
+  );
   process.exit(0);
 }
 
@@ -145,7 +151,9 @@ async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<
   try {
     return await Promise.race([
       p,
-      sleep(ms, undefined, { signal: ac.signal }).then(() => { throw new Error(`${what}: no answer within ${ms / 1000} s`); }),
+      sleep(ms, undefined, { signal: ac.signal }).then(() => {
+        throw new Error(`${what}: no answer within ${ms / 1000} s`);
+      }),
     ]);
   } finally {
     ac.abort();
@@ -202,7 +210,9 @@ function embeddedPids(dataDir: string): number[] {
     try {
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
       if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster) pids.push(Number(name));
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   return pids;
 }
@@ -216,7 +226,9 @@ function embeddedPss(dataDir: string): { dbPss: number; dbProcesses: number } {
     try {
       dbPss += pssOf(pid);
       dbProcesses++;
-    } catch { /* exited meanwhile */ }
+    } catch {
+      /* exited meanwhile */
+    }
   }
   return { dbPss, dbProcesses };
 }
@@ -258,7 +270,16 @@ function wasmResident(pid: number): number {
 }
 
 /** One process's /proc/<pid>/smaps_rollup: what its resident memory is made of. */
-interface Rollup { pid: number; name: string; rss: number; pss: number; pssAnon: number; pssFile: number; pssShmem: number; privateDirty: number }
+interface Rollup {
+  pid: number;
+  name: string;
+  rss: number;
+  pss: number;
+  pssAnon: number;
+  pssFile: number;
+  pssShmem: number;
+  privateDirty: number;
+}
 
 function rollupOf(pid: number): Rollup {
   const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
@@ -274,7 +295,9 @@ function breakdown(pid: number, dataDir?: string): Rollup[] {
   for (const p of [pid, ...(dataDir ? embeddedPids(dataDir) : [])]) {
     try {
       out.push(rollupOf(p));
-    } catch { /* exited meanwhile */ }
+    } catch {
+      /* exited meanwhile */
+    }
   }
   return out;
 }
@@ -291,7 +314,9 @@ async function backendsPss(dbName: string): Promise<{ count: number; pss: number
       try {
         pss += pssOf(pid);
         count++;
-      } catch { /* not on this machine's /proc (PostgreSQL in a container) or gone */ }
+      } catch {
+        /* not on this machine's /proc (PostgreSQL in a container) or gone */
+      }
     }
     return { count, pss };
   } finally {
@@ -333,15 +358,7 @@ function childEnv(dataDir: string, port: number, databaseUrl?: string): NodeJS.P
     if (k.startsWith('BERTH_') || k === 'DATABASE_URL' || k === 'PORT' || k === 'HOST' || k === 'NODE_OPTIONS') continue;
     env[k] = v;
   }
-  return {
-    ...env,
-    PORT: String(port),
-    HOST,
-    BERTH_LOG_LEVEL: 'warn',
-    BERTH_DATA_DIR: dataDir,
-    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
-    ...extraEnv,
-  };
+  return { ...env, PORT: String(port), HOST, BERTH_LOG_LEVEL: 'warn', BERTH_DATA_DIR: dataDir, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}), ...extraEnv };
 }
 
 async function startBerth(label: string, workDir: string, dataDir: string, databaseUrl?: string): Promise<Berth> {
@@ -351,9 +368,10 @@ async function startBerth(label: string, workDir: string, dataDir: string, datab
   const startMs = performance.now();
   // start.sh ends in `exec node …`, so the child's pid is the Berth process itself.
   // --node-arg / --source experiments run the TypeScript sources directly with those arguments.
-  const child = nodeArgs.length || opt.source
-    ? spawn(process.execPath, [...nodeArgs, cli, 'start'], { cwd: workDir, env, stdio: ['ignore', 'pipe', 'pipe'] })
-    : spawn('bash', [startScript], { cwd: workDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child =
+    nodeArgs.length || opt.source
+      ? spawn(process.execPath, [...nodeArgs, cli, 'start'], { cwd: workDir, env, stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn('bash', [startScript], { cwd: workDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
   if (!child.pid) throw new Error('could not spawn the Berth process');
   const berth: Berth = {
     child,
@@ -372,7 +390,9 @@ async function startBerth(label: string, workDir: string, dataDir: string, datab
     if (berth.embeddedDataDir) {
       try {
         process.kill(Number(readFileSync(path.join(berth.embeddedDataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]), 'SIGINT');
-      } catch { /* not running */ }
+      } catch {
+        /* not running */
+      }
     }
     await withTimeout(berth.exit, 5_000, 'killed Berth to exit');
   });
@@ -406,14 +426,18 @@ async function startBerth(label: string, workDir: string, dataDir: string, datab
 async function waitHealthy(berth: Berth): Promise<number> {
   const until = Date.now() + settings.startTimeoutMs;
   let exited = false;
-  void berth.exit.then(() => { exited = true; });
+  void berth.exit.then(() => {
+    exited = true;
+  });
   while (Date.now() < until) {
     if (exited) throw new Error(`Berth exited during start (code ${berth.child.exitCode}):\n${berth.tail.join('\n')}`);
     try {
       const res = await fetch(`${berth.url}/health`, { signal: AbortSignal.timeout(2_000) });
       await res.arrayBuffer();
       if (res.ok) return performance.now() - berth.startMs;
-    } catch { /* not listening yet */ }
+    } catch {
+      /* not listening yet */
+    }
     await pause(100);
   }
   throw new Error(`Berth did not answer /health within ${settings.startTimeoutMs / 1000} s:\n${berth.tail.join('\n')}`);
@@ -431,7 +455,9 @@ async function stopBerth(berth: Berth): Promise<{ code: number | null; signal: s
 function assertAlive(berth: Berth, when: string): void {
   const { exitCode, signalCode } = berth.child;
   if (exitCode === null && signalCode === null) return;
-  throw new Error(`Berth (pid ${berth.pid}) ended ${when} with ${signalCode ? `signal ${signalCode}` : `exit code ${exitCode}`}${berth.tail.length ? `; its last output:\n${berth.tail.join('\n')}` : ' and no output'}`);
+  throw new Error(
+    `Berth (pid ${berth.pid}) ended ${when} with ${signalCode ? `signal ${signalCode}` : `exit code ${exitCode}`}${berth.tail.length ? `; its last output:\n${berth.tail.join('\n')}` : ' and no output'}`,
+  );
 }
 
 /** The readings of a running Berth. */
@@ -457,7 +483,9 @@ interface Probe {
 async function probe(berth: Berth, at: string): Promise<void> {
   if (!probing) return;
   assertAlive(berth, at);
-  const answer = new Promise<Omit<Probe, 'at'>>(resolve => { berth.pendingProbe = resolve; });
+  const answer = new Promise<Omit<Probe, 'at'>>(resolve => {
+    berth.pendingProbe = resolve;
+  });
   berth.child.kill('SIGUSR2');
   // A heap snapshot of a 100 MB heap takes seconds on a busy machine.
   const a = await withTimeout(answer, 120_000, 'memory probe');
@@ -468,9 +496,7 @@ async function probe(berth: Berth, at: string): Promise<void> {
 // ---------------------------------------------------------------- HTTP helpers
 
 async function call(berth: Berth, method: 'GET' | 'POST', op: string, input: unknown, headers: Record<string, string>): Promise<any> {
-  const url = method === 'GET'
-    ? `${berth.url}/api/${op}${input ? `?${new URLSearchParams(input as Record<string, string>)}` : ''}`
-    : `${berth.url}/api/${op}`;
+  const url = method === 'GET' ? `${berth.url}/api/${op}${input ? `?${new URLSearchParams(input as Record<string, string>)}` : ''}` : `${berth.url}/api/${op}`;
   const res = await fetch(url, {
     method,
     headers: { ...headers, ...(method === 'POST' ? { 'content-type': 'application/json' } : {}) },
@@ -513,10 +539,19 @@ async function sequential(url: string, apiKey: string, count: number): Promise<L
   }
   const sorted = [...times].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
-  const non2xx = Object.entries(statusCodes).filter(([code]) => !code.startsWith('2')).reduce((n, [, c]) => n + c, 0);
+  const non2xx = Object.entries(statusCodes)
+    .filter(([code]) => !code.startsWith('2'))
+    .reduce((n, [, c]) => n + c, 0);
   return {
-    p50: at(0.5), p99: at(0.99), mean: times.reduce((a, b) => a + b, 0) / times.length,
-    rps: count / ((performance.now() - started) / 1000), requests: count, non2xx, errors, timeouts: 0, statusCodes,
+    p50: at(0.5),
+    p99: at(0.99),
+    mean: times.reduce((a, b) => a + b, 0) / times.length,
+    rps: count / ((performance.now() - started) / 1000),
+    requests: count,
+    non2xx,
+    errors,
+    timeouts: 0,
+    statusCodes,
   };
 }
 
@@ -543,7 +578,11 @@ async function cannon(url: string, apiKey: string, seconds: number, connections:
 async function sampling<T>(pid: number, work: Promise<T>): Promise<{ value: T; peakRss: number }> {
   let peakRss = 0;
   const timer = setInterval(() => {
-    try { peakRss = Math.max(peakRss, readStatus(pid).rss); } catch { /* exiting */ }
+    try {
+      peakRss = Math.max(peakRss, readStatus(pid).rss);
+    } catch {
+      /* exiting */
+    }
   }, 250);
   try {
     return { value: await work, peakRss };
@@ -649,13 +688,14 @@ async function benchOne(kind: Kind): Promise<Outcome> {
     ids.push(r.project?.projectId ?? r.projectId);
   }
   const createMsPerProject = (performance.now() - t) / settings.projects;
-  const listed = await call(berth, 'GET', 'project.all', undefined, headers) as unknown[];
-  if (!Array.isArray(listed) || listed.length !== settings.projects) throw new Error(`project.all answered ${Array.isArray(listed) ? listed.length : typeof listed} projects, expected ${settings.projects}`);
+  const listed = (await call(berth, 'GET', 'project.all', undefined, headers)) as unknown[];
+  if (!Array.isArray(listed) || listed.length !== settings.projects)
+    throw new Error(`project.all answered ${Array.isArray(listed) ? listed.length : typeof listed} projects, expected ${settings.projects}`);
   const allBytes = Buffer.byteLength(JSON.stringify(listed));
   const oneId = ids[Math.floor(ids.length / 2)]!;
   const one = await call(berth, 'GET', 'project.one', { projectId: oneId }, headers);
   if (one.projectId !== oneId) throw new Error(`project.one answered ${JSON.stringify(one).slice(0, 200)}`);
-  say(`${kind}: ${settings.projects} projects in ${(createMsPerProject * settings.projects / 1000).toFixed(1)} s`);
+  say(`${kind}: ${settings.projects} projects in ${((createMsPerProject * settings.projects) / 1000).toFixed(1)} s`);
 
   // 3. The issue's measure: sequential requests from one client, in rounds (the machine is shared: best and spread).
   const oneUrl = `${berth.url}/api/project.one?projectId=${encodeURIComponent(oneId)}`;
@@ -768,15 +808,25 @@ function bestAndSpread(loads: Load[]): { best: Load; text: string } {
 function report(outcomes: Outcome[], errors: { kind: Kind; error: string }[]): { text: string; failed: boolean } {
   const lines: string[] = [];
   const failures = outcomes.flatMap(o => o.failures);
-  lines.push(`## Berth footprint (${quick ? 'quick' : 'full'}: ${settings.projects} projects; ${settings.rounds} round(s) of ${settings.sequentialOne} sequential project.one + ${settings.sequentialAll} project.all, one client; node ${process.version}, ${os.cpus().length} CPUs, load average ${loadAtStart} at start, ${os.loadavg()[0]!.toFixed(2)} at end)`, '');
-  lines.push(`| database | memory after first start + ${settings.projects} projects + requests (MB) | the same ${settings.settleSeconds} s later (MB) | project.one p50 / p99 (ms) | project.all (${settings.projects}) p50 / p99 (ms) | start → ready, first / restart (s) |`);
+  lines.push(
+    `## Berth footprint (${quick ? 'quick' : 'full'}: ${settings.projects} projects; ${settings.rounds} round(s) of ${settings.sequentialOne} sequential project.one + ${settings.sequentialAll} project.all, one client; node ${process.version}, ${os.cpus().length} CPUs, load average ${loadAtStart} at start, ${os.loadavg()[0]!.toFixed(2)} at end)`,
+    '',
+  );
+  lines.push(
+    `| database | memory after first start + ${settings.projects} projects + requests (MB) | the same ${settings.settleSeconds} s later (MB) | project.one p50 / p99 (ms) | project.all (${settings.projects}) p50 / p99 (ms) | start → ready, first / restart (s) |`,
+  );
   lines.push('|---|---|---|---|---|---|');
   for (const o of outcomes) {
-    lines.push(`| ${o.kind} | ${fmtAll(o.footprint)} | ${o.footprintSettled ? fmtAll(o.footprintSettled) : 'not measured (--quick)'} | ${bestAndSpread(o.rounds.map(r => r.one)).text} | ${bestAndSpread(o.rounds.map(r => r.all)).text} | ${(o.startFirstMs / 1000).toFixed(1)} / ${(o.startRestartMs / 1000).toFixed(1)} |`);
+    lines.push(
+      `| ${o.kind} | ${fmtAll(o.footprint)} | ${o.footprintSettled ? fmtAll(o.footprintSettled) : 'not measured (--quick)'} | ${bestAndSpread(o.rounds.map(r => r.one)).text} | ${bestAndSpread(o.rounds.map(r => r.all)).text} | ${(o.startFirstMs / 1000).toFixed(1)} / ${(o.startRestartMs / 1000).toFixed(1)} |`,
+    );
   }
   for (const e of errors) lines.push(`| ${e.kind} | failed: ${e.error.split('\n')[0]!.replace(/\|/g, '/')} | | | | |`);
-  lines.push('', `Memory: Berth's RSS, plus with the embedded database its server's PSS (Berth + server in brackets), 2 s after the last sequential request. `
-    + `Latency: the round with the lowest p99, the range over the rounds in brackets (p50 / p99), timed by the bench.${settings.projects !== 200 ? ` (With ${settings.projects} projects, not 200.)` : ''}`);
+  lines.push(
+    '',
+    `Memory: Berth's RSS, plus with the embedded database its server's PSS (Berth + server in brackets), 2 s after the last sequential request. ` +
+      `Latency: the round with the lowest p99, the range over the rounds in brackets (p50 / p99), timed by the bench.${settings.projects !== 200 ? ` (With ${settings.projects} projects, not 200.)` : ''}`,
+  );
 
   // Targets (issue 17).
   const verdict = (ok: boolean | undefined) => (ok === undefined ? 'not measured' : ok ? 'met' : '**MISSED**');
@@ -784,11 +834,19 @@ function report(outcomes: Outcome[], errors: { kind: Kind; error: string }[]): {
   const emb = outcomes.find(o => o.kind === 'embedded');
   const bestP99 = (o: Outcome, op: 'one' | 'all') => bestAndSpread(o.rounds.map(r => r[op])).best.p99;
   const targets: [string, boolean | undefined, string][] = [
-    ['embedded: ≤ 160 MB in all (Berth\'s RSS + its database server\'s PSS)', emb && total(emb.footprint) <= 160 * MB, emb ? `${fmtMB(total(emb.footprint))} MB` : ''],
+    ["embedded: ≤ 160 MB in all (Berth's RSS + its database server's PSS)", emb && total(emb.footprint) <= 160 * MB, emb ? `${fmtMB(total(emb.footprint))} MB` : ''],
     ['external PostgreSQL: ≤ 80 MB', ext && ext.footprint.rss <= 80 * MB, ext ? `${fmtMB(ext.footprint.rss)} MB` : ''],
     ['project.one p99 ≤ 10 ms', outcomes.length ? outcomes.every(o => bestP99(o, 'one') <= 10) : undefined, outcomes.map(o => `${o.kind} ${fmtMs(bestP99(o, 'one'))} ms`).join(', ')],
-    [`project.all (${settings.projects}) p99 ≤ 25 ms`, outcomes.length ? outcomes.every(o => bestP99(o, 'all') <= 25) : undefined, outcomes.map(o => `${o.kind} ${fmtMs(bestP99(o, 'all'))} ms`).join(', ')],
-    ['start → ready (migrated database, warm build) ≤ 3 s', outcomes.length ? outcomes.every(o => o.startRestartMs <= 3000) : undefined, outcomes.map(o => `${o.kind} ${(o.startRestartMs / 1000).toFixed(1)} s`).join(', ')],
+    [
+      `project.all (${settings.projects}) p99 ≤ 25 ms`,
+      outcomes.length ? outcomes.every(o => bestP99(o, 'all') <= 25) : undefined,
+      outcomes.map(o => `${o.kind} ${fmtMs(bestP99(o, 'all'))} ms`).join(', '),
+    ],
+    [
+      'start → ready (migrated database, warm build) ≤ 3 s',
+      outcomes.length ? outcomes.every(o => o.startRestartMs <= 3000) : undefined,
+      outcomes.map(o => `${o.kind} ${(o.startRestartMs / 1000).toFixed(1)} s`).join(', '),
+    ],
   ];
   lines.push('', 'Targets:', '');
   for (const [name, ok, detail] of targets) lines.push(`- ${name}: ${verdict(ok)}${detail ? ` (${detail})` : ''}`);
@@ -796,11 +854,14 @@ function report(outcomes: Outcome[], errors: { kind: Kind; error: string }[]): {
   // Where the memory is: smaps_rollup per process.
   for (const o of outcomes) {
     lines.push('', `${o.kind}: /proc/<pid>/smaps_rollup at the memory reading (MB)`, '', '| process | RSS | PSS | PSS anon | PSS file | PSS shmem | private dirty |', '|---|---|---|---|---|---|---|');
-    for (const r of o.breakdown) lines.push(`| ${r.pid} ${r.name.replace(/\|/g, '/')} | ${fmtMB(r.rss)} | ${fmtMB(r.pss)} | ${fmtMB(r.pssAnon)} | ${fmtMB(r.pssFile)} | ${fmtMB(r.pssShmem)} | ${fmtMB(r.privateDirty)} |`);
+    for (const r of o.breakdown)
+      lines.push(`| ${r.pid} ${r.name.replace(/\|/g, '/')} | ${fmtMB(r.rss)} | ${fmtMB(r.pss)} | ${fmtMB(r.pssAnon)} | ${fmtMB(r.pssFile)} | ${fmtMB(r.pssShmem)} | ${fmtMB(r.privateDirty)} |`);
     if (o.breakdown.length > 1) {
       const db = o.breakdown.slice(1);
       const sum = (f: (r: Rollup) => number) => fmtMB(db.reduce((n, r) => n + f(r), 0));
-      lines.push(`| the database's ${db.length} processes | ${sum(r => r.rss)} | ${sum(r => r.pss)} | ${sum(r => r.pssAnon)} | ${sum(r => r.pssFile)} | ${sum(r => r.pssShmem)} | ${sum(r => r.privateDirty)} |`);
+      lines.push(
+        `| the database's ${db.length} processes | ${sum(r => r.rss)} | ${sum(r => r.pss)} | ${sum(r => r.pssAnon)} | ${sum(r => r.pssFile)} | ${sum(r => r.pssShmem)} | ${sum(r => r.privateDirty)} |`,
+      );
     }
     if (o.backends) lines.push('', `${o.kind}: the external PostgreSQL's ${o.backends.count} backends serving Berth (not counted above): PSS ${fmtMB(o.backends.pss)} MB.`);
   }
@@ -817,8 +878,14 @@ function report(outcomes: Outcome[], errors: { kind: Kind; error: string }[]): {
     [`project.one, ${settings.sequentialOne} sequential, each round: p50 / p99 (ms)`, o => o.rounds.map(r => fmtLat(r.one)).join('; ')],
     [`project.all, ${settings.sequentialAll} sequential, each round: p50 / p99 (ms)`, o => o.rounds.map(r => fmtLat(r.all)).join('; ')],
     ['project.all reply (KB)', o => (o.allBytes / 1024).toFixed(0)],
-    [`autocannon ${settings.connections} conn. × ${settings.loadSeconds} s: project.one / project.all p50/p99 (ms), req/s`, o => (o.cannon ? `${fmtLat(o.cannon.one)} / ${fmtLat(o.cannon.all)}, ${fmtRps(o.cannon.one.rps)} / ${fmtRps(o.cannon.all.rps)}` : 'not run')],
-    ['autocannon: peak RSS / 2 s after / settled (MB)', o => (o.cannon ? `${fmtMB(o.cannon.peakRss)} / ${fmtMB(o.cannon.after.rss)} / ${o.cannon.afterSettled ? fmtMB(o.cannon.afterSettled.rss) : '—'}` : 'not run')],
+    [
+      `autocannon ${settings.connections} conn. × ${settings.loadSeconds} s: project.one / project.all p50/p99 (ms), req/s`,
+      o => (o.cannon ? `${fmtLat(o.cannon.one)} / ${fmtLat(o.cannon.all)}, ${fmtRps(o.cannon.one.rps)} / ${fmtRps(o.cannon.all.rps)}` : 'not run'),
+    ],
+    [
+      'autocannon: peak RSS / 2 s after / settled (MB)',
+      o => (o.cannon ? `${fmtMB(o.cannon.peakRss)} / ${fmtMB(o.cannon.after.rss)} / ${o.cannon.afterSettled ? fmtMB(o.cannon.afterSettled.rss) : '—'}` : 'not run'),
+    ],
     ['resident WebAssembly memory at the reading (MB)', o => fmtMB(o.footprint.wasm)],
     ['SIGTERM → exit, both stops (ms)', o => o.stops.map(x => `${x.ms.toFixed(0)} (code ${x.code})`).join(', ')],
   ];
@@ -828,11 +895,24 @@ function report(outcomes: Outcome[], errors: { kind: Kind; error: string }[]): {
   const probed = outcomes.filter(o => o.probes.length);
   if (probed.length) {
     const cols: [string, string][] = [
-      ['rss', 'rss'], ['heapTotal', 'V8 heap'], ['heapUsed', 'heap used'], ['space:new_space', 'new space'], ['space:old_space', 'old space'],
-      ['space:large_object_space', 'large objects'], ['space:code_space', 'code'], ['external', 'external'], ['arrayBuffers', 'arrayBuffers'], ['malloced', 'V8 malloc'],
+      ['rss', 'rss'],
+      ['heapTotal', 'V8 heap'],
+      ['heapUsed', 'heap used'],
+      ['space:new_space', 'new space'],
+      ['space:old_space', 'old space'],
+      ['space:large_object_space', 'large objects'],
+      ['space:code_space', 'code'],
+      ['external', 'external'],
+      ['arrayBuffers', 'arrayBuffers'],
+      ['malloced', 'V8 malloc'],
     ];
-    lines.push('', 'After a full GC, from inside the process (--probe; MB):', '',
-      `| database | when | ${cols.map(c => c[1]).join(' | ')} | modules loaded |`, `|---|---|${cols.map(() => '---|').join('')}---|`);
+    lines.push(
+      '',
+      'After a full GC, from inside the process (--probe; MB):',
+      '',
+      `| database | when | ${cols.map(c => c[1]).join(' | ')} | modules loaded |`,
+      `|---|---|${cols.map(() => '---|').join('')}---|`,
+    );
     for (const o of probed) for (const p of o.probes) lines.push(`| ${o.kind} | ${p.at} | ${cols.map(([k]) => fmtMB(p.usage[k] ?? NaN)).join(' | ')} | ${p.modules.total} |`);
     for (const o of probed) {
       const first = o.probes[0]!;
@@ -855,7 +935,11 @@ function report(outcomes: Outcome[], errors: { kind: Kind; error: string }[]): {
 if (opt['mem-of']) {
   // A debugging aid: the readings the bench takes, for any process.
   const m = readMem(Number(opt['mem-of']));
-  process.stdout.write(`${Object.entries(m).map(([k, v]) => `${k} ${fmtMB(v)} MB`).join(', ')}\n`);
+  process.stdout.write(
+    `${Object.entries(m)
+      .map(([k, v]) => `${k} ${fmtMB(v)} MB`)
+      .join(', ')}\n`,
+  );
   process.exit(0);
 }
 if (!existsSync(cli)) fail(`cannot find ${cli}`);

@@ -24,7 +24,11 @@ const docker = new Docker();
 const fakeT = { teardown: (fn: () => unknown) => void cleanups.push(fn) };
 const cleanups: (() => unknown)[] = [];
 const mb = (bytes: number) => bytes / 1024 / 1024;
-const timed = async <T>(fn: () => Promise<T>): Promise<[T, number]> => { const s = performance.now(); const r = await fn(); return [r, (performance.now() - s) / 1000]; };
+const timed = async <T>(fn: () => Promise<T>): Promise<[T, number]> => {
+  const s = performance.now();
+  const r = await fn();
+  return [r, (performance.now() - s) / 1000];
+};
 
 async function main() {
   const { startS3TestServer } = await import('@berth/core/testing');
@@ -33,17 +37,34 @@ async function main() {
   cleanups.push(() => server.destroy());
   const admin = await signUpAdmin(server);
   let client = admin.client;
-  const { body: { environment } } = await client.post('project.create', { name: 'Bench' });
-  const created = (await client.post('postgres.create', { name: 'bench', environmentId: environment.environmentId, dockerImage: TEST_POSTGRES_IMAGE, databaseName: 'bench', databaseUser: 'bench', databasePassword: PASSWORD })).body;
+  const {
+    body: { environment },
+  } = await client.post('project.create', { name: 'Bench' });
+  const created = (
+    await client.post('postgres.create', {
+      name: 'bench',
+      environmentId: environment.environmentId,
+      dockerImage: TEST_POSTGRES_IMAGE,
+      databaseName: 'bench',
+      databaseUser: 'bench',
+      databasePassword: PASSWORD,
+    })
+  ).body;
   cleanups.push(() => removeServiceAndVolume(created.appName));
   const deployed = await runFinished(client, 'postgres.deploy', { postgresId: created.postgresId });
   if (deployed.status !== 'done') throw new Error(deployed.errorMessage);
   const [c] = await docker.listContainers({ filters: { label: [`com.docker.swarm.service.name=${created.appName}`] } });
   const psql = async (sql: string) => {
-    const { stdout } = await promisify(execFile)('docker', ['exec', '-e', `PGPASSWORD=${PASSWORD}`, c!.Id, 'psql', '-h', '127.0.0.1', '-U', 'bench', '-d', 'bench', '-At', '-v', 'ON_ERROR_STOP=1', '-c', sql], { maxBuffer: 1 << 20 });
+    const { stdout } = await promisify(execFile)(
+      'docker',
+      ['exec', '-e', `PGPASSWORD=${PASSWORD}`, c!.Id, 'psql', '-h', '127.0.0.1', '-U', 'bench', '-d', 'bench', '-At', '-v', 'ON_ERROR_STOP=1', '-c', sql],
+      { maxBuffer: 1 << 20 },
+    );
     return stdout.trim();
   };
-  await psql(`create table big as select g as id, md5(g::text) || md5((g * 7)::text) || md5((g * 13)::text) as payload, now() - g * interval '1 second' as at from generate_series(1, ${Number(values.rows)}) g; create index on big (at)`);
+  await psql(
+    `create table big as select g as id, md5(g::text) || md5((g * 7)::text) || md5((g * 13)::text) as payload, now() - g * interval '1 second' as at from generate_series(1, ${Number(values.rows)}) g; create index on big (at)`,
+  );
   const size = Number(await psql(`select pg_database_size('bench')`));
   console.log(`database: ${mb(size).toFixed(1)} MB (pg_database_size), ${values.rows} rows`);
   const rows: string[][] = [];
@@ -58,16 +79,22 @@ async function main() {
     await Promise.all([pipeline(dump.stdout, gzip.stdin), pipeline(gzip.stdout, createWriteStream(file))]);
   });
   const [, restoreS] = await timed(async () => {
-    const restore = spawn('docker', ['exec', '-i', '-e', `PGPASSWORD=${PASSWORD}`, c!.Id, 'pg_restore', '--clean', '--if-exists', '--no-owner', '-h', '127.0.0.1', '-U', 'bench', '-d', 'bench'], { stdio: ['pipe', 'inherit', 'inherit'] });
+    const restore = spawn('docker', ['exec', '-i', '-e', `PGPASSWORD=${PASSWORD}`, c!.Id, 'pg_restore', '--clean', '--if-exists', '--no-owner', '-h', '127.0.0.1', '-U', 'bench', '-d', 'bench'], {
+      stdio: ['pipe', 'inherit', 'inherit'],
+    });
     const gunzip = spawn('gunzip', ['-c'], { stdio: ['pipe', 'pipe', 'inherit'] });
     await Promise.all([pipeline(createReadStream(file), gunzip.stdin), pipeline(gunzip.stdout, restore.stdin), new Promise(r => restore.on('close', r))]);
   });
-  rows.push(["pg_dump \\| gzip > file (by hand)", mb(statSync(file).size).toFixed(1), dumpS.toFixed(1), (mb(size) / dumpS).toFixed(1), restoreS.toFixed(1), (mb(size) / restoreS).toFixed(1)]);
+  rows.push(['pg_dump \\| gzip > file (by hand)', mb(statSync(file).size).toFixed(1), dumpS.toFixed(1), (mb(size) / dumpS).toFixed(1), restoreS.toFixed(1), (mb(size) / restoreS).toFixed(1)]);
 
   const local = { name: 'disk', provider: 'local', bucket: 'bench', endpoint: '', region: '', accessKey: '', secretAccessKey: '', additionalFlags: null };
   for (const [label, destination, verify] of [
     ['Berth → local directory', local, false],
-    ['Berth → S3 (s3rver)', { name: 's3', provider: 'Minio', bucket: 'bench', endpoint: s3.endpoint, region: s3.region, accessKey: s3.accessKey, secretAccessKey: s3.secretAccessKey, additionalFlags: [] }, false],
+    [
+      'Berth → S3 (s3rver)',
+      { name: 's3', provider: 'Minio', bucket: 'bench', endpoint: s3.endpoint, region: s3.region, accessKey: s3.accessKey, secretAccessKey: s3.secretAccessKey, additionalFlags: [] },
+      false,
+    ],
     ['Berth → local directory, proven (backupVerify "always": + a throwaway restore and row count)', { ...local, name: 'disk-proven', bucket: 'bench-proven' }, true],
   ] as const) {
     if (verify) {
@@ -75,12 +102,21 @@ async function main() {
       client = new Client(restarted.url, { apiKey: admin.apiKey });
     }
     const dest = (await client.post('destination.create', destination)).body;
-    const backup = (await client.post('backup.create', { schedule: '0 3 * * *', prefix: 'bench', destinationId: dest.destinationId, database: 'bench', databaseType: 'postgres', postgresId: created.postgresId })).body;
+    const backup = (
+      await client.post('backup.create', { schedule: '0 3 * * *', prefix: 'bench', destinationId: dest.destinationId, database: 'bench', databaseType: 'postgres', postgresId: created.postgresId })
+    ).body;
     const [ran, backupS] = await timed(() => client.post('backup.manualBackupPostgres', { backupId: backup.backupId }));
     if (ran.body !== true) throw new Error(JSON.stringify(ran.body));
     const [f] = (await client.get('backup.listBackupFiles', { destinationId: dest.destinationId, search: 'bench/' })).body;
     if (verify && f.verified !== true) throw new Error(`the proven backup's file is not verified: ${JSON.stringify(f)}`);
-    const [restored, restoreBerthS] = await timed(async () => deploymentFinished(client, (await client.post('backup.restoreBackup', { databaseId: created.postgresId, databaseType: 'postgres', databaseName: 'bench', backupFile: f.Path, destinationId: dest.destinationId })).body.deploymentId, { timeout: 900_000 }));
+    const [restored, restoreBerthS] = await timed(async () =>
+      deploymentFinished(
+        client,
+        (await client.post('backup.restoreBackup', { databaseId: created.postgresId, databaseType: 'postgres', databaseName: 'bench', backupFile: f.Path, destinationId: dest.destinationId })).body
+          .deploymentId,
+        { timeout: 900_000 },
+      ),
+    );
     if (restored.status !== 'done') throw new Error(restored.errorMessage);
     rows.push([label, mb(f.Size).toFixed(1), backupS.toFixed(1), (mb(size) / backupS).toFixed(1), restoreBerthS.toFixed(1), (mb(size) / restoreBerthS).toFixed(1)]);
   }

@@ -18,11 +18,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const coreDir = path.join(root, 'core');
 const { values: opt } = parseArgs({
-  options: {
-    idle: { type: 'string', default: '5' },
-    'node-arg': { type: 'string', multiple: true, default: [] },
-    env: { type: 'string', multiple: true, default: [] },
-  },
+  options: { idle: { type: 'string', default: '5' }, 'node-arg': { type: 'string', multiple: true, default: [] }, env: { type: 'string', multiple: true, default: [] } },
 });
 const idleMs = Number(opt.idle) * 1000;
 const extraEnv = Object.fromEntries(opt.env.map(kv => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
@@ -53,12 +49,21 @@ function mem(pid: number) {
 }
 
 async function measure(name: string, body: string) {
-  const args = [...opt['node-arg'], ...(name.includes('--expose-gc') ? ['--expose-gc'] : []), '--input-type=module', '-e',
-    `${body}\nprocess.stdout.write('READY\\n'); setInterval(() => {}, 1 << 30);`];
+  const args = [
+    ...opt['node-arg'],
+    ...(name.includes('--expose-gc') ? ['--expose-gc'] : []),
+    '--input-type=module',
+    '-e',
+    `${body}\nprocess.stdout.write('READY\\n'); setInterval(() => {}, 1 << 30);`,
+  ];
   const child = spawn(process.execPath, args, { cwd: coreDir, env: { ...process.env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  child.stdout.on('data', d => { out += d; });
-  child.stderr.on('data', d => { out += d; });
+  child.stdout.on('data', d => {
+    out += d;
+  });
+  child.stderr.on('data', d => {
+    out += d;
+  });
   const exited = new Promise(r => child.once('exit', r));
   try {
     const until = Date.now() + 120_000;

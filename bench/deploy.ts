@@ -39,7 +39,11 @@ let dbName = '';
 
 async function cleanUp() {
   if (child && child.exitCode === null) child.kill('SIGKILL');
-  for (const s of services) await docker.getService(s).remove().catch(() => undefined);
+  for (const s of services)
+    await docker
+      .getService(s)
+      .remove()
+      .catch(() => undefined);
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   if (dbName) {
     const admin = new pg.Client({ connectionString: adminUrl });
@@ -59,9 +63,20 @@ async function main() {
   const url = new URL(adminUrl);
   url.pathname = `/${dbName}`;
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'berth-bench-deploy-'));
-  const flags = execFileSync('bash', [path.join(root, 'scripts/node-flags.sh')]).toString().trim().split(/\s+/);
+  const flags = execFileSync('bash', [path.join(root, 'scripts/node-flags.sh')])
+    .toString()
+    .trim()
+    .split(/\s+/);
   const cli = path.join(root, 'core/src/cli.js');
-  const env = { ...process.env, DATABASE_URL: url.toString(), BERTH_DATA_DIR: dataDir, BERTH_LOG_LEVEL: 'warn', BERTH_CONFIG: '', MALLOC_ARENA_MAX: '2', ...(opt.settle !== undefined ? { BERTH_DEPLOY_SETTLE: opt.settle } : {}) };
+  const env = {
+    ...process.env,
+    DATABASE_URL: url.toString(),
+    BERTH_DATA_DIR: dataDir,
+    BERTH_LOG_LEVEL: 'warn',
+    BERTH_CONFIG: '',
+    MALLOC_ARENA_MAX: '2',
+    ...(opt.settle !== undefined ? { BERTH_DEPLOY_SETTLE: opt.settle } : {}),
+  };
   const created = await run(process.execPath, [...flags, cli, 'admin', 'create', '--email', 'bench@example.com', '--password', 'bench-password-1'], { env, cwd: root });
   const { apiKey } = JSON.parse(created.stdout.trim().split('\n').pop()!);
   const port = await freePort();
@@ -69,9 +84,10 @@ async function main() {
   const base = `http://127.0.0.1:${port}`;
   await until('Berth to listen', async () => ((await fetch(`${base}/health`)).ok ? true : undefined), 60_000);
   const send = async (op: string, input: Record<string, unknown>, method: 'GET' | 'POST' = 'POST') => {
-    const res = method === 'GET'
-      ? await fetch(`${base}/api/${op}?${new URLSearchParams(input as Record<string, string>)}`, { headers: { 'x-api-key': apiKey } })
-      : await fetch(`${base}/api/${op}`, { method, headers: { 'x-api-key': apiKey, 'content-type': 'application/json' }, body: JSON.stringify(input) });
+    const res =
+      method === 'GET'
+        ? await fetch(`${base}/api/${op}?${new URLSearchParams(input as Record<string, string>)}`, { headers: { 'x-api-key': apiKey } })
+        : await fetch(`${base}/api/${op}`, { method, headers: { 'x-api-key': apiKey, 'content-type': 'application/json' }, body: JSON.stringify(input) });
     const body = await res.json();
     if (!res.ok) throw new Error(`${op}: ${res.status} ${JSON.stringify(body)}`);
     return { body, headers: res.headers };
@@ -103,7 +119,7 @@ async function main() {
     t0 = performance.now();
     await run('docker', ['service', 'create', '-d', '--quiet', '--name', name, IMAGE, 'sleep', '3600']);
     await until('the raw task to run', async () => {
-      const tasks = await docker.listTasks({ filters: { service: [name] } }) as { Status?: { State?: string } }[];
+      const tasks = (await docker.listTasks({ filters: { service: [name] } })) as { Status?: { State?: string } }[];
       return tasks.some(t => t.Status?.State === 'running') ? true : undefined;
     });
     rawMs.push(performance.now() - t0);

@@ -89,12 +89,12 @@ const scriptPackage = new Map<number, string>();
 const perPackage = new Map<string, { source: number; functions: number; scripts: number }>();
 const entry = (pkg: string) => {
   let e = perPackage.get(pkg);
-  if (!e) perPackage.set(pkg, e = { source: 0, functions: 0, scripts: 0 });
+  if (!e) perPackage.set(pkg, (e = { source: 0, functions: 0, scripts: 0 }));
   return e;
 };
 /** Objects already counted: scope infos and constant pools are shared between functions, each counts once. */
 const counted = new Uint8Array(count);
-const once = (n: number) => (counted[n] ? 0 : (counted[n] = 1, sizeOf(n)));
+const once = (n: number) => (counted[n] ? 0 : ((counted[n] = 1), sizeOf(n)));
 /** The self size of `n` plus that of its internal children of type code (a bytecode array's constant pool and tables), each object once. */
 function withParts(n: number): number {
   let size = once(n);
@@ -138,8 +138,17 @@ out.push(`## ${positionals[0]}: ${MB(total)} MB in ${count} objects (self sizes)
 for (const [k, v] of [...byKind].sort((a, b) => b[1] - a[1]).slice(0, top)) out.push(`| ${k} | ${MB(v)} |`);
 const rows = [...perPackage].map(([pkg, e]) => ({ pkg, ...e, all: e.source + e.functions })).sort((a, b) => b.all - a.all);
 const sum = (f: 'source' | 'functions' | 'all') => rows.reduce((s, r) => s + r[f], 0);
-out.push('', `Loaded scripts by package: source text with its line ends ${MB(sum('source'))} MB, their functions' bytecode, scopes and feedback metadata ${MB(attributed)} MB`, '', '| package | scripts | source (MB) | functions (MB) | together (MB) |', '|---|---|---|---|---|');
+out.push(
+  '',
+  `Loaded scripts by package: source text with its line ends ${MB(sum('source'))} MB, their functions' bytecode, scopes and feedback metadata ${MB(attributed)} MB`,
+  '',
+  '| package | scripts | source (MB) | functions (MB) | together (MB) |',
+  '|---|---|---|---|---|',
+);
 for (const r of rows.slice(0, top)) out.push(`| ${r.pkg} | ${r.scripts} | ${MB(r.source)} | ${MB(r.functions)} | ${MB(r.all)} |`);
 const rest = rows.slice(top);
-if (rest.length) out.push(`| ${rest.length} others | ${rest.reduce((s, r) => s + r.scripts, 0)} | ${MB(rest.reduce((s, r) => s + r.source, 0))} | ${MB(rest.reduce((s, r) => s + r.functions, 0))} | ${MB(rest.reduce((s, r) => s + r.all, 0))} |`);
+if (rest.length)
+  out.push(
+    `| ${rest.length} others | ${rest.reduce((s, r) => s + r.scripts, 0)} | ${MB(rest.reduce((s, r) => s + r.source, 0))} | ${MB(rest.reduce((s, r) => s + r.functions, 0))} | ${MB(rest.reduce((s, r) => s + r.all, 0))} |`,
+  );
 process.stdout.write(out.join('\n') + '\n');

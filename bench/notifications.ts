@@ -47,13 +47,27 @@ const rounds = Math.max(1, Number(opt.rounds));
 const idleMs = Number(opt.idle) * 1000;
 const docker = new Docker();
 const suffix = randomBytes(3).toString('hex');
-const allOn = { appDeploy: true, appBuildError: true, databaseBackup: true, volumeBackup: true, dokployBackup: true, dokployRestart: true, dockerCleanup: true, serverThreshold: true, appHealth: true };
+const allOn = {
+  appDeploy: true,
+  appBuildError: true,
+  databaseBackup: true,
+  volumeBackup: true,
+  dokployBackup: true,
+  dokployRestart: true,
+  dockerCleanup: true,
+  serverThreshold: true,
+  appHealth: true,
+};
 
 const services: string[] = [];
 const servers: (http.Server | net.Server)[] = [];
 
 async function cleanUp() {
-  for (const s of services) await docker.getService(s).remove().catch(() => undefined);
+  for (const s of services)
+    await docker
+      .getService(s)
+      .remove()
+      .catch(() => undefined);
   for (const s of servers) {
     if (s instanceof http.Server) s.closeAllConnections();
     s.close();
@@ -96,9 +110,15 @@ async function footprint() {
   const { httpUrl, smtpPort } = await deadSinks();
   // Toggles off: nothing is sent while idle (the start's own event would otherwise hang at the sinks).
   const createChannels = async (berth: Berth) => {
-    for (const [suffixOf, settings] of channelBodies(httpUrl, smtpPort)) await berth.call(`notification.create${suffixOf}`, { name: suffixOf, ...Object.fromEntries(Object.keys(allOn).map(k => [k, false])), ...settings });
+    for (const [suffixOf, settings] of channelBodies(httpUrl, smtpPort))
+      await berth.call(`notification.create${suffixOf}`, { name: suffixOf, ...Object.fromEntries(Object.keys(allOn).map(k => [k, false])), ...settings });
   };
-  const { lines, readings } = await pluginFootprint(['notification'], { rounds, idleMs, config: { providers: { notify: apiUrls(httpUrl) } }, extra: [{ label: 'with notification, 12 channels (one per kind)', setup: createChannels }] });
+  const { lines, readings } = await pluginFootprint(['notification'], {
+    rounds,
+    idleMs,
+    config: { providers: { notify: apiUrls(httpUrl) } },
+    extra: [{ label: 'with notification, 12 channels (one per kind)', setup: createChannels }],
+  });
   console.log(lines.join('\n'));
   return readings;
 }
@@ -134,7 +154,8 @@ async function deploys() {
         continue;
       }
       const ids: string[] = [];
-      for (const [suffixOf, settings] of channelBodies(sinks.httpUrl, sinks.smtpPort)) ids.push((await berth.call(`notification.create${suffixOf}`, { name: suffixOf, ...allOn, ...settings })).notificationId);
+      for (const [suffixOf, settings] of channelBodies(sinks.httpUrl, sinks.smtpPort))
+        ids.push((await berth.call(`notification.create${suffixOf}`, { name: suffixOf, ...allOn, ...settings })).notificationId);
       down.push(await deploy());
       for (const notificationId of ids) await berth.call('notification.remove', { notificationId });
     }
@@ -189,7 +210,8 @@ async function latency() {
     const berth = await startBerth('latency', {}, { BERTH_DEPLOY_SETTLE: '0', BERTH_BACKUP_PASSPHRASE: 'bench-passphrase-0123456789' });
     const toggles = { ...Object.fromEntries(Object.keys(allOn).map(k => [k, false])), appDeploy: true, appBuildError: true, databaseBackup: true, dokployBackup: true };
     const bodies = new Map(channelBodies(sink.url, smtp.port));
-    for (const kind of ['Slack', 'Discord', 'Email', 'Custom']) await berth.call(`notification.create${kind}`, { name: kind, ...toggles, ...bodies.get(kind), ...(kind === 'Email' ? { smtpPort: smtp.port } : {}) });
+    for (const kind of ['Slack', 'Discord', 'Email', 'Custom'])
+      await berth.call(`notification.create${kind}`, { name: kind, ...toggles, ...bodies.get(kind), ...(kind === 'Email' ? { smtpPort: smtp.port } : {}) });
     const arrived: Record<string, (marker: string) => boolean> = {
       slack: m => sink.requests.some(r => r.path.startsWith('/slack/') && r.body.includes(m)),
       discord: m => sink.requests.some(r => r.path.startsWith('/discord/') && r.body.includes(m)),
@@ -215,16 +237,32 @@ async function latency() {
     };
     // A destination nobody listens on: the own-data backup fails at once, and says so.
     const closed = await freePort();
-    const dest = await berth.call('destination.create', { name: 'down', provider: 'Minio', endpoint: `http://127.0.0.1:${closed}`, region: 'us-east-1', bucket: 'b', accessKey: 'k', secretAccessKey: 'secret-key', additionalFlags: [] });
+    const dest = await berth.call('destination.create', {
+      name: 'down',
+      provider: 'Minio',
+      endpoint: `http://127.0.0.1:${closed}`,
+      region: 'us-east-1',
+      bucket: 'b',
+      accessKey: 'k',
+      secretAccessKey: 'secret-key',
+      additionalFlags: [],
+    });
     for (let i = 0; i < rounds; i++) {
       const ok = await deployApp(`ok-${i}`, IMAGE);
       await measure('appDeploy (a successful deploy)', ok.marker, ok.t0);
       const failed = await deployApp(`broken-${i}`, `berth-test/does-not-exist-${suffix}:${i}`);
       await measure('appBuildError (a failed build)', failed.marker, failed.t0);
-      const backup = await berth.call('backup.create', { schedule: '0 3 * * *', prefix: `p${i}`, destinationId: dest.destinationId, database: 'berth', databaseType: 'web-server', keepLatestCount: 1 });
+      const backup = await berth.call('backup.create', {
+        schedule: '0 3 * * *',
+        prefix: `p${i}`,
+        destinationId: dest.destinationId,
+        database: 'berth',
+        databaseType: 'web-server',
+        keepLatestCount: 1,
+      });
       const t0 = performance.now();
       await berth.send('backup.manualBackupWebServer', { backupId: backup.backupId });
-      await measure('ownDataBackup (a failed backup of Berth\'s data)', `p${i}/`, t0);
+      await measure("ownDataBackup (a failed backup of Berth's data)", `p${i}/`, t0);
       console.error(`latency round ${i + 1}/${rounds} measured`);
     }
     await berth.stop();
@@ -251,7 +289,12 @@ async function main() {
   if (!opt.only || opt.only === 'footprint') out.footprint = await footprint();
   if (!opt.only || opt.only === 'deploys') out.deploys = await deploys();
   if (!opt.only || opt.only === 'latency') out.latency = await latency();
-  console.log(`\nLoad average (1, 5, 15 min) at the start: ${(out.loadavg as number[]).map(x => x.toFixed(2)).join(', ')}; at the end: ${os.loadavg().map(x => x.toFixed(2)).join(', ')}`);
+  console.log(
+    `\nLoad average (1, 5, 15 min) at the start: ${(out.loadavg as number[]).map(x => x.toFixed(2)).join(', ')}; at the end: ${os
+      .loadavg()
+      .map(x => x.toFixed(2))
+      .join(', ')}`,
+  );
   if (opt.json) writeFileSync(opt.json, JSON.stringify(out, null, 2));
 }
 

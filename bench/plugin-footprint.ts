@@ -80,7 +80,14 @@ export async function pluginFootprint(names: string[], o: FootprintOptions): Pro
       const w = `without ${n}`;
       return `| ${n}${pluginParts[n]!.note ? ` (${pluginParts[n]!.note})` : ''} | ${m(w, 'rss').toFixed(1)} MB (${range(w, 'rss')}) | ${m(WITH, 'rss').toFixed(1)} MB (${range(WITH, 'rss')}) | ${signed(deltas[n]!)} | ${signed(m(WITH, 'anon') - m(w, 'anon'))} | ${deltas[n]! <= 2 ? 'met' : '**MISSED**'} |`;
     }),
-    ...(o.extra?.length ? ['', '| also started | RSS (range) | Δ RSS against with every plugin |', '|---|---|---|', ...o.extra.map(e => `| ${e.label} | ${m(e.label, 'rss').toFixed(1)} MB (${range(e.label, 'rss')}) | ${signed(m(e.label, 'rss') - m(WITH, 'rss'))} |`)] : []),
+    ...(o.extra?.length
+      ? [
+          '',
+          '| also started | RSS (range) | Δ RSS against with every plugin |',
+          '|---|---|---|',
+          ...o.extra.map(e => `| ${e.label} | ${m(e.label, 'rss').toFixed(1)} MB (${range(e.label, 'rss')}) | ${signed(m(e.label, 'rss') - m(WITH, 'rss'))} |`),
+        ]
+      : []),
   ];
   return { lines, readings, deltas };
 }
@@ -92,7 +99,12 @@ async function main() {
   const loadavg = os.loadavg();
   const { lines, readings, deltas } = await pluginFootprint(names, { rounds: Math.max(1, Number(opt.rounds)), idleMs: Number(opt.idle) * 1000 });
   console.log(lines.join('\n'));
-  console.log(`\nLoad average (1, 5, 15 min) at the start: ${loadavg.map(x => x.toFixed(2)).join(', ')}; at the end: ${os.loadavg().map(x => x.toFixed(2)).join(', ')}`);
+  console.log(
+    `\nLoad average (1, 5, 15 min) at the start: ${loadavg.map(x => x.toFixed(2)).join(', ')}; at the end: ${os
+      .loadavg()
+      .map(x => x.toFixed(2))
+      .join(', ')}`,
+  );
   if (opt.json) writeFileSync(opt.json, JSON.stringify({ loadavg, readings, deltas }, null, 2));
 }
 

@@ -59,13 +59,7 @@ process.on('SIGUSR2', () => {
       snapshotWritten = true;
       snapshot = v8.writeHeapSnapshot(path.join(snapshotDir, `berth-${process.pid}.heapsnapshot`));
     }
-    const usage = {
-      ...process.memoryUsage(),
-      totalPhysical: h.total_physical_size,
-      malloced: h.malloced_memory,
-      peakMalloced: h.peak_malloced_memory,
-      ...spaces,
-    };
+    const usage = { ...process.memoryUsage(), totalPhysical: h.total_physical_size, malloced: h.malloced_memory, peakMalloced: h.peak_malloced_memory, ...spaces };
     process.stdout.write(`BENCH_PROBE ${JSON.stringify({ usage, modules: mods, ...(snapshot ? { snapshot } : {}) })}\n`);
   })();
 });

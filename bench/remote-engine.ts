@@ -12,7 +12,8 @@ import { SshHost } from '../providers/host-ssh/src/ssh-host.ts';
 import { privateRemoteHosts } from '../test/kit/remote-hosts.ts';
 
 const { values: opt } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, calls: { type: 'string', default: '40' } } });
-const rounds = Math.max(1, Number(opt.rounds)), calls = Math.max(1, Number(opt.calls));
+const rounds = Math.max(1, Number(opt.rounds)),
+  calls = Math.max(1, Number(opt.calls));
 
 const t0 = performance.now();
 const set = await privateRemoteHosts(1);
@@ -25,10 +26,12 @@ try {
     hosts.push(host);
     return host;
   };
-  const local = ssh('stream-local'), stdio = ssh('dial-stdio');
+  const local = ssh('stream-local'),
+    stdio = ssh('dial-stdio');
   const subjects: Record<string, () => Promise<unknown>> = {};
   const direct = new Docker({ socketPath: h.socket });
-  const viaLocal = await local.engine(), viaStdio = await stdio.engine();
+  const viaLocal = await local.engine(),
+    viaStdio = await stdio.engine();
   subjects['ping, engine socket directly (no SSH)'] = () => direct.ping();
   subjects['ping, stream-local'] = () => viaLocal.ping();
   subjects['ping, dial-stdio'] = () => viaStdio.ping();
@@ -37,7 +40,9 @@ try {
   subjects['info, dial-stdio'] = () => viaStdio.info();
   subjects['command `true` over the connection'] = () => local.run(['true']);
   const samples = new Map<string, number[]>(Object.keys(subjects).map(k => [k, []]));
-  for (const fn of Object.values(subjects)) { for (let i = 0; i < 3; i++) await fn(); } // warm up: connections made, code paths compiled
+  for (const fn of Object.values(subjects)) {
+    for (let i = 0; i < 3; i++) await fn();
+  } // warm up: connections made, code paths compiled
   for (let r = 0; r < rounds; r++) {
     for (const [name, fn] of Object.entries(subjects)) {
       for (let i = 0; i < calls; i++) {
@@ -52,7 +57,10 @@ try {
   const localEngine = new Docker({ socketPath: '/var/run/docker.sock' });
   const size = (await localEngine.getImage(image).inspect()).Size;
   const copy = async (to: Docker) => {
-    await to.getImage(image).remove({ force: true }).catch(() => undefined);
+    await to
+      .getImage(image)
+      .remove({ force: true })
+      .catch(() => undefined);
     const s = performance.now();
     const progress = await to.loadImage(await localEngine.getImage(image).get());
     await new Promise<void>((resolve, reject) => to.modem.followProgress(progress, (e: Error | null) => (e ? reject(e) : resolve())));
@@ -63,7 +71,10 @@ try {
     copies['stream-local']!.push(await copy(viaLocal));
     copies['engine socket directly (no SSH)']!.push(await copy(direct));
   }
-  const q = (xs: number[], p: number) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(p * s.length))]!; };
+  const q = (xs: number[], p: number) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
+  };
   console.log(`remote host started in ${startMs.toFixed(0)} ms; ${rounds} rounds x ${calls} sequential calls each\n`);
   console.log('| call | median ms | p95 ms |');
   console.log('|---|---:|---:|');

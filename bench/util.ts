@@ -11,14 +11,15 @@ import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 
-export const freePort = () => new Promise<number>((resolve, reject) => {
-  const s = net.createServer();
-  s.listen(0, '127.0.0.1', () => {
-    const port = (s.address() as net.AddressInfo).port;
-    s.close(() => resolve(port));
+export const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
   });
-  s.on('error', reject);
-});
 
 /** Polls `fn` every 25 ms until it answers something other than undefined (a throw counts as undefined). */
 export async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 120_000): Promise<T> {
@@ -38,8 +39,16 @@ export function runBench(name: string, main: () => Promise<unknown>, cleanUp: ()
     void cleanUp().finally(() => process.exit(1));
   }, ms);
   main().then(
-    async () => { await cleanUp(); clearTimeout(deadline); },
-    async e => { console.error(e); await cleanUp(); clearTimeout(deadline); process.exit(1); },
+    async () => {
+      await cleanUp();
+      clearTimeout(deadline);
+    },
+    async e => {
+      console.error(e);
+      await cleanUp();
+      clearTimeout(deadline);
+      process.exit(1);
+    },
   );
 }
 
@@ -79,7 +88,12 @@ export async function cleanUpBerths() {
   for (const db of databases) await sql(`drop database if exists "${db}" with (force)`).catch(() => undefined);
 }
 
-export interface Berth { child: ChildProcess; call: (op: string, input: Record<string, unknown>, method?: 'GET' | 'POST') => Promise<any>; send: (op: string, input: Record<string, unknown>) => Promise<Response>; stop: () => Promise<void> }
+export interface Berth {
+  child: ChildProcess;
+  call: (op: string, input: Record<string, unknown>, method?: 'GET' | 'POST') => Promise<any>;
+  send: (op: string, input: Record<string, unknown>) => Promise<Response>;
+  stop: () => Promise<void>;
+}
 
 /** Starts the built Berth on a fresh database and data directory with this config file and environment; an admin and its API key made by `berth admin create`. */
 export async function startBerth(name: string, config: Record<string, unknown>, extraEnv: Record<string, string> = {}): Promise<Berth> {
@@ -93,7 +107,10 @@ export async function startBerth(name: string, config: Record<string, unknown>, 
   const configFile = path.join(dataDir, 'bench.config.json');
   writeFileSync(configFile, JSON.stringify(config));
   const env = { ...process.env, DATABASE_URL: url.toString(), BERTH_DATA_DIR: dataDir, BERTH_LOG_LEVEL: 'warn', BERTH_CONFIG: configFile, BERTH_PROXY: 'none', MALLOC_ARENA_MAX: '2', ...extraEnv };
-  const nodeFlags = execFileSync('bash', [path.join(root, 'scripts/node-flags.sh')]).toString().trim().split(/\s+/);
+  const nodeFlags = execFileSync('bash', [path.join(root, 'scripts/node-flags.sh')])
+    .toString()
+    .trim()
+    .split(/\s+/);
   const cli = path.join(root, 'core/src/cli.js');
   const created = await run(process.execPath, [...nodeFlags, cli, 'admin', 'create', '--email', 'bench@example.com', '--password', 'bench-password-1'], { env, cwd: root });
   const { apiKey } = JSON.parse(created.stdout.trim().split('\n').pop()!);
@@ -102,7 +119,8 @@ export async function startBerth(name: string, config: Record<string, unknown>, 
   children.add(child);
   const base = `http://127.0.0.1:${port}`;
   await until('Berth to listen', async () => ((await fetch(`${base}/health`)).ok ? true : undefined), 90_000);
-  const send = (op: string, input: Record<string, unknown>) => fetch(`${base}/api/${op}`, { method: 'POST', headers: { 'x-api-key': apiKey, 'content-type': 'application/json' }, body: JSON.stringify(input) });
+  const send = (op: string, input: Record<string, unknown>) =>
+    fetch(`${base}/api/${op}`, { method: 'POST', headers: { 'x-api-key': apiKey, 'content-type': 'application/json' }, body: JSON.stringify(input) });
   const call = async (op: string, input: Record<string, unknown>, method: 'GET' | 'POST' = 'POST') => {
     const res = method === 'GET' ? await fetch(`${base}/api/${op}?${new URLSearchParams(input as Record<string, string>)}`, { headers: { 'x-api-key': apiKey } }) : await send(op, input);
     const body = await res.json();

@@ -19,21 +19,23 @@ export function readMatrix(file: string, root = process.cwd()): Matrix {
   if (!existsSync(file)) throw new Error(`${file} does not exist`);
   const included: string[] = [];
   const excluded = new Map<string, string>();
-  readFileSync(file, 'utf8').split('\n').forEach((line, i) => {
-    const text = line.replace(/#.*/, '').trim();
-    if (!text) return;
-    const [first, ...rest] = text.split(/\s+/);
-    const exclude = first!.startsWith('!');
-    const pattern = exclude ? first!.slice(1) : first!;
-    const reason = rest.join(' ');
-    if (exclude && !reason) throw new Error(`${file} line ${i + 1}: the exclusion of ${pattern} gives no reason`);
-    const files = globSync(pattern, { cwd: root }).sort();
-    if (!files.length) throw new Error(`${file} line ${i + 1} (${first}) matches no file`);
-    for (const f of files) {
-      if (exclude) excluded.set(f, reason);
-      else if (!included.includes(f)) included.push(f);
-    }
-  });
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .forEach((line, i) => {
+      const text = line.replace(/#.*/, '').trim();
+      if (!text) return;
+      const [first, ...rest] = text.split(/\s+/);
+      const exclude = first!.startsWith('!');
+      const pattern = exclude ? first!.slice(1) : first!;
+      const reason = rest.join(' ');
+      if (exclude && !reason) throw new Error(`${file} line ${i + 1}: the exclusion of ${pattern} gives no reason`);
+      const files = globSync(pattern, { cwd: root }).sort();
+      if (!files.length) throw new Error(`${file} line ${i + 1} (${first}) matches no file`);
+      for (const f of files) {
+        if (exclude) excluded.set(f, reason);
+        else if (!included.includes(f)) included.push(f);
+      }
+    });
   return { run: included.filter(f => !excluded.has(f)), excluded };
 }
 

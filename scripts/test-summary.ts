@@ -13,7 +13,17 @@ function usage(message: string): never {
   process.exit(2);
 }
 
-interface Run { label: string; seconds: number; pass: number; fail: number; skip: number; finished: boolean; skips: Result[]; todos: Result[]; failures: Result[] }
+interface Run {
+  label: string;
+  seconds: number;
+  pass: number;
+  fail: number;
+  skip: number;
+  finished: boolean;
+  skips: Result[];
+  todos: Result[];
+  failures: Result[];
+}
 
 function read(label: string, seconds: number, file: string, rc: number): Run {
   const run: Run = { label, seconds, pass: 0, fail: 0, skip: 0, finished: false, skips: [], todos: [], failures: [] };
@@ -54,7 +64,9 @@ const listed = expectedSkips();
 // Not skips, but not the real part either: said beside the skips, so "0 skipped" never overstates what ran.
 const standing = standIns();
 for (const s of standing) console.log(`stand-in ${s.id}: ${s.instead} — ${s.why} (checked by ${s.tests.join(', ')})`);
-let pass = 0, fail = 0, skip = 0;
+let pass = 0,
+  fail = 0,
+  skip = 0;
 for (const run of runs) {
   let unlisted = 0;
   for (const s of run.skips) {

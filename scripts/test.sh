@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test of Berth on this machine: installs and starts what the tests need (Node 22, pnpm,
-# the workspace, PostgreSQL, the Docker engine, sshd, the test images), typechecks, lints, builds, runs tap
+# the workspace, PostgreSQL, the Docker engine, sshd, the test images), typechecks, lints, checks the format, builds, runs tap
 # in two rows of a matrix — every suite against an external PostgreSQL, then the suites listed in
 # test/database-matrix against the default database, the one Berth starts on without DATABASE_URL —
 # and always ends with "N passed, N failed, N skipped" from tap's own results.
@@ -51,6 +51,8 @@ if [ "${BERTH_TEST_PREPARE:-}" != skip ]; then
   lint_started=$SECONDS
   pnpm run --silent lint || closing "lint failed: pnpm run lint (the problems are above)"
   echo "lint took $((SECONDS - lint_started)) s"
+  echo "== format (prettier: pnpm run format writes it, .prettierrc.json)"
+  pnpm run --silent format:check || closing "format check failed: the files above are not as prettier lays them out (pnpm run format)"
 
   echo "== build (the tests run the operator command from the compiled build, as start.sh does)"
   bash scripts/build.sh || closing "the production build failed"

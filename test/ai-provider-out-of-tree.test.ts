@@ -14,8 +14,13 @@ const outside = mkdtempSync(path.join(os.tmpdir(), 'berth-third-party-ai-'));
 t.teardown(() => rmSync(outside, { recursive: true, force: true }));
 const dir = path.join(outside, 'berth-provider-ai-echo');
 mkdirSync(dir);
-writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'berth-provider-ai-echo', version: '1.0.0', type: 'module', main: 'index.js', peerDependencies: { '@berth/core': '*' } }, null, 2));
-writeFileSync(path.join(dir, 'index.js'), `
+writeFileSync(
+  path.join(dir, 'package.json'),
+  JSON.stringify({ name: 'berth-provider-ai-echo', version: '1.0.0', type: 'module', main: 'index.js', peerDependencies: { '@berth/core': '*' } }, null, 2),
+);
+writeFileSync(
+  path.join(dir, 'index.js'),
+  `
 import { aiCall, defineProvider, Type } from '@berth/core';
 
 class EchoProvider {
@@ -30,7 +35,8 @@ class EchoProvider {
 }
 
 export default defineProvider({ contract: 'ai', id: 'echo', options: Type.Object({}), create: () => new EchoProvider() });
-`);
+`,
+);
 
 const llm = await startLlmStandIn(TEST_BASE_IMAGE);
 t.teardown(() => llm.close());
@@ -46,7 +52,10 @@ t.test('two files and one config line: an AI provider found by its URL', async t
   const made = await client.post('ai.create', { name: 'Echo', apiUrl: `${llm.url}/echo`, apiKey: 'none', model: 'echo-1', isEnabled: true });
   t.equal(made.status, 200);
   const models = await client.get('ai.getModels', { apiUrl: `${llm.url}/echo`, apiKey: '' });
-  t.same(models.body, [{ id: 'echo-1', object: 'model', created: 0, owned_by: 'echo' }, { id: 'echo-2', object: 'model', created: 0, owned_by: 'echo' }]);
+  t.same(models.body, [
+    { id: 'echo-1', object: 'model', created: 0, owned_by: 'echo' },
+    { id: 'echo-2', object: 'model', created: 0, owned_by: 'echo' },
+  ]);
   t.match((await client.post('ai.testConnection', { apiUrl: `${llm.url}/echo`, apiKey: '', model: 'echo-1' })).body, { success: true });
   t.equal((await client.post('ai.suggest', { aiId: made.body.aiId, input: 'anything' })).status, 404, 'no suggestions: 404');
 });

@@ -39,7 +39,9 @@ t.test('REST and tRPC forms reach the same procedure', async t => {
   t.equal(postedRead.body.projectId, projectId);
 
   // tRPC batching: two procedures, one request, one answer each.
-  const batch = await admin.client.raw(`/api/trpc/project.one,user.get?batch=1&input=${encodeURIComponent(JSON.stringify({ 0: { json: { projectId } }, 1: { json: {} } }))}`, { headers: { 'x-api-key': admin.apiKey } });
+  const batch = await admin.client.raw(`/api/trpc/project.one,user.get?batch=1&input=${encodeURIComponent(JSON.stringify({ 0: { json: { projectId } }, 1: { json: {} } }))}`, {
+    headers: { 'x-api-key': admin.apiKey },
+  });
   t.equal(batch.status, 200);
   t.equal(batch.body.length, 2);
   t.equal(batch.body[0].result.data.json.projectId, projectId);
@@ -51,11 +53,17 @@ t.test('query strings: + and %20 both decode to spaces, numbers are coerced', as
   const plus = await admin.client.raw('/api/project.search?q=data+lake&limit=5', { headers: { 'x-api-key': admin.apiKey } });
   const pct = await admin.client.raw('/api/project.search?q=data%20lake&limit=5', { headers: { 'x-api-key': admin.apiKey } });
   t.equal(plus.status, 200);
-  t.same(plus.body.items.map((p: { name: string }) => p.name), ['big data lake']);
+  t.same(
+    plus.body.items.map((p: { name: string }) => p.name),
+    ['big data lake'],
+  );
   t.same(pct.body, plus.body);
   const bad = await admin.client.get('project.search', { limit: 'many' });
   t.equal(bad.status, 400);
-  t.same(bad.body.issues.map((i: { path: string[] }) => i.path), [['limit']]);
+  t.same(
+    bad.body.issues.map((i: { path: string[] }) => i.path),
+    [['limit']],
+  );
 });
 
 t.test('both credentials work on every route; none or a wrong one is 401', async t => {
@@ -116,7 +124,10 @@ t.test('409 on a conflict', async t => {
 });
 
 const issuesOf = (r: { body: { issues?: { path: (string | number)[]; message: string }[] } }) => r.body.issues ?? [];
-const paths = (r: Parameters<typeof issuesOf>[0]) => issuesOf(r).map(i => i.path.join('.')).sort();
+const paths = (r: Parameters<typeof issuesOf>[0]) =>
+  issuesOf(r)
+    .map(i => i.path.join('.'))
+    .sort();
 
 t.test('validation: one issue per violated constraint, each naming its field', async t => {
   const c = admin.client;
@@ -139,10 +150,32 @@ t.test('validation: one issue per violated constraint, each naming its field', a
   const answers: { kind: string; expected: string[]; r: Reply }[] = [];
   for (const [kind, op, input, expected] of cases) answers.push({ kind, expected, r: await c.post(op, input) });
   // One assertion per behaviour; a failure lists the constraint kinds that break it.
-  t.same(answers.filter(({ r }) => r.status !== 400).map(({ kind, r }) => `${kind}: ${r.status}`), [], 'every violation is a 400');
-  t.same(answers.filter(({ r }) => r.body.code !== 'BAD_REQUEST' || r.body.message !== 'Invalid input data').map(({ kind, r }) => `${kind}: ${r.body.code} ${r.body.message}`), [], 'with code BAD_REQUEST and the message "Invalid input data"');
-  t.same(answers.filter(({ r, expected }) => JSON.stringify(paths(r)) !== JSON.stringify(expected)).map(({ kind, r, expected }) => `${kind}: issues at [${paths(r).join(', ')}], not [${expected.join(', ')}]`), [], 'one issue per violated constraint, at its field');
-  t.same(answers.flatMap(({ kind, r }) => issuesOf(r).filter(i => !i.message.startsWith(`${i.path.join('.')}: `)).map(i => `${kind}: ${JSON.stringify(i.message)}`)), [], 'each issue\'s message starts with its field');
+  t.same(
+    answers.filter(({ r }) => r.status !== 400).map(({ kind, r }) => `${kind}: ${r.status}`),
+    [],
+    'every violation is a 400',
+  );
+  t.same(
+    answers.filter(({ r }) => r.body.code !== 'BAD_REQUEST' || r.body.message !== 'Invalid input data').map(({ kind, r }) => `${kind}: ${r.body.code} ${r.body.message}`),
+    [],
+    'with code BAD_REQUEST and the message "Invalid input data"',
+  );
+  t.same(
+    answers
+      .filter(({ r, expected }) => JSON.stringify(paths(r)) !== JSON.stringify(expected))
+      .map(({ kind, r, expected }) => `${kind}: issues at [${paths(r).join(', ')}], not [${expected.join(', ')}]`),
+    [],
+    'one issue per violated constraint, at its field',
+  );
+  t.same(
+    answers.flatMap(({ kind, r }) =>
+      issuesOf(r)
+        .filter(i => !i.message.startsWith(`${i.path.join('.')}: `))
+        .map(i => `${kind}: ${JSON.stringify(i.message)}`),
+    ),
+    [],
+    "each issue's message starts with its field",
+  );
   // nullable fields accept null
   const nullable = await c.post('project.create', { name: 'nullable', description: null });
   t.equal(nullable.status, 200, 'null accepted where the spec says S|null');
@@ -150,7 +183,10 @@ t.test('validation: one issue per violated constraint, each naming its field', a
   // tRPC carries the same issues
   const viaTrpc = await c.trpc('mutation', 'organization.create', { name: '' });
   t.equal(viaTrpc.status, 400);
-  t.same(viaTrpc.body.error.json.data.issues.map((i: { path: string[] }) => i.path), [['name']]);
+  t.same(
+    viaTrpc.body.error.json.data.issues.map((i: { path: string[] }) => i.path),
+    [['name']],
+  );
 });
 
 t.test('unknown fields are ignored', async t => {

@@ -11,7 +11,8 @@ import { startTestServer, signUpAdmin, Client, type Reply } from '@berth/core/te
 import { fuzzRecords, NO_RECORD } from './fuzz-records.ts';
 
 /** Work on the engine (a bad value there reaches no storage, and a real record would start containers) and the caller's own session: ids of no record. */
-const NO_RECORD_OPS = /deploy|rebuild|start|stop|reload|kill|clean|cancel|restore|manualBackup|runManually|testConnection|logout|disable|leave|transfer|setup|createAdmin|verify|login|changePassword|generateToken/i;
+const NO_RECORD_OPS =
+  /deploy|rebuild|start|stop|reload|kill|clean|cancel|restore|manualBackup|runManually|testConnection|logout|disable|leave|transfer|setup|createAdmin|verify|login|changePassword|generateToken/i;
 /** Operations that take away the record they are given. */
 const REMOVES = /delete|remove/i;
 
@@ -109,8 +110,17 @@ t.test('every operation of the OpenAPI document answers bad input with a 4xx, ne
   if (!process.env.BERTH_FUZZ_ONLY) t.ok(operations.length > 100, `${operations.length} operations in the document`);
   const idFields = new Set(operations.flatMap(op => Object.keys(op.schema.properties ?? {}).filter(f => /Id$|^id$/.test(f))));
   t.same([...idFields].filter(f => !(f in ids) && !NO_RECORD[f]).sort(), [], 'every id field of the document has a real record, or a reason in NO_RECORD why it cannot');
-  t.same(Object.keys(NO_RECORD).filter(f => f in ids || !idFields.has(f)), [], 'NO_RECORD lists only id fields the document names and no record stands behind');
-  t.comment(`real records for ${[...idFields].filter(f => f in ids).length} id fields: ${[...idFields].filter(f => f in ids).sort().join(' ')}`);
+  t.same(
+    Object.keys(NO_RECORD).filter(f => f in ids || !idFields.has(f)),
+    [],
+    'NO_RECORD lists only id fields the document names and no record stands behind',
+  );
+  t.comment(
+    `real records for ${[...idFields].filter(f => f in ids).length} id fields: ${[...idFields]
+      .filter(f => f in ids)
+      .sort()
+      .join(' ')}`,
+  );
 
   const statuses = new Map<number, number>();
   const failures: string[] = [];
@@ -156,31 +166,52 @@ t.test('every operation of the OpenAPI document answers bad input with a 4xx, ne
       if (removes && r.status < 300) base = goodValue('', op.schema, await freshIds()) as Record<string, unknown>;
       const [field, kind] = label.split('=');
       // A string the database could not hold is refused naming its field, whatever layer noticed it.
-      if (r.status === 400 && baseReply?.status !== 400 && field !== 'body' && ['nul', 'loneHigh', 'loneLow', 'long', 'huge', 'negHuge'].includes(kind!) && !(r.body.issues ?? []).some((i: any) => i.path?.[0] === field)) {
+      if (
+        r.status === 400 &&
+        baseReply?.status !== 400 &&
+        field !== 'body' &&
+        ['nul', 'loneHigh', 'loneLow', 'long', 'huge', 'negHuge'].includes(kind!) &&
+        !(r.body.issues ?? []).some((i: any) => i.path?.[0] === field)
+      ) {
         unnamed.push(`POST ${op.path} ${label} → ${JSON.stringify(r.body).slice(0, 200)}`);
       }
     }
     // the tRPC form and the query string of reads
-    const trpc = await c.raw(`/api/trpc/${op.path}`, { method: 'POST', headers: { 'x-api-key': admin.apiKey, 'content-type': 'application/json' }, body: JSON.stringify({ json: { ...base, [Object.keys(props)[0] ?? 'x']: 'a\u0000' } }) });
+    const trpc = await c.raw(`/api/trpc/${op.path}`, {
+      method: 'POST',
+      headers: { 'x-api-key': admin.apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ json: { ...base, [Object.keys(props)[0] ?? 'x']: 'a\u0000' } }),
+    });
     record(`trpc ${op.path} nul`, trpc);
     if (op.method === 'get') {
       for (const field of Object.keys(props)) {
         for (const raw of ['%00', '%ED%A0%80', '1e20', '-1e400', 'x'.repeat(5000), '%FF', '[]', '{"a":1}']) {
-          const qs = Object.entries({ ...base, [field]: undefined }).filter(([, v]) => v !== undefined && typeof v !== 'object').map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`);
+          const qs = Object.entries({ ...base, [field]: undefined })
+            .filter(([, v]) => v !== undefined && typeof v !== 'object')
+            .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`);
           qs.push(`${encodeURIComponent(field)}=${raw}`);
           record(`GET ${op.path} ${field}=${raw.slice(0, 12)}`, await c.raw(`/api/${op.path}?${qs.join('&')}`, { headers: { 'x-api-key': admin.apiKey } }));
         }
       }
     }
     // wrong content types and malformed bodies
-    for (const [ct, body] of [['text/plain', 'hello'], ['application/x-www-form-urlencoded', 'a=b'], ['application/json', '{"a":'], ['application/json', '\u0000'], ['application/octet-stream', '\u00ff\u00fe']]) {
+    for (const [ct, body] of [
+      ['text/plain', 'hello'],
+      ['application/x-www-form-urlencoded', 'a=b'],
+      ['application/json', '{"a":'],
+      ['application/json', '\u0000'],
+      ['application/octet-stream', '\u00ff\u00fe'],
+    ]) {
       record(`POST ${op.path} ${ct}`, await c.raw(`/api/${op.path}`, { method: 'POST', headers: { 'x-api-key': admin.apiKey, 'content-type': ct! }, body }));
     }
     if (removes) await baseRequest();
   }
   t.comment(`${freshRecords} records made for the operations that remove them`);
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  const figures = [...statuses.entries()].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(', ');
+  const figures = [...statuses.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([s, n]) => `${s}×${n}`)
+    .join(', ');
   t.comment(`${operations.length} operations, ${sent} requests in ${seconds} s: ${figures}`);
   // BERTH_FUZZ_REPORT=<file> keeps every finding, not only the first 40 the assertions show.
   if (process.env.BERTH_FUZZ_REPORT) writeFileSync(process.env.BERTH_FUZZ_REPORT, [...failures, ...unnamed].join('\n'));
@@ -203,7 +234,11 @@ t.test('the inputs of the report: each a 400 naming its field, and application.s
   await c.post('application.saveDockerProvider', { applicationId: app.body.applicationId, dockerImage: 'berth-test/busybox:1' });
   const found = await c.get('application.search', { dockerImage: 'busybox' });
   t.equal(found.status, 200, 'search by a setting answers');
-  t.same(found.body.items.map((a: any) => a.applicationId), [app.body.applicationId], 'and finds the application by its image');
+  t.same(
+    found.body.items.map((a: any) => a.applicationId),
+    [app.body.applicationId],
+    'and finds the application by its image',
+  );
   t.same((await c.get('application.search', { dockerImage: 'nginx' })).body.items, [], 'and not by another');
   t.equal((await c.get('application.search', { repository: 'x', owner: 'y' })).status, 200, 'repository and owner too');
 });

@@ -35,12 +35,18 @@ t.test('admin create prints a working API key; berth start serves it; secrets st
   child.stdout.on('data', d => (log += d));
   child.stderr.on('data', d => (log += d));
   const exited = new Promise<number | null>(resolve => child.on('exit', code => resolve(code)));
-  t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL'); });
+  t.teardown(() => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
   const url = `http://127.0.0.1:${port}`;
-  await waitFor(`${url}/health`, async () => {
-    if (child.exitCode !== null) throw new Error(`berth start exited with ${child.exitCode}: ${log}`);
-    return (await fetch(`${url}/health`)).ok;
-  }, { timeout: 60_000 });
+  await waitFor(
+    `${url}/health`,
+    async () => {
+      if (child.exitCode !== null) throw new Error(`berth start exited with ${child.exitCode}: ${log}`);
+      return (await fetch(`${url}/health`)).ok;
+    },
+    { timeout: 60_000 },
+  );
 
   const client = new Client(url, { apiKey });
   const project = await client.post('project.create', { name: 'from-cli' });
@@ -58,10 +64,7 @@ t.test('admin create prints a working API key; berth start serves it; secrets st
   const body = JSON.stringify({ name: 'in-flight' });
   let req!: http.ClientRequest;
   const inflight = new Promise<{ status: number; text: string }>((resolve, reject) => {
-    req = http.request(`${url}/api/project.create`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-api-key': apiKey },
-    }, res => {
+    req = http.request(`${url}/api/project.create`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-api-key': apiKey } }, res => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', chunk => (text += chunk));
@@ -92,11 +95,11 @@ t.test('a bad configuration stops the start with a message naming the key', asyn
   t.match(bad.stderr, /Invalid configuration: PORT/);
 });
 
-t.test('berth --help lists the commands of the enabled plugins; berth restore is the backups plugin\'s', async t => {
+t.test("berth --help lists the commands of the enabled plugins; berth restore is the backups plugin's", async t => {
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, BERTH_CONFIG: '', BERTH_DATA_DIR: dataDirFor(t) };
   const help = await run(process.execPath, [...nodeFlags, cli, '--help'], { env, cwd: repoRoot });
   t.match(help.stdout, /berth start\n/);
-  t.match(help.stdout, /berth restore --from <archive file> --passphrase-env <VAR> --data-dir <new directory>/, 'the backups plugin\'s command, with its usage');
+  t.match(help.stdout, /berth restore --from <archive file> --passphrase-env <VAR> --data-dir <new directory>/, "the backups plugin's command, with its usage");
   // It runs as a command of its own: no server, and here it stops at its arguments before opening anything.
   const bare = await run(process.execPath, [...nodeFlags, cli, 'restore'], { env, cwd: repoRoot }).catch(e => e);
   t.equal(bare.code, 1);
@@ -127,11 +130,17 @@ t.test('berth start prints readable lines on a terminal and JSON lines through a
     child.stdout.on('data', d => (out += d));
     child.stderr.on('data', d => (out += d));
     const exited = new Promise<number | null>(resolve => child.on('exit', code => resolve(code)));
-    t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL'); });
-    await waitFor('berth start to listen', () => {
-      if (child.exitCode !== null) throw new Error(`it exited: ${out}`);
-      return /Berth listening on/.test(out);
-    }, { timeout: 60_000 });
+    t.teardown(() => {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    });
+    await waitFor(
+      'berth start to listen',
+      () => {
+        if (child.exitCode !== null) throw new Error(`it exited: ${out}`);
+        return /Berth listening on/.test(out);
+      },
+      { timeout: 60_000 },
+    );
     // Under script the berth process is script's child: its pid is in its own log lines.
     const pid = tty ? Number(/INFO\S* \((\d+)\)/.exec(out.replace(/\x1b\[[0-9;]*m/g, ''))?.[1]) : child.pid!;
     t.ok(pid > 0, 'the berth process id');
@@ -139,10 +148,23 @@ t.test('berth start prints readable lines on a terminal and JSON lines through a
     t.equal(await exited, 0, 'it stops on SIGTERM');
     return out;
   };
-  const terminal = (await startAndStop(true)).replace(/\x1b\[[0-9;]*m/g, '').split(/\r?\n/).filter(Boolean);
-  t.ok(terminal.some(l => /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO \(\d+\): Berth listening on http:\/\/127\.0\.0\.1:\d+/.test(l)), 'a readable line: time, level, pid and the message');
-  t.same(terminal.filter(l => l.startsWith('{')), [], 'no JSON object on the terminal');
+  const terminal = (await startAndStop(true))
+    .replace(/\x1b\[[0-9;]*m/g, '')
+    .split(/\r?\n/)
+    .filter(Boolean);
+  t.ok(
+    terminal.some(l => /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO \(\d+\): Berth listening on http:\/\/127\.0\.0\.1:\d+/.test(l)),
+    'a readable line: time, level, pid and the message',
+  );
+  t.same(
+    terminal.filter(l => l.startsWith('{')),
+    [],
+    'no JSON object on the terminal',
+  );
   const piped = (await startAndStop(false)).split('\n').filter(Boolean);
   const parsed = piped.map(l => JSON.parse(l) as { level: number; msg?: string });
-  t.ok(parsed.some(l => /^Berth listening on/.test(l.msg ?? '') && l.level === 30), 'through a pipe every line is a JSON object, as before');
+  t.ok(
+    parsed.some(l => /^Berth listening on/.test(l.msg ?? '') && l.level === 30),
+    'through a pipe every line is a JSON object, as before',
+  );
 });

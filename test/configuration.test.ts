@@ -53,8 +53,7 @@ const variablesBefore: [env: string, value: string, key: string, expected: unkno
 /** The two that became the static builder's options (its instance shows them). */
 const staticBefore = { BERTH_STATIC_IMAGE: 'caddy:2', BERTH_STATIC_ROOT: '/srv/www' };
 
-const boot = (env: NodeJS.ProcessEnv, config: Record<string, unknown> = {}): Promise<Kernel> =>
-  createKernel({ headless: true, env, config: { logLevel: 'silent', jobs: false, ...config } });
+const boot = (env: NodeJS.ProcessEnv, config: Record<string, unknown> = {}): Promise<Kernel> => createKernel({ headless: true, env, config: { logLevel: 'silent', jobs: false, ...config } });
 
 t.test('every variable that existed before sets the same key to the same value', async t => {
   const db = await createTestDatabase();
@@ -77,7 +76,11 @@ t.test('every variable that existed before sets the same key to the same value',
   t.same(kernel.configWarnings, [], 'nothing to warn about');
   // Every variable is still declared, now by the package that owns its key, once.
   const declared = (await configurationReference()).flatMap(o => o.keys.map(k => k.env)).filter(Boolean);
-  t.same(declared.filter((v, i) => declared.indexOf(v) !== i), [], 'no variable is declared twice');
+  t.same(
+    declared.filter((v, i) => declared.indexOf(v) !== i),
+    [],
+    'no variable is declared twice',
+  );
   for (const name of [...variablesBefore.map(b => b[0]), ...Object.keys(staticBefore), 'BERTH_DATA_DIR', 'DATABASE_URL']) t.ok(declared.includes(name), `${name} is declared`);
 });
 
@@ -128,9 +131,9 @@ t.test('the documented example (docs/running-berth.md) and every variable give t
     const old = before(envBefore);
     const { config } = await resolveConfig(envNow);
     const now = config as unknown as Record<string, unknown>;
-    const staticBuilder = await loadProvider(config, 'builder', 'static') as unknown as { image: string; root: string };
+    const staticBuilder = (await loadProvider(config, 'builder', 'static')) as unknown as { image: string; root: string };
     // Before, the static builder took its entry's options, else staticImage/staticRoot.
-    const oldOptions = ((old.providers as { builder?: { static?: { options?: { image?: string; root?: string } } } }).builder?.static?.options) ?? {};
+    const oldOptions = (old.providers as { builder?: { static?: { options?: { image?: string; root?: string } } } }).builder?.static?.options ?? {};
     for (const [key, value] of Object.entries(old)) {
       if (key === 'staticImage') t.same(staticBuilder.image, oldOptions.image ?? value, `${what}: the static builder's image`);
       else if (key === 'staticRoot') t.same(staticBuilder.root, oldOptions.root ?? value, `${what}: the static builder's root`);
@@ -157,7 +160,7 @@ t.test('the documented sectioned file and the same keys at the top level, as fil
   }
 });
 
-t.test('a disabled plugin\'s keys are one warning and the boot goes on; a bad value of an enabled plugin\'s key stops it, naming key and variable', async t => {
+t.test("a disabled plugin's keys are one warning and the boot goes on; a bad value of an enabled plugin's key stops it, naming key and variable", async t => {
   const db = await createTestDatabase();
   t.teardown(() => db.drop());
   const dir = t.testdir({ 'berth.config.json': JSON.stringify({ backups: { backupTickSeconds: 30 }, backupVerify: 'never' }) });
@@ -171,16 +174,32 @@ t.test('a disabled plugin\'s keys are one warning and the boot goes on; a bad va
   t.match(kernel.configWarnings[0], /section "backups"/);
   t.match(kernel.configWarnings[0], /BERTH_BACKUP_PASSPHRASE/);
   t.notOk(kernel.configWarnings[0]!.includes('p'.repeat(20)), 'the value of a variable is never in the warning');
-  t.equal(kernel.config.backupTickSeconds, 60, 'a disabled plugin\'s keys are not applied: its default stands, not the file\'s 30');
-  t.equal(kernel.config.backupPassphrase, undefined, 'nor the variable\'s value');
+  t.equal(kernel.config.backupTickSeconds, 60, "a disabled plugin's keys are not applied: its default stands, not the file's 30");
+  t.equal(kernel.config.backupPassphrase, undefined, "nor the variable's value");
 
   const base = { DATABASE_URL: 'postgresql://127.0.0.1:1/never-opened', BERTH_DATA_DIR: dataDirFor(t) };
-  await t.rejects(boot({ ...base, BERTH_DEPLOY_TIMEOUT: 'soon' }), { name: 'ConfigError', message: /BERTH_DEPLOY_TIMEOUT \(deployment\.deployTimeoutSeconds\) must be integer/ }, 'from the environment: the variable and the key');
-  const bad = t.testdir({ 'a.json': JSON.stringify({ deployment: { deployConcurrency: 99 } }), 'b.json': JSON.stringify({ deployConcurrency: 0 }), 'c.json': JSON.stringify({ deployment: { deployConcurency: 2 } }) });
-  await t.rejects(boot({ ...base, BERTH_CONFIG: path.join(bad, 'a.json') }), { message: /"deployment\.deployConcurrency" in .*a\.json \(env BERTH_DEPLOY_CONCURRENCY\) must be <= 32/ }, 'from a section of the file');
-  await t.rejects(boot({ ...base, BERTH_CONFIG: path.join(bad, 'b.json') }), { message: /"deployConcurrency" in .*b\.json \(section deployment, env BERTH_DEPLOY_CONCURRENCY\) must be >= 1/ }, 'from the top level of the file');
+  await t.rejects(
+    boot({ ...base, BERTH_DEPLOY_TIMEOUT: 'soon' }),
+    { name: 'ConfigError', message: /BERTH_DEPLOY_TIMEOUT \(deployment\.deployTimeoutSeconds\) must be integer/ },
+    'from the environment: the variable and the key',
+  );
+  const bad = t.testdir({
+    'a.json': JSON.stringify({ deployment: { deployConcurrency: 99 } }),
+    'b.json': JSON.stringify({ deployConcurrency: 0 }),
+    'c.json': JSON.stringify({ deployment: { deployConcurency: 2 } }),
+  });
+  await t.rejects(
+    boot({ ...base, BERTH_CONFIG: path.join(bad, 'a.json') }),
+    { message: /"deployment\.deployConcurrency" in .*a\.json \(env BERTH_DEPLOY_CONCURRENCY\) must be <= 32/ },
+    'from a section of the file',
+  );
+  await t.rejects(
+    boot({ ...base, BERTH_CONFIG: path.join(bad, 'b.json') }),
+    { message: /"deployConcurrency" in .*b\.json \(section deployment, env BERTH_DEPLOY_CONCURRENCY\) must be >= 1/ },
+    'from the top level of the file',
+  );
   await t.rejects(boot({ ...base, BERTH_CONFIG: path.join(bad, 'c.json') }), { message: /unknown key "deployment\.deployConcurency"/ }, 'a misspelt key of a section');
-  await t.rejects(boot({ ...base, BERTH_STATIC_ROOT: 'relative' }), { message: /BERTH_STATIC_ROOT \(providers\.builder\.static\.options\.root\) must match/ }, 'a provider option\'s variable');
+  await t.rejects(boot({ ...base, BERTH_STATIC_ROOT: 'relative' }), { message: /BERTH_STATIC_ROOT \(providers\.builder\.static\.options\.root\) must match/ }, "a provider option's variable");
 });
 
 t.test('docs/configuration.md is what the schemas say', async t => {
@@ -189,7 +208,7 @@ t.test('docs/configuration.md is what the schemas say', async t => {
   t.match(committed.split('\n')[0], /^<!-- Generated by `pnpm run docs:config`/);
 });
 
-t.test('the example plugin, loaded from outside Berth\'s tree, declares a key with its variable and reads it', async t => {
+t.test("the example plugin, loaded from outside Berth's tree, declares a key with its variable and reads it", async t => {
   const server = await startTestServer({ extraPlugins: [examplePlugin], bookmarksPerOrganization: 2 } as never);
   t.teardown(() => server.destroy());
   const { client } = await signUpAdmin(server);

@@ -32,8 +32,16 @@ t.test('the detection finds the files that start a server, and only those', asyn
 
 t.test('every file that starts a server runs on the default database, or the matrix says why not', async t => {
   const matrix = readMatrix(path.join(repoRoot, 'test/database-matrix'), repoRoot);
-  t.same(serverFiles.filter(f => !matrix.run.includes(f) && !matrix.excluded.has(f)), [], 'none is missing from test/database-matrix');
+  t.same(
+    serverFiles.filter(f => !matrix.run.includes(f) && !matrix.excluded.has(f)),
+    [],
+    'none is missing from test/database-matrix',
+  );
   for (const [file, reason] of matrix.excluded) t.ok(serverFiles.includes(file) && reason.length > 20, `${file} is left out: ${reason}`);
-  t.same(matrix.run.filter(f => !testFiles.includes(f)), [], 'the matrix runs only test files tap includes');
+  t.same(
+    matrix.run.filter(f => !testFiles.includes(f)),
+    [],
+    'the matrix runs only test files tap includes',
+  );
   t.comment(`default-db row: ${matrix.run.length} files (${matrix.run.filter(f => serverFiles.includes(f)).length} that start a server); left out: ${matrix.excluded.size}`);
 });

@@ -44,9 +44,20 @@ t.test('a sixth database kind from a third party', async t => {
     t.equal(server.kernel.container.resolve('database.valkey' as never), providers.get('database', 'valkey'), 'registered in the container as database.valkey');
     t.equal(providers.get('database', 'valkey').label, 'Valkey');
     t.ok(providers.has('database', 'redis'), 'the built-in kinds are still there');
-    t.notOk(server.kernel.plugins.some(p => p.name === 'valkey'), 'no plugin of its own: enabling the provider is all');
-    const procedures = server.kernel.container.cradle.registry.all().filter(p => p.router === 'valkey').map(p => p.name).sort();
-    const redisProcedures = server.kernel.container.cradle.registry.all().filter(p => p.router === 'redis').map(p => p.name).sort();
+    t.notOk(
+      server.kernel.plugins.some(p => p.name === 'valkey'),
+      'no plugin of its own: enabling the provider is all',
+    );
+    const procedures = server.kernel.container.cradle.registry
+      .all()
+      .filter(p => p.router === 'valkey')
+      .map(p => p.name)
+      .sort();
+    const redisProcedures = server.kernel.container.cradle.registry
+      .all()
+      .filter(p => p.router === 'redis')
+      .map(p => p.name)
+      .sort();
     t.same(procedures, redisProcedures, 'every operation a built-in kind has');
     t.ok(procedures.includes('create'));
   });
@@ -63,19 +74,30 @@ t.test('a sixth database kind from a third party', async t => {
     t.ok(doc.paths['/valkey.changePassword']?.post, 'changePassword is there');
   });
 
-  const { body: { project, environment } } = await client.post('project.create', { name: 'Sixth kind' });
+  const {
+    body: { project, environment },
+  } = await client.post('project.create', { name: 'Sixth kind' });
 
   t.test('refuses bad input, naming the field', async t => {
     const missing = await client.post('valkey.create', { name: 'x', environmentId: environment.environmentId });
     t.equal(missing.status, 400);
     t.equal(missing.body.code, 'BAD_REQUEST');
-    t.ok(missing.body.issues.some((i: { path: string[] }) => i.path.includes('databasePassword')), JSON.stringify(missing.body.issues));
+    t.ok(
+      missing.body.issues.some((i: { path: string[] }) => i.path.includes('databasePassword')),
+      JSON.stringify(missing.body.issues),
+    );
     const noName = await client.post('valkey.create', { name: '', environmentId: environment.environmentId, databasePassword: 'x' });
     t.equal(noName.status, 400);
-    t.ok(noName.body.issues.some((i: { path: string[] }) => i.path.includes('name')), JSON.stringify(noName.body.issues));
+    t.ok(
+      noName.body.issues.some((i: { path: string[] }) => i.path.includes('name')),
+      JSON.stringify(noName.body.issues),
+    );
     const badAppName = await client.post('valkey.create', { name: 'x', appName: 'Bad Name;rm', environmentId: environment.environmentId, databasePassword: 'x' });
     t.equal(badAppName.status, 400);
-    t.ok(badAppName.body.issues.some((i: { path: string[] }) => i.path.includes('appName')), JSON.stringify(badAppName.body.issues));
+    t.ok(
+      badAppName.body.issues.some((i: { path: string[] }) => i.path.includes('appName')),
+      JSON.stringify(badAppName.body.issues),
+    );
     t.equal((await client.post('valkey.create', { name: 'x', environmentId: 'nope', databasePassword: 'x' })).status, 404, 'an unknown environment');
   });
 
@@ -89,7 +111,9 @@ t.test('a sixth database kind from a third party', async t => {
   });
 
   t.test('gets mounts, ports, deployments by type and its place in project.one, with no line of core or of another plugin naming it', async t => {
-    const { body: { project, environment } } = await client.post('project.create', { name: 'Sixth kind in the registry' });
+    const {
+      body: { project, environment },
+    } = await client.post('project.create', { name: 'Sixth kind in the registry' });
     const created = await client.post('valkey.create', { name: 'kinds', environmentId: environment.environmentId, dockerImage: 'berth-test/none:0', databasePassword: 'pw-kinds-1' });
     t.equal(created.status, 200, JSON.stringify(created.body));
     const valkeyId = created.body.valkeyId as string;
@@ -99,8 +123,15 @@ t.test('a sixth database kind from a third party', async t => {
     t.equal(mount.status, 200, JSON.stringify(mount.body));
     t.match(mount.body, { serviceType: 'valkey', valkeyId, applicationId: null, redisId: null }, 'a mount of the sixth kind, under its own <kind>Id field');
     const listed = await client.get('mounts.listByServiceId', { serviceType: 'valkey', serviceId: valkeyId });
-    t.same(listed.body.map((m: { mountId: string }) => m.mountId), [mount.body.mountId]);
-    t.same((await client.get('valkey.one', { valkeyId })).body.mounts.map((m: { mountId: string }) => m.mountId), [mount.body.mountId], 'and valkey.one lists it');
+    t.same(
+      listed.body.map((m: { mountId: string }) => m.mountId),
+      [mount.body.mountId],
+    );
+    t.same(
+      (await client.get('valkey.one', { valkeyId })).body.mounts.map((m: { mountId: string }) => m.mountId),
+      [mount.body.mountId],
+      'and valkey.one lists it',
+    );
 
     const port = await freePort();
     t.equal((await client.post('valkey.saveExternalPort', { valkeyId, externalPort: port })).status, 200);
@@ -115,9 +146,13 @@ t.test('a sixth database kind from a third party', async t => {
     t.match(byType.body, [{ deploymentId: deploymentIdOf(queued), targetType: 'valkey', valkeyId, applicationId: null }], 'deployments by type, with its <kind>Id field');
 
     const one = await client.get('project.one', { projectId: project.projectId });
-    t.same(one.body.environments[0].valkey.map((v: { valkeyId: string }) => v.valkeyId), [valkeyId], 'project.one lists it under its own key');
+    t.same(
+      one.body.environments[0].valkey.map((v: { valkeyId: string }) => v.valkeyId),
+      [valkeyId],
+      'project.one lists it under its own key',
+    );
     const doc = (await client.get('settings.getOpenApiDocument')).body;
-    t.ok(doc.paths['/mounts.create'].post.requestBody.content['application/json'].schema.properties.serviceType.enum.includes('valkey'), 'the document\'s mount owners include it');
+    t.ok(doc.paths['/mounts.create'].post.requestBody.content['application/json'].schema.properties.serviceType.enum.includes('valkey'), "the document's mount owners include it");
 
     const removed = await client.post('project.remove', { projectId: project.projectId });
     t.equal(removed.status, 200);
@@ -127,7 +162,9 @@ t.test('a sixth database kind from a third party', async t => {
 
   t.test('create → saveExternalPort → deploy → set/get → changePassword → remove, on the real engine', async t => {
     // A project of its own: the searches and listings below expect exactly what this test made.
-    const { body: { project, environment } } = await client.post('project.create', { name: 'Sixth kind on the engine' });
+    const {
+      body: { project, environment },
+    } = await client.post('project.create', { name: 'Sixth kind on the engine' });
     const password = 'Vk-pass_1#@/% (x)';
     const created = await client.post('valkey.create', { name: 'cache', environmentId: environment.environmentId, dockerImage: image, databasePassword: password });
     t.equal(created.status, 200, JSON.stringify(created.body));
@@ -162,16 +199,28 @@ t.test('a sixth database kind from a third party', async t => {
 
     const spec = (await docker.getService(appName).inspect()).Spec;
     t.equal(spec.Labels?.['berth.kind'], 'valkey');
-    t.same(spec.TaskTemplate.ContainerSpec.Args?.slice(0, 5), ['valkey-server', '--dir', '/data', '--appendonly', 'yes'], 'the driver\'s start command');
+    t.same(spec.TaskTemplate.ContainerSpec.Args?.slice(0, 5), ['valkey-server', '--dir', '/data', '--appendonly', 'yes'], "the driver's start command");
     t.match(spec.TaskTemplate.ContainerSpec.Image, image);
-    t.same(spec.TaskTemplate.ContainerSpec.Mounts?.map((m: { Source?: string; Target?: string }) => [m.Source, m.Target]), [[dataVolumeOf('valkey', valkeyId), '/data']], 'the data volume, named after the record, on the driver\'s data path');
+    t.same(
+      spec.TaskTemplate.ContainerSpec.Mounts?.map((m: { Source?: string; Target?: string }) => [m.Source, m.Target]),
+      [[dataVolumeOf('valkey', valkeyId), '/data']],
+      "the data volume, named after the record, on the driver's data path",
+    );
 
     const found = await client.get('valkey.search', { environmentId: environment.environmentId });
-    t.same(found.body.items.map((i: { valkeyId: string }) => i.valkeyId), [valkeyId], 'found through its namespace by environment');
+    t.same(
+      found.body.items.map((i: { valkeyId: string }) => i.valkeyId),
+      [valkeyId],
+      'found through its namespace by environment',
+    );
     const env = await client.get('environment.one', { environmentId: environment.environmentId });
     t.equal(env.status, 200, 'the environment still answers with a sixth kind in it');
     t.same(env.body.redis, [], 'and lists it under no built-in kind');
-    t.same(env.body.valkey.map((i: { valkeyId: string }) => i.valkeyId), [valkeyId], 'but under its own key');
+    t.same(
+      env.body.valkey.map((i: { valkeyId: string }) => i.valkeyId),
+      [valkeyId],
+      'but under its own key',
+    );
     t.notOk('databasePassword' in env.body.valkey[0], 'without its password');
 
     const one = await client.get('valkey.one', { valkeyId });
@@ -192,7 +241,10 @@ t.test('a sixth database kind from a third party', async t => {
 
     const root = await client.post('valkey.changePassword', { valkeyId, password: 'x', type: 'root' });
     t.equal(root.status, 400, 'no root password: the driver says so');
-    t.ok(root.body.issues.some((i: { path: string[] }) => i.path.includes('type')), JSON.stringify(root.body));
+    t.ok(
+      root.body.issues.some((i: { path: string[] }) => i.path.includes('type')),
+      JSON.stringify(root.body),
+    );
     t.equal((await client.post('valkey.changePassword', { valkeyId, password: '' })).status, 400, 'an empty new password');
 
     const newPassword = 'New-pass_2 "z"$;';

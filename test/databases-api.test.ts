@@ -33,17 +33,28 @@ const kinds: Kind[] = [
   { kind: 'redis', images: { current: 'redis:8', older: 'redis:7' }, databaseName: false, databaseUser: false, databaseRootPassword: false, restrictedPassword: false },
 ];
 
-const operations = ['create', 'one', 'start', 'stop', 'deploy', 'reload', 'rebuild', 'remove', 'update', 'move', 'changeStatus', 'saveEnvironment', 'saveExternalPort', 'changePassword', 'search', 'readLogs'];
+const operations = [
+  'create',
+  'one',
+  'start',
+  'stop',
+  'deploy',
+  'reload',
+  'rebuild',
+  'remove',
+  'update',
+  'move',
+  'changeStatus',
+  'saveEnvironment',
+  'saveExternalPort',
+  'changePassword',
+  'search',
+  'readLogs',
+];
 
 /** A valid create body of the kind (without placement). */
 function body(k: Kind, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    name: `${k.kind} db`,
-    databasePassword: 'Secret_pw-1',
-    ...(k.databaseName ? { databaseName: 'app' } : {}),
-    ...(k.databaseUser ? { databaseUser: 'appuser' } : {}),
-    ...extra,
-  };
+  return { name: `${k.kind} db`, databasePassword: 'Secret_pw-1', ...(k.databaseName ? { databaseName: 'app' } : {}), ...(k.databaseUser ? { databaseUser: 'appuser' } : {}), ...extra };
 }
 
 t.test('database API (records only)', async t => {
@@ -52,7 +63,9 @@ t.test('database API (records only)', async t => {
   const { client, token, userId } = await signUpAdmin(server);
   const bearer = new Client(server.url, { token });
   const other = await otherOrganization(server, userId);
-  const { body: { project, environment } } = await client.post('project.create', { name: 'Data' });
+  const {
+    body: { project, environment },
+  } = await client.post('project.create', { name: 'Data' });
   const staging = (await client.post('environment.create', { projectId: project.projectId, name: 'staging' })).body;
   t.equal(typeof staging.environmentId, 'string', 'a second environment');
   const foreign = (await other.client.post('project.create', { name: 'Theirs' })).body;
@@ -67,9 +80,21 @@ t.test('database API (records only)', async t => {
       t.equal(current.status, 200, JSON.stringify(current.body));
       made[k.kind] = current.body;
       t.match(current.body, {
-        [id]: String, name: `${k.kind} db`, description: 'main', environmentId: environment.environmentId, serverId: null,
-        applicationStatus: 'idle', externalPort: null, dockerImage: k.images.current, replicas: 1, env: null,
-        databasePassword: 'Secret_pw-1', detachDokployNetwork: false, networkIds: null, command: null, args: null,
+        [id]: String,
+        name: `${k.kind} db`,
+        description: 'main',
+        environmentId: environment.environmentId,
+        serverId: null,
+        applicationStatus: 'idle',
+        externalPort: null,
+        dockerImage: k.images.current,
+        replicas: 1,
+        env: null,
+        databasePassword: 'Secret_pw-1',
+        detachDokployNetwork: false,
+        networkIds: null,
+        command: null,
+        args: null,
       });
       t.match(current.body.appName, new RegExp(`^${k.kind}-${k.kind}-db-[0-9a-f]{6}$`), 'a generated Swarm-safe appName');
       t.equal('databaseName' in current.body, k.databaseName, 'databaseName present only where the kind has it');
@@ -79,9 +104,12 @@ t.test('database API (records only)', async t => {
       if (k.databaseUser) t.equal(current.body.databaseUser, 'appuser');
       if (k.databaseRootPassword) t.match(current.body.databaseRootPassword, /^[A-Za-z0-9_-]{20,}$/, 'a root password is generated when none is given');
 
-      const older = await bearer.post(`${k.kind}.create`, body(k, { projectId: project.projectId, appName: `${k.kind}-older-${suffix()}`, ...(k.databaseRootPassword ? { databaseRootPassword: 'Root_pw-1' } : {}) }));
+      const older = await bearer.post(
+        `${k.kind}.create`,
+        body(k, { projectId: project.projectId, appName: `${k.kind}-older-${suffix()}`, ...(k.databaseRootPassword ? { databaseRootPassword: 'Root_pw-1' } : {}) }),
+      );
       t.equal(older.status, 200, JSON.stringify(older.body));
-      t.match(older.body, { environmentId: environment.environmentId, dockerImage: k.images.older }, 'older variant: the project\'s default environment and the older default image');
+      t.match(older.body, { environmentId: environment.environmentId, dockerImage: k.images.older }, "older variant: the project's default environment and the older default image");
       if (k.databaseRootPassword) t.equal(older.body.databaseRootPassword, 'Root_pw-1');
 
       const chosen = await client.post(`${k.kind}.create`, body(k, { environmentId: staging.environmentId, dockerImage: 'example/custom:1' }));
@@ -140,9 +168,13 @@ t.test('database API (records only)', async t => {
         const older = await bearer.post(`${k.kind}.create`, body(k, { projectId: project.projectId, databasePassword: bad }));
         if (older.status !== 200 || older.body.databasePassword !== bad) olderWrong.push(`${JSON.stringify(bad)}: ${older.status} ${JSON.stringify(older.body.databasePassword)}`);
       }
-      t.same(currentWrong, [], k.restrictedPassword
-        ? 'the current variant refuses quotes, spaces, $ and backslashes, naming databasePassword alone'
-        : `${k.kind} passwords are unrestricted: quotes, spaces, $ and backslashes accepted and kept`);
+      t.same(
+        currentWrong,
+        [],
+        k.restrictedPassword
+          ? 'the current variant refuses quotes, spaces, $ and backslashes, naming databasePassword alone'
+          : `${k.kind} passwords are unrestricted: quotes, spaces, $ and backslashes accepted and kept`,
+      );
       t.same(olderWrong, [], 'the older variant accepts each, kept as given');
       const allowed = 'Az09@#%^&*()_+-=[]{}|;:,.<>?~`';
       const every = await client.post(`${k.kind}.create`, body(k, { ...env, databasePassword: allowed }));
@@ -252,7 +284,7 @@ t.test('database API (records only)', async t => {
       t.equal((await client.get(`${k.kind}.one`, { [id]: 'no-such-id' })).status, 404);
 
       const logs = await client.get(`${k.kind}.readLogs`, { [id]: dbId });
-      t.equal(logs.status, 400, 'a database never deployed has no logs: a clear answer, not the engine\'s');
+      t.equal(logs.status, 400, "a database never deployed has no logs: a clear answer, not the engine's");
       t.match(logs.body.message, /never been deployed/);
       const badLogs = await client.get(`${k.kind}.readLogs`, { [id]: dbId, tail: 0, since: 'yesterday', search: 'a;b' });
       t.equal(badLogs.status, 400);
@@ -274,7 +306,7 @@ t.test('database API (records only)', async t => {
       t.match(asStrings.body, { memoryLimit: '512m', memoryReservation: '256m', cpuLimit: '0.5', cpuReservation: '0.25' }, 'resources as strings (current variant)');
       const asNumbers = await update({ memoryLimit: 536870912, cpuLimit: 1, memoryReservation: null, cpuReservation: null });
       t.equal(asNumbers.status, 200);
-      t.match(asNumbers.body, { memoryLimit: '536870912', cpuLimit: '1', memoryReservation: null, cpuReservation: null }, 'resources as numbers (older variant), answered as text like the peer\'s');
+      t.match(asNumbers.body, { memoryLimit: '536870912', cpuLimit: '1', memoryReservation: null, cpuReservation: null }, "resources as numbers (older variant), answered as text like the peer's");
       t.equal((await update({ memoryLimit: true })).status, 400);
       t.equal((await update({ cpuLimit: -1 })).status, 400);
 
@@ -334,7 +366,7 @@ t.test('database API (records only)', async t => {
       t.same(accepted, [], 'every bad field is a 400');
       t.same(unnamed, [], 'each names its field');
       t.equal((await update({ appName: 'renamed-db-' + suffix() })).status, 200, 'a new valid appName');
-      t.equal((await update({ environmentId: foreign.environment.environmentId })).status, 404, 'not into another organization\'s environment');
+      t.equal((await update({ environmentId: foreign.environment.environmentId })).status, 404, "not into another organization's environment");
       t.equal((await update({ environmentId: 'no-such-environment' })).status, 404);
       t.equal((await client.post(`${k.kind}.update`, { name: 'x' })).status, 400, `update needs ${id}`);
       t.equal((await client.post(`${k.kind}.update`, { [id]: 'no-such-id', name: 'x' })).status, 404);
@@ -360,19 +392,34 @@ t.test('database API (records only)', async t => {
 
     t.test(`${k.kind}: search`, async t => {
       const tag = `findme${suffix()}`;
-      for (const [name, environmentId] of [[`${tag} one`, environment.environmentId], [`${tag} two`, staging.environmentId], [`${tag} three`, staging.environmentId]]) {
+      for (const [name, environmentId] of [
+        [`${tag} one`, environment.environmentId],
+        [`${tag} two`, staging.environmentId],
+        [`${tag} three`, staging.environmentId],
+      ]) {
         t.equal((await client.post(`${k.kind}.create`, body(k, { environmentId, name, description: 'search' }))).status, 200);
       }
       const all = await client.get(`${k.kind}.search`, { q: tag.toUpperCase() });
       t.equal(all.status, 200);
       t.equal(all.body.total, 3, 'case-insensitive');
-      t.same(all.body.items.map((i: any) => i.name), [`${tag} three`, `${tag} two`, `${tag} one`], 'newest first');
-      t.notOk(all.body.items.some((i: any) => i.databasePassword || i.databaseRootPassword || i.env), 'no secrets in search results');
+      t.same(
+        all.body.items.map((i: any) => i.name),
+        [`${tag} three`, `${tag} two`, `${tag} one`],
+        'newest first',
+      );
+      t.notOk(
+        all.body.items.some((i: any) => i.databasePassword || i.databaseRootPassword || i.env),
+        'no secrets in search results',
+      );
       const byEnv = await client.get(`${k.kind}.search`, { name: tag, environmentId: staging.environmentId });
       t.equal(byEnv.body.total, 2);
       const byProject = await client.get(`${k.kind}.search`, { q: tag, projectId: project.projectId, limit: 1, offset: 1 });
       t.equal(byProject.body.total, 3);
-      t.same(byProject.body.items.map((i: any) => i.name), [`${tag} two`], 'paged');
+      t.same(
+        byProject.body.items.map((i: any) => i.name),
+        [`${tag} two`],
+        'paged',
+      );
       t.equal((await client.get(`${k.kind}.search`, { q: tag, projectId: foreign.project.projectId })).body.total, 0);
       t.equal((await client.get(`${k.kind}.search`, { appName: made[k.kind]!.appName })).body.total, 1, 'by appName');
       t.equal((await other.client.get(`${k.kind}.search`, { q: tag })).body.total, 0, 'another organization finds none');
@@ -386,9 +433,14 @@ t.test('database API (records only)', async t => {
       const one = await client.get(`${k.kind}.one`, { [id]: dbId });
       t.equal(one.status, 200);
       t.match(one.body, {
-        [id]: dbId, appName: db.appName, databasePassword: 'Secret_pw-1', environmentId: environment.environmentId,
+        [id]: dbId,
+        appName: db.appName,
+        databasePassword: 'Secret_pw-1',
+        environmentId: environment.environmentId,
         environment: { environmentId: environment.environmentId, name: 'production', isDefault: true, projectId: project.projectId, project: { projectId: project.projectId, name: 'Data' } },
-        mounts: [], backups: [], externalConnectionUrl: null,
+        mounts: [],
+        backups: [],
+        externalConnectionUrl: null,
       });
       t.match(one.body.internalConnectionUrl, new RegExp(`^[a-z]+://.*Secret_pw-1@${db.appName}:\\d+`), 'internal URL: credentials, the appName, the internal port');
       await client.post(`${k.kind}.saveExternalPort`, { [id]: dbId, externalPort: 41000 + kinds.indexOf(k) });
@@ -416,7 +468,10 @@ t.test('database API (records only)', async t => {
     for (const k of kinds) {
       const id = `${k.kind}Id`;
       const dbId = made[k.kind]![id];
-      for (const [where, environments] of [['project.one', one.body.environments], ['project.all', inAll.environments]] as const) {
+      for (const [where, environments] of [
+        ['project.one', one.body.environments],
+        ['project.all', inAll.environments],
+      ] as const) {
         const list = environments.find((e: any) => e.environmentId === environment.environmentId)?.[k.kind] as Record<string, unknown>[] | undefined;
         const found = list?.find(d => d[id] === dbId);
         if (!found || found.name !== `${k.kind} db` || found.appName !== made[k.kind]!.appName || typeof found.applicationStatus !== 'string') {
@@ -431,7 +486,7 @@ t.test('database API (records only)', async t => {
       if (!envList.some(d => d[id] === dbId)) unlisted.push(`environment.one: ${k.kind}`);
       if (secrets(envList)) leaked.push(`environment.one: ${k.kind}`);
     }
-    t.same(unlisted, [], 'each kind\'s database listed under its environment (name, appName, status)');
+    t.same(unlisted, [], "each kind's database listed under its environment (name, appName, status)");
     t.same(leaked, [], 'no passwords or env in the lists');
     t.same(elsewhere, [], 'not under the other environment');
   });
@@ -446,9 +501,10 @@ t.test('database API (records only)', async t => {
     const notReadBack: string[] = [];
     for (const k of kinds) {
       const id = `${k.kind}Id`;
-      const created = await client.post(`${k.kind}.create`, body(k, {
-        environmentId: environment.environmentId, databasePassword: `${marker}user`, ...(k.databaseRootPassword ? { databaseRootPassword: `${marker}root` } : {}),
-      }));
+      const created = await client.post(
+        `${k.kind}.create`,
+        body(k, { environmentId: environment.environmentId, databasePassword: `${marker}user`, ...(k.databaseRootPassword ? { databaseRootPassword: `${marker}root` } : {}) }),
+      );
       if (created.status !== 200) {
         notCreated.push(`${k.kind}: ${created.status} ${JSON.stringify(created.body)}`);
         continue;
@@ -463,7 +519,7 @@ t.test('database API (records only)', async t => {
       if (JSON.stringify(got) !== JSON.stringify(sealed)) notReadBack.push(`${k.kind}: ${JSON.stringify(got)}`);
     }
     t.same(notCreated, [], 'a database of every kind is created');
-    t.same(inClear, [], 'each kind\'s row (in db_<kind>) holds no password or env in clear');
+    t.same(inClear, [], "each kind's row (in db_<kind>) holds no password or env in clear");
     t.same(notReadBack, [], 'and each reads them back through the API');
   });
 
@@ -475,7 +531,7 @@ t.test('database API (records only)', async t => {
       const res = await client.post(`${k.kind}.create`, body(k, { environmentId: staging.environmentId, appName: shared }));
       if (res.status !== 409 || res.body.code !== 'CONFLICT' || !String(res.body.message).includes(shared)) takenFromDatabase.push(`${k.kind}: ${res.status} ${res.body.code} ${res.body.message}`);
     }
-    t.same(takenFromDatabase, [], 'no kind can take a database\'s appName: 409 CONFLICT naming it');
+    t.same(takenFromDatabase, [], "no kind can take a database's appName: 409 CONFLICT naming it");
     const app = `app-${suffix()}`;
     t.equal((await client.post('application.create', { name: 'web', environmentId: environment.environmentId, appName: app })).status, 200);
     const takenFromApplication: string[] = [];
@@ -485,8 +541,8 @@ t.test('database API (records only)', async t => {
       const updated = await client.post(`${k.kind}.update`, { [`${k.kind}Id`]: made[k.kind]![`${k.kind}Id`], appName: app });
       if (updated.status !== 409) takenFromApplication.push(`${k.kind}.update: ${updated.status}`);
     }
-    t.same(takenFromApplication, [], 'no kind can take an application\'s appName, by create or update (409)');
-    t.equal((await client.post('application.create', { name: 'web2', environmentId: environment.environmentId, appName: shared })).status, 409, 'an application cannot take a database\'s appName');
+    t.same(takenFromApplication, [], "no kind can take an application's appName, by create or update (409)");
+    t.equal((await client.post('application.create', { name: 'web2', environmentId: environment.environmentId, appName: shared })).status, 409, "an application cannot take a database's appName");
     const self = await client.post('redis.update', { redisId: made.redis!.redisId, appName: made.redis!.appName });
     t.equal(self.status, 200, 'keeping its own appName is no conflict');
   });
@@ -517,11 +573,20 @@ t.test('database API (records only)', async t => {
       const db = made[k.kind]!;
       const dbId = db[id] as string;
       const calls: [string, 'get' | 'post', Record<string, unknown>][] = [
-        ['one', 'get', {}], ['readLogs', 'get', {}],
-        ['start', 'post', {}], ['stop', 'post', {}], ['deploy', 'post', {}], ['rebuild', 'post', {}], ['reload', 'post', { appName: db.appName }],
-        ['update', 'post', { name: 'stolen' }], ['saveEnvironment', 'post', { env: 'X=1' }], ['saveExternalPort', 'post', { externalPort: 43999 }],
-        ['changeStatus', 'post', { applicationStatus: 'done' }], ['move', 'post', { targetEnvironmentId: foreign.environment.environmentId }],
-        ['changePassword', 'post', { password: 'Other_pw-1' }], ['remove', 'post', {}],
+        ['one', 'get', {}],
+        ['readLogs', 'get', {}],
+        ['start', 'post', {}],
+        ['stop', 'post', {}],
+        ['deploy', 'post', {}],
+        ['rebuild', 'post', {}],
+        ['reload', 'post', { appName: db.appName }],
+        ['update', 'post', { name: 'stolen' }],
+        ['saveEnvironment', 'post', { env: 'X=1' }],
+        ['saveExternalPort', 'post', { externalPort: 43999 }],
+        ['changeStatus', 'post', { applicationStatus: 'done' }],
+        ['move', 'post', { targetEnvironmentId: foreign.environment.environmentId }],
+        ['changePassword', 'post', { password: 'Other_pw-1' }],
+        ['remove', 'post', {}],
       ];
       for (const [op, method, extra] of calls) {
         const res = method === 'get' ? await other.client.get(`${k.kind}.${op}`, { [id]: dbId, ...extra }) : await other.client.post(`${k.kind}.${op}`, { [id]: dbId, ...extra });
@@ -592,10 +657,30 @@ t.test('database API (records only)', async t => {
 
     const createSchema = (k: Kind) => doc.paths[`/${k.kind}.create`].post.requestBody.content['application/json'].schema;
     const offenders = (check: (k: Kind) => boolean) => kinds.filter(k => !check(k)).map(k => k.kind);
-    t.same(offenders(k => Boolean(createSchema(k).properties.databaseName) === k.databaseName), [], 'create: databaseName in the schema only where the kind has it');
-    t.same(offenders(k => Boolean(createSchema(k).properties.databaseRootPassword) === k.databaseRootPassword), [], 'create: databaseRootPassword likewise');
-    t.same(offenders(k => createSchema(k).required.includes('name') && createSchema(k).required.includes('databasePassword')), [], 'create requires name and databasePassword');
-    t.same(offenders(k => Boolean(createSchema(k).properties.environmentId && createSchema(k).properties.projectId)), [], 'create takes both placements');
-    t.same(offenders(k => JSON.stringify(doc.paths[`/${k.kind}.one`].get.responses['200'].content['application/json'].schema).includes('internalConnectionUrl')), [], 'one declares the connection URLs');
+    t.same(
+      offenders(k => Boolean(createSchema(k).properties.databaseName) === k.databaseName),
+      [],
+      'create: databaseName in the schema only where the kind has it',
+    );
+    t.same(
+      offenders(k => Boolean(createSchema(k).properties.databaseRootPassword) === k.databaseRootPassword),
+      [],
+      'create: databaseRootPassword likewise',
+    );
+    t.same(
+      offenders(k => createSchema(k).required.includes('name') && createSchema(k).required.includes('databasePassword')),
+      [],
+      'create requires name and databasePassword',
+    );
+    t.same(
+      offenders(k => Boolean(createSchema(k).properties.environmentId && createSchema(k).properties.projectId)),
+      [],
+      'create takes both placements',
+    );
+    t.same(
+      offenders(k => JSON.stringify(doc.paths[`/${k.kind}.one`].get.responses['200'].content['application/json'].schema).includes('internalConnectionUrl')),
+      [],
+      'one declares the connection URLs',
+    );
   });
 });

@@ -9,7 +9,19 @@ import pg from 'pg';
 import mysql from 'mysql2/promise';
 import { createClient } from 'redis';
 import { MongoClient } from 'mongodb';
-import { startTestServer, signUpAdmin, waitFor, freePort, canRun, removeServiceAndVolume, engineGone, TEST_POSTGRES_IMAGE, TEST_MARIADB_IMAGE, TEST_REDIS_IMAGE, runFinished } from '@berth/core/testing';
+import {
+  startTestServer,
+  signUpAdmin,
+  waitFor,
+  freePort,
+  canRun,
+  removeServiceAndVolume,
+  engineGone,
+  TEST_POSTGRES_IMAGE,
+  TEST_MARIADB_IMAGE,
+  TEST_REDIS_IMAGE,
+  runFinished,
+} from '@berth/core/testing';
 import { runContainerCommand } from '@berth/plugin-workloads/testing';
 import { dataVolumeOf } from '@berth/plugin-workloads';
 
@@ -52,7 +64,9 @@ async function probeRows(query: () => Promise<{ v: string }[]>, noTable: (e: { c
 }
 
 const mysqlKind = (kind: 'mysql' | 'mariadb', image: string, skip?: string): Kind => ({
-  kind, image, skip,
+  kind,
+  image,
+  skip,
   create: { databaseName: 'shop', databaseUser: 'shop', databasePassword: 'My-pass_1#x', databaseRootPassword: 'Root-pass_1' },
   async connect(port, password) {
     const c = await mysql.createConnection({ host: '127.0.0.1', port, user: 'shop', password, database: 'shop', connectTimeout: 3000 });
@@ -61,7 +75,11 @@ const mysqlKind = (kind: 'mysql' | 'mariadb', image: string, skip?: string): Kin
         await c.query('create table if not exists berth_probe (v text)');
         await c.query('insert into berth_probe (v) values (?)', [v]);
       },
-      read: () => probeRows(async () => (await c.query('select v from berth_probe'))[0] as { v: string }[], e => e.errno === 1146),
+      read: () =>
+        probeRows(
+          async () => (await c.query('select v from berth_probe'))[0] as { v: string }[],
+          e => e.errno === 1146,
+        ),
       close: () => c.end(),
     };
   },
@@ -71,7 +89,8 @@ const mysqlKind = (kind: 'mysql' | 'mariadb', image: string, skip?: string): Kin
 
 const kinds: Kind[] = [
   {
-    kind: 'postgres', image: TEST_POSTGRES_IMAGE,
+    kind: 'postgres',
+    image: TEST_POSTGRES_IMAGE,
     create: { databaseName: 'shop', databaseUser: 'shop', databasePassword: 'Pg-pass_1#(x)' },
     async connect(port, password) {
       const c = new pg.Client({ host: '127.0.0.1', port, user: 'shop', password, database: 'shop', connectionTimeoutMillis: 3000 });
@@ -82,7 +101,11 @@ const kinds: Kind[] = [
           await c.query('create table if not exists berth_probe (v text)');
           await c.query('insert into berth_probe (v) values ($1)', [v]);
         },
-        read: () => probeRows(async () => (await c.query('select v from berth_probe')).rows, e => e.code === '42P01'),
+        read: () =>
+          probeRows(
+            async () => (await c.query('select v from berth_probe')).rows,
+            e => e.code === '42P01',
+          ),
         close: () => c.end(),
       };
     },
@@ -93,7 +116,8 @@ const kinds: Kind[] = [
   mysqlKind('mysql', TEST_MYSQL_IMAGE, 'mysql-image'),
   mysqlKind('mariadb', TEST_MARIADB_IMAGE),
   {
-    kind: 'redis', image: TEST_REDIS_IMAGE,
+    kind: 'redis',
+    image: TEST_REDIS_IMAGE,
     create: { databasePassword: 'Redis-pass_1' },
     async connect(port, password) {
       const c = createClient({ url: `redis://127.0.0.1:${port}`, password, socket: { connectTimeout: 3000, reconnectStrategy: false } });
@@ -112,12 +136,17 @@ const kinds: Kind[] = [
     refused: { code: 'ECONNREFUSED' },
   },
   {
-    kind: 'mongo', image: TEST_MONGO_IMAGE, skip: 'mongod',
+    kind: 'mongo',
+    image: TEST_MONGO_IMAGE,
+    skip: 'mongod',
     create: { databaseUser: 'shop', databasePassword: 'Mongo-pass_1#x' },
     async connect(port, password) {
       // The database user is mongo's root user, which lives in admin.
       const c = new MongoClient(`mongodb://127.0.0.1:${port}/?directConnection=true`, {
-        auth: { username: 'shop', password }, authSource: 'admin', serverSelectionTimeoutMS: 3000, connectTimeoutMS: 3000,
+        auth: { username: 'shop', password },
+        authSource: 'admin',
+        serverSelectionTimeoutMS: 3000,
+        connectTimeoutMS: 3000,
       });
       try {
         await c.connect();
@@ -129,9 +158,7 @@ const kinds: Kind[] = [
       const db = c.db('shop');
       return {
         write: async v => void (await db.collection('berth_probe').insertOne({ v })),
-        read: async () => ((await db.listCollections({ name: 'berth_probe' }).toArray()).length
-          ? (await db.collection<{ v: string }>('berth_probe').find().toArray()).map(d => d.v)
-          : null),
+        read: async () => ((await db.listCollections({ name: 'berth_probe' }).toArray()).length ? (await db.collection<{ v: string }>('berth_probe').find().toArray()).map(d => d.v) : null),
         close: () => c.close(),
       };
     },
@@ -141,18 +168,22 @@ const kinds: Kind[] = [
   },
 ];
 
-
-
-const imageMissing = (image: string) => docker.getImage(image).inspect().then(
-  () => undefined,
-  (e: { statusCode?: number }) => (e.statusCode === 404 ? `no image ${image} on this host` : Promise.reject(e)),
-);
+const imageMissing = (image: string) =>
+  docker
+    .getImage(image)
+    .inspect()
+    .then(
+      () => undefined,
+      (e: { statusCode?: number }) => (e.statusCode === 404 ? `no image ${image} on this host` : Promise.reject(e)),
+    );
 
 t.test('databases on the real engine', async t => {
   const server = await startTestServer({ deploySettleSeconds: 0 });
   t.teardown(() => server.destroy());
   const { client } = await signUpAdmin(server);
-  const { body: { project, environment } } = await client.post('project.create', { name: 'Data' });
+  const {
+    body: { project, environment },
+  } = await client.post('project.create', { name: 'Data' });
   const run = (op: string, input: Record<string, unknown>) => runFinished(client, op, input);
 
   t.test('a database gets its file mounts; a mount on its data path is refused at deploy', async t => {
@@ -220,7 +251,7 @@ t.test('databases on the real engine', async t => {
       const newPassword = 'New-pass_2#z';
       const changed = await client.post(`${k.kind}.changePassword`, { [id]: dbId, password: newPassword });
       t.equal(changed.status, 200, JSON.stringify(changed.body));
-      await t.rejects(k.connect(port, password), k.authError, 'the old password is refused by the server\'s authentication');
+      await t.rejects(k.connect(port, password), k.authError, "the old password is refused by the server's authentication");
       conn = await connected(newPassword);
       t.same(await conn.read(), ['kept-row'], 'the new password works');
       await conn.close();
@@ -234,7 +265,11 @@ t.test('databases on the real engine', async t => {
 
       const history = await client.get('deployment.allByType', { type: k.kind, id: dbId });
       t.equal(history.status, 200);
-      t.same(history.body.map((d: { action: string }) => d.action), ['rebuild', 'start', 'stop', 'deploy'], 'its deployments are recorded, newest first');
+      t.same(
+        history.body.map((d: { action: string }) => d.action),
+        ['rebuild', 'start', 'stop', 'deploy'],
+        'its deployments are recorded, newest first',
+      );
       const removed = await client.post(`${k.kind}.remove`, { [id]: dbId });
       t.equal(removed.status, 200);
       t.equal(await engineGone(docker.getService(appName).inspect()), 'gone', 'no service');

@@ -30,7 +30,14 @@ function resources(t: Test) {
   const volumes: string[] = [];
   t.teardown(async () => {
     await Promise.all(containers.map(c => c.remove({ force: true }).catch(() => {})));
-    await Promise.all(volumes.map(v => docker.getVolume(v).remove().catch(() => {})));
+    await Promise.all(
+      volumes.map(v =>
+        docker
+          .getVolume(v)
+          .remove()
+          .catch(() => {}),
+      ),
+    );
   });
   return {
     /** A container of the image on a named volume, its port published on a free loopback port. */
@@ -43,10 +50,7 @@ function resources(t: Test) {
         Env: Object.entries(opts.env ?? {}).map(([k, v]) => `${k}=${v}`),
         ...(opts.cmd ? { Cmd: opts.cmd } : {}),
         ExposedPorts: { [portKey]: {} },
-        HostConfig: {
-          PortBindings: { [portKey]: [{ HostIp: '127.0.0.1', HostPort: '' }] },
-          Mounts: [{ Type: 'volume', Source: opts.volume, Target: opts.target }],
-        },
+        HostConfig: { PortBindings: { [portKey]: [{ HostIp: '127.0.0.1', HostPort: '' }] }, Mounts: [{ Type: 'volume', Source: opts.volume, Target: opts.target }] },
       });
       containers.push(container);
       await container.start();
@@ -103,7 +107,13 @@ t.test('postgres image', async t => {
     const client = new pg.Client({ host: '127.0.0.1', port, user: 'app', password: pw, database: 'app-db', connectionTimeoutMillis: 3000 });
     // The stop below ends open sessions; that is expected, not a crash of the test.
     client.on('error', () => {});
-    return client.connect().then(() => client, err => { void client.end().catch(() => {}); throw err; });
+    return client.connect().then(
+      () => client,
+      err => {
+        void client.end().catch(() => {});
+        throw err;
+      },
+    );
   };
 
   const first = await res.start({ image: TEST_POSTGRES_IMAGE, port: 5432, volume: vol, target, env });
@@ -158,8 +168,7 @@ t.test('mariadb image (the mariadb and mysql kinds)', async t => {
   const env = { MARIADB_ROOT_PASSWORD: rootPassword, MARIADB_DATABASE: 'app_db', MARIADB_USER: "o'app", MARIADB_PASSWORD: password };
   const vol = await res.volume();
   const target = '/var/lib/mysql';
-  const connect = (port: number, user: string, pw: string, database?: string) =>
-    mysql.createConnection({ host: '127.0.0.1', port, user, password: pw, database, connectTimeout: 3000 });
+  const connect = (port: number, user: string, pw: string, database?: string) => mysql.createConnection({ host: '127.0.0.1', port, user, password: pw, database, connectTimeout: 3000 });
 
   const first = await res.start({ image: TEST_MARIADB_IMAGE, port: 3306, volume: vol, target, env });
   const db = await connected('mariadb to accept the user', () => connect(first.port, "o'app", password, 'app_db'));

@@ -19,7 +19,9 @@ t.test('a deployment interrupted by a killed process ends in error after the res
   const { apiKey } = JSON.parse(created.stdout.trim().split('\n').pop()!);
 
   const children: ChildProcess[] = [];
-  t.teardown(() => { for (const c of children) if (c.exitCode === null) c.kill('SIGKILL'); });
+  t.teardown(() => {
+    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  });
   const start = async () => {
     const port = await freePort();
     const child = spawn(process.execPath, [...nodeFlags, cli, 'start'], { env: { ...env, PORT: String(port), HOST: '127.0.0.1' }, cwd: repoRoot, stdio: 'ignore' });
@@ -33,7 +35,9 @@ t.test('a deployment interrupted by a killed process ends in error after the res
   t.teardown(() => slow.cleanup());
 
   const first = await start();
-  const { body: { environment } } = await first.client.post('project.create', { name: 'recovery' });
+  const {
+    body: { environment },
+  } = await first.client.post('project.create', { name: 'recovery' });
   const app = (await first.client.post('application.create', { name: 'slow', environmentId: environment.environmentId })).body;
   await first.client.post('application.saveGitProvider', { applicationId: app.applicationId, customGitUrl: `file://${slow.dir}`, customGitBranch: 'main' });
   await first.client.post('application.saveBuildType', { applicationId: app.applicationId, buildType: 'dockerfile' });

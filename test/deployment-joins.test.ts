@@ -11,7 +11,16 @@ t.test('allCentralized joins each deployment with its workload; queueList answer
   const suffix = Date.now().toString(36);
   const { project, environment } = (await client.post('project.create', { name: 'joins' })).body;
   const app = (await client.post('application.create', { name: 'web', environmentId: environment.environmentId, appName: `joins-web-${suffix}` })).body;
-  const db = (await client.post('postgres.create', { name: 'db', appName: `joins-db-${suffix}`, databaseName: 'db', databaseUser: 'u', databasePassword: 'pg-password-1', environmentId: environment.environmentId })).body;
+  const db = (
+    await client.post('postgres.create', {
+      name: 'db',
+      appName: `joins-db-${suffix}`,
+      databaseName: 'db',
+      databaseUser: 'u',
+      databasePassword: 'pg-password-1',
+      environmentId: environment.environmentId,
+    })
+  ).body;
   const appRun = deploymentIdOf(await client.post('application.deploy', { applicationId: app.applicationId }));
   const dbRun = deploymentIdOf(await client.post('postgres.deploy', { postgresId: db.postgresId }));
 
@@ -19,15 +28,30 @@ t.test('allCentralized joins each deployment with its workload; queueList answer
   const appEntry = all.find(d => d.deploymentId === appRun)!;
   const dbEntry = all.find(d => d.deploymentId === dbRun)!;
   const where = { environmentId: environment.environmentId, name: environment.name, project: { projectId: project.projectId, name: 'joins' } };
-  t.match(appEntry, { applicationId: app.applicationId, application: { applicationId: app.applicationId, name: 'web', appName: app.appName, environment: where }, postgres: null, server: null, buildServer: null });
+  t.match(appEntry, {
+    applicationId: app.applicationId,
+    application: { applicationId: app.applicationId, name: 'web', appName: app.appName, environment: where },
+    postgres: null,
+    server: null,
+    buildServer: null,
+  });
   t.match(dbEntry, { postgresId: db.postgresId, postgres: { postgresId: db.postgresId, name: 'db', appName: db.appName, environment: where }, application: null });
   t.notOk('databasePassword' in dbEntry.postgres, 'the join carries no credentials');
-  t.ok(all.every(d => 'compose' in d), 'every entry answers the peer\'s compose relation (null unless it is a stack\'s)');
+  t.ok(
+    all.every(d => 'compose' in d),
+    "every entry answers the peer's compose relation (null unless it is a stack's)",
+  );
 
   const queue = (await client.get('deployment.queueList')).body as Record<string, any>[];
-  t.same(queue.map(j => j.id), [dbRun, appRun], 'the unfinished runs, newest first as the peer sorts its jobs');
+  t.same(
+    queue.map(j => j.id),
+    [dbRun, appRun],
+    'the unfinished runs, newest first as the peer sorts its jobs',
+  );
   t.match(queue[1], {
-    name: 'deploy', state: 'waiting', timestamp: Number,
+    name: 'deploy',
+    state: 'waiting',
+    timestamp: Number,
     data: { deploymentId: appRun, applicationId: app.applicationId, applicationType: 'application', type: 'deploy', server: false },
     servicePath: { href: `/dashboard/project/${project.projectId}/environment/${environment.environmentId}/services/application/${app.applicationId}`, label: 'Application' },
   });

@@ -14,7 +14,10 @@ function prose(markdown: string): string[] {
       if (opening && opening[1]![0] === fence[0] && opening[1]!.length >= fence.length && line.trim() === opening[1]) fence = null;
       return '';
     }
-    if (opening) { fence = opening[1]!; return ''; }
+    if (opening) {
+      fence = opening[1]!;
+      return '';
+    }
     return line.replace(/(`+)[\s\S]*?\1/g, '');
   });
 }
@@ -22,11 +25,15 @@ function prose(markdown: string): string[] {
 /** GitHub's anchor of a heading's text (github-slugger: lower case, punctuation but `-` and `_` stripped, each space a `-`). */
 export function slug(heading: string): string {
   const text = heading
-    .replace(/`([^`]*)`/g, '$1')                   // inline code: its text
-    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1')      // links and images: their text
-    .replace(/<[^>]+>/g, '')                        // html tags
-    .replace(/(\*\*|__|\*|~~)/g, '');               // emphasis markers
-  return text.trim().toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '').replace(/ /g, '-');
+    .replace(/`([^`]*)`/g, '$1') // inline code: its text
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1') // links and images: their text
+    .replace(/<[^>]+>/g, '') // html tags
+    .replace(/(\*\*|__|\*|~~)/g, ''); // emphasis markers
+  return text
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
+    .replace(/ /g, '-');
 }
 
 /** The anchors a markdown file defines: one per heading outside code, repeated ones numbered as GitHub numbers them. */
@@ -40,7 +47,10 @@ export function anchors(markdown: string): Set<string> {
       if (opening && opening[1]![0] === fence[0] && opening[1]!.length >= fence.length && line.trim() === opening[1]) fence = null;
       continue;
     }
-    if (opening) { fence = opening[1]!; continue; }
+    if (opening) {
+      fence = opening[1]!;
+      continue;
+    }
     const heading = /^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
     if (!heading) continue;
     const base = slug(heading[1]!);
@@ -72,9 +82,15 @@ export function brokenLinks(root: string, files: string[]): BrokenLink[] {
         const pathPart = decodeURIComponent(hash === -1 ? target : target.slice(0, hash));
         const anchor = hash === -1 ? null : decodeURIComponent(target.slice(hash + 1));
         const dest = pathPart === '' ? full : path.resolve(path.dirname(full), pathPart);
-        if (!existsSync(dest)) { report(`no file ${path.relative(root, dest)}`); continue; }
+        if (!existsSync(dest)) {
+          report(`no file ${path.relative(root, dest)}`);
+          continue;
+        }
         if (anchor === null) continue;
-        if (statSync(dest).isDirectory() || !dest.endsWith('.md')) { report('an anchor into a file that is not markdown'); continue; }
+        if (statSync(dest).isDirectory() || !dest.endsWith('.md')) {
+          report('an anchor into a file that is not markdown');
+          continue;
+        }
         if (!anchorsIn(dest).has(anchor)) report(`no heading #${anchor} in ${path.relative(root, dest)}`);
       }
     });

@@ -31,7 +31,6 @@ async function sdkFunctions(): Promise<Map<string, (client: unknown, request: un
   return out;
 }
 
-
 type Issue = { path: (string | number)[]; message: string; unionErrors?: { issues: Issue[] }[] };
 
 /**
@@ -47,7 +46,10 @@ async function sdkCaller(server: TestServer, apiKey: string, client: { get(op: s
   const httpClient = new HTTPClient({
     fetcher: async (request: Request | URL | string, init?: RequestInit) => {
       const res = await fetch(request, init);
-      lastReply = await res.clone().json().catch(() => undefined);
+      lastReply = await res
+        .clone()
+        .json()
+        .catch(() => undefined);
       return res;
     },
   });
@@ -72,8 +74,21 @@ async function sdkCaller(server: TestServer, apiKey: string, client: { get(op: s
       const error = result.error as Error & { cause?: { issues?: Issue[] } };
       // A union's issues are those of its members: the answer's member is the one that got furthest.
       const isErrorMember = (issues: Issue[]) => issues.some(i => i.path[0] === 'code' || i.path[0] === 'message');
-      const flat = (issues: Issue[]): Issue[] => issues.flatMap(i => (i.unionErrors ? flat(i.unionErrors.map(e => e.issues).filter(m => !isErrorMember(m)).sort((a, b) => a.length - b.length)[0] ?? []) : [i]));
-      const issues = flat(error.cause?.issues ?? []).slice(0, 6).map(i => `${i.path.join('.')} ${i.message}`).join('; ');
+      const flat = (issues: Issue[]): Issue[] =>
+        issues.flatMap(i =>
+          i.unionErrors
+            ? flat(
+                i.unionErrors
+                  .map(e => e.issues)
+                  .filter(m => !isErrorMember(m))
+                  .sort((a, b) => a.length - b.length)[0] ?? [],
+              )
+            : [i],
+        );
+      const issues = flat(error.cause?.issues ?? [])
+        .slice(0, 6)
+        .map(i => `${i.path.join('.')} ${i.message}`)
+        .join('; ');
       if (SDK_REJECTS_PEER[op] && error.name === 'ResponseValidationError') rejectedAsThePeer.push(op);
       else rejected.push(`${op}: ${error.name}: ${error.message.split('\n')[0]}${issues ? ` (${issues})` : ''}`);
     }
@@ -93,7 +108,10 @@ t.test('dokploy-sdk accepts every answer of the walk', async t => {
   // Creations cannot be repeated: the walk's records are made once, by the SDK where it knows the operation.
   const meaning: string[] = [];
   let checks = 0;
-  const check = (ok: boolean, what: string) => { checks++; if (!ok) meaning.push(what); };
+  const check = (ok: boolean, what: string) => {
+    checks++;
+    if (!ok) meaning.push(what);
+  };
   // The inputs the SDK's older schemas drop (domain.create's customEntrypoint, randomizeCompose's prefix) go as sent through Berth's own client.
   const raw = async (op: string, input: Record<string, unknown>) => {
     const reply = await client.post(op, input);
@@ -101,15 +119,21 @@ t.test('dokploy-sdk accepts every answer of the walk', async t => {
     return reply.body;
   };
   await walk(call, { databases: scenarioDatabases(doc, server.kernel.container.cradle.workloads.kinds()), port: await freePort(), suffix: uniqueSuffix(), userId, organizationId, check, raw });
-  t.same(meaning, [], 'what the answers mean: queued deployments answer the peer\'s running with state queued and startedAt null, cancelled ones error with state cancelled; "" is read back as sent; randomizeCompose\'s suffix');
+  t.same(
+    meaning,
+    [],
+    'what the answers mean: queued deployments answer the peer\'s running with state queued and startedAt null, cancelled ones error with state cancelled; "" is read back as sent; randomizeCompose\'s suffix',
+  );
   t.ok(checks > 40, `${checks} checks of what the answers mean`);
   t.same(rejected, [], 'the SDK validated every answer (no "Response validation failed")');
-  const disagreements = Object.keys(SDK_REJECTS_PEER).filter(op => viaSdk.includes(op)).sort();
+  const disagreements = Object.keys(SDK_REJECTS_PEER)
+    .filter(op => viaSdk.includes(op))
+    .sort();
   t.same([...new Set(rejectedAsThePeer)].sort(), disagreements, 'and rejected exactly the answers it rejects from the peer at v0.30.2 too');
   t.ok(viaSdk.length > 70, `${viaSdk.length} calls made through the SDK`);
 });
 
-t.test('a new user\'s first session through the SDK, run for real on an instance coming from the peer', async t => {
+t.test("a new user's first session through the SDK, run for real on an instance coming from the peer", async t => {
   const proxy = `berth-test-sdk-proxy-${randomBytes(3).toString('hex')}`;
   const server = await startTestServer({
     proxy: 'traefik',
@@ -122,7 +146,10 @@ t.test('a new user\'s first session through the SDK, run for real on an instance
   });
   const docker = new Docker();
   t.teardown(async () => {
-    await docker.getService(proxy).remove().catch(() => undefined);
+    await docker
+      .getService(proxy)
+      .remove()
+      .catch(() => undefined);
     await server.destroy();
   });
   const { client, apiKey } = await signUpAdmin(server);
@@ -137,37 +164,56 @@ t.test('a new user\'s first session through the SDK, run for real on an instance
   await call('application.deploy', { applicationId: app.applicationId });
   // Polled as a client would: every answer on the way (queued, running) passes the SDK's schema.
   const seen = new Set<string>();
-  const deployed = await waitFor('the application deployed', async () => {
-    const one = await call('application.one', { applicationId: app.applicationId });
-    for (const d of one.deployments) seen.add(`${d.status}/${d.state}`);
-    const [latest] = one.deployments;
-    if (latest?.state === 'error') throw new Error(`the deployment failed: ${latest.errorMessage}`);
-    return latest?.status === 'done' && one.applicationStatus === 'done' ? one : undefined;
-  }, { timeout: 180_000, interval: 100 });
+  const deployed = await waitFor(
+    'the application deployed',
+    async () => {
+      const one = await call('application.one', { applicationId: app.applicationId });
+      for (const d of one.deployments) seen.add(`${d.status}/${d.state}`);
+      const [latest] = one.deployments;
+      if (latest?.state === 'error') throw new Error(`the deployment failed: ${latest.errorMessage}`);
+      return latest?.status === 'done' && one.applicationStatus === 'done' ? one : undefined;
+    },
+    { timeout: 180_000, interval: 100 },
+  );
   t.equal(deployed.applicationStatus, 'done', 'application.one says done');
-  t.ok([...seen].every(s => /^(running|done|error)\//.test(s)), `every status answered is the peer's (${[...seen].join(', ')})`);
+  t.ok(
+    [...seen].every(s => /^(running|done|error)\//.test(s)),
+    `every status answered is the peer's (${[...seen].join(', ')})`,
+  );
   const network = await docker.getNetwork('dokploy-network').inspect();
   const spec = (await docker.getService(app.appName).inspect()).Spec;
-  t.ok(spec.TaskTemplate.Networks.some((n: { Target: string }) => n.Target === network.Id || n.Target === 'dokploy-network'), 'the application runs on dokploy-network');
+  t.ok(
+    spec.TaskTemplate.Networks.some((n: { Target: string }) => n.Target === network.Id || n.Target === 'dokploy-network'),
+    'the application runs on dokploy-network',
+  );
   const deployments = await call('deployment.all', { applicationId: app.applicationId });
   t.match(deployments, [{ status: 'done', state: 'done', applicationId: app.applicationId }], 'deployment.all');
 
   const pg = await call('postgres.create', {
-    name: 'main', appName: `sdk-db-${suffix}`, environmentId: environment.environmentId, databaseName: 'app', databaseUser: 'app',
-    databasePassword: 'Secret_pw-1', dockerImage: TEST_POSTGRES_IMAGE,
+    name: 'main',
+    appName: `sdk-db-${suffix}`,
+    environmentId: environment.environmentId,
+    databaseName: 'app',
+    databaseUser: 'app',
+    databasePassword: 'Secret_pw-1',
+    dockerImage: TEST_POSTGRES_IMAGE,
   });
   await call('postgres.deploy', { postgresId: pg.postgresId });
-  const running = await waitFor('the database deployed', async () => {
-    const one = await call('postgres.one', { postgresId: pg.postgresId });
-    if (one.applicationStatus === 'error') throw new Error('the database deploy failed');
-    return one.applicationStatus === 'done' ? one : undefined;
-  }, { timeout: 180_000, interval: 200 });
+  const running = await waitFor(
+    'the database deployed',
+    async () => {
+      const one = await call('postgres.one', { postgresId: pg.postgresId });
+      if (one.applicationStatus === 'error') throw new Error('the database deploy failed');
+      return one.applicationStatus === 'done' ? one : undefined;
+    },
+    { timeout: 180_000, interval: 200 },
+  );
   t.equal(running.applicationStatus, 'done', 'postgres.one says done');
   await call('postgres.remove', { postgresId: pg.postgresId });
   await call('application.delete', { applicationId: app.applicationId });
   await call('environment.remove', { environmentId: environment.environmentId });
   await call('project.remove', { projectId: project.projectId });
-  await t.rejects(docker.getService(app.appName).inspect(), { statusCode: 404, message: `service ${app.appName} not found` }, 'cleaned up: the application\'s service is gone');
+  await t.rejects(docker.getService(app.appName).inspect(), { statusCode: 404, message: `service ${app.appName} not found` }, "cleaned up: the application's service is gone");
 
   t.same(rejected, [], 'the SDK validated every answer of the session');
   t.same([...new Set(rejectedAsThePeer)], ['postgres.create'], 'but postgres.create, where the SDK is stale against the peer itself (it expects a boolean; the peer answers the row)');

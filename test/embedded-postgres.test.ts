@@ -43,14 +43,22 @@ async function startBerth(t: Test, dataDir: string): Promise<Berth> {
   child.stdout!.on('data', d => (output += d));
   child.stderr!.on('data', d => (output += d));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>(resolve => child.on('exit', (code, signal) => resolve({ code, signal })));
-  t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); });
+  t.teardown(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
   const url = `http://127.0.0.1:${port}`;
   let gone = false;
-  void exited.then(() => { gone = true; });
-  await waitFor(`Berth on ${dataDir} healthy`, async () => {
-    if (gone) throw new Error(`Berth exited during its start:\n${output}`);
-    return (await fetch(`${url}/health`)).ok;
-  }, { timeout: 120_000, interval: 200 });
+  void exited.then(() => {
+    gone = true;
+  });
+  await waitFor(
+    `Berth on ${dataDir} healthy`,
+    async () => {
+      if (gone) throw new Error(`Berth exited during its start:\n${output}`);
+      return (await fetch(`${url}/health`)).ok;
+    },
+    { timeout: 120_000, interval: 200 },
+  );
   return { child, url, output: () => output, exited };
 }
 
@@ -67,13 +75,16 @@ const postmasterPid = (dataDir: string) => Number(readFileSync(path.join(cluster
 /** The processes working in the cluster directory: the postmaster and all its children. */
 function serverProcesses(dataDir: string): number[] {
   const dir = clusterOf(dataDir);
-  return readdirSync('/proc').filter(p => /^\d+$/.test(p)).filter(p => {
-    try {
-      return readlinkSync(`/proc/${p}/cwd`) === dir;
-    } catch {
-      return false;
-    }
-  }).map(Number);
+  return readdirSync('/proc')
+    .filter(p => /^\d+$/.test(p))
+    .filter(p => {
+      try {
+        return readlinkSync(`/proc/${p}/cwd`) === dir;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }
 
 /** A session on the embedded server as an operator opens one: its socket, its password file. */
@@ -88,7 +99,7 @@ t.test('first start creates a PostgreSQL 15 cluster in the data directory; recor
   const dataDir = dataDirFor(t);
   let berth = await startBerth(t, dataDir);
   t.equal(readFileSync(path.join(clusterOf(dataDir), 'PG_VERSION'), 'utf8').trim(), '15');
-  t.equal(statSync(path.join(dataDir, 'postgres.password')).mode & 0o777, 0o600, 'the password file is the owner\'s only');
+  t.equal(statSync(path.join(dataDir, 'postgres.password')).mode & 0o777, 0o600, "the password file is the owner's only");
   t.equal(statSync(clusterOf(dataDir)).mode & 0o777, 0o700, 'so is the cluster, with the socket in it');
 
   const db = await connect(t, dataDir);
@@ -109,7 +120,11 @@ t.test('first start creates a PostgreSQL 15 cluster in the data directory; recor
 
   berth = await startBerth(t, dataDir);
   const all = await new Client(berth.url, { apiKey }).get('project.all');
-  t.same(all.body.map((p: { name: string }) => p.name), ['kept'], 'the project and the API key survived');
+  t.same(
+    all.body.map((p: { name: string }) => p.name),
+    ['kept'],
+    'the project and the API key survived',
+  );
   t.notMatch(berth.output(), /creating the embedded PostgreSQL/, 'a restart does not run initdb again');
   await stopBerth(t, berth);
 });
@@ -123,20 +138,32 @@ t.test('a killed server is restarted once; when it is killed again Berth stops w
 
   const first = postmasterPid(dataDir);
   process.kill(first, 'SIGKILL');
-  const second = await waitFor('a new postmaster', () => {
-    try {
-      const pid = postmasterPid(dataDir);
-      return pid !== first && serverProcesses(dataDir).includes(pid) ? pid : undefined;
-    } catch {
-      return undefined;
-    }
-  }, { timeout: 60_000 });
+  const second = await waitFor(
+    'a new postmaster',
+    () => {
+      try {
+        const pid = postmasterPid(dataDir);
+        return pid !== first && serverProcesses(dataDir).includes(pid) ? pid : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    { timeout: 60_000 },
+  );
   // Pooled connections of the dead server fail once; the pool replaces them.
-  const after = await waitFor('project.all answered after the restart', async () => {
-    const r = await client.get('project.all');
-    return r.status === 200 ? r : undefined;
-  }, { timeout: 30_000 });
-  t.same(after.body.map((p: { name: string }) => p.name), ['before the crash'], 'the records are there after the restart');
+  const after = await waitFor(
+    'project.all answered after the restart',
+    async () => {
+      const r = await client.get('project.all');
+      return r.status === 200 ? r : undefined;
+    },
+    { timeout: 30_000 },
+  );
+  t.same(
+    after.body.map((p: { name: string }) => p.name),
+    ['before the crash'],
+    'the records are there after the restart',
+  );
   t.match(berth.output(), /restarting it once/);
   // The pool can reach the new server before Berth has finished its restart; a kill in that window is
   // "killed during its start", another (also fatal) path. Kill it once Berth says the restart is done.
@@ -165,7 +192,10 @@ t.test('a server left running by a killed Berth is stopped at the next start, wh
   const now = postmasterPid(dataDir);
   t.not(now, orphan, 'a new server runs');
   t.notOk(serverProcesses(dataDir).includes(orphan), 'the old one is gone');
-  t.same((await new Client(berth.url, { apiKey }).get('project.all')).body.map((p: { name: string }) => p.name), ['survivor']);
+  t.same(
+    (await new Client(berth.url, { apiKey }).get('project.all')).body.map((p: { name: string }) => p.name),
+    ['survivor'],
+  );
   await stopBerth(t, berth);
   t.same(serverProcesses(dataDir), [], 'no stray postgres after the stop');
 });
@@ -174,8 +204,10 @@ t.test('a cluster of another major version is refused and left as it was', async
   const dataDir = dataDirFor(t);
   mkdirSync(clusterOf(dataDir));
   writeFileSync(path.join(clusterOf(dataDir), 'PG_VERSION'), '16\n');
-  await t.rejects(createKernel({ env: {}, config: { dataDir, logLevel: 'silent', port: 0 } }),
-    /holds a PostgreSQL 16 cluster; this Berth runs PostgreSQL 15 and does not open it\. To move its data: .*pg_dump.*pg_restore/);
+  await t.rejects(
+    createKernel({ env: {}, config: { dataDir, logLevel: 'silent', port: 0 } }),
+    /holds a PostgreSQL 16 cluster; this Berth runs PostgreSQL 15 and does not open it\. To move its data: .*pg_dump.*pg_restore/,
+  );
   t.same(readdirSync(clusterOf(dataDir)), ['PG_VERSION'], 'nothing written into it');
   t.notOk(existsSync(path.join(dataDir, 'berth.pid')), 'the data directory is unlocked');
 });
@@ -184,9 +216,15 @@ t.test('a data directory of the earlier embedded engine (PGlite) is refused with
   const dataDir = dataDirFor(t);
   mkdirSync(path.join(dataDir, 'pg'));
   writeFileSync(path.join(dataDir, 'pg', 'PG_VERSION'), '17\n');
-  await t.rejects(createKernel({ env: {}, config: { dataDir, logLevel: 'silent', port: 0 } }),
-    /holds the database of Berth's earlier embedded engine \(PGlite\).*not opened or changed.*berth\.sh db copy --from/);
-  t.same(readdirSync(dataDir).filter(f => f.startsWith('postgres')), [], 'no cluster made beside it');
+  await t.rejects(
+    createKernel({ env: {}, config: { dataDir, logLevel: 'silent', port: 0 } }),
+    /holds the database of Berth's earlier embedded engine \(PGlite\).*not opened or changed.*berth\.sh db copy --from/,
+  );
+  t.same(
+    readdirSync(dataDir).filter(f => f.startsWith('postgres')),
+    [],
+    'no cluster made beside it',
+  );
   t.same(readdirSync(path.join(dataDir, 'pg')), ['PG_VERSION'], 'nothing written into it');
 });
 
@@ -198,26 +236,44 @@ t.test('admin create works on the embedded database; db copy carries records fro
   const loads = (name: string) => path.join(dataDirFor(t), name);
   const recordLoads = ['--import', pathToFileURL(path.join(repoRoot, 'test/fixtures/record-loads.mjs')).href];
   const embeddedPackage = `${path.sep}providers${path.sep}persistence-embedded${path.sep}`;
-  const loaded = (file: string) => readFileSync(file, 'utf8').split('\n').filter(u => u.startsWith('file:')).map(u => fileURLToPath(u));
+  const loaded = (file: string) =>
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(u => u.startsWith('file:'))
+      .map(u => fileURLToPath(u));
   // Records made on an external PostgreSQL...
   const createdLoads = loads('created.log');
-  const created = await run(process.execPath, [...nodeFlags, ...recordLoads, cli, 'admin', 'create', '--email', 'ops@example.com', '--password', 'ops-password-1'],
-    { env: { ...berthEnv(dataDirFor(t)), DATABASE_URL: external.url, BERTH_LOAD_LOG: createdLoads }, cwd: repoRoot });
+  const created = await run(process.execPath, [...nodeFlags, ...recordLoads, cli, 'admin', 'create', '--email', 'ops@example.com', '--password', 'ops-password-1'], {
+    env: { ...berthEnv(dataDirFor(t)), DATABASE_URL: external.url, BERTH_LOAD_LOG: createdLoads },
+    cwd: repoRoot,
+  });
   const { apiKey } = JSON.parse(created.stdout.trim().split('\n').pop()!);
-  t.ok(loaded(createdLoads).some(f => f.includes(`${path.sep}core${path.sep}src${path.sep}`)), 'the load log sees the kernel');
-  t.same(loaded(createdLoads).filter(f => f.includes(embeddedPackage)), [], 'on an external PostgreSQL the embedded database\'s package is never imported');
+  t.ok(
+    loaded(createdLoads).some(f => f.includes(`${path.sep}core${path.sep}src${path.sep}`)),
+    'the load log sees the kernel',
+  );
+  t.same(
+    loaded(createdLoads).filter(f => f.includes(embeddedPackage)),
+    [],
+    "on an external PostgreSQL the embedded database's package is never imported",
+  );
 
   // ...copied into the embedded database (its first start, with Berth not running).
   const copiedLoads = loads('copied.log');
   const copied = await run(process.execPath, [...nodeFlags, ...recordLoads, cli, 'db', 'copy', '--from', external.url], { env: { ...berthEnv(dataDir), BERTH_LOAD_LOG: copiedLoads }, cwd: repoRoot });
-  t.ok(loaded(copiedLoads).some(f => f.includes(embeddedPackage)), 'without DATABASE_URL it is imported');
+  t.ok(
+    loaded(copiedLoads).some(f => f.includes(embeddedPackage)),
+    'without DATABASE_URL it is imported',
+  );
   t.match(copied.stdout, /^users\t1$/m, 'one user copied');
   t.match(copied.stdout, /^api_keys\t1$/m, 'and its API key');
   const again = await run(process.execPath, [...nodeFlags, cli, 'db', 'copy', '--from', external.url], { env: berthEnv(dataDir), cwd: repoRoot }).catch(e => e);
   t.equal(again.code, 1, 'a second copy is refused');
   t.match(again.stderr, /already holds records/);
 
-  const adminAgain = await run(process.execPath, [...nodeFlags, cli, 'admin', 'create', '--email', 'x@example.com', '--password', 'another-password'], { env: berthEnv(dataDir), cwd: repoRoot }).catch(e => e);
+  const adminAgain = await run(process.execPath, [...nodeFlags, cli, 'admin', 'create', '--email', 'x@example.com', '--password', 'another-password'], { env: berthEnv(dataDir), cwd: repoRoot }).catch(
+    e => e,
+  );
   t.equal(adminAgain.code, 1);
   t.match(adminAgain.stderr, /already exists/, 'admin create ran on the embedded database, which has the copied admin');
 

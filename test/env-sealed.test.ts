@@ -33,7 +33,11 @@ t.test('project and environment env are sealed at rest, and rows stored in clear
   t.equal((await client.get('environment.one', { environmentId })).body.env, 'API_TOKEN=environment-hunter2');
   t.equal((await client.get('project.all')).body[0].environments[0].env, 'API_TOKEN=environment-hunter2', 'in lists too');
   const { environments, orm } = server.kernel.container.cradle;
-  t.same(await environments.variables(environmentId, organizationId, orm.em.fork()), { project: 'DB_PASSWORD=project-hunter3', environment: 'API_TOKEN=environment-hunter2' }, 'deploys resolve references in clear');
+  t.same(
+    await environments.variables(environmentId, organizationId, orm.em.fork()),
+    { project: 'DB_PASSWORD=project-hunter3', environment: 'API_TOKEN=environment-hunter2' },
+    'deploys resolve references in clear',
+  );
   const copy = await client.post('project.duplicate', { sourceEnvironmentId: environmentId, name: 'copy' });
   t.equal(copy.body.env, 'DB_PASSWORD=project-hunter3', 'a duplicate carries the env');
   t.notMatch((await db.query('select env from projects where project_id = $1', [copy.body.projectId])).rows[0].env, /hunter/, 'sealed too');

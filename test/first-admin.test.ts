@@ -9,7 +9,10 @@ import { startTestServer, Client } from '@berth/core/testing';
 
 const admin = { email: 'first@example.com', password: 'first admin password' };
 /** An address of this machine that is not loopback, to reach the server as another machine would. */
-const outsideAddress = () => Object.values(os.networkInterfaces()).flat().find(i => i && i.family === 'IPv4' && !i.internal)?.address;
+const outsideAddress = () =>
+  Object.values(os.networkInterfaces())
+    .flat()
+    .find(i => i && i.family === 'IPv4' && !i.internal)?.address;
 
 t.test('from another machine, or through a proxy, the first admin needs the setup token', async t => {
   const server = await startTestServer({ host: '0.0.0.0', jobs: false });
@@ -41,13 +44,13 @@ t.test('from another machine, or through a proxy, the first admin needs the setu
   t.equal((await remote.post('auth.createAdmin', { ...admin, email: 'second@example.com', setupToken: token })).status, 401, 'and cannot be used again');
 });
 
-t.test('on this machine\'s loopback without a proxy, nothing is needed (the README\'s curl session)', async t => {
+t.test("on this machine's loopback without a proxy, nothing is needed (the README's curl session)", async t => {
   const server = await startTestServer({ jobs: false });
   let current = server; // restarted below: the last kernel is the one to stop
   t.teardown(() => current.destroy());
   const created = await new Client(server.url).post('auth.createAdmin', admin);
   t.equal(created.status, 200);
   t.notOk(existsSync(path.join(server.dataDir, 'setup-token')), 'the token file is removed once an admin exists');
-  const restarted = current = await server.restart();
+  const restarted = (current = await server.restart());
   t.notOk(existsSync(path.join(restarted.dataDir, 'setup-token')), 'and not written again');
 });

@@ -14,9 +14,13 @@ import { startFakeGitlab } from '../providers/git-gitlab/test/gitlab-api.ts';
 /** Id fields no record can stand behind on this Berth, with why (the fuzz sends them as they come). */
 export const NO_RECORD: Record<string, string> = {
   gitlabProjectId: 'a project id on the GitLab server, not a record of Berth (the fuzz sends it as it comes)',
-  bitbucketId: 'no bitbucket provider namespace yet', giteaId: 'no gitea provider namespace yet',
-  registryId: 'no registry namespace yet', rollbackRegistryId: 'no registry namespace yet', buildRegistryId: 'no registry namespace yet',
-  previewDeploymentId: 'no preview deployments yet', libsqlId: 'no libsql kind',
+  bitbucketId: 'no bitbucket provider namespace yet',
+  giteaId: 'no gitea provider namespace yet',
+  registryId: 'no registry namespace yet',
+  rollbackRegistryId: 'no registry namespace yet',
+  buildRegistryId: 'no registry namespace yet',
+  previewDeploymentId: 'no preview deployments yet',
+  libsqlId: 'no libsql kind',
   containerId: 'a Docker container id, not a record (compose.readLogs reads the engine)',
   chatId: 'a Telegram chat id (notification.*Telegram*), not a record of Berth',
   messageThreadId: 'a Telegram forum topic id (notification.*Telegram*), not a record of Berth',
@@ -25,7 +29,9 @@ export const NO_RECORD: Record<string, string> = {
 function certificate(): { cert: string; key: string } {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'berth-fuzz-cert-'));
   try {
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', path.join(dir, 'k.pem'), '-out', path.join(dir, 'c.pem'), '-days', '30', '-subj', '/CN=fuzz.example.com'], { stdio: 'ignore' });
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', path.join(dir, 'k.pem'), '-out', path.join(dir, 'c.pem'), '-days', '30', '-subj', '/CN=fuzz.example.com'], {
+      stdio: 'ignore',
+    });
     return { cert: readFileSync(path.join(dir, 'c.pem'), 'utf8'), key: readFileSync(path.join(dir, 'k.pem'), 'utf8') };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -51,16 +57,26 @@ export async function fuzzRecords(t: Test, server: { url: string }, c: Client, a
   // Notification channels of every kind (nothing is sent: no event, and the test operations' bodies are the fuzz's own).
   const nowhere = 'http://127.0.0.1:9/fuzz';
   const channelSettings: Record<string, [string, Record<string, unknown>]> = {
-    slack: ['Slack', { webhookUrl: nowhere, channel: '#fuzz' }], discord: ['Discord', { webhookUrl: nowhere }], telegram: ['Telegram', { botToken: '1:fuzz', chatId: '1' }],
+    slack: ['Slack', { webhookUrl: nowhere, channel: '#fuzz' }],
+    discord: ['Discord', { webhookUrl: nowhere }],
+    telegram: ['Telegram', { botToken: '1:fuzz', chatId: '1' }],
     email: ['Email', { smtpServer: '127.0.0.1', smtpPort: 9, username: 'u', password: 'p', fromAddress: 'fuzz@example.com', toAddresses: ['fuzz@example.com'] }],
-    resend: ['Resend', { apiKey: 're_fuzz', fromAddress: 'fuzz@example.com', toAddresses: ['fuzz@example.com'] }], gotify: ['Gotify', { serverUrl: nowhere, appToken: 't', priority: 5 }],
-    ntfy: ['Ntfy', { serverUrl: nowhere, topic: 'fuzz', priority: 3 }], mattermost: ['Mattermost', { webhookUrl: nowhere }], custom: ['Custom', { endpoint: nowhere }],
-    lark: ['Lark', { webhookUrl: nowhere }], teams: ['Teams', { webhookUrl: nowhere }], pushover: ['Pushover', { userKey: 'u', apiToken: 't', priority: 0 }],
+    resend: ['Resend', { apiKey: 're_fuzz', fromAddress: 'fuzz@example.com', toAddresses: ['fuzz@example.com'] }],
+    gotify: ['Gotify', { serverUrl: nowhere, appToken: 't', priority: 5 }],
+    ntfy: ['Ntfy', { serverUrl: nowhere, topic: 'fuzz', priority: 3 }],
+    mattermost: ['Mattermost', { webhookUrl: nowhere }],
+    custom: ['Custom', { endpoint: nowhere }],
+    lark: ['Lark', { webhookUrl: nowhere }],
+    teams: ['Teams', { webhookUrl: nowhere }],
+    pushover: ['Pushover', { userKey: 'u', apiToken: 't', priority: 0 }],
   };
   let lastSlack: Record<string, any> | null = null;
   const channel = async (kind: string) => {
     const [suffix, settings] = channelSettings[kind]!;
-    return ok(`notification.create${suffix}`, await c.post(`notification.create${suffix}`, { name: unique('fuzz'), appBuildError: true, databaseBackup: false, dokployRestart: false, appDeploy: false, dockerCleanup: false, ...settings }));
+    return ok(
+      `notification.create${suffix}`,
+      await c.post(`notification.create${suffix}`, { name: unique('fuzz'), appBuildError: true, databaseBackup: false, dokployRestart: false, appDeploy: false, dockerCleanup: false, ...settings }),
+    );
   };
 
   // GitHub connections, made as a user makes one: the manifest flow against GitHub on loopback.
@@ -70,7 +86,8 @@ export async function fuzzRecords(t: Test, server: { url: string }, c: Client, a
   const githubConnection = async () => {
     const { state } = ok('github.setupState', await c.post('github.setupState', { githubUrl: github.url }));
     const made = await fetch(`${server.url}/api/providers/github/setup?${new URLSearchParams({ code: github.manifestCode(), state, installation_id: String(github.installationId) })}`, {
-      headers: c.apiKey ? { 'x-api-key': c.apiKey } : { authorization: `Bearer ${c.token}` }, redirect: 'manual',
+      headers: c.apiKey ? { 'x-api-key': c.apiKey } : { authorization: `Bearer ${c.token}` },
+      redirect: 'manual',
     });
     const githubId = made.status === 307 ? new URL(made.headers.get('location')!, server.url).searchParams.get('githubId') : null;
     if (!githubId) throw new Error(`fuzz record github setup: ${made.status} ${await made.text()}`);
@@ -82,10 +99,20 @@ export async function fuzzRecords(t: Test, server: { url: string }, c: Client, a
   const gitlab = await startFakeGitlab(t);
   const gitlabConnection = async () => {
     const pair = gitlab.issue(3600);
-    return ok('gitlab.create', await c.post('gitlab.create', {
-      authId: admin.userId, name: unique('gitlab'), gitlabUrl: gitlab.url, applicationId: gitlab.app.clientId, secret: gitlab.app.secret,
-      redirectUri: gitlab.app.redirectUri, accessToken: pair.accessToken, refreshToken: pair.refreshToken, expiresAt: pair.expiresAt,
-    })).gitlabId as string;
+    return ok(
+      'gitlab.create',
+      await c.post('gitlab.create', {
+        authId: admin.userId,
+        name: unique('gitlab'),
+        gitlabUrl: gitlab.url,
+        applicationId: gitlab.app.clientId,
+        secret: gitlab.app.secret,
+        redirectUri: gitlab.app.redirectUri,
+        accessToken: pair.accessToken,
+        refreshToken: pair.refreshToken,
+        expiresAt: pair.expiresAt,
+      }),
+    ).gitlabId as string;
   };
 
   const recipes: Record<string, () => Promise<string>> = {
@@ -95,7 +122,7 @@ export async function fuzzRecords(t: Test, server: { url: string }, c: Client, a
     // github.update takes both ids: githubId is that of the fuzz's gitProviderId (made just before it).
     gitProviderId: async () => (await githubConnection()).gitProviderId,
     githubId: async () => {
-      const made = lastGithub ?? await githubConnection();
+      const made = lastGithub ?? (await githubConnection());
       lastGithub = null;
       return made.githubId;
     },
@@ -122,17 +149,58 @@ export async function fuzzRecords(t: Test, server: { url: string }, c: Client, a
     // Servers without a key: nothing connects to them (the probe passes them by).
     serverId: async () => ok('server.create', await c.post('server.create', { name: unique('srv'), ipAddress: '192.0.2.10', port: 22, sshKeyId: null })).serverId,
     buildServerId: async () => ok('server.create', await c.post('server.create', { name: unique('build'), ipAddress: '192.0.2.11', port: 22, sshKeyId: null, serverType: 'build' })).serverId,
-    sshKeyId: async () => ok('sshKey.generate+create', await c.post('sshKey.create', { name: unique('key'), ...ok('sshKey.generate', await c.post('sshKey.generate', { type: 'ed25519' })), organizationId: admin.organizationId })).sshKeyId,
+    sshKeyId: async () =>
+      ok(
+        'sshKey.generate+create',
+        await c.post('sshKey.create', { name: unique('key'), ...ok('sshKey.generate', await c.post('sshKey.generate', { type: 'ed25519' })), organizationId: admin.organizationId }),
+      ).sshKeyId,
     applicationId: async () => ok('application.create', await c.post('application.create', { name: unique('app'), environmentId })).applicationId,
-    composeId: async () => ok('compose.create', await c.post('compose.create', { name: unique('stack'), environmentId, composeFile: 'services:\n  web:\n    image: berth-test/busybox:1\n' })).composeId,
-    postgresId: async () => ok('postgres.create', await c.post('postgres.create', { name: unique('pg'), databaseName: 'db', databaseUser: 'u', databasePassword: 'secret-password', environmentId })).postgresId,
-    mysqlId: async () => ok('mysql.create', await c.post('mysql.create', { name: unique('my'), databaseName: 'db', databaseUser: 'u', databasePassword: 'secret-password', databaseRootPassword: 'root-password', environmentId })).mysqlId,
-    mariadbId: async () => ok('mariadb.create', await c.post('mariadb.create', { name: unique('maria'), databaseName: 'db', databaseUser: 'u', databasePassword: 'secret-password', databaseRootPassword: 'root-password', environmentId })).mariadbId,
+    composeId: async () =>
+      ok('compose.create', await c.post('compose.create', { name: unique('stack'), environmentId, composeFile: 'services:\n  web:\n    image: berth-test/busybox:1\n' })).composeId,
+    postgresId: async () =>
+      ok('postgres.create', await c.post('postgres.create', { name: unique('pg'), databaseName: 'db', databaseUser: 'u', databasePassword: 'secret-password', environmentId })).postgresId,
+    mysqlId: async () =>
+      ok(
+        'mysql.create',
+        await c.post('mysql.create', { name: unique('my'), databaseName: 'db', databaseUser: 'u', databasePassword: 'secret-password', databaseRootPassword: 'root-password', environmentId }),
+      ).mysqlId,
+    mariadbId: async () =>
+      ok(
+        'mariadb.create',
+        await c.post('mariadb.create', { name: unique('maria'), databaseName: 'db', databaseUser: 'u', databasePassword: 'secret-password', databaseRootPassword: 'root-password', environmentId }),
+      ).mariadbId,
     mongoId: async () => ok('mongo.create', await c.post('mongo.create', { name: unique('mongo'), databaseUser: 'u', databasePassword: 'secret-password', environmentId })).mongoId,
     redisId: async () => ok('redis.create', await c.post('redis.create', { name: unique('redis'), databasePassword: 'secret-password', environmentId })).redisId,
-    destinationId: async () => ok('destination.create', await c.post('destination.create', { name: unique('disk'), provider: 'local', bucket: unique('bucket'), endpoint: '', region: '', accessKey: '', secretAccessKey: '' })).destinationId,
-    backupId: async () => ok('backup.create', await c.post('backup.create', { schedule: '0 3 * * *', enabled: false, prefix: unique('b'), destinationId: ids.destinationId, database: 'db', databaseType: 'postgres', postgresId: ids.postgresId })).backupId,
-    volumeBackupId: async () => ok('volumeBackups.create', await c.post('volumeBackups.create', { name: unique('vb'), volumeName: 'fuzz-volume', prefix: 'v', serviceType: 'redis', cronExpression: '0 3 * * *', enabled: false, destinationId: ids.destinationId, redisId: ids.redisId })).volumeBackupId,
+    destinationId: async () =>
+      ok('destination.create', await c.post('destination.create', { name: unique('disk'), provider: 'local', bucket: unique('bucket'), endpoint: '', region: '', accessKey: '', secretAccessKey: '' }))
+        .destinationId,
+    backupId: async () =>
+      ok(
+        'backup.create',
+        await c.post('backup.create', {
+          schedule: '0 3 * * *',
+          enabled: false,
+          prefix: unique('b'),
+          destinationId: ids.destinationId,
+          database: 'db',
+          databaseType: 'postgres',
+          postgresId: ids.postgresId,
+        }),
+      ).backupId,
+    volumeBackupId: async () =>
+      ok(
+        'volumeBackups.create',
+        await c.post('volumeBackups.create', {
+          name: unique('vb'),
+          volumeName: 'fuzz-volume',
+          prefix: 'v',
+          serviceType: 'redis',
+          cronExpression: '0 3 * * *',
+          enabled: false,
+          destinationId: ids.destinationId,
+          redisId: ids.redisId,
+        }),
+      ).volumeBackupId,
     domainId: async () => ok('domain.create', await c.post('domain.create', { host: `${unique('d')}.example.com`, applicationId: ids.applicationId, port: 80 })).domainId,
     redirectId: async () => {
       const regex = `^https?://${unique('r')}/(.*)`;
@@ -146,12 +214,19 @@ export async function fuzzRecords(t: Test, server: { url: string }, c: Client, a
     },
     certificateId: async () => ok('certificates.create', await c.post('certificates.create', { name: unique('cert'), certificateData: cert, privateKey: key })).certificateId,
     portId: async () => ok('port.create', await c.post('port.create', { applicationId: ids.applicationId, publishedPort: 20000 + n, targetPort: 80, protocol: 'tcp' })).portId,
-    mountId: async () => ok('mounts.create', await c.post('mounts.create', { type: 'volume', volumeName: unique('vol'), mountPath: `/data/${n}`, serviceId: ids.applicationId, serviceType: 'application' })).mountId,
+    mountId: async () =>
+      ok('mounts.create', await c.post('mounts.create', { type: 'volume', volumeName: unique('vol'), mountPath: `/data/${n}`, serviceId: ids.applicationId, serviceType: 'application' })).mountId,
     // An application with nothing to deploy: its deployment is queued and fails at once, on the record.
     deploymentId: async () => deploymentIdOf(await c.post('application.deploy', { applicationId: await recipes.applicationId!() })),
   };
   // Fields that name a record of another field's kind.
-  const same: Record<string, string> = { sourceEnvironmentId: 'environmentId', targetEnvironmentId: 'environmentId', customGitSSHKeyId: 'sshKeyId', databaseId: 'postgresId', serviceId: 'applicationId' };
+  const same: Record<string, string> = {
+    sourceEnvironmentId: 'environmentId',
+    targetEnvironmentId: 'environmentId',
+    customGitSSHKeyId: 'sshKeyId',
+    databaseId: 'postgresId',
+    serviceId: 'applicationId',
+  };
   for (const field of ['applicationId', 'composeId', 'postgresId', 'mysqlId', 'mariadbId', 'mongoId', 'redisId', 'destinationId', 'sshKeyId']) ids[field] = await recipes[field]!();
   for (const field of Object.keys(recipes)) ids[field] ??= await recipes[field]!();
   for (const [field, like] of Object.entries(same)) ids[field] = ids[like]!;

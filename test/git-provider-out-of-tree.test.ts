@@ -20,8 +20,13 @@ t.teardown(() => rmSync(outside, { recursive: true, force: true }));
 
 const forgeDir = path.join(outside, 'berth-provider-git-forge');
 mkdirSync(forgeDir);
-writeFileSync(path.join(forgeDir, 'package.json'), JSON.stringify({ name: 'berth-provider-git-forge', version: '1.0.0', type: 'module', main: 'index.js', peerDependencies: { '@berth/core': '*' } }, null, 2));
-writeFileSync(path.join(forgeDir, 'index.js'), `
+writeFileSync(
+  path.join(forgeDir, 'package.json'),
+  JSON.stringify({ name: 'berth-provider-git-forge', version: '1.0.0', type: 'module', main: 'index.js', peerDependencies: { '@berth/core': '*' } }, null, 2),
+);
+writeFileSync(
+  path.join(forgeDir, 'index.js'),
+  `
 import { defineProvider, GitProviderError, Type } from '@berth/core';
 
 class ForgeProvider {
@@ -64,20 +69,29 @@ class ForgeProvider {
 }
 
 export default defineProvider({ contract: 'git', id: 'forge', options: Type.Object({}, { additionalProperties: false }), create: () => new ForgeProvider() });
-`);
+`,
+);
 
 // The forge: repositories git serves behind the token, and a small JSON API that pages by 2.
 const token = 'forge-token-0123456789';
 const git = await startGitHttpServer(t, { credential: (_user, password) => password === token });
-const app = await makeGitRepo({ 'Dockerfile': 'FROM scratch\n' });
+const app = await makeGitRepo({ Dockerfile: 'FROM scratch\n' });
 t.teardown(app.cleanup);
 await run('git', ['-C', app.dir, 'checkout', '-q', '-b', 'next']);
-const next = await commitFiles(app.dir, { 'NEXT': '1\n' });
+const next = await commitFiles(app.dir, { NEXT: '1\n' });
 await run('git', ['-C', app.dir, 'checkout', '-q', '-b', 'hotfix']);
-const hotfix = await commitFiles(app.dir, { 'FIX': '1\n' });
+const hotfix = await commitFiles(app.dir, { FIX: '1\n' });
 const cloneUrl = await git.addRepository('acme/app', app.dir);
-const branches = [{ name: 'main', commit: app.commit }, { name: 'next', commit: next }, { name: 'hotfix', commit: hotfix }];
-const repos = [['acme', 'app'], ['acme', 'site'], ['bob', 'notes']].map(([owner, name], i) => ({ id: i + 1, owner, name, clone_url: owner === 'acme' && name === 'app' ? cloneUrl : `${git.url}${owner}/${name}.git`, default_branch: 'main', private: true }));
+const branches = [
+  { name: 'main', commit: app.commit },
+  { name: 'next', commit: next },
+  { name: 'hotfix', commit: hotfix },
+];
+const repos = [
+  ['acme', 'app'],
+  ['acme', 'site'],
+  ['bob', 'notes'],
+].map(([owner, name], i) => ({ id: i + 1, owner, name, clone_url: owner === 'acme' && name === 'app' ? cloneUrl : `${git.url}${owner}/${name}.git`, default_branch: 'main', private: true }));
 const hooks = new Map<string, { id: string; url: string }>();
 const comments: string[] = [];
 let hookIds = 1;
@@ -89,7 +103,9 @@ const api = http.createServer((req, res) => {
   const u = new URL(req.url ?? '/', 'http://x');
   const send = (status: number, body?: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(body === undefined ? undefined : JSON.stringify(body));
   let text = '';
-  req.on('data', c => { text += c; });
+  req.on('data', c => {
+    text += c;
+  });
   req.on('end', () => {
     if (req.headers.authorization !== `Bearer ${token}`) return send(401, { message: 'bad token' });
     const route = `${req.method} ${u.pathname}`;
@@ -117,7 +133,13 @@ const api = http.createServer((req, res) => {
   });
 });
 await new Promise<void>(resolve => api.listen(0, '127.0.0.1', resolve));
-t.teardown(() => new Promise<void>(resolve => { api.closeAllConnections(); api.close(() => resolve()); }));
+t.teardown(
+  () =>
+    new Promise<void>(resolve => {
+      api.closeAllConnections();
+      api.close(() => resolve());
+    }),
+);
 const apiUrl = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
 
 t.test('one config line enables it: the kernel registers git.forge beside the built-in github and gitlab', async t => {
@@ -127,7 +149,11 @@ t.test('one config line enables it: the kernel registers git.forge beside the bu
   t.same(providers.ids('git'), ['github', 'gitlab', 'forge']);
   const forge = providers.get('git', 'forge');
   t.equal(forge.label, 'Forge');
-  t.same((await forge.listRepositories({ settings: { apiUrl }, secrets: { token } })).map(r => r.name), ['app', 'site', 'notes'], 'the instance the kernel made talks to the forge, every page read');
+  t.same(
+    (await forge.listRepositories({ settings: { apiUrl }, secrets: { token } })).map(r => r.name),
+    ['app', 'site', 'notes'],
+    'the instance the kernel made talks to the forge, every page read',
+  );
 
   // The same package, imported as the kernel did (its @berth/core is the running Berth's), through the shared suite.
   const { default: descriptor } = await import(pathToFileURL(path.join(forgeDir, 'index.js')).href);
@@ -138,9 +164,6 @@ t.test('one config line enables it: the kernel registers git.forge beside the bu
     repository: { owner: 'acme', name: 'app' },
     branches,
     pullRequest: 3,
-    service: {
-      webhooks: () => [...hooks.values()],
-      comments: () => comments,
-    },
+    service: { webhooks: () => [...hooks.values()], comments: () => comments },
   });
 });

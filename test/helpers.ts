@@ -13,4 +13,10 @@ const compiledCli = path.join(repoRoot, 'core/src/cli.js');
  * Node flags when it exists (scripts/test.sh builds it first), else the TypeScript sources.
  */
 export const cli = existsSync(compiledCli) ? compiledCli : path.join(repoRoot, 'core/src/cli.ts');
-export const nodeFlags = cli === compiledCli ? execFileSync('bash', [path.join(repoRoot, 'scripts/node-flags.sh')]).toString().trim().split(/\s+/) : [];
+export const nodeFlags =
+  cli === compiledCli
+    ? execFileSync('bash', [path.join(repoRoot, 'scripts/node-flags.sh')])
+        .toString()
+        .trim()
+        .split(/\s+/)
+    : [];

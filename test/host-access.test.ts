@@ -42,21 +42,54 @@ t.test('off by default: bind mounts, host networks and local repositories answer
   t.teardown(() => server.destroy());
   const { client } = await signUpAdmin(server);
   const app = await application(client, 'default');
-  t.ok(refused(await client.post('mounts.create', { serviceId: app.applicationId, type: 'bind', hostPath: '/srv/data', mountPath: '/data' }), 'hostPath', /hostAccess\.bindMountRoots/), 'a bind mount, even for the instance owner');
-  t.ok(refused(await client.post('application.update', { applicationId: app.applicationId, networkSwarm: [{ Target: 'host' }] }), 'networkSwarm.0.Target', /hostAccess\.hostNetworks/), 'the host network');
-  t.ok(refused(await client.post('application.update', { applicationId: app.applicationId, networkSwarm: [{ Target: 'ingress' }] }), 'networkSwarm.0.Target', /hostAccess\.hostNetworks/), 'the ingress network');
-  t.ok(refused(await client.post('application.saveGitProvider', { applicationId: app.applicationId, customGitUrl: 'file:///some/host/path', customGitBranch: 'main' }), 'customGitUrl', /hostAccess\.localGit/), 'a file:// URL');
-  t.ok(refused(await client.post('application.saveGitProvider', { applicationId: app.applicationId, customGitUrl: '/some/host/path', customGitBranch: 'main' }), 'customGitUrl', /hostAccess\.localGit/), 'a bare path');
-  t.equal((await client.post('application.saveGitProvider', { applicationId: app.applicationId, customGitUrl: 'https://example.com/r.git', customGitBranch: 'main' })).status, 200, 'a remote repository is fine');
+  t.ok(
+    refused(await client.post('mounts.create', { serviceId: app.applicationId, type: 'bind', hostPath: '/srv/data', mountPath: '/data' }), 'hostPath', /hostAccess\.bindMountRoots/),
+    'a bind mount, even for the instance owner',
+  );
+  t.ok(
+    refused(await client.post('application.update', { applicationId: app.applicationId, networkSwarm: [{ Target: 'host' }] }), 'networkSwarm.0.Target', /hostAccess\.hostNetworks/),
+    'the host network',
+  );
+  t.ok(
+    refused(await client.post('application.update', { applicationId: app.applicationId, networkSwarm: [{ Target: 'ingress' }] }), 'networkSwarm.0.Target', /hostAccess\.hostNetworks/),
+    'the ingress network',
+  );
+  t.ok(
+    refused(
+      await client.post('application.saveGitProvider', { applicationId: app.applicationId, customGitUrl: 'file:///some/host/path', customGitBranch: 'main' }),
+      'customGitUrl',
+      /hostAccess\.localGit/,
+    ),
+    'a file:// URL',
+  );
+  t.ok(
+    refused(await client.post('application.saveGitProvider', { applicationId: app.applicationId, customGitUrl: '/some/host/path', customGitBranch: 'main' }), 'customGitUrl', /hostAccess\.localGit/),
+    'a bare path',
+  );
+  t.equal(
+    (await client.post('application.saveGitProvider', { applicationId: app.applicationId, customGitUrl: 'https://example.com/r.git', customGitBranch: 'main' })).status,
+    200,
+    'a remote repository is fine',
+  );
   t.equal((await client.post('application.update', { applicationId: app.applicationId, networkSwarm: [{ Target: 'my-overlay' }] })).status, 200, 'an ordinary network is fine');
-  const pg = await client.post('postgres.create', { name: 'db', appName: `ha-db-${Date.now().toString(36)}`, databaseName: 'db', databaseUser: 'u', databasePassword: 'pg-password-1', environmentId: (await client.get('project.all')).body[0].environments[0].environmentId });
+  const pg = await client.post('postgres.create', {
+    name: 'db',
+    appName: `ha-db-${Date.now().toString(36)}`,
+    databaseName: 'db',
+    databaseUser: 'u',
+    databasePassword: 'pg-password-1',
+    environmentId: (await client.get('project.all')).body[0].environments[0].environmentId,
+  });
   t.ok(refused(await client.post('postgres.update', { postgresId: pg.body.postgresId, networkSwarm: [{ Target: 'host' }] }), 'networkSwarm.0.Target', /hostAccess\.hostNetworks/), 'databases too');
 });
 
-t.test('granted: only below the listed directories, links resolved, never Berth\'s own directories, and only for the instance owner', async t => {
+t.test("granted: only below the listed directories, links resolved, never Berth's own directories, and only for the instance owner", async t => {
   const allowed = mkdtempSync(path.join(os.tmpdir(), 'berth-ha-allowed-'));
   const outside = mkdtempSync(path.join(os.tmpdir(), 'berth-ha-outside-'));
-  t.teardown(() => { rmSync(allowed, { recursive: true, force: true }); rmSync(outside, { recursive: true, force: true }); });
+  t.teardown(() => {
+    rmSync(allowed, { recursive: true, force: true });
+    rmSync(outside, { recursive: true, force: true });
+  });
   mkdirSync(path.join(allowed, 'uploads'));
   symlinkSync(outside, path.join(allowed, 'escape'));
   const server = await startTestServer({ jobs: false, hostAccess: policy({ bindMountRoots: [allowed, '/'], hostNetworks: true, localGit: true }) });
@@ -81,18 +114,31 @@ t.test('granted: only below the listed directories, links resolved, never Berth\
     t.ok(refused(reply, 'hostPath', /Berth's own data or install directory/) || (what === 'a parent of it' && systemPath), `${what} is refused even below "/" (${reply.status} ${reply.body.message})`);
   }
 
-  const narrow = current = await server.restart({ hostAccess: policy({ bindMountRoots: [allowed] }) });
+  const narrow = (current = await server.restart({ hostAccess: policy({ bindMountRoots: [allowed] }) }));
   const owner = new Client(narrow.url, { apiKey: client.apiKey });
   t.ok(refused(await bind(owner, path.join(allowed, 'escape')), 'hostPath', /not below a directory of the config key hostAccess\.bindMountRoots/), 'a link that leads out of the listed directory');
   t.ok(refused(await bind(owner, outside), 'hostPath', /hostAccess\.bindMountRoots/), 'a directory that is not listed');
 
-  const granted = current = await narrow.restart({ hostAccess: policy({ bindMountRoots: [allowed], hostNetworks: true, localGit: true }) });
+  const granted = (current = await narrow.restart({ hostAccess: policy({ bindMountRoots: [allowed], hostNetworks: true, localGit: true }) }));
   const admin = new Client(granted.url, { apiKey: client.apiKey });
   const mallory = await organizationOwner(granted, admin);
   const own = await application(mallory, 'mallory');
-  t.ok(refused(await mallory.post('mounts.create', { serviceId: own.applicationId, type: 'bind', hostPath: path.join(allowed, 'uploads'), mountPath: '/x' }), 'hostPath', /only the instance owner/), 'the owner of another organization may not bind');
-  t.ok(refused(await mallory.post('application.update', { applicationId: own.applicationId, networkSwarm: [{ Target: 'host' }] }), 'networkSwarm.0.Target', /only the instance owner/), 'nor use the host network');
-  t.ok(refused(await mallory.post('application.saveGitProvider', { applicationId: own.applicationId, customGitUrl: `file://${repoRoot}`, customGitBranch: 'main' }), 'customGitUrl', /only the instance owner/), 'nor clone a repository of the host');
+  t.ok(
+    refused(await mallory.post('mounts.create', { serviceId: own.applicationId, type: 'bind', hostPath: path.join(allowed, 'uploads'), mountPath: '/x' }), 'hostPath', /only the instance owner/),
+    'the owner of another organization may not bind',
+  );
+  t.ok(
+    refused(await mallory.post('application.update', { applicationId: own.applicationId, networkSwarm: [{ Target: 'host' }] }), 'networkSwarm.0.Target', /only the instance owner/),
+    'nor use the host network',
+  );
+  t.ok(
+    refused(
+      await mallory.post('application.saveGitProvider', { applicationId: own.applicationId, customGitUrl: `file://${repoRoot}`, customGitBranch: 'main' }),
+      'customGitUrl',
+      /only the instance owner/,
+    ),
+    'nor clone a repository of the host',
+  );
   t.equal((await admin.post('application.update', { applicationId: app.applicationId, networkSwarm: [{ Target: 'host' }] })).status, 200, 'the instance owner may, when granted');
 });
 
@@ -105,12 +151,21 @@ t.test('a record the policy now refuses fails its next deploy with that message,
   const { client } = await signUpAdmin(server);
   const docker = await server.kernel.container.cradle.hosts.local();
   const app = await application(client, 'revoked');
-  t.teardown(() => docker.getService(app.appName).remove().catch(() => {}));
+  t.teardown(() =>
+    docker
+      .getService(app.appName)
+      .remove()
+      .catch(() => {}),
+  );
   t.equal((await client.post('mounts.create', { serviceId: app.applicationId, type: 'bind', hostPath: allowed, mountPath: '/data' })).status, 200, 'granted when written');
   const repo = await application(client, 'local-repo');
-  t.equal((await client.post('application.saveGitProvider', { applicationId: repo.applicationId, customGitUrl: `file://${allowed}/repo.git`, customGitBranch: 'main' })).status, 200, 'a local repository, granted when written');
+  t.equal(
+    (await client.post('application.saveGitProvider', { applicationId: repo.applicationId, customGitUrl: `file://${allowed}/repo.git`, customGitBranch: 'main' })).status,
+    200,
+    'a local repository, granted when written',
+  );
 
-  const later = current = await server.restart({ hostAccess: policy({}) });
+  const later = (current = await server.restart({ hostAccess: policy({}) }));
   const c = new Client(later.url, { apiKey: client.apiKey });
   const ended = await runFinished(c, 'application.deploy', { applicationId: app.applicationId });
   t.equal(ended.status, 'error', 'the deploy fails');

@@ -22,7 +22,10 @@ function sources(dir: string): string[] {
   return out;
 }
 
-const packageDirs = (group: string) => readdirSync(path.join(repoRoot, group)).map(d => path.join(repoRoot, group, d)).filter(d => statSync(d).isDirectory());
+const packageDirs = (group: string) =>
+  readdirSync(path.join(repoRoot, group))
+    .map(d => path.join(repoRoot, group, d))
+    .filter(d => statSync(d).isDirectory());
 const rel = (file: string) => path.relative(repoRoot, file);
 const importsOf = (text: string) =>
   [...text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"`;]*?from\s*['"]([^'"]+)['"]|(?:^|\n)\s*import\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)].map(m => m[1] ?? m[2] ?? m[3]!);
@@ -71,19 +74,30 @@ t.test('the kernel imports no provider and no plugin: it reaches them through it
   t.same(broken, [], 'core/src (its test kits included) names no provider or plugin package');
   const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'core/package.json'), 'utf8')) as Record<string, Record<string, string> | undefined>;
   const deps = ['dependencies', 'devDependencies', 'optionalDependencies', 'peerDependencies'].flatMap(k => Object.keys(pkg[k] ?? {}));
-  t.same(deps.filter(d => /^@berth\/(provider|plugin)-/.test(d)), [], 'nor does its package.json depend on one');
+  t.same(
+    deps.filter(d => /^@berth\/(provider|plugin)-/.test(d)),
+    [],
+    'nor does its package.json depend on one',
+  );
 });
 
-t.test('the kernel keeps kernel work: core/src is under 3,000 lines, contracts and test kits aside', async t => {
-  // As `find core/src -name '*.ts' ! -path '*/contracts/*' ! -name 'testing*' | xargs wc -l` counts them.
-  const files = sources(path.join(repoRoot, 'core/src'))
-    .filter(f => !f.includes(`${path.sep}contracts${path.sep}`) && !path.basename(f).startsWith('testing'));
-  const counts = files.map(f => ({ file: rel(f), lines: readFileSync(f, 'utf8').split('\n').length - 1 })).sort((a, b) => b.lines - a.lines);
-  const total = counts.reduce((n, c) => n + c.lines, 0);
-  t.ok(total < 3000, `core/src holds ${total} lines; what a plugin or provider can do belongs there (largest: ${counts.slice(0, 5).map(c => `${c.file} ${c.lines}`).join(', ')})`);
+t.test('the kernel keeps kernel work: core/src is under 126,000 characters, contracts and test kits aside', async t => {
+  // The budget was "under 3,000 lines" as laid out by hand (2,996 lines were 125,564 characters). The formatter
+  // (prettier) breaks interfaces and long literals one member a line, so lines no longer measure code; characters
+  // other than whitespace do, and the formatter does not move them: 126,000 is those 3,000 lines, rounded.
+  const files = sources(path.join(repoRoot, 'core/src')).filter(f => !f.includes(`${path.sep}contracts${path.sep}`) && !path.basename(f).startsWith('testing'));
+  const counts = files.map(f => ({ file: rel(f), chars: readFileSync(f, 'utf8').replace(/\s+/g, '').length })).sort((a, b) => b.chars - a.chars);
+  const total = counts.reduce((n, c) => n + c.chars, 0);
+  t.ok(
+    total < 126_000,
+    `core/src holds ${total} characters besides whitespace; what a plugin or provider can do belongs there (largest: ${counts
+      .slice(0, 5)
+      .map(c => `${c.file} ${c.chars}`)
+      .join(', ')})`,
+  );
 });
 
-t.test('a workload kind\'s name is written only in its own packages', async t => {
+t.test("a workload kind's name is written only in its own packages", async t => {
   const server = await startTestServer({ jobs: false });
   t.teardown(() => server.destroy());
   const kinds = server.kernel.container.cradle.workloads.kinds();
@@ -91,7 +105,8 @@ t.test('a workload kind\'s name is written only in its own packages', async t =>
   // A kind's own packages: the plugin that registers it, and its providers (providers/<contract>-<kind>).
   const owners = (kind: string) => [path.join(repoRoot, 'plugins', kind), ...packageDirs('providers').filter(d => d.endsWith(`-${kind}`))];
   const files = [path.join(repoRoot, 'core/src'), ...packageDirs('plugins').map(d => path.join(d, 'src')), ...packageDirs('providers').map(d => path.join(d, 'src'))]
-    .flatMap(sources).filter(f => !path.basename(f).startsWith('testing'));
+    .flatMap(sources)
+    .filter(f => !path.basename(f).startsWith('testing'));
   const named: string[] = [];
   for (const { kind, listKey } of kinds) {
     const own = owners(kind);
@@ -99,10 +114,12 @@ t.test('a workload kind\'s name is written only in its own packages', async t =>
     const quoted = new RegExp(`['"\`](?:${words.join('|')})['"\`]`);
     for (const file of files) {
       if (own.some(d => file.startsWith(d + path.sep))) continue;
-      readFileSync(file, 'utf8').split('\n').forEach((line, i) => {
-        if (quoted.test(line) && !ALLOWED.test(line)) named.push(`${rel(file)}:${i + 1} names "${kind}": ${line.trim()}`);
-      });
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          if (quoted.test(line) && !ALLOWED.test(line)) named.push(`${rel(file)}:${i + 1} names "${kind}": ${line.trim()}`);
+        });
     }
   }
-  t.same(named, [], 'places outside a kind\'s own packages that write its name (derive it from the registry instead)');
+  t.same(named, [], "places outside a kind's own packages that write its name (derive it from the registry instead)");
 });

@@ -25,7 +25,9 @@ t.test('a delivery stored before a kill is sent once after the restart', async t
   const { apiKey } = JSON.parse(created.stdout.trim().split('\n').pop()!);
 
   const children: ChildProcess[] = [];
-  t.teardown(() => { for (const c of children) if (c.exitCode === null) c.kill('SIGKILL'); });
+  t.teardown(() => {
+    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  });
   const start = async (jobs: boolean) => {
     const port = await freePort();
     const child = spawn(process.execPath, [...nodeFlags, cli, 'start'], { env: { ...env, PORT: String(port), HOST: '127.0.0.1', BERTH_JOBS: String(jobs) }, cwd: repoRoot, stdio: 'ignore' });
@@ -60,9 +62,15 @@ t.test('a delivery stored before a kill is sent once after the restart', async t
   await sleep(1_500);
   const ids = sink.requests.map(r => r.headers['webhook-id']);
   t.equal(ids.filter(id => id === stored.deliveryId).length, 1, 'the delivery stored before the kill went out once');
-  t.equal(sink.requests.length, 2, 'and the third start\'s own; nothing twice');
+  t.equal(sink.requests.length, 2, "and the third start's own; nothing twice");
   const log = (await third.client.get('notification.deliveries', { notificationId })).body as any[];
-  t.same(log.map(d => [d.state, d.tries]), [['sent', 1], ['sent', 1]]);
+  t.same(
+    log.map(d => [d.state, d.tries]),
+    [
+      ['sent', 1],
+      ['sent', 1],
+    ],
+  );
   await kill(third.child);
 });
 
@@ -74,7 +82,9 @@ t.test('a deploy killed right after its status is done: its delivery goes out af
   const created = await run(process.execPath, [...nodeFlags, cli, 'admin', 'create', '--email', 'ops@example.com', '--password', 'ops-secret-password'], { env, cwd: repoRoot });
   const { apiKey } = JSON.parse(created.stdout.trim().split('\n').pop()!);
   const children: ChildProcess[] = [];
-  t.teardown(() => { for (const c of children) if (c.exitCode === null) c.kill('SIGKILL'); });
+  t.teardown(() => {
+    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  });
   const start = async () => {
     const port = await freePort();
     const child = spawn(process.execPath, [...nodeFlags, cli, 'start'], { env: { ...env, PORT: String(port), HOST: '127.0.0.1' }, cwd: repoRoot, stdio: 'ignore' });
@@ -112,19 +122,29 @@ t.test('a deploy killed right after its status is done: its delivery goes out af
     });
   });
   await new Promise<void>(r => receiver.listen(receiverPort, '127.0.0.1', r));
-  t.teardown(() => new Promise<void>(r => { receiver.closeAllConnections(); receiver.close(() => r()); }));
+  t.teardown(
+    () =>
+      new Promise<void>(r => {
+        receiver.closeAllConnections();
+        receiver.close(() => r());
+      }),
+  );
 
   const second = await start();
   const log = await waitFor('the delivery stored before the kill', async () => {
     const r = await second.client.get('notification.deliveries', { notificationId });
-    return r.status === 200 && r.body.length ? r.body as any[] : null;
+    return r.status === 200 && r.body.length ? (r.body as any[]) : null;
   });
   t.equal(log.length, 1, 'one delivery, stored with the status before the kill');
   t.equal(log[0].event, 'appDeploy');
   // A try that met the closed port waits out its backoff (10 s); one cut mid-send, its lock (40 s).
   await waitFor('the delivery sent after the restart', () => received.length > 0, { timeout: 90_000 });
   await sleep(1_500);
-  t.same(received.map(r => r.id), [log[0].deliveryId], 'it went out once');
+  t.same(
+    received.map(r => r.id),
+    [log[0].deliveryId],
+    'it went out once',
+  );
   t.match(received[0]!.body, app.appName, 'naming the deployed application');
   const after = (await second.client.get('notification.deliveries', { notificationId })).body as any[];
   t.match(after, [{ deliveryId: log[0].deliveryId, state: 'sent' }]);

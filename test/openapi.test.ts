@@ -14,7 +14,9 @@ function documentVia(url: string, host: string, apiKey: string): Promise<any> {
       res.setEncoding('utf8');
       res.on('data', chunk => (text += chunk));
       res.on('end', () => resolve(JSON.parse(text)));
-    }).on('error', reject).end();
+    })
+      .on('error', reject)
+      .end();
   });
 }
 
@@ -29,7 +31,11 @@ t.test('the document is valid OpenAPI 3.1 and lists every operation of the regis
   t.equal(doc.info.version, '1.0.0');
   // The server address is the one the request came to, not a configured or hard-coded one.
   t.same(doc.servers, [{ url: `${server.url}/api` }], 'the server address the request was made to');
-  t.same((await documentVia(`${server.url}/api/settings.getOpenApiDocument`, 'berth.example.com:8443', apiKey)).servers, [{ url: 'http://berth.example.com:8443/api' }], 'a request to another host name gets that name');
+  t.same(
+    (await documentVia(`${server.url}/api/settings.getOpenApiDocument`, 'berth.example.com:8443', apiKey)).servers,
+    [{ url: 'http://berth.example.com:8443/api' }],
+    'a request to another host name gets that name',
+  );
 
   const validator = new Validator();
   const result = await validator.validate(structuredClone(doc));
@@ -50,20 +56,52 @@ t.test('the document is valid OpenAPI 3.1 and lists every operation of the regis
       const why = entry && check(proc, entry);
       return why ? [`${proc.path}: ${why}`] : [];
     });
-  t.same(registry.filter(proc => !ops.has(`/${proc.path}`)).map(proc => proc.path), [], 'every operation of the registry is in the document');
-  t.same(breaking((proc, { method }) => {
-    const want = proc.kind === 'query' ? 'get' : 'post';
-    return method === want ? undefined : `${method}, not ${want}`;
-  }), [], 'queries are GET, mutations POST');
-  t.same(breaking((proc, { op }) => (op.operationId === `${proc.router}-${proc.name}` ? undefined : `operationId ${op.operationId}`)), [], 'every operationId is <router>-<name>');
-  t.same(breaking((proc, { op }) => (JSON.stringify(op.tags) === JSON.stringify([proc.router]) ? undefined : `tags ${JSON.stringify(op.tags)}`)), [], 'every operation is tagged with its router');
-  t.same(breaking((_proc, { op }) => {
-    const ok = op.responses?.['200']?.content?.['application/json']?.schema;
-    return ok && (ok.type || ok.anyOf || ok.allOf || ok.$ref) ? undefined : `200 schema ${JSON.stringify(ok)}`;
-  }), [], 'every operation has a real 200 schema');
-  t.same(breaking((_proc, { op }) => (op.responses?.['400'] && op.responses['500'] ? undefined : 'no 400 or no 500')), [], 'every operation declares its errors');
-  t.same(breaking((proc, { op }) => (proc.access === 'public' || (op.responses?.['401'] && op.responses['403']) ? undefined : 'no 401 or no 403')), [], 'every operation behind a credential declares 401/403');
-  t.same(breaking((proc, { op }) => (proc.kind !== 'mutation' || op.requestBody ? undefined : 'no request body')), [], 'every mutation has a request body schema');
+  t.same(
+    registry.filter(proc => !ops.has(`/${proc.path}`)).map(proc => proc.path),
+    [],
+    'every operation of the registry is in the document',
+  );
+  t.same(
+    breaking((proc, { method }) => {
+      const want = proc.kind === 'query' ? 'get' : 'post';
+      return method === want ? undefined : `${method}, not ${want}`;
+    }),
+    [],
+    'queries are GET, mutations POST',
+  );
+  t.same(
+    breaking((proc, { op }) => (op.operationId === `${proc.router}-${proc.name}` ? undefined : `operationId ${op.operationId}`)),
+    [],
+    'every operationId is <router>-<name>',
+  );
+  t.same(
+    breaking((proc, { op }) => (JSON.stringify(op.tags) === JSON.stringify([proc.router]) ? undefined : `tags ${JSON.stringify(op.tags)}`)),
+    [],
+    'every operation is tagged with its router',
+  );
+  t.same(
+    breaking((_proc, { op }) => {
+      const ok = op.responses?.['200']?.content?.['application/json']?.schema;
+      return ok && (ok.type || ok.anyOf || ok.allOf || ok.$ref) ? undefined : `200 schema ${JSON.stringify(ok)}`;
+    }),
+    [],
+    'every operation has a real 200 schema',
+  );
+  t.same(
+    breaking((_proc, { op }) => (op.responses?.['400'] && op.responses['500'] ? undefined : 'no 400 or no 500')),
+    [],
+    'every operation declares its errors',
+  );
+  t.same(
+    breaking((proc, { op }) => (proc.access === 'public' || (op.responses?.['401'] && op.responses['403']) ? undefined : 'no 401 or no 403')),
+    [],
+    'every operation behind a credential declares 401/403',
+  );
+  t.same(
+    breaking((proc, { op }) => (proc.kind !== 'mutation' || op.requestBody ? undefined : 'no request body')),
+    [],
+    'every mutation has a request body schema',
+  );
   t.equal(ops.size, registry.length, 'nothing in the document that the registry lacks');
   t.ok(doc.components.schemas['error.BAD_REQUEST'], 'error schemas');
   t.ok(doc.components.securitySchemes.apiKey && doc.components.securitySchemes.Authorization, 'both credentials');

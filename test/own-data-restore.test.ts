@@ -22,7 +22,7 @@ async function restoreCommand(args: string[], env: NodeJS.ProcessEnv): Promise<v
 
 const PASSPHRASE = 'correct horse battery staple 42';
 
-t.test('backup of Berth\'s own data, restored into a new data directory', async t => {
+t.test("backup of Berth's own data, restored into a new data directory", async t => {
   const server = await startTestServer({ jobs: false });
   t.teardown(() => server.destroy());
   const { client, apiKey } = await signUpAdmin(server);
@@ -58,8 +58,10 @@ t.test('backup of Berth\'s own data, restored into a new data directory', async 
     rmSync(target, { recursive: true });
     t.teardown(() => rmSync(target, { recursive: true, force: true }));
     // The operator command itself, as a process of its own: no Berth serves the target, the command opens its database.
-    const restored = await promisify(execFile)(process.execPath, [...nodeFlags, cli, 'restore', '--from', file, '--passphrase-env', 'P', '--data-dir', target],
-      { env: { PATH: process.env.PATH, P: PASSPHRASE, BERTH_CONFIG: '' }, cwd: repoRoot });
+    const restored = await promisify(execFile)(process.execPath, [...nodeFlags, cli, 'restore', '--from', file, '--passphrase-env', 'P', '--data-dir', target], {
+      env: { PATH: process.env.PATH, P: PASSPHRASE, BERTH_CONFIG: '' },
+      cwd: repoRoot,
+    });
     t.match(restored.stdout, `restored into ${target}`);
     t.same(readFileSync(path.join(target, 'secret.key')), readFileSync(path.join(server.dataDir, 'secret.key')), 'the sealing key is back');
     const kernel = await createKernel({ env: {}, config: { port: 0, host: '127.0.0.1', dataDir: target, logLevel: 'silent', jobs: false } });
@@ -68,7 +70,7 @@ t.test('backup of Berth\'s own data, restored into a new data directory', async 
     const url = await kernel.listen();
     const client = new Client(url, { apiKey });
     const all = await client.get('project.all', {});
-    t.equal(all.status, 200, 'the admin\'s API key (restored) is accepted');
+    t.equal(all.status, 200, "the admin's API key (restored) is accepted");
     const shop = (all.body as Array<Record<string, unknown>>).find(p => p.name === 'Shop');
     t.ok(shop, 'the project is listed');
     const one = await client.get('project.one', { projectId: created.body.project.projectId });

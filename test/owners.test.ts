@@ -18,10 +18,14 @@ const volumeName = (what: string) => `own-test-${what}-${randomBytes(4).toString
 const volumeLabels = async (name: string) => ((await docker.getVolume(name).inspect()) as { Labels?: Record<string, string> | null }).Labels ?? {};
 const MOUNT_REFUSED = (name: string) => new RegExp(`a volume named ${name} exists on this host and is not a mount volume of this organization`);
 
-interface EngineService { ID: string; Version: { Index: number }; Spec: { Name: string; Labels?: Record<string, string>; TaskTemplate: object } }
+interface EngineService {
+  ID: string;
+  Version: { Index: number };
+  Spec: { Name: string; Labels?: Record<string, string>; TaskTemplate: object };
+}
 const inspect = (name: string) => docker.getService(name).inspect() as Promise<EngineService>;
-const runningTasks = async (name: string) => (await docker.listTasks({ filters: { service: [name], 'desired-state': ['running'] } }) as { Status?: { State?: string } }[])
-  .filter(task => task.Status?.State === 'running').length;
+const runningTasks = async (name: string) =>
+  ((await docker.listTasks({ filters: { service: [name], 'desired-state': ['running'] } })) as { Status?: { State?: string } }[]).filter(task => task.Status?.State === 'running').length;
 
 /** A service made directly on the engine, not by Berth: no labels of Berth's. */
 async function foreignService(t: Test, name: string): Promise<EngineService> {
@@ -30,18 +34,24 @@ async function foreignService(t: Test, name: string): Promise<EngineService> {
     TaskTemplate: { ContainerSpec: { Image: TEST_BASE_IMAGE, Args: ['sleep', '3600'], Init: true, StopGracePeriod: 1_000_000_000 } },
     Mode: { Replicated: { Replicas: 1 } },
   });
-  t.teardown(() => docker.getService(name).remove().catch(() => undefined));
+  t.teardown(() =>
+    docker
+      .getService(name)
+      .remove()
+      .catch(() => undefined),
+  );
   await waitFor(`${name} running`, async () => (await runningTasks(name)) === 1, { timeout: 60_000, interval: 250 });
   return inspect(name);
 }
-
 
 t.test('engine objects Berth does not own for the record', async t => {
   const server = await startTestServer({ deploySettleSeconds: 0 });
   t.teardown(() => server.destroy());
   const { client, userId } = await signUpAdmin(server);
   const other = await otherOrganization(server, userId);
-  const { body: { environment } } = await client.post('project.create', { name: 'Owners' });
+  const {
+    body: { environment },
+  } = await client.post('project.create', { name: 'Owners' });
   const theirs = (await other.client.post('project.create', { name: 'Theirs' })).body.environment;
   const sql = new pg.Client(server.database);
   await sql.connect();
@@ -63,7 +73,7 @@ t.test('engine objects Berth does not own for the record', async t => {
     t.match(renamed.body.message, NOT_OURS);
   });
 
-  t.test('a foreign service of the record\'s appName is never read, stopped, updated or removed', async t => {
+  t.test("a foreign service of the record's appName is never read, stopped, updated or removed", async t => {
     const created = await client.post('redis.create', { name: 'late', environmentId: environment.environmentId, dockerImage: TEST_REDIS_IMAGE, databasePassword: 'Owner-pass_1' });
     t.equal(created.status, 200);
     const { redisId, appName } = created.body as { redisId: string; appName: string };
@@ -92,7 +102,7 @@ t.test('engine objects Berth does not own for the record', async t => {
     t.equal(await runningTasks(appName), 1, 'still running');
   });
 
-  t.test('one organization never reaches another\'s data volume', async t => {
+  t.test("one organization never reaches another's data volume", async t => {
     const mine = await client.post('redis.create', { name: 'mine', environmentId: environment.environmentId, dockerImage: TEST_REDIS_IMAGE, databasePassword: 'Owner-pass_1' });
     const { redisId, appName } = mine.body as { redisId: string; appName: string };
     t.teardown(() => removeServiceAndVolume(appName));
@@ -118,7 +128,7 @@ t.test('engine objects Berth does not own for the record', async t => {
     t.match(stolen.errorMessage, /a volume named .* is not Berth's for this record/);
     const removed = await other.client.post('redis.remove', { redisId: thief.body.redisId });
     t.equal(removed.status, 409, 'its removal does not take the volume');
-    t.match((await docker.getVolume(volume).inspect() as { Labels?: Record<string, string> }).Labels, { 'berth.id': redisId }, 'the volume is still there, still its owner\'s');
+    t.match(((await docker.getVolume(volume).inspect()) as { Labels?: Record<string, string> }).Labels, { 'berth.id': redisId }, "the volume is still there, still its owner's");
   });
 });
 
@@ -128,7 +138,9 @@ t.test('named volumes of mounts: made by Berth, labelled, shared within one orga
   const { client: firstClient, userId, apiKey } = await signUpAdmin(server);
   let client = firstClient;
   const other = await otherOrganization(server, userId);
-  const { body: { environment } } = await client.post('project.create', { name: 'Volumes' });
+  const {
+    body: { environment },
+  } = await client.post('project.create', { name: 'Volumes' });
   const theirs = (await other.client.post('project.create', { name: 'Theirs' })).body.environment;
   const sql = new pg.Client(server.database);
   await sql.connect();
@@ -137,9 +149,24 @@ t.test('named volumes of mounts: made by Berth, labelled, shared within one orga
   const services: string[] = [];
   const volumes: string[] = [];
   t.teardown(async () => {
-    for (const name of services) await docker.getService(name).remove().catch(() => undefined);
+    for (const name of services)
+      await docker
+        .getService(name)
+        .remove()
+        .catch(() => undefined);
     for (const name of volumes) {
-      await waitFor(`volume ${name} removed`, () => docker.getVolume(name).remove().then(() => true, (e: { statusCode?: number }) => e.statusCode === 404 || undefined), { timeout: 60_000, interval: 250 });
+      await waitFor(
+        `volume ${name} removed`,
+        () =>
+          docker
+            .getVolume(name)
+            .remove()
+            .then(
+              () => true,
+              (e: { statusCode?: number }) => e.statusCode === 404 || undefined,
+            ),
+        { timeout: 60_000, interval: 250 },
+      );
     }
   });
   const staticApp = async (c: Client, environmentId: string, name: string) => {
@@ -148,8 +175,7 @@ t.test('named volumes of mounts: made by Berth, labelled, shared within one orga
     t.equal((await c.post('application.saveDockerProvider', { applicationId: app.applicationId, dockerImage: TEST_STATIC_IMAGE })).status, 200);
     return app;
   };
-  const mount = (c: Client, applicationId: string, name: string, mountPath = '/shared') =>
-    c.post('mounts.create', { serviceId: applicationId, type: 'volume', volumeName: name, mountPath });
+  const mount = (c: Client, applicationId: string, name: string, mountPath = '/shared') => c.post('mounts.create', { serviceId: applicationId, type: 'volume', volumeName: name, mountPath });
 
   const shared = volumeName('shared');
   volumes.push(shared);
@@ -158,8 +184,11 @@ t.test('named volumes of mounts: made by Berth, labelled, shared within one orga
   const deployed = await runFinished(client, 'application.deploy', { applicationId: first.applicationId });
   t.equal(deployed.status, 'done', deployed.errorMessage ?? '');
   const { organizationId } = (await client.get('application.one', { applicationId: first.applicationId })).body as { organizationId: string };
-  t.same(await volumeLabels(shared), { 'berth.kind': 'application', 'berth.id': first.applicationId, 'berth.organization': organizationId, 'berth.mount-volume': 'true' },
-    'Berth created it before the service, with the owner\'s labels and the mount-volume label');
+  t.same(
+    await volumeLabels(shared),
+    { 'berth.kind': 'application', 'berth.id': first.applicationId, 'berth.organization': organizationId, 'berth.mount-volume': 'true' },
+    "Berth created it before the service, with the owner's labels and the mount-volume label",
+  );
 
   const second = await staticApp(client, environment.environmentId, 'second');
   t.equal((await mount(client, second.applicationId, shared)).status, 200, 'another workload of the organization may mount it');
@@ -209,11 +238,11 @@ t.test('named volumes of mounts: made by Berth, labelled, shared within one orga
   await after.connect();
   const [{ volume_adopted: marked }] = (await after.query('select volume_adopted from mounts where mount_id = $1', [oldMount.body.mountId])).rows;
   await after.end();
-  t.equal(marked, true, 'the upgrade\'s migration marks the existing volume mount adopted');
+  t.equal(marked, true, "the upgrade's migration marks the existing volume mount adopted");
   const adopted = await runFinished(client, 'application.deploy', { applicationId: old.applicationId });
   t.equal(adopted.status, 'done', adopted.errorMessage ?? '');
   t.same(await volumeLabels(legacy), {}, 'the adopted volume is mounted as it was');
-  t.notOk('volumeAdopted' in (await client.get('mounts.one', { mountId: oldMount.body.mountId })).body, 'adoption is not part of the API\'s answer');
+  t.notOk('volumeAdopted' in (await client.get('mounts.one', { mountId: oldMount.body.mountId })).body, "adoption is not part of the API's answer");
 });
 
 t.test('upgrading adopts what Berth made before labels: deploy again keeps the data', async t => {
@@ -221,7 +250,9 @@ t.test('upgrading adopts what Berth made before labels: deploy again keeps the d
   t.teardown(() => server.destroy());
   const { client: first, apiKey } = await signUpAdmin(server);
   let client = first;
-  const { body: { environment } } = await client.post('project.create', { name: 'Old' });
+  const {
+    body: { environment },
+  } = await client.post('project.create', { name: 'Old' });
   const created = await client.post('redis.create', { name: 'old', environmentId: environment.environmentId, dockerImage: TEST_REDIS_IMAGE, databasePassword: 'Owner-pass_1' });
   const { redisId, appName } = created.body as { redisId: string; appName: string };
   t.teardown(() => removeServiceAndVolume(appName));
@@ -233,7 +264,7 @@ t.test('upgrading adopts what Berth made before labels: deploy again keeps the d
   await sql.connect();
   await sql.query('update db_redis set data_volume = $1 where id = $2', [legacy, redisId]);
   await sql.end();
-  t.equal((await runFinished(client, 'redis.deploy', { redisId })).status, 'done', 'an adopted volume without labels is the record\'s');
+  t.equal((await runFinished(client, 'redis.deploy', { redisId })).status, 'done', "an adopted volume without labels is the record's");
   const container = async () => (await docker.listContainers({ filters: { label: [`com.docker.swarm.service.name=${appName}`] } }))[0]!.Id;
   const probe = await runContainerCommand(docker, await container(), { cmd: ['sh', '-c', 'echo kept > /data/probe'] });
   t.equal(probe.exitCode, 0);

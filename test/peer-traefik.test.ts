@@ -19,10 +19,12 @@ t.setTimeout(300_000);
 const docker = new Docker();
 const PROXY = `berth-test-peer-traefik-${randomBytes(3).toString('hex')}`;
 const fixture = (name: string, values: Record<string, string | number>) =>
-  parse(readFileSync(new URL(`./fixtures/peer-traefik/${name}`, import.meta.url), 'utf8').replace(/\{\{(\w+)\}\}/g, (_, k: string) => {
-    if (!(k in values)) throw new Error(`${name}: no value for {{${k}}}`);
-    return String(values[k]);
-  }));
+  parse(
+    readFileSync(new URL(`./fixtures/peer-traefik/${name}`, import.meta.url), 'utf8').replace(/\{\{(\w+)\}\}/g, (_, k: string) => {
+      if (!(k in values)) throw new Error(`${name}: no value for {{${k}}}`);
+      return String(values[k]);
+    }),
+  );
 
 /** A compose service's labels as Traefik reads them: a map (a list of key=value, or a map). */
 const labelMap = (labels: unknown): Record<string, string> =>
@@ -39,7 +41,10 @@ t.test('Traefik files and compose labels as the peer writes them', async t => {
     providers: { proxy: { traefik: { options: { serviceName: PROXY } } } },
   });
   t.teardown(async () => {
-    await docker.getService(PROXY).remove().catch(() => undefined);
+    await docker
+      .getService(PROXY)
+      .remove()
+      .catch(() => undefined);
     await server.destroy();
   });
   const { client } = await signUpAdmin(server);
@@ -52,12 +57,14 @@ t.test('Traefik files and compose labels as the peer writes them', async t => {
   const { environment } = await call('project.create', { name: 'Peer' });
   const environmentId = environment.environmentId;
 
-  t.test('an application\'s domains, redirect and basic auth: traefik.yml, dynamic/<appName>.yml, dynamic/middlewares.yml', async t => {
+  t.test("an application's domains, redirect and basic auth: traefik.yml, dynamic/<appName>.yml, dynamic/middlewares.yml", async t => {
     const app = await call('application.create', { name: 'shop', environmentId });
     const applicationId = app.applicationId;
     await call('redirects.create', { applicationId, regex: '^http://a\\.example\\.com/old/(.*)', replacement: 'http://a.example.com/new/$1', permanent: true });
     await call('security.create', { applicationId, username: 'ann', password: 'open sesame' });
-    const { redirects: [redirect] } = await call('application.one', { applicationId });
+    const {
+      redirects: [redirect],
+    } = await call('application.one', { applicationId });
     const domains: Record<string, unknown>[] = [
       { host: 'a.example.com', port: 3000 },
       { host: 'b.example.com', port: 3000, https: true, certificateType: 'letsencrypt' },
@@ -79,20 +86,35 @@ t.test('Traefik files and compose labels as the peer writes them', async t => {
     const values = { app: app.appName, ...keys, r1: redirect.uniqueConfigKey, hash };
 
     t.same(parse(readFileSync(path.join(dir, 'traefik.yml'), 'utf8')), fixture('traefik.yml', values), 'traefik.yml (its docker provider on dokploy-network)');
-    t.same(parse(readFileSync(path.join(dir, 'dynamic', `${app.appName}.yml`), 'utf8')), fixture('application.yml', values),
-      'dynamic/<appName>.yml: the routers, their middlewares and TLS, and services at http://<appName>:<port> (the "" domain as if nothing were set)');
+    t.same(
+      parse(readFileSync(path.join(dir, 'dynamic', `${app.appName}.yml`), 'utf8')),
+      fixture('application.yml', values),
+      'dynamic/<appName>.yml: the routers, their middlewares and TLS, and services at http://<appName>:<port> (the "" domain as if nothing were set)',
+    );
     t.same(middlewares, fixture('middlewares.yml', values), 'dynamic/middlewares.yml');
   });
 
   const file = 'services:\n  web:\n    image: berth-test/busybox:1\n  worker:\n    image: berth-test/busybox:1\n    networks: [backend]\nnetworks:\n  backend: {}\n';
-  for (const [type, name, where] of [['docker-compose', 'compose-docker.yml', 'labels'], ['stack', 'compose-stack.yml', 'deploy.labels']] as const) {
+  for (const [type, name, where] of [
+    ['docker-compose', 'compose-docker.yml', 'labels'],
+    ['stack', 'compose-stack.yml', 'deploy.labels'],
+  ] as const) {
     t.test(`a ${type} stack's domains: the converted file's ${where} and networks`, async t => {
       const stack = await call('compose.create', { name: `stack ${type}`, environmentId, composeType: type, composeFile: file });
       const composeId = stack.composeId;
       const routed: Record<string, unknown>[] = [
         { serviceName: 'web', host: `c1.example.com`, port: 3000 },
         { serviceName: 'web', host: `c2.example.com`, port: 3000, https: true, certificateType: 'letsencrypt', path: '/api', stripPath: true, internalPath: '/v1' },
-        { serviceName: 'worker', host: `c3.example.com`, port: 8080, customEntrypoint: 'internal', https: true, certificateType: 'custom', customCertResolver: 'myresolver', middlewares: ['ratelimit@file'] },
+        {
+          serviceName: 'worker',
+          host: `c3.example.com`,
+          port: 8080,
+          customEntrypoint: 'internal',
+          https: true,
+          certificateType: 'custom',
+          customCertResolver: 'myresolver',
+          middlewares: ['ratelimit@file'],
+        },
         { serviceName: 'web', host: `c4.example.com`, port: 3000, https: true, certificateType: 'none' },
       ].map(d => ({ ...d, host: `${type}.${d.host}` }));
       const keys: Record<string, number> = {};
@@ -106,10 +128,10 @@ t.test('Traefik files and compose labels as the peer writes them', async t => {
         const peer = type === 'stack' ? expected.services[service].deploy.labels : expected.services[service].labels;
         t.same(labelMap(own), hosts(labelMap(peer)), `${service}: the peer's routers, services, entry points, middlewares, TLS, traefik.enable and the network label`);
       }
-      t.same(converted.networks, expected.networks, 'the root declares dokploy-network external, as the peer does, and keeps the file\'s own');
+      t.same(converted.networks, expected.networks, "the root declares dokploy-network external, as the peer does, and keeps the file's own");
       t.same(networksOf(converted.services.web), networksOf(expected.services.web), 'a service without networks: on dokploy-network and default');
       t.ok(networksOf(converted.services.worker).includes('dokploy-network'), 'a service with networks of its own joins dokploy-network too');
-      t.notOk(existsSync(path.join(dir, 'dynamic', `${stack.appName}.yml`)), 'no file of its own: the labels route it, as the peer\'s');
+      t.notOk(existsSync(path.join(dir, 'dynamic', `${stack.appName}.yml`)), "no file of its own: the labels route it, as the peer's");
     });
   }
 });

@@ -18,7 +18,10 @@ for (const mode of ['external', 'default'] as const) {
     const after = new Client(server.url, { apiKey });
     const all = await after.get('project.all');
     t.equal(all.status, 200, 'the API key still works');
-    t.same(all.body.map((p: { name: string }) => p.name), [`kept-${mode}`]);
+    t.same(
+      all.body.map((p: { name: string }) => p.name),
+      [`kept-${mode}`],
+    );
     t.equal(all.body[0].environments[0].name, 'production');
     t.equal((await new Client(server.url, { token }).get('auth.get')).status, 200, 'the bearer token still works');
     t.equal((await new Client(server.url).post('auth.createAdmin', { email: 'late@example.com', password: 'password-late' })).status, 401, 'the first admin is remembered');

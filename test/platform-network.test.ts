@@ -22,14 +22,24 @@ t.test('a changed platformNetwork is refused at boot while workloads are attache
   const services: string[] = [];
   t.teardown(async () => {
     await server.destroy();
-    for (const s of services) await docker.getService(s).remove().catch(() => undefined);
-    for (const n of [first, second]) await docker.getNetwork(n).remove().catch(() => undefined);
+    for (const s of services)
+      await docker
+        .getService(s)
+        .remove()
+        .catch(() => undefined);
+    for (const n of [first, second])
+      await docker
+        .getNetwork(n)
+        .remove()
+        .catch(() => undefined);
   });
   t.ok(await exists(first), 'a platformNetwork other than the recorded one is made at boot');
   t.equal(readFileSync(path.join(server.dataDir, 'platform-network'), 'utf8').trim(), first, 'and recorded in the data directory');
 
   const { client, apiKey } = await signUpAdmin(server);
-  const { body: { environment } } = await client.post('project.create', { name: 'net' });
+  const {
+    body: { environment },
+  } = await client.post('project.create', { name: 'net' });
   const { body: app } = await client.post('application.create', { name: 'web', environmentId: environment.environmentId });
   services.push(app.appName);
   await client.post('application.saveDockerProvider', { applicationId: app.applicationId, dockerImage: TEST_STATIC_IMAGE });
@@ -37,7 +47,10 @@ t.test('a changed platformNetwork is refused at boot while workloads are attache
   t.equal(done.status, 'done', done.errorMessage ?? 'deployed');
   const network = await docker.getNetwork(first).inspect();
   const spec = (await docker.getService(app.appName).inspect()).Spec;
-  t.ok(spec.TaskTemplate.Networks.some((n: { Target: string }) => n.Target === network.Id || n.Target === first), 'the workload joined the configured network');
+  t.ok(
+    spec.TaskTemplate.Networks.some((n: { Target: string }) => n.Target === network.Id || n.Target === first),
+    'the workload joined the configured network',
+  );
 
   const refused = await server.restart({ platformNetwork: second }).catch(e => e);
   t.equal(refused?.code, 'CONFLICT', 'the boot is refused');
@@ -55,13 +68,16 @@ t.test('a changed platformNetwork is refused at boot while workloads are attache
   t.equal(readFileSync(path.join(server.dataDir, 'platform-network'), 'utf8').trim(), second);
 });
 
-t.test('a platformNetwork naming a network that is not Berth\'s is refused at boot, saying how to migrate', async t => {
+t.test("a platformNetwork naming a network that is not Berth's is refused at boot, saying how to migrate", async t => {
   const foreign = `peer-net-${hex}`;
   await docker.createNetwork({ Name: foreign, Driver: 'overlay', Attachable: true }); // as the peer makes dokploy-network: no label of Berth's
   const server = await startTestServer({ proxy: 'none' });
   t.teardown(async () => {
     await server.destroy();
-    await docker.getNetwork(foreign).remove().catch(() => undefined);
+    await docker
+      .getNetwork(foreign)
+      .remove()
+      .catch(() => undefined);
   });
   const refused = await server.restart({ platformNetwork: foreign }).catch(e => e);
   t.equal(refused?.code, 'CONFLICT', 'the boot is refused');

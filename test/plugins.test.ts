@@ -5,7 +5,7 @@ import { startTestServer, signUpAdmin, Client } from '@berth/core/testing';
 import { createKernel } from '@berth/core';
 import { examplePlugin, repoRoot } from './helpers.ts';
 
-t.test('a disabled plugin\'s operations answer 404', async t => {
+t.test("a disabled plugin's operations answer 404", async t => {
   const server = await startTestServer({ plugins: ['auth', 'user', 'organization'] });
   t.teardown(() => server.destroy());
   const { client } = await signUpAdmin(server);
@@ -26,7 +26,10 @@ t.test('the third-party example plugin, loaded by path, stores and isolates its 
   const created = await client.post('bookmark.create', { url: 'https://grafana.example.com/d/abc', title: 'Dashboards', weight: 5, projectId: project.projectId });
   t.equal(created.status, 200);
   t.equal(created.body.organizationId, organizationId);
-  t.same((await client.get('bookmark.all')).body.map((b: { title: string }) => b.title), ['Dashboards']);
+  t.same(
+    (await client.get('bookmark.all')).body.map((b: { title: string }) => b.title),
+    ['Dashboards'],
+  );
   // It reaches the project plugin through the container: a foreign project is 404.
   const foreign = await client.post('bookmark.create', { url: 'https://x.example.com', title: 'x', projectId: 'nope' });
   t.equal(foreign.status, 404);
@@ -52,14 +55,20 @@ t.test('a list written before the hosts plugin was split out of the workload kit
   const server = await startTestServer({ plugins: ['auth', 'user', 'organization', 'workloads'], jobs: false });
   t.teardown(() => server.destroy());
   t.same(server.kernel.plugins.map(p => p.name).sort(), ['auth', 'hosts', 'organization', 'user', 'workloads'], 'workloads brings hosts, its former part');
-  t.same(server.kernel.config.plugins, ['auth', 'user', 'organization', 'workloads'], 'the operator\'s list is kept as written');
+  t.same(server.kernel.config.plugins, ['auth', 'user', 'organization', 'workloads'], "the operator's list is kept as written");
 });
 
 t.test('a plugin whose dependency is disabled stops the boot with a clear message', async t => {
-  await t.rejects(createKernel({ env: {}, config: { plugins: ['environment'], dataDir: t.testdir(), logLevel: 'silent', databaseUrl: 'postgresql://127.0.0.1:1/none' } }),
-    /Plugin "environment" needs plugin "project", which is not enabled/);
-  await t.rejects(createKernel({ env: {}, config: { plugins: ['nonsense'], dataDir: t.testdir(), logLevel: 'silent', databaseUrl: 'postgresql://127.0.0.1:1/none' } }),
-    /Unknown plugin\(s\) in the configuration: nonsense/);
-  await t.rejects(createKernel({ env: {}, config: { extraPlugins: ['/no/such/plugin'], dataDir: t.testdir(), logLevel: 'silent', databaseUrl: 'postgresql://127.0.0.1:1/none' } }),
-    /Cannot load plugin \/no\/such\/plugin/);
+  await t.rejects(
+    createKernel({ env: {}, config: { plugins: ['environment'], dataDir: t.testdir(), logLevel: 'silent', databaseUrl: 'postgresql://127.0.0.1:1/none' } }),
+    /Plugin "environment" needs plugin "project", which is not enabled/,
+  );
+  await t.rejects(
+    createKernel({ env: {}, config: { plugins: ['nonsense'], dataDir: t.testdir(), logLevel: 'silent', databaseUrl: 'postgresql://127.0.0.1:1/none' } }),
+    /Unknown plugin\(s\) in the configuration: nonsense/,
+  );
+  await t.rejects(
+    createKernel({ env: {}, config: { extraPlugins: ['/no/such/plugin'], dataDir: t.testdir(), logLevel: 'silent', databaseUrl: 'postgresql://127.0.0.1:1/none' } }),
+    /Cannot load plugin \/no\/such\/plugin/,
+  );
 });

@@ -30,7 +30,9 @@ function providerPackage(name: string, index: string): string {
   return dir;
 }
 
-const pgcompat = providerPackage('berth-provider-database-pgcompat', `
+const pgcompat = providerPackage(
+  'berth-provider-database-pgcompat',
+  `
 import { defineProvider, Type } from '@berth/core';
 import { PostgresDriver } from '@berth/provider-database-postgres';
 
@@ -40,9 +42,12 @@ class PgcompatDriver extends PostgresDriver {
 }
 
 export default defineProvider({ contract: 'database', id: 'pgcompat', options: Type.Object({}), create: () => new PgcompatDriver() });
-`);
+`,
+);
 
-const copyBuilder = providerPackage('berth-provider-builder-copy', `
+const copyBuilder = providerPackage(
+  'berth-provider-builder-copy',
+  `
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -68,9 +73,12 @@ class CopyBuilder {
 }
 
 export default defineProvider({ contract: 'builder', id: 'copy', options, create: o => new CopyBuilder(o) });
-`);
+`,
+);
 
-const templateSource = providerPackage('berth-provider-source-template', `
+const templateSource = providerPackage(
+  'berth-provider-source-template',
+  `
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { defineProvider, Type } from '@berth/core';
@@ -90,7 +98,8 @@ class TemplateSource {
 }
 
 export default defineProvider({ contract: 'source', id: 'template', options, create: o => new TemplateSource(o) });
-`);
+`,
+);
 
 const providers = {
   database: { pgcompat: { resolve: pgcompat } },
@@ -103,7 +112,9 @@ t.test('three providers from outside the repository, one config line each', asyn
   t.teardown(() => server.destroy());
   const { client } = await signUpAdmin(server);
   const { providers: registry } = server.kernel.container.cradle;
-  const { body: { environment } } = await client.post('project.create', { name: 'Third parties' });
+  const {
+    body: { environment },
+  } = await client.post('project.create', { name: 'Third parties' });
 
   t.test('are registered in the container as <contract>.<id>, beside the built-in ones', async t => {
     t.ok(registry.ids('database').includes('pgcompat') && registry.ids('database').includes('postgres'));
@@ -129,14 +140,17 @@ t.test('three providers from outside the repository, one config line each', asyn
     t.equal(mount.status, 400);
     t.match(mount.body.issues.find((i: { path: string[] }) => i.path[0] === 'serviceType')?.message, /^serviceType: must be one of: .*"pgcompat"/, 'mount owners too');
     const doc = (await client.get('settings.getOpenApiDocument')).body;
-    t.ok(doc.paths['/pgcompat.create']?.post, 'the new kind\'s namespace is in the OpenAPI document');
+    t.ok(doc.paths['/pgcompat.create']?.post, "the new kind's namespace is in the OpenAPI document");
   });
 
   t.test('the source and the builder deploy an application on the real engine', async t => {
     const title = `tpl-${randomBytes(4).toString('hex')}`;
     const app = (await client.post('application.create', { name: 'from a template', environmentId: environment.environmentId })).body as { applicationId: string; appName: string };
     t.teardown(async () => {
-      await docker.getService(app.appName).remove().catch(() => undefined);
+      await docker
+        .getService(app.appName)
+        .remove()
+        .catch(() => undefined);
     });
     const port = await freePort();
     const updated = await client.post('application.update', { applicationId: app.applicationId, sourceType: 'template', buildType: 'copy', title, stopGracePeriodSwarm: 1_000_000_000 });
@@ -147,24 +161,40 @@ t.test('three providers from outside the repository, one config line each', asyn
     const log = (await client.get('deployment.readLogs', { deploymentId: done.deploymentId })).body as string;
     t.match(log, /template: wrote 1 file/, 'the source ran');
     t.match(log, new RegExp(`copy builder: the application on ${TEST_BASE_IMAGE}`), 'the builder ran with its configured options');
-    const page = await waitFor(`port ${port} serving the template`, async () => {
-      try {
-        const res = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(2000) });
-        return res.status === 200 ? await res.text() : undefined;
-      } catch {
-        return undefined;
-      }
-    }, { timeout: 30_000, interval: 200 });
+    const page = await waitFor(
+      `port ${port} serving the template`,
+      async () => {
+        try {
+          const res = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(2000) });
+          return res.status === 200 ? await res.text() : undefined;
+        } catch {
+          return undefined;
+        }
+      },
+      { timeout: 30_000, interval: 200 },
+    );
     t.equal(page, `hello from ${title}\n`, 'the built image serves what the source wrote');
     const service = await docker.getService(app.appName).inspect();
     const image = await docker.getImage(service.Spec.TaskTemplate.ContainerSpec.Image.split('@')[0]).inspect();
-    t.equal(image.Config.Labels['berth.id'], app.applicationId, 'the builder passed Berth\'s owner labels on');
-    t.teardown(() => docker.getImage(image.Id).remove({ force: true }).catch(() => undefined));
+    t.equal(image.Config.Labels['berth.id'], app.applicationId, "the builder passed Berth's owner labels on");
+    t.teardown(() =>
+      docker
+        .getImage(image.Id)
+        .remove({ force: true })
+        .catch(() => undefined),
+    );
   });
 
   t.test('the postgres-compatible kind deploys and answers the real client', async t => {
     const password = 'Pgcompat-pass_1';
-    const created = await client.post('pgcompat.create', { name: 'compatible', environmentId: environment.environmentId, dockerImage: TEST_POSTGRES_IMAGE, databaseName: 'shop', databaseUser: 'shop', databasePassword: password });
+    const created = await client.post('pgcompat.create', {
+      name: 'compatible',
+      environmentId: environment.environmentId,
+      dockerImage: TEST_POSTGRES_IMAGE,
+      databaseName: 'shop',
+      databaseUser: 'shop',
+      databasePassword: password,
+    });
     t.equal(created.status, 200, JSON.stringify(created.body));
     const { pgcompatId, appName } = created.body as { pgcompatId: string; appName: string };
     t.teardown(() => removeServiceAndVolume(appName));
@@ -173,18 +203,22 @@ t.test('three providers from outside the repository, one config line each', asyn
     const done = await runFinished(client, 'pgcompat.deploy', { pgcompatId });
     t.equal(done.status, 'done', done.errorMessage ?? '');
     const one = await client.get('pgcompat.one', { pgcompatId });
-    t.match(one.body.internalConnectionUrl, new RegExp(`^postgresql://shop:.*@${appName}:5432/shop$`), 'the postgres driver\'s URL');
-    const answer = await waitFor(`pgcompat accepting connections on ${port}`, async () => {
-      const c = new pg.Client({ host: '127.0.0.1', port, user: 'shop', password, database: 'shop', connectionTimeoutMillis: 3000 });
-      try {
-        await c.connect();
-        return (await c.query('SELECT current_database() AS db')).rows[0].db as string;
-      } catch {
-        return undefined;
-      } finally {
-        await c.end().catch(() => undefined);
-      }
-    }, { timeout: 60_000, interval: 500 });
+    t.match(one.body.internalConnectionUrl, new RegExp(`^postgresql://shop:.*@${appName}:5432/shop$`), "the postgres driver's URL");
+    const answer = await waitFor(
+      `pgcompat accepting connections on ${port}`,
+      async () => {
+        const c = new pg.Client({ host: '127.0.0.1', port, user: 'shop', password, database: 'shop', connectionTimeoutMillis: 3000 });
+        try {
+          await c.connect();
+          return (await c.query('SELECT current_database() AS db')).rows[0].db as string;
+        } catch {
+          return undefined;
+        } finally {
+          await c.end().catch(() => undefined);
+        }
+      },
+      { timeout: 60_000, interval: 500 },
+    );
     t.equal(answer, 'shop');
     const environmentView = await client.get('environment.one', { environmentId: environment.environmentId });
     t.equal(environmentView.body.pgcompat?.[0]?.pgcompatId, pgcompatId, 'environments list the new kind under its id');
@@ -195,16 +229,25 @@ t.test('the config is checked at boot, naming the bad key', async t => {
   const boot = (more: Record<string, unknown>) =>
     createKernel({ env: {}, config: { providers: more as never, dataDir: t.testdir(), logLevel: 'silent', databaseUrl: 'postgresql://127.0.0.1:1/none' } });
   await t.rejects(boot({ builder: { copy: { resolve: copyBuilder } } }), { name: 'ConfigError', message: /providers\.builder\.copy\.options\.baseImage/ }, 'a missing option');
-  await t.rejects(boot({ builder: { copy: { resolve: copyBuilder, options: { baseImage: 'x', command: ['x'], colour: 'red' } } } }), { message: /providers\.builder\.copy\.options\.colour/ }, 'an unknown option');
-  await t.rejects(boot({ builder: { static: { options: { image: 'Not An Image' } } } }), { message: /providers\.builder\.static\.options\.image/ }, 'a built-in\'s option');
-  await t.rejects(boot({ builder: { make: {} } }), { message: /providers\.builder\.make is not a built-in provider \(built-in builder providers: dockerfile, heroku_buildpacks, nixpacks, paketo_buildpacks, railpack, static\)/ });
+  await t.rejects(
+    boot({ builder: { copy: { resolve: copyBuilder, options: { baseImage: 'x', command: ['x'], colour: 'red' } } } }),
+    { message: /providers\.builder\.copy\.options\.colour/ },
+    'an unknown option',
+  );
+  await t.rejects(boot({ builder: { static: { options: { image: 'Not An Image' } } } }), { message: /providers\.builder\.static\.options\.image/ }, "a built-in's option");
+  await t.rejects(boot({ builder: { make: {} } }), {
+    message: /providers\.builder\.make is not a built-in provider \(built-in builder providers: dockerfile, heroku_buildpacks, nixpacks, paketo_buildpacks, railpack, static\)/,
+  });
   await t.rejects(boot({ source: { template: { resolve: copyBuilder } } }), { message: /providers\.source\.template loads .*, which is the provider builder\.copy/ });
   await t.rejects(boot({ source: { svn: { resolve: path.join(outside, 'nowhere') } } }), { message: /Cannot load provider source\.svn/ });
-  const mismatch = providerPackage('berth-provider-database-mismatch', `
+  const mismatch = providerPackage(
+    'berth-provider-database-mismatch',
+    `
 import { defineProvider, Type } from '@berth/core';
 import { PostgresDriver } from '@berth/provider-database-postgres';
 export default defineProvider({ contract: 'database', id: 'mismatch', options: Type.Object({}), create: () => new PostgresDriver() });
-`);
+`,
+  );
   await t.rejects(boot({ database: { mismatch: { resolve: mismatch } } }), { message: 'Provider database.mismatch makes a driver of kind "postgres": a database provider\'s id is its kind' });
 });
 
@@ -214,7 +257,9 @@ t.test('a provider set to false is not enabled', async t => {
   const { client } = await signUpAdmin(server);
   t.same(server.kernel.container.cradle.providers.ids('builder'), ['dockerfile', 'heroku_buildpacks', 'paketo_buildpacks', 'static']);
   t.notOk(server.kernel.container.hasRegistration('builder.nixpacks' as never), 'nothing registered under its name');
-  const { body: { environment } } = await client.post('project.create', { name: 'Fewer builders' });
+  const {
+    body: { environment },
+  } = await client.post('project.create', { name: 'Fewer builders' });
   const { applicationId } = (await client.post('application.create', { name: 'x', environmentId: environment.environmentId })).body;
   const refused = await client.post('application.saveBuildType', { applicationId, buildType: 'nixpacks' });
   t.equal(refused.status, 400);

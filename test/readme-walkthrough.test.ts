@@ -44,18 +44,32 @@ async function startBerth(t: Test, dataDir: string, env: Record<string, string> 
   berth.stderr!.on('data', d => (log += d));
   const exited = new Promise<void>(resolve => berth.on('exit', () => resolve()));
   t.teardown(async () => {
-    try { process.kill(-berth.pid!, 'SIGTERM'); } catch { /* gone */ }
+    try {
+      process.kill(-berth.pid!, 'SIGTERM');
+    } catch {
+      /* gone */
+    }
     await exited;
   });
-  const health = await waitFor('Berth started by scripts/start.sh', async () => {
-    if (berth.exitCode !== null) throw new Error(`scripts/start.sh exited ${berth.exitCode}`);
-    const res = await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined);
-    return res?.status === 200 ? res.json() : undefined;
-  }, { timeout: 600_000, interval: 500 }).catch(e => { throw new Error(`${(e as Error).message}\n${log.slice(-3000)}`); });
+  const health = await waitFor(
+    'Berth started by scripts/start.sh',
+    async () => {
+      if (berth.exitCode !== null) throw new Error(`scripts/start.sh exited ${berth.exitCode}`);
+      const res = await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined);
+      return res?.status === 200 ? res.json() : undefined;
+    },
+    { timeout: 600_000, interval: 500 },
+  ).catch(e => {
+    throw new Error(`${(e as Error).message}\n${log.slice(-3000)}`);
+  });
   t.same(health, { status: 'ok' }, 'scripts/start.sh serves the API');
   /** Stops it as an operator does (SIGTERM to start.sh and what it started) and waits until it has exited. */
   const stop = async () => {
-    try { process.kill(-berth.pid!, 'SIGTERM'); } catch { /* gone */ }
+    try {
+      process.kill(-berth.pid!, 'SIGTERM');
+    } catch {
+      /* gone */
+    }
     await exited;
   };
   return { port, url: `http://127.0.0.1:${port}`, log: () => log, stop };
@@ -63,8 +77,9 @@ async function startBerth(t: Test, dataDir: string, env: Record<string, string> 
 
 /** `bash scripts/berth.sh …` in the clone, as an operator types it. */
 const berthCommand = (args: string[], env: Record<string, string>) =>
-  run('bash', ['scripts/berth.sh', ...args], { cwd: clone, env: { ...userEnv, ...env }, timeout: 300_000 })
-    .catch(e => { throw new Error(`berth.sh ${args.slice(0, 2).join(' ')} failed (exit ${e.code}): ${e.stdout}\n${e.stderr}`); });
+  run('bash', ['scripts/berth.sh', ...args], { cwd: clone, env: { ...userEnv, ...env }, timeout: 300_000 }).catch(e => {
+    throw new Error(`berth.sh ${args.slice(0, 2).join(' ')} failed (exit ${e.code}): ${e.stdout}\n${e.stderr}`);
+  });
 
 t.before(async () => {
   await run('git', ['clone', '--quiet', repoRoot, clone]);
@@ -77,7 +92,11 @@ t.test('a fresh clone starts with scripts/start.sh and the README walkthrough ru
   t.teardown(async () => {
     // The application the walkthrough deployed: the service publishing its port.
     for (const s of await docker.listServices()) {
-      if (s.Endpoint?.Ports?.some(p => p.PublishedPort === appPort)) await docker.getService(s.ID).remove().catch(() => undefined);
+      if (s.Endpoint?.Ports?.some(p => p.PublishedPort === appPort))
+        await docker
+          .getService(s.ID)
+          .remove()
+          .catch(() => undefined);
     }
   });
   const berth = await startBerth(t, path.join(dir, 'walkthrough-data'));
@@ -86,9 +105,9 @@ t.test('a fresh clone starts with scripts/start.sh and the README walkthrough ru
   t.match(berth.log(), /embedded database/i, 'on the embedded database, as without DATABASE_URL');
 
   const block = walkthroughBlock(readFileSync(path.join(clone, 'README.md'), 'utf8'));
-  const walk = await run('bash', ['-c', `set -euo pipefail\n${block}`], {
-    cwd: clone, env: { ...userEnv, PORT: String(berth.port), IMAGE, APP_PORT: String(appPort) }, timeout: 300_000,
-  }).catch(e => { throw new Error(`the walkthrough failed (exit ${e.code}): ${e.stdout}\n${e.stderr}`); });
+  const walk = await run('bash', ['-c', `set -euo pipefail\n${block}`], { cwd: clone, env: { ...userEnv, PORT: String(berth.port), IMAGE, APP_PORT: String(appPort) }, timeout: 300_000 }).catch(e => {
+    throw new Error(`the walkthrough failed (exit ${e.code}): ${e.stdout}\n${e.stderr}`);
+  });
   const lines = walk.stdout.trim().split('\n');
   t.match(JSON.parse(lines[0]!), [{ name: 'shop', environments: [{ name: 'production', isDefault: true }] }], 'project.all lists the project with its default environment');
   t.match(JSON.parse(lines[1]!), { result: { data: { json: [{ name: 'shop' }] } } }, 'and the tRPC form answers the same');
@@ -111,7 +130,7 @@ t.test('berth.sh admin create: the first admin and an API key, then Berth starts
   t.match(me.body, { userId: admin.userId, organizationId: admin.organizationId, user: { email: 'ops@example.com' } });
 });
 
-t.test('berth.sh db copy: Berth\'s records from an external PostgreSQL into a new embedded database', async t => {
+t.test("berth.sh db copy: Berth's records from an external PostgreSQL into a new embedded database", async t => {
   const source = await startTestServer({ jobs: false }, 'external');
   t.teardown(() => source.destroy());
   const { client } = await signUpAdmin(source, 'mover@example.com', 'a long password');
@@ -125,10 +144,14 @@ t.test('berth.sh db copy: Berth\'s records from an external PostgreSQL into a ne
   const login = await new Client(berth.url).post('auth.login', { email: 'mover@example.com', password: 'a long password' });
   t.equal(login.status, 200, 'the copied account signs in on the embedded database');
   const projects = await new Client(berth.url, { token: login.body.token }).get('project.all');
-  t.same(projects.body.map((p: { name: string }) => p.name), ['moved'], 'with its project');
+  t.same(
+    projects.body.map((p: { name: string }) => p.name),
+    ['moved'],
+    'with its project',
+  );
 });
 
-t.test('berth.sh restore: an archive of Berth\'s own data brings the instance back into a new data directory, Berth stopped', async t => {
+t.test("berth.sh restore: an archive of Berth's own data brings the instance back into a new data directory, Berth stopped", async t => {
   const passphrase = 'a long passphrase kept elsewhere';
   const dataDir = path.join(dir, 'own-data');
   const created = await berthCommand(['admin', 'create', '--email', 'owner@example.com', '--password', 'a long password'], { BERTH_DATA_DIR: dataDir });
@@ -139,7 +162,15 @@ t.test('berth.sh restore: an archive of Berth\'s own data brings the instance ba
   t.equal(project.status, 200, 'a project with a sealed env');
   const dest = await client.post('destination.create', { name: 'disk', provider: 'local', bucket: 'nightly', endpoint: '', region: '', accessKey: '', secretAccessKey: '' });
   t.equal(dest.status, 200, 'a local destination');
-  const backup = await client.post('backup.create', { schedule: '0 2 * * *', enabled: false, prefix: 'berth', destinationId: dest.body.destinationId, database: 'berth', databaseType: 'web-server', keepLatestCount: 7 });
+  const backup = await client.post('backup.create', {
+    schedule: '0 2 * * *',
+    enabled: false,
+    prefix: 'berth',
+    destinationId: dest.body.destinationId,
+    database: 'berth',
+    databaseType: 'web-server',
+    keepLatestCount: 7,
+  });
   t.equal(backup.status, 200, 'a web-server backup');
   const run = await client.post('backup.manualBackupWebServer', { backupId: backup.body.backupId });
   t.same([run.status, run.body], [200, true], 'manualBackupWebServer answers true once the archive is stored and read back');
@@ -156,7 +187,11 @@ t.test('berth.sh restore: an archive of Berth\'s own data brings the instance ba
   const back = new Client(again.url, { apiKey });
   const all = await back.get('project.all');
   t.equal(all.status, 200, 'the API key made before the backup is accepted by the restored instance');
-  t.same((all.body as { name: string }[]).map(p => p.name), ['kept'], 'with its project');
+  t.same(
+    (all.body as { name: string }[]).map(p => p.name),
+    ['kept'],
+    'with its project',
+  );
   const one = await back.get('project.one', { projectId: project.body.project.projectId });
   t.equal(one.body.env, 'TOKEN=s3cret', 'and the sealed env opens with the restored key');
 });

@@ -14,24 +14,48 @@ import { alive, inHost, loadImage, privateRemoteHosts, processesOf, remoteHostsM
 function sshExec(h: RemoteHost, user: string, command: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const conn = new Client();
-    conn.on('ready', () => conn.exec(command, (err, ch) => {
-      if (err) return reject(err);
-      let stdout = '', stderr = '', code = -1;
-      ch.on('data', (d: Buffer) => { stdout += d; });
-      ch.stderr.on('data', (d: Buffer) => { stderr += d; });
-      ch.on('exit', (c: number) => { code = c; });
-      ch.on('close', () => { conn.end(); resolve({ code, stdout, stderr }); });
-    })).on('error', reject).connect({
-      host: h.address, port: 22, username: user, privateKey: h.privateKey, readyTimeout: 10_000,
-      hostHash: 'sha256',
-      hostVerifier: (hash: string) => `SHA256:${Buffer.from(hash, 'hex').toString('base64').replace(/=+$/, '')}` === h.hostKeyFingerprint,
-    });
+    conn
+      .on('ready', () =>
+        conn.exec(command, (err, ch) => {
+          if (err) return reject(err);
+          let stdout = '',
+            stderr = '',
+            code = -1;
+          ch.on('data', (d: Buffer) => {
+            stdout += d;
+          });
+          ch.stderr.on('data', (d: Buffer) => {
+            stderr += d;
+          });
+          ch.on('exit', (c: number) => {
+            code = c;
+          });
+          ch.on('close', () => {
+            conn.end();
+            resolve({ code, stdout, stderr });
+          });
+        }),
+      )
+      .on('error', reject)
+      .connect({
+        host: h.address,
+        port: 22,
+        username: user,
+        privateKey: h.privateKey,
+        readyTimeout: 10_000,
+        hostHash: 'sha256',
+        hostVerifier: (hash: string) => `SHA256:${Buffer.from(hash, 'hex').toString('base64').replace(/=+$/, '')}` === h.hostKeyFingerprint,
+      });
   });
 }
 
 const containerOutput = (buf: Buffer) => {
   let out = '';
-  for (let i = 0; i + 8 <= buf.length;) { const n = buf.readUInt32BE(i + 4); out += buf.subarray(i + 8, i + 8 + n).toString(); i += 8 + n; }
+  for (let i = 0; i + 8 <= buf.length;) {
+    const n = buf.readUInt32BE(i + 4);
+    out += buf.subarray(i + 8, i + 8 + n).toString();
+    i += 8 + n;
+  }
   return out;
 };
 
@@ -43,7 +67,9 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
   t.comment(`2 hosts started in ${startMs.toFixed(0)} ms`);
   const [a, b] = set.hosts as [RemoteHost, RemoteHost];
   let downDone = false;
-  t.teardown(async () => { if (!downDone) await set.down(); });
+  t.teardown(async () => {
+    if (!downDone) await set.down();
+  });
 
   t.test('each host answers SSH with its own key and hostname, for root and a user with passwordless sudo', async t => {
     for (const h of [a, b]) {
@@ -78,51 +104,65 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     await loadImage(a, 'berth-test/busybox:1');
     const remote = new Docker({ socketPath: a.socket });
     t.ok(await remote.getImage('berth-test/busybox:1').inspect(), 'the image is on host a');
-    t.match(await new Docker({ socketPath: b.socket }).getImage('berth-test/busybox:1').inspect().catch(e => e), { statusCode: 404 }, 'and not on host b');
+    t.match(
+      await new Docker({ socketPath: b.socket })
+        .getImage('berth-test/busybox:1')
+        .inspect()
+        .catch(e => e),
+      { statusCode: 404 },
+      'and not on host b',
+    );
     const c = await remote.createContainer({ Image: 'berth-test/busybox:1', Cmd: ['sh', '-c', 'echo ran on $(cat /etc/hostname)'], Labels: { 'berth.test': 'remote-hosts' } });
     t.teardown(() => c.remove({ force: true }).catch(() => {}));
     await c.start();
     t.same(await c.wait(), { StatusCode: 0, Error: null }, 'the container exits 0');
-    t.match(containerOutput(await c.logs({ stdout: true, stderr: true }) as unknown as Buffer), /^ran on [0-9a-f]{12}\n$/);
+    t.match(containerOutput((await c.logs({ stdout: true, stderr: true })) as unknown as Buffer), /^ran on [0-9a-f]{12}\n$/);
     const here = await local.listContainers({ all: true, filters: JSON.stringify({ id: [c.id] }) });
     t.same(here, [], 'the container does not exist on the local engine');
   });
 
   t.test('hosts reach each other on their network, and this machine reaches them', async t => {
     const probe = (to: string) => sshExec(a, a.user, `exec 3<>/dev/tcp/${to}/22; head -c 8 <&3`);
-    t.equal((await probe(b.address)).stdout, 'SSH-2.0-', 'host a reaches host b\'s sshd');
+    t.equal((await probe(b.address)).stdout, 'SSH-2.0-', "host a reaches host b's sshd");
     t.equal((await sshExec(b, 'root', `exec 3<>/dev/tcp/${a.address}/22; head -c 8 <&3`)).stdout, 'SSH-2.0-', 'and b reaches a');
-    t.match(set.gateway, /^10\.\d+\.\d+\.1$/, 'this machine has an address on the hosts\' network');
+    t.match(set.gateway, /^10\.\d+\.\d+\.1$/, "this machine has an address on the hosts' network");
   });
 
   t.test('logins and files are per host: /root, /home, /etc, ~/.docker/config.json', async t => {
     const marker = `berth-kit-${process.pid}`;
-    const wrote = await sshExec(a, a.user, `mkdir -p ~/.docker && echo '{"auths":{"${marker}":{}}}' > ~/.docker/config.json && sudo -n sh -c 'echo ${marker} > /etc/${marker} && mkdir -p /root/.docker && echo x > /root/.docker/${marker}'`);
+    const wrote = await sshExec(
+      a,
+      a.user,
+      `mkdir -p ~/.docker && echo '{"auths":{"${marker}":{}}}' > ~/.docker/config.json && sudo -n sh -c 'echo ${marker} > /etc/${marker} && mkdir -p /root/.docker && echo x > /root/.docker/${marker}'`,
+    );
     t.equal(wrote.code, 0, wrote.stderr);
     t.match((await sshExec(a, a.user, 'cat ~/.docker/config.json')).stdout, marker, 'written on host a');
     const onB = await sshExec(b, 'root', `ls /home/${b.user}/.docker/config.json /etc/${marker} /root/.docker/${marker} 2>&1; true`);
     t.equal(onB.stdout.match(/No such file/g)?.length, 3, 'host b has none of them');
-    t.notOk(existsSync(`/etc/${marker}`), 'this machine\'s /etc is untouched');
-    t.notOk(existsSync(`/root/.docker/${marker}`), 'this machine\'s /root is untouched');
-    t.notOk(existsSync(path.join('/home', a.user)), 'the host\'s user does not exist on this machine');
+    t.notOk(existsSync(`/etc/${marker}`), "this machine's /etc is untouched");
+    t.notOk(existsSync(`/root/.docker/${marker}`), "this machine's /root is untouched");
+    t.notOk(existsSync(path.join('/home', a.user)), "the host's user does not exist on this machine");
     const key = (await inHost(a, ['cat', '/etc/docker/key.json'])).stdout;
-    t.ok(key, 'the host\'s engine made its own key');
-    t.not(key, readFileSync('/etc/docker/key.json', 'utf8'), 'the machine\'s engine key is hidden from the host');
+    t.ok(key, "the host's engine made its own key");
+    t.not(key, readFileSync('/etc/docker/key.json', 'utf8'), "the machine's engine key is hidden from the host");
   });
 
-  t.test('a run\'s hosts are shared: started once, reused by another process of the run', async t => {
+  t.test("a run's hosts are shared: started once, reused by another process of the run", async t => {
     // The run's owner: a process standing for the tap runner; the hosts live as long as it does.
     const owner = spawn('sleep', ['120'], { stdio: 'ignore' });
-    t.teardown(() => { owner.kill(); });
+    t.teardown(() => {
+      owner.kill();
+    });
     const env = { ...process.env, BERTH_TEST_HOSTS_OWNER: String(owner.pid) };
     const script = `import { sharedRemoteHosts } from ${JSON.stringify(new URL('./kit/remote-hosts.ts', import.meta.url).href)};
       const s = await sharedRemoteHosts(1); console.log(JSON.stringify({ holder: s.hosts[0].holderPid, runDir: s.runDir })); process.exit(0);`;
     const ask = () => JSON.parse(execFileSync(process.execPath, ['--no-warnings', '--input-type=module', '-e', script], { env, encoding: 'utf8' })) as { holder: number; runDir: string };
-    const first = ask(), second = ask();
-    t.equal(second.holder, first.holder, 'the second file of the run reuses the first one\'s host');
+    const first = ask(),
+      second = ask();
+    t.equal(second.holder, first.holder, "the second file of the run reuses the first one's host");
     t.ok(alive(first.holder), 'which outlives the file that started it');
     owner.kill();
-    await waitFor('the run\'s hosts to be torn down once its owner exits', () => !existsSync(first.runDir) && !alive(first.holder), { timeout: 30_000, interval: 100 });
+    await waitFor("the run's hosts to be torn down once its owner exits", () => !existsSync(first.runDir) && !alive(first.holder), { timeout: 30_000, interval: 100 });
     t.pass('the reaper tore the run down');
   });
 
@@ -131,7 +171,7 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     await running.start();
     const containerPid = (await running.inspect()).State.Pid;
     const pids = [a, b].flatMap(h => processesOf(h));
-    t.ok(pids.includes(containerPid), 'a running container\'s process counts as the host\'s');
+    t.ok(pids.includes(containerPid), "a running container's process counts as the host's");
     t.ok(pids.length >= 9, `the hosts run processes (${pids.length}: holders, dockerd, containerd, sshd, a container)`);
     t0 = performance.now();
     await set.down();
@@ -141,11 +181,15 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     const netns = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' });
     for (const h of [a, b]) {
       t.notMatch(netns, new RegExp(`^${h.name}\\b`, 'm'), `${h.name}: its network namespace is gone`);
-      t.same(readdirSync('/sys/fs/cgroup').filter(c => existsSync(path.join('/sys/fs/cgroup', c, h.name))), [], `${h.name}: its cgroups are gone`);
+      t.same(
+        readdirSync('/sys/fs/cgroup').filter(c => existsSync(path.join('/sys/fs/cgroup', c, h.name))),
+        [],
+        `${h.name}: its cgroups are gone`,
+      );
     }
     const bridge = a.name.replace(/h\d+$/, '');
     t.notMatch(netns, new RegExp(`^${bridge}\\b`, 'm'), 'the bridge namespace is gone');
-    t.notMatch(execFileSync('ip', ['-o', 'link'], { encoding: 'utf8' }), new RegExp(`\\b${bridge}r[@:]`), 'this machine\'s leg on the bridge is gone');
+    t.notMatch(execFileSync('ip', ['-o', 'link'], { encoding: 'utf8' }), new RegExp(`\\b${bridge}r[@:]`), "this machine's leg on the bridge is gone");
     t.notOk(existsSync(set.runDir), 'the run directory is gone');
   });
 }

@@ -11,28 +11,31 @@ import { repoRoot } from './helpers.ts';
 
 const fixtures = 'test/fixtures/test-command';
 
-interface Run { code: number; output: string; lines: string[]; closing: string }
+interface Run {
+  code: number;
+  output: string;
+  lines: string[];
+  closing: string;
+}
 
 /** scripts/test.sh with the fixture bootstrap and `env`, outside tap's own environment (a tap run inside a tap test would report to it). */
 function testCommand(args: string[], env: Record<string, string>): Promise<Run> {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(TAP|_TAPJS|NODE_OPTIONS$|TS_NODE)/.test(k)));
   return new Promise(resolve => {
-    execFile('bash', ['scripts/test.sh', ...args], {
-      cwd: repoRoot,
-      env: {
-        ...base,
-        PATH: `${path.dirname(process.execPath)}:${process.env.PATH}`,
-        BERTH_TEST_PREPARE: 'skip',
-        BERTH_TEST_BOOTSTRAP: `${fixtures}/bootstrap-ok.sh`,
-        BERTH_TEST_JOBS: '1',
-        ...env,
+    execFile(
+      'bash',
+      ['scripts/test.sh', ...args],
+      {
+        cwd: repoRoot,
+        env: { ...base, PATH: `${path.dirname(process.execPath)}:${process.env.PATH}`, BERTH_TEST_PREPARE: 'skip', BERTH_TEST_BOOTSTRAP: `${fixtures}/bootstrap-ok.sh`, BERTH_TEST_JOBS: '1', ...env },
+        timeout: 120_000,
       },
-      timeout: 120_000,
-    }, (error, stdout, stderr) => {
-      const output = stdout + stderr;
-      const lines = stdout.trimEnd().split('\n');
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, output, lines, closing: lines.at(-1)! });
-    });
+      (error, stdout, stderr) => {
+        const output = stdout + stderr;
+        const lines = stdout.trimEnd().split('\n');
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, output, lines, closing: lines.at(-1)! });
+      },
+    );
   });
 }
 
@@ -50,7 +53,11 @@ t.test('a fixture suite that passes: exit 0, each row with its time, the closing
 t.test('test/stand-ins: every line has its four fields, an id of its own and test files that exist', async t => {
   const listed = standIns();
   t.ok(listed.length >= 10, `${listed.length} stand-ins`);
-  t.same(listed.map(s => s.id), [...new Set(listed.map(s => s.id))], 'ids are unique');
+  t.same(
+    listed.map(s => s.id),
+    [...new Set(listed.map(s => s.id))],
+    'ids are unique',
+  );
   for (const s of listed) {
     t.ok(s.instead && s.why, `${s.id}: what runs instead and why`);
     for (const file of s.tests) t.ok(/\.test\.ts$/.test(file) && existsSync(path.join(repoRoot, file)), `${s.id}: ${file} is a test file that exists`);

@@ -37,7 +37,14 @@ t.test('one query lists every kind exactly as the kinds list themselves', async 
   }
   t.equal(listed, 6, 'every workload made above is listed');
   const production = collected.get(environmentId)!;
-  t.match(production.applications, [{ name: 'web', icon: 'data:image/png;base64,AAAA', description: 'the site' }, { name: 'worker', icon: null }], 'oldest first, icons from the JSON settings');
+  t.match(
+    production.applications,
+    [
+      { name: 'web', icon: 'data:image/png;base64,AAAA', description: 'the site' },
+      { name: 'worker', icon: null },
+    ],
+    'oldest first, icons from the JSON settings',
+  );
   t.match(production.compose, [{ composeId: stack.composeId, icon: 'data:image/svg+xml;base64,BBBB', composeStatus: String }]);
   t.match((production.applications![0] as { createdAt: string }).createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/, 'timestamps as the API writes them');
 
@@ -47,11 +54,15 @@ t.test('one query lists every kind exactly as the kinds list themselves', async 
   Object.defineProperty(app, 'listSource', { value: undefined, configurable: true, writable: true });
   try {
     const fallback = await workloads.collect(environmentIds, orm.em.fork());
-    t.same(fallback.get(environmentId).applications, production.applications, 'the same entries through the kind\'s own list');
+    t.same(fallback.get(environmentId).applications, production.applications, "the same entries through the kind's own list");
   } finally {
     Object.defineProperty(app, 'listSource', { value: source, configurable: true, writable: true });
   }
 
   const read = (await client.get('project.one', { projectId: project.projectId })).body;
-  t.match(read.environments.find((e: { environmentId: string }) => e.environmentId === environmentId), { applications: [{ name: 'web' }, { name: 'worker' }], postgres: [{ name: 'db' }], compose: [{ name: 'stack' }] }, 'project.one lists them');
+  t.match(
+    read.environments.find((e: { environmentId: string }) => e.environmentId === environmentId),
+    { applications: [{ name: 'web' }, { name: 'worker' }], postgres: [{ name: 'db' }], compose: [{ name: 'stack' }] },
+    'project.one lists them',
+  );
 });

@@ -17,7 +17,9 @@ import { inHost, remoteHostsMissing, sharedRemoteHosts } from './kit/remote-host
 t.setTimeout(1_200_000);
 
 if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
-  const { hosts: [h] } = await sharedRemoteHosts(1);
+  const {
+    hosts: [h],
+  } = await sharedRemoteHosts(1);
   const host = h!;
   const local = new Docker();
   const remote = new Docker({ socketPath: host.socket });
@@ -28,10 +30,19 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
   const { client } = await signUpAdmin(server);
   const key = await client.post('sshKey.create', { name: 'kit host', privateKey: host.privateKey, publicKey: host.publicKey });
   if (key.status !== 200) throw new Error(`sshKey.create: ${key.status} ${JSON.stringify(key.body)}`);
-  const added = await client.post('server.create', { name: 'kit host', ipAddress: host.address, port: 22, username: host.user, sshKeyId: key.body.sshKeyId, hostKeyFingerprint: host.hostKeyFingerprint });
+  const added = await client.post('server.create', {
+    name: 'kit host',
+    ipAddress: host.address,
+    port: 22,
+    username: host.user,
+    sshKeyId: key.body.sshKeyId,
+    hostKeyFingerprint: host.hostKeyFingerprint,
+  });
   if (added.status !== 200) throw new Error(`server.create: ${added.status} ${JSON.stringify(added.body)}`);
   const SERVER = added.body.serverId as string;
-  const { body: { environment } } = await client.post('project.create', { name: 'On a server' });
+  const {
+    body: { environment },
+  } = await client.post('project.create', { name: 'On a server' });
   const environmentId = environment.environmentId as string;
 
   /** Services and containers of a record (its berth.id label) on an engine. */
@@ -40,17 +51,31 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     containers: (await docker.listContainers({ all: true, filters: { label: [`berth.id=${id}`] } })).length,
   });
   const nothingLocal = async (t: Pick<typeof import('tap').default, 'same'>, id: string) => t.same(await footprint(local, id), { services: 0, containers: 0 }, 'nothing of it on the local engine');
-  const hasImage = (docker: Docker, image: string) => docker.getImage(image).inspect().then(() => true, () => false);
+  const hasImage = (docker: Docker, image: string) =>
+    docker
+      .getImage(image)
+      .inspect()
+      .then(
+        () => true,
+        () => false,
+      );
   const get = async (port: number) => {
     try {
       const res = await fetch(`http://${host.address}:${port}/`, { signal: AbortSignal.timeout(2000) });
       return `${res.status} ${await res.text()}`; // any answer: the static image serves an empty directory (404)
-    } catch { return undefined; }
+    } catch {
+      return undefined;
+    }
   };
-  const served = (port: number, expect: RegExp) => waitFor(`${host.address}:${port} serving ${expect}`, async () => {
-    const body = await get(port);
-    return body !== undefined && expect.test(body) ? body : undefined;
-  }, { timeout: 60_000, interval: 250 });
+  const served = (port: number, expect: RegExp) =>
+    waitFor(
+      `${host.address}:${port} serving ${expect}`,
+      async () => {
+        const body = await get(port);
+        return body !== undefined && expect.test(body) ? body : undefined;
+      },
+      { timeout: 60_000, interval: 250 },
+    );
   const unreachable = (port: number) => waitFor(`nothing on ${host.address}:${port}`, async () => (await get(port)) === undefined, { timeout: 60_000, interval: 250 });
 
   t.test('a serverId no server record has is 404; a workload stays on its host', async t => {
@@ -65,7 +90,7 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     server.kernel.container.register({ hostServers: asValue({ server: (id: string) => own.server(id), organizationOf: async () => 'another-organization' }) });
     const foreign = await client.post('application.create', { name: 'theirs', environmentId, serverId: SERVER });
     server.kernel.container.register({ hostServers: asValue(own) });
-    t.equal(foreign.status, 404, 'another organization\'s server is not found');
+    t.equal(foreign.status, 404, "another organization's server is not found");
     const made = await client.post('application.create', { name: 'here', environmentId });
     t.equal(made.status, 200);
     const moved = await client.post('application.update', { applicationId: made.body.applicationId, serverId: SERVER });
@@ -75,12 +100,20 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
   });
 
   t.test('an application (an image) runs on the server: its engine prepared, the image copied, logs, stop, delete', async t => {
-    await remote.getImage(TEST_STATIC_IMAGE).remove({ force: true }).catch(() => undefined);
+    await remote
+      .getImage(TEST_STATIC_IMAGE)
+      .remove({ force: true })
+      .catch(() => undefined);
     const created = await client.post('application.create', { name: 'web', environmentId, serverId: SERVER });
     t.equal(created.status, 200, JSON.stringify(created.body));
     t.equal(created.body.serverId, SERVER, 'the record names its server');
     const { applicationId, appName } = created.body as { applicationId: string; appName: string };
-    t.teardown(() => remote.getService(appName).remove().catch(() => undefined));
+    t.teardown(() =>
+      remote
+        .getService(appName)
+        .remove()
+        .catch(() => undefined),
+    );
     await client.post('application.saveDockerProvider', { applicationId, dockerImage: TEST_STATIC_IMAGE });
     const port = await freePort();
     t.equal((await client.post('port.create', { applicationId, publishedPort: port, targetPort: 80, publishMode: 'host', protocol: 'tcp' })).status, 200);
@@ -90,13 +123,16 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     t.equal(done.status, 'done', `${done.errorMessage ?? ''}\n${log}`);
     t.match(log, `copying it from Berth's own engine`, 'the log says the image was copied');
     t.ok(await hasImage(remote, TEST_STATIC_IMAGE), 'the image is on the server now');
-    const info = await remote.info() as { Swarm: { LocalNodeState: string; NodeAddr: string } };
-    t.equal(info.Swarm.LocalNodeState, 'active', 'the server\'s engine is a swarm manager');
-    t.equal(info.Swarm.NodeAddr, host.address, 'advertising the server\'s own address');
-    t.ok((await remote.listNetworks({ filters: { name: ['berth-network'] } })).some(n => n.Name === 'berth-network'), 'with the platform network');
+    const info = (await remote.info()) as { Swarm: { LocalNodeState: string; NodeAddr: string } };
+    t.equal(info.Swarm.LocalNodeState, 'active', "the server's engine is a swarm manager");
+    t.equal(info.Swarm.NodeAddr, host.address, "advertising the server's own address");
+    t.ok(
+      (await remote.listNetworks({ filters: { name: ['berth-network'] } })).some(n => n.Name === 'berth-network'),
+      'with the platform network',
+    );
     t.same(await footprint(remote, applicationId), { services: 1, containers: 1 }, 'its service and task on the server');
     await nothingLocal(t, applicationId);
-    t.match(await served(port, /^\d{3} /), /^404 /, 'its httpd answers on the server\'s address');
+    t.match(await served(port, /^\d{3} /), /^404 /, "its httpd answers on the server's address");
 
     const logs = await client.get('application.readLogs', { applicationId, tail: 50 });
     t.equal(logs.status, 200, JSON.stringify(logs.body));
@@ -112,16 +148,19 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     await nothingLocal(t, applicationId);
   });
 
-  t.test('an application from git is built on the server\'s engine: the checkout stays here, the base image copied', async t => {
+  t.test("an application from git is built on the server's engine: the checkout stays here, the base image copied", async t => {
     const secret = `kept-here-${Date.now().toString(36)}`;
     const repo = await makeGitRepo({
-      'Dockerfile': `FROM ${TEST_BASE_IMAGE}\nCOPY index.html /www/index.html\nCMD ["httpd", "-f", "-p", "8080", "-h", "/www"]\n`,
+      Dockerfile: `FROM ${TEST_BASE_IMAGE}\nCOPY index.html /www/index.html\nCMD ["httpd", "-f", "-p", "8080", "-h", "/www"]\n`,
       'index.html': 'built-on-the-server\n',
       'NOTES.txt': `${secret}\n`,
       '.dockerignore': 'NOTES.txt\n.git\n',
     });
     t.teardown(() => repo.cleanup());
-    await remote.getImage(TEST_BASE_IMAGE).remove({ force: true }).catch(() => undefined);
+    await remote
+      .getImage(TEST_BASE_IMAGE)
+      .remove({ force: true })
+      .catch(() => undefined);
     const created = await client.post('application.create', { name: 'built', environmentId, serverId: SERVER });
     t.equal(created.status, 200, JSON.stringify(created.body));
     const { applicationId, appName } = created.body as { applicationId: string; appName: string };
@@ -135,7 +174,7 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     const log = String((await client.get('deployment.readLogs', { deploymentId: done.deploymentId })).body);
     t.equal(done.status, 'done', `${done.errorMessage ?? ''}\n${log}`);
     t.match(log, `Copied the base image ${TEST_BASE_IMAGE} to the server`);
-    t.match(await served(port, /^200 built-on-the-server/), /built-on-the-server/, 'the built image answers on the server\'s address');
+    t.match(await served(port, /^200 built-on-the-server/), /built-on-the-server/, "the built image answers on the server's address");
     const tag = `berth/${appName}:deploy-${String(done.deploymentId).toLowerCase()}`;
     t.ok(await hasImage(remote, tag), 'the image was built on the server');
     t.notOk(await hasImage(local, tag), 'not here');
@@ -151,13 +190,27 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
 
   t.test('a PostgreSQL database runs on the server and answers on its address', async t => {
     const password = 'Pg-pass_1#(x)';
-    const created = await client.post('postgres.create', { name: 'db', environmentId, serverId: SERVER, dockerImage: TEST_POSTGRES_IMAGE, databaseName: 'shop', databaseUser: 'shop', databasePassword: password });
+    const created = await client.post('postgres.create', {
+      name: 'db',
+      environmentId,
+      serverId: SERVER,
+      dockerImage: TEST_POSTGRES_IMAGE,
+      databaseName: 'shop',
+      databaseUser: 'shop',
+      databasePassword: password,
+    });
     t.equal(created.status, 200, JSON.stringify(created.body));
     const { postgresId, appName } = created.body as { postgresId: string; appName: string };
     t.teardown(async () => {
-      await remote.getService(appName).remove().catch(() => undefined);
+      await remote
+        .getService(appName)
+        .remove()
+        .catch(() => undefined);
       await waitFor('its containers gone', async () => (await footprint(remote, postgresId)).containers === 0, { timeout: 60_000 }).catch(() => undefined);
-      await remote.getVolume(`${appName}-data`).remove().catch(() => undefined);
+      await remote
+        .getVolume(`${appName}-data`)
+        .remove()
+        .catch(() => undefined);
     });
     const port = await freePort();
     t.equal((await client.post('postgres.saveExternalPort', { postgresId, externalPort: port })).status, 200);
@@ -169,15 +222,23 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     t.same((await local.listVolumes({ filters: { label: [`berth.id=${postgresId}`] } })).Volumes ?? [], [], 'and not here');
     await nothingLocal(t, postgresId);
 
-    const rows = await waitFor(`postgres on ${host.address}:${port}`, async () => {
-      const c = new pg.Client({ host: host.address, port, user: 'shop', password, database: 'shop', connectionTimeoutMillis: 3000 });
-      c.on('error', () => undefined);
-      try {
-        await c.connect();
-        return (await c.query('select 1 as one')).rows;
-      } catch { return undefined; } finally { await c.end().catch(() => undefined); }
-    }, { timeout: 90_000, interval: 500 });
-    t.same(rows, [{ one: 1 }], 'it answers on the server\'s address');
+    const rows = await waitFor(
+      `postgres on ${host.address}:${port}`,
+      async () => {
+        const c = new pg.Client({ host: host.address, port, user: 'shop', password, database: 'shop', connectionTimeoutMillis: 3000 });
+        c.on('error', () => undefined);
+        try {
+          await c.connect();
+          return (await c.query('select 1 as one')).rows;
+        } catch {
+          return undefined;
+        } finally {
+          await c.end().catch(() => undefined);
+        }
+      },
+      { timeout: 90_000, interval: 500 },
+    );
+    t.same(rows, [{ one: 1 }], "it answers on the server's address");
 
     const logs = await client.get('postgres.readLogs', { postgresId, tail: 50 });
     t.equal(logs.status, 200, JSON.stringify(logs.body));
@@ -218,7 +279,7 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
       t.ok((await containersOf(remote)).length >= 1, 'its containers run on the server');
       t.same(await containersOf(local), [], 'none on the local engine');
       await nothingLocal(t, composeId);
-      t.match(await served(port, /^200 on-the-server/), /on-the-server/, 'it answers on the server\'s address');
+      t.match(await served(port, /^200 on-the-server/), /on-the-server/, "it answers on the server's address");
 
       const stopped = await runFinished(client, 'compose.stop', { composeId });
       t.equal(stopped.status, 'done', stopped.errorMessage ?? '');

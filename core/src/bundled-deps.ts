@@ -8,7 +8,9 @@ import { registerHooks } from 'node:module';
 let manifest: { entries: Record<string, string>; packages: Record<string, string> } = { entries: {}, packages: {} };
 try {
   manifest = JSON.parse(readFileSync(new URL('../vendor/manifest.json', import.meta.url), 'utf8')) as typeof manifest;
-} catch { /* no bundles: every package loads as installed */ }
+} catch {
+  /* no bundles: every package loads as installed */
+}
 const bundleDirs = Object.entries(manifest.packages);
 /** A package name, not a relative, absolute, URL or node: specifier. */
 const bare = (specifier: string) => !/^(\.{1,2}\/|\/|[a-z][a-z0-9+.-]*:)/i.test(specifier);

@@ -25,10 +25,13 @@ async function start(): Promise<void> {
   let signalled: string | undefined;
   const shutdown = (k: Kernel, signal: string) => {
     k.app.log.info({ signal }, 'shutting down');
-    k.stop().then(() => process.exit(0), err => {
-      k.app.log.error({ err }, 'shutdown failed');
-      process.exit(1);
-    });
+    k.stop().then(
+      () => process.exit(0),
+      err => {
+        k.app.log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
   };
   const onSignal = (signal: string) => {
     if (signalled) return;
@@ -62,7 +65,7 @@ try {
     process.exit(2);
   }
 } catch (e) {
-  const msg = e instanceof ConfigError || e instanceof BerthError ? e.message : (e as Error).message ?? String(e);
+  const msg = e instanceof ConfigError || e instanceof BerthError ? e.message : ((e as Error).message ?? String(e));
   process.stderr.write(`berth: ${msg}\n`);
   process.exit(1);
 }

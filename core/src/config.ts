@@ -11,25 +11,38 @@ import { Value } from 'typebox/value';
 /** One provider's entry: false disables a built-in; an object enables it with options, or loads a third party's from `resolve`. */
 const ProviderEntry = Type.Union([
   Type.Boolean(),
-  Type.Object({
-    resolve: Type.Optional(Type.String({ minLength: 1, description: 'A third party\'s provider: a path (relative to the config file) or a package name' })),
-    options: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Checked against the provider\'s own options schema at boot' })),
-  }, { additionalProperties: false }),
+  Type.Object(
+    {
+      resolve: Type.Optional(Type.String({ minLength: 1, description: "A third party's provider: a path (relative to the config file) or a package name" })),
+      options: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: "Checked against the provider's own options schema at boot" })),
+    },
+    { additionalProperties: false },
+  ),
 ]);
-export const ProvidersSchema = Type.Record(
-  Type.String({ pattern: '^[a-z][a-z0-9]*$' }),
-  Type.Record(Type.String({ pattern: '^[a-z][a-z0-9_]*$' }), ProviderEntry, { additionalProperties: false }),
-  { env: 'BERTH_PROVIDERS', additionalProperties: false, default: {}, description: 'Providers per contract (builder, source, database...) by id, over the built-in ones, which are all enabled unless set to false (JSON in the environment)' },
-);
+export const ProvidersSchema = Type.Record(Type.String({ pattern: '^[a-z][a-z0-9]*$' }), Type.Record(Type.String({ pattern: '^[a-z][a-z0-9_]*$' }), ProviderEntry, { additionalProperties: false }), {
+  env: 'BERTH_PROVIDERS',
+  additionalProperties: false,
+  default: {},
+  description: 'Providers per contract (builder, source, database...) by id, over the built-in ones, which are all enabled unless set to false (JSON in the environment)',
+});
 export type ProvidersConfig = Static<typeof ProvidersSchema>;
 
 /** The kernel's keys, and only those: each plugin and provider declares its own. */
 export const KernelConfig = Type.Object({
   port: Type.Integer({ env: 'PORT', minimum: 0, maximum: 65535, default: 3000, description: 'TCP port of the HTTP API' }),
   host: Type.String({ env: 'HOST', minLength: 1, default: '0.0.0.0', description: 'Address to listen on' }),
-  dataDir: Type.String({ env: 'BERTH_DATA_DIR', minLength: 1, default: './data', description: 'Where Berth keeps its data, the embedded database and its secret; keep its path under about 80 characters (the embedded server\'s Unix socket lives in it)' }),
-  databaseUrl: Type.Optional(Type.String({ env: 'DATABASE_URL', pattern: '^postgres(ql)?://', description: 'External PostgreSQL; absent = the embedded PostgreSQL, a server Berth runs on a cluster in dataDir' })),
-  plugins: Type.Optional(Type.Array(Type.String({ pattern: '^[a-z][a-z0-9-]*$' }), { env: 'BERTH_PLUGINS', description: 'Built-in plugins to enable; absent = all of them (comma-separated in the environment)' })),
+  dataDir: Type.String({
+    env: 'BERTH_DATA_DIR',
+    minLength: 1,
+    default: './data',
+    description: "Where Berth keeps its data, the embedded database and its secret; keep its path under about 80 characters (the embedded server's Unix socket lives in it)",
+  }),
+  databaseUrl: Type.Optional(
+    Type.String({ env: 'DATABASE_URL', pattern: '^postgres(ql)?://', description: 'External PostgreSQL; absent = the embedded PostgreSQL, a server Berth runs on a cluster in dataDir' }),
+  ),
+  plugins: Type.Optional(
+    Type.Array(Type.String({ pattern: '^[a-z][a-z0-9-]*$' }), { env: 'BERTH_PLUGINS', description: 'Built-in plugins to enable; absent = all of them (comma-separated in the environment)' }),
+  ),
   extraPlugins: Type.Array(Type.String({ minLength: 1 }), { env: 'BERTH_EXTRA_PLUGINS', default: [], description: 'Third-party plugins: paths or package names (comma-separated in the environment)' }),
   providers: ProvidersSchema,
   secret: Type.Optional(Type.String({ env: 'BERTH_SECRET', minLength: 32, description: 'Key material for secrets at rest; absent = generated into dataDir/secret.key' })),
@@ -56,7 +69,10 @@ export class ConfigError extends Error {
 }
 
 /** Annotations a configuration schema may carry on a key besides JSON Schema's. */
-interface KeyAnnotations { env?: string; formerly?: string }
+interface KeyAnnotations {
+  env?: string;
+  formerly?: string;
+}
 const annotations = (schema: TSchema) => schema as TSchema & KeyAnnotations & { type?: string; anyOf?: unknown; default?: unknown; description?: string };
 
 /** Each key of an object schema with its `env` variable, as the annotations say: the variable table. */
@@ -70,7 +86,11 @@ export function envTable(schema: TObject): { key: string; env: string }[] {
 /** An environment variable's text as the value its key's schema takes: lists are comma-separated, objects JSON. */
 export function envValue(schema: TSchema, name: string, text: string): unknown {
   const s = annotations(schema);
-  if (s.type === 'array') return text.split(',').map(v => v.trim()).filter(Boolean);
+  if (s.type === 'array')
+    return text
+      .split(',')
+      .map(v => v.trim())
+      .filter(Boolean);
   if (s.type === 'object' || s.anyOf) {
     try {
       return JSON.parse(text);

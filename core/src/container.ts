@@ -65,5 +65,4 @@ export function optionalService<K extends keyof Cradle>(cradle: Cradle, name: K)
   }
 }
 
-export const newContainer = (): BerthContainer =>
-  createContainer<Cradle>({ injectionMode: InjectionMode.PROXY, strict: true });
+export const newContainer = (): BerthContainer => createContainer<Cradle>({ injectionMode: InjectionMode.PROXY, strict: true });

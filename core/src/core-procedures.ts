@@ -9,13 +9,16 @@ export const coreProcedures = [
   settings.query('getOpenApiDocument', {
     summary: 'The OpenAPI 3.1 document of this instance (every enabled operation)',
     input: Type.Object({}),
-    output: Type.Object({
-      openapi: Type.String(),
-      info: Type.Object({ title: Type.String(), version: Type.String() }, { additionalProperties: true }),
-      servers: Type.Array(Type.Object({ url: Type.String() })),
-      paths: Type.Record(Type.String(), Type.Unknown()),
-      components: Type.Record(Type.String(), Type.Unknown()),
-    }, { additionalProperties: true }),
+    output: Type.Object(
+      {
+        openapi: Type.String(),
+        info: Type.Object({ title: Type.String(), version: Type.String() }, { additionalProperties: true }),
+        servers: Type.Array(Type.Object({ url: Type.String() })),
+        paths: Type.Record(Type.String(), Type.Unknown()),
+        components: Type.Record(Type.String(), Type.Unknown()),
+      },
+      { additionalProperties: true },
+    ),
     handler: (_input, ctx) => {
       const app = ctx.cradle.openapi;
       return completeDocument(structuredClone(app()) as never, ctx.origin) as never;

@@ -2,16 +2,7 @@
 // transport turns them into status codes (see transport/errors.ts).
 
 export type ErrorCode =
-  | 'BAD_REQUEST'
-  | 'UNAUTHORIZED'
-  | 'FORBIDDEN'
-  | 'NOT_FOUND'
-  | 'CONFLICT'
-  | 'PAYLOAD_TOO_LARGE'
-  | 'UNSUPPORTED_MEDIA_TYPE'
-  | 'TOO_MANY_REQUESTS'
-  | 'INTERNAL_SERVER_ERROR'
-  | 'SERVICE_UNAVAILABLE';
+  'BAD_REQUEST' | 'UNAUTHORIZED' | 'FORBIDDEN' | 'NOT_FOUND' | 'CONFLICT' | 'PAYLOAD_TOO_LARGE' | 'UNSUPPORTED_MEDIA_TYPE' | 'TOO_MANY_REQUESTS' | 'INTERNAL_SERVER_ERROR' | 'SERVICE_UNAVAILABLE';
 
 export interface Issue {
   /** Where the problem is, as a list of keys from the input root (zod-style). */
@@ -62,8 +53,7 @@ export class BerthError extends Error {
 
 export const badRequest = (message?: string, issues: Issue[] = []) => new BerthError('BAD_REQUEST', message, issues);
 /** A single-field input problem that a schema cannot express (e.g. "email already taken" is a conflict, not this). */
-export const invalidField = (field: string, message: string) =>
-  new BerthError('BAD_REQUEST', 'Invalid input data', [{ path: field.split('.'), message: `${field}: ${message}` }]);
+export const invalidField = (field: string, message: string) => new BerthError('BAD_REQUEST', 'Invalid input data', [{ path: field.split('.'), message: `${field}: ${message}` }]);
 export const unauthorized = (message?: string) => new BerthError('UNAUTHORIZED', message);
 export const forbidden = (message?: string) => new BerthError('FORBIDDEN', message);
 export const notFound = (what?: string) => new BerthError('NOT_FOUND', what ? `${what} not found` : undefined);

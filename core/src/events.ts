@@ -56,6 +56,11 @@ export class EventBus {
   }
   /** Runs fn after the caller moved on; a failure is logged, never propagated. */
   #later(event: string, fn: () => void | Promise<void>): void {
-    queueMicrotask(() => void Promise.resolve().then(fn).catch(e => this.#onError(e, event)));
+    queueMicrotask(
+      () =>
+        void Promise.resolve()
+          .then(fn)
+          .catch(e => this.#onError(e, event)),
+    );
   }
 }

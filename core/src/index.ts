@@ -29,16 +29,56 @@ export { Migration } from '@mikro-orm/migrations';
 export type { EntityManager } from '@mikro-orm/postgresql';
 export { asValue, asClass, asFunction } from 'awilix';
 export { default as Type, type Static, type TSchema } from 'typebox';
-export { DEPLOYMENT_ID_HEADER, CANCELLED_MESSAGE, deploymentStates, deploymentStatuses, wireStatus, type DeploymentTarget, type DeploymentState, type DeploymentStatus, type DeploymentTargetType, type DeploymentRecord, type DeploymentRun, type Deployer, type EnqueueRequest, type DeploymentService } from './contracts/deployments.ts';
+export {
+  DEPLOYMENT_ID_HEADER,
+  CANCELLED_MESSAGE,
+  deploymentStates,
+  deploymentStatuses,
+  wireStatus,
+  type DeploymentTarget,
+  type DeploymentState,
+  type DeploymentStatus,
+  type DeploymentTargetType,
+  type DeploymentRecord,
+  type DeploymentRun,
+  type Deployer,
+  type EnqueueRequest,
+  type DeploymentService,
+} from './contracts/deployments.ts';
 export type { BuildIo, BuildRequest, Builder } from './contracts/builders.ts';
 export { isImageSource, type SourceProvider, type SourceRequest, type SourceResult, type ImageSource, type CheckoutSource, type RegistryAuth } from './contracts/sources.ts';
 export { defineProvider, isProviderDescriptor, providerName, ProviderRegistry, type ProviderDescriptor, type ProviderContracts, type ProviderContext, type ContractName } from './provider.ts';
 export type { SshKeyVault, SshKeySummary } from './contracts/ssh-keys.ts';
 export type { DatabaseDriver, DatabaseCredentials, ContainerCommand, PasswordAccount } from './contracts/database-driver.ts';
-export { GitProviderError, cloneCredentialEnv, cloneCredentialSecrets, type GitProvider, type GitAccount, type GitAccountUpdate, type GitRepository, type GitRepositoryRef, type GitBranch, type GitWebhook, type GitFailure, type CloneCredential } from './contracts/git-provider.ts';
+export {
+  GitProviderError,
+  cloneCredentialEnv,
+  cloneCredentialSecrets,
+  type GitProvider,
+  type GitAccount,
+  type GitAccountUpdate,
+  type GitRepository,
+  type GitRepositoryRef,
+  type GitBranch,
+  type GitWebhook,
+  type GitFailure,
+  type CloneCredential,
+} from './contracts/git-provider.ts';
 export { StorageError, type BackupStorage, type BackupStore, type StorageLocation, type StoredObject, type StorageFailure } from './contracts/backup-storage.ts';
 export { type PersistenceServer, type PersistenceServerOptions, type PersistenceServerProvider } from './contracts/persistence-server.ts';
 export type { HostProvider, HostConnection, HostServer, RunOptions, RunResult } from './contracts/host-provider.ts';
 export { ChannelError, type NotificationChannel, type NotificationMessage, type ChannelAnswer, type SendContext } from './contracts/notification-channel.ts';
 export { AiProviderError, aiCall, aiErrorOf, type AiProvider, type AiConnection, type AiModel, type AiRequest } from './contracts/ai-provider.ts';
-export type { ProxyProvider, ProxyRoute, ProxyRedirect, ProxyBasicAuthUser, ProxyWorkloadConfig, ProxyCertificate, ProxyEngine, ProxyCertificateState, ProxyFileRole, ProxyServiceSettings, CertificateType } from './contracts/proxy.ts';
+export type {
+  ProxyProvider,
+  ProxyRoute,
+  ProxyRedirect,
+  ProxyBasicAuthUser,
+  ProxyWorkloadConfig,
+  ProxyCertificate,
+  ProxyEngine,
+  ProxyCertificateState,
+  ProxyFileRole,
+  ProxyServiceSettings,
+  CertificateType,
+} from './contracts/proxy.ts';

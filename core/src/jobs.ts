@@ -39,18 +39,18 @@ export class JobScheduler {
   }
 
   #register(agenda: Agenda, { name, handler, options }: Definition): void {
-    agenda.define(name, async (job: Job<unknown>) => {
-      try {
-        await handler(job.attrs.data, job);
-      } catch (e) {
-        this.#log.error({ err: e, job: name }, 'job failed');
-        throw e;
-      }
-    }, {
-      concurrency: options.concurrency ?? 1,
-      ...(options.lockLifetimeMs ? { lockLifetime: options.lockLifetimeMs } : {}),
-      ...(options.lockLimit ? { lockLimit: options.lockLimit } : {}),
-    });
+    agenda.define(
+      name,
+      async (job: Job<unknown>) => {
+        try {
+          await handler(job.attrs.data, job);
+        } catch (e) {
+          this.#log.error({ err: e, job: name }, 'job failed');
+          throw e;
+        }
+      },
+      { concurrency: options.concurrency ?? 1, ...(options.lockLifetimeMs ? { lockLifetime: options.lockLifetimeMs } : {}), ...(options.lockLimit ? { lockLimit: options.lockLimit } : {}) },
+    );
   }
 
   /**
@@ -88,11 +88,7 @@ export class JobScheduler {
       // LISTEN/NOTIFY wakes idle workers at once; a dropped listening connection is only logged.
       (backend.notificationChannel as unknown as NodeJS.EventEmitter | undefined)?.on('error', err => this.#log.warn({ err }, 'job notifications lost their connection'));
       this.#backend = backend;
-      const agenda = new Agenda({
-        backend,
-        processEvery: '2 seconds',
-        removeOnComplete: true,
-      });
+      const agenda = new Agenda({ backend, processEvery: '2 seconds', removeOnComplete: true });
       agenda.on('error', (e: unknown) => this.#log.error({ err: e }, 'job scheduler error'));
       for (const d of this.#definitions) this.#register(agenda, d);
       this.#agenda = agenda;

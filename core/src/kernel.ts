@@ -73,9 +73,7 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
     logger: {
       level: config.logLevel,
       // Never log credentials: no headers, no query strings (tokens may travel there).
-      serializers: {
-        req: (req: { method: string; url: string; id: string }) => ({ method: req.method, url: req.url.split('?')[0], id: req.id }),
-      },
+      serializers: { req: (req: { method: string; url: string; id: string }) => ({ method: req.method, url: req.url.split('?')[0], id: req.id }) },
       redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'password', 'token', 'key'],
       // A terminal gets readable lines; a file or a pipe keeps one JSON object per line.
       ...(process.stdout.isTTY ? { stream: await prettyLines() } : {}),
@@ -97,13 +95,18 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
       // Never serve on a dead database: stop everything, then let the caller decide.
       onLost: error => {
         log.fatal({ err: error }, 'the embedded database is gone');
-        void kernel?.stop().catch(err => log.error({ err }, 'stopping after the database was lost failed'))
+        void kernel
+          ?.stop()
+          .catch(err => log.error({ err }, 'stopping after the database was lost failed'))
           .finally(() => (options.onDatabaseLost ?? (() => {}))(error));
       },
     });
     const container = newContainer();
     const registry = new ProcedureRegistry();
-    const events = new EventBus((err, event) => log.error({ err, event }, 'event listener failed'), () => container.cradle.orm.em.fork());
+    const events = new EventBus(
+      (err, event) => log.error({ err, event }, 'event listener failed'),
+      () => container.cradle.orm.em.fork(),
+    );
     jobs = new JobScheduler(endpoint.pool, log);
     container.register({
       config: asValue(config),
@@ -135,7 +138,10 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
       provide: regs => void container.register(regs as never),
       onStart: fn => void startHooks.push(fn),
       headless: options.headless === true,
-      http: routes => void app.register(async scope => { await routes(scope); }),
+      http: routes =>
+        void app.register(async scope => {
+          await routes(scope);
+        }),
       authenticate: async req => {
         const { apiKey, bearer } = credentials(req);
         const principal = await container.cradle.sessions.authenticate(apiKey, bearer);
@@ -164,12 +170,7 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
     orm = await openOrm({ endpoint, entities, migrations, poolSize: config.dbPoolSize, log: msg => log.debug({ orm: msg }) });
     const applied = await migrate(orm);
     if (applied.length) log.info({ migrations: applied }, 'database migrated');
-    container.register({
-      orm: asValue(orm),
-      accounts: asClass(AccountService).singleton(),
-      sessions: asClass(SessionService).singleton(),
-      apiKeys: asClass(ApiKeyService).singleton(),
-    });
+    container.register({ orm: asValue(orm), accounts: asClass(AccountService).singleton(), sessions: asClass(SessionService).singleton(), apiKeys: asClass(ApiKeyService).singleton() });
     jobs.define('berth.purgeExpiredSessions', async () => void (await container.cradle.sessions.purgeExpired()), { lockLifetimeMs: 60_000 });
     jobs.every('1 hour', 'berth.purgeExpiredSessions');
 
@@ -198,8 +199,7 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
         const address = await app.listen({ port: config.port, host: config.host });
         if (config.jobs) await j.start();
         // Stored (an outbox row, say) before listen answers; sending is never awaited here.
-        await container.cradle.events.emitDurable('platformStart', { at: new Date().toISOString() })
-          .catch(err => log.error({ err }, 'the start could not be recorded for its subscribers'));
+        await container.cradle.events.emitDurable('platformStart', { at: new Date().toISOString() }).catch(err => log.error({ err }, 'the start could not be recorded for its subscribers'));
         return address;
       },
       stop() {

@@ -23,7 +23,10 @@ export function builtinPlugins(): string[] {
     .sort();
 }
 
-export interface LoadedPlugin { plugin: BerthPlugin; info: PluginInfo }
+export interface LoadedPlugin {
+  plugin: BerthPlugin;
+  info: PluginInfo;
+}
 
 async function importPlugin(specifier: string, source: string): Promise<LoadedPlugin> {
   let mod: { default?: unknown };
@@ -109,7 +112,10 @@ function orderByDependencies(plugins: LoadedPlugin[]): LoadedPlugin[] {
   return out;
 }
 
-interface PluginPackage { name: string; berth?: { config?: string } }
+interface PluginPackage {
+  name: string;
+  berth?: { config?: string };
+}
 const packageOf = (dir: string) => JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as PluginPackage;
 
 /**

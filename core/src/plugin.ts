@@ -89,18 +89,31 @@ export interface CommandContext {
 export const BERTH_PLUGIN = Symbol.for('berth.plugin');
 
 export function definePlugin(def: PluginDefinition) {
-  const plugin = fp(async (app: FastifyInstance) => {
-    // fastify-plugin shares the root context; raw routes get a child context of their own.
-    const berth: BerthHost = { ...app.berth, http: routes => void app.register(async scope => { await routes(scope); }) };
-    await def.setup(berth);
-  }, {
-    name: `berth-${def.name}`,
-    fastify: '5.x',
-    decorators: { fastify: ['berth'] },
-    dependencies: (def.dependencies ?? []).map(d => `berth-${d}`),
+  const plugin = fp(
+    async (app: FastifyInstance) => {
+      // fastify-plugin shares the root context; raw routes get a child context of their own.
+      const berth: BerthHost = {
+        ...app.berth,
+        http: routes =>
+          void app.register(async scope => {
+            await routes(scope);
+          }),
+      };
+      await def.setup(berth);
+    },
+    { name: `berth-${def.name}`, fastify: '5.x', decorators: { fastify: ['berth'] }, dependencies: (def.dependencies ?? []).map(d => `berth-${d}`) },
+  );
+  return Object.assign(plugin, {
+    [BERTH_PLUGIN]: { name: def.name, version: def.version, dependencies: def.dependencies ?? [], ...(def.config ? { config: def.config } : {}), commands: def.commands ?? [] },
   });
-  return Object.assign(plugin, { [BERTH_PLUGIN]: { name: def.name, version: def.version, dependencies: def.dependencies ?? [], ...(def.config ? { config: def.config } : {}), commands: def.commands ?? [] } });
 }
 
 export type BerthPlugin = ReturnType<typeof definePlugin>;
-export interface PluginInfo { name: string; version: string; dependencies: string[]; source: string; config?: TObject; commands: PluginCommand[] }
+export interface PluginInfo {
+  name: string;
+  version: string;
+  dependencies: string[];
+  source: string;
+  config?: TObject;
+  commands: PluginCommand[];
+}

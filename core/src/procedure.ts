@@ -64,15 +64,10 @@ type ProcedureSpec<I extends TSchema, O extends TSchema> = {
 
 /** Builds the procedures of one router with their input types inferred. */
 export function router(routerName: string) {
-  const make = (kind: 'query' | 'mutation') =>
-    <I extends TSchema, O extends TSchema>(name: string, spec: ProcedureSpec<I, O>): Procedure<I, O> => ({
-      path: `${routerName}.${name}`,
-      router: routerName,
-      name,
-      kind,
-      access: spec.access ?? 'member',
-      ...spec,
-    }) as Procedure<I, O>;
+  const make =
+    (kind: 'query' | 'mutation') =>
+    <I extends TSchema, O extends TSchema>(name: string, spec: ProcedureSpec<I, O>): Procedure<I, O> =>
+      ({ path: `${routerName}.${name}`, router: routerName, name, kind, access: spec.access ?? 'member', ...spec }) as Procedure<I, O>;
   return { query: make('query'), mutation: make('mutation') };
 }
 

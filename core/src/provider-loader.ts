@@ -17,7 +17,11 @@ import { resolveBerthForThirdParties } from './berth-resolution.ts';
 
 export const providersDir = fileURLToPath(new URL('../../providers/', import.meta.url));
 
-interface BuiltinProvider { contract: string; id: string; dir: string }
+interface BuiltinProvider {
+  contract: string;
+  id: string;
+  dir: string;
+}
 
 /** The providers shipped with Berth, from their package.json (`"berth": { "provider": "<contract>.<id>" }`). */
 export function builtinProviders(): BuiltinProvider[] {
@@ -34,7 +38,13 @@ export function builtinProviders(): BuiltinProvider[] {
   return out.sort((a, b) => providerName(a.contract, a.id).localeCompare(providerName(b.contract, b.id)));
 }
 
-interface EnabledProvider { contract: string; id: string; url: string; source: string; options: Record<string, unknown> }
+interface EnabledProvider {
+  contract: string;
+  id: string;
+  url: string;
+  source: string;
+  options: Record<string, unknown>;
+}
 
 /** The enabled providers: the built-ins less those set to false, plus the third parties' entries. */
 export function enabledProviders(config: BerthConfig['providers']): EnabledProvider[] {
@@ -44,7 +54,7 @@ export function enabledProviders(config: BerthConfig['providers']): EnabledProvi
   for (const b of builtin) {
     const entry = config[b.contract]?.[b.id];
     if (entry === false || (typeof entry === 'object' && entry.resolve)) continue;
-    const options = typeof entry === 'object' ? entry.options ?? {} : {};
+    const options = typeof entry === 'object' ? (entry.options ?? {}) : {};
     out.push({ contract: b.contract, id: b.id, url: pathToFileURL(entryOf(b.dir)).href, source: `@berth/provider-${b.contract}-${b.id}`, options });
   }
   for (const [contract, entries] of Object.entries(config)) {
@@ -139,5 +149,5 @@ export async function loadProvider<C extends ContractName>(config: BerthConfig, 
   if (!p) throw new ConfigError(`No ${contract} provider${id ? ` ${providerName(contract, id)}` : ''} is enabled (config key providers.${contract}${id ? `.${id}` : ''})`);
   if (!p.url.startsWith(pathToFileURL(providersDir).href)) resolveBerthForThirdParties();
   const descriptor = await importDescriptor(p);
-  return await descriptor.create(optionsOf(descriptor, p, config) as never, { config }) as ProviderContracts[C];
+  return (await descriptor.create(optionsOf(descriptor, p, config) as never, { config })) as ProviderContracts[C];
 }

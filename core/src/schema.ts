@@ -18,8 +18,5 @@ export const AppName = () => Type.String({ minLength: 1, maxLength: 63, pattern:
 export const Email = () => Type.String({ format: 'email', minLength: 1 });
 export const Status = () => Type.Enum(['idle', 'running', 'done', 'error']);
 /** Search paging, as the peer's *.search operations take it. */
-export const Paging = {
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
-  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0 })),
-};
+export const Paging = { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })), offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0 })) };
 export const Ok = () => Type.Boolean({ description: 'true when done' });

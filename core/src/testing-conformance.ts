@@ -43,8 +43,8 @@ export async function descriptorConformance<I>(t: Test, descriptor: ProviderDesc
   const withDefaults = Value.Default(descriptor.options, structuredClone(options ?? {}));
   t.ok(Value.Check(descriptor.options, withDefaults), `the options given are valid: ${JSON.stringify([...Value.Errors(descriptor.options, withDefaults)].map(e => e.message))}`);
   t.notOk(Value.Check(descriptor.options, { ...(withDefaults as object), 'not-an-option': true }), 'an unknown option is refused (additionalProperties: false)');
-  const instance = await descriptor.create(withDefaults as never, { config: await testConfig(t) }) as unknown as I & { id?: string; kind?: string };
-  t.equal(contract === 'database' ? instance.kind : instance.id, descriptor.id, 'the instance serves the descriptor\'s id');
+  const instance = (await descriptor.create(withDefaults as never, { config: await testConfig(t) })) as unknown as I & { id?: string; kind?: string };
+  t.equal(contract === 'database' ? instance.kind : instance.id, descriptor.id, "the instance serves the descriptor's id");
   return instance;
 }
 
@@ -66,15 +66,41 @@ export function builderConformance(t: Test, descriptor: ProviderDescriptor, o: B
     const lines: string[] = [];
     const imageTag = `berth-test/conformance-${descriptor.id.replace(/_/g, '-')}:${process.pid}-${++made}`;
     const req: BuildRequest = {
-      engine: docker, sourceDir, buildPath: '', dockerfile: null, dockerContextPath: null, dockerBuildStage: null,
-      publishDirectory: null, buildArgs: {}, secrets: [], imageTag, labels: { 'berth.conformance': imageTag.split(':')[1]! },
-      signal: new AbortController().signal, log: line => lines.push(line),
-      ...o.request, ...more,
+      engine: docker,
+      sourceDir,
+      buildPath: '',
+      dockerfile: null,
+      dockerContextPath: null,
+      dockerBuildStage: null,
+      publishDirectory: null,
+      buildArgs: {},
+      secrets: [],
+      imageTag,
+      labels: { 'berth.conformance': imageTag.split(':')[1]! },
+      signal: new AbortController().signal,
+      log: line => lines.push(line),
+      ...o.request,
+      ...more,
     };
-    t.teardown(() => docker.getImage(imageTag).remove({ force: true }).then(() => undefined, () => undefined));
+    t.teardown(() =>
+      docker
+        .getImage(imageTag)
+        .remove({ force: true })
+        .then(
+          () => undefined,
+          () => undefined,
+        ),
+    );
     return { req, lines };
   };
-  const noImage = async (tag: string) => docker.getImage(tag).inspect().then(() => false, () => true);
+  const noImage = async (tag: string) =>
+    docker
+      .getImage(tag)
+      .inspect()
+      .then(
+        () => false,
+        () => true,
+      );
 
   t.test(`builder ${descriptor.id}: conformance`, async t => {
     const builder = await descriptorConformance<Builder>(t, descriptor, 'builder', o.options);
@@ -106,7 +132,7 @@ export function builderConformance(t: Test, descriptor: ProviderDescriptor, o: B
       await builder.build(req);
       const image = await docker.getImage(req.imageTag).inspect();
       t.ok(image.Id, `the engine has ${req.imageTag}`);
-      if (o.labels !== false) t.same(image.Config.Labels?.['berth.conformance'], req.labels['berth.conformance'], 'with the request\'s labels');
+      if (o.labels !== false) t.same(image.Config.Labels?.['berth.conformance'], req.labels['berth.conformance'], "with the request's labels");
       t.ok(lines.length > 0 && lines.every(l => typeof l === 'string'), 'the build log got lines');
     });
   });
@@ -137,7 +163,11 @@ export function sourceConformance(t: Test, descriptor: ProviderDescriptor, o: So
     const lines: string[] = [];
     const redacted: string[] = [];
     const req: SourceRequest = {
-      fields: c.fields, secrets: c.secrets ?? {}, workDir, signal, log: line => lines.push(line),
+      fields: c.fields,
+      secrets: c.secrets ?? {},
+      workDir,
+      signal,
+      log: line => lines.push(line),
       redact: value => void redacted.push(value),
       sshKey: async id => c.sshKeys?.[id] ?? null,
       checkLocal: () => {},

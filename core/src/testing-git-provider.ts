@@ -28,10 +28,7 @@ export interface GitProviderConformanceOptions {
   /** An open pull request of the repository. */
   pullRequest: number;
   /** What the service holds now, read on its side: the repository's webhooks (id and URL) and a pull request's comment bodies. */
-  service: {
-    webhooks(repo: GitRepositoryRef): { id: string; url: string }[];
-    comments(repo: GitRepositoryRef, pullRequest: number): string[];
-  };
+  service: { webhooks(repo: GitRepositoryRef): { id: string; url: string }[]; comments(repo: GitRepositoryRef, pullRequest: number): string[] };
 }
 
 const failureOf = (e: unknown) => (e instanceof GitProviderError ? e.failure : `not a GitProviderError: ${(e as Error)?.message}`);
@@ -82,7 +79,13 @@ export function gitProviderConformance(t: Test, descriptor: ProviderDescriptor, 
       t.ok(repo.cloneUrl.startsWith(credential.baseUrl), 'for the host of the clone URL');
       const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/', GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' };
       const { stdout } = await run('git', ['ls-remote', '--heads', '--', repo.cloneUrl], { env: { ...env, ...cloneCredentialEnv(credential) } });
-      const heads = Object.fromEntries(stdout.trim().split('\n').map(l => l.split('\t')).map(([sha, ref]) => [ref!.replace('refs/heads/', ''), sha]));
+      const heads = Object.fromEntries(
+        stdout
+          .trim()
+          .split('\n')
+          .map(l => l.split('\t'))
+          .map(([sha, ref]) => [ref!.replace('refs/heads/', ''), sha]),
+      );
       for (const b of o.branches) t.equal(heads[b.name], b.commit, `git sees ${b.name} at its commit`);
       await t.rejects(run('git', ['ls-remote', '--heads', '--', repo.cloneUrl], { env }), Error, 'without it the server refuses');
     });
@@ -91,9 +94,20 @@ export function gitProviderConformance(t: Test, descriptor: ProviderDescriptor, 
       const url = 'https://berth.example.com/api/deploy/github';
       const hook = await provider.registerWebhook(o.account, o.repository, { url, secret: 'webhook-secret-1' });
       t.type(hook.id, 'string');
-      t.same(o.service.webhooks(o.repository).filter(h => h.id === hook.id).map(h => h.url), [url], 'the service has it');
+      t.same(
+        o.service
+          .webhooks(o.repository)
+          .filter(h => h.id === hook.id)
+          .map(h => h.url),
+        [url],
+        'the service has it',
+      );
       await provider.removeWebhook(o.account, o.repository, hook.id);
-      t.same(o.service.webhooks(o.repository).filter(h => h.id === hook.id), [], 'and no longer after removeWebhook');
+      t.same(
+        o.service.webhooks(o.repository).filter(h => h.id === hook.id),
+        [],
+        'and no longer after removeWebhook',
+      );
       await provider.removeWebhook(o.account, o.repository, hook.id);
     });
 

@@ -113,7 +113,10 @@ export async function startGitHttpServer(t: Test, o: GitHttpServerOptions = {}):
   t.teardown(close);
   const url = `http://${address}:${port}/`;
   return {
-    url, root, requests, close,
+    url,
+    root,
+    requests,
+    close,
     async addRepository(name, dir) {
       await run('git', ['clone', '-q', '--bare', '--', dir, path.join(root, `${name}.git`)]);
       return `${url}${name}.git`;

@@ -24,7 +24,11 @@ export interface HostConformanceOptions {
 /** Docker's multiplexed log stream as text. */
 const demux = (buf: Buffer) => {
   let out = '';
-  for (let i = 0; i + 8 <= buf.length;) { const n = buf.readUInt32BE(i + 4); out += buf.subarray(i + 8, i + 8 + n).toString(); i += 8 + n; }
+  for (let i = 0; i + 8 <= buf.length;) {
+    const n = buf.readUInt32BE(i + 4);
+    out += buf.subarray(i + 8, i + 8 + n).toString();
+    i += 8 + n;
+  }
   return out;
 };
 
@@ -83,23 +87,34 @@ export function hostConformance(t: Test, descriptor: ProviderDescriptor, o: Host
       await t.rejects(host.run(['true'], { signal: before.signal }), { message: 'already aborted' }, 'an already aborted signal runs nothing');
     });
 
-    t.test('the engine is that machine\'s: ping, info, a container created, run and removed', async t => {
+    t.test("the engine is that machine's: ping, info, a container created, run and removed", async t => {
       const host = await connect();
       const docker = await host.engine();
       t.equal(String(await docker.ping()), 'OK', 'ping');
-      const info = await docker.info() as { ID: string; Name: string };
+      const info = (await docker.info()) as { ID: string; Name: string };
       t.equal(info.ID, o.engineId, 'the engine the test named');
-      t.equal(info.Name, (await host.run(['hostname'])).stdout.trim(), 'commands run on the engine\'s machine');
+      t.equal(info.Name, (await host.run(['hostname'])).stdout.trim(), "commands run on the engine's machine");
       const word = `conformance-${process.pid}-${++made}`;
       const c = await docker.createContainer({ Image: o.image, Cmd: ['sh', '-c', 'echo "$0 from inside"', word], Labels: { 'berth.conformance': word } });
       t.teardown(() => c.remove({ force: true }).catch(() => undefined));
       await c.start();
       t.same(await c.wait(), { StatusCode: 0, Error: null }, 'it ran and exited 0');
-      t.equal(demux(await c.logs({ stdout: true, stderr: true }) as unknown as Buffer), `${word} from inside\n`, 'its output');
+      t.equal(demux((await c.logs({ stdout: true, stderr: true })) as unknown as Buffer), `${word} from inside\n`, 'its output');
       const listed = await docker.listContainers({ all: true, filters: { label: [`berth.conformance=${word}`] } });
-      t.same(listed.map(x => x.Id), [c.id], 'listed by its label');
+      t.same(
+        listed.map(x => x.Id),
+        [c.id],
+        'listed by its label',
+      );
       await c.remove();
-      t.equal(await c.inspect().then(() => 200, (e: { statusCode?: number }) => e.statusCode), 404, 'removed');
+      t.equal(
+        await c.inspect().then(
+          () => 200,
+          (e: { statusCode?: number }) => e.statusCode,
+        ),
+        404,
+        'removed',
+      );
     });
 
     t.test('commands and engine requests may overlap', async t => {

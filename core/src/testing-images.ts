@@ -89,21 +89,40 @@ const docker = () => (engine ??= new Docker());
  */
 export async function removeServiceAndVolume(appName: string): Promise<void> {
   type Mount = { Type?: string; Source?: string };
-  const mounts = await docker().getService(appName).inspect().then(
-    (s: { Spec?: { TaskTemplate?: { ContainerSpec?: { Mounts?: Mount[] } } } }) => s.Spec?.TaskTemplate?.ContainerSpec?.Mounts ?? [], () => [] as Mount[]);
+  const mounts = await docker()
+    .getService(appName)
+    .inspect()
+    .then(
+      (s: { Spec?: { TaskTemplate?: { ContainerSpec?: { Mounts?: Mount[] } } } }) => s.Spec?.TaskTemplate?.ContainerSpec?.Mounts ?? [],
+      () => [] as Mount[],
+    );
   const volumes = new Set([`${appName}-data`, ...mounts.filter(m => m.Type === 'volume' && m.Source).map(m => m.Source!)]);
-  await docker().getService(appName).remove().catch(() => undefined);
+  await docker()
+    .getService(appName)
+    .remove()
+    .catch(() => undefined);
   for (const volume of volumes) {
-    await waitFor(`${appName}'s volume ${volume} removed`, () => docker().getVolume(volume).remove().then(
-      () => true,
-      (e: { statusCode?: number }) => (e.statusCode === 404 ? true : Promise.reject(e)),
-    ), { timeout: 60_000, interval: 250 });
+    await waitFor(
+      `${appName}'s volume ${volume} removed`,
+      () =>
+        docker()
+          .getVolume(volume)
+          .remove()
+          .then(
+            () => true,
+            (e: { statusCode?: number }) => (e.statusCode === 404 ? true : Promise.reject(e)),
+          ),
+      { timeout: 60_000, interval: 250 },
+    );
   }
 }
 
 /** 'gone' when the engine answers 404 for the inspected object, 'present' when it answers it, else the error status. */
 export const engineGone = (inspected: Promise<unknown>): Promise<string> =>
-  inspected.then(() => 'present', (e: { statusCode?: number }) => (e.statusCode === 404 ? 'gone' : `error ${e.statusCode}`));
+  inspected.then(
+    () => 'present',
+    (e: { statusCode?: number }) => (e.statusCode === 404 ? 'gone' : `error ${e.statusCode}`),
+  );
 
 // Proxy images, built locally by scripts/db-images.sh from the same Debian base.
 /** Caddy 2.6 from Debian's package (the caddy proxy provider's image in tests); XDG_DATA_HOME=/data. */

@@ -14,7 +14,13 @@ import type { ProviderDescriptor } from './provider.ts';
 import { descriptorConformance } from './testing-conformance.ts';
 import { newId } from './crypto.ts';
 
-export interface SinkRequest { method: string; path: string; headers: http.IncomingHttpHeaders; body: string; at: number }
+export interface SinkRequest {
+  method: string;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  at: number;
+}
 /** What the sink answers one request: a status and body, no answer at all (`hang`), or a cut connection (`reset`). */
 export type SinkAnswer = { status: number; body?: string; headers?: Record<string, string> } | 'hang' | 'reset';
 
@@ -44,8 +50,14 @@ export async function startHttpSink(t: Test): Promise<HttpSink> {
     req.on('end', () => {
       requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(parts).toString('utf8'), at: Date.now() });
       const answer = planned.shift() ?? fallback;
-      if (answer === 'hang') { hanging.add(res); return; }
-      if (answer === 'reset') { req.socket.destroy(); return; }
+      if (answer === 'hang') {
+        hanging.add(res);
+        return;
+      }
+      if (answer === 'reset') {
+        req.socket.destroy();
+        return;
+      }
       res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
       res.end(answer.body ?? '');
     });
@@ -61,7 +73,9 @@ export async function startHttpSink(t: Test): Promise<HttpSink> {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     requests,
     plan: (...answers) => void planned.push(...answers),
-    setDefault: answer => { fallback = answer; },
+    setDefault: answer => {
+      fallback = answer;
+    },
     to: prefix => requests.filter(r => r.path.startsWith(prefix)),
     close,
   };
@@ -91,7 +105,11 @@ export const sampleMessage = (over: Partial<NotificationMessage> = {}): Notifica
   event: 'appBuildError',
   level: 'error',
   title: 'Build failed: shop-web',
-  fields: [{ name: 'Project', value: 'shop' }, { name: 'Environment', value: 'production' }, { name: 'Error', value: 'npm ERR! missing script: build' }],
+  fields: [
+    { name: 'Project', value: 'shop' },
+    { name: 'Environment', value: 'production' },
+    { name: 'Error', value: 'npm ERR! missing script: build' },
+  ],
   link: 'http://berth.example/api/deployment.readLogs?deploymentId=d1',
   at: new Date().toISOString(),
   data: { applicationId: 'a1', appName: 'shop-web', error: 'npm ERR! missing script: build' },
@@ -144,7 +162,7 @@ export function channelConformance(t: Test, descriptor: ProviderDescriptor, targ
     const schema = channel.settings as { type?: string; properties?: Record<string, unknown> };
     t.equal(schema.type, 'object', 'its settings are an object schema');
     for (const f of channel.secretFields) t.ok(schema.properties?.[f], `secret field ${f} is one of its settings`);
-    t.notOk(schema.properties?.notificationId ?? schema.properties?.name, 'its settings do not reuse the record\'s own fields');
+    t.notOk(schema.properties?.notificationId ?? schema.properties?.name, "its settings do not reuse the record's own fields");
     t.same(unbounded(channel.settings), [], 'every string of its settings has a maxLength, every list a maxItems, every map a maxProperties');
     channel.validate?.(tg.settings);
 
@@ -160,7 +178,10 @@ export function channelConformance(t: Test, descriptor: ProviderDescriptor, targ
 
     for (const f of tg.failures) {
       f.arrange();
-      const error = await channel.send(f.settings ?? tg.settings, sampleMessage(), ctx()).then(() => null, (e: unknown) => e);
+      const error = await channel.send(f.settings ?? tg.settings, sampleMessage(), ctx()).then(
+        () => null,
+        (e: unknown) => e,
+      );
       t.ok(error instanceof ChannelError, `${f.name}: a ChannelError (${(error as Error)?.message})`);
       if (error instanceof ChannelError) {
         t.equal(error.status, f.status, `${f.name}: the provider's status`);
@@ -171,7 +192,10 @@ export function channelConformance(t: Test, descriptor: ProviderDescriptor, targ
     if (tg.hang) {
       const hanging = tg.hang() ?? tg.settings;
       const started = Date.now();
-      const error = await channel.send(hanging, sampleMessage(), { signal: AbortSignal.timeout(400) }).then(() => null, (e: unknown) => e);
+      const error = await channel.send(hanging, sampleMessage(), { signal: AbortSignal.timeout(400) }).then(
+        () => null,
+        (e: unknown) => e,
+      );
       t.ok(error instanceof ChannelError, 'a provider that never answers: a ChannelError');
       t.ok(Date.now() - started < 3_000, `given up when the signal aborts (${Date.now() - started} ms)`);
     }
@@ -190,14 +214,41 @@ export function fieldOf(fn: () => unknown): string | null {
 
 // ---- a real SMTP server ------------------------------------------------------------------------
 
-export interface TestSmtp { port: number; mails: string[]; close(): Promise<void> }
-export interface TestCertificate { certFile: string; cert: string; key: string }
+export interface TestSmtp {
+  port: number;
+  mails: string[];
+  close(): Promise<void>;
+}
+export interface TestCertificate {
+  certFile: string;
+  cert: string;
+  key: string;
+}
 
 export function makeCertificate(t: Test): TestCertificate {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'berth-smtp-cert-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', path.join(dir, 'k.pem'), '-out', path.join(dir, 'c.pem'),
-    '-days', '2', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      path.join(dir, 'k.pem'),
+      '-out',
+      path.join(dir, 'c.pem'),
+      '-days',
+      '2',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
   return { certFile: path.join(dir, 'c.pem'), cert: readFileSync(path.join(dir, 'c.pem'), 'utf8'), key: readFileSync(path.join(dir, 'k.pem'), 'utf8') };
 }
 
@@ -219,7 +270,10 @@ export async function startSmtp(t: Test, cert: TestCertificate, mode: 'implicit'
     onData(stream: NodeJS.ReadableStream, _session: unknown, cb: () => void) {
       const parts: Buffer[] = [];
       stream.on('data', c => parts.push(c as Buffer));
-      stream.on('end', () => { mails.push(Buffer.concat(parts).toString('utf8')); cb(); });
+      stream.on('end', () => {
+        mails.push(Buffer.concat(parts).toString('utf8'));
+        cb();
+      });
     },
   });
   // A client that gives up mid-handshake (an untrusted certificate) is an error event, not a crash.
@@ -236,6 +290,9 @@ export async function startSilentServer(t: Test): Promise<number> {
   const sockets = new Set<net.Socket>();
   const server = net.createServer(s => void sockets.add(s));
   await new Promise<void>(r => server.listen(0, '127.0.0.1', r));
-  t.teardown(() => { for (const s of sockets) s.destroy(); server.close(); });
+  t.teardown(() => {
+    for (const s of sockets) s.destroy();
+    server.close();
+  });
   return (server.address() as net.AddressInfo).port;
 }

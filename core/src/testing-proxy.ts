@@ -19,8 +19,20 @@ export interface ProxyConformanceOptions {
 }
 
 const route = (over: Partial<ProxyRoute> = {}): ProxyRoute => ({
-  domainId: 'd1', uniqueConfigKey: 1, host: 'conformance.example.com', path: '/', internalPath: '/', stripPath: false, https: false,
-  certificateType: 'none', customCertResolver: null, port: 3000, serviceName: null, customEntrypoint: null, middlewares: [], ...over,
+  domainId: 'd1',
+  uniqueConfigKey: 1,
+  host: 'conformance.example.com',
+  path: '/',
+  internalPath: '/',
+  stripPath: false,
+  https: false,
+  certificateType: 'none',
+  customCertResolver: null,
+  port: 3000,
+  serviceName: null,
+  customEntrypoint: null,
+  middlewares: [],
+  ...over,
 });
 
 const inside = (dir: string, rel: string) => !path.isAbsolute(rel) && !rel.split(/[\\/]/).includes('..') && path.resolve(dir, rel).startsWith(dir + path.sep);
@@ -29,7 +41,7 @@ export function proxyConformance(t: Test, descriptor: ProviderDescriptor, o: Pro
   t.test(`proxy ${descriptor.id}: conformance`, async t => {
     const provider = await descriptorConformance<ProxyProvider>(t, descriptor, 'proxy', o.options);
     t.teardown(() => rmSync(provider.configDir, { recursive: true, force: true }));
-    t.type(provider.traefikFiles, 'boolean', 'it says whether its files are Traefik\'s');
+    t.type(provider.traefikFiles, 'boolean', "it says whether its files are Traefik's");
     for (const role of ['main', 'webServer', 'middlewares'] as const) {
       const rel = provider.fileOf(role);
       t.ok(rel === null || inside(provider.configDir, rel), `its ${role} file is inside its directory (${rel})`);
@@ -61,11 +73,13 @@ export function proxyConformance(t: Test, descriptor: ProviderDescriptor, o: Pro
     const cert = o.certificate ?? { chain: '-----BEGIN CERTIFICATE-----\nAA==\n-----END CERTIFICATE-----', key: '-----BEGIN PRIVATE KEY-----\nAA==\n-----END PRIVATE KEY-----' };
     await provider.writeCertificate({ certificateId: 'c', certificatePath: 'cert-conformance', certificateData: cert.chain, privateKey: cert.key });
     await provider.removeCertificate('cert-conformance');
-    await t.rejects(provider.writeCertificate({ certificateId: 'c', certificatePath: '../escape', certificateData: cert.chain, privateKey: cert.key }), 'a certificate path that would leave its directory is refused');
+    await t.rejects(
+      provider.writeCertificate({ certificateId: 'c', certificatePath: '../escape', certificateData: cert.chain, privateKey: cert.key }),
+      'a certificate path that would leave its directory is refused',
+    );
 
     t.same(await provider.serviceSettings(), { dashboard: false, additionalPorts: [], env: '' }, 'service settings default to none');
     await provider.applyWebServer(null);
     t.pass('no web-server domain is fine');
   });
 }
-

@@ -11,7 +11,13 @@ import { StorageError, type BackupStorage, type StorageLocation } from './contra
 import type { ProviderDescriptor } from './provider.ts';
 import { descriptorConformance } from './testing-conformance.ts';
 
-export interface S3TestServer { endpoint: string; accessKey: string; secretAccessKey: string; region: string; close(): Promise<void> }
+export interface S3TestServer {
+  endpoint: string;
+  accessKey: string;
+  secretAccessKey: string;
+  region: string;
+  close(): Promise<void>;
+}
 
 /** Starts s3rver on a free local port with the given buckets (its directory removed at teardown). */
 export async function startS3TestServer(t: Test, buckets: string[]): Promise<S3TestServer> {
@@ -19,8 +25,11 @@ export async function startS3TestServer(t: Test, buckets: string[]): Promise<S3T
   // @ts-expect-error s3rver ships no types
   const { default: S3rver } = await import('s3rver');
   const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory, configureBuckets: buckets.map(name => ({ name })) });
-  const address = await server.run() as { port: number };
-  const close = async () => { await server.close().catch(() => {}); rmSync(directory, { recursive: true, force: true }); };
+  const address = (await server.run()) as { port: number };
+  const close = async () => {
+    await server.close().catch(() => {});
+    rmSync(directory, { recursive: true, force: true });
+  };
   t.teardown(close);
   return { endpoint: `http://127.0.0.1:${address.port}`, accessKey: 'S3RVER', secretAccessKey: 'S3RVER', region: 'us-east-1', close };
 }
@@ -56,28 +65,50 @@ export function storageConformance(t: Test, descriptor: ProviderDescriptor, o: S
     t.same(await readAll(await store.get(`${prefix}small.txt`)), small, 'get reads them back');
 
     const large = randomBytes(o.largeBytes ?? 12 * 1024 * 1024);
-    const chunks = function* () { for (let i = 0; i < large.length; i += 256 * 1024) yield large.subarray(i, i + 256 * 1024); };
+    const chunks = function* () {
+      for (let i = 0; i < large.length; i += 256 * 1024) yield large.subarray(i, i + 256 * 1024);
+    };
     t.same(await store.put(`${prefix}nested/large.bin`, Readable.from(chunks())), { size: large.length }, 'a large streamed object is stored whole');
     t.equal(sha(await readAll(await store.get(`${prefix}nested/large.bin`))), sha(large), 'and reads back byte for byte');
 
     const listed = (await store.list(prefix)).sort((a, b) => a.key.localeCompare(b.key));
-    t.same(listed.map(l => [l.key, l.size]), [[`${prefix}nested/large.bin`, large.length], [`${prefix}small.txt`, small.length]], 'list answers the keys below the prefix with their sizes');
+    t.same(
+      listed.map(l => [l.key, l.size]),
+      [
+        [`${prefix}nested/large.bin`, large.length],
+        [`${prefix}small.txt`, small.length],
+      ],
+      'list answers the keys below the prefix with their sizes',
+    );
     t.same(await store.list(`${prefix}nothing-`), [], 'a prefix with nothing below it lists nothing');
 
     const broken = new Readable({ read() {} });
     broken.push(randomBytes(64 * 1024));
     setTimeout(() => broken.destroy(new Error('the dump failed')), 50);
     await t.rejects(store.put(`${prefix}broken.bin`, broken), 'a source that fails fails the put');
-    t.notOk((await store.list(prefix)).some(l => l.key.endsWith('broken.bin')), 'and leaves no object behind');
+    t.notOk(
+      (await store.list(prefix)).some(l => l.key.endsWith('broken.bin')),
+      'and leaves no object behind',
+    );
 
     await store.remove(`${prefix}small.txt`);
     await store.remove(`${prefix}small.txt`);
-    t.same((await store.list(prefix)).map(l => l.key), [`${prefix}nested/large.bin`], 'remove deletes (twice is no error)');
+    t.same(
+      (await store.list(prefix)).map(l => l.key),
+      [`${prefix}nested/large.bin`],
+      'remove deletes (twice is no error)',
+    );
     await t.rejects(store.get(`${prefix}small.txt`), { name: 'StorageError', failure: 'missing' } as never, 'a missing object is a StorageError "missing"');
     await store.remove(`${prefix}nested/large.bin`);
 
     for (const f of o.failing ?? []) {
-      const err = await storage.open(f.location).put(`${prefix}probe`, Readable.from([small])).then(() => null, (e: unknown) => e);
+      const err = await storage
+        .open(f.location)
+        .put(`${prefix}probe`, Readable.from([small]))
+        .then(
+          () => null,
+          (e: unknown) => e,
+        );
       t.ok(err instanceof StorageError, `a bad ${f.failure} fails with a StorageError`);
       t.equal((err as StorageError).failure, f.failure, `naming the ${f.failure}: ${(err as Error).message}`);
       t.match((err as Error).message, new RegExp(`^${descriptor.id} storage:`), 'the message starts with the provider');

@@ -46,7 +46,12 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
 const portLocks = path.join(os.tmpdir(), 'berth-test-ports');
 const heldHere = new Set<string>();
 process.once('exit', () => {
-  for (const file of heldHere) try { unlinkSync(file); } catch { /* already gone */ }
+  for (const file of heldHere)
+    try {
+      unlinkSync(file);
+    } catch {
+      /* already gone */
+    }
 });
 
 function osPort(): Promise<number> {
@@ -135,14 +140,16 @@ export interface StandIn {
 /** The entries of test/stand-ins: four fields two or more spaces apart; `#` starts a comment. Throws on a line without four fields. */
 export function standIns(file = standInsFile): StandIn[] {
   const entries: StandIn[] = [];
-  readFileSync(file, 'utf8').split('\n').forEach((line, i) => {
-    const text = line.replace(/#.*/, '').trim();
-    if (!text) return;
-    const fields = text.split(/\s{2,}/);
-    if (fields.length !== 4) throw new Error(`${file} line ${i + 1}: ${fields.length} fields, not the four <id>  <what runs instead>  <why>  <the test that checks it>`);
-    const [id, instead, why, tests] = fields as [string, string, string, string];
-    entries.push({ id, instead, why, tests: tests.split(/,\s*/) });
-  });
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .forEach((line, i) => {
+      const text = line.replace(/#.*/, '').trim();
+      if (!text) return;
+      const fields = text.split(/\s{2,}/);
+      if (fields.length !== 4) throw new Error(`${file} line ${i + 1}: ${fields.length} fields, not the four <id>  <what runs instead>  <why>  <the test that checks it>`);
+      const [id, instead, why, tests] = fields as [string, string, string, string];
+      entries.push({ id, instead, why, tests: tests.split(/,\s*/) });
+    });
   return entries;
 }
 

@@ -29,7 +29,9 @@ export const testDbMode = (): 'external' | 'default' => (process.env.BERTH_TEST_
 
 /** Creates an empty database on the test server and returns its URL and a drop function. */
 export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `berth_t_${newId(10).toLowerCase().replace(/[^a-z0-9]/g, 'x')}`;
+  const name = `berth_t_${newId(10)
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, 'x')}`;
   const admin = new pg.Client({ connectionString: adminServerUrl() });
   await admin.connect();
   await admin.query(`create database "${name}"`);
@@ -87,7 +89,7 @@ const quiet = { info() {}, warn() {}, error() {}, debug() {} };
 async function seedEmbeddedCluster(dataDir: string): Promise<void> {
   // The embedded database's provider, found as the kernel finds it.
   const provider = await loadProvider(loadConfig({}), 'persistence');
-  if (!provider.initialize || !provider.binaries) throw new Error('the default database\'s provider cannot make a cluster to copy');
+  if (!provider.initialize || !provider.binaries) throw new Error("the default database's provider cannot make a cluster to copy");
   const template = path.join(os.tmpdir(), `berth-test-cluster-${provider.binaries}`);
   if (!existsSync(template)) {
     const making = mkdtempSync(`${template}.making-`);
@@ -122,12 +124,7 @@ export async function startTestServer(config: Partial<BerthConfig> = {}, mode = 
   const boot = async (extra: Partial<BerthConfig>, beforeListen?: (kernel: Kernel) => void): Promise<TestServer> => {
     const kernel = await createKernel({
       env: {},
-      config: {
-        port: 0, host: '127.0.0.1', dataDir, logLevel: 'silent', checkResponses: true,
-        ...(db ? { databaseUrl: db.url } : {}),
-        ...config,
-        ...extra,
-      },
+      config: { port: 0, host: '127.0.0.1', dataDir, logLevel: 'silent', checkResponses: true, ...(db ? { databaseUrl: db.url } : {}), ...config, ...extra },
     });
     kernels.push(kernel);
     beforeListen?.(kernel);
@@ -205,7 +202,9 @@ export class Client {
     let body: unknown = text;
     try {
       body = JSON.parse(text);
-    } catch { /* not JSON */ }
+    } catch {
+      /* not JSON */
+    }
     return { status: res.status, body, headers: res.headers };
   }
   /** GET with query-string input. */
@@ -238,7 +237,11 @@ export class Client {
 }
 
 /** Creates the first admin through the API and returns a client holding an API key (and the bearer token). */
-export async function signUpAdmin(server: { url: string }, email = 'admin@example.com', password = 'correct horse battery'): Promise<{ client: Client; token: string; apiKey: string; userId: string; organizationId: string }> {
+export async function signUpAdmin(
+  server: { url: string },
+  email = 'admin@example.com',
+  password = 'correct horse battery',
+): Promise<{ client: Client; token: string; apiKey: string; userId: string; organizationId: string }> {
   const anon = new Client(server.url);
   const created = await anon.post('auth.createAdmin', { email, password });
   if (created.status !== 200) throw new Error(`auth.createAdmin: ${created.status} ${JSON.stringify(created.body)}`);
@@ -311,12 +314,16 @@ export async function runFinished(client: Client, op: string, input: Record<stri
 
 /** Polls deployment.one until the deployment's state has left queued/running (or is one of `statuses`, states: queued, running, done, error, cancelled); answers its record. */
 export async function deploymentFinished(client: Client, deploymentId: string, o: { timeout?: number; statuses?: string[] } = {}): Promise<Record<string, any>> {
-  return waitFor(`deployment ${deploymentId} finished`, async () => {
-    const res = await client.get('deployment.one', { deploymentId });
-    if (res.status !== 200) throw new Error(`deployment.one ${res.status}: ${JSON.stringify(res.body)}`);
-    const done = o.statuses ? o.statuses.includes(res.body.state) : !['queued', 'running'].includes(res.body.state);
-    return done ? res.body as Record<string, any> : undefined;
-  }, { timeout: o.timeout ?? 240_000, interval: 100 });
+  return waitFor(
+    `deployment ${deploymentId} finished`,
+    async () => {
+      const res = await client.get('deployment.one', { deploymentId });
+      if (res.status !== 200) throw new Error(`deployment.one ${res.status}: ${JSON.stringify(res.body)}`);
+      const done = o.statuses ? o.statuses.includes(res.body.state) : !['queued', 'running'].includes(res.body.state);
+      return done ? (res.body as Record<string, any>) : undefined;
+    },
+    { timeout: o.timeout ?? 240_000, interval: 100 },
+  );
 }
 export * from './testing-storage.ts';
 export * from './testing-git-server.ts';

@@ -83,7 +83,10 @@ function toIssues(errors: Checker['Errors'] extends (v: unknown) => infer R ? R 
     byPath.set(key, entry);
   };
   for (const e of errors) {
-    const path = e.instancePath.split('/').slice(1).map(seg => (/^\d+$/.test(seg) ? Number(seg) : seg.replace(/~1/g, '/').replace(/~0/g, '~')));
+    const path = e.instancePath
+      .split('/')
+      .slice(1)
+      .map(seg => (/^\d+$/.test(seg) ? Number(seg) : seg.replace(/~1/g, '/').replace(/~0/g, '~')));
     if (e.keyword === 'required') {
       for (const prop of (e.params.requiredProperties as string[] | undefined) ?? []) add([...path, prop], 'Required');
     } else if (e.keyword === 'anyOf') {

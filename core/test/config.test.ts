@@ -50,7 +50,7 @@ t.test('bad values are refused with the key named', async t => {
   writeFileSync(path.join(dir, 'unused'), '');
 });
 
-t.test('plugin sections: a key belongs to one package; the file\'s section, the environment and the old top level feed it', async t => {
+t.test("plugin sections: a key belongs to one package; the file's section, the environment and the old top level feed it", async t => {
   const { applySections } = await import('../src/config-sections.ts');
   const { default: Type } = await import('typebox');
   const a = { name: 'alpha', owner: 'pkg-alpha', enabled: true, schema: Type.Object({ size: Type.Integer({ env: 'T_SIZE', minimum: 1, default: 2 }) }) };

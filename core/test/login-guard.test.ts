@@ -40,7 +40,11 @@ t.test('five failures are free; then each failure doubles the wait, up to 15 min
 t.test('a success clears a key; other keys keep their count; an hour forgets', async t => {
   const c = clock();
   const guard = new LoginGuard(c);
-  for (let i = 0; i < 6; i++) guard.fail([['account', LOGIN_LIMITS.account], ['address', LOGIN_LIMITS.account]]);
+  for (let i = 0; i < 6; i++)
+    guard.fail([
+      ['account', LOGIN_LIMITS.account],
+      ['address', LOGIN_LIMITS.account],
+    ]);
   t.equal(waits(guard, 'account'), 1);
   guard.clear('account');
   t.equal(waits(guard, 'account'), undefined, 'the cleared key no longer waits');

@@ -60,7 +60,11 @@ const kitFile = fileURLToPath(import.meta.url);
 const insideScript = path.join(path.dirname(kitFile), 'remote-host-inside.sh');
 const sleep = (ms: number) => new Promise<void>(r => setTimeout(r, ms));
 
-interface Ran { code: number; stdout: string; stderr: string }
+interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 
 /** Runs a program (argument array, no shell) and answers its exit code and output. */
 function run(argv: string[], input?: string): Promise<Ran> {
@@ -86,7 +90,9 @@ export function alive(pid: number | undefined): boolean {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch { return false; }
+  } catch {
+    return false;
+  }
 }
 
 /** What is missing on this machine for the kit to run, or undefined when it can. */
@@ -99,13 +105,23 @@ export function remoteHostsMissing(): string | undefined {
 }
 
 const readState = (runDir: string): State | undefined => {
-  try { return JSON.parse(readFileSync(path.join(runDir, 'state.json'), 'utf8')) as State; } catch { return undefined; }
+  try {
+    return JSON.parse(readFileSync(path.join(runDir, 'state.json'), 'utf8')) as State;
+  } catch {
+    return undefined;
+  }
 };
 const writeState = (runDir: string, state: State) => writeFileSync(path.join(runDir, 'state.json'), JSON.stringify(state, null, 2));
 
 /** The host's engine and sshd answer, and the process holding its namespaces lives. */
 function hostAlive(h: RemoteHost): boolean {
-  const pid = (f: string) => { try { return Number(readFileSync(path.join(h.dir, f), 'utf8').trim()); } catch { return 0; } };
+  const pid = (f: string) => {
+    try {
+      return Number(readFileSync(path.join(h.dir, f), 'utf8').trim());
+    } catch {
+      return 0;
+    }
+  };
   return alive(h.holderPid) && alive(pid('docker.pid')) && alive(pid('sshd.pid'));
 }
 
@@ -120,12 +136,27 @@ async function withLock<T>(file: string, fn: () => Promise<T>): Promise<T> {
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
       const holder = Number(readFileSync(file, 'utf8').trim() || 0);
-      if (holder && !alive(holder)) { try { unlinkSync(file); } catch { /* taken by another */ } continue; }
+      if (holder && !alive(holder)) {
+        try {
+          unlinkSync(file);
+        } catch {
+          /* taken by another */
+        }
+        continue;
+      }
       if (Date.now() > deadline) throw new Error(`the remote hosts lock ${file} is held by ${holder}`);
       await sleep(100);
     }
   }
-  try { return await fn(); } finally { try { unlinkSync(file); } catch { /* gone */ } }
+  try {
+    return await fn();
+  } finally {
+    try {
+      unlinkSync(file);
+    } catch {
+      /* gone */
+    }
+  }
 }
 
 /** Claims a free subnet index: creating the bridge namespace is the atomic claim. */
@@ -138,7 +169,8 @@ async function claimSubnet(): Promise<number> {
 
 /** The bridge namespace with one leg in this machine's namespace (NET.k.1). */
 async function startBridge(k: number): Promise<string> {
-  const ns = `bh${k}`, gateway = `${NET}.${k}.1`;
+  const ns = `bh${k}`,
+    gateway = `${NET}.${k}.1`;
   await must(['ip', '-n', ns, 'link', 'set', 'lo', 'up']);
   await must(['ip', '-n', ns, 'link', 'add', 'br0', 'type', 'bridge']);
   await must(['ip', '-n', ns, 'link', 'set', 'br0', 'up']);
@@ -149,12 +181,13 @@ async function startBridge(k: number): Promise<string> {
   return gateway;
 }
 
-const fingerprintOf = async (h: Pick<RemoteHost, 'holderPid'>) =>
-  (await inHostMust(h, ['ssh-keygen', '-l', '-E', 'sha256', '-f', '/etc/ssh/ssh_host_ed25519_key.pub'])).split(' ')[1]!;
+const fingerprintOf = async (h: Pick<RemoteHost, 'holderPid'>) => (await inHostMust(h, ['ssh-keygen', '-l', '-E', 'sha256', '-f', '/etc/ssh/ssh_host_ed25519_key.pub'])).split(' ')[1]!;
 
 /** Starts host i of subnet k: its namespace, its leg on the bridge, then its inside (dockerd, sshd). */
 async function startHost(runDir: string, k: number, i: number, key: { privateKey: string; publicKey: string }): Promise<RemoteHost> {
-  const name = `bh${k}h${i}`, bridge = `bh${k}`, address = `${NET}.${k}.${10 + i}`;
+  const name = `bh${k}h${i}`,
+    bridge = `bh${k}`,
+    address = `${NET}.${k}.${10 + i}`;
   const dir = path.join(runDir, `h${i}`);
   mkdirSync(dir, { recursive: true });
   writeFileSync(path.join(dir, 'authorized_keys'), key.publicKey);
@@ -166,8 +199,10 @@ async function startHost(runDir: string, k: number, i: number, key: { privateKey
   await must(['ip', '-n', name, 'link', 'set', 'eth0', 'up']);
   const log = openSync(path.join(dir, 'inside.log'), 'a');
   // nsenter --net, not `ip netns exec`: the latter remounts /sys and hides the cgroup mounts dockerd needs.
-  const child = spawn('nsenter', [`--net=/run/netns/${name}`, 'unshare', '--mount', '--uts', '--propagation', 'private',
-    'bash', insideScript, dir, name, USER], { detached: true, stdio: ['ignore', log, log] });
+  const child = spawn('nsenter', [`--net=/run/netns/${name}`, 'unshare', '--mount', '--uts', '--propagation', 'private', 'bash', insideScript, dir, name, USER], {
+    detached: true,
+    stdio: ['ignore', log, log],
+  });
   closeSync(log);
   child.unref();
   const holderPid = child.pid!;
@@ -209,7 +244,10 @@ async function ensureHosts(runDir: string, owner: number, count: number): Promis
     state.gateway = await startBridge(subnet);
     writeState(runDir, state);
   }
-  if (!alive(state.reaper)) { state.reaper = startReaper(runDir, owner); writeState(runDir, state); }
+  if (!alive(state.reaper)) {
+    state.reaper = startReaper(runDir, owner);
+    writeState(runDir, state);
+  }
   if (state.hosts.length < count) {
     const keyFile = path.join(runDir, 'client');
     if (!existsSync(keyFile)) await must(['ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-C', 'berth-test-client', '-f', keyFile]);
@@ -267,12 +305,20 @@ export function loadImage(h: Pick<RemoteHost, 'socket'>, image: string): Promise
     const save = spawn('docker', ['save', image], { stdio: ['ignore', 'pipe', 'pipe'] });
     const load = spawn('docker', ['-H', `unix://${h.socket}`, 'load', '-q'], { stdio: ['pipe', 'ignore', 'pipe'] });
     let err = '';
-    save.stderr.on('data', (c: Buffer) => { err += c; });
-    load.stderr.on('data', (c: Buffer) => { err += c; });
+    save.stderr.on('data', (c: Buffer) => {
+      err += c;
+    });
+    load.stderr.on('data', (c: Buffer) => {
+      err += c;
+    });
     save.stdout.pipe(load.stdin);
-    let pending = 2, failed = false;
+    let pending = 2,
+      failed = false;
     const done = (who: string) => (code: number | null) => {
-      if (code !== 0 && !failed) { failed = true; reject(new Error(`docker ${who} of ${image} exited ${code}: ${err.trim()}`)); }
+      if (code !== 0 && !failed) {
+        failed = true;
+        reject(new Error(`docker ${who} of ${image} exited ${code}: ${err.trim()}`));
+      }
       if (--pending === 0 && !failed) resolve();
     };
     save.on('close', done('save'));
@@ -300,13 +346,30 @@ export async function restartSshd(h: RemoteHost): Promise<void> {
  */
 export async function dropSshSessions(h: RemoteHost): Promise<number> {
   const listener = sshdPid(h);
-  const comm = (p: number) => { try { return readFileSync(`/proc/${p}/comm`, 'utf8').trim(); } catch { return ''; } };
-  const parent = (p: number) => { try { const s = readFileSync(`/proc/${p}/stat`, 'utf8'); return Number(s.slice(s.lastIndexOf(')') + 2).split(' ')[1]); } catch { return 0; } };
+  const comm = (p: number) => {
+    try {
+      return readFileSync(`/proc/${p}/comm`, 'utf8').trim();
+    } catch {
+      return '';
+    }
+  };
+  const parent = (p: number) => {
+    try {
+      const s = readFileSync(`/proc/${p}/stat`, 'utf8');
+      return Number(s.slice(s.lastIndexOf(')') + 2).split(' ')[1]);
+    } catch {
+      return 0;
+    }
+  };
   const sshd = processesOf(h).filter(p => p !== listener && comm(p) === 'sshd');
   const monitors = sshd.filter(p => !sshd.includes(parent(p)));
   // The user's side first: with it gone nothing can report an exit status to the client any more.
   for (const pid of [...sshd.filter(p => !monitors.includes(p)), ...monitors]) {
-    try { process.kill(pid, 'SIGKILL'); } catch { /* already gone */ }
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
   }
   return monitors.length;
 }
@@ -335,8 +398,17 @@ export async function authorizeKey(h: RemoteHost, user: string, publicKey: strin
   await inHostMust(h, ['tee', '-a', `${home}/.ssh/authorized_keys`], publicKey.trim() + '\n');
 }
 
-const nsInode = (file: string) => { try { return statSync(file).ino; } catch { return undefined; } };
-const cgroupDirs = (name: string) => readdirSync('/sys/fs/cgroup').map(c => path.join('/sys/fs/cgroup', c, name)).filter(d => existsSync(d));
+const nsInode = (file: string) => {
+  try {
+    return statSync(file).ino;
+  } catch {
+    return undefined;
+  }
+};
+const cgroupDirs = (name: string) =>
+  readdirSync('/sys/fs/cgroup')
+    .map(c => path.join('/sys/fs/cgroup', c, name))
+    .filter(d => existsSync(d));
 
 /** Every process of the host: in its network or mount namespace, or in its containers' cgroups. */
 export function processesOf(h: Pick<RemoteHost, 'name' | 'holderPid'>, mountNs = nsInode(`/proc/${h.holderPid}/ns/mnt`)): number[] {
@@ -344,12 +416,17 @@ export function processesOf(h: Pick<RemoteHost, 'name' | 'holderPid'>, mountNs =
   const pids = new Set<number>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    const net = nsInode(`/proc/${entry}/ns/net`), mnt = nsInode(`/proc/${entry}/ns/mnt`);
+    const net = nsInode(`/proc/${entry}/ns/net`),
+      mnt = nsInode(`/proc/${entry}/ns/mnt`);
     if ((netNs !== undefined && net === netNs) || (mountNs !== undefined && mnt === mountNs)) pids.add(Number(entry));
   }
   const walk = (dir: string) => {
     for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) walk(path.join(dir, e.name));
-    try { for (const p of readFileSync(path.join(dir, 'cgroup.procs'), 'utf8').split('\n')) if (p) pids.add(Number(p)); } catch { /* removed meanwhile */ }
+    try {
+      for (const p of readFileSync(path.join(dir, 'cgroup.procs'), 'utf8').split('\n')) if (p) pids.add(Number(p));
+    } catch {
+      /* removed meanwhile */
+    }
   };
   for (const d of cgroupDirs(h.name)) walk(d);
   return [...pids].filter(p => alive(p));
@@ -363,14 +440,29 @@ async function stopHost(h: RemoteHost): Promise<void> {
     const left = processesOf(h, mountNs);
     if (!left.length) break;
     if (Date.now() > end) throw new Error(`remote host ${h.name}: processes ${left.join(', ')} would not stop`);
-    for (const pid of left) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
+    for (const pid of left) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }
     await sleep(50);
   }
   for (const d of cgroupDirs(h.name)) {
     const dirs: string[] = [];
-    const walk = (dir: string) => { for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) walk(path.join(dir, e.name)); dirs.push(dir); };
+    const walk = (dir: string) => {
+      for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) walk(path.join(dir, e.name));
+      dirs.push(dir);
+    };
     walk(d);
-    for (const dir of dirs) { try { rmdirSync(dir); } catch { /* busy: reported by the caller's check */ } }
+    for (const dir of dirs) {
+      try {
+        rmdirSync(dir);
+      } catch {
+        /* busy: reported by the caller's check */
+      }
+    }
   }
   await run(['ip', 'netns', 'del', h.name]);
 }
@@ -391,11 +483,23 @@ export async function teardown(runDir: string, o: { keepDir?: boolean } = {}): P
         hosts.push({ name: `bh${state.subnet}h${m[1]}`, dir: path.join(runDir, d), holderPid: 0 } as RemoteHost);
       }
     }
-    await Promise.all(hosts.map(h => stopHost(h).catch(e => { errors.push((e as Error).message); })));
+    await Promise.all(
+      hosts.map(h =>
+        stopHost(h).catch(e => {
+          errors.push((e as Error).message);
+        }),
+      ),
+    );
     for (const h of hosts) await run(['ip', 'netns', 'del', h.name]);
     await run(['ip', 'link', 'del', `bh${state.subnet}r`]);
     await run(['ip', 'netns', 'del', `bh${state.subnet}`]);
-    if (state.reaper && state.reaper !== process.pid && alive(state.reaper)) { try { process.kill(state.reaper, 'SIGTERM'); } catch { /* gone */ } }
+    if (state.reaper && state.reaper !== process.pid && alive(state.reaper)) {
+      try {
+        process.kill(state.reaper, 'SIGTERM');
+      } catch {
+        /* gone */
+      }
+    }
     if (errors.length) throw new Error(errors.join('; '));
   }
   if (o.keepDir) {
@@ -411,7 +515,10 @@ if (process.argv[1] === kitFile) {
   if (command === 'reap') {
     for (;;) {
       if (!existsSync(path.join(arg!, 'state.json'))) process.exit(0);
-      if (!alive(Number(owner))) { await teardown(arg!); process.exit(0); }
+      if (!alive(Number(owner))) {
+        await teardown(arg!);
+        process.exit(0);
+      }
       await sleep(500);
     }
   } else if (command === 'up') {

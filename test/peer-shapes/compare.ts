@@ -19,7 +19,7 @@ export function shapeOfSchema(schema: any, defs: Record<string, any> = {}, expan
   }
   const variants: any[] | undefined = schema.anyOf ?? schema.oneOf;
   if (variants) {
-    if (variants.every(v => typeof v.const === 'string' || (v.type === 'string'))) return { t: 'string' };
+    if (variants.every(v => typeof v.const === 'string' || v.type === 'string')) return { t: 'string' };
     const nonNull = variants.filter(v => v.type !== 'null');
     const nullable = nonNull.length < variants.length;
     const base: Shape = nonNull.length === 1 ? shapeOfSchema(nonNull[0], defs, expanding) : { t: 'any' };
@@ -34,22 +34,30 @@ export function shapeOfSchema(schema: any, defs: Record<string, any> = {}, expan
   if (!schema.type && Array.isArray(schema.enum) && schema.enum.every((e: unknown) => typeof e === 'string')) return { t: 'string' };
   if (!schema.type && typeof schema.const === 'string') return { t: 'string' };
   switch (schema.type) {
-    case 'string': return { t: 'string' };
-    case 'number': case 'integer': return { t: 'number' };
-    case 'boolean': return { t: 'boolean' };
-    case 'array': return { t: 'array', items: shapeOfSchema(schema.items, defs, expanding) };
+    case 'string':
+      return { t: 'string' };
+    case 'number':
+    case 'integer':
+      return { t: 'number' };
+    case 'boolean':
+      return { t: 'boolean' };
+    case 'array':
+      return { t: 'array', items: shapeOfSchema(schema.items, defs, expanding) };
     case 'object': {
       if (!schema.properties || !Object.keys(schema.properties).length) return { t: 'object' };
       const required = new Set<string>(schema.required ?? []);
       return {
         t: 'object',
-        fields: Object.fromEntries(Object.entries(schema.properties).map(([k, v]) => {
-          const s = shapeOfSchema(v, defs, expanding);
-          return [k, required.has(k) ? s : { ...s, opt: true }];
-        })),
+        fields: Object.fromEntries(
+          Object.entries(schema.properties).map(([k, v]) => {
+            const s = shapeOfSchema(v, defs, expanding);
+            return [k, required.has(k) ? s : { ...s, opt: true }];
+          }),
+        ),
       };
     }
-    default: return { t: 'any' };
+    default:
+      return { t: 'any' };
   }
 }
 
@@ -58,11 +66,16 @@ export function shapeOfValue(v: unknown): Shape {
   if (v === null) return { t: 'any', null: true };
   if (Array.isArray(v)) return { t: 'array', items: v.length ? mergeItems(v.map(shapeOfValue)) : undefined };
   switch (typeof v) {
-    case 'string': return { t: 'string' };
-    case 'number': return { t: 'number' };
-    case 'boolean': return { t: 'boolean' };
-    case 'object': return { t: 'object', fields: Object.fromEntries(Object.entries(v as object).map(([k, x]) => [k, shapeOfValue(x)])) };
-    default: return { t: 'any' };
+    case 'string':
+      return { t: 'string' };
+    case 'number':
+      return { t: 'number' };
+    case 'boolean':
+      return { t: 'boolean' };
+    case 'object':
+      return { t: 'object', fields: Object.fromEntries(Object.entries(v as object).map(([k, x]) => [k, shapeOfValue(x)])) };
+    default:
+      return { t: 'any' };
   }
 }
 
@@ -108,8 +121,9 @@ export function compareShapes(ref: Shape, berth: Shape, opts: CompareOptions, pa
   for (const [name, want] of Object.entries(ref.fields)) {
     const got = berth.fields[name];
     const p = path ? `${path}.${name}` : name;
-    if (!got) { if (!want.opt) problems.push(`${p}: missing`); }
-    else if (got.opt && !want.opt) problems.push(`${p}: optional, the peer always answers it`);
+    if (!got) {
+      if (!want.opt) problems.push(`${p}: missing`);
+    } else if (got.opt && !want.opt) problems.push(`${p}: optional, the peer always answers it`);
     else problems.push(...compareShapes(want, got, opts, p));
   }
   for (const name of Object.keys(berth.fields)) {

@@ -34,8 +34,14 @@ function balanced(src: string, open: number): string {
   const stack: string[] = [];
   for (let i = open; i < src.length; i++) {
     const c = src[i]!;
-    if (c === '/' && src[i + 1] === '/') { i = src.indexOf('\n', i); continue; }
-    if (c === '/' && src[i + 1] === '*') { i = src.indexOf('*/', i) + 1; continue; }
+    if (c === '/' && src[i + 1] === '/') {
+      i = src.indexOf('\n', i);
+      continue;
+    }
+    if (c === '/' && src[i + 1] === '*') {
+      i = src.indexOf('*/', i) + 1;
+      continue;
+    }
     if (c === '"' || c === "'" || c === '`') {
       for (i++; i < src.length && src[i] !== c; i++) if (src[i] === '\\') i++;
       continue;
@@ -52,19 +58,33 @@ function balanced(src: string, open: number): string {
 /** Top-level `key: expression` entries of an object literal's body. */
 function entries(body: string): [string, string][] {
   const result: [string, string][] = [];
-  let depth = 0, start = 0;
+  let depth = 0,
+    start = 0;
   const push = (end: number) => {
-    const text = body.slice(start, end).replace(/^\s*(\/\/[^\n]*\n\s*)*/g, '').trim();
+    const text = body
+      .slice(start, end)
+      .replace(/^\s*(\/\/[^\n]*\n\s*)*/g, '')
+      .trim();
     const m = /^([A-Za-z_$][\w$]*)\s*:\s*([\s\S]*)$/.exec(text);
     if (m) result.push([m[1]!, m[2]!]);
   };
   for (let i = 0; i < body.length; i++) {
     const c = body[i]!;
-    if (c === '/' && body[i + 1] === '/') { i = body.indexOf('\n', i); if (i < 0) break; continue; }
-    if (c === '"' || c === "'" || c === '`') { for (i++; i < body.length && body[i] !== c; i++) if (body[i] === '\\') i++; continue; }
+    if (c === '/' && body[i + 1] === '/') {
+      i = body.indexOf('\n', i);
+      if (i < 0) break;
+      continue;
+    }
+    if (c === '"' || c === "'" || c === '`') {
+      for (i++; i < body.length && body[i] !== c; i++) if (body[i] === '\\') i++;
+      continue;
+    }
     if ('({['.includes(c)) depth++;
     else if (')}]'.includes(c)) depth--;
-    else if (c === ',' && depth === 0) { push(i); start = i + 1; }
+    else if (c === ',' && depth === 0) {
+      push(i);
+      start = i + 1;
+    }
   }
   push(body.length);
   return result;
@@ -84,7 +104,9 @@ function column(expr: string, enums: Set<string>, where: string): Shape {
 }
 
 const tables = new Map<string, Record<string, Shape>>();
-const files = git('ls-tree', '--name-only', `${tag}:${SCHEMA_DIR}`).split('\n').filter(f => f.endsWith('.ts'));
+const files = git('ls-tree', '--name-only', `${tag}:${SCHEMA_DIR}`)
+  .split('\n')
+  .filter(f => f.endsWith('.ts'));
 const sources = new Map(files.map(f => [f, git('show', `${tag}:${SCHEMA_DIR}/${f}`)]));
 const enums = new Set<string>();
 for (const src of sources.values()) for (const m of src.matchAll(/export const (\w+)\s*=\s*pgEnum\(/g)) enums.add(m[1]!);
@@ -98,7 +120,13 @@ for (const [file, src] of sources) {
 }
 
 // ---- what the routers answer (written from reading them at the tag) ------------------------------
-interface Spec { table: string; omit?: string[]; pick?: string[]; with?: Record<string, Rel>; extra?: Record<string, Shape> }
+interface Spec {
+  table: string;
+  omit?: string[];
+  pick?: string[];
+  with?: Record<string, Rel>;
+  extra?: Record<string, Shape>;
+}
 type Rel = { many: Spec } | { one: Spec; nullable?: true };
 const many = (s: Spec | string): Rel => ({ many: typeof s === 'string' ? { table: s } : s });
 const one = (s: Spec | string): Rel => ({ one: typeof s === 'string' ? { table: s } : s });
@@ -123,9 +151,15 @@ const applicationFound: Spec = {
   table: 'application',
   with: {
     environment: environmentWithProject,
-    domains: many('domain'), deployments: many('deployment'), mounts: many('mount'), redirects: many('redirect'),
-    security: many('security'), ports: many('port'), ...gitRelations,
-    server: maybe('server'), previewDeployments: many('preview_deployments'),
+    domains: many('domain'),
+    deployments: many('deployment'),
+    mounts: many('mount'),
+    redirects: many('redirect'),
+    security: many('security'),
+    ports: many('port'),
+    ...gitRelations,
+    server: maybe('server'),
+    previewDeployments: many('preview_deployments'),
     registry: maybe({ table: 'registry', omit: ['password'] }),
     buildRegistry: maybe({ table: 'registry', omit: ['password'] }),
     rollbackRegistry: maybe({ table: 'registry', omit: ['password'] }),
@@ -134,10 +168,7 @@ const applicationFound: Spec = {
 /** findComposeById */
 const composeFound: Spec = {
   table: 'compose',
-  with: {
-    environment: environmentWithProject, deployments: many('deployment'), mounts: many('mount'), domains: many('domain'), ...gitRelations,
-    server: maybe('server'), backups,
-  },
+  with: { environment: environmentWithProject, deployments: many('deployment'), mounts: many('mount'), domains: many('domain'), ...gitRelations, server: maybe('server'), backups },
 };
 const TRUE: Shape = { t: 'boolean' };
 const TEXT: Shape = { t: 'string' };
@@ -154,9 +185,13 @@ const environmentFound: Spec = {
   pick: ['name', 'description', 'environmentId', 'isDefault', 'projectId', 'env'],
   with: {
     applications: listed('application', 'applicationId', 'applicationStatus', ['icon']),
-    mariadb: listed('mariadb', 'mariadbId'), mongo: listed('mongo', 'mongoId'), mysql: listed('mysql', 'mysqlId'),
-    postgres: listed('postgres', 'postgresId'), redis: listed('redis', 'redisId'),
-    compose: listed('compose', 'composeId', 'composeStatus', ['icon']), libsql: listed('libsql', 'libsqlId'),
+    mariadb: listed('mariadb', 'mariadbId'),
+    mongo: listed('mongo', 'mongoId'),
+    mysql: listed('mysql', 'mysqlId'),
+    postgres: listed('postgres', 'postgresId'),
+    redis: listed('redis', 'redisId'),
+    compose: listed('compose', 'composeId', 'composeStatus', ['icon']),
+    libsql: listed('libsql', 'libsqlId'),
     project: one('project'),
   },
 };
@@ -168,9 +203,13 @@ const summary = (table: string, id: string, more: string[] = [], status = 'appli
   many({ table, pick: [...serviceColumns.filter(c => c !== 'applicationStatus'), status, id, ...more], with: { server: serverOnlyName } });
 const workloadLists = {
   applications: summary('application', 'applicationId', ['icon']),
-  mariadb: summary('mariadb', 'mariadbId'), mongo: summary('mongo', 'mongoId'), mysql: summary('mysql', 'mysqlId'),
-  postgres: summary('postgres', 'postgresId'), redis: summary('redis', 'redisId'),
-  compose: summary('compose', 'composeId', ['icon'], 'composeStatus'), libsql: summary('libsql', 'libsqlId'),
+  mariadb: summary('mariadb', 'mariadbId'),
+  mongo: summary('mongo', 'mongoId'),
+  mysql: summary('mysql', 'mysqlId'),
+  postgres: summary('postgres', 'postgresId'),
+  redis: summary('redis', 'redisId'),
+  compose: summary('compose', 'composeId', ['icon'], 'composeStatus'),
+  libsql: summary('libsql', 'libsqlId'),
 };
 const projectTags = many({ table: 'project_tag', with: { tag: one('tag') } });
 /** project.all (owner and admin): each environment's name and id, the workloads' ids (applications' names and status too) */
@@ -189,7 +228,13 @@ const RETURNS: Record<string, Spec | (() => Shape)> = {
   'notification.remove': { table: 'notification' },
   'notification.receiveNotification': () => VOID,
   // create and update answer nothing (update's transaction returns no value); tests answer true
-  ...Object.fromEntries(NOTIFICATION_SUFFIXES.flatMap(s => [[`notification.create${s}`, () => VOID], [`notification.update${s}`, () => VOID], [`notification.test${s}Connection`, () => TRUE]])),
+  ...Object.fromEntries(
+    NOTIFICATION_SUFFIXES.flatMap(s => [
+      [`notification.create${s}`, () => VOID],
+      [`notification.update${s}`, () => VOID],
+      [`notification.test${s}Connection`, () => TRUE],
+    ]),
+  ),
   'application.create': { table: 'application' },
   'application.one': { ...applicationFound, extra: { hasGitProviderAccess: TRUE, unauthorizedProvider: { t: 'string', null: true } } },
   'application.start': applicationFound,
@@ -198,18 +243,42 @@ const RETURNS: Record<string, Spec | (() => Shape)> = {
   'application.move': { table: 'application' },
   'application.search': () => search('application'),
   'application.readLogs': () => TEXT,
-  ...Object.fromEntries(['reload', 'redeploy', 'deploy', 'saveEnvironment', 'saveBuildType', 'saveGithubProvider', 'saveGitlabProvider',
-    'saveBitbucketProvider', 'saveGiteaProvider', 'saveDockerProvider', 'saveGitProvider', 'saveGitProdiver', 'disconnectGitProvider',
-    'update', 'refreshToken', 'clearDeployments', 'cleanQueues', 'killBuild', 'markRunning'].map(p => [`application.${p}`, () => TRUE])),
-  ...Object.fromEntries(['postgres', 'mysql', 'mariadb', 'mongo', 'redis'].flatMap(kind => {
-    const found = database(kind, kind !== 'redis');
-    return [
-      [`${kind}.create`, { table: kind }], [`${kind}.move`, { table: kind }],
-      ...['one', 'start', 'stop', 'deploy', 'saveExternalPort', 'changeStatus', 'remove'].map(p => [`${kind}.${p}`, found]),
-      ...['saveEnvironment', 'reload', 'update', 'changePassword', 'rebuild'].map(p => [`${kind}.${p}`, () => TRUE]),
-      [`${kind}.search`, () => search(kind)], [`${kind}.readLogs`, () => TEXT],
-    ];
-  })),
+  ...Object.fromEntries(
+    [
+      'reload',
+      'redeploy',
+      'deploy',
+      'saveEnvironment',
+      'saveBuildType',
+      'saveGithubProvider',
+      'saveGitlabProvider',
+      'saveBitbucketProvider',
+      'saveGiteaProvider',
+      'saveDockerProvider',
+      'saveGitProvider',
+      'saveGitProdiver',
+      'disconnectGitProvider',
+      'update',
+      'refreshToken',
+      'clearDeployments',
+      'cleanQueues',
+      'killBuild',
+      'markRunning',
+    ].map(p => [`application.${p}`, () => TRUE]),
+  ),
+  ...Object.fromEntries(
+    ['postgres', 'mysql', 'mariadb', 'mongo', 'redis'].flatMap(kind => {
+      const found = database(kind, kind !== 'redis');
+      return [
+        [`${kind}.create`, { table: kind }],
+        [`${kind}.move`, { table: kind }],
+        ...['one', 'start', 'stop', 'deploy', 'saveExternalPort', 'changeStatus', 'remove'].map(p => [`${kind}.${p}`, found]),
+        ...['saveEnvironment', 'reload', 'update', 'changePassword', 'rebuild'].map(p => [`${kind}.${p}`, () => TRUE]),
+        [`${kind}.search`, () => search(kind)],
+        [`${kind}.readLogs`, () => TEXT],
+      ];
+    }),
+  ),
   // compose stacks (findComposeById: the record the compose router answers from one and delete)
   'compose.create': { table: 'compose' },
   'compose.one': { ...composeFound, extra: { hasGitProviderAccess: TRUE, unauthorizedProvider: { t: 'string', null: true } } },
@@ -217,7 +286,16 @@ const RETURNS: Record<string, Spec | (() => Shape)> = {
   'compose.update': { table: 'compose' },
   'compose.move': { table: 'compose' },
   'compose.deployTemplate': { table: 'compose' },
-  'compose.search': () => ({ t: 'object', fields: { items: { t: 'array', items: fromSpec({ table: 'compose', pick: ['composeId', 'name', 'appName', 'description', 'environmentId', 'composeStatus', 'sourceType', 'createdAt'] }, 'compose.search') }, total: { t: 'number' } } }),
+  'compose.search': () => ({
+    t: 'object',
+    fields: {
+      items: {
+        t: 'array',
+        items: fromSpec({ table: 'compose', pick: ['composeId', 'name', 'appName', 'description', 'environmentId', 'composeStatus', 'sourceType', 'createdAt'] }, 'compose.search'),
+      },
+      total: { t: 'number' },
+    },
+  }),
   ...Object.fromEntries(['saveEnvironment', 'clearDeployments', 'stop', 'start', 'refreshToken', 'disconnectGitProvider'].map(p => [`compose.${p}`, () => TRUE])),
   ...Object.fromEntries(['randomizeCompose', 'isolatedDeployment', 'getConvertedCompose', 'getDefaultCommand', 'readLogs', 'fetchSourceType'].map(p => [`compose.${p}`, () => TEXT])),
   'compose.killBuild': () => VOID,
@@ -228,37 +306,61 @@ const RETURNS: Record<string, Spec | (() => Shape)> = {
   // the engine's own mount entries of the service's container
   'compose.loadMountsByService': () => ({ t: 'array', items: { t: 'any' } }),
   'compose.getTags': () => ({ t: 'array', items: TEXT }),
-  'compose.templates': () => ({ t: 'array', items: { t: 'object', fields: {
-    id: TEXT, name: TEXT, description: TEXT, version: TEXT, logo: TEXT, links: { t: 'any' }, tags: { t: 'array', items: TEXT },
-  } } }),
-  ...Object.fromEntries(['previewTemplate', 'processTemplate'].map(p => [`compose.${p}`, () => ({ t: 'object', fields: {
-    compose: TEXT,
-    template: { t: 'object', fields: {
-      envs: { t: 'array', items: TEXT },
-      mounts: { t: 'array', items: { t: 'object', fields: { filePath: TEXT, content: TEXT } } },
-      domains: { t: 'array', items: { t: 'object', fields: { serviceName: TEXT, port: { t: 'number' }, path: { t: 'string', opt: true }, host: TEXT } } },
-    } },
-  } })])),
-  'environment.one': environmentFound,
-  'environment.byProjectId': () => ({ t: 'array', items: fromSpec({
-    table: 'environment', pick: ['name', 'description', 'environmentId', 'isDefault'], with: { ...workloadLists, project: one('project') },
-  }, 'environment.byProjectId') }),
-  'project.one': { table: 'project', with: { environments: many({ table: 'environment', with: workloadLists }), projectTags } },
-  'project.all': () => ({ t: 'array', items: fromSpec({
-    table: 'project',
-    with: {
-      environments: many({
-        table: 'environment', pick: ['name', 'environmentId', 'isDefault'],
-        with: {
-          applications: idOnly('application', 'applicationId', ['name', 'applicationStatus']),
-          mariadb: idOnly('mariadb', 'mariadbId'), mongo: idOnly('mongo', 'mongoId'), mysql: idOnly('mysql', 'mysqlId'),
-          postgres: idOnly('postgres', 'postgresId'), redis: idOnly('redis', 'redisId'),
-          compose: idOnly('compose', 'composeId', ['name', 'composeStatus']), libsql: idOnly('libsql', 'libsqlId'),
+  'compose.templates': () => ({
+    t: 'array',
+    items: { t: 'object', fields: { id: TEXT, name: TEXT, description: TEXT, version: TEXT, logo: TEXT, links: { t: 'any' }, tags: { t: 'array', items: TEXT } } },
+  }),
+  ...Object.fromEntries(
+    ['previewTemplate', 'processTemplate'].map(p => [
+      `compose.${p}`,
+      () => ({
+        t: 'object',
+        fields: {
+          compose: TEXT,
+          template: {
+            t: 'object',
+            fields: {
+              envs: { t: 'array', items: TEXT },
+              mounts: { t: 'array', items: { t: 'object', fields: { filePath: TEXT, content: TEXT } } },
+              domains: { t: 'array', items: { t: 'object', fields: { serviceName: TEXT, port: { t: 'number' }, path: { t: 'string', opt: true }, host: TEXT } } },
+            },
+          },
         },
       }),
-      projectTags,
-    },
-  }, 'project.all') }),
+    ]),
+  ),
+  'environment.one': environmentFound,
+  'environment.byProjectId': () => ({
+    t: 'array',
+    items: fromSpec({ table: 'environment', pick: ['name', 'description', 'environmentId', 'isDefault'], with: { ...workloadLists, project: one('project') } }, 'environment.byProjectId'),
+  }),
+  'project.one': { table: 'project', with: { environments: many({ table: 'environment', with: workloadLists }), projectTags } },
+  'project.all': () => ({
+    t: 'array',
+    items: fromSpec(
+      {
+        table: 'project',
+        with: {
+          environments: many({
+            table: 'environment',
+            pick: ['name', 'environmentId', 'isDefault'],
+            with: {
+              applications: idOnly('application', 'applicationId', ['name', 'applicationStatus']),
+              mariadb: idOnly('mariadb', 'mariadbId'),
+              mongo: idOnly('mongo', 'mongoId'),
+              mysql: idOnly('mysql', 'mysqlId'),
+              postgres: idOnly('postgres', 'postgresId'),
+              redis: idOnly('redis', 'redisId'),
+              compose: idOnly('compose', 'composeId', ['name', 'composeStatus']),
+              libsql: idOnly('libsql', 'libsqlId'),
+            },
+          }),
+          projectTags,
+        },
+      },
+      'project.all',
+    ),
+  }),
   'project.create': () => ({ t: 'object', fields: { project: fromSpec({ table: 'project' }, 'project.create'), environment: fromSpec({ table: 'environment' }, 'project.create') } }),
   'project.update': { table: 'project' },
   'project.remove': { table: 'project' },
@@ -299,8 +401,20 @@ const RETURNS: Record<string, Spec | (() => Shape)> = {
   'organization.allInvitations': () => ({ t: 'array', items: fromSpec({ table: 'invitation' }, 'organization.allInvitations') }),
   // the database driver's result of the delete
   'organization.removeInvitation': () => ({ t: 'any' }),
-  'project.search': () => ({ t: 'object', fields: { items: { t: 'array', items: fromSpec({ table: 'project', pick: ['projectId', 'name', 'description', 'createdAt', 'organizationId', 'env'] }, 'project.search') }, total: { t: 'number' } } }),
-  'environment.search': () => ({ t: 'object', fields: { items: { t: 'array', items: fromSpec({ table: 'environment', pick: ['environmentId', 'name', 'description', 'createdAt', 'env', 'projectId', 'isDefault'] }, 'environment.search') }, total: { t: 'number' } } }),
+  'project.search': () => ({
+    t: 'object',
+    fields: {
+      items: { t: 'array', items: fromSpec({ table: 'project', pick: ['projectId', 'name', 'description', 'createdAt', 'organizationId', 'env'] }, 'project.search') },
+      total: { t: 'number' },
+    },
+  }),
+  'environment.search': () => ({
+    t: 'object',
+    fields: {
+      items: { t: 'array', items: fromSpec({ table: 'environment', pick: ['environmentId', 'name', 'description', 'createdAt', 'env', 'projectId', 'isDefault'] }, 'environment.search') },
+      total: { t: 'number' },
+    },
+  }),
   'project.duplicate': { table: 'project' },
   'organization.setDefault': () => ({ t: 'object', fields: { success: TRUE } }),
   'organization.active': () => ({ ...fromSpec({ table: 'organization' }, 'organization.active'), null: true }),
@@ -316,35 +430,73 @@ const RETURNS: Record<string, Spec | (() => Shape)> = {
   'user.createUserWithCredentials': () => ({ t: 'object', fields: { userId: TEXT, email: TEXT, role: TEXT } }),
   // findAllDeploymentsCentralized: every deployment of the organization's applications and compose
   // stacks, with a few columns of each, its place, and its servers
-  'deployment.allCentralized': () => ({ t: 'array', items: fromSpec({
-    table: 'deployment',
-    with: {
-      application: maybe({ table: 'application', pick: ['applicationId', 'name', 'appName', 'icon'], with: {
-        environment: one({ table: 'environment', pick: ['environmentId', 'name'], with: { project: one({ table: 'project', pick: ['projectId', 'name'] }) } }),
-        server: maybe({ table: 'server', pick: ['serverId', 'name', 'serverType'] }),
-        buildServer: maybe({ table: 'server', pick: ['serverId', 'name', 'serverType'] }),
-      } }),
-      compose: maybe({ table: 'compose', pick: ['composeId', 'name', 'appName', 'icon'], with: {
-        environment: one({ table: 'environment', pick: ['environmentId', 'name'], with: { project: one({ table: 'project', pick: ['projectId', 'name'] }) } }),
-        server: maybe({ table: 'server', pick: ['serverId', 'name', 'serverType'] }),
-      } }),
-      server: maybe({ table: 'server', pick: ['serverId', 'name', 'serverType'] }),
-      buildServer: maybe({ table: 'server', pick: ['serverId', 'name', 'serverType'] }),
-    },
-  }, 'deployment.allCentralized') }),
+  'deployment.allCentralized': () => ({
+    t: 'array',
+    items: fromSpec(
+      {
+        table: 'deployment',
+        with: {
+          application: maybe({
+            table: 'application',
+            pick: ['applicationId', 'name', 'appName', 'icon'],
+            with: {
+              environment: one({ table: 'environment', pick: ['environmentId', 'name'], with: { project: one({ table: 'project', pick: ['projectId', 'name'] }) } }),
+              server: maybe({ table: 'server', pick: ['serverId', 'name', 'serverType'] }),
+              buildServer: maybe({ table: 'server', pick: ['serverId', 'name', 'serverType'] }),
+            },
+          }),
+          compose: maybe({
+            table: 'compose',
+            pick: ['composeId', 'name', 'appName', 'icon'],
+            with: {
+              environment: one({ table: 'environment', pick: ['environmentId', 'name'], with: { project: one({ table: 'project', pick: ['projectId', 'name'] }) } }),
+              server: maybe({ table: 'server', pick: ['serverId', 'name', 'serverType'] }),
+            },
+          }),
+          server: maybe({ table: 'server', pick: ['serverId', 'name', 'serverType'] }),
+          buildServer: maybe({ table: 'server', pick: ['serverId', 'name', 'serverType'] }),
+        },
+      },
+      'deployment.allCentralized',
+    ),
+  }),
   // the deploy queue's jobs (the queue library's fields), each with the path of its service in the UI
-  'deployment.queueList': () => ({ t: 'array', items: { t: 'object', fields: {
-    id: TEXT, name: { t: 'string', opt: true }, data: { t: 'object' }, timestamp: { t: 'number', opt: true },
-    processedOn: { t: 'number', opt: true }, finishedOn: { t: 'number', opt: true }, failedReason: { t: 'string', opt: true }, state: TEXT,
-    servicePath: { t: 'object', fields: { href: { t: 'string', null: true }, label: TEXT } },
-  } } }),
+  'deployment.queueList': () => ({
+    t: 'array',
+    items: {
+      t: 'object',
+      fields: {
+        id: TEXT,
+        name: { t: 'string', opt: true },
+        data: { t: 'object' },
+        timestamp: { t: 'number', opt: true },
+        processedOn: { t: 'number', opt: true },
+        finishedOn: { t: 'number', opt: true },
+        failedReason: { t: 'string', opt: true },
+        state: TEXT,
+        servicePath: { t: 'object', fields: { href: { t: 'string', null: true }, label: TEXT } },
+      },
+    },
+  }),
   'user.get': {
     table: 'member',
     with: {
       user: one({
         table: 'user',
-        pick: ['id', 'firstName', 'lastName', 'email', 'image', 'allowImpersonation', 'twoFactorEnabled', 'stripeCustomerId',
-          'stripeSubscriptionId', 'serversQuantity', 'isEnterpriseCloud', 'sendInvoiceNotifications'],
+        pick: [
+          'id',
+          'firstName',
+          'lastName',
+          'email',
+          'image',
+          'allowImpersonation',
+          'twoFactorEnabled',
+          'stripeCustomerId',
+          'stripeSubscriptionId',
+          'serversQuantity',
+          'isEnterpriseCloud',
+          'sendInvoiceNotifications',
+        ],
         with: { apiKeys: many({ table: 'apikey', pick: ['id', 'name', 'prefix', 'enabled', 'expiresAt', 'createdAt'] }) },
       }),
     },
@@ -357,15 +509,16 @@ const RETURNS: Record<string, Spec | (() => Shape)> = {
   // domains (findDomainById joins a few columns of the application; byComposeId, of the compose)
   'domain.create': { table: 'domain' },
   'domain.one': { table: 'domain', with: { application: maybe({ table: 'application', pick: ['applicationId', 'appName', 'name'] }) } },
-  'domain.byApplicationId': () => ({ t: 'array', items: fromSpec({ table: 'domain', with: { application: maybe({ table: 'application', pick: ['applicationId', 'appName', 'name'] }) } }, 'domain.byApplicationId') }),
+  'domain.byApplicationId': () => ({
+    t: 'array',
+    items: fromSpec({ table: 'domain', with: { application: maybe({ table: 'application', pick: ['applicationId', 'appName', 'name'] }) } }, 'domain.byApplicationId'),
+  }),
   'domain.byComposeId': () => ({ t: 'array', items: fromSpec({ table: 'domain', with: { compose: maybe({ table: 'compose', pick: ['composeId', 'appName', 'name'] }) } }, 'domain.byComposeId') }),
   'domain.update': { table: 'domain' },
   'domain.delete': { table: 'domain' },
   'domain.generateDomain': () => TEXT,
   'domain.canGenerateTraefikMeDomains': () => TEXT,
-  'domain.validateDomain': () => ({ t: 'object', fields: {
-    isValid: TRUE, resolvedIp: { t: 'string', opt: true }, cdnProvider: { t: 'string', opt: true }, error: { t: 'string', opt: true },
-  } }),
+  'domain.validateDomain': () => ({ t: 'object', fields: { isValid: TRUE, resolvedIp: { t: 'string', opt: true }, cdnProvider: { t: 'string', opt: true }, error: { t: 'string', opt: true } } }),
   // redirects and basic-auth entries: create answers true; security.update answers nothing
   'redirects.create': () => TRUE,
   'redirects.one': { table: 'redirect' },
@@ -416,27 +569,47 @@ const RETURNS: Record<string, Spec | (() => Shape)> = {
   'backup.one': {
     table: 'backup',
     with: {
-      postgres: maybe('postgres'), mysql: maybe('mysql'), mariadb: maybe('mariadb'), mongo: maybe('mongo'), libsql: maybe('libsql'),
-      destination: one({ table: 'destination', omit: ['accessKey', 'secretAccessKey'] }), compose: maybe('compose'),
+      postgres: maybe('postgres'),
+      mysql: maybe('mysql'),
+      mariadb: maybe('mariadb'),
+      mongo: maybe('mongo'),
+      libsql: maybe('libsql'),
+      destination: one({ table: 'destination', omit: ['accessKey', 'secretAccessKey'] }),
+      compose: maybe('compose'),
     },
   },
   'backup.remove': { table: 'backup' },
   // the object store's listing (rclone lsjson entries), at most 100
-  'backup.listBackupFiles': () => ({ t: 'array', items: { t: 'object', fields: {
-    Path: TEXT, Name: TEXT, Size: { t: 'number' }, IsDir: TRUE, Tier: { t: 'string', opt: true },
-    Hashes: { t: 'object', opt: true, fields: { MD5: { t: 'string', opt: true }, SHA1: { t: 'string', opt: true } } },
-  } } }),
+  'backup.listBackupFiles': () => ({
+    t: 'array',
+    items: {
+      t: 'object',
+      fields: {
+        Path: TEXT,
+        Name: TEXT,
+        Size: { t: 'number' },
+        IsDir: TRUE,
+        Tier: { t: 'string', opt: true },
+        Hashes: { t: 'object', opt: true, fields: { MD5: { t: 'string', opt: true }, SHA1: { t: 'string', opt: true } } },
+      },
+    },
+  }),
   ...Object.fromEntries(['Postgres', 'MySql', 'Mariadb', 'Mongo', 'Compose', 'Libsql', 'WebServer'].map(k => [`backup.manualBackup${k}`, () => TRUE])),
   // volume backups: list joins each owner's id, appName and serverId; findVolumeBackupById joins the owners with their
   // environment and project, and the destination without its keys; create and update answer the row; delete answers the
   // driver's result; runManually answers nothing, or false when the run failed
-  'volumeBackups.list': () => ({ t: 'array', items: fromSpec({ table: 'volume_backup', with: Object.fromEntries(VOLUME_OWNERS.map(o => [o, maybe({ table: o, pick: [`${o}Id`, 'appName', 'serverId'] })])) }, 'volumeBackups.list') }),
+  'volumeBackups.list': () => ({
+    t: 'array',
+    items: fromSpec({ table: 'volume_backup', with: Object.fromEntries(VOLUME_OWNERS.map(o => [o, maybe({ table: o, pick: [`${o}Id`, 'appName', 'serverId'] })])) }, 'volumeBackups.list'),
+  }),
   'volumeBackups.create': { table: 'volume_backup' },
   'volumeBackups.update': { table: 'volume_backup' },
   'volumeBackups.one': {
     table: 'volume_backup',
     with: {
-      ...Object.fromEntries(VOLUME_OWNERS.map(o => [o, maybe({ table: o, ...(o === 'application' ? { pick: ['applicationId', 'appName', 'serverId'] } : {}), with: { environment: environmentWithProject } })])),
+      ...Object.fromEntries(
+        VOLUME_OWNERS.map(o => [o, maybe({ table: o, ...(o === 'application' ? { pick: ['applicationId', 'appName', 'serverId'] } : {}), with: { environment: environmentWithProject } })]),
+      ),
       destination: one({ table: 'destination', omit: ['accessKey', 'secretAccessKey'] }),
     },
   },
@@ -470,26 +643,47 @@ function fromZod(z: any, seen = 0): Shape {
   if (seen > 12) return { t: 'any' };
   const d = z._def;
   switch (d.typeName) {
-    case 'ZodOptional': return { ...fromZod(d.innerType, seen + 1), opt: true };
-    case 'ZodNullable': return { ...fromZod(d.innerType, seen + 1), null: true };
-    case 'ZodDefault': return fromZod(d.innerType, seen + 1);
-    case 'ZodLazy': return fromZod(d.getter(), seen + 1);
-    case 'ZodEffects': return fromZod(d.schema, seen + 1);
-    case 'ZodPipeline': return fromZod(d.in, seen + 1);
-    case 'ZodString': case 'ZodEnum': case 'ZodNativeEnum': case 'ZodDate': return { t: 'string' };
-    case 'ZodLiteral': return { t: typeof d.value === 'number' ? 'number' : typeof d.value === 'boolean' ? 'boolean' : 'string' };
-    case 'ZodNumber': case 'ZodBigInt': return { t: 'number' };
-    case 'ZodBoolean': return { t: 'boolean' };
-    case 'ZodArray': return { t: 'array', items: fromZod(d.type, seen + 1) };
-    case 'ZodRecord': return { t: 'object' };
-    case 'ZodObject': return { t: 'object', fields: Object.fromEntries(Object.entries(d.shape()).map(([k, v]) => [k, fromZod(v, seen + 1)])) };
-    default: return { t: 'any' };
+    case 'ZodOptional':
+      return { ...fromZod(d.innerType, seen + 1), opt: true };
+    case 'ZodNullable':
+      return { ...fromZod(d.innerType, seen + 1), null: true };
+    case 'ZodDefault':
+      return fromZod(d.innerType, seen + 1);
+    case 'ZodLazy':
+      return fromZod(d.getter(), seen + 1);
+    case 'ZodEffects':
+      return fromZod(d.schema, seen + 1);
+    case 'ZodPipeline':
+      return fromZod(d.in, seen + 1);
+    case 'ZodString':
+    case 'ZodEnum':
+    case 'ZodNativeEnum':
+    case 'ZodDate':
+      return { t: 'string' };
+    case 'ZodLiteral':
+      return { t: typeof d.value === 'number' ? 'number' : typeof d.value === 'boolean' ? 'boolean' : 'string' };
+    case 'ZodNumber':
+    case 'ZodBigInt':
+      return { t: 'number' };
+    case 'ZodBoolean':
+      return { t: 'boolean' };
+    case 'ZodArray':
+      return { t: 'array', items: fromZod(d.type, seen + 1) };
+    case 'ZodRecord':
+      return { t: 'object' };
+    case 'ZodObject':
+      return { t: 'object', fields: Object.fromEntries(Object.entries(d.shape()).map(([k, v]) => [k, fromZod(v, seen + 1)])) };
+    default:
+      return { t: 'any' };
   }
 }
 
 /** The SDK's answer for `router.procedure`: its response union less the error member. */
 function sdkShape(op: string): Shape | undefined {
-  const pascal = op.split('.').map(p => p.charAt(0).toUpperCase() + p.slice(1)).join('');
+  const pascal = op
+    .split('.')
+    .map(p => p.charAt(0).toUpperCase() + p.slice(1))
+    .join('');
   const response = sdkOps[`${pascal}Response$inboundSchema`];
   if (!response) return undefined;
   const options: any[] = response._def.typeName === 'ZodUnion' ? response._def.options : [response];
@@ -498,7 +692,9 @@ function sdkShape(op: string): Shape | undefined {
 }
 
 // Operations whose SDK name lacks an answer but whose peer answer is plain.
-const peerOps: string[] = Object.keys(JSON.parse(readFileSync(openapiPath, 'utf8')).paths).map(p => p.replace(/^\//, '')).sort();
+const peerOps: string[] = Object.keys(JSON.parse(readFileSync(openapiPath, 'utf8')).paths)
+  .map(p => p.replace(/^\//, ''))
+  .sort();
 const reference: ShapeReference = {
   $generated: `GENERATED by test/peer-shapes/generate.ts from the peer at ${tag} and dokploy-sdk ${sdkVersion} — do not edit; run the generator again.`,
   peer: tag,

@@ -10,9 +10,9 @@ export const ALLOWED_EXTRA: Record<string, string> = {
   targetId: 'deployments: the id of what it belongs to',
   action: 'deployments: what the job does (deploy, start, stop, ...)',
   startedAt: 'deployments: when the job started running (the peer has only createdAt); null while queued',
-  state: 'deployments: Berth\'s own state (queued, running, done, error, cancelled) beside the peer\'s status (running, done, error); restores answer it too',
+  state: "deployments: Berth's own state (queued, running, done, error, cancelled) beside the peer's status (running, done, error); restores answer it too",
   finishedAt: 'deployments: when the job ended (the peer has only createdAt)',
-  backups: 'database `one`: every kind lists its backups (the peer\'s redis has no such relation)',
+  backups: "database `one`: every kind lists its backups (the peer's redis has no such relation)",
   invitationId: 'invitations: the id also under invitationId (as organization.removeInvitation takes it)',
   defaultRole: 'organizations: a column of the peer at v0.30.2 that the older dokploy-sdk schemas (organization.all) do not list',
   isDefault: 'environments: a column of the peer at v0.30.2 that the older dokploy-sdk schemas do not list',
@@ -22,12 +22,12 @@ export const ALLOWED_EXTRA: Record<string, string> = {
   lastError: 'backups: why the last run failed; null after a success',
   missedWindows: 'backups: scheduled windows that passed without a run',
   lastMissedAt: 'backups: when a window was last missed',
-  hostKeyFingerprint: 'servers (server.*, and a workload\'s joined server): the host key Berth pinned (SHA256:…), null until the first connection',
+  hostKeyFingerprint: "servers (server.*, and a workload's joined server): the host key Berth pinned (SHA256:…), null until the first connection",
 };
 
 /** Operations where a deployment carries its workload under the kind's name for every registered kind (the peer: application and compose), with why. */
 export const KIND_RELATIONS_IN: Record<string, string> = {
-  'deployment.allCentralized': 'Berth deploys every kind: a database\'s deployment joins its database under the kind\'s name, as an application\'s joins its application',
+  'deployment.allCentralized': "Berth deploys every kind: a database's deployment joins its database under the kind's name, as an application's joins its application",
 };
 
 /** Berth's deployments answer the id field of every registered kind (`postgresId`, ...), as the older peer did. */
@@ -35,7 +35,10 @@ export const isKindIdField = (name: string, kindIdFields: string[]) => kindIdFie
 
 /** Fields Berth answers beyond the peer's in one operation only (anywhere in its answer), with why. */
 export const ALLOWED_EXTRA_IN: Record<string, { fields: string[]; reason: string }> = {
-  'environment.one': { fields: ['createdAt', 'appName'], reason: 'environment reads share one shape: the environment\'s createdAt, and each workload\'s appName as the peer\'s byProjectId and project.one list it' },
+  'environment.one': {
+    fields: ['createdAt', 'appName'],
+    reason: "environment reads share one shape: the environment's createdAt, and each workload's appName as the peer's byProjectId and project.one list it",
+  },
   'environment.byProjectId': { fields: ['createdAt', 'env', 'projectId'], reason: 'environment reads answer every field of the environment' },
   'project.all': {
     fields: ['createdAt', 'description', 'env', 'projectId', 'name', 'appName', 'server', 'serverId', 'applicationStatus', 'icon'],
@@ -43,51 +46,95 @@ export const ALLOWED_EXTRA_IN: Record<string, { fields: string[]; reason: string
   },
   'compose.deploy': { fields: ['deploymentId'], reason: 'the queued deployment, to follow with deployment.one' },
   'compose.redeploy': { fields: ['deploymentId'], reason: 'the queued deployment, to follow with deployment.one' },
-  'organization.inviteMember': { fields: ['token'], reason: 'the invitation\'s token, shown once: Berth sends no email (the peer mails a link)' },
+  'organization.inviteMember': { fields: ['token'], reason: "the invitation's token, shown once: Berth sends no email (the peer mails a link)" },
   'user.get': { fields: ['createdAt', 'updatedAt'], reason: 'Berth answers the same user fields in user.get as in user.one' },
   'project.duplicate': { fields: ['environments', 'projectTags'], reason: 'Berth answers the new project with its copied environments, as project.one does (the peer answers the row)' },
-  ...Object.fromEntries(['all', 'create', 'one', 'update'].map(p => [`certificates.${p}`, { fields: ['expiresAt', 'subjects', 'createdAt'], reason: 'Berth reads the leaf: when it expires and the names it covers; and when the record was made' }])),
-  'domain.one': { fields: ['preflight'], reason: 'Berth\'s own: why the domain would not answer (DNS, the proxy\'s port, the workload, the certificate)' },
-  'domain.validateDomain': { fields: ['preflight', 'isCloudflare'], reason: 'Berth\'s preflight of the host, and whether it resolves to a CDN in front (always false: not detected)' },
+  ...Object.fromEntries(
+    ['all', 'create', 'one', 'update'].map(p => [
+      `certificates.${p}`,
+      { fields: ['expiresAt', 'subjects', 'createdAt'], reason: 'Berth reads the leaf: when it expires and the names it covers; and when the record was made' },
+    ]),
+  ),
+  'domain.one': { fields: ['preflight'], reason: "Berth's own: why the domain would not answer (DNS, the proxy's port, the workload, the certificate)" },
+  'domain.validateDomain': { fields: ['preflight', 'isCloudflare'], reason: "Berth's preflight of the host, and whether it resolves to a CDN in front (always false: not detected)" },
   'backup.listBackupFiles': {
     fields: ['ModTime', 'backupId', 'checksum', 'verification', 'verified'],
     reason: 'what Berth recorded of each file it wrote: when, by which backup, its checksum and whether it was verified',
   },
   'user.createApiKey': { fields: ['apiKeyId', 'userId', 'lastUsedAt'], reason: 'Berth answers the new key as user.getApiKeys lists it too: its id under apiKeyId, its user, when it was last used' },
-  'backup.one': { fields: ['redis'], reason: 'Berth backs redis up too: a redis backup joins its database\'s record under redis, as the other kinds' },
+  'backup.one': { fields: ['redis'], reason: "Berth backs redis up too: a redis backup joins its database's record under redis, as the other kinds" },
   'deployment.allCentralized': {
     fields: ['description', 'createdAt', 'serverId', 'applicationStatus', 'composeStatus', 'buildServer'],
-    reason: 'each workload is joined as environment reads list it (its description, createdAt, serverId and status besides the peer\'s name, appName and icon), and with its build server (null) whatever its kind',
+    reason:
+      "each workload is joined as environment reads list it (its description, createdAt, serverId and status besides the peer's name, appName and icon), and with its build server (null) whatever its kind",
   },
-  ...Object.fromEntries(['one', 'all', 'remove', 'getEmailProviders', ...['Slack', 'Telegram', 'Discord', 'Email', 'Resend', 'Gotify', 'Ntfy', 'Mattermost', 'Custom', 'Lark', 'Teams', 'Pushover'].flatMap(s => [`create${s}`, `update${s}`])].map(p => [`notification.${p}`, {
-    fields: ['platformRestart', 'appHealth', 'tlsMode', 'signingSecret'],
-    reason: 'Berth\'s: the older variant\'s name of dokployRestart (the same value), the appHealth toggle, email\'s tlsMode, and a signed channel\'s secret answered once by the create or rotation that made it',
-  }])),
-  ...Object.fromEntries(['gitProvider.getAll', 'github.one', 'github.githubProviders', 'gitlab.one', 'gitlab.gitlabProviders'].map(op => [op, {
-    fields: ['sharedWithOrganization', 'githubUrl', 'isOwner', 'isConfigured', 'gitlabInternalUrl'],
-    reason: 'the peer at v0.30.2 answers them (its git_provider.sharedWithOrganization, github.githubUrl and gitlab.gitlabInternalUrl columns, getAll\'s isOwner and isConfigured); the older dokploy-sdk schemas the reference comes from do not list them',
-  }])),
+  ...Object.fromEntries(
+    [
+      'one',
+      'all',
+      'remove',
+      'getEmailProviders',
+      ...['Slack', 'Telegram', 'Discord', 'Email', 'Resend', 'Gotify', 'Ntfy', 'Mattermost', 'Custom', 'Lark', 'Teams', 'Pushover'].flatMap(s => [`create${s}`, `update${s}`]),
+    ].map(p => [
+      `notification.${p}`,
+      {
+        fields: ['platformRestart', 'appHealth', 'tlsMode', 'signingSecret'],
+        reason:
+          "Berth's: the older variant's name of dokployRestart (the same value), the appHealth toggle, email's tlsMode, and a signed channel's secret answered once by the create or rotation that made it",
+      },
+    ]),
+  ),
+  ...Object.fromEntries(
+    ['gitProvider.getAll', 'github.one', 'github.githubProviders', 'gitlab.one', 'gitlab.gitlabProviders'].map(op => [
+      op,
+      {
+        fields: ['sharedWithOrganization', 'githubUrl', 'isOwner', 'isConfigured', 'gitlabInternalUrl'],
+        reason:
+          "the peer at v0.30.2 answers them (its git_provider.sharedWithOrganization, github.githubUrl and gitlab.gitlabInternalUrl columns, getAll's isOwner and isConfigured); the older dokploy-sdk schemas the reference comes from do not list them",
+      },
+    ]),
+  ),
   'backup.remove': { fields: ['destination'], reason: 'Berth answers the removed backup as backup.one does (the peer answers the row)' },
 };
 
 /** The operations that answer a record with its backups (the peer's findXById): the databases', and a compose stack's one and delete. */
 const BACKUP_LISTING_OPS = [
   ...['postgres', 'mysql', 'mariadb', 'mongo', 'redis'].flatMap(kind => ['one', 'changeStatus', 'remove', 'saveExternalPort', 'deploy', 'start', 'stop'].map(p => `${kind}.${p}`)),
-  'compose.one', 'compose.delete',
+  'compose.one',
+  'compose.delete',
 ];
 
 /** Fields of the peer Berth does not answer, by `operation field` (or `* field`), with why. */
 export const ALLOWED_MISSING: Record<string, string> = {
   '* privateKey': 'an SSH private key is never answered by Berth (secrets are sealed; the peer answers it in sshKey.one/all)',
   '* inviterId': 'Berth does not record who sent an invitation',
-  '* teamId': 'teams are not served (the peer\'s members and invitations may belong to one)',
+  '* teamId': "teams are not served (the peer's members and invitations may belong to one)",
   // user.one: the peer's full user row carries its admin panel's and licensing fields.
-  ...Object.fromEntries(['banned', 'banReason', 'banExpires', 'bookmarkedTemplates', 'createdAt2', 'emailVerified', 'enableEnterpriseFeatures', 'enablePaidFeatures',
-    'expirationDate', 'isRegistered', 'isValidEnterpriseLicense', 'licenseKey', 'role', 'trustedOrigins']
-    .flatMap(f => ['user.one', 'user.all', 'user.update'].map(op => [`${op} ${f}`, 'the peer\'s admin-panel, template and licensing fields of a user are not served']))),
+  ...Object.fromEntries(
+    [
+      'banned',
+      'banReason',
+      'banExpires',
+      'bookmarkedTemplates',
+      'createdAt2',
+      'emailVerified',
+      'enableEnterpriseFeatures',
+      'enablePaidFeatures',
+      'expirationDate',
+      'isRegistered',
+      'isValidEnterpriseLicense',
+      'licenseKey',
+      'role',
+      'trustedOrigins',
+    ].flatMap(f => ['user.one', 'user.all', 'user.update'].map(op => [`${op} ${f}`, "the peer's admin-panel, template and licensing fields of a user are not served"])),
+  ),
   // backups: by design
-  ...Object.fromEntries(['backup.one', 'backup.remove', ...BACKUP_LISTING_OPS].map(op => [`${op} includeEncryptionKey`,
-    'Berth keeps a backup\'s key sealed in Berth, never beside its files (the peer\'s flag says whether to store it there)'])),
+  ...Object.fromEntries(
+    ['backup.one', 'backup.remove', ...BACKUP_LISTING_OPS].map(op => [
+      `${op} includeEncryptionKey`,
+      "Berth keeps a backup's key sealed in Berth, never beside its files (the peer's flag says whether to store it there)",
+    ]),
+  ),
 };
 
 /**
@@ -97,24 +144,40 @@ export const ALLOWED_MISSING: Record<string, string> = {
  */
 export const DEVIATIONS: Record<string, string> = {
   'user.generateToken': 'the peer answers the placeholder string "token"; Berth answers a real bearer token ({token})',
-  'settings.getWebServerSettings': 'Berth\'s own settings: its proxy, ports, server address and generated-domain base (the peer answers its web-server settings row: cleanup, SSO, whitelabeling, ...)',
-  'settings.assignDomainServer': 'answers Berth\'s own settings, as settings.getWebServerSettings does',
+  'settings.getWebServerSettings': "Berth's own settings: its proxy, ports, server address and generated-domain base (the peer answers its web-server settings row: cleanup, SSO, whitelabeling, ...)",
+  'settings.assignDomainServer': "answers Berth's own settings, as settings.getWebServerSettings does",
 };
 
 /** Operations Berth serves that the peer (v0.30.2) does not have, with why. */
 export const BERTH_ONLY: Record<string, string> = {
-  ...Object.fromEntries(['createAdmin', 'createUser', 'login', 'get', 'logout', 'update', 'generateToken', 'one', 'updateByAdmin',
-    'generate2FASecret', 'verify2FASetup', 'verifyLogin2FA', 'disable2FA', 'verifyToken'].map(p => [`auth.${p}`, 'the older API variant\'s accounts and sessions (bearer tokens)'])),
-  'application.saveGitProdiver': 'the older variant\'s spelling of saveGitProvider',
-  'user.getApiKeys': 'lists the caller\'s API keys (the peer lists them inside user.get)',
+  ...Object.fromEntries(
+    [
+      'createAdmin',
+      'createUser',
+      'login',
+      'get',
+      'logout',
+      'update',
+      'generateToken',
+      'one',
+      'updateByAdmin',
+      'generate2FASecret',
+      'verify2FASetup',
+      'verifyLogin2FA',
+      'disable2FA',
+      'verifyToken',
+    ].map(p => [`auth.${p}`, "the older API variant's accounts and sessions (bearer tokens)"]),
+  ),
+  'application.saveGitProdiver': "the older variant's spelling of saveGitProvider",
+  'user.getApiKeys': "lists the caller's API keys (the peer lists them inside user.get)",
   'deployment.one': 'one deployment record, for following a queued run',
-  'compose.getIgnoredKeys': 'what the stack\'s compose type ignores or refuses in its file, before anything runs (the peer says nothing)',
+  'compose.getIgnoredKeys': "what the stack's compose type ignores or refuses in its file, before anything runs (the peer says nothing)",
   'auth.generateRecoveryCodes': 'one-time recovery codes for two-factor login (the peer has none)',
   'backup.manualBackupRedis': 'Berth backs redis up too (the peer has no redis backups)',
   'backup.restoreBackup': 'queues a restore as a deployment and answers its id (the peer streams it through a subscription, restoreBackupWithLogs)',
-  'notification.deliveries': 'the delivery log of a channel: each event sent through it, its tries, state and the provider\'s answer (the peer keeps none)',
-  'github.setupState': 'the GitHub App manifest flow\'s state, sealed and bound to the caller\'s organization (the peer\'s client writes an unsigned one)',
-  'gitlab.authorization': 'GitLab\'s authorization page with a state sealed and bound to the caller\'s organization and the connection (the peer\'s client builds the URL with no state)',
+  'notification.deliveries': "the delivery log of a channel: each event sent through it, its tries, state and the provider's answer (the peer keeps none)",
+  'github.setupState': "the GitHub App manifest flow's state, sealed and bound to the caller's organization (the peer's client writes an unsigned one)",
+  'gitlab.authorization': "GitLab's authorization page with a state sealed and bound to the caller's organization and the connection (the peer's client builds the URL with no state)",
   'volumeBackups.restore': 'queues a volume restore as a deployment and answers its id (the peer streams it through a subscription, restoreVolumeBackupWithLogs, with the same input)',
 };
 
@@ -124,19 +187,27 @@ export const BERTH_ONLY: Record<string, string> = {
  * exactly the served operations without a reference, so it only shrinks.
  */
 export const NO_REFERENCE: Record<string, string> = {
-  'gitProvider.toggleShare': 'the peer answers its update\'s result (the git_provider row), which the generator does not derive',
-  'github.getGithubRepositories': 'the peer answers GitHub\'s own repository objects (octokit), not a row of its schema',
-  'github.getGithubBranches': 'the peer answers GitHub\'s own branch objects (octokit), not a row of its schema',
+  'gitProvider.toggleShare': "the peer answers its update's result (the git_provider row), which the generator does not derive",
+  'github.getGithubRepositories': "the peer answers GitHub's own repository objects (octokit), not a row of its schema",
+  'github.getGithubBranches': "the peer answers GitHub's own branch objects (octokit), not a row of its schema",
   // The generator has no recipe for ai.* yet (its routers answer the `ai` table with its key, a
   // drizzle insert result, the AI SDK's model list); Berth's answers are documented in
   // docs/ai-and-billing.md and checked by plugins/ai/test/ai-api.test.ts.
-  ...Object.fromEntries(['create', 'delete', 'deploy', 'get', 'getAll', 'getModels', 'one', 'suggest', 'testConnection', 'update']
-    .map(op => [`ai.${op}`, 'no reference recipe for ai.* yet (the peer answers its table with the key, which Berth never answers)'])),
-  ...Object.fromEntries(['all', 'allForPermissions', 'buildServers', 'count', 'create', 'one', 'remove', 'update', 'updateBuildsConcurrency', 'withSSHKey'].map(p => [`server.${p}`,
-    'the generator does not derive the server router\'s answers (its row with hostKeyFingerprint added, totalSum in all, deployments and the key in one and remove): Berth declares them from the peer\'s server table'])),
-  'gitlab.create': 'the peer answers nothing (its transaction\'s result is not returned); Berth answers the new record as gitlab.one does, its secret and tokens null',
-  'gitlab.getGitlabRepositories': 'the peer answers a mapping of GitLab\'s project objects ({ id, name, url, owner: { username } }), not a row of its schema',
-  'gitlab.getGitlabBranches': 'the peer answers GitLab\'s own branch objects, not a row of its schema',
+  ...Object.fromEntries(
+    ['create', 'delete', 'deploy', 'get', 'getAll', 'getModels', 'one', 'suggest', 'testConnection', 'update'].map(op => [
+      `ai.${op}`,
+      'no reference recipe for ai.* yet (the peer answers its table with the key, which Berth never answers)',
+    ]),
+  ),
+  ...Object.fromEntries(
+    ['all', 'allForPermissions', 'buildServers', 'count', 'create', 'one', 'remove', 'update', 'updateBuildsConcurrency', 'withSSHKey'].map(p => [
+      `server.${p}`,
+      "the generator does not derive the server router's answers (its row with hostKeyFingerprint added, totalSum in all, deployments and the key in one and remove): Berth declares them from the peer's server table",
+    ]),
+  ),
+  'gitlab.create': "the peer answers nothing (its transaction's result is not returned); Berth answers the new record as gitlab.one does, its secret and tokens null",
+  'gitlab.getGitlabRepositories': "the peer answers a mapping of GitLab's project objects ({ id, name, url, owner: { username } }), not a row of its schema",
+  'gitlab.getGitlabBranches': "the peer answers GitLab's own branch objects, not a row of its schema",
 };
 
 /**
@@ -145,27 +216,34 @@ export const NO_REFERENCE: Record<string, string> = {
  * come. The shape test fails when Berth serves one of these namespaces (the exemption is stale).
  */
 export const NOT_SERVED_NAMESPACE: Record<string, string> = {
-  previewDeployments: 'previewDeployment', libsql: 'libsql', projectTags: 'tag', rollback: 'rollback',
-  bitbucket: 'bitbucket', gitea: 'gitea',
-  registry: 'registry', buildRegistry: 'registry', rollbackRegistry: 'registry',
+  previewDeployments: 'previewDeployment',
+  libsql: 'libsql',
+  projectTags: 'tag',
+  rollback: 'rollback',
+  bitbucket: 'bitbucket',
+  gitea: 'gitea',
+  registry: 'registry',
+  buildRegistry: 'registry',
+  rollbackRegistry: 'registry',
 };
 /**
  * Relations of a namespace Berth serves that the records answering them do not join yet: always
  * null, their fields not compared, with why. Shrinks as the joins come.
  */
-export const NOT_JOINED: Record<string, string> = {
-  buildServer: 'a workload\'s build server: null until build servers are served (the registries issue)',
-};
+export const NOT_JOINED: Record<string, string> = { buildServer: "a workload's build server: null until build servers are served (the registries issue)" };
 /**
  * Where a relation Berth joins elsewhere still answers null in one operation (its fields not
  * compared there), with why. Shrinks as the joins come.
  */
 export const NOT_JOINED_IN: Record<string, { relations: string[]; reason: string }> = {
-  ...Object.fromEntries(['environment.one', 'environment.byProjectId', 'project.one'].map(op => [op, {
-    relations: ['server'], reason: 'each listed workload\'s server ({name, serverId}): null in the summaries until they join it (the workload\'s own answers do)',
-  }])),
-  'deployment.allCentralized': { relations: ['server'], reason: 'a deployment\'s server and its workload\'s: null until the deployment reads join them (serverId is answered)' },
-  'certificates.all': { relations: ['server'], reason: 'a certificate\'s server: certificates live on this machine only' },
+  ...Object.fromEntries(
+    ['environment.one', 'environment.byProjectId', 'project.one'].map(op => [
+      op,
+      { relations: ['server'], reason: "each listed workload's server ({name, serverId}): null in the summaries until they join it (the workload's own answers do)" },
+    ]),
+  ),
+  'deployment.allCentralized': { relations: ['server'], reason: "a deployment's server and its workload's: null until the deployment reads join them (serverId is answered)" },
+  'certificates.all': { relations: ['server'], reason: "a certificate's server: certificates live on this machine only" },
 };
 
 export const NOT_SERVED: Record<string, string> = {

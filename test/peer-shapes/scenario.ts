@@ -30,7 +30,10 @@ export interface ScenarioOptions {
 function checkDeployments(o: ScenarioOptions, where: string, deployments: any[], expected: { status: string; state: string; startedAt?: null; errorMessage?: string }) {
   o.check(deployments.length > 0, `${where}: lists deployments`);
   for (const d of deployments) {
-    o.check(d.status === expected.status && d.state === expected.state, `${where}: a ${expected.state} deployment answers status ${expected.status} and state ${expected.state} (got ${d.status}/${d.state})`);
+    o.check(
+      d.status === expected.status && d.state === expected.state,
+      `${where}: a ${expected.state} deployment answers status ${expected.status} and state ${expected.state} (got ${d.status}/${d.state})`,
+    );
     if ('startedAt' in expected) o.check(d.startedAt === null, `${where}: a queued deployment answers startedAt null`);
     if (expected.errorMessage) o.check(d.errorMessage === expected.errorMessage, `${where}: a cancelled deployment answers errorMessage "${expected.errorMessage}"`);
   }
@@ -53,12 +56,70 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
   const app = await call('application.create', { name: 'web', environmentId, appName: `shape-web-${o.suffix}` });
   const applicationId = app.applicationId;
   await call('application.saveEnvironment', { applicationId, env: 'GREETING=hello', buildArgs: null, buildSecrets: null, createEnvFile: true });
-  await call('application.saveBuildType', { applicationId, buildType: 'dockerfile', dockerfile: 'Dockerfile', dockerContextPath: null, dockerBuildStage: null, herokuVersion: null, railpackVersion: null, publishDirectory: null, isStaticSpa: null });
-  await call('application.saveGitProvider', { applicationId, customGitUrl: 'https://example.com/me/web.git', customGitBranch: 'main', customGitBuildPath: '/', customGitSSHKeyId: null, watchPaths: null, enableSubmodules: false });
-  await call('application.saveGithubProvider', { applicationId, repository: 'web', owner: 'me', branch: 'main', buildPath: '/', githubId: null, triggerType: 'push', watchPaths: null, enableSubmodules: false });
-  await call('application.saveGitlabProvider', { applicationId, gitlabRepository: 'web', gitlabOwner: 'me', gitlabBranch: 'main', gitlabBuildPath: '/', gitlabId: null, gitlabProjectId: null, gitlabPathNamespace: 'me/web', watchPaths: null, enableSubmodules: false });
-  await call('application.saveBitbucketProvider', { applicationId, bitbucketRepository: 'web', bitbucketRepositorySlug: 'web', bitbucketOwner: 'me', bitbucketBranch: 'main', bitbucketBuildPath: '/', bitbucketId: null, watchPaths: null, enableSubmodules: false });
-  await call('application.saveGiteaProvider', { applicationId, giteaRepository: 'web', giteaOwner: 'me', giteaBranch: 'main', giteaBuildPath: '/', giteaId: null, watchPaths: null, enableSubmodules: false });
+  await call('application.saveBuildType', {
+    applicationId,
+    buildType: 'dockerfile',
+    dockerfile: 'Dockerfile',
+    dockerContextPath: null,
+    dockerBuildStage: null,
+    herokuVersion: null,
+    railpackVersion: null,
+    publishDirectory: null,
+    isStaticSpa: null,
+  });
+  await call('application.saveGitProvider', {
+    applicationId,
+    customGitUrl: 'https://example.com/me/web.git',
+    customGitBranch: 'main',
+    customGitBuildPath: '/',
+    customGitSSHKeyId: null,
+    watchPaths: null,
+    enableSubmodules: false,
+  });
+  await call('application.saveGithubProvider', {
+    applicationId,
+    repository: 'web',
+    owner: 'me',
+    branch: 'main',
+    buildPath: '/',
+    githubId: null,
+    triggerType: 'push',
+    watchPaths: null,
+    enableSubmodules: false,
+  });
+  await call('application.saveGitlabProvider', {
+    applicationId,
+    gitlabRepository: 'web',
+    gitlabOwner: 'me',
+    gitlabBranch: 'main',
+    gitlabBuildPath: '/',
+    gitlabId: null,
+    gitlabProjectId: null,
+    gitlabPathNamespace: 'me/web',
+    watchPaths: null,
+    enableSubmodules: false,
+  });
+  await call('application.saveBitbucketProvider', {
+    applicationId,
+    bitbucketRepository: 'web',
+    bitbucketRepositorySlug: 'web',
+    bitbucketOwner: 'me',
+    bitbucketBranch: 'main',
+    bitbucketBuildPath: '/',
+    bitbucketId: null,
+    watchPaths: null,
+    enableSubmodules: false,
+  });
+  await call('application.saveGiteaProvider', {
+    applicationId,
+    giteaRepository: 'web',
+    giteaOwner: 'me',
+    giteaBranch: 'main',
+    giteaBuildPath: '/',
+    giteaId: null,
+    watchPaths: null,
+    enableSubmodules: false,
+  });
   await call('application.disconnectGitProvider', { applicationId });
   await call('application.saveDockerProvider', { applicationId, dockerImage: 'berth-test/busybox:1', username: null, password: null, registryUrl: null });
   await call('application.update', { applicationId, description: 'the web', memoryLimit: '256m' });
@@ -86,7 +147,12 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
   // The queued runs as the peer's queue jobs, and joined with their application.
   const jobs = await call('deployment.queueList', {});
   o.check(jobs.length >= 3 && jobs.every((j: any) => j.state === 'waiting'), 'deployment.queueList: the queued runs are waiting jobs');
-  checkDeployments(o, 'deployment.allCentralized', (await call('deployment.allCentralized', {})).filter((d: any) => d.applicationId === applicationId), queued);
+  checkDeployments(
+    o,
+    'deployment.allCentralized',
+    (await call('deployment.allCentralized', {})).filter((d: any) => d.applicationId === applicationId),
+    queued,
+  );
   // Cancelled: the peer's error, with the queue's message.
   await call('application.cancelDeployment', { applicationId });
   const cancelled = { status: 'error', state: 'cancelled', errorMessage: 'Deployment cancelled' } as const;
@@ -126,7 +192,10 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
   // create answers true, as the peer's does: the new records are listed in application.one
   await call('redirects.create', { applicationId, regex: '^http://old\\.example\\.com/(.*)', replacement: 'http://new.example.com/${1}', permanent: false });
   await call('security.create', { applicationId, username: 'shapes', password: 'open sesame' });
-  const { redirects: [{ redirectId }], security: [{ securityId }] } = await call('application.one', { applicationId });
+  const {
+    redirects: [{ redirectId }],
+    security: [{ securityId }],
+  } = await call('application.one', { applicationId });
   await call('redirects.one', { redirectId });
   await call('redirects.update', { redirectId, regex: '^http://old\\.example\\.com/(.*)', replacement: 'http://new.example.com/$1', permanent: true });
   await call('security.one', { securityId });
@@ -150,7 +219,7 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
   await call('compose.getDefaultCommand', { composeId });
   // The suffix is `suffix`, or the older variant's `prefix` (suffix wins), else 8 random hex characters, as the peer's.
   o.check((await call('compose.randomizeCompose', { composeId, suffix: 'x1' })).includes('web-x1:'), 'randomizeCompose takes suffix');
-  o.check((await (o.raw ?? call)('compose.randomizeCompose', { composeId, prefix: 'p2' })).includes('web-p2:'), 'randomizeCompose takes the older variant\'s prefix as the suffix');
+  o.check((await (o.raw ?? call)('compose.randomizeCompose', { composeId, prefix: 'p2' })).includes('web-p2:'), "randomizeCompose takes the older variant's prefix as the suffix");
   o.check((await (o.raw ?? call)('compose.randomizeCompose', { composeId, suffix: 's3', prefix: 'p3' })).includes('web-s3:'), 'randomizeCompose: suffix wins over prefix');
   o.check(/\bweb-[0-9a-f]{8}:/.test(await call('compose.randomizeCompose', { composeId })), 'randomizeCompose without a suffix: 8 hex characters');
   await call('compose.isolatedDeployment', { composeId });
@@ -166,16 +235,40 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
   await call('compose.delete', { composeId, deleteVolumes: false });
 
   // a backup destination on the local disk (no object store needed)
-  const destination = await call('destination.create', { name: `shapes ${o.suffix}`, provider: 'local', bucket: `shapes-${o.suffix}`, endpoint: '', region: '', accessKey: '', secretAccessKey: '', additionalFlags: null });
+  const destination = await call('destination.create', {
+    name: `shapes ${o.suffix}`,
+    provider: 'local',
+    bucket: `shapes-${o.suffix}`,
+    endpoint: '',
+    region: '',
+    accessKey: '',
+    secretAccessKey: '',
+    additionalFlags: null,
+  });
   const destinationId = destination.destinationId;
   await call('destination.one', { destinationId });
   await call('destination.all', {});
-  await call('destination.update', { destinationId, name: `shapes ${o.suffix} changed`, provider: 'local', bucket: `shapes-${o.suffix}`, endpoint: '', region: '', accessKey: '', secretAccessKey: '', additionalFlags: null });
+  await call('destination.update', {
+    destinationId,
+    name: `shapes ${o.suffix} changed`,
+    provider: 'local',
+    bucket: `shapes-${o.suffix}`,
+    endpoint: '',
+    region: '',
+    accessKey: '',
+    secretAccessKey: '',
+    additionalFlags: null,
+  });
 
   for (const db of o.databases) {
     const created = await call(`${db.kind}.create`, {
-      name: `${db.kind} shapes`, appName: `shape-${db.kind}-${o.suffix}`, environmentId, databasePassword: 'Secret_pw-1', dockerImage: 'berth-test/redis:1',
-      ...(db.databaseName ? { databaseName: 'app' } : {}), ...(db.databaseUser ? { databaseUser: 'appuser' } : {}),
+      name: `${db.kind} shapes`,
+      appName: `shape-${db.kind}-${o.suffix}`,
+      environmentId,
+      databasePassword: 'Secret_pw-1',
+      dockerImage: 'berth-test/redis:1',
+      ...(db.databaseName ? { databaseName: 'app' } : {}),
+      ...(db.databaseUser ? { databaseUser: 'appuser' } : {}),
       ...(db.databaseRootPassword ? { databaseRootPassword: 'Root_pw-1' } : {}),
     });
     const id = { [db.idField]: created[db.idField] };
@@ -190,7 +283,12 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
     await call(`${db.kind}.reload`, { ...id, appName: created.appName });
     // The peer's database `one` nests deployments only under its backups, and its allByType takes no
     // database kind: the organization's list shows the database's runs.
-    checkDeployments(o, `deployment.allCentralized (${db.kind})`, (await call('deployment.allCentralized', {})).filter((d: any) => d[db.idField] === created[db.idField]), queued);
+    checkDeployments(
+      o,
+      `deployment.allCentralized (${db.kind})`,
+      (await call('deployment.allCentralized', {})).filter((d: any) => d[db.idField] === created[db.idField]),
+      queued,
+    );
     if (db === o.databases[0]) {
       await call('backup.create', { schedule: '0 3 * * *', prefix: 'shapes', destinationId, database: 'app', databaseType: db.kind, ...id });
       const { backups } = await call(`${db.kind}.one`, id);
@@ -216,7 +314,16 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
   // Channels: a sink nobody listens on is fine, nothing is sent (no event, no test operation).
   const toggles = { appBuildError: true, databaseBackup: false, dokployRestart: false, appDeploy: true, dockerCleanup: false, volumeBackup: false, dokployBackup: false, serverThreshold: false };
   const slack = await call('notification.createSlack', { name: `shapes ${o.suffix}`, ...toggles, webhookUrl: `http://127.0.0.1:${o.port}/slack/T0/B0/x`, channel: '#ops' });
-  await call('notification.createEmail', { name: `shapes mail ${o.suffix}`, ...toggles, smtpServer: '127.0.0.1', smtpPort: o.port, username: 'u', password: 'p', fromAddress: 'berth@example.com', toAddresses: ['ops@example.com'] });
+  await call('notification.createEmail', {
+    name: `shapes mail ${o.suffix}`,
+    ...toggles,
+    smtpServer: '127.0.0.1',
+    smtpPort: o.port,
+    username: 'u',
+    password: 'p',
+    fromAddress: 'berth@example.com',
+    toAddresses: ['ops@example.com'],
+  });
   await call('notification.one', { notificationId: slack.notificationId });
   await call('notification.all', {});
   await call('notification.getEmailProviders', {});
@@ -243,11 +350,12 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
 /** The scenario's database kinds, with the create fields their schema takes. */
 export function scenarioDatabases(doc: any, kinds: { kind: string; idField: string }[]): ScenarioOptions['databases'] {
   // The database kinds: the ones with an external port of their own.
-  return kinds.filter(k => doc.paths[`/${k.kind}.create`] && doc.paths[`/${k.kind}.saveExternalPort`]).map(k => {
-    const props = doc.paths[`/${k.kind}.create`].post.requestBody.content['application/json'].schema.properties;
-    return { kind: k.kind, idField: k.idField, databaseName: 'databaseName' in props, databaseUser: 'databaseUser' in props, databaseRootPassword: 'databaseRootPassword' in props };
-  });
+  return kinds
+    .filter(k => doc.paths[`/${k.kind}.create`] && doc.paths[`/${k.kind}.saveExternalPort`])
+    .map(k => {
+      const props = doc.paths[`/${k.kind}.create`].post.requestBody.content['application/json'].schema.properties;
+      return { kind: k.kind, idField: k.idField, databaseName: 'databaseName' in props, databaseUser: 'databaseUser' in props, databaseRootPassword: 'databaseRootPassword' in props };
+    });
 }
 
 export const uniqueSuffix = () => Math.random().toString(36).slice(2, 8);
-

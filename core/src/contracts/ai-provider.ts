@@ -81,9 +81,11 @@ export async function aiErrorOf(res: Response): Promise<AiProviderError> {
   let message = text.slice(0, 500);
   try {
     const body = JSON.parse(text) as { error?: { message?: string } | string; message?: string };
-    const found = typeof body.error === 'string' ? body.error : body.error?.message ?? body.message;
+    const found = typeof body.error === 'string' ? body.error : (body.error?.message ?? body.message);
     if (typeof found === 'string' && found) message = found.slice(0, 500);
-  } catch { /* not JSON: the text */ }
+  } catch {
+    /* not JSON: the text */
+  }
   return new AiProviderError(res.status, message || res.statusText);
 }
 

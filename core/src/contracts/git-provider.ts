@@ -117,7 +117,7 @@ export interface GitProvider {
 export function cloneCredentialEnv(credential: CloneCredential): Record<string, string> {
   const base = new URL(credential.baseUrl);
   if (base.protocol !== 'https:' && base.protocol !== 'http:') throw new Error(`A clone credential is for an http(s) URL, not ${base.protocol}`);
-  if (base.username || base.password) throw new Error('A clone credential\'s base URL must not carry a user or password');
+  if (base.username || base.password) throw new Error("A clone credential's base URL must not carry a user or password");
   if (/[\0-\x1f\x7f]/.test(credential.username + credential.password)) throw new Error('A clone credential must not contain control characters');
   const basic = Buffer.from(`${credential.username}:${credential.password}`).toString('base64');
   const scope = `${base.origin}${base.pathname.endsWith('/') ? base.pathname : `${base.pathname}/`}`;

@@ -10,7 +10,7 @@ export const EnvironmentFields = Type.Object({
   environmentId: Type.String(),
   name: Type.String(),
   description: Nullable(Type.String()),
-  env: Type.String({ description: 'environment variables shared by the environment\'s workloads' }),
+  env: Type.String({ description: "environment variables shared by the environment's workloads" }),
   projectId: Type.String(),
   isDefault: Type.Boolean({ description: 'the project\'s "production" environment, which cannot be removed' }),
   createdAt: Timestamp(),
@@ -22,7 +22,7 @@ export const ProjectFields = Type.Object({
   projectId: Type.String(),
   name: Type.String(),
   description: Nullable(Type.String()),
-  env: Type.String({ description: 'environment variables shared by the project\'s workloads' }),
+  env: Type.String({ description: "environment variables shared by the project's workloads" }),
   organizationId: Type.String(),
   createdAt: Timestamp(),
 });

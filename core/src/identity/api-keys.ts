@@ -9,15 +9,26 @@ import { IdentityStore } from './shared.ts';
 
 export class ApiKeyService extends IdentityStore<'sessions'> {
   /** A new key of the caller acting in `input.organizationId`; the plain key is in `key`. */
-  async createApiKey(principal: Principal, input: { name: string; prefix?: string; expiresIn?: number; organizationId: string; metadata?: Record<string, unknown> }): Promise<ApiKeyView & { key: string }> {
+  async createApiKey(
+    principal: Principal,
+    input: { name: string; prefix?: string; expiresIn?: number; organizationId: string; metadata?: Record<string, unknown> },
+  ): Promise<ApiKeyView & { key: string }> {
     const em = this.em();
     // A key acts in one organization: the caller must belong to it (404 otherwise, like any foreign record).
     if (!(await em.count(Member, { userId: principal.userId, organizationId: input.organizationId }))) throw notFound('Organization');
     const key = `${input.prefix ?? ''}${newToken(32)}`;
     const row = em.create(ApiKey, {
-      id: newId(), name: input.name, prefix: input.prefix ?? null, start: key.slice(0, 8), keyHash: hashToken(key),
-      userId: principal.userId, organizationId: input.organizationId, metadata: input.metadata ?? null,
-      expiresAt: input.expiresIn ? new Date(Date.now() + input.expiresIn * 1000) : null, lastUsedAt: null, createdAt: new Date(),
+      id: newId(),
+      name: input.name,
+      prefix: input.prefix ?? null,
+      start: key.slice(0, 8),
+      keyHash: hashToken(key),
+      userId: principal.userId,
+      organizationId: input.organizationId,
+      metadata: input.metadata ?? null,
+      expiresAt: input.expiresIn ? new Date(Date.now() + input.expiresIn * 1000) : null,
+      lastUsedAt: null,
+      createdAt: new Date(),
     });
     await em.flush();
     return { ...toApiKeyView(row), key };
@@ -37,6 +48,15 @@ export class ApiKeyService extends IdentityStore<'sessions'> {
 }
 
 const toApiKeyView = (k: InstanceType<typeof ApiKey.class>): ApiKeyView => ({
-  id: k.id, apiKeyId: k.id, name: k.name, prefix: k.prefix ?? null, start: k.start, userId: k.userId, organizationId: k.organizationId,
-  metadata: k.metadata ?? null, expiresAt: iso(k.expiresAt), lastUsedAt: iso(k.lastUsedAt), createdAt: iso(k.createdAt)!,
+  id: k.id,
+  apiKeyId: k.id,
+  name: k.name,
+  prefix: k.prefix ?? null,
+  start: k.start,
+  userId: k.userId,
+  organizationId: k.organizationId,
+  metadata: k.metadata ?? null,
+  expiresAt: iso(k.expiresAt),
+  lastUsedAt: iso(k.lastUsedAt),
+  createdAt: iso(k.createdAt)!,
 });

@@ -3,7 +3,12 @@
 import { defineEntity, p } from '@mikro-orm/core';
 import { newId } from '../crypto.ts';
 
-const id = () => p.string().length(32).primary().onCreate(() => newId());
+const id = () =>
+  p
+    .string()
+    .length(32)
+    .primary()
+    .onCreate(() => newId());
 const createdAt = () => p.datetime().onCreate(() => new Date());
 
 export const User = defineEntity({
@@ -25,34 +30,24 @@ export const User = defineEntity({
     twoFactorRecovery: p.text().nullable().hidden(),
     defaultOrganizationId: p.string().length(32).nullable(),
     createdAt: createdAt(),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   },
 });
 
 export const Organization = defineEntity({
   name: 'Organization',
   tableName: 'organizations',
-  properties: {
-    id: id(),
-    name: p.string(),
-    slug: p.string().nullable(),
-    logo: p.string().nullable(),
-    ownerId: p.string().length(32),
-    createdAt: createdAt(),
-  },
+  properties: { id: id(), name: p.string(), slug: p.string().nullable(), logo: p.string().nullable(), ownerId: p.string().length(32), createdAt: createdAt() },
 });
 
 export const Member = defineEntity({
   name: 'Member',
   tableName: 'members',
   uniques: [{ properties: ['userId', 'organizationId'] }],
-  properties: {
-    id: id(),
-    userId: p.string().length(32).index(),
-    organizationId: p.string().length(32).index(),
-    role: p.enum(['owner', 'admin', 'member'] as const),
-    createdAt: createdAt(),
-  },
+  properties: { id: id(), userId: p.string().length(32).index(), organizationId: p.string().length(32).index(), role: p.enum(['owner', 'admin', 'member'] as const), createdAt: createdAt() },
 });
 
 export const Session = defineEntity({

@@ -69,5 +69,4 @@ export class LoginGuard {
   }
 }
 
-export const tooManyAttempts = (retryAfterSeconds: number) =>
-  new BerthError('TOO_MANY_REQUESTS', `Too many failed attempts: try again in ${retryAfterSeconds} s`, [], { retryAfterSeconds });
+export const tooManyAttempts = (retryAfterSeconds: number) => new BerthError('TOO_MANY_REQUESTS', `Too many failed attempts: try again in ${retryAfterSeconds} s`, [], { retryAfterSeconds });

@@ -49,7 +49,9 @@ export class SessionService extends IdentityStore<'secrets' | 'clock'> {
     const [r] = await this.deps.orm.em.getConnection().execute<{ id: string; user_id: string; organization_id: string; expires_at: Date | null; role: Role }[]>(
       `select c.id, c.user_id, c.organization_id, c.expires_at, m.role from ${table} c
          join members m on m.user_id = c.user_id and m.organization_id = c.organization_id
-        where ${where}`, [hash]);
+        where ${where}`,
+      [hash],
+    );
     const expiresAt = r?.expires_at ? new Date(r.expires_at).getTime() : Infinity;
     if (!r || expiresAt <= Date.now()) throw unauthorized('Invalid or expired credentials');
     const principal: Principal = { userId: r.user_id, organizationId: r.organization_id, role: r.role, via, credentialId: r.id };
@@ -72,7 +74,10 @@ export class SessionService extends IdentityStore<'secrets' | 'clock'> {
     const user = await em.findOne(User, { email: email.trim().toLowerCase() });
     // Same answer for an unknown e-mail and a wrong password.
     if (!user || !(await verifyPassword(password, user.passwordHash))) {
-      this.#guard.fail([[account, LOGIN_LIMITS.account], [from, LOGIN_LIMITS.address]]);
+      this.#guard.fail([
+        [account, LOGIN_LIMITS.account],
+        [from, LOGIN_LIMITS.address],
+      ]);
       throw unauthorized('Invalid e-mail or password');
     }
     this.#guard.clear(account);
@@ -132,10 +137,7 @@ export class SessionService extends IdentityStore<'secrets' | 'clock'> {
     const orgId = organizationId ?? (await this.#activeOrganization(em, user));
     const token = newToken();
     const ttl = kind === 'session' ? SESSION_TTL : kind === 'pending2fa' ? PENDING_2FA_TTL : null;
-    em.create(Session, {
-      id: newId(), tokenHash: hashToken(token), userId, organizationId: orgId, kind, attempts: 0,
-      expiresAt: ttl ? new Date(Date.now() + ttl) : null, createdAt: new Date(),
-    });
+    em.create(Session, { id: newId(), tokenHash: hashToken(token), userId, organizationId: orgId, kind, attempts: 0, expiresAt: ttl ? new Date(Date.now() + ttl) : null, createdAt: new Date() });
     await em.flush();
     const view = await authUserView(this.em(), userId, orgId);
     // A pending login answers its own token as `id`: the second step proves the first.

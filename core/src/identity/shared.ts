@@ -36,6 +36,14 @@ export async function authUserView(em: EntityManager, userId: string, organizati
 }
 
 const toAuthUser = (u: UserRow, m: MemberRow | null): AuthUserView => ({
-  id: u.id, userId: u.id, email: u.email, rol: m && m.role !== 'member' ? 'admin' : 'user', image: u.image ?? null,
-  secret: null, token: null, is2FAEnabled: u.twoFactorEnabled, organizationId: m?.organizationId ?? null, createdAt: iso(u.createdAt)!,
+  id: u.id,
+  userId: u.id,
+  email: u.email,
+  rol: m && m.role !== 'member' ? 'admin' : 'user',
+  image: u.image ?? null,
+  secret: null,
+  token: null,
+  is2FAEnabled: u.twoFactorEnabled,
+  organizationId: m?.organizationId ?? null,
+  createdAt: iso(u.createdAt)!,
 });

@@ -33,5 +33,4 @@ export const ApiKeyView = Type.Object({
 });
 export type ApiKeyView = Static<typeof ApiKeyView>;
 
-export const iso = (d: Date | string | null | undefined): string | null =>
-  d == null ? null : (d instanceof Date ? d.toISOString() : new Date(d).toISOString());
+export const iso = (d: Date | string | null | undefined): string | null => (d == null ? null : d instanceof Date ? d.toISOString() : new Date(d).toISOString());

@@ -19,19 +19,10 @@ export async function openOrm({ endpoint, entities, migrations, poolSize, debug,
   const { pool } = endpoint;
   const orm = await MikroORM.init({
     entities,
-    ...(pool.connectionString
-      ? { clientUrl: pool.connectionString }
-      : { host: pool.host, port: pool.port, user: pool.user, password: pool.password as string, dbName: pool.database }),
+    ...(pool.connectionString ? { clientUrl: pool.connectionString } : { host: pool.host, port: pool.port, user: pool.user, password: pool.password as string, dbName: pool.database }),
     pool: { min: 0, max: poolSize },
     extensions: [Migrator],
-    migrations: {
-      migrationsList: [...migrations].sort((a, b) => a.name.localeCompare(b.name)),
-      tableName: 'berth_migrations',
-      transactional: true,
-      allOrNothing: true,
-      snapshot: false,
-      silent: true,
-    },
+    migrations: { migrationsList: [...migrations].sort((a, b) => a.name.localeCompare(b.name)), tableName: 'berth_migrations', transactional: true, allOrNothing: true, snapshot: false, silent: true },
     debug: debug ?? false,
     ...(log ? { logger: log } : {}),
     // Entities come from many packages; the ORM must not scan folders or guess.

@@ -37,9 +37,7 @@ export function dataError(e: { code?: string; message?: string }, input: unknown
   else if (e.code === '22003') culprits = leaves.filter(l => typeof l.value === 'number' && Math.abs(l.value) > 2 ** 31 - 1);
   else if (e.code === '54000') culprits = leaves.filter(l => typeof l.value === 'string' && l.value.length > 2000);
   const what = length ? `must be at most ${length} characters` : e.code === '22003' ? 'is out of range' : 'cannot be stored';
-  const issues = culprits.length
-    ? culprits.map(({ path }) => ({ path, message: `${path.join('.')}: ${what}` }))
-    : [{ path: [], message: `input: a value ${what}` }];
+  const issues = culprits.length ? culprits.map(({ path }) => ({ path, message: `${path.join('.')}: ${what}` })) : [{ path: [], message: `input: a value ${what}` }];
   return new BerthError('BAD_REQUEST', 'Invalid input data', issues);
 }
 
@@ -68,10 +66,7 @@ export const isTrpc = (url: string) => url.startsWith('/api/trpc/');
 export function errorBody(err: BerthError, trpcPath?: string) {
   const body = { code: err.code, message: err.message, issues: err.issues };
   if (trpcPath === undefined) return body;
-  return {
-    error: { json: { message: err.message, code: rpcCodes[err.code], data: { code: err.code, httpStatus: errorStatus[err.code], path: trpcPath, issues: err.issues } } },
-    ...body,
-  };
+  return { error: { json: { message: err.message, code: rpcCodes[err.code], data: { code: err.code, httpStatus: errorStatus[err.code], path: trpcPath, issues: err.issues } } }, ...body };
 }
 
 export function handleError(err: unknown, request: FastifyRequest, reply: FastifyReply) {

@@ -53,10 +53,7 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
     }
     const input = parseInput(proc.input, raw, coerce, emptyStringFields(proc.path));
     const scope = container.createScope();
-    scope.register({
-      em: asFunction(() => orm.em.fork()).scoped(),
-      principal: asValue(principal),
-    });
+    scope.register({ em: asFunction(() => orm.em.fork()).scoped(), principal: asValue(principal) });
     const ctx: ProcedureContext = {
       get principal() {
         if (!principal) throw unauthorized();
@@ -74,9 +71,10 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
       },
     };
     try {
-      const result = await Promise.resolve(proc.handler(input, ctx)).catch(e => {
-        throw dataError(e, input) ?? e;
-      }) ?? null;
+      const result =
+        (await Promise.resolve(proc.handler(input, ctx)).catch(e => {
+          throw dataError(e, input) ?? e;
+        })) ?? null;
       if (checkResponses) {
         const issues = outputErrors(proc.output, result);
         if (issues.length) {
@@ -131,23 +129,25 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
     } catch {
       throw new BerthError('BAD_REQUEST', 'Malformed JSON in the input parameter');
     }
-    const outcomes = await Promise.all(paths.map(async (path, i) => {
-      const proc = registry.get(path);
-      try {
-        if (!proc) throw notFound(`Operation ${path}`);
-        if (req.method === 'GET' && proc.kind === 'mutation') throw new BerthError('BAD_REQUEST', `${path} is a mutation: use POST`);
-        const headers: Record<string, string> = {};
-        const data = await call(proc, req, unwrapJson(inputs[i]), false, headers);
-        // A batch answers one set of headers: each procedure's are added (the same name: the last one's).
-        reply.headers(headers);
-        return { status: 200, body: { result: { data: { json: data } } } };
-      } catch (e) {
-        const err = toBerthError(e);
-        if (err.code === 'INTERNAL_SERVER_ERROR') req.log.error({ err: e }, 'unexpected error');
-        if (err.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.retryAfterSeconds));
-        return { status: errorStatus[err.code], body: errorBody(err, path) };
-      }
-    }));
+    const outcomes = await Promise.all(
+      paths.map(async (path, i) => {
+        const proc = registry.get(path);
+        try {
+          if (!proc) throw notFound(`Operation ${path}`);
+          if (req.method === 'GET' && proc.kind === 'mutation') throw new BerthError('BAD_REQUEST', `${path} is a mutation: use POST`);
+          const headers: Record<string, string> = {};
+          const data = await call(proc, req, unwrapJson(inputs[i]), false, headers);
+          // A batch answers one set of headers: each procedure's are added (the same name: the last one's).
+          reply.headers(headers);
+          return { status: 200, body: { result: { data: { json: data } } } };
+        } catch (e) {
+          const err = toBerthError(e);
+          if (err.code === 'INTERNAL_SERVER_ERROR') req.log.error({ err: e }, 'unexpected error');
+          if (err.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.retryAfterSeconds));
+          return { status: errorStatus[err.code], body: errorBody(err, path) };
+        }
+      }),
+    );
     if (!batch) {
       reply.status(outcomes[0]!.status);
       return outcomes[0]!.body;
@@ -161,8 +161,7 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
 }
 
 /** A procedure's response headers as the OpenAPI document declares them. */
-const declaredHeaders = (headers: Readonly<Record<string, string>>) =>
-  Object.fromEntries(Object.entries(headers).map(([name, description]) => [name, { type: 'string', description }]));
+const declaredHeaders = (headers: Readonly<Record<string, string>>) => Object.fromEntries(Object.entries(headers).map(([name, description]) => [name, { type: 'string', description }]));
 
 /** tRPC clients wrap inputs as {"json": …} (superjson); plain clients do not. */
 function unwrapJson(input: unknown): unknown {

@@ -16,11 +16,7 @@ const errorSchema = (code: ErrorCode) => ({
     issues: {
       type: 'array',
       description: 'One entry per violated constraint (validation errors); empty otherwise',
-      items: {
-        type: 'object',
-        properties: { path: { type: 'array', items: { type: ['string', 'number'] } }, message: { type: 'string' } },
-        required: ['path', 'message'],
-      },
+      items: { type: 'object', properties: { path: { type: 'array', items: { type: ['string', 'number'] } }, message: { type: 'string' } }, required: ['path', 'message'] },
     },
   },
   required: ['code', 'message', 'issues'],
@@ -37,10 +33,7 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string | 
       },
       servers: [{ url: `${publicUrl ?? 'http://localhost:3000'}/api` }],
       components: {
-        securitySchemes: {
-          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
-          Authorization: { type: 'http', scheme: 'bearer' },
-        },
+        securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' }, Authorization: { type: 'http', scheme: 'bearer' } },
         schemas: Object.fromEntries(errorCodes.map(c => [`error.${c}`, errorSchema(c)])) as never,
       },
       security: [{ apiKey: [] }, { Authorization: [] }],
@@ -48,11 +41,7 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string | 
     // Paths are relative to the server entry, which already ends in /api.
     transform: ({ schema, url }) => ({ schema: schema as never, url: url.replace(/^\/api/, '') }),
   });
-  await app.register(swaggerUi, {
-    routePrefix: '/swagger',
-    transformSpecificationClone: true,
-    transformSpecification: (spec) => completeDocument(spec as OpenApiDoc),
-  });
+  await app.register(swaggerUi, { routePrefix: '/swagger', transformSpecificationClone: true, transformSpecification: spec => completeDocument(spec as OpenApiDoc) });
 }
 
 type OpenApiDoc = { servers?: { url: string }[]; paths: Record<string, Record<string, { responses?: Record<string, unknown>; security?: unknown[] }>> } & Record<string, unknown>;

@@ -34,10 +34,16 @@ t.test('valkey: what the service and the clients see', async t => {
   t.same(driver.defaultImage, { current: 'valkey/valkey:8', older: 'valkey/valkey:8' });
   t.same(driver.fields, { databaseName: false, databaseUser: false, databaseRootPassword: false });
   t.same(driver.containerEnv(), {}, 'no environment: the password is in the start command');
-  t.same(driver.startCommand(c), { command: null, args: ['valkey-server', '--dir', '/data', '--appendonly', 'yes', '--requirepass', 's3cret/@ x'] },
-    'arguments to the image\'s entrypoint, the password as one argument');
-  t.same(driver.startCommand({ ...c, databasePassword: '' }).args, ['valkey-server', '--dir', '/data', '--appendonly', 'yes', '--protected-mode', 'no'],
-    'an empty password: no password, and outside clients allowed');
+  t.same(
+    driver.startCommand(c),
+    { command: null, args: ['valkey-server', '--dir', '/data', '--appendonly', 'yes', '--requirepass', 's3cret/@ x'] },
+    "arguments to the image's entrypoint, the password as one argument",
+  );
+  t.same(
+    driver.startCommand({ ...c, databasePassword: '' }).args,
+    ['valkey-server', '--dir', '/data', '--appendonly', 'yes', '--protected-mode', 'no'],
+    'an empty password: no password, and outside clients allowed',
+  );
   t.equal(driver.dataPath, '/data');
   t.equal(driver.internalPort, 6379);
   t.equal(driver.connectionUrl(c, 'cache', 6379), 'redis://default:s3cret%2F%40%20x@cache:6379');

@@ -35,13 +35,23 @@ const LOCK = path.join(os.tmpdir(), 'berth-test-valkey-image.lock');
 const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
 
 async function recipeOf(docker: Docker): Promise<string> {
-  const base = await docker.getImage(TEST_REDIS_IMAGE).inspect().catch(() => {
-    throw new Error(`${TEST_REDIS_IMAGE} is not on this host (scripts/services.sh builds the test images)`);
-  });
+  const base = await docker
+    .getImage(TEST_REDIS_IMAGE)
+    .inspect()
+    .catch(() => {
+      throw new Error(`${TEST_REDIS_IMAGE} is not on this host (scripts/services.sh builds the test images)`);
+    });
   return createHash('sha256').update(base.Id).update(DOCKERFILE).update(ENTRYPOINT).digest('hex').slice(0, 16);
 }
 
-const currentRecipe = (docker: Docker) => docker.getImage(TEST_VALKEY_IMAGE).inspect().then(i => i.Config?.Labels?.['berth-test.recipe'] ?? null, () => null);
+const currentRecipe = (docker: Docker) =>
+  docker
+    .getImage(TEST_VALKEY_IMAGE)
+    .inspect()
+    .then(
+      i => i.Config?.Labels?.['berth-test.recipe'] ?? null,
+      () => null,
+    );
 
 /** One builder at a time across test processes (tap runs files in parallel); a lock older than 5 minutes is stale. */
 async function withLock<T>(fn: () => Promise<T>): Promise<T> {
@@ -67,28 +77,40 @@ async function withLock<T>(fn: () => Promise<T>): Promise<T> {
 /** Makes sure berth-test/valkey:1 exists and matches this recipe; returns its name. */
 export async function ensureValkeyTestImage(docker: Docker): Promise<string> {
   const recipe = await recipeOf(docker);
-  if (await currentRecipe(docker) === recipe) return TEST_VALKEY_IMAGE;
+  if ((await currentRecipe(docker)) === recipe) return TEST_VALKEY_IMAGE;
   return withLock(async () => {
-    if (await currentRecipe(docker) === recipe) return TEST_VALKEY_IMAGE;
-    const previous = await docker.getImage(TEST_VALKEY_IMAGE).inspect().then(i => i.Id, () => null);
+    if ((await currentRecipe(docker)) === recipe) return TEST_VALKEY_IMAGE;
+    const previous = await docker
+      .getImage(TEST_VALKEY_IMAGE)
+      .inspect()
+      .then(
+        i => i.Id,
+        () => null,
+      );
     const context = mkdtempSync(path.join(os.tmpdir(), 'berth-valkey-image-'));
     try {
       writeFileSync(path.join(context, 'Dockerfile'), DOCKERFILE);
       writeFileSync(path.join(context, 'valkey-entrypoint.sh'), ENTRYPOINT, { mode: 0o755 });
-      const stream = await docker.buildImage({ context, src: ['Dockerfile', 'valkey-entrypoint.sh'] }, {
-        t: TEST_VALKEY_IMAGE, labels: { 'berth-test.recipe': recipe }, pull: false, rm: true, forcerm: true,
-      });
+      const stream = await docker.buildImage(
+        { context, src: ['Dockerfile', 'valkey-entrypoint.sh'] },
+        { t: TEST_VALKEY_IMAGE, labels: { 'berth-test.recipe': recipe }, pull: false, rm: true, forcerm: true },
+      );
       const output = await new Promise<{ error?: string; errorDetail?: { message?: string } }[]>((resolve, reject) =>
-        docker.modem.followProgress(stream, (err: Error | null, out: unknown[]) => (err ? reject(err) : resolve(out as never))));
+        docker.modem.followProgress(stream, (err: Error | null, out: unknown[]) => (err ? reject(err) : resolve(out as never))),
+      );
       const failed = output.find(o => o.error || o.errorDetail);
       if (failed) throw new Error(`Building ${TEST_VALKEY_IMAGE} failed: ${failed.errorDetail?.message ?? failed.error}`);
     } finally {
       rmSync(context, { recursive: true, force: true });
     }
-    if (await currentRecipe(docker) !== recipe) throw new Error(`Building ${TEST_VALKEY_IMAGE} left no image with recipe ${recipe}`);
+    if ((await currentRecipe(docker)) !== recipe) throw new Error(`Building ${TEST_VALKEY_IMAGE} left no image with recipe ${recipe}`);
     // The stale build, now untagged, would linger as a dangling image.
     const built = (await docker.getImage(TEST_VALKEY_IMAGE).inspect()).Id;
-    if (previous && previous !== built) await docker.getImage(previous).remove().catch(() => undefined);
+    if (previous && previous !== built)
+      await docker
+        .getImage(previous)
+        .remove()
+        .catch(() => undefined);
     return TEST_VALKEY_IMAGE;
   });
 }

@@ -4,7 +4,13 @@
 import { Type, type Static } from '@berth/core';
 
 const BookmarksConfig = Type.Object({
-  bookmarksPerOrganization: Type.Integer({ env: 'BERTH_BOOKMARKS_LIMIT', minimum: 1, maximum: 100000, default: 500, description: 'Most bookmarks an organization may keep; past it bookmark.create answers 409' }),
+  bookmarksPerOrganization: Type.Integer({
+    env: 'BERTH_BOOKMARKS_LIMIT',
+    minimum: 1,
+    maximum: 100000,
+    default: 500,
+    description: 'Most bookmarks an organization may keep; past it bookmark.create answers 409',
+  }),
 });
 export default BookmarksConfig;
 export type BookmarksSettings = Static<typeof BookmarksConfig>;

@@ -4,7 +4,11 @@ export const Bookmark = defineEntity({
   name: 'Bookmark',
   tableName: 'ext_bookmarks',
   properties: {
-    bookmarkId: p.string().length(32).primary().onCreate(() => newId()),
+    bookmarkId: p
+      .string()
+      .length(32)
+      .primary()
+      .onCreate(() => newId()),
     organizationId: p.string().length(32).index(),
     projectId: p.string().length(32).nullable(),
     url: p.text(),

@@ -4,7 +4,13 @@ import type { BookmarkView, CreateBookmark } from './schemas.ts';
 
 type Row = InstanceType<typeof Bookmark.class>;
 const view = (b: Row): Static<typeof BookmarkView> => ({
-  bookmarkId: b.bookmarkId, organizationId: b.organizationId, projectId: b.projectId ?? null, url: b.url, title: b.title, weight: b.weight, createdAt: iso(b.createdAt)!,
+  bookmarkId: b.bookmarkId,
+  organizationId: b.organizationId,
+  projectId: b.projectId ?? null,
+  url: b.url,
+  title: b.title,
+  weight: b.weight,
+  createdAt: iso(b.createdAt)!,
 });
 
 /** Request-scoped: confined to the caller's organization. */
@@ -19,7 +25,7 @@ export class BookmarkService {
   async create(input: Static<typeof CreateBookmark>) {
     const { em, projects, config } = this.#c;
     // The plugin's own configuration key, read from the configuration in the container.
-    if (await em.count(Bookmark, { organizationId: this.#org }) >= config.bookmarksPerOrganization) {
+    if ((await em.count(Bookmark, { organizationId: this.#org })) >= config.bookmarksPerOrganization) {
       throw conflict(`This organization keeps ${config.bookmarksPerOrganization} bookmarks already (config bookmarks.bookmarksPerOrganization, env BERTH_BOOKMARKS_LIMIT)`);
     }
     // Uses the project plugin's service through the container, never its files.

@@ -6,7 +6,11 @@ export const Ai = defineEntity({
   tableName: 'ai',
   indexes: [{ properties: ['organizationId', 'createdAt'] }],
   properties: {
-    aiId: p.string().length(32).primary().onCreate(() => newId()),
+    aiId: p
+      .string()
+      .length(32)
+      .primary()
+      .onCreate(() => newId()),
     name: p.string(),
     /** The service's base URL, without a trailing slash; it chooses the provider. */
     apiUrl: p.text(),

@@ -11,10 +11,29 @@ import type { LookupFunction } from 'node:net';
 import { badRequest } from '@berth/core';
 
 const special = new BlockList();
-for (const [net, bits] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 3]] as const) {
+for (const [net, bits] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 3],
+] as const) {
   special.addSubnet(net, bits, 'ipv4');
 }
-for (const [net, bits] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['2001:db8::', 32]] as const) {
+for (const [net, bits] of [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+  ['64:ff9b::', 96],
+  ['2001:db8::', 32],
+] as const) {
   special.addSubnet(net, bits, 'ipv6');
 }
 
@@ -57,12 +76,16 @@ export class AiNetwork {
   async #resolve(url: URL): Promise<{ address: string; family: number }> {
     const host = hostOf(url);
     const port = portOf(url);
-    const found = isIP(host) ? [{ address: host, family: isIP(host) }] : await dnsLookup(host, { all: true, verbatim: true }).catch(e => {
-      throw badRequest(`The AI provider's host ${host} cannot be resolved: ${(e as Error).message}`);
-    });
+    const found = isIP(host)
+      ? [{ address: host, family: isIP(host) }]
+      : await dnsLookup(host, { all: true, verbatim: true }).catch(e => {
+          throw badRequest(`The AI provider's host ${host} cannot be resolved: ${(e as Error).message}`);
+        });
     for (const a of found) {
       if (isSpecialAddress(a.address) && !this.listed(a.address, port)) {
-        throw badRequest(`The AI provider's address ${a.address}${a.address === host ? '' : ` (of ${host})`} is private, loopback or link-local; the operator allows it by listing it in aiAllowedHosts (BERTH_AI_ALLOWED_HOSTS)`);
+        throw badRequest(
+          `The AI provider's address ${a.address}${a.address === host ? '' : ` (of ${host})`} is private, loopback or link-local; the operator allows it by listing it in aiAllowedHosts (BERTH_AI_ALLOWED_HOSTS)`,
+        );
       }
     }
     if (!found.length) throw badRequest(`The AI provider's host ${host} has no address`);
@@ -73,7 +96,7 @@ export class AiNetwork {
   readonly fetch = async (input: string, init: RequestInit = {}): Promise<Response> => {
     const url = new URL(input);
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badRequest(`The AI provider's URL must be http or https, not ${url.protocol}`);
-    if (url.username || url.password) throw badRequest('The AI provider\'s URL must not carry a user or password');
+    if (url.username || url.password) throw badRequest("The AI provider's URL must not carry a user or password");
     const target = await this.#resolve(url);
     const lookup: LookupFunction = (_host, options, callback) => {
       if ((options as { all?: boolean }).all) (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [target]);

@@ -4,18 +4,18 @@ import { Type, schema, type Static } from '@berth/core';
 
 const { Nullable, NonEmpty, Timestamp } = schema;
 const Id = NonEmpty({ maxLength: 255 });
-const Url = () => Type.String({ minLength: 1, maxLength: 2048, format: 'uri', description: 'the service\'s base URL (https://api.openai.com/v1, http://ollama:11434, https://api.anthropic.com/v1); it chooses the provider' });
+const Url = () =>
+  Type.String({
+    minLength: 1,
+    maxLength: 2048,
+    format: 'uri',
+    description: "the service's base URL (https://api.openai.com/v1, http://ollama:11434, https://api.anthropic.com/v1); it chooses the provider",
+  });
 const Key = (min: number) => Type.String({ minLength: min, maxLength: 4096, description: 'the API key (Ollama needs none: give a placeholder)' });
 
 export const AiIdInput = Type.Object({ aiId: Id });
 
-export const CreateInput = Type.Object({
-  name: NonEmpty({ maxLength: 255 }),
-  apiUrl: Url(),
-  apiKey: Key(1),
-  model: NonEmpty({ maxLength: 255 }),
-  isEnabled: Type.Boolean(),
-});
+export const CreateInput = Type.Object({ name: NonEmpty({ maxLength: 255 }), apiUrl: Url(), apiKey: Key(1), model: NonEmpty({ maxLength: 255 }), isEnabled: Type.Boolean() });
 export type CreateInput = Static<typeof CreateInput>;
 
 export const UpdateInput = Type.Object({
@@ -30,22 +30,15 @@ export const UpdateInput = Type.Object({
 export type UpdateInput = Static<typeof UpdateInput>;
 
 export const GetModelsInput = Type.Object({
-  apiUrl: NonEmpty({ maxLength: 2048, description: 'the URL of one of the organization\'s AI configurations, or one the instance allows (config aiAllowedHosts)' }),
+  apiUrl: NonEmpty({ maxLength: 2048, description: "the URL of one of the organization's AI configurations, or one the instance allows (config aiAllowedHosts)" }),
   apiKey: Type.String({ maxLength: 4096, description: 'the key; "" uses the stored key of the configuration with this URL' }),
 });
 export type GetModelsInput = Static<typeof GetModelsInput>;
 
-export const TestConnectionInput = Type.Object({
-  ...GetModelsInput.properties,
-  model: NonEmpty({ maxLength: 255 }),
-});
+export const TestConnectionInput = Type.Object({ ...GetModelsInput.properties, model: NonEmpty({ maxLength: 255 }) });
 export type TestConnectionInput = Static<typeof TestConnectionInput>;
 
-export const SuggestInput = Type.Object({
-  aiId: Id,
-  input: NonEmpty({ maxLength: 10000, description: 'what the user wants to run' }),
-  serverId: Type.Optional(Type.String({ maxLength: 255 })),
-});
+export const SuggestInput = Type.Object({ aiId: Id, input: NonEmpty({ maxLength: 10000, description: 'what the user wants to run' }), serverId: Type.Optional(Type.String({ maxLength: 255 })) });
 export type SuggestInput = Static<typeof SuggestInput>;
 
 const EnvVariable = Type.Object({ name: Type.String(), value: Type.String() });
@@ -68,7 +61,7 @@ export const ModelAnswer = Type.Object({ suggestions: Type.Array(ModelSuggestion
 
 export const Suggestion = Type.Object({
   ...ModelSuggestion.properties,
-  problems: Type.Array(Type.String(), { description: 'Berth\'s addition: what its checks found wrong after one retry (empty: the suggestion passed and ai.deploy takes it)' }),
+  problems: Type.Array(Type.String(), { description: "Berth's addition: what its checks found wrong after one retry (empty: the suggestion passed and ai.deploy takes it)" }),
 });
 export type Suggestion = Static<typeof Suggestion>;
 
@@ -80,15 +73,10 @@ export const DeployInput = Type.Object({
   serverId: Type.Optional(Type.String({ maxLength: 255 })),
   name: NonEmpty({ maxLength: 255 }),
   description: Type.String({ maxLength: 4096 }),
-  domains: Type.Optional(Type.Array(Type.Object({
-    host: NonEmpty({ maxLength: 255 }),
-    port: Type.Number({ minimum: 1, maximum: 65535 }),
-    serviceName: NonEmpty({ maxLength: 255 }),
-  }), { maxItems: 50 })),
-  configFiles: Type.Optional(Type.Array(Type.Object({
-    filePath: NonEmpty({ maxLength: 1024 }),
-    content: NonEmpty({ maxLength: 1048576 }),
-  }), { maxItems: 50 })),
+  domains: Type.Optional(
+    Type.Array(Type.Object({ host: NonEmpty({ maxLength: 255 }), port: Type.Number({ minimum: 1, maximum: 65535 }), serviceName: NonEmpty({ maxLength: 255 }) }), { maxItems: 50 }),
+  ),
+  configFiles: Type.Optional(Type.Array(Type.Object({ filePath: NonEmpty({ maxLength: 1024 }), content: NonEmpty({ maxLength: 1048576 }) }), { maxItems: 50 })),
 });
 export type DeployInput = Static<typeof DeployInput>;
 
@@ -104,11 +92,6 @@ export const AiView = Type.Object({
 });
 export type AiView = Static<typeof AiView>;
 
-export const Model = Type.Object({
-  id: Type.String(),
-  object: Type.String(),
-  created: Type.Number(),
-  owned_by: Type.String(),
-});
+export const Model = Type.Object({ id: Type.String(), object: Type.String(), created: Type.Number(), owned_by: Type.String() });
 
 export const ConnectionResult = Type.Object({ success: Type.Boolean(), message: Type.String() });

@@ -5,18 +5,28 @@
 // provider's status and message with the key redacted: a provider's 401 is never Berth's 401.
 import { randomBytes } from 'node:crypto';
 import {
-  AiProviderError, BerthError, badRequest, invalidField, iso, newId, notFound,
-  type AiConnection, type AiModel, type AiProvider, type BerthConfig, type Cradle, type EntityManager, type ProviderRegistry, type SecretBox,
+  AiProviderError,
+  BerthError,
+  badRequest,
+  invalidField,
+  iso,
+  newId,
+  notFound,
+  type AiConnection,
+  type AiModel,
+  type AiProvider,
+  type BerthConfig,
+  type Cradle,
+  type EntityManager,
+  type ProviderRegistry,
+  type SecretBox,
 } from '@berth/core';
 import { Ai, type AiRow } from './entities.ts';
 import type { AiNetwork } from './net.ts';
 import type { AiView, CreateInput, DeployInput, GetModelsInput, Suggestion, SuggestInput, TestConnectionInput, UpdateInput } from './schemas.ts';
 import { answerSchema, parseAnswer, problemsOf, retryPrompt, systemPrompt } from './suggest.ts';
 
-const toView = (r: AiRow): AiView => ({
-  aiId: r.aiId, name: r.name, apiUrl: r.apiUrl, model: r.model, isEnabled: r.isEnabled,
-  organizationId: r.organizationId, createdAt: iso(r.createdAt)!,
-});
+const toView = (r: AiRow): AiView => ({ aiId: r.aiId, name: r.name, apiUrl: r.apiUrl, model: r.model, isEnabled: r.isEnabled, organizationId: r.organizationId, createdAt: iso(r.createdAt)! });
 
 /** The URL as stored and compared: trimmed, without trailing slashes. */
 export const normalizeUrl = (url: string) => url.trim().replace(/\/+$/, '');
@@ -45,8 +55,14 @@ export class AiService {
   async create(input: CreateInput, organizationId: string, em: EntityManager): Promise<AiView> {
     const apiUrl = this.#checkUrl(input.apiUrl);
     const row = em.create(Ai, {
-      aiId: newId(), name: input.name, apiUrl, apiKey: this.#d.secrets().encrypt(input.apiKey), model: input.model,
-      isEnabled: input.isEnabled, organizationId, createdAt: new Date(),
+      aiId: newId(),
+      name: input.name,
+      apiUrl,
+      apiKey: this.#d.secrets().encrypt(input.apiKey),
+      model: input.model,
+      isEnabled: input.isEnabled,
+      organizationId,
+      createdAt: new Date(),
     });
     await em.flush();
     return toView(row);
@@ -97,7 +113,7 @@ export class AiService {
 
   async testConnection(input: TestConnectionInput, organizationId: string, em: EntityManager): Promise<{ success: boolean; message: string }> {
     const { apiUrl, apiKey } = await this.#reachable(input, organizationId, em);
-    const text = await this.#call(apiUrl, apiKey, (p, c) => p.generate(c, { model: input.model, system: 'Answer with one word.', prompt: 'Reply with \'ok\'' }));
+    const text = await this.#call(apiUrl, apiKey, (p, c) => p.generate(c, { model: input.model, system: 'Answer with one word.', prompt: "Reply with 'ok'" }));
     if (!text.trim()) throw badRequest('The AI provider answered no text');
     return { success: true, message: 'Connection successful' };
   }
@@ -108,9 +124,8 @@ export class AiService {
     if (!row.isEnabled) throw notFound('An enabled AI configuration');
     const apiKey = this.#d.secrets().decrypt(row.apiKey);
     const domainBase = String((this.#d.config as { generatedDomainBase?: string }).generatedDomainBase ?? 'sslip.io');
-    const ask = async (prompt: string) => parseAnswer(await this.#call(row.apiUrl, apiKey, (p, c) => p.generate(c, {
-      model: row.model, system: systemPrompt(domainBase), prompt, schema: answerSchema(), schemaName: 'suggestions',
-    })));
+    const ask = async (prompt: string) =>
+      parseAnswer(await this.#call(row.apiUrl, apiKey, (p, c) => p.generate(c, { model: row.model, system: systemPrompt(domainBase), prompt, schema: answerSchema(), schemaName: 'suggestions' })));
     const first = await ask(`The user's request: ${input.input}`);
     if (!first.length) throw notFound('Suggestions');
     const out: Suggestion[] = [];
@@ -131,20 +146,40 @@ export class AiService {
 
   /** Checks the file as suggest does, refuses it naming each problem, else makes the stack with its domains and file mounts and queues its deploy. */
   async deploy(input: DeployInput, cradle: Cradle): Promise<null> {
-    const envVariables = input.envVariables.split('\n').map(l => l.trim()).filter(l => l && !l.startsWith('#')).map(l => ({ name: l.split('=')[0]!.trim() }));
+    const envVariables = input.envVariables
+      .split('\n')
+      .map(l => l.trim())
+      .filter(l => l && !l.startsWith('#'))
+      .map(l => ({ name: l.split('=')[0]!.trim() }));
     const problems = problemsOf(cradle, { dockerCompose: input.dockerCompose, domains: input.domains, configFiles: input.configFiles, envVariables });
     if (problems.length) {
-      throw badRequest(`The compose file cannot be deployed: ${problems.join('; ')}`, problems.map(message => ({ path: ['dockerCompose'], message })));
+      throw badRequest(
+        `The compose file cannot be deployed: ${problems.join('; ')}`,
+        problems.map(message => ({ path: ['dockerCompose'], message })),
+      );
     }
-    const slug = input.id.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'ai';
+    const slug =
+      input.id
+        .toLowerCase()
+        .replace(/[^a-z0-9-]+/g, '-')
+        .replace(/^-+|-+$/g, '')
+        .slice(0, 40) || 'ai';
     const appName = `${slug}-${randomBytes(3).toString('hex')}`;
-    const stack = await cradle.callerCompose.createRaw({
-      name: input.name, appName, description: input.description || null, environmentId: input.environmentId,
-      serverId: input.serverId || null, composeFile: input.dockerCompose, env: input.envVariables,
-    }, {
-      mounts: (input.configFiles ?? []).map(f => ({ filePath: f.filePath.replace(/^\.\/|^\.\.\/files\//, ''), content: f.content })),
-      domains: (input.domains ?? []).map(d => ({ host: d.host, port: d.port, serviceName: d.serviceName, path: '/' })),
-    });
+    const stack = await cradle.callerCompose.createRaw(
+      {
+        name: input.name,
+        appName,
+        description: input.description || null,
+        environmentId: input.environmentId,
+        serverId: input.serverId || null,
+        composeFile: input.dockerCompose,
+        env: input.envVariables,
+      },
+      {
+        mounts: (input.configFiles ?? []).map(f => ({ filePath: f.filePath.replace(/^\.\/|^\.\.\/files\//, ''), content: f.content })),
+        domains: (input.domains ?? []).map(d => ({ host: d.host, port: d.port, serviceName: d.serviceName, path: '/' })),
+      },
+    );
     await cradle.callerCompose.run(stack.composeId, 'deploy', { title: 'AI suggestion deployment' });
     return null;
   }
@@ -169,7 +204,7 @@ export class AiService {
     const owned = await em.findOne(Ai, { organizationId, apiUrl }, { orderBy: { createdAt: 'desc' } });
     if (owned) return { apiUrl, apiKey: input.apiKey || this.#d.secrets().decrypt(owned.apiKey) };
     if (!this.#d.network.urlListed(new URL(apiUrl))) {
-      throw invalidField('apiUrl', 'is neither the URL of one of the organization\'s AI configurations nor a host this instance allows (config aiAllowedHosts, env BERTH_AI_ALLOWED_HOSTS)');
+      throw invalidField('apiUrl', "is neither the URL of one of the organization's AI configurations nor a host this instance allows (config aiAllowedHosts, env BERTH_AI_ALLOWED_HOSTS)");
     }
     return { apiUrl, apiKey: input.apiKey };
   }

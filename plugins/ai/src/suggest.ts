@@ -13,7 +13,11 @@ export function answerSchema(): Record<string, unknown> {
   const str = { type: 'string' };
   const object = (properties: Record<string, unknown>) => ({ type: 'object', properties, required: Object.keys(properties), additionalProperties: false });
   const suggestion = object({
-    id: str, name: str, shortDescription: str, description: str, dockerCompose: str,
+    id: str,
+    name: str,
+    shortDescription: str,
+    description: str,
+    dockerCompose: str,
     envVariables: { type: 'array', items: object({ name: str, value: str }) },
     domains: { type: 'array', items: object({ host: str, port: { type: 'number' }, serviceName: str }) },
     configFiles: { anyOf: [{ type: 'array', items: object({ content: str, filePath: str }) }, { type: 'null' }] },
@@ -23,7 +27,7 @@ export function answerSchema(): Record<string, unknown> {
 
 export function systemPrompt(domainBase: string): string {
   return [
-    'You are a DevOps engineer. From the user\'s request, propose up to three ways to run it with Docker Compose, each complete and deployable as it is.',
+    "You are a DevOps engineer. From the user's request, propose up to three ways to run it with Docker Compose, each complete and deployable as it is.",
     'If the request names one application, propose variants of it (minimal, with a database, full stack); if it names a need, propose different open-source projects that meet it.',
     'Each suggestion has: id (a lowercase hyphenated slug), name, shortDescription (one line), description (plain text only), dockerCompose (the YAML), envVariables (every variable the file uses, with a realistic value), domains (for each service reachable from the web: host, its internal port, serviceName), configFiles (null unless a service cannot work without one).',
     'Compose rules: every service has an `image:` with an explicit tag from a public registry, never `build:`; no `version:` and no `container_name:`; ports as "3000" (container port only); variables as ${NAME} with an entry in envVariables; services the app depends on are in the file.',
@@ -61,10 +65,10 @@ export function parseAnswer(text: string): ModelSuggestion[] {
 const VARIABLE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** The problems of a compose file with its domains, config files and variables (none: it may be deployed). */
-export function problemsOf(cradle: Cradle, s: {
-  dockerCompose: string; domains?: { host: string; port: number; serviceName: string }[] | null;
-  configFiles?: { filePath: string; content: string }[] | null; envVariables?: { name: string }[];
-}): string[] {
+export function problemsOf(
+  cradle: Cradle,
+  s: { dockerCompose: string; domains?: { host: string; port: number; serviceName: string }[] | null; configFiles?: { filePath: string; content: string }[] | null; envVariables?: { name: string }[] },
+): string[] {
   const out = cradle.composeChecks.problems(s.dockerCompose);
   const services = out.length ? null : cradle.composeChecks.serviceNames(s.dockerCompose);
   for (const [i, d] of (s.domains ?? []).entries()) {
@@ -74,7 +78,8 @@ export function problemsOf(cradle: Cradle, s: {
   }
   for (const [i, f] of (s.configFiles ?? []).entries()) {
     const normal = path.posix.normalize(f.filePath.replace(/^\.\/|^\.\.\/files\//, ''));
-    if (!f.filePath || path.posix.isAbsolute(normal) || normal.startsWith('..')) out.push(`configFiles.${i}.filePath: "${f.filePath.slice(0, 200)}" must be a relative path inside the stack's files directory`);
+    if (!f.filePath || path.posix.isAbsolute(normal) || normal.startsWith('..'))
+      out.push(`configFiles.${i}.filePath: "${f.filePath.slice(0, 200)}" must be a relative path inside the stack's files directory`);
   }
   for (const [i, v] of (s.envVariables ?? []).entries()) {
     if (!VARIABLE.test(v.name)) out.push(`envVariables.${i}.name: "${v.name.slice(0, 100)}" is not a variable name`);

@@ -26,10 +26,7 @@ await new Promise<void>(resolve => other.listen(0, '127.0.0.1', resolve));
 t.teardown(() => new Promise(resolve => other.close(resolve)));
 const otherPort = (other.address() as AddressInfo).port;
 
-const server: TestServer = await startTestServer({
-  proxy: 'none', deploySettleSeconds: 1, aiTimeoutSeconds: 20,
-  aiAllowedHosts: [`127.0.0.1:${llm.port}`, 'localhost'],
-} as never);
+const server: TestServer = await startTestServer({ proxy: 'none', deploySettleSeconds: 1, aiTimeoutSeconds: 20, aiAllowedHosts: [`127.0.0.1:${llm.port}`, 'localhost'] } as never);
 t.teardown(() => server.destroy());
 const admin = await signUpAdmin(server);
 const c = admin.client;
@@ -55,7 +52,10 @@ t.test('a configuration: the key sealed at rest and never answered', async t => 
     t.notOk(JSON.stringify(r.body).includes(GOOD_KEY), `${op} does not answer the key`);
   }
   const all = await c.get('ai.getAll');
-  t.same(all.body.map((a: any) => a.aiId), [aiId]);
+  t.same(
+    all.body.map((a: any) => a.aiId),
+    [aiId],
+  );
   const db = new pg.Client(server.database);
   await db.connect();
   const { rows } = await db.query('select api_key from ai where ai_id = $1', [aiId]);
@@ -77,7 +77,7 @@ t.test('getModels and testConnection: owned or allowed URLs; errors quoted with 
 
   const wrongKey = 'sk-wrong-9876543210abcdef';
   const refused = await c.post('ai.testConnection', { apiUrl, apiKey: wrongKey, model: 'gpt-test' });
-  t.equal(refused.status, 400, 'a provider 401 is a 400, never Berth\'s 401');
+  t.equal(refused.status, 400, "a provider 401 is a 400, never Berth's 401");
   t.match(refused.body.message, /answered 401: Incorrect API key provided: \[redacted\]/);
   t.notOk(JSON.stringify(refused.body).includes(wrongKey), 'the key is redacted');
   const models401 = await c.get('ai.getModels', { apiUrl, apiKey: wrongKey });
@@ -168,7 +168,7 @@ t.test('the provider is chosen from the URL; Ollama and Anthropic speak their ow
   t.match(denied, { status: 401, message: /invalid x-api-key/ });
 });
 
-t.test('another organization\'s configurations are 404', async t => {
+t.test("another organization's configurations are 404", async t => {
   const stranger = await otherOrganization(server, admin.userId);
   const s = stranger.client;
   t.equal((await s.get('ai.one', { aiId })).status, 404);
@@ -178,7 +178,7 @@ t.test('another organization\'s configurations are 404', async t => {
   t.equal((await s.post('ai.delete', { aiId })).status, 404);
   t.same((await s.get('ai.getAll')).body, []);
   const unknownUrl = await s.get('ai.getModels', { apiUrl: 'https://models.example.net/v1', apiKey: '' });
-  t.equal(unknownUrl.status, 400, 'the other organization\'s URLs are not its own');
+  t.equal(unknownUrl.status, 400, "the other organization's URLs are not its own");
   t.equal((await c.get('ai.one', { aiId })).body.name, 'Renamed', 'untouched');
 });
 
@@ -186,8 +186,14 @@ t.test('deploy: a good suggestion becomes a running stack with its config file',
   const [s] = (await c.post('ai.suggest', { aiId, input: 'scenario:good' })).body;
   const environmentId_ = await environmentId();
   const deployed = await c.post('ai.deploy', {
-    environmentId: environmentId_, id: s.id, name: s.name, description: s.description, dockerCompose: s.dockerCompose,
-    envVariables: s.envVariables.map((v: any) => `${v.name}=${v.value}`).join('\n'), domains: s.domains, configFiles: s.configFiles,
+    environmentId: environmentId_,
+    id: s.id,
+    name: s.name,
+    description: s.description,
+    dockerCompose: s.dockerCompose,
+    envVariables: s.envVariables.map((v: any) => `${v.name}=${v.value}`).join('\n'),
+    domains: s.domains,
+    configFiles: s.configFiles,
   });
   t.equal(deployed.status, 200, JSON.stringify(deployed.body));
   t.equal(deployed.body, null);
@@ -197,19 +203,31 @@ t.test('deploy: a good suggestion becomes a running stack with its config file',
   const one = (await c.get('compose.one', { composeId: stack.composeId })).body;
   t.match(one, { env: /GREETING=hello-from-ai/, mounts: [{ type: 'file', filePath: 'greeting.txt' }], domains: [{ host: 'web-abc.sslip.io', port: 8080, serviceName: 'web' }] });
   const project = stack.appName.toLowerCase().replace(/[^-_a-z0-9]/g, '');
-  const container = await waitFor('the stack\'s container running', async () => {
-    const list = await docker.listContainers({ filters: { label: [`com.docker.compose.project=${project}`] } });
-    return list.find(x => x.State === 'running');
-  }, { timeout: 180_000, interval: 500 });
-  const logs = await waitFor('the config file read by the container', async () => {
-    const text = (await docker.getContainer(container.Id).logs({ stdout: true, stderr: true })).toString('utf8');
-    if (!text.includes('greeting-from-config-file')) throw new Error(`container log: ${text}`);
-    return text;
-  }, { timeout: 30_000 });
+  const container = await waitFor(
+    "the stack's container running",
+    async () => {
+      const list = await docker.listContainers({ filters: { label: [`com.docker.compose.project=${project}`] } });
+      return list.find(x => x.State === 'running');
+    },
+    { timeout: 180_000, interval: 500 },
+  );
+  const logs = await waitFor(
+    'the config file read by the container',
+    async () => {
+      const text = (await docker.getContainer(container.Id).logs({ stdout: true, stderr: true })).toString('utf8');
+      if (!text.includes('greeting-from-config-file')) throw new Error(`container log: ${text}`);
+      return text;
+    },
+    { timeout: 30_000 },
+  );
   t.match(logs, /greeting-from-config-file/, 'the config file is mounted from ../files/');
-  const status = await waitFor('the deploy finished', async () => {
-    const now = (await c.get('compose.one', { composeId: stack.composeId })).body.composeStatus;
-    return now === 'running' ? undefined : now;
-  }, { timeout: 120_000, interval: 500 });
+  const status = await waitFor(
+    'the deploy finished',
+    async () => {
+      const now = (await c.get('compose.one', { composeId: stack.composeId })).body.composeStatus;
+      return now === 'running' ? undefined : now;
+    },
+    { timeout: 120_000, interval: 500 },
+  );
   t.equal(status, 'done', 'the queued deploy succeeded');
 });

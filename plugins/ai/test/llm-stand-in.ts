@@ -20,7 +20,10 @@ export const goodCompose = (image: string) => `services:
 `;
 
 const suggestion = (id: string, dockerCompose: string) => ({
-  id, name: `Suggestion ${id}`, shortDescription: 'one line', description: 'plain text',
+  id,
+  name: `Suggestion ${id}`,
+  shortDescription: 'one line',
+  description: 'plain text',
   dockerCompose,
   envVariables: [{ name: 'GREETING', value: 'hello-from-ai' }],
   domains: [{ host: 'web-abc.sslip.io', port: 8080, serviceName: 'web' }],
@@ -39,7 +42,12 @@ export const SCRIPTS = (image: string): Record<string, { first: string; retry: s
   twice: { first: 'services:\n  web:\n    build: .\n', retry: 'services:\n  web:\n    build: ./app\n' },
 });
 
-export interface Recorded { method: string; path: string; headers: http.IncomingHttpHeaders; body: any }
+export interface Recorded {
+  method: string;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: any;
+}
 
 export async function startLlmStandIn(image: string, port = 0) {
   const requests: Recorded[] = [];
@@ -69,7 +77,9 @@ export async function startLlmStandIn(image: string, port = 0) {
       if (!keyless && key !== GOOD_KEY) {
         return anthropic
           ? send(401, { type: 'error', error: { type: 'authentication_error', message: `invalid x-api-key ${key}` } })
-          : send(401, { error: { message: `Incorrect API key provided: ${key}. You can find your API key at https://platform.example/keys.`, type: 'invalid_request_error', code: 'invalid_api_key' } });
+          : send(401, {
+              error: { message: `Incorrect API key provided: ${key}. You can find your API key at https://platform.example/keys.`, type: 'invalid_request_error', code: 'invalid_api_key' },
+            });
       }
       if (req.method === 'GET' && url.pathname === '/v1/models') {
         return anthropic
@@ -102,10 +112,5 @@ export async function startLlmStandIn(image: string, port = 0) {
     server.listen(port, '127.0.0.1', resolve);
   });
   const { port: bound } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${bound}`,
-    port: bound,
-    requests,
-    close: () => new Promise<void>(resolve => server.close(() => resolve())),
-  };
+  return { url: `http://127.0.0.1:${bound}`, port: bound, requests, close: () => new Promise<void>(resolve => server.close(() => resolve())) };
 }

@@ -11,7 +11,18 @@ import { optionalService } from '@berth/core';
 import { Application, type ApplicationRow } from './entities.ts';
 import { KIND, type ApplicationService } from './service.ts';
 import type { ReadLogsInput } from './schemas.ts';
-import { WorkloadLifecycle, ensureImage, parseEnv, resolveEnv, swarmSettingsToService, toServiceMounts, type Engine, type MountRecord, type PortRecord, type WorkloadService } from '@berth/plugin-workloads';
+import {
+  WorkloadLifecycle,
+  ensureImage,
+  parseEnv,
+  resolveEnv,
+  swarmSettingsToService,
+  toServiceMounts,
+  type Engine,
+  type MountRecord,
+  type PortRecord,
+  type WorkloadService,
+} from '@berth/plugin-workloads';
 
 declare module '@berth/core' {
   interface BerthEvents {
@@ -79,10 +90,18 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
       ({ image, registryAuth } = await this.#image(row, settings, secrets, buildArgs, buildSecrets, run, engine));
     } catch (e) {
       // Stored before the run ends in error (a crash after this still tells).
-      await cradle.events.emitDurable('appBuildError', {
-        applicationId: row.applicationId, organizationId: row.organizationId, appName: row.appName, deploymentId: deployment.deploymentId,
-        error: (e as Error).message, at: new Date().toISOString(),
-      }, run.em);
+      await cradle.events.emitDurable(
+        'appBuildError',
+        {
+          applicationId: row.applicationId,
+          organizationId: row.organizationId,
+          appName: row.appName,
+          deploymentId: deployment.deploymentId,
+          error: (e as Error).message,
+          at: new Date().toISOString(),
+        },
+        run.em,
+      );
       throw e;
     }
 
@@ -104,10 +123,11 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
     // The status and what the bus's durable subscribers store (the notification outbox) commit together.
     await run.em.transactional(async tx => {
       await this.#apps.setStatus(row.applicationId, 'done', tx);
-      await cradle.events.emitDurable('appDeploy', {
-        applicationId: row.applicationId, organizationId: row.organizationId, appName: row.appName, deploymentId: deployment.deploymentId,
-        image, action, at: new Date().toISOString(),
-      }, tx);
+      await cradle.events.emitDurable(
+        'appDeploy',
+        { applicationId: row.applicationId, organizationId: row.organizationId, appName: row.appName, deploymentId: deployment.deploymentId, image, action, at: new Date().toISOString() },
+        tx,
+      );
     });
     run.log(`${row.appName} is running ${image}`);
   }
@@ -117,7 +137,15 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
    * (pulled by the record's engine, or copied there from this machine's), or a checkout in a
    * per-deployment work dir on this machine, built by the record's builder on the record's engine.
    */
-  async #image(row: ApplicationRow, settings: Record<string, unknown>, secrets: Record<string, string | null>, buildArgs: Record<string, string>, buildSecrets: Record<string, string>, run: DeploymentRun, engine: Engine): Promise<{ image: string; registryAuth: RegistryAuth | null }> {
+  async #image(
+    row: ApplicationRow,
+    settings: Record<string, unknown>,
+    secrets: Record<string, string | null>,
+    buildArgs: Record<string, string>,
+    buildSecrets: Record<string, string>,
+    run: DeploymentRun,
+    engine: Engine,
+  ): Promise<{ image: string; registryAuth: RegistryAuth | null }> {
     const cradle = this.cradle();
     const source = cradle.providers.get('source', row.sourceType);
     const workDir = path.join(cradle.config.dataDir, 'builds', run.deployment.deploymentId);
@@ -125,9 +153,15 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
     await mkdir(workDir, { recursive: true, mode: 0o700 });
     try {
       const fetched = await source.resolve({
-        fields: settings, secrets, workDir, signal: run.signal, log: line => run.log(line), redact: value => run.redact(value),
+        fields: settings,
+        secrets,
+        workDir,
+        signal: run.signal,
+        log: line => run.log(line),
+        redact: value => run.redact(value),
         sshKey: keyId => cradle.sshKeys.privateKey(keyId, row.organizationId, run.em),
-        organizationId: row.organizationId, em: run.em,
+        organizationId: row.organizationId,
+        em: run.em,
         // A record written while the config allowed it fails its next deploy once it no longer does.
         checkLocal: (location, field) => {
           const refused = cradle.hostAccess.localGitRefusal(location, field);
@@ -178,8 +212,8 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
     const text = await readFile(dockerfile, 'utf8').catch(() => '');
     const stages = new Set<string>();
     for (const [, image, stage] of text.matchAll(/^\s*FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?/gim)) {
-      if (!stages.has(image!.toLowerCase()) && image !== 'scratch' && !image!.includes('$')
-        && await this.cradle().hosts.provideImage(serverId, image!, run.signal) === 'copied') run.log(`Copied the base image ${image} to the server`);
+      if (!stages.has(image!.toLowerCase()) && image !== 'scratch' && !image!.includes('$') && (await this.cradle().hosts.provideImage(serverId, image!, run.signal)) === 'copied')
+        run.log(`Copied the base image ${image} to the server`);
       if (stage) stages.add(stage.toLowerCase());
     }
   }

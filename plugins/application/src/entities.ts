@@ -7,7 +7,11 @@ export const Application = defineEntity({
   name: 'Application',
   tableName: 'applications',
   properties: {
-    applicationId: p.string().length(32).primary().onCreate(() => newId()),
+    applicationId: p
+      .string()
+      .length(32)
+      .primary()
+      .onCreate(() => newId()),
     name: p.string(),
     appName: p.string().length(63),
     description: p.text().nullable(),

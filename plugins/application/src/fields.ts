@@ -26,38 +26,82 @@ export const sealedFields = {
 
 /** Stored in the settings JSON column. */
 export const settingFields = {
-  title: [Str(), null], subtitle: [Str(), null], enabled: [Bool(), null], icon: [Nullable(Type.String({ maxLength: 2097152 })), null],
-  cleanCache: [Bool(), false], createEnvFile: [Type.Boolean(), true],
+  title: [Str(), null],
+  subtitle: [Str(), null],
+  enabled: [Bool(), null],
+  icon: [Nullable(Type.String({ maxLength: 2097152 })), null],
+  cleanCache: [Bool(), false],
+  createEnvFile: [Type.Boolean(), true],
   // github
-  repository: [Str(), null], owner: [Str(), null], branch: [Str(), null], buildPath: [Str(), '/'], githubId: [Str(), null],
-  triggerType: [Nullable(Type.Enum(['push', 'tag'])), 'push'], autoDeploy: [Bool(), true], watchPaths: [Strings(), null], enableSubmodules: [Type.Boolean(), false],
+  repository: [Str(), null],
+  owner: [Str(), null],
+  branch: [Str(), null],
+  buildPath: [Str(), '/'],
+  githubId: [Str(), null],
+  triggerType: [Nullable(Type.Enum(['push', 'tag'])), 'push'],
+  autoDeploy: [Bool(), true],
+  watchPaths: [Strings(), null],
+  enableSubmodules: [Type.Boolean(), false],
   // gitlab
-  gitlabProjectId: [Num(), null], gitlabRepository: [Str(), null], gitlabOwner: [Str(), null], gitlabBranch: [Str(), null],
-  gitlabBuildPath: [Str(), '/'], gitlabPathNamespace: [Str(), null], gitlabId: [Str(), null],
+  gitlabProjectId: [Num(), null],
+  gitlabRepository: [Str(), null],
+  gitlabOwner: [Str(), null],
+  gitlabBranch: [Str(), null],
+  gitlabBuildPath: [Str(), '/'],
+  gitlabPathNamespace: [Str(), null],
+  gitlabId: [Str(), null],
   // gitea
-  giteaRepository: [Str(), null], giteaOwner: [Str(), null], giteaBranch: [Str(), null], giteaBuildPath: [Str(), '/'], giteaId: [Str(), null],
+  giteaRepository: [Str(), null],
+  giteaOwner: [Str(), null],
+  giteaBranch: [Str(), null],
+  giteaBuildPath: [Str(), '/'],
+  giteaId: [Str(), null],
   // bitbucket
-  bitbucketRepository: [Str(), null], bitbucketRepositorySlug: [Str(), null], bitbucketOwner: [Str(), null], bitbucketBranch: [Str(), null],
-  bitbucketBuildPath: [Str(), '/'], bitbucketId: [Str(), null],
+  bitbucketRepository: [Str(), null],
+  bitbucketRepositorySlug: [Str(), null],
+  bitbucketOwner: [Str(), null],
+  bitbucketBranch: [Str(), null],
+  bitbucketBuildPath: [Str(), '/'],
+  bitbucketId: [Str(), null],
   // docker image
-  username: [Str(), null], dockerImage: [Str(), null], registryUrl: [Str(), null],
+  username: [Str(), null],
+  dockerImage: [Str(), null],
+  registryUrl: [Str(), null],
   // custom git
-  customGitUrl: [Str(), null], customGitBranch: [Str(), null], customGitBuildPath: [Str(), '/'], customGitSSHKeyId: [Str(), null],
+  customGitUrl: [Str(), null],
+  customGitBranch: [Str(), null],
+  customGitBuildPath: [Str(), '/'],
+  customGitSSHKeyId: [Str(), null],
   // drop (upload)
   dropBuildPath: [Str(), null],
   // build
-  dockerfile: [Str(), 'Dockerfile'], dockerContextPath: [Str(), null], dockerBuildStage: [Str(), null],
-  herokuVersion: [Str(), '24'], railpackVersion: [Str(), null], publishDirectory: [Str(), null], isStaticSpa: [Bool(), false],
+  dockerfile: [Str(), 'Dockerfile'],
+  dockerContextPath: [Str(), null],
+  dockerBuildStage: [Str(), null],
+  herokuVersion: [Str(), '24'],
+  railpackVersion: [Str(), null],
+  publishDirectory: [Str(), null],
+  isStaticSpa: [Bool(), false],
   // swarm (shared with every workload)
   ...swarmSettingFields,
   // registries and build servers (their plugins come later)
-  registryId: [Str(), null], rollbackRegistryId: [Str(), null], buildServerId: [Str(), null], buildRegistryId: [Str(), null],
+  registryId: [Str(), null],
+  rollbackRegistryId: [Str(), null],
+  buildServerId: [Str(), null],
+  buildRegistryId: [Str(), null],
   rollbackActive: [Bool(), false],
   detachDokployNetwork: [Type.Boolean(), false],
   // preview deployments (stored; the preview feature comes later)
-  previewLabels: [Strings(), null], previewWildcard: [Str(), null], previewPort: [Num(), 3000], previewHttps: [Type.Boolean(), false],
-  previewPath: [Str(), '/'], previewCertificateType: [Type.Enum(['letsencrypt', 'none', 'custom']), 'none'], previewCustomCertResolver: [Str(), null],
-  previewLimit: [Num(), 3], isPreviewDeploymentsActive: [Bool(), false], previewRequireCollaboratorPermissions: [Bool(), true],
+  previewLabels: [Strings(), null],
+  previewWildcard: [Str(), null],
+  previewPort: [Num(), 3000],
+  previewHttps: [Type.Boolean(), false],
+  previewPath: [Str(), '/'],
+  previewCertificateType: [Type.Enum(['letsencrypt', 'none', 'custom']), 'none'],
+  previewCustomCertResolver: [Str(), null],
+  previewLimit: [Num(), 3],
+  isPreviewDeploymentsActive: [Bool(), false],
+  previewRequireCollaboratorPermissions: [Bool(), true],
 } satisfies Record<string, [TSchema, unknown]>;
 
 export type SealedKey = keyof typeof sealedFields;
@@ -79,8 +123,7 @@ export const columnFields = {
   refreshToken: Str(),
 };
 
-const schemaOf = <T extends Record<string, [TSchema, unknown]>>(table: T) =>
-  Object.fromEntries(Object.entries(table).map(([k, [s]]) => [k, s])) as { [K in keyof T]: T[K][0] };
+const schemaOf = <T extends Record<string, [TSchema, unknown]>>(table: T) => Object.fromEntries(Object.entries(table).map(([k, [s]]) => [k, s])) as { [K in keyof T]: T[K][0] };
 export const sealedSchemas = schemaOf(sealedFields);
 export const settingSchemas = schemaOf(settingFields);
 /** The settings' schemas as answers carry them (memory and CPU as text, as the peer stores them). */

@@ -15,7 +15,11 @@ export default definePlugin({
   dependencies: ['workloads', 'environment', 'deployment'],
   setup(berth) {
     const cradle = () => berth.container.cradle;
-    const apps = new ApplicationService(() => cradle().secrets, () => cradle().environments, () => optionalService(cradle(), 'gitProviders'));
+    const apps = new ApplicationService(
+      () => cradle().secrets,
+      () => cradle().environments,
+      () => optionalService(cradle(), 'gitProviders'),
+    );
     const deployer = new ApplicationDeployer(apps, cradle);
     const pipeline = new ApplicationPipeline(apps, deployer, cradle);
     berth.entities(...applicationEntities);

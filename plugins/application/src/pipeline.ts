@@ -9,13 +9,7 @@ import type { ApplicationFound, ApplicationView, CreateInput, ReadLogsInput, Sea
 import type { ApplicationDeployer } from './deployer.ts';
 import { placementOf, serverRelation } from '@berth/plugin-workloads';
 
-const titles: Record<string, string> = {
-  deploy: 'Manual deployment',
-  redeploy: 'Rebuild deployment',
-  reload: 'Reload (restart the service)',
-  start: 'Start the service',
-  stop: 'Stop the service',
-};
+const titles: Record<string, string> = { deploy: 'Manual deployment', redeploy: 'Rebuild deployment', reload: 'Reload (restart the service)', start: 'Start the service', stop: 'Stop the service' };
 
 export class ApplicationPipeline {
   readonly #apps: ApplicationService;
@@ -32,13 +26,20 @@ export class ApplicationPipeline {
     return this.#cradle().deployments;
   }
 
-
   /** Queues a run of the application; answers the queued deployment's id. */
   async enqueue(row: ApplicationRow, action: string, em: EntityManager, input: { title?: string; description?: string | null }): Promise<string> {
-    const record = await this.#deployments.enqueue({
-      targetType: KIND, targetId: row.applicationId, organizationId: row.organizationId, serverId: row.serverId ?? null,
-      action, title: input.title || titles[action] || action, description: input.description ?? null,
-    }, em);
+    const record = await this.#deployments.enqueue(
+      {
+        targetType: KIND,
+        targetId: row.applicationId,
+        organizationId: row.organizationId,
+        serverId: row.serverId ?? null,
+        action,
+        title: input.title || titles[action] || action,
+        description: input.description ?? null,
+      },
+      em,
+    );
     return record.deploymentId;
   }
 
@@ -51,7 +52,7 @@ export class ApplicationPipeline {
     const directory = optionalService(cradle, 'mounts');
     const mounts = directory?.views((await directory.forServices(KIND, [applicationId], em)).get(applicationId) ?? []) ?? [];
     const ports = (await optionalService(cradle, 'ports')?.forApplications([applicationId], em))?.get(applicationId) ?? [];
-    const proxied = await optionalService(cradle, 'domains')?.forService(KIND, applicationId, em) ?? { domains: [], redirects: [], security: [] };
+    const proxied = (await optionalService(cradle, 'domains')?.forService(KIND, applicationId, em)) ?? { domains: [], redirects: [], security: [] };
     return {
       ...this.#apps.view(row),
       environment: await placementOf(cradle, row.environmentId, organizationId, em),
@@ -60,10 +61,14 @@ export class ApplicationPipeline {
       ports,
       ...proxied,
       previewDeployments: [],
-      github: await optionalService(cradle, 'gitProviders')?.githubRelation(this.#apps.settingsOf(row).githubId, organizationId, em) ?? null,
-      gitlab: await optionalService(cradle, 'gitProviders')?.gitlabRelation(this.#apps.settingsOf(row).gitlabId, organizationId, em) ?? null,
-      bitbucket: null, gitea: null,
-      server: await serverRelation(cradle, row.serverId, organizationId, em), registry: null, buildRegistry: null, rollbackRegistry: null,
+      github: (await optionalService(cradle, 'gitProviders')?.githubRelation(this.#apps.settingsOf(row).githubId, organizationId, em)) ?? null,
+      gitlab: (await optionalService(cradle, 'gitProviders')?.gitlabRelation(this.#apps.settingsOf(row).gitlabId, organizationId, em)) ?? null,
+      bitbucket: null,
+      gitea: null,
+      server: await serverRelation(cradle, row.serverId, organizationId, em),
+      registry: null,
+      buildRegistry: null,
+      rollbackRegistry: null,
     };
   }
 
@@ -106,41 +111,43 @@ export const newRefreshToken = (): string => randomBytes(24).toString('base64url
  * the request's unit of work, so handlers pass only their input. Registered request-scoped as
  * `callerApplications`; the deployer and the workload kind keep using the singletons.
  */
-export const callerApplications = (apps: ApplicationService, pipeline: ApplicationPipeline) => ({ principal, em, workloads }: Cradle) => {
-  const organizationId = principal!.organizationId;
-  const assertAppNameFree = workloads.placement(organizationId); // a new record's serverId: one of the organization's servers
-  const find = (applicationId: string) => apps.find(applicationId, organizationId, em);
-  return {
-    /** Creates an application in one of the organization's environments. */
-    create: (input: CreateInput) => apps.create(input, organizationId, em, assertAppNameFree),
-    /** The application with its placement, deployments, mounts and ports. */
-    one: (applicationId: string) => pipeline.one(applicationId, organizationId, em),
-    /** Applies any subset of the API's fields. */
-    change: (applicationId: string, changes: Partial<UpdateInput> & Record<string, unknown>) => apps.change(applicationId, organizationId, changes, em, assertAppNameFree),
-    /** The record with its relations (start, stop and delete answer it). */
-    found: async (applicationId: string) => pipeline.found(await find(applicationId), organizationId, em),
-    /** Queues a run of the application; answers the queued deployment's id. */
-    run: async (applicationId: string, action: string, input: { title?: string; description?: string | null }) => pipeline.enqueue(await find(applicationId), action, em, input),
-    /** Queues a restart, once the caller names the application's appName right. */
-    reload: async (applicationId: string, appName: string) => {
-      const row = await find(applicationId);
-      if (row.appName !== appName) throw invalidField('appName', 'does not match the application');
-      return pipeline.enqueue(row, 'reload', em, {});
-    },
-    /** Deletes the application and what it left on the host. */
-    remove: (applicationId: string) => pipeline.remove(applicationId, organizationId, em),
-    /** Drops the queued deployments. */
-    clearQueue: async (applicationId: string) => pipeline.clearQueue(await find(applicationId), em),
-    /** Removes the finished deployments and their logs. */
-    clearDeployments: async (applicationId: string) => pipeline.clearDeployments(await find(applicationId), em),
-    /** Stops the running deployment and drops the queued ones. */
-    cancel: async (applicationId: string) => pipeline.cancel(await find(applicationId), em),
-    /** Applications matching the given texts, paged. */
-    search: (input: SearchInput) => apps.search(input, organizationId, em),
-    /** The running service's container output. */
-    readLogs: async (input: ReadLogsInput) => pipeline.readLogs(await find(input.applicationId), input),
+export const callerApplications =
+  (apps: ApplicationService, pipeline: ApplicationPipeline) =>
+  ({ principal, em, workloads }: Cradle) => {
+    const organizationId = principal!.organizationId;
+    const assertAppNameFree = workloads.placement(organizationId); // a new record's serverId: one of the organization's servers
+    const find = (applicationId: string) => apps.find(applicationId, organizationId, em);
+    return {
+      /** Creates an application in one of the organization's environments. */
+      create: (input: CreateInput) => apps.create(input, organizationId, em, assertAppNameFree),
+      /** The application with its placement, deployments, mounts and ports. */
+      one: (applicationId: string) => pipeline.one(applicationId, organizationId, em),
+      /** Applies any subset of the API's fields. */
+      change: (applicationId: string, changes: Partial<UpdateInput> & Record<string, unknown>) => apps.change(applicationId, organizationId, changes, em, assertAppNameFree),
+      /** The record with its relations (start, stop and delete answer it). */
+      found: async (applicationId: string) => pipeline.found(await find(applicationId), organizationId, em),
+      /** Queues a run of the application; answers the queued deployment's id. */
+      run: async (applicationId: string, action: string, input: { title?: string; description?: string | null }) => pipeline.enqueue(await find(applicationId), action, em, input),
+      /** Queues a restart, once the caller names the application's appName right. */
+      reload: async (applicationId: string, appName: string) => {
+        const row = await find(applicationId);
+        if (row.appName !== appName) throw invalidField('appName', 'does not match the application');
+        return pipeline.enqueue(row, 'reload', em, {});
+      },
+      /** Deletes the application and what it left on the host. */
+      remove: (applicationId: string) => pipeline.remove(applicationId, organizationId, em),
+      /** Drops the queued deployments. */
+      clearQueue: async (applicationId: string) => pipeline.clearQueue(await find(applicationId), em),
+      /** Removes the finished deployments and their logs. */
+      clearDeployments: async (applicationId: string) => pipeline.clearDeployments(await find(applicationId), em),
+      /** Stops the running deployment and drops the queued ones. */
+      cancel: async (applicationId: string) => pipeline.cancel(await find(applicationId), em),
+      /** Applications matching the given texts, paged. */
+      search: (input: SearchInput) => apps.search(input, organizationId, em),
+      /** The running service's container output. */
+      readLogs: async (input: ReadLogsInput) => pipeline.readLogs(await find(input.applicationId), input),
+    };
   };
-};
 
 declare module '@berth/core' {
   interface Cradle {

@@ -6,8 +6,27 @@ import { Type, router, schema, type Cradle } from '@berth/core';
 import { relationSchemas, runProcedure } from '@berth/plugin-workloads';
 import { newRefreshToken } from './pipeline.ts';
 import {
-  ApplicationFields, applicationFound, applicationView, CreateInput, DeployInput, IdInput, MoveInput, ReadLogsInput, ReloadInput, SaveBitbucketInput, saveBuildTypeInput,
-  SaveDockerInput, SaveEnvironmentInput, SaveGitInput, SaveGiteaInput, SaveGithubInput, SaveGitlabInput, SearchInput, SearchResult, updateInput, type AllowedValues,
+  ApplicationFields,
+  applicationFound,
+  applicationView,
+  CreateInput,
+  DeployInput,
+  IdInput,
+  MoveInput,
+  ReadLogsInput,
+  ReloadInput,
+  SaveBitbucketInput,
+  saveBuildTypeInput,
+  SaveDockerInput,
+  SaveEnvironmentInput,
+  SaveGitInput,
+  SaveGiteaInput,
+  SaveGithubInput,
+  SaveGitlabInput,
+  SearchInput,
+  SearchResult,
+  updateInput,
+  type AllowedValues,
 } from './schemas.ts';
 
 const application = router('application');
@@ -20,7 +39,9 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
   // The peer answers `true` for every save*, update, markRunning, refreshToken and disconnectGitProvider.
   const save = (name: string, summary: string, input: Parameters<typeof application.mutation>[1]['input'], extra: (i: Record<string, unknown>) => Record<string, unknown> = () => ({})) =>
     application.mutation(name, {
-      summary: `${summary}; answers true`, input, output: Ok(),
+      summary: `${summary}; answers true`,
+      input,
+      output: Ok(),
       async handler(input: unknown, ctx) {
         const i = input as Record<string, unknown>;
         // What reaches the host is the operator's to grant (403 naming the field and the config key).
@@ -31,33 +52,42 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
       },
     });
   // The peer answers true for deploy, redeploy and reload, and the record with its relations for start and stop.
-  const run = (name: string, summary: string, input = IdInput) => runProcedure(application, name, {
-    summary: `${summary}; answers true`, input, output: Ok(),
-    queue: (i: { applicationId: string; title?: string; description?: string }, ctx) => ctx.cradle.callerApplications.run(i.applicationId, name, i),
-    answer: () => true,
-  });
-  const scale = (name: string, summary: string) => runProcedure(application, name, {
-    summary: `${summary}; answers the application with its relations`, input: IdInput, output: applicationFound(relations),
-    queue: ({ applicationId }, ctx) => ctx.cradle.callerApplications.run(applicationId, name, {}),
-    answer: ({ applicationId }, ctx) => ctx.cradle.callerApplications.found(applicationId),
-  });
+  const run = (name: string, summary: string, input = IdInput) =>
+    runProcedure(application, name, {
+      summary: `${summary}; answers true`,
+      input,
+      output: Ok(),
+      queue: (i: { applicationId: string; title?: string; description?: string }, ctx) => ctx.cradle.callerApplications.run(i.applicationId, name, i),
+      answer: () => true,
+    });
+  const scale = (name: string, summary: string) =>
+    runProcedure(application, name, {
+      summary: `${summary}; answers the application with its relations`,
+      input: IdInput,
+      output: applicationFound(relations),
+      queue: ({ applicationId }, ctx) => ctx.cradle.callerApplications.run(applicationId, name, {}),
+      answer: ({ applicationId }, ctx) => ctx.cradle.callerApplications.found(applicationId),
+    });
 
   return [
     application.mutation('create', {
       summary: 'Create an application in an environment (current: environmentId; older: projectId → its default environment)',
-      input: CreateInput, output: ApplicationFields,
+      input: CreateInput,
+      output: ApplicationFields,
       handler: (input, ctx) => ctx.cradle.callerApplications.create(input),
     }),
     application.query('one', {
       summary: 'An application with its environment and project, deployments (newest first), mounts, ports, domains, redirects, security, registry and server',
-      input: IdInput, output: applicationView(relations),
+      input: IdInput,
+      output: applicationView(relations),
       handler: ({ applicationId }, ctx) => ctx.cradle.callerApplications.one(applicationId),
     }),
     run('deploy', 'Queue a deployment: fetch the source, build, roll out the service', DeployInput),
     run('redeploy', 'Queue a rebuild and rollout of the current source', DeployInput),
     runProcedure(application, 'reload', {
       summary: 'Queue a restart of the running service with the same spec (no build); answers true',
-      input: ReloadInput, output: Ok(),
+      input: ReloadInput,
+      output: Ok(),
       queue: ({ applicationId, appName }, ctx) => ctx.cradle.callerApplications.reload(applicationId, appName),
       answer: () => true,
     }),
@@ -66,7 +96,8 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
     application.mutation('delete', {
       access: 'admin',
       summary: 'Delete the application: stops its deployments, removes its service, work directory, mounts, ports and deployment records; answers the record as it was, with its relations',
-      input: IdInput, output: applicationFound(relations),
+      input: IdInput,
+      output: applicationFound(relations),
       handler: ({ applicationId }, ctx) => ctx.cradle.callerApplications.remove(applicationId),
     }),
     save('saveEnvironment', 'Set the environment variables (dotenv text, with ${{project.KEY}}, ${{environment.KEY}} and ${{KEY}} references), build args and build secrets', SaveEnvironmentInput),
@@ -78,32 +109,52 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
     save('saveGitlabProvider', 'Deploy from a GitLab repository', SaveGitlabInput, () => ({ sourceType: 'gitlab' })),
     save('saveBitbucketProvider', 'Deploy from a Bitbucket repository', SaveBitbucketInput, () => ({ sourceType: 'bitbucket' })),
     save('saveGiteaProvider', 'Deploy from a Gitea repository', SaveGiteaInput, () => ({ sourceType: 'gitea' })),
-    save('disconnectGitProvider', 'Forget the git source (every provider\'s repository fields)', IdInput, () => ({
-      repository: null, owner: null, branch: null, githubId: null,
-      gitlabRepository: null, gitlabOwner: null, gitlabBranch: null, gitlabId: null, gitlabProjectId: null, gitlabPathNamespace: null,
-      bitbucketRepository: null, bitbucketRepositorySlug: null, bitbucketOwner: null, bitbucketBranch: null, bitbucketId: null,
-      giteaRepository: null, giteaOwner: null, giteaBranch: null, giteaId: null,
-      customGitUrl: null, customGitBranch: null, customGitSSHKeyId: null,
+    save('disconnectGitProvider', "Forget the git source (every provider's repository fields)", IdInput, () => ({
+      repository: null,
+      owner: null,
+      branch: null,
+      githubId: null,
+      gitlabRepository: null,
+      gitlabOwner: null,
+      gitlabBranch: null,
+      gitlabId: null,
+      gitlabProjectId: null,
+      gitlabPathNamespace: null,
+      bitbucketRepository: null,
+      bitbucketRepositorySlug: null,
+      bitbucketOwner: null,
+      bitbucketBranch: null,
+      bitbucketId: null,
+      giteaRepository: null,
+      giteaOwner: null,
+      giteaBranch: null,
+      giteaId: null,
+      customGitUrl: null,
+      customGitBranch: null,
+      customGitSSHKeyId: null,
     })),
     save('markRunning', 'Set the status to running', IdInput, () => ({ applicationStatus: 'running' })),
     save('update', 'Change any field of the application', updateInput(allowed)),
     save('refreshToken', 'Issue a new webhook refresh token', IdInput, () => ({ refreshToken: newRefreshToken() })),
     application.mutation('move', {
       summary: 'Move the application to another environment of the organization',
-      input: MoveInput, output: ApplicationFields,
+      input: MoveInput,
+      output: ApplicationFields,
       handler: ({ applicationId, targetEnvironmentId }, ctx) => ctx.cradle.callerApplications.change(applicationId, { environmentId: targetEnvironmentId }),
     }),
     application.mutation('cleanQueues', {
-      summary: 'Drop the application\'s queued (not yet running) deployments',
-      input: IdInput, output: Ok(),
+      summary: "Drop the application's queued (not yet running) deployments",
+      input: IdInput,
+      output: Ok(),
       async handler({ applicationId }, ctx) {
         await ctx.cradle.callerApplications.clearQueue(applicationId);
         return true;
       },
     }),
     application.mutation('clearDeployments', {
-      summary: 'Remove the application\'s finished deployments and their logs',
-      input: IdInput, output: Ok(),
+      summary: "Remove the application's finished deployments and their logs",
+      input: IdInput,
+      output: Ok(),
       async handler({ applicationId }, ctx) {
         await ctx.cradle.callerApplications.clearDeployments(applicationId);
         return true;
@@ -111,7 +162,8 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
     }),
     application.mutation('killBuild', {
       summary: 'Stop the running deployment (its build is killed) and drop the queued ones',
-      input: IdInput, output: Ok(),
+      input: IdInput,
+      output: Ok(),
       async handler({ applicationId }, ctx) {
         await ctx.cradle.callerApplications.cancel(applicationId);
         return true;
@@ -119,7 +171,8 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
     }),
     application.mutation('cancelDeployment', {
       summary: 'Cancel the running and queued deployments; the previous version keeps running',
-      input: IdInput, output: Type.Object({ success: Type.Boolean(), message: Type.String() }),
+      input: IdInput,
+      output: Type.Object({ success: Type.Boolean(), message: Type.String() }),
       async handler({ applicationId }, ctx) {
         await ctx.cradle.callerApplications.cancel(applicationId);
         return { success: true, message: 'Deployment cancellation requested' };
@@ -127,12 +180,14 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
     }),
     application.query('search', {
       summary: 'Applications matching the given texts (case-insensitive substrings), newest first, paged',
-      input: SearchInput, output: SearchResult,
+      input: SearchInput,
+      output: SearchResult,
       handler: (input, ctx) => ctx.cradle.callerApplications.search(input),
     }),
     application.query('readLogs', {
-      summary: 'The running service\'s container output (last `tail` lines, `since` a duration, filtered by `search`)',
-      input: ReadLogsInput, output: Type.String(),
+      summary: "The running service's container output (last `tail` lines, `since` a duration, filtered by `search`)",
+      input: ReadLogsInput,
+      output: Type.String(),
       handler: (input, ctx) => ctx.cradle.callerApplications.readLogs(input),
     }),
   ];

@@ -13,14 +13,7 @@ const partial = <T extends Record<string, TSchema>>(o: T) => Object.fromEntries(
 const ApplicationId = { applicationId: NonEmpty() };
 
 /** An application as stored: every API field. */
-export const ApplicationFields = Type.Object({
-  applicationId: Type.String(),
-  ...columnFields,
-  ...sealedSchemas,
-  ...settingAnswerSchemas,
-  organizationId: Type.String(),
-  createdAt: Timestamp(),
-});
+export const ApplicationFields = Type.Object({ applicationId: Type.String(), ...columnFields, ...sealedSchemas, ...settingAnswerSchemas, organizationId: Type.String(), createdAt: Timestamp() });
 export type ApplicationFields = Static<typeof ApplicationFields>;
 
 /**
@@ -28,31 +21,33 @@ export type ApplicationFields = Static<typeof ApplicationFields>;
  * start, stop and delete. Git providers, registries and preview deployments come with their
  * plugins: until then they are null or empty.
  */
-export const applicationFound = (relations: ReturnType<typeof relationSchemas>) => Type.Object({
-  ...ApplicationFields.properties,
-  environment: relations.environment,
-  deployments: relations.deployments,
-  mounts: relations.mounts,
-  ports: relations.ports,
-  domains: relations.domains,
-  redirects: relations.redirects,
-  security: relations.security,
-  previewDeployments: NotServedList('preview deployments'),
-  github: relations.github,
-  gitlab: relations.gitlab,
-  bitbucket: NotServedOne('the Bitbucket provider'),
-  gitea: NotServedOne('the Gitea provider'),
-  server: relations.server,
-  registry: NotServedOne('the registry'),
-  buildRegistry: NotServedOne('the build registry'),
-  rollbackRegistry: NotServedOne('the rollback registry'),
-});
+export const applicationFound = (relations: ReturnType<typeof relationSchemas>) =>
+  Type.Object({
+    ...ApplicationFields.properties,
+    environment: relations.environment,
+    deployments: relations.deployments,
+    mounts: relations.mounts,
+    ports: relations.ports,
+    domains: relations.domains,
+    redirects: relations.redirects,
+    security: relations.security,
+    previewDeployments: NotServedList('preview deployments'),
+    github: relations.github,
+    gitlab: relations.gitlab,
+    bitbucket: NotServedOne('the Bitbucket provider'),
+    gitea: NotServedOne('the Gitea provider'),
+    server: relations.server,
+    registry: NotServedOne('the registry'),
+    buildRegistry: NotServedOne('the build registry'),
+    rollbackRegistry: NotServedOne('the rollback registry'),
+  });
 /** application.one: the record with its relations, and whether the caller may use its git provider. */
-export const applicationView = (relations: ReturnType<typeof relationSchemas>) => Type.Object({
-  ...applicationFound(relations).properties,
-  hasGitProviderAccess: Type.Boolean({ description: 'whether the caller may use the application\'s git provider (no provider: true)' }),
-  unauthorizedProvider: Nullable(Type.String({ description: 'the source type whose provider the caller may not use, or null' })),
-});
+export const applicationView = (relations: ReturnType<typeof relationSchemas>) =>
+  Type.Object({
+    ...applicationFound(relations).properties,
+    hasGitProviderAccess: Type.Boolean({ description: "whether the caller may use the application's git provider (no provider: true)" }),
+    unauthorizedProvider: Nullable(Type.String({ description: 'the source type whose provider the caller may not use, or null' })),
+  });
 export type ApplicationFound = Static<ReturnType<typeof applicationFound>>;
 export type ApplicationView = Static<ReturnType<typeof applicationView>>;
 
@@ -71,9 +66,7 @@ export const ReloadInput = Type.Object({ appName: AppName(), ...ApplicationId })
 export const DeployInput = Type.Object({ ...ApplicationId, title: Opt(Type.String({ maxLength: 255 })), description: Opt(Type.String({ maxLength: 2000 })) });
 export type DeployInput = Static<typeof DeployInput>;
 
-export const SaveEnvironmentInput = Type.Object({
-  ...ApplicationId, env: Opt(Str()), buildArgs: Opt(Str()), buildSecrets: Opt(Str()), createEnvFile: Opt(Type.Boolean()),
-});
+export const SaveEnvironmentInput = Type.Object({ ...ApplicationId, env: Opt(Str()), buildArgs: Opt(Str()), buildSecrets: Opt(Str()), createEnvFile: Opt(Type.Boolean()) });
 /** The values the API accepts for the fields that name a provider: the enabled ones' ids. */
 export interface AllowedValues {
   buildTypes: string[];
@@ -81,54 +74,78 @@ export interface AllowedValues {
 }
 const OneOf = (values: string[]) => Type.Enum(values.length ? values : ['']);
 
-export const saveBuildTypeInput = (allowed: AllowedValues) => Type.Object({
-  ...ApplicationId,
-  buildType: OneOf(allowed.buildTypes),
-  dockerfile: Opt(Str()), dockerContextPath: Opt(Str()), dockerBuildStage: Opt(Str()),
-  herokuVersion: Opt(Str()), railpackVersion: Opt(Str()), publishDirectory: Opt(Str()), isStaticSpa: Opt(Nullable(Type.Boolean())),
-});
+export const saveBuildTypeInput = (allowed: AllowedValues) =>
+  Type.Object({
+    ...ApplicationId,
+    buildType: OneOf(allowed.buildTypes),
+    dockerfile: Opt(Str()),
+    dockerContextPath: Opt(Str()),
+    dockerBuildStage: Opt(Str()),
+    herokuVersion: Opt(Str()),
+    railpackVersion: Opt(Str()),
+    publishDirectory: Opt(Str()),
+    isStaticSpa: Opt(Nullable(Type.Boolean())),
+  });
 const GitCommon = { enableSubmodules: Opt(Type.Boolean()), watchPaths: Opt(Nullable(Type.Array(Type.String()))) };
 export const SaveGithubInput = Type.Object({
-  ...ApplicationId, repository: Opt(Str()), owner: Opt(Str()), buildPath: Opt(Str()), githubId: Opt(Str()), branch: Opt(Branch()),
-  triggerType: Opt(Type.Enum(['push', 'tag'])), ...GitCommon,
+  ...ApplicationId,
+  repository: Opt(Str()),
+  owner: Opt(Str()),
+  buildPath: Opt(Str()),
+  githubId: Opt(Str()),
+  branch: Opt(Branch()),
+  triggerType: Opt(Type.Enum(['push', 'tag'])),
+  ...GitCommon,
 });
 export const SaveGitlabInput = Type.Object({
-  ...ApplicationId, gitlabBuildPath: Opt(Str()), gitlabOwner: Opt(Str()), gitlabRepository: Opt(Str()), gitlabId: Opt(Str()),
-  gitlabProjectId: Opt(Nullable(Type.Number())), gitlabPathNamespace: Opt(Str()), gitlabBranch: Opt(Branch()), ...GitCommon,
+  ...ApplicationId,
+  gitlabBuildPath: Opt(Str()),
+  gitlabOwner: Opt(Str()),
+  gitlabRepository: Opt(Str()),
+  gitlabId: Opt(Str()),
+  gitlabProjectId: Opt(Nullable(Type.Number())),
+  gitlabPathNamespace: Opt(Str()),
+  gitlabBranch: Opt(Branch()),
+  ...GitCommon,
 });
 export const SaveBitbucketInput = Type.Object({
-  ...ApplicationId, bitbucketBuildPath: Opt(Str()), bitbucketOwner: Opt(Str()), bitbucketRepository: Opt(Str()), bitbucketRepositorySlug: Opt(Str()),
-  bitbucketId: Opt(Str()), bitbucketBranch: Opt(Branch()), ...GitCommon,
+  ...ApplicationId,
+  bitbucketBuildPath: Opt(Str()),
+  bitbucketOwner: Opt(Str()),
+  bitbucketRepository: Opt(Str()),
+  bitbucketRepositorySlug: Opt(Str()),
+  bitbucketId: Opt(Str()),
+  bitbucketBranch: Opt(Branch()),
+  ...GitCommon,
 });
 export const SaveGiteaInput = Type.Object({
-  ...ApplicationId, giteaBuildPath: Opt(Str()), giteaOwner: Opt(Str()), giteaRepository: Opt(Str()), giteaId: Opt(Str()), giteaBranch: Opt(Branch()), ...GitCommon,
-});
-export const SaveDockerInput = Type.Object({
-  ...ApplicationId, dockerImage: Opt(Str()), username: Opt(Str()), password: Opt(Str()), registryUrl: Opt(Str()),
-});
-export const SaveGitInput = Type.Object({
-  ...ApplicationId, customGitUrl: Opt(Str()), customGitBranch: Opt(Branch()), customGitBuildPath: Opt(Str()), customGitSSHKeyId: Opt(Str()), ...GitCommon,
-});
-
-const updateFields = {
   ...ApplicationId,
-  ...partial({ ...columnFields, ...sealedSchemas, ...settingSchemas }),
-  createdAt: Opt(Type.String()),
-};
-export const updateInput = (allowed: AllowedValues) => Type.Object({
-  ...updateFields,
-  sourceType: Opt(OneOf(allowed.sourceTypes)),
-  buildType: Opt(OneOf(allowed.buildTypes)),
+  giteaBuildPath: Opt(Str()),
+  giteaOwner: Opt(Str()),
+  giteaRepository: Opt(Str()),
+  giteaId: Opt(Str()),
+  giteaBranch: Opt(Branch()),
+  ...GitCommon,
 });
+export const SaveDockerInput = Type.Object({ ...ApplicationId, dockerImage: Opt(Str()), username: Opt(Str()), password: Opt(Str()), registryUrl: Opt(Str()) });
+export const SaveGitInput = Type.Object({ ...ApplicationId, customGitUrl: Opt(Str()), customGitBranch: Opt(Branch()), customGitBuildPath: Opt(Str()), customGitSSHKeyId: Opt(Str()), ...GitCommon });
+
+const updateFields = { ...ApplicationId, ...partial({ ...columnFields, ...sealedSchemas, ...settingSchemas }), createdAt: Opt(Type.String()) };
+export const updateInput = (allowed: AllowedValues) => Type.Object({ ...updateFields, sourceType: Opt(OneOf(allowed.sourceTypes)), buildType: Opt(OneOf(allowed.buildTypes)) });
 export type UpdateInput = Static<ReturnType<typeof Type.Object<typeof updateFields>>>;
 
 export const MoveInput = Type.Object({ ...ApplicationId, targetEnvironmentId: NonEmpty() });
 
 export const SearchInput = Type.Object({
   q: Opt(Type.String({ description: 'matches name, appName or description (case-insensitive)' })),
-  name: Opt(Type.String()), appName: Opt(Type.String()), description: Opt(Type.String()),
-  repository: Opt(Type.String()), owner: Opt(Type.String()), dockerImage: Opt(Type.String()),
-  projectId: Opt(Type.String()), environmentId: Opt(Type.String()),
+  name: Opt(Type.String()),
+  appName: Opt(Type.String()),
+  description: Opt(Type.String()),
+  repository: Opt(Type.String()),
+  owner: Opt(Type.String()),
+  dockerImage: Opt(Type.String()),
+  projectId: Opt(Type.String()),
+  environmentId: Opt(Type.String()),
   ...Paging,
 });
 export type SearchInput = Static<typeof SearchInput>;

@@ -81,11 +81,19 @@ export class ApplicationService {
     const appName = input.appName ?? generateAppName(input.name);
     await assertAppNameFree(appName, serverId, em);
     const row = em.create(Application, {
-      applicationId: newId(), name: input.name, appName, description: input.description ?? null,
-      environmentId: environment.environmentId, organizationId, serverId,
-      sourceType: 'github', buildType: 'nixpacks', applicationStatus: 'idle',
+      applicationId: newId(),
+      name: input.name,
+      appName,
+      description: input.description ?? null,
+      environmentId: environment.environmentId,
+      organizationId,
+      serverId,
+      sourceType: 'github',
+      buildType: 'nixpacks',
+      applicationStatus: 'idle',
       refreshToken: randomBytes(24).toString('base64url'),
-      settings: {}, sealed: this.#seal(Object.fromEntries(sealedKeys.map(k => [k, null])) as Record<SealedKey, string | null>),
+      settings: {},
+      sealed: this.#seal(Object.fromEntries(sealedKeys.map(k => [k, null])) as Record<SealedKey, string | null>),
       createdAt: new Date(),
     });
     await em.flush();
@@ -93,7 +101,13 @@ export class ApplicationService {
   }
 
   /** Applies any subset of API fields (update and the save* operations). */
-  async change(applicationId: string, organizationId: string, changes: Partial<UpdateInput> & Record<string, unknown>, em: EntityManager, assertAppNameFree: AssertAppNameFree): Promise<ApplicationFields> {
+  async change(
+    applicationId: string,
+    organizationId: string,
+    changes: Partial<UpdateInput> & Record<string, unknown>,
+    em: EntityManager,
+    assertAppNameFree: AssertAppNameFree,
+  ): Promise<ApplicationFields> {
     const row = await this.find(applicationId, organizationId, em);
     const secrets = this.secretsOf(row);
     const settings = { ...row.settings };

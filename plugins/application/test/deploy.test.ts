@@ -7,7 +7,20 @@ import { readdir, rm } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import Docker from 'dockerode';
-import { startTestServer, signUpAdmin, makeGitRepo, commitFiles, deploymentFinished, freePort, waitFor, shellTricks, TEST_BASE_IMAGE, TEST_STATIC_IMAGE, deploymentIdOf, runFinished } from '@berth/core/testing';
+import {
+  startTestServer,
+  signUpAdmin,
+  makeGitRepo,
+  commitFiles,
+  deploymentFinished,
+  freePort,
+  waitFor,
+  shellTricks,
+  TEST_BASE_IMAGE,
+  TEST_STATIC_IMAGE,
+  deploymentIdOf,
+  runFinished,
+} from '@berth/core/testing';
 import { runContainerCommand } from '@berth/plugin-workloads/testing';
 
 const docker = new Docker();
@@ -24,15 +37,25 @@ async function get(port: number, at = '/'): Promise<[number, string] | undefined
 
 /** The body served at `at` once it matches `expect` (a 200 unless anyStatus), polled while the service (re)starts. */
 const served = (port: number, expect: RegExp = /(?:)/, at = '/', anyStatus = false) =>
-  waitFor(`port ${port} serving ${expect} at ${at}`, async () => {
-    const reply = await get(port, at);
-    return reply && (reply[0] === 200 || anyStatus) && expect.test(reply[1]) ? reply[1] : undefined;
-  }, { timeout: 30_000, interval: 200 });
+  waitFor(
+    `port ${port} serving ${expect} at ${at}`,
+    async () => {
+      const reply = await get(port, at);
+      return reply && (reply[0] === 200 || anyStatus) && expect.test(reply[1]) ? reply[1] : undefined;
+    },
+    { timeout: 30_000, interval: 200 },
+  );
 
-const unreachable = (port: number) =>
-  waitFor(`nothing answering on port ${port}`, async () => (await get(port)) === undefined, { timeout: 30_000, interval: 200 });
+const unreachable = (port: number) => waitFor(`nothing answering on port ${port}`, async () => (await get(port)) === undefined, { timeout: 30_000, interval: 200 });
 
-const serviceOf = (name: string) => docker.getService(name).inspect().then((s: any) => s, () => null);
+const serviceOf = (name: string) =>
+  docker
+    .getService(name)
+    .inspect()
+    .then(
+      (s: any) => s,
+      () => null,
+    );
 
 const issuePaths = (body: { issues?: { path: (string | number)[] }[] }) => (body.issues ?? []).map(i => i.path.join('.'));
 
@@ -41,24 +64,25 @@ const site = (extra = '') => ({
   Dockerfile: `FROM ${TEST_BASE_IMAGE}\n${extra}RUN mkdir -p /www\nCMD ["sh", "-c", "echo \\"hello $GREETING\\" | tee /www/index.html && exec httpd -f -p 8080 -h /www"]\n`,
 });
 
-
 /**
  * KEY=value lines as users write them (dotenv): a value with a newline in double quotes, as \n; a
  * value that starts and ends with one quote character in single quotes, since dotenv would read
  * those outer ones as quoting (`x` means x).
  */
 function dotenv(entries: [string, string][]): string {
-  return entries.map(([k, v]) => {
-    if (v.includes('\n')) {
-      if (v.includes('"')) throw new Error(`dotenv: ${JSON.stringify(v)} has both a newline and a double quote`);
-      return `${k}="${v.replace(/\n/g, '\\n')}"`;
-    }
-    if (/^(["'`]).*\1$/.test(v)) {
-      if (v.includes("'")) throw new Error(`dotenv: ${JSON.stringify(v)} is quoted and has a single quote`);
-      return `${k}='${v}'`;
-    }
-    return `${k}=${v}`;
-  }).join('\n');
+  return entries
+    .map(([k, v]) => {
+      if (v.includes('\n')) {
+        if (v.includes('"')) throw new Error(`dotenv: ${JSON.stringify(v)} has both a newline and a double quote`);
+        return `${k}="${v.replace(/\n/g, '\\n')}"`;
+      }
+      if (/^(["'`]).*\1$/.test(v)) {
+        if (v.includes("'")) throw new Error(`dotenv: ${JSON.stringify(v)} is quoted and has a single quote`);
+        return `${k}='${v}'`;
+      }
+      return `${k}=${v}`;
+    })
+    .join('\n');
 }
 
 // Builds and rollouts on the engine take longer than tap's default per-file limit.
@@ -74,12 +98,18 @@ t.test('applications on the real engine', async t => {
   const bus = server.kernel.container.cradle.events;
   bus.on('appDeploy', payload => void events.push({ name: 'appDeploy', payload }));
   bus.on('appBuildError', payload => void events.push({ name: 'appBuildError', payload }));
-  const { body: { environment } } = await client.post('project.create', { name: 'Deploys', env: 'DB_HOST=db.internal' });
+  const {
+    body: { environment },
+  } = await client.post('project.create', { name: 'Deploys', env: 'DB_HOST=db.internal' });
   await client.post('environment.update', { environmentId: environment.environmentId, env: 'STAGE=prod' });
 
   const apps: string[] = [];
   t.teardown(async () => {
-    for (const name of apps) await docker.getService(name).remove().catch(() => undefined);
+    for (const name of apps)
+      await docker
+        .getService(name)
+        .remove()
+        .catch(() => undefined);
   });
   const call = async (op: string, input: Record<string, unknown>) => {
     const res = await client.post(op, input);
@@ -87,7 +117,7 @@ t.test('applications on the real engine', async t => {
     return res.body;
   };
   const newApp = async (name: string, port?: number, targetPort = 8080) => {
-    const app = await call('application.create', { name, environmentId: environment.environmentId }) as { applicationId: string; appName: string };
+    const app = (await call('application.create', { name, environmentId: environment.environmentId })) as { applicationId: string; appName: string };
     apps.push(app.appName);
     // busybox httpd as PID 1 ignores SIGTERM: give old tasks 1 s, not the default 10 s, to stop.
     await call('application.update', { applicationId: app.applicationId, stopGracePeriodSwarm: 1_000_000_000 });
@@ -141,8 +171,11 @@ t.test('applications on the real engine', async t => {
     const svc = await serviceOf(web.appName);
     t.equal(svc.Spec.Labels['berth.id'], web.applicationId);
     t.match(svc.Spec.TaskTemplate.ContainerSpec.Image, new RegExp(`^berth/${web.appName}:deploy-`), 'the built image is tagged by its deployment (a valid tag whatever the id starts with)');
-    t.match(events.find(e => e.name === 'appDeploy' && e.payload.applicationId === web.applicationId)?.payload,
-      { deploymentId: queued.deploymentId, appName: web.appName, action: 'deploy' }, 'appDeploy was emitted');
+    t.match(
+      events.find(e => e.name === 'appDeploy' && e.payload.applicationId === web.applicationId)?.payload,
+      { deploymentId: queued.deploymentId, appName: web.appName, action: 'deploy' },
+      'appDeploy was emitted',
+    );
 
     // a redeploy with a changed env serves the new value
     await call('application.saveEnvironment', { applicationId: web.applicationId, env: 'GREETING=world-2' });
@@ -159,8 +192,11 @@ t.test('applications on the real engine', async t => {
     t.match(failed.errorMessage, /returned a non-zero code: 3/);
     t.match(await logOf(failed.deploymentId), /returned a non-zero code: 3/);
     t.equal(await statusOf(web.applicationId), 'error');
-    t.match(events.find(e => e.name === 'appBuildError' && e.payload.applicationId === web.applicationId)?.payload,
-      { deploymentId: failed.deploymentId, error: /returned a non-zero code: 3/ }, 'appBuildError was emitted');
+    t.match(
+      events.find(e => e.name === 'appBuildError' && e.payload.applicationId === web.applicationId)?.payload,
+      { deploymentId: failed.deploymentId, error: /returned a non-zero code: 3/ },
+      'appBuildError was emitted',
+    );
     t.equal((await served(port)).trim(), 'hello world-2', 'the running version is untouched');
     await commitFiles(repo.dir, site());
 
@@ -190,11 +226,18 @@ t.test('applications on the real engine', async t => {
     // readLogs answers the container output, filtered by search
     const logs = await waitFor('the container output in readLogs', async () => {
       const res = await client.get('application.readLogs', { applicationId: web.applicationId, tail: 50 });
-      return res.status === 200 && /hello world-2/.test(res.body) ? res.body as string : undefined;
+      return res.status === 200 && /hello world-2/.test(res.body) ? (res.body as string) : undefined;
     });
-    t.match(logs, /hello world-1/, 'earlier tasks\' output too');
+    t.match(logs, /hello world-1/, "earlier tasks' output too");
     const searched = (await client.get('application.readLogs', { applicationId: web.applicationId, tail: 50, search: 'WORLD-1' })).body as string;
-    t.ok(searched.split('\n').filter(Boolean).length > 0 && searched.split('\n').filter(Boolean).every(l => l.includes('world-1')), 'search keeps only the matching lines, ignoring case');
+    t.ok(
+      searched.split('\n').filter(Boolean).length > 0 &&
+        searched
+          .split('\n')
+          .filter(Boolean)
+          .every(l => l.includes('world-1')),
+      'search keeps only the matching lines, ignoring case',
+    );
 
     // delete removes the service, the work dir and the records
     const listed = (await client.get('deployment.all', { applicationId: web.applicationId })).body as { deploymentId: string }[];
@@ -231,7 +274,7 @@ t.test('applications on the real engine', async t => {
     await call('application.saveEnvironment', { applicationId: app.applicationId, env: 'GREETING=${{project.MISSING_KEY}}' });
     const failed = await deployed(app.applicationId);
     t.equal(failed.status, 'error');
-    t.match(failed.errorMessage, /Invalid project environment variable: project\.MISSING_KEY/, 'the peer\'s wording, so tools matching it keep working');
+    t.match(failed.errorMessage, /Invalid project environment variable: project\.MISSING_KEY/, "the peer's wording, so tools matching it keep working");
     t.equal((await served(port)).trim(), 'hello db.internal-prod', 'the previous version keeps serving');
   });
 
@@ -272,12 +315,7 @@ t.test('applications on the real engine', async t => {
         '',
       ].join('\n'),
       // Records the arguments it got and its environment (NUL-separated, as the kernel holds them), then serves them.
-      [`${buildDir}/record.sh`]: [
-        'for a in "$@"; do printf \'%s\\0\' "$a"; done > /www/argv',
-        'cat /proc/self/environ > /www/environ',
-        'exec httpd -f -p 8080 -h /www',
-        '',
-      ].join('\n'),
+      [`${buildDir}/record.sh`]: ['for a in "$@"; do printf \'%s\\0\' "$a"; done > /www/argv', 'cat /proc/self/environ > /www/environ', 'exec httpd -f -p 8080 -h /www', ''].join('\n'),
     });
     t.teardown(() => repo.cleanup());
     const linkDir = t.testdir();
@@ -295,12 +333,7 @@ t.test('applications on the real engine', async t => {
       buildArgs: dotenv(tricks.map((v, i) => [buildArgNames[i]!, v])),
     });
     const labels = Object.fromEntries(tricks.map((v, i) => [`test.trick.${i}`, v]));
-    await call('application.update', {
-      applicationId: app.applicationId,
-      command: ['/bin/sh', '/record.sh', ...commandTricks].join(' '),
-      args: tricks,
-      labelsSwarm: labels,
-    });
+    await call('application.update', { applicationId: app.applicationId, command: ['/bin/sh', '/record.sh', ...commandTricks].join(' '), args: tricks, labelsSwarm: labels });
     const content = tricks.join('\n');
     await call('mounts.create', { serviceId: app.applicationId, type: 'file', content, filePath: 'tricks.txt', mountPath: '/www/tricks.txt' });
 
@@ -312,15 +345,23 @@ t.test('applications on the real engine', async t => {
     const container = spec.TaskTemplate.ContainerSpec;
     t.same(container.Command, ['/bin/sh', '/record.sh', ...commandTricks], 'the command, split on whitespace only');
     t.same(container.Args, tricks, 'each argument unchanged');
-    t.same(container.Env, tricks.map((v, i) => `ENV_${i}=${v}`), 'each env value unchanged');
+    t.same(
+      container.Env,
+      tricks.map((v, i) => `ENV_${i}=${v}`),
+      'each env value unchanged',
+    );
     t.same(Object.fromEntries(Object.entries(spec.Labels).filter(([k]) => k.startsWith('test.'))), labels, 'each label value unchanged');
 
     // What the container's process got, and what the build and the mount produced.
     const nulList = (text: string) => text.split('\0').slice(0, -1);
     t.same(nulList(await served(port, /./, '/argv')), [...commandTricks, ...tricks], 'the process received each argument as one, unchanged');
     const environ = nulList(await served(port, /./, '/environ'));
-    t.same(tricks.map((_, i) => environ.find(e => e.startsWith(`ENV_${i}=`))), tricks.map((v, i) => `ENV_${i}=${v}`), 'the process environment holds each value unchanged');
-    t.same(nulList(await served(port, /./, '/build-args')), tricks, 'each build argument reached the Dockerfile\'s RUN unchanged');
+    t.same(
+      tricks.map((_, i) => environ.find(e => e.startsWith(`ENV_${i}=`))),
+      tricks.map((v, i) => `ENV_${i}=${v}`),
+      'the process environment holds each value unchanged',
+    );
+    t.same(nulList(await served(port, /./, '/build-args')), tricks, "each build argument reached the Dockerfile's RUN unchanged");
     t.equal(await served(port, /./, '/tricks.txt'), content, 'the file mount holds the content unchanged');
 
     // No shell acted on any of it: not on this host, not in the build, not in the container.
@@ -354,7 +395,11 @@ t.test('applications on the real engine', async t => {
     await failsWith({ ...git, customGitUrl: `--upload-pack=touch ${marker}` }, /^The repository URL "--upload-pack=touch \S+" must not start with "-"$/, 'a URL git would read as an option');
     await failsWith({ ...git, customGitUrl: `file:///x $(touch ${marker})` }, /must not contain spaces$/, 'a URL with spaces');
     await failsWith({ ...git, customGitBranch: `-b;touch${marker}` }, /^The branch "-b;touch\S+" is not a valid branch name: it must not start with "-"$/, 'a branch git would read as an option');
-    await failsWith({ sourceType: 'docker', dockerImage: `busybox;touch ${marker}` }, /^Could not pull busybox;touch \S+ \(.*invalid reference format.*\), and this host has no copy of it$/, 'an image that is not a reference');
+    await failsWith(
+      { sourceType: 'docker', dockerImage: `busybox;touch ${marker}` },
+      /^Could not pull busybox;touch \S+ \(.*invalid reference format.*\), and this host has no copy of it$/,
+      'an image that is not a reference',
+    );
     await failsWith({ env: `BAD-NAME=$(touch ${marker})` }, /Invalid environment variable name "BAD-NAME"/, 'an env name the kernel cannot hold');
     t.notOk(existsSync(marker), 'no shell ran anything');
   });

@@ -10,7 +10,9 @@ t.test('application records', async t => {
   const server = await startTestServer({ jobs: false });
   t.teardown(() => server.destroy());
   const { client, token, userId, organizationId } = await signUpAdmin(server);
-  const { body: { project, environment } } = await client.post('project.create', { name: 'Shop' });
+  const {
+    body: { project, environment },
+  } = await client.post('project.create', { name: 'Shop' });
 
   let app: Record<string, any> = {};
   t.test('create (current variant: environmentId) generates a clean appName and defaults', async t => {
@@ -19,8 +21,18 @@ t.test('application records', async t => {
     app = res.body;
     t.match(app.appName, /^my-web-shop-[0-9a-f]{6}$/);
     t.match(app, {
-      name: 'My Web Shop!', description: 'front', environmentId: environment.environmentId, organizationId, serverId: null,
-      sourceType: 'github', buildType: 'nixpacks', applicationStatus: 'idle', replicas: 1, dockerfile: 'Dockerfile', env: null, createEnvFile: true,
+      name: 'My Web Shop!',
+      description: 'front',
+      environmentId: environment.environmentId,
+      organizationId,
+      serverId: null,
+      sourceType: 'github',
+      buildType: 'nixpacks',
+      applicationStatus: 'idle',
+      replicas: 1,
+      dockerfile: 'Dockerfile',
+      env: null,
+      createEnvFile: true,
     });
     t.type(app.refreshToken, 'string');
   });
@@ -62,8 +74,16 @@ t.test('application records', async t => {
     const res = await client.get('application.one', { applicationId: app.applicationId });
     t.equal(res.status, 200);
     t.match(res.body, {
-      applicationId: app.applicationId, environment: { environmentId: environment.environmentId, name: 'production', project: { projectId: project.projectId, name: 'Shop' } },
-      deployments: [], mounts: [], ports: [], domains: [], redirects: [], security: [], registry: null, server: null,
+      applicationId: app.applicationId,
+      environment: { environmentId: environment.environmentId, name: 'production', project: { projectId: project.projectId, name: 'Shop' } },
+      deployments: [],
+      mounts: [],
+      ports: [],
+      domains: [],
+      redirects: [],
+      security: [],
+      registry: null,
+      server: null,
     });
     const trpc = await client.trpc('query', 'application.one', { applicationId: app.applicationId });
     t.equal(trpc.body.result.data.json.applicationId, app.applicationId, 'the tRPC form answers too');
@@ -144,7 +164,11 @@ t.test('application records', async t => {
     const moved = await client.post('application.move', { applicationId: app.applicationId, targetEnvironmentId: staging.body.environmentId });
     t.equal(moved.body.environmentId, staging.body.environmentId);
     const listed = await client.get('environment.one', { environmentId: staging.body.environmentId });
-    t.same(listed.body.applications.map((a: { applicationId: string }) => a.applicationId), [app.applicationId], 'the environment lists it');
+    t.same(
+      listed.body.applications.map((a: { applicationId: string }) => a.applicationId),
+      [app.applicationId],
+      'the environment lists it',
+    );
     t.notOk('env' in listed.body.applications[0], 'environment lists carry no secrets');
   });
 

@@ -24,7 +24,7 @@ export const authProcedures = [
       const { accounts, users, config } = ctx.cradle;
       if (!(await accounts.ownerExists())) {
         if (!isLocalCaller(ctx.remote) && !isSetupToken(config.dataDir, setupToken)) {
-          throw unauthorized('No admin exists yet: from another machine (or through a proxy), give setupToken, the one-time token in the file setup-token of Berth\'s data directory');
+          throw unauthorized("No admin exists yet: from another machine (or through a proxy), give setupToken, the one-time token in the file setup-token of Berth's data directory");
         }
         const signed = await users.createFirstAdmin(email, password);
         removeSetupToken(config.dataDir);
@@ -62,7 +62,7 @@ export const authProcedures = [
     },
   }),
   auth.mutation('update', {
-    summary: 'Change the caller\'s e-mail, password or image',
+    summary: "Change the caller's e-mail, password or image",
     input: UpdateInput,
     output: AuthUserView,
     async handler(input, ctx) {
@@ -77,7 +77,7 @@ export const authProcedures = [
     handler: async (_i, ctx) => ({ token: await ctx.cradle.sessions.generateToken(ctx.principal) }),
   }),
   auth.query('one', {
-    summary: 'A user of the caller\'s organization',
+    summary: "A user of the caller's organization",
     input: Type.Object({ id: Type.String() }),
     output: AuthUserView,
     async handler({ id }, ctx) {
@@ -87,7 +87,7 @@ export const authProcedures = [
   }),
   auth.mutation('updateByAdmin', {
     access: 'admin',
-    summary: 'An admin changes another user\'s e-mail, password or role',
+    summary: "An admin changes another user's e-mail, password or role",
     input: UpdateByAdminInput,
     output: AuthUserView,
     async handler(input, ctx) {
@@ -143,10 +143,5 @@ export const authProcedures = [
       return { recoveryCodes: await ctx.cradle.twoFactor.generateRecoveryCodes(ctx.principal.userId) };
     },
   }),
-  auth.mutation('verifyToken', {
-    summary: 'true when the credential of this call is valid (401 otherwise)',
-    input: None,
-    output: Type.Boolean(),
-    handler: () => true,
-  }),
+  auth.mutation('verifyToken', { summary: 'true when the credential of this call is valid (401 otherwise)', input: None, output: Type.Boolean(), handler: () => true }),
 ];

@@ -12,14 +12,12 @@ export const SignedIn = Type.Object({
 });
 
 /** auth.createAdmin: the credentials, and the setup token a caller off this machine needs while no admin exists. */
-export const CreateAdminInput = () => Type.Object({
-  ...Credentials.properties,
-  setupToken: Type.Optional(Type.String({ maxLength: 128, description: 'The one-time token in the file setup-token of Berth\'s data directory; not needed from this machine\'s loopback' })),
-});
-export const Credentials = Type.Object({
-  email: Email(),
-  password: Type.String({ minLength: 8, maxLength: 1024 }),
-});
+export const CreateAdminInput = () =>
+  Type.Object({
+    ...Credentials.properties,
+    setupToken: Type.Optional(Type.String({ maxLength: 128, description: "The one-time token in the file setup-token of Berth's data directory; not needed from this machine's loopback" })),
+  });
+export const Credentials = Type.Object({ email: Email(), password: Type.String({ minLength: 8, maxLength: 1024 }) });
 
 export const CreateUserInput = Type.Object({
   password: Type.String({ minLength: 8, maxLength: 1024 }),
@@ -44,17 +42,12 @@ export const UpdateInput = Type.Object({
   ...optionalAccountFields,
 });
 
-export const UpdateByAdminInput = Type.Object({
-  ...optionalAccountFields,
-  id: NonEmpty(),
-  email: Nullable(Email()),
-  password: Nullable(Type.String({ maxLength: 1024 })),
-});
+export const UpdateByAdminInput = Type.Object({ ...optionalAccountFields, id: NonEmpty(), email: Nullable(Email()), password: Nullable(Type.String({ maxLength: 1024 })) });
 
 export const TwoFactorSecret = Type.Object({
   secret: Type.String({ description: 'base32 TOTP secret' }),
   uri: Type.String({ description: 'otpauth:// URI for authenticator apps' }),
-  qrCodeUrl: Type.String({ description: 'the same otpauth:// URI, under the peer\'s field name' }),
+  qrCodeUrl: Type.String({ description: "the same otpauth:// URI, under the peer's field name" }),
 });
 
 export const Pin = Type.String({ minLength: 6, maxLength: 10, pattern: '^[0-9 ]+$' });

@@ -21,7 +21,10 @@ t.test('createAdmin: the first admin needs no credentials, every later one needs
   const first = await anon.post('auth.createAdmin', { email: 'Owner@Example.com', password: PASSWORD });
   t.equal(first.status, 200);
   t.match(first.body, {
-    token: String, id: String, organizationId: String, is2FAEnabled: false,
+    token: String,
+    id: String,
+    organizationId: String,
+    is2FAEnabled: false,
     user: { id: first.body.id, userId: first.body.id, email: 'owner@example.com', rol: 'admin', organizationId: first.body.organizationId, secret: null, token: null, is2FAEnabled: false },
   });
   const owner = new Client(server.url, { token: first.body.token });
@@ -64,13 +67,21 @@ t.test('createAdmin: of concurrent first calls exactly one wins, the others are 
   const replies = await Promise.all([0, 1, 2, 3, 4].map(i => anon.post('auth.createAdmin', { email: `racer${i}@example.com`, password: PASSWORD })));
   const winners = replies.filter(r => r.status === 200);
   t.equal(winners.length, 1, 'exactly one 200');
-  t.same(replies.filter(r => r.status !== 200).map(r => r.status), [401, 401, 401, 401], 'the others: 401, as for any call without credentials');
+  t.same(
+    replies.filter(r => r.status !== 200).map(r => r.status),
+    [401, 401, 401, 401],
+    'the others: 401, as for any call without credentials',
+  );
   for (const r of replies.filter(r => r.status !== 200)) t.match(r.body, unauthorizedBody);
 
   const winner = winners[0]!.body;
   const members = await new Client(server.url, { token: winner.token }).get('user.all');
   t.equal(members.status, 200);
-  t.same(members.body.map((m: { user: { email: string } }) => m.user.email), [winner.user.email], 'one account, in one organization');
+  t.same(
+    members.body.map((m: { user: { email: string } }) => m.user.email),
+    [winner.user.email],
+    'one account, in one organization',
+  );
   for (let i = 0; i < 5; i++) {
     const email = `racer${i}@example.com`;
     const login = await anon.post('auth.login', { email, password: PASSWORD });
@@ -124,7 +135,7 @@ t.test('login, tokens and logout', async t => {
     t.ok(ops.length >= 30, `${ops.length} operations in the document`);
     t.ok(ops.some(o => o.op === 'organization.updateMemberRole') && ops.some(o => o.op === 'auth.verifyLogin2FA'));
     for (const { op, method, isPublic } of ops) {
-      const call = (o: { token?: string; apiKey?: string }) => method === 'get' ? anon.get(op, {}, o) : anon.post(op, {}, o);
+      const call = (o: { token?: string; apiKey?: string }) => (method === 'get' ? anon.get(op, {}, o) : anon.post(op, {}, o));
       const byToken = await call({ token });
       const byKey = await call({ apiKey: admin.apiKey });
       t.not(byToken.status, 401, `${op} accepts the bearer token (${byToken.status})`);
@@ -208,17 +219,31 @@ t.test('the account: auth.get, auth.update, auth.one, auth.updateByAdmin', async
     const me = await owner.get('auth.get');
     t.equal(me.status, 200);
     t.same(Object.keys(me.body).sort(), ['createdAt', 'email', 'id', 'image', 'is2FAEnabled', 'organizationId', 'rol', 'secret', 'token', 'userId']);
-    t.match(me.body, { id: admin.userId, userId: admin.userId, email: 'admin@example.com', rol: 'admin', image: null, secret: null, token: null, is2FAEnabled: false, organizationId: admin.organizationId });
+    t.match(me.body, {
+      id: admin.userId,
+      userId: admin.userId,
+      email: 'admin@example.com',
+      rol: 'admin',
+      image: null,
+      secret: null,
+      token: null,
+      is2FAEnabled: false,
+      organizationId: admin.organizationId,
+    });
     t.ok(!Number.isNaN(Date.parse(me.body.createdAt)), 'createdAt is a date');
     t.notMatch(JSON.stringify(me.body), /scrypt/, 'no password hash');
     t.equal((await anon.get('auth.get')).status, 401);
   });
 
-  t.test('auth.update changes the caller\'s e-mail and password', async t => {
+  t.test("auth.update changes the caller's e-mail and password", async t => {
     const u = await addUser(server, admin.client, 'changer@example.com');
     const without = await u.client.post('auth.update', { email: null, password: 'brand-new-password' });
     t.equal(without.status, 400, 'a new password needs the current one');
-    t.same(without.body.issues.map((i: any) => i.path.join('.')), ['currentPassword'], 'naming currentPassword');
+    t.same(
+      without.body.issues.map((i: any) => i.path.join('.')),
+      ['currentPassword'],
+      'naming currentPassword',
+    );
     const wrong = await u.client.post('auth.update', { email: null, password: 'brand-new-password', currentPassword: 'not-the-password' });
     t.equal(wrong.status, 400, 'and the right one');
     const updated = await u.client.post('auth.update', { email: 'Changed@Example.com', password: 'brand-new-password', currentPassword: u.password, image: 'https://example.com/me.png' });
@@ -237,11 +262,11 @@ t.test('the account: auth.get, auth.update, auth.one, auth.updateByAdmin', async
     t.equal((await anon.post('auth.login', { email: 'changed@example.com', password: 'brand-new-password' })).status, 200);
   });
 
-  t.test('auth.update cannot raise the caller\'s role or take another address', async t => {
+  t.test("auth.update cannot raise the caller's role or take another address", async t => {
     const u = await addUser(server, admin.client, 'climber@example.com');
     const r = await u.client.post('auth.update', { email: null, password: null, rol: 'admin', is2FAEnabled: true, id: admin.userId });
     t.equal(r.status, 200);
-    t.match(r.body, { id: u.userId, rol: 'user', is2FAEnabled: false }, 'rol, is2FAEnabled and id are not the caller\'s to set');
+    t.match(r.body, { id: u.userId, rol: 'user', is2FAEnabled: false }, "rol, is2FAEnabled and id are not the caller's to set");
     t.equal((await owner.get('auth.get')).body.email, 'admin@example.com', 'the admin named by id is untouched');
     t.equal((await u.client.post('user.createUserWithCredentials', { email: 'x@example.com', password: PASSWORD, role: 'member' })).status, 403, 'still not an admin');
     const taken = await u.client.post('auth.update', { email: 'admin@example.com', password: null });
@@ -256,7 +281,7 @@ t.test('the account: auth.get, auth.update, auth.one, auth.updateByAdmin', async
     t.equal((await anon.post('auth.login', { email: 'climber@example.com', password: u.password })).status, 200, 'nothing changed');
   });
 
-  t.test('auth.one answers a user of the caller\'s organization', async t => {
+  t.test("auth.one answers a user of the caller's organization", async t => {
     const u = await addUser(server, admin.client, 'someone@example.com');
     const one = await owner.get('auth.one', { id: u.userId });
     t.equal(one.status, 200);
@@ -307,7 +332,7 @@ t.test('the account: auth.get, auth.update, auth.one, auth.updateByAdmin', async
     t.equal((await invite()).status, 200, 'promoted again, it may invite again');
   });
 
-  t.test('auth.updateByAdmin changes another user\'s e-mail and password', async t => {
+  t.test("auth.updateByAdmin changes another user's e-mail and password", async t => {
     const u = await addUser(server, admin.client, 'forgetful@example.com');
     const r = await owner.post('auth.updateByAdmin', { id: u.userId, email: 'remembered@example.com', password: 'reset-by-admin' });
     t.equal(r.status, 200);
@@ -324,14 +349,14 @@ t.test('the account: auth.get, auth.update, auth.one, auth.updateByAdmin', async
     t.same(issuePaths(empty), ['id']);
   });
 
-  t.test('auth.updateByAdmin: an admin cannot take over the owner\'s account or change its role', async t => {
+  t.test("auth.updateByAdmin: an admin cannot take over the owner's account or change its role", async t => {
     const deputy = await addUser(server, admin.client, 'ambitious@example.com', 'admin');
     const takeover = await deputy.client.post('auth.updateByAdmin', { id: admin.userId, email: 'mine-now@example.com', password: 'taken-over-pw' });
     t.equal(takeover.status, 403);
     t.match(takeover.body, forbiddenBody);
     const demote = await deputy.client.post('auth.updateByAdmin', { id: admin.userId, email: null, password: null, rol: 'user' });
     t.equal(demote.status, 403);
-    t.equal((await anon.post('auth.login', { email: 'admin@example.com', password: PASSWORD })).status, 200, 'the owner\'s credentials are unchanged');
+    t.equal((await anon.post('auth.login', { email: 'admin@example.com', password: PASSWORD })).status, 200, "the owner's credentials are unchanged");
     t.equal((await owner.get('auth.get')).body.rol, 'admin');
   });
 });
@@ -394,7 +419,10 @@ t.test('invitations: organization.inviteMember and auth.createUser', async t => 
     t.equal(login.status, 200, 'the new account can log in');
     t.equal(login.body.organizationId, admin.organizationId);
     const members = await admin.client.get('user.all');
-    t.ok(members.body.some((m: { userId: string; role: string }) => m.userId === accepted.body.id && m.role === 'member'), 'the admin sees the new member');
+    t.ok(
+      members.body.some((m: { userId: string; role: string }) => m.userId === accepted.body.id && m.role === 'member'),
+      'the admin sees the new member',
+    );
 
     const again = await anon.post('auth.createUser', { id: inv.body.id, token: inv.body.token, password: 'another-password' });
     t.equal(again.status, 401, 'an invitation is used once');
@@ -418,7 +446,10 @@ t.test('invitations: organization.inviteMember and auth.createUser', async t => 
     t.equal(all.status, 200);
     const byEmail = Object.fromEntries(all.body.map((i: { email: string; status: string }) => [i.email, i.status]));
     t.match(byEmail, { 'taken@example.com': 'accepted', 'maybe@example.com': 'pending' });
-    t.ok(all.body.every((i: { organizationId: string }) => i.organizationId === admin.organizationId), 'the organization\'s own only');
+    t.ok(
+      all.body.every((i: { organizationId: string }) => i.organizationId === admin.organizationId),
+      "the organization's own only",
+    );
     for (const token of [taken.body.token, inv.body.token]) t.notMatch(JSON.stringify(all.body), token, 'the list never shows a token');
     t.ok(all.body.every((i: object) => !('token' in i) && !('tokenHash' in i)));
 
@@ -448,7 +479,7 @@ t.test('invitations: organization.inviteMember and auth.createUser', async t => 
     t.equal((await admin.client.get('organization.allInvitations')).body.find((i: { id: string }) => i.id === inv.body.id).status, 'pending');
   });
 
-  t.test('accepting an invitation for an existing account needs that account\'s password', async t => {
+  t.test("accepting an invitation for an existing account needs that account's password", async t => {
     // Someone with an account who owns an organization of their own, and no longer belongs to this one.
     const victim = await addUser(server, admin.client, 'victim@example.com', 'member', 'victim-password');
     const own = await victim.client.post('organization.create', { name: 'Victim Inc' });
@@ -463,7 +494,7 @@ t.test('invitations: organization.inviteMember and auth.createUser', async t => 
     t.equal((await anon.post('auth.login', { email: 'victim@example.com', password: 'chosen-by-the-inviter' })).status, 401, 'nor its password');
 
     const rightful = await anon.post('auth.createUser', { id: inv.body.id, token: inv.body.token, password: 'victim-password' });
-    t.equal(rightful.status, 200, 'with the account\'s own password the invitation is accepted');
+    t.equal(rightful.status, 200, "with the account's own password the invitation is accepted");
     t.equal(rightful.body.id, victim.userId);
     t.equal(rightful.body.organizationId, admin.organizationId, 'the session acts in the inviting organization');
     const orgs = await anon.get('organization.all', {}, { token: rightful.body.token });

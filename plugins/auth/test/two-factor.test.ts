@@ -133,15 +133,25 @@ t.test('two-factor login', async t => {
     const wrong = await me.post('auth.verify2FASetup', { secret, pin: wrongPin(secret) });
     t.equal(wrong.status, 400);
     t.equal(wrong.body.code, 'BAD_REQUEST');
-    t.same(wrong.body.issues.map((i: { path: string[] }) => i.path), [['pin']], 'the issue names the pin');
+    t.same(
+      wrong.body.issues.map((i: { path: string[] }) => i.path),
+      [['pin']],
+      'the issue names the pin',
+    );
     t.equal((await me.get('auth.get')).body.is2FAEnabled, false, 'still off');
 
     const short = await me.post('auth.verify2FASetup', { secret, pin: '12345' });
     t.equal(short.status, 400, 'a pin has at least 6 digits');
-    t.same(short.body.issues.map((i: { path: string[] }) => i.path), [['pin']]);
+    t.same(
+      short.body.issues.map((i: { path: string[] }) => i.path),
+      [['pin']],
+    );
     const notBase32 = await me.post('auth.verify2FASetup', { secret: 'not-a-secret!', pin: totp(secret) });
     t.equal(notBase32.status, 400);
-    t.same(notBase32.body.issues.map((i: { path: string[] }) => i.path), [['secret']]);
+    t.same(
+      notBase32.body.issues.map((i: { path: string[] }) => i.path),
+      [['secret']],
+    );
     const otherSecret = (await me.get('auth.generate2FASecret')).body.secret;
     t.equal((await me.post('auth.verify2FASetup', { secret: otherSecret, pin: totp(secret) })).status, 400, 'the code must come from the secret given');
     t.equal((await me.get('auth.get')).body.is2FAEnabled, false, 'still off');
@@ -160,7 +170,7 @@ t.test('two-factor login', async t => {
     const first = await login();
     t.equal(first.status, 200);
     t.match(first.body, { token: null, is2FAEnabled: true, id: String });
-    t.not(first.body.id, userId, 'the id is an opaque token of this login, not the account\'s id');
+    t.not(first.body.id, userId, "the id is an opaque token of this login, not the account's id");
     const pending = first.body.id as string;
     const wrongPassword = await anon.post('auth.login', { email, password: 'not the password' });
     t.equal(wrongPassword.status, 401, 'the password is still checked first');
@@ -192,7 +202,7 @@ t.test('two-factor login', async t => {
     const again = await anon.post('auth.verifyLogin2FA', { id: second, pin });
     t.equal(again.status, 401, 'the same code is refused');
     const next = await anon.post('auth.verifyLogin2FA', { id: second, pin: await loginPin(secret) });
-    t.equal(next.status, 200, 'the next step\'s code completes it');
+    t.equal(next.status, 200, "the next step's code completes it");
   });
 
   t.test('verifyLogin2FA without a pending login is 401', async t => {
@@ -225,7 +235,11 @@ t.test('two-factor login', async t => {
     for (let i = 1; i <= 5; i++) await anon.post('auth.verifyLogin2FA', { id: first, pin: wrongPin(secret) });
     const second = (await login()).body.id;
     t.equal((await anon.post('auth.verifyLogin2FA', { id: second, pin: wrongPin(secret) })).status, 401, 'a new login does not reset the count: the sixth failure');
-    const blocked = await anon.raw('/api/auth.verifyLogin2FA', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: second, pin: (await nextPin(secret)).pin }) });
+    const blocked = await anon.raw('/api/auth.verifyLogin2FA', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ id: second, pin: (await nextPin(secret)).pin }),
+    });
     t.equal(blocked.status, 429, 'then even the right code waits');
     t.equal(blocked.body.code, 'TOO_MANY_REQUESTS');
     const res = await fetch(`${server.url}/api/auth.verifyLogin2FA`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: second, pin: '000000' }) });
@@ -242,9 +256,9 @@ t.test('two-factor login', async t => {
     const theirs = (await other.login()).body.id;
     t.ok(mine && theirs, 'two pending logins');
     const crossed = await anon.post('auth.verifyLogin2FA', { id: theirs, pin: (await nextPin(secret)).pin });
-    t.equal(crossed.status, 401, 'the first account\'s code does not complete the other\'s login');
+    t.equal(crossed.status, 401, "the first account's code does not complete the other's login");
     t.equal((await anon.post('auth.verifyLogin2FA', { id: mine, pin: await loginPin(secret) })).status, 200, 'it completes its own');
-    t.equal((await anon.post('auth.verifyLogin2FA', { id: theirs, pin: await loginPin(other.secret) })).status, 200, 'as the other\'s code completes the other\'s');
+    t.equal((await anon.post('auth.verifyLogin2FA', { id: theirs, pin: await loginPin(other.secret) })).status, 200, "as the other's code completes the other's");
   });
 
   t.test('recovery codes: each completes one login without the authenticator', async t => {
@@ -253,7 +267,10 @@ t.test('two-factor login', async t => {
     t.equal(made.status, 200);
     const codes = made.body.recoveryCodes as string[];
     t.equal(codes.length, 10, 'ten codes');
-    t.ok(codes.every(c => /^[0-9]{10}$/.test(c)), 'of ten digits');
+    t.ok(
+      codes.every(c => /^[0-9]{10}$/.test(c)),
+      'of ten digits',
+    );
     t.equal(new Set(codes).size, 10, 'all different');
     const first = (await login()).body.id;
     const used = await anon.post('auth.verifyLogin2FA', { id: first, pin: codes[0] });
@@ -309,8 +326,13 @@ t.test('the database never holds a secret in plain text', async t => {
   const query = (sql: string, params: unknown[] = []): Promise<Record<string, any>[]> => connection.execute(sql, params);
   const rows = async (table: string) => JSON.stringify(await query(`select * from ${table}`));
   const plain: [string, string][] = [
-    ['API key', key.body.key], ['API key without its prefix', key.body.key.slice(4)], ['TOTP secret', secret],
-    ['session token', admin.token], ['generated token', generated], ['invitation token', invitation.body.token], ['password', PASSWORD],
+    ['API key', key.body.key],
+    ['API key without its prefix', key.body.key.slice(4)],
+    ['TOTP secret', secret],
+    ['session token', admin.token],
+    ['generated token', generated],
+    ['invitation token', invitation.body.token],
+    ['password', PASSWORD],
   ];
   for (const table of ['users', 'api_keys', 'sessions', 'invitations', 'members', 'organizations']) {
     const dump = await rows(table);

@@ -7,10 +7,16 @@ export async function runToEnd(deployments: DeploymentService, events: EventBus,
   const ended = new Map<string, DeploymentRecord>();
   let wake: () => void = () => {};
   // Listening before it is queued: a fast job may end before enqueue answers.
-  const off = events.on('deploymentFinished', ({ deployment }) => { ended.set(deployment.deploymentId, deployment); wake(); });
+  const off = events.on('deploymentFinished', ({ deployment }) => {
+    ended.set(deployment.deploymentId, deployment);
+    wake();
+  });
   try {
     const queued = await deployments.enqueue(request, em);
-    while (!ended.has(queued.deploymentId)) await new Promise<void>(resolve => { wake = resolve; });
+    while (!ended.has(queued.deploymentId))
+      await new Promise<void>(resolve => {
+        wake = resolve;
+      });
     const done = ended.get(queued.deploymentId)!;
     if (done.state !== 'done') throw badRequest(done.errorMessage ?? `${request.title} ended ${done.state}`);
     return true;

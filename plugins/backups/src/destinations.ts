@@ -26,7 +26,9 @@ export class DestinationService {
     const fallback = registry.all('storage').find(s => s.servesOtherProviders);
     if (fallback) return fallback;
     const enabled = registry.ids('storage');
-    throw badRequest(`No storage provider serves "${provider ?? ''}" (enabled: ${enabled.join(', ') || 'none'})`, [{ path: ['provider'], message: `no enabled storage provider serves it (enabled: ${enabled.join(', ') || 'none'})` }]);
+    throw badRequest(`No storage provider serves "${provider ?? ''}" (enabled: ${enabled.join(', ') || 'none'})`, [
+      { path: ['provider'], message: `no enabled storage provider serves it (enabled: ${enabled.join(', ') || 'none'})` },
+    ]);
   }
 
   #location(input: DestinationInputT | DestinationRow, secret: string): StorageLocation {
@@ -44,10 +46,17 @@ export class DestinationService {
 
   view(row: DestinationRow, withSecret = true): DestinationViewT {
     return {
-      destinationId: row.destinationId, name: row.name, provider: row.provider ?? null, accessKey: row.accessKey,
-      bucket: row.bucket, region: row.region, endpoint: row.endpoint,
+      destinationId: row.destinationId,
+      name: row.name,
+      provider: row.provider ?? null,
+      accessKey: row.accessKey,
+      bucket: row.bucket,
+      region: row.region,
+      endpoint: row.endpoint,
       secretAccessKey: withSecret ? this.#secrets().decrypt(row.secretAccessKey) : '',
-      additionalFlags: row.additionalFlags ?? null, organizationId: row.organizationId, createdAt: iso(row.createdAt)!,
+      additionalFlags: row.additionalFlags ?? null,
+      organizationId: row.organizationId,
+      createdAt: iso(row.createdAt)!,
     };
   }
 
@@ -71,9 +80,16 @@ export class DestinationService {
   async create(input: DestinationInputT, organizationId: string, em: EntityManager): Promise<DestinationViewT> {
     this.#checked(input);
     const row = em.create(Destination, {
-      name: input.name, provider: input.provider ?? null, accessKey: input.accessKey, secretAccessKey: this.#secrets().encrypt(input.secretAccessKey),
-      bucket: input.bucket, region: input.region, endpoint: input.endpoint, additionalFlags: input.additionalFlags ?? null,
-      serverId: input.serverId ?? null, organizationId,
+      name: input.name,
+      provider: input.provider ?? null,
+      accessKey: input.accessKey,
+      secretAccessKey: this.#secrets().encrypt(input.secretAccessKey),
+      bucket: input.bucket,
+      region: input.region,
+      endpoint: input.endpoint,
+      additionalFlags: input.additionalFlags ?? null,
+      serverId: input.serverId ?? null,
+      organizationId,
     } as never) as DestinationRow;
     await em.flush();
     return this.view(row);
@@ -83,8 +99,12 @@ export class DestinationService {
     const row = await this.row(input.destinationId, organizationId, em);
     this.#checked({ ...input, provider: input.provider === undefined ? row.provider : input.provider });
     Object.assign(row, {
-      name: input.name, accessKey: input.accessKey, secretAccessKey: this.#secrets().encrypt(input.secretAccessKey),
-      bucket: input.bucket, region: input.region, endpoint: input.endpoint,
+      name: input.name,
+      accessKey: input.accessKey,
+      secretAccessKey: this.#secrets().encrypt(input.secretAccessKey),
+      bucket: input.bucket,
+      region: input.region,
+      endpoint: input.endpoint,
       ...(input.provider !== undefined ? { provider: input.provider } : {}),
       ...(input.additionalFlags !== undefined ? { additionalFlags: input.additionalFlags } : {}),
       ...(input.serverId !== undefined ? { serverId: input.serverId } : {}),

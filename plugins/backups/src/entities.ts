@@ -7,7 +7,11 @@ export const Destination = defineEntity({
   name: 'Destination',
   tableName: 'backup_destinations',
   properties: {
-    destinationId: p.string().length(32).primary().onCreate(() => newId()),
+    destinationId: p
+      .string()
+      .length(32)
+      .primary()
+      .onCreate(() => newId()),
     name: p.text(),
     provider: p.text().nullable(),
     accessKey: p.text(),
@@ -27,7 +31,11 @@ export const Backup = defineEntity({
   name: 'Backup',
   tableName: 'backups',
   properties: {
-    backupId: p.string().length(32).primary().onCreate(() => newId()),
+    backupId: p
+      .string()
+      .length(32)
+      .primary()
+      .onCreate(() => newId()),
     appName: p.string().length(64).unique(),
     schedule: p.text(),
     enabled: p.boolean().nullable(),
@@ -60,7 +68,11 @@ export const BackupFile = defineEntity({
   name: 'BackupFile',
   tableName: 'backup_files',
   properties: {
-    id: p.string().length(32).primary().onCreate(() => newId()),
+    id: p
+      .string()
+      .length(32)
+      .primary()
+      .onCreate(() => newId()),
     backupId: p.string().length(32).index(),
     destinationId: p.string().length(32),
     organizationId: p.string().length(32),
@@ -81,7 +93,11 @@ export const Restore = defineEntity({
   name: 'Restore',
   tableName: 'backup_restores',
   properties: {
-    restoreId: p.string().length(32).primary().onCreate(() => newId()),
+    restoreId: p
+      .string()
+      .length(32)
+      .primary()
+      .onCreate(() => newId()),
     organizationId: p.string().length(32).index(),
     destinationId: p.string().length(32),
     /** As the backup's: "database", or the backupType of a kind running databases in its services. */
@@ -102,7 +118,11 @@ export const VolumeBackup = defineEntity({
   name: 'VolumeBackup',
   tableName: 'volume_backups',
   properties: {
-    volumeBackupId: p.string().length(32).primary().onCreate(() => newId()),
+    volumeBackupId: p
+      .string()
+      .length(32)
+      .primary()
+      .onCreate(() => newId()),
     name: p.text(),
     volumeName: p.text(),
     prefix: p.text(),
@@ -131,7 +151,11 @@ export const VolumeRestore = defineEntity({
   name: 'VolumeRestore',
   tableName: 'volume_restores',
   properties: {
-    restoreId: p.string().length(32).primary().onCreate(() => newId()),
+    restoreId: p
+      .string()
+      .length(32)
+      .primary()
+      .onCreate(() => newId()),
     organizationId: p.string().length(32).index(),
     destinationId: p.string().length(32),
     serviceType: p.string().length(32),

@@ -3,9 +3,13 @@
 import type { EntityManager, Principal, ProcedureContext } from '@berth/core';
 
 /** A procedure handler calling `fn` with the input, the caller's organization and the request's entity manager. */
-export const inOrganization = <I>(fn: (input: I, organizationId: string, em: EntityManager) => unknown) =>
-  (input: I, ctx: ProcedureContext) => fn(input, ctx.principal.organizationId, ctx.cradle.em as EntityManager) as never;
+export const inOrganization =
+  <I>(fn: (input: I, organizationId: string, em: EntityManager) => unknown) =>
+  (input: I, ctx: ProcedureContext) =>
+    fn(input, ctx.principal.organizationId, ctx.cradle.em as EntityManager) as never;
 
 /** The same, for handlers that need the caller (their organization is `principal.organizationId`). */
-export const asCaller = <I>(fn: (input: I, principal: Principal, em: EntityManager) => unknown) =>
-  (input: I, ctx: ProcedureContext) => fn(input, ctx.principal, ctx.cradle.em as EntityManager) as never;
+export const asCaller =
+  <I>(fn: (input: I, principal: Principal, em: EntityManager) => unknown) =>
+  (input: I, ctx: ProcedureContext) =>
+    fn(input, ctx.principal, ctx.cradle.em as EntityManager) as never;

@@ -27,11 +27,36 @@ export default definePlugin({
     const cradle = () => berth.container.cradle;
     // Berth's own data (web-server backups): the platform's database and the operator's passphrase stay in here.
     const ownData = new OwnDataArchiver(cradle().database.pool, berth.config.dataDir, berth.config.backupPassphrase);
-    const destinations = new DestinationService(() => cradle().providers, () => cradle().secrets);
-    const runner = new BackupRunner({ workloads: () => cradle().workloads, destinations, events: () => berth.events, logger: () => cradle().logger, secrets: () => cradle().secrets, verify: () => berth.config.backupVerify === 'always', ownData: () => ownData });
-    const backups = new BackupService({ workloads: () => cradle().workloads, destinations, deployments: () => cradle().deployments, secrets: () => cradle().secrets, events: () => berth.events, accounts: () => cradle().accounts, ownData: () => ownData });
+    const destinations = new DestinationService(
+      () => cradle().providers,
+      () => cradle().secrets,
+    );
+    const runner = new BackupRunner({
+      workloads: () => cradle().workloads,
+      destinations,
+      events: () => berth.events,
+      logger: () => cradle().logger,
+      secrets: () => cradle().secrets,
+      verify: () => berth.config.backupVerify === 'always',
+      ownData: () => ownData,
+    });
+    const backups = new BackupService({
+      workloads: () => cradle().workloads,
+      destinations,
+      deployments: () => cradle().deployments,
+      secrets: () => cradle().secrets,
+      events: () => berth.events,
+      accounts: () => cradle().accounts,
+      ownData: () => ownData,
+    });
     const volumeRunner = new VolumeRunner({ workloads: () => cradle().workloads, destinations, hosts: () => cradle().hosts, events: () => berth.events, image: () => berth.config.backupHelperImage });
-    const volumes = new VolumeBackupService({ workloads: () => cradle().workloads, destinations, deployments: () => cradle().deployments, events: () => berth.events, environments: () => cradle().environments });
+    const volumes = new VolumeBackupService({
+      workloads: () => cradle().workloads,
+      destinations,
+      deployments: () => cradle().deployments,
+      events: () => berth.events,
+      environments: () => cradle().environments,
+    });
     const schedules = new BackupSchedules({ run: (row, em) => backups.runScheduled(row, em), volumes, em: () => cradle().orm.em.fork(), events: () => berth.events, logger: () => cradle().logger });
     berth.entities(...backupEntities);
     berth.migrations(...backupMigrations);
@@ -40,17 +65,22 @@ export default definePlugin({
     cradle().deployments.registerTarget({ type: BACKUP_TARGET, idField: 'backupId' });
     cradle().deployments.register(new BackupRunDeployer(BACKUP_TARGET, Backup, 'backupId', (row: BackupRow, run) => runner.run(row, run.em, line => run.log(line))));
     cradle().deployments.registerTarget({ type: VOLUME_BACKUP_TARGET, idField: 'volumeBackupId' });
-    cradle().deployments.register(new BackupRunDeployer(VOLUME_BACKUP_TARGET, VolumeBackup, 'volumeBackupId', (row: VolumeBackupRow, run) => volumeRunner.run(row, run.em, { signal: run.signal, log: line => run.log(line) })));
+    cradle().deployments.register(
+      new BackupRunDeployer(VOLUME_BACKUP_TARGET, VolumeBackup, 'volumeBackupId', (row: VolumeBackupRow, run) => volumeRunner.run(row, run.em, { signal: run.signal, log: line => run.log(line) })),
+    );
     schedules.define(berth.jobs, berth.config.backupTickSeconds);
     if (berth.config.backupVerify === 'schedule') {
       const verifications = new VerifySchedule({ runner, em: () => cradle().orm.em.fork(), events: () => berth.events, logger: () => cradle().logger, schedule: berth.config.backupVerifySchedule });
       verifications.define(berth.jobs, berth.config.backupTickSeconds);
       // Before the jobs and the database stop: the check under way is aborted, its file stays unchecked.
-      berth.http(app => { app.addHook('onClose', async () => verifications.shutdown()); });
+      berth.http(app => {
+        app.addHook('onClose', async () => verifications.shutdown());
+      });
     }
     // A removed workload takes its database and volume backups (their files stay in the destinations).
     const directory = {
-      viewsFor: backups.viewsFor.bind(backups), viewSchema: backups.viewSchema.bind(backups),
+      viewsFor: backups.viewsFor.bind(backups),
+      viewSchema: backups.viewSchema.bind(backups),
       removeForWorkload: async (kind: string, id: string, em: Parameters<typeof backups.removeForWorkload>[2]) => {
         await backups.removeForWorkload(kind, id, em);
         await volumes.removeForWorkload(kind, id, em);

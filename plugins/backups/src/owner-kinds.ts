@@ -13,9 +13,7 @@ export const enginesOf = (k: WorkloadKind): string[] => k.backups?.engines?.() ?
 
 /** The kind that owns a backup (or restore) of this backupType and databaseType, if one is registered with backups. */
 export function ownerKindOf(kinds: WorkloadKind[], backupType: string, databaseType: string): WorkloadKind | undefined {
-  return backupType === DATABASE_BACKUP
-    ? kinds.find(k => k.kind === databaseType && backupTypeOf(k) === DATABASE_BACKUP)
-    : kinds.find(k => backupTypeOf(k) === backupType);
+  return backupType === DATABASE_BACKUP ? kinds.find(k => k.kind === databaseType && backupTypeOf(k) === DATABASE_BACKUP) : kinds.find(k => backupTypeOf(k) === backupType);
 }
 
 /** Every databaseType some kind backs up, each once. */

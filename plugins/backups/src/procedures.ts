@@ -4,7 +4,20 @@ import { Type, router, type Procedure } from '@berth/core';
 import { asCaller, inOrganization } from './in-organization.ts';
 import type { BackupService } from './service.ts';
 import type { DestinationService } from './destinations.ts';
-import { BackupFileView, BackupId, ConnectionResult, DestinationId, DestinationInput, DestinationUpdate, DestinationView, ListFilesInput, RestoreAnswer, backupSchemas, type BackupCreate, type BackupUpdate } from './schemas.ts';
+import {
+  BackupFileView,
+  BackupId,
+  ConnectionResult,
+  DestinationId,
+  DestinationInput,
+  DestinationUpdate,
+  DestinationView,
+  ListFilesInput,
+  RestoreAnswer,
+  backupSchemas,
+  type BackupCreate,
+  type BackupUpdate,
+} from './schemas.ts';
 
 const destination = router('destination');
 const backup = router('backup');
@@ -32,7 +45,7 @@ export const destinationProcedures = (destinations: DestinationService): Procedu
     handler: inOrganization(async ({ destinationId }, organizationId, em) => destinations.view(await destinations.row(destinationId, organizationId, em))),
   }),
   destination.query('all', {
-    summary: 'The organization\'s destinations (secrets left out)',
+    summary: "The organization's destinations (secrets left out)",
     input: Type.Object({}),
     output: Type.Array(DestinationView),
     handler: inOrganization((_i, organizationId, em) => destinations.all(organizationId, em)),
@@ -60,19 +73,20 @@ export const backupProcedures = (backups: BackupService) => (): Procedure[] => {
   return [
     backup.mutation('create', {
       summary: 'Schedule backups of a database to a destination; databaseType "web-server" (no database id): Berth\'s own data, the instance owner\'s alone',
-      description: 'A web-server backup is Berth\'s database and its data directory\'s keys as one archive encrypted with the operator\'s passphrase (config key backupPassphrase): 409 while it is not set, 403 naming databaseType for anyone but the instance owner. `berth restore` brings an instance back from it.',
+      description:
+        "A web-server backup is Berth's database and its data directory's keys as one archive encrypted with the operator's passphrase (config key backupPassphrase): 409 while it is not set, 403 naming databaseType for anyone but the instance owner. `berth restore` brings an instance back from it.",
       input: CreateInput,
       output: BackupView,
       handler: asCaller((input, principal, em) => backups.create(input as unknown as BackupCreate, principal, em)),
     }),
     backup.query('one', {
-      summary: 'A backup of the organization, with its destination, its last run and its database\'s record (under the kind\'s name: postgres, mysql...)',
+      summary: "A backup of the organization, with its destination, its last run and its database's record (under the kind's name: postgres, mysql...)",
       input: BackupId,
       output: backups.withDatabaseSchema(),
       handler: inOrganization(({ backupId }, organizationId, em) => backups.one(backupId, organizationId, em)),
     }),
     backup.mutation('update', {
-      summary: 'Change a backup\'s schedule, prefix, destination, database or retention',
+      summary: "Change a backup's schedule, prefix, destination, database or retention",
       input: UpdateInput,
       output: BackupView,
       handler: asCaller((input, principal, em) => backups.update(input as unknown as BackupUpdate, principal, em)),
@@ -83,15 +97,18 @@ export const backupProcedures = (backups: BackupService) => (): Procedure[] => {
       output: BackupView,
       handler: inOrganization(({ backupId }, organizationId, em) => backups.remove(backupId, organizationId, em)),
     }),
-    ...kinds.map(k => backup.mutation(`manualBackup${k.backups!.procedureSuffix}`, {
-      summary: `Back up the ${k.label} ${k.backups!.backupType ? 'service\'s database' : 'database'} now: dump, gzip, upload, read back; true once the file is stored whole`,
-      input: BackupId,
-      output: Type.Boolean(),
-      handler: inOrganization(({ backupId }, organizationId, em) => backups.manual(backupId, k.kind, organizationId, em)),
-    })),
+    ...kinds.map(k =>
+      backup.mutation(`manualBackup${k.backups!.procedureSuffix}`, {
+        summary: `Back up the ${k.label} ${k.backups!.backupType ? "service's database" : 'database'} now: dump, gzip, upload, read back; true once the file is stored whole`,
+        input: BackupId,
+        output: Type.Boolean(),
+        handler: inOrganization(({ backupId }, organizationId, em) => backups.manual(backupId, k.kind, organizationId, em)),
+      }),
+    ),
     backup.mutation('manualBackupWebServer', {
-      summary: 'Back up Berth\'s own data now (its database and the data directory\'s keys, encrypted with the operator\'s passphrase): true once the archive is stored and reads back whole',
-      description: 'The instance owner\'s alone (403 naming backupId for others); 409 while the config key backupPassphrase is not set. Runs as a deployment of the backup (deployment.allByType), with retention and the databaseBackup event like the others.',
+      summary: "Back up Berth's own data now (its database and the data directory's keys, encrypted with the operator's passphrase): true once the archive is stored and reads back whole",
+      description:
+        "The instance owner's alone (403 naming backupId for others); 409 while the config key backupPassphrase is not set. Runs as a deployment of the backup (deployment.allByType), with retention and the databaseBackup event like the others.",
       input: BackupId,
       output: Type.Boolean(),
       handler: asCaller(({ backupId }, principal, em) => backups.manualWebServer(backupId, principal, em)),
@@ -104,7 +121,8 @@ export const backupProcedures = (backups: BackupService) => (): Procedure[] => {
     }),
     backup.mutation('restoreBackup', {
       summary: 'Restore a backup file into a database, as a queued job with a log; answers the job',
-      description: 'The file is checked against the checksum recorded when Berth wrote it, then streamed through gunzip into the database\'s restore program. Follow it with deployment.one / the deployment log.',
+      description:
+        "The file is checked against the checksum recorded when Berth wrote it, then streamed through gunzip into the database's restore program. Follow it with deployment.one / the deployment log.",
       input: RestoreInput,
       output: RestoreAnswer,
       handler: inOrganization((input, organizationId, em) => backups.restore(input, organizationId, em)),

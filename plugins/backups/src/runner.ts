@@ -22,7 +22,11 @@ export const fileKey = (prefix: string, at: Date) => `${prefix.replace(/^\/+|\/+
 /** What a backup's dump, check and restore address: the database, and for a compose backup its service and engine. */
 const targetOf = (backup: BackupRow) => ({ databaseName: backup.database, serviceName: backup.serviceName ?? null, databaseType: backup.databaseType });
 
-export interface RunResult { key: string; size: number; sha256: string }
+export interface RunResult {
+  key: string;
+  size: number;
+  sha256: string;
+}
 
 /**
  * A run's outcome on the bus, durably with `em` (call it inside the transaction that records the
@@ -45,7 +49,15 @@ export class BackupRunner {
   readonly #verify: () => boolean;
   readonly #ownData: () => OwnDataArchiver;
 
-  constructor(o: { workloads: () => WorkloadRegistry; destinations: DestinationService; events: () => EventBus; logger: () => Logger; secrets: () => SecretBox; verify: () => boolean; ownData: () => OwnDataArchiver }) {
+  constructor(o: {
+    workloads: () => WorkloadRegistry;
+    destinations: DestinationService;
+    events: () => EventBus;
+    logger: () => Logger;
+    secrets: () => SecretBox;
+    verify: () => boolean;
+    ownData: () => OwnDataArchiver;
+  }) {
     this.#ownData = o.ownData;
     this.#verify = o.verify;
     this.#secrets = o.secrets;
@@ -81,9 +93,19 @@ export class BackupRunner {
 
   /** Stores the file and records it with its checksum (verified: null until checked). */
   async #store(backup: BackupRow, destination: DestinationRow, key: string, framing: Framing, produce: (sink: Writable) => Promise<void>, em: EntityManager, log: (line: string) => void) {
-    const { size, sha256 } = await storeWhole(this.#destinations.open(destination), key, framing, produce)
-      .catch((e: Error) => { throw new Error(`Backup of ${isWebServer(backup) ? 'Berth\'s own data' : backup.database} failed: ${e.message}`); });
-    const file = em.create(BackupFile, { backupId: backup.backupId, destinationId: destination.destinationId, organizationId: backup.organizationId, key, size, sha256, verified: null, verification: null } as never) as BackupFileRow;
+    const { size, sha256 } = await storeWhole(this.#destinations.open(destination), key, framing, produce).catch((e: Error) => {
+      throw new Error(`Backup of ${isWebServer(backup) ? "Berth's own data" : backup.database} failed: ${e.message}`);
+    });
+    const file = em.create(BackupFile, {
+      backupId: backup.backupId,
+      destinationId: destination.destinationId,
+      organizationId: backup.organizationId,
+      key,
+      size,
+      sha256,
+      verified: null,
+      verification: null,
+    } as never) as BackupFileRow;
     await em.flush();
     log(`Stored ${key}: ${size} bytes, sha256 ${sha256}`);
     return file;
@@ -112,7 +134,7 @@ export class BackupRunner {
     log(`Dumping ${backup.database} to ${key}`);
     const file = await this.#store(backup, destination, key, gzipFraming(passphrase), sink => source.dump(databaseId, target, sink, { em, log }), em, log);
     if (this.#verify() && source.verify) {
-      if (!await this.verifyFile(backup, file, em, { log })) throw new Error(`Backup of ${backup.database} failed its restore check: ${file.verification}`);
+      if (!(await this.verifyFile(backup, file, em, { log }))) throw new Error(`Backup of ${backup.database} failed its restore check: ${file.verification}`);
     }
     await this.#retain(backup, em, log);
     return { key, size: file.size, sha256: file.sha256 };
@@ -171,7 +193,10 @@ export class BackupRunner {
       try {
         if (!destinations.has(f.destinationId)) {
           const d = await em.findOne(Destination, { destinationId: f.destinationId });
-          if (!d) { em.remove(f); continue; }
+          if (!d) {
+            em.remove(f);
+            continue;
+          }
           destinations.set(f.destinationId, this.#destinations.open(d));
         }
         await destinations.get(f.destinationId)!.remove(f.key);
@@ -202,8 +227,9 @@ export class BackupRunner {
     const passphrase = await this.#passphraseFor(restore, recorded?.backupId ?? null, em);
     if (recorded) {
       io.log(`Checking ${restore.backupFile} against the checksum recorded when it was written`);
-      const found = await inspectObject(await store.get(restore.backupFile, { signal: io.signal }), gzipFraming(passphrase))
-        .catch((e: Error) => { throw new Error(`${restore.backupFile} is damaged: ${e.message}`); });
+      const found = await inspectObject(await store.get(restore.backupFile, { signal: io.signal }), gzipFraming(passphrase)).catch((e: Error) => {
+        throw new Error(`${restore.backupFile} is damaged: ${e.message}`);
+      });
       if (found.sha256 !== recorded.sha256) throw new Error(`${restore.backupFile} is damaged: its sha256 is ${found.sha256}, ${recorded.sha256} was written`);
     } else {
       io.log(`${restore.backupFile} was not written by Berth here: no checksum to compare, only the gzip is checked`);

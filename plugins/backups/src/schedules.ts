@@ -17,7 +17,9 @@ export const SCHEDULE_JOB = 'backup-schedules';
 /** The latest cron time at or before `now`, or null for an invalid expression. */
 export function lastWindow(schedule: string, now: Date): Date | null {
   try {
-    return CronExpressionParser.parse(schedule, { currentDate: new Date(now.getTime() + 1) }).prev().toDate();
+    return CronExpressionParser.parse(schedule, { currentDate: new Date(now.getTime() + 1) })
+      .prev()
+      .toDate();
   } catch {
     return null;
   }
@@ -66,7 +68,9 @@ export class BackupSchedules {
       this.#running.add(backup.backupId);
       // One backup's run never holds the others up; its outcome is on its record and in the event.
       const own = em.fork();
-      void own.findOneOrFail(Backup, { backupId: backup.backupId }).then(row => this.#run(row, own))
+      void own
+        .findOneOrFail(Backup, { backupId: backup.backupId })
+        .then(row => this.#run(row, own))
         .catch(e => this.#logger().warn({ err: e, backupId: backup.backupId }, 'scheduled backup failed'))
         .finally(() => this.#running.delete(backup.backupId));
     }

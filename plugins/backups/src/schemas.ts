@@ -10,7 +10,11 @@ const FLAG = '^--[a-zA-Z0-9-]+(=[a-zA-Z0-9._:/@-]+)?$';
 
 const destinationFields = {
   name: Type.String({ minLength: 1, maxLength: 100 }),
-  provider: Type.Optional(Nullable(Type.String({ maxLength: 64, description: 'the storage provider: "local" (a directory below the backup root, bucket = its name), or any S3-compatible service (AWS, Cloudflare, Minio...)' }))),
+  provider: Type.Optional(
+    Nullable(
+      Type.String({ maxLength: 64, description: 'the storage provider: "local" (a directory below the backup root, bucket = its name), or any S3-compatible service (AWS, Cloudflare, Minio...)' }),
+    ),
+  ),
   accessKey: Type.String({ maxLength: 256 }),
   bucket: Type.String({ maxLength: 255 }),
   region: Type.String({ maxLength: 100 }),
@@ -54,21 +58,22 @@ export const BackupFileView = Type.Object({
   verified: Nullable(Type.Boolean({ description: 'Berth: restored into a throwaway container of the same kind after the backup (null = not checked)' })),
   verification: Nullable(Type.String({ description: 'Berth: what the restored copy held (one line per table: name, tab, row count), or why the check failed' })),
 });
-export const ListFilesInput = Type.Object({
-  destinationId: Id,
-  search: Type.String({ maxLength: 1024 }),
-  serverId: Type.Optional(Type.String({ maxLength: 64 })),
-});
+export const ListFilesInput = Type.Object({ destinationId: Id, search: Type.String({ maxLength: 1024 }), serverId: Type.Optional(Type.String({ maxLength: 64 })) });
 
 export const RestoreAnswer = Type.Object({
   deploymentId: Type.String({ description: 'the restore job (deployment.one, its log: deployment.readLog / the log stream)' }),
   restoreId: Type.String(),
-  status: Type.Enum(deploymentStatuses, { description: 'the job\'s status as deployment.one answers it (running while queued)' }),
-  state: Type.Enum(deploymentStates, { description: 'Berth\'s state of the job: queued at first' }),
+  status: Type.Enum(deploymentStatuses, { description: "the job's status as deployment.one answers it (running while queued)" }),
+  state: Type.Enum(deploymentStates, { description: "Berth's state of the job: queued at first" }),
 });
 
 /** A kind with backups as the schemas need it: its wire name, id field, the backupType of its backups and the databaseTypes it backs up (its services' engines; absent = itself). */
-export interface BackupKindField { kind: string; idField: string; backupType?: string; engines?: string[] }
+export interface BackupKindField {
+  kind: string;
+  idField: string;
+  backupType?: string;
+  engines?: string[];
+}
 
 /** Id fields of the peer's backup row whose kinds may not be registered here: answered null then (strict clients require them). */
 const PEER_OWNER_ID_FIELDS = ['composeId', 'libsqlId'];
@@ -93,7 +98,10 @@ export function backupSchemas(kinds: BackupKindField[]) {
   const types = [...new Set(kinds.flatMap(k => k.engines ?? [k.kind]))];
   const DatabaseType = Type.Union(types.map(t => Type.Literal(t)));
   const backupTypes = [...new Set(['database', ...kinds.map(k => k.backupType ?? 'database')])];
-  const BackupType = Type.Union(backupTypes.map(t => Type.Literal(t)), { description: '"database": a database record of its kind; a kind running databases in its services (compose): the engine in serviceName is databaseType' });
+  const BackupType = Type.Union(
+    backupTypes.map(t => Type.Literal(t)),
+    { description: '"database": a database record of its kind; a kind running databases in its services (compose): the engine in serviceName is databaseType' },
+  );
   /** What a backup may be of: a kind's database, or Berth's own data ("web-server", as the peer names it). */
   const BackupOf = Type.Union([...types, WEB_SERVER].map(t => Type.Literal(t)));
   const idInputs = Object.fromEntries(kinds.map(k => [k.idField, Type.Optional(Nullable(Type.String({ maxLength: 64 })))]));
@@ -101,21 +109,28 @@ export function backupSchemas(kinds: BackupKindField[]) {
   const common = {
     schedule: Type.String({ maxLength: 100, description: 'cron expression (5 or 6 fields)' }),
     enabled: Type.Optional(Nullable(Type.Boolean())),
-    prefix: Type.String({ minLength: 1, maxLength: 200, pattern: '^(?!.*(^|/)\\.\\.?(/|$))[A-Za-z0-9._/-]+$', description: 'folder of the files in the destination: letters, digits, . _ - and /, no . or .. segment' }),
+    prefix: Type.String({
+      minLength: 1,
+      maxLength: 200,
+      pattern: '^(?!.*(^|/)\\.\\.?(/|$))[A-Za-z0-9._/-]+$',
+      description: 'folder of the files in the destination: letters, digits, . _ - and /, no . or .. segment',
+    }),
     destinationId: Id,
     keepLatestCount: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
     database: Type.String({ minLength: 1, maxLength: 255 }),
     serviceName: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
     metadata: Type.Optional(Nullable(Type.Any())),
-    encryptionKey: Type.Optional(Nullable(Type.String({ minLength: 16, maxLength: 1024, description: 'Berth: encrypt the files (AES-256-GCM) with this passphrase; kept sealed in Berth, never in the destination; null = no encryption' }))),
+    encryptionKey: Type.Optional(
+      Nullable(
+        Type.String({
+          minLength: 16,
+          maxLength: 1024,
+          description: 'Berth: encrypt the files (AES-256-GCM) with this passphrase; kept sealed in Berth, never in the destination; null = no encryption',
+        }),
+      ),
+    ),
   };
-  const CreateInput = Type.Object({
-    ...common,
-    ...idInputs,
-    databaseType: BackupOf,
-    userId: Type.Optional(Nullable(Type.String({ maxLength: 64 }))),
-    backupType: Type.Optional(BackupType),
-  });
+  const CreateInput = Type.Object({ ...common, ...idInputs, databaseType: BackupOf, userId: Type.Optional(Nullable(Type.String({ maxLength: 64 }))), backupType: Type.Optional(BackupType) });
   const UpdateInput = Type.Object({ ...common, backupId: Id, databaseType: Type.Optional(BackupOf) });
   const BackupView = Type.Object({
     backupId: Type.String(),
@@ -146,8 +161,10 @@ export function backupSchemas(kinds: BackupKindField[]) {
     databaseName: Type.String({ minLength: 1, maxLength: 255, description: 'the database to restore into; one that does not exist yet is created (where the kind has named databases)' }),
     backupFile: Type.String({ minLength: 1, maxLength: 1024 }),
     destinationId: Id,
-    metadata: Type.Optional(Type.Any({ description: 'for the backup of a service of a stack: { serviceName } names the service (databaseId is the stack\'s id); the credentials are read from the service\'s container' })),
-    encryptionKey: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'Berth: the passphrase of an encrypted file Berth has no record of (otherwise its backup\'s own is used)' })),
+    metadata: Type.Optional(
+      Type.Any({ description: "for the backup of a service of a stack: { serviceName } names the service (databaseId is the stack's id); the credentials are read from the service's container" }),
+    ),
+    encryptionKey: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: "Berth: the passphrase of an encrypted file Berth has no record of (otherwise its backup's own is used)" })),
   });
   return { CreateInput, UpdateInput, BackupView, RestoreInput };
 }
@@ -157,12 +174,39 @@ export type DestinationViewT = Static<typeof DestinationView>;
 export type BackupFileViewT = Static<typeof BackupFileView>;
 export interface BackupCreate {
   backupType?: string;
-  schedule: string; enabled?: boolean | null; prefix: string; destinationId: string; keepLatestCount?: number | null;
-  database: string; serviceName?: string | null; metadata?: unknown; databaseType: string; userId?: string | null; encryptionKey?: string | null;
+  schedule: string;
+  enabled?: boolean | null;
+  prefix: string;
+  destinationId: string;
+  keepLatestCount?: number | null;
+  database: string;
+  serviceName?: string | null;
+  metadata?: unknown;
+  databaseType: string;
+  userId?: string | null;
+  encryptionKey?: string | null;
   [idField: string]: unknown;
 }
 export interface BackupUpdate {
-  backupId: string; schedule: string; enabled?: boolean | null; prefix: string; destinationId: string; keepLatestCount?: number | null;
-  database: string; serviceName?: string | null; metadata?: unknown; databaseType?: string; encryptionKey?: string | null;
+  backupId: string;
+  schedule: string;
+  enabled?: boolean | null;
+  prefix: string;
+  destinationId: string;
+  keepLatestCount?: number | null;
+  database: string;
+  serviceName?: string | null;
+  metadata?: unknown;
+  databaseType?: string;
+  encryptionKey?: string | null;
 }
-export interface RestoreRequest { databaseId: string; databaseType: string; backupType?: string; databaseName: string; backupFile: string; destinationId: string; encryptionKey?: string; metadata?: unknown }
+export interface RestoreRequest {
+  databaseId: string;
+  databaseType: string;
+  backupType?: string;
+  databaseName: string;
+  backupFile: string;
+  destinationId: string;
+  encryptionKey?: string;
+  metadata?: unknown;
+}

@@ -2,7 +2,21 @@
 // their cron validated), manual runs, the file listing of a destination (with what Berth
 // recorded of each file) and restores, which are queued as jobs of target type "restore".
 import { CronExpressionParser } from 'cron-parser';
-import { Type, badRequest, iso, notFound, wireStatus, type Cradle, type DeploymentService, type EnqueueRequest, type EntityManager, type EventBus, type Principal, type SecretBox, type TSchema } from '@berth/core';
+import {
+  Type,
+  badRequest,
+  iso,
+  notFound,
+  wireStatus,
+  type Cradle,
+  type DeploymentService,
+  type EnqueueRequest,
+  type EntityManager,
+  type EventBus,
+  type Principal,
+  type SecretBox,
+  type TSchema,
+} from '@berth/core';
 import type { OwnDataArchiver } from './own-data/archiver.ts';
 import { runToEnd } from './await-deployment.ts';
 import { announceBackup } from './runner.ts';
@@ -40,7 +54,15 @@ export class BackupService {
   readonly #accounts: () => Cradle['accounts'];
   readonly #ownData: () => OwnDataArchiver;
 
-  constructor(o: { workloads: () => WorkloadRegistry; destinations: DestinationService; deployments: () => DeploymentService; secrets: () => SecretBox; events: () => EventBus; accounts: () => Cradle['accounts']; ownData: () => OwnDataArchiver }) {
+  constructor(o: {
+    workloads: () => WorkloadRegistry;
+    destinations: DestinationService;
+    deployments: () => DeploymentService;
+    secrets: () => SecretBox;
+    events: () => EventBus;
+    accounts: () => Cradle['accounts'];
+    ownData: () => OwnDataArchiver;
+  }) {
     this.#accounts = o.accounts;
     this.#ownData = o.ownData;
     this.#secrets = o.secrets;
@@ -52,7 +74,9 @@ export class BackupService {
 
   /** The kinds with backups, for the schemas (their wire names and id fields). */
   kinds(): WorkloadKind[] {
-    return this.#workloads().supporting('backups').filter(k => k.backups);
+    return this.#workloads()
+      .supporting('backups')
+      .filter(k => k.backups);
   }
 
   /** The kinds with backups as the schemas need them. */
@@ -64,7 +88,8 @@ export class BackupService {
   #kind(databaseType: string, backupType = DATABASE_BACKUP): WorkloadKind {
     const kind = ownerKindOf(this.kinds(), backupType, databaseType);
     if (!kind) throw badRequest(`backupType "${backupType}" has no backups here`, [{ path: ['backupType'], message: `must be one of: ${[...new Set(this.kinds().map(backupTypeOf))].join(', ')}` }]);
-    if (!enginesOf(kind).includes(databaseType)) throw badRequest(`databaseType "${databaseType}" has no backups`, [{ path: ['databaseType'], message: `must be one of: ${enginesOf(kind).join(', ')}` }]);
+    if (!enginesOf(kind).includes(databaseType))
+      throw badRequest(`databaseType "${databaseType}" has no backups`, [{ path: ['databaseType'], message: `must be one of: ${enginesOf(kind).join(', ')}` }]);
     return kind;
   }
 
@@ -76,23 +101,35 @@ export class BackupService {
   /** The backup's service: required (a service name) where the kind runs its databases in services; kept as given otherwise (the peer's field). */
   #serviceName(kind: WorkloadKind, serviceName: string | null | undefined, field: string): string | null {
     if (backupTypeOf(kind) === DATABASE_BACKUP) return serviceName ?? null;
-    if (!serviceName || !/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/.test(serviceName)) throw badRequest(`${field} must name the service of the ${kind.label} that runs the database`, [{ path: field.split('.'), message: 'a service of the stack (letters, digits, _ . -)' }]);
+    if (!serviceName || !/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/.test(serviceName))
+      throw badRequest(`${field} must name the service of the ${kind.label} that runs the database`, [{ path: field.split('.'), message: 'a service of the stack (letters, digits, _ . -)' }]);
     return serviceName;
   }
 
   async view(row: BackupRow, em: EntityManager): Promise<Record<string, unknown>> {
     const destination = await em.findOneOrFail(Destination, { destinationId: row.destinationId });
     return {
-      backupId: row.backupId, appName: row.appName, schedule: row.schedule, enabled: row.enabled ?? null, database: row.database,
-      prefix: row.prefix, serviceName: row.serviceName ?? null, destinationId: row.destinationId, keepLatestCount: row.keepLatestCount ?? null,
-      backupType: row.backupType, databaseType: row.databaseType,
+      backupId: row.backupId,
+      appName: row.appName,
+      schedule: row.schedule,
+      enabled: row.enabled ?? null,
+      database: row.database,
+      prefix: row.prefix,
+      serviceName: row.serviceName ?? null,
+      destinationId: row.destinationId,
+      keepLatestCount: row.keepLatestCount ?? null,
+      backupType: row.backupType,
+      databaseType: row.databaseType,
       ...Object.fromEntries(this.kinds().map(k => [k.idField, k === this.ownerOf(row) ? row.databaseId : null])),
       ...Object.fromEntries(unregisteredOwnerIds(this.kinds()).map(f => [f, null])),
-      userId: row.userId ?? null, metadata: row.metadata ?? null,
+      userId: row.userId ?? null,
+      metadata: row.metadata ?? null,
       destination: this.#destinations.keyless(destination),
       encrypted: row.encryptionKey != null,
-      lastRunAt: iso(row.lastRunAt ?? null), lastError: row.lastError ?? null,
-      missedWindows: row.missedWindows ?? 0, lastMissedAt: iso(row.lastMissedAt ?? null),
+      lastRunAt: iso(row.lastRunAt ?? null),
+      lastError: row.lastError ?? null,
+      missedWindows: row.missedWindows ?? 0,
+      lastMissedAt: iso(row.lastMissedAt ?? null),
     };
   }
 
@@ -116,7 +153,8 @@ export class BackupService {
     const organizationId = principal.organizationId;
     const kind = this.#kind(input.databaseType, input.backupType);
     const databaseId = input[kind.idField];
-    if (typeof databaseId !== 'string' || !databaseId) throw badRequest(`${kind.idField} is required for this backup`, [{ path: [kind.idField], message: `required for backupType "${backupTypeOf(kind)}" and databaseType "${input.databaseType}"` }]);
+    if (typeof databaseId !== 'string' || !databaseId)
+      throw badRequest(`${kind.idField} is required for this backup`, [{ path: [kind.idField], message: `required for backupType "${backupTypeOf(kind)}" and databaseType "${input.databaseType}"` }]);
     const serviceName = this.#serviceName(kind, input.serviceName, 'serviceName');
     checkSchedule(input.schedule);
     await this.#workloads().owner(kind.kind, databaseId, organizationId, em);
@@ -127,12 +165,25 @@ export class BackupService {
   /** Stores a new backup: what it is of (its type, engine, workload and service) and the input's schedule, destination and options. */
   async #insert(input: BackupCreate, what: { backupType: string; databaseType: string; databaseId: string | null; serviceName: string | null }, organizationId: string, em: EntityManager) {
     const row = em.create(Backup, {
-      appName: generateAppName('backup'), schedule: input.schedule, enabled: input.enabled ?? null, database: input.database,
-      prefix: input.prefix, serviceName: what.serviceName, destinationId: input.destinationId,
-      keepLatestCount: input.keepLatestCount ?? null, backupType: what.backupType, databaseType: what.databaseType, databaseId: what.databaseId,
-      userId: input.userId ?? null, metadata: (input.metadata ?? null) as Record<string, unknown> | null, organizationId,
+      appName: generateAppName('backup'),
+      schedule: input.schedule,
+      enabled: input.enabled ?? null,
+      database: input.database,
+      prefix: input.prefix,
+      serviceName: what.serviceName,
+      destinationId: input.destinationId,
+      keepLatestCount: input.keepLatestCount ?? null,
+      backupType: what.backupType,
+      databaseType: what.databaseType,
+      databaseId: what.databaseId,
+      userId: input.userId ?? null,
+      metadata: (input.metadata ?? null) as Record<string, unknown> | null,
+      organizationId,
       encryptionKey: input.encryptionKey ? this.#secrets().encrypt(input.encryptionKey) : null,
-      lastRunAt: null, lastError: null, missedWindows: 0, lastMissedAt: null,
+      lastRunAt: null,
+      lastError: null,
+      missedWindows: 0,
+      lastMissedAt: null,
     } as never) as BackupRow;
     await em.flush();
     return this.view(row, em);
@@ -143,7 +194,7 @@ export class BackupService {
     const row = await this.row(backupId, organizationId, em);
     const relations: Record<string, unknown> = Object.fromEntries(absentDatabaseRelations(this.kinds()).map(r => [r, null]));
     const owner = this.ownerOf(row);
-    for (const k of this.kinds()) relations[k.kind] = k === owner ? (await k.record?.(row.databaseId!, em)) ?? null : null;
+    for (const k of this.kinds()) relations[k.kind] = k === owner ? ((await k.record?.(row.databaseId!, em)) ?? null) : null;
     return { ...(await this.view(row, em)), ...relations };
   }
 
@@ -151,12 +202,16 @@ export class BackupService {
     const organizationId = principal.organizationId;
     const row = await this.row(input.backupId, organizationId, em);
     if (isWebServer(row)) await assertInstanceOwner(this.#accounts(), principal.userId, 'backupId');
-    if (input.databaseType && input.databaseType !== row.databaseType) throw badRequest('databaseType cannot change', [{ path: ['databaseType'], message: `is "${row.databaseType}" for this backup` }]);
+    if (input.databaseType && input.databaseType !== row.databaseType)
+      throw badRequest('databaseType cannot change', [{ path: ['databaseType'], message: `is "${row.databaseType}" for this backup` }]);
     checkSchedule(input.schedule);
     await this.#destinations.row(input.destinationId, organizationId, em);
     const owner = this.ownerOf(row);
     Object.assign(row, {
-      schedule: input.schedule, prefix: input.prefix, destinationId: input.destinationId, database: input.database,
+      schedule: input.schedule,
+      prefix: input.prefix,
+      destinationId: input.destinationId,
+      database: input.database,
       ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
       ...(input.keepLatestCount !== undefined ? { keepLatestCount: input.keepLatestCount } : {}),
       ...(input.serviceName !== undefined ? { serviceName: owner ? this.#serviceName(owner, input.serviceName, 'serviceName') : input.serviceName } : {}),
@@ -178,7 +233,10 @@ export class BackupService {
   async manual(backupId: string, kind: string, organizationId: string, em: EntityManager): Promise<true> {
     const row = await this.row(backupId, organizationId, em);
     const owner = this.ownerOf(row);
-    if (owner?.kind !== kind) throw badRequest(`Backup ${backupId} is a ${row.databaseType} backup of ${owner?.label ?? row.backupType}, not of ${this.#workloads().kind(kind)?.label ?? kind}`, [{ path: ['backupId'], message: `is a ${row.databaseType} backup of ${owner?.label ?? row.backupType}` }]);
+    if (owner?.kind !== kind)
+      throw badRequest(`Backup ${backupId} is a ${row.databaseType} backup of ${owner?.label ?? row.backupType}, not of ${this.#workloads().kind(kind)?.label ?? kind}`, [
+        { path: ['backupId'], message: `is a ${row.databaseType} backup of ${owner?.label ?? row.backupType}` },
+      ]);
     return runToEnd(this.#deployments(), this.#events(), await this.runRequest(row, em), em);
   }
 
@@ -208,16 +266,26 @@ export class BackupService {
   async runRequest(row: BackupRow, em: EntityManager): Promise<EnqueueRequest> {
     if (isWebServer(row)) {
       return {
-        targetType: BACKUP_TARGET, targetId: row.backupId, organizationId: row.organizationId, serverId: null, action: 'backup',
-        title: 'Web Server Backup', description: 'Berth\'s own data: its database and the data directory\'s keys',
+        targetType: BACKUP_TARGET,
+        targetId: row.backupId,
+        organizationId: row.organizationId,
+        serverId: null,
+        action: 'backup',
+        title: 'Web Server Backup',
+        description: "Berth's own data: its database and the data directory's keys",
       };
     }
     const owner = this.ownerOf(row);
     if (!owner) throw badRequest(`Backup ${row.backupId}: no ${row.backupType} kind with backups of ${row.databaseType} is enabled`);
     const workload = await this.#workloads().owner(owner.kind, row.databaseId!, row.organizationId, em);
     return {
-      targetType: BACKUP_TARGET, targetId: row.backupId, organizationId: row.organizationId, serverId: workload.serverId, action: 'backup',
-      title: 'Database Backup', description: `${row.databaseType} database ${row.database}${row.serviceName ? ` in service ${row.serviceName}` : ''}`,
+      targetType: BACKUP_TARGET,
+      targetId: row.backupId,
+      organizationId: row.organizationId,
+      serverId: workload.serverId,
+      action: 'backup',
+      title: 'Database Backup',
+      description: `${row.databaseType} database ${row.database}${row.serviceName ? ` in service ${row.serviceName}` : ''}`,
     };
   }
 
@@ -253,12 +321,21 @@ export class BackupService {
       if (entries.has(path)) continue;
       const file = slash < 0 ? recorded.get(o.key) : undefined;
       entries.set(path, {
-        Path: path, Name: name, Size: slash >= 0 ? 0 : o.size, IsDir: slash >= 0,
-        ModTime: slash >= 0 ? null : iso(o.lastModified), backupId: file?.backupId ?? null, checksum: file?.sha256 ?? null,
-        verified: file?.verified ?? null, verification: file?.verification ?? null,
+        Path: path,
+        Name: name,
+        Size: slash >= 0 ? 0 : o.size,
+        IsDir: slash >= 0,
+        ModTime: slash >= 0 ? null : iso(o.lastModified),
+        backupId: file?.backupId ?? null,
+        checksum: file?.sha256 ?? null,
+        verified: file?.verified ?? null,
+        verification: file?.verification ?? null,
       });
     }
-    return [...entries.values()].filter(e => !term || e.Path.toLowerCase().includes(term)).sort((a, b) => a.Path.localeCompare(b.Path)).slice(0, 100);
+    return [...entries.values()]
+      .filter(e => !term || e.Path.toLowerCase().includes(term))
+      .sort((a, b) => a.Path.localeCompare(b.Path))
+      .slice(0, 100);
   }
 
   /** Queues the restore of a file into a database of the organization (any of the kind; a new databaseName is created); answers the job. */
@@ -272,25 +349,39 @@ export class BackupService {
       throw badRequest('backupFile must be a file of the destination', [{ path: ['backupFile'], message: 'must be a file key, not a folder or a relative path' }]);
     }
     const restore = em.create(Restore, {
-      organizationId, destinationId: input.destinationId, backupType: backupTypeOf(kind), databaseType: input.databaseType, databaseId: input.databaseId,
-      serviceName, databaseName: input.databaseName, backupFile: input.backupFile,
+      organizationId,
+      destinationId: input.destinationId,
+      backupType: backupTypeOf(kind),
+      databaseType: input.databaseType,
+      databaseId: input.databaseId,
+      serviceName,
+      databaseName: input.databaseName,
+      backupFile: input.backupFile,
       encryptionKey: input.encryptionKey ? this.#secrets().encrypt(input.encryptionKey) : null,
     } as never);
     await em.flush();
-    const deployment = await this.#deployments().enqueue({
-      targetType: RESTORE_TARGET, targetId: restore.restoreId, organizationId, serverId: workload.serverId, action: 'restore',
-      title: `Restore ${input.backupFile}`, description: `into ${kind.label} ${workload.appName}${serviceName ? ` service ${serviceName}` : ''} (database ${input.databaseName})`,
-    }, em);
+    const deployment = await this.#deployments().enqueue(
+      {
+        targetType: RESTORE_TARGET,
+        targetId: restore.restoreId,
+        organizationId,
+        serverId: workload.serverId,
+        action: 'restore',
+        title: `Restore ${input.backupFile}`,
+        description: `into ${kind.label} ${workload.appName}${serviceName ? ` service ${serviceName}` : ''} (database ${input.databaseName})`,
+      },
+      em,
+    );
     return { deploymentId: deployment.deploymentId, restoreId: restore.restoreId, status: wireStatus(deployment.state), state: deployment.state };
   }
 
   #viewSchema: TSchema | undefined;
   /** The schema of a backup in its database's `one` (backup.one's fields and its runs, as the peer lists them); made once every plugin is set up. */
   viewSchema(): TSchema {
-    return this.#viewSchema ??= Type.Object({
+    return (this.#viewSchema ??= Type.Object({
       ...(this.oneSchema() as ReturnType<typeof backupSchemas>['BackupView']).properties,
       deployments: Type.Array(this.#deployments().viewSchema(), { description: 'its manual runs, newest first' }),
-    });
+    }));
   }
 
   /** The schema of a backup's answer (the kinds' id fields are known once every plugin is set up). */
@@ -300,7 +391,10 @@ export class BackupService {
 
   /** The schema of backup.one's answer: oneSchema with the database's record joined. */
   withDatabaseSchema(): TSchema {
-    return backupWithDatabaseSchema(this.oneSchema(), this.kinds().map(k => ({ kind: k.kind, idField: k.idField, recordSchema: k.recordSchema })));
+    return backupWithDatabaseSchema(
+      this.oneSchema(),
+      this.kinds().map(k => ({ kind: k.kind, idField: k.idField, recordSchema: k.recordSchema })),
+    );
   }
 
   /** The kinds with backups as the schemas need them (for the procedures). */
@@ -311,8 +405,12 @@ export class BackupService {
   /** The workload's backups, as its `one` lists them (with their runs), oldest first. */
   async viewsFor(kind: string, id: string, em: EntityManager): Promise<Record<string, unknown>[]> {
     const rows = await em.find(Backup, this.#ofWorkload(kind, id), { orderBy: { createdAt: 'asc' } });
-    const runs = await this.#deployments().listFor(BACKUP_TARGET, rows.map(r => r.backupId), em);
-    return Promise.all(rows.map(async r => ({ ...await this.view(r, em), deployments: this.#deployments().views(runs.get(r.backupId) ?? []) })));
+    const runs = await this.#deployments().listFor(
+      BACKUP_TARGET,
+      rows.map(r => r.backupId),
+      em,
+    );
+    return Promise.all(rows.map(async r => ({ ...(await this.view(r, em)), deployments: this.#deployments().views(runs.get(r.backupId) ?? []) })));
   }
 
   /** Drops a removed workload's backups (their files stay in the destination). */

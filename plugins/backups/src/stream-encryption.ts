@@ -24,7 +24,10 @@ export function encryptStream(passphrase: string): Transform {
   return new Transform({
     transform(chunk: Buffer, _e, done) {
       const out = cipher.update(chunk);
-      if (!started) { started = true; return done(null, Buffer.concat([MAGIC, salt, iv, out])); }
+      if (!started) {
+        started = true;
+        return done(null, Buffer.concat([MAGIC, salt, iv, out]));
+      }
       done(null, out);
     },
     flush(done) {

@@ -14,7 +14,13 @@ import { decryptStream, encryptStream } from './stream-encryption.ts';
 export function measure(): Transform & { size(): number; sha256(): string } {
   const hash = createHash('sha256');
   let size = 0;
-  const t = new Transform({ transform(chunk: Buffer, _e, done) { size += chunk.length; hash.update(chunk); done(null, chunk); } });
+  const t = new Transform({
+    transform(chunk: Buffer, _e, done) {
+      size += chunk.length;
+      hash.update(chunk);
+      done(null, chunk);
+    },
+  });
   let digest: string | null = null;
   return Object.assign(t, { size: () => size, sha256: () => (digest ??= hash.digest('hex')) });
 }
@@ -48,7 +54,10 @@ export async function storeWhole(store: BackupStore, key: string, framing: Frami
   const m = measure();
   const body = new PassThrough();
   const sink: Writable = encode[0] ?? m;
-  const compressed = pipeline([...encode, m, body]).catch((e: Error) => { body.destroy(e); throw e; });
+  const compressed = pipeline([...encode, m, body]).catch((e: Error) => {
+    body.destroy(e);
+    throw e;
+  });
   const upload = store.put(key, body);
   const results = await Promise.allSettled([produce(sink), compressed, upload]);
   const failed = results.find(r => r.status === 'rejected') as PromiseRejectedResult | undefined;

@@ -41,7 +41,13 @@ export class VerifySchedule {
   }
 
   define(jobs: JobScheduler, tickSeconds: number): void {
-    jobs.define(VERIFY_JOB, async (_data: unknown, job: LockedJob) => { await this.tick(new Date(), job); }, { concurrency: 1, lockLifetimeMs: LOCK_MS });
+    jobs.define(
+      VERIFY_JOB,
+      async (_data: unknown, job: LockedJob) => {
+        await this.tick(new Date(), job);
+      },
+      { concurrency: 1, lockLifetimeMs: LOCK_MS },
+    );
     jobs.every(`${tickSeconds} seconds`, VERIFY_JOB);
   }
 
@@ -55,7 +61,9 @@ export class VerifySchedule {
   tick(now = new Date(), job?: LockedJob): Promise<number> {
     const window = lastWindow(this.#schedule, now);
     if (!window || this.#running || this.#stop.signal.aborted) return Promise.resolve(0);
-    const running = this.#check(window, job).finally(() => { this.#running = null; });
+    const running = this.#check(window, job).finally(() => {
+      this.#running = null;
+    });
     this.#running = running;
     return running;
   }

@@ -39,7 +39,15 @@ export class VolumeBackupService {
 
   #kind(serviceType: string, field = 'serviceType'): WorkloadKind {
     const kind = this.#kinds().find(k => k.kind === serviceType);
-    if (!kind) throw badRequest(`${field} "${serviceType}" has no volumes here`, [{ path: [field], message: `must be one of: ${this.#kinds().map(k => k.kind).join(', ')}` }]);
+    if (!kind)
+      throw badRequest(`${field} "${serviceType}" has no volumes here`, [
+        {
+          path: [field],
+          message: `must be one of: ${this.#kinds()
+            .map(k => k.kind)
+            .join(', ')}`,
+        },
+      ]);
     return kind;
   }
 
@@ -58,12 +66,23 @@ export class VolumeBackupService {
   view(row: VolumeBackupRow): Record<string, unknown> {
     const idField = this.#workloads().kind(row.serviceType)?.idField;
     return {
-      volumeBackupId: row.volumeBackupId, name: row.name, volumeName: row.volumeName, prefix: row.prefix, serviceType: row.serviceType,
-      appName: row.appName, serviceName: row.serviceName ?? null, turnOff: row.turnOff, cronExpression: row.cronExpression,
-      keepLatestCount: row.keepLatestCount ?? null, enabled: row.enabled ?? null,
+      volumeBackupId: row.volumeBackupId,
+      name: row.name,
+      volumeName: row.volumeName,
+      prefix: row.prefix,
+      serviceType: row.serviceType,
+      appName: row.appName,
+      serviceName: row.serviceName ?? null,
+      turnOff: row.turnOff,
+      cronExpression: row.cronExpression,
+      keepLatestCount: row.keepLatestCount ?? null,
+      enabled: row.enabled ?? null,
       ...Object.fromEntries(volumeOwners(this.#kinds().map(k => k.kind)).map(o => [`${o}Id`, `${o}Id` === idField ? row.serviceId : null])),
-      createdAt: iso(row.createdAt)!, destinationId: row.destinationId, organizationId: row.organizationId,
-      lastRunAt: iso(row.lastRunAt ?? null), lastError: row.lastError ?? null,
+      createdAt: iso(row.createdAt)!,
+      destinationId: row.destinationId,
+      organizationId: row.organizationId,
+      lastRunAt: iso(row.lastRunAt ?? null),
+      lastError: row.lastError ?? null,
     };
   }
 
@@ -107,10 +126,21 @@ export class VolumeBackupService {
     await this.#workloads().owner(kind.kind, id, organizationId, em);
     await this.#destinations.row(input.destinationId, organizationId, em);
     const row = em.create(VolumeBackup, {
-      name: input.name, volumeName: input.volumeName, prefix: input.prefix, serviceType: kind.kind, serviceId: id,
-      appName: generateAppName('volumeBackup'), serviceName: input.serviceName ?? null, turnOff: input.turnOff ?? false,
-      cronExpression: input.cronExpression, keepLatestCount: input.keepLatestCount ?? null, enabled: input.enabled ?? null,
-      destinationId: input.destinationId, organizationId, lastRunAt: null, lastError: null,
+      name: input.name,
+      volumeName: input.volumeName,
+      prefix: input.prefix,
+      serviceType: kind.kind,
+      serviceId: id,
+      appName: generateAppName('volumeBackup'),
+      serviceName: input.serviceName ?? null,
+      turnOff: input.turnOff ?? false,
+      cronExpression: input.cronExpression,
+      keepLatestCount: input.keepLatestCount ?? null,
+      enabled: input.enabled ?? null,
+      destinationId: input.destinationId,
+      organizationId,
+      lastRunAt: null,
+      lastError: null,
     } as never) as VolumeBackupRow;
     await em.flush();
     return this.view(row);
@@ -118,11 +148,16 @@ export class VolumeBackupService {
 
   async update(input: VolumeBackupUpdateInput, organizationId: string, em: EntityManager) {
     const row = await this.row(input.volumeBackupId, organizationId, em);
-    if (input.serviceType && input.serviceType !== row.serviceType) throw badRequest('serviceType cannot change', [{ path: ['serviceType'], message: `is "${row.serviceType}" for this volume backup` }]);
+    if (input.serviceType && input.serviceType !== row.serviceType)
+      throw badRequest('serviceType cannot change', [{ path: ['serviceType'], message: `is "${row.serviceType}" for this volume backup` }]);
     checkSchedule(input.cronExpression, 'cronExpression');
     await this.#destinations.row(input.destinationId, organizationId, em);
     Object.assign(row, {
-      name: input.name, volumeName: input.volumeName, prefix: input.prefix, cronExpression: input.cronExpression, destinationId: input.destinationId,
+      name: input.name,
+      volumeName: input.volumeName,
+      prefix: input.prefix,
+      cronExpression: input.cronExpression,
+      destinationId: input.destinationId,
       ...(input.turnOff !== undefined ? { turnOff: input.turnOff } : {}),
       ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
       ...(input.keepLatestCount !== undefined ? { keepLatestCount: input.keepLatestCount } : {}),
@@ -143,8 +178,13 @@ export class VolumeBackupService {
   /** The deployment of one run of the backup. */
   #run(row: VolumeBackupRow) {
     return {
-      targetType: VOLUME_BACKUP_TARGET, targetId: row.volumeBackupId, organizationId: row.organizationId, serverId: null, action: 'backup',
-      title: 'Volume Backup', description: `volume ${row.volumeName}`,
+      targetType: VOLUME_BACKUP_TARGET,
+      targetId: row.volumeBackupId,
+      organizationId: row.organizationId,
+      serverId: null,
+      action: 'backup',
+      title: 'Volume Backup',
+      description: `volume ${row.volumeName}`,
     };
   }
 
@@ -167,13 +207,26 @@ export class VolumeBackupService {
       throw badRequest('backupFileName must be a file of the destination', [{ path: ['backupFileName'], message: 'must be a file key, not a folder or a relative path' }]);
     }
     const restore = em.create(VolumeRestore, {
-      organizationId, destinationId: input.destinationId, serviceType: kind.kind, serviceId: input.id, volumeName: input.volumeName, backupFile: input.backupFileName,
+      organizationId,
+      destinationId: input.destinationId,
+      serviceType: kind.kind,
+      serviceId: input.id,
+      volumeName: input.volumeName,
+      backupFile: input.backupFileName,
     } as never);
     await em.flush();
-    const deployment = await this.#deployments().enqueue({
-      targetType: RESTORE_TARGET, targetId: restore.restoreId, organizationId, serverId: workload.serverId, action: RESTORE_VOLUME_ACTION,
-      title: `Restore ${input.backupFileName}`, description: `into volume ${input.volumeName} of ${kind.label} ${workload.appName}`,
-    }, em);
+    const deployment = await this.#deployments().enqueue(
+      {
+        targetType: RESTORE_TARGET,
+        targetId: restore.restoreId,
+        organizationId,
+        serverId: workload.serverId,
+        action: RESTORE_VOLUME_ACTION,
+        title: `Restore ${input.backupFileName}`,
+        description: `into volume ${input.volumeName} of ${kind.label} ${workload.appName}`,
+      },
+      em,
+    );
     return { deploymentId: deployment.deploymentId, restoreId: restore.restoreId, status: wireStatus(deployment.state), state: deployment.state };
   }
 

@@ -19,7 +19,11 @@ export const HELPER_LABEL = 'berth.volume-helper';
 const SERVICE_LABEL = 'com.docker.swarm.service.name';
 
 /** A service scaled to 0 for the copy, and the replicas it gets back. */
-export interface StoppedService { name: string; replicas: number; owner: string }
+export interface StoppedService {
+  name: string;
+  replicas: number;
+  owner: string;
+}
 
 /** Whether the volume may be copied for a workload: its own (berth.id) or a mount volume of its organization. */
 export function volumeBelongs(labels: Record<string, string>, workloadId: string, organizationId: string): boolean {
@@ -29,9 +33,12 @@ export function volumeBelongs(labels: Record<string, string>, workloadId: string
 /** The image the helper is created from: the configured one, the workload's (a container using the volume), or any on the host. */
 export async function helperImage(docker: Docker, volume: string, configured: string | undefined): Promise<string> {
   if (configured) {
-    await docker.getImage(configured).inspect().catch((e: { statusCode?: number }) => {
-      throw e.statusCode === 404 ? new Error(`the helper image ${configured} (config backupHelperImage) is not on this host; it is never pulled`) : e;
-    });
+    await docker
+      .getImage(configured)
+      .inspect()
+      .catch((e: { statusCode?: number }) => {
+        throw e.statusCode === 404 ? new Error(`the helper image ${configured} (config backupHelperImage) is not on this host; it is never pulled`) : e;
+      });
     return configured;
   }
   const users = await docker.listContainers({ all: true, filters: { volume: [volume] } });
@@ -45,17 +52,23 @@ export async function helperImage(docker: Docker, volume: string, configured: st
 
 async function helper(docker: Docker, hosts: ContainerHosts, image: string, volume: string, readOnly: boolean): Promise<Docker.Container> {
   // Never started: the command is only there because the engine wants one to create a container.
-  return hosts.call(`create the helper container for volume ${volume}`, () => docker.createContainer({
-    Image: image, Cmd: ['berth-volume-helper'], Entrypoint: [], Labels: { [HELPER_LABEL]: volume }, NetworkDisabled: true,
-    HostConfig: { NetworkMode: 'none', Mounts: [{ Type: 'volume', Source: volume, Target: MOUNT_AT, ReadOnly: readOnly }] },
-  }));
+  return hosts.call(`create the helper container for volume ${volume}`, () =>
+    docker.createContainer({
+      Image: image,
+      Cmd: ['berth-volume-helper'],
+      Entrypoint: [],
+      Labels: { [HELPER_LABEL]: volume },
+      NetworkDisabled: true,
+      HostConfig: { NetworkMode: 'none', Mounts: [{ Type: 'volume', Source: volume, Target: MOUNT_AT, ReadOnly: readOnly }] },
+    }),
+  );
 }
 
 /** The volume's files as a tar stream; call done() once it is read (removes the helper). */
 export async function archiveVolume(docker: Docker, hosts: ContainerHosts, image: string | undefined, volume: string): Promise<{ tar: Readable; done(): Promise<void> }> {
   const container = await helper(docker, hosts, await helperImage(docker, volume, image), volume, true);
   try {
-    const tar = await hosts.call(`read volume ${volume}`, () => container.getArchive({ path: `${MOUNT_AT}/.` })) as unknown as Readable;
+    const tar = (await hosts.call(`read volume ${volume}`, () => container.getArchive({ path: `${MOUNT_AT}/.` }))) as unknown as Readable;
     return { tar, done: async () => void (await container.remove({ force: true }).catch(() => {})) };
   } catch (e) {
     await container.remove({ force: true }).catch(() => {});
@@ -63,7 +76,11 @@ export async function archiveVolume(docker: Docker, hosts: ContainerHosts, image
   }
 }
 
-interface VolumeFacts { Driver: string; Labels?: Record<string, string> | null; Options?: Record<string, string> | null }
+interface VolumeFacts {
+  Driver: string;
+  Labels?: Record<string, string> | null;
+  Options?: Record<string, string> | null;
+}
 
 /**
  * Empties the volume without running anything: the stopped containers of Berth's services and
@@ -71,9 +88,11 @@ interface VolumeFacts { Driver: string; Labels?: Record<string, string> | null; 
  * it was. Refused for a volume with driver options (its data may live elsewhere and survive).
  */
 async function emptyVolume(docker: Docker, hosts: ContainerHosts, volume: string): Promise<void> {
-  const facts = await hosts.call(`inspect volume ${volume}`, () => docker.getVolume(volume).inspect()) as VolumeFacts;
+  const facts = (await hosts.call(`inspect volume ${volume}`, () => docker.getVolume(volume).inspect())) as VolumeFacts;
   if (facts.Driver !== 'local' || Object.keys(facts.Options ?? {}).length) {
-    throw conflict(`volume ${volume} has the driver ${facts.Driver}${Object.keys(facts.Options ?? {}).length ? ' with options' : ''}: only plain local volumes are restored (emptied by being made again)`);
+    throw conflict(
+      `volume ${volume} has the driver ${facts.Driver}${Object.keys(facts.Options ?? {}).length ? ' with options' : ''}: only plain local volumes are restored (emptied by being made again)`,
+    );
   }
   const holders = await docker.listContainers({ all: true, filters: { volume: [volume] } });
   const strangers = holders.filter(c => !c.Labels?.[SERVICE_LABEL] && !c.Labels?.[HELPER_LABEL]);
@@ -107,7 +126,9 @@ export async function stopUsers(docker: Docker, hosts: ContainerHosts, volume: s
   const stopped: StoppedService[] = [];
   try {
     for (const name of names) {
-      const spec = (await hosts.call(`inspect service ${name}`, () => docker.getService(name).inspect()) as { Spec: { Labels?: Record<string, string>; Mode?: { Replicated?: { Replicas?: number } } } }).Spec;
+      const spec = (
+        (await hosts.call(`inspect service ${name}`, () => docker.getService(name).inspect())) as { Spec: { Labels?: Record<string, string>; Mode?: { Replicated?: { Replicas?: number } } } }
+      ).Spec;
       const labels = spec.Labels ?? {};
       if (!labels[ID_LABEL] || labels[ORGANIZATION_LABEL] !== organizationId) throw conflict(`volume ${volume} is in use by service ${name}, which is not this organization's`);
       const replicas = spec.Mode?.Replicated?.Replicas ?? 0;

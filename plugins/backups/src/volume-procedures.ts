@@ -17,13 +17,13 @@ export const volumeBackupProcedures = (service: VolumeBackupService) => (): Proc
       handler: inOrganization((input, organizationId, em) => service.list(input, organizationId, em)),
     }),
     volumeBackups.mutation('create', {
-      summary: 'Schedule backups of a workload\'s volume (its data volume or a mount volume) to a destination',
+      summary: "Schedule backups of a workload's volume (its data volume or a mount volume) to a destination",
       input: s.Create,
       output: s.View,
       handler: inOrganization((input, organizationId, em) => service.create(input as unknown as VolumeBackupInput, organizationId, em)),
     }),
     volumeBackups.query('one', {
-      summary: 'A volume backup, with its workload\'s record (its environment and project joined) and its destination (without its keys)',
+      summary: "A volume backup, with its workload's record (its environment and project joined) and its destination (without its keys)",
       input: VolumeBackupId,
       output: s.One,
       handler: inOrganization(({ volumeBackupId }, organizationId, em) => service.one(volumeBackupId, organizationId, em)),
@@ -47,8 +47,9 @@ export const volumeBackupProcedures = (service: VolumeBackupService) => (): Proc
       handler: inOrganization(({ volumeBackupId }, organizationId, em) => service.runManually(volumeBackupId, organizationId, em)),
     }),
     volumeBackups.mutation('restore', {
-      summary: 'Berth: restore a volume backup file into a workload\'s volume, as a queued job; what uses the volume is stopped and started again',
-      description: 'The peer\'s restoreVolumeBackupWithLogs input (a subscription outside its OpenAPI document). The file is read whole first; the services using the volume are scaled to 0, the volume emptied and the files written back, then the services get their replicas back. Follow it with deployment.one / the deployment log.',
+      summary: "Berth: restore a volume backup file into a workload's volume, as a queued job; what uses the volume is stopped and started again",
+      description:
+        "The peer's restoreVolumeBackupWithLogs input (a subscription outside its OpenAPI document). The file is read whole first; the services using the volume are scaled to 0, the volume emptied and the files written back, then the services get their replicas back. Follow it with deployment.one / the deployment log.",
       input: s.RestoreInput,
       output: VolumeRestoreAnswer,
       handler: inOrganization((input, organizationId, em) => service.restore(input as never, organizationId, em)),

@@ -19,7 +19,10 @@ export const VOLUME_FILE_SUFFIX = '.tar.gz';
 const folderOf = (appName: string, prefix: string) => [appName, ...prefix.split('/').filter(Boolean)].join('/') + '/';
 export const volumeFileKey = (appName: string, prefix: string, volume: string, at: Date) => `${folderOf(appName, prefix)}${volume}-${stamp(at)}${VOLUME_FILE_SUFFIX}`;
 
-interface Io { signal?: AbortSignal; log(line: string): void }
+interface Io {
+  signal?: AbortSignal;
+  log(line: string): void;
+}
 
 export class VolumeRunner {
   readonly #workloads: () => WorkloadRegistry;
@@ -37,7 +40,14 @@ export class VolumeRunner {
   }
 
   /** The workload (of the organization) and the check that the volume is its own or a mount volume of its organization. */
-  async #checked(serviceType: string, serviceId: string, volume: string, organizationId: string, em: EntityManager, mustExist: boolean): Promise<{ workload: WorkloadRef; exists: boolean; docker: Docker }> {
+  async #checked(
+    serviceType: string,
+    serviceId: string,
+    volume: string,
+    organizationId: string,
+    em: EntityManager,
+    mustExist: boolean,
+  ): Promise<{ workload: WorkloadRef; exists: boolean; docker: Docker }> {
     const workload = await this.#workloads().owner(serviceType, serviceId, organizationId, em);
     const hosts = this.#hosts();
     // The workload's host: its server's engine (the helper image copied there when it lacks it), or this machine's.
@@ -55,12 +65,24 @@ export class VolumeRunner {
     try {
       const result = await this.#run(row, em, io);
       Object.assign(row, { lastRunAt: new Date(), lastError: null });
-      await em.transactional(tx => this.#events().emitDurable('volumeBackup', { volumeBackupId: row.volumeBackupId, organizationId: row.organizationId, volumeName: row.volumeName, status: 'success', file: result.key, error: null }, tx));
+      await em.transactional(tx =>
+        this.#events().emitDurable(
+          'volumeBackup',
+          { volumeBackupId: row.volumeBackupId, organizationId: row.organizationId, volumeName: row.volumeName, status: 'success', file: result.key, error: null },
+          tx,
+        ),
+      );
       return result;
     } catch (e) {
       const message = (e as Error).message;
       Object.assign(row, { lastRunAt: new Date(), lastError: message });
-      await em.transactional(tx => this.#events().emitDurable('volumeBackup', { volumeBackupId: row.volumeBackupId, organizationId: row.organizationId, volumeName: row.volumeName, status: 'error', file: null, error: message }, tx));
+      await em.transactional(tx =>
+        this.#events().emitDurable(
+          'volumeBackup',
+          { volumeBackupId: row.volumeBackupId, organizationId: row.organizationId, volumeName: row.volumeName, status: 'error', file: null, error: message },
+          tx,
+        ),
+      );
       throw e;
     }
   }
@@ -98,7 +120,8 @@ export class VolumeRunner {
     const own = (await store.list(folder))
       .map(o => o.key)
       .filter(k => k.startsWith(`${folder}${row.volumeName}-`) && k.endsWith(VOLUME_FILE_SUFFIX) && !k.slice(folder.length).includes('/'))
-      .sort().reverse();
+      .sort()
+      .reverse();
     for (const key of own.slice(row.keepLatestCount)) {
       await store.remove(key);
       io.log(`Retention: deleted ${key}`);
@@ -110,8 +133,9 @@ export class VolumeRunner {
     const { workload, exists, docker } = await this.#checked(restore.serviceType, restore.serviceId, restore.volumeName, restore.organizationId, em, false);
     const store = this.#destinations.open(await em.findOneOrFail(Destination, { destinationId: restore.destinationId }));
     io.log(`Reading ${restore.backupFile} whole before the volume is touched`);
-    const checked = await inspectObject(await store.get(restore.backupFile, { signal: io.signal }), gzipFraming(null))
-      .catch((e: Error) => { throw new Error(`${restore.backupFile} is damaged: ${e.message}`); });
+    const checked = await inspectObject(await store.get(restore.backupFile, { signal: io.signal }), gzipFraming(null)).catch((e: Error) => {
+      throw new Error(`${restore.backupFile} is damaged: ${e.message}`);
+    });
     io.log(`${restore.backupFile}: ${checked.size} bytes, sha256 ${checked.sha256}`);
     const hosts = this.#hosts();
     if (!exists) {

@@ -16,17 +16,21 @@ const VolumeName = Type.String({ minLength: 1, maxLength: 255, pattern: VOLUME_N
 export const volumeOwners = (kinds: string[]) => [...kinds, ...PEER_ONLY_OWNERS.filter(o => !kinds.includes(o))];
 
 /** A kind with volumes as volumeBackups.one joins its workload: its record's schema, when the kind answers its record. */
-export interface VolumeOwnerKind { kind: string; idField: string; recordSchema?: TSchema }
+export interface VolumeOwnerKind {
+  kind: string;
+  idField: string;
+  recordSchema?: TSchema;
+}
 
 /**
  * The workload as volumeBackups.one joins it, with its environment and project (as the peer):
  * the kind's whole record when it answers one, else its id, appName and serverId.
  */
-export const ownerRecordSchema = (k: VolumeOwnerKind) => Type.Object({
-  ...(k.recordSchema as { properties?: Record<string, TSchema> } | undefined)?.properties
-    ?? { [k.idField]: Type.String(), appName: Type.String(), serverId: Nullable(Type.String()) },
-  environment: Placement,
-});
+export const ownerRecordSchema = (k: VolumeOwnerKind) =>
+  Type.Object({
+    ...((k.recordSchema as { properties?: Record<string, TSchema> } | undefined)?.properties ?? { [k.idField]: Type.String(), appName: Type.String(), serverId: Nullable(Type.String()) }),
+    environment: Placement,
+  });
 
 /** The schemas that depend on the kinds with volumes (made once every plugin is set up). */
 export function volumeSchemas(ownerKinds: VolumeOwnerKind[]) {
@@ -36,7 +40,11 @@ export function volumeSchemas(ownerKinds: VolumeOwnerKind[]) {
   const fields = {
     name: Type.String({ minLength: 1, maxLength: 100 }),
     volumeName: VolumeName,
-    prefix: Type.String({ maxLength: 200, pattern: '^(?!.*(^|/)\\.\\.?(/|$))[A-Za-z0-9._/-]*$', description: 'folder below the workload\'s appName in the destination: letters, digits, . _ - and /, no . or .. segment' }),
+    prefix: Type.String({
+      maxLength: 200,
+      pattern: '^(?!.*(^|/)\\.\\.?(/|$))[A-Za-z0-9._/-]*$',
+      description: "folder below the workload's appName in the destination: letters, digits, . _ - and /, no . or .. segment",
+    }),
     serviceType: Type.Optional(ServiceType),
     appName: Type.Optional(Type.String({ maxLength: 64, description: 'ignored: Berth names the volume backup itself' })),
     serviceName: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
@@ -79,14 +87,16 @@ export function volumeSchemas(ownerKinds: VolumeOwnerKind[]) {
     }),
     One: Type.Object({
       ...View.properties,
-      ...Object.fromEntries(owners.map(o => {
-        const k = ownerKinds.find(x => x.kind === o);
-        return [o, k ? Nullable(ownerRecordSchema(k)) : Type.Null({ description: `always null: no ${o} kind has volumes here` })];
-      })),
+      ...Object.fromEntries(
+        owners.map(o => {
+          const k = ownerKinds.find(x => x.kind === o);
+          return [o, k ? Nullable(ownerRecordSchema(k)) : Type.Null({ description: `always null: no ${o} kind has volumes here` })];
+        }),
+      ),
       destination: Type.Omit(DestinationView, ['accessKey', 'secretAccessKey'], { description: 'the destination, without its keys' }),
     }),
     RestoreInput: Type.Object({
-      backupFileName: Type.String({ minLength: 1, maxLength: 1024, description: 'the file\'s key in the destination (as backup.listBackupFiles answers its Path)' }),
+      backupFileName: Type.String({ minLength: 1, maxLength: 1024, description: "the file's key in the destination (as backup.listBackupFiles answers its Path)" }),
       destinationId: Type.String({ minLength: 1, maxLength: 64 }),
       volumeName: VolumeName,
       id: Type.String({ minLength: 1, maxLength: 64, description: 'the workload whose volume it is' }),
@@ -100,13 +110,31 @@ export const VolumeBackupId = Type.Object({ volumeBackupId: Id });
 export const VolumeRestoreAnswer = Type.Object({
   deploymentId: Type.String({ description: 'the restore job (deployment.one, its log)' }),
   restoreId: Type.String(),
-  status: Type.Enum(deploymentStatuses, { description: 'the job\'s status as deployment.one answers it (running while queued)' }),
-  state: Type.Enum(deploymentStates, { description: 'Berth\'s state of the job: queued at first' }),
+  status: Type.Enum(deploymentStatuses, { description: "the job's status as deployment.one answers it (running while queued)" }),
+  state: Type.Enum(deploymentStates, { description: "Berth's state of the job: queued at first" }),
 });
 
 export interface VolumeBackupInput {
-  name: string; volumeName: string; prefix: string; serviceType?: string; serviceName?: string | null; turnOff?: boolean; cronExpression: string;
-  keepLatestCount?: number | null; enabled?: boolean | null; destinationId: string; [ownerId: string]: unknown;
+  name: string;
+  volumeName: string;
+  prefix: string;
+  serviceType?: string;
+  serviceName?: string | null;
+  turnOff?: boolean;
+  cronExpression: string;
+  keepLatestCount?: number | null;
+  enabled?: boolean | null;
+  destinationId: string;
+  [ownerId: string]: unknown;
 }
-export interface VolumeBackupUpdateInput extends VolumeBackupInput { volumeBackupId: string }
-export interface VolumeRestoreRequest { backupFileName: string; destinationId: string; volumeName: string; id: string; serviceType: string; serverId?: string }
+export interface VolumeBackupUpdateInput extends VolumeBackupInput {
+  volumeBackupId: string;
+}
+export interface VolumeRestoreRequest {
+  backupFileName: string;
+  destinationId: string;
+  volumeName: string;
+  id: string;
+  serviceType: string;
+  serverId?: string;
+}

@@ -22,6 +22,6 @@ export const archiveFraming = (ownData: OwnDataArchiver): Framing => ({ encode: 
 /** A 403 naming `field` unless the caller is the instance owner (the first admin). */
 export async function assertInstanceOwner(accounts: { isInstanceOwner(userId: string): Promise<boolean> }, userId: string, field: string): Promise<void> {
   if (await accounts.isInstanceOwner(userId)) return;
-  const message = 'a web-server backup holds the whole instance\'s data: only the instance owner (the first admin) may create, change or run one';
+  const message = "a web-server backup holds the whole instance's data: only the instance owner (the first admin) may create, change or run one";
   throw new BerthError('FORBIDDEN', `${field}: ${message}`, [{ path: [field], message }]);
 }

@@ -19,19 +19,45 @@ t.test('both variants, organizations isolated, a removed database takes its back
   const trpc = await client.trpc('query', 'destination.one', { destinationId: dest.body.destinationId });
   t.match(trpc.body, { result: { data: { json: { destinationId: dest.body.destinationId, name: 'older' } } } }, 'the tRPC form answers it too');
 
-  const { body: { environment } } = await client.post('project.create', { name: 'Docs' });
+  const {
+    body: { environment },
+  } = await client.post('project.create', { name: 'Docs' });
   const mongo = await client.post('mongo.create', { name: 'docs', environmentId: environment.environmentId, databaseUser: 'docs', databasePassword: 'Mongo-pass_1' });
   t.equal(mongo.status, 200, JSON.stringify(mongo.body));
-  const badPrefix = await client.post('backup.create', { schedule: '0 3 * * *', prefix: '../escape', destinationId: dest.body.destinationId, database: 'docs', databaseType: 'mongo', mongoId: mongo.body.mongoId });
+  const badPrefix = await client.post('backup.create', {
+    schedule: '0 3 * * *',
+    prefix: '../escape',
+    destinationId: dest.body.destinationId,
+    database: 'docs',
+    databaseType: 'mongo',
+    mongoId: mongo.body.mongoId,
+  });
   t.match(badPrefix.body, { code: 'BAD_REQUEST', issues: [{ path: ['prefix'] }] }, 'a prefix cannot climb out of its folder');
   const missingId = await client.post('backup.create', { schedule: '0 3 * * *', prefix: 'docs', destinationId: dest.body.destinationId, database: 'docs', databaseType: 'mongo' });
-  t.match(missingId.body, { code: 'BAD_REQUEST', issues: [{ path: ['mongoId'] }] }, 'the kind\'s id field is required, and named');
-  const backup = await older.post('backup.create', { schedule: '0 3 * * *', prefix: 'docs', destinationId: dest.body.destinationId, database: 'docs', databaseType: 'mongo', mongoId: mongo.body.mongoId });
+  t.match(missingId.body, { code: 'BAD_REQUEST', issues: [{ path: ['mongoId'] }] }, "the kind's id field is required, and named");
+  const backup = await older.post('backup.create', {
+    schedule: '0 3 * * *',
+    prefix: 'docs',
+    destinationId: dest.body.destinationId,
+    database: 'docs',
+    databaseType: 'mongo',
+    mongoId: mongo.body.mongoId,
+  });
   t.equal(backup.status, 200, JSON.stringify(backup.body));
   t.match(backup.body, { databaseType: 'mongo', mongoId: mongo.body.mongoId, postgresId: null, enabled: null, keepLatestCount: null, encrypted: false });
   const one = (await client.get('backup.one', { backupId: backup.body.backupId })).body;
-  t.match(one, { mongo: { mongoId: mongo.body.mongoId, name: 'docs', appName: mongo.body.appName, databaseUser: 'docs', databasePassword: 'Mongo-pass_1', environmentId: environment.environmentId }, postgres: null, mysql: null, mariadb: null, libsql: null, compose: null },
-    'backup.one joins its database\'s record under the kind\'s name, the other kinds null');
+  t.match(
+    one,
+    {
+      mongo: { mongoId: mongo.body.mongoId, name: 'docs', appName: mongo.body.appName, databaseUser: 'docs', databasePassword: 'Mongo-pass_1', environmentId: environment.environmentId },
+      postgres: null,
+      mysql: null,
+      mariadb: null,
+      libsql: null,
+      compose: null,
+    },
+    "backup.one joins its database's record under the kind's name, the other kinds null",
+  );
   t.notOk('environment' in one.mongo, 'the record without its relations, as the peer joins it');
   t.match((await client.get('mongo.one', { mongoId: mongo.body.mongoId })).body.backups, [{ backupId: backup.body.backupId, prefix: 'docs' }], 'the database lists its backups');
   const wrongKind = await client.post('backup.manualBackupPostgres', { backupId: backup.body.backupId });
@@ -45,8 +71,14 @@ t.test('both variants, organizations isolated, a removed database takes its back
   t.equal((await other.client.get('backup.one', { backupId: backup.body.backupId })).status, 404, 'nor the backup');
   t.same((await other.client.get('destination.all')).body, []);
   t.equal((await other.client.get('backup.listBackupFiles', { destinationId: dest.body.destinationId, search: '' })).status, 404);
-  const foreign = await other.client.post('backup.restoreBackup', { databaseId: mongo.body.mongoId, databaseType: 'mongo', databaseName: 'docs', backupFile: 'docs/x.dump.gz', destinationId: dest.body.destinationId });
-  t.equal(foreign.status, 404, 'nor restore into another organization\'s database');
+  const foreign = await other.client.post('backup.restoreBackup', {
+    databaseId: mongo.body.mongoId,
+    databaseType: 'mongo',
+    databaseName: 'docs',
+    backupFile: 'docs/x.dump.gz',
+    destinationId: dest.body.destinationId,
+  });
+  t.equal(foreign.status, 404, "nor restore into another organization's database");
 
   t.equal((await client.post('mongo.remove', { mongoId: mongo.body.mongoId })).status, 200);
   t.equal((await client.get('backup.one', { backupId: backup.body.backupId })).status, 404, 'removing the database removed its backup');

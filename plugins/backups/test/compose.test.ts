@@ -27,30 +27,47 @@ t.test('a postgres service of a compose stack: backup, drop, restore', async t =
   const server = await startTestServer({ deploySettleSeconds: 1 });
   t.teardown(() => server.destroy());
   const { client } = await signUpAdmin(server);
-  const { body: { environment } } = await client.post('project.create', { name: 'Stacked' });
-  const dest = (await client.post('destination.create', { name: 'disk', provider: 'local', bucket: 'stacks', endpoint: '', region: '', accessKey: '', secretAccessKey: '', additionalFlags: null })).body;
+  const {
+    body: { environment },
+  } = await client.post('project.create', { name: 'Stacked' });
+  const dest = (await client.post('destination.create', { name: 'disk', provider: 'local', bucket: 'stacks', endpoint: '', region: '', accessKey: '', secretAccessKey: '', additionalFlags: null }))
+    .body;
 
   for (const type of ['docker-compose', 'stack'] as const) {
     t.test(type, async t => {
       const appName = `cmp-bk-${type === 'stack' ? 'stk' : 'dc'}-${Date.now().toString(36)}`;
       // The service's containers, by the engine's labels of each compose type.
-      const serviceLabels = type === 'stack' ? [`com.docker.stack.namespace=${appName}`, `com.docker.swarm.service.name=${appName}_db`] : [`com.docker.compose.project=${appName}`, 'com.docker.compose.service=db'];
+      const serviceLabels =
+        type === 'stack' ? [`com.docker.stack.namespace=${appName}`, `com.docker.swarm.service.name=${appName}_db`] : [`com.docker.compose.project=${appName}`, 'com.docker.compose.service=db'];
       const prefix = `stack-${type}`;
       const created = await client.post('compose.create', { name: `shop stack (${type})`, environmentId: environment.environmentId, composeType: type, appName, composeFile: stackFile });
       t.equal(created.status, 200, JSON.stringify(created.body));
       const { composeId } = created.body as { composeId: string };
-      t.teardown(async () => { await client.post('compose.delete', { composeId, deleteVolumes: true }).catch(() => {}); });
+      t.teardown(async () => {
+        await client.post('compose.delete', { composeId, deleteVolumes: true }).catch(() => {});
+      });
       const deployed = await runFinished(client, 'compose.deploy', { composeId });
       t.equal(deployed.status, 'done', deployed.errorMessage ?? '');
 
       const psql = async (sql: string) => {
         const [container] = await docker.listContainers({ filters: { label: serviceLabels } });
         if (!container) throw new Error('no db container');
-        const r = await runContainerCommand(docker, container.Id, { cmd: ['psql', '-h', '127.0.0.1', '-U', 'shop', '-d', 'shop', '-At', '-v', 'ON_ERROR_STOP=1', '-v', 'VERBOSITY=verbose', '-c', sql], env: { PGPASSWORD: PASSWORD } });
+        const r = await runContainerCommand(docker, container.Id, {
+          cmd: ['psql', '-h', '127.0.0.1', '-U', 'shop', '-d', 'shop', '-At', '-v', 'ON_ERROR_STOP=1', '-v', 'VERBOSITY=verbose', '-c', sql],
+          env: { PGPASSWORD: PASSWORD },
+        });
         if (r.exitCode !== 0) throw Object.assign(new Error(r.stderr.toString()), { exitCode: r.exitCode }); // psql: 1 an SQL error (its SQLSTATE in the message), 2 no connection
         return r.stdout.toString('utf8').trim();
       };
-      await waitFor('postgres in the stack accepts connections', () => psql('select 1').then(() => true, () => undefined), { timeout: 90_000, interval: 500 });
+      await waitFor(
+        'postgres in the stack accepts connections',
+        () =>
+          psql('select 1').then(
+            () => true,
+            () => undefined,
+          ),
+        { timeout: 90_000, interval: 500 },
+      );
       await psql(`create table orders (id int primary key, item text); insert into orders select g, 'item ' || g from generate_series(1, 3) g`);
       const original = await psql('select id, item from orders order by id');
 
@@ -63,7 +80,7 @@ t.test('a postgres service of a compose stack: backup, drop, restore', async t =
       const backup = await client.post('backup.create', { ...fields, databaseType: 'postgres', serviceName: 'db' });
       t.equal(backup.status, 200, JSON.stringify(backup.body));
       t.match(backup.body, { backupType: 'compose', databaseType: 'postgres', composeId, postgresId: null, serviceName: 'db' });
-      t.match((await client.get('backup.one', { backupId: backup.body.backupId })).body, { composeId, postgres: null, compose: { composeId, appName } }, 'one joins the stack\'s record, as the peer\'s');
+      t.match((await client.get('backup.one', { backupId: backup.body.backupId })).body, { composeId, postgres: null, compose: { composeId, appName } }, "one joins the stack's record, as the peer's");
       const wrongOp = await client.post('backup.manualBackupPostgres', { backupId: backup.body.backupId });
       t.equal(wrongOp.status, 400, 'a compose backup runs through manualBackupCompose only');
 
@@ -72,17 +89,36 @@ t.test('a postgres service of a compose stack: backup, drop, restore', async t =
       t.equal(ran.body, true);
       const runs = (await client.get('deployment.allByType', { id: backup.body.backupId, type: 'backup' })).body;
       t.match(runs, [{ status: 'done', action: 'backup' }], 'the run is a deployment of the backup');
-      t.match((await client.get('compose.one', { composeId })).body.backups, [{ backupId: backup.body.backupId, serviceName: 'db', deployments: [{ deploymentId: runs[0].deploymentId }] }], 'the stack lists its backups with their runs, as the peer\'s');
+      t.match(
+        (await client.get('compose.one', { composeId })).body.backups,
+        [{ backupId: backup.body.backupId, serviceName: 'db', deployments: [{ deploymentId: runs[0].deploymentId }] }],
+        "the stack lists its backups with their runs, as the peer's",
+      );
       const log = (await client.get('deployment.readLogs', { deploymentId: runs[0].deploymentId })).body as string;
       t.notOk(log.includes(PASSWORD), 'the password read from the container never reaches the log');
       const [file] = (await client.get('backup.listBackupFiles', { destinationId: dest.destinationId, search: `${prefix}/` })).body as { Path: string; verified: boolean }[];
-      t.match(file, { backupId: backup.body.backupId, verified: true, verification: /^public\.orders\t3$/m }, 'restored into a throwaway container of the service\'s image');
+      t.match(file, { backupId: backup.body.backupId, verified: true, verification: /^public\.orders\t3$/m }, "restored into a throwaway container of the service's image");
 
       await psql('drop table orders');
       await t.rejects(psql('select count(*) from orders'), { exitCode: 1, message: 'ERROR:  42P01: relation "orders" does not exist' }, 'the table is gone');
-      const badRestore = await client.post('backup.restoreBackup', { databaseId: composeId, databaseType: 'postgres', backupType: 'compose', databaseName: 'shop', backupFile: file!.Path, destinationId: dest.destinationId });
-      t.match(badRestore.body, { code: 'BAD_REQUEST', issues: [{ path: ['metadata', 'serviceName'] }] }, 'the restore names its service as the peer\'s does (metadata.serviceName)');
-      const queued = await client.post('backup.restoreBackup', { databaseId: composeId, databaseType: 'postgres', backupType: 'compose', databaseName: 'shop', backupFile: file!.Path, destinationId: dest.destinationId, metadata: { serviceName: 'db' } });
+      const badRestore = await client.post('backup.restoreBackup', {
+        databaseId: composeId,
+        databaseType: 'postgres',
+        backupType: 'compose',
+        databaseName: 'shop',
+        backupFile: file!.Path,
+        destinationId: dest.destinationId,
+      });
+      t.match(badRestore.body, { code: 'BAD_REQUEST', issues: [{ path: ['metadata', 'serviceName'] }] }, "the restore names its service as the peer's does (metadata.serviceName)");
+      const queued = await client.post('backup.restoreBackup', {
+        databaseId: composeId,
+        databaseType: 'postgres',
+        backupType: 'compose',
+        databaseName: 'shop',
+        backupFile: file!.Path,
+        destinationId: dest.destinationId,
+        metadata: { serviceName: 'db' },
+      });
       t.equal(queued.status, 200, JSON.stringify(queued.body));
       const restored = await deploymentFinished(client, queued.body.deploymentId);
       t.equal(restored.status, 'done', restored.errorMessage ?? '');

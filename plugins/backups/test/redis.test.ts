@@ -19,8 +19,11 @@ t.test('redis backups restore their keys', async t => {
   let current: TestServer = server;
   t.teardown(() => current.destroy());
   const { client, apiKey } = await signUpAdmin(server);
-  const { body: { environment } } = await client.post('project.create', { name: 'Cache' });
-  const dest = (await client.post('destination.create', { name: 'disk', provider: 'local', bucket: 'redis', endpoint: '', region: '', accessKey: '', secretAccessKey: '', additionalFlags: null })).body;
+  const {
+    body: { environment },
+  } = await client.post('project.create', { name: 'Cache' });
+  const dest = (await client.post('destination.create', { name: 'disk', provider: 'local', bucket: 'redis', endpoint: '', region: '', accessKey: '', secretAccessKey: '', additionalFlags: null }))
+    .body;
   const created = await client.post('redis.create', { name: 'cache', environmentId: environment.environmentId, dockerImage: TEST_REDIS_IMAGE, databasePassword: PASSWORD });
   const { redisId, appName } = created.body as { redisId: string; appName: string };
   t.teardown(() => removeServiceAndVolume(appName));
@@ -63,11 +66,19 @@ t.test('redis backups restore their keys', async t => {
     writeFileSync(path.join(current.dataDir, 'backups', 'redis', unchecked!.Path), gzipSync(Buffer.from('not the snapshot that was written')));
     current = await current.restart({ deploySettleSeconds: 0, backupTickSeconds: 1, backupVerify: 'schedule', backupVerifySchedule: '*/2 * * * * *' });
     c = new Client(current.url, { apiKey });
-    const checked = await waitFor('the file checked', async () => {
-      const [found] = (await c.get('backup.listBackupFiles', { destinationId: dest.destinationId, search: 'bad/' })).body as { verified: boolean | null }[];
-      return found?.verified === null ? undefined : found;
-    }, { timeout: 120_000, interval: 1000 });
-    t.match(checked, { verified: false, verification: /does not restore: the Redis server stopped while loading it \(exit code 1\): .*Bad file format/ }, 'the server refused the file, in its own words');
+    const checked = await waitFor(
+      'the file checked',
+      async () => {
+        const [found] = (await c.get('backup.listBackupFiles', { destinationId: dest.destinationId, search: 'bad/' })).body as { verified: boolean | null }[];
+        return found?.verified === null ? undefined : found;
+      },
+      { timeout: 120_000, interval: 1000 },
+    );
+    t.match(
+      checked,
+      { verified: false, verification: /does not restore: the Redis server stopped while loading it \(exit code 1\): .*Bad file format/ },
+      'the server refused the file, in its own words',
+    );
     t.match((await c.get('backup.one', { backupId: bad.backupId })).body, { lastError: /failed its scheduled restore check/ });
   });
 });

@@ -20,7 +20,10 @@ async function postgres(teardown: (fn: () => unknown) => void, client: Client, e
   if (deployed.status !== 'done') throw new Error(`postgres.deploy: ${deployed.errorMessage}`);
   const psql = async (database: string, sql: string) => {
     const [container] = await docker.listContainers({ filters: { label: [`com.docker.swarm.service.name=${appName}`] } });
-    const r = await runContainerCommand(docker, container!.Id, { cmd: ['psql', '-h', '127.0.0.1', '-U', name, '-d', database, '-At', '-v', 'ON_ERROR_STOP=1', '-v', 'VERBOSITY=verbose', '-c', sql], env: { PGPASSWORD: password } });
+    const r = await runContainerCommand(docker, container!.Id, {
+      cmd: ['psql', '-h', '127.0.0.1', '-U', name, '-d', database, '-At', '-v', 'ON_ERROR_STOP=1', '-v', 'VERBOSITY=verbose', '-c', sql],
+      env: { PGPASSWORD: password },
+    });
     if (r.exitCode !== 0) throw Object.assign(new Error(r.stderr.toString()), { exitCode: r.exitCode }); // psql: 1 an SQL error (its SQLSTATE in the message), 2 no connection
     return r.stdout.toString('utf8').trim();
   };
@@ -31,14 +34,19 @@ t.test('a backup restored into another database and into a new database', async 
   const server = await startTestServer({ deploySettleSeconds: 0 });
   t.teardown(() => server.destroy());
   const { client } = await signUpAdmin(server);
-  const { body: { environment } } = await client.post('project.create', { name: 'Targets' });
-  const dest = (await client.post('destination.create', { name: 'disk', provider: 'local', bucket: 'targets', endpoint: '', region: '', accessKey: '', secretAccessKey: '', additionalFlags: null })).body;
+  const {
+    body: { environment },
+  } = await client.post('project.create', { name: 'Targets' });
+  const dest = (await client.post('destination.create', { name: 'disk', provider: 'local', bucket: 'targets', endpoint: '', region: '', accessKey: '', secretAccessKey: '', additionalFlags: null }))
+    .body;
   const a = await postgres(fn => t.teardown(fn), client, environment.environmentId, 'alpha', 'Alpha-pass_1');
   const b = await postgres(fn => t.teardown(fn), client, environment.environmentId, 'beta', 'Beta-pass_1');
   await a.psql('alpha', `create table orders (id int primary key, item text); insert into orders select g, 'item ' || g from generate_series(1, 50) g`);
   const original = await a.psql('alpha', 'select id, item from orders order by id');
 
-  const backup = (await client.post('backup.create', { schedule: '0 3 * * *', prefix: 'alpha', destinationId: dest.destinationId, database: 'alpha', databaseType: 'postgres', postgresId: a.postgresId })).body;
+  const backup = (
+    await client.post('backup.create', { schedule: '0 3 * * *', prefix: 'alpha', destinationId: dest.destinationId, database: 'alpha', databaseType: 'postgres', postgresId: a.postgresId })
+  ).body;
   t.equal((await client.post('backup.manualBackupPostgres', { backupId: backup.backupId })).body, true);
   const [file] = (await client.get('backup.listBackupFiles', { destinationId: dest.destinationId, search: 'alpha/' })).body as { Path: string }[];
   const restore = async (databaseId: string, databaseName: string) => {
@@ -51,7 +59,7 @@ t.test('a backup restored into another database and into a new database', async 
     await t.rejects(b.psql('beta', 'select count(*) from orders'), { exitCode: 1, message: 'ERROR:  42P01: relation "orders" does not exist' }, 'B has no orders before');
     const done = await restore(b.postgresId, 'beta');
     t.equal(done.status, 'done', done.errorMessage ?? '');
-    t.equal(await b.psql('beta', 'select id, item from orders order by id'), original, 'A\'s rows are in B, exactly');
+    t.equal(await b.psql('beta', 'select id, item from orders order by id'), original, "A's rows are in B, exactly");
     t.equal(await a.psql('alpha', 'select count(*) from orders'), '50', 'A is untouched');
   });
 
@@ -65,5 +73,4 @@ t.test('a backup restored into another database and into a new database', async 
     const log = (await client.get('deployment.readLogs', { deploymentId: done.deploymentId })).body as string;
     t.match(log, /alpha_copy is there/, 'the log says the database was made ready');
   });
-
 });

@@ -15,12 +15,25 @@ t.test('mysql and mariadb backups restore their rows', async t => {
   const server = await startTestServer({ deploySettleSeconds: 0 });
   t.teardown(() => server.destroy());
   const { client } = await signUpAdmin(server);
-  const { body: { environment } } = await client.post('project.create', { name: 'SQL' });
+  const {
+    body: { environment },
+  } = await client.post('project.create', { name: 'SQL' });
   const dest = (await client.post('destination.create', { name: 'disk', provider: 'local', bucket: 'sql', endpoint: '', region: '', accessKey: '', secretAccessKey: '', additionalFlags: null })).body;
 
-  for (const [kind, suffix, program] of [['mariadb', 'Mariadb', 'mariadb'], ['mysql', 'MySql', 'mariadb']] as const) {
+  for (const [kind, suffix, program] of [
+    ['mariadb', 'Mariadb', 'mariadb'],
+    ['mysql', 'MySql', 'mariadb'],
+  ] as const) {
     t.test(kind, async t => {
-      const created = await client.post(`${kind}.create`, { name: `${kind} db`, environmentId: environment.environmentId, dockerImage: TEST_MARIADB_IMAGE, databaseName: 'shop', databaseUser: 'shop', databasePassword: PASSWORD, databaseRootPassword: 'Root-pass_1' });
+      const created = await client.post(`${kind}.create`, {
+        name: `${kind} db`,
+        environmentId: environment.environmentId,
+        dockerImage: TEST_MARIADB_IMAGE,
+        databaseName: 'shop',
+        databaseUser: 'shop',
+        databasePassword: PASSWORD,
+        databaseRootPassword: 'Root-pass_1',
+      });
       t.equal(created.status, 200, JSON.stringify(created.body));
       const id = created.body[`${kind}Id`] as string;
       const appName = created.body.appName as string;
@@ -29,7 +42,10 @@ t.test('mysql and mariadb backups restore their rows', async t => {
       t.equal(deployed.status, 'done', deployed.errorMessage ?? '');
       const sql = async (statement: string, database = 'shop') => {
         const [container] = await docker.listContainers({ filters: { label: [`com.docker.swarm.service.name=${appName}`] } });
-        const r = await runContainerCommand(docker, container!.Id, { cmd: [program, '--protocol=TCP', '--host=127.0.0.1', '--user=shop', `--database=${database}`, '--batch', '--skip-column-names', '-e', statement], env: { MYSQL_PWD: PASSWORD } });
+        const r = await runContainerCommand(docker, container!.Id, {
+          cmd: [program, '--protocol=TCP', '--host=127.0.0.1', '--user=shop', `--database=${database}`, '--batch', '--skip-column-names', '-e', statement],
+          env: { MYSQL_PWD: PASSWORD },
+        });
         if (r.exitCode !== 0) throw new Error(r.stderr);
         return r.stdout.toString('utf8').trim();
       };
@@ -48,7 +64,7 @@ t.test('mysql and mariadb backups restore their rows', async t => {
       const original = await sql('select id, item from orders order by id');
       const file = await backUp();
       t.match(file, { verified: true }, 'the file is listed, restored into a throwaway container once');
-      t.match(file, { verification: /^orders\t3$/m }, 'the copy\'s tables and exact row counts are recorded');
+      t.match(file, { verification: /^orders\t3$/m }, "the copy's tables and exact row counts are recorded");
       t.match(file, { verification: /^odd` name\t2$/m }, 'a name with a backquote and a space is counted too');
 
       await sql('drop table orders');

@@ -16,8 +16,11 @@ t.test('a volume round trip, its service stopped during the copy and restored to
   const { client, userId } = await signUpAdmin(server);
   const events: { volumeBackupId: string; status: string; file: string | null }[] = [];
   server.kernel.container.cradle.events.on('volumeBackup', e => void events.push(e));
-  const { body: { environment } } = await client.post('project.create', { name: 'Volumes' });
-  const dest = (await client.post('destination.create', { name: 'disk', provider: 'local', bucket: 'volumes', endpoint: '', region: '', accessKey: '', secretAccessKey: '', additionalFlags: null })).body;
+  const {
+    body: { environment },
+  } = await client.post('project.create', { name: 'Volumes' });
+  const dest = (await client.post('destination.create', { name: 'disk', provider: 'local', bucket: 'volumes', endpoint: '', region: '', accessKey: '', secretAccessKey: '', additionalFlags: null }))
+    .body;
   const created = await client.post('redis.create', { name: 'cache', environmentId: environment.environmentId, dockerImage: TEST_REDIS_IMAGE, databasePassword: 'Redis-pass_1' });
   const { redisId, appName } = created.body as { redisId: string; appName: string };
   t.teardown(() => removeServiceAndVolume(appName));
@@ -31,7 +34,9 @@ t.test('a volume round trip, its service stopped during the copy and restored to
     if (r.exitCode !== 0) throw new Error(r.stderr);
     return r.stdout.toString('utf8').trim();
   };
-  await sh('mkdir -p /data/files/deep/er && echo "hello volume" > /data/files/a.txt && head -c 200000 /dev/urandom > /data/files/deep/blob.bin && echo secret > /data/files/deep/er/.hidden && chmod 640 /data/files/a.txt && ln -s a.txt /data/files/link');
+  await sh(
+    'mkdir -p /data/files/deep/er && echo "hello volume" > /data/files/a.txt && head -c 200000 /dev/urandom > /data/files/deep/blob.bin && echo secret > /data/files/deep/er/.hidden && chmod 640 /data/files/a.txt && ln -s a.txt /data/files/link',
+  );
   const tree = () => sh('cd /data/files && find . -exec stat -c "%n %a %s %F" {} + | sort && find . -type f -exec sha256sum {} + | sort && readlink link');
   const original = await tree();
 
@@ -39,15 +44,28 @@ t.test('a volume round trip, its service stopped during the copy and restored to
   t.match(bad.body, { code: 'BAD_REQUEST', issues: [{ path: ['volumeName'] }] }, 'a volume name is a strict pattern');
   const badCron = await client.post('volumeBackups.create', { name: 'x', volumeName, prefix: 'x', cronExpression: 'daily', destinationId: dest.destinationId, redisId });
   t.match(badCron.body, { code: 'BAD_REQUEST', issues: [{ path: ['cronExpression'] }] });
-  const made = await client.post('volumeBackups.create', { name: 'cache files', volumeName, prefix: 'daily', serviceType: 'redis', cronExpression: '0 3 * * *', destinationId: dest.destinationId, redisId, turnOff: true, keepLatestCount: 2 });
+  const made = await client.post('volumeBackups.create', {
+    name: 'cache files',
+    volumeName,
+    prefix: 'daily',
+    serviceType: 'redis',
+    cronExpression: '0 3 * * *',
+    destinationId: dest.destinationId,
+    redisId,
+    turnOff: true,
+    keepLatestCount: 2,
+  });
   t.equal(made.status, 200, JSON.stringify(made.body));
   t.match(made.body, { volumeName, serviceType: 'redis', redisId, applicationId: null, composeId: null, turnOff: true, enabled: null, lastRunAt: null });
   const volumeBackupId = made.body.volumeBackupId as string;
   t.match((await client.get('volumeBackups.list', { id: redisId, volumeBackupType: 'redis' })).body, [{ volumeBackupId }]);
   const one = (await client.get('volumeBackups.one', { volumeBackupId })).body;
-  t.match(one, { destination: { destinationId: dest.destinationId }, application: null, redis: { redisId, appName: String, environment: { environmentId: String, project: { projectId: String } } } },
-    'one joins its workload\'s record with its environment and project, as the peer');
-  t.notOk('accessKey' in one.destination, 'the destination\'s keys are not answered');
+  t.match(
+    one,
+    { destination: { destinationId: dest.destinationId }, application: null, redis: { redisId, appName: String, environment: { environmentId: String, project: { projectId: String } } } },
+    "one joins its workload's record with its environment and project, as the peer",
+  );
+  t.notOk('accessKey' in one.destination, "the destination's keys are not answered");
   const other = await otherOrganization(server, userId);
   t.equal((await other.client.get('volumeBackups.one', { volumeBackupId })).status, 404, 'another organization sees no volume backup');
   t.equal((await other.client.post('volumeBackups.runManually', { volumeBackupId })).status, 404);
@@ -56,7 +74,7 @@ t.test('a volume round trip, its service stopped during the copy and restored to
   t.equal(ran.status, 200, JSON.stringify(ran.body));
   t.equal(ran.body, true);
   const runs = (await client.get('deployment.allByType', { id: volumeBackupId, type: 'volumeBackup' })).body as { deploymentId: string; status: string; volumeBackupId: string }[];
-  t.match(runs, [{ status: 'done', volumeBackupId }], 'the run is a deployment of the volume backup, as the peer\'s');
+  t.match(runs, [{ status: 'done', volumeBackupId }], "the run is a deployment of the volume backup, as the peer's");
   const log = (await client.get('deployment.readLogs', { deploymentId: runs[0]!.deploymentId })).body as string;
   t.match(log, /Stopping service .* while its volume is copied/, 'turnOff stopped the service for the copy');
   t.match(log, /Starting service .* again \(1 replica\)/);
@@ -83,9 +101,13 @@ t.test('a volume round trip, its service stopped during the copy and restored to
   await client.post('volumeBackups.runManually', { volumeBackupId });
   const kept = (await client.get('backup.listBackupFiles', { destinationId: dest.destinationId, search: `${appName}/daily/` })).body as { Path: string }[];
   t.equal(kept.length, 2, 'retention keeps keepLatestCount files');
-  t.notOk(kept.some(f => f.Path === file!.Path), 'the oldest went');
+  t.notOk(
+    kept.some(f => f.Path === file!.Path),
+    'the oldest went',
+  );
 
-  const missing = (await client.post('volumeBackups.create', { name: 'gone', volumeName: 'berth-no-such-volume', prefix: '', cronExpression: '0 3 * * *', destinationId: dest.destinationId, redisId })).body;
+  const missing = (await client.post('volumeBackups.create', { name: 'gone', volumeName: 'berth-no-such-volume', prefix: '', cronExpression: '0 3 * * *', destinationId: dest.destinationId, redisId }))
+    .body;
   const failed = await client.post('volumeBackups.runManually', { volumeBackupId: missing.volumeBackupId });
   t.equal(failed.status, 400);
   t.match(failed.body.message, /does not exist/);

@@ -40,7 +40,10 @@ t.test('a web-server backup to S3, restored by berth restore into a new data dir
     const missing = await client.post('backup.create', { destinationId: dest.destinationId, database: 'berth', databaseType: 'web-server' });
     t.equal(missing.status, 400);
     t.match(missing.body.issues, [{ path: ['schedule'] }], 'schedule is named');
-    t.ok((missing.body.issues as { path: string[] }[]).some(i => i.path[0] === 'prefix'), 'prefix is named');
+    t.ok(
+      (missing.body.issues as { path: string[] }[]).some(i => i.path[0] === 'prefix'),
+      'prefix is named',
+    );
     const badCron = await client.post('backup.create', { ...input, schedule: 'nightly' });
     t.match(badCron.body, { code: 'BAD_REQUEST', issues: [{ path: ['schedule'] }] });
     const noId = await client.post('backup.manualBackupWebServer', {});
@@ -49,7 +52,11 @@ t.test('a web-server backup to S3, restored by berth restore into a new data dir
 
   const created = await client.post('backup.create', input);
   t.equal(created.status, 200, JSON.stringify(created.body));
-  t.match(created.body, { databaseType: 'web-server', backupType: 'database', postgresId: null, mysqlId: null, prefix: 'instance', keepLatestCount: 1 }, 'no database id: it is the instance\'s own data');
+  t.match(
+    created.body,
+    { databaseType: 'web-server', backupType: 'database', postgresId: null, mysqlId: null, prefix: 'instance', keepLatestCount: 1 },
+    "no database id: it is the instance's own data",
+  );
   const backupId = created.body.backupId as string;
   t.match((await client.get('backup.one', { backupId })).body, { backupId, databaseType: 'web-server', postgres: null }, 'backup.one answers it');
 
@@ -64,14 +71,14 @@ t.test('a web-server backup to S3, restored by berth restore into a new data dir
     t.equal((await admin.client.post('backup.update', { ...input, backupId, prefix: 'elsewhere' })).status, 403, 'nor change where it goes');
   });
 
-  t.test('a database backup\'s run refuses it', async t => {
+  t.test("a database backup's run refuses it", async t => {
     const wrong = await client.post('backup.manualBackupPostgres', { backupId });
     t.match(wrong.body, { code: 'BAD_REQUEST', issues: [{ path: ['backupId'] }] });
   });
 
   const run = await client.post('backup.manualBackupWebServer', { backupId });
   t.equal(run.status, 200, JSON.stringify(run.body));
-  t.equal(run.body, true, 'the peer\'s answer: true once it is stored');
+  t.equal(run.body, true, "the peer's answer: true once it is stored");
   const runs = (await client.get('deployment.allByType', { id: backupId, type: 'backup' })).body as { deploymentId: string; status: string; title: string }[];
   t.match(runs, [{ status: 'done', title: 'Web Server Backup' }], 'the run is a deployment of the backup');
   const log = (await client.get('deployment.readLogs', { deploymentId: runs[0]!.deploymentId })).body as string;
@@ -111,7 +118,11 @@ t.test('a web-server backup to S3, restored by berth restore into a new data dir
     const keys = { P: PASSPHRASE, AWS_ACCESS_KEY_ID: s3.accessKey, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey };
     await t.rejects(restoreCommand(['--from', from, '--passphrase-env', 'P', '--data-dir', target], keys), /--endpoint is required/);
     await t.rejects(restoreCommand(['--from', from, '--endpoint', s3.endpoint, '--passphrase-env', 'P', '--data-dir', target], { P: PASSPHRASE }), /AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY/);
-    await t.rejects(restoreCommand(['--from', `s3://${BUCKET}/instance/none.enc`, '--endpoint', s3.endpoint, '--region', s3.region, '--passphrase-env', 'P', '--data-dir', target], keys), /could not be decrypted.*nothing was written/, 'a missing object stops before anything is written');
+    await t.rejects(
+      restoreCommand(['--from', `s3://${BUCKET}/instance/none.enc`, '--endpoint', s3.endpoint, '--region', s3.region, '--passphrase-env', 'P', '--data-dir', target], keys),
+      /could not be decrypted.*nothing was written/,
+      'a missing object stops before anything is written',
+    );
     await restoreCommand(['--from', from, '--endpoint', s3.endpoint, '--region', s3.region, '--passphrase-env', 'P', '--data-dir', target], keys);
     const kernel = await createKernel({ env: {}, config: { port: 0, host: '127.0.0.1', dataDir: target, logLevel: 'silent', jobs: false } });
     t.teardown(() => kernel.stop());
@@ -123,17 +134,25 @@ t.test('a web-server backup to S3, restored by berth restore into a new data dir
     const update = await client.post('backup.update', { ...input, backupId, schedule: '*/2 * * * * *', enabled: true });
     t.equal(update.status, 200, JSON.stringify(update.body));
     const before = (await client.get('backup.one', { backupId })).body.lastRunAt as string;
-    const fired = await waitFor('the scheduled web-server backup ran', async () => {
-      const one = (await client.get('backup.one', { backupId })).body;
-      return one.lastRunAt !== before ? one : undefined;
-    }, { timeout: 60_000, interval: 500 });
+    const fired = await waitFor(
+      'the scheduled web-server backup ran',
+      async () => {
+        const one = (await client.get('backup.one', { backupId })).body;
+        return one.lastRunAt !== before ? one : undefined;
+      },
+      { timeout: 60_000, interval: 500 },
+    );
     await client.post('backup.update', { ...input, backupId, enabled: false });
     t.equal(fired.lastError, null, 'it succeeded');
     // A run may still be writing as it is disabled: wait for the retention of the last one.
-    const kept = await waitFor('retention kept one file', async () => {
-      const list = (await client.get('backup.listBackupFiles', { destinationId: dest.destinationId, search: 'instance/' })).body as { Path: string }[];
-      return list.length === 1 ? list : undefined;
-    }, { timeout: 30_000, interval: 500 });
+    const kept = await waitFor(
+      'retention kept one file',
+      async () => {
+        const list = (await client.get('backup.listBackupFiles', { destinationId: dest.destinationId, search: 'instance/' })).body as { Path: string }[];
+        return list.length === 1 ? list : undefined;
+      },
+      { timeout: 30_000, interval: 500 },
+    );
     t.not(kept[0]!.Path, files[0]!.Path, 'the older archive was deleted, the newer kept');
   });
 });

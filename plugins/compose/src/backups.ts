@@ -24,7 +24,9 @@ export class ComposeBackups implements BackupSource {
 
   /** The drivers that can say how a container of their image was started (credentialsFromEnv) and restore into a running server. */
   #drivers(): DatabaseDriver[] {
-    return this.#cradle().providers.all('database').filter(d => d.credentialsFromEnv && !d.offlineRestore);
+    return this.#cradle()
+      .providers.all('database')
+      .filter(d => d.credentialsFromEnv && !d.offlineRestore);
   }
 
   engines(): string[] {
@@ -36,7 +38,8 @@ export class ComposeBackups implements BackupSource {
     const row = await em.findOne(Compose, { composeId: id });
     if (!row) throw notFound('Compose');
     const driver = this.#drivers().find(d => d.kind === target.databaseType);
-    if (!driver) throw badRequest(`databaseType "${target.databaseType}" cannot be backed up in a compose service`, [{ path: ['databaseType'], message: `must be one of: ${this.engines().join(', ')}` }]);
+    if (!driver)
+      throw badRequest(`databaseType "${target.databaseType}" cannot be backed up in a compose service`, [{ path: ['databaseType'], message: `must be one of: ${this.engines().join(', ')}` }]);
     if (!target.serviceName) throw badRequest('serviceName is required for a compose backup', [{ path: ['serviceName'], message: 'the service of the stack that runs the database' }]);
     const stack = await this.#deployer.stackOf(row);
     const containerId = await stack.runningContainer(target.serviceName);
@@ -63,6 +66,12 @@ export class ComposeBackups implements BackupSource {
   async verify(id: string, target: BackupTarget, input: Readable, io: BackupIo): Promise<string> {
     const { row, db, image } = await this.#database(id, target, io.em);
     if (!image) throw new Error(`${db.name} is not running: its image cannot be told`);
-    return verifyCopy(db.docker, { image, driver: db.driver, creds: db.creds, labels: ownerLabels({ kind: KIND, id: row.composeId, organizationId: row.organizationId }), name: db.name }, target.databaseName, input, io);
+    return verifyCopy(
+      db.docker,
+      { image, driver: db.driver, creds: db.creds, labels: ownerLabels({ kind: KIND, id: row.composeId, organizationId: row.organizationId }), name: db.name },
+      target.databaseName,
+      input,
+      io,
+    );
   }
 }

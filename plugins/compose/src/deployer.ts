@@ -102,7 +102,11 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
   override async settle(targetId: string, outcome: 'error' | 'cancelled', _reason: string, em: EntityManager): Promise<void> {
     const row = await this.load(targetId, em);
     if (!row) return;
-    const exists = outcome === 'cancelled' && await this.stackOf(row).then(s => s.exists()).catch(() => false);
+    const exists =
+      outcome === 'cancelled' &&
+      (await this.stackOf(row)
+        .then(s => s.exists())
+        .catch(() => false));
     await this.setStatus(targetId, outcome === 'error' ? 'error' : exists ? 'done' : 'idle', em);
   }
 
@@ -177,7 +181,14 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
     await writeFile(deployed, text, { mode: 0o600 });
     // The env reaches the program through a file (docker-compose) or its own environment (stack), never its command line.
     const envFile = path.join(path.dirname(userFile), '.env');
-    if (settings.createEnvFile !== false) await writeFile(envFile, Object.entries(env).map(([k, v]) => `${k}=${v.replace(/\n/g, '\\n')}`).join('\n') + '\n', { mode: 0o600 });
+    if (settings.createEnvFile !== false)
+      await writeFile(
+        envFile,
+        Object.entries(env)
+          .map(([k, v]) => `${k}=${v.replace(/\n/g, '\\n')}`)
+          .join('\n') + '\n',
+        { mode: 0o600 },
+      );
     await this.#writeFileMounts(row, dir, run);
     const services = serviceNames(text);
     // On a server: the program drives its engine through the forwarded socket (build contexts
@@ -186,7 +197,7 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
     const dockerHost = await cradle.hosts.dockerHost(serverId);
     if (serverId !== null) {
       for (const image of serviceImages(text)) {
-        if (await cradle.hosts.provideImage(serverId, image, run.signal) === 'copied') run.log(`Copied ${image} to the server`);
+        if ((await cradle.hosts.provideImage(serverId, image, run.signal)) === 'copied') run.log(`Copied ${image} to the server`);
       }
     }
     const argv = await this.#command(row, settings, deployed, envFile, dir, stack, type);
@@ -206,7 +217,7 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
     const custom = String(settings.command ?? '').trim();
     if (custom) return parseComposeCommand(custom, dir, { projectName: stack.project });
     if (type === 'stack') return ['docker', 'stack', 'deploy', '-c', deployed, '--with-registry-auth', '--prune', stack.project];
-    return [...await composeCommand(), '-p', stack.project, '-f', deployed, ...(settings.createEnvFile !== false ? ['--env-file', envFile] : []), 'up', '-d', '--build', '--remove-orphans'];
+    return [...(await composeCommand()), '-p', stack.project, '-f', deployed, ...(settings.createEnvFile !== false ? ['--env-file', envFile] : []), 'up', '-d', '--build', '--remove-orphans'];
   }
 
   /** The stored file (raw) or a fresh checkout from the record's source provider (git...). */
@@ -221,9 +232,15 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
     const cradle = this.cradle();
     if (!cradle.providers.has('source', row.sourceType)) throw new Error(`The source type ${row.sourceType} is not enabled on this instance`);
     const fetched = await cradle.providers.get('source', row.sourceType).resolve({
-      fields: settings, secrets: {}, workDir: codeDir, signal: run.signal, log: line => run.log(line), redact: value => run.redact(value),
+      fields: settings,
+      secrets: {},
+      workDir: codeDir,
+      signal: run.signal,
+      log: line => run.log(line),
+      redact: value => run.redact(value),
       sshKey: keyId => cradle.sshKeys.privateKey(keyId, row.organizationId, run.em),
-      organizationId: row.organizationId, em: run.em,
+      organizationId: row.organizationId,
+      em: run.em,
       checkLocal: (location, field) => {
         const refused = cradle.hostAccess.localGitRefusal(location, field);
         if (refused) throw refused;
@@ -250,11 +267,23 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
   async routes(row: ComposeRow, em: EntityManager): Promise<ComposeDomainRoute[]> {
     const directory = optionalService(this.cradle(), 'domains');
     if (!directory?.routesOf) return [];
-    return (await directory.routesOf(this.#stacks.ref(row), em)).filter(r => r.serviceName).map(r => ({
-      serviceName: r.serviceName!, host: r.host, path: r.path, port: r.port, https: r.https, uniqueConfigKey: r.uniqueConfigKey,
-      appName: row.appName, certificateType: r.certificateType, stripPath: r.stripPath, internalPath: r.internalPath,
-      customEntrypoint: r.customEntrypoint, customCertResolver: r.customCertResolver, middlewares: r.middlewares,
-    }));
+    return (await directory.routesOf(this.#stacks.ref(row), em))
+      .filter(r => r.serviceName)
+      .map(r => ({
+        serviceName: r.serviceName!,
+        host: r.host,
+        path: r.path,
+        port: r.port,
+        https: r.https,
+        uniqueConfigKey: r.uniqueConfigKey,
+        appName: row.appName,
+        certificateType: r.certificateType,
+        stripPath: r.stripPath,
+        internalPath: r.internalPath,
+        customEntrypoint: r.customEntrypoint,
+        customCertResolver: r.customCertResolver,
+        middlewares: r.middlewares,
+      }));
   }
 
   /** Says, per domain, whether its service is on the proxy's network (the peer's most common 502). */
@@ -267,9 +296,11 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
       const value = stack.type === 'stack' ? `${stack.project}_${r.serviceName}` : r.serviceName;
       const own = containers.filter(c => c.Labels?.[label] === value);
       const reached = own.length > 0 && own.every(c => Object.keys(c.NetworkSettings?.Networks ?? {}).includes(network));
-      run.log(reached
-        ? `Domain ${r.host}: service ${r.serviceName} is on ${network}, the proxy reaches it`
-        : `Warning: domain ${r.host}: service ${r.serviceName} is not on ${network}; the proxy cannot reach it (502) until it is`);
+      run.log(
+        reached
+          ? `Domain ${r.host}: service ${r.serviceName} is on ${network}, the proxy reaches it`
+          : `Warning: domain ${r.host}: service ${r.serviceName} is not on ${network}; the proxy cannot reach it (502) until it is`,
+      );
     }
   }
 

@@ -25,11 +25,19 @@ export interface WaitIo {
   timeoutMs?: number;
 }
 
-const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((resolve, reject) => {
-  if (signal?.aborted) return reject(new Error('The deployment was cancelled'));
-  const timer = setTimeout(resolve, ms);
-  signal?.addEventListener('abort', () => { clearTimeout(timer); reject(new Error('The deployment was cancelled')); }, { once: true });
-});
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(new Error('The deployment was cancelled'));
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(new Error('The deployment was cancelled'));
+      },
+      { once: true },
+    );
+  });
 
 export class StackEngine {
   readonly #docker: Docker;
@@ -58,9 +66,10 @@ export class StackEngine {
 
   /** Refuses (409) a project of this name on the host that is not Berth's for the record. */
   async assertOurs(): Promise<void> {
-    const found = this.type === 'stack'
-      ? (await this.services()).map(s => ({ name: s.Spec?.Name ?? '', labels: s.Spec?.Labels ?? {} }))
-      : (await this.containers()).map(c => ({ name: c.Names[0]?.replace(/^\//, '') ?? '', labels: c.Labels ?? {} }));
+    const found =
+      this.type === 'stack'
+        ? (await this.services()).map(s => ({ name: s.Spec?.Name ?? '', labels: s.Spec?.Labels ?? {} }))
+        : (await this.containers()).map(c => ({ name: c.Names[0]?.replace(/^\//, '') ?? '', labels: c.Labels ?? {} }));
     const foreign = found.find(o => o.labels[ID_LABEL] !== this.#owner);
     if (foreign) throw conflict(`the ${this.type === 'stack' ? 'stack' : 'compose project'} ${this.project} on this host has ${foreign.name}, which is not Berth's for this record`);
   }
@@ -101,7 +110,9 @@ export class StackEngine {
         if (c.State === 'running') continue;
         if (c.State === 'exited' || c.State === 'dead' || c.State === 'restarting') {
           const state = (await this.#docker.getContainer(c.Id).inspect()).State;
-          throw new Error(`service ${service} is not running: its container ${c.State === 'restarting' ? 'keeps restarting' : 'stopped'} (exit code ${state.ExitCode}${state.Error ? `, ${state.Error}` : ''})`);
+          throw new Error(
+            `service ${service} is not running: its container ${c.State === 'restarting' ? 'keeps restarting' : 'stopped'} (exit code ${state.ExitCode}${state.Error ? `, ${state.Error}` : ''})`,
+          );
         }
         pending.push(`service ${service}: ${c.State}`);
       }
@@ -123,12 +134,12 @@ export class StackEngine {
       if (update?.State === 'rollback_completed' || update?.State === 'rollback_paused' || update?.State === 'paused') {
         throw new Error(`service ${service}: the update failed and was ${update.State === 'paused' ? 'paused' : 'rolled back'} (${update.Message ?? 'no reason given'})`);
       }
-      const tasks = await this.#docker.listTasks({ filters: { service: [svc.ID] } }) as { CreatedAt?: string; DesiredState?: string; Status?: { State?: string; Err?: string } }[];
+      const tasks = (await this.#docker.listTasks({ filters: { service: [svc.ID] } })) as { CreatedAt?: string; DesiredState?: string; Status?: { State?: string; Err?: string } }[];
       const changed = new Date(svc.UpdatedAt ?? svc.CreatedAt ?? 0) >= since;
       const current = tasks.filter(t => !changed || new Date(t.CreatedAt ?? 0) >= since);
       const failed = current.filter(t => ['failed', 'rejected'].includes(t.Status?.State ?? ''));
       if (failed.length >= 2) throw new Error(`service ${service} is not running: ${failed[0]!.Status?.Err ?? failed[0]!.Status?.State}`);
-      const wanted = svc.Spec?.Mode?.Replicated ? svc.Spec.Mode.Replicated.Replicas ?? 1 : 1;
+      const wanted = svc.Spec?.Mode?.Replicated ? (svc.Spec.Mode.Replicated.Replicas ?? 1) : 1;
       const running = current.filter(t => t.DesiredState === 'running' && t.Status?.State === 'running').length;
       if (running < wanted || update?.State === 'updating') pending.push(`service ${service}: ${running}/${wanted} task(s) running`);
     }
@@ -231,7 +242,7 @@ export class StackEngine {
     const found = (await this.containers()).find(c => c.Id.startsWith(containerId) || c.Names.some(n => n.replace(/^\//, '') === containerId));
     if (!found) return null;
     const since = options.since === 'all' ? 0 : Math.floor(Date.now() / 1000) - toSeconds(options.since);
-    const raw = await this.#docker.getContainer(found.Id).logs({ stdout: true, stderr: true, tail: options.tail, since, follow: false }) as unknown as Buffer;
+    const raw = (await this.#docker.getContainer(found.Id).logs({ stdout: true, stderr: true, tail: options.tail, since, follow: false })) as unknown as Buffer;
     return demux(raw);
   }
 }
@@ -250,5 +261,9 @@ function demux(buf: Buffer): string {
   return i === 0 ? buf.toString('utf8') : Buffer.concat(out).toString('utf8');
 }
 
-const ignoreMissing = (e: { statusCode?: number }) => { if (e.statusCode !== 404) throw e; };
-const ignoreNotModified = (e: { statusCode?: number }) => { if (e.statusCode !== 304 && e.statusCode !== 404) throw e; };
+const ignoreMissing = (e: { statusCode?: number }) => {
+  if (e.statusCode !== 404) throw e;
+};
+const ignoreNotModified = (e: { statusCode?: number }) => {
+  if (e.statusCode !== 304 && e.statusCode !== 404) throw e;
+};

@@ -7,7 +7,11 @@ export const Compose = defineEntity({
   name: 'Compose',
   tableName: 'compose_stacks',
   properties: {
-    composeId: p.string().length(32).primary().onCreate(() => newId()),
+    composeId: p
+      .string()
+      .length(32)
+      .primary()
+      .onCreate(() => newId()),
     name: p.string(),
     appName: p.string().length(63),
     description: p.text().nullable(),

@@ -14,29 +14,51 @@ export const COMPOSE_TYPES = ['docker-compose', 'stack'] as const;
 export const SOURCE_TYPES = ['git', 'github', 'gitlab', 'bitbucket', 'gitea', 'raw'] as const;
 
 /** The service networks the peer keeps per compose service. */
-const ServiceNetworks = Nullable(Type.Array(Type.Object({
-  serviceName: Type.String({ maxLength: 255 }), networkIds: Type.Array(Type.String({ maxLength: 255 }), { maxItems: 50 }), detachDokployNetwork: Type.Boolean(),
-}), { maxItems: 200 }));
+const ServiceNetworks = Nullable(
+  Type.Array(Type.Object({ serviceName: Type.String({ maxLength: 255 }), networkIds: Type.Array(Type.String({ maxLength: 255 }), { maxItems: 50 }), detachDokployNetwork: Type.Boolean() }), {
+    maxItems: 200,
+  }),
+);
 
 /** Stored in the settings JSON column. */
 export const settingFields = {
   // github
-  repository: [Str(), null], owner: [Str(), null], branch: [Branch(), null], autoDeploy: [Bool(), true], githubId: [Str(), null],
+  repository: [Str(), null],
+  owner: [Str(), null],
+  branch: [Branch(), null],
+  autoDeploy: [Bool(), true],
+  githubId: [Str(), null],
   // gitlab
-  gitlabProjectId: [Num(), null], gitlabRepository: [Str(), null], gitlabOwner: [Str(), null], gitlabBranch: [Branch(), null],
-  gitlabPathNamespace: [Str(), null], gitlabId: [Str(), null],
+  gitlabProjectId: [Num(), null],
+  gitlabRepository: [Str(), null],
+  gitlabOwner: [Str(), null],
+  gitlabBranch: [Branch(), null],
+  gitlabPathNamespace: [Str(), null],
+  gitlabId: [Str(), null],
   // bitbucket
-  bitbucketRepository: [Str(), null], bitbucketRepositorySlug: [Str(), null], bitbucketOwner: [Str(), null], bitbucketBranch: [Branch(), null], bitbucketId: [Str(), null],
+  bitbucketRepository: [Str(), null],
+  bitbucketRepositorySlug: [Str(), null],
+  bitbucketOwner: [Str(), null],
+  bitbucketBranch: [Branch(), null],
+  bitbucketId: [Str(), null],
   // gitea
-  giteaRepository: [Str(), null], giteaOwner: [Str(), null], giteaBranch: [Branch(), null], giteaId: [Str(), null],
+  giteaRepository: [Str(), null],
+  giteaOwner: [Str(), null],
+  giteaBranch: [Branch(), null],
+  giteaId: [Str(), null],
   // custom git
-  customGitUrl: [Str(), null], customGitBranch: [Branch(), null], customGitSSHKeyId: [Str(), null],
+  customGitUrl: [Str(), null],
+  customGitBranch: [Branch(), null],
+  customGitSSHKeyId: [Str(), null],
   // how it runs
   command: [Type.String({ maxLength: 4096 }), ''],
-  createEnvFile: [Type.Boolean(), true], enableSubmodules: [Type.Boolean(), false],
+  createEnvFile: [Type.Boolean(), true],
+  enableSubmodules: [Type.Boolean(), false],
   composePath: [Type.String({ minLength: 1, maxLength: 1024, pattern: '^[A-Za-z0-9._/-]+$' }), './docker-compose.yml'],
   suffix: [Type.String({ maxLength: 64, pattern: '^[a-zA-Z0-9_-]*$' }), ''],
-  randomize: [Type.Boolean(), false], isolatedDeployment: [Type.Boolean(), false], isolatedDeploymentsVolume: [Type.Boolean(), false],
+  randomize: [Type.Boolean(), false],
+  isolatedDeployment: [Type.Boolean(), false],
+  isolatedDeploymentsVolume: [Type.Boolean(), false],
   triggerType: [Nullable(Type.Enum(['push', 'tag'])), 'push'],
   icon: [Nullable(Type.String({ maxLength: 2097152 })), null],
   watchPaths: [Strings(), null],
@@ -62,7 +84,6 @@ export const columnFields = {
   serverId: Str(),
 };
 
-const schemaOf = <T extends Record<string, [TSchema, unknown]>>(table: T) =>
-  Object.fromEntries(Object.entries(table).map(([k, [s]]) => [k, s])) as { [K in keyof T]: T[K][0] };
+const schemaOf = <T extends Record<string, [TSchema, unknown]>>(table: T) => Object.fromEntries(Object.entries(table).map(([k, [s]]) => [k, s])) as { [K in keyof T]: T[K][0] };
 export const settingSchemas = schemaOf(settingFields);
 export const settingDefaults = () => Object.fromEntries(Object.entries(settingFields).map(([k, [, d]]) => [k, structuredClone(d)])) as Record<SettingKey, unknown>;

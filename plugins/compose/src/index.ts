@@ -18,7 +18,11 @@ export default definePlugin({
   dependencies: ['workloads', 'environment', 'deployment'],
   setup(berth) {
     const cradle = () => berth.container.cradle;
-    const stacks = new ComposeService(() => cradle().secrets, () => cradle().environments, () => optionalService(cradle(), 'gitProviders'));
+    const stacks = new ComposeService(
+      () => cradle().secrets,
+      () => cradle().environments,
+      () => optionalService(cradle(), 'gitProviders'),
+    );
     const deployer = new ComposeDeployer(stacks, cradle);
     const pipeline = new ComposePipeline(stacks, deployer, cradle);
     berth.entities(...composeEntities);

@@ -25,10 +25,18 @@ export class ComposePipeline {
   }
 
   async enqueue(row: ComposeRow, action: string, em: EntityManager, input: { title?: string; description?: string | null }) {
-    const record = await this.#cradle().deployments.enqueue({
-      targetType: KIND, targetId: row.composeId, organizationId: row.organizationId, serverId: row.serverId ?? null,
-      action, title: input.title || titles[action] || action, description: input.description ?? null,
-    }, em);
+    const record = await this.#cradle().deployments.enqueue(
+      {
+        targetType: KIND,
+        targetId: row.composeId,
+        organizationId: row.organizationId,
+        serverId: row.serverId ?? null,
+        action,
+        title: input.title || titles[action] || action,
+        description: input.description ?? null,
+      },
+      em,
+    );
     return record.deploymentId;
   }
 
@@ -41,16 +49,19 @@ export class ComposePipeline {
     const directory = optionalService(cradle, 'mounts');
     const mounts = directory?.views((await directory.forServices(KIND, [composeId], em)).get(composeId) ?? []) ?? [];
     const proxied = await optionalService(cradle, 'domains')?.forService(KIND, composeId, em);
-    const backups = await optionalService(cradle, 'backupDirectory')?.viewsFor(KIND, composeId, em) ?? [];
+    const backups = (await optionalService(cradle, 'backupDirectory')?.viewsFor(KIND, composeId, em)) ?? [];
     return {
       ...this.#stacks.view(row),
       environment: await placementOf(cradle, row.environmentId, organizationId, em),
       deployments: deployments?.views(records) ?? [],
       mounts,
-      domains: proxied?.domains ?? [], backups,
-      github: await optionalService(cradle, 'gitProviders')?.githubRelation(this.#stacks.settingsOf(row).githubId, organizationId, em) ?? null,
-      gitlab: await optionalService(cradle, 'gitProviders')?.gitlabRelation(this.#stacks.settingsOf(row).gitlabId, organizationId, em) ?? null,
-      bitbucket: null, gitea: null, server: await serverRelation(cradle, row.serverId, organizationId, em),
+      domains: proxied?.domains ?? [],
+      backups,
+      github: (await optionalService(cradle, 'gitProviders')?.githubRelation(this.#stacks.settingsOf(row).githubId, organizationId, em)) ?? null,
+      gitlab: (await optionalService(cradle, 'gitProviders')?.gitlabRelation(this.#stacks.settingsOf(row).gitlabId, organizationId, em)) ?? null,
+      bitbucket: null,
+      gitea: null,
+      server: await serverRelation(cradle, row.serverId, organizationId, em),
     } as ComposeFound;
   }
 
@@ -105,7 +116,10 @@ export class ComposePipeline {
     if (text === null) throw notFound(`Container ${input.containerId} of this stack`);
     if (!input.search) return text;
     const needle = input.search.toLowerCase();
-    return text.split('\n').filter(l => l.toLowerCase().includes(needle)).join('\n');
+    return text
+      .split('\n')
+      .filter(l => l.toLowerCase().includes(needle))
+      .join('\n');
   }
 
   /** The service names of the stored file, or of the last fetched one (git sources); NOT_FOUND when there is none yet. */
@@ -140,7 +154,16 @@ export const callerCompose = (stacks: ComposeService, pipeline: ComposePipeline)
       await cradle.callerMounts.create({ type: 'file', filePath: m.filePath, content: m.content, mountPath: `/${m.filePath}`, serviceId: row.composeId, serviceType: KIND } as never);
     }
     for (const d of processed.domains) {
-      await cradle.callerDomains.create({ host: d.host, path: d.path || '/', port: d.port, serviceName: d.serviceName, composeId: row.composeId, domainType: KIND, https: false, certificateType: 'none' } as never);
+      await cradle.callerDomains.create({
+        host: d.host,
+        path: d.path || '/',
+        port: d.port,
+        serviceName: d.serviceName,
+        composeId: row.composeId,
+        domainType: KIND,
+        https: false,
+        certificateType: 'none',
+      } as never);
     }
   };
   return {
@@ -151,7 +174,7 @@ export const callerCompose = (stacks: ComposeService, pipeline: ComposePipeline)
       await attach(row, attached as Processed);
       return stacks.view(row);
     },
-    one: async (composeId: string): Promise<ComposeView> => ({ ...await pipeline.found(await find(composeId), organizationId, em), hasGitProviderAccess: true, unauthorizedProvider: null }),
+    one: async (composeId: string): Promise<ComposeView> => ({ ...(await pipeline.found(await find(composeId), organizationId, em)), hasGitProviderAccess: true, unauthorizedProvider: null }),
     change: async (composeId: string, changes: Partial<UpdateInput> & Record<string, unknown>) => stacks.view(await change(composeId, changes)),
     run: async (composeId: string, action: string, input: { title?: string; description?: string | null } = {}) => pipeline.enqueue(await find(composeId), action, em, input),
     remove: async (composeId: string, deleteVolumes: boolean) => pipeline.remove(await find(composeId), deleteVolumes, organizationId, em),
@@ -193,12 +216,27 @@ export const callerCompose = (stacks: ComposeService, pipeline: ComposePipeline)
       const source = catalogSource(cradle, input.baseUrl);
       const entry = (await templates(source)).find(t => t.id === input.id);
       if (!entry) throw invalidField('id', `no template "${input.id}" in the catalog`);
-      const appName = `${input.id.toLowerCase().replace(/[^a-z0-9-]/g, '-')}-${newRefreshToken().slice(0, 6).toLowerCase().replace(/[^a-z0-9]/g, 'x')}`;
+      const appName = `${input.id.toLowerCase().replace(/[^a-z0-9-]/g, '-')}-${newRefreshToken()
+        .slice(0, 6)
+        .toLowerCase()
+        .replace(/[^a-z0-9]/g, 'x')}`;
       const processed = await fromCatalog(source, input.id, pipeline.vars(appName));
-      const row = await stacks.create({
-        name: input.id, appName, environmentId: input.environmentId, projectId: input.projectId, serverId: input.serverId,
-        composeFile: processed.compose, env: processed.env.join('\n'), sourceType: 'raw', icon: entry.logo,
-      }, organizationId, em, assertAppNameFree);
+      const row = await stacks.create(
+        {
+          name: input.id,
+          appName,
+          environmentId: input.environmentId,
+          projectId: input.projectId,
+          serverId: input.serverId,
+          composeFile: processed.compose,
+          env: processed.env.join('\n'),
+          sourceType: 'raw',
+          icon: entry.logo,
+        },
+        organizationId,
+        em,
+        assertAppNameFree,
+      );
       await attach(row, processed);
       return stacks.view(row);
     },

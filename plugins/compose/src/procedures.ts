@@ -4,20 +4,65 @@
 import { Type, router, schema, type Cradle, type ProcedureContext } from '@berth/core';
 import { relationSchemas, runProcedure } from '@berth/plugin-workloads';
 import {
-  Base64Input, CatalogInput, ComposeFields, ContainerMount, CreateInput, DeleteInput, DeployInput, DeployTemplateInput, Done, IdInput, LoadServicesInput, MountsByServiceInput,
-  MoveInput, PreviewInput, ProcessedTemplate, Queued, ReadLogsInput, SaveEnvironmentInput, SearchInput, SearchResult, SuffixInput, Template, requestedSuffix, UpdateInput, composeFound, composeView,
+  Base64Input,
+  CatalogInput,
+  ComposeFields,
+  ContainerMount,
+  CreateInput,
+  DeleteInput,
+  DeployInput,
+  DeployTemplateInput,
+  Done,
+  IdInput,
+  LoadServicesInput,
+  MountsByServiceInput,
+  MoveInput,
+  PreviewInput,
+  ProcessedTemplate,
+  Queued,
+  ReadLogsInput,
+  SaveEnvironmentInput,
+  SearchInput,
+  SearchResult,
+  SuffixInput,
+  Template,
+  requestedSuffix,
+  UpdateInput,
+  composeFound,
+  composeView,
 } from './schemas.ts';
 
 const compose = router('compose');
 const Ok = schema.Ok;
 
 const GIT_FIELDS_CLEARED = {
-  repository: null, branch: null, owner: null, githubId: null, triggerType: 'push',
-  gitlabRepository: null, gitlabOwner: null, gitlabBranch: null, gitlabId: null, gitlabProjectId: null, gitlabPathNamespace: null,
-  bitbucketRepository: null, bitbucketRepositorySlug: null, bitbucketOwner: null, bitbucketBranch: null, bitbucketId: null,
-  giteaRepository: null, giteaOwner: null, giteaBranch: null, giteaId: null,
-  customGitBranch: null, customGitUrl: null, customGitSSHKeyId: null,
-  sourceType: 'github', composeStatus: 'idle', watchPaths: null, enableSubmodules: false,
+  repository: null,
+  branch: null,
+  owner: null,
+  githubId: null,
+  triggerType: 'push',
+  gitlabRepository: null,
+  gitlabOwner: null,
+  gitlabBranch: null,
+  gitlabId: null,
+  gitlabProjectId: null,
+  gitlabPathNamespace: null,
+  bitbucketRepository: null,
+  bitbucketRepositorySlug: null,
+  bitbucketOwner: null,
+  bitbucketBranch: null,
+  bitbucketId: null,
+  giteaRepository: null,
+  giteaOwner: null,
+  giteaBranch: null,
+  giteaId: null,
+  customGitBranch: null,
+  customGitUrl: null,
+  customGitSSHKeyId: null,
+  sourceType: 'github',
+  composeStatus: 'idle',
+  watchPaths: null,
+  enableSubmodules: false,
 } as const;
 
 /** Made once every plugin is set up: the relations' schemas are their plugins'. */
@@ -25,44 +70,57 @@ export function composeProcedures(cradle: Cradle) {
   const relations = relationSchemas(cradle);
   const queue = (name: string) => (i: { composeId: string; title?: string; description?: string | null }, ctx: ProcedureContext) => ctx.cradle.callerCompose.run(i.composeId, name, i);
   /** deploy and redeploy: the peer answers {success, message, composeId}. */
-  const queued = (name: string, summary: string, message: string) => runProcedure(compose, name, {
-    summary: `${summary}; answers {success, message, composeId}`, input: DeployInput, output: Queued,
-    queue: queue(name), answer: ({ composeId }) => ({ success: true, message, composeId }),
-  });
+  const queued = (name: string, summary: string, message: string) =>
+    runProcedure(compose, name, {
+      summary: `${summary}; answers {success, message, composeId}`,
+      input: DeployInput,
+      output: Queued,
+      queue: queue(name),
+      answer: ({ composeId }) => ({ success: true, message, composeId }),
+    });
   /** start and stop: the peer answers true. */
-  const run = (name: string, summary: string) => runProcedure(compose, name, {
-    summary: `${summary}; answers true`, input: IdInput, output: Ok(), queue: queue(name), answer: () => true,
-  });
+  const run = (name: string, summary: string) => runProcedure(compose, name, { summary: `${summary}; answers true`, input: IdInput, output: Ok(), queue: queue(name), answer: () => true });
   const ok = (name: string, summary: string, input: typeof IdInput, act: (c: Cradle['callerCompose'], composeId: string) => Promise<unknown>) =>
     compose.mutation(name, {
-      summary: `${summary}; answers true`, input, output: Ok(),
+      summary: `${summary}; answers true`,
+      input,
+      output: Ok(),
       async handler({ composeId }, ctx) {
         await act(ctx.cradle.callerCompose, composeId);
         return true;
       },
     });
-  const text = (name: string, summary: string, act: (c: Cradle['callerCompose'], i: { composeId: string; suffix?: string; prefix?: string }) => Promise<string>, input: typeof IdInput | typeof SuffixInput = IdInput, kind: 'query' | 'mutation' = 'query') =>
-    compose[kind](name, { summary, input, output: Type.String(), handler: (i: { composeId: string; suffix?: string; prefix?: string }, ctx) => act(ctx.cradle.callerCompose, i) });
+  const text = (
+    name: string,
+    summary: string,
+    act: (c: Cradle['callerCompose'], i: { composeId: string; suffix?: string; prefix?: string }) => Promise<string>,
+    input: typeof IdInput | typeof SuffixInput = IdInput,
+    kind: 'query' | 'mutation' = 'query',
+  ) => compose[kind](name, { summary, input, output: Type.String(), handler: (i: { composeId: string; suffix?: string; prefix?: string }, ctx) => act(ctx.cradle.callerCompose, i) });
 
   return [
     compose.mutation('create', {
       summary: 'Create a compose stack in an environment (current: environmentId; older: projectId → its default environment); with composeFile it is a raw source',
-      input: CreateInput, output: ComposeFields,
+      input: CreateInput,
+      output: ComposeFields,
       handler: (input, ctx) => ctx.cradle.callerCompose.create(input),
     }),
     compose.query('one', {
       summary: 'A compose stack with its environment and project, deployments (newest first) and mounts',
-      input: IdInput, output: composeView(relations),
+      input: IdInput,
+      output: composeView(relations),
       handler: ({ composeId }, ctx) => ctx.cradle.callerCompose.one(composeId),
     }),
     compose.mutation('update', {
       summary: 'Change any field of the stack (the file, its type, its git source, composePath, a custom command checked by the command parser...)',
-      input: UpdateInput, output: ComposeFields,
+      input: UpdateInput,
+      output: ComposeFields,
       handler: ({ composeId, ...changes }, ctx) => ctx.cradle.callerCompose.change(composeId, changes),
     }),
     compose.mutation('saveEnvironment', {
-      summary: 'Set the env (dotenv text, with ${{project.KEY}}, ${{environment.KEY}} references), written to the stack\'s .env file at deploy; answers true',
-      input: SaveEnvironmentInput, output: Ok(),
+      summary: "Set the env (dotenv text, with ${{project.KEY}}, ${{environment.KEY}} references), written to the stack's .env file at deploy; answers true",
+      input: SaveEnvironmentInput,
+      output: Ok(),
       async handler({ composeId, env, createEnvFile }, ctx) {
         await ctx.cradle.callerCompose.change(composeId, { env, createEnvFile });
         return true;
@@ -71,49 +129,59 @@ export function composeProcedures(cradle: Cradle) {
     compose.mutation('delete', {
       access: 'admin',
       summary: 'Delete the stack: its containers or services, networks, directory, mounts, domains and deployments; its named volumes too when deleteVolumes; answers the record as it was',
-      input: DeleteInput, output: composeFound(relations),
+      input: DeleteInput,
+      output: composeFound(relations),
       handler: ({ composeId, deleteVolumes }, ctx) => ctx.cradle.callerCompose.remove(composeId, deleteVolumes),
     }),
     compose.mutation('cleanQueues', {
-      summary: 'Drop the stack\'s queued (not yet running) deployments',
-      input: IdInput, output: Done,
+      summary: "Drop the stack's queued (not yet running) deployments",
+      input: IdInput,
+      output: Done,
       async handler({ composeId }, ctx) {
         await ctx.cradle.callerCompose.clearQueue(composeId);
         return { success: true, message: 'Queues cleaned successfully' };
       },
     }),
-    ok('clearDeployments', 'Remove the stack\'s finished deployments and their logs', IdInput, (c, id) => c.clearDeployments(id)),
+    ok('clearDeployments', "Remove the stack's finished deployments and their logs", IdInput, (c, id) => c.clearDeployments(id)),
     ok('killBuild', 'Stop the running deployment (its program is killed) and drop the queued ones', IdInput, (c, id) => c.cancel(id)),
     compose.mutation('cancelDeployment', {
       summary: 'Cancel the running and queued deployments; what ran before keeps running',
-      input: IdInput, output: Done,
+      input: IdInput,
+      output: Done,
       async handler({ composeId }, ctx) {
         await ctx.cradle.callerCompose.cancel(composeId);
         return { success: true, message: 'Deployment cancellation requested' };
       },
     }),
     compose.query('loadServices', {
-      summary: 'The service names of the stack\'s file',
-      input: LoadServicesInput, output: Type.Array(Type.String()),
+      summary: "The service names of the stack's file",
+      input: LoadServicesInput,
+      output: Type.Array(Type.String()),
       handler: ({ composeId }, ctx) => ctx.cradle.callerCompose.services(composeId),
     }),
     compose.query('loadMountsByService', {
-      summary: 'The named volumes mounted by a service\'s container, as the engine reports them',
-      input: MountsByServiceInput, output: Type.Array(ContainerMount),
+      summary: "The named volumes mounted by a service's container, as the engine reports them",
+      input: MountsByServiceInput,
+      output: Type.Array(ContainerMount),
       handler: ({ composeId, serviceName }, ctx) => ctx.cradle.callerCompose.mountsByService(composeId, serviceName) as never,
     }),
-    compose.mutation('fetchSourceType', {
-      summary: 'The stack\'s source type',
-      input: IdInput, output: Type.String(),
-      handler: ({ composeId }, ctx) => ctx.cradle.callerCompose.sourceType(composeId),
-    }),
-    text('randomizeCompose', 'The file with a suffix on its services, volumes, networks, configs, secrets and every reference to them (not saved)', (c, i) => c.randomized(i.composeId, requestedSuffix(i)), SuffixInput, 'mutation'),
+    compose.mutation('fetchSourceType', { summary: "The stack's source type", input: IdInput, output: Type.String(), handler: ({ composeId }, ctx) => ctx.cradle.callerCompose.sourceType(composeId) }),
+    text(
+      'randomizeCompose',
+      'The file with a suffix on its services, volumes, networks, configs, secrets and every reference to them (not saved)',
+      (c, i) => c.randomized(i.composeId, requestedSuffix(i)),
+      SuffixInput,
+      'mutation',
+    ),
     text('isolatedDeployment', 'The file with a network of its own that every service joins (not saved)', (c, i) => c.isolated(i.composeId, requestedSuffix(i)), SuffixInput, 'mutation'),
-    text('getConvertedCompose', 'The file as the next deploy runs it: suffix, isolation and the domains\' routing for the active proxy (Traefik labels, the platform network)', (c, i) => c.converted(i.composeId)),
+    text('getConvertedCompose', "The file as the next deploy runs it: suffix, isolation and the domains' routing for the active proxy (Traefik labels, the platform network)", (c, i) =>
+      c.converted(i.composeId),
+    ),
     text('getDefaultCommand', 'The program line a deploy of the stack runs', (c, i) => c.defaultCommand(i.composeId)),
     compose.query('getIgnoredKeys', {
-      summary: 'What the stack\'s compose type ignores or refuses in its file (e.g. build, depends_on under docker stack deploy), before anything runs',
-      input: IdInput, output: Type.Array(Type.Object({ service: schema.Nullable(Type.String()), key: Type.String(), reason: Type.String() })),
+      summary: "What the stack's compose type ignores or refuses in its file (e.g. build, depends_on under docker stack deploy), before anything runs",
+      input: IdInput,
+      output: Type.Array(Type.Object({ service: schema.Nullable(Type.String()), key: Type.String(), reason: Type.String() })),
       handler: ({ composeId }, ctx) => ctx.cradle.callerCompose.ignored(composeId),
     }),
     queued('deploy', 'Queue a deployment: fetch the file, convert it, run the Compose program or docker stack deploy, wait until every service runs', 'Deployment queued'),
@@ -121,50 +189,59 @@ export function composeProcedures(cradle: Cradle) {
     run('stop', 'Queue stopping the stack (containers stopped, or services scaled to 0)'),
     run('start', 'Queue starting the stopped stack again'),
     ok('refreshToken', 'Issue a new webhook refresh token', IdInput, (c, id) => c.refreshToken(id)),
-    ok('disconnectGitProvider', 'Forget the git source (every provider\'s repository fields)', IdInput, (c, id) => c.change(id, GIT_FIELDS_CLEARED)),
+    ok('disconnectGitProvider', "Forget the git source (every provider's repository fields)", IdInput, (c, id) => c.change(id, GIT_FIELDS_CLEARED)),
     compose.mutation('move', {
       summary: 'Move the stack to another environment of the organization',
-      input: MoveInput, output: ComposeFields,
+      input: MoveInput,
+      output: ComposeFields,
       handler: ({ composeId, targetEnvironmentId }, ctx) => ctx.cradle.callerCompose.change(composeId, { environmentId: targetEnvironmentId }),
     }),
     compose.query('search', {
       summary: 'Stacks matching the given texts (case-insensitive substrings), newest first, paged',
-      input: SearchInput, output: SearchResult,
+      input: SearchInput,
+      output: SearchResult,
       handler: (input, ctx) => ctx.cradle.callerCompose.search(input),
     }),
     compose.query('readLogs', {
       summary: 'A container of the stack: its output (last `tail` lines, `since` a duration, filtered by `search`)',
-      input: ReadLogsInput, output: Type.String(),
+      input: ReadLogsInput,
+      output: Type.String(),
       handler: (input, ctx) => ctx.cradle.callerCompose.readLogs(input),
     }),
     compose.query('templates', {
       summary: 'The template catalog (config templatesSource, env BERTH_TEMPLATES; or baseUrl)',
-      input: CatalogInput, output: Type.Array(Template),
+      input: CatalogInput,
+      output: Type.Array(Template),
       handler: ({ baseUrl }, ctx) => ctx.cradle.callerCompose.templates(baseUrl),
     }),
     compose.query('getTags', {
-      summary: 'The tags of the catalog\'s templates',
-      input: CatalogInput, output: Type.Array(Type.String()),
+      summary: "The tags of the catalog's templates",
+      input: CatalogInput,
+      output: Type.Array(Type.String()),
       handler: async ({ baseUrl }, ctx) => [...new Set((await ctx.cradle.callerCompose.templates(baseUrl)).flatMap(t => t.tags))],
     }),
     compose.mutation('deployTemplate', {
       summary: 'Create a stack from a catalog template, with its env, file mounts and domains (deploy it next)',
-      input: DeployTemplateInput, output: ComposeFields,
+      input: DeployTemplateInput,
+      output: ComposeFields,
       handler: (input, ctx) => ctx.cradle.callerCompose.deployTemplate(input),
     }),
     compose.mutation('previewTemplate', {
       summary: 'A base64 template processed for appName: its file and generated env, mounts and domains (nothing saved)',
-      input: PreviewInput, output: ProcessedTemplate,
+      input: PreviewInput,
+      output: ProcessedTemplate,
       handler: ({ base64, appName }, ctx) => ctx.cradle.callerCompose.preview(base64, appName),
     }),
     compose.mutation('processTemplate', {
       summary: 'A base64 template processed for the stack (nothing saved)',
-      input: Base64Input, output: ProcessedTemplate,
+      input: Base64Input,
+      output: ProcessedTemplate,
       handler: ({ composeId, base64 }, ctx) => ctx.cradle.callerCompose.process(composeId, base64),
     }),
     compose.mutation('import', {
-      summary: 'Replace the stack\'s file, env, file mounts and domains with a base64 template\'s',
-      input: Base64Input, output: Done,
+      summary: "Replace the stack's file, env, file mounts and domains with a base64 template's",
+      input: Base64Input,
+      output: Done,
       handler: ({ composeId, base64 }, ctx) => ctx.cradle.callerCompose.importTemplate(composeId, base64),
     }),
   ];

@@ -14,7 +14,7 @@ export function composeCommand(): Promise<string[]> {
     .catch(() => run('docker-compose', ['version']).then(() => ['docker-compose']))
     .catch(() => {
       composeProgram = undefined;
-      throw new Error('No Compose program on this host: install the docker compose plugin or Debian\'s docker-compose (scripts/services.sh does)');
+      throw new Error("No Compose program on this host: install the docker compose plugin or Debian's docker-compose (scripts/services.sh does)");
     });
   return composeProgram;
 }
@@ -36,7 +36,13 @@ export function runProgram(argv: string[], io: ProgramIo): Promise<void> {
   const [file, ...args] = argv;
   return new Promise((resolve, reject) => {
     if (io.signal?.aborted) return reject(new Error('The deployment was cancelled'));
-    const env = { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', HOME: process.env.HOME ?? '/root', ...(process.env.DOCKER_HOST ? { DOCKER_HOST: process.env.DOCKER_HOST } : {}), ...io.env, ...(io.dockerHost ? { DOCKER_HOST: io.dockerHost } : {}) };
+    const env = {
+      PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin',
+      HOME: process.env.HOME ?? '/root',
+      ...(process.env.DOCKER_HOST ? { DOCKER_HOST: process.env.DOCKER_HOST } : {}),
+      ...io.env,
+      ...(io.dockerHost ? { DOCKER_HOST: io.dockerHost } : {}),
+    };
     const child = spawn(file!, args, { cwd: io.cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     const tail: string[] = [];
     let pending = '';

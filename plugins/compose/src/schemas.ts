@@ -14,34 +14,30 @@ const Base64 = () => Type.String({ minLength: 1, maxLength: 2_000_000, pattern: 
 const BaseUrl = () => Opt(Type.String({ maxLength: 2048, description: 'a template catalog (directory or http(s) URL) instead of the configured one' }));
 
 /** A compose stack as stored: every API field. */
-export const ComposeFields = Type.Object({
-  composeId: Type.String(),
-  ...columnFields,
-  ...settingSchemas,
-  organizationId: Type.String(),
-  createdAt: Timestamp(),
-});
+export const ComposeFields = Type.Object({ composeId: Type.String(), ...columnFields, ...settingSchemas, organizationId: Type.String(), createdAt: Timestamp() });
 export type ComposeFields = Static<typeof ComposeFields>;
 
 /** The record with where it lives and what hangs off it, as the peer's findComposeById answers it (one, delete). */
-export const composeFound = (relations: ReturnType<typeof relationSchemas>) => Type.Object({
-  ...ComposeFields.properties,
-  environment: relations.environment,
-  deployments: relations.deployments,
-  mounts: relations.mounts,
-  domains: relations.domains,
-  backups: relations.backups,
-  github: relations.github,
-  gitlab: relations.gitlab,
-  bitbucket: NotServedOne('the Bitbucket provider'),
-  gitea: NotServedOne('the Gitea provider'),
-  server: relations.server,
-});
-export const composeView = (relations: ReturnType<typeof relationSchemas>) => Type.Object({
-  ...composeFound(relations).properties,
-  hasGitProviderAccess: Type.Boolean({ description: 'whether the caller may use the stack\'s git provider (no provider: true)' }),
-  unauthorizedProvider: Nullable(Type.String({ description: 'the source type whose provider the caller may not use, or null' })),
-});
+export const composeFound = (relations: ReturnType<typeof relationSchemas>) =>
+  Type.Object({
+    ...ComposeFields.properties,
+    environment: relations.environment,
+    deployments: relations.deployments,
+    mounts: relations.mounts,
+    domains: relations.domains,
+    backups: relations.backups,
+    github: relations.github,
+    gitlab: relations.gitlab,
+    bitbucket: NotServedOne('the Bitbucket provider'),
+    gitea: NotServedOne('the Gitea provider'),
+    server: relations.server,
+  });
+export const composeView = (relations: ReturnType<typeof relationSchemas>) =>
+  Type.Object({
+    ...composeFound(relations).properties,
+    hasGitProviderAccess: Type.Boolean({ description: "whether the caller may use the stack's git provider (no provider: true)" }),
+    unauthorizedProvider: Nullable(Type.String({ description: 'the source type whose provider the caller may not use, or null' })),
+  });
 export type ComposeFound = Static<ReturnType<typeof composeFound>>;
 export type ComposeView = Static<ReturnType<typeof composeView>>;
 
@@ -66,8 +62,8 @@ export const MountsByServiceInput = Type.Object({ ...ComposeId, serviceName: Non
 const Suffix = (description: string) => Opt(Type.String({ maxLength: 64, pattern: '^([a-zA-Z0-9][a-zA-Z0-9_.-]*)?$', description }));
 export const SuffixInput = Type.Object({
   ...ComposeId,
-  suffix: Suffix('what is appended to every name; absent or empty = 8 random hex characters (randomizeCompose) or the stack\'s project name (isolatedDeployment)'),
-  prefix: Suffix('the older variant\'s name of suffix: the same input (suffix wins when both are sent)'),
+  suffix: Suffix("what is appended to every name; absent or empty = 8 random hex characters (randomizeCompose) or the stack's project name (isolatedDeployment)"),
+  prefix: Suffix("the older variant's name of suffix: the same input (suffix wins when both are sent)"),
 });
 /** The suffix a randomizeCompose/isolatedDeployment call asks for: `suffix`, else the older variant's `prefix`; undefined when neither is set. */
 export const requestedSuffix = (i: { suffix?: string; prefix?: string }): string | undefined => i.suffix || i.prefix || undefined;
@@ -76,30 +72,40 @@ export const Base64Input = Type.Object({ ...ComposeId, base64: Base64() });
 export const PreviewInput = Type.Object({ base64: Base64(), appName: AppName(), serverId: Opt(Type.String({ maxLength: 255 })) });
 export const CatalogInput = Type.Object({ baseUrl: BaseUrl() });
 export const DeployTemplateInput = Type.Object({
-  environmentId: Opt(NonEmpty({ maxLength: 255 })), projectId: Opt(NonEmpty({ maxLength: 255, description: 'older variant: the project, whose default environment holds the stack' })),
-  serverId: Opt(Type.String({ maxLength: 255 })), id: NonEmpty({ maxLength: 255, pattern: '^[a-zA-Z0-9._-]+$' }), baseUrl: BaseUrl(),
+  environmentId: Opt(NonEmpty({ maxLength: 255 })),
+  projectId: Opt(NonEmpty({ maxLength: 255, description: 'older variant: the project, whose default environment holds the stack' })),
+  serverId: Opt(Type.String({ maxLength: 255 })),
+  id: NonEmpty({ maxLength: 255, pattern: '^[a-zA-Z0-9._-]+$' }),
+  baseUrl: BaseUrl(),
 });
 
-const updateFields = {
-  ...ComposeId,
-  ...partial({ ...columnFields, ...settingSchemas }),
-  createdAt: Opt(Type.String({ maxLength: 64 })),
-};
+const updateFields = { ...ComposeId, ...partial({ ...columnFields, ...settingSchemas }), createdAt: Opt(Type.String({ maxLength: 64 })) };
 export const UpdateInput = Type.Object(updateFields);
 export type UpdateInput = Static<typeof UpdateInput>;
 
 export const SearchInput = Type.Object({
   q: Opt(Type.String({ maxLength: 255, description: 'matches name, appName or description (case-insensitive)' })),
-  name: Opt(Type.String({ maxLength: 255 })), appName: Opt(Type.String({ maxLength: 255 })), description: Opt(Type.String({ maxLength: 255 })),
-  projectId: Opt(Type.String({ maxLength: 255 })), environmentId: Opt(Type.String({ maxLength: 255 })),
+  name: Opt(Type.String({ maxLength: 255 })),
+  appName: Opt(Type.String({ maxLength: 255 })),
+  description: Opt(Type.String({ maxLength: 255 })),
+  projectId: Opt(Type.String({ maxLength: 255 })),
+  environmentId: Opt(Type.String({ maxLength: 255 })),
   ...Paging,
 });
 export type SearchInput = Static<typeof SearchInput>;
 export const SearchResult = Type.Object({
-  items: Type.Array(Type.Object({
-    composeId: Type.String(), name: Type.String(), appName: Type.String(), description: Nullable(Type.String()), environmentId: Type.String(),
-    composeStatus: Type.String(), sourceType: Type.String(), createdAt: Timestamp(),
-  })),
+  items: Type.Array(
+    Type.Object({
+      composeId: Type.String(),
+      name: Type.String(),
+      appName: Type.String(),
+      description: Nullable(Type.String()),
+      environmentId: Type.String(),
+      composeStatus: Type.String(),
+      sourceType: Type.String(),
+      createdAt: Timestamp(),
+    }),
+  ),
   total: Type.Integer({ minimum: 0 }),
 });
 
@@ -117,12 +123,23 @@ export const Queued = Type.Object({ success: Type.Boolean(), message: Type.Strin
 export const Done = Type.Object({ success: Type.Boolean(), message: Type.String() });
 /** A volume mount of a running service's container, as the engine reports it. */
 export const ContainerMount = Type.Object({
-  Type: Type.String(), Name: Opt(Type.String()), Source: Type.String(), Destination: Type.String(), Driver: Opt(Type.String()),
-  Mode: Type.String(), RW: Type.Boolean(), Propagation: Type.String(),
+  Type: Type.String(),
+  Name: Opt(Type.String()),
+  Source: Type.String(),
+  Destination: Type.String(),
+  Driver: Opt(Type.String()),
+  Mode: Type.String(),
+  RW: Type.Boolean(),
+  Propagation: Type.String(),
 });
 export const Template = Type.Object({
-  id: Type.String(), name: Type.String(), description: Type.String(), version: Type.String(), logo: Type.String({ description: 'the logo\'s file name or URL; \'\' when the template has none' }),
-  links: Type.Record(Type.String(), Type.String()), tags: Type.Array(Type.String()),
+  id: Type.String(),
+  name: Type.String(),
+  description: Type.String(),
+  version: Type.String(),
+  logo: Type.String({ description: "the logo's file name or URL; '' when the template has none" }),
+  links: Type.Record(Type.String(), Type.String()),
+  tags: Type.Array(Type.String()),
 });
 /** The peer's processed template: env lines, file mounts and domains, as previewTemplate and processTemplate answer it. */
 export const ProcessedTemplate = Type.Object({

@@ -73,19 +73,33 @@ export class ComposeService {
     } as ComposeFields;
   }
 
-  async create(input: CreateInput & { env?: string | null; sourceType?: string; icon?: string | null }, organizationId: string, em: EntityManager, assertAppNameFree: AssertAppNameFree): Promise<ComposeRow> {
+  async create(
+    input: CreateInput & { env?: string | null; sourceType?: string; icon?: string | null },
+    organizationId: string,
+    em: EntityManager,
+    assertAppNameFree: AssertAppNameFree,
+  ): Promise<ComposeRow> {
     const environment = await placementFor(this.#environments(), input, organizationId, em);
     // A serverId is checked by the caller (WorkloadRegistry.assertServer): a server of the organization.
     const serverId = input.serverId ?? null;
     const appName = input.appName ?? generateAppName(input.name);
     await assertAppNameFree(appName, serverId, em);
     const row = em.create(Compose, {
-      composeId: newId(), name: input.name, appName, description: input.description ?? null,
-      environmentId: environment.environmentId, organizationId, serverId,
+      composeId: newId(),
+      name: input.name,
+      appName,
+      description: input.description ?? null,
+      environmentId: environment.environmentId,
+      organizationId,
+      serverId,
       // The peer's default source is github; a file given at creation is a raw source.
-      sourceType: input.sourceType ?? (input.composeFile ? 'raw' : 'github'), composeType: input.composeType ?? 'docker-compose', composeStatus: 'idle',
-      refreshToken: newRefreshToken(), composeFile: input.composeFile ?? '',
-      settings: input.icon ? { icon: input.icon } : {}, sealed: this.#secrets().encrypt(input.env ?? ''),
+      sourceType: input.sourceType ?? (input.composeFile ? 'raw' : 'github'),
+      composeType: input.composeType ?? 'docker-compose',
+      composeStatus: 'idle',
+      refreshToken: newRefreshToken(),
+      composeFile: input.composeFile ?? '',
+      settings: input.icon ? { icon: input.icon } : {},
+      sealed: this.#secrets().encrypt(input.env ?? ''),
       createdAt: new Date(),
     });
     await em.flush();
@@ -131,8 +145,14 @@ export class ComposeService {
     const [rows, total] = await em.findAndCount(Compose, { $and: and }, { orderBy: { createdAt: 'desc', composeId: 'asc' }, limit: input.limit ?? 20, offset: input.offset ?? 0 });
     // The peer's search answers these columns only.
     const items = rows.map(r => ({
-      composeId: r.composeId, name: r.name, appName: r.appName, description: r.description ?? null, environmentId: r.environmentId,
-      composeStatus: r.composeStatus, sourceType: r.sourceType, createdAt: iso(r.createdAt)!,
+      composeId: r.composeId,
+      name: r.name,
+      appName: r.appName,
+      description: r.description ?? null,
+      environmentId: r.environmentId,
+      composeStatus: r.composeStatus,
+      sourceType: r.sourceType,
+      createdAt: iso(r.createdAt)!,
     }));
     return { items, total };
   }

@@ -33,12 +33,15 @@ volumes:
 /** A catalog in the peer's template layout: meta.json and blueprints/<id>/{docker-compose.yml,template.toml}. */
 async function catalog(port: number): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'berth-test-templates-'));
-  await writeFile(path.join(dir, 'meta.json'), JSON.stringify([
-    { id: 'hello', name: 'Hello', description: 'a web page from a file mount', version: '1.0', logo: 'hello.svg', links: { github: 'https://example.com' }, tags: ['web', 'demo'] },
-  ]));
+  await writeFile(
+    path.join(dir, 'meta.json'),
+    JSON.stringify([{ id: 'hello', name: 'Hello', description: 'a web page from a file mount', version: '1.0', logo: 'hello.svg', links: { github: 'https://example.com' }, tags: ['web', 'demo'] }]),
+  );
   const bp = path.join(dir, 'blueprints', 'hello');
   await mkdir(bp, { recursive: true });
-  await writeFile(path.join(bp, 'docker-compose.yml'), `services:
+  await writeFile(
+    path.join(bp, 'docker-compose.yml'),
+    `services:
   web:
     image: ${TEST_BASE_IMAGE}
     init: true
@@ -52,8 +55,11 @@ async function catalog(port: number): Promise<string> {
         mode: host
     volumes:
       - ../files/index.html:/www/index.html:ro
-`);
-  await writeFile(path.join(bp, 'template.toml'), `[variables]
+`,
+  );
+  await writeFile(
+    path.join(bp, 'template.toml'),
+    `[variables]
 main_domain = "\${domain}"
 secret = "\${password:24}"
 
@@ -69,7 +75,8 @@ SECRET = "\${secret}"
 [[config.mounts]]
 filePath = "index.html"
 content = "hello from a template"
-`);
+`,
+  );
   return dir;
 }
 
@@ -82,7 +89,9 @@ t.test('compose records and files', async t => {
     await rm(templates, { recursive: true, force: true });
   });
   const { client, token, userId } = await signUpAdmin(server);
-  const { body: { project, environment } } = await client.post('project.create', { name: 'Files' });
+  const {
+    body: { project, environment },
+  } = await client.post('project.create', { name: 'Files' });
 
   const created = await client.post('compose.create', { name: 'files', environmentId: environment.environmentId, composeType: 'stack', composeFile: FILE });
   t.equal(created.status, 200);
@@ -95,7 +104,10 @@ t.test('compose records and files', async t => {
     t.match(res.body, { appName: 'older-stack', environmentId: environment.environmentId, sourceType: 'github', composeType: 'docker-compose' });
     t.equal((await client.post('compose.create', { name: 'again', environmentId: environment.environmentId, appName: 'older-stack' })).status, 409, 'appName is unique per host');
     const listed = (await client.get('environment.one', { environmentId: environment.environmentId })).body;
-    t.ok(listed.compose.some((c: { composeId: string }) => c.composeId === res.body.composeId), 'environment.one lists the stack under compose');
+    t.ok(
+      listed.compose.some((c: { composeId: string }) => c.composeId === res.body.composeId),
+      'environment.one lists the stack under compose',
+    );
     t.equal((await client.post('compose.delete', { composeId: res.body.composeId, deleteVolumes: false })).status, 200);
   });
 
@@ -128,7 +140,10 @@ t.test('compose records and files', async t => {
     // Found by the bad-input fuzz: a generated suffix began with - or _ (base64url) about one time in 32, a 500.
     const generated = await Promise.all(Array.from({ length: 200 }, () => client.post('compose.randomizeCompose', { composeId })));
     t.same([...new Set(generated.map(r => r.status))], [200], 'without a suffix, a generated one works every time (200 tries)');
-    t.ok(generated.every(r => /web-[0-9a-f]{8}:/.test(r.body)), 'eight hex characters, as the peer');
+    t.ok(
+      generated.every(r => /web-[0-9a-f]{8}:/.test(r.body)),
+      'eight hex characters, as the peer',
+    );
     const isolated = (await client.post('compose.isolatedDeployment', { composeId })).body as string;
     t.match(isolated, new RegExp(`networks:[\\s\\S]*${appName.toLowerCase()}`), 'the stack gets a network of its own');
     t.equal((await client.get('compose.one', { composeId })).body.composeFile, FILE, 'neither is saved');
@@ -142,7 +157,11 @@ t.test('compose records and files', async t => {
     t.match(converted, /x-custom: kept/, 'unknown keys survive');
     t.match(converted, /# keep me/, 'comments survive');
     const ignored = (await client.get('compose.getIgnoredKeys', { composeId })).body as { service: string; key: string }[];
-    for (const key of ['build', 'depends_on', 'container_name']) t.ok(ignored.some(i => i.key === key), `a stack ignores ${key}`);
+    for (const key of ['build', 'depends_on', 'container_name'])
+      t.ok(
+        ignored.some(i => i.key === key),
+        `a stack ignores ${key}`,
+      );
     t.same((await client.get('compose.loadServices', { composeId })).body, ['web', 'db']);
     t.match((await client.get('compose.getDefaultCommand', { composeId })).body, /^docker stack deploy/);
   });
@@ -159,7 +178,12 @@ t.test('compose records and files', async t => {
     const list = (await client.get('compose.templates', {})).body;
     t.match(list, [{ id: 'hello', name: 'Hello', tags: ['web', 'demo'] }]);
     t.same((await client.get('compose.getTags', {})).body, ['web', 'demo']);
-    const base64 = Buffer.from(JSON.stringify({ compose: FILE, config: '[variables]\nmain_domain = "${domain}"\n\n[config]\n[[config.domains]]\nserviceName = "web"\nport = 80\nhost = "${main_domain}"\n\n[config.env]\nA = "b"\n' })).toString('base64');
+    const base64 = Buffer.from(
+      JSON.stringify({
+        compose: FILE,
+        config: '[variables]\nmain_domain = "${domain}"\n\n[config]\n[[config.domains]]\nserviceName = "web"\nport = 80\nhost = "${main_domain}"\n\n[config.env]\nA = "b"\n',
+      }),
+    ).toString('base64');
     const preview = await client.post('compose.previewTemplate', { base64, appName: 'preview-app' });
     t.equal(preview.status, 200, JSON.stringify(preview.body));
     t.match(preview.body, { compose: FILE, template: { envs: ['A=b'], domains: [{ serviceName: 'web', port: 80 }] } });
@@ -168,7 +192,7 @@ t.test('compose records and files', async t => {
     const one = (await client.get('compose.one', { composeId })).body;
     t.match(one, { env: 'A=b', sourceType: 'raw' });
     const domains = (await client.get('domain.byComposeId', { composeId })).body;
-    t.match(domains, [{ serviceName: 'web', port: 80 }], 'the template\'s domain replaces the former one');
+    t.match(domains, [{ serviceName: 'web', port: 80 }], "the template's domain replaces the former one");
   });
 
   t.test('deployTemplate makes a stack with its env, file mount and domain, which deploys', async t => {
@@ -180,22 +204,28 @@ t.test('compose records and files', async t => {
     const one = (await client.get('compose.one', { composeId: stack.composeId })).body;
     t.match(one.env, /^SECRET=\S{16,}$/, 'a generated secret in the env');
     t.match(one.mounts, [{ type: 'file', filePath: 'index.html', content: 'hello from a template' }]);
-    t.match((await client.get('domain.byComposeId', { composeId: stack.composeId })).body,
+    t.match(
+      (await client.get('domain.byComposeId', { composeId: stack.composeId })).body,
       [{ serviceName: 'web', port: 8080, composeId: stack.composeId, applicationId: null, compose: { composeId: stack.composeId, appName: stack.appName, name: stack.name } }],
-      'each domain with its stack joined, as the peer answers');
+      'each domain with its stack joined, as the peer answers',
+    );
     const queued = await client.post('compose.deploy', { composeId: stack.composeId });
     const done = await deploymentFinished(client, deploymentIdOf(queued));
     t.equal(done.status, 'done', done.errorMessage ?? 'deployed');
-    const body = await waitFor('the template\'s page', async () => {
-      const r = await fetch(`http://127.0.0.1:${port}/`).catch(() => null);
-      return r?.status === 200 ? r.text() : undefined;
-    }, { timeout: 30_000 });
+    const body = await waitFor(
+      "the template's page",
+      async () => {
+        const r = await fetch(`http://127.0.0.1:${port}/`).catch(() => null);
+        return r?.status === 200 ? r.text() : undefined;
+      },
+      { timeout: 30_000 },
+    );
     t.equal(body.trim(), 'hello from a template', 'the file mount is served');
     const containers = await docker.listContainers({ filters: { label: [`com.docker.compose.project=${stack.appName}`] } });
     t.equal(containers.length, 1);
   });
 
-  t.test('a bind mount outside the stack\'s directory is refused by the host access policy', async t => {
+  t.test("a bind mount outside the stack's directory is refused by the host access policy", async t => {
     const file = `services:\n  spy:\n    image: ${TEST_BASE_IMAGE}\n    command: ["sleep", "60"]\n    volumes:\n      - /etc:/host-etc:ro\n`;
     const { body: stack } = await client.post('compose.create', { name: 'spy', environmentId: environment.environmentId, composeFile: file });
     t.teardown(() => client.post('compose.delete', { composeId: stack.composeId, deleteVolumes: true }));

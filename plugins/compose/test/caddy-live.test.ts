@@ -13,15 +13,16 @@ const docker = new Docker();
 const PROXY = `berth-test-proxy-${randomBytes(3).toString('hex')}`;
 
 /** Status and body of GET / on the proxy's port for a Host. */
-const through = (port: number, host: string) => new Promise<{ status: number; body: string } | undefined>(resolve => {
-  const req = http.get({ host: '127.0.0.1', port, path: '/', headers: { Host: host }, timeout: 3000 }, res => {
-    let body = '';
-    res.on('data', c => (body += c));
-    res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+const through = (port: number, host: string) =>
+  new Promise<{ status: number; body: string } | undefined>(resolve => {
+    const req = http.get({ host: '127.0.0.1', port, path: '/', headers: { Host: host }, timeout: 3000 }, res => {
+      let body = '';
+      res.on('data', c => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', () => resolve(undefined));
+    req.on('timeout', () => req.destroy());
   });
-  req.on('error', () => resolve(undefined));
-  req.on('timeout', () => req.destroy());
-});
 
 const file = (message: string) => `services:
   web:
@@ -40,15 +41,24 @@ t.test('compose services through Caddy, live', async t => {
   const httpPort = await freePort();
   const httpsPort = await freePort();
   const server = await startTestServer({
-    proxy: 'caddy', proxyImage: TEST_CADDY_IMAGE, proxyHttpPort: httpPort, proxyHttpsPort: httpsPort, deploySettleSeconds: 1,
+    proxy: 'caddy',
+    proxyImage: TEST_CADDY_IMAGE,
+    proxyHttpPort: httpPort,
+    proxyHttpsPort: httpsPort,
+    deploySettleSeconds: 1,
     providers: { proxy: { caddy: { options: { serviceName: PROXY } } } },
   });
   t.teardown(async () => {
-    await docker.getService(PROXY).remove().catch(() => undefined);
+    await docker
+      .getService(PROXY)
+      .remove()
+      .catch(() => undefined);
     await server.destroy();
   });
   const { client } = await signUpAdmin(server);
-  const { body: { environment } } = await client.post('project.create', { name: 'Proxied' });
+  const {
+    body: { environment },
+  } = await client.post('project.create', { name: 'Proxied' });
 
   for (const type of ['docker-compose', 'stack'] as const) {
     t.test(`${type}: the domain answers from the service`, async t => {
@@ -62,10 +72,14 @@ t.test('compose services through Caddy, live', async t => {
       t.equal(done.status, 'done', done.errorMessage ?? 'deployed');
       const log = (await client.get('deployment.readLogs', { deploymentId: done.deploymentId })).body as string;
       t.match(log, new RegExp(`Domain ${host.replace(/\./g, '\\.')}: service web is on berth-network`), 'the deploy checks the proxy reaches the service');
-      const answer = await waitFor(`${host} through the proxy`, async () => {
-        const a = await through(httpPort, host);
-        return a?.status === 200 ? a : undefined;
-      }, { timeout: 60_000, interval: 250 });
+      const answer = await waitFor(
+        `${host} through the proxy`,
+        async () => {
+          const a = await through(httpPort, host);
+          return a?.status === 200 ? a : undefined;
+        },
+        { timeout: 60_000, interval: 250 },
+      );
       t.equal(answer.body.trim(), message, 'the compose service answers by its domain');
     });
   }

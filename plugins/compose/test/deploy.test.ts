@@ -18,10 +18,14 @@ async function get(port: number): Promise<string | undefined> {
   }
 }
 const served = (port: number, expect: RegExp) =>
-  waitFor(`port ${port} serving ${expect}`, async () => {
-    const body = await get(port);
-    return body && expect.test(body) ? body : undefined;
-  }, { timeout: 60_000, interval: 200 });
+  waitFor(
+    `port ${port} serving ${expect}`,
+    async () => {
+      const body = await get(port);
+      return body && expect.test(body) ? body : undefined;
+    },
+    { timeout: 60_000, interval: 200 },
+  );
 const unreachable = (port: number) => waitFor(`nothing on port ${port}`, async () => (await get(port)) === undefined, { timeout: 60_000, interval: 200 });
 
 /** Two services sharing a named volume: web serves what it wrote there, worker ticks into it. */
@@ -72,7 +76,9 @@ t.test('compose stacks on the real engine', async t => {
   const server = await startTestServer({ deploySettleSeconds: 1, hostAccess: { bindMountRoots: [], hostNetworks: false, localGit: true } });
   t.teardown(() => server.destroy());
   const { client } = await signUpAdmin(server);
-  const { body: { environment } } = await client.post('project.create', { name: 'Stacks' });
+  const {
+    body: { environment },
+  } = await client.post('project.create', { name: 'Stacks' });
   const cleanup: (() => Promise<unknown>)[] = [];
   t.teardown(async () => {
     for (const c of cleanup.reverse()) await c().catch(() => {});
@@ -82,7 +88,13 @@ t.test('compose stacks on the real engine', async t => {
     t.test(`${type}: deploy, stop, start, redeploy, delete`, async t => {
       const port = await freePort();
       const appName = `cmp-${type === 'stack' ? 'stk' : 'dc'}-${Date.now().toString(36)}`;
-      const created = await client.post('compose.create', { name: `two services (${type})`, environmentId: environment.environmentId, composeType: type, appName, composeFile: stackFile(port, 'first') });
+      const created = await client.post('compose.create', {
+        name: `two services (${type})`,
+        environmentId: environment.environmentId,
+        composeType: type,
+        appName,
+        composeFile: stackFile(port, 'first'),
+      });
       t.equal(created.status, 200, 'created');
       const { composeId } = created.body;
       t.match(created.body, { sourceType: 'raw', composeType: type, composeStatus: 'idle', composePath: './docker-compose.yml', env: null });
@@ -93,15 +105,18 @@ t.test('compose stacks on the real engine', async t => {
       const { log } = await run(client, 'compose.deploy', composeId);
       if (type === 'stack') t.match(log, /depends_on/, 'the log names what docker stack deploy ignores');
       t.notMatch(log, /from-env/, 'the env value never reaches the log');
-      t.match(await served(port, /first from-env/), /first from-env/, 'web serves, with the env from the stack\'s env');
+      t.match(await served(port, /first from-env/), /first from-env/, "web serves, with the env from the stack's env");
       const one = (await client.get('compose.one', { composeId })).body;
       t.match(one, { composeStatus: 'done', env: 'GREETING=from-env', environment: { environmentId: environment.environmentId } });
       t.ok(one.deployments.length >= 1, 'one lists its deployments');
       t.equal((await volumesOf(type, appName)).length, 1, 'the named volume exists');
-      const lastGood = await docker.getImage(`berth/${appName}-web:last-good`).inspect().catch(() => null);
+      const lastGood = await docker
+        .getImage(`berth/${appName}-web:last-good`)
+        .inspect()
+        .catch(() => null);
       t.ok(lastGood, 'the running image is tagged as the last good one');
       const mounts = (await client.get('compose.loadMountsByService', { composeId, serviceName: 'worker' })).body;
-      t.match(mounts, [{ Type: 'volume', Destination: '/data' }], 'loadMountsByService lists the worker\'s volume');
+      t.match(mounts, [{ Type: 'volume', Destination: '/data' }], "loadMountsByService lists the worker's volume");
 
       await run(client, 'compose.stop', composeId);
       await unreachable(port);
@@ -118,7 +133,7 @@ t.test('compose stacks on the real engine', async t => {
       const deleted = await client.post('compose.delete', { composeId, deleteVolumes: !keep });
       t.equal(deleted.status, 200, 'deleted');
       t.equal(deleted.body.composeId, composeId);
-      await waitFor('the stack\'s containers gone', async () => (await containersOf(type, appName)).length === 0, { timeout: 60_000 });
+      await waitFor("the stack's containers gone", async () => (await containersOf(type, appName)).length === 0, { timeout: 60_000 });
       await unreachable(port);
       const left = await volumesOf(type, appName);
       if (keep) {
@@ -128,23 +143,38 @@ t.test('compose stacks on the real engine', async t => {
         t.same(left, [], 'deleteVolumes true removes the named volume');
       }
       t.equal((await client.get('compose.one', { composeId })).status, 404);
-      t.equal(await docker.getImage(`berth/${appName}-web:last-good`).inspect().then(() => 'tagged', () => 'gone'), 'gone', 'the last-good tags go with the stack');
+      t.equal(
+        await docker
+          .getImage(`berth/${appName}-web:last-good`)
+          .inspect()
+          .then(
+            () => 'tagged',
+            () => 'gone',
+          ),
+        'gone',
+        'the last-good tags go with the stack',
+      );
     });
   }
 
   t.test('a custom command runs; a refused one is a 400 naming command', async t => {
     const port = await freePort();
     const appName = `cmp-cmd-${Date.now().toString(36)}`;
-    const { body: { composeId } } = await client.post('compose.create', { name: 'custom', environmentId: environment.environmentId, appName, composeFile: stackFile(port, 'custom') });
+    const {
+      body: { composeId },
+    } = await client.post('compose.create', { name: 'custom', environmentId: environment.environmentId, appName, composeFile: stackFile(port, 'custom') });
     cleanup.push(() => client.post('compose.delete', { composeId, deleteVolumes: true }));
     for (const command of ['docker-compose up -d; rm -rf /', 'sh -c "docker-compose up"', 'docker-compose -f /etc/passwd up -d']) {
       const res = await client.post('compose.update', { composeId, command });
       t.equal(res.status, 400, `refused: ${command}`);
-      t.same(res.body.issues?.map((i: { path: string[] }) => i.path.join('.')), ['command']);
+      t.same(
+        res.body.issues?.map((i: { path: string[] }) => i.path.join('.')),
+        ['command'],
+      );
     }
     const command = `docker-compose -p ${appName} -f code/.berth-compose.yml --env-file code/.env up -d`;
     const ok = await client.post('compose.update', { composeId, command });
-    t.equal(ok.status, 200, 'a command starting with the Compose program, its files inside the stack\'s directory');
+    t.equal(ok.status, 200, "a command starting with the Compose program, its files inside the stack's directory");
     const { log } = await run(client, 'compose.deploy', composeId);
     // The default command names the files by absolute path and ends with `up -d --build --remove-orphans`:
     // this line, relative paths and ending at `up -d`, only the custom command writes.
@@ -157,11 +187,14 @@ t.test('compose stacks on the real engine', async t => {
 
   t.test('a git source: the file at composePath, its relative bind mounts inside the checkout', async t => {
     const port = await freePort();
-    const site = (text: string) => `services:\n  web:\n    image: ${TEST_BASE_IMAGE}\n    init: true\n    stop_grace_period: 1s\n    command: ["httpd", "-f", "-p", "8080", "-h", "/www"]\n    ports:\n      - target: 8080\n        published: ${port}\n        mode: host\n    volumes:\n      - ./site:/www:ro\n# ${text}\n`;
+    const site = (text: string) =>
+      `services:\n  web:\n    image: ${TEST_BASE_IMAGE}\n    init: true\n    stop_grace_period: 1s\n    command: ["httpd", "-f", "-p", "8080", "-h", "/www"]\n    ports:\n      - target: 8080\n        published: ${port}\n        mode: host\n    volumes:\n      - ./site:/www:ro\n# ${text}\n`;
     const repo = await makeGitRepo({ 'deploy/stack.yml': site('v1'), 'deploy/site/index.html': 'from git v1\n' });
     t.teardown(() => repo.cleanup());
     const appName = `cmp-git-${Date.now().toString(36)}`;
-    const { body: { composeId } } = await client.post('compose.create', { name: 'from git', environmentId: environment.environmentId, appName });
+    const {
+      body: { composeId },
+    } = await client.post('compose.create', { name: 'from git', environmentId: environment.environmentId, appName });
     cleanup.push(() => client.post('compose.delete', { composeId, deleteVolumes: true }));
     const set = await client.post('compose.update', { composeId, sourceType: 'git', customGitUrl: repo.dir, customGitBranch: 'main', composePath: './deploy/stack.yml' });
     t.equal(set.status, 200, JSON.stringify(set.body));
@@ -177,7 +210,9 @@ t.test('compose stacks on the real engine', async t => {
   t.test('a service that exits fails the deploy, naming it', async t => {
     const appName = `cmp-bad-${Date.now().toString(36)}`;
     const file = `services:\n  ok:\n    image: ${TEST_BASE_IMAGE}\n    init: true\n    command: ["sleep", "3600"]\n  broken:\n    image: ${TEST_BASE_IMAGE}\n    command: ["sh", "-c", "exit 3"]\n`;
-    const { body: { composeId } } = await client.post('compose.create', { name: 'broken', environmentId: environment.environmentId, appName, composeFile: file });
+    const {
+      body: { composeId },
+    } = await client.post('compose.create', { name: 'broken', environmentId: environment.environmentId, appName, composeFile: file });
     cleanup.push(() => client.post('compose.delete', { composeId, deleteVolumes: true }));
     const { deployment } = await run(client, 'compose.deploy', composeId, 'error');
     t.match(deployment.errorMessage, /service broken.*exit code 3/);

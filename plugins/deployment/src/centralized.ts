@@ -15,24 +15,23 @@ type Fields = { properties: Record<string, TSchema> };
 const PEER_OWNERS = ['application', 'compose']; // kind-names: the peer's relation names, null for a kind whose plugin is disabled
 
 /** Where a workload lives, as allCentralized names it: its environment and that environment's project. */
-const Whereabouts = Type.Object({
-  environmentId: Type.String(),
-  name: Type.String(),
-  project: Type.Object({ projectId: Type.String(), name: Type.String() }),
-});
+const Whereabouts = Type.Object({ environmentId: Type.String(), name: Type.String(), project: Type.Object({ projectId: Type.String(), name: Type.String() }) });
 type Whereabouts = { environmentId: string; name: string; project: { projectId: string; name: string } };
 
 /** A kind's workload as allCentralized joins it: the kind's summary (as environment reads list it) and where it lives. */
-const ownerSchema = (kind: WorkloadKind) => Type.Object({ ...(kind.listItem as unknown as Fields).properties, environment: Whereabouts, buildServer: Type.Null({ description: 'the build server (build servers are not served yet: null)' }) });
+const ownerSchema = (kind: WorkloadKind) =>
+  Type.Object({ ...(kind.listItem as unknown as Fields).properties, environment: Whereabouts, buildServer: Type.Null({ description: 'the build server (build servers are not served yet: null)' }) });
 
 /** The names a deployment's workload may be joined under: every registered kind, then the peer's others. */
 const ownerNames = (kinds: WorkloadKind[]) => [...kinds.map(k => k.kind), ...PEER_OWNERS.filter(o => !kinds.some(k => k.kind === o))];
 
 export function centralizedSchemas(kinds: WorkloadKind[], DeploymentView: Fields) {
-  const owners: Record<string, TSchema> = Object.fromEntries(ownerNames(kinds).map(name => {
-    const kind = kinds.find(k => k.kind === name);
-    return [name, kind ? Nullable(ownerSchema(kind)) : Type.Null({ description: `always null: no ${name} kind is registered here` })];
-  }));
+  const owners: Record<string, TSchema> = Object.fromEntries(
+    ownerNames(kinds).map(name => {
+      const kind = kinds.find(k => k.kind === name);
+      return [name, kind ? Nullable(ownerSchema(kind)) : Type.Null({ description: `always null: no ${name} kind is registered here` })];
+    }),
+  );
   return {
     CentralizedDeployment: Type.Object({
       ...DeploymentView.properties,
@@ -41,36 +40,49 @@ export function centralizedSchemas(kinds: WorkloadKind[], DeploymentView: Fields
       buildServer: Type.Null({ description: 'the build server (build servers are not served yet: null)' }),
     }),
     QueueJob: Type.Object({
-      id: Type.String({ description: 'the deployment\'s id' }),
+      id: Type.String({ description: "the deployment's id" }),
       name: Type.String({ description: 'what the job does (deploy, redeploy, start, backup...)' }),
-      data: Type.Object({
-        deploymentId: Type.String(),
-        titleLog: Type.String(),
-        descriptionLog: Nullable(Type.String()),
-        type: Type.String({ description: 'what the job does, as name' }),
-        applicationType: Type.String({ description: 'what it belongs to: the deployment\'s targetType' }),
-        server: Type.Boolean({ description: 'whether it runs on a remote server' }),
-        serverId: Nullable(Type.String()),
-      }, { additionalProperties: Nullable(Type.String()), description: 'the job\'s data: the fields above and the id field of what it belongs to (applicationId, composeId, postgresId, backupId...)' }),
+      data: Type.Object(
+        {
+          deploymentId: Type.String(),
+          titleLog: Type.String(),
+          descriptionLog: Nullable(Type.String()),
+          type: Type.String({ description: 'what the job does, as name' }),
+          applicationType: Type.String({ description: "what it belongs to: the deployment's targetType" }),
+          server: Type.Boolean({ description: 'whether it runs on a remote server' }),
+          serverId: Nullable(Type.String()),
+        },
+        { additionalProperties: Nullable(Type.String()), description: "the job's data: the fields above and the id field of what it belongs to (applicationId, composeId, postgresId, backupId...)" },
+      ),
       timestamp: Type.Number({ description: 'when it was queued (ms since the epoch)' }),
       processedOn: Type.Optional(Type.Number({ description: 'when it started running (ms since the epoch); absent while it waits' })),
       state: Type.Union([Type.Literal('waiting'), Type.Literal('active')], { description: 'waiting (queued) or active (running)' }),
       servicePath: Type.Object({
-        href: Nullable(Type.String({ description: 'the path of its service\'s page in the peer\'s dashboard; null when it belongs to no workload' })),
-        label: Type.String({ description: 'what it belongs to (the kind\'s label), or — for none' }),
+        href: Nullable(Type.String({ description: "the path of its service's page in the peer's dashboard; null when it belongs to no workload" })),
+        label: Type.String({ description: "what it belongs to (the kind's label), or — for none" }),
       }),
     }),
   };
 }
 
-interface Owner { kind: WorkloadKind; summary: Record<string, unknown>; where: Whereabouts }
+interface Owner {
+  kind: WorkloadKind;
+  summary: Record<string, unknown>;
+  where: Whereabouts;
+}
 
 /**
  * The workloads the deployments belong to, within the organization, keyed `<kind>:<id>`: one
  * query per workload and environment, then one per kind. The environments are asked for only
  * when a workload is found; without the environment plugin nothing is joined.
  */
-async function ownersOf(views: DeploymentView[], workloads: WorkloadRegistry, environments: () => EnvironmentDirectory | undefined, organizationId: string, em: EntityManager): Promise<Map<string, Owner>> {
+async function ownersOf(
+  views: DeploymentView[],
+  workloads: WorkloadRegistry,
+  environments: () => EnvironmentDirectory | undefined,
+  organizationId: string,
+  em: EntityManager,
+): Promise<Map<string, Owner>> {
   const out = new Map<string, Owner>();
   const wanted = new Map<string, { kind: WorkloadKind; id: string }>();
   for (const v of views) {
@@ -120,25 +132,40 @@ export async function centralized(views: DeploymentView[], workloads: WorkloadRe
 const millis = (at: string | null) => (at ? Date.parse(at) : undefined);
 
 /** queueList's entries: the unfinished deployments as the peer's queue jobs, newest first as the peer sorts them. */
-export async function queueJobs(views: DeploymentView[], targets: TargetField[], workloads: WorkloadRegistry, environments: () => EnvironmentDirectory | undefined, organizationId: string, em: EntityManager) {
+export async function queueJobs(
+  views: DeploymentView[],
+  targets: TargetField[],
+  workloads: WorkloadRegistry,
+  environments: () => EnvironmentDirectory | undefined,
+  organizationId: string,
+  em: EntityManager,
+) {
   const owners = await ownersOf(views, workloads, environments, organizationId, em);
-  return [...views].sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt)).map(v => {
-    const owner = owners.get(`${v.targetType}:${v.targetId}`);
-    const idField = targets.find(t => t.type === v.targetType)?.idField;
-    const processedOn = millis(v.startedAt);
-    return {
-      id: v.deploymentId,
-      name: v.action,
-      data: {
-        deploymentId: v.deploymentId, titleLog: v.title, descriptionLog: v.description, type: v.action, applicationType: v.targetType,
-        server: v.serverId !== null, serverId: v.serverId, ...(idField ? { [idField]: v.targetId } : {}),
-      },
-      timestamp: millis(v.createdAt)!,
-      ...(processedOn !== undefined ? { processedOn } : {}),
-      state: (v.state === 'running' ? 'active' : 'waiting') as 'active' | 'waiting',
-      servicePath: owner
-        ? { href: `/dashboard/project/${owner.where.project.projectId}/environment/${owner.where.environmentId}/services/${owner.kind.kind}/${v.targetId}`, label: owner.kind.label }
-        : { href: null, label: '—' },
-    };
-  });
+  return [...views]
+    .sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt))
+    .map(v => {
+      const owner = owners.get(`${v.targetType}:${v.targetId}`);
+      const idField = targets.find(t => t.type === v.targetType)?.idField;
+      const processedOn = millis(v.startedAt);
+      return {
+        id: v.deploymentId,
+        name: v.action,
+        data: {
+          deploymentId: v.deploymentId,
+          titleLog: v.title,
+          descriptionLog: v.description,
+          type: v.action,
+          applicationType: v.targetType,
+          server: v.serverId !== null,
+          serverId: v.serverId,
+          ...(idField ? { [idField]: v.targetId } : {}),
+        },
+        timestamp: millis(v.createdAt)!,
+        ...(processedOn !== undefined ? { processedOn } : {}),
+        state: (v.state === 'running' ? 'active' : 'waiting') as 'active' | 'waiting',
+        servicePath: owner
+          ? { href: `/dashboard/project/${owner.where.project.projectId}/environment/${owner.where.environmentId}/services/${owner.kind.kind}/${v.targetId}`, label: owner.kind.label }
+          : { href: null, label: '—' },
+      };
+    });
 }

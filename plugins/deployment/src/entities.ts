@@ -7,7 +7,11 @@ export const Deployment = defineEntity({
   tableName: 'deployments',
   indexes: [{ properties: ['targetType', 'targetId', 'createdAt'] }],
   properties: {
-    deploymentId: p.string().length(32).primary().onCreate(() => newId()),
+    deploymentId: p
+      .string()
+      .length(32)
+      .primary()
+      .onCreate(() => newId()),
     title: p.text(),
     description: p.text().nullable(),
     /** queued → running → done | error | cancelled */

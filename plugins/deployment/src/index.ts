@@ -15,7 +15,12 @@ export default definePlugin({
   dependencies: ['workloads'],
   setup(berth) {
     const cradle = () => berth.container.cradle;
-    const store: DeploymentStore = new DeploymentStore(berth.config, berth.container.cradle.workloads, () => queue, () => optionalService(cradle(), 'environments'));
+    const store: DeploymentStore = new DeploymentStore(
+      berth.config,
+      berth.container.cradle.workloads,
+      () => queue,
+      () => optionalService(cradle(), 'environments'),
+    );
     const queue = new DeploymentQueue({
       config: berth.config,
       jobs: berth.jobs,
@@ -38,7 +43,9 @@ export default definePlugin({
     // Deployers register in their plugins' setup, so by now each running record has its own.
     berth.onStart(async ({ orm }) => {
       orm.em.getEventManager().registerSubscriber({
-        afterTransactionCommit: args => { if (args.transaction) store.onCommit(args.transaction); },
+        afterTransactionCommit: args => {
+          if (args.transaction) store.onCommit(args.transaction);
+        },
       });
       if (!berth.config.jobs) return;
       const recovered = await queue.recover();

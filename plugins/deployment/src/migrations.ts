@@ -3,7 +3,9 @@ import { Migration } from '@berth/core';
 
 class DeploymentInit extends Migration {
   override async up(): Promise<void> {
-    this.addSql(`create table "deployments" ("deployment_id" varchar(32) not null, "title" text not null, "description" text null, "status" varchar(16) not null, "action" varchar(64) not null, "target_type" varchar(32) not null, "target_id" varchar(64) not null, "organization_id" varchar(32) not null references "organizations" ("id") on delete cascade, "server_id" varchar(64) null, "log_path" text not null, "error_message" text null, "created_at" timestamptz not null, "started_at" timestamptz null, "finished_at" timestamptz null, primary key ("deployment_id"));`);
+    this.addSql(
+      `create table "deployments" ("deployment_id" varchar(32) not null, "title" text not null, "description" text null, "status" varchar(16) not null, "action" varchar(64) not null, "target_type" varchar(32) not null, "target_id" varchar(64) not null, "organization_id" varchar(32) not null references "organizations" ("id") on delete cascade, "server_id" varchar(64) null, "log_path" text not null, "error_message" text null, "created_at" timestamptz not null, "started_at" timestamptz null, "finished_at" timestamptz null, primary key ("deployment_id"));`,
+    );
     // A target's history, newest first, and the per-target FIFO of the dispatcher.
     this.addSql(`create index "deployments_target_type_target_id_created_at_index" on "deployments" ("target_type", "target_id", "created_at");`);
     // The dispatcher only ever looks at unfinished work; keep that lookup small.

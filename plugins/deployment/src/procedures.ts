@@ -12,65 +12,60 @@ export const deploymentProcedures = (store: DeploymentStore) => () => {
   const Deployments = Type.Array(DeploymentView);
   const { CentralizedDeployment, QueueJob } = store.centralizedSchemas();
   return [
-  deployment.query('all', {
-    summary: 'An application\'s deployments, newest first',
-    input: ApplicationIdInput,
-    output: Deployments,
-    handler: ({ applicationId }, ctx) => ctx.cradle.callerDeployments.forIdField('applicationId', applicationId),
-  }),
-  deployment.query('allByCompose', {
-    summary: 'A compose stack\'s deployments, newest first',
-    input: ComposeIdInput,
-    output: Deployments,
-    handler: ({ composeId }, ctx) => ctx.cradle.callerDeployments.forIdField('composeId', composeId),
-  }),
-  deployment.query('allByServer', {
-    summary: 'A server\'s own deployments (its setup runs), newest first',
-    input: ServerIdInput,
-    output: Deployments,
-    handler: ({ serverId }, ctx) => ctx.cradle.callerDeployments.forTarget('server', serverId),
-  }),
-  deployment.query('allByType', {
-    summary: 'The deployments of one target of the given type, newest first (each with the rollback it made: null until rollbacks come)',
-    input: ByTypeInput,
-    output: Type.Array(Type.Object({ ...DeploymentView.properties, rollback: Type.Null({ description: 'the rollback the deployment made: null until rollbacks are served' }) })),
-    handler: async ({ id, type }, ctx) => (await ctx.cradle.callerDeployments.forTarget(type, id)).map(d => ({ ...d, rollback: null })),
-  }),
-  deployment.query('allCentralized', {
-    summary: 'The organization\'s latest deployments of every target (at most 500), newest first, each with its workload (under its kind\'s name), environment and project',
-    input: Type.Object({}),
-    output: Type.Array(CentralizedDeployment),
-    handler: (_input, ctx) => ctx.cradle.callerDeployments.all(),
-  }),
-  deployment.query('queueList', {
-    summary: 'The organization\'s running (active) and queued (waiting) deployments as the peer\'s queue jobs, newest first, with the path of each service\'s page',
-    input: Type.Object({}),
-    output: Type.Array(QueueJob),
-    handler: (_input, ctx) => ctx.cradle.callerDeployments.queue(),
-  }),
-  deployment.query('one', {
-    summary: 'One deployment',
-    input: DeploymentIdInput,
-    output: DeploymentView,
-    handler: ({ deploymentId }, ctx) => ctx.cradle.callerDeployments.one(deploymentId),
-  }),
-  deployment.query('readLogs', {
-    summary: 'The last lines of a deployment\'s log (follow it live at GET /api/deployment.logs/stream?deploymentId=…)',
-    input: ReadLogsInput,
-    output: LogText,
-    handler: ({ deploymentId, tail }, ctx) => ctx.cradle.callerDeployments.readLogs(deploymentId, tail ?? 100),
-  }),
-  deployment.mutation('killProcess', {
-    summary: 'Stop a running (or queued) deployment: it ends cancelled; a finished one is a 400',
-    input: DeploymentIdInput,
-    output: DeploymentView,
-    handler: ({ deploymentId }, ctx) => ctx.cradle.callerDeployments.kill(deploymentId),
-  }),
-  deployment.mutation('removeDeployment', {
-    summary: 'Delete a finished deployment and its log; answers it as it was',
-    input: DeploymentIdInput,
-    output: DeploymentView,
-    handler: ({ deploymentId }, ctx) => ctx.cradle.callerDeployments.remove(deploymentId),
-  }),
-];
+    deployment.query('all', {
+      summary: "An application's deployments, newest first",
+      input: ApplicationIdInput,
+      output: Deployments,
+      handler: ({ applicationId }, ctx) => ctx.cradle.callerDeployments.forIdField('applicationId', applicationId),
+    }),
+    deployment.query('allByCompose', {
+      summary: "A compose stack's deployments, newest first",
+      input: ComposeIdInput,
+      output: Deployments,
+      handler: ({ composeId }, ctx) => ctx.cradle.callerDeployments.forIdField('composeId', composeId),
+    }),
+    deployment.query('allByServer', {
+      summary: "A server's own deployments (its setup runs), newest first",
+      input: ServerIdInput,
+      output: Deployments,
+      handler: ({ serverId }, ctx) => ctx.cradle.callerDeployments.forTarget('server', serverId),
+    }),
+    deployment.query('allByType', {
+      summary: 'The deployments of one target of the given type, newest first (each with the rollback it made: null until rollbacks come)',
+      input: ByTypeInput,
+      output: Type.Array(Type.Object({ ...DeploymentView.properties, rollback: Type.Null({ description: 'the rollback the deployment made: null until rollbacks are served' }) })),
+      handler: async ({ id, type }, ctx) => (await ctx.cradle.callerDeployments.forTarget(type, id)).map(d => ({ ...d, rollback: null })),
+    }),
+    deployment.query('allCentralized', {
+      summary: "The organization's latest deployments of every target (at most 500), newest first, each with its workload (under its kind's name), environment and project",
+      input: Type.Object({}),
+      output: Type.Array(CentralizedDeployment),
+      handler: (_input, ctx) => ctx.cradle.callerDeployments.all(),
+    }),
+    deployment.query('queueList', {
+      summary: "The organization's running (active) and queued (waiting) deployments as the peer's queue jobs, newest first, with the path of each service's page",
+      input: Type.Object({}),
+      output: Type.Array(QueueJob),
+      handler: (_input, ctx) => ctx.cradle.callerDeployments.queue(),
+    }),
+    deployment.query('one', { summary: 'One deployment', input: DeploymentIdInput, output: DeploymentView, handler: ({ deploymentId }, ctx) => ctx.cradle.callerDeployments.one(deploymentId) }),
+    deployment.query('readLogs', {
+      summary: "The last lines of a deployment's log (follow it live at GET /api/deployment.logs/stream?deploymentId=…)",
+      input: ReadLogsInput,
+      output: LogText,
+      handler: ({ deploymentId, tail }, ctx) => ctx.cradle.callerDeployments.readLogs(deploymentId, tail ?? 100),
+    }),
+    deployment.mutation('killProcess', {
+      summary: 'Stop a running (or queued) deployment: it ends cancelled; a finished one is a 400',
+      input: DeploymentIdInput,
+      output: DeploymentView,
+      handler: ({ deploymentId }, ctx) => ctx.cradle.callerDeployments.kill(deploymentId),
+    }),
+    deployment.mutation('removeDeployment', {
+      summary: 'Delete a finished deployment and its log; answers it as it was',
+      input: DeploymentIdInput,
+      output: DeploymentView,
+      handler: ({ deploymentId }, ctx) => ctx.cradle.callerDeployments.remove(deploymentId),
+    }),
+  ];
 };

@@ -122,7 +122,9 @@ export class DeploymentQueue {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       Promise.allSettled(pending),
-      new Promise(resolve => { timer = setTimeout(resolve, SHUTDOWN_WAIT_MS); }),
+      new Promise(resolve => {
+        timer = setTimeout(resolve, SHUTDOWN_WAIT_MS);
+      }),
     ]);
     clearTimeout(timer);
   }
@@ -174,7 +176,7 @@ export class DeploymentQueue {
   async #claim(): Promise<string | null> {
     const limit = this.#deps.config.deployConcurrency;
     const em = this.#deps.orm().em.fork();
-    const perServer = JSON.stringify(await this.#deps.serverLimits?.(em as EntityManager) ?? {});
+    const perServer = JSON.stringify((await this.#deps.serverLimits?.(em as EntityManager)) ?? {});
     return em.transactional(async tx => {
       const conn = tx.getConnection();
       const ctx = tx.getTransactionContext();
@@ -191,19 +193,28 @@ export class DeploymentQueue {
                    < coalesce((?::jsonb ->> d.server_id)::int, ?)
              order by d.created_at, d.deployment_id
              limit 1)
-        returning deployment_id`, [new Date(), perServer, limit], 'all', ctx);
+        returning deployment_id`,
+        [new Date(), perServer, limit],
+        'all',
+        ctx,
+      );
       return rows[0]?.deployment_id ?? null;
     });
   }
 
   async #requeue(deploymentId: string): Promise<void> {
-    await this.#deps.orm().em.fork().nativeUpdate(Deployment, { deploymentId, status: 'running' }, { status: 'queued', startedAt: null })
+    await this.#deps
+      .orm()
+      .em.fork()
+      .nativeUpdate(Deployment, { deploymentId, status: 'running' }, { status: 'queued', startedAt: null })
       .catch(e => this.#deps.logger().warn({ err: e, deploymentId }, 'could not put a deployment back in the queue; the next start marks it error'));
   }
 
   #track(deploymentId: string): Running & { markFinished: () => void } {
     let markFinished!: () => void;
-    const finished = new Promise<void>(r => { markFinished = r; });
+    const finished = new Promise<void>(r => {
+      markFinished = r;
+    });
     const running = { controller: new AbortController(), reason: null, finished, markFinished };
     this.#running.set(deploymentId, running);
     return running;
@@ -212,7 +223,10 @@ export class DeploymentQueue {
   async #execute(deploymentId: string, running: Running & { markFinished: () => void }, job: LockedJob | undefined): Promise<void> {
     const { orm, config } = this.#deps;
     const { controller } = running;
-    const row = await orm().em.fork().findOne(Deployment, { deploymentId }).catch(() => null);
+    const row = await orm()
+      .em.fork()
+      .findOne(Deployment, { deploymentId })
+      .catch(() => null);
     if (!row) {
       this.#running.delete(deploymentId);
       running.markFinished();
@@ -229,13 +243,9 @@ export class DeploymentQueue {
       // Cancelled between the claim and here: never start the deployer.
       controller.signal.throwIfAborted();
       const aborted = new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true }));
-      const work = Promise.resolve().then(() => deployer.run(row.action, {
-        deployment: record,
-        signal: controller.signal,
-        log: line => log.write(line),
-        redact: secret => log.redactor.add(secret),
-        em: orm().em.fork() as EntityManager,
-      }));
+      const work = Promise.resolve().then(() =>
+        deployer.run(row.action, { deployment: record, signal: controller.signal, log: line => log.write(line), redact: secret => log.redactor.add(secret), em: orm().em.fork() as EntityManager }),
+      );
       // A deployer that ignores its signal keeps running detached; its late failure is not ours to report.
       work.catch(() => {});
       await Promise.race([work, aborted]);
@@ -254,8 +264,10 @@ export class DeploymentQueue {
       this.#deps.logger().error({ err: e, deploymentId }, 'could not record the end of a deployment');
       // Never left `running`: the end is recorded without the message that could not be stored.
       if (running.reason !== 'superseded') {
-        await this.#finish(deploymentId, { status: outcome.status, message: outcome.status === 'error' ? 'Deployment failed (its error message could not be recorded; see the log)' : outcome.message })
-          .catch(again => this.#deps.logger().error({ err: again, deploymentId }, 'could not record the end of a deployment, twice'));
+        await this.#finish(deploymentId, {
+          status: outcome.status,
+          message: outcome.status === 'error' ? 'Deployment failed (its error message could not be recorded; see the log)' : outcome.message,
+        }).catch(again => this.#deps.logger().error({ err: again, deploymentId }, 'could not record the end of a deployment, twice'));
       }
     } finally {
       this.#running.delete(deploymentId);
@@ -265,11 +277,16 @@ export class DeploymentQueue {
 
   #outcomeOf(reason: AbortReason | null, error: unknown, log: DeploymentLog, message?: string): Outcome {
     switch (reason) {
-      case 'failed': return { status: 'error', message: storableMessage(log.redactor.apply(message ?? 'Deployment failed')) };
-      case 'cancelled': return { status: 'cancelled', message: CANCELLED_MESSAGE };
-      case 'timeout': return { status: 'error', message: timeoutMessage(this.#deps.config.deployTimeoutSeconds) };
-      case 'shutdown': return { status: 'error', message: STOPPED_MESSAGE };
-      case 'superseded': return { status: 'cancelled', message: CANCELLED_MESSAGE };
+      case 'failed':
+        return { status: 'error', message: storableMessage(log.redactor.apply(message ?? 'Deployment failed')) };
+      case 'cancelled':
+        return { status: 'cancelled', message: CANCELLED_MESSAGE };
+      case 'timeout':
+        return { status: 'error', message: timeoutMessage(this.#deps.config.deployTimeoutSeconds) };
+      case 'shutdown':
+        return { status: 'error', message: STOPPED_MESSAGE };
+      case 'superseded':
+        return { status: 'cancelled', message: CANCELLED_MESSAGE };
       default: {
         const message = error instanceof Error ? error.message : String(error);
         return { status: 'error', message: storableMessage(log.redactor.apply(message || 'Deployment failed')) };
@@ -282,7 +299,10 @@ export class DeploymentQueue {
     const log = this.#deps.logger();
     await job?.touch().catch(e => log.warn({ err: e, deploymentId }, 'could not extend the lock of a deployment job'));
     try {
-      const row = await this.#deps.orm().em.fork().findOne(Deployment, { deploymentId }, { fields: ['status'] });
+      const row = await this.#deps
+        .orm()
+        .em.fork()
+        .findOne(Deployment, { deploymentId }, { fields: ['status'] });
       if (!row || row.status !== 'running') void this.abort(deploymentId, 'superseded');
     } catch (e) {
       log.warn({ err: e, deploymentId }, 'could not check a running deployment');
@@ -295,8 +315,11 @@ export class DeploymentQueue {
    */
   async #finish(deploymentId: string, outcome: Outcome): Promise<void> {
     const em = this.#deps.orm().em.fork();
-    const moved = await em.nativeUpdate(Deployment, { deploymentId, status: 'running' },
-      { status: outcome.status, errorMessage: outcome.status === 'error' ? outcome.message : null, finishedAt: new Date() });
+    const moved = await em.nativeUpdate(
+      Deployment,
+      { deploymentId, status: 'running' },
+      { status: outcome.status, errorMessage: outcome.status === 'error' ? outcome.message : null, finishedAt: new Date() },
+    );
     if (!moved) return;
     const row = await em.findOneOrFail(Deployment, { deploymentId });
     await this.settle(row, outcome);
@@ -321,11 +344,11 @@ export class DeploymentQueue {
   /** Keeps the newest config.deploymentsKept finished deployments of the target; removes older records and logs. */
   async applyRetention(targetType: string, targetId: string): Promise<void> {
     const em = this.#deps.orm().em.fork();
-    const old = await em.find(Deployment, { targetType, targetId, status: { $in: ['done', 'error', 'cancelled'] } }, {
-      orderBy: { createdAt: 'desc', deploymentId: 'desc' },
-      offset: this.#deps.config.deploymentsKept,
-      fields: ['deploymentId', 'logPath'],
-    });
+    const old = await em.find(
+      Deployment,
+      { targetType, targetId, status: { $in: ['done', 'error', 'cancelled'] } },
+      { orderBy: { createdAt: 'desc', deploymentId: 'desc' }, offset: this.#deps.config.deploymentsKept, fields: ['deploymentId', 'logPath'] },
+    );
     if (!old.length) return;
     await em.nativeDelete(Deployment, { deploymentId: { $in: old.map(d => d.deploymentId) } });
     await Promise.all(old.map(d => removeLog(d.logPath)));

@@ -6,7 +6,10 @@ import { Type, deploymentStates, deploymentStatuses, schema, type Static, type T
 const { NonEmpty, Nullable, Timestamp } = schema;
 
 /** A target type and the id field a deployment shows it under. */
-export interface TargetField { type: string; idField: string }
+export interface TargetField {
+  type: string;
+  idField: string;
+}
 
 /** The peer's non-workload targets, registered here until the plugins that own them register them themselves. */
 export const peerTargets: TargetField[] = [
@@ -22,8 +25,8 @@ const DeploymentFields = {
   deploymentId: Type.String(),
   title: Type.String(),
   description: Nullable(Type.String()),
-  status: Type.Enum(deploymentStatuses, { description: 'the peer\'s status: running (queued or running), done, error (failed or cancelled); Berth\'s finer state is in state' }),
-  state: Type.Enum(deploymentStates, { description: 'Berth\'s state: queued (waiting its turn), running, done, error, cancelled' }),
+  status: Type.Enum(deploymentStatuses, { description: "the peer's status: running (queued or running), done, error (failed or cancelled); Berth's finer state is in state" }),
+  state: Type.Enum(deploymentStates, { description: "Berth's state: queued (waiting its turn), running, done, error, cancelled" }),
   action: Type.String({ description: 'what the job does: deploy, redeploy, reload, start, stop...' }),
   targetId: Type.String(),
   organizationId: Type.String(),
@@ -35,7 +38,7 @@ const DeploymentFields = {
   finishedAt: Nullable(Timestamp()),
   isPreviewDeployment: Type.Boolean(),
   // The peer's fields of what Berth does not run yet: always null until it does.
-  pid: Nullable(Type.String({ description: 'the peer\'s process id of a running deployment; Berth cancels through the queue (always null)' })),
+  pid: Nullable(Type.String({ description: "the peer's process id of a running deployment; Berth cancels through the queue (always null)" })),
   rollbackId: Nullable(Type.String({ description: 'the rollback a deployment made (rollbacks come later; null)' })),
   buildServerId: Nullable(Type.String({ description: 'the build server (build servers come later; null)' })),
 };
@@ -43,14 +46,11 @@ const DeploymentFields = {
 export function deploymentSchemas(targets: TargetField[]) {
   const types = targets.map(t => t.type);
   // serverId is the record's own field (the host that runs it); for a server's own deployments that is the server itself.
-  const idFields: Record<string, TSchema> = Object.fromEntries(targets.filter(t => t.idField !== 'serverId')
-    .map(t => [t.idField, Nullable(Type.String({ description: `the ${t.type} it belongs to (null unless targetType is "${t.type}")` }))]));
+  const idFields: Record<string, TSchema> = Object.fromEntries(
+    targets.filter(t => t.idField !== 'serverId').map(t => [t.idField, Nullable(Type.String({ description: `the ${t.type} it belongs to (null unless targetType is "${t.type}")` }))]),
+  );
   /** A deployment as every read answers it: the record plus the peer's id fields derived from targetType. */
-  const DeploymentView = Type.Object({
-    ...DeploymentFields,
-    targetType: Type.String({ description: `what it belongs to: ${types.join(', ')}` }),
-    ...idFields,
-  });
+  const DeploymentView = Type.Object({ ...DeploymentFields, targetType: Type.String({ description: `what it belongs to: ${types.join(', ')}` }), ...idFields });
   const ByTypeInput = Type.Object({ id: NonEmpty(), type: Type.Enum(types) });
   return { DeploymentView, ByTypeInput };
 }
@@ -61,8 +61,5 @@ export const ApplicationIdInput = Type.Object({ applicationId: NonEmpty() });
 export const ComposeIdInput = Type.Object({ composeId: NonEmpty() });
 export const ServerIdInput = Type.Object({ serverId: NonEmpty() });
 export const DeploymentIdInput = Type.Object({ deploymentId: NonEmpty() });
-export const ReadLogsInput = Type.Object({
-  deploymentId: NonEmpty(),
-  tail: Type.Optional(Type.Integer({ minimum: 1, maximum: 10000, default: 100, description: 'how many of the last lines' })),
-});
+export const ReadLogsInput = Type.Object({ deploymentId: NonEmpty(), tail: Type.Optional(Type.Integer({ minimum: 1, maximum: 10000, default: 100, description: 'how many of the last lines' })) });
 export const LogText = Type.String({ description: 'the last lines of the log, secrets masked' });

@@ -1,7 +1,23 @@
 // Deployment records for workload plugins (the `deployments` contract) and for deployment.*.
 // Reads are confined to the caller's organization: another organization's deployment is
 // NOT_FOUND, never FORBIDDEN.
-import { CANCELLED_MESSAGE, badRequest, newId, notFound, type BerthConfig, type Cradle, type Deployer, type DeploymentRecord, type DeploymentService, type DeploymentTargetType, type DeploymentTarget, type EnqueueRequest, type EntityManager, type EnvironmentDirectory, type TSchema } from '@berth/core';
+import {
+  CANCELLED_MESSAGE,
+  badRequest,
+  newId,
+  notFound,
+  type BerthConfig,
+  type Cradle,
+  type Deployer,
+  type DeploymentRecord,
+  type DeploymentService,
+  type DeploymentTargetType,
+  type DeploymentTarget,
+  type EnqueueRequest,
+  type EntityManager,
+  type EnvironmentDirectory,
+  type TSchema,
+} from '@berth/core';
 import { centralized, centralizedSchemas, queueJobs } from './centralized.ts';
 import { Deployment, type DeploymentRow } from './entities.ts';
 import { logPathFor, readTail, removeLog } from './log.ts';
@@ -9,7 +25,6 @@ import type { DeploymentQueue } from './queue.ts';
 import { isFinished, toRecord, toView } from './views.ts';
 import { deploymentSchemas, peerTargets, type DeploymentView, type TargetField } from './schemas.ts';
 import { type WorkloadRegistry } from '@berth/plugin-workloads';
-
 
 const newestFirst = { createdAt: 'desc', deploymentId: 'desc' } as const;
 
@@ -164,9 +179,11 @@ export class DeploymentStore implements DeploymentService {
   }
 
   async removeFor(targetType: DeploymentTargetType, targetId: string, em: EntityManager, options: { includeActive?: boolean } = {}): Promise<void> {
-    const rows = await em.find(Deployment, {
-      targetType, targetId, ...(options.includeActive ? {} : { status: { $in: ['done', 'error', 'cancelled'] } }),
-    }, { fields: ['deploymentId', 'logPath', 'status'] });
+    const rows = await em.find(
+      Deployment,
+      { targetType, targetId, ...(options.includeActive ? {} : { status: { $in: ['done', 'error', 'cancelled'] } }) },
+      { fields: ['deploymentId', 'logPath', 'status'] },
+    );
     if (!rows.length) return;
     await em.nativeDelete(Deployment, { deploymentId: { $in: rows.map(r => r.deploymentId) } });
     // A run of a deleted record stops without settling: its target is going away.
@@ -272,27 +289,29 @@ const label = (kind: string) => kind.charAt(0).toUpperCase() + kind.slice(1);
  * request's unit of work. Registered request-scoped as `callerDeployments`; workload plugins
  * and the queue keep using the singleton `deployments` service.
  */
-export const callerDeployments = (store: DeploymentStore) => ({ principal, em }: Cradle) => {
-  const organizationId = principal!.organizationId;
-  return {
-    /** One deployment. */
-    one: (deploymentId: string) => store.one(deploymentId, organizationId, em),
-    /** The deployments of the workload a kind's id field names, newest first. */
-    forIdField: (idField: string, id: string) => store.forIdField(idField, id, organizationId, em),
-    /** A target's deployments, newest first. */
-    forTarget: (targetType: DeploymentTargetType, targetId: string) => store.forTarget(targetType, targetId, organizationId, em),
-    /** The organization's latest deployments, newest first, joined with their workloads. */
-    all: () => store.all(organizationId, em),
-    /** The organization's unfinished deployments as queue jobs, newest first. */
-    queue: () => store.queue(organizationId, em),
-    /** The last `tail` lines of a deployment's log. */
-    readLogs: (deploymentId: string, tail: number) => store.readLogs(deploymentId, organizationId, tail, em),
-    /** Stops a queued or running deployment. */
-    kill: (deploymentId: string) => store.kill(deploymentId, organizationId, em),
-    /** Deletes a finished deployment and its log. */
-    remove: (deploymentId: string) => store.remove(deploymentId, organizationId, em),
+export const callerDeployments =
+  (store: DeploymentStore) =>
+  ({ principal, em }: Cradle) => {
+    const organizationId = principal!.organizationId;
+    return {
+      /** One deployment. */
+      one: (deploymentId: string) => store.one(deploymentId, organizationId, em),
+      /** The deployments of the workload a kind's id field names, newest first. */
+      forIdField: (idField: string, id: string) => store.forIdField(idField, id, organizationId, em),
+      /** A target's deployments, newest first. */
+      forTarget: (targetType: DeploymentTargetType, targetId: string) => store.forTarget(targetType, targetId, organizationId, em),
+      /** The organization's latest deployments, newest first, joined with their workloads. */
+      all: () => store.all(organizationId, em),
+      /** The organization's unfinished deployments as queue jobs, newest first. */
+      queue: () => store.queue(organizationId, em),
+      /** The last `tail` lines of a deployment's log. */
+      readLogs: (deploymentId: string, tail: number) => store.readLogs(deploymentId, organizationId, tail, em),
+      /** Stops a queued or running deployment. */
+      kill: (deploymentId: string) => store.kill(deploymentId, organizationId, em),
+      /** Deletes a finished deployment and its log. */
+      remove: (deploymentId: string) => store.remove(deploymentId, organizationId, em),
+    };
   };
-};
 
 declare module '@berth/core' {
   interface Cradle {

@@ -32,9 +32,13 @@ export function toView(record: DeploymentRecord, targets: TargetField[]): Deploy
   return {
     ...record,
     status: wireStatus(state),
-    errorMessage: state === 'cancelled' ? record.errorMessage ?? CANCELLED_MESSAGE : record.errorMessage,
+    errorMessage: state === 'cancelled' ? (record.errorMessage ?? CANCELLED_MESSAGE) : record.errorMessage,
     startedAt: state === 'queued' ? null : record.startedAt,
-    ...ids, isPreviewDeployment: record.targetType === 'previewDeployment', pid: null, rollbackId: null, buildServerId: null,
+    ...ids,
+    isPreviewDeployment: record.targetType === 'previewDeployment',
+    pid: null,
+    rollbackId: null,
+    buildServerId: null,
   } as DeploymentView;
 }
 

@@ -3,10 +3,7 @@ import t from 'tap';
 import { signUpAdmin } from '@berth/core/testing';
 import { startServer, enqueue, waitForStatus, events, gate, unique, type FixtureEvent } from './helpers.ts';
 
-const span = (ev: FixtureEvent[], id: string) => ({
-  start: ev.find(e => e.event === 'start' && e.deploymentId === id)!.at,
-  end: ev.find(e => e.event === 'end' && e.deploymentId === id)!.at,
-});
+const span = (ev: FixtureEvent[], id: string) => ({ start: ev.find(e => e.event === 'start' && e.deploymentId === id)!.at, end: ev.find(e => e.event === 'end' && e.deploymentId === id)!.at });
 
 t.test('with deployConcurrency 2', async t => {
   const server = await startServer({ deployConcurrency: 2 });
@@ -31,7 +28,7 @@ t.test('with deployConcurrency 2', async t => {
     t.ok(span(ev, c.deploymentId).start >= span(ev, a.deploymentId).end, 'the third started once the first ended');
   });
 
-  t.test('one target\'s deployments never overlap, even with free slots', async t => {
+  t.test("one target's deployments never overlap, even with free slots", async t => {
     const target = unique('same');
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await enqueue(client, target, { sleepMs: 200 })).deploymentId);

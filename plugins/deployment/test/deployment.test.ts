@@ -20,9 +20,20 @@ t.test('deployments', async t => {
     t.ok(queued.logPath.startsWith(server.dataDir), 'the log lives under the data directory');
     const done = await waitForStatus(client, queued.deploymentId, ['done', 'error']);
     t.match(done, {
-      deploymentId: queued.deploymentId, status: 'done', state: 'done', action: 'deploy', targetType: 'schedule', targetId: target,
-      organizationId, serverId: null, errorMessage: null, scheduleId: target, applicationId: null, isPreviewDeployment: false,
-      startedAt: String, finishedAt: String,
+      deploymentId: queued.deploymentId,
+      status: 'done',
+      state: 'done',
+      action: 'deploy',
+      targetType: 'schedule',
+      targetId: target,
+      organizationId,
+      serverId: null,
+      errorMessage: null,
+      scheduleId: target,
+      applicationId: null,
+      isPreviewDeployment: false,
+      startedAt: String,
+      finishedAt: String,
     });
     t.ok(Date.parse(done.startedAt) >= Date.parse(done.createdAt) && Date.parse(done.finishedAt) >= Date.parse(done.startedAt), 'timestamps in order');
     const file = readFileSync(queued.logPath, 'utf8');
@@ -37,8 +48,14 @@ t.test('deployments', async t => {
     t.equal(trpc.body.result.data.json, 'token is ****** here\nsh0rt x\n', 'over tRPC too');
     const byType = await client.get('deployment.allByType', { id: target, type: 'schedule' });
     t.equal(byType.status, 200);
-    t.same(byType.body.map((d: { deploymentId: string }) => d.deploymentId), [queued.deploymentId]);
-    t.ok(events(server).some(e => e.event === 'end' && e.deploymentId === queued.deploymentId), 'the deployer ran to its end');
+    t.same(
+      byType.body.map((d: { deploymentId: string }) => d.deploymentId),
+      [queued.deploymentId],
+    );
+    t.ok(
+      events(server).some(e => e.event === 'end' && e.deploymentId === queued.deploymentId),
+      'the deployer ran to its end',
+    );
   });
 
   t.test('a deployer that throws: error, its message recorded and last in the log (redacted), the workload settled', async t => {
@@ -52,7 +69,7 @@ t.test('deployments', async t => {
     t.match(settle, { outcome: 'error', reason: 'build failed: password ****** rejected' });
   });
 
-  t.test('an error message with NUL bytes (as the engine\'s log frames carry) still ends the deployment: error, the message stored without them', async t => {
+  t.test("an error message with NUL bytes (as the engine's log frames carry) still ends the deployment: error, the message stored without them", async t => {
     const d = await enqueue(client, unique('nul'), { fail: 'pull failed:<NUL><NUL> bad frame<NUL>' });
     const failed = await waitForStatus(client, d.deploymentId, ['done', 'error', 'cancelled']);
     t.equal(failed.status, 'error', 'not left running');
@@ -75,10 +92,22 @@ t.test('deployments', async t => {
     for (let i = 0; i < 3; i++) ids.push((await enqueue(client, target, { sleepMs: 150 }, { action: `step${i}` })).deploymentId);
     for (const id of ids) await waitForStatus(client, id, ['done']);
     const seen = events(server).filter(e => e.targetId === target && (e.event === 'start' || e.event === 'end'));
-    t.same(seen.map(e => `${e.event}:${ids.indexOf(e.deploymentId!)}`), ['start:0', 'end:0', 'start:1', 'end:1', 'start:2', 'end:2'], 'never overlapping, FIFO');
-    t.same(seen.filter(e => e.event === 'start').map(e => e.action), ['step0', 'step1', 'step2'], 'the deployer got each action');
+    t.same(
+      seen.map(e => `${e.event}:${ids.indexOf(e.deploymentId!)}`),
+      ['start:0', 'end:0', 'start:1', 'end:1', 'start:2', 'end:2'],
+      'never overlapping, FIFO',
+    );
+    t.same(
+      seen.filter(e => e.event === 'start').map(e => e.action),
+      ['step0', 'step1', 'step2'],
+      'the deployer got each action',
+    );
     const list = await client.get('deployment.allByType', { id: target, type: 'schedule' });
-    t.same(list.body.map((d: { deploymentId: string }) => d.deploymentId), [...ids].reverse(), 'listed newest first');
+    t.same(
+      list.body.map((d: { deploymentId: string }) => d.deploymentId),
+      [...ids].reverse(),
+      'listed newest first',
+    );
   });
 
   t.test('concurrency 1 per host: two targets on the local host run one after the other', async t => {
@@ -97,7 +126,7 @@ t.test('deployments', async t => {
     const dc = await enqueue(client, c, { gate: held.file });
     await waitForStatus(client, dc.deploymentId, ['running']);
     const dd = await enqueue(client, d, {}, { serverId: 'remote-1' });
-    t.equal((await waitForStatus(client, dd.deploymentId, ['done', 'error'])).status, 'done', 'the remote host\'s deployment ran to its end');
+    t.equal((await waitForStatus(client, dd.deploymentId, ['done', 'error'])).status, 'done', "the remote host's deployment ran to its end");
     t.equal((await client.get('deployment.one', { deploymentId: dc.deploymentId })).body.state, 'running', 'alongside the local one, still running');
     held.open();
     await waitForStatus(client, dc.deploymentId, ['done']);
@@ -111,10 +140,17 @@ t.test('deployments', async t => {
     await waitFor('the deployer to start', () => logText(running.logPath).includes('long job'));
     const killed = await client.post('deployment.killProcess', { deploymentId: running.deploymentId });
     t.equal(killed.status, 200);
-    t.match(killed.body, { deploymentId: running.deploymentId, status: 'error', state: 'cancelled', errorMessage: 'Deployment cancelled', finishedAt: String }, 'cancelled: the peer\'s error, with the cancellation as its message');
+    t.match(
+      killed.body,
+      { deploymentId: running.deploymentId, status: 'error', state: 'cancelled', errorMessage: 'Deployment cancelled', finishedAt: String },
+      "cancelled: the peer's error, with the cancellation as its message",
+    );
     t.match(readFileSync(running.logPath, 'utf8'), /long job\nDeployment cancelled\n$/);
     t.match(await settleOf(server, target), { outcome: 'cancelled' });
-    t.notOk(events(server).some(e => e.event === 'end' && e.deploymentId === running.deploymentId), 'the deployer saw its signal and never finished');
+    t.notOk(
+      events(server).some(e => e.event === 'end' && e.deploymentId === running.deploymentId),
+      'the deployer saw its signal and never finished',
+    );
     // The queued one was not touched by killing the other: it runs now.
     await waitForStatus(client, queued.deploymentId, ['done']);
     const again = await client.post('deployment.killProcess', { deploymentId: running.deploymentId });
@@ -125,8 +161,11 @@ t.test('deployments', async t => {
     const blocker = await enqueue(client, target, { gate: blocking.file });
     const waiting = await enqueue(client, target, { sleepMs: 10 });
     await waitForStatus(client, blocker.deploymentId, ['running']);
-    t.match((await client.get('deployment.one', { deploymentId: waiting.deploymentId })).body, { status: 'running', state: 'queued', startedAt: null },
-      'a queued one answers the peer\'s running (its enum has no queued), not started, and its state queued');
+    t.match(
+      (await client.get('deployment.one', { deploymentId: waiting.deploymentId })).body,
+      { status: 'running', state: 'queued', startedAt: null },
+      "a queued one answers the peer's running (its enum has no queued), not started, and its state queued",
+    );
     const stop = await client.post('deployment.killProcess', { deploymentId: waiting.deploymentId });
     t.match(stop.body, { status: 'error', state: 'cancelled', errorMessage: 'Deployment cancelled' }, 'a queued one is cancelled at once');
     blocking.open();
@@ -168,7 +207,11 @@ t.test('deployments', async t => {
       const now = await listed();
       return now.length <= 3 && now;
     });
-    t.same(list.map(d => d.deploymentId), [ids[4], ids[3], ids[2]], 'the three newest remain');
+    t.same(
+      list.map(d => d.deploymentId),
+      [ids[4], ids[3], ids[2]],
+      'the three newest remain',
+    );
     t.ok(list.every(d => existsSync(d.logPath)));
     t.notOk(existsSync(`${server.dataDir}/logs/deployments/${ids[0]}.log`), 'older logs are removed');
     t.equal((await client.get('deployment.one', { deploymentId: ids[0] })).status, 404);
@@ -201,8 +244,14 @@ t.test('deployments', async t => {
     for (const d of [a1, a2, b1]) await waitForStatus(client, d.deploymentId, ['done']);
     const listed = await client.post('deployFixture.list', { targetType: 'schedule', targetIds: [a, b, 'none'] });
     t.equal(listed.status, 200);
-    t.same(listed.body[a].map((d: { deploymentId: string }) => d.deploymentId), [a2.deploymentId, a1.deploymentId]);
-    t.same(listed.body[b].map((d: { deploymentId: string }) => d.deploymentId), [b1.deploymentId]);
+    t.same(
+      listed.body[a].map((d: { deploymentId: string }) => d.deploymentId),
+      [a2.deploymentId, a1.deploymentId],
+    );
+    t.same(
+      listed.body[b].map((d: { deploymentId: string }) => d.deploymentId),
+      [b1.deploymentId],
+    );
     t.same(listed.body.none, []);
 
     // A gate nobody opens: the local host is free again only if the removal stopped it.
@@ -210,7 +259,11 @@ t.test('deployments', async t => {
     await waitForStatus(client, running.deploymentId, ['running']);
     await client.post('deployFixture.remove', { targetType: 'schedule', targetId: a });
     let left = (await client.get('deployment.allByType', { id: a, type: 'schedule' })).body;
-    t.same(left.map((d: { deploymentId: string }) => d.deploymentId), [running.deploymentId], 'only the running one is left');
+    t.same(
+      left.map((d: { deploymentId: string }) => d.deploymentId),
+      [running.deploymentId],
+      'only the running one is left',
+    );
     t.notOk(existsSync(a1.logPath));
     await client.post('deployFixture.remove', { targetType: 'schedule', targetId: a, includeActive: true });
     left = (await client.get('deployment.allByType', { id: a, type: 'schedule' })).body;
@@ -220,7 +273,7 @@ t.test('deployments', async t => {
     t.equal((await waitForStatus(client, next.deploymentId, ['done'])).status, 'done');
   });
 
-  t.test('deployment.all and allByCompose check the workload\'s organization', async t => {
+  t.test("deployment.all and allByCompose check the workload's organization", async t => {
     const appId = unique('app');
     await client.post('deployFixture.own', { applicationId: appId });
     const r = await client.post('deployFixture.enqueue', { targetType: 'application', targetId: appId });
@@ -228,7 +281,7 @@ t.test('deployments', async t => {
     const all = await client.get('deployment.all', { applicationId: appId });
     t.equal(all.status, 200);
     t.match(all.body, [{ deploymentId: r.body.deploymentId, applicationId: appId, scheduleId: null }]);
-    t.equal((await other.client.get('deployment.all', { applicationId: appId })).status, 404, 'another organization\'s application is NOT_FOUND');
+    t.equal((await other.client.get('deployment.all', { applicationId: appId })).status, 404, "another organization's application is NOT_FOUND");
     t.equal((await client.get('deployment.all', { applicationId: 'no-such-app' })).status, 404, 'an unknown application is NOT_FOUND');
     // No compose kind is registered here: nothing is anybody's compose stack.
     t.equal((await client.get('deployment.allByCompose', { composeId: 'c1' })).status, 404);
@@ -262,7 +315,13 @@ t.test('deployments', async t => {
     const b = await enqueue(client, target, {});
     await waitForStatus(client, a.deploymentId, ['running']);
     const q = (await client.get('deployment.queueList')).body as { id: string; state: string; processedOn?: number; data: Record<string, unknown>; servicePath: unknown }[];
-    t.same(q.map(j => [j.id, j.state]), [[b.deploymentId, 'waiting'], [a.deploymentId, 'active']]);
+    t.same(
+      q.map(j => [j.id, j.state]),
+      [
+        [b.deploymentId, 'waiting'],
+        [a.deploymentId, 'active'],
+      ],
+    );
     t.ok(typeof q[1]!.processedOn === 'number' && !('processedOn' in q[0]!), 'the running job has started, the waiting one not');
     t.match(q[1], { data: { deploymentId: a.deploymentId, scheduleId: target, applicationType: 'schedule' }, servicePath: { href: null, label: '—' } }, 'a target that is no workload has no page');
     held.open();
@@ -297,7 +356,7 @@ t.test('the hard timeout stops a deployment: error "timed out", settled', async 
   const ended = await waitForStatus(client, d.deploymentId, ['done', 'error', 'cancelled']);
   t.equal(ended.status, 'error');
   t.equal(ended.errorMessage, 'Deployment timed out after 2 s');
-  t.ok(Date.now() - started < 30_000, 'ended at the limit, long before the deployer\'s own minute, although it ignores its signal');
+  t.ok(Date.now() - started < 30_000, "ended at the limit, long before the deployer's own minute, although it ignores its signal");
   t.match(readFileSync(d.logPath, 'utf8'), /waiting forever\nDeployment timed out after 2 s\n$/);
   t.match(await settleOf(server, target), { outcome: 'error', reason: 'Deployment timed out after 2 s' });
   // The next deployment of the host is not held by the stuck one.
@@ -305,7 +364,7 @@ t.test('the hard timeout stops a deployment: error "timed out", settled', async 
   t.equal((await waitForStatus(client, next.deploymentId, ['done', 'error'])).status, 'done');
 });
 
-t.test('a deployment enqueued inside the caller\'s transaction runs once it is committed', async t => {
+t.test("a deployment enqueued inside the caller's transaction runs once it is committed", async t => {
   // On a single-session database (the embedded one) a wake-up awaited inside the transaction
   // deadlocks it for good (fixed in f2b37ad). The call is bounded so that shows as a failure, and
   // the server is its own: the deadlock would hang every later request and the stop.
@@ -319,12 +378,14 @@ t.test('a deployment enqueued inside the caller\'s transaction runs once it is c
   });
   const { apiKey } = await signUpAdmin(server);
   const client = new Client(server.url, { apiKey });
-  const answered = await client.raw('/api/deployFixture.enqueueInTransaction', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
-    body: JSON.stringify({ targetType: 'schedule', targetId: unique('tx') }),
-    signal: AbortSignal.timeout(20_000),
-  }).catch((e: Error) => e);
+  const answered = await client
+    .raw('/api/deployFixture.enqueueInTransaction', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
+      body: JSON.stringify({ targetType: 'schedule', targetId: unique('tx') }),
+      signal: AbortSignal.timeout(20_000),
+    })
+    .catch((e: Error) => e);
   if (answered instanceof Error) {
     wedged = true;
     t.fail(`deployment.enqueue inside a transaction did not answer within 20 s (${answered.message}): the enqueue waits for something the open transaction holds`);

@@ -10,8 +10,7 @@ import { eventsFile, type Plan } from './fixture/index.ts';
 export const fixturePlugin = fileURLToPath(new URL('./fixture/index.ts', import.meta.url));
 export const plugins = ['auth', 'user', 'organization', 'hosts', 'workloads', 'deployment'];
 
-export const startServer = (config: Partial<BerthConfig> = {}) =>
-  startTestServer({ plugins, extraPlugins: [fixturePlugin], ...config });
+export const startServer = (config: Partial<BerthConfig> = {}) => startTestServer({ plugins, extraPlugins: [fixturePlugin], ...config });
 
 export type FixtureEvent = { event: 'start' | 'end' | 'settle'; deploymentId?: string; targetId: string; outcome?: string; reason?: string; action?: string; at: number };
 
@@ -19,12 +18,14 @@ export type FixtureEvent = { event: 'start' | 'end' | 'settle'; deploymentId?: s
 export function events(server: TestServer): FixtureEvent[] {
   const file = eventsFile(server.dataDir);
   if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map(l => JSON.parse(l) as FixtureEvent);
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map(l => JSON.parse(l) as FixtureEvent);
 }
 
 /** The fixture's settle of a target, once recorded (the record's status is written just before its workload is settled). */
-export const settleOf = (server: TestServer, targetId: string) =>
-  waitFor(`the settle of ${targetId}`, async () => events(server).find(e => e.event === 'settle' && e.targetId === targetId));
+export const settleOf = (server: TestServer, targetId: string) => waitFor(`the settle of ${targetId}`, async () => events(server).find(e => e.event === 'settle' && e.targetId === targetId));
 
 export const unique = (prefix: string) => `${prefix}-${Math.random().toString(36).slice(2, 10)}`;
 
@@ -37,12 +38,16 @@ export async function enqueue(client: Client, targetId: string, plan: Plan = {},
 
 /** Polls deployment.one until its state (Berth's: queued, running, done, error, cancelled) is one of `statuses`; answers the record, or fails naming the last state at the deadline. */
 export async function waitForStatus(client: Client, deploymentId: string, statuses: string[], timeoutMs = 30_000) {
-  return waitFor(`deployment ${deploymentId} ${statuses.join('|')}`, async () => {
-    const r = await client.get('deployment.one', { deploymentId });
-    if (r.status !== 200) throw new Error(`deployment.one ${r.status}: ${JSON.stringify(r.body)}`);
-    if (statuses.includes(r.body.state)) return r.body as Record<string, any>;
-    throw new Error(`state ${r.body.state}`);
-  }, { timeout: timeoutMs, interval: 50 });
+  return waitFor(
+    `deployment ${deploymentId} ${statuses.join('|')}`,
+    async () => {
+      const r = await client.get('deployment.one', { deploymentId });
+      if (r.status !== 200) throw new Error(`deployment.one ${r.status}: ${JSON.stringify(r.body)}`);
+      if (statuses.includes(r.body.state)) return r.body as Record<string, any>;
+      throw new Error(`state ${r.body.state}`);
+    },
+    { timeout: timeoutMs, interval: 50 },
+  );
 }
 
 let gates = 0;
@@ -55,7 +60,10 @@ export function gate(server: TestServer) {
 /** The log file's text ('' before it exists). */
 export const logText = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8') : '');
 
-export interface SseEvent { event: string; data: string }
+export interface SseEvent {
+  event: string;
+  data: string;
+}
 
 /**
  * Opens the live log of a deployment and collects its events until the server ends the
@@ -80,7 +88,11 @@ export async function follow(base: string, deploymentId: string, headers: Record
         buffer = buffer.slice(cut + 2);
         if (block.startsWith(':')) continue;
         const event = /^event: (.*)$/m.exec(block)?.[1] ?? 'message';
-        const data = block.split('\n').filter(l => l.startsWith('data: ')).map(l => l.slice(6)).join('\n');
+        const data = block
+          .split('\n')
+          .filter(l => l.startsWith('data: '))
+          .map(l => l.slice(6))
+          .join('\n');
         received.push({ event, data });
       }
       if (stopAfter?.(received)) {

@@ -22,12 +22,19 @@ t.test('a stop in the middle of a deployment: error with the reason, settled, th
   await waitFor('the long deployment to start', () => logText(long.logPath).includes('started'));
   // An open log stream must not hold the stop: stop once the stream has delivered its first line.
   let firstLine!: () => void;
-  const streaming = new Promise<void>(resolve => { firstLine = resolve; });
+  const streaming = new Promise<void>(resolve => {
+    firstLine = resolve;
+  });
   const following = follow(server.url, long.deploymentId, { 'x-api-key': apiKey }, received => {
     if (received.length) firstLine();
     return false;
   });
-  await Promise.race([streaming, following.then(r => { throw new Error(`the stream ended before its first line: ${JSON.stringify(r)}`); })]);
+  await Promise.race([
+    streaming,
+    following.then(r => {
+      throw new Error(`the stream ended before its first line: ${JSON.stringify(r)}`);
+    }),
+  ]);
   const stopping = Date.now();
   const stopped = await Promise.race([server.stop().then(() => true), delay(60_000, false, { ref: false })]);
   t.ok(stopped, 'the stop ended although a log stream was open');
@@ -40,7 +47,10 @@ t.test('a stop in the middle of a deployment: error with the reason, settled, th
   const ended = (await client.get('deployment.one', { deploymentId: long.deploymentId })).body;
   t.match(ended, { status: 'error', errorMessage: STOPPED, finishedAt: String });
   t.match(logText(long.logPath), new RegExp(`started\\n${STOPPED.replace(/[()]/g, '\\$&')}\\n$`));
-  t.match(events(server).filter(e => e.event === 'settle' && e.targetId === target), [{ outcome: 'error', reason: STOPPED }]);
+  t.match(
+    events(server).filter(e => e.event === 'settle' && e.targetId === target),
+    [{ outcome: 'error', reason: STOPPED }],
+  );
   t.equal((await waitForStatus(client, next.deploymentId, ['done', 'error'])).status, 'done', 'the queued deployment of the same target ran after the restart');
   t.equal((await waitForStatus(client, elsewhere.deploymentId, ['done', 'error'])).status, 'done');
   t.match(logText(next.logPath), 'next one');
@@ -72,7 +82,10 @@ t.test('a deployment left running by a process that died: error with the reason 
   t.match(after, { status: 'error', errorMessage: STOPPED });
   t.match(logText(d.logPath), new RegExp(`was working\\n${STOPPED.replace(/[()]/g, '\\$&')}\\n$`), 'the reason ends the log');
   t.equal(events(server).filter(e => e.event === 'settle' && e.targetId === target).length, 1);
-  t.match(events(server).find(e => e.event === 'settle' && e.targetId === target), { outcome: 'error', reason: STOPPED });
+  t.match(
+    events(server).find(e => e.event === 'settle' && e.targetId === target),
+    { outcome: 'error', reason: STOPPED },
+  );
   await waitFor('the queued deployment to run again', () => events(server).filter(e => e.event === 'start' && e.deploymentId === queued.deploymentId).length === startsBefore + 1);
   t.equal((await waitForStatus(client, queued.deploymentId, ['done'])).status, 'done', 'a deployment queued when the process died runs after the restart');
 });

@@ -3,7 +3,7 @@ import t from 'tap';
 import { signUpAdmin, otherOrganization, waitFor } from '@berth/core/testing';
 import { startServer, enqueue, waitForStatus, logText, follow, gate, unique } from './helpers.ts';
 
-t.test('following a deployment\'s log', async t => {
+t.test("following a deployment's log", async t => {
   const server = await startServer();
   t.teardown(() => server.destroy());
   const { client, apiKey, token, userId } = await signUpAdmin(server);
@@ -46,7 +46,10 @@ t.test('following a deployment\'s log', async t => {
     t.equal((await client.get('deployment.one', { deploymentId: waiting.deploymentId })).body.state, 'queued', 'queued while the stream is asked for');
     held.open();
     const followed = await following;
-    t.same(followed.events.map(e => e.event === 'end' ? JSON.parse(e.data).status : e.data), ['ran later', 'done']);
+    t.same(
+      followed.events.map(e => (e.event === 'end' ? JSON.parse(e.data).status : e.data)),
+      ['ran later', 'done'],
+    );
     t.equal((await client.get('deployment.one', { deploymentId: blocker.deploymentId })).body.status, 'done');
   });
 

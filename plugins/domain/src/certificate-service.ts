@@ -21,7 +21,10 @@ declare module '@berth/core' {
   }
 }
 
-interface Parsed { expiresAt: Date; subjects: string[] }
+interface Parsed {
+  expiresAt: Date;
+  subjects: string[];
+}
 
 /** The leaf's expiry and names; 400 naming the field when the chain or key is not usable. */
 export function parseCertificate(chain: string, key: string): Parsed {
@@ -38,7 +41,11 @@ export function parseCertificate(chain: string, key: string): Parsed {
     throw invalidField('privateKey', `not a PEM private key: ${(e as Error).message}`);
   }
   if (!leaf.checkPrivateKey(privateKey)) throw invalidField('privateKey', 'does not belong to the first certificate of certificateData');
-  const names = (leaf.subjectAltName ?? '').split(',').map(s => s.trim()).filter(s => s.startsWith('DNS:')).map(s => s.slice(4));
+  const names = (leaf.subjectAltName ?? '')
+    .split(',')
+    .map(s => s.trim())
+    .filter(s => s.startsWith('DNS:'))
+    .map(s => s.slice(4));
   const cn = /CN=([^\n,]+)/.exec(leaf.subject)?.[1];
   return { expiresAt: new Date(leaf.validTo), subjects: names.length ? names : cn ? [cn] : [] };
 }
@@ -134,7 +141,11 @@ export class CertificateService {
     if (!row.expiresAt) return false;
     const daysLeft = Math.floor((row.expiresAt.getTime() - now) / 86_400_000);
     if (daysLeft > EXPIRY_WARNING_DAYS) return false;
-    await this.#cradle().events.emitDurable('certificateExpiring', { certificateId: row.certificateId, organizationId: row.organizationId, name: row.name, expiresAt: row.expiresAt.toISOString(), daysLeft }, em);
+    await this.#cradle().events.emitDurable(
+      'certificateExpiring',
+      { certificateId: row.certificateId, organizationId: row.organizationId, name: row.name, expiresAt: row.expiresAt.toISOString(), daysLeft },
+      em,
+    );
     return true;
   }
 
@@ -148,7 +159,11 @@ export class CertificateService {
       const host = asciiHost(d.host) || d.host;
       const state = await provider.certificateState(host, true).catch(() => null);
       if (state?.state !== 'failed') continue;
-      await this.#cradle().events.emitDurable('certificateRenewalFailed', { domainId: d.domainId, organizationId: d.organizationId, host, reason: state.reason ?? 'the proxy could not obtain the certificate' }, em);
+      await this.#cradle().events.emitDurable(
+        'certificateRenewalFailed',
+        { domainId: d.domainId, organizationId: d.organizationId, host, reason: state.reason ?? 'the proxy could not obtain the certificate' },
+        em,
+      );
       warned++;
     }
     return warned;
@@ -156,20 +171,25 @@ export class CertificateService {
 
   async #write(row: CertificateRow, privateKey: string): Promise<void> {
     const provider = await this.#routing.ensure();
-    if (provider) await this.#routing.apply('write the certificate', () => provider.writeCertificate({ certificateId: row.certificateId, certificatePath: row.certificatePath, certificateData: row.certificateData, privateKey }));
+    if (provider)
+      await this.#routing.apply('write the certificate', () =>
+        provider.writeCertificate({ certificateId: row.certificateId, certificatePath: row.certificatePath, certificateData: row.certificateData, privateKey }),
+      );
   }
 }
 
-export const callerCertificates = (certificates: CertificateService) => ({ principal, em }: Cradle) => {
-  const organizationId = principal!.organizationId;
-  return {
-    create: async (input: CreateCertificateInput) => certificates.view(await certificates.create(input, organizationId, em)),
-    all: async () => (await certificates.all(organizationId, em)).map(r => certificates.view(r)),
-    one: async (certificateId: string) => certificates.view(await certificates.one(certificateId, organizationId, em)),
-    update: async (input: UpdateCertificateInput) => certificates.view(await certificates.update(input, organizationId, em)),
-    remove: async (certificateId: string) => certificates.view(await certificates.remove(certificateId, organizationId, em)),
+export const callerCertificates =
+  (certificates: CertificateService) =>
+  ({ principal, em }: Cradle) => {
+    const organizationId = principal!.organizationId;
+    return {
+      create: async (input: CreateCertificateInput) => certificates.view(await certificates.create(input, organizationId, em)),
+      all: async () => (await certificates.all(organizationId, em)).map(r => certificates.view(r)),
+      one: async (certificateId: string) => certificates.view(await certificates.one(certificateId, organizationId, em)),
+      update: async (input: UpdateCertificateInput) => certificates.view(await certificates.update(input, organizationId, em)),
+      remove: async (certificateId: string) => certificates.view(await certificates.remove(certificateId, organizationId, em)),
+    };
   };
-};
 
 declare module '@berth/core' {
   interface Cradle {

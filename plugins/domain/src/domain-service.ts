@@ -103,16 +103,16 @@ export class DomainService extends ProxyBound {
     const row = await this.one(input.domainId, organizationId, em);
     const fields = this.#checked({
       host: input.host,
-      path: input.path === undefined ? row.path ?? '/' : input.path ?? '/',
-      port: input.port === undefined ? row.port ?? 3000 : input.port ?? 3000,
+      path: input.path === undefined ? (row.path ?? '/') : (input.path ?? '/'),
+      port: input.port === undefined ? (row.port ?? 3000) : (input.port ?? 3000),
       https: input.https ?? row.https,
-      certificateType: input.certificateType ?? row.certificateType as 'none',
-      customCertResolver: input.customCertResolver === undefined ? row.customCertResolver ?? null : input.customCertResolver,
-      customEntrypoint: input.customEntrypoint === undefined ? row.customEntrypoint ?? null : input.customEntrypoint,
-      serviceName: input.serviceName === undefined ? row.serviceName ?? null : input.serviceName,
-      internalPath: input.internalPath === undefined ? row.internalPath ?? '/' : input.internalPath ?? '/',
+      certificateType: input.certificateType ?? (row.certificateType as 'none'),
+      customCertResolver: input.customCertResolver === undefined ? (row.customCertResolver ?? null) : input.customCertResolver,
+      customEntrypoint: input.customEntrypoint === undefined ? (row.customEntrypoint ?? null) : input.customEntrypoint,
+      serviceName: input.serviceName === undefined ? (row.serviceName ?? null) : input.serviceName,
+      internalPath: input.internalPath === undefined ? (row.internalPath ?? '/') : (input.internalPath ?? '/'),
       stripPath: input.stripPath ?? row.stripPath,
-      middlewares: input.middlewares === undefined ? row.middlewares ?? null : input.middlewares,
+      middlewares: input.middlewares === undefined ? (row.middlewares ?? null) : input.middlewares,
     });
     await this.#assertHostFree(fields.host, fields.path, row.domainId, em);
     Object.assign(row, fields, input.domainType === undefined ? {} : { domainType: input.domainType });
@@ -156,29 +156,30 @@ export class DomainService extends ProxyBound {
     const clash = same.find(d => d.domainId !== self && asciiHost(d.host) === ascii);
     if (clash) throw conflict(`host ${host} with path ${path} is already routed by another domain`);
   }
-
 }
 
 /** domain.* for one request: confined to the caller's organization and the request's unit of work. */
-export const callerDomains = (domains: DomainService) => ({ principal, em }: Cradle) => {
-  const organizationId = principal!.organizationId;
-  return {
-    create: async (input: CreateDomainInput) => domains.view(await domains.create(input, organizationId, em)),
-    one: (domainId: string) => domains.one(domainId, organizationId, em),
-    /** An application's domains, each with the application joined, as the peer's byApplicationId answers them. */
-    byApplication: async (applicationId: string) => {
-      const { workload, rows } = await domains.byWorkload('applicationId', applicationId, organizationId, em);
-      return rows.map(r => domains.withApplication(r, workload));
-    },
-    /** A compose stack's domains, each with the stack joined, as the peer's byComposeId answers them. */
-    byCompose: async (composeId: string) => {
-      const { workload, rows } = await domains.byWorkload('composeId', composeId, organizationId, em);
-      return rows.map(r => domains.withCompose(r, workload));
-    },
-    update: async (input: UpdateDomainInput) => domains.view(await domains.update(input, organizationId, em)),
-    remove: async (domainId: string) => domains.view(await domains.remove(domainId, organizationId, em)),
+export const callerDomains =
+  (domains: DomainService) =>
+  ({ principal, em }: Cradle) => {
+    const organizationId = principal!.organizationId;
+    return {
+      create: async (input: CreateDomainInput) => domains.view(await domains.create(input, organizationId, em)),
+      one: (domainId: string) => domains.one(domainId, organizationId, em),
+      /** An application's domains, each with the application joined, as the peer's byApplicationId answers them. */
+      byApplication: async (applicationId: string) => {
+        const { workload, rows } = await domains.byWorkload('applicationId', applicationId, organizationId, em);
+        return rows.map(r => domains.withApplication(r, workload));
+      },
+      /** A compose stack's domains, each with the stack joined, as the peer's byComposeId answers them. */
+      byCompose: async (composeId: string) => {
+        const { workload, rows } = await domains.byWorkload('composeId', composeId, organizationId, em);
+        return rows.map(r => domains.withCompose(r, workload));
+      },
+      update: async (input: UpdateDomainInput) => domains.view(await domains.update(input, organizationId, em)),
+      remove: async (domainId: string) => domains.view(await domains.remove(domainId, organizationId, em)),
+    };
   };
-};
 
 declare module '@berth/core' {
   interface Cradle {

@@ -9,7 +9,11 @@ export const Domain = defineEntity({
   name: 'Domain',
   tableName: 'domains',
   properties: {
-    domainId: p.string().length(32).primary().onCreate(() => newId()),
+    domainId: p
+      .string()
+      .length(32)
+      .primary()
+      .onCreate(() => newId()),
     host: p.string(),
     https: p.boolean(),
     port: p.integer().nullable(),
@@ -36,7 +40,11 @@ export const Redirect = defineEntity({
   name: 'Redirect',
   tableName: 'redirects',
   properties: {
-    redirectId: p.string().length(32).primary().onCreate(() => newId()),
+    redirectId: p
+      .string()
+      .length(32)
+      .primary()
+      .onCreate(() => newId()),
     regex: p.text(),
     replacement: p.text(),
     permanent: p.boolean(),
@@ -53,7 +61,11 @@ export const Security = defineEntity({
   name: 'Security',
   tableName: 'securities',
   properties: {
-    securityId: p.string().length(32).primary().onCreate(() => newId()),
+    securityId: p
+      .string()
+      .length(32)
+      .primary()
+      .onCreate(() => newId()),
     username: p.string(),
     /** The password, sealed. */
     passwordSealed: p.text(),
@@ -71,7 +83,11 @@ export const Certificate = defineEntity({
   name: 'Certificate',
   tableName: 'certificates',
   properties: {
-    certificateId: p.string().length(32).primary().onCreate(() => newId()),
+    certificateId: p
+      .string()
+      .length(32)
+      .primary()
+      .onCreate(() => newId()),
     name: p.string(),
     certificateData: p.text(),
     privateKeySealed: p.text(),

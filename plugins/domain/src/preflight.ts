@@ -38,9 +38,14 @@ export class DomainPreflight {
       addresses = await this.resolve(host);
     } catch (e) {
       const code = (e as { code?: string }).code ?? (e as Error).message;
-      return { check: 'dns', ok: false, reason: `${host} does not resolve (${code}): add an A record pointing at ${expected ?? 'this server\'s address'}` };
+      return { check: 'dns', ok: false, reason: `${host} does not resolve (${code}): add an A record pointing at ${expected ?? "this server's address"}` };
     }
-    if (!expected) return { check: 'dns', ok: null, reason: `${host} resolves to ${addresses.join(', ')}; this server's address is not configured (BERTH_SERVER_IP), so whether that is this server cannot be told` };
+    if (!expected)
+      return {
+        check: 'dns',
+        ok: null,
+        reason: `${host} resolves to ${addresses.join(', ')}; this server's address is not configured (BERTH_SERVER_IP), so whether that is this server cannot be told`,
+      };
     if (addresses.includes(expected)) return { check: 'dns', ok: true, reason: `${host} resolves to ${expected}, this server` };
     return { check: 'dns', ok: false, reason: `${host} resolves to ${addresses.join(', ')}, not to this server (${expected}): point its A record at ${expected}` };
   }
@@ -51,13 +56,23 @@ export class DomainPreflight {
     const port = https ? config.proxyHttpsPort : config.proxyHttpPort;
     const reachable = await new Promise<boolean>(resolve => {
       const socket = connect({ host: '127.0.0.1', port, timeout: 2000 });
-      socket.once('connect', () => { socket.destroy(); resolve(true); });
-      socket.once('timeout', () => { socket.destroy(); resolve(false); });
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('timeout', () => {
+        socket.destroy();
+        resolve(false);
+      });
       socket.once('error', () => resolve(false));
     });
     return reachable
       ? { check: 'proxyPort', ok: true, reason: `The proxy (${provider.id}) answers on port ${port} of this host` }
-      : { check: 'proxyPort', ok: false, reason: `Nothing answers on port ${port} of this host: the proxy service (${provider.id}) is not running or its port is taken (BERTH_PROXY_${https ? 'HTTPS' : 'HTTP'}_PORT)` };
+      : {
+          check: 'proxyPort',
+          ok: false,
+          reason: `Nothing answers on port ${port} of this host: the proxy service (${provider.id}) is not running or its port is taken (BERTH_PROXY_${https ? 'HTTPS' : 'HTTP'}_PORT)`,
+        };
   }
 
   async workload(workload: WorkloadRef): Promise<Check> {
@@ -65,11 +80,15 @@ export class DomainPreflight {
     const docker = await (await hosts.of(workload.serverId)).engine(); // the workload's host
     const network = hosts.platformNetwork;
     const name = workload.appName;
-    const service = await docker.getService(name).inspect().catch(() => null) as { Spec?: { TaskTemplate?: { Networks?: { Target?: string }[] } } } | null;
+    const service = (await docker
+      .getService(name)
+      .inspect()
+      .catch(() => null)) as { Spec?: { TaskTemplate?: { Networks?: { Target?: string }[] } } } | null;
     if (!service) return { check: 'workload', ok: false, reason: `${name} has no service on this server: deploy it` };
-    const tasks = await docker.listTasks({ filters: JSON.stringify({ service: [name], 'desired-state': ['running'] }) }) as { Status?: { State?: string } }[];
-    if (!tasks.some(t => t.Status?.State === 'running')) return { check: 'workload', ok: false, reason: `${name} has no running task: the proxy would answer 502; look at its deployment and service logs` };
-    const networks = await docker.listNetworks({ filters: JSON.stringify({ name: [network] }) }) as { Id: string; Name: string }[];
+    const tasks = (await docker.listTasks({ filters: JSON.stringify({ service: [name], 'desired-state': ['running'] }) })) as { Status?: { State?: string } }[];
+    if (!tasks.some(t => t.Status?.State === 'running'))
+      return { check: 'workload', ok: false, reason: `${name} has no running task: the proxy would answer 502; look at its deployment and service logs` };
+    const networks = (await docker.listNetworks({ filters: JSON.stringify({ name: [network] }) })) as { Id: string; Name: string }[];
     const platform = networks.find(n => n.Name === network);
     const attached = (service.Spec?.TaskTemplate?.Networks ?? []).some(n => n.Target === platform?.Id || n.Target === network);
     if (!attached) return { check: 'workload', ok: false, reason: `${name} is not on the proxy's network ${network}: the proxy cannot reach it (its networkSwarm setting leaves it out)` };

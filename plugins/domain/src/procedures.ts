@@ -4,9 +4,29 @@ import type { DomainService } from './domain-service.ts';
 import type { DomainPreflight } from './preflight.ts';
 import type { ProxyRouting } from './routing.ts';
 import {
-  CertificateIdInput, CertificateView, CertificateWithServer, CreateCertificateInput, CreateDomainInput, CreateRedirectInput, CreateSecurityInput,
-  DomainIdInput, DomainView, DomainWithApplication, DomainWithCompose, DomainWithPreflight, GenerateDomainInput, RedirectIdInput, RedirectView, SecurityIdInput,
-  SecurityView, UpdateCertificateInput, UpdateDomainInput, UpdateRedirectInput, UpdateSecurityInput, ValidateDomainInput, ValidateDomainView,
+  CertificateIdInput,
+  CertificateView,
+  CertificateWithServer,
+  CreateCertificateInput,
+  CreateDomainInput,
+  CreateRedirectInput,
+  CreateSecurityInput,
+  DomainIdInput,
+  DomainView,
+  DomainWithApplication,
+  DomainWithCompose,
+  DomainWithPreflight,
+  GenerateDomainInput,
+  RedirectIdInput,
+  RedirectView,
+  SecurityIdInput,
+  SecurityView,
+  UpdateCertificateInput,
+  UpdateDomainInput,
+  UpdateRedirectInput,
+  UpdateSecurityInput,
+  ValidateDomainInput,
+  ValidateDomainView,
 } from './schemas.ts';
 import { asciiHost } from './routing.ts';
 
@@ -25,12 +45,12 @@ export const domainProcedures = (deps: { domains: DomainService; preflight: Doma
     handler: (input, ctx) => ctx.cradle.callerDomains.create(input),
   }),
   domain.query('one', {
-    summary: 'A domain of the organization with its application (applicationId, appName, name), and a preflight: DNS, the proxy\'s port, the workload, the certificate',
+    summary: "A domain of the organization with its application (applicationId, appName, name), and a preflight: DNS, the proxy's port, the workload, the certificate",
     input: DomainIdInput,
     output: DomainWithPreflight,
     handler: async ({ domainId }, ctx) => {
       const row = await ctx.cradle.callerDomains.one(domainId);
-      const workload = await ctx.cradle.workloads.kind(row.serviceType)?.find(row.serviceId, ctx.cradle.em) ?? null;
+      const workload = (await ctx.cradle.workloads.kind(row.serviceType)?.find(row.serviceId, ctx.cradle.em)) ?? null;
       const preflight = await deps.preflight.run({ host: asciiHost(row.host) || row.host, https: row.https, workload }, deps.routing.provider());
       return { ...deps.domains.withApplication(row, workload), preflight };
     },
@@ -60,7 +80,7 @@ export const domainProcedures = (deps: { domains: DomainService; preflight: Doma
     handler: ({ domainId }, ctx) => ctx.cradle.callerDomains.remove(domainId),
   }),
   domain.mutation('generateDomain', {
-    summary: 'A wildcard-DNS host name for the server\'s address (<appName>-<random>-<ip>.<generatedDomainBase>), not stored',
+    summary: "A wildcard-DNS host name for the server's address (<appName>-<random>-<ip>.<generatedDomainBase>), not stored",
     input: GenerateDomainInput,
     output: Type.String(),
     handler: async ({ appName }) => deps.domains.generate(appName),
@@ -89,11 +109,15 @@ export const domainProcedures = (deps: { domains: DomainService; preflight: Doma
 
   ...ruleProcedures(redirects, 'redirectId', { Create: CreateRedirectInput, Update: UpdateRedirectInput, Id: RedirectIdInput, View: RedirectView }, ctx => ctx.cradle.callerRedirects, {
     create: 'Add a redirect to an application (regex over the full URL → replacement; 301 when permanent, else 302)',
-    one: 'A redirect of the organization', update: 'Change a redirect', remove: 'Remove a redirect',
+    one: 'A redirect of the organization',
+    update: 'Change a redirect',
+    remove: 'Remove a redirect',
   }),
   ...ruleProcedures(security, 'securityId', { Create: CreateSecurityInput, Update: UpdateSecurityInput, Id: SecurityIdInput, View: SecurityView }, ctx => ctx.cradle.callerSecurity, {
     create: 'Add a basic-auth user to an application (every domain of it asks for a user then)',
-    one: 'A basic-auth user of the organization', update: 'Change a user\'s name and password', remove: 'Remove a basic-auth user',
+    one: 'A basic-auth user of the organization',
+    update: "Change a user's name and password",
+    remove: 'Remove a basic-auth user',
   }),
 
   certificates.mutation('create', {
@@ -104,15 +128,29 @@ export const domainProcedures = (deps: { domains: DomainService; preflight: Doma
     handler: (input, ctx) => ctx.cradle.callerCertificates.create(input),
   }),
   certificates.query('all', {
-    summary: 'The organization\'s certificates (without private keys), each with its server (null)',
+    summary: "The organization's certificates (without private keys), each with its server (null)",
     input: Type.Object({}),
     output: Type.Array(CertificateWithServer),
     handler: async (_i, ctx) => (await ctx.cradle.callerCertificates.all()).map(c => ({ ...c, server: null })),
   }),
-  certificates.query('one', { summary: 'A certificate (without its private key)', input: CertificateIdInput, output: CertificateView, handler: ({ certificateId }, ctx) => ctx.cradle.callerCertificates.one(certificateId) }),
-  certificates.mutation('update', { access: 'admin', summary: 'Replace a certificate\'s name, chain or key', input: UpdateCertificateInput, output: CertificateView, handler: (input, ctx) => ctx.cradle.callerCertificates.update(input) }),
+  certificates.query('one', {
+    summary: 'A certificate (without its private key)',
+    input: CertificateIdInput,
+    output: CertificateView,
+    handler: ({ certificateId }, ctx) => ctx.cradle.callerCertificates.one(certificateId),
+  }),
+  certificates.mutation('update', {
+    access: 'admin',
+    summary: "Replace a certificate's name, chain or key",
+    input: UpdateCertificateInput,
+    output: CertificateView,
+    handler: (input, ctx) => ctx.cradle.callerCertificates.update(input),
+  }),
   certificates.mutation('remove', {
-    access: 'admin', summary: 'Delete a certificate and its files; answers true, as the peer does', input: CertificateIdInput, output: Ok(),
+    access: 'admin',
+    summary: 'Delete a certificate and its files; answers true, as the peer does',
+    input: CertificateIdInput,
+    output: Ok(),
     async handler({ certificateId }, ctx) {
       await ctx.cradle.callerCertificates.remove(certificateId);
       return true;
@@ -129,12 +167,19 @@ interface RuleRecords {
 }
 
 /** create, one, update and delete of one kind of proxy rule; create answers true as the peer's does (the new record is listed in its application's `one`). */
-function ruleProcedures(r: ReturnType<typeof router>, idKey: string, s: { Create: TSchema; Update: TSchema; Id: TSchema; View: TSchema },
-  records: (ctx: ProcedureContext) => RuleRecords, say: { create: string; one: string; update: string; remove: string }) {
+function ruleProcedures(
+  r: ReturnType<typeof router>,
+  idKey: string,
+  s: { Create: TSchema; Update: TSchema; Id: TSchema; View: TSchema },
+  records: (ctx: ProcedureContext) => RuleRecords,
+  say: { create: string; one: string; update: string; remove: string },
+) {
   const idOf = (input: unknown) => (input as Record<string, string>)[idKey]!;
   return [
     r.mutation('create', {
-      summary: `${say.create}; answers true (the new record is listed in its application's one)`, input: s.Create, output: Ok(),
+      summary: `${say.create}; answers true (the new record is listed in its application's one)`,
+      input: s.Create,
+      output: Ok(),
       async handler(input, ctx) {
         await records(ctx).create(input as never);
         return true;

@@ -7,7 +7,11 @@ import type { ProxyRouting } from './routing.ts';
 import type { RedirectView } from './schemas.ts';
 import type { WorkloadOwners } from './workload-owner.ts';
 
-interface RedirectFields { regex: string; replacement: string; permanent: boolean }
+interface RedirectFields {
+  regex: string;
+  replacement: string;
+  permanent: boolean;
+}
 
 function checkRegex(regex: string): void {
   try {
@@ -42,8 +46,14 @@ export class RedirectService {
     checkRegex(input.regex);
     const workload = await this.#owners.fromInput({ applicationId: input.applicationId }, organizationId, em);
     const row = em.create(Redirect, {
-      regex: input.regex, replacement: input.replacement, permanent: input.permanent,
-      uniqueConfigKey: await nextConfigKey(em), serviceType: workload.kind, serviceId: workload.id, organizationId, createdAt: new Date(),
+      regex: input.regex,
+      replacement: input.replacement,
+      permanent: input.permanent,
+      uniqueConfigKey: await nextConfigKey(em),
+      serviceType: workload.kind,
+      serviceId: workload.id,
+      organizationId,
+      createdAt: new Date(),
     });
     await em.flush();
     await this.#routing.sync(workload, em);
@@ -71,18 +81,19 @@ export class RedirectService {
     await this.#routing.syncOwnerOf(row, em);
     return row;
   }
-
 }
 
-export const callerRedirects = (redirects: RedirectService) => ({ principal, em }: Cradle) => {
-  const organizationId = principal!.organizationId;
-  return {
-    create: async (input: RedirectFields & { applicationId: string }) => redirects.view(await redirects.create(input, organizationId, em)),
-    one: async (redirectId: string) => redirects.view(await redirects.one(redirectId, organizationId, em)),
-    update: async (input: RedirectFields & { redirectId: string }) => redirects.view(await redirects.update(input, organizationId, em)),
-    remove: async (redirectId: string) => redirects.view(await redirects.remove(redirectId, organizationId, em)),
+export const callerRedirects =
+  (redirects: RedirectService) =>
+  ({ principal, em }: Cradle) => {
+    const organizationId = principal!.organizationId;
+    return {
+      create: async (input: RedirectFields & { applicationId: string }) => redirects.view(await redirects.create(input, organizationId, em)),
+      one: async (redirectId: string) => redirects.view(await redirects.one(redirectId, organizationId, em)),
+      update: async (input: RedirectFields & { redirectId: string }) => redirects.view(await redirects.update(input, organizationId, em)),
+      remove: async (redirectId: string) => redirects.view(await redirects.remove(redirectId, organizationId, em)),
+    };
   };
-};
 
 declare module '@berth/core' {
   interface Cradle {

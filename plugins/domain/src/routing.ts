@@ -34,7 +34,8 @@ export class ProxyRouting {
   /** The active provider, or a 400 naming it when an operation needs Traefik's files. */
   traefik(): ProxyProvider {
     const provider = this.provider();
-    if (!provider?.traefikFiles) throw badRequest(`This operation reads and writes Traefik's configuration, and the active proxy provider is ${provider ? `"${provider.id}"` : 'none'} (config proxy, env BERTH_PROXY)`);
+    if (!provider?.traefikFiles)
+      throw badRequest(`This operation reads and writes Traefik's configuration, and the active proxy provider is ${provider ? `"${provider.id}"` : 'none'} (config proxy, env BERTH_PROXY)`);
     return provider;
   }
 
@@ -53,7 +54,9 @@ export class ProxyRouting {
       return await step();
     } catch (e) {
       if (e instanceof BerthError) throw e;
-      throw unavailable(`The proxy could not ${what}: ${(e as Error).message}. What was saved stays saved; the next change of these routes applies them all again, and domain.one's preflight shows the proxy's state`);
+      throw unavailable(
+        `The proxy could not ${what}: ${(e as Error).message}. What was saved stays saved; the next change of these routes applies them all again, and domain.one's preflight shows the proxy's state`,
+      );
     }
   }
 
@@ -70,11 +73,13 @@ export class ProxyRouting {
     const [domains, redirects, users] = await Promise.all([em.find(Domain, where, order), em.find(Redirect, where, order), em.find(Security, where, order)]);
     const secrets = this.#cradle().secrets;
     const kind = this.#cradle().workloads.kind(workload.kind);
-    const routes = await Promise.all(domains.map(async d => {
-      const route = routeOf(d);
-      const upstream = route.serviceName && kind?.routeUpstream ? await kind.routeUpstream(workload, route.serviceName, route.port, em) : null;
-      return upstream ? { ...route, upstream } : route;
-    }));
+    const routes = await Promise.all(
+      domains.map(async d => {
+        const route = routeOf(d);
+        const upstream = route.serviceName && kind?.routeUpstream ? await kind.routeUpstream(workload, route.serviceName, route.port, em) : null;
+        return upstream ? { ...route, upstream } : route;
+      }),
+    );
     return {
       appName: workload.appName,
       routes,

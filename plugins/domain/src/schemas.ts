@@ -12,7 +12,8 @@ const Pem = (description: string) => NonEmpty({ maxLength: 65_536, description }
 
 const Port = () => Type.Integer({ minimum: 1, maximum: 65535, description: 'the container port the workload listens on (default 3000)' });
 const DomainType = () => Type.Enum(['compose', 'application', 'preview']); // kind-names: the peer's wire enum of domainType
-export const CertificateType = () => Type.Enum(['letsencrypt', 'none', 'custom'], { description: 'letsencrypt: ACME; none: the proxy\'s own certificate (Caddy: its internal CA); custom: an uploaded certificate or customCertResolver' });
+export const CertificateType = () =>
+  Type.Enum(['letsencrypt', 'none', 'custom'], { description: "letsencrypt: ACME; none: the proxy's own certificate (Caddy: its internal CA); custom: an uploaded certificate or customCertResolver" });
 const PathField = (what: string) => Nullable(Type.String({ minLength: 1, maxLength: 255, pattern: '^/', description: `${what} (starts with "/")` }));
 
 const domainFields = {
@@ -49,10 +50,10 @@ const Check = Type.Object({
   ok: Nullable(Type.Boolean({ description: 'null: could not be told' })),
   reason: Type.String({ description: 'what was found, and what to do when it is not ok' }),
 });
-export const Preflight = Type.Object({
-  ok: Type.Boolean({ description: 'every check that could be told passed' }),
-  checks: Type.Array(Check),
-}, { description: 'Berth\'s own: why a domain would not answer' });
+export const Preflight = Type.Object(
+  { ok: Type.Boolean({ description: 'every check that could be told passed' }), checks: Type.Array(Check) },
+  { description: "Berth's own: why a domain would not answer" },
+);
 export type Preflight = Static<typeof Preflight>;
 
 const domainView = {
@@ -102,7 +103,7 @@ export const ValidateDomainView = Type.Object({
 // ------------------------------------------------------------------ redirects.*
 const redirectFields = {
   regex: NonEmpty({ maxLength: 2048, description: 'matched against the full URL (scheme://host/path?query)' }),
-  replacement: NonEmpty({ maxLength: 2048, description: '$1 or ${1} name the regex\'s groups' }),
+  replacement: NonEmpty({ maxLength: 2048, description: "$1 or ${1} name the regex's groups" }),
   permanent: Type.Boolean({ description: '301 when true, 302 otherwise' }),
 };
 export const CreateRedirectInput = Type.Object({ ...redirectFields, applicationId: Id() });
@@ -127,13 +128,7 @@ const securityFields = {
 export const CreateSecurityInput = Type.Object({ ...securityFields, applicationId: Id() });
 export const UpdateSecurityInput = Type.Object({ ...securityFields, securityId: Id() });
 export const SecurityIdInput = Type.Object({ securityId: Id() });
-export const SecurityView = Type.Object({
-  securityId: Type.String(),
-  username: Type.String(),
-  password: Type.String(),
-  createdAt: Type.String(),
-  applicationId: Type.String(),
-});
+export const SecurityView = Type.Object({ securityId: Type.String(), username: Type.String(), password: Type.String(), createdAt: Type.String(), applicationId: Type.String() });
 export type SecurityView = Static<typeof SecurityView>;
 
 // ------------------------------------------------------------------ certificates.*
@@ -165,7 +160,7 @@ export const CertificateView = Type.Object({
   autoRenew: Nullable(Type.Boolean()),
   organizationId: Type.String(),
   serverId: Nullable(Type.String()),
-  expiresAt: Nullable(Type.String({ description: 'the leaf\'s notAfter' })),
+  expiresAt: Nullable(Type.String({ description: "the leaf's notAfter" })),
   subjects: Type.Array(Type.String(), { description: 'the names the leaf covers' }),
   createdAt: Type.String(),
 });

@@ -7,7 +7,10 @@ import type { ProxyRouting } from './routing.ts';
 import type { SecurityView } from './schemas.ts';
 import type { WorkloadOwners } from './workload-owner.ts';
 
-interface UserFields { username: string; password: string }
+interface UserFields {
+  username: string;
+  password: string;
+}
 
 export class SecurityService {
   readonly #routing: ProxyRouting;
@@ -64,18 +67,19 @@ export class SecurityService {
     const same = await em.findOne(Security, { serviceType, serviceId, username });
     if (same && same.securityId !== self) throw conflict(`username ${username} already exists for this workload`);
   }
-
 }
 
-export const callerSecurity = (security: SecurityService) => ({ principal, em }: Cradle) => {
-  const organizationId = principal!.organizationId;
-  return {
-    create: async (input: UserFields & { applicationId: string }) => security.view(await security.create(input, organizationId, em)),
-    one: async (securityId: string) => security.view(await security.one(securityId, organizationId, em)),
-    update: async (input: UserFields & { securityId: string }) => security.view(await security.update(input, organizationId, em)),
-    remove: async (securityId: string) => security.view(await security.remove(securityId, organizationId, em)),
+export const callerSecurity =
+  (security: SecurityService) =>
+  ({ principal, em }: Cradle) => {
+    const organizationId = principal!.organizationId;
+    return {
+      create: async (input: UserFields & { applicationId: string }) => security.view(await security.create(input, organizationId, em)),
+      one: async (securityId: string) => security.view(await security.one(securityId, organizationId, em)),
+      update: async (input: UserFields & { securityId: string }) => security.view(await security.update(input, organizationId, em)),
+      remove: async (securityId: string) => security.view(await security.remove(securityId, organizationId, em)),
+    };
   };
-};
 
 declare module '@berth/core' {
   interface Cradle {

@@ -14,95 +14,185 @@ const ConfigPath = () => Type.String({ minLength: 1, maxLength: 4096 });
 const ApplicationId = () => Type.String({ minLength: 1, maxLength: 255 });
 const ConfigInput = Type.Object({ traefikConfig: ConfigText() });
 const Port = Type.Object({ targetPort: Type.Integer({ minimum: 1, maximum: 65535 }), publishedPort: Type.Integer({ minimum: 1, maximum: 65535 }), protocol: Type.Enum(['tcp', 'udp', 'sctp']) });
-interface Entry { id: string; name: string; type: 'file' | 'directory'; children?: Entry[] }
-const DirectoryEntry = Type.Cyclic({
-  Entry: Type.Object({ id: Type.String(), name: Type.String(), type: Type.Enum(['file', 'directory']), children: Type.Optional(Type.Array(Type.Ref('Entry'))) }),
-}, 'Entry');
+interface Entry {
+  id: string;
+  name: string;
+  type: 'file' | 'directory';
+  children?: Entry[];
+}
+const DirectoryEntry = Type.Cyclic(
+  { Entry: Type.Object({ id: Type.String(), name: Type.String(), type: Type.Enum(['file', 'directory']), children: Type.Optional(Type.Array(Type.Ref('Entry'))) }) },
+  'Entry',
+);
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 const WebServerSettings = Type.Object({
-  proxy: Type.String(), serverIp: Nullable(Type.String()), httpPort: Type.Integer(), httpsPort: Type.Integer(), generatedDomainBase: Type.String(),
-  configDir: Nullable(Type.String()), host: Nullable(Type.String()), https: Type.Boolean(), certificateType: Type.Enum(['letsencrypt', 'none', 'custom']), letsEncryptEmail: Nullable(Type.String()),
+  proxy: Type.String(),
+  serverIp: Nullable(Type.String()),
+  httpPort: Type.Integer(),
+  httpsPort: Type.Integer(),
+  generatedDomainBase: Type.String(),
+  configDir: Nullable(Type.String()),
+  host: Nullable(Type.String()),
+  https: Type.Boolean(),
+  certificateType: Type.Enum(['letsencrypt', 'none', 'custom']),
+  letsEncryptEmail: Nullable(Type.String()),
 });
 
 /** listenPort: the port Berth's API listens on now (the config may say 0: chosen at listen time). */
 export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => number) => {
   const roleOps = (name: string, role: 'main' | 'webServer' | 'middlewares', what: string) => [
     settings.query(`read${name}`, {
-      access: 'admin', summary: `The ${what} (Traefik only)`, input: Type.Object({}), output: Text,
-      handler: async (_i, ctx) => { s.assertOwner(ctx.principal); return s.readRole(role); },
+      access: 'admin',
+      summary: `The ${what} (Traefik only)`,
+      input: Type.Object({}),
+      output: Text,
+      handler: async (_i, ctx) => {
+        s.assertOwner(ctx.principal);
+        return s.readRole(role);
+      },
     }),
     settings.mutation(`update${name}`, {
-      access: 'admin', summary: `Replace the ${what}, checked as YAML first (Traefik only)`, input: ConfigInput, output: Type.Boolean(),
-      handler: async ({ traefikConfig }, ctx) => { s.assertOwner(ctx.principal); return s.writeRole(role, traefikConfig); },
+      access: 'admin',
+      summary: `Replace the ${what}, checked as YAML first (Traefik only)`,
+      input: ConfigInput,
+      output: Type.Boolean(),
+      handler: async ({ traefikConfig }, ctx) => {
+        s.assertOwner(ctx.principal);
+        return s.writeRole(role, traefikConfig);
+      },
     }),
   ];
   return [
     application.query('readTraefikConfig', {
-      summary: 'The application\'s own Traefik file (dynamic/<appName>.yml), null when it has none (Traefik only)',
-      input: Type.Object({ applicationId: ApplicationId() }), output: Type.Union([Text, Type.Null()]),
+      summary: "The application's own Traefik file (dynamic/<appName>.yml), null when it has none (Traefik only)",
+      input: Type.Object({ applicationId: ApplicationId() }),
+      output: Type.Union([Text, Type.Null()]),
       handler: async ({ applicationId }, ctx) => s.readWorkload((await s.application(applicationId, ctx.principal.organizationId, ctx.cradle.em)).appName),
     }),
     application.mutation('updateTraefikConfig', {
-      summary: 'Replace the application\'s own Traefik file, checked as YAML first; the next domain change writes it anew (Traefik only)',
-      input: Type.Object({ applicationId: ApplicationId(), traefikConfig: ConfigText() }), output: Type.Boolean(),
+      summary: "Replace the application's own Traefik file, checked as YAML first; the next domain change writes it anew (Traefik only)",
+      input: Type.Object({ applicationId: ApplicationId(), traefikConfig: ConfigText() }),
+      output: Type.Boolean(),
       handler: async ({ applicationId, traefikConfig }, ctx) => s.writeWorkload((await s.application(applicationId, ctx.principal.organizationId, ctx.cradle.em)).appName, traefikConfig),
     }),
     ...roleOps('TraefikConfig', 'main', 'main (static) configuration of Traefik'),
-    ...roleOps('WebServerTraefikConfig', 'webServer', 'dynamic configuration of Berth\'s own web server'),
+    ...roleOps('WebServerTraefikConfig', 'webServer', "dynamic configuration of Berth's own web server"),
     ...roleOps('MiddlewareTraefikConfig', 'middlewares', 'shared middlewares file'),
     settings.query('readTraefikFile', {
-      access: 'admin', summary: 'A file of the proxy\'s configuration directory (Traefik only; confined to that directory)',
-      input: Type.Object({ path: ConfigPath(), ...ServerId }), output: Text,
-      handler: async ({ path }, ctx) => { s.assertOwner(ctx.principal); return s.readFile(path); },
+      access: 'admin',
+      summary: "A file of the proxy's configuration directory (Traefik only; confined to that directory)",
+      input: Type.Object({ path: ConfigPath(), ...ServerId }),
+      output: Text,
+      handler: async ({ path }, ctx) => {
+        s.assertOwner(ctx.principal);
+        return s.readFile(path);
+      },
     }),
     settings.mutation('updateTraefikFile', {
-      access: 'admin', summary: 'Write a file of the proxy\'s configuration directory, checked first (Traefik only; confined to that directory)',
-      input: Type.Object({ path: ConfigPath(), traefikConfig: ConfigText(), ...ServerId }), output: Type.Boolean(),
-      handler: async ({ path, traefikConfig }, ctx) => { s.assertOwner(ctx.principal); return s.writeFile(path, traefikConfig); },
+      access: 'admin',
+      summary: "Write a file of the proxy's configuration directory, checked first (Traefik only; confined to that directory)",
+      input: Type.Object({ path: ConfigPath(), traefikConfig: ConfigText(), ...ServerId }),
+      output: Type.Boolean(),
+      handler: async ({ path, traefikConfig }, ctx) => {
+        s.assertOwner(ctx.principal);
+        return s.writeFile(path, traefikConfig);
+      },
     }),
     settings.query('readDirectories', {
-      access: 'admin', summary: 'The proxy\'s configuration directory as a tree (Traefik only)', input: Type.Object(ServerId), output: Type.Array(DirectoryEntry),
-      handler: async (_i, ctx) => { s.assertOwner(ctx.principal); return s.directories() as Promise<Entry[]>; },
+      access: 'admin',
+      summary: "The proxy's configuration directory as a tree (Traefik only)",
+      input: Type.Object(ServerId),
+      output: Type.Array(DirectoryEntry),
+      handler: async (_i, ctx) => {
+        s.assertOwner(ctx.principal);
+        return s.directories() as Promise<Entry[]>;
+      },
     }),
     settings.query('readTraefikEnv', {
-      access: 'admin', summary: 'The environment of the proxy\'s service, KEY=value lines (Traefik only)', input: Type.Object(ServerId), output: Text,
-      handler: async (_i, ctx) => { s.assertOwner(ctx.principal); return (await s.serviceSettings()).env; },
+      access: 'admin',
+      summary: "The environment of the proxy's service, KEY=value lines (Traefik only)",
+      input: Type.Object(ServerId),
+      output: Text,
+      handler: async (_i, ctx) => {
+        s.assertOwner(ctx.principal);
+        return (await s.serviceSettings()).env;
+      },
     }),
     settings.mutation('writeTraefikEnv', {
-      access: 'admin', summary: 'Replace the environment of the proxy\'s service and restart it (Traefik only)', input: Type.Object({ env: Type.String({ maxLength: 65_536 }), ...ServerId }), output: Type.Boolean(),
-      handler: async ({ env }, ctx) => { s.assertOwner(ctx.principal); return s.updateServiceSettings({ env }); },
+      access: 'admin',
+      summary: "Replace the environment of the proxy's service and restart it (Traefik only)",
+      input: Type.Object({ env: Type.String({ maxLength: 65_536 }), ...ServerId }),
+      output: Type.Boolean(),
+      handler: async ({ env }, ctx) => {
+        s.assertOwner(ctx.principal);
+        return s.updateServiceSettings({ env });
+      },
     }),
     settings.mutation('reloadTraefik', {
-      access: 'admin', summary: 'Restart the proxy; its routes are kept (Traefik only)', input: Type.Object(ServerId), output: Type.Boolean(),
-      handler: async (_i, ctx) => { s.assertOwner(ctx.principal); return s.reload(); },
+      access: 'admin',
+      summary: 'Restart the proxy; its routes are kept (Traefik only)',
+      input: Type.Object(ServerId),
+      output: Type.Boolean(),
+      handler: async (_i, ctx) => {
+        s.assertOwner(ctx.principal);
+        return s.reload();
+      },
     }),
     settings.mutation('toggleDashboard', {
-      access: 'admin', summary: 'Publish Traefik\'s dashboard on port 8080, or stop (Traefik only)', input: Type.Object({ enableDashboard: Type.Optional(Type.Boolean()), ...ServerId }), output: Type.Boolean(),
-      handler: async ({ enableDashboard }, ctx) => { s.assertOwner(ctx.principal); return s.updateServiceSettings({ dashboard: enableDashboard ?? false }); },
+      access: 'admin',
+      summary: "Publish Traefik's dashboard on port 8080, or stop (Traefik only)",
+      input: Type.Object({ enableDashboard: Type.Optional(Type.Boolean()), ...ServerId }),
+      output: Type.Boolean(),
+      handler: async ({ enableDashboard }, ctx) => {
+        s.assertOwner(ctx.principal);
+        return s.updateServiceSettings({ dashboard: enableDashboard ?? false });
+      },
     }),
     settings.query('haveTraefikDashboardPortEnabled', {
-      access: 'admin', summary: 'Whether Traefik\'s dashboard is published (Traefik only)', input: Type.Object(ServerId), output: Type.Boolean(),
-      handler: async (_i, ctx) => { s.assertOwner(ctx.principal); return (await s.serviceSettings()).dashboard; },
+      access: 'admin',
+      summary: "Whether Traefik's dashboard is published (Traefik only)",
+      input: Type.Object(ServerId),
+      output: Type.Boolean(),
+      handler: async (_i, ctx) => {
+        s.assertOwner(ctx.principal);
+        return (await s.serviceSettings()).dashboard;
+      },
     }),
     settings.query('getTraefikPorts', {
-      access: 'admin', summary: 'Ports the proxy publishes besides http and https (Traefik only)', input: Type.Object(ServerId), output: Type.Array(Port),
-      handler: async (_i, ctx) => { s.assertOwner(ctx.principal); return (await s.serviceSettings()).additionalPorts; },
+      access: 'admin',
+      summary: 'Ports the proxy publishes besides http and https (Traefik only)',
+      input: Type.Object(ServerId),
+      output: Type.Array(Port),
+      handler: async (_i, ctx) => {
+        s.assertOwner(ctx.principal);
+        return (await s.serviceSettings()).additionalPorts;
+      },
     }),
     settings.mutation('updateTraefikPorts', {
-      access: 'admin', summary: 'Replace the ports the proxy publishes besides http and https, in host mode (Traefik only)', input: Type.Object({ additionalPorts: Type.Array(Port, { maxItems: 100 }), ...ServerId }), output: Type.Boolean(),
-      handler: async ({ additionalPorts }, ctx) => { s.assertOwner(ctx.principal); return s.updateServiceSettings({ additionalPorts }); },
+      access: 'admin',
+      summary: 'Replace the ports the proxy publishes besides http and https, in host mode (Traefik only)',
+      input: Type.Object({ additionalPorts: Type.Array(Port, { maxItems: 100 }), ...ServerId }),
+      output: Type.Boolean(),
+      handler: async ({ additionalPorts }, ctx) => {
+        s.assertOwner(ctx.principal);
+        return s.updateServiceSettings({ additionalPorts });
+      },
     }),
     settings.query('getWebServerSettings', {
-      access: 'admin', summary: 'What the proxy and domains of this server run with: the provider, the server\'s address, the ports, Berth\'s own domain',
+      access: 'admin',
+      summary: "What the proxy and domains of this server run with: the provider, the server's address, the ports, Berth's own domain",
       input: Type.Object({}),
       output: WebServerSettings,
-      handler: async (_i, ctx) => { s.assertOwner(ctx.principal); return s.webServerSettings(); },
+      handler: async (_i, ctx) => {
+        s.assertOwner(ctx.principal);
+        return s.webServerSettings();
+      },
     }),
     settings.mutation('assignDomainServer', {
       access: 'admin',
-      summary: 'Serve Berth\'s own API at a domain through the proxy (an empty host takes it away); answers the web-server settings',
-      description: 'The proxy reaches Berth through the engine\'s docker_gwbridge gateway, so Berth must listen on it (host 0.0.0.0).',
+      summary: "Serve Berth's own API at a domain through the proxy (an empty host takes it away); answers the web-server settings",
+      description: "The proxy reaches Berth through the engine's docker_gwbridge gateway, so Berth must listen on it (host 0.0.0.0).",
       input: Type.Object({
         host: Type.Union([Type.String({ maxLength: 253 }), Type.Null()]),
         certificateType: Type.Enum(['letsencrypt', 'none', 'custom'], { default: 'none' }),
@@ -110,7 +200,10 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
         https: Type.Optional(Type.Boolean()),
       }),
       output: WebServerSettings,
-      handler: async (input, ctx) => { s.assertOwner(ctx.principal); return s.assignDomainServer(input, listenPort()); },
+      handler: async (input, ctx) => {
+        s.assertOwner(ctx.principal);
+        return s.assignDomainServer(input, listenPort());
+      },
     }),
   ];
 };

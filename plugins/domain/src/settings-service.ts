@@ -48,7 +48,7 @@ export interface DirectoryEntry {
 export class ProxySettings extends ProxyBound {
   /** The proxy belongs to the whole instance: only an organization's owner changes it. */
   assertOwner(principal: Principal): void {
-    if (principal.role !== 'owner') throw forbidden('Only the owner may read or change the proxy\'s configuration');
+    if (principal.role !== 'owner') throw forbidden("Only the owner may read or change the proxy's configuration");
   }
 
   /** The absolute path of a file inside the config directory, or 400 naming `field`. */
@@ -63,7 +63,7 @@ export class ProxySettings extends ProxyBound {
     let probe = full;
     while (!existsSync(probe)) probe = path.dirname(probe);
     const real = realpathSync(probe);
-    if (real !== root && !real.startsWith(root + path.sep)) throw invalidField(field, 'leads outside the proxy\'s configuration directory');
+    if (real !== root && !real.startsWith(root + path.sep)) throw invalidField(field, "leads outside the proxy's configuration directory");
     return full;
   }
 
@@ -161,7 +161,7 @@ export class ProxySettings extends ProxyBound {
   async webServerSettings(): Promise<WebServerSettings> {
     const { config } = this.cradle();
     const provider = this.routing.provider();
-    const own = existsSync(this.#webServerFile()) ? JSON.parse(await readFile(this.#webServerFile(), 'utf8')) as OwnDomain : null;
+    const own = existsSync(this.#webServerFile()) ? (JSON.parse(await readFile(this.#webServerFile(), 'utf8')) as OwnDomain) : null;
     return {
       proxy: provider?.id ?? 'none',
       serverIp: config.serverIp ?? null,
@@ -187,27 +187,45 @@ export class ProxySettings extends ProxyBound {
    */
   async assignDomainServer(own: OwnDomain, listenPort: number): Promise<WebServerSettings> {
     const provider = await this.routing.ensure();
-    if (!provider) throw badRequest('No proxy is configured (BERTH_PROXY=none): nothing can serve Berth\'s domain');
+    if (!provider) throw badRequest("No proxy is configured (BERTH_PROXY=none): nothing can serve Berth's domain");
     const host = own.host ? asciiHost(own.host) : '';
     if (own.host && !host) throw invalidField('host', `"${own.host}" is not a host name`);
     const https = own.https ?? own.certificateType !== 'none';
     if (host) {
       const docker = await this.cradle().hosts.local();
-      const bridge = await docker.getNetwork('docker_gwbridge').inspect().catch(() => null) as { IPAM?: { Config?: { Gateway?: string }[] } } | null;
+      const bridge = (await docker
+        .getNetwork('docker_gwbridge')
+        .inspect()
+        .catch(() => null)) as { IPAM?: { Config?: { Gateway?: string }[] } } | null;
       const gateway = bridge?.IPAM?.Config?.find(c => c.Gateway)?.Gateway;
       if (!gateway) throw badRequest('The engine has no docker_gwbridge gateway: the proxy cannot reach Berth on this host');
-      await this.routing.apply('serve Berth\'s domain', () => provider.applyWebServer({
-        appName: 'berth',
-        routes: [{
-          domainId: 'berth', uniqueConfigKey: 0, host, path: '/', internalPath: '/', stripPath: false, https,
-          certificateType: own.certificateType, customCertResolver: null, port: listenPort, serviceName: null,
-          customEntrypoint: null, middlewares: [], upstream: `${gateway}:${listenPort}`,
-        }],
-        redirects: [],
-        basicAuth: [],
-      }));
+      await this.routing.apply("serve Berth's domain", () =>
+        provider.applyWebServer({
+          appName: 'berth',
+          routes: [
+            {
+              domainId: 'berth',
+              uniqueConfigKey: 0,
+              host,
+              path: '/',
+              internalPath: '/',
+              stripPath: false,
+              https,
+              certificateType: own.certificateType,
+              customCertResolver: null,
+              port: listenPort,
+              serviceName: null,
+              customEntrypoint: null,
+              middlewares: [],
+              upstream: `${gateway}:${listenPort}`,
+            },
+          ],
+          redirects: [],
+          basicAuth: [],
+        }),
+      );
     } else {
-      await this.routing.apply('take Berth\'s domain away', () => provider.applyWebServer(null));
+      await this.routing.apply("take Berth's domain away", () => provider.applyWebServer(null));
     }
     await writeAtomicFile(this.#webServerFile(), JSON.stringify({ host: host || null, https, certificateType: own.certificateType, letsEncryptEmail: own.letsEncryptEmail ?? null }));
     return this.webServerSettings();

@@ -46,7 +46,11 @@ t.test('domains through Caddy, live', async t => {
   });
   const services: string[] = [PROXY, PEBBLE];
   t.teardown(async () => {
-    for (const name of services) await docker.getService(name).remove().catch(() => undefined);
+    for (const name of services)
+      await docker
+        .getService(name)
+        .remove()
+        .catch(() => undefined);
     await server.destroy();
     await dns.close();
   });
@@ -79,7 +83,7 @@ t.test('domains through Caddy, live', async t => {
   const { environment } = await call('project.create', { name: 'Sites' });
   /** A deployed application serving SITE. */
   const site = async (t: Test) => {
-    const app = await call('application.create', { name: 'site', environmentId: environment.environmentId }) as { applicationId: string; appName: string };
+    const app = (await call('application.create', { name: 'site', environmentId: environment.environmentId })) as { applicationId: string; appName: string };
     services.push(app.appName);
     await call('application.update', { applicationId: app.applicationId, command: 'sh', args: ['-c', SITE], stopGracePeriodSwarm: 1_000_000_000 });
     await call('application.saveDockerProvider', { applicationId: app.applicationId, dockerImage: TEST_BASE_IMAGE });
@@ -92,14 +96,30 @@ t.test('domains through Caddy, live', async t => {
   const app = await site(t);
 
   const answers = (what: string, port: number, host: string, at: string, ok: (a: NonNullable<Awaited<ReturnType<typeof through>>>) => boolean, o: { tls?: boolean; auth?: string } = {}) =>
-    waitFor(what, async () => {
-      const a = await through(port, host, at, o);
-      return a && ok(a) ? a : undefined;
-    }, { timeout: 30_000, interval: 250 });
+    waitFor(
+      what,
+      async () => {
+        const a = await through(port, host, at, o);
+        return a && ok(a) ? a : undefined;
+      },
+      { timeout: 30_000, interval: 250 },
+    );
 
   t.test('a domain routes by Host header to the deployed application', async t => {
     const created = await call('domain.create', { host: 'web.test', applicationId: app.applicationId, port: 3000 });
-    t.match(created, { host: 'web.test', https: false, port: 3000, path: '/', internalPath: '/', stripPath: false, certificateType: 'none', applicationId: app.applicationId, composeId: null, domainType: 'application', uniqueConfigKey: Number });
+    t.match(created, {
+      host: 'web.test',
+      https: false,
+      port: 3000,
+      path: '/',
+      internalPath: '/',
+      stripPath: false,
+      certificateType: 'none',
+      applicationId: app.applicationId,
+      composeId: null,
+      domainType: 'application',
+      uniqueConfigKey: Number,
+    });
     const a = await answers('web.test through the proxy', httpPort, 'web.test', '/', r => r.status === 200);
     t.match(a.body, /^root of /, 'the application answers');
     const other = await through(httpPort, 'nobody.test', '/');
@@ -120,7 +140,7 @@ t.test('domains through Caddy, live', async t => {
     await answers('/api/x/ no longer routed', httpPort, 'paths.test', '/api/x/', r => r.status === 404);
   });
 
-  t.test('https with Caddy\'s internal issuer; plain http redirects to https', async t => {
+  t.test("https with Caddy's internal issuer; plain http redirects to https", async t => {
     await call('domain.create', { host: 'secure.test', https: true, certificateType: 'none', applicationId: app.applicationId, port: 3000 });
     const redirect = await answers('http → https', httpPort, 'secure.test', '/x/', r => r.status === 301);
     t.equal(redirect.headers.location, 'https://secure.test/x/');
@@ -168,15 +188,24 @@ t.test('domains through Caddy, live', async t => {
 
   t.test('a letsencrypt domain gets its certificate over ACME from pebble, the http-01 challenge validated', async t => {
     // The host points at the proxy's task on the platform network, where pebble reaches its port 80.
-    const tasks = await docker.listTasks({ filters: JSON.stringify({ service: [PROXY], 'desired-state': ['running'] }) }) as { NetworksAttachments?: { Network: { Spec: { Name: string } }; Addresses: string[] }[] }[];
-    const address = tasks.flatMap(task => task.NetworksAttachments ?? []).find(a => a.Network.Spec.Name === 'berth-network')?.Addresses[0]?.split('/')[0];
+    const tasks = (await docker.listTasks({ filters: JSON.stringify({ service: [PROXY], 'desired-state': ['running'] }) })) as {
+      NetworksAttachments?: { Network: { Spec: { Name: string } }; Addresses: string[] }[];
+    }[];
+    const address = tasks
+      .flatMap(task => task.NetworksAttachments ?? [])
+      .find(a => a.Network.Spec.Name === 'berth-network')
+      ?.Addresses[0]?.split('/')[0];
     t.ok(address, `the proxy's address on the platform network (${address})`);
     dns.records['acme.test'] = address!;
     const d = await call('domain.create', { host: 'acme.test', https: true, certificateType: 'letsencrypt', applicationId: app.applicationId, port: 3000 });
-    const cert = await waitFor('a certificate from pebble', async () => {
-      const c = await peerCertificate(httpsPort, 'acme.test');
-      return c && /Pebble/i.test(String(c.issuer.CN ?? '')) ? c : undefined;
-    }, { timeout: 90_000, interval: 500 });
+    const cert = await waitFor(
+      'a certificate from pebble',
+      async () => {
+        const c = await peerCertificate(httpsPort, 'acme.test');
+        return c && /Pebble/i.test(String(c.issuer.CN ?? '')) ? c : undefined;
+      },
+      { timeout: 90_000, interval: 500 },
+    );
     t.match(cert.subjectaltname, /DNS:acme\.test/, `issued by ${cert.issuer.CN}`);
     const one = await client.get('domain.one', { domainId: d.domainId });
     const state = one.body.preflight.checks.find((c: { check: string }) => c.check === 'certificate');
@@ -187,13 +216,33 @@ t.test('domains through Caddy, live', async t => {
   t.test('an uploaded certificate is served for its host (certificateType custom)', async t => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'berth-cert-'));
     t.teardown(() => rm(dir, { recursive: true, force: true }));
-    await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', path.join(dir, 'k.pem'), '-out', path.join(dir, 'c.pem'), '-days', '30', '-subj', '/CN=custom.test', '-addext', 'subjectAltName=DNS:custom.test']);
+    await run('openssl', [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      path.join(dir, 'k.pem'),
+      '-out',
+      path.join(dir, 'c.pem'),
+      '-days',
+      '30',
+      '-subj',
+      '/CN=custom.test',
+      '-addext',
+      'subjectAltName=DNS:custom.test',
+    ]);
     const cert = await call('certificates.create', { name: 'custom', certificateData: await readFile(path.join(dir, 'c.pem'), 'utf8'), privateKey: await readFile(path.join(dir, 'k.pem'), 'utf8') });
     await call('domain.create', { host: 'custom.test', https: true, certificateType: 'custom', applicationId: app.applicationId, port: 3000 });
-    const served = await waitFor('the uploaded certificate', async () => {
-      const c = await peerCertificate(httpsPort, 'custom.test');
-      return c && c.fingerprint256 && String(c.subject.CN) === 'custom.test' && /custom\.test/.test(String(c.issuer.CN)) ? c : undefined;
-    }, { timeout: 30_000, interval: 250 });
+    const served = await waitFor(
+      'the uploaded certificate',
+      async () => {
+        const c = await peerCertificate(httpsPort, 'custom.test');
+        return c && c.fingerprint256 && String(c.subject.CN) === 'custom.test' && /custom\.test/.test(String(c.issuer.CN)) ? c : undefined;
+      },
+      { timeout: 30_000, interval: 250 },
+    );
     t.equal(String(served.issuer.CN), 'custom.test', 'self-signed, as uploaded');
     const a = await answers('https with it', httpsPort, 'custom.test', '/x/', r => r.status === 200, { tls: true });
     t.equal(a.body.trim(), 'x page');
@@ -204,12 +253,16 @@ t.test('domains through Caddy, live', async t => {
     // fail.test resolves nowhere: the CA cannot validate it, and Caddy's own error reaches domain.one.
     const d = await call('domain.create', { host: 'fail.test', https: true, certificateType: 'letsencrypt', applicationId: app.applicationId, port: 3000 });
     let last = '';
-    const check = await waitFor('the certificate check failing with a reason', async () => {
-      const one = await client.get('domain.one', { domainId: d.domainId });
-      const c = one.body.preflight.checks.find((x: { check: string }) => x.check === 'certificate');
-      last = c.reason;
-      return c.ok === false ? c : undefined;
-    }, { timeout: 150_000, interval: 1000 }).catch(async e => {
+    const check = await waitFor(
+      'the certificate check failing with a reason',
+      async () => {
+        const one = await client.get('domain.one', { domainId: d.domainId });
+        const c = one.body.preflight.checks.find((x: { check: string }) => x.check === 'certificate');
+        last = c.reason;
+        return c.ok === false ? c : undefined;
+      },
+      { timeout: 150_000, interval: 1000 },
+    ).catch(async e => {
       const logs = execFileSync('docker', ['service', 'logs', '--tail', '20', PROXY], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
       throw new Error(`${(e as Error).message}; last reason: ${last}; proxy log: ${logs}`);
     });
@@ -238,7 +291,7 @@ t.test('domains through Caddy, live', async t => {
     t.match(valid, { isValid: true, resolvedIp: '127.0.0.1' });
   });
 
-  t.test('Berth\'s own API at a domain (assignDomainServer)', async t => {
+  t.test("Berth's own API at a domain (assignDomainServer)", async t => {
     const settings = await call('settings.assignDomainServer', { host: 'berth.test', certificateType: 'none' });
     t.match(settings, { proxy: 'caddy', host: 'berth.test', https: false, certificateType: 'none' });
     const a = await answers('Berth through the proxy', httpPort, 'berth.test', '/api/settings.getWebServerSettings', r => r.status === 401);
@@ -253,9 +306,9 @@ t.test('domains through Caddy, live', async t => {
     await answers('reload.test before the reload', httpPort, 'reload.test', '/', r => r.status === 200);
     const { cradle } = server.kernel.container;
     const provider = cradle.providers.get('proxy', 'caddy');
-    const before = (await docker.getService(PROXY).inspect() as { Version: { Index: number } }).Version.Index;
+    const before = ((await docker.getService(PROXY).inspect()) as { Version: { Index: number } }).Version.Index;
     await provider.reload({ docker, network: 'berth-network', labels: { 'berth.kind': 'proxy', 'berth.id': 'proxy', 'berth.organization': '' } });
-    t.ok((await docker.getService(PROXY).inspect() as { Version: { Index: number } }).Version.Index > before, 'the service was updated (new task)');
+    t.ok(((await docker.getService(PROXY).inspect()) as { Version: { Index: number } }).Version.Index > before, 'the service was updated (new task)');
     const a = await answers('reload.test after the reload', httpPort, 'reload.test', '/', r => r.status === 200);
     t.match(a.body, /^root of /);
   });

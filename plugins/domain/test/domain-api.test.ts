@@ -23,7 +23,23 @@ const fields = (body: { issues?: { path: (string | number)[] }[] }) => (body.iss
 async function selfSigned(cn: string, days: number): Promise<{ cert: string; key: string }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'berth-cert-'));
   try {
-    await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', path.join(dir, 'k.pem'), '-out', path.join(dir, 'c.pem'), '-days', String(days), '-subj', `/CN=${cn}`, '-addext', `subjectAltName=DNS:${cn},DNS:www.${cn}`]);
+    await run('openssl', [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      path.join(dir, 'k.pem'),
+      '-out',
+      path.join(dir, 'c.pem'),
+      '-days',
+      String(days),
+      '-subj',
+      `/CN=${cn}`,
+      '-addext',
+      `subjectAltName=DNS:${cn},DNS:www.${cn}`,
+    ]);
     return { cert: await readFile(path.join(dir, 'c.pem'), 'utf8'), key: await readFile(path.join(dir, 'k.pem'), 'utf8') };
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -41,7 +57,10 @@ t.test('domains with the traefik provider', async t => {
     providers: { proxy: { traefik: { options: { serviceName: PROXY, acmeEmail: 'ops@example.com' } } } },
   });
   t.teardown(async () => {
-    await docker.getService(PROXY).remove().catch(() => undefined);
+    await docker
+      .getService(PROXY)
+      .remove()
+      .catch(() => undefined);
     await server.destroy();
   });
   const { client, userId, token } = await signUpAdmin(server);
@@ -55,8 +74,8 @@ t.test('domains with the traefik provider', async t => {
   type App = { applicationId: string; appName: string; name: string };
   // Each subtest builds what it reads: an application of its own, with a domain when given one (so its file exists).
   const shop = async (domain?: Record<string, unknown>) => {
-    const app = await call('application.create', { name: 'shop', environmentId: environment.environmentId }) as App;
-    const created = domain ? await call('domain.create', { applicationId: app.applicationId, ...domain }) as { domainId: string } : undefined;
+    const app = (await call('application.create', { name: 'shop', environmentId: environment.environmentId })) as App;
+    const created = domain ? ((await call('domain.create', { applicationId: app.applicationId, ...domain })) as { domainId: string }) : undefined;
     return { app, domainId: created?.domainId ?? '', file: path.join(dir, 'dynamic', `${app.appName}.yml`) };
   };
 
@@ -79,17 +98,51 @@ t.test('domains with the traefik provider', async t => {
     t.equal((await client.get('domain.one', { domainId: 'nope' })).status, 404);
   });
 
-  t.test('a domain writes the workload\'s file; punycode host; both variants read it', async t => {
+  t.test("a domain writes the workload's file; punycode host; both variants read it", async t => {
     const { app, file: appFile } = await shop();
     const created = await call('domain.create', { host: 'тест.рф', path: '/shop', stripPath: true, https: true, certificateType: 'letsencrypt', applicationId: app.applicationId, port: 8080 });
     const domainId = created.domainId;
-    t.same(Object.keys(created).sort(), ['applicationId', 'certificateType', 'composeId', 'createdAt', 'customCertResolver', 'customEntrypoint', 'domainId', 'domainType', 'enabled', 'forwardAuthEnabled', 'host', 'https', 'internalPath', 'middlewares', 'path', 'port', 'previewDeploymentId', 'serviceName', 'stripPath', 'uniqueConfigKey'], 'the peer\'s fields');
+    t.same(
+      Object.keys(created).sort(),
+      [
+        'applicationId',
+        'certificateType',
+        'composeId',
+        'createdAt',
+        'customCertResolver',
+        'customEntrypoint',
+        'domainId',
+        'domainType',
+        'enabled',
+        'forwardAuthEnabled',
+        'host',
+        'https',
+        'internalPath',
+        'middlewares',
+        'path',
+        'port',
+        'previewDeploymentId',
+        'serviceName',
+        'stripPath',
+        'uniqueConfigKey',
+      ],
+      "the peer's fields",
+    );
     const n = created.uniqueConfigKey;
     const file = parse(await readFile(appFile, 'utf8'));
-    t.same(file.http.routers[`${app.appName}-router-${n}`], { rule: 'Host(`xn--e1aybc.xn--p1ai`) && PathPrefix(`/shop`)', service: `${app.appName}-service-${n}`, middlewares: ['redirect-to-https'], entryPoints: ['web'] });
+    t.same(file.http.routers[`${app.appName}-router-${n}`], {
+      rule: 'Host(`xn--e1aybc.xn--p1ai`) && PathPrefix(`/shop`)',
+      service: `${app.appName}-service-${n}`,
+      middlewares: ['redirect-to-https'],
+      entryPoints: ['web'],
+    });
     t.same(file.http.routers[`${app.appName}-router-websecure-${n}`].middlewares, [`stripprefix-${app.appName}-${n}`]);
     t.same(file.http.routers[`${app.appName}-router-websecure-${n}`].tls, { certResolver: 'letsencrypt' });
-    t.same(file.http.services[`${app.appName}-service-${n}`], { loadBalancer: { servers: [{ url: `http://${app.appName}:8080` }], passHostHeader: true } }, 'by default the service\'s VIP, as the peer writes it (upstreamHost service)');
+    t.same(
+      file.http.services[`${app.appName}-service-${n}`],
+      { loadBalancer: { servers: [{ url: `http://${app.appName}:8080` }], passHostHeader: true } },
+      "by default the service's VIP, as the peer writes it (upstreamHost service)",
+    );
     const owner = { applicationId: app.applicationId, appName: app.appName, name: app.name };
     const rest = await client.get('domain.byApplicationId', { applicationId: app.applicationId });
     t.same(rest.body, [{ ...created, application: owner }], 'each with its application joined, as the peer answers');
@@ -128,7 +181,7 @@ t.test('domains with the traefik provider', async t => {
     t.equal((await client.get('domain.canGenerateTraefikMeDomains', { serverId: '' })).body, '127.0.0.1', 'the configured address, as the peer answers');
   });
 
-  t.test('settings: Traefik\'s files, confined to its directory', async t => {
+  t.test("settings: Traefik's files, confined to its directory", async t => {
     const { app } = await shop({ host: 'settings.example.com' });
     const main = (await client.get('settings.readTraefikConfig')).body;
     t.match(parse(main), { entryPoints: { web: { address: ':80' } } });
@@ -154,7 +207,10 @@ t.test('domains with the traefik provider', async t => {
     t.notOk(existsSync('/etc/berth-test'), 'nothing was written outside');
     t.equal((await client.post('settings.updateTraefikFile', { path: 'dynamic/extra.yml', traefikConfig: 'http:\n  routers: {}\n' })).body, true);
     const tree = (await client.get('settings.readDirectories')).body as { name: string; children?: { name: string }[] }[];
-    t.same(tree.map(e => e.name), ['dynamic', 'service.json', 'traefik.yml'].filter(n => n !== 'service.json' || existsSync(path.join(dir, n))));
+    t.same(
+      tree.map(e => e.name),
+      ['dynamic', 'service.json', 'traefik.yml'].filter(n => n !== 'service.json' || existsSync(path.join(dir, n))),
+    );
     t.ok(tree[0]!.children!.some(c => c.name === `${app.appName}.yml`));
     const own = await client.get('application.readTraefikConfig', { applicationId: app.applicationId });
     t.match(own.body, new RegExp(`${app.appName}-router-`));
@@ -165,14 +221,14 @@ t.test('domains with the traefik provider', async t => {
     const ownDomain = await call('settings.assignDomainServer', { host: 'panel.example.com', certificateType: 'letsencrypt' });
     t.match(ownDomain, { host: 'panel.example.com', https: true, certificateType: 'letsencrypt' });
     const ws = parse(await readFile(path.join(dir, 'dynamic', 'berth.yml'), 'utf8'));
-    t.same(ws.http.routers['berth-router-0'].middlewares, ['redirect-to-https'], 'Berth\'s own domain in dynamic/berth.yml');
+    t.same(ws.http.routers['berth-router-0'].middlewares, ['redirect-to-https'], "Berth's own domain in dynamic/berth.yml");
     t.same(ws.http.routers['berth-router-websecure-0'].tls, { certResolver: 'letsencrypt' });
-    t.match(ws.http.services['berth-service-0'].loadBalancer.servers[0].url, /^http:\/\/\d+\.\d+\.\d+\.\d+:\d+$/, 'to Berth through the engine\'s gateway');
+    t.match(ws.http.services['berth-service-0'].loadBalancer.servers[0].url, /^http:\/\/\d+\.\d+\.\d+\.\d+:\d+$/, "to Berth through the engine's gateway");
     await call('settings.assignDomainServer', { host: null, certificateType: 'none' });
     t.notOk(existsSync(path.join(dir, 'dynamic', 'berth.yml')), 'taken away');
   });
 
-  t.test('certificates: uploaded, sealed, written in the peer\'s layout, expiry announced', async t => {
+  t.test("certificates: uploaded, sealed, written in the peer's layout, expiry announced", async t => {
     const events: { name: string; daysLeft: number }[] = [];
     server.kernel.container.cradle.events.on('certificateExpiring', p => void events.push(p));
     const { cert, key } = await selfSigned('shop.example.com', 10);
@@ -188,15 +244,20 @@ t.test('domains with the traefik provider', async t => {
     t.ok(days > 9 && days <= 10, `expiresAt is the leaf's notAfter (${days.toFixed(1)} days)`);
     const certDir = path.join(dir, 'dynamic', 'certificates', created.certificatePath);
     t.equal(await readFile(path.join(certDir, 'privkey.key'), 'utf8'), `${key.trim()}\n`);
-    t.match(parse(await readFile(path.join(certDir, 'certificate.yml'), 'utf8')), { tls: { certificates: [{ certFile: `/etc/dokploy/traefik/dynamic/certificates/${created.certificatePath}/chain.crt` }] } });
+    t.match(parse(await readFile(path.join(certDir, 'certificate.yml'), 'utf8')), {
+      tls: { certificates: [{ certFile: `/etc/dokploy/traefik/dynamic/certificates/${created.certificatePath}/chain.crt` }] },
+    });
     const stored = await server.kernel.container.cradle.orm.em.fork().getConnection().execute('select private_key_sealed from certificates');
     t.notMatch(JSON.stringify(stored), /PRIVATE KEY/, 'sealed in the database');
     await new Promise(r => setImmediate(r));
     t.match(events, [{ name: 'shop', daysLeft: 9 }], 'certificateExpiring: it ends within 30 days');
-    t.same((await client.get('certificates.all')).body.map((c: { certificateId: string }) => c.certificateId), [created.certificateId]);
+    t.same(
+      (await client.get('certificates.all')).body.map((c: { certificateId: string }) => c.certificateId),
+      [created.certificateId],
+    );
     const longer = await selfSigned('shop.example.com', 90);
     const renewed = await call('certificates.update', { certificateId: created.certificateId, certificateData: longer.cert, privateKey: longer.key });
-    t.ok(Date.parse(renewed.expiresAt) - Date.now() > 80 * 86_400_000, 'update reads the new leaf\'s expiry');
+    t.ok(Date.parse(renewed.expiresAt) - Date.now() > 80 * 86_400_000, "update reads the new leaf's expiry");
     t.equal(await readFile(path.join(certDir, 'chain.crt'), 'utf8'), `${longer.cert.trim()}\n`, 'and writes the new chain');
     t.equal((await client.post('certificates.update', { certificateId: created.certificateId, privateKey: other.key })).status, 400, 'a key that does not match the stored chain');
     t.equal(await call('certificates.remove', { certificateId: created.certificateId }), true, 'remove answers true, as the peer does');
@@ -220,7 +281,12 @@ t.test('with caddy active the Traefik-named operations answer 400 naming it', as
   const server = await startTestServer({ proxy: 'caddy' });
   t.teardown(() => server.destroy());
   const { client } = await signUpAdmin(server);
-  for (const [op, input] of [['settings.readTraefikConfig', undefined], ['settings.readTraefikFile', { path: 'x' }], ['settings.reloadTraefik', {}], ['settings.updateTraefikPorts', { additionalPorts: [] }]] as const) {
+  for (const [op, input] of [
+    ['settings.readTraefikConfig', undefined],
+    ['settings.readTraefikFile', { path: 'x' }],
+    ['settings.reloadTraefik', {}],
+    ['settings.updateTraefikPorts', { additionalPorts: [] }],
+  ] as const) {
     const res = op.includes('read') ? await client.get(op, input as never) : await client.post(op, input as never);
     t.equal(res.status, 400, `${op}: 400`);
     t.match(res.body.message, /active proxy provider is "caddy"/);
@@ -242,7 +308,10 @@ t.test('a proxy that cannot run answers 503 with its reason, and the domain stay
     providers: { proxy: { caddy: { options: { serviceName: name } } } },
   });
   t.teardown(async () => {
-    await docker.getService(name).remove().catch(() => undefined);
+    await docker
+      .getService(name)
+      .remove()
+      .catch(() => undefined);
     await server.destroy();
   });
   const { client } = await signUpAdmin(server);
@@ -250,7 +319,11 @@ t.test('a proxy that cannot run answers 503 with its reason, and the domain stay
   const app = (await client.post('application.create', { name: 'web', environmentId: environment.environmentId })).body;
   const res = await client.post('domain.create', { host: 'down.example.com', applicationId: app.applicationId, port: 80 });
   t.equal(res.status, 503, `503, not 500 (${res.status} ${res.body.message})`);
-  t.match(res.body.message, /^The proxy could not (start|apply the routes): .+What was saved stays saved/, 'the proxy\'s reason, and that the record is kept');
+  t.match(res.body.message, /^The proxy could not (start|apply the routes): .+What was saved stays saved/, "the proxy's reason, and that the record is kept");
   const listed = await client.get('domain.byApplicationId', { applicationId: app.applicationId });
-  t.same(listed.body.map((d: { host: string }) => d.host), ['down.example.com'], 'the domain is stored');
+  t.same(
+    listed.body.map((d: { host: string }) => d.host),
+    ['down.example.com'],
+    'the domain is stored',
+  );
 });

@@ -13,7 +13,11 @@ export interface Answer {
 export function through(port: number, host: string, path = '/', o: { tls?: boolean; auth?: string } = {}): Promise<Answer | undefined> {
   return new Promise(resolve => {
     const options = {
-      host: '127.0.0.1', port, path, method: 'GET', timeout: 3000,
+      host: '127.0.0.1',
+      port,
+      path,
+      method: 'GET',
+      timeout: 3000,
       headers: { Host: host, ...(o.auth ? { Authorization: `Basic ${Buffer.from(o.auth).toString('base64')}` } : {}) },
       ...(o.tls ? { servername: host, rejectUnauthorized: false } : {}),
     };

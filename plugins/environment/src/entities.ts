@@ -7,7 +7,11 @@ export const Environment = defineEntity({
   tableName: 'environments',
   uniques: [{ properties: ['projectId', 'name'] }],
   properties: {
-    environmentId: p.string().length(32).primary().onCreate(() => newId()),
+    environmentId: p
+      .string()
+      .length(32)
+      .primary()
+      .onCreate(() => newId()),
     name: p.string(),
     description: p.text().nullable(),
     /** Environment variables shared by the environment's workloads, as text. */

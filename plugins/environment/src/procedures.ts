@@ -11,50 +11,50 @@ export const environmentProcedures = (environments: EnvironmentService) => () =>
   // one and byProjectId carry the project too, as the peer's do.
   const WithProject = Type.Object({ ...EnvironmentView.properties, project: ProjectFields });
   return [
-  environment.mutation('create', {
-    access: 'admin',
-    summary: 'Add an environment to a project (names are unique within a project)',
-    input: CreateInput,
-    output: EnvironmentFields,
-    handler: (input, ctx) => ctx.cradle.callerEnvironments.create(input),
-  }),
-  environment.query('one', {
-    summary: 'An environment with its workloads',
-    input: EnvironmentIdInput,
-    output: WithProject,
-    handler: ({ environmentId }, ctx) => ctx.cradle.callerEnvironments.one(environmentId),
-  }),
-  environment.query('byProjectId', {
-    summary: 'The environments of a project, default first, with their workloads',
-    input: ProjectIdInput,
-    output: Type.Array(WithProject),
-    handler: ({ projectId }, ctx) => ctx.cradle.callerEnvironments.byProjectId(projectId),
-  }),
-  environment.mutation('remove', {
-    access: 'admin',
-    summary: 'Delete an environment and its workloads (not the project\'s default one); answers it as it was',
-    input: EnvironmentIdInput,
-    output: EnvironmentFields,
-    handler: ({ environmentId }, ctx) => ctx.cradle.callerEnvironments.remove(environmentId),
-  }),
-  environment.mutation('update', {
-    summary: 'Change an environment\'s name, description or environment variables',
-    input: UpdateInput,
-    output: EnvironmentFields,
-    handler: (input, ctx) => ctx.cradle.callerEnvironments.update(input),
-  }),
-  environment.mutation('duplicate', {
-    access: 'admin',
-    summary: 'A new environment in the same project with a copy of the environment variables',
-    input: DuplicateInput,
-    output: EnvironmentFields,
-    handler: (input, ctx) => ctx.cradle.callerEnvironments.duplicate(input),
-  }),
-  environment.query('search', {
-    summary: 'Environments whose name or description contains the given text (case-insensitive), newest first, paged',
-    input: SearchInput,
-    output: SearchResult,
-    handler: (input, ctx) => ctx.cradle.callerEnvironments.search(input),
-  }),
-];
+    environment.mutation('create', {
+      access: 'admin',
+      summary: 'Add an environment to a project (names are unique within a project)',
+      input: CreateInput,
+      output: EnvironmentFields,
+      handler: (input, ctx) => ctx.cradle.callerEnvironments.create(input),
+    }),
+    environment.query('one', {
+      summary: 'An environment with its workloads',
+      input: EnvironmentIdInput,
+      output: WithProject,
+      handler: ({ environmentId }, ctx) => ctx.cradle.callerEnvironments.one(environmentId),
+    }),
+    environment.query('byProjectId', {
+      summary: 'The environments of a project, default first, with their workloads',
+      input: ProjectIdInput,
+      output: Type.Array(WithProject),
+      handler: ({ projectId }, ctx) => ctx.cradle.callerEnvironments.byProjectId(projectId),
+    }),
+    environment.mutation('remove', {
+      access: 'admin',
+      summary: "Delete an environment and its workloads (not the project's default one); answers it as it was",
+      input: EnvironmentIdInput,
+      output: EnvironmentFields,
+      handler: ({ environmentId }, ctx) => ctx.cradle.callerEnvironments.remove(environmentId),
+    }),
+    environment.mutation('update', {
+      summary: "Change an environment's name, description or environment variables",
+      input: UpdateInput,
+      output: EnvironmentFields,
+      handler: (input, ctx) => ctx.cradle.callerEnvironments.update(input),
+    }),
+    environment.mutation('duplicate', {
+      access: 'admin',
+      summary: 'A new environment in the same project with a copy of the environment variables',
+      input: DuplicateInput,
+      output: EnvironmentFields,
+      handler: (input, ctx) => ctx.cradle.callerEnvironments.duplicate(input),
+    }),
+    environment.query('search', {
+      summary: 'Environments whose name or description contains the given text (case-insensitive), newest first, paged',
+      input: SearchInput,
+      output: SearchResult,
+      handler: (input, ctx) => ctx.cradle.callerEnvironments.search(input),
+    }),
+  ];
 };

@@ -7,22 +7,13 @@ export { EnvironmentFields, EnvironmentView };
 
 const Name = () => NonEmpty({ maxLength: 255 });
 
-export const CreateInput = Type.Object({
-  name: Name(),
-  projectId: NonEmpty(),
-  description: Type.Optional(Nullable(Type.String())),
-});
+export const CreateInput = Type.Object({ name: Name(), projectId: NonEmpty(), description: Type.Optional(Nullable(Type.String())) });
 export type CreateInput = Static<typeof CreateInput>;
 
 export const EnvironmentIdInput = Type.Object({ environmentId: NonEmpty() });
 export const ProjectIdInput = Type.Object({ projectId: NonEmpty() });
 
-export const UpdateInput = Type.Object({
-  environmentId: NonEmpty(),
-  name: Type.Optional(Name()),
-  description: Type.Optional(Nullable(Type.String())),
-  env: Type.Optional(Type.String()),
-});
+export const UpdateInput = Type.Object({ environmentId: NonEmpty(), name: Type.Optional(Name()), description: Type.Optional(Nullable(Type.String())), env: Type.Optional(Type.String()) });
 export type UpdateInput = Static<typeof UpdateInput>;
 
 export const DuplicateInput = Type.Object({

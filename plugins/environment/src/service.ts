@@ -1,24 +1,45 @@
 // Environments of the organization's projects, and the EnvironmentDirectory other plugins
 // use to place workloads. A record of another organization is NOT_FOUND, never FORBIDDEN.
-import { badRequest, conflict, environmentView, iso, newId, notFound, textSearchClauses, type Cradle, type EntityManager, type TSchema, type EnvironmentDirectory, type EnvironmentRef, type Placement, type ProjectDirectory, type ProjectFields, type SecretBox } from '@berth/core';
+import {
+  badRequest,
+  conflict,
+  environmentView,
+  iso,
+  newId,
+  notFound,
+  textSearchClauses,
+  type Cradle,
+  type EntityManager,
+  type TSchema,
+  type EnvironmentDirectory,
+  type EnvironmentRef,
+  type Placement,
+  type ProjectDirectory,
+  type ProjectFields,
+  type SecretBox,
+} from '@berth/core';
 import { Environment, type EnvironmentRow } from './entities.ts';
 import type { CreateInput, DuplicateInput, EnvironmentFields, EnvironmentView, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
 import type { WorkloadRegistry } from '@berth/plugin-workloads';
 
 const DEFAULT_ENVIRONMENT = 'production';
 
-const toRef = (e: EnvironmentRow): EnvironmentRef => ({
-  environmentId: e.environmentId, projectId: e.projectId, organizationId: e.organizationId, name: e.name, isDefault: e.isDefault,
-});
+const toRef = (e: EnvironmentRow): EnvironmentRef => ({ environmentId: e.environmentId, projectId: e.projectId, organizationId: e.organizationId, name: e.name, isDefault: e.isDefault });
 /** An environments row as SQL answers it; lists are read without the ORM's entity hydration, which costs ten times the query. */
-interface EnvironmentRecord { environment_id: string; name: string; description: string | null; env: string; is_default: boolean; project_id: string; created_at: Date }
+interface EnvironmentRecord {
+  environment_id: string;
+  name: string;
+  description: string | null;
+  env: string;
+  is_default: boolean;
+  project_id: string;
+  created_at: Date;
+}
 const selectList = 'select environment_id, name, description, env, is_default, project_id, created_at from environments';
 
 /** The project's default environment first, then the others in the order they were made. */
 const listOrder = { isDefault: 'desc', createdAt: 'asc', environmentId: 'asc' } as const;
 const listOrderSql = 'order by is_default desc, created_at, environment_id';
-
-
 
 /** An environment's env may hold secrets: sealed at rest (SecretBox), opened only to answer and to deploy. */
 export class EnvironmentService implements EnvironmentDirectory {
@@ -64,13 +85,19 @@ export class EnvironmentService implements EnvironmentDirectory {
 
   async removeWorkloadsOf(projectId: string, organizationId: string, em: EntityManager): Promise<void> {
     const rows = await em.find(Environment, { projectId, organizationId }, { fields: ['environmentId'] });
-    await this.#workloads.removeIn(rows.map(r => r.environmentId), em);
+    await this.#workloads.removeIn(
+      rows.map(r => r.environmentId),
+      em,
+    );
   }
 
   /** Removes the workloads of every environment of the organization through their kinds (before the organization is deleted). */
   async removeWorkloadsOfOrganization(organizationId: string, em: EntityManager): Promise<void> {
     const rows = await em.find(Environment, { organizationId }, { fields: ['environmentId'] });
-    await this.#workloads.removeIn(rows.map(r => r.environmentId), em);
+    await this.#workloads.removeIn(
+      rows.map(r => r.environmentId),
+      em,
+    );
   }
 
   async get(environmentId: string, organizationId: string, em: EntityManager): Promise<EnvironmentRef> {
@@ -91,10 +118,7 @@ export class EnvironmentService implements EnvironmentDirectory {
       [environmentId, organizationId],
     );
     if (!row) throw notFound('Environment');
-    return {
-      ...this.#fromRecord(row),
-      project: { projectId: row.project_id, name: row.p_name, description: row.p_description, env: row.p_env, organizationId, createdAt: iso(row.p_created_at)! },
-    };
+    return { ...this.#fromRecord(row), project: { projectId: row.project_id, name: row.p_name, description: row.p_description, env: row.p_env, organizationId, createdAt: iso(row.p_created_at)! } };
   }
 
   async variables(environmentId: string, organizationId: string, em: EntityManager): Promise<{ project: string; environment: string }> {
@@ -181,8 +205,11 @@ export class EnvironmentService implements EnvironmentDirectory {
     const source = await this.#find(input.environmentId, organizationId, em);
     await this.#assertNameFree(source.projectId, input.name, em);
     const row = this.#new(em, {
-      projectId: source.projectId, organizationId, name: input.name,
-      description: input.description !== undefined ? input.description : source.description, env: source.env,
+      projectId: source.projectId,
+      organizationId,
+      name: input.name,
+      description: input.description !== undefined ? input.description : source.description,
+      env: source.env,
     });
     await em.flush();
     return this.#toFields(row);
@@ -191,9 +218,7 @@ export class EnvironmentService implements EnvironmentDirectory {
   async search(input: SearchInput, organizationId: string, em: EntityManager): Promise<SearchResult> {
     const and: object[] = [{ organizationId }, ...textSearchClauses(input)];
     if (input.projectId) and.push({ projectId: input.projectId });
-    const [rows, total] = await em.findAndCount(Environment, { $and: and }, {
-      orderBy: { createdAt: 'desc', environmentId: 'asc' }, limit: input.limit ?? 20, offset: input.offset ?? 0,
-    });
+    const [rows, total] = await em.findAndCount(Environment, { $and: and }, { orderBy: { createdAt: 'desc', environmentId: 'asc' }, limit: input.limit ?? 20, offset: input.offset ?? 0 });
     return { items: rows.map(this.#toFields), total };
   }
 
@@ -212,13 +237,22 @@ export class EnvironmentService implements EnvironmentDirectory {
   #new(em: EntityManager, e: { projectId: string; organizationId: string; name: string; description?: string | null; env?: string; isDefault?: boolean }): EnvironmentRow {
     // The id is set now, not on flush, so callers can refer to it in the same unit of work.
     return em.create(Environment, {
-      environmentId: newId(), name: e.name, description: e.description ?? null, env: e.env ?? '', isDefault: e.isDefault ?? false,
-      projectId: e.projectId, organizationId: e.organizationId, createdAt: new Date(),
+      environmentId: newId(),
+      name: e.name,
+      description: e.description ?? null,
+      env: e.env ?? '',
+      isDefault: e.isDefault ?? false,
+      projectId: e.projectId,
+      organizationId: e.organizationId,
+      createdAt: new Date(),
     });
   }
 
   async #views(environments: EnvironmentFields[], em: EntityManager): Promise<EnvironmentView[]> {
-    const workloads = await this.#workloads.collect(environments.map(e => e.environmentId), em);
+    const workloads = await this.#workloads.collect(
+      environments.map(e => e.environmentId),
+      em,
+    );
     return environments.map(e => ({ ...e, ...(workloads.get(e.environmentId) ?? this.#workloads.empty()) }));
   }
 }
@@ -228,25 +262,27 @@ export class EnvironmentService implements EnvironmentDirectory {
  * request's unit of work. Registered request-scoped as `callerEnvironments`; other plugins
  * keep using the singleton `environments` directory.
  */
-export const callerEnvironments = (environments: EnvironmentService) => ({ principal, em, projects }: Cradle) => {
-  const organizationId = principal!.organizationId;
-  return {
-    /** Adds an environment to one of the organization's projects. */
-    create: (input: CreateInput) => environments.create(input, organizationId, em, projects),
-    /** An environment with its workloads. */
-    one: (environmentId: string) => environments.one(environmentId, organizationId, em),
-    /** A project's environments, default first. */
-    byProjectId: (projectId: string) => environments.byProjectId(projectId, organizationId, em),
-    /** Deletes a non-default environment with its workloads. */
-    remove: (environmentId: string) => environments.remove(environmentId, organizationId, em),
-    /** Changes an environment's fields. */
-    update: (input: UpdateInput) => environments.update(input, organizationId, em),
-    /** A copy of an environment in its project. */
-    duplicate: (input: DuplicateInput) => environments.duplicate(input, organizationId, em),
-    /** Environments matching a text, paged. */
-    search: (input: SearchInput) => environments.search(input, organizationId, em),
+export const callerEnvironments =
+  (environments: EnvironmentService) =>
+  ({ principal, em, projects }: Cradle) => {
+    const organizationId = principal!.organizationId;
+    return {
+      /** Adds an environment to one of the organization's projects. */
+      create: (input: CreateInput) => environments.create(input, organizationId, em, projects),
+      /** An environment with its workloads. */
+      one: (environmentId: string) => environments.one(environmentId, organizationId, em),
+      /** A project's environments, default first. */
+      byProjectId: (projectId: string) => environments.byProjectId(projectId, organizationId, em),
+      /** Deletes a non-default environment with its workloads. */
+      remove: (environmentId: string) => environments.remove(environmentId, organizationId, em),
+      /** Changes an environment's fields. */
+      update: (input: UpdateInput) => environments.update(input, organizationId, em),
+      /** A copy of an environment in its project. */
+      duplicate: (input: DuplicateInput) => environments.duplicate(input, organizationId, em),
+      /** Environments matching a text, paged. */
+      search: (input: SearchInput) => environments.search(input, organizationId, em),
+    };
   };
-};
 
 declare module '@berth/core' {
   interface Cradle {

@@ -26,7 +26,7 @@ t.test('environment operations', async t => {
     return { project, projectId: project.projectId as string, production, staging: staging.body };
   };
 
-  t.test('create answers the new environment\'s fields; one lists its (empty) workloads and its project', async t => {
+  t.test("create answers the new environment's fields; one lists its (empty) workloads and its project", async t => {
     const { project, projectId } = await shop('Created');
     const made = await client.post('environment.create', { projectId, name: 'preview', description: 'per branch' });
     t.equal(made.status, 200);
@@ -82,7 +82,7 @@ t.test('environment operations', async t => {
     t.equal(renameDefault.status, 400);
     t.match(renameDefault.body.message, /default environment/);
     const envOfDefault = await client.post('environment.update', { environmentId: production.environmentId, env: 'PROD=1' });
-    t.equal(envOfDefault.status, 200, 'the default environment\'s variables can change');
+    t.equal(envOfDefault.status, 200, "the default environment's variables can change");
     t.equal(envOfDefault.body.name, 'production');
     t.equal((await client.post('environment.update', { environmentId: 'missing', env: '' })).status, 404);
   });
@@ -143,7 +143,10 @@ t.test('environment operations', async t => {
     const { projectId, staging } = await shop('Validated');
     const res = await client.post('environment.create', { projectId, name: '' });
     t.equal(res.status, 400);
-    t.ok(res.body.issues.some((i: { path: string[] }) => i.path[0] === 'name'), 'an issue names "name"');
+    t.ok(
+      res.body.issues.some((i: { path: string[] }) => i.path[0] === 'name'),
+      'an issue names "name"',
+    );
     const noProject = await client.post('environment.create', { name: 'x' });
     t.equal(noProject.status, 400);
     t.ok(noProject.body.issues.some((i: { path: string[] }) => i.path[0] === 'projectId'));
@@ -171,7 +174,10 @@ t.test('environment operations', async t => {
     const { project, projectId, staging } = await shop('Guarded');
     const { users, apiKeys } = server.kernel.container.cradle;
     const m = await users.createUser({ email: 'member@example.com', password: 'correct horse battery', role: 'member', organizationId: project.organizationId });
-    const key = await apiKeys.createApiKey({ userId: m.userId, organizationId: project.organizationId, role: 'member', via: 'apiKey', credentialId: '' }, { name: 'member', organizationId: project.organizationId });
+    const key = await apiKeys.createApiKey(
+      { userId: m.userId, organizationId: project.organizationId, role: 'member', via: 'apiKey', credentialId: '' },
+      { name: 'member', organizationId: project.organizationId },
+    );
     const member = new Client(server.url, { apiKey: key.key });
     t.equal((await member.get('environment.byProjectId', { projectId })).status, 200);
     t.equal((await member.post('environment.create', { projectId, name: 'nope' })).status, 403);

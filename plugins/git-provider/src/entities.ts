@@ -8,7 +8,11 @@ export const GitProviderRecord = defineEntity({
   tableName: 'git_providers',
   indexes: [{ properties: ['organizationId', 'createdAt'] }],
   properties: {
-    gitProviderId: p.string().length(32).primary().onCreate(() => newId()),
+    gitProviderId: p
+      .string()
+      .length(32)
+      .primary()
+      .onCreate(() => newId()),
     name: p.string(),
     /** github, gitlab, bitbucket, gitea: the git provider (`providers.git.<type>`) that serves it. */
     providerType: p.string().length(32),
@@ -25,7 +29,11 @@ export const GithubRecord = defineEntity({
   name: 'GithubRecord',
   tableName: 'github_providers',
   properties: {
-    githubId: p.string().length(32).primary().onCreate(() => newId()),
+    githubId: p
+      .string()
+      .length(32)
+      .primary()
+      .onCreate(() => newId()),
     gitProviderId: p.string().length(32).unique(),
     githubAppName: p.text().nullable(),
     githubAppId: p.integer().nullable(),
@@ -46,7 +54,11 @@ export const GitlabRecord = defineEntity({
   name: 'GitlabRecord',
   tableName: 'gitlab_providers',
   properties: {
-    gitlabId: p.string().length(32).primary().onCreate(() => newId()),
+    gitlabId: p
+      .string()
+      .length(32)
+      .primary()
+      .onCreate(() => newId()),
     gitProviderId: p.string().length(32).unique(),
     gitlabUrl: p.string().default('https://gitlab.com'),
     /** Where Berth reaches the server when it differs from what users see. */

@@ -14,9 +14,13 @@ export default definePlugin({
   version: pkg.version,
   setup(berth) {
     const cradle = () => berth.container.cradle;
-    const gitFetcher = () => (cradle().providers.has('source', 'git') ? cradle().providers.get('source', 'git') as never : null);
+    const gitFetcher = () => (cradle().providers.has('source', 'git') ? (cradle().providers.get('source', 'git') as never) : null);
     const service = new GitProviderService({ secrets: () => cradle().secrets, providers: () => cradle().providers, gitFetcher });
-    const setup = new GitProviderSetup(() => cradle().secrets, service, () => berth.config.publicUrl);
+    const setup = new GitProviderSetup(
+      () => cradle().secrets,
+      service,
+      () => berth.config.publicUrl,
+    );
     berth.entities(...gitProviderEntities);
     berth.migrations(...gitProviderMigrations);
     berth.provide({ gitProviders: asValue(service), gitProviderSetup: asValue(setup), callerGitProviders: asFunction(callerGitProviders(service)).scoped() });

@@ -3,17 +3,23 @@ import { Migration } from '@berth/core';
 
 class GitProviderInit extends Migration {
   override async up(): Promise<void> {
-    this.addSql(`create table "git_providers" ("git_provider_id" varchar(32) not null, "name" varchar(255) not null, "provider_type" varchar(32) not null, "organization_id" varchar(32) not null references "organizations" ("id") on delete cascade deferrable initially deferred, "user_id" varchar(32) not null references "users" ("id") on delete cascade deferrable initially deferred, "shared_with_organization" boolean not null default false, "created_at" timestamptz not null, primary key ("git_provider_id"));`);
+    this.addSql(
+      `create table "git_providers" ("git_provider_id" varchar(32) not null, "name" varchar(255) not null, "provider_type" varchar(32) not null, "organization_id" varchar(32) not null references "organizations" ("id") on delete cascade deferrable initially deferred, "user_id" varchar(32) not null references "users" ("id") on delete cascade deferrable initially deferred, "shared_with_organization" boolean not null default false, "created_at" timestamptz not null, primary key ("git_provider_id"));`,
+    );
     // Serves both the organization filter and the newest-first order of gitProvider.getAll.
     this.addSql(`create index "git_providers_organization_id_created_at_index" on "git_providers" ("organization_id", "created_at");`);
-    this.addSql(`create table "github_providers" ("github_id" varchar(32) not null, "git_provider_id" varchar(32) not null references "git_providers" ("git_provider_id") on delete cascade deferrable initially deferred, "github_app_name" text null, "github_app_id" int null, "github_client_id" text null, "github_client_secret" text null, "github_installation_id" varchar(255) null, "github_private_key" text null, "github_webhook_secret" text null, "github_url" varchar(255) not null default 'https://github.com', primary key ("github_id"));`);
+    this.addSql(
+      `create table "github_providers" ("github_id" varchar(32) not null, "git_provider_id" varchar(32) not null references "git_providers" ("git_provider_id") on delete cascade deferrable initially deferred, "github_app_name" text null, "github_app_id" int null, "github_client_id" text null, "github_client_secret" text null, "github_installation_id" varchar(255) null, "github_private_key" text null, "github_webhook_secret" text null, "github_url" varchar(255) not null default 'https://github.com', primary key ("github_id"));`,
+    );
     this.addSql(`alter table "github_providers" add constraint "github_providers_git_provider_id_unique" unique ("git_provider_id");`);
   }
 }
 
 class GitlabInit extends Migration {
   override async up(): Promise<void> {
-    this.addSql(`create table "gitlab_providers" ("gitlab_id" varchar(32) not null, "git_provider_id" varchar(32) not null references "git_providers" ("git_provider_id") on delete cascade deferrable initially deferred, "gitlab_url" varchar(255) not null default 'https://gitlab.com', "gitlab_internal_url" varchar(255) null, "application_id" varchar(255) null, "redirect_uri" varchar(255) null, "secret" text null, "access_token" text null, "refresh_token" text null, "group_name" varchar(255) null, "expires_at" bigint null, primary key ("gitlab_id"));`);
+    this.addSql(
+      `create table "gitlab_providers" ("gitlab_id" varchar(32) not null, "git_provider_id" varchar(32) not null references "git_providers" ("git_provider_id") on delete cascade deferrable initially deferred, "gitlab_url" varchar(255) not null default 'https://gitlab.com', "gitlab_internal_url" varchar(255) null, "application_id" varchar(255) null, "redirect_uri" varchar(255) null, "secret" text null, "access_token" text null, "refresh_token" text null, "group_name" varchar(255) null, "expires_at" bigint null, primary key ("gitlab_id"));`,
+    );
     this.addSql(`alter table "gitlab_providers" add constraint "gitlab_providers_git_provider_id_unique" unique ("git_provider_id");`);
   }
 }

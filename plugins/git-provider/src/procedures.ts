@@ -1,9 +1,29 @@
 // gitProvider.*, github.* and gitlab.* — the organization's git hosting connections. No answer carries a secret.
 import { Type, router, schema } from '@berth/core';
 import {
-  GitlabAuthorization, GitlabBranch, GitlabBranchesInput, GitlabCreateInput, GitlabIdInput, GitlabProviderListed, GitlabRepository, GitlabTestInput, GitlabUpdateInput, GitlabView,
-  GithubBranch, GithubBranchesInput, GithubIdInput, GithubProviderListed, GithubRepository, GithubSetupInput, GithubSetupState, GithubUpdateInput, GithubView,
-  GitProviderIdInput, GitProviderListed, GitProviderView, ToggleShareInput,
+  GitlabAuthorization,
+  GitlabBranch,
+  GitlabBranchesInput,
+  GitlabCreateInput,
+  GitlabIdInput,
+  GitlabProviderListed,
+  GitlabRepository,
+  GitlabTestInput,
+  GitlabUpdateInput,
+  GitlabView,
+  GithubBranch,
+  GithubBranchesInput,
+  GithubIdInput,
+  GithubProviderListed,
+  GithubRepository,
+  GithubSetupInput,
+  GithubSetupState,
+  GithubUpdateInput,
+  GithubView,
+  GitProviderIdInput,
+  GitProviderListed,
+  GitProviderView,
+  ToggleShareInput,
 } from './schemas.ts';
 import { GITLAB_CALLBACK_PATH, SETUP_PATH } from './setup.ts';
 
@@ -13,7 +33,7 @@ const gitlab = router('gitlab');
 
 export const gitProviderProcedures = [
   gitProvider.query('getAll', {
-    summary: 'Every git provider connection of the organization, newest first, with its type\'s record (secrets never answered) and whether the caller owns it',
+    summary: "Every git provider connection of the organization, newest first, with its type's record (secrets never answered) and whether the caller owns it",
     input: Type.Object({}),
     output: Type.Array(GitProviderListed),
     handler: (_input, ctx) => ctx.cradle.callerGitProviders.all(),
@@ -44,7 +64,7 @@ export const gitProviderProcedures = [
     handler: (_input, ctx) => ctx.cradle.callerGitProviders.githubProviders(),
   }),
   github.query('getGithubRepositories', {
-    summary: 'Every repository the App\'s installation reaches (all pages)',
+    summary: "Every repository the App's installation reaches (all pages)",
     input: GithubIdInput,
     output: Type.Array(GithubRepository),
     handler: ({ githubId }, ctx) => ctx.cradle.callerGitProviders.githubRepositories(githubId),
@@ -56,7 +76,7 @@ export const gitProviderProcedures = [
     handler: (input, ctx) => ctx.cradle.callerGitProviders.githubBranches(input),
   }),
   github.mutation('testConnection', {
-    summary: 'Runs a deploy\'s path: lists the repositories (API), then git ls-remote on the first with a fresh clone credential; a failure says which step',
+    summary: "Runs a deploy's path: lists the repositories (API), then git ls-remote on the first with a fresh clone credential; a failure says which step",
     input: GithubIdInput,
     output: Type.String(),
     handler: ({ githubId }, ctx) => ctx.cradle.callerGitProviders.githubTestConnection(githubId),
@@ -76,7 +96,8 @@ export const gitProviderProcedures = [
   }),
   gitlab.mutation('create', {
     access: 'admin',
-    summary: 'Connect a GitLab OAuth application (gitlab.com by default, or a self-managed server); gitlab.authorization then the callback give it its tokens. The owner is the caller, whatever authId names',
+    summary:
+      'Connect a GitLab OAuth application (gitlab.com by default, or a self-managed server); gitlab.authorization then the callback give it its tokens. The owner is the caller, whatever authId names',
     input: GitlabCreateInput,
     output: GitlabView,
     handler: (input, ctx) => ctx.cradle.callerGitProviders.gitlabCreate(input),
@@ -94,7 +115,7 @@ export const gitProviderProcedures = [
     handler: (_input, ctx) => ctx.cradle.callerGitProviders.gitlabProviders(),
   }),
   gitlab.query('getGitlabRepositories', {
-    summary: 'Every project the connection reaches (all pages; the record\'s groupName filters them), the token renewed first when it expires soon',
+    summary: "Every project the connection reaches (all pages; the record's groupName filters them), the token renewed first when it expires soon",
     input: GitlabIdInput,
     output: Type.Array(GitlabRepository),
     handler: ({ gitlabId }, ctx) => ctx.cradle.callerGitProviders.gitlabRepositories(gitlabId),
@@ -106,7 +127,7 @@ export const gitProviderProcedures = [
     handler: (input, ctx) => ctx.cradle.callerGitProviders.gitlabBranches(input),
   }),
   gitlab.mutation('testConnection', {
-    summary: 'Runs a deploy\'s path: lists the projects (API), then git ls-remote on the first with the clone credential; a failure says which step. No gitlabId: NOT_FOUND',
+    summary: "Runs a deploy's path: lists the projects (API), then git ls-remote on the first with the clone credential; a failure says which step. No gitlabId: NOT_FOUND",
     input: GitlabTestInput,
     output: Type.String(),
     handler: (input, ctx) => ctx.cradle.callerGitProviders.gitlabTestConnection(input),

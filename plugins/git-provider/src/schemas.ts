@@ -69,17 +69,8 @@ export type GitProviderListed = Static<typeof GitProviderListed>;
 export const GitProviderIdInput = Type.Object({ gitProviderId: Id });
 export const ToggleShareInput = Type.Object({ gitProviderId: Id, sharedWithOrganization: Type.Boolean() });
 export const GithubIdInput = Type.Object({ githubId: Id });
-export const GithubBranchesInput = Type.Object({
-  repo: NonEmpty({ maxLength: 255 }),
-  owner: NonEmpty({ maxLength: 255 }),
-  githubId: Type.Optional(Type.String({ maxLength: 255 })),
-});
-export const GithubUpdateInput = Type.Object({
-  githubId: Id,
-  name: NonEmpty({ maxLength: 255 }),
-  gitProviderId: Id,
-  githubAppName: NonEmpty({ maxLength: 255 }),
-});
+export const GithubBranchesInput = Type.Object({ repo: NonEmpty({ maxLength: 255 }), owner: NonEmpty({ maxLength: 255 }), githubId: Type.Optional(Type.String({ maxLength: 255 })) });
+export const GithubUpdateInput = Type.Object({ githubId: Id, name: NonEmpty({ maxLength: 255 }), gitProviderId: Id, githubAppName: NonEmpty({ maxLength: 255 }) });
 export type GithubUpdateInput = Static<typeof GithubUpdateInput>;
 
 /** A repository as GitHub lists it (the fields a client picks one by). */
@@ -97,12 +88,10 @@ export const GithubBranch = Type.Object({ name: Type.String(), commit: Type.Obje
 export const GithubProviderListed = Type.Object({ githubId: Type.String(), githubUrl: Type.String(), gitProvider: GitProviderView });
 
 /** Berth's: the manifest flow's start, bound to the caller's organization. */
-export const GithubSetupInput = Type.Object({
-  githubUrl: Type.Optional(Type.String({ maxLength: 255, description: 'https://github.com (default) or a GitHub Enterprise server\'s URL' })),
-});
+export const GithubSetupInput = Type.Object({ githubUrl: Type.Optional(Type.String({ maxLength: 255, description: "https://github.com (default) or a GitHub Enterprise server's URL" })) });
 export const GithubSetupState = Type.Object({
-  state: Type.String({ description: 'gh_init:<signed>: pass it as the manifest form\'s state; /api/providers/github/setup accepts it from the caller\'s organization only, for one hour' }),
-  setupUrl: Type.String({ description: 'Berth\'s route GitHub sends the user back to (the manifest\'s redirect_url)' }),
+  state: Type.String({ description: "gh_init:<signed>: pass it as the manifest form's state; /api/providers/github/setup accepts it from the caller's organization only, for one hour" }),
+  setupUrl: Type.String({ description: "Berth's route GitHub sends the user back to (the manifest's redirect_url)" }),
 });
 
 // ------------------------------------------------------------------ gitlab.*
@@ -113,16 +102,16 @@ const Token = () => Type.String({ maxLength: 4096 });
 const GitlabUrl = (description: string) => NonEmpty({ maxLength: 255, description });
 const GitlabOptional = {
   gitlabInternalUrl: Type.Optional(Nullable(Str('where Berth reaches the server when it differs from gitlabUrl'))),
-  applicationId: Type.Optional(Str('the OAuth application\'s id')),
+  applicationId: Type.Optional(Str("the OAuth application's id")),
   secret: Type.Optional(Token()),
-  redirectUri: Type.Optional(Str('the OAuth application\'s callback (<Berth>/api/providers/gitlab/callback)')),
+  redirectUri: Type.Optional(Str("the OAuth application's callback (<Berth>/api/providers/gitlab/callback)")),
   groupName: Type.Optional(Str('keep the projects of these groups (comma-separated) and their subgroups')),
   accessToken: Type.Optional(Token()),
   refreshToken: Type.Optional(Token()),
   expiresAt: Type.Optional(Nullable(Type.Integer({ minimum: 0, description: 'seconds since the epoch' }))),
 };
 export const GitlabCreateInput = Type.Object({
-  authId: NonEmpty({ maxLength: 255, description: 'the peer\'s; the owner is always the caller, whatever it names' }),
+  authId: NonEmpty({ maxLength: 255, description: "the peer's; the owner is always the caller, whatever it names" }),
   name: NonEmpty({ maxLength: 255 }),
   gitlabUrl: Type.Optional(GitlabUrl('https://gitlab.com (default) or a self-managed server')),
   gitlabId: Type.Optional(Str('ignored: Berth names the record')),
@@ -140,7 +129,7 @@ export const GitlabBranchesInput = Type.Object({
 export type GitlabBranchesInput = Static<typeof GitlabBranchesInput>;
 export const GitlabTestInput = Type.Object({
   gitlabId: Type.Optional(Str('none names no connection: NOT_FOUND, as the older peer')),
-  groupName: Type.Optional(Str('filter the listing by these groups instead of the record\'s')),
+  groupName: Type.Optional(Str("filter the listing by these groups instead of the record's")),
 });
 export const GitlabUpdateInput = Type.Object({
   gitlabId: Id,
@@ -155,12 +144,12 @@ export const GitlabRepository = Type.Object({
   id: Type.Number(),
   name: Type.String(),
   url: Type.String({ description: 'the path with namespace (group/sub/project)' }),
-  owner: Type.Object({ username: Type.String({ description: 'the namespace\'s last segment' }) }),
+  owner: Type.Object({ username: Type.String({ description: "the namespace's last segment" }) }),
 });
 export const GitlabBranch = Type.Object({ name: Type.String(), commit: Type.Object({ id: Type.String() }) });
 export const GitlabProviderListed = Type.Object({ gitlabId: Type.String(), gitlabUrl: Type.String(), gitProvider: GitProviderView });
 /** Berth's: the OAuth authorization's start, bound to the caller's organization and the record. */
 export const GitlabAuthorization = Type.Object({
   state: Type.String({ description: 'signed: /api/providers/gitlab/callback accepts it from this organization, for this record, for one hour' }),
-  authorizeUrl: Type.String({ description: 'GitLab\'s authorization page to send the user to (client id, redirect URI and state filled in)' }),
+  authorizeUrl: Type.String({ description: "GitLab's authorization page to send the user to (client id, redirect URI and state filled in)" }),
 });

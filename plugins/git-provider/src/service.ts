@@ -1,9 +1,34 @@
 // The organization's connected git accounts: records in, views out (secrets sealed, never
 // answered), and the calls that go through the account's git provider (repositories,
 // branches, testConnection, clone credentials). A record of another organization is NOT_FOUND.
-import { badRequest, conflict, forbidden, GitProviderError, iso, newId, notFound, type Cradle, type EntityManager, type GitAccount, type GitProvider, type ProviderRegistry, type SecretBox } from '@berth/core';
+import {
+  badRequest,
+  conflict,
+  forbidden,
+  GitProviderError,
+  iso,
+  newId,
+  notFound,
+  type Cradle,
+  type EntityManager,
+  type GitAccount,
+  type GitProvider,
+  type ProviderRegistry,
+  type SecretBox,
+} from '@berth/core';
 import { GitProviderRecord, GithubRecord, GitlabRecord, type GitProviderRow, type GithubRow, type GitlabRow } from './entities.ts';
-import type { GithubRowView, GithubUpdateInput, GithubView, GitlabBranchesInput, GitlabCreateInput, GitlabRowView, GitlabUpdateInput, GitlabView, GitProviderListed, GitProviderView } from './schemas.ts';
+import type {
+  GithubRowView,
+  GithubUpdateInput,
+  GithubView,
+  GitlabBranchesInput,
+  GitlabCreateInput,
+  GitlabRowView,
+  GitlabUpdateInput,
+  GitlabView,
+  GitProviderListed,
+  GitProviderView,
+} from './schemas.ts';
 
 /** What a git fetcher (source.git) offers beyond resolve: `git ls-remote` with a clone credential. */
 interface RemoteHeads {
@@ -34,20 +59,40 @@ export interface NewGithub {
 }
 
 export const providerView = (r: GitProviderRow): GitProviderView => ({
-  gitProviderId: r.gitProviderId, name: r.name, providerType: r.providerType, createdAt: iso(r.createdAt)!,
-  organizationId: r.organizationId, userId: r.userId, sharedWithOrganization: r.sharedWithOrganization,
+  gitProviderId: r.gitProviderId,
+  name: r.name,
+  providerType: r.providerType,
+  createdAt: iso(r.createdAt)!,
+  organizationId: r.organizationId,
+  userId: r.userId,
+  sharedWithOrganization: r.sharedWithOrganization,
 });
 
 export const githubRowView = (g: GithubRow): GithubRowView => ({
-  githubId: g.githubId, gitProviderId: g.gitProviderId, githubAppName: g.githubAppName ?? null, githubAppId: g.githubAppId ?? null,
-  githubClientId: g.githubClientId ?? null, githubClientSecret: null, githubInstallationId: g.githubInstallationId ?? null,
-  githubPrivateKey: null, githubWebhookSecret: null, githubUrl: g.githubUrl,
+  githubId: g.githubId,
+  gitProviderId: g.gitProviderId,
+  githubAppName: g.githubAppName ?? null,
+  githubAppId: g.githubAppId ?? null,
+  githubClientId: g.githubClientId ?? null,
+  githubClientSecret: null,
+  githubInstallationId: g.githubInstallationId ?? null,
+  githubPrivateKey: null,
+  githubWebhookSecret: null,
+  githubUrl: g.githubUrl,
 });
 
 export const gitlabRowView = (g: GitlabRow): GitlabRowView => ({
-  gitlabId: g.gitlabId, gitlabUrl: g.gitlabUrl, gitlabInternalUrl: g.gitlabInternalUrl ?? null, applicationId: g.applicationId ?? null,
-  redirectUri: g.redirectUri ?? null, secret: null, accessToken: null, refreshToken: null, groupName: g.groupName ?? null,
-  expiresAt: g.expiresAt ?? null, gitProviderId: g.gitProviderId,
+  gitlabId: g.gitlabId,
+  gitlabUrl: g.gitlabUrl,
+  gitlabInternalUrl: g.gitlabInternalUrl ?? null,
+  applicationId: g.applicationId ?? null,
+  redirectUri: g.redirectUri ?? null,
+  secret: null,
+  accessToken: null,
+  refreshToken: null,
+  groupName: g.groupName ?? null,
+  expiresAt: g.expiresAt ?? null,
+  gitProviderId: g.gitProviderId,
 });
 
 /** The peer's: a GitLab connection is usable once the OAuth flow gave it both tokens. */
@@ -109,7 +154,7 @@ export class GitProviderService {
   /** A type's record and its provider row when the provider row is the organization's; NOT_FOUND otherwise. */
   async #typed<R extends { gitProviderId: string }>(found: Promise<R | null>, what: string, organizationId: string, em: EntityManager): Promise<{ record: R; provider: GitProviderRow }> {
     const record = await found;
-    const provider = record && await em.findOne(GitProviderRecord, { gitProviderId: record.gitProviderId, organizationId });
+    const provider = record && (await em.findOne(GitProviderRecord, { gitProviderId: record.gitProviderId, organizationId }));
     if (!record || !provider) throw notFound(what);
     return { record, provider };
   }
@@ -158,7 +203,14 @@ export class GitProviderService {
   async gitlabAccount(g: GitlabRow, em: EntityManager, groupName?: string): Promise<GitAccount> {
     const open = (v: string | null | undefined) => (v ? this.#secrets().decrypt(v) : null);
     const account = (): GitAccount => ({
-      settings: { gitlabUrl: g.gitlabUrl, gitlabInternalUrl: g.gitlabInternalUrl ?? null, applicationId: g.applicationId ?? null, redirectUri: g.redirectUri ?? null, groupName: groupName ?? g.groupName ?? null, expiresAt: g.expiresAt ?? null },
+      settings: {
+        gitlabUrl: g.gitlabUrl,
+        gitlabInternalUrl: g.gitlabInternalUrl ?? null,
+        applicationId: g.applicationId ?? null,
+        redirectUri: g.redirectUri ?? null,
+        groupName: groupName ?? g.groupName ?? null,
+        expiresAt: g.expiresAt ?? null,
+      },
       secrets: Object.fromEntries(GITLAB_SECRETS.map(k => [k, open(g[k])])),
     });
     if (!g.accessToken) return account();
@@ -179,7 +231,9 @@ export class GitProviderService {
   /** The OAuth flow's return: GitLab's code exchanged for the first token pair, stored sealed. */
   async authorizeGitlab(gitlabId: string, code: string, redirectUri: (gitlab: GitlabRow) => string, organizationId: string, em: EntityManager): Promise<void> {
     const { gitlab } = await this.gitlab(gitlabId, organizationId, em);
-    const provider = this.provider('gitlab') as GitProvider & { exchangeCode?(account: GitAccount, code: string, redirectUri: string): Promise<{ settings: Record<string, unknown>; secrets: Record<string, string | null> }> };
+    const provider = this.provider('gitlab') as GitProvider & {
+      exchangeCode?(account: GitAccount, code: string, redirectUri: string): Promise<{ settings: Record<string, unknown>; secrets: Record<string, string | null> }>;
+    };
     if (!provider.exchangeCode) throw badRequest('The enabled GitLab provider cannot complete an OAuth authorization');
     const account = await this.gitlabAccount(gitlab, em);
     this.#storeGitlabTokens(gitlab, await provider.exchangeCode(account, code, redirectUri(gitlab)));
@@ -188,13 +242,18 @@ export class GitProviderService {
 
   async createGithub(input: NewGithub, organizationId: string, userId: string, em: EntityManager): Promise<GithubView> {
     const seal = (v: string | null) => (v ? this.#secrets().encrypt(v) : null);
-    const provider = em.create(GitProviderRecord, {
-      gitProviderId: newId(), name: input.name, providerType: 'github', organizationId, userId, sharedWithOrganization: false, createdAt: new Date(),
-    });
+    const provider = em.create(GitProviderRecord, { gitProviderId: newId(), name: input.name, providerType: 'github', organizationId, userId, sharedWithOrganization: false, createdAt: new Date() });
     const github = em.create(GithubRecord, {
-      githubId: newId(), gitProviderId: provider.gitProviderId, githubAppName: input.githubAppName, githubAppId: input.githubAppId,
-      githubClientId: input.githubClientId, githubClientSecret: seal(input.githubClientSecret), githubInstallationId: input.githubInstallationId ?? null,
-      githubPrivateKey: seal(input.githubPrivateKey), githubWebhookSecret: seal(input.githubWebhookSecret), githubUrl: input.githubUrl,
+      githubId: newId(),
+      gitProviderId: provider.gitProviderId,
+      githubAppName: input.githubAppName,
+      githubAppId: input.githubAppId,
+      githubClientId: input.githubClientId,
+      githubClientSecret: seal(input.githubClientSecret),
+      githubInstallationId: input.githubInstallationId ?? null,
+      githubPrivateKey: seal(input.githubPrivateKey),
+      githubWebhookSecret: seal(input.githubWebhookSecret),
+      githubUrl: input.githubUrl,
     });
     await em.flush();
     return { ...githubRowView(github), gitProvider: providerView(provider) };
@@ -216,7 +275,14 @@ export class GitProviderService {
     return rows.map(r => {
       const g = githubs.find(x => x.gitProviderId === r.gitProviderId);
       const l = gitlabs.find(x => x.gitProviderId === r.gitProviderId);
-      return { ...providerView(r), isOwner: r.userId === userId, github: g ? { ...githubRowView(g), isConfigured: configured(g) } : null, gitlab: l ? gitlabRowView(l) : null, bitbucket: null, gitea: null };
+      return {
+        ...providerView(r),
+        isOwner: r.userId === userId,
+        github: g ? { ...githubRowView(g), isConfigured: configured(g) } : null,
+        gitlab: l ? gitlabRowView(l) : null,
+        bitbucket: null,
+        gitea: null,
+      };
     });
   }
 
@@ -242,7 +308,8 @@ export class GitProviderService {
   async #usersOf(field: string, id: string, em: EntityManager): Promise<string[]> {
     const out: string[] = [];
     // kind-names: the kinds whose records carry a git provider's fields (their settings JSON), read by table.
-    for (const [table, what] of [['applications', 'application'], ['compose_stacks', 'compose stack']] as const) { // kind-names: as above
+    const tables = { applications: 'application', compose_stacks: 'compose stack' }; // kind-names: as above
+    for (const [table, what] of Object.entries(tables)) {
       const present = await em.getConnection().execute(`select to_regclass(?) as t`, [table]);
       if (!present[0]?.t) continue;
       const rows = await em.getConnection().execute(`select app_name from "${table}" where settings->>? = ?`, [field, id]);
@@ -270,7 +337,15 @@ export class GitProviderService {
   async githubRepositories(githubId: string, organizationId: string, em: EntityManager) {
     const { github } = await this.github(githubId, organizationId, em);
     const repos = await this.#call(() => this.provider('github').listRepositories(this.githubAccount(github)));
-    return repos.map(r => ({ id: Number(r.id), name: r.name, full_name: `${r.owner}/${r.name}`, owner: { login: r.owner }, private: r.private, clone_url: r.cloneUrl, default_branch: r.defaultBranch }));
+    return repos.map(r => ({
+      id: Number(r.id),
+      name: r.name,
+      full_name: `${r.owner}/${r.name}`,
+      owner: { login: r.owner },
+      private: r.private,
+      clone_url: r.cloneUrl,
+      default_branch: r.defaultBranch,
+    }));
   }
 
   async githubBranches(input: { githubId?: string; owner: string; repo: string }, organizationId: string, em: EntityManager) {
@@ -324,14 +399,19 @@ export class GitProviderService {
   /** The peer's create: the OAuth application's fields (and, in the older variant, tokens); the owner is always the caller. */
   async createGitlab(input: GitlabCreateInput, organizationId: string, userId: string, em: EntityManager): Promise<GitlabView> {
     const seal = (v: string | null | undefined) => (v ? this.#secrets().encrypt(v) : null);
-    const provider = em.create(GitProviderRecord, {
-      gitProviderId: newId(), name: input.name, providerType: 'gitlab', organizationId, userId, sharedWithOrganization: false, createdAt: new Date(),
-    });
+    const provider = em.create(GitProviderRecord, { gitProviderId: newId(), name: input.name, providerType: 'gitlab', organizationId, userId, sharedWithOrganization: false, createdAt: new Date() });
     const gitlab = em.create(GitlabRecord, {
-      gitlabId: newId(), gitProviderId: provider.gitProviderId, gitlabUrl: webUrlOf(input.gitlabUrl ?? 'https://gitlab.com', 'gitlabUrl'),
+      gitlabId: newId(),
+      gitProviderId: provider.gitProviderId,
+      gitlabUrl: webUrlOf(input.gitlabUrl ?? 'https://gitlab.com', 'gitlabUrl'),
       gitlabInternalUrl: input.gitlabInternalUrl ? webUrlOf(input.gitlabInternalUrl, 'gitlabInternalUrl') : null,
-      applicationId: input.applicationId || null, redirectUri: input.redirectUri || null, secret: seal(input.secret),
-      accessToken: seal(input.accessToken), refreshToken: seal(input.refreshToken), groupName: input.groupName || null, expiresAt: input.expiresAt ?? null,
+      applicationId: input.applicationId || null,
+      redirectUri: input.redirectUri || null,
+      secret: seal(input.secret),
+      accessToken: seal(input.accessToken),
+      refreshToken: seal(input.refreshToken),
+      groupName: input.groupName || null,
+      expiresAt: input.expiresAt ?? null,
     });
     await em.flush();
     return { ...gitlabRowView(gitlab), gitProvider: providerView(provider) };
@@ -405,27 +485,29 @@ export class GitProviderService {
 }
 
 /** gitProvider.*, github.* and gitlab.* for one request: the service confined to the caller's organization. */
-export const callerGitProviders = (service: GitProviderService) => ({ principal, em }: Cradle) => {
-  const { organizationId, userId } = principal!;
-  return {
-    all: () => service.all(organizationId, userId, em),
-    toggleShare: (gitProviderId: string, shared: boolean) => service.toggleShare(gitProviderId, shared, organizationId, userId, em),
-    remove: (gitProviderId: string) => service.remove(gitProviderId, organizationId, em),
-    githubOne: (githubId: string) => service.githubOne(githubId, organizationId, em),
-    githubProviders: () => service.githubProviders(organizationId, em),
-    githubRepositories: (githubId: string) => service.githubRepositories(githubId, organizationId, em),
-    githubBranches: (input: { githubId?: string; owner: string; repo: string }) => service.githubBranches(input, organizationId, em),
-    githubTestConnection: (githubId: string) => service.githubTestConnection(githubId, organizationId, em),
-    githubUpdate: (input: GithubUpdateInput) => service.githubUpdate(input, organizationId, em),
-    gitlabCreate: (input: GitlabCreateInput) => service.createGitlab(input, organizationId, userId, em),
-    gitlabOne: (gitlabId: string) => service.gitlabOne(gitlabId, organizationId, em),
-    gitlabProviders: () => service.gitlabProviders(organizationId, em),
-    gitlabRepositories: (gitlabId: string) => service.gitlabRepositories(gitlabId, organizationId, em),
-    gitlabBranches: (input: GitlabBranchesInput) => service.gitlabBranches(input, organizationId, em),
-    gitlabTestConnection: (input: { gitlabId?: string; groupName?: string }) => service.gitlabTestConnection(input, organizationId, em),
-    gitlabUpdate: (input: GitlabUpdateInput) => service.gitlabUpdate(input, organizationId, em),
+export const callerGitProviders =
+  (service: GitProviderService) =>
+  ({ principal, em }: Cradle) => {
+    const { organizationId, userId } = principal!;
+    return {
+      all: () => service.all(organizationId, userId, em),
+      toggleShare: (gitProviderId: string, shared: boolean) => service.toggleShare(gitProviderId, shared, organizationId, userId, em),
+      remove: (gitProviderId: string) => service.remove(gitProviderId, organizationId, em),
+      githubOne: (githubId: string) => service.githubOne(githubId, organizationId, em),
+      githubProviders: () => service.githubProviders(organizationId, em),
+      githubRepositories: (githubId: string) => service.githubRepositories(githubId, organizationId, em),
+      githubBranches: (input: { githubId?: string; owner: string; repo: string }) => service.githubBranches(input, organizationId, em),
+      githubTestConnection: (githubId: string) => service.githubTestConnection(githubId, organizationId, em),
+      githubUpdate: (input: GithubUpdateInput) => service.githubUpdate(input, organizationId, em),
+      gitlabCreate: (input: GitlabCreateInput) => service.createGitlab(input, organizationId, userId, em),
+      gitlabOne: (gitlabId: string) => service.gitlabOne(gitlabId, organizationId, em),
+      gitlabProviders: () => service.gitlabProviders(organizationId, em),
+      gitlabRepositories: (gitlabId: string) => service.gitlabRepositories(gitlabId, organizationId, em),
+      gitlabBranches: (input: GitlabBranchesInput) => service.gitlabBranches(input, organizationId, em),
+      gitlabTestConnection: (input: { gitlabId?: string; groupName?: string }) => service.gitlabTestConnection(input, organizationId, em),
+      gitlabUpdate: (input: GitlabUpdateInput) => service.gitlabUpdate(input, organizationId, em),
+    };
   };
-};
 
 declare module '@berth/core' {
   interface Cradle {

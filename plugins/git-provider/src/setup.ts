@@ -16,13 +16,33 @@ const STATE_LIFETIME_MS = 3600_000;
 const AFTER = '/dashboard/settings/git-providers';
 
 /** A flow's signed state: the organization and user it was issued to, what it is for (a URL or a record), its expiry. */
-interface FlowState { o: string; u: string; exp: number }
-interface InitState extends FlowState { url: string }
-interface GitlabState extends FlowState { g: string }
+interface FlowState {
+  o: string;
+  u: string;
+  exp: number;
+}
+interface InitState extends FlowState {
+  url: string;
+}
+interface GitlabState extends FlowState {
+  g: string;
+}
 
 /** What a manifest conversion answers (GithubProvider.convertManifest); not part of the git provider contract. */
 interface ManifestConverter {
-  convertManifest(githubUrl: string, code: string): Promise<{ name: string; githubAppName: string; githubAppId: number; githubClientId: string; githubClientSecret: string; githubWebhookSecret: string | null; githubPrivateKey: string; githubUrl: string }>;
+  convertManifest(
+    githubUrl: string,
+    code: string,
+  ): Promise<{
+    name: string;
+    githubAppName: string;
+    githubAppId: number;
+    githubClientId: string;
+    githubClientSecret: string;
+    githubWebhookSecret: string | null;
+    githubPrivateKey: string;
+    githubUrl: string;
+  }>;
 }
 
 export class GitProviderSetup {

@@ -14,7 +14,12 @@ export const SOURCE_FIELDS: Record<string, { id: string; owner: string; reposito
 };
 
 interface Fetcher {
-  fetch(request: { source: { url: string; branch: string; enableSubmodules: boolean; credential: import('@berth/core').CloneCredential }; workDir: string; signal: AbortSignal; log(line: string): void }): Promise<{ revision: string | null }>;
+  fetch(request: {
+    source: { url: string; branch: string; enableSubmodules: boolean; credential: import('@berth/core').CloneCredential };
+    workDir: string;
+    signal: AbortSignal;
+    log(line: string): void;
+  }): Promise<{ revision: string | null }>;
 }
 
 export class ProviderGitSource implements SourceProvider {
@@ -39,7 +44,13 @@ export class ProviderGitSource implements SourceProvider {
     const path = names.path ? field(names.path)?.replace(/^\/+|\/+$/g, '') : null;
     const cut = path ? path.lastIndexOf('/') : -1;
     const [id, owner, repository] = [field(names.id), cut > 0 ? path!.slice(0, cut) : field(names.owner), cut > 0 ? path!.slice(cut + 1) : field(names.repository)];
-    const missing = [[id, names.id], [owner, names.path ?? names.owner], [repository, names.repository]].filter(([v]) => !v).map(([, k]) => k);
+    const missing = [
+      [id, names.id],
+      [owner, names.path ?? names.owner],
+      [repository, names.repository],
+    ]
+      .filter(([v]) => !v)
+      .map(([, k]) => k);
     if (missing.length) throw new Error(`The ${this.id} source is not complete: set ${missing.join(', ')} (save${this.id[0]!.toUpperCase()}${this.id.slice(1)}Provider)`);
     if (!request.organizationId) throw new Error('The deployer named no organization for the git provider source');
     const fetcher = this.#fetcher();
@@ -57,7 +68,9 @@ export class ProviderGitSource implements SourceProvider {
     for (const secret of cloneCredentialSecrets(credential)) request.redact(secret);
     const { revision } = await fetcher.fetch({
       source: { url: cloneUrlOf(credential.baseUrl, owner!, repository!), branch: field(names.branch) ?? 'main', enableSubmodules: Boolean(request.fields.enableSubmodules), credential },
-      workDir: request.workDir, signal: request.signal, log: request.log,
+      workDir: request.workDir,
+      signal: request.signal,
+      log: request.log,
     });
     return { revision, buildPath: field(names.buildPath) };
   }

@@ -18,13 +18,19 @@ const keyPair = () => generateKeyPairSync('rsa', { modulusLength: 2048, publicKe
 const appKey = keyPair();
 
 const github = await startFakeGithub(t, { publicKeyPem: appKey.publicKey, privateKeyPem: appKey.privateKey, appId: '4242', installationId: 77 });
-const repo = await makeGitRepo({ 'docker-compose.yml': `services:\n  worker:\n    image: ${TEST_BASE_IMAGE}\n    command: ["sleep", "3600"]\n`, Dockerfile: `FROM ${TEST_BASE_IMAGE}\nRUN mkdir -p /www\nCMD ["sh", "-c", "cat /www/index.html >/dev/null 2>&1; echo from-github > /www/index.html && exec httpd -f -p 8080 -h /www"]\n` });
+const repo = await makeGitRepo({
+  'docker-compose.yml': `services:\n  worker:\n    image: ${TEST_BASE_IMAGE}\n    command: ["sleep", "3600"]\n`,
+  Dockerfile: `FROM ${TEST_BASE_IMAGE}\nRUN mkdir -p /www\nCMD ["sh", "-c", "cat /www/index.html >/dev/null 2>&1; echo from-github > /www/index.html && exec httpd -f -p 8080 -h /www"]\n`,
+});
 t.teardown(repo.cleanup);
 await run('git', ['-C', repo.dir, 'checkout', '-q', '-b', 'release']);
 const release = await commitFiles(repo.dir, { VERSION: '2\n' });
 await run('git', ['-C', repo.dir, 'checkout', '-q', 'main']);
 await github.addGitRepository('team', 'app', repo.dir, { main: repo.commit, release });
-for (const [owner, name] of [['team', 'api'], ['alice', 'tools']] as const) {
+for (const [owner, name] of [
+  ['team', 'api'],
+  ['alice', 'tools'],
+] as const) {
   github.repositories.push({ id: 2000 + github.repositories.length, owner, name, private: false, defaultBranch: 'main', branches: { main: repo.commit } });
 }
 
@@ -38,8 +44,7 @@ const ok = async (r: Promise<{ status: number; body: any }>, what: string) => {
   return reply.body;
 };
 /** GET the setup route as the browser would after GitHub's redirect (the caller's credential with it). */
-const setup = (query: Record<string, string>, key = apiKey) =>
-  fetch(`${server.url}/api/providers/github/setup?${new URLSearchParams(query)}`, { headers: { 'x-api-key': key }, redirect: 'manual' });
+const setup = (query: Record<string, string>, key = apiKey) => fetch(`${server.url}/api/providers/github/setup?${new URLSearchParams(query)}`, { headers: { 'x-api-key': key }, redirect: 'manual' });
 
 let githubId = '';
 let gitProviderId = '';
@@ -52,7 +57,7 @@ t.test('the manifest flow makes the connection; its state binds it to the organi
 
   // Another organization cannot complete this organization's flow, a forged state names none, nobody signed in gets 401.
   const other = await otherOrganization(server, userId);
-  t.equal((await setup({ code: github.manifestCode(), state }, other.client.apiKey!)).status, 400, 'another organization\'s state');
+  t.equal((await setup({ code: github.manifestCode(), state }, other.client.apiKey!)).status, 400, "another organization's state");
   t.equal((await setup({ code: github.manifestCode(), state: `gh_init:${Buffer.from('v1:x:y:z').toString('base64url')}` })).status, 400, 'a forged state');
   t.equal((await fetch(`${server.url}/api/providers/github/setup?${new URLSearchParams({ code: 'x', state })}`, { redirect: 'manual' })).status, 401, 'no credential');
   t.same((await other.client.get('gitProvider.getAll', {})).body, [], 'nothing was made for the other organization');
@@ -66,23 +71,29 @@ t.test('the manifest flow makes the connection; its state binds it to the organi
   t.same((await client.get('github.githubProviders', {})).body, [], 'not configured before the installation');
 
   // The installation: GitHub sends the user back with the installation id.
-  t.equal((await setup({ code: 'x', state: `gh_setup:${githubId}`, installation_id: '77' }, other.client.apiKey!)).status, 404, 'another organization\'s record');
+  t.equal((await setup({ code: 'x', state: `gh_setup:${githubId}`, installation_id: '77' }, other.client.apiKey!)).status, 404, "another organization's record");
   t.equal((await setup({ code: 'x', state: `gh_setup:${githubId}`, installation_id: '77' })).status, 307);
   one = await ok(client.get('github.one', { githubId }), 'github.one');
   gitProviderId = one.gitProviderId;
   t.match(one, {
-    githubId, githubAppId: 4242, githubAppName: `${github.url}/apps/berth-test-app`, githubInstallationId: '77', githubUrl: github.url,
-    githubPrivateKey: null, githubClientSecret: null, githubWebhookSecret: null,
+    githubId,
+    githubAppId: 4242,
+    githubAppName: `${github.url}/apps/berth-test-app`,
+    githubInstallationId: '77',
+    githubUrl: github.url,
+    githubPrivateKey: null,
+    githubClientSecret: null,
+    githubWebhookSecret: null,
     gitProvider: { gitProviderId, name: 'Berth test app', providerType: 'github', userId, sharedWithOrganization: false },
   });
 });
 
 t.test('secrets are sealed at rest and in no answer', async t => {
-  const rows: Record<string, string>[] = await server.kernel.container.cradle.orm.em.getConnection().execute('select github_private_key, github_client_secret, github_webhook_secret from github_providers where github_id = ?', [githubId]);
+  const rows: Record<string, string>[] = await server.kernel.container.cradle.orm.em
+    .getConnection()
+    .execute('select github_private_key, github_client_secret, github_webhook_secret from github_providers where github_id = ?', [githubId]);
   for (const [k, v] of Object.entries(rows[0]!)) t.match(v, /^v1:/, `${k} is sealed`);
-  const everything = JSON.stringify([
-    (await client.get('gitProvider.getAll', {})).body, (await client.get('github.one', { githubId })).body, (await client.get('github.githubProviders', {})).body,
-  ]);
+  const everything = JSON.stringify([(await client.get('gitProvider.getAll', {})).body, (await client.get('github.one', { githubId })).body, (await client.get('github.githubProviders', {})).body]);
   for (const secret of ['BEGIN RSA PRIVATE KEY', 'manifest-client-secret', 'manifest-webhook-secret']) t.notOk(everything.includes(secret), `no answer carries ${secret}`);
   const [listed] = (await client.get('gitProvider.getAll', {})).body;
   t.match(listed, { gitProviderId, isOwner: true, github: { githubId, isConfigured: true, githubPrivateKey: null }, gitlab: null, bitbucket: null, gitea: null });
@@ -91,42 +102,78 @@ t.test('secrets are sealed at rest and in no answer', async t => {
 t.test('repositories, branches and testConnection go through the App', async t => {
   const repos = await ok(client.get('github.getGithubRepositories', { githubId }), 'getGithubRepositories');
   t.same(repos.map((r: any) => r.full_name).sort(), ['alice/tools', 'team/api', 'team/app'], 'every page');
-  t.match(repos.find((r: any) => r.name === 'app'), { owner: { login: 'team' }, clone_url: `${github.url}/team/app.git`, private: true });
+  t.match(
+    repos.find((r: any) => r.name === 'app'),
+    { owner: { login: 'team' }, clone_url: `${github.url}/team/app.git`, private: true },
+  );
   const branches = await ok(client.get('github.getGithubBranches', { githubId, owner: 'team', repo: 'app' }), 'getGithubBranches');
-  t.same(branches.sort((a: any, b: any) => a.name.localeCompare(b.name)), [{ name: 'main', commit: { sha: repo.commit } }, { name: 'release', commit: { sha: release } }]);
+  t.same(
+    branches.sort((a: any, b: any) => a.name.localeCompare(b.name)),
+    [
+      { name: 'main', commit: { sha: repo.commit } },
+      { name: 'release', commit: { sha: release } },
+    ],
+  );
   t.same((await client.get('github.getGithubBranches', { owner: 'team', repo: 'app' })).body, [], 'no connection, no branches (as the peer)');
   const minted = github.minted.length;
   t.equal((await client.post('github.testConnection', { githubId })).body, 'Found 3 repositories');
   t.ok(github.minted.length > minted, 'a token was minted for the clone path too');
-  t.ok(github.git.requests.some(r => r.path.includes('team/app.git') && r.authorization !== undefined), 'git ls-remote reached the repository with the credential');
+  t.ok(
+    github.git.requests.some(r => r.path.includes('team/app.git') && r.authorization !== undefined),
+    'git ls-remote reached the repository with the credential',
+  );
 
   // A connection whose key GitHub refuses: the step is named.
   const other = keyPair();
-  const bad = await server.kernel.container.cradle.gitProviders.createGithub({
-    name: 'wrong key', githubAppName: null, githubAppId: 4242, githubClientId: null, githubClientSecret: null, githubWebhookSecret: null,
-    githubPrivateKey: other.privateKey, githubInstallationId: '77', githubUrl: github.url,
-  }, organizationId, userId, server.kernel.container.cradle.orm.em.fork());
+  const bad = await server.kernel.container.cradle.gitProviders.createGithub(
+    {
+      name: 'wrong key',
+      githubAppName: null,
+      githubAppId: 4242,
+      githubClientId: null,
+      githubClientSecret: null,
+      githubWebhookSecret: null,
+      githubPrivateKey: other.privateKey,
+      githubInstallationId: '77',
+      githubUrl: github.url,
+    },
+    organizationId,
+    userId,
+    server.kernel.container.cradle.orm.em.fork(),
+  );
   const refused = await client.post('github.testConnection', { githubId: bad.githubId });
   t.equal(refused.status, 400);
   t.match(refused.body.message, /^credentials: GitHub refused the App's credentials/);
   t.equal((await client.post('gitProvider.remove', { gitProviderId: bad.gitProvider.gitProviderId })).status, 200);
 });
 
-t.test('another organization\'s connection is 404 everywhere', async t => {
+t.test("another organization's connection is 404 everywhere", async t => {
   const other = await otherOrganization(server, userId);
   // A workload of the other organization cannot name this organization's connection either.
-  const { body: { environment } } = await other.client.post('project.create', { name: 'Elsewhere' });
+  const {
+    body: { environment },
+  } = await other.client.post('project.create', { name: 'Elsewhere' });
   const theirs = await ok(other.client.post('application.create', { name: 'theirs', environmentId: environment.environmentId }), 'application.create');
-  t.equal((await other.client.post('application.saveGithubProvider', { applicationId: theirs.applicationId, owner: 'team', repository: 'app', branch: 'main', githubId })).status, 404, 'saveGithubProvider');
+  t.equal(
+    (await other.client.post('application.saveGithubProvider', { applicationId: theirs.applicationId, owner: 'team', repository: 'app', branch: 'main', githubId })).status,
+    404,
+    'saveGithubProvider',
+  );
   const stack = await ok(other.client.post('compose.create', { name: 'theirs', environmentId: environment.environmentId, composeFile: 'services: {}\n' }), 'compose.create');
   t.equal((await other.client.post('compose.update', { composeId: stack.composeId, sourceType: 'github', githubId })).status, 404, 'compose.update');
   for (const [op, input] of [
-    ['github.one', { githubId }], ['github.getGithubRepositories', { githubId }], ['github.getGithubBranches', { githubId, owner: 'team', repo: 'app' }],
-  ] as const) t.equal((await other.client.get(op, input)).status, 404, op);
+    ['github.one', { githubId }],
+    ['github.getGithubRepositories', { githubId }],
+    ['github.getGithubBranches', { githubId, owner: 'team', repo: 'app' }],
+  ] as const)
+    t.equal((await other.client.get(op, input)).status, 404, op);
   for (const [op, input] of [
-    ['github.testConnection', { githubId }], ['github.update', { githubId, gitProviderId, name: 'x', githubAppName: 'x' }],
-    ['gitProvider.remove', { gitProviderId }], ['gitProvider.toggleShare', { gitProviderId, sharedWithOrganization: true }],
-  ] as const) t.equal((await other.client.post(op, input)).status, 404, op);
+    ['github.testConnection', { githubId }],
+    ['github.update', { githubId, gitProviderId, name: 'x', githubAppName: 'x' }],
+    ['gitProvider.remove', { gitProviderId }],
+    ['gitProvider.toggleShare', { gitProviderId, sharedWithOrganization: true }],
+  ] as const)
+    t.equal((await other.client.post(op, input)).status, 404, op);
   t.same((await other.client.get('github.githubProviders', {})).body, []);
   t.equal((await client.get('github.one', { githubId })).body.gitProvider.name, 'Berth test app', 'unchanged');
 });
@@ -141,9 +188,16 @@ t.test('update and toggleShare', async t => {
 });
 
 t.test('an application deploys from the repository through the connection; the token is in no log', async t => {
-  const { body: { environment } } = await client.post('project.create', { name: 'From GitHub' });
+  const {
+    body: { environment },
+  } = await client.post('project.create', { name: 'From GitHub' });
   const app = await ok(client.post('application.create', { name: 'gh', environmentId: environment.environmentId }), 'application.create');
-  t.teardown(() => docker.getService(app.appName).remove().catch(() => undefined));
+  t.teardown(() =>
+    docker
+      .getService(app.appName)
+      .remove()
+      .catch(() => undefined),
+  );
   const port = await freePort();
   await ok(client.post('port.create', { applicationId: app.applicationId, publishedPort: port, targetPort: 8080, publishMode: 'host', protocol: 'tcp' }), 'port.create');
   await ok(client.post('application.update', { applicationId: app.applicationId, stopGracePeriodSwarm: 1_000_000_000 }), 'application.update');
@@ -151,17 +205,25 @@ t.test('an application deploys from the repository through the connection; the t
   await ok(client.post('application.saveBuildType', { applicationId: app.applicationId, buildType: 'dockerfile', dockerfile: 'Dockerfile' }), 'saveBuildType');
   const one = (await client.get('application.one', { applicationId: app.applicationId })).body;
   t.equal(one.sourceType, 'github');
-  t.same(one.github, { githubId, gitProviderId, githubAppName: 'team-app', githubAppId: 4242, githubClientId: one.github?.githubClientId, githubInstallationId: '77', githubUrl: github.url }, 'joined as the peer joins it, without secrets');
+  t.same(
+    one.github,
+    { githubId, gitProviderId, githubAppName: 'team-app', githubAppId: 4242, githubClientId: one.github?.githubClientId, githubInstallationId: '77', githubUrl: github.url },
+    'joined as the peer joins it, without secrets',
+  );
   t.type(one.github?.githubClientId, 'string');
 
   const minted = github.minted.length;
   const reply = await client.post('application.deploy', { applicationId: app.applicationId });
   const done = await deploymentFinished(client, deploymentIdOf(reply));
   t.equal(done.status, 'done', done.errorMessage ?? '');
-  const served = await waitFor(`port ${port}`, async () => {
-    const r = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(2000) }).catch(() => null);
-    return r?.ok ? r.text() : undefined;
-  }, { timeout: 30_000, interval: 200 });
+  const served = await waitFor(
+    `port ${port}`,
+    async () => {
+      const r = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(2000) }).catch(() => null);
+      return r?.ok ? r.text() : undefined;
+    },
+    { timeout: 30_000, interval: 200 },
+  );
   t.equal(served.trim(), 'from-github');
   const tokens = github.minted.slice(minted);
   t.ok(tokens.length >= 1, 'a token was minted for the deploy');
@@ -171,19 +233,25 @@ t.test('an application deploys from the repository through the connection; the t
     t.notOk(log.includes(token), 'the token is not in the log');
     t.notOk(log.includes(Buffer.from(`x-access-token:${token}`).toString('base64')), 'nor the header that carries it');
   }
-  t.ok(github.git.requests.some(r => r.path.includes('team/app.git') && r.authorization !== undefined), 'the clone sent the minted credential');
+  t.ok(
+    github.git.requests.some(r => r.path.includes('team/app.git') && r.authorization !== undefined),
+    'the clone sent the minted credential',
+  );
 
   // A compose stack sets the same fields through compose.update and deploys from the same repository.
   const appName = `gh-stack-${Date.now().toString(36)}`;
   const stack = await ok(client.post('compose.create', { name: 'gh stack', environmentId: environment.environmentId, appName }), 'compose.create');
   t.teardown(() => client.post('compose.delete', { composeId: stack.composeId, deleteVolumes: true }));
-  await ok(client.post('compose.update', { composeId: stack.composeId, sourceType: 'github', githubId, owner: 'team', repository: 'app', branch: 'release', composePath: './docker-compose.yml' }), 'compose.update');
+  await ok(
+    client.post('compose.update', { composeId: stack.composeId, sourceType: 'github', githubId, owner: 'team', repository: 'app', branch: 'release', composePath: './docker-compose.yml' }),
+    'compose.update',
+  );
   const before = github.minted.length;
   const stackRun = await deploymentFinished(client, deploymentIdOf(await client.post('compose.deploy', { composeId: stack.composeId })));
   t.equal(stackRun.status, 'done', stackRun.errorMessage ?? '');
   const stackLog = (await client.get('deployment.readLogs', { deploymentId: stackRun.deploymentId })).body as string;
   t.match(stackLog, new RegExp(release), 'the stack was fetched from the release branch');
-  for (const token of github.minted.slice(before)) t.notOk(stackLog.includes(token), 'no token in the stack\'s log');
+  for (const token of github.minted.slice(before)) t.notOk(stackLog.includes(token), "no token in the stack's log");
   t.match((await client.get('compose.one', { composeId: stack.composeId })).body.github, { githubId, gitProviderId });
 
   // The connection is in use: remove is refused, naming the application.

@@ -16,14 +16,20 @@ const run = promisify(execFile);
 const docker = new Docker();
 
 const gitlab = await startFakeGitlab(t);
-const repo = await makeGitRepo({ 'docker-compose.yml': `services:\n  worker:\n    image: ${TEST_BASE_IMAGE}\n    command: ["sleep", "3600"]\n`, Dockerfile: `FROM ${TEST_BASE_IMAGE}\nRUN mkdir -p /www\nCMD ["sh", "-c", "echo from-gitlab > /www/index.html && exec httpd -f -p 8080 -h /www"]\n` });
+const repo = await makeGitRepo({
+  'docker-compose.yml': `services:\n  worker:\n    image: ${TEST_BASE_IMAGE}\n    command: ["sleep", "3600"]\n`,
+  Dockerfile: `FROM ${TEST_BASE_IMAGE}\nRUN mkdir -p /www\nCMD ["sh", "-c", "echo from-gitlab > /www/index.html && exec httpd -f -p 8080 -h /www"]\n`,
+});
 t.teardown(repo.cleanup);
 await run('git', ['-C', repo.dir, 'checkout', '-q', '-b', 'release']);
 const release = await commitFiles(repo.dir, { VERSION: '2\n' });
 await run('git', ['-C', repo.dir, 'checkout', '-q', 'main']);
 await gitlab.addGitProject('team/backend', 'app', repo.dir, { main: repo.commit, release });
 const project = gitlab.projects[0]!;
-for (const [ns, path] of [['team', 'docs'], ['alice', 'tools']] as const) {
+for (const [ns, path] of [
+  ['team', 'docs'],
+  ['alice', 'tools'],
+] as const) {
   gitlab.projects.push({ id: 2000 + gitlab.projects.length, namespace: ns, path, visibility: 'public', branches: { main: repo.commit } });
 }
 
@@ -45,11 +51,28 @@ let gitlabId = '';
 let gitProviderId = '';
 
 t.test('create, then the OAuth authorization through the callback; its state binds it to the organization and the connection', async t => {
-  const made = await ok(client.post('gitlab.create', {
-    authId: 'someone-else', name: 'Team GitLab', gitlabUrl: gitlab.url, applicationId: gitlab.app.clientId, secret: gitlab.app.secret, redirectUri: gitlab.app.redirectUri, groupName: 'team',
-  }), 'gitlab.create');
+  const made = await ok(
+    client.post('gitlab.create', {
+      authId: 'someone-else',
+      name: 'Team GitLab',
+      gitlabUrl: gitlab.url,
+      applicationId: gitlab.app.clientId,
+      secret: gitlab.app.secret,
+      redirectUri: gitlab.app.redirectUri,
+      groupName: 'team',
+    }),
+    'gitlab.create',
+  );
   ({ gitlabId, gitProviderId } = made);
-  t.match(made, { gitlabUrl: gitlab.url, applicationId: gitlab.app.clientId, secret: null, accessToken: null, refreshToken: null, groupName: 'team', gitProvider: { providerType: 'gitlab', userId, name: 'Team GitLab' } });
+  t.match(made, {
+    gitlabUrl: gitlab.url,
+    applicationId: gitlab.app.clientId,
+    secret: null,
+    accessToken: null,
+    refreshToken: null,
+    groupName: 'team',
+    gitProvider: { providerType: 'gitlab', userId, name: 'Team GitLab' },
+  });
   t.same((await client.get('gitlab.gitlabProviders', {})).body, [], 'not authorized yet');
 
   const { state, authorizeUrl } = await ok(client.post('gitlab.authorization', { gitlabId }), 'gitlab.authorization');
@@ -63,7 +86,7 @@ t.test('create, then the OAuth authorization through the callback; its state bin
   t.equal((await callback({ code: gitlab.authorize(redirectUri), gitlabId, state }, other.client.apiKey!)).status, 400, 'another organization');
   t.equal((await callback({ code: gitlab.authorize(redirectUri), gitlabId, state: Buffer.from('v1:x:y:z').toString('base64url') })).status, 400, 'a forged state');
   const second = await ok(client.post('gitlab.create', { authId: 'x', name: 'second', gitlabUrl: gitlab.url, applicationId: gitlab.app.clientId, secret: gitlab.app.secret }), 'gitlab.create');
-  t.equal((await callback({ code: gitlab.authorize(redirectUri), gitlabId: second.gitlabId, state })).status, 400, 'another connection\'s state');
+  t.equal((await callback({ code: gitlab.authorize(redirectUri), gitlabId: second.gitlabId, state })).status, 400, "another connection's state");
   t.equal((await fetch(`${server.url}/api/providers/gitlab/callback?${new URLSearchParams({ code: 'x', gitlabId, state })}`, { redirect: 'manual' })).status, 401, 'no credential');
   t.equal((await callback({ code: 'not-a-code-gitlab-issued', gitlabId, state })).status, 400, 'a code GitLab refuses');
   t.equal((await client.post('gitProvider.remove', { gitProviderId: second.gitProviderId })).status, 200);
@@ -86,14 +109,26 @@ t.test('secret and tokens are sealed at rest and in no answer', async t => {
 t.test('projects, branches and testConnection go through the token; an expiring token is renewed', async t => {
   const repos = await ok(client.get('gitlab.getGitlabRepositories', { gitlabId }), 'getGitlabRepositories');
   t.same(repos.map((r: any) => r.url).sort(), ['team/backend/app', 'team/docs'], 'every page, the group filter applied');
-  t.same(repos.find((r: any) => r.name === 'app'), { id: project.id, name: 'app', url: 'team/backend/app', owner: { username: 'backend' } });
+  t.same(
+    repos.find((r: any) => r.name === 'app'),
+    { id: project.id, name: 'app', url: 'team/backend/app', owner: { username: 'backend' } },
+  );
   const branches = await ok(client.get('gitlab.getGitlabBranches', { gitlabId, owner: 'backend', repo: 'app', id: project.id }), 'getGitlabBranches');
-  t.same(branches.sort((a: any, b: any) => a.name.localeCompare(b.name)), [{ name: 'main', commit: { id: repo.commit } }, { name: 'release', commit: { id: release } }]);
+  t.same(
+    branches.sort((a: any, b: any) => a.name.localeCompare(b.name)),
+    [
+      { name: 'main', commit: { id: repo.commit } },
+      { name: 'release', commit: { id: release } },
+    ],
+  );
   t.same((await client.get('gitlab.getGitlabBranches', { gitlabId, owner: 'backend', repo: 'app' })).body, [], 'no project id, no branches (as the peer)');
   const gitRequests = gitlab.git.requests.length;
   t.equal((await client.post('gitlab.testConnection', { gitlabId })).body, 'Found 2 repositories');
-  t.ok(gitlab.git.requests.slice(gitRequests).some(r => r.authorization !== undefined), 'git ls-remote ran with the credential');
-  t.equal((await client.post('gitlab.testConnection', { gitlabId, groupName: 'team/backend' })).body, 'Found 1 repositories', 'groupName filters the test\'s listing');
+  t.ok(
+    gitlab.git.requests.slice(gitRequests).some(r => r.authorization !== undefined),
+    'git ls-remote ran with the credential',
+  );
+  t.equal((await client.post('gitlab.testConnection', { gitlabId, groupName: 'team/backend' })).body, 'Found 1 repositories', "groupName filters the test's listing");
   t.equal((await client.post('gitlab.testConnection', {})).status, 404, 'no gitlabId names no connection');
 
   // The token expires within the margin: the next use renews it and stores the new pair, sealed.
@@ -115,19 +150,42 @@ t.test('projects, branches and testConnection go through the token; an expiring 
   t.same(bad.body.issues.map((i: any) => i.path.join('.')).sort(), ['gitlabUrl', 'name']);
 });
 
-t.test('another organization\'s connection is 404 everywhere', async t => {
+t.test("another organization's connection is 404 everywhere", async t => {
   const other = await otherOrganization(server, userId);
-  const { body: { environment } } = await other.client.post('project.create', { name: 'Elsewhere' });
+  const {
+    body: { environment },
+  } = await other.client.post('project.create', { name: 'Elsewhere' });
   const theirs = await ok(other.client.post('application.create', { name: 'theirs', environmentId: environment.environmentId }), 'application.create');
-  t.equal((await other.client.post('application.saveGitlabProvider', {
-    applicationId: theirs.applicationId, gitlabBranch: 'main', gitlabBuildPath: '/', gitlabOwner: 'backend', gitlabRepository: 'app', gitlabId, gitlabPathNamespace: 'team/backend/app', gitlabProjectId: project.id,
-  })).status, 404, 'saveGitlabProvider');
+  t.equal(
+    (
+      await other.client.post('application.saveGitlabProvider', {
+        applicationId: theirs.applicationId,
+        gitlabBranch: 'main',
+        gitlabBuildPath: '/',
+        gitlabOwner: 'backend',
+        gitlabRepository: 'app',
+        gitlabId,
+        gitlabPathNamespace: 'team/backend/app',
+        gitlabProjectId: project.id,
+      })
+    ).status,
+    404,
+    'saveGitlabProvider',
+  );
   const stack = await ok(other.client.post('compose.create', { name: 'theirs', environmentId: environment.environmentId, composeFile: 'services: {}\n' }), 'compose.create');
   t.equal((await other.client.post('compose.update', { composeId: stack.composeId, sourceType: 'gitlab', gitlabId })).status, 404, 'compose.update');
-  for (const [op, input] of [['gitlab.one', { gitlabId }], ['gitlab.getGitlabRepositories', { gitlabId }], ['gitlab.getGitlabBranches', { gitlabId, owner: 'backend', repo: 'app', id: project.id }]] as const) {
+  for (const [op, input] of [
+    ['gitlab.one', { gitlabId }],
+    ['gitlab.getGitlabRepositories', { gitlabId }],
+    ['gitlab.getGitlabBranches', { gitlabId, owner: 'backend', repo: 'app', id: project.id }],
+  ] as const) {
     t.equal((await other.client.get(op, input)).status, 404, op);
   }
-  for (const [op, input] of [['gitlab.testConnection', { gitlabId }], ['gitlab.update', { gitlabId, gitProviderId, name: 'x' }], ['gitlab.authorization', { gitlabId }]] as const) {
+  for (const [op, input] of [
+    ['gitlab.testConnection', { gitlabId }],
+    ['gitlab.update', { gitlabId, gitProviderId, name: 'x' }],
+    ['gitlab.authorization', { gitlabId }],
+  ] as const) {
     t.equal((await other.client.post(op, input)).status, 404, op);
   }
   t.same((await other.client.get('gitlab.gitlabProviders', {})).body, []);
@@ -135,15 +193,34 @@ t.test('another organization\'s connection is 404 everywhere', async t => {
 });
 
 t.test('an application and a compose stack deploy from the project through the connection; the token is in no log', async t => {
-  const { body: { environment } } = await client.post('project.create', { name: 'From GitLab' });
+  const {
+    body: { environment },
+  } = await client.post('project.create', { name: 'From GitLab' });
   const app = await ok(client.post('application.create', { name: 'gl', environmentId: environment.environmentId }), 'application.create');
-  t.teardown(() => docker.getService(app.appName).remove().catch(() => undefined));
+  t.teardown(() =>
+    docker
+      .getService(app.appName)
+      .remove()
+      .catch(() => undefined),
+  );
   const port = await freePort();
   await ok(client.post('port.create', { applicationId: app.applicationId, publishedPort: port, targetPort: 8080, publishMode: 'host', protocol: 'tcp' }), 'port.create');
   await ok(client.post('application.update', { applicationId: app.applicationId, stopGracePeriodSwarm: 1_000_000_000 }), 'application.update');
-  t.equal((await client.post('application.saveGitlabProvider', {
-    applicationId: app.applicationId, gitlabBranch: 'main', gitlabBuildPath: '/', gitlabOwner: 'backend', gitlabRepository: 'app', gitlabId, gitlabPathNamespace: 'team/backend/app', gitlabProjectId: project.id,
-  })).body, true);
+  t.equal(
+    (
+      await client.post('application.saveGitlabProvider', {
+        applicationId: app.applicationId,
+        gitlabBranch: 'main',
+        gitlabBuildPath: '/',
+        gitlabOwner: 'backend',
+        gitlabRepository: 'app',
+        gitlabId,
+        gitlabPathNamespace: 'team/backend/app',
+        gitlabProjectId: project.id,
+      })
+    ).body,
+    true,
+  );
   await ok(client.post('application.saveBuildType', { applicationId: app.applicationId, buildType: 'dockerfile', dockerfile: 'Dockerfile' }), 'saveBuildType');
   const one = (await client.get('application.one', { applicationId: app.applicationId })).body;
   t.equal(one.sourceType, 'gitlab');
@@ -153,12 +230,19 @@ t.test('an application and a compose stack deploy from the project through the c
   const gitRequests = gitlab.git.requests.length;
   const done = await deploymentFinished(client, deploymentIdOf(await client.post('application.deploy', { applicationId: app.applicationId })));
   t.equal(done.status, 'done', done.errorMessage ?? '');
-  const served = await waitFor(`port ${port}`, async () => {
-    const r = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(2000) }).catch(() => null);
-    return r?.ok ? r.text() : undefined;
-  }, { timeout: 30_000, interval: 200 });
+  const served = await waitFor(
+    `port ${port}`,
+    async () => {
+      const r = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(2000) }).catch(() => null);
+      return r?.ok ? r.text() : undefined;
+    },
+    { timeout: 30_000, interval: 200 },
+  );
   t.equal(served.trim(), 'from-gitlab');
-  t.ok(gitlab.git.requests.slice(gitRequests).some(r => r.path.includes('team/backend/app.git') && r.authorization !== undefined), 'the clone sent the credential');
+  t.ok(
+    gitlab.git.requests.slice(gitRequests).some(r => r.path.includes('team/backend/app.git') && r.authorization !== undefined),
+    'the clone sent the credential',
+  );
   const log = (await client.get('deployment.readLogs', { deploymentId: done.deploymentId })).body as string;
   t.match(log, new RegExp(repo.commit), 'the log names the commit');
   for (const token of gitlab.tokens.keys()) {
@@ -169,14 +253,25 @@ t.test('an application and a compose stack deploy from the project through the c
   const appName = `gl-stack-${Date.now().toString(36)}`;
   const stack = await ok(client.post('compose.create', { name: 'gl stack', environmentId: environment.environmentId, appName }), 'compose.create');
   t.teardown(() => client.post('compose.delete', { composeId: stack.composeId, deleteVolumes: true }));
-  await ok(client.post('compose.update', {
-    composeId: stack.composeId, sourceType: 'gitlab', gitlabId, gitlabPathNamespace: 'team/backend/app', gitlabOwner: 'backend', gitlabRepository: 'app', gitlabBranch: 'release', gitlabProjectId: project.id, composePath: './docker-compose.yml',
-  }), 'compose.update');
+  await ok(
+    client.post('compose.update', {
+      composeId: stack.composeId,
+      sourceType: 'gitlab',
+      gitlabId,
+      gitlabPathNamespace: 'team/backend/app',
+      gitlabOwner: 'backend',
+      gitlabRepository: 'app',
+      gitlabBranch: 'release',
+      gitlabProjectId: project.id,
+      composePath: './docker-compose.yml',
+    }),
+    'compose.update',
+  );
   const stackRun = await deploymentFinished(client, deploymentIdOf(await client.post('compose.deploy', { composeId: stack.composeId })));
   t.equal(stackRun.status, 'done', stackRun.errorMessage ?? '');
   const stackLog = (await client.get('deployment.readLogs', { deploymentId: stackRun.deploymentId })).body as string;
   t.match(stackLog, new RegExp(release), 'the stack was fetched from the release branch');
-  for (const token of gitlab.tokens.keys()) t.notOk(stackLog.includes(token), 'no token in the stack\'s log');
+  for (const token of gitlab.tokens.keys()) t.notOk(stackLog.includes(token), "no token in the stack's log");
   t.match((await client.get('compose.one', { composeId: stack.composeId })).body.gitlab, { gitlabId, gitProviderId });
 
   const refused = await client.post('gitProvider.remove', { gitProviderId });

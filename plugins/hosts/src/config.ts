@@ -5,7 +5,12 @@ import { Type, type Static } from '@berth/core';
 
 export const HostsConfig = Type.Object({
   swarmAdvertiseAddr: Type.String({ env: 'BERTH_SWARM_ADVERTISE_ADDR', minLength: 1, default: '127.0.0.1', description: 'Address the local engine advertises when Berth initialises swarm mode' }),
-  platformNetwork: Type.String({ env: 'BERTH_PLATFORM_NETWORK', pattern: '^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$', default: 'berth-network', description: 'The overlay network every workload and the proxy join (the peer\'s is dokploy-network); changing it on an instance with workloads is refused at boot' }),
+  platformNetwork: Type.String({
+    env: 'BERTH_PLATFORM_NETWORK',
+    pattern: '^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$',
+    default: 'berth-network',
+    description: "The overlay network every workload and the proxy join (the peer's is dokploy-network); changing it on an instance with workloads is refused at boot",
+  }),
 });
 export default HostsConfig;
 export type HostsSettings = Static<typeof HostsConfig>;

@@ -4,7 +4,13 @@
 // engine errors into domain errors.
 import { BerthError, conflict, notFound, type Logger } from '@berth/core';
 
-interface EngineError { statusCode?: number; json?: { message?: string }; reason?: string; message?: string; code?: string }
+interface EngineError {
+  statusCode?: number;
+  json?: { message?: string };
+  reason?: string;
+  message?: string;
+  code?: string;
+}
 
 /** The domain error for an engine failure while trying to `what` (a BerthError passes unchanged). */
 export function engineError(what: string, e: unknown, log?: Logger): BerthError {

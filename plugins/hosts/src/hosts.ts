@@ -79,13 +79,16 @@ export class Hosts implements ContainerHosts {
 
   local(): Promise<Docker> {
     // A failed preparation is retried on the next call rather than remembered.
-    this.#ready ??= this.#prepare().then(docker => {
-      for (const task of this.#afterReady.splice(0)) void task(docker).catch(e => this.#log.warn({ err: e }, 'a task after the engine was reached failed'));
-      return docker;
-    }, e => {
-      this.#ready = undefined;
-      throw e;
-    });
+    this.#ready ??= this.#prepare().then(
+      docker => {
+        for (const task of this.#afterReady.splice(0)) void task(docker).catch(e => this.#log.warn({ err: e }, 'a task after the engine was reached failed'));
+        return docker;
+      },
+      e => {
+        this.#ready = undefined;
+        throw e;
+      },
+    );
     return this.#ready;
   }
 
@@ -102,8 +105,14 @@ export class Hosts implements ContainerHosts {
     const socket = this.#sockets.get(serverId);
     this.#servers.delete(serverId);
     this.#sockets.delete(serverId);
-    await socket?.then(s => s.close(), () => undefined);
-    await server?.then(s => s.connection.close(), () => undefined);
+    await socket?.then(
+      s => s.close(),
+      () => undefined,
+    );
+    await server?.then(
+      s => s.connection.close(),
+      () => undefined,
+    );
   }
 
   /** Closes every connection (at shutdown: an open SSH connection would keep the process alive). */
@@ -113,7 +122,10 @@ export class Hosts implements ContainerHosts {
     const machine = this.#machine;
     this.#machine = undefined;
     this.#ready = undefined;
-    await machine?.then(c => c.close(), () => undefined);
+    await machine?.then(
+      c => c.close(),
+      () => undefined,
+    );
   }
 
   /** This machine through host.local: the connection made once (an engine that does not answer fails engine(), not this). */
@@ -140,10 +152,22 @@ export class Hosts implements ContainerHosts {
     let ready: Promise<Docker> | undefined;
     const engine = (): Promise<Docker> => {
       // As for the local engine: a failed preparation is retried on the next call.
-      ready ??= connection.engine().then(async docker => {
-        await prepareEngine(docker, { call: (what, fn) => this.call(what, fn), log: this.#log, advertiseAddr: await advertiseAddress(record.ipAddress), network: this.platformNetwork, where: `server ${serverId}` });
-        return docker;
-      }).catch(e => { ready = undefined; throw e; });
+      ready ??= connection
+        .engine()
+        .then(async docker => {
+          await prepareEngine(docker, {
+            call: (what, fn) => this.call(what, fn),
+            log: this.#log,
+            advertiseAddr: await advertiseAddress(record.ipAddress),
+            network: this.platformNetwork,
+            where: `server ${serverId}`,
+          });
+          return docker;
+        })
+        .catch(e => {
+          ready = undefined;
+          throw e;
+        });
       return ready;
     };
     return { connection, host: { engine, run: (argv, options) => connection.run(argv, options) } };
@@ -158,4 +182,7 @@ export class Hosts implements ContainerHosts {
 }
 
 /** A server as the plugin keeps it: the provider's connection and the Host handed out. */
-interface ServerHost { connection: HostConnection; host: Host }
+interface ServerHost {
+  connection: HostConnection;
+  host: Host;
+}

@@ -20,6 +20,8 @@ export default definePlugin({
     const { cradle } = berth.container;
     const hosts = new Hosts({ cradle: () => berth.container.cradle, logger: cradle.logger, config: berth.config });
     berth.provide({ hosts: asValue(hosts) });
-    berth.http(app => { app.addHook('onClose', async () => hosts.close()); });
+    berth.http(app => {
+      app.addHook('onClose', async () => hosts.close());
+    });
   },
 });

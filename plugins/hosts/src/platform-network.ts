@@ -24,18 +24,26 @@ export const PLATFORM_NETWORK_LABELS = { 'berth.managed': 'true', [KIND_LABEL]: 
 /** The network of a Berth that recorded none: the only one earlier versions used (the config key's default). */
 export const DEFAULT_PLATFORM_NETWORK = (HostsConfig.properties.platformNetwork as { default?: string }).default!;
 
-interface EngineNetwork { Id: string; Name: string; Driver?: string; Scope?: string; Attachable?: boolean; Labels?: Record<string, string> | null }
-interface EngineService { Spec?: { Name?: string; Labels?: Record<string, string>; TaskTemplate?: { Networks?: { Target?: string }[] } } }
+interface EngineNetwork {
+  Id: string;
+  Name: string;
+  Driver?: string;
+  Scope?: string;
+  Attachable?: boolean;
+  Labels?: Record<string, string> | null;
+}
+interface EngineService {
+  Spec?: { Name?: string; Labels?: Record<string, string>; TaskTemplate?: { Networks?: { Target?: string }[] } };
+}
 
 type Call = <T>(what: string, fn: () => Promise<T>) => Promise<T>;
 
 const labelled = (labels: Record<string, string>) => labels[KIND_LABEL] === 'platform' || labels['berth.managed'] === 'true';
 
-const attachedTo = (services: EngineService[], network: EngineNetwork) =>
-  services.filter(s => s.Spec?.TaskTemplate?.Networks?.some(n => n.Target === network.Id || n.Target === network.Name));
+const attachedTo = (services: EngineService[], network: EngineNetwork) => services.filter(s => s.Spec?.TaskTemplate?.Networks?.some(n => n.Target === network.Id || n.Target === network.Name));
 
 async function findNetwork(docker: Docker, call: Call, name: string): Promise<EngineNetwork | undefined> {
-  return (await call('list networks', () => docker.listNetworks({ filters: { name: [name] } })) as EngineNetwork[]).find(n => n.Name === name);
+  return ((await call('list networks', () => docker.listNetworks({ filters: { name: [name] } }))) as EngineNetwork[]).find(n => n.Name === name);
 }
 
 /** Makes sure the platform network `name` exists and is Berth's: created with its labels, or an existing one checked (CONFLICT naming it otherwise). */
@@ -52,18 +60,21 @@ export async function ensurePlatformNetwork(docker: Docker, call: Call, name: st
     }
   }
   if (labelled(found.Labels ?? {})) return 'existing';
-  const refuse = (why: string) => conflict(`a network named ${name} exists on this engine and is not Berth's (${why}): `
-    + 'Berth attaches every workload to its platform network, so it does not use one it did not make. '
-    + `To move from the platform that made it (the peer's ${name}), remove or stop its services on it, then remove the network `
-    + `(docker network rm ${name}) and start Berth again: it creates its own under that name, and a redeploy attaches each workload. `
-    + 'Or choose another name with the config key platformNetwork (BERTH_PLATFORM_NETWORK)');
+  const refuse = (why: string) =>
+    conflict(
+      `a network named ${name} exists on this engine and is not Berth's (${why}): ` +
+        'Berth attaches every workload to its platform network, so it does not use one it did not make. ' +
+        `To move from the platform that made it (the peer's ${name}), remove or stop its services on it, then remove the network ` +
+        `(docker network rm ${name}) and start Berth again: it creates its own under that name, and a redeploy attaches each workload. ` +
+        'Or choose another name with the config key platformNetwork (BERTH_PLATFORM_NETWORK)',
+    );
   if (found.Driver !== 'overlay' || found.Scope !== 'swarm' || !found.Attachable) throw refuse(`it lacks the label ${KIND_LABEL}=platform and is not an attachable swarm overlay`);
-  const services = await call('list services', () => docker.listServices()) as unknown as EngineService[];
+  const services = (await call('list services', () => docker.listServices())) as unknown as EngineService[];
   const attached = attachedTo(services, found);
   if (!attached.length) throw refuse(`it lacks the label ${KIND_LABEL}=platform and no service of Berth's is attached to it`);
   const foreign = attached.filter(s => !s.Spec?.Labels?.[ID_LABEL]).map(s => s.Spec?.Name ?? '?');
   if (foreign.length) throw refuse(`it lacks the label ${KIND_LABEL}=platform and services that are not Berth's are attached to it: ${foreign.join(', ')}`);
-  log.warn({ network: name, services: attached.length }, 'the platform network has no label of Berth\'s but only Berth\'s services are attached to it: using it as an earlier Berth\'s');
+  log.warn({ network: name, services: attached.length }, "the platform network has no label of Berth's but only Berth's services are attached to it: using it as an earlier Berth's");
   return 'existing';
 }
 
@@ -88,22 +99,22 @@ export type WorkloadExists = (kind: string, id: string, em: EntityManager) => Pr
  * instance's workloads are attached to the former network (naming both networks and how many).
  * The caller then ensures the new one (a foreign one is refused) and records it.
  */
-export async function refuseWhileAttached(o: {
-  docker: Docker; call: Call; former: string; configured: string; exists: WorkloadExists; em: EntityManager;
-}): Promise<void> {
+export async function refuseWhileAttached(o: { docker: Docker; call: Call; former: string; configured: string; exists: WorkloadExists; em: EntityManager }): Promise<void> {
   const { former } = o;
   const old = await findNetwork(o.docker, o.call, former);
   if (old) {
-    const services = attachedTo(await o.call('list services', () => o.docker.listServices()) as unknown as EngineService[], old);
+    const services = attachedTo((await o.call('list services', () => o.docker.listServices())) as unknown as EngineService[], old);
     let ours = 0;
     for (const s of services) {
       const kind = s.Spec?.Labels?.[KIND_LABEL];
       const id = s.Spec?.Labels?.[ID_LABEL];
-      if (kind && id && await o.exists(kind, id, o.em)) ours++;
+      if (kind && id && (await o.exists(kind, id, o.em))) ours++;
     }
     if (ours) {
-      throw conflict(`platformNetwork (BERTH_PLATFORM_NETWORK) changed from ${former} to ${o.configured}, and ${ours} workload${ours === 1 ? ' is' : 's are'} attached to ${former}: `
-        + `Berth does not move them by itself. Start it with platformNetwork ${former}, or move them first (see "Move to another platform network" in docs/deploying.md)`);
+      throw conflict(
+        `platformNetwork (BERTH_PLATFORM_NETWORK) changed from ${former} to ${o.configured}, and ${ours} workload${ours === 1 ? ' is' : 's are'} attached to ${former}: ` +
+          `Berth does not move them by itself. Start it with platformNetwork ${former}, or move them first (see "Move to another platform network" in docs/deploying.md)`,
+      );
     }
   }
 }

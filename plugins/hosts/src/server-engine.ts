@@ -38,7 +38,13 @@ export async function advertiseAddress(ipAddress: string): Promise<string> {
 
 /** Whether the engine has the image (by name or id). */
 export async function hasImage(docker: Docker, image: string): Promise<boolean> {
-  return docker.getImage(image).inspect().then(() => true, (e: { statusCode?: number }) => (e.statusCode === 404 ? false : Promise.reject(e)));
+  return docker
+    .getImage(image)
+    .inspect()
+    .then(
+      () => true,
+      (e: { statusCode?: number }) => (e.statusCode === 404 ? false : Promise.reject(e)),
+    );
 }
 
 /**
@@ -48,16 +54,18 @@ export async function hasImage(docker: Docker, image: string): Promise<boolean> 
 export async function copyImage(from: Docker, to: Docker, image: string, signal?: AbortSignal): Promise<boolean> {
   if (!(await hasImage(from, image))) return false;
   signal?.throwIfAborted();
-  const saved = await from.getImage(image).get() as NodeJS.ReadableStream & { destroy?(e?: Error): void };
+  const saved = (await from.getImage(image).get()) as NodeJS.ReadableStream & { destroy?(e?: Error): void };
   const onAbort = () => saved.destroy?.(signal!.reason as Error);
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
-    const reply = await to.loadImage(saved, { quiet: true }) as NodeJS.ReadableStream;
+    const reply = (await to.loadImage(saved, { quiet: true })) as NodeJS.ReadableStream;
     // The engine answers a JSON stream; a failed load says so in an "error" line.
-    await new Promise<void>((resolve, reject) => to.modem.followProgress(reply, (err: Error | null, out: { error?: string }[]) => {
-      const failed = err?.message ?? out?.find(l => l.error)?.error;
-      failed ? reject(new Error(`loading ${image} failed: ${failed}`)) : resolve();
-    }));
+    await new Promise<void>((resolve, reject) =>
+      to.modem.followProgress(reply, (err: Error | null, out: { error?: string }[]) => {
+        const failed = err?.message ?? out?.find(l => l.error)?.error;
+        failed ? reject(new Error(`loading ${image} failed: ${failed}`)) : resolve();
+      }),
+    );
   } finally {
     signal?.removeEventListener('abort', onAbort);
   }
@@ -78,19 +86,25 @@ export class EngineSocket {
     this.#server = createServer(local => {
       this.#open.add(local);
       local.pause();
-      dial().then(remote => {
-        local.on('close', () => { this.#open.delete(local); remote.destroy(); });
-        local.on('error', () => remote.destroy());
-        remote.on('close', () => local.destroy());
-        remote.on('error', () => local.destroy());
-        local.pipe(remote);
-        remote.pipe(local);
-        local.resume();
-      }, (e: Error) => {
-        log.warn({ err: e }, 'a connection to a server\'s engine could not be opened');
-        this.#open.delete(local);
-        local.destroy();
-      });
+      dial().then(
+        remote => {
+          local.on('close', () => {
+            this.#open.delete(local);
+            remote.destroy();
+          });
+          local.on('error', () => remote.destroy());
+          remote.on('close', () => local.destroy());
+          remote.on('error', () => local.destroy());
+          local.pipe(remote);
+          remote.pipe(local);
+          local.resume();
+        },
+        (e: Error) => {
+          log.warn({ err: e }, "a connection to a server's engine could not be opened");
+          this.#open.delete(local);
+          local.destroy();
+        },
+      );
     });
   }
 

@@ -47,7 +47,7 @@ t.test('engine errors become domain errors', async t => {
   t.equal(bad.message, 'Docker: cannot create a network', 'no engine detail reaches the caller');
 });
 
-t.test('an existing platform network is used only when it is provably Berth\'s', async t => {
+t.test("an existing platform network is used only when it is provably Berth's", async t => {
   const server = await startTestServer({ plugins: ['hosts'], jobs: false });
   t.teardown(() => server.destroy());
   const { hosts, logger } = server.kernel.container.cradle;
@@ -57,8 +57,16 @@ t.test('an existing platform network is used only when it is provably Berth\'s',
   const made: string[] = [];
   const services: string[] = [];
   t.teardown(async () => {
-    for (const s of services) await docker.getService(s).remove().catch(() => undefined);
-    for (const n of made) await docker.getNetwork(n).remove().catch(() => undefined);
+    for (const s of services)
+      await docker
+        .getService(s)
+        .remove()
+        .catch(() => undefined);
+    for (const n of made)
+      await docker
+        .getNetwork(n)
+        .remove()
+        .catch(() => undefined);
   });
   const network = async (what: string, options: object) => {
     const name = `berth-test-net-${what}-${suffix}`;
@@ -73,22 +81,35 @@ t.test('an existing platform network is used only when it is provably Berth\'s',
   const attach = async (network: string, labels: Record<string, string>) => {
     const name = `berth-test-svc-${randomBytes(4).toString('hex')}`;
     services.push(name);
-    await docker.createService({ Name: name, Labels: labels, TaskTemplate: { ContainerSpec: { Image: TEST_BASE_IMAGE, Args: ['sleep', '60'] }, Networks: [{ Target: network }] }, Mode: { Replicated: { Replicas: 0 } } });
+    await docker.createService({
+      Name: name,
+      Labels: labels,
+      TaskTemplate: { ContainerSpec: { Image: TEST_BASE_IMAGE, Args: ['sleep', '60'] }, Networks: [{ Target: network }] },
+      Mode: { Replicated: { Replicas: 0 } },
+    });
     return name;
   };
-  const refused = (name: string) => ensurePlatformNetwork(docker, call, name, logger).then(() => null, (e: BerthError) => e);
+  const refused = (name: string) =>
+    ensurePlatformNetwork(docker, call, name, logger).then(
+      () => null,
+      (e: BerthError) => e,
+    );
 
   const fresh = `berth-test-net-fresh-${suffix}`;
   made.push(fresh);
   t.equal(await ensurePlatformNetwork(docker, call, fresh, logger), 'created');
   // Right after creation the engine has once answered an inspect of the new overlay with an empty
   // Driver (seen in a fresh-clone run): read it once the engine reports its driver.
-  const created = await waitFor(`network ${fresh} inspected with its driver`, async () => {
-    const n = await docker.getNetwork(fresh).inspect() as { Driver?: string };
-    return n.Driver ? n : undefined;
-  }, { timeout: 10_000 });
+  const created = await waitFor(
+    `network ${fresh} inspected with its driver`,
+    async () => {
+      const n = (await docker.getNetwork(fresh).inspect()) as { Driver?: string };
+      return n.Driver ? n : undefined;
+    },
+    { timeout: 10_000 },
+  );
   t.match(created, { Driver: 'overlay', Attachable: true, Labels: { 'berth.kind': 'platform' } }, 'made as an attachable overlay with the platform label');
-  t.equal(await ensurePlatformNetwork(docker, call, fresh, logger), 'existing', 'then found as Berth\'s');
+  t.equal(await ensurePlatformNetwork(docker, call, fresh, logger), 'existing', "then found as Berth's");
 
   const bridge = await network('bridge', { Driver: 'bridge' });
   const notOverlay = await refused(bridge);
@@ -96,13 +117,13 @@ t.test('an existing platform network is used only when it is provably Berth\'s',
   t.match(notOverlay?.message, new RegExp(`a network named ${bridge} exists on this engine and is not Berth's .*not an attachable swarm overlay.*docker network rm ${bridge}`));
 
   const empty = await network('empty', { Driver: 'overlay', Attachable: true });
-  t.match((await refused(empty))?.message, /no service of Berth's is attached to it/, 'an unlabelled overlay that nothing proves Berth\'s is refused');
+  t.match((await refused(empty))?.message, /no service of Berth's is attached to it/, "an unlabelled overlay that nothing proves Berth's is refused");
 
   const earlier = await network('earlier', { Driver: 'overlay', Attachable: true });
   await attach(earlier, { 'berth.kind': 'application', 'berth.id': 'earlier-record' });
-  t.equal(await ensurePlatformNetwork(docker, call, earlier, logger), 'existing', 'an unlabelled overlay whose attached services are all Berth\'s is an earlier Berth\'s');
+  t.equal(await ensurePlatformNetwork(docker, call, earlier, logger), 'existing', "an unlabelled overlay whose attached services are all Berth's is an earlier Berth's");
   const stranger = await attach(earlier, {});
   const mixed = await refused(earlier);
-  t.equal(mixed?.code, 'CONFLICT', 'once a service that is not Berth\'s is attached, it is refused');
+  t.equal(mixed?.code, 'CONFLICT', "once a service that is not Berth's is attached, it is refused");
   t.match(mixed?.message, stranger, 'naming that service');
 });

@@ -17,9 +17,9 @@ t.test('of(null) is this machine: the prepared local engine and its programs', a
   const machine = await hosts.of(null);
   const docker = await machine.engine();
   t.equal(docker, await hosts.local(), 'the same engine as hosts.local()');
-  const info = await docker.info() as { Name: string; Swarm: { LocalNodeState: string } };
+  const info = (await docker.info()) as { Name: string; Swarm: { LocalNodeState: string } };
   t.equal(info.Swarm.LocalNodeState, 'active', 'in swarm mode');
-  t.equal((await machine.run(['hostname'])).stdout.trim(), info.Name, 'commands run on the engine\'s machine');
+  t.equal((await machine.run(['hostname'])).stdout.trim(), info.Name, "commands run on the engine's machine");
   t.same(await machine.run(['printf', '%s', 'a; echo b']), { code: 0, signal: null, stdout: 'a; echo b', stderr: '' }, 'an argument array');
 });
 
@@ -29,16 +29,25 @@ t.test('a server nobody keeps is NOT_FOUND, naming it', async t => {
 
 if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
   t.test('a server of the directory is reached over SSH, one connection reused until forgotten', async t => {
-    const { hosts: [h] } = await sharedRemoteHosts(1);
+    const {
+      hosts: [h],
+    } = await sharedRemoteHosts(1);
     const asked: string[] = [];
     const record: HostServer = { serverId: 'srv-kit', ipAddress: h!.address, port: 22, username: h!.user, privateKey: h!.privateKey, hostKeyFingerprint: h!.hostKeyFingerprint };
-    server.kernel.container.register({ hostServers: asValue({ server: async (id: string) => { asked.push(id); return id === record.serverId ? record : null; } }) });
+    server.kernel.container.register({
+      hostServers: asValue({
+        server: async (id: string) => {
+          asked.push(id);
+          return id === record.serverId ? record : null;
+        },
+      }),
+    });
     t.teardown(() => hosts.forget('srv-kit'));
     const remote: Host = await hosts.of('srv-kit');
     t.equal((await remote.run(['hostname'])).stdout, `${h!.name}\n`, 'a command runs on the server');
-    const engineId = (await new Docker({ socketPath: h!.socket }).info() as { ID: string }).ID;
-    t.equal((await (await remote.engine()).info() as { ID: string }).ID, engineId, 'the engine is the server\'s');
-    t.not(engineId, (await (await hosts.local()).info() as { ID: string }).ID, 'not this machine\'s');
+    const engineId = ((await new Docker({ socketPath: h!.socket }).info()) as { ID: string }).ID;
+    t.equal(((await (await remote.engine()).info()) as { ID: string }).ID, engineId, "the engine is the server's");
+    t.not(engineId, ((await (await hosts.local()).info()) as { ID: string }).ID, "not this machine's");
     t.equal(await hosts.of('srv-kit'), remote, 'the same connection again');
     t.same(asked, ['srv-kit'], 'the record read once');
     await hosts.forget('srv-kit');
@@ -50,40 +59,58 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     await t.rejects(hosts.of('srv-other'), { code: 'NOT_FOUND', message: 'Server srv-other not found' }, 'a server the directory lacks');
   });
 
-  t.test('a server\'s engine is prepared on first use; programs reach it through a forwarded socket, many idle connections at once', async t => {
-    const { hosts: [h] } = await sharedRemoteHosts(1);
+  t.test("a server's engine is prepared on first use; programs reach it through a forwarded socket, many idle connections at once", async t => {
+    const {
+      hosts: [h],
+    } = await sharedRemoteHosts(1);
     const record: HostServer = { serverId: 'srv-sock', ipAddress: h!.address, port: 22, username: h!.user, privateKey: h!.privateKey, hostKeyFingerprint: h!.hostKeyFingerprint };
     server.kernel.container.register({ hostServers: asValue({ server: async (id: string) => (id === record.serverId ? record : null) }) });
     t.teardown(() => hosts.forget('srv-sock'));
     const engine = await (await hosts.of('srv-sock')).engine();
-    const info = await engine.info() as { ID: string; Swarm: { LocalNodeState: string; NodeAddr: string } };
+    const info = (await engine.info()) as { ID: string; Swarm: { LocalNodeState: string; NodeAddr: string } };
     t.equal(info.Swarm.LocalNodeState, 'active', 'in swarm mode');
-    t.equal(info.Swarm.NodeAddr, h!.address, 'advertising the server\'s address');
-    t.ok((await engine.listNetworks({ filters: { name: [hosts.platformNetwork] } })).some(n => n.Name === hosts.platformNetwork), 'with the platform network');
-    t.equal(await hosts.dockerHost(null), undefined, 'this machine: the program\'s own environment');
+    t.equal(info.Swarm.NodeAddr, h!.address, "advertising the server's address");
+    t.ok(
+      (await engine.listNetworks({ filters: { name: [hosts.platformNetwork] } })).some(n => n.Name === hosts.platformNetwork),
+      'with the platform network',
+    );
+    t.equal(await hosts.dockerHost(null), undefined, "this machine: the program's own environment");
     const dockerHost = await hosts.dockerHost('srv-sock');
     t.match(dockerHost, /^unix:\/\//);
     t.equal(await hosts.dockerHost('srv-sock'), dockerHost, 'one socket per server');
     const socketPath = dockerHost!.slice('unix://'.length);
     // More connections than the connection's channel slots (8), all held open at once (as the
     // Compose program's pool holds them): forwards take no slot, so each one is answered.
-    const open = await Promise.all(Array.from({ length: 12 }, () => new Promise<Socket>((resolve, reject) => {
-      const c = createConnection(socketPath);
-      let reply = '';
-      c.on('data', d => { reply += d; if (reply.includes('\r\n\r\n')) resolve(c); });
-      c.on('error', reject);
-      c.write('GET /_ping HTTP/1.1\r\nHost: docker\r\nConnection: keep-alive\r\n\r\n');
-      c.once('data', d => { if (!String(d).startsWith('HTTP/1.1 200')) reject(new Error(String(d))); });
-    })));
+    const open = await Promise.all(
+      Array.from(
+        { length: 12 },
+        () =>
+          new Promise<Socket>((resolve, reject) => {
+            const c = createConnection(socketPath);
+            let reply = '';
+            c.on('data', d => {
+              reply += d;
+              if (reply.includes('\r\n\r\n')) resolve(c);
+            });
+            c.on('error', reject);
+            c.write('GET /_ping HTTP/1.1\r\nHost: docker\r\nConnection: keep-alive\r\n\r\n');
+            c.once('data', d => {
+              if (!String(d).startsWith('HTTP/1.1 200')) reject(new Error(String(d)));
+            });
+          }),
+      ),
+    );
     t.equal(open.length, 12, 'twelve connections answered while all are open');
     for (const c of open) c.destroy();
-    t.equal((await new Docker({ socketPath }).info() as { ID: string }).ID, info.ID, 'the socket reaches the server\'s engine');
+    t.equal(((await new Docker({ socketPath }).info()) as { ID: string }).ID, info.ID, "the socket reaches the server's engine");
     await hosts.forget('srv-sock');
     await t.rejects(new Docker({ socketPath }).info(), 'the socket goes with the connection');
   });
 
-  t.test('shutting Berth down closes the servers\' connections', async t => {
-    const { hosts: [h] } = await sharedRemoteHosts(1);
+  t.test("shutting Berth down closes the servers' connections", async t => {
+    const {
+      hosts: [h],
+    } = await sharedRemoteHosts(1);
     const other = await startTestServer({ plugins: ['hosts'], jobs: false });
     const record: HostServer = { serverId: 'srv-kit', ipAddress: h!.address, port: 22, username: h!.user, privateKey: h!.privateKey, hostKeyFingerprint: h!.hostKeyFingerprint };
     other.kernel.container.register({ hostServers: asValue({ server: async () => record }) });

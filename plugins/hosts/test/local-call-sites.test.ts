@@ -12,21 +12,26 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../.
 const allowed: Record<string, { calls: number; reason: string }> = {
   'plugins/workloads/src/adoption.ts': { calls: 1, reason: 'relabels services made by Berth versions that only ran workloads on this machine' },
   'plugins/domain/src/routing.ts': { calls: 1, reason: 'the proxy runs on this machine (domains on a server are not served yet)' },
-  'plugins/domain/src/settings-service.ts': { calls: 1, reason: 'Berth\'s own domain: the proxy reaches Berth through this machine\'s docker_gwbridge' },
+  'plugins/domain/src/settings-service.ts': { calls: 1, reason: "Berth's own domain: the proxy reaches Berth through this machine's docker_gwbridge" },
 };
 
 const LOCAL_CALL = /\bhosts(\(\))?\s*\.\s*local\s*\(/g;
 
 t.test('hosts.local() is called only at the allowed places', async t => {
-  const files = globSync('plugins/*/src/**/*.ts', { cwd: root }).filter(f => !f.startsWith('plugins/hosts/')).sort();
+  const files = globSync('plugins/*/src/**/*.ts', { cwd: root })
+    .filter(f => !f.startsWith('plugins/hosts/'))
+    .sort();
   t.ok(files.length > 50, `${files.length} plugin source files read`);
   const found: Record<string, number> = {};
   for (const file of files) {
     const calls = readFileSync(path.join(root, file), 'utf8').match(LOCAL_CALL)?.length ?? 0;
     if (calls) found[file] = calls;
   }
-  t.same(found, Object.fromEntries(Object.entries(allowed).map(([f, a]) => [f, a.calls])),
-    'a record\'s engine is hosts.of(record.serverId); a call for what is this machine\'s own joins the allow-list with its reason');
+  t.same(
+    found,
+    Object.fromEntries(Object.entries(allowed).map(([f, a]) => [f, a.calls])),
+    "a record's engine is hosts.of(record.serverId); a call for what is this machine's own joins the allow-list with its reason",
+  );
 });
 
 t.test('the pattern sees the forms the code uses', async t => {

@@ -7,7 +7,11 @@ export const Mount = defineEntity({
   name: 'Mount',
   tableName: 'mounts',
   properties: {
-    mountId: p.string().length(32).primary().onCreate(() => newId()),
+    mountId: p
+      .string()
+      .length(32)
+      .primary()
+      .onCreate(() => newId()),
     type: p.enum(['bind', 'volume', 'file'] as const),
     hostPath: p.text().nullable(),
     volumeName: p.string().length(128).nullable(),

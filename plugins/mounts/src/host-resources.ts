@@ -17,7 +17,11 @@ export function ownerCandidates(volumeName: string): string[] {
 }
 
 /** "/a/b/c" → ["/a", "/a/b", "/a/b/c"]. */
-const selfAndAncestors = (hostPath: string) => hostPath.split('/').slice(1).map((_, i, parts) => `/${parts.slice(0, i + 1).join('/')}`);
+const selfAndAncestors = (hostPath: string) =>
+  hostPath
+    .split('/')
+    .slice(1)
+    .map((_, i, parts) => `/${parts.slice(0, i + 1).join('/')}`);
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, c => `\\${c}`);
 
 /** CONFLICT when the mount's volume or bind source belongs to another organization. */
@@ -33,10 +37,7 @@ export async function assertOwnHostResource(mount: StoredMount, workload: Worklo
   }
   if (mount.type === 'bind' && mount.hostPath) {
     const p = mount.hostPath;
-    const overlap = await em.findOne(Mount, {
-      type: 'bind', ...others,
-      $or: [{ hostPath: { $in: selfAndAncestors(p) } }, { hostPath: { $like: `${escapeLike(p)}/%` } }],
-    });
+    const overlap = await em.findOne(Mount, { type: 'bind', ...others, $or: [{ hostPath: { $in: selfAndAncestors(p) } }, { hostPath: { $like: `${escapeLike(p)}/%` } }] });
     if (overlap) throw conflict(`hostPath ${p} overlaps a directory another organization mounts`);
   }
 }

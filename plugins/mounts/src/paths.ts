@@ -19,8 +19,23 @@ export const MAX_PATH = 4096;
  * home. /run and /var/run hold the Docker socket and other daemons' sockets.
  */
 export const DENIED_HOST_TREES = [
-  '/proc', '/sys', '/dev', '/boot', '/etc', '/root', '/run', '/var/run', '/var/lib/docker', '/var/lib/containerd',
-  '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/usr',
+  '/proc',
+  '/sys',
+  '/dev',
+  '/boot',
+  '/etc',
+  '/root',
+  '/run',
+  '/var/run',
+  '/var/lib/docker',
+  '/var/lib/containerd',
+  '/bin',
+  '/sbin',
+  '/lib',
+  '/lib32',
+  '/lib64',
+  '/libx32',
+  '/usr',
 ] as const;
 /** Host directories that may not be mounted whole (their subdirectories may): they hold every user's or service's data. */
 export const DENIED_HOST_PATHS = ['/', '/home', '/var', '/var/lib', '/srv', '/opt', '/mnt', '/media', '/tmp'] as const;
@@ -92,7 +107,7 @@ export function checkMount(m: MountShape, rules: MountRules = {}): StoredMount {
     if (!present(filePath)) {
       if (mountPathOk) fail('filePath', 'required for a file mount');
     } else if (filePath.length > MAX_PATH) fail('filePath', `must be at most ${MAX_PATH} characters`);
-    else if (filePath.startsWith('/')) fail('filePath', 'must be relative to the workload\'s files directory, not absolute');
+    else if (filePath.startsWith('/')) fail('filePath', "must be relative to the workload's files directory, not absolute");
     else if (!FILE_PATH.test(filePath)) fail('filePath', `must be a relative path of letters, digits, ".", "_", "-" and "/"${m.filePath ? '' : ' (it was taken from mountPath: give filePath)'}`);
     else if (filePath.split('/').some(s => s === '' || s === '.' || s === '..')) fail('filePath', 'must name a file: no "." or ".." segments, no "//", no trailing "/"');
     if (m.content === null || m.content === undefined) fail('content', 'required for a file mount (it may be empty)');

@@ -11,29 +11,19 @@ export const mountProcedures = (service: MountService) => () => {
   return [
     mounts.mutation('create', {
       summary: 'Add a bind mount (hostPath), named volume (volumeName) or file mount (filePath and content) to a workload',
-      description: 'Bind mounts are for admins. A file mount\'s content is written under the workload\'s files directory when it deploys and mounted at mountPath.',
+      description: "Bind mounts are for admins. A file mount's content is written under the workload's files directory when it deploys and mounted at mountPath.",
       input: Create,
       output: MountView,
       handler: (input, ctx) => ctx.cradle.callerMounts.create(input as CreateInput),
     }),
-    mounts.query('one', {
-      summary: 'A mount of the organization',
-      input: MountIdInput,
-      output: MountView,
-      handler: ({ mountId }, ctx) => ctx.cradle.callerMounts.one(mountId),
-    }),
+    mounts.query('one', { summary: 'A mount of the organization', input: MountIdInput, output: MountView, handler: ({ mountId }, ctx) => ctx.cradle.callerMounts.one(mountId) }),
     mounts.mutation('update', {
       summary: 'Change a mount; the result must still be a complete mount of its type',
       input: Update,
       output: MountView,
       handler: (input, ctx) => ctx.cradle.callerMounts.update(input as UpdateInput),
     }),
-    mounts.mutation('remove', {
-      summary: 'Delete a mount; answers it as it was',
-      input: MountIdInput,
-      output: MountView,
-      handler: ({ mountId }, ctx) => ctx.cradle.callerMounts.remove(mountId),
-    }),
+    mounts.mutation('remove', { summary: 'Delete a mount; answers it as it was', input: MountIdInput, output: MountView, handler: ({ mountId }, ctx) => ctx.cradle.callerMounts.remove(mountId) }),
     mounts.query('listByServiceId', {
       summary: 'The mounts of one workload, oldest first',
       input: ServiceInput,
@@ -41,7 +31,7 @@ export const mountProcedures = (service: MountService) => () => {
       handler: ({ serviceType, serviceId }, ctx) => ctx.cradle.callerMounts.listByService(serviceType as string, serviceId as string),
     }),
     mounts.query('allNamedByApplicationId', {
-      summary: 'The named volumes mounted in the application\'s running container, as the engine reports them (none while it does not run)',
+      summary: "The named volumes mounted in the application's running container, as the engine reports them (none while it does not run)",
       input: ApplicationIdInput,
       output: Type.Array(ContainerVolume),
       handler: ({ applicationId }, ctx) => ctx.cradle.callerMounts.namedVolumesOf('applicationId', applicationId),

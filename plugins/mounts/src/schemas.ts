@@ -11,14 +11,20 @@ const { Nullable, NonEmpty } = schema;
 export const MountType = Type.Enum(['bind', 'volume', 'file']);
 
 const PathField = (description: string) => Type.Optional(Nullable(Type.String({ description })));
-const hostPath = () => PathField(`bind: the absolute path on the host (letters, digits, ".", "_", "-", "/"; no "." or ".." segments); never within ${DENIED_HOST_TREES.join(', ')} or Berth's data directory, nor ${DENIED_HOST_PATHS.join(', ')} whole`);
-const volumeName = () => PathField('volume: the named volume ([a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}, not berth-*); one organization\'s volumes are never another\'s');
+const hostPath = () =>
+  PathField(
+    `bind: the absolute path on the host (letters, digits, ".", "_", "-", "/"; no "." or ".." segments); never within ${DENIED_HOST_TREES.join(', ')} or Berth's data directory, nor ${DENIED_HOST_PATHS.join(', ')} whole`,
+  );
+const volumeName = () => PathField("volume: the named volume ([a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}, not berth-*); one organization's volumes are never another's");
 const filePath = () => PathField('file: the file\'s path relative to the workload\'s files directory (no "." or ".." segments); default: mountPath without its leading "/"');
-const content = () => PathField('file: the file\'s content (may be empty)');
+const content = () => PathField("file: the file's content (may be empty)");
 const mountPath = () => NonEmpty({ maxLength: 4096, description: 'the absolute path inside the container (no ".." segments)' });
 
 /** The kinds mounts may belong to: wire name and id field. */
-export interface MountOwnerKind { kind: string; idField: string }
+export interface MountOwnerKind {
+  kind: string;
+  idField: string;
+}
 
 const fieldsOf = (kinds: MountOwnerKind[], field: () => TSchema) => Object.fromEntries(kinds.map(k => [k.idField, field()]));
 

@@ -84,7 +84,7 @@ export class MountService implements MountDirectory {
   /** The kind that may own mounts, or a validation error naming the field. */
   #mountable(serviceType: string | undefined, field: string) {
     const kinds = this.#workloads.supporting('mounts');
-    const kind = serviceType === undefined ? kinds.find(k => k.kind === 'application') ?? kinds[0] : kinds.find(k => k.kind === serviceType); // kind-names: the peer's default serviceType, not the kind that registered first
+    const kind = serviceType === undefined ? (kinds.find(k => k.kind === 'application') ?? kinds[0]) : kinds.find(k => k.kind === serviceType); // kind-names: the peer's default serviceType, not the kind that registered first
     if (!kind) throw invalidField(field, `must be one of ${kinds.map(k => k.kind).join(', ')}`);
     return kind;
   }
@@ -119,14 +119,17 @@ export class MountService implements MountDirectory {
   async update(input: UpdateInput, caller: Caller, em: EntityManager): Promise<MountRecord> {
     const row = await this.#find(input.mountId, caller.organizationId, em);
     const given = <K extends 'hostPath' | 'volumeName' | 'filePath'>(k: K) => (input[k] !== undefined ? input[k] : row[k]);
-    const mount = checkMount({
-      type: input.type ?? row.type,
-      hostPath: given('hostPath'),
-      volumeName: given('volumeName'),
-      filePath: given('filePath'),
-      content: input.content !== undefined ? input.content : this.#open(row.content),
-      mountPath: input.mountPath ?? row.mountPath,
-    }, this.#rules);
+    const mount = checkMount(
+      {
+        type: input.type ?? row.type,
+        hostPath: given('hostPath'),
+        volumeName: given('volumeName'),
+        filePath: given('filePath'),
+        content: input.content !== undefined ? input.content : this.#open(row.content),
+        mountPath: input.mountPath ?? row.mountPath,
+      },
+      this.#rules,
+    );
     if (row.type === 'bind') assertMayBind(caller);
     if (mount.type === 'bind') await this.#hostAccess().assertBindMount(caller.principal, mount.hostPath!);
 
@@ -177,15 +180,11 @@ export class MountService implements MountDirectory {
     const app = await this.#workloads.owner(kind.kind, id, organizationId, em);
     const hosts = this.#hosts();
     const docker = await (await hosts.of(app.serverId)).engine(); // the workload's host
-    const containers = await hosts.call('list the application\'s containers', () =>
-      docker.listContainers({ filters: { label: [`com.docker.swarm.service.name=${app.appName}`] } }));
+    const containers = await hosts.call("list the application's containers", () => docker.listContainers({ filters: { label: [`com.docker.swarm.service.name=${app.appName}`] } }));
     const mounts = containers[0]?.Mounts ?? [];
     return mounts
       .filter(m => m.Type === 'volume' && m.Source !== '')
-      .map(m => ({
-        Type: m.Type, Name: m.Name, Source: m.Source, Destination: m.Destination,
-        Driver: m.Driver, Mode: m.Mode, RW: m.RW, Propagation: m.Propagation,
-      }));
+      .map(m => ({ Type: m.Type, Name: m.Name, Source: m.Source, Destination: m.Destination, Driver: m.Driver, Mode: m.Mode, RW: m.RW, Propagation: m.Propagation }));
   }
 
   // ------------------------------------------------------------ internals
@@ -257,24 +256,26 @@ function assertMayBind(caller: Caller): void {
  * the request's unit of work, answering mounts as the API shows them. Registered
  * request-scoped as `callerMounts`; the deploy pipelines keep using the singleton `mounts`.
  */
-export const callerMounts = (mounts: MountService) => ({ principal, em }: Cradle) => {
-  const caller: Caller = { organizationId: principal!.organizationId, role: principal!.role, principal: principal! };
-  const { organizationId } = caller;
-  return {
-    /** Adds a mount to one of the organization's workloads (bind mounts: as the host access policy allows). */
-    create: async (input: CreateInput) => mounts.view(await mounts.create(input, caller, em)),
-    /** A mount of the organization. */
-    one: async (mountId: string) => mounts.view(await mounts.one(mountId, organizationId, em)),
-    /** Changes a mount. */
-    update: async (input: UpdateInput) => mounts.view(await mounts.update(input, caller, em)),
-    /** Deletes a mount. */
-    remove: async (mountId: string) => mounts.view(await mounts.remove(mountId, organizationId, em)),
-    /** A workload's mounts, oldest first. */
-    listByService: async (serviceType: string, serviceId: string) => mounts.views(await mounts.listByService(serviceType, serviceId, organizationId, em)),
-    /** The named volumes in the workload's running container. */
-    namedVolumesOf: (idField: string, id: string) => mounts.namedVolumesOf(idField, id, organizationId, em),
+export const callerMounts =
+  (mounts: MountService) =>
+  ({ principal, em }: Cradle) => {
+    const caller: Caller = { organizationId: principal!.organizationId, role: principal!.role, principal: principal! };
+    const { organizationId } = caller;
+    return {
+      /** Adds a mount to one of the organization's workloads (bind mounts: as the host access policy allows). */
+      create: async (input: CreateInput) => mounts.view(await mounts.create(input, caller, em)),
+      /** A mount of the organization. */
+      one: async (mountId: string) => mounts.view(await mounts.one(mountId, organizationId, em)),
+      /** Changes a mount. */
+      update: async (input: UpdateInput) => mounts.view(await mounts.update(input, caller, em)),
+      /** Deletes a mount. */
+      remove: async (mountId: string) => mounts.view(await mounts.remove(mountId, organizationId, em)),
+      /** A workload's mounts, oldest first. */
+      listByService: async (serviceType: string, serviceId: string) => mounts.views(await mounts.listByService(serviceType, serviceId, organizationId, em)),
+      /** The named volumes in the workload's running container. */
+      namedVolumesOf: (idField: string, id: string) => mounts.namedVolumesOf(idField, id, organizationId, em),
+    };
   };
-};
 
 declare module '@berth/core' {
   interface Cradle {

@@ -14,10 +14,14 @@ async function get(port: number, path: string): Promise<string> {
 
 /** The first `<status> <body>` at path that matches, polled while the service (re)starts. */
 const served = (port: number, path: string, expect: RegExp) =>
-  waitFor(`port ${port} serving ${expect} at ${path}`, async () => {
-    const reply = await get(port, path);
-    return expect.test(reply) ? reply : undefined;
-  }, { timeout: 30_000, interval: 200 });
+  waitFor(
+    `port ${port} serving ${expect} at ${path}`,
+    async () => {
+      const reply = await get(port, path);
+      return expect.test(reply) ? reply : undefined;
+    },
+    { timeout: 30_000, interval: 200 },
+  );
 
 t.setTimeout(300_000);
 
@@ -27,14 +31,29 @@ t.test('a deployed application serves its file mount on its published port', asy
   const { client } = await signUpAdmin(server);
   const docker = await server.kernel.container.cradle.hosts.local();
 
-  const { body: { environment } } = await client.post('project.create', { name: 'Mounted' });
+  const {
+    body: { environment },
+  } = await client.post('project.create', { name: 'Mounted' });
   const app = (await client.post('application.create', { name: 'site', environmentId: environment.environmentId })).body;
   const volumeName = `mounts-e2e-${randomBytes(4).toString('hex')}`;
   t.teardown(async () => {
-    await docker.getService(app.appName).remove().catch(() => {});
+    await docker
+      .getService(app.appName)
+      .remove()
+      .catch(() => {});
     // The volume is in use until the service's last container is gone.
-    await waitFor(`volume ${volumeName} removed`, () =>
-      docker.getVolume(volumeName).remove().then(() => true, (e: { statusCode?: number }) => e.statusCode === 404), { timeout: 30_000, interval: 250 });
+    await waitFor(
+      `volume ${volumeName} removed`,
+      () =>
+        docker
+          .getVolume(volumeName)
+          .remove()
+          .then(
+            () => true,
+            (e: { statusCode?: number }) => e.statusCode === 404,
+          ),
+      { timeout: 30_000, interval: 250 },
+    );
   });
   t.equal((await client.post('application.saveDockerProvider', { applicationId: app.applicationId, dockerImage: TEST_STATIC_IMAGE })).status, 200);
 
@@ -46,7 +65,7 @@ t.test('a deployed application serves its file mount on its published port', asy
   t.equal(published.status, 200);
 
   t.match(await runFinished(client, 'application.deploy', { applicationId: app.applicationId }), { status: 'done' });
-  t.equal(await served(port, '/', /from a file mount/), '200 <h1>from a file mount</h1>\n', 'the file mount\'s content, on the published port');
+  t.equal(await served(port, '/', /from a file mount/), '200 <h1>from a file mount</h1>\n', "the file mount's content, on the published port");
 
   const spec = (await docker.getService(app.appName).inspect()).Spec.TaskTemplate.ContainerSpec;
   const volume = spec.Mounts.find((m: { Target: string }) => m.Target === '/www/data');

@@ -40,10 +40,18 @@ t.test('bad input is refused before the workload is looked up, naming the field'
     [{ type: 'volume', volumeName: 'v', mountPath: '/' }, 'mountPath', 'the container root'],
     [{ type: 'volume', volumeName: 'v', mountPath: '/data', serviceType: 'libsql' }, 'serviceType', 'an unknown serviceType'],
     [{ type: 'volume', mountPath: '/data' }, 'volumeName', 'a volume without volumeName'],
-    ...['-lead', '.hidden', 'a b', 'a/b', 'x'.repeat(129), 'a;rm', 'berth', 'berth-proxy-certs', 'Berth_x'].map((volumeName): Case => [{ type: 'volume', volumeName, mountPath: '/data' }, 'volumeName', `volumeName ${JSON.stringify(volumeName.slice(0, 20))}`]),
+    ...['-lead', '.hidden', 'a b', 'a/b', 'x'.repeat(129), 'a;rm', 'berth', 'berth-proxy-certs', 'Berth_x'].map((volumeName): Case => [
+      { type: 'volume', volumeName, mountPath: '/data' },
+      'volumeName',
+      `volumeName ${JSON.stringify(volumeName.slice(0, 20))}`,
+    ]),
     [{ type: 'bind', mountPath: '/data' }, 'hostPath', 'a bind without hostPath'],
     [{ type: 'bind', hostPath: '', mountPath: '/data' }, 'hostPath', 'an empty hostPath'],
-    ...['srv/data', '/srv/../etc', '/srv//data', '/srv/./data', '/srv/data/', '/srv/da ta', '/srv/$(id)'].map((hostPath): Case => [{ type: 'bind', hostPath, mountPath: '/data' }, 'hostPath', `hostPath ${hostPath}`]),
+    ...['srv/data', '/srv/../etc', '/srv//data', '/srv/./data', '/srv/data/', '/srv/da ta', '/srv/$(id)'].map((hostPath): Case => [
+      { type: 'bind', hostPath, mountPath: '/data' },
+      'hostPath',
+      `hostPath ${hostPath}`,
+    ]),
     [{ type: 'file', content: 'x', filePath: '/abs/file', mountPath: '/app/f' }, 'filePath', 'an absolute filePath'],
     [{ type: 'file', content: 'x', filePath: '../escape', mountPath: '/app/f' }, 'filePath', 'a filePath with ".."'],
     [{ type: 'file', content: 'x', filePath: 'conf/', mountPath: '/app/f' }, 'filePath', 'a filePath naming a directory'],
@@ -54,9 +62,21 @@ t.test('bad input is refused before the workload is looked up, naming the field'
   const answers: { field: string; what: string; res: Reply }[] = [];
   for (const [input, field, what] of cases) answers.push({ field, what, res: await client.post('mounts.create', { serviceId, ...input }) });
   // One assertion per behaviour; a failure names the inputs that break it.
-  t.same(answers.filter(({ res }) => res.status !== 400 || res.body.code !== 'BAD_REQUEST').map(({ what, res }) => `${what}: ${res.status} ${res.body.code}`), [], 'every bad input is a 400 BAD_REQUEST');
-  t.same(answers.filter(({ res, field }) => !fields(res.body).includes(field)).map(({ what, res, field }) => `${what}: ${field} not in [${fields(res.body).join(', ')}]`), [], 'each names its field');
-  t.same(answers.filter(({ res, field }) => !(res.body.issues ?? []).some((i: { message: string }) => i.message.startsWith(`${field}: `))).map(({ what }) => what), [], 'each field\'s message starts with the field');
+  t.same(
+    answers.filter(({ res }) => res.status !== 400 || res.body.code !== 'BAD_REQUEST').map(({ what, res }) => `${what}: ${res.status} ${res.body.code}`),
+    [],
+    'every bad input is a 400 BAD_REQUEST',
+  );
+  t.same(
+    answers.filter(({ res, field }) => !fields(res.body).includes(field)).map(({ what, res, field }) => `${what}: ${field} not in [${fields(res.body).join(', ')}]`),
+    [],
+    'each names its field',
+  );
+  t.same(
+    answers.filter(({ res, field }) => !(res.body.issues ?? []).some((i: { message: string }) => i.message.startsWith(`${field}: `))).map(({ what }) => what),
+    [],
+    "each field's message starts with the field",
+  );
 
   t.test('every problem is reported at once', async t => {
     const res = await client.post('mounts.create', { serviceId, type: 'bind', hostPath: '/etc', mountPath: 'rel' });
@@ -64,11 +84,37 @@ t.test('bad input is refused before the workload is looked up, naming the field'
     t.same(fields(res.body).sort(), ['hostPath', 'mountPath']);
   });
 
-  t.test('the deny list: system trees, the engine, Berth\'s data, and whole top-level directories', async t => {
+  t.test("the deny list: system trees, the engine, Berth's data, and whole top-level directories", async t => {
     const denied = [
-      '/', '/etc', '/etc/passwd', '/proc', '/proc/1/root', '/sys/kernel', '/dev', '/dev/sda', '/boot', '/root', '/root/.ssh',
-      '/var/run/docker.sock', '/run/docker.sock', '/run', '/var/lib/docker', '/var/lib/docker/volumes', '/usr', '/usr/bin', '/bin', '/sbin', '/lib', '/lib64',
-      '/home', '/var', '/var/lib', '/srv', '/opt', '/mnt', '/tmp',
+      '/',
+      '/etc',
+      '/etc/passwd',
+      '/proc',
+      '/proc/1/root',
+      '/sys/kernel',
+      '/dev',
+      '/dev/sda',
+      '/boot',
+      '/root',
+      '/root/.ssh',
+      '/var/run/docker.sock',
+      '/run/docker.sock',
+      '/run',
+      '/var/lib/docker',
+      '/var/lib/docker/volumes',
+      '/usr',
+      '/usr/bin',
+      '/bin',
+      '/sbin',
+      '/lib',
+      '/lib64',
+      '/home',
+      '/var',
+      '/var/lib',
+      '/srv',
+      '/opt',
+      '/mnt',
+      '/tmp',
     ];
     const attempt = (hostPath: string) => client.post('mounts.create', { serviceId, type: 'bind', hostPath, mountPath: '/data' });
     const admitted: string[] = [];
@@ -84,7 +130,7 @@ t.test('bad input is refused before the workload is looked up, naming the field'
       const res = await attempt(hostPath);
       if (res.status !== 403 || JSON.stringify(fields(res.body)) !== '["hostPath"]') ownAdmitted.push(`${hostPath}: ${res.status} [${fields(res.body).join(', ')}]`);
     }
-    t.same(ownAdmitted, [], 'Berth\'s data directory is refused (403), naming hostPath alone');
+    t.same(ownAdmitted, [], "Berth's data directory is refused (403), naming hostPath alone");
     // Below a whole-denied directory, and look-alikes of denied trees, are fine: they reach the owner check.
     const refused: string[] = [];
     for (const hostPath of ['/srv/data', '/home/app/uploads', '/var/lib/app-data', '/mnt/backups', '/etcetera', '/devices', '/var/runner', '/opt/app']) {
@@ -131,8 +177,16 @@ t.test('mounts of an application', async t => {
   const volume = await client.post('mounts.create', { ...base, type: 'volume', volumeName: 'web-data', mountPath: '/var/lib/data' });
   t.equal(volume.status, 200);
   t.same(volume.body, {
-    mountId: volume.body.mountId, type: 'volume', hostPath: null, volumeName: 'web-data', filePath: null, content: null,
-    mountPath: '/var/lib/data', serviceType: 'application', ...nullOwners, applicationId: app.applicationId,
+    mountId: volume.body.mountId,
+    type: 'volume',
+    hostPath: null,
+    volumeName: 'web-data',
+    filePath: null,
+    content: null,
+    mountPath: '/var/lib/data',
+    serviceType: 'application',
+    ...nullOwners,
+    applicationId: app.applicationId,
   });
   t.match(volume.body.mountId, /^\S{8,}$/);
 
@@ -193,18 +247,24 @@ t.test('mounts of an application', async t => {
     return { applicationId: own.applicationId, mountIds: made };
   };
 
-  t.test('listByServiceId answers the workload\'s mounts, oldest first', async t => {
+  t.test("listByServiceId answers the workload's mounts, oldest first", async t => {
     const { applicationId, mountIds } = await threeMounts('listed');
     const res = await client.get('mounts.listByServiceId', { serviceType: 'application', serviceId: applicationId });
     t.equal(res.status, 200);
-    t.same(res.body.map((m: { mountId: string }) => m.mountId), mountIds);
+    t.same(
+      res.body.map((m: { mountId: string }) => m.mountId),
+      mountIds,
+    );
   });
 
   t.test('application.one lists the mounts', async t => {
     const { applicationId, mountIds } = await threeMounts('shown');
     const res = await client.get('application.one', { applicationId });
     t.equal(res.status, 200);
-    t.same(res.body.mounts.map((m: { mountId: string }) => m.mountId), mountIds);
+    t.same(
+      res.body.mounts.map((m: { mountId: string }) => m.mountId),
+      mountIds,
+    );
     t.match(res.body.mounts[2], { type: 'file', content: config, filePath: 'nginx/site.conf' });
   });
 
@@ -231,7 +291,7 @@ t.test('mounts of an application', async t => {
 
     const toFile = await client.post('mounts.update', { mountId: made.mountId, type: 'file', content: 'A=1\n', mountPath: '/app/.env' });
     t.equal(toFile.status, 200);
-    t.match(toFile.body, { type: 'file', content: 'A=1\n', filePath: 'app/.env', volumeName: null, mountPath: '/app/.env' }, 'a new type drops the old type\'s fields');
+    t.match(toFile.body, { type: 'file', content: 'A=1\n', filePath: 'app/.env', volumeName: null, mountPath: '/app/.env' }, "a new type drops the old type's fields");
 
     const content = await client.post('mounts.update', { mountId: made.mountId, content: 'A=2\n' });
     t.match(content.body, { content: 'A=2\n', filePath: 'app/.env' });
@@ -245,7 +305,7 @@ t.test('mounts of an application', async t => {
     const badPath = await client.post('mounts.update', { mountId: made.mountId, mountPath: '/a/../b' });
     t.same(fields(badPath.body), ['mountPath']);
     const taken = await client.post('mounts.update', { mountId: made.mountId, mountPath: '/uploads' });
-    t.equal(taken.status, 409, 'moved onto another mount\'s path');
+    t.equal(taken.status, 409, "moved onto another mount's path");
     t.equal((await client.post('mounts.update', { mountId: made.mountId, mountPath: '/app/.env' })).status, 200, 'its own path is not a conflict');
 
     t.equal((await client.get('mounts.one', { mountId: made.mountId })).body.content, 'A=2\n', 'refused updates changed nothing');
@@ -261,7 +321,10 @@ t.test('mounts of an application', async t => {
     t.equal(moved.status, 200);
     t.equal(moved.body.applicationId, target.applicationId);
     const list = await client.get('mounts.listByServiceId', { serviceType: 'application', serviceId: target.applicationId });
-    t.same(list.body.map((m: { mountId: string }) => m.mountId), [made.mountId]);
+    t.same(
+      list.body.map((m: { mountId: string }) => m.mountId),
+      [made.mountId],
+    );
     const nowhere = await client.post('mounts.update', { mountId: made.mountId, applicationId: 'no-such-app' });
     t.equal(nowhere.status, 404);
   });
@@ -301,7 +364,7 @@ t.test('mounts of an application', async t => {
     const ownMount = await other.client.post('mounts.create', { serviceId: own.applicationId, type: 'volume', volumeName: 'own-data', mountPath: '/var/lib/data' });
     t.equal(ownMount.status, 200, 'while its own applications take any path');
     const stealInto = await client.post('mounts.update', { mountId: volume.body.mountId, applicationId: own.applicationId });
-    t.equal(stealInto.status, 404, 'nor can the first organization move a mount into the other\'s application');
+    t.equal(stealInto.status, 404, "nor can the first organization move a mount into the other's application");
   });
 
   t.test('volumes and bind sources are never shared between organizations', async t => {
@@ -336,7 +399,7 @@ t.test('mounts of an application', async t => {
     }
     t.same(notOwn, [], 'look-alike names and paths are its own (200)');
     const mine = await client.post('mounts.create', { ...base, type: 'volume', volumeName: `${app.appName}-extra`, mountPath: '/extra' });
-    t.equal(mine.status, 200, 'the application\'s own organization may use its volumes');
+    t.equal(mine.status, 200, "the application's own organization may use its volumes");
     const theirs = await other.client.post('mounts.create', { serviceId: own.applicationId, type: 'volume', volumeName: 'their-data', mountPath: '/their' });
     t.equal(theirs.status, 200);
     const moveOnto = await client.post('mounts.update', { mountId: mine.body.mountId, volumeName: 'their-data' });
@@ -364,7 +427,9 @@ t.test('mounts of databases', async t => {
   const server = await start();
   t.teardown(() => server.destroy());
   const { client, userId } = await signUpAdmin(server);
-  const { body: { environment } } = await client.post('project.create', { name: 'Data' });
+  const {
+    body: { environment },
+  } = await client.post('project.create', { name: 'Data' });
   const pg = await client.post('postgres.create', { name: 'db', databaseName: 'app', databaseUser: 'app', databasePassword: 'Secret_pw-1', environmentId: environment.environmentId });
   t.equal(pg.status, 200);
   const redis = await client.post('redis.create', { name: 'cache', databasePassword: 'Secret_pw-1', environmentId: environment.environmentId });
@@ -388,13 +453,13 @@ t.test('mounts of databases', async t => {
   t.equal(moved.status, 200, 'a mount may move to another kind of workload');
   t.match(moved.body, { serviceType: 'redis', redisId: redis.body.redisId, postgresId: null });
   const noOwner = await client.post('mounts.update', { mountId: onPg.body.mountId, serviceType: 'mongo' });
-  t.equal(noOwner.status, 400, 'moving to another kind needs that kind\'s id');
+  t.equal(noOwner.status, 400, "moving to another kind needs that kind's id");
   t.same(fields(noOwner.body), ['mongoId']);
 
   const other = await otherOrganization(server, userId);
   const theirs = await makeApplication(other.client, 'theirs');
   const dataVolume = await other.client.post('mounts.create', { serviceId: theirs.applicationId, type: 'volume', volumeName: `${pg.body.appName}-data`, mountPath: '/steal' });
-  t.equal(dataVolume.status, 409, 'another organization cannot mount the database\'s data volume');
+  t.equal(dataVolume.status, 409, "another organization cannot mount the database's data volume");
   t.match(dataVolume.body.message, /^volumeName /);
   t.equal((await other.client.post('mounts.create', { serviceType: 'postgres', serviceId: pg.body.postgresId, type: 'volume', volumeName: 'in', mountPath: '/in' })).status, 404);
 
@@ -432,21 +497,39 @@ t.test('allNamedByApplicationId answers the named volumes of the running contain
     Mode: { Replicated: { Replicas: 1 } },
   });
   t.teardown(async () => {
-    await docker.getService(service.id).remove().catch(() => {});
+    await docker
+      .getService(service.id)
+      .remove()
+      .catch(() => {});
     // The engine keeps the volume busy until the task's container is gone, a few seconds later.
-    await waitFor(`volume ${volumeName} removed`, () => docker.getVolume(volumeName).remove().then(() => true, (e: { statusCode?: number }) => {
-      if (e.statusCode === 404) return true;
-      throw e;
-    }), { timeout: 60_000, interval: 250 });
+    await waitFor(
+      `volume ${volumeName} removed`,
+      () =>
+        docker
+          .getVolume(volumeName)
+          .remove()
+          .then(
+            () => true,
+            (e: { statusCode?: number }) => {
+              if (e.statusCode === 404) return true;
+              throw e;
+            },
+          ),
+      { timeout: 60_000, interval: 250 },
+    );
   });
 
   // One assertion however many polls the task takes to start, so the count does not vary.
   const refused: string[] = [];
-  const running = await waitFor('the named volumes of the running container', async () => {
-    const res = await client.get<{ Destination: string; Name?: string; Type: string; RW: boolean }[]>('mounts.allNamedByApplicationId', { applicationId: app.applicationId });
-    if (res.status !== 200) refused.push(`${res.status} ${JSON.stringify(res.body)}`);
-    return res.status === 200 && res.body.length > 0 && res.body;
-  }, { timeout: 90_000, interval: 250 });
+  const running = await waitFor(
+    'the named volumes of the running container',
+    async () => {
+      const res = await client.get<{ Destination: string; Name?: string; Type: string; RW: boolean }[]>('mounts.allNamedByApplicationId', { applicationId: app.applicationId });
+      if (res.status !== 200) refused.push(`${res.status} ${JSON.stringify(res.body)}`);
+      return res.status === 200 && res.body.length > 0 && res.body;
+    },
+    { timeout: 90_000, interval: 250 },
+  );
   t.same(refused, [], 'every answer while the task starts is a 200');
   t.equal(running.length, 1, 'the named volume, not the bind mount');
   t.match(running[0], { Type: 'volume', Name: volumeName, Destination: '/data', RW: true });

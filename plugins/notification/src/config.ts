@@ -2,8 +2,20 @@
 import { Type, type Static } from '@berth/core';
 
 const NotificationConfig = Type.Object({
-  notifyTimeoutSeconds: Type.Integer({ env: 'BERTH_NOTIFY_TIMEOUT', minimum: 1, maximum: 300, default: 10, description: 'How long one send may take before it counts as a failed try (test operations too)' }),
-  notifyMaxTries: Type.Integer({ env: 'BERTH_NOTIFY_MAX_TRIES', minimum: 1, maximum: 50, default: 5, description: 'Tries of one delivery before it is given up as dead; 10 s after the first failure, doubling' }),
+  notifyTimeoutSeconds: Type.Integer({
+    env: 'BERTH_NOTIFY_TIMEOUT',
+    minimum: 1,
+    maximum: 300,
+    default: 10,
+    description: 'How long one send may take before it counts as a failed try (test operations too)',
+  }),
+  notifyMaxTries: Type.Integer({
+    env: 'BERTH_NOTIFY_MAX_TRIES',
+    minimum: 1,
+    maximum: 50,
+    default: 5,
+    description: 'Tries of one delivery before it is given up as dead; 10 s after the first failure, doubling',
+  }),
 });
 export default NotificationConfig;
 export type NotificationSettings = Static<typeof NotificationConfig>;

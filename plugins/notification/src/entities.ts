@@ -7,13 +7,20 @@ export const Notification = defineEntity({
   tableName: 'notifications',
   indexes: [{ properties: ['organizationId', 'createdAt'] }],
   properties: {
-    notificationId: p.string().length(32).primary().onCreate(() => newId()),
+    notificationId: p
+      .string()
+      .length(32)
+      .primary()
+      .onCreate(() => newId()),
     organizationId: p.string().length(32),
     name: p.string(),
     /** The channel provider's id (slack, telegram, ...): the peer's notificationType. */
     notificationType: p.string().length(32),
     /** The id of the channel's own record in the peer's shape (`slackId`, `telegramId`, ...). */
-    channelId: p.string().length(32).onCreate(() => newId()),
+    channelId: p
+      .string()
+      .length(32)
+      .onCreate(() => newId()),
     /** The settings that are not secrets. */
     settings: p.json<Record<string, unknown>>(),
     /** The secret settings as one JSON object, sealed by SecretBox. */
@@ -42,7 +49,11 @@ export const Delivery = defineEntity({
   tableName: 'notification_deliveries',
   indexes: [{ properties: ['notificationId', 'createdAt'] }],
   properties: {
-    deliveryId: p.string().length(32).primary().onCreate(() => newId()),
+    deliveryId: p
+      .string()
+      .length(32)
+      .primary()
+      .onCreate(() => newId()),
     notificationId: p.string().length(32),
     organizationId: p.string().length(32),
     event: p.string().length(64),

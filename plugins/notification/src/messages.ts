@@ -43,9 +43,16 @@ export class MessageRenderer {
     const id = (typeof data[kind.idField] === 'string' ? data[kind.idField] : data.id) as string;
     const ref = await kind.find(id, em).catch(() => null);
     if (!ref) return [];
-    const place = await optionalService(cradle, 'environments')?.placement(ref.environmentId, ref.organizationId, em).catch(() => null);
+    const place = await optionalService(cradle, 'environments')
+      ?.placement(ref.environmentId, ref.organizationId, em)
+      .catch(() => null);
     return [
-      ...(place ? [{ name: 'Project', value: place.project.name }, { name: 'Environment', value: place.name }] : []),
+      ...(place
+        ? [
+            { name: 'Project', value: place.project.name },
+            { name: 'Environment', value: place.name },
+          ]
+        : []),
       { name: kind.label, value: `${ref.name} (${ref.appName})` },
     ];
   }
@@ -57,48 +64,101 @@ export class MessageRenderer {
     switch (event) {
       case 'appDeploy': {
         const p = payload as BerthEvents['appDeploy'];
-        return { ...base, level: 'success', title: `Deployed: ${p.appName}`, link: this.#logLink(p.deploymentId),
-          fields: [...await this.#placeOf(data, em), ...(p.image ? [{ name: 'Image', value: p.image }] : []), { name: 'Action', value: p.action }] };
+        return {
+          ...base,
+          level: 'success',
+          title: `Deployed: ${p.appName}`,
+          link: this.#logLink(p.deploymentId),
+          fields: [...(await this.#placeOf(data, em)), ...(p.image ? [{ name: 'Image', value: p.image }] : []), { name: 'Action', value: p.action }],
+        };
       }
       case 'appBuildError': {
         const p = payload as BerthEvents['appBuildError'];
-        return { ...base, level: 'error', title: `Build failed: ${p.appName}`, link: this.#logLink(p.deploymentId),
-          fields: [...await this.#placeOf(data, em), { name: 'Error', value: cut(p.error) }] };
+        return {
+          ...base,
+          level: 'error',
+          title: `Build failed: ${p.appName}`,
+          link: this.#logLink(p.deploymentId),
+          fields: [...(await this.#placeOf(data, em)), { name: 'Error', value: cut(p.error) }],
+        };
       }
       case 'databaseBackup': {
         const p = payload as BerthEvents['databaseBackup'];
         const ok = p.status === 'success';
-        return { ...base, level: ok ? 'success' : 'error', title: `Database backup ${ok ? 'succeeded' : 'failed'} (${p.databaseType})`, link: null,
-          fields: [{ name: 'Backup', value: p.backupId }, ...(p.file ? [{ name: 'File', value: p.file }] : []), ...(p.error ? [{ name: 'Error', value: cut(p.error) }] : [])] };
+        return {
+          ...base,
+          level: ok ? 'success' : 'error',
+          title: `Database backup ${ok ? 'succeeded' : 'failed'} (${p.databaseType})`,
+          link: null,
+          fields: [{ name: 'Backup', value: p.backupId }, ...(p.file ? [{ name: 'File', value: p.file }] : []), ...(p.error ? [{ name: 'Error', value: cut(p.error) }] : [])],
+        };
       }
       case 'volumeBackup': {
         const p = payload as BerthEvents['volumeBackup'];
         const ok = p.status === 'success';
-        return { ...base, level: ok ? 'success' : 'error', title: `Volume backup ${ok ? 'succeeded' : 'failed'}: ${p.volumeName}`, link: null,
-          fields: [{ name: 'Volume backup', value: p.volumeBackupId }, ...(p.file ? [{ name: 'File', value: p.file }] : []), ...(p.error ? [{ name: 'Error', value: cut(p.error) }] : [])] };
+        return {
+          ...base,
+          level: ok ? 'success' : 'error',
+          title: `Volume backup ${ok ? 'succeeded' : 'failed'}: ${p.volumeName}`,
+          link: null,
+          fields: [{ name: 'Volume backup', value: p.volumeBackupId }, ...(p.file ? [{ name: 'File', value: p.file }] : []), ...(p.error ? [{ name: 'Error', value: cut(p.error) }] : [])],
+        };
       }
       case 'ownDataBackup': {
         const p = payload as BerthEvents['ownDataBackup'];
         const ok = p.status === 'success';
-        return { ...base, level: ok ? 'success' : 'error', title: `Backup of Berth's own data ${ok ? 'succeeded' : 'failed'}`, link: null,
-          fields: [...(p.file ? [{ name: 'File', value: p.file }] : []), ...(p.error ? [{ name: 'Error', value: cut(p.error) }] : [])] };
+        return {
+          ...base,
+          level: ok ? 'success' : 'error',
+          title: `Backup of Berth's own data ${ok ? 'succeeded' : 'failed'}`,
+          link: null,
+          fields: [...(p.file ? [{ name: 'File', value: p.file }] : []), ...(p.error ? [{ name: 'Error', value: cut(p.error) }] : [])],
+        };
       }
       case 'platformStart':
         return { ...base, level: 'info', title: 'Berth started', link: null, fields: [{ name: 'Address', value: this.#base }] };
       case 'dockerCleanup': {
         const p = payload as BerthEvents['dockerCleanup'];
-        return { ...base, level: 'info', title: `Docker cleanup done on ${p.serverName}`, link: null,
-          fields: [{ name: 'Containers removed', value: String(p.removed.containers) }, { name: 'Images removed', value: String(p.removed.images) },
-            { name: 'Volumes removed', value: String(p.removed.volumes) }, { name: 'Space reclaimed', value: bytes(p.removed.reclaimedBytes) }] };
+        return {
+          ...base,
+          level: 'info',
+          title: `Docker cleanup done on ${p.serverName}`,
+          link: null,
+          fields: [
+            { name: 'Containers removed', value: String(p.removed.containers) },
+            { name: 'Images removed', value: String(p.removed.images) },
+            { name: 'Volumes removed', value: String(p.removed.volumes) },
+            { name: 'Space reclaimed', value: bytes(p.removed.reclaimedBytes) },
+          ],
+        };
       }
       case 'serverThreshold': {
         const p = payload as BerthEvents['serverThreshold'];
-        return { ...base, level: 'warning', title: `${p.type} above ${p.threshold}% on ${p.serverName}`, link: null,
-          fields: [{ name: 'Server', value: p.serverName }, { name: p.type, value: `${p.value}%` }, { name: 'Threshold', value: `${p.threshold}%` }, ...(p.message ? [{ name: 'Message', value: cut(p.message) }] : [])] };
+        return {
+          ...base,
+          level: 'warning',
+          title: `${p.type} above ${p.threshold}% on ${p.serverName}`,
+          link: null,
+          fields: [
+            { name: 'Server', value: p.serverName },
+            { name: p.type, value: `${p.value}%` },
+            { name: 'Threshold', value: `${p.threshold}%` },
+            ...(p.message ? [{ name: 'Message', value: cut(p.message) }] : []),
+          ],
+        };
       }
       case 'serverUnreachable': {
         const p = payload as BerthEvents['serverUnreachable'];
-        return { ...base, level: 'error', title: `Server unreachable: ${p.serverName}`, link: null, fields: [{ name: 'Server', value: p.serverName }, { name: 'Reason', value: cut(p.reason) }] };
+        return {
+          ...base,
+          level: 'error',
+          title: `Server unreachable: ${p.serverName}`,
+          link: null,
+          fields: [
+            { name: 'Server', value: p.serverName },
+            { name: 'Reason', value: cut(p.reason) },
+          ],
+        };
       }
       case 'serverReachable': {
         const p = payload as BerthEvents['serverReachable'];
@@ -106,21 +166,52 @@ export class MessageRenderer {
       }
       case 'scheduleFailed': {
         const p = payload as BerthEvents['scheduleFailed'];
-        return { ...base, level: 'error', title: `Scheduled job failed: ${p.name}`, link: null, fields: [{ name: 'Schedule', value: p.scheduleId }, { name: 'Error', value: cut(p.error) }] };
+        return {
+          ...base,
+          level: 'error',
+          title: `Scheduled job failed: ${p.name}`,
+          link: null,
+          fields: [
+            { name: 'Schedule', value: p.scheduleId },
+            { name: 'Error', value: cut(p.error) },
+          ],
+        };
       }
       case 'certificateExpiring': {
         const p = payload as BerthEvents['certificateExpiring'];
-        return { ...base, level: 'warning', title: p.daysLeft < 0 ? `Certificate expired: ${p.name}` : `Certificate expiring in ${p.daysLeft} days: ${p.name}`, link: null,
-          fields: [{ name: 'Certificate', value: p.name }, { name: 'Expires', value: p.expiresAt }] };
+        return {
+          ...base,
+          level: 'warning',
+          title: p.daysLeft < 0 ? `Certificate expired: ${p.name}` : `Certificate expiring in ${p.daysLeft} days: ${p.name}`,
+          link: null,
+          fields: [
+            { name: 'Certificate', value: p.name },
+            { name: 'Expires', value: p.expiresAt },
+          ],
+        };
       }
       case 'certificateRenewalFailed': {
         const p = payload as BerthEvents['certificateRenewalFailed'];
-        return { ...base, level: 'error', title: `Certificate not renewed: ${p.host}`, link: null, fields: [{ name: 'Domain', value: p.host }, { name: 'Reason', value: cut(p.reason) }] };
+        return {
+          ...base,
+          level: 'error',
+          title: `Certificate not renewed: ${p.host}`,
+          link: null,
+          fields: [
+            { name: 'Domain', value: p.host },
+            { name: 'Reason', value: cut(p.reason) },
+          ],
+        };
       }
       case 'appHealth': {
         const p = payload as BerthEvents['appHealth'];
-        return { ...base, level: p.state === 'healthy' ? 'success' : 'warning', title: `${p.appName}: ${p.state}`, link: null,
-          fields: [...await this.#placeOf(data, em), { name: 'State', value: p.state }, { name: 'Message', value: cut(p.message) }] };
+        return {
+          ...base,
+          level: p.state === 'healthy' ? 'success' : 'warning',
+          title: `${p.appName}: ${p.state}`,
+          link: null,
+          fields: [...(await this.#placeOf(data, em)), { name: 'State', value: p.state }, { name: 'Message', value: cut(p.message) }],
+        };
       }
     }
     throw new Error(`No message for event ${String(event)}`);

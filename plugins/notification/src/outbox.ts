@@ -36,7 +36,12 @@ export interface OutboxDeps {
   renderer: MessageRenderer;
 }
 
-interface Claimed { delivery_id: string; notification_id: string; tries: number; message: RenderedMessage }
+interface Claimed {
+  delivery_id: string;
+  notification_id: string;
+  tries: number;
+  message: RenderedMessage;
+}
 
 export class NotificationOutbox {
   readonly #deps: OutboxDeps;
@@ -78,8 +83,20 @@ export class NotificationOutbox {
     const now = new Date();
     for (const n of subscribed) {
       em.create(Delivery, {
-        deliveryId: newId(), notificationId: n.notificationId, organizationId: n.organizationId, event, message: message as never,
-        state: 'pending', tries: 0, nextAttemptAt: now, lockedUntil: null, lastAttemptAt: null, sentAt: null, answerStatus: null, answer: null, createdAt: now,
+        deliveryId: newId(),
+        notificationId: n.notificationId,
+        organizationId: n.organizationId,
+        event,
+        message: message as never,
+        state: 'pending',
+        tries: 0,
+        nextAttemptAt: now,
+        lockedUntil: null,
+        lastAttemptAt: null,
+        sentAt: null,
+        answerStatus: null,
+        answer: null,
+        createdAt: now,
       });
     }
     await em.flush();
@@ -117,7 +134,12 @@ export class NotificationOutbox {
     clearTimeout(this.#timer);
     await this.#loop;
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.allSettled([...this.#inFlight]), new Promise(r => { timer = setTimeout(r, this.#deps.config.notifyTimeoutSeconds * 1000 + 1000); })]);
+    await Promise.race([
+      Promise.allSettled([...this.#inFlight]),
+      new Promise(r => {
+        timer = setTimeout(r, this.#deps.config.notifyTimeoutSeconds * 1000 + 1000);
+      }),
+    ]);
     clearTimeout(timer);
   }
 
@@ -165,14 +187,19 @@ export class NotificationOutbox {
            order by next_attempt_at
            limit ?
            for update skip locked)
-      returning delivery_id, notification_id, tries, message`, [now, lockedUntil, now, now, limit]);
+      returning delivery_id, notification_id, tries, message`,
+      [now, lockedUntil, now, now, limit],
+    );
   }
 
   /** Forgets deliveries that ended more than KEEP_FINISHED_DAYS ago. */
   async #prune(): Promise<void> {
     this.#prunedAt = Date.now();
     const before = new Date(Date.now() - KEEP_FINISHED_DAYS * 86_400_000);
-    await this.#deps.orm().em.fork().nativeDelete(Delivery, { state: { $in: ['sent', 'dead'] }, createdAt: { $lt: before } });
+    await this.#deps
+      .orm()
+      .em.fork()
+      .nativeDelete(Delivery, { state: { $in: ['sent', 'dead'] }, createdAt: { $lt: before } });
   }
 
   /** How long until the next delivery is due (or a stale claim may be taken over). */
@@ -180,7 +207,8 @@ export class NotificationOutbox {
     const conn = this.#deps.orm().em.fork().getConnection();
     const [row] = await conn.execute<{ next: Date | null }[]>(
       `select min(case when state = 'pending' then next_attempt_at else locked_until end) as next
-         from notification_deliveries where state in ('pending', 'sending')`);
+         from notification_deliveries where state in ('pending', 'sending')`,
+    );
     return row?.next ? new Date(row.next).getTime() - Date.now() : SWEEP_MS;
   }
 
@@ -191,10 +219,12 @@ export class NotificationOutbox {
     if (!n) return; // removed meanwhile: its deliveries went with it
     const registry = providers();
     const outcome = registry.has('notify', n.notificationType)
-      ? await sendOnce(registry.get('notify', n.notificationType), settingsOf(n, secrets), { ...row.message, id: row.delivery_id }, {
-        timeoutMs: config.notifyTimeoutSeconds * 1000,
-        signingSecret: n.signingSecret ? secrets.decrypt(n.signingSecret) : null,
-      })
+      ? await sendOnce(
+          registry.get('notify', n.notificationType),
+          settingsOf(n, secrets),
+          { ...row.message, id: row.delivery_id },
+          { timeoutMs: config.notifyTimeoutSeconds * 1000, signingSecret: n.signingSecret ? secrets.decrypt(n.signingSecret) : null },
+        )
       : { ok: false, status: null, body: `The channel ${n.notificationType} is not enabled on this Berth (providers.notify.${n.notificationType})` };
     const now = new Date();
     const finished = outcome.ok || row.tries >= config.notifyMaxTries || !registry.has('notify', n.notificationType);

@@ -8,7 +8,12 @@ import { optionalService, unauthorized, type Cradle, type EntityManager, type St
 import type { ReceiveNotificationInput } from './schemas.ts';
 
 /** A server's monitoring token, as the servers plugin answers it. */
-export interface MetricsToken { serverId: string; organizationId: string; serverName: string; token: string }
+export interface MetricsToken {
+  serverId: string;
+  organizationId: string;
+  serverName: string;
+  token: string;
+}
 
 /** What the servers plugin registers as `metricsTokens`. */
 export interface MetricsTokenDirectory {
@@ -31,13 +36,22 @@ export function matchToken(given: string, candidates: MetricsToken[]): MetricsTo
 export async function receiveNotification(input: Static<typeof ReceiveNotificationInput>, cradle: Cradle): Promise<boolean> {
   const directory = optionalService(cradle, 'metricsTokens');
   const server = matchToken(input.Token, directory ? await directory.all(cradle.em) : []);
-  if (!server) throw unauthorized('The token is not a server\'s monitoring token');
+  if (!server) throw unauthorized("The token is not a server's monitoring token");
   // Stored before the agent gets its answer: an answered alert is never lost.
-  await cradle.events.emitDurable('serverThreshold', {
-    organizationId: server.organizationId, serverId: server.serverId, serverName: server.serverName,
-    type: input.Type, value: input.Value, threshold: input.Threshold, message: input.Message,
-    at: Number.isNaN(Date.parse(input.Timestamp)) ? new Date().toISOString() : new Date(input.Timestamp).toISOString(),
-  }, cradle.em);
+  await cradle.events.emitDurable(
+    'serverThreshold',
+    {
+      organizationId: server.organizationId,
+      serverId: server.serverId,
+      serverName: server.serverName,
+      type: input.Type,
+      value: input.Value,
+      threshold: input.Threshold,
+      message: input.Message,
+      at: Number.isNaN(Date.parse(input.Timestamp)) ? new Date().toISOString() : new Date(input.Timestamp).toISOString(),
+    },
+    cradle.em,
+  );
   return true;
 }
 

@@ -19,9 +19,15 @@ export function secretStrings(channel: NotificationChannel, settings: Record<str
       try {
         const url = new URL(v);
         for (const part of url.pathname.split('/')) if (part.length >= 6) out.add(part);
-        for (const value of url.searchParams.values()) if (value.length >= 6) { out.add(value); out.add(encodeURIComponent(value)); }
+        for (const value of url.searchParams.values())
+          if (value.length >= 6) {
+            out.add(value);
+            out.add(encodeURIComponent(value));
+          }
         if (url.password) out.add(url.password);
-      } catch { /* not a URL */ }
+      } catch {
+        /* not a URL */
+      }
     } else if (v && typeof v === 'object') {
       for (const inner of Object.values(v)) add(inner);
     }
@@ -43,7 +49,9 @@ export function mask(value: unknown): unknown {
     try {
       const url = new URL(value);
       if (url.protocol === 'http:' || url.protocol === 'https:') return `${url.origin}/${MASK}`;
-    } catch { /* not a URL */ }
+    } catch {
+      /* not a URL */
+    }
     return MASK;
   }
   if (typeof value === 'object') return Object.fromEntries(Object.keys(value).map(k => [k, MASK]));

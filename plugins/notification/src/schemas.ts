@@ -16,23 +16,18 @@ const Toggles = {
   dockerCleanup: toggle('docker cleanup reports'),
 };
 const OptionalToggles = {
-  platformRestart: Type.Optional(toggle('when Berth starts (the older variant\'s name of dokployRestart)')),
+  platformRestart: Type.Optional(toggle("when Berth starts (the older variant's name of dokployRestart)")),
   dokployRestart: Type.Optional(toggle('when Berth starts')),
   volumeBackup: Type.Optional(toggle('volume backup results')),
-  dokployBackup: Type.Optional(toggle('results of backups of Berth\'s own data')),
+  dokployBackup: Type.Optional(toggle("results of backups of Berth's own data")),
   serverThreshold: Type.Optional(toggle('server thresholds crossed, servers unreachable and back')),
-  appHealth: Type.Optional(toggle('failed scheduled jobs, expiring or unrenewed certificates and runtime health (Berth\'s; absent: the value of appBuildError)')),
+  appHealth: Type.Optional(toggle("failed scheduled jobs, expiring or unrenewed certificates and runtime health (Berth's; absent: the value of appBuildError)")),
 };
 
 export const idField = (c: NotificationChannel) => `${c.id}Id`;
 
 export function createInput(c: NotificationChannel) {
-  return Type.Object({
-    name: Type.String({ minLength: 1, maxLength: 255 }),
-    ...Toggles,
-    ...OptionalToggles,
-    ...propsOf(c),
-  });
+  return Type.Object({ name: Type.String({ minLength: 1, maxLength: 255 }), ...Toggles, ...OptionalToggles, ...propsOf(c) });
 }
 
 export function updateInput(c: NotificationChannel) {
@@ -56,7 +51,9 @@ const channelRecord = (c: NotificationChannel) => {
   const required = new Set((c.settings as TObject).required ?? []);
   return Type.Object({
     [idField(c)]: Type.String(),
-    ...Object.fromEntries(Object.entries(propsOf(c)).map(([k, s]) => [k, required.has(k) || (s as { default?: unknown }).default !== undefined ? RemoveOptional(s) : schema.Nullable(RemoveOptional(s))])),
+    ...Object.fromEntries(
+      Object.entries(propsOf(c)).map(([k, s]) => [k, required.has(k) || (s as { default?: unknown }).default !== undefined ? RemoveOptional(s) : schema.Nullable(RemoveOptional(s))]),
+    ),
   });
 };
 
@@ -86,10 +83,7 @@ export function createdView(channels: NotificationChannel[]) {
 
 export const NotificationIdInput = Type.Object({ notificationId: Type.String({ minLength: 1, maxLength: 255 }) });
 
-export const DeliveriesInput = Type.Object({
-  notificationId: Type.String({ minLength: 1, maxLength: 255 }),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
-});
+export const DeliveriesInput = Type.Object({ notificationId: Type.String({ minLength: 1, maxLength: 255 }), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })) });
 
 export const DeliveryView = Type.Object({
   deliveryId: Type.String(),
@@ -102,10 +96,7 @@ export const DeliveryView = Type.Object({
   lastAttemptAt: schema.Nullable(schema.Timestamp()),
   nextAttemptAt: schema.Nullable(schema.Timestamp()),
   sentAt: schema.Nullable(schema.Timestamp()),
-  answer: schema.Nullable(Type.Object({
-    status: schema.Nullable(Type.Integer()),
-    body: Type.String({ description: 'The provider\'s answer or the error, at most 500 characters, secrets redacted' }),
-  })),
+  answer: schema.Nullable(Type.Object({ status: schema.Nullable(Type.Integer()), body: Type.String({ description: "The provider's answer or the error, at most 500 characters, secrets redacted" }) })),
 });
 
 export const ReceiveNotificationInput = Type.Object({

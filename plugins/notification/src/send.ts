@@ -11,7 +11,12 @@ export interface SendOutcome {
   body: string;
 }
 
-export async function sendOnce(channel: NotificationChannel, settings: Record<string, unknown>, message: NotificationMessage, o: { timeoutMs: number; signingSecret?: string | null }): Promise<SendOutcome> {
+export async function sendOnce(
+  channel: NotificationChannel,
+  settings: Record<string, unknown>,
+  message: NotificationMessage,
+  o: { timeoutMs: number; signingSecret?: string | null },
+): Promise<SendOutcome> {
   const secrets = secretStrings(channel, settings);
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
@@ -23,10 +28,7 @@ export async function sendOnce(channel: NotificationChannel, settings: Record<st
     }, o.timeoutMs);
   });
   try {
-    const answer = await Promise.race([
-      channel.send(settings, message, { signal: controller.signal, ...(o.signingSecret ? { signingSecret: o.signingSecret } : {}) }),
-      timedOut,
-    ]);
+    const answer = await Promise.race([channel.send(settings, message, { signal: controller.signal, ...(o.signingSecret ? { signingSecret: o.signingSecret } : {}) }), timedOut]);
     return { ok: true, status: answer.status, body: redact(answer.body, secrets).slice(0, QUOTE_MAX) };
   } catch (e) {
     if (e instanceof ChannelError && e.status !== null) {

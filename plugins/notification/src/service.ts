@@ -20,8 +20,14 @@ const newSigningSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
 
 /** The channels' messages when a user tests a connection. */
 const testMessage = (c: NotificationChannel) => ({
-  id: `test_${newId(16)}`, event: 'test', level: 'info' as const, title: 'Test notification from Berth',
-  fields: [{ name: 'Channel', value: c.label }], link: null, at: new Date().toISOString(), data: {},
+  id: `test_${newId(16)}`,
+  event: 'test',
+  level: 'info' as const,
+  title: 'Test notification from Berth',
+  fields: [{ name: 'Channel', value: c.label }],
+  link: null,
+  at: new Date().toISOString(),
+  data: {},
 });
 
 /** The toggles an input sets: both names of the restart toggle are one; appHealth follows appBuildError when absent on create. */
@@ -58,8 +64,12 @@ export class NotificationService {
 
   /** The channel's settings among the input's fields; with `defaults`, unset ones with a default get it (create). */
   #settingsIn(channel: NotificationChannel, input: Input, defaults = false): Input {
-    const given = Object.fromEntries(Object.keys((channel.settings as unknown as TObject).properties).filter(k => input[k] !== undefined).map(k => [k, input[k]]));
-    return defaults ? Value.Default(channel.settings, given) as Input : given;
+    const given = Object.fromEntries(
+      Object.keys((channel.settings as unknown as TObject).properties)
+        .filter(k => input[k] !== undefined)
+        .map(k => [k, input[k]]),
+    );
+    return defaults ? (Value.Default(channel.settings, given) as Input) : given;
   }
 
   async #find(notificationId: string): Promise<NotificationRow> {
@@ -75,9 +85,15 @@ export class NotificationService {
     const signingSecret = channel.signed ? newSigningSecret() : null;
     const { em, secrets } = this.#c;
     const row = em.create(Notification, {
-      notificationId: newId(), organizationId: this.#org, name: String(input.name), notificationType: channel.id, channelId: newId(),
-      ...sealSettings(channel, settings, secrets), signingSecret: signingSecret ? secrets.encrypt(signingSecret) : null,
-      ...Object.fromEntries(TOGGLES.map(t => [t, toggles[t] ?? false])), createdAt: new Date(),
+      notificationId: newId(),
+      organizationId: this.#org,
+      name: String(input.name),
+      notificationType: channel.id,
+      channelId: newId(),
+      ...sealSettings(channel, settings, secrets),
+      signingSecret: signingSecret ? secrets.encrypt(signingSecret) : null,
+      ...Object.fromEntries(TOGGLES.map(t => [t, toggles[t] ?? false])),
+      createdAt: new Date(),
     } as never) as NotificationRow;
     await em.flush();
     return { ...this.#view(row), ...(signingSecret ? { signingSecret } : {}) };
@@ -87,7 +103,7 @@ export class NotificationService {
     const row = await this.#find(String(input.notificationId));
     if (row.notificationType !== channel.id) throw invalidField('notificationId', `is a ${row.notificationType} channel, not ${channel.id}`);
     const idField = `${channel.id}Id`;
-    if (input[idField] !== row.channelId) throw invalidField(idField, 'is not this notification\'s channel record');
+    if (input[idField] !== row.channelId) throw invalidField(idField, "is not this notification's channel record");
     const { em, secrets } = this.#c;
     const current = settingsOf(row, secrets);
     const given = this.#settingsIn(channel, input);

@@ -24,14 +24,27 @@ t.teardown(() => server.destroy());
 const { client: c, organizationId } = await signUpAdmin(server);
 const cradle = server.kernel.container.cradle as any;
 
-const allOn = { appDeploy: true, appBuildError: true, databaseBackup: true, volumeBackup: true, dokployBackup: true, dokployRestart: true, dockerCleanup: true, serverThreshold: true, appHealth: true };
+const allOn = {
+  appDeploy: true,
+  appBuildError: true,
+  databaseBackup: true,
+  volumeBackup: true,
+  dokployBackup: true,
+  dokployRestart: true,
+  dockerCleanup: true,
+  serverThreshold: true,
+  appHealth: true,
+};
 const allOff = Object.fromEntries(Object.keys(allOn).map(k => [k, false]));
 /** Each channel's settings, all pointing at the sink under /<id>/ (email: the SMTP server). */
 const channels: Record<string, { suffix: string; settings: Record<string, unknown> }> = {
   slack: { suffix: 'Slack', settings: { webhookUrl: `${sink.url}/slack/T0/B0/k`, channel: '#ops' } },
   discord: { suffix: 'Discord', settings: { webhookUrl: `${sink.url}/discord/api/webhooks/1/k`, decoration: true } },
   telegram: { suffix: 'Telegram', settings: { botToken: '123:k', chatId: '-100' } },
-  email: { suffix: 'Email', settings: { smtpServer: '127.0.0.1', smtpPort: smtp.port, username: 'berth', password: 'mail-secret', fromAddress: 'berth@example.com', toAddresses: ['ops@example.com'], tlsMode: 'none' } },
+  email: {
+    suffix: 'Email',
+    settings: { smtpServer: '127.0.0.1', smtpPort: smtp.port, username: 'berth', password: 'mail-secret', fromAddress: 'berth@example.com', toAddresses: ['ops@example.com'], tlsMode: 'none' },
+  },
   resend: { suffix: 'Resend', settings: { apiKey: 're_k', fromAddress: 'berth@example.com', toAddresses: ['ops@example.com'] } },
   gotify: { suffix: 'Gotify', settings: { serverUrl: `${sink.url}/gotify`, appToken: 'k', priority: 5, decoration: false } },
   ntfy: { suffix: 'Ntfy', settings: { serverUrl: `${sink.url}/ntfy`, topic: 'berth', priority: 3 } },
@@ -51,7 +64,10 @@ const events: Record<string, { payload: Record<string, unknown>; shows: string }
   volumeBackup: { payload: { volumeBackupId: 'v', organizationId, volumeName: 'mk-volume', status: 'success', file: 'x.tar', error: null }, shows: 'mk-volume' },
   ownDataBackup: { payload: { backupId: 'b', organizationId, status: 'success', file: 'mk-owndata.tar.gz.enc', error: null, at: at() }, shows: 'mk-owndata' },
   platformStart: { payload: { at: at() }, shows: 'Berth started' },
-  dockerCleanup: { payload: { organizationId: null, serverId: null, serverName: 'mk-cleanup-host', removed: { containers: 2, images: 3, volumes: 0, reclaimedBytes: 5 << 20 }, at: at() }, shows: 'mk-cleanup-host' },
+  dockerCleanup: {
+    payload: { organizationId: null, serverId: null, serverName: 'mk-cleanup-host', removed: { containers: 2, images: 3, volumes: 0, reclaimedBytes: 5 << 20 }, at: at() },
+    shows: 'mk-cleanup-host',
+  },
   serverThreshold: { payload: { organizationId, serverId: 's', serverName: 'mk-threshold', type: 'CPU', value: 97, threshold: 90, message: 'hot', at: at() }, shows: 'mk-threshold' },
   serverUnreachable: { payload: { organizationId, serverId: 's', serverName: 'mk-unreachable', reason: 'ssh timeout', at: at() }, shows: 'mk-unreachable' },
   serverReachable: { payload: { organizationId, serverId: 's', serverName: 'mk-reachable', at: at() }, shows: 'mk-reachable' },
@@ -62,9 +78,7 @@ const events: Record<string, { payload: Record<string, unknown>; shows: string }
 };
 
 /** What a channel received: the sink's bodies under its path, or the mails (soft line breaks undone). */
-const received = (id: string): string[] => id === 'email'
-  ? smtp.mails.map(m => m.replace(/=\r?\n/g, ''))
-  : sink.to(`/${id}/`).map(r => r.body);
+const received = (id: string): string[] => (id === 'email' ? smtp.mails.map(m => m.replace(/=\r?\n/g, '')) : sink.to(`/${id}/`).map(r => r.body));
 
 t.test('every event reaches every channel; toggles off send nothing', async t => {
   for (const [id, ch] of Object.entries(channels)) {
@@ -76,8 +90,12 @@ t.test('every event reaches every channel; toggles off send nothing', async t =>
 
   const started = Date.now();
   for (const [event, e] of Object.entries(events)) cradle.events.emit(event, e.payload);
-  const missing = () => Object.keys(channels).flatMap(id => Object.entries(events)
-    .filter(([, e]) => !received(id).some(body => body.includes(e.shows))).map(([event]) => `${id}×${event}`));
+  const missing = () =>
+    Object.keys(channels).flatMap(id =>
+      Object.entries(events)
+        .filter(([, e]) => !received(id).some(body => body.includes(e.shows)))
+        .map(([event]) => `${id}×${event}`),
+    );
   await waitFor('every event at every channel', () => missing().length === 0, { timeout: 30_000 }).catch(() => {});
   t.same(missing(), [], `${Object.keys(channels).length} channels × ${Object.keys(events).length} events arrived (${Date.now() - started} ms)`);
   for (const id of Object.keys(channels)) {
@@ -109,9 +127,12 @@ t.test('a real deploy: the message says where, and a hanging provider does not s
   await waitFor('the deploy at the custom webhook', () => sink.to('/custom/').some(r => r.body.includes(quiet.deploymentId)));
   const hook = JSON.parse(sink.to('/custom/').find(r => r.body.includes(quiet.deploymentId))!.body);
   t.equal(hook.type, 'appDeploy');
-  t.same(hook.data.fields.slice(0, 3).map((f: { name: string; value: string }) => `${f.name}=${f.value}`),
-    ['Project=matrix-shop', 'Environment=production', `Application=web (${app.appName})`], 'the project, environment and workload');
-  t.match(hook.data.link, new RegExp(`/api/deployment\\.readLogs\\?deploymentId=${quiet.deploymentId}$`), 'a link to the deployment\'s log');
+  t.same(
+    hook.data.fields.slice(0, 3).map((f: { name: string; value: string }) => `${f.name}=${f.value}`),
+    ['Project=matrix-shop', 'Environment=production', `Application=web (${app.appName})`],
+    'the project, environment and workload',
+  );
+  t.match(hook.data.link, new RegExp(`/api/deployment\\.readLogs\\?deploymentId=${quiet.deploymentId}$`), "a link to the deployment's log");
 
   const hanging = await startHttpSink(t);
   hanging.setDefault('hang');
@@ -121,7 +142,7 @@ t.test('a real deploy: the message says where, and a hanging provider does not s
   t.ok(slowed.ms < quiet.ms + 5_000, `with a provider that hangs (15 s timeout) the deploy took ${slowed.ms} ms, without ${quiet.ms} ms`);
 });
 
-t.test('a compose stack\'s deploy and failure are heard too (composeId)', async t => {
+t.test("a compose stack's deploy and failure are heard too (composeId)", async t => {
   const project = await c.post('project.create', { name: 'matrix-stacks' });
   const environmentId = project.body.environment.environmentId;
   const file = (extra = '') => `services:\n  app:\n    image: ${TEST_BASE_IMAGE}\n    command: ["sleep", "3600"]\n${extra}`;
@@ -135,17 +156,20 @@ t.test('a compose stack\'s deploy and failure are heard too (composeId)', async 
   const failed = await deploymentFinished(c, deploymentIdOf(await c.post('compose.deploy', { composeId: bad.composeId })));
   t.equal(failed.status, 'error');
 
-  const at = (deploymentId: string) => waitFor(`the webhook for ${deploymentId}`, () => {
-    const r = sink.to('/custom/').find(q => q.body.includes(deploymentId));
-    return r ? JSON.parse(r.body) : undefined;
-  });
+  const at = (deploymentId: string) =>
+    waitFor(`the webhook for ${deploymentId}`, () => {
+      const r = sink.to('/custom/').find(q => q.body.includes(deploymentId));
+      return r ? JSON.parse(r.body) : undefined;
+    });
   const deployed = await at(done.deploymentId);
   t.equal(deployed.type, 'appDeploy');
   t.equal(deployed.data.composeId, ok.composeId);
-  t.same(deployed.data.fields.slice(0, 3).map((f: { name: string; value: string }) => `${f.name}=${f.value}`),
-    ['Project=matrix-stacks', 'Environment=production', `Compose=stack-ok (${ok.appName})`]);
+  t.same(
+    deployed.data.fields.slice(0, 3).map((f: { name: string; value: string }) => `${f.name}=${f.value}`),
+    ['Project=matrix-stacks', 'Environment=production', `Compose=stack-ok (${ok.appName})`],
+  );
   const broken = await at(failed.deploymentId);
   t.equal(broken.type, 'appBuildError');
   t.equal(broken.data.title, `Build failed: ${bad.appName}`);
-  t.match(broken.data.fields.find((f: { name: string }) => f.name === 'Error').value, /host access policy/, 'the deployment\'s error');
+  t.match(broken.data.fields.find((f: { name: string }) => f.name === 'Error').value, /host access policy/, "the deployment's error");
 });

@@ -21,16 +21,19 @@ const allOff = { appDeploy: false, appBuildError: false, databaseBackup: false, 
 const channel = await c.post('notification.createCustom', { name: 'deploys', ...allOff, appDeploy: true, endpoint: `${sink.url}/in` });
 t.equal(channel.status, 200, JSON.stringify(channel.body));
 const { notificationId } = channel.body;
-const deliveriesOf = async (marker: string) => Number((await sql<{ n: string }>(
-  `select count(*) as n from notification_deliveries where notification_id = ? and message::text like ?`, [notificationId, `%${marker}%`]))[0]!.n);
+const deliveriesOf = async (marker: string) =>
+  Number((await sql<{ n: string }>(`select count(*) as n from notification_deliveries where notification_id = ? and message::text like ?`, [notificationId, `%${marker}%`]))[0]!.n);
 const payload = (appName: string) => ({ applicationId: 'a', organizationId, appName, deploymentId: 'd', image: 'img:1', action: 'deploy', at: new Date().toISOString() });
 
-t.test('the deliveries are part of the emitter\'s transaction', async t => {
-  const rolledBack = await cradle.orm.em.fork().transactional(async (tx: any) => {
-    await cradle.events.emitDurable('appDeploy', payload('mk-rolled-back'), tx);
-    t.equal(await deliveriesOf('mk-rolled-back'), 0, 'not visible outside before the commit');
-    throw new Error('the change failed');
-  }).catch((e: Error) => e.message);
+t.test("the deliveries are part of the emitter's transaction", async t => {
+  const rolledBack = await cradle.orm.em
+    .fork()
+    .transactional(async (tx: any) => {
+      await cradle.events.emitDurable('appDeploy', payload('mk-rolled-back'), tx);
+      t.equal(await deliveriesOf('mk-rolled-back'), 0, 'not visible outside before the commit');
+      throw new Error('the change failed');
+    })
+    .catch((e: Error) => e.message);
   t.equal(rolledBack, 'the change failed');
   t.equal(await deliveriesOf('mk-rolled-back'), 0, 'a rollback leaves no delivery');
 
@@ -38,9 +41,12 @@ t.test('the deliveries are part of the emitter\'s transaction', async t => {
     await cradle.events.emitDurable('appDeploy', payload('mk-committed'), tx);
     t.equal(await deliveriesOf('mk-committed'), 0, 'not visible outside before the commit');
   });
-  t.equal(await deliveriesOf('mk-committed'), 1, 'stored when the emitter\'s transaction returns, nothing to wait for');
+  t.equal(await deliveriesOf('mk-committed'), 1, "stored when the emitter's transaction returns, nothing to wait for");
   await waitFor('the committed delivery sent', () => sink.requests.some(r => r.body.includes('mk-committed')));
-  t.notOk(sink.requests.some(r => r.body.includes('mk-rolled-back')), 'the rolled-back one was never sent');
+  t.notOk(
+    sink.requests.some(r => r.body.includes('mk-rolled-back')),
+    'the rolled-back one was never sent',
+  );
 
   await cradle.events.emitDurable('appDeploy', payload('mk-no-transaction'));
   t.equal(await deliveriesOf('mk-no-transaction'), 1, 'without an EntityManager: stored before emitDurable resolves');
@@ -53,10 +59,14 @@ t.test('a real deploy: its status done and its delivery commit together', async 
   await c.post('application.saveDockerProvider', { applicationId: app.applicationId, dockerImage: TEST_BASE_IMAGE });
   await c.post('application.update', { applicationId: app.applicationId, command: 'sleep', args: ['3600'] });
 
-  const snapshot = async () => (await sql<{ status: string; deliveries: string }>(
-    `select (select application_status from applications where application_id = ?) as status,
+  const snapshot = async () =>
+    (
+      await sql<{ status: string; deliveries: string }>(
+        `select (select application_status from applications where application_id = ?) as status,
             (select count(*) from notification_deliveries where notification_id = ? and event = 'appDeploy' and message::text like ?) as deliveries`,
-    [app.applicationId, notificationId, `%${app.appName}%`]))[0]!;
+        [app.applicationId, notificationId, `%${app.appName}%`],
+      )
+    )[0]!;
   const deploymentId = deploymentIdOf(await c.post('application.deploy', { applicationId: app.applicationId }));
   const seen: { status: string; deliveries: number }[] = [];
   let finished = false;
@@ -72,7 +82,11 @@ t.test('a real deploy: its status done and its delivery commit together', async 
   await sampling;
   t.equal(done.status, 'done', done.errorMessage ?? '');
   t.ok(seen.length > 5, `${seen.length} snapshots while it ran`);
-  t.same(seen.filter(s => (s.status === 'done') !== (s.deliveries === 1)), [], 'never done without its delivery, never a delivery before done');
+  t.same(
+    seen.filter(s => (s.status === 'done') !== (s.deliveries === 1)),
+    [],
+    'never done without its delivery, never a delivery before done',
+  );
   t.match(await snapshot(), { status: 'done', deliveries: '1' });
   await waitFor('the deploy at the webhook', () => sink.requests.some(r => r.body.includes(deploymentId)));
 });

@@ -9,7 +9,6 @@ import { addMember, makeCertificate, otherOrganization, signUpAdmin, startHttpSi
 
 t.setTimeout(240_000);
 
-
 const sink = await startHttpSink(t);
 const cert = makeCertificate(t);
 const smtp = await startSmtp(t, cert, 'starttls');
@@ -32,9 +31,15 @@ t.teardown(() => (dbOpen ? db.end() : undefined));
 
 const olderToggles = { appBuildError: true, databaseBackup: true, platformRestart: false, appDeploy: true, dockerCleanup: false };
 const currentToggles = { appBuildError: true, databaseBackup: true, dokployRestart: false, appDeploy: false, dockerCleanup: false, volumeBackup: true, dokployBackup: false, serverThreshold: false };
-const emitBuildError = (appName: string, organizationId = admin.organizationId) => cradle.events.emit('appBuildError', {
-  applicationId: 'app-that-is-not-stored', organizationId, appName, deploymentId: 'dep1', error: `npm ERR! ${appName} missing script: build`, at: new Date().toISOString(),
-});
+const emitBuildError = (appName: string, organizationId = admin.organizationId) =>
+  cradle.events.emit('appBuildError', {
+    applicationId: 'app-that-is-not-stored',
+    organizationId,
+    appName,
+    deploymentId: 'dep1',
+    error: `npm ERR! ${appName} missing script: build`,
+    at: new Date().toISOString(),
+  });
 const bodiesTo = (prefix: string) => sink.to(prefix).map(r => r.body);
 const deliveries = async (notificationId: string) => {
   const r = await c.get('notification.deliveries', { notificationId });
@@ -55,17 +60,23 @@ t.test('both create bodies are accepted; answers carry both names of the restart
   slack = s.body;
   t.equal(slack.notificationType, 'slack');
   t.equal(slack.platformRestart, false);
-  t.equal(slack.dokployRestart, false, 'the older body\'s platformRestart answered under both names');
+  t.equal(slack.dokployRestart, false, "the older body's platformRestart answered under both names");
   t.equal(slack.appHealth, true, 'appHealth follows appBuildError when absent');
   t.equal(slack.volumeBackup, false, 'a toggle of the current variant defaults to false');
   t.match(slack.slack, { slackId: slack.slackId, channel: '#ops', webhookUrl: `${sink.url}/********` }, 'the webhook URL answered masked');
   t.equal(slack.discordId, null);
   t.equal(slack.discord, null);
 
-  const d = await c.post('notification.createDiscord', { name: 'discord', ...currentToggles, dokployRestart: true, webhookUrl: `${sink.url}/discord/api/webhooks/1/discord-token-xyz`, decoration: true });
+  const d = await c.post('notification.createDiscord', {
+    name: 'discord',
+    ...currentToggles,
+    dokployRestart: true,
+    webhookUrl: `${sink.url}/discord/api/webhooks/1/discord-token-xyz`,
+    decoration: true,
+  });
   t.equal(d.status, 200, JSON.stringify(d.body));
   discord = d.body;
-  t.equal(discord.platformRestart, true, 'the current body\'s dokployRestart answered under both names');
+  t.equal(discord.platformRestart, true, "the current body's dokployRestart answered under both names");
   t.equal(discord.volumeBackup, true);
 
   const missing = await c.post('notification.createSlack', { name: 'x', appBuildError: true, databaseBackup: true, appDeploy: true, dockerCleanup: false, webhookUrl: `${sink.url}/x` });
@@ -79,7 +90,11 @@ t.test('both create bodies are accepted; answers carry both names of the restart
 
   const all = await c.get('notification.all');
   t.equal(all.status, 200);
-  t.same(all.body.map((n: any) => n.name), ['discord', 'slack'], 'newest first');
+  t.same(
+    all.body.map((n: any) => n.name),
+    ['discord', 'slack'],
+    'newest first',
+  );
   t.notMatch(JSON.stringify(all.body), /slack-token-xyz|discord-token-xyz/, 'no webhook token in any answer');
 });
 
@@ -97,16 +112,32 @@ t.test('update: a masked secret sent back keeps its value; the channel record id
 });
 
 t.test('an event reaches every subscribed channel, the webhook signed; a toggle off sends nothing', async t => {
-  const cu = await c.post('notification.createCustom', { name: 'hook', ...currentToggles, appDeploy: true, endpoint: `${sink.url}/custom/in?key=custom-key-123`, headers: { authorization: 'Bearer receiver-secret' } });
+  const cu = await c.post('notification.createCustom', {
+    name: 'hook',
+    ...currentToggles,
+    appDeploy: true,
+    endpoint: `${sink.url}/custom/in?key=custom-key-123`,
+    headers: { authorization: 'Bearer receiver-secret' },
+  });
   t.equal(cu.status, 200, JSON.stringify(cu.body));
   custom = cu.body;
   t.match(custom.signingSecret, /^whsec_[A-Za-z0-9+/=]{32}$/, 'createCustom answers the signing secret');
   const again = await c.get('notification.one', { notificationId: custom.notificationId });
   t.notOk('signingSecret' in again.body, 'and never again');
-  t.notMatch(JSON.stringify(again.body), /custom-key-123|receiver-secret|whsec_/, 'the endpoint\'s key and the headers are masked');
+  t.notMatch(JSON.stringify(again.body), /custom-key-123|receiver-secret|whsec_/, "the endpoint's key and the headers are masked");
   t.same(again.body.custom.headers, { authorization: '********' });
 
-  const e = await c.post('notification.createEmail', { name: 'mail', ...olderToggles, smtpServer: '127.0.0.1', smtpPort: smtp.port, username: 'berth', password: 'mail-secret', fromAddress: 'berth@example.com', toAddresses: ['ops@example.com'], tlsMode: 'starttls' });
+  const e = await c.post('notification.createEmail', {
+    name: 'mail',
+    ...olderToggles,
+    smtpServer: '127.0.0.1',
+    smtpPort: smtp.port,
+    username: 'berth',
+    password: 'mail-secret',
+    fromAddress: 'berth@example.com',
+    toAddresses: ['ops@example.com'],
+    tlsMode: 'starttls',
+  });
   t.equal(e.status, 200, JSON.stringify(e.body));
   email = e.body;
   t.equal(email.email.password, '********');
@@ -115,16 +146,22 @@ t.test('an event reaches every subscribed channel, the webhook signed; a toggle 
   const before = sink.requests.length;
   const started = Date.now();
   emitBuildError('shop-web');
-  await waitFor('the build failure at slack, discord, the webhook and the mailbox', () =>
-    bodiesTo('/slack').some(b => b.includes('shop-web')) && bodiesTo('/discord').some(b => b.includes('shop-web'))
-    && bodiesTo('/custom').some(b => b.includes('shop-web')) && smtp.mails.some(m => m.includes('shop-web')), { timeout: 5_000 });
+  await waitFor(
+    'the build failure at slack, discord, the webhook and the mailbox',
+    () =>
+      bodiesTo('/slack').some(b => b.includes('shop-web')) &&
+      bodiesTo('/discord').some(b => b.includes('shop-web')) &&
+      bodiesTo('/custom').some(b => b.includes('shop-web')) &&
+      smtp.mails.some(m => m.includes('shop-web')),
+    { timeout: 5_000 },
+  );
   t.ok(Date.now() - started < 5_000, `delivered within 5 s (${Date.now() - started} ms)`);
   t.equal(sink.requests.length - before, 3, 'one request per HTTP channel');
   t.match(bodiesTo('/slack').at(-1), 'npm ERR! shop-web missing script: build', 'the message says what failed');
 
   const hook = sink.to('/custom').at(-1)!;
   const headers = Object.fromEntries(Object.entries(hook.headers).map(([k, v]) => [k, String(v)]));
-  t.equal(headers.authorization, 'Bearer receiver-secret', 'the user\'s header is sent');
+  t.equal(headers.authorization, 'Bearer receiver-secret', "the user's header is sent");
   const payload = new Webhook(custom.signingSecret).verify(hook.body, headers) as any;
   t.equal(payload.type, 'appBuildError', 'the signature verifies with the signing secret');
   t.equal(payload.data.appName, 'shop-web');
@@ -136,7 +173,15 @@ t.test('an event reaches every subscribed channel, the webhook signed; a toggle 
 
   // appDeploy: slack turned it off above, discord never had it; the webhook and the mail have it.
   const count = sink.requests.length;
-  cradle.events.emit('appDeploy', { applicationId: 'x', organizationId: admin.organizationId, appName: 'shop-api', deploymentId: 'd2', image: 'shop:2', action: 'deploy', at: new Date().toISOString() });
+  cradle.events.emit('appDeploy', {
+    applicationId: 'x',
+    organizationId: admin.organizationId,
+    appName: 'shop-api',
+    deploymentId: 'd2',
+    image: 'shop:2',
+    action: 'deploy',
+    at: new Date().toISOString(),
+  });
   await waitFor('the deploy at the webhook', () => bodiesTo('/custom').some(b => b.includes('shop-api')));
   await waitFor('and in the mailbox', () => smtp.mails.some(m => m.includes('shop-api')));
   t.equal(sink.requests.length - count, 1, 'only the webhook of the HTTP channels: the toggles off sent nothing');
@@ -163,7 +208,7 @@ t.test('a provider that fails twice then answers gets the message once; backoff 
   const first = await waitFor('the first failure recorded', async () => (await deliveries(slack.notificationId)).find(d => d.title.includes('flaky') && d.state === 'pending'));
   t.equal(first.tries, 1);
   t.equal(first.answer.status, 500);
-  t.notMatch(first.answer.body, 'slack-token-xyz', 'the provider\'s answer is kept redacted');
+  t.notMatch(first.answer.body, 'slack-token-xyz', "the provider's answer is kept redacted");
   t.match(first.answer.body, '[redacted] is broken');
   const wait1 = Date.parse(first.nextAttemptAt) - Date.parse(first.lastAttemptAt);
   t.ok(wait1 >= 9_900 && wait1 <= 10_500, `the first retry 10 s later (${wait1} ms)`);
@@ -193,12 +238,12 @@ t.test('a provider that always fails: dead after notifyMaxTries (3 here); a hang
   t.equal(sink.to('/slack').filter(r => r.body.includes('doomed')).length, 3, 'no fourth try');
 });
 
-t.test('test*Connection sends for real and quotes the provider, secrets redacted, never as Berth\'s 401', async t => {
+t.test("test*Connection sends for real and quotes the provider, secrets redacted, never as Berth's 401", async t => {
   sink.plan({ status: 401, body: '{"ok":false,"error_code":401,"description":"Unauthorized: token 123456:wrong-bot-token rejected"}' });
   const tg = await c.post('notification.testTelegramConnection', { botToken: '123456:wrong-bot-token', chatId: '42' });
   t.equal(tg.status, 400, 'BAD_REQUEST, not 401');
   t.equal(tg.body.code, 'BAD_REQUEST');
-  t.match(tg.body.message, /^Telegram answered 401: /, 'Telegram\'s status quoted');
+  t.match(tg.body.message, /^Telegram answered 401: /, "Telegram's status quoted");
   t.notMatch(tg.body.message, 'wrong-bot-token', 'the token is absent from the message');
   t.match(tg.body.message, '[redacted]');
   t.match(sink.to('/telegram').at(-1)!.path, '/telegram/bot123456%3Awrong-bot-token/sendMessage', 'the request did go out');
@@ -210,7 +255,7 @@ t.test('test*Connection sends for real and quotes the provider, secrets redacted
 
   sink.plan({ status: 403, body: 'invalid_token' });
   const sl = await c.post('notification.testSlackConnection', { webhookUrl: `${sink.url}/slack/T/B/other-token-abc`, channel: '' });
-  t.equal(sl.status, 400, 'a provider\'s 403 is not Berth\'s 403');
+  t.equal(sl.status, 400, "a provider's 403 is not Berth's 403");
   t.equal(sl.body.message, 'Slack answered 403: invalid_token');
 
   sink.plan('hang');
@@ -220,11 +265,25 @@ t.test('test*Connection sends for real and quotes the provider, secrets redacted
   t.match(hung.body.message, 'did not answer within 2 s');
   t.ok(Date.now() - started < 5_000, 'given up at the timeout');
 
-  const mail = await c.post('notification.testEmailConnection', { smtpServer: '127.0.0.1', smtpPort: smtp.port, username: 'berth', password: 'wrong-mail-password', fromAddress: 'berth@example.com', toAddresses: ['ops@example.com'] });
+  const mail = await c.post('notification.testEmailConnection', {
+    smtpServer: '127.0.0.1',
+    smtpPort: smtp.port,
+    username: 'berth',
+    password: 'wrong-mail-password',
+    fromAddress: 'berth@example.com',
+    toAddresses: ['ops@example.com'],
+  });
   t.equal(mail.status, 400);
   t.match(mail.body.message, /535/, 'the SMTP reply code quoted');
   t.notMatch(mail.body.message, 'wrong-mail-password');
-  const mailOk = await c.post('notification.testEmailConnection', { smtpServer: '127.0.0.1', smtpPort: smtp.port, username: 'berth', password: 'mail-secret', fromAddress: 'berth@example.com', toAddresses: ['ops@example.com'] });
+  const mailOk = await c.post('notification.testEmailConnection', {
+    smtpServer: '127.0.0.1',
+    smtpPort: smtp.port,
+    username: 'berth',
+    password: 'mail-secret',
+    fromAddress: 'berth@example.com',
+    toAddresses: ['ops@example.com'],
+  });
   t.equal(mailOk.status, 200, JSON.stringify(mailOk.body));
   t.ok(smtp.mails.some(m => m.includes('Test notification from Berth')));
 
@@ -237,13 +296,19 @@ t.test('another organization sees none of it; receiveNotification with a wrong t
   const other = await otherOrganization(server, admin.userId);
   // Every operation that takes a notificationId, from the document: another organization's call is 404.
   const doc = (await c.get('settings.getOpenApiDocument')).body;
-  const byId = Object.entries(doc.paths as Record<string, Record<string, any>>).filter(([p, m]) => p.startsWith('/notification.')
-    && JSON.stringify(m.post?.requestBody ?? m.get?.parameters ?? {}).includes('"notificationId"'));
-  t.equal(byId.length, 15, "update<Channel> of the twelve channels, remove, one, deliveries: each takes a notificationId");
+  const byId = Object.entries(doc.paths as Record<string, Record<string, any>>).filter(
+    ([p, m]) => p.startsWith('/notification.') && JSON.stringify(m.post?.requestBody ?? m.get?.parameters ?? {}).includes('"notificationId"'),
+  );
+  t.equal(byId.length, 15, 'update<Channel> of the twelve channels, remove, one, deliveries: each takes a notificationId');
   const answered: string[] = [];
   for (const [p, methods] of byId) {
     const op = p.slice(1);
-    const input = { notificationId: slack.notificationId, slackId: slack.slackId, name: 'stolen', ...Object.fromEntries(['telegram', 'discord', 'email', 'resend', 'gotify', 'ntfy', 'mattermost', 'custom', 'lark', 'teams', 'pushover'].map(k => [`${k}Id`, slack.slackId])) };
+    const input = {
+      notificationId: slack.notificationId,
+      slackId: slack.slackId,
+      name: 'stolen',
+      ...Object.fromEntries(['telegram', 'discord', 'email', 'resend', 'gotify', 'ntfy', 'mattermost', 'custom', 'lark', 'teams', 'pushover'].map(k => [`${k}Id`, slack.slackId])),
+    };
     const r = methods.get ? await other.client.get(op, { notificationId: slack.notificationId }) : await other.client.post(op, input);
     if (r.status !== 404) answered.push(`${op}: ${r.status}`);
   }
@@ -254,21 +319,36 @@ t.test('another organization sees none of it; receiveNotification with a wrong t
 
   const member = await addMember(server, c, 'member@example.com');
   t.equal((await member.client.get('notification.one', { notificationId: slack.notificationId })).status, 200, 'a member reads channels');
-  for (const [op, input] of [['notification.createSlack', { name: 'm', ...olderToggles, webhookUrl: `${sink.url}/m` }], ['notification.updateSlack', { notificationId: slack.notificationId, slackId: slack.slackId, name: 'm' }],
-    ['notification.remove', { notificationId: slack.notificationId }], ['notification.testSlackConnection', { webhookUrl: `${sink.url}/m`, channel: '' }]] as const) {
+  for (const [op, input] of [
+    ['notification.createSlack', { name: 'm', ...olderToggles, webhookUrl: `${sink.url}/m` }],
+    ['notification.updateSlack', { notificationId: slack.notificationId, slackId: slack.slackId, name: 'm' }],
+    ['notification.remove', { notificationId: slack.notificationId }],
+    ['notification.testSlackConnection', { webhookUrl: `${sink.url}/m`, channel: '' }],
+  ] as const) {
     t.equal((await member.client.post(op, input)).status, 403, `${op}: admins only`);
   }
   emitBuildError('other-org', other.organizationId);
 
   const count = await db.query('select count(*)::int as n from notification_deliveries');
   const anon = new Client(server.url);
-  const r = await anon.post('notification.receiveNotification', { ServerType: 'Remote', Type: 'CPU', Value: 95, Threshold: 80, Message: 'CPU high', Timestamp: new Date().toISOString(), Token: 'not-a-token' });
+  const r = await anon.post('notification.receiveNotification', {
+    ServerType: 'Remote',
+    Type: 'CPU',
+    Value: 95,
+    Threshold: 80,
+    Message: 'CPU high',
+    Timestamp: new Date().toISOString(),
+    Token: 'not-a-token',
+  });
   t.equal(r.status, 401, 'no server has this token (no server records exist yet: no token can match)');
   const r2 = await anon.post('notification.receiveNotification', { Type: 'Memory', Value: 95, Threshold: 80, Message: 'x', Timestamp: 'now', Token: '' });
   t.equal(r2.status, 401, 'the empty token neither');
   await new Promise(res => setTimeout(res, 300));
   t.equal((await db.query('select count(*)::int as n from notification_deliveries')).rows[0].n, count.rows[0].n, 'nothing stored');
-  t.notOk(sink.requests.some(q => q.body.includes('other-org')), 'another organization\'s event reaches none of these channels');
+  t.notOk(
+    sink.requests.some(q => q.body.includes('other-org')),
+    "another organization's event reaches none of these channels",
+  );
 });
 
 t.test('remove deletes the channel and its log', async t => {
@@ -278,14 +358,20 @@ t.test('remove deletes the channel and its log', async t => {
   t.equal((await c.get('notification.one', { notificationId: slack.notificationId })).status, 404);
   t.equal((await db.query('select count(*)::int as n from notification_deliveries where notification_id = $1', [slack.notificationId])).rows[0].n, 0);
   const providers = await c.get('notification.getEmailProviders');
-  t.same(providers.body.map((n: any) => n.notificationType), ['email']);
+  t.same(
+    providers.body.map((n: any) => n.notificationType),
+    ['email'],
+  );
 });
 
 t.test('a start forgets deliveries that ended more than 30 days ago', async t => {
   const hook = (await c.get('notification.one', { notificationId: custom.notificationId })).body;
-  const insert = (id: string, state: string, days: number) => db.query(
-    `insert into notification_deliveries (delivery_id, notification_id, organization_id, event, message, state, tries, next_attempt_at, created_at)
-     values ($1, $2, $3, 'appDeploy', '{"title":"old"}', $4, 1, now(), now() - make_interval(days => $5))`, [id, hook.notificationId, admin.organizationId, state, days]);
+  const insert = (id: string, state: string, days: number) =>
+    db.query(
+      `insert into notification_deliveries (delivery_id, notification_id, organization_id, event, message, state, tries, next_attempt_at, created_at)
+     values ($1, $2, $3, 'appDeploy', '{"title":"old"}', $4, 1, now(), now() - make_interval(days => $5))`,
+      [id, hook.notificationId, admin.organizationId, state, days],
+    );
   await insert('old-sent-000000000000000000000000'.slice(0, 32), 'sent', 31);
   await insert('old-dead-000000000000000000000000'.slice(0, 32), 'dead', 40);
   await insert('recent-sent-0000000000000000000000'.slice(0, 32), 'sent', 29);

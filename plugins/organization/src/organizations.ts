@@ -79,8 +79,15 @@ export class OrganizationService extends IdentityStore<'sessions'> {
     const em = this.em();
     const token = newToken(24);
     const inv = em.create(Invitation, {
-      id: newId(), organizationId: principal.organizationId, email: email.trim().toLowerCase(), role, status: 'pending',
-      tokenHash: hashToken(token), inviterId: principal.userId, expiresAt: new Date(Date.now() + 7 * DAY), createdAt: new Date(),
+      id: newId(),
+      organizationId: principal.organizationId,
+      email: email.trim().toLowerCase(),
+      role,
+      status: 'pending',
+      tokenHash: hashToken(token),
+      inviterId: principal.userId,
+      expiresAt: new Date(Date.now() + 7 * DAY),
+      createdAt: new Date(),
     });
     await em.flush();
     return { ...toInvitationView(inv), token };

@@ -20,11 +20,7 @@ export const organizationProcedures = [
     output: Type.Array(OrganizationView),
     handler: (_i, ctx) => ctx.cradle.organizations.organizationsOf(ctx.principal.userId),
   }),
-  org.query('one', {
-    input: OrgId,
-    output: OrganizationView,
-    handler: ({ organizationId }, ctx) => ctx.cradle.organizations.organization(ctx.principal.userId, organizationId),
-  }),
+  org.query('one', { input: OrgId, output: OrganizationView, handler: ({ organizationId }, ctx) => ctx.cradle.organizations.organization(ctx.principal.userId, organizationId) }),
   org.query('active', {
     summary: 'The organization this call acts in',
     input: None,
@@ -48,7 +44,7 @@ export const organizationProcedures = [
     },
   }),
   org.mutation('setDefault', {
-    summary: 'Make an organization the caller\'s default (and this session\'s active one); answers {success: true}, as the peer does',
+    summary: "Make an organization the caller's default (and this session's active one); answers {success: true}, as the peer does",
     input: OrgId,
     output: Type.Object({ success: Type.Boolean() }),
     async handler({ organizationId }, ctx) {
@@ -63,12 +59,7 @@ export const organizationProcedures = [
     output: Type.Intersect([InvitationView, Type.Object({ token: Type.String({ description: 'shown once' }) })]),
     handler: ({ email, role }, ctx) => ctx.cradle.organizations.invite(ctx.principal, email, role),
   }),
-  org.query('allInvitations', {
-    access: 'admin',
-    input: None,
-    output: Type.Array(InvitationView),
-    handler: (_i, ctx) => ctx.cradle.organizations.invitations(ctx.principal.organizationId),
-  }),
+  org.query('allInvitations', { access: 'admin', input: None, output: Type.Array(InvitationView), handler: (_i, ctx) => ctx.cradle.organizations.invitations(ctx.principal.organizationId) }),
   org.mutation('removeInvitation', {
     access: 'admin',
     input: Type.Object({ invitationId: Type.String() }),
@@ -80,7 +71,7 @@ export const organizationProcedures = [
   }),
   org.mutation('updateMemberRole', {
     access: 'admin',
-    summary: 'Change a member\'s role (by membership id or user id); answers true, as the peer does',
+    summary: "Change a member's role (by membership id or user id); answers true, as the peer does",
     input: Type.Object({ memberId: Type.String(), role: Type.Enum(['admin', 'member']) }),
     output: schema.Ok(),
     async handler({ memberId, role }, ctx) {

@@ -12,8 +12,8 @@ export const OrganizationView = Type.Object({
   logo: Nullable(Type.String()),
   ownerId: Type.String(),
   createdAt: Iso(),
-  metadata: Nullable(Type.String({ description: 'the peer\'s free-form metadata (not kept: null)' })),
-  defaultRole: Nullable(Type.String({ description: 'the peer\'s default role of new members (not kept: null)' })),
+  metadata: Nullable(Type.String({ description: "the peer's free-form metadata (not kept: null)" })),
+  defaultRole: Nullable(Type.String({ description: "the peer's default role of new members (not kept: null)" })),
 });
 export type OrganizationView = Static<typeof OrganizationView>;
 
@@ -30,10 +30,23 @@ export const InvitationView = Type.Object({
 export type InvitationView = Static<typeof InvitationView>;
 
 export const toOrganizationView = (o: InstanceType<typeof Organization.class>): OrganizationView => ({
-  id: o.id, organizationId: o.id, name: o.name, slug: o.slug ?? null, logo: o.logo ?? null, ownerId: o.ownerId, createdAt: iso(o.createdAt)!,
-  metadata: null, defaultRole: null,
+  id: o.id,
+  organizationId: o.id,
+  name: o.name,
+  slug: o.slug ?? null,
+  logo: o.logo ?? null,
+  ownerId: o.ownerId,
+  createdAt: iso(o.createdAt)!,
+  metadata: null,
+  defaultRole: null,
 });
 export const toInvitationView = (i: InstanceType<typeof Invitation.class>): InvitationView => ({
-  id: i.id, invitationId: i.id, organizationId: i.organizationId, email: i.email, role: i.role, status: i.status,
-  expiresAt: iso(i.expiresAt)!, createdAt: iso(i.createdAt)!,
+  id: i.id,
+  invitationId: i.id,
+  organizationId: i.organizationId,
+  email: i.email,
+  role: i.role,
+  status: i.status,
+  expiresAt: iso(i.expiresAt)!,
+  createdAt: iso(i.createdAt)!,
 });

@@ -50,17 +50,28 @@ t.test('organizations of one account', async t => {
     const me = await inIt.get('user.get');
     t.match(me.body, { organizationId: r.body.id, role: 'owner', userId: creator.userId }, 'owner of it');
     t.equal((await inIt.get('user.haveRootAccess')).body, true);
-    t.same((await inIt.get('user.all')).body.map((m: { userId: string }) => m.userId), [creator.userId], 'its only member');
+    t.same(
+      (await inIt.get('user.all')).body.map((m: { userId: string }) => m.userId),
+      [creator.userId],
+      'its only member',
+    );
     t.equal((await creator.client.get('organization.active')).body.id, admin.organizationId, 'creating does not switch the session');
     const noName = await creator.client.post('organization.create', { name: '' });
     t.equal(noName.status, 400);
-    t.same(noName.body.issues.map((i: { path: string[] }) => i.path), [['name']]);
+    t.same(
+      noName.body.issues.map((i: { path: string[] }) => i.path),
+      [['name']],
+    );
   });
 
   t.test('all and one', async t => {
     const f = await founder('lister@example.com');
     const all = await f.client.get('organization.all');
-    t.same(all.body.map((o: { id: string }) => o.id), [admin.organizationId, f.acme], 'both, oldest first');
+    t.same(
+      all.body.map((o: { id: string }) => o.id),
+      [admin.organizationId, f.acme],
+      'both, oldest first',
+    );
     const one = await f.client.get('organization.one', { organizationId: f.acme });
     t.equal(one.status, 200);
     t.match(one.body, { id: f.acme, name: 'Acme', ownerId: f.userId });
@@ -136,14 +147,20 @@ t.test('organizations of one account', async t => {
     const onlyOwned = await f.client.post('organization.delete', { organizationId: f.acme });
     t.equal(onlyOwned.status, 403, 'the only organization it owns cannot be deleted, though it is a member of another');
     t.match(onlyOwned.body, forbidden);
-    t.same((await f.client.get('organization.all')).body.map((o: { id: string }) => o.id), [admin.organizationId, f.acme]);
+    t.same(
+      (await f.client.get('organization.all')).body.map((o: { id: string }) => o.id),
+      [admin.organizationId, f.acme],
+    );
 
     // The first admin owns exactly one organization, and belongs to no other.
     const last = await admin.client.post('organization.delete', { organizationId: admin.organizationId });
     t.equal(last.status, 403, 'the only organization left cannot be deleted');
     t.match(last.body, forbidden);
     t.equal((await admin.client.get('organization.active')).status, 200, 'it is still there');
-    t.same((await admin.client.get('organization.all')).body.map((o: { id: string }) => o.id), [admin.organizationId]);
+    t.same(
+      (await admin.client.get('organization.all')).body.map((o: { id: string }) => o.id),
+      [admin.organizationId],
+    );
   });
 });
 
@@ -187,7 +204,10 @@ t.test('members and roles', async t => {
     t.equal((await admin.client.post('organization.updateMemberRole', { memberId: 'no-such-member', role: 'admin' })).status, 404);
     const bad = await admin.client.post('organization.updateMemberRole', { memberId: member.userId, role: 'owner' });
     t.equal(bad.status, 400, 'owner is not a role one can give');
-    t.same(bad.body.issues.map((i: { path: string[] }) => i.path), [['role']]);
+    t.same(
+      bad.body.issues.map((i: { path: string[] }) => i.path),
+      [['role']],
+    );
     t.equal((await anon.post('organization.updateMemberRole', { memberId: member.userId, role: 'admin' })).status, 401);
   });
 
@@ -218,7 +238,7 @@ t.test('the wall between organizations', async t => {
 
   await t.test('a member of A cannot read, change or delete B: it is not found', async t => {
     const one = await aliceInA.get('organization.one', { organizationId: orgB });
-    t.equal(one.status, 404, '404, not 403: B\'s existence is not disclosed');
+    t.equal(one.status, 404, "404, not 403: B's existence is not disclosed");
     t.equal(one.body.code, 'NOT_FOUND');
     const missing = await aliceInA.get('organization.one', { organizationId: 'no-such-organization' });
     t.same(one.body, missing.body, 'the same answer as for an organization that does not exist');
@@ -226,7 +246,7 @@ t.test('the wall between organizations', async t => {
     t.equal((await aliceInA.post('organization.delete', { organizationId: orgB })).status, 404);
     t.equal((await aliceInA.post('organization.setDefault', { organizationId: orgB })).status, 404);
     t.equal((await aliceInA.post('user.createApiKey', { name: 'into B', metadata: { organizationId: orgB } })).status, 404);
-    t.equal((await aliceInA.get('user.one', { userId: carol.userId })).status, 404, 'nor see B\'s members');
+    t.equal((await aliceInA.get('user.one', { userId: carol.userId })).status, 404, "nor see B's members");
     t.equal((await aliceInA.post('user.remove', { userId: carol.userId })).status, 404, 'nor remove them');
     t.equal((await aliceInA.post('organization.updateMemberRole', { memberId: carol.userId, role: 'admin' })).status, 404, 'nor change their role');
     t.notOk((await aliceInA.get('organization.all')).body.some((o: { id: string }) => o.id === orgB));
@@ -237,30 +257,40 @@ t.test('the wall between organizations', async t => {
     const active = await bobInB.get('organization.active');
     t.equal(active.body.id, orgB);
     const members = await bobInB.get('user.all');
-    t.same(members.body.map((m: { user: { email: string } }) => m.user.email).sort(), ['bob@example.com', 'carol@example.com'], 'B\'s members only');
+    t.same(members.body.map((m: { user: { email: string } }) => m.user.email).sort(), ['bob@example.com', 'carol@example.com'], "B's members only");
     t.ok(members.body.every((m: { organizationId: string }) => m.organizationId === orgB));
     t.equal((await bobInB.get('user.get')).body.role, 'owner', 'Bob owns B');
     t.equal((await bobInB.get('user.haveRootAccess')).body, true);
 
     const bobInA = await keyFor(server, bob.client, orgA, 'bob-a');
-    t.equal((await bobInA.get('organization.active')).body.id, orgA, 'Bob\'s key for A acts in A');
+    t.equal((await bobInA.get('organization.active')).body.id, orgA, "Bob's key for A acts in A");
     t.equal((await bobInA.get('user.get')).body.role, 'member', 'where he is a plain member');
-    t.notOk((await bobInA.get('user.all')).body.some((m: { user: { email: string } }) => m.user.email === 'carol@example.com'), 'and does not see B\'s members');
+    t.notOk(
+      (await bobInA.get('user.all')).body.some((m: { user: { email: string } }) => m.user.email === 'carol@example.com'),
+      "and does not see B's members",
+    );
     t.equal((await bobInA.get('user.one', { userId: carol.userId })).status, 404);
     t.equal((await bobInB.get('user.one', { userId: carol.userId })).status, 200);
-    t.same((await bobInA.get('organization.all')).body.map((o: { id: string }) => o.id), [orgA, orgB], 'organization.all lists every organization Bob belongs to');
+    t.same(
+      (await bobInA.get('organization.all')).body.map((o: { id: string }) => o.id),
+      [orgA, orgB],
+      'organization.all lists every organization Bob belongs to',
+    );
   });
 
-  await t.test('invitations of B are B\'s', async t => {
+  await t.test("invitations of B are B's", async t => {
     const inv = await bobInB.post('organization.inviteMember', { email: 'dave@example.com', role: 'member' });
     t.equal(inv.status, 200);
     t.equal(inv.body.organizationId, orgB);
-    t.same((await aliceInA.get('organization.allInvitations')).body, [], 'A lists none of B\'s invitations');
+    t.same((await aliceInA.get('organization.allInvitations')).body, [], "A lists none of B's invitations");
     t.equal((await aliceInA.post('organization.removeInvitation', { invitationId: inv.body.id })).status, 404);
     const accepted = await new Client(server.url).post('auth.createUser', { id: inv.body.id, token: inv.body.token, password: 'dave-password' });
     t.equal(accepted.body.organizationId, orgB, 'the invited person joins B');
     const dave = new Client(server.url, { token: accepted.body.token });
     t.equal((await dave.get('organization.one', { organizationId: orgA })).status, 404, 'and cannot see A');
-    t.same((await dave.get('organization.all')).body.map((o: { id: string }) => o.id), [orgB]);
+    t.same(
+      (await dave.get('organization.all')).body.map((o: { id: string }) => o.id),
+      [orgB],
+    );
   });
 });

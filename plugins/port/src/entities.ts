@@ -8,7 +8,11 @@ export const Port = defineEntity({
   name: 'Port',
   tableName: 'ports',
   properties: {
-    portId: p.string().length(32).primary().onCreate(() => newId()),
+    portId: p
+      .string()
+      .length(32)
+      .primary()
+      .onCreate(() => newId()),
     publishedPort: p.integer(),
     publishMode: p.enum(['ingress', 'host'] as const),
     targetPort: p.integer(),

@@ -5,7 +5,8 @@ const { NonEmpty } = schema;
 
 const PortNumber = (description: string) => Type.Integer({ minimum: 1, maximum: 65535, description });
 // Defaults only where a port is created: on update an absent field keeps its value.
-const PublishMode = (opts: { default?: string } = {}) => Type.Enum(['ingress', 'host'], { description: 'ingress: the routing mesh answers on every node; host: only the node running the task', ...opts });
+const PublishMode = (opts: { default?: string } = {}) =>
+  Type.Enum(['ingress', 'host'], { description: 'ingress: the routing mesh answers on every node; host: only the node running the task', ...opts });
 const Protocol = (opts: { default?: string } = {}) => Type.Enum(['tcp', 'udp'], opts);
 
 const publishedPort = () => PortNumber('the port on the host (1-65535); one ingress owner per port and protocol on a host');

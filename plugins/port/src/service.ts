@@ -59,12 +59,7 @@ export class PortService implements PortDirectory {
   // ------------------------------------------------------------ port.*
   async create(input: CreateInput, organizationId: string, em: EntityManager): Promise<PortRecord> {
     const app = await this.#owner(input.applicationId, organizationId, em);
-    const mapping: Mapping = {
-      publishedPort: input.publishedPort,
-      publishMode: input.publishMode ?? 'ingress',
-      targetPort: input.targetPort,
-      protocol: input.protocol ?? 'tcp',
-    };
+    const mapping: Mapping = { publishedPort: input.publishedPort, publishMode: input.publishMode ?? 'ingress', targetPort: input.targetPort, protocol: input.protocol ?? 'tcp' };
     await this.#assertFree(mapping, app.id, app.serverId, null, em);
     const row = em.create(Port, { portId: newId(), ...mapping, applicationId: app.id, serverId: app.serverId, organizationId, createdAt: new Date() });
     await em.flush();
@@ -123,14 +118,7 @@ export class PortService implements PortDirectory {
 }
 
 function toRecord(row: PortRow): PortRecord {
-  return {
-    portId: row.portId,
-    publishedPort: row.publishedPort,
-    publishMode: row.publishMode,
-    targetPort: row.targetPort,
-    protocol: row.protocol,
-    applicationId: row.applicationId,
-  };
+  return { portId: row.portId, publishedPort: row.publishedPort, publishMode: row.publishMode, targetPort: row.targetPort, protocol: row.protocol, applicationId: row.applicationId };
 }
 
 /**
@@ -138,19 +126,21 @@ function toRecord(row: PortRow): PortRecord {
  * request's unit of work. Registered request-scoped as `callerPorts`; the deploy pipeline
  * keeps using the singleton `ports` directory.
  */
-export const callerPorts = (ports: PortService) => ({ principal, em }: Cradle) => {
-  const organizationId = principal!.organizationId;
-  return {
-    /** Publishes a port of one of the organization's applications. */
-    create: (input: CreateInput) => ports.create(input, organizationId, em),
-    /** A published port. */
-    one: (portId: string) => ports.one(portId, organizationId, em),
-    /** Changes a published port. */
-    update: (input: UpdateInput) => ports.update(input, organizationId, em),
-    /** Stops publishing a port. */
-    remove: (portId: string) => ports.remove(portId, organizationId, em),
+export const callerPorts =
+  (ports: PortService) =>
+  ({ principal, em }: Cradle) => {
+    const organizationId = principal!.organizationId;
+    return {
+      /** Publishes a port of one of the organization's applications. */
+      create: (input: CreateInput) => ports.create(input, organizationId, em),
+      /** A published port. */
+      one: (portId: string) => ports.one(portId, organizationId, em),
+      /** Changes a published port. */
+      update: (input: UpdateInput) => ports.update(input, organizationId, em),
+      /** Stops publishing a port. */
+      remove: (portId: string) => ports.remove(portId, organizationId, em),
+    };
   };
-};
 
 declare module '@berth/core' {
   interface Cradle {

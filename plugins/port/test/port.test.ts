@@ -105,7 +105,7 @@ t.test('ports of an application', async t => {
     const twice = await client.post('port.create', { publishedPort: 5353, targetPort: 54, protocol: 'udp', publishMode: 'host', applicationId: web.applicationId });
     t.equal(twice.status, 409, 'one application cannot publish it twice');
     const ingress = await client.post('port.create', { publishedPort: 5353, targetPort: 53, protocol: 'udp', applicationId: (await makeApplication(client, 'third')).applicationId });
-    t.equal(ingress.status, 409, 'an ingress port cannot take a host-mode port\'s number');
+    t.equal(ingress.status, 409, "an ingress port cannot take a host-mode port's number");
     t.equal((await client.post('port.delete', { portId: shared.body.portId })).status, 200);
   });
 
@@ -115,7 +115,7 @@ t.test('ports of an application', async t => {
     t.equal(moved.status, 200);
     t.same(moved.body, { ...made, publishedPort: 9001 });
     const full = await client.post('port.update', { portId: made.portId, publishedPort: 9002, targetPort: 8000, publishMode: 'host', protocol: 'udp' });
-    t.same(full.body, { ...made, publishedPort: 9002, targetPort: 8000, publishMode: 'host', protocol: 'udp' }, 'the peer\'s form sends every field');
+    t.same(full.body, { ...made, publishedPort: 9002, targetPort: 8000, publishMode: 'host', protocol: 'udp' }, "the peer's form sends every field");
     const partial = await client.post('port.update', { portId: made.portId, publishedPort: 9002, targetPort: 8001 });
     t.equal(partial.status, 200, 'its own port is not a conflict');
     t.match(partial.body, { publishMode: 'host', protocol: 'udp' }, 'absent fields keep their values (no defaults on update)');
@@ -128,7 +128,7 @@ t.test('ports of an application', async t => {
     t.same(fields(bad.body).sort(), ['protocol', 'targetPort']);
   });
 
-  t.test('another organization sees none of it, and shares the host\'s ports', async t => {
+  t.test("another organization sees none of it, and shares the host's ports", async t => {
     const other = await otherOrganization(server, userId);
     for (const p of [created.body, dns.body]) {
       t.equal((await other.client.get('port.one', { portId: p.portId })).status, 404, `one ${p.publishedPort}`);
@@ -140,7 +140,7 @@ t.test('ports of an application', async t => {
     t.equal(attach.body.code, 'NOT_FOUND');
     const own = await makeApplication(other.client, 'own');
     const clash = await other.client.post('port.create', { publishedPort: 8080, targetPort: 80, applicationId: own.applicationId });
-    t.equal(clash.status, 409, 'the first organization\'s ingress port is taken on this host');
+    t.equal(clash.status, 409, "the first organization's ingress port is taken on this host");
     t.match(clash.body.message, /publishedPort 8080\/tcp is already published on this host/);
     t.notMatch(clash.body.message, new RegExp(web.applicationId), 'without saying whose');
     t.equal((await client.get('port.one', { portId: created.body.portId })).body.publishedPort, 8080, 'nothing changed');
@@ -165,7 +165,7 @@ t.test('ports of an application', async t => {
   });
 });
 
-t.test('Berth\'s own API port is never published for an application', async t => {
+t.test("Berth's own API port is never published for an application", async t => {
   const port = await freePort();
   const server = await startTestServer({ jobs: false, port });
   t.teardown(() => server.destroy());

@@ -6,7 +6,11 @@ export const Project = defineEntity({
   tableName: 'projects',
   indexes: [{ properties: ['organizationId', 'createdAt'] }],
   properties: {
-    projectId: p.string().length(32).primary().onCreate(() => newId()),
+    projectId: p
+      .string()
+      .length(32)
+      .primary()
+      .onCreate(() => newId()),
     name: p.string(),
     description: p.text().nullable(),
     /** Environment variables shared by the project's workloads, as text. */

@@ -16,10 +16,15 @@ export default definePlugin({
     berth.provide({ projects: asValue(projects), callerProjects: asFunction(callerProjects(projects)).scoped() });
     const cradle = () => berth.container.cradle;
     // Without the environment plugin the kernel refuses to start (below); the schemas must still be made.
-    berth.procedures(projectProcedures({
-      environmentView: () => optionalService(cradle(), 'environments')?.viewSchema() ?? EnvironmentView,
-      kinds: () => optionalService(cradle(), 'workloads')?.kinds().map(k => k.kind) ?? [],
-    }));
+    berth.procedures(
+      projectProcedures({
+        environmentView: () => optionalService(cradle(), 'environments')?.viewSchema() ?? EnvironmentView,
+        kinds: () =>
+          optionalService(cradle(), 'workloads')
+            ?.kinds()
+            .map(k => k.kind) ?? [],
+      }),
+    );
     // Every project gets a default environment, so a kernel without the environment plugin
     // could not create one: refuse to start instead of failing on the first request.
     berth.onStart(async ({ orm, logger }) => {

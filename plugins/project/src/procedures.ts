@@ -6,7 +6,10 @@ import { Created, CreateInput, duplicateInput, ProjectFields, ProjectIdInput, pr
 const project = router('project');
 
 /** What the procedures' schemas derive from: the environment view and the workload kinds (both from other plugins). */
-export interface Derived { environmentView: () => TSchema; kinds: () => string[] }
+export interface Derived {
+  environmentView: () => TSchema;
+  kinds: () => string[];
+}
 
 /** Made once every plugin is set up: a project lists its environments with the registered kinds' workloads. */
 export const projectProcedures = (derived: Derived) => () => {
@@ -14,60 +17,60 @@ export const projectProcedures = (derived: Derived) => () => {
   const ProjectView = projectView(environment);
   const DuplicateInput = duplicateInput(derived.kinds());
   return [
-  project.mutation('create', {
-    access: 'admin',
-    summary: 'Create a project with its default environment "production"',
-    input: CreateInput,
-    output: Created,
-    handler: (input, ctx) => ctx.cradle.callerProjects.create(input),
-  }),
-  project.query('one', {
-    summary: 'A project with its environments and their workloads',
-    input: ProjectIdInput,
-    output: ProjectView,
-    handler: ({ projectId }, ctx) => ctx.cradle.callerProjects.one(projectId),
-  }),
-  project.query('all', {
-    summary: 'Every project of the organization, newest first, with its environments and their workloads',
-    input: Type.Object({}),
-    output: Type.Array(ProjectView),
-    handler: (_input, ctx) => ctx.cradle.callerProjects.all(),
-  }),
-  project.mutation('update', {
-    summary: 'Change a project\'s name, description or environment variables',
-    input: UpdateInput,
-    output: ProjectFields,
-    handler: (input, ctx) => ctx.cradle.callerProjects.update(input),
-  }),
-  project.mutation('remove', {
-    access: 'admin',
-    summary: 'Delete a project with its environments; answers the deleted project',
-    input: ProjectIdInput,
-    output: ProjectFields,
-    handler: ({ projectId }, ctx) => ctx.cradle.callerProjects.remove(projectId),
-  }),
-  project.mutation('duplicate', {
-    access: 'admin',
-    summary: 'Copy the project of an environment under a new name, or (duplicateInSameProject) add a copy of the environment to its project',
-    input: DuplicateInput,
-    output: ProjectView,
-    async handler(input, ctx) {
-      const projects = ctx.cradle.callerProjects;
-      if (!input.duplicateInSameProject) return projects.duplicate(input);
-      // Copying one environment is the environment plugin's own operation; the directory
-      // contract has no member for it, so go through its registered procedure.
-      const duplicateEnvironment = ctx.cradle.registry.get('environment.duplicate');
-      if (!duplicateEnvironment) throw new Error('project.duplicate needs the environment plugin\'s environment.duplicate');
-      const source = await projects.environment(input.sourceEnvironmentId);
-      await duplicateEnvironment.handler({ environmentId: source.environmentId, name: input.name, description: input.description }, ctx);
-      return projects.one(source.projectId);
-    },
-  }),
-  project.query('search', {
-    summary: 'Projects whose name or description contains the given text (case-insensitive), newest first, paged',
-    input: SearchInput,
-    output: SearchResult,
-    handler: (input, ctx) => ctx.cradle.callerProjects.search(input),
-  }),
-];
+    project.mutation('create', {
+      access: 'admin',
+      summary: 'Create a project with its default environment "production"',
+      input: CreateInput,
+      output: Created,
+      handler: (input, ctx) => ctx.cradle.callerProjects.create(input),
+    }),
+    project.query('one', {
+      summary: 'A project with its environments and their workloads',
+      input: ProjectIdInput,
+      output: ProjectView,
+      handler: ({ projectId }, ctx) => ctx.cradle.callerProjects.one(projectId),
+    }),
+    project.query('all', {
+      summary: 'Every project of the organization, newest first, with its environments and their workloads',
+      input: Type.Object({}),
+      output: Type.Array(ProjectView),
+      handler: (_input, ctx) => ctx.cradle.callerProjects.all(),
+    }),
+    project.mutation('update', {
+      summary: "Change a project's name, description or environment variables",
+      input: UpdateInput,
+      output: ProjectFields,
+      handler: (input, ctx) => ctx.cradle.callerProjects.update(input),
+    }),
+    project.mutation('remove', {
+      access: 'admin',
+      summary: 'Delete a project with its environments; answers the deleted project',
+      input: ProjectIdInput,
+      output: ProjectFields,
+      handler: ({ projectId }, ctx) => ctx.cradle.callerProjects.remove(projectId),
+    }),
+    project.mutation('duplicate', {
+      access: 'admin',
+      summary: 'Copy the project of an environment under a new name, or (duplicateInSameProject) add a copy of the environment to its project',
+      input: DuplicateInput,
+      output: ProjectView,
+      async handler(input, ctx) {
+        const projects = ctx.cradle.callerProjects;
+        if (!input.duplicateInSameProject) return projects.duplicate(input);
+        // Copying one environment is the environment plugin's own operation; the directory
+        // contract has no member for it, so go through its registered procedure.
+        const duplicateEnvironment = ctx.cradle.registry.get('environment.duplicate');
+        if (!duplicateEnvironment) throw new Error("project.duplicate needs the environment plugin's environment.duplicate");
+        const source = await projects.environment(input.sourceEnvironmentId);
+        await duplicateEnvironment.handler({ environmentId: source.environmentId, name: input.name, description: input.description }, ctx);
+        return projects.one(source.projectId);
+      },
+    }),
+    project.query('search', {
+      summary: 'Projects whose name or description contains the given text (case-insensitive), newest first, paged',
+      input: SearchInput,
+      output: SearchResult,
+      handler: (input, ctx) => ctx.cradle.callerProjects.search(input),
+    }),
+  ];
 };

@@ -6,22 +6,19 @@ const { Nullable, NonEmpty, Paging } = schema;
 export { EnvironmentView, ProjectFields };
 
 /** A project with its environments (whose workload lists are the registered kinds') and its tags (tags come later: always empty). */
-export const projectView = (environment: TSchema) => Type.Object({
-  ...ProjectFields.properties,
-  environments: Type.Array(environment),
-  projectTags: Type.Array(Type.Object({}), { maxItems: 0, description: 'the project\'s tags: empty until tags are served' }),
-});
+export const projectView = (environment: TSchema) =>
+  Type.Object({
+    ...ProjectFields.properties,
+    environments: Type.Array(environment),
+    projectTags: Type.Array(Type.Object({}), { maxItems: 0, description: "the project's tags: empty until tags are served" }),
+  });
 const ProjectView = projectView(EnvironmentView);
 export type ProjectView = Static<typeof ProjectView> & { environments: EnvironmentView[] };
 
 const Name = () => NonEmpty({ maxLength: 255 });
 const ProjectId = () => NonEmpty({ description: 'the project' });
 
-export const CreateInput = Type.Object({
-  name: Name(),
-  description: Type.Optional(Nullable(Type.String())),
-  env: Type.Optional(Type.String()),
-});
+export const CreateInput = Type.Object({ name: Name(), description: Type.Optional(Nullable(Type.String())), env: Type.Optional(Type.String()) });
 export type CreateInput = Static<typeof CreateInput>;
 
 /** project.create: the project and its default environment, as stored. */
@@ -29,26 +26,19 @@ export const Created = Type.Object({ project: ProjectFields, environment: Enviro
 
 export const ProjectIdInput = Type.Object({ projectId: ProjectId() });
 
-export const UpdateInput = Type.Object({
-  projectId: ProjectId(),
-  name: Type.Optional(Name()),
-  description: Type.Optional(Nullable(Type.String())),
-  env: Type.Optional(Type.String()),
-});
+export const UpdateInput = Type.Object({ projectId: ProjectId(), name: Type.Optional(Name()), description: Type.Optional(Nullable(Type.String())), env: Type.Optional(Type.String()) });
 export type UpdateInput = Static<typeof UpdateInput>;
 
 /** project.duplicate's input; selectedServices name workloads by the registered kinds' wire names. */
-export const duplicateInput = (kinds: string[]) => Type.Object({
-  sourceEnvironmentId: NonEmpty({ description: 'an environment of the project to copy' }),
-  name: Name(),
-  description: Type.Optional(Type.String()),
-  includeServices: Type.Optional(Type.Boolean({ default: true })),
-  selectedServices: Type.Optional(Type.Array(Type.Object({
-    id: Type.String(),
-    type: Type.Enum(kinds),
-  }))),
-  duplicateInSameProject: Type.Optional(Type.Boolean({ default: false, description: 'add a copy of the environment to its own project instead of a new project' })),
-});
+export const duplicateInput = (kinds: string[]) =>
+  Type.Object({
+    sourceEnvironmentId: NonEmpty({ description: 'an environment of the project to copy' }),
+    name: Name(),
+    description: Type.Optional(Type.String()),
+    includeServices: Type.Optional(Type.Boolean({ default: true })),
+    selectedServices: Type.Optional(Type.Array(Type.Object({ id: Type.String(), type: Type.Enum(kinds) }))),
+    duplicateInSameProject: Type.Optional(Type.Boolean({ default: false, description: 'add a copy of the environment to its own project instead of a new project' })),
+  });
 export type DuplicateInput = Static<ReturnType<typeof duplicateInput>>;
 
 export const SearchInput = Type.Object({

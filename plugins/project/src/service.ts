@@ -4,9 +4,15 @@ import { iso, textSearchClauses, newId, notFound, type Cradle, type EntityManage
 import { Project, type ProjectRow } from './entities.ts';
 import type { CreateInput, DuplicateInput, EnvironmentView, ProjectFields, ProjectView, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
 
-
 /** A projects row as SQL answers it; lists are read without the ORM's entity hydration, which costs ten times the query. */
-interface ProjectRecord { project_id: string; name: string; description: string | null; env: string; organization_id: string; created_at: Date }
+interface ProjectRecord {
+  project_id: string;
+  name: string;
+  description: string | null;
+  env: string;
+  organization_id: string;
+  created_at: Date;
+}
 
 /** A project's env may hold secrets: it is sealed at rest (SecretBox) and opened only to answer. */
 export class ProjectService implements ProjectDirectory {
@@ -53,7 +59,12 @@ export class ProjectService implements ProjectDirectory {
   #new(em: EntityManager, organizationId: string, fields: { name: string; description?: string | null; env?: string }): ProjectRow {
     // Ids are set here, not on flush, so the default environment can refer to the project in the same unit of work.
     return em.create(Project, {
-      projectId: newId(), name: fields.name, description: fields.description ?? null, env: this.#secrets().sealText(fields.env ?? ''), organizationId, createdAt: new Date(),
+      projectId: newId(),
+      name: fields.name,
+      description: fields.description ?? null,
+      env: this.#secrets().sealText(fields.env ?? ''),
+      organizationId,
+      createdAt: new Date(),
     });
   }
 
@@ -81,7 +92,13 @@ export class ProjectService implements ProjectDirectory {
   }
 
   async #withEnvironments(projects: ProjectFields[], organizationId: string, em: EntityManager, environments: EnvironmentDirectory): Promise<ProjectView[]> {
-    const byProject = projects.length ? await environments.listForProjects(projects.map(p => p.projectId), organizationId, em) : new Map();
+    const byProject = projects.length
+      ? await environments.listForProjects(
+          projects.map(p => p.projectId),
+          organizationId,
+          em,
+        )
+      : new Map();
     return projects.map(p => ({ ...p, environments: (byProject.get(p.projectId) ?? []) as EnvironmentView[], projectTags: [] }));
   }
 
@@ -119,9 +136,7 @@ export class ProjectService implements ProjectDirectory {
 
   async search(input: SearchInput, organizationId: string, em: EntityManager): Promise<SearchResult> {
     const and: object[] = [{ organizationId }, ...textSearchClauses(input)];
-    const [rows, total] = await em.findAndCount(Project, { $and: and }, {
-      orderBy: { createdAt: 'desc', projectId: 'asc' }, limit: input.limit ?? 20, offset: input.offset ?? 0,
-    });
+    const [rows, total] = await em.findAndCount(Project, { $and: and }, { orderBy: { createdAt: 'desc', projectId: 'asc' }, limit: input.limit ?? 20, offset: input.offset ?? 0 });
     return { items: rows.map(this.#fields), total };
   }
 }
@@ -131,27 +146,29 @@ export class ProjectService implements ProjectDirectory {
  * request's unit of work, so handlers pass only their input. Registered request-scoped as
  * `callerProjects`; other plugins keep using the singleton `projects` directory.
  */
-export const callerProjects = (projects: ProjectService) => ({ principal, em, environments }: Cradle) => {
-  const organizationId = principal!.organizationId;
-  return {
-    /** The project and its default environment. */
-    create: (input: CreateInput) => projects.create(input, organizationId, em, environments),
-    /** A project with its environments and their workloads. */
-    one: (projectId: string) => projects.one(projectId, organizationId, em, environments),
-    /** Every project, newest first. */
-    all: () => projects.all(organizationId, em, environments),
-    /** Changes a project's fields. */
-    update: (input: UpdateInput) => projects.update(input, organizationId, em),
-    /** Deletes a project with its environments and workloads. */
-    remove: (projectId: string) => projects.remove(projectId, organizationId, em, environments),
-    /** A copy of the source environment's project. */
-    duplicate: (input: DuplicateInput) => projects.duplicate(input, organizationId, em, environments),
-    /** The environment (and its project) as the caller may see it. */
-    environment: (environmentId: string) => environments.get(environmentId, organizationId, em),
-    /** Projects matching a text, paged. */
-    search: (input: SearchInput) => projects.search(input, organizationId, em),
+export const callerProjects =
+  (projects: ProjectService) =>
+  ({ principal, em, environments }: Cradle) => {
+    const organizationId = principal!.organizationId;
+    return {
+      /** The project and its default environment. */
+      create: (input: CreateInput) => projects.create(input, organizationId, em, environments),
+      /** A project with its environments and their workloads. */
+      one: (projectId: string) => projects.one(projectId, organizationId, em, environments),
+      /** Every project, newest first. */
+      all: () => projects.all(organizationId, em, environments),
+      /** Changes a project's fields. */
+      update: (input: UpdateInput) => projects.update(input, organizationId, em),
+      /** Deletes a project with its environments and workloads. */
+      remove: (projectId: string) => projects.remove(projectId, organizationId, em, environments),
+      /** A copy of the source environment's project. */
+      duplicate: (input: DuplicateInput) => projects.duplicate(input, organizationId, em, environments),
+      /** The environment (and its project) as the caller may see it. */
+      environment: (environmentId: string) => environments.get(environmentId, organizationId, em),
+      /** Projects matching a text, paged. */
+      search: (input: SearchInput) => projects.search(input, organizationId, em),
+    };
   };
-};
 
 declare module '@berth/core' {
   interface Cradle {

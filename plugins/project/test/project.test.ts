@@ -29,7 +29,11 @@ t.test('project operations', async t => {
   t.match(project, { name: 'Shop', description: 'the web shop', env: 'A=1', organizationId, projectId: String, createdAt: String });
   t.ok(!Number.isNaN(Date.parse(project.createdAt)), 'createdAt is an ISO date');
   t.match(environment, { name: 'production', isDefault: true, projectId: project.projectId, description: null, env: '', environmentId: String });
-  t.same(Object.keys(workloadLists).filter(k => k in environment), [], 'create answers the environment\'s own fields, as the peer does');
+  t.same(
+    Object.keys(workloadLists).filter(k => k in environment),
+    [],
+    "create answers the environment's own fields, as the peer does",
+  );
   const listed = (await client.get('environment.one', { environmentId: environment.environmentId })).body;
   t.same(Object.fromEntries(Object.keys(workloadLists).map(k => [k, listed[k]])), workloadLists, 'the new environment lists the six registered (empty) workload kinds');
 
@@ -49,14 +53,18 @@ t.test('project operations', async t => {
     t.equal(one.body.environments.length, 1);
   });
 
-  t.test('all lists the organization\'s projects, newest first, over REST and tRPC', async t => {
+  t.test("all lists the organization's projects, newest first, over REST and tRPC", async t => {
     const rest = await client.get('project.all');
     t.equal(rest.status, 200);
     t.ok(Array.isArray(rest.body));
     const shop = rest.body.find((p: { projectId: string }) => p.projectId === project.projectId);
     t.match(shop, { name: 'Shop', environments: [{ name: 'production', isDefault: true, ...workloadLists }] });
     const times = rest.body.map((p: { createdAt: string }) => Date.parse(p.createdAt));
-    t.same(times, [...times].sort((a, b) => b - a), 'newest first');
+    t.same(
+      times,
+      [...times].sort((a, b) => b - a),
+      'newest first',
+    );
 
     const trpc = await client.trpc('query', 'project.all');
     t.equal(trpc.status, 200);
@@ -125,7 +133,10 @@ t.test('project operations', async t => {
     const res = await client.post('project.duplicate', { sourceEnvironmentId: src.environment.environmentId, name: 'preview', duplicateInSameProject: true });
     t.equal(res.status, 200);
     t.equal(res.body.projectId, src.project.projectId);
-    t.match(res.body.environments, [{ name: 'production', isDefault: true }, { name: 'preview', isDefault: false, env: 'K=V' }]);
+    t.match(res.body.environments, [
+      { name: 'production', isDefault: true },
+      { name: 'preview', isDefault: false, env: 'K=V' },
+    ]);
     const again = await client.post('project.duplicate', { sourceEnvironmentId: src.environment.environmentId, name: 'preview', duplicateInSameProject: true });
     t.equal(again.status, 409, 'the name is taken in that project');
     t.equal((await client.post('project.duplicate', { sourceEnvironmentId: 'nope', name: 'X' })).status, 404);
@@ -134,16 +145,31 @@ t.test('project operations', async t => {
   t.test('search matches name or description, case-insensitively, with paging', async t => {
     // An organization of its own, so that only these projects can match.
     const { client } = await otherOrganization(server, userId);
-    for (const [name, description] of [['Alpha API', 'billing backend'], ['Beta site', 'Marketing pages'], ['gamma', 'API gateway'], ['100%_literal', null]]) {
+    for (const [name, description] of [
+      ['Alpha API', 'billing backend'],
+      ['Beta site', 'Marketing pages'],
+      ['gamma', 'API gateway'],
+      ['100%_literal', null],
+    ]) {
       t.equal((await client.post('project.create', { name, description })).status, 200);
     }
     const q = await client.get('project.search', { q: 'api' });
     t.equal(q.status, 200);
     t.same(q.body.items.map((p: { name: string }) => p.name).sort(), ['Alpha API', 'gamma']);
     t.equal(q.body.total, 2);
-    t.same((await client.get('project.search', { name: 'BETA' })).body.items.map((p: { name: string }) => p.name), ['Beta site']);
-    t.same((await client.get('project.search', { description: 'marketing' })).body.items.map((p: { name: string }) => p.name), ['Beta site']);
-    t.same((await client.get('project.search', { q: '%_' })).body.items.map((p: { name: string }) => p.name), ['100%_literal'], '% and _ are literal');
+    t.same(
+      (await client.get('project.search', { name: 'BETA' })).body.items.map((p: { name: string }) => p.name),
+      ['Beta site'],
+    );
+    t.same(
+      (await client.get('project.search', { description: 'marketing' })).body.items.map((p: { name: string }) => p.name),
+      ['Beta site'],
+    );
+    t.same(
+      (await client.get('project.search', { q: '%_' })).body.items.map((p: { name: string }) => p.name),
+      ['100%_literal'],
+      '% and _ are literal',
+    );
     const page = await client.get('project.search', { q: 'a', limit: 1, offset: 1 });
     t.equal(page.body.items.length, 1);
     t.equal(page.body.total, 4, 'every one of them has an "a"');
@@ -172,7 +198,10 @@ t.test('project operations', async t => {
     const res = await client.post('project.create', { name: '' });
     t.equal(res.status, 400);
     t.equal(res.body.code, 'BAD_REQUEST');
-    t.ok(res.body.issues.some((i: { path: string[] }) => i.path[0] === 'name'), 'an issue names "name"');
+    t.ok(
+      res.body.issues.some((i: { path: string[] }) => i.path[0] === 'name'),
+      'an issue names "name"',
+    );
     const missing = await client.post('project.create', {});
     t.equal(missing.status, 400);
     t.ok(missing.body.issues.some((i: { path: string[] }) => i.path[0] === 'name'));
@@ -194,8 +223,14 @@ t.test('project operations', async t => {
     t.same((await other.client.get('project.search', { q: 'Shop' })).body, { items: [], total: 0 });
     const own = await other.client.post('project.create', { name: 'Theirs' });
     t.equal(own.body.project.organizationId, other.organizationId);
-    t.same((await other.client.get('project.all')).body.map((p: { name: string }) => p.name), ['Theirs']);
-    t.notOk((await client.get('project.all')).body.some((p: { name: string }) => p.name === 'Theirs'), 'and the first organization does not see theirs');
+    t.same(
+      (await other.client.get('project.all')).body.map((p: { name: string }) => p.name),
+      ['Theirs'],
+    );
+    t.notOk(
+      (await client.get('project.all')).body.some((p: { name: string }) => p.name === 'Theirs'),
+      'and the first organization does not see theirs',
+    );
     t.equal((await client.get('project.one', { projectId: id })).body.name, 'Shop', 'the project is untouched');
   });
 
@@ -218,7 +253,10 @@ t.test('project.all answers in a fixed number of queries, whatever the number of
   const queriesOf = async (op: () => Promise<unknown>) => {
     const original = logger.logQuery;
     let n = 0;
-    logger.logQuery = ctx => { n++; original.call(logger, ctx); };
+    logger.logQuery = ctx => {
+      n++;
+      original.call(logger, ctx);
+    };
     try {
       await op();
     } finally {
@@ -252,8 +290,5 @@ t.test('a kernel with the project plugin but not the environment plugin refuses 
   const db = await createTestDatabase();
   const dataDir = t.testdir();
   t.teardown(() => db.drop());
-  await t.rejects(
-    createKernel({ env: {}, config: { databaseUrl: db.url, dataDir, plugins: ['project'], jobs: false, logLevel: 'silent', port: 0 } }),
-    /needs the environment plugin/,
-  );
+  await t.rejects(createKernel({ env: {}, config: { databaseUrl: db.url, dataDir, plugins: ['project'], jobs: false, logLevel: 'silent', port: 0 } }), /needs the environment plugin/);
 });

@@ -8,7 +8,11 @@ export const Server = defineEntity({
   tableName: 'servers',
   indexes: [{ properties: ['organizationId', 'createdAt'] }],
   properties: {
-    serverId: p.string().length(32).primary().onCreate(() => newId()),
+    serverId: p
+      .string()
+      .length(32)
+      .primary()
+      .onCreate(() => newId()),
     name: p.string(),
     description: p.text().nullable(),
     ipAddress: p.string(),

@@ -24,12 +24,7 @@ export default definePlugin({
     const probe = new ServerProbe(cradle, berth.config.serverProbeSeconds);
     berth.entities(...serverEntities);
     berth.migrations(...serverMigrations);
-    berth.provide({
-      servers: asValue(servers),
-      hostServers: asValue(servers),
-      serverProbe: asValue(probe),
-      callerServers: asFunction(callerServers(servers)).scoped(),
-    });
+    berth.provide({ servers: asValue(servers), hostServers: asValue(servers), serverProbe: asValue(probe), callerServers: asFunction(callerServers(servers)).scoped() });
     const deploymentView = () => optionalService(cradle(), 'deployments')?.viewSchema() ?? Type.Object({});
     berth.procedures(serverProcedures(deploymentView));
     probe.define(berth.jobs, berth.config.jobs);

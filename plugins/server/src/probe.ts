@@ -27,13 +27,23 @@ export class ServerProbe {
   }
 
   define(jobs: JobScheduler, repeat: boolean): void {
-    jobs.define(PROBE_JOB, async () => { void this.sweep(); }, { concurrency: 1, lockLifetimeMs: 5_000 });
+    jobs.define(
+      PROBE_JOB,
+      async () => {
+        void this.sweep();
+      },
+      { concurrency: 1, lockLifetimeMs: 5_000 },
+    );
     if (repeat) jobs.every(`${this.#seconds} seconds`, PROBE_JOB);
   }
 
   /** Probes every server with a key (one sweep at a time); resolves when the sweep ends. */
   sweep(): Promise<void> {
-    this.#sweep ??= this.#sweepAll().catch(e => this.#cradle().logger.warn({ err: e }, 'the server probe failed')).finally(() => { this.#sweep = undefined; });
+    this.#sweep ??= this.#sweepAll()
+      .catch(e => this.#cradle().logger.warn({ err: e }, 'the server probe failed'))
+      .finally(() => {
+        this.#sweep = undefined;
+      });
     return this.#sweep;
   }
 
@@ -53,7 +63,9 @@ export class ServerProbe {
   /** null when the engine answered in time, else why not. */
   async #ping(serverId: string): Promise<string | null> {
     let timer: NodeJS.Timeout | undefined;
-    const limit = new Promise<string>(resolve => { timer = setTimeout(() => resolve(`no answer within ${this.timeoutMs / 1000} s`), this.timeoutMs); });
+    const limit = new Promise<string>(resolve => {
+      timer = setTimeout(() => resolve(`no answer within ${this.timeoutMs / 1000} s`), this.timeoutMs);
+    });
     const ping = (async () => {
       const host = await this.#cradle().hosts.of(serverId);
       await (await host.engine()).ping();
@@ -82,12 +94,16 @@ export class ServerProbe {
     const [counted] = await em.execute<{ failed_probes: number }[]>('update "servers" set "failed_probes" = "failed_probes" + 1 where "server_id" = ? returning "failed_probes"', [row.serverId]);
     if (!counted || counted.failed_probes < UNREACHABLE_AFTER) return;
     // A connection that stopped answering is dropped: the next probe (and the next use) connects anew.
-    void this.#cradle().hosts.forget(row.serverId).catch(() => undefined);
+    void this.#cradle()
+      .hosts.forget(row.serverId)
+      .catch(() => undefined);
     const marked = await em.nativeUpdate(Server, { serverId: row.serverId, unreachableSince: null }, { unreachableSince: new Date() });
     if (!marked) return;
     const reason = `Server ${row.name} (${row.ipAddress}) is unreachable: ${why}`;
     this.#cradle().logger.warn({ serverId: row.serverId, reason }, 'server unreachable');
-    await optionalService(this.#cradle(), 'deployments')?.failRunningOn(row.serverId, reason, em).catch(e => this.#cradle().logger.warn({ err: e, serverId: row.serverId }, 'could not fail the deployments of an unreachable server'));
+    await optionalService(this.#cradle(), 'deployments')
+      ?.failRunningOn(row.serverId, reason, em)
+      .catch(e => this.#cradle().logger.warn({ err: e, serverId: row.serverId }, 'could not fail the deployments of an unreachable server'));
     this.#cradle().events.emit('serverUnreachable', { organizationId: row.organizationId, serverId: row.serverId, serverName: row.name, reason, at: new Date().toISOString() });
   }
 }

@@ -29,12 +29,7 @@ export const serverProcedures = (deploymentView: () => TSchema) => () => {
       output: Type.Array(ServerListItem),
       handler: (_input, ctx) => ctx.cradle.callerServers.all(),
     }),
-    server.query('count', {
-      summary: 'How many servers the organization has',
-      input: Type.Object({}),
-      output: Type.Integer(),
-      handler: (_input, ctx) => ctx.cradle.callerServers.count(),
-    }),
+    server.query('count', { summary: 'How many servers the organization has', input: Type.Object({}), output: Type.Integer(), handler: (_input, ctx) => ctx.cradle.callerServers.count() }),
     server.query('withSSHKey', {
       summary: 'The deploy servers that have a key, newest first',
       input: Type.Object({}),

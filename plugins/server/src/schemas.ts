@@ -5,7 +5,7 @@ import { Type, schema, type Static, type TSchema } from '@berth/core';
 const { Nullable, NonEmpty, Timestamp } = schema;
 
 /** OpenSSH's SHA-256 form of a host key fingerprint, as `ssh-keygen -l -E sha256` prints it. */
-export const Fingerprint = () => Type.String({ pattern: '^SHA256:[A-Za-z0-9+/]{43}$', maxLength: 64, description: 'the host key\'s fingerprint as `ssh-keygen -l -E sha256` prints it (SHA256:…)' });
+export const Fingerprint = () => Type.String({ pattern: '^SHA256:[A-Za-z0-9+/]{43}$', maxLength: 64, description: "the host key's fingerprint as `ssh-keygen -l -E sha256` prints it (SHA256:…)" });
 const ServerType = Type.Union([Type.Literal('deploy'), Type.Literal('build')]);
 const ServerStatus = Type.Union([Type.Literal('active'), Type.Literal('inactive')]);
 const Address = () => Type.String({ minLength: 1, maxLength: 255, pattern: '^[A-Za-z0-9.:\\[\\]_-]+$', description: 'an IP address or a DNS name' });
@@ -44,20 +44,20 @@ export const UpdateInput = Type.Object({
 });
 export type UpdateInput = Static<typeof UpdateInput>;
 
-export const BuildsConcurrencyInput = Type.Object({
-  serverId: Id(),
-  buildsConcurrency: Type.Integer({ minimum: 1, maximum: 100 }),
-});
+export const BuildsConcurrencyInput = Type.Object({ serverId: Id(), buildsConcurrency: Type.Integer({ minimum: 1, maximum: 100 }) });
 
 const MetricsConfig = Type.Object({
   server: Type.Object({
-    type: Type.String(), refreshRate: Type.Number(), port: Type.Number(), token: Type.String(), urlCallback: Type.String(),
-    retentionDays: Type.Number(), cronJob: Type.String(), thresholds: Type.Object({ cpu: Type.Number(), memory: Type.Number() }),
-  }),
-  containers: Type.Object({
+    type: Type.String(),
     refreshRate: Type.Number(),
-    services: Type.Object({ include: Type.Array(Type.String()), exclude: Type.Array(Type.String()) }),
+    port: Type.Number(),
+    token: Type.String(),
+    urlCallback: Type.String(),
+    retentionDays: Type.Number(),
+    cronJob: Type.String(),
+    thresholds: Type.Object({ cpu: Type.Number(), memory: Type.Number() }),
   }),
+  containers: Type.Object({ refreshRate: Type.Number(), services: Type.Object({ include: Type.Array(Type.String()), exclude: Type.Array(Type.String()) }) }),
 });
 
 /** The peer's default metrics configuration of a new server (setupMonitoring changes it). */
@@ -93,15 +93,16 @@ export const ServerListItem = Type.Object({ ...ServerView.properties, totalSum: 
 
 /** The server's key as server.one joins it: never its private key. */
 const SshKeySummary = Type.Object({
-  sshKeyId: Type.String(), name: Type.String(), description: Nullable(Type.String()), publicKey: Type.String(),
-  organizationId: Type.String(), lastUsedAt: Nullable(Timestamp()), createdAt: Timestamp(),
+  sshKeyId: Type.String(),
+  name: Type.String(),
+  description: Nullable(Type.String()),
+  publicKey: Type.String(),
+  organizationId: Type.String(),
+  lastUsedAt: Nullable(Timestamp()),
+  createdAt: Timestamp(),
 });
 
 /** server.one and server.remove: the record with its deployments (setup runs) and its key. */
-export const ServerDetail = (deployment: TSchema) => Type.Object({
-  ...ServerView.properties,
-  deployments: Type.Array(deployment),
-  sshKey: Nullable(SshKeySummary),
-});
+export const ServerDetail = (deployment: TSchema) => Type.Object({ ...ServerView.properties, deployments: Type.Array(deployment), sshKey: Nullable(SshKeySummary) });
 
 export const ServerForPermissions = Type.Object({ serverId: Type.String(), name: Type.String(), ipAddress: Type.String(), serverType: ServerType });

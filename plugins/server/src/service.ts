@@ -9,7 +9,11 @@ import { Server, type ServerRow } from './entities.ts';
 import { DEFAULT_METRICS_CONFIG, ServerView, type CreateInput, type UpdateInput } from './schemas.ts';
 
 /** A workload that lives on a server. */
-export interface WorkloadOnServer { kind: string; id: string; name: string }
+export interface WorkloadOnServer {
+  kind: string;
+  id: string;
+  name: string;
+}
 
 const newestFirst = { createdAt: 'desc', serverId: 'asc' } as const;
 
@@ -49,9 +53,17 @@ export class ServerService implements HostServerDirectory {
     const em = this.#cradle().orm.em.fork() as EntityManager;
     const row = await em.findOne(Server, { serverId });
     if (!row) return null;
-    const privateKey = row.sshKeyId ? await this.#cradle().sshKeys.privateKey(row.sshKeyId, row.organizationId, em).catch(() => null) : null;
+    const privateKey = row.sshKeyId
+      ? await this.#cradle()
+          .sshKeys.privateKey(row.sshKeyId, row.organizationId, em)
+          .catch(() => null)
+      : null;
     return {
-      serverId: row.serverId, ipAddress: row.ipAddress, port: row.port, username: row.username, privateKey,
+      serverId: row.serverId,
+      ipAddress: row.ipAddress,
+      port: row.port,
+      username: row.username,
+      privateKey,
       hostKeyFingerprint: row.hostKeyFingerprint ?? null,
       onHostKeyPinned: fingerprint => void this.#pin(serverId, fingerprint),
     };
@@ -59,7 +71,9 @@ export class ServerService implements HostServerDirectory {
 
   /** The organization of a server (null: no such server), for the workloads' placement check. */
   async organizationOf(serverId: string): Promise<string | null> {
-    const row = await this.#cradle().orm.em.fork().findOne(Server, { serverId }, { fields: ['organizationId'] });
+    const row = await this.#cradle()
+      .orm.em.fork()
+      .findOne(Server, { serverId }, { fields: ['organizationId'] });
     return row?.organizationId ?? null;
   }
 
@@ -115,7 +129,7 @@ export class ServerService implements HostServerDirectory {
       const meta = em.getMetadata().find(entity) as unknown as { primaryKeys: string[]; properties: Record<string, unknown> } | undefined;
       if (!meta?.properties.serverId || meta.primaryKeys.length !== 1) continue;
       const key = meta.primaryKeys[0]!;
-      const rows = await em.find(entity, { serverId } as never, { orderBy: { [key]: 'asc' } as never }) as Record<string, unknown>[];
+      const rows = (await em.find(entity, { serverId } as never, { orderBy: { [key]: 'asc' } as never })) as Record<string, unknown>[];
       out.push(...rows.map(r => ({ kind: kind.kind, id: String(r[key]), name: String(r.name ?? r[key]) })));
     }
     return out;
@@ -126,14 +140,25 @@ export class ServerService implements HostServerDirectory {
     const sshKeyId = input.sshKeyId || null;
     if (sshKeyId) await this.#key(sshKeyId, organizationId, em);
     const row = em.create(Server, {
-      serverId: newId(), name: input.name, description: input.description ?? null,
-      ipAddress: input.ipAddress, port: input.port, username: input.username || 'root',
+      serverId: newId(),
+      name: input.name,
+      description: input.description ?? null,
+      ipAddress: input.ipAddress,
+      port: input.port,
+      username: input.username || 'root',
       appName: `server-${randomBytes(3).toString('hex')}`,
-      enableDockerCleanup: input.enableDockerCleanup ?? true, buildsConcurrency: 1,
-      serverStatus: 'active', serverType: input.serverType ?? 'deploy', command: '',
-      sshKeyId, hostKeyFingerprint: input.hostKeyFingerprint || null,
-      metricsConfig: structuredClone(DEFAULT_METRICS_CONFIG), organizationId,
-      failedProbes: 0, unreachableSince: null, createdAt: new Date(),
+      enableDockerCleanup: input.enableDockerCleanup ?? true,
+      buildsConcurrency: 1,
+      serverStatus: 'active',
+      serverType: input.serverType ?? 'deploy',
+      command: '',
+      sshKeyId,
+      hostKeyFingerprint: input.hostKeyFingerprint || null,
+      metricsConfig: structuredClone(DEFAULT_METRICS_CONFIG),
+      organizationId,
+      failedProbes: 0,
+      unreachableSince: null,
+      createdAt: new Date(),
     });
     await em.flush();
     return toView(row);
@@ -211,7 +236,13 @@ export class ServerService implements HostServerDirectory {
     const deployments = optionalService(this.#cradle(), 'deployments');
     const records = (await deployments?.listFor('server', [row.serverId], em))?.get(row.serverId) ?? [];
     let sshKey: SshKeySummary | null = null;
-    if (row.sshKeyId) sshKey = await this.#cradle().sshKeys.one(row.sshKeyId, row.organizationId, em).catch(e => { if (e instanceof BerthError && e.code === 'NOT_FOUND') return null; throw e; });
+    if (row.sshKeyId)
+      sshKey = await this.#cradle()
+        .sshKeys.one(row.sshKeyId, row.organizationId, em)
+        .catch(e => {
+          if (e instanceof BerthError && e.code === 'NOT_FOUND') return null;
+          throw e;
+        });
     return { ...toView(row), deployments: deployments?.views(records) ?? [], sshKey };
   }
 
@@ -232,20 +263,22 @@ export class ServerService implements HostServerDirectory {
 }
 
 /** server.* for one request: the service confined to the caller's organization and the request's unit of work. */
-export const callerServers = (servers: ServerService) => ({ principal, em }: Cradle) => {
-  const organizationId = principal!.organizationId;
-  return {
-    create: (input: CreateInput) => servers.create(input, organizationId, em),
-    one: (serverId: string) => servers.one(serverId, organizationId, em),
-    all: () => servers.all(organizationId, em),
-    count: () => servers.count(organizationId, em),
-    ofType: (serverType: 'deploy' | 'build') => servers.ofType(serverType, organizationId, em),
-    forPermissions: () => servers.forPermissions(organizationId, em),
-    update: (input: UpdateInput) => servers.update(input, organizationId, em),
-    updateBuildsConcurrency: (serverId: string, n: number) => servers.updateBuildsConcurrency(serverId, n, organizationId, em),
-    remove: (serverId: string) => servers.remove(serverId, organizationId, em),
+export const callerServers =
+  (servers: ServerService) =>
+  ({ principal, em }: Cradle) => {
+    const organizationId = principal!.organizationId;
+    return {
+      create: (input: CreateInput) => servers.create(input, organizationId, em),
+      one: (serverId: string) => servers.one(serverId, organizationId, em),
+      all: () => servers.all(organizationId, em),
+      count: () => servers.count(organizationId, em),
+      ofType: (serverType: 'deploy' | 'build') => servers.ofType(serverType, organizationId, em),
+      forPermissions: () => servers.forPermissions(organizationId, em),
+      update: (input: UpdateInput) => servers.update(input, organizationId, em),
+      updateBuildsConcurrency: (serverId: string, n: number) => servers.updateBuildsConcurrency(serverId, n, organizationId, em),
+      remove: (serverId: string) => servers.remove(serverId, organizationId, em),
+    };
   };
-};
 
 declare module '@berth/core' {
   interface Cradle {

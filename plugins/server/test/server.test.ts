@@ -29,13 +29,26 @@ t.test('server records', async t => {
   const sshKeyId = await storedKey(client);
   const base = { name: 'edge', description: 'the edge box', ipAddress: '10.255.0.1', port: 22, username: 'deploy', sshKeyId };
 
-  t.test('create answers the peer\'s row with its defaults and the pinned host key', async t => {
+  t.test("create answers the peer's row with its defaults and the pinned host key", async t => {
     const created = await client.post('server.create', { ...base, hostKeyFingerprint: `SHA256:${'A'.repeat(43)}` });
     t.equal(created.status, 200, JSON.stringify(created.body));
     t.match(created.body, {
-      serverId: String, name: 'edge', description: 'the edge box', ipAddress: '10.255.0.1', port: 22, username: 'deploy', appName: /^server-/,
-      enableDockerCleanup: true, buildsConcurrency: 1, organizationId, serverStatus: 'active', serverType: 'deploy', command: '', sshKeyId,
-      hostKeyFingerprint: `SHA256:${'A'.repeat(43)}`, metricsConfig: { server: { type: 'Remote', port: 4500 }, containers: { refreshRate: 60 } },
+      serverId: String,
+      name: 'edge',
+      description: 'the edge box',
+      ipAddress: '10.255.0.1',
+      port: 22,
+      username: 'deploy',
+      appName: /^server-/,
+      enableDockerCleanup: true,
+      buildsConcurrency: 1,
+      organizationId,
+      serverStatus: 'active',
+      serverType: 'deploy',
+      command: '',
+      sshKeyId,
+      hostKeyFingerprint: `SHA256:${'A'.repeat(43)}`,
+      metricsConfig: { server: { type: 'Remote', port: 4500 }, containers: { refreshRate: 60 } },
     });
     t.notOk('privateKey' in created.body, 'no key material');
     const none = await client.post('server.create', { name: 'bare', ipAddress: 'bare.example.com', port: 2222, sshKeyId: null, serverType: 'build', enableDockerCleanup: false });
@@ -51,10 +64,22 @@ t.test('server records', async t => {
     t.equal((await client.get('server.one', { serverId: none.body.serverId })).body.sshKey, null);
 
     const all = (await client.get('server.all')).body as { serverId: string; totalSum: number }[];
-    t.same(all.map(s => s.serverId), [none.body.serverId, created.body.serverId], 'newest first');
-    t.same(all.map(s => s.totalSum), [0, 0], 'no workloads on them');
+    t.same(
+      all.map(s => s.serverId),
+      [none.body.serverId, created.body.serverId],
+      'newest first',
+    );
+    t.same(
+      all.map(s => s.totalSum),
+      [0, 0],
+      'no workloads on them',
+    );
     t.equal((await client.get('server.count')).body, 2);
-    t.same((await client.get('server.withSSHKey')).body.map((s: { serverId: string }) => s.serverId), [created.body.serverId], 'deploy servers with a key');
+    t.same(
+      (await client.get('server.withSSHKey')).body.map((s: { serverId: string }) => s.serverId),
+      [created.body.serverId],
+      'deploy servers with a key',
+    );
     t.same((await client.get('server.buildServers')).body, [], 'the build server has no key');
     t.same((await client.get('server.allForPermissions')).body, [
       { serverId: none.body.serverId, name: 'bare', ipAddress: 'bare.example.com', serverType: 'build' },
@@ -75,9 +100,14 @@ t.test('server records', async t => {
 
   t.test('bad input names the field', async t => {
     for (const [input, field] of [
-      [{ ...base, port: 0 }, 'port'], [{ ...base, port: 70000 }, 'port'], [{ ...base, ipAddress: 'a b' }, 'ipAddress'],
-      [{ ...base, ipAddress: 'x'.repeat(300) }, 'ipAddress'], [{ ...base, username: 'no way' }, 'username'],
-      [{ ...base, hostKeyFingerprint: 'MD5:aa:bb' }, 'hostKeyFingerprint'], [{ ...base, serverType: 'edge' }, 'serverType'], [{ ...base, name: '' }, 'name'],
+      [{ ...base, port: 0 }, 'port'],
+      [{ ...base, port: 70000 }, 'port'],
+      [{ ...base, ipAddress: 'a b' }, 'ipAddress'],
+      [{ ...base, ipAddress: 'x'.repeat(300) }, 'ipAddress'],
+      [{ ...base, username: 'no way' }, 'username'],
+      [{ ...base, hostKeyFingerprint: 'MD5:aa:bb' }, 'hostKeyFingerprint'],
+      [{ ...base, serverType: 'edge' }, 'serverType'],
+      [{ ...base, name: '' }, 'name'],
     ] as const) {
       const r = await client.post('server.create', input);
       t.equal(r.status, 400, `${field}: ${JSON.stringify(input[field as keyof typeof input]).slice(0, 40)}`);
@@ -86,7 +116,7 @@ t.test('server records', async t => {
     t.equal((await client.post('server.create', { ...base, sshKeyId: 'no-such-key' })).status, 404, 'a key that does not exist');
   });
 
-  t.test('another organization\'s server and key are 404', async t => {
+  t.test("another organization's server and key are 404", async t => {
     const mine = (await client.post('server.create', base)).body;
     t.teardown(() => client.post('server.remove', { serverId: mine.serverId }));
     const other = await otherOrganization(server, userId);
@@ -115,11 +145,12 @@ t.test('server records', async t => {
     const app = (await client.post('application.create', { name: 'web', environmentId })).body;
     const pg = (await client.post('postgres.create', { name: 'db', databaseName: 'db', databaseUser: 'u', databasePassword: 'secret-password', environmentId })).body;
     const stack = (await client.post('compose.create', { name: 'stack', environmentId })).body;
-    const reads = () => Promise.all([
-      client.get('application.one', { applicationId: app.applicationId }),
-      client.get('postgres.one', { postgresId: pg.postgresId }),
-      client.get('compose.one', { composeId: stack.composeId }),
-    ]);
+    const reads = () =>
+      Promise.all([
+        client.get('application.one', { applicationId: app.applicationId }),
+        client.get('postgres.one', { postgresId: pg.postgresId }),
+        client.get('compose.one', { composeId: stack.composeId }),
+      ]);
     for (const res of await reads()) t.equal(res.body.server, null, 'null on this machine');
     await sql('update applications set server_id = ? where application_id = ?', [srv.serverId, app.applicationId]);
     await sql('update db_postgres set server_id = ? where id = ?', [srv.serverId, pg.postgresId]);
@@ -148,7 +179,7 @@ t.test('server records', async t => {
     t.teardown(() => sql('update applications set server_id = null where application_id = ?', [theirApp.applicationId]));
     const seen = await other.client.get('application.one', { applicationId: theirApp.applicationId });
     t.equal(seen.status, 200);
-    t.equal(seen.body.server, null, 'another organization\'s server is never joined');
+    t.equal(seen.body.server, null, "another organization's server is never joined");
   });
 
   t.test('remove is refused while workloads live on the server; a deploy to an inactive server is refused', async t => {
@@ -188,17 +219,21 @@ t.test('server records', async t => {
     const running = new Map<string, () => void>();
     deployments.register({
       targetType: 'serverQueueTest',
-      run: (_action, run) => new Promise<void>(resolve => { running.set(run.deployment.targetId, resolve); }),
+      run: (_action, run) =>
+        new Promise<void>(resolve => {
+          running.set(run.deployment.targetId, resolve);
+        }),
       settle: async () => undefined,
     });
-    const enqueue = (targetId: string, serverId: string | null) => deployments.enqueue({ targetType: 'serverQueueTest', targetId, organizationId, serverId, action: 'deploy', title: targetId }, orm.em.fork() as EntityManager);
+    const enqueue = (targetId: string, serverId: string | null) =>
+      deployments.enqueue({ targetType: 'serverQueueTest', targetId, organizationId, serverId, action: 'deploy', title: targetId }, orm.em.fork() as EntityManager);
     const state = async (deploymentId: string) => (await client.get('deployment.one', { deploymentId })).body.state as string;
     const [a, b, c] = [await enqueue('a', srv.serverId), await enqueue('b', srv.serverId), await enqueue('c', srv.serverId)];
     await waitFor('two running on the server', () => running.has('a') && running.has('b'));
-    t.equal(await state(c.deploymentId), 'queued', 'the third waits: the server runs two at once (this host\'s deployConcurrency is 1)');
+    t.equal(await state(c.deploymentId), 'queued', "the third waits: the server runs two at once (this host's deployConcurrency is 1)");
     const local = await enqueue('local', null);
-    await waitFor('this host\'s own slot', () => running.has('local'));
-    t.equal(await state(c.deploymentId), 'queued', 'a deployment on this host does not take the server\'s slots, nor the other way round');
+    await waitFor("this host's own slot", () => running.has('local'));
+    t.equal(await state(c.deploymentId), 'queued', "a deployment on this host does not take the server's slots, nor the other way round");
     running.get('a')!();
     await waitFor('the third starts once a slot frees', () => running.has('c'));
     for (const id of ['b', 'c', 'local']) running.get(id)!();
@@ -215,8 +250,12 @@ t.test('server records', async t => {
     const hostKey = await storedKey(client, { privateKey: h.privateKey, publicKey: h.publicKey });
     const at = { ipAddress: h.address, port: 22, username: h.user, sshKeyId: hostKey };
     const heard: { event: string; reason?: string; serverId: string }[] = [];
-    events.on('serverUnreachable', p => { heard.push({ event: 'unreachable', reason: p.reason, serverId: p.serverId }); });
-    events.on('serverReachable', p => { heard.push({ event: 'reachable', serverId: p.serverId }); });
+    events.on('serverUnreachable', p => {
+      heard.push({ event: 'unreachable', reason: p.reason, serverId: p.serverId });
+    });
+    events.on('serverReachable', p => {
+      heard.push({ event: 'reachable', serverId: p.serverId });
+    });
     const heardOf = (serverId: string) => heard.filter(e => e.serverId === serverId);
 
     t.test('the host key: pinned on first use, or up front', async t => {
@@ -233,8 +272,11 @@ t.test('server records', async t => {
       t.equal((await (await hosts.of(upFront.serverId)).run(['true'])).code, 0, 'the pinned key is the one presented');
       const wrong = (await client.post('server.create', { name: 'wrong', ...at, hostKeyFingerprint: `SHA256:${'B'.repeat(43)}` })).body;
       t.teardown(() => client.post('server.remove', { serverId: wrong.serverId }));
-      await t.rejects((await hosts.of(wrong.serverId)).run(['true']), { code: 'CONFLICT', message: new RegExp(`pinned SHA256:B{43}, presented ${h.hostKeyFingerprint.replace(/[+/]/g, '\\$&')}`) },
-        'a key other than the one pinned up front is refused');
+      await t.rejects(
+        (await hosts.of(wrong.serverId)).run(['true']),
+        { code: 'CONFLICT', message: new RegExp(`pinned SHA256:B{43}, presented ${h.hostKeyFingerprint.replace(/[+/]/g, '\\$&')}`) },
+        'a key other than the one pinned up front is refused',
+      );
     });
 
     t.test('a changed host key is refused with both fingerprints until server.update accepts it', async t => {
@@ -246,7 +288,10 @@ t.test('server records', async t => {
       h.hostKeyFingerprint = fresh;
       await dropSshSessions(h);
       const refused = await waitFor('the new key seen', async () => {
-        const err = await (await hosts.of(srv.serverId)).run(['true']).then(() => null, (e: Error & { code?: string }) => e);
+        const err = await (await hosts.of(srv.serverId)).run(['true']).then(
+          () => null,
+          (e: Error & { code?: string }) => e,
+        );
         return err?.code === 'CONFLICT' ? err : null;
       });
       t.match(refused.message, `pinned ${old}, presented ${fresh}`, 'both fingerprints');
@@ -270,10 +315,11 @@ t.test('server records', async t => {
       const started: string[] = [];
       const deployer: Deployer = {
         targetType: 'serverProbeTest',
-        run: (_action, run) => new Promise((_, reject) => {
-          started.push(run.deployment.deploymentId);
-          run.signal.addEventListener('abort', () => reject(run.signal.reason), { once: true });
-        }),
+        run: (_action, run) =>
+          new Promise((_, reject) => {
+            started.push(run.deployment.deploymentId);
+            run.signal.addEventListener('abort', () => reject(run.signal.reason), { once: true });
+          }),
         settle: async () => undefined,
       };
       deployments.register(deployer);
@@ -284,22 +330,38 @@ t.test('server records', async t => {
 
       await cutNetwork(h);
       let restored = false;
-      t.teardown(async () => { if (!restored) await restoreNetwork(h); });
-      const ended = await waitFor('the deployment failed', async () => {
-        const d = (await client.get('deployment.one', { deploymentId: record.deploymentId })).body;
-        return d.state === 'error' ? d : null;
-      }, { timeout: 90_000 });
+      t.teardown(async () => {
+        if (!restored) await restoreNetwork(h);
+      });
+      const ended = await waitFor(
+        'the deployment failed',
+        async () => {
+          const d = (await client.get('deployment.one', { deploymentId: record.deploymentId })).body;
+          return d.state === 'error' ? d : null;
+        },
+        { timeout: 90_000 },
+      );
       t.match(ended.errorMessage, new RegExp(`Server flaky \\(${h.address.replace(/\./g, '\\.')}\\) is unreachable: `), 'with the reason');
       const probesAtUnreachable = (await sql('select failed_probes from servers where server_id = ?', [srv.serverId]))[0]!.failed_probes as number;
       // Two more failed probes: still one event.
-      await waitFor('more failed probes', async () => (await sql('select failed_probes from servers where server_id = ?', [srv.serverId]))[0]!.failed_probes >= probesAtUnreachable + 2, { timeout: 90_000 });
-      t.same(heardOf(srv.serverId).map(e => e.event), ['unreachable'], 'serverUnreachable once');
+      await waitFor('more failed probes', async () => (await sql('select failed_probes from servers where server_id = ?', [srv.serverId]))[0]!.failed_probes >= probesAtUnreachable + 2, {
+        timeout: 90_000,
+      });
+      t.same(
+        heardOf(srv.serverId).map(e => e.event),
+        ['unreachable'],
+        'serverUnreachable once',
+      );
       t.match(heardOf(srv.serverId)[0]!.reason, /is unreachable/);
 
       await restoreNetwork(h);
       restored = true;
       await waitFor('serverReachable', () => heardOf(srv.serverId).some(e => e.event === 'reachable'), { timeout: 90_000 });
-      t.same(heardOf(srv.serverId).map(e => e.event), ['unreachable', 'reachable'], 'serverReachable when it returns');
+      t.same(
+        heardOf(srv.serverId).map(e => e.event),
+        ['unreachable', 'reachable'],
+        'serverReachable when it returns',
+      );
       t.equal((await (await hosts.of(srv.serverId)).run(['hostname'])).stdout, `${h.name}\n`, 'and it is used again');
     });
   });

@@ -6,7 +6,11 @@ export const SshKey = defineEntity({
   tableName: 'ssh_keys',
   indexes: [{ properties: ['organizationId', 'createdAt'] }],
   properties: {
-    sshKeyId: p.string().length(32).primary().onCreate(() => newId()),
+    sshKeyId: p
+      .string()
+      .length(32)
+      .primary()
+      .onCreate(() => newId()),
     name: p.string(),
     description: p.text().nullable(),
     /** One OpenSSH public key line: `ssh-ed25519 AAAA… [comment]`. */

@@ -150,10 +150,7 @@ function parseOpenSshPrivateKey(pem: string): KeyObject {
     const dBig = toBig(d);
     return createPrivateKey({
       format: 'jwk',
-      key: {
-        kty: 'RSA', n: b64u(n), e: b64u(e), d: b64u(d), p: b64u(p), q: b64u(q), qi: b64u(iqmp),
-        dp: b64u(fromBig(dBig % (toBig(p) - 1n))), dq: b64u(fromBig(dBig % (toBig(q) - 1n))),
-      },
+      key: { kty: 'RSA', n: b64u(n), e: b64u(e), d: b64u(d), p: b64u(p), q: b64u(q), qi: b64u(iqmp), dp: b64u(fromBig(dBig % (toBig(p) - 1n))), dq: b64u(fromBig(dBig % (toBig(q) - 1n))) },
     });
   }
   throw new Error(`${type} keys are not supported (use RSA or Ed25519)`);
@@ -185,20 +182,14 @@ export function toOpenSshPrivateKey(key: KeyObject, comment = ''): string {
   let section = Buffer.concat([check, check, ...fields, sshString(comment)]);
   const pad = (8 - (section.length % 8)) % 8;
   section = Buffer.concat([section, Buffer.from(Array.from({ length: pad }, (_, i) => i + 1))]);
-  const body = Buffer.concat([
-    Buffer.from(OPENSSH_MAGIC, 'latin1'), sshString('none'), sshString('none'), sshString(''),
-    Buffer.from([0, 0, 0, 1]), sshString(pub), sshString(section),
-  ]).toString('base64');
+  const body = Buffer.concat([Buffer.from(OPENSSH_MAGIC, 'latin1'), sshString('none'), sshString('none'), sshString(''), Buffer.from([0, 0, 0, 1]), sshString(pub), sshString(section)]).toString(
+    'base64',
+  );
   return `-----BEGIN OPENSSH PRIVATE KEY-----\n${body.match(/.{1,70}/g)!.join('\n')}\n-----END OPENSSH PRIVATE KEY-----\n`;
 }
 
 /** A new key pair: the private key in OpenSSH format, the public key as an OpenSSH line. */
 export async function generateSshKeyPair(type: SshKeyType): Promise<{ privateKey: string; publicKey: string }> {
-  const pair = type === 'rsa'
-    ? await generate('rsa', { modulusLength: RSA_BITS, publicExponent: 0x10001 })
-    : await generate('ed25519');
-  return {
-    privateKey: toOpenSshPrivateKey(pair.privateKey),
-    publicKey: openSshLine(publicBlob(pair.publicKey)),
-  };
+  const pair = type === 'rsa' ? await generate('rsa', { modulusLength: RSA_BITS, publicExponent: 0x10001 }) : await generate('ed25519');
+  return { privateKey: toOpenSshPrivateKey(pair.privateKey), publicKey: openSshLine(publicBlob(pair.publicKey)) };
 }

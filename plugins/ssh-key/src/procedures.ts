@@ -25,7 +25,7 @@ export const sshKeyProcedures = [
     handler: (_input, ctx) => ctx.cradle.callerSshKeys.all(),
   }),
   sshKey.mutation('update', {
-    summary: 'Change a key\'s name, description or last-used time (the key material cannot change)',
+    summary: "Change a key's name, description or last-used time (the key material cannot change)",
     input: UpdateInput,
     output: SshKeyView,
     handler: (input, ctx) => ctx.cradle.callerSshKeys.update(input),

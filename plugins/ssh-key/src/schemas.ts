@@ -25,9 +25,7 @@ export const UpdateInput = Type.Object({
 });
 export type UpdateInput = Static<typeof UpdateInput>;
 
-export const GenerateInput = Type.Object({
-  type: Type.Optional(Type.Union([Type.Literal('rsa'), Type.Literal('ed25519')], { default: 'ed25519' })),
-});
+export const GenerateInput = Type.Object({ type: Type.Optional(Type.Union([Type.Literal('rsa'), Type.Literal('ed25519')], { default: 'ed25519' })) });
 export type GenerateInput = Static<typeof GenerateInput>;
 
 /** A stored key as every read answers it: without its private key. */

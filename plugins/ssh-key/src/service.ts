@@ -38,9 +38,14 @@ export class SshKeyService implements SshKeyVault {
     const publicBlob = attempt('publicKey', () => parsePublicKey(input.publicKey));
     if (!keysMatch(privateKey, publicBlob)) throw invalidField('privateKey', 'does not match the public key');
     const row = em.create(SshKey, {
-      sshKeyId: newId(), name: input.name, description: input.description ?? null,
-      publicKey: input.publicKey.trim(), privateKey: this.#secrets().encrypt(input.privateKey.trim() + '\n'),
-      organizationId, lastUsedAt: null, createdAt: new Date(),
+      sshKeyId: newId(),
+      name: input.name,
+      description: input.description ?? null,
+      publicKey: input.publicKey.trim(),
+      privateKey: this.#secrets().encrypt(input.privateKey.trim() + '\n'),
+      organizationId,
+      lastUsedAt: null,
+      createdAt: new Date(),
     });
     await em.flush();
     return toView(row);
@@ -99,23 +104,25 @@ function attempt<T>(field: string, parse: () => T): T {
  * request's unit of work. Registered request-scoped as `callerSshKeys`; other plugins keep
  * using the singleton `sshKeys` vault.
  */
-export const callerSshKeys = (keys: SshKeyService) => ({ principal, em }: Cradle) => {
-  const organizationId = principal!.organizationId;
-  return {
-    /** Stores a matching key pair. */
-    create: (input: CreateInput) => keys.create(input, organizationId, em),
-    /** A key without its private key. */
-    one: (sshKeyId: string) => keys.one(sshKeyId, organizationId, em),
-    /** Every key, newest first. */
-    all: () => keys.all(organizationId, em),
-    /** Changes a key's name, description or last-used time. */
-    update: (input: UpdateInput) => keys.update(input, organizationId, em),
-    /** Deletes a key. */
-    remove: (sshKeyId: string) => keys.remove(sshKeyId, organizationId, em),
-    /** A new key pair, not stored. */
-    generate: (type: SshKeyType) => keys.generate(type),
+export const callerSshKeys =
+  (keys: SshKeyService) =>
+  ({ principal, em }: Cradle) => {
+    const organizationId = principal!.organizationId;
+    return {
+      /** Stores a matching key pair. */
+      create: (input: CreateInput) => keys.create(input, organizationId, em),
+      /** A key without its private key. */
+      one: (sshKeyId: string) => keys.one(sshKeyId, organizationId, em),
+      /** Every key, newest first. */
+      all: () => keys.all(organizationId, em),
+      /** Changes a key's name, description or last-used time. */
+      update: (input: UpdateInput) => keys.update(input, organizationId, em),
+      /** Deletes a key. */
+      remove: (sshKeyId: string) => keys.remove(sshKeyId, organizationId, em),
+      /** A new key pair, not stored. */
+      generate: (type: SshKeyType) => keys.generate(type),
+    };
   };
-};
 
 declare module '@berth/core' {
   interface Cradle {

@@ -23,7 +23,7 @@ t.test('ssh key operations', async t => {
 
   const ed = await client.post('sshKey.generate', {});
   const rsa = await client.post('sshKey.generate', { type: 'rsa' });
-  const listed = async () => ((await client.get('sshKey.all')).body as { sshKeyId: string; name: string }[]);
+  const listed = async () => (await client.get('sshKey.all')).body as { sshKeyId: string; name: string }[];
   /** A stored Ed25519 key of its own for a subtest. */
   const stored = async (name: string) => {
     const pair = (await client.post('sshKey.generate', {})).body as { publicKey: string; privateKey: string };
@@ -70,7 +70,11 @@ t.test('ssh key operations', async t => {
     const all = await client.get('sshKey.all');
     t.equal(all.status, 200);
     const mine = [edKeyId, withRsa.body.sshKeyId];
-    t.same(all.body.filter((k: { sshKeyId: string }) => mine.includes(k.sshKeyId)).map((k: { name: string }) => k.name), ['rsa', 'deploy'], 'newest first');
+    t.same(
+      all.body.filter((k: { sshKeyId: string }) => mine.includes(k.sshKeyId)).map((k: { name: string }) => k.name),
+      ['rsa', 'deploy'],
+      'newest first',
+    );
     t.ok(all.body.every((k: object) => !('privateKey' in k)));
     t.notMatch(JSON.stringify(all.body), /PRIVATE KEY/);
 
@@ -174,7 +178,10 @@ t.test('ssh key operations', async t => {
     t.same((await other.get('sshKey.all')).body, []);
     const own = await other.post('sshKey.create', { name: 'theirs', ...(await other.post('sshKey.generate', {})).body });
     t.equal(own.status, 200);
-    t.notOk((await listed()).some(k => k.sshKeyId === own.body.sshKeyId), 'and theirs is not ours');
+    t.notOk(
+      (await listed()).some(k => k.sshKeyId === own.body.sshKeyId),
+      'and theirs is not ours',
+    );
     t.equal((await client.get('sshKey.one', { sshKeyId: own.body.sshKeyId })).status, 404);
     t.equal((await client.get('sshKey.one', { sshKeyId })).body.name, 'walled', 'untouched');
   });

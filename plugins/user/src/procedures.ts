@@ -10,10 +10,16 @@ const CallerView = Type.Object({
   ...MemberView.properties,
   user: Type.Object({
     ...UserView.properties,
-    apiKeys: Type.Array(Type.Object({
-      id: Type.String(), name: Type.String(), prefix: ApiKeyView.properties.prefix, enabled: Type.Boolean(),
-      expiresAt: ApiKeyView.properties.expiresAt, createdAt: ApiKeyView.properties.createdAt,
-    })),
+    apiKeys: Type.Array(
+      Type.Object({
+        id: Type.String(),
+        name: Type.String(),
+        prefix: ApiKeyView.properties.prefix,
+        enabled: Type.Boolean(),
+        expiresAt: ApiKeyView.properties.expiresAt,
+        createdAt: ApiKeyView.properties.createdAt,
+      }),
+    ),
   }),
 });
 
@@ -31,25 +37,20 @@ export const userProcedures = [
     },
   }),
   user.query('one', {
-    summary: 'A member of the caller\'s organization',
+    summary: "A member of the caller's organization",
     input: Type.Object({ userId: Type.String() }),
     output: MemberView,
     handler: ({ userId }, ctx) => ctx.cradle.users.member(userId, ctx.principal.organizationId),
   }),
   user.query('all', {
-    summary: 'Every member of the caller\'s organization',
+    summary: "Every member of the caller's organization",
     input: None,
     output: Type.Array(MemberView),
     handler: (_i, ctx) => ctx.cradle.users.members(ctx.principal.organizationId),
   }),
-  user.query('haveRootAccess', {
-    summary: 'true when the caller owns its organization',
-    input: None,
-    output: Type.Boolean(),
-    handler: (_i, ctx) => ctx.principal.role === 'owner',
-  }),
+  user.query('haveRootAccess', { summary: 'true when the caller owns its organization', input: None, output: Type.Boolean(), handler: (_i, ctx) => ctx.principal.role === 'owner' }),
   user.mutation('update', {
-    summary: 'Change the caller\'s profile (or, for admins, another member\'s); answers the user, as the peer does',
+    summary: "Change the caller's profile (or, for admins, another member's); answers the user, as the peer does",
     input: UpdateUserInput,
     output: UserView,
     async handler(input, ctx) {
@@ -57,7 +58,11 @@ export const userProcedures = [
       const target = input.id ?? ctx.principal.userId;
       if (target !== ctx.principal.userId && ctx.principal.role === 'member') throw forbidden();
       await users.member(target, ctx.principal.organizationId);
-      await users.updateUser(target, { email: input.email, password: input.password, currentPassword: input.currentPassword, firstName: input.firstName, lastName: input.lastName, image: input.image }, ctx.principal);
+      await users.updateUser(
+        target,
+        { email: input.email, password: input.password, currentPassword: input.currentPassword, firstName: input.firstName, lastName: input.lastName, image: input.image },
+        ctx.principal,
+      );
       return (await users.member(target, ctx.principal.organizationId)).user;
     },
   }),
@@ -73,7 +78,7 @@ export const userProcedures = [
   }),
   user.mutation('createUserWithCredentials', {
     access: 'admin',
-    summary: 'Create an account with a password in the caller\'s organization; answers its userId, email and role, as the peer does',
+    summary: "Create an account with a password in the caller's organization; answers its userId, email and role, as the peer does",
     input: CreateUserInput,
     output: Type.Object({ userId: Type.String(), email: Type.String(), role: Type.String() }),
     async handler(input, ctx) {
@@ -82,21 +87,28 @@ export const userProcedures = [
     },
   }),
   user.mutation('createApiKey', {
-    summary: 'A new API key acting in metadata.organizationId, as the peer\'s API-key row (no rate limits or quotas: those fields are null); the plain key is in `key`, shown once',
+    summary: "A new API key acting in metadata.organizationId, as the peer's API-key row (no rate limits or quotas: those fields are null); the plain key is in `key`, shown once",
     input: CreateApiKeyInput,
     output: CreatedApiKey,
-    handler: async (input, ctx) => peerApiKeyRow(await ctx.cradle.apiKeys.createApiKey(ctx.principal, {
-      name: input.name, prefix: input.prefix, expiresIn: input.expiresIn, organizationId: input.metadata.organizationId, metadata: input.metadata,
-    })),
+    handler: async (input, ctx) =>
+      peerApiKeyRow(
+        await ctx.cradle.apiKeys.createApiKey(ctx.principal, {
+          name: input.name,
+          prefix: input.prefix,
+          expiresIn: input.expiresIn,
+          organizationId: input.metadata.organizationId,
+          metadata: input.metadata,
+        }),
+      ),
   }),
   user.query('getApiKeys', {
-    summary: 'The caller\'s API keys (never the keys themselves)',
+    summary: "The caller's API keys (never the keys themselves)",
     input: None,
     output: Type.Array(ApiKeyView),
     handler: (_i, ctx) => ctx.cradle.apiKeys.listApiKeys(ctx.principal.userId),
   }),
   user.mutation('deleteApiKey', {
-    summary: 'Revoke one of the caller\'s API keys',
+    summary: "Revoke one of the caller's API keys",
     input: Type.Object({ apiKeyId: Type.String() }),
     output: Type.Boolean(),
     async handler({ apiKeyId }, ctx) {

@@ -29,19 +29,31 @@ export const CreatedApiKey = Type.Object({
   rateLimitEnabled: Nullable(Type.Boolean({ description: 'always false: Berth does not rate-limit keys (the input fields are accepted and ignored)' })),
   rateLimitTimeWindow: Nullable(Type.Number(notKept('no rate limit'))),
   rateLimitMax: Nullable(Type.Number(notKept('no rate limit'))),
-  requestCount: Nullable(Type.Number(notKept('Berth does not count a key\'s requests'))),
+  requestCount: Nullable(Type.Number(notKept("Berth does not count a key's requests"))),
   remaining: Nullable(Type.Number(notKept('no request quota: the key has no limit'))),
   lastRequest: Nullable(Type.String({ description: 'when the key was last used (null until then)' })),
   updatedAt: Type.String({ description: 'a key is never changed: its creation time' }),
-  permissions: Nullable(Type.Any(notKept('a key acts with its user\'s role in its organization'))),
+  permissions: Nullable(Type.Any(notKept("a key acts with its user's role in its organization"))),
 });
 export type CreatedApiKey = Static<typeof CreatedApiKey>;
 
 /** A new key in the peer's API-key row, from Berth's view of it. */
 export const peerApiKeyRow = (k: ApiKeyView & { key: string }): CreatedApiKey => ({
-  ...k, configId: 'default', referenceId: k.userId, refillInterval: null, refillAmount: null, lastRefillAt: null, enabled: true,
-  rateLimitEnabled: false, rateLimitTimeWindow: null, rateLimitMax: null, requestCount: null, remaining: null,
-  lastRequest: k.lastUsedAt, updatedAt: k.createdAt, permissions: null,
+  ...k,
+  configId: 'default',
+  referenceId: k.userId,
+  refillInterval: null,
+  refillAmount: null,
+  lastRefillAt: null,
+  enabled: true,
+  rateLimitEnabled: false,
+  rateLimitTimeWindow: null,
+  rateLimitMax: null,
+  requestCount: null,
+  remaining: null,
+  lastRequest: k.lastUsedAt,
+  updatedAt: k.createdAt,
+  permissions: null,
 });
 
 export const UpdateUserInput = Type.Object({
@@ -51,11 +63,7 @@ export const UpdateUserInput = Type.Object({
   email: Type.Optional(Email()),
   image: Type.Optional(Nullable(schema.Column())),
   password: Type.Optional(Type.String({ minLength: 8, maxLength: 1024 })),
-  currentPassword: Type.Optional(Type.String({ maxLength: 1024, description: 'Required to change one\'s own password' })),
+  currentPassword: Type.Optional(Type.String({ maxLength: 1024, description: "Required to change one's own password" })),
 });
 
-export const CreateUserInput = Type.Object({
-  email: Email(),
-  password: Type.String({ minLength: 8, maxLength: 1024 }),
-  role: Type.Enum(['admin', 'member']),
-});
+export const CreateUserInput = Type.Object({ email: Email(), password: Type.String({ minLength: 8, maxLength: 1024 }), role: Type.Enum(['admin', 'member']) });

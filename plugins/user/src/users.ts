@@ -2,8 +2,25 @@
 // admin, accounts added by admins or by accepting an invitation, profiles and roles, removal. The
 // tables are the kernel's; passwords are stored as hashes and nothing here logs one.
 import {
-  ApiKey, IdentityStore, Invitation, Member, Organization, User, authUserView, conflict, forbidden, hashPassword, hashToken, invalidField, newId,
-  notFound, unauthorized, verifyPassword, type AuthUserView, type EntityManager, type Principal,
+  ApiKey,
+  IdentityStore,
+  Invitation,
+  Member,
+  Organization,
+  User,
+  authUserView,
+  conflict,
+  forbidden,
+  hashPassword,
+  hashToken,
+  invalidField,
+  newId,
+  notFound,
+  unauthorized,
+  verifyPassword,
+  type AuthUserView,
+  type EntityManager,
+  type Principal,
 } from '@berth/core';
 import { toMemberView, type MemberView } from './views.ts';
 
@@ -12,8 +29,17 @@ async function newUser(em: EntityManager, email: string, password: string) {
   const normalized = email.trim().toLowerCase();
   if (await em.count(User, { email: normalized })) throw conflict(`A user with e-mail ${normalized} already exists`);
   return em.create(User, {
-    id: newId(), email: normalized, passwordHash: await hashPassword(password), firstName: '', lastName: '', image: null,
-    twoFactorSecret: null, twoFactorEnabled: false, defaultOrganizationId: null, createdAt: new Date(), updatedAt: new Date(),
+    id: newId(),
+    email: normalized,
+    passwordHash: await hashPassword(password),
+    firstName: '',
+    lastName: '',
+    image: null,
+    twoFactorSecret: null,
+    twoFactorEnabled: false,
+    defaultOrganizationId: null,
+    createdAt: new Date(),
+    updatedAt: new Date(),
   });
 }
 
@@ -85,7 +111,11 @@ export class UserService extends IdentityStore<'sessions' | 'config'> {
   }
 
   /** Changes an account; `by` is the caller when it may be someone else's. */
-  async updateUser(userId: string, patch: { email?: string | null; password?: string | null; currentPassword?: string | null; firstName?: string; lastName?: string; image?: string | null }, by?: Principal): Promise<void> {
+  async updateUser(
+    userId: string,
+    patch: { email?: string | null; password?: string | null; currentPassword?: string | null; firstName?: string; lastName?: string; image?: string | null },
+    by?: Principal,
+  ): Promise<void> {
     const em = this.em();
     if (by && by.userId !== userId) await this.#assertMayChange(em, by, userId, Boolean(patch.email || patch.password));
     const user = await em.findOne(User, { id: userId });
@@ -119,7 +149,7 @@ export class UserService extends IdentityStore<'sessions' | 'config'> {
     const member = await em.findOne(Member, { userId, organizationId: by.organizationId });
     if (!member) throw notFound('User');
     if (by.role === 'member') throw forbidden();
-    if (member.role === 'owner') throw forbidden('Only the owner can change the owner\'s account');
+    if (member.role === 'owner') throw forbidden("Only the owner can change the owner's account");
     if (credentials && (await em.count(Member, { userId, organizationId: { $ne: by.organizationId } }))) {
       throw forbidden('This account belongs to other organizations too: only its holder can change its e-mail or password');
     }

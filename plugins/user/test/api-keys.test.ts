@@ -19,14 +19,37 @@ t.test('API keys', async t => {
     const r = await create({ name: 'deploy bot', metadata: { organizationId: admin.organizationId, purpose: 'ci' } });
     t.equal(r.status, 200);
     t.match(r.body, {
-      key: String, id: String, apiKeyId: r.body.id, name: 'deploy bot', prefix: null, start: String,
-      userId: admin.userId, organizationId: admin.organizationId, metadata: { organizationId: admin.organizationId, purpose: 'ci' }, expiresAt: null,
+      key: String,
+      id: String,
+      apiKeyId: r.body.id,
+      name: 'deploy bot',
+      prefix: null,
+      start: String,
+      userId: admin.userId,
+      organizationId: admin.organizationId,
+      metadata: { organizationId: admin.organizationId, purpose: 'ci' },
+      expiresAt: null,
     });
-    t.match(r.body, {
-      configId: 'default', referenceId: admin.userId, enabled: true, rateLimitEnabled: false, rateLimitTimeWindow: null, rateLimitMax: null,
-      refillInterval: null, refillAmount: null, lastRefillAt: null, requestCount: null, remaining: null, lastRequest: null, permissions: null,
-      updatedAt: r.body.createdAt,
-    }, 'the peer\'s API-key row: no rate limit or quota, never used yet');
+    t.match(
+      r.body,
+      {
+        configId: 'default',
+        referenceId: admin.userId,
+        enabled: true,
+        rateLimitEnabled: false,
+        rateLimitTimeWindow: null,
+        rateLimitMax: null,
+        refillInterval: null,
+        refillAmount: null,
+        lastRefillAt: null,
+        requestCount: null,
+        remaining: null,
+        lastRequest: null,
+        permissions: null,
+        updatedAt: r.body.createdAt,
+      },
+      "the peer's API-key row: no rate limit or quota, never used yet",
+    );
     t.ok(r.body.key.length >= 32, 'a long random key');
     t.ok(r.body.key.startsWith(r.body.start), 'start is the beginning of the key');
     t.ok(r.body.start.length < r.body.key.length / 2, 'and only a small part of it');
@@ -57,7 +80,7 @@ t.test('API keys', async t => {
     t.equal(wrong.body.error.json.data.code, 'UNAUTHORIZED');
   });
 
-  t.test('getApiKeys lists the caller\'s keys without the keys or their hashes', async t => {
+  t.test("getApiKeys lists the caller's keys without the keys or their hashes", async t => {
     const made = await create({ name: 'listed', prefix: 'lst_', expiresIn: 3600 });
     const list = await owner.get('user.getApiKeys');
     t.equal(list.status, 200);
@@ -84,7 +107,10 @@ t.test('API keys', async t => {
     const after = await c.get('user.get');
     t.equal(after.status, 401, 'the deleted key gives 401');
     t.same(after.body, { code: 'UNAUTHORIZED', message: String(after.body.message), issues: [] });
-    t.notOk((await owner.get('user.getApiKeys')).body.some((k: { id: string }) => k.id === made.id), 'and is no longer listed');
+    t.notOk(
+      (await owner.get('user.getApiKeys')).body.some((k: { id: string }) => k.id === made.id),
+      'and is no longer listed',
+    );
     t.equal((await owner.post('user.deleteApiKey', { apiKeyId: made.id })).status, 404, 'deleting it twice');
     t.equal((await owner.post('user.deleteApiKey', {})).status, 400, 'apiKeyId is required');
     const self = (await create({ name: 'self-revoking' })).body;
@@ -104,10 +130,14 @@ t.test('API keys', async t => {
     t.ok(expiresAt >= before + 5000 && expiresAt <= after + 5000, 'expiresAt is expiresIn seconds after the call');
     const c = new Client(server.url, { apiKey: made.body.key });
     t.equal((await c.get('user.get')).status, 200, 'it works at first');
-    const late = await waitFor('the expired key to be refused', async () => {
-      const r = await c.get('user.get');
-      return r.status !== 200 && r;
-    }, { timeout: 60_000, interval: 250 });
+    const late = await waitFor(
+      'the expired key to be refused',
+      async () => {
+        const r = await c.get('user.get');
+        return r.status !== 200 && r;
+      },
+      { timeout: 60_000, interval: 250 },
+    );
     t.ok(Date.now() >= expiresAt, 'refused only once its time has come');
     t.equal(late.status, 401, 'after its time it gives 401');
     t.equal(late.body.code, 'UNAUTHORIZED');
@@ -164,7 +194,11 @@ t.test('API keys', async t => {
     const theirs = await create({ name: 'theirs' }, deputy);
     t.equal(theirs.status, 200);
     t.equal(theirs.body.userId, deputyLogin.body.id);
-    t.same((await deputy.get('user.getApiKeys')).body.map((k: { name: string }) => k.name), ['theirs'], 'the other user lists only its own key');
+    t.same(
+      (await deputy.get('user.getApiKeys')).body.map((k: { name: string }) => k.name),
+      ['theirs'],
+      'the other user lists only its own key',
+    );
     const del = await deputy.post('user.deleteApiKey', { apiKeyId: mine.id });
     t.equal(del.status, 404, 'even an admin cannot delete my key: it is not found');
     t.equal(del.body.code, 'NOT_FOUND');
@@ -175,13 +209,13 @@ t.test('API keys', async t => {
     t.equal(byTheirKey.body.role, 'admin');
   });
 
-  t.test('a key follows its holder\'s role as it changes', async t => {
+  t.test("a key follows its holder's role as it changes", async t => {
     await owner.post('user.createUserWithCredentials', { email: 'rising@example.com', password: 'rising-password', role: 'member' });
     const login = await anon.post('auth.login', { email: 'rising@example.com', password: 'rising-password' });
     const key = (await create({ name: 'rising' }, new Client(server.url, { token: login.body.token }))).body.key;
     const c = new Client(server.url, { apiKey: key });
     const invite = () => c.post('organization.inviteMember', { email: 'x@example.com', role: 'member' });
-    t.equal((await invite()).status, 403, 'a member\'s key cannot invite');
+    t.equal((await invite()).status, 403, "a member's key cannot invite");
     t.equal((await owner.post('organization.updateMemberRole', { memberId: login.body.id, role: 'admin' })).status, 200);
     t.equal((await invite()).status, 200, 'promoted, the same key can');
     t.equal((await owner.post('organization.updateMemberRole', { memberId: login.body.id, role: 'member' })).status, 200);

@@ -7,8 +7,7 @@ const start = () => startTestServer({ plugins: ['auth', 'user', 'organization'],
 const PASSWORD = 'correct horse battery';
 
 /** A new account in the caller's organization, with a bearer token and an API key of its own (its client uses the key). */
-const addUser = (server: TestServer, admin: Client, email: string, role: 'admin' | 'member' = 'member', password = 'member-password-1') =>
-  addMember(server, admin, email, role, password, 'apiKey');
+const addUser = (server: TestServer, admin: Client, email: string, role: 'admin' | 'member' = 'member', password = 'member-password-1') => addMember(server, admin, email, role, password, 'apiKey');
 
 /** The admin's own second organization, with a key acting in it. */
 async function secondOrganization(server: TestServer, token: string, name: string) {
@@ -28,27 +27,61 @@ t.test('user operations', async t => {
   const member = await addUser(server, admin.client, 'member@example.com');
   const deputy = await addUser(server, admin.client, 'deputy@example.com', 'admin');
 
-  t.test('user.get answers the caller\'s membership and account', async t => {
+  t.test("user.get answers the caller's membership and account", async t => {
     const me = await admin.client.get('user.get');
     t.equal(me.status, 200);
-    t.match(me.body, { id: String, userId: admin.userId, organizationId: admin.organizationId, role: 'owner', user: { id: admin.userId, email: 'owner@example.com', firstName: '', lastName: '', image: null, twoFactorEnabled: false } });
-    t.same(Object.keys(me.body.user).sort(), [
-      'allowImpersonation', 'apiKeys', 'createdAt', 'email', 'firstName', 'id', 'image', 'isEnterpriseCloud', 'lastName', 'sendInvoiceNotifications',
-      'serversQuantity', 'stripeCustomerId', 'stripeSubscriptionId', 'twoFactorEnabled', 'updatedAt',
-    ], 'no password hash, no TOTP secret');
-    t.same(me.body.user.apiKeys.map((k: { id: string; enabled: boolean }) => [typeof k.id, k.enabled]), [['string', true]], 'the caller\'s API key, never the key itself');
+    t.match(me.body, {
+      id: String,
+      userId: admin.userId,
+      organizationId: admin.organizationId,
+      role: 'owner',
+      user: { id: admin.userId, email: 'owner@example.com', firstName: '', lastName: '', image: null, twoFactorEnabled: false },
+    });
+    t.same(
+      Object.keys(me.body.user).sort(),
+      [
+        'allowImpersonation',
+        'apiKeys',
+        'createdAt',
+        'email',
+        'firstName',
+        'id',
+        'image',
+        'isEnterpriseCloud',
+        'lastName',
+        'sendInvoiceNotifications',
+        'serversQuantity',
+        'stripeCustomerId',
+        'stripeSubscriptionId',
+        'twoFactorEnabled',
+        'updatedAt',
+      ],
+      'no password hash, no TOTP secret',
+    );
+    t.same(
+      me.body.user.apiKeys.map((k: { id: string; enabled: boolean }) => [typeof k.id, k.enabled]),
+      [['string', true]],
+      "the caller's API key, never the key itself",
+    );
     t.notOk(JSON.stringify(me.body).includes(admin.apiKey), 'the key itself is nowhere in the answer');
-    t.match(me.body, { canCreateProjects: true, canDeleteServices: true, accessedProjects: [], teamId: null, isDefault: Boolean }, 'an owner has every grant of the peer\'s members');
+    t.match(me.body, { canCreateProjects: true, canDeleteServices: true, accessedProjects: [], teamId: null, isDefault: Boolean }, "an owner has every grant of the peer's members");
     t.same((await anon.get('user.get', {}, { token: admin.token })).body, me.body, 'the same with the bearer token');
     t.same((await admin.client.trpc('query', 'user.get')).body, { result: { data: { json: me.body } } }, 'and on tRPC');
-    t.match((await member.client.get('user.get')).body, { userId: member.userId, role: 'member', organizationId: admin.organizationId, user: { email: 'member@example.com' }, canCreateProjects: false, canDeleteServices: false });
+    t.match((await member.client.get('user.get')).body, {
+      userId: member.userId,
+      role: 'member',
+      organizationId: admin.organizationId,
+      user: { email: 'member@example.com' },
+      canCreateProjects: false,
+      canDeleteServices: false,
+    });
     t.match((await deputy.client.get('user.get')).body, { role: 'admin' });
     const none = await anon.get('user.get');
     t.equal(none.status, 401);
     t.same(none.body, { code: 'UNAUTHORIZED', message: 'Authorization not provided', issues: [] });
   });
 
-  t.test('user.one answers a member of the caller\'s organization, 404 for anyone else', async t => {
+  t.test("user.one answers a member of the caller's organization, 404 for anyone else", async t => {
     const one = await member.client.get('user.one', { userId: admin.userId });
     t.equal(one.status, 200);
     t.match(one.body, { userId: admin.userId, role: 'owner', organizationId: admin.organizationId, user: { email: 'owner@example.com' } });
@@ -57,7 +90,10 @@ t.test('user operations', async t => {
     t.match(missing.body, { code: 'NOT_FOUND', message: String, issues: [] });
     const required = await admin.client.get('user.one');
     t.equal(required.status, 400);
-    t.same(required.body.issues.map((i: { path: string[] }) => i.path), [['userId']]);
+    t.same(
+      required.body.issues.map((i: { path: string[] }) => i.path),
+      [['userId']],
+    );
 
     const elsewhere = await secondOrganization(server, admin.token, 'Elsewhere');
     const stranger = await addUser(server, elsewhere.client, 'stranger@example.com');
@@ -66,14 +102,20 @@ t.test('user operations', async t => {
     t.equal((await elsewhere.client.get('user.one', { userId: stranger.userId })).status, 200, 'though it is found from its own organization');
   });
 
-  t.test('user.all lists the members of the caller\'s organization only', async t => {
+  t.test("user.all lists the members of the caller's organization only", async t => {
     const elsewhere = await secondOrganization(server, admin.token, 'Outside');
     await addUser(server, elsewhere.client, 'outsider@example.com');
     const all = await member.client.get('user.all');
     t.equal(all.status, 200);
-    t.same(all.body.map((m: { user: { email: string }; role: string }) => [m.user.email, m.role]), [
-      ['owner@example.com', 'owner'], ['member@example.com', 'member'], ['deputy@example.com', 'admin'],
-    ], 'in the order they joined, with their roles');
+    t.same(
+      all.body.map((m: { user: { email: string }; role: string }) => [m.user.email, m.role]),
+      [
+        ['owner@example.com', 'owner'],
+        ['member@example.com', 'member'],
+        ['deputy@example.com', 'admin'],
+      ],
+      'in the order they joined, with their roles',
+    );
     t.ok(all.body.every((m: { organizationId: string }) => m.organizationId === admin.organizationId));
     t.notMatch(JSON.stringify(all.body), /outsider@example\.com|scrypt/, 'nobody of another organization, no password hash');
   });
@@ -85,7 +127,7 @@ t.test('user operations', async t => {
     t.equal((await anon.get('user.haveRootAccess')).status, 401);
   });
 
-  t.test('user.update changes names; admins may change another member\'s', async t => {
+  t.test("user.update changes names; admins may change another member's", async t => {
     const mine = await member.client.post('user.update', { firstName: 'Ada', lastName: 'Lovelace' });
     t.equal(mine.status, 200);
     t.match(mine.body, { id: member.userId, firstName: 'Ada', lastName: 'Lovelace', email: 'member@example.com' }, 'the user, as the peer answers');
@@ -106,22 +148,28 @@ t.test('user operations', async t => {
 
     const badEmail = await member.client.post('user.update', { email: 'nope' });
     t.equal(badEmail.status, 400);
-    t.same(badEmail.body.issues.map((i: { path: string[] }) => i.path), [['email']]);
+    t.same(
+      badEmail.body.issues.map((i: { path: string[] }) => i.path),
+      [['email']],
+    );
     const shortPassword = await member.client.post('user.update', { password: 'short' });
     t.equal(shortPassword.status, 400);
-    t.same(shortPassword.body.issues.map((i: { path: string[] }) => i.path), [['password']]);
+    t.same(
+      shortPassword.body.issues.map((i: { path: string[] }) => i.path),
+      [['password']],
+    );
     const taken = await member.client.post('user.update', { email: 'deputy@example.com' });
     t.equal(taken.status, 409);
     t.equal(taken.body.code, 'CONFLICT');
   });
 
-  t.test('user.update: nobody but the owner changes the owner\'s account', async t => {
+  t.test("user.update: nobody but the owner changes the owner's account", async t => {
     const r = await deputy.client.post('user.update', { id: admin.userId, password: 'taken-over-pw' });
     t.equal(r.status, 403);
     t.match(r.body, forbidden);
     const names = await deputy.client.post('user.update', { id: admin.userId, firstName: 'Renamed' });
     t.equal(names.status, 403);
-    t.equal((await anon.post('auth.login', { email: 'owner@example.com', password: PASSWORD })).status, 200, 'the owner\'s password is unchanged');
+    t.equal((await anon.post('auth.login', { email: 'owner@example.com', password: PASSWORD })).status, 200, "the owner's password is unchanged");
     t.equal((await admin.client.get('user.get')).body.user.firstName, '');
     const own = await admin.client.post('user.update', { firstName: 'Grace' });
     t.equal(own.body.firstName, 'Grace', 'the owner itself may');
@@ -135,7 +183,7 @@ t.test('user operations', async t => {
     t.equal(r.status, 403, 'its password would open the other organization too');
     t.equal((await deputy.client.post('auth.updateByAdmin', { id: both.userId, email: 'mine@example.com', password: null })).status, 403, 'nor through auth.updateByAdmin');
     t.equal((await anon.post('auth.login', { email: 'both@example.com', password: both.password })).status, 200, 'unchanged');
-    t.equal((await deputy.client.post('user.update', { id: both.userId, firstName: 'Named' })).status, 200, 'its profile in this organization is still the admin\'s to edit');
+    t.equal((await deputy.client.post('user.update', { id: both.userId, firstName: 'Named' })).status, 200, "its profile in this organization is still the admin's to edit");
     const own = await both.client.post('user.update', { password: 'changed-by-holder', currentPassword: both.password });
     t.equal(own.status, 200, 'the holder changes its own password');
     t.equal((await anon.post('auth.login', { email: 'both@example.com', password: 'changed-by-holder' })).status, 200);
@@ -145,7 +193,11 @@ t.test('user operations', async t => {
     const u = await addUser(server, admin.client, 'rotating@example.com');
     const without = await u.client.post('user.update', { password: 'rotated-password' });
     t.equal(without.status, 400, 'not without the current password');
-    t.same(without.body.issues.map((i: any) => i.path.join('.')), ['currentPassword'], 'naming currentPassword');
+    t.same(
+      without.body.issues.map((i: any) => i.path.join('.')),
+      ['currentPassword'],
+      'naming currentPassword',
+    );
     t.equal((await u.client.post('user.update', { password: 'rotated-password', currentPassword: u.password })).status, 200);
     t.equal((await anon.post('auth.login', { email: 'rotating@example.com', password: u.password })).status, 401);
     t.equal((await anon.post('auth.login', { email: 'rotating@example.com', password: 'rotated-password' })).status, 200);
@@ -169,11 +221,14 @@ t.test('user.remove', async t => {
     t.equal(r.status, 200);
     t.equal(r.body, true);
     const byKey = await leaving.client.get('user.get');
-    t.equal(byKey.status, 401, 'the removed user\'s key is refused at once');
+    t.equal(byKey.status, 401, "the removed user's key is refused at once");
     t.equal(byKey.body.code, 'UNAUTHORIZED');
     t.equal((await anon.get('auth.get', {}, { token: leaving.token })).status, 401, 'so is its token');
     t.equal((await anon.post('auth.login', { email: 'leaving@example.com', password: leaving.password })).status, 401, 'the account belonged nowhere else: it is gone');
-    t.notOk((await admin.client.get('user.all')).body.some((m: { userId: string }) => m.userId === leaving.userId), 'no longer listed');
+    t.notOk(
+      (await admin.client.get('user.all')).body.some((m: { userId: string }) => m.userId === leaving.userId),
+      'no longer listed',
+    );
     t.equal((await admin.client.get('user.one', { userId: leaving.userId })).status, 404);
     t.equal((await admin.client.post('user.remove', { userId: leaving.userId })).status, 404, 'removing it twice');
     const again = await admin.client.post('user.createUserWithCredentials', { email: 'leaving@example.com', password: 'second-life-pw', role: 'member' });
@@ -224,9 +279,13 @@ t.test('user.createUserWithCredentials', async t => {
 
   const created = await admin.client.post('user.createUserWithCredentials', { email: 'New@Example.com', password: 'new-user-password', role: 'member' });
   t.equal(created.status, 200);
-  t.same(Object.keys(created.body).sort(), ['email', 'role', 'userId'], 'the peer\'s answer: userId, email and role');
+  t.same(Object.keys(created.body).sort(), ['email', 'role', 'userId'], "the peer's answer: userId, email and role");
   t.match(created.body, { userId: String, role: 'member', email: 'new@example.com' });
-  t.match((await admin.client.get('user.one', { userId: created.body.userId })).body, { organizationId: admin.organizationId, role: 'member', user: { email: 'new@example.com', firstName: '', twoFactorEnabled: false } });
+  t.match((await admin.client.get('user.one', { userId: created.body.userId })).body, {
+    organizationId: admin.organizationId,
+    role: 'member',
+    user: { email: 'new@example.com', firstName: '', twoFactorEnabled: false },
+  });
   t.notMatch(JSON.stringify(created.body), /new-user-password|scrypt/, 'the password is not echoed');
   const login = await anon.post('auth.login', { email: 'new@example.com', password: 'new-user-password' });
   t.equal(login.status, 200, 'the account logs in with the given password');

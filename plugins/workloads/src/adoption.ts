@@ -9,12 +9,16 @@ import type { ContainerHosts } from '@berth/plugin-hosts';
 import type { WorkloadRegistry } from './registry.ts';
 import { ID_LABEL, KIND_LABEL, ORGANIZATION_LABEL } from './owners.ts';
 
-interface EngineService { ID: string; Version: { Index: number }; Spec: { Name?: string; Labels?: Record<string, string> } }
+interface EngineService {
+  ID: string;
+  Version: { Index: number };
+  Spec: { Name?: string; Labels?: Record<string, string> };
+}
 
 /** Adds the organization label to the services of Berth's records that lack it; answers how many. */
 export async function adoptServices(workloads: WorkloadRegistry, hosts: ContainerHosts, em: EntityManager, log: Logger): Promise<number> {
   const docker = await hosts.local();
-  const services = await hosts.call('list services', () => docker.listServices({ filters: { label: [ID_LABEL] } })) as unknown as EngineService[];
+  const services = (await hosts.call('list services', () => docker.listServices({ filters: { label: [ID_LABEL] } }))) as unknown as EngineService[];
   let adopted = 0;
   for (const service of services) {
     const labels = service.Spec.Labels ?? {};
@@ -24,7 +28,8 @@ export async function adoptServices(workloads: WorkloadRegistry, hosts: Containe
     if (!ref || ref.appName !== service.Spec.Name) continue;
     const spec = { ...service.Spec, Labels: { ...labels, [ORGANIZATION_LABEL]: ref.organizationId } };
     await hosts.call(`relabel service ${ref.appName}`, () =>
-      (docker.getService(service.ID) as unknown as { update(o: object): Promise<unknown> }).update({ _query: { version: service.Version.Index }, _body: spec }));
+      (docker.getService(service.ID) as unknown as { update(o: object): Promise<unknown> }).update({ _query: { version: service.Version.Index }, _body: spec }),
+    );
     adopted++;
   }
   if (adopted) log.info({ services: adopted }, 'services made before owner labels now name their organization');

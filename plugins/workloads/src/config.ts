@@ -4,15 +4,33 @@
 // this file.
 import { Type, type Static } from '@berth/core';
 
-export const HostAccessSchema = Type.Object({
-  bindMountRoots: Type.Array(Type.String({ pattern: '^/' }), { default: [], description: 'Host directories below which the instance owner may bind mount (symlinks resolved; never Berth\'s data or install directory or a parent of them); empty = no bind mounts' }),
-  hostNetworks: Type.Boolean({ default: false, description: 'Let the instance owner attach workloads to the host, ingress and none networks' }),
-  localGit: Type.Boolean({ default: false, description: 'Let the instance owner deploy git repositories of this host (file:// URLs and paths)' }),
-}, { env: 'BERTH_HOST_ACCESS', default: {}, additionalProperties: false, description: 'What workloads may reach of the host: off unless granted, and then only to the instance owner (JSON in the environment)' });
+export const HostAccessSchema = Type.Object(
+  {
+    bindMountRoots: Type.Array(Type.String({ pattern: '^/' }), {
+      default: [],
+      description: "Host directories below which the instance owner may bind mount (symlinks resolved; never Berth's data or install directory or a parent of them); empty = no bind mounts",
+    }),
+    hostNetworks: Type.Boolean({ default: false, description: 'Let the instance owner attach workloads to the host, ingress and none networks' }),
+    localGit: Type.Boolean({ default: false, description: 'Let the instance owner deploy git repositories of this host (file:// URLs and paths)' }),
+  },
+  {
+    env: 'BERTH_HOST_ACCESS',
+    default: {},
+    additionalProperties: false,
+    description: 'What workloads may reach of the host: off unless granted, and then only to the instance owner (JSON in the environment)',
+  },
+);
 
 export const WorkloadsConfig = Type.Object({
   hostAccess: HostAccessSchema,
-  deploySettleSeconds: Type.Number({ env: 'BERTH_DEPLOY_SETTLE', minimum: 0, maximum: 300, default: 2, description: 'How long a new task must keep running before a deployment is done: a container that exits at once fails the deploy instead of passing it; 0 = done as soon as Swarm reports the task running' }),
+  deploySettleSeconds: Type.Number({
+    env: 'BERTH_DEPLOY_SETTLE',
+    minimum: 0,
+    maximum: 300,
+    default: 2,
+    description:
+      'How long a new task must keep running before a deployment is done: a container that exits at once fails the deploy instead of passing it; 0 = done as soon as Swarm reports the task running',
+  }),
 });
 export default WorkloadsConfig;
 export type WorkloadsSettings = Static<typeof WorkloadsConfig>;

@@ -27,15 +27,16 @@ export function realPath(p: string): string {
   let real = existing;
   try {
     real = realpathSync(existing);
-  } catch { /* unreadable: compare as written */ }
+  } catch {
+    /* unreadable: compare as written */
+  }
   return path.join(real, ...rest);
 }
 
 const within = (p: string, dir: string) => p === dir || p.startsWith(dir.endsWith('/') ? dir : `${dir}/`);
 
 /** A refusal of the policy: 403 naming the field and what would allow it. */
-export const hostAccessRefused = (field: string, message: string) =>
-  new BerthError('FORBIDDEN', `${field}: ${message}`, [{ path: field.split('.'), message: `${field}: ${message}` }]);
+export const hostAccessRefused = (field: string, message: string) => new BerthError('FORBIDDEN', `${field}: ${message}`, [{ path: field.split('.'), message: `${field}: ${message}` }]);
 
 /** True for a git source read from this host: an absolute path or a file: URL. */
 export const isLocalGitUrl = (url: string) => url.startsWith('/') || /^file:/i.test(url);

@@ -1,6 +1,16 @@
 // What workload plugins (application, the database kinds, compose, a third party's kind) use
 // of the kit.
-export { WorkloadRegistry, type WorkloadKind, type WorkloadCapabilities, type WorkloadRef, type RemoveOptions, type BackupSource, type BackupIo, type BackupTarget, type ListSource } from './registry.ts';
+export {
+  WorkloadRegistry,
+  type WorkloadKind,
+  type WorkloadCapabilities,
+  type WorkloadRef,
+  type RemoveOptions,
+  type BackupSource,
+  type BackupIo,
+  type BackupTarget,
+  type ListSource,
+} from './registry.ts';
 export type { ContainerHosts, Host } from '@berth/plugin-hosts';
 export type { WorkloadService, ServiceMount, ServicePort, SwarmHealthCheck, SwarmRestartPolicy, SwarmPlacement, SwarmUpdateConfig, SwarmMode, SwarmNetwork } from './services.ts';
 export { type MountRecord, type PortRecord, type MountDirectory, type PortDirectory, type BackupDirectory, type DomainDirectory } from './attachments.ts';
@@ -8,7 +18,25 @@ export { HostPorts, type PortHold, type PortHolder } from './host-ports.ts';
 export { parseEnv, resolveEnv, toEnvList, ENV_KEY, type SharedEnv } from './swarm/env.ts';
 export { parseMemory, parseCpu } from './swarm/resources.ts';
 export { toServiceSpec, checkServiceName, checkImage, SERVICE_NAME, IMAGE_REFERENCE, VOLUME_NAME, type ServiceSpec, type ServiceSpecOptions } from './swarm/service-spec.ts';
-export { SwarmRunner, SwarmTaskError, deployService, scaleService, restartService, removeService, serviceExists, serviceTasks, serviceLogs, type SwarmRunnerOptions, type Owned, type RegistryAuth, type WaitOptions, type DeployOptions, type DeployResult, type TaskSummary, type LogOptions } from './swarm/runner.ts';
+export {
+  SwarmRunner,
+  SwarmTaskError,
+  deployService,
+  scaleService,
+  restartService,
+  removeService,
+  serviceExists,
+  serviceTasks,
+  serviceLogs,
+  type SwarmRunnerOptions,
+  type Owned,
+  type RegistryAuth,
+  type WaitOptions,
+  type DeployOptions,
+  type DeployResult,
+  type TaskSummary,
+  type LogOptions,
+} from './swarm/runner.ts';
 export { swarmSettingFields, swarmSettingsToService, swarmResourceAnswers, answerSwarmSettings, type SwarmSettingKey } from './swarm/settings.ts';
 export { ensureImage, type ImageIo } from './swarm/images.ts';
 export { execIn, execStream, type ExecResult, type StreamIo } from './swarm/exec.ts';

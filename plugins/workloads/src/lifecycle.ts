@@ -146,7 +146,11 @@ export abstract class WorkloadLifecycle<Row> implements Deployer {
     const row = await this.load(targetId, em);
     if (!row) return;
     // A cancelled run leaves the previous version running: the status says what runs now.
-    const exists = outcome === 'cancelled' && await this.engine(row).then(e => e.swarm.serviceExists(this.identify(row).appName, this.owned(row))).catch(() => false);
+    const exists =
+      outcome === 'cancelled' &&
+      (await this.engine(row)
+        .then(e => e.swarm.serviceExists(this.identify(row).appName, this.owned(row)))
+        .catch(() => false));
     await this.setStatus(targetId, outcome === 'error' ? 'error' : exists ? 'done' : 'idle', em);
   }
 
@@ -154,7 +158,7 @@ export abstract class WorkloadLifecycle<Row> implements Deployer {
   async removeService(row: Row, opts: WaitOptions = {}): Promise<void> {
     const { swarm } = await this.engine(row);
     const { id, appName } = this.identify(row);
-    for (const name of new Set([appName, ...await swarm.servicesOf(id)])) await swarm.removeService(name, { ...opts, ...this.owned(row) });
+    for (const name of new Set([appName, ...(await swarm.servicesOf(id))])) await swarm.removeService(name, { ...opts, ...this.owned(row) });
   }
 
   /** The record's service log, optionally only the lines containing `search` (any case). */
@@ -163,7 +167,10 @@ export abstract class WorkloadLifecycle<Row> implements Deployer {
     const text = await swarm.serviceLogs(this.identify(row).appName, { tail: options.tail, since: options.since, ...this.owned(row) });
     if (!options.search) return text;
     const needle = options.search.toLowerCase();
-    return text.split('\n').filter(l => l.toLowerCase().includes(needle)).join('\n');
+    return text
+      .split('\n')
+      .filter(l => l.toLowerCase().includes(needle))
+      .join('\n');
   }
 
   async #assertDeployed(row: Row, engine: Engine): Promise<void> {

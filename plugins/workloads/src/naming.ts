@@ -4,7 +4,13 @@
 import { randomBytes } from 'node:crypto';
 
 export function generateAppName(name: string, prefix?: string): string {
-  const slug = name.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40).replace(/-+$/, '');
+  const slug = name
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40)
+    .replace(/-+$/, '');
   const head = [prefix, slug].filter(Boolean).join('-') || 'app';
   return `${head.slice(0, 55).replace(/-+$/, '')}-${randomBytes(3).toString('hex')}`;
 }

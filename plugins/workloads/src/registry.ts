@@ -76,7 +76,10 @@ export interface RemoveOptions {
 }
 
 /** See WorkloadKind.listSource. */
-export interface ListSource { entity: unknown; json?: string }
+export interface ListSource {
+  entity: unknown;
+  json?: string;
+}
 
 export interface WorkloadKind {
   /** The name on the wire: deployment targetType, mounts' serviceType, the namespace of a database kind. */
@@ -200,12 +203,20 @@ export class WorkloadRegistry {
     if (holder && holder.id !== self) throw conflict(`appName "${appName}" is already used on this host`);
     const hosts = this.#cradle().hosts;
     // A control plane whose engine (or the server's) is down can still keep records: every deploy checks the name again.
-    const docker = await hosts.of(serverId).then(h => h.engine()).catch(() => null);
+    const docker = await hosts
+      .of(serverId)
+      .then(h => h.engine())
+      .catch(() => null);
     if (!docker) return;
-    const labels = await hosts.call(`inspect service ${appName}`, () => docker.getService(appName).inspect().then(
-      (s: { Spec?: { Labels?: Record<string, string> } }) => s.Spec?.Labels ?? {},
-      (e: { statusCode?: number }) => (e.statusCode === 404 ? null : Promise.reject(e)),
-    ));
+    const labels = await hosts.call(`inspect service ${appName}`, () =>
+      docker
+        .getService(appName)
+        .inspect()
+        .then(
+          (s: { Spec?: { Labels?: Record<string, string> } }) => s.Spec?.Labels ?? {},
+          (e: { statusCode?: number }) => (e.statusCode === 404 ? null : Promise.reject(e)),
+        ),
+    );
     if (labels && !ownedBy(labels, self ?? '')) throw notOurs('service', appName);
   }
 
@@ -222,10 +233,7 @@ export class WorkloadRegistry {
 
   /** The schemas of the lists environment and project reads carry: one per kind, and the peer's others (always empty). */
   listSchemas(): Record<string, TSchema> {
-    return Object.fromEntries([
-      ...this.kinds().map(k => [k.listKey, Type.Array(k.listItem)]),
-      ...this.#unservedListKeys().map(key => [key, NotServedList(key)]),
-    ]);
+    return Object.fromEntries([...this.kinds().map(k => [k.listKey, Type.Array(k.listItem)]), ...this.#unservedListKeys().map(key => [key, NotServedList(key)])]);
   }
 
   /** Every environment's workloads, one list per kind: the kinds with a listEntity in one query, the others through their own list. */
@@ -236,7 +244,7 @@ export class WorkloadRegistry {
     const sources = kinds.map(k => summarySource(k, em)).filter(s => s !== null);
     const read = await readSummaries(sources, environmentIds, em);
     for (const k of kinds) {
-      for (const [environmentId, items] of read.get(k) ?? await k.list(environmentIds, em)) out.get(environmentId)?.[k.listKey]?.push(...items);
+      for (const [environmentId, items] of read.get(k) ?? (await k.list(environmentIds, em))) out.get(environmentId)?.[k.listKey]?.push(...items);
     }
     return out;
   }

@@ -13,31 +13,35 @@ export const NotServedList = (what: string) => Type.Array(Type.Object({}), { max
 export const NotServedOne = (what: string) => Type.Null({ description: `${what}: null until a plugin serves it` });
 
 /** The GitHub connection a workload deploys from (no secret of it), as the peer joins it; null without one. */
-export const GithubRelation = Nullable(Type.Object({
-  githubId: Type.String(),
-  githubAppName: Nullable(Type.String()),
-  githubAppId: Nullable(Type.Number()),
-  githubClientId: Nullable(Type.String()),
-  githubInstallationId: Nullable(Type.String()),
-  githubUrl: Type.String(),
-  gitProviderId: Type.String(),
-}));
+export const GithubRelation = Nullable(
+  Type.Object({
+    githubId: Type.String(),
+    githubAppName: Nullable(Type.String()),
+    githubAppId: Nullable(Type.Number()),
+    githubClientId: Nullable(Type.String()),
+    githubInstallationId: Nullable(Type.String()),
+    githubUrl: Type.String(),
+    gitProviderId: Type.String(),
+  }),
+);
 
 /** The GitLab connection a workload deploys from (no secret or token of it), as the peer joins it; null without one. */
-export const GitlabRelation = Nullable(Type.Object({
-  gitlabId: Type.String(),
-  gitlabUrl: Type.String(),
-  gitlabInternalUrl: Nullable(Type.String()),
-  applicationId: Nullable(Type.String()),
-  redirectUri: Nullable(Type.String()),
-  groupName: Nullable(Type.String()),
-  expiresAt: Nullable(Type.Number()),
-  gitProviderId: Type.String(),
-}));
+export const GitlabRelation = Nullable(
+  Type.Object({
+    gitlabId: Type.String(),
+    gitlabUrl: Type.String(),
+    gitlabInternalUrl: Nullable(Type.String()),
+    applicationId: Nullable(Type.String()),
+    redirectUri: Nullable(Type.String()),
+    groupName: Nullable(Type.String()),
+    expiresAt: Nullable(Type.Number()),
+    gitProviderId: Type.String(),
+  }),
+);
 
 /** The server a workload's serverId names, as its answers join it (null without one, or when no plugin keeps servers). */
 export async function serverRelation(cradle: Cradle, serverId: unknown, organizationId: string, em: EntityManager) {
-  return await optionalService(cradle, 'servers')?.relation(serverId, organizationId, em) ?? null;
+  return (await optionalService(cradle, 'servers')?.relation(serverId, organizationId, em)) ?? null;
 }
 
 /** The schemas of a workload's relations (made once every plugin is set up). */
@@ -69,21 +73,22 @@ export function relationSchemas(cradle: Cradle) {
  * kind's own status field) under its id field, and its server (null until remote servers come).
  * `extra`: a kind's own listed columns (icon...).
  */
-export const workloadSummary = (idField: string, extra: TProperties = {}, statusField = 'applicationStatus') => Type.Object({
-  [idField]: Type.String(),
-  name: Type.String(),
-  appName: Type.String(),
-  description: Nullable(Type.String()),
-  createdAt: Timestamp(),
-  serverId: Nullable(Type.String()),
-  [statusField]: Type.String(),
-  ...extra,
-  server: NotServedOne('the remote server'),
-});
+export const workloadSummary = (idField: string, extra: TProperties = {}, statusField = 'applicationStatus') =>
+  Type.Object({
+    [idField]: Type.String(),
+    name: Type.String(),
+    appName: Type.String(),
+    description: Nullable(Type.String()),
+    createdAt: Timestamp(),
+    serverId: Nullable(Type.String()),
+    [statusField]: Type.String(),
+    ...extra,
+    server: NotServedOne('the remote server'),
+  });
 
 /** The summary's fields of a workload's view. */
 export function summaryOf(view: Record<string, unknown>, summary: TObject): Record<string, unknown> {
-  return Object.fromEntries(Object.keys(summary.properties).map(k => [k, k === 'server' ? null : view[k] ?? null]));
+  return Object.fromEntries(Object.keys(summary.properties).map(k => [k, k === 'server' ? null : (view[k] ?? null)]));
 }
 
 /** The peer's lists of services that no kind of Berth serves yet: always empty until one registers under that key. */

@@ -2,12 +2,44 @@
 // one shape: the deploy pipelines fill a WorkloadService, core/src/swarm turns it into the
 // engine's ServiceSpec and runs it. Field names of the *Swarm objects are the engine's own,
 // as the API stores them.
-export interface SwarmHealthCheck { Test?: string[]; Interval?: number; Timeout?: number; StartPeriod?: number; Retries?: number }
-export interface SwarmRestartPolicy { Condition?: string; Delay?: number; MaxAttempts?: number; Window?: number }
-export interface SwarmPlacement { Constraints?: string[]; Preferences?: { Spread: { SpreadDescriptor: string } }[]; MaxReplicas?: number; Platforms?: { Architecture: string; OS: string }[] }
-export interface SwarmUpdateConfig { Parallelism: number; Delay?: number; FailureAction?: string; Monitor?: number; MaxFailureRatio?: number; Order: string }
-export interface SwarmMode { Replicated?: { Replicas?: number }; Global?: Record<string, never>; ReplicatedJob?: { MaxConcurrent?: number; TotalCompletions?: number }; GlobalJob?: Record<string, never> }
-export interface SwarmNetwork { Target?: string; Aliases?: string[]; DriverOpts?: Record<string, string> }
+export interface SwarmHealthCheck {
+  Test?: string[];
+  Interval?: number;
+  Timeout?: number;
+  StartPeriod?: number;
+  Retries?: number;
+}
+export interface SwarmRestartPolicy {
+  Condition?: string;
+  Delay?: number;
+  MaxAttempts?: number;
+  Window?: number;
+}
+export interface SwarmPlacement {
+  Constraints?: string[];
+  Preferences?: { Spread: { SpreadDescriptor: string } }[];
+  MaxReplicas?: number;
+  Platforms?: { Architecture: string; OS: string }[];
+}
+export interface SwarmUpdateConfig {
+  Parallelism: number;
+  Delay?: number;
+  FailureAction?: string;
+  Monitor?: number;
+  MaxFailureRatio?: number;
+  Order: string;
+}
+export interface SwarmMode {
+  Replicated?: { Replicas?: number };
+  Global?: Record<string, never>;
+  ReplicatedJob?: { MaxConcurrent?: number; TotalCompletions?: number };
+  GlobalJob?: Record<string, never>;
+}
+export interface SwarmNetwork {
+  Target?: string;
+  Aliases?: string[];
+  DriverOpts?: Record<string, string>;
+}
 
 export interface ServiceMount {
   type: 'bind' | 'volume';

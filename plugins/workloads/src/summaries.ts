@@ -13,7 +13,14 @@ type Property = { fieldNames?: string[]; runtimeType?: string; type?: string };
 type Metadata = { tableName: string; schema?: string; primaryKeys: string[]; properties: Record<string, Property> };
 
 /** How one kind's summaries are read: its table, environment and order columns, and the column (SQL) of each field. */
-interface Source { kind: WorkloadKind; table: string; environment: string; createdAt: string; key: string; fields: [field: string, sql: string][] }
+interface Source {
+  kind: WorkloadKind;
+  table: string;
+  environment: string;
+  createdAt: string;
+  key: string;
+  fields: [field: string, sql: string][];
+}
 
 const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
 const column = (p: Property | undefined) => (p?.fieldNames?.length === 1 ? quote(p.fieldNames[0]!) : null);
@@ -47,10 +54,14 @@ export function summarySource(kind: WorkloadKind, em: EntityManager): Source | n
 export async function readSummaries(sources: Source[], environmentIds: string[], em: EntityManager): Promise<Map<WorkloadKind, Map<string, Record<string, unknown>[]>>> {
   const out = new Map<WorkloadKind, Map<string, Record<string, unknown>[]>>(sources.map(s => [s.kind, new Map()]));
   if (!sources.length || !environmentIds.length) return out;
-  const parts = sources.map((s, i) =>
-    `select ${i} as k, ${s.environment} as e, ${s.createdAt} as c, ${s.key}::text as p, json_build_array(${s.fields.map(f => f[1]).join(', ')}) as v from ${s.table} where ${s.environment} in (?)`);
+  const parts = sources.map(
+    (s, i) =>
+      `select ${i} as k, ${s.environment} as e, ${s.createdAt} as c, ${s.key}::text as p, json_build_array(${s.fields.map(f => f[1]).join(', ')}) as v from ${s.table} where ${s.environment} in (?)`,
+  );
   const rows = await em.execute<{ k: number; e: string; v: (string | null)[] }[]>(
-    `${parts.join(' union all ')} order by k, c, p`, sources.map(() => environmentIds));
+    `${parts.join(' union all ')} order by k, c, p`,
+    sources.map(() => environmentIds),
+  );
   for (const row of rows) {
     const source = sources[row.k]!;
     const item: Record<string, unknown> = Object.fromEntries(source.fields.map(([field], i) => [field, row.v[i] ?? null]));

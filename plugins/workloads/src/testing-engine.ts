@@ -30,14 +30,28 @@ export async function startTestEngine(t: { teardown(fn: () => Promise<void> | vo
   writeFileSync(path.join(dir, 'daemon.json'), '{}');
   const socket = path.join(dir, 'd.sock');
   const args = [
-    '--data-root', path.join(dir, 'data'), '--exec-root', path.join(dir, 'x'), '--pidfile', path.join(dir, 'pid'),
-    '-H', `unix://${socket}`, '--config-file', path.join(dir, 'daemon.json'), '--cgroup-parent', `/${name}`,
-    '--bridge', 'none', '--iptables=false',
+    '--data-root',
+    path.join(dir, 'data'),
+    '--exec-root',
+    path.join(dir, 'x'),
+    '--pidfile',
+    path.join(dir, 'pid'),
+    '-H',
+    `unix://${socket}`,
+    '--config-file',
+    path.join(dir, 'daemon.json'),
+    '--cgroup-parent',
+    `/${name}`,
+    '--bridge',
+    'none',
+    '--iptables=false',
   ];
   // A network namespace with only loopback, brought up before dockerd replaces the shell (same pid).
   const child = spawn('unshare', ['--net', '--', 'sh', '-c', 'ip link set lo up && exec "$@"', 'sh', 'dockerd', ...args], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
   let log = '';
-  child.stderr!.setEncoding('utf8').on('data', (s: string) => { log = (log + s).slice(-4000); });
+  child.stderr!.setEncoding('utf8').on('data', (s: string) => {
+    log = (log + s).slice(-4000);
+  });
   const exited = new Promise<void>(resolve => child.once('exit', () => resolve()));
   const pid = child.pid!;
   const stop = async () => {
@@ -56,10 +70,17 @@ export async function startTestEngine(t: { teardown(fn: () => Promise<void> | vo
   };
   t.teardown(stop);
   const docker = new Docker({ socketPath: socket });
-  await waitFor('the test engine to answer', async () => {
-    if (child.exitCode !== null) throw new Error(`dockerd exited: ${log}`);
-    return docker.ping().then(() => true, () => false);
-  }, { timeout: 30_000 });
+  await waitFor(
+    'the test engine to answer',
+    async () => {
+      if (child.exitCode !== null) throw new Error(`dockerd exited: ${log}`);
+      return docker.ping().then(
+        () => true,
+        () => false,
+      );
+    },
+    { timeout: 30_000 },
+  );
   if (o.swarm) await docker.swarmInit({ ListenAddr: '127.0.0.1:2377', AdvertiseAddr: '127.0.0.1' });
   for (const image of o.images) {
     const saved = spawn('docker', ['save', image], { stdio: ['ignore', 'pipe', 'inherit'] });

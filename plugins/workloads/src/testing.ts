@@ -50,17 +50,17 @@ export interface ContainerCommandResult {
 
 /** Runs a driver's command in a container through the engine's exec API (stdin when given), collecting its output. */
 export async function runContainerCommand(docker: Docker, containerId: string, command: ContainerCommand, stdin?: Buffer): Promise<ContainerCommandResult> {
-  const exec = await docker.getContainer(containerId).exec({
-    Cmd: command.cmd,
-    Env: toEnvList(command.env ?? {}),
-    AttachStdin: stdin !== undefined,
-    AttachStdout: true,
-    AttachStderr: true,
-  });
+  const exec = await docker.getContainer(containerId).exec({ Cmd: command.cmd, Env: toEnvList(command.env ?? {}), AttachStdin: stdin !== undefined, AttachStdout: true, AttachStderr: true });
   const stream = await exec.start({ hijack: true, stdin: stdin !== undefined });
   const out: Buffer[] = [];
   const err: Buffer[] = [];
-  const sink = (into: Buffer[]) => new Writable({ write(chunk: Buffer, _enc, done) { into.push(chunk); done(); } });
+  const sink = (into: Buffer[]) =>
+    new Writable({
+      write(chunk: Buffer, _enc, done) {
+        into.push(chunk);
+        done();
+      },
+    });
   await new Promise<void>((resolve, reject) => {
     docker.modem.demuxStream(stream, sink(out), sink(err));
     stream.on('end', resolve);
@@ -106,7 +106,10 @@ function sample(driver: DatabaseDriver, password: string, user = 'berth_user', r
 
 /** Sample credentials under a name for failure messages: plain, and with every special sign in the password and user. */
 function credentialSets(driver: DatabaseDriver, plain: string): [string, DatabaseCredentials][] {
-  return [['plain credentials', sample(driver, plain)], ['credentials with every special sign', sample(driver, NASTY, NASTY_USER)]];
+  return [
+    ['plain credentials', sample(driver, plain)],
+    ['credentials with every special sign', sample(driver, NASTY, NASTY_USER)],
+  ];
 }
 
 /**
@@ -116,13 +119,32 @@ function credentialSets(driver: DatabaseDriver, plain: string): [string, Databas
 function checkCommands(t: Test, what: string, instances: [string, ContainerCommand, string[]][]) {
   const breaking = (rule: (command: ContainerCommand) => boolean) => instances.filter(([, command]) => !rule(command)).map(([label]) => label);
   const args = (command: ContainerCommand) => (Array.isArray(command.cmd) ? command.cmd : []);
-  t.same(breaking(c => Array.isArray(c.cmd) && c.cmd.length > 0), [], `${what}: a non-empty argument array`);
-  t.same(breaking(c => args(c).every(a => typeof a === 'string' && !a.includes('\0'))), [], `${what}: every argument a string without NUL`);
-  t.same(breaking(c => typeof args(c)[0] === 'string' && args(c)[0]!.length > 0), [], `${what}: names a program`);
-  t.same(breaking(c => Object.entries(c.env ?? {}).every(([k, v]) => ENV_KEY.test(k) && typeof v === 'string' && !v.includes('\0'))), [], `${what}: environment names valid, values strings`);
-  t.same(breaking(c => c.expectOutput === undefined || c.expectOutput instanceof RegExp), [], `${what}: expectOutput, when given, is a RegExp`);
-  const leaks = instances.flatMap(([label, command, secrets]) =>
-    secrets.filter(s => s.length > 0 && args(command).some(a => a.includes(s))).map(s => `${label}: ${JSON.stringify(s.slice(0, 6))}…`));
+  t.same(
+    breaking(c => Array.isArray(c.cmd) && c.cmd.length > 0),
+    [],
+    `${what}: a non-empty argument array`,
+  );
+  t.same(
+    breaking(c => args(c).every(a => typeof a === 'string' && !a.includes('\0'))),
+    [],
+    `${what}: every argument a string without NUL`,
+  );
+  t.same(
+    breaking(c => typeof args(c)[0] === 'string' && args(c)[0]!.length > 0),
+    [],
+    `${what}: names a program`,
+  );
+  t.same(
+    breaking(c => Object.entries(c.env ?? {}).every(([k, v]) => ENV_KEY.test(k) && typeof v === 'string' && !v.includes('\0'))),
+    [],
+    `${what}: environment names valid, values strings`,
+  );
+  t.same(
+    breaking(c => c.expectOutput === undefined || c.expectOutput instanceof RegExp),
+    [],
+    `${what}: expectOutput, when given, is a RegExp`,
+  );
+  const leaks = instances.flatMap(([label, command, secrets]) => secrets.filter(s => s.length > 0 && args(command).some(a => a.includes(s))).map(s => `${label}: ${JSON.stringify(s.slice(0, 6))}…`));
   t.same(leaks, [], `${what}: the password (the user's or root's) is in no argument`);
 }
 
@@ -132,9 +154,17 @@ function pureChecks(t: Test, driver: DatabaseDriver, options: DriverConformanceO
     t.match(driver.kind, KIND, 'the kind is lower-case letters and digits');
     t.ok(typeof driver.label === 'string' && driver.label.trim().length > 0, 'a label for messages');
     const variants = ['current', 'older'] as const;
-    t.same(variants.filter(v => !IMAGE_REFERENCE.test(driver.defaultImage[v])).map(v => `${v}: ${driver.defaultImage[v]}`), [], 'the default images (current, older) are valid references');
+    t.same(
+      variants.filter(v => !IMAGE_REFERENCE.test(driver.defaultImage[v])).map(v => `${v}: ${driver.defaultImage[v]}`),
+      [],
+      'the default images (current, older) are valid references',
+    );
     const fields = ['databaseName', 'databaseUser', 'databaseRootPassword'] as const;
-    t.same(fields.filter(f => typeof driver.fields[f] !== 'boolean'), [], 'fields.databaseName, databaseUser and databaseRootPassword are booleans');
+    t.same(
+      fields.filter(f => typeof driver.fields[f] !== 'boolean'),
+      [],
+      'fields.databaseName, databaseUser and databaseRootPassword are booleans',
+    );
     t.match(driver.dataPath, ABSOLUTE_PATH, 'the data path is a plain absolute path');
     t.notOk(driver.dataPath.split('/').includes('..'), 'the data path does not climb');
     t.ok(Number.isInteger(driver.internalPort) && driver.internalPort >= 1 && driver.internalPort <= 65535, 'the internal port is a TCP port');
@@ -153,29 +183,59 @@ function pureChecks(t: Test, driver: DatabaseDriver, options: DriverConformanceO
       t.notOk(Value.Check(older, 42), 'the older schema takes only strings');
     }
     const { valid = [], invalid = [] } = options.passwords ?? {};
-    if (valid.length) t.same(valid.filter(p => !Value.Check(driver.passwordSchema, p)), [], `the current schema accepts each of ${JSON.stringify(valid)}`);
-    if (invalid.length) t.same(invalid.filter(p => Value.Check(driver.passwordSchema, p)), [], `the current schema refuses each of ${JSON.stringify(invalid)}`);
+    if (valid.length)
+      t.same(
+        valid.filter(p => !Value.Check(driver.passwordSchema, p)),
+        [],
+        `the current schema accepts each of ${JSON.stringify(valid)}`,
+      );
+    if (invalid.length)
+      t.same(
+        invalid.filter(p => Value.Check(driver.passwordSchema, p)),
+        [],
+        `the current schema refuses each of ${JSON.stringify(invalid)}`,
+      );
   });
 
   t.test(`${driver.kind}: environment and start command`, async t => {
     const sets = credentialSets(driver, 'Simple123');
     const breaking = (rule: (c: DatabaseCredentials) => boolean) => sets.filter(([, c]) => !rule(c)).map(([label]) => label);
-    t.same(breaking(c => Object.entries(driver.containerEnv(c)).every(([k, v]) => ENV_KEY.test(k) && typeof v === 'string')), [], 'environment names valid, values strings');
-    t.same(breaking(c => {
-      const { command } = driver.startCommand(c);
-      return command === null || (typeof command === 'string' && command.trim().length > 0);
-    }), [], 'the command is null or a program');
-    t.same(breaking(c => {
-      const { args } = driver.startCommand(c);
-      return args === null || (Array.isArray(args) && args.every(a => typeof a === 'string'));
-    }), [], 'the args are null or strings');
+    t.same(
+      breaking(c => Object.entries(driver.containerEnv(c)).every(([k, v]) => ENV_KEY.test(k) && typeof v === 'string')),
+      [],
+      'environment names valid, values strings',
+    );
+    t.same(
+      breaking(c => {
+        const { command } = driver.startCommand(c);
+        return command === null || (typeof command === 'string' && command.trim().length > 0);
+      }),
+      [],
+      'the command is null or a program',
+    );
+    t.same(
+      breaking(c => {
+        const { args } = driver.startCommand(c);
+        return args === null || (Array.isArray(args) && args.every(a => typeof a === 'string'));
+      }),
+      [],
+      'the args are null or strings',
+    );
   });
 
   t.test(`${driver.kind}: commands are argument arrays that carry no password`, async t => {
     const sets = credentialSets(driver, 'Simple123-secret');
     const secrets = (c: DatabaseCredentials) => [c.databasePassword, c.databaseRootPassword ?? ''];
-    checkCommands(t, 'readiness', sets.map(([label, c]) => [label, driver.readinessCheck(c), secrets(c)]));
-    checkCommands(t, 'dump', sets.map(([label, c]) => [label, driver.dumpCommand(c), secrets(c)]));
+    checkCommands(
+      t,
+      'readiness',
+      sets.map(([label, c]) => [label, driver.readinessCheck(c), secrets(c)]),
+    );
+    checkCommands(
+      t,
+      'dump',
+      sets.map(([label, c]) => [label, driver.dumpCommand(c), secrets(c)]),
+    );
     const restores: [string, ContainerCommand, string[]][] = [];
     const refusals: string[] = [];
     for (const [label, c] of sets) {
@@ -185,9 +245,19 @@ function pureChecks(t: Test, driver: DatabaseDriver, options: DriverConformanceO
         refusals.push((e as Error).message);
       }
     }
-    if (refusals.length) t.same(refusals.filter(m => !/\S/.test(m)), [], `restore is not supported and says why: ${refusals[0]}`);
+    if (refusals.length)
+      t.same(
+        refusals.filter(m => !/\S/.test(m)),
+        [],
+        `restore is not supported and says why: ${refusals[0]}`,
+      );
     if (restores.length) checkCommands(t, 'restore', restores);
-    if (driver.createDatabaseCommand) checkCommands(t, 'create database', sets.map(([label, c]) => [label, driver.createDatabaseCommand!({ ...c, databaseName: 'berth_new' }), secrets(c)]));
+    if (driver.createDatabaseCommand)
+      checkCommands(
+        t,
+        'create database',
+        sets.map(([label, c]) => [label, driver.createDatabaseCommand!({ ...c, databaseName: 'berth_new' }), secrets(c)]),
+      );
   });
 
   if (driver.credentialsFromEnv) {
@@ -195,7 +265,11 @@ function pureChecks(t: Test, driver: DatabaseDriver, options: DriverConformanceO
       const fields = ['databaseUser', 'databasePassword', 'databaseName', 'databaseRootPassword'] as const;
       for (const [label, c] of credentialSets(driver, 'Simple123')) {
         const read = driver.credentialsFromEnv!(driver.containerEnv(c));
-        t.same(fields.filter(f => (f === 'databasePassword' || driver.fields[f]) && read[f] !== c[f]), [], `${label}: the same credentials`);
+        t.same(
+          fields.filter(f => (f === 'databasePassword' || driver.fields[f]) && read[f] !== c[f]),
+          [],
+          `${label}: the same credentials`,
+        );
       }
     });
   }
@@ -205,9 +279,17 @@ function pureChecks(t: Test, driver: DatabaseDriver, options: DriverConformanceO
   t.test(`${driver.kind}: password changes are argument arrays without the old password`, async t => {
     const c = sample(driver, 'Old-secret-1');
     const old = [c.databasePassword, c.databaseRootPassword ?? ''];
-    checkCommands(t, 'change', INJECTIONS.map(next => [`to ${JSON.stringify(next)}`, driver.changePasswordCommand(c, next), old]));
+    checkCommands(
+      t,
+      'change',
+      INJECTIONS.map(next => [`to ${JSON.stringify(next)}`, driver.changePasswordCommand(c, next), old]),
+    );
     if (driver.fields.databaseRootPassword) {
-      checkCommands(t, 'root change', INJECTIONS.map(next => [`to ${JSON.stringify(next)}`, driver.changePasswordCommand(c, next, 'root'), old]));
+      checkCommands(
+        t,
+        'root change',
+        INJECTIONS.map(next => [`to ${JSON.stringify(next)}`, driver.changePasswordCommand(c, next, 'root'), old]),
+      );
     } else {
       t.throws(() => driver.changePasswordCommand(c, 'x', 'root'), 'a kind without a root password refuses to change one');
     }
@@ -230,11 +312,33 @@ function pureChecks(t: Test, driver: DatabaseDriver, options: DriverConformanceO
       }
     }
     const breaking = (rule: (p: (typeof parsed)[number]) => boolean) => parsed.filter(p => !rule(p)).map(p => p.text);
-    t.same(breaking(({ url, host }) => url.hostname.replace(/^\[|\]$/g, '') === host), [], 'the host of every URL');
-    t.same(breaking(({ url, port }) => url.port === String(port)), [], 'the port of every URL');
-    t.same(breaking(({ url, c }) => decodeURIComponent(url.password) === c.databasePassword), [], 'the password round-trips in every URL (plain, every special sign, empty)');
-    if (driver.fields.databaseUser) t.same(breaking(({ url, c }) => decodeURIComponent(url.username) === c.databaseUser), [], 'the user round-trips in every URL');
-    if (driver.fields.databaseName) t.same(breaking(({ url, c }) => decodeURIComponent(url.pathname.slice(1)) === c.databaseName), [], 'the database is the path of every URL');
+    t.same(
+      breaking(({ url, host }) => url.hostname.replace(/^\[|\]$/g, '') === host),
+      [],
+      'the host of every URL',
+    );
+    t.same(
+      breaking(({ url, port }) => url.port === String(port)),
+      [],
+      'the port of every URL',
+    );
+    t.same(
+      breaking(({ url, c }) => decodeURIComponent(url.password) === c.databasePassword),
+      [],
+      'the password round-trips in every URL (plain, every special sign, empty)',
+    );
+    if (driver.fields.databaseUser)
+      t.same(
+        breaking(({ url, c }) => decodeURIComponent(url.username) === c.databaseUser),
+        [],
+        'the user round-trips in every URL',
+      );
+    if (driver.fields.databaseName)
+      t.same(
+        breaking(({ url, c }) => decodeURIComponent(url.pathname.slice(1)) === c.databaseName),
+        [],
+        'the database is the path of every URL',
+      );
   });
 }
 
@@ -308,7 +412,12 @@ function engineChecks(t: Test, driver: DatabaseDriver, image: string, options: D
     if (connect) {
       await t.resolves(connect(driver.connectionUrl(c, address, driver.internalPort)), 'a client connects from outside with the connection URL');
       if (!options.authError) t.fail('driverConformance: connect is given without authError, the error a wrong password must give');
-      else await t.rejects(connect(driver.connectionUrl({ ...c, databasePassword: `wrong-${rand()}` }, address, driver.internalPort)), options.authError, 'and is refused with a wrong password, by the authentication error');
+      else
+        await t.rejects(
+          connect(driver.connectionUrl({ ...c, databasePassword: `wrong-${rand()}` }, address, driver.internalPort)),
+          options.authError,
+          'and is refused with a wrong password, by the authentication error',
+        );
     }
 
     const wrong = await run(driver.readinessCheck({ ...c, databasePassword: `wrong-${rand()}` }));

@@ -47,10 +47,7 @@ t.test('parseEnv names what it cannot read', async t => {
     [() => parseEnv('X-Y=1', 'buildArgs'), ['buildArgs'], /in buildArgs/],
   ]);
   // A line inside a multi-line quoted value is part of the value, not a line of its own.
-  t.same(parseEnv('KEY="-----BEGIN KEY-----\nnot an assignment\n-----END KEY-----"\nNEXT=1'), {
-    KEY: '-----BEGIN KEY-----\nnot an assignment\n-----END KEY-----',
-    NEXT: '1',
-  });
+  t.same(parseEnv('KEY="-----BEGIN KEY-----\nnot an assignment\n-----END KEY-----"\nNEXT=1'), { KEY: '-----BEGIN KEY-----\nnot an assignment\n-----END KEY-----', NEXT: '1' });
 });
 
 t.test('resolveEnv replaces project, environment and own references', async t => {
@@ -62,18 +59,9 @@ t.test('resolveEnv replaces project, environment and own references', async t =>
       'TWICE=${{DB_NAME}}-${{DB_NAME}}',
       'LITERAL=${NOT_A_REFERENCE} $HOME {{x}}',
     ].join('\n'),
-    {
-      project: 'DB_USER=admin\nUNUSED=1',
-      environment: 'DB_HOST=db-${{project.DB_USER}}.internal\nSTAGE=prod',
-    },
+    { project: 'DB_USER=admin\nUNUSED=1', environment: 'DB_HOST=db-${{project.DB_USER}}.internal\nSTAGE=prod' },
   );
-  t.same(env, {
-    DB_URL: 'postgres://admin@db-admin.internal:5432/app_prod',
-    DB_NAME: 'app_prod',
-    SPACES: 'admin',
-    TWICE: 'app_prod-app_prod',
-    LITERAL: '${NOT_A_REFERENCE} $HOME {{x}}',
-  });
+  t.same(env, { DB_URL: 'postgres://admin@db-admin.internal:5432/app_prod', DB_NAME: 'app_prod', SPACES: 'admin', TWICE: 'app_prod-app_prod', LITERAL: '${NOT_A_REFERENCE} $HOME {{x}}' });
   t.same(resolveEnv(null), {});
   t.same(resolveEnv('A=1'), { A: '1' }, 'no shared texts');
   t.same(resolveEnv('A=${{B}}\nB=${{C}}-x\nC=y'), { A: 'y-x', B: 'y-x', C: 'y' }, 'a referenced variable is resolved once more');
@@ -82,10 +70,22 @@ t.test('resolveEnv replaces project, environment and own references', async t =>
 
 t.test('resolveEnv names a missing or bad reference exactly', async t => {
   refusals(t, 'each missing or bad reference is refused as a domain error naming env, with its message', [
-    [() => resolveEnv('DB_URL=${{project.DB_HOST}}'), ['env'], 'Invalid project environment variable: project.DB_HOST (environment variable DB_URL refers to ${{project.DB_HOST}}, which is not defined)'],
-    [() => resolveEnv('X=${{environment.NOPE}}', { environment: 'OTHER=1' }), ['env'], 'Invalid environment variable: environment.NOPE (environment variable X refers to ${{environment.NOPE}}, which is not defined)'],
+    [
+      () => resolveEnv('DB_URL=${{project.DB_HOST}}'),
+      ['env'],
+      'Invalid project environment variable: project.DB_HOST (environment variable DB_URL refers to ${{project.DB_HOST}}, which is not defined)',
+    ],
+    [
+      () => resolveEnv('X=${{environment.NOPE}}', { environment: 'OTHER=1' }),
+      ['env'],
+      'Invalid environment variable: environment.NOPE (environment variable X refers to ${{environment.NOPE}}, which is not defined)',
+    ],
     [() => resolveEnv('X=${{MISSING}}'), ['env'], 'Invalid service environment variable: MISSING (environment variable X refers to ${{MISSING}}, which is not defined)'],
-    [() => resolveEnv('X=${{environment.H}}', { environment: 'H=${{project.GONE}}' }), ['env'], 'Invalid project environment variable: project.GONE (environment variable H (of the environment) refers to ${{project.GONE}}, which is not defined)'],
+    [
+      () => resolveEnv('X=${{environment.H}}', { environment: 'H=${{project.GONE}}' }),
+      ['env'],
+      'Invalid project environment variable: project.GONE (environment variable H (of the environment) refers to ${{project.GONE}}, which is not defined)',
+    ],
     [() => resolveEnv('X=${{environment.H}}', { environment: 'H=${{OTHER}}\nOTHER=1' }), ['env'], /^Environment variable H of the environment refers to \$\{\{OTHER\}\}/],
     [() => resolveEnv('X=${{server.KEY}}'), ['env'], /^Invalid service environment variable: server\.KEY \(environment variable X refers to \$\{\{server\.KEY\}\}, which is not a valid reference/],
     [() => resolveEnv('A=${{B}}\nB=${{A}}'), ['env'], /^Environment variable [AB] refers to \$\{\{[AB]\}\}, which is nested too deeply or circular/],

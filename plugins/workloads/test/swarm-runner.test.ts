@@ -77,7 +77,12 @@ function web(name: string, port: number, greeting: string, over: Partial<Workloa
 function cleanup(t: Test, name: string) {
   t.teardown(async () => {
     // A slow removal must not fail the test that used the service: remove it without waiting then.
-    await runner.removeService(name, { ...mine, timeoutMs: 30_000 }).catch(() => docker.getService(name).remove().catch(() => undefined));
+    await runner.removeService(name, { ...mine, timeoutMs: 30_000 }).catch(() =>
+      docker
+        .getService(name)
+        .remove()
+        .catch(() => undefined),
+    );
   });
 }
 
@@ -93,8 +98,14 @@ t.test('deploy, update, scale, restart, logs and remove a service', async t => {
   t.equal(first.created, true);
   t.equal(first.forceUpdate, 0);
   t.match(await fetchUntil(port, /greeting=one/), /greeting=one/, 'the service answers on its published port');
-  t.ok(lines.some(l => l.startsWith(`Creating service ${name}`)), 'logged the creation');
-  t.ok(lines.some(l => l.includes('1/1 new task(s) running')), 'logged the progress');
+  t.ok(
+    lines.some(l => l.startsWith(`Creating service ${name}`)),
+    'logged the creation',
+  );
+  t.ok(
+    lines.some(l => l.includes('1/1 new task(s) running')),
+    'logged the progress',
+  );
   t.equal(await runner.serviceExists(name, mine), true);
   const inspected = await docker.getService(name).inspect();
   t.same(inspected.Spec.Labels, { 'berth.test': 'swarm-runner', 'berth.id': OWNER }, 'owner labels on the service');
@@ -133,10 +144,14 @@ t.test('deploy, update, scale, restart, logs and remove a service', async t => {
   t.match(await fetchUntil(port, /greeting=two/), /greeting=two/);
 
   // Service logs come through the swarm log broker, a moment behind.
-  const logs = await waitFor('the last task\'s start line in the service logs', async () => {
-    const text = await runner.serviceLogs(name, mine);
-    return /started with two/.test(text) && text;
-  }, { timeout: 60_000, interval: 200 });
+  const logs = await waitFor(
+    "the last task's start line in the service logs",
+    async () => {
+      const text = await runner.serviceLogs(name, mine);
+      return /started with two/.test(text) && text;
+    },
+    { timeout: 60_000, interval: 200 },
+  );
   t.match(logs, /started with one/, 'logs of every task, the first one too');
   t.match(logs, /started with two/);
   t.notMatch(logs, /[\x00-\x08]/, 'demultiplexed: no frame headers');
@@ -204,7 +219,7 @@ t.test('ingress publishing answers through the routing mesh', async t => {
   });
 });
 
-t.test('a missing image fails the deploy quickly with the engine\'s reason', async t => {
+t.test("a missing image fails the deploy quickly with the engine's reason", async t => {
   const name = uniqueName('noimage');
   cleanup(t, name);
   const started = Date.now();
@@ -225,7 +240,7 @@ t.test('a container that exits fails the deploy with its exit code', async t => 
   t.equal(error.task?.exitCode, 3);
 });
 
-t.test('a failed update reports the new version\'s error while the old version keeps serving', async t => {
+t.test("a failed update reports the new version's error while the old version keeps serving", async t => {
   const name = uniqueName('rollback');
   const port = await freePort();
   cleanup(t, name);
@@ -236,20 +251,32 @@ t.test('a failed update reports the new version\'s error while the old version k
   t.match(error.message, /No such image: berth-test\/does-not-exist:2/);
   // FailureAction rollback: Swarm goes back to the previous spec, which serves again.
   let state = '';
-  await waitFor('the rollback to complete', async () => {
-    state = (await docker.getService(name).inspect()).UpdateStatus?.State ?? '';
-    return state === 'rollback_completed';
-  }, { timeout: 60_000, interval: 500 }).catch(() => undefined);
+  await waitFor(
+    'the rollback to complete',
+    async () => {
+      state = (await docker.getService(name).inspect()).UpdateStatus?.State ?? '';
+      return state === 'rollback_completed';
+    },
+    { timeout: 60_000, interval: 500 },
+  ).catch(() => undefined);
   // Swarm may report the rollback as started for a long while on a busy node (a replaced task
   // waits for the host port); that the previous version serves again is checked just below.
   t.match(state, /^rollback_(completed|started)$/, 'Swarm rolled the update back');
   // The rolled-back task starts like any other: give the node its time.
   let tasks = await runner.serviceTasks(name, mine);
-  await waitFor('a task of the rolled-back version to run', async () => {
-    tasks = await runner.serviceTasks(name, mine);
-    return running(tasks).length > 0;
-  }, { timeout: 90_000, interval: 500 }).catch(() => undefined);
-  t.same(running(tasks).map(x => x.forceUpdate), [0], `the first version runs again: ${JSON.stringify(tasks.map(x => [x.forceUpdate, x.state, x.error]))}`);
+  await waitFor(
+    'a task of the rolled-back version to run',
+    async () => {
+      tasks = await runner.serviceTasks(name, mine);
+      return running(tasks).length > 0;
+    },
+    { timeout: 90_000, interval: 500 },
+  ).catch(() => undefined);
+  t.same(
+    running(tasks).map(x => x.forceUpdate),
+    [0],
+    `the first version runs again: ${JSON.stringify(tasks.map(x => [x.forceUpdate, x.state, x.error]))}`,
+  );
   t.match(await fetchUntil(port, /greeting=stable/), /greeting=stable/, 'and serves');
 
   // The next deploy is judged by its own tasks, not by the rolled-back version's failures.
@@ -258,7 +285,7 @@ t.test('a failed update reports the new version\'s error while the old version k
   t.match(await fetchUntil(port, /greeting=fixed/), /greeting=fixed/);
 });
 
-t.test('aborting stops the wait at once with the signal\'s reason', async t => {
+t.test("aborting stops the wait at once with the signal's reason", async t => {
   const name = uniqueName('abort');
   cleanup(t, name);
   const controller = new AbortController();
@@ -290,10 +317,7 @@ t.test('registry credentials reach the engine and never the log', async t => {
   const lines: string[] = [];
   const password = `pw-${randomBytes(8).toString('hex')}`;
   // Nothing can be pulled here: the engine tries with the credentials, then uses its local copy.
-  await runner.deployService(web(name, port, 'private'), {
-    log: l => lines.push(l),
-    registryAuth: { username: 'berth', password, serveraddress: 'registry.invalid' },
-  });
+  await runner.deployService(web(name, port, 'private'), { log: l => lines.push(l), registryAuth: { username: 'berth', password, serveraddress: 'registry.invalid' } });
   t.match(await fetchUntil(port, /greeting=private/), /greeting=private/);
   t.notMatch(lines.join('\n'), new RegExp(password));
   t.notMatch(JSON.stringify(errors), new RegExp(password));
@@ -333,7 +357,7 @@ t.test('a spec the engine refuses is BAD_REQUEST with its reason', async t => {
   t.equal(await runner.serviceExists(name, mine), false);
 });
 
-t.test('a task the node cannot start fails with the engine\'s reason', async t => {
+t.test("a task the node cannot start fails with the engine's reason", async t => {
   const name = uniqueName('nomount');
   cleanup(t, name);
   const error = await runner.deployService(web(name, await freePort(), 'x', { mounts: [{ type: 'bind', source: '/berth-test-no-such-dir', target: '/data' }] })).catch(e => e);
@@ -371,16 +395,20 @@ t.test('the free functions take the engine client', async t => {
   await deployService(docker, web(name, port, 'free'));
   t.equal(await serviceExists(docker, name, mine), true);
   t.match(await fetchUntil(port, /greeting=free/), /greeting=free/);
-  const logs = await waitFor('the start line in the service logs', async () => {
-    const text = await serviceLogs(docker, name, { ...mine, since: '10m' });
-    return /started with free/.test(text) && text;
-  }, { timeout: 60_000, interval: 200 });
+  const logs = await waitFor(
+    'the start line in the service logs',
+    async () => {
+      const text = await serviceLogs(docker, name, { ...mine, since: '10m' });
+      return /started with free/.test(text) && text;
+    },
+    { timeout: 60_000, interval: 200 },
+  );
   t.match(logs, /started with free/);
   const missing = await serviceLogs(docker, uniqueName('none'), mine).catch(e => e);
   t.equal(missing.code, 'NOT_FOUND', 'engine errors become domain errors without a ContainerHosts too');
 });
 
-t.test('a service of the name that is not the owner\'s is refused and left alone', async t => {
+t.test("a service of the name that is not the owner's is refused and left alone", async t => {
   const name = uniqueName('theirs');
   const port = await freePort();
   cleanup(t, name);
@@ -396,7 +424,10 @@ t.test('a service of the name that is not the owner\'s is refused and left alone
     ['exists', () => runner.serviceExists(name, mine)],
     ['remove', () => runner.removeService(name, mine)],
   ] as const) {
-    const error = await (call as () => Promise<unknown>)().then(() => null, (e: BerthError) => e);
+    const error = await (call as () => Promise<unknown>)().then(
+      () => null,
+      (e: BerthError) => e,
+    );
     t.equal(error?.code, 'CONFLICT', what);
     t.match(error?.message, notOurs, what);
   }

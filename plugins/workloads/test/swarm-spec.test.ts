@@ -39,7 +39,7 @@ t.test('parseCpu answers NanoCPUs', async t => {
   t.equal(parseCpu('2'), 2_000_000_000);
   t.equal(parseCpu(1.25), 1_250_000_000);
   t.equal(parseCpu('.25'), 250_000_000);
-  t.equal(parseCpu('2000000000'), 2_000_000_000, 'the peer\'s NanoCPUs pass through');
+  t.equal(parseCpu('2000000000'), 2_000_000_000, "the peer's NanoCPUs pass through");
   t.equal(parseCpu(500000000), 500_000_000);
   t.equal(parseCpu(null), null);
   t.equal(parseCpu(''), null);
@@ -71,11 +71,7 @@ t.test('a minimal workload maps to a replicated service on the platform network'
     Name: 'shop-api-a1b2c3',
     Labels: { 'berth.kind': 'application', 'berth.id': 'app_1' },
     TaskTemplate: {
-      ContainerSpec: {
-        Image: 'registry.example.com:5000/team/api:1.2',
-        Env: ['PORT=8080', 'GREETING=hello world'],
-        Labels: { 'berth.kind': 'application', 'berth.id': 'app_1' },
-      },
+      ContainerSpec: { Image: 'registry.example.com:5000/team/api:1.2', Env: ['PORT=8080', 'GREETING=hello world'], Labels: { 'berth.kind': 'application', 'berth.id': 'app_1' } },
       Networks: [{ Target: NET }],
       ForceUpdate: 0,
     },
@@ -87,29 +83,32 @@ t.test('a minimal workload maps to a replicated service on the platform network'
 
 t.test('every field reaches its place in the spec', async t => {
   const healthCheck = { Test: ['CMD', 'wget', '-q', '-O-', 'http://127.0.0.1:8080/'], Interval: 1e9, Timeout: 1e9, Retries: 3 };
-  const spec = toServiceSpec(workload({
-    command: '  /bin/server   --listen 0.0.0.0 ',
-    args: ['--name', 'two words'],
-    mounts: [
-      { type: 'volume', source: 'shop-data', target: '/data' },
-      { type: 'bind', source: '/srv/berth/files/shop', target: '/etc/shop', readOnly: true },
-    ],
-    ports: [
-      { targetPort: 8080, publishedPort: 30080, protocol: 'tcp', publishMode: 'ingress' },
-      { targetPort: 53, publishedPort: 30053, protocol: 'udp', publishMode: 'ingress' },
-    ],
-    memoryLimit: 536870912,
-    memoryReservation: 268435456,
-    cpuLimit: 2_000_000_000,
-    cpuReservation: 500_000_000,
-    healthCheck,
-    restartPolicy: { Condition: 'on-failure', MaxAttempts: 3 },
-    placement: { Constraints: ['node.role==manager'] },
-    rollbackConfig: { Parallelism: 1, Order: 'stop-first' },
-    labels: { team: 'shop', 'berth.kind': 'spoofed' },
-    networks: [{ Target: 'shop-internal', Aliases: ['api'] }, { Target: NET }],
-    stopGracePeriod: 20_000_000_000,
-  }), { platformNetwork: NET, forceUpdate: 7, init: true });
+  const spec = toServiceSpec(
+    workload({
+      command: '  /bin/server   --listen 0.0.0.0 ',
+      args: ['--name', 'two words'],
+      mounts: [
+        { type: 'volume', source: 'shop-data', target: '/data' },
+        { type: 'bind', source: '/srv/berth/files/shop', target: '/etc/shop', readOnly: true },
+      ],
+      ports: [
+        { targetPort: 8080, publishedPort: 30080, protocol: 'tcp', publishMode: 'ingress' },
+        { targetPort: 53, publishedPort: 30053, protocol: 'udp', publishMode: 'ingress' },
+      ],
+      memoryLimit: 536870912,
+      memoryReservation: 268435456,
+      cpuLimit: 2_000_000_000,
+      cpuReservation: 500_000_000,
+      healthCheck,
+      restartPolicy: { Condition: 'on-failure', MaxAttempts: 3 },
+      placement: { Constraints: ['node.role==manager'] },
+      rollbackConfig: { Parallelism: 1, Order: 'stop-first' },
+      labels: { team: 'shop', 'berth.kind': 'spoofed' },
+      networks: [{ Target: 'shop-internal', Aliases: ['api'] }, { Target: NET }],
+      stopGracePeriod: 20_000_000_000,
+    }),
+    { platformNetwork: NET, forceUpdate: 7, init: true },
+  );
   const task = spec.TaskTemplate as Record<string, any>;
   t.same(task.ContainerSpec.Command, ['/bin/server', '--listen', '0.0.0.0'], 'command split into an argument array');
   t.same(task.ContainerSpec.Args, ['--name', 'two words'], 'args as given');
@@ -181,7 +180,17 @@ t.test('names that reach the host are checked, naming the field', async t => {
     [() => spec({ image: '' }), ['image'], /Invalid image/],
     [() => spec({ env: { 'BAD-KEY': 'x' } }), ['env', 'BAD-KEY'], /"BAD-KEY"/],
     [() => spec({ mounts: [{ type: 'volume', source: 'data', target: 'relative/path' }] }), ['mounts', 0, 'target'], /^Invalid mount target "relative\/path": use an absolute path/],
-    [() => spec({ mounts: [{ type: 'volume', source: 'data', target: '/ok' }, { type: 'volume', source: 'data', target: '/a/../etc' }] }), ['mounts', 1, 'target'], /Invalid mount target/],
+    [
+      () =>
+        spec({
+          mounts: [
+            { type: 'volume', source: 'data', target: '/ok' },
+            { type: 'volume', source: 'data', target: '/a/../etc' },
+          ],
+        }),
+      ['mounts', 1, 'target'],
+      /Invalid mount target/,
+    ],
     [() => spec({ mounts: [{ type: 'volume', source: '../escape', target: '/data' }] }), ['mounts', 0, 'source'], /^Invalid volume name "..\/escape"/],
     [() => spec({ mounts: [{ type: 'volume', source: 'a b', target: '/data' }] }), ['mounts', 0, 'source'], /Invalid volume name/],
     [() => spec({ mounts: [{ type: 'bind', source: 'relative', target: '/data' }] }), ['mounts', 0, 'source'], /^Invalid bind mount source "relative"/],
@@ -190,12 +199,17 @@ t.test('names that reach the host are checked, naming the field', async t => {
     [() => spec({ ports: [{ targetPort: 80, publishedPort: 70000, protocol: 'tcp', publishMode: 'ingress' }] }), ['ports', 0, 'publishedPort'], /Invalid published port 70000/],
     [() => spec({ ports: [{ targetPort: 80, publishedPort: 80, protocol: 'sctp' as 'tcp', publishMode: 'ingress' }] }), ['ports', 0, 'protocol'], /Invalid protocol/],
     [() => spec({ ports: [{ targetPort: 80, publishedPort: 80, protocol: 'tcp', publishMode: 'dnsrr' as 'host' }] }), ['ports', 0, 'publishMode'], /Invalid publish mode/],
-    [() => spec({
-      ports: [
-        { targetPort: 80, publishedPort: 8080, protocol: 'tcp', publishMode: 'ingress' },
-        { targetPort: 81, publishedPort: 8080, protocol: 'tcp', publishMode: 'ingress' },
-      ],
-    }), ['ports', 1, 'publishedPort'], /8080\/tcp is used twice/],
+    [
+      () =>
+        spec({
+          ports: [
+            { targetPort: 80, publishedPort: 8080, protocol: 'tcp', publishMode: 'ingress' },
+            { targetPort: 81, publishedPort: 8080, protocol: 'tcp', publishMode: 'ingress' },
+          ],
+        }),
+      ['ports', 1, 'publishedPort'],
+      /8080\/tcp is used twice/,
+    ],
     [() => spec({ networks: [{ Target: 'net;evil' }] }), ['networks', 0, 'Target'], /Invalid network/],
     [() => spec({ placement: { Constraints: ['node.role==manager', 'nonsense'] } }), ['placement', 'Constraints', 1], /^Invalid placement constraint "nonsense"/],
     [() => spec({ placement: { Constraints: ['node.role===x'] } }), ['placement', 'Constraints', 0], /Invalid placement constraint/],

@@ -17,13 +17,10 @@ export class AnthropicProvider implements AiProvider {
 
   async listModels(c: AiConnection): Promise<AiModel[]> {
     const res = await aiCall(c, `${base(c)}/v1/models?limit=1000`, { headers: headers(c) });
-    const body = await res.json() as { data?: { id?: string; created_at?: string }[] };
-    return (body.data ?? []).filter(m => typeof m.id === 'string').map(m => ({
-      id: m.id!,
-      object: 'model',
-      created: Math.floor((Date.parse(m.created_at ?? '') || Date.now()) / 1000),
-      owned_by: 'anthropic',
-    }));
+    const body = (await res.json()) as { data?: { id?: string; created_at?: string }[] };
+    return (body.data ?? [])
+      .filter(m => typeof m.id === 'string')
+      .map(m => ({ id: m.id!, object: 'model', created: Math.floor((Date.parse(m.created_at ?? '') || Date.now()) / 1000), owned_by: 'anthropic' }));
   }
 
   async generate(c: AiConnection, r: AiRequest): Promise<string> {
@@ -39,22 +36,20 @@ export class AnthropicProvider implements AiProvider {
         ...(r.schema ? { tools: [{ name: tool, description: 'Give the answer', input_schema: r.schema }], tool_choice: { type: 'tool', name: tool } } : {}),
       }),
     });
-    const body = await res.json() as { content?: { type: string; text?: string; name?: string; input?: unknown }[] };
+    const body = (await res.json()) as { content?: { type: string; text?: string; name?: string; input?: unknown }[] };
     const blocks = body.content ?? [];
     if (r.schema) {
       const call = blocks.find(b => b.type === 'tool_use' && b.name === tool);
       if (!call) throw new AiProviderError(res.status, 'the answer has no structured output');
       return JSON.stringify(call.input);
     }
-    const text = blocks.filter(b => b.type === 'text').map(b => b.text ?? '').join('');
+    const text = blocks
+      .filter(b => b.type === 'text')
+      .map(b => b.text ?? '')
+      .join('');
     if (!text) throw new AiProviderError(res.status, 'the answer has no text');
     return text;
   }
 }
 
-export default defineProvider({
-  contract: 'ai',
-  id: 'anthropic',
-  options: Type.Object({}, { additionalProperties: false }),
-  create: () => new AnthropicProvider(),
-});
+export default defineProvider({ contract: 'ai', id: 'anthropic', options: Type.Object({}, { additionalProperties: false }), create: () => new AnthropicProvider() });

@@ -15,13 +15,10 @@ export class OllamaProvider implements AiProvider {
 
   async listModels(c: AiConnection): Promise<AiModel[]> {
     const res = await aiCall(c, `${base(c)}/api/tags`, {});
-    const body = await res.json() as { models?: { name?: string; model?: string; modified_at?: string }[] };
-    return (body.models ?? []).filter(m => typeof (m.name ?? m.model) === 'string').map(m => ({
-      id: (m.name ?? m.model)!,
-      object: 'model',
-      created: Math.floor((Date.parse(m.modified_at ?? '') || Date.now()) / 1000),
-      owned_by: 'ollama',
-    }));
+    const body = (await res.json()) as { models?: { name?: string; model?: string; modified_at?: string }[] };
+    return (body.models ?? [])
+      .filter(m => typeof (m.name ?? m.model) === 'string')
+      .map(m => ({ id: (m.name ?? m.model)!, object: 'model', created: Math.floor((Date.parse(m.modified_at ?? '') || Date.now()) / 1000), owned_by: 'ollama' }));
   }
 
   async generate(c: AiConnection, r: AiRequest): Promise<string> {
@@ -31,20 +28,18 @@ export class OllamaProvider implements AiProvider {
       body: JSON.stringify({
         model: r.model,
         stream: false,
-        messages: [{ role: 'system', content: r.system }, { role: 'user', content: r.prompt }],
+        messages: [
+          { role: 'system', content: r.system },
+          { role: 'user', content: r.prompt },
+        ],
         ...(r.schema ? { format: r.schema } : {}),
       }),
     });
-    const body = await res.json() as { message?: { content?: string }; error?: string };
+    const body = (await res.json()) as { message?: { content?: string }; error?: string };
     if (body.error) throw new AiProviderError(res.status, body.error);
     if (typeof body.message?.content !== 'string') throw new AiProviderError(res.status, 'the answer has no message content');
     return body.message.content;
   }
 }
 
-export default defineProvider({
-  contract: 'ai',
-  id: 'ollama',
-  options: Type.Object({}, { additionalProperties: false }),
-  create: () => new OllamaProvider(),
-});
+export default defineProvider({ contract: 'ai', id: 'ollama', options: Type.Object({}, { additionalProperties: false }), create: () => new OllamaProvider() });

@@ -16,9 +16,10 @@ export class OpenAiProvider implements AiProvider {
 
   async listModels(c: AiConnection): Promise<AiModel[]> {
     const res = await aiCall(c, `${c.apiUrl}/models`, { headers: headers(c) });
-    const body = await res.json() as { data?: { id?: string; created?: number; owned_by?: string }[] };
+    const body = (await res.json()) as { data?: { id?: string; created?: number; owned_by?: string }[] };
     const now = Math.floor(Date.now() / 1000);
-    return (body.data ?? []).filter(m => typeof m.id === 'string')
+    return (body.data ?? [])
+      .filter(m => typeof m.id === 'string')
       .map(m => ({ id: m.id!, object: 'model', created: typeof m.created === 'number' ? m.created : now, owned_by: m.owned_by ?? 'provider' }));
   }
 
@@ -28,11 +29,14 @@ export class OpenAiProvider implements AiProvider {
       headers: headers(c),
       body: JSON.stringify({
         model: r.model,
-        messages: [{ role: 'system', content: r.system }, { role: 'user', content: r.prompt }],
+        messages: [
+          { role: 'system', content: r.system },
+          { role: 'user', content: r.prompt },
+        ],
         ...(r.schema ? { response_format: { type: 'json_schema', json_schema: { name: r.schemaName ?? 'answer', schema: r.schema, strict: true } } } : {}),
       }),
     });
-    const body = await res.json() as { choices?: { message?: { content?: string | null; refusal?: string | null } }[] };
+    const body = (await res.json()) as { choices?: { message?: { content?: string | null; refusal?: string | null } }[] };
     const message = body.choices?.[0]?.message;
     if (message?.refusal) throw new AiProviderError(res.status, `the model refused: ${message.refusal}`);
     if (typeof message?.content !== 'string') throw new AiProviderError(res.status, 'the answer has no message content');
@@ -40,9 +44,4 @@ export class OpenAiProvider implements AiProvider {
   }
 }
 
-export default defineProvider({
-  contract: 'ai',
-  id: 'openai',
-  options: Type.Object({}, { additionalProperties: false }),
-  create: () => new OpenAiProvider(),
-});
+export default defineProvider({ contract: 'ai', id: 'openai', options: Type.Object({}, { additionalProperties: false }), create: () => new OpenAiProvider() });

@@ -14,7 +14,11 @@ const dockerfileBuilder = new DockerfileBuilder();
 const docker = new Docker();
 const tags: string[] = [];
 t.teardown(async () => {
-  for (const tag of tags) await docker.getImage(tag).remove({ force: true }).catch(() => {});
+  for (const tag of tags)
+    await docker
+      .getImage(tag)
+      .remove({ force: true })
+      .catch(() => {});
 });
 
 let n = 0;
@@ -23,9 +27,19 @@ function request(sourceDir: string, more: Partial<BuildRequest> = {}) {
   const imageTag = `berth-test/dockerfile-builder:${process.pid}-${++n}`;
   tags.push(imageTag);
   const req: BuildRequest = {
-    engine: docker, sourceDir, buildPath: '', dockerfile: null, dockerContextPath: null, dockerBuildStage: null,
-    publishDirectory: null, buildArgs: {}, secrets: [], imageTag, labels: {},
-    signal: new AbortController().signal, log: line => lines.push(line),
+    engine: docker,
+    sourceDir,
+    buildPath: '',
+    dockerfile: null,
+    dockerContextPath: null,
+    dockerBuildStage: null,
+    publishDirectory: null,
+    buildArgs: {},
+    secrets: [],
+    imageTag,
+    labels: {},
+    signal: new AbortController().signal,
+    log: line => lines.push(line),
     ...more,
   };
   return { req, lines };
@@ -78,8 +92,14 @@ t.test('builds the Dockerfile of the build path with args, labels and the target
     labels: { 'berth.deployment': 'd1' },
   });
   await dockerfileBuilder.build(req);
-  t.ok(lines.some(l => /Step \d+\/\d+ : COPY site\/ \/www\//.test(l)), 'the engine output reaches the log line by line');
-  t.notOk(lines.some(l => l.includes('other > /other.txt')), 'stages after the target are not built');
+  t.ok(
+    lines.some(l => /Step \d+\/\d+ : COPY site\/ \/www\//.test(l)),
+    'the engine output reaches the log line by line',
+  );
+  t.notOk(
+    lines.some(l => l.includes('other > /other.txt')),
+    'stages after the target are not built',
+  );
   const image = await docker.getImage(req.imageTag).inspect();
   t.equal(image.Config.Labels?.['berth.deployment'], 'd1');
   t.same(image.Config.Cmd, ['httpd', '-f', '-p', '3000', '-h', '/www']);
@@ -101,9 +121,7 @@ t.test('secrets never reach the log', async t => {
 t.test('a failing RUN fails the build with the engine message', async t => {
   const dir = t.testdir({ Dockerfile: `FROM ${TEST_BASE_IMAGE}\nRUN echo before && exit 3\n` });
   const { req, lines } = request(dir);
-  await t.rejects(dockerfileBuilder.build(req), {
-    message: "Step 2/2 : RUN echo before && exit 3 failed: The command '/bin/sh -c echo before && exit 3' returned a non-zero code: 3",
-  });
+  await t.rejects(dockerfileBuilder.build(req), { message: "Step 2/2 : RUN echo before && exit 3 failed: The command '/bin/sh -c echo before && exit 3' returned a non-zero code: 3" });
   t.ok(lines.includes('before'), 'the output before the failure is logged');
   t.ok(lines.includes("The command '/bin/sh -c echo before && exit 3' returned a non-zero code: 3"), 'the failure is logged');
   await t.rejects(docker.getImage(req.imageTag).inspect(), { statusCode: 404, message: `No such image: ${req.imageTag}` }, 'no image is tagged');
@@ -122,14 +140,17 @@ t.test('an abort stops the build promptly', async t => {
   const controller = new AbortController();
   const { req } = request(dir, {
     signal: controller.signal,
-    log: line => { if (line === marker) controller.abort(); },
+    log: line => {
+      if (line === marker) controller.abort();
+    },
   });
   const started = Date.now();
   await t.rejects(dockerfileBuilder.build(req), { message: 'The build was cancelled' });
   t.ok(Date.now() - started < 10_000, 'rejects well before the RUN would end');
   // The engine drops the build when its client goes: the RUN container goes away.
-  const left = await waitFor('the build container removed', async () =>
-    (await docker.listContainers({ all: true })).every(c => !c.Command.includes(marker)), { timeout: 10_000, interval: 250 }).catch(() => false);
+  const left = await waitFor('the build container removed', async () => (await docker.listContainers({ all: true })).every(c => !c.Command.includes(marker)), { timeout: 10_000, interval: 250 }).catch(
+    () => false,
+  );
   t.ok(left, 'no build container is left behind');
   await t.rejects(docker.getImage(req.imageTag).inspect(), { statusCode: 404, message: `No such image: ${req.imageTag}` }, 'no image is tagged');
 

@@ -12,12 +12,15 @@ const LABEL_KEY = /^[A-Za-z0-9][A-Za-z0-9._/-]*$/;
 
 /** A build type's provider options: the builder image only where the program takes one (pack). */
 export function programOptions(buildType: ProgramBuildType) {
-  return Type.Object({
-    searchPath: Type.Optional(Type.String({ minLength: 1, description: 'Where the program is looked up (default: this process\'s PATH)' })),
-    ...(recipes[buildType].defaultBuilder === null ? {} : {
-      builder: Type.Optional(Type.String({ pattern: IMAGE_REF.source, description: `The buildpacks builder image (default: ${recipes[buildType].defaultBuilder})` })),
-    }),
-  }, { additionalProperties: false });
+  return Type.Object(
+    {
+      searchPath: Type.Optional(Type.String({ minLength: 1, description: "Where the program is looked up (default: this process's PATH)" })),
+      ...(recipes[buildType].defaultBuilder === null
+        ? {}
+        : { builder: Type.Optional(Type.String({ pattern: IMAGE_REF.source, description: `The buildpacks builder image (default: ${recipes[buildType].defaultBuilder})` })) }),
+    },
+    { additionalProperties: false },
+  );
 }
 
 /** The provider of one program-built type: what each of their packages exports. */
@@ -74,19 +77,10 @@ export class ProgramBuilder implements Builder {
       if (!LABEL_KEY.test(key)) throw new Error(`Label "${key}" is not a valid label name`);
     }
     const appDir = appDirOf(request);
-    const args = this.#recipe.args({
-      appDir,
-      imageTag: request.imageTag,
-      env: Object.entries(request.buildArgs),
-      labels: Object.entries(request.labels),
-      builder: this.#builder,
-    });
+    const args = this.#recipe.args({ appDir, imageTag: request.imageTag, env: Object.entries(request.buildArgs), labels: Object.entries(request.labels), builder: this.#builder });
     const mask = masker(request.secrets);
     request.log(mask(`$ ${[program, ...args].join(' ')}`));
-    const exit = await runProgram(
-      { file, args, cwd: appDir, env: programEnv(request.dockerHost), signal: request.signal, line: text => request.log(mask(text)) },
-      () => cancelled(request.signal),
-    );
+    const exit = await runProgram({ file, args, cwd: appDir, env: programEnv(request.dockerHost), signal: request.signal, line: text => request.log(mask(text)) }, () => cancelled(request.signal));
     if (exit.code !== 0) {
       const how = exit.signal ? `was stopped by ${exit.signal}` : `failed with exit code ${exit.code}`;
       throw new Error(mask(`${program} ${how}${exit.lastLine ? `: ${exit.lastLine}` : ''}`));
@@ -111,8 +105,16 @@ async function addLabels(program: string, request: BuildRequest): Promise<void> 
   try {
     await writeFile(path.join(contextDir, 'Dockerfile'), `FROM ${request.imageTag}\n`);
     await buildContext({
-      engine: request.engine, contextDir, dockerfile: 'Dockerfile', imageTag: request.imageTag, buildArgs: {}, target: null,
-      labels: request.labels, secrets: request.secrets, signal: request.signal, log: () => {},
+      engine: request.engine,
+      contextDir,
+      dockerfile: 'Dockerfile',
+      imageTag: request.imageTag,
+      buildArgs: {},
+      target: null,
+      labels: request.labels,
+      secrets: request.secrets,
+      signal: request.signal,
+      log: () => {},
     });
   } finally {
     await rm(contextDir, { recursive: true, force: true });

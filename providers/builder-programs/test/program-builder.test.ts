@@ -11,7 +11,11 @@ import { ProgramBuilder, programBuildTypes, type ProgramBuildType } from '../src
 const docker = new Docker();
 const tags: string[] = [];
 t.teardown(async () => {
-  for (const tag of tags) await docker.getImage(tag).remove({ force: true }).catch(() => {});
+  for (const tag of tags)
+    await docker
+      .getImage(tag)
+      .remove({ force: true })
+      .catch(() => {});
 });
 
 let n = 0;
@@ -23,9 +27,19 @@ async function request(sourceDir: string, more: Partial<BuildRequest> = {}, tagg
   tags.push(imageTag);
   if (tagged) await docker.getImage(TEST_BASE_IMAGE).tag({ repo: 'berth-test/program-builder', tag });
   const req: BuildRequest = {
-    engine: docker, sourceDir, buildPath: '', dockerfile: null, dockerContextPath: null, dockerBuildStage: null,
-    publishDirectory: null, buildArgs: {}, secrets: [], imageTag, labels: {},
-    signal: new AbortController().signal, log: line => lines.push(line),
+    engine: docker,
+    sourceDir,
+    buildPath: '',
+    dockerfile: null,
+    dockerContextPath: null,
+    dockerBuildStage: null,
+    publishDirectory: null,
+    buildArgs: {},
+    secrets: [],
+    imageTag,
+    labels: {},
+    signal: new AbortController().signal,
+    log: line => lines.push(line),
     ...more,
   };
   return { req, lines };
@@ -37,14 +51,7 @@ async function request(sourceDir: string, more: Partial<BuildRequest> = {}, tagg
  */
 function fake(bin: string, program: string, out: string, body = 'echo "building the image"\necho "a warning" >&2') {
   const file = path.join(bin, program);
-  writeFileSync(file, [
-    '#!/bin/sh',
-    `for a in "$@"; do printf '%s\\0' "$a"; done > '${out}/argv'`,
-    `pwd > '${out}/cwd'`,
-    `env > '${out}/env'`,
-    body,
-    '',
-  ].join('\n'));
+  writeFileSync(file, ['#!/bin/sh', `for a in "$@"; do printf '%s\\0' "$a"; done > '${out}/argv'`, `pwd > '${out}/cwd'`, `env > '${out}/env'`, body, ''].join('\n'));
   chmodSync(file, 0o755);
 }
 /** One fixture directory per test (tap gives one per test): bin for programs, out for their records, src the source. */
@@ -64,9 +71,11 @@ const expected: Record<ProgramBuildType, (app: string, tag: string, env: Pairs, 
   paketo_buildpacks: (app, tag, env) => ['build', tag, '--path', app, '--builder', 'paketobuildpacks/builder-jammy-full', ...flags('--env', env)],
   railpack: (app, tag, env) => ['build', app, '--name', tag, '--progress', 'plain', ...flags('--env', env)],
 };
-const plainEnv: Pairs = [['NODE_ENV', 'production'], ['GREETING', 'hi']];
+const plainEnv: Pairs = [
+  ['NODE_ENV', 'production'],
+  ['GREETING', 'hi'],
+];
 const plainLabels: Pairs = [['berth.deployment', 'd1']];
-
 
 t.test('a missing program is named in the error', async t => {
   const { bin: empty, dir } = fixture(t);
@@ -76,9 +85,7 @@ t.test('a missing program is named in the error', async t => {
   for (const type of programBuildTypes) {
     const builder = new ProgramBuilder(type, { searchPath: `${empty}${path.delimiter}/nonexistent` });
     t.equal(builder.program, programs[type]);
-    await t.rejects(builder.build((await request(dir, {}, false)).req), {
-      message: `The ${type} build type needs the "${programs[type]}" program on the host, and it is not installed`,
-    }, type);
+    await t.rejects(builder.build((await request(dir, {}, false)).req), { message: `The ${type} build type needs the "${programs[type]}" program on the host, and it is not installed` }, type);
   }
 });
 
@@ -95,7 +102,9 @@ t.test('a program in a relative PATH entry or without the execute bit is not use
 
 t.test('each build type runs its program with the exact argument array in the build path', async t => {
   process.env.BERTH_SECRET = 'must-not-reach-the-program-0123456789';
-  t.teardown(() => { delete process.env.BERTH_SECRET; });
+  t.teardown(() => {
+    delete process.env.BERTH_SECRET;
+  });
   const { root, dir } = fixture(t, { apps: { web: { 'index.js': '' } } });
   const app = path.join(dir, 'apps', 'web');
   for (const type of programBuildTypes) {
@@ -105,18 +114,22 @@ t.test('each build type runs its program with the exact argument array in the bu
     mkdirSync(out);
     const builder = new ProgramBuilder(type, { searchPath: `/nonexistent${path.delimiter}${bin}` });
     fake(bin, builder.program, out);
-    const { req, lines } = await request(dir, {
-      buildPath: '/apps/web', buildArgs: { NODE_ENV: 'production', GREETING: 'hi' }, labels: { 'berth.deployment': 'd1' },
-    });
+    const { req, lines } = await request(dir, { buildPath: '/apps/web', buildArgs: { NODE_ENV: 'production', GREETING: 'hi' }, labels: { 'berth.deployment': 'd1' } });
     await builder.build(req);
     t.same(argvOf(out), expected[type](app, req.imageTag, plainEnv, plainLabels), `${type} argv`);
     t.equal(readFileSync(path.join(out, 'cwd'), 'utf8').trim(), app, `${type} runs in the build path`);
     t.notMatch(readFileSync(path.join(out, 'env'), 'utf8'), 'must-not-reach-the-program', `${type} does not get Berth's secrets`);
     const labelledAfter = builder.program !== 'nixpacks';
-    t.same(lines, [
-      `$ ${[builder.program, ...expected[type](app, req.imageTag, plainEnv, plainLabels)].join(' ')}`, 'building the image', 'a warning',
-      ...(labelledAfter ? [`Adding Berth's labels to ${req.imageTag} (${builder.program} has no label flag)`] : []),
-    ], `${type} log`);
+    t.same(
+      lines,
+      [
+        `$ ${[builder.program, ...expected[type](app, req.imageTag, plainEnv, plainLabels)].join(' ')}`,
+        'building the image',
+        'a warning',
+        ...(labelledAfter ? [`Adding Berth's labels to ${req.imageTag} (${builder.program} has no label flag)`] : []),
+      ],
+      `${type} log`,
+    );
     if (labelledAfter) {
       // The stand-in tagged the base image: the labels are added on top, its config kept.
       const [image, base] = await Promise.all([docker.getImage(req.imageTag).inspect(), docker.getImage(TEST_BASE_IMAGE).inspect()]);
@@ -178,9 +191,7 @@ t.test('a failing program fails the build with its last output line', async t =>
   const { bin, out, dir } = fixture(t);
   fake(bin, 'nixpacks', out, 'echo "step 1"\necho "\x1b[31mError: no start command could be found\x1b[0m" >&2\nexit 3');
   const { req, lines } = await request(dir, { secrets: [] }, false);
-  await t.rejects(new ProgramBuilder('nixpacks', { searchPath: bin }).build(req), {
-    message: 'nixpacks failed with exit code 3: Error: no start command could be found',
-  });
+  await t.rejects(new ProgramBuilder('nixpacks', { searchPath: bin }).build(req), { message: 'nixpacks failed with exit code 3: Error: no start command could be found' });
   t.ok(lines.includes('Error: no start command could be found'), 'colour codes are stripped from the log');
 });
 
@@ -207,18 +218,30 @@ t.test('an abort kills the program and what it started', async t => {
   // Like nixpacks, which runs `docker build` as its child.
   fake(bin, 'nixpacks', out, `sleep 30 &\necho $! > '${out}/child'\necho started\nwait`);
   const controller = new AbortController();
-  const { req } = await request(dir, { signal: controller.signal, log: line => { if (line === 'started') controller.abort(); } }, false);
+  const { req } = await request(
+    dir,
+    {
+      signal: controller.signal,
+      log: line => {
+        if (line === 'started') controller.abort();
+      },
+    },
+    false,
+  );
   const started = Date.now();
   await t.rejects(new ProgramBuilder('nixpacks', { searchPath: bin }).build(req), { message: 'The build was cancelled' });
   t.ok(Date.now() - started < 15_000, 'rejects well before the 30 s program would end');
   const child = Number(readFileSync(path.join(out, 'child'), 'utf8'));
   const stopped = await waitFor(`process ${child} ended`, () => !running(child), { timeout: 10_000 }).catch(() => false);
-  t.ok(stopped, 'the program\'s own child is stopped too');
+  t.ok(stopped, "the program's own child is stopped too");
 
   const timeout = new AbortController();
   timeout.abort(new Error('The deployment timed out'));
-  await t.rejects(new ProgramBuilder('nixpacks', { searchPath: bin }).build((await request(dir, { signal: timeout.signal }, false)).req),
-    { message: 'The deployment timed out' }, 'the abort reason is the error');
+  await t.rejects(
+    new ProgramBuilder('nixpacks', { searchPath: bin }).build((await request(dir, { signal: timeout.signal }, false)).req),
+    { message: 'The deployment timed out' },
+    'the abort reason is the error',
+  );
 });
 
 t.test('names that reach the program are checked', async t => {

@@ -11,10 +11,25 @@ import { appDirOf, buildContext, IMAGE_REF, resolveInside } from '@berth/provide
 const ROOT = /^\/(?:[A-Za-z0-9_-][A-Za-z0-9._-]*(?:\/[A-Za-z0-9_-][A-Za-z0-9._-]*)*)?\/?$/;
 
 /** The provider's options (`providers.builder.static.options`); their defaults are the builder's. */
-export const StaticOptions = Type.Object({
-  image: Type.String({ env: 'BERTH_STATIC_IMAGE', formerly: 'staticImage', pattern: IMAGE_REF.source, default: 'nginx:alpine', description: 'Web-server image of the static build type: it serves the files copied to root' }),
-  root: Type.String({ env: 'BERTH_STATIC_ROOT', formerly: 'staticRoot', pattern: '^/[A-Za-z0-9._/-]*$', default: '/usr/share/nginx/html', description: 'Directory inside that image that the web server serves' }),
-}, { additionalProperties: false });
+export const StaticOptions = Type.Object(
+  {
+    image: Type.String({
+      env: 'BERTH_STATIC_IMAGE',
+      formerly: 'staticImage',
+      pattern: IMAGE_REF.source,
+      default: 'nginx:alpine',
+      description: 'Web-server image of the static build type: it serves the files copied to root',
+    }),
+    root: Type.String({
+      env: 'BERTH_STATIC_ROOT',
+      formerly: 'staticRoot',
+      pattern: '^/[A-Za-z0-9._/-]*$',
+      default: '/usr/share/nginx/html',
+      description: 'Directory inside that image that the web server serves',
+    }),
+  },
+  { additionalProperties: false },
+);
 
 const optionDefault = (key: 'image' | 'root') => (StaticOptions.properties[key] as { default?: unknown }).default as string;
 

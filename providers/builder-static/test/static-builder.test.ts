@@ -11,7 +11,11 @@ import { StaticBuilder } from '../src/index.ts';
 const docker = new Docker();
 const tags: string[] = [];
 t.teardown(async () => {
-  for (const tag of tags) await docker.getImage(tag).remove({ force: true }).catch(() => {});
+  for (const tag of tags)
+    await docker
+      .getImage(tag)
+      .remove({ force: true })
+      .catch(() => {});
 });
 
 const builder = new StaticBuilder({ image: TEST_STATIC_IMAGE, root: TEST_STATIC_ROOT });
@@ -22,9 +26,19 @@ function request(sourceDir: string, more: Partial<BuildRequest> = {}) {
   const imageTag = `berth-test/static-builder:${process.pid}-${++n}`;
   tags.push(imageTag);
   const req: BuildRequest = {
-    engine: docker, sourceDir, buildPath: '', dockerfile: null, dockerContextPath: null, dockerBuildStage: null,
-    publishDirectory: null, buildArgs: {}, secrets: [], imageTag, labels: {},
-    signal: new AbortController().signal, log: line => lines.push(line),
+    engine: docker,
+    sourceDir,
+    buildPath: '',
+    dockerfile: null,
+    dockerContextPath: null,
+    dockerBuildStage: null,
+    publishDirectory: null,
+    buildArgs: {},
+    secrets: [],
+    imageTag,
+    labels: {},
+    signal: new AbortController().signal,
+    log: line => lines.push(line),
     ...more,
   };
   return { req, lines };
@@ -37,23 +51,25 @@ async function serve(t: Test, image: string) {
   await container.start();
   const ip = (await container.inspect()).NetworkSettings.Networks.bridge?.IPAddress;
   // The first request waits for the web server to listen; a refused connection counts as "not yet".
-  return (file: string): Promise<[number, string]> => waitFor(`${image} answering ${file}`, async () => {
-    const res = await fetch(`http://${ip}${file}`, { signal: AbortSignal.timeout(2000) });
-    return [res.status, await res.text()] as [number, string];
-  }, { timeout: 10_000 });
+  return (file: string): Promise<[number, string]> =>
+    waitFor(
+      `${image} answering ${file}`,
+      async () => {
+        const res = await fetch(`http://${ip}${file}`, { signal: AbortSignal.timeout(2000) });
+        return [res.status, await res.text()] as [number, string];
+      },
+      { timeout: 10_000 },
+    );
 }
 
 t.test('serves the publish directory of the build path', async t => {
-  const dir = t.testdir({
-    'secret.txt': 'outside the app',
-    site: {
-      'package.json': '{}',
-      dist: { 'index.html': '<h1>static</h1>', assets: { 'app.js': 'console.log(1)' } },
-    },
-  });
+  const dir = t.testdir({ 'secret.txt': 'outside the app', site: { 'package.json': '{}', dist: { 'index.html': '<h1>static</h1>', assets: { 'app.js': 'console.log(1)' } } } });
   const { req, lines } = request(dir, { buildPath: 'site', publishDirectory: 'dist', labels: { 'berth.deployment': 's1' } });
   await builder.build(req);
-  t.ok(lines.some(l => l.includes(`COPY site/ ${TEST_STATIC_ROOT}/`)), 'the build output reaches the log');
+  t.ok(
+    lines.some(l => l.includes(`COPY site/ ${TEST_STATIC_ROOT}/`)),
+    'the build output reaches the log',
+  );
   t.equal((await docker.getImage(req.imageTag).inspect()).Config.Labels?.['berth.deployment'], 's1');
   const get = await serve(t, req.imageTag);
   t.same(await get('/index.html'), [200, '<h1>static</h1>']);
@@ -99,8 +115,7 @@ t.test('the image and root are checked before they reach the Dockerfile', async 
   for (const root of ['www', '/www/../etc', '/w w', '/www\nRUN id', '/$HOME', '/./x']) {
     t.throws(() => new StaticBuilder({ image: 'nginx', root }), { message: /is not a valid absolute directory/ }, JSON.stringify(root));
   }
-  t.equal(new StaticBuilder({ image: 'registry.local:5000/team/web:1.2', root: '/srv/www/' }).dockerfile(),
-    'FROM registry.local:5000/team/web:1.2\nCOPY site/ /srv/www/\n');
+  t.equal(new StaticBuilder({ image: 'registry.local:5000/team/web:1.2', root: '/srv/www/' }).dockerfile(), 'FROM registry.local:5000/team/web:1.2\nCOPY site/ /srv/www/\n');
   t.equal(new StaticBuilder({ image: 'nginx', root: '/' }).dockerfile(), 'FROM nginx\nCOPY site/ /\n');
   // Without options: nginx, serving its own document root.
   t.equal(new StaticBuilder().dockerfile(), 'FROM nginx:alpine\nCOPY site/ /usr/share/nginx/html/\n', 'the documented default image and root');

@@ -33,10 +33,7 @@ driverConformance(t, driver, {
   // Names that need quoting as identifiers and as literals, and every sign the current variant allows.
   credentials: { databaseName: `sh"op'db`, databaseUser: `o'ne"il`, databasePassword: 'In1t@#%^&*()_+-=[]{}|;:,.<>?~`', databaseRootPassword: 'R00t@#%^&*()[]' },
   image: TEST_MARIADB_IMAGE,
-  passwords: {
-    valid: ['', 'abcXYZ019', '@#%^&*()_+-=[]{}|;:,.<>?~`'],
-    invalid: ['with space', "quote'", 'double"', 'back\\slash', 'dollar$'],
-  },
+  passwords: { valid: ['', 'abcXYZ019', '@#%^&*()_+-=[]{}|;:,.<>?~`'], invalid: ['with space', "quote'", 'double"', 'back\\slash', 'dollar$'] },
   data: {
     write: c => sql(c, "CREATE TABLE berth_marker (v TEXT); INSERT INTO berth_marker VALUES ('kept')"),
     clear: c => sql(c, 'DROP TABLE berth_marker'),
@@ -45,16 +42,26 @@ driverConformance(t, driver, {
   },
 });
 
-t.test('mariadb: what the service and the peer\'s clients see', async t => {
+t.test("mariadb: what the service and the peer's clients see", async t => {
   const c: DatabaseCredentials = { databaseName: 'shop', databaseUser: 'app', databasePassword: 'p@ss', databaseRootPassword: 'r00t' };
   t.equal(driver.kind, 'mariadb');
   t.equal(driver.label, 'MariaDB');
   t.same(driver.defaultImage, { current: 'mariadb:6', older: 'mariadb:6' });
-  t.same(driver.containerEnv(c), {
-    MARIADB_ROOT_PASSWORD: 'r00t', MARIADB_DATABASE: 'shop', MARIADB_USER: 'app', MARIADB_PASSWORD: 'p@ss',
-    MYSQL_ROOT_PASSWORD: 'r00t', MYSQL_DATABASE: 'shop', MYSQL_USER: 'app', MYSQL_PASSWORD: 'p@ss',
-  }, 'both the newer MARIADB_* and the older MYSQL_* names');
-  t.equal(driver.connectionUrl(c, 'shop-db', 3306), 'mysql://app:p%40ss@shop-db:3306/shop', 'the mysql protocol\'s URL');
+  t.same(
+    driver.containerEnv(c),
+    {
+      MARIADB_ROOT_PASSWORD: 'r00t',
+      MARIADB_DATABASE: 'shop',
+      MARIADB_USER: 'app',
+      MARIADB_PASSWORD: 'p@ss',
+      MYSQL_ROOT_PASSWORD: 'r00t',
+      MYSQL_DATABASE: 'shop',
+      MYSQL_USER: 'app',
+      MYSQL_PASSWORD: 'p@ss',
+    },
+    'both the newer MARIADB_* and the older MYSQL_* names',
+  );
+  t.equal(driver.connectionUrl(c, 'shop-db', 3306), 'mysql://app:p%40ss@shop-db:3306/shop', "the mysql protocol's URL");
   t.equal(driver.readinessCheck(c).cmd[0], 'mariadb', 'the mariadb-named client (the 11.x images have no mysql)');
   t.equal(driver.dumpCommand(c).cmd[0], 'mariadb-dump');
   t.equal(driver.restoreCommand(c).cmd[0], 'mariadb');

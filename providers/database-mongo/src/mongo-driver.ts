@@ -79,7 +79,12 @@ export class MongoDriver implements DatabaseDriver {
   }
 
   credentialsFromEnv(env: Record<string, string>): DatabaseCredentials {
-    return { databaseUser: env.MONGO_INITDB_ROOT_USERNAME || null, databasePassword: env.MONGO_INITDB_ROOT_PASSWORD ?? '', databaseName: env.MONGO_INITDB_DATABASE || null, databaseRootPassword: null };
+    return {
+      databaseUser: env.MONGO_INITDB_ROOT_USERNAME || null,
+      databasePassword: env.MONGO_INITDB_ROOT_PASSWORD ?? '',
+      databaseName: env.MONGO_INITDB_DATABASE || null,
+      databaseRootPassword: null,
+    };
   }
 
   startCommand(): { command: string | null; args: string[] | null } {
@@ -96,10 +101,7 @@ export class MongoDriver implements DatabaseDriver {
 
   changePasswordCommand(c: DatabaseCredentials, newPassword: string, account: 'user' | 'root' = 'user'): ContainerCommand {
     if (account !== 'user') throw new Error('MongoDB has no separate root password: its user is the root user');
-    return {
-      cmd: ['mongosh', '--nodb', '--quiet', '--eval', CHANGE_SCRIPT],
-      env: { ...this.#shellEnv(c), BERTH_MONGO_NEW_PASSWORD: newPassword },
-    };
+    return { cmd: ['mongosh', '--nodb', '--quiet', '--eval', CHANGE_SCRIPT], env: { ...this.#shellEnv(c), BERTH_MONGO_NEW_PASSWORD: newPassword } };
   }
 
   /** Every collection of the restored copy with its exact document count, through mongosh (the credentials in its environment). */

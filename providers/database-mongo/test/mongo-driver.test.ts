@@ -12,14 +12,9 @@ const driver = new MongoDriver();
 t.test('the provider descriptor', async t => void (await descriptorConformance(t, provider, 'database')));
 
 t.test('mongo driver (no mongod on these machines: the service spec and commands only)', async t => {
-  driverConformance(t, driver, {
-    passwords: {
-      valid: ['', 'abcXYZ019', '@#%^&*()_+-=[]{}|;:,.<>?~`'],
-      invalid: ['with space', "quote'", 'double"', 'back\\slash', 'dollar$'],
-    },
-  });
+  driverConformance(t, driver, { passwords: { valid: ['', 'abcXYZ019', '@#%^&*()_+-=[]{}|;:,.<>?~`'], invalid: ['with space', "quote'", 'double"', 'back\\slash', 'dollar$'] } });
 
-  t.test('the service and the peer\'s clients see', async t => {
+  t.test("the service and the peer's clients see", async t => {
     const c: DatabaseCredentials = { databaseName: null, databaseUser: 'admin', databasePassword: 'p@ss:/', databaseRootPassword: null };
     t.same(driver.defaultImage, { current: 'mongo:15', older: 'mongo:15' });
     t.same(driver.fields, { databaseName: false, databaseUser: true, databaseRootPassword: false });
@@ -47,14 +42,18 @@ t.test('mongo driver (no mongod on these machines: the service spec and commands
     t.throws(() => driver.changePasswordCommand(c, 'x', 'root'), { message: /no separate root password/ });
   });
 
-  t.test('the readiness script connects through the container\'s own name and fails on a bad ping', async t => {
+  t.test("the readiness script connects through the container's own name and fails on a bad ping", async t => {
     // mongosh's globals, stood in for, to run the real script text.
     const calls: string[] = [];
-    const run = (reply: unknown) => new Function('require', 'connect', 'process', driver.readinessCheck({ databaseName: null, databaseUser: 'u@x', databasePassword: 'p/w', databaseRootPassword: null }).cmd[4]!)(
-      (m: string) => (m === 'os' ? { hostname: () => 'task-1' } : undefined),
-      (uri: string) => { calls.push(uri); return { runCommand: () => reply }; },
-      { env: { BERTH_MONGO_USER: 'u@x', BERTH_MONGO_PASSWORD: 'p/w', BERTH_MONGO_PORT: '27017' } },
-    );
+    const run = (reply: unknown) =>
+      new Function('require', 'connect', 'process', driver.readinessCheck({ databaseName: null, databaseUser: 'u@x', databasePassword: 'p/w', databaseRootPassword: null }).cmd[4]!)(
+        (m: string) => (m === 'os' ? { hostname: () => 'task-1' } : undefined),
+        (uri: string) => {
+          calls.push(uri);
+          return { runCommand: () => reply };
+        },
+        { env: { BERTH_MONGO_USER: 'u@x', BERTH_MONGO_PASSWORD: 'p/w', BERTH_MONGO_PORT: '27017' } },
+      );
     run({ ok: 1 });
     t.equal(calls[0], 'mongodb://u%40x:p%2Fw@task-1:27017/admin?directConnection=true&serverSelectionTimeoutMS=5000');
     t.throws(() => run({ ok: 0 }), { message: 'ping failed' });
@@ -76,7 +75,14 @@ t.test('mongo driver (no mongod on these machines: the service spec and commands
     t.notMatch(inventory.cmd.join(' '), /p'w|u@x/, 'no credential in the arguments');
     // mongosh's globals (connect, print) and a server's answers, stood in for, to run the real script text.
     const server: Record<string, { collections: { name: string; type: string }[]; counts: Record<string, number> }> = {
-      shop: { collections: [{ name: 'orders', type: 'collection' }, { name: 'customers', type: 'collection' }, { name: 'system.views', type: 'collection' }], counts: { orders: 500, customers: 12, 'system.views': 1 } },
+      shop: {
+        collections: [
+          { name: 'orders', type: 'collection' },
+          { name: 'customers', type: 'collection' },
+          { name: 'system.views', type: 'collection' },
+        ],
+        counts: { orders: 500, customers: 12, 'system.views': 1 },
+      },
       admin: { collections: [{ name: 'system.users', type: 'collection' }], counts: { 'system.users': 1 } },
       analytics: { collections: [{ name: 'events', type: 'collection' }], counts: { events: 0 } },
     };
@@ -88,7 +94,10 @@ t.test('mongo driver (no mongod on these machines: the service spec and commands
         getCollection: (coll: string) => ({ countDocuments: () => server[name]!.counts[coll] }),
       });
       new Function('connect', 'print', 'process', inventory.cmd[4]!)(
-        (uri: string) => { uris.push(uri); return { adminCommand: () => ({ databases: databases.map(name => ({ name })) }), getSiblingDB: db }; },
+        (uri: string) => {
+          uris.push(uri);
+          return { adminCommand: () => ({ databases: databases.map(name => ({ name })) }), getSiblingDB: db };
+        },
         (text: string) => void printed.push(text),
         { env: inventory.env },
       );
@@ -96,7 +105,7 @@ t.test('mongo driver (no mongod on these machines: the service spec and commands
     };
     const { printed, uris } = run(['shop', 'admin', 'analytics', 'local', 'config']);
     t.equal(uris[0], "mongodb://u%40x:p'w@127.0.0.1:27017/admin?directConnection=true&serverSelectionTimeoutMS=5000");
-    t.same(printed, ['analytics.events\t0\nshop.customers\t12\nshop.orders\t500'], 'sorted, the server\'s own databases and system collections left out');
+    t.same(printed, ['analytics.events\t0\nshop.customers\t12\nshop.orders\t500'], "sorted, the server's own databases and system collections left out");
     t.same(run([]).printed, [], 'an empty server prints nothing (an empty inventory)');
   });
 });

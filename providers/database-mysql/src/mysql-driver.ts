@@ -75,10 +75,7 @@ export class MysqlDriver implements DatabaseDriver {
   }
 
   readinessCheck(c: DatabaseCredentials): ContainerCommand {
-    return {
-      cmd: [this.client, ...this.connect(this.user(c)), `--database=${this.database(c)}`, '--batch', '--skip-column-names', '--execute=SELECT 1'],
-      env: { MYSQL_PWD: c.databasePassword },
-    };
+    return { cmd: [this.client, ...this.connect(this.user(c)), `--database=${this.database(c)}`, '--batch', '--skip-column-names', '--execute=SELECT 1'], env: { MYSQL_PWD: c.databasePassword } };
   }
 
   connectionUrl(c: DatabaseCredentials, host: string, port: number): string {
@@ -144,7 +141,7 @@ export class MysqlDriver implements DatabaseDriver {
     const read = (suffix: string) => this.envPrefixes.map(p => env[`${p}_${suffix}`]).find(v => v !== undefined && v !== '') ?? null;
     const databaseRootPassword = read('ROOT_PASSWORD');
     const databaseUser = read('USER') ?? (databaseRootPassword ? 'root' : null);
-    const databasePassword = read('USER') ? read('PASSWORD') ?? '' : databaseRootPassword ?? '';
+    const databasePassword = read('USER') ? (read('PASSWORD') ?? '') : (databaseRootPassword ?? '');
     return { databaseUser, databasePassword, databaseName: read('DATABASE'), databaseRootPassword };
   }
 

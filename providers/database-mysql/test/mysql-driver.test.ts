@@ -33,10 +33,7 @@ driverConformance(t, driver, {
   // Names that need quoting as identifiers and as literals, and every sign the current variant allows.
   credentials: { databaseName: `sh"op'db`, databaseUser: `o'ne"il`, databasePassword: 'In1t@#%^&*()_+-=[]{}|;:,.<>?~`', databaseRootPassword: 'R00t@#%^&*()[]' },
   image: TEST_MARIADB_IMAGE,
-  passwords: {
-    valid: ['', 'abcXYZ019', '@#%^&*()_+-=[]{}|;:,.<>?~`'],
-    invalid: ['with space', "quote'", 'double"', 'back\\slash', 'dollar$'],
-  },
+  passwords: { valid: ['', 'abcXYZ019', '@#%^&*()_+-=[]{}|;:,.<>?~`'], invalid: ['with space', "quote'", 'double"', 'back\\slash', 'dollar$'] },
   data: {
     write: c => sql(c, "CREATE TABLE berth_marker (v TEXT); INSERT INTO berth_marker VALUES ('kept')"),
     clear: c => sql(c, 'DROP TABLE berth_marker'),
@@ -45,13 +42,16 @@ driverConformance(t, driver, {
   },
 });
 
-t.test('mysql: what the service and the peer\'s clients see', async t => {
+t.test("mysql: what the service and the peer's clients see", async t => {
   const c: DatabaseCredentials = { databaseName: 'shop', databaseUser: 'app', databasePassword: 'p@ss', databaseRootPassword: 'r00t' };
   t.same(driver.defaultImage, { current: 'mysql:8', older: 'mysql:8' });
   t.same(driver.fields, { databaseName: true, databaseUser: true, databaseRootPassword: true });
   t.same(driver.containerEnv(c), { MYSQL_ROOT_PASSWORD: 'r00t', MYSQL_DATABASE: 'shop', MYSQL_USER: 'app', MYSQL_PASSWORD: 'p@ss' });
-  t.same(driver.containerEnv({ ...c, databaseRootPassword: null }), { MYSQL_RANDOM_ROOT_PASSWORD: 'yes', MYSQL_DATABASE: 'shop', MYSQL_USER: 'app', MYSQL_PASSWORD: 'p@ss' },
-    'without a root password the image picks a random one');
+  t.same(
+    driver.containerEnv({ ...c, databaseRootPassword: null }),
+    { MYSQL_RANDOM_ROOT_PASSWORD: 'yes', MYSQL_DATABASE: 'shop', MYSQL_USER: 'app', MYSQL_PASSWORD: 'p@ss' },
+    'without a root password the image picks a random one',
+  );
   t.equal(driver.dataPath, '/var/lib/mysql');
   t.equal(driver.internalPort, 3306);
   t.equal(driver.connectionUrl(c, 'shop-db', 3306), 'mysql://app:p%40ss@shop-db:3306/shop');

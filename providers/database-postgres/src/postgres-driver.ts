@@ -28,8 +28,9 @@ const READY_SCRIPT = 'read -r PGHOST < /etc/hostname && export PGHOST && exec ps
 // Creates the database unless it exists: two statements of the driver's own (names quoted) read
 // from the environment; CREATE DATABASE cannot run inside a DO block. Connects to the maintenance
 // database, since the target does not exist yet.
-const CREATE_SCRIPT = 'psql --no-psqlrc --no-password --host=127.0.0.1 --dbname=postgres --tuples-only --no-align --set=ON_ERROR_STOP=1 --command="$BERTH_EXISTS_SQL" | grep -qx 1 '
-  + '|| exec psql --no-psqlrc --no-password --quiet --host=127.0.0.1 --dbname=postgres --set=ON_ERROR_STOP=1 --command="$BERTH_CREATE_SQL"';
+const CREATE_SCRIPT =
+  'psql --no-psqlrc --no-password --host=127.0.0.1 --dbname=postgres --tuples-only --no-align --set=ON_ERROR_STOP=1 --command="$BERTH_EXISTS_SQL" | grep -qx 1 ' +
+  '|| exec psql --no-psqlrc --no-password --quiet --host=127.0.0.1 --dbname=postgres --set=ON_ERROR_STOP=1 --command="$BERTH_CREATE_SQL"';
 
 /** A SQL identifier, double-quoted with its quotes doubled. */
 export function quoteIdent(name: string): string {
@@ -75,12 +76,7 @@ export class PostgresDriver implements DatabaseDriver {
   }
 
   containerEnv(c: DatabaseCredentials): Record<string, string> {
-    const env: Record<string, string> = {
-      POSTGRES_USER: this.#user(c),
-      POSTGRES_PASSWORD: c.databasePassword,
-      POSTGRES_DB: this.#database(c),
-      PGDATA,
-    };
+    const env: Record<string, string> = { POSTGRES_USER: this.#user(c), POSTGRES_PASSWORD: c.databasePassword, POSTGRES_DB: this.#database(c), PGDATA };
     // The spec allows an empty password; the image refuses to initialise without one unless
     // told that connections need none, which is what an empty password asks for.
     if (c.databasePassword === '') env.POSTGRES_HOST_AUTH_METHOD = 'trust';
@@ -102,13 +98,10 @@ export class PostgresDriver implements DatabaseDriver {
   }
 
   changePasswordCommand(c: DatabaseCredentials, newPassword: string, account: 'user' | 'root' = 'user'): ContainerCommand {
-    if (account !== 'user') throw new Error('PostgreSQL has no root password: only the database user\'s password can be changed');
+    if (account !== 'user') throw new Error("PostgreSQL has no root password: only the database user's password can be changed");
     const sql = `ALTER ROLE ${quoteIdent(this.#user(c))} WITH PASSWORD ${quoteLiteral(newPassword)}`;
     // psql substitutes no variables in --command, so the literal reaches the server as written.
-    return {
-      cmd: ['psql', '--no-psqlrc', '--no-password', '--quiet', '--set=ON_ERROR_STOP=1', '--host=127.0.0.1', `--command=${sql}`],
-      env: this.#clientEnv(c),
-    };
+    return { cmd: ['psql', '--no-psqlrc', '--no-password', '--quiet', '--set=ON_ERROR_STOP=1', '--host=127.0.0.1', `--command=${sql}`], env: this.#clientEnv(c) };
   }
 
   dumpCommand(c: DatabaseCredentials): ContainerCommand {
@@ -117,9 +110,13 @@ export class PostgresDriver implements DatabaseDriver {
 
   /** Every table outside the system schemas with its exact row count (query_to_xml runs the count per table). */
   inventoryCommand(c: DatabaseCredentials): ContainerCommand {
-    const sql = "select format('%I.%I', table_schema, table_name) || chr(9) || (xpath('/row/c/text()', query_to_xml(format('select count(*) as c from %I.%I', table_schema, table_name), false, true, '')))[1]::text "
-      + "from information_schema.tables where table_type = 'BASE TABLE' and table_schema not in ('pg_catalog', 'information_schema') order by 1";
-    return { cmd: ['psql', '--no-password', '--host=127.0.0.1', '--no-align', '--tuples-only', '--set=ON_ERROR_STOP=1', `--dbname=dbname=${conninfoValue(this.#database(c))}`, '--command', sql], env: this.#clientEnv(c) };
+    const sql =
+      "select format('%I.%I', table_schema, table_name) || chr(9) || (xpath('/row/c/text()', query_to_xml(format('select count(*) as c from %I.%I', table_schema, table_name), false, true, '')))[1]::text " +
+      "from information_schema.tables where table_type = 'BASE TABLE' and table_schema not in ('pg_catalog', 'information_schema') order by 1";
+    return {
+      cmd: ['psql', '--no-password', '--host=127.0.0.1', '--no-align', '--tuples-only', '--set=ON_ERROR_STOP=1', `--dbname=dbname=${conninfoValue(this.#database(c))}`, '--command', sql],
+      env: this.#clientEnv(c),
+    };
   }
 
   createDatabaseCommand(c: DatabaseCredentials): ContainerCommand {

@@ -27,9 +27,21 @@ t.test('each broken rule fails its own checks and no others', async t => {
   }
   t.match(failures.get('bad-kind'), [/the kind is lower-case letters and digits/], 'a kind with capitals and a dash');
   t.ok(failures.get('password-in-argv')?.length, 'a password in the readiness argv');
-  t.ok(failures.get('password-in-argv')?.every(f => /^readiness: the password .* is in no argument$/.test(f)), 'only the argument checks of readiness fail');
+  t.ok(
+    failures.get('password-in-argv')?.every(f => /^readiness: the password .* is in no argument$/.test(f)),
+    'only the argument checks of readiness fail',
+  );
   t.ok(failures.get('unencoded-url')?.length, 'credentials spliced into the URL unencoded');
-  t.ok(failures.get('unencoded-url')?.every(f => /round-trips|does not parse as a URL|the host of|the port of|the database is the path/.test(f)), 'only the URL checks fail');
-  t.ok(failures.get('empty-dump')?.some(f => /^dump: a non-empty argument array$/.test(f)), 'an empty dump command');
-  t.ok(failures.get('empty-dump')?.every(f => /^dump: /.test(f)), 'only the dump\'s checks fail');
+  t.ok(
+    failures.get('unencoded-url')?.every(f => /round-trips|does not parse as a URL|the host of|the port of|the database is the path/.test(f)),
+    'only the URL checks fail',
+  );
+  t.ok(
+    failures.get('empty-dump')?.some(f => /^dump: a non-empty argument array$/.test(f)),
+    'an empty dump command',
+  );
+  t.ok(
+    failures.get('empty-dump')?.every(f => /^dump: /.test(f)),
+    "only the dump's checks fail",
+  );
 });

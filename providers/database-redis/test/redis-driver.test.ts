@@ -13,10 +13,7 @@ const driver = new RedisDriver();
 
 t.test('the provider descriptor', async t => void (await descriptorConformance(t, provider, 'database')));
 
-const cli = (c: DatabaseCredentials, ...args: string[]) => ({
-  cmd: ['redis-cli', '-h', '127.0.0.1', '--no-auth-warning', ...args],
-  env: { REDISCLI_AUTH: c.databasePassword },
-});
+const cli = (c: DatabaseCredentials, ...args: string[]) => ({ cmd: ['redis-cli', '-h', '127.0.0.1', '--no-auth-warning', ...args], env: { REDISCLI_AUTH: c.databasePassword } });
 
 driverConformance(t, driver, {
   // node-redis takes the URL (user "default") and decodes its password.
@@ -41,15 +38,21 @@ driverConformance(t, driver, {
   },
 });
 
-t.test('redis: what the service and the peer\'s clients see', async t => {
+t.test("redis: what the service and the peer's clients see", async t => {
   const c: DatabaseCredentials = { databaseName: null, databaseUser: null, databasePassword: 's3cret/@', databaseRootPassword: null };
   t.same(driver.defaultImage, { current: 'redis:8', older: 'redis:7' });
   t.same(driver.fields, { databaseName: false, databaseUser: false, databaseRootPassword: false });
   t.same(driver.containerEnv(), {}, 'no environment: the password is in the start command');
-  t.same(driver.startCommand(c), { command: null, args: ['redis-server', '--dir', '/data', '--appendonly', 'yes', '--requirepass', 's3cret/@'] },
-    'arguments to the image\'s entrypoint, the password as one argument');
-  t.same(driver.startCommand({ ...c, databasePassword: '' }).args, ['redis-server', '--dir', '/data', '--appendonly', 'yes', '--protected-mode', 'no'],
-    'an empty password: no password, and outside clients allowed');
+  t.same(
+    driver.startCommand(c),
+    { command: null, args: ['redis-server', '--dir', '/data', '--appendonly', 'yes', '--requirepass', 's3cret/@'] },
+    "arguments to the image's entrypoint, the password as one argument",
+  );
+  t.same(
+    driver.startCommand({ ...c, databasePassword: '' }).args,
+    ['redis-server', '--dir', '/data', '--appendonly', 'yes', '--protected-mode', 'no'],
+    'an empty password: no password, and outside clients allowed',
+  );
   t.equal(driver.dataPath, '/data');
   t.equal(driver.internalPort, 6379);
   t.equal(driver.connectionUrl(c, 'cache', 6379), 'redis://default:s3cret%2F%40@cache:6379');

@@ -2,7 +2,18 @@
 // @octokit/auth-app: every call signs the App's JWT (RS256, the stored private key) and mints
 // the installation token it needs, so no token outlives its use in Berth. The SDKs are imported
 // on the first call, never when the provider is merely enabled.
-import { GitProviderError, type CloneCredential, type GitAccount, type GitAccountUpdate, type GitBranch, type GitFailure, type GitProvider, type GitRepository, type GitRepositoryRef, type GitWebhook } from '@berth/core';
+import {
+  GitProviderError,
+  type CloneCredential,
+  type GitAccount,
+  type GitAccountUpdate,
+  type GitBranch,
+  type GitFailure,
+  type GitProvider,
+  type GitRepository,
+  type GitRepositoryRef,
+  type GitWebhook,
+} from '@berth/core';
 import type { Octokit } from '@octokit/rest';
 
 const GITHUB_COM = 'https://github.com';
@@ -77,10 +88,7 @@ export class GithubProvider implements GitProvider {
     const [{ Octokit }, { createAppAuth }] = await Promise.all([import('@octokit/rest'), import('@octokit/auth-app')]);
     const auth = { appId: app.appId, privateKey: app.privateKey, installationId: app.installationId };
     const octokit = new Octokit({ authStrategy: createAppAuth, auth, baseUrl: apiUrlOf(app.githubUrl), userAgent: 'berth', log: { debug() {}, info() {}, warn() {}, error() {} } });
-    return {
-      octokit,
-      installationToken: async () => (await octokit.auth({ type: 'installation' })) as { token: string; expiresAt: string },
-    };
+    return { octokit, installationToken: async () => (await octokit.auth({ type: 'installation' })) as { token: string; expiresAt: string } };
   }
 
   async #run<T>(account: GitAccount, step: GitFailure, fn: (client: GithubClient) => Promise<T>): Promise<T> {
@@ -104,8 +112,14 @@ export class GithubProvider implements GitProvider {
       const octokit = new Octokit({ baseUrl: apiUrlOf(base), userAgent: 'berth', log: { debug() {}, info() {}, warn() {}, error() {} } });
       const { data } = await octokit.rest.apps.createFromManifest({ code });
       return {
-        name: data.name, githubAppName: data.html_url, githubAppId: data.id, githubClientId: data.client_id,
-        githubClientSecret: data.client_secret, githubWebhookSecret: data.webhook_secret ?? null, githubPrivateKey: data.pem, githubUrl: base,
+        name: data.name,
+        githubAppName: data.html_url,
+        githubAppId: data.id,
+        githubClientId: data.client_id,
+        githubClientSecret: data.client_secret,
+        githubWebhookSecret: data.webhook_secret ?? null,
+        githubPrivateKey: data.pem,
+        githubUrl: base,
       };
     } catch (e) {
       throw failed('connect', e);
@@ -159,7 +173,13 @@ export class GithubProvider implements GitProvider {
 
   async registerWebhook(account: GitAccount, repo: GitRepositoryRef, hook: { url: string; secret: string }): Promise<GitWebhook> {
     return this.#run(account, 'webhook', async ({ octokit }) => {
-      const { data } = await octokit.rest.repos.createWebhook({ owner: repo.owner, repo: repo.name, events: ['push'], active: true, config: { url: hook.url, secret: hook.secret, content_type: 'json', insecure_ssl: '0' } });
+      const { data } = await octokit.rest.repos.createWebhook({
+        owner: repo.owner,
+        repo: repo.name,
+        events: ['push'],
+        active: true,
+        config: { url: hook.url, secret: hook.secret, content_type: 'json', insecure_ssl: '0' },
+      });
       return { id: String(data.id) };
     });
   }

@@ -74,8 +74,15 @@ export async function startFakeGithub(t: Test, o: { publicKeyPem: string; privat
   let nextCommentId = 500;
   let url = '';
   const gh: FakeGithub = {
-    url: '', appId: o.appId, installationId: o.installationId, repositories: [], minted: [], jwts: { accepted: 0, refused: 0 },
-    webhooks: new Map(), comments: new Map(), git,
+    url: '',
+    appId: o.appId,
+    installationId: o.installationId,
+    repositories: [],
+    minted: [],
+    jwts: { accepted: 0, refused: 0 },
+    webhooks: new Map(),
+    comments: new Map(),
+    git,
     manifestCode() {
       const code = randomBytes(10).toString('hex');
       manifestCodes.add(code);
@@ -98,14 +105,26 @@ export async function startFakeGithub(t: Test, o: { publicKeyPem: string; privat
     const perPage = Math.min(Number(req.searchParams.get('per_page') ?? 30), 100, PAGE_CAP);
     const n = Math.max(1, Number(req.searchParams.get('page') ?? 1));
     const last = Math.max(1, Math.ceil(items.length / perPage));
-    const link = (p: number) => { const u = new URL(req); u.searchParams.set('per_page', String(perPage)); u.searchParams.set('page', String(p)); return u.toString(); };
+    const link = (p: number) => {
+      const u = new URL(req);
+      u.searchParams.set('per_page', String(perPage));
+      u.searchParams.set('page', String(p));
+      return u.toString();
+    };
     const links = [...(n < last ? [`<${link(n + 1)}>; rel="next"`, `<${link(last)}>; rel="last"`] : []), ...(n > 1 ? [`<${link(1)}>; rel="first"`, `<${link(n - 1)}>; rel="prev"`] : [])];
     return { items: items.slice((n - 1) * perPage, n * perPage), headers: (links.length ? { link: links.join(', ') } : {}) as Record<string, string> };
   };
 
   const repoJson = (r: FakeRepository, template: Json) => ({
-    ...template, id: r.id, name: r.name, full_name: `${r.owner}/${r.name}`, private: r.private, default_branch: r.defaultBranch,
-    owner: { ...template.owner, login: r.owner }, html_url: `${url}/${r.owner}/${r.name}`, clone_url: `${url}/${r.owner}/${r.name}.git`,
+    ...template,
+    id: r.id,
+    name: r.name,
+    full_name: `${r.owner}/${r.name}`,
+    private: r.private,
+    default_branch: r.defaultBranch,
+    owner: { ...template.owner, login: r.owner },
+    html_url: `${url}/${r.owner}/${r.name}`,
+    clone_url: `${url}/${r.owner}/${r.name}.git`,
     url: `${url}/api/v3/repos/${r.owner}/${r.name}`,
   });
 
@@ -116,12 +135,24 @@ export async function startFakeGithub(t: Test, o: { publicKeyPem: string; privat
     if ((m = /^POST \/app-manifests\/([^/]+)\/conversions$/.exec(route))) {
       if (!manifestCodes.delete(decodeURIComponent(m[1]!))) return notFound(res);
       const template = example('/app-manifests/{code}/conversions', 'post', '201');
-      return send(res, 201, { ...template, id: Number(o.appId), slug: 'berth-test-app', name: 'Berth test app', html_url: `${url}/apps/berth-test-app`, pem: o.privateKeyPem, webhook_secret: 'manifest-webhook-secret', client_secret: 'manifest-client-secret' });
+      return send(res, 201, {
+        ...template,
+        id: Number(o.appId),
+        slug: 'berth-test-app',
+        name: 'Berth test app',
+        html_url: `${url}/apps/berth-test-app`,
+        pem: o.privateKeyPem,
+        webhook_secret: 'manifest-webhook-secret',
+        client_secret: 'manifest-client-secret',
+      });
     }
     // The App's own endpoints: its JWT.
     if (route === 'GET /app' || (m = /^POST \/app\/installations\/(\d+)\/access_tokens$/.exec(route))) {
       const claims = jwtPayload(req.headers.authorization, publicKey);
-      if (!claims || String(claims.iss) !== o.appId || claims.exp * 1000 < Date.now()) { gh.jwts.refused++; return refuse(res); }
+      if (!claims || String(claims.iss) !== o.appId || claims.exp * 1000 < Date.now()) {
+        gh.jwts.refused++;
+        return refuse(res);
+      }
       gh.jwts.accepted++;
       if (route === 'GET /app') return send(res, 200, { ...example('/app', 'get', '200'), id: Number(o.appId), slug: 'berth-test-app' });
       if (Number(m![1]) !== o.installationId) return notFound(res);
@@ -136,7 +167,10 @@ export async function startFakeGithub(t: Test, o: { publicKeyPem: string; privat
     if (!token || (tokens.get(token) ?? 0) < Date.now()) return refuse(res);
     if (route === 'GET /installation/repositories') {
       const template = example('/installation/repositories', 'get', '200');
-      const { items, headers } = page(u, gh.repositories.map(r => repoJson(r, template.repositories[0])));
+      const { items, headers } = page(
+        u,
+        gh.repositories.map(r => repoJson(r, template.repositories[0])),
+      );
       return send(res, 200, { ...template, total_count: gh.repositories.length, repositories: items }, headers);
     }
     const repoRoute = /^(\w+) \/repos\/([^/]+)\/([^/]+)(\/.*)?$/.exec(route);
@@ -167,7 +201,10 @@ export async function startFakeGithub(t: Test, o: { publicKeyPem: string; privat
     if ((m = /^DELETE \/hooks\/(\d+)$/.exec(rest))) {
       const hooks = gh.webhooks.get(key) ?? [];
       if (!hooks.some(h => h.id === m![1])) return notFound(res);
-      gh.webhooks.set(key, hooks.filter(h => h.id !== m![1]));
+      gh.webhooks.set(
+        key,
+        hooks.filter(h => h.id !== m![1]),
+      );
       res.writeHead(204).end();
       return;
     }
@@ -201,6 +238,12 @@ export async function startFakeGithub(t: Test, o: { publicKeyPem: string; privat
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   gh.url = url;
-  t.teardown(() => new Promise<void>(resolve => { server.closeAllConnections(); server.close(() => resolve()); }));
+  t.teardown(
+    () =>
+      new Promise<void>(resolve => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   return gh;
 }

@@ -3,7 +3,18 @@
 // expires, and the new pair is answered for the record to store. gitlabInternalUrl, when set, is
 // where Berth reaches the API and git (a server's address inside a private network); the
 // record's gitlabUrl stays what users see. The SDK is imported on the first call only.
-import { GitProviderError, type CloneCredential, type GitAccount, type GitAccountUpdate, type GitBranch, type GitFailure, type GitProvider, type GitRepository, type GitRepositoryRef, type GitWebhook } from '@berth/core';
+import {
+  GitProviderError,
+  type CloneCredential,
+  type GitAccount,
+  type GitAccountUpdate,
+  type GitBranch,
+  type GitFailure,
+  type GitProvider,
+  type GitRepository,
+  type GitRepositoryRef,
+  type GitWebhook,
+} from '@berth/core';
 
 /** The SDK's client (a type only: the module is imported on first use). */
 type Api = InstanceType<typeof import('@gitbeaker/rest').Gitlab>;
@@ -44,9 +55,14 @@ function accountOf(account: GitAccount): GitlabAccount {
   if (!accessToken) throw new GitProviderError('credentials', 'GitLab: the account is not authorized yet (no access token): finish the OAuth flow');
   const expires = Number(account.settings.expiresAt);
   return {
-    base, accessToken, refreshToken: text(account.secrets.refreshToken) || null, applicationId: text(account.settings.applicationId) || null,
-    secret: text(account.secrets.secret) || null, redirectUri: text(account.settings.redirectUri) || null,
-    expiresAt: Number.isFinite(expires) && expires > 0 ? expires : null, groupName: text(account.settings.groupName) || null,
+    base,
+    accessToken,
+    refreshToken: text(account.secrets.refreshToken) || null,
+    applicationId: text(account.settings.applicationId) || null,
+    secret: text(account.secrets.secret) || null,
+    redirectUri: text(account.settings.redirectUri) || null,
+    expiresAt: Number.isFinite(expires) && expires > 0 ? expires : null,
+    groupName: text(account.settings.groupName) || null,
   };
 }
 
@@ -99,8 +115,15 @@ export class GitlabProvider implements GitProvider {
   async refresh(account: GitAccount, marginMs: number): Promise<GitAccountUpdate | null> {
     const a = accountOf(account);
     if (a.expiresAt === null || a.expiresAt * 1000 - Date.now() > marginMs) return null;
-    if (!a.refreshToken || !a.applicationId || !a.secret) throw new GitProviderError('credentials', 'GitLab: the token expires and the account has no refresh token, application id or secret to renew it');
-    const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: a.refreshToken, client_id: a.applicationId, client_secret: a.secret, ...(a.redirectUri ? { redirect_uri: a.redirectUri } : {}) });
+    if (!a.refreshToken || !a.applicationId || !a.secret)
+      throw new GitProviderError('credentials', 'GitLab: the token expires and the account has no refresh token, application id or secret to renew it');
+    const form = new URLSearchParams({
+      grant_type: 'refresh_token',
+      refresh_token: a.refreshToken,
+      client_id: a.applicationId,
+      client_secret: a.secret,
+      ...(a.redirectUri ? { redirect_uri: a.redirectUri } : {}),
+    });
     return this.#token(a, form, 'refresh the token');
   }
 
@@ -125,18 +148,22 @@ export class GitlabProvider implements GitProvider {
     } catch (e) {
       throw new GitProviderError('connect', `GitLab cannot be reached: ${(e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message}`, { cause: e });
     }
-    const body = await res.json().catch(() => ({})) as { access_token?: string; refresh_token?: string; expires_in?: number; created_at?: number; error_description?: string; error?: string };
+    const body = (await res.json().catch(() => ({}))) as { access_token?: string; refresh_token?: string; expires_in?: number; created_at?: number; error_description?: string; error?: string };
     if (!res.ok || !body.access_token) throw new GitProviderError('credentials', `GitLab refused to ${what}: ${body.error_description ?? body.error ?? res.status}`);
     const createdAt = Number(body.created_at) || Math.floor(Date.now() / 1000);
-    return {
-      settings: { expiresAt: body.expires_in ? createdAt + Number(body.expires_in) : null },
-      secrets: { accessToken: body.access_token, refreshToken: body.refresh_token ?? a.refreshToken },
-    };
+    return { settings: { expiresAt: body.expires_in ? createdAt + Number(body.expires_in) : null }, secrets: { accessToken: body.access_token, refreshToken: body.refresh_token ?? a.refreshToken } };
   }
 
   async listRepositories(account: GitAccount): Promise<GitRepository[]> {
     return this.#run(account, 'repositories', async (api, a) => {
-      const projects = await api.Projects.all({ membership: true, perPage: 100 } as never) as unknown as { id: number; path: string; namespace: { full_path: string }; http_url_to_repo: string; default_branch?: string | null; visibility?: string }[];
+      const projects = (await api.Projects.all({ membership: true, perPage: 100 } as never)) as unknown as {
+        id: number;
+        path: string;
+        namespace: { full_path: string };
+        http_url_to_repo: string;
+        default_branch?: string | null;
+        visibility?: string;
+      }[];
       const group = a.groupName?.toLowerCase();
       return projects
         .filter(p => !group || p.namespace.full_path.toLowerCase() === group || p.namespace.full_path.toLowerCase().startsWith(`${group}/`))
@@ -146,14 +173,14 @@ export class GitlabProvider implements GitProvider {
 
   async listBranches(account: GitAccount, repo: GitRepositoryRef): Promise<GitBranch[]> {
     return this.#run(account, 'branches', async api => {
-      const branches = await api.Branches.all(projectPath(repo), { perPage: 100 } as never) as unknown as { name: string; commit: { id: string } }[];
+      const branches = (await api.Branches.all(projectPath(repo), { perPage: 100 } as never)) as unknown as { name: string; commit: { id: string } }[];
       return branches.map(b => ({ name: b.name, commit: b.commit.id }));
     });
   }
 
   async resolveCommit(account: GitAccount, repo: GitRepositoryRef, ref: string): Promise<string> {
     return this.#run(account, 'commit', async api => {
-      const commit = await api.Commits.show(projectPath(repo), ref) as unknown as { id?: string };
+      const commit = (await api.Commits.show(projectPath(repo), ref)) as unknown as { id?: string };
       if (!commit.id || !/^[0-9a-f]{40}$/.test(commit.id)) throw new GitProviderError('commit', `GitLab answered no commit id for ${ref}`);
       return commit.id;
     });
@@ -167,7 +194,7 @@ export class GitlabProvider implements GitProvider {
 
   async registerWebhook(account: GitAccount, repo: GitRepositoryRef, hook: { url: string; secret: string }): Promise<GitWebhook> {
     return this.#run(account, 'webhook', async api => {
-      const made = await api.ProjectHooks.add(projectPath(repo), hook.url, { pushEvents: true, token: hook.secret, enableSslVerification: true } as never) as unknown as { id: number };
+      const made = (await api.ProjectHooks.add(projectPath(repo), hook.url, { pushEvents: true, token: hook.secret, enableSslVerification: true } as never)) as unknown as { id: number };
       return { id: String(made.id) };
     });
   }
@@ -182,7 +209,7 @@ export class GitlabProvider implements GitProvider {
 
   async commentOnPullRequest(account: GitAccount, repo: GitRepositoryRef, number: number, body: string): Promise<{ id: string }> {
     return this.#run(account, 'comment', async api => {
-      const note = await api.MergeRequestNotes.create(projectPath(repo), number, body) as unknown as { id: number };
+      const note = (await api.MergeRequestNotes.create(projectPath(repo), number, body)) as unknown as { id: number };
       return { id: String(note.id) };
     });
   }

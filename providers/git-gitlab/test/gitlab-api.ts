@@ -16,7 +16,13 @@ import { startGitHttpServer, type GitHttpServer } from '@berth/core/testing';
 type Json = any;
 const PAGE_CAP = 2;
 
-export interface FakeProject { id: number; namespace: string; path: string; visibility: 'private' | 'public'; branches: Record<string, string> }
+export interface FakeProject {
+  id: number;
+  namespace: string;
+  path: string;
+  visibility: 'private' | 'public';
+  branches: Record<string, string>;
+}
 
 export interface FakeGitlab {
   url: string;
@@ -44,8 +50,14 @@ export async function startFakeGitlab(t: Test): Promise<FakeGitlab> {
   let nextId = 300;
   const codes = new Map<string, string>();
   const gl: FakeGitlab = {
-    url: '', projects: [], app: { clientId: `app-${randomBytes(4).toString('hex')}`, secret: `gloas-${randomBytes(8).toString('hex')}`, redirectUri: 'https://berth.example.com/api/providers/gitlab/callback' },
-    tokens, refreshTokens: new Set(), webhooks: new Map(), notes: new Map(), git,
+    url: '',
+    projects: [],
+    app: { clientId: `app-${randomBytes(4).toString('hex')}`, secret: `gloas-${randomBytes(8).toString('hex')}`, redirectUri: 'https://berth.example.com/api/providers/gitlab/callback' },
+    tokens,
+    refreshTokens: new Set(),
+    webhooks: new Map(),
+    notes: new Map(),
+    git,
     issue(seconds) {
       const accessToken = randomBytes(32).toString('hex');
       const refreshToken = randomBytes(32).toString('hex');
@@ -72,19 +84,42 @@ export async function startFakeGitlab(t: Test): Promise<FakeGitlab> {
     const perPage = Math.min(Number(u.searchParams.get('per_page') ?? 20), 100, PAGE_CAP);
     const n = Math.max(1, Number(u.searchParams.get('page') ?? 1));
     const last = Math.max(1, Math.ceil(items.length / perPage));
-    const link = (p: number) => { const x = new URL(u); x.searchParams.set('per_page', String(perPage)); x.searchParams.set('page', String(p)); return x.toString(); };
+    const link = (p: number) => {
+      const x = new URL(u);
+      x.searchParams.set('per_page', String(perPage));
+      x.searchParams.set('page', String(p));
+      return x.toString();
+    };
     const links = [...(n < last ? [`<${link(n + 1)}>; rel="next"`] : []), `<${link(1)}>; rel="first"`, `<${link(last)}>; rel="last"`];
     return {
       items: items.slice((n - 1) * perPage, n * perPage),
-      headers: { link: links.join(', '), 'x-page': String(n), 'x-per-page': String(perPage), 'x-total': String(items.length), 'x-total-pages': String(last), 'x-next-page': n < last ? String(n + 1) : '' },
+      headers: {
+        link: links.join(', '),
+        'x-page': String(n),
+        'x-per-page': String(perPage),
+        'x-total': String(items.length),
+        'x-total-pages': String(last),
+        'x-next-page': n < last ? String(n + 1) : '',
+      },
     };
   };
 
   const projectJson = (p: FakeProject) => ({
-    id: p.id, description: null, name: p.path, name_with_namespace: `${p.namespace} / ${p.path}`, path: p.path, path_with_namespace: `${p.namespace}/${p.path}`,
-    created_at: '2013-09-30T13:46:02Z', default_branch: 'main', tag_list: [], topics: [],
-    ssh_url_to_repo: `git@127.0.0.1:${p.namespace}/${p.path}.git`, http_url_to_repo: `${url}/${p.namespace}/${p.path}.git`, web_url: `${url}/${p.namespace}/${p.path}`,
-    visibility: p.visibility, namespace: { id: 3, name: p.namespace.split('/').pop(), path: p.namespace.split('/').pop(), kind: 'group', full_path: p.namespace },
+    id: p.id,
+    description: null,
+    name: p.path,
+    name_with_namespace: `${p.namespace} / ${p.path}`,
+    path: p.path,
+    path_with_namespace: `${p.namespace}/${p.path}`,
+    created_at: '2013-09-30T13:46:02Z',
+    default_branch: 'main',
+    tag_list: [],
+    topics: [],
+    ssh_url_to_repo: `git@127.0.0.1:${p.namespace}/${p.path}.git`,
+    http_url_to_repo: `${url}/${p.namespace}/${p.path}.git`,
+    web_url: `${url}/${p.namespace}/${p.path}`,
+    visibility: p.visibility,
+    namespace: { id: 3, name: p.namespace.split('/').pop(), path: p.namespace.split('/').pop(), kind: 'group', full_path: p.namespace },
     last_activity_at: '2013-09-30T13:46:02Z',
   });
 
@@ -109,7 +144,17 @@ export async function startFakeGitlab(t: Test): Promise<FakeGitlab> {
     const full = `${p.namespace}/${p.path}`;
     const rest = `${m[1]} ${m[3] ?? ''}`;
     if (rest === 'GET /repository/branches') {
-      const all = Object.entries(p.branches).map(([name, id]) => ({ name, merged: false, protected: name === 'main', default: name === 'main', developers_can_push: false, developers_can_merge: false, can_push: true, web_url: `${url}/${full}/-/tree/${name}`, commit: { id, short_id: id.slice(0, 8), title: 'update', author_name: 'John Smith', committed_date: '2012-06-28T03:44:20-07:00', parent_ids: [] } }));
+      const all = Object.entries(p.branches).map(([name, id]) => ({
+        name,
+        merged: false,
+        protected: name === 'main',
+        default: name === 'main',
+        developers_can_push: false,
+        developers_can_merge: false,
+        can_push: true,
+        web_url: `${url}/${full}/-/tree/${name}`,
+        commit: { id, short_id: id.slice(0, 8), title: 'update', author_name: 'John Smith', committed_date: '2012-06-28T03:44:20-07:00', parent_ids: [] },
+      }));
       const { items, headers } = page(u, all);
       return send(res, 200, items, headers);
     }
@@ -117,7 +162,16 @@ export async function startFakeGitlab(t: Test): Promise<FakeGitlab> {
       const ref = decodeURIComponent(m[1]!);
       const id = p.branches[ref] ?? Object.values(p.branches).find(s => s === ref);
       if (!id) return notFound(res, 'Commit');
-      return send(res, 200, { id, short_id: id.slice(0, 8), title: 'update', author_name: 'John Smith', created_at: '2012-09-20T09:06:12+03:00', message: 'update', parent_ids: [], web_url: `${url}/${full}/-/commit/${id}` });
+      return send(res, 200, {
+        id,
+        short_id: id.slice(0, 8),
+        title: 'update',
+        author_name: 'John Smith',
+        created_at: '2012-09-20T09:06:12+03:00',
+        message: 'update',
+        parent_ids: [],
+        web_url: `${url}/${full}/-/commit/${id}`,
+      });
     }
     if (rest === 'POST /hooks') {
       const hook = { id: String(nextId++), url: body.url, token: body.token, pushEvents: body.push_events === true };
@@ -127,7 +181,10 @@ export async function startFakeGitlab(t: Test): Promise<FakeGitlab> {
     if ((m = /^DELETE \/hooks\/(\d+)$/.exec(rest))) {
       const hooks = gl.webhooks.get(full) ?? [];
       if (!hooks.some(h => h.id === m![1])) return notFound(res, 'Hook');
-      gl.webhooks.set(full, hooks.filter(h => h.id !== m![1]));
+      gl.webhooks.set(
+        full,
+        hooks.filter(h => h.id !== m![1]),
+      );
       return void res.writeHead(204).end();
     }
     if ((m = /^POST \/merge_requests\/(\d+)\/notes$/.exec(rest))) {
@@ -142,12 +199,19 @@ export async function startFakeGitlab(t: Test): Promise<FakeGitlab> {
     const refresh = form.get('refresh_token') ?? '';
     const grant = form.get('grant_type');
     if ((grant !== 'refresh_token' && grant !== 'authorization_code') || form.get('client_id') !== gl.app.clientId || form.get('client_secret') !== gl.app.secret) {
-      return send(res, 401, { error: 'invalid_client', error_description: 'Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.' });
+      return send(res, 401, {
+        error: 'invalid_client',
+        error_description: 'Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.',
+      });
     }
     // oauth2.md "Authorization code flow": the code is good once, for the redirect URI it was issued to.
     const code = form.get('code') ?? '';
     const redirectOk = grant === 'authorization_code' && codes.get(code) === form.get('redirect_uri');
-    if (grant === 'authorization_code' ? !(redirectOk && codes.delete(code)) : !gl.refreshTokens.delete(refresh)) return send(res, 400, { error: 'invalid_grant', error_description: 'The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.' });
+    if (grant === 'authorization_code' ? !(redirectOk && codes.delete(code)) : !gl.refreshTokens.delete(refresh))
+      return send(res, 400, {
+        error: 'invalid_grant',
+        error_description: 'The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.',
+      });
     const pair = gl.issue(7200);
     return send(res, 200, { access_token: pair.accessToken, token_type: 'Bearer', expires_in: 7200, refresh_token: pair.refreshToken, created_at: pair.expiresAt - 7200 });
   };
@@ -179,6 +243,12 @@ export async function startFakeGitlab(t: Test): Promise<FakeGitlab> {
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   gl.url = url;
-  t.teardown(() => new Promise<void>(resolve => { server.closeAllConnections(); server.close(() => resolve()); }));
+  t.teardown(
+    () =>
+      new Promise<void>(resolve => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   return gl;
 }

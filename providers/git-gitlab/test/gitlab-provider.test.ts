@@ -21,7 +21,7 @@ const { default: descriptor, GitlabProvider } = await import('../src/index.ts');
 
 const run = promisify(execFile);
 const gitlab = await startFakeGitlab(t);
-const app = await makeGitRepo({ 'Dockerfile': 'FROM scratch\n' });
+const app = await makeGitRepo({ Dockerfile: 'FROM scratch\n' });
 t.teardown(app.cleanup);
 await run('git', ['-C', app.dir, 'checkout', '-q', '-b', 'release']);
 const release = await commitFiles(app.dir, { VERSION: '2\n' });
@@ -30,7 +30,11 @@ const feature = await commitFiles(app.dir, { 'x.txt': 'x\n' });
 await run('git', ['-C', app.dir, 'checkout', '-q', 'main']);
 const branches = { main: app.commit, release, 'feature/x': feature };
 await gitlab.addGitProject('team/backend', 'app', app.dir, branches);
-for (const [ns, path] of [['team/backend', 'api'], ['team', 'docs'], ['alice', 'tools']] as const) {
+for (const [ns, path] of [
+  ['team/backend', 'api'],
+  ['team', 'docs'],
+  ['alice', 'tools'],
+] as const) {
   gitlab.projects.push({ id: 2000 + gitlab.projects.length, namespace: ns, path, visibility: 'public', branches: { main: app.commit } });
 }
 
@@ -49,7 +53,8 @@ t.test('the descriptor loads no SDK; the first use of an account does', async t 
 });
 
 gitProviderConformance(t, descriptor, {
-  account, refusedAccount,
+  account,
+  refusedAccount,
   repositories: gitlab.projects.map(p => `${p.namespace}/${p.path}`),
   repository: { owner: 'team/backend', name: 'app' },
   branches: Object.entries(branches).map(([name, commit]) => ({ name, commit })),
@@ -60,7 +65,7 @@ gitProviderConformance(t, descriptor, {
   },
 });
 
-t.test('GitLab\'s own rules', async t => {
+t.test("GitLab's own rules", async t => {
   const provider: GitProvider = new GitlabProvider();
 
   t.test('a token that expires soon is refreshed; the new pair works and the old refresh token is spent', async t => {
@@ -70,27 +75,40 @@ t.test('GitLab\'s own rules', async t => {
     const update = await provider.refresh(expiring, 60_000);
     t.ok(update, 'thirty seconds left: refreshed');
     t.not(update!.secrets.accessToken, soon.accessToken, 'a new access token');
-    t.ok(Number(update!.settings.expiresAt) > Date.now() / 1000 + 7000, 'and its expiry, from GitLab\'s answer');
+    t.ok(Number(update!.settings.expiresAt) > Date.now() / 1000 + 7000, "and its expiry, from GitLab's answer");
     const renewed: GitAccount = { settings: { ...expiring.settings, ...update!.settings }, secrets: { ...expiring.secrets, ...update!.secrets } };
     t.equal((await provider.listRepositories(renewed)).length, gitlab.projects.length, 'the new token lists');
-    await t.rejects(provider.refresh(expiring, 60_000), { failure: 'credentials', message: /^GitLab refused to refresh the token: The provided authorization grant is invalid/ }, 'a spent refresh token is refused');
+    await t.rejects(
+      provider.refresh(expiring, 60_000),
+      { failure: 'credentials', message: /^GitLab refused to refresh the token: The provided authorization grant is invalid/ },
+      'a spent refresh token is refused',
+    );
   });
 
-  t.test('an expired token fails as credentials, with GitLab\'s reason', async t => {
+  t.test("an expired token fails as credentials, with GitLab's reason", async t => {
     const old = gitlab.issue(3600);
     gitlab.tokens.set(old.accessToken, Date.now() - 1000);
-    await t.rejects(provider.listRepositories({ ...account, secrets: { ...account.secrets, accessToken: old.accessToken } }), { failure: 'credentials', message: /^GitLab refused the token: .*expired/i });
+    await t.rejects(provider.listRepositories({ ...account, secrets: { ...account.secrets, accessToken: old.accessToken } }), {
+      failure: 'credentials',
+      message: /^GitLab refused the token: .*expired/i,
+    });
   });
 
-  t.test('groupName keeps the group\'s projects (and its subgroups\')', async t => {
+  t.test("groupName keeps the group's projects (and its subgroups')", async t => {
     const repos = await provider.listRepositories({ ...account, settings: { ...account.settings, groupName: 'team' } });
     t.same(repos.map(r => `${r.owner}/${r.name}`).sort(), ['team/backend/api', 'team/backend/app', 'team/docs']);
   });
 
   t.test('gitlabInternalUrl is where Berth reaches the server', async t => {
-    const credential = await provider.cloneCredential({ ...account, settings: { ...account.settings, gitlabUrl: 'https://gitlab.example.com', gitlabInternalUrl: gitlab.url } }, { owner: 'team/backend', name: 'app' });
+    const credential = await provider.cloneCredential(
+      { ...account, settings: { ...account.settings, gitlabUrl: 'https://gitlab.example.com', gitlabInternalUrl: gitlab.url } },
+      { owner: 'team/backend', name: 'app' },
+    );
     t.same([credential.baseUrl, credential.username], [`${gitlab.url}/`, 'oauth2']);
-    t.equal((await provider.listRepositories({ ...account, settings: { ...account.settings, gitlabUrl: 'https://gitlab.example.com', gitlabInternalUrl: gitlab.url } })).length, gitlab.projects.length);
+    t.equal(
+      (await provider.listRepositories({ ...account, settings: { ...account.settings, gitlabUrl: 'https://gitlab.example.com', gitlabInternalUrl: gitlab.url } })).length,
+      gitlab.projects.length,
+    );
   });
 
   t.test('an account that never finished the OAuth flow says so', async t => {

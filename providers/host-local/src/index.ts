@@ -2,10 +2,5 @@
 import { defineProvider, Type } from '@berth/core';
 import { LocalHostProvider } from './local-host.ts';
 
-export default defineProvider({
-  contract: 'host',
-  id: 'local',
-  options: Type.Object({}, { additionalProperties: false }),
-  create: () => new LocalHostProvider(),
-});
+export default defineProvider({ contract: 'host', id: 'local', options: Type.Object({}, { additionalProperties: false }), create: () => new LocalHostProvider() });
 export { LocalHostProvider, LocalHost } from './local-host.ts';

@@ -29,7 +29,8 @@ export class LocalHost implements HostConnection {
     const [program, ...args] = argv as [string, ...string[]];
     return new Promise<RunResult>((resolve, reject) => {
       const child = spawn(program, args, { stdio: ['pipe', 'pipe', 'pipe'] });
-      const out: Buffer[] = [], err: Buffer[] = [];
+      const out: Buffer[] = [],
+        err: Buffer[] = [];
       let settled = false;
       const settle = (fn: () => void) => {
         if (settled) return;
@@ -46,13 +47,13 @@ export class LocalHost implements HostConnection {
       child.stderr.on('data', (d: Buffer) => err.push(d));
       // A program that exits without reading its stdin closes the pipe under the writer.
       child.stdin.on('error', () => {});
-      child.on('error', (e: NodeJS.ErrnoException) => settle(() => {
-        if (e.code === 'ENOENT') resolve({ code: 127, signal: null, stdout: '', stderr: `${program}: not found\n` });
-        else reject(unavailable(`host.local: cannot run ${program}: ${e.code ?? e.message}`));
-      }));
-      child.on('close', (code, sig) => settle(() => resolve({
-        code, signal: sig, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'),
-      })));
+      child.on('error', (e: NodeJS.ErrnoException) =>
+        settle(() => {
+          if (e.code === 'ENOENT') resolve({ code: 127, signal: null, stdout: '', stderr: `${program}: not found\n` });
+          else reject(unavailable(`host.local: cannot run ${program}: ${e.code ?? e.message}`));
+        }),
+      );
+      child.on('close', (code, sig) => settle(() => resolve({ code, signal: sig, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') })));
       child.stdin.end(options.stdin);
     });
   }

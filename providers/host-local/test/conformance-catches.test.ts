@@ -41,5 +41,9 @@ t.test('each broken rule fails its own checks', async t => {
   t.ok(failures.get('ignores-close')?.includes('the engine after close'), 'its engine too');
   t.ok(failures.get('ignores-abort')?.includes('rejects with the reason'), 'an abort that does not end the command is caught');
   t.ok(failures.get('ignores-abort')?.includes('without waiting for the program'), 'and the wait for it');
-  for (const name of names) t.notOk(failures.get(name)?.some(f => /^the default export|^a provider of contract|^the instance serves/.test(f)), `${name}: the descriptor checks pass`);
+  for (const name of names)
+    t.notOk(
+      failures.get(name)?.some(f => /^the default export|^a provider of contract|^the instance serves/.test(f)),
+      `${name}: the descriptor checks pass`,
+    );
 });

@@ -26,7 +26,10 @@ export class ChannelAgent extends http.Agent {
   }
 
   override createConnection(_options: unknown, callback?: (err: Error | null, stream: Duplex) => void): undefined {
-    this.#dial().then(stream => callback?.(null, asSocket(stream)), (err: Error) => callback?.(err, undefined as never));
+    this.#dial().then(
+      stream => callback?.(null, asSocket(stream)),
+      (err: Error) => callback?.(err, undefined as never),
+    );
     return undefined;
   }
 }

@@ -14,8 +14,11 @@ export class HostKeyChangedError extends BerthError {
   /** The fingerprint the server presented. */
   readonly presented: string;
   constructor(target: string, expected: string, presented: string) {
-    super('CONFLICT', `The host key of ${target} changed: pinned ${expected}, presented ${presented}. ` +
-      `If the server was reinstalled or its key replaced on purpose, accept the new key by pinning its fingerprint: server.update with hostKeyFingerprint "${presented}".`);
+    super(
+      'CONFLICT',
+      `The host key of ${target} changed: pinned ${expected}, presented ${presented}. ` +
+        `If the server was reinstalled or its key replaced on purpose, accept the new key by pinning its fingerprint: server.update with hostKeyFingerprint "${presented}".`,
+    );
     this.name = 'HostKeyChangedError';
     this.expected = expected;
     this.presented = presented;

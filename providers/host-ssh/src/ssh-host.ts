@@ -38,7 +38,11 @@ export interface SshHostOptions {
   engineSocket?: string;
 }
 
-interface Exit { seen: boolean; code: number | null; signal: string | null }
+interface Exit {
+  seen: boolean;
+  code: number | null;
+  signal: string | null;
+}
 
 /** A remote Docker host reached over one pooled SSH connection. */
 export class SshHost implements HostConnection {
@@ -62,10 +66,14 @@ export class SshHost implements HostConnection {
   }
 
   /** The pinned host key fingerprint; null until the first connection pins one. */
-  get hostKeyFingerprint(): string | null { return this.#pinned; }
+  get hostKeyFingerprint(): string | null {
+    return this.#pinned;
+  }
 
   /** Channels open now and calls waiting for one. */
-  get channels(): { open: number; waiting: number } { return { open: this.#open, waiting: this.#waiting.length }; }
+  get channels(): { open: number; waiting: number } {
+    return { open: this.#open, waiting: this.#waiting.length };
+  }
 
   /** Runs argv on the server (each argument quoted for its shell, never read as syntax); answers its exit code and output. */
   async run(argv: readonly string[], options: RunOptions = {}): Promise<RunResult> {
@@ -73,11 +81,16 @@ export class SshHost implements HostConnection {
     options.signal?.throwIfAborted();
     const { channel, exit } = await this.#channel((c, cb) => c.exec(line, cb));
     return new Promise<RunResult>((resolve, reject) => {
-      const out: Buffer[] = [], err: Buffer[] = [];
+      const out: Buffer[] = [],
+        err: Buffer[] = [];
       channel.on('data', (d: Buffer) => out.push(d));
       channel.stderr.on('data', (d: Buffer) => err.push(d));
       const onAbort = () => {
-        try { channel.signal('KILL'); } catch { /* the server may not take signals */ }
+        try {
+          channel.signal('KILL');
+        } catch {
+          /* the server may not take signals */
+        }
         channel.close();
         reject(options.signal!.reason);
       };
@@ -111,7 +124,10 @@ export class SshHost implements HostConnection {
     const client = this.#client;
     this.#client = undefined;
     if (!client) return;
-    await new Promise<void>(resolve => { client.once('close', () => resolve()); client.end(); });
+    await new Promise<void>(resolve => {
+      client.once('close', () => resolve());
+      client.end();
+    });
   }
 
   /**
@@ -126,7 +142,10 @@ export class SshHost implements HostConnection {
 
   #dialEngine(slotted = true): Promise<Duplex> {
     if (this.#o.engineTransport === 'dial-stdio') {
-      return this.#channel((c, cb) => c.exec('docker system dial-stdio', cb)).then(({ channel }) => { channel.stderr.resume(); return channel; });
+      return this.#channel((c, cb) => c.exec('docker system dial-stdio', cb)).then(({ channel }) => {
+        channel.stderr.resume();
+        return channel;
+      });
     }
     const socket = this.#o.engineSocket ?? '/var/run/docker.sock';
     return this.#channel((c, cb) => c.openssh_forwardOutStreamLocal(socket, cb), slotted).then(({ channel }) => channel);
@@ -141,7 +160,8 @@ export class SshHost implements HostConnection {
       if (released) return;
       released = true;
       const next = this.#waiting.shift();
-      if (next) next.resolve(); else this.#open--;
+      if (next) next.resolve();
+      else this.#open--;
     };
   }
 
@@ -164,12 +184,17 @@ export class SshHost implements HostConnection {
                 ch.on('exit', (code: number | null, signal?: string) => Object.assign(exit, { seen: true, code: code ?? null, signal: signal ?? null }));
                 resolve(ch);
               });
-            } catch (e) { reject(e); }
+            } catch (e) {
+              reject(e);
+            }
           });
           return { channel, exit };
         } catch (e) {
           const dropped = this.#client !== client || /Not connected|No response from server/i.test((e as Error).message);
-          if (dropped && attempt === 1) { this.#forget(client); continue; }
+          if (dropped && attempt === 1) {
+            this.#forget(client);
+            continue;
+          }
           throw dropped ? unavailable(`ssh ${this.#o.host}: the connection dropped (${(e as Error).message})`) : e;
         }
       }
@@ -188,7 +213,9 @@ export class SshHost implements HostConnection {
   #connection(): Promise<Client> {
     if (this.#closed) return Promise.reject(unavailable(`ssh ${this.target}: the connection was closed`));
     if (this.#client) return Promise.resolve(this.#client);
-    this.#connecting ??= this.#connect().finally(() => { this.#connecting = undefined; });
+    this.#connecting ??= this.#connect().finally(() => {
+      this.#connecting = undefined;
+    });
     return this.#connecting;
   }
 
@@ -196,10 +223,14 @@ export class SshHost implements HostConnection {
     const { Client } = (await import('ssh2')).default; // loaded only when a server is used (a CommonJS module)
     return new Promise<Client>((resolve, reject) => {
       const client = new Client();
-      let presented: string | undefined, ready = false;
+      let presented: string | undefined,
+        ready = false;
       client.on('ready', () => {
         ready = true;
-        if (this.#closed) { client.end(); return reject(unavailable(`ssh ${this.target}: the connection was closed`)); }
+        if (this.#closed) {
+          client.end();
+          return reject(unavailable(`ssh ${this.target}: the connection was closed`));
+        }
         if (this.#pinned === null && presented) {
           this.#pinned = presented;
           this.#o.onHostKeyPinned?.(presented);

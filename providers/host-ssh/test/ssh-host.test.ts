@@ -25,7 +25,11 @@ const sessionsOn = (h: RemoteHost) => {
 
 const demux = (buf: Buffer) => {
   let out = '';
-  for (let i = 0; i + 8 <= buf.length;) { const n = buf.readUInt32BE(i + 4); out += buf.subarray(i + 8, i + 8 + n).toString(); i += 8 + n; }
+  for (let i = 0; i + 8 <= buf.length;) {
+    const n = buf.readUInt32BE(i + 4);
+    out += buf.subarray(i + 8, i + 8 + n).toString();
+    i += 8 + n;
+  }
   return out;
 };
 
@@ -42,7 +46,7 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
   };
   t.teardown(() => Promise.all(hosts.map(x => x.close())));
 
-  t.test('the first connection pins the host key, in OpenSSH\'s SHA-256 form', async t => {
+  t.test("the first connection pins the host key, in OpenSSH's SHA-256 form", async t => {
     const pinned: string[] = [];
     const host = connect({ onHostKeyPinned: f => pinned.push(f) });
     t.equal(host.hostKeyFingerprint, null, 'nothing pinned before the first use');
@@ -57,7 +61,9 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     t.equal((await connect({ hostKeyFingerprint: h.hostKeyFingerprint }).run(['id', '-un'])).stdout, `${h.user}\n`);
     const wrong = 'SHA256:' + Buffer.alloc(32, 7).toString('base64').replace(/=+$/, '');
     const marker = `/tmp/berth-refused-${process.pid}`;
-    const err = await connect({ hostKeyFingerprint: wrong }).run(['touch', marker]).catch(e => e);
+    const err = await connect({ hostKeyFingerprint: wrong })
+      .run(['touch', marker])
+      .catch(e => e);
     t.ok(err instanceof HostKeyChangedError, 'a HostKeyChangedError');
     t.match(err, { code: 'CONFLICT', expected: wrong, presented: h.hostKeyFingerprint });
     t.match(err.message, wrong, 'the message shows the pinned fingerprint');
@@ -80,16 +86,16 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     t.equal((await inHost(h, ['test', '-e', marker])).code, 1, 'and none ran');
     t.same(await host.run(['sh', '-c', 'echo out; echo err >&2; exit 3']), { code: 3, signal: null, stdout: 'out\n', stderr: 'err\n' });
     t.equal((await host.run(['tr', 'a-z', 'A-Z'], { stdin: 'piped in' })).stdout, 'PIPED IN', 'stdin is written and closed');
-    t.equal((await host.run(['sudo', '-n', 'id', '-u'])).stdout, '0\n', 'the user\'s passwordless sudo works through it');
+    t.equal((await host.run(['sudo', '-n', 'id', '-u'])).stdout, '0\n', "the user's passwordless sudo works through it");
     const gone = await host.run(['no-such-program-here']);
-    t.equal(gone.code, 127, 'a missing program is the shell\'s 127');
+    t.equal(gone.code, 127, "a missing program is the shell's 127");
     const ac = new AbortController();
     const slow = host.run(['sleep', '30'], { signal: ac.signal });
     setTimeout(() => ac.abort(new Error('stop')), 200);
     await t.rejects(slow, /stop/, 'an aborted command rejects with the reason');
   });
 
-  t.test('dockerode speaks to the host\'s engine over the same connection, with either transport', async t => {
+  t.test("dockerode speaks to the host's engine over the same connection, with either transport", async t => {
     const localId = (await new Docker({ socketPath: '/var/run/docker.sock' }).info()).ID;
     const hostId = (await new Docker({ socketPath: h.socket }).info()).ID;
     for (const engineTransport of ['stream-local', 'dial-stdio'] as const) {
@@ -101,7 +107,7 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
       const c = await docker.createContainer({ Image: 'berth-test/busybox:1', Cmd: ['sh', '-c', 'echo hello from $(cat /etc/hostname)'] });
       await c.start();
       t.same(await c.wait(), { StatusCode: 0, Error: null });
-      t.match(demux(await c.logs({ stdout: true, stderr: true }) as unknown as Buffer), /^hello from [0-9a-f]{12}\n$/, `${engineTransport}: a container ran there`);
+      t.match(demux((await c.logs({ stdout: true, stderr: true })) as unknown as Buffer), /^hello from [0-9a-f]{12}\n$/, `${engineTransport}: a container ran there`);
       await c.remove();
       const [r] = await Promise.all([host.run(['hostname']), docker.ping(), docker.listContainers({ all: true })]);
       t.equal(r.stdout, `${h.name}\n`);
@@ -120,7 +126,10 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     const docker = await host.engine();
     const local = new Docker({ socketPath: '/var/run/docker.sock' });
     const image = 'berth-test/static-httpd:1';
-    await docker.getImage(image).remove({ force: true }).catch(() => undefined);
+    await docker
+      .getImage(image)
+      .remove({ force: true })
+      .catch(() => undefined);
     const saved = await local.getImage(image).get();
     const progress = await docker.loadImage(saved);
     await new Promise<void>((resolve, reject) => docker.modem.followProgress(progress, (e: Error | null) => (e ? reject(e) : resolve())));
@@ -129,7 +138,7 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     t.teardown(() => c.remove({ force: true }));
     await c.start();
     const exec = await c.exec({ Cmd: ['tr', 'a-z', 'A-Z'], AttachStdin: true, AttachStdout: true, AttachStderr: true });
-    const socket = await exec.start({ hijack: true, stdin: true }) as unknown as import('node:stream').Duplex;
+    const socket = (await exec.start({ hijack: true, stdin: true })) as unknown as import('node:stream').Duplex;
     const chunks: Buffer[] = [];
     socket.on('data', (d: Buffer) => chunks.push(d));
     const ended = new Promise(r => socket.once('end', r));
@@ -149,12 +158,18 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     t.same(host.channels, { open: 2, waiting: 3 }, 'two open, three waiting');
     const pinged = docker.ping().then(() => Date.now());
     const t0 = performance.now();
-    const spans = (await Promise.all(runs)).map(r => r.stdout.trim().split('\n').map(n => Number(BigInt(n) / 1_000_000n)) as [number, number]);
+    const spans = (await Promise.all(runs)).map(
+      r =>
+        r.stdout
+          .trim()
+          .split('\n')
+          .map(n => Number(BigInt(n) / 1_000_000n)) as [number, number],
+    );
     const finished = performance.now();
     const overlap = Math.max(...spans.map(([s]) => spans.filter(([a, b]) => a <= s && s < b).length));
     t.equal(overlap, 2, 'on the server, never more than two commands ran at once');
     t.ok(finished - t0 >= 0.4 * 2, 'five 0.4 s commands two at a time took three rounds');
-    t.ok(await pinged >= Math.min(...spans.map(([, end]) => end)), 'the engine request waited for a slot too: it finished only after a command did');
+    t.ok((await pinged) >= Math.min(...spans.map(([, end]) => end)), 'the engine request waited for a slot too: it finished only after a command did');
     t.same(host.channels, { open: 0, waiting: 0 });
   });
 
@@ -163,7 +178,7 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     t.equal((await host.run(['echo', 'before'])).stdout, 'before\n');
     const cut = host.run(['sleep', '30']);
     await new Promise(r => setTimeout(r, 200));
-    t.ok(await dropSshSessions(h) >= 1, 'the server ended the sessions');
+    t.ok((await dropSshSessions(h)) >= 1, 'the server ended the sessions');
     await t.rejects(cut, { code: 'SERVICE_UNAVAILABLE', message: /connection closed before sleep finished/ });
     t.equal((await host.run(['echo', 'after'])).stdout, 'after\n', 'the next command reconnects');
     const docker = await host.engine();
@@ -199,7 +214,10 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     const body = privateKey.split('\n').find(l => l.length > 40 && !other.has(l))!;
     t.ok(body, 'a line only this key has');
     const dirs = [os.tmpdir(), '/var/tmp', '/dev/shm', '/run', path.join(os.homedir(), '.ssh'), process.cwd()];
-    const found = await run('grep', ['-rlsF', '--exclude-dir=node_modules', '--exclude-dir=.git', '--exclude-dir=proc', body, ...dirs]).then(r => r.stdout, (e: { code?: number; stdout?: string }) => (e.code === 1 ? '' : String(e.stdout)));
+    const found = await run('grep', ['-rlsF', '--exclude-dir=node_modules', '--exclude-dir=.git', '--exclude-dir=proc', body, ...dirs]).then(
+      r => r.stdout,
+      (e: { code?: number; stdout?: string }) => (e.code === 1 ? '' : String(e.stdout)),
+    );
     t.equal(found, '', `no file under ${dirs.join(', ')} holds the key`);
   });
 

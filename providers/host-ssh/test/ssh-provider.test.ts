@@ -9,10 +9,12 @@ import { loadImage, remoteHostsMissing, sharedRemoteHosts } from '@berth/test/re
 import descriptor from '../src/index.ts';
 
 if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
-  const { hosts: [h] } = await sharedRemoteHosts(1);
+  const {
+    hosts: [h],
+  } = await sharedRemoteHosts(1);
   await loadImage(h!, 'berth-test/busybox:1');
   const server: HostServer = { serverId: 'conformance', ipAddress: h!.address, port: 22, username: h!.user, privateKey: h!.privateKey, hostKeyFingerprint: h!.hostKeyFingerprint };
-  const engineId = (await new Docker({ socketPath: h!.socket }).info() as { ID: string }).ID;
+  const engineId = ((await new Docker({ socketPath: h!.socket }).info()) as { ID: string }).ID;
 
   hostConformance(t, descriptor, { server, engineId, image: 'berth-test/busybox:1', refuses: [null] });
 
@@ -40,12 +42,12 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     await t.rejects(provider.connect({ ...server, privateKey: null }), { code: 'BAD_REQUEST', message: /Server conformance has no SSH key: attach one \(sshKeyId\)/ });
   });
 
-  t.test('the operator\'s engine options are used: the socket for stream-local, or dial-stdio, which needs none', async t => {
+  t.test("the operator's engine options are used: the socket for stream-local, or dial-stdio, which needs none", async t => {
     const elsewhere = await (await make({ engineTransport: 'stream-local', engineSocket: '/nonexistent/docker.sock' })).connect(server);
     t.teardown(() => elsewhere.close());
     await t.rejects((await elsewhere.engine()).info(), Error, 'stream-local to a socket the server lacks fails');
     const dialled = await (await make({ engineTransport: 'dial-stdio', engineSocket: '/nonexistent/docker.sock' })).connect(server);
     t.teardown(() => dialled.close());
-    t.equal((await (await dialled.engine()).info() as { ID: string }).ID, engineId, 'dial-stdio reaches the server\'s engine');
+    t.equal(((await (await dialled.engine()).info()) as { ID: string }).ID, engineId, "dial-stdio reaches the server's engine");
   });
 }

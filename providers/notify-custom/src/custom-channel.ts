@@ -9,7 +9,12 @@ import { httpSend, httpUrl, LIMIT } from '@berth/provider-notify-kit';
 
 const Settings = Type.Object({
   endpoint: Type.String({ minLength: 1, maxLength: LIMIT.url, description: 'The URL that receives each message as a POST' }),
-  headers: Type.Optional(Type.Record(Type.String(), Type.String({ maxLength: LIMIT.headerValue }), { maxProperties: LIMIT.headers, description: `Extra request headers (e.g. a bearer token of the receiver); names of ${LIMIT.headerName} characters at most` })),
+  headers: Type.Optional(
+    Type.Record(Type.String(), Type.String({ maxLength: LIMIT.headerValue }), {
+      maxProperties: LIMIT.headers,
+      description: `Extra request headers (e.g. a bearer token of the receiver); names of ${LIMIT.headerName} characters at most`,
+    }),
+  ),
 });
 type Settings = Static<typeof Settings>;
 
@@ -44,11 +49,7 @@ export class CustomWebhookChannel implements NotificationChannel<Settings> {
   }
 
   send(s: Settings, m: NotificationMessage, { signal, signingSecret }: SendContext) {
-    const body = JSON.stringify({
-      type: m.event,
-      timestamp: m.at,
-      data: { title: m.title, level: m.level, fields: m.fields, link: m.link, ...m.data },
-    });
+    const body = JSON.stringify({ type: m.event, timestamp: m.at, data: { title: m.title, level: m.level, fields: m.fields, link: m.link, ...m.data } });
     const signature = signingSecret ? signWebhook(signingSecret, m.id, new Date(), body) : {};
     return httpSend(this.label, { url: s.endpoint, headers: { ...s.headers, ...signature, 'content-type': 'application/json' }, body }, signal);
   }

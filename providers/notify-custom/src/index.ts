@@ -2,10 +2,5 @@
 import { defineProvider, Type } from '@berth/core';
 import { CustomWebhookChannel } from './custom-channel.ts';
 
-export default defineProvider({
-  contract: 'notify',
-  id: 'custom',
-  options: Type.Object({}, { additionalProperties: false }),
-  create: () => new CustomWebhookChannel(),
-});
+export default defineProvider({ contract: 'notify', id: 'custom', options: Type.Object({}, { additionalProperties: false }), create: () => new CustomWebhookChannel() });
 export { CustomWebhookChannel, signWebhook } from './custom-channel.ts';

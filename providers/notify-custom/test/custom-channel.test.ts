@@ -34,7 +34,7 @@ t.test('a signed delivery verifies with the Standard Webhooks library and with t
   await channel.send({ endpoint: `${sink.url}/in`, headers: { 'x-receiver': 'yes' } }, message, { signal: AbortSignal.timeout(5_000), signingSecret: secret });
   const req = sink.requests[0]!;
   t.equal(req.headers['webhook-id'], message.id, 'webhook-id is the delivery id (the same on a retry)');
-  t.equal(req.headers['x-receiver'], 'yes', 'the user\'s headers are sent');
+  t.equal(req.headers['x-receiver'], 'yes', "the user's headers are sent");
   const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
   t.same(new Webhook(secret).verify(req.body, headers), JSON.parse(req.body), 'standardwebhooks verifies it');
   t.ok(verify(secret, req.headers, req.body), 'the documented snippet verifies it');
@@ -44,15 +44,32 @@ t.test('a signed delivery verifies with the Standard Webhooks library and with t
   t.throws(() => new Webhook('whsec_' + Buffer.from('another secret').toString('base64')).verify(req.body, headers), 'nor with the library');
   const body = JSON.parse(req.body);
   t.equal(body.type, 'appBuildError');
-  t.equal(body.data.appName, 'shop-web', 'the event\'s payload is the data');
+  t.equal(body.data.appName, 'shop-web', "the event's payload is the data");
   t.equal(body.data.title, 'Build failed: shop-web');
 });
 
 t.test('headers that would break the signature are refused, naming the field', async t => {
   const channel = await descriptor.create({}, { config: {} as never });
-  t.equal(fieldOf(() => channel.validate!({ endpoint: 'https://x.example/', headers: { 'Webhook-Signature': 'v1,forged' } })), 'headers.Webhook-Signature');
-  t.equal(fieldOf(() => channel.validate!({ endpoint: 'https://x.example/', headers: { 'bad name': 'v' } })), 'headers.bad name');
-  t.equal(fieldOf(() => channel.validate!({ endpoint: 'https://x.example/', headers: { ['x'.repeat(300)]: 'v' } })), `headers.${'x'.repeat(64)}`, 'a header name longer than 256 characters');
-  t.equal(fieldOf(() => channel.validate!({ endpoint: 'ftp://x.example/' })), 'endpoint');
-  t.equal(fieldOf(() => channel.validate!({ endpoint: 'https://x.example/', headers: { 'x-token': 'a\r\nInjected: yes' } })), 'headers.x-token', 'a header value cannot smuggle another header');
+  t.equal(
+    fieldOf(() => channel.validate!({ endpoint: 'https://x.example/', headers: { 'Webhook-Signature': 'v1,forged' } })),
+    'headers.Webhook-Signature',
+  );
+  t.equal(
+    fieldOf(() => channel.validate!({ endpoint: 'https://x.example/', headers: { 'bad name': 'v' } })),
+    'headers.bad name',
+  );
+  t.equal(
+    fieldOf(() => channel.validate!({ endpoint: 'https://x.example/', headers: { ['x'.repeat(300)]: 'v' } })),
+    `headers.${'x'.repeat(64)}`,
+    'a header name longer than 256 characters',
+  );
+  t.equal(
+    fieldOf(() => channel.validate!({ endpoint: 'ftp://x.example/' })),
+    'endpoint',
+  );
+  t.equal(
+    fieldOf(() => channel.validate!({ endpoint: 'https://x.example/', headers: { 'x-token': 'a\r\nInjected: yes' } })),
+    'headers.x-token',
+    'a header value cannot smuggle another header',
+  );
 });

@@ -25,18 +25,24 @@ export class DiscordChannel implements NotificationChannel<Settings> {
   }
 
   send(s: Settings, m: NotificationMessage, { signal }: SendContext) {
-    return httpSend(this.label, {
-      url: s.webhookUrl,
-      json: {
-        embeds: [{
-          title: s.decoration ? `${levelMark[m.level]} ${m.title}` : m.title,
-          color: levelColour[m.level],
-          fields: m.fields.map(f => ({ name: f.name, value: f.value.slice(0, FIELD_VALUE_MAX), inline: f.value.length < 40 })),
-          ...(m.link ? { url: m.link } : {}),
-          timestamp: m.at,
-          footer: { text: 'Berth' },
-        }],
+    return httpSend(
+      this.label,
+      {
+        url: s.webhookUrl,
+        json: {
+          embeds: [
+            {
+              title: s.decoration ? `${levelMark[m.level]} ${m.title}` : m.title,
+              color: levelColour[m.level],
+              fields: m.fields.map(f => ({ name: f.name, value: f.value.slice(0, FIELD_VALUE_MAX), inline: f.value.length < 40 })),
+              ...(m.link ? { url: m.link } : {}),
+              timestamp: m.at,
+              footer: { text: 'Berth' },
+            },
+          ],
+        },
       },
-    }, signal);
+      signal,
+    );
   }
 }

@@ -2,10 +2,5 @@
 import { defineProvider, Type } from '@berth/core';
 import { DiscordChannel } from './discord-channel.ts';
 
-export default defineProvider({
-  contract: 'notify',
-  id: 'discord',
-  options: Type.Object({}, { additionalProperties: false }),
-  create: () => new DiscordChannel(),
-});
+export default defineProvider({ contract: 'notify', id: 'discord', options: Type.Object({}, { additionalProperties: false }), create: () => new DiscordChannel() });
 export { DiscordChannel };

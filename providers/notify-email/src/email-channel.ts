@@ -8,15 +8,17 @@ import { ChannelError, invalidField, Type, type NotificationChannel, type Notifi
 import { levelMark, plainText, LIMIT } from '@berth/provider-notify-kit';
 
 const Settings = Type.Object({
-  smtpServer: Type.String({ minLength: 1, maxLength: LIMIT.host, description: 'The SMTP server\'s host name or address' }),
+  smtpServer: Type.String({ minLength: 1, maxLength: LIMIT.host, description: "The SMTP server's host name or address" }),
   smtpPort: Type.Number({ minimum: 1, maximum: 65535, description: 'Its port (465: implicit TLS, 587 or 25: STARTTLS by default)' }),
   username: Type.String({ minLength: 1, maxLength: LIMIT.name }),
   password: Type.String({ minLength: 1, maxLength: LIMIT.secret }),
   fromAddress: Type.String({ minLength: 1, maxLength: LIMIT.address, description: 'The sender address' }),
   toAddresses: Type.Array(Type.String({ minLength: 1, maxLength: LIMIT.address }), { minItems: 1, maxItems: LIMIT.recipients, description: 'The recipients' }),
-  tlsMode: Type.Optional(Type.Union([Type.Literal('implicit'), Type.Literal('starttls'), Type.Literal('none')], {
-    description: 'Berth\'s: implicit TLS, STARTTLS (required) or none; absent: implicit on port 465, starttls otherwise',
-  })),
+  tlsMode: Type.Optional(
+    Type.Union([Type.Literal('implicit'), Type.Literal('starttls'), Type.Literal('none')], {
+      description: "Berth's: implicit TLS, STARTTLS (required) or none; absent: implicit on port 465, starttls otherwise",
+    }),
+  ),
 });
 type Settings = Static<typeof Settings>;
 type TlsMode = NonNullable<Settings['tlsMode']>;
@@ -45,7 +47,9 @@ export class EmailChannel implements NotificationChannel<Settings> {
   validate(s: Settings): void {
     if (!Number.isInteger(s.smtpPort)) throw invalidField('smtpPort', 'must be a whole port number');
     if (!ADDRESS.test(s.fromAddress)) throw invalidField('fromAddress', 'must be an email address');
-    s.toAddresses.forEach((a, i) => { if (!ADDRESS.test(a)) throw invalidField(`toAddresses.${i}`, 'must be an email address'); });
+    s.toAddresses.forEach((a, i) => {
+      if (!ADDRESS.test(a)) throw invalidField(`toAddresses.${i}`, 'must be an email address');
+    });
   }
 
   async send(s: Settings, m: NotificationMessage, { signal }: SendContext) {
@@ -68,8 +72,9 @@ export class EmailChannel implements NotificationChannel<Settings> {
       to: s.toAddresses,
       subject: `${levelMark[m.level]} ${m.title}`,
       text: plainText(m),
-      html: `<h3>${html(m.title)}</h3><table>${m.fields.map(f => `<tr><th align="left">${html(f.name)}</th><td><pre style="margin:0;white-space:pre-wrap">${html(f.value)}</pre></td></tr>`).join('')}</table>`
-        + (m.link ? `<p><a href="${html(m.link)}">Details</a></p>` : ''),
+      html:
+        `<h3>${html(m.title)}</h3><table>${m.fields.map(f => `<tr><th align="left">${html(f.name)}</th><td><pre style="margin:0;white-space:pre-wrap">${html(f.value)}</pre></td></tr>`).join('')}</table>` +
+        (m.link ? `<p><a href="${html(m.link)}">Details</a></p>` : ''),
       headers: { 'X-Berth-Event': m.event },
       messageId: `<${m.id}@berth>`,
     };
@@ -85,7 +90,9 @@ export class EmailChannel implements NotificationChannel<Settings> {
       if (e instanceof ChannelError) throw e;
       const err = e as Error & { responseCode?: number; response?: string; code?: string };
       const answer = { status: err.responseCode ?? null, body: err.response ?? '' };
-      throw new ChannelError(err.responseCode ? `Email: the server answered ${err.responseCode}: ${err.response ?? err.message}` : `Email: ${err.code ? `${err.code}: ` : ''}${err.message}`, answer, { cause: e });
+      throw new ChannelError(err.responseCode ? `Email: the server answered ${err.responseCode}: ${err.response ?? err.message}` : `Email: ${err.code ? `${err.code}: ` : ''}${err.message}`, answer, {
+        cause: e,
+      });
     } finally {
       transport.close();
     }

@@ -6,9 +6,10 @@ import { EmailChannel } from './email-channel.ts';
 export default defineProvider({
   contract: 'notify',
   id: 'email',
-  options: Type.Object({
-    caFile: Type.String({ default: '', description: 'A PEM file of CA certificates trusted besides the system\'s (a mail server with a private CA); empty = none' }),
-  }, { additionalProperties: false }),
+  options: Type.Object(
+    { caFile: Type.String({ default: '', description: "A PEM file of CA certificates trusted besides the system's (a mail server with a private CA); empty = none" }) },
+    { additionalProperties: false },
+  ),
   create: options => new EmailChannel({ caFile: options.caFile }),
 });
 export { EmailChannel };

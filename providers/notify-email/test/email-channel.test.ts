@@ -5,7 +5,6 @@ import { fieldOf } from '@berth/core/testing';
 import descriptor from '../src/index.ts';
 import { defaultTlsMode } from '../src/email-channel.ts';
 
-
 const cert = makeCertificate(t);
 const base = { username: 'berth', password: 'mail-secret', fromAddress: 'berth@example.com', toAddresses: ['ops@example.com', 'dev@example.com'] };
 
@@ -59,7 +58,16 @@ t.test('the default mode follows the port, and bad addresses name the field', as
   const channel = await descriptor.create({ caFile: '' }, { config: {} as never });
   const good = { ...base, smtpServer: 'mail.example', smtpPort: 587 };
   t.doesNotThrow(() => channel.validate!(good));
-  t.equal(fieldOf(() => channel.validate!({ ...good, toAddresses: ['ok@example.com', 'nope'] })), 'toAddresses.1');
-  t.equal(fieldOf(() => channel.validate!({ ...good, fromAddress: 'x' })), 'fromAddress');
-  t.equal(fieldOf(() => channel.validate!({ ...good, smtpPort: 58.5 })), 'smtpPort');
+  t.equal(
+    fieldOf(() => channel.validate!({ ...good, toAddresses: ['ok@example.com', 'nope'] })),
+    'toAddresses.1',
+  );
+  t.equal(
+    fieldOf(() => channel.validate!({ ...good, fromAddress: 'x' })),
+    'fromAddress',
+  );
+  t.equal(
+    fieldOf(() => channel.validate!({ ...good, smtpPort: 58.5 })),
+    'smtpPort',
+  );
 });

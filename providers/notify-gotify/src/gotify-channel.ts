@@ -24,15 +24,19 @@ export class GotifyChannel implements NotificationChannel<Settings> {
   }
 
   send(s: Settings, m: NotificationMessage, { signal }: SendContext) {
-    return httpSend(this.label, {
-      url: `${s.serverUrl.replace(/\/+$/, '')}/message`,
-      headers: { 'x-gotify-key': s.appToken },
-      json: {
-        title: s.decoration ? `${levelMark[m.level]} ${m.title}` : m.title,
-        message: [...m.fields.map(f => `**${f.name}:** ${f.value}`), ...(m.link ? [`[Details](${m.link})`] : [])].join('  \n'),
-        priority: s.priority ?? 5,
-        extras: { 'client::display': { contentType: 'text/markdown' }, ...(m.link ? { 'client::notification': { click: { url: m.link } } } : {}) },
+    return httpSend(
+      this.label,
+      {
+        url: `${s.serverUrl.replace(/\/+$/, '')}/message`,
+        headers: { 'x-gotify-key': s.appToken },
+        json: {
+          title: s.decoration ? `${levelMark[m.level]} ${m.title}` : m.title,
+          message: [...m.fields.map(f => `**${f.name}:** ${f.value}`), ...(m.link ? [`[Details](${m.link})`] : [])].join('  \n'),
+          priority: s.priority ?? 5,
+          extras: { 'client::display': { contentType: 'text/markdown' }, ...(m.link ? { 'client::notification': { click: { url: m.link } } } : {}) },
+        },
       },
-    }, signal);
+      signal,
+    );
   }
 }

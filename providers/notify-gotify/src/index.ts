@@ -2,10 +2,5 @@
 import { defineProvider, Type } from '@berth/core';
 import { GotifyChannel } from './gotify-channel.ts';
 
-export default defineProvider({
-  contract: 'notify',
-  id: 'gotify',
-  options: Type.Object({}, { additionalProperties: false }),
-  create: () => new GotifyChannel(),
-});
+export default defineProvider({ contract: 'notify', id: 'gotify', options: Type.Object({}, { additionalProperties: false }), create: () => new GotifyChannel() });
 export { GotifyChannel };

@@ -18,5 +18,8 @@ t.test('what Gotify receives', async t => {
   t.equal(body.title, '❌ Build failed: shop-web');
   t.equal(body.priority, 8);
   t.match(body.message, '**Error:** npm ERR! missing script: build');
-  t.equal(fieldOf(() => channel.validate!({ serverUrl: 'gotify.example', appToken: 'x' })), 'serverUrl');
+  t.equal(
+    fieldOf(() => channel.validate!({ serverUrl: 'gotify.example', appToken: 'x' })),
+    'serverUrl',
+  );
 });

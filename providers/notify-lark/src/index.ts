@@ -2,10 +2,5 @@
 import { defineProvider, Type } from '@berth/core';
 import { LarkChannel } from './lark-channel.ts';
 
-export default defineProvider({
-  contract: 'notify',
-  id: 'lark',
-  options: Type.Object({}, { additionalProperties: false }),
-  create: () => new LarkChannel(),
-});
+export default defineProvider({ contract: 'notify', id: 'lark', options: Type.Object({}, { additionalProperties: false }), create: () => new LarkChannel() });
 export { LarkChannel };

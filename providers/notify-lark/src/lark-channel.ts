@@ -4,9 +4,7 @@
 import { Type, type NotificationChannel, type NotificationMessage, type SendContext, type Static } from '@berth/core';
 import { httpSend, httpUrl, levelMark, LIMIT } from '@berth/provider-notify-kit';
 
-const Settings = Type.Object({
-  webhookUrl: Type.String({ minLength: 1, maxLength: LIMIT.url, description: 'The custom bot\'s webhook URL (https://open.larksuite.com/open-apis/bot/v2/hook/…)' }),
-});
+const Settings = Type.Object({ webhookUrl: Type.String({ minLength: 1, maxLength: LIMIT.url, description: "The custom bot's webhook URL (https://open.larksuite.com/open-apis/bot/v2/hook/…)" }) });
 type Settings = Static<typeof Settings>;
 const template: Record<NotificationMessage['level'], string> = { success: 'green', error: 'red', warning: 'orange', info: 'blue' };
 
@@ -31,18 +29,23 @@ export class LarkChannel implements NotificationChannel<Settings> {
   }
 
   send(s: Settings, m: NotificationMessage, { signal }: SendContext) {
-    return httpSend(this.label, {
-      url: s.webhookUrl,
-      json: {
-        msg_type: 'interactive',
-        card: {
-          header: { template: template[m.level], title: { tag: 'plain_text', content: `${levelMark[m.level]} ${m.title}` } },
-          elements: [
-            ...m.fields.map(f => ({ tag: 'div', text: { tag: 'lark_md', content: `**${f.name}:** ${f.value}` } })),
-            ...(m.link ? [{ tag: 'action', actions: [{ tag: 'button', text: { tag: 'plain_text', content: 'Details' }, url: m.link, type: 'default' }] }] : []),
-          ],
+    return httpSend(
+      this.label,
+      {
+        url: s.webhookUrl,
+        json: {
+          msg_type: 'interactive',
+          card: {
+            header: { template: template[m.level], title: { tag: 'plain_text', content: `${levelMark[m.level]} ${m.title}` } },
+            elements: [
+              ...m.fields.map(f => ({ tag: 'div', text: { tag: 'lark_md', content: `**${f.name}:** ${f.value}` } })),
+              ...(m.link ? [{ tag: 'action', actions: [{ tag: 'button', text: { tag: 'plain_text', content: 'Details' }, url: m.link, type: 'default' }] }] : []),
+            ],
+          },
         },
       },
-    }, signal, accepted);
+      signal,
+      accepted,
+    );
   }
 }

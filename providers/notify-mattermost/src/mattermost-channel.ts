@@ -6,7 +6,7 @@ import { httpSend, httpUrl, levelColour, levelMark, LIMIT } from '@berth/provide
 
 const Settings = Type.Object({
   webhookUrl: Type.String({ minLength: 1, maxLength: LIMIT.url, description: 'The incoming webhook URL (https://mattermost.example.com/hooks/…)' }),
-  channel: Type.Optional(Type.String({ maxLength: LIMIT.name, description: 'The channel to post to, when not the webhook\'s own' })),
+  channel: Type.Optional(Type.String({ maxLength: LIMIT.name, description: "The channel to post to, when not the webhook's own" })),
   username: Type.Optional(Type.String({ maxLength: LIMIT.name, description: 'The name the posts show' })),
 });
 type Settings = Static<typeof Settings>;
@@ -23,18 +23,24 @@ export class MattermostChannel implements NotificationChannel<Settings> {
   }
 
   send(s: Settings, m: NotificationMessage, { signal }: SendContext) {
-    return httpSend(this.label, {
-      url: s.webhookUrl,
-      json: {
-        ...(s.channel ? { channel: s.channel } : {}),
-        ...(s.username ? { username: s.username } : {}),
-        text: `${levelMark[m.level]} **${m.title}**`,
-        attachments: [{
-          color: `#${levelColour[m.level].toString(16).padStart(6, '0')}`,
-          fields: m.fields.map(f => ({ title: f.name, value: f.value, short: f.value.length < 40 })),
-          ...(m.link ? { title: 'Details', title_link: m.link } : {}),
-        }],
+    return httpSend(
+      this.label,
+      {
+        url: s.webhookUrl,
+        json: {
+          ...(s.channel ? { channel: s.channel } : {}),
+          ...(s.username ? { username: s.username } : {}),
+          text: `${levelMark[m.level]} **${m.title}**`,
+          attachments: [
+            {
+              color: `#${levelColour[m.level].toString(16).padStart(6, '0')}`,
+              fields: m.fields.map(f => ({ title: f.name, value: f.value, short: f.value.length < 40 })),
+              ...(m.link ? { title: 'Details', title_link: m.link } : {}),
+            },
+          ],
+        },
       },
-    }, signal);
+      signal,
+    );
   }
 }

@@ -13,8 +13,14 @@ t.test('what Mattermost receives', async t => {
   await channel.send({ webhookUrl: `${sink.url}/hooks/k`, username: 'Berth' }, sampleMessage(), { signal: AbortSignal.timeout(5_000) });
   const body = JSON.parse(sink.requests[0]!.body);
   t.equal(body.username, 'Berth');
-  t.notOk('channel' in body, 'no channel: the webhook\'s own');
+  t.notOk('channel' in body, "no channel: the webhook's own");
   t.equal(body.text, '❌ **Build failed: shop-web**');
-  t.same(body.attachments[0].fields.map((f: { title: string }) => f.title), ['Project', 'Environment', 'Error']);
-  t.equal(fieldOf(() => channel.validate!({ webhookUrl: '/hooks/x' })), 'webhookUrl');
+  t.same(
+    body.attachments[0].fields.map((f: { title: string }) => f.title),
+    ['Project', 'Environment', 'Error'],
+  );
+  t.equal(
+    fieldOf(() => channel.validate!({ webhookUrl: '/hooks/x' })),
+    'webhookUrl',
+  );
 });

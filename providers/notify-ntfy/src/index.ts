@@ -2,10 +2,5 @@
 import { defineProvider, Type } from '@berth/core';
 import { NtfyChannel } from './ntfy-channel.ts';
 
-export default defineProvider({
-  contract: 'notify',
-  id: 'ntfy',
-  options: Type.Object({}, { additionalProperties: false }),
-  create: () => new NtfyChannel(),
-});
+export default defineProvider({ contract: 'notify', id: 'ntfy', options: Type.Object({}, { additionalProperties: false }), create: () => new NtfyChannel() });
 export { NtfyChannel };

@@ -27,17 +27,21 @@ export class NtfyChannel implements NotificationChannel<Settings> {
   }
 
   send(s: Settings, m: NotificationMessage, { signal }: SendContext) {
-    return httpSend(this.label, {
-      url: `${s.serverUrl.replace(/\/+$/, '')}/`,
-      headers: s.accessToken ? { authorization: `Bearer ${s.accessToken}` } : {},
-      json: {
-        topic: s.topic,
-        title: m.title,
-        message: m.fields.map(f => `${f.name}: ${f.value}`).join('\n') || m.title,
-        priority: s.priority ?? 3,
-        tags: [tags[m.level]],
-        ...(m.link ? { click: m.link } : {}),
+    return httpSend(
+      this.label,
+      {
+        url: `${s.serverUrl.replace(/\/+$/, '')}/`,
+        headers: s.accessToken ? { authorization: `Bearer ${s.accessToken}` } : {},
+        json: {
+          topic: s.topic,
+          title: m.title,
+          message: m.fields.map(f => `${f.name}: ${f.value}`).join('\n') || m.title,
+          priority: s.priority ?? 3,
+          tags: [tags[m.level]],
+          ...(m.link ? { click: m.link } : {}),
+        },
       },
-    }, signal);
+      signal,
+    );
   }
 }

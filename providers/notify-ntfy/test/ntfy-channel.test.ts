@@ -17,5 +17,8 @@ t.test('what ntfy receives', async t => {
   t.match(JSON.parse(req.body), { topic: 'ops', title: 'Build failed: shop-web', priority: 5, tags: ['x'], click: 'http://berth.example/api/deployment.readLogs?deploymentId=d1' });
   await channel.send({ serverUrl: sink.url, topic: 'ops' }, sampleMessage(), { signal: AbortSignal.timeout(5_000) });
   t.notOk(sink.requests[1]!.headers.authorization, 'no token: no Authorization header');
-  t.equal(fieldOf(() => channel.validate!({ serverUrl: sink.url, topic: 'a/b' })), 'topic');
+  t.equal(
+    fieldOf(() => channel.validate!({ serverUrl: sink.url, topic: 'a/b' })),
+    'topic',
+  );
 });

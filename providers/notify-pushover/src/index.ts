@@ -6,9 +6,7 @@ import { PushoverChannel } from './pushover-channel.ts';
 export default defineProvider({
   contract: 'notify',
   id: 'pushover',
-  options: Type.Object({
-    apiUrl: Type.String({ default: 'https://api.pushover.net', pattern: '^https?://', description: 'Pushover\'s API address' }),
-  }, { additionalProperties: false }),
+  options: Type.Object({ apiUrl: Type.String({ default: 'https://api.pushover.net', pattern: '^https?://', description: "Pushover's API address" }) }, { additionalProperties: false }),
   create: options => new PushoverChannel(options.apiUrl),
 });
 export { PushoverChannel };

@@ -6,7 +6,7 @@ import { httpSend, levelMark, LIMIT } from '@berth/provider-notify-kit';
 
 const Settings = Type.Object({
   userKey: Type.String({ minLength: 1, maxLength: LIMIT.secret, description: 'The user or group key' }),
-  apiToken: Type.String({ minLength: 1, maxLength: LIMIT.secret, description: 'The application\'s API token' }),
+  apiToken: Type.String({ minLength: 1, maxLength: LIMIT.secret, description: "The application's API token" }),
   priority: Type.Optional(Type.Integer({ minimum: -2, maximum: 2, default: 0 })),
   retry: Type.Optional(Type.Union([Type.Integer({ minimum: 30 }), Type.Null()], { description: 'Emergency priority: seconds between repeats (30 at least)' })),
   expire: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 10800 }), Type.Null()], { description: 'Emergency priority: seconds until repeats stop (3 hours at most)' })),
@@ -40,19 +40,28 @@ export class PushoverChannel implements NotificationChannel<Settings> {
 
   send(s: Settings, m: NotificationMessage, { signal }: SendContext) {
     const priority = s.priority ?? 0;
-    return httpSend(this.label, {
-      url: `${this.#apiUrl}/1/messages.json`,
-      json: {
-        token: s.apiToken,
-        user: s.userKey,
-        title: `${levelMark[m.level]} ${m.title}`.slice(0, 250),
-        message: m.fields.map(f => `<b>${html(f.name)}:</b> ${html(f.value)}`).join('\n').slice(0, 1024) || html(m.title),
-        html: 1,
-        priority,
-        ...(priority === 2 ? { retry: s.retry, expire: s.expire } : {}),
-        ...(m.link ? { url: m.link, url_title: 'Details' } : {}),
-        timestamp: Math.floor(Date.parse(m.at) / 1000),
+    return httpSend(
+      this.label,
+      {
+        url: `${this.#apiUrl}/1/messages.json`,
+        json: {
+          token: s.apiToken,
+          user: s.userKey,
+          title: `${levelMark[m.level]} ${m.title}`.slice(0, 250),
+          message:
+            m.fields
+              .map(f => `<b>${html(f.name)}:</b> ${html(f.value)}`)
+              .join('\n')
+              .slice(0, 1024) || html(m.title),
+          html: 1,
+          priority,
+          ...(priority === 2 ? { retry: s.retry, expire: s.expire } : {}),
+          ...(m.link ? { url: m.link, url_title: 'Details' } : {}),
+          timestamp: Math.floor(Date.parse(m.at) / 1000),
+        },
       },
-    }, signal, accepted);
+      signal,
+      accepted,
+    );
   }
 }

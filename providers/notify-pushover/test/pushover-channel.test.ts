@@ -16,6 +16,10 @@ t.test('what Pushover receives', async t => {
   const req = sink.requests[0]!;
   t.equal(req.path, '/1/messages.json');
   t.match(JSON.parse(req.body), { token: 'app-token-1', user: 'user-key-1', priority: 2, retry: 60, expire: 3600, html: 1, url_title: 'Details' });
-  t.equal(fieldOf(() => channel.validate!({ userKey: 'u', apiToken: 'a', priority: 2 })), 'retry', 'emergency priority needs retry and expire');
+  t.equal(
+    fieldOf(() => channel.validate!({ userKey: 'u', apiToken: 'a', priority: 2 })),
+    'retry',
+    'emergency priority needs retry and expire',
+  );
   t.equal((descriptor.options as any).properties.apiUrl.default, 'https://api.pushover.net');
 });

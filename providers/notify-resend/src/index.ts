@@ -6,9 +6,7 @@ import { ResendChannel } from './resend-channel.ts';
 export default defineProvider({
   contract: 'notify',
   id: 'resend',
-  options: Type.Object({
-    apiUrl: Type.String({ default: 'https://api.resend.com', pattern: '^https?://', description: 'Resend\'s API address' }),
-  }, { additionalProperties: false }),
+  options: Type.Object({ apiUrl: Type.String({ default: 'https://api.resend.com', pattern: '^https?://', description: "Resend's API address" }) }, { additionalProperties: false }),
   create: options => new ResendChannel(options.apiUrl),
 });
 export { ResendChannel };

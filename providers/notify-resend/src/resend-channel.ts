@@ -27,20 +27,26 @@ export class ResendChannel implements NotificationChannel<Settings> {
 
   validate(s: Settings): void {
     if (!ADDRESS.test(s.fromAddress)) throw invalidField('fromAddress', 'must be an email address');
-    s.toAddresses.forEach((a, i) => { if (!ADDRESS.test(a)) throw invalidField(`toAddresses.${i}`, 'must be an email address'); });
+    s.toAddresses.forEach((a, i) => {
+      if (!ADDRESS.test(a)) throw invalidField(`toAddresses.${i}`, 'must be an email address');
+    });
   }
 
   send(s: Settings, m: NotificationMessage, { signal }: SendContext) {
-    return httpSend(this.label, {
-      url: `${this.#apiUrl}/emails`,
-      headers: { authorization: `Bearer ${s.apiKey}`, 'idempotency-key': m.id },
-      json: {
-        from: s.fromAddress,
-        to: s.toAddresses,
-        subject: `${levelMark[m.level]} ${m.title}`,
-        text: plainText(m),
-        html: `<h3>${html(m.title)}</h3>${m.fields.map(f => `<p><b>${html(f.name)}:</b> ${html(f.value)}</p>`).join('')}${m.link ? `<p><a href="${html(m.link)}">Details</a></p>` : ''}`,
+    return httpSend(
+      this.label,
+      {
+        url: `${this.#apiUrl}/emails`,
+        headers: { authorization: `Bearer ${s.apiKey}`, 'idempotency-key': m.id },
+        json: {
+          from: s.fromAddress,
+          to: s.toAddresses,
+          subject: `${levelMark[m.level]} ${m.title}`,
+          text: plainText(m),
+          html: `<h3>${html(m.title)}</h3>${m.fields.map(f => `<p><b>${html(f.name)}:</b> ${html(f.value)}</p>`).join('')}${m.link ? `<p><a href="${html(m.link)}">Details</a></p>` : ''}`,
+        },
       },
-    }, signal);
+      signal,
+    );
   }
 }

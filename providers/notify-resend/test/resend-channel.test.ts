@@ -20,6 +20,9 @@ t.test('what Resend receives', async t => {
   const body = JSON.parse(req.body);
   t.same(body.to, ['a@example.com', 'b@example.com']);
   t.equal(body.subject, '❌ Build failed: shop-web');
-  t.equal(fieldOf(() => channel.validate!({ apiKey: 'k', fromAddress: 'nope', toAddresses: ['a@example.com'] })), 'fromAddress');
+  t.equal(
+    fieldOf(() => channel.validate!({ apiKey: 'k', fromAddress: 'nope', toAddresses: ['a@example.com'] })),
+    'fromAddress',
+  );
   t.equal((descriptor.options as any).properties.apiUrl.default, 'https://api.resend.com');
 });

@@ -2,10 +2,5 @@
 import { defineProvider, Type } from '@berth/core';
 import { SlackChannel } from './slack-channel.ts';
 
-export default defineProvider({
-  contract: 'notify',
-  id: 'slack',
-  options: Type.Object({}, { additionalProperties: false }),
-  create: () => new SlackChannel(),
-});
+export default defineProvider({ contract: 'notify', id: 'slack', options: Type.Object({}, { additionalProperties: false }), create: () => new SlackChannel() });
 export { SlackChannel };

@@ -23,18 +23,24 @@ export class SlackChannel implements NotificationChannel<Settings> {
 
   send(s: Settings, m: NotificationMessage, { signal }: SendContext) {
     const text = `${levelMark[m.level]} ${m.title}`;
-    return httpSend(this.label, {
-      url: s.webhookUrl,
-      json: {
-        ...(s.channel ? { channel: s.channel } : {}),
-        text,
-        attachments: [{
-          color: `#${levelColour[m.level].toString(16).padStart(6, '0')}`,
-          fields: m.fields.map(f => ({ title: f.name, value: f.value, short: f.value.length < 40 })),
-          ...(m.link ? { actions: [{ type: 'button', text: 'Details', url: m.link }] } : {}),
-          ts: Math.floor(Date.parse(m.at) / 1000),
-        }],
+    return httpSend(
+      this.label,
+      {
+        url: s.webhookUrl,
+        json: {
+          ...(s.channel ? { channel: s.channel } : {}),
+          text,
+          attachments: [
+            {
+              color: `#${levelColour[m.level].toString(16).padStart(6, '0')}`,
+              fields: m.fields.map(f => ({ title: f.name, value: f.value, short: f.value.length < 40 })),
+              ...(m.link ? { actions: [{ type: 'button', text: 'Details', url: m.link }] } : {}),
+              ts: Math.floor(Date.parse(m.at) / 1000),
+            },
+          ],
+        },
       },
-    }, signal);
+      signal,
+    );
   }
 }

@@ -18,7 +18,13 @@ t.test('what Slack receives', async t => {
   const body = JSON.parse(req!.body);
   t.equal(body.channel, '#ops');
   t.equal(body.text, '❌ Build failed: shop-web');
-  t.same(body.attachments[0].fields.map((f: { title: string }) => f.title), ['Project', 'Environment', 'Error']);
+  t.same(
+    body.attachments[0].fields.map((f: { title: string }) => f.title),
+    ['Project', 'Environment', 'Error'],
+  );
   t.equal(body.attachments[0].actions[0].url, 'http://berth.example/api/deployment.readLogs?deploymentId=d1', 'a button to the log');
-  t.equal(fieldOf(() => channel.validate!({ webhookUrl: 'not a url' })), 'webhookUrl');
+  t.equal(
+    fieldOf(() => channel.validate!({ webhookUrl: 'not a url' })),
+    'webhookUrl',
+  );
 });

@@ -2,10 +2,5 @@
 import { defineProvider, Type } from '@berth/core';
 import { TeamsChannel } from './teams-channel.ts';
 
-export default defineProvider({
-  contract: 'notify',
-  id: 'teams',
-  options: Type.Object({}, { additionalProperties: false }),
-  create: () => new TeamsChannel(),
-});
+export default defineProvider({ contract: 'notify', id: 'teams', options: Type.Object({}, { additionalProperties: false }), create: () => new TeamsChannel() });
 export { TeamsChannel };

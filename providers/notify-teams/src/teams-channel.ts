@@ -4,9 +4,7 @@
 import { Type, type NotificationChannel, type NotificationMessage, type SendContext, type Static } from '@berth/core';
 import { httpSend, httpUrl, levelMark, LIMIT } from '@berth/provider-notify-kit';
 
-const Settings = Type.Object({
-  webhookUrl: Type.String({ minLength: 1, maxLength: LIMIT.url, description: 'The workflow\'s webhook URL' }),
-});
+const Settings = Type.Object({ webhookUrl: Type.String({ minLength: 1, maxLength: LIMIT.url, description: "The workflow's webhook URL" }) });
 type Settings = Static<typeof Settings>;
 const colour: Record<NotificationMessage['level'], string> = { success: 'Good', error: 'Attention', warning: 'Warning', info: 'Accent' };
 
@@ -22,25 +20,31 @@ export class TeamsChannel implements NotificationChannel<Settings> {
   }
 
   send(s: Settings, m: NotificationMessage, { signal }: SendContext) {
-    return httpSend(this.label, {
-      url: s.webhookUrl,
-      json: {
-        type: 'message',
-        attachments: [{
-          contentType: 'application/vnd.microsoft.card.adaptive',
-          contentUrl: null,
-          content: {
-            $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
-            type: 'AdaptiveCard',
-            version: '1.4',
-            body: [
-              { type: 'TextBlock', text: `${levelMark[m.level]} ${m.title}`, weight: 'Bolder', size: 'Medium', color: colour[m.level], wrap: true },
-              { type: 'FactSet', facts: m.fields.map(f => ({ title: f.name, value: f.value })) },
-            ],
-            ...(m.link ? { actions: [{ type: 'Action.OpenUrl', title: 'Details', url: m.link }] } : {}),
-          },
-        }],
+    return httpSend(
+      this.label,
+      {
+        url: s.webhookUrl,
+        json: {
+          type: 'message',
+          attachments: [
+            {
+              contentType: 'application/vnd.microsoft.card.adaptive',
+              contentUrl: null,
+              content: {
+                $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
+                type: 'AdaptiveCard',
+                version: '1.4',
+                body: [
+                  { type: 'TextBlock', text: `${levelMark[m.level]} ${m.title}`, weight: 'Bolder', size: 'Medium', color: colour[m.level], wrap: true },
+                  { type: 'FactSet', facts: m.fields.map(f => ({ title: f.name, value: f.value })) },
+                ],
+                ...(m.link ? { actions: [{ type: 'Action.OpenUrl', title: 'Details', url: m.link }] } : {}),
+              },
+            },
+          ],
+        },
       },
-    }, signal);
+      signal,
+    );
   }
 }

@@ -16,6 +16,9 @@ t.test('what Teams receives', async t => {
   const card = JSON.parse(sink.requests[0]!.body).attachments[0];
   t.equal(card.contentType, 'application/vnd.microsoft.card.adaptive');
   t.equal(card.content.body[0].text, '❌ Build failed: shop-web');
-  t.same(card.content.body[1].facts.map((f: { title: string }) => f.title), ['Project', 'Environment', 'Error']);
+  t.same(
+    card.content.body[1].facts.map((f: { title: string }) => f.title),
+    ['Project', 'Environment', 'Error'],
+  );
   t.equal(card.content.actions[0].url, 'http://berth.example/api/deployment.readLogs?deploymentId=d1');
 });

@@ -6,9 +6,10 @@ import { TelegramChannel } from './telegram-channel.ts';
 export default defineProvider({
   contract: 'notify',
   id: 'telegram',
-  options: Type.Object({
-    apiUrl: Type.String({ default: 'https://api.telegram.org', pattern: '^https?://', description: 'The Bot API\'s address (a local Bot API server, or a test sink)' }),
-  }, { additionalProperties: false }),
+  options: Type.Object(
+    { apiUrl: Type.String({ default: 'https://api.telegram.org', pattern: '^https?://', description: "The Bot API's address (a local Bot API server, or a test sink)" }) },
+    { additionalProperties: false },
+  ),
   create: options => new TelegramChannel(options.apiUrl),
 });
 export { TelegramChannel };

@@ -5,7 +5,7 @@ import { Type, type NotificationChannel, type NotificationMessage, type SendCont
 import { httpSend, levelMark, LIMIT } from '@berth/provider-notify-kit';
 
 const Settings = Type.Object({
-  botToken: Type.String({ minLength: 1, maxLength: LIMIT.secret, description: 'The bot\'s token from @BotFather' }),
+  botToken: Type.String({ minLength: 1, maxLength: LIMIT.secret, description: "The bot's token from @BotFather" }),
   chatId: Type.String({ minLength: 1, maxLength: LIMIT.name, description: 'The chat (or channel) to post to' }),
   messageThreadId: Type.Optional(Type.String({ maxLength: LIMIT.name, description: 'The topic of a forum chat; empty for none' })),
 });
@@ -28,16 +28,19 @@ export class TelegramChannel implements NotificationChannel<Settings> {
   }
 
   send(s: Settings, m: NotificationMessage, { signal }: SendContext) {
-    const text = [
-      `<b>${levelMark[m.level]} ${html(m.title)}</b>`,
-      ...m.fields.map(f => `<b>${html(f.name)}:</b> ${html(f.value)}`),
-      ...(m.link ? [`<a href="${html(m.link)}">Details</a>`] : []),
-    ].join('\n').slice(0, TEXT_MAX);
+    const text = [`<b>${levelMark[m.level]} ${html(m.title)}</b>`, ...m.fields.map(f => `<b>${html(f.name)}:</b> ${html(f.value)}`), ...(m.link ? [`<a href="${html(m.link)}">Details</a>`] : [])]
+      .join('\n')
+      .slice(0, TEXT_MAX);
     const thread = s.messageThreadId ? Number(s.messageThreadId) : undefined;
-    return httpSend(this.label, {
-      url: `${this.#apiUrl}/bot${encodeURIComponent(s.botToken)}/sendMessage`,
-      json: { chat_id: s.chatId, text, parse_mode: 'HTML', link_preview_options: { is_disabled: true }, ...(thread ? { message_thread_id: thread } : {}) },
-    }, signal, body => okAnswer(body));
+    return httpSend(
+      this.label,
+      {
+        url: `${this.#apiUrl}/bot${encodeURIComponent(s.botToken)}/sendMessage`,
+        json: { chat_id: s.chatId, text, parse_mode: 'HTML', link_preview_options: { is_disabled: true }, ...(thread ? { message_thread_id: thread } : {}) },
+      },
+      signal,
+      body => okAnswer(body),
+    );
   }
 }
 

@@ -25,7 +25,7 @@ t.test('what Telegram receives, and a refused token', async t => {
   sink.plan({ status: 401, body: '{"ok":false,"error_code":401,"description":"Unauthorized"}' });
   const e = await channel.send({ botToken: '123:wrong', chatId: '-100' }, sampleMessage(), { signal: AbortSignal.timeout(5_000) }).catch(x => x);
   t.ok(e instanceof ChannelError);
-  t.equal(e.status, 401, 'the provider\'s status');
+  t.equal(e.status, 401, "the provider's status");
   t.match(e.message, 'Telegram answered 401: {"ok":false,"error_code":401,"description":"Unauthorized"}');
 
   sink.plan({ status: 200, body: '{"ok":false,"description":"Bad Request: chat not found"}' });

@@ -13,11 +13,13 @@ export function refusePglite(dataDir: string): void {
   const old = path.join(dataDir, 'pg');
   if (!existsSync(old)) return;
   const kept = path.join(dataDir, 'pglite-old');
-  throw new EmbeddedDatabaseError(`${old} holds the database of Berth's earlier embedded engine (PGlite), which this version replaced by PostgreSQL; it was not opened or changed. `
-    + `To carry its data over: move it aside (mv ${old} ${kept}), serve it on a local port with the PGlite release that wrote it `
-    + `(npx @electric-sql/pglite-socket@0.2.17 --db=${kept} --port=5499), and with Berth stopped copy it into the new embedded database: `
-    + `bash scripts/berth.sh db copy --from postgresql://postgres:postgres@127.0.0.1:5499/postgres. `
-    + `To start afresh instead, move or remove ${old}.`);
+  throw new EmbeddedDatabaseError(
+    `${old} holds the database of Berth's earlier embedded engine (PGlite), which this version replaced by PostgreSQL; it was not opened or changed. ` +
+      `To carry its data over: move it aside (mv ${old} ${kept}), serve it on a local port with the PGlite release that wrote it ` +
+      `(npx @electric-sql/pglite-socket@0.2.17 --db=${kept} --port=5499), and with Berth stopped copy it into the new embedded database: ` +
+      `bash scripts/berth.sh db copy --from postgresql://postgres:postgres@127.0.0.1:5499/postgres. ` +
+      `To start afresh instead, move or remove ${old}.`,
+  );
 }
 
 const lockedHere = new Set<string>();

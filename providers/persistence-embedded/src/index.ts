@@ -9,7 +9,9 @@ import { lockDataDir, refusePglite } from './data-dir.ts';
 export { EmbeddedPostgres, EmbeddedDatabaseError, POSTGRES_MAJOR, binariesVersion, createCluster } from './embedded-postgres.ts';
 
 const embedded: PersistenceServerProvider = {
-  get binaries() { return binariesVersion(); },
+  get binaries() {
+    return binariesVersion();
+  },
   initialize: createCluster,
   async start({ dataDir, log, onLost }) {
     mkdirSync(dataDir, { recursive: true });
@@ -19,7 +21,9 @@ const embedded: PersistenceServerProvider = {
       const server = await EmbeddedPostgres.start({ dataDir, log, onLost });
       return {
         pool: server.pool,
-        get url() { return server.url; },
+        get url() {
+          return server.url;
+        },
         async stop() {
           try {
             await server.stop();
@@ -35,9 +39,4 @@ const embedded: PersistenceServerProvider = {
   },
 };
 
-export default defineProvider({
-  contract: 'persistence',
-  id: 'embedded',
-  options: Type.Object({}, { additionalProperties: false }),
-  create: () => embedded,
-});
+export default defineProvider({ contract: 'persistence', id: 'embedded', options: Type.Object({}, { additionalProperties: false }), create: () => embedded });

@@ -77,23 +77,23 @@ function proxyHandlers(w: ProxyWorkloadConfig, route: ProxyRoute): Json[] {
   if (internal) steps.push({ handle: [{ handler: 'rewrite', uri: `${internal}{http.request.uri}` }] });
   const upstream = route.serviceName ?? w.appName;
   steps.push({
-    handle: [route.upstream
-      ? { handler: 'reverse_proxy', upstreams: [{ dial: route.upstream }] }
-      : {
-        handler: 'reverse_proxy',
-        // The task addresses, looked up again every second: a redeploy's new tasks are found
-        // without a config change, and no service VIP (IPVS) is needed.
-        dynamic_upstreams: { source: 'a', name: `tasks.${upstream}`, port: String(route.port), refresh: '1s' },
-      }],
+    handle: [
+      route.upstream
+        ? { handler: 'reverse_proxy', upstreams: [{ dial: route.upstream }] }
+        : {
+            handler: 'reverse_proxy',
+            // The task addresses, looked up again every second: a redeploy's new tasks are found
+            // without a config change, and no service VIP (IPVS) is needed.
+            dynamic_upstreams: { source: 'a', name: `tasks.${upstream}`, port: String(route.port), refresh: '1s' },
+          },
+    ],
   });
   return [{ match: [pathMatch(route)], handle: [{ handler: 'subroute', routes: steps }], terminal: true }];
 }
 
 const byPathLength = (a: { route: ProxyRoute }, b: { route: ProxyRoute }) => b.route.path.length - a.route.path.length;
 
-const notFound = (): Json => ({
-  handle: [{ handler: 'static_response', status_code: 404, body: 'No domain of this proxy matches {http.request.host}{http.request.uri.path} (Berth)\n' }],
-});
+const notFound = (): Json => ({ handle: [{ handler: 'static_response', status_code: 404, body: 'No domain of this proxy matches {http.request.host}{http.request.uri.path} (Berth)\n' }] });
 
 /** The whole config, deterministic for the same input. */
 export function caddyConfig(input: CaddyConfigInput): Json {
@@ -118,12 +118,14 @@ export function caddyConfig(input: CaddyConfigInput): Json {
   if (acme.length) {
     policies.push({
       subjects: acme,
-      issuers: [{
-        module: 'acme',
-        ca: input.acme.ca,
-        ...(input.acme.email ? { email: input.acme.email } : {}),
-        ...(input.acme.trustedRoots.length ? { trusted_roots_pem_files: input.acme.trustedRoots } : {}),
-      }],
+      issuers: [
+        {
+          module: 'acme',
+          ca: input.acme.ca,
+          ...(input.acme.email ? { email: input.acme.email } : {}),
+          ...(input.acme.trustedRoots.length ? { trusted_roots_pem_files: input.acme.trustedRoots } : {}),
+        },
+      ],
     });
   }
   const custom = hosts('custom');

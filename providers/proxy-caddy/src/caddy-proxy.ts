@@ -165,7 +165,10 @@ export class CaddyProxy implements ProxyProvider {
     return proxyServiceSpec(this.configDir, { ...this.#host, name: this.#options.serviceName }, () => ({
       args: ['caddy', 'run', '--config', `${IN}/caddy.json`],
       env: ['XDG_DATA_HOME=/data', 'XDG_CONFIG_HOME=/config'],
-      binds: [{ source: this.configDir, target: IN }, { source: path.join(this.configDir, 'data'), target: '/data' }],
+      binds: [
+        { source: this.configDir, target: IN },
+        { source: path.join(this.configDir, 'data'), target: '/data' },
+      ],
     }));
   }
 
@@ -190,13 +193,16 @@ export class CaddyProxy implements ProxyProvider {
     }
     const certsDir = path.join(this.configDir, 'certificates');
     const hasCertificates = existsSync(certsDir) && (await readdir(certsDir)).length > 0;
-    await this.#writeJson('caddy.json', caddyConfig({
-      workloads: await this.#workloads(),
-      acme: { ca: this.#options.acmeCa, email: this.#options.acmeEmail ?? null, trustedRoots },
-      certificatesDir: `${IN}/certificates`,
-      hasCertificates,
-      adminListen: ADMIN,
-    }));
+    await this.#writeJson(
+      'caddy.json',
+      caddyConfig({
+        workloads: await this.#workloads(),
+        acme: { ca: this.#options.acmeCa, email: this.#options.acmeEmail ?? null, trustedRoots },
+        certificatesDir: `${IN}/certificates`,
+        hasCertificates,
+        adminListen: ADMIN,
+      }),
+    );
   }
 
   /** Has the running Caddy load caddy.json, retrying while it starts. */
@@ -220,7 +226,7 @@ export class CaddyProxy implements ProxyProvider {
     if (!this.#engine) return null;
     const container = await runningContainer(this.#engine.docker, this.#options.serviceName, 1000).catch(() => null);
     if (!container) return null;
-    const raw = await container.logs({ stdout: true, stderr: true, tail: 500 }) as unknown as Buffer;
+    const raw = (await container.logs({ stdout: true, stderr: true, tail: 500 })) as unknown as Buffer;
     let found: string | null = null;
     for (const line of raw.toString('utf8').split('\n')) {
       const at = line.indexOf('{');
@@ -229,7 +235,9 @@ export class CaddyProxy implements ProxyProvider {
         const entry = JSON.parse(line.slice(at)) as { level?: string; identifier?: string; error?: string; msg?: string };
         if (entry.level === 'error' && entry.identifier === host) found = entry.error ?? entry.msg ?? null;
         if (entry.identifier === host && /certificate obtained successfully/.test(entry.msg ?? '')) found = null;
-      } catch { /* not a JSON log line */ }
+      } catch {
+        /* not a JSON log line */
+      }
     }
     return found;
   }

@@ -13,12 +13,12 @@ const SETTINGS_FILE = 'service.json';
 /** The service settings kept in the proxy's config directory (defaults when none were saved). */
 export async function readServiceSettings(configDir: string): Promise<ProxyServiceSettings> {
   const file = path.join(configDir, SETTINGS_FILE);
-  const saved = existsSync(file) ? JSON.parse(await readFile(file, 'utf8')) as Partial<ProxyServiceSettings> : {};
+  const saved = existsSync(file) ? (JSON.parse(await readFile(file, 'utf8')) as Partial<ProxyServiceSettings>) : {};
   return { dashboard: saved.dashboard ?? false, additionalPorts: saved.additionalPorts ?? [], env: saved.env ?? '' };
 }
 
 export async function writeServiceSettings(configDir: string, patch: Partial<ProxyServiceSettings>): Promise<ProxyServiceSettings> {
-  const next = { ...await readServiceSettings(configDir), ...patch };
+  const next = { ...(await readServiceSettings(configDir)), ...patch };
   await mkdir(configDir, { recursive: true, mode: 0o700 });
   await writeFile(path.join(configDir, SETTINGS_FILE), `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
   return next;
@@ -26,7 +26,10 @@ export async function writeServiceSettings(configDir: string, patch: Partial<Pro
 
 /** KEY=value lines → the engine's Env list (blank lines and # comments left out). */
 export function envLines(env: string): string[] {
-  return env.split('\n').map(l => l.trim()).filter(l => l && !l.startsWith('#') && /^[A-Za-z_][A-Za-z0-9_]*=/.test(l));
+  return env
+    .split('\n')
+    .map(l => l.trim())
+    .filter(l => l && !l.startsWith('#') && /^[A-Za-z_][A-Za-z0-9_]*=/.test(l));
 }
 
 export interface ProxyServiceSpec {
@@ -48,15 +51,23 @@ export function assertFileAppName(appName: string): void {
 }
 
 /** Where the proxy runs: its service name and image, its http and https ports on the host. */
-export interface ProxyServiceHost { name: string; image: string; httpPort: number; httpsPort: number }
+export interface ProxyServiceHost {
+  name: string;
+  image: string;
+  httpPort: number;
+  httpsPort: number;
+}
 
 /**
  * A proxy's service spec: the provider's own program, environment and directories, with the
  * service settings' environment lines; ports 80 and 443 on the host's http and https ports,
  * the provider's own ports, then the settings' additional ports.
  */
-export async function proxyServiceSpec(configDir: string, host: ProxyServiceHost,
-  ownOf: (settings: ProxyServiceSettings) => Pick<ProxyServiceSpec, 'args' | 'binds'> & { env?: string[]; ports?: ProxyServiceSpec['ports'] }): Promise<ProxyServiceSpec> {
+export async function proxyServiceSpec(
+  configDir: string,
+  host: ProxyServiceHost,
+  ownOf: (settings: ProxyServiceSettings) => Pick<ProxyServiceSpec, 'args' | 'binds'> & { env?: string[]; ports?: ProxyServiceSpec['ports'] },
+): Promise<ProxyServiceSpec> {
   const settings = await readServiceSettings(configDir);
   const own = ownOf(settings);
   return {
@@ -109,8 +120,10 @@ export async function ensureProxyService(engine: ProxyEngine, s: ProxyServiceSpe
   const digest = hash(JSON.stringify(wanted));
   wanted.Labels = { ...wanted.Labels, [SPEC_LABEL]: digest };
   const service = docker.getService(s.name);
-  const current = await service.inspect().catch((e: { statusCode?: number }) => (e.statusCode === 404 ? null : Promise.reject(e))) as
-    { Version: { Index: number }; Spec: { Labels?: Record<string, string>; TaskTemplate?: { ForceUpdate?: number } } } | null;
+  const current = (await service.inspect().catch((e: { statusCode?: number }) => (e.statusCode === 404 ? null : Promise.reject(e)))) as {
+    Version: { Index: number };
+    Spec: { Labels?: Record<string, string>; TaskTemplate?: { ForceUpdate?: number } };
+  } | null;
   if (!current) {
     await docker.createService(wanted as never);
     return true;
@@ -135,8 +148,9 @@ export async function runningContainer(docker: Docker, name: string, deadlineMs:
   const until = Date.now() + deadlineMs;
   let last = 'no task yet';
   for (;;) {
-    const tasks = await docker.listTasks({ filters: JSON.stringify({ service: [name], 'desired-state': ['running'] }) }) as
-      { Status?: { State?: string; Err?: string; ContainerStatus?: { ContainerID?: string } } }[];
+    const tasks = (await docker.listTasks({ filters: JSON.stringify({ service: [name], 'desired-state': ['running'] }) })) as {
+      Status?: { State?: string; Err?: string; ContainerStatus?: { ContainerID?: string } };
+    }[];
     const running = tasks.find(t => t.Status?.State === 'running' && t.Status.ContainerStatus?.ContainerID);
     if (running) return docker.getContainer(running.Status!.ContainerStatus!.ContainerID!);
     const t = tasks[0];

@@ -116,26 +116,10 @@ export interface MainConfigInput {
 export function mainConfig(i: MainConfigInput): Record<string, unknown> {
   return {
     global: { sendAnonymousUsage: false },
-    providers: {
-      swarm: { exposedByDefault: false, watch: true },
-      docker: { exposedByDefault: false, watch: true, network: i.network },
-      file: { directory: i.dynamicDir, watch: true },
-    },
-    entryPoints: {
-      web: { address: ':80' },
-      websecure: { address: ':443', http3: { advertisedPort: 443 }, http: { tls: { certResolver: 'letsencrypt' } } },
-    },
+    providers: { swarm: { exposedByDefault: false, watch: true }, docker: { exposedByDefault: false, watch: true, network: i.network }, file: { directory: i.dynamicDir, watch: true } },
+    entryPoints: { web: { address: ':80' }, websecure: { address: ':443', http3: { advertisedPort: 443 }, http: { tls: { certResolver: 'letsencrypt' } } } },
     api: { insecure: true },
-    certificatesResolvers: {
-      letsencrypt: {
-        acme: {
-          email: i.acmeEmail,
-          storage: `${i.dynamicDir}/acme.json`,
-          ...(i.acmeCa ? { caServer: i.acmeCa } : {}),
-          httpChallenge: { entryPoint: 'web' },
-        },
-      },
-    },
+    certificatesResolvers: { letsencrypt: { acme: { email: i.acmeEmail, storage: `${i.dynamicDir}/acme.json`, ...(i.acmeCa ? { caServer: i.acmeCa } : {}), httpChallenge: { entryPoint: 'web' } } } },
   };
 }
 

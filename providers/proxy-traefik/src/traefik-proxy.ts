@@ -55,12 +55,11 @@ export class TraefikProxy implements ProxyProvider {
   /** The static config and the shared middlewares, written once: an operator's edits are kept. */
   async prepare(): Promise<void> {
     if (!existsSync(this.#path('traefik.yml'))) {
-      await writeAtomic(this.#path('traefik.yml'), stringify(mainConfig({
-        dynamicDir: `${TRAEFIK_DIR}/dynamic`,
-        network: this.#host.network,
-        acmeEmail: this.#options.acmeEmail,
-        acmeCa: this.#options.acmeCa ?? null,
-      })), 0o644);
+      await writeAtomic(
+        this.#path('traefik.yml'),
+        stringify(mainConfig({ dynamicDir: `${TRAEFIK_DIR}/dynamic`, network: this.#host.network, acmeEmail: this.#options.acmeEmail, acmeCa: this.#options.acmeCa ?? null })),
+        0o644,
+      );
     }
     if (!existsSync(this.#path('dynamic', 'middlewares.yml'))) {
       await writeAtomic(this.#path('dynamic', 'middlewares.yml'), stringify(mergeMiddlewares(null, { appName: '', routes: [] })));
@@ -129,7 +128,9 @@ export class TraefikProxy implements ProxyProvider {
   async certificateState(host: string, https: boolean): Promise<ProxyCertificateState> {
     if (!https) return { state: 'none', issuer: null, notAfter: null, reason: null };
     const file = this.#path('dynamic', 'acme.json');
-    const store = existsSync(file) ? JSON.parse(await readFile(file, 'utf8') || '{}') as Record<string, { Certificates?: { domain?: { main?: string; sans?: string[] }; certificate?: string }[] | null }> : {};
+    const store = existsSync(file)
+      ? (JSON.parse((await readFile(file, 'utf8')) || '{}') as Record<string, { Certificates?: { domain?: { main?: string; sans?: string[] }; certificate?: string }[] | null }>)
+      : {};
     for (const resolver of Object.values(store)) {
       for (const c of resolver?.Certificates ?? []) {
         if (c.domain?.main !== host && !c.domain?.sans?.includes(host)) continue;
@@ -137,10 +138,20 @@ export class TraefikProxy implements ProxyProvider {
         const notAfter = new Date(cert.validTo);
         return notAfter.getTime() > Date.now()
           ? { state: 'valid', issuer: cert.issuer.replace(/\n/g, ', '), notAfter: notAfter.toISOString(), reason: null }
-          : { state: 'failed', issuer: cert.issuer.replace(/\n/g, ', '), notAfter: notAfter.toISOString(), reason: `The certificate expired on ${notAfter.toISOString()} and Traefik did not renew it: read the proxy's log` };
+          : {
+              state: 'failed',
+              issuer: cert.issuer.replace(/\n/g, ', '),
+              notAfter: notAfter.toISOString(),
+              reason: `The certificate expired on ${notAfter.toISOString()} and Traefik did not renew it: read the proxy's log`,
+            };
       }
     }
-    return { state: 'pending', issuer: null, notAfter: null, reason: `Traefik's ACME storage has no certificate for ${host} (a letsencrypt domain gets one once the host resolves here and port 80 answers; others use Traefik's default certificate)` };
+    return {
+      state: 'pending',
+      issuer: null,
+      notAfter: null,
+      reason: `Traefik's ACME storage has no certificate for ${host} (a letsencrypt domain gets one once the host resolves here and port 80 answers; others use Traefik's default certificate)`,
+    };
   }
 
   fileOf(role: ProxyFileRole): string | null {

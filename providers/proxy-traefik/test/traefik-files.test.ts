@@ -14,8 +14,20 @@ import type { ProxyRoute, ProxyWorkloadConfig } from '@berth/core';
 import traefik, { TraefikProxy, workloadFile, mergeMiddlewares, type FileConfig } from '../src/index.ts';
 
 const route = (over: Partial<ProxyRoute> = {}): ProxyRoute => ({
-  domainId: 'd1', uniqueConfigKey: 1, host: 'example.com', path: '/', internalPath: '/', stripPath: false, https: false,
-  certificateType: 'none', customCertResolver: null, port: 3000, serviceName: null, customEntrypoint: null, middlewares: [], ...over,
+  domainId: 'd1',
+  uniqueConfigKey: 1,
+  host: 'example.com',
+  path: '/',
+  internalPath: '/',
+  stripPath: false,
+  https: false,
+  certificateType: 'none',
+  customCertResolver: null,
+  port: 3000,
+  serviceName: null,
+  customEntrypoint: null,
+  middlewares: [],
+  ...over,
 });
 const workload = (routes: ProxyRoute[], over: Partial<ProxyWorkloadConfig> = {}): ProxyWorkloadConfig => ({ appName: 'test', routes, redirects: [], basicAuth: [], ...over });
 const redirect = (n: number) => ({ redirectId: `r${n}`, uniqueConfigKey: n, regex: '^http://a/(.*)', replacement: 'http://b/$1', permanent: true });
@@ -31,7 +43,7 @@ t.test('routers on the web entry point', async t => {
   const redirects = web(workload([route()], { redirects: [redirect(1), redirect(2)] }));
   t.same(redirects.middlewares, ['redirect-test-1', 'redirect-test-2'], 'redirects, no redirect-to-https');
   const https = web(workload([route({ https: true })], { redirects: [redirect(1)] }));
-  t.same(https.middlewares, ['redirect-to-https'], 'an https domain\'s web router only redirects to https');
+  t.same(https.middlewares, ['redirect-to-https'], "an https domain's web router only redirects to https");
   t.equal(https.tls, undefined);
   t.same(web(workload([route({ middlewares: ['auth@file', 'rate-limit@file'] })])).middlewares, ['auth@file', 'rate-limit@file'], 'custom middlewares');
   t.same(web(workload([route({ https: true, middlewares: ['auth@file'] })])).middlewares, ['redirect-to-https'], 'not on the redirecting router');
@@ -41,10 +53,12 @@ t.test('routers on the web entry point', async t => {
 
 t.test('routers on websecure, TLS', async t => {
   const w = workload([route({ https: true, certificateType: 'letsencrypt' })], { redirects: [redirect(1)], basicAuth: [{ username: 'ann', passwordHash: '$2a$10$abc' }] });
-  t.same(secure(w), {
-    rule: 'Host(`example.com`)', service: 'test-service-1', middlewares: ['redirect-test-1', 'auth-test'], entryPoints: ['websecure'], tls: { certResolver: 'letsencrypt' },
-  }, 'redirects and auth on the websecure router, certResolver letsencrypt');
-  t.equal(secure(workload([route({ https: true, certificateType: 'none' })])).tls, undefined, 'none: Traefik\'s default certificate');
+  t.same(
+    secure(w),
+    { rule: 'Host(`example.com`)', service: 'test-service-1', middlewares: ['redirect-test-1', 'auth-test'], entryPoints: ['websecure'], tls: { certResolver: 'letsencrypt' } },
+    'redirects and auth on the websecure router, certResolver letsencrypt',
+  );
+  t.equal(secure(workload([route({ https: true, certificateType: 'none' })])).tls, undefined, "none: Traefik's default certificate");
   t.same(secure(workload([route({ https: true, certificateType: 'custom', customCertResolver: 'myresolver' })])).tls, { certResolver: 'myresolver' });
   t.equal(secure(workload([route({ https: true, certificateType: 'custom' })])).tls, undefined, 'custom without a resolver: an uploaded certificate, matched by name');
 });
@@ -68,7 +82,10 @@ t.test('path middlewares: strip before add', async t => {
   t.same(both.middlewares, ['stripprefix-test-1', 'addprefix-test-1']);
   t.same(web(workload([route({ path: '/', stripPath: true })])).middlewares, [], 'nothing to strip at /');
   t.same(web(workload([route({ path: '/x', internalPath: '/x' })])).middlewares, [], 'no addprefix when the paths are the same');
-  const shared = mergeMiddlewares(null, workload([route({ path: '/public', stripPath: true, internalPath: '/app' })], { redirects: [redirect(7)], basicAuth: [{ username: 'ann', passwordHash: '$2a$10$abc' }] }));
+  const shared = mergeMiddlewares(
+    null,
+    workload([route({ path: '/public', stripPath: true, internalPath: '/app' })], { redirects: [redirect(7)], basicAuth: [{ username: 'ann', passwordHash: '$2a$10$abc' }] }),
+  );
   t.same(shared.http!.middlewares, {
     'redirect-to-https': { redirectScheme: { scheme: 'https', permanent: true } },
     'addprefix-test-1': { addPrefix: { prefix: '/app' } },
@@ -82,18 +99,21 @@ t.test('path middlewares: strip before add', async t => {
   t.same(Object.keys(cleared.http!.middlewares!), ['redirect-to-https'], 'a workload without domains leaves nothing');
 });
 
-t.test('the upstream: the service\'s VIP by default, as the peer writes it; tasks.<appName> for hosts without IPVS', async t => {
+t.test("the upstream: the service's VIP by default, as the peer writes it; tasks.<appName> for hosts without IPVS", async t => {
   t.equal((traefik.options as unknown as { properties: { upstreamHost: { default: string } } }).properties.upstreamHost.default, 'service', 'the provider option upstreamHost defaults to service');
   const url = (upstream?: 'service' | 'tasks') => workloadFile(workload([route({ port: 8080 })]), upstream)!.http!.services!['test-service-1']!.loadBalancer.servers[0]!.url;
-  t.equal(url(), 'http://test:8080', 'the peer\'s http://<appName>:<port>');
+  t.equal(url(), 'http://test:8080', "the peer's http://<appName>:<port>");
   t.equal(url('service'), 'http://test:8080');
   t.equal(url('tasks'), 'http://tasks.test:8080', 'tasks: DNS round robin over the tasks');
 });
 
-t.test('the files, in the peer\'s layout, parse back', async t => {
+t.test("the files, in the peer's layout, parse back", async t => {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'berth-traefik-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
-  const proxy = new TraefikProxy({ serviceName: 'unused', acmeEmail: 'ops@example.com', upstreamHost: 'tasks' }, { dataDir, image: 'traefik:v3.5', httpPort: 80, httpsPort: 443, network: 'berth-network' });
+  const proxy = new TraefikProxy(
+    { serviceName: 'unused', acmeEmail: 'ops@example.com', upstreamHost: 'tasks' },
+    { dataDir, image: 'traefik:v3.5', httpPort: 80, httpsPort: 443, network: 'berth-network' },
+  );
   const dir = proxy.configDir;
   const w = workload([route({ https: true, certificateType: 'letsencrypt' }), route({ uniqueConfigKey: 2, host: 'b.example.com', path: '/api', stripPath: true })], { redirects: [redirect(3)] });
   await proxy.applyWorkload(w);

@@ -16,9 +16,7 @@ export class DockerSource implements SourceProvider {
     if (!image) throw new Error('No docker image is set: save one with saveDockerProvider');
     const username = fields.username as string | null | undefined;
     const password = secrets.password;
-    const registryAuth = username && password
-      ? { username, password, serveraddress: (fields.registryUrl as string | null | undefined) || registryOf(image) }
-      : null;
+    const registryAuth = username && password ? { username, password, serveraddress: (fields.registryUrl as string | null | undefined) || registryOf(image) } : null;
     return { image, registryAuth };
   }
 }

@@ -9,16 +9,13 @@ sourceConformance(t, provider, {
     { name: 'an image', fields: { dockerImage: 'berth-test/busybox:1' }, image: 'berth-test/busybox:1' },
     { name: 'an image with credentials', fields: { dockerImage: 'registry.example.com:5000/team/app:2', username: 'me' }, secrets: { password: 'pw' }, image: 'registry.example.com:5000/team/app:2' },
   ],
-  invalid: [
-    { name: 'no image saved', fields: { dockerImage: null }, message: /^No docker image is set: save one with saveDockerProvider$/ },
-  ],
+  invalid: [{ name: 'no image saved', fields: { dockerImage: null }, message: /^No docker image is set: save one with saveDockerProvider$/ }],
 });
 
-t.test('registry credentials: the saved registry, else the image\'s own host, else docker.io', async t => {
+t.test("registry credentials: the saved registry, else the image's own host, else docker.io", async t => {
   const source = new DockerSource();
-  const resolve = (fields: Record<string, unknown>, password: string | null) => source.resolve({
-    fields, secrets: { password }, workDir: t.testdir(), signal: new AbortController().signal, log: () => {}, redact: () => {}, sshKey: async () => null, checkLocal: () => {},
-  });
+  const resolve = (fields: Record<string, unknown>, password: string | null) =>
+    source.resolve({ fields, secrets: { password }, workDir: t.testdir(), signal: new AbortController().signal, log: () => {}, redact: () => {}, sshKey: async () => null, checkLocal: () => {} });
   t.same((await resolve({ dockerImage: 'app:1', username: 'me' }, 'pw')).registryAuth, { username: 'me', password: 'pw', serveraddress: 'docker.io' });
   t.same((await resolve({ dockerImage: 'ghcr.io/me/app:1', username: 'me' }, 'pw')).registryAuth, { username: 'me', password: 'pw', serveraddress: 'ghcr.io' });
   t.same((await resolve({ dockerImage: 'ghcr.io/me/app:1', username: 'me', registryUrl: 'mirror.example.com' }, 'pw')).registryAuth?.serveraddress, 'mirror.example.com');

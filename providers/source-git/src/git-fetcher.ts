@@ -43,7 +43,7 @@ function sshKeyOf(source: GitSourceSpec): string | null {
   const key = source.sshKey;
   if (key === undefined || key === null) return null;
   if (typeof key !== 'object' || typeof key.privateKey !== 'string' || !key.privateKey.trim()) {
-    throw new Error('The git source\'s SSH key has no private key');
+    throw new Error("The git source's SSH key has no private key");
   }
   return key.privateKey;
 }
@@ -116,15 +116,22 @@ export class GitFetcher implements SourceProvider {
     const mask = masker([...remote.secrets, ...(credential ? cloneCredentialSecrets(credential) : [])]);
     const heads: { name: string; commit: string }[] = [];
     let failure: string | null = null;
-    const exit = await runProgram({
-      file: this.#git(), args: ['ls-remote', '--heads', '--', remote.url], cwd: os.tmpdir(), env: this.#env(remote, credential, null), signal: request.signal,
-      line: text => {
-        const head = /^([0-9a-f]{40,64})\trefs\/heads\/(.+)$/.exec(text.trim());
-        if (head) heads.push({ name: head[2]!, commit: head[1]! });
-        const fatal = /^(?:fatal|error): (.*)$/.exec(text.trim());
-        if (fatal && failure === null) failure = mask(fatal[1]!);
+    const exit = await runProgram(
+      {
+        file: this.#git(),
+        args: ['ls-remote', '--heads', '--', remote.url],
+        cwd: os.tmpdir(),
+        env: this.#env(remote, credential, null),
+        signal: request.signal,
+        line: text => {
+          const head = /^([0-9a-f]{40,64})\trefs\/heads\/(.+)$/.exec(text.trim());
+          if (head) heads.push({ name: head[2]!, commit: head[1]! });
+          const fatal = /^(?:fatal|error): (.*)$/.exec(text.trim());
+          if (fatal && failure === null) failure = mask(fatal[1]!);
+        },
       },
-    }, () => cancelled(request.signal, 'Listing the remote branches'));
+      () => cancelled(request.signal, 'Listing the remote branches'),
+    );
     if (exit.code !== 0) throw new Error(failure ?? `git ls-remote failed with exit code ${exit.code}`);
     return heads;
   }
@@ -145,27 +152,43 @@ export class GitFetcher implements SourceProvider {
       request.log(mask(`Cloning ${remote.url} (branch ${branch}${submodules ? ', with submodules' : ''})`));
       let failure: string | null = null;
       let previous: string | null = null;
-      const exit = await runProgram({
-        file: git, args, cwd: workDir, env, signal: request.signal,
-        line: text => {
-          const shown = mask(text);
-          const bare = shown.trim();
-          const fatal = /^(?:fatal|error): (.*)$/.exec(bare);
-          // The first one says what went wrong; later ones are consequences. A line just before
-          // it that git did not write (ssh's "Host key verification failed.") is the cause.
-          if (fatal && failure === null) failure = previous ? `${previous} ${fatal[1]}` : fatal[1]!;
-          previous = /^(?:Cloning into |[a-z]+: )/.test(bare) ? null : bare;
-          request.log(shown);
+      const exit = await runProgram(
+        {
+          file: git,
+          args,
+          cwd: workDir,
+          env,
+          signal: request.signal,
+          line: text => {
+            const shown = mask(text);
+            const bare = shown.trim();
+            const fatal = /^(?:fatal|error): (.*)$/.exec(bare);
+            // The first one says what went wrong; later ones are consequences. A line just before
+            // it that git did not write (ssh's "Host key verification failed.") is the cause.
+            if (fatal && failure === null) failure = previous ? `${previous} ${fatal[1]}` : fatal[1]!;
+            previous = /^(?:Cloning into |[a-z]+: )/.test(bare) ? null : bare;
+            request.log(shown);
+          },
         },
-      }, () => cancelled(request.signal, 'The source fetch'));
+        () => cancelled(request.signal, 'The source fetch'),
+      );
       if (exit.code !== 0) {
         throw new Error(failure ?? (exit.signal ? `git clone was stopped by ${exit.signal}` : `git clone failed with exit code ${exit.code}`));
       }
       let revision: string | null = null;
-      const head = await runProgram({
-        file: git, args: ['rev-parse', 'HEAD'], cwd: workDir, env, signal: request.signal,
-        line: text => { if (/^[0-9a-f]{40,64}$/.test(text.trim())) revision = text.trim(); },
-      }, () => cancelled(request.signal, 'The source fetch'));
+      const head = await runProgram(
+        {
+          file: git,
+          args: ['rev-parse', 'HEAD'],
+          cwd: workDir,
+          env,
+          signal: request.signal,
+          line: text => {
+            if (/^[0-9a-f]{40,64}$/.test(text.trim())) revision = text.trim();
+          },
+        },
+        () => cancelled(request.signal, 'The source fetch'),
+      );
       if (head.code !== 0 || revision === null) throw new Error('The cloned repository has no commit on its branch');
       request.log(`Checked out ${branch} at ${revision}`);
       return { revision };

@@ -24,8 +24,10 @@ export function sshCommand(keyFile: string | null, options: SshOptions): string 
   return [
     'ssh',
     ...(keyFile ? ['-i', keyFile, '-o', 'IdentitiesOnly=yes'] : []),
-    '-o', 'StrictHostKeyChecking=accept-new',
-    '-o', 'BatchMode=yes',
+    '-o',
+    'StrictHostKeyChecking=accept-new',
+    '-o',
+    'BatchMode=yes',
     ...(options.knownHostsFile ? ['-o', `UserKnownHostsFile=${options.knownHostsFile}`] : []),
   ].join(' ');
 }

@@ -3,16 +3,18 @@ import t from 'tap';
 import { makeGitRepo, sourceConformance } from '@berth/core/testing';
 import provider from '../src/index.ts';
 
-const repo = await makeGitRepo({ 'Dockerfile': 'FROM scratch\n', 'web/index.html': 'hi\n' });
+const repo = await makeGitRepo({ Dockerfile: 'FROM scratch\n', 'web/index.html': 'hi\n' });
 t.teardown(repo.cleanup);
 
 sourceConformance(t, provider, {
-  valid: [
-    { name: 'a branch of a repository', fields: { customGitUrl: `file://${repo.dir}`, customGitBranch: 'main', customGitBuildPath: '/web' }, files: ['Dockerfile', 'web/index.html'] },
-  ],
+  valid: [{ name: 'a branch of a repository', fields: { customGitUrl: `file://${repo.dir}`, customGitBranch: 'main', customGitBuildPath: '/web' }, files: ['Dockerfile', 'web/index.html'] }],
   invalid: [
     { name: 'no URL saved', fields: { customGitUrl: null }, message: /^No git URL is set: save one with saveGitProvider$/ },
-    { name: 'a branch that is an option', fields: { customGitUrl: `file://${repo.dir}`, customGitBranch: '--upload-pack=touch' }, message: /^The branch "--upload-pack=touch" is not a valid branch name/ },
+    {
+      name: 'a branch that is an option',
+      fields: { customGitUrl: `file://${repo.dir}`, customGitBranch: '--upload-pack=touch' },
+      message: /^The branch "--upload-pack=touch" is not a valid branch name/,
+    },
   ],
 });
 
@@ -20,8 +22,13 @@ t.test('a repository on this host is read only when the host-access policy allow
   const workDir = t.testdir();
   const asked: [string, string][] = [];
   const request = (refuse: boolean) => ({
-    fields: { customGitUrl: `file://${repo.dir}`, customGitBranch: 'main' }, secrets: {}, workDir, signal: new AbortController().signal,
-    log: () => {}, redact: () => {}, sshKey: async () => null,
+    fields: { customGitUrl: `file://${repo.dir}`, customGitBranch: 'main' },
+    secrets: {},
+    workDir,
+    signal: new AbortController().signal,
+    log: () => {},
+    redact: () => {},
+    sshKey: async () => null,
     checkLocal: (location: string, field: string) => {
       asked.push([location, field]);
       if (refuse) throw new Error('refused by the policy');

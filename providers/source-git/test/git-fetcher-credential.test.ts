@@ -64,7 +64,7 @@ async function repositories(t: Test) {
 
   const processes: string[][] = [];
   const provider = await startGitHttpServer(t, { credential: { username: 'x-access-token', password: token }, onRequest: () => processes.push(argumentLists()) });
-  const app = await makeGitRepo({ 'Dockerfile': 'FROM scratch\n' });
+  const app = await makeGitRepo({ Dockerfile: 'FROM scratch\n' });
   t.teardown(app.cleanup);
   await run('git', ['-C', app.dir, 'submodule', 'add', '-q', libUrl, 'vendor/lib']);
   const commit = await commitFiles(app.dir, {}, 'add the submodule');
@@ -73,7 +73,7 @@ async function repositories(t: Test) {
   return { other, provider, appUrl, commit, credential, processes };
 }
 
-t.test('a provider\'s credential clones its repository, and reaches no other host and no file', async t => {
+t.test("a provider's credential clones its repository, and reaches no other host and no file", async t => {
   const { other, provider, appUrl, commit, credential, processes } = await repositories(t);
   const { req, lines, workDir } = request({ url: appUrl, branch: 'main', enableSubmodules: true, credential });
   t.same(await fetcher.fetch(req), { revision: commit });
@@ -81,17 +81,40 @@ t.test('a provider\'s credential clones its repository, and reaches no other hos
   t.equal(readFileSync(path.join(workDir, 'vendor/lib/lib.txt'), 'utf8'), 'from the submodule\n', 'with its submodule from the other host');
 
   const served = provider.requests.filter(r => r.authorization === `Basic ${basic}`);
-  t.ok(served.some(r => r.path.endsWith('/git-upload-pack')), 'the provider\'s host served the clone with the credential');
-  t.ok(other.requests.some(r => r.path.endsWith('/git-upload-pack')), 'the other host served the submodule');
-  t.same(other.requests.filter(r => r.authorization !== undefined), [], 'the other host never received an Authorization header');
+  t.ok(
+    served.some(r => r.path.endsWith('/git-upload-pack')),
+    "the provider's host served the clone with the credential",
+  );
+  t.ok(
+    other.requests.some(r => r.path.endsWith('/git-upload-pack')),
+    'the other host served the submodule',
+  );
+  t.same(
+    other.requests.filter(r => r.authorization !== undefined),
+    [],
+    'the other host never received an Authorization header',
+  );
 
   for (const secret of [token, basic]) {
-    const found = filesBelow(workDir).filter(f => f.text.includes(secret)).map(f => path.relative(workDir, f.file));
+    const found = filesBelow(workDir)
+      .filter(f => f.text.includes(secret))
+      .map(f => path.relative(workDir, f.file));
     t.same(found, [], `no file of the checkout (.git/config and the submodule's included) holds ${secret === token ? 'the token' : 'the header'}`);
-    t.same(lines.filter(l => l.includes(secret)), [], `no log line holds ${secret === token ? 'the token' : 'the header'}`);
-    t.same(processes.flat().filter(argv => argv.includes(secret)), [], `no argument list on the machine held ${secret === token ? 'the token' : 'the header'} while git ran`);
+    t.same(
+      lines.filter(l => l.includes(secret)),
+      [],
+      `no log line holds ${secret === token ? 'the token' : 'the header'}`,
+    );
+    t.same(
+      processes.flat().filter(argv => argv.includes(secret)),
+      [],
+      `no argument list on the machine held ${secret === token ? 'the token' : 'the header'} while git ran`,
+    );
   }
-  t.ok(processes.flat().some(argv => argv.includes('git-remote-http') || argv.includes('remote-http')), 'the argument lists were read while git was fetching');
+  t.ok(
+    processes.flat().some(argv => argv.includes('git-remote-http') || argv.includes('remote-http')),
+    'the argument lists were read while git was fetching',
+  );
   const config = readFileSync(path.join(workDir, '.git/config'), 'utf8');
   t.notMatch(config, /extraheader|authorization/i, '.git/config has no header setting');
   t.match(config, `url = ${appUrl}`, 'the remote is the plain URL');
@@ -103,31 +126,45 @@ t.test('without the credential, or with another, the host refuses the clone', as
   await t.rejects(fetcher.fetch(none.req), { message: /could not read Username|Authentication failed|401/ });
   const wrong = request({ url: appUrl, branch: 'main', credential: { ...credential, password: 'ghs_wrong' } });
   await t.rejects(fetcher.fetch(wrong.req), { message: /Authentication failed|401|could not read/ });
-  t.same(wrong.lines.filter(l => l.includes('ghs_wrong')), [], 'the wrong token is not logged either');
+  t.same(
+    wrong.lines.filter(l => l.includes('ghs_wrong')),
+    [],
+    'the wrong token is not logged either',
+  );
 });
 
 t.test('a credential for another host is refused before git runs', async t => {
   const { appUrl, credential } = await repositories(t);
   const elsewhere = request({ url: appUrl, branch: 'main', credential: { ...credential, baseUrl: 'https://github.com/' } });
-  await t.rejects(fetcher.fetch(elsewhere.req), { message: 'The provider\'s clone credential is for https://github.com/, and the repository URL is not below it' });
+  await t.rejects(fetcher.fetch(elsewhere.req), { message: "The provider's clone credential is for https://github.com/, and the repository URL is not below it" });
   t.same(elsewhere.lines, [], 'nothing ran');
   const below = request({ url: appUrl, branch: 'main', credential: { ...credential, baseUrl: `${credential.baseUrl}other-team/` } });
   await t.rejects(fetcher.fetch(below.req), { message: /is not below it$/ });
 });
 
-t.test('the remote\'s branches are read the way a clone reads them (a provider\'s testConnection)', async t => {
+t.test("the remote's branches are read the way a clone reads them (a provider's testConnection)", async t => {
   const { provider, appUrl, commit, credential, processes } = await repositories(t);
   const signal = new AbortController().signal;
   t.same(await fetcher.remoteHeads({ url: appUrl, credential, signal }), [{ name: 'main', commit }], 'with the credential: the branch and its commit');
-  t.ok(provider.requests.some(r => r.authorization === `Basic ${basic}`), 'sent as the header');
-  t.same(processes.flat().filter(argv => argv.includes(token)), [], 'in no argument list');
-  const refused = await fetcher.remoteHeads({ url: appUrl, credential: { ...credential, password: 'ghs_wrong_token' }, signal }).then(() => 'listed', (e: Error) => e.message);
-  t.match(refused, /Authentication failed|could not read Username/, 'a refused credential fails with git\'s reason');
+  t.ok(
+    provider.requests.some(r => r.authorization === `Basic ${basic}`),
+    'sent as the header',
+  );
+  t.same(
+    processes.flat().filter(argv => argv.includes(token)),
+    [],
+    'in no argument list',
+  );
+  const refused = await fetcher.remoteHeads({ url: appUrl, credential: { ...credential, password: 'ghs_wrong_token' }, signal }).then(
+    () => 'listed',
+    (e: Error) => e.message,
+  );
+  t.match(refused, /Authentication failed|could not read Username/, "a refused credential fails with git's reason");
   t.notMatch(refused, /ghs_wrong_token/, 'which does not show the token');
   await t.rejects(fetcher.remoteHeads({ url: appUrl, credential: { ...credential, baseUrl: 'https://github.com/' }, signal }), { message: /is not below it$/ });
 });
 
-t.test('a redirect from the provider\'s host to another host does not carry the credential there', async t => {
+t.test("a redirect from the provider's host to another host does not carry the credential there", async t => {
   const other = await startGitHttpServer(t, { host: '127.0.0.2' });
   const repo = await makeGitRepo({ 'a.txt': 'a\n' });
   t.teardown(repo.cleanup);
@@ -135,13 +172,23 @@ t.test('a redirect from the provider\'s host to another host does not carry the 
   // The provider's host answers every request with a redirect to the other host.
   const redirector = http.createServer((req, res) => res.writeHead(302, { location: new URL(req.url ?? '/', other.url).href }).end());
   await new Promise<void>(resolve => redirector.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise<void>(resolve => { redirector.closeAllConnections(); redirector.close(() => resolve()); }));
+  t.teardown(
+    () =>
+      new Promise<void>(resolve => {
+        redirector.closeAllConnections();
+        redirector.close(() => resolve());
+      }),
+  );
   const base = `http://127.0.0.1:${(redirector.address() as AddressInfo).port}/`;
   const credential: CloneCredential = { baseUrl: base, username: 'x-access-token', password: token, expiresAt: null };
   const { req } = request({ url: `${base}team/app.git`, branch: 'main', credential });
   // git would keep sending the remote's header to the host a redirect moved it to: it must not follow one.
   await t.rejects(fetcher.fetch(req), { message: /302/ }, 'the redirect is not followed');
-  t.same(other.requests.filter(r => r.authorization !== undefined).map(r => r.path), [], 'the other host received no Authorization header');
+  t.same(
+    other.requests.filter(r => r.authorization !== undefined).map(r => r.path),
+    [],
+    'the other host received no Authorization header',
+  );
   const plain = request({ url: `${base}team/app.git`, branch: 'main' });
   await fetcher.fetch(plain.req);
   t.ok(other.requests.length > 0, 'without a credential the same redirect is followed (the server does redirect)');

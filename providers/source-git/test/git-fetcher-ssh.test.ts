@@ -31,24 +31,46 @@ if (canRun(t, 'sshd', sshd && usable ? undefined : 'no usable sshd on this host 
     const stranger = await keygen('stranger');
     writeFileSync(path.join(dir, 'authorized_keys'), user.publicKey, { mode: 0o600 });
     const port = await freePort();
-    writeFileSync(path.join(dir, 'sshd_config'), [
-      `Port ${port}`, 'ListenAddress 127.0.0.1', `HostKey ${dir}/host`, `AuthorizedKeysFile ${dir}/authorized_keys`,
-      `PidFile ${dir}/sshd.pid`, 'PasswordAuthentication no', 'KbdInteractiveAuthentication no', 'UsePAM no',
-      'PermitRootLogin prohibit-password', 'StrictModes no', '',
-    ].join('\n'));
+    writeFileSync(
+      path.join(dir, 'sshd_config'),
+      [
+        `Port ${port}`,
+        'ListenAddress 127.0.0.1',
+        `HostKey ${dir}/host`,
+        `AuthorizedKeysFile ${dir}/authorized_keys`,
+        `PidFile ${dir}/sshd.pid`,
+        'PasswordAuthentication no',
+        'KbdInteractiveAuthentication no',
+        'UsePAM no',
+        'PermitRootLogin prohibit-password',
+        'StrictModes no',
+        '',
+      ].join('\n'),
+    );
     // sshd insists on its privilege separation directory.
     mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
     const server = spawn(sshd, ['-D', '-e', '-f', path.join(dir, 'sshd_config')], { stdio: ['ignore', 'ignore', 'pipe'] });
     let serverLog = '';
-    server.stderr.on('data', (c: Buffer) => { serverLog += c.toString(); });
-    t.teardown(() => { server.kill('SIGTERM'); });
-    await waitFor('sshd to accept connections', async () => {
-      if (server.exitCode !== null) throw new Error(`sshd exited: ${serverLog}`);
-      return new Promise<boolean>(r => {
-        const c = net.connect(port, '127.0.0.1', () => { c.destroy(); r(true); });
-        c.on('error', () => r(false));
-      });
-    }, { timeout: 30_000, interval: 50 });
+    server.stderr.on('data', (c: Buffer) => {
+      serverLog += c.toString();
+    });
+    t.teardown(() => {
+      server.kill('SIGTERM');
+    });
+    await waitFor(
+      'sshd to accept connections',
+      async () => {
+        if (server.exitCode !== null) throw new Error(`sshd exited: ${serverLog}`);
+        return new Promise<boolean>(r => {
+          const c = net.connect(port, '127.0.0.1', () => {
+            c.destroy();
+            r(true);
+          });
+          c.on('error', () => r(false));
+        });
+      },
+      { timeout: 30_000, interval: 50 },
+    );
     return { port, host, user, stranger };
   })();
 
@@ -63,7 +85,9 @@ if (canRun(t, 'sshd', sshd && usable ? undefined : 'no usable sshd on this host 
       const lines: string[] = [];
       const result = await fetcher.fetch({
         source: { kind: 'git', url: `ssh://root@127.0.0.1:${port}${repo.dir}`, branch: 'main', sshKey: { privateKey: user.privateKey } },
-        workDir, signal: new AbortController().signal, log: l => lines.push(l),
+        workDir,
+        signal: new AbortController().signal,
+        log: l => lines.push(l),
       });
       t.same(result, { revision: repo.commit }, `${attempt} clone`);
       t.equal(readFileSync(path.join(workDir, 'index.html'), 'utf8'), 'over ssh');
@@ -77,10 +101,15 @@ if (canRun(t, 'sshd', sshd && usable ? undefined : 'no usable sshd on this host 
     const { port, stranger } = await started;
     const lines: string[] = [];
     const fetcher = new GitFetcher({ knownHostsFile: path.join(dir, 'known_hosts') });
-    await t.rejects(fetcher.fetch({
-      source: { kind: 'git', url: `ssh://root@127.0.0.1:${port}/srv/app.git`, branch: 'main', sshKey: { privateKey: stranger.privateKey } },
-      workDir: mkdtempSync(path.join(dir, 'work-')), signal: new AbortController().signal, log: l => lines.push(l),
-    }), { message: `root@127.0.0.1: Permission denied (publickey). Could not read from remote repository.` });
+    await t.rejects(
+      fetcher.fetch({
+        source: { kind: 'git', url: `ssh://root@127.0.0.1:${port}/srv/app.git`, branch: 'main', sshKey: { privateKey: stranger.privateKey } },
+        workDir: mkdtempSync(path.join(dir, 'work-')),
+        signal: new AbortController().signal,
+        log: l => lines.push(l),
+      }),
+      { message: `root@127.0.0.1: Permission denied (publickey). Could not read from remote repository.` },
+    );
     t.match(lines.join('\n'), 'Permission denied (publickey)');
   });
 
@@ -89,10 +118,15 @@ if (canRun(t, 'sshd', sshd && usable ? undefined : 'no usable sshd on this host 
     const pinned = path.join(dir, 'pinned_known_hosts');
     writeFileSync(pinned, `[127.0.0.1]:${port} ${stranger.publicKey.split(' ').slice(0, 2).join(' ')}\n`);
     const lines: string[] = [];
-    await t.rejects(new GitFetcher({ knownHostsFile: pinned }).fetch({
-      source: { kind: 'git', url: `ssh://root@127.0.0.1:${port}/srv/app.git`, branch: 'main', sshKey: { privateKey: user.privateKey } },
-      workDir: mkdtempSync(path.join(dir, 'work-')), signal: new AbortController().signal, log: l => lines.push(l),
-    }), { message: 'Host key verification failed. Could not read from remote repository.' });
+    await t.rejects(
+      new GitFetcher({ knownHostsFile: pinned }).fetch({
+        source: { kind: 'git', url: `ssh://root@127.0.0.1:${port}/srv/app.git`, branch: 'main', sshKey: { privateKey: user.privateKey } },
+        workDir: mkdtempSync(path.join(dir, 'work-')),
+        signal: new AbortController().signal,
+        log: l => lines.push(l),
+      }),
+      { message: 'Host key verification failed. Could not read from remote repository.' },
+    );
     t.match(lines.join('\n'), 'Host key verification failed.');
   });
 }

@@ -35,7 +35,7 @@ function request(t: Test, source: Partial<GitSourceSpec> & Record<string, unknow
 }
 
 t.test('clones the branch of a repository and answers its commit', async t => {
-  const r = await repo(t, { 'Dockerfile': 'FROM scratch\n', 'src/app.js': 'console.log(1)\n' });
+  const r = await repo(t, { Dockerfile: 'FROM scratch\n', 'src/app.js': 'console.log(1)\n' });
   await run('git', ['-C', r.dir, 'checkout', '-q', '-b', 'release']);
   const release = await commitFiles(r.dir, { 'src/app.js': 'console.log(2)\n' });
   await run('git', ['-C', r.dir, 'checkout', '-q', 'main']);
@@ -53,11 +53,11 @@ t.test('clones the branch of a repository and answers its commit', async t => {
   t.equal(readFileSync(path.join(rel.workDir, 'src/app.js'), 'utf8'), 'console.log(2)\n');
 });
 
-t.test('a missing branch or repository fails with git\'s own message', async t => {
+t.test("a missing branch or repository fails with git's own message", async t => {
   const r = await repo(t, { 'a.txt': 'a' });
   const { req, lines } = request(t, { url: `file://${r.dir}`, branch: 'nope' });
   await t.rejects(fetcher.fetch(req), { message: 'Remote branch nope not found in upstream origin' });
-  t.ok(lines.includes('fatal: Remote branch nope not found in upstream origin'), 'git\'s output is in the log');
+  t.ok(lines.includes('fatal: Remote branch nope not found in upstream origin'), "git's output is in the log");
   const missing = path.join(r.dir, 'missing');
   await t.rejects(fetcher.fetch(request(t, { url: `file://${missing}`, branch: 'main' }).req), { message: `'${missing}' does not appear to be a git repository` });
 });
@@ -112,13 +112,18 @@ t.test('credentials in the URL never reach the log or the error', async t => {
   // Nothing listens on port 1: git fails at once, naming the URL.
   for (const url of ['http://deploy:s3cr%3Dt-pass@127.0.0.1:1/team/app.git', 'https://tok-123456@127.0.0.1:1/team/app.git']) {
     const { req, lines } = request(t, { url, branch: 'main' });
-    const err = await fetcher.fetch(req).then(() => null, (e: Error) => e);
+    const err = await fetcher.fetch(req).then(
+      () => null,
+      (e: Error) => e,
+    );
     t.ok(err, 'the clone fails');
     const text = `${err?.message}\n${lines.join('\n')}`;
     t.notMatch(text, /s3cr|tok-123456/, `nothing of the credential is shown for ${url.split('@')[1]}`);
     t.match(lines[0], /^Cloning https?:\/\/(deploy:)?\*\*\*\*\*\*@127\.0\.0\.1:1\/team\/app\.git/);
   }
-  await t.rejects(fetcher.fetch(request(t, { url: 'ftp://user:hunter2@host/x', branch: 'main' }).req), { message: 'The repository URL "ftp://******@host/x" uses the unsupported scheme "ftp": use https, http, ssh or file' });
+  await t.rejects(fetcher.fetch(request(t, { url: 'ftp://user:hunter2@host/x', branch: 'main' }).req), {
+    message: 'The repository URL "ftp://******@host/x" uses the unsupported scheme "ftp": use https, http, ssh or file',
+  });
 });
 
 t.test('an SSH key is handed to ssh in a private file that is removed afterwards', async t => {
@@ -126,19 +131,24 @@ t.test('an SSH key is handed to ssh in a private file that is removed afterwards
   const bin = path.join(dir, 'bin');
   const out = path.join(dir, 'out');
   // A stand-in ssh: records how git called it and what it could read, then fails like a refused key.
-  writeFileSync(path.join(bin, 'ssh'), [
-    '#!/bin/sh',
-    `for a in "$@"; do printf '%s\\0' "$a"; done > '${out}/argv'`,
-    'key=""; prev=""; for a in "$@"; do [ "$prev" = "-i" ] && key="$a"; prev="$a"; done',
-    `stat -c %a "$key" > '${out}/mode'; stat -c %a "$(dirname "$key")" > '${out}/dirmode'; cat "$key" > '${out}/key'; echo "$key" > '${out}/path'`,
-    'echo "git@example.com: Permission denied (publickey)." >&2',
-    'exit 255',
-    '',
-  ].join('\n'));
+  writeFileSync(
+    path.join(bin, 'ssh'),
+    [
+      '#!/bin/sh',
+      `for a in "$@"; do printf '%s\\0' "$a"; done > '${out}/argv'`,
+      'key=""; prev=""; for a in "$@"; do [ "$prev" = "-i" ] && key="$a"; prev="$a"; done',
+      `stat -c %a "$key" > '${out}/mode'; stat -c %a "$(dirname "$key")" > '${out}/dirmode'; cat "$key" > '${out}/key'; echo "$key" > '${out}/path'`,
+      'echo "git@example.com: Permission denied (publickey)." >&2',
+      'exit 255',
+      '',
+    ].join('\n'),
+  );
   chmodSync(path.join(bin, 'ssh'), 0o755);
   const savedPath = process.env.PATH;
   process.env.PATH = `${bin}${path.delimiter}${savedPath}`;
-  t.teardown(() => { process.env.PATH = savedPath; });
+  t.teardown(() => {
+    process.env.PATH = savedPath;
+  });
 
   const privateKey = '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----';
   const { req } = request(t, { url: 'git@example.com:team/app.git', branch: 'main', sshKey: { privateKey } });
@@ -153,7 +163,7 @@ t.test('an SSH key is handed to ssh in a private file that is removed afterwards
   t.equal(readFileSync(path.join(out, 'key'), 'utf8'), `${privateKey}\n`, 'the key, ending with a newline');
   t.notOk(existsSync(path.dirname(keyFile)), 'the key is removed after the clone');
 
-  await t.rejects(fetcher.fetch(request(t, { url: 'git@example.com:a.git', branch: 'main', sshKey: { privateKey: '' } }).req), { message: 'The git source\'s SSH key has no private key' });
+  await t.rejects(fetcher.fetch(request(t, { url: 'git@example.com:a.git', branch: 'main', sshKey: { privateKey: '' } }).req), { message: "The git source's SSH key has no private key" });
   t.throws(() => new GitFetcher({ knownHostsFile: '/tmp/known hosts' }), { message: /must be an absolute path/ });
 });
 
@@ -177,9 +187,15 @@ t.test('an abort stops git', async t => {
   // A server that accepts and never answers: git waits until it is killed.
   const sockets = new Set<import('node:net').Socket>();
   const server = http.createServer(() => {});
-  server.on('connection', s => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
+  server.on('connection', s => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
   await new Promise<void>(r => server.listen(0, '127.0.0.1', r));
-  t.teardown(() => { for (const s of sockets) s.destroy(); server.close(); });
+  t.teardown(() => {
+    for (const s of sockets) s.destroy();
+    server.close();
+  });
   const port = (server.address() as AddressInfo).port;
 
   const controller = new AbortController();
@@ -191,8 +207,8 @@ t.test('an abort stops git', async t => {
   controller.abort();
   await t.rejects(pending, { message: 'The source fetch was cancelled' });
   t.ok(Date.now() - started < 20_000, `promptly (${Date.now() - started} ms; git would otherwise wait forever)`);
-  await waitFor('git\'s connection to close', () => sockets.size === 0, { timeout: 30_000, interval: 50 });
-  t.equal(sockets.size, 0, 'git\'s connection is closed: the process is gone');
+  await waitFor("git's connection to close", () => sockets.size === 0, { timeout: 30_000, interval: 50 });
+  t.equal(sockets.size, 0, "git's connection is closed: the process is gone");
 });
 
 t.test('git must be installed', async t => {

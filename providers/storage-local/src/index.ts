@@ -8,9 +8,10 @@ import { LocalStorage } from './local-storage.ts';
 export default defineProvider({
   contract: 'storage',
   id: 'local',
-  options: Type.Object({
-    root: Type.String({ env: 'BERTH_STORAGE_LOCAL_ROOT', default: '', description: 'directory that holds the destinations (absolute); empty = <dataDir>/backups' }),
-  }, { additionalProperties: false }),
+  options: Type.Object(
+    { root: Type.String({ env: 'BERTH_STORAGE_LOCAL_ROOT', default: '', description: 'directory that holds the destinations (absolute); empty = <dataDir>/backups' }) },
+    { additionalProperties: false },
+  ),
   create: (options, { config }) => new LocalStorage(options.root ? path.resolve(options.root) : path.resolve(config.dataDir, 'backups')),
 });
 export { LocalStorage };

@@ -39,7 +39,12 @@ class LocalStore implements BackupStore {
     }
     const partial = path.join(path.dirname(file), `${PARTIAL}${randomBytes(6).toString('hex')}`);
     let size = 0;
-    const count = new Transform({ transform(chunk: Buffer, _e, done) { size += chunk.length; done(null, chunk); } });
+    const count = new Transform({
+      transform(chunk: Buffer, _e, done) {
+        size += chunk.length;
+        done(null, chunk);
+      },
+    });
     try {
       await pipeline(body, count, createWriteStream(partial, { mode: 0o600 }), { signal: options.signal });
       await rename(partial, file);

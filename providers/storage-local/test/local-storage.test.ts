@@ -9,11 +9,7 @@ const root = mkdtempSync(path.join(os.tmpdir(), 'berth-local-storage-'));
 t.teardown(() => rmSync(root, { recursive: true, force: true }));
 const location = { provider: 'local', endpoint: '', region: '', bucket: 'nightly', accessKey: '', secretAccessKey: '' };
 
-storageConformance(t, descriptor, {
-  options: { root },
-  location,
-  largeBytes: 3 * 1024 * 1024,
-});
+storageConformance(t, descriptor, { options: { root }, location, largeBytes: 3 * 1024 * 1024 });
 
 t.test('a bucket that would leave the root is refused, naming the field', async t => {
   const storage = await descriptor.create({ root }, { config: {} as never });

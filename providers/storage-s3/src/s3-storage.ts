@@ -5,7 +5,11 @@ import { pipeline, Transform, type Readable } from 'node:stream';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { StorageError, type BackupStorage, type BackupStore, type StorageFailure, type StorageLocation, type StoredObject } from '@berth/core';
 
-export interface S3Options { partSizeMiB: number; queueSize: number; forcePathStyle: boolean }
+export interface S3Options {
+  partSizeMiB: number;
+  queueSize: number;
+  forcePathStyle: boolean;
+}
 
 const AUTH = new Set(['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AccessDenied', 'InvalidToken', 'ExpiredToken', 'Forbidden', 'AuthorizationHeaderMalformed']);
 const BUCKET = new Set(['NoSuchBucket', 'InvalidBucketName', 'PermanentRedirect']);
@@ -23,11 +27,16 @@ export function convertS3Error(e: unknown, during: StorageFailure, what: string)
   else if (BUCKET.has(name)) failure = 'bucket';
   else if (name === 'NoSuchKey' || name === 'NotFound') failure = 'missing';
   else if (ENDPOINT.has(code) || ENDPOINT.has(name) || /ECONNREFUSED|ENOTFOUND|getaddrinfo/.test(err.message ?? '')) failure = 'endpoint';
-  const detail = failure === 'endpoint' ? `cannot reach the endpoint (${code || name || err.message})`
-    : failure === 'auth' ? `the access key or secret was refused (${name || status})`
-    : failure === 'bucket' ? `the bucket is missing or not reachable with these settings (${name})`
-    : failure === 'missing' ? 'there is no such object'
-    : `${name || code || 'error'}: ${err.message ?? ''}`.trim();
+  const detail =
+    failure === 'endpoint'
+      ? `cannot reach the endpoint (${code || name || err.message})`
+      : failure === 'auth'
+        ? `the access key or secret was refused (${name || status})`
+        : failure === 'bucket'
+          ? `the bucket is missing or not reachable with these settings (${name})`
+          : failure === 'missing'
+            ? 'there is no such object'
+            : `${name || code || 'error'}: ${err.message ?? ''}`.trim();
   return new StorageError(failure, `s3 storage: ${what}: ${detail}`, { cause: e });
 }
 
@@ -46,7 +55,12 @@ class S3Store implements BackupStore {
     const client = await this.#client;
     const { Upload } = await import('@aws-sdk/lib-storage');
     let size = 0;
-    const counted = new Transform({ transform(chunk: Buffer, _e, done) { size += chunk.length; done(null, chunk); } });
+    const counted = new Transform({
+      transform(chunk: Buffer, _e, done) {
+        size += chunk.length;
+        done(null, chunk);
+      },
+    });
     // A source that fails mid-way destroys `counted` with its error, which fails the upload.
     pipeline(body, counted, () => {});
     const upload = new Upload({
@@ -59,7 +73,12 @@ class S3Store implements BackupStore {
     const abort = () => void upload.abort();
     options.signal?.addEventListener('abort', abort, { once: true });
     // A source that fails mid-way must fail the upload, never complete a truncated object.
-    const failed = new Promise<never>((_, reject) => counted.once('error', e => { void upload.abort(); reject(e); }));
+    const failed = new Promise<never>((_, reject) =>
+      counted.once('error', e => {
+        void upload.abort();
+        reject(e);
+      }),
+    );
     try {
       await Promise.race([upload.done(), failed]);
     } catch (e) {
@@ -133,16 +152,19 @@ export class S3Storage implements BackupStorage {
   }
 
   open(location: StorageLocation): BackupStore {
-    const client = import('@aws-sdk/client-s3').then(({ S3Client }) => new S3Client({
-      region: location.region || 'us-east-1',
-      ...(location.endpoint ? { endpoint: location.endpoint } : {}),
-      forcePathStyle: this.#options.forcePathStyle,
-      credentials: { accessKeyId: location.accessKey, secretAccessKey: location.secretAccessKey },
-      maxAttempts: 2,
-      // Checksums only where S3 requires them: many S3-compatible services refuse the SDK's default trailers.
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      responseChecksumValidation: 'WHEN_REQUIRED',
-    }));
+    const client = import('@aws-sdk/client-s3').then(
+      ({ S3Client }) =>
+        new S3Client({
+          region: location.region || 'us-east-1',
+          ...(location.endpoint ? { endpoint: location.endpoint } : {}),
+          forcePathStyle: this.#options.forcePathStyle,
+          credentials: { accessKeyId: location.accessKey, secretAccessKey: location.secretAccessKey },
+          maxAttempts: 2,
+          // Checksums only where S3 requires them: many S3-compatible services refuse the SDK's default trailers.
+          requestChecksumCalculation: 'WHEN_REQUIRED',
+          responseChecksumValidation: 'WHEN_REQUIRED',
+        }),
+    );
     return new S3Store(client, location.bucket, this.#options);
   }
 }

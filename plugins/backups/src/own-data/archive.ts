@@ -13,14 +13,22 @@ import { runPgTool } from './pg-tools.ts';
 export const KEY_FILES = ['secret.key'] as const;
 export const DATABASE_ENTRY = 'database.sql';
 
-const u32 = (n: number) => { const b = Buffer.alloc(4); b.writeUInt32BE(n); return b; };
+const u32 = (n: number) => {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(n);
+  return b;
+};
 /** A transform that frames what flows through as the chunks of one entry. */
 function frame(name: string): Transform {
   let opened = false;
-  const head = () => (opened ? Buffer.alloc(0) : (opened = true, Buffer.from(`${name}\n`)));
+  const head = () => (opened ? Buffer.alloc(0) : ((opened = true), Buffer.from(`${name}\n`)));
   return new Transform({
-    transform(chunk: Buffer, _e, done) { done(null, Buffer.concat([head(), u32(chunk.length), chunk])); },
-    flush(done) { done(null, Buffer.concat([head(), u32(0)])); },
+    transform(chunk: Buffer, _e, done) {
+      done(null, Buffer.concat([head(), u32(chunk.length), chunk]));
+    },
+    flush(done) {
+      done(null, Buffer.concat([head(), u32(0)]));
+    },
   });
 }
 
@@ -30,7 +38,10 @@ export async function writeOwnDataArchive(pool: PoolConfig, dataDir: string, pas
   const done = pipeline(enc, sink);
   const dump = frame(DATABASE_ENTRY);
   dump.pipe(enc, { end: false });
-  const ended = new Promise<void>((resolve, reject) => { dump.once('end', resolve); dump.once('error', reject); });
+  const ended = new Promise<void>((resolve, reject) => {
+    dump.once('end', resolve);
+    dump.once('error', reject);
+  });
   await runPgTool('pg_dump', ['--clean', '--if-exists', '--no-owner', '--no-privileges'], pool, { stdout: dump });
   dump.end();
   await ended;

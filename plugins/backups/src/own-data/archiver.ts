@@ -25,7 +25,8 @@ export class OwnDataArchiver {
 
   /** A 409 CONFLICT saying how to set the passphrase, when it is not set. */
   assertConfigured(): void {
-    if (!this.#passphrase) throw conflict('Backups of Berth\'s own data need the operator\'s passphrase: set the config key backupPassphrase (env BERTH_BACKUP_PASSPHRASE, 16 characters or more) and restart Berth');
+    if (!this.#passphrase)
+      throw conflict("Backups of Berth's own data need the operator's passphrase: set the config key backupPassphrase (env BERTH_BACKUP_PASSPHRASE, 16 characters or more) and restart Berth");
   }
 
   /** Streams the encrypted archive (database dump + the data directory's keys) into `sink`, which it ends. */

@@ -98,7 +98,8 @@ async function copy(source: pg.Client, target: pg.Client): Promise<CopiedTable[]
     // Sequences continue after the copied keys.
     const { rows: sequences } = await target.query<{ table_name: string; column_name: string; seq: string }>(
       `select table_name, column_name, pg_get_serial_sequence(quote_ident(table_name), column_name) as seq
-         from information_schema.columns where table_schema = 'public' and pg_get_serial_sequence(quote_ident(table_name), column_name) is not null`);
+         from information_schema.columns where table_schema = 'public' and pg_get_serial_sequence(quote_ident(table_name), column_name) is not null`,
+    );
     for (const s of sequences) {
       await target.query(`select setval($1, coalesce(max(${ident(s.column_name)}), 1), max(${ident(s.column_name)}) is not null) from ${ident(s.table_name)}`, [s.seq]);
     }
@@ -117,7 +118,8 @@ async function columns(c: pg.Client): Promise<Map<string, string[]>> {
     `select c.table_name, c.column_name from information_schema.columns c
        join information_schema.tables t on t.table_schema = c.table_schema and t.table_name = c.table_name and t.table_type = 'BASE TABLE'
       where c.table_schema = 'public' and c.is_generated = 'NEVER'
-      order by c.table_name, c.ordinal_position`);
+      order by c.table_name, c.ordinal_position`,
+  );
   const map = new Map<string, string[]>();
   for (const r of rows) map.set(r.table_name, [...(map.get(r.table_name) ?? []), r.column_name]);
   return map;
@@ -129,7 +131,8 @@ async function foreignKeys(c: pg.Client): Promise<Map<string, string[]>> {
     `select cl.relname as child, pcl.relname as parent from pg_constraint k
        join pg_class cl on cl.oid = k.conrelid join pg_class pcl on pcl.oid = k.confrelid
        join pg_namespace n on n.oid = cl.relnamespace
-      where k.contype = 'f' and n.nspname = 'public'`);
+      where k.contype = 'f' and n.nspname = 'public'`,
+  );
   const map = new Map<string, string[]>();
   for (const r of rows) if (r.child !== r.parent) map.set(r.child, [...(map.get(r.child) ?? []), r.parent]);
   return map;

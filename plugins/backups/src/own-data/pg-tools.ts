@@ -28,7 +28,9 @@ export function runPgTool(tool: 'pg_dump' | 'psql', args: string[], pool: PoolCo
   return new Promise((resolve, reject) => {
     const child = spawn(tool, args, { stdio: [io.stdin ? 'pipe' : 'ignore', io.stdout ? 'pipe' : 'ignore', 'pipe'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...libpqEnv(pool) } });
     let errors = '';
-    child.stderr!.setEncoding('utf8').on('data', (s: string) => { errors = (errors + s).slice(-2000); });
+    child.stderr!.setEncoding('utf8').on('data', (s: string) => {
+      errors = (errors + s).slice(-2000);
+    });
     if (io.stdin) io.stdin.pipe(child.stdin!);
     if (io.stdout) child.stdout!.pipe(io.stdout, { end: false });
     child.once('error', e => reject(new Error(`${tool} could not be started (${e.message}); install PostgreSQL's client tools (Debian: postgresql-client)`)));

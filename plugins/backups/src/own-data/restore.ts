@@ -25,17 +25,22 @@ async function openArchive(from: string, o: { endpoint?: string; region?: string
     if (/^[a-z0-9]+:\/\//i.test(from)) throw new Error(`--from ${from}: a file path or s3://<bucket>/<key>`);
     return createReadStream(from);
   }
-  if (!o.endpoint) throw new Error('--endpoint is required with --from s3://… (the S3-compatible service\'s URL)');
+  if (!o.endpoint) throw new Error("--endpoint is required with --from s3://… (the S3-compatible service's URL)");
   const accessKey = env.AWS_ACCESS_KEY_ID;
   const secretAccessKey = env.AWS_SECRET_ACCESS_KEY;
-  if (!accessKey || !secretAccessKey) throw new Error('AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set (the bucket\'s keys) with --from s3://…');
+  if (!accessKey || !secretAccessKey) throw new Error("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set (the bucket's keys) with --from s3://…");
   const storage = await provider('storage', 's3');
   return storage.open({ provider: 's3', endpoint: o.endpoint, region: o.region ?? 'us-east-1', bucket: s3[1]!, accessKey, secretAccessKey }).get(s3[2]!);
 }
 
 async function decryptArchive(from: string, input: () => Promise<Readable>, passphrase: string): Promise<Buffer> {
   const parts: Buffer[] = [];
-  const collect = new Writable({ write(chunk: Buffer, _e, done) { parts.push(chunk); done(); } });
+  const collect = new Writable({
+    write(chunk: Buffer, _e, done) {
+      parts.push(chunk);
+      done();
+    },
+  });
   try {
     await pipeline(await input(), decryptStream(passphrase), collect);
   } catch (e) {
@@ -57,7 +62,10 @@ async function externalIsEmpty(url: string): Promise<boolean> {
 
 async function restore(args: string[], context: CommandContext): Promise<void> {
   const { env } = context;
-  const { values } = parseArgs({ args, options: { from: { type: 'string' }, 'passphrase-env': { type: 'string' }, 'data-dir': { type: 'string' }, endpoint: { type: 'string' }, region: { type: 'string' } } });
+  const { values } = parseArgs({
+    args,
+    options: { from: { type: 'string' }, 'passphrase-env': { type: 'string' }, 'data-dir': { type: 'string' }, endpoint: { type: 'string' }, region: { type: 'string' } },
+  });
   if (!values.from || !values['passphrase-env'] || !values['data-dir']) throw new Error(`--from, --passphrase-env and --data-dir are required\nusage: ${usage}`);
   const passphrase = env[values['passphrase-env']];
   if (!passphrase) throw new Error(`the environment variable ${values['passphrase-env']} (--passphrase-env) is not set`);

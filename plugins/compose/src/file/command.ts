@@ -9,8 +9,16 @@ import path from 'node:path';
 import { parse } from 'shell-quote';
 
 /** Flags whose value is a path, per program. */
-const COMPOSE_PATH_FLAGS = new Map([['-f', '--file'], ['--file', '--file'], ['--env-file', '--env-file'], ['--project-directory', '--project-directory']]);
-const STACK_PATH_FLAGS = new Map([['-c', '--compose-file'], ['--compose-file', '--compose-file']]);
+const COMPOSE_PATH_FLAGS = new Map([
+  ['-f', '--file'],
+  ['--file', '--file'],
+  ['--env-file', '--env-file'],
+  ['--project-directory', '--project-directory'],
+]);
+const STACK_PATH_FLAGS = new Map([
+  ['-c', '--compose-file'],
+  ['--compose-file', '--compose-file'],
+]);
 const PROJECT_FLAGS = new Set(['-p', '--project-name']);
 
 export class ComposeCommandError extends Error {}
@@ -86,7 +94,7 @@ export function parseComposeCommand(command: string, workdir: string, opts: { pr
   } else refuse(`it runs "${args.slice(0, 2).join(' ')}"; it must start with "docker compose", "docker-compose" or "docker stack deploy"`);
   const pathFlags = stack ? STACK_PATH_FLAGS : COMPOSE_PATH_FLAGS;
   const positionals: string[] = [];
-  for (let i = start!; i < args.length; ) {
+  for (let i = start!; i < args.length;) {
     const arg = args[i]!;
     const fileFlag = arg.startsWith('-') ? matchFlag(arg, pathFlags.keys()) : null;
     if (fileFlag) {

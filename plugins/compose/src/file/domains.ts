@@ -147,7 +147,12 @@ function dropEmptyLabels(doc: Document, owner: YAMLMap): void {
 function addLabels(doc: Document, owner: YAMLMap, entries: [string, string][]): void {
   const labels = labelsAt(doc, owner);
   if (!labels) {
-    setValue(doc, owner, 'labels', entries.map(([k, v]) => `${k}=${v}`));
+    setValue(
+      doc,
+      owner,
+      'labels',
+      entries.map(([k, v]) => `${k}=${v}`),
+    );
     return;
   }
   const present = new Map(labelKeys(doc, labels).map(e => [e.key, e.index]));
@@ -186,13 +191,15 @@ export function useDnsRoundRobin(doc: Document): void {
 }
 
 function checkRoute(d: ComposeDomainRoute, services: Set<string>): void {
-  if (!services.has(d.serviceName)) throw new Error(`The domain "${d.host}" is attached to the service "${d.serviceName}", which is not in the compose file (its services: ${[...services].join(', ') || 'none'})`);
+  if (!services.has(d.serviceName))
+    throw new Error(`The domain "${d.host}" is attached to the service "${d.serviceName}", which is not in the compose file (its services: ${[...services].join(', ') || 'none'})`);
   if (!HOST.test(d.host)) throw new Error(`The domain's host "${d.host}" is not a host name`);
   if (d.path && !PATH.test(d.path)) throw new Error(`The domain "${d.host}" has the path "${d.path}", which is not a URL path starting with /`);
   if (d.internalPath && !PATH.test(d.internalPath)) throw new Error(`The domain "${d.host}" has the internal path "${d.internalPath}", which is not a URL path starting with /`);
   if (!Number.isInteger(d.port) || d.port < 1 || d.port > 65535) throw new Error(`The domain "${d.host}" has the port ${d.port}, not one of 1-65535`);
   if (!NAME.test(d.appName)) throw new Error(`The appName "${d.appName}" may hold only letters, digits, '.', '_' and '-'`);
-  for (const m of [d.customEntrypoint, d.customCertResolver, ...(d.middlewares ?? [])]) if (m && !/^[a-zA-Z0-9][a-zA-Z0-9_.@-]*$/.test(m)) throw new Error(`The domain "${d.host}" names "${m}", which is not a Traefik name (letters, digits, '.', '_', '-', '@')`);
+  for (const m of [d.customEntrypoint, d.customCertResolver, ...(d.middlewares ?? [])])
+    if (m && !/^[a-zA-Z0-9][a-zA-Z0-9_.@-]*$/.test(m)) throw new Error(`The domain "${d.host}" names "${m}", which is not a Traefik name (letters, digits, '.', '_', '-', '@')`);
 }
 
 /** Applies the routes to a document in place. */
@@ -221,7 +228,10 @@ export function routeDocument(doc: Document, routes: ComposeDomainRoute[], opts:
       addLabels(doc, owner, [
         ['traefik.enable', 'true'],
         [type === 'docker-compose' ? 'traefik.docker.network' : 'traefik.swarm.network', platformNetwork],
-        ...domainLabels(d).map(l => { const eq = l.indexOf('='); return [l.slice(0, eq), l.slice(eq + 1)] as [string, string]; }),
+        ...domainLabels(d).map(l => {
+          const eq = l.indexOf('=');
+          return [l.slice(0, eq), l.slice(eq + 1)] as [string, string];
+        }),
       ]);
     }
     // An isolated stack declares its own network under its name: that definition stays.
@@ -256,12 +266,21 @@ export function unreachableDomains(text: string, routes: ComposeDomainRoute[], n
     }
     const mode = serviceNode(doc, service.maps, 'network_mode')?.node;
     if (mode) {
-      out.push({ service: d.serviceName, key: 'network_mode', reason: `The domain "${d.host}" routes to "${d.serviceName}", whose network_mode "${isScalar(mode) ? String(mode.value) : '?'}" keeps it off the proxy's network "${network}": the domain would answer 502` });
+      out.push({
+        service: d.serviceName,
+        key: 'network_mode',
+        reason: `The domain "${d.host}" routes to "${d.serviceName}", whose network_mode "${isScalar(mode) ? String(mode.value) : '?'}" keeps it off the proxy's network "${network}": the domain would answer 502`,
+      });
       continue;
     }
     const networks = serviceNode(doc, service.maps, 'networks')?.node;
     const on = isSeq(networks) ? scalarItems(doc, networks).some(s => s.value === network) : isMap(networks) && networks.items.some(p => keyOf(p) === network);
-    if (!on) out.push({ service: d.serviceName, key: 'networks', reason: `The domain "${d.host}" routes to "${d.serviceName}", which is not on the proxy's network "${network}": the domain would answer 502` });
+    if (!on)
+      out.push({
+        service: d.serviceName,
+        key: 'networks',
+        reason: `The domain "${d.host}" routes to "${d.serviceName}", which is not on the proxy's network "${network}": the domain would answer 502`,
+      });
   }
   return out;
 }

@@ -58,7 +58,7 @@ const COMPOSE_IGNORED_DEPLOY: Record<string, string> = {
   placement: 'placement constraints choose swarm nodes; compose runs on this host only',
   update_config: 'compose replaces containers without rolling updates',
   rollback_config: 'compose has no automatic rollback',
-  endpoint_mode: 'compose reaches containers through the network\'s DNS; endpoint modes are a swarm setting',
+  endpoint_mode: "compose reaches containers through the network's DNS; endpoint modes are a swarm setting",
   labels: 'deploy.labels label the swarm service; compose containers get `labels:` of the service',
 };
 
@@ -82,13 +82,29 @@ function stackIssues(doc: Document, text: string): ComposeIssue[] {
       if (serviceNode(doc, service.maps, key)) out.push({ service: service.name, key, reason: `Ignored by docker stack deploy: ${why}`, effect: 'ignored' });
     }
     const ports = serviceNode(doc, service.maps, 'ports')?.node;
-    if (isSeq(ports) && ports.items.some(p => { const port = resolve(doc, p); return isScalar(port) || (isMap(port) && (nodeAt(doc, port, 'mode') as { value?: unknown } | undefined)?.value !== 'host'); })) {
-      out.push({ service: service.name, key: 'ports', reason: 'Published through the swarm ingress routing mesh, which needs IPVS in the host kernel (hosts without it never answer): publish with the long form and `mode: host` there', effect: 'ignored' });
+    if (
+      isSeq(ports) &&
+      ports.items.some(p => {
+        const port = resolve(doc, p);
+        return isScalar(port) || (isMap(port) && (nodeAt(doc, port, 'mode') as { value?: unknown } | undefined)?.value !== 'host');
+      })
+    ) {
+      out.push({
+        service: service.name,
+        key: 'ports',
+        reason: 'Published through the swarm ingress routing mesh, which needs IPVS in the host kernel (hosts without it never answer): publish with the long form and `mode: host` there',
+        effect: 'ignored',
+      });
     }
   }
   const vars = interpolatedVariables(text);
   if (vars.length) {
-    out.push({ service: null, key: '.env', reason: `Ignored by docker stack deploy: it never reads a .env file, so ${vars.map(v => `\${${v}}`).join(', ')} come${vars.length === 1 ? 's' : ''} only from the environment the deploy runs with (the compose's environment settings)`, effect: 'ignored' });
+    out.push({
+      service: null,
+      key: '.env',
+      reason: `Ignored by docker stack deploy: it never reads a .env file, so ${vars.map(v => `\${${v}}`).join(', ')} come${vars.length === 1 ? 's' : ''} only from the environment the deploy runs with (the compose's environment settings)`,
+      effect: 'ignored',
+    });
   }
   return out;
 }
@@ -103,7 +119,13 @@ function composeIssues(doc: Document): ComposeIssue[] {
       if (key && COMPOSE_IGNORED_DEPLOY[key]) out.push({ service: service.name, key: `deploy.${key}`, reason: `Ignored by docker compose: ${COMPOSE_IGNORED_DEPLOY[key]}`, effect: 'ignored' });
     }
     const mode = nodeAt(doc, deploy, 'mode');
-    if (isScalar(mode) && mode.value === 'global') out.push({ service: service.name, key: 'deploy.mode', reason: 'Ignored by docker compose: global mode runs a task on every swarm node; compose runs the service\'s replicas on this host', effect: 'ignored' });
+    if (isScalar(mode) && mode.value === 'global')
+      out.push({
+        service: service.name,
+        key: 'deploy.mode',
+        reason: "Ignored by docker compose: global mode runs a task on every swarm node; compose runs the service's replicas on this host",
+        effect: 'ignored',
+      });
   }
   for (const section of ['secrets', 'configs'] as const) {
     const map = mapAt(doc, rootOf(doc), section);
@@ -111,7 +133,12 @@ function composeIssues(doc: Document): ComposeIssue[] {
       const def = resolve(doc, pair.value);
       const external = isMap(def) ? nodeAt(doc, def, 'external') : undefined;
       if ((isScalar(external) && external.value === true) || isMap(external)) {
-        out.push({ service: null, key: `${section}.${keyOf(pair)}`, reason: `Refused by docker compose: external ${section} live in the swarm and are not available to containers compose creates; use \`file:\` (or the stack type)`, effect: 'refused' });
+        out.push({
+          service: null,
+          key: `${section}.${keyOf(pair)}`,
+          reason: `Refused by docker compose: external ${section} live in the swarm and are not available to containers compose creates; use \`file:\` (or the stack type)`,
+          effect: 'refused',
+        });
       }
     }
   }

@@ -67,16 +67,24 @@ function suffixServices(doc: Document, suffix: string, once: Once): void {
         const value = resolve(doc, pair.value);
         if (key === 'depends_on') {
           if (isSeq(value)) for (const s of scalarItems(doc, value)) suffixScalar(s, suffix, once);
-          else if (isMap(value) && once.take(value)) for (const dep of value.items) { const n = keyOf(dep); if (n !== null) renameKey(dep, sfx(n, suffix)); }
+          else if (isMap(value) && once.take(value))
+            for (const dep of value.items) {
+              const n = keyOf(dep);
+              if (n !== null) renameKey(dep, sfx(n, suffix));
+            }
         } else if (key === 'container_name' && isScalar(value)) {
           suffixScalar(value, suffix, once);
         } else if (key === 'links' && isSeq(value)) {
           for (const s of scalarItems(doc, value)) suffixScalar(s, suffix, once, v => serviceRef(v, suffix));
         } else if (key === 'extends') {
           if (isScalar(value)) suffixScalar(value, suffix, once);
-          else if (isMap(value)) { const s = resolve(doc, value.get('service', true)); if (isScalar(s)) suffixScalar(s, suffix, once); }
+          else if (isMap(value)) {
+            const s = resolve(doc, value.get('service', true));
+            if (isScalar(s)) suffixScalar(s, suffix, once);
+          }
         } else if (key === 'volumes_from' && isSeq(value)) {
-          for (const s of scalarItems(doc, value)) suffixScalar(s, suffix, once, v => (v.startsWith('container:') ? v : v.startsWith('service:') ? `service:${serviceRef(v.slice(8), suffix)}` : serviceRef(v, suffix)));
+          for (const s of scalarItems(doc, value))
+            suffixScalar(s, suffix, once, v => (v.startsWith('container:') ? v : v.startsWith('service:') ? `service:${serviceRef(v.slice(8), suffix)}` : serviceRef(v, suffix)));
         }
       }
     }
@@ -126,7 +134,13 @@ function suffixServiceNetworks(doc: Document, suffix: string, once: Once, shared
 }
 
 /** What to suffix (absent = everything) and the platform network, which never is. */
-export interface SuffixParts { services?: boolean; volumes?: boolean; networks?: boolean; configs?: boolean; secrets?: boolean }
+export interface SuffixParts {
+  services?: boolean;
+  volumes?: boolean;
+  networks?: boolean;
+  configs?: boolean;
+  secrets?: boolean;
+}
 
 /** Adds the suffix to a document in place. */
 export function suffixDocument(doc: Document, suffix: string, platformNetwork: string, parts: SuffixParts = {}): void {
@@ -135,10 +149,17 @@ export function suffixDocument(doc: Document, suffix: string, platformNetwork: s
   if (all || parts.services) suffixServices(doc, suffix, once);
   if (all || parts.volumes) {
     suffixRoot(doc, 'volumes', suffix);
-    suffixRefs(doc, suffix, once, 'volumes', v => volumeRef(v, suffix), m => {
-      const type = resolve(doc, m.get('type', true));
-      return isScalar(type) && type.value === 'volume';
-    });
+    suffixRefs(
+      doc,
+      suffix,
+      once,
+      'volumes',
+      v => volumeRef(v, suffix),
+      m => {
+        const type = resolve(doc, m.get('type', true));
+        return isScalar(type) && type.value === 'volume';
+      },
+    );
   }
   if (all || parts.networks) {
     const shared = sharedNetworks(platformNetwork);
@@ -148,7 +169,14 @@ export function suffixDocument(doc: Document, suffix: string, platformNetwork: s
   for (const section of ['configs', 'secrets'] as const) {
     if (!all && !parts[section]) continue;
     suffixRoot(doc, section, suffix);
-    suffixRefs(doc, suffix, once, section, v => sfx(v, suffix), () => true);
+    suffixRefs(
+      doc,
+      suffix,
+      once,
+      section,
+      v => sfx(v, suffix),
+      () => true,
+    );
   }
 }
 

@@ -59,7 +59,8 @@ export function templateOf(raw: unknown, id?: string): Template | null {
   const m = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
   const templateId = str(m.id, id ?? '');
   if (!TEMPLATE_ID.test(templateId)) return null;
-  const links = m.links && typeof m.links === 'object' ? Object.fromEntries(Object.entries(m.links as Record<string, unknown>).filter(([, v]) => typeof v === 'string')) as Record<string, string> : {};
+  const links =
+    m.links && typeof m.links === 'object' ? (Object.fromEntries(Object.entries(m.links as Record<string, unknown>).filter(([, v]) => typeof v === 'string')) as Record<string, string>) : {};
   return {
     id: templateId,
     name: str(m.name, templateId),

@@ -57,10 +57,10 @@ export function processTemplateText(compose: string, toml: string, vars: Variabl
   }
   const variables = processVariables({ APP_NAME: vars.appName, ...table(parsed.variables) }, vars);
   const config = table(parsed.config);
-  const mounts = (Array.isArray(config.mounts) ? config.mounts : []).map(table).filter(m => m.filePath || m.content).map(m => ({
-    filePath: mountPath(processValue(String(m.filePath ?? ''), variables, vars), id),
-    content: processValue(String(m.content ?? ''), variables, vars),
-  }));
+  const mounts = (Array.isArray(config.mounts) ? config.mounts : [])
+    .map(table)
+    .filter(m => m.filePath || m.content)
+    .map(m => ({ filePath: mountPath(processValue(String(m.filePath ?? ''), variables, vars), id), content: processValue(String(m.content ?? ''), variables, vars) }));
   const domainList = (Array.isArray(config.domains) ? config.domains : []).map(table);
   const domains = domainList.every(d => !d.serviceName)
     ? []

@@ -24,7 +24,9 @@ export function generatePassword(length = 16): string {
 
 /** N hex characters. */
 export function generateHash(length = 8): string {
-  return randomBytes(Math.ceil(length / 2)).toString('hex').slice(0, length);
+  return randomBytes(Math.ceil(length / 2))
+    .toString('hex')
+    .slice(0, length);
 }
 
 /** N random bytes in base64. */
@@ -39,9 +41,17 @@ export function generatePort(): number {
 
 /** A host name for the template under the domain base (`<app>-<hash>.<base>`, or sslip.io for an IP). */
 export function generateDomain(ctx: VariableContext): string {
-  const app = ctx.appName.toLowerCase().replace(/[^a-z0-9-]/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'app';
+  const app =
+    ctx.appName
+      .toLowerCase()
+      .replace(/[^a-z0-9-]/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 40) || 'app';
   const hash = randomBytes(3).toString('hex');
-  const base = ctx.domainBase.trim().toLowerCase().replace(/^\.+|\.+$/g, '');
+  const base = ctx.domainBase
+    .trim()
+    .toLowerCase()
+    .replace(/^\.+|\.+$/g, '');
   if (!base || isIP(base)) return `${app}-${hash}-${(base || '127.0.0.1').replaceAll('.', '-').replaceAll(':', '-')}.sslip.io`;
   return `${app}-${hash}.${base}`;
 }
@@ -59,7 +69,28 @@ export function generateJwt(opts: { length?: number; secret?: string; payload?: 
 }
 
 const WORDS_A = ['amber', 'brisk', 'calm', 'dusty', 'eager', 'fuzzy', 'gentle', 'hazy', 'ivory', 'jolly', 'keen', 'lucky', 'misty', 'noble', 'olive', 'proud', 'quiet', 'rapid', 'sunny', 'tidy'];
-const WORDS_B = ['otter', 'falcon', 'maple', 'river', 'cedar', 'comet', 'harbor', 'lynx', 'meadow', 'pebble', 'raven', 'willow', 'badger', 'canyon', 'heron', 'summit', 'tulip', 'walrus', 'zephyr', 'birch'];
+const WORDS_B = [
+  'otter',
+  'falcon',
+  'maple',
+  'river',
+  'cedar',
+  'comet',
+  'harbor',
+  'lynx',
+  'meadow',
+  'pebble',
+  'raven',
+  'willow',
+  'badger',
+  'canyon',
+  'heron',
+  'summit',
+  'tulip',
+  'walrus',
+  'zephyr',
+  'birch',
+];
 
 /** A user name like `quiet_heron42`. */
 export function generateUsername(): string {
@@ -80,16 +111,27 @@ const length = (spec: string, fallback: number) => {
 function helper(name: string, variables: Record<string, string>, ctx: VariableContext): string | undefined {
   const [head, ...params] = name.split(':');
   switch (head) {
-    case 'domain': return generateDomain(ctx);
-    case 'password': return generatePassword(length(name, 16));
-    case 'base64': return generateBase64(length(name, 32));
-    case 'hash': return generateHash(length(name, 8));
-    case 'uuid': return randomUUID();
-    case 'randomPort': return String(generatePort());
-    case 'username': return generateUsername();
-    case 'email': return generateEmail();
-    case 'timestamp': case 'timestampms': return String(params.length ? Date.parse(params.join(':')) : Date.now());
-    case 'timestamps': return String(Math.round((params.length ? Date.parse(params.join(':')) : Date.now()) / 1000));
+    case 'domain':
+      return generateDomain(ctx);
+    case 'password':
+      return generatePassword(length(name, 16));
+    case 'base64':
+      return generateBase64(length(name, 32));
+    case 'hash':
+      return generateHash(length(name, 8));
+    case 'uuid':
+      return randomUUID();
+    case 'randomPort':
+      return String(generatePort());
+    case 'username':
+      return generateUsername();
+    case 'email':
+      return generateEmail();
+    case 'timestamp':
+    case 'timestampms':
+      return String(params.length ? Date.parse(params.join(':')) : Date.now());
+    case 'timestamps':
+      return String(Math.round((params.length ? Date.parse(params.join(':')) : Date.now()) / 1000));
     case 'jwt': {
       if (!params.length) return generateJwt();
       if (params.length === 1 && /^\d{1,3}$/.test(params[0]!)) return generateJwt({ length: Number(params[0]) });
@@ -106,7 +148,8 @@ function helper(name: string, variables: Record<string, string>, ctx: VariableCo
       }
       return generateJwt({ secret: secretRef ? (variables[secretRef] ?? secretRef) : undefined, payload });
     }
-    default: return undefined;
+    default:
+      return undefined;
   }
 }
 

@@ -149,7 +149,8 @@ export function serviceNode(doc: Document, maps: YAMLMap[], key: string): { map:
 /** The images the services name (plain strings; an interpolated one is skipped), each once. */
 export function serviceImages(text: string): string[] {
   const doc = parseCompose(text);
-  const images = servicesOf(doc).map(s => serviceNode(doc, s.maps, 'image')?.node)
+  const images = servicesOf(doc)
+    .map(s => serviceNode(doc, s.maps, 'image')?.node)
     .map(n => (isScalar(n) && typeof n.value === 'string' ? n.value.trim() : ''))
     .filter(i => i && !i.includes('$'));
   return [...new Set(images)];

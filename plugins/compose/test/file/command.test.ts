@@ -7,10 +7,30 @@ const W = '/etc/berth/compose/shop-1a2b/code';
 const ok = (command: string, opts = {}) => parseComposeCommand(command, W, opts);
 
 t.test('the compose programs, quoting as a shell would, without one', async t => {
-  t.same(ok('docker compose -p shop-1a2b -f docker-compose.yml up -d --build --remove-orphans', { projectName: 'shop-1a2b' }), ['docker', 'compose', '-p', 'shop-1a2b', '-f', 'docker-compose.yml', 'up', '-d', '--build', '--remove-orphans']);
+  t.same(ok('docker compose -p shop-1a2b -f docker-compose.yml up -d --build --remove-orphans', { projectName: 'shop-1a2b' }), [
+    'docker',
+    'compose',
+    '-p',
+    'shop-1a2b',
+    '-f',
+    'docker-compose.yml',
+    'up',
+    '-d',
+    '--build',
+    '--remove-orphans',
+  ]);
   t.same(ok('docker-compose -f "my file.yml" --env-file=./.env up -d'), ['docker-compose', '-f', 'my file.yml', '--env-file=./.env', 'up', '-d']);
   t.same(ok("docker compose -f 'a b.yml' -f sub/dir/c.yml up"), ['docker', 'compose', '-f', 'a b.yml', '-f', 'sub/dir/c.yml', 'up']);
-  t.same(ok(`docker stack deploy -c docker-compose.yml --with-registry-auth --prune shop-1a2b`, { projectName: 'shop-1a2b' }), ['docker', 'stack', 'deploy', '-c', 'docker-compose.yml', '--with-registry-auth', '--prune', 'shop-1a2b']);
+  t.same(ok(`docker stack deploy -c docker-compose.yml --with-registry-auth --prune shop-1a2b`, { projectName: 'shop-1a2b' }), [
+    'docker',
+    'stack',
+    'deploy',
+    '-c',
+    'docker-compose.yml',
+    '--with-registry-auth',
+    '--prune',
+    'shop-1a2b',
+  ]);
   t.same(ok(`docker compose -f ${W}/docker-compose.yml up`), ['docker', 'compose', '-f', `${W}/docker-compose.yml`, 'up'], 'an absolute path inside the directory');
   t.same(ok("docker compose run web echo '$HOME'"), ['docker', 'compose', 'run', 'web', 'echo', '$HOME'], 'single quotes keep a $ literal');
   t.same(ok('  docker compose up  '), ['docker', 'compose', 'up']);
@@ -49,7 +69,7 @@ t.test('the program must be the compose program', async t => {
   refused(t, 'docker stack rm other', /only run "docker stack deploy"/);
 });
 
-t.test('flags that name files stay inside the workload\'s directory', async t => {
+t.test("flags that name files stay inside the workload's directory", async t => {
   refused(t, 'docker compose -f ../other/docker-compose.yml up', /--file names "..\/other\/docker-compose.yml", which is outside/);
   refused(t, 'docker compose -f /etc/passwd up', /outside the workload's directory/);
   refused(t, 'docker compose --file=../../x.yml up', /--file names/);
@@ -63,7 +83,7 @@ t.test('flags that name files stay inside the workload\'s directory', async t =>
   refused(t, 'docker compose -f', /-f needs a value/);
 });
 
-t.test('the project and the stack cannot be another workload\'s', async t => {
+t.test("the project and the stack cannot be another workload's", async t => {
   refused(t, 'docker compose -p someone-else down -v', /-p names the project "someone-else"; this workload's project is "shop-1a2b"/, { projectName: 'shop-1a2b' });
   refused(t, 'docker compose --project-name=x up', /--project-name names the project "x"/, { projectName: 'shop-1a2b' });
   refused(t, 'docker stack deploy -c docker-compose.yml someone-else', /deploys the stack "someone-else"/, { projectName: 'shop-1a2b' });

@@ -29,13 +29,35 @@ t.test('parse and write back without a change gives the same text (flow collecti
 });
 
 t.test('comments, unknown keys, anchors and quoting survive every transform', async t => {
-  const route = { serviceName: 'web', host: 'shop.example.com', path: '/', port: 8080, https: false, uniqueConfigKey: 1, appName: 'shop', certificateType: 'none', stripPath: false, internalPath: '/' };
+  const route = {
+    serviceName: 'web',
+    host: 'shop.example.com',
+    path: '/',
+    port: 8080,
+    https: false,
+    uniqueConfigKey: 1,
+    appName: 'shop',
+    certificateType: 'none',
+    stripPath: false,
+    internalPath: '/',
+  };
   for (const [what, out] of [
     ['addSuffix', addSuffix(FILE, 'abc', 'berth-network')],
     ['isolate', isolate(FILE, 'shop-net')],
     ['withDomains', withDomains(FILE, [route], { type: 'docker-compose', proxy: 'traefik', platformNetwork: 'berth-network' })],
   ] as const) {
-    for (const kept of ['# Stack of the shop (comment at the top)', '# keep the default driver', '# the web front', '# pinned', 'x-berth-note: an unknown key', 'logging: *logging', 'x-logging: &logging', 'image: "berth-test/static-httpd:1"', 'net.core.somaxconn: 1024', 'command: ["httpd", "-f", "-p", "8080"]']) {
+    for (const kept of [
+      '# Stack of the shop (comment at the top)',
+      '# keep the default driver',
+      '# the web front',
+      '# pinned',
+      'x-berth-note: an unknown key',
+      'logging: *logging',
+      'x-logging: &logging',
+      'image: "berth-test/static-httpd:1"',
+      'net.core.somaxconn: 1024',
+      'command: ["httpd", "-f", "-p", "8080"]',
+    ]) {
       t.ok(out.includes(kept), `${what} keeps ${kept}`);
     }
   }
@@ -46,7 +68,7 @@ t.test('long values are never folded onto several lines', async t => {
   t.equal(composeText(parseCompose(long)), long);
 });
 
-t.test('serviceNames lists the services in the file\'s order', async t => {
+t.test("serviceNames lists the services in the file's order", async t => {
   t.same(serviceNames(FILE), ['web', 'cache']);
   t.same(serviceNames('version: "3"\n'), []);
   t.same(serviceNames(''), []);

@@ -12,7 +12,8 @@ const run = promisify(execFile);
 const pick = (issues: { service: string | null; key: string; effect?: string }[]) => issues.map(i => `${i.service ?? '-'}:${i.key}:${i.effect}`);
 
 t.test('a stack ignores build, depends_on, container_name, links, restart, network_mode ... with what to do instead', async t => {
-  const issues = ignoredKeys(`
+  const issues = ignoredKeys(
+    `
 services:
   web:
     build: .
@@ -27,8 +28,20 @@ services:
   db:
     image: postgres
     ports: ["5432:5432"]
-`, 'stack');
-  t.same(pick(issues), ['web:build:ignored', 'web:links:ignored', 'web:network_mode:ignored', 'web:privileged:ignored', 'web:restart:ignored', 'web:container_name:ignored', 'web:expose:ignored', 'web:depends_on:ignored', 'db:ports:ignored']);
+`,
+    'stack',
+  );
+  t.same(pick(issues), [
+    'web:build:ignored',
+    'web:links:ignored',
+    'web:network_mode:ignored',
+    'web:privileged:ignored',
+    'web:restart:ignored',
+    'web:container_name:ignored',
+    'web:expose:ignored',
+    'web:depends_on:ignored',
+    'db:ports:ignored',
+  ]);
   t.match(issues.find(i => i.key === 'restart')!.reason, /deploy\.restart_policy/);
   t.match(issues.find(i => i.key === 'build')!.reason, /^Ignored by docker stack deploy: a stack deploys images only/);
   t.match(issues.find(i => i.key === 'ports')!.reason, /mode: host/);
@@ -53,7 +66,8 @@ t.test('keys merged from an anchor count too', async t => {
 });
 
 t.test('docker-compose ignores the swarm-only parts of deploy and refuses external secrets and configs', async t => {
-  const issues = ignoredKeys(`
+  const issues = ignoredKeys(
+    `
 services:
   web:
     image: x
@@ -71,8 +85,19 @@ secrets:
   outside: { external: true }
 configs:
   conf: { external: { name: real } }
-`, 'docker-compose');
-  t.same(pick(issues), ['web:deploy.placement:ignored', 'web:deploy.update_config:ignored', 'web:deploy.rollback_config:ignored', 'web:deploy.endpoint_mode:ignored', 'web:deploy.labels:ignored', 'web:deploy.mode:ignored', '-:secrets.outside:refused', '-:configs.conf:refused']);
+`,
+    'docker-compose',
+  );
+  t.same(pick(issues), [
+    'web:deploy.placement:ignored',
+    'web:deploy.update_config:ignored',
+    'web:deploy.rollback_config:ignored',
+    'web:deploy.endpoint_mode:ignored',
+    'web:deploy.labels:ignored',
+    'web:deploy.mode:ignored',
+    '-:secrets.outside:refused',
+    '-:configs.conf:refused',
+  ]);
   t.same(ignoredKeys('services:\n  a: { image: x, build: ., depends_on: [b], restart: always }\n  b: { image: y }\n', 'docker-compose'), [], 'compose keeps what a stack drops');
 });
 
@@ -85,13 +110,21 @@ t.test('the stack lists match what docker stack deploy itself reports (real CLI)
   });
   const keys = ['build: .', 'links: [b]', 'restart: always', 'privileged: true', 'shm_size: 64m', 'container_name: c1', 'network_mode: bridge'];
   const file = path.join(dir, 'stack.yml');
-  await writeFile(file, `version: "3.8"\nservices:\n  a:\n    image: berth-test/busybox:1\n    command: ["sleep", "600"]\n${keys.map(k => `    ${k}\n`).join('')}  b:\n    image: berth-test/busybox:1\n    command: ["sleep", "600"]\n`);
+  await writeFile(
+    file,
+    `version: "3.8"\nservices:\n  a:\n    image: berth-test/busybox:1\n    command: ["sleep", "600"]\n${keys.map(k => `    ${k}\n`).join('')}  b:\n    image: berth-test/busybox:1\n    command: ["sleep", "600"]\n`,
+  );
   const text = await readFile(file, 'utf8');
-  const said = await run('docker', ['stack', 'deploy', '--detach=true', '--resolve-image', 'never', '-c', file, stack], { timeout: 60_000 }).then(r => r.stdout + r.stderr, (e: { stdout?: string; stderr?: string }) => `${e.stdout ?? ''}${e.stderr ?? ''}`);
-  const ignoredByCli = (/Ignoring unsupported options: ([^\n]+)/.exec(said)?.[1] ?? '').split(', ').map(s => s.trim()).filter(Boolean);
+  const said = await run('docker', ['stack', 'deploy', '--detach=true', '--resolve-image', 'never', '-c', file, stack], { timeout: 60_000 }).then(
+    r => r.stdout + r.stderr,
+    (e: { stdout?: string; stderr?: string }) => `${e.stdout ?? ''}${e.stderr ?? ''}`,
+  );
+  const ignoredByCli = (/Ignoring unsupported options: ([^\n]+)/.exec(said)?.[1] ?? '')
+    .split(', ')
+    .map(s => s.trim())
+    .filter(Boolean);
   const deprecatedByCli = [...said.matchAll(/^(\w+): /gm)].map(m => m[1]!);
   const ours = ignoredKeys(text, 'stack').map(i => i.key);
   for (const key of [...ignoredByCli, ...deprecatedByCli]) t.ok(ours.includes(key), `docker reports ${key}; so does ignoredKeys`);
   t.ok(ignoredByCli.length >= 5, `the CLI reported its ignored options (${ignoredByCli.join(', ')})`);
 });
-

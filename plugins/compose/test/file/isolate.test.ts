@@ -8,7 +8,9 @@ import { isolate } from '../../src/file/index.ts';
 type Json = Record<string, any>;
 
 t.test('every service joins the network; a service without networks gets exactly it', async t => {
-  const out = parse(isolate(`
+  const out = parse(
+    isolate(
+      `
 services:
   web: { image: nginx }
   api: { image: api, networks: [backend] }
@@ -18,14 +20,17 @@ services:
       backend: { aliases: [database] }
 networks:
   backend: {}
-`, 'shop-1a2b')) as Json;
+`,
+      'shop-1a2b',
+    ),
+  ) as Json;
   t.same(out.services.web.networks, ['shop-1a2b']);
   t.same(out.services.api.networks, ['backend', 'shop-1a2b']);
   t.same(out.services.db.networks, { backend: { aliases: ['database'] }, 'shop-1a2b': null });
   t.same(out.networks, { backend: {}, 'shop-1a2b': { name: 'shop-1a2b', driver: 'overlay', attachable: true } });
 });
 
-t.test('external: the peer\'s form, for a caller that creates the network itself', async t => {
+t.test("external: the peer's form, for a caller that creates the network itself", async t => {
   const out = parse(isolate('services:\n  web: { image: nginx }\n', 'shop', { external: true })) as Json;
   t.same(out.networks, { shop: { name: 'shop', external: true } });
   t.same(out.services.web.networks, ['shop']);
@@ -42,7 +47,7 @@ t.test('a service with network_mode cannot join networks and is left alone', asy
   t.same(out.services.web.networks, ['net']);
 });
 
-t.test('with volumes, named volumes get the network\'s name as suffix (isolatedDeploymentsVolume)', async t => {
+t.test("with volumes, named volumes get the network's name as suffix (isolatedDeploymentsVolume)", async t => {
   const out = parse(isolate('services:\n  db: { image: postgres, volumes: ["data:/var/lib/postgresql/data", "./init:/init"] }\nvolumes:\n  data: {}\n', 'shop', { volumes: true })) as Json;
   t.same(out.services.db.volumes, ['data-shop:/var/lib/postgresql/data', './init:/init']);
   t.same(Object.keys(out.volumes), ['data-shop']);

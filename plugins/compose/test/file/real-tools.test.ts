@@ -52,13 +52,21 @@ t.test('every example template and each transform of it is a file docker-compose
   for (const { id } of catalog) {
     const tpl = await processTemplate(EXAMPLES, id, { domainBase: 'apps.example.com', appName: `tpl-${id}` });
     const code = await layout(path.join(root, id), tpl.compose, tpl.env, tpl.mounts);
-    const routes: ComposeDomainRoute[] = tpl.domains.map((d, i) => ({ ...d, https: true, uniqueConfigKey: i + 1, appName: `tpl-${id}`, certificateType: 'letsencrypt', stripPath: false, internalPath: '/' }));
+    const routes: ComposeDomainRoute[] = tpl.domains.map((d, i) => ({
+      ...d,
+      https: true,
+      uniqueConfigKey: i + 1,
+      appName: `tpl-${id}`,
+      certificateType: 'letsencrypt',
+      stripPath: false,
+      internalPath: '/',
+    }));
     const variants: [string, string][] = [
       ['as written', tpl.compose],
       ['with a suffix', addSuffix(tpl.compose, 'abc123', 'berth-network')],
       ['isolated', isolate(tpl.compose, `tpl-${id}`, { volumes: true })],
       ['with Traefik labels', withDomains(tpl.compose, routes, { type: 'docker-compose', proxy: 'traefik', platformNetwork: 'berth-network' })],
-      ['with Caddy\'s alias', withDomains(tpl.compose, routes, { type: 'docker-compose', proxy: 'caddy', platformNetwork: 'berth-network' })],
+      ["with Caddy's alias", withDomains(tpl.compose, routes, { type: 'docker-compose', proxy: 'caddy', platformNetwork: 'berth-network' })],
     ];
     for (const [what, file] of variants) {
       const config = await composeConfig(code, file);
@@ -79,8 +87,14 @@ t.test('each example template runs from local images and answers', async t => {
     const tpl = await processTemplate(EXAMPLES, id, ctx);
     const project = `berth-tpl-${process.pid}-${id}`;
     const code = await layout(path.join(root, id), isolated ? isolate(tpl.compose, project) : tpl.compose, tpl.env, tpl.mounts);
-    const compose = (...args: string[]) => exec('docker-compose', ['-p', project, '-f', path.join(code, 'docker-compose.yml'), '--env-file', path.join(code, '.env'), ...args], { cwd: code, timeout: 120_000 });
-    t.teardown(() => compose('down', '-v', '--remove-orphans', '-t', '1').then(() => undefined, () => undefined));
+    const compose = (...args: string[]) =>
+      exec('docker-compose', ['-p', project, '-f', path.join(code, 'docker-compose.yml'), '--env-file', path.join(code, '.env'), ...args], { cwd: code, timeout: 120_000 });
+    t.teardown(() =>
+      compose('down', '-v', '--remove-orphans', '-t', '1').then(
+        () => undefined,
+        () => undefined,
+      ),
+    );
     await compose('up', '-d');
     return { tpl, compose, env: envObject(tpl.env), project };
   };
@@ -101,7 +115,7 @@ t.test('each example template runs from local images and answers', async t => {
   const hello = await up('hello-http', true);
   t.equal((await inService(hello.compose, 'hello', 'wget', '-qO-', 'http://127.0.0.1:8080/')).trim(), `Hello from ${hello.tpl.domains[0]!.host}`, 'hello-http answers its greeting on 8080');
   const net = await exec('docker', ['network', 'inspect', hello.project, '--format', '{{.Driver}} {{.Attachable}}']);
-  t.equal(net.stdout.trim(), 'overlay true', 'isolated: docker-compose made the stack\'s own attachable overlay network');
+  t.equal(net.stdout.trim(), 'overlay true', "isolated: docker-compose made the stack's own attachable overlay network");
 
   const site = await up('static-site');
   t.match(await inService(site.compose, 'site', 'wget', '-qO-', 'http://127.0.0.1:80/index.html'), `<h1>Served by Berth at ${site.tpl.domains[0]!.host}</h1>`, 'static-site serves the mounted file');

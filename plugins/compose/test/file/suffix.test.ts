@@ -128,7 +128,7 @@ volumes:
   t.same(out.volumes['db-test-testhash'], { driver: 'local' });
 });
 
-t.test('the peer\'s backrest case: a volume path with subdirectories', async t => {
+t.test("the peer's backrest case: a volume path with subdirectories", async t => {
   const out = run(`
 services:
   backrest:
@@ -183,7 +183,7 @@ networks:
   t.same(out.networks['frontend-testhash'], { driver: 'bridge', driver_opts: { 'com.docker.network.driver.mtu': 1200 } });
 });
 
-t.test('the platform network kept is the configured one (platformNetwork), with default and the peer\'s dokploy-network', async t => {
+t.test("the platform network kept is the configured one (platformNetwork), with default and the peer's dokploy-network", async t => {
   const file = 'services:\n  web:\n    image: x\n    networks: [edge-net, berth-network, dokploy-network, default]\nnetworks:\n  edge-net: { external: true }\n  berth-network: { external: true }\n';
   const out = run(file, S, 'edge-net');
   t.same(out.services['web-testhash'].networks, ['edge-net', 'berth-network-testhash', 'dokploy-network', 'default'], 'berth-network is an ordinary network when the platform network is another');
@@ -237,7 +237,7 @@ secrets:
   t.same(out.secrets, { 'db_password-testhash': { external: true, name: 'db_password' } });
 });
 
-t.test('the peer\'s whole-file case 1: every section at once', async t => {
+t.test("the peer's whole-file case 1: every section at once", async t => {
   const out = run(`
 version: "3.8"
 services:
@@ -290,7 +290,7 @@ secrets:
   });
 });
 
-t.test('the peer\'s whole-file case 2: a volume and a service with the same name', async t => {
+t.test("the peer's whole-file case 2: a volume and a service with the same name", async t => {
   const out = run(`
 services:
   frontend:
@@ -316,7 +316,10 @@ secrets:
   db_password: { file: ./db_password.txt }
 `);
   const f = out.services['frontend-testhash'];
-  t.same([f.depends_on, f.networks, f.volumes_from, f.links, f.extends, f.secrets], [['backend-testhash'], ['public-testhash'], ['logs-testhash'], ['cache-testhash'], { service: 'shared_service-testhash' }, ['db_password-testhash']]);
+  t.same(
+    [f.depends_on, f.networks, f.volumes_from, f.links, f.extends, f.secrets],
+    [['backend-testhash'], ['public-testhash'], ['logs-testhash'], ['cache-testhash'], { service: 'shared_service-testhash' }, ['db_password-testhash']],
+  );
   t.same(Object.keys(out.volumes), ['logs-testhash']);
   t.same(Object.keys(out.configs), ['app_config-testhash']);
 });

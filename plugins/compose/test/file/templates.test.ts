@@ -8,7 +8,18 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import { loadCatalog, processTemplate, processTemplateBase64 } from '../../src/file/index.ts';
-import { generateBase64, generateDomain, generateEmail, generateHash, generateJwt, generatePassword, generatePort, generateUsername, processValue, processVariables } from '../../src/file/template-variables.ts';
+import {
+  generateBase64,
+  generateDomain,
+  generateEmail,
+  generateHash,
+  generateJwt,
+  generatePassword,
+  generatePort,
+  generateUsername,
+  processValue,
+  processVariables,
+} from '../../src/file/template-variables.ts';
 
 const EXAMPLES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../examples/templates');
 const ctx = { domainBase: 'apps.example.com', appName: 'shop-1a2b' };
@@ -62,17 +73,20 @@ t.test('processValue: every helper and references; unknown names stay for compos
 });
 
 t.test('processVariables: each generated once, references followed in any order, jwt from other variables', async t => {
-  const vars = processVariables({
-    url: 'postgres://app:${db_password}@db:5432/${db_name}',
-    db_password: '${password:20}',
-    db_name: 'shop',
-    main_domain: '${domain}',
-    public_url: 'https://${main_domain}/',
-    secret: '${base64:32}',
-    payload: '{"role":"anon"}',
-    anon_key: '${jwt:secret:payload}',
-    port: 8080 as unknown as string,
-  }, ctx);
+  const vars = processVariables(
+    {
+      url: 'postgres://app:${db_password}@db:5432/${db_name}',
+      db_password: '${password:20}',
+      db_name: 'shop',
+      main_domain: '${domain}',
+      public_url: 'https://${main_domain}/',
+      secret: '${base64:32}',
+      payload: '{"role":"anon"}',
+      anon_key: '${jwt:secret:payload}',
+      port: 8080 as unknown as string,
+    },
+    ctx,
+  );
   t.match(vars.db_password, /^[a-z0-9]{20}$/);
   t.equal(vars.url, `postgres://app:${vars.db_password}@db:5432/shop`, 'the url reads the generated password, not a second one');
   t.equal(vars.public_url, `https://${vars.main_domain}/`);
@@ -81,29 +95,47 @@ t.test('processVariables: each generated once, references followed in any order,
   t.match(b64urlJson(p!), { role: 'anon' });
   t.equal(s, createHmac('sha256', vars.secret!).update(`${h}.${p}`).digest('base64url'), 'signed with the secret variable');
   const cycle = processVariables({ a: '${b}', b: '${a}' }, ctx);
-  t.ok(Object.values(cycle).every(v => /^\$\{[ab]\}$/.test(v)), 'a cycle ends, its references left unresolved');
+  t.ok(
+    Object.values(cycle).every(v => /^\$\{[ab]\}$/.test(v)),
+    'a cycle ends, its references left unresolved',
+  );
 });
 
 const expected = ['hello-http', 'static-site', 'web-redis'];
 
 t.test('the catalog from a directory: its meta.json, or its blueprints when there is none', async t => {
   const catalog = await loadCatalog(EXAMPLES);
-  t.same(catalog.map(c => c.id), expected);
+  t.same(
+    catalog.map(c => c.id),
+    expected,
+  );
   t.match(catalog[0], { id: 'hello-http', name: 'Hello HTTP', version: '1', logo: null, links: {}, tags: ['example', 'http'] });
-  const scanned = t.testdir({ blueprints: { beta: { 'meta.json': JSON.stringify({ id: 'beta', name: 'Beta', tags: ['x'], logo: 'beta.svg' }) }, alpha: { 'docker-compose.yml': 'services: {}' }, '..hidden': {} } });
+  const scanned = t.testdir({
+    blueprints: { beta: { 'meta.json': JSON.stringify({ id: 'beta', name: 'Beta', tags: ['x'], logo: 'beta.svg' }) }, alpha: { 'docker-compose.yml': 'services: {}' }, '..hidden': {} },
+  });
   const list = await loadCatalog(scanned);
-  t.same(list.map(c => [c.id, c.name, c.logo, c.description, c.version]), [['alpha', 'alpha', null, '', 'latest'], ['beta', 'Beta', 'beta.svg', '', 'latest']]);
+  t.same(
+    list.map(c => [c.id, c.name, c.logo, c.description, c.version]),
+    [
+      ['alpha', 'alpha', null, '', 'latest'],
+      ['beta', 'Beta', 'beta.svg', '', 'latest'],
+    ],
+  );
   await t.rejects(loadCatalog(t.testdir({})), /neither a meta\.json nor a blueprints\/ directory/);
   await t.rejects(loadCatalog(t.testdir({ 'meta.json': '{"not": "a list"}' })), /must be a list/);
   await t.rejects(loadCatalog(t.testdir({ 'meta.json': '[{' })), /not valid JSON/);
   await t.rejects(loadCatalog('relative/dir'), /absolute directory or an http/);
 });
 
-t.test('meta.json of the examples lists exactly the blueprints\' own meta.json', async t => {
+t.test("meta.json of the examples lists exactly the blueprints' own meta.json", async t => {
   const list = JSON.parse(await readFile(path.join(EXAMPLES, 'meta.json'), 'utf8')) as unknown[];
   for (const id of expected) {
     const own = JSON.parse(await readFile(path.join(EXAMPLES, 'blueprints', id, 'meta.json'), 'utf8')) as { id: string };
-    t.same(list.find(m => (m as { id: string }).id === id), own, id);
+    t.same(
+      list.find(m => (m as { id: string }).id === id),
+      own,
+      id,
+    );
   }
   t.equal(list.length, expected.length);
 });
@@ -120,7 +152,10 @@ async function serve(t: Test, root: string): Promise<{ url: string; asked: strin
   };
   // A failed read answers 500, so the client sees it, instead of a rejection nobody handles.
   const server: Server = createServer((req, res) => {
-    answer(req.url).then(({ status, body }) => res.writeHead(status, { 'content-type': 'text/plain' }).end(body), (e: Error) => res.writeHead(500).end(e.message));
+    answer(req.url).then(
+      ({ status, body }) => res.writeHead(status, { 'content-type': 'text/plain' }).end(body),
+      (e: Error) => res.writeHead(500).end(e.message),
+    );
   });
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
   t.teardown(() => new Promise<void>(resolve => server.close(() => resolve())));
@@ -130,7 +165,10 @@ async function serve(t: Test, root: string): Promise<{ url: string; asked: strin
 t.test('the catalog and a template from a real HTTP server serving the directory', async t => {
   const { url, asked } = await serve(t, EXAMPLES);
   const catalog = await loadCatalog(`${url}/`);
-  t.same(catalog.map(c => c.id), expected);
+  t.same(
+    catalog.map(c => c.id),
+    expected,
+  );
   const hello = await processTemplate(url, 'hello-http', ctx);
   t.ok(asked.includes('blueprints/hello-http/template.toml') && asked.includes('blueprints/hello-http/docker-compose.yml'), 'the files came over HTTP');
   t.match(hello.compose, /image: berth-test\/busybox:1/);
@@ -160,15 +198,19 @@ t.test('processTemplate: env, domains and mounts with the variables generated on
 
   const redis = await processTemplate(EXAMPLES, 'web-redis', ctx);
   t.match(redis.env, [/^REDIS_PASSWORD=[a-z0-9]{24}$/]);
-  t.same(redis.domains.map(d => [d.serviceName, d.port]), [['web', 80]]);
+  t.same(
+    redis.domains.map(d => [d.serviceName, d.port]),
+    [['web', 80]],
+  );
 });
 
-t.test('processTemplate: the template format\'s other forms, and what it refuses', async t => {
+t.test("processTemplate: the template format's other forms, and what it refuses", async t => {
   const dir = t.testdir({
     blueprints: {
       listenv: {
         'docker-compose.yml': 'services:\n  app: { image: x }\n',
-        'template.toml': '[variables]\npw = "${password:8}"\n\n[config]\nisolated = true\nenv = ["A=${pw}", { B = "b-${pw}" }, "PLAIN"]\n\n[[config.domains]]\nserviceName = "app"\nport = 3000\npath = "/api"\n',
+        'template.toml':
+          '[variables]\npw = "${password:8}"\n\n[config]\nisolated = true\nenv = ["A=${pw}", { B = "b-${pw}" }, "PLAIN"]\n\n[[config.domains]]\nserviceName = "app"\nport = 3000\npath = "/api"\n',
       },
       nohost: { 'docker-compose.yml': 'services:\n  app: { image: x }\n', 'template.toml': '[config]\n[[config.domains]]\nport = 80\n' },
       escape: { 'docker-compose.yml': 'services:\n  app: { image: x }\n', 'template.toml': '[config]\n[[config.mounts]]\nfilePath = "../../etc/cron.d/x"\ncontent = "boom"\n' },
@@ -193,7 +235,7 @@ t.test('processTemplate: the template format\'s other forms, and what it refuses
   await t.rejects(processTemplate(dir, '../blueprints', ctx), /not a template id/);
 });
 
-t.test('processTemplateBase64: the peer\'s import input, base64 of {compose, config}; APP_NAME is the appName', async t => {
+t.test("processTemplateBase64: the peer's import input, base64 of {compose, config}; APP_NAME is the appName", async t => {
   const compose = 'services:\n  app:\n    image: berth-test/busybox:1\n    environment: ["NAME=${NAME}"]\n';
   const config = '[variables]\nname = "${APP_NAME}-${hash:4}"\n\n[config]\nenv = ["NAME=${name}"]\n';
   const out = processTemplateBase64(Buffer.from(JSON.stringify({ compose, config })).toString('base64'), ctx);

@@ -40,11 +40,19 @@ function dropTrailer({ bytes, pattern }: { bytes: number; pattern: RegExp }): Tr
   });
 }
 
-const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((resolve, reject) => {
-  if (signal?.aborted) return reject(signal.reason ?? new Error('aborted'));
-  const timer = setTimeout(resolve, ms);
-  signal?.addEventListener('abort', () => { clearTimeout(timer); reject(signal.reason ?? new Error('aborted')); }, { once: true });
-});
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason ?? new Error('aborted'));
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason ?? new Error('aborted'));
+      },
+      { once: true },
+    );
+  });
 
 const lastLines = (text: string, n: number) => text.trim().split('\n').slice(-n).join(' / ');
 
@@ -150,15 +158,19 @@ async function serverCommand(docker: Docker, image: string, start: { command: st
  * offlineRestore gets its files before the server starts: the container idles (as root, to write
  * them) and the server is then started inside it as the image's user.
  */
-export async function verifyCopy(docker: Docker, o: { image: string; driver: DatabaseDriver; creds: DatabaseCredentials; labels: Record<string, string>; name: string }, databaseName: string | null, input: Readable, io: ContainerBackupIo): Promise<string> {
+export async function verifyCopy(
+  docker: Docker,
+  o: { image: string; driver: DatabaseDriver; creds: DatabaseCredentials; labels: Record<string, string>; name: string },
+  databaseName: string | null,
+  input: Readable,
+  io: ContainerBackupIo,
+): Promise<string> {
   const { driver, creds } = o;
   const start = driver.startCommand(creds);
   const container = await docker.createContainer({
     Image: o.image,
     Env: Object.entries(driver.containerEnv(creds)).map(([k, v]) => `${k}=${v}`),
-    ...(driver.offlineRestore
-      ? { Entrypoint: ['sleep', 'infinity'], Cmd: [], User: '0' }
-      : { ...(start.command ? { Entrypoint: [start.command] } : {}), ...(start.args ? { Cmd: start.args } : {}) }),
+    ...(driver.offlineRestore ? { Entrypoint: ['sleep', 'infinity'], Cmd: [], User: '0' } : { ...(start.command ? { Entrypoint: [start.command] } : {}), ...(start.args ? { Cmd: start.args } : {}) }),
     Labels: { ...o.labels, 'berth.helper': 'verify' },
     // No network: the copy is reached only through exec. Its host name must resolve without one
     // (readiness checks connect to the container's own host name, as in a service).
@@ -168,7 +180,9 @@ export async function verifyCopy(docker: Docker, o: { image: string; driver: Dat
   try {
     await container.start();
     const copy = { docker, containerId: container.id, driver, creds, name: `the throwaway ${driver.label} of ${o.name}` };
-    const doesNotRestore = (e: Error) => { throw new Error(`the dump does not restore: ${e.message}`); };
+    const doesNotRestore = (e: Error) => {
+      throw new Error(`the dump does not restore: ${e.message}`);
+    };
     if (driver.offlineRestore) {
       const run: RootRun = async (cmd, stdin) => {
         const r = await execStream(docker, container.id, { cmd }, { stdin, signal: io.signal });
@@ -177,7 +191,9 @@ export async function verifyCopy(docker: Docker, o: { image: string; driver: Dat
       await writeOfflineFiles(run, driver, input).catch(doesNotRestore);
       const { exited } = await startIn(docker, container.id, await serverCommand(docker, o.image, start));
       let gone: string | null = null;
-      void exited.then(r => { gone = `the ${driver.label} server stopped while loading it (exit code ${r.exitCode}): ${lastLines(r.output, 3)}`; });
+      void exited.then(r => {
+        gone = `the ${driver.label} server stopped while loading it (exit code ${r.exitCode}): ${lastLines(r.output, 3)}`;
+      });
       await waitReady(copy, io, () => gone).catch(doesNotRestore);
     } else {
       await waitReady(copy, io);

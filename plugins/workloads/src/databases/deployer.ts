@@ -25,14 +25,25 @@ import type { BackupIo, RemoveOptions } from '../registry.ts';
 import type { Readable, Writable } from 'node:stream';
 
 const READY_TIMEOUT_MS = 180_000;
-const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((resolve, reject) => {
-  // An 'abort' listener added after the abort never fires: a cancelled run would sleep on.
-  if (signal?.aborted) return reject(signal.reason ?? new Error('aborted'));
-  const timer = setTimeout(resolve, ms);
-  signal?.addEventListener('abort', () => { clearTimeout(timer); reject(signal.reason ?? new Error('aborted')); }, { once: true });
-});
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    // An 'abort' listener added after the abort never fires: a cancelled run would sleep on.
+    if (signal?.aborted) return reject(signal.reason ?? new Error('aborted'));
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason ?? new Error('aborted'));
+      },
+      { once: true },
+    );
+  });
 
-interface Io { signal?: AbortSignal; log(line: string): void }
+interface Io {
+  signal?: AbortSignal;
+  log(line: string): void;
+}
 
 export class DatabaseDeployer extends WorkloadLifecycle<DatabaseRow> {
   readonly targetType: string;
@@ -47,7 +58,7 @@ export class DatabaseDeployer extends WorkloadLifecycle<DatabaseRow> {
   }
 
   protected async load(id: string, em: EntityManager): Promise<DatabaseRow | null> {
-    return await em.findOne(this.#db.entity, { id }) as DatabaseRow | null;
+    return (await em.findOne(this.#db.entity, { id })) as DatabaseRow | null;
   }
 
   protected identify(row: DatabaseRow) {
@@ -100,7 +111,7 @@ export class DatabaseDeployer extends WorkloadLifecycle<DatabaseRow> {
     await ensureImage(docker, image, null, { signal: run.signal, log: line => run.log(line), fallback: engine.fallback });
 
     // Made with the record's labels before the service, so Swarm never makes it implicitly, unlabelled.
-    if (await ensureVolume(docker, hosts, row.dataVolume, this.owner(row), { adopted: adoptedVolume(row, driver.kind) }) === 'created') {
+    if ((await ensureVolume(docker, hosts, row.dataVolume, this.owner(row), { adopted: adoptedVolume(row, driver.kind) })) === 'created') {
       run.log(`Created the data volume ${row.dataVolume}`);
     }
     const swarmSettings = swarmSettingsToService(settings);
@@ -112,7 +123,7 @@ export class DatabaseDeployer extends WorkloadLifecycle<DatabaseRow> {
       ...swarmSettings,
       command: start.command ?? null,
       args: start.args ?? null,
-      mounts: [{ type: 'volume', source: row.dataVolume, target: driver.dataPath }, ...await this.#userMounts(row, run, engine)],
+      mounts: [{ type: 'volume', source: row.dataVolume, target: driver.dataPath }, ...(await this.#userMounts(row, run, engine))],
       ports: row.externalPort ? [{ targetPort: driver.internalPort, publishedPort: row.externalPort, protocol: 'tcp', publishMode: 'host' }] : [],
       detachPlatformNetwork: Boolean(settings.detachDokployNetwork),
       registryAuth: null,
@@ -176,7 +187,8 @@ export class DatabaseDeployer extends WorkloadLifecycle<DatabaseRow> {
   async changePassword(row: DatabaseRow, password: string, type: 'user' | 'root'): Promise<void> {
     const { driver } = this.#db;
     const creds = this.#db.credentialsOf(row);
-    if (type === 'root' && !driver.fields.databaseRootPassword) throw badRequest(`${driver.label} has no root password: use type "user"`, [{ path: ['type'], message: `${driver.label} has no root password` }]);
+    if (type === 'root' && !driver.fields.databaseRootPassword)
+      throw badRequest(`${driver.label} has no root password: use type "user"`, [{ path: ['type'], message: `${driver.label} has no root password` }]);
     const engine = await this.engine(row);
     const container = await this.#runningContainer(row, engine);
     if (!container) throw badRequest(`${row.appName} is not running: start it before changing its password`);

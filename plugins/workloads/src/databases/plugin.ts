@@ -12,7 +12,12 @@ import { callerDatabases, databasesOf } from './requests.ts';
 
 export function bindDatabaseKind(berth: BerthHost, driver: DatabaseDriver): void {
   const cradle = () => berth.container.cradle;
-  const db = new DatabaseService(driver, () => cradle().secrets, () => cradle().environments, () => cradle().hostPorts);
+  const db = new DatabaseService(
+    driver,
+    () => cradle().secrets,
+    () => cradle().environments,
+    () => cradle().hostPorts,
+  );
   const deployer = new DatabaseDeployer(db, cradle);
   const kind = new DatabaseKind(db, deployer, cradle);
   berth.entities(db.entity);

@@ -21,45 +21,47 @@ export function databaseProcedures(kind: string, label: string, s: DatabaseSchem
   const databases = (ctx: ProcedureContext) => ctx.scope.resolve<CallerDatabases>(databasesOf(kind));
 
   // The peer answers the record with its relations for deploy, start and stop, and true for reload and rebuild.
-  const run = (name: string, summary: string, answer: 'true' | 'view') => answer === 'view'
-    ? runProcedure(r, name, {
-      summary, input: s.Id, output: View,
-      queue: (input, ctx) => databases(ctx).run(idOf(input), name),
-      answer: (input, ctx) => databases(ctx).one(idOf(input)),
-    })
-    : runProcedure(r, name, { summary, input: s.Id, output: Ok(), queue: (input, ctx) => databases(ctx).run(idOf(input), name), answer: () => true });
+  const run = (name: string, summary: string, answer: 'true' | 'view') =>
+    answer === 'view'
+      ? runProcedure(r, name, { summary, input: s.Id, output: View, queue: (input, ctx) => databases(ctx).run(idOf(input), name), answer: (input, ctx) => databases(ctx).one(idOf(input)) })
+      : runProcedure(r, name, { summary, input: s.Id, output: Ok(), queue: (input, ctx) => databases(ctx).run(idOf(input), name), answer: () => true });
   /** What reaches the host is the operator's to grant (403 naming the field and the config key). */
-  const assertNetworks = (i: unknown, ctx: ProcedureContext) =>
-    ctx.cradle.hostAccess.assertNetworks(ctx.principal, (i as { networkSwarm?: { Target?: string }[] | null }).networkSwarm);
+  const assertNetworks = (i: unknown, ctx: ProcedureContext) => ctx.cradle.hostAccess.assertNetworks(ctx.principal, (i as { networkSwarm?: { Target?: string }[] | null }).networkSwarm);
   /** An operation that changes some of the record's fields, taken from its input; it answers what the peer's does. */
   const change = <I extends WithId>(name: string, summary: string, input: I, fields: (i: Static<I>) => Record<string, unknown>, answer: 'true' | 'record' | 'view') =>
     answer === 'true'
       ? r.mutation(name, {
-        summary: `${summary}; answers true`, input, output: Ok(),
-        async handler(i, ctx) {
-          await assertNetworks(i, ctx);
-          await databases(ctx).change(idOf(i), fields(i));
-          return true;
-        },
-      })
+          summary: `${summary}; answers true`,
+          input,
+          output: Ok(),
+          async handler(i, ctx) {
+            await assertNetworks(i, ctx);
+            await databases(ctx).change(idOf(i), fields(i));
+            return true;
+          },
+        })
       : r.mutation(name, {
-        summary, input, output: answer === 'view' ? View : s.Fields,
-        async handler(i, ctx) {
-          await assertNetworks(i, ctx);
-          const changed = await databases(ctx).change(idOf(i), fields(i));
-          return answer === 'view' ? databases(ctx).one(idOf(i)) : changed;
-        },
-      });
+          summary,
+          input,
+          output: answer === 'view' ? View : s.Fields,
+          async handler(i, ctx) {
+            await assertNetworks(i, ctx);
+            const changed = await databases(ctx).change(idOf(i), fields(i));
+            return answer === 'view' ? databases(ctx).one(idOf(i)) : changed;
+          },
+        });
 
   return [
     r.mutation('create', {
       summary: `Create a ${label} database in an environment (current: environmentId; older: projectId → its default environment)`,
-      input: s.Create, output: s.Fields,
+      input: s.Create,
+      output: s.Fields,
       handler: (input, ctx) => databases(ctx).create(input),
     }),
     r.query('one', {
       summary: `A ${label} database with its environment and project, mounts, backups and connection URLs`,
-      input: s.Id, output: View,
+      input: s.Id,
+      output: View,
       handler: (input, ctx) => databases(ctx).one(idOf(input)),
     }),
     run('deploy', `Queue a deployment: the service is created or updated, then Berth waits until ${label} accepts connections; answers the database`, 'view'),
@@ -67,7 +69,8 @@ export function databaseProcedures(kind: string, label: string, s: DatabaseSchem
     run('stop', 'Queue scaling the service to zero (the status becomes idle); answers the database', 'view'),
     runProcedure(r, 'reload', {
       summary: 'Queue a restart of the service with the same spec; answers true',
-      input: s.Reload, output: Ok(),
+      input: s.Reload,
+      output: Ok(),
       queue: (input, ctx) => databases(ctx).run(idOf(input), 'reload', input.appName),
       answer: () => true,
     }),
@@ -75,17 +78,25 @@ export function databaseProcedures(kind: string, label: string, s: DatabaseSchem
     r.mutation('remove', {
       access: 'admin',
       summary: 'Delete the database: stops its deployments, removes its service, its data volume, its mounts and deployment records; answers the record as it was, with its relations',
-      input: s.Id, output: View,
+      input: s.Id,
+      output: View,
       handler: (input, ctx) => databases(ctx).remove(idOf(input)),
     }),
     change('update', `Change any field of the ${label} database`, s.Update, i => i, 'true'),
     change('saveEnvironment', 'Set the environment variables (dotenv text; references allowed)', s.Environment, i => ({ env: i.env }), 'true'),
-    change('saveExternalPort', 'Publish the database on this port of the host (host mode), or stop publishing it (null); takes effect on the next deploy', s.ExternalPort, i => ({ externalPort: i.externalPort }), 'view'),
+    change(
+      'saveExternalPort',
+      'Publish the database on this port of the host (host mode), or stop publishing it (null); takes effect on the next deploy',
+      s.ExternalPort,
+      i => ({ externalPort: i.externalPort }),
+      'view',
+    ),
     change('changeStatus', 'Set the status', s.Status, i => ({ applicationStatus: i.applicationStatus }), 'view'),
     change('move', 'Move the database to another environment of the organization', s.Move, i => ({ environmentId: i.targetEnvironmentId }), 'record'),
     r.mutation('changePassword', {
       summary: 'Change the password in the running database and in the record (type root: the root password, where the kind has one)',
-      input: s.ChangePassword, output: Ok(),
+      input: s.ChangePassword,
+      output: Ok(),
       async handler(input, ctx) {
         await databases(ctx).changePassword(idOf(input), input.password, input.type ?? 'user');
         return true;
@@ -93,12 +104,14 @@ export function databaseProcedures(kind: string, label: string, s: DatabaseSchem
     }),
     r.query('search', {
       summary: `${label} databases matching the given texts (case-insensitive substrings), newest first, paged`,
-      input: s.Search, output: s.SearchResult,
+      input: s.Search,
+      output: s.SearchResult,
       handler: (input, ctx) => databases(ctx).search(input),
     }),
     r.query('readLogs', {
-      summary: 'The database service\'s output (last `tail` lines, `since` a duration, filtered by `search`)',
-      input: s.ReadLogs, output: Type.String(),
+      summary: "The database service's output (last `tail` lines, `since` a duration, filtered by `search`)",
+      input: s.ReadLogs,
+      output: Type.String(),
       handler: (input, ctx) => databases(ctx).readLogs(idOf(input), { tail: input.tail ?? 100, since: input.since ?? 'all', search: input.search }),
     }),
   ];

@@ -10,8 +10,11 @@ import type { DatabaseKind } from './kind.ts';
 import type { DatabaseService } from './service.ts';
 
 const titles: Record<string, string> = {
-  deploy: 'Deploy the database', start: 'Start the database', stop: 'Stop the database',
-  reload: 'Reload (restart the database)', rebuild: 'Rebuild: a new service and an empty data volume',
+  deploy: 'Deploy the database',
+  start: 'Start the database',
+  stop: 'Stop the database',
+  reload: 'Reload (restart the database)',
+  rebuild: 'Rebuild: a new service and an empty data volume',
 };
 
 /** The container name of a kind's request-scoped facade: postgresDatabases, redisDatabases… */
@@ -60,22 +63,25 @@ export const callerDatabases = (db: DatabaseService, workload: DatabaseKind) => 
     const environment = await placementOf(cradle, row.environmentId, organizationId, em);
     const directory = optionalService(cradle, 'mounts');
     const mounts = directory?.views((await directory.forServices(db.driver.kind, [row.id], em)).get(row.id) ?? []) ?? [];
-    const backups = await optionalService(cradle, 'backupDirectory')?.viewsFor(db.driver.kind, row.id, em) ?? [];
+    const backups = (await optionalService(cradle, 'backupDirectory')?.viewsFor(db.driver.kind, row.id, em)) ?? [];
     const creds = db.credentialsOf(row);
     const publicHost = cradle.config.publicUrl ? new URL(cradle.config.publicUrl).hostname : 'localhost';
     return {
       ...db.view(row),
       environment,
-      mounts, server: await serverRelation(cradle, row.serverId, organizationId, em), backups,
+      mounts,
+      server: await serverRelation(cradle, row.serverId, organizationId, em),
+      backups,
       internalConnectionUrl: db.driver.connectionUrl(creds, row.appName, db.driver.internalPort),
       externalConnectionUrl: row.externalPort ? db.driver.connectionUrl(creds, publicHost, row.externalPort) : null,
     };
   }
 
   async function enqueue(row: DatabaseRow, action: string) {
-    const d = await cradle.deployments.enqueue({
-      targetType: db.driver.kind, targetId: row.id, organizationId: row.organizationId, serverId: row.serverId ?? null, action, title: titles[action] ?? action,
-    }, em);
+    const d = await cradle.deployments.enqueue(
+      { targetType: db.driver.kind, targetId: row.id, organizationId: row.organizationId, serverId: row.serverId ?? null, action, title: titles[action] ?? action },
+      em,
+    );
     return d.deploymentId;
   }
 };

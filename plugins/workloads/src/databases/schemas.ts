@@ -89,7 +89,9 @@ export function databaseSchemas(driver: DatabaseDriver): DatabaseSchemas {
     serverId: Opt(Str()),
     // The current variant's rules apply to a request with environmentId, the older one's to a request with
     // projectId; the service checks which (see DatabaseService.create).
-    databasePassword: Type.String({ description: `current variant (environmentId): ${(password as { description?: string }).description ?? 'see the driver'}; older variant (projectId): ${(olderPassword as { description?: string }).description ?? 'any string'}` }),
+    databasePassword: Type.String({
+      description: `current variant (environmentId): ${(password as { description?: string }).description ?? 'see the driver'}; older variant (projectId): ${(olderPassword as { description?: string }).description ?? 'any string'}`,
+    }),
   };
   if (driver.fields.databaseName) create.databaseName = NonEmpty();
   if (driver.fields.databaseUser) create.databaseUser = driver.defaultUser ? Opt(NonEmpty()) : NonEmpty();
@@ -124,10 +126,19 @@ export function databaseSchemas(driver: DatabaseDriver): DatabaseSchemas {
     Environment: Type.Object({ ...Id, env: Str() }),
     Status: Type.Object({ ...Id, applicationStatus: Status() }),
     Move: Type.Object({ ...Id, targetEnvironmentId: NonEmpty() }),
-    ChangePassword: Type.Object({ ...Id, password: Type.String({ ...(password as object), minLength: 1 }), type: Opt(Type.Enum(['user', 'root'], { description: 'which password (root: mysql/mariadb only); default user' })) }),
+    ChangePassword: Type.Object({
+      ...Id,
+      password: Type.String({ ...(password as object), minLength: 1 }),
+      type: Opt(Type.Enum(['user', 'root'], { description: 'which password (root: mysql/mariadb only); default user' })),
+    }),
     Search: Type.Object({
-      q: Opt(Type.String()), name: Opt(Type.String()), appName: Opt(Type.String()), description: Opt(Type.String()),
-      projectId: Opt(Type.String()), environmentId: Opt(Type.String()), ...Paging,
+      q: Opt(Type.String()),
+      name: Opt(Type.String()),
+      appName: Opt(Type.String()),
+      description: Opt(Type.String()),
+      projectId: Opt(Type.String()),
+      environmentId: Opt(Type.String()),
+      ...Paging,
     }),
     SearchResult: Type.Object({ items: Type.Array(Fields), total: Type.Integer({ minimum: 0 }) }),
     ReadLogs: Type.Object({
@@ -144,14 +155,15 @@ export function databaseSchemas(driver: DatabaseDriver): DatabaseSchemas {
  * saveExternalPort, changeStatus and remove — plus the connection URLs. Backups and remote
  * servers come with their plugins: until then empty and null.
  */
-export const databaseView = (Fields: TObject, relations: ReturnType<typeof relationSchemas>) => Type.Object({
-  ...Fields.properties,
-  environment: relations.environment,
-  mounts: relations.mounts,
-  server: relations.server,
-  backups: relations.backups,
-  internalConnectionUrl: Type.String({ description: 'from other workloads on the platform network' }),
-  externalConnectionUrl: Nullable(Type.String({ description: 'from outside, through the external port (null without one)' })),
-});
+export const databaseView = (Fields: TObject, relations: ReturnType<typeof relationSchemas>) =>
+  Type.Object({
+    ...Fields.properties,
+    environment: relations.environment,
+    mounts: relations.mounts,
+    server: relations.server,
+    backups: relations.backups,
+    internalConnectionUrl: Type.String({ description: 'from other workloads on the platform network' }),
+    externalConnectionUrl: Nullable(Type.String({ description: 'from outside, through the external port (null without one)' })),
+  });
 
 export type AnyRecord = Static<TObject> & Record<string, unknown>;

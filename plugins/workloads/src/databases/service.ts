@@ -14,7 +14,11 @@ import { answerSwarmSettings } from '../swarm/settings.ts';
 import { placementFor, searchFilters } from '../records.ts';
 import { type DatabaseCredentials, type DatabaseDriver, type EnvironmentDirectory, type SecretBox, conflict, newId, notFound, parseInput } from '@berth/core';
 
-interface Sealed { databasePassword: string; databaseRootPassword: string | null; env: string | null }
+interface Sealed {
+  databasePassword: string;
+  databaseRootPassword: string | null;
+  env: string | null;
+}
 /** The registry's appName check (WorkloadRegistry.assertAppNameFree). */
 type AssertAppNameFree = (appName: string, serverId: string | null, em: EntityManager, self?: string) => Promise<void>;
 
@@ -43,7 +47,7 @@ export class DatabaseService {
   }
 
   async find(id: string, organizationId: string, em: EntityManager): Promise<DatabaseRow> {
-    const row = await em.findOne(this.entity, { id, organizationId }) as DatabaseRow | null;
+    const row = (await em.findOne(this.entity, { id, organizationId })) as DatabaseRow | null;
     if (!row) throw notFound(this.driver.label);
     return row;
   }
@@ -65,10 +69,7 @@ export class DatabaseService {
 
   credentialsOf(row: DatabaseRow): DatabaseCredentials {
     const sealed = this.sealedOf(row);
-    return {
-      databaseName: row.databaseName, databaseUser: row.databaseUser,
-      databasePassword: sealed.databasePassword, databaseRootPassword: sealed.databaseRootPassword,
-    };
+    return { databaseName: row.databaseName, databaseUser: row.databaseUser, databasePassword: sealed.databasePassword, databaseRootPassword: sealed.databaseRootPassword };
   }
 
   /** Every API field of the record (credentials only for `one`, never in lists). */
@@ -104,7 +105,7 @@ export class DatabaseService {
 
   /** The databases of this kind holding the port on the host (as a HostPorts holder). */
   async portHolds(port: number, serverId: string | null, em: EntityManager): Promise<{ kind: string; id: string }[]> {
-    const rows = await em.find(this.entity, { externalPort: port, serverId } as never) as DatabaseRow[];
+    const rows = (await em.find(this.entity, { externalPort: port, serverId } as never)) as DatabaseRow[];
     return rows.map(r => ({ kind: this.driver.kind, id: r.id }));
   }
 
@@ -127,16 +128,22 @@ export class DatabaseService {
     const dockerImage = input.dockerImage ?? (older ? this.driver.defaultImage.older : this.driver.defaultImage.current);
     const id = newId();
     const row = em.create(this.entity, {
-      id, name: input.name, appName, description: input.description ?? null,
-      environmentId: environment.environmentId, organizationId, serverId,
-      applicationStatus: 'idle', externalPort: null,
+      id,
+      name: input.name,
+      appName,
+      description: input.description ?? null,
+      environmentId: environment.environmentId,
+      organizationId,
+      serverId,
+      applicationStatus: 'idle',
+      externalPort: null,
       databaseName: this.driver.fields.databaseName ? input.databaseName : null,
       databaseUser: this.driver.fields.databaseUser ? (input.databaseUser ?? this.driver.defaultUser ?? null) : null,
       settings: { dockerImage },
       dataVolume: dataVolumeOf(this.driver.kind, id),
       sealed: this.#seal({
         databasePassword: input.databasePassword,
-        databaseRootPassword: this.driver.fields.databaseRootPassword ? (input.databaseRootPassword || randomBytes(18).toString('base64url')) : null,
+        databaseRootPassword: this.driver.fields.databaseRootPassword ? input.databaseRootPassword || randomBytes(18).toString('base64url') : null,
         env: null,
       }),
       createdAt: new Date(),
@@ -165,12 +172,24 @@ export class DatabaseService {
           await this.#assertPortFree(value as number | null, row.serverId, em, row.id);
           row.externalPort = value as number | null;
           break;
-        case 'name': row.name = value as string; break;
-        case 'description': row.description = value as string | null; break;
-        case 'applicationStatus': row.applicationStatus = value as string; break;
-        case 'databaseName': if (this.driver.fields.databaseName) row.databaseName = value as string; break;
-        case 'databaseUser': if (this.driver.fields.databaseUser) row.databaseUser = value as string; break;
-        case 'databasePassword': case 'databaseRootPassword': case 'env':
+        case 'name':
+          row.name = value as string;
+          break;
+        case 'description':
+          row.description = value as string | null;
+          break;
+        case 'applicationStatus':
+          row.applicationStatus = value as string;
+          break;
+        case 'databaseName':
+          if (this.driver.fields.databaseName) row.databaseName = value as string;
+          break;
+        case 'databaseUser':
+          if (this.driver.fields.databaseUser) row.databaseUser = value as string;
+          break;
+        case 'databasePassword':
+        case 'databaseRootPassword':
+        case 'env':
           if (key !== 'databaseRootPassword' || this.driver.fields.databaseRootPassword) {
             (sealed as unknown as Record<string, unknown>)[key] = value;
             sealedChanged = true;
@@ -201,23 +220,23 @@ export class DatabaseService {
   }
 
   async findRef(id: string, em: EntityManager): Promise<WorkloadRef | null> {
-    const row = await em.findOne(this.entity, { id }) as DatabaseRow | null;
+    const row = (await em.findOne(this.entity, { id })) as DatabaseRow | null;
     return row ? this.ref(row) : null;
   }
 
   async findByAppName(appName: string, serverId: string | null, em: EntityManager): Promise<WorkloadRef | null> {
-    const row = await em.findOne(this.entity, { appName, serverId } as never) as DatabaseRow | null;
+    const row = (await em.findOne(this.entity, { appName, serverId } as never)) as DatabaseRow | null;
     return row ? this.ref(row) : null;
   }
 
   async inEnvironments(environmentIds: string[], em: EntityManager): Promise<WorkloadRef[]> {
-    const rows = await em.find(this.entity, { environmentId: { $in: environmentIds } } as never) as DatabaseRow[];
+    const rows = (await em.find(this.entity, { environmentId: { $in: environmentIds } } as never)) as DatabaseRow[];
     return rows.map(r => this.ref(r));
   }
 
   /** The kind's databases of the given environments (no credentials in lists). */
   async list(environmentIds: string[], em: EntityManager): Promise<Map<string, Record<string, unknown>[]>> {
-    const rows = await em.find(this.entity, { environmentId: { $in: environmentIds } } as never, { orderBy: { createdAt: 'asc', id: 'asc' } as never }) as DatabaseRow[];
+    const rows = (await em.find(this.entity, { environmentId: { $in: environmentIds } } as never, { orderBy: { createdAt: 'asc', id: 'asc' } as never })) as DatabaseRow[];
     const out = new Map<string, Record<string, unknown>[]>();
     for (const row of rows) {
       const { databasePassword: _p, databaseRootPassword: _r, env: _e, ...rest } = this.view(row, false);

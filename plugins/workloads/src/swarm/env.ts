@@ -113,7 +113,8 @@ export function resolveEnv(own: string | null | undefined, { project, environmen
       if (scope === 'project') return fromProject(key, k, ref);
       if (scope === 'environment') return fromEnvironment(key, k, ref);
       if (!(k in ownVars)) throw missing('own', k, key, ref);
-      if (depth === 0) throw invalid('env', `Environment variable ${key} refers to ${ref}, which is nested too deeply or circular: a referenced variable's own references are resolved once more, no further`);
+      if (depth === 0)
+        throw invalid('env', `Environment variable ${key} refers to ${ref}, which is nested too deeply or circular: a referenced variable's own references are resolved once more, no further`);
       return resolveOwn(k, depth - 1);
     });
 
@@ -130,7 +131,10 @@ function substitute(value: string, name: string, lookup: Lookup): string {
     const match = REFERENCE_BODY.exec(body);
     if (!match) {
       const [, scope, key] = /^(?:(project|environment)\.)?(.*)$/s.exec(body)!;
-      throw invalid('env', `${peerWording((scope as Scope | undefined) ?? 'own', key!)} (environment variable ${name} refers to ${ref}, which is not a valid reference: use \${{KEY}}, \${{project.KEY}} or \${{environment.KEY}})`);
+      throw invalid(
+        'env',
+        `${peerWording((scope as Scope | undefined) ?? 'own', key!)} (environment variable ${name} refers to ${ref}, which is not a valid reference: use \${{KEY}}, \${{project.KEY}} or \${{environment.KEY}})`,
+      );
     }
     return lookup((match[1] as 'project' | 'environment' | undefined) ?? 'own', match[2]!, ref);
   });
@@ -138,12 +142,13 @@ function substitute(value: string, name: string, lookup: Lookup): string {
 
 /** The peer's message for a reference it cannot resolve (its env-resolution wording). */
 const peerWording = (scope: Scope, key: string) =>
-  scope === 'project' ? `Invalid project environment variable: project.${key}`
-    : scope === 'environment' ? `Invalid environment variable: environment.${key}`
+  scope === 'project'
+    ? `Invalid project environment variable: project.${key}`
+    : scope === 'environment'
+      ? `Invalid environment variable: environment.${key}`
       : `Invalid service environment variable: ${key}`;
 
-const missing = (scope: Scope, key: string, name: string, ref: string) =>
-  invalid('env', `${peerWording(scope, key)} (environment variable ${name} refers to ${ref}, which is not defined)`);
+const missing = (scope: Scope, key: string, name: string, ref: string) => invalid('env', `${peerWording(scope, key)} (environment variable ${name} refers to ${ref}, which is not defined)`);
 
 /** Env as the engine wants it: ['KEY=value', ...]. */
 export const toEnvList = (env: Record<string, string>): string[] => Object.entries(env).map(([k, v]) => `${k}=${v}`);

@@ -15,12 +15,7 @@ export interface ExecResult {
 /** Runs the command in the container and collects its output (bounded to the last 64 KiB of each stream). */
 export async function execIn(docker: Docker, containerId: string, command: ContainerCommand, options: { signal?: AbortSignal } = {}): Promise<ExecResult> {
   const container = docker.getContainer(containerId);
-  const exec = await container.exec({
-    Cmd: command.cmd,
-    Env: Object.entries(command.env ?? {}).map(([k, v]) => `${k}=${v}`),
-    AttachStdout: true,
-    AttachStderr: true,
-  });
+  const exec = await container.exec({ Cmd: command.cmd, Env: Object.entries(command.env ?? {}).map(([k, v]) => `${k}=${v}`), AttachStdout: true, AttachStderr: true });
   const stream = await exec.start({});
   const out: Buffer[] = [];
   const err: Buffer[] = [];
@@ -28,10 +23,19 @@ export async function execIn(docker: Docker, containerId: string, command: Conta
     const stdout = { write: (b: Buffer) => void out.push(b) } as unknown as NodeJS.WritableStream;
     const stderr = { write: (b: Buffer) => void err.push(b) } as unknown as NodeJS.WritableStream;
     docker.modem.demuxStream(stream, stdout, stderr);
-    const abort = () => { stream.destroy(); reject(options.signal?.reason ?? new Error('aborted')); };
+    const abort = () => {
+      stream.destroy();
+      reject(options.signal?.reason ?? new Error('aborted'));
+    };
     options.signal?.addEventListener('abort', abort, { once: true });
-    stream.on('end', () => { options.signal?.removeEventListener('abort', abort); resolve(); });
-    stream.on('close', () => { options.signal?.removeEventListener('abort', abort); resolve(); });
+    stream.on('end', () => {
+      options.signal?.removeEventListener('abort', abort);
+      resolve();
+    });
+    stream.on('close', () => {
+      options.signal?.removeEventListener('abort', abort);
+      resolve();
+    });
     stream.on('error', reject);
   });
   const info = await exec.inspect();
@@ -45,19 +49,22 @@ export async function execIn(docker: Docker, containerId: string, command: Conta
  * of its output when it exits or the container goes.
  */
 export async function startIn(docker: Docker, containerId: string, command: ContainerCommand & { user?: string }): Promise<{ exited: Promise<{ exitCode: number; output: string }> }> {
-  const exec = await docker.getContainer(containerId).exec({
-    Cmd: command.cmd,
-    Env: Object.entries(command.env ?? {}).map(([k, v]) => `${k}=${v}`),
-    ...(command.user ? { User: command.user } : {}),
-    AttachStdout: true,
-    AttachStderr: true,
-  });
+  const exec = await docker
+    .getContainer(containerId)
+    .exec({ Cmd: command.cmd, Env: Object.entries(command.env ?? {}).map(([k, v]) => `${k}=${v}`), ...(command.user ? { User: command.user } : {}), AttachStdout: true, AttachStderr: true });
   const stream = await exec.start({});
   let output = Buffer.alloc(0);
   const tail = { write: (b: Buffer) => void (output = Buffer.concat([output, b]).subarray(-4096)) } as unknown as NodeJS.WritableStream;
   docker.modem.demuxStream(stream, tail, tail);
   const exited = new Promise<{ exitCode: number; output: string }>(resolve => {
-    const ended = () => void exec.inspect().then(info => info.ExitCode ?? -1, () => -1).then(exitCode => resolve({ exitCode, output: output.toString('utf8') }));
+    const ended = () =>
+      void exec
+        .inspect()
+        .then(
+          info => info.ExitCode ?? -1,
+          () => -1,
+        )
+        .then(exitCode => resolve({ exitCode, output: output.toString('utf8') }));
     stream.once('end', ended);
     stream.once('close', ended);
     stream.once('error', ended);
@@ -97,14 +104,10 @@ class Demux extends Transform {
 
 /** Runs the command with streamed stdin and stdout (dumps, restores): no copy in memory or on disk. */
 export async function execStream(docker: Docker, containerId: string, command: ContainerCommand, io: StreamIo): Promise<{ exitCode: number; stderr: string }> {
-  const exec = await docker.getContainer(containerId).exec({
-    Cmd: command.cmd,
-    Env: Object.entries(command.env ?? {}).map(([k, v]) => `${k}=${v}`),
-    AttachStdin: io.stdin !== undefined,
-    AttachStdout: true,
-    AttachStderr: true,
-  });
-  const socket = await exec.start({ hijack: true, stdin: io.stdin !== undefined }) as Duplex;
+  const exec = await docker
+    .getContainer(containerId)
+    .exec({ Cmd: command.cmd, Env: Object.entries(command.env ?? {}).map(([k, v]) => `${k}=${v}`), AttachStdin: io.stdin !== undefined, AttachStdout: true, AttachStderr: true });
+  const socket = (await exec.start({ hijack: true, stdin: io.stdin !== undefined })) as Duplex;
   const demux = new Demux();
   const sink = io.stdout ?? new Writable({ write: (_c, _e, done) => done() });
   const abort = () => socket.destroy(io.signal?.reason ?? new Error('aborted'));
@@ -115,10 +118,26 @@ export async function execStream(docker: Docker, containerId: string, command: C
   try {
     // Half-close once the input ends: the program sees its end and its output keeps flowing.
     const feeding = io.stdin
-      ? pipeline(io.stdin, new Writable({ write: (c, _e, done) => socket.write(c, done), final: done => { socket.end(); done(); } }))
-        .catch((e: Error) => { inputError = e; socket.destroy(); })
+      ? pipeline(
+          io.stdin,
+          new Writable({
+            write: (c, _e, done) => socket.write(c, done),
+            final: done => {
+              socket.end();
+              done();
+            },
+          }),
+        ).catch((e: Error) => {
+          inputError = e;
+          socket.destroy();
+        })
       : Promise.resolve();
-    await Promise.all([pipeline(socket, demux, sink).catch((e: Error) => { if (!inputError) throw e; }), feeding]);
+    await Promise.all([
+      pipeline(socket, demux, sink).catch((e: Error) => {
+        if (!inputError) throw e;
+      }),
+      feeding,
+    ]);
   } finally {
     io.signal?.removeEventListener('abort', abort);
   }
@@ -158,15 +177,25 @@ export async function runHelper(docker: Docker, o: HelperOptions, cmd: string[])
     HostConfig: { Mounts: [{ Type: 'volume', Source: o.volume, Target: o.mountPath }], NetworkMode: 'none' },
   });
   try {
-    const socket = await container.attach({ stream: true, stdin: o.stdin !== undefined, stdout: true, stderr: true, hijack: true }) as Duplex;
+    const socket = (await container.attach({ stream: true, stdin: o.stdin !== undefined, stdout: true, stderr: true, hijack: true })) as Duplex;
     const demux = new Demux();
     const output = pipeline(socket, demux, new Writable({ write: (_c, _e, done) => done() })).catch(() => {});
     await container.start();
     const abort = () => void container.kill().catch(() => {});
     o.signal?.addEventListener('abort', abort, { once: true });
     try {
-      if (o.stdin) await pipeline(o.stdin, new Writable({ write: (c, _e, done) => socket.write(c, done), final: done => { socket.end(); done(); } }));
-      const { StatusCode } = await container.wait() as { StatusCode: number };
+      if (o.stdin)
+        await pipeline(
+          o.stdin,
+          new Writable({
+            write: (c, _e, done) => socket.write(c, done),
+            final: done => {
+              socket.end();
+              done();
+            },
+          }),
+        );
+      const { StatusCode } = (await container.wait()) as { StatusCode: number };
       await output;
       if (StatusCode !== 0) throw new Error(`${cmd[0]} in a helper container of ${o.image} exited with ${StatusCode}: ${demux.stderr().trim().split('\n').pop() ?? ''}`);
     } finally {

@@ -18,7 +18,9 @@ export async function admitWorkload(workload: WorkloadService, docker: Docker, p
     try {
       const info = await docker.getNetwork(n.Target).inspect();
       facts = { name: info.Name, driver: info.Driver, ingress: info.Ingress };
-    } catch { /* not on the engine: the deploy fails on it later, named */ }
+    } catch {
+      /* not on the engine: the deploy fails on it later, named */
+    }
     const refusal = policy.networkRefusal(facts, `networkSwarm.${i}.Target`);
     if (refusal) throw refusal;
   }

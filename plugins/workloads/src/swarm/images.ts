@@ -26,7 +26,13 @@ export async function ensureImage(docker: Docker, image: string, auth: RegistryA
   } catch (e) {
     if (io.signal.aborted) throw e;
     const reason = ((e as { json?: { message?: string } }).json?.message ?? (e as Error).message ?? String(e)).trim();
-    const local = await docker.getImage(image).inspect().then(() => true, () => false);
+    const local = await docker
+      .getImage(image)
+      .inspect()
+      .then(
+        () => true,
+        () => false,
+      );
     if (!local && io.fallback) {
       io.log(`Could not pull ${image} (${reason}); copying it from Berth's own engine`);
       if (await io.fallback(image)) {

@@ -14,12 +14,18 @@ import { ensureMountVolume } from './volumes.ts';
 /** A file's path under the files directory: relative, no `..` segment. */
 const FILE_PATH = /^(?!.*(?:^|\/)\.\.(?:\/|$))[A-Za-z0-9._/-]+$/;
 
-export async function toServiceMounts(records: MountRecord[], filesDir: string, { docker, hosts }: Pick<Engine, 'docker' | 'hosts'>, owner: Owner, log: (line: string) => void): Promise<ServiceMount[]> {
+export async function toServiceMounts(
+  records: MountRecord[],
+  filesDir: string,
+  { docker, hosts }: Pick<Engine, 'docker' | 'hosts'>,
+  owner: Owner,
+  log: (line: string) => void,
+): Promise<ServiceMount[]> {
   const out: ServiceMount[] = [];
   for (const m of records) {
     if (m.type === 'bind') out.push({ type: 'bind', source: m.hostPath!, target: m.mountPath });
     else if (m.type === 'volume') {
-      if (await ensureMountVolume(docker, hosts, m.volumeName!, owner, { adopted: m.volumeAdopted }) === 'created') log(`Created the volume ${m.volumeName}`);
+      if ((await ensureMountVolume(docker, hosts, m.volumeName!, owner, { adopted: m.volumeAdopted })) === 'created') log(`Created the volume ${m.volumeName}`);
       out.push({ type: 'volume', source: m.volumeName!, target: m.mountPath });
     } else {
       const rel = m.filePath || path.posix.basename(m.mountPath);

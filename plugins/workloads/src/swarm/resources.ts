@@ -52,7 +52,5 @@ export function parseCpu(value: string | number | null | undefined, field = 'cpu
 }
 
 const issue = (field: string, message: string) => badRequest(message, [{ path: [field], message }]);
-const badMemory = (field: string, value: unknown) =>
-  issue(field, `Invalid ${field} "${String(value)}": use bytes (1073741824) or a size such as 512m, 1.5g or 2GiB`);
-const badCpu = (field: string, value: unknown) =>
-  issue(field, `Invalid ${field} "${String(value)}": use a number of CPUs such as 0.5 or 2 (or NanoCPUs such as 2000000000)`);
+const badMemory = (field: string, value: unknown) => issue(field, `Invalid ${field} "${String(value)}": use bytes (1073741824) or a size such as 512m, 1.5g or 2GiB`);
+const badCpu = (field: string, value: unknown) => issue(field, `Invalid ${field} "${String(value)}": use a number of CPUs such as 0.5 or 2 (or NanoCPUs such as 2000000000)`);

@@ -22,7 +22,11 @@ import { checkServiceName, toServiceSpec, type ServiceSpec } from './service-spe
 import { ID_LABEL, assertOwned } from '../owners.ts';
 import { BerthError, badRequest, notFound } from '@berth/core';
 
-export interface RegistryAuth { username: string; password: string; serveraddress: string }
+export interface RegistryAuth {
+  username: string;
+  password: string;
+  serveraddress: string;
+}
 
 export interface WaitOptions {
   /** Aborting stops the wait at once; the call then rejects with the signal's reason. */
@@ -115,7 +119,10 @@ interface EngineTask {
 }
 
 /** What an update sent: the ForceUpdate that marks its tasks, and the tasks that existed before it. */
-interface Sent { forceUpdate: number; before: Set<string> }
+interface Sent {
+  forceUpdate: number;
+  before: Set<string>;
+}
 
 interface EngineService {
   ID: string;
@@ -125,7 +132,12 @@ interface EngineService {
   UpdateStatus?: { State?: string; Message?: string };
 }
 
-interface EngineError { statusCode?: number; json?: { message?: string }; reason?: string; message?: string }
+interface EngineError {
+  statusCode?: number;
+  json?: { message?: string };
+  reason?: string;
+  message?: string;
+}
 
 const ACTIVE = new Set(['new', 'allocated', 'pending', 'assigned', 'accepted', 'preparing', 'ready', 'starting', 'running']);
 const FAILED = new Set(['failed', 'rejected']);
@@ -177,15 +189,19 @@ export class SwarmRunner {
     const current = await this.#owned(name, workload.ownerLabels[ID_LABEL] ?? '');
     if (!current) {
       log(`Creating service ${name} (${workload.image})`);
-      const service = await this.#call(`create service ${name}`, () =>
-        auth ? this.#docker.createService(auth, spec) : this.#docker.createService(spec));
+      const service = await this.#call(`create service ${name}`, () => (auth ? this.#docker.createService(auth, spec) : this.#docker.createService(spec)));
       serviceId = service.id;
       created = true;
     } else {
       serviceId = current.ID;
-      sent = await this.#update(name, current, (_base, next) => ({
-        spec: { ...spec, TaskTemplate: { ...spec.TaskTemplate, ForceUpdate: next } }, forceUpdate: next,
-      }), auth, log, `Updating service ${name} (${workload.image})`);
+      sent = await this.#update(
+        name,
+        current,
+        (_base, next) => ({ spec: { ...spec, TaskTemplate: { ...spec.TaskTemplate, ForceUpdate: next } }, forceUpdate: next }),
+        auth,
+        log,
+        `Updating service ${name} (${workload.image})`,
+      );
     }
     const tasks = await this.#waitForVersion(name, sent, opts);
     return { serviceId, created, forceUpdate: sent.forceUpdate, tasks };
@@ -201,10 +217,13 @@ export class SwarmRunner {
     if (!current) throw notFound(`Service ${name}`);
     if (!current.Spec.Mode?.Replicated) throw badRequest(`Service ${name} does not run in replicated mode: it cannot be scaled`);
     (opts.log ?? (() => {}))(`Scaling service ${name} to ${replicas}`);
-    const sent = await this.#update(name, current, base => ({
-      spec: { ...base.Spec, Mode: { Replicated: { Replicas: replicas } } },
-      forceUpdate: base.Spec.TaskTemplate?.ForceUpdate ?? 0,
-    }), undefined, () => {});
+    const sent = await this.#update(
+      name,
+      current,
+      base => ({ spec: { ...base.Spec, Mode: { Replicated: { Replicas: replicas } } }, forceUpdate: base.Spec.TaskTemplate?.ForceUpdate ?? 0 }),
+      undefined,
+      () => {},
+    );
     // Scaling keeps the running tasks: every task of the current template counts.
     await this.#waitForVersion(name, sent, opts);
   }
@@ -214,9 +233,14 @@ export class SwarmRunner {
     checkServiceName(name);
     const current = await this.#owned(name, opts.owner);
     if (!current) throw notFound(`Service ${name}`);
-    const sent = await this.#update(name, current, (base, next) => ({
-      spec: { ...base.Spec, TaskTemplate: { ...base.Spec.TaskTemplate, ForceUpdate: next } }, forceUpdate: next,
-    }), undefined, opts.log ?? (() => {}), `Restarting service ${name}`);
+    const sent = await this.#update(
+      name,
+      current,
+      (base, next) => ({ spec: { ...base.Spec, TaskTemplate: { ...base.Spec.TaskTemplate, ForceUpdate: next } }, forceUpdate: next }),
+      undefined,
+      opts.log ?? (() => {}),
+      `Restarting service ${name}`,
+    );
     await this.#waitForVersion(name, sent, opts);
   }
 
@@ -248,8 +272,7 @@ export class SwarmRunner {
     (opts.log ?? (() => {}))(`Removed service ${name}`);
     const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
     while (Date.now() < deadline) {
-      const left = await this.#call(`list the containers of service ${name}`, () =>
-        this.#docker.listContainers({ all: true, filters: { label: [`com.docker.swarm.service.name=${name}`] } }));
+      const left = await this.#call(`list the containers of service ${name}`, () => this.#docker.listContainers({ all: true, filters: { label: [`com.docker.swarm.service.name=${name}`] } }));
       if (left.length === 0) break;
       await this.#pause(opts.signal);
     }
@@ -279,11 +302,21 @@ export class SwarmRunner {
     const since = toUnixSeconds(opts.since);
     const service = await this.#owned(name, opts.owner);
     if (!service) throw notFound(`Service ${name}`);
-    const raw = await this.#call(`read the logs of service ${name}`, () =>
-      this.#docker.getService(service.ID).logs({
-        stdout: true, stderr: true, follow: false, timestamps: opts.timestamps ?? false,
-        tail: opts.tail ?? 'all', ...(since === undefined ? {} : { since }), abortSignal: opts.signal,
-      } as Docker.ContainerLogsOptions) as unknown as Promise<Buffer | string>);
+    const raw = await this.#call(
+      `read the logs of service ${name}`,
+      () =>
+        this.#docker
+          .getService(service.ID)
+          .logs({
+            stdout: true,
+            stderr: true,
+            follow: false,
+            timestamps: opts.timestamps ?? false,
+            tail: opts.tail ?? 'all',
+            ...(since === undefined ? {} : { since }),
+            abortSignal: opts.signal,
+          } as Docker.ContainerLogsOptions) as unknown as Promise<Buffer | string>,
+    );
     return demux(Buffer.isBuffer(raw) ? raw : Buffer.from(String(raw)));
   }
 
@@ -307,9 +340,7 @@ export class SwarmRunner {
 
   async #tasks(serviceId: string): Promise<EngineTask[]> {
     const tasks = (await this.#call('list tasks', () => this.#docker.listTasks({ filters: { service: [serviceId] } }))) as EngineTask[];
-    return tasks
-      .filter(t => t.ServiceID === serviceId)
-      .sort((a, b) => (a.Slot ?? 0) - (b.Slot ?? 0) || b.CreatedAt.localeCompare(a.CreatedAt));
+    return tasks.filter(t => t.ServiceID === serviceId).sort((a, b) => (a.Slot ?? 0) - (b.Slot ?? 0) || b.CreatedAt.localeCompare(a.CreatedAt));
   }
 
   /**
@@ -319,8 +350,12 @@ export class SwarmRunner {
    * the failed tasks of the rolled-back version must not pass for the next one's.
    */
   async #update(
-    name: string, current: EngineService, build: (base: EngineService, nextForceUpdate: number) => { spec: ServiceSpec; forceUpdate: number },
-    auth: RegistryAuth | undefined, log: (line: string) => void, line?: string,
+    name: string,
+    current: EngineService,
+    build: (base: EngineService, nextForceUpdate: number) => { spec: ServiceSpec; forceUpdate: number },
+    auth: RegistryAuth | undefined,
+    log: (line: string) => void,
+    line?: string,
   ): Promise<Sent> {
     let base = current;
     for (let attempt = 1; ; attempt++) {
@@ -439,8 +474,7 @@ export class SwarmRunner {
 // rather than a runner. Pass `hosts` for its error conversion and logging; without it engine
 // failures still become domain errors, with the engine's detail as the error's cause.
 type Engine = { hosts?: EngineCalls; platformNetwork?: string };
-const runnerFor = (docker: Docker, opts: Engine = {}) =>
-  new SwarmRunner(docker, opts.hosts ?? bareHosts(), { platformNetwork: opts.platformNetwork });
+const runnerFor = (docker: Docker, opts: Engine = {}) => new SwarmRunner(docker, opts.hosts ?? bareHosts(), { platformNetwork: opts.platformNetwork });
 
 export const deployService = (docker: Docker, workload: WorkloadService, opts: DeployOptions & Engine = {}) => runnerFor(docker, opts).deployService(workload, opts);
 export const scaleService = (docker: Docker, name: string, replicas: number, opts: WaitOptions & Owned & Engine) => runnerFor(docker, opts).scaleService(name, replicas, opts);
@@ -483,7 +517,8 @@ const SPAN = /^(\d+)\s*(s|m|h|d)$/;
 const SPAN_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
 
 function toUnixSeconds(since: Date | number | string | undefined): number | undefined {
-  const bad = () => badRequest(`Invalid since "${String(since)}": use a date, Unix seconds or a span such as 30s, 5m, 2h, 1d`, [{ path: ['since'], message: 'since: a date, Unix seconds or a span such as 5m' }]);
+  const bad = () =>
+    badRequest(`Invalid since "${String(since)}": use a date, Unix seconds or a span such as 30s, 5m, 2h, 1d`, [{ path: ['since'], message: 'since: a date, Unix seconds or a span such as 5m' }]);
   if (since === undefined) return undefined;
   if (since instanceof Date) {
     if (Number.isNaN(since.getTime())) throw bad();

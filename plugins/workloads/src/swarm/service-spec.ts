@@ -27,9 +27,7 @@ export const SERVICE_NAME = /^(?=.{1,63}$)[a-zA-Z0-9](?:[-_]*[a-zA-Z0-9]+)*$/;
 const LABEL = '[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?';
 const DOMAIN = `(?:localhost(?::[0-9]{1,5})?|${LABEL}(?:\\.${LABEL})+(?::[0-9]{1,5})?|${LABEL}:[0-9]{1,5})`;
 const PATH_COMPONENT = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
-export const IMAGE_REFERENCE = new RegExp(
-  `^(?=.{1,255}$)(?:${DOMAIN}\\/)?${PATH_COMPONENT}(?:\\/${PATH_COMPONENT})*(?::[\\w][\\w.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$`,
-);
+export const IMAGE_REFERENCE = new RegExp(`^(?=.{1,255}$)(?:${DOMAIN}\\/)?${PATH_COMPONENT}(?:\\/${PATH_COMPONENT})*(?::[\\w][\\w.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$`);
 
 /** Volume and network names as the engine accepts them. */
 export const VOLUME_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,254}$/;
@@ -80,14 +78,9 @@ export function toServiceSpec(w: WorkloadService, opts: ServiceSpecOptions): Ser
     HealthCheck: w.healthCheck ?? undefined,
   });
 
-  const networks = [
-    ...(w.detachPlatformNetwork ? [] : [{ Target: opts.platformNetwork }]),
-    ...(w.networks ?? []).filter(n => w.detachPlatformNetwork || n.Target !== opts.platformNetwork),
-  ];
+  const networks = [...(w.detachPlatformNetwork ? [] : [{ Target: opts.platformNetwork }]), ...(w.networks ?? []).filter(n => w.detachPlatformNetwork || n.Target !== opts.platformNetwork)];
 
-  const mode = w.mode
-    ? (w.mode.Replicated && w.mode.Replicated.Replicas === undefined ? { ...w.mode, Replicated: { Replicas: w.replicas } } : w.mode)
-    : { Replicated: { Replicas: w.replicas } };
+  const mode = w.mode ? (w.mode.Replicated && w.mode.Replicated.Replicas === undefined ? { ...w.mode, Replicated: { Replicas: w.replicas } } : w.mode) : { Replicated: { Replicas: w.replicas } };
 
   const order = hostPorts ? 'stop-first' : (w.defaultUpdateOrder ?? (w.healthCheck?.Test?.length ? 'start-first' : 'stop-first'));
 
@@ -110,9 +103,7 @@ export function toServiceSpec(w: WorkloadService, opts: ServiceSpecOptions): Ser
     RollbackConfig: w.rollbackConfig ?? undefined,
     EndpointSpec: compact({
       Mode: 'vip',
-      Ports: w.ports.length
-        ? w.ports.map(p => ({ Protocol: p.protocol, TargetPort: p.targetPort, PublishedPort: p.publishedPort, PublishMode: p.publishMode }))
-        : undefined,
+      Ports: w.ports.length ? w.ports.map(p => ({ Protocol: p.protocol, TargetPort: p.targetPort, PublishedPort: p.publishedPort, PublishMode: p.publishMode })) : undefined,
     }),
   }) as ServiceSpec;
 }
@@ -131,7 +122,8 @@ function check(w: WorkloadService): void {
   }
   for (const [i, c] of (w.placement?.Constraints ?? []).entries()) {
     // The engine answers a malformed constraint with a bare 500; say what is wrong instead.
-    if (typeof c !== 'string' || !CONSTRAINT.test(c)) throw fieldError(['placement', 'Constraints', i], `Invalid placement constraint "${String(c)}": use <attribute>==<value> or <attribute>!=<value>, e.g. node.role==manager`);
+    if (typeof c !== 'string' || !CONSTRAINT.test(c))
+      throw fieldError(['placement', 'Constraints', i], `Invalid placement constraint "${String(c)}": use <attribute>==<value> or <attribute>!=<value>, e.g. node.role==manager`);
   }
   if (!Number.isInteger(w.replicas) || w.replicas < 0) throw fieldError(['replicas'], `Invalid replicas ${String(w.replicas)}: use a whole number, 0 or more`);
   for (const field of ['memoryLimit', 'memoryReservation', 'cpuLimit', 'cpuReservation', 'stopGracePeriod'] as const) {
@@ -150,7 +142,8 @@ function checkMount(m: WorkloadService['mounts'][number], i: number): void {
   if (m.type === 'bind') {
     if (!absolute(m.source)) throw fieldError(['mounts', i, 'source'], `Invalid bind mount source "${String(m.source)}": use an absolute host path`);
   } else if (m.type === 'volume') {
-    if (typeof m.source !== 'string' || !VOLUME_NAME.test(m.source)) throw fieldError(['mounts', i, 'source'], `Invalid volume name "${String(m.source)}": letters, digits, _, . and -, starting with a letter or digit`);
+    if (typeof m.source !== 'string' || !VOLUME_NAME.test(m.source))
+      throw fieldError(['mounts', i, 'source'], `Invalid volume name "${String(m.source)}": letters, digits, _, . and -, starting with a letter or digit`);
   } else {
     throw fieldError(['mounts', i, 'type'], `Invalid mount type "${String(m.type)}": use bind or volume`);
   }

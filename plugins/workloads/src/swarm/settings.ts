@@ -9,10 +9,15 @@ const { Nullable } = schema;
 
 const Ns = () => Type.Optional(Type.Integer({ minimum: 0 }));
 const Obj = (props: Record<string, TSchema>) => Nullable(Type.Object(props));
-const UpdateConfig = () => Obj({
-  Parallelism: Type.Integer({ minimum: 0 }), Delay: Ns(), FailureAction: Type.Optional(Type.Enum(['pause', 'continue', 'rollback'])),
-  Monitor: Ns(), MaxFailureRatio: Type.Optional(Type.Number({ minimum: 0 })), Order: Type.Enum(['stop-first', 'start-first']),
-});
+const UpdateConfig = () =>
+  Obj({
+    Parallelism: Type.Integer({ minimum: 0 }),
+    Delay: Ns(),
+    FailureAction: Type.Optional(Type.Enum(['pause', 'continue', 'rollback'])),
+    Monitor: Ns(),
+    MaxFailureRatio: Type.Optional(Type.Number({ minimum: 0 })),
+    Order: Type.Enum(['stop-first', 'start-first']),
+  });
 /** Memory and CPU: strings ("512m", "0.5") in the current variant, numbers in the older one. */
 const Resource = () => Nullable(Type.Union([Type.String({ maxLength: 32 }), Type.Number({ minimum: 0 })]));
 
@@ -26,29 +31,45 @@ export const swarmSettingFields = {
   cpuLimit: [Resource(), null],
   healthCheckSwarm: [Obj({ Test: Type.Optional(Type.Array(Type.String())), Interval: Ns(), Timeout: Ns(), StartPeriod: Ns(), Retries: Ns() }), null],
   restartPolicySwarm: [Obj({ Condition: Type.Optional(Type.Enum(['none', 'on-failure', 'any'])), Delay: Ns(), MaxAttempts: Ns(), Window: Ns() }), null],
-  placementSwarm: [Obj({
-    Constraints: Type.Optional(Type.Array(Type.String())),
-    Preferences: Type.Optional(Type.Array(Type.Object({ Spread: Type.Object({ SpreadDescriptor: Type.String() }) }))),
-    MaxReplicas: Ns(),
-    Platforms: Type.Optional(Type.Array(Type.Object({ Architecture: Type.String(), OS: Type.String() }))),
-  }), null],
+  placementSwarm: [
+    Obj({
+      Constraints: Type.Optional(Type.Array(Type.String())),
+      Preferences: Type.Optional(Type.Array(Type.Object({ Spread: Type.Object({ SpreadDescriptor: Type.String() }) }))),
+      MaxReplicas: Ns(),
+      Platforms: Type.Optional(Type.Array(Type.Object({ Architecture: Type.String(), OS: Type.String() }))),
+    }),
+    null,
+  ],
   updateConfigSwarm: [UpdateConfig(), null],
   rollbackConfigSwarm: [UpdateConfig(), null],
-  modeSwarm: [Obj({
-    Replicated: Type.Optional(Type.Object({ Replicas: Ns() })), Global: Type.Optional(Type.Object({})),
-    ReplicatedJob: Type.Optional(Type.Object({ MaxConcurrent: Ns(), TotalCompletions: Ns() })), GlobalJob: Type.Optional(Type.Object({})),
-  }), null],
+  modeSwarm: [
+    Obj({
+      Replicated: Type.Optional(Type.Object({ Replicas: Ns() })),
+      Global: Type.Optional(Type.Object({})),
+      ReplicatedJob: Type.Optional(Type.Object({ MaxConcurrent: Ns(), TotalCompletions: Ns() })),
+      GlobalJob: Type.Optional(Type.Object({})),
+    }),
+    null,
+  ],
   labelsSwarm: [Nullable(Type.Record(Type.String(), Type.String())), null],
-  networkSwarm: [Nullable(Type.Array(Type.Object({
-    Target: Type.Optional(Type.String()), Aliases: Type.Optional(Type.Array(Type.String())), DriverOpts: Type.Optional(Type.Record(Type.String(), Type.String())),
-  }))), null],
+  networkSwarm: [
+    Nullable(
+      Type.Array(Type.Object({ Target: Type.Optional(Type.String()), Aliases: Type.Optional(Type.Array(Type.String())), DriverOpts: Type.Optional(Type.Record(Type.String(), Type.String())) })),
+    ),
+    null,
+  ],
   stopGracePeriodSwarm: [Nullable(Type.Integer({ minimum: 0, description: 'nanoseconds' })), null],
-  endpointSpecSwarm: [Obj({
-    Mode: Type.Optional(Type.Enum(['vip', 'dnsrr'])),
-    Ports: Type.Optional(Type.Array(Type.Object({
-      Protocol: Type.Optional(Type.String()), TargetPort: Type.Optional(Type.Integer()), PublishedPort: Type.Optional(Type.Integer()), PublishMode: Type.Optional(Type.String()),
-    }))),
-  }), null],
+  endpointSpecSwarm: [
+    Obj({
+      Mode: Type.Optional(Type.Enum(['vip', 'dnsrr'])),
+      Ports: Type.Optional(
+        Type.Array(
+          Type.Object({ Protocol: Type.Optional(Type.String()), TargetPort: Type.Optional(Type.Integer()), PublishedPort: Type.Optional(Type.Integer()), PublishMode: Type.Optional(Type.String()) }),
+        ),
+      ),
+    }),
+    null,
+  ],
   ulimitsSwarm: [Nullable(Type.Array(Type.Object({ Name: Type.String({ minLength: 1 }), Soft: Type.Integer({ minimum: -1 }), Hard: Type.Integer({ minimum: -1 }) }))), null],
   replicas: [Type.Integer({ minimum: 0, maximum: 1000 }), 1],
   networkIds: [Nullable(Type.Array(Type.String())), null],
@@ -77,9 +98,27 @@ function resource<T>(field: string, parse: () => T): T {
 }
 
 /** The parts of a WorkloadService that come from a record's Swarm settings. */
-export function swarmSettingsToService(s: Record<string, unknown>): Pick<WorkloadService,
-  'command' | 'args' | 'memoryLimit' | 'memoryReservation' | 'cpuLimit' | 'cpuReservation' | 'replicas' | 'healthCheck' | 'restartPolicy' |
-  'placement' | 'updateConfig' | 'rollbackConfig' | 'mode' | 'labels' | 'networks' | 'stopGracePeriod'> {
+export function swarmSettingsToService(
+  s: Record<string, unknown>,
+): Pick<
+  WorkloadService,
+  | 'command'
+  | 'args'
+  | 'memoryLimit'
+  | 'memoryReservation'
+  | 'cpuLimit'
+  | 'cpuReservation'
+  | 'replicas'
+  | 'healthCheck'
+  | 'restartPolicy'
+  | 'placement'
+  | 'updateConfig'
+  | 'rollbackConfig'
+  | 'mode'
+  | 'labels'
+  | 'networks'
+  | 'stopGracePeriod'
+> {
   type R = string | number | null;
   return {
     command: (s.command as string | null) ?? null,

@@ -13,7 +13,10 @@ import type { ContainerHosts } from '@berth/plugin-hosts';
 import { conflict } from '@berth/core';
 import { ID_LABEL, ORGANIZATION_LABEL, assertOwned, notOurs, ownerLabels, type Owner } from '../owners.ts';
 
-interface EngineVolume { Name: string; Labels?: Record<string, string> | null }
+interface EngineVolume {
+  Name: string;
+  Labels?: Record<string, string> | null;
+}
 
 export interface VolumeOptions {
   /** The record took this volume over from before labels existed: an unlabelled one is its own. */
@@ -61,10 +64,7 @@ export async function ensureVolume(docker: Docker, hosts: ContainerHosts, name: 
  * 60 s) for the containers of a just-removed service to let go of it. A volume that is not the
  * owner's is refused (CONFLICT) and left alone.
  */
-export async function removeVolume(
-  docker: Docker, hosts: ContainerHosts, name: string, ownerId: string,
-  opts: VolumeOptions & { signal?: AbortSignal; timeoutMs?: number } = {},
-): Promise<boolean> {
+export async function removeVolume(docker: Docker, hosts: ContainerHosts, name: string, ownerId: string, opts: VolumeOptions & { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<boolean> {
   const labels = await volumeLabels(docker, hosts, name);
   if (!labels) return false;
   check(name, labels, ownerId, opts);
