@@ -63,7 +63,7 @@ export class JobScheduler {
   }
 
   async now<T>(name: string, data: T): Promise<void> {
-    await (await this.#connect()).now(name, data as never);
+    await (await this.#connect()).now(name, data);
   }
 
   /**

@@ -132,8 +132,8 @@ export async function loadProviders(config: BerthConfig, container: BerthContain
   const descriptors = await Promise.all(enabled.map(importDescriptor));
   for (const [i, descriptor] of descriptors.entries()) {
     const p = enabled[i]!;
-    const instance = await descriptor.create(optionsOf(descriptor, p, config) as never, { config });
-    container.register({ [providerName(p.contract, p.id)]: asValue(instance) } as never);
+    const instance = await descriptor.create(optionsOf(descriptor, p, config), { config });
+    container.register({ [providerName(p.contract, p.id)]: asValue(instance) });
     registry.add(p.contract, p.id);
   }
   return registry;
@@ -149,5 +149,5 @@ export async function loadProvider<C extends ContractName>(config: BerthConfig, 
   if (!p) throw new ConfigError(`No ${contract} provider${id ? ` ${providerName(contract, id)}` : ''} is enabled (config key providers.${contract}${id ? `.${id}` : ''})`);
   if (!p.url.startsWith(pathToFileURL(providersDir).href)) resolveBerthForThirdParties();
   const descriptor = await importDescriptor(p);
-  return (await descriptor.create(optionsOf(descriptor, p, config) as never, { config })) as ProviderContracts[C];
+  return (await descriptor.create(optionsOf(descriptor, p, config), { config })) as ProviderContracts[C];
 }

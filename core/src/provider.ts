@@ -76,7 +76,7 @@ export class ProviderRegistry {
       const enabled = this.ids(contract);
       throw new Error(`No ${contract} provider "${id}" is enabled (enabled: ${enabled.length ? enabled.join(', ') : 'none'})`);
     }
-    return this.#container.resolve(providerName(contract, id) as never) as ProviderContracts[C];
+    return this.#container.resolve(providerName(contract, id)) as ProviderContracts[C];
   }
 
   /** Every enabled instance of a contract, in config order. */

@@ -3,7 +3,7 @@
 // retries; a channel only knows its settings and how to send one message. A new channel is a
 // provider: `export default defineProvider({ contract: 'notify', id, options, create: () => new MyChannel() })`;
 // the plugin then serves `notification.create<Suffix>`, `update<Suffix>` and `test<Suffix>Connection` for it.
-import type { TSchema } from 'typebox';
+import type { TObject } from 'typebox';
 
 /** What happened, rendered once by the notification plugin, sent as each channel formats it. */
 export interface NotificationMessage {
@@ -63,7 +63,7 @@ export interface NotificationChannel<S extends Record<string, unknown> = Record<
   /** The suffix of its operations: `notification.create<Suffix>`, `update<Suffix>`, `test<Suffix>Connection`. */
   readonly procedureSuffix: string;
   /** Its settings as create and test take them (TypeBox); update takes each of them optionally. */
-  readonly settings: TSchema;
+  readonly settings: TObject;
   /** Settings that are secrets (tokens, passwords, webhook URLs that carry a token): sealed at rest, answered redacted. */
   readonly secretFields: readonly string[];
   /** The channel signs what it sends: the plugin makes a signing secret on create, answers it once, rotates it on request. */

@@ -57,12 +57,12 @@ export class BackupRunDeployer<Row> implements Deployer {
 
   async run(action: string, run: DeploymentRun): Promise<void> {
     if (action !== 'backup') throw new Error(`Unknown ${this.targetType} action "${action}"`);
-    const row = await run.em.findOne(this.#entity as typeof Backup, { [this.#idField]: run.deployment.targetId } as never);
+    const row = await run.em.findOne(this.#entity as typeof Backup, { [this.#idField]: run.deployment.targetId });
     if (!row) throw new Error(`The ${this.targetType} is gone`);
     await this.#run(row as Row, run);
   }
 
   async settle(targetId: string, _outcome: 'error' | 'cancelled', reason: string, em: EntityManager): Promise<void> {
-    await em.nativeUpdate(this.#entity as typeof Backup, { [this.#idField]: targetId } as never, { lastRunAt: new Date(), lastError: reason });
+    await em.nativeUpdate(this.#entity as typeof Backup, { [this.#idField]: targetId }, { lastRunAt: new Date(), lastError: reason });
   }
 }

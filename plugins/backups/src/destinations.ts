@@ -90,7 +90,7 @@ export class DestinationService {
       additionalFlags: input.additionalFlags ?? null,
       serverId: input.serverId ?? null,
       organizationId,
-    } as never) as DestinationRow;
+    }) as DestinationRow;
     await em.flush();
     return this.view(row);
   }

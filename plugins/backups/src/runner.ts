@@ -105,7 +105,7 @@ export class BackupRunner {
       sha256,
       verified: null,
       verification: null,
-    } as never) as BackupFileRow;
+    }) as BackupFileRow;
     await em.flush();
     log(`Stored ${key}: ${size} bytes, sha256 ${sha256}`);
     return file;

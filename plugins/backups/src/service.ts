@@ -184,7 +184,7 @@ export class BackupService {
       lastError: null,
       missedWindows: 0,
       lastMissedAt: null,
-    } as never) as BackupRow;
+    }) as BackupRow;
     await em.flush();
     return this.view(row, em);
   }
@@ -358,7 +358,7 @@ export class BackupService {
       databaseName: input.databaseName,
       backupFile: input.backupFile,
       encryptionKey: input.encryptionKey ? this.#secrets().encrypt(input.encryptionKey) : null,
-    } as never);
+    });
     await em.flush();
     const deployment = await this.#deployments().enqueue(
       {

@@ -141,7 +141,7 @@ export class VolumeBackupService {
       organizationId,
       lastRunAt: null,
       lastError: null,
-    } as never) as VolumeBackupRow;
+    }) as VolumeBackupRow;
     await em.flush();
     return this.view(row);
   }
@@ -213,7 +213,7 @@ export class VolumeBackupService {
       serviceId: input.id,
       volumeName: input.volumeName,
       backupFile: input.backupFileName,
-    } as never);
+    });
     await em.flush();
     const deployment = await this.#deployments().enqueue(
       {

@@ -111,7 +111,7 @@ export async function replaceVolume(docker: Docker, hosts: ContainerHosts, image
   await emptyVolume(docker, hosts, volume);
   const container = await helper(docker, hosts, from, volume, false);
   try {
-    await hosts.call(`write volume ${volume}`, () => container.putArchive(tar as never, { path: MOUNT_AT }));
+    await hosts.call(`write volume ${volume}`, () => container.putArchive(tar, { path: MOUNT_AT }));
   } finally {
     await container.remove({ force: true }).catch(() => {});
   }

@@ -52,7 +52,7 @@ export const volumeBackupProcedures = (service: VolumeBackupService) => (): Proc
         "The peer's restoreVolumeBackupWithLogs input (a subscription outside its OpenAPI document). The file is read whole first; the services using the volume are scaled to 0, the volume emptied and the files written back, then the services get their replicas back. Follow it with deployment.one / the deployment log.",
       input: s.RestoreInput,
       output: VolumeRestoreAnswer,
-      handler: inOrganization((input, organizationId, em) => service.restore(input as never, organizationId, em)),
+      handler: inOrganization((input, organizationId, em) => service.restore(input, organizationId, em)),
     }),
   ];
 };

@@ -151,7 +151,7 @@ export const callerCompose = (stacks: ComposeService, pipeline: ComposePipeline)
   /** A processed template's mounts and domains, made for the stack through their plugins. */
   const attach = async (row: ComposeRow, processed: Processed) => {
     for (const m of processed.mounts) {
-      await cradle.callerMounts.create({ type: 'file', filePath: m.filePath, content: m.content, mountPath: `/${m.filePath}`, serviceId: row.composeId, serviceType: KIND } as never);
+      await cradle.callerMounts.create({ type: 'file', filePath: m.filePath, content: m.content, mountPath: `/${m.filePath}`, serviceId: row.composeId, serviceType: KIND });
     }
     for (const d of processed.domains) {
       await cradle.callerDomains.create({
@@ -163,7 +163,7 @@ export const callerCompose = (stacks: ComposeService, pipeline: ComposePipeline)
         domainType: KIND,
         https: false,
         certificateType: 'none',
-      } as never);
+      });
     }
   };
   return {

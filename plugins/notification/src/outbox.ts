@@ -77,7 +77,7 @@ export class NotificationOutbox {
     const em = within ? within.fork({ keepTransactionContext: true }) : this.#deps.orm().em.fork();
     const inTransaction = Boolean(within?.isInTransaction());
     const organizationId = (payload as { organizationId?: string | null }).organizationId ?? null;
-    const subscribed = await em.find(Notification, { [EVENT_TOGGLE[event]]: true, ...(organizationId ? { organizationId } : {}) } as never);
+    const subscribed = await em.find(Notification, { [EVENT_TOGGLE[event]]: true, ...(organizationId ? { organizationId } : {}) });
     if (!subscribed.length) return 0;
     const message = await this.#deps.renderer.render(event, payload, em);
     const now = new Date();
@@ -87,7 +87,7 @@ export class NotificationOutbox {
         notificationId: n.notificationId,
         organizationId: n.organizationId,
         event,
-        message: message as never,
+        message: message,
         state: 'pending',
         tries: 0,
         nextAttemptAt: now,
@@ -237,7 +237,7 @@ export class NotificationOutbox {
       nextAttemptAt: finished ? now : new Date(now.getTime() + backoffMs(row.tries)),
     };
     // Only while the claim is still ours (a worker that took it over after the lock passed wins).
-    await em.nativeUpdate(Delivery, { deliveryId: row.delivery_id, state: 'sending', tries: row.tries }, update as never);
+    await em.nativeUpdate(Delivery, { deliveryId: row.delivery_id, state: 'sending', tries: row.tries }, update);
     if (!outcome.ok) this.#deps.logger().info({ deliveryId: row.delivery_id, channel: n.notificationType, tries: row.tries, state: update.state }, 'a notification was not delivered');
   }
 }

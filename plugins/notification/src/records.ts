@@ -6,13 +6,11 @@ import type { NotificationRow } from './entities.ts';
 import { TOGGLES } from './events.ts';
 import { mask } from './redact.ts';
 
-type TObject = { properties: Record<string, unknown> };
-
 /** Splits settings into the plain ones and the sealed secrets. */
 export function sealSettings(channel: NotificationChannel, settings: Record<string, unknown>, box: SecretBox): { settings: Record<string, unknown>; secrets: string } {
   const plain: Record<string, unknown> = {};
   const secret: Record<string, unknown> = {};
-  for (const key of Object.keys((channel.settings as unknown as TObject).properties)) {
+  for (const key of Object.keys(channel.settings.properties)) {
     if (settings[key] === undefined) continue;
     (channel.secretFields.includes(key) ? secret : plain)[key] = settings[key];
   }
@@ -25,16 +23,27 @@ export function settingsOf(row: NotificationRow, box: SecretBox): Record<string,
 }
 
 /** The record as answered; `relations` as in notificationView. */
-export function toView(row: NotificationRow, channels: NotificationChannel[], box: SecretBox, relations: string[] | 'all' = 'all'): Record<string, unknown> {
+/** A channel's record as answered: the fields every channel has, and each channel's id and record by its name. */
+export interface NotificationView {
+  notificationId: string;
+  name: string;
+  dokployRestart: boolean;
+  notificationType: string;
+  createdAt: string;
+  organizationId: string;
+  [field: string]: unknown;
+}
+
+export function toView(row: NotificationRow, channels: NotificationChannel[], box: SecretBox, relations: string[] | 'all' = 'all'): NotificationView {
   const joined = (c: NotificationChannel) => relations === 'all' || relations.includes(c.id);
   const own = channels.find(c => c.id === row.notificationType);
-  const view: Record<string, unknown> = {
+  const view: NotificationView = {
     notificationId: row.notificationId,
     name: row.name,
     ...Object.fromEntries(TOGGLES.map(t => [t, row[t]])),
     dokployRestart: row.platformRestart,
     notificationType: row.notificationType,
-    createdAt: iso(row.createdAt),
+    createdAt: iso(row.createdAt)!,
     organizationId: row.organizationId,
   };
   for (const c of channels) {
@@ -44,8 +53,8 @@ export function toView(row: NotificationRow, channels: NotificationChannel[], bo
   if (own && joined(own)) {
     const all = settingsOf(row, box);
     const record: Record<string, unknown> = { [`${own.id}Id`]: row.channelId };
-    for (const key of Object.keys((own.settings as unknown as TObject).properties)) {
-      const value = all[key] ?? (own.settings as unknown as { properties: Record<string, { default?: unknown }> }).properties[key]!.default ?? null;
+    for (const key of Object.keys(own.settings.properties)) {
+      const value = all[key] ?? (own.settings.properties[key] as { default?: unknown }).default ?? null;
       record[key] = own.secretFields.includes(key) ? mask(value) : value;
     }
     view[own.id] = record;

@@ -13,7 +13,6 @@ import type { DeliveriesInput, DeliveryView } from './schemas.ts';
 import { sendOnce } from './send.ts';
 
 type Input = Record<string, unknown>;
-type TObject = { properties: Record<string, unknown> };
 
 /** A new Standard Webhooks secret: `whsec_` and 24 random bytes in base64. */
 const newSigningSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
@@ -65,7 +64,7 @@ export class NotificationService {
   /** The channel's settings among the input's fields; with `defaults`, unset ones with a default get it (create). */
   #settingsIn(channel: NotificationChannel, input: Input, defaults = false): Input {
     const given = Object.fromEntries(
-      Object.keys((channel.settings as unknown as TObject).properties)
+      Object.keys(channel.settings.properties)
         .filter(k => input[k] !== undefined)
         .map(k => [k, input[k]]),
     );
@@ -94,7 +93,7 @@ export class NotificationService {
       signingSecret: signingSecret ? secrets.encrypt(signingSecret) : null,
       ...Object.fromEntries(TOGGLES.map(t => [t, toggles[t] ?? false])),
       createdAt: new Date(),
-    } as never) as NotificationRow;
+    }) as NotificationRow;
     await em.flush();
     return { ...this.#view(row), ...(signingSecret ? { signingSecret } : {}) };
   }

@@ -156,7 +156,7 @@ export class GitlabProvider implements GitProvider {
 
   async listRepositories(account: GitAccount): Promise<GitRepository[]> {
     return this.#run(account, 'repositories', async (api, a) => {
-      const projects = (await api.Projects.all({ membership: true, perPage: 100 } as never)) as unknown as {
+      const projects = (await api.Projects.all({ membership: true, perPage: 100 })) as unknown as {
         id: number;
         path: string;
         namespace: { full_path: string };
@@ -173,7 +173,7 @@ export class GitlabProvider implements GitProvider {
 
   async listBranches(account: GitAccount, repo: GitRepositoryRef): Promise<GitBranch[]> {
     return this.#run(account, 'branches', async api => {
-      const branches = (await api.Branches.all(projectPath(repo), { perPage: 100 } as never)) as unknown as { name: string; commit: { id: string } }[];
+      const branches = (await api.Branches.all(projectPath(repo), { perPage: 100 })) as unknown as { name: string; commit: { id: string } }[];
       return branches.map(b => ({ name: b.name, commit: b.commit.id }));
     });
   }
@@ -194,7 +194,7 @@ export class GitlabProvider implements GitProvider {
 
   async registerWebhook(account: GitAccount, repo: GitRepositoryRef, hook: { url: string; secret: string }): Promise<GitWebhook> {
     return this.#run(account, 'webhook', async api => {
-      const made = (await api.ProjectHooks.add(projectPath(repo), hook.url, { pushEvents: true, token: hook.secret, enableSslVerification: true } as never)) as unknown as { id: number };
+      const made = (await api.ProjectHooks.add(projectPath(repo), hook.url, { pushEvents: true, token: hook.secret, enableSslVerification: true })) as unknown as { id: number };
       return { id: String(made.id) };
     });
   }

@@ -125,7 +125,7 @@ export async function ensureProxyService(engine: ProxyEngine, s: ProxyServiceSpe
     Spec: { Labels?: Record<string, string>; TaskTemplate?: { ForceUpdate?: number } };
   } | null;
   if (!current) {
-    await docker.createService(wanted as never);
+    await docker.createService(wanted);
     return true;
   }
   if (current.Spec.Labels?.[PROXY_LABEL] !== s.name) {
@@ -133,7 +133,7 @@ export async function ensureProxyService(engine: ProxyEngine, s: ProxyServiceSpe
   }
   if (!force && current.Spec.Labels?.[SPEC_LABEL] === digest) return false;
   const forceUpdate = (current.Spec.TaskTemplate?.ForceUpdate ?? 0) + (force ? 1 : 0);
-  await service.update({ version: current.Version.Index, ...wanted, TaskTemplate: { ...wanted.TaskTemplate, ForceUpdate: forceUpdate } } as never);
+  await service.update({ version: current.Version.Index, ...wanted, TaskTemplate: { ...wanted.TaskTemplate, ForceUpdate: forceUpdate } });
   return true;
 }
 

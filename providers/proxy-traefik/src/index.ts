@@ -26,7 +26,7 @@ export default defineProvider({
   id: 'traefik',
   options,
   create: (o, { config }) =>
-    new TraefikProxy(o as never, {
+    new TraefikProxy(o, {
       dataDir: config.dataDir,
       image: config.proxyImage ?? 'traefik:v3.5',
       httpPort: config.proxyHttpPort,

@@ -31,7 +31,7 @@ function tokens(command: string): string[] {
   if (command.length > 4096) refuse('it is longer than 4096 characters');
   if (/[\n\r\0]/.test(command)) refuse('it spans several lines (one command only, no newline)');
   const out: string[] = [];
-  for (const entry of parse(command, key => ({ op: 'var', name: key }) as never)) {
+  for (const entry of parse(command, key => ({ op: 'var', name: key }))) {
     if (typeof entry === 'string') {
       if (entry.includes('`')) refuse(`"${entry}" holds a backquote, which a shell would run as a command; no shell runs here`);
       out.push(entry);

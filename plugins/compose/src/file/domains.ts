@@ -134,7 +134,7 @@ function removeStale(doc: Document, labels: Labels, apps: string[], network: str
   if (!stale.length) return false;
   const companions = entries.filter(e => (e.key === 'traefik.enable' && e.value === 'true') || (/^traefik\.(docker|swarm)\.network$/.test(e.key) && e.value === network));
   const drop = new Set([...stale, ...companions].map(e => e.index));
-  labels.node.items = (labels.node.items as unknown[]).filter((_, i) => !drop.has(i)) as never;
+  labels.node.items = (labels.node.items as unknown[]).filter((_, i) => !drop.has(i));
   return true;
 }
 

@@ -105,7 +105,7 @@ export class DatabaseService {
 
   /** The databases of this kind holding the port on the host (as a HostPorts holder). */
   async portHolds(port: number, serverId: string | null, em: EntityManager): Promise<{ kind: string; id: string }[]> {
-    const rows = (await em.find(this.entity, { externalPort: port, serverId } as never)) as DatabaseRow[];
+    const rows = (await em.find(this.entity, { externalPort: port, serverId })) as DatabaseRow[];
     return rows.map(r => ({ kind: this.driver.kind, id: r.id }));
   }
 
@@ -147,7 +147,7 @@ export class DatabaseService {
         env: null,
       }),
       createdAt: new Date(),
-    } as never) as DatabaseRow;
+    }) as DatabaseRow;
     await em.flush();
     return this.view(row);
   }
@@ -206,12 +206,12 @@ export class DatabaseService {
   }
 
   async setStatus(id: string, status: string, em: EntityManager): Promise<void> {
-    await em.nativeUpdate(this.entity, { id }, { applicationStatus: status } as never);
+    await em.nativeUpdate(this.entity, { id }, { applicationStatus: status });
   }
 
   async search(input: Record<string, any>, organizationId: string, em: EntityManager): Promise<{ items: Record<string, unknown>[]; total: number }> {
     const and = await searchFilters(input, organizationId, em);
-    const [rows, total] = await em.findAndCount(this.entity, { $and: and } as never, { orderBy: { createdAt: 'desc', id: 'asc' } as never, limit: input.limit ?? 20, offset: input.offset ?? 0 });
+    const [rows, total] = await em.findAndCount(this.entity, { $and: and }, { orderBy: { createdAt: 'desc', id: 'asc' }, limit: input.limit ?? 20, offset: input.offset ?? 0 });
     return { items: (rows as DatabaseRow[]).map(r => this.view(r, false)), total };
   }
 
@@ -225,18 +225,18 @@ export class DatabaseService {
   }
 
   async findByAppName(appName: string, serverId: string | null, em: EntityManager): Promise<WorkloadRef | null> {
-    const row = (await em.findOne(this.entity, { appName, serverId } as never)) as DatabaseRow | null;
+    const row = (await em.findOne(this.entity, { appName, serverId })) as DatabaseRow | null;
     return row ? this.ref(row) : null;
   }
 
   async inEnvironments(environmentIds: string[], em: EntityManager): Promise<WorkloadRef[]> {
-    const rows = (await em.find(this.entity, { environmentId: { $in: environmentIds } } as never)) as DatabaseRow[];
+    const rows = (await em.find(this.entity, { environmentId: { $in: environmentIds } })) as DatabaseRow[];
     return rows.map(r => this.ref(r));
   }
 
   /** The kind's databases of the given environments (no credentials in lists). */
   async list(environmentIds: string[], em: EntityManager): Promise<Map<string, Record<string, unknown>[]>> {
-    const rows = (await em.find(this.entity, { environmentId: { $in: environmentIds } } as never, { orderBy: { createdAt: 'asc', id: 'asc' } as never })) as DatabaseRow[];
+    const rows = (await em.find(this.entity, { environmentId: { $in: environmentIds } }, { orderBy: { createdAt: 'asc', id: 'asc' } as never })) as DatabaseRow[];
     const out = new Map<string, Record<string, unknown>[]>();
     for (const row of rows) {
       const { databasePassword: _p, databaseRootPassword: _r, env: _e, ...rest } = this.view(row, false);
