@@ -86,7 +86,7 @@ export class JobScheduler {
       this.#pool.on('error', err => this.#log.warn({ err }, 'job scheduler lost a database connection'));
       const backend = new PostgresBackend({ pool: this.#pool, tableName: 'berth_jobs', channelName: 'berth_jobs' });
       // LISTEN/NOTIFY wakes idle workers at once; a dropped listening connection is only logged.
-      (backend.notificationChannel as unknown as NodeJS.EventEmitter | undefined)?.on('error', err => this.#log.warn({ err }, 'job notifications lost their connection'));
+      (backend.notificationChannel as NodeJS.EventEmitter | undefined)?.on('error', err => this.#log.warn({ err }, 'job notifications lost their connection'));
       this.#backend = backend;
       const agenda = new Agenda({ backend, processEvery: '2 seconds', removeOnComplete: true });
       agenda.on('error', (e: unknown) => this.#log.error({ err: e }, 'job scheduler error'));

@@ -95,7 +95,7 @@ function optionsOf(descriptor: ProviderDescriptor, p: EnabledProvider, config: B
   const source = sourceOf(config);
   const raw = structuredClone(p.options);
   const origin: Record<string, string> = {};
-  for (const [key, schema] of Object.entries((descriptor.options as unknown as TObject).properties ?? {})) {
+  for (const [key, schema] of Object.entries((descriptor.options as TObject).properties ?? {})) {
     if (key in raw) continue;
     const { env, formerly } = schema as { env?: string; formerly?: string };
     const text = env ? source.env[env] : undefined;

@@ -13,7 +13,7 @@ interface Checker {
 const compiled = new WeakMap<TSchema, Checker>();
 const checkerOf = (schema: TSchema): Checker => {
   let c = compiled.get(schema);
-  if (!c) compiled.set(schema, (c = Compile(schema) as unknown as Checker));
+  if (!c) compiled.set(schema, (c = Compile(schema) as Checker));
   return c;
 };
 

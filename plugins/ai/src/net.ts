@@ -99,7 +99,7 @@ export class AiNetwork {
     if (url.username || url.password) throw badRequest("The AI provider's URL must not carry a user or password");
     const target = await this.#resolve(url);
     const lookup: LookupFunction = (_host, options, callback) => {
-      if ((options as { all?: boolean }).all) (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [target]);
+      if ((options as { all?: boolean }).all) (callback as (e: null, a: { address: string; family: number }[]) => void)(null, [target]);
       else callback(null, target.address, target.family);
     };
     const headers = Object.fromEntries(new Headers(init.headers).entries());

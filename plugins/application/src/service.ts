@@ -123,7 +123,7 @@ export class ApplicationService {
         // Moving a workload between hosts would leave its service and volumes behind: not done by an update.
         if (((value as string | null) || null) !== (row.serverId ?? null)) throw invalidField('serverId', 'a workload stays on the host it was created on: create it anew on the other server');
       } else if (columnSet.has(key)) {
-        (row as unknown as Record<ColumnKey, unknown>)[key as ColumnKey] = value;
+        (row as Record<ColumnKey, unknown>)[key as ColumnKey] = value;
       } else if (sealedSet.has(key)) {
         secrets[key as SealedKey] = value as string | null;
         sealedChanged = true;

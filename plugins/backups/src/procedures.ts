@@ -77,7 +77,7 @@ export const backupProcedures = (backups: BackupService) => (): Procedure[] => {
         "A web-server backup is Berth's database and its data directory's keys as one archive encrypted with the operator's passphrase (config key backupPassphrase): 409 while it is not set, 403 naming databaseType for anyone but the instance owner. `berth restore` brings an instance back from it.",
       input: CreateInput,
       output: BackupView,
-      handler: asCaller((input, principal, em) => backups.create(input as unknown as BackupCreate, principal, em)),
+      handler: asCaller((input, principal, em) => backups.create(input as BackupCreate, principal, em)),
     }),
     backup.query('one', {
       summary: "A backup of the organization, with its destination, its last run and its database's record (under the kind's name: postgres, mysql...)",
@@ -89,7 +89,7 @@ export const backupProcedures = (backups: BackupService) => (): Procedure[] => {
       summary: "Change a backup's schedule, prefix, destination, database or retention",
       input: UpdateInput,
       output: BackupView,
-      handler: asCaller((input, principal, em) => backups.update(input as unknown as BackupUpdate, principal, em)),
+      handler: asCaller((input, principal, em) => backups.update(input as BackupUpdate, principal, em)),
     }),
     backup.mutation('remove', {
       summary: 'Delete a backup (its files stay in the destination)',

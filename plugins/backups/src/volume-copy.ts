@@ -68,7 +68,7 @@ async function helper(docker: Docker, hosts: ContainerHosts, image: string, volu
 export async function archiveVolume(docker: Docker, hosts: ContainerHosts, image: string | undefined, volume: string): Promise<{ tar: Readable; done(): Promise<void> }> {
   const container = await helper(docker, hosts, await helperImage(docker, volume, image), volume, true);
   try {
-    const tar = (await hosts.call(`read volume ${volume}`, () => container.getArchive({ path: `${MOUNT_AT}/.` }))) as unknown as Readable;
+    const tar = (await hosts.call(`read volume ${volume}`, () => container.getArchive({ path: `${MOUNT_AT}/.` }))) as Readable;
     return { tar, done: async () => void (await container.remove({ force: true }).catch(() => {})) };
   } catch (e) {
     await container.remove({ force: true }).catch(() => {});

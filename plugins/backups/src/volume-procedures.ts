@@ -20,7 +20,7 @@ export const volumeBackupProcedures = (service: VolumeBackupService) => (): Proc
       summary: "Schedule backups of a workload's volume (its data volume or a mount volume) to a destination",
       input: s.Create,
       output: s.View,
-      handler: inOrganization((input, organizationId, em) => service.create(input as unknown as VolumeBackupInput, organizationId, em)),
+      handler: inOrganization((input, organizationId, em) => service.create(input as VolumeBackupInput, organizationId, em)),
     }),
     volumeBackups.query('one', {
       summary: "A volume backup, with its workload's record (its environment and project joined) and its destination (without its keys)",
@@ -32,7 +32,7 @@ export const volumeBackupProcedures = (service: VolumeBackupService) => (): Proc
       summary: 'Change a volume backup',
       input: s.Update,
       output: s.View,
-      handler: inOrganization((input, organizationId, em) => service.update(input as unknown as VolumeBackupUpdateInput, organizationId, em)),
+      handler: inOrganization((input, organizationId, em) => service.update(input as VolumeBackupUpdateInput, organizationId, em)),
     }),
     volumeBackups.mutation('delete', {
       summary: 'Delete a volume backup and its runs (its files stay in the destination)',

@@ -234,7 +234,7 @@ export class StackEngine {
   async volumeMounts(service: string): Promise<Record<string, unknown>[]> {
     const [c] = await this.#docker.listContainers({ all: true, filters: { label: this.#serviceLabels(service) } });
     if (!c) return [];
-    return (c.Mounts ?? []).filter(m => m.Type === 'volume' && m.Source !== '') as unknown as Record<string, unknown>[];
+    return (c.Mounts ?? []).filter(m => m.Type === 'volume' && m.Source !== '') as Record<string, unknown>[];
   }
 
   /** A container's log, when the container is the stack's (Compose's or Swarm's labels say so). */
@@ -242,7 +242,7 @@ export class StackEngine {
     const found = (await this.containers()).find(c => c.Id.startsWith(containerId) || c.Names.some(n => n.replace(/^\//, '') === containerId));
     if (!found) return null;
     const since = options.since === 'all' ? 0 : Math.floor(Date.now() / 1000) - toSeconds(options.since);
-    const raw = (await this.#docker.getContainer(found.Id).logs({ stdout: true, stderr: true, tail: options.tail, since, follow: false })) as unknown as Buffer;
+    const raw = (await this.#docker.getContainer(found.Id).logs({ stdout: true, stderr: true, tail: options.tail, since, follow: false })) as Buffer;
     return demux(raw);
   }
 }

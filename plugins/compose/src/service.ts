@@ -123,7 +123,7 @@ export class ComposeService {
       } else if (key === 'env') {
         row.sealed = this.#secrets().encrypt((value as string | null) ?? '');
       } else if (columnSet.has(key)) {
-        (row as unknown as Record<ColumnKey, unknown>)[key as ColumnKey] = value;
+        (row as Record<ColumnKey, unknown>)[key as ColumnKey] = value;
       } else if ((key === 'githubId' || key === 'gitlabId') && typeof value === 'string' && value) {
         await this.#gitConnections()?.connection(key, value, organizationId, em);
         settings[key] = value;

@@ -58,7 +58,7 @@ export class MessageRenderer {
   }
 
   async render<K extends NotifiedEvent>(event: K, payload: BerthEvents[K], em: EntityManager): Promise<RenderedMessage> {
-    const data = payload as unknown as Record<string, unknown>;
+    const data = payload as Record<string, unknown>;
     const at = typeof data.at === 'string' ? data.at : new Date().toISOString();
     const base = { event, at, data };
     switch (event) {

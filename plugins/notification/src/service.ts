@@ -165,7 +165,7 @@ export function deliveryView(d: DeliveryRow): Static<typeof DeliveryView> {
     deliveryId: d.deliveryId,
     notificationId: d.notificationId,
     event: d.event,
-    title: (d.message as unknown as RenderedMessage).title,
+    title: (d.message as RenderedMessage).title,
     state: d.state as Static<typeof DeliveryView>['state'],
     tries: d.tries,
     createdAt: iso(d.createdAt)!,

@@ -18,7 +18,7 @@ interface EngineService {
 /** Adds the organization label to the services of Berth's records that lack it; answers how many. */
 export async function adoptServices(workloads: WorkloadRegistry, hosts: ContainerHosts, em: EntityManager, log: Logger): Promise<number> {
   const docker = await hosts.local();
-  const services = (await hosts.call('list services', () => docker.listServices({ filters: { label: [ID_LABEL] } }))) as unknown as EngineService[];
+  const services = (await hosts.call('list services', () => docker.listServices({ filters: { label: [ID_LABEL] } }))) as EngineService[];
   let adopted = 0;
   for (const service of services) {
     const labels = service.Spec.Labels ?? {};
@@ -28,7 +28,7 @@ export async function adoptServices(workloads: WorkloadRegistry, hosts: Containe
     if (!ref || ref.appName !== service.Spec.Name) continue;
     const spec = { ...service.Spec, Labels: { ...labels, [ORGANIZATION_LABEL]: ref.organizationId } };
     await hosts.call(`relabel service ${ref.appName}`, () =>
-      (docker.getService(service.ID) as unknown as { update(o: object): Promise<unknown> }).update({ _query: { version: service.Version.Index }, _body: spec }),
+      (docker.getService(service.ID) as { update(o: object): Promise<unknown> }).update({ _query: { version: service.Version.Index }, _body: spec }),
     );
     adopted++;
   }

@@ -58,7 +58,7 @@ function packContext(contextDir: string, dockerfile: string): Readable {
       return !(hasExceptions && lstatSync(file).isDirectory());
     };
   }
-  return tar.pack(contextDir, { ignore }) as unknown as Readable;
+  return tar.pack(contextDir, { ignore }) as Readable;
 }
 
 /** The error an aborted step rejects with: the abort's own reason when it gave one (e.g. a timeout). */

@@ -156,7 +156,7 @@ export class GitlabProvider implements GitProvider {
 
   async listRepositories(account: GitAccount): Promise<GitRepository[]> {
     return this.#run(account, 'repositories', async (api, a) => {
-      const projects = (await api.Projects.all({ membership: true, perPage: 100 })) as unknown as {
+      const projects = (await api.Projects.all({ membership: true, perPage: 100 })) as {
         id: number;
         path: string;
         namespace: { full_path: string };
@@ -173,14 +173,14 @@ export class GitlabProvider implements GitProvider {
 
   async listBranches(account: GitAccount, repo: GitRepositoryRef): Promise<GitBranch[]> {
     return this.#run(account, 'branches', async api => {
-      const branches = (await api.Branches.all(projectPath(repo), { perPage: 100 })) as unknown as { name: string; commit: { id: string } }[];
+      const branches = (await api.Branches.all(projectPath(repo), { perPage: 100 })) as { name: string; commit: { id: string } }[];
       return branches.map(b => ({ name: b.name, commit: b.commit.id }));
     });
   }
 
   async resolveCommit(account: GitAccount, repo: GitRepositoryRef, ref: string): Promise<string> {
     return this.#run(account, 'commit', async api => {
-      const commit = (await api.Commits.show(projectPath(repo), ref)) as unknown as { id?: string };
+      const commit = (await api.Commits.show(projectPath(repo), ref)) as { id?: string };
       if (!commit.id || !/^[0-9a-f]{40}$/.test(commit.id)) throw new GitProviderError('commit', `GitLab answered no commit id for ${ref}`);
       return commit.id;
     });
@@ -194,7 +194,7 @@ export class GitlabProvider implements GitProvider {
 
   async registerWebhook(account: GitAccount, repo: GitRepositoryRef, hook: { url: string; secret: string }): Promise<GitWebhook> {
     return this.#run(account, 'webhook', async api => {
-      const made = (await api.ProjectHooks.add(projectPath(repo), hook.url, { pushEvents: true, token: hook.secret, enableSslVerification: true })) as unknown as { id: number };
+      const made = (await api.ProjectHooks.add(projectPath(repo), hook.url, { pushEvents: true, token: hook.secret, enableSslVerification: true })) as { id: number };
       return { id: String(made.id) };
     });
   }
@@ -209,7 +209,7 @@ export class GitlabProvider implements GitProvider {
 
   async commentOnPullRequest(account: GitAccount, repo: GitRepositoryRef, number: number, body: string): Promise<{ id: string }> {
     return this.#run(account, 'comment', async api => {
-      const note = (await api.MergeRequestNotes.create(projectPath(repo), number, body)) as unknown as { id: number };
+      const note = (await api.MergeRequestNotes.create(projectPath(repo), number, body)) as { id: number };
       return { id: String(note.id) };
     });
   }

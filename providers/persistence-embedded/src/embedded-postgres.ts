@@ -195,7 +195,7 @@ export class EmbeddedPostgres {
         else log.debug({ postgres: line }, 'embedded PostgreSQL');
       }
     });
-    (child.stderr as unknown as { unref?(): void }).unref?.();
+    (child.stderr as { unref?(): void }).unref?.();
   }
 
   #lastLines(): string {

@@ -226,7 +226,7 @@ export class CaddyProxy implements ProxyProvider {
     if (!this.#engine) return null;
     const container = await runningContainer(this.#engine.docker, this.#options.serviceName, 1000).catch(() => null);
     if (!container) return null;
-    const raw = (await container.logs({ stdout: true, stderr: true, tail: 500 })) as unknown as Buffer;
+    const raw = (await container.logs({ stdout: true, stderr: true, tail: 500 })) as Buffer;
     let found: string | null = null;
     for (const line of raw.toString('utf8').split('\n')) {
       const at = line.indexOf('{');

@@ -72,7 +72,7 @@ export function seqAt(doc: Document, map: YAMLMap | null | undefined, key: strin
 /** The root mapping (made when the file is empty). */
 export function rootOf(doc: Document): YAMLMap {
   if (!isMap(doc.contents)) doc.contents = doc.createNode({});
-  return doc.contents as unknown as YAMLMap;
+  return doc.contents as YAMLMap;
 }
 
 /** The map under a key, created empty when absent or null. */
