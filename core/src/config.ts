@@ -188,6 +188,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     raw[k] = v;
     origin[k] = k;
   }
+  // cast: plugins extend BerthConfig; the kernel's keys are checked
   const config = validateSection(KernelConfig, raw, origin) as unknown as BerthConfig;
   // Paths in the file are relative to the file; in the environment, to the working directory.
   const base = (key: string) => (origin[key]?.startsWith('"') ? baseDir : process.cwd());

@@ -21,6 +21,7 @@ export const coreProcedures = [
     ),
     handler: (_input, ctx) => {
       const app = ctx.cradle.openapi;
+      // casts: swagger's loose document type
       return completeDocument(structuredClone(app()) as never, ctx.origin) as never;
     },
   }),

@@ -135,7 +135,7 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
       entities: (...s) => void entities.push(...s),
       migrations: (...m) => void migrations.push(...m),
       procedures: (...p) => registry.add(...p),
-      provide: regs => void container.register(regs as never),
+      provide: regs => void container.register(regs as never), // cast: a plugin's own Cradle keys
       onStart: fn => void startHooks.push(fn),
       headless: options.headless === true,
       http: routes =>

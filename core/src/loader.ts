@@ -36,6 +36,7 @@ async function importPlugin(specifier: string, source: string): Promise<LoadedPl
     throw new Error(`Cannot load plugin ${source}: ${(e as Error).message}`);
   }
   const plugin = mod.default as BerthPlugin | undefined;
+  // cast: definePlugin's symbol key
   const meta = plugin && (plugin as unknown as Record<symbol, Omit<PluginInfo, 'source'>>)[BERTH_PLUGIN];
   if (typeof plugin !== 'function' || !meta) throw new Error(`Plugin ${source} has no default export made with definePlugin()`);
   return { plugin, info: { ...meta, source } };

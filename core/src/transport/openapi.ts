@@ -34,12 +34,13 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string | 
       servers: [{ url: `${publicUrl ?? 'http://localhost:3000'}/api` }],
       components: {
         securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' }, Authorization: { type: 'http', scheme: 'bearer' } },
+        // cast: TypeBox's JSON Schema as OpenAPI's type
         schemas: Object.fromEntries(errorCodes.map(c => [`error.${c}`, errorSchema(c)])) as never,
       },
       security: [{ apiKey: [] }, { Authorization: [] }],
     },
     // Paths are relative to the server entry, which already ends in /api.
-    transform: ({ schema, url }) => ({ schema: schema as never, url: url.replace(/^\/api/, '') }),
+    transform: ({ schema, url }) => ({ schema: schema as never, url: url.replace(/^\/api/, '') }), // cast: as above
   });
   await app.register(swaggerUi, { routePrefix: '/swagger', transformSpecificationClone: true, transformSpecification: spec => completeDocument(spec as OpenApiDoc) });
 }

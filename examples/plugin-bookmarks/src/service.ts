@@ -30,6 +30,7 @@ export class BookmarkService {
     }
     // Uses the project plugin's service through the container, never its files.
     if (input.projectId) await projects.assertInOrganization(input.projectId, this.#org, em);
+    // cast: MikroORM's create wants every column; the defaults fill the rest.
     const b = em.create(Bookmark, { organizationId: this.#org, url: input.url, title: input.title, weight: input.weight ?? 0, projectId: input.projectId ?? null } as never);
     await em.flush();
     return view(b as Row);

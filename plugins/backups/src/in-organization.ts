@@ -6,10 +6,10 @@ import type { EntityManager, Principal, ProcedureContext } from '@berth/core';
 export const inOrganization =
   <I>(fn: (input: I, organizationId: string, em: EntityManager) => unknown) =>
   (input: I, ctx: ProcedureContext) =>
-    fn(input, ctx.principal.organizationId, ctx.cradle.em as EntityManager) as never;
+    fn(input, ctx.principal.organizationId, ctx.cradle.em as EntityManager) as never; // cast: the output schema, not fn, types the answer
 
 /** The same, for handlers that need the caller (their organization is `principal.organizationId`). */
 export const asCaller =
   <I>(fn: (input: I, principal: Principal, em: EntityManager) => unknown) =>
   (input: I, ctx: ProcedureContext) =>
-    fn(input, ctx.principal, ctx.cradle.em as EntityManager) as never;
+    fn(input, ctx.principal, ctx.cradle.em as EntityManager) as never; // cast: as above

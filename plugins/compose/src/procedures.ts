@@ -163,7 +163,7 @@ export function composeProcedures(cradle: Cradle) {
       summary: "The named volumes mounted by a service's container, as the engine reports them",
       input: MountsByServiceInput,
       output: Type.Array(ContainerMount),
-      handler: ({ composeId, serviceName }, ctx) => ctx.cradle.callerCompose.mountsByService(composeId, serviceName) as never,
+      handler: ({ composeId, serviceName }, ctx) => ctx.cradle.callerCompose.mountsByService(composeId, serviceName) as never, // cast: the engine's mounts, as it reports them
     }),
     compose.mutation('fetchSourceType', { summary: "The stack's source type", input: IdInput, output: Type.String(), handler: ({ composeId }, ctx) => ctx.cradle.callerCompose.sourceType(composeId) }),
     text(

@@ -19,6 +19,7 @@ const Whereabouts = Type.Object({ environmentId: Type.String(), name: Type.Strin
 type Whereabouts = { environmentId: string; name: string; project: { projectId: string; name: string } };
 
 /** A kind's workload as allCentralized joins it: the kind's summary (as environment reads list it) and where it lives. */
+// cast: a kind declares its listItem as any schema; every built-in one is an object.
 const ownerSchema = (kind: WorkloadKind) =>
   Type.Object({ ...(kind.listItem as unknown as Fields).properties, environment: Whereabouts, buildServer: Type.Null({ description: 'the build server (build servers are not served yet: null)' }) });
 

@@ -228,6 +228,7 @@ export class DeploymentStore implements DeploymentService {
 
   /** The schemas of allCentralized's and queueList's entries (made once every plugin is set up). */
   centralizedSchemas() {
+    // cast: viewSchema() is built from the kinds at run time; centralizedSchemas takes it as a plain object schema.
     return centralizedSchemas(this.#workloads.kinds(), this.viewSchema() as unknown as Parameters<typeof centralizedSchemas>[1]);
   }
 

@@ -181,12 +181,12 @@ function ruleProcedures(
       input: s.Create,
       output: Ok(),
       async handler(input, ctx) {
-        await records(ctx).create(input as never);
+        await records(ctx).create(input as never); // cast: the input schema is built per owner kind at run time
         return true;
       },
     }),
     r.query('one', { summary: say.one, input: s.Id, output: s.View, handler: (input, ctx) => records(ctx).one(idOf(input)) }),
-    r.mutation('update', { summary: say.update, input: s.Update, output: s.View, handler: (input, ctx) => records(ctx).update(input as never) }),
+    r.mutation('update', { summary: say.update, input: s.Update, output: s.View, handler: (input, ctx) => records(ctx).update(input as never) }), // cast: as in create
     r.mutation('delete', { summary: `${say.remove}; answers it as it was`, input: s.Id, output: s.View, handler: (input, ctx) => records(ctx).remove(idOf(input)) }),
   ];
 }

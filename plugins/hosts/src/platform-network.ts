@@ -69,6 +69,7 @@ export async function ensurePlatformNetwork(docker: Docker, call: Call, name: st
         'Or choose another name with the config key platformNetwork (BERTH_PLATFORM_NETWORK)',
     );
   if (found.Driver !== 'overlay' || found.Scope !== 'swarm' || !found.Attachable) throw refuse(`it lacks the label ${KIND_LABEL}=platform and is not an attachable swarm overlay`);
+  // cast: dockerode's Service type lacks the Spec.TaskTemplate.Networks the engine answers.
   const services = (await call('list services', () => docker.listServices())) as unknown as EngineService[];
   const attached = attachedTo(services, found);
   if (!attached.length) throw refuse(`it lacks the label ${KIND_LABEL}=platform and no service of Berth's is attached to it`);
@@ -103,7 +104,7 @@ export async function refuseWhileAttached(o: { docker: Docker; call: Call; forme
   const { former } = o;
   const old = await findNetwork(o.docker, o.call, former);
   if (old) {
-    const services = attachedTo((await o.call('list services', () => o.docker.listServices())) as unknown as EngineService[], old);
+    const services = attachedTo((await o.call('list services', () => o.docker.listServices())) as unknown as EngineService[], old); // cast: as above
     let ours = 0;
     for (const s of services) {
       const kind = s.Spec?.Labels?.[KIND_LABEL];

@@ -124,11 +124,13 @@ export class ServerService implements HostServerDirectory {
     const registry = optionalService(this.#cradle(), 'workloads');
     const out: WorkloadOnServer[] = [];
     for (const kind of registry?.kinds() ?? []) {
+      // casts: a kind's entity and its metadata are known only at run time (its plugin registers them).
       const entity = kind.listSource?.entity as never;
       if (!entity) continue;
       const meta = em.getMetadata().find(entity) as unknown as { primaryKeys: string[]; properties: Record<string, unknown> } | undefined;
       if (!meta?.properties.serverId || meta.primaryKeys.length !== 1) continue;
       const key = meta.primaryKeys[0]!;
+      // casts: as above
       const rows = (await em.find(entity, { serverId } as never, { orderBy: { [key]: 'asc' } as never })) as Record<string, unknown>[];
       out.push(...rows.map(r => ({ kind: kind.kind, id: String(r[key]), name: String(r.name ?? r[key]) })));
     }

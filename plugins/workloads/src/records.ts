@@ -40,6 +40,7 @@ export async function searchFilters(input: SearchFields, organizationId: string,
 
 /** The registry's lookups of a kind whose rows are `entity`, keyed by `idField`. */
 export function recordLookups<Row>(entity: unknown, idField: string, ref: (row: Row) => WorkloadRef) {
+  // casts: the entity is a kind's, known at run time; Row is what its plugin declares it holds.
   const find = (where: object, em: EntityManager) => em.findOne(entity as never, where as never) as Promise<Row | null>;
   return {
     async findRef(id: string, em: EntityManager): Promise<WorkloadRef | null> {
@@ -51,7 +52,7 @@ export function recordLookups<Row>(entity: unknown, idField: string, ref: (row: 
       return row ? ref(row) : null;
     },
     async inEnvironments(environmentIds: string[], em: EntityManager): Promise<WorkloadRef[]> {
-      return ((await em.find(entity as never, { environmentId: { $in: environmentIds } } as never)) as Row[]).map(ref);
+      return ((await em.find(entity as never, { environmentId: { $in: environmentIds } } as never)) as Row[]).map(ref); // casts: as above
     },
   };
 }

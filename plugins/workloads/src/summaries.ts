@@ -31,6 +31,7 @@ const isoSql = (col: string) => `to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"
 /** The kind's source, or null when it cannot be read this way (no listSource, or a field that is neither a column nor in its JSON). */
 export function summarySource(kind: WorkloadKind, em: EntityManager): Source | null {
   if (!kind.listSource) return null;
+  // cast: a kind's entity is known only at run time (its plugin registers it).
   const meta = em.getMetadata().find(kind.listSource.entity as never) as Metadata | undefined;
   if (!meta || meta.primaryKeys.length !== 1) return null;
   const key = column(meta.properties[meta.primaryKeys[0]!]);

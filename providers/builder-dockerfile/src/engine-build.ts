@@ -11,6 +11,7 @@ import type Docker from 'dockerode';
 import type { BuildIo } from '@berth/core';
 
 // The package is CommonJS (module.exports = factory) while its types declare an ES default export.
+// cast: the package is CommonJS; under Node's ESM its default export is the module itself.
 const dockerignore = dockerignoreModule as unknown as typeof dockerignoreModule.default;
 
 /** An image reference as Berth accepts them: [registry[:port]/]name[/name...][:tag][@sha256:digest]. */

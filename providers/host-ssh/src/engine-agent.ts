@@ -28,7 +28,7 @@ export class ChannelAgent extends http.Agent {
   override createConnection(_options: unknown, callback?: (err: Error | null, stream: Duplex) => void): undefined {
     this.#dial().then(
       stream => callback?.(null, asSocket(stream)),
-      (err: Error) => callback?.(err, undefined as never),
+      (err: Error) => callback?.(err, undefined as never), // cast: node's callback types no socket beside an error
     );
     return undefined;
   }

@@ -41,6 +41,7 @@ interface CopiedTable {
 
 async function copyDatabase(fromUrl: string, to: PoolConfig): Promise<CopiedTable[]> {
   // Every value as text, exactly as the server prints it.
+  // cast: pg's types want its full type-parser set; every column read as text needs only getTypeParser.
   const source = new pg.Client({ connectionString: fromUrl, types: { getTypeParser: () => (value: string) => value } as never });
   const target = new pg.Client(to);
   await source.connect();

@@ -191,7 +191,7 @@ export class DatabaseService {
         case 'databaseRootPassword':
         case 'env':
           if (key !== 'databaseRootPassword' || this.driver.fields.databaseRootPassword) {
-            (sealed as unknown as Record<string, unknown>)[key] = value;
+            (sealed as unknown as Record<string, unknown>)[key] = value; // cast: the key is one of the kind's own fields, checked above
             sealedChanged = true;
           }
           break;
@@ -236,7 +236,7 @@ export class DatabaseService {
 
   /** The kind's databases of the given environments (no credentials in lists). */
   async list(environmentIds: string[], em: EntityManager): Promise<Map<string, Record<string, unknown>[]>> {
-    const rows = (await em.find(this.entity, { environmentId: { $in: environmentIds } }, { orderBy: { createdAt: 'asc', id: 'asc' } as never })) as DatabaseRow[];
+    const rows = (await em.find(this.entity, { environmentId: { $in: environmentIds } }, { orderBy: { createdAt: 'asc', id: 'asc' } as never })) as DatabaseRow[]; // cast: the entity is the kind's, chosen at run time
     const out = new Map<string, Record<string, unknown>[]>();
     for (const row of rows) {
       const { databasePassword: _p, databaseRootPassword: _r, env: _e, ...rest } = this.view(row, false);

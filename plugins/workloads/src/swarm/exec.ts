@@ -20,6 +20,7 @@ export async function execIn(docker: Docker, containerId: string, command: Conta
   const out: Buffer[] = [];
   const err: Buffer[] = [];
   await new Promise<void>((resolve, reject) => {
+    // casts: demuxStream calls only write(); a whole Writable is not needed.
     const stdout = { write: (b: Buffer) => void out.push(b) } as unknown as NodeJS.WritableStream;
     const stderr = { write: (b: Buffer) => void err.push(b) } as unknown as NodeJS.WritableStream;
     docker.modem.demuxStream(stream, stdout, stderr);
@@ -54,6 +55,7 @@ export async function startIn(docker: Docker, containerId: string, command: Cont
     .exec({ Cmd: command.cmd, Env: Object.entries(command.env ?? {}).map(([k, v]) => `${k}=${v}`), ...(command.user ? { User: command.user } : {}), AttachStdout: true, AttachStderr: true });
   const stream = await exec.start({});
   let output = Buffer.alloc(0);
+  // cast: demuxStream calls only write().
   const tail = { write: (b: Buffer) => void (output = Buffer.concat([output, b]).subarray(-4096)) } as unknown as NodeJS.WritableStream;
   docker.modem.demuxStream(stream, tail, tail);
   const exited = new Promise<{ exitCode: number; output: string }>(resolve => {

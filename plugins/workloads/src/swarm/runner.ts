@@ -315,7 +315,7 @@ export class SwarmRunner {
             tail: opts.tail ?? 'all',
             ...(since === undefined ? {} : { since }),
             abortSignal: opts.signal,
-          } as Docker.ContainerLogsOptions) as unknown as Promise<Buffer | string>,
+          } as Docker.ContainerLogsOptions) as unknown as Promise<Buffer | string>, // cast: without follow, dockerode answers the bytes, not a stream
     );
     return demux(Buffer.isBuffer(raw) ? raw : Buffer.from(String(raw)));
   }
@@ -366,7 +366,7 @@ export class SwarmRunner {
       try {
         const answer = await this.#call(`update service ${name}`, async () => {
           const opts = { _query: { version: base.Version.Index }, _body: spec };
-          // dockerode takes (auth, options) at run time; its typings only know (options).
+          // cast: dockerode takes (auth, options) at run time; its typings only know (options).
           const service = this.#docker.getService(base.ID) as unknown as { update(a: RegistryAuth | undefined, o: object): Promise<{ Warnings?: string[] | null } | undefined> };
           return service.update(auth, opts);
         });

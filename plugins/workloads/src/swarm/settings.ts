@@ -79,6 +79,7 @@ export type SwarmSettingKey = keyof typeof swarmSettingFields;
 
 const RESOURCE_KEYS = ['memoryReservation', 'memoryLimit', 'cpuReservation', 'cpuLimit'] as const;
 /** Memory and CPU as answers carry them: text, as the peer stores them. */
+// cast: Object.fromEntries loses the keys, which are RESOURCE_KEYS.
 export const swarmResourceAnswers = Object.fromEntries(RESOURCE_KEYS.map(k => [k, Nullable(Type.String())])) as unknown as Record<(typeof RESOURCE_KEYS)[number], TSchema>;
 /** The settings as answered: a number the older variant sent for memory or CPU becomes its digits (read the same way, see resources.ts). */
 export function answerSwarmSettings<T extends Record<string, unknown>>(settings: T): T {
