@@ -7,11 +7,12 @@
 // removed there; nothing of them ever appears on the local engine. A serverId nobody keeps, or
 // another organization's, is 404.
 import { spawnSync } from 'node:child_process';
+import http from 'node:http';
 import t from 'tap';
 import Docker from 'dockerode';
 import pg from 'pg';
 import { asValue } from '@berth/core';
-import { canRun, startTestServer, signUpAdmin, runFinished, waitFor, freePort, makeGitRepo, TEST_BASE_IMAGE, TEST_POSTGRES_IMAGE, TEST_STATIC_IMAGE } from '@berth/core/testing';
+import { canRun, startTestServer, signUpAdmin, runFinished, waitFor, freePort, makeGitRepo, TEST_BASE_IMAGE, TEST_POSTGRES_IMAGE, TEST_STATIC_IMAGE, TEST_CADDY_IMAGE } from '@berth/core/testing';
 import { inHost, remoteHostsMissing, sharedRemoteHosts } from './kit/remote-hosts.ts';
 
 t.setTimeout(1_200_000);
@@ -25,8 +26,26 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
   const remote = new Docker({ socketPath: host.socket });
 
   // The git application reads a repository of this machine: the operator grants that.
-  const server = await startTestServer({ deploySettleSeconds: 1, proxy: 'none', hostAccess: { bindMountRoots: [], hostNetworks: false, localGit: true } });
-  t.teardown(() => server.destroy());
+  // The proxy is Caddy: a domain of a workload on the server is routed by the server's own proxy.
+  const PROXY = `berth-test-proxy-${process.pid}`;
+  const proxyHttpPort = await freePort();
+  const server = await startTestServer({
+    deploySettleSeconds: 1,
+    proxy: 'caddy',
+    proxyImage: TEST_CADDY_IMAGE,
+    proxyHttpPort,
+    proxyHttpsPort: await freePort(),
+    providers: { proxy: { caddy: { options: { serviceName: PROXY } } } },
+    hostAccess: { bindMountRoots: [], hostNetworks: false, localGit: true },
+  });
+  t.teardown(async () => {
+    await server.destroy();
+    for (const docker of [local, remote])
+      await docker
+        .getService(PROXY)
+        .remove()
+        .catch(() => undefined);
+  });
   const { client } = await signUpAdmin(server);
   const key = await client.post('sshKey.create', { name: 'kit host', privateKey: host.privateKey, publicKey: host.publicKey });
   if (key.status !== 200) throw new Error(`sshKey.create: ${key.status} ${JSON.stringify(key.body)}`);
@@ -289,4 +308,65 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
       t.same(await containersOf(local), [], 'and nothing of it here');
     });
   }
+  t.test("a domain of an application on the server is routed by the server's own proxy", async t => {
+    /** A request to the server's address, on the proxy's http port, for a host name (as a browser whose DNS points the host there). */
+    const through = (hostName: string) =>
+      new Promise<{ status: number; body: string } | undefined>(resolve => {
+        const req = http.request({ host: host.address, port: proxyHttpPort, path: '/', headers: { Host: hostName }, timeout: 3000 }, res => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', c => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on('timeout', () => req.destroy());
+        req.on('error', () => resolve(undefined));
+        req.end();
+      });
+    const created = await client.post('application.create', { name: 'routed', environmentId, serverId: SERVER });
+    t.equal(created.status, 200, JSON.stringify(created.body));
+    const { applicationId } = created.body as { applicationId: string };
+    t.teardown(() => client.post('application.delete', { applicationId }).catch(() => undefined));
+    const site = 'mkdir -p /www && echo "routed on $HOSTNAME" > /www/index.html && exec httpd -f -p 3000 -h /www';
+    await client.post('application.update', { applicationId, command: 'sh', args: ['-c', site], stopGracePeriodSwarm: 1_000_000_000 });
+    await client.post('application.saveDockerProvider', { applicationId, dockerImage: TEST_BASE_IMAGE });
+    const done = await runFinished(client, 'application.deploy', { applicationId });
+    t.equal(done.status, 'done', done.errorMessage ?? '');
+
+    const domain = await client.post('domain.create', { host: 'routed.test', applicationId, port: 3000 });
+    t.equal(domain.status, 200, JSON.stringify(domain.body));
+    const answer = await waitFor(
+      "routed.test through the server's proxy",
+      async () => {
+        const a = await through('routed.test');
+        return a?.status === 200 ? a : undefined;
+      },
+      { timeout: 60_000, interval: 250 },
+    );
+    t.match(answer.body, /^routed on /, "the application's task on the server answers");
+    t.ok(await remote.getService(PROXY).inspect(), "the proxy's service runs on the server's engine");
+    t.equal(
+      await local
+        .getService(PROXY)
+        .inspect()
+        .then(
+          () => true,
+          () => false,
+        ),
+      false,
+      'no proxy was started on the local engine',
+    );
+    const caddyJson = await inHost(host, ['sh', '-c', `cat /home/${host.user}/.berth/proxy/caddy/caddy.json`]);
+    t.match(caddyJson.stdout, /routed\.test/, "its configuration is written on the server, in the login's home");
+
+    const one = await client.get('domain.one', { domainId: domain.body.domainId });
+    t.equal(one.status, 200, JSON.stringify(one.body));
+    const check = (name: string) => one.body.preflight.checks.find((c: { check: string }) => c.check === name);
+    t.match(check('workload'), { ok: true }, 'the preflight finds the workload on its server');
+    t.match(check('proxyPort'), { ok: true, reason: `port ${proxyHttpPort} of server ${SERVER} (${host.address})` }, "and the server's proxy on its address");
+    t.match(check('dns'), { ok: false, reason: `pointing at ${host.address}` }, "DNS is asked for the server's address");
+
+    t.equal((await client.post('domain.delete', { domainId: domain.body.domainId })).status, 200);
+    await waitFor('routed.test no longer routed', async () => (await through('routed.test'))?.status === 404, { timeout: 30_000 });
+    t.equal((await client.post('application.delete', { applicationId })).status, 200);
+  });
 }
