@@ -12,7 +12,20 @@ import t from 'tap';
 import Docker from 'dockerode';
 import pg from 'pg';
 import { asValue } from '@berth/core';
-import { canRun, startTestServer, signUpAdmin, runFinished, waitFor, freePort, makeGitRepo, TEST_BASE_IMAGE, TEST_POSTGRES_IMAGE, TEST_STATIC_IMAGE, TEST_CADDY_IMAGE } from '@berth/core/testing';
+import {
+  canRun,
+  startTestServer,
+  signUpAdmin,
+  runFinished,
+  deploymentFinished,
+  waitFor,
+  freePort,
+  makeGitRepo,
+  TEST_BASE_IMAGE,
+  TEST_POSTGRES_IMAGE,
+  TEST_STATIC_IMAGE,
+  TEST_CADDY_IMAGE,
+} from '@berth/core/testing';
 import { inHost, remoteHostsMissing, sharedRemoteHosts } from './kit/remote-hosts.ts';
 
 t.setTimeout(1_200_000);
@@ -226,10 +239,11 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
         .remove()
         .catch(() => undefined);
       await waitFor('its containers gone', async () => (await footprint(remote, postgresId)).containers === 0, { timeout: 60_000 }).catch(() => undefined);
-      await remote
-        .getVolume(`${appName}-data`)
-        .remove()
-        .catch(() => undefined);
+      for (const v of (await remote.listVolumes({ filters: { label: [`berth.id=${postgresId}`] } })).Volumes ?? [])
+        await remote
+          .getVolume(v.Name)
+          .remove()
+          .catch(() => undefined);
     });
     const port = await freePort();
     t.equal((await client.post('postgres.saveExternalPort', { postgresId, externalPort: port })).status, 200);
@@ -258,6 +272,77 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
       { timeout: 90_000, interval: 500 },
     );
     t.same(rows, [{ one: 1 }], "it answers on the server's address");
+
+    // Backups of it, of the database and of its volume, taken and restored on the server.
+    const sql = async (text: string) => {
+      const c = new pg.Client({ host: host.address, port, user: 'shop', password, database: 'shop', connectionTimeoutMillis: 3000 });
+      await c.connect();
+      try {
+        return (await c.query(text)).rows as Record<string, unknown>[];
+      } finally {
+        await c.end().catch(() => undefined);
+      }
+    };
+    const reachable = () =>
+      waitFor(
+        'postgres answering again',
+        () =>
+          sql('select 1').then(
+            () => true,
+            () => false,
+          ),
+        { timeout: 90_000, interval: 500 },
+      );
+    const dest = (
+      await client.post('destination.create', { name: 'disk', provider: 'local', bucket: 'on-server', endpoint: '', region: '', accessKey: '', secretAccessKey: '', additionalFlags: null })
+    ).body;
+    await sql("create table orders (id int primary key, item text); insert into orders select g, 'item ' || g from generate_series(1, 50) g");
+    const backup = await client.post('backup.create', {
+      schedule: '0 3 * * *',
+      enabled: false,
+      prefix: 'remote',
+      destinationId: dest.destinationId,
+      database: 'shop',
+      databaseType: 'postgres',
+      postgresId,
+    });
+    t.equal(backup.status, 200, JSON.stringify(backup.body));
+    t.equal((await client.post('backup.manualBackupPostgres', { backupId: backup.body.backupId })).body, true, "a database backup of the server's database");
+    const [dump] = (await client.get('backup.listBackupFiles', { destinationId: dest.destinationId, search: 'remote/' })).body as { Path: string; Size: number }[];
+    t.ok(dump && dump.Size > 100, 'its file is in the destination');
+    await sql('drop table orders');
+    const restoredDb = await client.post('backup.restoreBackup', { databaseId: postgresId, databaseType: 'postgres', databaseName: 'shop', backupFile: dump!.Path, destinationId: dest.destinationId });
+    t.equal(restoredDb.status, 200, JSON.stringify(restoredDb.body));
+    const dbDone = await deploymentFinished(client, restoredDb.body.deploymentId);
+    t.equal(dbDone.status, 'done', dbDone.errorMessage ?? '');
+    t.same(await sql('select count(*)::int as n from orders'), [{ n: 50 }], 'restored on the server: the rows are back');
+
+    const spec = (await remote.getService(appName).inspect()).Spec as { TaskTemplate: { ContainerSpec: { Mounts: { Type: string; Source: string }[] } } };
+    const volumeName = spec.TaskTemplate.ContainerSpec.Mounts.find(m => m.Type === 'volume')!.Source;
+    const volume = await client.post('volumeBackups.create', {
+      name: 'pg volume',
+      volumeName,
+      prefix: 'vol',
+      serviceType: 'postgres',
+      cronExpression: '0 3 * * *',
+      destinationId: dest.destinationId,
+      postgresId,
+      turnOff: true,
+    });
+    t.equal(volume.status, 200, JSON.stringify(volume.body));
+    t.equal((await client.post('volumeBackups.runManually', { volumeBackupId: volume.body.volumeBackupId })).body, true, "a volume backup of the server's volume");
+    const [archive] = (await client.get('backup.listBackupFiles', { destinationId: dest.destinationId, search: `${appName}/vol/` })).body as { Path: string; Size: number }[];
+    t.ok(archive && archive.Size > 1000, 'its archive is in the destination');
+    await reachable();
+    await sql("insert into orders values (1000, 'after the volume backup')");
+    const restoredVolume = await client.post('volumeBackups.restore', { backupFileName: archive!.Path, destinationId: dest.destinationId, volumeName, id: postgresId, serviceType: 'postgres' });
+    t.equal(restoredVolume.status, 200, JSON.stringify(restoredVolume.body));
+    const volumeDone = await deploymentFinished(client, restoredVolume.body.deploymentId, { timeout: 120_000 });
+    t.equal(volumeDone.status, 'done', volumeDone.errorMessage ?? '');
+    await reachable();
+    t.same(await sql('select count(*)::int as n from orders'), [{ n: 50 }], 'the volume restored on the server: the row written after its backup is gone');
+    t.same((await local.listVolumes({ filters: { name: [volumeName] } })).Volumes ?? [], [], 'no volume of that name was made here');
+    await nothingLocal(t, postgresId);
 
     const logs = await client.get('postgres.readLogs', { postgresId, tail: 50 });
     t.equal(logs.status, 200, JSON.stringify(logs.body));
