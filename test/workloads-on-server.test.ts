@@ -7,7 +7,9 @@
 // removed there; nothing of them ever appears on the local engine. A serverId nobody keeps, or
 // another organization's, is 404.
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import t from 'tap';
 import Docker from 'dockerode';
 import pg from 'pg';
@@ -149,11 +151,17 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     await client.post('application.saveDockerProvider', { applicationId, dockerImage: TEST_STATIC_IMAGE });
     const port = await freePort();
     t.equal((await client.post('port.create', { applicationId, publishedPort: port, targetPort: 80, publishMode: 'host', protocol: 'tcp' })).status, 200);
+    // A file mount: its file is written on the server, where the engine binds it.
+    const page = await client.post('mounts.create', { serviceId: applicationId, type: 'file', content: 'from a file mount on the server\n', mountPath: '/www/index.html' });
+    t.equal(page.status, 200, JSON.stringify(page.body));
 
     const done = await runFinished(client, 'application.deploy', { applicationId });
     const log = String((await client.get('deployment.readLogs', { deploymentId: done.deploymentId })).body);
     t.equal(done.status, 'done', `${done.errorMessage ?? ''}\n${log}`);
     t.match(log, `copying it from Berth's own engine`, 'the log says the image was copied');
+    const onServer = `/home/${host.user}/.berth/files/${appName}/${page.body.filePath}`;
+    t.equal((await inHost(host, ['cat', onServer])).stdout, 'from a file mount on the server\n', "the file is written on the server, in the login's home");
+    t.equal(existsSync(path.join(server.dataDir, 'applications', appName, 'files', page.body.filePath)), false, 'not here');
     t.ok(await hasImage(remote, TEST_STATIC_IMAGE), 'the image is on the server now');
     const info = (await remote.info()) as { Swarm: { LocalNodeState: string; NodeAddr: string } };
     t.equal(info.Swarm.LocalNodeState, 'active', "the server's engine is a swarm manager");
@@ -164,7 +172,7 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     );
     t.same(await footprint(remote, applicationId), { services: 1, containers: 1 }, 'its service and task on the server');
     await nothingLocal(t, applicationId);
-    t.match(await served(port, /^\d{3} /), /^404 /, "its httpd answers on the server's address");
+    t.match(await served(port, /^\d{3} /), /^200 from a file mount on the server/, "its httpd answers on the server's address, with the mounted file");
 
     const logs = await client.get('application.readLogs', { applicationId, tail: 50 });
     t.equal(logs.status, 200, JSON.stringify(logs.body));
@@ -178,6 +186,7 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     t.equal((await client.post('application.delete', { applicationId })).status, 200);
     await waitFor('the service gone from the server', async () => (await footprint(remote, applicationId)).services === 0, { timeout: 60_000 });
     await nothingLocal(t, applicationId);
+    t.not((await inHost(host, ['test', '-e', onServer])).code, 0, 'its file mount is removed from the server with it');
   });
 
   t.test("an application from git is built on the server's engine: the checkout stays here, the base image copied", async t => {
