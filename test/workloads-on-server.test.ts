@@ -7,11 +7,27 @@
 // removed there; nothing of them ever appears on the local engine. A serverId nobody keeps, or
 // another organization's, is 404.
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
 import t from 'tap';
 import Docker from 'dockerode';
 import pg from 'pg';
 import { asValue } from '@berth/core';
-import { canRun, startTestServer, signUpAdmin, runFinished, waitFor, freePort, makeGitRepo, TEST_BASE_IMAGE, TEST_POSTGRES_IMAGE, TEST_STATIC_IMAGE } from '@berth/core/testing';
+import {
+  canRun,
+  startTestServer,
+  signUpAdmin,
+  runFinished,
+  deploymentFinished,
+  waitFor,
+  freePort,
+  makeGitRepo,
+  TEST_BASE_IMAGE,
+  TEST_POSTGRES_IMAGE,
+  TEST_STATIC_IMAGE,
+  TEST_CADDY_IMAGE,
+} from '@berth/core/testing';
 import { inHost, remoteHostsMissing, sharedRemoteHosts } from './kit/remote-hosts.ts';
 
 t.setTimeout(1_200_000);
@@ -25,8 +41,26 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
   const remote = new Docker({ socketPath: host.socket });
 
   // The git application reads a repository of this machine: the operator grants that.
-  const server = await startTestServer({ deploySettleSeconds: 1, proxy: 'none', hostAccess: { bindMountRoots: [], hostNetworks: false, localGit: true } });
-  t.teardown(() => server.destroy());
+  // The proxy is Caddy: a domain of a workload on the server is routed by the server's own proxy.
+  const PROXY = `berth-test-proxy-${process.pid}`;
+  const proxyHttpPort = await freePort();
+  const server = await startTestServer({
+    deploySettleSeconds: 1,
+    proxy: 'caddy',
+    proxyImage: TEST_CADDY_IMAGE,
+    proxyHttpPort,
+    proxyHttpsPort: await freePort(),
+    providers: { proxy: { caddy: { options: { serviceName: PROXY } } } },
+    hostAccess: { bindMountRoots: [], hostNetworks: false, localGit: true },
+  });
+  t.teardown(async () => {
+    await server.destroy();
+    for (const docker of [local, remote])
+      await docker
+        .getService(PROXY)
+        .remove()
+        .catch(() => undefined);
+  });
   const { client } = await signUpAdmin(server);
   const key = await client.post('sshKey.create', { name: 'kit host', privateKey: host.privateKey, publicKey: host.publicKey });
   if (key.status !== 200) throw new Error(`sshKey.create: ${key.status} ${JSON.stringify(key.body)}`);
@@ -117,11 +151,17 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     await client.post('application.saveDockerProvider', { applicationId, dockerImage: TEST_STATIC_IMAGE });
     const port = await freePort();
     t.equal((await client.post('port.create', { applicationId, publishedPort: port, targetPort: 80, publishMode: 'host', protocol: 'tcp' })).status, 200);
+    // A file mount: its file is written on the server, where the engine binds it.
+    const page = await client.post('mounts.create', { serviceId: applicationId, type: 'file', content: 'from a file mount on the server\n', mountPath: '/www/index.html' });
+    t.equal(page.status, 200, JSON.stringify(page.body));
 
     const done = await runFinished(client, 'application.deploy', { applicationId });
     const log = String((await client.get('deployment.readLogs', { deploymentId: done.deploymentId })).body);
     t.equal(done.status, 'done', `${done.errorMessage ?? ''}\n${log}`);
     t.match(log, `copying it from Berth's own engine`, 'the log says the image was copied');
+    const onServer = `/home/${host.user}/.berth/files/${appName}/${page.body.filePath}`;
+    t.equal((await inHost(host, ['cat', onServer])).stdout, 'from a file mount on the server\n', "the file is written on the server, in the login's home");
+    t.equal(existsSync(path.join(server.dataDir, 'applications', appName, 'files', page.body.filePath)), false, 'not here');
     t.ok(await hasImage(remote, TEST_STATIC_IMAGE), 'the image is on the server now');
     const info = (await remote.info()) as { Swarm: { LocalNodeState: string; NodeAddr: string } };
     t.equal(info.Swarm.LocalNodeState, 'active', "the server's engine is a swarm manager");
@@ -132,7 +172,7 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     );
     t.same(await footprint(remote, applicationId), { services: 1, containers: 1 }, 'its service and task on the server');
     await nothingLocal(t, applicationId);
-    t.match(await served(port, /^\d{3} /), /^404 /, "its httpd answers on the server's address");
+    t.match(await served(port, /^\d{3} /), /^200 from a file mount on the server/, "its httpd answers on the server's address, with the mounted file");
 
     const logs = await client.get('application.readLogs', { applicationId, tail: 50 });
     t.equal(logs.status, 200, JSON.stringify(logs.body));
@@ -146,6 +186,7 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     t.equal((await client.post('application.delete', { applicationId })).status, 200);
     await waitFor('the service gone from the server', async () => (await footprint(remote, applicationId)).services === 0, { timeout: 60_000 });
     await nothingLocal(t, applicationId);
+    t.not((await inHost(host, ['test', '-e', onServer])).code, 0, 'its file mount is removed from the server with it');
   });
 
   t.test("an application from git is built on the server's engine: the checkout stays here, the base image copied", async t => {
@@ -207,10 +248,11 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
         .remove()
         .catch(() => undefined);
       await waitFor('its containers gone', async () => (await footprint(remote, postgresId)).containers === 0, { timeout: 60_000 }).catch(() => undefined);
-      await remote
-        .getVolume(`${appName}-data`)
-        .remove()
-        .catch(() => undefined);
+      for (const v of (await remote.listVolumes({ filters: { label: [`berth.id=${postgresId}`] } })).Volumes ?? [])
+        await remote
+          .getVolume(v.Name)
+          .remove()
+          .catch(() => undefined);
     });
     const port = await freePort();
     t.equal((await client.post('postgres.saveExternalPort', { postgresId, externalPort: port })).status, 200);
@@ -239,6 +281,77 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
       { timeout: 90_000, interval: 500 },
     );
     t.same(rows, [{ one: 1 }], "it answers on the server's address");
+
+    // Backups of it, of the database and of its volume, taken and restored on the server.
+    const sql = async (text: string) => {
+      const c = new pg.Client({ host: host.address, port, user: 'shop', password, database: 'shop', connectionTimeoutMillis: 3000 });
+      await c.connect();
+      try {
+        return (await c.query(text)).rows as Record<string, unknown>[];
+      } finally {
+        await c.end().catch(() => undefined);
+      }
+    };
+    const reachable = () =>
+      waitFor(
+        'postgres answering again',
+        () =>
+          sql('select 1').then(
+            () => true,
+            () => false,
+          ),
+        { timeout: 90_000, interval: 500 },
+      );
+    const dest = (
+      await client.post('destination.create', { name: 'disk', provider: 'local', bucket: 'on-server', endpoint: '', region: '', accessKey: '', secretAccessKey: '', additionalFlags: null })
+    ).body;
+    await sql("create table orders (id int primary key, item text); insert into orders select g, 'item ' || g from generate_series(1, 50) g");
+    const backup = await client.post('backup.create', {
+      schedule: '0 3 * * *',
+      enabled: false,
+      prefix: 'remote',
+      destinationId: dest.destinationId,
+      database: 'shop',
+      databaseType: 'postgres',
+      postgresId,
+    });
+    t.equal(backup.status, 200, JSON.stringify(backup.body));
+    t.equal((await client.post('backup.manualBackupPostgres', { backupId: backup.body.backupId })).body, true, "a database backup of the server's database");
+    const [dump] = (await client.get('backup.listBackupFiles', { destinationId: dest.destinationId, search: 'remote/' })).body as { Path: string; Size: number }[];
+    t.ok(dump && dump.Size > 100, 'its file is in the destination');
+    await sql('drop table orders');
+    const restoredDb = await client.post('backup.restoreBackup', { databaseId: postgresId, databaseType: 'postgres', databaseName: 'shop', backupFile: dump!.Path, destinationId: dest.destinationId });
+    t.equal(restoredDb.status, 200, JSON.stringify(restoredDb.body));
+    const dbDone = await deploymentFinished(client, restoredDb.body.deploymentId);
+    t.equal(dbDone.status, 'done', dbDone.errorMessage ?? '');
+    t.same(await sql('select count(*)::int as n from orders'), [{ n: 50 }], 'restored on the server: the rows are back');
+
+    const spec = (await remote.getService(appName).inspect()).Spec as { TaskTemplate: { ContainerSpec: { Mounts: { Type: string; Source: string }[] } } };
+    const volumeName = spec.TaskTemplate.ContainerSpec.Mounts.find(m => m.Type === 'volume')!.Source;
+    const volume = await client.post('volumeBackups.create', {
+      name: 'pg volume',
+      volumeName,
+      prefix: 'vol',
+      serviceType: 'postgres',
+      cronExpression: '0 3 * * *',
+      destinationId: dest.destinationId,
+      postgresId,
+      turnOff: true,
+    });
+    t.equal(volume.status, 200, JSON.stringify(volume.body));
+    t.equal((await client.post('volumeBackups.runManually', { volumeBackupId: volume.body.volumeBackupId })).body, true, "a volume backup of the server's volume");
+    const [archive] = (await client.get('backup.listBackupFiles', { destinationId: dest.destinationId, search: `${appName}/vol/` })).body as { Path: string; Size: number }[];
+    t.ok(archive && archive.Size > 1000, 'its archive is in the destination');
+    await reachable();
+    await sql("insert into orders values (1000, 'after the volume backup')");
+    const restoredVolume = await client.post('volumeBackups.restore', { backupFileName: archive!.Path, destinationId: dest.destinationId, volumeName, id: postgresId, serviceType: 'postgres' });
+    t.equal(restoredVolume.status, 200, JSON.stringify(restoredVolume.body));
+    const volumeDone = await deploymentFinished(client, restoredVolume.body.deploymentId, { timeout: 120_000 });
+    t.equal(volumeDone.status, 'done', volumeDone.errorMessage ?? '');
+    await reachable();
+    t.same(await sql('select count(*)::int as n from orders'), [{ n: 50 }], 'the volume restored on the server: the row written after its backup is gone');
+    t.same((await local.listVolumes({ filters: { name: [volumeName] } })).Volumes ?? [], [], 'no volume of that name was made here');
+    await nothingLocal(t, postgresId);
 
     const logs = await client.get('postgres.readLogs', { postgresId, tail: 50 });
     t.equal(logs.status, 200, JSON.stringify(logs.body));
@@ -289,4 +402,65 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
       t.same(await containersOf(local), [], 'and nothing of it here');
     });
   }
+  t.test("a domain of an application on the server is routed by the server's own proxy", async t => {
+    /** A request to the server's address, on the proxy's http port, for a host name (as a browser whose DNS points the host there). */
+    const through = (hostName: string) =>
+      new Promise<{ status: number; body: string } | undefined>(resolve => {
+        const req = http.request({ host: host.address, port: proxyHttpPort, path: '/', headers: { Host: hostName }, timeout: 3000 }, res => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', c => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on('timeout', () => req.destroy());
+        req.on('error', () => resolve(undefined));
+        req.end();
+      });
+    const created = await client.post('application.create', { name: 'routed', environmentId, serverId: SERVER });
+    t.equal(created.status, 200, JSON.stringify(created.body));
+    const { applicationId } = created.body as { applicationId: string };
+    t.teardown(() => client.post('application.delete', { applicationId }).catch(() => undefined));
+    const site = 'mkdir -p /www && echo "routed on $HOSTNAME" > /www/index.html && exec httpd -f -p 3000 -h /www';
+    await client.post('application.update', { applicationId, command: 'sh', args: ['-c', site], stopGracePeriodSwarm: 1_000_000_000 });
+    await client.post('application.saveDockerProvider', { applicationId, dockerImage: TEST_BASE_IMAGE });
+    const done = await runFinished(client, 'application.deploy', { applicationId });
+    t.equal(done.status, 'done', done.errorMessage ?? '');
+
+    const domain = await client.post('domain.create', { host: 'routed.test', applicationId, port: 3000 });
+    t.equal(domain.status, 200, JSON.stringify(domain.body));
+    const answer = await waitFor(
+      "routed.test through the server's proxy",
+      async () => {
+        const a = await through('routed.test');
+        return a?.status === 200 ? a : undefined;
+      },
+      { timeout: 60_000, interval: 250 },
+    );
+    t.match(answer.body, /^routed on /, "the application's task on the server answers");
+    t.ok(await remote.getService(PROXY).inspect(), "the proxy's service runs on the server's engine");
+    t.equal(
+      await local
+        .getService(PROXY)
+        .inspect()
+        .then(
+          () => true,
+          () => false,
+        ),
+      false,
+      'no proxy was started on the local engine',
+    );
+    const caddyJson = await inHost(host, ['sh', '-c', `cat /home/${host.user}/.berth/proxy/caddy/caddy.json`]);
+    t.match(caddyJson.stdout, /routed\.test/, "its configuration is written on the server, in the login's home");
+
+    const one = await client.get('domain.one', { domainId: domain.body.domainId });
+    t.equal(one.status, 200, JSON.stringify(one.body));
+    const check = (name: string) => one.body.preflight.checks.find((c: { check: string }) => c.check === name);
+    t.match(check('workload'), { ok: true }, 'the preflight finds the workload on its server');
+    t.match(check('proxyPort'), { ok: true, reason: `port ${proxyHttpPort} of server ${SERVER} (${host.address})` }, "and the server's proxy on its address");
+    t.match(check('dns'), { ok: false, reason: `pointing at ${host.address}` }, "DNS is asked for the server's address");
+
+    t.equal((await client.post('domain.delete', { domainId: domain.body.domainId })).status, 200);
+    await waitFor('routed.test no longer routed', async () => (await through('routed.test'))?.status === 404, { timeout: 30_000 });
+    t.equal((await client.post('application.delete', { applicationId })).status, 200);
+  });
 }

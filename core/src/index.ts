@@ -77,6 +77,7 @@ export type {
   ProxyWorkloadConfig,
   ProxyCertificate,
   ProxyEngine,
+  ProxyServerHost,
   ProxyCertificateState,
   ProxyFileRole,
   ProxyServiceSettings,

@@ -5,8 +5,10 @@
 // provider runs the proxy itself as a Swarm service on the platform network, publishing its
 // ports in host mode, and reaches a workload through `tasks.<appName>` (the DNS name that
 // resolves to the workload's task addresses on that network: service VIPs need IPVS, which not
-// every host has).
+// every host has). A workload on a server is routed by that server's own proxy: the provider's
+// `forServer` answers a provider of the same settings whose files are written on that server.
 import type Docker from 'dockerode';
+import type { RunOptions, RunResult } from './host-provider.ts';
 
 export type CertificateType = 'letsencrypt' | 'none' | 'custom';
 
@@ -81,6 +83,16 @@ export interface ProxyEngine {
   docker: Docker;
   network: string;
   labels: Record<string, string>;
+  /** Makes an image present on that engine before the service uses it (a server's is copied from this machine's); absent: the engine has what it needs. */
+  provideImage?(image: string): Promise<void>;
+}
+
+/** A server a proxy runs on: its commands, through the server's pooled connection. */
+export interface ProxyServerHost {
+  /** The server record's id (the provider keeps its own copy of the files under it). */
+  serverId: string;
+  /** Runs argv on the server (an argument array; a non-zero exit is an answer). */
+  run(argv: readonly string[], options?: RunOptions): Promise<RunResult>;
 }
 
 /** The certificate the proxy holds for a host. */
@@ -113,6 +125,12 @@ export interface ProxyProvider {
   readonly configDir: string;
   /** Whether its files are Traefik's (the Traefik-named settings operations need it). */
   readonly traefikFiles: boolean;
+  /**
+   * The proxy of a server: the same settings, its service on the server's engine and the files it
+   * reads written on that server (absent: the provider runs only on this machine, and a domain of a
+   * workload on a server is refused naming it). Answered once per server and kept.
+   */
+  forServer?(server: ProxyServerHost): ProxyProvider;
   /** Writes its own default files when missing, without touching the engine (optional). */
   prepare?(): Promise<void>;
   /** Creates or updates the proxy's service (idempotent) and answers once it accepts configuration. */

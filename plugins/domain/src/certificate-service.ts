@@ -4,7 +4,7 @@
 // daily job (and every upload) emits `certificateExpiring` for one that ends within 30 days, for
 // the notifications work.
 import { createPrivateKey, randomBytes, X509Certificate } from 'node:crypto';
-import { invalidField, notFound, type Cradle, type EntityManager, type SecretBox } from '@berth/core';
+import { invalidField, notFound, setOrNull, type Cradle, type EntityManager, type SecretBox } from '@berth/core';
 import { Certificate, Domain, type CertificateRow } from './entities.ts';
 import { asciiHost, type ProxyRouting } from './routing.ts';
 import type { CertificateView, CreateCertificateInput, UpdateCertificateInput } from './schemas.ts';
@@ -79,6 +79,8 @@ export class CertificateService {
   }
 
   async create(input: CreateCertificateInput, organizationId: string, em: EntityManager): Promise<CertificateRow> {
+    // Written on that server's proxy: it must be one of the organization's servers.
+    if (input.serverId) await this.#cradle().workloads.assertServer(input.serverId, organizationId);
     const parsed = parseCertificate(input.certificateData, input.privateKey);
     const row = em.create(Certificate, {
       name: input.name,
@@ -131,7 +133,7 @@ export class CertificateService {
   async remove(certificateId: string, organizationId: string, em: EntityManager): Promise<CertificateRow> {
     const row = await this.one(certificateId, organizationId, em);
     await em.remove(row).flush();
-    const provider = await this.#routing.ensure();
+    const provider = await this.#routing.ensure(setOrNull(row.serverId));
     if (provider) await this.#routing.apply('remove the certificate', () => provider.removeCertificate(row.certificatePath));
     return row;
   }
@@ -170,7 +172,7 @@ export class CertificateService {
   }
 
   async #write(row: CertificateRow, privateKey: string): Promise<void> {
-    const provider = await this.#routing.ensure();
+    const provider = await this.#routing.ensure(setOrNull(row.serverId));
     if (provider)
       await this.#routing.apply('write the certificate', () =>
         provider.writeCertificate({ certificateId: row.certificateId, certificatePath: row.certificatePath, certificateData: row.certificateData, privateKey }),

@@ -38,7 +38,7 @@ export class ProxyRecordDirectory implements DomainDirectory {
     await em.nativeDelete(Redirect, where);
     await em.nativeDelete(Security, where);
     // A workload that had no domain has nothing on the proxy: it is not started for it.
-    if (domains) await this.#deps.routing.forget(workload.appName);
+    if (domains) await this.#deps.routing.forget(workload.appName, workload.serverId);
   }
 
   async routesOf(workload: WorkloadRef, em: EntityManager): Promise<ProxyRoute[]> {

@@ -4,7 +4,7 @@
 // proxy says of the host's certificate. Each check has a reason a person can act on.
 import { Resolver } from 'node:dns/promises';
 import { connect } from 'node:net';
-import type { Cradle, ProxyProvider } from '@berth/core';
+import { optionalService, type Cradle, type ProxyProvider } from '@berth/core';
 import type { WorkloadRef } from '@berth/plugin-workloads';
 import type { Preflight } from './schemas.ts';
 
@@ -50,12 +50,14 @@ export class DomainPreflight {
     return { check: 'dns', ok: false, reason: `${host} resolves to ${addresses.join(', ')}, not to this server (${expected}): point its A record at ${expected}` };
   }
 
-  async proxyPort(provider: ProxyProvider | null, https: boolean): Promise<Check> {
+  /** The proxy's port is probed where the proxy runs: this host, or the workload's server (its address). */
+  async proxyPort(provider: ProxyProvider | null, https: boolean, server?: { serverId: string; ipAddress: string }): Promise<Check> {
     if (!provider) return { check: 'proxyPort', ok: false, reason: 'No proxy is configured (BERTH_PROXY=none): nothing serves domains on this server' };
     const { config } = this.#cradle();
     const port = https ? config.proxyHttpsPort : config.proxyHttpPort;
+    const where = server ? `server ${server.serverId} (${server.ipAddress})` : 'this host';
     const reachable = await new Promise<boolean>(resolve => {
-      const socket = connect({ host: '127.0.0.1', port, timeout: 2000 });
+      const socket = connect({ host: server?.ipAddress ?? '127.0.0.1', port, timeout: 2000 });
       socket.once('connect', () => {
         socket.destroy();
         resolve(true);
@@ -67,11 +69,11 @@ export class DomainPreflight {
       socket.once('error', () => resolve(false));
     });
     return reachable
-      ? { check: 'proxyPort', ok: true, reason: `The proxy (${provider.id}) answers on port ${port} of this host` }
+      ? { check: 'proxyPort', ok: true, reason: `The proxy (${provider.id}) answers on port ${port} of ${where}` }
       : {
           check: 'proxyPort',
           ok: false,
-          reason: `Nothing answers on port ${port} of this host: the proxy service (${provider.id}) is not running or its port is taken (BERTH_PROXY_${https ? 'HTTPS' : 'HTTP'}_PORT)`,
+          reason: `Nothing answers on port ${port} of ${where}: the proxy service (${provider.id}) is not running or its port is taken (BERTH_PROXY_${https ? 'HTTPS' : 'HTTP'}_PORT)`,
         };
   }
 
@@ -105,10 +107,14 @@ export class DomainPreflight {
   }
 
   async run(target: PreflightTarget, provider: ProxyProvider | null): Promise<Preflight> {
-    const expected = this.#cradle().config.serverIp;
+    const serverId = target.workload?.serverId ?? null;
+    // A workload on a server is served by that server's proxy: its address is the one DNS must name.
+    const server = serverId ? await optionalService(this.#cradle(), 'hostServers')?.server(serverId) : null;
+    const at = server ? { serverId: server.serverId, ipAddress: server.ipAddress } : undefined;
+    const expected = at?.ipAddress ?? this.#cradle().config.serverIp;
     const checks = await Promise.all([
       this.dns(target.host, expected),
-      this.proxyPort(provider, target.https),
+      this.proxyPort(provider, target.https, at),
       ...(target.workload ? [this.workload(target.workload).catch(e => ({ check: 'workload' as const, ok: null, reason: `The engine could not be asked: ${(e as Error).message}` }))] : []),
       this.certificate(provider, target.host, target.https).catch(e => ({ check: 'certificate' as const, ok: null, reason: `The proxy could not be asked: ${(e as Error).message}` })),
     ]);

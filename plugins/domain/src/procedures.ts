@@ -51,7 +51,7 @@ export const domainProcedures = (deps: { domains: DomainService; preflight: Doma
     handler: async ({ domainId }, ctx) => {
       const row = await ctx.cradle.callerDomains.one(domainId);
       const workload = (await ctx.cradle.workloads.kind(row.serviceType)?.find(row.serviceId, ctx.cradle.em)) ?? null;
-      const preflight = await deps.preflight.run({ host: asciiHost(row.host) || row.host, https: row.https, workload }, deps.routing.provider());
+      const preflight = await deps.preflight.run({ host: asciiHost(row.host) || row.host, https: row.https, workload }, deps.routing.servedBy(workload?.serverId ?? null));
       return { ...deps.domains.withApplication(row, workload), preflight };
     },
   }),

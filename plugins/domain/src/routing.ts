@@ -1,6 +1,7 @@
 // Hands the active proxy provider what a workload serves: its domains, redirects and basic-auth
 // users, read from the tables and applied as a whole after every change, so the proxy never
-// holds half of an edit. The proxy service itself is made (or updated) on first use.
+// holds half of an edit. The proxy service itself is made (or updated) on first use. A workload
+// on a server is routed by that server's proxy (the provider's forServer), on that server's engine.
 import { domainToASCII } from 'node:url';
 import { badRequest, BerthError, setOrNull, unavailable, type Cradle, type EntityManager, type ProxyEngine, type ProxyProvider, type ProxyWorkloadConfig } from '@berth/core';
 import { ownerLabels, type WorkloadRef } from '@berth/plugin-workloads';
@@ -19,16 +20,36 @@ export function asciiHost(host: string): string {
 
 export class ProxyRouting {
   readonly #cradle: () => Cradle;
+  readonly #servers = new Map<string, ProxyProvider>();
 
   constructor(cradle: () => Cradle) {
     this.#cradle = cradle;
   }
 
-  /** The active provider; null when the config says `proxy: none`. */
-  provider(): ProxyProvider | null {
+  /** The active provider (of the server's proxy, for a serverId); null when the config says `proxy: none`. */
+  provider(serverId: string | null = null): ProxyProvider | null {
     const { config, providers } = this.#cradle();
     if (config.proxy === 'none') return null;
-    return providers.get('proxy', config.proxy);
+    const provider = providers.get('proxy', config.proxy);
+    if (serverId === null) return provider;
+    let own = this.#servers.get(serverId);
+    if (!own) {
+      if (!provider.forServer)
+        throw badRequest(`The active proxy provider "${provider.id}" runs only on this machine: a domain of a workload on server ${serverId} cannot be routed (config proxy, env BERTH_PROXY)`);
+      const { hosts } = this.#cradle();
+      own = provider.forServer({ serverId, run: async (argv, options) => (await hosts.of(serverId)).run(argv, options) });
+      this.#servers.set(serverId, own);
+    }
+    return own;
+  }
+
+  /** The provider that serves the server's workloads; null when none can (no proxy, or one that runs only here). */
+  servedBy(serverId: string | null): ProxyProvider | null {
+    try {
+      return this.provider(serverId);
+    } catch {
+      return null;
+    }
   }
 
   /** The active provider, or a 400 naming it when an operation needs Traefik's files. */
@@ -39,9 +60,15 @@ export class ProxyRouting {
     return provider;
   }
 
-  async engine(): Promise<ProxyEngine> {
+  /** The engine the proxy of this machine, or of a server, runs on. */
+  async engine(serverId: string | null = null): Promise<ProxyEngine> {
     const { hosts } = this.#cradle();
-    return { docker: await hosts.local(), network: hosts.platformNetwork, labels: ownerLabels(PROXY_OWNER) };
+    const labels = ownerLabels(PROXY_OWNER);
+    if (serverId === null) return { docker: await hosts.local(), network: hosts.platformNetwork, labels };
+    const provideImage = async (image: string) => {
+      if ((await hosts.provideImage(serverId, image)) === 'absent') throw new Error(`the image ${image} is neither on server ${serverId} nor on this machine to copy`);
+    };
+    return { docker: await (await hosts.of(serverId)).engine(), network: hosts.platformNetwork, labels, provideImage };
   }
 
   /**
@@ -60,10 +87,10 @@ export class ProxyRouting {
     }
   }
 
-  /** Makes sure the proxy runs; answers the provider (null: no proxy). */
-  async ensure(): Promise<ProxyProvider | null> {
-    const provider = this.provider();
-    if (provider) await this.apply('start', async () => provider.ensure(await this.engine()));
+  /** Makes sure the proxy (of this machine, or of the server) runs; answers the provider (null: no proxy). */
+  async ensure(serverId: string | null = null): Promise<ProxyProvider | null> {
+    const provider = this.provider(serverId);
+    if (provider) await this.apply('start', async () => provider.ensure(await this.engine(serverId)));
     return provider;
   }
 
@@ -90,7 +117,7 @@ export class ProxyRouting {
 
   /** Applies the workload's routes to the proxy (nothing when there is no proxy). */
   async sync(workload: WorkloadRef, em: EntityManager): Promise<void> {
-    const provider = await this.ensure();
+    const provider = await this.ensure(workload.serverId);
     if (!provider) return;
     const config = await this.configOf(workload, em);
     await this.apply('apply the routes', () => (config.routes.length ? provider.applyWorkload(config) : provider.removeWorkload(workload.appName)));
@@ -102,10 +129,10 @@ export class ProxyRouting {
     if (workload) await this.sync(workload, em);
   }
 
-  /** Takes the workload off the proxy. */
-  async forget(appName: string): Promise<void> {
+  /** Takes the workload off the proxy (of its server). */
+  async forget(appName: string, serverId: string | null = null): Promise<void> {
     // Ensured first: a process that has not used the proxy yet still has the running one drop the routes.
-    const provider = await this.ensure();
+    const provider = await this.ensure(serverId);
     if (provider) await this.apply('remove the routes', () => provider.removeWorkload(appName));
   }
 }

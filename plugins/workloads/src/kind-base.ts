@@ -8,6 +8,7 @@ import { optionalService, type Cradle, type EntityManager } from '@berth/core';
 import type { RemoveOptions, WorkloadCapabilities, WorkloadKind, WorkloadRef } from './registry.ts';
 import type { WorkloadLifecycle } from './lifecycle.ts';
 import { summaryOf } from './relations.ts';
+import { serverFilesDir } from './swarm/mounts.ts';
 import type { TObject } from 'typebox';
 
 /** The record lookups of a kind's service that the registry asks for. */
@@ -66,6 +67,18 @@ export abstract class RecordKind<Row extends object> implements WorkloadKind {
     return new Map([...lists].map(([environmentId, views]) => [environmentId, views.map(v => summaryOf(v, this.listItem))]));
   }
 
+  /** The file mounts a workload on a server had written there (best effort: the server may be gone). */
+  protected async removeServerFiles(workload: WorkloadRef): Promise<void> {
+    if (workload.serverId === null) return;
+    const { hosts } = this.cradle();
+    try {
+      const dir = await serverFilesDir(hosts, workload.serverId, workload.appName);
+      await (await hosts.of(workload.serverId)).run(['rm', '-rf', '--', dir]);
+    } catch (e) {
+      this.cradle().logger.warn({ err: e, serverId: workload.serverId }, 'the file mounts of a removed workload could not be removed from its server');
+    }
+  }
+
   async remove(workload: WorkloadRef, em: EntityManager, options: RemoveOptions): Promise<void> {
     const row = await this.load(workload.id, em);
     if (!row) return;
@@ -74,6 +87,7 @@ export abstract class RecordKind<Row extends object> implements WorkloadKind {
     await deployments?.cancelFor(this.kind, workload.id, em);
     await this.removeFromHost(row, options);
     await rm(this.filesDir(row), { recursive: true, force: true });
+    await this.removeServerFiles(workload);
     await optionalService(cradle, 'mounts')?.removeForService(this.kind, workload.id, em);
     await optionalService(cradle, 'backupDirectory')?.removeForWorkload(this.kind, workload.id, em);
     if (this.capabilities.domains) await optionalService(cradle, 'domains')?.removeForService(workload, em);

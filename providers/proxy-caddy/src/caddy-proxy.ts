@@ -5,13 +5,27 @@
 // a Swarm service with that directory bind-mounted and `caddy run --config caddy.json`, so a
 // restart serves the same routes; every change is loaded through Caddy's admin API (`caddy
 // reload` inside the container: the admin endpoint listens only there, never on the host).
+// The proxy of a server (forServer) keeps the same files here, under proxy/servers/<serverId>/caddy,
+// and writes what Caddy reads (caddy.json, the CA root, uploaded certificates) to its directory on
+// that server, which its service there bind-mounts; Caddy's storage stays on the server.
 import { X509Certificate } from 'node:crypto';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import type { ProxyCertificate, ProxyCertificateState, ProxyEngine, ProxyFileRole, ProxyProvider, ProxyServiceSettings, ProxyWorkloadConfig } from '@berth/core';
+import type { ProxyCertificate, ProxyCertificateState, ProxyEngine, ProxyFileRole, ProxyProvider, ProxyServerHost, ProxyServiceSettings, ProxyWorkloadConfig } from '@berth/core';
 import { caddyConfig } from './caddy-config.ts';
-import { assertFileAppName, ensureProxyService, execIn, proxyServiceSpec, readServiceSettings, runningContainer, Serial, writeAtomic, writeServiceSettings } from '@berth/provider-proxy-service';
+import {
+  assertFileAppName,
+  ensureProxyService,
+  execIn,
+  proxyServiceSpec,
+  readServiceSettings,
+  runningContainer,
+  Serial,
+  ServerFiles,
+  writeAtomic,
+  writeServiceSettings,
+} from '@berth/provider-proxy-service';
 
 export interface CaddyOptions {
   /** The Swarm service name of the proxy. */
@@ -42,11 +56,23 @@ export class CaddyProxy implements ProxyProvider {
   readonly #host: CaddyHost;
   #engine: ProxyEngine | null = null;
   readonly #serial = new Serial();
+  /** The server's directory, for the proxy of a server; null on this machine. */
+  readonly #server: ServerFiles | null;
 
-  constructor(options: CaddyOptions, host: CaddyHost) {
+  constructor(options: CaddyOptions, host: CaddyHost, server?: ProxyServerHost) {
     this.#options = options;
     this.#host = host;
-    this.configDir = path.join(host.dataDir, 'proxy', 'caddy');
+    this.#server = server ? new ServerFiles(server, 'caddy') : null;
+    this.configDir = server ? path.join(host.dataDir, 'proxy', 'servers', server.serverId, 'caddy') : path.join(host.dataDir, 'proxy', 'caddy');
+  }
+
+  forServer(server: ProxyServerHost): ProxyProvider {
+    return new CaddyProxy(this.#options, this.#host, server);
+  }
+
+  /** The directory the service bind-mounts, on the machine it runs on. */
+  #hostDir(): Promise<string> {
+    return this.#server ? this.#server.dir() : Promise.resolve(this.configDir);
   }
 
   async ensure(engine: ProxyEngine): Promise<void> {
@@ -89,7 +115,9 @@ export class CaddyProxy implements ProxyProvider {
       const dir = path.join(this.configDir, 'certificates', safeName(c.certificatePath));
       await mkdir(dir, { recursive: true, mode: 0o700 });
       // load_folders takes any .pem holding both the chain and the key.
-      await writeFile(path.join(dir, 'bundle.pem'), `${c.certificateData.trim()}\n${c.privateKey.trim()}\n`, { mode: 0o600 });
+      const bundle = `${c.certificateData.trim()}\n${c.privateKey.trim()}\n`;
+      await writeFile(path.join(dir, 'bundle.pem'), bundle, { mode: 0o600 });
+      await this.#server?.write(path.posix.join('certificates', safeName(c.certificatePath), 'bundle.pem'), bundle);
       await this.#writeConfig();
       if (this.#engine) await this.#load(10_000);
     });
@@ -98,6 +126,7 @@ export class CaddyProxy implements ProxyProvider {
   removeCertificate(certificatePath: string): Promise<void> {
     return this.#serial.run(async () => {
       await rm(path.join(this.configDir, 'certificates', safeName(certificatePath)), { recursive: true, force: true });
+      await this.#server?.remove(path.posix.join('certificates', safeName(certificatePath)));
       await this.#writeConfig();
       if (this.#engine) await this.#load(10_000);
     });
@@ -114,12 +143,11 @@ export class CaddyProxy implements ProxyProvider {
 
   async certificateState(host: string, https: boolean): Promise<ProxyCertificateState> {
     if (!https) return { state: 'none', issuer: null, notAfter: null, reason: null };
-    const root = path.join(this.configDir, 'data', 'caddy', 'certificates');
-    const issuers = existsSync(root) ? await readdir(root) : [];
-    for (const issuer of issuers) {
-      const file = path.join(root, issuer, host, `${host}.crt`);
-      if (!existsSync(file)) continue;
-      const cert = new X509Certificate(await readFile(file));
+    const root = path.posix.join('data', 'caddy', 'certificates');
+    for (const issuer of await this.#list(root)) {
+      const pem = await this.#read(path.posix.join(root, issuer, host, `${host}.crt`));
+      if (pem === null) continue;
+      const cert = new X509Certificate(pem);
       const notAfter = new Date(cert.validTo);
       if (notAfter.getTime() > Date.now()) return { state: 'valid', issuer: cert.issuer.replace(/\n/g, ', '), notAfter: notAfter.toISOString(), reason: null };
       return { state: 'failed', issuer: cert.issuer.replace(/\n/g, ', '), notAfter: notAfter.toISOString(), reason: `The certificate expired on ${notAfter.toISOString()} and was not renewed` };
@@ -161,15 +189,29 @@ export class CaddyProxy implements ProxyProvider {
     return path.join('workloads', `${appName}.json`);
   }
 
-  #spec() {
+  async #spec() {
+    const dir = await this.#hostDir();
     return proxyServiceSpec(this.configDir, { ...this.#host, name: this.#options.serviceName }, () => ({
       args: ['caddy', 'run', '--config', `${IN}/caddy.json`],
       env: ['XDG_DATA_HOME=/data', 'XDG_CONFIG_HOME=/config'],
       binds: [
-        { source: this.configDir, target: IN },
-        { source: path.join(this.configDir, 'data'), target: '/data' },
+        { source: dir, target: IN },
+        { source: path.posix.join(dir, 'data'), target: '/data' },
       ],
     }));
+  }
+
+  /** A file of the directory Caddy runs with (on the server, for a server's proxy); null when absent. */
+  async #read(relative: string): Promise<string | null> {
+    if (this.#server) return this.#server.read(relative);
+    const file = path.join(this.configDir, relative);
+    return existsSync(file) ? readFile(file, 'utf8') : null;
+  }
+
+  async #list(relative: string): Promise<string[]> {
+    if (this.#server) return this.#server.list(relative);
+    const dir = path.join(this.configDir, relative);
+    return existsSync(dir) ? readdir(dir) : [];
   }
 
   async #writeJson(relative: string, value: unknown): Promise<void> {
@@ -186,9 +228,12 @@ export class CaddyProxy implements ProxyProvider {
 
   async #writeConfig(): Promise<void> {
     await mkdir(path.join(this.configDir, 'data'), { recursive: true, mode: 0o700 });
+    await this.#server?.mkdir('data', 'certificates');
     const trustedRoots: string[] = [];
     if (this.#options.acmeCaRoot) {
-      await writeFile(path.join(this.configDir, 'acme-ca.pem'), await readFile(this.#options.acmeCaRoot), { mode: 0o644 });
+      const root = await readFile(this.#options.acmeCaRoot, 'utf8');
+      await writeFile(path.join(this.configDir, 'acme-ca.pem'), root, { mode: 0o644 });
+      await this.#server?.write('acme-ca.pem', root, '644');
       trustedRoots.push(`${IN}/acme-ca.pem`);
     }
     const certsDir = path.join(this.configDir, 'certificates');
@@ -203,6 +248,7 @@ export class CaddyProxy implements ProxyProvider {
         adminListen: ADMIN,
       }),
     );
+    await this.#server?.write('caddy.json', await readFile(path.join(this.configDir, 'caddy.json'), 'utf8'));
   }
 
   /** Has the running Caddy load caddy.json, retrying while it starts. */

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type Docker from 'dockerode';
-import type { ProxyEngine, ProxyServiceSettings } from '@berth/core';
+import type { ProxyEngine, ProxyServerHost, ProxyServiceSettings } from '@berth/core';
 
 const SETTINGS_FILE = 'service.json';
 
@@ -116,6 +116,7 @@ function specOf(s: ProxyServiceSpec, engine: ProxyEngine): Record<string, unknow
 /** Creates or updates the service (force: new tasks even when nothing changed); answers whether it changed. */
 export async function ensureProxyService(engine: ProxyEngine, s: ProxyServiceSpec, force = false): Promise<boolean> {
   const docker = engine.docker;
+  await engine.provideImage?.(s.image);
   const wanted = specOf(s, engine) as Record<string, unknown> & { Labels: Record<string, string>; TaskTemplate: Record<string, unknown> };
   const digest = hash(JSON.stringify(wanted));
   wanted.Labels = { ...wanted.Labels, [SPEC_LABEL]: digest };
@@ -198,5 +199,66 @@ export class Serial {
     const next = this.#queue.then(fn, fn);
     this.#queue = next.catch(() => {});
     return next;
+  }
+}
+
+/**
+ * A proxy's directory on a server, written through the server's command runner (argument arrays:
+ * paths are arguments of fixed scripts, never part of them). The directory is `.berth/proxy/<id>`
+ * in the login's home, so a login without root (in the docker group) keeps it too.
+ */
+export class ServerFiles {
+  readonly #server: ProxyServerHost;
+  readonly #id: string;
+  #dir?: Promise<string>;
+
+  constructor(server: ProxyServerHost, id: string) {
+    this.#server = server;
+    this.#id = id;
+  }
+
+  /** The directory's absolute path on the server (what the service's bind mounts name). */
+  dir(): Promise<string> {
+    this.#dir ??= this.#do(['sh', '-c', 'printf %s "$HOME"'], "find the login's home").then(home => {
+      if (!home.startsWith('/')) throw new Error(`the login's home on server ${this.#server.serverId} is not an absolute path ("${home}")`);
+      return path.posix.join(home, '.berth', 'proxy', this.#id);
+    });
+    this.#dir.catch(() => (this.#dir = undefined));
+    return this.#dir;
+  }
+
+  /** Writes the file (its directories made), whole, then renamed into place. */
+  async write(relative: string, text: string, mode = '600'): Promise<void> {
+    const file = path.posix.join(await this.dir(), relative);
+    await this.#do(['sh', '-c', 'umask 077 && mkdir -p "$(dirname "$1")" && cat > "$1.tmp" && chmod "$2" "$1.tmp" && mv "$1.tmp" "$1"', 'sh', file, mode], `write ${relative}`, text);
+  }
+
+  /** Makes directories below the proxy's directory. */
+  async mkdir(...relative: string[]): Promise<void> {
+    const dir = await this.dir();
+    await this.#do(['mkdir', '-p', '-m', '700', dir, ...relative.map(r => path.posix.join(dir, r))], 'make its directories');
+  }
+
+  /** Removes a file or directory below the proxy's directory. */
+  async remove(relative: string): Promise<void> {
+    await this.#do(['rm', '-rf', '--', path.posix.join(await this.dir(), relative)], `remove ${relative}`);
+  }
+
+  /** The file's text; null when there is none. */
+  async read(relative: string): Promise<string | null> {
+    const result = await this.#server.run(['cat', '--', path.posix.join(await this.dir(), relative)]);
+    return result.code === 0 ? result.stdout : null;
+  }
+
+  /** The names in a directory; [] when there is none. */
+  async list(relative: string): Promise<string[]> {
+    const result = await this.#server.run(['ls', '-1A', '--', path.posix.join(await this.dir(), relative)]);
+    return result.code === 0 ? result.stdout.split('\n').filter(Boolean) : [];
+  }
+
+  async #do(argv: string[], what: string, stdin?: string): Promise<string> {
+    const result = await this.#server.run(argv, stdin === undefined ? {} : { stdin });
+    if (result.code !== 0) throw new Error(`could not ${what} on server ${this.#server.serverId}: ${result.stderr.trim() || `exit ${result.code}`}`);
+    return result.stdout;
   }
 }
