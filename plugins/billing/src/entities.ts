@@ -26,12 +26,7 @@ export type BillingAccountRow = InstanceType<typeof BillingAccount.class>;
 export const BillingEvent = defineEntity({
   name: 'BillingEvent',
   tableName: 'billing_events',
-  properties: {
-    eventId: p.string().primary(),
-    type: p.string(),
-    organizationId: p.string().length(32).nullable(),
-    receivedAt: p.datetime().onCreate(() => new Date()),
-  },
+  properties: { eventId: p.string().primary(), type: p.string(), organizationId: p.string().length(32).nullable(), receivedAt: p.datetime().onCreate(() => new Date()) },
 });
 
 export const billingEntities = [BillingAccount, BillingEvent];

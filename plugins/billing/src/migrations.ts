@@ -8,7 +8,9 @@ class BillingInit extends Migration {
     );
     this.addSql(`create unique index "billing_accounts_stripe_customer_id_unique" on "billing_accounts" ("stripe_customer_id");`);
     this.addSql(`create index "billing_accounts_stripe_subscription_id_index" on "billing_accounts" ("stripe_subscription_id");`);
-    this.addSql(`create table "billing_events" ("event_id" varchar(255) not null, "type" varchar(255) not null, "organization_id" varchar(32) null, "received_at" timestamptz not null, primary key ("event_id"));`);
+    this.addSql(
+      `create table "billing_events" ("event_id" varchar(255) not null, "type" varchar(255) not null, "organization_id" varchar(32) null, "received_at" timestamptz not null, primary key ("event_id"));`,
+    );
   }
 }
 

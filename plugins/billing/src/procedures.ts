@@ -19,7 +19,7 @@ const billingRouter = (name: 'billing' | 'stripe') => {
     }),
     r.mutation('createCheckoutSession', {
       access: 'admin',
-      summary: "A Stripe Checkout session for a subscription of serverQuantity servers of a tier; servers are granted once its invoice is paid (404 while billing is off)",
+      summary: 'A Stripe Checkout session for a subscription of serverQuantity servers of a tier; servers are granted once its invoice is paid (404 while billing is off)',
       input: CheckoutInput,
       output: CheckoutView,
       handler: (input, ctx) => ctx.cradle.billing.checkout(input, org(ctx), ctx.cradle.principal!.userId, ctx.origin, ctx.cradle.em),

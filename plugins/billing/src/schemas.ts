@@ -20,7 +20,7 @@ export type CheckoutInput = Static<typeof CheckoutInput>;
 const StripeObject = (what: string) => Type.Object({ id: Type.String() }, { additionalProperties: true, description: `a Stripe ${what} object, as Stripe answers it` });
 
 export const ProductsView = Type.Object({
-  products: Type.Array(StripeObject('product (default_price expanded)'), { description: "the active products of the configured tiers (billing.stripePlans)" }),
+  products: Type.Array(StripeObject('product (default_price expanded)'), { description: 'the active products of the configured tiers (billing.stripePlans)' }),
   subscriptions: Type.Array(StripeObject('subscription (items.data.price expanded)'), { description: "the organization's active subscriptions; [] before its first checkout" }),
   hobbyProductId: Type.Optional(Type.String()),
   startupProductId: Type.Optional(Type.String()),

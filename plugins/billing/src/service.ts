@@ -56,9 +56,7 @@ export class BillingService {
     if (!this.enabled) return Promise.reject(disabled());
     this.#client ??= import('stripe').then(({ default: Stripe }) => {
       const url = this.#config.stripeApiUrl ? new URL(this.#config.stripeApiUrl) : null;
-      const where = url
-        ? { host: url.hostname, port: Number(url.port || (url.protocol === 'http:' ? 80 : 443)), protocol: url.protocol.replace(':', '') as 'http' | 'https' }
-        : {};
+      const where = url ? { host: url.hostname, port: Number(url.port || (url.protocol === 'http:' ? 80 : 443)), protocol: url.protocol.replace(':', '') as 'http' | 'https' } : {};
       return new Stripe(this.#config.stripeSecretKey!, { maxNetworkRetries: 1, timeout: 20_000, telemetry: false, ...where });
     });
     return this.#client;
@@ -123,8 +121,7 @@ export class BillingService {
   /** A Checkout session for a subscription of the tier's prices; nothing is granted until its invoice is paid. */
   async checkout(input: CheckoutInput, organizationId: string, userId: string, origin: string, em: EntityManager): Promise<{ sessionId: string }> {
     if (!this.enabled) throw disabled();
-    if (input.tier === 'startup' && input.serverQuantity < STARTUP_SERVERS_INCLUDED)
-      throw invalidField('serverQuantity', `Startup plan requires at least ${STARTUP_SERVERS_INCLUDED} servers`);
+    if (input.tier === 'startup' && input.serverQuantity < STARTUP_SERVERS_INCLUDED) throw invalidField('serverQuantity', `Startup plan requires at least ${STARTUP_SERVERS_INCLUDED} servers`);
     const line_items = this.#items(input.tier, input.serverQuantity, input.isAnnual);
     const account = await this.#accountFor(organizationId, em);
     if (account.stripeCustomerId) {
@@ -173,9 +170,7 @@ export class BillingService {
     const granted = (await this.account(organizationId, em))?.serversQuantity ?? 0;
     const count = await this.#cradle().servers.count(organizationId, em);
     if (count >= granted)
-      throw forbidden(
-        `The organization's plan allows ${granted} server(s) and it has ${count}: buy more with billing.createCheckoutSession (servers are granted once the invoice is paid)`,
-      );
+      throw forbidden(`The organization's plan allows ${granted} server(s) and it has ${count}: buy more with billing.createCheckoutSession (servers are granted once the invoice is paid)`);
   }
 
   #items(tier: Tier, quantity: number, annual: boolean): { price: string; quantity: number }[] {
@@ -215,12 +210,14 @@ export class BillingService {
     }
     const em = this.#cradle().orm.em.fork() as EntityManager;
     return em.transactional(async tx => {
-      const inserted = await tx.getConnection().execute<{ event_id: string }[]>(
-        'insert into "billing_events" ("event_id", "type", "received_at") values (?, ?, ?) on conflict do nothing returning "event_id"',
-        [event.id, event.type, this.#now()],
-        'all',
-        tx.getTransactionContext(),
-      );
+      const inserted = await tx
+        .getConnection()
+        .execute<{ event_id: string }[]>(
+          'insert into "billing_events" ("event_id", "type", "received_at") values (?, ?, ?) on conflict do nothing returning "event_id"',
+          [event.id, event.type, this.#now()],
+          'all',
+          tx.getTransactionContext(),
+        );
       if (!inserted.length) return { received: true, duplicate: true } as const;
       const organizationId = await this.#handle(event, tx as EntityManager);
       if (organizationId) await tx.nativeUpdate(BillingEvent, { eventId: event.id }, { organizationId });
@@ -397,4 +394,3 @@ function subscriptionOf(invoice: Invoice): string | null {
   const sub = invoice.parent?.subscription_details?.subscription ?? legacy ?? null;
   return typeof sub === 'string' ? sub : (sub?.id ?? null);
 }
-
