@@ -10,7 +10,7 @@ import { BillingAccount, BillingEvent, type BillingAccountRow } from './entities
 import { STARTUP_SERVERS_INCLUDED, type CheckoutInput, type ProductsView, type Tier } from './schemas.ts';
 
 const DAY_MS = 86_400_000;
-/** Stripe's API version the SDK is pinned to (the SDK's own). */
+// Types only: the SDK itself is imported on first use (see stripe()); its API version is the SDK's own.
 type Subscription = StripeClient.Subscription;
 type Invoice = StripeClient.Invoice;
 
