@@ -27,6 +27,7 @@ export const pluginParts: Record<string, { providers: Record<string, string[]>; 
   server: { providers: { host: ['ssh'] }, note: 'hosts stays (workloads needs it); host.ssh off' },
   'git-provider': { providers: { git: ['github', 'gitlab'] } },
   ai: { providers: { ai: ['anthropic', 'ollama', 'openai'] } },
+  billing: { providers: {} },
 };
 
 export interface FootprintOptions {

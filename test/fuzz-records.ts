@@ -24,6 +24,7 @@ export const NO_RECORD: Record<string, string> = {
   containerId: 'a Docker container id, not a record (compose.readLogs reads the engine)',
   chatId: 'a Telegram chat id (notification.*Telegram*), not a record of Berth',
   messageThreadId: 'a Telegram forum topic id (notification.*Telegram*), not a record of Berth',
+  productId: 'a Stripe product id (billing.createCheckoutSession), not a record of Berth; billing is off in the fuzz run',
 };
 
 function certificate(): { cert: string; key: string } {

@@ -179,6 +179,12 @@ export const BERTH_ONLY: Record<string, string> = {
   'github.setupState': "the GitHub App manifest flow's state, sealed and bound to the caller's organization (the peer's client writes an unsigned one)",
   'gitlab.authorization': "GitLab's authorization page with a state sealed and bound to the caller's organization and the connection (the peer's client builds the URL with no state)",
   'volumeBackups.restore': 'queues a volume restore as a deployment and answers its id (the peer streams it through a subscription, restoreVolumeBackupWithLogs, with the same input)',
+  ...Object.fromEntries(
+    ['getProducts', 'createCheckoutSession', 'createCustomerPortalSession', 'canCreateMoreServers'].map(op => [
+      `billing.${op}`,
+      "the spec's name of the peer's stripe.* router: the same procedure as stripe." + op,
+    ]),
+  ),
 };
 
 /**
@@ -204,6 +210,12 @@ export const NO_REFERENCE: Record<string, string> = {
       `server.${p}`,
       "the generator does not derive the server router's answers (its row with hostKeyFingerprint added, totalSum in all, deployments and the key in one and remove): Berth declares them from the peer's server table",
     ]),
+  ),
+  // The peer's stripe.* answers Stripe's own objects (products, subscriptions, sessions) and a
+  // boolean; Berth's are declared in plugins/billing/src/schemas.ts and checked by
+  // plugins/billing/test/billing.test.ts.
+  ...Object.fromEntries(
+    ['getProducts', 'createCheckoutSession', 'createCustomerPortalSession', 'canCreateMoreServers'].map(op => [`stripe.${op}`, "the peer answers Stripe's own objects, not a row of its schema"]),
   ),
   'gitlab.create': "the peer answers nothing (its transaction's result is not returned); Berth answers the new record as gitlab.one does, its secret and tokens null",
   'gitlab.getGitlabRepositories': "the peer answers a mapping of GitLab's project objects ({ id, name, url, owner: { username } }), not a row of its schema",

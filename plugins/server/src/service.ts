@@ -42,6 +42,7 @@ const CONNECTION_FIELDS = ['ipAddress', 'port', 'username', 'sshKeyId', 'hostKey
 
 export class ServerService implements HostServerDirectory {
   readonly #cradle: () => Cradle;
+  readonly #createChecks: ((organizationId: string, em: EntityManager) => Promise<void>)[] = [];
 
   constructor(cradle: () => Cradle) {
     this.#cradle = cradle;
@@ -96,6 +97,11 @@ export class ServerService implements HostServerDirectory {
     }
   }
 
+  /** Adds a check that may refuse an organization's new server before it is stored (billing's quota). */
+  checkBeforeCreate(check: (organizationId: string, em: EntityManager) => Promise<void>): void {
+    this.#createChecks.push(check);
+  }
+
   /** The organization's server as the API answers it; NOT_FOUND for another organization's (for a workload that names a serverId). */
   async owned(serverId: string, organizationId: string, em: EntityManager): Promise<ServerView> {
     return toView(await this.#find(serverId, organizationId, em));
@@ -139,6 +145,7 @@ export class ServerService implements HostServerDirectory {
 
   // ------------------------------------------------------------ server.*
   async create(input: CreateInput, organizationId: string, em: EntityManager): Promise<ServerView> {
+    for (const check of this.#createChecks) await check(organizationId, em);
     const sshKeyId = input.sshKeyId || null;
     if (sshKeyId) await this.#key(sshKeyId, organizationId, em);
     const row = em.create(Server, {
