@@ -53,15 +53,7 @@ export const EngineNode = Type.Object(
 export const TaskNode = Type.Object({ nodeId: Type.String(), hostname: Type.String(), state: Type.String() });
 
 /** One line of `docker service ls --format '{{json .}}'`, with the nodes its tasks run on. */
-export const NodeApp = Type.Object({
-  ID: Type.String(),
-  Image: Type.String(),
-  Mode: Type.String(),
-  Name: Type.String(),
-  Ports: Type.String(),
-  Replicas: Type.String(),
-  nodes: Type.Array(TaskNode),
-});
+export const NodeApp = Type.Object({ ID: Type.String(), Image: Type.String(), Mode: Type.String(), Name: Type.String(), Ports: Type.String(), Replicas: Type.String(), nodes: Type.Array(TaskNode) });
 export type NodeApp = Static<typeof NodeApp>;
 
 /** The peer's addWorker/addManager answer; the token is never in it. */
@@ -75,7 +67,7 @@ export const Joined = Type.Object({
   serverId: Type.String(),
   managerServerId: Nullable(Type.String()),
   role: Type.Union([Type.Literal('worker'), Type.Literal('manager')]),
-  advertiseAddr: Type.String({ description: "the address the server advertises, taken from its own interfaces (the route to the manager)" }),
+  advertiseAddr: Type.String({ description: 'the address the server advertises, taken from its own interfaces (the route to the manager)' }),
 });
 export type Joined = Static<typeof Joined>;
 

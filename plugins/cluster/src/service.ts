@@ -146,9 +146,7 @@ export class ClusterService {
         Replicas: s.Spec.Mode?.Global
           ? `${s.ServiceStatus?.RunningTasks ?? 0}/${s.ServiceStatus?.DesiredTasks ?? 0}`
           : `${s.ServiceStatus?.RunningTasks ?? 0}/${s.Spec.Mode?.Replicated?.Replicas ?? s.ServiceStatus?.DesiredTasks ?? 0}`,
-        nodes: tasks
-          .filter(t => t.ServiceID === s.ID && t.NodeID)
-          .map(t => ({ nodeId: t.NodeID!, hostname: hostnames.get(t.NodeID!) ?? '', state: t.Status?.State ?? '' })),
+        nodes: tasks.filter(t => t.ServiceID === s.ID && t.NodeID).map(t => ({ nodeId: t.NodeID!, hostname: hostnames.get(t.NodeID!) ?? '', state: t.Status?.State ?? '' })),
       }))
       .sort((a, b) => a.Name.localeCompare(b.Name));
   }
@@ -188,7 +186,9 @@ export class ClusterService {
     if (!managerAddr || loopback(managerAddr)) {
       throw conflict(
         `The swarm of ${managerWhere} advertises ${managerAddr || 'no address'}, which no other server can reach: ` +
-          (managerServerId ? 'that server must advertise a routable address' : 'its swarm must advertise an address the servers reach (the swarmAdvertiseAddr key, BERTH_SWARM_ADVERTISE_ADDR, applies when Berth initialises swarm mode)') +
+          (managerServerId
+            ? 'that server must advertise a routable address'
+            : 'its swarm must advertise an address the servers reach (the swarmAdvertiseAddr key, BERTH_SWARM_ADVERTISE_ADDR, applies when Berth initialises swarm mode)') +
           `; ${where} was not joined`,
       );
     }
@@ -206,7 +206,8 @@ export class ClusterService {
       // A swarm of its own: left only when it is that server alone and Berth runs nothing there.
       const workloads = await this.#cradle().servers.workloadsOn(serverId, em);
       if (workloads.length) throw conflict(`${where} runs ${workloads.length} workload(s) (${workloads.map(w => w.name).join(', ')}) in a swarm of its own; remove them before it joins another swarm`);
-      if (info.Swarm.ControlAvailable === false || (info.Swarm.Nodes ?? 1) > 1) throw conflict(`${where} is a member of another swarm (${info.Swarm.Nodes ?? '?'} nodes); it leaves that swarm before it joins this one`);
+      if (info.Swarm.ControlAvailable === false || (info.Swarm.Nodes ?? 1) > 1)
+        throw conflict(`${where} is a member of another swarm (${info.Swarm.Nodes ?? '?'} nodes); it leaves that swarm before it joins this one`);
       await this.#call(`leave the swarm of its own on ${where}`, () => joining.swarmLeave({ force: true }));
     }
 
@@ -237,7 +238,8 @@ export class ClusterService {
     const host = await this.#hosts.of(serverId);
     const route = await host.run(['ip', '-o', 'route', 'get', managerAddr]);
     const src = /\bsrc\s+(\S+)/.exec(route.stdout)?.[1];
-    if (route.code !== 0 || !src) throw conflict(`server ${serverId} has no route to the swarm manager at ${managerAddr}: ${(route.stderr || route.stdout).trim() || `ip route get exited ${route.code}`}`);
+    if (route.code !== 0 || !src)
+      throw conflict(`server ${serverId} has no route to the swarm manager at ${managerAddr}: ${(route.stderr || route.stdout).trim() || `ip route get exited ${route.code}`}`);
     return src;
   }
 
@@ -257,9 +259,12 @@ export class ClusterService {
     const node = (await this.#call(`inspect node ${nodeId} of the swarm of ${where}`, () => docker.getNode(nodeId).inspect())) as EngineNode;
     const hostname = node.Description?.Hostname ?? '';
     if (node.Spec.Role === 'manager') throw conflict(`Node ${node.ID} (${hostname}) is a manager of the swarm of ${where}: demote it to a worker before it is removed`);
-    const before = (await this.#tasks(docker, where, { node: [node.ID], 'desired-state': ['running'] })).filter(t => t.NodeID === node.ID);
-    const existing = new Set((await this.#tasks(docker, where, { 'desired-state': ['running'] })).map(t => t.ID));
-    await this.#call(`drain node ${node.ID} of the swarm of ${where}`, () => docker.getNode(node.ID).update({ _query: { version: node.Version.Index }, _body: { ...node.Spec, Availability: 'drain' } }));
+    const running = await this.#tasks(docker, where, { 'desired-state': ['running'] });
+    const before = running.filter(t => t.NodeID === node.ID);
+    const existing = new Set(running.map(t => t.ID));
+    await this.#call(`drain node ${node.ID} of the swarm of ${where}`, () =>
+      docker.getNode(node.ID).update({ _query: { version: node.Version.Index }, _body: { ...node.Spec, Availability: 'drain' } }),
+    );
     const services = (await this.#call(`list the services of ${where}`, () => docker.listServices())) as unknown as Service[];
     const global = new Set(services.filter(s => s.Spec.Mode?.Global).map(s => s.ID));
     const names = new Map(services.map(s => [s.ID, s.Spec.Name]));
