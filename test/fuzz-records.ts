@@ -25,6 +25,7 @@ export const NO_RECORD: Record<string, string> = {
   chatId: 'a Telegram chat id (notification.*Telegram*), not a record of Berth',
   messageThreadId: 'a Telegram forum topic id (notification.*Telegram*), not a record of Berth',
   productId: 'a Stripe product id (billing.createCheckoutSession), not a record of Berth; billing is off in the fuzz run',
+  nodeId: 'a swarm node id of an engine (swarm.*, cluster.*), not a record of Berth',
 };
 
 function certificate(): { cert: string; key: string } {
@@ -149,6 +150,8 @@ export async function fuzzRecords(t: Test, server: { url: string }, c: Client, a
     apiKeyId: async () => ok('user.createApiKey', await c.post('user.createApiKey', { name: unique('key'), metadata: { organizationId: admin.organizationId } })).id,
     // Servers without a key: nothing connects to them (the probe passes them by).
     serverId: async () => ok('server.create', await c.post('server.create', { name: unique('srv'), ipAddress: '192.0.2.10', port: 22, sshKeyId: null })).serverId,
+    // The swarm a server joins (cluster.joinServer): another server without a key, so nothing joins.
+    managerServerId: async () => ok('server.create', await c.post('server.create', { name: unique('manager'), ipAddress: '192.0.2.12', port: 22, sshKeyId: null })).serverId,
     buildServerId: async () => ok('server.create', await c.post('server.create', { name: unique('build'), ipAddress: '192.0.2.11', port: 22, sshKeyId: null, serverType: 'build' })).serverId,
     sshKeyId: async () =>
       ok(

@@ -185,6 +185,8 @@ export const BERTH_ONLY: Record<string, string> = {
       "the spec's name of the peer's stripe.* router: the same procedure as stripe." + op,
     ]),
   ),
+  'cluster.joinServer':
+    'Berth joins a server to a swarm itself, over its own connection, so that no join token is ever answered (the peer answers the token in addWorker/addManager for the user to run)',
 };
 
 /**
@@ -220,6 +222,14 @@ export const NO_REFERENCE: Record<string, string> = {
   'gitlab.create': "the peer answers nothing (its transaction's result is not returned); Berth answers the new record as gitlab.one does, its secret and tokens null",
   'gitlab.getGitlabRepositories': "the peer answers a mapping of GitLab's project objects ({ id, name, url, owner: { username } }), not a row of its schema",
   'gitlab.getGitlabBranches': "the peer answers GitLab's own branch objects, not a row of its schema",
+  // The peer answers the Docker CLI's JSON lines and the engine's node objects: plugins/cluster/test/cluster.test.ts compares Berth's with the CLI's on a real swarm.
+  'swarm.getNodes': "the peer answers `docker node ls --format '{{json .}}'` lines, not a row of its schema",
+  'swarm.getNodeInfo': "the peer answers the engine's node object (`docker node inspect`), not a row of its schema",
+  'swarm.getNodeApps': "the peer answers `docker service ls --format '{{json .}}'` lines (Berth adds nodes to each), not a row of its schema",
+  'cluster.getNodes': "the peer answers the engine's node objects (dockerode listNodes), not a row of its schema",
+  'cluster.addWorker': 'the peer answers { command, version } (its join command, the token in it: Berth answers a placeholder)',
+  'cluster.addManager': 'the peer answers { command, version } (its join command, the token in it: Berth answers a placeholder)',
+  'cluster.removeWorker': 'the peer answers true; Berth answers { removed: true, nodeId, hostname, moved } (where each drained task went)',
 };
 
 /**

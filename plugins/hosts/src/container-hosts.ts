@@ -17,6 +17,12 @@ export interface ContainerHosts {
   /** The machine of `serverId` (NOT_FOUND when no server record has it), or this one for null; its engine in swarm mode with the platform network; one connection per machine, made on first use. */
   of(serverId: string | null): Promise<Host>;
   /**
+   * The machine's engine as it is, not prepared (swarm mode not initialised, a worker not refused):
+   * only for swarm membership and node listings (the cluster plugin), where preparing would make a
+   * server that is about to join a swarm the manager of its own.
+   */
+  asIs(serverId: string | null): Promise<Docker>;
+  /**
    * DOCKER_HOST for a program Berth runs on this machine against the engine of `serverId`: a local
    * socket forwarding to it over the server's connection (undefined for null: the program's own
    * environment reaches this machine's engine).

@@ -1,5 +1,5 @@
 // The one Docker error converter: every engine call of Berth goes through call(), and a failure
-// becomes a domain error here, at the boundary (404 → NOT_FOUND, 409 → CONFLICT, anything else a
+// becomes a domain error here, at the boundary (404 → NOT_FOUND, 409 and 503 (not a swarm manager) → CONFLICT, anything else a
 // 500 whose details reach only the log, or its cause when there is no log). No other file turns
 // engine errors into domain errors.
 import { BerthError, conflict, notFound, type Logger } from '@berth/core';
@@ -19,6 +19,8 @@ export function engineError(what: string, e: unknown, log?: Logger): BerthError 
   const detail = err.json?.message ?? err.reason ?? err.message ?? String(e);
   if (err.statusCode === 404) return notFound(`Docker: cannot ${what}: ${detail}`);
   if (err.statusCode === 409) return conflict(`Docker: cannot ${what}: ${detail}`);
+  // Unavailable: a swarm operation on an engine that is not a manager (or not in a swarm); the engine's reason is the answer.
+  if (err.statusCode === 503) return conflict(`Docker: cannot ${what}: ${detail}`);
   const error = new BerthError('INTERNAL_SERVER_ERROR', `Docker: cannot ${what}`);
   if (!log) return Object.assign(error, { cause: detail });
   log.error({ err: { statusCode: err.statusCode, code: err.code, message: detail } }, `Docker: cannot ${what}`);

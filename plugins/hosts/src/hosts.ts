@@ -38,6 +38,11 @@ export class Hosts implements ContainerHosts {
     return (await this.#server(serverId)).host;
   }
 
+  async asIs(serverId: string | null): Promise<Docker> {
+    if (serverId === null) return (await this.#thisMachine()).engine();
+    return (await this.#server(serverId)).connection.engine();
+  }
+
   async dockerHost(serverId: string | null): Promise<string | undefined> {
     if (serverId === null) return undefined;
     let socket = this.#sockets.get(serverId);

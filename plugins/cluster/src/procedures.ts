@@ -1,0 +1,63 @@
+// swarm.* (the peer's node listings) and cluster.* (the peer's operations on the swarm, and Berth's
+// joinServer). Reads are any member's; changing the swarm is an admin's.
+import { Type, router } from '@berth/core';
+import { EngineNode, JoinCommand, JoinInput, Joined, NodeApp, NodeInput, NodeLine, Removed, ServerInput } from './schemas.ts';
+
+const swarm = router('swarm');
+const cluster = router('cluster');
+
+export const clusterProcedures = [
+  swarm.query('getNodes', {
+    summary: "The nodes of this machine's swarm or a server's (serverId), as `docker node ls` lists them; an engine that is no swarm manager is refused with its reason",
+    input: ServerInput,
+    output: Type.Array(NodeLine),
+    handler: ({ serverId }, ctx) => ctx.cradle.callerCluster.nodeLines(serverId),
+  }),
+  swarm.query('getNodeInfo', {
+    summary: 'One node of the swarm as the engine describes it (`docker node inspect`)',
+    input: NodeInput,
+    output: EngineNode,
+    handler: ({ nodeId, serverId }, ctx) => ctx.cradle.callerCluster.node(nodeId, serverId),
+  }),
+  swarm.query('getNodeApps', {
+    summary: "The organization's services on the swarm as `docker service ls` lists them, each with the nodes its running tasks are on (nodes: nodeId, hostname, state)",
+    input: ServerInput,
+    output: Type.Array(NodeApp),
+    handler: ({ serverId }, ctx) => ctx.cradle.callerCluster.apps(serverId),
+  }),
+  cluster.query('getNodes', {
+    summary: "The nodes of this machine's swarm or a server's, as the engine answers them",
+    input: ServerInput,
+    output: Type.Array(EngineNode),
+    handler: ({ serverId }, ctx) => ctx.cradle.callerCluster.nodes(serverId),
+  }),
+  cluster.query('addWorker', {
+    access: 'admin',
+    summary: 'The command that joins a worker to the swarm, with the token replaced by <use cluster.joinServer>: Berth joins servers itself and answers no token',
+    input: ServerInput,
+    output: JoinCommand,
+    handler: ({ serverId }, ctx) => ctx.cradle.callerCluster.joinCommand(serverId),
+  }),
+  cluster.query('addManager', {
+    access: 'admin',
+    summary: 'The command that joins a manager to the swarm, with the token replaced by <use cluster.joinServer>: Berth joins servers itself and answers no token',
+    input: ServerInput,
+    output: JoinCommand,
+    handler: ({ serverId }, ctx) => ctx.cradle.callerCluster.joinCommand(serverId),
+  }),
+  cluster.mutation('joinServer', {
+    access: 'admin',
+    summary:
+      "Joins a server to the swarm of another server (managerServerId) or of this machine (null) as a worker or a manager, over the server's own connection, advertising the address of its interface that routes to the manager; the join token is never answered or logged and is rotated after the join. Refused (409, with the reason) when the manager advertises a loopback address",
+    input: JoinInput,
+    output: Joined,
+    handler: (input, ctx) => ctx.cradle.callerCluster.join(input),
+  }),
+  cluster.mutation('removeWorker', {
+    access: 'admin',
+    summary: 'Drains a worker node, waits until its tasks run on other nodes, then removes it from the swarm; answers where each task went. Its server record stays',
+    input: NodeInput,
+    output: Removed,
+    handler: ({ nodeId, serverId }, ctx) => ctx.cradle.callerCluster.removeWorker(nodeId, serverId),
+  }),
+];

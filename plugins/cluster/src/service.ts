@@ -1,0 +1,330 @@
+// The swarm behind swarm.* and cluster.*: the nodes of this machine's swarm or a server's, a server
+// joined to a swarm over its own connection, a worker drained and removed. A server of another
+// organization is NOT_FOUND. Engines are taken as they are (hosts.asIs): listing the nodes of a
+// server must not make it a swarm manager, and a server about to join must not become the manager
+// of its own swarm first. Join tokens are read from the manager, handed to the joining engine in
+// the body of its API call and rotated after the join; they are never answered, logged or put on a
+// command line, and a failed join's message is scrubbed of them.
+import { isIP } from 'node:net';
+import type Docker from 'dockerode';
+import { BerthError, conflict, invalidField, type Cradle, type EntityManager } from '@berth/core';
+import { ORGANIZATION_LABEL } from '@berth/plugin-hosts';
+import type {} from '@berth/plugin-server'; // the `servers` of the container
+import type { Static } from '@berth/core';
+import type { EngineNode as EngineNodeView, JoinInput, Joined, NodeApp, NodeLine, Removed } from './schemas.ts';
+
+/** What replaces a join token in every answer. */
+export const TOKEN_PLACEHOLDER = '<use cluster.joinServer>';
+const SWARM_PORT = 2377;
+
+interface SwarmInfo {
+  Swarm?: {
+    NodeID?: string;
+    NodeAddr?: string;
+    LocalNodeState?: string;
+    ControlAvailable?: boolean;
+    Nodes?: number;
+    Cluster?: { ID?: string; TLSInfo?: { TrustRoot?: string } };
+    RemoteManagers?: { NodeID: string; Addr: string }[] | null;
+  };
+}
+
+interface EngineNode {
+  ID: string;
+  Version: { Index: number };
+  Spec: { Role?: string; Availability?: string; Labels?: Record<string, string>; Name?: string };
+  Description?: { Hostname?: string; Engine?: { EngineVersion?: string }; TLSInfo?: { TrustRoot?: string } };
+  Status?: { State?: string; Addr?: string };
+  ManagerStatus?: { Leader?: boolean; Reachability?: string };
+}
+
+interface EngineTask {
+  ID: string;
+  ServiceID: string;
+  NodeID?: string;
+  DesiredState?: string;
+  Status?: { State?: string };
+  CreatedAt?: string;
+}
+
+const capital = (s: string | undefined) => (s ? s[0]!.toUpperCase() + s.slice(1) : '');
+const loopback = (addr: string) => addr === 'localhost' || addr === '::1' || (isIP(addr) === 4 && addr.startsWith('127.'));
+const sleep = (ms: number) => new Promise<void>(r => setTimeout(r, ms));
+
+/** A join's error with every token it might carry replaced. */
+function scrubbed(e: unknown, tokens: string[]): unknown {
+  const clean = (s: unknown) => (typeof s === 'string' ? tokens.reduce((out, token) => (token ? out.split(token).join(TOKEN_PLACEHOLDER) : out), s) : s);
+  const err = e as { message?: string; reason?: string; json?: { message?: string } };
+  if (err && typeof err === 'object') {
+    if (err.message) err.message = clean(err.message) as string;
+    if (err.reason) err.reason = clean(err.reason) as string;
+    if (err.json?.message) err.json = { ...err.json, message: clean(err.json.message) as string };
+  }
+  return e;
+}
+
+export class ClusterService {
+  readonly #cradle: () => Cradle;
+  /** How long removeWorker waits for the drained node's tasks to run elsewhere. */
+  readonly #drainTimeoutMs: number;
+
+  constructor(cradle: () => Cradle, drainTimeoutMs: number) {
+    this.#cradle = cradle;
+    this.#drainTimeoutMs = drainTimeoutMs;
+  }
+
+  get #hosts() {
+    return this.#cradle().hosts;
+  }
+
+  #call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    return this.#hosts.call(what, fn);
+  }
+
+  /** The serverId the caller named (NOT_FOUND for another organization's), null for this machine. */
+  async #server(serverId: string | null | undefined, organizationId: string, em: EntityManager): Promise<string | null> {
+    if (!serverId) return null;
+    await this.#cradle().servers.owned(serverId, organizationId, em);
+    return serverId;
+  }
+
+  /** The engine of the named machine as it is (no swarm initialised for a listing). */
+  async #engine(serverId: string | null | undefined, organizationId: string, em: EntityManager): Promise<{ docker: Docker; where: string }> {
+    const id = await this.#server(serverId, organizationId, em);
+    return { docker: await this.#hosts.asIs(id), where: id ? `server ${id}` : 'this machine' };
+  }
+
+  // ------------------------------------------------------------ swarm.*
+  /** `docker node ls` of the machine's swarm, as the CLI's JSON lines. */
+  async nodeLines(serverId: string | undefined, organizationId: string, em: EntityManager): Promise<NodeLine[]> {
+    const { docker, where } = await this.#engine(serverId, organizationId, em);
+    const info = (await this.#call(`reach the Docker engine of ${where}`, () => docker.info())) as SwarmInfo;
+    const nodes = (await this.#call(`list the swarm nodes of ${where}`, () => docker.listNodes())) as EngineNode[];
+    const root = info.Swarm?.Cluster?.TLSInfo?.TrustRoot;
+    return nodes.map(n => ({
+      Availability: capital(n.Spec.Availability),
+      EngineVersion: n.Description?.Engine?.EngineVersion ?? '',
+      Hostname: n.Description?.Hostname ?? '',
+      ID: n.ID,
+      ManagerStatus: n.ManagerStatus ? (n.ManagerStatus.Leader ? 'Leader' : capital(n.ManagerStatus.Reachability)) : '',
+      Self: n.ID === info.Swarm?.NodeID,
+      Status: capital(n.Status?.State),
+      TLSStatus: !root || n.Description?.TLSInfo?.TrustRoot === root ? 'Ready' : 'Needs Rotation',
+    }));
+  }
+
+  /** The engine's node objects (cluster.getNodes) */
+  async nodes(serverId: string | undefined, organizationId: string, em: EntityManager): Promise<Static<typeof EngineNodeView>[]> {
+    const { docker, where } = await this.#engine(serverId, organizationId, em);
+    return (await this.#call(`list the swarm nodes of ${where}`, () => docker.listNodes())) as Static<typeof EngineNodeView>[];
+  }
+
+  /** `docker node inspect` of one node. */
+  async node(nodeId: string, serverId: string | undefined, organizationId: string, em: EntityManager): Promise<Static<typeof EngineNodeView>> {
+    const { docker, where } = await this.#engine(serverId, organizationId, em);
+    return (await this.#call(`inspect node ${nodeId} of the swarm of ${where}`, () => docker.getNode(nodeId).inspect())) as Static<typeof EngineNodeView>;
+  }
+
+  /** `docker service ls` of the organization's services on the swarm, each with the nodes its running tasks are on. */
+  async apps(serverId: string | undefined, organizationId: string, em: EntityManager): Promise<NodeApp[]> {
+    const { docker, where } = await this.#engine(serverId, organizationId, em);
+    const services = (await this.#call(`list the services of ${where}`, () =>
+      docker.listServices({ status: true, filters: { label: [`${ORGANIZATION_LABEL}=${organizationId}`] } } as {}),
+    )) as unknown as Service[];
+    if (!services.length) return [];
+    const [tasks, hostnames] = await Promise.all([this.#tasks(docker, where, { 'desired-state': ['running'] }), this.#hostnames(docker, where)]);
+    return services
+      .map(s => ({
+        ID: s.ID,
+        Image: (s.Spec.TaskTemplate?.ContainerSpec?.Image ?? '').replace(/@sha256:[a-f0-9]+$/, ''),
+        Mode: s.Spec.Mode?.Global ? 'global' : 'replicated',
+        Name: s.Spec.Name,
+        Ports: (s.Endpoint?.Ports ?? [])
+          .filter(p => p.PublishMode !== 'host')
+          .map(p => `*:${p.PublishedPort}->${p.TargetPort}/${p.Protocol}`)
+          .join(', '),
+        Replicas: s.Spec.Mode?.Global
+          ? `${s.ServiceStatus?.RunningTasks ?? 0}/${s.ServiceStatus?.DesiredTasks ?? 0}`
+          : `${s.ServiceStatus?.RunningTasks ?? 0}/${s.Spec.Mode?.Replicated?.Replicas ?? s.ServiceStatus?.DesiredTasks ?? 0}`,
+        nodes: tasks.filter(t => t.ServiceID === s.ID && t.NodeID).map(t => ({ nodeId: t.NodeID!, hostname: hostnames.get(t.NodeID!) ?? '', state: t.Status?.State ?? '' })),
+      }))
+      .sort((a, b) => a.Name.localeCompare(b.Name));
+  }
+
+  async #tasks(docker: Docker, where: string, filters: Record<string, string[]>): Promise<EngineTask[]> {
+    return (await this.#call(`list the tasks of ${where}`, () => docker.listTasks({ filters }))) as EngineTask[];
+  }
+
+  async #hostnames(docker: Docker, where: string): Promise<Map<string, string>> {
+    const nodes = (await this.#call(`list the swarm nodes of ${where}`, () => docker.listNodes())) as EngineNode[];
+    return new Map(nodes.map(n => [n.ID, n.Description?.Hostname ?? '']));
+  }
+
+  // ------------------------------------------------------------ cluster.*
+  /** The peer's addWorker/addManager: the join command, its token replaced by the placeholder. */
+  async joinCommand(serverId: string | undefined, organizationId: string, em: EntityManager): Promise<{ command: string; version: string }> {
+    const id = await this.#server(serverId, organizationId, em);
+    const where = id ? `server ${id}` : 'this machine';
+    const docker = await (await this.#hosts.of(id)).engine(); // a manager: the command names its address
+    const info = (await this.#call(`reach the Docker engine of ${where}`, () => docker.info())) as SwarmInfo;
+    const version = (await this.#call(`read the engine version of ${where}`, () => docker.version())) as { Version: string };
+    const addr = info.Swarm?.NodeAddr || (id ? (await this.#cradle().servers.owned(id, organizationId, em)).ipAddress : '');
+    return { command: `docker swarm join --token ${TOKEN_PLACEHOLDER} ${addr}:${SWARM_PORT}`, version: version.Version };
+  }
+
+  /** Joins a server to the swarm of another server or of this machine, over the joining server's connection; answers its node id. */
+  async join(input: JoinInput, organizationId: string, em: EntityManager): Promise<Joined> {
+    const serverId = (await this.#server(input.serverId, organizationId, em))!;
+    const managerServerId = await this.#server(input.managerServerId, organizationId, em);
+    if (managerServerId === serverId) throw invalidField('managerServerId', 'a server cannot join its own swarm');
+    const managerWhere = managerServerId ? `server ${managerServerId}` : 'this machine';
+    const where = `server ${serverId}`;
+
+    const manager = await (await this.#hosts.of(managerServerId)).engine(); // prepared: a swarm manager
+    const managerInfo = (await this.#call(`reach the Docker engine of ${managerWhere}`, () => manager.info())) as SwarmInfo;
+    const managerAddr = managerInfo.Swarm?.NodeAddr ?? '';
+    if (!managerAddr || loopback(managerAddr)) {
+      throw conflict(
+        `The swarm of ${managerWhere} advertises ${managerAddr || 'no address'}, which no other server can reach: ` +
+          (managerServerId
+            ? 'that server must advertise a routable address'
+            : 'its swarm must advertise an address the servers reach (the swarmAdvertiseAddr key, BERTH_SWARM_ADVERTISE_ADDR, applies when Berth initialises swarm mode)') +
+          `; ${where} was not joined`,
+      );
+    }
+    const managerNodes = (await this.#call(`list the swarm nodes of ${managerWhere}`, () => manager.listNodes())) as EngineNode[];
+
+    const joining = await this.#hosts.asIs(serverId);
+    const info = (await this.#call(`reach the Docker engine of ${where}`, () => joining.info())) as SwarmInfo;
+    const current = info.Swarm?.NodeID;
+    if (info.Swarm?.LocalNodeState === 'active' && current) {
+      const member = managerNodes.find(n => n.ID === current);
+      if (member) {
+        if ((member.Spec.Role ?? 'worker') !== input.role) throw conflict(`${where} is already a ${member.Spec.Role} of the swarm of ${managerWhere} (node ${current})`);
+        return { nodeId: current, serverId, managerServerId, role: input.role, advertiseAddr: member.Status?.Addr ?? '' };
+      }
+      // A swarm of its own: left only when it is that server alone and Berth runs nothing there.
+      const workloads = await this.#cradle().servers.workloadsOn(serverId, em);
+      if (workloads.length) throw conflict(`${where} runs ${workloads.length} workload(s) (${workloads.map(w => w.name).join(', ')}) in a swarm of its own; remove them before it joins another swarm`);
+      if (info.Swarm.ControlAvailable === false || (info.Swarm.Nodes ?? 1) > 1)
+        throw conflict(`${where} is a member of another swarm (${info.Swarm.Nodes ?? '?'} nodes); it leaves that swarm before it joins this one`);
+      await this.#call(`leave the swarm of its own on ${where}`, () => joining.swarmLeave({ force: true }));
+    }
+
+    const advertiseAddr = await this.#routeSource(serverId, managerAddr);
+    const listen = await this.#call(`read the join tokens of ${managerWhere}`, () => manager.swarmInspect());
+    const tokens = [listen.JoinTokens.Worker, listen.JoinTokens.Manager] as string[];
+    const token = input.role === 'manager' ? listen.JoinTokens.Manager : listen.JoinTokens.Worker;
+    try {
+      await this.#call(`join ${where} to the swarm of ${managerWhere} as a ${input.role}`, () =>
+        joining.swarmJoin({ ListenAddr: `0.0.0.0:${SWARM_PORT}`, AdvertiseAddr: advertiseAddr, RemoteAddrs: [`${managerAddr}:${SWARM_PORT}`], JoinToken: token }).catch((e: unknown) => {
+          throw scrubbed(e, tokens);
+        }),
+      );
+    } finally {
+      await this.#rotate(manager, managerWhere, input.role);
+      // The server's engine changed role: the next use prepares it anew (a worker is refused there).
+      await this.#hosts.forget(serverId);
+    }
+    const joined = (await this.#call(`reach the Docker engine of ${where}`, async () => (await this.#hosts.asIs(serverId)).info())) as SwarmInfo;
+    const nodeId = joined.Swarm?.NodeID;
+    if (!nodeId) throw new BerthError('INTERNAL_SERVER_ERROR', `${where} answered no swarm node id after joining`);
+    this.#cradle().logger.info({ serverId, managerServerId, role: input.role, nodeId }, 'server joined the swarm');
+    return { nodeId, serverId, managerServerId, role: input.role, advertiseAddr };
+  }
+
+  /** The address of the server's own interface that routes to the manager (`ip route get`). */
+  async #routeSource(serverId: string, managerAddr: string): Promise<string> {
+    const host = await this.#hosts.of(serverId);
+    const route = await host.run(['ip', '-o', 'route', 'get', managerAddr]);
+    const src = /\bsrc\s+(\S+)/.exec(route.stdout)?.[1];
+    if (route.code !== 0 || !src)
+      throw conflict(`server ${serverId} has no route to the swarm manager at ${managerAddr}: ${(route.stderr || route.stdout).trim() || `ip route get exited ${route.code}`}`);
+    return src;
+  }
+
+  /** A new join token of the role just used: the one read for the join is worthless from now on. */
+  async #rotate(manager: Docker, where: string, role: 'worker' | 'manager'): Promise<void> {
+    await this.#call(`rotate the ${role} join token of ${where}`, async () => {
+      const swarm = await manager.swarmInspect();
+      await manager.swarmUpdate({ _query: { version: swarm.Version.Index, rotateWorkerToken: role === 'worker', rotateManagerToken: role === 'manager' }, _body: swarm.Spec });
+    });
+  }
+
+  /** Drains a worker, waits until its tasks run elsewhere, removes it from the swarm; answers where each task went. */
+  async removeWorker(nodeId: string, serverId: string | undefined, organizationId: string, em: EntityManager): Promise<Removed> {
+    const id = await this.#server(serverId, organizationId, em);
+    const where = id ? `server ${id}` : 'this machine';
+    const docker = await this.#hosts.asIs(id);
+    const node = (await this.#call(`inspect node ${nodeId} of the swarm of ${where}`, () => docker.getNode(nodeId).inspect())) as EngineNode;
+    const hostname = node.Description?.Hostname ?? '';
+    if (node.Spec.Role === 'manager') throw conflict(`Node ${node.ID} (${hostname}) is a manager of the swarm of ${where}: demote it to a worker before it is removed`);
+    const running = await this.#tasks(docker, where, { 'desired-state': ['running'] });
+    const before = running.filter(t => t.NodeID === node.ID);
+    const existing = new Set(running.map(t => t.ID));
+    await this.#call(`drain node ${node.ID} of the swarm of ${where}`, () =>
+      docker.getNode(node.ID).update({ _query: { version: node.Version.Index }, _body: { ...node.Spec, Availability: 'drain' } }),
+    );
+    const services = (await this.#call(`list the services of ${where}`, () => docker.listServices())) as unknown as Service[];
+    const global = new Set(services.filter(s => s.Spec.Mode?.Global).map(s => s.ID));
+    const names = new Map(services.map(s => [s.ID, s.Spec.Name]));
+
+    const deadline = Date.now() + this.#drainTimeoutMs;
+    let moved: Removed['moved'] = [];
+    for (;;) {
+      const tasks = await this.#tasks(docker, where, { 'desired-state': ['running'] });
+      const left = tasks.filter(t => t.NodeID === node.ID && t.Status?.State === 'running');
+      const claimed = new Set<string>();
+      moved = before.map(t => {
+        const next = tasks
+          .filter(r => r.ServiceID === t.ServiceID && r.NodeID !== node.ID && r.Status?.State === 'running' && !existing.has(r.ID) && !claimed.has(r.ID))
+          .sort((a, b) => (a.CreatedAt ?? '').localeCompare(b.CreatedAt ?? ''))[0];
+        if (next) claimed.add(next.ID);
+        return { service: names.get(t.ServiceID) ?? t.ServiceID, taskId: t.ID, to: next ? { taskId: next.ID, nodeId: next.NodeID!, hostname: '' } : null };
+      });
+      const waiting = moved.filter(m => !m.to && !global.has(before.find(t => t.ID === m.taskId)!.ServiceID));
+      if (!left.length && !waiting.length) break;
+      if (Date.now() > deadline) {
+        throw conflict(
+          `Node ${node.ID} (${hostname}) is drained but ${waiting.length || left.length} task(s) did not start elsewhere within ${Math.round(this.#drainTimeoutMs / 1000)} s (${(waiting.length ? waiting.map(m => m.service) : left.map(t => names.get(t.ServiceID) ?? t.ServiceID)).join(', ')}); the node was not removed`,
+        );
+      }
+      await sleep(250);
+    }
+    const hostnames = await this.#hostnames(docker, where);
+    for (const m of moved) if (m.to) m.to.hostname = hostnames.get(m.to.nodeId) ?? '';
+    await this.#call(`remove node ${node.ID} from the swarm of ${where}`, () => docker.getNode(node.ID).remove({ force: true }));
+    this.#cradle().logger.info({ nodeId: node.ID, hostname, moved: moved.length, serverId: id }, 'swarm node drained and removed');
+    return { removed: true, nodeId: node.ID, hostname, moved };
+  }
+}
+
+interface Service {
+  ID: string;
+  Spec: { Name: string; Mode?: { Global?: object; Replicated?: { Replicas?: number } }; TaskTemplate?: { ContainerSpec?: { Image?: string } } };
+  Endpoint?: { Ports?: { PublishedPort?: number; TargetPort?: number; Protocol?: string; PublishMode?: string }[] };
+  ServiceStatus?: { RunningTasks?: number; DesiredTasks?: number };
+}
+
+/** swarm.* and cluster.* for one request: the service confined to the caller's organization. */
+export const callerCluster =
+  (cluster: ClusterService) =>
+  ({ principal, em }: Cradle) => {
+    const organizationId = principal!.organizationId;
+    return {
+      nodeLines: (serverId?: string) => cluster.nodeLines(serverId, organizationId, em),
+      nodes: (serverId?: string) => cluster.nodes(serverId, organizationId, em),
+      node: (nodeId: string, serverId?: string) => cluster.node(nodeId, serverId, organizationId, em),
+      apps: (serverId?: string) => cluster.apps(serverId, organizationId, em),
+      joinCommand: (serverId?: string) => cluster.joinCommand(serverId, organizationId, em),
+      join: (input: JoinInput) => cluster.join(input, organizationId, em),
+      removeWorker: (nodeId: string, serverId?: string) => cluster.removeWorker(nodeId, serverId, organizationId, em),
+    };
+  };
+
+declare module '@berth/core' {
+  interface Cradle {
+    /** swarm.* and cluster.* for the current request's caller (request scope only); from the cluster plugin. */
+    callerCluster: ReturnType<ReturnType<typeof callerCluster>>;
+  }
+}
