@@ -18,7 +18,7 @@ export default definePlugin({
   dependencies: ['hosts', 'deployment', 'workloads', 'server'],
   setup(berth) {
     const cradle = () => berth.container.cradle;
-    const cleanup = new CleanupService(cradle, () => berth.config.cleanupCron);
+    const cleanup = new CleanupService(cradle, { cron: () => berth.config.cleanupCron, thisMachine: () => berth.config.cleanupThisMachine });
     berth.entities(...cleanupEntities);
     berth.migrations(...cleanupMigrations);
     berth.provide({ cleanup: asValue(cleanup) });

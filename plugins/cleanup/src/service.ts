@@ -4,7 +4,7 @@
 // other organization's objects go. A live record's objects (its labels name a record that still
 // exists) never go either.
 import { CronExpressionParser } from 'cron-parser';
-import { BerthError, forbidden, notFound, optionalService, type Cradle, type Deployer, type DeploymentRun, type EntityManager, type Principal } from '@berth/core';
+import { BerthError, conflict, forbidden, notFound, optionalService, type Cradle, type Deployer, type DeploymentRun, type EntityManager, type Principal } from '@berth/core';
 import { ID_LABEL, KIND_LABEL, ORGANIZATION_LABEL } from '@berth/plugin-hosts';
 import { HostCleanup } from './entities.ts';
 import { diskUsage, planCleanup, removePlanned, type DiskUsage, type Keep, type Step, type StepPlan } from './plan.ts';
@@ -48,9 +48,12 @@ export class CleanupService implements Deployer {
   readonly #cradle: () => Cradle;
   readonly #cron: () => string;
 
-  constructor(cradle: () => Cradle, cron: () => string) {
+  readonly #thisMachine: () => boolean;
+
+  constructor(cradle: () => Cradle, o: { cron: () => string; thisMachine: () => boolean }) {
     this.#cradle = cradle;
-    this.#cron = cron;
+    this.#cron = o.cron;
+    this.#thisMachine = o.thisMachine;
   }
 
   #servers(): ServerDirectory | undefined {
@@ -94,8 +97,9 @@ export class CleanupService implements Deployer {
     return { serverId, steps, bytes: steps.reduce((s, p) => s + p.bytes, 0), diskUsage: usage };
   }
 
-  /** Queues the cleanup as a deployment of the host; answers its id. */
+  /** Queues the cleanup as a deployment of the host; answers its id. CONFLICT for this machine when cleanupThisMachine is off. */
   async queue(action: string, serverId: string | null, organizationId: string, em: EntityManager): Promise<string> {
+    if (!serverId && !this.#thisMachine()) throw conflict("Cleanups of Berth's own machine are turned off (the config key cleanupThisMachine); a dry run still answers what one would remove");
     const record = await this.#cradle().deployments.enqueue(
       {
         targetType: CLEANUP_TARGET,
@@ -184,7 +188,7 @@ export class CleanupService implements Deployer {
     }
     const hosts: { key: string; serverId: string | null; organizationId: string }[] = [];
     const local = await em.findOne(HostCleanup, { hostKey: THIS_MACHINE });
-    if (local?.enableDockerCleanup && local.organizationId) hosts.push({ key: THIS_MACHINE, serverId: null, organizationId: local.organizationId });
+    if (local?.enableDockerCleanup && local.organizationId && this.#thisMachine()) hosts.push({ key: THIS_MACHINE, serverId: null, organizationId: local.organizationId });
     for (const s of (await this.#servers()?.dockerCleanupServers(em)) ?? []) hosts.push({ key: s.serverId, serverId: s.serverId, organizationId: s.organizationId });
     const queued: string[] = [];
     for (const h of hosts) {

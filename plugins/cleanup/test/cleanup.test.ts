@@ -155,6 +155,9 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
       mine.body.steps.map((s: { step: string }) => s.step),
       ['containers', 'images', 'builder'],
     );
+    const refused = await client.post('settings.cleanStoppedContainers', {});
+    t.equal(refused.status, 409, 'a real run there is refused while cleanupThisMachine is off (as on every test server)');
+    t.match(refused.body.message, 'cleanupThisMachine');
   });
 
   t.test('cleanAll removes what its dry run said, in the background, its log the same report; df agrees', async t => {
