@@ -124,7 +124,8 @@ export async function startTestServer(config: Partial<BerthConfig> = {}, mode = 
   const boot = async (extra: Partial<BerthConfig>, beforeListen?: (kernel: Kernel) => void): Promise<TestServer> => {
     const kernel = await createKernel({
       env: {},
-      config: { port: 0, host: '127.0.0.1', dataDir, logLevel: 'silent', checkResponses: true, ...(db ? { databaseUrl: db.url } : {}), ...config, ...extra },
+      // cleanupThisMachine: no test cleans the engine other test files share (a test host's engine only).
+      config: { port: 0, host: '127.0.0.1', dataDir, logLevel: 'silent', checkResponses: true, cleanupThisMachine: false, ...(db ? { databaseUrl: db.url } : {}), ...config, ...extra },
     });
     kernels.push(kernel);
     beforeListen?.(kernel);

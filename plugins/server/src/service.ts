@@ -119,6 +119,19 @@ export class ServerService implements HostServerDirectory {
     return row ? toView(row) : null;
   }
 
+  /** The active servers whose daily Docker cleanup is on (the cleanup plugin's schedule). */
+  async dockerCleanupServers(em: EntityManager): Promise<{ serverId: string; name: string; organizationId: string }[]> {
+    const rows = await em.find(Server, { enableDockerCleanup: true, serverStatus: 'active' }, { fields: ['serverId', 'name', 'organizationId'], orderBy: { serverId: 'asc' } });
+    return rows.map(r => ({ serverId: r.serverId, name: r.name, organizationId: r.organizationId }));
+  }
+
+  /** Turns a server's daily cleanup on or off; NOT_FOUND (nothing written) for another organization's. */
+  async setDockerCleanup(serverId: string, organizationId: string, enabled: boolean, em: EntityManager): Promise<void> {
+    const row = await this.#find(serverId, organizationId, em);
+    row.enableDockerCleanup = enabled;
+    await em.flush();
+  }
+
   /** Each server's buildsConcurrency (deployments at once on it), by serverId. */
   async buildLimits(em: EntityManager): Promise<Record<string, number>> {
     const rows = await em.find(Server, {}, { fields: ['serverId', 'buildsConcurrency'] });

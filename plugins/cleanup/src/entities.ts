@@ -1,0 +1,20 @@
+// The daily cleanup's state per host: this machine's switch (a server's is its record's
+// enableDockerCleanup) and the latest cron window handled, so a restart neither repeats nor loses one.
+import { defineEntity, p } from '@berth/core';
+
+export const HostCleanup = defineEntity({
+  name: 'HostCleanup',
+  tableName: 'host_cleanups',
+  properties: {
+    /** `this-machine`, or a serverId. */
+    hostKey: p.string().length(32).primary(),
+    /** This machine's switch (settings.updateDockerCleanup without serverId); unused for a server. */
+    enableDockerCleanup: p.boolean(),
+    /** Whose run this machine's daily cleanup is (who turned it on); a server's organization for a server. */
+    organizationId: p.string().length(32).nullable(),
+    lastRunAt: p.datetime().nullable(),
+  },
+});
+
+export type HostCleanupRow = InstanceType<typeof HostCleanup.class>;
+export const cleanupEntities = [HostCleanup];
