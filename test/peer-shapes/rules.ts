@@ -219,6 +219,12 @@ export const NO_REFERENCE: Record<string, string> = {
   ...Object.fromEntries(
     ['getProducts', 'createCheckoutSession', 'createCustomerPortalSession', 'canCreateMoreServers'].map(op => [`stripe.${op}`, "the peer answers Stripe's own objects, not a row of its schema"]),
   ),
+  ...Object.fromEntries(
+    ['cleanAll', 'cleanDockerBuilder', 'cleanDockerPrune', 'cleanStoppedContainers', 'cleanUnusedImages', 'cleanUnusedVolumes', 'updateDockerCleanup'].map(op => [
+      `settings.${op}`,
+      "the generator does not derive the settings router's literal answers (true; nothing for cleanDockerBuilder; cleanAll's {status, message}): Berth declares them, each or the dryRun report (docs/host-care.md)",
+    ]),
+  ),
   'gitlab.create': "the peer answers nothing (its transaction's result is not returned); Berth answers the new record as gitlab.one does, its secret and tokens null",
   'gitlab.getGitlabRepositories': "the peer answers a mapping of GitLab's project objects ({ id, name, url, owner: { username } }), not a row of its schema",
   'gitlab.getGitlabBranches': "the peer answers GitLab's own branch objects, not a row of its schema",

@@ -45,8 +45,20 @@ export interface DiskUsage {
   builder: number;
 }
 
+/** The engine's df; it answers 409 while another df runs on it (anyone's), so that is waited out. */
+async function readDf(docker: Docker, call: Call, what: string): Promise<Df> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return (await docker.df()) as Df;
+    } catch (e) {
+      if ((e as { statusCode?: number }).statusCode !== 409 || attempt >= 50) return call(what, () => Promise.reject(e));
+      await new Promise(r => setTimeout(r, 200));
+    }
+  }
+}
+
 export async function diskUsage(docker: Docker, call: Call): Promise<DiskUsage> {
-  const df = (await call('read the disk usage', () => docker.df())) as Df & { Containers?: { SizeRw?: number }[] | null };
+  const df = (await readDf(docker, call, 'read the disk usage')) as Df & { Containers?: { SizeRw?: number }[] | null };
   return {
     images: df.LayersSize ?? 0,
     containers: (df.Containers ?? []).reduce((s, c) => s + (c.SizeRw ?? 0), 0),
@@ -78,14 +90,14 @@ export async function planCleanup(docker: Docker, steps: readonly Step[], keep: 
         call,
       );
     } else if (step === 'volumes') {
-      const df = (await call('read the volumes', () => docker.df())) as Df;
+      const df = await readDf(docker, call, 'read the volumes');
       const mounted = new Set(containers.filter(c => !removedContainers.has(c.Id)).flatMap(c => (c.Mounts ?? []).map(m => m.Name).filter(Boolean)));
       for (const v of df.Volumes ?? []) {
         if (mounted.has(v.Name) || (v.UsageData?.RefCount ?? 0) > 0 || (await keep(v.Labels))) continue;
         objects.push({ id: v.Name, name: v.Name, bytes: Math.max(0, v.UsageData?.Size ?? 0) });
       }
     } else {
-      const df = (await call('read the build cache', () => docker.df())) as Df;
+      const df = await readDf(docker, call, 'read the build cache');
       objects = (df.BuildCache ?? []).filter(b => !b.InUse).map(b => ({ id: b.ID, name: b.Description ?? b.ID, bytes: b.Shared ? 0 : b.Size }));
     }
     objects.sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));

@@ -93,7 +93,9 @@ export class CleanupService implements Deployer {
     const hosts = this.#cradle().hosts;
     const docker = await (await hosts.of(serverId)).engine();
     const call = <T>(what: string, fn: () => Promise<T>) => hosts.call(what, fn);
-    const [steps, usage] = await Promise.all([planCleanup(docker, stepsOf(action), this.keep(organizationId, em), call), diskUsage(docker, call)]);
+    // One after the other: the engine runs one df at a time.
+    const steps = await planCleanup(docker, stepsOf(action), this.keep(organizationId, em), call);
+    const usage = await diskUsage(docker, call);
     return { serverId, steps, bytes: steps.reduce((s, p) => s + p.bytes, 0), diskUsage: usage };
   }
 
