@@ -4,8 +4,6 @@
 // program's version null when it is absent). security reads the effective SSH configuration
 // (`sshd -T`, so included files count), ufw, fail2ban, unattended-upgrades and the sudo users.
 // Nothing here asks a service on the internet.
-import { networkInterfaces } from 'node:os';
-import { readFile } from 'node:fs/promises';
 import type { Host } from '@berth/plugin-hosts';
 import { MAIN_DIRECTORY } from './setup.ts';
 
@@ -260,16 +258,4 @@ export async function serverRouteAddress(host: Host): Promise<string> {
     `dev=$(ip -4 route show default | sed -n 's/.* dev \\([^ ]*\\).*/\\1/p' | head -n1); [ -n "$dev" ] && ip -4 -o addr show dev "$dev" | sed -n 's/.* inet \\([0-9.]*\\).*/\\1/p' | head -n1`,
   ]);
   return r.stdout.trim();
-}
-
-/** The address of this machine's interface that carries the default route ('' when none does). */
-export async function localRouteAddress(): Promise<string> {
-  const table = await readFile('/proc/net/route', 'utf8').catch(() => '');
-  const dev = table
-    .split('\n')
-    .slice(1)
-    .map(l => l.trim().split(/\s+/))
-    .find(c => c[1] === '00000000' && c[7] === '00000000')?.[0];
-  const address = dev ? networkInterfaces()[dev]?.find(a => a.family === 'IPv4' && !a.internal)?.address : undefined;
-  return address ?? '';
 }

@@ -2,7 +2,8 @@
 // validate, security, publicIp, getServerTime, getDefaultCommand, setupMonitoring and
 // getServerMetrics. Another organization's server is NOT_FOUND.
 import { notFound, type Cradle, type EntityManager } from '@berth/core';
-import { auditServer, connectionCheck, localRouteAddress, privilege, serverRouteAddress, validateServer } from './doctor.ts';
+import { localRouteAddress } from '@berth/plugin-hosts';
+import { auditServer, connectionCheck, privilege, serverRouteAddress, validateServer } from './doctor.ts';
 import { Server, type ServerRow } from './entities.ts';
 import { toView } from './service.ts';
 import { defaultCommand, runSetup, ServerSetup } from './setup.ts';

@@ -81,7 +81,7 @@ for i in $(seq 50); do docker version --format '{{.Server.Version}}' 2>/dev/null
 echo "the Docker engine does not answer after its installation" >&2; exit 1`,
   },
   {
-    name: 'compose',
+    name: 'compose', // kind-names: the Compose program's step, not the workload kind
     describe: "a Compose program (the distribution's docker-compose when missing)",
     root: true,
     check: `docker compose version --short 2>/dev/null || { [ -s "$(command -v docker-compose)" ] && docker-compose version --short; }`,
