@@ -138,6 +138,8 @@ t.test('the documented example (docs/running-berth.md) and every variable give t
       if (key === 'staticImage') t.same(staticBuilder.image, oldOptions.image ?? value, `${what}: the static builder's image`);
       else if (key === 'staticRoot') t.same(staticBuilder.root, oldOptions.root ?? value, `${what}: the static builder's root`);
       else if (key === 'backupHelperImage') t.equal(now[key], envBefore.BERTH_BACKUP_HELPER_IMAGE, `${what}: backupHelperImage (no test image as its default any more: issue #26)`);
+      else if (key === 'swarmAdvertiseAddr')
+        t.equal(now[key], value === '127.0.0.1' ? undefined : value, `${what}: swarmAdvertiseAddr (unset: the default route's address, no longer 127.0.0.1: issue #29)`);
       else t.same(now[key], value, `${what}: ${key}`);
     }
   }

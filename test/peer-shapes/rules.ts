@@ -225,6 +225,12 @@ export const NO_REFERENCE: Record<string, string> = {
       "the generator does not derive the settings router's literal answers (true; nothing for cleanDockerBuilder; cleanAll's {status, message}): Berth declares them, each or the dryRun report (docs/host-care.md)",
     ]),
   ),
+  ...Object.fromEntries(
+    ['setup', 'validate', 'security', 'publicIp', 'getServerTime', 'getDefaultCommand', 'setupMonitoring', 'getServerMetrics'].map(p => [
+      `server.${p}`,
+      'the peer declares these answers as TypeScript casts or none (setup answers nothing, validate and security cast ssh output), which the generator does not derive: Berth declares them from its router (docs/servers.md#setup-and-audit)',
+    ]),
+  ),
   'gitlab.create': "the peer answers nothing (its transaction's result is not returned); Berth answers the new record as gitlab.one does, its secret and tokens null",
   'gitlab.getGitlabRepositories': "the peer answers a mapping of GitLab's project objects ({ id, name, url, owner: { username } }), not a row of its schema",
   'gitlab.getGitlabBranches': "the peer answers GitLab's own branch objects, not a row of its schema",

@@ -4,7 +4,13 @@
 import { Type, type Static } from '@berth/core';
 
 export const HostsConfig = Type.Object({
-  swarmAdvertiseAddr: Type.String({ env: 'BERTH_SWARM_ADVERTISE_ADDR', minLength: 1, default: '127.0.0.1', description: 'Address the local engine advertises when Berth initialises swarm mode' }),
+  swarmAdvertiseAddr: Type.Optional(
+    Type.String({
+      env: 'BERTH_SWARM_ADVERTISE_ADDR',
+      minLength: 1,
+      description: 'Address the local engine advertises when Berth initialises swarm mode; unset: the address of the interface that carries the default route (127.0.0.1 only when there is none)',
+    }),
+  ),
   platformNetwork: Type.String({
     env: 'BERTH_PLATFORM_NETWORK',
     pattern: '^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$',

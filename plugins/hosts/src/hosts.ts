@@ -8,12 +8,13 @@ import { BerthError, notFound, optionalService, type Cradle, type EntityManager,
 import type { ContainerHosts, Host } from './container-hosts.ts';
 import { engineCall } from './engine-errors.ts';
 import { advertiseAddress, copyImage, EngineSocket, hasImage, prepareEngine } from './server-engine.ts';
+import { localRouteAddress } from './route-address.ts';
 import { recordedPlatformNetwork, recordPlatformNetwork, refuseWhileAttached, type WorkloadExists } from './platform-network.ts';
 
 export class Hosts implements ContainerHosts {
   readonly #cradle: () => Cradle;
   readonly #log: Logger;
-  readonly #advertiseAddr: string;
+  readonly #advertiseAddr: string | undefined;
   readonly #dataDir: string;
   readonly platformNetwork: string;
   #machine?: Promise<HostConnection>;
@@ -22,7 +23,7 @@ export class Hosts implements ContainerHosts {
   readonly #servers = new Map<string, Promise<ServerHost>>();
   readonly #sockets = new Map<string, Promise<EngineSocket>>();
 
-  constructor({ cradle, logger, config }: { cradle: () => Cradle; logger: Logger; config: { swarmAdvertiseAddr: string; platformNetwork: string; dataDir: string } }) {
+  constructor({ cradle, logger, config }: { cradle: () => Cradle; logger: Logger; config: { swarmAdvertiseAddr?: string; platformNetwork: string; dataDir: string } }) {
     this.#cradle = cradle;
     this.#log = logger;
     this.#advertiseAddr = config.swarmAdvertiseAddr;
@@ -180,7 +181,13 @@ export class Hosts implements ContainerHosts {
 
   async #prepare(): Promise<Docker> {
     const docker = await (await this.#thisMachine()).engine(); // honours DOCKER_HOST, else /var/run/docker.sock
-    await prepareEngine(docker, { call: (what, fn) => this.call(what, fn), log: this.#log, advertiseAddr: this.#advertiseAddr, network: this.platformNetwork, where: 'this machine' });
+    await prepareEngine(docker, {
+      call: (what, fn) => this.call(what, fn),
+      log: this.#log,
+      advertiseAddr: this.#advertiseAddr ?? ((await localRouteAddress()) || '127.0.0.1'),
+      network: this.platformNetwork,
+      where: 'this machine',
+    });
     await recordPlatformNetwork(this.#dataDir, this.platformNetwork);
     return docker;
   }

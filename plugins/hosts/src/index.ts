@@ -9,6 +9,7 @@ export type { ContainerHosts, EngineCalls, Host, HostServerDirectory } from './c
 export { engineError, engineCall } from './engine-errors.ts';
 export { ensurePlatformNetwork, DEFAULT_PLATFORM_NETWORK, PLATFORM_NETWORK_LABELS, type WorkloadExists } from './platform-network.ts';
 export { KIND_LABEL, ID_LABEL, ORGANIZATION_LABEL } from './labels.ts';
+export { localRouteAddress } from './route-address.ts';
 export { HostsConfig, type HostsSettings } from './config.ts';
 export { Hosts };
 

@@ -9,9 +9,12 @@ import { serverMigrations } from './migrations.ts';
 import { ServerProbe } from './probe.ts';
 import { serverProcedures } from './procedures.ts';
 import { callerServers, ServerService } from './service.ts';
+import { callerServerOperations, ServerOperations } from './setup-service.ts';
+import { serverSetupProcedures } from './setup-procedures.ts';
 
 export { ServerProbe, PROBE_JOB, UNREACHABLE_AFTER } from './probe.ts';
 export type { ServerService, WorkloadOnServer } from './service.ts';
+export type { ServerOperations } from './setup-service.ts';
 
 export default definePlugin({
   name: 'server',
@@ -26,12 +29,15 @@ export default definePlugin({
     berth.migrations(...serverMigrations);
     berth.provide({ servers: asValue(servers), hostServers: asValue(servers), serverProbe: asValue(probe), callerServers: asFunction(callerServers(servers)).scoped() });
     const deploymentView = () => optionalService(cradle(), 'deployments')?.viewSchema() ?? Type.Object({});
-    berth.procedures(serverProcedures(deploymentView));
+    const operations = new ServerOperations(cradle);
+    berth.provide({ serverOperations: asValue(operations), callerServerOperations: asFunction(callerServerOperations(operations)).scoped() });
+    berth.procedures(serverProcedures(deploymentView), ...serverSetupProcedures);
     probe.define(berth.jobs, berth.config.jobs);
     berth.onStart(() => {
       const deployments = optionalService(cradle(), 'deployments');
       deployments?.checkBeforeEnqueue((request, em) => servers.checkDeployable(request, em));
       deployments?.limitPerServer(em => servers.buildLimits(em));
+      deployments?.register(operations.setup);
     });
   },
 });

@@ -1,0 +1,62 @@
+// server.setup, validate, security, publicIp, getServerTime, getDefaultCommand, setupMonitoring and
+// getServerMetrics: what a server needs before workloads run there, and what is true on it.
+import { Type, router } from '@berth/core';
+import { ServerIdInput, ServerView } from './schemas.ts';
+import { MetricsInput, MetricsResult, MonitoringInput, PublicIpInput, SecurityResult, ServerTime, SetupResult, ValidateResult } from './setup-schemas.ts';
+
+const server = router('server');
+
+export const serverSetupProcedures = [
+  server.mutation('setup', {
+    access: 'admin',
+    summary:
+      "Sets the server up by ordered, idempotent steps (OS, privilege, Docker engine, Compose, swarm, platform network, directories), or runs its own command instead; each step's command, exit code and stderr are logged in a deployment of the server. A failed step is a 400 naming it",
+    input: ServerIdInput,
+    output: SetupResult,
+    handler: ({ serverId }, ctx) => ctx.cradle.callerServerOperations.setup(serverId),
+  }),
+  server.query('validate', {
+    summary: 'What is installed on the server (the peer’s fields) and a doctor’s checks, each with a stable code, a sentence and the fix',
+    input: ServerIdInput,
+    output: ValidateResult,
+    handler: ({ serverId }, ctx) => ctx.cradle.callerServerOperations.validate(serverId),
+  }),
+  server.query('security', {
+    summary: 'The server’s security audit: effective SSH configuration (sshd -T, included files count), ufw, fail2ban, unattended-upgrades and whether a non-root sudo user exists',
+    input: ServerIdInput,
+    output: SecurityResult,
+    handler: ({ serverId }, ctx) => ctx.cradle.callerServerOperations.security(serverId),
+  }),
+  server.query('publicIp', {
+    summary:
+      'This machine’s address (serverIp when set, else the interface of the default route), or with serverId (Berth’s addition) the server’s, read over SSH; never asks a service on the internet',
+    input: PublicIpInput,
+    output: Type.String(),
+    handler: ({ serverId }, ctx) => ctx.cradle.callerServerOperations.publicIp(serverId),
+  }),
+  server.query('getServerTime', {
+    summary: 'The time and time zone of the machine Berth runs on',
+    input: Type.Object({}),
+    output: ServerTime,
+    handler: (_input, ctx) => ctx.cradle.callerServerOperations.serverTime(),
+  }),
+  server.query('getDefaultCommand', {
+    summary: 'The setup steps as a script an operator can run by hand on the server (as root)',
+    input: ServerIdInput,
+    output: Type.String(),
+    handler: ({ serverId }, ctx) => ctx.cradle.callerServerOperations.defaultCommand(serverId),
+  }),
+  server.mutation('setupMonitoring', {
+    access: 'admin',
+    summary: 'Stores the server’s metrics configuration (every bound checked); answers the server',
+    input: MonitoringInput,
+    output: ServerView,
+    handler: (input, ctx) => ctx.cradle.callerServerOperations.setupMonitoring(input),
+  }),
+  server.query('getServerMetrics', {
+    summary: 'The server’s metric samples: none until Berth collects them (the url given is never requested)',
+    input: MetricsInput,
+    output: MetricsResult,
+    handler: () => [],
+  }),
+];
