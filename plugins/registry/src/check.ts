@@ -68,7 +68,7 @@ export async function checkRegistry(docker: Docker, c: RegistryCredentials, sign
       .catch(() => undefined);
   try {
     try {
-      await progress(docker, await docker.getImage(tag).push({ authconfig: auth, abortSignal: signal } as object));
+      await pushImage(docker, tag, auth, signal);
     } catch (e) {
       throw new RegistryStepError('push', `Login to ${where} succeeded, but the push of ${tag} failed: ${reasonOf(e)}`);
     }
@@ -83,6 +83,11 @@ export async function checkRegistry(docker: Docker, c: RegistryCredentials, sign
   }
   const refusal = await deleteFromRegistry(c, repository.slice(c.registryUrl ? c.registryUrl.length + 1 : 0), tagName, signal).catch(e => reasonOf(e));
   return refusal ? { tag, deleted: false, deleteRefusal: refusal } : { tag, deleted: true };
+}
+
+/** Pushes a tag with the auth config of this call (X-Registry-Auth). */
+export async function pushImage(docker: Docker, tag: string, auth: ReturnType<typeof authConfig>, signal: AbortSignal): Promise<void> {
+  await progress(docker, await docker.getImage(tag).push({ authconfig: auth, abortSignal: signal } as object));
 }
 
 /** Follows an engine progress stream; an `error` line fails it. */

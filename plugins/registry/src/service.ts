@@ -3,7 +3,8 @@
 // another organization is NOT_FOUND, never FORBIDDEN.
 import { badRequest, iso, newId, notFound, optionalService, type Cradle, type EntityManager, type Logger, type SecretBox } from '@berth/core';
 import type { ContainerHosts } from '@berth/plugin-hosts';
-import { authConfig, checkRegistry, repositoryOf, RegistryStepError, type RegistryCredentials } from './check.ts';
+import type Docker from 'dockerode';
+import { authConfig, checkRegistry, pushImage, repositoryOf, RegistryStepError, type RegistryCredentials } from './check.ts';
 import { Registry, type RegistryRow } from './entities.ts';
 import type { CreateInput, RegistryView, TestInput, UpdateInput } from './schemas.ts';
 
@@ -51,9 +52,35 @@ export class RegistryService {
     return { registryId, registryUrl: row.registryUrl, repository: name => repositoryOf(credentials, name), auth: authConfig(credentials) };
   }
 
+  /**
+   * Tags a locally built image `<registry>/<prefix>/<name>:<tag>` on the engine that built it and
+   * pushes it with the registry's credentials (per call: nothing is written on the node); answers
+   * the pushed reference and the auth config the service is created with.
+   */
+  async push(
+    docker: Docker,
+    built: string,
+    target: { name: string; tag: string; registryId: string; organizationId: string },
+    io: { em: EntityManager; signal: AbortSignal; log(line: string): void },
+  ): Promise<{ image: string; registryAuth: RegistryForDeploy['auth'] }> {
+    const registry = await this.forDeploy(target.registryId, target.organizationId, io.em);
+    const repository = registry.repository(target.name);
+    const image = `${repository}:${target.tag}`;
+    await docker.getImage(built).tag({ repo: repository, tag: target.tag });
+    io.log(`Pushing ${image}`);
+    try {
+      await pushImage(docker, image, registry.auth, io.signal);
+    } catch (e) {
+      const reason = ((e as { json?: { message?: string } }).json?.message ?? (e as Error).message ?? String(e)).split(registry.auth.password).join('***');
+      throw new Error(`Push of ${image} failed: ${reason}`);
+    }
+    io.log(`Pushed ${image}`);
+    return { image, registryAuth: registry.auth };
+  }
+
   // ------------------------------------------------------------ registry.*
   async create(input: CreateInput, organizationId: string, em: EntityManager): Promise<RegistryView> {
-    if (input.serverId) await this.#server(input.serverId, organizationId, em);
+    if (input.serverId && input.serverId !== 'none') await this.#server(input.serverId, organizationId, em);
     const row = em.create(Registry, {
       registryId: newId(),
       registryName: input.registryName,
@@ -81,7 +108,7 @@ export class RegistryService {
 
   async update(input: UpdateInput, organizationId: string, em: EntityManager): Promise<boolean> {
     const row = await this.#find(input.registryId, organizationId, em);
-    if (input.serverId) await this.#server(input.serverId, organizationId, em);
+    if (input.serverId && input.serverId !== 'none') await this.#server(input.serverId, organizationId, em);
     if (input.registryName !== undefined) row.registryName = input.registryName;
     if (input.imagePrefix !== undefined) row.imagePrefix = input.imagePrefix || null;
     if (input.username !== undefined) row.username = input.username.trim();
