@@ -205,6 +205,12 @@ export const NO_REFERENCE: Record<string, string> = {
       "the generator does not derive the server router's answers (its row with hostKeyFingerprint added, totalSum in all, deployments and the key in one and remove): Berth declares them from the peer's server table",
     ]),
   ),
+  ...Object.fromEntries(
+    ['all', 'create', 'one', 'remove', 'testRegistry', 'testRegistryById', 'update'].map(op => [
+      `registry.${op}`,
+      'the generator has no recipe for registry.* (the peer answers its registry row with the password, update and tests true): Berth declares the row without the password (docs/registries.md) and plugins/registry/test checks the answers',
+    ]),
+  ),
   'gitlab.create': "the peer answers nothing (its transaction's result is not returned); Berth answers the new record as gitlab.one does, its secret and tokens null",
   'gitlab.getGitlabRepositories': "the peer answers a mapping of GitLab's project objects ({ id, name, url, owner: { username } }), not a row of its schema",
   'gitlab.getGitlabBranches': "the peer answers GitLab's own branch objects, not a row of its schema",
@@ -222,15 +228,17 @@ export const NOT_SERVED_NAMESPACE: Record<string, string> = {
   rollback: 'rollback',
   bitbucket: 'bitbucket',
   gitea: 'gitea',
-  registry: 'registry',
-  buildRegistry: 'registry',
-  rollbackRegistry: 'registry',
 };
 /**
  * Relations of a namespace Berth serves that the records answering them do not join yet: always
  * null, their fields not compared, with why. Shrinks as the joins come.
  */
-export const NOT_JOINED: Record<string, string> = { buildServer: "a workload's build server: null until build servers are served (the registries issue)" };
+export const NOT_JOINED: Record<string, string> = {
+  buildServer: "a workload's build server: null until build servers are served (the registries issue)",
+  registry: "an application's registry: null until the application's answers join it (registryId is answered; the peer's row carries the password, which Berth never answers)",
+  buildRegistry: "an application's build registry: null until build servers are served (the registries issue)",
+  rollbackRegistry: "an application's rollback registry: null until rollbacks are served",
+};
 /**
  * Where a relation Berth joins elsewhere still answers null in one operation (its fields not
  * compared there), with why. Shrinks as the joins come.

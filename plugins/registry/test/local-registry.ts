@@ -3,6 +3,7 @@
 // image, on the host's network) a read-only user may pull but any write (PUT, POST, PATCH,
 // DELETE) is refused, as a real access rule in front of a real registry.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,12 +22,13 @@ export interface LocalRegistry {
   stop(): Promise<void>;
 }
 
-async function startRegistryProcess(dir: string, port: number, opts: { users?: Record<string, string>; deletion: boolean }): Promise<ChildProcess> {
+async function startRegistryProcess(dir: string, port: number, opts: { users?: Record<string, string>; deletion: boolean; host?: string; tls?: { cert: string; key: string } }): Promise<ChildProcess> {
+  const host = opts.host ?? '127.0.0.1';
   const lines = [
     'version: 0.1',
     'log: { level: error }',
     `storage: { filesystem: { rootdirectory: ${path.join(dir, 'data')} }, delete: { enabled: ${opts.deletion} } }`,
-    `http: { addr: 127.0.0.1:${port} }`,
+    `http: { addr: ${host}:${port}${opts.tls ? `, tls: { certificate: ${opts.tls.cert}, key: ${opts.tls.key} }` : ''} }`,
   ];
   if (opts.users) {
     const htpasswd = Object.entries(opts.users)
@@ -38,9 +40,11 @@ async function startRegistryProcess(dir: string, port: number, opts: { users?: R
   await writeFile(path.join(dir, 'config.yml'), lines.join('\n') + '\n');
   const child = spawn('docker-registry', ['serve', path.join(dir, 'config.yml')], { stdio: 'ignore' });
   await waitFor(
-    `registry on 127.0.0.1:${port}`,
+    `registry on ${host}:${port}`,
     async () => {
-      const res = await fetch(`http://127.0.0.1:${port}/v2/`).catch(() => undefined);
+      const res = await fetch(`http${opts.tls ? 's' : ''}://${host}:${port}/v2/`).catch((e: Error) =>
+        opts.tls && /certificate|self.signed/i.test(String((e as { cause?: unknown }).cause ?? e)) ? 'tls' : undefined,
+      );
       return res !== undefined;
     },
     { timeout: 20_000, interval: 100 },
@@ -63,6 +67,51 @@ export async function startLocalRegistry(users: Record<string, string>, opts: { 
       if (res.status === 404) return [];
       return (((await res.json()) as { tags?: string[] | null }).tags ?? []).sort();
     },
+    stop: async () => {
+      child.kill();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * A registry with TLS (a self-signed certificate for `host`, answered as `ca`: what a node's engine
+ * must trust in /etc/docker/certs.d/<host:port>/ca.crt) on an address other machines reach.
+ */
+export async function startTlsRegistry(host: string, users: Record<string, string>): Promise<LocalRegistry & { ca: string }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'berth-registry-'));
+  const port = await freePort();
+  const cert = path.join(dir, 'cert.pem');
+  const key = path.join(dir, 'key.pem');
+  const made = spawnSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${host}`,
+      '-addext',
+      `subjectAltName=IP:${host}`,
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+    ],
+    { stdio: 'ignore' },
+  );
+  if (made.status !== 0) throw new Error('openssl could not make the registry certificate');
+  const child = await startRegistryProcess(dir, port, { users, deletion: true, host, tls: { cert, key } });
+  return {
+    url: `${host}:${port}`,
+    ca: readFileSync(cert, 'utf8'),
+    tags: async () => [],
     stop: async () => {
       child.kill();
       await rm(dir, { recursive: true, force: true });
