@@ -17,6 +17,7 @@ export const NO_RECORD: Record<string, string> = {
   bitbucketId: 'no bitbucket provider namespace yet',
   giteaId: 'no gitea provider namespace yet',
   previewDeploymentId: 'no preview deployments yet',
+  adminId: "the older variant's registry.update field (the registry's admin): accepted and ignored, no record behind it",
   libsqlId: 'no libsql kind',
   containerId: 'a Docker container id, not a record (compose.readLogs reads the engine)',
   chatId: 'a Telegram chat id (notification.*Telegram*), not a record of Berth',
