@@ -42,6 +42,10 @@ fi
 # it, else Debian's docker-compose (v1); `docker stack deploy` is part of the Docker CLI itself
 if ! docker compose version >/dev/null 2>&1 && ! command -v docker-compose >/dev/null; then log "installing docker-compose"; apt_install docker-compose; fi
 
+# ---- A real container registry for the registry plugin's tests (plugins/registry/test): Debian's
+# docker-registry (distribution 2.8), run by the tests on a loopback port, which the engine trusts
+if ! command -v docker-registry >/dev/null; then log "installing docker-registry"; apt_install docker-registry; fi
+
 # ---- OpenSSH server: git clones over SSH (the suites start their own sshd on a free port)
 if ! [ -x /usr/sbin/sshd ]; then log "installing openssh-server"; apt_install openssh-server; fi
 

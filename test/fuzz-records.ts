@@ -16,10 +16,8 @@ export const NO_RECORD: Record<string, string> = {
   gitlabProjectId: 'a project id on the GitLab server, not a record of Berth (the fuzz sends it as it comes)',
   bitbucketId: 'no bitbucket provider namespace yet',
   giteaId: 'no gitea provider namespace yet',
-  registryId: 'no registry namespace yet',
-  rollbackRegistryId: 'no registry namespace yet',
-  buildRegistryId: 'no registry namespace yet',
   previewDeploymentId: 'no preview deployments yet',
+  adminId: "the older variant's registry.update field (the registry's admin): accepted and ignored, no record behind it",
   libsqlId: 'no libsql kind',
   containerId: 'a Docker container id, not a record (compose.readLogs reads the engine)',
   chatId: 'a Telegram chat id (notification.*Telegram*), not a record of Berth',
@@ -153,6 +151,12 @@ export async function fuzzRecords(t: Test, server: { url: string }, c: Client, a
     // The swarm a server joins (cluster.joinServer): another server without a key, so nothing joins.
     managerServerId: async () => ok('server.create', await c.post('server.create', { name: unique('manager'), ipAddress: '192.0.2.12', port: 22, sshKeyId: null })).serverId,
     buildServerId: async () => ok('server.create', await c.post('server.create', { name: unique('build'), ipAddress: '192.0.2.11', port: 22, sshKeyId: null, serverType: 'build' })).serverId,
+    // A registry on a closed loopback port: a check with it fails at the login step at once.
+    registryId: async () =>
+      ok(
+        'registry.create',
+        await c.post('registry.create', { registryName: unique('reg'), username: 'fuzz', password: 'fuzz-pw', registryUrl: '127.0.0.1:9', registryType: 'cloud', imagePrefix: null }),
+      ).registryId,
     sshKeyId: async () =>
       ok(
         'sshKey.generate+create',
@@ -228,6 +232,8 @@ export async function fuzzRecords(t: Test, server: { url: string }, c: Client, a
     sourceEnvironmentId: 'environmentId',
     targetEnvironmentId: 'environmentId',
     customGitSSHKeyId: 'sshKeyId',
+    rollbackRegistryId: 'registryId',
+    buildRegistryId: 'registryId',
     databaseId: 'postgresId',
     serviceId: 'applicationId',
   };

@@ -231,6 +231,12 @@ export const NO_REFERENCE: Record<string, string> = {
       'the peer declares these answers as TypeScript casts or none (setup answers nothing, validate and security cast ssh output), which the generator does not derive: Berth declares them from its router (docs/servers.md#setup-and-audit)',
     ]),
   ),
+  ...Object.fromEntries(
+    ['all', 'create', 'one', 'remove', 'testRegistry', 'testRegistryById', 'update'].map(op => [
+      `registry.${op}`,
+      'the generator has no recipe for registry.* (the peer answers its registry row with the password, update and tests true): Berth declares the row without the password (docs/registries.md) and plugins/registry/test checks the answers',
+    ]),
+  ),
   'gitlab.create': "the peer answers nothing (its transaction's result is not returned); Berth answers the new record as gitlab.one does, its secret and tokens null",
   'gitlab.getGitlabRepositories': "the peer answers a mapping of GitLab's project objects ({ id, name, url, owner: { username } }), not a row of its schema",
   'gitlab.getGitlabBranches': "the peer answers GitLab's own branch objects, not a row of its schema",
@@ -256,15 +262,17 @@ export const NOT_SERVED_NAMESPACE: Record<string, string> = {
   rollback: 'rollback',
   bitbucket: 'bitbucket',
   gitea: 'gitea',
-  registry: 'registry',
-  buildRegistry: 'registry',
-  rollbackRegistry: 'registry',
 };
 /**
  * Relations of a namespace Berth serves that the records answering them do not join yet: always
  * null, their fields not compared, with why. Shrinks as the joins come.
  */
-export const NOT_JOINED: Record<string, string> = { buildServer: "a workload's build server: null until build servers are served (the registries issue)" };
+export const NOT_JOINED: Record<string, string> = {
+  buildServer: "a workload's build server: null until build servers are served (the registries issue)",
+  registry: "an application's registry: null until the application's answers join it (registryId is answered; the peer's row carries the password, which Berth never answers)",
+  buildRegistry: "an application's build registry: null until build servers are served (the registries issue)",
+  rollbackRegistry: "an application's rollback registry: null until rollbacks are served",
+};
 /**
  * Where a relation Berth joins elsewhere still answers null in one operation (its fields not
  * compared there), with why. Shrinks as the joins come.

@@ -197,6 +197,18 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
         log: line => run.log(line),
       });
       run.log(`Built ${imageTag}`);
+      // With a registry, the image goes there and every node pulls it with the registry's credentials.
+      const registryId = settings.registryId as string | null;
+      const registries = optionalService(cradle, 'registries');
+      if (registryId && registries) {
+        const tag = `deploy-${run.deployment.deploymentId.toLowerCase()}`;
+        return registries.push(
+          engine.docker,
+          imageTag,
+          { name: row.appName.toLowerCase(), tag, registryId, organizationId: row.organizationId },
+          { em: run.em, signal: run.signal, log: line => run.log(line) },
+        );
+      }
       return { image: imageTag, registryAuth: null };
     } finally {
       await rm(workDir, { recursive: true, force: true });

@@ -1,0 +1,29 @@
+// The registry plugin: registry.* records, the push-and-pull check, and `registries` in the
+// container for deploys that push and pull through a registry (credentials per engine call).
+import { asFunction, asValue, definePlugin } from '@berth/core';
+import pkg from '../package.json' with { type: 'json' };
+import { registryEntities } from './entities.ts';
+import { registryMigrations } from './migrations.ts';
+import { registryProcedures } from './procedures.ts';
+import { callerRegistries, RegistryService } from './service.ts';
+
+export type { RegistryService, RegistryForDeploy } from './service.ts';
+
+export default definePlugin({
+  name: 'registry',
+  version: pkg.version,
+  dependencies: ['hosts'],
+  setup(berth) {
+    const registries = new RegistryService({
+      secrets: () => berth.container.cradle.secrets,
+      hosts: () => berth.container.cradle.hosts,
+      cradle: () => berth.container.cradle,
+      logger: berth.container.cradle.logger,
+      checkTimeoutMs: 180_000,
+    });
+    berth.entities(...registryEntities);
+    berth.migrations(...registryMigrations);
+    berth.provide({ registries: asValue(registries), callerRegistries: asFunction(callerRegistries(registries)).scoped() });
+    berth.procedures(...registryProcedures);
+  },
+});

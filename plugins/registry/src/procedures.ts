@@ -1,0 +1,54 @@
+// registry.* — the container registries of the caller's organization. No answer carries a password.
+import { Type, router, schema } from '@berth/core';
+import { CreateInput, RegistryIdInput, RegistryView, TestByIdInput, TestInput, UpdateInput } from './schemas.ts';
+
+const registry = router('registry');
+
+export const registryProcedures = [
+  registry.mutation('create', {
+    access: 'admin',
+    summary: 'Store a registry; its password is kept encrypted and never answered (registry.testRegistry checks it)',
+    input: CreateInput,
+    output: RegistryView,
+    handler: (input, ctx) => ctx.cradle.callerRegistries.create(input),
+  }),
+  registry.query('one', {
+    summary: 'A registry of the organization, without its password',
+    input: RegistryIdInput,
+    output: RegistryView,
+    handler: ({ registryId }, ctx) => ctx.cradle.callerRegistries.one(registryId),
+  }),
+  registry.query('all', {
+    summary: 'Every registry of the organization, oldest first, without passwords',
+    input: Type.Object({}),
+    output: Type.Array(RegistryView),
+    handler: (_input, ctx) => ctx.cradle.callerRegistries.all(),
+  }),
+  registry.mutation('update', {
+    access: 'admin',
+    summary: "Change a registry's name, address, prefix, type or credentials",
+    input: UpdateInput,
+    output: schema.Ok(),
+    handler: (input, ctx) => ctx.cradle.callerRegistries.update(input),
+  }),
+  registry.mutation('remove', {
+    access: 'admin',
+    summary: 'Delete a registry; answers it as it was (without its password). No node keeps its credentials: none was ever written there',
+    input: RegistryIdInput,
+    output: RegistryView,
+    handler: ({ registryId }, ctx) => ctx.cradle.callerRegistries.remove(registryId),
+  }),
+  registry.mutation('testRegistry', {
+    summary:
+      'Log in, push a tiny image generated on the spot, pull it back, from the engine of serverId (this machine without one), then remove it there and from the registry where it allows deletion; an error names the failing step (login, push or pull)',
+    input: TestInput,
+    output: schema.Ok(),
+    handler: (input, ctx) => ctx.cradle.callerRegistries.test(input),
+  }),
+  registry.mutation('testRegistryById', {
+    summary: "registry.testRegistry with a stored registry's credentials",
+    input: TestByIdInput,
+    output: schema.Ok(),
+    handler: ({ registryId, serverId }, ctx) => ctx.cradle.callerRegistries.testById(registryId, serverId),
+  }),
+];

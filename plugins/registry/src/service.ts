@@ -1,0 +1,196 @@
+// The registries of an organization, and what other plugins (application deploys) use to push and
+// pull with one: its credentials, handed per engine call and never written on a node. A record of
+// another organization is NOT_FOUND, never FORBIDDEN.
+import { badRequest, iso, newId, notFound, optionalService, type Cradle, type EntityManager, type Logger, type SecretBox } from '@berth/core';
+import type { ContainerHosts } from '@berth/plugin-hosts';
+import type Docker from 'dockerode';
+import { authConfig, checkRegistry, pushImage, repositoryOf, RegistryStepError, type RegistryCredentials } from './check.ts';
+import { Registry, type RegistryRow } from './entities.ts';
+import type { CreateInput, RegistryView, TestInput, UpdateInput } from './schemas.ts';
+
+const toView = (r: RegistryRow): RegistryView => ({
+  registryId: r.registryId,
+  registryName: r.registryName,
+  imagePrefix: r.imagePrefix ?? null,
+  username: r.username,
+  registryUrl: r.registryUrl,
+  createdAt: iso(r.createdAt)!,
+  registryType: r.registryType as RegistryView['registryType'],
+  organizationId: r.organizationId,
+});
+
+/** A registry as a deploy uses it: where its images go and the auth config for the engine. */
+export interface RegistryForDeploy {
+  registryId: string;
+  registryUrl: string;
+  /** `<registry>/<prefix>/<name>` (no tag). */
+  repository(name: string): string;
+  auth: { username: string; password: string; serveraddress: string };
+}
+
+export interface RegistryDeps {
+  secrets: () => SecretBox;
+  hosts: () => ContainerHosts;
+  cradle: () => Cradle;
+  logger: Logger;
+  /** How long one check may take. */
+  checkTimeoutMs: number;
+}
+
+export class RegistryService {
+  readonly #deps: RegistryDeps;
+
+  constructor(deps: RegistryDeps) {
+    this.#deps = deps;
+  }
+
+  // ------------------------------------------------------------ for other plugins
+  /** The organization's registry with its decrypted credentials, for one deploy (NOT_FOUND for another organization's). */
+  async forDeploy(registryId: string, organizationId: string, em: EntityManager): Promise<RegistryForDeploy> {
+    const row = await this.#find(registryId, organizationId, em);
+    const credentials = this.#credentials(row);
+    return { registryId, registryUrl: row.registryUrl, repository: name => repositoryOf(credentials, name), auth: authConfig(credentials) };
+  }
+
+  /**
+   * Tags a locally built image `<registry>/<prefix>/<name>:<tag>` on the engine that built it and
+   * pushes it with the registry's credentials (per call: nothing is written on the node); answers
+   * the pushed reference and the auth config the service is created with.
+   */
+  async push(
+    docker: Docker,
+    built: string,
+    target: { name: string; tag: string; registryId: string; organizationId: string },
+    io: { em: EntityManager; signal: AbortSignal; log(line: string): void },
+  ): Promise<{ image: string; registryAuth: RegistryForDeploy['auth'] }> {
+    const registry = await this.forDeploy(target.registryId, target.organizationId, io.em);
+    const repository = registry.repository(target.name);
+    const image = `${repository}:${target.tag}`;
+    await docker.getImage(built).tag({ repo: repository, tag: target.tag });
+    io.log(`Pushing ${image}`);
+    try {
+      await pushImage(docker, image, registry.auth, io.signal);
+    } catch (e) {
+      const reason = ((e as { json?: { message?: string } }).json?.message ?? (e as Error).message ?? String(e)).split(registry.auth.password).join('***');
+      throw new Error(`Push of ${image} failed: ${reason}`);
+    }
+    io.log(`Pushed ${image}`);
+    return { image, registryAuth: registry.auth };
+  }
+
+  // ------------------------------------------------------------ registry.*
+  async create(input: CreateInput, organizationId: string, em: EntityManager): Promise<RegistryView> {
+    if (input.serverId && input.serverId !== 'none') await this.#server(input.serverId, organizationId, em);
+    const row = em.create(Registry, {
+      registryId: newId(),
+      registryName: input.registryName,
+      imagePrefix: input.imagePrefix || null,
+      username: input.username.trim(),
+      password: this.#deps.secrets().encrypt(input.password),
+      registryUrl: input.registryUrl,
+      registryType: input.registryType,
+      organizationId,
+      createdAt: new Date(),
+    });
+    await em.flush();
+    return toView(row);
+  }
+
+  async one(registryId: string, organizationId: string, em: EntityManager): Promise<RegistryView> {
+    return toView(await this.#find(registryId, organizationId, em));
+  }
+
+  /** Oldest first, as the peer lists them. */
+  async all(organizationId: string, em: EntityManager): Promise<RegistryView[]> {
+    const rows = await em.find(Registry, { organizationId }, { orderBy: { createdAt: 'asc', registryId: 'asc' } });
+    return rows.map(toView);
+  }
+
+  async update(input: UpdateInput, organizationId: string, em: EntityManager): Promise<boolean> {
+    const row = await this.#find(input.registryId, organizationId, em);
+    if (input.serverId && input.serverId !== 'none') await this.#server(input.serverId, organizationId, em);
+    if (input.registryName !== undefined) row.registryName = input.registryName;
+    if (input.imagePrefix !== undefined) row.imagePrefix = input.imagePrefix || null;
+    if (input.username !== undefined) row.username = input.username.trim();
+    if (input.password !== undefined) row.password = this.#deps.secrets().encrypt(input.password);
+    if (input.registryUrl !== undefined) row.registryUrl = input.registryUrl;
+    if (input.registryType !== undefined) row.registryType = input.registryType;
+    await em.flush();
+    return true;
+  }
+
+  /**
+   * Deletes the record; answers it as it was. Nothing to log out of: no node was ever logged in
+   * (every push and pull carried the credentials with it).
+   */
+  async remove(registryId: string, organizationId: string, em: EntityManager): Promise<RegistryView> {
+    const view = toView(await this.#find(registryId, organizationId, em));
+    await em.nativeDelete(Registry, { registryId, organizationId });
+    return view;
+  }
+
+  /** Logs in, pushes and pulls a generated image from the engine of serverId (this machine without one). */
+  async test(input: TestInput, organizationId: string, em: EntityManager): Promise<true> {
+    return this.#check({ registryUrl: input.registryUrl, username: input.username.trim(), password: input.password, imagePrefix: input.imagePrefix || null }, input.serverId, organizationId, em);
+  }
+
+  async testById(registryId: string, serverId: string | undefined, organizationId: string, em: EntityManager): Promise<true> {
+    return this.#check(this.#credentials(await this.#find(registryId, organizationId, em)), serverId, organizationId, em);
+  }
+
+  async #check(credentials: RegistryCredentials, serverId: string | undefined, organizationId: string, em: EntityManager): Promise<true> {
+    const onServer = serverId && serverId !== 'none' ? serverId : null;
+    if (onServer) await this.#server(onServer, organizationId, em);
+    const docker = await (await this.#deps.hosts().of(onServer)).engine();
+    try {
+      const result = await checkRegistry(docker, credentials, AbortSignal.timeout(this.#deps.checkTimeoutMs));
+      if (!result.deleted) this.#deps.logger.warn({ tag: result.tag, reason: result.deleteRefusal }, `registry check: ${result.tag} stays in the registry (${result.deleteRefusal})`);
+      return true;
+    } catch (e) {
+      if (e instanceof RegistryStepError) throw badRequest(e.message);
+      const message = ((e as Error).message ?? String(e)).split(credentials.password).join('***');
+      throw badRequest(`Registry check failed: ${message}`);
+    }
+  }
+
+  #credentials(row: RegistryRow): RegistryCredentials {
+    return { registryUrl: row.registryUrl, username: row.username, password: this.#deps.secrets().decrypt(row.password), imagePrefix: row.imagePrefix ?? null };
+  }
+
+  async #server(serverId: string, organizationId: string, em: EntityManager): Promise<void> {
+    const servers = optionalService(this.#deps.cradle(), 'servers');
+    if (!servers) throw notFound('Server');
+    await servers.owned(serverId, organizationId, em);
+  }
+
+  async #find(registryId: string, organizationId: string, em: EntityManager): Promise<RegistryRow> {
+    const row = await em.findOne(Registry, { registryId, organizationId });
+    if (!row) throw notFound('Registry');
+    return row;
+  }
+}
+
+/** registry.* for one request: the service confined to the caller's organization and the request's unit of work. */
+export const callerRegistries =
+  (registries: RegistryService) =>
+  ({ principal, em }: Cradle) => {
+    const organizationId = principal!.organizationId;
+    return {
+      create: (input: CreateInput) => registries.create(input, organizationId, em),
+      one: (registryId: string) => registries.one(registryId, organizationId, em),
+      all: () => registries.all(organizationId, em),
+      update: (input: UpdateInput) => registries.update(input, organizationId, em),
+      remove: (registryId: string) => registries.remove(registryId, organizationId, em),
+      test: (input: TestInput) => registries.test(input, organizationId, em),
+      testById: (registryId: string, serverId: string | undefined) => registries.testById(registryId, serverId, organizationId, em),
+    };
+  };
+
+declare module '@berth/core' {
+  interface Cradle {
+    /** The registries of every organization (deploys push and pull with them); from the registry plugin. */
+    registries: RegistryService;
+    /** registry.* for the current request's caller (request scope only). */
+    callerRegistries: ReturnType<ReturnType<typeof callerRegistries>>;
+  }
+}
