@@ -182,6 +182,8 @@ export const BERTH_ONLY: Record<string, string> = {
   'gitlab.authorization': "GitLab's authorization page with a state sealed and bound to the caller's organization and the connection (the peer's client builds the URL with no state)",
   // The delivery logs the deploy-hook plugin gives each kind that deploys from pushes.
   ...Object.fromEntries(['application', 'compose'].map(k => [`${k}.webhookDeliveries`, 'the deliveries its push hook received and why each deployed or not (the peer keeps none)'])), // kind-names: the peer's namespaces
+  'deploy/{refreshToken}': "the peer's push hook (an API route outside its routers, so no reference): answers its own status codes, 202 queued, 200 with the reason, 401",
+  'deploy/{hookPath}/{refreshToken}': "the peer's compose push hook (/api/deploy/compose/{refreshToken}, outside its routers): as deploy/{refreshToken}",
   'volumeBackups.restore': 'queues a volume restore as a deployment and answers its id (the peer streams it through a subscription, restoreVolumeBackupWithLogs, with the same input)',
 };
 
