@@ -6,7 +6,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import t from 'tap';
-import { startTestServer, signUpAdmin, deploymentFinished, makeGitRepo, commitFiles, waitFor, TEST_BASE_IMAGE, type Client } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, otherOrganization, deploymentFinished, makeGitRepo, commitFiles, waitFor, TEST_BASE_IMAGE, type Client } from '@berth/core/testing';
 
 const sample = (name: string) => JSON.parse(readFileSync(new URL(`./payloads/${name}.json`, import.meta.url), 'utf8'));
 const stack = (text: string) => `services:\n  app:\n    image: ${TEST_BASE_IMAGE}\n    init: true\n    stop_grace_period: 1s\n    command: ["sleep", "3600"]\n# ${text}\n`;
@@ -61,7 +61,7 @@ function headersFor(provider: string, body: string, o: { secret?: string; id?: s
 t.test('push to deploy', async t => {
   const server = await startTestServer({ deploySettleSeconds: 1, deployConcurrency: 1, hostAccess: { bindMountRoots: [], hostNetworks: false, localGit: true } });
   t.teardown(() => server.destroy());
-  const { client } = await signUpAdmin(server);
+  const { client, userId } = await signUpAdmin(server);
   const { environmentId } = (await client.post('project.create', { name: 'Hooks' })).body.environment;
   const cleanup: (() => Promise<unknown>)[] = [];
   t.teardown(async () => {
@@ -223,5 +223,8 @@ t.test('push to deploy', async t => {
     t.match(await answered.json(), { reason: /branch not watched: other/ });
     t.match((await client.get('application.webhookDeliveries', { applicationId })).body, [{ statusCode: 200, decision: /branch not watched/ }, { statusCode: 401 }]);
     t.equal((await client.get('compose.webhookDeliveries', { composeId: 'no-such-stack' })).status, 404);
+    const other = await otherOrganization(server, userId);
+    t.equal((await other.client.get('compose.webhookDeliveries', { composeId })).status, 404, "another organization's stack log is 404");
+    t.equal((await other.client.get('application.webhookDeliveries', { applicationId })).status, 404, "another organization's application log is 404");
   });
 });
