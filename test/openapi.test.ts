@@ -102,7 +102,12 @@ t.test('the document is valid OpenAPI 3.1 and lists every operation of the regis
     [],
     'every mutation has a request body schema',
   );
-  t.equal(ops.size, registry.length, 'nothing in the document that the registry lacks');
+  // Besides the procedures, only the raw routes that answer their own status codes on purpose: the push hooks.
+  t.same(
+    [...ops.keys()].filter(p => !registry.some(proc => `/${proc.path}` === p)),
+    ['/deploy/{refreshToken}', '/deploy/{hookPath}/{refreshToken}'],
+    'nothing in the document that the registry lacks but the push hooks',
+  );
   t.ok(doc.components.schemas['error.BAD_REQUEST'], 'error schemas');
   t.ok(doc.components.securitySchemes.apiKey && doc.components.securitySchemes.Authorization, 'both credentials');
 

@@ -3,6 +3,8 @@
 
 /** Fields Berth answers beyond the peer's, by name (anywhere in an answer), with why. */
 export const ALLOWED_EXTRA: Record<string, string> = {
+  webhookSecret: 'applications and compose stacks: the secret their push hook deliveries must be signed with (write-only: always null)',
+  hasWebhookSecret: 'applications and compose stacks: whether deliveries to their push hook must be signed',
   organizationId: 'Berth records carry their organization (workloads, deployments): confinement is checked on the record itself',
   internalConnectionUrl: 'database `one`: the URL other workloads reach the database at',
   externalConnectionUrl: 'database `one`: the URL from outside through the external port (null without one)',
@@ -178,6 +180,10 @@ export const BERTH_ONLY: Record<string, string> = {
   'notification.deliveries': "the delivery log of a channel: each event sent through it, its tries, state and the provider's answer (the peer keeps none)",
   'github.setupState': "the GitHub App manifest flow's state, sealed and bound to the caller's organization (the peer's client writes an unsigned one)",
   'gitlab.authorization': "GitLab's authorization page with a state sealed and bound to the caller's organization and the connection (the peer's client builds the URL with no state)",
+  // The delivery logs the deploy-hook plugin gives each kind that deploys from pushes.
+  ...Object.fromEntries(['application', 'compose'].map(k => [`${k}.webhookDeliveries`, 'the deliveries its push hook received and why each deployed or not (the peer keeps none)'])), // kind-names: the peer's namespaces
+  'deploy/{refreshToken}': "the peer's push hook (an API route outside its routers, so no reference): answers its own status codes, 202 queued, 200 with the reason, 401",
+  'deploy/{hookPath}/{refreshToken}': "the peer's compose push hook (/api/deploy/compose/{refreshToken}, outside its routers): as deploy/{refreshToken}",
   'volumeBackups.restore': 'queues a volume restore as a deployment and answers its id (the peer streams it through a subscription, restoreVolumeBackupWithLogs, with the same input)',
   ...Object.fromEntries(
     ['getProducts', 'createCheckoutSession', 'createCustomerPortalSession', 'canCreateMoreServers'].map(op => [

@@ -22,6 +22,8 @@ export const Application = defineEntity({
     buildType: p.string().length(24),
     applicationStatus: p.string().length(8),
     refreshToken: p.string().nullable(),
+    /** The secret push deliveries to its refresh-token URL are signed with: SecretBox-sealed, null when none. */
+    webhookSecret: p.text().nullable(),
     /** Every other API field (see fields.ts). */
     settings: p.json<Record<string, unknown>>(),
     /** env, build args and secrets, registry password: SecretBox-sealed JSON. */

@@ -121,6 +121,8 @@ export const columnFields = {
   environmentId: Type.String({ minLength: 1 }),
   serverId: Str(),
   refreshToken: Str(),
+  /** Write-only: deliveries to the refresh-token URL must then be signed with it (answered null; see hasWebhookSecret). */
+  webhookSecret: Nullable(Type.String({ minLength: 16, maxLength: 255, description: 'write-only: answered null (hasWebhookSecret says whether one is set); null removes it' })),
 };
 
 const schemaOf = <T extends Record<string, [TSchema, unknown]>>(table: T) => Object.fromEntries(Object.entries(table).map(([k, [s]]) => [k, s])) as { [K in keyof T]: T[K][0] };

@@ -25,4 +25,14 @@ class ApplicationInit extends Migration {
   }
 }
 
-export const applicationMigrations = [{ name: 'Migration20261123000100_application_init', class: ApplicationInit }];
+/** A refresh-token hook can require signed deliveries (the deploy-hook plugin). */
+class ApplicationWebhookSecret extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`alter table "applications" add column "webhook_secret" text null;`);
+  }
+}
+
+export const applicationMigrations = [
+  { name: 'Migration20261123000100_application_init', class: ApplicationInit },
+  { name: 'Migration20270110000000_application_webhook_secret', class: ApplicationWebhookSecret },
+];

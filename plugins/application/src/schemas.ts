@@ -13,7 +13,15 @@ const partial = <T extends Record<string, TSchema>>(o: T) => Object.fromEntries(
 const ApplicationId = { applicationId: NonEmpty() };
 
 /** An application as stored: every API field. */
-export const ApplicationFields = Type.Object({ applicationId: Type.String(), ...columnFields, ...sealedSchemas, ...settingAnswerSchemas, organizationId: Type.String(), createdAt: Timestamp() });
+export const ApplicationFields = Type.Object({
+  applicationId: Type.String(),
+  ...columnFields,
+  ...sealedSchemas,
+  ...settingAnswerSchemas,
+  hasWebhookSecret: Type.Boolean(),
+  organizationId: Type.String(),
+  createdAt: Timestamp(),
+});
 export type ApplicationFields = Static<typeof ApplicationFields>;
 
 /**

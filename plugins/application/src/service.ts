@@ -45,6 +45,11 @@ export class ApplicationService {
     return Object.fromEntries(sealedKeys.map(k => [k, open[k] ?? null])) as Record<SealedKey, string | null>;
   }
 
+  /** The secret its push deliveries must be signed with (null: none). */
+  webhookSecretOf(row: ApplicationRow): string | null {
+    return row.webhookSecret ? this.#secrets().decrypt(row.webhookSecret) : null;
+  }
+
   settingsOf(row: ApplicationRow): Record<SettingKey, unknown> {
     return { ...settingDefaults(), ...row.settings } as Record<SettingKey, unknown>;
   }
@@ -69,6 +74,8 @@ export class ApplicationService {
       refreshToken: row.refreshToken ?? null,
       ...secrets,
       ...answerSwarmSettings(this.settingsOf(row)),
+      webhookSecret: null,
+      hasWebhookSecret: Boolean(row.webhookSecret),
       organizationId: row.organizationId,
       createdAt: iso(row.createdAt)!,
     } as ApplicationFields;
@@ -92,6 +99,7 @@ export class ApplicationService {
       buildType: 'nixpacks',
       applicationStatus: 'idle',
       refreshToken: randomBytes(24).toString('base64url'),
+      webhookSecret: null,
       settings: {},
       sealed: this.#seal(Object.fromEntries(sealedKeys.map(k => [k, null])) as Record<SealedKey, string | null>),
       createdAt: new Date(),
@@ -122,6 +130,8 @@ export class ApplicationService {
       } else if (key === 'serverId') {
         // Moving a workload between hosts would leave its service and volumes behind: not done by an update.
         if (((value as string | null) || null) !== (row.serverId ?? null)) throw invalidField('serverId', 'a workload stays on the host it was created on: create it anew on the other server');
+      } else if (key === 'webhookSecret') {
+        row.webhookSecret = value ? this.#secrets().encrypt(value as string) : null;
       } else if (columnSet.has(key)) {
         (row as Record<ColumnKey, unknown>)[key as ColumnKey] = value;
       } else if (sealedSet.has(key)) {

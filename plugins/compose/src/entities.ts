@@ -22,6 +22,8 @@ export const Compose = defineEntity({
     composeType: p.string().length(16),
     composeStatus: p.string().length(8),
     refreshToken: p.string().nullable(),
+    /** The secret push deliveries to its refresh-token URL are signed with: SecretBox-sealed, null when none. */
+    webhookSecret: p.text().nullable(),
     composeFile: p.text(),
     /** Every other API field (see fields.ts). */
     settings: p.json<Record<string, unknown>>(),

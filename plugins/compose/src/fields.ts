@@ -77,6 +77,8 @@ export const columnFields = {
   env: Nullable(Type.String({ maxLength: 1048576 })),
   composeFile: Type.String({ maxLength: 1048576 }),
   refreshToken: Str(),
+  /** Write-only: deliveries to the refresh-token URL must then be signed with it (answered null; see hasWebhookSecret). */
+  webhookSecret: Nullable(Type.String({ minLength: 16, maxLength: 255, description: 'write-only: answered null (hasWebhookSecret says whether one is set); null removes it' })),
   sourceType: Type.Enum([...SOURCE_TYPES]),
   composeType: Type.Enum([...COMPOSE_TYPES]),
   composeStatus: schema.Status(),

@@ -26,4 +26,14 @@ class ComposeInit extends Migration {
   }
 }
 
-export const composeMigrations = [{ name: 'Migration20261206000000_compose_init', class: ComposeInit }];
+/** A refresh-token hook can require signed deliveries (the deploy-hook plugin). */
+class ComposeWebhookSecret extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`alter table "compose_stacks" add column "webhook_secret" text null;`);
+  }
+}
+
+export const composeMigrations = [
+  { name: 'Migration20261206000000_compose_init', class: ComposeInit },
+  { name: 'Migration20270110000100_compose_webhook_secret', class: ComposeWebhookSecret },
+];

@@ -14,7 +14,7 @@ const Base64 = () => Type.String({ minLength: 1, maxLength: 2_000_000, pattern: 
 const BaseUrl = () => Opt(Type.String({ maxLength: 2048, description: 'a template catalog (directory or http(s) URL) instead of the configured one' }));
 
 /** A compose stack as stored: every API field. */
-export const ComposeFields = Type.Object({ composeId: Type.String(), ...columnFields, ...settingSchemas, organizationId: Type.String(), createdAt: Timestamp() });
+export const ComposeFields = Type.Object({ composeId: Type.String(), ...columnFields, ...settingSchemas, hasWebhookSecret: Type.Boolean(), organizationId: Type.String(), createdAt: Timestamp() });
 export type ComposeFields = Static<typeof ComposeFields>;
 
 /** The record with where it lives and what hangs off it, as the peer's findComposeById answers it (one, delete). */

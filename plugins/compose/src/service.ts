@@ -48,6 +48,11 @@ export class ComposeService {
     return open === '' ? null : open;
   }
 
+  /** The secret its push deliveries must be signed with (null: none). */
+  webhookSecretOf(row: ComposeRow): string | null {
+    return row.webhookSecret ? this.#secrets().decrypt(row.webhookSecret) : null;
+  }
+
   settingsOf(row: ComposeRow): Record<SettingKey, unknown> {
     return { ...settingDefaults(), ...row.settings } as Record<SettingKey, unknown>;
   }
@@ -68,6 +73,8 @@ export class ComposeService {
       environmentId: row.environmentId,
       serverId: row.serverId ?? null,
       ...this.settingsOf(row),
+      webhookSecret: null,
+      hasWebhookSecret: Boolean(row.webhookSecret),
       organizationId: row.organizationId,
       createdAt: iso(row.createdAt)!,
     } as ComposeFields;
@@ -97,6 +104,7 @@ export class ComposeService {
       composeType: input.composeType ?? 'docker-compose',
       composeStatus: 'idle',
       refreshToken: newRefreshToken(),
+      webhookSecret: null,
       composeFile: input.composeFile ?? '',
       settings: input.icon ? { icon: input.icon } : {},
       sealed: this.#secrets().encrypt(input.env ?? ''),
@@ -122,6 +130,8 @@ export class ComposeService {
         if (((value as string | null) || null) !== (row.serverId ?? null)) throw invalidField('serverId', 'a workload stays on the host it was created on: create it anew on the other server');
       } else if (key === 'env') {
         row.sealed = this.#secrets().encrypt((value as string | null) ?? '');
+      } else if (key === 'webhookSecret') {
+        row.webhookSecret = value ? this.#secrets().encrypt(value as string) : null;
       } else if (columnSet.has(key)) {
         (row as Record<ColumnKey, unknown>)[key as ColumnKey] = value;
       } else if ((key === 'githubId' || key === 'gitlabId') && typeof value === 'string' && value) {

@@ -10,6 +10,8 @@ export {
   type BackupIo,
   type BackupTarget,
   type ListSource,
+  type PushSource,
+  type PushTarget,
 } from './registry.ts';
 export type { ContainerHosts, Host } from '@berth/plugin-hosts';
 export type { WorkloadService, ServiceMount, ServicePort, SwarmHealthCheck, SwarmRestartPolicy, SwarmPlacement, SwarmUpdateConfig, SwarmMode, SwarmNetwork } from './services.ts';

@@ -81,6 +81,25 @@ export interface ListSource {
   json?: string;
 }
 
+/** A workload that deploys from a push, as the hooks plugin sees it. */
+export interface PushTarget {
+  workload: WorkloadRef;
+  /** The record's API fields a push is compared with: sourceType, the branch fields of each source, autoDeploy, triggerType, watchPaths, dockerImage. */
+  fields: Record<string, unknown>;
+  /** The secret deliveries to its refresh-token URL must be signed with; null = unsigned deliveries are taken. */
+  webhookSecret: string | null;
+}
+
+/** How a kind that deploys from a repository receives pushes (the deploy-hook plugin serves its URL). */
+export interface PushSource {
+  /** Where its refresh-token hook is below /api/deploy/ ('' = /api/deploy/{refreshToken}, 'x' = /api/deploy/x/{refreshToken}). */
+  readonly hookPath: string;
+  /** The workload whose refreshToken this is, of any organization. */
+  byRefreshToken(refreshToken: string, em: EntityManager): Promise<PushTarget | null>;
+  /** Queues a deployment for a push (title: the commit message, description: the commit); answers its id. */
+  deploy(workload: WorkloadRef, run: { title: string; description: string | null }, em: EntityManager): Promise<string>;
+}
+
 export interface WorkloadKind {
   /** The name on the wire: deployment targetType, mounts' serviceType, the namespace of a database kind. */
   readonly kind: string;
@@ -91,6 +110,8 @@ export interface WorkloadKind {
   /** What users call it, for messages ("Application", "PostgreSQL"). */
   readonly label: string;
   readonly capabilities: Readonly<WorkloadCapabilities>;
+  /** How it deploys from pushes, when it does. */
+  readonly push?: PushSource;
   /** Its dump and restore, when capabilities.backups. */
   readonly backups?: BackupSource;
   /** Runs its deployments on the deploy queue (registered with the deployment plugin under `kind`). */

@@ -1,0 +1,38 @@
+// One row per delivery a workload's hook received: who sent it, whether its signature held,
+// what Berth decided and the deployment it queued. The newest webhookDeliveriesKept are kept.
+import { defineEntity, p, newId } from '@berth/core';
+
+export const WebhookDelivery = defineEntity({
+  name: 'WebhookDelivery',
+  tableName: 'webhook_deliveries',
+  indexes: [{ properties: ['targetType', 'targetId', 'createdAt'] }],
+  properties: {
+    webhookDeliveryId: p
+      .string()
+      .length(32)
+      .primary()
+      .onCreate(() => newId()),
+    targetType: p.string().length(32),
+    targetId: p.string().length(64),
+    organizationId: p.string().length(32),
+    /** github, gitlab, gitea, bitbucket, dockerhub, or generic (no provider's headers). */
+    provider: p.string().length(16),
+    /** The provider's event name (push, Tag Push Hook, repo:push...). */
+    event: p.string().length(64),
+    /** The provider's delivery id (null when it sends none). */
+    deliveryId: p.string().length(128).nullable(),
+    /** true: signed and verified; false: missing or wrong; null: no secret asked for one. */
+    signatureOk: p.boolean().nullable(),
+    statusCode: p.integer(),
+    /** Why: "queued", or the reason nothing was deployed. */
+    decision: p.text(),
+    deploymentId: p.string().length(32).nullable(),
+    /** The pushed ref and commit, when the delivery named them. */
+    ref: p.string().length(255).nullable(),
+    commit: p.string().length(64).nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+
+export type WebhookDeliveryRow = InstanceType<typeof WebhookDelivery.class>;
+export const deployHookEntities = [WebhookDelivery];

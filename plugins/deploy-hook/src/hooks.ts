@@ -1,0 +1,144 @@
+// A delivery to a workload's hook, from the request to the answer: the workload its refresh
+// token names, the signature when the workload has a secret (401 without it), a redelivered id
+// (200 "already processed", nothing deployed), then what the push is compared with — autoDeploy,
+// triggerType, the watched branch, a [skip ci] message, watchPaths — each answered 200 with the
+// reason; otherwise the push supersedes the workload's queued deployments and one is queued (202).
+// Every answer that names a workload is written to its delivery log.
+import path from 'node:path';
+import type { BerthConfig, Cradle, EntityManager } from '@berth/core';
+import type { PushTarget, WorkloadKind } from '@berth/plugin-workloads';
+import { checkSignature, readDelivery, type Delivery } from './delivery.ts';
+import { WebhookDelivery } from './entities.ts';
+
+export interface HookAnswer {
+  status: number;
+  body: { message: string; reason?: string; deploymentId?: string };
+}
+
+/** The branch field each source type watches (the same names on every kind that deploys from git). */
+const BRANCH_FIELD: Record<string, string> = { github: 'branch', gitlab: 'gitlabBranch', gitea: 'giteaBranch', bitbucket: 'bitbucketBranch', git: 'customGitBranch' };
+const SKIP = /\[(skip ci|ci skip|no ci|skip deploy|deploy skip)\]/i;
+
+export class HookService {
+  readonly #config: BerthConfig;
+  readonly #cradle: () => Cradle;
+
+  constructor(config: BerthConfig, cradle: () => Cradle) {
+    this.#config = config;
+    this.#cradle = cradle;
+  }
+
+  async receive(kind: WorkloadKind, refreshToken: string, headers: Record<string, string | string[] | undefined>, raw: Buffer, body: Record<string, unknown>, em: EntityManager): Promise<HookAnswer> {
+    const target = refreshToken.length <= 255 ? await kind.push!.byRefreshToken(refreshToken, em) : null;
+    if (!target) return { status: 404, body: { message: `${kind.label} not found: no ${kind.label.toLowerCase()} has this refresh token` } };
+    const delivery = readDelivery(headers, body);
+    let signatureOk: boolean | null = null;
+    if (target.webhookSecret) {
+      const check = checkSignature(headers, raw, delivery.provider, target.webhookSecret, this.#config.webhookToleranceSeconds);
+      signatureOk = check.ok;
+      if (!check.ok) return this.#log(kind, target, delivery, signatureOk, { status: 401, body: { message: check.reason, reason: check.reason } }, em);
+    }
+    const answer = await this.#decide(kind, target, delivery, em);
+    return this.#log(kind, target, delivery, signatureOk, answer, em);
+  }
+
+  async #decide(kind: WorkloadKind, target: PushTarget, d: Delivery, em: EntityManager): Promise<HookAnswer> {
+    const skip = (reason: string): HookAnswer => ({ status: 200, body: { message: reason, reason } });
+    if (d.kind === 'ping') return skip('ping received: the hook is active');
+    if (d.kind === 'other') return skip(`unknown event: ${d.provider} "${d.event}" deploys nothing (only pushes do)`);
+    if (d.deliveryId) {
+      const seen = await em.findOne(WebhookDelivery, { targetId: target.workload.id, targetType: kind.kind, deliveryId: d.deliveryId, signatureOk: { $ne: false } }, { orderBy: { createdAt: 'asc' } });
+      if (seen) return { status: 200, body: { message: 'already processed', reason: 'already processed', ...(seen.deploymentId ? { deploymentId: seen.deploymentId } : {}) } };
+    }
+    const f = target.fields;
+    if (f.autoDeploy === false) return skip('autoDeploy is off for this workload');
+    if (d.deleted) return skip(`the ${d.tag ? `tag ${d.tag}` : `branch ${d.branch}`} was deleted: nothing to deploy`);
+    const sourceType = String(f.sourceType);
+    if (d.image) {
+      const [name, tag] = imageParts(String(f.dockerImage ?? ''));
+      if (sourceType !== 'docker' || !name) return skip('image push: the workload does not deploy a Docker image');
+      if (d.image.name !== name) return skip(`image not watched: ${d.image.name} was pushed, the workload runs ${name}`);
+      if (d.image.tag && d.image.tag !== tag) return skip(`tag not watched: ${d.image.name}:${d.image.tag} was pushed, the workload runs ${name}:${tag}`);
+    } else if (f.triggerType === 'tag') {
+      if (!d.tag) return skip(`trigger is tag: a push of branch ${d.branch ?? '(none named)'} deploys nothing`);
+    } else if (d.tag) {
+      return skip(`a tag push (${d.tag}): the workload's triggerType is push (branches only)`);
+    } else {
+      const field = BRANCH_FIELD[sourceType];
+      const watched = field ? (f[field] as string | null) : null;
+      if (field && d.branch !== null && d.branch !== watched) return skip(`branch not watched: ${d.branch} was pushed, the workload deploys ${watched ?? '(no branch set)'}`);
+      if (field && d.branch === null && d.provider !== 'generic') return skip('no branch: the delivery names no pushed branch');
+    }
+    if (d.message && SKIP.test(d.message)) return skip(`skipped by the commit message (${SKIP.exec(d.message)![0]})`);
+    const watchPaths = (f.watchPaths as string[] | null) ?? [];
+    if (watchPaths.length && d.paths) {
+      if (!d.paths.some(p => watchPaths.some(w => matches(p, w)))) return skip(`no file under watchPaths changed (${watchPaths.join(', ')})`);
+    }
+    // A newer push supersedes what is still queued for the workload.
+    const deployments = this.#cradle().deployments;
+    await deployments.clearQueueFor(kind.kind, target.workload.id, em);
+    const title = (d.message?.split('\n')[0] || (d.image ? `Image ${d.image.name}:${d.image.tag ?? ''}` : `Push from ${d.provider}`)).slice(0, 255);
+    const deploymentId = await kind.push!.deploy(target.workload, { title, description: d.commit ? `Hash: ${d.commit}` : null }, em);
+    return { status: 202, body: { message: 'deployment queued', deploymentId } };
+  }
+
+  async #log(kind: WorkloadKind, target: PushTarget, d: Delivery, signatureOk: boolean | null, answer: HookAnswer, em: EntityManager): Promise<HookAnswer> {
+    const { id, organizationId } = target.workload;
+    em.create(WebhookDelivery, {
+      targetType: kind.kind,
+      targetId: id,
+      organizationId,
+      provider: d.provider,
+      event: d.event.slice(0, 64),
+      deliveryId: d.deliveryId?.slice(0, 128) ?? null,
+      signatureOk,
+      statusCode: answer.status,
+      decision: answer.body.reason ?? answer.body.message,
+      deploymentId: answer.status === 202 ? (answer.body.deploymentId ?? null) : null,
+      ref: (d.tag ? `refs/tags/${d.tag}` : d.branch ? `refs/heads/${d.branch}` : null)?.slice(0, 255) ?? null,
+      commit: d.commit?.slice(0, 64) ?? null,
+    });
+    await em.flush();
+    // The newest webhookDeliveriesKept stay.
+    const old = await em.find(
+      WebhookDelivery,
+      { targetType: kind.kind, targetId: id },
+      { orderBy: { createdAt: 'desc', webhookDeliveryId: 'desc' }, offset: this.#config.webhookDeliveriesKept, fields: ['webhookDeliveryId'] },
+    );
+    if (old.length) await em.nativeDelete(WebhookDelivery, { webhookDeliveryId: { $in: old.map(o => o.webhookDeliveryId) } });
+    return answer;
+  }
+
+  /** The workload's delivery log, newest first. */
+  async log(kind: WorkloadKind, id: string, organizationId: string, em: EntityManager) {
+    await this.#cradle().workloads.owner(kind.kind, id, organizationId, em);
+    const rows = await em.find(WebhookDelivery, { targetType: kind.kind, targetId: id, organizationId }, { orderBy: { createdAt: 'desc', webhookDeliveryId: 'desc' } });
+    return rows.map(r => ({
+      webhookDeliveryId: r.webhookDeliveryId,
+      createdAt: r.createdAt.toISOString(),
+      provider: r.provider,
+      event: r.event,
+      deliveryId: r.deliveryId ?? null,
+      signatureOk: r.signatureOk ?? null,
+      statusCode: r.statusCode,
+      decision: r.decision,
+      deploymentId: r.deploymentId ?? null,
+      ref: r.ref ?? null,
+      commit: r.commit ?? null,
+    }));
+  }
+}
+
+/** A watchPaths entry matches a changed file: a glob, or a directory prefix. */
+function matches(file: string, pattern: string): boolean {
+  const p = pattern.replace(/^\.?\//, '');
+  if (path.posix.matchesGlob(file, p)) return true;
+  return !/[*?[{]/.test(p) && (file === p || file.startsWith(p.endsWith('/') ? p : `${p}/`));
+}
+
+/** An image reference's name and tag (latest when none; a registry port is not a tag). */
+function imageParts(image: string): [string, string] {
+  const at = image.lastIndexOf(':');
+  if (at === -1 || image.slice(at + 1).includes('/')) return [image, 'latest'];
+  return [image.slice(0, at), image.slice(at + 1)];
+}
