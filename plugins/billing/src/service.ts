@@ -101,6 +101,7 @@ export class BillingService {
     const productIds = Object.values(plans).flatMap(p => (p ? [p.productId, ...(p.annualProductId ? [p.annualProductId] : [])] : []));
     const listed = await this.#call('products.list', s => s.products.list({ active: true, expand: ['data.default_price'], limit: 100 }));
     const products = listed.data.filter(p => productIds.includes(p.id));
+    // casts: the answer's schema declares Stripe's objects loosely; the SDK's types are exact.
     const base = { products: products as never[], subscriptions: [] as never[], hobbyProductId: plans.hobby?.productId, startupProductId: plans.startup?.productId };
     const customer = (await this.account(organizationId, em))?.stripeCustomerId;
     if (!customer) return { ...base, currentPlan: null, isAnnualCurrent: false, currentPriceAmount: null };
@@ -111,7 +112,7 @@ export class BillingService {
     const tierOf = (...tiers: Tier[]) => tiers.find(t => plans[t] && priceIds.some(id => id === plans[t]!.monthlyPriceId || id === plans[t]!.annualPriceId));
     return {
       ...base,
-      subscriptions: subs.data as never[],
+      subscriptions: subs.data as never[], // cast: as above
       currentPlan: active ? (tierOf('startup', 'hobby', 'legacy') ?? 'legacy') : null,
       isAnnualCurrent: items[0]?.price.recurring?.interval === 'year',
       currentPriceAmount: active ? items.reduce((sum, i) => sum + (i.price.unit_amount ?? 0) * (i.quantity ?? 1), 0) / 100 : null,
@@ -390,6 +391,7 @@ export class BillingService {
 
 /** The subscription an invoice bills (the field moved under `parent` in Stripe's 2025 API versions). */
 function subscriptionOf(invoice: Invoice): string | null {
+  // cast: the SDK's types no longer declare the field older API versions send.
   const legacy = (invoice as unknown as { subscription?: string | { id: string } | null }).subscription;
   const sub = invoice.parent?.subscription_details?.subscription ?? legacy ?? null;
   return typeof sub === 'string' ? sub : (sub?.id ?? null);

@@ -177,6 +177,7 @@ export async function removePlanned(docker: Docker, plan: StepPlan[], log: (line
     const done: PlannedObject[] = [];
     if (step.step === 'builder') {
       if (step.objects.length) {
+        // cast: dockerode's types know neither the options nor the answer of pruneBuilder.
         const answer = (await docker.pruneBuilder({ all: true } as never)) as unknown as { SpaceReclaimed?: number };
         log(`builder: the engine reclaimed ${answer.SpaceReclaimed ?? 0} bytes`);
       }

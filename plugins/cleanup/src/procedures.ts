@@ -27,11 +27,12 @@ function cleanup<O extends TSchema>(name: Operation, peer: O, answer: unknown) {
     handler: async (input, ctx: ProcedureContext) => {
       const { cleanup, em } = ctx.cradle;
       const serverId = await cleanup.authorize(input.serverId, ctx.principal);
+      // cast: the output schema is a union of the dry run's report and the peer's answer.
       if (input.dryRun) return cleanup.plan(name, serverId, ctx.principal.organizationId, em) as never;
       const deploymentId = await cleanup.queue(name, serverId, ctx.principal.organizationId, em);
       ctx.setHeader(DEPLOYMENT_ID_HEADER, deploymentId);
       if (name !== 'cleanAll') await cleanup.finished(deploymentId, serverId);
-      return answer as never;
+      return answer as never; // cast: as above
     },
   });
 }

@@ -57,6 +57,7 @@ export class CleanupService implements Deployer {
   }
 
   #servers(): ServerDirectory | undefined {
+    // cast: the server plugin's directory is registered under a name the kernel's Cradle does not type.
     return optionalService(this.#cradle(), 'servers') as unknown as ServerDirectory | undefined;
   }
 

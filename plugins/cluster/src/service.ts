@@ -128,6 +128,7 @@ export class ClusterService {
   /** `docker service ls` of the organization's services on the swarm, each with the nodes its running tasks are on. */
   async apps(serverId: string | undefined, organizationId: string, em: EntityManager): Promise<NodeApp[]> {
     const { docker, where } = await this.#engine(serverId, organizationId, em);
+    // cast: dockerode's Service type lacks the ServiceStatus the engine answers with status: true.
     const services = (await this.#call(`list the services of ${where}`, () =>
       docker.listServices({ status: true, filters: { label: [`${ORGANIZATION_LABEL}=${organizationId}`] } } as {}),
     )) as unknown as Service[];
@@ -265,6 +266,7 @@ export class ClusterService {
     await this.#call(`drain node ${node.ID} of the swarm of ${where}`, () =>
       docker.getNode(node.ID).update({ _query: { version: node.Version.Index }, _body: { ...node.Spec, Availability: 'drain' } }),
     );
+    // cast: as in apps()
     const services = (await this.#call(`list the services of ${where}`, () => docker.listServices())) as unknown as Service[];
     const global = new Set(services.filter(s => s.Spec.Mode?.Global).map(s => s.ID));
     const names = new Map(services.map(s => [s.ID, s.Spec.Name]));

@@ -62,11 +62,12 @@ function routes(berth: BerthHost, hooks: HookService, kinds: () => WorkloadKind[
     const what =
       'a GitHub, GitLab, Gitea, Bitbucket, Docker Hub or plain delivery; no API key, signed when the workload has a webhookSecret. 202: queued; 200: why nothing was deployed; 401: signature missing, wrong or stale';
     // The kinds are registered by plugins that may be set up after this one: the kind is found per request.
+    // casts: Fastify's route types follow the schema's TypeBox params, which the handler reads as strings.
     app.post('/api/deploy/:refreshToken', schema(`Push to deploy the workload of the kind whose push hookPath is empty: ${what}`, { refreshToken: Token }, 'deploy-refreshToken'), handle as never);
     app.post(
       '/api/deploy/:hookPath/:refreshToken',
       schema(`Push to deploy the workload of the kind whose push hookPath this is: ${what}`, { hookPath: Type.String({ maxLength: 64 }), refreshToken: Token }, 'deploy-hookPath-refreshToken'),
-      handle as never,
+      handle as never, // cast: as above
     );
   };
 }

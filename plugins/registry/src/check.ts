@@ -105,6 +105,7 @@ function progress(docker: Docker, stream: NodeJS.ReadableStream): Promise<void> 
 /** Imports a one-file image (random content, so every check pushes a new layer) as repository:tag. */
 async function importTinyImage(docker: Docker, repository: string, tag: string, signal: AbortSignal): Promise<void> {
   const tar = tarOf('berth-push-check', Buffer.from(`berth registry check ${randomBytes(16).toString('hex')}\n`));
+  // cast: dockerode takes a stream at run time; its types only name a file path.
   const stream = await docker.importImage(Readable.from([tar]) as unknown as string, { repo: repository, tag, abortSignal: signal } as object);
   await progress(docker, stream);
 }
