@@ -198,8 +198,8 @@ export class Collector {
       at,
     });
     const callback = target.config.server.urlCallback;
-    if (callback && !/notification\.receiveNotification\/?$/.test(new URL(callback).pathname)) {
-      // The peer's agent body, so a receiver written for it reads Berth's alerts unchanged.
+    if (verdict === 'alert' && callback && !/notification\.receiveNotification\/?$/.test(new URL(callback).pathname)) {
+      // The peer's agent body (it sends alerts only), so a receiver written for it reads Berth's unchanged.
       const body = { ServerType: key === LOCAL ? 'Dokploy' : 'Remote', Type: type, Value: value, Threshold: threshold, Message: message, Timestamp: at, Token: target.config.server.token };
       await fetch(callback, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(10_000) }).catch(e =>
         this.#log.warn({ err: e, host: key }, 'monitoring: the urlCallback did not answer'),

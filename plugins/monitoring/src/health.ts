@@ -18,6 +18,8 @@ interface Workload {
   appName: string;
   exits: number[];
   lastTrouble: number;
+  /** When a task last started (or passed its health check after failing it). */
+  lastGood: number;
   lastExitCode: number | null;
   lastContainer: string;
   alerting: boolean;
@@ -44,6 +46,7 @@ export class HealthWatch {
   readonly #options: HealthOptions;
   readonly #workloads = new Map<string, Workload>();
   readonly #streams = new Map<string, Readable>();
+  readonly #stopping = new Set<string>();
   #timer?: NodeJS.Timeout;
   #stopped = false;
 
@@ -78,7 +81,7 @@ export class HealthWatch {
     if (this.#stopped || this.#streams.has(hostKey)) return;
     try {
       const docker: Docker = await (await this.#cradle().hosts.of(hostKey === LOCAL ? null : hostKey)).engine();
-      const stream = (await docker.getEvents({ filters: { type: ['container'], event: ['die', 'oom', 'health_status', 'start'], label: ['berth.id'] } })) as unknown as Readable;
+      const stream = (await docker.getEvents({ filters: { type: ['container'], event: ['die', 'oom', 'health_status', 'start', 'kill'], label: ['berth.id'] } })) as unknown as Readable;
       this.#streams.set(hostKey, stream);
       let rest = '';
       stream.on('data', (chunk: Buffer) => {
@@ -115,6 +118,7 @@ export class HealthWatch {
       appName: attributes[SERVICE_LABEL] ?? attributes.name ?? id,
       exits: [],
       lastTrouble: 0,
+      lastGood: 0,
       lastExitCode: null,
       lastContainer: '',
       alerting: false,
@@ -124,7 +128,15 @@ export class HealthWatch {
     const action = event.Action ?? event.status ?? '';
     const container = event.Actor?.ID ?? event.id ?? '';
     let trouble: HealthState | null = null;
-    if (action === 'die') {
+    if (action === 'start' || action === 'health_status: healthy') {
+      w.lastGood = now;
+    } else if (action === 'kill') {
+      // Stopped on purpose (a redeploy, a scale-down, a removal): its exit is no trouble.
+      this.#stopping.add(container);
+      return;
+    } else if (action === 'die' && this.#stopping.delete(container)) {
+      return;
+    } else if (action === 'die') {
       w.exits = [...w.exits.filter(t => now - t < this.#options.crashLoopMs), now];
       w.lastExitCode = Number(attributes.exitCode ?? NaN);
       w.lastContainer = container;
@@ -155,7 +167,8 @@ export class HealthWatch {
   async #checkRecovered(): Promise<void> {
     const now = Date.now();
     for (const w of this.#workloads.values()) {
-      if (!w.alerting || now - w.lastTrouble < this.#options.recoveryMs) continue;
+      // Recovered: a task started after the last trouble and has run since without any.
+      if (!w.alerting || w.lastGood <= w.lastTrouble || now - w.lastGood < this.#options.recoveryMs) continue;
       w.alerting = false;
       w.exits = [];
       await this.#emit(w, 'recovered', `${w.appName}: its tasks have run ${Math.round(this.#options.recoveryMs / 1000)} s without exiting`).catch(e =>

@@ -2,13 +2,14 @@
 // the peer's monitoring operations answered from Berth's own store.
 import { asValue, definePlugin } from '@berth/core';
 import type {} from '@berth/plugin-server';
+import type { MetricsTokenDirectory } from '@berth/plugin-notification';
 import pkg from '../package.json' with { type: 'json' };
 import { Collector } from './collector.ts';
 import config from './config.ts';
 import { HealthWatch } from './health.ts';
 import { monitoringMigrations } from './migrations.ts';
 import { monitoringProcedures } from './procedures.ts';
-import { MonitoringService } from './service.ts';
+import { MonitoringService, monitoredServerTokens } from './service.ts';
 import { MonitoringStore } from './store.ts';
 
 export { ThresholdWatch } from './thresholds.ts';
@@ -29,7 +30,12 @@ export default definePlugin({
       recoveryMs: berth.config.monitoringRecoverySeconds * 1000,
     });
     berth.migrations(...monitoringMigrations);
-    berth.provide({ monitoring: asValue(new MonitoringService(cradle, store, collector, health)), monitoringCollector: asValue(collector) });
+    berth.provide({
+      monitoring: asValue(new MonitoringService(cradle, store, collector, health)),
+      monitoringCollector: asValue(collector),
+      // notification.receiveNotification: a peer agent's report, with the token of a server set up here.
+      metricsTokens: asValue({ all: em => monitoredServerTokens(cradle(), store, em) } satisfies MetricsTokenDirectory),
+    });
     berth.procedures(monitoringProcedures(() => cradle().servers.relationSchema()));
     berth.http(app => {
       app.addHook('onClose', async () => {

@@ -171,3 +171,15 @@ export class MonitoringService {
     return true;
   }
 }
+
+/** The monitoring token of every server set up here (this machine's has no organization and is left out). */
+export async function monitoredServerTokens(cradle: Cradle, store: MonitoringStore, em: EntityManager) {
+  const out: { serverId: string; organizationId: string; serverName: string; token: string }[] = [];
+  for (const [key, config] of await store.settings(em)) {
+    if (key === LOCAL || !config.server.token) continue;
+    const organizationId = await cradle.servers.organizationOf(key);
+    const server = organizationId ? await cradle.servers.owned(key, organizationId, em).catch(() => null) : null;
+    if (server) out.push({ serverId: key, organizationId: server.organizationId, serverName: server.name, token: config.server.token });
+  }
+  return out;
+}
