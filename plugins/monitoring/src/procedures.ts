@@ -6,6 +6,9 @@ import { Type, router, schema } from '@berth/core';
 import { ContainerMetric, ContainerMetricsInput, LocalMonitoring, LocalSetupInput, ServerMetric, ServerMetricsInput, ServerSetupInput } from './schemas.ts';
 
 const org = (ctx: { cradle: { principal?: { organizationId: string } | null } }) => ctx.cradle.principal!.organizationId;
+/** This machine's figures are the instance owner's alone. */
+const owner = (ctx: { cradle: { principal?: { userId: string } | null; accounts: { isInstanceOwner(userId: string): Promise<boolean> } } }) =>
+  ctx.cradle.accounts.isInstanceOwner(ctx.cradle.principal!.userId);
 
 export const monitoringProcedures = (serverView: () => ReturnType<typeof Type.Object>) => () => [
   router('admin').mutation('setupMonitoring', {
@@ -14,7 +17,7 @@ export const monitoringProcedures = (serverView: () => ReturnType<typeof Type.Ob
       'Monitor this machine: Berth samples its host and containers every refreshRate seconds (no agent), keeps them retentionDays, alerts on its thresholds; getServerMetrics reads them at http://localhost:<port>/metrics with the token',
     input: LocalSetupInput,
     output: LocalMonitoring,
-    handler: ({ metricsConfig }, ctx) => ctx.cradle.monitoring.setupLocal(metricsConfig, ctx.cradle.em),
+    handler: async ({ metricsConfig }, ctx) => ctx.cradle.monitoring.setupLocal(metricsConfig, await owner(ctx), ctx.cradle.em),
   }),
   router('server').mutation('setupMonitoring', {
     access: 'admin',
@@ -27,19 +30,19 @@ export const monitoringProcedures = (serverView: () => ReturnType<typeof Type.Ob
     summary: "A host's latest samples, oldest first, in the peer agent's shape: url names one of the organization's monitored hosts (never fetched), token is its metricsConfig.server.token",
     input: ServerMetricsInput,
     output: Type.Array(ServerMetric),
-    handler: (input, ctx) => ctx.cradle.monitoring.serverMetrics(input, org(ctx), ctx.cradle.em),
+    handler: async (input, ctx) => ctx.cradle.monitoring.serverMetrics(input, org(ctx), await owner(ctx), ctx.cradle.em),
   }),
   router('user').query('getContainerMetrics', {
     summary: "An application's latest container samples on a monitored host, oldest first, in the peer agent's shape (url: http://<ipAddress>:<port>, as for getServerMetrics)",
     input: ContainerMetricsInput,
     output: Type.Array(ContainerMetric),
-    handler: (input, ctx) => ctx.cradle.monitoring.containerMetrics(input, org(ctx), ctx.cradle.em),
+    handler: async (input, ctx) => ctx.cradle.monitoring.containerMetrics(input, org(ctx), await owner(ctx), ctx.cradle.em),
   }),
   router('settings').mutation('cleanMonitoring', {
     access: 'admin',
-    summary: "Drop the stored samples of the organization's servers (and this machine's, for the organization's owner)",
+    summary: "Drop the stored samples of the organization's servers (and this machine's, for the instance owner)",
     input: Type.Object({}),
     output: schema.Ok(),
-    handler: (_input, ctx) => ctx.cradle.monitoring.clean(org(ctx), ctx.cradle.principal!.role === 'owner', ctx.cradle.em),
+    handler: async (_input, ctx) => ctx.cradle.monitoring.clean(org(ctx), await owner(ctx), ctx.cradle.em),
   }),
 ];

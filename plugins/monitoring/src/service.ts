@@ -3,7 +3,7 @@
 // input: `url` is only a name for one of the caller's hosts (the address the peer's clients build),
 // it is never fetched; `token` must be that host's metricsConfig.server.token.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { badRequest, unauthorized, type Cradle, type EntityManager } from '@berth/core';
+import { badRequest, forbidden, unauthorized, type Cradle, type EntityManager } from '@berth/core';
 import type { Collector } from './collector.ts';
 import type { HealthWatch } from './health.ts';
 import type { ContainerMetric, MetricsConfig, MetricsConfigInput, ServerMetric } from './schemas.ts';
@@ -54,7 +54,8 @@ export class MonitoringService {
     return (this.#cradle().config as { serverIp?: string | null }).serverIp ?? null;
   }
 
-  async setupLocal(input: MetricsConfigInput, em: EntityManager) {
+  async setupLocal(input: MetricsConfigInput, instanceOwner: boolean, em: EntityManager) {
+    if (!instanceOwner) throw forbidden("This machine's monitoring is the instance owner's to set up");
     const metricsConfig = storedConfig(input, 'Dokploy');
     await this.#store.saveSetting(LOCAL, metricsConfig, em);
     await this.#collector.reload();
@@ -72,10 +73,10 @@ export class MonitoringService {
 
   /**
    * The host `url` names among the caller's: a server of the organization at that address and
-   * metrics port, or this machine (localhost, 127.0.0.1 or serverIp) when it is set up. Anything
+   * metrics port, or this machine (localhost, 127.0.0.1 or serverIp) when it is set up and the caller is the instance owner. Anything
    * else, another organization's server included, is the same 400.
    */
-  async #resolve(url: string, token: string, path: 'metrics' | 'base', organizationId: string, em: EntityManager): Promise<{ key: string; config: MetricsConfig }> {
+  async #resolve(url: string, token: string, path: 'metrics' | 'base', organizationId: string, instanceOwner: boolean, em: EntityManager): Promise<{ key: string; config: MetricsConfig }> {
     const refused = () =>
       badRequest("url names none of your servers' monitoring addresses (http://<ipAddress>:<metricsConfig.server.port>/metrics)", [
         { path: ['url'], message: 'not a monitoring address of your servers' },
@@ -95,7 +96,7 @@ export class MonitoringService {
     for (const [key, config] of settings) {
       if (config.server.port !== port) continue;
       if (key === LOCAL) {
-        if (LOCAL_NAMES.includes(hostname) || hostname === this.#serverIp()) found = { key, config };
+        if (instanceOwner && (LOCAL_NAMES.includes(hostname) || hostname === this.#serverIp())) found = { key, config };
         continue;
       }
       const server = await this.#cradle()
@@ -109,8 +110,8 @@ export class MonitoringService {
     return found;
   }
 
-  async serverMetrics(input: { url: string; token: string; dataPoints: string }, organizationId: string, em: EntityManager): Promise<ServerMetric[]> {
-    const { key } = await this.#resolve(input.url, input.token, 'metrics', organizationId, em);
+  async serverMetrics(input: { url: string; token: string; dataPoints: string }, organizationId: string, instanceOwner: boolean, em: EntityManager): Promise<ServerMetric[]> {
+    const { key } = await this.#resolve(input.url, input.token, 'metrics', organizationId, instanceOwner, em);
     const limit = input.dataPoints === 'all' ? null : Math.max(1, Number(input.dataPoints));
     const [info, samples] = await Promise.all([this.#store.info(key, em), this.#store.hostSamples(key, limit, em)]);
     const i = info ?? { cpuModel: '', cpuCores: 0, cpuPhysicalCores: 0, cpuSpeed: 0, os: '', distro: '', kernel: '', arch: '' };
@@ -136,9 +137,9 @@ export class MonitoringService {
     }));
   }
 
-  async containerMetrics(input: { url: string; token: string; appName: string; dataPoints: string }, organizationId: string, em: EntityManager): Promise<ContainerMetric[]> {
+  async containerMetrics(input: { url: string; token: string; appName: string; dataPoints: string }, organizationId: string, instanceOwner: boolean, em: EntityManager): Promise<ContainerMetric[]> {
     if (!input.appName) throw badRequest('appName: select an application to monitor', [{ path: ['appName'], message: 'required' }]);
-    const { key } = await this.#resolve(input.url, input.token, 'base', organizationId, em);
+    const { key } = await this.#resolve(input.url, input.token, 'base', organizationId, instanceOwner, em);
     const limit = input.dataPoints === 'all' ? null : Math.max(1, Number(input.dataPoints));
     const samples = await this.#store.containerSamples(key, input.appName, limit, em);
     return samples.map(s => ({
@@ -153,7 +154,7 @@ export class MonitoringService {
     }));
   }
 
-  /** Drops the stored samples of the organization's servers (and of this machine, for its owner). */
+  /** Drops the stored samples of the organization's servers (and this machine's, for the instance owner). */
   async clean(organizationId: string, owner: boolean, em: EntityManager): Promise<boolean> {
     const keys: string[] = [];
     for (const key of (await this.#store.settings(em)).keys()) {

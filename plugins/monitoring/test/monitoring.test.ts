@@ -1,6 +1,6 @@
 // Monitoring through the real kernel, engine and PostgreSQL: containers under a known load read
 // back through user.getContainerMetrics, this machine's figures through server.getServerMetrics
-// against what the kernel says, the url and token rules (no request ever leaves Berth), a
+// against what the kernel says, the url and token rules (no request ever leaves Berth), cleanMonitoring, a
 // threshold that alerts once and says "back to normal" once (to the urlCallback in the peer's
 // receiveNotification body, and to a notification channel), and a deployed app that crash-loops
 // after its deploy reported done: one appHealth, then one `recovered`.
@@ -172,6 +172,10 @@ t.test('monitoring without an agent', async t => {
     const asThem = await other.client.get('server.getServerMetrics', { url: 'http://10.200.0.7:4599/metrics', token: 'their-token', dataPoints: '5' });
     t.equal(asThem.status, 200, 'theirs to read');
     t.equal(watched.requests.length, 0, 'no request left Berth');
+    const count = async () => (await client.get('server.getServerMetrics', { url: `${base}/metrics`, token: TOKEN, dataPoints: 'all' })).body.length as number;
+    const before = await count();
+    t.same((await client.post('settings.cleanMonitoring', {})).body, true);
+    t.ok((await count()) < Math.min(before, 2), `the samples dropped (${before} before)`);
   });
 
   t.test('a threshold alerts once, to the urlCallback and the channels, then back to normal once', async t => {
