@@ -201,6 +201,11 @@ export const BERTH_ONLY: Record<string, string> = {
  * exactly the served operations without a reference, so it only shrinks.
  */
 export const NO_REFERENCE: Record<string, string> = {
+  'server.getServerMetrics': "the peer answers its agent's JSON (not a row of its schema); Berth answers the agent's shape from its own store (plugins/monitoring/test/monitoring.test.ts)",
+  'user.getContainerMetrics': "the peer answers its agent's JSON (not a row of its schema); Berth answers the agent's shape from its own store (plugins/monitoring/test/monitoring.test.ts)",
+  'server.setupMonitoring': 'the peer answers the server row after its agent is set up; Berth answers the server record as server.update does',
+  'settings.cleanMonitoring': 'the peer answers true (no row)',
+  'admin.setupMonitoring': 'the peer answers its web-server settings row, which Berth does not keep; Berth answers serverIp and the stored metricsConfig (plugins/monitoring/test/monitoring.test.ts)',
   'gitProvider.toggleShare': "the peer answers its update's result (the git_provider row), which the generator does not derive",
   'github.getGithubRepositories': "the peer answers GitHub's own repository objects (octokit), not a row of its schema",
   'github.getGithubBranches': "the peer answers GitHub's own branch objects (octokit), not a row of its schema",

@@ -33,10 +33,21 @@ declare module '@berth/core' {
     /** Issue 36 (host care) emits it. A docker cleanup finished on a host, with what it removed (organizationId null: Berth's own host, every organization hears it). */
     dockerCleanup: { organizationId: string | null; serverId: string | null; serverName: string; removed: { containers: number; images: number; volumes: number; reclaimedBytes: number }; at: string };
     /** Issue 37 (monitoring) emits it from Berth's collector; receiveNotification (here) from the peer's agent. A server crossed a threshold (CPU or memory). */
-    serverThreshold: { organizationId: string | null; serverId: string | null; serverName: string; type: 'CPU' | 'Memory'; value: number; threshold: number; message: string; at: string };
+    serverThreshold: {
+      organizationId: string | null;
+      serverId: string | null;
+      serverName: string;
+      type: 'CPU' | 'Memory' | 'Disk';
+      value: number;
+      threshold: number;
+      message: string;
+      /** Berth's collector: `normal` when the value went back below the threshold after an alert (absent: an alert). */
+      state?: 'alert' | 'normal';
+      at: string;
+    };
     /** No issue emits it yet (the peer's schedule namespace is not built). A scheduled job failed. */
     scheduleFailed: { organizationId: string; scheduleId: string; name: string; error: string; at: string };
-    /** Issue 37 (monitoring) emits it. A workload's runtime health changed. */
+    /** The monitoring plugin emits it. A workload's runtime health changed: state crashLoop, oom, unhealthy or recovered. */
     appHealth: { organizationId: string; kind: string; id: string; appName: string; state: string; message: string; at: string };
   }
 }

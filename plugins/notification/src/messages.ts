@@ -136,8 +136,8 @@ export class MessageRenderer {
         const p = payload as BerthEvents['serverThreshold'];
         return {
           ...base,
-          level: 'warning',
-          title: `${p.type} above ${p.threshold}% on ${p.serverName}`,
+          level: p.state === 'normal' ? 'success' : 'warning',
+          title: p.state === 'normal' ? `${p.type} back to normal on ${p.serverName}` : `${p.type} above ${p.threshold}% on ${p.serverName}`,
           link: null,
           fields: [
             { name: 'Server', value: p.serverName },
@@ -207,7 +207,7 @@ export class MessageRenderer {
         const p = payload as BerthEvents['appHealth'];
         return {
           ...base,
-          level: p.state === 'healthy' ? 'success' : 'warning',
+          level: p.state === 'healthy' || p.state === 'recovered' ? 'success' : 'warning',
           title: `${p.appName}: ${p.state}`,
           link: null,
           fields: [...(await this.#placeOf(data, em)), { name: 'State', value: p.state }, { name: 'Message', value: cut(p.message) }],

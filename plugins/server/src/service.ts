@@ -107,6 +107,14 @@ export class ServerService implements HostServerDirectory {
     return toView(await this.#find(serverId, organizationId, em));
   }
 
+  /** Stores the server's metricsConfig (the monitoring plugin's setupMonitoring); NOT_FOUND for another organization's. */
+  async setMetricsConfig(serverId: string, organizationId: string, metricsConfig: Record<string, unknown>, em: EntityManager): Promise<ServerView> {
+    const row = await this.#find(serverId, organizationId, em);
+    row.metricsConfig = metricsConfig;
+    await em.flush();
+    return toView(row);
+  }
+
   /** The schema of a workload's `server` relation (the record as server.one answers it, no key material). */
   relationSchema(): typeof ServerView {
     return ServerView;

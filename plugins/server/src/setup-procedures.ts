@@ -1,8 +1,8 @@
-// server.setup, validate, security, publicIp, getServerTime, getDefaultCommand, setupMonitoring and
-// getServerMetrics: what a server needs before workloads run there, and what is true on it.
+// server.setup, validate, security, publicIp, getServerTime and getDefaultCommand (setupMonitoring and
+// getServerMetrics are the monitoring plugin's): what a server needs before workloads run there, and what is true on it.
 import { Type, router } from '@berth/core';
 import { ServerIdInput, ServerView } from './schemas.ts';
-import { MetricsInput, MetricsResult, MonitoringInput, PublicIpInput, SecurityResult, ServerTime, SetupResult, ValidateResult } from './setup-schemas.ts';
+import { PublicIpInput, SecurityResult, ServerTime, SetupResult, ValidateResult } from './setup-schemas.ts';
 
 const server = router('server');
 
@@ -45,18 +45,5 @@ export const serverSetupProcedures = [
     input: ServerIdInput,
     output: Type.String(),
     handler: ({ serverId }, ctx) => ctx.cradle.callerServerOperations.defaultCommand(serverId),
-  }),
-  server.mutation('setupMonitoring', {
-    access: 'admin',
-    summary: 'Stores the server’s metrics configuration (every bound checked); answers the server',
-    input: MonitoringInput,
-    output: ServerView,
-    handler: (input, ctx) => ctx.cradle.callerServerOperations.setupMonitoring(input),
-  }),
-  server.query('getServerMetrics', {
-    summary: 'The server’s metric samples: none until Berth collects them (the url given is never requested)',
-    input: MetricsInput,
-    output: MetricsResult,
-    handler: () => [],
   }),
 ];

@@ -1,7 +1,7 @@
 // What server.setup, validate, security, publicIp, getServerTime, getDefaultCommand, setupMonitoring
 // and getServerMetrics take and answer: the peer's fields (its router's declared types), and
 // Berth's additions (setup's steps, validate's checks) said so in their descriptions.
-import { Type, schema, type Static } from '@berth/core';
+import { Type, schema } from '@berth/core';
 
 const { NonEmpty, Nullable } = schema;
 const Id = () => NonEmpty({ maxLength: 255 });
@@ -53,49 +53,3 @@ export const SecurityResult = Type.Object({
 
 export const PublicIpInput = Type.Object({ serverId: Type.Optional(Id()) });
 export const ServerTime = Type.Object({ time: Type.String({ format: 'date-time' }), timezone: Type.String() });
-
-/** The spec's metricsConfig, every bound enforced. */
-export const MonitoringInput = Type.Object({
-  serverId: Id(),
-  metricsConfig: Type.Object({
-    server: Type.Object({
-      refreshRate: Type.Number({ minimum: 2 }),
-      port: Type.Number({ minimum: 1, maximum: 65535 }),
-      token: Type.String({ maxLength: 1000 }),
-      urlCallback: Type.String({ format: 'uri', maxLength: 2000 }),
-      retentionDays: Type.Number({ minimum: 1 }),
-      cronJob: Type.String({ minLength: 1, maxLength: 255 }),
-      thresholds: Type.Object({ cpu: Type.Number({ minimum: 0 }), memory: Type.Number({ minimum: 0 }) }),
-    }),
-    containers: Type.Object({
-      refreshRate: Type.Number({ minimum: 2 }),
-      services: Type.Object({ include: Type.Optional(Type.Array(Type.String({ maxLength: 255 }))), exclude: Type.Optional(Type.Array(Type.String({ maxLength: 255 }))) }),
-    }),
-  }),
-});
-export type MonitoringInput = Static<typeof MonitoringInput>;
-
-export const MetricsInput = Type.Object({ url: Type.String({ maxLength: 2000 }), token: Type.String({ maxLength: 1000 }), dataPoints: Type.String({ maxLength: 20 }) });
-
-/** One sample as the peer's monitoring agent answers it. */
-const MetricSample = Type.Object({
-  cpu: Type.String(),
-  cpuModel: Type.String(),
-  cpuCores: Type.Number(),
-  cpuPhysicalCores: Type.Number(),
-  cpuSpeed: Type.Number(),
-  os: Type.String(),
-  distro: Type.String(),
-  kernel: Type.String(),
-  arch: Type.String(),
-  memUsed: Type.String(),
-  memUsedGB: Type.String(),
-  memTotal: Type.String(),
-  uptime: Type.Number(),
-  diskUsed: Type.String(),
-  totalDisk: Type.String(),
-  networkIn: Type.String(),
-  networkOut: Type.String(),
-  timestamp: Type.String(),
-});
-export const MetricsResult = Type.Array(MetricSample, { description: 'the samples of the server (none until the monitoring issue makes Berth collect them)' });

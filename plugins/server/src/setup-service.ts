@@ -5,9 +5,7 @@ import { notFound, type Cradle, type EntityManager } from '@berth/core';
 import { localRouteAddress } from '@berth/plugin-hosts';
 import { auditServer, connectionCheck, privilege, serverRouteAddress, validateServer } from './doctor.ts';
 import { Server, type ServerRow } from './entities.ts';
-import { toView } from './service.ts';
 import { defaultCommand, runSetup, ServerSetup } from './setup.ts';
-import type { MonitoringInput } from './setup-schemas.ts';
 
 export class ServerOperations {
   readonly #cradle: () => Cradle;
@@ -72,18 +70,6 @@ export class ServerOperations {
     return defaultCommand(row.serverType, this.#cradle().hosts.platformNetwork);
   }
 
-  /** Stores the metrics configuration (the monitoring issue makes Berth collect with it); answers the server. */
-  async setupMonitoring(input: MonitoringInput, organizationId: string, em: EntityManager) {
-    const row = await this.#find(input.serverId, organizationId, em);
-    const { server, containers } = input.metricsConfig;
-    row.metricsConfig = {
-      server: { type: 'Remote', ...server, thresholds: { cpu: server.thresholds.cpu, memory: server.thresholds.memory } },
-      containers: { refreshRate: containers.refreshRate, services: { include: containers.services.include ?? [], exclude: containers.services.exclude ?? [] } },
-    };
-    await em.flush();
-    return toView(row);
-  }
-
   async #find(serverId: string, organizationId: string, em: EntityManager): Promise<ServerRow> {
     const row = await em.findOne(Server, { serverId, organizationId });
     if (!row) throw notFound('Server');
@@ -103,7 +89,6 @@ export const callerServerOperations =
       publicIp: (serverId?: string) => ops.publicIp(serverId, organizationId, em),
       serverTime: () => ops.serverTime(),
       defaultCommand: (serverId: string) => ops.defaultCommand(serverId, organizationId, em),
-      setupMonitoring: (input: MonitoringInput) => ops.setupMonitoring(input, organizationId, em),
     };
   };
 

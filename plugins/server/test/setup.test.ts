@@ -5,8 +5,6 @@
 // second setup changing nothing; each validate code provoked on the host; the effective SSH
 // configuration read through an included file.
 import { execFileSync } from 'node:child_process';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { asValue } from '@berth/core';
 import { canRun, manualClock, otherOrganization, signUpAdmin, startTestServer, type Client } from '@berth/core/testing';
@@ -53,7 +51,7 @@ t.test('server setup and audit', async t => {
     t.same((await client.get('deployment.allByServer', { serverId: srv.serverId })).body, [], 'no setup was queued');
   });
 
-  t.test('setupMonitoring checks every bound and stores the configuration; getServerMetrics asks nobody', async t => {
+  t.test("setupMonitoring (the monitoring plugin's) checks every bound and stores the configuration on the server", async t => {
     const srv = (await client.post('server.create', { name: 'metrics', ipAddress: '192.0.2.10', port: 22, sshKeyId: null })).body;
     t.teardown(() => client.post('server.remove', { serverId: srv.serverId }));
     const bad: [string, (c: typeof metricsConfig) => void][] = [
@@ -77,19 +75,6 @@ t.test('server setup and audit', async t => {
     t.equal(stored.status, 200, JSON.stringify(stored.body));
     t.same(stored.body.metricsConfig, { server: { type: 'Remote', ...metricsConfig.server }, containers: metricsConfig.containers }, 'answers the server with its configuration');
     t.same((await client.get('server.one', { serverId: srv.serverId })).body.metricsConfig.server.thresholds, { cpu: 80, memory: 90 }, 'stored');
-
-    const asked: string[] = [];
-    const agent = createServer((req, res) => {
-      asked.push(req.url ?? '');
-      res.end('[]');
-    });
-    await new Promise<void>(r => agent.listen(0, '127.0.0.1', r));
-    t.teardown(() => agent.close());
-    const url = `http://127.0.0.1:${(agent.address() as AddressInfo).port}/metrics`;
-    const metrics = await client.get('server.getServerMetrics', { url, token: 'metrics-token', dataPoints: '50' });
-    t.equal(metrics.status, 200);
-    t.same(metrics.body, [], 'no samples');
-    t.same(asked, [], 'the url given is never requested');
   });
 
   t.test("getServerTime answers Berth's time and zone; publicIp this machine's address", async t => {

@@ -1,0 +1,242 @@
+// The collector: no agent. Each host set up for monitoring (admin.setupMonitoring for this
+// machine, server.setupMonitoring for a server) is read over the connection hosts.of gives
+// (/proc and df run there), its containers through its engine's stats, every refreshRate seconds.
+// CPU is measured over the whole interval between two samples. Samples are stored, pruned past
+// retentionDays, and checked against the thresholds (one alert, a cooldown, one "back to normal").
+import type Docker from 'dockerode';
+import type { Cradle, Logger } from '@berth/core';
+import { containerCpuPercent, containerReading, cpuPercent, cpuTimes, hostInfo, interfaces, memory, mounts, type ContainerReading, type CpuTimes, type EngineStats } from './readings.ts';
+import type { MetricsConfig } from './schemas.ts';
+import { LOCAL, type ContainerSample, type MonitoringStore } from './store.ts';
+import { ThresholdWatch } from './thresholds.ts';
+
+const SERVICE_LABEL = 'com.docker.swarm.service.name';
+const ID_LABEL = 'berth.id';
+
+interface Target {
+  config: MetricsConfig;
+  nextHost: number;
+  nextContainers: number;
+  nextPrune: number;
+  cpu?: CpuTimes;
+  containers: Map<string, ContainerReading>;
+  watches: { cpu: ThresholdWatch; memory: ThresholdWatch; disk: ThresholdWatch };
+  infoSaved: boolean;
+}
+
+export class Collector {
+  readonly #cradle: () => Cradle;
+  readonly #store: MonitoringStore;
+  readonly #targets = new Map<string, Target>();
+  readonly #busy = new Set<string>();
+  #timer?: NodeJS.Timeout;
+  readonly #now: () => number;
+
+  constructor(cradle: () => Cradle, store: MonitoringStore, now: () => number = Date.now) {
+    this.#cradle = cradle;
+    this.#store = store;
+    this.#now = now;
+  }
+
+  get #log(): Logger {
+    return this.#cradle().logger;
+  }
+
+  async start(): Promise<void> {
+    await this.reload();
+    this.#timer = setInterval(() => this.tick(), 500);
+    this.#timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** Reads the hosts' settings again (after a setupMonitoring). */
+  async reload(): Promise<void> {
+    const settings = await this.#store.settings();
+    for (const key of this.#targets.keys()) if (!settings.has(key)) this.#targets.delete(key);
+    for (const [key, config] of settings) {
+      const target = this.#targets.get(key);
+      if (target) target.config = config;
+      else
+        this.#targets.set(key, {
+          config,
+          nextHost: 0,
+          nextContainers: 0,
+          nextPrune: this.#now() + 60_000,
+          containers: new Map(),
+          watches: { cpu: new ThresholdWatch(), memory: new ThresholdWatch(), disk: new ThresholdWatch() },
+          infoSaved: false,
+        });
+    }
+  }
+
+  tick(): void {
+    const now = this.#now();
+    for (const [key, target] of this.#targets) {
+      if (this.#busy.has(key)) continue;
+      const host = now >= target.nextHost;
+      const containers = now >= target.nextContainers;
+      const prune = now >= target.nextPrune;
+      if (!host && !containers && !prune) continue;
+      this.#busy.add(key);
+      void (async () => {
+        try {
+          if (host) {
+            target.nextHost = now + target.config.server.refreshRate * 1000;
+            await this.sampleHost(key, target);
+          }
+          if (containers) {
+            target.nextContainers = now + target.config.containers.refreshRate * 1000;
+            await this.sampleContainers(key, target);
+          }
+          if (prune) {
+            target.nextPrune = now + 3_600_000;
+            await this.#store.prune(key, new Date(now - target.config.server.retentionDays * 86_400_000));
+          }
+        } catch (e) {
+          this.#log.warn({ err: e, host: key }, 'monitoring: a sample failed');
+        } finally {
+          this.#busy.delete(key);
+        }
+      })();
+    }
+  }
+
+  async #host(key: string) {
+    return this.#cradle().hosts.of(key === LOCAL ? null : key);
+  }
+
+  async #read(run: (argv: string[]) => Promise<{ stdout: string; code: number | null }>, argv: string[]): Promise<string> {
+    const r = await run(argv);
+    if (r.code !== 0) throw new Error(`${argv.join(' ')} exited with ${r.code}`);
+    return r.stdout;
+  }
+
+  /** One host sample; the first only primes the CPU counters (a percentage needs two readings). */
+  async sampleHost(key: string, target: Target): Promise<void> {
+    const host = await this.#host(key);
+    const run = (argv: string[]) => host.run(argv) as Promise<{ stdout: string; code: number | null }>;
+    if (!target.infoSaved) {
+      const [cpuinfo, osRelease, kernel, arch] = await Promise.all([
+        this.#read(run, ['cat', '/proc/cpuinfo']),
+        this.#read(run, ['cat', '/etc/os-release']).catch(() => ''),
+        this.#read(run, ['cat', '/proc/sys/kernel/osrelease']),
+        this.#read(run, ['uname', '-m']),
+      ]);
+      await this.#store.saveInfo(key, hostInfo(cpuinfo, osRelease, kernel, arch));
+      target.infoSaved = true;
+    }
+    const [stat, meminfo, netDev, uptime, df] = await Promise.all([
+      this.#read(run, ['cat', '/proc/stat']),
+      this.#read(run, ['cat', '/proc/meminfo']),
+      this.#read(run, ['cat', '/proc/net/dev']),
+      this.#read(run, ['cat', '/proc/uptime']),
+      this.#read(run, ['df', '-P', '-B1', '-x', 'tmpfs', '-x', 'devtmpfs', '-x', 'overlay']).catch(() => ''),
+    ]);
+    const times = cpuTimes(stat);
+    const cpu = cpuPercent(target.cpu, times);
+    target.cpu = times;
+    if (cpu === null) return;
+    const mem = memory(meminfo);
+    const devices = interfaces(netDev);
+    const disks = mounts(df);
+    const root = disks.find(m => m.mount === '/') ?? disks[0];
+    const external = devices.filter(d => d.device !== 'lo');
+    const sample = {
+      at: new Date(this.#now()),
+      cpu,
+      memUsed: mem.usedBytes,
+      memTotal: mem.totalBytes,
+      diskUsed: root?.usedBytes ?? 0,
+      diskTotal: root?.totalBytes ?? 0,
+      netIn: external.reduce((a, d) => a + d.receiveBytes, 0),
+      netOut: external.reduce((a, d) => a + d.transmitBytes, 0),
+      uptime: Number(uptime.split(/\s+/)[0]) || 0,
+      mounts: disks,
+      devices,
+    };
+    await this.#store.addHostSample(key, sample);
+    await this.#thresholds(key, target, { CPU: cpu, Memory: (mem.usedBytes / mem.totalBytes) * 100, Disk: root ? (root.usedBytes / root.totalBytes) * 100 : 0 });
+  }
+
+  async #thresholds(key: string, target: Target, values: Record<'CPU' | 'Memory' | 'Disk', number>): Promise<void> {
+    const s = target.config.server;
+    const base = { samples: s.thresholdSamples ?? 3, cooldownMs: (s.thresholdCooldownMinutes ?? 30) * 60_000 };
+    const checks = [
+      ['CPU', target.watches.cpu, s.thresholds.cpu],
+      ['Memory', target.watches.memory, s.thresholds.memory],
+      ['Disk', target.watches.disk, s.thresholds.disk ?? 0],
+    ] as const;
+    for (const [type, watch, threshold] of checks) {
+      const value = Math.round(values[type] * 100) / 100;
+      const verdict = watch.observe(value, { ...base, threshold }, this.#now());
+      if (verdict) await this.#alert(key, target, type, verdict, value, threshold);
+    }
+  }
+
+  async #alert(key: string, target: Target, type: 'CPU' | 'Memory' | 'Disk', verdict: 'alert' | 'normal', value: number, threshold: number): Promise<void> {
+    const cradle = this.#cradle();
+    const server = key === LOCAL ? null : await cradle.servers.owned(key, (await cradle.servers.organizationOf(key)) ?? '', cradle.orm.em.fork() as never).catch(() => null);
+    if (key !== LOCAL && !server) return;
+    const message =
+      verdict === 'alert'
+        ? `${type} at ${value}% is above ${threshold}% (${target.config.server.thresholdSamples ?? 3} samples in a row)`
+        : `${type} back to normal: ${value}% (threshold ${threshold}%)`;
+    const at = new Date(this.#now()).toISOString();
+    await cradle.events.emitDurable('serverThreshold', {
+      organizationId: server?.organizationId ?? null,
+      serverId: server?.serverId ?? null,
+      serverName: server?.name ?? 'Berth',
+      type,
+      value,
+      threshold,
+      message,
+      state: verdict,
+      at,
+    });
+    const callback = target.config.server.urlCallback;
+    if (verdict === 'alert' && callback && !/notification\.receiveNotification\/?$/.test(new URL(callback).pathname)) {
+      // The peer's agent body (it sends alerts only), so a receiver written for it reads Berth's unchanged.
+      const body = { ServerType: key === LOCAL ? 'Dokploy' : 'Remote', Type: type, Value: value, Threshold: threshold, Message: message, Timestamp: at, Token: target.config.server.token };
+      await fetch(callback, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(10_000) }).catch(e =>
+        this.#log.warn({ err: e, host: key }, 'monitoring: the urlCallback did not answer'),
+      );
+    }
+  }
+
+  /** One sample of every Berth container on the host (replicas of one service summed under its name). */
+  async sampleContainers(key: string, target: Target): Promise<void> {
+    const docker: Docker = await (await this.#host(key)).engine();
+    const { include = [], exclude = [] } = target.config.containers.services;
+    const list = await docker.listContainers({ filters: { label: [ID_LABEL], status: ['running'] } });
+    const at = new Date(this.#now());
+    const byApp = new Map<string, ContainerSample>();
+    const seen = new Set<string>();
+    for (const c of list) {
+      const appName = c.Labels[SERVICE_LABEL] ?? (c.Names[0] ?? '').replace(/^\//, '');
+      if (include.length && !include.includes(appName)) continue;
+      if (exclude.includes(appName)) continue;
+      const stats = (await (docker.getContainer(c.Id).stats({ stream: false, 'one-shot': true } as never) as unknown as Promise<EngineStats>).catch(() => null)) as EngineStats | null;
+      if (!stats) continue;
+      seen.add(c.Id);
+      const reading = containerReading(stats);
+      const cpu = containerCpuPercent(target.containers.get(c.Id), reading);
+      target.containers.set(c.Id, reading);
+      if (cpu === null) continue;
+      const sum = byApp.get(appName) ?? { appName, containerId: c.Id, at, cpu: 0, memUsed: 0, memLimit: 0, netIn: 0, netOut: 0, blkRead: 0, blkWrite: 0 };
+      sum.cpu += cpu;
+      sum.memUsed += reading.memoryUsedBytes;
+      sum.memLimit = Math.max(sum.memLimit, reading.memoryLimitBytes);
+      sum.netIn += reading.receiveBytes;
+      sum.netOut += reading.transmitBytes;
+      sum.blkRead += reading.readBytes;
+      sum.blkWrite += reading.writeBytes;
+      byApp.set(appName, sum);
+    }
+    for (const id of target.containers.keys()) if (!seen.has(id)) target.containers.delete(id);
+    await this.#store.addContainerSamples(key, [...byApp.values()]);
+  }
+}

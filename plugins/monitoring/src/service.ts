@@ -1,0 +1,186 @@
+// The monitoring operations: setting a host up (its metricsConfig), reading its figures in the
+// peer agent's shapes, and dropping them. getServerMetrics and getContainerMetrics keep the peer's
+// input: `url` is only a name for one of the caller's hosts (the address the peer's clients build),
+// it is never fetched; `token` must be that host's metricsConfig.server.token.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { badRequest, forbidden, unauthorized, type Cradle, type EntityManager } from '@berth/core';
+import type { Collector } from './collector.ts';
+import type { HealthWatch } from './health.ts';
+import type { ContainerMetric, MetricsConfig, MetricsConfigInput, ServerMetric } from './schemas.ts';
+import { LOCAL, type MonitoringStore } from './store.ts';
+
+const GiB = 1024 ** 3;
+const MiB = 1024 ** 2;
+const two = (n: number) => n.toFixed(2);
+const round = (n: number) => Math.round(n * 100) / 100;
+const LOCAL_NAMES = ['localhost', '127.0.0.1', '[::1]'];
+
+const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
+
+/** The stored form: the peer's members (its `type`), Berth's optional ones kept when given. */
+export function storedConfig(input: MetricsConfigInput, type: 'Dokploy' | 'Remote'): MetricsConfig {
+  const s = input.server;
+  return {
+    server: {
+      type,
+      refreshRate: s.refreshRate,
+      port: s.port,
+      token: s.token,
+      urlCallback: s.urlCallback,
+      retentionDays: s.retentionDays,
+      cronJob: s.cronJob,
+      thresholds: { cpu: s.thresholds.cpu, memory: s.thresholds.memory, ...(s.thresholds.disk !== undefined ? { disk: s.thresholds.disk } : {}) },
+      ...(s.thresholdSamples !== undefined ? { thresholdSamples: s.thresholdSamples } : {}),
+      ...(s.thresholdCooldownMinutes !== undefined ? { thresholdCooldownMinutes: s.thresholdCooldownMinutes } : {}),
+    },
+    containers: { refreshRate: input.containers.refreshRate, services: { include: input.containers.services.include ?? [], exclude: input.containers.services.exclude ?? [] } },
+  };
+}
+
+export class MonitoringService {
+  readonly #cradle: () => Cradle;
+  readonly #store: MonitoringStore;
+  readonly #collector: Collector;
+  readonly #health: HealthWatch;
+
+  constructor(cradle: () => Cradle, store: MonitoringStore, collector: Collector, health: HealthWatch) {
+    this.#cradle = cradle;
+    this.#store = store;
+    this.#collector = collector;
+    this.#health = health;
+  }
+
+  #serverIp(): string | null {
+    return (this.#cradle().config as { serverIp?: string | null }).serverIp ?? null;
+  }
+
+  async setupLocal(input: MetricsConfigInput, instanceOwner: boolean, em: EntityManager) {
+    if (!instanceOwner) throw forbidden("This machine's monitoring is the instance owner's to set up");
+    const metricsConfig = storedConfig(input, 'Dokploy');
+    await this.#store.saveSetting(LOCAL, metricsConfig, em);
+    await this.#collector.reload();
+    return { serverIp: this.#serverIp(), metricsConfig };
+  }
+
+  async setupServer(serverId: string, input: MetricsConfigInput, organizationId: string, em: EntityManager) {
+    const metricsConfig = storedConfig(input, 'Remote');
+    const view = await this.#cradle().servers.setMetricsConfig(serverId, organizationId, metricsConfig, em);
+    await this.#store.saveSetting(serverId, metricsConfig, em);
+    await this.#collector.reload();
+    void this.#health.follow(serverId);
+    return view;
+  }
+
+  /**
+   * The host `url` names among the caller's: a server of the organization at that address and
+   * metrics port, or this machine (localhost, 127.0.0.1 or serverIp) when it is set up and the caller is the instance owner. Anything
+   * else, another organization's server included, is the same 400.
+   */
+  async #resolve(url: string, token: string, path: 'metrics' | 'base', organizationId: string, instanceOwner: boolean, em: EntityManager): Promise<{ key: string; config: MetricsConfig }> {
+    const refused = () =>
+      badRequest("url names none of your servers' monitoring addresses (http://<ipAddress>:<metricsConfig.server.port>/metrics)", [
+        { path: ['url'], message: 'not a monitoring address of your servers' },
+      ]);
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw badRequest('url is not a URL', [{ path: ['url'], message: 'not a URL' }]);
+    }
+    const pathname = parsed.pathname.replace(/\/+$/, '');
+    if (!/^https?:$/.test(parsed.protocol) || (path === 'metrics' ? pathname !== '/metrics' : pathname !== '' && pathname !== '/metrics') || parsed.username || parsed.password) throw refused();
+    const port = Number(parsed.port || (parsed.protocol === 'https:' ? 443 : 80));
+    const hostname = parsed.hostname;
+    const settings = await this.#store.settings(em);
+    let found: { key: string; config: MetricsConfig } | null = null;
+    for (const [key, config] of settings) {
+      if (config.server.port !== port) continue;
+      if (key === LOCAL) {
+        if (instanceOwner && (LOCAL_NAMES.includes(hostname) || hostname === this.#serverIp())) found = { key, config };
+        continue;
+      }
+      const server = await this.#cradle()
+        .servers.owned(key, organizationId, em)
+        .catch(() => null);
+      if (server && server.ipAddress.toLowerCase() === hostname.toLowerCase()) found = { key, config };
+    }
+    if (!found) throw refused();
+    const expected = found.config.server.token;
+    if (!expected || !timingSafeEqual(digest(token), digest(expected))) throw unauthorized("token is not this server's monitoring token");
+    return found;
+  }
+
+  async serverMetrics(input: { url: string; token: string; dataPoints: string }, organizationId: string, instanceOwner: boolean, em: EntityManager): Promise<ServerMetric[]> {
+    const { key } = await this.#resolve(input.url, input.token, 'metrics', organizationId, instanceOwner, em);
+    const limit = input.dataPoints === 'all' ? null : Math.max(1, Number(input.dataPoints));
+    const [info, samples] = await Promise.all([this.#store.info(key, em), this.#store.hostSamples(key, limit, em)]);
+    const i = info ?? { cpuModel: '', cpuCores: 0, cpuPhysicalCores: 0, cpuSpeed: 0, os: '', distro: '', kernel: '', arch: '' };
+    return samples.map(s => ({
+      cpu: two(s.cpu),
+      cpuModel: i.cpuModel,
+      cpuCores: i.cpuCores,
+      cpuPhysicalCores: i.cpuPhysicalCores,
+      cpuSpeed: i.cpuSpeed,
+      os: i.os,
+      distro: i.distro,
+      kernel: i.kernel,
+      arch: i.arch,
+      memUsed: two(s.memTotal ? (s.memUsed / s.memTotal) * 100 : 0),
+      memUsedGB: two(s.memUsed / GiB),
+      memTotal: two(s.memTotal / GiB),
+      uptime: s.uptime,
+      diskUsed: two(s.diskTotal ? (s.diskUsed / s.diskTotal) * 100 : 0),
+      totalDisk: two(s.diskTotal / GiB),
+      networkIn: two(s.netIn / MiB),
+      networkOut: two(s.netOut / MiB),
+      timestamp: s.at.toISOString(),
+    }));
+  }
+
+  async containerMetrics(input: { url: string; token: string; appName: string; dataPoints: string }, organizationId: string, instanceOwner: boolean, em: EntityManager): Promise<ContainerMetric[]> {
+    if (!input.appName) throw badRequest('appName: select an application to monitor', [{ path: ['appName'], message: 'required' }]);
+    const { key } = await this.#resolve(input.url, input.token, 'base', organizationId, instanceOwner, em);
+    const limit = input.dataPoints === 'all' ? null : Math.max(1, Number(input.dataPoints));
+    const samples = await this.#store.containerSamples(key, input.appName, limit, em);
+    return samples.map(s => ({
+      timestamp: s.at.toISOString(),
+      CPU: round(s.cpu),
+      Memory: { percentage: round(s.memLimit ? (s.memUsed / s.memLimit) * 100 : 0), used: round(s.memUsed / MiB), total: round(s.memLimit / MiB), usedUnit: 'MB', totalUnit: 'MB' },
+      Network: { input: round(s.netIn / MiB), output: round(s.netOut / MiB), inputUnit: 'MB', outputUnit: 'MB' },
+      BlockIO: { read: round(s.blkRead / MiB), write: round(s.blkWrite / MiB), readUnit: 'MB', writeUnit: 'MB' },
+      Container: s.containerId,
+      ID: s.containerId,
+      Name: s.appName,
+    }));
+  }
+
+  /** Drops the stored samples of the organization's servers (and this machine's, for the instance owner). */
+  async clean(organizationId: string, owner: boolean, em: EntityManager): Promise<boolean> {
+    const keys: string[] = [];
+    for (const key of (await this.#store.settings(em)).keys()) {
+      if (key === LOCAL) {
+        if (owner) keys.push(key);
+      } else if (
+        await this.#cradle()
+          .servers.owned(key, organizationId, em)
+          .then(() => true)
+          .catch(() => false)
+      )
+        keys.push(key);
+    }
+    await this.#store.clean(keys, em);
+    return true;
+  }
+}
+
+/** The monitoring token of every server set up here (this machine's has no organization and is left out). */
+export async function monitoredServerTokens(cradle: Cradle, store: MonitoringStore, em: EntityManager) {
+  const out: { serverId: string; organizationId: string; serverName: string; token: string }[] = [];
+  for (const [key, config] of await store.settings(em)) {
+    if (key === LOCAL || !config.server.token) continue;
+    const organizationId = await cradle.servers.organizationOf(key);
+    const server = organizationId ? await cradle.servers.owned(key, organizationId, em).catch(() => null) : null;
+    if (server) out.push({ serverId: key, organizationId: server.organizationId, serverName: server.name, token: config.server.token });
+  }
+  return out;
+}
