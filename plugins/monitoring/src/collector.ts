@@ -179,6 +179,7 @@ export class Collector {
 
   async #alert(key: string, target: Target, type: 'CPU' | 'Memory' | 'Disk', verdict: 'alert' | 'normal', value: number, threshold: number): Promise<void> {
     const cradle = this.#cradle();
+    // cast: the server directory takes the core's EntityManager type; a fork of the ORM's is one.
     const server = key === LOCAL ? null : await cradle.servers.owned(key, (await cradle.servers.organizationOf(key)) ?? '', cradle.orm.em.fork() as never).catch(() => null);
     if (key !== LOCAL && !server) return;
     const message =
@@ -219,6 +220,7 @@ export class Collector {
       const appName = c.Labels[SERVICE_LABEL] ?? (c.Names[0] ?? '').replace(/^\//, '');
       if (include.length && !include.includes(appName)) continue;
       if (exclude.includes(appName)) continue;
+      // casts: dockerode's types know neither 'one-shot' nor the non-streamed answer.
       const stats = (await (docker.getContainer(c.Id).stats({ stream: false, 'one-shot': true } as never) as unknown as Promise<EngineStats>).catch(() => null)) as EngineStats | null;
       if (!stats) continue;
       seen.add(c.Id);

@@ -81,6 +81,7 @@ export class HealthWatch {
     if (this.#stopped || this.#streams.has(hostKey)) return;
     try {
       const docker: Docker = await (await this.#cradle().hosts.of(hostKey === LOCAL ? null : hostKey)).engine();
+      // cast: getEvents answers a stream; dockerode types it loosely.
       const stream = (await docker.getEvents({ filters: { type: ['container'], event: ['die', 'oom', 'health_status', 'start', 'kill'], label: ['berth.id'] } })) as unknown as Readable;
       this.#streams.set(hostKey, stream);
       let rest = '';
@@ -190,6 +191,7 @@ export class HealthWatch {
   async #logs(docker: Docker, container: string): Promise<string> {
     if (!container) return '';
     try {
+      // cast: without follow, dockerode answers the bytes, not a stream.
       const raw = (await docker.getContainer(container).logs({ stdout: true, stderr: true, tail: 10, follow: false })) as unknown as Buffer;
       const parts: string[] = [];
       for (let i = 0; i + 8 <= raw.length;) {

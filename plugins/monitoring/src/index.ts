@@ -22,6 +22,7 @@ export default definePlugin({
   dependencies: ['hosts', 'server'],
   setup(berth) {
     const cradle = () => berth.container.cradle;
+    // cast: the store takes the core's EntityManager type; a fork of the ORM's is one.
     const store = new MonitoringStore(() => cradle().orm.em.fork() as never);
     const collector = new Collector(cradle, store);
     const health = new HealthWatch(cradle, store, {
