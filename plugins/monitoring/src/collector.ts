@@ -30,6 +30,7 @@ export class Collector {
   readonly #targets = new Map<string, Target>();
   readonly #busy = new Set<string>();
   #timer?: NodeJS.Timeout;
+  #stopped = false;
   readonly #now: () => number;
 
   constructor(cradle: () => Cradle, store: MonitoringStore, now: () => number = Date.now) {
@@ -43,12 +44,15 @@ export class Collector {
   }
 
   async start(): Promise<void> {
+    this.#stopped = false;
     await this.reload();
+    if (this.#stopped) return; // stopped while the settings were read
     this.#timer = setInterval(() => this.tick(), 500);
     this.#timer.unref();
   }
 
   stop(): void {
+    this.#stopped = true;
     clearInterval(this.#timer);
     this.#timer = undefined;
   }

@@ -65,6 +65,7 @@ export class HealthWatch {
     this.#stopped = false;
     await this.follow(LOCAL);
     for (const key of (await this.#store.settings()).keys()) await this.follow(key);
+    if (this.#stopped) return;
     this.#timer = setInterval(() => void this.#checkRecovered(), 1000);
     this.#timer.unref();
   }
@@ -83,6 +84,9 @@ export class HealthWatch {
       const docker: Docker = await (await this.#cradle().hosts.of(hostKey === LOCAL ? null : hostKey)).engine();
       // cast: getEvents answers a stream; dockerode types it loosely.
       const stream = (await docker.getEvents({ filters: { type: ['container'], event: ['die', 'oom', 'health_status', 'start', 'kill'], label: ['berth.id'] } })) as unknown as Readable;
+      // Stopped while the stream was being opened (a boot refused after the start hooks ran): it
+      // would keep its socket, and the process, alive.
+      if (this.#stopped) return void stream.destroy();
       this.#streams.set(hostKey, stream);
       let rest = '';
       stream.on('data', (chunk: Buffer) => {
