@@ -62,7 +62,7 @@ rows=()
 run_row() { # <label> <BERTH_TEST_DB> <files or tap args...>
   local label=$1 db=$2 started=$SECONDS; shift 2
   echo "== tests: $label"
-  BERTH_TEST_DB=$db pnpm exec tap --reporter=tap --jobs="${BERTH_TEST_JOBS:-3}" "$@" 2>&1 | tee "$logs/$label.tap"
+  BERTH_TEST_DB=$db pnpm exec tap --reporter=tap --jobs="${BERTH_TEST_JOBS:-2}" "$@" 2>&1 | tee "$logs/$label.tap"
   rows+=("$label:${PIPESTATUS[0]}:$((SECONDS - started))=$logs/$label.tap")
 }
 
