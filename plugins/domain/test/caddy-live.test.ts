@@ -11,6 +11,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import Docker from 'dockerode';
 import { startTestServer, signUpAdmin, freePort, waitFor, TEST_BASE_IMAGE, TEST_CADDY_IMAGE, TEST_PEBBLE_IMAGE, runFinished } from '@berth/core/testing';
+import { alive } from '@berth/test/remote-hosts';
 import { startTestDns } from './dns-server.ts';
 import { peerCertificate, through } from './http-through.ts';
 
@@ -56,9 +57,17 @@ t.test('domains through Caddy, live', async t => {
   });
   // The platform network is made by Berth on first use.
   await server.kernel.container.cradle.hosts.local();
+  // A pebble left by a run that was killed still answers as "pebble" on the platform network (the
+  // alias its certificate names), and asks a DNS server that is gone: Caddy would reach either.
+  const pebbles = (await docker.listServices({ filters: JSON.stringify({ label: ['berth.test=domain'] }) })) as { ID: string; Spec: { Name: string; Labels?: Record<string, string> } }[];
+  for (const stale of pebbles.filter(s => s.Spec.Name.startsWith('berth-test-pebble-') && !alive(Number(s.Spec.Labels?.['berth.test.owner']))))
+    await docker
+      .getService(stale.ID)
+      .remove()
+      .catch(() => undefined);
   await docker.createService({
     Name: PEBBLE,
-    Labels: { 'berth.test': 'domain' },
+    Labels: { 'berth.test': 'domain', 'berth.test.owner': String(process.pid) },
     TaskTemplate: {
       // Challenges are really validated: pebble resolves the host with the test DNS server and fetches
       // the http-01 token from port 80 of the address it finds (the proxy's task).
