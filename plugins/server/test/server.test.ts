@@ -297,6 +297,10 @@ t.test('server records', async t => {
       t.match(refused.message, `pinned ${old}, presented ${fresh}`, 'both fingerprints');
       t.match(refused.message, `server.update with hostKeyFingerprint "${fresh}"`, 'and how to accept the new one');
       await t.rejects(async () => (await hosts.of(srv.serverId)).engine(), { code: 'CONFLICT' }, 'the engine too');
+      // Through the API: an operation that reaches the server answers 409 with the same words.
+      const overHttp = await client.get('server.publicIp', { serverId: srv.serverId });
+      t.equal(overHttp.status, 409, 'server.publicIp answers CONFLICT');
+      t.match(overHttp.body, { code: 'CONFLICT', message: `pinned ${old}, presented ${fresh}` }, 'naming both fingerprints');
       // The probe hears it too: the server is unreachable with the same reason.
       const unreachable = await waitFor('serverUnreachable', () => heardOf(srv.serverId).find(e => e.event === 'unreachable'));
       t.match(unreachable.reason, `pinned ${old}, presented ${fresh}`);
