@@ -8,6 +8,7 @@ import { Collector } from './collector.ts';
 import config from './config.ts';
 import { HealthWatch } from './health.ts';
 import { monitoringMigrations } from './migrations.ts';
+import { metricsRoute, RequestCounter } from './prometheus.ts';
 import { monitoringProcedures } from './procedures.ts';
 import { MonitoringService, monitoredServerTokens } from './service.ts';
 import { MonitoringStore } from './store.ts';
@@ -38,6 +39,7 @@ export default definePlugin({
       metricsTokens: asValue({ all: em => monitoredServerTokens(cradle(), store, em) } satisfies MetricsTokenDirectory),
     });
     berth.procedures(monitoringProcedures(() => cradle().servers.relationSchema()));
+    berth.http(metricsRoute(berth, store, new RequestCounter()));
     berth.http(app => {
       app.addHook('onClose', async () => {
         collector.stop();

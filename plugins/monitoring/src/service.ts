@@ -154,8 +154,8 @@ export class MonitoringService {
     }));
   }
 
-  /** Drops the stored samples of the organization's servers (and this machine's, for the instance owner). */
-  async clean(organizationId: string, owner: boolean, em: EntityManager): Promise<boolean> {
+  /** The monitored hosts the caller may read: the organization's servers, and this machine for the instance owner. */
+  async hostKeys(organizationId: string, owner: boolean, em: EntityManager): Promise<string[]> {
     const keys: string[] = [];
     for (const key of (await this.#store.settings(em)).keys()) {
       if (key === LOCAL) {
@@ -168,7 +168,12 @@ export class MonitoringService {
       )
         keys.push(key);
     }
-    await this.#store.clean(keys, em);
+    return keys;
+  }
+
+  /** Drops the stored samples of the organization's servers (and this machine's, for the instance owner). */
+  async clean(organizationId: string, owner: boolean, em: EntityManager): Promise<boolean> {
+    await this.#store.clean(await this.hostKeys(organizationId, owner, em), em);
     return true;
   }
 }

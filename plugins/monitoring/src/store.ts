@@ -35,6 +35,19 @@ export interface ContainerSample {
 
 const num = (v: unknown) => Number(v ?? 0);
 
+const containerSample = (r: Record<string, unknown>): ContainerSample => ({
+  appName: String(r.app_name),
+  containerId: String(r.container_id),
+  at: new Date(r.at as string),
+  cpu: num(r.cpu),
+  memUsed: num(r.mem_used),
+  memLimit: num(r.mem_limit),
+  netIn: num(r.net_in),
+  netOut: num(r.net_out),
+  blkRead: num(r.blk_read),
+  blkWrite: num(r.blk_write),
+});
+
 export class MonitoringStore {
   readonly #em: () => EntityManager;
   constructor(em: () => EntityManager) {
@@ -121,18 +134,17 @@ export class MonitoringStore {
       limit === null ? [hostKey, appName] : [hostKey, appName, limit],
       em,
     );
-    return rows.map(r => ({
-      appName: String(r.app_name),
-      containerId: String(r.container_id),
-      at: new Date(r.at as string),
-      cpu: num(r.cpu),
-      memUsed: num(r.mem_used),
-      memLimit: num(r.mem_limit),
-      netIn: num(r.net_in),
-      netOut: num(r.net_out),
-      blkRead: num(r.blk_read),
-      blkWrite: num(r.blk_write),
-    }));
+    return rows.map(containerSample);
+  }
+
+  /** The newest sample of each app on a host, of those taken since `since`. */
+  async latestContainerSamples(hostKey: string, since: Date, em?: EntityManager): Promise<ContainerSample[]> {
+    const rows = await this.#sql<Record<string, unknown>>(
+      `select distinct on (app_name) * from monitoring_container_samples where host_key = ? and at >= ? order by app_name, at desc`,
+      [hostKey, since],
+      em,
+    );
+    return rows.map(containerSample);
   }
 
   /** Drops samples older than `before` of one host. */
