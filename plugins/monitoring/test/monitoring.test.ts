@@ -3,7 +3,8 @@
 // against what the kernel says, the url and token rules (no request ever leaves Berth), cleanMonitoring, a
 // threshold that alerts once and says "back to normal" once (to the urlCallback in the peer's
 // receiveNotification body, and to a notification channel), and a deployed app that crash-loops
-// after its deploy reported done: one appHealth, then one `recovered`.
+// after its deploy reported done: one appHealth, then one `recovered`; a task killed for memory
+// and one failing its health check: one `oom` and one `unhealthy` while they go on.
 import { existsSync, readFileSync, statfsSync } from 'node:fs';
 import Docker from 'dockerode';
 import t from 'tap';
@@ -270,5 +271,65 @@ t.test('monitoring without an agent', async t => {
     );
     t.match(recovered[0]!.title, `${app.appName}: recovered`);
     t.equal(recovered.length, 2, 'one crashLoop, one recovered');
+  });
+
+  t.test('a task killed for memory is reported as oom, one failing its health check as unhealthy, once each', async t => {
+    const channelSink = await startHttpSink(t);
+    const channel = await client.post('notification.createCustom', {
+      name: 'oom and health',
+      appDeploy: false,
+      appBuildError: false,
+      databaseBackup: false,
+      dockerCleanup: false,
+      dokployRestart: false,
+      serverThreshold: false,
+      appHealth: true,
+      endpoint: `${channelSink.url}/hook`,
+    });
+    const notificationId = channel.body.notificationId;
+    const health = async () => ((await client.get('notification.deliveries', { notificationId })).body as { event: string; title: string }[]).filter(d => d.event === 'appHealth');
+    const project = await client.post('project.create', { name: 'troubled' });
+    const app = async (name: string, settings: Record<string, unknown>) => {
+      const a = (await client.post('application.create', { name, environmentId: project.body.environment.environmentId })).body;
+      t.teardown(() => removeServiceAndVolume(a.appName));
+      await client.post('application.saveDockerProvider', { applicationId: a.applicationId, dockerImage: TEST_BASE_IMAGE });
+      const updated = await client.post('application.update', { applicationId: a.applicationId, ...settings });
+      t.equal(updated.status, 200, JSON.stringify(updated.body));
+      t.equal((await client.post('application.deploy', { applicationId: a.applicationId })).status, 200);
+      return a as { applicationId: string; appName: string };
+    };
+    // 16 MiB of memory, then 64 MiB read through a pipe's buffer: the kernel kills it, and again after each restart.
+    const greedy = await app('greedy', {
+      command: 'sh',
+      args: ['-c', 'echo hungry; sleep 2; head -c 67108864 /dev/zero | tail > /dev/null'],
+      memoryLimit: '16m',
+      restartPolicySwarm: { Condition: 'any', Delay: 1_000_000_000 },
+    });
+    // Running, but its health check fails from the start.
+    const sick = await app('sick', { command: 'sleep', args: ['3600'], healthCheckSwarm: { Test: ['CMD', 'false'], Interval: 1_000_000_000, Timeout: 1_000_000_000, Retries: 1, StartPeriod: 0 } });
+    const reported = await waitFor(
+      'both reported',
+      async () => {
+        const titles = (await health()).map(h => h.title);
+        return titles.some(x => x.startsWith(`${greedy.appName}: oom`)) && titles.some(x => x.startsWith(`${sick.appName}: unhealthy`)) ? titles : null;
+      },
+      { timeout: 90_000 },
+    );
+    // It goes on: killed again after each restart, unhealthy task after task; nothing more.
+    await new Promise(r => setTimeout(r, 8_000));
+    const titles = (await health()).map(h => h.title);
+    t.same(
+      titles.filter(x => x.startsWith(`${greedy.appName}:`)),
+      [`${greedy.appName}: oom`],
+      'one oom while it goes on being killed',
+    );
+    t.same(
+      titles.filter(x => x.startsWith(`${sick.appName}:`)),
+      [`${sick.appName}: unhealthy`],
+      'one unhealthy while it stays so',
+    );
+    t.ok(reported.length >= 2);
+    await waitFor('the reports delivered', () => channelSink.requests.length >= 2);
+    t.match(channelSink.requests.map(r => r.body).join('\n'), /killed for memory \(OOM\)/, 'the oom report says why');
   });
 });
