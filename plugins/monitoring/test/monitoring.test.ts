@@ -7,7 +7,7 @@
 // and one failing its health check: one `oom` and one `unhealthy` while they go on.
 import { existsSync, readFileSync, statfsSync } from 'node:fs';
 import Docker from 'dockerode';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { otherOrganization, removeServiceAndVolume, signUpAdmin, startHttpSink, startTestServer, TEST_BASE_IMAGE, waitFor, type Client } from '@berth/core/testing';
 
 const docker = new Docker();
@@ -219,10 +219,11 @@ t.test('monitoring without an agent', async t => {
     await client.post('admin.setupMonitoring', { metricsConfig: config(port) });
   });
 
-  t.test('an app that crash-loops after a done deploy is reported once, and recovered once', async t => {
+  /** A custom channel of appHealth only, at a sink of the test: what it was sent, and the deliveries Berth recorded. */
+  const healthChannel = async (t: Test, name: string) => {
     const channelSink = await startHttpSink(t);
     const channel = await client.post('notification.createCustom', {
-      name: 'health',
+      name,
       appDeploy: false,
       appBuildError: false,
       databaseBackup: false,
@@ -234,6 +235,11 @@ t.test('monitoring without an agent', async t => {
     });
     const notificationId = channel.body.notificationId;
     const health = async () => ((await client.get('notification.deliveries', { notificationId })).body as { event: string; title: string }[]).filter(d => d.event === 'appHealth');
+    return { channelSink, health };
+  };
+
+  t.test('an app that crash-loops after a done deploy is reported once, and recovered once', async t => {
+    const { channelSink, health } = await healthChannel(t, 'health');
     const project = await client.post('project.create', { name: 'flaky' });
     const app = (await client.post('application.create', { name: 'flaky', environmentId: project.body.environment.environmentId })).body;
     t.teardown(() => removeServiceAndVolume(app.appName));
@@ -274,20 +280,7 @@ t.test('monitoring without an agent', async t => {
   });
 
   t.test('a task killed for memory is reported as oom, one failing its health check as unhealthy, once each', async t => {
-    const channelSink = await startHttpSink(t);
-    const channel = await client.post('notification.createCustom', {
-      name: 'oom and health',
-      appDeploy: false,
-      appBuildError: false,
-      databaseBackup: false,
-      dockerCleanup: false,
-      dokployRestart: false,
-      serverThreshold: false,
-      appHealth: true,
-      endpoint: `${channelSink.url}/hook`,
-    });
-    const notificationId = channel.body.notificationId;
-    const health = async () => ((await client.get('notification.deliveries', { notificationId })).body as { event: string; title: string }[]).filter(d => d.event === 'appHealth');
+    const { channelSink, health } = await healthChannel(t, 'oom and health');
     const project = await client.post('project.create', { name: 'troubled' });
     const app = async (name: string, settings: Record<string, unknown>) => {
       const a = (await client.post('application.create', { name, environmentId: project.body.environment.environmentId })).body;
