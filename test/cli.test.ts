@@ -1,5 +1,6 @@
 // The operator's view: `berth admin create` for scripted installs, `berth start` as a real
-// process — secrets never in its log, SIGTERM finishes in-flight requests and exits 0. On the
+// process — secrets never in its log (credentials, and the secrets of registries, storage, AI,
+// notification channels and SSH keys, also on failing paths), SIGTERM finishes in-flight requests and exits 0. On the
 // default database (BERTH_TEST_DB=default) both commands run without DATABASE_URL, on the
 // embedded database in the data directory.
 import t from 'tap';
@@ -55,6 +56,39 @@ t.test('admin create prints a working API key; berth start serves it; secrets st
   t.equal(login.status, 200);
   await new Client(url, { token: login.body.token }).get('auth.get?token=leak-check');
   await client.get('project.all');
+  // Secrets given to Berth, each also on a path that fails (a refused connection, a bad value),
+  // where an error's message or its logged request could carry them.
+  const secrets = {
+    registry: 'registry-pw-leak-check',
+    s3: 'S3secretLeakCheck0000000000000000',
+    ai: 'sk-ai-leak-check',
+    slack: 'T000/B000/slackLeakCheck',
+    smtp: 'smtp-pw-leak-check',
+    telegram: '123:telegramLeakCheck',
+  };
+  const quiet = { appBuildError: true, databaseBackup: false, dokployRestart: false, appDeploy: false, dockerCleanup: false };
+  const registry = { registryName: 'leaky', username: 'ops', password: secrets.registry, registryUrl: '127.0.0.1:9', registryType: 'cloud', imagePrefix: null };
+  const destination = { name: 'leaky', provider: 's3', accessKey: 'AKIALEAKCHECK', secretAccessKey: secrets.s3, bucket: 'b', region: 'us-east-1', endpoint: 'http://127.0.0.1:9' };
+  const generated = (await client.post('sshKey.generate', { type: 'ed25519' })).body as { privateKey: string; publicKey: string };
+  const privateLine = generated.privateKey.split('\n')[2]!;
+  const calls: [string, unknown, 'get' | 'post'][] = [
+    ['registry.create', registry, 'post'],
+    ['registry.testRegistry', registry, 'post'],
+    ['destination.create', destination, 'post'],
+    ['destination.testConnection', destination, 'post'],
+    ['ai.create', { name: 'leaky', apiUrl: 'http://127.0.0.1:9/v1', apiKey: secrets.ai, model: 'm', isEnabled: true }, 'post'],
+    ['ai.getModels', { apiUrl: 'http://127.0.0.1:9/v1', apiKey: secrets.ai }, 'get'],
+    ['notification.createSlack', { name: 'leaky', ...quiet, webhookUrl: `http://127.0.0.1:9/services/${secrets.slack}`, channel: '#ops' }, 'post'],
+    ['notification.testSlackConnection', { webhookUrl: `http://127.0.0.1:9/services/${secrets.slack}`, channel: '#ops' }, 'post'],
+    ['notification.testEmailConnection', { smtpServer: '127.0.0.1', smtpPort: 9, username: 'ops', password: secrets.smtp, fromAddress: 'a@example.com', toAddresses: ['b@example.com'] }, 'post'],
+    ['notification.testTelegramConnection', { botToken: secrets.telegram, chatId: '1' }, 'post'],
+    ['sshKey.create', { name: 'leaky', ...generated, organizationId }, 'post'],
+    ['sshKey.create', { name: 'x'.repeat(300), ...generated, organizationId }, 'post'],
+  ];
+  for (const [op, input, kind] of calls) {
+    const r = kind === 'get' ? await client.get(op, input as Record<string, unknown>) : await client.post(op, input);
+    t.ok(r.status < 500 && r.status !== 404, `${op} answered ${r.status} (served, and no 500)`);
+  }
 
   // An in-flight request when SIGTERM arrives still gets its answer. Deterministically in flight:
   // its headers have arrived (the log has the incoming request) and its body is half sent when
@@ -84,7 +118,7 @@ t.test('admin create prints a working API key; berth start serves it; secrets st
 
   t.match(log, testDbMode() === 'default' ? /Berth listening on .*\(embedded database in / : /Berth listening on .*\(external PostgreSQL\)/, 'on the database of this run');
   t.match(log, /shutting down/);
-  for (const secret of [apiKey, 'ops-secret-password', login.body.token, 'leak-check']) {
+  for (const secret of [apiKey, 'ops-secret-password', login.body.token, 'leak-check', ...Object.values(secrets), privateLine]) {
     t.notOk(log.includes(secret), `the log never contains ${secret.slice(0, 4)}…`);
   }
 });
