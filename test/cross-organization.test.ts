@@ -1,12 +1,14 @@
 // The cross-organization matrix: no operation of the OpenAPI document lets one organization reach
-// another's records. Organization A gets a real record of every kind (test/fuzz-records.ts);
-// organization B's admin (another account, no member of A) then calls every operation whose input
-// names one of A's records, once per such field, with an otherwise good input aimed at A's record,
-// on both wire forms (REST and tRPC). Each call must be refused (403/404, or a 400 not about the
-// field aimed at), never answer A's ids or names, and write nothing of A's: every read A can make of
-// its records answers the same before and after, so a remover left A's record in place and an
-// engine operation (deploy, stop...) queued nothing. Operations added later join the matrix on
-// their own: it is driven by the document, not by a list.
+// another's records. Organization A gets a real record of every kind (test/fuzz-records.ts), and so
+// does organization B, whose admin is another account, no member of A. B then calls every
+// operation whose input names one of A's records, once per such field, with an otherwise good
+// input aimed at A's record (B's own records in the other id fields; again with only the required
+// ones filled), on both wire forms (REST and tRPC). Each call must be refused (404, 403, a 400, or
+// an empty list) exactly as a call naming no record at all is, never answer A's ids or names, and
+// write nothing of A's: every read A can make of its records answers the same before and after, so
+// a remover left A's record in place and an engine operation (deploy, stop...) ran nothing. The
+// few operations that answer 2xx are listed in NOT_REFUSED with why that reaches nothing of A's.
+// Operations added later join the matrix on their own: it is driven by the document, not a list.
 import t from 'tap';
 import { startTestServer, signUpAdmin, addMember, otherOrganization, type Client, type Reply } from '@berth/core/testing';
 import { fuzzRecords, NO_RECORD } from './fuzz-records.ts';
@@ -52,7 +54,7 @@ const NOT_REFUSED: Record<string, string> = {
 const NOT_A_RECORD: Record<string, string> = {
   'gitlab.getGitlabBranches id': "the project's number on the GitLab server",
   'compose.deployTemplate id': "a template of the catalog's",
-  'auth.createUser id': 'an invitation, accepted without a session by whoever holds its id (the link mailed); the invitation matrix is plugins/organization/test',
+  'auth.createUser id': 'an invitation, accepted without a session by whoever holds its id (the link mailed; plugins/auth and plugins/organization test invitations)',
   'auth.verifyLogin2FA id': 'a pending password login, asked for without a session',
   'ai.deploy id': "the suggestion's slug, the new stack's name",
 };
@@ -80,7 +82,7 @@ const GOOD: Record<string, string> = {
  * Whether a refusal is one: not found, forbidden, a 400, or an empty list (a search or a list
  * filtered by a record the caller cannot see). A 400 may name the field aimed at (a rule of the
  * input, such as "a workload stays on its host"): what it must not do is answer differently for
- * A's record than for none at all, which `sameAsMissing` checks for every refusal.
+ * A's record than for none at all, which every refusal is compared with (`shown`).
  */
 function refused(r: Reply): boolean {
   return r.status === 400 || r.status === 403 || r.status === 404 || answersNothing(r);
@@ -128,6 +130,7 @@ t.test("organization B reaches no record of organization A's through any operati
   t.equal((await b.get('project.all')).status, 200, 'and acts in B');
   // B's own records fill every other id field, so a call gets past its input's shape to the record aimed at.
   const own = (await fuzzRecords(t, server, b, { userId: stranger.userId, organizationId: other.organizationId }, { portBase: 21000 })).ids;
+  // (goodValue takes a string for a field by its name: B's ids, and the values GOOD gives.)
   const fill = { ...GOOD, ...own };
 
   const operations = await documentOperations(a);
