@@ -9,47 +9,13 @@ import t from 'tap';
 import { writeFileSync } from 'node:fs';
 import { startTestServer, signUpAdmin, Client, type Reply } from '@berth/core/testing';
 import { fuzzRecords, NO_RECORD } from './fuzz-records.ts';
+import { documentOperations, goodValue, idFieldsOf } from './openapi-operations.ts';
 
 /** Work on the engine (a bad value there reaches no storage, and a real record would start containers) and the caller's own session: ids of no record. */
 const NO_RECORD_OPS =
   /deploy|rebuild|start|stop|reload|kill|clean|cancel|restore|manualBackup|runManually|testConnection|logout|disable|leave|transfer|setup|createAdmin|verify|login|changePassword|generateToken/i;
 /** Operations that take away the record they are given. */
 const REMOVES = /delete|remove/i;
-
-/** One plain value a property of this schema accepts (best effort: the bad value next to it is what matters). */
-function goodValue(name: string, schema: any, ids: Record<string, string>): unknown {
-  if (!schema || typeof schema !== 'object') return 'x';
-  if (schema.default !== undefined) return schema.default;
-  if (schema.const !== undefined) return schema.const;
-  if (schema.enum) return schema.enum[0];
-  const branches = schema.anyOf ?? schema.oneOf;
-  if (branches) return goodValue(name, branches.find((b: any) => b.type !== 'null') ?? branches[0], ids);
-  const type = Array.isArray(schema.type) ? schema.type.find((x: string) => x !== 'null') : schema.type;
-  if (ids[name] && type === 'string') return ids[name];
-  switch (type) {
-    case 'string':
-      if (schema.format === 'email') return 'fuzz@example.com';
-      if (schema.format === 'date-time') return new Date().toISOString();
-      if (schema.format === 'uri') return 'https://example.com/x';
-      if (/appName/i.test(name)) return 'fuzz-app';
-      if (/port/i.test(name)) return '8080';
-      return 'x'.repeat(Math.max(1, schema.minLength ?? 1));
-    case 'integer':
-    case 'number':
-      return schema.minimum ?? 1;
-    case 'boolean':
-      return false;
-    case 'array':
-      return [];
-    case 'object': {
-      const out: Record<string, unknown> = {};
-      for (const req of schema.required ?? []) out[req] = goodValue(req, schema.properties?.[req], ids);
-      return out;
-    }
-    default:
-      return 'x';
-  }
-}
 
 const nested = (depth: number): unknown => {
   let v: unknown = 'deep';
@@ -89,26 +55,10 @@ t.test('every operation of the OpenAPI document answers bad input with a 4xx, ne
   const records = await fuzzRecords(t, server, c, admin);
   const ids = records.ids;
 
-  const doc = (await c.get('settings.getOpenApiDocument')).body;
-  const operations: { path: string; method: string; schema: any }[] = [];
-  for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
-    for (const [method, op] of Object.entries(methods)) {
-      let schema: any = op.requestBody?.content?.['application/json']?.schema;
-      if (!schema && op.parameters) {
-        schema = { type: 'object', properties: {}, required: [] as string[] };
-        for (const p of op.parameters) {
-          if (p.in !== 'query') continue;
-          schema.properties[p.name] = p.schema;
-          if (p.required) schema.required.push(p.name);
-        }
-      }
-      // BERTH_FUZZ_ONLY=<regex> drives only the matching operations (to chase a finding).
-      if (process.env.BERTH_FUZZ_ONLY && !new RegExp(process.env.BERTH_FUZZ_ONLY).test(path)) continue;
-      operations.push({ path: path.replace(/^\//, ''), method, schema: schema ?? { type: 'object', properties: {} } });
-    }
-  }
+  // BERTH_FUZZ_ONLY=<regex> drives only the matching operations (to chase a finding).
+  const operations = await documentOperations(c);
   if (!process.env.BERTH_FUZZ_ONLY) t.ok(operations.length > 100, `${operations.length} operations in the document`);
-  const idFields = new Set(operations.flatMap(op => Object.keys(op.schema.properties ?? {}).filter(f => /Id$|^id$/.test(f))));
+  const idFields = idFieldsOf(operations);
   t.same([...idFields].filter(f => !(f in ids) && !NO_RECORD[f]).sort(), [], 'every id field of the document has a real record, or a reason in NO_RECORD why it cannot');
   t.same(
     Object.keys(NO_RECORD).filter(f => f in ids || !idFields.has(f)),

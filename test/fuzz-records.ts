@@ -39,10 +39,12 @@ function certificate(): { cert: string; key: string } {
 }
 
 /**
- * Makes records: `ids` holds one of each kind for the whole run, `fresh(field)` a new one (for
+ * Makes records (as `c`, in its organization): `ids` holds one of each kind for the whole run, `fresh(field)` a new one (for
  * operations that remove what they are given).
  */
-export async function fuzzRecords(t: Test, server: { url: string }, c: Client, admin: { userId: string; organizationId: string }) {
+export async function fuzzRecords(t: Test, server: { url: string }, c: Client, admin: { userId: string; organizationId: string }, o: { portBase?: number } = {}) {
+  // Published ports are the host's: a second organization's records take another range.
+  const portBase = o.portBase ?? 20000;
   let n = 0;
   const unique = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${++n}`;
   const ok = (what: string, r: Reply) => {
@@ -221,7 +223,7 @@ export async function fuzzRecords(t: Test, server: { url: string }, c: Client, a
       return ok('application.one', await c.get('application.one', { applicationId: ids.applicationId })).security.find((s: { username: string }) => s.username === username).securityId;
     },
     certificateId: async () => ok('certificates.create', await c.post('certificates.create', { name: unique('cert'), certificateData: cert, privateKey: key })).certificateId,
-    portId: async () => ok('port.create', await c.post('port.create', { applicationId: ids.applicationId, publishedPort: 20000 + n, targetPort: 80, protocol: 'tcp' })).portId,
+    portId: async () => ok('port.create', await c.post('port.create', { applicationId: ids.applicationId, publishedPort: portBase + n, targetPort: 80, protocol: 'tcp' })).portId,
     mountId: async () =>
       ok('mounts.create', await c.post('mounts.create', { type: 'volume', volumeName: unique('vol'), mountPath: `/data/${n}`, serviceId: ids.applicationId, serviceType: 'application' })).mountId,
     // An application with nothing to deploy: its deployment is queued and fails at once, on the record.

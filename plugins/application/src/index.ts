@@ -19,6 +19,11 @@ export default definePlugin({
       () => cradle().secrets,
       () => cradle().environments,
       () => optionalService(cradle(), 'gitProviders'),
+      async (key, id, organizationId, em) => {
+        if (key === 'customGitSSHKeyId') await optionalService(cradle(), 'sshKeys')?.one(id, organizationId, em);
+        else if (key === 'buildServerId') await cradle().workloads.assertServer(id, organizationId);
+        else await optionalService(cradle(), 'registries')?.one(id, organizationId, em);
+      },
     );
     const deployer = new ApplicationDeployer(apps, cradle);
     const pipeline = new ApplicationPipeline(apps, deployer, cradle);

@@ -11,6 +11,10 @@ import { answerSwarmSettings, generateAppName, placementFor, recordLookups, sear
 /** The kind's name on the wire (deployment targetType, mounts' serviceType). */
 export const KIND = 'application';
 
+/** Settings naming another record of the organization, checked on write (the deploy reads them in the record's organization only). */
+export const REFERENCES = new Set(['customGitSSHKeyId', 'registryId', 'rollbackRegistryId', 'buildRegistryId', 'buildServerId']);
+export type AssertReference = (key: string, id: string, organizationId: string, em: EntityManager) => Promise<void>;
+
 /** The registry's appName check (WorkloadRegistry.assertAppNameFree). */
 type AssertAppNameFree = (appName: string, serverId: string | null, em: EntityManager, self?: string) => Promise<void>;
 
@@ -27,10 +31,19 @@ export class ApplicationService {
   /** The git provider connections (their plugin may be disabled): a githubId or gitlabId must name one of the organization's. */
   readonly #gitConnections: () => Pick<Cradle['gitProviders'], 'connection'> | undefined;
 
-  constructor(secrets: () => SecretBox, environments: () => EnvironmentDirectory, gitConnections: () => Pick<Cradle['gitProviders'], 'connection'> | undefined = () => undefined) {
+  /** Refuses (NOT_FOUND) a setting naming another record (a key, a registry, a build server) that is not one of the organization's. */
+  readonly #assertReference: AssertReference;
+
+  constructor(
+    secrets: () => SecretBox,
+    environments: () => EnvironmentDirectory,
+    gitConnections: () => Pick<Cradle['gitProviders'], 'connection'> | undefined = () => undefined,
+    assertReference: AssertReference = async () => undefined,
+  ) {
     this.#secrets = secrets;
     this.#environments = environments;
     this.#gitConnections = gitConnections;
+    this.#assertReference = assertReference;
   }
 
   // ------------------------------------------------------------ records
@@ -139,6 +152,9 @@ export class ApplicationService {
         sealedChanged = true;
       } else if ((key === 'githubId' || key === 'gitlabId') && typeof value === 'string' && value) {
         await this.#gitConnections()?.connection(key, value, organizationId, em);
+        settings[key] = value;
+      } else if (REFERENCES.has(key) && typeof value === 'string' && value) {
+        await this.#assertReference(key, value, organizationId, em);
         settings[key] = value;
       } else if (settingSet.has(key)) {
         settings[key] = value;

@@ -13,7 +13,11 @@ export class DestinationService {
   readonly #providers: () => ProviderRegistry;
   readonly #secrets: () => SecretBox;
 
-  constructor(providers: () => ProviderRegistry, secrets: () => SecretBox) {
+  /** Refuses (NOT_FOUND) a serverId that names no server of the organization (WorkloadRegistry.assertServer). */
+  readonly #assertServer: (serverId: string, organizationId: string) => Promise<void>;
+
+  constructor(providers: () => ProviderRegistry, secrets: () => SecretBox, assertServer: (serverId: string, organizationId: string) => Promise<void> = async () => undefined) {
+    this.#assertServer = assertServer;
     this.#providers = providers;
     this.#secrets = secrets;
   }
@@ -79,6 +83,7 @@ export class DestinationService {
 
   async create(input: DestinationInputT, organizationId: string, em: EntityManager): Promise<DestinationViewT> {
     this.#checked(input);
+    if (input.serverId) await this.#assertServer(input.serverId, organizationId);
     const row = em.create(Destination, {
       name: input.name,
       provider: input.provider ?? null,
@@ -98,6 +103,7 @@ export class DestinationService {
   async update(input: DestinationInputT & { destinationId: string }, organizationId: string, em: EntityManager): Promise<DestinationViewT> {
     const row = await this.row(input.destinationId, organizationId, em);
     this.#checked({ ...input, provider: input.provider === undefined ? row.provider : input.provider });
+    if (input.serverId) await this.#assertServer(input.serverId, organizationId);
     Object.assign(row, {
       name: input.name,
       accessKey: input.accessKey,

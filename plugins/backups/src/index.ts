@@ -30,6 +30,7 @@ export default definePlugin({
     const destinations = new DestinationService(
       () => cradle().providers,
       () => cradle().secrets,
+      (serverId, organizationId) => cradle().workloads.assertServer(serverId, organizationId),
     );
     const runner = new BackupRunner({
       workloads: () => cradle().workloads,

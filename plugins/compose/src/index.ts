@@ -22,6 +22,7 @@ export default definePlugin({
       () => cradle().secrets,
       () => cradle().environments,
       () => optionalService(cradle(), 'gitProviders'),
+      () => optionalService(cradle(), 'sshKeys'),
     );
     const deployer = new ComposeDeployer(stacks, cradle);
     const pipeline = new ComposePipeline(stacks, deployer, cradle);

@@ -30,10 +30,19 @@ export class ComposeService {
   /** The git provider connections (their plugin may be disabled): a githubId or gitlabId must name one of the organization's. */
   readonly #gitConnections: () => Pick<Cradle['gitProviders'], 'connection'> | undefined;
 
-  constructor(secrets: () => SecretBox, environments: () => EnvironmentDirectory, gitConnections: () => Pick<Cradle['gitProviders'], 'connection'> | undefined = () => undefined) {
+  /** The stored key pairs (their plugin may be disabled): a customGitSSHKeyId must name one of the organization's. */
+  readonly #sshKeys: () => Pick<Cradle['sshKeys'], 'one'> | undefined;
+
+  constructor(
+    secrets: () => SecretBox,
+    environments: () => EnvironmentDirectory,
+    gitConnections: () => Pick<Cradle['gitProviders'], 'connection'> | undefined = () => undefined,
+    sshKeys: () => Pick<Cradle['sshKeys'], 'one'> | undefined = () => undefined,
+  ) {
     this.#secrets = secrets;
     this.#environments = environments;
     this.#gitConnections = gitConnections;
+    this.#sshKeys = sshKeys;
   }
 
   async find(composeId: string, organizationId: string, em: EntityManager): Promise<ComposeRow> {
@@ -136,6 +145,9 @@ export class ComposeService {
         (row as Record<ColumnKey, unknown>)[key as ColumnKey] = value;
       } else if ((key === 'githubId' || key === 'gitlabId') && typeof value === 'string' && value) {
         await this.#gitConnections()?.connection(key, value, organizationId, em);
+        settings[key] = value;
+      } else if (key === 'customGitSSHKeyId' && typeof value === 'string' && value) {
+        await this.#sshKeys()?.one(value, organizationId, em);
         settings[key] = value;
       } else if (settingSet.has(key)) {
         settings[key] = value;

@@ -1,0 +1,72 @@
+// The operations of Berth's OpenAPI document as the document-wide suites walk them
+// (test/bad-input.test.ts, test/cross-organization.test.ts): each with its path, method and input
+// schema, and one plain good value of a schema with real records behind its id fields.
+import type { Client } from '@berth/core/testing';
+
+export interface Operation {
+  /** namespace.name, as /api/<path> serves it */
+  path: string;
+  method: string;
+  /** the JSON body's schema, or an object schema of the query parameters */
+  schema: any;
+}
+
+/** Every operation of the document (BERTH_FUZZ_ONLY=<regex> keeps only the matching paths, to chase a finding). */
+export async function documentOperations(c: Client): Promise<Operation[]> {
+  const doc = (await c.get('settings.getOpenApiDocument')).body;
+  const operations: Operation[] = [];
+  for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
+    for (const [method, op] of Object.entries(methods)) {
+      let schema: any = op.requestBody?.content?.['application/json']?.schema;
+      if (!schema && op.parameters) {
+        schema = { type: 'object', properties: {}, required: [] as string[] };
+        for (const p of op.parameters) {
+          if (p.in !== 'query') continue;
+          schema.properties[p.name] = p.schema;
+          if (p.required) schema.required.push(p.name);
+        }
+      }
+      if (process.env.BERTH_FUZZ_ONLY && !new RegExp(process.env.BERTH_FUZZ_ONLY).test(path)) continue;
+      operations.push({ path: path.replace(/^\//, ''), method, schema: schema ?? { type: 'object', properties: {} } });
+    }
+  }
+  return operations;
+}
+
+/** One plain value a property of this schema accepts (best effort), a record's id where `ids` has one for the property's name. */
+export function goodValue(name: string, schema: any, ids: Record<string, string>): unknown {
+  if (!schema || typeof schema !== 'object') return 'x';
+  if (schema.default !== undefined) return schema.default;
+  if (schema.const !== undefined) return schema.const;
+  if (schema.enum) return schema.enum[0];
+  const branches = schema.anyOf ?? schema.oneOf;
+  if (branches) return goodValue(name, branches.find((b: any) => b.type !== 'null') ?? branches[0], ids);
+  const type = Array.isArray(schema.type) ? schema.type.find((x: string) => x !== 'null') : schema.type;
+  if (ids[name] && type === 'string') return ids[name];
+  switch (type) {
+    case 'string':
+      if (schema.format === 'email') return 'fuzz@example.com';
+      if (schema.format === 'date-time') return new Date().toISOString();
+      if (schema.format === 'uri') return 'https://example.com/x';
+      if (/appName/i.test(name)) return 'fuzz-app';
+      if (/port/i.test(name)) return '8080';
+      return 'x'.repeat(Math.max(1, schema.minLength ?? 1));
+    case 'integer':
+    case 'number':
+      return schema.minimum ?? 1;
+    case 'boolean':
+      return false;
+    case 'array':
+      return [];
+    case 'object': {
+      const out: Record<string, unknown> = {};
+      for (const req of schema.required ?? []) out[req] = goodValue(req, schema.properties?.[req], ids);
+      return out;
+    }
+    default:
+      return 'x';
+  }
+}
+
+/** The id fields of the document's inputs (top-level properties named id or …Id). */
+export const idFieldsOf = (operations: Operation[]): Set<string> => new Set(operations.flatMap(op => Object.keys(op.schema.properties ?? {}).filter(f => /Id$|^id$/.test(f))));
