@@ -263,6 +263,7 @@ export const NO_REFERENCE: Record<string, string> = {
   'cluster.removeWorker': 'the peer answers true; Berth answers { removed: true, nodeId, hostname, moved } (where each drained task went)',
   'settings.getIp': 'the peer answers its settings row\'s serverIp (a string, "" when unset): Berth answers serverIp, else the default route\'s address (plugins/domain/test/server-ip.test.ts)',
   'settings.updateServerIp': 'the peer answers its web-server settings row, which Berth does not keep; Berth answers its own settings, as getWebServerSettings does',
+  ...Object.fromEntries(['saveSSHPrivateKey', 'cleanSSHPrivateKey'].map(op => [`settings.${op}`, 'the peer answers true (no row)'])),
   'settings.getDokployVersion': "the peer answers its package's version (a string); Berth answers its own (plugins/platform/test/platform.test.ts)",
   'settings.getUpdateData': 'the peer answers { latestVersion, updateAvailable } (an interface the generator does not derive); Berth adds currentVersion and message',
   'settings.updateServer': 'the peer answers true after it replaced its image; Berth always refuses (409) with the upgrade steps',
