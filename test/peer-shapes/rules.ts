@@ -191,6 +191,8 @@ export const BERTH_ONLY: Record<string, string> = {
       "the spec's name of the peer's stripe.* router: the same procedure as stripe." + op,
     ]),
   ),
+  'settings.getPlatformVersion': "the older API variant's name of getDokployVersion: Berth's version (plugins/platform)",
+  'settings.checkAndUpdateImage': "the older API variant's update check: answers as getUpdateData, nothing pulled (plugins/platform)",
   'cluster.joinServer':
     'Berth joins a server to a swarm itself, over its own connection, so that no join token is ever answered (the peer answers the token in addWorker/addManager for the user to run)',
 };
@@ -259,6 +261,12 @@ export const NO_REFERENCE: Record<string, string> = {
   'cluster.addWorker': 'the peer answers { command, version } (its join command, the token in it: Berth answers a placeholder)',
   'cluster.addManager': 'the peer answers { command, version } (its join command, the token in it: Berth answers a placeholder)',
   'cluster.removeWorker': 'the peer answers true; Berth answers { removed: true, nodeId, hostname, moved } (where each drained task went)',
+  'settings.getIp': 'the peer answers its settings row\'s serverIp (a string, "" when unset): Berth answers serverIp, else the default route\'s address (plugins/domain/test/server-ip.test.ts)',
+  'settings.updateServerIp': 'the peer answers its web-server settings row, which Berth does not keep; Berth answers its own settings, as getWebServerSettings does',
+  ...Object.fromEntries(['saveSSHPrivateKey', 'cleanSSHPrivateKey'].map(op => [`settings.${op}`, 'the peer answers true (no row)'])),
+  'settings.getDokployVersion': "the peer answers its package's version (a string); Berth answers its own (plugins/platform/test/platform.test.ts)",
+  'settings.getUpdateData': 'the peer answers { latestVersion, updateAvailable } (an interface the generator does not derive); Berth adds currentVersion and message',
+  'settings.updateServer': 'the peer answers true after it replaced its image; Berth always refuses (409) with the upgrade steps',
 };
 
 /**

@@ -14,6 +14,7 @@ import { domainProcedures } from './procedures.ts';
 import { callerRedirects, RedirectService } from './redirect-service.ts';
 import { ProxyRouting } from './routing.ts';
 import { callerSecurity, SecurityService } from './security-service.ts';
+import { ServerAddress } from './server-address.ts';
 import { proxySettingsProcedures } from './settings-procedures.ts';
 import { ProxySettings } from './settings-service.ts';
 import { WorkloadOwners } from './workload-owner.ts';
@@ -54,7 +55,7 @@ export default definePlugin({
       const address = server?.address() as { port?: number } | null | undefined;
       return address?.port ?? berth.config.port;
     };
-    berth.procedures(...domainProcedures({ domains, preflight, routing }), ...proxySettingsProcedures(settings, listening));
+    berth.procedures(...domainProcedures({ domains, preflight, routing }), ...proxySettingsProcedures(settings, listening, new ServerAddress(berth.config)));
     berth.jobs.define(EXPIRY_JOB, async () => void (await certificates.checkExpiries(cradle().orm.em.fork())));
     if (berth.config.jobs) berth.jobs.every('1 day', EXPIRY_JOB);
   },

@@ -1,6 +1,7 @@
 // The settings.* proxy operations (the proxy serves the whole instance: owners only). The
 // Traefik-named ones answer 400 naming the active provider unless it is traefik.
 import { Type, router, type TSchema } from '@berth/core';
+import type { ServerAddress } from './server-address.ts';
 import type { ProxySettings } from './settings-service.ts';
 
 const settings = router('settings');
@@ -40,7 +41,7 @@ const WebServerSettings = Type.Object({
 });
 
 /** listenPort: the port Berth's API listens on now (the config may say 0: chosen at listen time). */
-export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => number) => {
+export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => number, address: ServerAddress) => {
   const roleOps = (name: string, role: 'main' | 'webServer' | 'middlewares', what: string) => [
     settings.query(`read${name}`, {
       access: 'admin',
@@ -177,6 +178,25 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
       handler: async ({ additionalPorts }, ctx) => {
         s.assertOwner(ctx.principal);
         return s.updateServiceSettings({ additionalPorts });
+      },
+    }),
+    settings.query('getIp', {
+      summary:
+        "This server's public address: serverIp (BERTH_SERVER_IP, or the one settings.updateServerIp stored), else the address of the default route's interface; never asks a service on the internet",
+      input: Type.Object({}),
+      output: Type.String(),
+      handler: () => address.current(),
+    }),
+    settings.mutation('updateServerIp', {
+      access: 'admin',
+      summary:
+        "Set this server's public address (serverIp: generated domains point at it, the preflight expects hosts to resolve to it), kept across restarts; '' returns to the configured one. Owners only; answers the web-server settings",
+      input: Type.Object({ serverIp: Type.String({ maxLength: 45, description: "an IPv4 or IPv6 address; '' forgets the stored one" }) }),
+      output: WebServerSettings,
+      handler: async ({ serverIp }, ctx) => {
+        s.assertOwner(ctx.principal);
+        await address.set(serverIp);
+        return s.webServerSettings();
       },
     }),
     settings.query('getWebServerSettings', {

@@ -3,6 +3,7 @@
 // from here, never build their own clients.
 import type Docker from 'dockerode';
 import type { EntityManager, HostConnection, HostServer } from '@berth/core';
+import type { DefaultSshKeys } from './default-key.ts';
 import type { WorkloadExists } from './platform-network.ts';
 
 /** One machine as the hosts plugin hands it out: its engine and command runner (the plugin owns the connection). */
@@ -44,12 +45,22 @@ export interface ContainerHosts {
   checkNetworkAtBoot(exists: WorkloadExists, em: EntityManager): Promise<void>;
   /** Closes a server's connection (its record changed or went away); the next of() connects again. */
   forget(serverId: string): Promise<void>;
+  /** Each organization's default SSH key (settings.saveSSHPrivateKey), which its servers without a key of their own connect with. */
+  readonly defaultKeys: DefaultSshKeys;
+}
+
+/** A server record as the directory answers it: the connection details, and whose it is and which key it names. */
+export interface DirectoryServer extends HostServer {
+  /** Its organization (the default key used when it names no key is that organization's). */
+  organizationId?: string;
+  /** The sshKey record it names; null: none, the organization's default key applies. Absent: the directory does not say (no fallback). */
+  sshKeyId?: string | null;
 }
 
 /** The server records, as the hosts plugin reads them (offered by the plugin that keeps them). */
 export interface HostServerDirectory {
   /** The server's connection details (its key decrypted), or null when there is no such server. */
-  server(serverId: string): Promise<HostServer | null>;
+  server(serverId: string): Promise<DirectoryServer | null>;
   /** The organization a server belongs to (null: no such server); a workload names only its own organization's servers. */
   organizationOf(serverId: string): Promise<string | null>;
 }

@@ -4,8 +4,9 @@
 // platform network, Berth's); see server-engine.ts for images copied to a server and the local
 // socket that forwards programs run here to a server's engine.
 import type Docker from 'dockerode';
-import { BerthError, notFound, optionalService, type Cradle, type EntityManager, type HostConnection, type Logger } from '@berth/core';
-import type { ContainerHosts, Host } from './container-hosts.ts';
+import { badRequest, BerthError, notFound, optionalService, type Cradle, type EntityManager, type HostConnection, type Logger } from '@berth/core';
+import type { ContainerHosts, DirectoryServer, Host } from './container-hosts.ts';
+import { DefaultSshKeys } from './default-key.ts';
 import { engineCall } from './engine-errors.ts';
 import { advertiseAddress, copyImage, EngineSocket, hasImage, prepareEngine } from './server-engine.ts';
 import { localRouteAddress } from './route-address.ts';
@@ -22,6 +23,9 @@ export class Hosts implements ContainerHosts {
   readonly #afterReady: ((docker: Docker) => Promise<void>)[] = [];
   readonly #servers = new Map<string, Promise<ServerHost>>();
   readonly #sockets = new Map<string, Promise<EngineSocket>>();
+  /** Servers connected with their organization's default key, by serverId: the organization. */
+  readonly #onDefaultKey = new Map<string, string>();
+  readonly defaultKeys: DefaultSshKeys;
 
   constructor({ cradle, logger, config }: { cradle: () => Cradle; logger: Logger; config: { swarmAdvertiseAddr?: string; platformNetwork: string; dataDir: string } }) {
     this.#cradle = cradle;
@@ -29,6 +33,11 @@ export class Hosts implements ContainerHosts {
     this.#advertiseAddr = config.swarmAdvertiseAddr;
     this.#dataDir = config.dataDir;
     this.platformNetwork = config.platformNetwork;
+    // A saved or removed default key applies from the next connection: those made with the former one close.
+    this.defaultKeys = new DefaultSshKeys(cradle, async organizationId => {
+      const servers = [...this.#onDefaultKey].filter(([, org]) => org === organizationId).map(([serverId]) => serverId);
+      await Promise.all(servers.map(serverId => this.forget(serverId)));
+    });
   }
 
   async of(serverId: string | null): Promise<Host> {
@@ -111,6 +120,7 @@ export class Hosts implements ContainerHosts {
     const socket = this.#sockets.get(serverId);
     this.#servers.delete(serverId);
     this.#sockets.delete(serverId);
+    this.#onDefaultKey.delete(serverId);
     await socket?.then(
       s => s.close(),
       () => undefined,
@@ -154,7 +164,9 @@ export class Hosts implements ContainerHosts {
   async #connectServer(serverId: string): Promise<ServerHost> {
     const record = await optionalService(this.#cradle(), 'hostServers')?.server(serverId);
     if (!record) throw notFound(`Server ${serverId}`);
-    const connection = await this.#cradle().providers.get('host', 'ssh').connect(record);
+    const connection = await this.#cradle()
+      .providers.get('host', 'ssh')
+      .connect(await this.#withKey(record));
     let ready: Promise<Docker> | undefined;
     const engine = (): Promise<Docker> => {
       // As for the local engine: a failed preparation is retried on the next call.
@@ -177,6 +189,19 @@ export class Hosts implements ContainerHosts {
       return ready;
     };
     return { connection, host: { engine, run: (argv, options) => connection.run(argv, options) } };
+  }
+
+  /** A record that names no key (sshKeyId null) takes its organization's default key, or is refused saying how to give it one. */
+  async #withKey(record: DirectoryServer): Promise<DirectoryServer> {
+    if (record.sshKeyId !== null || !record.organizationId) return record;
+    const privateKey = await this.defaultKeys.privateKey(record.organizationId);
+    if (!privateKey) {
+      throw badRequest(
+        `Server ${record.serverId} has no SSH key: attach one (server.update with sshKeyId), or save the organization's default key (settings.saveSSHPrivateKey), which servers without a key use`,
+      );
+    }
+    this.#onDefaultKey.set(record.serverId, record.organizationId);
+    return { ...record, privateKey };
   }
 
   async #prepare(): Promise<Docker> {

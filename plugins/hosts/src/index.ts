@@ -1,11 +1,16 @@
 // The hosts plugin: the engine layer under the workload kit. It offers `hosts` through the
-// container — hosts.of(serverId | null), the local engine prepared, the one Docker error converter.
+// container — hosts.of(serverId | null), the local engine prepared, the one Docker error converter —
+// and each organization's default SSH key (settings.saveSSHPrivateKey / cleanSSHPrivateKey).
 import { asValue, definePlugin } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
 import config from './config.ts';
+import { hostsEntities } from './entities.ts';
 import { Hosts } from './hosts.ts';
+import { hostsMigrations } from './migrations.ts';
+import { hostsProcedures } from './procedures.ts';
 
-export type { ContainerHosts, EngineCalls, Host, HostServerDirectory } from './container-hosts.ts';
+export type { ContainerHosts, DirectoryServer, EngineCalls, Host, HostServerDirectory } from './container-hosts.ts';
+export { checkedPrivateKey, type DefaultSshKeys } from './default-key.ts';
 export { engineError, engineCall } from './engine-errors.ts';
 export { ensurePlatformNetwork, DEFAULT_PLATFORM_NETWORK, PLATFORM_NETWORK_LABELS, type WorkloadExists } from './platform-network.ts';
 export { KIND_LABEL, ID_LABEL, ORGANIZATION_LABEL } from './labels.ts';
@@ -20,7 +25,10 @@ export default definePlugin({
   setup(berth) {
     const { cradle } = berth.container;
     const hosts = new Hosts({ cradle: () => berth.container.cradle, logger: cradle.logger, config: berth.config });
+    berth.entities(...hostsEntities);
+    berth.migrations(...hostsMigrations);
     berth.provide({ hosts: asValue(hosts) });
+    berth.procedures(...hostsProcedures);
     berth.http(app => {
       app.addHook('onClose', async () => hosts.close());
     });

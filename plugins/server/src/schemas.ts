@@ -19,7 +19,9 @@ export const CreateInput = Type.Object({
   ipAddress: Address(),
   port: Port(),
   username: Type.Optional(Login()),
-  sshKeyId: Type.Optional(Nullable(Type.String({ maxLength: 255, description: 'a key of sshKey.*; null: none yet (nothing can connect until one is attached)' }))),
+  sshKeyId: Type.Optional(
+    Nullable(Type.String({ maxLength: 255, description: 'a key of sshKey.*; null: none of its own (it connects with the organization’s default key, settings.saveSSHPrivateKey, or not at all)' })),
+  ),
   serverType: Type.Optional(ServerType),
   enableDockerCleanup: Type.Optional(Type.Boolean({ default: true })),
   hostKeyFingerprint: Type.Optional(Nullable(Fingerprint())),

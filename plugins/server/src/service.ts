@@ -3,8 +3,8 @@
 // pinned on first use), the workloads that live on a server, the check that refuses a deploy to an
 // inactive server. A record of another organization is NOT_FOUND, never FORBIDDEN.
 import { randomBytes } from 'node:crypto';
-import { BerthError, conflict, iso, newId, notFound, optionalService, type Cradle, type EnqueueRequest, type EntityManager, type HostServer, type SshKeySummary } from '@berth/core';
-import type { HostServerDirectory } from '@berth/plugin-hosts';
+import { BerthError, conflict, iso, newId, notFound, optionalService, type Cradle, type EnqueueRequest, type EntityManager, type SshKeySummary } from '@berth/core';
+import type { DirectoryServer, HostServerDirectory } from '@berth/plugin-hosts';
 import { Server, type ServerRow } from './entities.ts';
 import { DEFAULT_METRICS_CONFIG, ServerView, type CreateInput, type UpdateInput } from './schemas.ts';
 
@@ -50,7 +50,7 @@ export class ServerService implements HostServerDirectory {
 
   // ------------------------------------------------------------ for the hosts plugin
   /** The server's connection details, its key decrypted (held in memory only); null when there is no such server. */
-  async server(serverId: string): Promise<HostServer | null> {
+  async server(serverId: string): Promise<DirectoryServer | null> {
     const em = this.#cradle().orm.em.fork() as EntityManager;
     const row = await em.findOne(Server, { serverId });
     if (!row) return null;
@@ -65,6 +65,9 @@ export class ServerService implements HostServerDirectory {
       port: row.port,
       username: row.username,
       privateKey,
+      // No key of its own: the hosts plugin connects with the organization's default key.
+      sshKeyId: row.sshKeyId ?? null,
+      organizationId: row.organizationId,
       hostKeyFingerprint: row.hostKeyFingerprint ?? null,
       onHostKeyPinned: fingerprint => void this.#pin(serverId, fingerprint),
     };

@@ -22,7 +22,7 @@ export class ServerOperations {
 
   async validate(serverId: string, organizationId: string, em: EntityManager) {
     const row = await this.#find(serverId, organizationId, em);
-    ServerSetup.requireKey(row, 'validating it');
+    await ServerSetup.requireKey(this.#cradle(), row, 'validating it');
     const { hosts } = this.#cradle();
     try {
       const host = await hosts.of(row.serverId);
@@ -48,7 +48,7 @@ export class ServerOperations {
 
   async security(serverId: string, organizationId: string, em: EntityManager) {
     const row = await this.#find(serverId, organizationId, em);
-    ServerSetup.requireKey(row, 'auditing it');
+    await ServerSetup.requireKey(this.#cradle(), row, 'auditing it');
     const host = await this.#cradle().hosts.of(row.serverId);
     return auditServer(host, (await privilege(host)) ?? []);
   }
@@ -57,7 +57,7 @@ export class ServerOperations {
   async publicIp(serverId: string | undefined, organizationId: string, em: EntityManager): Promise<string> {
     if (!serverId) return (this.#cradle().config as { serverIp?: string }).serverIp || (await localRouteAddress());
     const row = await this.#find(serverId, organizationId, em);
-    ServerSetup.requireKey(row, 'reading its address');
+    await ServerSetup.requireKey(this.#cradle(), row, 'reading its address');
     return serverRouteAddress(await this.#cradle().hosts.of(row.serverId));
   }
 

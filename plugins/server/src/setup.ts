@@ -152,16 +152,17 @@ export class ServerSetup implements Deployer {
     this.#cradle = cradle;
   }
 
-  /** Refuses (400) a server that no key can reach. */
-  static requireKey(row: ServerRow, what: string): void {
-    if (!row.sshKeyId) throw badRequest(`Server ${row.name} has no SSH key: attach one (server.update with sshKeyId) before ${what}`);
+  /** Refuses (400) a server that no key can reach: none of its own, and no default key of its organization. */
+  static async requireKey(cradle: Cradle, row: ServerRow, what: string): Promise<void> {
+    if (row.sshKeyId || (await cradle.hosts.defaultKeys.has(row.organizationId))) return;
+    throw badRequest(`Server ${row.name} has no SSH key: attach one (server.update with sshKeyId), or save the organization's default key (settings.saveSSHPrivateKey), before ${what}`);
   }
 
   async run(_action: string, run: DeploymentRun): Promise<void> {
     const row = await run.em.findOneOrFail(Server, { serverId: run.deployment.targetId });
     const outcomes: StepOutcome[] = [];
     this.outcomes.set(run.deployment.deploymentId, outcomes);
-    ServerSetup.requireKey(row, 'setup');
+    await ServerSetup.requireKey(this.#cradle(), row, 'setup');
     const host = await this.#cradle().hosts.of(row.serverId);
     const exec = async (step: string, argv: string[], shown: string): Promise<StepOutcome & { stdout: string }> => {
       const r = await host.run(argv, { signal: run.signal });
@@ -256,7 +257,7 @@ export class ServerSetup implements Deployer {
 
 /** Queues a setup of the server and waits for its end: its outcome, or a 400 naming the failed step. */
 export async function runSetup(cradle: Cradle, setup: ServerSetup, row: ServerRow, em: EntityManager) {
-  ServerSetup.requireKey(row, 'setup');
+  await ServerSetup.requireKey(cradle, row, 'setup');
   const { deployments, events } = cradle;
   let ended: { state: string; errorMessage: string | null } | undefined;
   let wake: () => void = () => {};
