@@ -11,14 +11,13 @@
 // difference and the ranges; the aim (issues 28, 32, 38 and the notification issue) is +2 MB at most.
 //
 // Needs PostgreSQL on 127.0.0.1 (BERTH_BENCH_PG, trust auth). Everything it creates is removed.
-import { execFileSync } from 'node:child_process';
 import { readdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { cleanUpBerths, MB, runBench, median, memoryOf, root, startBerth, type Berth } from './util.ts';
+import { buildBerth, cleanUpBerths, MB, runBench, median, memoryOf, root, startBerth, type Berth } from './util.ts';
 
 /** Per plugin: the providers that belong to it (off in its "without" start). */
 export const pluginParts: Record<string, { providers: Record<string, string[]>; note?: string }> = {
@@ -28,6 +27,11 @@ export const pluginParts: Record<string, { providers: Record<string, string[]>; 
   'git-provider': { providers: { git: ['github', 'gitlab'] } },
   ai: { providers: { ai: ['anthropic', 'ollama', 'openai'] } },
   billing: { providers: {} },
+  registry: { providers: {} },
+  cluster: { providers: {} },
+  cleanup: { providers: {} },
+  'deploy-hook': { providers: {} },
+  monitoring: { providers: {} },
 };
 
 export interface FootprintOptions {
@@ -96,7 +100,7 @@ export async function pluginFootprint(names: string[], o: FootprintOptions): Pro
 async function main() {
   const { values: opt, positionals } = parseArgs({ allowPositionals: true, options: { rounds: { type: 'string', default: '5' }, idle: { type: 'string', default: '10' }, json: { type: 'string' } } });
   const names = positionals.length ? positionals : Object.keys(pluginParts);
-  execFileSync('bash', [path.join(root, 'scripts/build.sh')], { stdio: ['ignore', 'ignore', 'inherit'] });
+  buildBerth();
   const loadavg = os.loadavg();
   const { lines, readings, deltas } = await pluginFootprint(names, { rounds: Math.max(1, Number(opt.rounds)), idleMs: Number(opt.idle) * 1000 });
   console.log(lines.join('\n'));
