@@ -29,16 +29,14 @@
 //
 // Needs PostgreSQL on 127.0.0.1 (BERTH_BENCH_PG, trust auth) and the Docker engine in swarm mode
 // with the berth-test images. Everything it creates is removed, also on failure.
-import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import Docker from 'dockerode';
-import { cleanUpBerths, freePort, median, root, runBench, startBerth, until, type Berth } from './util.ts';
+import { buildBerth, cleanUpBerths, freePort, median, runBench, startBerth, until, type Berth } from './util.ts';
 import { pluginFootprint } from './plugin-footprint.ts';
 
 const IMAGE = 'berth-test/busybox:1';
@@ -284,7 +282,7 @@ async function latency() {
 }
 
 async function main() {
-  execFileSync('bash', [path.join(root, 'scripts/build.sh')], { stdio: ['ignore', 'ignore', 'inherit'] });
+  buildBerth();
   const out: Record<string, unknown> = { loadavg: os.loadavg() };
   if (!opt.only || opt.only === 'footprint') out.footprint = await footprint();
   if (!opt.only || opt.only === 'deploys') out.deploys = await deploys();

@@ -11,14 +11,13 @@
 // difference and the ranges; the aim (issues 28, 32, 38 and the notification issue) is +2 MB at most.
 //
 // Needs PostgreSQL on 127.0.0.1 (BERTH_BENCH_PG, trust auth). Everything it creates is removed.
-import { execFileSync } from 'node:child_process';
-import { readdirSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { cleanUpBerths, MB, runBench, median, memoryOf, root, startBerth, type Berth } from './util.ts';
+import { buildBerth, cleanUpBerths, MB, runBench, median, memoryOf, root, startBerth, type Berth } from './util.ts';
 
 /** Per plugin: the providers that belong to it (off in its "without" start). */
 export const pluginParts: Record<string, { providers: Record<string, string[]>; note?: string }> = {
@@ -28,7 +27,27 @@ export const pluginParts: Record<string, { providers: Record<string, string[]>; 
   'git-provider': { providers: { git: ['github', 'gitlab'] } },
   ai: { providers: { ai: ['anthropic', 'ollama', 'openai'] } },
   billing: { providers: {} },
+  registry: { providers: {} },
+  cluster: { providers: {} },
+  cleanup: { providers: {} },
+  'deploy-hook': { providers: {} },
+  monitoring: { providers: {} },
 };
+
+/** The built-in plugins that need `name` (their `dependencies` in src/index.ts), directly or through another: a start without it leaves them out too. */
+function dependents(name: string, builtin: string[]): string[] {
+  const needs = Object.fromEntries(builtin.map(p => [p, /dependencies: \[([^\]]*)\]/.exec(readFileSync(path.join(root, 'plugins', p, 'src/index.ts'), 'utf8'))?.[1]?.match(/[\w-]+/g) ?? []]));
+  const out = new Set<string>();
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const p of builtin)
+      if (p !== name && !out.has(p) && needs[p]!.some(d => d === name || out.has(d))) {
+        out.add(p);
+        grew = true;
+      }
+  }
+  return [...out].sort();
+}
 
 export interface FootprintOptions {
   rounds: number;
@@ -50,9 +69,11 @@ export async function pluginFootprint(names: string[], o: FootprintOptions): Pro
     [WITH]: { config: o.config ?? {}, env: {} },
     ...Object.fromEntries(o.extra?.map(e => [e.label, { config: o.config ?? {}, env: {}, setup: e.setup }]) ?? []),
   };
+  const needing: Record<string, string[]> = {};
   for (const n of names) {
     const providers = Object.fromEntries(Object.entries(pluginParts[n]!.providers).map(([contract, ids]) => [contract, Object.fromEntries(ids.map(id => [id, false]))]));
-    variants[`without ${n}`] = { config: { providers }, env: { BERTH_PLUGINS: builtin.filter(p => p !== n).join(',') } };
+    needing[n] = dependents(n, builtin);
+    variants[`without ${n}`] = { config: { providers }, env: { BERTH_PLUGINS: builtin.filter(p => p !== n && !needing[n]!.includes(p)).join(',') } };
   }
   const labels = Object.keys(variants);
   const readings: Record<string, Reading[]> = Object.fromEntries(labels.map(l => [l, []]));
@@ -79,7 +100,8 @@ export async function pluginFootprint(names: string[], o: FootprintOptions): Pro
     '|---|---|---|---|---|---|',
     ...names.map(n => {
       const w = `without ${n}`;
-      return `| ${n}${pluginParts[n]!.note ? ` (${pluginParts[n]!.note})` : ''} | ${m(w, 'rss').toFixed(1)} MB (${range(w, 'rss')}) | ${m(WITH, 'rss').toFixed(1)} MB (${range(WITH, 'rss')}) | ${signed(deltas[n]!)} | ${signed(m(WITH, 'anon') - m(w, 'anon'))} | ${deltas[n]! <= 2 ? 'met' : '**MISSED**'} |`;
+      const notes = [pluginParts[n]!.note, needing[n]!.length ? `also without ${needing[n]!.join(', ')}, which need it` : undefined].filter(Boolean);
+      return `| ${n}${notes.length ? ` (${notes.join('; ')})` : ''} | ${m(w, 'rss').toFixed(1)} MB (${range(w, 'rss')}) | ${m(WITH, 'rss').toFixed(1)} MB (${range(WITH, 'rss')}) | ${signed(deltas[n]!)} | ${signed(m(WITH, 'anon') - m(w, 'anon'))} | ${deltas[n]! <= 2 ? 'met' : '**MISSED**'} |`;
     }),
     ...(o.extra?.length
       ? [
@@ -96,7 +118,7 @@ export async function pluginFootprint(names: string[], o: FootprintOptions): Pro
 async function main() {
   const { values: opt, positionals } = parseArgs({ allowPositionals: true, options: { rounds: { type: 'string', default: '5' }, idle: { type: 'string', default: '10' }, json: { type: 'string' } } });
   const names = positionals.length ? positionals : Object.keys(pluginParts);
-  execFileSync('bash', [path.join(root, 'scripts/build.sh')], { stdio: ['ignore', 'ignore', 'inherit'] });
+  buildBerth();
   const loadavg = os.loadavg();
   const { lines, readings, deltas } = await pluginFootprint(names, { rounds: Math.max(1, Number(opt.rounds)), idleMs: Number(opt.idle) * 1000 });
   console.log(lines.join('\n'));

@@ -1,5 +1,5 @@
 // Helpers shared by the bench scripts: a free loopback port, a bounded poll, a median, and Berth
-// started as a child process with its memory read.
+// built, started as a child process, timed deploying an image and its memory read.
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { spawn, execFile, execFileSync, type ChildProcess } from 'node:child_process';
@@ -95,8 +95,17 @@ export interface Berth {
   stop: () => Promise<void>;
 }
 
-/** Starts the built Berth on a fresh database and data directory with this config file and environment; an admin and its API key made by `berth admin create`. */
-export async function startBerth(name: string, config: Record<string, unknown>, extraEnv: Record<string, string> = {}): Promise<Berth> {
+/** Compiles Berth and bundles its dependencies (scripts/build.sh; skipped when nothing changed). */
+export function buildBerth() {
+  execFileSync('bash', [path.join(root, 'scripts/build.sh')], { stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+/**
+ * Starts the built Berth on a fresh database and data directory with this config file and environment
+ * (a key set to undefined is left out: e.g. `BERTH_PROXY`, `none` unless given); an admin and its API
+ * key made by `berth admin create`.
+ */
+export async function startBerth(name: string, config: Record<string, unknown>, extraEnv: Record<string, string | undefined> = {}): Promise<Berth> {
   const db = `berth_bench_${suffix}_${name}`;
   await sql(`create database "${db}"`);
   databases.add(db);
@@ -106,7 +115,18 @@ export async function startBerth(name: string, config: Record<string, unknown>, 
   dirs.add(dataDir);
   const configFile = path.join(dataDir, 'bench.config.json');
   writeFileSync(configFile, JSON.stringify(config));
-  const env = { ...process.env, DATABASE_URL: url.toString(), BERTH_DATA_DIR: dataDir, BERTH_LOG_LEVEL: 'warn', BERTH_CONFIG: configFile, BERTH_PROXY: 'none', MALLOC_ARENA_MAX: '2', ...extraEnv };
+  const env = Object.fromEntries(
+    Object.entries({
+      ...process.env,
+      DATABASE_URL: url.toString(),
+      BERTH_DATA_DIR: dataDir,
+      BERTH_LOG_LEVEL: 'warn',
+      BERTH_CONFIG: configFile,
+      BERTH_PROXY: 'none',
+      MALLOC_ARENA_MAX: '2',
+      ...extraEnv,
+    }).filter((e): e is [string, string] => e[1] !== undefined),
+  );
   const nodeFlags = execFileSync('bash', [path.join(root, 'scripts/node-flags.sh')])
     .toString()
     .trim()
@@ -137,9 +157,44 @@ export async function startBerth(name: string, config: Record<string, unknown>, 
   return { child, call, send, stop };
 }
 
+/** Removes these Swarm services of this machine's engine (`docker service rm`; one already gone is passed over). */
+export async function removeServices(names: string[]) {
+  for (const n of names) await run('docker', ['service', 'rm', n]).catch(() => undefined);
+}
+
 /** VmRSS and RssAnon (the heap and other anonymous memory) of a process, in bytes. */
 export function memoryOf(pid: number) {
   const s = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (f: string) => Number(new RegExp(`^${f}:\\s+(\\d+) kB`, 'm').exec(s)?.[1] ?? NaN) * 1024;
   return { rss: kb('VmRSS'), anon: kb('RssAnon') };
+}
+
+/**
+ * Creates an application of `image` running `sleep 3600` (on `serverId`'s engine, or this machine's),
+ * deploys it and answers its appName and the milliseconds from `application.deploy` to `done`
+ * (the deployment's state, polled every 25 ms); another end state throws.
+ */
+export async function timeDeploy(berth: Berth, o: { name: string; environmentId: string; image: string; serverId?: string; appName?: string; update?: Record<string, unknown> }) {
+  const where = o.serverId ? 'remote' : 'local';
+  const app = await berth.call('application.create', { name: o.name, environmentId: o.environmentId, ...(o.appName ? { appName: o.appName } : {}), ...(o.serverId ? { serverId: o.serverId } : {}) });
+  await berth.call('application.saveDockerProvider', { applicationId: app.applicationId, dockerImage: o.image });
+  await berth.call('application.update', { applicationId: app.applicationId, command: 'sleep', args: ['3600'], ...o.update });
+  const t0 = performance.now();
+  const res = await berth.send('application.deploy', { applicationId: app.applicationId });
+  const body = await res.text();
+  if (!res.ok) throw new Error(`application.deploy: ${res.status} ${body.slice(0, 300)}`);
+  // A run answers the peer's body; the queued deployment is named in this header.
+  const deploymentId = res.headers.get('x-berth-deployment-id')!;
+  const end = await until(`the ${where} deployment`, async () => {
+    const d = await berth.call('deployment.one', { deploymentId }, 'GET');
+    return ['done', 'error', 'cancelled'].includes(d.state) ? d : undefined;
+  });
+  if (end.state !== 'done') throw new Error(`the ${where} deployment ended ${end.state}: ${end.errorMessage}`);
+  return { appName: app.appName as string, ms: performance.now() - t0 };
+}
+
+/** A markdown table row of durations in ms: label, then the median, min and max in seconds. */
+export function secondsRow(label: string, ms: number[]) {
+  const fmt = (x: number) => `${(x / 1000).toFixed(2)} s`;
+  return `| ${label} | ${fmt(median(ms))} | ${fmt(Math.min(...ms))} | ${fmt(Math.max(...ms))} |`;
 }

@@ -3,8 +3,8 @@
 // cannot swap in another one between check and connect). Private, loopback, link-local and other
 // special addresses are refused unless aiAllowedHosts lists them (as IP or IP:port). Redirects
 // are not followed: a 3xx is the service's answer.
-import http from 'node:http';
-import https from 'node:https';
+// node:http and node:https are imported on the first call: an ES import of node:http reads every
+// export, its lazy WebSocket too, which loads Node's fetch (undici, about 2 MB resident) at boot.
 import { BlockList, isIP } from 'node:net';
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupFunction } from 'node:net';
@@ -105,7 +105,7 @@ export class AiNetwork {
     const headers = Object.fromEntries(new Headers(init.headers).entries());
     const body = typeof init.body === 'string' ? init.body : undefined;
     if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
-    const client = url.protocol === 'https:' ? https : http;
+    const client = url.protocol === 'https:' ? await import('node:https') : await import('node:http');
     return new Promise<Response>((resolve, reject) => {
       const req = client.request(url, { method: init.method ?? 'GET', headers, lookup, signal: init.signal ?? undefined, agent: false }, res => {
         const chunks: Buffer[] = [];
