@@ -48,6 +48,7 @@ export class HealthWatch {
   readonly #streams = new Map<string, Readable>();
   readonly #stopping = new Set<string>();
   #timer?: NodeJS.Timeout;
+  #offDeployments?: () => void;
   #stopped = false;
 
   constructor(cradle: () => Cradle, store: MonitoringStore, options: HealthOptions) {
@@ -60,11 +61,15 @@ export class HealthWatch {
     return this.#cradle().logger;
   }
 
-  /** Follows the events of this machine's engine and of every server set up for monitoring. */
+  /**
+   * Follows the events of every server set up for monitoring and of each host that has had a
+   * deployment, and of a host from its first deployment on: an instance that has deployed nothing
+   * here opens no engine connection (and loads no engine client) at boot.
+   */
   async start(): Promise<void> {
     this.#stopped = false;
-    await this.follow(LOCAL);
-    for (const key of (await this.#store.settings()).keys()) await this.follow(key);
+    this.#offDeployments ??= this.#cradle().events.on('deploymentFinished', ({ deployment }) => void this.follow(deployment.serverId ?? LOCAL));
+    for (const key of new Set([...(await this.#store.settings()).keys(), ...(await this.#store.deployedHosts())])) await this.follow(key);
     if (this.#stopped) return;
     this.#timer = setInterval(() => void this.#checkRecovered(), 1000);
     this.#timer.unref();
@@ -72,6 +77,8 @@ export class HealthWatch {
 
   stop(): void {
     this.#stopped = true;
+    this.#offDeployments?.();
+    this.#offDeployments = undefined;
     clearInterval(this.#timer);
     for (const s of this.#streams.values()) s.destroy();
     this.#streams.clear();

@@ -42,15 +42,6 @@ export class RequestCounter {
   }
 }
 
-async function deploymentsByStatus(em: EntityManager, organizationId: string): Promise<[string, number][]> {
-  // The deployment plugin's table; without that plugin there is nothing to count.
-  const rows = await em
-    .getConnection()
-    .execute<{ status: string; n: string }[]>(`select status, count(*) as n from deployments where organization_id = ? group by status order by status`, [organizationId])
-    .catch(() => []);
-  return rows.map(r => [r.status, Number(r.n)]);
-}
-
 export function metricsRoute(berth: BerthHost, store: MonitoringStore, requests: RequestCounter) {
   return (app: Parameters<Parameters<BerthHost['http']>[0]>[0]) => {
     app.server.on('request', (_req, res) => res.once('finish', () => requests.count(res.statusCode)));
@@ -100,7 +91,7 @@ export function metricsRoute(berth: BerthHost, store: MonitoringStore, requests:
       const http = f('http_requests_total', 'counter', 'Requests Berth answered since it started, by status code');
       if (owner) for (const [code, n] of [...requests.byCode].sort(([a], [b]) => a - b)) http.samples.push([{ code: String(code) }, n]);
       const deployments = f('deployments_total', 'counter', "The organization's deployments (and other jobs) by status");
-      for (const [status, n] of await deploymentsByStatus(em, principal.organizationId)) deployments.samples.push([{ status }, n]);
+      for (const [status, n] of await store.deploymentsByStatus(principal.organizationId, em)) deployments.samples.push([{ status }, n]);
       return reply
         .type('text/plain; version=0.0.4; charset=utf-8')
         .header('cache-control', 'no-store')

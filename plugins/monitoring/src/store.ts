@@ -147,6 +147,20 @@ export class MonitoringStore {
     return rows.map(containerSample);
   }
 
+  /** The hosts that have had a deployment ('local' for this machine): the deployment plugin's table, none without it. */
+  async deployedHosts(em?: EntityManager): Promise<string[]> {
+    const rows = await this.#sql<{ host: string }>(`select distinct coalesce(server_id, ?) as host from deployments`, [LOCAL], em).catch(() => []);
+    return rows.map(r => r.host);
+  }
+
+  /** An organization's deployments by status (the deployment plugin's table; none without it). */
+  async deploymentsByStatus(organizationId: string, em?: EntityManager): Promise<[string, number][]> {
+    const rows = await this.#sql<{ status: string; n: string }>(`select status, count(*) as n from deployments where organization_id = ? group by status order by status`, [organizationId], em).catch(
+      () => [],
+    );
+    return rows.map(r => [r.status, Number(r.n)]);
+  }
+
   /** Drops samples older than `before` of one host. */
   async prune(hostKey: string, before: Date): Promise<void> {
     await this.#sql(`delete from monitoring_host_samples where host_key = ? and at < ?`, [hostKey, before]);
