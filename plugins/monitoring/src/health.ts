@@ -69,7 +69,11 @@ export class HealthWatch {
   async start(): Promise<void> {
     this.#stopped = false;
     this.#offDeployments ??= this.#cradle().events.on('deploymentFinished', ({ deployment }) => void this.follow(deployment.serverId ?? LOCAL));
-    for (const key of new Set([...(await this.#store.settings()).keys(), ...(await this.#store.deployedHosts())])) await this.follow(key);
+    // A server removed since its deployments is not followed (it would be retried every 30 s for ever).
+    const servers = this.#cradle().servers;
+    const deployed = [];
+    for (const key of await this.#store.deployedHosts()) if (key === LOCAL || (await servers.organizationOf(key))) deployed.push(key);
+    for (const key of new Set([...(await this.#store.settings()).keys(), ...deployed])) await this.follow(key);
     if (this.#stopped) return;
     this.#timer = setInterval(() => void this.#checkRecovered(), 1000);
     this.#timer.unref();
