@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 // berth start                                   serve the API (embedded database unless DATABASE_URL)
-// berth <command> …                             a command an enabled plugin adds (berth admin create: the auth
-//                                               plugin's; berth db copy and berth restore: the backups plugin's)
+// berth <command> …                             a command an enabled plugin adds (admin create, db copy, restore)
 // berth --help                                  these, and the enabled plugins' commands with their usage
 import { createKernel, type Kernel } from './kernel.ts';
 import { ConfigError } from './config.ts';
 import { BerthError } from './errors.ts';
 import { pluginCommands, runPluginCommand } from './commands.ts';
+import { resolveConfig } from './loader.ts';
 
 const usage = `usage:
   berth start`;
@@ -17,10 +17,14 @@ async function help(): Promise<string> {
   return [usage, ...commands.map(c => `  ${c.usage}`)].join('\n');
 }
 
+function fail(e: unknown): never {
+  const msg = e instanceof ConfigError || e instanceof BerthError ? e.message : ((e as Error).message ?? String(e));
+  process.stderr.write(`berth: ${msg}\n`);
+  process.exit(1);
+}
+
 async function start(): Promise<void> {
-  // Signals are taken from the first moment: one that arrives while the kernel starts (the
-  // embedded database is already running by then) stops it once the start is complete, instead
-  // of killing Berth and leaving its database behind.
+  // A signal during a start stops Berth once the start is complete: its embedded database is never left behind.
   let kernel: Kernel | undefined;
   let signalled: string | undefined;
   const shutdown = (k: Kernel, signal: string) => {
@@ -41,19 +45,28 @@ async function start(): Promise<void> {
   };
   process.once('SIGTERM', () => onSignal('SIGTERM'));
   process.once('SIGINT', () => onSignal('SIGINT'));
-  const starting = await createKernel({
-    // The kernel has already stopped serving; a supervisor (systemd, Docker) may start Berth again.
-    onDatabaseLost: error => {
-      process.stderr.write(`berth: ${error.message}\n`);
-      process.exit(1);
-    },
-  });
-  if (!signalled) {
-    const address = await starting.listen();
-    starting.app.log.info(`Berth listening on ${address} (${starting.embedded ? 'embedded database in ' + starting.config.dataDir : 'external PostgreSQL'})`);
-  }
-  kernel = starting;
-  if (signalled) shutdown(kernel, signalled);
+  // reloadServer: a bad config on disk is the caller's error; else in-flight requests finish, then a start with it.
+  const onReload = async () => {
+    await resolveConfig(process.env);
+    const k = kernel;
+    if (!k || signalled) return;
+    kernel = undefined;
+    k.stop().then(boot).catch(fail);
+  };
+  const boot = async () => {
+    const starting = await createKernel({
+      onReload,
+      // The kernel has already stopped serving; a supervisor (systemd, Docker) may start Berth again.
+      onDatabaseLost: fail,
+    });
+    if (!signalled) {
+      const address = await starting.listen();
+      starting.app.log.info(`Berth listening on ${address} (${starting.embedded ? 'embedded database in ' + starting.config.dataDir : 'external PostgreSQL'})`);
+    }
+    kernel = starting;
+    if (signalled) shutdown(kernel, signalled);
+  };
+  await boot();
 }
 
 const command = process.argv[2];
@@ -65,7 +78,5 @@ try {
     process.exit(2);
   }
 } catch (e) {
-  const msg = e instanceof ConfigError || e instanceof BerthError ? e.message : ((e as Error).message ?? String(e));
-  process.stderr.write(`berth: ${msg}\n`);
-  process.exit(1);
+  fail(e);
 }

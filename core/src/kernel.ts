@@ -62,6 +62,8 @@ export interface KernelOptions {
    * stopped serving; the default only logs, the operator command exits.
    */
   onDatabaseLost?: (error: Error) => void;
+  /** The cradle's `reload` (settings.reloadServer). */
+  onReload?: () => Promise<void>;
 }
 
 export async function createKernel(options: KernelOptions = {}): Promise<Kernel> {
@@ -118,6 +120,7 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
       jobs: asValue(jobs),
       principal: asValue(null),
       openapi: asValue(() => app.swagger()),
+      reload: asValue(options.onReload),
       database: asValue({ pool: endpoint.pool, embedded: endpoint.embedded }),
     });
     // Providers before plugins: a plugin's setup and its schemas read the enabled ones.

@@ -267,6 +267,7 @@ export const NO_REFERENCE: Record<string, string> = {
   'settings.getDokployVersion': "the peer answers its package's version (a string); Berth answers its own (plugins/platform/test/platform.test.ts)",
   'settings.getUpdateData': 'the peer answers { latestVersion, updateAvailable } (an interface the generator does not derive); Berth adds currentVersion and message',
   'settings.updateServer': 'the peer answers true after it replaced its image; Berth always refuses (409) with the upgrade steps',
+  'settings.reloadServer': 'the peer answers true (no row) once its service update is asked; so does Berth once its restart is under way (test/reload-server.test.ts)',
 };
 
 /**

@@ -133,32 +133,42 @@ export class CleanupService implements Deployer {
   // ------------------------------------------------------------ the deployer
   async run(action: string, run: DeploymentRun): Promise<void> {
     const { serverId, organizationId } = run.deployment;
-    // The daily run of this machine answers to the organization that turned it on.
-    const report = await this.plan(action, serverId, organizationId, run.em);
-    run.log(`disk usage before (bytes): ${JSON.stringify(report.diskUsage)}`);
-    for (const step of report.steps) {
-      run.log(`${step.step}: ${step.objects.length} object(s), ${step.bytes} bytes`);
-      for (const o of step.objects) run.log(`  ${step.step} ${o.name} (${o.id}) ${o.bytes} bytes`);
+    let removed: StepPlan[] = [];
+    let failure: string | undefined;
+    try {
+      // The daily run of this machine answers to the organization that turned it on.
+      const report = await this.plan(action, serverId, organizationId, run.em);
+      run.log(`disk usage before (bytes): ${JSON.stringify(report.diskUsage)}`);
+      for (const step of report.steps) {
+        run.log(`${step.step}: ${step.objects.length} object(s), ${step.bytes} bytes`);
+        for (const o of step.objects) run.log(`  ${step.step} ${o.name} (${o.id}) ${o.bytes} bytes`);
+      }
+      run.log(`report ${JSON.stringify({ serverId: report.serverId, steps: report.steps, bytes: report.bytes })}`);
+      const docker = await (await this.#cradle().hosts.of(serverId)).engine();
+      const done = await removePlanned(docker, report.steps, line => run.log(line), run.signal);
+      removed = done.removed;
+      const after = await diskUsage(docker, (what, fn) => this.#cradle().hosts.call(what, fn));
+      run.log(`disk usage after (bytes): ${JSON.stringify(after)}`);
+      if (done.failures.length) failure = `${done.failures.length} object(s) could not be removed: ${done.failures.join('; ')}`;
+    } catch (e) {
+      failure = (e as Error).message;
     }
-    run.log(`report ${JSON.stringify({ serverId: report.serverId, steps: report.steps, bytes: report.bytes })}`);
-    const docker = await (await this.#cradle().hosts.of(serverId)).engine();
-    const { removed, failures } = await removePlanned(docker, report.steps, line => run.log(line), run.signal);
-    const after = await diskUsage(docker, (what, fn) => this.#cradle().hosts.call(what, fn));
-    run.log(`disk usage after (bytes): ${JSON.stringify(after)}`);
     const count = (step: Step) => removed.find(r => r.step === step)?.objects.length ?? 0;
     const reclaimed = removed.reduce((s, r) => s + r.bytes, 0);
-    run.log(`removed: ${removed.map(r => `${r.step} ${r.objects.length}`).join(', ')}; ${reclaimed} bytes reclaimed`);
+    run.log(`removed: ${removed.map(r => `${r.step} ${r.objects.length}`).join(', ') || 'nothing'}; ${reclaimed} bytes reclaimed`);
     if (action === DAILY) {
       const name = serverId ? ((await this.#servers()?.dockerCleanupServers(run.em))?.find(s => s.serverId === serverId)?.name ?? serverId) : "Berth's own machine";
+      // What it removed, and when it failed, why: a daily run nobody watches must not fail silently.
       this.#cradle().events.emit('dockerCleanup', {
         organizationId: serverId ? organizationId : null,
         serverId,
         serverName: name,
         removed: { containers: count('containers'), images: count('images'), volumes: count('volumes'), reclaimedBytes: reclaimed },
+        ...(failure ? { error: failure } : {}),
         at: new Date().toISOString(),
       });
     }
-    if (failures.length) throw new Error(`${failures.length} object(s) could not be removed: ${failures.join('; ')}`);
+    if (failure) throw new Error(failure);
   }
 
   async settle(): Promise<void> {}

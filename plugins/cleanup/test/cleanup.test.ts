@@ -12,7 +12,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import Docker from 'dockerode';
-import { addMember, canRun, deploymentFinished, otherOrganization, signUpAdmin, startTestServer, TEST_BASE_IMAGE, type Client } from '@berth/core/testing';
+import { addMember, canRun, deploymentFinished, freePort, otherOrganization, signUpAdmin, startTestServer, TEST_BASE_IMAGE, type Client } from '@berth/core/testing';
 import { DEPLOYMENT_ID_HEADER, type BerthEvents } from '@berth/core';
 import { loadImage, privateRemoteHosts, remoteHostsMissing } from '@berth/test/remote-hosts';
 
@@ -219,5 +219,33 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     t.match(events[0], { organizationId, serverId, serverName: 'kit host', removed: { containers: 1, images: 0, volumes: 0 } });
     t.equal((await client.post('settings.updateDockerCleanup', { serverId, enableDockerCleanup: false })).body, true);
     t.same(await cleanup.tick(new Date('2030-01-02T23:51:00Z')), [], 'turned off: nothing more');
+  });
+
+  t.test('a daily run that fails is a deployment in error, and its dockerCleanup event says why', async t => {
+    // A server whose sshd is gone: nothing listens at its port.
+    const gone = await client.post('server.create', {
+      name: 'gone host',
+      ipAddress: '127.0.0.1',
+      port: await freePort(),
+      username: host.user,
+      sshKeyId: key.body.sshKeyId,
+      hostKeyFingerprint: host.hostKeyFingerprint,
+    });
+    t.equal(gone.status, 200, JSON.stringify(gone.body));
+    const goneId = gone.body.serverId as string;
+    t.teardown(() => client.post('server.remove', { serverId: goneId }));
+    t.equal((await client.post('settings.updateDockerCleanup', { serverId: goneId, enableDockerCleanup: true })).body, true);
+    const events: BerthEvents['dockerCleanup'][] = [];
+    const off = server.kernel.container.cradle.events.on('dockerCleanup', p => void events.push(p));
+    t.teardown(off);
+    const { cleanup } = server.kernel.container.cradle;
+    t.same(await cleanup.tick(new Date('2030-01-03T00:00:00Z')), [], 'its first tick only notes the window');
+    const queued = await cleanup.tick(new Date('2030-01-03T23:51:00Z'));
+    t.equal(queued.length, 1, 'one run: the gone host (the kit host is turned off)');
+    const done = await deploymentFinished(client, queued[0]!);
+    t.equal(done.status, 'error', 'the deployment is in error');
+    t.equal(events.length, 1, 'one dockerCleanup event');
+    t.match(events[0], { organizationId, serverId: goneId, serverName: 'gone host', removed: { containers: 0, images: 0, volumes: 0, reclaimedBytes: 0 }, error: /./ });
+    t.match(done.errorMessage ?? '', events[0]!.error!.slice(0, 40), 'the same reason as the deployment’s');
   });
 }

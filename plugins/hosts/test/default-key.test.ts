@@ -88,6 +88,13 @@ t.test('saving and removing the default key', async t => {
     t.equal(r.status, 400, "another organization's keyless server does not use this organization's key");
     t.match(r.body.message, NO_KEY);
 
+    // The reachability probe: it probes a keyless server with its organization's default key (a
+    // failed probe counted before is cleared by the answer), and leaves one with no key at all alone.
+    await sql('update servers set failed_probes = 1 where server_id in (?, ?)', [serverId, theirs]);
+    await server.kernel.container.cradle.serverProbe.sweep();
+    const probes = Object.fromEntries((await sql('select server_id, failed_probes from servers where server_id in (?, ?)', [serverId, theirs])).map(r => [r.server_id, r.failed_probes]));
+    t.same(probes, { [serverId]: 0, [theirs]: 1 }, 'the probe reached the keyless server with the default key, and left the one with no key alone');
+
     t.equal((await c.post('settings.cleanSSHPrivateKey', {})).body, true);
     await refused('after cleanSSHPrivateKey (the pooled connection closed)');
 

@@ -31,7 +31,14 @@ export const NOTIFIED_EVENTS = Object.keys(EVENT_TOGGLE) as NotifiedEvent[];
 declare module '@berth/core' {
   interface BerthEvents {
     /** Issue 36 (host care) emits it. A docker cleanup finished on a host, with what it removed (organizationId null: Berth's own host, every organization hears it). */
-    dockerCleanup: { organizationId: string | null; serverId: string | null; serverName: string; removed: { containers: number; images: number; volumes: number; reclaimedBytes: number }; at: string };
+    dockerCleanup: {
+      organizationId: string | null;
+      serverId: string | null;
+      serverName: string;
+      removed: { containers: number; images: number; volumes: number; reclaimedBytes: number };
+      error?: string;
+      at: string;
+    };
     /** Issue 37 (monitoring) emits it from Berth's collector; receiveNotification (here) from the peer's agent. A server crossed a threshold (CPU or memory). */
     serverThreshold: {
       organizationId: string | null;

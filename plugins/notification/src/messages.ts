@@ -121,14 +121,15 @@ export class MessageRenderer {
         const p = payload as BerthEvents['dockerCleanup'];
         return {
           ...base,
-          level: 'info',
-          title: `Docker cleanup done on ${p.serverName}`,
+          level: p.error ? 'error' : 'info',
+          title: p.error ? `Docker cleanup failed on ${p.serverName}` : `Docker cleanup done on ${p.serverName}`,
           link: null,
           fields: [
             { name: 'Containers removed', value: String(p.removed.containers) },
             { name: 'Images removed', value: String(p.removed.images) },
             { name: 'Volumes removed', value: String(p.removed.volumes) },
             { name: 'Space reclaimed', value: bytes(p.removed.reclaimedBytes) },
+            ...(p.error ? [{ name: 'Error', value: cut(p.error) }] : []),
           ],
         };
       }

@@ -1,6 +1,7 @@
 // settings.* about Berth itself: its version under both names, the update check under both names,
-// and updateServer, which refuses: Berth is upgraded by its operator on its machine.
-import { conflict, Type, router } from '@berth/core';
+// updateServer, which refuses: Berth is upgraded by its operator on its machine; and reloadServer,
+// which asks the process that started the kernel (`berth start`) to start it again.
+import { badRequest, conflict, ConfigError, forbidden, Type, router } from '@berth/core';
 import { UpdateData } from './schemas.ts';
 import type { ReleaseCheck } from './service.ts';
 
@@ -22,6 +23,25 @@ export const platformProcedures = (releases: ReleaseCheck) => {
       'member',
     ),
     updateCheck('checkAndUpdateImage', 'As getUpdateData (the older variant’s name; admins): nothing is pulled or replaced, Berth is upgraded by its operator', 'admin'),
+    settings.mutation('reloadServer', {
+      access: 'admin',
+      summary:
+        'Start Berth again with the configuration on disk (berth.config.json, the environment it was started with): it stops accepting, finishes the requests in flight, and serves again. Instance owner only; a configuration that fails is a 400 and changes nothing',
+      input: Type.Object({}),
+      output: Type.Boolean(),
+      handler: async (_input, ctx) => {
+        const { accounts, principal, reload } = ctx.cradle;
+        if (!(await accounts.isInstanceOwner(principal!.userId))) throw forbidden('Reloading restarts the whole instance: only the instance owner (the first admin) may');
+        if (!reload) throw conflict('This instance was not started by `berth start` (scripts/start.sh), which alone can start it again: restart it through what started it');
+        try {
+          await reload();
+        } catch (e) {
+          if (e instanceof ConfigError) throw badRequest(`The configuration on disk fails, nothing was reloaded: ${e.message}`);
+          throw e;
+        }
+        return true;
+      },
+    }),
     settings.mutation('updateServer', {
       access: 'admin',
       summary: 'Refused (409) with the upgrade steps: Berth is upgraded by its operator on its machine, not from the API',
@@ -33,3 +53,10 @@ export const platformProcedures = (releases: ReleaseCheck) => {
     }),
   ];
 };
+
+declare module '@berth/core' {
+  interface Cradle {
+    /** Set by `berth start`: validates the configuration on disk, then stops the kernel and starts it again. */
+    reload?: () => Promise<void>;
+  }
+}

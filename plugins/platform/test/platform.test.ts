@@ -4,7 +4,7 @@
 // steps; who may call each.
 import { createServer, type Server } from 'node:http';
 import t from 'tap';
-import { addMember, signUpAdmin, startTestServer } from '@berth/core/testing';
+import { addMember, otherOrganization, signUpAdmin, startTestServer } from '@berth/core/testing';
 import { berthVersion, compareReleases, releaseOf } from '@berth/plugin-platform';
 
 /** A loopback release feed whose answer the test sets; counts the requests it received. */
@@ -47,11 +47,20 @@ t.test('without a release feed', async t => {
   t.equal(refused.body.code, 'CONFLICT');
   t.match(refused.body.message, /stop it, bring its directory to the new release .*bash scripts\/start\.sh/, 'with the upgrade steps');
 
+  const notStarted = await c.post('settings.reloadServer', {});
+  t.equal(notStarted.status, 409, 'reloadServer needs the operator command (test/reload-server.test.ts runs it)');
+  t.match(notStarted.body.message, /not started by `berth start`/);
+
   const member = await addMember(server, c, 'member@example.com', 'member');
   t.equal((await member.client.get('settings.getDokployVersion')).status, 200, 'a member reads the version');
   t.equal((await member.client.post('settings.getUpdateData', {})).status, 200, 'and the update data, as the peer lets every signed-in user');
   t.equal((await member.client.post('settings.checkAndUpdateImage', {})).status, 403, 'checkAndUpdateImage is for admins');
   t.equal((await member.client.post('settings.updateServer', {})).status, 403, 'so is updateServer');
+  t.equal((await member.client.post('settings.reloadServer', {})).status, 403, 'and reloadServer');
+  const otherOwner = await otherOrganization(server, member.userId);
+  const notInstanceOwner = await otherOwner.client.post('settings.reloadServer', {});
+  t.equal(notInstanceOwner.status, 403, "another organization's owner may not restart the instance");
+  t.match(notInstanceOwner.body.message, /only the instance owner/);
 });
 
 t.test('with a loopback release feed', async t => {

@@ -1,5 +1,6 @@
-// Reachability: every serverProbeSeconds each active server with a key is probed (its engine
-// pinged over its pooled connection, with a time limit). Two failed probes in a row make it
+// Reachability: every serverProbeSeconds each active server with a key is probed (its own, or its
+// organization's default key when it names none; one with neither is left alone): its engine is
+// pinged over its pooled connection, with a time limit. Two failed probes in a row make it
 // unreachable: its running deployments fail with the reason and `serverUnreachable` is emitted
 // once; the first probe that answers again emits `serverReachable`. The counters live on the
 // record, so the moves are decided once even with several Berth processes. The job only starts a
@@ -37,7 +38,7 @@ export class ServerProbe {
     if (repeat) jobs.every(`${this.#seconds} seconds`, PROBE_JOB);
   }
 
-  /** Probes every server with a key (one sweep at a time); resolves when the sweep ends. */
+  /** Probes every server with a key to log in with (one sweep at a time); resolves when the sweep ends. */
   sweep(): Promise<void> {
     this.#sweep ??= this.#sweepAll()
       .catch(e => this.#cradle().logger.warn({ err: e }, 'the server probe failed'))
@@ -49,8 +50,14 @@ export class ServerProbe {
 
   async #sweepAll(): Promise<void> {
     const em = this.#cradle().orm.em.fork() as EntityManager;
-    const rows = await em.find(Server, { sshKeyId: { $ne: null }, serverStatus: 'active' });
-    await Promise.all(rows.map(row => this.probe(row)));
+    const rows = await em.find(Server, { serverStatus: 'active' });
+    const defaultKey = new Map<string, Promise<boolean>>();
+    const hasKey = (row: ServerRow) => {
+      if (row.sshKeyId) return true;
+      if (!defaultKey.has(row.organizationId)) defaultKey.set(row.organizationId, this.#cradle().hosts.defaultKeys.has(row.organizationId));
+      return defaultKey.get(row.organizationId)!;
+    };
+    await Promise.all(rows.map(async row => (await hasKey(row)) && this.probe(row)));
   }
 
   /** One probe of one server, and what follows from its answer. */
