@@ -1,7 +1,7 @@
 // The billing plugin: billing.* and stripe.*, the Stripe webhook (POST /api/stripe/webhook, its
 // signature checked on the raw body), server.create's quota and the reconcile job. Off until the
 // operator gives both Stripe keys; the SDK loads on the first call that needs it.
-import { asValue, definePlugin } from '@berth/core';
+import { asValue, definePlugin, optionalService } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
 import config from './config.ts';
 import { billingEntities } from './entities.ts';
@@ -29,7 +29,11 @@ export default definePlugin({
     berth.http(webhookRoute(billing));
     berth.jobs.define(RECONCILE_JOB, async () => void (await billing.reconcile()), { concurrency: 1, lockLifetimeMs: 10 * 60_000 });
     if (berth.config.jobs && billing.enabled) berth.jobs.every(`${berth.config.billingReconcileMinutes} minutes`, RECONCILE_JOB);
-    berth.onStart(c => c.servers.checkBeforeCreate((organizationId, em) => billing.checkServerQuota(organizationId, em)));
+    berth.onStart(c => {
+      c.servers.checkBeforeCreate((organizationId, em) => billing.checkServerQuota(organizationId, em));
+      // user.get and user.all show the organization's billing on its owner's user, as the peer's.
+      optionalService(c, 'users')?.billingFrom(organizationId => billing.userFields(organizationId));
+    });
   },
 });
 

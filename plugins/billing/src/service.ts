@@ -79,6 +79,13 @@ export class BillingService {
     return em.findOne(BillingAccount, { organizationId });
   }
 
+  /** The fields the peer keeps on the owner's user row; null while billing is off or the organization has no account. */
+  async userFields(organizationId: string): Promise<{ stripeCustomerId: string | null; stripeSubscriptionId: string | null; serversQuantity: number } | null> {
+    if (!this.enabled) return null;
+    const account = await this.account(organizationId, this.#cradle().orm.em.fork() as EntityManager);
+    return account && { stripeCustomerId: account.stripeCustomerId ?? null, stripeSubscriptionId: account.stripeSubscriptionId ?? null, serversQuantity: account.serversQuantity };
+  }
+
   async #accountFor(organizationId: string, em: EntityManager): Promise<BillingAccountRow> {
     const found = await this.account(organizationId, em);
     if (found) return found;

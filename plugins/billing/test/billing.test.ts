@@ -124,9 +124,25 @@ t.test('checkout: completed without payment grants nothing, a paid invoice grant
   t.match(await send(stripe.event('invoice.paid', paid)), { status: 200, body: { received: true } });
   t.equal((await c.get('billing.canCreateMoreServers')).body, true, 'the paid invoice granted 2 servers');
   t.equal((await c.get('stripe.canCreateMoreServers')).body, true, 'stripe.* answers the same');
-  t.equal((await newServer()).status, 200);
-  t.equal((await newServer()).status, 200);
+  // Five creates at once for two granted servers: the quota check and the insert hold the
+  // organization's lock together, so exactly two are stored.
+  const racing = await Promise.all([1, 2, 3, 4, 5].map(() => newServer()));
+  t.same(
+    racing.map(r => r.status).sort(),
+    [200, 200, 403, 403, 403],
+    'concurrent creates past the quota: exactly the granted two',
+  );
+  t.equal((await c.get('server.all')).body.length, 2, 'two servers stored');
   t.match(await newServer(), { status: 403, body: { message: /allows 2 server\(s\) and it has 2/ } });
+
+  const owner = await c.get('user.get');
+  t.match(
+    owner.body.user,
+    { stripeCustomerId: customerId, stripeSubscriptionId: subscriptionId, serversQuantity: 2 },
+    "user.get: the organization's billing on its owner's user, where the peer keeps it",
+  );
+  const listed = (await c.get('user.all')).body.find((m: any) => m.role === 'owner');
+  t.match(listed?.user, { stripeCustomerId: customerId, serversQuantity: 2 }, 'user.all shows it the same');
 
   const now = await c.get('billing.getProducts');
   t.match(now.body, { currentPlan: 'hobby', isAnnualCurrent: false, currentPriceAmount: 9, subscriptions: [{ id: subscriptionId, status: 'active' }] });
@@ -191,4 +207,6 @@ t.test('another organization sees nothing of this billing', async t => {
   t.equal((await other.client.get('billing.canCreateMoreServers')).body, false);
   t.match(await other.client.post('billing.createCustomerPortalSession', {}), { status: 400, body: { message: /Stripe Customer ID not found/ } });
   t.equal((await other.client.post('server.create', { name: 'x', description: null, ipAddress: '10.255.3.1', port: 22, username: 'root', sshKeyId: null, serverType: 'deploy' })).status, 403);
+  const theirs = await other.client.get('user.get');
+  t.match(theirs.body, { role: 'owner', user: { stripeCustomerId: null, stripeSubscriptionId: null, serversQuantity: 0 } }, "its owner's user.get carries none of this organization's billing");
 });

@@ -169,9 +169,20 @@ export class ServerService implements HostServerDirectory {
 
   // ------------------------------------------------------------ server.*
   async create(input: CreateInput, organizationId: string, em: EntityManager): Promise<ServerView> {
-    for (const check of this.#createChecks) await check(organizationId, em);
     const sshKeyId = input.sshKeyId || null;
     if (sshKeyId) await this.#key(sshKeyId, organizationId, em);
+    if (!this.#createChecks.length) return toView(await this.#insert(input, sshKeyId, organizationId, em));
+    // The checks (billing's quota) and the insert hold the organization's lock together: of
+    // concurrent creates past the quota, exactly those it allows are stored.
+    const row = await em.transactional(async tx => {
+      await tx.getConnection().execute('select pg_advisory_xact_lock(hashtext(?))', [`server.create:${organizationId}`], 'all', tx.getTransactionContext());
+      for (const check of this.#createChecks) await check(organizationId, tx);
+      return this.#insert(input, sshKeyId, organizationId, tx);
+    });
+    return toView(row);
+  }
+
+  async #insert(input: CreateInput, sshKeyId: string | null, organizationId: string, em: EntityManager): Promise<ServerRow> {
     const row = em.create(Server, {
       serverId: newId(),
       name: input.name,
@@ -194,7 +205,7 @@ export class ServerService implements HostServerDirectory {
       createdAt: new Date(),
     });
     await em.flush();
-    return toView(row);
+    return row;
   }
 
   /** The record with its own deployments (setup runs) and its key (never the private half). */

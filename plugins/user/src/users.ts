@@ -43,7 +43,23 @@ async function newUser(em: EntityManager, email: string, password: string) {
   });
 }
 
+/** The organization's billing as the peer shows it on its owner's user row (the billing plugin's, when enabled). */
+export type BillingFields = Pick<MemberView['user'], 'stripeCustomerId' | 'stripeSubscriptionId' | 'serversQuantity'>;
+
 export class UserService extends IdentityStore<'sessions' | 'config'> {
+  #billing?: (organizationId: string) => Promise<BillingFields | null>;
+
+  /** Where an owner's view reads its organization's billing fields (set by the billing plugin). */
+  billingFrom(read: (organizationId: string) => Promise<BillingFields | null>): void {
+    this.#billing = read;
+  }
+
+  /** The owner's user row carries the organization's billing, as the peer's (it keeps billing on the owner's user). */
+  async #withBilling(view: MemberView): Promise<MemberView> {
+    const fields = view.role === 'owner' && this.#billing ? await this.#billing(view.organizationId) : null;
+    return fields ? { ...view, user: { ...view.user, ...fields } } : view;
+  }
+
   /** The first account: an owner with a fresh default organization. Only while there is no owner. */
   async createFirstAdmin(email: string, password: string) {
     const userId = await this.em().transactional(async tx => {
@@ -98,7 +114,7 @@ export class UserService extends IdentityStore<'sessions' | 'config'> {
     const em = this.em();
     const member = await em.findOne(Member, { userId, organizationId });
     if (!member) throw notFound('User');
-    return toMemberView(member, await em.findOneOrFail(User, { id: userId }));
+    return this.#withBilling(toMemberView(member, await em.findOneOrFail(User, { id: userId })));
   }
 
   /** Every membership of an organization, oldest first, with its user. */
@@ -107,7 +123,7 @@ export class UserService extends IdentityStore<'sessions' | 'config'> {
     const members = await em.find(Member, { organizationId }, { orderBy: { createdAt: 'asc' } });
     const users = await em.find(User, { id: { $in: members.map(m => m.userId) } });
     const byId = new Map(users.map(u => [u.id, u]));
-    return members.map(m => toMemberView(m, byId.get(m.userId)!));
+    return Promise.all(members.map(m => this.#withBilling(toMemberView(m, byId.get(m.userId)!))));
   }
 
   /** Changes an account; `by` is the caller when it may be someone else's. */
