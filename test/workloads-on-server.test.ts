@@ -375,6 +375,8 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
       - target: 8080
         published: ${port}
         mode: host
+    volumes:
+      - ../files/greeting.txt:/www/greeting.txt:ro
     deploy:
       endpoint_mode: dnsrr
 `;
@@ -382,6 +384,16 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
       t.equal(created.status, 200, JSON.stringify(created.body));
       t.equal(created.body.serverId, SERVER);
       const { composeId, appName } = created.body as { composeId: string; appName: string };
+      // A file mount: written under the stack's files/ directory, which the file binds by a relative path.
+      const mount = await client.post('mounts.create', {
+        serviceId: composeId,
+        serviceType: 'compose',
+        type: 'file',
+        filePath: 'greeting.txt',
+        content: `hello from a file mount (${type})\n`,
+        mountPath: '/greeting.txt',
+      });
+      t.equal(mount.status, 200, JSON.stringify(mount.body));
       const label = `${type === 'stack' ? 'com.docker.stack.namespace' : 'com.docker.compose.project'}=${appName}`;
       const containersOf = (docker: Docker) => docker.listContainers({ all: true, filters: { label: [label] } });
       t.teardown(() => client.post('compose.delete', { composeId, deleteVolumes: true }).catch(() => undefined));
@@ -393,12 +405,17 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
       t.same(await containersOf(local), [], 'none on the local engine');
       await nothingLocal(t, composeId);
       t.match(await served(port, /^200 on-the-server/), /on-the-server/, "it answers on the server's address");
+      const greeting = await fetch(`http://${host.address}:${port}/greeting.txt`, { signal: AbortSignal.timeout(5000) });
+      t.equal(await greeting.text(), `hello from a file mount (${type})\n`, 'the file mount, bound by a relative path, was copied to the server and bound there');
+      const filesDir = ['sh', '-c', 'd="$(getent passwd "$1" | cut -d: -f6)/.berth/files/$2"; if [ -d "$d" ]; then ls -R "$d"; else echo "no $d"; fi', 'sh', host.user, appName];
+      t.match((await inHost(host, filesDir)).stdout, /greeting\.txt/, "below the workload's files directory of the login");
 
       const stopped = await runFinished(client, 'compose.stop', { composeId });
       t.equal(stopped.status, 'done', stopped.errorMessage ?? '');
       await unreachable(port);
       t.equal((await client.post('compose.delete', { composeId, deleteVolumes: true })).status, 200);
       await waitFor('the stack gone from the server', async () => (await containersOf(remote)).length === 0, { timeout: 60_000 });
+      t.match((await inHost(host, filesDir)).stdout, /^no \//, 'its files directory on the server is removed with it');
       t.same(await containersOf(local), [], 'and nothing of it here');
     });
   }

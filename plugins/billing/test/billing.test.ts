@@ -127,11 +127,7 @@ t.test('checkout: completed without payment grants nothing, a paid invoice grant
   // Five creates at once for two granted servers: the quota check and the insert hold the
   // organization's lock together, so exactly two are stored.
   const racing = await Promise.all([1, 2, 3, 4, 5].map(() => newServer()));
-  t.same(
-    racing.map(r => r.status).sort(),
-    [200, 200, 403, 403, 403],
-    'concurrent creates past the quota: exactly the granted two',
-  );
+  t.same(racing.map(r => r.status).sort(), [200, 200, 403, 403, 403], 'concurrent creates past the quota: exactly the granted two');
   t.equal((await c.get('server.all')).body.length, 2, 'two servers stored');
   t.match(await newServer(), { status: 403, body: { message: /allows 2 server\(s\) and it has 2/ } });
 

@@ -4,11 +4,12 @@
 // Compose program (`up -d --build --remove-orphans`) or `docker stack deploy`, and wait until
 // every service runs. Status: running while deploying; done only once every service runs;
 // error (set by settle) when the run fails, times out or dies with the process.
+import { existsSync } from 'node:fs';
 import { mkdir, rm, writeFile, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Cradle, DeploymentRun, EntityManager } from '@berth/core';
 import { optionalService } from '@berth/core';
-import { WorkloadLifecycle, resolveEnv, type Engine, type MountRecord } from '@berth/plugin-workloads';
+import { WorkloadLifecycle, resolveEnv, serverFilesDir, type Engine, type MountRecord } from '@berth/plugin-workloads';
 import { Compose, type ComposeRow } from './entities.ts';
 import { KIND, type ComposeService } from './service.ts';
 import { ignoredKeys, isolate, addSuffix, parseComposeCommand, serviceNames, serviceImages, withDomains, type ComposeDomainRoute, type ComposeType } from './file/index.ts';
@@ -16,6 +17,7 @@ import { withOwnership } from './prepare.ts';
 import { hostRefusal } from './host-policy.ts';
 import { StackEngine, projectName, type WaitIo } from './engine.ts';
 import { composeCommand, runProgram } from './program.ts';
+import { placeOnServer, tarOf, UNPACK } from './on-server.ts';
 
 /** Where a stack keeps its files on this host: code/ (the file or the checkout), files/ (file mounts). */
 export const composeDir = (dataDir: string, appName: string) => path.join(dataDir, 'compose', appName);
@@ -177,6 +179,10 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
     text = withOwnership(text, type, this.labels(row, run));
     const refused = hostRefusal(text, path.dirname(userFile), dir, cradle.hostAccess);
     if (refused) throw new Error(`Refused by this instance's host access policy: ${refused.message}`);
+    const serverId = row.serverId ?? null;
+    // On a server, the bind sources inside the stack's directory are copied there (below).
+    let copies: { local: string; remote: string }[] = [];
+    if (serverId !== null) ({ text, copies } = placeOnServer(text, path.dirname(userFile), dir, await serverFilesDir(cradle.hosts, serverId, row.appName), type));
     const deployed = path.join(path.dirname(userFile), DEPLOYED_FILE);
     await writeFile(deployed, text, { mode: 0o600 });
     // The env reaches the program through a file (docker-compose) or its own environment (stack), never its command line.
@@ -190,10 +196,10 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
         { mode: 0o600 },
       );
     await this.#writeFileMounts(row, dir, run);
+    if (serverId !== null) await this.#copyToServer(serverId, copies, run);
     const services = serviceNames(text);
     // On a server: the program drives its engine through the forwarded socket (build contexts
     // stream over the connection), and the images it lacks are copied from this machine's first.
-    const serverId = row.serverId ?? null;
     const dockerHost = await cradle.hosts.dockerHost(serverId);
     if (serverId !== null) {
       for (const image of serviceImages(text)) {
@@ -261,6 +267,17 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
       await writeFile(target, m.content ?? '', { mode: 0o644 });
     }
     if (files.length) run.log(`Wrote ${files.length} file mount(s) under files/`);
+  }
+
+  /** The bind sources placeOnServer moved: each a tar archive over the connection, unpacked at its place there. */
+  async #copyToServer(serverId: string, copies: { local: string; remote: string }[], run: DeploymentRun): Promise<void> {
+    const host = await this.cradle().hosts.of(serverId);
+    copies = copies.filter(c => existsSync(c.local));
+    for (const { local, remote } of copies) {
+      const unpacked = await host.run([...UNPACK, path.posix.dirname(remote), remote], { stdin: await tarOf(local, run.signal), signal: run.signal });
+      if (unpacked.code !== 0) throw new Error(`${remote} could not be written on the server: ${unpacked.stderr.trim()}`);
+    }
+    if (copies.length) run.log(`Copied ${copies.length} bind source(s) of the stack's directory to the server: ${copies.map(c => c.remote).join(', ')}`);
   }
 
   /** The stack's domains as the compose-file transforms take them. */

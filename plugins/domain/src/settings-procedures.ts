@@ -85,8 +85,8 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
       summary: "A file of the proxy's configuration directory (Traefik only; confined to that directory)",
       input: Type.Object({ path: ConfigPath(), ...ServerId }),
       output: Text,
-      handler: async ({ path }, ctx) => {
-        s.assertOwner(ctx.principal);
+      handler: async ({ path, serverId }, ctx) => {
+        await s.assertOwnerOn(ctx.principal, serverId);
         return s.readFile(path);
       },
     }),
@@ -95,8 +95,8 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
       summary: "Write a file of the proxy's configuration directory, checked first (Traefik only; confined to that directory)",
       input: Type.Object({ path: ConfigPath(), traefikConfig: ConfigText(), ...ServerId }),
       output: Type.Boolean(),
-      handler: async ({ path, traefikConfig }, ctx) => {
-        s.assertOwner(ctx.principal);
+      handler: async ({ path, traefikConfig, serverId }, ctx) => {
+        await s.assertOwnerOn(ctx.principal, serverId);
         return s.writeFile(path, traefikConfig);
       },
     }),
@@ -105,8 +105,8 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
       summary: "The proxy's configuration directory as a tree (Traefik only)",
       input: Type.Object(ServerId),
       output: Type.Array(DirectoryEntry),
-      handler: async (_i, ctx) => {
-        s.assertOwner(ctx.principal);
+      handler: async ({ serverId }, ctx) => {
+        await s.assertOwnerOn(ctx.principal, serverId);
         return s.directories() as Promise<Entry[]>;
       },
     }),
@@ -115,8 +115,8 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
       summary: "The environment of the proxy's service, KEY=value lines (Traefik only)",
       input: Type.Object(ServerId),
       output: Text,
-      handler: async (_i, ctx) => {
-        s.assertOwner(ctx.principal);
+      handler: async ({ serverId }, ctx) => {
+        await s.assertOwnerOn(ctx.principal, serverId);
         return (await s.serviceSettings()).env;
       },
     }),
@@ -125,8 +125,8 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
       summary: "Replace the environment of the proxy's service and restart it (Traefik only)",
       input: Type.Object({ env: Type.String({ maxLength: 65_536 }), ...ServerId }),
       output: Type.Boolean(),
-      handler: async ({ env }, ctx) => {
-        s.assertOwner(ctx.principal);
+      handler: async ({ env, serverId }, ctx) => {
+        await s.assertOwnerOn(ctx.principal, serverId);
         return s.updateServiceSettings({ env });
       },
     }),
@@ -135,8 +135,8 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
       summary: 'Restart the proxy; its routes are kept (Traefik only)',
       input: Type.Object(ServerId),
       output: Type.Boolean(),
-      handler: async (_i, ctx) => {
-        s.assertOwner(ctx.principal);
+      handler: async ({ serverId }, ctx) => {
+        await s.assertOwnerOn(ctx.principal, serverId);
         return s.reload();
       },
     }),
@@ -145,8 +145,8 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
       summary: "Publish Traefik's dashboard on port 8080, or stop (Traefik only)",
       input: Type.Object({ enableDashboard: Type.Optional(Type.Boolean()), ...ServerId }),
       output: Type.Boolean(),
-      handler: async ({ enableDashboard }, ctx) => {
-        s.assertOwner(ctx.principal);
+      handler: async ({ enableDashboard, serverId }, ctx) => {
+        await s.assertOwnerOn(ctx.principal, serverId);
         return s.updateServiceSettings({ dashboard: enableDashboard ?? false });
       },
     }),
@@ -155,8 +155,8 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
       summary: "Whether Traefik's dashboard is published (Traefik only)",
       input: Type.Object(ServerId),
       output: Type.Boolean(),
-      handler: async (_i, ctx) => {
-        s.assertOwner(ctx.principal);
+      handler: async ({ serverId }, ctx) => {
+        await s.assertOwnerOn(ctx.principal, serverId);
         return (await s.serviceSettings()).dashboard;
       },
     }),
@@ -165,8 +165,8 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
       summary: 'Ports the proxy publishes besides http and https (Traefik only)',
       input: Type.Object(ServerId),
       output: Type.Array(Port),
-      handler: async (_i, ctx) => {
-        s.assertOwner(ctx.principal);
+      handler: async ({ serverId }, ctx) => {
+        await s.assertOwnerOn(ctx.principal, serverId);
         return (await s.serviceSettings()).additionalPorts;
       },
     }),
@@ -175,8 +175,8 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
       summary: 'Replace the ports the proxy publishes besides http and https, in host mode (Traefik only)',
       input: Type.Object({ additionalPorts: Type.Array(Port, { maxItems: 100 }), ...ServerId }),
       output: Type.Boolean(),
-      handler: async ({ additionalPorts }, ctx) => {
-        s.assertOwner(ctx.principal);
+      handler: async ({ additionalPorts, serverId }, ctx) => {
+        await s.assertOwnerOn(ctx.principal, serverId);
         return s.updateServiceSettings({ additionalPorts });
       },
     }),

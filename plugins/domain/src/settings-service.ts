@@ -51,6 +51,22 @@ export class ProxySettings extends ProxyBound {
     if (principal.role !== 'owner') throw forbidden("Only the owner may read or change the proxy's configuration");
   }
 
+  /**
+   * As assertOwner, for an operation that names a server: the organization's server (else 404),
+   * and a proxy there that keeps Traefik's files. None does (the traefik provider runs only on this
+   * machine; a server's proxy is Caddy's): 400 naming serverId, rather than acting on this machine's.
+   */
+  async assertOwnerOn(principal: Principal, serverId: string | undefined): Promise<void> {
+    this.assertOwner(principal);
+    if (!serverId) return;
+    await this.cradle().workloads.assertServer(serverId, principal.organizationId);
+    const provider = this.routing.traefik();
+    throw invalidField(
+      'serverId',
+      `Berth keeps the ${provider.id} proxy's files on this machine only: server ${serverId} has no proxy whose Traefik files it could read or write (leave serverId out for this machine's proxy)`,
+    );
+  }
+
   /** The absolute path of a file inside the config directory, or 400 naming `field`. */
   confined(provider: ProxyProvider, given: string, field = 'path'): string {
     const root = realpathSync(provider.configDir);

@@ -228,6 +228,36 @@ t.test('domains with the traefik provider', async t => {
     t.notOk(existsSync(path.join(dir, 'dynamic', 'berth.yml')), 'taken away');
   });
 
+  t.test("settings with a serverId: 404 for another organization's, 400 for a server (its proxy keeps no Traefik files); nothing is done to this machine's", async t => {
+    const own = await call('server.create', { name: 'edge', ipAddress: '192.0.2.20', port: 22, username: 'root', sshKeyId: null });
+    const other = await otherOrganization(server, userId);
+    const theirs = (await other.client.post('server.create', { name: 'theirs', ipAddress: '192.0.2.21', port: 22, username: 'root', sshKeyId: null })).body.serverId as string;
+    const before = await readFile(path.join(dir, 'traefik.yml'), 'utf8');
+    const cases: [string, 'get' | 'post', Record<string, unknown>][] = [
+      ['settings.readTraefikFile', 'get', { path: 'traefik.yml' }],
+      ['settings.updateTraefikFile', 'post', { path: 'traefik.yml', traefikConfig: 'entryPoints: {}\n' }],
+      ['settings.readDirectories', 'get', {}],
+      ['settings.readTraefikEnv', 'get', {}],
+      ['settings.writeTraefikEnv', 'post', { env: 'A=1' }],
+      ['settings.reloadTraefik', 'post', {}],
+      ['settings.toggleDashboard', 'post', { enableDashboard: true }],
+      ['settings.haveTraefikDashboardPortEnabled', 'get', {}],
+      ['settings.getTraefikPorts', 'get', {}],
+      ['settings.updateTraefikPorts', 'post', { additionalPorts: [{ targetPort: 9000, publishedPort: 9000, protocol: 'tcp' }] }],
+    ];
+    for (const [op, method, input] of cases) {
+      const foreign = await client[method](op, { ...input, serverId: theirs });
+      t.equal(foreign.status, 404, `${op}: another organization's server is 404`);
+      const onServer = await client[method](op, { ...input, serverId: own.serverId });
+      t.equal(onServer.status, 400, `${op}: a server of the organization is 400`);
+      t.same(fields(onServer.body), ['serverId'], `${op}: naming serverId`);
+    }
+    t.equal(await readFile(path.join(dir, 'traefik.yml'), 'utf8'), before, "this machine's files are untouched");
+    t.same((await client.get('settings.getTraefikPorts')).body, [], 'and its settings');
+    t.equal((await client.get('settings.haveTraefikDashboardPortEnabled')).body, false);
+    t.equal((await client.post('server.remove', { serverId: own.serverId })).status, 200);
+  });
+
   t.test("certificates: uploaded, sealed, written in the peer's layout, expiry announced", async t => {
     const events: { name: string; daysLeft: number }[] = [];
     server.kernel.container.cradle.events.on('certificateExpiring', p => void events.push(p));

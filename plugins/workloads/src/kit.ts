@@ -49,7 +49,7 @@ export { WorkloadLifecycle, type LifecycleRecord, type Engine } from './lifecycl
 export { RecordKind, type KindRecords } from './kind-base.ts';
 export { ownerLabels, ownedBy, assertOwned, notOurs, KIND_LABEL, ID_LABEL, ORGANIZATION_LABEL, type Owner } from './owners.ts';
 export { ensureVolume, removeVolume, ensureMountVolume, assertMountable, volumeLabels, MOUNT_VOLUME_LABEL, type VolumeOptions } from './swarm/volumes.ts';
-export { toServiceMounts } from './swarm/mounts.ts';
+export { toServiceMounts, serverFilesDir } from './swarm/mounts.ts';
 export { generateAppName } from './naming.ts';
 export { placementOf, type Placement } from './views.ts';
 export { relationSchemas, serverRelation, NotServedList, NotServedOne, workloadSummary, summaryOf } from './relations.ts';
