@@ -2,7 +2,7 @@
 // getServerMetrics are the monitoring plugin's): what a server needs before workloads run there, and what is true on it.
 import { Type, router } from '@berth/core';
 import { ServerIdInput, ServerView } from './schemas.ts';
-import { PublicIpInput, SecurityResult, ServerTime, SetupResult, ValidateResult } from './setup-schemas.ts';
+import { OptionalServerIdInput, SecurityResult, ServerTime, SetupResult, ValidateResult } from './setup-schemas.ts';
 
 const server = router('server');
 
@@ -16,8 +16,9 @@ export const serverSetupProcedures = [
     handler: ({ serverId }, ctx) => ctx.cradle.callerServerOperations.setup(serverId),
   }),
   server.query('validate', {
-    summary: 'What is installed on the server (the peer’s fields) and a doctor’s checks, each with a stable code, a sentence and the fix',
-    input: ServerIdInput,
+    summary:
+      'What is installed on the server (the peer’s fields) and a doctor’s checks, each with a stable code, a sentence and the fix; without serverId (Berth’s addition), of the machine Berth runs on (the instance owner only)',
+    input: OptionalServerIdInput,
     output: ValidateResult,
     handler: ({ serverId }, ctx) => ctx.cradle.callerServerOperations.validate(serverId),
   }),
@@ -30,7 +31,7 @@ export const serverSetupProcedures = [
   server.query('publicIp', {
     summary:
       'This machine’s address (serverIp when set, else the interface of the default route), or with serverId (Berth’s addition) the server’s, read over SSH; never asks a service on the internet',
-    input: PublicIpInput,
+    input: OptionalServerIdInput,
     output: Type.String(),
     handler: ({ serverId }, ctx) => ctx.cradle.callerServerOperations.publicIp(serverId),
   }),

@@ -51,5 +51,5 @@ export const SecurityResult = Type.Object({
   fail2ban: Type.Object({ installed: Type.Boolean(), enabled: Type.Boolean(), active: Type.Boolean(), sshEnabled: Type.String(), sshMode: Type.String() }),
 });
 
-export const PublicIpInput = Type.Object({ serverId: Type.Optional(Id()) });
+export const OptionalServerIdInput = Type.Object({ serverId: Type.Optional(Id()) });
 export const ServerTime = Type.Object({ time: Type.String({ format: 'date-time' }), timezone: Type.String() });

@@ -1,7 +1,8 @@
 // The server-setup operations of one organization's servers: setup (a deployment of the server),
 // validate, security, publicIp, getServerTime, getDefaultCommand, setupMonitoring and
 // getServerMetrics. Another organization's server is NOT_FOUND.
-import { notFound, type Cradle, type EntityManager } from '@berth/core';
+import { userInfo } from 'node:os';
+import { forbidden, notFound, type Cradle, type EntityManager } from '@berth/core';
 import { localRouteAddress } from '@berth/plugin-hosts';
 import { auditServer, connectionCheck, privilege, serverRouteAddress, validateServer } from './doctor.ts';
 import { Server, type ServerRow } from './entities.ts';
@@ -18,6 +19,13 @@ export class ServerOperations {
 
   async runSetup(serverId: string, organizationId: string, em: EntityManager) {
     return runSetup(this.#cradle(), this.setup, await this.#find(serverId, organizationId, em), em);
+  }
+
+  /** validate of the machine Berth runs on (no serverId): the same doctor, for the instance owner only (it is every organization's host). */
+  async validateLocal(userId: string) {
+    const { accounts, hosts, clock } = this.#cradle();
+    if (!(await accounts.isInstanceOwner(userId))) throw forbidden("Only the instance owner (the first admin) may validate Berth's own machine: give the serverId of one of your servers");
+    return validateServer(await hosts.of(null), { username: userInfo().username, network: hosts.platformNetwork, serverType: 'deploy', now: () => clock.now() });
   }
 
   async validate(serverId: string, organizationId: string, em: EntityManager) {
@@ -84,7 +92,7 @@ export const callerServerOperations =
     const organizationId = principal!.organizationId;
     return {
       setup: (serverId: string) => ops.runSetup(serverId, organizationId, em),
-      validate: (serverId: string) => ops.validate(serverId, organizationId, em),
+      validate: (serverId?: string) => (serverId ? ops.validate(serverId, organizationId, em) : ops.validateLocal(principal!.userId)),
       security: (serverId: string) => ops.security(serverId, organizationId, em),
       publicIp: (serverId?: string) => ops.publicIp(serverId, organizationId, em),
       serverTime: () => ops.serverTime(),

@@ -7,7 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import t from 'tap';
 import { asValue } from '@berth/core';
-import { canRun, manualClock, otherOrganization, signUpAdmin, startTestServer, type Client } from '@berth/core/testing';
+import { addMember, canRun, manualClock, otherOrganization, signUpAdmin, startTestServer, type Client } from '@berth/core/testing';
 import { inHost, privateRemoteHosts, remoteHostsMissing, type RemoteHost } from '@berth/test/remote-hosts';
 
 const issueFields = (body: { issues?: { path: string[] }[] }) => (body.issues ?? []).map(i => i.path.join('.'));
@@ -49,6 +49,23 @@ t.test('server setup and audit', async t => {
       t.match(r.body.message, /has no SSH key: attach one \(server\.update with sshKeyId\)/, `${op} says to attach a key`);
     }
     t.same((await client.get('deployment.allByServer', { serverId: srv.serverId })).body, [], 'no setup was queued');
+  });
+
+  t.test("validate without serverId: Berth's own machine, for the instance owner only", async t => {
+    const r = await client.get('server.validate', {});
+    t.equal(r.status, 200, JSON.stringify(r.body));
+    const v = r.body as { docker: { enabled: boolean; version: string | null }; isSwarmInstalled: boolean; checks: { code: string; ok: boolean }[] };
+    // This machine runs the engine the tests deploy to, in swarm mode.
+    const engine = execFileSync('docker', ['version', '--format', '{{.Server.Version}}']).toString().trim();
+    t.same(v.docker, { enabled: true, version: engine }, "docker: this machine's engine and its version");
+    t.equal(v.isSwarmInstalled, true, 'in swarm mode');
+    const codes = Object.fromEntries(v.checks.map(c => [c.code, c.ok]));
+    t.match(codes, { 'docker.missing': true, 'docker.snap': true, 'docker.version': true, 'swarm.inactive': true }, 'the doctor passes what is true here');
+    t.ok('swarm.loopback' in codes && 'clock.skew' in codes, 'every check is answered');
+    const member = await addMember(server, client, 'validator@example.com', 'admin');
+    const refused = await member.client.get('server.validate', {});
+    t.equal(refused.status, 403, 'an admin who is not the instance owner may not');
+    t.match(refused.body.message, /instance owner/);
   });
 
   t.test("setupMonitoring (the monitoring plugin's) checks every bound and stores the configuration on the server", async t => {
