@@ -38,7 +38,13 @@ const clone = path.join(dir, 'berth');
 /** `bash scripts/start.sh` in the clone, with a data directory and a port of its own; stopped at the test's teardown. */
 async function startBerth(t: Test, dataDir: string, env: Record<string, string> = {}) {
   const port = await freePort();
-  const berth = spawn('bash', ['scripts/start.sh'], { cwd: clone, env: { ...userEnv, ...env, PORT: String(port), BERTH_DATA_DIR: dataDir }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  // The machine set up once, by the walkthrough's start (BERTH_SETUP_HOST: '1', the default); the other starts skip it.
+  const berth = spawn('bash', ['scripts/start.sh'], {
+    cwd: clone,
+    env: { ...userEnv, BERTH_SETUP_HOST: '0', ...env, PORT: String(port), BERTH_DATA_DIR: dataDir },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let log = '';
   berth.stdout!.on('data', d => (log += d));
   berth.stderr!.on('data', d => (log += d));
@@ -99,10 +105,11 @@ t.test('a fresh clone starts with scripts/start.sh and the README walkthrough ru
           .catch(() => undefined);
     }
   });
-  const berth = await startBerth(t, path.join(dir, 'walkthrough-data'));
+  const berth = await startBerth(t, path.join(dir, 'walkthrough-data'), { BERTH_SETUP_HOST: '1' });
   // The start line is written once listen() resolves, which can be after the first /health answer.
   await waitFor('the start line', async () => (/Berth listening/.test(berth.log()) ? true : undefined), { timeout: 30_000, interval: 200 }).catch(() => undefined);
   t.match(berth.log(), /embedded database/i, 'on the embedded database, as without DATABASE_URL');
+  t.match(berth.log(), '[setup-host] this machine is ready: 0 step(s) changed', 'start.sh first set up this machine (berth setup-host): in place here');
 
   const block = walkthroughBlock(readFileSync(path.join(clone, 'README.md'), 'utf8'));
   const walk = await run('bash', ['-c', `set -euo pipefail\n${block}`], { cwd: clone, env: { ...userEnv, PORT: String(berth.port), IMAGE, APP_PORT: String(appPort) }, timeout: 300_000 }).catch(e => {
@@ -125,6 +132,7 @@ t.test('berth.sh admin create: the first admin and an API key, then Berth starts
   const admin = JSON.parse(created.stdout.trim().split('\n').at(-1)!);
   t.match(admin, { userId: String, organizationId: String, apiKey: String }, 'it prints {userId, organizationId, apiKey}');
   const berth = await startBerth(t, dataDir);
+  t.notMatch(berth.log(), '[setup-host]', 'BERTH_SETUP_HOST=0 skips the machine setup');
   const me = await new Client(berth.url, { apiKey: admin.apiKey }).get('user.get');
   t.equal(me.status, 200, 'the printed API key works');
   t.match(me.body, { userId: admin.userId, organizationId: admin.organizationId, user: { email: 'ops@example.com' } });

@@ -11,6 +11,7 @@ import { serverProcedures } from './procedures.ts';
 import { callerServers, ServerService } from './service.ts';
 import { callerServerOperations, ServerOperations } from './setup-service.ts';
 import { serverSetupProcedures } from './setup-procedures.ts';
+import { setupHostCommand } from './setup-host-command.ts';
 
 export { ServerProbe, PROBE_JOB, UNREACHABLE_AFTER } from './probe.ts';
 export type { ServerService, WorkloadOnServer } from './service.ts';
@@ -21,6 +22,7 @@ export default definePlugin({
   version: pkg.version,
   config,
   dependencies: ['ssh-key', 'hosts'],
+  commands: [setupHostCommand],
   setup(berth) {
     const cradle = () => berth.container.cradle;
     const servers = new ServerService(cradle);

@@ -141,6 +141,92 @@ export function defaultCommand(serverType: string, network: string): string {
 
 const tail = (text: string, lines = 15) => text.trimEnd().split('\n').slice(-lines).join('\n');
 
+/** What runSteps needs: the login's name, the steps, where lines go, and the outcomes to fill. */
+export interface StepRun {
+  username: string;
+  steps: Step[];
+  network: string;
+  /** The address swarm advertises (asked only when the swarm step applies). */
+  advertiseAddr: () => Promise<string>;
+  log: (line: string) => void;
+  signal?: AbortSignal;
+  outcomes: StepOutcome[];
+}
+
+/**
+ * Runs the steps in order on the host: privilege first (root, or passwordless sudo), then each
+ * step's check, its apply when the check fails, and the check again. Throws at the first failing
+ * step, naming it, its exit code and the last line of its stderr.
+ */
+export async function runSteps(host: Pick<Host, 'run' | 'engine'>, o: StepRun): Promise<void> {
+  const { log, outcomes } = o;
+  const exec = (step: string, argv: string[], shown: string) => execStep(host, o.signal, step, argv, shown);
+  const fail = (out: StepOutcome, why?: string): never => failed(out, log, why);
+  // Privilege: root, or a login with passwordless sudo.
+  const ctx: SetupContext = { sudo: [], network: o.network };
+  log(`[privilege] root, or ${o.username} with passwordless sudo`);
+  const id = await exec('privilege', ['id', '-u'], 'id -u');
+  if (id.exitCode !== 0) fail(id);
+  if (id.stdout.trim() !== '0') {
+    const sudo = await exec('privilege', ['sudo', '-n', 'true'], 'sudo -n true');
+    outcomes.push(sudo);
+    if (sudo.exitCode !== 0) fail(sudo, `${o.username} is not root and has no passwordless sudo (add "${o.username} ALL=(ALL) NOPASSWD:ALL" to /etc/sudoers.d/, or log in as root)`);
+    ctx.sudo = ['sudo', '-n'];
+    log(`  ${o.username} uses sudo (exit 0)`);
+  } else {
+    outcomes.push(id);
+    log('  root (exit 0)');
+  }
+
+  for (const [i, step] of o.steps.entries()) {
+    o.signal?.throwIfAborted();
+    if (step.name === 'swarm') ctx.advertiseAddr = await o.advertiseAddr();
+    const args = step.args?.(ctx) ?? [];
+    const script = (s: string) => [...(step.root ? ctx.sudo : []), 'sh', '-c', s, `berth-${step.name}`, ...args];
+    const shown = (s: string) => `${step.root ? ctx.sudo.join(' ') + ' ' : ''}sh -c '${s}'${args.length ? ' ' + args.join(' ') : ''}`.trimStart();
+    log(`[${i + 1}/${o.steps.length}] ${step.name}: ${step.describe}`);
+    if (step.check) {
+      const checked = await exec(step.name, script(step.check), shown(step.check));
+      log(`  check $ ${checked.command}\n  exit ${checked.exitCode}`);
+      if (checked.exitCode === 0) {
+        outcomes.push(checked);
+        log(`  in place${checked.stdout.trim() ? `: ${checked.stdout.trim().split('\n').pop()}` : ''}: unchanged`);
+        continue;
+      }
+    }
+    log(`  will apply: ${step.apply.split('\n')[0]}`);
+    let applied: StepOutcome & { stdout: string };
+    if (step.viaEngine) {
+      applied = { step: step.name, command: step.apply, exitCode: 0, result: 'changed', stderr: '', stdout: '' };
+      await step.viaEngine(host).catch((e: Error) => {
+        applied = { ...applied, exitCode: 1, stderr: e.message };
+      });
+    } else applied = await exec(step.name, script(step.apply), shown(step.apply));
+    outcomes.push(applied);
+    log(`  apply $ ${applied.command}\n  exit ${applied.exitCode}`);
+    if (applied.exitCode !== 0) fail(applied);
+    if (step.check) {
+      const again = await exec(step.name, script(step.check), shown(step.check));
+      if (again.exitCode !== 0) fail({ ...applied, exitCode: again.exitCode, stderr: again.stderr }, `applied, but its check still fails${again.stderr ? `: ${again.stderr.split('\n').pop()}` : ''}`);
+    }
+    applied.result = 'changed';
+    log('  changed');
+  }
+}
+
+/** Runs one command of a step: its outcome as `unchanged` when it exits 0, else `failed`. */
+async function execStep(host: Pick<Host, 'run'>, signal: AbortSignal | undefined, step: string, argv: string[], shown: string): Promise<StepOutcome & { stdout: string }> {
+  const r = await host.run(argv, signal ? { signal } : {});
+  return { step, command: shown, exitCode: r.code, result: r.code === 0 ? 'unchanged' : 'failed', stderr: tail(r.stderr), stdout: r.stdout };
+}
+
+/** Marks the outcome failed, logs its exit code and stderr, and throws naming the step. */
+function failed(o: StepOutcome, log: (line: string) => void, why?: string): never {
+  o.result = 'failed';
+  log(`  failed: exit ${o.exitCode}${o.stderr ? `\n  stderr:\n${o.stderr.replace(/^/gm, '    ')}` : ''}`);
+  throw new Error(`Setup step "${o.step}" failed (exit code ${o.exitCode})${why ? `: ${why}` : o.stderr ? `: ${o.stderr.split('\n').pop()}` : ''}`);
+}
+
 /** The deployer of target type `server`: runs the setup of the server it names. */
 export class ServerSetup implements Deployer {
   readonly targetType = 'server';
@@ -164,15 +250,8 @@ export class ServerSetup implements Deployer {
     this.outcomes.set(run.deployment.deploymentId, outcomes);
     await ServerSetup.requireKey(this.#cradle(), row, 'setup');
     const host = await this.#cradle().hosts.of(row.serverId);
-    const exec = async (step: string, argv: string[], shown: string): Promise<StepOutcome & { stdout: string }> => {
-      const r = await host.run(argv, { signal: run.signal });
-      return { step, command: shown, exitCode: r.code, result: r.code === 0 ? 'unchanged' : 'failed', stderr: tail(r.stderr), stdout: r.stdout };
-    };
-    const fail = (o: StepOutcome, why?: string): never => {
-      o.result = 'failed';
-      run.log(`  failed: exit ${o.exitCode}${o.stderr ? `\n  stderr:\n${o.stderr.replace(/^/gm, '    ')}` : ''}`);
-      throw new Error(`Setup step "${o.step}" failed (exit code ${o.exitCode})${why ? `: ${why}` : o.stderr ? `: ${o.stderr.split('\n').pop()}` : ''}`);
-    };
+    const exec = (step: string, argv: string[], shown: string) => execStep(host, run.signal, step, argv, shown);
+    const fail = (o: StepOutcome): never => failed(o, line => run.log(line));
 
     if (row.command.trim()) {
       run.log(`[1/1] command: the server's own setup script (server.update command), run instead of the built-in steps`);
@@ -186,58 +265,15 @@ export class ServerSetup implements Deployer {
       return;
     }
 
-    // Privilege: root, or a login with passwordless sudo.
-    const ctx: SetupContext = { sudo: [], network: this.#cradle().hosts.platformNetwork };
-    run.log(`[privilege] root, or ${row.username} with passwordless sudo`);
-    const id = await exec('privilege', ['id', '-u'], 'id -u');
-    if (id.exitCode !== 0) fail(id);
-    if (id.stdout.trim() !== '0') {
-      const sudo = await exec('privilege', ['sudo', '-n', 'true'], 'sudo -n true');
-      outcomes.push(sudo);
-      if (sudo.exitCode !== 0) fail(sudo, `${row.username} is not root and has no passwordless sudo (add "${row.username} ALL=(ALL) NOPASSWD:ALL" to /etc/sudoers.d/, or log in as root)`);
-      ctx.sudo = ['sudo', '-n'];
-      run.log(`  ${row.username} uses sudo (exit 0)`);
-    } else {
-      outcomes.push(id);
-      run.log('  root (exit 0)');
-    }
-
-    const steps = STEPS.filter(s => !(s.deployOnly && row.serverType === 'build'));
-    for (const [i, step] of steps.entries()) {
-      run.signal.throwIfAborted();
-      if (step.name === 'swarm') ctx.advertiseAddr = await this.#routeToBerth(host, row);
-      const args = step.args?.(ctx) ?? [];
-      const script = (s: string) => [...(step.root ? ctx.sudo : []), 'sh', '-c', s, `berth-${step.name}`, ...args];
-      const shown = (s: string) => `${step.root ? ctx.sudo.join(' ') + ' ' : ''}sh -c '${s}'${args.length ? ' ' + args.join(' ') : ''}`.trimStart();
-      run.log(`[${i + 1}/${steps.length}] ${step.name}: ${step.describe}`);
-      if (step.check) {
-        const checked = await exec(step.name, script(step.check), shown(step.check));
-        run.log(`  check $ ${checked.command}\n  exit ${checked.exitCode}`);
-        if (checked.exitCode === 0) {
-          outcomes.push(checked);
-          run.log(`  in place${checked.stdout.trim() ? `: ${checked.stdout.trim().split('\n').pop()}` : ''}: unchanged`);
-          continue;
-        }
-      }
-      run.log(`  will apply: ${step.apply.split('\n')[0]}`);
-      let applied: StepOutcome & { stdout: string };
-      if (step.viaEngine) {
-        applied = { step: step.name, command: step.apply, exitCode: 0, result: 'changed', stderr: '', stdout: '' };
-        await step.viaEngine(host).catch((e: Error) => {
-          applied = { ...applied, exitCode: 1, stderr: e.message };
-        });
-      } else applied = await exec(step.name, script(step.apply), shown(step.apply));
-      outcomes.push(applied);
-      run.log(`  apply $ ${applied.command}\n  exit ${applied.exitCode}`);
-      if (applied.exitCode !== 0) fail(applied);
-      if (step.check) {
-        const again = await exec(step.name, script(step.check), shown(step.check));
-        if (again.exitCode !== 0)
-          fail({ ...applied, exitCode: again.exitCode, stderr: again.stderr }, `applied, but its check still fails${again.stderr ? `: ${again.stderr.split('\n').pop()}` : ''}`);
-      }
-      applied.result = 'changed';
-      run.log('  changed');
-    }
+    await runSteps(host, {
+      username: row.username,
+      steps: STEPS.filter(s => !(s.deployOnly && row.serverType === 'build')),
+      network: this.#cradle().hosts.platformNetwork,
+      advertiseAddr: () => this.#routeToBerth(host, row),
+      log: line => run.log(line),
+      signal: run.signal,
+      outcomes,
+    });
     run.log('Setup done: every step in place');
   }
 
