@@ -81,6 +81,28 @@ export class ClusterService {
     return this.#hosts.call(what, fn);
   }
 
+  /**
+   * The organization's server whose engine is the swarm node (its Swarm.NodeID, asked of every
+   * server but the manager at once, 5 s each at most) leaves its swarm, and its pooled connection is
+   * dropped so its next use sees it outside any swarm; null when no server of the organization is
+   * that node (one joined by hand: it leaves by `docker swarm leave` there).
+   */
+  async #leaveSwarm(nodeId: string, managerId: string | null, organizationId: string, em: EntityManager): Promise<string | null> {
+    const candidates = (await this.#cradle().servers.all(organizationId, em)).map(s => s.serverId).filter(serverId => serverId !== managerId);
+    const nodeOf = async (serverId: string): Promise<Docker | null> => {
+      const docker = await this.#hosts.asIs(serverId);
+      const info = await Promise.race([docker.info() as Promise<SwarmInfo>, sleep(5000).then(() => null)]);
+      return info?.Swarm?.NodeID === nodeId ? docker : null;
+    };
+    const engines = await Promise.all(candidates.map(serverId => nodeOf(serverId).catch(() => null)));
+    const at = engines.findIndex(Boolean);
+    if (at < 0) return null;
+    const serverId = candidates[at]!;
+    await this.#call(`make server ${serverId} leave its swarm`, () => engines[at]!.swarmLeave({ force: true }));
+    await this.#hosts.forget(serverId);
+    return serverId;
+  }
+
   /** The serverId the caller named (NOT_FOUND for another organization's), null for this machine. */
   async #server(serverId: string | null | undefined, organizationId: string, em: EntityManager): Promise<string | null> {
     if (!serverId) return null;
@@ -295,8 +317,10 @@ export class ClusterService {
     }
     const hostnames = await this.#hostnames(docker, where);
     for (const m of moved) if (m.to) m.to.hostname = hostnames.get(m.to.nodeId) ?? '';
+    // The worker's own engine leaves first (when it is one of the organization's servers), so it does not go on believing it is in the swarm.
+    const leftServer = await this.#leaveSwarm(node.ID, id, organizationId, em);
     await this.#call(`remove node ${node.ID} from the swarm of ${where}`, () => docker.getNode(node.ID).remove({ force: true }));
-    this.#cradle().logger.info({ nodeId: node.ID, hostname, moved: moved.length, serverId: id }, 'swarm node drained and removed');
+    this.#cradle().logger.info({ nodeId: node.ID, hostname, moved: moved.length, serverId: id, left: leftServer }, 'swarm node drained and removed');
     return { removed: true, nodeId: node.ID, hostname, moved };
   }
 }

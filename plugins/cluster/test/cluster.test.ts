@@ -177,6 +177,8 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
       'the node is gone',
     );
     t.equal((await client.get('server.one', { serverId: B })).status, 200, 'its server record stays');
+    const left = (await new Docker({ socketPath: b.socket }).info()) as { Swarm?: { LocalNodeState?: string } };
+    t.equal(left.Swarm?.LocalNodeState, 'inactive', "the worker's own engine left the swarm: it does not believe it is in one");
     const manager = await call('cluster.removeWorker', { serverId: A, nodeId: (await call('swarm.getNodes', { serverId: C })).body.find((l: { Self: boolean }) => l.Self).ID }, 'post');
     t.equal(manager.status, 409, 'a manager is not removed as a worker');
     t.match(manager.body.message, /is a manager/);
