@@ -138,17 +138,16 @@ export class Collector {
   }
 
   /**
-   * The cronJob's work for one host: samples older than a day (at a bucket's edge) folded into
-   * 5-minute rows, then those older than retentionDays dropped. Answers the rows folded and written.
+   * The cronJob's work for one host: samples older than retentionDays dropped, then those older
+   * than a day (at a bucket's edge) folded into 5-minute rows. Answers the rows folded and written.
    */
   async maintain(key: string): Promise<{ folded: number; written: number }> {
     const target = this.#targets.get(key);
     if (!target) throw new Error(`monitoring: ${key} is not set up`);
     const now = this.#now();
     const bucketMs = DOWNSAMPLE_SECONDS * 1000;
-    const done = await this.#store.downsample(key, new Date(Math.floor((now - FULL_RESOLUTION_MS) / bucketMs) * bucketMs), DOWNSAMPLE_SECONDS);
     await this.#store.prune(key, new Date(now - target.config.server.retentionDays * 86_400_000));
-    return done;
+    return this.#store.downsample(key, new Date(Math.floor((now - FULL_RESOLUTION_MS) / bucketMs) * bucketMs), DOWNSAMPLE_SECONDS);
   }
 
   async #host(key: string) {
