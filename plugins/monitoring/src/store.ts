@@ -176,7 +176,7 @@ export class MonitoringStore {
       `with raw as (delete from monitoring_host_samples where host_key = ? and at < ? and span = 0 returning *),
        folded as (insert into monitoring_host_samples (host_key, at, cpu, mem_used, mem_total, disk_used, disk_total, net_in, net_out, uptime, mounts, devices, span)
          select host_key, ${bucket}, avg(cpu), round(avg(mem_used)), max(mem_total), round(avg(disk_used)), max(disk_total), max(net_in), max(net_out), max(uptime),
-           (array_agg(mounts order by at desc))[1], (array_agg(devices order by at desc))[1], ?
+           (array_agg(mounts order by at desc))[1], (array_agg(devices order by at desc))[1], ?::integer
          from raw group by host_key, ${bucket} returning 1)
        select (select count(*) from raw) as n, (select count(*) from folded) as w`,
       [hostKey, before, bucketSeconds],
@@ -185,7 +185,7 @@ export class MonitoringStore {
     const containers = await this.#sql<{ n: string; w: string }>(
       `with raw as (delete from monitoring_container_samples where host_key = ? and at < ? and span = 0 returning *),
        folded as (insert into monitoring_container_samples (host_key, app_name, at, container_id, cpu, mem_used, mem_limit, net_in, net_out, blk_read, blk_write, span)
-         select host_key, app_name, ${bucket}, (array_agg(container_id order by at desc))[1], avg(cpu), round(avg(mem_used)), max(mem_limit), max(net_in), max(net_out), max(blk_read), max(blk_write), ?
+         select host_key, app_name, ${bucket}, (array_agg(container_id order by at desc))[1], avg(cpu), round(avg(mem_used)), max(mem_limit), max(net_in), max(net_out), max(blk_read), max(blk_write), ?::integer
          from raw group by host_key, app_name, ${bucket} returning 1)
        select (select count(*) from raw) as n, (select count(*) from folded) as w`,
       [hostKey, before, bucketSeconds],

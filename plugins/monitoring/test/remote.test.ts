@@ -115,7 +115,7 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     // getServerMetrics' disk is the root mount's, as the peer's agent reports it: df / inside the host.
     const rootDf = (await inHost(h, ['df', '-P', '-B1', '/'])).stdout.trim().split('\n').at(-1)!.split(/\s+/);
     const rootSize = Number(rootDf[1]);
-    const [latest] = (await metrics('1')) as [{ diskUsed: string; totalDisk: string }];
+    const latest = (await metrics('1'))[0]!;
     t.equal(latest.totalDisk, (rootSize / 1024 ** 3).toFixed(2), 'getServerMetrics: totalDisk of / inside the host');
     t.ok(Math.abs(Number(latest.diskUsed) - ((rootSize - Number(rootDf[3])) / rootSize) * 100) <= 1, `getServerMetrics: diskUsed within 1 point (${latest.diskUsed} %)`);
   });
