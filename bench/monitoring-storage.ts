@@ -2,7 +2,7 @@
 // What monitoring stores per host: 30 days of samples every 10 s, of the host and 20 workloads,
 // written with an injected clock into PostgreSQL and kept the way the collector keeps them.
 //
-//   node bench/monitoring-storage.ts [--days N] [--containers N] [--json FILE]
+//   node bench/monitoring-storage.ts [--days N] [--containers N] [--verbose] [--json FILE]
 //
 // Berth is started once on a fresh database (BERTH_BENCH_PG, trust auth) so its migrations make the
 // monitoring tables, and stopped. Then, day by day of simulated time, a day of samples is written
@@ -22,7 +22,7 @@ import { MonitoringStore } from '../plugins/monitoring/src/store.ts';
 import { storedConfig } from '../plugins/monitoring/src/service.ts';
 import { buildBerth, cleanUpBerths, MB, runBench, startBerth } from './util.ts';
 
-const { values: opt } = parseArgs({ options: { days: { type: 'string', default: '30' }, containers: { type: 'string', default: '20' }, json: { type: 'string' } } });
+const { values: opt } = parseArgs({ options: { days: { type: 'string', default: '30' }, containers: { type: 'string', default: '20' }, json: { type: 'string' }, verbose: { type: 'boolean' } } });
 const days = Math.max(2, Number(opt.days));
 const containers = Math.max(0, Number(opt.containers));
 const DAY = 86_400_000;
@@ -114,7 +114,15 @@ async function main() {
       await collector.maintain(HOST);
       maintenance.push(performance.now() - t0);
       for (const t of TABLES) await db.query(`vacuum ${t}`);
-      process.stderr.write(`day ${d + 1}/${days}\r`);
+      if (opt.verbose) {
+        const parts = await db.query(
+          `select relname, pg_relation_size(oid) as heap, pg_indexes_size(oid) as idx, pg_total_relation_size(oid) as total, (select n_dead_tup from pg_stat_user_tables s where s.relid = c.oid) as dead from pg_class c where relname = any($1)`,
+          [TABLES],
+        );
+        console.error(
+          `day ${d + 1}: ${parts.rows.map(r => `${r.relname} heap ${(r.heap / MB).toFixed(1)} index ${(r.idx / MB).toFixed(1)} total ${(r.total / MB).toFixed(1)} MB, ${r.dead} dead`).join('; ')}`,
+        );
+      } else process.stderr.write(`day ${d + 1}/${days}\r`);
     }
     const last = await size();
     for (const t of TABLES) await db.query(`vacuum full ${t}`);
