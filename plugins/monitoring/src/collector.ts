@@ -1,8 +1,10 @@
 // The collector: no agent. Each host set up for monitoring (admin.setupMonitoring for this
 // machine, server.setupMonitoring for a server) is read over the connection hosts.of gives
 // (/proc and df run there), its containers through its engine's stats, every refreshRate seconds.
-// CPU is measured over the whole interval between two samples. Samples are stored, pruned past
-// retentionDays, and checked against the thresholds (one alert, a cooldown, one "back to normal").
+// CPU is measured over the whole interval between two samples. Samples are stored and checked
+// against the thresholds (one alert, a cooldown, one "back to normal"); at metricsConfig.cronJob,
+// those older than a day are folded into 5-minute rows and those past retentionDays dropped.
+import { CronExpressionParser } from 'cron-parser';
 import type Docker from 'dockerode';
 import type { Cradle, Logger } from '@berth/core';
 import { containerCpuPercent, containerReading, cpuPercent, cpuTimes, hostInfo, interfaces, memory, mounts, type ContainerReading, type CpuTimes, type EngineStats } from './readings.ts';
@@ -12,16 +14,32 @@ import { ThresholdWatch } from './thresholds.ts';
 
 const SERVICE_LABEL = 'com.docker.swarm.service.name';
 const ID_LABEL = 'berth.id';
+/** Samples older than this are folded into DOWNSAMPLE_SECONDS rows. */
+export const FULL_RESOLUTION_MS = 86_400_000;
+export const DOWNSAMPLE_SECONDS = 300;
+
+/** The next time of a cron expression after `now` (UTC); an hour on for one that does not parse. */
+export function nextRun(cron: string, now: number): number {
+  try {
+    return CronExpressionParser.parse(cron, { currentDate: new Date(now), tz: 'UTC' })
+      .next()
+      .getTime();
+  } catch {
+    return now + 3_600_000;
+  }
+}
 
 interface Target {
   config: MetricsConfig;
   nextHost: number;
   nextContainers: number;
-  nextPrune: number;
+  nextMaintenance: number;
   cpu?: CpuTimes;
   containers: Map<string, ContainerReading>;
   watches: { cpu: ThresholdWatch; memory: ThresholdWatch; disk: ThresholdWatch };
   infoSaved: boolean;
+  /** The engine's data-root on the host (its filesystem is sampled even when df's list folds it into another mount); null when the engine does not answer. */
+  dataRoot?: string | null;
 }
 
 export class Collector {
@@ -63,13 +81,15 @@ export class Collector {
     for (const key of this.#targets.keys()) if (!settings.has(key)) this.#targets.delete(key);
     for (const [key, config] of settings) {
       const target = this.#targets.get(key);
-      if (target) target.config = config;
-      else
+      if (target) {
+        if (target.config.server.cronJob !== config.server.cronJob) target.nextMaintenance = nextRun(config.server.cronJob, this.#now());
+        target.config = config;
+      } else
         this.#targets.set(key, {
           config,
           nextHost: 0,
           nextContainers: 0,
-          nextPrune: this.#now() + 60_000,
+          nextMaintenance: nextRun(config.server.cronJob, this.#now()),
           containers: new Map(),
           watches: { cpu: new ThresholdWatch(), memory: new ThresholdWatch(), disk: new ThresholdWatch() },
           infoSaved: false,
@@ -83,8 +103,8 @@ export class Collector {
       if (this.#busy.has(key)) continue;
       const host = now >= target.nextHost;
       const containers = now >= target.nextContainers;
-      const prune = now >= target.nextPrune;
-      if (!host && !containers && !prune) continue;
+      const maintenance = now >= target.nextMaintenance;
+      if (!host && !containers && !maintenance) continue;
       this.#busy.add(key);
       void (async () => {
         try {
@@ -96,9 +116,9 @@ export class Collector {
             target.nextContainers = now + target.config.containers.refreshRate * 1000;
             await this.sampleContainers(key, target);
           }
-          if (prune) {
-            target.nextPrune = now + 3_600_000;
-            await this.#store.prune(key, new Date(now - target.config.server.retentionDays * 86_400_000));
+          if (maintenance) {
+            target.nextMaintenance = nextRun(target.config.server.cronJob, now);
+            await this.maintain(key);
           }
         } catch (e) {
           this.#log.warn({ err: e, host: key }, 'monitoring: a sample failed');
@@ -107,6 +127,27 @@ export class Collector {
         }
       })();
     }
+  }
+
+  /** Samples one host now, its figures then its containers, and resolves when both are stored (tick does this on the clock). */
+  async collect(key: string): Promise<void> {
+    const target = this.#targets.get(key);
+    if (!target) throw new Error(`monitoring: ${key} is not set up`);
+    await this.sampleHost(key, target);
+    await this.sampleContainers(key, target);
+  }
+
+  /**
+   * The cronJob's work for one host: samples older than retentionDays dropped, then those older
+   * than a day (at a bucket's edge) folded into 5-minute rows. Answers the rows folded and written.
+   */
+  async maintain(key: string): Promise<{ folded: number; written: number }> {
+    const target = this.#targets.get(key);
+    if (!target) throw new Error(`monitoring: ${key} is not set up`);
+    const now = this.#now();
+    const bucketMs = DOWNSAMPLE_SECONDS * 1000;
+    await this.#store.prune(key, new Date(now - target.config.server.retentionDays * 86_400_000));
+    return this.#store.downsample(key, new Date(Math.floor((now - FULL_RESOLUTION_MS) / bucketMs) * bucketMs), DOWNSAMPLE_SECONDS);
   }
 
   async #host(key: string) {
@@ -133,12 +174,17 @@ export class Collector {
       await this.#store.saveInfo(key, hostInfo(cpuinfo, osRelease, kernel, arch));
       target.infoSaved = true;
     }
-    const [stat, meminfo, netDev, uptime, df] = await Promise.all([
+    if (target.dataRoot === undefined) {
+      const info = (await (await host.engine()).info().catch(() => null)) as { DockerRootDir?: string } | null;
+      target.dataRoot = info?.DockerRootDir && info.DockerRootDir.startsWith('/') ? info.DockerRootDir : null;
+    }
+    const [stat, meminfo, netDev, uptime, df, dataRootDf] = await Promise.all([
       this.#read(run, ['cat', '/proc/stat']),
       this.#read(run, ['cat', '/proc/meminfo']),
       this.#read(run, ['cat', '/proc/net/dev']),
       this.#read(run, ['cat', '/proc/uptime']),
       this.#read(run, ['df', '-P', '-B1', '-x', 'tmpfs', '-x', 'devtmpfs', '-x', 'overlay']).catch(() => ''),
+      target.dataRoot ? this.#read(run, ['df', '-P', '-B1', '--', target.dataRoot]).catch(() => '') : '',
     ]);
     const times = cpuTimes(stat);
     const cpu = cpuPercent(target.cpu, times);
@@ -147,6 +193,8 @@ export class Collector {
     const mem = memory(meminfo);
     const devices = interfaces(netDev);
     const disks = mounts(df);
+    // df lists a filesystem once; the mount holding the engine's data-root is added when it was folded away.
+    for (const m of mounts(dataRootDf)) if (!disks.some(d => d.mount === m.mount)) disks.push(m);
     const root = disks.find(m => m.mount === '/') ?? disks[0];
     const external = devices.filter(d => d.device !== 'lo');
     const sample = {

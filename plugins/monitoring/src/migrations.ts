@@ -15,4 +15,15 @@ class MonitoringInit extends Migration {
   }
 }
 
-export const monitoringMigrations = [{ name: 'Migration20270101000000_monitoring_init', class: MonitoringInit }];
+// Downsampling: a row is one sample (span 0) or the fold of the samples of `span` seconds from `at`.
+class MonitoringSpan extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`alter table "monitoring_host_samples" add column "span" integer not null default 0;`);
+    this.addSql(`alter table "monitoring_container_samples" add column "span" integer not null default 0;`);
+  }
+}
+
+export const monitoringMigrations = [
+  { name: 'Migration20270101000000_monitoring_init', class: MonitoringInit },
+  { name: 'Migration20270102000000_monitoring_span', class: MonitoringSpan },
+];

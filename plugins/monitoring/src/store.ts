@@ -161,6 +161,40 @@ export class MonitoringStore {
     return rows.map(r => [r.status, Number(r.n)]);
   }
 
+  /**
+   * Folds one host's samples taken before `before` (a multiple of `bucketSeconds`) into one row per
+   * `bucketSeconds` (span = bucketSeconds, `at` its start): gauges averaged (CPU, memory and disk in
+   * use), sizes and the since-boot counters (network, block IO) at their maximum, the mounts and
+   * interfaces of the bucket's last sample. Rows folded before are left as they are. Answers the rows
+   * folded and the rows written.
+   */
+  async downsample(hostKey: string, before: Date, bucketSeconds: number, em?: EntityManager): Promise<{ folded: number; written: number }> {
+    const bucket = `to_timestamp(floor(extract(epoch from at) / ${Number(bucketSeconds)}) * ${Number(bucketSeconds)})`;
+    // One statement each: the raw rows are deleted and their folds inserted in it, so a fold at a
+    // bucket's start replaces the sample that was there.
+    const hosts = await this.#sql<{ n: string; w: string }>(
+      `with raw as (delete from monitoring_host_samples where host_key = ? and at < ? and span = 0 returning *),
+       folded as (insert into monitoring_host_samples (host_key, at, cpu, mem_used, mem_total, disk_used, disk_total, net_in, net_out, uptime, mounts, devices, span)
+         select host_key, ${bucket}, avg(cpu), round(avg(mem_used)), max(mem_total), round(avg(disk_used)), max(disk_total), max(net_in), max(net_out), max(uptime),
+           (array_agg(mounts order by at desc))[1], (array_agg(devices order by at desc))[1], ?::integer
+         from raw group by host_key, ${bucket} returning 1)
+       select (select count(*) from raw) as n, (select count(*) from folded) as w`,
+      [hostKey, before, bucketSeconds],
+      em,
+    );
+    const containers = await this.#sql<{ n: string; w: string }>(
+      `with raw as (delete from monitoring_container_samples where host_key = ? and at < ? and span = 0 returning *),
+       folded as (insert into monitoring_container_samples (host_key, app_name, at, container_id, cpu, mem_used, mem_limit, net_in, net_out, blk_read, blk_write, span)
+         select host_key, app_name, ${bucket}, (array_agg(container_id order by at desc))[1], avg(cpu), round(avg(mem_used)), max(mem_limit), max(net_in), max(net_out), max(blk_read), max(blk_write), ?::integer
+         from raw group by host_key, app_name, ${bucket} returning 1)
+       select (select count(*) from raw) as n, (select count(*) from folded) as w`,
+      [hostKey, before, bucketSeconds],
+      em,
+    );
+    const total = (k: 'n' | 'w') => Number(hosts[0]?.[k] ?? 0) + Number(containers[0]?.[k] ?? 0);
+    return { folded: total('n'), written: total('w') };
+  }
+
   /** Drops samples older than `before` of one host. */
   async prune(hostKey: string, before: Date): Promise<void> {
     await this.#sql(`delete from monitoring_host_samples where host_key = ? and at < ?`, [hostKey, before]);

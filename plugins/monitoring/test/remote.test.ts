@@ -1,0 +1,122 @@
+// A server's figures are read on that server: a kit host (its own network and mount namespaces,
+// reached over SSH) set up with server.setupMonitoring, sampled by the collector, and checked on
+// what differs from this machine — its eth0 counters (a known number of bytes sent to its address
+// shows in its receive counter, which lies between two readings of its /proc/net/dev taken around
+// the sample inside the namespace) and the filesystem of its engine's data-root against df inside
+// the host — through server.getServerMetrics and GET /metrics (label server="<serverId>").
+import { createSocket } from 'node:dgram';
+import t from 'tap';
+import { canRun, signUpAdmin, startTestServer } from '@berth/core/testing';
+import { inHost, remoteHostsMissing, sharedRemoteHosts } from '@berth/test/remote-hosts';
+
+t.setTimeout(300_000);
+
+/** The receive and transmit bytes of one interface in a /proc/net/dev text. */
+function counters(netDev: string, device: string): { rx: number; tx: number } {
+  const line = netDev.split('\n').find(l => l.trim().startsWith(`${device}:`));
+  if (!line) throw new Error(`no ${device} in /proc/net/dev`);
+  const f = line.split(':')[1]!.trim().split(/\s+/).map(Number);
+  return { rx: f[0]!, tx: f[8]! };
+}
+
+/** Sends `count` UDP datagrams of `size` bytes to address:port; answers the payload bytes sent. */
+async function blast(address: string, port: number, count: number, size: number): Promise<number> {
+  const socket = createSocket('udp4');
+  const payload = Buffer.alloc(size, 7);
+  for (let i = 0; i < count; i++) await new Promise<void>((resolve, reject) => socket.send(payload, port, address, e => (e ? reject(e) : resolve())));
+  await new Promise<void>(r => socket.close(() => r()));
+  return count * size;
+}
+
+if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
+  const set = await sharedRemoteHosts(1);
+  const h = set.hosts[0]!;
+  const server = await startTestServer({ proxy: 'none', jobs: false });
+  t.teardown(() => server.destroy());
+  const { client, apiKey } = await signUpAdmin(server);
+  const key = await client.post('sshKey.create', { name: 'kit host', privateKey: h.privateKey, publicKey: h.publicKey });
+  const added = await client.post('server.create', { name: 'kit host', ipAddress: h.address, port: 22, username: h.user, sshKeyId: key.body.sshKeyId, hostKeyFingerprint: h.hostKeyFingerprint });
+  if (added.status !== 200) throw new Error(`server.create: ${added.status} ${JSON.stringify(added.body)}`);
+  const serverId = added.body.serverId as string;
+  const TOKEN = 'remote-monitoring-token';
+  const PORT = 4511;
+  const setup = await client.post('server.setupMonitoring', {
+    serverId,
+    metricsConfig: {
+      server: { refreshRate: 30, port: PORT, token: TOKEN, urlCallback: 'http://127.0.0.1:9/cb', retentionDays: 2, cronJob: '0 * * * *', thresholds: { cpu: 0, memory: 0 } },
+      containers: { refreshRate: 30, services: { include: [], exclude: [] } },
+    },
+  });
+  if (setup.status !== 200) throw new Error(`server.setupMonitoring: ${setup.status} ${JSON.stringify(setup.body)}`);
+  // The collector is not started (jobs: false): the test takes each sample itself.
+  const collector = server.kernel.container.cradle.monitoringCollector;
+  const hostNetDev = async () => {
+    const r = await inHost(h, ['cat', '/proc/net/dev']);
+    if (r.code !== 0) throw new Error(r.stderr);
+    return r.stdout;
+  };
+  const metrics = async (dataPoints: string) => {
+    const r = await client.get('server.getServerMetrics', { url: `http://${h.address}:${PORT}/metrics`, token: TOKEN, dataPoints });
+    if (r.status !== 200) throw new Error(`server.getServerMetrics: ${r.status} ${JSON.stringify(r.body)}`);
+    return r.body as { networkIn: string; diskUsed: string; totalDisk: string; timestamp: string; kernel: string }[];
+  };
+  const MiB = 1024 ** 2;
+
+  t.test("eth0's counters are the namespace's", async t => {
+    await collector.collect(serverId); // primes the CPU counters: no sample yet
+    t.same(await metrics('all'), [], 'the first reading only primes the CPU counters');
+    const before = counters(await hostNetDev(), 'eth0');
+    await collector.collect(serverId);
+    const after = counters(await hostNetDev(), 'eth0');
+    // Sent from this machine to the host's address: its eth0 receives at least the payload.
+    const sent = await blast(h.address, 9, 256, 1024);
+    const read = counters(await hostNetDev(), 'eth0');
+    t.ok(read.rx - after.rx >= sent, `the host's eth0 received the ${sent} bytes sent to it (${read.rx - after.rx})`);
+    await collector.collect(serverId);
+    const last = counters(await hostNetDev(), 'eth0');
+
+    const samples = await metrics('all');
+    t.equal(samples.length, 2, 'two samples after three readings');
+    const [first, second] = samples as [(typeof samples)[0], (typeof samples)[0]];
+    const inMiB = (n: number) => Number((n / MiB).toFixed(2));
+    // eth0 is the host's only interface besides lo: networkIn is its counter at the sample.
+    t.ok(
+      Number(first.networkIn) >= inMiB(before.rx) && Number(first.networkIn) <= inMiB(after.rx),
+      `networkIn ${first.networkIn} MiB within the host's eth0 around the sample (${inMiB(before.rx)}–${inMiB(after.rx)})`,
+    );
+    t.ok(Number(second.networkIn) >= inMiB(read.rx) && Number(second.networkIn) <= inMiB(last.rx), `then ${second.networkIn} MiB within ${inMiB(read.rx)}–${inMiB(last.rx)}`);
+    t.ok(Number(second.networkIn) - Number(first.networkIn) >= inMiB(sent) - 0.01, 'it rose by the bytes sent, at least');
+    const machine = counters(await import('node:fs').then(fs => fs.readFileSync('/proc/net/dev', 'utf8')), 'eth0');
+    t.not(Number(second.networkIn), inMiB(machine.rx), "not this machine's eth0");
+
+    const scrape = await client.raw('/metrics', { headers: { 'x-api-key': apiKey } });
+    t.equal(scrape.status, 200);
+    const text = String(scrape.body);
+    const value = (name: string) => Number(new RegExp(`^${name}\\{server="${serverId}",device="eth0"\\} (\\d+)$`, 'm').exec(text)?.[1]);
+    const rx = value('berth_host_network_receive_bytes_total');
+    t.ok(rx >= read.rx && rx <= last.rx, `/metrics carries the server's eth0 receive counter (${rx}, the host's ${read.rx}–${last.rx})`);
+    const tx = value('berth_host_network_transmit_bytes_total');
+    t.ok(tx >= after.tx && tx <= last.tx, `and its transmit counter (${tx})`);
+    t.match(text, new RegExp(`^berth_host_memory_used_bytes\\{server="${serverId}"\\} \\d+$`, 'm'), 'and its memory');
+  });
+
+  t.test("the data-root's filesystem, against df inside the host", async t => {
+    const root = await inHost(h, ['docker', 'info', '--format', '{{.DockerRootDir}}']);
+    t.equal(root.code, 0, root.stderr);
+    const df = await inHost(h, ['df', '-P', '-B1', root.stdout.trim()]);
+    t.equal(df.code, 0, df.stderr);
+    const [, size, , available, , mount] = df.stdout.trim().split('\n').at(-1)!.split(/\s+/);
+    const used = Number(size) - Number(available);
+    await collector.collect(serverId);
+    const scrape = String((await client.raw('/metrics', { headers: { 'x-api-key': apiKey } })).body);
+    const metric = (name: string) => Number(new RegExp(`^${name}\\{server="${serverId}",mount="${mount!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"\\} (\\d+)$`, 'm').exec(scrape)?.[1]);
+    t.equal(metric('berth_host_disk_size_bytes'), Number(size), `the data-root's mount (${mount}) has the size df gives inside the host`);
+    t.ok(Math.abs(metric('berth_host_disk_used_bytes') - used) <= Number(size) / 100, `and its use within 1 % (${metric('berth_host_disk_used_bytes')} vs ${used})`);
+    // getServerMetrics' disk is the root mount's, as the peer's agent reports it: df / inside the host.
+    const rootDf = (await inHost(h, ['df', '-P', '-B1', '/'])).stdout.trim().split('\n').at(-1)!.split(/\s+/);
+    const rootSize = Number(rootDf[1]);
+    const latest = (await metrics('1'))[0]!;
+    t.equal(latest.totalDisk, (rootSize / 1024 ** 3).toFixed(2), 'getServerMetrics: totalDisk of / inside the host');
+    t.ok(Math.abs(Number(latest.diskUsed) - ((rootSize - Number(rootDf[3])) / rootSize) * 100) <= 1, `getServerMetrics: diskUsed within 1 point (${latest.diskUsed} %)`);
+  });
+}
