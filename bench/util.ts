@@ -90,6 +90,8 @@ export async function cleanUpBerths() {
 
 export interface Berth {
   child: ChildProcess;
+  /** Its base URL (http://127.0.0.1:<port>). */
+  url: string;
   /** Its database (on BERTH_BENCH_PG's server). */
   databaseUrl: string;
   call: (op: string, input: Record<string, unknown>, method?: 'GET' | 'POST') => Promise<any>;
@@ -156,7 +158,7 @@ export async function startBerth(name: string, config: Record<string, unknown>, 
     }
     children.delete(child);
   };
-  return { child, databaseUrl: url.toString(), call, send, stop };
+  return { child, url: base, databaseUrl: url.toString(), call, send, stop };
 }
 
 /** Removes these Swarm services of this machine's engine (`docker service rm`; one already gone is passed over). */
