@@ -70,3 +70,19 @@ export function goodValue(name: string, schema: any, ids: Record<string, string>
 
 /** The id fields of the document's inputs (top-level properties named id or …Id). */
 export const idFieldsOf = (operations: Operation[]): Set<string> => new Set(operations.flatMap(op => Object.keys(op.schema.properties ?? {}).filter(f => /Id$|^id$/.test(f))));
+
+/**
+ * Requests a document-wide suite keeps in flight at once where they are independent of each other
+ * (one at a time leaves the server and PostgreSQL each half idle; BERTH_FUZZ_AT_ONCE=1 sends them
+ * one by one, to chase a finding).
+ */
+export const AT_ONCE = Math.max(1, Number(process.env.BERTH_FUZZ_AT_ONCE ?? 6) || 1);
+
+/** Runs the tasks, at most `limit` at a time, starting them in their order. */
+export async function inPool(limit: number, tasks: (() => Promise<void>)[]): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < tasks.length) await tasks[next++]!();
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
+}

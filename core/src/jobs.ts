@@ -55,8 +55,8 @@ export class JobScheduler {
 
   /**
    * A repeating job; created when the scheduler starts (first run one interval later), replacing
-   * a stale copy left in the database. Give such jobs a short lockLifetimeMs: Agenda keeps a
-   * ref'd timer of half the lock lifetime alive per run.
+   * a stale copy left in the database. (The liveness timer Agenda leaves per run is unref'd:
+   * patches/agenda@6.2.6.patch.)
    */
   every(interval: string, name: string): void {
     this.#repeating.push({ interval, name });
