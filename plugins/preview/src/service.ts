@@ -118,7 +118,7 @@ export class PreviewService {
     const domains = optionalService(this.#cradle(), 'domains');
     if (domains?.attach) {
       const https = f.previewHttps === true;
-      row.domainId = await domains.attach(
+      const attached = domains.attach(
         this.#ref(row, app),
         {
           host: this.#host(row.appName, f.previewWildcard as string | null),
@@ -132,7 +132,13 @@ export class PreviewService {
         },
         em,
       );
-      await em.flush();
+      // The domain is stored before the proxy takes it: when the proxy fails (503), the record still names it.
+      try {
+        row.domainId = await attached;
+      } finally {
+        row.domainId ??= ((await domains.forService(TARGET, row.previewDeploymentId, em)).domains[0]?.domainId as string | undefined) ?? null;
+        await em.flush();
+      }
     }
     return row;
   }

@@ -16,8 +16,8 @@ const run = promisify(execFile);
 const docker = new Docker();
 const sample = JSON.parse(readFileSync(new URL('./payloads/github-pull_request.json', import.meta.url), 'utf8'));
 const DAY = 86_400_000;
-// The build argument is written into the image, the env printed by the running service.
-const DOCKERFILE = `FROM ${TEST_BASE_IMAGE}\nARG BERTH_PREVIEW_URL\nRUN echo "built for $BERTH_PREVIEW_URL" > /built\nCMD ["sh", "-c", "exec sleep 3600"]\n`;
+// The build argument is written into the image; the service stops at once when removed (TERM ends it).
+const DOCKERFILE = `FROM ${TEST_BASE_IMAGE}\nARG BERTH_PREVIEW_URL\nRUN echo "built for $BERTH_PREVIEW_URL" > /built\nCMD ["sh", "-c", "trap \\"exit 0\\" TERM; sleep 3600 & wait"]\n`;
 
 interface Pr {
   action: string;
