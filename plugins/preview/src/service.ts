@@ -56,7 +56,7 @@ export class PreviewService {
     const skip = (reason: string): HookAnswer => ({ status: 200, body: { message: reason, reason } });
     const app = target.workload;
     const f = target.fields;
-    if (!pr.id || !pr.number) return skip('the pull request event names no pull request');
+    if (!pr.id || pr.id.length > 64 || !Number.isSafeInteger(pr.number) || pr.number < 1 || pr.number > 999_999_999) return skip('the pull request event names no pull request (an id and a number)');
     const existing = await em.findOne(PreviewDeployment, { applicationId: app.id, pullRequestId: pr.id });
     if (pr.action === 'closed') {
       if (!existing) return skip(`pull request #${pr.number} closed: it had no preview`);
@@ -101,7 +101,7 @@ export class PreviewService {
       applicationId: app.id,
       organizationId: app.organizationId,
       branch: pr.headBranch,
-      pullRequestId: pr.id.slice(0, 64),
+      pullRequestId: pr.id,
       pullRequestNumber: String(pr.number),
       pullRequestURL: pr.url,
       pullRequestTitle: pr.title,

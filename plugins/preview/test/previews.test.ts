@@ -176,6 +176,7 @@ t.test('preview deployments from GitHub pull requests', async t => {
 
   await t.test('the gates: each answer says why and deploys nothing', async t => {
     const sha = first;
+    t.match(await send({ action: 'opened', number: 0, sha }), { status: 200, body: { reason: /names no pull request/ } });
     t.match(await send({ action: 'labeled', number: 7, sha }), { status: 200, body: { reason: /pull request labeled: only opened, reopened, synchronize and closed/ } });
     t.match(await send({ action: 'opened', number: 8, sha, fork: true, association: 'NONE' }), {
       status: 200,
