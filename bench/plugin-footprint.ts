@@ -31,6 +31,7 @@ export const pluginParts: Record<string, { providers: Record<string, string[]>; 
   cluster: { providers: {} },
   cleanup: { providers: {} },
   'deploy-hook': { providers: {} },
+  preview: { providers: {} },
   monitoring: { providers: {} },
 };
 

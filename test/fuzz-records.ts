@@ -16,7 +16,6 @@ export const NO_RECORD: Record<string, string> = {
   gitlabProjectId: 'a project id on the GitLab server, not a record of Berth (the fuzz sends it as it comes)',
   bitbucketId: 'no bitbucket provider namespace yet',
   giteaId: 'no gitea provider namespace yet',
-  previewDeploymentId: 'no preview deployments yet',
   adminId: "the older variant's registry.update field (the registry's admin): accepted and ignored, no record behind it",
   libsqlId: 'no libsql kind',
   containerId: 'a Docker container id, not a record (compose.readLogs reads the engine)',
@@ -165,6 +164,15 @@ export async function fuzzRecords(t: Test, server: { url: string }, c: Client, a
         await c.post('sshKey.create', { name: unique('key'), ...ok('sshKey.generate', await c.post('sshKey.generate', { type: 'ed25519' })), organizationId: admin.organizationId }),
       ).sshKeyId,
     applicationId: async () => ok('application.create', await c.post('application.create', { name: unique('app'), environmentId })).applicationId,
+    // A preview made as GitHub makes one: a pull_request delivery to the hook of an application with previews on.
+    previewDeploymentId: async () => {
+      const app = ok('application.create', await c.post('application.create', { name: unique('app'), environmentId }));
+      ok('application.update', await c.post('application.update', { applicationId: app.applicationId, isPreviewDeploymentsActive: true, previewLimit: 100 }));
+      const number = ++n;
+      const body = JSON.stringify({ action: 'opened', number, pull_request: { id: number, number, html_url: '', title: 'fuzz', head: { ref: 'fuzz', sha: null }, base: { ref: 'main' } } });
+      await fetch(`${server.url}/api/deploy/${app.refreshToken}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-github-event': 'pull_request' }, body });
+      return ok('previewDeployment.all', await c.get('previewDeployment.all', { applicationId: app.applicationId }))[0].previewDeploymentId;
+    },
     composeId: async () =>
       ok('compose.create', await c.post('compose.create', { name: unique('stack'), environmentId, composeFile: 'services:\n  web:\n    image: berth-test/busybox:1\n' })).composeId,
     postgresId: async () =>

@@ -37,6 +37,8 @@ export const isKindIdField = (name: string, kindIdFields: string[]) => kindIdFie
 
 /** Fields Berth answers beyond the peer's in one operation only (anywhere in its answer), with why. */
 export const ALLOWED_EXTRA_IN: Record<string, { fields: string[]; reason: string }> = {
+  'previewDeployment.all': { fields: ['deployments', 'domain'], reason: "the peer's query joins each preview's deployments and domain; the SDK's type shows only the row" },
+  'previewDeployment.one': { fields: ['deployments', 'domain'], reason: 'as previewDeployment.all: its deployments and its domain joined' },
   'environment.one': {
     fields: ['createdAt', 'appName'],
     reason: "environment reads share one shape: the environment's createdAt, and each workload's appName as the peer's byProjectId and project.one list it",
@@ -203,6 +205,7 @@ export const BERTH_ONLY: Record<string, string> = {
  * exactly the served operations without a reference, so it only shrinks.
  */
 export const NO_REFERENCE: Record<string, string> = {
+  'previewDeployment.redeploy': 'the peer answers true once its job is queued (no row); so does Berth, with the deployment in its header (plugins/preview/test/previews.test.ts)',
   'server.getServerMetrics': "the peer answers its agent's JSON (not a row of its schema); Berth answers the agent's shape from its own store (plugins/monitoring/test/monitoring.test.ts)",
   'user.getContainerMetrics': "the peer answers its agent's JSON (not a row of its schema); Berth answers the agent's shape from its own store (plugins/monitoring/test/monitoring.test.ts)",
   'server.setupMonitoring': 'the peer answers the server row after its agent is set up; Berth answers the server record as server.update does',
@@ -275,14 +278,7 @@ export const NO_REFERENCE: Record<string, string> = {
  * always-empty lists or always null, so their items' fields are not compared until their plugins
  * come. The shape test fails when Berth serves one of these namespaces (the exemption is stale).
  */
-export const NOT_SERVED_NAMESPACE: Record<string, string> = {
-  previewDeployments: 'previewDeployment',
-  libsql: 'libsql',
-  projectTags: 'tag',
-  rollback: 'rollback',
-  bitbucket: 'bitbucket',
-  gitea: 'gitea',
-};
+export const NOT_SERVED_NAMESPACE: Record<string, string> = { libsql: 'libsql', projectTags: 'tag', rollback: 'rollback', bitbucket: 'bitbucket', gitea: 'gitea' };
 /**
  * Relations of a namespace Berth serves that the records answering them do not join yet: always
  * null, their fields not compared, with why. Shrinks as the joins come.

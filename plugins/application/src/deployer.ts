@@ -18,8 +18,10 @@ import {
   resolveEnv,
   swarmSettingsToService,
   toServiceMounts,
+  ownerLabels,
   type Engine,
   type MountRecord,
+  type Owner,
   type PortRecord,
   type WorkloadService,
 } from '@berth/plugin-workloads';
@@ -35,6 +37,24 @@ declare module '@berth/core' {
 
 /** Where an application keeps its files on this host (file mounts); appName is already a strict slug. */
 export const applicationDir = (dataDir: string, appName: string) => path.join(dataDir, 'applications', appName);
+
+/**
+ * Another service made from the application's source and build (a pull request's preview): its
+ * own name and owner, source fields that replace the application's (the pull request's branch),
+ * and env, build args and build secrets laid over the application's and its previewEnv,
+ * previewBuildArgs and previewBuildSecrets. It has no mounts or published ports (those stay the
+ * application's), and its runs leave the application's status and events alone.
+ */
+export interface ApplicationVariant {
+  /** The Swarm service name (a strict slug). */
+  appName: string;
+  /** The record that owns its service and images. */
+  owner: Owner;
+  fields: Record<string, unknown>;
+  env: Record<string, string>;
+  buildArgs: Record<string, string>;
+  buildSecrets: Record<string, string>;
+}
 
 export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
   readonly targetType = KIND;
@@ -64,72 +84,98 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
 
   protected async deploy(row: ApplicationRow, action: string, run: DeploymentRun, engine: Engine): Promise<void> {
     if (action !== 'deploy' && action !== 'redeploy') throw new Error(`Unknown application action "${action}"`);
-    return this.#deploy(row, action, run, engine);
+    await this.#deploy(row, action, run, engine);
   }
 
-  async #deploy(row: ApplicationRow, action: string, run: DeploymentRun, engine: Engine): Promise<void> {
+  /** Runs a variant of the application (a preview) on the application's engine; answers the image it runs. */
+  async deployVariant(applicationId: string, variant: ApplicationVariant, run: DeploymentRun): Promise<string> {
+    const row = await this.load(applicationId, run.em);
+    if (!row) throw new Error('The application was deleted before its preview ran');
+    return this.#deploy(row, 'deploy', run, await this.engine(row), variant);
+  }
+
+  /** Removes a variant's service (absent is fine). */
+  async removeVariant(applicationId: string, variant: Pick<ApplicationVariant, 'appName' | 'owner'>, em: EntityManager): Promise<void> {
+    const row = await this.load(applicationId, em);
+    if (!row) return;
+    await (await this.engine(row)).swarm.removeService(variant.appName, { owner: variant.owner.id, timeoutMs: 30_000 });
+  }
+
+  protected override labels(row: ApplicationRow, run: DeploymentRun, variant?: ApplicationVariant): Record<string, string> {
+    return variant ? { ...ownerLabels(variant.owner), 'berth.deployment': run.deployment.deploymentId } : super.labels(row, run);
+  }
+
+  async #deploy(row: ApplicationRow, action: string, run: DeploymentRun, engine: Engine, variant?: ApplicationVariant): Promise<string> {
     const { docker, swarm } = engine;
     const cradle = this.cradle();
     const { deployment } = run;
-    await this.#apps.setStatus(row.applicationId, 'running', run.em);
-    const settings = this.#apps.settingsOf(row);
+    if (!variant) await this.#apps.setStatus(row.applicationId, 'running', run.em);
+    const settings = { ...this.#apps.settingsOf(row), ...variant?.fields };
     const secrets = this.#apps.secretsOf(row);
     run.redact(secrets.password);
 
     // Environment first: a missing reference fails before any build time is spent.
     const texts = await cradle.environments.variables(row.environmentId, row.organizationId, run.em);
-    const env = resolveEnv(secrets.env, texts);
+    // A preview: the application's previewEnv, previewBuildArgs and previewBuildSecrets over its own, then the variant's.
+    const env = { ...resolveEnv(secrets.env, texts), ...(variant ? { ...resolveEnv(secrets.previewEnv, texts), ...variant.env } : {}) };
     for (const value of Object.values(env)) run.redact(value);
-    const buildArgs = parseEnv(secrets.buildArgs);
-    const buildSecrets = parseEnv(secrets.buildSecrets);
+    const buildArgs = { ...parseEnv(secrets.buildArgs), ...(variant ? { ...parseEnv(secrets.previewBuildArgs), ...variant.buildArgs } : {}) };
+    const buildSecrets = { ...parseEnv(secrets.buildSecrets), ...(variant ? { ...parseEnv(secrets.previewBuildSecrets), ...variant.buildSecrets } : {}) };
     for (const value of [...Object.values(buildArgs), ...Object.values(buildSecrets)]) run.redact(value);
 
+    const name = variant?.appName ?? row.appName;
+    const labels = this.labels(row, run, variant);
     let image: string;
     let registryAuth: WorkloadService['registryAuth'] = null;
     try {
-      ({ image, registryAuth } = await this.#image(row, settings, secrets, buildArgs, buildSecrets, run, engine));
+      ({ image, registryAuth } = await this.#image(row, name, labels, settings, secrets, buildArgs, buildSecrets, run, engine));
     } catch (e) {
-      // Stored before the run ends in error (a crash after this still tells).
-      await cradle.events.emitDurable(
-        'appBuildError',
-        {
-          applicationId: row.applicationId,
-          organizationId: row.organizationId,
-          appName: row.appName,
-          deploymentId: deployment.deploymentId,
-          error: (e as Error).message,
-          at: new Date().toISOString(),
-        },
-        run.em,
-      );
+      // Stored before the run ends in error (a crash after this still tells); a variant's failure is its own record's.
+      if (!variant)
+        await cradle.events.emitDurable(
+          'appBuildError',
+          {
+            applicationId: row.applicationId,
+            organizationId: row.organizationId,
+            appName: row.appName,
+            deploymentId: deployment.deploymentId,
+            error: (e as Error).message,
+            at: new Date().toISOString(),
+          },
+          run.em,
+        );
       throw e;
     }
 
-    const mounts = await this.#mounts(row, cradle, run, engine);
-    const ports = ((await optionalService(cradle, 'ports')?.forApplications([row.applicationId], run.em))?.get(row.applicationId) ?? []) as PortRecord[];
+    // Mounts and published ports are the application's own: a variant gets neither.
+    const mounts = variant ? [] : await this.#mounts(row, cradle, run, engine);
+    const ports = variant ? [] : (((await optionalService(cradle, 'ports')?.forApplications([row.applicationId], run.em))?.get(row.applicationId) ?? []) as PortRecord[]);
     const service: WorkloadService = {
-      name: row.appName,
+      name,
       image,
       env,
       ...swarmSettingsToService(settings),
       mounts,
       ports: ports.map(p => ({ targetPort: p.targetPort, publishedPort: p.publishedPort, protocol: p.protocol, publishMode: p.publishMode })),
-      detachPlatformNetwork: Boolean(settings.detachDokployNetwork),
+      // A variant is served through the proxy: it stays on the platform network.
+      detachPlatformNetwork: !variant && Boolean(settings.detachDokployNetwork),
       registryAuth,
-      ownerLabels: this.labels(row, run),
+      ownerLabels: labels,
     };
-    run.log(`Rolling out ${row.appName} with ${image}`);
+    run.log(`Rolling out ${name} with ${image}`);
     await swarm.deployService(service, this.wait(run));
-    // The status and what the bus's durable subscribers store (the notification outbox) commit together.
-    await run.em.transactional(async tx => {
-      await this.#apps.setStatus(row.applicationId, 'done', tx);
-      await cradle.events.emitDurable(
-        'appDeploy',
-        { applicationId: row.applicationId, organizationId: row.organizationId, appName: row.appName, deploymentId: deployment.deploymentId, image, action, at: new Date().toISOString() },
-        tx,
-      );
-    });
-    run.log(`${row.appName} is running ${image}`);
+    if (!variant)
+      // The status and what the bus's durable subscribers store (the notification outbox) commit together.
+      await run.em.transactional(async tx => {
+        await this.#apps.setStatus(row.applicationId, 'done', tx);
+        await cradle.events.emitDurable(
+          'appDeploy',
+          { applicationId: row.applicationId, organizationId: row.organizationId, appName: row.appName, deploymentId: deployment.deploymentId, image, action, at: new Date().toISOString() },
+          tx,
+        );
+      });
+    run.log(`${name} is running ${image}`);
+    return image;
   }
 
   /**
@@ -139,6 +185,8 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
    */
   async #image(
     row: ApplicationRow,
+    name: string,
+    labels: Record<string, string>,
     settings: Record<string, unknown>,
     secrets: Record<string, string | null>,
     buildArgs: Record<string, string>,
@@ -174,7 +222,7 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
       }
       if (fetched.revision) run.log(`Fetched ${fetched.revision}`);
       // A tag must start with a letter, digit or _; deployment ids may start with '-'.
-      const imageTag = `berth/${row.appName.toLowerCase()}:deploy-${run.deployment.deploymentId.toLowerCase()}`;
+      const imageTag = `berth/${name.toLowerCase()}:deploy-${run.deployment.deploymentId.toLowerCase()}`;
       run.log(`Building with ${row.buildType}`);
       if (engine.serverId !== null && row.buildType === 'dockerfile') {
         await this.#provideBaseImages(engine.serverId, path.join(workDir, normalizeBuildPath(fetched.buildPath), (settings.dockerfile as string | null) || 'Dockerfile'), run);
@@ -192,7 +240,7 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
         buildArgs,
         secrets: [...Object.values(buildSecrets), ...Object.values(buildArgs), ...(secrets.password ? [secrets.password] : [])],
         imageTag,
-        labels: this.labels(row, run),
+        labels,
         signal: run.signal,
         log: line => run.log(line),
       });
@@ -205,7 +253,7 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
         return registries.push(
           engine.docker,
           imageTag,
-          { name: row.appName.toLowerCase(), tag, registryId, organizationId: row.organizationId },
+          { name: name.toLowerCase(), tag, registryId, organizationId: row.organizationId },
           { em: run.em, signal: run.signal, log: line => run.log(line) },
         );
       }

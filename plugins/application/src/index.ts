@@ -1,10 +1,12 @@
-import { asFunction, definePlugin, optionalService } from '@berth/core';
+import { asFunction, asValue, definePlugin, optionalService, type EntityManager } from '@berth/core';
+import type { WorkloadRef } from '@berth/plugin-workloads';
 import pkg from '../package.json' with { type: 'json' };
 import { applicationEntities } from './entities.ts';
 import { applicationMigrations } from './migrations.ts';
 import { applicationProcedures } from './procedures.ts';
 import { ApplicationService } from './service.ts';
-import { ApplicationDeployer } from './deployer.ts';
+import { ApplicationDeployer, type ApplicationVariant } from './deployer.ts';
+import { Application } from './entities.ts';
 import { ApplicationPipeline, callerApplications } from './pipeline.ts';
 import { ApplicationKind } from './kind.ts';
 
@@ -31,8 +33,37 @@ export default definePlugin({
     berth.migrations(...applicationMigrations);
     cradle().workloads.register(new ApplicationKind(apps, deployer, cradle));
     berth.provide({ callerApplications: asFunction(callerApplications(apps, pipeline)).scoped() });
+    const variants: ApplicationVariants = {
+      settings: async (applicationId, em) => {
+        const row = await em.findOne(Application, { applicationId });
+        const ref = row && (await apps.findRef(applicationId, em));
+        return row && ref ? { ref, fields: { sourceType: row.sourceType, ...apps.settingsOf(row) } } : null;
+      },
+      deploy: (applicationId, variant, run) => deployer.deployVariant(applicationId, variant, run),
+      remove: (applicationId, variant, em) => deployer.removeVariant(applicationId, variant, em),
+    };
+    berth.provide({ applicationVariants: asValue(variants) });
     // Sources and builders are providers (source.<type>, builder.<type>): the enabled ones are what the API accepts.
     const { providers } = cradle();
     berth.procedures(() => applicationProcedures({ buildTypes: providers.ids('builder'), sourceTypes: providers.ids('source') }, cradle()));
   },
 });
+
+/** Services made from an application's source (previews): its settings, and their runs and removal. */
+export interface ApplicationVariants {
+  /** The application (of any organization) and its settings with its sourceType; null when it is gone. */
+  settings(applicationId: string, em: EntityManager): Promise<{ ref: WorkloadRef; fields: Record<string, unknown> } | null>;
+  /** Builds and rolls out the variant on the application's engine; answers its image. */
+  deploy: ApplicationDeployer['deployVariant'];
+  /** Removes the variant's service. */
+  remove: ApplicationDeployer['removeVariant'];
+}
+export type { ApplicationVariant };
+export { PreviewDeploymentFields } from './schemas.ts';
+
+declare module '@berth/core' {
+  interface Cradle {
+    /** Services made from an application's source (the preview plugin's previews). */
+    applicationVariants: ApplicationVariants;
+  }
+}

@@ -43,5 +43,6 @@ export class ApplicationKind extends RecordKind<ApplicationRow> {
 
   protected override async removeAttachments(row: ApplicationRow, em: EntityManager): Promise<void> {
     await optionalService(this.cradle(), 'ports')?.removeForApplication(row.applicationId, em);
+    await optionalService(this.cradle(), 'previews')?.removeForApplication(row.applicationId, em);
   }
 }

@@ -60,7 +60,7 @@ export class ApplicationPipeline {
       mounts,
       ports,
       ...proxied,
-      previewDeployments: [],
+      previewDeployments: (await optionalService(cradle, 'previews')?.forApplication(applicationId, em)) ?? [],
       github: (await optionalService(cradle, 'gitProviders')?.githubRelation(this.#apps.settingsOf(row).githubId, organizationId, em)) ?? null,
       gitlab: (await optionalService(cradle, 'gitProviders')?.gitlabRelation(this.#apps.settingsOf(row).gitlabId, organizationId, em)) ?? null,
       bitbucket: null,

@@ -24,6 +24,23 @@ export const ApplicationFields = Type.Object({
 });
 export type ApplicationFields = Static<typeof ApplicationFields>;
 
+/** A pull request's preview deployment (the preview plugin's record), with the peer's fields. */
+export const PreviewDeploymentFields = Type.Object({
+  previewDeploymentId: Type.String(),
+  branch: Type.String({ description: "the pull request's head branch" }),
+  pullRequestId: Type.String(),
+  pullRequestNumber: Type.String(),
+  pullRequestURL: Type.String(),
+  pullRequestTitle: Type.String(),
+  pullRequestCommentId: Type.String({ description: "the id of the comment kept up to date on the pull request ('' until it is made)" }),
+  previewStatus: Type.String({ description: 'idle, running, done or error' }),
+  appName: Type.String({ description: "the preview's service: <application appName>-pr-<number>" }),
+  applicationId: Type.String(),
+  domainId: Nullable(Type.String()),
+  createdAt: Timestamp(),
+  expiresAt: Nullable(Timestamp()),
+});
+
 /**
  * The record with where it lives and what hangs off it, as the peer answers application.one,
  * start, stop and delete. Git providers, registries and preview deployments come with their
@@ -39,7 +56,7 @@ export const applicationFound = (relations: ReturnType<typeof relationSchemas>) 
     domains: relations.domains,
     redirects: relations.redirects,
     security: relations.security,
-    previewDeployments: NotServedList('preview deployments'),
+    previewDeployments: Type.Array(PreviewDeploymentFields, { description: 'its live previews, newest first (empty without the preview plugin)' }),
     github: relations.github,
     gitlab: relations.gitlab,
     bitbucket: NotServedOne('the Bitbucket provider'),

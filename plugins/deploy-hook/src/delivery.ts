@@ -13,8 +13,8 @@ export interface Delivery {
   /** The provider's event name as sent (push, Push Hook, repo:push...). */
   event: string;
   deliveryId: string | null;
-  /** push: a branch or tag was pushed; ping: the provider checks the hook; other: an event that deploys nothing. */
-  kind: 'push' | 'ping' | 'other';
+  /** push: a branch or tag was pushed; pullRequest: a pull request changed (previews); ping: the provider checks the hook; other: an event that deploys nothing. */
+  kind: 'push' | 'pullRequest' | 'ping' | 'other';
   /** The pushed branch or tag name. */
   branch: string | null;
   tag: string | null;
@@ -26,6 +26,29 @@ export interface Delivery {
   paths: string[] | null;
   /** Docker Hub: the pushed image (repository and tag). */
   image: { name: string; tag: string | null } | null;
+  /** A pull request event: what it says (kind pullRequest only). */
+  pullRequest?: PullRequestEvent;
+}
+
+/** A pull request opened, updated or closed, as a preview needs it. */
+export interface PullRequestEvent {
+  /** opened, reopened, synchronize, closed, labeled... (the provider's action). */
+  action: string;
+  /** The provider's id of the pull request and its number in the repository. */
+  id: string;
+  number: number;
+  url: string;
+  title: string;
+  /** The branch it merges from and its head commit; the branch it merges into. */
+  headBranch: string;
+  headSha: string | null;
+  baseBranch: string;
+  /** The base repository (owner/name) and whether the head is in another repository (a fork). */
+  repository: string | null;
+  fromFork: boolean;
+  /** The author's relation to the repository (OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, NONE...). */
+  authorAssociation: string | null;
+  labels: string[];
 }
 
 const header = (h: Headers, name: string): string | null => {
@@ -67,6 +90,7 @@ export function readDelivery(h: Headers, body: Record<string, unknown>): Deliver
       const event = header(h, provider === 'gitea' ? 'x-gitea-event' : 'x-github-event')!;
       const deliveryId = header(h, provider === 'gitea' ? 'x-gitea-delivery' : 'x-github-delivery');
       if (event === 'ping') return { provider, event, deliveryId, kind: 'ping', ...none };
+      if (event === 'pull_request' && provider === 'github') return githubPullRequest(event, deliveryId, body);
       if (event !== 'push') return { provider, event, deliveryId, kind: 'other', ...none };
       const head = obj(body.head_commit);
       const commits = arr(body.commits);
@@ -139,6 +163,46 @@ export function readDelivery(h: Headers, body: Record<string, unknown>): Deliver
       // A plain POST (a CI step, curl): a push of whatever the workload watches, as the peer takes it.
       return { provider, event: 'push', deliveryId: header(h, 'webhook-id'), kind: 'push', ...none, ...refParts(str(body.ref)), commit: str(body.after), paths: null };
   }
+}
+
+/** GitHub's pull_request event: the pull request, its head and base, its author's association and labels. */
+function githubPullRequest(event: string, deliveryId: string | null, body: Record<string, unknown>): Delivery {
+  const pr = obj(body.pull_request);
+  const head = obj(pr.head);
+  const base = obj(pr.base);
+  const headRepo = str(obj(head.repo).full_name);
+  const baseRepo = str(obj(base.repo).full_name) ?? str(obj(body.repository).full_name);
+  const number = typeof pr.number === 'number' ? pr.number : typeof body.number === 'number' ? body.number : 0;
+  const pullRequest: PullRequestEvent = {
+    action: str(body.action) ?? '',
+    id: String(pr.id ?? ''),
+    number,
+    url: str(pr.html_url) ?? '',
+    title: str(pr.title) ?? '',
+    headBranch: str(head.ref) ?? '',
+    headSha: str(head.sha),
+    baseBranch: str(base.ref) ?? '',
+    repository: baseRepo,
+    fromFork: Boolean(headRepo && baseRepo && headRepo !== baseRepo),
+    authorAssociation: str(pr.author_association),
+    labels: arr(pr.labels)
+      .map(l => str(obj(l).name))
+      .filter((l): l is string => l !== null),
+  };
+  return {
+    provider: 'github',
+    event,
+    deliveryId,
+    kind: 'pullRequest',
+    branch: pullRequest.headBranch || null,
+    tag: null,
+    deleted: false,
+    commit: pullRequest.headSha,
+    message: null,
+    paths: null,
+    image: null,
+    pullRequest,
+  };
 }
 
 const equal = (a: string, b: string): boolean => {

@@ -7,7 +7,7 @@
 import path from 'node:path';
 import type { BerthConfig, Cradle, EntityManager } from '@berth/core';
 import type { PushTarget, WorkloadKind } from '@berth/plugin-workloads';
-import { checkSignature, readDelivery, type Delivery } from './delivery.ts';
+import { checkSignature, readDelivery, type Delivery, type PullRequestEvent } from './delivery.ts';
 import { WebhookDelivery } from './entities.ts';
 
 export interface HookAnswer {
@@ -17,15 +17,24 @@ export interface HookAnswer {
 
 /** The branch field each source type watches (the same names on every kind that deploys from git). */
 const BRANCH_FIELD: Record<string, string> = { github: 'branch', gitlab: 'gitlabBranch', gitea: 'giteaBranch', bitbucket: 'bitbucketBranch', git: 'customGitBranch' };
+/** What handles a kind's pull request events (the preview plugin, for applications): answers like the hook. */
+export type PullRequestHandler = (target: PushTarget, pullRequest: PullRequestEvent, delivery: { provider: string; deliveryId: string | null }, em: EntityManager) => Promise<HookAnswer>;
+
 const SKIP = /\[(skip ci|ci skip|no ci|skip deploy|deploy skip)\]/i;
 
 export class HookService {
   readonly #config: BerthConfig;
   readonly #cradle: () => Cradle;
+  readonly #pullRequests = new Map<string, PullRequestHandler>();
 
   constructor(config: BerthConfig, cradle: () => Cradle) {
     this.#config = config;
     this.#cradle = cradle;
+  }
+
+  /** Pull request events of the kind's hooks go to this handler (without one, they deploy nothing). */
+  onPullRequest(kind: string, handler: PullRequestHandler): void {
+    this.#pullRequests.set(kind, handler);
   }
 
   async receive(kind: WorkloadKind, refreshToken: string, headers: Record<string, string | string[] | undefined>, raw: Buffer, body: Record<string, unknown>, em: EntityManager): Promise<HookAnswer> {
@@ -49,6 +58,11 @@ export class HookService {
     if (d.deliveryId) {
       const seen = await em.findOne(WebhookDelivery, { targetId: target.workload.id, targetType: kind.kind, deliveryId: d.deliveryId, signatureOk: { $ne: false } }, { orderBy: { createdAt: 'asc' } });
       if (seen) return { status: 200, body: { message: 'already processed', reason: 'already processed', ...(seen.deploymentId ? { deploymentId: seen.deploymentId } : {}) } };
+    }
+    if (d.kind === 'pullRequest') {
+      const handler = this.#pullRequests.get(kind.kind);
+      if (!handler) return skip(`pull request events deploy nothing for ${kind.label.toLowerCase()}s (previews are not served for them)`);
+      return handler(target, d.pullRequest!, { provider: d.provider, deliveryId: d.deliveryId }, em);
     }
     const f = target.fields;
     if (f.autoDeploy === false) return skip('autoDeploy is off for this workload');

@@ -107,3 +107,6 @@ declare module '@berth/core' {
     deployHooks: HookService;
   }
 }
+
+export type { HookAnswer, HookService, PullRequestHandler } from './hooks.ts';
+export type { PullRequestEvent } from './delivery.ts';

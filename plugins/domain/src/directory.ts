@@ -2,7 +2,7 @@
 // container): a workload's domains, redirects and basic-auth users as its `one` lists them, and
 // their removal, with the workload's routes, when the workload is deleted.
 import type { EntityManager, ProxyRoute } from '@berth/core';
-import type { DomainDirectory, WorkloadRef } from '@berth/plugin-workloads';
+import type { AttachedDomain, DomainDirectory, WorkloadRef } from '@berth/plugin-workloads';
 import { Domain, Redirect, Security } from './entities.ts';
 import type { DomainService } from './domain-service.ts';
 import type { RedirectService } from './redirect-service.ts';
@@ -39,6 +39,10 @@ export class ProxyRecordDirectory implements DomainDirectory {
     await em.nativeDelete(Security, where);
     // A workload that had no domain has nothing on the proxy: it is not started for it.
     if (domains) await this.#deps.routing.forget(workload.appName, workload.serverId);
+  }
+
+  async attach(owner: WorkloadRef, domain: AttachedDomain, em: EntityManager): Promise<string> {
+    return (await this.#deps.domains.attach(owner, domain, em)).domainId;
   }
 
   async routesOf(workload: WorkloadRef, em: EntityManager): Promise<ProxyRoute[]> {

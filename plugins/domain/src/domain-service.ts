@@ -3,7 +3,7 @@
 // routes (directory.ts, called by the workload kit).
 import { randomBytes } from 'node:crypto';
 import { conflict, invalidField, notFound, type Cradle, type EntityManager } from '@berth/core';
-import type { WorkloadRef } from '@berth/plugin-workloads';
+import type { AttachedDomain, WorkloadRef } from '@berth/plugin-workloads';
 import { Domain, type DomainRow } from './entities.ts';
 import { asciiHost } from './routing.ts';
 import type { CreateDomainInput, DomainView, DomainWithApplication, DomainWithCompose, UpdateDomainInput } from './schemas.ts';
@@ -82,6 +82,26 @@ export class DomainService extends ProxyBound {
     });
     await em.flush();
     await this.routing.sync(workload, em);
+    return row;
+  }
+
+  /** A domain of a service that is not a workload of the registry (a preview's), checked and routed as any other. */
+  async attach(owner: WorkloadRef, domain: AttachedDomain, em: EntityManager): Promise<DomainRow> {
+    const { domainType, previewDeploymentId, ...route } = domain;
+    const fields = this.#checked({ ...route, internalPath: '/', stripPath: false, customEntrypoint: null, serviceName: null, middlewares: null });
+    await this.#assertHostFree(fields.host, fields.path, null, em);
+    const row = em.create(Domain, {
+      ...fields,
+      domainType,
+      previewDeploymentId,
+      uniqueConfigKey: await nextConfigKey(em),
+      serviceType: owner.kind,
+      serviceId: owner.id,
+      organizationId: owner.organizationId,
+      createdAt: new Date(),
+    });
+    await em.flush();
+    await this.routing.sync(owner, em);
     return row;
   }
 

@@ -73,6 +73,20 @@ export interface DomainDirectory {
   removeForService(workload: WorkloadRef, em: EntityManager): Promise<void>;
   /** The workload's domains as the proxy serves them (a kind that rewrites its own file for the proxy reads them). */
   routesOf?(workload: WorkloadRef, em: EntityManager): Promise<ProxyRoute[]>;
+  /** Stores a domain of a service that is not a workload of the registry (a preview) and applies its routes; answers its domainId. */
+  attach?(owner: WorkloadRef, domain: AttachedDomain, em: EntityManager): Promise<string>;
+}
+
+/** A domain another plugin gives its own service (a preview's): routed to owner.appName on port. */
+export interface AttachedDomain {
+  host: string;
+  path: string;
+  port: number;
+  https: boolean;
+  certificateType: 'letsencrypt' | 'none' | 'custom';
+  customCertResolver: string | null;
+  domainType: string;
+  previewDeploymentId: string | null;
 }
 
 declare module '@berth/core' {

@@ -1,0 +1,299 @@
+// Previews: a pull request event on an application's hook (opened, reopened, synchronize)
+// deploys the pull request's branch as a service of its own, <appName>-pr-<number>, at a domain
+// known in advance; closing the pull request, previewDeployment.delete, the application's
+// deletion or the age limit removes it (service, domain and its routes, deployments, record).
+// Each gate that stops a deploy answers the hook with why, and the delivery log keeps it.
+import { notFound, optionalService, type BerthConfig, type Cradle, type DeploymentRun, type EntityManager } from '@berth/core';
+import type { HookAnswer, PullRequestEvent } from '@berth/plugin-deploy-hook';
+import type { PushTarget, WorkloadRef } from '@berth/plugin-workloads';
+import { PreviewDeployment, type PreviewRow } from './entities.ts';
+
+export const TARGET = 'previewDeployment';
+const DAY_MS = 86_400_000;
+/** The branch field each source type clones (the application's names). */
+const BRANCH_FIELD: Record<string, string> = { github: 'branch', gitlab: 'gitlabBranch', gitea: 'giteaBranch', bitbucket: 'bitbucketBranch', git: 'customGitBranch' };
+const DEPLOYING = new Set(['opened', 'reopened', 'synchronize']);
+const WRITERS = new Set(['OWNER', 'MEMBER', 'COLLABORATOR']);
+
+/** The peer's fields of a preview, as answered. */
+export function previewView(row: PreviewRow) {
+  return {
+    previewDeploymentId: row.previewDeploymentId,
+    branch: row.branch,
+    pullRequestId: row.pullRequestId,
+    pullRequestNumber: row.pullRequestNumber,
+    pullRequestURL: row.pullRequestURL,
+    pullRequestTitle: row.pullRequestTitle,
+    pullRequestCommentId: row.pullRequestCommentId,
+    previewStatus: row.previewStatus,
+    appName: row.appName,
+    applicationId: row.applicationId,
+    domainId: row.domainId ?? null,
+    createdAt: row.createdAt.toISOString(),
+    expiresAt: row.expiresAt?.toISOString() ?? null,
+  };
+}
+
+/** The preview's service name: the application's appName (shortened to fit 63 characters) and -pr-<number>. */
+export function previewAppName(appName: string, number: number): string {
+  const suffix = `-pr-${number}`;
+  return `${appName.slice(0, 63 - suffix.length).replace(/[-_]+$/, '')}${suffix}`.toLowerCase();
+}
+
+export class PreviewService {
+  readonly #config: BerthConfig;
+  readonly #cradle: () => Cradle;
+
+  constructor(config: BerthConfig, cradle: () => Cradle) {
+    this.#config = config;
+    this.#cradle = cradle;
+  }
+
+  // ------------------------------------------------------------ the hook
+
+  /** A pull request event on an application's hook: deploys, updates or removes its preview, or says why not. */
+  async onPullRequest(target: PushTarget, pr: PullRequestEvent, em: EntityManager): Promise<HookAnswer> {
+    const skip = (reason: string): HookAnswer => ({ status: 200, body: { message: reason, reason } });
+    const app = target.workload;
+    const f = target.fields;
+    if (!pr.id || pr.id.length > 64 || !Number.isSafeInteger(pr.number) || pr.number < 1 || pr.number > 999_999_999) return skip('the pull request event names no pull request (an id and a number)');
+    const existing = await em.findOne(PreviewDeployment, { applicationId: app.id, pullRequestId: pr.id });
+    if (pr.action === 'closed') {
+      if (!existing) return skip(`pull request #${pr.number} closed: it had no preview`);
+      await this.#remove(existing, em);
+      const message = `preview removed: pull request #${pr.number} closed`;
+      return { status: 200, body: { message, reason: message } };
+    }
+    if (!DEPLOYING.has(pr.action)) return skip(`pull request ${pr.action || '(no action)'}: only opened, reopened, synchronize and closed change a preview`);
+    if (f.isPreviewDeploymentsActive !== true) return skip('previews are off for this application (isPreviewDeploymentsActive)');
+    const branchField = BRANCH_FIELD[String(f.sourceType)];
+    if (!branchField) return skip(`previews deploy a branch: the application's source (${String(f.sourceType)}) has none`);
+    const watched = f[branchField] as string | null;
+    if (watched && pr.baseBranch !== watched) return skip(`pull request into ${pr.baseBranch}: the application deploys ${watched}`);
+    if (f.previewRequireCollaboratorPermissions !== false && pr.fromFork && !WRITERS.has(pr.authorAssociation ?? ''))
+      return skip(`pull request from a fork by an author without write access (${pr.authorAssociation ?? 'unknown'}): not deployed while previewRequireCollaboratorPermissions is on`);
+    const labels = (f.previewLabels as string[] | null) ?? [];
+    if (labels.length && !pr.labels.some(l => labels.includes(l))) return skip(`label gate: the pull request carries none of previewLabels (${labels.join(', ')})`);
+    if (!/^[A-Za-z0-9._/-]{1,255}$/.test(pr.headBranch) || pr.headBranch.includes('..')) return skip(`the pull request's branch "${pr.headBranch.slice(0, 80)}" is not a branch name Berth clones`);
+
+    let row = existing;
+    if (!row) {
+      const limit = Number(f.previewLimit ?? 3);
+      const live = await em.count(PreviewDeployment, { applicationId: app.id });
+      if (live >= limit) return skip(`preview limit reached: ${live} live previews (previewLimit ${limit})`);
+      row = await this.#create(app, f, pr, em);
+    } else {
+      Object.assign(row, { branch: pr.headBranch, pullRequestTitle: pr.title, pullRequestURL: pr.url, headSha: pr.headSha });
+      await em.flush();
+    }
+    const deploymentId = await this.#enqueue(
+      row,
+      app.serverId,
+      { title: `Preview of pull request #${pr.number}: ${pr.title}`.slice(0, 255), description: pr.headSha ? `Hash: ${pr.headSha}` : null },
+      em,
+    );
+    return { status: 202, body: { message: 'preview deployment queued', deploymentId } };
+  }
+
+  async #create(app: WorkloadRef, f: Record<string, unknown>, pr: PullRequestEvent, em: EntityManager): Promise<PreviewRow> {
+    const now = new Date(this.#cradle().clock.now());
+    const row = em.create(PreviewDeployment, {
+      applicationId: app.id,
+      organizationId: app.organizationId,
+      branch: pr.headBranch,
+      pullRequestId: pr.id,
+      pullRequestNumber: String(pr.number),
+      pullRequestURL: pr.url,
+      pullRequestTitle: pr.title,
+      pullRequestCommentId: '',
+      previewStatus: 'idle',
+      appName: previewAppName(app.appName, pr.number),
+      domainId: null,
+      headSha: pr.headSha,
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + this.#config.previewMaxAgeDays * DAY_MS),
+    });
+    await em.flush();
+    // The domain is made with the record, so that it is known before the first deploy and stays the same after.
+    const domains = optionalService(this.#cradle(), 'domains');
+    if (domains?.attach) {
+      const https = f.previewHttps === true;
+      const attached = domains.attach(
+        this.#ref(row, app),
+        {
+          host: this.#host(row.appName, f.previewWildcard as string | null),
+          path: (f.previewPath as string | null) || '/',
+          port: Number(f.previewPort ?? 3000),
+          https,
+          certificateType: https ? ((f.previewCertificateType as 'letsencrypt' | 'none' | 'custom' | null) ?? 'none') : 'none',
+          customCertResolver: (f.previewCustomCertResolver as string | null) ?? null,
+          domainType: 'preview',
+          previewDeploymentId: row.previewDeploymentId,
+        },
+        em,
+      );
+      // The domain is stored before the proxy takes it: when the proxy fails (503), the record still names it.
+      try {
+        row.domainId = await attached;
+      } finally {
+        row.domainId ??= ((await domains.forService(TARGET, row.previewDeploymentId, em)).domains[0]?.domainId as string | undefined) ?? null;
+        await em.flush();
+      }
+    }
+    return row;
+  }
+
+  /** previewWildcard `*.example.com` → `<label>.example.com`; without one, the generated domains' base with the server's address. */
+  #host(label: string, wildcard: string | null): string {
+    if (wildcard?.startsWith('*.')) return `${label}.${wildcard.slice(2)}`;
+    const { serverIp, generatedDomainBase } = this.#config;
+    return `${label}-${(serverIp ?? '127.0.0.1').replace(/[.:]/g, '-')}.${generatedDomainBase}`;
+  }
+
+  /** The preview as the owner of its service and domain. */
+  #ref(row: PreviewRow, app: WorkloadRef): WorkloadRef {
+    return {
+      kind: TARGET,
+      id: row.previewDeploymentId,
+      organizationId: row.organizationId,
+      environmentId: app.environmentId,
+      appName: row.appName,
+      name: `${app.name} PR #${row.pullRequestNumber}`,
+      serverId: app.serverId,
+    };
+  }
+
+  async #enqueue(row: PreviewRow, serverId: string | null, run: { title: string; description: string | null }, em: EntityManager): Promise<string> {
+    const deployments = this.#cradle().deployments;
+    await deployments.clearQueueFor(TARGET, row.previewDeploymentId, em);
+    const request = { targetType: TARGET, targetId: row.previewDeploymentId, organizationId: row.organizationId, serverId, action: 'deploy', ...run };
+    return (await deployments.enqueue(request, em)).deploymentId;
+  }
+
+  /** The preview's URL (its domain's), or null without a domain. */
+  async #url(row: PreviewRow, em: EntityManager): Promise<string | null> {
+    const found = await optionalService(this.#cradle(), 'domains')?.forService(TARGET, row.previewDeploymentId, em);
+    const domain = found?.domains[0] as { host: string; https: boolean; path: string | null } | undefined;
+    if (!domain) return null;
+    const path = domain.path && domain.path !== '/' ? domain.path : '';
+    return `${domain.https ? 'https' : 'http'}://${domain.host}${path}`;
+  }
+
+  /** Takes the preview away: its deployments, service, domain and routes, and the record. */
+  async #remove(row: PreviewRow, em: EntityManager): Promise<void> {
+    const cradle = this.#cradle();
+    const app = await cradle.applicationVariants.settings(row.applicationId, em);
+    await cradle.deployments.cancelFor(TARGET, row.previewDeploymentId, em);
+    const owner = { kind: TARGET, id: row.previewDeploymentId, organizationId: row.organizationId };
+    if (app) {
+      await cradle.applicationVariants.remove(row.applicationId, { appName: row.appName, owner }, em);
+      await optionalService(cradle, 'domains')?.removeForService(this.#ref(row, app.ref), em);
+    }
+    await cradle.deployments.removeFor(TARGET, row.previewDeploymentId, em, { includeActive: true });
+    await em.nativeDelete(PreviewDeployment, { previewDeploymentId: row.previewDeploymentId });
+  }
+
+  // ------------------------------------------------------------ the deploy queue's runs
+
+  readonly deployer = {
+    targetType: TARGET,
+    run: async (action: string, run: DeploymentRun): Promise<void> => {
+      if (action !== 'deploy' && action !== 'redeploy') throw new Error(`Unknown preview action "${action}"`);
+      const em = run.em;
+      const row = await em.findOne(PreviewDeployment, { previewDeploymentId: run.deployment.targetId });
+      if (!row) throw new Error('The preview was deleted before its deployment ran');
+      const cradle = this.#cradle();
+      const app = await cradle.applicationVariants.settings(row.applicationId, em);
+      if (!app) throw new Error('The application was deleted before its preview ran');
+      row.previewStatus = 'running';
+      await em.flush();
+      const url = await this.#url(row, em);
+      const preview: Record<string, string> = url ? { BERTH_PREVIEW_URL: url } : {};
+      run.log(`Preview of pull request #${row.pullRequestNumber} (${row.branch})${url ? ` at ${url}` : ''}`);
+      await cradle.applicationVariants.deploy(
+        row.applicationId,
+        {
+          appName: row.appName,
+          owner: { kind: TARGET, id: row.previewDeploymentId, organizationId: row.organizationId },
+          fields: { [BRANCH_FIELD[String(app.fields.sourceType)] ?? 'branch']: row.branch },
+          env: preview,
+          buildArgs: preview,
+          buildSecrets: {},
+        },
+        run,
+      );
+      row.previewStatus = 'done';
+      await em.flush();
+    },
+    settle: async (targetId: string, _outcome: 'error' | 'cancelled', _reason: string, em: EntityManager): Promise<void> => {
+      await em.nativeUpdate(PreviewDeployment, { previewDeploymentId: targetId }, { previewStatus: 'error' });
+    },
+  };
+
+  // ------------------------------------------------------------ operations
+
+  async #find(previewDeploymentId: string, organizationId: string, em: EntityManager): Promise<PreviewRow> {
+    const row = await em.findOne(PreviewDeployment, { previewDeploymentId, organizationId });
+    if (!row) throw notFound('Preview deployment');
+    return row;
+  }
+
+  /** The preview with its deployments (newest first) and its domain, as the peer's router joins them. */
+  async #joined(rows: PreviewRow[], em: EntityManager) {
+    const cradle = this.#cradle();
+    const deployments = optionalService(cradle, 'deployments');
+    const records = await deployments?.listFor(
+      TARGET,
+      rows.map(r => r.previewDeploymentId),
+      em,
+    );
+    const domains = optionalService(cradle, 'domains');
+    return Promise.all(
+      rows.map(async r => ({
+        ...previewView(r),
+        deployments: deployments?.views(records?.get(r.previewDeploymentId) ?? []) ?? [],
+        domain: ((await domains?.forService(TARGET, r.previewDeploymentId, em))?.domains[0] as Record<string, unknown> | undefined) ?? null,
+      })),
+    );
+  }
+
+  /** The application's previews, newest first. */
+  async all(applicationId: string, organizationId: string, em: EntityManager) {
+    await this.#cradle().workloads.owner('application', applicationId, organizationId, em); // kind-names: previews are the application kind's
+    return this.#joined(await em.find(PreviewDeployment, { applicationId, organizationId }, { orderBy: { createdAt: 'desc' } }), em);
+  }
+
+  async one(previewDeploymentId: string, organizationId: string, em: EntityManager) {
+    return (await this.#joined([await this.#find(previewDeploymentId, organizationId, em)], em))[0]!;
+  }
+
+  async delete(previewDeploymentId: string, organizationId: string, em: EntityManager): Promise<true> {
+    await this.#remove(await this.#find(previewDeploymentId, organizationId, em), em);
+    return true;
+  }
+
+  /** Queues a run of the preview; answers the queued deployment's id. */
+  async redeploy(input: { previewDeploymentId: string; title?: string; description?: string }, organizationId: string, em: EntityManager): Promise<string> {
+    const row = await this.#find(input.previewDeploymentId, organizationId, em);
+    const app = await this.#cradle().applicationVariants.settings(row.applicationId, em);
+    if (!app) throw notFound('Application');
+    return this.#enqueue(row, app.ref.serverId, { title: input.title || 'Rebuild Preview Deployment', description: input.description ?? null }, em);
+  }
+
+  /** The application's previews as application.one lists them. */
+  async forApplication(applicationId: string, em: EntityManager) {
+    return (await em.find(PreviewDeployment, { applicationId }, { orderBy: { createdAt: 'desc' } })).map(previewView);
+  }
+
+  /** Removes the application's previews (the application is being deleted). */
+  async removeForApplication(applicationId: string, em: EntityManager): Promise<void> {
+    for (const row of await em.find(PreviewDeployment, { applicationId })) await this.#remove(row, em);
+  }
+
+  /** Removes the previews whose expiresAt has passed (the daily job); answers how many. */
+  async expire(em: EntityManager): Promise<number> {
+    const old = await em.find(PreviewDeployment, { expiresAt: { $lt: new Date(this.#cradle().clock.now()) } });
+    for (const row of old) await this.#remove(row, em);
+    return old.length;
+  }
+}
