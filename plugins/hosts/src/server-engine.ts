@@ -21,11 +21,20 @@ type Call = <T>(what: string, fn: () => Promise<T>) => Promise<T>;
 
 /** Puts an engine in swarm mode (advertising `advertiseAddr`) unless it is, refuses a worker, and ensures the platform network. */
 export async function prepareEngine(docker: Docker, o: { call: Call; log: Logger; advertiseAddr: string; network: string; where: string }): Promise<void> {
-  const info = await o.call(`reach the Docker engine of ${o.where}`, () => docker.info() as Promise<{ Swarm?: { LocalNodeState?: string; ControlAvailable?: boolean } }>);
-  if (info.Swarm?.LocalNodeState !== 'active') {
+  const swarm = async () => (await o.call(`reach the Docker engine of ${o.where}`, () => docker.info() as Promise<{ Swarm?: { LocalNodeState?: string; ControlAvailable?: boolean } }>)).Swarm;
+  let state = await swarm();
+  if (state?.LocalNodeState !== 'active') {
     o.log.info({ advertiseAddr: o.advertiseAddr, where: o.where }, 'initialising swarm mode');
-    await o.call(`initialise swarm mode on ${o.where}`, () => docker.swarmInit({ ListenAddr: '0.0.0.0:2377', AdvertiseAddr: o.advertiseAddr }));
-  } else if (info.Swarm.ControlAvailable === false) {
+    await o
+      .call(`initialise swarm mode on ${o.where}`, () => docker.swarmInit({ ListenAddr: '0.0.0.0:2377', AdvertiseAddr: o.advertiseAddr }))
+      .catch(async (e: unknown) => {
+        // Another process (a second Berth, an operator) initialised it between the read and the
+        // init ("already part of a swarm"): the swarm it made is taken, as if it had been there.
+        state = await swarm();
+        if (state?.LocalNodeState !== 'active') throw e;
+      });
+  }
+  if (state?.LocalNodeState === 'active' && state.ControlAvailable === false) {
     throw new BerthError('INTERNAL_SERVER_ERROR', `The Docker engine of ${o.where} is a swarm worker; Berth needs a manager`);
   }
   await ensurePlatformNetwork(docker, o.call, o.network, o.log);

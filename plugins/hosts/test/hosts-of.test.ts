@@ -6,7 +6,7 @@ import Docker from 'dockerode';
 import t from 'tap';
 import { asValue, type HostServer } from '@berth/core';
 import { canRun, startTestServer } from '@berth/core/testing';
-import { remoteHostsMissing, sharedRemoteHosts } from '@berth/test/remote-hosts';
+import { privateRemoteHosts, remoteHostsMissing, sharedRemoteHosts } from '@berth/test/remote-hosts';
 import type { Host } from '../src/index.ts';
 
 const server = await startTestServer({ plugins: ['hosts'], jobs: false });
@@ -57,6 +57,22 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     t.equal((await again.run(['hostname'])).stdout, `${h!.name}\n`);
     t.same(asked, ['srv-kit', 'srv-kit'], 'reading the record again');
     await t.rejects(hosts.of('srv-other'), { code: 'NOT_FOUND', message: 'Server srv-other not found' }, 'a server the directory lacks');
+  });
+
+  t.test('two first uses at once (two processes, two records of one machine): both take the swarm one of them made', async t => {
+    const set = await privateRemoteHosts(1);
+    t.teardown(() => set.down());
+    const h = set.hosts[0]!;
+    const direct = new Docker({ socketPath: h.socket });
+    if (((await direct.info()) as { Swarm: { LocalNodeState: string } }).Swarm.LocalNodeState === 'active') await direct.swarmLeave({ force: true });
+    const at = (serverId: string): HostServer => ({ serverId, ipAddress: h.address, port: 22, username: h.user, privateKey: h.privateKey, hostKeyFingerprint: h.hostKeyFingerprint });
+    server.kernel.container.register({ hostServers: asValue({ server: async (id: string) => (id.startsWith('srv-race-') ? at(id) : null) }) });
+    t.teardown(() => Promise.all([hosts.forget('srv-race-a'), hosts.forget('srv-race-b')]));
+    const [a, b] = await Promise.all([hosts.of('srv-race-a'), hosts.of('srv-race-b')]);
+    // Each reads "inactive", then both initialise: one is told the node is already in a swarm.
+    const engines = await Promise.all([a.engine(), b.engine()]);
+    t.equal(engines.length, 2, 'both prepared, neither refused');
+    t.equal(((await direct.info()) as { Swarm: { LocalNodeState: string } }).Swarm.LocalNodeState, 'active', 'one swarm, active');
   });
 
   t.test("a server's engine is prepared on first use; programs reach it through a forwarded socket, many idle connections at once", async t => {
