@@ -16,7 +16,7 @@ export interface HookAnswer {
 }
 
 /** The branch field each source type watches (the same names on every kind that deploys from git). */
-const BRANCH_FIELD: Record<string, string> = { github: 'branch', gitlab: 'gitlabBranch', gitea: 'giteaBranch', bitbucket: 'bitbucketBranch', git: 'customGitBranch' };
+export const BRANCH_FIELD: Record<string, string> = { github: 'branch', gitlab: 'gitlabBranch', gitea: 'giteaBranch', bitbucket: 'bitbucketBranch', git: 'customGitBranch' };
 /** What handles a kind's pull request events (the preview plugin, for applications): answers like the hook. */
 export type PullRequestHandler = (target: PushTarget, pullRequest: PullRequestEvent, delivery: { provider: string; deliveryId: string | null }, em: EntityManager) => Promise<HookAnswer>;
 

@@ -4,14 +4,12 @@
 // deletion or the age limit removes it (service, domain and its routes, deployments, record).
 // Each gate that stops a deploy answers the hook with why, and the delivery log keeps it.
 import { notFound, optionalService, type BerthConfig, type Cradle, type DeploymentRun, type EntityManager } from '@berth/core';
-import type { HookAnswer, PullRequestEvent } from '@berth/plugin-deploy-hook';
+import { BRANCH_FIELD, type HookAnswer, type PullRequestEvent } from '@berth/plugin-deploy-hook';
 import type { PushTarget, WorkloadRef } from '@berth/plugin-workloads';
 import { PreviewDeployment, type PreviewRow } from './entities.ts';
 
 export const TARGET = 'previewDeployment';
 const DAY_MS = 86_400_000;
-/** The branch field each source type clones (the application's names). */
-const BRANCH_FIELD: Record<string, string> = { github: 'branch', gitlab: 'gitlabBranch', gitea: 'giteaBranch', bitbucket: 'bitbucketBranch', git: 'customGitBranch' };
 const DEPLOYING = new Set(['opened', 'reopened', 'synchronize']);
 const WRITERS = new Set(['OWNER', 'MEMBER', 'COLLABORATOR']);
 
