@@ -59,6 +59,7 @@ export interface ApplicationVariant {
 export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
   readonly targetType = KIND;
   protected readonly noun = 'application';
+  protected override readonly settingsTable = { table: 'applications', idColumn: 'application_id' };
   readonly #apps: ApplicationService;
 
   constructor(apps: ApplicationService, cradle: () => Cradle) {
@@ -163,7 +164,7 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
       ownerLabels: labels,
     };
     run.log(`Rolling out ${name} with ${image}`);
-    await swarm.deployService(service, this.wait(run));
+    await swarm.deployService(variant ? service : await this.pinned(row, service, run, engine), this.wait(run));
     if (!variant)
       // The status and what the bus's durable subscribers store (the notification outbox) commit together.
       await run.em.transactional(async tx => {

@@ -13,6 +13,8 @@ import type { ContainerHosts } from '@berth/plugin-hosts';
 import { ownerLabels, type Owner } from './owners.ts';
 import { SwarmRunner, type Owned, type WaitOptions } from './swarm/runner.ts';
 import { admitWorkload } from './swarm/host-access.ts';
+import { volumePin } from './swarm/volume-pin.ts';
+import type { WorkloadService } from './services.ts';
 
 /** What the lifecycle reads of a record. */
 export interface LifecycleRecord {
@@ -55,6 +57,26 @@ export abstract class WorkloadLifecycle<Row> implements Deployer {
   protected abstract setStatus(id: string, status: string, em: EntityManager): Promise<void>;
   /** The kind's own actions (deploy, redeploy, rebuild...): anything but stop, start and reload; throws for an unknown one. */
   protected abstract deploy(row: Row, action: string, run: DeploymentRun, engine: Engine): Promise<void>;
+
+  /** Where the kind's records keep their Swarm settings (a jsonb `settings` column): the volume pin is written there. Absent: no placementSwarm. */
+  protected readonly settingsTable?: { table: string; idColumn: string };
+
+  /**
+   * On a multi-node swarm, a workload with mounts pinned to its node (swarm/volume-pin.ts): the
+   * constraint is stored in the record's placementSwarm, where the user sees it, before the service
+   * is made with it.
+   */
+  protected async pinned(row: Row, service: WorkloadService, run: DeploymentRun, engine: Engine): Promise<WorkloadService> {
+    const where = this.settingsTable;
+    if (!where) return service;
+    const placement = await volumePin(engine.docker, service, line => run.log(line));
+    if (!placement) return service;
+    await run.em.execute(`update "${where.table}" set "settings" = jsonb_set("settings", '{placementSwarm}', ?::jsonb) where "${where.idColumn}" = ?`, [
+      JSON.stringify(placement),
+      this.identify(row).id,
+    ]);
+    return { ...service, placement };
+  }
 
   /** Waits after start and reload until the workload serves; nothing to wait for by default. */
   protected async ready(_row: Row, _run: DeploymentRun, _engine: Engine): Promise<void> {}
