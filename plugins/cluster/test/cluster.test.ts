@@ -6,7 +6,8 @@
 // with the reason; another organization's server is 404 on every operation.
 import t from 'tap';
 import Docker from 'dockerode';
-import { addMember, canRun, otherOrganization, runFinished, signUpAdmin, startTestServer, waitFor, TEST_BASE_IMAGE } from '@berth/core/testing';
+import http from 'node:http';
+import { addMember, canRun, freePort, otherOrganization, runFinished, signUpAdmin, startTestServer, waitFor, TEST_BASE_IMAGE, TEST_CADDY_IMAGE } from '@berth/core/testing';
 import { inHost, loadImage, remoteHostsMissing, sharedRemoteHosts, type RemoteHost } from '@berth/test/remote-hosts';
 
 t.setTimeout(600_000);
@@ -20,8 +21,24 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
   await Promise.all([a, b, c].map(h => loadImage(h, TEST_BASE_IMAGE)));
   const engineA = new Docker({ socketPath: a.socket });
 
-  const server = await startTestServer({ proxy: 'none', deploySettleSeconds: 1 });
+  // Caddy is the proxy: a domain of a workload on server A is routed by A's own proxy.
+  const PROXY = `berth-cluster-proxy-${process.pid}`;
+  const proxyHttpPort = await freePort();
+  const server = await startTestServer({
+    deploySettleSeconds: 1,
+    proxy: 'caddy',
+    proxyImage: TEST_CADDY_IMAGE,
+    proxyHttpPort,
+    proxyHttpsPort: await freePort(),
+    providers: { proxy: { caddy: { options: { serviceName: PROXY } } } },
+  });
   t.teardown(() => server.destroy());
+  t.teardown(() =>
+    engineA
+      .getService(PROXY)
+      .remove()
+      .catch(() => undefined),
+  );
   // From here on every level is logged and each line kept (not printed): searched for tokens at the end.
   const logged: string[] = [];
   // cast: the kernel's logger is pino's, which keeps its destination under a symbol of its own
@@ -128,6 +145,57 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     const onWorker = await call('swarm.getNodes', { serverId: B });
     t.equal(onWorker.status, 409, "a worker's engine cannot list the nodes");
     t.match(onWorker.body.message, /not a swarm manager/, "the engine's reason");
+  });
+
+  t.test('a workload placed on the worker answers through the proxy of its server (the walk of a new user)', async t => {
+    const {
+      body: { environment },
+    } = await client.post('project.create', { name: 'on the worker' });
+    const created = await client.post('application.create', { name: 'routed', environmentId: environment.environmentId, serverId: A });
+    t.equal(created.status, 200, JSON.stringify(created.body));
+    const { applicationId, appName } = created.body as { applicationId: string; appName: string };
+    const site = 'mkdir -p /www && echo "routed from the worker" > /www/index.html && exec httpd -f -p 3000 -h /www';
+    await client.post('application.update', { applicationId, command: 'sh', args: ['-c', site], stopGracePeriodSwarm: 1_000_000_000, placementSwarm: { Constraints: ['node.role==worker'] } });
+    await client.post('application.saveDockerProvider', { applicationId, dockerImage: TEST_BASE_IMAGE });
+    const done = await runFinished(client, 'application.deploy', { applicationId });
+    t.equal(done.status, 'done', done.errorMessage ?? '');
+    const tasks = (await engineA.listTasks({ filters: { service: [appName], 'desired-state': ['running'] } })) as { NodeID: string }[];
+    t.same(
+      tasks.map(task => task.NodeID),
+      [workerNode],
+      'its task runs on the worker',
+    );
+    t.equal((await client.post('domain.create', { host: 'worker.test', applicationId, port: 3000 })).status, 200);
+    const nodeA = ((await engineA.info()) as { Swarm: { NodeID: string } }).Swarm.NodeID;
+    const proxyTasks = (await engineA.listTasks({ filters: { service: [PROXY], 'desired-state': ['running'] } })) as { NodeID: string }[];
+    t.same(
+      proxyTasks.map(task => task.NodeID),
+      [nodeA],
+      'the proxy runs on the node of the engine Berth talks to (its files are bound from there), pinned on a swarm of several nodes',
+    );
+    const through = () =>
+      new Promise<{ status: number; body: string } | undefined>(resolve => {
+        const req = http.request({ host: a.address, port: proxyHttpPort, path: '/', headers: { Host: 'worker.test' }, timeout: 3000 }, res => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', c => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on('timeout', () => req.destroy());
+        req.on('error', () => resolve(undefined));
+        req.end();
+      });
+    const answer = await waitFor(
+      "worker.test through the manager's proxy",
+      async () => {
+        const res = await through();
+        return res?.status === 200 ? res : undefined;
+      },
+      { timeout: 60_000, interval: 250 },
+    );
+    t.equal(answer.body, 'routed from the worker\n', "the task on the worker answers, through the overlay network, by the proxy on the manager's address");
+    t.equal((await client.post('application.delete', { applicationId })).status, 200);
+    await waitFor('the service gone', async () => ((await engineA.listServices({ filters: { name: [appName] } })).length ? undefined : true), { timeout: 30_000, interval: 250 });
   });
 
   let serviceId = '';
