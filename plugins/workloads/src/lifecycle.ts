@@ -45,12 +45,14 @@ function nodeEngines(cradle: Cradle, deploying: Docker, record: LifecycleRecord)
   const find = async () => {
     const servers = optionalService(cradle, 'servers');
     const ids = servers ? (await servers.forPermissions(record.organizationId, cradle.orm.em.fork() as EntityManager)).map(s => s.serverId) : [];
-    const engines = [deploying, ...(await Promise.all([null, ...ids].filter(id => id !== record.serverId).map(id => cradle.hosts.asIs(id).catch(() => null))))];
+    const engines: Promise<Docker>[] = [Promise.resolve(deploying), ...[null, ...ids].filter(id => id !== record.serverId).map(id => cradle.hosts.asIs(id))];
     const byNode = new Map<string, Docker>();
     await Promise.all(
-      engines.map(async docker => {
-        const info = docker && ((await Promise.race([docker.info().catch(() => null), sleep(5000).then(() => null)])) as { Swarm?: { NodeID?: string } } | null);
-        if (docker && info?.Swarm?.NodeID && !byNode.has(info.Swarm.NodeID)) byNode.set(info.Swarm.NodeID, docker);
+      engines.map(async engine => {
+        // A server that does not answer (connecting included) within 5 s is left out: its node is logged as not checked.
+        const asked = engine.then(async docker => ({ docker, info: (await docker.info()) as { Swarm?: { NodeID?: string } } }));
+        const found = await Promise.race([asked.catch(() => null), sleep(5000, null, { ref: false })]);
+        if (found?.info.Swarm?.NodeID && !byNode.has(found.info.Swarm.NodeID)) byNode.set(found.info.Swarm.NodeID, found.docker);
       }),
     );
     return byNode;
