@@ -170,4 +170,13 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing()) && canRun(t, 'docker-registr
     t.notMatch(log, 'Building with', 'nothing was built');
     t.same(await manager.listServices({ filters: { label: [`berth.id=${applicationId}`] } }), [], 'no service');
   });
+
+  t.test('the registry removed: no node holds a credential, no process carries the password', async t => {
+    t.equal((await client.post('registry.remove', { registryId: REGISTRY })).status, 200);
+    for (const h of [m, w, b]) {
+      t.equal(await credentialsOn(h), '', `no credential in ${h.name}'s /root or /etc/docker`);
+      const args = await inHost(h, ['sh', '-c', 'cat /proc/[0-9]*/cmdline 2>/dev/null | tr "\\0" " "']);
+      t.notOk(args.stdout.includes(PASSWORD), `no process on ${h.name} has the password in its arguments`);
+    }
+  });
 }
