@@ -155,3 +155,15 @@ export function routeOf(d: DomainRow) {
     middlewares: d.middlewares ?? [],
   };
 }
+
+/** What server.setup asks of the proxy: that the server's runs (its provider's id), null with `proxy: none`; from the domain plugin. */
+export interface ServerProxies {
+  ensure(serverId: string): Promise<string | null>;
+}
+
+declare module '@berth/core' {
+  interface Cradle {
+    /** Starts the proxy of a server (server.setup's proxy step); from the domain plugin. */
+    serverProxies: ServerProxies;
+  }
+}

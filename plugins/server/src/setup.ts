@@ -6,7 +6,8 @@
 // server's `command` (the peer's custom setup script) runs instead of the built-in steps, in the
 // same log, and its exit code is read. Scripts are constants of this file; values reach them as
 // positional arguments ($1...), never spliced into the text.
-import { badRequest, type Cradle, type Deployer, type DeploymentRun, type EntityManager } from '@berth/core';
+import { badRequest, optionalService, type Cradle, type Deployer, type DeploymentRun, type EntityManager } from '@berth/core';
+import type {} from '@berth/plugin-domain'; // the `serverProxies` of the container
 import type { Host } from '@berth/plugin-hosts';
 import { Server, type ServerRow } from './entities.ts';
 
@@ -267,7 +268,7 @@ export class ServerSetup implements Deployer {
 
     await runSteps(host, {
       username: row.username,
-      steps: STEPS.filter(s => !(s.deployOnly && row.serverType === 'build')),
+      steps: [...STEPS, ...this.#proxyStep(row)].filter(s => !(s.deployOnly && row.serverType === 'build')),
       network: this.#cradle().hosts.platformNetwork,
       advertiseAddr: () => this.#routeToBerth(host, row),
       log: line => run.log(line),
@@ -278,6 +279,28 @@ export class ServerSetup implements Deployer {
   }
 
   async settle(): Promise<void> {}
+
+  /**
+   * The proxy of a deploy server, as the peer's setup starts Traefik: the active provider's service
+   * made (or found) on the server's engine, through the domain plugin; none with `proxy: none` or
+   * without the domain plugin.
+   */
+  #proxyStep(row: ServerRow): Step[] {
+    const proxies = optionalService(this.#cradle(), 'serverProxies');
+    const proxy = this.#cradle().config.proxy;
+    if (!proxies || !proxy || proxy === 'none') return [];
+    return [
+      {
+        name: 'proxy',
+        describe: `the proxy (${proxy}), a service of the platform network with its ports published on the server`,
+        deployOnly: true,
+        root: true,
+        check: `[ -n "$(docker service ls -q --filter label=berth.proxy)" ] || { echo "no proxy service on this engine" >&2; exit 1; }`,
+        apply: `engine API: create or update the ${proxy} proxy service`,
+        viaEngine: async () => void (await proxies.ensure(row.serverId)),
+      },
+    ];
+  }
 
   /** The server's own address on its route to Berth (the source address of the SSH session's route), else its record's IP. */
   async #routeToBerth(host: Host, row: ServerRow): Promise<string> {

@@ -42,7 +42,8 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing()) && canRun(t, 'apt-repo', rep
   const h = set.hosts[0] as RemoteHost;
   await onHost(h, WITHOUT_DOCKER);
 
-  const server = await startTestServer({ deploySettleSeconds: 0 });
+  // No proxy: its step is setup.test.ts's.
+  const server = await startTestServer({ deploySettleSeconds: 0, proxy: 'none' });
   t.teardown(() => server.destroy());
   const { client } = await signUpAdmin(server);
   const key = await client.post('sshKey.create', { name: 'kit', privateKey: h.privateKey, publicKey: h.publicKey });

@@ -7,7 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import t from 'tap';
 import { asValue } from '@berth/core';
-import { addMember, canRun, manualClock, otherOrganization, signUpAdmin, startTestServer, type Client } from '@berth/core/testing';
+import { addMember, canRun, freePort, manualClock, otherOrganization, signUpAdmin, startTestServer, TEST_CADDY_IMAGE, type Client } from '@berth/core/testing';
 import { inHost, privateRemoteHosts, remoteHostsMissing, type RemoteHost } from '@berth/test/remote-hosts';
 
 const issueFields = (body: { issues?: { path: string[] }[] }) => (body.issues ?? []).map(i => i.path.join('.'));
@@ -32,7 +32,16 @@ const metricsConfig = {
 };
 
 t.test('server setup and audit', async t => {
-  const server = await startTestServer({ deploySettleSeconds: 0 });
+  // Caddy (the test image) is the proxy: setup's proxy step starts it on the server.
+  const PROXY = `berth-setup-proxy-${process.pid}`;
+  const server = await startTestServer({
+    deploySettleSeconds: 0,
+    proxy: 'caddy',
+    proxyImage: TEST_CADDY_IMAGE,
+    proxyHttpPort: await freePort(),
+    proxyHttpsPort: await freePort(),
+    providers: { proxy: { caddy: { options: { serviceName: PROXY } } } },
+  });
   t.teardown(() => server.destroy());
   const { client, userId } = await signUpAdmin(server);
 
@@ -169,13 +178,14 @@ t.test('server setup and audit', async t => {
       t.equal(first.status, 200, JSON.stringify(first.body));
       t.same(
         first.body.steps.map((s: { step: string }) => s.step),
-        ['privilege', 'os', 'docker', 'compose', 'swarm', 'network', 'directories'],
+        ['privilege', 'os', 'docker', 'compose', 'swarm', 'network', 'directories', 'proxy'],
         'the steps in order',
       );
       const byStep = Object.fromEntries(first.body.steps.map((s: { step: string; result: string }) => [s.step, s.result]));
-      t.match(byStep, { docker: 'unchanged', swarm: 'changed', network: 'changed', directories: 'changed' }, 'what was missing was applied');
+      t.match(byStep, { docker: 'unchanged', swarm: 'changed', network: 'changed', directories: 'changed', proxy: 'changed' }, 'what was missing was applied');
+      t.match(await onHost(h, "docker service ls --format '{{.Name}} {{.Replicas}}'"), new RegExp(`${PROXY} 1/1`), 'the proxy runs on the server');
       const text = await log(first.body.deploymentId);
-      for (const step of ['os', 'docker', 'compose', 'swarm', 'network', 'directories']) t.match(text, new RegExp(`\\] ${step}: `), `the log names ${step}`);
+      for (const step of ['os', 'docker', 'compose', 'swarm', 'network', 'directories', 'proxy']) t.match(text, new RegExp(`\\] ${step}: `), `the log names ${step}`);
       t.match(text, /docker swarm init --advertise-addr "\$1" --listen-addr 0\.0\.0\.0:2377' \d+\.\d+\.\d+\.\d+\n  exit 0/, 'the swarm init with its exit code');
       t.match(text, /Setup done/);
       t.match(await onHost(h, "docker info --format '{{.Swarm.LocalNodeState}} {{.Swarm.NodeAddr}}'"), `active ${h.address}`, "advertised on the host's address on the route to Berth");
