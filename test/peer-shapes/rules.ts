@@ -5,6 +5,7 @@
 export const ALLOWED_EXTRA: Record<string, string> = {
   webhookSecret: 'applications and compose stacks: the secret their push hook deliveries must be signed with (write-only: always null)',
   hasWebhookSecret: 'applications and compose stacks: whether deliveries to their push hook must be signed',
+  previewDomainTemplate: "applications: Berth's template of a preview's host (${prNumber}, ${appName}, ${branch}), in place of previewWildcard's label",
   organizationId: 'Berth records carry their organization (workloads, deployments): confinement is checked on the record itself',
   internalConnectionUrl: 'database `one`: the URL other workloads reach the database at',
   externalConnectionUrl: 'database `one`: the URL from outside through the external port (null without one)',

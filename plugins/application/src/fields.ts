@@ -94,6 +94,17 @@ export const settingFields = {
   // preview deployments (stored; the preview feature comes later)
   previewLabels: [Strings(), null],
   previewWildcard: [Str(), null],
+  // Berth's: the preview's host from ${prNumber}, ${appName} and ${branch}, in place of previewWildcard's label.
+  previewDomainTemplate: [
+    Nullable(
+      Type.String({
+        maxLength: 253,
+        pattern: '^(?:[a-z0-9-]|\\$\\{(?:prNumber|appName|branch)\\})+(?:\\.(?:[a-z0-9-]|\\$\\{(?:prNumber|appName|branch)\\})+)+$',
+        description: 'A host name whose labels may hold ${prNumber}, ${appName} and ${branch} (the head branch as a DNS label), e.g. pr-${prNumber}.${appName}.example.com',
+      }),
+    ),
+    null,
+  ],
   previewPort: [Num(), 3000],
   previewHttps: [Type.Boolean(), false],
   previewPath: [Str(), '/'],

@@ -119,7 +119,7 @@ export class PreviewService {
       const attached = domains.attach(
         this.#ref(row, app),
         {
-          host: this.#host(row.appName, f.previewWildcard as string | null),
+          host: this.#host(row.appName, f, app.appName, pr),
           path: (f.previewPath as string | null) || '/',
           port: Number(f.previewPort ?? 3000),
           https,
@@ -141,8 +141,25 @@ export class PreviewService {
     return row;
   }
 
-  /** previewWildcard `*.example.com` → `<label>.example.com`; without one, the generated domains' base with the server's address. */
-  #host(label: string, wildcard: string | null): string {
+  /**
+   * Berth's previewDomainTemplate (`${prNumber}`, `${appName}`, `${branch}` — the branch as a DNS
+   * label); else previewWildcard `*.example.com` → `<label>.example.com`; without either, the
+   * generated domains' base with the server's address.
+   */
+  #host(label: string, f: Record<string, unknown>, appName: string, pr: PullRequestEvent): string {
+    const template = f.previewDomainTemplate as string | null;
+    if (template) {
+      const branch =
+        pr.headBranch
+          .toLowerCase()
+          .replace(/[^a-z0-9]+/g, '-')
+          .replace(/^-+|-+$/g, '')
+          .slice(0, 40)
+          .replace(/-+$/, '') || 'branch';
+      const values: Record<string, string> = { prNumber: String(pr.number), appName, branch };
+      return template.replace(/\$\{(prNumber|appName|branch)\}/g, (_, key: string) => values[key]!);
+    }
+    const wildcard = f.previewWildcard as string | null;
     if (wildcard?.startsWith('*.')) return `${label}.${wildcard.slice(2)}`;
     const { serverIp, generatedDomainBase } = this.#config;
     return `${label}-${(serverIp ?? '127.0.0.1').replace(/[.:]/g, '-')}.${generatedDomainBase}`;

@@ -174,6 +174,24 @@ t.test('preview deployments from GitHub pull requests', async t => {
     t.match(done, { state: 'done', title: 'again' });
   });
 
+  await t.test("previewDomainTemplate: the preview's host from the pull request's number, the application and the branch", async t => {
+    const bad = await client.post('application.update', { applicationId, previewDomainTemplate: 'pr-${number}.example.test' });
+    t.equal(bad.status, 400, 'an unknown placeholder is refused');
+    t.match(JSON.stringify(bad.body), /previewDomainTemplate/, 'naming the field');
+    t.equal((await client.post('application.update', { applicationId, previewDomainTemplate: 'pr-${prNumber}-${branch}.${appName}.template.test' })).status, 200);
+    const opened = await send({ action: 'opened', number: 8, sha: first, branch: 'Feature/Login_Page' });
+    t.equal(opened.status, 202, JSON.stringify(opened.body));
+    const preview = (await previews()).find(p => p.pullRequestNumber === '8');
+    t.equal(preview?.domain?.host, `pr-8-feature-login-page.${appName}.template.test`, 'the template, the branch made a DNS label (the wildcard is not used)');
+    await deploymentFinished(client, opened.body.deploymentId);
+    t.equal((await send({ action: 'closed', number: 8, sha: first, branch: 'Feature/Login_Page' })).status, 200);
+    t.notOk(
+      (await previews()).some(p => p.pullRequestNumber === '8'),
+      'closed: removed',
+    );
+    t.equal((await client.post('application.update', { applicationId, previewDomainTemplate: null })).status, 200);
+  });
+
   await t.test('the gates: each answer says why and deploys nothing', async t => {
     const sha = first;
     t.match(await send({ action: 'opened', number: 0, sha }), { status: 200, body: { reason: /names no pull request/ } });
