@@ -63,7 +63,7 @@ export class ApplicationPipeline {
       previewDeployments: (await optionalService(cradle, 'previews')?.forApplication(applicationId, em)) ?? [],
       github: (await optionalService(cradle, 'gitProviders')?.githubRelation(this.#apps.settingsOf(row).githubId, organizationId, em)) ?? null,
       gitlab: (await optionalService(cradle, 'gitProviders')?.gitlabRelation(this.#apps.settingsOf(row).gitlabId, organizationId, em)) ?? null,
-      bitbucket: null,
+      bitbucket: (await optionalService(cradle, 'gitProviders')?.bitbucketRelation(this.#apps.settingsOf(row).bitbucketId, organizationId, em)) ?? null,
       gitea: null,
       server: await serverRelation(cradle, row.serverId, organizationId, em),
       registry: null,

@@ -59,7 +59,7 @@ export const applicationFound = (relations: ReturnType<typeof relationSchemas>) 
     previewDeployments: Type.Array(PreviewDeploymentFields, { description: 'its live previews, newest first (empty without the preview plugin)' }),
     github: relations.github,
     gitlab: relations.gitlab,
-    bitbucket: NotServedOne('the Bitbucket provider'),
+    bitbucket: relations.bitbucket,
     gitea: NotServedOne('the Gitea provider'),
     server: relations.server,
     registry: NotServedOne('the registry'),

@@ -28,7 +28,7 @@ export const composeFound = (relations: ReturnType<typeof relationSchemas>) =>
     backups: relations.backups,
     github: relations.github,
     gitlab: relations.gitlab,
-    bitbucket: NotServedOne('the Bitbucket provider'),
+    bitbucket: relations.bitbucket,
     gitea: NotServedOne('the Gitea provider'),
     server: relations.server,
   });

@@ -1,6 +1,6 @@
 // A connected git hosting account: one git_providers row (what every type shares: name, type,
 // owner, sharing) and one row of its type's table (github_providers: the App's ids and sealed
-// secrets; gitlab_providers: the OAuth application and its sealed tokens). Secrets are stored as SecretBox sealed them (`v1:…`), never in plain text.
+// secrets; gitlab_providers: the OAuth application and its sealed tokens; bitbucket_providers: the account and its sealed API token or app password). Secrets are stored as SecretBox sealed them (`v1:…`), never in plain text.
 import { defineEntity, p, newId } from '@berth/core';
 
 export const GitProviderRecord = defineEntity({
@@ -79,4 +79,26 @@ export const GitlabRecord = defineEntity({
 });
 export type GitlabRow = InstanceType<typeof GitlabRecord.class>;
 
-export const gitProviderEntities = [GitProviderRecord, GithubRecord, GitlabRecord];
+export const BitbucketRecord = defineEntity({
+  name: 'BitbucketRecord',
+  tableName: 'bitbucket_providers',
+  properties: {
+    bitbucketId: p
+      .string()
+      .length(32)
+      .primary()
+      .onCreate(() => newId()),
+    gitProviderId: p.string().length(32).unique(),
+    bitbucketUsername: p.string().nullable(),
+    /** The Atlassian account's e-mail: the API's user name with an API token. */
+    bitbucketEmail: p.string().nullable(),
+    /** Sealed: an app password (older records; Atlassian is retiring them). */
+    appPassword: p.text().nullable(),
+    /** Sealed: an API token. */
+    apiToken: p.text().nullable(),
+    bitbucketWorkspaceName: p.string().nullable(),
+  },
+});
+export type BitbucketRow = InstanceType<typeof BitbucketRecord.class>;
+
+export const gitProviderEntities = [GitProviderRecord, GithubRecord, GitlabRecord, BitbucketRecord];

@@ -24,7 +24,17 @@ class GitlabInit extends Migration {
   }
 }
 
+class BitbucketInit extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(
+      `create table "bitbucket_providers" ("bitbucket_id" varchar(32) not null, "git_provider_id" varchar(32) not null references "git_providers" ("git_provider_id") on delete cascade deferrable initially deferred, "bitbucket_username" varchar(255) null, "bitbucket_email" varchar(255) null, "app_password" text null, "api_token" text null, "bitbucket_workspace_name" varchar(255) null, primary key ("bitbucket_id"));`,
+    );
+    this.addSql(`alter table "bitbucket_providers" add constraint "bitbucket_providers_git_provider_id_unique" unique ("git_provider_id");`);
+  }
+}
+
 export const gitProviderMigrations = [
   { name: 'Migration20261126000100_git_provider_init', class: GitProviderInit },
   { name: 'Migration20261126000200_gitlab_providers', class: GitlabInit },
+  { name: 'Migration20261127000100_bitbucket_providers', class: BitbucketInit },
 ];

@@ -1,6 +1,16 @@
-// gitProvider.*, github.* and gitlab.* — the organization's git hosting connections. No answer carries a secret.
+// gitProvider.*, github.*, gitlab.* and bitbucket.* — the organization's git hosting connections. No answer carries a secret.
 import { Type, router, schema } from '@berth/core';
 import {
+  BitbucketBranch,
+  BitbucketBranchesInput,
+  BitbucketCreateInput,
+  BitbucketIdInput,
+  BitbucketProviderListed,
+  BitbucketRepository,
+  BitbucketRow,
+  BitbucketTestInput,
+  BitbucketUpdateInput,
+  BitbucketView,
   GitlabAuthorization,
   GitlabBranch,
   GitlabBranchesInput,
@@ -30,6 +40,7 @@ import { GITLAB_CALLBACK_PATH, SETUP_PATH } from './setup.ts';
 const gitProvider = router('gitProvider');
 const github = router('github');
 const gitlab = router('gitlab');
+const bitbucket = router('bitbucket');
 
 export const gitProviderProcedures = [
   gitProvider.query('getAll', {
@@ -145,5 +156,50 @@ export const gitProviderProcedures = [
     input: GitlabIdInput,
     output: GitlabAuthorization,
     handler: ({ gitlabId }, ctx) => ctx.cradle.gitProviderSetup.gitlabAuthorization(ctx.principal, gitlabId, ctx.cradle.em),
+  }),
+  bitbucket.mutation('create', {
+    access: 'admin',
+    summary: 'Connect a Bitbucket Cloud account: an API token with its Atlassian e-mail, or an older app password with its user name (sealed). The owner is the caller, whatever authId names',
+    input: BitbucketCreateInput,
+    output: BitbucketView,
+    handler: (input, ctx) => ctx.cradle.callerGitProviders.bitbucketCreate(input),
+  }),
+  bitbucket.query('one', {
+    summary: 'A Bitbucket connection with its git provider (API token and app password never answered: null)',
+    input: BitbucketIdInput,
+    output: BitbucketView,
+    handler: ({ bitbucketId }, ctx) => ctx.cradle.callerGitProviders.bitbucketOne(bitbucketId),
+  }),
+  bitbucket.query('bitbucketProviders', {
+    summary: "The organization's Bitbucket connections",
+    input: Type.Object({}),
+    output: Type.Array(BitbucketProviderListed),
+    handler: (_input, ctx) => ctx.cradle.callerGitProviders.bitbucketProviders(),
+  }),
+  bitbucket.query('getBitbucketRepositories', {
+    summary: "Every repository of the connection's workspace (or user), all pages",
+    input: BitbucketIdInput,
+    output: Type.Array(BitbucketRepository),
+    handler: ({ bitbucketId }, ctx) => ctx.cradle.callerGitProviders.bitbucketRepositories(bitbucketId),
+  }),
+  bitbucket.query('getBitbucketBranches', {
+    summary: 'Every branch of a repository (owner: the workspace, repo: the slug; all pages); none without bitbucketId, as the peer',
+    input: BitbucketBranchesInput,
+    output: Type.Array(BitbucketBranch),
+    handler: (input, ctx) => ctx.cradle.callerGitProviders.bitbucketBranches(input),
+  }),
+  bitbucket.mutation('testConnection', {
+    summary:
+      "Runs a deploy's path: lists the repositories (API), then git ls-remote on the first with the clone credential; a failure says which step (a refused app password says Atlassian is retiring them)",
+    input: BitbucketTestInput,
+    output: Type.String(),
+    handler: (input, ctx) => ctx.cradle.callerGitProviders.bitbucketTestConnection(input),
+  }),
+  bitbucket.mutation('update', {
+    access: 'admin',
+    summary: 'Rename the connection and change its fields (API token and app password sealed); answers the record, secrets null',
+    input: BitbucketUpdateInput,
+    output: BitbucketRow,
+    handler: (input, ctx) => ctx.cradle.callerGitProviders.bitbucketUpdate(input),
   }),
 ];

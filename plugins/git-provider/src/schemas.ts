@@ -55,13 +55,28 @@ export type GitlabRowView = Static<typeof GitlabRow>;
 export const GitlabView = Type.Object({ ...GitlabFields, gitProvider: GitProviderView });
 export type GitlabView = Static<typeof GitlabView>;
 
+/** A bitbucket record's columns (the peer's); its API token and app password always null (sealed in Berth, never answered). */
+export const BitbucketFields = {
+  bitbucketId: Type.String(),
+  bitbucketUsername: Nullable(Type.String()),
+  bitbucketEmail: Nullable(Type.String()),
+  appPassword: Nullable(Type.String({ description: 'sealed in Berth: always null' })),
+  apiToken: Nullable(Type.String({ description: 'sealed in Berth: always null' })),
+  bitbucketWorkspaceName: Nullable(Type.String()),
+  gitProviderId: Type.String(),
+};
+export const BitbucketRow = Type.Object(BitbucketFields);
+export type BitbucketRowView = Static<typeof BitbucketRow>;
+export const BitbucketView = Type.Object({ ...BitbucketFields, gitProvider: GitProviderView });
+export type BitbucketView = Static<typeof BitbucketView>;
+
 /** gitProvider.getAll: each connection with its type's record (the App's ids, whether it is configured) and whether the caller owns it. */
 export const GitProviderListed = Type.Object({
   ...GitProviderView.properties,
   isOwner: Type.Boolean(),
   github: Nullable(Type.Object({ ...GithubFields, isConfigured: Type.Boolean({ description: 'App id, private key and installation are all set' }) })),
   gitlab: Nullable(Type.Object({ ...GitlabFields })),
-  bitbucket: Type.Null({ description: 'Bitbucket connections are not served yet' }),
+  bitbucket: Nullable(Type.Object({ ...BitbucketFields })),
   gitea: Type.Null({ description: 'Gitea connections are not served yet' }),
 });
 export type GitProviderListed = Static<typeof GitProviderListed>;
@@ -153,3 +168,41 @@ export const GitlabAuthorization = Type.Object({
   state: Type.String({ description: 'signed: /api/providers/gitlab/callback accepts it from this organization, for this record, for one hour' }),
   authorizeUrl: Type.String({ description: "GitLab's authorization page to send the user to (client id, redirect URI and state filled in)" }),
 });
+
+// ------------------------------------------------------------------ bitbucket.*
+// The spec's current variant: an API token with its account's e-mail (bitbucketEmail, e-mail
+// format when present), or an older app password with its user name; a workspace to list.
+const BitbucketEmail = () => Type.Optional(Type.String({ format: 'email', minLength: 1, maxLength: 255, description: "the Atlassian account's e-mail (the API's user with an API token)" }));
+const BitbucketCredentials = { bitbucketUsername: Type.Optional(Str()), bitbucketEmail: BitbucketEmail(), appPassword: Type.Optional(Token()), apiToken: Type.Optional(Token()) };
+export const BitbucketCreateInput = Type.Object({
+  authId: NonEmpty({ maxLength: 255, description: "the peer's; the owner is always the caller, whatever it names" }),
+  name: NonEmpty({ maxLength: 255 }),
+  bitbucketId: Type.Optional(Str('ignored: Berth names the record')),
+  gitProviderId: Type.Optional(Str('ignored: Berth names the record')),
+  ...BitbucketCredentials,
+  bitbucketWorkspaceName: Type.Optional(Str('the workspace whose repositories are listed (default: the user name)')),
+});
+export type BitbucketCreateInput = Static<typeof BitbucketCreateInput>;
+export const BitbucketIdInput = Type.Object({ bitbucketId: Id });
+export const BitbucketBranchesInput = Type.Object({ owner: Str('the workspace'), repo: Str("the repository's slug"), bitbucketId: Type.Optional(Str()) });
+export type BitbucketBranchesInput = Static<typeof BitbucketBranchesInput>;
+export const BitbucketTestInput = Type.Object({ bitbucketId: Id, ...BitbucketCredentials, workspaceName: Type.Optional(Str("list this workspace instead of the record's")) });
+export type BitbucketTestInput = Static<typeof BitbucketTestInput>;
+export const BitbucketUpdateInput = Type.Object({
+  bitbucketId: Id,
+  gitProviderId: Id,
+  name: NonEmpty({ maxLength: 255 }),
+  ...BitbucketCredentials,
+  bitbucketWorkspaceName: Type.Optional(Str()),
+  organizationId: Type.Optional(Str("ignored: the caller's organization")),
+});
+export type BitbucketUpdateInput = Static<typeof BitbucketUpdateInput>;
+/** A repository as the peer lists it. */
+export const BitbucketRepository = Type.Object({
+  name: Type.String(),
+  url: Type.String({ description: "the repository's web page" }),
+  slug: Type.String(),
+  owner: Type.Object({ username: Type.String({ description: 'the workspace' }) }),
+});
+export const BitbucketBranch = Type.Object({ name: Type.String(), commit: Type.Object({ sha: Type.String() }) });
+export const BitbucketProviderListed = Type.Object({ bitbucketId: Type.String(), gitProvider: GitProviderView });

@@ -16,8 +16,14 @@ import {
   type ProviderRegistry,
   type SecretBox,
 } from '@berth/core';
-import { GitProviderRecord, GithubRecord, GitlabRecord, type GitProviderRow, type GithubRow, type GitlabRow } from './entities.ts';
+import { BitbucketRecord, GitProviderRecord, GithubRecord, GitlabRecord, type BitbucketRow, type GitProviderRow, type GithubRow, type GitlabRow } from './entities.ts';
 import type {
+  BitbucketBranchesInput,
+  BitbucketCreateInput,
+  BitbucketRowView,
+  BitbucketTestInput,
+  BitbucketUpdateInput,
+  BitbucketView,
   GithubRowView,
   GithubUpdateInput,
   GithubView,
@@ -39,11 +45,13 @@ interface RemoteHeads {
 const GITHUB_SECRETS = ['githubClientSecret', 'githubPrivateKey', 'githubWebhookSecret'] as const;
 /** The columns of the gitlab record that are sealed. */
 const GITLAB_SECRETS = ['secret', 'accessToken', 'refreshToken'] as const;
+/** The columns of the bitbucket record that are sealed. */
+const BITBUCKET_SECRETS = ['apiToken', 'appPassword'] as const;
 /** A token is renewed when it expires within this margin (a deploy's clone must not outlive it). */
 const REFRESH_MARGIN_MS = 10 * 60_000;
 
 /** The workload field that names a connection, per provider type. */
-export const CONNECTION_FIELDS = { githubId: 'github', gitlabId: 'gitlab' } as const;
+export const CONNECTION_FIELDS = { githubId: 'github', gitlabId: 'gitlab', bitbucketId: 'bitbucket' } as const;
 export type ConnectionField = keyof typeof CONNECTION_FIELDS;
 
 export interface NewGithub {
@@ -93,6 +101,16 @@ export const gitlabRowView = (g: GitlabRow): GitlabRowView => ({
   groupName: g.groupName ?? null,
   expiresAt: g.expiresAt ?? null,
   gitProviderId: g.gitProviderId,
+});
+
+export const bitbucketRowView = (b: BitbucketRow): BitbucketRowView => ({
+  bitbucketId: b.bitbucketId,
+  bitbucketUsername: b.bitbucketUsername ?? null,
+  bitbucketEmail: b.bitbucketEmail ?? null,
+  appPassword: null,
+  apiToken: null,
+  bitbucketWorkspaceName: b.bitbucketWorkspaceName ?? null,
+  gitProviderId: b.gitProviderId,
 });
 
 /** The peer's: a GitLab connection is usable once the OAuth flow gave it both tokens. */
@@ -151,6 +169,12 @@ export class GitProviderService {
     return { gitlab: record, provider };
   }
 
+  /** The bitbucket record and its provider row, within the organization. */
+  async bitbucket(bitbucketId: string, organizationId: string, em: EntityManager): Promise<{ bitbucket: BitbucketRow; provider: GitProviderRow }> {
+    const { record, provider } = await this.#typed(em.findOne(BitbucketRecord, { bitbucketId }), 'Bitbucket Provider', organizationId, em);
+    return { bitbucket: record, provider };
+  }
+
   /** A type's record and its provider row when the provider row is the organization's; NOT_FOUND otherwise. */
   async #typed<R extends { gitProviderId: string }>(found: Promise<R | null>, what: string, organizationId: string, em: EntityManager): Promise<{ record: R; provider: GitProviderRow }> {
     const record = await found;
@@ -159,16 +183,46 @@ export class GitProviderService {
     return { record, provider };
   }
 
-  /** Checks that a workload's githubId/gitlabId names a connection of the organization (NOT_FOUND otherwise). */
+  /** Checks that a workload's githubId/gitlabId/bitbucketId names a connection of the organization (NOT_FOUND otherwise). */
   async connection(field: ConnectionField, id: string, organizationId: string, em: EntityManager): Promise<void> {
-    if (CONNECTION_FIELDS[field] === 'gitlab') await this.gitlab(id, organizationId, em);
-    else await this.github(id, organizationId, em);
+    const type = CONNECTION_FIELDS[field];
+    await (type === 'gitlab' ? this.gitlab(id, organizationId, em) : type === 'bitbucket' ? this.bitbucket(id, organizationId, em) : this.github(id, organizationId, em));
   }
 
   /** The account a workload's connection gives its provider (a GitLab token renewed first when it expires soon). */
   async accountFor(type: string, id: string, organizationId: string, em: EntityManager): Promise<GitAccount> {
     if (type === 'gitlab') return this.gitlabAccount((await this.gitlab(id, organizationId, em)).gitlab, em);
+    if (type === 'bitbucket') return this.bitbucketAccount((await this.bitbucket(id, organizationId, em)).bitbucket);
     return this.githubAccount((await this.github(id, organizationId, em)).github);
+  }
+
+  /** An account: `settings` as given, the record's sealed `keys` opened. */
+  #account<K extends string>(settings: GitAccount['settings'], keys: readonly K[], row: Partial<Record<K, string | null>>): GitAccount {
+    const open = (v: string | null | undefined) => (v ? this.#secrets().decrypt(v) : null);
+    return { settings, secrets: Object.fromEntries(keys.map(k => [k, open(row[k])])) };
+  }
+
+  /** The account Bitbucket is called with; `override` (testConnection's fields) replaces the record's for one call. */
+  bitbucketAccount(b: BitbucketRow, override: Partial<Record<'bitbucketUsername' | 'bitbucketEmail' | 'bitbucketWorkspaceName' | 'apiToken' | 'appPassword', string>> = {}): GitAccount {
+    const account = this.#account(
+      {
+        bitbucketUsername: override.bitbucketUsername || b.bitbucketUsername || null,
+        bitbucketEmail: override.bitbucketEmail || b.bitbucketEmail || null,
+        bitbucketWorkspaceName: override.bitbucketWorkspaceName || b.bitbucketWorkspaceName || null,
+      },
+      BITBUCKET_SECRETS,
+      b,
+    );
+    if (override.apiToken || override.appPassword) account.secrets = { apiToken: override.apiToken || null, appPassword: override.appPassword || null };
+    return account;
+  }
+
+  /** The Bitbucket connection a workload's bitbucketId names, as its `one` joins it (no token or password); null when it names none of the organization's. */
+  async bitbucketRelation(bitbucketId: unknown, organizationId: string, em: EntityManager) {
+    const found = typeof bitbucketId === 'string' && bitbucketId ? await this.bitbucket(bitbucketId, organizationId, em).catch(() => null) : null;
+    if (!found) return null;
+    const { appPassword: _p, apiToken: _t, ...rest } = bitbucketRowView(found.bitbucket);
+    return rest;
   }
 
   /** The connection a workload's githubId names, as its `one` joins it (no secret); null when it names none of the organization's. */
@@ -189,11 +243,11 @@ export class GitProviderService {
 
   /** The account the git provider is called with: settings in clear, secrets opened. */
   githubAccount(g: GithubRow): GitAccount {
-    const open = (v: string | null | undefined) => (v ? this.#secrets().decrypt(v) : null);
-    return {
-      settings: { githubUrl: g.githubUrl, githubAppId: g.githubAppId ?? null, githubInstallationId: g.githubInstallationId ?? null, githubAppName: g.githubAppName ?? null },
-      secrets: Object.fromEntries(GITHUB_SECRETS.map(k => [k, open(g[k])])),
-    };
+    return this.#account(
+      { githubUrl: g.githubUrl, githubAppId: g.githubAppId ?? null, githubInstallationId: g.githubInstallationId ?? null, githubAppName: g.githubAppName ?? null },
+      GITHUB_SECRETS,
+      g,
+    );
   }
 
   /**
@@ -201,18 +255,19 @@ export class GitProviderService {
    * expires within the margin. `groupName` overrides the record's filter (testConnection's).
    */
   async gitlabAccount(g: GitlabRow, em: EntityManager, groupName?: string): Promise<GitAccount> {
-    const open = (v: string | null | undefined) => (v ? this.#secrets().decrypt(v) : null);
-    const account = (): GitAccount => ({
-      settings: {
-        gitlabUrl: g.gitlabUrl,
-        gitlabInternalUrl: g.gitlabInternalUrl ?? null,
-        applicationId: g.applicationId ?? null,
-        redirectUri: g.redirectUri ?? null,
-        groupName: groupName ?? g.groupName ?? null,
-        expiresAt: g.expiresAt ?? null,
-      },
-      secrets: Object.fromEntries(GITLAB_SECRETS.map(k => [k, open(g[k])])),
-    });
+    const account = (): GitAccount =>
+      this.#account(
+        {
+          gitlabUrl: g.gitlabUrl,
+          gitlabInternalUrl: g.gitlabInternalUrl ?? null,
+          applicationId: g.applicationId ?? null,
+          redirectUri: g.redirectUri ?? null,
+          groupName: groupName ?? g.groupName ?? null,
+          expiresAt: g.expiresAt ?? null,
+        },
+        GITLAB_SECRETS,
+        g,
+      );
     if (!g.accessToken) return account();
     const renewed = await this.#call(() => this.provider('gitlab').refresh(account(), REFRESH_MARGIN_MS));
     if (renewed) {
@@ -271,16 +326,17 @@ export class GitProviderService {
   async all(organizationId: string, userId: string, em: EntityManager): Promise<GitProviderListed[]> {
     const rows = await em.find(GitProviderRecord, { organizationId }, { orderBy: { createdAt: 'desc', gitProviderId: 'asc' } });
     const ids = { gitProviderId: { $in: rows.map(r => r.gitProviderId) } };
-    const [githubs, gitlabs] = rows.length ? await Promise.all([em.find(GithubRecord, ids), em.find(GitlabRecord, ids)]) : [[], []];
+    const [githubs, gitlabs, bitbuckets] = rows.length ? await Promise.all([em.find(GithubRecord, ids), em.find(GitlabRecord, ids), em.find(BitbucketRecord, ids)]) : [[], [], []];
     return rows.map(r => {
       const g = githubs.find(x => x.gitProviderId === r.gitProviderId);
       const l = gitlabs.find(x => x.gitProviderId === r.gitProviderId);
+      const b = bitbuckets.find(x => x.gitProviderId === r.gitProviderId);
       return {
         ...providerView(r),
         isOwner: r.userId === userId,
         github: g ? { ...githubRowView(g), isConfigured: configured(g) } : null,
         gitlab: l ? gitlabRowView(l) : null,
-        bitbucket: null,
+        bitbucket: b ? bitbucketRowView(b) : null,
         gitea: null,
       };
     });
@@ -297,8 +353,9 @@ export class GitProviderService {
   /** Deletes the connection, unless a workload deploys from it: then the refusal lists them. */
   async remove(gitProviderId: string, organizationId: string, em: EntityManager): Promise<{ success: boolean }> {
     const row = await this.#provider(gitProviderId, organizationId, em);
-    const [github, gitlab] = await Promise.all([em.findOne(GithubRecord, { gitProviderId }), em.findOne(GitlabRecord, { gitProviderId })]);
-    const users = github ? await this.#usersOf('githubId', github.githubId, em) : gitlab ? await this.#usersOf('gitlabId', gitlab.gitlabId, em) : [];
+    const [github, gitlab, bitbucket] = await Promise.all([em.findOne(GithubRecord, { gitProviderId }), em.findOne(GitlabRecord, { gitProviderId }), em.findOne(BitbucketRecord, { gitProviderId })]);
+    const named: [string, string] | null = github ? ['githubId', github.githubId] : gitlab ? ['gitlabId', gitlab.gitlabId] : bitbucket ? ['bitbucketId', bitbucket.bitbucketId] : null;
+    const users = named ? await this.#usersOf(named[0], named[1], em) : [];
     if (users.length) throw conflict(`The provider is in use by ${users.join(', ')}: point them at another source first`);
     await em.nativeDelete(GitProviderRecord, { gitProviderId: row.gitProviderId, organizationId });
     return { success: true };
@@ -473,6 +530,79 @@ export class GitProviderService {
     return true;
   }
 
+  // ------------------------------------------------------------ bitbucket.*
+  /** The peer's create: an API token with its e-mail, or an app password with its user name; sealed. The owner is always the caller. */
+  async createBitbucket(input: BitbucketCreateInput, organizationId: string, userId: string, em: EntityManager): Promise<BitbucketView> {
+    const seal = (v: string | null | undefined) => (v ? this.#secrets().encrypt(v) : null);
+    const provider = em.create(GitProviderRecord, {
+      gitProviderId: newId(),
+      name: input.name,
+      providerType: 'bitbucket',
+      organizationId,
+      userId,
+      sharedWithOrganization: false,
+      createdAt: new Date(),
+    });
+    const bitbucket = em.create(BitbucketRecord, {
+      bitbucketId: newId(),
+      gitProviderId: provider.gitProviderId,
+      bitbucketUsername: input.bitbucketUsername || null,
+      bitbucketEmail: input.bitbucketEmail || null,
+      appPassword: seal(input.appPassword),
+      apiToken: seal(input.apiToken),
+      bitbucketWorkspaceName: input.bitbucketWorkspaceName || null,
+    });
+    await em.flush();
+    return { ...bitbucketRowView(bitbucket), gitProvider: providerView(provider) };
+  }
+
+  async bitbucketOne(bitbucketId: string, organizationId: string, em: EntityManager): Promise<BitbucketView> {
+    const { bitbucket, provider } = await this.bitbucket(bitbucketId, organizationId, em);
+    return { ...bitbucketRowView(bitbucket), gitProvider: providerView(provider) };
+  }
+
+  /** Every Bitbucket connection of the organization, as the peer. */
+  async bitbucketProviders(organizationId: string, em: EntityManager): Promise<{ bitbucketId: string; gitProvider: GitProviderView }[]> {
+    const rows = await em.find(GitProviderRecord, { organizationId, providerType: 'bitbucket' }, { orderBy: { createdAt: 'desc', gitProviderId: 'asc' } });
+    const records = rows.length ? await em.find(BitbucketRecord, { gitProviderId: { $in: rows.map(r => r.gitProviderId) } }) : [];
+    return rows.flatMap(r => {
+      const b = records.find(x => x.gitProviderId === r.gitProviderId);
+      return b ? [{ bitbucketId: b.bitbucketId, gitProvider: providerView(r) }] : [];
+    });
+  }
+
+  async bitbucketRepositories(bitbucketId: string, organizationId: string, em: EntityManager) {
+    const { bitbucket } = await this.bitbucket(bitbucketId, organizationId, em);
+    const repos = await this.#call(() => this.provider('bitbucket').listRepositories(this.bitbucketAccount(bitbucket)));
+    return repos.map(r => ({ name: r.name, url: r.cloneUrl.replace(/\.git$/, ''), slug: r.name, owner: { username: r.owner } }));
+  }
+
+  /** Every branch of the workspace's repository; none without bitbucketId, as the peer. */
+  async bitbucketBranches(input: BitbucketBranchesInput, organizationId: string, em: EntityManager) {
+    if (!input.bitbucketId) return [];
+    const { bitbucket } = await this.bitbucket(input.bitbucketId, organizationId, em);
+    const branches = await this.#call(() => this.provider('bitbucket').listBranches(this.bitbucketAccount(bitbucket), { owner: input.owner, name: input.repo }));
+    return branches.map(b => ({ name: b.name, commit: { sha: b.commit } }));
+  }
+
+  /** The same two steps as the others; the input's user, e-mail, workspace and credential (when given) replace the record's for the test. */
+  async bitbucketTestConnection(input: BitbucketTestInput, organizationId: string, em: EntityManager): Promise<string> {
+    const { bitbucket } = await this.bitbucket(input.bitbucketId, organizationId, em);
+    const { workspaceName, bitbucketId: _id, ...override } = input;
+    return this.#testConnection('bitbucket', this.bitbucketAccount(bitbucket, { ...override, ...(workspaceName ? { bitbucketWorkspaceName: workspaceName } : {}) }));
+  }
+
+  /** Answers the record as the peer (secrets null). */
+  async bitbucketUpdate(input: BitbucketUpdateInput, organizationId: string, em: EntityManager): Promise<BitbucketRowView> {
+    const { bitbucket, provider } = await this.bitbucket(input.bitbucketId, organizationId, em);
+    if (provider.gitProviderId !== input.gitProviderId) throw notFound('Git provider');
+    provider.name = input.name;
+    for (const k of ['bitbucketUsername', 'bitbucketEmail', 'bitbucketWorkspaceName'] as const) if (input[k] !== undefined) bitbucket[k] = input[k] || null;
+    for (const k of BITBUCKET_SECRETS) if (input[k] !== undefined) bitbucket[k] = input[k] ? this.#secrets().encrypt(input[k]) : null;
+    await em.flush();
+    return bitbucketRowView(bitbucket);
+  }
+
   /** A provider's failure as a 400 whose message starts with the failing step. */
   async #call<T>(fn: () => Promise<T>): Promise<T> {
     try {
@@ -506,6 +636,13 @@ export const callerGitProviders =
       gitlabBranches: (input: GitlabBranchesInput) => service.gitlabBranches(input, organizationId, em),
       gitlabTestConnection: (input: { gitlabId?: string; groupName?: string }) => service.gitlabTestConnection(input, organizationId, em),
       gitlabUpdate: (input: GitlabUpdateInput) => service.gitlabUpdate(input, organizationId, em),
+      bitbucketCreate: (input: BitbucketCreateInput) => service.createBitbucket(input, organizationId, userId, em),
+      bitbucketOne: (bitbucketId: string) => service.bitbucketOne(bitbucketId, organizationId, em),
+      bitbucketProviders: () => service.bitbucketProviders(organizationId, em),
+      bitbucketRepositories: (bitbucketId: string) => service.bitbucketRepositories(bitbucketId, organizationId, em),
+      bitbucketBranches: (input: BitbucketBranchesInput) => service.bitbucketBranches(input, organizationId, em),
+      bitbucketTestConnection: (input: BitbucketTestInput) => service.bitbucketTestConnection(input, organizationId, em),
+      bitbucketUpdate: (input: BitbucketUpdateInput) => service.bitbucketUpdate(input, organizationId, em),
     };
   };
 

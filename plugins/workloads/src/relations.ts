@@ -39,6 +39,17 @@ export const GitlabRelation = Nullable(
   }),
 );
 
+/** The Bitbucket connection a workload deploys from (no API token or app password), as the peer joins it; null without one. */
+export const BitbucketRelation = Nullable(
+  Type.Object({
+    bitbucketId: Type.String(),
+    bitbucketUsername: Nullable(Type.String()),
+    bitbucketEmail: Nullable(Type.String()),
+    bitbucketWorkspaceName: Nullable(Type.String()),
+    gitProviderId: Type.String(),
+  }),
+);
+
 /** The server a workload's serverId names, as its answers join it (null without one, or when no plugin keeps servers). */
 export async function serverRelation(cradle: Cradle, serverId: unknown, organizationId: string, em: EntityManager) {
   return (await optionalService(cradle, 'servers')?.relation(serverId, organizationId, em)) ?? null;
@@ -60,6 +71,7 @@ export function relationSchemas(cradle: Cradle) {
     server: servers ? Nullable(servers.relationSchema()) : NotServedOne('the remote server'),
     github: GithubRelation,
     gitlab: GitlabRelation,
+    bitbucket: BitbucketRelation,
     backups: backups ? Type.Array(backups.viewSchema()) : NotServedList('backups'),
     domains: proxied ? Type.Array(proxied.domains) : NotServedList('domains'),
     redirects: proxied ? Type.Array(proxied.redirects) : NotServedList('redirects'),
