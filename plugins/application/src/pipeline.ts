@@ -64,7 +64,7 @@ export class ApplicationPipeline {
       github: (await optionalService(cradle, 'gitProviders')?.githubRelation(this.#apps.settingsOf(row).githubId, organizationId, em)) ?? null,
       gitlab: (await optionalService(cradle, 'gitProviders')?.gitlabRelation(this.#apps.settingsOf(row).gitlabId, organizationId, em)) ?? null,
       bitbucket: (await optionalService(cradle, 'gitProviders')?.bitbucketRelation(this.#apps.settingsOf(row).bitbucketId, organizationId, em)) ?? null,
-      gitea: null,
+      gitea: (await optionalService(cradle, 'gitProviders')?.giteaRelation(this.#apps.settingsOf(row).giteaId, organizationId, em)) ?? null,
       server: await serverRelation(cradle, row.serverId, organizationId, em),
       registry: null,
       buildRegistry: null,

@@ -60,7 +60,7 @@ export const applicationFound = (relations: ReturnType<typeof relationSchemas>) 
     github: relations.github,
     gitlab: relations.gitlab,
     bitbucket: relations.bitbucket,
-    gitea: NotServedOne('the Gitea provider'),
+    gitea: relations.gitea,
     server: relations.server,
     registry: NotServedOne('the registry'),
     buildRegistry: NotServedOne('the build registry'),

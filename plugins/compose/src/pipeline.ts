@@ -60,7 +60,7 @@ export class ComposePipeline {
       github: (await optionalService(cradle, 'gitProviders')?.githubRelation(this.#stacks.settingsOf(row).githubId, organizationId, em)) ?? null,
       gitlab: (await optionalService(cradle, 'gitProviders')?.gitlabRelation(this.#stacks.settingsOf(row).gitlabId, organizationId, em)) ?? null,
       bitbucket: (await optionalService(cradle, 'gitProviders')?.bitbucketRelation(this.#stacks.settingsOf(row).bitbucketId, organizationId, em)) ?? null,
-      gitea: null,
+      gitea: (await optionalService(cradle, 'gitProviders')?.giteaRelation(this.#stacks.settingsOf(row).giteaId, organizationId, em)) ?? null,
       server: await serverRelation(cradle, row.serverId, organizationId, em),
     } as ComposeFound;
   }

@@ -2,7 +2,7 @@
 // or projectId (older); the replies are the peer's (its compose table's columns, `one` with its
 // relations).
 import { Type, schema, type Static, type TSchema } from '@berth/core';
-import { NotServedOne, type relationSchemas } from '@berth/plugin-workloads';
+import type { relationSchemas } from '@berth/plugin-workloads';
 import { COMPOSE_TYPES, columnFields, settingSchemas } from './fields.ts';
 
 const { Nullable, NonEmpty, AppName, Paging, Timestamp } = schema;
@@ -29,7 +29,7 @@ export const composeFound = (relations: ReturnType<typeof relationSchemas>) =>
     github: relations.github,
     gitlab: relations.gitlab,
     bitbucket: relations.bitbucket,
-    gitea: NotServedOne('the Gitea provider'),
+    gitea: relations.gitea,
     server: relations.server,
   });
 export const composeView = (relations: ReturnType<typeof relationSchemas>) =>

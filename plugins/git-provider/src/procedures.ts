@@ -1,6 +1,16 @@
-// gitProvider.*, github.*, gitlab.* and bitbucket.* — the organization's git hosting connections. No answer carries a secret.
+// gitProvider.*, github.*, gitlab.*, bitbucket.* and gitea.* — the organization's git hosting connections. No answer carries a secret.
 import { Type, router, schema } from '@berth/core';
 import {
+  GiteaBranch,
+  GiteaBranchesInput,
+  GiteaCreated,
+  GiteaCreateInput,
+  GiteaIdInput,
+  GiteaProviderListed,
+  GiteaRepository,
+  GiteaTestInput,
+  GiteaUpdateInput,
+  GiteaView,
   BitbucketBranch,
   BitbucketBranchesInput,
   BitbucketCreateInput,
@@ -35,12 +45,13 @@ import {
   GitProviderView,
   ToggleShareInput,
 } from './schemas.ts';
-import { GITLAB_CALLBACK_PATH, SETUP_PATH } from './setup.ts';
+import { GITEA_AUTHORIZE_PATH, GITLAB_CALLBACK_PATH, SETUP_PATH } from './setup.ts';
 
 const gitProvider = router('gitProvider');
 const github = router('github');
 const gitlab = router('gitlab');
 const bitbucket = router('bitbucket');
+const gitea = router('gitea');
 
 export const gitProviderProcedures = [
   gitProvider.query('getAll', {
@@ -202,4 +213,49 @@ export const gitProviderProcedures = [
     output: BitbucketRow,
     handler: (input, ctx) => ctx.cradle.callerGitProviders.bitbucketUpdate(input),
   }),
+  gitea.mutation('create', {
+    access: 'admin',
+    summary: `Connect a Gitea OAuth application (giteaUrl; giteaInternalUrl where Berth reaches it); ${GITEA_AUTHORIZE_PATH} then the callback give it its tokens. Answers its id, client id and URL, as the peer`,
+    input: GiteaCreateInput,
+    output: GiteaCreated,
+    handler: (input, ctx) => ctx.cradle.callerGitProviders.giteaCreate(input),
+  }),
+  gitea.query('one', {
+    summary: 'A Gitea connection with its git provider (client secret and tokens never answered: null)',
+    input: GiteaIdInput,
+    output: GiteaView,
+    handler: ({ giteaId }, ctx) => ctx.cradle.callerGitProviders.giteaOne(giteaId),
+  }),
+  gitea.query('giteaProviders', {
+    summary: 'The Gitea connections whose OAuth application is set (client id and secret), as the peer',
+    input: Type.Object({}),
+    output: Type.Array(GiteaProviderListed),
+    handler: (_input, ctx) => ctx.cradle.callerGitProviders.giteaProviders(),
+  }),
+  gitea.query('getGiteaRepositories', {
+    summary: "Every repository the token reaches (all pages; the record's organizationName filters them), the token renewed first when it expires soon",
+    input: GiteaIdInput,
+    output: Type.Array(GiteaRepository),
+    handler: ({ giteaId }, ctx) => ctx.cradle.callerGitProviders.giteaRepositories(giteaId),
+  }),
+  gitea.query('getGiteaBranches', {
+    summary: 'Every branch of owner/repositoryName (all pages); giteaId is required, as the peer',
+    input: GiteaBranchesInput,
+    output: Type.Array(GiteaBranch),
+    handler: (input, ctx) => ctx.cradle.callerGitProviders.giteaBranches(input),
+  }),
+  gitea.mutation('testConnection', {
+    summary: "Runs a deploy's path: lists the repositories (API), then git ls-remote on the first with the clone credential; a failure says which step. No giteaId: NOT_FOUND",
+    input: GiteaTestInput,
+    output: Type.String(),
+    handler: (input, ctx) => ctx.cradle.callerGitProviders.giteaTestConnection(input),
+  }),
+  gitea.mutation('update', {
+    access: 'admin',
+    summary: 'Rename the connection and change its fields (client secret and tokens sealed)',
+    input: GiteaUpdateInput,
+    output: Type.Object({ success: Type.Boolean() }),
+    handler: (input, ctx) => ctx.cradle.callerGitProviders.giteaUpdate(input),
+  }),
+  gitea.query('getGiteaUrl', { summary: "The connection's Gitea URL", input: GiteaIdInput, output: Type.String(), handler: ({ giteaId }, ctx) => ctx.cradle.callerGitProviders.giteaUrl(giteaId) }),
 ];

@@ -70,6 +70,28 @@ export type BitbucketRowView = Static<typeof BitbucketRow>;
 export const BitbucketView = Type.Object({ ...BitbucketFields, gitProvider: GitProviderView });
 export type BitbucketView = Static<typeof BitbucketView>;
 
+/** A gitea record's columns (the peer's); its client secret and tokens always null (sealed in Berth, never answered). */
+export const GiteaFields = {
+  giteaId: Type.String(),
+  giteaUrl: Type.String(),
+  giteaInternalUrl: Nullable(Type.String()),
+  redirectUri: Nullable(Type.String()),
+  clientId: Nullable(Type.String()),
+  clientSecret: Nullable(Type.String({ description: 'sealed in Berth: always null' })),
+  gitProviderId: Type.String(),
+  accessToken: Nullable(Type.String({ description: 'sealed in Berth: always null' })),
+  refreshToken: Nullable(Type.String({ description: 'sealed in Berth: always null' })),
+  expiresAt: Nullable(Type.Number({ description: 'seconds since the epoch' })),
+  scopes: Nullable(Type.String()),
+  lastAuthenticatedAt: Nullable(Type.Number({ description: 'seconds since the epoch' })),
+  giteaUsername: Nullable(Type.String()),
+  organizationName: Nullable(Type.String()),
+};
+export const GiteaRow = Type.Object(GiteaFields);
+export type GiteaRowView = Static<typeof GiteaRow>;
+export const GiteaView = Type.Object({ ...GiteaFields, gitProvider: GitProviderView });
+export type GiteaView = Static<typeof GiteaView>;
+
 /** gitProvider.getAll: each connection with its type's record (the App's ids, whether it is configured) and whether the caller owns it. */
 export const GitProviderListed = Type.Object({
   ...GitProviderView.properties,
@@ -77,7 +99,7 @@ export const GitProviderListed = Type.Object({
   github: Nullable(Type.Object({ ...GithubFields, isConfigured: Type.Boolean({ description: 'App id, private key and installation are all set' }) })),
   gitlab: Nullable(Type.Object({ ...GitlabFields })),
   bitbucket: Nullable(Type.Object({ ...BitbucketFields })),
-  gitea: Type.Null({ description: 'Gitea connections are not served yet' }),
+  gitea: Nullable(Type.Object({ ...GiteaFields })),
 });
 export type GitProviderListed = Static<typeof GitProviderListed>;
 
@@ -206,3 +228,44 @@ export const BitbucketRepository = Type.Object({
 });
 export const BitbucketBranch = Type.Object({ name: Type.String(), commit: Type.Object({ sha: Type.String() }) });
 export const BitbucketProviderListed = Type.Object({ bitbucketId: Type.String(), gitProvider: GitProviderView });
+
+// ------------------------------------------------------------------ gitea.*
+// The peer's current router: an OAuth application on a Gitea server; /api/providers/gitea/authorize
+// and /api/providers/gitea/callback give it its tokens.
+const GiteaOptional = {
+  giteaInternalUrl: Type.Optional(Nullable(Str('where Berth reaches the server when it differs from giteaUrl'))),
+  redirectUri: Type.Optional(Str("the OAuth application's callback (<Berth>/api/providers/gitea/callback)")),
+  clientId: Type.Optional(Str("the OAuth application's client id")),
+  clientSecret: Type.Optional(Token()),
+  accessToken: Type.Optional(Token()),
+  refreshToken: Type.Optional(Token()),
+  expiresAt: Type.Optional(Type.Integer({ minimum: 0, maximum: 1e11, description: 'seconds since the epoch' })),
+  scopes: Type.Optional(Str()),
+  lastAuthenticatedAt: Type.Optional(Type.Integer({ minimum: 0, maximum: 1e11 })),
+  giteaUsername: Type.Optional(Str()),
+  organizationName: Type.Optional(Str("keep that owner's repositories in the listings")),
+};
+const GiteaUrl = () => NonEmpty({ maxLength: 255, description: "the Gitea server's address" });
+export const GiteaCreateInput = Type.Object({
+  giteaId: Type.Optional(Str('ignored: Berth names the record')),
+  gitProviderId: Type.Optional(Str('ignored: Berth names the record')),
+  giteaUrl: GiteaUrl(),
+  name: NonEmpty({ maxLength: 255 }),
+  ...GiteaOptional,
+});
+export type GiteaCreateInput = Static<typeof GiteaCreateInput>;
+export const GiteaIdInput = Type.Object({ giteaId: Id });
+export const GiteaBranchesInput = Type.Object({ owner: NonEmpty({ maxLength: 255 }), repositoryName: NonEmpty({ maxLength: 255 }), giteaId: Type.Optional(Str()) });
+export type GiteaBranchesInput = Static<typeof GiteaBranchesInput>;
+export const GiteaTestInput = Type.Object({
+  giteaId: Type.Optional(Str('none names no connection: NOT_FOUND')),
+  organizationName: Type.Optional(Str("filter the listing by this owner instead of the record's")),
+});
+export const GiteaUpdateInput = Type.Object({ giteaId: Id, giteaUrl: GiteaUrl(), gitProviderId: Id, name: NonEmpty({ maxLength: 255 }), ...GiteaOptional });
+export type GiteaUpdateInput = Static<typeof GiteaUpdateInput>;
+/** gitea.create's answer, as the peer's. */
+export const GiteaCreated = Type.Object({ giteaId: Type.String(), clientId: Type.String(), giteaUrl: Type.String() });
+/** A repository as the peer lists it. */
+export const GiteaRepository = Type.Object({ id: Type.Number(), name: Type.String(), url: Type.String({ description: 'owner/name' }), owner: Type.Object({ username: Type.String() }) });
+export const GiteaBranch = Type.Object({ id: Type.String(), name: Type.String(), commit: Type.Object({ id: Type.String() }) });
+export const GiteaProviderListed = Type.Object({ giteaId: Type.String(), gitProvider: GitProviderView });

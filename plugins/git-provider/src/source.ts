@@ -13,6 +13,7 @@ export const SOURCE_FIELDS: Record<string, { id: string; owner: string; reposito
   github: { id: 'githubId', owner: 'owner', repository: 'repository', branch: 'branch', buildPath: 'buildPath' },
   gitlab: { id: 'gitlabId', owner: 'gitlabOwner', repository: 'gitlabRepository', branch: 'gitlabBranch', buildPath: 'gitlabBuildPath', path: 'gitlabPathNamespace' },
   bitbucket: { id: 'bitbucketId', owner: 'bitbucketOwner', repository: 'bitbucketRepository', branch: 'bitbucketBranch', buildPath: 'bitbucketBuildPath', slug: 'bitbucketRepositorySlug' },
+  gitea: { id: 'giteaId', owner: 'giteaOwner', repository: 'giteaRepository', branch: 'giteaBranch', buildPath: 'giteaBuildPath' },
 };
 
 interface Fetcher {

@@ -50,6 +50,23 @@ export const BitbucketRelation = Nullable(
   }),
 );
 
+/** The Gitea connection a workload deploys from (no client secret or token), as the peer joins it; null without one. */
+export const GiteaRelation = Nullable(
+  Type.Object({
+    giteaId: Type.String(),
+    giteaUrl: Type.String(),
+    giteaInternalUrl: Nullable(Type.String()),
+    redirectUri: Nullable(Type.String()),
+    clientId: Nullable(Type.String()),
+    gitProviderId: Type.String(),
+    expiresAt: Nullable(Type.Number()),
+    scopes: Nullable(Type.String()),
+    lastAuthenticatedAt: Nullable(Type.Number()),
+    giteaUsername: Nullable(Type.String()),
+    organizationName: Nullable(Type.String()),
+  }),
+);
+
 /** The server a workload's serverId names, as its answers join it (null without one, or when no plugin keeps servers). */
 export async function serverRelation(cradle: Cradle, serverId: unknown, organizationId: string, em: EntityManager) {
   return (await optionalService(cradle, 'servers')?.relation(serverId, organizationId, em)) ?? null;
@@ -72,6 +89,7 @@ export function relationSchemas(cradle: Cradle) {
     github: GithubRelation,
     gitlab: GitlabRelation,
     bitbucket: BitbucketRelation,
+    gitea: GiteaRelation,
     backups: backups ? Type.Array(backups.viewSchema()) : NotServedList('backups'),
     domains: proxied ? Type.Array(proxied.domains) : NotServedList('domains'),
     redirects: proxied ? Type.Array(proxied.redirects) : NotServedList('redirects'),
