@@ -11,11 +11,11 @@ import { addMember, deploymentIdOf, type Client, type Reply } from '@berth/core/
 import { startFakeGithub } from '../providers/git-github/test/github-api.ts';
 import { startFakeGitlab } from '../providers/git-gitlab/test/gitlab-api.ts';
 import { startFakeBitbucket, type FakeBitbucket } from '../providers/git-bitbucket/test/bitbucket-api.ts';
+import { startFakeGitea } from '../providers/git-gitea/test/gitea-api.ts';
 
 /** Id fields no record can stand behind on this Berth, with why (the fuzz sends them as they come). */
 export const NO_RECORD: Record<string, string> = {
   gitlabProjectId: 'a project id on the GitLab server, not a record of Berth (the fuzz sends it as it comes)',
-  giteaId: 'no gitea provider namespace yet',
   adminId: "the older variant's registry.update field (the registry's admin): accepted and ignored, no record behind it",
   libsqlId: 'no libsql kind',
   containerId: 'a Docker container id, not a record (compose.readLogs reads the engine)',
@@ -136,7 +136,27 @@ export async function fuzzRecords(t: Test, server: { url: string }, c: Client, a
       }),
     ).bitbucketId as string;
 
+  // Gitea connections against Gitea on loopback, with a token pair it issued and its OAuth application.
+  const gitea = await startFakeGitea(t);
+  const giteaConnection = async () => {
+    const pair = gitea.issue(3600);
+    return ok(
+      'gitea.create',
+      await c.post('gitea.create', {
+        name: unique('gitea'),
+        giteaUrl: gitea.url,
+        clientId: gitea.app.clientId,
+        clientSecret: gitea.app.clientSecret,
+        redirectUri: gitea.app.redirectUri,
+        accessToken: pair.accessToken,
+        refreshToken: pair.refreshToken,
+        expiresAt: pair.expiresAt,
+      }),
+    ).giteaId as string;
+  };
+
   const recipes: Record<string, () => Promise<string>> = {
+    giteaId: giteaConnection,
     gitlabId: gitlabConnection,
     bitbucketId: bitbucketConnection,
     // gitlab.create's authId (the peer's): the caller's own user id; Berth makes the caller the owner whatever it names.

@@ -284,7 +284,7 @@ export class GitProviderService {
   async giteaRelation(giteaId: unknown, organizationId: string, em: EntityManager) {
     const found = typeof giteaId === 'string' && giteaId ? await this.gitea(giteaId, organizationId, em).catch(() => null) : null;
     if (!found) return null;
-    const { clientSecret: _s, accessToken: _a, refreshToken: _r, ...rest } = giteaRowView(found.gitea);
+    const { clientSecret: _s, accessToken: _a, refreshToken: _r, giteaUsername: _u, organizationName: _o, ...rest } = giteaRowView(found.gitea);
     return rest;
   }
 

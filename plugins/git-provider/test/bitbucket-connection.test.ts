@@ -8,12 +8,11 @@
 import t from 'tap';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import Docker from 'dockerode';
-import { startTestServer, signUpAdmin, otherOrganization, makeGitRepo, commitFiles, deploymentFinished, deploymentIdOf, freePort, waitFor, TEST_BASE_IMAGE } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, otherOrganization, makeGitRepo, commitFiles, TEST_BASE_IMAGE } from '@berth/core/testing';
 import { startFakeBitbucket } from '../../../providers/git-bitbucket/test/bitbucket-api.ts';
+import { deployApplication, deployStack, ok } from './deploy-from.ts';
 
 const run = promisify(execFile);
-const docker = new Docker();
 
 const bb = await startFakeBitbucket(t);
 const repo = await makeGitRepo({
@@ -32,12 +31,6 @@ const server = await startTestServer({ providers: { git: { bitbucket: { options:
 t.teardown(() => server.destroy());
 const { client, userId } = await signUpAdmin(server);
 const sql = (q: string, p: unknown[]) => server.kernel.container.cradle.orm.em.getConnection().execute(q, p) as Promise<Record<string, any>[]>;
-
-const ok = async (r: Promise<{ status: number; body: any }>, what: string) => {
-  const reply = await r;
-  if (reply.status !== 200) throw new Error(`${what}: ${reply.status} ${JSON.stringify(reply.body)}`);
-  return reply.body;
-};
 
 let bitbucketId = '';
 let gitProviderId = '';
@@ -182,80 +175,41 @@ t.test("another organization's connection is 404 everywhere", async t => {
 });
 
 t.test('an application and a compose stack deploy from the repository through the connection; the token is in no log', async t => {
-  const {
-    body: { environment },
-  } = await client.post('project.create', { name: 'From Bitbucket' });
-  const app = await ok(client.post('application.create', { name: 'bb', environmentId: environment.environmentId }), 'application.create');
-  t.teardown(() =>
-    docker
-      .getService(app.appName)
-      .remove()
-      .catch(() => undefined),
-  );
-  const port = await freePort();
-  await ok(client.post('port.create', { applicationId: app.applicationId, publishedPort: port, targetPort: 8080, publishMode: 'host', protocol: 'tcp' }), 'port.create');
-  await ok(client.post('application.update', { applicationId: app.applicationId, stopGracePeriodSwarm: 1_000_000_000 }), 'application.update');
-  t.equal(
-    (
-      await client.post('application.saveBitbucketProvider', {
-        applicationId: app.applicationId,
+  const { app, one, environmentId, deploy } = await deployApplication(t, client, {
+    name: 'Bitbucket',
+    serves: 'from-bitbucket',
+    save: applicationId =>
+      client.post('application.saveBitbucketProvider', {
+        applicationId,
         bitbucketBranch: 'main',
         bitbucketBuildPath: '/',
         bitbucketOwner: 'team',
         bitbucketRepository: 'App',
         bitbucketRepositorySlug: 'app',
         bitbucketId,
-      })
-    ).body,
-    true,
-  );
-  await ok(client.post('application.saveBuildType', { applicationId: app.applicationId, buildType: 'dockerfile', dockerfile: 'Dockerfile' }), 'saveBuildType');
-  const one = (await client.get('application.one', { applicationId: app.applicationId })).body;
+      }),
+  });
   t.equal(one.sourceType, 'bitbucket');
   t.same(one.bitbucket, { bitbucketId, bitbucketUsername: bb.user.username, bitbucketEmail: bb.user.email, bitbucketWorkspaceName: 'team', gitProviderId }, 'joined without token or password');
 
   const gitRequests = bb.git.requests.length;
-  const done = await deploymentFinished(client, deploymentIdOf(await client.post('application.deploy', { applicationId: app.applicationId })));
-  t.equal(done.status, 'done', done.errorMessage ?? '');
-  const served = await waitFor(
-    `port ${port}`,
-    async () => {
-      const r = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(2000) }).catch(() => null);
-      return r?.ok ? r.text() : undefined;
-    },
-    { timeout: 30_000, interval: 200 },
-  );
-  t.equal(served.trim(), 'from-bitbucket');
+  const { log } = await deploy();
   t.ok(
     bb.git.requests.slice(gitRequests).some(r => r.path.includes('team/app.git') && r.authorization !== undefined),
     'the clone (of the slug, not the display name) sent the credential',
   );
-  const log = (await client.get('deployment.readLogs', { deploymentId: done.deploymentId })).body as string;
   t.match(log, new RegExp(repo.commit), 'the log names the commit');
   t.notOk(log.includes(bb.user.apiToken), 'no token in the log');
   t.notOk(log.includes(Buffer.from(`x-bitbucket-api-token-auth:${bb.user.apiToken}`).toString('base64')), 'nor the header that carries it');
 
-  const appName = `bb-stack-${Date.now().toString(36)}`;
-  const stack = await ok(client.post('compose.create', { name: 'bb stack', environmentId: environment.environmentId, appName }), 'compose.create');
-  t.teardown(() => client.post('compose.delete', { composeId: stack.composeId, deleteVolumes: true }));
-  await ok(
-    client.post('compose.update', {
-      composeId: stack.composeId,
-      sourceType: 'bitbucket',
-      bitbucketId,
-      bitbucketOwner: 'team',
-      bitbucketRepository: 'app',
-      bitbucketBranch: 'release',
-      composePath: './docker-compose.yml',
-    }),
-    'compose.update',
-  );
-  const stackRun = await deploymentFinished(client, deploymentIdOf(await client.post('compose.deploy', { composeId: stack.composeId })));
-  t.equal(stackRun.status, 'done', stackRun.errorMessage ?? '');
-  const stackLog = (await client.get('deployment.readLogs', { deploymentId: stackRun.deploymentId })).body as string;
-  t.match(stackLog, new RegExp(release), 'the stack was fetched from the release branch');
-  t.notOk(stackLog.includes(bb.user.apiToken), "no token in the stack's log");
-  t.match((await client.get('compose.one', { composeId: stack.composeId })).body.bitbucket, { bitbucketId, gitProviderId });
+  const stack = await deployStack(t, client, {
+    environmentId,
+    name: 'bb',
+    fields: { sourceType: 'bitbucket', bitbucketId, bitbucketOwner: 'team', bitbucketRepository: 'app', bitbucketBranch: 'release' },
+  });
+  t.match(stack.log, new RegExp(release), 'the stack was fetched from the release branch');
+  t.notOk(stack.log.includes(bb.user.apiToken), "no token in the stack's log");
+  t.match(stack.one.bitbucket, { bitbucketId, gitProviderId });
 
   const refused = await client.post('gitProvider.remove', { gitProviderId });
   t.equal(refused.status, 409);

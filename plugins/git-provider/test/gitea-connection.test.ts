@@ -8,12 +8,11 @@
 import t from 'tap';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import Docker from 'dockerode';
-import { startTestServer, signUpAdmin, otherOrganization, makeGitRepo, commitFiles, deploymentFinished, deploymentIdOf, freePort, waitFor, TEST_BASE_IMAGE } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, otherOrganization, makeGitRepo, commitFiles, TEST_BASE_IMAGE } from '@berth/core/testing';
 import { startFakeGitea } from '../../../providers/git-gitea/test/gitea-api.ts';
+import { deployApplication, deployStack, ok } from './deploy-from.ts';
 
 const run = promisify(execFile);
-const docker = new Docker();
 
 const gitea = await startFakeGitea(t);
 const repo = await makeGitRepo({
@@ -33,11 +32,6 @@ t.teardown(() => server.destroy());
 const { client, apiKey, userId } = await signUpAdmin(server);
 const sql = (q: string, p: unknown[]) => server.kernel.container.cradle.orm.em.getConnection().execute(q, p) as Promise<Record<string, any>[]>;
 
-const ok = async (r: Promise<{ status: number; body: any }>, what: string) => {
-  const reply = await r;
-  if (reply.status !== 200) throw new Error(`${what}: ${reply.status} ${JSON.stringify(reply.body)}`);
-  return reply.body;
-};
 /** GET one of the peer's Gitea routes as the browser would (the caller's credential with it). */
 const route = (path: string, query: Record<string, string>, key = apiKey) =>
   fetch(`${server.url}/api/providers/gitea/${path}?${new URLSearchParams(query)}`, { headers: { 'x-api-key': key }, redirect: 'manual' });
@@ -166,73 +160,31 @@ t.test("another organization's connection is 404 everywhere", async t => {
 });
 
 t.test('an application and a compose stack deploy from the repository through the connection; the token is in no log', async t => {
-  const {
-    body: { environment },
-  } = await client.post('project.create', { name: 'From Gitea' });
-  const app = await ok(client.post('application.create', { name: 'gt', environmentId: environment.environmentId }), 'application.create');
-  t.teardown(() =>
-    docker
-      .getService(app.appName)
-      .remove()
-      .catch(() => undefined),
-  );
-  const port = await freePort();
-  await ok(client.post('port.create', { applicationId: app.applicationId, publishedPort: port, targetPort: 8080, publishMode: 'host', protocol: 'tcp' }), 'port.create');
-  await ok(client.post('application.update', { applicationId: app.applicationId, stopGracePeriodSwarm: 1_000_000_000 }), 'application.update');
-  t.equal(
-    (await client.post('application.saveGiteaProvider', { applicationId: app.applicationId, giteaBranch: 'main', giteaBuildPath: '/', giteaOwner: 'team', giteaRepository: 'app', giteaId })).body,
-    true,
-  );
-  await ok(client.post('application.saveBuildType', { applicationId: app.applicationId, buildType: 'dockerfile', dockerfile: 'Dockerfile' }), 'saveBuildType');
-  const one = (await client.get('application.one', { applicationId: app.applicationId })).body;
+  const { app, one, environmentId, deploy } = await deployApplication(t, client, {
+    name: 'Gitea',
+    serves: 'from-gitea',
+    save: applicationId => client.post('application.saveGiteaProvider', { applicationId, giteaBranch: 'main', giteaBuildPath: '/', giteaOwner: 'team', giteaRepository: 'app', giteaId }),
+  });
   t.equal(one.sourceType, 'gitea');
   t.match(one.gitea, { giteaId, gitProviderId, giteaUrl: gitea.url });
   t.notOk('accessToken' in one.gitea || 'clientSecret' in one.gitea, 'joined without secret or tokens');
 
   const gitRequests = gitea.git.requests.length;
-  const done = await deploymentFinished(client, deploymentIdOf(await client.post('application.deploy', { applicationId: app.applicationId })));
-  t.equal(done.status, 'done', done.errorMessage ?? '');
-  const served = await waitFor(
-    `port ${port}`,
-    async () => {
-      const r = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(2000) }).catch(() => null);
-      return r?.ok ? r.text() : undefined;
-    },
-    { timeout: 30_000, interval: 200 },
-  );
-  t.equal(served.trim(), 'from-gitea');
+  const { log } = await deploy();
   t.ok(
     gitea.git.requests.slice(gitRequests).some(r => r.path.includes('team/app.git') && r.authorization !== undefined),
     'the clone sent the credential',
   );
-  const log = (await client.get('deployment.readLogs', { deploymentId: done.deploymentId })).body as string;
   t.match(log, new RegExp(repo.commit), 'the log names the commit');
   for (const token of gitea.tokens.keys()) {
     t.notOk(log.includes(token), 'no token in the log');
     t.notOk(log.includes(Buffer.from(`oauth2:${token}`).toString('base64')), 'nor the header that carries it');
   }
 
-  const appName = `gt-stack-${Date.now().toString(36)}`;
-  const stack = await ok(client.post('compose.create', { name: 'gt stack', environmentId: environment.environmentId, appName }), 'compose.create');
-  t.teardown(() => client.post('compose.delete', { composeId: stack.composeId, deleteVolumes: true }));
-  await ok(
-    client.post('compose.update', {
-      composeId: stack.composeId,
-      sourceType: 'gitea',
-      giteaId,
-      giteaOwner: 'team',
-      giteaRepository: 'app',
-      giteaBranch: 'release',
-      composePath: './docker-compose.yml',
-    }),
-    'compose.update',
-  );
-  const stackRun = await deploymentFinished(client, deploymentIdOf(await client.post('compose.deploy', { composeId: stack.composeId })));
-  t.equal(stackRun.status, 'done', stackRun.errorMessage ?? '');
-  const stackLog = (await client.get('deployment.readLogs', { deploymentId: stackRun.deploymentId })).body as string;
-  t.match(stackLog, new RegExp(release), 'the stack was fetched from the release branch');
-  for (const token of gitea.tokens.keys()) t.notOk(stackLog.includes(token), "no token in the stack's log");
-  t.match((await client.get('compose.one', { composeId: stack.composeId })).body.gitea, { giteaId, gitProviderId });
+  const stack = await deployStack(t, client, { environmentId, name: 'gt', fields: { sourceType: 'gitea', giteaId, giteaOwner: 'team', giteaRepository: 'app', giteaBranch: 'release' } });
+  t.match(stack.log, new RegExp(release), 'the stack was fetched from the release branch');
+  for (const token of gitea.tokens.keys()) t.notOk(stack.log.includes(token), "no token in the stack's log");
+  t.match(stack.one.gitea, { giteaId, gitProviderId });
 
   const refused = await client.post('gitProvider.remove', { gitProviderId });
   t.equal(refused.status, 409);

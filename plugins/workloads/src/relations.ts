@@ -50,7 +50,7 @@ export const BitbucketRelation = Nullable(
   }),
 );
 
-/** The Gitea connection a workload deploys from (no client secret or token), as the peer joins it; null without one. */
+/** The Gitea connection a workload deploys from (no client secret or token; the columns the peer joins), null without one. */
 export const GiteaRelation = Nullable(
   Type.Object({
     giteaId: Type.String(),
@@ -62,8 +62,6 @@ export const GiteaRelation = Nullable(
     expiresAt: Nullable(Type.Number()),
     scopes: Nullable(Type.String()),
     lastAuthenticatedAt: Nullable(Type.Number()),
-    giteaUsername: Nullable(Type.String()),
-    organizationName: Nullable(Type.String()),
   }),
 );
 
