@@ -34,8 +34,6 @@ const NOT_REFUSED: Record<string, string> = {
   ...both('bitbucket.create authId', 'the owner the peer names; Berth makes the caller the owner whatever it names'),
   ...both('bitbucket.create bitbucketId', 'ignored: a create makes its own id'),
   ...both('bitbucket.create gitProviderId', 'ignored: a create makes its own id'),
-  ...both('gitea.create giteaId', 'ignored: a create makes its own id'),
-  ...both('gitea.create gitProviderId', 'ignored: a create makes its own id'),
   ...both('registry.update organizationId', 'accepted and ignored (the schema says so): a registry stays in its organization'),
   'notification.updateSlack organizationId': "accepted and ignored (the peer's input): a channel stays in its organization (the other kinds' updates answer 400: B's channel is a Slack one)",
   // The older variant's projectId is read only without an environmentId: with B's environment it is ignored (alone, it is refused).
