@@ -16,6 +16,7 @@ import { startFakeGitea } from '../providers/git-gitea/test/gitea-api.ts';
 /** Id fields no record can stand behind on this Berth, with why (the fuzz sends them as they come). */
 export const NO_RECORD: Record<string, string> = {
   gitlabProjectId: 'a project id on the GitLab server, not a record of Berth (the fuzz sends it as it comes)',
+  clientId: "the Gitea OAuth application's client id (gitea.create, gitea.update), not a record of Berth",
   adminId: "the older variant's registry.update field (the registry's admin): accepted and ignored, no record behind it",
   libsqlId: 'no libsql kind',
   containerId: 'a Docker container id, not a record (compose.readLogs reads the engine)',
