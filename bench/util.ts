@@ -178,10 +178,21 @@ export function memoryOf(pid: number) {
  * deploys it and answers its appName and the milliseconds from `application.deploy` to `done`
  * (the deployment's state, polled every 25 ms); another end state throws.
  */
-export async function timeDeploy(berth: Berth, o: { name: string; environmentId: string; image: string; serverId?: string; appName?: string; update?: Record<string, unknown> }) {
+export async function timeDeploy(
+  berth: Berth,
+  o: {
+    name: string;
+    environmentId: string;
+    image: string;
+    serverId?: string;
+    appName?: string;
+    update?: Record<string, unknown>;
+    registry?: { username: string; password: string; registryUrl: string };
+  },
+) {
   const where = o.serverId ? 'remote' : 'local';
   const app = await berth.call('application.create', { name: o.name, environmentId: o.environmentId, ...(o.appName ? { appName: o.appName } : {}), ...(o.serverId ? { serverId: o.serverId } : {}) });
-  await berth.call('application.saveDockerProvider', { applicationId: app.applicationId, dockerImage: o.image });
+  await berth.call('application.saveDockerProvider', { applicationId: app.applicationId, dockerImage: o.image, ...o.registry });
   await berth.call('application.update', { applicationId: app.applicationId, command: 'sleep', args: ['3600'], ...o.update });
   const t0 = performance.now();
   const res = await berth.send('application.deploy', { applicationId: app.applicationId });

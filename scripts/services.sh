@@ -55,6 +55,19 @@ if ! command -v ip >/dev/null; then log "installing iproute2"; apt_install iprou
 if ! command -v nsenter >/dev/null || ! command -v unshare >/dev/null; then log "installing util-linux"; apt_install util-linux; fi
 if ! [ -x /usr/bin/sudo ]; then log "installing sudo"; apt_install sudo; fi
 
+# ---- A local package repository for server.setup's install steps (plugins/server/test/setup-install.test.ts):
+# Debian's docker.io, docker-compose, containerd and runc with their index, in a directory every test
+# host sees; a host with Docker and Compose hidden installs them from it, as a server would from its
+# distribution's mirror
+APT_REPO=/var/cache/berth-apt-repo
+if ! [ -s "$APT_REPO/Packages" ] || ! ls "$APT_REPO"/docker.io_*.deb >/dev/null 2>&1; then
+  log "filling the local package repository $APT_REPO"
+  command -v dpkg-scanpackages >/dev/null || apt_install dpkg-dev
+  [ -n "${APT_UPDATED:-}" ] || { apt-get update -qq >&2; APT_UPDATED=1; }
+  mkdir -p "$APT_REPO"
+  (cd "$APT_REPO" && apt-get download -q docker.io docker-compose containerd runc >&2 && dpkg-scanpackages --multiversion . /dev/null >Packages.new 2>/dev/null && mv Packages.new Packages)
+fi
+
 # ---- Test images, built locally from busybox-static (no registry is reachable)
 if ! dpkg -s busybox-static >/dev/null 2>&1; then log "installing busybox-static"; apt_install busybox-static; fi
 bash "$(dirname "$0")/test-images.sh"

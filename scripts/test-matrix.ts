@@ -19,6 +19,8 @@ export function readMatrix(file: string, root = process.cwd()): Matrix {
   if (!existsSync(file)) throw new Error(`${file} does not exist`);
   const included: string[] = [];
   const excluded = new Map<string, string>();
+  /** Files named by a line of their own (not a glob), with the line: both run and left out is a contradiction. */
+  const named = new Map<string, number>();
   readFileSync(file, 'utf8')
     .split('\n')
     .forEach((line, i) => {
@@ -34,8 +36,10 @@ export function readMatrix(file: string, root = process.cwd()): Matrix {
       for (const f of files) {
         if (exclude) excluded.set(f, reason);
         else if (!included.includes(f)) included.push(f);
+        if (!exclude && !/[*?[{]/.test(pattern)) named.set(f, i + 1);
       }
     });
+  for (const [f, line] of named) if (excluded.has(f)) throw new Error(`${file} line ${line} runs ${f}, which another line leaves out: keep one of the two`);
   return { run: included.filter(f => !excluded.has(f)), excluded };
 }
 

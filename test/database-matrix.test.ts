@@ -45,3 +45,14 @@ t.test('every file that starts a server runs on the default database, or the mat
   );
   t.comment(`default-db row: ${matrix.run.length} files (${matrix.run.filter(f => serverFiles.includes(f)).length} that start a server); left out: ${matrix.excluded.size}`);
 });
+
+t.test('a file both named to run and left out is refused, naming the line (a glob with an exclusion is the normal case)', async t => {
+  const dir = t.testdir({
+    contradiction: 'test/layout.test.ts\n!test/layout.test.ts  left out for a reason long enough\n',
+    glob: 'test/l*.test.ts\n!test/layout.test.ts  left out for a reason long enough\n',
+  });
+  t.throws(() => readMatrix(path.join(dir, 'contradiction'), repoRoot), { message: /contradiction line 1 runs test\/layout\.test\.ts, which another line leaves out/ });
+  const globbed = readMatrix(path.join(dir, 'glob'), repoRoot);
+  t.notOk(globbed.run.includes('test/layout.test.ts'), 'a glob and an exclusion: the file is left out');
+  t.ok(globbed.excluded.has('test/layout.test.ts'));
+});

@@ -59,6 +59,7 @@ export interface ApplicationVariant {
 export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
   readonly targetType = KIND;
   protected readonly noun = 'application';
+  protected override readonly settingsTable = { table: 'applications', idColumn: 'application_id' };
   readonly #apps: ApplicationService;
 
   constructor(apps: ApplicationService, cradle: () => Cradle) {
@@ -163,7 +164,7 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
       ownerLabels: labels,
     };
     run.log(`Rolling out ${name} with ${image}`);
-    await swarm.deployService(service, this.wait(run));
+    await swarm.deployService(variant ? service : await this.pinned(row, service, run, engine), this.wait(run));
     if (!variant)
       // The status and what the bus's durable subscribers store (the notification outbox) commit together.
       await run.em.transactional(async tx => {
@@ -221,16 +222,22 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
         return fetched;
       }
       if (fetched.revision) run.log(`Fetched ${fetched.revision}`);
+      // A build server builds and pushes to the build registry, the record's engine pulls from there: without one, refused before the build.
+      const buildServerId = (settings.buildServerId as string | null) || null;
+      const buildRegistryId = (settings.buildRegistryId as string | null) || null;
+      if (buildServerId && !buildRegistryId)
+        throw new Error(`The build server ${buildServerId} needs a build registry (buildRegistryId): the image it builds reaches the deploy server only through a registry`);
+      const builder = buildServerId ? { docker: await (await cradle.hosts.of(buildServerId)).engine(), serverId: buildServerId } : engine;
       // A tag must start with a letter, digit or _; deployment ids may start with '-'.
       const imageTag = `berth/${name.toLowerCase()}:deploy-${run.deployment.deploymentId.toLowerCase()}`;
-      run.log(`Building with ${row.buildType}`);
-      if (engine.serverId !== null && row.buildType === 'dockerfile') {
-        await this.#provideBaseImages(engine.serverId, path.join(workDir, normalizeBuildPath(fetched.buildPath), (settings.dockerfile as string | null) || 'Dockerfile'), run);
+      run.log(buildServerId ? `Building with ${row.buildType} on the build server ${buildServerId}` : `Building with ${row.buildType}`);
+      if (builder.serverId !== null && row.buildType === 'dockerfile') {
+        await this.#provideBaseImages(builder.serverId, path.join(workDir, normalizeBuildPath(fetched.buildPath), (settings.dockerfile as string | null) || 'Dockerfile'), run);
       }
       await cradle.providers.get('builder', row.buildType).build({
-        // The record's engine: on a server the context streams over its connection; the checkout stays here.
-        engine: engine.docker,
-        ...(engine.serverId !== null ? { dockerHost: await cradle.hosts.dockerHost(engine.serverId) } : {}),
+        // The building engine (the build server's, or the record's): on a server the context streams over its connection; the checkout stays here.
+        engine: builder.docker,
+        ...(builder.serverId !== null ? { dockerHost: await cradle.hosts.dockerHost(builder.serverId) } : {}),
         sourceDir: workDir,
         buildPath: normalizeBuildPath(fetched.buildPath),
         dockerfile: (settings.dockerfile as string | null) ?? null,
@@ -245,13 +252,14 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
         log: line => run.log(line),
       });
       run.log(`Built ${imageTag}`);
-      // With a registry, the image goes there and every node pulls it with the registry's credentials.
-      const registryId = settings.registryId as string | null;
+      // With a registry (the build registry, from a build server), the image goes there and every node pulls it with the registry's credentials.
+      const registryId = buildServerId ? buildRegistryId : (settings.registryId as string | null);
       const registries = optionalService(cradle, 'registries');
+      if (buildServerId && !registries) throw new Error('A build server needs the registry plugin: its image reaches the deploy server through the build registry');
       if (registryId && registries) {
         const tag = `deploy-${run.deployment.deploymentId.toLowerCase()}`;
         return registries.push(
-          engine.docker,
+          builder.docker,
           imageTag,
           { name: name.toLowerCase(), tag, registryId, organizationId: row.organizationId },
           { em: run.em, signal: run.signal, log: line => run.log(line) },

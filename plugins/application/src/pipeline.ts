@@ -7,7 +7,7 @@ import type { ApplicationRow } from './entities.ts';
 import { KIND, type ApplicationService } from './service.ts';
 import type { ApplicationFound, ApplicationView, CreateInput, ReadLogsInput, SearchInput, UpdateInput } from './schemas.ts';
 import type { ApplicationDeployer } from './deployer.ts';
-import { placementOf, serverRelation } from '@berth/plugin-workloads';
+import { placementOf, registryRelation, serverRelation } from '@berth/plugin-workloads';
 
 const titles: Record<string, string> = { deploy: 'Manual deployment', redeploy: 'Rebuild deployment', reload: 'Reload (restart the service)', start: 'Start the service', stop: 'Stop the service' };
 
@@ -47,6 +47,7 @@ export class ApplicationPipeline {
   async found(row: ApplicationRow, organizationId: string, em: EntityManager): Promise<ApplicationFound> {
     const cradle = this.#cradle();
     const { applicationId } = row;
+    const settings = this.#apps.settingsOf(row);
     const deployments = optionalService(cradle, 'deployments');
     const records = (await deployments?.listFor(KIND, [applicationId], em))?.get(applicationId) ?? [];
     const directory = optionalService(cradle, 'mounts');
@@ -61,14 +62,15 @@ export class ApplicationPipeline {
       ports,
       ...proxied,
       previewDeployments: (await optionalService(cradle, 'previews')?.forApplication(applicationId, em)) ?? [],
-      github: (await optionalService(cradle, 'gitProviders')?.githubRelation(this.#apps.settingsOf(row).githubId, organizationId, em)) ?? null,
-      gitlab: (await optionalService(cradle, 'gitProviders')?.gitlabRelation(this.#apps.settingsOf(row).gitlabId, organizationId, em)) ?? null,
-      bitbucket: (await optionalService(cradle, 'gitProviders')?.bitbucketRelation(this.#apps.settingsOf(row).bitbucketId, organizationId, em)) ?? null,
-      gitea: (await optionalService(cradle, 'gitProviders')?.giteaRelation(this.#apps.settingsOf(row).giteaId, organizationId, em)) ?? null,
+      github: (await optionalService(cradle, 'gitProviders')?.githubRelation(settings.githubId, organizationId, em)) ?? null,
+      gitlab: (await optionalService(cradle, 'gitProviders')?.gitlabRelation(settings.gitlabId, organizationId, em)) ?? null,
+      bitbucket: (await optionalService(cradle, 'gitProviders')?.bitbucketRelation(settings.bitbucketId, organizationId, em)) ?? null,
+      gitea: (await optionalService(cradle, 'gitProviders')?.giteaRelation(settings.giteaId, organizationId, em)) ?? null,
       server: await serverRelation(cradle, row.serverId, organizationId, em),
-      registry: null,
-      buildRegistry: null,
-      rollbackRegistry: null,
+      // The registries its ids name, as registry.one answers them (never the password).
+      registry: await registryRelation(cradle, settings.registryId, organizationId, em),
+      buildRegistry: await registryRelation(cradle, settings.buildRegistryId, organizationId, em),
+      rollbackRegistry: await registryRelation(cradle, settings.rollbackRegistryId, organizationId, em),
     };
   }
 

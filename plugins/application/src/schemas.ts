@@ -43,8 +43,8 @@ export const PreviewDeploymentFields = Type.Object({
 
 /**
  * The record with where it lives and what hangs off it, as the peer answers application.one,
- * start, stop and delete. Git providers, registries and preview deployments come with their
- * plugins: until then they are null or empty.
+ * start, stop and delete. Relations of a disabled plugin (git providers, registries, previews)
+ * are null or empty.
  */
 export const applicationFound = (relations: ReturnType<typeof relationSchemas>) =>
   Type.Object({
@@ -62,9 +62,9 @@ export const applicationFound = (relations: ReturnType<typeof relationSchemas>) 
     bitbucket: relations.bitbucket,
     gitea: relations.gitea,
     server: relations.server,
-    registry: NotServedOne('the registry'),
-    buildRegistry: NotServedOne('the build registry'),
-    rollbackRegistry: NotServedOne('the rollback registry'),
+    registry: relations.registry,
+    buildRegistry: relations.registry,
+    rollbackRegistry: relations.registry,
   });
 /** application.one: the record with its relations, and whether the caller may use its git provider. */
 export const applicationView = (relations: ReturnType<typeof relationSchemas>) =>

@@ -51,6 +51,15 @@ const capital = (s: string | undefined) => (s ? s[0]!.toUpperCase() + s.slice(1)
 const loopback = (addr: string) => addr === 'localhost' || addr === '::1' || (isIP(addr) === 4 && addr.startsWith('127.'));
 const sleep = (ms: number) => new Promise<void>(r => setTimeout(r, ms));
 
+/**
+ * This machine's swarm is every organization's: a 403 naming `field` unless the caller is the
+ * instance owner (the first admin), with why.
+ */
+function ownersAlone(field: string, why: string): BerthError {
+  const message = `${why}: only the instance owner (the first admin) may do that on this machine's swarm, which every organization shares`;
+  return new BerthError('FORBIDDEN', `${field}: ${message}`, [{ path: [field], message }]);
+}
+
 /** A join's error with every token it might carry replaced. */
 function scrubbed(e: unknown, tokens: string[]): unknown {
   const clean = (s: unknown) => (typeof s === 'string' ? tokens.reduce((out, token) => (token ? out.split(token).join(TOKEN_PLACEHOLDER) : out), s) : s);
@@ -83,11 +92,10 @@ export class ClusterService {
 
   /**
    * The organization's server whose engine is the swarm node (its Swarm.NodeID, asked of every
-   * server but the manager at once, 5 s each at most) leaves its swarm, and its pooled connection is
-   * dropped so its next use sees it outside any swarm; null when no server of the organization is
-   * that node (one joined by hand: it leaves by `docker swarm leave` there).
+   * server but the manager at once, 5 s each at most); null when no server of the organization is
+   * that node (one joined by hand, or another organization's).
    */
-  async #leaveSwarm(nodeId: string, managerId: string | null, organizationId: string, em: EntityManager): Promise<string | null> {
+  async #serverOfNode(nodeId: string, managerId: string | null, organizationId: string, em: EntityManager): Promise<{ serverId: string; docker: Docker } | null> {
     const candidates = (await this.#cradle().servers.all(organizationId, em)).map(s => s.serverId).filter(serverId => serverId !== managerId);
     const nodeOf = async (serverId: string): Promise<Docker | null> => {
       const docker = await this.#hosts.asIs(serverId);
@@ -96,9 +104,12 @@ export class ClusterService {
     };
     const engines = await Promise.all(candidates.map(serverId => nodeOf(serverId).catch(() => null)));
     const at = engines.findIndex(Boolean);
-    if (at < 0) return null;
-    const serverId = candidates[at]!;
-    await this.#call(`make server ${serverId} leave its swarm`, () => engines[at]!.swarmLeave({ force: true }));
+    return at < 0 ? null : { serverId: candidates[at]!, docker: engines[at]! };
+  }
+
+  /** The server leaves its swarm and its pooled connection is dropped, so its next use sees it outside any swarm. */
+  async #leaveSwarm({ serverId, docker }: { serverId: string; docker: Docker }): Promise<string> {
+    await this.#call(`make server ${serverId} leave its swarm`, () => docker.swarmLeave({ force: true }));
     await this.#hosts.forget(serverId);
     return serverId;
   }
@@ -196,9 +207,11 @@ export class ClusterService {
   }
 
   /** Joins a server to the swarm of another server or of this machine, over the joining server's connection; answers its node id. */
-  async join(input: JoinInput, organizationId: string, em: EntityManager): Promise<Joined> {
+  async join(input: JoinInput, organizationId: string, em: EntityManager, isOwner: () => Promise<boolean>): Promise<Joined> {
     const serverId = (await this.#server(input.serverId, organizationId, em))!;
     const managerServerId = await this.#server(input.managerServerId, organizationId, em);
+    // A manager of this machine's swarm commands every organization's services there.
+    if (!managerServerId && input.role === 'manager' && !(await isOwner())) throw ownersAlone('role', "a manager of this machine's swarm controls every organization's services");
     if (managerServerId === serverId) throw invalidField('managerServerId', 'a server cannot join its own swarm');
     const managerWhere = managerServerId ? `server ${managerServerId}` : 'this machine';
     const where = `server ${serverId}`;
@@ -275,12 +288,15 @@ export class ClusterService {
   }
 
   /** Drains a worker, waits until its tasks run elsewhere, removes it from the swarm; answers where each task went. */
-  async removeWorker(nodeId: string, serverId: string | undefined, organizationId: string, em: EntityManager): Promise<Removed> {
+  async removeWorker(nodeId: string, serverId: string | undefined, organizationId: string, em: EntityManager, isOwner: () => Promise<boolean>): Promise<Removed> {
     const id = await this.#server(serverId, organizationId, em);
     const where = id ? `server ${id}` : 'this machine';
     const docker = await this.#hosts.asIs(id);
     const node = (await this.#call(`inspect node ${nodeId} of the swarm of ${where}`, () => docker.getNode(nodeId).inspect())) as EngineNode;
     const hostname = node.Description?.Hostname ?? '';
+    const server = await this.#serverOfNode(node.ID, id, organizationId, em);
+    // On this machine's swarm, an organization removes the nodes that are its own servers.
+    if (!id && !server && !(await isOwner())) throw ownersAlone('nodeId', `node ${node.ID} (${hostname}) is none of your organization's servers`);
     if (node.Spec.Role === 'manager') throw conflict(`Node ${node.ID} (${hostname}) is a manager of the swarm of ${where}: demote it to a worker before it is removed`);
     const running = await this.#tasks(docker, where, { 'desired-state': ['running'] });
     const before = running.filter(t => t.NodeID === node.ID);
@@ -318,7 +334,7 @@ export class ClusterService {
     const hostnames = await this.#hostnames(docker, where);
     for (const m of moved) if (m.to) m.to.hostname = hostnames.get(m.to.nodeId) ?? '';
     // The worker's own engine leaves first (when it is one of the organization's servers), so it does not go on believing it is in the swarm.
-    const leftServer = await this.#leaveSwarm(node.ID, id, organizationId, em);
+    const leftServer = server ? await this.#leaveSwarm(server) : null;
     await this.#call(`remove node ${node.ID} from the swarm of ${where}`, () => docker.getNode(node.ID).remove({ force: true }));
     this.#cradle().logger.info({ nodeId: node.ID, hostname, moved: moved.length, serverId: id, left: leftServer }, 'swarm node drained and removed');
     return { removed: true, nodeId: node.ID, hostname, moved };
@@ -335,16 +351,17 @@ interface Service {
 /** swarm.* and cluster.* for one request: the service confined to the caller's organization. */
 export const callerCluster =
   (cluster: ClusterService) =>
-  ({ principal, em }: Cradle) => {
+  ({ principal, em, accounts }: Cradle) => {
     const organizationId = principal!.organizationId;
+    const isOwner = () => accounts.isInstanceOwner(principal!.userId);
     return {
       nodeLines: (serverId?: string) => cluster.nodeLines(serverId, organizationId, em),
       nodes: (serverId?: string) => cluster.nodes(serverId, organizationId, em),
       node: (nodeId: string, serverId?: string) => cluster.node(nodeId, serverId, organizationId, em),
       apps: (serverId?: string) => cluster.apps(serverId, organizationId, em),
       joinCommand: (serverId?: string) => cluster.joinCommand(serverId, organizationId, em),
-      join: (input: JoinInput) => cluster.join(input, organizationId, em),
-      removeWorker: (nodeId: string, serverId?: string) => cluster.removeWorker(nodeId, serverId, organizationId, em),
+      join: (input: JoinInput) => cluster.join(input, organizationId, em, isOwner),
+      removeWorker: (nodeId: string, serverId?: string) => cluster.removeWorker(nodeId, serverId, organizationId, em, isOwner),
     };
   };
 

@@ -6,7 +6,8 @@
 // with the reason; another organization's server is 404 on every operation.
 import t from 'tap';
 import Docker from 'dockerode';
-import { canRun, otherOrganization, signUpAdmin, startTestServer, waitFor, TEST_BASE_IMAGE } from '@berth/core/testing';
+import http from 'node:http';
+import { addMember, canRun, freePort, otherOrganization, runFinished, signUpAdmin, startTestServer, waitFor, TEST_BASE_IMAGE, TEST_CADDY_IMAGE } from '@berth/core/testing';
 import { inHost, loadImage, remoteHostsMissing, sharedRemoteHosts, type RemoteHost } from '@berth/test/remote-hosts';
 
 t.setTimeout(600_000);
@@ -20,8 +21,32 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
   await Promise.all([a, b, c].map(h => loadImage(h, TEST_BASE_IMAGE)));
   const engineA = new Docker({ socketPath: a.socket });
 
-  const server = await startTestServer({ proxy: 'none', jobs: false });
+  // Caddy is the proxy: a domain of a workload on server A is routed by A's own proxy.
+  const PROXY = `berth-cluster-proxy-${process.pid}`;
+  const proxyHttpPort = await freePort();
+  const server = await startTestServer({
+    deploySettleSeconds: 1,
+    proxy: 'caddy',
+    proxyImage: TEST_CADDY_IMAGE,
+    proxyHttpPort,
+    proxyHttpsPort: await freePort(),
+    providers: { proxy: { caddy: { options: { serviceName: PROXY } } } },
+  });
   t.teardown(() => server.destroy());
+  t.teardown(() =>
+    engineA
+      .getService(PROXY)
+      .remove()
+      .catch(() => undefined),
+  );
+  // From here on every level is logged and each line kept (not printed): searched for tokens at the end.
+  const logged: string[] = [];
+  // cast: the kernel's logger is pino's, which keeps its destination under a symbol of its own
+  const logger = server.kernel.container.cradle.logger as unknown as Record<symbol, { write(line: string): boolean }> & { level: string };
+  const streamSym = Object.getOwnPropertySymbols(logger).find(s => s.description === 'pino.stream');
+  if (!streamSym) throw new Error("pino's destination was not found on the logger");
+  logger[streamSym]!.write = (line: string) => (logged.push(line), true);
+  logger.level = 'trace';
   const { client, userId, organizationId } = await signUpAdmin(server);
   /** Every answer of the file, searched for tokens at the end. */
   const answers: string[] = [];
@@ -122,6 +147,57 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     t.match(onWorker.body.message, /not a swarm manager/, "the engine's reason");
   });
 
+  t.test('a workload placed on the worker answers through the proxy of its server (the walk of a new user)', async t => {
+    const {
+      body: { environment },
+    } = await client.post('project.create', { name: 'on the worker' });
+    const created = await client.post('application.create', { name: 'routed', environmentId: environment.environmentId, serverId: A });
+    t.equal(created.status, 200, JSON.stringify(created.body));
+    const { applicationId, appName } = created.body as { applicationId: string; appName: string };
+    const site = 'mkdir -p /www && echo "routed from the worker" > /www/index.html && exec httpd -f -p 3000 -h /www';
+    await client.post('application.update', { applicationId, command: 'sh', args: ['-c', site], stopGracePeriodSwarm: 1_000_000_000, placementSwarm: { Constraints: ['node.role==worker'] } });
+    await client.post('application.saveDockerProvider', { applicationId, dockerImage: TEST_BASE_IMAGE });
+    const done = await runFinished(client, 'application.deploy', { applicationId });
+    t.equal(done.status, 'done', done.errorMessage ?? '');
+    const tasks = (await engineA.listTasks({ filters: { service: [appName], 'desired-state': ['running'] } })) as { NodeID: string }[];
+    t.same(
+      tasks.map(task => task.NodeID),
+      [workerNode],
+      'its task runs on the worker',
+    );
+    t.equal((await client.post('domain.create', { host: 'worker.test', applicationId, port: 3000 })).status, 200);
+    const nodeA = ((await engineA.info()) as { Swarm: { NodeID: string } }).Swarm.NodeID;
+    const proxyTasks = (await engineA.listTasks({ filters: { service: [PROXY], 'desired-state': ['running'] } })) as { NodeID: string }[];
+    t.same(
+      proxyTasks.map(task => task.NodeID),
+      [nodeA],
+      'the proxy runs on the node of the engine Berth talks to (its files are bound from there), pinned on a swarm of several nodes',
+    );
+    const through = () =>
+      new Promise<{ status: number; body: string } | undefined>(resolve => {
+        const req = http.request({ host: a.address, port: proxyHttpPort, path: '/', headers: { Host: 'worker.test' }, timeout: 3000 }, res => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', c => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on('timeout', () => req.destroy());
+        req.on('error', () => resolve(undefined));
+        req.end();
+      });
+    const answer = await waitFor(
+      "worker.test through the manager's proxy",
+      async () => {
+        const res = await through();
+        return res?.status === 200 ? res : undefined;
+      },
+      { timeout: 60_000, interval: 250 },
+    );
+    t.equal(answer.body, 'routed from the worker\n', "the task on the worker answers, through the overlay network, by the proxy on the manager's address");
+    t.equal((await client.post('application.delete', { applicationId })).status, 200);
+    await waitFor('the service gone', async () => ((await engineA.listServices({ filters: { name: [appName] } })).length ? undefined : true), { timeout: 30_000, interval: 250 });
+  });
+
   let serviceId = '';
   // Removed when the file ends (the drain below needs them), before the hosts leave their swarms.
   const services: string[] = [];
@@ -184,6 +260,52 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     t.match(manager.body.message, /is a manager/);
   });
 
+  t.test('a workload with a volume mount on a multi-node swarm is pinned to its node, in placementSwarm, and the deploy log says so', async t => {
+    const {
+      body: { environment },
+    } = await client.post('project.create', { name: 'pinned' });
+    const created = await client.post('application.create', { name: 'keeper', environmentId: environment.environmentId, serverId: A });
+    t.equal(created.status, 200, JSON.stringify(created.body));
+    const { applicationId, appName } = created.body as { applicationId: string; appName: string };
+    await client.post('application.saveDockerProvider', { applicationId, dockerImage: TEST_BASE_IMAGE });
+    await client.post('application.update', { applicationId, command: 'sleep', args: ['3600'] });
+    t.equal((await client.post('mounts.create', { serviceId: applicationId, type: 'volume', volumeName: `keeper-data-${process.pid}`, mountPath: '/data' })).status, 200);
+    const nodeA = ((await engineA.info()) as { Swarm: { NodeID: string } }).Swarm.NodeID;
+    const nodes = (await engineA.listNodes()).length;
+    t.ok(nodes >= 2, `a swarm of ${nodes} nodes`);
+
+    const done = await runFinished(client, 'application.deploy', { applicationId });
+    const log = String((await client.get('deployment.readLogs', { deploymentId: done.deploymentId })).body);
+    t.equal(done.status, 'done', `${done.errorMessage ?? ''}\n${log}`);
+    t.match(log, `Pinned ${appName} to node ${a.name} (node.id == ${nodeA}, written into its placementSwarm)`, 'the deploy log says where and why');
+    t.match(log, `its mounts (volume keeper-data-${process.pid}) live on that one`);
+    const one = await client.get('application.one', { applicationId });
+    t.same(one.body.placementSwarm?.Constraints, [`node.id == ${nodeA}`], 'the pin is in placementSwarm, for the user to see and change');
+    const spec = (await engineA.getService(appName).inspect()) as { Spec: { TaskTemplate: { Placement?: { Constraints?: string[] } } } };
+    t.same(spec.Spec.TaskTemplate.Placement?.Constraints, [`node.id == ${nodeA}`], 'the service carries it');
+    const tasks = (await engineA.listTasks({ filters: { service: [appName], 'desired-state': ['running'] } })) as { NodeID: string }[];
+    t.same(
+      tasks.map(task => task.NodeID),
+      [nodeA],
+      'its task runs on that node',
+    );
+
+    const again = await runFinished(client, 'application.deploy', { applicationId });
+    const log2 = String((await client.get('deployment.readLogs', { deploymentId: again.deploymentId })).body);
+    t.equal(again.status, 'done', log2);
+    t.notMatch(log2, /Pinned/, 'a second deploy keeps the pin it has');
+    t.same((await client.get('application.one', { applicationId })).body.placementSwarm?.Constraints, [`node.id == ${nodeA}`], 'once');
+
+    const moved = await client.post('application.update', { applicationId, placementSwarm: { Constraints: [`node.hostname == ${a.name}`] } });
+    t.equal(moved.status, 200, JSON.stringify(moved.body));
+    const third = await runFinished(client, 'application.deploy', { applicationId });
+    const log3 = String((await client.get('deployment.readLogs', { deploymentId: third.deploymentId })).body);
+    t.notMatch(log3, /Pinned/, "a placement naming a node is the user's: kept as it is");
+    t.same((await client.get('application.one', { applicationId })).body.placementSwarm?.Constraints, [`node.hostname == ${a.name}`]);
+    answers.push(log, log2, log3); // deployment logs, searched for tokens with the answers
+    t.equal((await client.post('application.delete', { applicationId })).status, 200);
+  });
+
   t.test("another organization's server is 404 on every operation", async t => {
     const other = await otherOrganization(server, userId);
     const ops: [string, Record<string, unknown>, 'get' | 'post'][] = [
@@ -204,6 +326,25 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     }
   });
 
+  t.test("this machine's swarm is every organization's: only the instance owner removes a node that is not its organization's own, or joins a manager", async t => {
+    // An admin of the organization who is not the instance owner (the first admin is).
+    const admin = await addMember(server, client, 'second-admin@example.com', 'admin');
+    const local = ((await new Docker().info()) as { Swarm: { NodeID: string } }).Swarm.NodeID;
+    const refused = await admin.client.post('cluster.removeWorker', { nodeId: local });
+    answers.push(JSON.stringify(refused.body));
+    t.equal(refused.status, 403, JSON.stringify(refused.body));
+    t.match(refused.body.message, `nodeId: node ${local}`);
+    t.match(refused.body.message, /none of your organization's servers: only the instance owner/);
+    const owners = await call('cluster.removeWorker', { nodeId: local }, 'post');
+    t.equal(owners.status, 409, "the instance owner passes the policy (and meets the engine's own rule: a manager is not removed)");
+    t.match(owners.body.message, /is a manager/);
+    const manager = await admin.client.post('cluster.joinServer', { serverId: C, managerServerId: null, role: 'manager' });
+    answers.push(JSON.stringify(manager.body));
+    t.equal(manager.status, 403, JSON.stringify(manager.body));
+    t.match(manager.body.message, /^role: a manager of this machine's swarm controls every organization's services/);
+    t.equal((await inHost(c, ['docker', 'info', '--format', '{{.Swarm.ControlAvailable}}'])).stdout.trim(), 'true', 'the server was not touched');
+  });
+
   t.test('no answer carried a join token', async t => {
     await readTokens();
     t.ok(tokens.size >= 4, `${tokens.size} tokens seen`);
@@ -211,5 +352,10 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     t.ok(answers.length > 20, `${answers.length} answers searched`);
     for (const token of tokens) t.notOk(all.includes(token), 'a token is absent');
     t.notOk(/SWMTKN-/.test(all), 'nothing shaped like one either');
+    const log = logged.join('');
+    t.ok(logged.length > 50, `${logged.length} lines of Berth's own log (trace level) searched`);
+    t.match(log, /server joined the swarm/, 'the joins are in it');
+    for (const token of tokens) t.notOk(log.includes(token), "a token is absent from Berth's log");
+    t.notOk(/SWMTKN-/.test(log), 'nothing shaped like one either');
   });
 }

@@ -6,7 +6,7 @@ import type { ContainerHosts } from '@berth/plugin-hosts';
 import type Docker from 'dockerode';
 import { authConfig, checkRegistry, pushImage, repositoryOf, RegistryStepError, type RegistryCredentials } from './check.ts';
 import { Registry, type RegistryRow } from './entities.ts';
-import type { CreateInput, RegistryView, TestInput, UpdateInput } from './schemas.ts';
+import { RegistryView, type CreateInput, type TestInput, type UpdateInput } from './schemas.ts';
 
 const toView = (r: RegistryRow): RegistryView => ({
   registryId: r.registryId,
@@ -76,6 +76,18 @@ export class RegistryService {
     }
     io.log(`Pushed ${image}`);
     return { image, registryAuth: registry.auth };
+  }
+
+  /** The schema of a workload's registry relations (the record as registry.one answers it: no password). */
+  relationSchema(): typeof RegistryView {
+    return RegistryView;
+  }
+
+  /** The registry a workload's registryId (or build/rollback registry id) names; null without one or for another organization's. */
+  async relation(registryId: unknown, organizationId: string, em: EntityManager): Promise<RegistryView | null> {
+    if (typeof registryId !== 'string' || !registryId) return null;
+    const row = await em.findOne(Registry, { registryId, organizationId });
+    return row ? toView(row) : null;
   }
 
   // ------------------------------------------------------------ registry.*

@@ -129,6 +129,26 @@ if (canRun(t, 'docker-registry', registryMissing())) {
     t.equal((await client.get('registry.one', { registryId: id })).body.registryName, 'local', 'unchanged');
   });
 
+  t.test('application.one joins the registries its ids name, as registry.one answers them (no password)', async t => {
+    const reg = (await client.post('registry.create', base)).body.registryId as string;
+    const build = (await client.post('registry.create', { ...base, registryName: 'builds', imagePrefix: null })).body.registryId as string;
+    t.teardown(() => Promise.all([reg, build].map(registryId => client.post('registry.remove', { registryId }))));
+    const { body: project } = await client.post('project.create', { name: 'Joined registries' });
+    const { applicationId } = (await client.post('application.create', { name: 'joined', environmentId: project.environment.environmentId })).body as { applicationId: string };
+    t.teardown(() => client.post('application.delete', { applicationId }));
+    t.match((await client.get('application.one', { applicationId })).body, { registry: null, buildRegistry: null, rollbackRegistry: null }, 'null without ids');
+    t.equal((await client.post('application.update', { applicationId, registryId: reg, buildRegistryId: build, rollbackRegistryId: reg })).status, 200);
+    const one = await client.get('application.one', { applicationId });
+    t.equal(one.status, 200, JSON.stringify(one.body));
+    const own = (await client.get('registry.one', { registryId: reg })).body;
+    t.same(one.body.registry, own, 'registry: the record registry.one answers');
+    t.same(one.body.rollbackRegistry, own, 'rollbackRegistry too');
+    t.same(one.body.buildRegistry, (await client.get('registry.one', { registryId: build })).body, 'buildRegistry: its own record');
+    t.notMatch(JSON.stringify(one.body), PASSWORD, 'no password in application.one');
+    await client.post('registry.remove', { registryId: build });
+    t.equal((await client.get('application.one', { applicationId })).body.buildRegistry, null, 'a removed registry joins as null');
+  });
+
   t.test('an application with a registry is built, pushed there and deployed with its credentials', async t => {
     const repo = await makeGitRepo({
       Dockerfile: `FROM ${TEST_BASE_IMAGE}\nCOPY index.html /www/index.html\nCMD ["httpd", "-f", "-p", "8080", "-h", "/www"]\n`,

@@ -52,7 +52,7 @@ export { ensureVolume, removeVolume, ensureMountVolume, assertMountable, volumeL
 export { toServiceMounts, serverFilesDir } from './swarm/mounts.ts';
 export { generateAppName } from './naming.ts';
 export { placementOf, type Placement } from './views.ts';
-export { relationSchemas, serverRelation, NotServedList, NotServedOne, workloadSummary, summaryOf } from './relations.ts';
+export { relationSchemas, serverRelation, registryRelation, NotServedList, NotServedOne, workloadSummary, summaryOf } from './relations.ts';
 export { runProcedure, type RunSpec } from './runs.ts';
 export { placementFor, searchFilters, recordLookups, type SearchFields } from './records.ts';
 export { HostAccess, hostAccessRefused, isLocalGitUrl, type NetworkFacts } from './host-access-policy.ts';

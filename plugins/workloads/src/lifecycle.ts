@@ -8,11 +8,15 @@
 // Every engine call goes through the runner with the record's id as owner, so a service of the
 // record's appName that is not Berth's for this very record is refused (409) and left alone.
 import type Docker from 'dockerode';
-import type { Cradle, Deployer, DeploymentRun, EntityManager } from '@berth/core';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { optionalService, type Cradle, type Deployer, type DeploymentRun, type EntityManager } from '@berth/core';
 import type { ContainerHosts } from '@berth/plugin-hosts';
 import { ownerLabels, type Owner } from './owners.ts';
-import { SwarmRunner, type Owned, type WaitOptions } from './swarm/runner.ts';
+import { SwarmRunner, type Admit, type Owned, type WaitOptions } from './swarm/runner.ts';
+import { checkNodesCanPull, type NodeEngine } from './swarm/pull-check.ts';
 import { admitWorkload } from './swarm/host-access.ts';
+import { volumePin } from './swarm/volume-pin.ts';
+import type { WorkloadService } from './services.ts';
 
 /** What the lifecycle reads of a record. */
 export interface LifecycleRecord {
@@ -32,6 +36,30 @@ export interface Engine {
   serverId: string | null;
   /** For ensureImage on a server: copies an image the server lacks from the local engine (undefined on this machine). */
   fallback?: (image: string) => Promise<boolean>;
+}
+
+/**
+ * The engines of the swarm's nodes, found on first use: the deploying engine, this machine's and
+ * those of the organization's servers, each asked its swarm node id (5 s at most each).
+ */
+function nodeEngines(cradle: Cradle, deploying: Docker, record: LifecycleRecord): NodeEngine {
+  let found: Promise<Map<string, Docker>> | undefined;
+  const find = async () => {
+    const servers = optionalService(cradle, 'servers');
+    const ids = servers ? (await servers.forPermissions(record.organizationId, cradle.orm.em.fork() as EntityManager)).map(s => s.serverId) : [];
+    const engines: Promise<Docker>[] = [Promise.resolve(deploying), ...[null, ...ids].filter(id => id !== record.serverId).map(id => cradle.hosts.asIs(id))];
+    const byNode = new Map<string, Docker>();
+    await Promise.all(
+      engines.map(async engine => {
+        // A server that does not answer (connecting included) within 5 s is left out: its node is logged as not checked.
+        const asked = engine.then(async docker => ({ docker, info: (await docker.info()) as { Swarm?: { NodeID?: string } } }));
+        const found = await Promise.race([asked.catch(() => null), sleep(5000, null, { ref: false })]);
+        if (found?.info.Swarm?.NodeID && !byNode.has(found.info.Swarm.NodeID)) byNode.set(found.info.Swarm.NodeID, found.docker);
+      }),
+    );
+    return byNode;
+  };
+  return async nodeId => (await (found ??= find())).get(nodeId) ?? null;
 }
 
 export abstract class WorkloadLifecycle<Row> implements Deployer {
@@ -56,6 +84,26 @@ export abstract class WorkloadLifecycle<Row> implements Deployer {
   /** The kind's own actions (deploy, redeploy, rebuild...): anything but stop, start and reload; throws for an unknown one. */
   protected abstract deploy(row: Row, action: string, run: DeploymentRun, engine: Engine): Promise<void>;
 
+  /** Where the kind's records keep their Swarm settings (a jsonb `settings` column): the volume pin is written there. Absent: no placementSwarm. */
+  protected readonly settingsTable?: { table: string; idColumn: string };
+
+  /**
+   * On a multi-node swarm, a workload with mounts pinned to its node (swarm/volume-pin.ts): the
+   * constraint is stored in the record's placementSwarm, where the user sees it, before the service
+   * is made with it.
+   */
+  protected async pinned(row: Row, service: WorkloadService, run: DeploymentRun, engine: Engine): Promise<WorkloadService> {
+    const where = this.settingsTable;
+    if (!where) return service;
+    const placement = await volumePin(engine.docker, service, line => run.log(line));
+    if (!placement) return service;
+    await run.em.execute(`update "${where.table}" set "settings" = jsonb_set("settings", '{placementSwarm}', ?::jsonb) where "${where.idColumn}" = ?`, [
+      JSON.stringify(placement),
+      this.identify(row).id,
+    ]);
+    return { ...service, placement };
+  }
+
   /** Waits after start and reload until the workload serves; nothing to wait for by default. */
   protected async ready(_row: Row, _run: DeploymentRun, _engine: Engine): Promise<void> {}
 
@@ -69,9 +117,11 @@ export abstract class WorkloadLifecycle<Row> implements Deployer {
     const { serverId } = this.identify(row);
     const docker = await (await hosts.of(serverId)).engine();
     const hostAccess = this.cradle().hostAccess;
-    const admit = async (w: Parameters<typeof admitWorkload>[0]) => {
+    const admit: Admit = async (w, deploy) => {
       await admitWorkload(w, docker, hostAccess);
       if (serverId !== null) await hosts.provideImage(serverId, w.image);
+      const constraints = deploy.spec.TaskTemplate?.Placement?.Constraints ?? [];
+      await checkNodesCanPull(docker, { image: w.image, constraints, auth: deploy.auth, log: deploy.log }, nodeEngines(this.cradle(), docker, this.identify(row)));
     };
     const fallback = serverId === null ? undefined : async (image: string) => (await hosts.provideImage(serverId, image)) !== 'absent';
     return { docker, hosts, serverId, fallback, swarm: new SwarmRunner(docker, hosts, { pollMs: 100, admit }) };

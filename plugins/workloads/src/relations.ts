@@ -70,6 +70,11 @@ export async function serverRelation(cradle: Cradle, serverId: unknown, organiza
   return (await optionalService(cradle, 'servers')?.relation(serverId, organizationId, em)) ?? null;
 }
 
+/** A registry a workload's id field names (no password), as its answers join it; null without one, or when no plugin keeps registries. */
+export async function registryRelation(cradle: Cradle, registryId: unknown, organizationId: string, em: EntityManager) {
+  return (await optionalService(cradle, 'registries')?.relation(registryId, organizationId, em)) ?? null;
+}
+
 /** The schemas of a workload's relations (made once every plugin is set up). */
 export function relationSchemas(cradle: Cradle) {
   const mounts = optionalService(cradle, 'mounts');
@@ -78,12 +83,14 @@ export function relationSchemas(cradle: Cradle) {
   const backups = optionalService(cradle, 'backupDirectory');
   const proxied = optionalService(cradle, 'domains')?.viewSchemas();
   const servers = optionalService(cradle, 'servers');
+  const registries = optionalService(cradle, 'registries');
   return {
     environment: Placement,
     mounts: mounts ? Type.Array(mounts.viewSchema()) : NotServedList('mounts'),
     ports: ports ? Type.Array(ports.viewSchema()) : NotServedList('ports'),
     deployments: deployments ? Type.Array(deployments.viewSchema()) : NotServedList('deployments'),
     server: servers ? Nullable(servers.relationSchema()) : NotServedOne('the remote server'),
+    registry: registries ? Nullable(registries.relationSchema()) : NotServedOne('the registry'),
     github: GithubRelation,
     gitlab: GitlabRelation,
     bitbucket: BitbucketRelation,

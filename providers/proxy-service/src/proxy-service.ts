@@ -88,7 +88,7 @@ export async function proxyServiceSpec(
 const PROXY_LABEL = 'berth.proxy';
 const SPEC_LABEL = 'berth.proxy.spec';
 
-function specOf(s: ProxyServiceSpec, engine: ProxyEngine): Record<string, unknown> {
+function specOf(s: ProxyServiceSpec, engine: ProxyEngine, nodeId: string | undefined): Record<string, unknown> {
   const labels = { ...engine.labels, [PROXY_LABEL]: s.name };
   return {
     Name: s.name,
@@ -105,6 +105,9 @@ function specOf(s: ProxyServiceSpec, engine: ProxyEngine): Record<string, unknow
       },
       Networks: [{ Target: engine.network }],
       RestartPolicy: { Condition: 'any', Delay: 1_000_000_000 },
+      // Its files are bound from this engine's machine and Berth reaches its container through this
+      // engine: on a swarm of several nodes it runs on this one.
+      ...(nodeId ? { Placement: { Constraints: [`node.id == ${nodeId}`] } } : {}),
     },
     Mode: { Replicated: { Replicas: 1 } },
     // Host-mode ports cannot be held by two tasks: the old one stops first.
@@ -117,7 +120,8 @@ function specOf(s: ProxyServiceSpec, engine: ProxyEngine): Record<string, unknow
 export async function ensureProxyService(engine: ProxyEngine, s: ProxyServiceSpec, force = false): Promise<boolean> {
   const docker = engine.docker;
   await engine.provideImage?.(s.image);
-  const wanted = specOf(s, engine) as Record<string, unknown> & { Labels: Record<string, string>; TaskTemplate: Record<string, unknown> };
+  const nodeId = ((await docker.info()) as { Swarm?: { NodeID?: string } }).Swarm?.NodeID || undefined;
+  const wanted = specOf(s, engine, nodeId) as Record<string, unknown> & { Labels: Record<string, string>; TaskTemplate: Record<string, unknown> };
   const digest = hash(JSON.stringify(wanted));
   wanted.Labels = { ...wanted.Labels, [SPEC_LABEL]: digest };
   const service = docker.getService(s.name);

@@ -16,7 +16,7 @@ import { ensureVolume, removeVolume } from '../swarm/volumes.ts';
 import { WorkloadLifecycle, type Engine } from '../lifecycle.ts';
 import { ownerLabels } from '../owners.ts';
 import path from 'node:path';
-import type { DatabaseRow } from './entity.ts';
+import { tableOf, type DatabaseRow } from './entity.ts';
 import type { DatabaseService } from './service.ts';
 import { adoptedVolume } from './volumes.ts';
 import { databaseDir } from './kind.ts';
@@ -48,12 +48,14 @@ interface Io {
 export class DatabaseDeployer extends WorkloadLifecycle<DatabaseRow> {
   readonly targetType: string;
   protected readonly noun: string;
+  protected override readonly settingsTable: { table: string; idColumn: string };
   readonly #db: DatabaseService;
 
   constructor(db: DatabaseService, cradle: () => Cradle) {
     super(cradle);
     this.#db = db;
     this.targetType = db.driver.kind;
+    this.settingsTable = { table: tableOf(db.driver.kind), idColumn: 'id' };
     this.noun = `${db.label} database`;
   }
 
@@ -132,7 +134,7 @@ export class DatabaseDeployer extends WorkloadLifecycle<DatabaseRow> {
       defaultUpdateOrder: 'stop-first',
     };
     run.log(`Rolling out ${row.appName} (${driver.label}, ${image})`);
-    await swarm.deployService(service, this.wait(run));
+    await swarm.deployService(await this.pinned(row, service, run, engine), this.wait(run));
     await this.#ready(row, engine, { signal: run.signal, log: line => run.log(line) });
     await this.#db.setStatus(row.id, 'done', run.em);
     run.log(`${row.appName} is ready`);

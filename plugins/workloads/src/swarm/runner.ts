@@ -145,13 +145,16 @@ const ROLLED_BACK = new Set(['rollback_started', 'rollback_paused', 'rollback_co
 const DEFAULT_TIMEOUT_MS = 10 * 60_000;
 const DEFAULT_SETTLE_MS = 2000;
 
+/** What admission sees of a deploy: the spec about to be sent, the registry credentials it goes with, the run's log. */
+export type Admit = (workload: WorkloadService, deploy: { spec: ServiceSpec; auth?: RegistryAuth; log(line: string): void }) => Promise<void>;
+
 export interface SwarmRunnerOptions {
   /** The network every workload joins unless detached (default: the hosts' platformNetwork). */
   platformNetwork?: string;
   /** How often task states are read while waiting (default 300 ms). */
   pollMs?: number;
-  /** Checks a workload before its service is created or updated (user workloads: the host access policy). */
-  admit?: (workload: WorkloadService) => Promise<void>;
+  /** Checks a workload before its service is created or updated (user workloads: the host access policy, the image on every node). */
+  admit?: Admit;
 }
 
 export class SwarmRunner {
@@ -159,7 +162,7 @@ export class SwarmRunner {
   readonly #hosts: EngineCalls;
   readonly #network: string;
   readonly #pollMs: number;
-  readonly #admit: (workload: WorkloadService) => Promise<void>;
+  readonly #admit: Admit;
 
   constructor(docker: Docker, hosts: EngineCalls, options: SwarmRunnerOptions = {}) {
     this.#admit = options.admit ?? (async () => {});
@@ -178,8 +181,8 @@ export class SwarmRunner {
   async deployService(workload: WorkloadService, opts: DeployOptions = {}): Promise<DeployResult> {
     const log = opts.log ?? (() => {});
     const spec = toServiceSpec(workload, { platformNetwork: this.#network });
-    await this.#admit(workload);
     const auth = opts.registryAuth ?? workload.registryAuth ?? undefined;
+    await this.#admit(workload, { spec, auth, log });
     const name = workload.name;
     opts.signal?.throwIfAborted();
 
