@@ -89,7 +89,18 @@ export const ALLOWED_EXTRA_IN: Record<string, { fields: string[]; reason: string
     ]),
   ),
   ...Object.fromEntries(
-    ['gitProvider.getAll', 'github.one', 'github.githubProviders', 'gitlab.one', 'gitlab.gitlabProviders', 'bitbucket.one', 'bitbucket.bitbucketProviders', 'bitbucket.update', 'gitea.one', 'gitea.giteaProviders'].map(op => [
+    [
+      'gitProvider.getAll',
+      'github.one',
+      'github.githubProviders',
+      'gitlab.one',
+      'gitlab.gitlabProviders',
+      'bitbucket.one',
+      'bitbucket.bitbucketProviders',
+      'bitbucket.update',
+      'gitea.one',
+      'gitea.giteaProviders',
+    ].map(op => [
       op,
       {
         fields: ['sharedWithOrganization', 'githubUrl', 'isOwner', 'isConfigured', 'gitlabInternalUrl', 'bitbucketEmail', 'apiToken', 'giteaInternalUrl', 'giteaUsername', 'organizationName'],
