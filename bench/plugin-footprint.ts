@@ -24,7 +24,7 @@ export const pluginParts: Record<string, { providers: Record<string, string[]>; 
   notification: { providers: { notify: ['custom', 'discord', 'email', 'gotify', 'lark', 'mattermost', 'ntfy', 'pushover', 'resend', 'slack', 'teams', 'telegram'] } },
   // hosts stays: workloads needs it (the local engine); without server there is no remote one.
   server: { providers: { host: ['ssh'] }, note: 'hosts stays (workloads needs it); host.ssh off' },
-  'git-provider': { providers: { git: ['github', 'gitlab'] } },
+  'git-provider': { providers: { git: ['github', 'gitlab', 'bitbucket', 'gitea'] } },
   ai: { providers: { ai: ['anthropic', 'ollama', 'openai'] } },
   billing: { providers: {} },
   registry: { providers: {} },

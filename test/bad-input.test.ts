@@ -9,7 +9,7 @@
 import t from 'tap';
 import { writeFileSync } from 'node:fs';
 import { startTestServer, signUpAdmin, Client, type Reply } from '@berth/core/testing';
-import { fuzzRecords, NO_RECORD } from './fuzz-records.ts';
+import { fuzzRecords, fuzzStandIns, NO_RECORD } from './fuzz-records.ts';
 import { AT_ONCE, documentOperations, goodValue, idFieldsOf, inPool } from './openapi-operations.ts';
 
 /** Work on the engine (a bad value there reaches no storage, and a real record would start containers) and the caller's own session: ids of no record. */
@@ -49,11 +49,12 @@ t.setTimeout(1_500_000);
 t.test('every operation of the OpenAPI document answers bad input with a 4xx, never a 500', async t => {
   // No proxy: a domain change would otherwise start one (host ports 80/443) on the shared engine;
   // with none the domain operations still store and validate everything they are given.
-  const server = await startTestServer({ proxy: 'none' });
+  const standIns = await fuzzStandIns(t);
+  const server = await startTestServer({ proxy: 'none', ...standIns.config });
   t.teardown(() => server.destroy());
   const admin = await signUpAdmin(server);
   const c = admin.client;
-  const records = await fuzzRecords(t, server, c, admin);
+  const records = await fuzzRecords(t, server, c, admin, { bitbucket: standIns.bitbucket });
   const ids = records.ids;
 
   // BERTH_FUZZ_ONLY=<regex> drives only the matching operations (to chase a finding).

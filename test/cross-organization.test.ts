@@ -12,7 +12,7 @@
 // B's calls (and A's reads) go a few at a time (AT_ONCE): none of them changes what another answers.
 import t from 'tap';
 import { startTestServer, signUpAdmin, addMember, otherOrganization, type Client, type Reply } from '@berth/core/testing';
-import { fuzzRecords, NO_RECORD } from './fuzz-records.ts';
+import { fuzzRecords, fuzzStandIns, NO_RECORD } from './fuzz-records.ts';
 import { AT_ONCE, documentOperations, goodValue, idFieldsOf, inPool, type Operation } from './openapi-operations.ts';
 
 /** The same exception for both inputs (B's records in every other id field, and in the required ones only). */
@@ -31,6 +31,9 @@ const NOT_REFUSED: Record<string, string> = {
   ...both('gitlab.create gitlabId', 'ignored: a create makes its own id'),
   ...both('gitlab.create gitProviderId', 'ignored: a create makes its own id'),
   ...both('gitlab.create applicationId', "the GitLab OAuth application's client id, not a record of Berth: stored as given on B's new connection"),
+  ...both('bitbucket.create authId', 'the owner the peer names; Berth makes the caller the owner whatever it names'),
+  ...both('bitbucket.create bitbucketId', 'ignored: a create makes its own id'),
+  ...both('bitbucket.create gitProviderId', 'ignored: a create makes its own id'),
   ...both('registry.update organizationId', 'accepted and ignored (the schema says so): a registry stays in its organization'),
   'notification.updateSlack organizationId': "accepted and ignored (the peer's input): a channel stays in its organization (the other kinds' updates answer 400: B's channel is a Slack one)",
   // The older variant's projectId is read only without an environmentId: with B's environment it is ignored (alone, it is refused).
@@ -121,11 +124,12 @@ t.setTimeout(600_000);
 
 t.test("organization B reaches no record of organization A's through any operation", async t => {
   // No proxy: nothing here should reach one, and a domain change would start one on the shared engine.
-  const server = await startTestServer({ proxy: 'none' });
+  const standIns = await fuzzStandIns(t);
+  const server = await startTestServer({ proxy: 'none', ...standIns.config });
   t.teardown(() => server.destroy());
   const admin = await signUpAdmin(server);
   const a = admin.client;
-  const records = await fuzzRecords(t, server, a, admin);
+  const records = await fuzzRecords(t, server, a, admin, { bitbucket: standIns.bitbucket });
   const ids = records.ids;
   // B's admin is another account: made in A, given an organization of its own, then removed from A.
   const stranger = await addMember(server, a, 'stranger@example.com');
@@ -134,7 +138,7 @@ t.test("organization B reaches no record of organization A's through any operati
   t.equal((await a.post('user.remove', { userId: stranger.userId })).status, 200, "B's admin is no member of A");
   t.equal((await b.get('project.all')).status, 200, 'and acts in B');
   // B's own records fill every other id field, so a call gets past its input's shape to the record aimed at.
-  const own = (await fuzzRecords(t, server, b, { userId: stranger.userId, organizationId: other.organizationId }, { portBase: 21000 })).ids;
+  const own = (await fuzzRecords(t, server, b, { userId: stranger.userId, organizationId: other.organizationId }, { portBase: 21000, bitbucket: standIns.bitbucket })).ids;
   // (goodValue takes a string for a field by its name: B's ids, and the values GOOD gives.)
   const fill = { ...GOOD, ...own };
 

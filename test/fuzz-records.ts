@@ -10,12 +10,13 @@ import type { Test } from 'tap';
 import { addMember, deploymentIdOf, type Client, type Reply } from '@berth/core/testing';
 import { startFakeGithub } from '../providers/git-github/test/github-api.ts';
 import { startFakeGitlab } from '../providers/git-gitlab/test/gitlab-api.ts';
+import { startFakeBitbucket, type FakeBitbucket } from '../providers/git-bitbucket/test/bitbucket-api.ts';
+import { startFakeGitea } from '../providers/git-gitea/test/gitea-api.ts';
 
 /** Id fields no record can stand behind on this Berth, with why (the fuzz sends them as they come). */
 export const NO_RECORD: Record<string, string> = {
   gitlabProjectId: 'a project id on the GitLab server, not a record of Berth (the fuzz sends it as it comes)',
-  bitbucketId: 'no bitbucket provider namespace yet',
-  giteaId: 'no gitea provider namespace yet',
+  clientId: "the Gitea OAuth application's client id (gitea.create, gitea.update), not a record of Berth",
   adminId: "the older variant's registry.update field (the registry's admin): accepted and ignored, no record behind it",
   libsqlId: 'no libsql kind',
   containerId: 'a Docker container id, not a record (compose.readLogs reads the engine)',
@@ -37,11 +38,17 @@ function certificate(): { cert: string; key: string } {
   }
 }
 
+/** The stand-ins whose address the server's config must know before it boots (the Bitbucket provider's apiUrl and webUrl): start them, then the server with `config`. */
+export async function fuzzStandIns(t: Test) {
+  const bitbucket = await startFakeBitbucket(t);
+  return { bitbucket, config: { providers: { git: { bitbucket: { options: { apiUrl: bitbucket.apiUrl, webUrl: bitbucket.webUrl } } } } } };
+}
+
 /**
  * Makes records (as `c`, in its organization): `ids` holds one of each kind for the whole run, `fresh(field)` a new one (for
  * operations that remove what they are given).
  */
-export async function fuzzRecords(t: Test, server: { url: string }, c: Client, admin: { userId: string; organizationId: string }, o: { portBase?: number } = {}) {
+export async function fuzzRecords(t: Test, server: { url: string }, c: Client, admin: { userId: string; organizationId: string }, o: { portBase?: number; bitbucket: FakeBitbucket }) {
   // Published ports are the host's: a second organization's records take another range.
   const portBase = o.portBase ?? 20000;
   let n = 0;
@@ -116,8 +123,43 @@ export async function fuzzRecords(t: Test, server: { url: string }, c: Client, a
     ).gitlabId as string;
   };
 
+  // Bitbucket connections against Bitbucket on loopback (the server's provider options point there), with its API token.
+  const bitbucketConnection = async () =>
+    ok(
+      'bitbucket.create',
+      await c.post('bitbucket.create', {
+        authId: admin.userId,
+        name: unique('bitbucket'),
+        bitbucketUsername: o.bitbucket.user.username,
+        bitbucketEmail: o.bitbucket.user.email,
+        apiToken: o.bitbucket.user.apiToken,
+        bitbucketWorkspaceName: 'fuzz',
+      }),
+    ).bitbucketId as string;
+
+  // Gitea connections against Gitea on loopback, with a token pair it issued and its OAuth application.
+  const gitea = await startFakeGitea(t);
+  const giteaConnection = async () => {
+    const pair = gitea.issue(3600);
+    return ok(
+      'gitea.create',
+      await c.post('gitea.create', {
+        name: unique('gitea'),
+        giteaUrl: gitea.url,
+        clientId: gitea.app.clientId,
+        clientSecret: gitea.app.clientSecret,
+        redirectUri: gitea.app.redirectUri,
+        accessToken: pair.accessToken,
+        refreshToken: pair.refreshToken,
+        expiresAt: pair.expiresAt,
+      }),
+    ).giteaId as string;
+  };
+
   const recipes: Record<string, () => Promise<string>> = {
+    giteaId: giteaConnection,
     gitlabId: gitlabConnection,
+    bitbucketId: bitbucketConnection,
     // gitlab.create's authId (the peer's): the caller's own user id; Berth makes the caller the owner whatever it names.
     authId: async () => admin.userId,
     // github.update takes both ids: githubId is that of the fuzz's gitProviderId (made just before it).

@@ -142,11 +142,11 @@ t.teardown(
 );
 const apiUrl = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
 
-t.test('one config line enables it: the kernel registers git.forge beside the built-in github and gitlab', async t => {
+t.test('one config line enables it: the kernel registers git.forge beside the four built-in ones', async t => {
   const server = await startTestServer({ providers: { git: { forge: { resolve: forgeDir } } } });
   t.teardown(() => server.destroy());
   const { providers } = server.kernel.container.cradle;
-  t.same(providers.ids('git'), ['github', 'gitlab', 'forge']);
+  t.same(providers.ids('git'), ['bitbucket', 'gitea', 'github', 'gitlab', 'forge']);
   const forge = providers.get('git', 'forge');
   t.equal(forge.label, 'Forge');
   t.same(

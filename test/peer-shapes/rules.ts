@@ -90,12 +90,23 @@ export const ALLOWED_EXTRA_IN: Record<string, { fields: string[]; reason: string
     ]),
   ),
   ...Object.fromEntries(
-    ['gitProvider.getAll', 'github.one', 'github.githubProviders', 'gitlab.one', 'gitlab.gitlabProviders'].map(op => [
+    [
+      'gitProvider.getAll',
+      'github.one',
+      'github.githubProviders',
+      'gitlab.one',
+      'gitlab.gitlabProviders',
+      'bitbucket.one',
+      'bitbucket.bitbucketProviders',
+      'bitbucket.update',
+      'gitea.one',
+      'gitea.giteaProviders',
+    ].map(op => [
       op,
       {
-        fields: ['sharedWithOrganization', 'githubUrl', 'isOwner', 'isConfigured', 'gitlabInternalUrl'],
+        fields: ['sharedWithOrganization', 'githubUrl', 'isOwner', 'isConfigured', 'gitlabInternalUrl', 'bitbucketEmail', 'apiToken', 'giteaInternalUrl', 'giteaUsername', 'organizationName'],
         reason:
-          "the peer at v0.30.2 answers them (its git_provider.sharedWithOrganization, github.githubUrl and gitlab.gitlabInternalUrl columns, getAll's isOwner and isConfigured); the older dokploy-sdk schemas the reference comes from do not list them",
+          "the peer at v0.30.2 answers them (its git_provider.sharedWithOrganization, github.githubUrl, gitlab.gitlabInternalUrl, bitbucket.bitbucketEmail and bitbucket.apiToken columns — the token always null in Berth —, gitea.giteaInternalUrl, giteaUsername and organizationName, getAll's isOwner and isConfigured); the older dokploy-sdk schemas the reference comes from do not list them",
       },
     ]),
   ),
@@ -257,6 +268,11 @@ export const NO_REFERENCE: Record<string, string> = {
   'gitlab.create': "the peer answers nothing (its transaction's result is not returned); Berth answers the new record as gitlab.one does, its secret and tokens null",
   'gitlab.getGitlabRepositories': "the peer answers a mapping of GitLab's project objects ({ id, name, url, owner: { username } }), not a row of its schema",
   'gitlab.getGitlabBranches': "the peer answers GitLab's own branch objects, not a row of its schema",
+  'gitea.getGiteaRepositories': "the peer answers a mapping of Gitea's repository objects ({ id, name, url: full_name, owner: { username } }), not a row of its schema",
+  'gitea.getGiteaBranches': "the peer answers a mapping of Gitea's branch objects ({ id, name, commit: { id } }), not a row of its schema",
+  'bitbucket.create': "the peer answers its create's result, which the generator does not derive; Berth answers the new record as bitbucket.one does, its API token and app password null",
+  'bitbucket.getBitbucketRepositories': "the peer answers a mapping of Bitbucket's repository objects ({ name, url, slug, owner: { username } }), not a row of its schema",
+  'bitbucket.getBitbucketBranches': "the peer answers a mapping of Bitbucket's branch objects ({ name, commit: { sha } }), not a row of its schema",
   // The peer answers the Docker CLI's JSON lines and the engine's node objects: plugins/cluster/test/cluster.test.ts compares Berth's with the CLI's on a real swarm.
   'swarm.getNodes': "the peer answers `docker node ls --format '{{json .}}'` lines, not a row of its schema",
   'swarm.getNodeInfo': "the peer answers the engine's node object (`docker node inspect`), not a row of its schema",
@@ -279,7 +295,7 @@ export const NO_REFERENCE: Record<string, string> = {
  * always-empty lists or always null, so their items' fields are not compared until their plugins
  * come. The shape test fails when Berth serves one of these namespaces (the exemption is stale).
  */
-export const NOT_SERVED_NAMESPACE: Record<string, string> = { libsql: 'libsql', projectTags: 'tag', rollback: 'rollback', bitbucket: 'bitbucket', gitea: 'gitea' };
+export const NOT_SERVED_NAMESPACE: Record<string, string> = { libsql: 'libsql', projectTags: 'tag', rollback: 'rollback' };
 /**
  * Relations of a namespace Berth serves that the records answering them do not join yet: always
  * null, their fields not compared, with why. Shrinks as the joins come.

@@ -64,8 +64,8 @@ export class ApplicationPipeline {
       previewDeployments: (await optionalService(cradle, 'previews')?.forApplication(applicationId, em)) ?? [],
       github: (await optionalService(cradle, 'gitProviders')?.githubRelation(settings.githubId, organizationId, em)) ?? null,
       gitlab: (await optionalService(cradle, 'gitProviders')?.gitlabRelation(settings.gitlabId, organizationId, em)) ?? null,
-      bitbucket: null,
-      gitea: null,
+      bitbucket: (await optionalService(cradle, 'gitProviders')?.bitbucketRelation(settings.bitbucketId, organizationId, em)) ?? null,
+      gitea: (await optionalService(cradle, 'gitProviders')?.giteaRelation(settings.giteaId, organizationId, em)) ?? null,
       server: await serverRelation(cradle, row.serverId, organizationId, em),
       // The registries its ids name, as registry.one answers them (never the password).
       registry: await registryRelation(cradle, settings.registryId, organizationId, em),

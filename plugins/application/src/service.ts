@@ -28,7 +28,7 @@ export class ApplicationService {
   readonly #secrets: () => SecretBox;
   readonly #environments: () => EnvironmentDirectory;
 
-  /** The git provider connections (their plugin may be disabled): a githubId or gitlabId must name one of the organization's. */
+  /** The git provider connections (their plugin may be disabled): a githubId, gitlabId, bitbucketId or giteaId must name one of the organization's. */
   readonly #gitConnections: () => Pick<Cradle['gitProviders'], 'connection'> | undefined;
 
   /** Refuses (NOT_FOUND) a setting naming another record (a key, a registry, a build server) that is not one of the organization's. */
@@ -150,7 +150,7 @@ export class ApplicationService {
       } else if (sealedSet.has(key)) {
         secrets[key as SealedKey] = value as string | null;
         sealedChanged = true;
-      } else if ((key === 'githubId' || key === 'gitlabId') && typeof value === 'string' && value) {
+      } else if ((key === 'githubId' || key === 'gitlabId' || key === 'bitbucketId' || key === 'giteaId') && typeof value === 'string' && value) {
         await this.#gitConnections()?.connection(key, value, organizationId, em);
         settings[key] = value;
       } else if (REFERENCES.has(key) && typeof value === 'string' && value) {

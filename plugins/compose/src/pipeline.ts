@@ -59,8 +59,8 @@ export class ComposePipeline {
       backups,
       github: (await optionalService(cradle, 'gitProviders')?.githubRelation(this.#stacks.settingsOf(row).githubId, organizationId, em)) ?? null,
       gitlab: (await optionalService(cradle, 'gitProviders')?.gitlabRelation(this.#stacks.settingsOf(row).gitlabId, organizationId, em)) ?? null,
-      bitbucket: null,
-      gitea: null,
+      bitbucket: (await optionalService(cradle, 'gitProviders')?.bitbucketRelation(this.#stacks.settingsOf(row).bitbucketId, organizationId, em)) ?? null,
+      gitea: (await optionalService(cradle, 'gitProviders')?.giteaRelation(this.#stacks.settingsOf(row).giteaId, organizationId, em)) ?? null,
       server: await serverRelation(cradle, row.serverId, organizationId, em),
     } as ComposeFound;
   }

@@ -2,7 +2,7 @@
 // or projectId (older); the replies are the peer's (its compose table's columns, `one` with its
 // relations).
 import { Type, schema, type Static, type TSchema } from '@berth/core';
-import { NotServedOne, type relationSchemas } from '@berth/plugin-workloads';
+import type { relationSchemas } from '@berth/plugin-workloads';
 import { COMPOSE_TYPES, columnFields, settingSchemas } from './fields.ts';
 
 const { Nullable, NonEmpty, AppName, Paging, Timestamp } = schema;
@@ -28,8 +28,8 @@ export const composeFound = (relations: ReturnType<typeof relationSchemas>) =>
     backups: relations.backups,
     github: relations.github,
     gitlab: relations.gitlab,
-    bitbucket: NotServedOne('the Bitbucket provider'),
-    gitea: NotServedOne('the Gitea provider'),
+    bitbucket: relations.bitbucket,
+    gitea: relations.gitea,
     server: relations.server,
   });
 export const composeView = (relations: ReturnType<typeof relationSchemas>) =>

@@ -27,7 +27,7 @@ export class ComposeService {
   readonly #secrets: () => SecretBox;
   readonly #environments: () => EnvironmentDirectory;
 
-  /** The git provider connections (their plugin may be disabled): a githubId or gitlabId must name one of the organization's. */
+  /** The git provider connections (their plugin may be disabled): a githubId, gitlabId, bitbucketId or giteaId must name one of the organization's. */
   readonly #gitConnections: () => Pick<Cradle['gitProviders'], 'connection'> | undefined;
 
   /** The stored key pairs (their plugin may be disabled): a customGitSSHKeyId must name one of the organization's. */
@@ -143,7 +143,7 @@ export class ComposeService {
         row.webhookSecret = value ? this.#secrets().encrypt(value as string) : null;
       } else if (columnSet.has(key)) {
         (row as Record<ColumnKey, unknown>)[key as ColumnKey] = value;
-      } else if ((key === 'githubId' || key === 'gitlabId') && typeof value === 'string' && value) {
+      } else if ((key === 'githubId' || key === 'gitlabId' || key === 'bitbucketId' || key === 'giteaId') && typeof value === 'string' && value) {
         await this.#gitConnections()?.connection(key, value, organizationId, em);
         settings[key] = value;
       } else if (key === 'customGitSSHKeyId' && typeof value === 'string' && value) {

@@ -1,6 +1,6 @@
 // A connected git hosting account: one git_providers row (what every type shares: name, type,
 // owner, sharing) and one row of its type's table (github_providers: the App's ids and sealed
-// secrets; gitlab_providers: the OAuth application and its sealed tokens). Secrets are stored as SecretBox sealed them (`v1:…`), never in plain text.
+// secrets; gitlab_providers: the OAuth application and its sealed tokens; bitbucket_providers: the account and its sealed API token or app password; gitea_providers: the OAuth application and its sealed tokens). Secrets are stored as SecretBox sealed them (`v1:…`), never in plain text.
 import { defineEntity, p, newId } from '@berth/core';
 
 export const GitProviderRecord = defineEntity({
@@ -79,4 +79,60 @@ export const GitlabRecord = defineEntity({
 });
 export type GitlabRow = InstanceType<typeof GitlabRecord.class>;
 
-export const gitProviderEntities = [GitProviderRecord, GithubRecord, GitlabRecord];
+export const BitbucketRecord = defineEntity({
+  name: 'BitbucketRecord',
+  tableName: 'bitbucket_providers',
+  properties: {
+    bitbucketId: p
+      .string()
+      .length(32)
+      .primary()
+      .onCreate(() => newId()),
+    gitProviderId: p.string().length(32).unique(),
+    bitbucketUsername: p.string().nullable(),
+    /** The Atlassian account's e-mail: the API's user name with an API token. */
+    bitbucketEmail: p.string().nullable(),
+    /** Sealed: an app password (older records; Atlassian is retiring them). */
+    appPassword: p.text().nullable(),
+    /** Sealed: an API token. */
+    apiToken: p.text().nullable(),
+    bitbucketWorkspaceName: p.string().nullable(),
+  },
+});
+export type BitbucketRow = InstanceType<typeof BitbucketRecord.class>;
+
+export const GiteaRecord = defineEntity({
+  name: 'GiteaRecord',
+  tableName: 'gitea_providers',
+  properties: {
+    giteaId: p
+      .string()
+      .length(32)
+      .primary()
+      .onCreate(() => newId()),
+    gitProviderId: p.string().length(32).unique(),
+    giteaUrl: p.string().default('https://gitea.com'),
+    /** Where Berth reaches the server when it differs from what users see. */
+    giteaInternalUrl: p.string().nullable(),
+    redirectUri: p.string().nullable(),
+    /** The OAuth application's client id. */
+    clientId: p.string().nullable(),
+    /** Sealed: the OAuth application's secret. */
+    clientSecret: p.text().nullable(),
+    /** Sealed. */
+    accessToken: p.text().nullable(),
+    /** Sealed. */
+    refreshToken: p.text().nullable(),
+    /** Seconds since the epoch (the peer's). */
+    expiresAt: p.bigint('number').nullable(),
+    scopes: p.string().nullable(),
+    /** Seconds since the epoch: the last testConnection that got through. */
+    lastAuthenticatedAt: p.bigint('number').nullable(),
+    giteaUsername: p.string().nullable(),
+    /** Keeps that owner's repositories in the listings. */
+    organizationName: p.string().nullable(),
+  },
+});
+export type GiteaRow = InstanceType<typeof GiteaRecord.class>;
+
+export const gitProviderEntities = [GitProviderRecord, GithubRecord, GitlabRecord, BitbucketRecord, GiteaRecord];

@@ -24,7 +24,27 @@ class GitlabInit extends Migration {
   }
 }
 
+class BitbucketInit extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(
+      `create table "bitbucket_providers" ("bitbucket_id" varchar(32) not null, "git_provider_id" varchar(32) not null references "git_providers" ("git_provider_id") on delete cascade deferrable initially deferred, "bitbucket_username" varchar(255) null, "bitbucket_email" varchar(255) null, "app_password" text null, "api_token" text null, "bitbucket_workspace_name" varchar(255) null, primary key ("bitbucket_id"));`,
+    );
+    this.addSql(`alter table "bitbucket_providers" add constraint "bitbucket_providers_git_provider_id_unique" unique ("git_provider_id");`);
+  }
+}
+
+class GiteaInit extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(
+      `create table "gitea_providers" ("gitea_id" varchar(32) not null, "git_provider_id" varchar(32) not null references "git_providers" ("git_provider_id") on delete cascade deferrable initially deferred, "gitea_url" varchar(255) not null default 'https://gitea.com', "gitea_internal_url" varchar(255) null, "redirect_uri" varchar(255) null, "client_id" varchar(255) null, "client_secret" text null, "access_token" text null, "refresh_token" text null, "expires_at" bigint null, "scopes" varchar(255) null, "last_authenticated_at" bigint null, "gitea_username" varchar(255) null, "organization_name" varchar(255) null, primary key ("gitea_id"));`,
+    );
+    this.addSql(`alter table "gitea_providers" add constraint "gitea_providers_git_provider_id_unique" unique ("git_provider_id");`);
+  }
+}
+
 export const gitProviderMigrations = [
   { name: 'Migration20261126000100_git_provider_init', class: GitProviderInit },
   { name: 'Migration20261126000200_gitlab_providers', class: GitlabInit },
+  { name: 'Migration20261127000100_bitbucket_providers', class: BitbucketInit },
+  { name: 'Migration20261127000200_gitea_providers', class: GiteaInit },
 ];

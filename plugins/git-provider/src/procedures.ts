@@ -1,6 +1,26 @@
-// gitProvider.*, github.* and gitlab.* — the organization's git hosting connections. No answer carries a secret.
+// gitProvider.*, github.*, gitlab.*, bitbucket.* and gitea.* — the organization's git hosting connections. No answer carries a secret.
 import { Type, router, schema } from '@berth/core';
 import {
+  GiteaBranch,
+  GiteaBranchesInput,
+  GiteaCreated,
+  GiteaCreateInput,
+  GiteaIdInput,
+  GiteaProviderListed,
+  GiteaRepository,
+  GiteaTestInput,
+  GiteaUpdateInput,
+  GiteaView,
+  BitbucketBranch,
+  BitbucketBranchesInput,
+  BitbucketCreateInput,
+  BitbucketIdInput,
+  BitbucketProviderListed,
+  BitbucketRepository,
+  BitbucketRow,
+  BitbucketTestInput,
+  BitbucketUpdateInput,
+  BitbucketView,
   GitlabAuthorization,
   GitlabBranch,
   GitlabBranchesInput,
@@ -25,11 +45,13 @@ import {
   GitProviderView,
   ToggleShareInput,
 } from './schemas.ts';
-import { GITLAB_CALLBACK_PATH, SETUP_PATH } from './setup.ts';
+import { GITEA_AUTHORIZE_PATH, GITLAB_CALLBACK_PATH, SETUP_PATH } from './setup.ts';
 
 const gitProvider = router('gitProvider');
 const github = router('github');
 const gitlab = router('gitlab');
+const bitbucket = router('bitbucket');
+const gitea = router('gitea');
 
 export const gitProviderProcedures = [
   gitProvider.query('getAll', {
@@ -146,4 +168,94 @@ export const gitProviderProcedures = [
     output: GitlabAuthorization,
     handler: ({ gitlabId }, ctx) => ctx.cradle.gitProviderSetup.gitlabAuthorization(ctx.principal, gitlabId, ctx.cradle.em),
   }),
+  bitbucket.mutation('create', {
+    access: 'admin',
+    summary: 'Connect a Bitbucket Cloud account: an API token with its Atlassian e-mail, or an older app password with its user name (sealed). The owner is the caller, whatever authId names',
+    input: BitbucketCreateInput,
+    output: BitbucketView,
+    handler: (input, ctx) => ctx.cradle.callerGitProviders.bitbucketCreate(input),
+  }),
+  bitbucket.query('one', {
+    summary: 'A Bitbucket connection with its git provider (API token and app password never answered: null)',
+    input: BitbucketIdInput,
+    output: BitbucketView,
+    handler: ({ bitbucketId }, ctx) => ctx.cradle.callerGitProviders.bitbucketOne(bitbucketId),
+  }),
+  bitbucket.query('bitbucketProviders', {
+    summary: "The organization's Bitbucket connections",
+    input: Type.Object({}),
+    output: Type.Array(BitbucketProviderListed),
+    handler: (_input, ctx) => ctx.cradle.callerGitProviders.bitbucketProviders(),
+  }),
+  bitbucket.query('getBitbucketRepositories', {
+    summary: "Every repository of the connection's workspace (or user), all pages",
+    input: BitbucketIdInput,
+    output: Type.Array(BitbucketRepository),
+    handler: ({ bitbucketId }, ctx) => ctx.cradle.callerGitProviders.bitbucketRepositories(bitbucketId),
+  }),
+  bitbucket.query('getBitbucketBranches', {
+    summary: 'Every branch of a repository (owner: the workspace, repo: the slug; all pages); none without bitbucketId, as the peer',
+    input: BitbucketBranchesInput,
+    output: Type.Array(BitbucketBranch),
+    handler: (input, ctx) => ctx.cradle.callerGitProviders.bitbucketBranches(input),
+  }),
+  bitbucket.mutation('testConnection', {
+    summary:
+      "Runs a deploy's path: lists the repositories (API), then git ls-remote on the first with the clone credential; a failure says which step (a refused app password says Atlassian is retiring them)",
+    input: BitbucketTestInput,
+    output: Type.String(),
+    handler: (input, ctx) => ctx.cradle.callerGitProviders.bitbucketTestConnection(input),
+  }),
+  bitbucket.mutation('update', {
+    access: 'admin',
+    summary: 'Rename the connection and change its fields (API token and app password sealed); answers the record, secrets null',
+    input: BitbucketUpdateInput,
+    output: BitbucketRow,
+    handler: (input, ctx) => ctx.cradle.callerGitProviders.bitbucketUpdate(input),
+  }),
+  gitea.mutation('create', {
+    access: 'admin',
+    summary: `Connect a Gitea OAuth application (giteaUrl; giteaInternalUrl where Berth reaches it); ${GITEA_AUTHORIZE_PATH} then the callback give it its tokens. Answers its id, client id and URL, as the peer`,
+    input: GiteaCreateInput,
+    output: GiteaCreated,
+    handler: (input, ctx) => ctx.cradle.callerGitProviders.giteaCreate(input),
+  }),
+  gitea.query('one', {
+    summary: 'A Gitea connection with its git provider (client secret and tokens never answered: null)',
+    input: GiteaIdInput,
+    output: GiteaView,
+    handler: ({ giteaId }, ctx) => ctx.cradle.callerGitProviders.giteaOne(giteaId),
+  }),
+  gitea.query('giteaProviders', {
+    summary: 'The Gitea connections whose OAuth application is set (client id and secret), as the peer',
+    input: Type.Object({}),
+    output: Type.Array(GiteaProviderListed),
+    handler: (_input, ctx) => ctx.cradle.callerGitProviders.giteaProviders(),
+  }),
+  gitea.query('getGiteaRepositories', {
+    summary: "Every repository the token reaches (all pages; the record's organizationName filters them), the token renewed first when it expires soon",
+    input: GiteaIdInput,
+    output: Type.Array(GiteaRepository),
+    handler: ({ giteaId }, ctx) => ctx.cradle.callerGitProviders.giteaRepositories(giteaId),
+  }),
+  gitea.query('getGiteaBranches', {
+    summary: 'Every branch of owner/repositoryName (all pages); giteaId is required, as the peer',
+    input: GiteaBranchesInput,
+    output: Type.Array(GiteaBranch),
+    handler: (input, ctx) => ctx.cradle.callerGitProviders.giteaBranches(input),
+  }),
+  gitea.mutation('testConnection', {
+    summary: "Runs a deploy's path: lists the repositories (API), then git ls-remote on the first with the clone credential; a failure says which step. No giteaId: NOT_FOUND",
+    input: GiteaTestInput,
+    output: Type.String(),
+    handler: (input, ctx) => ctx.cradle.callerGitProviders.giteaTestConnection(input),
+  }),
+  gitea.mutation('update', {
+    access: 'admin',
+    summary: 'Rename the connection and change its fields (client secret and tokens sealed)',
+    input: GiteaUpdateInput,
+    output: Type.Object({ success: Type.Boolean() }),
+    handler: (input, ctx) => ctx.cradle.callerGitProviders.giteaUpdate(input),
+  }),
+  gitea.query('getGiteaUrl', { summary: "The connection's Gitea URL", input: GiteaIdInput, output: Type.String(), handler: ({ giteaId }, ctx) => ctx.cradle.callerGitProviders.giteaUrl(giteaId) }),
 ];

@@ -16,8 +16,19 @@ import {
   type ProviderRegistry,
   type SecretBox,
 } from '@berth/core';
-import { GitProviderRecord, GithubRecord, GitlabRecord, type GitProviderRow, type GithubRow, type GitlabRow } from './entities.ts';
+import { BitbucketRecord, GiteaRecord, GitProviderRecord, GithubRecord, GitlabRecord, type BitbucketRow, type GiteaRow, type GitProviderRow, type GithubRow, type GitlabRow } from './entities.ts';
 import type {
+  GiteaBranchesInput,
+  GiteaCreateInput,
+  GiteaRowView,
+  GiteaUpdateInput,
+  GiteaView,
+  BitbucketBranchesInput,
+  BitbucketCreateInput,
+  BitbucketRowView,
+  BitbucketTestInput,
+  BitbucketUpdateInput,
+  BitbucketView,
   GithubRowView,
   GithubUpdateInput,
   GithubView,
@@ -39,11 +50,17 @@ interface RemoteHeads {
 const GITHUB_SECRETS = ['githubClientSecret', 'githubPrivateKey', 'githubWebhookSecret'] as const;
 /** The columns of the gitlab record that are sealed. */
 const GITLAB_SECRETS = ['secret', 'accessToken', 'refreshToken'] as const;
+/** The columns of the bitbucket record that are sealed. */
+const BITBUCKET_SECRETS = ['apiToken', 'appPassword'] as const;
+/** The columns of the gitea record that are sealed. */
+const GITEA_SECRETS = ['clientSecret', 'accessToken', 'refreshToken'] as const;
+/** What an OAuth record (gitlab's, gitea's) keeps of its token pair. */
+type OAuthRow = { accessToken?: string | null; refreshToken?: string | null; expiresAt?: number | null; redirectUri?: string | null };
 /** A token is renewed when it expires within this margin (a deploy's clone must not outlive it). */
 const REFRESH_MARGIN_MS = 10 * 60_000;
 
 /** The workload field that names a connection, per provider type. */
-export const CONNECTION_FIELDS = { githubId: 'github', gitlabId: 'gitlab' } as const;
+export const CONNECTION_FIELDS = { githubId: 'github', gitlabId: 'gitlab', bitbucketId: 'bitbucket', giteaId: 'gitea' } as const;
 export type ConnectionField = keyof typeof CONNECTION_FIELDS;
 
 export interface NewGithub {
@@ -93,6 +110,33 @@ export const gitlabRowView = (g: GitlabRow): GitlabRowView => ({
   groupName: g.groupName ?? null,
   expiresAt: g.expiresAt ?? null,
   gitProviderId: g.gitProviderId,
+});
+
+export const bitbucketRowView = (b: BitbucketRow): BitbucketRowView => ({
+  bitbucketId: b.bitbucketId,
+  bitbucketUsername: b.bitbucketUsername ?? null,
+  bitbucketEmail: b.bitbucketEmail ?? null,
+  appPassword: null,
+  apiToken: null,
+  bitbucketWorkspaceName: b.bitbucketWorkspaceName ?? null,
+  gitProviderId: b.gitProviderId,
+});
+
+export const giteaRowView = (g: GiteaRow): GiteaRowView => ({
+  giteaId: g.giteaId,
+  giteaUrl: g.giteaUrl,
+  giteaInternalUrl: g.giteaInternalUrl ?? null,
+  redirectUri: g.redirectUri ?? null,
+  clientId: g.clientId ?? null,
+  clientSecret: null,
+  gitProviderId: g.gitProviderId,
+  accessToken: null,
+  refreshToken: null,
+  expiresAt: g.expiresAt ?? null,
+  scopes: g.scopes ?? null,
+  lastAuthenticatedAt: g.lastAuthenticatedAt ?? null,
+  giteaUsername: g.giteaUsername ?? null,
+  organizationName: g.organizationName ?? null,
 });
 
 /** The peer's: a GitLab connection is usable once the OAuth flow gave it both tokens. */
@@ -151,6 +195,18 @@ export class GitProviderService {
     return { gitlab: record, provider };
   }
 
+  /** The bitbucket record and its provider row, within the organization. */
+  async bitbucket(bitbucketId: string, organizationId: string, em: EntityManager): Promise<{ bitbucket: BitbucketRow; provider: GitProviderRow }> {
+    const { record, provider } = await this.#typed(em.findOne(BitbucketRecord, { bitbucketId }), 'Bitbucket Provider', organizationId, em);
+    return { bitbucket: record, provider };
+  }
+
+  /** The gitea record and its provider row, within the organization. */
+  async gitea(giteaId: string, organizationId: string, em: EntityManager): Promise<{ gitea: GiteaRow; provider: GitProviderRow }> {
+    const { record, provider } = await this.#typed(em.findOne(GiteaRecord, { giteaId }), 'Gitea Provider', organizationId, em);
+    return { gitea: record, provider };
+  }
+
   /** A type's record and its provider row when the provider row is the organization's; NOT_FOUND otherwise. */
   async #typed<R extends { gitProviderId: string }>(found: Promise<R | null>, what: string, organizationId: string, em: EntityManager): Promise<{ record: R; provider: GitProviderRow }> {
     const record = await found;
@@ -159,16 +215,53 @@ export class GitProviderService {
     return { record, provider };
   }
 
-  /** Checks that a workload's githubId/gitlabId names a connection of the organization (NOT_FOUND otherwise). */
+  /** Checks that a workload's githubId/gitlabId/bitbucketId names a connection of the organization (NOT_FOUND otherwise). */
   async connection(field: ConnectionField, id: string, organizationId: string, em: EntityManager): Promise<void> {
-    if (CONNECTION_FIELDS[field] === 'gitlab') await this.gitlab(id, organizationId, em);
-    else await this.github(id, organizationId, em);
+    const type = CONNECTION_FIELDS[field];
+    const find: Record<typeof type, () => Promise<unknown>> = {
+      github: () => this.github(id, organizationId, em),
+      gitlab: () => this.gitlab(id, organizationId, em),
+      bitbucket: () => this.bitbucket(id, organizationId, em),
+      gitea: () => this.gitea(id, organizationId, em),
+    };
+    await find[type]();
   }
 
   /** The account a workload's connection gives its provider (a GitLab token renewed first when it expires soon). */
   async accountFor(type: string, id: string, organizationId: string, em: EntityManager): Promise<GitAccount> {
     if (type === 'gitlab') return this.gitlabAccount((await this.gitlab(id, organizationId, em)).gitlab, em);
+    if (type === 'bitbucket') return this.bitbucketAccount((await this.bitbucket(id, organizationId, em)).bitbucket);
+    if (type === 'gitea') return this.giteaAccount((await this.gitea(id, organizationId, em)).gitea, em);
     return this.githubAccount((await this.github(id, organizationId, em)).github);
+  }
+
+  /** An account: `settings` as given, the record's sealed `keys` opened. */
+  #account<K extends string>(settings: GitAccount['settings'], keys: readonly K[], row: Partial<Record<K, string | null>>): GitAccount {
+    const open = (v: string | null | undefined) => (v ? this.#secrets().decrypt(v) : null);
+    return { settings, secrets: Object.fromEntries(keys.map(k => [k, open(row[k])])) };
+  }
+
+  /** The account Bitbucket is called with; `override` (testConnection's fields) replaces the record's for one call. */
+  bitbucketAccount(b: BitbucketRow, override: Partial<Record<'bitbucketUsername' | 'bitbucketEmail' | 'bitbucketWorkspaceName' | 'apiToken' | 'appPassword', string>> = {}): GitAccount {
+    const account = this.#account(
+      {
+        bitbucketUsername: override.bitbucketUsername || b.bitbucketUsername || null,
+        bitbucketEmail: override.bitbucketEmail || b.bitbucketEmail || null,
+        bitbucketWorkspaceName: override.bitbucketWorkspaceName || b.bitbucketWorkspaceName || null,
+      },
+      BITBUCKET_SECRETS,
+      b,
+    );
+    if (override.apiToken || override.appPassword) account.secrets = { apiToken: override.apiToken || null, appPassword: override.appPassword || null };
+    return account;
+  }
+
+  /** The Bitbucket connection a workload's bitbucketId names, as its `one` joins it (no token or password); null when it names none of the organization's. */
+  async bitbucketRelation(bitbucketId: unknown, organizationId: string, em: EntityManager) {
+    const found = typeof bitbucketId === 'string' && bitbucketId ? await this.bitbucket(bitbucketId, organizationId, em).catch(() => null) : null;
+    if (!found) return null;
+    const { appPassword: _p, apiToken: _t, ...rest } = bitbucketRowView(found.bitbucket);
+    return rest;
   }
 
   /** The connection a workload's githubId names, as its `one` joins it (no secret); null when it names none of the organization's. */
@@ -187,13 +280,21 @@ export class GitProviderService {
     return rest;
   }
 
+  /** The Gitea connection a workload's giteaId names, as its `one` joins it (no secret or token); null when it names none of the organization's. */
+  async giteaRelation(giteaId: unknown, organizationId: string, em: EntityManager) {
+    const found = typeof giteaId === 'string' && giteaId ? await this.gitea(giteaId, organizationId, em).catch(() => null) : null;
+    if (!found) return null;
+    const { clientSecret: _s, accessToken: _a, refreshToken: _r, giteaUsername: _u, organizationName: _o, ...rest } = giteaRowView(found.gitea);
+    return rest;
+  }
+
   /** The account the git provider is called with: settings in clear, secrets opened. */
   githubAccount(g: GithubRow): GitAccount {
-    const open = (v: string | null | undefined) => (v ? this.#secrets().decrypt(v) : null);
-    return {
-      settings: { githubUrl: g.githubUrl, githubAppId: g.githubAppId ?? null, githubInstallationId: g.githubInstallationId ?? null, githubAppName: g.githubAppName ?? null },
-      secrets: Object.fromEntries(GITHUB_SECRETS.map(k => [k, open(g[k])])),
-    };
+    return this.#account(
+      { githubUrl: g.githubUrl, githubAppId: g.githubAppId ?? null, githubInstallationId: g.githubInstallationId ?? null, githubAppName: g.githubAppName ?? null },
+      GITHUB_SECRETS,
+      g,
+    );
   }
 
   /**
@@ -201,42 +302,63 @@ export class GitProviderService {
    * expires within the margin. `groupName` overrides the record's filter (testConnection's).
    */
   async gitlabAccount(g: GitlabRow, em: EntityManager, groupName?: string): Promise<GitAccount> {
-    const open = (v: string | null | undefined) => (v ? this.#secrets().decrypt(v) : null);
-    const account = (): GitAccount => ({
-      settings: {
-        gitlabUrl: g.gitlabUrl,
-        gitlabInternalUrl: g.gitlabInternalUrl ?? null,
-        applicationId: g.applicationId ?? null,
-        redirectUri: g.redirectUri ?? null,
-        groupName: groupName ?? g.groupName ?? null,
-        expiresAt: g.expiresAt ?? null,
-      },
-      secrets: Object.fromEntries(GITLAB_SECRETS.map(k => [k, open(g[k])])),
+    const settings = () => ({
+      gitlabUrl: g.gitlabUrl,
+      gitlabInternalUrl: g.gitlabInternalUrl ?? null,
+      applicationId: g.applicationId ?? null,
+      redirectUri: g.redirectUri ?? null,
+      groupName: groupName ?? g.groupName ?? null,
+      expiresAt: g.expiresAt ?? null,
     });
-    if (!g.accessToken) return account();
-    const renewed = await this.#call(() => this.provider('gitlab').refresh(account(), REFRESH_MARGIN_MS));
+    return this.#renewed('gitlab', g, settings, GITLAB_SECRETS, em);
+  }
+
+  /** The account Gitea is called with, its token renewed like GitLab's; `organizationName` overrides the record's filter (testConnection's). */
+  async giteaAccount(g: GiteaRow, em: EntityManager, organizationName?: string): Promise<GitAccount> {
+    const settings = () => ({
+      giteaUrl: g.giteaUrl,
+      giteaInternalUrl: g.giteaInternalUrl ?? null,
+      clientId: g.clientId ?? null,
+      redirectUri: g.redirectUri ?? null,
+      organizationName: organizationName ?? g.organizationName ?? null,
+      expiresAt: g.expiresAt ?? null,
+    });
+    return this.#renewed('gitea', g, settings, GITEA_SECRETS, em);
+  }
+
+  /** An OAuth account (GitLab's, Gitea's): its token renewed through the provider, and the new pair sealed and stored, when it expires within the margin. */
+  async #renewed<K extends string>(
+    type: string,
+    row: OAuthRow & Partial<Record<K, string | null>>,
+    settings: () => GitAccount['settings'],
+    keys: readonly K[],
+    em: EntityManager,
+  ): Promise<GitAccount> {
+    const account = () => this.#account(settings(), keys, row);
+    if (!row.accessToken) return account();
+    const renewed = await this.#call(() => this.provider(type).refresh(account(), REFRESH_MARGIN_MS));
     if (renewed) {
-      this.#storeGitlabTokens(g, renewed);
+      this.#storeTokens(row, renewed);
       await em.flush();
     }
     return account();
   }
 
-  #storeGitlabTokens(g: GitlabRow, update: { settings: Record<string, unknown>; secrets: Record<string, string | null> }): void {
+  #storeTokens(g: OAuthRow, update: { settings: Record<string, unknown>; secrets: Record<string, string | null> }): void {
     if (update.secrets.accessToken) g.accessToken = this.#secrets().encrypt(update.secrets.accessToken);
     if (update.secrets.refreshToken) g.refreshToken = this.#secrets().encrypt(update.secrets.refreshToken);
     if ('expiresAt' in update.settings) g.expiresAt = typeof update.settings.expiresAt === 'number' ? update.settings.expiresAt : null;
   }
 
-  /** The OAuth flow's return: GitLab's code exchanged for the first token pair, stored sealed. */
-  async authorizeGitlab(gitlabId: string, code: string, redirectUri: (gitlab: GitlabRow) => string, organizationId: string, em: EntityManager): Promise<void> {
-    const { gitlab } = await this.gitlab(gitlabId, organizationId, em);
-    const provider = this.provider('gitlab') as GitProvider & {
+  /** The OAuth flow's return (GitLab's or Gitea's): the code exchanged for the first token pair, stored sealed. */
+  async authorize(type: 'gitlab' | 'gitea', id: string, code: string, redirectUri: (row: { redirectUri?: string | null }) => string, organizationId: string, em: EntityManager): Promise<void> {
+    const provider = this.provider(type) as GitProvider & {
       exchangeCode?(account: GitAccount, code: string, redirectUri: string): Promise<{ settings: Record<string, unknown>; secrets: Record<string, string | null> }>;
     };
-    if (!provider.exchangeCode) throw badRequest('The enabled GitLab provider cannot complete an OAuth authorization');
-    const account = await this.gitlabAccount(gitlab, em);
-    this.#storeGitlabTokens(gitlab, await provider.exchangeCode(account, code, redirectUri(gitlab)));
+    if (!provider.exchangeCode) throw badRequest(`The enabled ${provider.label} provider cannot complete an OAuth authorization`);
+    const row = type === 'gitlab' ? (await this.gitlab(id, organizationId, em)).gitlab : (await this.gitea(id, organizationId, em)).gitea;
+    const account = type === 'gitlab' ? await this.gitlabAccount(row as GitlabRow, em) : await this.giteaAccount(row as GiteaRow, em);
+    this.#storeTokens(row, await provider.exchangeCode(account, code, redirectUri(row)));
     await em.flush();
   }
 
@@ -271,17 +393,21 @@ export class GitProviderService {
   async all(organizationId: string, userId: string, em: EntityManager): Promise<GitProviderListed[]> {
     const rows = await em.find(GitProviderRecord, { organizationId }, { orderBy: { createdAt: 'desc', gitProviderId: 'asc' } });
     const ids = { gitProviderId: { $in: rows.map(r => r.gitProviderId) } };
-    const [githubs, gitlabs] = rows.length ? await Promise.all([em.find(GithubRecord, ids), em.find(GitlabRecord, ids)]) : [[], []];
+    const [githubs, gitlabs, bitbuckets, giteas] = rows.length
+      ? await Promise.all([em.find(GithubRecord, ids), em.find(GitlabRecord, ids), em.find(BitbucketRecord, ids), em.find(GiteaRecord, ids)])
+      : [[], [], [], []];
     return rows.map(r => {
       const g = githubs.find(x => x.gitProviderId === r.gitProviderId);
       const l = gitlabs.find(x => x.gitProviderId === r.gitProviderId);
+      const b = bitbuckets.find(x => x.gitProviderId === r.gitProviderId);
+      const e = giteas.find(x => x.gitProviderId === r.gitProviderId);
       return {
         ...providerView(r),
         isOwner: r.userId === userId,
         github: g ? { ...githubRowView(g), isConfigured: configured(g) } : null,
         gitlab: l ? gitlabRowView(l) : null,
-        bitbucket: null,
-        gitea: null,
+        bitbucket: b ? bitbucketRowView(b) : null,
+        gitea: e ? giteaRowView(e) : null,
       };
     });
   }
@@ -297,8 +423,17 @@ export class GitProviderService {
   /** Deletes the connection, unless a workload deploys from it: then the refusal lists them. */
   async remove(gitProviderId: string, organizationId: string, em: EntityManager): Promise<{ success: boolean }> {
     const row = await this.#provider(gitProviderId, organizationId, em);
-    const [github, gitlab] = await Promise.all([em.findOne(GithubRecord, { gitProviderId }), em.findOne(GitlabRecord, { gitProviderId })]);
-    const users = github ? await this.#usersOf('githubId', github.githubId, em) : gitlab ? await this.#usersOf('gitlabId', gitlab.gitlabId, em) : [];
+    // The record of the connection's type, and the workload field that names it.
+    const kinds = [
+      ['githubId', GithubRecord],
+      ['gitlabId', GitlabRecord],
+      ['bitbucketId', BitbucketRecord],
+      ['giteaId', GiteaRecord],
+    ] as const;
+    const found = await Promise.all(kinds.map(async ([field, entity]) => [field, (await em.findOne(entity as typeof GithubRecord, { gitProviderId })) as Record<string, unknown> | null] as const));
+    const hit = found.find(([, r]) => r);
+    const named: [string, string] | null = hit ? [hit[0], String(hit[1]![hit[0]])] : null;
+    const users = named ? await this.#usersOf(named[0], named[1], em) : [];
     if (users.length) throw conflict(`The provider is in use by ${users.join(', ')}: point them at another source first`);
     await em.nativeDelete(GitProviderRecord, { gitProviderId: row.gitProviderId, organizationId });
     return { success: true };
@@ -473,6 +608,152 @@ export class GitProviderService {
     return true;
   }
 
+  // ------------------------------------------------------------ bitbucket.*
+  /** The peer's create: an API token with its e-mail, or an app password with its user name; sealed. The owner is always the caller. */
+  async createBitbucket(input: BitbucketCreateInput, organizationId: string, userId: string, em: EntityManager): Promise<BitbucketView> {
+    const seal = (v: string | null | undefined) => (v ? this.#secrets().encrypt(v) : null);
+    const provider = em.create(GitProviderRecord, {
+      gitProviderId: newId(),
+      name: input.name,
+      providerType: 'bitbucket',
+      organizationId,
+      userId,
+      sharedWithOrganization: false,
+      createdAt: new Date(),
+    });
+    const bitbucket = em.create(BitbucketRecord, {
+      bitbucketId: newId(),
+      gitProviderId: provider.gitProviderId,
+      bitbucketUsername: input.bitbucketUsername || null,
+      bitbucketEmail: input.bitbucketEmail || null,
+      appPassword: seal(input.appPassword),
+      apiToken: seal(input.apiToken),
+      bitbucketWorkspaceName: input.bitbucketWorkspaceName || null,
+    });
+    await em.flush();
+    return { ...bitbucketRowView(bitbucket), gitProvider: providerView(provider) };
+  }
+
+  async bitbucketOne(bitbucketId: string, organizationId: string, em: EntityManager): Promise<BitbucketView> {
+    const { bitbucket, provider } = await this.bitbucket(bitbucketId, organizationId, em);
+    return { ...bitbucketRowView(bitbucket), gitProvider: providerView(provider) };
+  }
+
+  /** Every Bitbucket connection of the organization, as the peer. */
+  async bitbucketProviders(organizationId: string, em: EntityManager): Promise<{ bitbucketId: string; gitProvider: GitProviderView }[]> {
+    const rows = await em.find(GitProviderRecord, { organizationId, providerType: 'bitbucket' }, { orderBy: { createdAt: 'desc', gitProviderId: 'asc' } });
+    const records = rows.length ? await em.find(BitbucketRecord, { gitProviderId: { $in: rows.map(r => r.gitProviderId) } }) : [];
+    return rows.flatMap(r => {
+      const b = records.find(x => x.gitProviderId === r.gitProviderId);
+      return b ? [{ bitbucketId: b.bitbucketId, gitProvider: providerView(r) }] : [];
+    });
+  }
+
+  async bitbucketRepositories(bitbucketId: string, organizationId: string, em: EntityManager) {
+    const { bitbucket } = await this.bitbucket(bitbucketId, organizationId, em);
+    const repos = await this.#call(() => this.provider('bitbucket').listRepositories(this.bitbucketAccount(bitbucket)));
+    return repos.map(r => ({ name: r.name, url: r.cloneUrl.replace(/\.git$/, ''), slug: r.name, owner: { username: r.owner } }));
+  }
+
+  /** Every branch of the workspace's repository; none without bitbucketId, as the peer. */
+  async bitbucketBranches(input: BitbucketBranchesInput, organizationId: string, em: EntityManager) {
+    if (!input.bitbucketId) return [];
+    const { bitbucket } = await this.bitbucket(input.bitbucketId, organizationId, em);
+    const branches = await this.#call(() => this.provider('bitbucket').listBranches(this.bitbucketAccount(bitbucket), { owner: input.owner, name: input.repo }));
+    return branches.map(b => ({ name: b.name, commit: { sha: b.commit } }));
+  }
+
+  /** The same two steps as the others; the input's user, e-mail, workspace and credential (when given) replace the record's for the test. */
+  async bitbucketTestConnection(input: BitbucketTestInput, organizationId: string, em: EntityManager): Promise<string> {
+    const { bitbucket } = await this.bitbucket(input.bitbucketId, organizationId, em);
+    const { workspaceName, bitbucketId: _id, ...override } = input;
+    return this.#testConnection('bitbucket', this.bitbucketAccount(bitbucket, { ...override, ...(workspaceName ? { bitbucketWorkspaceName: workspaceName } : {}) }));
+  }
+
+  /** Answers the record as the peer (secrets null). */
+  async bitbucketUpdate(input: BitbucketUpdateInput, organizationId: string, em: EntityManager): Promise<BitbucketRowView> {
+    const { bitbucket, provider } = await this.bitbucket(input.bitbucketId, organizationId, em);
+    if (provider.gitProviderId !== input.gitProviderId) throw notFound('Git provider');
+    provider.name = input.name;
+    for (const k of ['bitbucketUsername', 'bitbucketEmail', 'bitbucketWorkspaceName'] as const) if (input[k] !== undefined) bitbucket[k] = input[k] || null;
+    for (const k of BITBUCKET_SECRETS) if (input[k] !== undefined) bitbucket[k] = input[k] ? this.#secrets().encrypt(input[k]) : null;
+    await em.flush();
+    return bitbucketRowView(bitbucket);
+  }
+
+  // ------------------------------------------------------------ gitea.*
+  /** The peer's create: the OAuth application's fields (and tokens, when given); the owner is the caller. Answers as the peer: id, client id, URL. */
+  async createGitea(input: GiteaCreateInput, organizationId: string, userId: string, em: EntityManager): Promise<{ giteaId: string; clientId: string; giteaUrl: string }> {
+    const provider = em.create(GitProviderRecord, { gitProviderId: newId(), name: input.name, providerType: 'gitea', organizationId, userId, sharedWithOrganization: false, createdAt: new Date() });
+    const gitea = em.create(GiteaRecord, { giteaId: newId(), gitProviderId: provider.gitProviderId, giteaUrl: webUrlOf(input.giteaUrl, 'giteaUrl') });
+    this.#setGitea(gitea, input);
+    await em.flush();
+    return { giteaId: gitea.giteaId, clientId: gitea.clientId ?? '', giteaUrl: gitea.giteaUrl };
+  }
+
+  /** The fields create and update share; secrets sealed, absent ones kept. */
+  #setGitea(gitea: GiteaRow, input: Partial<GiteaUpdateInput>): void {
+    if (input.giteaUrl !== undefined) gitea.giteaUrl = webUrlOf(input.giteaUrl, 'giteaUrl');
+    if (input.giteaInternalUrl !== undefined) gitea.giteaInternalUrl = input.giteaInternalUrl ? webUrlOf(input.giteaInternalUrl, 'giteaInternalUrl') : null;
+    for (const k of ['redirectUri', 'clientId', 'scopes', 'giteaUsername', 'organizationName'] as const) if (input[k] !== undefined) gitea[k] = input[k] || null;
+    for (const k of GITEA_SECRETS) if (input[k] !== undefined) gitea[k] = input[k] ? this.#secrets().encrypt(input[k]) : null;
+    for (const k of ['expiresAt', 'lastAuthenticatedAt'] as const) if (input[k] !== undefined) gitea[k] = input[k];
+  }
+
+  async giteaOne(giteaId: string, organizationId: string, em: EntityManager): Promise<GiteaView> {
+    const { gitea, provider } = await this.gitea(giteaId, organizationId, em);
+    return { ...giteaRowView(gitea), gitProvider: providerView(provider) };
+  }
+
+  /** The Gitea connections whose OAuth application is set (client id and secret), as the peer. */
+  async giteaProviders(organizationId: string, em: EntityManager): Promise<{ giteaId: string; gitProvider: GitProviderView }[]> {
+    const rows = await em.find(GitProviderRecord, { organizationId, providerType: 'gitea' }, { orderBy: { createdAt: 'desc', gitProviderId: 'asc' } });
+    const records = rows.length ? await em.find(GiteaRecord, { gitProviderId: { $in: rows.map(r => r.gitProviderId) } }) : [];
+    return rows.flatMap(r => {
+      const g = records.find(x => x.gitProviderId === r.gitProviderId);
+      return g?.clientId && g.clientSecret ? [{ giteaId: g.giteaId, gitProvider: providerView(r) }] : [];
+    });
+  }
+
+  async giteaRepositories(giteaId: string, organizationId: string, em: EntityManager) {
+    const { gitea } = await this.gitea(giteaId, organizationId, em);
+    const account = await this.giteaAccount(gitea, em);
+    const repos = await this.#call(() => this.provider('gitea').listRepositories(account));
+    return repos.map(r => ({ id: Number(r.id), name: r.name, url: `${r.owner}/${r.name}`, owner: { username: r.owner } }));
+  }
+
+  /** Every branch of owner/repositoryName; giteaId is required, as the peer (400 naming it). */
+  async giteaBranches(input: GiteaBranchesInput, organizationId: string, em: EntityManager) {
+    if (!input.giteaId) throw badRequest('giteaId: the Gitea provider is required');
+    const { gitea } = await this.gitea(input.giteaId, organizationId, em);
+    const account = await this.giteaAccount(gitea, em);
+    const branches = await this.#call(() => this.provider('gitea').listBranches(account, { owner: input.owner, name: input.repositoryName }));
+    return branches.map(b => ({ id: b.name, name: b.name, commit: { id: b.commit } }));
+  }
+
+  /** The same two steps as the others; success stamps lastAuthenticatedAt, as the peer. No giteaId: NOT_FOUND. */
+  async giteaTestConnection(input: { giteaId?: string; organizationName?: string }, organizationId: string, em: EntityManager): Promise<string> {
+    if (!input.giteaId) throw notFound('Gitea Provider');
+    const { gitea } = await this.gitea(input.giteaId, organizationId, em);
+    const answer = await this.#testConnection('gitea', await this.giteaAccount(gitea, em, input.organizationName || undefined));
+    gitea.lastAuthenticatedAt = Math.floor(Date.now() / 1000);
+    await em.flush();
+    return answer;
+  }
+
+  async giteaUpdate(input: GiteaUpdateInput, organizationId: string, em: EntityManager): Promise<{ success: boolean }> {
+    const { gitea, provider } = await this.gitea(input.giteaId, organizationId, em);
+    if (provider.gitProviderId !== input.gitProviderId) throw notFound('Git provider');
+    provider.name = input.name;
+    this.#setGitea(gitea, input);
+    await em.flush();
+    return { success: true };
+  }
+
+  async giteaUrl(giteaId: string, organizationId: string, em: EntityManager): Promise<string> {
+    return (await this.gitea(giteaId, organizationId, em)).gitea.giteaUrl;
+  }
+
   /** A provider's failure as a 400 whose message starts with the failing step. */
   async #call<T>(fn: () => Promise<T>): Promise<T> {
     try {
@@ -506,6 +787,21 @@ export const callerGitProviders =
       gitlabBranches: (input: GitlabBranchesInput) => service.gitlabBranches(input, organizationId, em),
       gitlabTestConnection: (input: { gitlabId?: string; groupName?: string }) => service.gitlabTestConnection(input, organizationId, em),
       gitlabUpdate: (input: GitlabUpdateInput) => service.gitlabUpdate(input, organizationId, em),
+      giteaCreate: (input: GiteaCreateInput) => service.createGitea(input, organizationId, userId, em),
+      giteaOne: (giteaId: string) => service.giteaOne(giteaId, organizationId, em),
+      giteaProviders: () => service.giteaProviders(organizationId, em),
+      giteaRepositories: (giteaId: string) => service.giteaRepositories(giteaId, organizationId, em),
+      giteaBranches: (input: GiteaBranchesInput) => service.giteaBranches(input, organizationId, em),
+      giteaTestConnection: (input: { giteaId?: string; organizationName?: string }) => service.giteaTestConnection(input, organizationId, em),
+      giteaUpdate: (input: GiteaUpdateInput) => service.giteaUpdate(input, organizationId, em),
+      giteaUrl: (giteaId: string) => service.giteaUrl(giteaId, organizationId, em),
+      bitbucketCreate: (input: BitbucketCreateInput) => service.createBitbucket(input, organizationId, userId, em),
+      bitbucketOne: (bitbucketId: string) => service.bitbucketOne(bitbucketId, organizationId, em),
+      bitbucketProviders: () => service.bitbucketProviders(organizationId, em),
+      bitbucketRepositories: (bitbucketId: string) => service.bitbucketRepositories(bitbucketId, organizationId, em),
+      bitbucketBranches: (input: BitbucketBranchesInput) => service.bitbucketBranches(input, organizationId, em),
+      bitbucketTestConnection: (input: BitbucketTestInput) => service.bitbucketTestConnection(input, organizationId, em),
+      bitbucketUpdate: (input: BitbucketUpdateInput) => service.bitbucketUpdate(input, organizationId, em),
     };
   };
 

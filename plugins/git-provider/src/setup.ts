@@ -4,13 +4,18 @@
 // state is Berth's own, sealed (authenticated encryption) by github.setupState: it binds the
 // flow to the caller's organization and to the GitHub URL chosen there, and expires in an hour.
 // GitLab: the peer's `/api/providers/gitlab/callback` gets GitLab's one-time code with a state that
-// gitlab.authorization sealed the same way, bound to the organization and the connection.
+// gitlab.authorization sealed the same way, bound to the organization and the connection. Gitea:
+// the peer's `/api/providers/gitea/authorize` sends the user to Gitea with such a state, and
+// `/api/providers/gitea/callback` (the same handler as GitLab's) takes the code back.
 import { BerthError, GitProviderError, badRequest, type BerthHost, type EntityManager, type Principal, type SecretBox } from '@berth/core';
 import { webUrlOf, type GitProviderService } from './service.ts';
 
 export const SETUP_PATH = '/api/providers/github/setup';
 /** The peer's GitLab OAuth callback; GitLab sends the user back to it with `code`, `state` and (in the redirect URI) `gitlabId`. */
 export const GITLAB_CALLBACK_PATH = '/api/providers/gitlab/callback';
+/** The peer's Gitea OAuth routes: the first sends the user to Gitea's authorization page, Gitea sends them back to the second. */
+export const GITEA_AUTHORIZE_PATH = '/api/providers/gitea/authorize';
+export const GITEA_CALLBACK_PATH = '/api/providers/gitea/callback';
 const STATE_LIFETIME_MS = 3600_000;
 /** Where the peer's route sends the browser afterwards (its settings page). */
 const AFTER = '/dashboard/settings/git-providers';
@@ -24,8 +29,10 @@ interface FlowState {
 interface InitState extends FlowState {
   url: string;
 }
-interface GitlabState extends FlowState {
+/** An OAuth authorization's state: the connection (`g`) and its type (`t`), so that one type's state authorizes nothing of another's. */
+interface OAuthState extends FlowState {
   g: string;
+  t: 'gitlab' | 'gitea';
 }
 
 /** What a manifest conversion answers (GithubProvider.convertManifest); not part of the git provider contract. */
@@ -66,7 +73,7 @@ export class GitProviderSetup {
   async gitlabAuthorization(principal: Principal, gitlabId: string, em: EntityManager): Promise<{ state: string; authorizeUrl: string }> {
     const { gitlab } = await this.#service.gitlab(gitlabId, principal.organizationId, em);
     if (!gitlab.applicationId) throw badRequest('applicationId: the connection has no OAuth application id (gitlab.update)');
-    const state = this.#seal<GitlabState>(principal, { g: gitlab.gitlabId });
+    const state = this.#seal<OAuthState>(principal, { g: gitlab.gitlabId, t: 'gitlab' });
     const query = new URLSearchParams({ client_id: gitlab.applicationId, redirect_uri: this.#gitlabRedirect(gitlab), response_type: 'code', scope: 'api read_user read_repository', state });
     return { state, authorizeUrl: `${gitlab.gitlabUrl}/oauth/authorize?${query}` };
   }
@@ -74,6 +81,20 @@ export class GitProviderSetup {
   /** The redirect URI GitLab is asked to send the user back to: the record's (or Berth's callback) naming the record, as the peer. */
   #gitlabRedirect(gitlab: { gitlabId: string; redirectUri?: string | null }): string {
     return `${gitlab.redirectUri || `${this.#berthUrl()}${GITLAB_CALLBACK_PATH}`}?gitlabId=${gitlab.gitlabId}`;
+  }
+
+  /** Gitea's authorization page for a connection of the caller's organization, with a state bound to both (the peer's route answers a redirect to it). */
+  async giteaAuthorization(principal: Principal, giteaId: string, em: EntityManager): Promise<string> {
+    const { gitea } = await this.#service.gitea(giteaId, principal.organizationId, em);
+    if (!gitea.clientId) throw badRequest('clientId: the connection has no OAuth client id (gitea.update)');
+    const state = this.#seal<OAuthState>(principal, { g: gitea.giteaId, t: 'gitea' });
+    const query = new URLSearchParams({ client_id: gitea.clientId, response_type: 'code', redirect_uri: this.#giteaRedirect(gitea), scope: 'read:user repo', state });
+    return `${gitea.giteaUrl}/login/oauth/authorize?${query}`;
+  }
+
+  /** Gitea's redirect URI: the record's, else Berth's callback; the connection travels in the sealed state. */
+  #giteaRedirect(gitea: { redirectUri?: string | null }): string {
+    return gitea.redirectUri || `${this.#berthUrl()}${GITEA_CALLBACK_PATH}`;
   }
 
   #berthUrl(): string {
@@ -130,25 +151,50 @@ export class GitProviderSetup {
           return failed(e, 'Github provider not found', fail);
         }
       });
-      // GitLab sends the user back here once they approve Berth: the code becomes the connection's tokens.
-      app.get(GITLAB_CALLBACK_PATH, { schema: { hide: true } }, async (req, reply) => {
+      // Gitea's authorization page, with a state bound to the caller's organization and the connection.
+      app.get(GITEA_AUTHORIZE_PATH, { schema: { hide: true } }, async (req, reply) => {
         const q = req.query as Record<string, string | undefined>;
         const fail = (status: number, error: string) => reply.code(status).send({ error });
         const principal = await host.authenticate(req).catch(() => null);
         if (!principal) return fail(401, 'Unauthorized');
-        if (typeof q.code !== 'string' || !q.code || q.code.length > 255) return fail(400, 'Missing or invalid code');
-        if (typeof q.gitlabId !== 'string' || !q.gitlabId || q.gitlabId.length > 255) return fail(400, 'Missing gitlabId');
-        const state = this.#open<GitlabState>(typeof q.state === 'string' ? q.state : '', principal.organizationId);
-        // Another organization's, another record's, a forged or an expired state authorizes nothing.
-        if (state?.g !== q.gitlabId) return fail(400, 'The state is not valid for this organization and connection (start the authorization again)');
-        const em = host.container.cradle.orm.em.fork();
+        if (typeof q.giteaId !== 'string' || !q.giteaId || q.giteaId.length > 255) return fail(400, 'Invalid Gitea provider ID');
         try {
-          await this.#service.authorizeGitlab(q.gitlabId, q.code, g => this.#gitlabRedirect(g), principal.organizationId, em);
-          return reply.redirect(AFTER, 307);
+          return reply.redirect(await this.giteaAuthorization(principal, q.giteaId, host.container.cradle.orm.em.fork()), 307);
         } catch (e) {
-          return failed(e, 'Gitlab provider not found', fail);
+          return failed(e, 'Gitea provider not found', fail);
         }
       });
+      // GitLab and Gitea send the user back here once they approve Berth: the code becomes the connection's tokens.
+      // GitLab's names the connection in the query too (its redirect URI carries gitlabId): it must be the state's.
+      const callbacks = [
+        {
+          path: GITLAB_CALLBACK_PATH,
+          type: 'gitlab',
+          idParam: 'gitlabId',
+          redirect: (g: { redirectUri?: string | null }) => this.#gitlabRedirect(g as { gitlabId: string; redirectUri?: string | null }),
+        },
+        { path: GITEA_CALLBACK_PATH, type: 'gitea', idParam: null, redirect: (g: { redirectUri?: string | null }) => this.#giteaRedirect(g) },
+      ] as const;
+      for (const { path, type, idParam, redirect } of callbacks) {
+        app.get(path, { schema: { hide: true } }, async (req, reply) => {
+          const q = req.query as Record<string, string | undefined>;
+          const fail = (status: number, error: string) => reply.code(status).send({ error });
+          const principal = await host.authenticate(req).catch(() => null);
+          if (!principal) return fail(401, 'Unauthorized');
+          if (typeof q.code !== 'string' || !q.code || q.code.length > 255) return fail(400, 'Missing or invalid code');
+          const named = idParam ? q[idParam] : undefined;
+          if (idParam && (typeof named !== 'string' || !named || named.length > 255)) return fail(400, `Missing ${idParam}`);
+          const state = this.#open<OAuthState>(typeof q.state === 'string' ? q.state : '', principal.organizationId);
+          // Another organization's, another type's or record's, a forged or an expired state authorizes nothing.
+          if (!state || state.t !== type || (idParam && state.g !== named)) return fail(400, 'The state is not valid for this organization and connection (start the authorization again)');
+          try {
+            await this.#service.authorize(type, state.g, q.code, redirect, principal.organizationId, host.container.cradle.orm.em.fork());
+            return reply.redirect(AFTER, 307);
+          } catch (e) {
+            return failed(e, `${type === 'gitlab' ? 'Gitlab' : 'Gitea'} provider not found`, fail);
+          }
+        });
+      }
     };
   }
 }

@@ -8,9 +8,12 @@ import { cloneUrlOf } from './service.ts';
 
 /** Which of the workload's fields say what to clone, per source type (the peer's names). */
 /** `path`: a field holding the repository's whole path (GitLab's `group/sub/project`), used in place of owner and repository when set. */
-export const SOURCE_FIELDS: Record<string, { id: string; owner: string; repository: string; branch: string; buildPath: string; path?: string }> = {
+/** `slug`: a field that, when set, names the repository in place of `repository` (Bitbucket's). */
+export const SOURCE_FIELDS: Record<string, { id: string; owner: string; repository: string; branch: string; buildPath: string; path?: string; slug?: string }> = {
   github: { id: 'githubId', owner: 'owner', repository: 'repository', branch: 'branch', buildPath: 'buildPath' },
   gitlab: { id: 'gitlabId', owner: 'gitlabOwner', repository: 'gitlabRepository', branch: 'gitlabBranch', buildPath: 'gitlabBuildPath', path: 'gitlabPathNamespace' },
+  bitbucket: { id: 'bitbucketId', owner: 'bitbucketOwner', repository: 'bitbucketRepository', branch: 'bitbucketBranch', buildPath: 'bitbucketBuildPath', slug: 'bitbucketRepositorySlug' },
+  gitea: { id: 'giteaId', owner: 'giteaOwner', repository: 'giteaRepository', branch: 'giteaBranch', buildPath: 'giteaBuildPath' },
 };
 
 interface Fetcher {
@@ -43,7 +46,11 @@ export class ProviderGitSource implements SourceProvider {
     };
     const path = names.path ? field(names.path)?.replace(/^\/+|\/+$/g, '') : null;
     const cut = path ? path.lastIndexOf('/') : -1;
-    const [id, owner, repository] = [field(names.id), cut > 0 ? path!.slice(0, cut) : field(names.owner), cut > 0 ? path!.slice(cut + 1) : field(names.repository)];
+    const [id, owner, repository] = [
+      field(names.id),
+      cut > 0 ? path!.slice(0, cut) : field(names.owner),
+      cut > 0 ? path!.slice(cut + 1) : ((names.slug && field(names.slug)) ?? field(names.repository)),
+    ];
     const missing = [
       [id, names.id],
       [owner, names.path ?? names.owner],

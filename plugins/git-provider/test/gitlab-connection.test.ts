@@ -8,12 +8,11 @@
 import t from 'tap';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import Docker from 'dockerode';
-import { startTestServer, signUpAdmin, otherOrganization, makeGitRepo, commitFiles, deploymentFinished, deploymentIdOf, freePort, waitFor, TEST_BASE_IMAGE } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, otherOrganization, makeGitRepo, commitFiles, TEST_BASE_IMAGE } from '@berth/core/testing';
 import { startFakeGitlab } from '../../../providers/git-gitlab/test/gitlab-api.ts';
+import { deployApplication, deployStack, ok } from './deploy-from.ts';
 
 const run = promisify(execFile);
-const docker = new Docker();
 
 const gitlab = await startFakeGitlab(t);
 const repo = await makeGitRepo({
@@ -38,11 +37,6 @@ t.teardown(() => server.destroy());
 const { client, apiKey, userId } = await signUpAdmin(server);
 const sql = (q: string, p: unknown[]) => server.kernel.container.cradle.orm.em.getConnection().execute(q, p) as Promise<Record<string, any>[]>;
 
-const ok = async (r: Promise<{ status: number; body: any }>, what: string) => {
-  const reply = await r;
-  if (reply.status !== 200) throw new Error(`${what}: ${reply.status} ${JSON.stringify(reply.body)}`);
-  return reply.body;
-};
 /** GET the callback as the browser would after GitLab's redirect (the caller's credential with it). */
 const callback = (query: Record<string, string>, key = apiKey) =>
   fetch(`${server.url}/api/providers/gitlab/callback?${new URLSearchParams(query)}`, { headers: { 'x-api-key': key }, redirect: 'manual' });
@@ -193,23 +187,12 @@ t.test("another organization's connection is 404 everywhere", async t => {
 });
 
 t.test('an application and a compose stack deploy from the project through the connection; the token is in no log', async t => {
-  const {
-    body: { environment },
-  } = await client.post('project.create', { name: 'From GitLab' });
-  const app = await ok(client.post('application.create', { name: 'gl', environmentId: environment.environmentId }), 'application.create');
-  t.teardown(() =>
-    docker
-      .getService(app.appName)
-      .remove()
-      .catch(() => undefined),
-  );
-  const port = await freePort();
-  await ok(client.post('port.create', { applicationId: app.applicationId, publishedPort: port, targetPort: 8080, publishMode: 'host', protocol: 'tcp' }), 'port.create');
-  await ok(client.post('application.update', { applicationId: app.applicationId, stopGracePeriodSwarm: 1_000_000_000 }), 'application.update');
-  t.equal(
-    (
-      await client.post('application.saveGitlabProvider', {
-        applicationId: app.applicationId,
+  const { app, one, environmentId, deploy } = await deployApplication(t, client, {
+    name: 'GitLab',
+    serves: 'from-gitlab',
+    save: applicationId =>
+      client.post('application.saveGitlabProvider', {
+        applicationId,
         gitlabBranch: 'main',
         gitlabBuildPath: '/',
         gitlabOwner: 'backend',
@@ -217,62 +200,32 @@ t.test('an application and a compose stack deploy from the project through the c
         gitlabId,
         gitlabPathNamespace: 'team/backend/app',
         gitlabProjectId: project.id,
-      })
-    ).body,
-    true,
-  );
-  await ok(client.post('application.saveBuildType', { applicationId: app.applicationId, buildType: 'dockerfile', dockerfile: 'Dockerfile' }), 'saveBuildType');
-  const one = (await client.get('application.one', { applicationId: app.applicationId })).body;
+      }),
+  });
   t.equal(one.sourceType, 'gitlab');
   t.match(one.gitlab, { gitlabId, gitProviderId, gitlabUrl: gitlab.url });
   t.notOk('accessToken' in one.gitlab, 'joined without tokens');
 
   const gitRequests = gitlab.git.requests.length;
-  const done = await deploymentFinished(client, deploymentIdOf(await client.post('application.deploy', { applicationId: app.applicationId })));
-  t.equal(done.status, 'done', done.errorMessage ?? '');
-  const served = await waitFor(
-    `port ${port}`,
-    async () => {
-      const r = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(2000) }).catch(() => null);
-      return r?.ok ? r.text() : undefined;
-    },
-    { timeout: 30_000, interval: 200 },
-  );
-  t.equal(served.trim(), 'from-gitlab');
+  const { log } = await deploy();
   t.ok(
     gitlab.git.requests.slice(gitRequests).some(r => r.path.includes('team/backend/app.git') && r.authorization !== undefined),
     'the clone sent the credential',
   );
-  const log = (await client.get('deployment.readLogs', { deploymentId: done.deploymentId })).body as string;
   t.match(log, new RegExp(repo.commit), 'the log names the commit');
   for (const token of gitlab.tokens.keys()) {
     t.notOk(log.includes(token), 'no token in the log');
     t.notOk(log.includes(Buffer.from(`oauth2:${token}`).toString('base64')), 'nor the header that carries it');
   }
 
-  const appName = `gl-stack-${Date.now().toString(36)}`;
-  const stack = await ok(client.post('compose.create', { name: 'gl stack', environmentId: environment.environmentId, appName }), 'compose.create');
-  t.teardown(() => client.post('compose.delete', { composeId: stack.composeId, deleteVolumes: true }));
-  await ok(
-    client.post('compose.update', {
-      composeId: stack.composeId,
-      sourceType: 'gitlab',
-      gitlabId,
-      gitlabPathNamespace: 'team/backend/app',
-      gitlabOwner: 'backend',
-      gitlabRepository: 'app',
-      gitlabBranch: 'release',
-      gitlabProjectId: project.id,
-      composePath: './docker-compose.yml',
-    }),
-    'compose.update',
-  );
-  const stackRun = await deploymentFinished(client, deploymentIdOf(await client.post('compose.deploy', { composeId: stack.composeId })));
-  t.equal(stackRun.status, 'done', stackRun.errorMessage ?? '');
-  const stackLog = (await client.get('deployment.readLogs', { deploymentId: stackRun.deploymentId })).body as string;
-  t.match(stackLog, new RegExp(release), 'the stack was fetched from the release branch');
-  for (const token of gitlab.tokens.keys()) t.notOk(stackLog.includes(token), "no token in the stack's log");
-  t.match((await client.get('compose.one', { composeId: stack.composeId })).body.gitlab, { gitlabId, gitProviderId });
+  const stack = await deployStack(t, client, {
+    environmentId,
+    name: 'gl',
+    fields: { sourceType: 'gitlab', gitlabId, gitlabPathNamespace: 'team/backend/app', gitlabOwner: 'backend', gitlabRepository: 'app', gitlabBranch: 'release', gitlabProjectId: project.id },
+  });
+  t.match(stack.log, new RegExp(release), 'the stack was fetched from the release branch');
+  for (const token of gitlab.tokens.keys()) t.notOk(stack.log.includes(token), "no token in the stack's log");
+  t.match(stack.one.gitlab, { gitlabId, gitProviderId });
 
   const refused = await client.post('gitProvider.remove', { gitProviderId });
   t.equal(refused.status, 409);

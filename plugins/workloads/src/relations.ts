@@ -39,6 +39,32 @@ export const GitlabRelation = Nullable(
   }),
 );
 
+/** The Bitbucket connection a workload deploys from (no API token or app password), as the peer joins it; null without one. */
+export const BitbucketRelation = Nullable(
+  Type.Object({
+    bitbucketId: Type.String(),
+    bitbucketUsername: Nullable(Type.String()),
+    bitbucketEmail: Nullable(Type.String()),
+    bitbucketWorkspaceName: Nullable(Type.String()),
+    gitProviderId: Type.String(),
+  }),
+);
+
+/** The Gitea connection a workload deploys from (no client secret or token; the columns the peer joins), null without one. */
+export const GiteaRelation = Nullable(
+  Type.Object({
+    giteaId: Type.String(),
+    giteaUrl: Type.String(),
+    giteaInternalUrl: Nullable(Type.String()),
+    redirectUri: Nullable(Type.String()),
+    clientId: Nullable(Type.String()),
+    gitProviderId: Type.String(),
+    expiresAt: Nullable(Type.Number()),
+    scopes: Nullable(Type.String()),
+    lastAuthenticatedAt: Nullable(Type.Number()),
+  }),
+);
+
 /** The server a workload's serverId names, as its answers join it (null without one, or when no plugin keeps servers). */
 export async function serverRelation(cradle: Cradle, serverId: unknown, organizationId: string, em: EntityManager) {
   return (await optionalService(cradle, 'servers')?.relation(serverId, organizationId, em)) ?? null;
@@ -67,6 +93,8 @@ export function relationSchemas(cradle: Cradle) {
     registry: registries ? Nullable(registries.relationSchema()) : NotServedOne('the registry'),
     github: GithubRelation,
     gitlab: GitlabRelation,
+    bitbucket: BitbucketRelation,
+    gitea: GiteaRelation,
     backups: backups ? Type.Array(backups.viewSchema()) : NotServedList('backups'),
     domains: proxied ? Type.Array(proxied.domains) : NotServedList('domains'),
     redirects: proxied ? Type.Array(proxied.redirects) : NotServedList('redirects'),

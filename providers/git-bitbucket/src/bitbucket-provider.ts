@@ -1,0 +1,186 @@
+// Bitbucket Cloud through its REST 2.0 API with plain fetch (no SDK: the handful of calls Berth
+// makes need none). An account is an API token with its Atlassian account's e-mail (basic auth
+// `<email>:<token>` for the API, user `x-bitbucket-api-token-auth` for git), or, for older
+// records, a user name and app password, which Atlassian is retiring: when Bitbucket refuses
+// one, the error says so. Listings follow Bitbucket's `next` links, only on the API's own origin.
+import {
+  GitProviderError,
+  type CloneCredential,
+  type GitAccount,
+  type GitAccountUpdate,
+  type GitBranch,
+  type GitFailure,
+  type GitProvider,
+  type GitRepository,
+  type GitRepositoryRef,
+  type GitWebhook,
+} from '@berth/core';
+
+export const BITBUCKET_API = 'https://api.bitbucket.org/2.0';
+export const BITBUCKET_WEB = 'https://bitbucket.org';
+/** The user name git takes with an API token (Atlassian's documentation for API tokens and git). */
+export const API_TOKEN_USER = 'x-bitbucket-api-token-auth';
+
+type Json = any;
+
+interface BitbucketAccount {
+  /** Basic credentials for the API. */
+  api: { user: string; password: string };
+  /** Basic credentials for git. */
+  git: { user: string; password: string };
+  /** Whose repositories are listed: the workspace, else the user name. */
+  workspace: string | null;
+  /** An app password (not an API token): named when Bitbucket refuses it. */
+  appPassword: boolean;
+}
+
+const text = (v: unknown) => (v === null || v === undefined ? '' : String(v)).trim();
+
+function accountOf(account: GitAccount): BitbucketAccount {
+  const [apiToken, appPassword] = [text(account.secrets.apiToken), text(account.secrets.appPassword)];
+  const [email, username] = [text(account.settings.bitbucketEmail), text(account.settings.bitbucketUsername)];
+  const workspace = text(account.settings.bitbucketWorkspaceName) || username || null;
+  if (apiToken) {
+    if (!email) throw new GitProviderError('credentials', "Bitbucket: an API token needs its Atlassian account's e-mail (bitbucketEmail) for the API");
+    return { api: { user: email, password: apiToken }, git: { user: API_TOKEN_USER, password: apiToken }, workspace, appPassword: false };
+  }
+  if (appPassword && username) return { api: { user: username, password: appPassword }, git: { user: username, password: appPassword }, workspace, appPassword: true };
+  throw new GitProviderError('credentials', 'Bitbucket: the account has no API token (apiToken with bitbucketEmail) nor an app password with its user name (appPassword, bitbucketUsername)');
+}
+
+const basic = (c: { user: string; password: string }) => `Basic ${Buffer.from(`${c.user}:${c.password}`).toString('base64')}`;
+const seg = (s: string) => encodeURIComponent(s);
+const repoPath = (r: GitRepositoryRef) => `/repositories/${seg(r.owner)}/${seg(r.name)}`;
+
+export interface BitbucketOptions {
+  /** The REST API's root (default https://api.bitbucket.org/2.0). */
+  apiUrl?: string;
+  /** Where repositories are cloned from (default https://bitbucket.org). */
+  webUrl?: string;
+}
+
+export class BitbucketProvider implements GitProvider {
+  readonly id = 'bitbucket';
+  readonly label = 'Bitbucket';
+  readonly #api: string;
+  readonly #web: string;
+
+  constructor(options: BitbucketOptions = {}) {
+    this.#api = (options.apiUrl || BITBUCKET_API).replace(/\/+$/, '');
+    this.#web = (options.webUrl || BITBUCKET_WEB).replace(/\/+$/, '');
+  }
+
+  /** One API call; Bitbucket's refusals as the contract's failures, an app password's refusal said plainly. */
+  async #call(a: BitbucketAccount, step: GitFailure, pathOrUrl: string, init: { method?: string; body?: Json } = {}): Promise<Json> {
+    const url = pathOrUrl.startsWith('/') ? `${this.#api}${pathOrUrl}` : pathOrUrl;
+    // A `next` link elsewhere would carry the credential to another host.
+    if (new URL(url).origin !== new URL(this.#api).origin) throw new GitProviderError(step, `Bitbucket: a link to another host (${new URL(url).origin}) was not followed`);
+    let res: Response;
+    try {
+      res = await fetch(url, {
+        method: init.method ?? 'GET',
+        headers: { authorization: basic(a.api), accept: 'application/json', ...(init.body ? { 'content-type': 'application/json' } : {}) },
+        body: init.body ? JSON.stringify(init.body) : undefined,
+        redirect: 'error',
+        signal: AbortSignal.timeout(30_000),
+      });
+    } catch (e) {
+      throw new GitProviderError('connect', `Bitbucket cannot be reached: ${(e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message}`, { cause: e });
+    }
+    if (res.status === 204) return null;
+    const body = (await res.json().catch(() => null)) as Json;
+    if (res.ok) return body;
+    const said = body?.error?.message ?? res.statusText ?? String(res.status);
+    if (res.status === 401 || res.status === 403) {
+      if (a.appPassword && res.status === 401)
+        throw new GitProviderError(
+          'credentials',
+          `Bitbucket refused the app password of ${a.api.user} (${said}): Atlassian is retiring app passwords; create an API token and set apiToken and bitbucketEmail`,
+        );
+      throw new GitProviderError('credentials', `Bitbucket refused the credentials of ${a.api.user}: ${said}`);
+    }
+    if (res.status === 404) throw new GitProviderError(step === 'commit' ? 'missing' : step, `Bitbucket: not found (${said})`);
+    throw new GitProviderError(step, `Bitbucket answered ${res.status}: ${said}`);
+  }
+
+  /** Every page of a listing, following `next`. */
+  async #all(a: BitbucketAccount, step: GitFailure, path: string): Promise<Json[]> {
+    const out: Json[] = [];
+    let next: string | null = `${path}${path.includes('?') ? '&' : '?'}pagelen=100`;
+    for (let pages = 0; next; pages++) {
+      if (pages >= 1000) throw new GitProviderError(step, 'Bitbucket: more than 1000 pages');
+      const page: Json = await this.#call(a, step, next);
+      out.push(...((page?.values as Json[]) ?? []));
+      next = typeof page?.next === 'string' && page.next ? page.next : null;
+    }
+    return out;
+  }
+
+  async connect(account: GitAccount): Promise<GitAccountUpdate> {
+    await this.#call(accountOf(account), 'connect', '/user');
+    return { settings: {}, secrets: {} };
+  }
+
+  /** API tokens and app passwords do not expire on a schedule: nothing to renew. */
+  async refresh(account: GitAccount): Promise<GitAccountUpdate | null> {
+    accountOf(account);
+    return null;
+  }
+
+  async listRepositories(account: GitAccount): Promise<GitRepository[]> {
+    const a = accountOf(account);
+    if (!a.workspace) throw new GitProviderError('repositories', 'Bitbucket: name a workspace (bitbucketWorkspaceName) or a user name (bitbucketUsername) to list');
+    const repos = await this.#all(a, 'repositories', `/repositories/${seg(a.workspace)}`);
+    return repos.map(r => {
+      const owner = String(r.workspace?.slug ?? r.full_name?.split('/')[0] ?? a.workspace);
+      return {
+        id: String(r.uuid ?? r.full_name),
+        name: String(r.slug),
+        owner,
+        cloneUrl: this.#cloneUrl(owner, String(r.slug)),
+        defaultBranch: r.mainbranch?.name ?? null,
+        private: r.is_private !== false,
+      };
+    });
+  }
+
+  #cloneUrl(owner: string, slug: string): string {
+    return `${this.#web}/${owner}/${slug}.git`;
+  }
+
+  async listBranches(account: GitAccount, repo: GitRepositoryRef): Promise<GitBranch[]> {
+    const branches = await this.#all(accountOf(account), 'branches', `${repoPath(repo)}/refs/branches`);
+    return branches.map(b => ({ name: String(b.name), commit: String(b.target?.hash) }));
+  }
+
+  async resolveCommit(account: GitAccount, repo: GitRepositoryRef, ref: string): Promise<string> {
+    const commit = await this.#call(accountOf(account), 'commit', `${repoPath(repo)}/commit/${seg(ref)}`);
+    if (!/^[0-9a-f]{40}$/.test(String(commit?.hash))) throw new GitProviderError('commit', `Bitbucket answered no commit hash for ${ref}`);
+    return commit.hash;
+  }
+
+  /** The API token as user x-bitbucket-api-token-auth (or the app password as its user), for the hosts below the web URL only. */
+  async cloneCredential(account: GitAccount): Promise<CloneCredential> {
+    const a = accountOf(account);
+    return { baseUrl: `${this.#web}/`, username: a.git.user, password: a.git.password, expiresAt: null };
+  }
+
+  async registerWebhook(account: GitAccount, repo: GitRepositoryRef, hook: { url: string; secret: string }): Promise<GitWebhook> {
+    const made = await this.#call(accountOf(account), 'webhook', `${repoPath(repo)}/hooks`, {
+      method: 'POST',
+      body: { description: 'Berth', url: hook.url, active: true, secret: hook.secret, events: ['repo:push'] },
+    });
+    return { id: String(made.uuid) };
+  }
+
+  async removeWebhook(account: GitAccount, repo: GitRepositoryRef, hookId: string): Promise<void> {
+    await this.#call(accountOf(account), 'webhook', `${repoPath(repo)}/hooks/${seg(hookId)}`, { method: 'DELETE' }).catch((e: GitProviderError) => {
+      if (!/not found/.test(e.message)) throw e; // already gone
+    });
+  }
+
+  async commentOnPullRequest(account: GitAccount, repo: GitRepositoryRef, number: number, body: string): Promise<{ id: string }> {
+    const made = await this.#call(accountOf(account), 'comment', `${repoPath(repo)}/pullrequests/${number}/comments`, { method: 'POST', body: { content: { raw: body } } });
+    return { id: String(made.id) };
+  }
+}

@@ -1,0 +1,174 @@
+// Gitea (or Forgejo) through its REST API (/api/v1) with plain fetch and the OAuth application's
+// access token (`Authorization: token …`); the token is refreshed (grant_type=refresh_token at
+// /login/oauth/access_token) before it expires and the new pair answered for the record to store.
+// giteaInternalUrl, when set, is where Berth reaches the server; giteaUrl stays what users see.
+// Listings follow the Link header's `next`, only on the server's own origin.
+import {
+  GitProviderError,
+  type CloneCredential,
+  type GitAccount,
+  type GitAccountUpdate,
+  type GitBranch,
+  type GitFailure,
+  type GitProvider,
+  type GitRepository,
+  type GitRepositoryRef,
+  type GitWebhook,
+} from '@berth/core';
+
+export const GITEA_COM = 'https://gitea.com';
+
+type Json = any;
+const text = (v: unknown) => (v === null || v === undefined ? '' : String(v)).trim();
+const seg = (s: string) => encodeURIComponent(s);
+const repoPath = (r: GitRepositoryRef) => `/repos/${seg(r.owner)}/${seg(r.name)}`;
+
+/** Where Berth reaches Gitea: giteaInternalUrl when set, else giteaUrl (an http(s) URL, no trailing slash). */
+function baseOf(account: GitAccount): string {
+  const base = (text(account.settings.giteaInternalUrl) || text(account.settings.giteaUrl) || GITEA_COM).replace(/\/+$/, '');
+  try {
+    if (!/^https?:$/.test(new URL(base).protocol)) throw new Error('not http(s)');
+  } catch {
+    throw new GitProviderError('connect', `Gitea: "${base}" is not a URL (giteaUrl)`);
+  }
+  return base;
+}
+
+function tokenOf(account: GitAccount): string {
+  const token = text(account.secrets.accessToken);
+  if (!token) throw new GitProviderError('credentials', 'Gitea: the account is not authorized yet (no access token): finish the OAuth flow');
+  return token;
+}
+
+export class GiteaProvider implements GitProvider {
+  readonly id = 'gitea';
+  readonly label = 'Gitea';
+
+  /** One API call; Gitea's refusals as the contract's failures. */
+  async #call(account: GitAccount, step: GitFailure, pathOrUrl: string, init: { method?: string; body?: Json } = {}): Promise<{ body: Json; next: string | null }> {
+    const base = baseOf(account);
+    const url = pathOrUrl.startsWith('/') ? `${base}/api/v1${pathOrUrl}` : pathOrUrl;
+    if (new URL(url).origin !== new URL(base).origin) throw new GitProviderError(step, `Gitea: a link to another host (${new URL(url).origin}) was not followed`);
+    let res: Response;
+    try {
+      res = await fetch(url, {
+        method: init.method ?? 'GET',
+        headers: { authorization: `token ${tokenOf(account)}`, accept: 'application/json', ...(init.body ? { 'content-type': 'application/json' } : {}) },
+        body: init.body ? JSON.stringify(init.body) : undefined,
+        redirect: 'error',
+        signal: AbortSignal.timeout(30_000),
+      });
+    } catch (e) {
+      if (e instanceof GitProviderError) throw e;
+      throw new GitProviderError('connect', `Gitea cannot be reached: ${(e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message}`, { cause: e });
+    }
+    const body = res.status === 204 ? null : ((await res.json().catch(() => null)) as Json);
+    if (res.ok) return { body, next: /<([^>]+)>;\s*rel="next"/.exec(res.headers.get('link') ?? '')?.[1] ?? null };
+    const said = body?.message ?? res.statusText ?? String(res.status);
+    if (res.status === 401 || res.status === 403) throw new GitProviderError('credentials', `Gitea refused the token: ${said}`);
+    if (res.status === 404) throw new GitProviderError(step === 'commit' ? 'missing' : step, `Gitea: not found (${said})`);
+    throw new GitProviderError(step, `Gitea answered ${res.status}: ${said}`);
+  }
+
+  /** Every page of a listing, following the Link header. */
+  async #all(account: GitAccount, step: GitFailure, path: string): Promise<Json[]> {
+    const out: Json[] = [];
+    let next: string | null = `${path}?limit=50`;
+    for (let pages = 0; next; pages++) {
+      if (pages >= 1000) throw new GitProviderError(step, 'Gitea: more than 1000 pages');
+      const page: { body: Json; next: string | null } = await this.#call(account, step, next);
+      out.push(...(Array.isArray(page.body) ? page.body : []));
+      next = page.next;
+    }
+    return out;
+  }
+
+  async connect(account: GitAccount): Promise<GitAccountUpdate> {
+    const { body } = await this.#call(account, 'connect', '/user');
+    return { settings: { giteaUsername: body?.login ?? null, lastAuthenticatedAt: Math.floor(Date.now() / 1000) }, secrets: {} };
+  }
+
+  /** Exchanges the refresh token for a new pair when the access token expires within marginMs. */
+  async refresh(account: GitAccount, marginMs: number): Promise<GitAccountUpdate | null> {
+    const expires = Number(account.settings.expiresAt);
+    if (!Number.isFinite(expires) || expires <= 0 || expires * 1000 - Date.now() > marginMs) return null;
+    const [refreshToken, clientId, clientSecret] = [text(account.secrets.refreshToken), text(account.settings.clientId), text(account.secrets.clientSecret)];
+    if (!refreshToken || !clientId || !clientSecret) throw new GitProviderError('credentials', 'Gitea: the token expires and the account has no refresh token, client id or secret to renew it');
+    return this.#token(account, new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId, client_secret: clientSecret }), 'refresh the token');
+  }
+
+  /** The OAuth flow's last step (outside the contract; the callback route calls it): Gitea's one-time code exchanged for the first pair. */
+  async exchangeCode(account: GitAccount, code: string, redirectUri: string): Promise<GitAccountUpdate> {
+    const [clientId, clientSecret] = [text(account.settings.clientId), text(account.secrets.clientSecret)];
+    if (!clientId || !clientSecret) throw new GitProviderError('credentials', 'Gitea: the account has no OAuth client id or secret (clientId, clientSecret)');
+    return this.#token(account, new URLSearchParams({ grant_type: 'authorization_code', code, client_id: clientId, client_secret: clientSecret, redirect_uri: redirectUri }), 'authorize Berth');
+  }
+
+  /** POST /login/oauth/access_token: the new pair, its expiry in seconds since the epoch. */
+  async #token(account: GitAccount, form: URLSearchParams, what: string): Promise<GitAccountUpdate> {
+    let res: Response;
+    try {
+      res = await fetch(`${baseOf(account)}/login/oauth/access_token`, { method: 'POST', body: form, headers: { accept: 'application/json' }, redirect: 'error', signal: AbortSignal.timeout(30_000) });
+    } catch (e) {
+      throw new GitProviderError('connect', `Gitea cannot be reached: ${(e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message}`, { cause: e });
+    }
+    const body = (await res.json().catch(() => ({}))) as { access_token?: string; refresh_token?: string; expires_in?: number; error_description?: string; error?: string };
+    if (!res.ok || !body.access_token) throw new GitProviderError('credentials', `Gitea refused to ${what}: ${body.error_description || body.error || res.status}`);
+    return {
+      settings: { expiresAt: body.expires_in ? Math.floor(Date.now() / 1000) + Number(body.expires_in) : null },
+      secrets: { accessToken: body.access_token, refreshToken: body.refresh_token ?? (text(account.secrets.refreshToken) || null) },
+    };
+  }
+
+  async listRepositories(account: GitAccount): Promise<GitRepository[]> {
+    const repos = await this.#all(account, 'repositories', '/user/repos');
+    const org = text(account.settings.organizationName).toLowerCase();
+    return repos
+      .filter(r => !org || String(r.owner?.login).toLowerCase() === org)
+      .map(r => ({
+        id: String(r.id),
+        name: String(r.name),
+        owner: String(r.owner?.login),
+        cloneUrl: `${baseOf(account)}/${r.owner?.login}/${r.name}.git`,
+        defaultBranch: r.default_branch ?? null,
+        private: r.private !== false,
+      }));
+  }
+
+  async listBranches(account: GitAccount, repo: GitRepositoryRef): Promise<GitBranch[]> {
+    const branches = await this.#all(account, 'branches', `${repoPath(repo)}/branches`);
+    return branches.map(b => ({ name: String(b.name), commit: String(b.commit?.id) }));
+  }
+
+  async resolveCommit(account: GitAccount, repo: GitRepositoryRef, ref: string): Promise<string> {
+    const { body } = await this.#call(account, 'commit', `${repoPath(repo)}/git/commits/${seg(ref)}`);
+    if (!/^[0-9a-f]{40}$/.test(String(body?.sha))) throw new GitProviderError('commit', `Gitea answered no commit sha for ${ref}`);
+    return body.sha;
+  }
+
+  /** The OAuth access token as basic auth for user "oauth2", for the hosts below the server's URL (or the internal one). */
+  async cloneCredential(account: GitAccount): Promise<CloneCredential> {
+    const expires = Number(account.settings.expiresAt);
+    return { baseUrl: `${baseOf(account)}/`, username: 'oauth2', password: tokenOf(account), expiresAt: Number.isFinite(expires) && expires > 0 ? new Date(expires * 1000) : null };
+  }
+
+  async registerWebhook(account: GitAccount, repo: GitRepositoryRef, hook: { url: string; secret: string }): Promise<GitWebhook> {
+    const { body } = await this.#call(account, 'webhook', `${repoPath(repo)}/hooks`, {
+      method: 'POST',
+      body: { type: 'gitea', config: { url: hook.url, content_type: 'json', secret: hook.secret }, events: ['push'], active: true },
+    });
+    return { id: String(body.id) };
+  }
+
+  async removeWebhook(account: GitAccount, repo: GitRepositoryRef, hookId: string): Promise<void> {
+    await this.#call(account, 'webhook', `${repoPath(repo)}/hooks/${seg(hookId)}`, { method: 'DELETE' }).catch((e: GitProviderError) => {
+      if (!/not found/.test(e.message)) throw e; // already gone
+    });
+  }
+
+  /** Pull requests share the issues' numbers: the comment goes to the issue comments. */
+  async commentOnPullRequest(account: GitAccount, repo: GitRepositoryRef, number: number, body: string): Promise<{ id: string }> {
+    const made = await this.#call(account, 'comment', `${repoPath(repo)}/issues/${number}/comments`, { method: 'POST', body: { body } });
+    return { id: String(made.body.id) };
+  }
+}
