@@ -3,20 +3,24 @@
 // (/proc and df run there), its containers through its engine's stats, every refreshRate seconds.
 // CPU is measured over the whole interval between two samples. Samples are stored and checked
 // against the thresholds (one alert, a cooldown, one "back to normal"); at metricsConfig.cronJob,
-// those older than a day are folded into 5-minute rows and those past retentionDays dropped.
+// those past retentionDays are dropped, those older than a day folded into 5-minute rows and those
+// older than a week into hourly ones.
 import { CronExpressionParser } from 'cron-parser';
 import type Docker from 'dockerode';
 import type { Cradle, Logger } from '@berth/core';
 import { containerCpuPercent, containerReading, cpuPercent, cpuTimes, hostInfo, interfaces, memory, mounts, type ContainerReading, type CpuTimes, type EngineStats } from './readings.ts';
 import type { MetricsConfig } from './schemas.ts';
-import { LOCAL, type ContainerSample, type MonitoringStore } from './store.ts';
+import { LOCAL, SPANS, type ContainerSample, type MonitoringStore } from './store.ts';
 import { ThresholdWatch } from './thresholds.ts';
 
 const SERVICE_LABEL = 'com.docker.swarm.service.name';
 const ID_LABEL = 'berth.id';
 /** Samples older than this are folded into DOWNSAMPLE_SECONDS rows. */
 export const FULL_RESOLUTION_MS = 86_400_000;
-export const DOWNSAMPLE_SECONDS = 300;
+export const DOWNSAMPLE_SECONDS = SPANS[1];
+/** Rows older than this are folded into HOURLY_SECONDS rows (until retentionDays). */
+export const FIVE_MINUTE_MS = 7 * 86_400_000;
+export const HOURLY_SECONDS = SPANS[2];
 
 /** The next time of a cron expression after `now` (UTC); an hour on for one that does not parse. */
 export function nextRun(cron: string, now: number): number {
@@ -139,15 +143,18 @@ export class Collector {
 
   /**
    * The cronJob's work for one host: samples older than retentionDays dropped, then those older
-   * than a day (at a bucket's edge) folded into 5-minute rows. Answers the rows folded and written.
+   * than a day (at a bucket's edge) folded into 5-minute rows, and rows older than a week into
+   * hourly ones. Answers the rows folded and written.
    */
   async maintain(key: string): Promise<{ folded: number; written: number }> {
     const target = this.#targets.get(key);
     if (!target) throw new Error(`monitoring: ${key} is not set up`);
     const now = this.#now();
-    const bucketMs = DOWNSAMPLE_SECONDS * 1000;
     await this.#store.prune(key, new Date(now - target.config.server.retentionDays * 86_400_000));
-    return this.#store.downsample(key, new Date(Math.floor((now - FULL_RESOLUTION_MS) / bucketMs) * bucketMs), DOWNSAMPLE_SECONDS);
+    const edge = (age: number, seconds: number) => new Date(Math.floor((now - age) / (seconds * 1000)) * seconds * 1000);
+    const fine = await this.#store.downsample(key, edge(FULL_RESOLUTION_MS, DOWNSAMPLE_SECONDS), DOWNSAMPLE_SECONDS);
+    const coarse = await this.#store.downsample(key, edge(FIVE_MINUTE_MS, HOURLY_SECONDS), HOURLY_SECONDS);
+    return { folded: fine.folded + coarse.folded, written: fine.written + coarse.written };
   }
 
   async #host(key: string) {
