@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import Docker from 'dockerode';
 import pg from 'pg';
 import { TEST_BASE_IMAGE } from '@berth/core/testing';
-import { buildBerth, cleanUpBerths, runBench, startBerth } from './util.ts';
+import { buildBerth, cleanUpBerths, median, runBench, startBerth } from './util.ts';
 
 const { values: opt } = parseArgs({ options: { containers: { type: 'string', default: '20' }, seconds: { type: 'string', default: '120' }, json: { type: 'string' } } });
 const containers = Math.max(0, Number(opt.containers));
@@ -36,7 +36,14 @@ function cpuMs(pid: number): number {
 }
 
 async function removeContainers() {
-  await Promise.all(names.map(n => docker.getContainer(n).remove({ force: true }).catch(() => undefined)));
+  await Promise.all(
+    names.map(n =>
+      docker
+        .getContainer(n)
+        .remove({ force: true })
+        .catch(() => undefined),
+    ),
+  );
 }
 
 async function main() {
@@ -61,7 +68,7 @@ async function main() {
     const idle = await window();
     await berth.call('admin.setupMonitoring', {
       metricsConfig: {
-        server: { refreshRate: REFRESH, port: 4500, token: 'bench', urlCallback: '', retentionDays: 30, cronJob: '0 0 * * *', thresholds: { cpu: 0, memory: 0 } },
+        server: { refreshRate: REFRESH, port: 4500, token: 'bench', urlCallback: 'http://127.0.0.1:9/callback', retentionDays: 30, cronJob: '0 0 * * *', thresholds: { cpu: 0, memory: 0 } },
         containers: { refreshRate: REFRESH, services: { include: [], exclude: [] } },
       },
     });
@@ -72,15 +79,30 @@ async function main() {
     process.stderr.write(`collecting for ${seconds} s\n`);
     const busy = await window();
     const collections = (await count()) - hostsBefore;
+    // When each host sample and the workload samples after it were taken: the cadence kept, and how
+    // long a host's sampling took (its figures, then the engine's list and stats of each container).
+    const times = (
+      await db.query(
+        `select extract(epoch from h.at) * 1000 as host, (select extract(epoch from min(c.at)) * 1000 from monitoring_container_samples c where c.span = 0 and c.at >= h.at) as containers
+         from monitoring_host_samples h order by h.at desc limit $1`,
+        [collections],
+      )
+    ).rows.map(r => ({ host: Number(r.host), containers: Number(r.containers) }));
+    times.reverse();
+    const intervals = times.slice(1).map((x, i) => (x.host - times[i]!.host) / 1000);
+    const hostPart = times.filter(x => x.containers).map(x => (x.containers - x.host) / 1000);
     const workloadRows = (await rows()) - rowsBefore;
     const perSecond = (w: { ms: number; wall: number }) => w.ms / (w.wall / 1000);
     const extra = perSecond(busy) - perSecond(idle);
     const perCollection = collections ? (busy.ms - idle.ms * (busy.wall / idle.wall)) / collections : NaN;
     console.log(`\nCollector CPU: this machine and ${containers} containers sampled every ${REFRESH} s, ${seconds} s windows, ${new Date().toISOString()}\n`);
-    console.log('| Berth CPU idle (ms/s) | collecting (ms/s) | collections | workload rows | CPU per collection (ms) | share of a core |');
-    console.log('|---|---|---|---|---|---|');
-    console.log(`| ${perSecond(idle).toFixed(2)} | ${perSecond(busy).toFixed(2)} | ${collections} | ${workloadRows} | ${perCollection.toFixed(1)} | ${(extra / 10).toFixed(2)} % |`);
-    if (opt.json) writeFileSync(opt.json, JSON.stringify({ containers, seconds, idle, busy, collections, workloadRows, perCollection }, null, 2));
+    console.log('| Berth CPU idle (ms/s) | collecting (ms/s) | collections | workload rows | CPU per collection (ms) | share of a core | every (s, median) | host figures took (s, median) |');
+    console.log('|---|---|---|---|---|---|---|---|');
+    console.log(
+      `| ${perSecond(idle).toFixed(2)} | ${perSecond(busy).toFixed(2)} | ${collections} | ${workloadRows} | ${perCollection.toFixed(1)} | ${(extra / 10).toFixed(2)} % | ${median(intervals).toFixed(1)} | ${median(hostPart).toFixed(2)} |`,
+    );
+    console.log(`\nAt one collection every ${REFRESH} s, ${perCollection.toFixed(1)} ms each would be ${(perCollection / REFRESH / 10).toFixed(2)} % of a core.`);
+    if (opt.json) writeFileSync(opt.json, JSON.stringify({ containers, seconds, idle, busy, collections, workloadRows, perCollection, intervals, hostPart }, null, 2));
   } finally {
     await db.end();
     await berth.stop();
