@@ -28,7 +28,7 @@ const containers = Math.max(0, Number(opt.containers));
 const DAY = 86_400_000;
 const START = Date.parse('2027-01-01T00:00:00Z');
 const HOST = 'bench0000000000000000'; // a server id's length
-const TABLES = ['monitoring_host_samples', 'monitoring_container_samples'];
+const TABLES = ['monitoring_series', 'monitoring_host_latest', 'monitoring_host_samples', 'monitoring_container_samples'];
 
 async function main() {
   buildBerth();
@@ -94,19 +94,31 @@ async function main() {
     const maintenance: number[] = [];
     for (let d = 0; d < days; d++) {
       const from = (START + d * DAY) / 1000;
-      // One day at 10 s: the host's row, then one per workload, as the collector's inserts write them.
+      // One day at 10 s: the host's row, then one per workload, as the collector's inserts write them
+      // (each under its series: the host, and each workload's container).
+      if (d === 0)
+        await db.query(
+          `insert into monitoring_series (host_key, app_name, container_id) select $1, '', '' union all select $1, 'app-' || lpad(c::text, 2, '0') || '-bench-workload', md5(c::text) || md5((c + 1)::text) from generate_series(1, $2::int) c`,
+          [HOST, containers],
+        );
       await db.query(
-        `insert into monitoring_host_samples (host_key, at, cpu, mem_used, mem_total, disk_used, disk_total, net_in, net_out, uptime, mounts, devices)
-         select $1, to_timestamp($2 + i * 10), random() * 100, 4e9 + random() * 1e9, 8e9, 188435435520 + i, 270553174016, 98765432101 + i * 5000, 12345678901 + i * 3000, $2::int - 1.7e9 + i * 10, $3::jsonb, $4::jsonb
+        `insert into monitoring_host_samples (series_id, at, cpu, mem_used, mem_total, disk_used, disk_total, net_in, net_out, uptime)
+         select (select id from monitoring_series where host_key = $1 and app_name = ''), to_timestamp($2 + i * 10), random() * 100, 4e9 + random() * 1e9, 8e9, 188435435520 + i, 270553174016, 98765432101 + i * 5000, 12345678901 + i * 3000, $2::int - 1.7e9 + i * 10
          from generate_series(0, 8639) i`,
+        [HOST, from],
+      );
+      // The host's mounts and interfaces, kept for its newest sample (rewritten at each).
+      await db.query(
+        `insert into monitoring_host_latest (series_id, at, mounts, devices) select id, to_timestamp($2 + 86390), $3::jsonb, $4::jsonb from monitoring_series where host_key = $1 and app_name = ''
+         on conflict (series_id) do update set at = excluded.at, mounts = excluded.mounts, devices = excluded.devices`,
         [HOST, from, mounts, devices],
       );
       if (containers)
         await db.query(
-          `insert into monitoring_container_samples (host_key, app_name, at, container_id, cpu, mem_used, mem_limit, net_in, net_out, blk_read, blk_write)
-           select $1, 'app-' || lpad(c::text, 2, '0') || '-bench-workload', to_timestamp($2 + i * 10), md5(c::text) || md5((c + 1)::text), random() * 50, 1e8 + random() * 1e7, 1073741824, 1e6 + i * 900, 1e6 + i * 700, 5e6 + i * 100, 7e6 + i * 300
-           from generate_series(0, 8639) i, generate_series(1, $3::int) c`,
-          [HOST, from, containers],
+          `insert into monitoring_container_samples (series_id, at, cpu, mem_used, mem_limit, net_in, net_out, blk_read, blk_write)
+           select s.id, to_timestamp($2 + i * 10), random() * 50, 1e8 + random() * 1e7, 1073741824, 1e6 + i * 900, 1e6 + i * 700, 5e6 + i * 100, 7e6 + i * 300
+           from generate_series(0, 8639) i, monitoring_series s where s.host_key = $1 and s.app_name <> ''`,
+          [HOST, from],
         );
       if (d === 0) first = await size();
       clock = START + (d + 1) * DAY; // midnight: the cronJob '0 0 * * *'

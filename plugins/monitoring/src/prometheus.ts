@@ -65,7 +65,7 @@ export function metricsRoute(berth: BerthHost, store: MonitoringStore, requests:
       const cmem = f('container_memory_used_bytes', 'gauge', "A workload's container memory (usage less inactive page cache)");
       for (const key of await monitoring.hostKeys(principal.organizationId, owner, em)) {
         const server = { server: key };
-        const [host] = await store.hostSamples(key, 1, em);
+        const host = await store.latestHostSample(key, em);
         if (host) {
           mem.samples.push([server, host.memUsed]);
           memTotal.samples.push([server, host.memTotal]);
