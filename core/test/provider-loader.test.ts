@@ -25,6 +25,8 @@ t.test('the built-in providers come from the package.json of providers/, librari
     'database.mysql',
     'database.postgres',
     'database.redis',
+    'git.bitbucket',
+    'git.gitea',
     'git.github',
     'git.gitlab',
     'host.local',
