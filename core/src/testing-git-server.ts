@@ -2,6 +2,7 @@
 // per request, with an argument array), behind basic authentication that accepts one credential
 // only. Every request's Authorization header is kept, so that a test can say which host got it.
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -121,5 +122,47 @@ export async function startGitHttpServer(t: Test, o: GitHttpServerOptions = {}):
       await run('git', ['clone', '-q', '--bare', '--', dir, path.join(root, `${name}.git`)]);
       return `${url}${name}.git`;
     },
+  };
+}
+
+/**
+ * The OAuth side of a git provider stand-in (GitLab, Gitea): access tokens with their expiry,
+ * refresh tokens good once, authorization codes good once for the redirect URI they were issued to.
+ */
+export interface OAuthStandIn {
+  /** Access token → when it expires (ms). */
+  tokens: Map<string, number>;
+  refreshTokens: Set<string>;
+  /** Whether the token was issued and has not expired. */
+  live(token: string | undefined): boolean;
+  /** A new token pair, live for `seconds`. */
+  issue(seconds: number): { accessToken: string; refreshToken: string; expiresAt: number };
+  /** An authorization code for this redirect URI. */
+  authorize(redirectUri: string): string;
+  /** Consumes the code when it was issued for this redirect URI; whether it was. */
+  redeem(code: string, redirectUri: string | null): boolean;
+}
+
+export function oauthStandIn(bytes: { access: number; refresh: number }): OAuthStandIn {
+  const tokens = new Map<string, number>();
+  const refreshTokens = new Set<string>();
+  const codes = new Map<string, string>();
+  return {
+    tokens,
+    refreshTokens,
+    live: token => Boolean(token && (tokens.get(token) ?? 0) > Date.now()),
+    issue(seconds) {
+      const accessToken = randomBytes(bytes.access).toString('hex');
+      const refreshToken = randomBytes(bytes.refresh).toString('hex');
+      tokens.set(accessToken, Date.now() + seconds * 1000);
+      refreshTokens.add(refreshToken);
+      return { accessToken, refreshToken, expiresAt: Math.floor(Date.now() / 1000) + seconds };
+    },
+    authorize(redirectUri) {
+      const code = randomBytes(16).toString('hex');
+      codes.set(code, redirectUri);
+      return code;
+    },
+    redeem: (code, redirectUri) => codes.get(code) === redirectUri && codes.delete(code),
   };
 }

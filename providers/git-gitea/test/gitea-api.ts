@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Test } from 'tap';
-import { startGitHttpServer, type GitHttpServer } from '@berth/core/testing';
+import { oauthStandIn, startGitHttpServer, type GitHttpServer } from '@berth/core/testing';
 
 type Json = any;
 const PAGE_CAP = 2;
@@ -43,33 +43,22 @@ export interface FakeGitea {
 }
 
 export async function startFakeGitea(t: Test): Promise<FakeGitea> {
-  const tokens = new Map<string, number>();
-  const live = (token: string | undefined) => Boolean(token && (tokens.get(token) ?? 0) > Date.now());
+  const grants = oauthStandIn({ access: 20, refresh: 24 });
+  const { tokens, live } = grants;
   const git = await startGitHttpServer(t, { credential: (user, password) => user === 'oauth2' && live(password) });
   let url = '';
   let nextId = 40;
-  const codes = new Map<string, string>();
   const gt: FakeGitea = {
     url: '',
     repos: [],
     app: { clientId: randomBytes(8).toString('hex'), clientSecret: `gto_${randomBytes(16).toString('hex')}`, redirectUri: 'https://berth.example.com/api/providers/gitea/callback' },
     tokens,
-    refreshTokens: new Set(),
+    refreshTokens: grants.refreshTokens,
     webhooks: new Map(),
     comments: new Map(),
     git,
-    issue(seconds) {
-      const accessToken = randomBytes(20).toString('hex');
-      const refreshToken = randomBytes(24).toString('hex');
-      tokens.set(accessToken, Date.now() + seconds * 1000);
-      gt.refreshTokens.add(refreshToken);
-      return { accessToken, refreshToken, expiresAt: Math.floor(Date.now() / 1000) + seconds };
-    },
-    authorize(redirectUri) {
-      const code = randomBytes(16).toString('hex');
-      codes.set(code, redirectUri);
-      return code;
-    },
+    issue: grants.issue,
+    authorize: grants.authorize,
     async addGitRepo(owner, name, dir, branches) {
       await git.addRepository(`${owner}/${name}`, dir);
       gt.repos.push({ id: 100 + gt.repos.length, owner, name, isPrivate: true, branches });
@@ -180,8 +169,7 @@ export async function startFakeGitea(t: Test): Promise<FakeGitea> {
     if (form.get('client_id') !== gt.app.clientId || form.get('client_secret') !== gt.app.clientSecret)
       return send(res, 400, { error: 'unauthorized_client', error_description: 'invalid client secret' });
     const code = form.get('code') ?? '';
-    const good =
-      grant === 'authorization_code' ? codes.get(code) === form.get('redirect_uri') && codes.delete(code) : grant === 'refresh_token' && gt.refreshTokens.delete(form.get('refresh_token') ?? '');
+    const good = grant === 'authorization_code' ? grants.redeem(code, form.get('redirect_uri')) : grant === 'refresh_token' && gt.refreshTokens.delete(form.get('refresh_token') ?? '');
     if (!good) return send(res, 400, { error: 'invalid_grant', error_description: grant === 'refresh_token' ? 'token was already used' : 'client is not authorized' });
     const pair = gt.issue(3600);
     return send(res, 200, { access_token: pair.accessToken, token_type: 'bearer', expires_in: 3600, refresh_token: pair.refreshToken });

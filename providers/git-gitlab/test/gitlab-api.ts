@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Test } from 'tap';
-import { startGitHttpServer, type GitHttpServer } from '@berth/core/testing';
+import { oauthStandIn, startGitHttpServer, type GitHttpServer } from '@berth/core/testing';
 
 type Json = any;
 const PAGE_CAP = 2;
@@ -43,33 +43,22 @@ export interface FakeGitlab {
 }
 
 export async function startFakeGitlab(t: Test): Promise<FakeGitlab> {
-  const tokens = new Map<string, number>();
-  const live = (token: string | undefined) => Boolean(token && (tokens.get(token) ?? 0) > Date.now());
+  const grants = oauthStandIn({ access: 32, refresh: 32 });
+  const { tokens, live } = grants;
   const git = await startGitHttpServer(t, { credential: (user, password) => user === 'oauth2' && live(password) });
   let url = '';
   let nextId = 300;
-  const codes = new Map<string, string>();
   const gl: FakeGitlab = {
     url: '',
     projects: [],
     app: { clientId: `app-${randomBytes(4).toString('hex')}`, secret: `gloas-${randomBytes(8).toString('hex')}`, redirectUri: 'https://berth.example.com/api/providers/gitlab/callback' },
     tokens,
-    refreshTokens: new Set(),
+    refreshTokens: grants.refreshTokens,
     webhooks: new Map(),
     notes: new Map(),
     git,
-    issue(seconds) {
-      const accessToken = randomBytes(32).toString('hex');
-      const refreshToken = randomBytes(32).toString('hex');
-      tokens.set(accessToken, Date.now() + seconds * 1000);
-      gl.refreshTokens.add(refreshToken);
-      return { accessToken, refreshToken, expiresAt: Math.floor(Date.now() / 1000) + seconds };
-    },
-    authorize(redirectUri) {
-      const code = randomBytes(16).toString('hex');
-      codes.set(code, redirectUri);
-      return code;
-    },
+    issue: grants.issue,
+    authorize: grants.authorize,
     async addGitProject(namespace, path, dir, branches) {
       await git.addRepository(`${namespace}/${path}`, dir);
       gl.projects.push({ id: 1000 + gl.projects.length, namespace, path, visibility: 'private', branches });
@@ -206,8 +195,7 @@ export async function startFakeGitlab(t: Test): Promise<FakeGitlab> {
     }
     // oauth2.md "Authorization code flow": the code is good once, for the redirect URI it was issued to.
     const code = form.get('code') ?? '';
-    const redirectOk = grant === 'authorization_code' && codes.get(code) === form.get('redirect_uri');
-    if (grant === 'authorization_code' ? !(redirectOk && codes.delete(code)) : !gl.refreshTokens.delete(refresh))
+    if (grant === 'authorization_code' ? !grants.redeem(code, form.get('redirect_uri')) : !gl.refreshTokens.delete(refresh))
       return send(res, 400, {
         error: 'invalid_grant',
         error_description: 'The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.',
