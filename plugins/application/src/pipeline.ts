@@ -125,7 +125,7 @@ export const callerApplications =
       /** The application with its placement, deployments, mounts and ports. */
       one: (applicationId: string) => pipeline.one(applicationId, organizationId, em),
       /** Applies any subset of the API's fields. */
-      change: (applicationId: string, changes: Partial<UpdateInput> & Record<string, unknown>) => apps.change(applicationId, organizationId, changes, em, assertAppNameFree),
+      change: (applicationId: string, changes: Partial<UpdateInput> & Record<string, unknown>) => apps.change(applicationId, organizationId, changes, em, assertAppNameFree, principal!),
       /** The record with its relations (start, stop and delete answer it). */
       found: async (applicationId: string) => pipeline.found(await find(applicationId), organizationId, em),
       /** Queues a run of the application; answers the queued deployment's id. */
