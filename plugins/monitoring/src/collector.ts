@@ -180,6 +180,11 @@ export class Collector {
     return { folded: fine.folded + coarse.folded, written: fine.written + coarse.written };
   }
 
+  /** The host's engine as is, only read (a swarm worker's too: monitoring prepares nothing on it). */
+  #engine(key: string): Promise<Docker> {
+    return this.#cradle().hosts.asIs(key === LOCAL ? null : key);
+  }
+
   async #host(key: string) {
     return this.#cradle().hosts.of(key === LOCAL ? null : key);
   }
@@ -205,7 +210,7 @@ export class Collector {
       target.infoSaved = true;
     }
     if (target.dataRoot === undefined) {
-      const info = (await (await host.engine()).info().catch(() => null)) as { DockerRootDir?: string } | null;
+      const info = (await (await this.#engine(key)).info().catch(() => null)) as { DockerRootDir?: string } | null;
       target.dataRoot = info?.DockerRootDir && info.DockerRootDir.startsWith('/') ? info.DockerRootDir : null;
     }
     const [stat, meminfo, netDev, uptime, df, dataRootDf] = await Promise.all([
@@ -292,7 +297,7 @@ export class Collector {
 
   /** One sample of every Berth container on the host (replicas of one service summed under its name). */
   async sampleContainers(key: string, target: Target): Promise<void> {
-    const docker: Docker = await (await this.#host(key)).engine();
+    const docker: Docker = await this.#engine(key);
     const { include = [], exclude = [] } = target.config.containers.services;
     const list = await docker.listContainers({ filters: { label: [ID_LABEL], status: ['running'] } });
     const at = new Date(this.#now());

@@ -94,7 +94,8 @@ export class HealthWatch {
   async follow(hostKey: string): Promise<void> {
     if (this.#stopped || this.#streams.has(hostKey)) return;
     try {
-      const docker: Docker = await (await this.#cradle().hosts.of(hostKey === LOCAL ? null : hostKey)).engine();
+      // As is: a swarm worker's events are read too (monitoring prepares nothing on an engine).
+      const docker: Docker = await this.#cradle().hosts.asIs(hostKey === LOCAL ? null : hostKey);
       // cast: getEvents answers a stream; dockerode types it loosely.
       const stream = (await docker.getEvents({ filters: { type: ['container'], event: ['die', 'oom', 'health_status', 'start', 'kill'], label: ['berth.id'] } })) as unknown as Readable;
       // Stopped while the stream was being opened (a boot refused after the start hooks ran): it

@@ -17,7 +17,7 @@ export const monitoringProcedures = (serverView: () => ReturnType<typeof Type.Ob
       'Monitor this machine: Berth samples its host and containers every refreshRate seconds (no agent), keeps them retentionDays, alerts on its thresholds; getServerMetrics reads them at http://localhost:<port>/metrics with the token',
     input: LocalSetupInput,
     output: LocalMonitoring,
-    handler: async ({ metricsConfig }, ctx) => ctx.cradle.monitoring.setupLocal(metricsConfig, await owner(ctx), ctx.cradle.em),
+    handler: async ({ metricsConfig }, ctx) => ctx.cradle.monitoring.setupLocal(metricsConfig, await owner(ctx), ctx.principal.organizationId, ctx.cradle.em),
   }),
   router('server').mutation('setupMonitoring', {
     access: 'admin',

@@ -54,10 +54,11 @@ export class MonitoringService {
     return (this.#cradle().config as { serverIp?: string | null }).serverIp ?? null;
   }
 
-  async setupLocal(input: MetricsConfigInput, instanceOwner: boolean, em: EntityManager) {
+  async setupLocal(input: MetricsConfigInput, instanceOwner: boolean, organizationId: string, em: EntityManager) {
     if (!instanceOwner) throw forbidden("This machine's monitoring is the instance owner's to set up");
     const metricsConfig = storedConfig(input, 'Dokploy');
     await this.#store.saveSetting(LOCAL, metricsConfig, em);
+    await this.#swarmNodes(LOCAL, storedConfig(input, 'Remote'), organizationId, em);
     await this.#collector.reload();
     return { serverIp: this.#serverIp(), metricsConfig };
   }
@@ -66,9 +67,47 @@ export class MonitoringService {
     const metricsConfig = storedConfig(input, 'Remote');
     const view = await this.#cradle().servers.setMetricsConfig(serverId, organizationId, metricsConfig, em);
     await this.#store.saveSetting(serverId, metricsConfig, em);
+    await this.#swarmNodes(serverId, metricsConfig, organizationId, em);
     await this.#collector.reload();
     void this.#health.follow(serverId);
     return view;
+  }
+
+  /**
+   * A swarm manager set up brings its nodes along: each other server of the organization whose
+   * engine is a node of the manager's swarm, and is not set up on its own, is set up with the
+   * manager's metricsConfig (the same port and token: its figures are read at its own address) and
+   * sampled over its own connection. A node set up on its own keeps its settings; a server that does
+   * not answer within 5 s is left out (set it up on its own). Nodes joined later are set up by
+   * setting the manager up again.
+   */
+  async #swarmNodes(managerKey: string, metricsConfig: MetricsConfig, organizationId: string, em: EntityManager): Promise<void> {
+    const cradle = this.#cradle();
+    const within = <T>(p: Promise<T>): Promise<T | null> => Promise.race([p.catch(() => null), new Promise<null>(r => setTimeout(() => r(null), 5000).unref())]);
+    // As is: a worker's engine is read, not prepared (a worker is no deploy target of its own).
+    const engineOf = (key: string) => cradle.hosts.asIs(key === LOCAL ? null : key);
+    const manager = await within(engineOf(managerKey));
+    // cast: dockerode's info is untyped; the swarm member is read for its cluster (managers only).
+    const info = manager && ((await within(manager.info())) as { Swarm?: { Cluster?: { ID?: string } } } | null);
+    if (!manager || !info?.Swarm?.Cluster?.ID) return;
+    const nodes = new Set(((await within(manager.listNodes())) ?? []).map(n => n.ID));
+    const settings = await this.#store.settings(em);
+    const candidates = (await cradle.servers.all(organizationId, em)).map(s => s.serverId).filter(id => id !== managerKey && !settings.has(id));
+    const joined = await Promise.all(
+      candidates.map(async id => {
+        const engine = await within(engineOf(id));
+        // cast: as above, the node id of the server's engine.
+        const node = engine && ((await within(engine.info())) as { Swarm?: { NodeID?: string } } | null);
+        return node?.Swarm?.NodeID && nodes.has(node.Swarm.NodeID) ? id : null;
+      }),
+    );
+    for (const id of joined) {
+      if (!id) continue;
+      await cradle.servers.setMetricsConfig(id, organizationId, metricsConfig, em);
+      await this.#store.saveSetting(id, metricsConfig, em);
+      void this.#health.follow(id);
+      cradle.logger.info({ serverId: id, manager: managerKey }, "monitoring: a node of the manager's swarm set up with its settings");
+    }
   }
 
   /**

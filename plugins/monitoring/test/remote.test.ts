@@ -4,7 +4,9 @@
 // shows in its receive counter, which lies between two readings of its /proc/net/dev taken around
 // the sample inside the namespace) and the filesystem of its engine's data-root against df inside
 // the host — through server.getServerMetrics and GET /metrics (label server="<serverId>").
+import { spawn } from 'node:child_process';
 import { createSocket } from 'node:dgram';
+import { existsSync } from 'node:fs';
 import t from 'tap';
 import { canRun, signUpAdmin, startTestServer } from '@berth/core/testing';
 import { inHost, remoteHostsMissing, sharedRemoteHosts } from '@berth/test/remote-hosts';
@@ -29,7 +31,7 @@ async function blast(address: string, port: number, count: number, size: number)
 }
 
 if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
-  const set = await sharedRemoteHosts(1);
+  const set = await sharedRemoteHosts(8);
   const h = set.hosts[0]!;
   const server = await startTestServer({ proxy: 'none', jobs: false });
   t.teardown(() => server.destroy());
@@ -100,6 +102,46 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     t.match(text, new RegExp(`^berth_host_memory_used_bytes\\{server="${serverId}"\\} \\d+$`, 'm'), 'and its memory');
   });
 
+  t.test("eth0 against Debian's prometheus-node-exporter run inside the host", async t => {
+    if (!canRun(t, 'node-exporter', existsSync('/usr/bin/prometheus-node-exporter') ? undefined : 'prometheus-node-exporter is not installed (scripts/services.sh installs it)')) return;
+    // The exporter in the host's network and mount namespaces, listening on the host's address.
+    const exporter = spawn(
+      'nsenter',
+      [
+        `--target=${h.holderPid}`,
+        '--mount',
+        '--uts',
+        '--net',
+        '--',
+        '/usr/bin/prometheus-node-exporter',
+        `--web.listen-address=${h.address}:9109`,
+        '--collector.disable-defaults',
+        '--collector.netdev',
+      ],
+      { stdio: 'ignore' },
+    );
+    t.teardown(() => void exporter.kill());
+    const eth0 = async () => {
+      for (let i = 0; i < 100; i++) {
+        const text = await fetch(`http://${h.address}:9109/metrics`).then(
+          r => r.text(),
+          () => null,
+        );
+        const m = text && /^node_network_receive_bytes_total\{device="eth0"\} (\S+)$/m.exec(text);
+        if (m) return Number(m[1]);
+        await new Promise(r => setTimeout(r, 100));
+      }
+      throw new Error('node-exporter in the host answered no eth0 counter');
+    };
+    await blast(h.address, 9, 64, 1024);
+    const before = await eth0();
+    await collector.collect(serverId);
+    const after = await eth0();
+    const scrape = String((await client.raw('/metrics', { headers: { 'x-api-key': apiKey } })).body);
+    const rx = Number(new RegExp(`^berth_host_network_receive_bytes_total\\{server="${serverId}",device="eth0"\\} (\\d+)$`, 'm').exec(scrape)?.[1]);
+    t.ok(rx >= before && rx <= after, `Berth's eth0 receive counter of the host (${rx}) lies between node-exporter's readings inside it around the sample (${before}–${after})`);
+  });
+
   t.test("the data-root's filesystem, against df inside the host", async t => {
     const root = await inHost(h, ['docker', 'info', '--format', '{{.DockerRootDir}}']);
     t.equal(root.code, 0, root.stderr);
@@ -118,5 +160,52 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     const latest = (await metrics('1'))[0]!;
     t.equal(latest.totalDisk, (rootSize / 1024 ** 3).toFixed(2), 'getServerMetrics: totalDisk of / inside the host');
     t.ok(Math.abs(Number(latest.diskUsed) - ((rootSize - Number(rootDf[3])) / rootSize) * 100) <= 1, `getServerMetrics: diskUsed within 1 point (${latest.diskUsed} %)`);
+  });
+
+  t.test('a swarm manager set up brings its nodes: a worker joined to it is sampled at its own address', async t => {
+    // Hosts of this file alone in the shared set: a manager and a worker of their own swarm.
+    const [m, w] = [set.hosts[6]!, set.hosts[7]!];
+    const serverOf = async (host: typeof m) => {
+      const k = await client.post('sshKey.create', { name: `key of ${host.name}`, privateKey: host.privateKey, publicKey: host.publicKey });
+      const made = await client.post('server.create', {
+        name: host.name,
+        ipAddress: host.address,
+        port: 22,
+        username: host.user,
+        sshKeyId: k.body.sshKeyId,
+        hostKeyFingerprint: host.hostKeyFingerprint,
+      });
+      if (made.status !== 200) throw new Error(`server.create: ${made.status} ${JSON.stringify(made.body)}`);
+      return made.body.serverId as string;
+    };
+    const [M, W] = [await serverOf(m), await serverOf(w)];
+    const joined = await client.post('cluster.joinServer', { serverId: W, managerServerId: M, role: 'worker' });
+    t.equal(joined.status, 200, JSON.stringify(joined.body));
+    const NODE_TOKEN = 'swarm-monitoring-token';
+    const config = {
+      server: { refreshRate: 30, port: 4512, token: NODE_TOKEN, urlCallback: 'http://127.0.0.1:9/cb', retentionDays: 2, cronJob: '0 * * * *', thresholds: { cpu: 0, memory: 0 } },
+      containers: { refreshRate: 30, services: { include: [], exclude: [] } },
+    };
+    const setup = await client.post('server.setupMonitoring', { serverId: M, metricsConfig: config });
+    t.equal(setup.status, 200, JSON.stringify(setup.body));
+    t.match((await client.get('server.one', { serverId: W })).body, { metricsConfig: { server: { port: 4512, token: NODE_TOKEN, type: 'Remote' } } }, "the worker carries the manager's settings");
+    t.match(
+      (await client.get('server.one', { serverId })).body,
+      { metricsConfig: { server: { port: PORT, token: TOKEN } } },
+      'a server set up on its own (not a node of that swarm) keeps its settings',
+    );
+    await collector.collect(W);
+    const before = counters((await inHost(w, ['cat', '/proc/net/dev'])).stdout, 'eth0');
+    await collector.collect(W);
+    const after = counters((await inHost(w, ['cat', '/proc/net/dev'])).stdout, 'eth0');
+    const read = await client.get('server.getServerMetrics', { url: `http://${w.address}:4512/metrics`, token: NODE_TOKEN, dataPoints: 'all' });
+    t.equal(read.status, 200, JSON.stringify(read.body));
+    t.equal(read.body.length, 1, "one sample of the worker, read at the worker's address");
+    const inMiB = (n: number) => Number((n / MiB).toFixed(2));
+    t.ok(
+      Number(read.body[0].networkIn) >= inMiB(before.rx) && Number(read.body[0].networkIn) <= inMiB(after.rx),
+      `its networkIn is the worker's eth0 (${read.body[0].networkIn} MiB, ${inMiB(before.rx)}–${inMiB(after.rx)})`,
+    );
+    t.equal((await client.get('server.getServerMetrics', { url: `http://${w.address}:4512/metrics`, token: TOKEN, dataPoints: '1' })).status, 401, "another server's token is not the worker's");
   });
 }
