@@ -20,6 +20,8 @@ export const Registry = defineEntity({
     registryUrl: p.string(),
     registryType: p.string().length(16),
     organizationId: p.string().length(32),
+    /** A self-hosted registry's server (its service and route there); null: this machine, or not self-hosted. */
+    serverId: p.string().length(32).nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
 });

@@ -6,7 +6,8 @@ import type { ContainerHosts } from '@berth/plugin-hosts';
 import type Docker from 'dockerode';
 import { authConfig, checkRegistry, pushImage, repositoryOf, RegistryStepError, type RegistryCredentials } from './check.ts';
 import { Registry, type RegistryRow } from './entities.ts';
-import { RegistryView, type CreateInput, type TestInput, type UpdateInput } from './schemas.ts';
+import { RegistryView, type CreateInput, type EnableSelfHostedInput, type TestInput, type UpdateInput } from './schemas.ts';
+import { SelfHostedRegistries } from './self-hosted.ts';
 
 const toView = (r: RegistryRow): RegistryView => ({
   registryId: r.registryId,
@@ -35,13 +36,17 @@ export interface RegistryDeps {
   logger: Logger;
   /** How long one check may take. */
   checkTimeoutMs: number;
+  /** The image of a self-hosted registry (config registryImage). */
+  registryImage: () => string;
 }
 
 export class RegistryService {
   readonly #deps: RegistryDeps;
+  readonly #selfHosted: SelfHostedRegistries;
 
   constructor(deps: RegistryDeps) {
     this.#deps = deps;
+    this.#selfHosted = new SelfHostedRegistries({ hosts: deps.hosts, cradle: deps.cradle, logger: deps.logger, image: deps.registryImage, readyTimeoutMs: 60_000 });
   }
 
   // ------------------------------------------------------------ for other plugins
@@ -133,12 +138,41 @@ export class RegistryService {
 
   /**
    * Deletes the record; answers it as it was. Nothing to log out of: no node was ever logged in
-   * (every push and pull carried the credentials with it).
+   * (every push and pull carried the credentials with it). A self-hosted registry's service, secret,
+   * route and CA files on the nodes go with it; its volume (the images) stays.
    */
   async remove(registryId: string, organizationId: string, em: EntityManager): Promise<RegistryView> {
-    const view = toView(await this.#find(registryId, organizationId, em));
+    const row = await this.#find(registryId, organizationId, em);
+    const view = toView(row);
+    if (row.registryType === 'selfHosted' && row.registryUrl) await this.#selfHosted.disable({ registryId, registryUrl: row.registryUrl, serverId: row.serverId ?? null, organizationId }, em);
     await em.nativeDelete(Registry, { registryId, organizationId });
     return view;
+  }
+
+  /**
+   * Runs a registry on the manager (this machine or serverId) behind the proxy, every node trusting
+   * the proxy's CA, and stores it as a selfHosted registry once a login through the proxy succeeds.
+   */
+  async enableSelfHosted(input: EnableSelfHostedInput, organizationId: string, em: EntityManager): Promise<RegistryView> {
+    const serverId = input.serverId && input.serverId !== 'none' ? input.serverId : null;
+    if (serverId) await this.#server(serverId, organizationId, em);
+    const registryId = newId();
+    const username = input.username.trim();
+    await this.#selfHosted.enable({ registryId, registryUrl: input.registryUrl, username, password: input.password, serverId, organizationId }, em);
+    const row = em.create(Registry, {
+      registryId,
+      registryName: 'Self Hosted Registry',
+      imagePrefix: null,
+      username,
+      password: this.#deps.secrets().encrypt(input.password),
+      registryUrl: input.registryUrl,
+      registryType: 'selfHosted',
+      organizationId,
+      serverId,
+      createdAt: new Date(),
+    });
+    await em.flush();
+    return toView(row);
   }
 
   /** Logs in, pushes and pulls a generated image from the engine of serverId (this machine without one). */
@@ -193,6 +227,7 @@ export const callerRegistries =
       all: () => registries.all(organizationId, em),
       update: (input: UpdateInput) => registries.update(input, organizationId, em),
       remove: (registryId: string) => registries.remove(registryId, organizationId, em),
+      enableSelfHosted: (input: EnableSelfHostedInput) => registries.enableSelfHosted(input, organizationId, em),
       test: (input: TestInput) => registries.test(input, organizationId, em),
       testById: (registryId: string, serverId: string | undefined) => registries.testById(registryId, serverId, organizationId, em),
     };
