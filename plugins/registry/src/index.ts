@@ -9,6 +9,7 @@ import { registryProcedures } from './procedures.ts';
 import { callerRegistries, RegistryService } from './service.ts';
 
 export type { RegistryService, RegistryForDeploy } from './service.ts';
+export type { CliLogins } from './cli-login.ts';
 
 export default definePlugin({
   name: 'registry',

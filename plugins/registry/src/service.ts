@@ -5,6 +5,7 @@ import { badRequest, iso, newId, notFound, optionalService, type Cradle, type En
 import type { ContainerHosts } from '@berth/plugin-hosts';
 import type Docker from 'dockerode';
 import { authConfig, checkRegistry, pushImage, repositoryOf, RegistryStepError, type RegistryCredentials } from './check.ts';
+import { cliLogin, registriesForImages, type CliLoginIo, type CliLogins } from './cli-login.ts';
 import { Registry, type RegistryRow } from './entities.ts';
 import { RegistryView, type CreateInput, type EnableSelfHostedInput, type TestInput, type UpdateInput } from './schemas.ts';
 import { SelfHostedRegistries } from './self-hosted.ts';
@@ -81,6 +82,22 @@ export class RegistryService {
     }
     io.log(`Pushed ${image}`);
     return { image, registryAuth: registry.auth };
+  }
+
+  /**
+   * CLI logins for a program that pulls `images` (the Compose program, `docker stack deploy
+   * --with-registry-auth`): the organization's registries those images come from, logged in to in a
+   * private DOCKER_CONFIG for this run only; null when none matches (the program runs as it is).
+   */
+  async cliLogins(organizationId: string, images: string[], em: EntityManager, io: CliLoginIo & { redact?(value: string): void }): Promise<CliLogins | null> {
+    const rows = await em.find(Registry, { organizationId }, { orderBy: { createdAt: 'asc', registryId: 'asc' } });
+    const matched = registriesForImages(
+      rows.map(r => ({ ...this.#credentials(r), registryId: r.registryId })),
+      images,
+    );
+    if (!matched.length) return null;
+    for (const r of matched) io.redact?.(r.password);
+    return cliLogin(matched, io);
   }
 
   /** The schema of a workload's registry relations (the record as registry.one answers it: no password). */
