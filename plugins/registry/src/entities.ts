@@ -20,7 +20,9 @@ export const Registry = defineEntity({
     registryUrl: p.string(),
     registryType: p.string().length(16),
     organizationId: p.string().length(32),
-    /** A self-hosted registry's server (its service and route there); null: this machine, or not self-hosted. */
+    /** Berth runs this registry's service (registry.enableSelfHostedRegistry made it). */
+    runsService: p.boolean().default(false),
+    /** Where that service and its route are: a server; null: this machine (or Berth runs none). */
     serverId: p.string().length(32).nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
   },

@@ -13,8 +13,8 @@ class RegistryInit extends Migration {
 
 class RegistrySelfHostedServer extends Migration {
   override async up(): Promise<void> {
-    // Where a self-hosted registry's service runs (null: this machine); other registries have none.
-    this.addSql(`alter table "registries" add column "server_id" varchar(32) null;`);
+    // Whether Berth runs the registry (enableSelfHostedRegistry made it), and where (null: this machine).
+    this.addSql(`alter table "registries" add column "runs_service" boolean not null default false, add column "server_id" varchar(32) null;`);
   }
 }
 

@@ -142,6 +142,11 @@ export class RegistryService {
 
   async update(input: UpdateInput, organizationId: string, em: EntityManager): Promise<boolean> {
     const row = await this.#find(input.registryId, organizationId, em);
+    const changes = (key: 'username' | 'password' | 'registryUrl') => input[key] !== undefined && (key === 'password' || input[key] !== row[key]);
+    if (row.runsService && (['username', 'password', 'registryUrl'] as const).some(changes))
+      throw badRequest(
+        "The self-hosted registry's user and address are set when it is enabled (its htpasswd, route and the nodes' CA files): remove it and enable it again to change them (its images stay in its volume)",
+      );
     if (input.serverId && input.serverId !== 'none') await this.#server(input.serverId, organizationId, em);
     if (input.registryName !== undefined) row.registryName = input.registryName;
     if (input.imagePrefix !== undefined) row.imagePrefix = input.imagePrefix || null;
@@ -161,7 +166,7 @@ export class RegistryService {
   async remove(registryId: string, organizationId: string, em: EntityManager): Promise<RegistryView> {
     const row = await this.#find(registryId, organizationId, em);
     const view = toView(row);
-    if (row.registryType === 'selfHosted' && row.registryUrl) await this.#selfHosted.disable({ registryId, registryUrl: row.registryUrl, serverId: row.serverId ?? null, organizationId }, em);
+    if (row.runsService) await this.#selfHosted.disable({ registryId, registryUrl: row.registryUrl, serverId: row.serverId ?? null, organizationId }, em);
     await em.nativeDelete(Registry, { registryId, organizationId });
     return view;
   }
@@ -185,6 +190,7 @@ export class RegistryService {
       registryUrl: input.registryUrl,
       registryType: 'selfHosted',
       organizationId,
+      runsService: true,
       serverId,
       createdAt: new Date(),
     });

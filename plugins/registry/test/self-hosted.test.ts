@@ -124,6 +124,16 @@ if (canRun(t, 'registry image', imageMissing)) {
     t.equal(wrong.status, 400);
     t.match(wrong.body.message, `Login to ${registryUrl} failed`, 'its htpasswd refuses a wrong password');
 
+    const rotate = await client.post('registry.update', { registryId, password: 'another-password' });
+    t.equal(rotate.status, 400, 'its password is set when it is enabled');
+    t.match(rotate.body.message, 'remove it and enable it again');
+    t.equal((await client.post('registry.update', { registryId, registryName: 'ours' })).status, 200, 'its name may change');
+    // A selfHosted record Berth does not run (an operator's own registry): removing it leaves Berth's alone.
+    const foreign = await client.post('registry.create', { registryName: 'theirs', username: 'u', password: 'p', registryUrl, registryType: 'selfHosted' });
+    t.equal((await client.post('registry.remove', { registryId: foreign.body.registryId })).status, 200);
+    t.equal((await docker.listServices({ filters: { name: [SERVICE] } })).length, 1, "removing another selfHosted record leaves Berth's registry running");
+    t.ok(spawnSync('test', ['-e', caFile]).status === 0, 'and its CA file');
+
     const again = await client.post('registry.enableSelfHostedRegistry', { registryUrl, username: 'other', password: PASSWORD });
     t.equal(again.status, 409, 'one self-hosted registry per manager');
     t.equal(spawnSync('grep', ['-rlsF', '--', PASSWORD, '/root/.docker', '/etc/docker']).stdout.toString(), '', 'no credential in /root/.docker or /etc/docker');
