@@ -5,6 +5,7 @@
 // (/etc/docker/certs.d/<registryUrl>/ca.crt, written over the node's connection). Nothing here
 // runs a shell string built from input: argv arrays, the CA on standard input.
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { badRequest, conflict, optionalService, type Cradle, type EntityManager, type Logger, type ProxyWorkloadConfig } from '@berth/core';
 import type { ContainerHosts } from '@berth/plugin-hosts';
 import type Docker from 'dockerode';
@@ -166,10 +167,12 @@ export class SelfHostedRegistries {
     const ids = servers ? (await servers.forPermissions(input.organizationId, em)).map(s => s.serverId) : [];
     const reached = new Set<string>();
     for (const serverId of [input.serverId, ...[null, ...ids].filter(id => id !== input.serverId)]) {
-      const nodeId = await hosts
+      // A server that does not answer within 5 s (connecting included) is left out: its node is logged.
+      const asked = hosts
         .asIs(serverId)
         .then(async engine => ((await engine.info()) as { Swarm?: { NodeID?: string } }).Swarm?.NodeID)
         .catch(() => undefined);
+      const nodeId = await Promise.race([asked, sleep(5000, undefined, { ref: false })]);
       if (!nodeId || reached.has(nodeId) || !nodes.some(n => n.ID === nodeId)) continue;
       reached.add(nodeId);
       await act(await hosts.of(serverId), serverId ? `server ${serverId}` : 'this machine');
