@@ -7,6 +7,8 @@
 #   berth-test/caddy:1      Caddy 2.6 (Debian's caddy), the image of the caddy proxy provider in tests
 #   berth-test/pebble:1     Pebble (Debian's pebble, Let's Encrypt's ACME test server), with a TLS
 #                           certificate made at build time; its CA is /etc/pebble/ca.pem
+#   berth-test/registry:1   Debian's docker-registry (distribution 2.8), laid out and configured like the
+#                           public registry:2 image (config, port 5000, /var/lib/registry, REGISTRY_* env)
 # Idempotent and fast when nothing changed: each image carries a label with a hash of its recipe (this
 # script's text for it) and is rebuilt only when that label is missing or differs.
 # Needs docker and debootstrap; the containers of `docker build` must reach the Debian archive.
@@ -19,6 +21,7 @@ MARIADB=berth-test/mariadb:1
 REDIS=berth-test/redis:1
 CADDY=berth-test/caddy:1
 PEBBLE=berth-test/pebble:1
+REGISTRY=berth-test/registry:1
 SUITE=bookworm
 LABEL=berth-test.recipe
 
@@ -376,6 +379,43 @@ EOF
 EOF
 }
 
+# ---------------------------------------------------------------- berth-test/registry:1
+registry_context() {
+  local ctx=$1
+  # The binary is Debian's (linked against glibc): the public image's layout around it, so Berth runs
+  # either image the same way (its settings through REGISTRY_* variables, the command left as it is).
+  debian_dockerfile "$ctx" <<'EOF'
+    apt-get install -y --no-install-recommends docker-registry; \
+    rm -rf /var/lib/apt/lists/*; \
+    mkdir -p /var/lib/registry
+COPY config.yml /etc/docker/registry/config.yml
+VOLUME ["/var/lib/registry"]
+EXPOSE 5000
+ENTRYPOINT ["docker-registry", "serve"]
+CMD ["/etc/docker/registry/config.yml"]
+EOF
+  cat >"$ctx/config.yml" <<'EOF'
+version: 0.1
+log:
+  fields:
+    service: registry
+storage:
+  cache:
+    blobdescriptor: inmemory
+  filesystem:
+    rootdirectory: /var/lib/registry
+http:
+  addr: :5000
+  headers:
+    X-Content-Type-Options: [nosniff]
+health:
+  storagedriver:
+    enabled: true
+    interval: 10s
+    threshold: 3
+EOF
+}
+
 # ---------------------------------------------------------------- build what is missing or stale
 debian_recipe=$( { declare -f build_debian; echo "$SUITE"; } | sha256sum | cut -c1-16)
 if [ "$(recipe_of "$DEBIAN")" != "$debian_recipe" ]; then
@@ -389,8 +429,8 @@ fi
 # The derived images build side by side (most of their time is apt downloading).
 pids=()
 names=()
-for kind in postgres mariadb redis caddy pebble; do
-  case $kind in postgres) image=$POSTGRES ;; mariadb) image=$MARIADB ;; redis) image=$REDIS ;; caddy) image=$CADDY ;; pebble) image=$PEBBLE ;; esac
+for kind in postgres mariadb redis caddy pebble registry; do
+  case $kind in postgres) image=$POSTGRES ;; mariadb) image=$MARIADB ;; redis) image=$REDIS ;; caddy) image=$CADDY ;; pebble) image=$PEBBLE ;; registry) image=$REGISTRY ;; esac
   ctx=$work/$kind
   "${kind}_context" "$ctx"
   recipe=$( { echo "$debian_recipe"; (cd "$ctx" && find . -type f | sort | xargs cat); } | sha256sum | cut -c1-16)

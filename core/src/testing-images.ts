@@ -129,3 +129,5 @@ export const engineGone = (inspected: Promise<unknown>): Promise<string> =>
 export const TEST_CADDY_IMAGE = 'berth-test/caddy:1';
 /** Pebble, Let's Encrypt's ACME test server: directory https://<host>:14000/dir, its TLS certificate for "pebble" and "localhost" signed by /etc/pebble/ca.pem. */
 export const TEST_PEBBLE_IMAGE = 'berth-test/pebble:1';
+/** Debian's docker-registry laid out like the public registry:2 image (port 5000, /var/lib/registry, REGISTRY_* env): the self-hosted registry's image in tests. */
+export const TEST_REGISTRY_IMAGE = 'berth-test/registry:1';

@@ -187,6 +187,8 @@ export const BERTH_ONLY: Record<string, string> = {
   'application.saveGitProdiver': "the older variant's spelling of saveGitProvider",
   'user.getApiKeys': "lists the caller's API keys (the peer lists them inside user.get)",
   'deployment.one': 'one deployment record, for following a queued run',
+  'registry.enableSelfHostedRegistry':
+    "the spec's older variant's operation (the peer's current router no longer has it): answers the selfHosted registry it stores, as registry.one does (docs/registries.md#self-hosted-registry)",
   'compose.getIgnoredKeys': "what the stack's compose type ignores or refuses in its file, before anything runs (the peer says nothing)",
   'auth.generateRecoveryCodes': 'one-time recovery codes for two-factor login (the peer has none)',
   'backup.manualBackupRedis': 'Berth backs redis up too (the peer has no redis backups)',

@@ -146,6 +146,12 @@ export interface ProxyProvider {
   removeCertificate(certificatePath: string): Promise<void>;
   /** Restarts the proxy; the routes it serves are kept. */
   reload(engine: ProxyEngine): Promise<void>;
+  /**
+   * The root certificate (PEM) of the proxy's own CA, the issuer of https routes whose
+   * certificateType is none, for clients to trust (a self-hosted registry's nodes); null until the
+   * proxy has made it. Absent: the proxy has no CA of its own.
+   */
+  ownCaRoot?(): Promise<string | null>;
   /** The certificate state for a host (preflight). */
   certificateState(host: string, https: boolean): Promise<ProxyCertificateState>;
   /** The path, relative to configDir, of one of its files; null when it has none of that role. */

@@ -211,7 +211,18 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
     const since = new Date(Date.now() - 1000);
     // A custom command's paths are the workload directory's (where the parser confined them).
     const cwd = String(settings.command ?? '').trim() ? dir : path.dirname(userFile);
-    await runProgram(argv, { cwd, env: type === 'stack' ? env : {}, dockerHost, signal: run.signal, log: line => run.log(line) });
+    // Images from the organization's registries: a login for this run only (the CLI has no per-call credentials).
+    const logins = await optionalService(cradle, 'registries')?.cliLogins(row.organizationId, serviceImages(text), run.em, {
+      dockerHost,
+      signal: run.signal,
+      log: line => run.log(line),
+      redact: value => run.redact(value),
+    });
+    try {
+      await runProgram(argv, { cwd, env: { ...(type === 'stack' ? env : {}), ...logins?.env }, dockerHost, signal: run.signal, log: line => run.log(line) });
+    } finally {
+      await logins?.close();
+    }
     run.log(`Waiting until ${services.join(', ')} run`);
     await stack.waitRunning(services, since, this.#waitIo(run));
     await this.#checkProxyReach(stack, routes, run);

@@ -43,6 +43,7 @@ export default definePlugin({
     berth.migrations(...domainMigrations);
     berth.provide({
       domains: asValue(new ProxyRecordDirectory({ routing, domains, redirects, security })),
+      proxyRouting: asValue(routing),
       serverProxies: asValue({ ensure: async (serverId: string) => (await routing.ensure(serverId))?.id ?? null }),
       callerDomains: asFunction(callerDomains(domains)).scoped(),
       callerRedirects: asFunction(callerRedirects(redirects)).scoped(),

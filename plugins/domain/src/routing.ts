@@ -165,5 +165,7 @@ declare module '@berth/core' {
   interface Cradle {
     /** Starts the proxy of a server (server.setup's proxy step); from the domain plugin. */
     serverProxies: ServerProxies;
+    /** The proxy of this machine or of a server, for routes that are no workload's domains (a self-hosted registry); from the domain plugin. */
+    proxyRouting: ProxyRouting;
   }
 }

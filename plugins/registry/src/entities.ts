@@ -20,6 +20,10 @@ export const Registry = defineEntity({
     registryUrl: p.string(),
     registryType: p.string().length(16),
     organizationId: p.string().length(32),
+    /** Berth runs this registry's service (registry.enableSelfHostedRegistry made it). */
+    runsService: p.boolean().default(false),
+    /** Where that service and its route are: a server; null: this machine (or Berth runs none). */
+    serverId: p.string().length(32).nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
 });

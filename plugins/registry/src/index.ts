@@ -2,16 +2,19 @@
 // container for deploys that push and pull through a registry (credentials per engine call).
 import { asFunction, asValue, definePlugin } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
+import config from './config.ts';
 import { registryEntities } from './entities.ts';
 import { registryMigrations } from './migrations.ts';
 import { registryProcedures } from './procedures.ts';
 import { callerRegistries, RegistryService } from './service.ts';
 
 export type { RegistryService, RegistryForDeploy } from './service.ts';
+export type { CliLogins } from './cli-login.ts';
 
 export default definePlugin({
   name: 'registry',
   version: pkg.version,
+  config,
   dependencies: ['hosts'],
   setup(berth) {
     const registries = new RegistryService({
@@ -20,6 +23,7 @@ export default definePlugin({
       cradle: () => berth.container.cradle,
       logger: berth.container.cradle.logger,
       checkTimeoutMs: 180_000,
+      registryImage: () => berth.config.registryImage,
     });
     berth.entities(...registryEntities);
     berth.migrations(...registryMigrations);

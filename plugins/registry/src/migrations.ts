@@ -11,4 +11,14 @@ class RegistryInit extends Migration {
   }
 }
 
-export const registryMigrations = [{ name: 'Migration20270101000100_registry_init', class: RegistryInit }];
+class RegistrySelfHostedServer extends Migration {
+  override async up(): Promise<void> {
+    // Whether Berth runs the registry (enableSelfHostedRegistry made it), and where (null: this machine).
+    this.addSql(`alter table "registries" add column "runs_service" boolean not null default false, add column "server_id" varchar(32) null;`);
+  }
+}
+
+export const registryMigrations = [
+  { name: 'Migration20270101000100_registry_init', class: RegistryInit },
+  { name: 'Migration20270128000100_registry_self_hosted_server', class: RegistrySelfHostedServer },
+];

@@ -1,6 +1,6 @@
 // registry.* — the container registries of the caller's organization. No answer carries a password.
 import { Type, router, schema } from '@berth/core';
-import { CreateInput, RegistryIdInput, RegistryView, TestByIdInput, TestInput, UpdateInput } from './schemas.ts';
+import { CreateInput, EnableSelfHostedInput, RegistryIdInput, RegistryView, TestByIdInput, TestInput, UpdateInput } from './schemas.ts';
 
 const registry = router('registry');
 
@@ -50,5 +50,13 @@ export const registryProcedures = [
     input: TestByIdInput,
     output: schema.Ok(),
     handler: ({ registryId, serverId }, ctx) => ctx.cradle.callerRegistries.testById(registryId, serverId),
+  }),
+  registry.mutation('enableSelfHostedRegistry', {
+    access: 'admin',
+    summary:
+      "Run a registry on the manager (this machine, or serverId) with these credentials (htpasswd, bcrypt), its data in a volume, reached over https through the proxy at registryUrl with the proxy's own CA, which every node's engine is made to trust; answers the selfHosted registry it stores once a login through the proxy succeeds",
+    input: EnableSelfHostedInput,
+    output: RegistryView,
+    handler: (input, ctx) => ctx.cradle.callerRegistries.enableSelfHosted(input),
   }),
 ];

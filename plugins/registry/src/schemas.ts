@@ -55,6 +55,20 @@ export const TestInput = Type.Object({
 });
 export type TestInput = Static<typeof TestInput>;
 
+/** The spec's fields (each required, at least one character), and the server the registry runs on. */
+export const EnableSelfHostedInput = Type.Object({
+  registryUrl: Type.String({
+    minLength: 1,
+    maxLength: 255,
+    pattern: '^[a-zA-Z0-9]([a-zA-Z0-9._-]*[a-zA-Z0-9])?(:[0-9]{1,5})?$',
+    description: "host[:port] the registry is reached at through the proxy (the port, when given, is the proxy's https port); it must resolve to the manager",
+  }),
+  username: Username(),
+  password: Password(),
+  serverId: Type.Optional(Type.String({ maxLength: 255, description: 'the server (a swarm manager) the registry runs on; absent or "none": this machine' })),
+});
+export type EnableSelfHostedInput = Static<typeof EnableSelfHostedInput>;
+
 export const TestByIdInput = Type.Object({ registryId: NonEmpty({ maxLength: 255 }), serverId: ServerId() });
 export type TestByIdInput = Static<typeof TestByIdInput>;
 

@@ -5,8 +5,10 @@ import { badRequest, iso, newId, notFound, optionalService, type Cradle, type En
 import type { ContainerHosts } from '@berth/plugin-hosts';
 import type Docker from 'dockerode';
 import { authConfig, checkRegistry, pushImage, repositoryOf, RegistryStepError, type RegistryCredentials } from './check.ts';
+import { cliLogin, registriesForImages, type CliLoginIo, type CliLogins } from './cli-login.ts';
 import { Registry, type RegistryRow } from './entities.ts';
-import { RegistryView, type CreateInput, type TestInput, type UpdateInput } from './schemas.ts';
+import { RegistryView, type CreateInput, type EnableSelfHostedInput, type TestInput, type UpdateInput } from './schemas.ts';
+import { SelfHostedRegistries } from './self-hosted.ts';
 
 const toView = (r: RegistryRow): RegistryView => ({
   registryId: r.registryId,
@@ -35,13 +37,17 @@ export interface RegistryDeps {
   logger: Logger;
   /** How long one check may take. */
   checkTimeoutMs: number;
+  /** The image of a self-hosted registry (config registryImage). */
+  registryImage: () => string;
 }
 
 export class RegistryService {
   readonly #deps: RegistryDeps;
+  readonly #selfHosted: SelfHostedRegistries;
 
   constructor(deps: RegistryDeps) {
     this.#deps = deps;
+    this.#selfHosted = new SelfHostedRegistries({ hosts: deps.hosts, cradle: deps.cradle, logger: deps.logger, image: deps.registryImage, readyTimeoutMs: 60_000 });
   }
 
   // ------------------------------------------------------------ for other plugins
@@ -76,6 +82,22 @@ export class RegistryService {
     }
     io.log(`Pushed ${image}`);
     return { image, registryAuth: registry.auth };
+  }
+
+  /**
+   * CLI logins for a program that pulls `images` (the Compose program, `docker stack deploy
+   * --with-registry-auth`): the organization's registries those images come from, logged in to in a
+   * private DOCKER_CONFIG for this run only; null when none matches (the program runs as it is).
+   */
+  async cliLogins(organizationId: string, images: string[], em: EntityManager, io: CliLoginIo & { redact?(value: string): void }): Promise<CliLogins | null> {
+    const rows = await em.find(Registry, { organizationId }, { orderBy: { createdAt: 'asc', registryId: 'asc' } });
+    const matched = registriesForImages(
+      rows.map(r => ({ ...this.#credentials(r), registryId: r.registryId })),
+      images,
+    );
+    if (!matched.length) return null;
+    for (const r of matched) io.redact?.(r.password);
+    return cliLogin(matched, io);
   }
 
   /** The schema of a workload's registry relations (the record as registry.one answers it: no password). */
@@ -120,6 +142,11 @@ export class RegistryService {
 
   async update(input: UpdateInput, organizationId: string, em: EntityManager): Promise<boolean> {
     const row = await this.#find(input.registryId, organizationId, em);
+    const changes = (key: 'username' | 'password' | 'registryUrl') => input[key] !== undefined && (key === 'password' || input[key] !== row[key]);
+    if (row.runsService && (['username', 'password', 'registryUrl'] as const).some(changes))
+      throw badRequest(
+        "The self-hosted registry's user and address are set when it is enabled (its htpasswd, route and the nodes' CA files): remove it and enable it again to change them (its images stay in its volume)",
+      );
     if (input.serverId && input.serverId !== 'none') await this.#server(input.serverId, organizationId, em);
     if (input.registryName !== undefined) row.registryName = input.registryName;
     if (input.imagePrefix !== undefined) row.imagePrefix = input.imagePrefix || null;
@@ -133,12 +160,42 @@ export class RegistryService {
 
   /**
    * Deletes the record; answers it as it was. Nothing to log out of: no node was ever logged in
-   * (every push and pull carried the credentials with it).
+   * (every push and pull carried the credentials with it). A self-hosted registry's service, secret,
+   * route and CA files on the nodes go with it; its volume (the images) stays.
    */
   async remove(registryId: string, organizationId: string, em: EntityManager): Promise<RegistryView> {
-    const view = toView(await this.#find(registryId, organizationId, em));
+    const row = await this.#find(registryId, organizationId, em);
+    const view = toView(row);
+    if (row.runsService) await this.#selfHosted.disable({ registryId, registryUrl: row.registryUrl, serverId: row.serverId ?? null, organizationId }, em);
     await em.nativeDelete(Registry, { registryId, organizationId });
     return view;
+  }
+
+  /**
+   * Runs a registry on the manager (this machine or serverId) behind the proxy, every node trusting
+   * the proxy's CA, and stores it as a selfHosted registry once a login through the proxy succeeds.
+   */
+  async enableSelfHosted(input: EnableSelfHostedInput, organizationId: string, em: EntityManager): Promise<RegistryView> {
+    const serverId = input.serverId && input.serverId !== 'none' ? input.serverId : null;
+    if (serverId) await this.#server(serverId, organizationId, em);
+    const registryId = newId();
+    const username = input.username.trim();
+    await this.#selfHosted.enable({ registryId, registryUrl: input.registryUrl, username, password: input.password, serverId, organizationId }, em);
+    const row = em.create(Registry, {
+      registryId,
+      registryName: 'Self Hosted Registry',
+      imagePrefix: null,
+      username,
+      password: this.#deps.secrets().encrypt(input.password),
+      registryUrl: input.registryUrl,
+      registryType: 'selfHosted',
+      organizationId,
+      runsService: true,
+      serverId,
+      createdAt: new Date(),
+    });
+    await em.flush();
+    return toView(row);
   }
 
   /** Logs in, pushes and pulls a generated image from the engine of serverId (this machine without one). */
@@ -193,6 +250,7 @@ export const callerRegistries =
       all: () => registries.all(organizationId, em),
       update: (input: UpdateInput) => registries.update(input, organizationId, em),
       remove: (registryId: string) => registries.remove(registryId, organizationId, em),
+      enableSelfHosted: (input: EnableSelfHostedInput) => registries.enableSelfHosted(input, organizationId, em),
       test: (input: TestInput) => registries.test(input, organizationId, em),
       testById: (registryId: string, serverId: string | undefined) => registries.testById(registryId, serverId, organizationId, em),
     };

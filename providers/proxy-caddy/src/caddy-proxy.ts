@@ -157,6 +157,11 @@ export class CaddyProxy implements ProxyProvider {
     return { state: 'pending', issuer: null, notAfter: null, reason: `Caddy has no certificate for ${host} yet; it obtains one when the host first answers` };
   }
 
+  /** The root of Caddy's internal CA ("local"), made when a route first needs its issuer. */
+  ownCaRoot(): Promise<string | null> {
+    return this.#read(path.posix.join('data', 'caddy', 'pki', 'authorities', 'local', 'root.crt'));
+  }
+
   fileOf(_role: ProxyFileRole): string | null {
     return null;
   }
