@@ -175,7 +175,9 @@ export class HookService {
     const deployments = this.#cradle().deployments;
     await deployments.clearQueueFor(kind.kind, target.workload.id, em);
     const title = (d.message?.split('\n')[0] || (d.image ? `Image ${d.image.name}:${d.image.tag ?? ''}` : `Push from ${d.provider}`)).slice(0, 255);
-    const deploymentId = await kind.push!.deploy(target.workload, { title, description: d.commit ? `Hash: ${d.commit}` : null }, em);
+    // A tag push (triggerType tag) deploys the tag itself, not the branch's head.
+    const checkout = f.triggerType === 'tag' && d.tag ? d.tag : null;
+    const deploymentId = await kind.push!.deploy(target.workload, { title, description: d.commit ? `Hash: ${d.commit}` : null, checkout }, em);
     return { status: 202, body: { message: 'deployment queued', deploymentId } };
   }
 

@@ -3,9 +3,11 @@
 // the App's webhook secret as GitHub signs) reaches every workload deploying that repository
 // through the connection, deploying the commit for one and saying why not for the other; and the
 // webhooks Berth registers itself on GitLab and Bitbucket when a repository is linked, removed
-// when it is unlinked or the workload deleted.
+// when it is unlinked or the workload deleted; and a tag push deploying the tag's own commit.
+import { execFile } from 'node:child_process';
 import { createHmac, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import t from 'tap';
 import { startTestServer, signUpAdmin, deploymentFinished, makeGitRepo, commitFiles, TEST_BASE_IMAGE } from '@berth/core/testing';
 import { startFakeGithub } from '../../../providers/git-github/test/github-api.ts';
@@ -27,7 +29,12 @@ await github.addGitRepository('team', 'app', repo.dir, { main: pushed });
 await gitlab.addGitProject('team', 'app', repo.dir, { main: pushed });
 await bitbucket.addGitRepo('team', 'app', repo.dir, { main: pushed });
 
-const server = await startTestServer({ publicUrl, deploySettleSeconds: 1, providers: { git: { bitbucket: { options: { apiUrl: bitbucket.apiUrl, webUrl: bitbucket.webUrl } } } } });
+const server = await startTestServer({
+  publicUrl,
+  deploySettleSeconds: 1,
+  hostAccess: { bindMountRoots: [], hostNetworks: false, localGit: true },
+  providers: { git: { bitbucket: { options: { apiUrl: bitbucket.apiUrl, webUrl: bitbucket.webUrl } } } },
+});
 t.teardown(() => server.destroy());
 const { client, userId, organizationId } = await signUpAdmin(server);
 const { environmentId } = (await client.post('project.create', { name: 'Linked' })).body.environment;
@@ -199,4 +206,28 @@ t.test('linking a GitLab or Bitbucket repository registers its webhook; unlinkin
   await ok(client.post('compose.delete', { composeId: made.composeId, deleteVolumes: true }), 'compose.delete');
   t.same(bitbucket.webhooks.get('team/app'), [], 'removed with the stack');
   await ok(client.post('application.delete', { applicationId: app.applicationId }), 'application.delete');
+});
+
+t.test("triggerType tag: a tag push deploys the tag's commit, not the branch's head", async t => {
+  const tagged = await commitFiles(repo.dir, { 'docker-compose.yml': stack('v3') }, 'release one');
+  await promisify(execFile)('git', ['-C', repo.dir, 'tag', 'v1.0.0', tagged]);
+  const head = await commitFiles(repo.dir, { 'docker-compose.yml': stack('v4') }, 'after the tag');
+  const made = await ok(client.post('compose.create', { name: 'tagged', environmentId, appName: `linked-tag-${stamp}` }), 'compose.create');
+  t.teardown(() => client.post('compose.delete', { composeId: made.composeId, deleteVolumes: true }));
+  await ok(client.post('compose.update', { composeId: made.composeId, sourceType: 'git', customGitUrl: repo.dir, customGitBranch: 'main', triggerType: 'tag' }), 'compose.update');
+  const p = sample('github-push');
+  const commit = { ...p.commits[0], id: tagged, message: 'release one' };
+  const res = await fetch(`${server.url}/api/deploy/compose/${made.refreshToken}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-github-delivery': 'tag-1' },
+    body: JSON.stringify({ ...p, ref: 'refs/tags/v1.0.0', after: tagged, commits: [commit], head_commit: commit }),
+  });
+  const answer = (await res.json()) as Record<string, any>;
+  t.equal(res.status, 202, JSON.stringify(answer));
+  const done = await deploymentFinished(client, answer.deploymentId);
+  t.equal(done.status, 'done', done.errorMessage ?? 'deployed');
+  t.notOk('checkout' in done, "the tag is Berth's own: not answered");
+  const log = String((await client.get('deployment.readLogs', { deploymentId: done.deploymentId })).body);
+  t.match(log, new RegExp(`Fetched ${tagged.slice(0, 7)}`), 'the tagged commit was deployed');
+  t.notMatch(log, new RegExp(head.slice(0, 7)), "not the branch's head");
 });

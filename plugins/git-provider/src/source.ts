@@ -84,7 +84,7 @@ export class ProviderGitSource implements SourceProvider {
     });
     for (const secret of cloneCredentialSecrets(credential)) request.redact(secret);
     const { revision } = await fetcher.fetch({
-      source: { url: cloneUrlOf(credential.baseUrl, owner, repository), branch: field(names.branch) ?? 'main', enableSubmodules: Boolean(request.fields.enableSubmodules), credential },
+      source: { url: cloneUrlOf(credential.baseUrl, owner, repository), branch: request.ref || field(names.branch) || 'main', enableSubmodules: Boolean(request.fields.enableSubmodules), credential },
       workDir: request.workDir,
       signal: request.signal,
       log: request.log,

@@ -105,7 +105,7 @@ export interface PushSource {
   /** Sets the secret its hook's deliveries must be signed with (a webhook Berth registers is given one). */
   setWebhookSecret(id: string, secret: string, em: EntityManager): Promise<void>;
   /** Queues a deployment for a push (title: the commit message, description: the commit); answers its id. */
-  deploy(workload: WorkloadRef, run: { title: string; description: string | null }, em: EntityManager): Promise<string>;
+  deploy(workload: WorkloadRef, run: { title: string; description: string | null; checkout?: string | null }, em: EntityManager): Promise<string>;
 }
 
 export interface WorkloadKind {
