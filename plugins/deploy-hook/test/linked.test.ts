@@ -2,7 +2,7 @@
 // loopback: a GitHub App's push (the sample delivery filled in with a real commit, signed with
 // the App's webhook secret as GitHub signs) reaches every workload deploying that repository
 // through the connection, deploying the commit for one and saying why not for the other; and the
-// webhooks Berth registers itself on GitLab and Bitbucket when a repository is linked, removed
+// webhooks Berth registers itself on GitLab, Gitea and Bitbucket when a repository is linked, removed
 // when it is unlinked or the workload deleted; and a tag push deploying the tag's own commit.
 import { execFile } from 'node:child_process';
 import { createHmac, generateKeyPairSync, randomBytes } from 'node:crypto';
@@ -13,6 +13,7 @@ import { startTestServer, signUpAdmin, deploymentFinished, makeGitRepo, commitFi
 import { startFakeGithub } from '../../../providers/git-github/test/github-api.ts';
 import { startFakeGitlab } from '../../../providers/git-gitlab/test/gitlab-api.ts';
 import { startFakeBitbucket } from '../../../providers/git-bitbucket/test/bitbucket-api.ts';
+import { startFakeGitea } from '../../../providers/git-gitea/test/gitea-api.ts';
 
 const sample = (name: string) => JSON.parse(readFileSync(new URL(`./payloads/${name}.json`, import.meta.url), 'utf8'));
 const stack = (text: string) => `services:\n  app:\n    image: ${TEST_BASE_IMAGE}\n    init: true\n    stop_grace_period: 1s\n    command: ["sleep", "3600"]\n# ${text}\n`;
@@ -22,12 +23,14 @@ const publicUrl = 'https://berth.example.com';
 const github = await startFakeGithub(t, { publicKeyPem: keys.publicKey, privateKeyPem: keys.privateKey, appId: '4242', installationId: 77 });
 const gitlab = await startFakeGitlab(t);
 const bitbucket = await startFakeBitbucket(t);
+const gitea = await startFakeGitea(t);
 const repo = await makeGitRepo({ 'docker-compose.yml': stack('v1') });
 t.teardown(repo.cleanup);
 const pushed = await commitFiles(repo.dir, { 'docker-compose.yml': stack('v2') }, 'second version');
 await github.addGitRepository('team', 'app', repo.dir, { main: pushed });
 await gitlab.addGitProject('team', 'app', repo.dir, { main: pushed });
 await bitbucket.addGitRepo('team', 'app', repo.dir, { main: pushed });
+await gitea.addGitRepo('team', 'app', repo.dir, { main: pushed });
 
 const server = await startTestServer({
   publicUrl,
@@ -133,7 +136,7 @@ t.test('a GitHub App push deploys the pushed commit of each workload deploying t
   t.match(await res.json(), { reason: /no application or compose stack deploys team\/elsewhere/ });
 });
 
-t.test('linking a GitLab or Bitbucket repository registers its webhook; unlinking or deleting removes it', async t => {
+t.test('linking a GitLab, Gitea or Bitbucket repository registers its webhook; unlinking or deleting removes it', async t => {
   const tokens = gitlab.issue(3600);
   const gl = await ok(client.post('gitlab.create', { authId: 'x', name: 'GitLab', gitlabUrl: gitlab.url, ...tokens }), 'gitlab.create');
   const bb = await ok(
@@ -205,7 +208,19 @@ t.test('linking a GitLab or Bitbucket repository registers its webhook; unlinkin
   t.match(bitbucket.webhooks.get('team/app'), [{ url: `${publicUrl}/api/deploy/compose/${made.refreshToken}`, secret, events: ['repo:push'] }], 'registered with the workload secret');
   await ok(client.post('compose.delete', { composeId: made.composeId, deleteVolumes: true }), 'compose.delete');
   t.same(bitbucket.webhooks.get('team/app'), [], 'removed with the stack');
+
+  // An application linked to Gitea: a new webhook secret registers the webhook anew with it; deleting the application removes it.
+  const gt = await ok(client.post('gitea.create', { name: 'Gitea', giteaUrl: gitea.url, ...gitea.issue(3600) }), 'gitea.create');
+  await ok(
+    client.post('application.saveGiteaProvider', { applicationId: app.applicationId, giteaId: gt.giteaId, giteaOwner: 'team', giteaRepository: 'app', giteaBranch: 'main', giteaBuildPath: '/' }),
+    'saveGiteaProvider',
+  );
+  t.match(gitea.webhooks.get('team/app'), [{ url: `${publicUrl}/api/deploy/${token}`, events: ['push'] }], 'registered on Gitea');
+  const newSecret = randomBytes(20).toString('hex');
+  await ok(client.post('application.update', { applicationId: app.applicationId, webhookSecret: newSecret }), 'application.update');
+  t.match(gitea.webhooks.get('team/app'), [{ url: `${publicUrl}/api/deploy/${token}`, secret: newSecret }], 'registered anew with the new secret');
   await ok(client.post('application.delete', { applicationId: app.applicationId }), 'application.delete');
+  t.same(gitea.webhooks.get('team/app'), [], 'removed with the application');
 });
 
 t.test("triggerType tag: a tag push deploys the tag's commit, not the branch's head", async t => {
