@@ -2,6 +2,8 @@
 // gets its hook at the peer's path, /api/deploy/[<hookPath>/]{refreshToken}: a plain route that
 // answers its own status codes and needs no API key (the refresh token names the workload, its
 // webhook secret, when set, must sign the delivery), and `<kind>.webhookDeliveries`, its log.
+// /api/deploy/github takes a GitHub App's deliveries for every workload deploying the repository;
+// links.ts registers webhooks on the GitLab, Gitea and Bitbucket repositories workloads link.
 import { asValue, definePlugin, router, Type, type BerthHost } from '@berth/core';
 import type { WorkloadKind } from '@berth/plugin-workloads';
 import pkg from '../package.json' with { type: 'json' };
