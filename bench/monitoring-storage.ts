@@ -7,10 +7,12 @@
 // Berth is started once on a fresh database (BERTH_BENCH_PG, trust auth) so its migrations make the
 // monitoring tables, and stopped. Then, day by day of simulated time, a day of samples is written
 // at 10 s (one host row and one row per workload each time, with the columns and JSON the collector
-// writes: three mounts, three interfaces, 64-character container ids), and at midnight the
-// collector's own maintenance runs on the injected clock (plugins/monitoring/src/collector.ts
-// `maintain`: past retentionDays dropped, older than a day folded into 5-minute rows), followed by
-// a VACUUM as autovacuum would run. The table gives pg_total_relation_size of the two sample tables
+// writes: three mounts, three interfaces, 64-character container ids), an hour at a time: at each
+// hour's end the collector's hourly fold runs on the injected clock (plugins/monitoring/src/collector.ts
+// `fold`: samples older than a day into 5-minute rows, rows older than a week into hourly ones) and
+// at midnight its cronJob maintenance (`maintain`: past retentionDays dropped, then the fold). A
+// VACUUM runs every fifth hour, about when autovacuum's default threshold (a fifth of a table's rows
+// dead) is crossed by hourly folds. The table gives pg_total_relation_size of the sample tables
 // (heap, TOAST and indexes) after the first day (all of it raw: what a day costs undownsampled),
 // after the last (the space VACUUM freed kept, as on a live database) and after a VACUUM FULL, with
 // the row counts and the time the maintenance took.
@@ -92,8 +94,9 @@ async function main() {
     ]);
     let first: Awaited<ReturnType<typeof size>> | undefined;
     const maintenance: number[] = [];
+    const folds: number[] = [];
+    let hours = 0;
     for (let d = 0; d < days; d++) {
-      const from = (START + d * DAY) / 1000;
       // One day at 10 s: the host's row, then one per workload, as the collector's inserts write them
       // (each under its series: the host, and each workload's container).
       if (d === 0)
@@ -101,31 +104,39 @@ async function main() {
           `insert into monitoring_series (host_key, app_name, container_id) select $1, '', '' union all select $1, 'app-' || lpad(c::text, 2, '0') || '-bench-workload', md5(c::text) || md5((c + 1)::text) from generate_series(1, $2::int) c`,
           [HOST, containers],
         );
-      await db.query(
-        `insert into monitoring_host_samples (series_id, at, cpu, mem_used, mem_total, disk_used, disk_total, net_in, net_out, uptime)
-         select (select id from monitoring_series where host_key = $1 and app_name = ''), to_timestamp($2 + i * 10), random() * 100, 4e9 + random() * 1e9, 8e9, 188435435520 + i, 270553174016, 98765432101 + i * 5000, 12345678901 + i * 3000, $2::int - 1.7e9 + i * 10
-         from generate_series(0, 8639) i`,
-        [HOST, from],
-      );
-      // The host's mounts and interfaces, kept for its newest sample (rewritten at each).
-      await db.query(
-        `insert into monitoring_host_latest (series_id, at, mounts, devices) select id, to_timestamp($2 + 86390), $3::jsonb, $4::jsonb from monitoring_series where host_key = $1 and app_name = ''
-         on conflict (series_id) do update set at = excluded.at, mounts = excluded.mounts, devices = excluded.devices`,
-        [HOST, from, mounts, devices],
-      );
-      if (containers)
+      for (let h = 0; h < 24; h++) {
+        const from = (START + d * DAY) / 1000 + h * 3600;
         await db.query(
-          `insert into monitoring_container_samples (series_id, at, cpu, mem_used, mem_limit, net_in, net_out, blk_read, blk_write)
-           select s.id, to_timestamp($2 + i * 10), random() * 50, 1e8 + random() * 1e7, 1073741824, 1e6 + i * 900, 1e6 + i * 700, 5e6 + i * 100, 7e6 + i * 300
-           from generate_series(0, 8639) i, monitoring_series s where s.host_key = $1 and s.app_name <> ''`,
+          `insert into monitoring_host_samples (series_id, at, cpu, mem_used, mem_total, disk_used, disk_total, net_in, net_out, uptime)
+           select (select id from monitoring_series where host_key = $1 and app_name = ''), to_timestamp($2 + i * 10), random() * 100, 4e9 + random() * 1e9, 8e9, 188435435520 + i, 270553174016, 98765432101 + i * 5000, 12345678901 + i * 3000, $2::int - 1.7e9 + i * 10
+           from generate_series(0, 359) i`,
           [HOST, from],
         );
-      if (d === 0) first = await size();
-      clock = START + (d + 1) * DAY; // midnight: the cronJob '0 0 * * *'
-      const t0 = performance.now();
-      await collector.maintain(HOST);
-      maintenance.push(performance.now() - t0);
-      for (const t of TABLES) await db.query(`vacuum ${t}`);
+        // The host's mounts and interfaces, kept for its newest sample (rewritten at each).
+        await db.query(
+          `insert into monitoring_host_latest (series_id, at, mounts, devices) select id, to_timestamp($2 + 3590), $3::jsonb, $4::jsonb from monitoring_series where host_key = $1 and app_name = ''
+           on conflict (series_id) do update set at = excluded.at, mounts = excluded.mounts, devices = excluded.devices`,
+          [HOST, from, mounts, devices],
+        );
+        if (containers)
+          await db.query(
+            `insert into monitoring_container_samples (series_id, at, cpu, mem_used, mem_limit, net_in, net_out, blk_read, blk_write)
+             select s.id, to_timestamp($2 + i * 10), random() * 50, 1e8 + random() * 1e7, 1073741824, 1e6 + i * 900, 1e6 + i * 700, 5e6 + i * 100, 7e6 + i * 300
+             from generate_series(0, 359) i, monitoring_series s where s.host_key = $1 and s.app_name <> ''`,
+            [HOST, from],
+          );
+        clock = START + d * DAY + (h + 1) * 3_600_000; // the hour's end
+        if (h === 23 && d === 0) first = await size();
+        const t0 = performance.now();
+        if (h === 23) {
+          await collector.maintain(HOST); // midnight: the cronJob '0 0 * * *'
+          maintenance.push(performance.now() - t0);
+        } else {
+          await collector.fold(HOST);
+          folds.push(performance.now() - t0);
+        }
+        if (++hours % 5 === 0) for (const t of TABLES) await db.query(`vacuum ${t}`);
+      }
       if (opt.verbose) {
         const parts = await db.query(
           `select relname, pg_relation_size(oid) as heap, pg_indexes_size(oid) as idx, pg_total_relation_size(oid) as total, (select n_dead_tup from pg_stat_user_tables s where s.relid = c.oid) as dead from pg_class c where relname = any($1)`,
@@ -141,7 +152,7 @@ async function main() {
     const compact = await size();
     const rows = [
       ['after the first day (every sample raw)', first!],
-      [`after ${days} days and the maintenance at midnight (the last day raw, the days before it in 5-minute rows; VACUUM's free space kept)`, last],
+      [`after ${days} days, folded every hour, the maintenance at midnight (the last day raw, then 5-minute and hourly rows; VACUUM's free space kept)`, last],
       ['the same after VACUUM FULL (live rows only)', compact],
     ] as const;
     console.log(`\nMonitoring storage per host: samples every 10 s, ${containers} workloads, retentionDays 30, PostgreSQL ${(await db.query('show server_version')).rows[0].server_version}\n`);
@@ -150,8 +161,11 @@ async function main() {
     for (const [label, s] of rows) console.log(`| ${label} | ${s.rows.monitoring_host_samples} | ${s.rows.monitoring_container_samples} | ${(s.bytes / MB).toFixed(1)} |`);
     console.log(`\n${days} days undownsampled would be about ${((first!.bytes * days) / MB).toFixed(0)} MB (the first day × ${days}).`);
     const sorted = [...maintenance].sort((a, b) => a - b);
-    console.log(`The nightly maintenance (prune and fold a day): median ${(sorted[Math.floor(sorted.length / 2)]! / 1000).toFixed(2)} s, longest ${(sorted.at(-1)! / 1000).toFixed(2)} s.`);
-    if (opt.json) writeFileSync(opt.json, JSON.stringify({ days, containers, first, last, compact, maintenanceMs: maintenance }, null, 2));
+    const foldsSorted = [...folds].sort((a, b) => a - b);
+    console.log(
+      `The nightly maintenance (prune, then fold an hour): median ${(sorted[Math.floor(sorted.length / 2)]! / 1000).toFixed(2)} s, longest ${(sorted.at(-1)! / 1000).toFixed(2)} s; the hourly fold: median ${(foldsSorted[Math.floor(foldsSorted.length / 2)]! / 1000).toFixed(2)} s, longest ${(foldsSorted.at(-1)! / 1000).toFixed(2)} s.`,
+    );
+    if (opt.json) writeFileSync(opt.json, JSON.stringify({ days, containers, first, last, compact, maintenanceMs: maintenance, foldMs: folds }, null, 2));
   } finally {
     await db.end();
   }

@@ -46,6 +46,11 @@ if ! docker compose version >/dev/null 2>&1 && ! command -v docker-compose >/dev
 # docker-registry (distribution 2.8), run by the tests on a loopback port, which the engine trusts
 if ! command -v docker-registry >/dev/null; then log "installing docker-registry"; apt_install docker-registry; fi
 
+# ---- The monitoring plugin's reference (plugins/monitoring/test/node-exporter.test.ts): Debian's
+# prometheus-node-exporter, which the test runs on a loopback port beside Berth's collector (its
+# package's own service is not started: the test starts and stops it)
+if ! [ -x /usr/bin/prometheus-node-exporter ]; then log "installing prometheus-node-exporter"; apt_install prometheus-node-exporter; fi
+
 # ---- OpenSSH server: git clones over SSH (the suites start their own sshd on a free port)
 if ! [ -x /usr/sbin/sshd ]; then log "installing openssh-server"; apt_install openssh-server; fi
 

@@ -4,7 +4,9 @@
 // application (an image), a PostgreSQL database and compose stacks of both types created with its
 // serverId deploy on that host's engine — their images copied from the local engine by
 // save | load, since nothing can be pulled here — answer on its address, log, stop and are
-// removed there; nothing of them ever appears on the local engine. A serverId nobody keeps, or
+// removed there; nothing of them ever appears on the local engine. An application from a git
+// provider (Bitbucket, on loopback) is cloned here and built there: its token is found on no file
+// and in no process of that host. A serverId nobody keeps, or
 // another organization's, is 404.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -29,6 +31,7 @@ import {
   TEST_CADDY_IMAGE,
 } from '@berth/core/testing';
 import { inHost, remoteHostsMissing, sharedRemoteHosts } from './kit/remote-hosts.ts';
+import { startFakeBitbucket } from '../providers/git-bitbucket/test/bitbucket-api.ts';
 
 t.setTimeout(1_200_000);
 
@@ -40,18 +43,18 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
   const local = new Docker();
   const remote = new Docker({ socketPath: host.socket });
 
-  // The git application reads a repository of this machine: the operator grants that.
   // The proxy is Caddy: a domain of a workload on the server is routed by the server's own proxy.
   const PROXY = `berth-test-proxy-${process.pid}`;
   const proxyHttpPort = await freePort();
+  const bb = await startFakeBitbucket(t);
   const server = await startTestServer({
     deploySettleSeconds: 1,
     proxy: 'caddy',
     proxyImage: TEST_CADDY_IMAGE,
     proxyHttpPort,
     proxyHttpsPort: await freePort(),
-    providers: { proxy: { caddy: { options: { serviceName: PROXY } } } },
-    hostAccess: { bindMountRoots: [], hostNetworks: false, localGit: true },
+    providers: { proxy: { caddy: { options: { serviceName: PROXY } } }, git: { bitbucket: { options: { apiUrl: bb.apiUrl, webUrl: bb.webUrl } } } },
+    hostAccess: { bindMountRoots: [], hostNetworks: false, localGit: false },
   });
   t.teardown(async () => {
     await server.destroy();
@@ -189,7 +192,7 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     t.not((await inHost(host, ['test', '-e', onServer])).code, 0, 'its file mount is removed from the server with it');
   });
 
-  t.test("an application from git is built on the server's engine: the checkout stays here, the base image copied", async t => {
+  t.test("an application from a git provider is built on the server's engine: the checkout and the token stay here, the base image copied", async t => {
     const secret = `kept-here-${Date.now().toString(36)}`;
     const repo = await makeGitRepo({
       Dockerfile: `FROM ${TEST_BASE_IMAGE}\nCOPY index.html /www/index.html\nCMD ["httpd", "-f", "-p", "8080", "-h", "/www"]\n`,
@@ -206,7 +209,21 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     t.equal(created.status, 200, JSON.stringify(created.body));
     const { applicationId, appName } = created.body as { applicationId: string; appName: string };
     t.teardown(() => client.post('application.delete', { applicationId }).catch(() => undefined));
-    await client.post('application.saveGitProvider', { applicationId, customGitUrl: `file://${repo.dir}`, customGitBranch: 'main', customGitBuildPath: '/' });
+    // Cloned from Bitbucket (on loopback) with the connection's API token, as a header scoped to its host.
+    await bb.addGitRepo('team', 'built', repo.dir, { main: repo.commit });
+    const connection = await client.post('bitbucket.create', { authId: 'x', name: 'Team', bitbucketEmail: bb.user.email, apiToken: bb.user.apiToken, bitbucketWorkspaceName: 'team' });
+    t.equal(connection.status, 200, JSON.stringify(connection.body));
+    t.teardown(() => client.post('gitProvider.remove', { gitProviderId: connection.body.gitProviderId }).catch(() => undefined));
+    const linked = await client.post('application.saveBitbucketProvider', {
+      applicationId,
+      bitbucketId: connection.body.bitbucketId,
+      bitbucketOwner: 'team',
+      bitbucketRepository: 'built',
+      bitbucketRepositorySlug: 'built',
+      bitbucketBranch: 'main',
+      bitbucketBuildPath: '/',
+    });
+    t.equal(linked.status, 200, JSON.stringify(linked.body));
     await client.post('application.saveBuildType', { applicationId, buildType: 'dockerfile', dockerfile: 'Dockerfile' });
     const port = await freePort();
     t.equal((await client.post('port.create', { applicationId, publishedPort: port, targetPort: 8080, publishMode: 'host', protocol: 'tcp' })).status, 200);
@@ -224,6 +241,16 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     const found = spawnSync('grep', ['-rlsF', '--', secret, host.dir], { encoding: 'utf8' });
     t.equal(found.stdout, '', 'a file the build context leaves out never reached the server');
     t.equal((await inHost(host, ['sh', '-c', 'ps -eo args'])).stdout.includes(secret), false, 'nor its processes');
+    // The token, as given and as the Basic header git sent, is on no file of the server and in none of its processes.
+    const header = Buffer.from(`${bb.user.email}:${bb.user.apiToken}`).toString('base64');
+    for (const [what, needle] of [
+      ['the API token', bb.user.apiToken],
+      ['the clone header', header],
+    ] as const) {
+      t.equal(spawnSync('grep', ['-rlsF', '--', needle, host.dir], { encoding: 'utf8' }).stdout, '', `${what}: on no file of the server`);
+      t.equal((await inHost(host, ['sh', '-c', 'ps -eo args'])).stdout.includes(needle), false, `${what}: in none of its processes`);
+      t.notMatch(log, needle, `${what}: not in the deployment log`);
+    }
 
     t.equal((await client.post('application.delete', { applicationId })).status, 200);
     await waitFor('the service gone from the server', async () => (await footprint(remote, applicationId)).services === 0, { timeout: 60_000 });

@@ -113,47 +113,43 @@ export const newRefreshToken = (): string => randomBytes(24).toString('base64url
  * the request's unit of work, so handlers pass only their input. Registered request-scoped as
  * `callerApplications`; the deployer and the workload kind keep using the singletons.
  */
-export const callerApplications = (apps: ApplicationService, pipeline: ApplicationPipeline) => (cradle: Cradle) => {
-  const { principal, em, workloads } = cradle;
-  const organizationId = principal!.organizationId;
-  const assertAppNameFree = workloads.placement(organizationId); // a new record's serverId: one of the organization's servers
-  const find = (applicationId: string) => apps.find(applicationId, organizationId, em);
-  return {
-    /** Creates an application in one of the organization's environments. */
-    create: (input: CreateInput) => apps.create(input, organizationId, em, assertAppNameFree),
-    /** The application with its placement, deployments, mounts and ports. */
-    one: (applicationId: string) => pipeline.one(applicationId, organizationId, em),
-    /** Applies any subset of the API's fields. */
-    change: async (applicationId: string, changes: Partial<UpdateInput> & Record<string, unknown>) => {
-      const changed = await apps.change(applicationId, organizationId, changes, em, assertAppNameFree);
-      // A linked repository gets its push webhook registered (and an unlinked one loses it).
-      await optionalService(cradle, 'deployHooks')?.syncWebhook(KIND, applicationId, em);
-      return changed;
-    },
-    /** The record with its relations (start, stop and delete answer it). */
-    found: async (applicationId: string) => pipeline.found(await find(applicationId), organizationId, em),
-    /** Queues a run of the application; answers the queued deployment's id. */
-    run: async (applicationId: string, action: string, input: { title?: string; description?: string | null }) => pipeline.enqueue(await find(applicationId), action, em, input),
-    /** Queues a restart, once the caller names the application's appName right. */
-    reload: async (applicationId: string, appName: string) => {
-      const row = await find(applicationId);
-      if (row.appName !== appName) throw invalidField('appName', 'does not match the application');
-      return pipeline.enqueue(row, 'reload', em, {});
-    },
-    /** Deletes the application and what it left on the host. */
-    remove: (applicationId: string) => pipeline.remove(applicationId, organizationId, em),
-    /** Drops the queued deployments. */
-    clearQueue: async (applicationId: string) => pipeline.clearQueue(await find(applicationId), em),
-    /** Removes the finished deployments and their logs. */
-    clearDeployments: async (applicationId: string) => pipeline.clearDeployments(await find(applicationId), em),
-    /** Stops the running deployment and drops the queued ones. */
-    cancel: async (applicationId: string) => pipeline.cancel(await find(applicationId), em),
-    /** Applications matching the given texts, paged. */
-    search: (input: SearchInput) => apps.search(input, organizationId, em),
-    /** The running service's container output. */
-    readLogs: async (input: ReadLogsInput) => pipeline.readLogs(await find(input.applicationId), input),
+export const callerApplications =
+  (apps: ApplicationService, pipeline: ApplicationPipeline) =>
+  ({ principal, em, workloads }: Cradle) => {
+    const organizationId = principal!.organizationId;
+    const assertAppNameFree = workloads.placement(organizationId); // a new record's serverId: one of the organization's servers
+    const find = (applicationId: string) => apps.find(applicationId, organizationId, em);
+    return {
+      /** Creates an application in one of the organization's environments. */
+      create: (input: CreateInput) => apps.create(input, organizationId, em, assertAppNameFree),
+      /** The application with its placement, deployments, mounts and ports. */
+      one: (applicationId: string) => pipeline.one(applicationId, organizationId, em),
+      /** Applies any subset of the API's fields. */
+      change: (applicationId: string, changes: Partial<UpdateInput> & Record<string, unknown>) => apps.change(applicationId, organizationId, changes, em, assertAppNameFree, principal!),
+      /** The record with its relations (start, stop and delete answer it). */
+      found: async (applicationId: string) => pipeline.found(await find(applicationId), organizationId, em),
+      /** Queues a run of the application; answers the queued deployment's id. */
+      run: async (applicationId: string, action: string, input: { title?: string; description?: string | null }) => pipeline.enqueue(await find(applicationId), action, em, input),
+      /** Queues a restart, once the caller names the application's appName right. */
+      reload: async (applicationId: string, appName: string) => {
+        const row = await find(applicationId);
+        if (row.appName !== appName) throw invalidField('appName', 'does not match the application');
+        return pipeline.enqueue(row, 'reload', em, {});
+      },
+      /** Deletes the application and what it left on the host. */
+      remove: (applicationId: string) => pipeline.remove(applicationId, organizationId, em),
+      /** Drops the queued deployments. */
+      clearQueue: async (applicationId: string) => pipeline.clearQueue(await find(applicationId), em),
+      /** Removes the finished deployments and their logs. */
+      clearDeployments: async (applicationId: string) => pipeline.clearDeployments(await find(applicationId), em),
+      /** Stops the running deployment and drops the queued ones. */
+      cancel: async (applicationId: string) => pipeline.cancel(await find(applicationId), em),
+      /** Applications matching the given texts, paged. */
+      search: (input: SearchInput) => apps.search(input, organizationId, em),
+      /** The running service's container output. */
+      readLogs: async (input: ReadLogsInput) => pipeline.readLogs(await find(input.applicationId), input),
+    };
   };
-};
 
 declare module '@berth/core' {
   interface Cradle {

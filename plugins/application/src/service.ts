@@ -2,7 +2,7 @@
 // environments, and the resolver other plugins use to find an application. Secrets are
 // sealed on write and opened only for `one` and for deploys. Engine work is in pipeline.ts.
 import { randomBytes } from 'node:crypto';
-import { invalidField, iso, newId, notFound, containing, type Cradle, type EntityManager, type EnvironmentDirectory, type SecretBox } from '@berth/core';
+import { invalidField, iso, newId, notFound, containing, type Cradle, type EntityManager, type EnvironmentDirectory, type Principal, type SecretBox } from '@berth/core';
 import { Application, type ApplicationRow } from './entities.ts';
 import { sealedKeys, settingDefaults, settingKeys, type SealedKey, type SettingKey } from './fields.ts';
 import type { ApplicationFields, CreateInput, SearchInput, UpdateInput } from './schemas.ts';
@@ -29,7 +29,7 @@ export class ApplicationService {
   readonly #environments: () => EnvironmentDirectory;
 
   /** The git provider connections (their plugin may be disabled): a githubId, gitlabId, bitbucketId or giteaId must name one of the organization's. */
-  readonly #gitConnections: () => Pick<Cradle['gitProviders'], 'connection'> | undefined;
+  readonly #gitConnections: () => Pick<Cradle['gitProviders'], 'connection' | 'assertMayChangeSource'> | undefined;
 
   /** Refuses (NOT_FOUND) a setting naming another record (a key, a registry, a build server) that is not one of the organization's. */
   readonly #assertReference: AssertReference;
@@ -37,7 +37,7 @@ export class ApplicationService {
   constructor(
     secrets: () => SecretBox,
     environments: () => EnvironmentDirectory,
-    gitConnections: () => Pick<Cradle['gitProviders'], 'connection'> | undefined = () => undefined,
+    gitConnections: () => Pick<Cradle['gitProviders'], 'connection' | 'assertMayChangeSource'> | undefined = () => undefined,
     assertReference: AssertReference = async () => undefined,
   ) {
     this.#secrets = secrets;
@@ -128,8 +128,10 @@ export class ApplicationService {
     changes: Partial<UpdateInput> & Record<string, unknown>,
     em: EntityManager,
     assertAppNameFree: AssertAppNameFree,
+    caller?: Pick<Principal, 'userId' | 'role'>,
   ): Promise<ApplicationFields> {
     const row = await this.find(applicationId, organizationId, em);
+    await this.#gitConnections()?.assertMayChangeSource({ ...row.settings, sourceType: row.sourceType }, changes, organizationId, em, caller);
     const secrets = this.secretsOf(row);
     const settings = { ...row.settings };
     let sealedChanged = false;
@@ -151,7 +153,7 @@ export class ApplicationService {
         secrets[key as SealedKey] = value as string | null;
         sealedChanged = true;
       } else if ((key === 'githubId' || key === 'gitlabId' || key === 'bitbucketId' || key === 'giteaId') && typeof value === 'string' && value) {
-        await this.#gitConnections()?.connection(key, value, organizationId, em);
+        await this.#gitConnections()?.connection(key, value, organizationId, em, settings[key] === value ? undefined : caller); // resent unchanged: not a new link
         settings[key] = value;
       } else if (REFERENCES.has(key) && typeof value === 'string' && value) {
         await this.#assertReference(key, value, organizationId, em);

@@ -2,7 +2,7 @@
 // environments, and the lookups the workload registry asks for. The env is sealed on write and
 // opened only for `one` and for deploys. Engine work is the deployer's.
 import { randomBytes } from 'node:crypto';
-import { invalidField, iso, newId, notFound, type Cradle, type EntityManager, type EnvironmentDirectory, type SecretBox } from '@berth/core';
+import { invalidField, iso, newId, notFound, type Cradle, type EntityManager, type EnvironmentDirectory, type Principal, type SecretBox } from '@berth/core';
 import { generateAppName, placementFor, recordLookups, searchFilters, type WorkloadRef } from '@berth/plugin-workloads';
 import { Compose, type ComposeRow } from './entities.ts';
 import { settingDefaults, settingKeys, type SettingKey } from './fields.ts';
@@ -28,7 +28,7 @@ export class ComposeService {
   readonly #environments: () => EnvironmentDirectory;
 
   /** The git provider connections (their plugin may be disabled): a githubId, gitlabId, bitbucketId or giteaId must name one of the organization's. */
-  readonly #gitConnections: () => Pick<Cradle['gitProviders'], 'connection'> | undefined;
+  readonly #gitConnections: () => Pick<Cradle['gitProviders'], 'connection' | 'assertMayChangeSource'> | undefined;
 
   /** The stored key pairs (their plugin may be disabled): a customGitSSHKeyId must name one of the organization's. */
   readonly #sshKeys: () => Pick<Cradle['sshKeys'], 'one'> | undefined;
@@ -36,7 +36,7 @@ export class ComposeService {
   constructor(
     secrets: () => SecretBox,
     environments: () => EnvironmentDirectory,
-    gitConnections: () => Pick<Cradle['gitProviders'], 'connection'> | undefined = () => undefined,
+    gitConnections: () => Pick<Cradle['gitProviders'], 'connection' | 'assertMayChangeSource'> | undefined = () => undefined,
     sshKeys: () => Pick<Cradle['sshKeys'], 'one'> | undefined = () => undefined,
   ) {
     this.#secrets = secrets;
@@ -124,8 +124,16 @@ export class ComposeService {
   }
 
   /** Applies any subset of API fields (update, saveEnvironment, randomize...). */
-  async change(composeId: string, organizationId: string, changes: Partial<UpdateInput> & Record<string, unknown>, em: EntityManager, assertAppNameFree: AssertAppNameFree): Promise<ComposeRow> {
+  async change(
+    composeId: string,
+    organizationId: string,
+    changes: Partial<UpdateInput> & Record<string, unknown>,
+    em: EntityManager,
+    assertAppNameFree: AssertAppNameFree,
+    caller?: Pick<Principal, 'userId' | 'role'>,
+  ): Promise<ComposeRow> {
     const row = await this.find(composeId, organizationId, em);
+    await this.#gitConnections()?.assertMayChangeSource({ ...row.settings, sourceType: row.sourceType }, changes, organizationId, em, caller);
     const settings = { ...row.settings };
     for (const [key, value] of Object.entries(changes)) {
       if (value === undefined || key === 'composeId' || key === 'createdAt') continue;
@@ -144,7 +152,7 @@ export class ComposeService {
       } else if (columnSet.has(key)) {
         (row as Record<ColumnKey, unknown>)[key as ColumnKey] = value;
       } else if ((key === 'githubId' || key === 'gitlabId' || key === 'bitbucketId' || key === 'giteaId') && typeof value === 'string' && value) {
-        await this.#gitConnections()?.connection(key, value, organizationId, em);
+        await this.#gitConnections()?.connection(key, value, organizationId, em, settings[key] === value ? undefined : caller); // resent unchanged: not a new link
         settings[key] = value;
       } else if (key === 'customGitSSHKeyId' && typeof value === 'string' && value) {
         await this.#sshKeys()?.one(value, organizationId, em);

@@ -16,6 +16,7 @@ import {
   type GitProvider,
   type GitRepositoryRef,
   type ProviderRegistry,
+  type Role,
   type SecretBox,
 } from '@berth/core';
 import { repositoryParts, SOURCE_FIELDS } from './source.ts';
@@ -65,6 +66,40 @@ const REFRESH_MARGIN_MS = 10 * 60_000;
 /** The workload field that names a connection, per provider type. */
 export const CONNECTION_FIELDS = { githubId: 'github', gitlabId: 'gitlab', bitbucketId: 'bitbucket', giteaId: 'gitea' } as const;
 export type ConnectionField = keyof typeof CONNECTION_FIELDS;
+
+/** The workload fields that make its git source (every provider's), whose change the rule of `assertMayChangeSource` guards. */
+const SOURCE_KEYS = new Set([
+  'sourceType',
+  ...Object.keys(CONNECTION_FIELDS),
+  'owner',
+  'repository',
+  'branch',
+  'gitlabOwner',
+  'gitlabRepository',
+  'gitlabBranch',
+  'gitlabProjectId',
+  'gitlabPathNamespace',
+  'bitbucketOwner',
+  'bitbucketRepository',
+  'bitbucketRepositorySlug',
+  'bitbucketBranch',
+  'giteaOwner',
+  'giteaRepository',
+  'giteaBranch',
+]);
+
+/** Who asks: an organization's owner or admin uses every connection of it; a member, those they made and those shared with the organization. */
+export interface GitCaller {
+  userId: string;
+  role: Role;
+}
+
+/** Whether the caller may see and use the connection (no caller: Berth itself, e.g. a deploy, which runs whoever connected it). */
+export const usable = (row: Pick<GitProviderRow, 'userId' | 'sharedWithOrganization'>, caller?: GitCaller | null): boolean =>
+  !caller || caller.role !== 'member' || row.userId === caller.userId || row.sharedWithOrganization;
+
+/** A member's refusal for a connection that is neither theirs nor shared; `field` is the input that named it. */
+const notShared = (field: string) => forbidden(`${field}: this git provider connection is another member's and not shared with the organization (its owner may share it: gitProvider.toggleShare)`);
 
 export interface NewGithub {
   name: string;
@@ -187,47 +222,80 @@ export class GitProviderService {
   }
 
   /** The github record and its provider row, within the organization. */
-  async github(githubId: string, organizationId: string, em: EntityManager): Promise<{ github: GithubRow; provider: GitProviderRow }> {
-    const { record, provider } = await this.#typed(em.findOne(GithubRecord, { githubId }), 'Github Provider', organizationId, em);
+  async github(githubId: string, organizationId: string, em: EntityManager, caller?: GitCaller): Promise<{ github: GithubRow; provider: GitProviderRow }> {
+    const { record, provider } = await this.#typed(em.findOne(GithubRecord, { githubId }), 'Github Provider', organizationId, em, caller);
     return { github: record, provider };
   }
 
   /** The gitlab record and its provider row, within the organization. */
-  async gitlab(gitlabId: string, organizationId: string, em: EntityManager): Promise<{ gitlab: GitlabRow; provider: GitProviderRow }> {
-    const { record, provider } = await this.#typed(em.findOne(GitlabRecord, { gitlabId }), 'Gitlab Provider', organizationId, em);
+  async gitlab(gitlabId: string, organizationId: string, em: EntityManager, caller?: GitCaller): Promise<{ gitlab: GitlabRow; provider: GitProviderRow }> {
+    const { record, provider } = await this.#typed(em.findOne(GitlabRecord, { gitlabId }), 'Gitlab Provider', organizationId, em, caller);
     return { gitlab: record, provider };
   }
 
   /** The bitbucket record and its provider row, within the organization. */
-  async bitbucket(bitbucketId: string, organizationId: string, em: EntityManager): Promise<{ bitbucket: BitbucketRow; provider: GitProviderRow }> {
-    const { record, provider } = await this.#typed(em.findOne(BitbucketRecord, { bitbucketId }), 'Bitbucket Provider', organizationId, em);
+  async bitbucket(bitbucketId: string, organizationId: string, em: EntityManager, caller?: GitCaller): Promise<{ bitbucket: BitbucketRow; provider: GitProviderRow }> {
+    const { record, provider } = await this.#typed(em.findOne(BitbucketRecord, { bitbucketId }), 'Bitbucket Provider', organizationId, em, caller);
     return { bitbucket: record, provider };
   }
 
   /** The gitea record and its provider row, within the organization. */
-  async gitea(giteaId: string, organizationId: string, em: EntityManager): Promise<{ gitea: GiteaRow; provider: GitProviderRow }> {
-    const { record, provider } = await this.#typed(em.findOne(GiteaRecord, { giteaId }), 'Gitea Provider', organizationId, em);
+  async gitea(giteaId: string, organizationId: string, em: EntityManager, caller?: GitCaller): Promise<{ gitea: GiteaRow; provider: GitProviderRow }> {
+    const { record, provider } = await this.#typed(em.findOne(GiteaRecord, { giteaId }), 'Gitea Provider', organizationId, em, caller);
     return { gitea: record, provider };
   }
 
   /** A type's record and its provider row when the provider row is the organization's; NOT_FOUND otherwise. */
-  async #typed<R extends { gitProviderId: string }>(found: Promise<R | null>, what: string, organizationId: string, em: EntityManager): Promise<{ record: R; provider: GitProviderRow }> {
+  async #typed<R extends { gitProviderId: string }>(
+    found: Promise<R | null>,
+    what: string,
+    organizationId: string,
+    em: EntityManager,
+    caller?: GitCaller,
+  ): Promise<{ record: R; provider: GitProviderRow }> {
     const record = await found;
     const provider = record && (await em.findOne(GitProviderRecord, { gitProviderId: record.gitProviderId, organizationId }));
     if (!record || !provider) throw notFound(what);
+    if (!usable(provider, caller)) throw notShared(`${provider.providerType}Id`);
     return { record, provider };
   }
 
-  /** Checks that a workload's githubId/gitlabId/bitbucketId names a connection of the organization (NOT_FOUND otherwise). */
-  async connection(field: ConnectionField, id: string, organizationId: string, em: EntityManager): Promise<void> {
+  /**
+   * Checks that a workload's githubId/gitlabId/bitbucketId/giteaId names a connection of the
+   * organization (NOT_FOUND otherwise) that the caller may use (FORBIDDEN naming the field otherwise).
+   */
+  async connection(field: ConnectionField, id: string, organizationId: string, em: EntityManager, caller?: GitCaller): Promise<GitProviderRow> {
     const type = CONNECTION_FIELDS[field];
-    const find: Record<typeof type, () => Promise<unknown>> = {
+    const find: Record<typeof type, () => Promise<{ provider: GitProviderRow }>> = {
       github: () => this.github(id, organizationId, em),
       gitlab: () => this.gitlab(id, organizationId, em),
       bitbucket: () => this.bitbucket(id, organizationId, em),
       gitea: () => this.gitea(id, organizationId, em),
     };
-    await find[type]();
+    const { provider } = await find[type]();
+    if (!usable(provider, caller)) throw notShared(field);
+    return provider;
+  }
+
+  /**
+   * The peer's rule for an existing source: a member changes a workload's git source (its connection,
+   * repository, branch or source type) only when they may use the connection it deploys from now.
+   * `current` is the workload's stored fields (sourceType among them); keys whose value is unchanged
+   * do not count, since clients send whole records.
+   */
+  async assertMayChangeSource(current: Record<string, unknown>, changes: Record<string, unknown>, organizationId: string, em: EntityManager, caller?: GitCaller): Promise<void> {
+    if (!caller || caller.role !== 'member') return;
+    const touched = Object.entries(changes).some(([k, v]) => v !== undefined && SOURCE_KEYS.has(k) && (v ?? null) !== (current[k] ?? null));
+    if (!touched) return;
+    for (const field of Object.keys(CONNECTION_FIELDS) as ConnectionField[]) {
+      const id = current[field];
+      if (typeof id !== 'string' || !id) continue;
+      const row = await this.connection(field, id, organizationId, em).catch(() => null); // a connection since removed binds nobody
+      if (row && !usable(row, caller))
+        throw forbidden(
+          `${field}: this workload deploys from another member's git provider connection, not shared with the organization: only an owner or admin, or that member, may change its source`,
+        );
+    }
   }
 
   /** The account a workload's connection gives its provider (a GitLab token renewed first when it expires soon). */
@@ -393,8 +461,9 @@ export class GitProviderService {
 
   // ------------------------------------------------------------ gitProvider.*
   /** Newest first, each with its type's record. */
-  async all(organizationId: string, userId: string, em: EntityManager): Promise<GitProviderListed[]> {
-    const rows = await em.find(GitProviderRecord, { organizationId }, { orderBy: { createdAt: 'desc', gitProviderId: 'asc' } });
+  async all(organizationId: string, caller: GitCaller, em: EntityManager): Promise<GitProviderListed[]> {
+    const userId = caller.userId;
+    const rows = (await em.find(GitProviderRecord, { organizationId }, { orderBy: { createdAt: 'desc', gitProviderId: 'asc' } })).filter(r => usable(r, caller));
     const ids = { gitProviderId: { $in: rows.map(r => r.gitProviderId) } };
     const [githubs, gitlabs, bitbuckets, giteas] = rows.length
       ? await Promise.all([em.find(GithubRecord, ids), em.find(GitlabRecord, ids), em.find(BitbucketRecord, ids), em.find(GiteaRecord, ids)])
@@ -424,8 +493,9 @@ export class GitProviderService {
   }
 
   /** Deletes the connection, unless a workload deploys from it: then the refusal lists them. */
-  async remove(gitProviderId: string, organizationId: string, em: EntityManager): Promise<{ success: boolean }> {
+  async remove(gitProviderId: string, organizationId: string, em: EntityManager, caller?: GitCaller): Promise<{ success: boolean }> {
     const row = await this.#provider(gitProviderId, organizationId, em);
+    if (!usable(row, caller)) throw notShared('gitProviderId');
     // The record of the connection's type, and the workload field that names it.
     const kinds = [
       ['githubId', GithubRecord],
@@ -463,8 +533,8 @@ export class GitProviderService {
   }
 
   /** The configured GitHub connections (App id, key and installation set). */
-  async githubProviders(organizationId: string, em: EntityManager): Promise<{ githubId: string; githubUrl: string; gitProvider: GitProviderView }[]> {
-    const rows = await em.find(GitProviderRecord, { organizationId, providerType: 'github' }, { orderBy: { createdAt: 'desc', gitProviderId: 'asc' } });
+  async githubProviders(organizationId: string, em: EntityManager, caller?: GitCaller): Promise<{ githubId: string; githubUrl: string; gitProvider: GitProviderView }[]> {
+    const rows = (await em.find(GitProviderRecord, { organizationId, providerType: 'github' }, { orderBy: { createdAt: 'desc', gitProviderId: 'asc' } })).filter(r => usable(r, caller));
     const githubs = rows.length ? await em.find(GithubRecord, { gitProviderId: { $in: rows.map(r => r.gitProviderId) } }) : [];
     return rows.flatMap(r => {
       const g = githubs.find(x => x.gitProviderId === r.gitProviderId);
@@ -524,8 +594,8 @@ export class GitProviderService {
     return `Found ${repos.length} repositories`;
   }
 
-  async githubUpdate(input: GithubUpdateInput, organizationId: string, em: EntityManager): Promise<boolean> {
-    const { github, provider } = await this.github(input.githubId, organizationId, em);
+  async githubUpdate(input: GithubUpdateInput, organizationId: string, em: EntityManager, caller?: GitCaller): Promise<boolean> {
+    const { github, provider } = await this.github(input.githubId, organizationId, em, caller);
     if (provider.gitProviderId !== input.gitProviderId) throw notFound('Git provider');
     provider.name = input.name;
     github.githubAppName = input.githubAppName;
@@ -561,8 +631,8 @@ export class GitProviderService {
   }
 
   /** The authorized GitLab connections (both tokens set), as the peer. */
-  async gitlabProviders(organizationId: string, em: EntityManager): Promise<{ gitlabId: string; gitlabUrl: string; gitProvider: GitProviderView }[]> {
-    const rows = await em.find(GitProviderRecord, { organizationId, providerType: 'gitlab' }, { orderBy: { createdAt: 'desc', gitProviderId: 'asc' } });
+  async gitlabProviders(organizationId: string, em: EntityManager, caller?: GitCaller): Promise<{ gitlabId: string; gitlabUrl: string; gitProvider: GitProviderView }[]> {
+    const rows = (await em.find(GitProviderRecord, { organizationId, providerType: 'gitlab' }, { orderBy: { createdAt: 'desc', gitProviderId: 'asc' } })).filter(r => usable(r, caller));
     const gitlabs = rows.length ? await em.find(GitlabRecord, { gitProviderId: { $in: rows.map(r => r.gitProviderId) } }) : [];
     return rows.flatMap(r => {
       const g = gitlabs.find(x => x.gitProviderId === r.gitProviderId);
@@ -597,8 +667,8 @@ export class GitProviderService {
     return this.#testConnection('gitlab', await this.gitlabAccount(gitlab, em, input.groupName || undefined));
   }
 
-  async gitlabUpdate(input: GitlabUpdateInput, organizationId: string, em: EntityManager): Promise<boolean> {
-    const { gitlab, provider } = await this.gitlab(input.gitlabId, organizationId, em);
+  async gitlabUpdate(input: GitlabUpdateInput, organizationId: string, em: EntityManager, caller?: GitCaller): Promise<boolean> {
+    const { gitlab, provider } = await this.gitlab(input.gitlabId, organizationId, em, caller);
     if (provider.gitProviderId !== input.gitProviderId) throw notFound('Git provider');
     const seal = (v: string) => (v ? this.#secrets().encrypt(v) : null);
     provider.name = input.name;
@@ -643,8 +713,8 @@ export class GitProviderService {
   }
 
   /** Every Bitbucket connection of the organization, as the peer. */
-  async bitbucketProviders(organizationId: string, em: EntityManager): Promise<{ bitbucketId: string; gitProvider: GitProviderView }[]> {
-    const rows = await em.find(GitProviderRecord, { organizationId, providerType: 'bitbucket' }, { orderBy: { createdAt: 'desc', gitProviderId: 'asc' } });
+  async bitbucketProviders(organizationId: string, em: EntityManager, caller?: GitCaller): Promise<{ bitbucketId: string; gitProvider: GitProviderView }[]> {
+    const rows = (await em.find(GitProviderRecord, { organizationId, providerType: 'bitbucket' }, { orderBy: { createdAt: 'desc', gitProviderId: 'asc' } })).filter(r => usable(r, caller));
     const records = rows.length ? await em.find(BitbucketRecord, { gitProviderId: { $in: rows.map(r => r.gitProviderId) } }) : [];
     return rows.flatMap(r => {
       const b = records.find(x => x.gitProviderId === r.gitProviderId);
@@ -674,8 +744,8 @@ export class GitProviderService {
   }
 
   /** Answers the record as the peer (secrets null). */
-  async bitbucketUpdate(input: BitbucketUpdateInput, organizationId: string, em: EntityManager): Promise<BitbucketRowView> {
-    const { bitbucket, provider } = await this.bitbucket(input.bitbucketId, organizationId, em);
+  async bitbucketUpdate(input: BitbucketUpdateInput, organizationId: string, em: EntityManager, caller?: GitCaller): Promise<BitbucketRowView> {
+    const { bitbucket, provider } = await this.bitbucket(input.bitbucketId, organizationId, em, caller);
     if (provider.gitProviderId !== input.gitProviderId) throw notFound('Git provider');
     provider.name = input.name;
     for (const k of ['bitbucketUsername', 'bitbucketEmail', 'bitbucketWorkspaceName'] as const) if (input[k] !== undefined) bitbucket[k] = input[k] || null;
@@ -709,8 +779,8 @@ export class GitProviderService {
   }
 
   /** The Gitea connections whose OAuth application is set (client id and secret), as the peer. */
-  async giteaProviders(organizationId: string, em: EntityManager): Promise<{ giteaId: string; gitProvider: GitProviderView }[]> {
-    const rows = await em.find(GitProviderRecord, { organizationId, providerType: 'gitea' }, { orderBy: { createdAt: 'desc', gitProviderId: 'asc' } });
+  async giteaProviders(organizationId: string, em: EntityManager, caller?: GitCaller): Promise<{ giteaId: string; gitProvider: GitProviderView }[]> {
+    const rows = (await em.find(GitProviderRecord, { organizationId, providerType: 'gitea' }, { orderBy: { createdAt: 'desc', gitProviderId: 'asc' } })).filter(r => usable(r, caller));
     const records = rows.length ? await em.find(GiteaRecord, { gitProviderId: { $in: rows.map(r => r.gitProviderId) } }) : [];
     return rows.flatMap(r => {
       const g = records.find(x => x.gitProviderId === r.gitProviderId);
@@ -744,8 +814,8 @@ export class GitProviderService {
     return answer;
   }
 
-  async giteaUpdate(input: GiteaUpdateInput, organizationId: string, em: EntityManager): Promise<{ success: boolean }> {
-    const { gitea, provider } = await this.gitea(input.giteaId, organizationId, em);
+  async giteaUpdate(input: GiteaUpdateInput, organizationId: string, em: EntityManager, caller?: GitCaller): Promise<{ success: boolean }> {
+    const { gitea, provider } = await this.gitea(input.giteaId, organizationId, em, caller);
     if (provider.gitProviderId !== input.gitProviderId) throw notFound('Git provider');
     provider.name = input.name;
     this.#setGitea(gitea, input);
@@ -804,43 +874,49 @@ export class GitProviderService {
   }
 }
 
-/** gitProvider.*, github.* and gitlab.* for one request: the service confined to the caller's organization. */
+/** gitProvider.*, github.*, gitlab.*, bitbucket.* and gitea.* for one request: the service confined to the caller's organization and, for a member, to the connections they made or that are shared. */
 export const callerGitProviders =
   (service: GitProviderService) =>
   ({ principal, em }: Cradle) => {
-    const { organizationId, userId } = principal!;
+    const { organizationId, userId, role } = principal!;
+    const caller: GitCaller = { userId, role };
+    /** The connection an id names, checked for the caller first (NOT_FOUND, or FORBIDDEN when it is another member's, not shared). */
+    const reach = async <T>(type: 'github' | 'gitlab' | 'bitbucket' | 'gitea', id: string | undefined, then: () => Promise<T>): Promise<T> => {
+      if (id) await service[type](id, organizationId, em, caller);
+      return then();
+    };
     return {
-      all: () => service.all(organizationId, userId, em),
+      all: () => service.all(organizationId, caller, em),
       toggleShare: (gitProviderId: string, shared: boolean) => service.toggleShare(gitProviderId, shared, organizationId, userId, em),
-      remove: (gitProviderId: string) => service.remove(gitProviderId, organizationId, em),
-      githubOne: (githubId: string) => service.githubOne(githubId, organizationId, em),
-      githubProviders: () => service.githubProviders(organizationId, em),
-      githubRepositories: (githubId: string) => service.githubRepositories(githubId, organizationId, em),
-      githubBranches: (input: { githubId?: string; owner: string; repo: string }) => service.githubBranches(input, organizationId, em),
-      githubTestConnection: (githubId: string) => service.githubTestConnection(githubId, organizationId, em),
-      githubUpdate: (input: GithubUpdateInput) => service.githubUpdate(input, organizationId, em),
+      remove: (gitProviderId: string) => service.remove(gitProviderId, organizationId, em, caller),
+      githubOne: (githubId: string) => reach('github', githubId, () => service.githubOne(githubId, organizationId, em)),
+      githubProviders: () => service.githubProviders(organizationId, em, caller),
+      githubRepositories: (githubId: string) => reach('github', githubId, () => service.githubRepositories(githubId, organizationId, em)),
+      githubBranches: (input: { githubId?: string; owner: string; repo: string }) => reach('github', input.githubId, () => service.githubBranches(input, organizationId, em)),
+      githubTestConnection: (githubId: string) => reach('github', githubId, () => service.githubTestConnection(githubId, organizationId, em)),
+      githubUpdate: (input: GithubUpdateInput) => service.githubUpdate(input, organizationId, em, caller),
       gitlabCreate: (input: GitlabCreateInput) => service.createGitlab(input, organizationId, userId, em),
-      gitlabOne: (gitlabId: string) => service.gitlabOne(gitlabId, organizationId, em),
-      gitlabProviders: () => service.gitlabProviders(organizationId, em),
-      gitlabRepositories: (gitlabId: string) => service.gitlabRepositories(gitlabId, organizationId, em),
-      gitlabBranches: (input: GitlabBranchesInput) => service.gitlabBranches(input, organizationId, em),
-      gitlabTestConnection: (input: { gitlabId?: string; groupName?: string }) => service.gitlabTestConnection(input, organizationId, em),
-      gitlabUpdate: (input: GitlabUpdateInput) => service.gitlabUpdate(input, organizationId, em),
+      gitlabOne: (gitlabId: string) => reach('gitlab', gitlabId, () => service.gitlabOne(gitlabId, organizationId, em)),
+      gitlabProviders: () => service.gitlabProviders(organizationId, em, caller),
+      gitlabRepositories: (gitlabId: string) => reach('gitlab', gitlabId, () => service.gitlabRepositories(gitlabId, organizationId, em)),
+      gitlabBranches: (input: GitlabBranchesInput) => reach('gitlab', input.gitlabId, () => service.gitlabBranches(input, organizationId, em)),
+      gitlabTestConnection: (input: { gitlabId?: string; groupName?: string }) => reach('gitlab', input.gitlabId, () => service.gitlabTestConnection(input, organizationId, em)),
+      gitlabUpdate: (input: GitlabUpdateInput) => service.gitlabUpdate(input, organizationId, em, caller),
       giteaCreate: (input: GiteaCreateInput) => service.createGitea(input, organizationId, userId, em),
-      giteaOne: (giteaId: string) => service.giteaOne(giteaId, organizationId, em),
-      giteaProviders: () => service.giteaProviders(organizationId, em),
-      giteaRepositories: (giteaId: string) => service.giteaRepositories(giteaId, organizationId, em),
-      giteaBranches: (input: GiteaBranchesInput) => service.giteaBranches(input, organizationId, em),
-      giteaTestConnection: (input: { giteaId?: string; organizationName?: string }) => service.giteaTestConnection(input, organizationId, em),
-      giteaUpdate: (input: GiteaUpdateInput) => service.giteaUpdate(input, organizationId, em),
-      giteaUrl: (giteaId: string) => service.giteaUrl(giteaId, organizationId, em),
+      giteaOne: (giteaId: string) => reach('gitea', giteaId, () => service.giteaOne(giteaId, organizationId, em)),
+      giteaProviders: () => service.giteaProviders(organizationId, em, caller),
+      giteaRepositories: (giteaId: string) => reach('gitea', giteaId, () => service.giteaRepositories(giteaId, organizationId, em)),
+      giteaBranches: (input: GiteaBranchesInput) => reach('gitea', input.giteaId, () => service.giteaBranches(input, organizationId, em)),
+      giteaTestConnection: (input: { giteaId?: string; organizationName?: string }) => reach('gitea', input.giteaId, () => service.giteaTestConnection(input, organizationId, em)),
+      giteaUpdate: (input: GiteaUpdateInput) => service.giteaUpdate(input, organizationId, em, caller),
+      giteaUrl: (giteaId: string) => reach('gitea', giteaId, () => service.giteaUrl(giteaId, organizationId, em)),
       bitbucketCreate: (input: BitbucketCreateInput) => service.createBitbucket(input, organizationId, userId, em),
-      bitbucketOne: (bitbucketId: string) => service.bitbucketOne(bitbucketId, organizationId, em),
-      bitbucketProviders: () => service.bitbucketProviders(organizationId, em),
-      bitbucketRepositories: (bitbucketId: string) => service.bitbucketRepositories(bitbucketId, organizationId, em),
-      bitbucketBranches: (input: BitbucketBranchesInput) => service.bitbucketBranches(input, organizationId, em),
-      bitbucketTestConnection: (input: BitbucketTestInput) => service.bitbucketTestConnection(input, organizationId, em),
-      bitbucketUpdate: (input: BitbucketUpdateInput) => service.bitbucketUpdate(input, organizationId, em),
+      bitbucketOne: (bitbucketId: string) => reach('bitbucket', bitbucketId, () => service.bitbucketOne(bitbucketId, organizationId, em)),
+      bitbucketProviders: () => service.bitbucketProviders(organizationId, em, caller),
+      bitbucketRepositories: (bitbucketId: string) => reach('bitbucket', bitbucketId, () => service.bitbucketRepositories(bitbucketId, organizationId, em)),
+      bitbucketBranches: (input: BitbucketBranchesInput) => reach('bitbucket', input.bitbucketId, () => service.bitbucketBranches(input, organizationId, em)),
+      bitbucketTestConnection: (input: BitbucketTestInput) => reach('bitbucket', input.bitbucketId, () => service.bitbucketTestConnection(input, organizationId, em)),
+      bitbucketUpdate: (input: BitbucketUpdateInput) => service.bitbucketUpdate(input, organizationId, em, caller),
     };
   };
 

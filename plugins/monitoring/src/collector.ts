@@ -24,6 +24,9 @@ export const DOWNSAMPLE_SECONDS = SPANS[1];
 export const FIVE_MINUTE_MS = 7 * 86_400_000;
 export const HOURLY_SECONDS = SPANS[2];
 
+/** The start of the next hour (UTC) after `now`. */
+const nextHour = (now: number): number => (Math.floor(now / 3_600_000) + 1) * 3_600_000;
+
 /** The next time of a cron expression after `now` (UTC); an hour on for one that does not parse. */
 export function nextRun(cron: string, now: number): number {
   try {
@@ -40,6 +43,8 @@ interface Target {
   nextHost: number;
   nextContainers: number;
   nextMaintenance: number;
+  /** The next hour's start: the folds run every hour, whatever the cronJob, so raw rows never pile up for a day. */
+  nextFold: number;
   cpu?: CpuTimes;
   containers: Map<string, ContainerReading>;
   watches: { cpu: ThresholdWatch; memory: ThresholdWatch; disk: ThresholdWatch };
@@ -96,6 +101,7 @@ export class Collector {
           nextHost: 0,
           nextContainers: 0,
           nextMaintenance: nextRun(config.server.cronJob, this.#now()),
+          nextFold: nextHour(this.#now()),
           containers: new Map(),
           watches: { cpu: new ThresholdWatch(), memory: new ThresholdWatch(), disk: new ThresholdWatch() },
           infoSaved: false,
@@ -110,7 +116,8 @@ export class Collector {
       const host = now >= target.nextHost;
       const containers = now >= target.nextContainers;
       const maintenance = now >= target.nextMaintenance;
-      if (!host && !containers && !maintenance) continue;
+      const fold = now >= target.nextFold;
+      if (!host && !containers && !maintenance && !fold) continue;
       this.#busy.add(key);
       void (async () => {
         try {
@@ -124,7 +131,11 @@ export class Collector {
           }
           if (maintenance) {
             target.nextMaintenance = nextRun(target.config.server.cronJob, now);
+            target.nextFold = nextHour(now);
             await this.maintain(key);
+          } else if (fold) {
+            target.nextFold = nextHour(now);
+            await this.fold(key);
           }
         } catch (e) {
           this.#log.warn({ err: e, host: key }, 'monitoring: a sample failed');
@@ -151,8 +162,18 @@ export class Collector {
   async maintain(key: string): Promise<{ folded: number; written: number }> {
     const target = this.#targets.get(key);
     if (!target) throw new Error(`monitoring: ${key} is not set up`);
+    await this.#store.prune(key, new Date(this.#now() - target.config.server.retentionDays * 86_400_000));
+    return this.fold(key);
+  }
+
+  /**
+   * The folds alone, run every hour: samples older than a day (at a bucket's edge) into 5-minute
+   * rows, and rows older than a week into hourly ones. An hour's fold rewrites an hour of rows, so
+   * the space it frees is reused by the next hour's samples instead of a day's raw rows standing
+   * beside their fold until a daily cronJob.
+   */
+  async fold(key: string): Promise<{ folded: number; written: number }> {
     const now = this.#now();
-    await this.#store.prune(key, new Date(now - target.config.server.retentionDays * 86_400_000));
     const edge = (age: number, seconds: number) => new Date(Math.floor((now - age) / (seconds * 1000)) * seconds * 1000);
     const fine = await this.#store.downsample(key, edge(FULL_RESOLUTION_MS, DOWNSAMPLE_SECONDS), DOWNSAMPLE_SECONDS);
     const coarse = await this.#store.downsample(key, edge(FIVE_MINUTE_MS, HOURLY_SECONDS), HOURLY_SECONDS);

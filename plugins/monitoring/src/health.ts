@@ -26,7 +26,7 @@ interface Workload {
   quietUntil: number;
 }
 
-interface EngineEvent {
+export interface EngineEvent {
   Type?: string;
   Action?: string;
   status?: string;
@@ -50,11 +50,13 @@ export class HealthWatch {
   #timer?: NodeJS.Timeout;
   #offDeployments?: () => void;
   #stopped = false;
+  readonly #now: () => number;
 
-  constructor(cradle: () => Cradle, store: MonitoringStore, options: HealthOptions) {
+  constructor(cradle: () => Cradle, store: MonitoringStore, options: HealthOptions, now: () => number = Date.now) {
     this.#cradle = cradle;
     this.#store = store;
     this.#options = options;
+    this.#now = now;
   }
 
   get #log(): Logger {
@@ -75,7 +77,7 @@ export class HealthWatch {
     for (const key of await this.#store.deployedHosts()) if (key === LOCAL || (await servers.organizationOf(key))) deployed.push(key);
     for (const key of new Set([...(await this.#store.settings()).keys(), ...deployed])) await this.follow(key);
     if (this.#stopped) return;
-    this.#timer = setInterval(() => void this.#checkRecovered(), 1000);
+    this.#timer = setInterval(() => void this.checkRecovered(), 1000);
     this.#timer.unref();
   }
 
@@ -105,7 +107,7 @@ export class HealthWatch {
         const lines = rest.split('\n');
         rest = lines.pop() ?? '';
         for (const line of lines)
-          if (line.trim()) void this.#heard(hostKey, docker, JSON.parse(line) as EngineEvent).catch(e => this.#log.warn({ err: e }, 'monitoring: an engine event was not handled'));
+          if (line.trim()) void this.observe(hostKey, docker, JSON.parse(line) as EngineEvent).catch(e => this.#log.warn({ err: e }, 'monitoring: an engine event was not handled'));
       });
       const again = () => {
         if (this.#streams.get(hostKey) !== stream) return;
@@ -120,13 +122,14 @@ export class HealthWatch {
     }
   }
 
-  async #heard(hostKey: string, docker: Docker, event: EngineEvent): Promise<void> {
+  /** One engine event of a host, as its event stream gives it (`follow` feeds them; a test replays recorded ones on its clock). */
+  async observe(hostKey: string, docker: Docker, event: EngineEvent): Promise<void> {
     const attributes = event.Actor?.Attributes ?? {};
     const id = attributes['berth.id'];
     const organizationId = attributes['berth.organization'];
     if (!id || !organizationId) return;
     const key = `${hostKey}/${id}`;
-    const now = Date.now();
+    const now = this.#now();
     const w: Workload = this.#workloads.get(key) ?? {
       organizationId,
       kind: attributes['berth.kind'] ?? '',
@@ -180,8 +183,9 @@ export class HealthWatch {
     await this.#emit(w, trouble, `${w.appName}: ${what}${code}${logs ? `\nLast log lines:\n${logs}` : ''}`);
   }
 
-  async #checkRecovered(): Promise<void> {
-    const now = Date.now();
+  /** Emits `recovered` for each workload in alert whose tasks have run recoveryMs without trouble (every second, on the clock). */
+  async checkRecovered(): Promise<void> {
+    const now = this.#now();
     for (const w of this.#workloads.values()) {
       // Recovered: a task started after the last trouble and has run since without any.
       if (!w.alerting || w.lastGood <= w.lastTrouble || now - w.lastGood < this.#options.recoveryMs) continue;
@@ -194,7 +198,7 @@ export class HealthWatch {
   }
 
   async #emit(w: Workload, state: HealthState, message: string): Promise<void> {
-    await this.#cradle().events.emitDurable('appHealth', { organizationId: w.organizationId, kind: w.kind, id: w.id, appName: w.appName, state, message, at: new Date().toISOString() });
+    await this.#cradle().events.emitDurable('appHealth', { organizationId: w.organizationId, kind: w.kind, id: w.id, appName: w.appName, state, message, at: new Date(this.#now()).toISOString() });
   }
 
   async #cooldownMs(hostKey: string): Promise<number> {
