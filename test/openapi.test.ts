@@ -105,7 +105,7 @@ t.test('the document is valid OpenAPI 3.1 and lists every operation of the regis
   // Besides the procedures, only the raw routes that answer their own status codes on purpose: the push hooks.
   t.same(
     [...ops.keys()].filter(p => !registry.some(proc => `/${proc.path}` === p)),
-    ['/deploy/{refreshToken}', '/deploy/{hookPath}/{refreshToken}'],
+    ['/deploy/github', '/deploy/{refreshToken}', '/deploy/{hookPath}/{refreshToken}'],
     'nothing in the document that the registry lacks but the push hooks',
   );
   t.ok(doc.components.schemas['error.BAD_REQUEST'], 'error schemas');

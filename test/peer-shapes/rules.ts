@@ -200,6 +200,7 @@ export const BERTH_ONLY: Record<string, string> = {
   ...Object.fromEntries(['application', 'compose'].map(k => [`${k}.webhookDeliveries`, 'the deliveries its push hook received and why each deployed or not (the peer keeps none)'])), // kind-names: the peer's namespaces
   'deploy/{refreshToken}': "the peer's push hook (an API route outside its routers, so no reference): answers its own status codes, 202 queued, 200 with the reason, 401",
   'deploy/{hookPath}/{refreshToken}': "the peer's compose push hook (/api/deploy/compose/{refreshToken}, outside its routers): as deploy/{refreshToken}",
+  'deploy/github': "the peer's GitHub App hook (/api/deploy/github, outside its routers): as deploy/{refreshToken}, with what each workload deploying the repository did",
   'volumeBackups.restore': 'queues a volume restore as a deployment and answers its id (the peer streams it through a subscription, restoreVolumeBackupWithLogs, with the same input)',
   ...Object.fromEntries(
     ['getProducts', 'createCheckoutSession', 'createCustomerPortalSession', 'canCreateMoreServers'].map(op => [

@@ -31,6 +31,8 @@ export interface DeploymentRecord {
   deploymentId: string;
   title: string;
   description: string | null;
+  /** A tag the source checks out instead of the workload's branch (a tag push deploys its tag); not answered by the API. */
+  checkout?: string;
   /** Berth's state (the API answers it as `state`, and the peer's `status` derived from it). */
   state: DeploymentState;
   /** The job kind the deployer runs: deploy, redeploy, reload, start, stop... */
@@ -82,6 +84,8 @@ export interface EnqueueRequest {
   action: string;
   title: string;
   description?: string | null;
+  /** See DeploymentRecord.checkout. */
+  checkout?: string | null;
 }
 
 /** Registered as `deployments` by the deployment plugin. */

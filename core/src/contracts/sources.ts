@@ -32,6 +32,8 @@ export interface SourceRequest extends BuildIo {
   organizationId?: string;
   /** The deployment's unit of work, for such reads. */
   em?: EntityManager;
+  /** A tag to check out instead of the workload's branch (a deployment queued by a tag push). */
+  ref?: string | null;
 }
 
 /** An image to run as it is: the deployer pulls it (with the credentials) and rolls it out. */

@@ -211,6 +211,7 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
         sshKey: keyId => cradle.sshKeys.privateKey(keyId, row.organizationId, run.em),
         organizationId: row.organizationId,
         em: run.em,
+        ref: run.deployment.checkout ?? null,
         // A record written while the config allowed it fails its next deploy once it no longer does.
         checkLocal: (location, field) => {
           const refused = cradle.hostAccess.localGitRefusal(location, field);

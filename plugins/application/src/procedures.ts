@@ -2,9 +2,10 @@
 // the service's; runs (deploy, redeploy, reload, start, stop) go on the durable deploy queue
 // and answer the peer's body, the queued deployment's id in a header (the kit's runProcedure);
 // engine work happens in the pipeline.
-import { Type, router, schema, type Cradle } from '@berth/core';
+import { optionalService, Type, router, schema, type Cradle } from '@berth/core';
 import { relationSchemas, runProcedure } from '@berth/plugin-workloads';
 import { newRefreshToken } from './pipeline.ts';
+import { KIND } from './service.ts';
 import {
   ApplicationFields,
   applicationFound,
@@ -48,6 +49,8 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
         await ctx.cradle.hostAccess.assertNetworks(ctx.principal, i.networkSwarm as { Target?: string }[] | null | undefined);
         await ctx.cradle.hostAccess.assertGitUrl(ctx.principal, i.customGitUrl as string | null | undefined);
         await ctx.cradle.callerApplications.change(i.applicationId as string, { ...i, ...extra(i) });
+        // A linked repository gets its push webhook registered (and an unlinked one loses it).
+        await optionalService(ctx.cradle, 'deployHooks')?.syncWebhook(KIND, i.applicationId as string, ctx.cradle.em);
         return true;
       },
     });

@@ -258,6 +258,7 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
       sshKey: keyId => cradle.sshKeys.privateKey(keyId, row.organizationId, run.em),
       organizationId: row.organizationId,
       em: run.em,
+      ref: run.deployment.checkout ?? null,
       checkLocal: (location, field) => {
         const refused = cradle.hostAccess.localGitRefusal(location, field);
         if (refused) throw refused;

@@ -2,7 +2,7 @@
 // the deployer, removal with everything the stack has on the host (containers or services,
 // networks, and its volumes when asked) and in other plugins (mounts, domains, deployments).
 import { Type, schema, type EntityManager } from '@berth/core';
-import { RecordKind, workloadSummary, type PushSource, type RemoveOptions, type WorkloadCapabilities, type WorkloadRef } from '@berth/plugin-workloads';
+import { RecordKind, recordPushSource, workloadSummary, type PushSource, type RemoveOptions, type WorkloadCapabilities, type WorkloadRef } from '@berth/plugin-workloads';
 import { Compose, type ComposeRow } from './entities.ts';
 import { KIND, type ComposeService } from './service.ts';
 import { ComposeFields } from './schemas.ts';
@@ -22,20 +22,7 @@ export class ComposeKind extends RecordKind<ComposeRow> {
   readonly listSource = { entity: Compose, json: 'settings' };
   readonly recordSchema = ComposeFields;
   /** Pushes reach it at /api/deploy/compose/{refreshToken} (the peer's path). */
-  readonly push: PushSource = {
-    hookPath: 'compose',
-    byRefreshToken: async (refreshToken, em) => {
-      const row = await em.findOne(Compose, { refreshToken });
-      if (!row) return null;
-      const stacks = this.records as ComposeService;
-      const ref = await stacks.findRef(row.composeId, em);
-      return ref && { workload: ref, fields: { sourceType: row.sourceType, ...stacks.settingsOf(row) }, webhookSecret: stacks.webhookSecretOf(row) };
-    },
-    deploy: async (workload, run, em) => {
-      const request = { targetType: KIND, targetId: workload.id, organizationId: workload.organizationId, serverId: workload.serverId, action: 'deploy', ...run };
-      return (await this.cradle().deployments.enqueue(request, em)).deploymentId;
-    },
-  };
+  readonly push: PushSource = recordPushSource({ kind: KIND, hookPath: 'compose', entity: Compose, idKey: 'composeId', records: this.records as ComposeService, cradle: this.cradle });
 
   /** The stack's record as backup.one and volumeBackups.one join it (the peer's `compose` relation). */
   async record(id: string, em: EntityManager): Promise<Record<string, unknown> | null> {

@@ -146,7 +146,10 @@ export const callerCompose = (stacks: ComposeService, pipeline: ComposePipeline)
   const find = (composeId: string) => stacks.find(composeId, organizationId, em);
   const change = async (composeId: string, changes: Partial<UpdateInput> & Record<string, unknown>) => {
     pipeline.checkChanges(await find(composeId), changes);
-    return stacks.change(composeId, organizationId, changes, em, assertAppNameFree, principal!);
+    const changed = await stacks.change(composeId, organizationId, changes, em, assertAppNameFree, principal!);
+    // A linked repository gets its push webhook registered (and an unlinked one loses it).
+    await optionalService(cradle, 'deployHooks')?.syncWebhook(KIND, composeId, em);
+    return changed;
   };
   /** A processed template's mounts and domains, made for the stack through their plugins. */
   const attach = async (row: ComposeRow, processed: Processed) => {

@@ -34,5 +34,34 @@ export const WebhookDelivery = defineEntity({
   },
 });
 
+/** A push webhook Berth registered on a workload's repository through its git provider connection (one per workload). */
+export const RegisteredWebhook = defineEntity({
+  name: 'RegisteredWebhook',
+  tableName: 'registered_webhooks',
+  indexes: [{ properties: ['targetType', 'targetId'] }],
+  properties: {
+    registeredWebhookId: p
+      .string()
+      .length(32)
+      .primary()
+      .onCreate(() => newId()),
+    targetType: p.string().length(32),
+    targetId: p.string().length(64),
+    organizationId: p.string().length(32),
+    /** The source type and connection it was registered through (gitlab and the gitlabId...). */
+    provider: p.string().length(16),
+    connectionId: p.string().length(64),
+    owner: p.string().length(255),
+    name: p.string().length(255),
+    /** The provider's id of the webhook. */
+    hookId: p.string().length(128),
+    /** Where it points, and a SHA-256 of the secret it was given: a change of either registers it anew. */
+    url: p.text(),
+    secretHash: p.string().length(64),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+
 export type WebhookDeliveryRow = InstanceType<typeof WebhookDelivery.class>;
-export const deployHookEntities = [WebhookDelivery];
+export type RegisteredWebhookRow = InstanceType<typeof RegisteredWebhook.class>;
+export const deployHookEntities = [WebhookDelivery, RegisteredWebhook];

@@ -5,14 +5,25 @@
 // reason; otherwise the push supersedes the workload's queued deployments and one is queued (202).
 // Every answer that names a workload is written to its delivery log.
 import path from 'node:path';
-import type { BerthConfig, Cradle, EntityManager } from '@berth/core';
+import { optionalService, type BerthConfig, type Cradle, type EntityManager } from '@berth/core';
 import type { PushTarget, WorkloadKind } from '@berth/plugin-workloads';
 import { checkSignature, readDelivery, type Delivery, type PullRequestEvent } from './delivery.ts';
 import { WebhookDelivery } from './entities.ts';
+import { WebhookLinks } from './links.ts';
 
 export interface HookAnswer {
   status: number;
-  body: { message: string; reason?: string; deploymentId?: string };
+  body: { message: string; reason?: string; deploymentId?: string; workloads?: WorkloadAnswer[] };
+}
+
+/** What a GitHub App delivery did for each workload deploying its repository. */
+export interface WorkloadAnswer {
+  kind: string;
+  id: string;
+  name: string;
+  statusCode: number;
+  deploymentId?: string;
+  reason?: string;
 }
 
 /** The branch field each source type watches (the same names on every kind that deploys from git). */
@@ -26,10 +37,23 @@ export class HookService {
   readonly #config: BerthConfig;
   readonly #cradle: () => Cradle;
   readonly #pullRequests = new Map<string, PullRequestHandler>();
+  readonly #links: WebhookLinks;
 
   constructor(config: BerthConfig, cradle: () => Cradle) {
     this.#config = config;
     this.#cradle = cradle;
+    this.#links = new WebhookLinks(config, cradle);
+  }
+
+  /** After a change of a workload's record: its registered webhook follows its source (see WebhookLinks). */
+  syncWebhook(kind: string, id: string, em: EntityManager): Promise<void> {
+    const found = this.#cradle().workloads.kind(kind);
+    return found ? this.#links.sync(found, id, em) : Promise.resolve();
+  }
+
+  /** Before a workload is deleted: its registered webhook is removed. */
+  removeWebhook(kind: string, id: string, em: EntityManager): Promise<void> {
+    return this.#links.unlink(kind, id, em);
   }
 
   /** Pull request events of the kind's hooks go to this handler (without one, they deploy nothing). */
@@ -49,6 +73,65 @@ export class HookService {
     }
     const answer = await this.#decide(kind, target, delivery, em);
     return this.#log(kind, target, delivery, signatureOk, answer, em);
+  }
+
+  /**
+   * A GitHub App's delivery (POST /api/deploy/github): signed with the App's webhook secret (a
+   * GitHub connection's, of any organization), it reaches every workload of the kinds that deploys
+   * the delivery's repository through a connection whose secret signed it; each gets the decisions
+   * of its own hook and a log entry. 202 when any deployment was queued, 200 with why otherwise,
+   * 401 when no connection's secret signed it.
+   */
+  async receiveGithubApp(kinds: WorkloadKind[], headers: Record<string, string | string[] | undefined>, raw: Buffer, body: Record<string, unknown>, em: EntityManager): Promise<HookAnswer> {
+    const skip = (status: number, reason: string): HookAnswer => ({ status, body: { message: reason, reason } });
+    const gitProviders = optionalService(this.#cradle(), 'gitProviders');
+    if (!gitProviders) return skip(404, 'GitHub App deliveries need the git-provider plugin, which is not enabled');
+    const delivery = readDelivery(headers, body);
+    const signature = typeof headers['x-hub-signature-256'] === 'string' ? headers['x-hub-signature-256'] : null;
+    const installation = (body.installation as { id?: unknown } | undefined)?.id;
+    const { candidates, signers } = await gitProviders.githubSigners(raw, signature, typeof installation === 'number' || typeof installation === 'string' ? String(installation) : null, em);
+    const repository = (body.repository as { full_name?: unknown } | undefined)?.full_name;
+    const targetsOf = async (githubIds: string[]) => {
+      if (typeof repository !== 'string') return [];
+      const found = await Promise.all(
+        kinds.map(async k =>
+          (await k.push!.byConnection('github', 'githubId', githubIds, em))
+            .filter(t => {
+              const linked = gitProviders.repositoryOf('github', t.fields);
+              return linked && `${linked.repo.owner}/${linked.repo.name}`.toLowerCase() === repository.toLowerCase();
+            })
+            .map(t => ({ kind: k, target: t })),
+        ),
+      );
+      return found.flat();
+    };
+    if (!signers.length) {
+      const answer = skip(
+        401,
+        signature
+          ? 'bad signature: X-Hub-Signature-256 does not match the body signed with the webhook secret of any GitHub App connection'
+          : 'missing signature: a GitHub App delivery carries X-Hub-Signature-256',
+      );
+      for (const { kind, target } of await targetsOf(candidates)) await this.#log(kind, target, delivery, false, answer, em);
+      return answer;
+    }
+    if (delivery.provider !== 'github') return skip(200, 'not a GitHub delivery: X-GitHub-Event is missing');
+    if (delivery.kind === 'ping') return skip(200, 'ping received: the hook is active');
+    if (typeof repository !== 'string') return skip(200, `unknown event: github "${delivery.event}" names no repository and deploys nothing`);
+    const targets = await targetsOf(signers);
+    if (!targets.length) return skip(200, `no application or compose stack deploys ${repository} through this GitHub App`);
+    const workloads: WorkloadAnswer[] = [];
+    for (const { kind, target } of targets) {
+      const answer = await this.#log(kind, target, delivery, true, await this.#decide(kind, target, delivery, em), em);
+      const { deploymentId, reason } = answer.body;
+      workloads.push({ kind: kind.kind, id: target.workload.id, name: target.workload.name, statusCode: answer.status, ...(deploymentId ? { deploymentId } : {}), ...(reason ? { reason } : {}) });
+    }
+    const queued = workloads.filter(w => w.statusCode === 202);
+    if (!queued.length) {
+      const reason = `nothing deployed: ${workloads.map(w => `${w.kind} ${w.name}: ${w.reason ?? 'no deployment'}`).join('; ')}`;
+      return { status: 200, body: { message: reason, reason, workloads } };
+    }
+    return { status: 202, body: { message: `${queued.length} of ${workloads.length} deployment${workloads.length === 1 ? '' : 's'} queued`, deploymentId: queued[0]!.deploymentId!, workloads } };
   }
 
   async #decide(kind: WorkloadKind, target: PushTarget, d: Delivery, em: EntityManager): Promise<HookAnswer> {
@@ -92,7 +175,9 @@ export class HookService {
     const deployments = this.#cradle().deployments;
     await deployments.clearQueueFor(kind.kind, target.workload.id, em);
     const title = (d.message?.split('\n')[0] || (d.image ? `Image ${d.image.name}:${d.image.tag ?? ''}` : `Push from ${d.provider}`)).slice(0, 255);
-    const deploymentId = await kind.push!.deploy(target.workload, { title, description: d.commit ? `Hash: ${d.commit}` : null }, em);
+    // A tag push (triggerType tag) deploys the tag itself, not the branch's head.
+    const checkout = f.triggerType === 'tag' && d.tag ? d.tag : null;
+    const deploymentId = await kind.push!.deploy(target.workload, { title, description: d.commit ? `Hash: ${d.commit}` : null, checkout }, em);
     return { status: 202, body: { message: 'deployment queued', deploymentId } };
   }
 

@@ -2,6 +2,8 @@
 // gets its hook at the peer's path, /api/deploy/[<hookPath>/]{refreshToken}: a plain route that
 // answers its own status codes and needs no API key (the refresh token names the workload, its
 // webhook secret, when set, must sign the delivery), and `<kind>.webhookDeliveries`, its log.
+// /api/deploy/github takes a GitHub App's deliveries for every workload deploying the repository;
+// links.ts registers webhooks on the GitLab, Gitea and Bitbucket repositories workloads link.
 import { asValue, definePlugin, router, Type, type BerthHost } from '@berth/core';
 import type { WorkloadKind } from '@berth/plugin-workloads';
 import pkg from '../package.json' with { type: 'json' };
@@ -28,6 +30,19 @@ const Answer = Type.Object({
   message: Type.String(),
   reason: Type.Optional(Type.String({ description: 'why nothing was deployed' })),
   deploymentId: Type.Optional(Type.String({ description: 'the deployment queued (or made by the first delivery of a redelivered id)' })),
+  workloads: Type.Optional(
+    Type.Array(
+      Type.Object({
+        kind: Type.String({ description: 'application or compose' }),
+        id: Type.String(),
+        name: Type.String(),
+        statusCode: Type.Integer({ description: '202: queued; 200: why not (reason)' }),
+        deploymentId: Type.Optional(Type.String()),
+        reason: Type.Optional(Type.String()),
+      }),
+      { description: 'GitHub App deliveries: what each workload deploying the repository did' },
+    ),
+  ),
 });
 
 /** Providers deliver JSON (GitHub may send it form-encoded as `payload`); the raw bytes are what is signed. */
@@ -55,6 +70,24 @@ function routes(berth: BerthHost, hooks: HookService, kinds: () => WorkloadKind[
       const answer = await hooks.receive(kind, refreshToken, req.headers, raw, bodyOf(raw, req.headers['content-type'] as string | undefined), em);
       return reply.code(answer.status).send(answer.body);
     };
+    app.post(
+      '/api/deploy/github',
+      {
+        schema: {
+          tags: ['deploy'],
+          operationId: 'deploy-github',
+          summary:
+            "Push to deploy from a GitHub App's webhook: signed (X-Hub-Signature-256) with the webhook secret of a GitHub connection, it deploys every application and compose stack that deploys the delivery's repository through that connection. 202: queued (workloads says what each did); 200: why nothing was deployed; 401: signature missing or wrong",
+          response: { 200: Answer, 202: Answer, 401: Answer, 404: Answer },
+        },
+      },
+      async (req, reply) => {
+        const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+        const em = berth.container.cradle.orm.em.fork();
+        const answer = await hooks.receiveGithubApp(kinds(), req.headers, raw, bodyOf(raw, req.headers['content-type']), em);
+        return reply.code(answer.status as 200).send(answer.body); // cast: the hook answers only the statuses the schema lists
+      },
+    );
     const Token = Type.String({ maxLength: 255, description: "the workload's refreshToken" });
     const schema = (summary: string, params: Record<string, ReturnType<typeof Type.String>>, operationId: string) => ({
       schema: { tags: ['deploy'], operationId, summary, params: Type.Object(params), response: { 200: Answer, 202: Answer, 401: Answer, 404: Answer } },

@@ -12,4 +12,16 @@ class DeployHookInit extends Migration {
   }
 }
 
-export const deployHookMigrations = [{ name: 'Migration20270110000200_deploy_hook_init', class: DeployHookInit }];
+class RegisteredWebhooks extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(
+      `create table "registered_webhooks" ("registered_webhook_id" varchar(32) not null, "target_type" varchar(32) not null, "target_id" varchar(64) not null, "organization_id" varchar(32) not null references "organizations" ("id") on delete cascade, "provider" varchar(16) not null, "connection_id" varchar(64) not null, "owner" varchar(255) not null, "name" varchar(255) not null, "hook_id" varchar(128) not null, "url" text not null, "secret_hash" varchar(64) not null, "created_at" timestamptz not null, primary key ("registered_webhook_id"));`,
+    );
+    this.addSql(`create index "registered_webhooks_target_type_target_id_index" on "registered_webhooks" ("target_type", "target_id");`);
+  }
+}
+
+export const deployHookMigrations = [
+  { name: 'Migration20270110000200_deploy_hook_init', class: DeployHookInit },
+  { name: 'Migration20270128000100_registered_webhooks', class: RegisteredWebhooks },
+];

@@ -14,6 +14,8 @@ export const Deployment = defineEntity({
       .onCreate(() => newId()),
     title: p.text(),
     description: p.text().nullable(),
+    /** A tag to check out instead of the workload's branch (a tag push deploys its tag); not answered. */
+    checkout: p.string().length(255).nullable(),
     /** queued → running → done | error | cancelled */
     status: p.string().length(16),
     action: p.string().length(64),

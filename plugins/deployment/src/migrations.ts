@@ -14,4 +14,13 @@ class DeploymentInit extends Migration {
   }
 }
 
-export const deploymentMigrations = [{ name: 'Migration20261123001000_deployment_init', class: DeploymentInit }];
+class DeploymentCheckout extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`alter table "deployments" add column "checkout" varchar(255) null;`);
+  }
+}
+
+export const deploymentMigrations = [
+  { name: 'Migration20261123001000_deployment_init', class: DeploymentInit },
+  { name: 'Migration20270128000200_deployment_checkout', class: DeploymentCheckout },
+];

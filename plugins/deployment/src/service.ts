@@ -132,6 +132,7 @@ export class DeploymentStore implements DeploymentService {
       deploymentId,
       title: request.title,
       description: request.description ?? null,
+      checkout: request.checkout ?? null,
       status: 'queued',
       action: request.action,
       targetType: request.targetType,

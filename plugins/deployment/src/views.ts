@@ -7,6 +7,7 @@ export const toRecord = (d: DeploymentRow): DeploymentRecord => ({
   deploymentId: d.deploymentId,
   title: d.title,
   description: d.description ?? null,
+  ...(d.checkout ? { checkout: d.checkout } : {}),
   state: d.status as DeploymentState,
   action: d.action,
   targetType: d.targetType as DeploymentTargetType,
@@ -28,9 +29,10 @@ export const toRecord = (d: DeploymentRow): DeploymentRecord => ({
  */
 export function toView(record: DeploymentRecord, targets: TargetField[]): DeploymentView {
   const ids = Object.fromEntries(targets.filter(t => t.idField !== 'serverId').map(t => [t.idField, record.targetType === t.type ? record.targetId : null]));
+  const { checkout: _checkout, ...answered } = record; // Berth's own, not the peer's: not answered
   const { state } = record;
   return {
-    ...record,
+    ...answered,
     status: wireStatus(state),
     errorMessage: state === 'cancelled' ? (record.errorMessage ?? CANCELLED_MESSAGE) : record.errorMessage,
     startedAt: state === 'queued' ? null : record.startedAt,

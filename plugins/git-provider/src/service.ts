@@ -1,6 +1,7 @@
 // The organization's connected git accounts: records in, views out (secrets sealed, never
 // answered), and the calls that go through the account's git provider (repositories,
 // branches, testConnection, clone credentials). A record of another organization is NOT_FOUND.
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import {
   badRequest,
   conflict,
@@ -13,10 +14,12 @@ import {
   type EntityManager,
   type GitAccount,
   type GitProvider,
+  type GitRepositoryRef,
   type ProviderRegistry,
   type Role,
   type SecretBox,
 } from '@berth/core';
+import { repositoryParts, SOURCE_FIELDS } from './source.ts';
 import { BitbucketRecord, GiteaRecord, GitProviderRecord, GithubRecord, GitlabRecord, type BitbucketRow, type GiteaRow, type GitProviderRow, type GithubRow, type GitlabRow } from './entities.ts';
 import type {
   GiteaBranchesInput,
@@ -825,6 +828,42 @@ export class GitProviderService {
   }
 
   /** A provider's failure as a 400 whose message starts with the failing step. */
+  // ------------------------------------------------------------ push webhooks
+  /** The connection and repository a workload's fields name for a provider type (null when incomplete). */
+  repositoryOf(type: string, fields: Record<string, unknown>): { connectionId: string; repo: GitRepositoryRef } | null {
+    if (!SOURCE_FIELDS[type]) return null;
+    const { connectionId, repo, missing } = repositoryParts(type, fields);
+    return missing.length ? null : { connectionId, repo };
+  }
+
+  /** Registers a push webhook on a workload's repository through its connection (of the organization); answers the provider's id of it. */
+  async registerWebhook(type: string, connectionId: string, organizationId: string, repo: GitRepositoryRef, hook: { url: string; secret: string }, em: EntityManager): Promise<string> {
+    const account = await this.accountFor(type, connectionId, organizationId, em);
+    return (await this.#call(() => this.provider(type).registerWebhook(account, repo, hook))).id;
+  }
+
+  /** Removes a webhook registerWebhook made (gone already is fine). */
+  async removeWebhook(type: string, connectionId: string, organizationId: string, repo: GitRepositoryRef, hookId: string, em: EntityManager): Promise<void> {
+    const account = await this.accountFor(type, connectionId, organizationId, em);
+    await this.#call(() => this.provider(type).removeWebhook(account, repo, hookId));
+  }
+
+  /**
+   * The GitHub connections (of any organization) a GitHub App delivery may come from — those of its
+   * installation when it names one — and those whose App webhook secret signs the body as
+   * `signature` (X-Hub-Signature-256), compared in constant time.
+   */
+  async githubSigners(raw: Buffer, signature: string | null, installationId: string | null, em: EntityManager): Promise<{ candidates: string[]; signers: string[] }> {
+    const rows = await em.find(GithubRecord, { githubWebhookSecret: { $ne: null }, ...(installationId ? { githubInstallationId: installationId } : {}) });
+    const signers = rows.filter(r => {
+      if (!signature) return false;
+      const expected = Buffer.from(`sha256=${createHmac('sha256', this.#secrets().decrypt(r.githubWebhookSecret!)).update(raw).digest('hex')}`);
+      const sent = Buffer.from(signature);
+      return sent.length === expected.length && timingSafeEqual(sent, expected);
+    });
+    return { candidates: rows.map(r => r.githubId), signers: signers.map(r => r.githubId) };
+  }
+
   async #call<T>(fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();

@@ -2,7 +2,7 @@
 // repository and a branch; the provider mints a clone credential for this one deploy, and the git
 // fetcher (source.git) clones `<provider URL>/<owner>/<repository>.git` with it as a header scoped
 // to the provider's host — never in the URL, an argument, a file or the log.
-import { cloneCredentialSecrets, type CheckoutSource, type EntityManager, type SourceProvider, type SourceRequest } from '@berth/core';
+import { cloneCredentialSecrets, type CheckoutSource, type GitRepositoryRef, type EntityManager, type SourceProvider, type SourceRequest } from '@berth/core';
 import type { GitProviderService } from './service.ts';
 import { cloneUrlOf } from './service.ts';
 
@@ -15,6 +15,32 @@ export const SOURCE_FIELDS: Record<string, { id: string; owner: string; reposito
   bitbucket: { id: 'bitbucketId', owner: 'bitbucketOwner', repository: 'bitbucketRepository', branch: 'bitbucketBranch', buildPath: 'bitbucketBuildPath', slug: 'bitbucketRepositorySlug' },
   gitea: { id: 'giteaId', owner: 'giteaOwner', repository: 'giteaRepository', branch: 'giteaBranch', buildPath: 'giteaBuildPath' },
 };
+
+const textField = (fields: Record<string, unknown>, k: string) => {
+  const v = fields[k];
+  return typeof v === 'string' && v.trim() ? v.trim() : null;
+};
+
+/** The connection and repository a workload's fields name for a provider type, and the fields still missing (GitLab's whole path and Bitbucket's slug first). */
+export function repositoryParts(type: string, fields: Record<string, unknown>): { connectionId: string; repo: GitRepositoryRef; missing: string[] } {
+  const names = SOURCE_FIELDS[type]!;
+  const field = (k: string) => textField(fields, k);
+  const path = names.path ? field(names.path)?.replace(/^\/+|\/+$/g, '') : null;
+  const cut = path ? path.lastIndexOf('/') : -1;
+  const [id, owner, repository] = [
+    field(names.id),
+    cut > 0 ? path!.slice(0, cut) : field(names.owner),
+    cut > 0 ? path!.slice(cut + 1) : ((names.slug && field(names.slug)) ?? field(names.repository)),
+  ];
+  const missing = [
+    [id, names.id],
+    [owner, names.path ?? names.owner],
+    [repository, names.repository],
+  ]
+    .filter(([v]) => !v)
+    .map(([, k]) => k!);
+  return { connectionId: id ?? '', repo: { owner: owner ?? '', name: repository ?? '' }, missing };
+}
 
 interface Fetcher {
   fetch(request: {
@@ -40,41 +66,25 @@ export class ProviderGitSource implements SourceProvider {
 
   async resolve(request: SourceRequest): Promise<CheckoutSource> {
     const names = SOURCE_FIELDS[this.id]!;
-    const field = (k: string) => {
-      const v = request.fields[k];
-      return typeof v === 'string' && v.trim() ? v.trim() : null;
-    };
-    const path = names.path ? field(names.path)?.replace(/^\/+|\/+$/g, '') : null;
-    const cut = path ? path.lastIndexOf('/') : -1;
-    const [id, owner, repository] = [
-      field(names.id),
-      cut > 0 ? path!.slice(0, cut) : field(names.owner),
-      cut > 0 ? path!.slice(cut + 1) : ((names.slug && field(names.slug)) ?? field(names.repository)),
-    ];
-    const missing = [
-      [id, names.id],
-      [owner, names.path ?? names.owner],
-      [repository, names.repository],
-    ]
-      .filter(([v]) => !v)
-      .map(([, k]) => k);
+    const field = (k: string) => textField(request.fields, k);
+    const { connectionId: id, repo, missing } = repositoryParts(this.id, request.fields);
     if (missing.length) throw new Error(`The ${this.id} source is not complete: set ${missing.join(', ')} (save${this.id[0]!.toUpperCase()}${this.id.slice(1)}Provider)`);
+    const [owner, repository] = [repo.owner, repo.name];
     if (!request.organizationId) throw new Error('The deployer named no organization for the git provider source');
     const fetcher = this.#fetcher();
     if (!fetcher?.fetch) throw new Error(`Deploying from ${this.id} clones with the git source (source.git), and it is not enabled`);
     const provider = this.#service.provider(this.id);
-    const account = await this.#service.accountFor(this.id, id!, request.organizationId, request.em ?? this.#em()).catch((e: Error) => {
+    const account = await this.#service.accountFor(this.id, id, request.organizationId, request.em ?? this.#em()).catch((e: Error) => {
       if ((e as { code?: string }).code === 'NOT_FOUND') throw new Error(`The ${provider.label} connection ${id} is not one of this organization's (${names.id})`);
       throw e;
     });
-    const repo = { owner: owner!, name: repository! };
     request.log(`Minting a ${provider.label} clone credential for ${owner}/${repository}`);
     const credential = await provider.cloneCredential(account, repo).catch((e: Error) => {
       throw new Error(`${provider.label} gave no clone credential: ${e.message}`);
     });
     for (const secret of cloneCredentialSecrets(credential)) request.redact(secret);
     const { revision } = await fetcher.fetch({
-      source: { url: cloneUrlOf(credential.baseUrl, owner!, repository!), branch: field(names.branch) ?? 'main', enableSubmodules: Boolean(request.fields.enableSubmodules), credential },
+      source: { url: cloneUrlOf(credential.baseUrl, owner, repository), branch: request.ref || field(names.branch) || 'main', enableSubmodules: Boolean(request.fields.enableSubmodules), credential },
       workDir: request.workDir,
       signal: request.signal,
       log: request.log,

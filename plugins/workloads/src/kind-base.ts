@@ -5,7 +5,7 @@
 // its names, its service, how a row is loaded and what it alone has on the host.
 import { rm } from 'node:fs/promises';
 import { optionalService, type Cradle, type EntityManager } from '@berth/core';
-import type { RemoveOptions, WorkloadCapabilities, WorkloadKind, WorkloadRef } from './registry.ts';
+import type { PushSource, RemoveOptions, WorkloadCapabilities, WorkloadKind, WorkloadRef } from './registry.ts';
 import type { WorkloadLifecycle } from './lifecycle.ts';
 import { summaryOf } from './relations.ts';
 import { serverFilesDir } from './swarm/mounts.ts';
@@ -27,6 +27,8 @@ export abstract class RecordKind<Row extends object> implements WorkloadKind {
   abstract readonly capabilities: WorkloadCapabilities;
   /** The schema of the kind's entry in an environment's lists (the peer's summary). */
   abstract readonly listItem: TObject;
+  /** How it deploys from pushes, when it does. */
+  readonly push?: PushSource;
   readonly deployer: WorkloadLifecycle<Row>;
   protected readonly records: KindRecords;
   protected readonly cradle: () => Cradle;
@@ -92,6 +94,8 @@ export abstract class RecordKind<Row extends object> implements WorkloadKind {
     await optionalService(cradle, 'backupDirectory')?.removeForWorkload(this.kind, workload.id, em);
     if (this.capabilities.domains) await optionalService(cradle, 'domains')?.removeForService(workload, em);
     await this.removeAttachments(row, em);
+    // A push webhook Berth registered on its repository goes with it.
+    if (this.push) await optionalService(cradle, 'deployHooks')?.removeWebhook(this.kind, workload.id, em);
     await deployments?.removeFor(this.kind, workload.id, em, { includeActive: true });
     await em.remove(row).flush();
   }

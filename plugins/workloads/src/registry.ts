@@ -88,6 +88,8 @@ export interface PushTarget {
   fields: Record<string, unknown>;
   /** The secret deliveries to its refresh-token URL must be signed with; null = unsigned deliveries are taken. */
   webhookSecret: string | null;
+  /** The token of its hook URL (a webhook Berth registers points there). */
+  refreshToken: string | null;
 }
 
 /** How a kind that deploys from a repository receives pushes (the deploy-hook plugin serves its URL). */
@@ -96,8 +98,14 @@ export interface PushSource {
   readonly hookPath: string;
   /** The workload whose refreshToken this is, of any organization. */
   byRefreshToken(refreshToken: string, em: EntityManager): Promise<PushTarget | null>;
+  /** The workload with this id, of any organization. */
+  byId(id: string, em: EntityManager): Promise<PushTarget | null>;
+  /** The workloads of any organization deploying from `sourceType` whose connection field (githubId...) is one of `connectionIds` (a GitHub App's push finds them). */
+  byConnection(sourceType: string, connectionField: string, connectionIds: string[], em: EntityManager): Promise<PushTarget[]>;
+  /** Sets the secret its hook's deliveries must be signed with (a webhook Berth registers is given one). */
+  setWebhookSecret(id: string, secret: string, em: EntityManager): Promise<void>;
   /** Queues a deployment for a push (title: the commit message, description: the commit); answers its id. */
-  deploy(workload: WorkloadRef, run: { title: string; description: string | null }, em: EntityManager): Promise<string>;
+  deploy(workload: WorkloadRef, run: { title: string; description: string | null; checkout?: string | null }, em: EntityManager): Promise<string>;
 }
 
 export interface WorkloadKind {

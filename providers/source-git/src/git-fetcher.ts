@@ -84,7 +84,12 @@ export class GitFetcher implements SourceProvider {
     const keyId = field('customGitSSHKeyId');
     const privateKey = keyId ? await request.sshKey(keyId) : null;
     if (privateKey) request.redact(privateKey);
-    const source: GitSourceSpec = { url, branch: field('customGitBranch') || 'main', ...(privateKey ? { sshKey: { privateKey } } : {}), enableSubmodules: Boolean(request.fields.enableSubmodules) };
+    const source: GitSourceSpec = {
+      url,
+      branch: request.ref || field('customGitBranch') || 'main',
+      ...(privateKey ? { sshKey: { privateKey } } : {}),
+      enableSubmodules: Boolean(request.fields.enableSubmodules),
+    };
     const { revision } = await this.fetch({ source, workDir: request.workDir, signal: request.signal, log: request.log });
     return { revision, buildPath: field('customGitBuildPath') };
   }

@@ -1,0 +1,119 @@
+// Webhooks Berth registers on a linked repository (GitLab, Gitea, Bitbucket: a GitHub App has its
+// own). When a workload's source names a connection and a repository and `publicUrl` is set, a
+// push webhook is made through the provider's API, pointing at the workload's hook URL
+// (<publicUrl>/api/deploy/[<hookPath>/]<refreshToken>) and signed with the workload's webhook
+// secret (one is made when it has none). A change of the repository, the connection, the URL or
+// the secret registers it anew; unlinking the source or deleting the workload removes it.
+// Without publicUrl nothing is registered (hooks are then set up by hand, as the peer's).
+import { createHash, randomBytes } from 'node:crypto';
+import { optionalService, type BerthConfig, type Cradle, type EntityManager } from '@berth/core';
+import type { PushTarget, WorkloadKind } from '@berth/plugin-workloads';
+import { RegisteredWebhook, WebhookDelivery, type RegisteredWebhookRow } from './entities.ts';
+
+/** The source types whose webhooks Berth registers, and the connection field each names. */
+export const REGISTERED: Record<string, string> = { gitlab: 'gitlabId', gitea: 'giteaId', bitbucket: 'bitbucketId' };
+
+const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+
+interface Wanted {
+  provider: string;
+  connectionId: string;
+  owner: string;
+  name: string;
+  url: string;
+}
+
+export class WebhookLinks {
+  readonly #config: BerthConfig;
+  readonly #cradle: () => Cradle;
+
+  constructor(config: BerthConfig, cradle: () => Cradle) {
+    this.#config = config;
+    this.#cradle = cradle;
+  }
+
+  /** The hook URL of a workload: below publicUrl, at its kind's path. */
+  hookUrl(kind: WorkloadKind, refreshToken: string): string | null {
+    const base = this.#config.publicUrl?.replace(/\/+$/, '');
+    return base ? `${base}/api/deploy/${kind.push!.hookPath ? `${kind.push!.hookPath}/` : ''}${refreshToken}` : null;
+  }
+
+  #wanted(kind: WorkloadKind, target: PushTarget): Wanted | null {
+    const provider = String(target.fields.sourceType);
+    const gitProviders = optionalService(this.#cradle(), 'gitProviders');
+    if (!REGISTERED[provider] || !gitProviders || !target.refreshToken) return null;
+    const linked = gitProviders.repositoryOf(provider, target.fields);
+    const url = this.hookUrl(kind, target.refreshToken);
+    return linked && url ? { provider, connectionId: linked.connectionId, owner: linked.repo.owner, name: linked.repo.name, url } : null;
+  }
+
+  /**
+   * Brings the workload's registered webhook in line with its source, after a change of its record:
+   * registers one for a newly linked repository, registers it anew when the repository, connection,
+   * URL or secret changed, removes it when the source no longer names one. A provider that refuses
+   * is written to the delivery log (the link itself stands).
+   */
+  async sync(kind: WorkloadKind, id: string, em: EntityManager): Promise<void> {
+    if (!kind.push) return;
+    let target = await kind.push.byId(id, em);
+    if (!target) return;
+    const wanted = this.#wanted(kind, target);
+    const current = await em.findOne(RegisteredWebhook, { targetType: kind.kind, targetId: id });
+    const same = (r: RegisteredWebhookRow, w: Wanted, secret: string | null) =>
+      r.provider === w.provider && r.connectionId === w.connectionId && r.owner === w.owner && r.name === w.name && r.url === w.url && secret !== null && r.secretHash === sha256(secret);
+    if (current && wanted && same(current, wanted, target.webhookSecret)) return;
+    if (current) await this.#remove(current, em);
+    if (!wanted) return;
+    if (!target.webhookSecret) {
+      await kind.push.setWebhookSecret(id, randomBytes(24).toString('hex'), em);
+      target = (await kind.push.byId(id, em))!;
+    }
+    const secret = target.webhookSecret!;
+    const { organizationId } = target.workload;
+    try {
+      const hookId = await optionalService(this.#cradle(), 'gitProviders')!.registerWebhook(
+        wanted.provider,
+        wanted.connectionId,
+        organizationId,
+        { owner: wanted.owner, name: wanted.name },
+        { url: wanted.url, secret },
+        em,
+      );
+      em.create(RegisteredWebhook, { targetType: kind.kind, targetId: id, organizationId, ...wanted, hookId: hookId.slice(0, 128), secretHash: sha256(secret) });
+    } catch (e) {
+      em.create(WebhookDelivery, {
+        targetType: kind.kind,
+        targetId: id,
+        organizationId,
+        provider: wanted.provider,
+        event: 'webhook registration',
+        deliveryId: null,
+        signatureOk: null,
+        statusCode: 0,
+        decision: `the webhook on ${wanted.owner}/${wanted.name} could not be registered: ${(e as Error).message}`,
+        deploymentId: null,
+        ref: null,
+        commit: null,
+      });
+    }
+    await em.flush();
+  }
+
+  /** Removes the workload's registered webhook (its source was unlinked or it is being deleted). */
+  async unlink(kind: string, id: string, em: EntityManager): Promise<void> {
+    const current = await em.findOne(RegisteredWebhook, { targetType: kind, targetId: id });
+    if (current) await this.#remove(current, em);
+    await em.flush();
+  }
+
+  /** Best effort at the provider (the connection or the repository may be gone): the record goes in any case. */
+  async #remove(row: RegisteredWebhookRow, em: EntityManager): Promise<void> {
+    const gitProviders = optionalService(this.#cradle(), 'gitProviders');
+    try {
+      await gitProviders?.removeWebhook(row.provider, row.connectionId, row.organizationId, { owner: row.owner, name: row.name }, row.hookId, em);
+    } catch (e) {
+      this.#cradle().logger.warn({ err: e, provider: row.provider, repository: `${row.owner}/${row.name}` }, 'a registered webhook could not be removed at its provider');
+    }
+    em.remove(row);
+  }
+}
