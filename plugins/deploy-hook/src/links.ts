@@ -38,13 +38,35 @@ export class WebhookLinks {
     return base ? `${base}/api/deploy/${kind.push!.hookPath ? `${kind.push!.hookPath}/` : ''}${refreshToken}` : null;
   }
 
-  #wanted(kind: WorkloadKind, target: PushTarget): Wanted | null {
+  /** The webhook the workload's source asks for; `unplaced` names a linked repository that gets none because publicUrl is not set. */
+  #wanted(kind: WorkloadKind, target: PushTarget): { wanted: Wanted | null; unplaced?: { provider: string; repository: string } } {
     const provider = String(target.fields.sourceType);
     const gitProviders = optionalService(this.#cradle(), 'gitProviders');
-    if (!REGISTERED[provider] || !gitProviders || !target.refreshToken) return null;
+    if (!REGISTERED[provider] || !gitProviders || !target.refreshToken) return { wanted: null };
     const linked = gitProviders.repositoryOf(provider, target.fields);
     const url = this.hookUrl(kind, target.refreshToken);
-    return linked && url ? { provider, connectionId: linked.connectionId, owner: linked.repo.owner, name: linked.repo.name, url } : null;
+    if (linked && !url) return { wanted: null, unplaced: { provider, repository: `${linked.repo.owner}/${linked.repo.name}` } };
+    return { wanted: linked && url ? { provider, connectionId: linked.connectionId, owner: linked.repo.owner, name: linked.repo.name, url } : null };
+  }
+
+  /** A line of the workload's delivery log about its webhook (event "webhook registration"), unless the newest such line says the same. */
+  async #note(kind: WorkloadKind, id: string, organizationId: string, provider: string, decision: string, em: EntityManager): Promise<void> {
+    const last = await em.findOne(WebhookDelivery, { targetType: kind.kind, targetId: id, event: 'webhook registration' }, { orderBy: { createdAt: 'desc' } });
+    if (last?.decision === decision) return;
+    em.create(WebhookDelivery, {
+      targetType: kind.kind,
+      targetId: id,
+      organizationId,
+      provider,
+      event: 'webhook registration',
+      deliveryId: null,
+      signatureOk: null,
+      statusCode: 0,
+      decision,
+      deploymentId: null,
+      ref: null,
+      commit: null,
+    });
   }
 
   /**
@@ -57,13 +79,17 @@ export class WebhookLinks {
     if (!kind.push) return;
     let target = await kind.push.byId(id, em);
     if (!target) return;
-    const wanted = this.#wanted(kind, target);
+    const { wanted, unplaced } = this.#wanted(kind, target);
     const current = await em.findOne(RegisteredWebhook, { targetType: kind.kind, targetId: id });
     const same = (r: RegisteredWebhookRow, w: Wanted, secret: string | null) =>
       r.provider === w.provider && r.connectionId === w.connectionId && r.owner === w.owner && r.name === w.name && r.url === w.url && secret !== null && r.secretHash === sha256(secret);
     if (current && wanted && same(current, wanted, target.webhookSecret)) return;
     if (current) await this.#remove(current, em);
-    if (!wanted) return;
+    if (unplaced) {
+      const how = `add one by hand pointing at /api/deploy/${kind.push.hookPath ? `${kind.push.hookPath}/` : ''}<refreshToken> of this address, or set publicUrl (BERTH_PUBLIC_URL)`;
+      await this.#note(kind, id, target.workload.organizationId, unplaced.provider, `no webhook registered on ${unplaced.repository}: Berth's public address (publicUrl) is not set; ${how}`, em);
+    }
+    if (!wanted) return void (await em.flush());
     if (!target.webhookSecret) {
       await kind.push.setWebhookSecret(id, randomBytes(24).toString('hex'), em);
       target = (await kind.push.byId(id, em))!;
@@ -81,20 +107,7 @@ export class WebhookLinks {
       );
       em.create(RegisteredWebhook, { targetType: kind.kind, targetId: id, organizationId, ...wanted, hookId: hookId.slice(0, 128), secretHash: sha256(secret) });
     } catch (e) {
-      em.create(WebhookDelivery, {
-        targetType: kind.kind,
-        targetId: id,
-        organizationId,
-        provider: wanted.provider,
-        event: 'webhook registration',
-        deliveryId: null,
-        signatureOk: null,
-        statusCode: 0,
-        decision: `the webhook on ${wanted.owner}/${wanted.name} could not be registered: ${(e as Error).message}`,
-        deploymentId: null,
-        ref: null,
-        commit: null,
-      });
+      await this.#note(kind, id, organizationId, wanted.provider, `the webhook on ${wanted.owner}/${wanted.name} could not be registered: ${(e as Error).message}`, em);
     }
     await em.flush();
   }

@@ -4,7 +4,8 @@
 // (403 naming the field) reading, listing repositories of, linking a workload to
 // another member's unshared connection, and changing the git source of a workload that deploys from
 // one; the lists leave it out. Sharing opens use, not management (connecting, changing and removing
-// connections is an admin's, as the peer's gitProviders permission).
+// connections is an admin's, as the peer's gitProviders permission). Without publicUrl, linking
+// registers no webhook and the delivery log says so.
 import t, { type Test } from 'tap';
 import { startTestServer, signUpAdmin, addMember, makeGitRepo } from '@berth/core/testing';
 import { startFakeBitbucket } from '../../../providers/git-bitbucket/test/bitbucket-api.ts';
@@ -54,6 +55,17 @@ const refused = (t: Test, reply: { status: number; body: any }, field: string, w
   t.equal(reply.status, 403, `${what}: 403`);
   t.match(reply.body.message, new RegExp(`^${field}: `), `${what}: names ${field}`);
 };
+
+t.test('without publicUrl no webhook is registered, and the delivery log says why, once', async t => {
+  await ok(owner.post('application.update', { applicationId: ownersApp.applicationId, description: 'saved again' }), 'saved again');
+  const notes = ((await owner.get('application.webhookDeliveries', { applicationId: ownersApp.applicationId })).body as any[]).filter(d => d.event === 'webhook registration');
+  t.equal(notes.length, 1, 'one line, not one per save');
+  t.match(notes[0], {
+    provider: 'bitbucket',
+    statusCode: 0,
+    decision: /^no webhook registered on team\/app: Berth's public address \(publicUrl\) is not set; add one by hand pointing at \/api\/deploy\/<refreshToken>/,
+  });
+});
 
 t.test('unshared: a member sees and uses only their own; the owner and an admin see both', async t => {
   t.same(await listed(member), { all: ["The member's"], bitbucket: ["The member's"] }, "the member's lists");
