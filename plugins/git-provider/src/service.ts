@@ -40,6 +40,7 @@ import type {
   GitProviderListed,
   GitProviderView,
 } from './schemas.ts';
+import { SOURCE_FIELDS, sourceRepository } from './source.ts';
 
 /** What a git fetcher (source.git) offers beyond resolve: `git ls-remote` with a clone credential. */
 interface RemoteHeads {
@@ -233,6 +234,31 @@ export class GitProviderService {
     if (type === 'bitbucket') return this.bitbucketAccount((await this.bitbucket(id, organizationId, em)).bitbucket);
     if (type === 'gitea') return this.giteaAccount((await this.gitea(id, organizationId, em)).gitea, em);
     return this.githubAccount((await this.github(id, organizationId, em)).github);
+  }
+
+  /**
+   * The one comment kept on a pull (merge) request of the repository a workload's source fields
+   * name: added when there is no `commentId` yet, else updated in place (added again when the
+   * provider cannot update or the comment is gone); answers the comment's id.
+   */
+  async pullRequestComment(type: string, fields: Record<string, unknown>, organizationId: string, pr: { number: number; body: string; commentId: string | null }, em: EntityManager): Promise<string> {
+    if (!SOURCE_FIELDS[type]) throw badRequest(`A ${type} source has no pull requests to comment on`);
+    const { id, owner, repository, missing } = sourceRepository(type, fields);
+    if (missing.length) throw badRequest(`The ${type} source is not complete: set ${missing.join(', ')}`);
+    const provider = this.provider(type);
+    const account = await this.accountFor(type, id!, organizationId, em);
+    const repo = { owner: owner!, name: repository! };
+    if (pr.commentId && provider.updatePullRequestComment) {
+      const updated = await provider.updatePullRequestComment(account, repo, pr.number, pr.commentId, pr.body).then(
+        () => true,
+        (e: unknown) => {
+          if (!(e instanceof GitProviderError) || e.failure === 'connect' || e.failure === 'credentials') throw e;
+          return false; // the comment is gone: a new one
+        },
+      );
+      if (updated) return pr.commentId;
+    }
+    return (await provider.commentOnPullRequest(account, repo, pr.number, pr.body)).id;
   }
 
   /** An account: `settings` as given, the record's sealed `keys` opened. */

@@ -16,6 +16,32 @@ export const SOURCE_FIELDS: Record<string, { id: string; owner: string; reposito
   gitea: { id: 'giteaId', owner: 'giteaOwner', repository: 'giteaRepository', branch: 'giteaBranch', buildPath: 'giteaBuildPath' },
 };
 
+const fieldOf = (fields: Record<string, unknown>, k: string) => {
+  const v = fields[k];
+  return typeof v === 'string' && v.trim() ? v.trim() : null;
+};
+
+/** The connection id, owner and repository a workload's fields name for a source type, and the fields still to set. */
+export function sourceRepository(type: string, fields: Record<string, unknown>): { id: string | null; owner: string | null; repository: string | null; missing: string[] } {
+  const names = SOURCE_FIELDS[type]!;
+  const field = (k: string) => fieldOf(fields, k);
+  const path = names.path ? field(names.path)?.replace(/^\/+|\/+$/g, '') : null;
+  const cut = path ? path.lastIndexOf('/') : -1;
+  const [id, owner, repository] = [
+    field(names.id),
+    cut > 0 ? path!.slice(0, cut) : field(names.owner),
+    cut > 0 ? path!.slice(cut + 1) : ((names.slug && field(names.slug)) ?? field(names.repository)),
+  ];
+  const missing = [
+    [id, names.id],
+    [owner, names.path ?? names.owner],
+    [repository, names.repository],
+  ]
+    .filter(([v]) => !v)
+    .map(([, k]) => k!);
+  return { id, owner, repository, missing };
+}
+
 interface Fetcher {
   fetch(request: {
     source: { url: string; branch: string; enableSubmodules: boolean; credential: import('@berth/core').CloneCredential };
@@ -40,24 +66,8 @@ export class ProviderGitSource implements SourceProvider {
 
   async resolve(request: SourceRequest): Promise<CheckoutSource> {
     const names = SOURCE_FIELDS[this.id]!;
-    const field = (k: string) => {
-      const v = request.fields[k];
-      return typeof v === 'string' && v.trim() ? v.trim() : null;
-    };
-    const path = names.path ? field(names.path)?.replace(/^\/+|\/+$/g, '') : null;
-    const cut = path ? path.lastIndexOf('/') : -1;
-    const [id, owner, repository] = [
-      field(names.id),
-      cut > 0 ? path!.slice(0, cut) : field(names.owner),
-      cut > 0 ? path!.slice(cut + 1) : ((names.slug && field(names.slug)) ?? field(names.repository)),
-    ];
-    const missing = [
-      [id, names.id],
-      [owner, names.path ?? names.owner],
-      [repository, names.repository],
-    ]
-      .filter(([v]) => !v)
-      .map(([, k]) => k);
+    const field = (k: string) => fieldOf(request.fields, k);
+    const { id, owner, repository, missing } = sourceRepository(this.id, request.fields);
     if (missing.length) throw new Error(`The ${this.id} source is not complete: set ${missing.join(', ')} (save${this.id[0]!.toUpperCase()}${this.id.slice(1)}Provider)`);
     if (!request.organizationId) throw new Error('The deployer named no organization for the git provider source');
     const fetcher = this.#fetcher();
