@@ -11,7 +11,8 @@ import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import Docker from 'dockerode';
 import t, { type Test } from 'tap';
-import { startTestServer, signUpAdmin, deploymentFinished, makeGitRepo, commitFiles, TEST_BASE_IMAGE } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, deploymentFinished, makeGitRepo, commitFiles, freePort, waitFor, TEST_BASE_IMAGE, TEST_CADDY_IMAGE } from '@berth/core/testing';
+import { through } from '../../domain/test/http-through.ts';
 import { startFakeGithub } from '../../../providers/git-github/test/github-api.ts';
 import { startFakeGitlab } from '../../../providers/git-gitlab/test/gitlab-api.ts';
 import { startFakeGitea } from '../../../providers/git-gitea/test/gitea-api.ts';
@@ -20,7 +21,9 @@ import { startFakeBitbucket } from '../../../providers/git-bitbucket/test/bitbuc
 const run = promisify(execFile);
 const docker = new Docker();
 const sample = (name: string) => JSON.parse(readFileSync(new URL(`./payloads/${name}`, import.meta.url), 'utf8'));
-const DOCKERFILE = `FROM ${TEST_BASE_IMAGE}\nCMD ["sh", "-c", "trap \\"exit 0\\" TERM; sleep 3600 & wait"]\n`;
+// The page is the branch's page.txt, served on the preview port; TERM ends it at once.
+const DOCKERFILE = `FROM ${TEST_BASE_IMAGE}\nCOPY page.txt /www/index.html\nCMD ["sh", "-c", "trap \\"exit 0\\" TERM; httpd -f -p 8080 -h /www & wait"]\n`;
+const PROXY = `berth-test-proxy-${randomBytes(3).toString('hex')}`;
 const hmac = (secret: string, text: string) => createHmac('sha256', secret).update(text).digest('hex');
 
 type Step = 'open' | 'update' | 'close';
@@ -40,7 +43,7 @@ const bitbucket = await startFakeBitbucket(t);
 
 // One branch per provider's pull request: the four run at once.
 const NAMES = ['github', 'gitlab', 'gitea', 'bitbucket'] as const;
-const repo = await makeGitRepo({ Dockerfile: DOCKERFILE });
+const repo = await makeGitRepo({ Dockerfile: DOCKERFILE, 'page.txt': 'main\n' });
 t.teardown(repo.cleanup);
 const branches: Record<string, string> = { main: repo.commit };
 for (const name of NAMES) {
@@ -65,13 +68,33 @@ const push = (branch: string) => {
   return pushed;
 };
 
+const proxyPort = await freePort();
 const server = await startTestServer({
-  proxy: 'none',
+  proxy: 'caddy',
+  proxyImage: TEST_CADDY_IMAGE,
+  proxyHttpPort: proxyPort,
+  proxyHttpsPort: await freePort(),
   deploySettleSeconds: 1,
   deployConcurrency: 4,
-  providers: { git: { bitbucket: { options: { apiUrl: bitbucket.apiUrl, webUrl: bitbucket.webUrl } } } },
+  providers: { git: { bitbucket: { options: { apiUrl: bitbucket.apiUrl, webUrl: bitbucket.webUrl } } }, proxy: { caddy: { options: { serviceName: PROXY } } } },
 });
-t.teardown(() => server.destroy());
+t.teardown(async () => {
+  await docker
+    .getService(PROXY)
+    .remove()
+    .catch(() => undefined);
+  await server.destroy();
+});
+/** The page the proxy (Caddy) answers for a host, once it answers 200 with it. */
+const served = (host: string, page: string) =>
+  waitFor(
+    `${page.trim()} at ${host} through the proxy`,
+    async () => {
+      const a = await through(proxyPort, host);
+      return a?.status === 200 && a.body === page ? a.body : undefined;
+    },
+    { timeout: 30_000, interval: 200 },
+  );
 const { client, userId, organizationId } = await signUpAdmin(server);
 const { environmentId } = (await client.post('project.create', { name: 'Previews' })).body.environment;
 const ok = async (r: Promise<{ status: number; body: any }>, what: string) => {
@@ -231,6 +254,7 @@ async function pullRequestLife(t: Test, p: Provider, i: number) {
   t.teardown(() => client.post('application.delete', { applicationId }));
   t.equal(await ok(client.post(p.saveOp, p.save(applicationId)), p.saveOp), true, say('the source saved'));
   const secret = randomBytes(20).toString('hex');
+  const buildSecret = `bs-${randomBytes(12).toString('hex')}`;
   await ok(
     client.post('application.update', {
       applicationId,
@@ -240,6 +264,7 @@ async function pullRequestLife(t: Test, p: Provider, i: number) {
       isPreviewDeploymentsActive: true,
       previewWildcard: `*.${p.name}.test`,
       previewPort: 8080,
+      previewBuildSecrets: `PREVIEW_TOKEN=${buildSecret}`,
     }),
     'application.update',
   );
@@ -273,10 +298,15 @@ async function pullRequestLife(t: Test, p: Provider, i: number) {
   t.match(preview, { appName: previewName, branch, pullRequestNumber: String(number), previewStatus: 'done', domain: { host: `${previewName}.${p.name}.test` } }, say('the preview'));
   t.not(preview!.pullRequestCommentId, '', say('the comment id is kept'));
   t.equal(await serviceStatus(previewName), 200, say('the service runs'));
+  const image = ((await docker.getService(previewName).inspect()) as { Spec: { TaskTemplate: { ContainerSpec: { Image: string } } } }).Spec.TaskTemplate.ContainerSpec.Image.split('@')[0]!;
+  const history = await run('docker', ['history', '--no-trunc', '--format', '{{.CreatedBy}}', image]);
+  const inspected = await run('docker', ['image', 'inspect', image]);
+  t.notOk(history.stdout.includes(buildSecret) || inspected.stdout.includes(buildSecret), say("previewBuildSecrets' value is in neither the image's history nor its config"));
   let said = comment(number);
   t.match(said, /Status: \*\*done\*\*/, say('the comment: done'));
   t.match(said, url, say('with the URL'));
   t.match(said, head.slice(0, 12), say('and the commit'));
+  t.equal(await served(`${previewName}.${p.name}.test`, `${p.name}: one\n`), `${p.name}: one\n`, say('the branch served through the proxy at its domain'));
 
   const previous = head;
   head = await push(branch);
@@ -288,10 +318,12 @@ async function pullRequestLife(t: Test, p: Provider, i: number) {
   said = comment(number);
   t.match(said, head.slice(0, 12), say('the comment updated to the new commit'));
   t.match(said, /Status: \*\*done\*\*/, say('done'));
+  t.equal(await served(`${previewName}.${p.name}.test`, `${branch}: two\n`), `${branch}: two\n`, say('the new commit served at the same domain'));
 
   const closed = await send({ step: 'close', branch, number, sha: head });
   t.match(closed, { status: 200, body: { reason: `preview removed: pull request #${number} closed` } }, say('closed'));
   t.equal(await serviceStatus(previewName), 404, say('the service is gone'));
+  await waitFor(`${previewName} no longer served`, async () => (await through(proxyPort, `${previewName}.${p.name}.test`))?.body !== `${branch}: two\n`, { timeout: 30_000, interval: 200 });
   t.equal((await client.get('domain.one', { domainId: preview!.domainId })).status, 404, say('the domain is gone'));
   t.same((await client.get('previewDeployment.all', { applicationId })).body, [], say('the record is gone'));
   t.match(comment(number), /Status: \*\*removed\*\*/, say('the comment says it is gone'));
