@@ -17,6 +17,7 @@ import { startFakeGithub } from '../../../providers/git-github/test/github-api.t
 import { startFakeGitlab } from '../../../providers/git-gitlab/test/gitlab-api.ts';
 import { startFakeGitea } from '../../../providers/git-gitea/test/gitea-api.ts';
 import { startFakeBitbucket } from '../../../providers/git-bitbucket/test/bitbucket-api.ts';
+import { serviceStatus } from './service-status.ts';
 
 const run = promisify(execFile);
 const docker = new Docker();
@@ -146,20 +147,20 @@ interface Provider {
   comments: (number: number) => string[];
 }
 
+/** GitHub's pull_request sample (Gitea's has its shape), as the pull request's event says. */
+function pullRequestPayload(file: string, action: string, ids: number, pr: Pr): string {
+  const s = sample(file);
+  const head = { ...s.pull_request.head, ref: pr.branch, sha: pr.sha };
+  return JSON.stringify({ ...s, action, number: pr.number, pull_request: { ...s.pull_request, id: ids + pr.number, number: pr.number, head, base: { ...s.pull_request.base, ref: 'main' } } });
+}
+
 const providers: Provider[] = [
   {
     name: 'github',
     saveOp: 'application.saveGithubProvider',
     save: applicationId => ({ applicationId, owner: 'team', repository: 'app', branch: 'main', buildPath: '/', githubId }),
     delivery: (pr, secret) => {
-      const s = sample('github-pull_request.json');
-      const action = { open: 'opened', update: 'synchronize', close: 'closed' }[pr.step];
-      const text = JSON.stringify({
-        ...s,
-        action,
-        number: pr.number,
-        pull_request: { ...s.pull_request, id: 5000 + pr.number, number: pr.number, head: { ...s.pull_request.head, ref: pr.branch, sha: pr.sha }, base: { ...s.pull_request.base, ref: 'main' } },
-      });
+      const text = pullRequestPayload('github-pull_request.json', { open: 'opened', update: 'synchronize', close: 'closed' }[pr.step], 5000, pr);
       return { text, headers: { 'x-github-event': 'pull_request', 'x-github-delivery': randomBytes(8).toString('hex'), 'x-hub-signature-256': `sha256=${hmac(secret, text)}` } };
     },
     comments: n => github.comments.get(`team/app#${n}`) ?? [],
@@ -200,14 +201,7 @@ const providers: Provider[] = [
     saveOp: 'application.saveGiteaProvider',
     save: applicationId => ({ applicationId, giteaBranch: 'main', giteaBuildPath: '/', giteaOwner: 'team', giteaRepository: 'app', giteaId }),
     delivery: (pr, secret) => {
-      const s = sample('gitea-pull_request.json');
-      const action = { open: 'opened', update: 'synchronized', close: 'closed' }[pr.step];
-      const text = JSON.stringify({
-        ...s,
-        action,
-        number: pr.number,
-        pull_request: { ...s.pull_request, id: 7000 + pr.number, number: pr.number, head: { ...s.pull_request.head, ref: pr.branch, sha: pr.sha }, base: { ...s.pull_request.base, ref: 'main' } },
-      });
+      const text = pullRequestPayload('gitea-pull_request.json', { open: 'opened', update: 'synchronized', close: 'closed' }[pr.step], 7000, pr);
       return { text, headers: { 'x-gitea-event': 'pull_request', 'x-gitea-delivery': randomBytes(8).toString('hex'), 'x-gitea-signature': hmac(secret, text) } };
     },
     comments: n => gitea.comments.get(`team/app#${n}`) ?? [],
@@ -236,15 +230,6 @@ const providers: Provider[] = [
     comments: n => bitbucket.comments.get(`team/app#${n}`) ?? [],
   },
 ];
-
-const serviceStatus = (name: string) =>
-  docker
-    .getService(name)
-    .inspect()
-    .then(
-      () => 200,
-      (e: { statusCode?: number }) => e.statusCode,
-    );
 
 /** One provider's pull request, opened, updated and closed; each assertion names the provider. */
 async function pullRequestLife(t: Test, p: Provider, i: number) {
