@@ -93,7 +93,15 @@ export class PreviewService {
       if (live >= limit) {
         const reason = `preview limit reached: ${live} live previews (previewLimit ${limit})`;
         // Said once on the pull request: when it is opened (or reopened), not on each push.
-        if (pr.action !== 'synchronize') await this.#post(f, app.organizationId, pr.number, null, commentBody({ appName: app.name, status: 'not deployed', url: null, sha: pr.headSha, note: `The ${reason}: close another preview's pull request, or raise previewLimit.` }), em);
+        if (pr.action !== 'synchronize')
+          await this.#post(
+            f,
+            app.organizationId,
+            pr.number,
+            null,
+            commentBody({ appName: app.name, status: 'not deployed', url: null, sha: pr.headSha, note: `The ${reason}: close another preview's pull request, or raise previewLimit.` }),
+            em,
+          );
         return skip(reason);
       }
       row = await this.#create(app, f, pr, em);
@@ -214,7 +222,15 @@ export class PreviewService {
     }
   }
 
-  async #post(fields: Record<string, unknown>, organizationId: string, number: number, commentId: string | null, body: string, em: EntityManager, log?: (line: string) => void): Promise<string | null> {
+  async #post(
+    fields: Record<string, unknown>,
+    organizationId: string,
+    number: number,
+    commentId: string | null,
+    body: string,
+    em: EntityManager,
+    log?: (line: string) => void,
+  ): Promise<string | null> {
     const type = String(fields.sourceType);
     const git = optionalService(this.#cradle(), 'gitProviders');
     if (!git || !COMMENTED.has(type)) return null;
