@@ -111,11 +111,19 @@ export function gitProviderConformance(t: Test, descriptor: ProviderDescriptor, 
       await provider.removeWebhook(o.account, o.repository, hook.id);
     });
 
-    t.test('comments on a pull request', async t => {
+    t.test('comments on a pull request, and updates the comment', async t => {
       const body = `Deployed preview ${Date.now()}`;
       const comment = await provider.commentOnPullRequest(o.account, o.repository, o.pullRequest, body);
       t.type(comment.id, 'string');
       t.ok(o.service.comments(o.repository, o.pullRequest).includes(body), 'the service has the comment');
+      if (!provider.updatePullRequestComment) return;
+      const count = o.service.comments(o.repository, o.pullRequest).length;
+      await provider.updatePullRequestComment(o.account, o.repository, o.pullRequest, comment.id, `${body}, updated`);
+      const now = o.service.comments(o.repository, o.pullRequest);
+      t.ok(now.includes(`${body}, updated`) && !now.includes(body), 'updatePullRequestComment replaced its body');
+      t.equal(now.length, count, 'in place: no comment added');
+      const gone = await provider.updatePullRequestComment(o.account, o.repository, o.pullRequest, '987654321', 'no such comment').then(() => 'updated', failureOf);
+      t.not(gone, 'updated', 'a comment that is not there is an error');
     });
   });
 }

@@ -105,6 +105,12 @@ export interface GitProvider {
   removeWebhook(account: GitAccount, repo: GitRepositoryRef, hookId: string): Promise<void>;
   /** Adds a comment to a pull (merge) request; answers the comment's id, so that a later call can find it. */
   commentOnPullRequest(account: GitAccount, repo: GitRepositoryRef, number: number, body: string): Promise<{ id: string }>;
+  /**
+   * Replaces the body of a comment commentOnPullRequest made on the pull (merge) request, found by
+   * the id it answered; a GitProviderError (step 'comment') when the service refuses it or the
+   * comment is gone. Optional: where a provider has none, callers add a new comment instead.
+   */
+  updatePullRequestComment?(account: GitAccount, repo: GitRepositoryRef, number: number, commentId: string, body: string): Promise<void>;
 }
 
 /**

@@ -4,6 +4,7 @@
 // And whether it is signed with the workload's secret, by each provider's own scheme, compared
 // in constant time.
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { bitbucketPullRequest, giteaAction, gitlabMergeRequest, pullRequestDelivery } from './pull-requests.ts';
 
 export type Provider = 'github' | 'gitea' | 'gitlab' | 'bitbucket' | 'dockerhub' | 'generic';
 type Headers = Record<string, string | string[] | undefined>;
@@ -32,7 +33,7 @@ export interface Delivery {
 
 /** A pull request opened, updated or closed, as a preview needs it. */
 export interface PullRequestEvent {
-  /** opened, reopened, synchronize, closed, labeled... (the provider's action). */
+  /** opened, reopened, synchronize, closed (every provider's named as GitHub's), else the provider's own (labeled, edited...). */
   action: string;
   /** The provider's id of the pull request and its number in the repository. */
   id: string;
@@ -46,7 +47,7 @@ export interface PullRequestEvent {
   /** The base repository (owner/name) and whether the head is in another repository (a fork). */
   repository: string | null;
   fromFork: boolean;
-  /** The author's relation to the repository (OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, NONE...). */
+  /** The author's relation to the repository (OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, NONE...); GitHub's alone, null from the others. */
   authorAssociation: string | null;
   labels: string[];
 }
@@ -90,7 +91,7 @@ export function readDelivery(h: Headers, body: Record<string, unknown>): Deliver
       const event = header(h, provider === 'gitea' ? 'x-gitea-event' : 'x-github-event')!;
       const deliveryId = header(h, provider === 'gitea' ? 'x-gitea-delivery' : 'x-github-delivery');
       if (event === 'ping') return { provider, event, deliveryId, kind: 'ping', ...none };
-      if (event === 'pull_request' && provider === 'github') return githubPullRequest(event, deliveryId, body);
+      if (event === 'pull_request') return githubPullRequest(provider, event, deliveryId, body);
       if (event !== 'push') return { provider, event, deliveryId, kind: 'other', ...none };
       const head = obj(body.head_commit);
       const commits = arr(body.commits);
@@ -112,6 +113,7 @@ export function readDelivery(h: Headers, body: Record<string, unknown>): Deliver
       const event = header(h, 'x-gitlab-event')!;
       // The signing token's webhook-id, else the id GitLab gives each event.
       const deliveryId = header(h, 'webhook-id') ?? header(h, 'x-gitlab-event-uuid');
+      if (event === 'Merge Request Hook' && body.object_kind === 'merge_request') return gitlabMergeRequest(event, deliveryId, body);
       if (event !== 'Push Hook' && event !== 'Tag Push Hook' && event !== 'System Hook') return { provider, event, deliveryId, kind: 'other', ...none };
       if (body.object_kind !== 'push' && body.object_kind !== 'tag_push') return { provider, event, deliveryId, kind: 'other', ...none };
       const commits = arr(body.commits);
@@ -135,6 +137,7 @@ export function readDelivery(h: Headers, body: Record<string, unknown>): Deliver
       const event = header(h, 'x-event-key')!;
       const deliveryId = header(h, 'x-request-uuid');
       if (event === 'diagnostics:ping') return { provider, event, deliveryId, kind: 'ping', ...none };
+      if (event.startsWith('pullrequest:')) return bitbucketPullRequest(event, deliveryId, body);
       if (event !== 'repo:push') return { provider, event, deliveryId, kind: 'other', ...none };
       const change = obj(arr(obj(body.push).changes)[0]);
       const next = obj(change.new);
@@ -165,16 +168,16 @@ export function readDelivery(h: Headers, body: Record<string, unknown>): Deliver
   }
 }
 
-/** GitHub's pull_request event: the pull request, its head and base, its author's association and labels. */
-function githubPullRequest(event: string, deliveryId: string | null, body: Record<string, unknown>): Delivery {
+/** GitHub's (and Gitea's) pull_request event: the pull request, its head and base, its author's association (GitHub's only) and labels. */
+function githubPullRequest(provider: Provider, event: string, deliveryId: string | null, body: Record<string, unknown>): Delivery {
   const pr = obj(body.pull_request);
   const head = obj(pr.head);
   const base = obj(pr.base);
   const headRepo = str(obj(head.repo).full_name);
   const baseRepo = str(obj(base.repo).full_name) ?? str(obj(body.repository).full_name);
   const number = typeof pr.number === 'number' ? pr.number : typeof body.number === 'number' ? body.number : 0;
-  const pullRequest: PullRequestEvent = {
-    action: str(body.action) ?? '',
+  return pullRequestDelivery(provider, event, deliveryId, {
+    action: giteaAction(str(body.action) ?? ''),
     id: String(pr.id ?? ''),
     number,
     url: str(pr.html_url) ?? '',
@@ -188,21 +191,7 @@ function githubPullRequest(event: string, deliveryId: string | null, body: Recor
     labels: arr(pr.labels)
       .map(l => str(obj(l).name))
       .filter((l): l is string => l !== null),
-  };
-  return {
-    provider: 'github',
-    event,
-    deliveryId,
-    kind: 'pullRequest',
-    branch: pullRequest.headBranch || null,
-    tag: null,
-    deleted: false,
-    commit: pullRequest.headSha,
-    message: null,
-    paths: null,
-    image: null,
-    pullRequest,
-  };
+  });
 }
 
 const equal = (a: string, b: string): boolean => {

@@ -306,6 +306,30 @@ export class GitProviderService {
     return this.githubAccount((await this.github(id, organizationId, em)).github);
   }
 
+  /**
+   * The one comment kept on a pull (merge) request of the repository a workload's source fields
+   * name: added when there is no `commentId` yet, else updated in place (added again when the
+   * provider cannot update or the comment is gone); answers the comment's id.
+   */
+  async pullRequestComment(type: string, fields: Record<string, unknown>, organizationId: string, pr: { number: number; body: string; commentId: string | null }, em: EntityManager): Promise<string> {
+    if (!SOURCE_FIELDS[type]) throw badRequest(`A ${type} source has no pull requests to comment on`);
+    const { connectionId, repo, missing } = repositoryParts(type, fields);
+    if (missing.length) throw badRequest(`The ${type} source is not complete: set ${missing.join(', ')}`);
+    const provider = this.provider(type);
+    const account = await this.accountFor(type, connectionId, organizationId, em);
+    if (pr.commentId && provider.updatePullRequestComment) {
+      const updated = await provider.updatePullRequestComment(account, repo, pr.number, pr.commentId, pr.body).then(
+        () => true,
+        (e: unknown) => {
+          if (!(e instanceof GitProviderError) || e.failure === 'connect' || e.failure === 'credentials') throw e;
+          return false; // the comment is gone: a new one
+        },
+      );
+      if (updated) return pr.commentId;
+    }
+    return (await provider.commentOnPullRequest(account, repo, pr.number, pr.body)).id;
+  }
+
   /** An account: `settings` as given, the record's sealed `keys` opened. */
   #account<K extends string>(settings: GitAccount['settings'], keys: readonly K[], row: Partial<Record<K, string | null>>): GitAccount {
     const open = (v: string | null | undefined) => (v ? this.#secrets().decrypt(v) : null);
@@ -827,7 +851,6 @@ export class GitProviderService {
     return (await this.gitea(giteaId, organizationId, em)).gitea.giteaUrl;
   }
 
-  /** A provider's failure as a 400 whose message starts with the failing step. */
   // ------------------------------------------------------------ push webhooks
   /** The connection and repository a workload's fields name for a provider type (null when incomplete). */
   repositoryOf(type: string, fields: Record<string, unknown>): { connectionId: string; repo: GitRepositoryRef } | null {
@@ -864,6 +887,7 @@ export class GitProviderService {
     return { candidates: rows.map(r => r.githubId), signers: signers.map(r => r.githubId) };
   }
 
+  /** A provider's failure as a 400 whose message starts with the failing step. */
   async #call<T>(fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();

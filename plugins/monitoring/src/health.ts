@@ -98,9 +98,10 @@ export class HealthWatch {
       const docker: Docker = await this.#cradle().hosts.asIs(hostKey === LOCAL ? null : hostKey);
       // cast: getEvents answers a stream; dockerode types it loosely.
       const stream = (await docker.getEvents({ filters: { type: ['container'], event: ['die', 'oom', 'health_status', 'start', 'kill'], label: ['berth.id'] } })) as unknown as Readable;
-      // Stopped while the stream was being opened (a boot refused after the start hooks ran): it
-      // would keep its socket, and the process, alive.
-      if (this.#stopped) return void stream.destroy();
+      // Stopped while the stream was being opened (a boot refused after the start hooks ran), or
+      // another call (deployments finishing at once) opened one first: it would keep its socket,
+      // and the process, alive.
+      if (this.#stopped || this.#streams.has(hostKey)) return void stream.destroy();
       this.#streams.set(hostKey, stream);
       let rest = '';
       stream.on('data', (chunk: Buffer) => {

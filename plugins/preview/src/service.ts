@@ -12,6 +12,17 @@ export const TARGET = 'previewDeployment';
 const DAY_MS = 86_400_000;
 const DEPLOYING = new Set(['opened', 'reopened', 'synchronize']);
 const WRITERS = new Set(['OWNER', 'MEMBER', 'COLLABORATOR']);
+/** The source types whose pull requests get the preview's comment (through the git-provider plugin). */
+const COMMENTED = new Set(['github', 'gitlab', 'gitea', 'bitbucket']);
+
+/** The text of the pull request's one comment: the preview's status, its URL and the commit deployed. */
+export function commentBody(o: { appName: string; status: string; url: string | null; sha?: string | null; note?: string }): string {
+  const lines = [`**Berth preview** of \`${o.appName}\``, '', `- Status: **${o.status}**`];
+  if (o.url) lines.push(`- URL: ${o.url}`);
+  if (o.sha) lines.push(`- Commit: \`${o.sha.slice(0, 12)}\``);
+  if (o.note) lines.push('', o.note);
+  return lines.join('\n');
+}
 
 /** The peer's fields of a preview, as answered. */
 export function previewView(row: PreviewRow) {
@@ -58,6 +69,7 @@ export class PreviewService {
     const existing = await em.findOne(PreviewDeployment, { applicationId: app.id, pullRequestId: pr.id });
     if (pr.action === 'closed') {
       if (!existing) return skip(`pull request #${pr.number} closed: it had no preview`);
+      await this.#comment(existing, f, { appName: existing.appName, status: 'removed', url: null, sha: existing.headSha, note: 'The pull request was closed: the preview is gone.' }, em);
       await this.#remove(existing, em);
       const message = `preview removed: pull request #${pr.number} closed`;
       return { status: 200, body: { message, reason: message } };
@@ -78,7 +90,20 @@ export class PreviewService {
     if (!row) {
       const limit = Number(f.previewLimit ?? 3);
       const live = await em.count(PreviewDeployment, { applicationId: app.id });
-      if (live >= limit) return skip(`preview limit reached: ${live} live previews (previewLimit ${limit})`);
+      if (live >= limit) {
+        const reason = `preview limit reached: ${live} live previews (previewLimit ${limit})`;
+        // Said once on the pull request: when it is opened (or reopened), not on each push.
+        if (pr.action !== 'synchronize')
+          await this.#post(
+            f,
+            app.organizationId,
+            pr.number,
+            null,
+            commentBody({ appName: app.name, status: 'not deployed', url: null, sha: pr.headSha, note: `The ${reason}: close another preview's pull request, or raise previewLimit.` }),
+            em,
+          );
+        return skip(reason);
+      }
       row = await this.#create(app, f, pr, em);
     } else {
       Object.assign(row, { branch: pr.headBranch, pullRequestTitle: pr.title, pullRequestURL: pr.url, headSha: pr.headSha });
@@ -185,6 +210,40 @@ export class PreviewService {
     return (await deployments.enqueue(request, em)).deploymentId;
   }
 
+  /**
+   * Adds or updates the pull request's one comment through the git provider of the application's
+   * source, and keeps its id on the record. Never fails what calls it: a refusal is logged.
+   */
+  async #comment(row: PreviewRow, fields: Record<string, unknown>, body: Parameters<typeof commentBody>[0], em: EntityManager, log?: (line: string) => void): Promise<void> {
+    const id = await this.#post(fields, row.organizationId, Number(row.pullRequestNumber), row.pullRequestCommentId || null, commentBody(body), em, log);
+    if (id && id !== row.pullRequestCommentId) {
+      row.pullRequestCommentId = id.slice(0, 64);
+      await em.flush();
+    }
+  }
+
+  async #post(
+    fields: Record<string, unknown>,
+    organizationId: string,
+    number: number,
+    commentId: string | null,
+    body: string,
+    em: EntityManager,
+    log?: (line: string) => void,
+  ): Promise<string | null> {
+    const type = String(fields.sourceType);
+    const git = optionalService(this.#cradle(), 'gitProviders');
+    if (!git || !COMMENTED.has(type)) return null;
+    try {
+      return await git.pullRequestComment(type, fields, organizationId, { number, body, commentId }, em);
+    } catch (e) {
+      const line = `The pull request comment was not posted: ${(e as Error).message}`;
+      if (log) log(line);
+      else this.#cradle().logger.warn({ organizationId, pullRequest: number }, line);
+      return null;
+    }
+  }
+
   /** The preview's URL (its domain's), or null without a domain. */
   async #url(row: PreviewRow, em: EntityManager): Promise<string | null> {
     const found = await optionalService(this.#cradle(), 'domains')?.forService(TARGET, row.previewDeploymentId, em);
@@ -225,6 +284,8 @@ export class PreviewService {
       const url = await this.#url(row, em);
       const preview: Record<string, string> = url ? { BERTH_PREVIEW_URL: url } : {};
       run.log(`Preview of pull request #${row.pullRequestNumber} (${row.branch})${url ? ` at ${url}` : ''}`);
+      const said = { appName: app.ref.name, url, sha: row.headSha };
+      await this.#comment(row, app.fields, { ...said, status: 'building' }, em, run.log);
       await cradle.applicationVariants.deploy(
         row.applicationId,
         {
@@ -239,9 +300,13 @@ export class PreviewService {
       );
       row.previewStatus = 'done';
       await em.flush();
+      await this.#comment(row, app.fields, { ...said, status: 'done' }, em, run.log);
     },
-    settle: async (targetId: string, _outcome: 'error' | 'cancelled', _reason: string, em: EntityManager): Promise<void> => {
+    settle: async (targetId: string, outcome: 'error' | 'cancelled', _reason: string, em: EntityManager): Promise<void> => {
       await em.nativeUpdate(PreviewDeployment, { previewDeploymentId: targetId }, { previewStatus: 'error' });
+      const row = await em.findOne(PreviewDeployment, { previewDeploymentId: targetId });
+      const app = row && (await this.#cradle().applicationVariants.settings(row.applicationId, em));
+      if (row && app) await this.#comment(row, app.fields, { appName: app.ref.name, status: outcome === 'error' ? 'error' : 'cancelled', url: await this.#url(row, em), sha: row.headSha }, em);
     },
   };
 

@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import Docker from 'dockerode';
 import t from 'tap';
 import { startTestServer, signUpAdmin, otherOrganization, deploymentFinished, makeGitRepo, commitFiles, manualClock, TEST_BASE_IMAGE } from '@berth/core/testing';
+import { serviceStatus } from './service-status.ts';
 
 const run = promisify(execFile);
 const docker = new Docker();
@@ -98,14 +99,6 @@ t.test('preview deployments from GitHub pull requests', async t => {
     const spec = (await docker.getService(name).inspect()) as { Spec: { TaskTemplate: { ContainerSpec: { Env?: string[]; Image: string } } } };
     return spec.Spec.TaskTemplate.ContainerSpec;
   };
-  const serviceStatus = (name: string) =>
-    docker
-      .getService(name)
-      .inspect()
-      .then(
-        () => 200,
-        (e: { statusCode?: number }) => e.statusCode,
-      );
   const previewName = `${appName}-pr-7`;
   const host = `${previewName}.preview.test`;
   const url = `http://${host}`;

@@ -183,4 +183,9 @@ export class BitbucketProvider implements GitProvider {
     const made = await this.#call(accountOf(account), 'comment', `${repoPath(repo)}/pullrequests/${number}/comments`, { method: 'POST', body: { content: { raw: body } } });
     return { id: String(made.id) };
   }
+
+  /** A pull request comment's content replaced (PUT .../pullrequests/:id/comments/:comment_id). */
+  async updatePullRequestComment(account: GitAccount, repo: GitRepositoryRef, number: number, commentId: string, body: string): Promise<void> {
+    await this.#call(accountOf(account), 'comment', `${repoPath(repo)}/pullrequests/${number}/comments/${seg(commentId)}`, { method: 'PUT', body: { content: { raw: body } } });
+  }
 }

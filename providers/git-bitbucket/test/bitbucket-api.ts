@@ -48,6 +48,8 @@ export async function startFakeBitbucket(t: Test): Promise<FakeBitbucket> {
     credential: (name, password) => (name === 'x-bitbucket-api-token-auth' && password === user.apiToken) || (!retired && name === user.username && password === user.appPassword),
   });
   let origin = '';
+  /** Where each comment's body is: its pull request's list and its place in it. */
+  const commentAt = new Map<number, { key: string; index: number }>();
   const bb: FakeBitbucket = {
     apiUrl: '',
     webUrl: '',
@@ -155,7 +157,16 @@ export async function startFakeBitbucket(t: Test): Promise<FakeBitbucket> {
     if ((m = /^POST \/pullrequests\/(\d+)\/comments$/.exec(rest))) {
       const k = `${full}#${m[1]}`;
       bb.comments.set(k, [...(bb.comments.get(k) ?? []), body.content.raw]);
-      return send(res, 201, { type: 'pullrequest_comment', id: 1000 + bb.comments.size, content: { raw: body.content.raw, markup: 'markdown', html: '' }, created_on: '2012-06-13T17:16:32Z' });
+      const id = 1000 + commentAt.size;
+      commentAt.set(id, { key: k, index: bb.comments.get(k)!.length - 1 });
+      return send(res, 201, { type: 'pullrequest_comment', id, content: { raw: body.content.raw, markup: 'markdown', html: '' }, created_on: '2012-06-13T17:16:32Z' });
+    }
+    // "Update a comment on a pull request": PUT .../pullrequests/{id}/comments/{comment_id}.
+    if ((m = /^PUT \/pullrequests\/(\d+)\/comments\/(\d+)$/.exec(rest))) {
+      const at = commentAt.get(Number(m[2]));
+      if (at?.key !== `${full}#${m[1]}`) return error(res, 404, 'Comment not found');
+      bb.comments.get(at.key)![at.index] = body.content.raw;
+      return send(res, 200, { type: 'pullrequest_comment', id: Number(m[2]), content: { raw: body.content.raw, markup: 'markdown', html: '' }, updated_on: '2012-06-13T17:16:32Z' });
     }
     return error(res, 404, 'Resource not found');
   };

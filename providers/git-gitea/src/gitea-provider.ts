@@ -171,4 +171,9 @@ export class GiteaProvider implements GitProvider {
     const made = await this.#call(account, 'comment', `${repoPath(repo)}/issues/${number}/comments`, { method: 'POST', body: { body } });
     return { id: String(made.body.id) };
   }
+
+  /** An issue comment edited by its id (PATCH .../issues/comments/:id); the number is not part of the path. */
+  async updatePullRequestComment(account: GitAccount, repo: GitRepositoryRef, _number: number, commentId: string, body: string): Promise<void> {
+    await this.#call(account, 'comment', `${repoPath(repo)}/issues/comments/${seg(commentId)}`, { method: 'PATCH', body: { body } });
+  }
 }

@@ -48,6 +48,8 @@ export async function startFakeGitea(t: Test): Promise<FakeGitea> {
   const git = await startGitHttpServer(t, { credential: (user, password) => user === 'oauth2' && live(password) });
   let url = '';
   let nextId = 40;
+  /** Where each comment's body is: its pull request's list and its place in it. */
+  const commentAt = new Map<number, { key: string; index: number }>();
   const gt: FakeGitea = {
     url: '',
     repos: [],
@@ -159,7 +161,15 @@ export async function startFakeGitea(t: Test): Promise<FakeGitea> {
     if ((m = /^POST \/issues\/(\d+)\/comments$/.exec(rest))) {
       const k = `${full}#${m[1]}`;
       gt.comments.set(k, [...(gt.comments.get(k) ?? []), body.body]);
+      commentAt.set(nextId, { key: k, index: gt.comments.get(k)!.length - 1 });
       return send(res, 201, { id: nextId++, body: body.body, user: owner('gitea-admin'), html_url: `${url}/${full}/pulls/${m[1]}`, created_at: '2024-01-01T00:00:00Z' });
+    }
+    // "Edit a comment": PATCH /repos/{owner}/{repo}/issues/comments/{id}.
+    if ((m = /^PATCH \/issues\/comments\/(\d+)$/.exec(rest))) {
+      const at = commentAt.get(Number(m[1]));
+      if (!at?.key.startsWith(`${full}#`)) return apiError(res, 404, 'comment does not exist');
+      gt.comments.get(at.key)![at.index] = body.body;
+      return send(res, 200, { id: Number(m[1]), body: body.body, user: owner('gitea-admin'), created_at: '2024-01-01T00:00:00Z', updated_at: '2024-01-01T00:00:00Z' });
     }
     return apiError(res, 404, 'not found');
   };

@@ -198,4 +198,11 @@ export class GithubProvider implements GitProvider {
       return { id: String(data.id) };
     });
   }
+
+  /** A pull request's comments are its issue's: issues.updateComment. */
+  async updatePullRequestComment(account: GitAccount, repo: GitRepositoryRef, _number: number, commentId: string, body: string): Promise<void> {
+    return this.#run(account, 'comment', async ({ octokit }) => {
+      await octokit.rest.issues.updateComment({ owner: repo.owner, repo: repo.name, comment_id: Number(commentId), body });
+    });
+  }
 }

@@ -72,6 +72,8 @@ export async function startFakeGithub(t: Test, o: { publicKeyPem: string; privat
   const git = await startGitHttpServer(t, { credential: (user, password) => user === 'x-access-token' && (tokens.get(password) ?? 0) > Date.now() });
   let nextHookId = 100;
   let nextCommentId = 500;
+  /** Where each comment's body is: its pull request's list and its place in it. */
+  const commentAt = new Map<number, { key: string; index: number }>();
   let url = '';
   const gh: FakeGithub = {
     url: '',
@@ -211,7 +213,14 @@ export async function startFakeGithub(t: Test, o: { publicKeyPem: string; privat
     if ((m = /^POST \/issues\/(\d+)\/comments$/.exec(rest))) {
       const comments = `${key}#${m[1]}`;
       gh.comments.set(comments, [...(gh.comments.get(comments) ?? []), body.body]);
+      commentAt.set(nextCommentId, { key: comments, index: gh.comments.get(comments)!.length - 1 });
       return send(res, 201, { ...example('/repos/{owner}/{repo}/issues/{issue_number}/comments', 'post', '201'), id: nextCommentId++, body: body.body });
+    }
+    if ((m = /^PATCH \/issues\/comments\/(\d+)$/.exec(rest))) {
+      const at = commentAt.get(Number(m[1]));
+      if (!at?.key.startsWith(`${key}#`)) return notFound(res);
+      gh.comments.get(at.key)![at.index] = body.body;
+      return send(res, 200, { ...example('/repos/{owner}/{repo}/issues/comments/{comment_id}', 'patch', '200'), id: Number(m[1]), body: body.body });
     }
     return notFound(res);
   };

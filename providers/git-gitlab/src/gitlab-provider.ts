@@ -213,4 +213,11 @@ export class GitlabProvider implements GitProvider {
       return { id: String(note.id) };
     });
   }
+
+  /** A merge request note edited in place (PUT .../merge_requests/:iid/notes/:id). */
+  async updatePullRequestComment(account: GitAccount, repo: GitRepositoryRef, number: number, commentId: string, body: string): Promise<void> {
+    return this.#run(account, 'comment', async api => {
+      await api.MergeRequestNotes.edit(projectPath(repo), number, Number(commentId), { body });
+    });
+  }
 }

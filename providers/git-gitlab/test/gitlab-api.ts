@@ -48,6 +48,8 @@ export async function startFakeGitlab(t: Test): Promise<FakeGitlab> {
   const git = await startGitHttpServer(t, { credential: (user, password) => user === 'oauth2' && live(password) });
   let url = '';
   let nextId = 300;
+  /** Where each note's body is: its pull request's list and its place in it. */
+  const noteAt = new Map<number, { key: string; index: number }>();
   const gl: FakeGitlab = {
     url: '',
     projects: [],
@@ -179,7 +181,15 @@ export async function startFakeGitlab(t: Test): Promise<FakeGitlab> {
     if ((m = /^POST \/merge_requests\/(\d+)\/notes$/.exec(rest))) {
       const k = `${full}!${m[1]}`;
       gl.notes.set(k, [...(gl.notes.get(k) ?? []), body.body]);
+      noteAt.set(nextId, { key: k, index: gl.notes.get(k)!.length - 1 });
       return send(res, 201, { id: nextId++, body: body.body, author: { id: 1, username: 'john_smith' }, created_at: '2013-10-02T09:22:45Z', system: false, noteable_type: 'MergeRequest' });
+    }
+    // notes.md "Modify existing merge request note": PUT .../merge_requests/:iid/notes/:note_id.
+    if ((m = /^PUT \/merge_requests\/(\d+)\/notes\/(\d+)$/.exec(rest))) {
+      const at = noteAt.get(Number(m[2]));
+      if (at?.key !== `${full}!${m[1]}`) return notFound(res, 'Note');
+      gl.notes.get(at.key)![at.index] = body.body;
+      return send(res, 200, { id: Number(m[2]), body: body.body, author: { id: 1, username: 'john_smith' }, created_at: '2013-10-02T09:22:45Z', system: false, noteable_type: 'MergeRequest' });
     }
     return notFound(res, 'Not');
   };

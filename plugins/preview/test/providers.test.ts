@@ -1,0 +1,328 @@
+// Previews from each of the four git providers against one running Berth: an application per
+// provider, deploying from the provider's loopback stand-in (the same local repository behind
+// each, cloned with the connection's credential), gets the provider's documented pull (merge)
+// request sample, signed by the provider's scheme, on its push hook. Opened deploys the branch for
+// real and leaves one comment on the pull request with the status and the URL; an update redeploys
+// the new commit and updates that comment in place; closing removes the preview and says so in the
+// comment. At previewLimit, the pull request is told once.
+import { createHmac, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
+import Docker from 'dockerode';
+import t, { type Test } from 'tap';
+import { startTestServer, signUpAdmin, deploymentFinished, makeGitRepo, commitFiles, freePort, waitFor, TEST_BASE_IMAGE, TEST_CADDY_IMAGE } from '@berth/core/testing';
+import { through } from '../../domain/test/http-through.ts';
+import { startFakeGithub } from '../../../providers/git-github/test/github-api.ts';
+import { startFakeGitlab } from '../../../providers/git-gitlab/test/gitlab-api.ts';
+import { startFakeGitea } from '../../../providers/git-gitea/test/gitea-api.ts';
+import { startFakeBitbucket } from '../../../providers/git-bitbucket/test/bitbucket-api.ts';
+import { serviceStatus } from './service-status.ts';
+
+const run = promisify(execFile);
+const docker = new Docker();
+const sample = (name: string) => JSON.parse(readFileSync(new URL(`./payloads/${name}`, import.meta.url), 'utf8'));
+// The page is the branch's page.txt, served on the preview port; TERM ends it at once.
+const DOCKERFILE = `FROM ${TEST_BASE_IMAGE}\nCOPY page.txt /www/index.html\nCMD ["sh", "-c", "trap \\"exit 0\\" TERM; httpd -f -p 8080 -h /www & wait"]\n`;
+const PROXY = `berth-test-proxy-${randomBytes(3).toString('hex')}`;
+const hmac = (secret: string, text: string) => createHmac('sha256', secret).update(text).digest('hex');
+
+type Step = 'open' | 'update' | 'close';
+interface Pr {
+  step: Step;
+  branch: string;
+  number: number;
+  sha: string;
+  previous?: string;
+}
+
+const appKey = generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs1', format: 'pem' } });
+const github = await startFakeGithub(t, { publicKeyPem: appKey.publicKey, privateKeyPem: appKey.privateKey, appId: '4242', installationId: 77 });
+const gitlab = await startFakeGitlab(t);
+const gitea = await startFakeGitea(t);
+const bitbucket = await startFakeBitbucket(t);
+
+// One branch per provider's pull request: the four run at once.
+const NAMES = ['github', 'gitlab', 'gitea', 'bitbucket'] as const;
+const repo = await makeGitRepo({ Dockerfile: DOCKERFILE, 'page.txt': 'main\n' });
+t.teardown(repo.cleanup);
+const branches: Record<string, string> = { main: repo.commit };
+for (const name of NAMES) {
+  await run('git', ['-C', repo.dir, 'checkout', '-q', '-b', `feature-${name}`, 'main']);
+  branches[`feature-${name}`] = await commitFiles(repo.dir, { 'page.txt': `${name}: one\n` }, `${name}: first`);
+}
+await github.addGitRepository('team', 'app', repo.dir, branches);
+await gitlab.addGitProject('team', 'app', repo.dir, branches);
+await gitea.addGitRepo('team', 'app', repo.dir, branches);
+await bitbucket.addGitRepo('team', 'app', repo.dir, branches);
+/** A push to a pull request's branch: a new commit, fetched into each service's bare copy (one push at a time: one working tree). */
+let pushing: Promise<unknown> = Promise.resolve();
+const push = (branch: string) => {
+  const pushed = pushing.then(async () => {
+    await run('git', ['-C', repo.dir, 'checkout', '-q', branch]);
+    const sha = await commitFiles(repo.dir, { 'page.txt': `${branch}: two\n` }, `${branch}: second`);
+    for (const root of [github.git.root, gitlab.git.root, gitea.git.root, bitbucket.git.root])
+      await run('git', ['--git-dir', `${root}/team/app.git`, 'fetch', '-q', '--', repo.dir, `+refs/heads/${branch}:refs/heads/${branch}`]);
+    return sha;
+  });
+  pushing = pushed.catch(() => undefined);
+  return pushed;
+};
+
+const proxyPort = await freePort();
+const server = await startTestServer({
+  proxy: 'caddy',
+  proxyImage: TEST_CADDY_IMAGE,
+  proxyHttpPort: proxyPort,
+  proxyHttpsPort: await freePort(),
+  deploySettleSeconds: 1,
+  deployConcurrency: 4,
+  providers: { git: { bitbucket: { options: { apiUrl: bitbucket.apiUrl, webUrl: bitbucket.webUrl } } }, proxy: { caddy: { options: { serviceName: PROXY } } } },
+});
+t.teardown(async () => {
+  await docker
+    .getService(PROXY)
+    .remove()
+    .catch(() => undefined);
+  await server.destroy();
+});
+/** The page the proxy (Caddy) answers for a host, once it answers 200 with it. */
+const served = (host: string, page: string) =>
+  waitFor(
+    `${page.trim()} at ${host} through the proxy`,
+    async () => {
+      const a = await through(proxyPort, host);
+      return a?.status === 200 && a.body === page ? a.body : undefined;
+    },
+    { timeout: 30_000, interval: 200 },
+  );
+const { client, userId, organizationId } = await signUpAdmin(server);
+const { environmentId } = (await client.post('project.create', { name: 'Previews' })).body.environment;
+const ok = async (r: Promise<{ status: number; body: any }>, what: string) => {
+  const reply = await r;
+  if (reply.status !== 200) throw new Error(`${what}: ${reply.status} ${JSON.stringify(reply.body)}`);
+  return reply.body;
+};
+
+// The connections: GitHub's App record as the manifest flow leaves it, the others as their create takes them.
+const { githubId } = await server.kernel.container.cradle.gitProviders.createGithub(
+  {
+    name: 'GitHub',
+    githubAppName: null,
+    githubAppId: 4242,
+    githubClientId: null,
+    githubClientSecret: null,
+    githubWebhookSecret: null,
+    githubPrivateKey: appKey.privateKey,
+    githubInstallationId: '77',
+    githubUrl: github.url,
+  },
+  organizationId,
+  userId,
+  server.kernel.container.cradle.orm.em.fork(),
+);
+const glToken = gitlab.issue(7200);
+const { gitlabId } = await ok(client.post('gitlab.create', { authId: 'x', name: 'GitLab', gitlabUrl: gitlab.url, ...glToken }), 'gitlab.create');
+const gtToken = gitea.issue(7200);
+const { giteaId } = await ok(client.post('gitea.create', { name: 'Gitea', giteaUrl: gitea.url, ...gtToken }), 'gitea.create');
+const { bitbucketId } = await ok(
+  client.post('bitbucket.create', {
+    authId: 'x',
+    name: 'Bitbucket',
+    bitbucketUsername: bitbucket.user.username,
+    bitbucketEmail: bitbucket.user.email,
+    apiToken: bitbucket.user.apiToken,
+    bitbucketWorkspaceName: 'team',
+  }),
+  'bitbucket.create',
+);
+
+interface Provider {
+  name: string;
+  save: (applicationId: string) => Record<string, unknown>;
+  saveOp: string;
+  /** The delivery: its headers (signed with the secret) and body. */
+  delivery: (pr: Pr, secret: string) => { headers: Record<string, string>; text: string };
+  /** The bodies of the pull request's comments, on the service's side. */
+  comments: (number: number) => string[];
+}
+
+/** GitHub's pull_request sample (Gitea's has its shape), as the pull request's event says. */
+function pullRequestPayload(file: string, action: string, ids: number, pr: Pr): string {
+  const s = sample(file);
+  const head = { ...s.pull_request.head, ref: pr.branch, sha: pr.sha };
+  return JSON.stringify({ ...s, action, number: pr.number, pull_request: { ...s.pull_request, id: ids + pr.number, number: pr.number, head, base: { ...s.pull_request.base, ref: 'main' } } });
+}
+
+const providers: Provider[] = [
+  {
+    name: 'github',
+    saveOp: 'application.saveGithubProvider',
+    save: applicationId => ({ applicationId, owner: 'team', repository: 'app', branch: 'main', buildPath: '/', githubId }),
+    delivery: (pr, secret) => {
+      const text = pullRequestPayload('github-pull_request.json', { open: 'opened', update: 'synchronize', close: 'closed' }[pr.step], 5000, pr);
+      return { text, headers: { 'x-github-event': 'pull_request', 'x-github-delivery': randomBytes(8).toString('hex'), 'x-hub-signature-256': `sha256=${hmac(secret, text)}` } };
+    },
+    comments: n => github.comments.get(`team/app#${n}`) ?? [],
+  },
+  {
+    name: 'gitlab',
+    saveOp: 'application.saveGitlabProvider',
+    save: applicationId => ({
+      applicationId,
+      gitlabBranch: 'main',
+      gitlabBuildPath: '/',
+      gitlabOwner: 'team',
+      gitlabRepository: 'app',
+      gitlabId,
+      gitlabPathNamespace: 'team/app',
+      gitlabProjectId: gitlab.projects[0]!.id,
+    }),
+    delivery: (pr, secret) => {
+      const s = sample('gitlab-merge_request.json');
+      const action = { open: 'open', update: 'update', close: 'merge' }[pr.step];
+      const attributes = {
+        ...s.object_attributes,
+        id: 6000 + pr.number,
+        iid: pr.number,
+        source_branch: pr.branch,
+        target_branch: 'main',
+        action,
+        last_commit: { ...s.object_attributes.last_commit, id: pr.sha },
+        ...(pr.previous ? { oldrev: pr.previous } : {}),
+      };
+      const text = JSON.stringify({ ...s, object_attributes: attributes });
+      return { text, headers: { 'x-gitlab-event': 'Merge Request Hook', 'x-gitlab-event-uuid': randomBytes(8).toString('hex'), 'x-gitlab-token': secret } };
+    },
+    comments: n => gitlab.notes.get(`team/app!${n}`) ?? [],
+  },
+  {
+    name: 'gitea',
+    saveOp: 'application.saveGiteaProvider',
+    save: applicationId => ({ applicationId, giteaBranch: 'main', giteaBuildPath: '/', giteaOwner: 'team', giteaRepository: 'app', giteaId }),
+    delivery: (pr, secret) => {
+      const text = pullRequestPayload('gitea-pull_request.json', { open: 'opened', update: 'synchronized', close: 'closed' }[pr.step], 7000, pr);
+      return { text, headers: { 'x-gitea-event': 'pull_request', 'x-gitea-delivery': randomBytes(8).toString('hex'), 'x-gitea-signature': hmac(secret, text) } };
+    },
+    comments: n => gitea.comments.get(`team/app#${n}`) ?? [],
+  },
+  {
+    name: 'bitbucket',
+    saveOp: 'application.saveBitbucketProvider',
+    save: applicationId => ({ applicationId, bitbucketBranch: 'main', bitbucketBuildPath: '/', bitbucketOwner: 'team', bitbucketRepository: 'app', bitbucketRepositorySlug: 'app', bitbucketId }),
+    delivery: (pr, secret) => {
+      const s = sample('bitbucket-pullrequest.json');
+      const event = { open: 'pullrequest:created', update: 'pullrequest:updated', close: 'pullrequest:fulfilled' }[pr.step];
+      const p = s.pullrequest;
+      const text = JSON.stringify({
+        ...s,
+        pullrequest: {
+          ...p,
+          id: pr.number,
+          state: pr.step === 'close' ? 'MERGED' : 'OPEN',
+          // Bitbucket sends the commit's short hash.
+          source: { ...p.source, branch: { name: pr.branch }, commit: { hash: pr.sha.slice(0, 12) } },
+          destination: { ...p.destination, branch: { name: 'main' } },
+        },
+      });
+      return { text, headers: { 'x-event-key': event, 'x-request-uuid': `{${randomBytes(8).toString('hex')}}`, 'x-hub-signature': `sha256=${hmac(secret, text)}` } };
+    },
+    comments: n => bitbucket.comments.get(`team/app#${n}`) ?? [],
+  },
+];
+
+/** One provider's pull request, opened, updated and closed; each assertion names the provider. */
+async function pullRequestLife(t: Test, p: Provider, i: number) {
+  const say = (what: string) => `${p.name}: ${what}`;
+  const stamp = Date.now().toString(36);
+  const { applicationId, refreshToken, appName } = await ok(client.post('application.create', { name: p.name, environmentId, appName: `pv-${p.name}-${stamp}` }), 'application.create');
+  t.teardown(() => client.post('application.delete', { applicationId }));
+  t.equal(await ok(client.post(p.saveOp, p.save(applicationId)), p.saveOp), true, say('the source saved'));
+  const secret = randomBytes(20).toString('hex');
+  const buildSecret = `bs-${randomBytes(12).toString('hex')}`;
+  await ok(
+    client.post('application.update', {
+      applicationId,
+      buildType: 'dockerfile',
+      dockerfile: 'Dockerfile',
+      webhookSecret: secret,
+      isPreviewDeploymentsActive: true,
+      previewWildcard: `*.${p.name}.test`,
+      previewPort: 8080,
+      previewBuildSecrets: `PREVIEW_TOKEN=${buildSecret}`,
+    }),
+    'application.update',
+  );
+  const send = async (pr: Pr, sign = secret) => {
+    const { headers, text } = p.delivery(pr, sign);
+    const res = await fetch(`${server.url}/api/deploy/${refreshToken}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: text });
+    return { status: res.status, body: (await res.json()) as Record<string, any> };
+  };
+  const branch = `feature-${p.name}`;
+  const number = 20 + i;
+  const previewName = `${appName}-pr-${number}`;
+  const url = `http://${previewName}.${p.name}.test`;
+  const deploys = async (deploymentId: string, sha: string) => {
+    const done = await deploymentFinished(client, deploymentId);
+    t.equal(done.state, 'done', say(done.errorMessage ?? 'deployed'));
+    const log = (await client.get('deployment.readLogs', { deploymentId })).body;
+    t.match(String(log), new RegExp(`Fetched ${sha.slice(0, 7)}`), say(`${sha.slice(0, 7)}, the head commit, cloned through the connection`));
+  };
+  const comment = (n: number) => {
+    const all = p.comments(n);
+    t.equal(all.length, 1, say(`one comment on pull request #${n}`));
+    return all[0] ?? '';
+  };
+
+  let head = branches[branch]!;
+  t.equal((await send({ step: 'open', branch, number, sha: head }, 'not-the-secret')).status, 401, say("a delivery not signed with the secret, by the provider's scheme, is refused"));
+  const opened = await send({ step: 'open', branch, number, sha: head });
+  t.equal(opened.status, 202, say(JSON.stringify(opened.body)));
+  await deploys(opened.body.deploymentId, head);
+  const [preview] = (await client.get('previewDeployment.all', { applicationId })).body as Record<string, any>[];
+  t.match(preview, { appName: previewName, branch, pullRequestNumber: String(number), previewStatus: 'done', domain: { host: `${previewName}.${p.name}.test` } }, say('the preview'));
+  t.not(preview!.pullRequestCommentId, '', say('the comment id is kept'));
+  t.equal(await serviceStatus(previewName), 200, say('the service runs'));
+  const image = ((await docker.getService(previewName).inspect()) as { Spec: { TaskTemplate: { ContainerSpec: { Image: string } } } }).Spec.TaskTemplate.ContainerSpec.Image.split('@')[0]!;
+  const history = await run('docker', ['history', '--no-trunc', '--format', '{{.CreatedBy}}', image]);
+  const inspected = await run('docker', ['image', 'inspect', image]);
+  t.notOk(history.stdout.includes(buildSecret) || inspected.stdout.includes(buildSecret), say("previewBuildSecrets' value is in neither the image's history nor its config"));
+  let said = comment(number);
+  t.match(said, /Status: \*\*done\*\*/, say('the comment: done'));
+  t.match(said, url, say('with the URL'));
+  t.match(said, head.slice(0, 12), say('and the commit'));
+  t.equal(await served(`${previewName}.${p.name}.test`, `${p.name}: one\n`), `${p.name}: one\n`, say('the branch served through the proxy at its domain'));
+
+  const previous = head;
+  head = await push(branch);
+  const updated = await send({ step: 'update', branch, number, sha: head, previous });
+  t.equal(updated.status, 202, say(JSON.stringify(updated.body)));
+  await deploys(updated.body.deploymentId, head);
+  const again = (await client.get('previewDeployment.one', { previewDeploymentId: preview!.previewDeploymentId })).body;
+  t.match(again, { appName: previewName, domainId: preview!.domainId, pullRequestCommentId: preview!.pullRequestCommentId, previewStatus: 'done' }, say('the same service, domain and comment'));
+  said = comment(number);
+  t.match(said, head.slice(0, 12), say('the comment updated to the new commit'));
+  t.match(said, /Status: \*\*done\*\*/, say('done'));
+  t.equal(await served(`${previewName}.${p.name}.test`, `${branch}: two\n`), `${branch}: two\n`, say('the new commit served at the same domain'));
+
+  const closed = await send({ step: 'close', branch, number, sha: head });
+  t.match(closed, { status: 200, body: { reason: `preview removed: pull request #${number} closed` } }, say('closed'));
+  t.equal(await serviceStatus(previewName), 404, say('the service is gone'));
+  await waitFor(`${previewName} no longer served`, async () => (await through(proxyPort, `${previewName}.${p.name}.test`))?.body !== `${branch}: two\n`, { timeout: 30_000, interval: 200 });
+  t.equal((await client.get('domain.one', { domainId: preview!.domainId })).status, 404, say('the domain is gone'));
+  t.same((await client.get('previewDeployment.all', { applicationId })).body, [], say('the record is gone'));
+  t.match(comment(number), /Status: \*\*removed\*\*/, say('the comment says it is gone'));
+  const log = (await client.get('application.webhookDeliveries', { applicationId })).body;
+  t.match(log, [{ statusCode: 200 }, { statusCode: 202 }, { statusCode: 202 }, { statusCode: 401 }], say('the delivery log'));
+
+  if (p.name !== 'gitea') return;
+  // previewLimit: the pull request is told once, when it opens (not on each push).
+  await ok(client.post('application.update', { applicationId, previewLimit: 0 }), 'application.update');
+  t.match(await send({ step: 'open', branch, number: 40, sha: head }), { status: 200, body: { reason: 'preview limit reached: 0 live previews (previewLimit 0)' } }, say('the limit'));
+  t.match(await send({ step: 'update', branch, number: 40, sha: head, previous }), { status: 200, body: { reason: /preview limit reached/ } }, say('still the limit'));
+  t.match(comment(40), /Status: \*\*not deployed\*\*[\s\S]*preview limit reached/, say('told once'));
+}
+
+t.test('each provider: opened deploys and comments, an update redeploys and updates the comment, closing removes (the four at once)', async t => {
+  await Promise.all(providers.map((p, i) => pullRequestLife(t, p, i)));
+});
