@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { badRequest, conflict, optionalService, type Cradle, type EntityManager, type Logger, type ProxyWorkloadConfig } from '@berth/core';
-import type { ContainerHosts } from '@berth/plugin-hosts';
+import { ID_LABEL, KIND_LABEL, ORGANIZATION_LABEL, type ContainerHosts } from '@berth/plugin-hosts';
 import type Docker from 'dockerode';
 import { authConfig } from './check.ts';
 
@@ -110,7 +110,8 @@ export class SelfHostedRegistries {
     if (input.serverId) await hosts.provideImage(input.serverId, image);
     const { default: bcrypt } = await import('bcryptjs');
     const htpasswd = `${input.username}:${bcrypt.hashSync(input.password, 10)}\n`;
-    const labels = { [SELF_HOSTED.label]: input.registryId };
+    // Berth's ownership labels (the registry record's), and the registry's own for finding its objects.
+    const labels = { [KIND_LABEL]: 'registry', [ID_LABEL]: input.registryId, [ORGANIZATION_LABEL]: input.organizationId, [SELF_HOSTED.label]: input.registryId };
     const secretName = `${SELF_HOSTED.service}-htpasswd-${randomBytes(4).toString('hex')}`;
     const secret = await docker.createSecret({ Name: secretName, Labels: labels, Data: Buffer.from(htpasswd).toString('base64') });
     const { Swarm } = (await docker.info()) as { Swarm: { NodeID: string } };
@@ -130,7 +131,7 @@ export class SelfHostedRegistries {
             // Behind the proxy: upload locations relative to the address the client used.
             'REGISTRY_HTTP_RELATIVEURLS=true',
           ],
-          Mounts: [{ Type: 'volume', Source: SELF_HOSTED.volume, Target: '/var/lib/registry' }],
+          Mounts: [{ Type: 'volume', Source: SELF_HOSTED.volume, Target: '/var/lib/registry', VolumeOptions: { Labels: labels } }],
           Secrets: [{ SecretID: secret.id, SecretName: secretName, File: { Name: 'htpasswd', UID: '0', GID: '0', Mode: 0o444 } }],
         },
         // The volume is this node's: the registry stays on it.

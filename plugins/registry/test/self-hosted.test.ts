@@ -84,7 +84,10 @@ if (canRun(t, 'registry image', imageMissing)) {
     const registryId = enabled.body.registryId as string;
     t.match((await client.get('registry.one', { registryId })).body, { registryType: 'selfHosted', registryUrl });
 
-    const spec = (await docker.getService(SERVICE).inspect()) as { Spec: { TaskTemplate: { ContainerSpec: { Image: string; Mounts: { Type: string; Source: string; Target: string }[] } } } };
+    const spec = (await docker.getService(SERVICE).inspect()) as {
+      Spec: { Labels: Record<string, string>; TaskTemplate: { ContainerSpec: { Image: string; Mounts: { Type: string; Source: string; Target: string }[] } } };
+    };
+    t.match(spec.Spec.Labels, { 'berth.kind': 'registry', 'berth.id': registryId, 'berth.organization': String }, "Berth's ownership labels");
     t.match(spec.Spec.TaskTemplate.ContainerSpec.Image, new RegExp(`^${TEST_REGISTRY_IMAGE}`), 'the configured registryImage runs');
     t.match(spec.Spec.TaskTemplate.ContainerSpec.Mounts, [{ Type: 'volume', Source: VOLUME, Target: '/var/lib/registry' }], 'its data is in a volume');
     const tasks = (await docker.listTasks({ filters: { service: [SERVICE] } })) as { Status?: { State?: string } }[];
