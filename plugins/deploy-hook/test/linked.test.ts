@@ -139,17 +139,7 @@ t.test('a GitHub App push deploys the pushed commit of each workload deploying t
 t.test('linking a GitLab, Gitea or Bitbucket repository registers its webhook; unlinking or deleting removes it', async t => {
   const tokens = gitlab.issue(3600);
   const gl = await ok(client.post('gitlab.create', { authId: 'x', name: 'GitLab', gitlabUrl: gitlab.url, ...tokens }), 'gitlab.create');
-  const bb = await ok(
-    client.post('bitbucket.create', {
-      authId: 'x',
-      name: 'Bitbucket',
-      bitbucketUsername: bitbucket.user.username,
-      bitbucketEmail: bitbucket.user.email,
-      apiToken: bitbucket.user.apiToken,
-      bitbucketWorkspaceName: 'team',
-    }),
-    'bitbucket.create',
-  );
+  const bb = await ok(client.post('bitbucket.create', bitbucket.connection('Bitbucket')), 'bitbucket.create');
 
   // An application linked to GitLab: a webhook at its hook URL, with a secret made for it.
   const app = await ok(client.post('application.create', { name: 'gl app', environmentId }), 'application.create');

@@ -22,11 +22,7 @@ const { client: owner } = await signUpAdmin(server);
 const { client: member, membershipId } = await addMember(server, owner, 'member@example.com', 'admin');
 const admin = (await addMember(server, owner, 'second-admin@example.com', 'admin')).client;
 
-const connect = (client: typeof owner, name: string) =>
-  ok(
-    client.post('bitbucket.create', { authId: 'x', name, bitbucketUsername: bb.user.username, bitbucketEmail: bb.user.email, apiToken: bb.user.apiToken, bitbucketWorkspaceName: 'team' }),
-    `bitbucket.create ${name}`,
-  );
+const connect = (client: typeof owner, name: string) => ok(client.post('bitbucket.create', bb.connection(name)), `bitbucket.create ${name}`);
 const ownersConnection = await connect(owner, "The owner's");
 // Connecting is an admin's (as the peer's gitProviders permission): the member connected one while an admin.
 const membersConnection = await connect(member, "The member's");

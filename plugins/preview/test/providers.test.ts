@@ -125,17 +125,7 @@ const glToken = gitlab.issue(7200);
 const { gitlabId } = await ok(client.post('gitlab.create', { authId: 'x', name: 'GitLab', gitlabUrl: gitlab.url, ...glToken }), 'gitlab.create');
 const gtToken = gitea.issue(7200);
 const { giteaId } = await ok(client.post('gitea.create', { name: 'Gitea', giteaUrl: gitea.url, ...gtToken }), 'gitea.create');
-const { bitbucketId } = await ok(
-  client.post('bitbucket.create', {
-    authId: 'x',
-    name: 'Bitbucket',
-    bitbucketUsername: bitbucket.user.username,
-    bitbucketEmail: bitbucket.user.email,
-    apiToken: bitbucket.user.apiToken,
-    bitbucketWorkspaceName: 'team',
-  }),
-  'bitbucket.create',
-);
+const { bitbucketId } = await ok(client.post('bitbucket.create', bitbucket.connection('Bitbucket')), 'bitbucket.create');
 
 interface Provider {
   name: string;

@@ -39,6 +39,8 @@ export interface FakeBitbucket {
   comments: Map<string, string[]>;
   git: GitHttpServer;
   addGitRepo(workspace: string, slug: string, dir: string, branches: Record<string, string>): Promise<void>;
+  /** bitbucket.create's input for a connection of this user with its API token, in the workspace `team`. */
+  connection(name: string): { authId: string; name: string; bitbucketUsername: string; bitbucketEmail: string; apiToken: string; bitbucketWorkspaceName: string };
 }
 
 export async function startFakeBitbucket(t: Test): Promise<FakeBitbucket> {
@@ -56,6 +58,7 @@ export async function startFakeBitbucket(t: Test): Promise<FakeBitbucket> {
     repos: [],
     user,
     retireAppPasswords: () => void (retired = true),
+    connection: name => ({ authId: 'x', name, bitbucketUsername: user.username, bitbucketEmail: user.email, apiToken: user.apiToken, bitbucketWorkspaceName: 'team' }),
     webhooks: new Map(),
     comments: new Map(),
     git,
