@@ -551,8 +551,8 @@ export class GitProviderService {
   }
 
   // ------------------------------------------------------------ github.*
-  async githubOne(githubId: string, organizationId: string, em: EntityManager): Promise<GithubView> {
-    const { github, provider } = await this.github(githubId, organizationId, em);
+  async githubOne(githubId: string, organizationId: string, em: EntityManager, caller?: GitCaller): Promise<GithubView> {
+    const { github, provider } = await this.github(githubId, organizationId, em, caller);
     return { ...githubRowView(github), gitProvider: providerView(provider) };
   }
 
@@ -566,8 +566,8 @@ export class GitProviderService {
     });
   }
 
-  async githubRepositories(githubId: string, organizationId: string, em: EntityManager) {
-    const { github } = await this.github(githubId, organizationId, em);
+  async githubRepositories(githubId: string, organizationId: string, em: EntityManager, caller?: GitCaller) {
+    const { github } = await this.github(githubId, organizationId, em, caller);
     const repos = await this.#call(() => this.provider('github').listRepositories(this.githubAccount(github)));
     return repos.map(r => ({
       id: Number(r.id),
@@ -580,9 +580,9 @@ export class GitProviderService {
     }));
   }
 
-  async githubBranches(input: { githubId?: string; owner: string; repo: string }, organizationId: string, em: EntityManager) {
+  async githubBranches(input: { githubId?: string; owner: string; repo: string }, organizationId: string, em: EntityManager, caller?: GitCaller) {
     if (!input.githubId) return [];
-    const { github } = await this.github(input.githubId, organizationId, em);
+    const { github } = await this.github(input.githubId, organizationId, em, caller);
     const branches = await this.#call(() => this.provider('github').listBranches(this.githubAccount(github), { owner: input.owner, name: input.repo }));
     return branches.map(b => ({ name: b.name, commit: { sha: b.commit } }));
   }
@@ -591,8 +591,8 @@ export class GitProviderService {
    * The path a deploy takes, both halves: the API lists the repositories, then `git ls-remote` runs
    * with a fresh clone credential on the first one. A failure names its step; success answers as the peer.
    */
-  async githubTestConnection(githubId: string, organizationId: string, em: EntityManager): Promise<string> {
-    const { github } = await this.github(githubId, organizationId, em);
+  async githubTestConnection(githubId: string, organizationId: string, em: EntityManager, caller?: GitCaller): Promise<string> {
+    const { github } = await this.github(githubId, organizationId, em, caller);
     return this.#testConnection('github', this.githubAccount(github));
   }
 
@@ -649,8 +649,8 @@ export class GitProviderService {
     return { ...gitlabRowView(gitlab), gitProvider: providerView(provider) };
   }
 
-  async gitlabOne(gitlabId: string, organizationId: string, em: EntityManager): Promise<GitlabView> {
-    const { gitlab, provider } = await this.gitlab(gitlabId, organizationId, em);
+  async gitlabOne(gitlabId: string, organizationId: string, em: EntityManager, caller?: GitCaller): Promise<GitlabView> {
+    const { gitlab, provider } = await this.gitlab(gitlabId, organizationId, em, caller);
     return { ...gitlabRowView(gitlab), gitProvider: providerView(provider) };
   }
 
@@ -664,17 +664,17 @@ export class GitProviderService {
     });
   }
 
-  async gitlabRepositories(gitlabId: string, organizationId: string, em: EntityManager) {
-    const { gitlab } = await this.gitlab(gitlabId, organizationId, em);
+  async gitlabRepositories(gitlabId: string, organizationId: string, em: EntityManager, caller?: GitCaller) {
+    const { gitlab } = await this.gitlab(gitlabId, organizationId, em, caller);
     const account = await this.gitlabAccount(gitlab, em);
     const repos = await this.#call(() => this.provider('gitlab').listRepositories(account));
     return repos.map(r => ({ id: Number(r.id), name: r.name, url: `${r.owner}/${r.name}`, owner: { username: r.owner.split('/').pop()! } }));
   }
 
   /** Every branch of the project `id` names (its path read from the listing); none without gitlabId or id, as the peer. */
-  async gitlabBranches(input: GitlabBranchesInput, organizationId: string, em: EntityManager) {
+  async gitlabBranches(input: GitlabBranchesInput, organizationId: string, em: EntityManager, caller?: GitCaller) {
     if (!input.gitlabId) return [];
-    const { gitlab } = await this.gitlab(input.gitlabId, organizationId, em);
+    const { gitlab } = await this.gitlab(input.gitlabId, organizationId, em, caller);
     if (!input.id) return [];
     const provider = this.provider('gitlab');
     const account = await this.gitlabAccount(gitlab, em);
@@ -685,9 +685,9 @@ export class GitProviderService {
   }
 
   /** No gitlabId names no connection: NOT_FOUND, as the older peer (its field was optional). */
-  async gitlabTestConnection(input: { gitlabId?: string; groupName?: string }, organizationId: string, em: EntityManager): Promise<string> {
+  async gitlabTestConnection(input: { gitlabId?: string; groupName?: string }, organizationId: string, em: EntityManager, caller?: GitCaller): Promise<string> {
     if (!input.gitlabId) throw notFound('Gitlab Provider');
-    const { gitlab } = await this.gitlab(input.gitlabId, organizationId, em);
+    const { gitlab } = await this.gitlab(input.gitlabId, organizationId, em, caller);
     return this.#testConnection('gitlab', await this.gitlabAccount(gitlab, em, input.groupName || undefined));
   }
 
@@ -731,8 +731,8 @@ export class GitProviderService {
     return { ...bitbucketRowView(bitbucket), gitProvider: providerView(provider) };
   }
 
-  async bitbucketOne(bitbucketId: string, organizationId: string, em: EntityManager): Promise<BitbucketView> {
-    const { bitbucket, provider } = await this.bitbucket(bitbucketId, organizationId, em);
+  async bitbucketOne(bitbucketId: string, organizationId: string, em: EntityManager, caller?: GitCaller): Promise<BitbucketView> {
+    const { bitbucket, provider } = await this.bitbucket(bitbucketId, organizationId, em, caller);
     return { ...bitbucketRowView(bitbucket), gitProvider: providerView(provider) };
   }
 
@@ -746,23 +746,23 @@ export class GitProviderService {
     });
   }
 
-  async bitbucketRepositories(bitbucketId: string, organizationId: string, em: EntityManager) {
-    const { bitbucket } = await this.bitbucket(bitbucketId, organizationId, em);
+  async bitbucketRepositories(bitbucketId: string, organizationId: string, em: EntityManager, caller?: GitCaller) {
+    const { bitbucket } = await this.bitbucket(bitbucketId, organizationId, em, caller);
     const repos = await this.#call(() => this.provider('bitbucket').listRepositories(this.bitbucketAccount(bitbucket)));
     return repos.map(r => ({ name: r.name, url: r.cloneUrl.replace(/\.git$/, ''), slug: r.name, owner: { username: r.owner } }));
   }
 
   /** Every branch of the workspace's repository; none without bitbucketId, as the peer. */
-  async bitbucketBranches(input: BitbucketBranchesInput, organizationId: string, em: EntityManager) {
+  async bitbucketBranches(input: BitbucketBranchesInput, organizationId: string, em: EntityManager, caller?: GitCaller) {
     if (!input.bitbucketId) return [];
-    const { bitbucket } = await this.bitbucket(input.bitbucketId, organizationId, em);
+    const { bitbucket } = await this.bitbucket(input.bitbucketId, organizationId, em, caller);
     const branches = await this.#call(() => this.provider('bitbucket').listBranches(this.bitbucketAccount(bitbucket), { owner: input.owner, name: input.repo }));
     return branches.map(b => ({ name: b.name, commit: { sha: b.commit } }));
   }
 
   /** The same two steps as the others; the input's user, e-mail, workspace and credential (when given) replace the record's for the test. */
-  async bitbucketTestConnection(input: BitbucketTestInput, organizationId: string, em: EntityManager): Promise<string> {
-    const { bitbucket } = await this.bitbucket(input.bitbucketId, organizationId, em);
+  async bitbucketTestConnection(input: BitbucketTestInput, organizationId: string, em: EntityManager, caller?: GitCaller): Promise<string> {
+    const { bitbucket } = await this.bitbucket(input.bitbucketId, organizationId, em, caller);
     const { workspaceName, bitbucketId: _id, ...override } = input;
     return this.#testConnection('bitbucket', this.bitbucketAccount(bitbucket, { ...override, ...(workspaceName ? { bitbucketWorkspaceName: workspaceName } : {}) }));
   }
@@ -797,8 +797,8 @@ export class GitProviderService {
     for (const k of ['expiresAt', 'lastAuthenticatedAt'] as const) if (input[k] !== undefined) gitea[k] = input[k];
   }
 
-  async giteaOne(giteaId: string, organizationId: string, em: EntityManager): Promise<GiteaView> {
-    const { gitea, provider } = await this.gitea(giteaId, organizationId, em);
+  async giteaOne(giteaId: string, organizationId: string, em: EntityManager, caller?: GitCaller): Promise<GiteaView> {
+    const { gitea, provider } = await this.gitea(giteaId, organizationId, em, caller);
     return { ...giteaRowView(gitea), gitProvider: providerView(provider) };
   }
 
@@ -812,26 +812,26 @@ export class GitProviderService {
     });
   }
 
-  async giteaRepositories(giteaId: string, organizationId: string, em: EntityManager) {
-    const { gitea } = await this.gitea(giteaId, organizationId, em);
+  async giteaRepositories(giteaId: string, organizationId: string, em: EntityManager, caller?: GitCaller) {
+    const { gitea } = await this.gitea(giteaId, organizationId, em, caller);
     const account = await this.giteaAccount(gitea, em);
     const repos = await this.#call(() => this.provider('gitea').listRepositories(account));
     return repos.map(r => ({ id: Number(r.id), name: r.name, url: `${r.owner}/${r.name}`, owner: { username: r.owner } }));
   }
 
   /** Every branch of owner/repositoryName; giteaId is required, as the peer (400 naming it). */
-  async giteaBranches(input: GiteaBranchesInput, organizationId: string, em: EntityManager) {
+  async giteaBranches(input: GiteaBranchesInput, organizationId: string, em: EntityManager, caller?: GitCaller) {
     if (!input.giteaId) throw badRequest('giteaId: the Gitea provider is required');
-    const { gitea } = await this.gitea(input.giteaId, organizationId, em);
+    const { gitea } = await this.gitea(input.giteaId, organizationId, em, caller);
     const account = await this.giteaAccount(gitea, em);
     const branches = await this.#call(() => this.provider('gitea').listBranches(account, { owner: input.owner, name: input.repositoryName }));
     return branches.map(b => ({ id: b.name, name: b.name, commit: { id: b.commit } }));
   }
 
   /** The same two steps as the others; success stamps lastAuthenticatedAt, as the peer. No giteaId: NOT_FOUND. */
-  async giteaTestConnection(input: { giteaId?: string; organizationName?: string }, organizationId: string, em: EntityManager): Promise<string> {
+  async giteaTestConnection(input: { giteaId?: string; organizationName?: string }, organizationId: string, em: EntityManager, caller?: GitCaller): Promise<string> {
     if (!input.giteaId) throw notFound('Gitea Provider');
-    const { gitea } = await this.gitea(input.giteaId, organizationId, em);
+    const { gitea } = await this.gitea(input.giteaId, organizationId, em, caller);
     const answer = await this.#testConnection('gitea', await this.giteaAccount(gitea, em, input.organizationName || undefined));
     gitea.lastAuthenticatedAt = Math.floor(Date.now() / 1000);
     await em.flush();
@@ -847,8 +847,8 @@ export class GitProviderService {
     return { success: true };
   }
 
-  async giteaUrl(giteaId: string, organizationId: string, em: EntityManager): Promise<string> {
-    return (await this.gitea(giteaId, organizationId, em)).gitea.giteaUrl;
+  async giteaUrl(giteaId: string, organizationId: string, em: EntityManager, caller?: GitCaller): Promise<string> {
+    return (await this.gitea(giteaId, organizationId, em, caller)).gitea.giteaUrl;
   }
 
   // ------------------------------------------------------------ push webhooks
@@ -904,42 +904,37 @@ export const callerGitProviders =
   ({ principal, em }: Cradle) => {
     const { organizationId, userId, role } = principal!;
     const caller: GitCaller = { userId, role };
-    /** The connection an id names, checked for the caller first (NOT_FOUND, or FORBIDDEN when it is another member's, not shared). */
-    const reach = async <T>(type: 'github' | 'gitlab' | 'bitbucket' | 'gitea', id: string | undefined, then: () => Promise<T>): Promise<T> => {
-      if (id) await service[type](id, organizationId, em, caller);
-      return then();
-    };
     return {
       all: () => service.all(organizationId, caller, em),
       toggleShare: (gitProviderId: string, shared: boolean) => service.toggleShare(gitProviderId, shared, organizationId, userId, em),
       remove: (gitProviderId: string) => service.remove(gitProviderId, organizationId, em, caller),
-      githubOne: (githubId: string) => reach('github', githubId, () => service.githubOne(githubId, organizationId, em)),
+      githubOne: (githubId: string) => service.githubOne(githubId, organizationId, em, caller),
       githubProviders: () => service.githubProviders(organizationId, em, caller),
-      githubRepositories: (githubId: string) => reach('github', githubId, () => service.githubRepositories(githubId, organizationId, em)),
-      githubBranches: (input: { githubId?: string; owner: string; repo: string }) => reach('github', input.githubId, () => service.githubBranches(input, organizationId, em)),
-      githubTestConnection: (githubId: string) => reach('github', githubId, () => service.githubTestConnection(githubId, organizationId, em)),
+      githubRepositories: (githubId: string) => service.githubRepositories(githubId, organizationId, em, caller),
+      githubBranches: (input: { githubId?: string; owner: string; repo: string }) => service.githubBranches(input, organizationId, em, caller),
+      githubTestConnection: (githubId: string) => service.githubTestConnection(githubId, organizationId, em, caller),
       githubUpdate: (input: GithubUpdateInput) => service.githubUpdate(input, organizationId, em, caller),
       gitlabCreate: (input: GitlabCreateInput) => service.createGitlab(input, organizationId, userId, em),
-      gitlabOne: (gitlabId: string) => reach('gitlab', gitlabId, () => service.gitlabOne(gitlabId, organizationId, em)),
+      gitlabOne: (gitlabId: string) => service.gitlabOne(gitlabId, organizationId, em, caller),
       gitlabProviders: () => service.gitlabProviders(organizationId, em, caller),
-      gitlabRepositories: (gitlabId: string) => reach('gitlab', gitlabId, () => service.gitlabRepositories(gitlabId, organizationId, em)),
-      gitlabBranches: (input: GitlabBranchesInput) => reach('gitlab', input.gitlabId, () => service.gitlabBranches(input, organizationId, em)),
-      gitlabTestConnection: (input: { gitlabId?: string; groupName?: string }) => reach('gitlab', input.gitlabId, () => service.gitlabTestConnection(input, organizationId, em)),
+      gitlabRepositories: (gitlabId: string) => service.gitlabRepositories(gitlabId, organizationId, em, caller),
+      gitlabBranches: (input: GitlabBranchesInput) => service.gitlabBranches(input, organizationId, em, caller),
+      gitlabTestConnection: (input: { gitlabId?: string; groupName?: string }) => service.gitlabTestConnection(input, organizationId, em, caller),
       gitlabUpdate: (input: GitlabUpdateInput) => service.gitlabUpdate(input, organizationId, em, caller),
       giteaCreate: (input: GiteaCreateInput) => service.createGitea(input, organizationId, userId, em),
-      giteaOne: (giteaId: string) => reach('gitea', giteaId, () => service.giteaOne(giteaId, organizationId, em)),
+      giteaOne: (giteaId: string) => service.giteaOne(giteaId, organizationId, em, caller),
       giteaProviders: () => service.giteaProviders(organizationId, em, caller),
-      giteaRepositories: (giteaId: string) => reach('gitea', giteaId, () => service.giteaRepositories(giteaId, organizationId, em)),
-      giteaBranches: (input: GiteaBranchesInput) => reach('gitea', input.giteaId, () => service.giteaBranches(input, organizationId, em)),
-      giteaTestConnection: (input: { giteaId?: string; organizationName?: string }) => reach('gitea', input.giteaId, () => service.giteaTestConnection(input, organizationId, em)),
+      giteaRepositories: (giteaId: string) => service.giteaRepositories(giteaId, organizationId, em, caller),
+      giteaBranches: (input: GiteaBranchesInput) => service.giteaBranches(input, organizationId, em, caller),
+      giteaTestConnection: (input: { giteaId?: string; organizationName?: string }) => service.giteaTestConnection(input, organizationId, em, caller),
       giteaUpdate: (input: GiteaUpdateInput) => service.giteaUpdate(input, organizationId, em, caller),
-      giteaUrl: (giteaId: string) => reach('gitea', giteaId, () => service.giteaUrl(giteaId, organizationId, em)),
+      giteaUrl: (giteaId: string) => service.giteaUrl(giteaId, organizationId, em, caller),
       bitbucketCreate: (input: BitbucketCreateInput) => service.createBitbucket(input, organizationId, userId, em),
-      bitbucketOne: (bitbucketId: string) => reach('bitbucket', bitbucketId, () => service.bitbucketOne(bitbucketId, organizationId, em)),
+      bitbucketOne: (bitbucketId: string) => service.bitbucketOne(bitbucketId, organizationId, em, caller),
       bitbucketProviders: () => service.bitbucketProviders(organizationId, em, caller),
-      bitbucketRepositories: (bitbucketId: string) => reach('bitbucket', bitbucketId, () => service.bitbucketRepositories(bitbucketId, organizationId, em)),
-      bitbucketBranches: (input: BitbucketBranchesInput) => reach('bitbucket', input.bitbucketId, () => service.bitbucketBranches(input, organizationId, em)),
-      bitbucketTestConnection: (input: BitbucketTestInput) => reach('bitbucket', input.bitbucketId, () => service.bitbucketTestConnection(input, organizationId, em)),
+      bitbucketRepositories: (bitbucketId: string) => service.bitbucketRepositories(bitbucketId, organizationId, em, caller),
+      bitbucketBranches: (input: BitbucketBranchesInput) => service.bitbucketBranches(input, organizationId, em, caller),
+      bitbucketTestConnection: (input: BitbucketTestInput) => service.bitbucketTestConnection(input, organizationId, em, caller),
       bitbucketUpdate: (input: BitbucketUpdateInput) => service.bitbucketUpdate(input, organizationId, em, caller),
     };
   };
