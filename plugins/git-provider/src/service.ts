@@ -67,26 +67,14 @@ const REFRESH_MARGIN_MS = 10 * 60_000;
 export const CONNECTION_FIELDS = { githubId: 'github', gitlabId: 'gitlab', bitbucketId: 'bitbucket', giteaId: 'gitea' } as const;
 export type ConnectionField = keyof typeof CONNECTION_FIELDS;
 
-/** The workload fields that make its git source (every provider's), whose change the rule of `assertMayChangeSource` guards. */
-const SOURCE_KEYS = new Set([
-  'sourceType',
-  ...Object.keys(CONNECTION_FIELDS),
-  'owner',
-  'repository',
-  'branch',
-  'gitlabOwner',
-  'gitlabRepository',
-  'gitlabBranch',
-  'gitlabProjectId',
-  'gitlabPathNamespace',
-  'bitbucketOwner',
-  'bitbucketRepository',
-  'bitbucketRepositorySlug',
-  'bitbucketBranch',
-  'giteaOwner',
-  'giteaRepository',
-  'giteaBranch',
-]);
+/** The workload fields that make its git source (every provider's, from SOURCE_FIELDS), whose change the rule of `assertMayChangeSource` guards; made on first use (source.ts imports this module). */
+let sourceKeys: Set<string> | undefined;
+const SOURCE_KEYS = () =>
+  (sourceKeys ??= new Set([
+    'sourceType',
+    'gitlabProjectId',
+    ...Object.values(SOURCE_FIELDS).flatMap(f => [f.id, f.owner, f.repository, f.branch, ...(f.path ? [f.path] : []), ...(f.slug ? [f.slug] : [])]),
+  ]));
 
 /** Who asks: an organization's owner or admin uses every connection of it; a member, those they made and those shared with the organization. */
 export interface GitCaller {
@@ -285,7 +273,7 @@ export class GitProviderService {
    */
   async assertMayChangeSource(current: Record<string, unknown>, changes: Record<string, unknown>, organizationId: string, em: EntityManager, caller?: GitCaller): Promise<void> {
     if (!caller || caller.role !== 'member') return;
-    const touched = Object.entries(changes).some(([k, v]) => v !== undefined && SOURCE_KEYS.has(k) && (v ?? null) !== (current[k] ?? null));
+    const touched = Object.entries(changes).some(([k, v]) => v !== undefined && SOURCE_KEYS().has(k) && (v ?? null) !== (current[k] ?? null));
     if (!touched) return;
     for (const field of Object.keys(CONNECTION_FIELDS) as ConnectionField[]) {
       const id = current[field];
