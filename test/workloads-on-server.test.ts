@@ -214,6 +214,8 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     const connection = await client.post('bitbucket.create', { authId: 'x', name: 'Team', bitbucketEmail: bb.user.email, apiToken: bb.user.apiToken, bitbucketWorkspaceName: 'team' });
     t.equal(connection.status, 200, JSON.stringify(connection.body));
     t.teardown(() => client.post('gitProvider.remove', { gitProviderId: connection.body.gitProviderId }).catch(() => undefined));
+    // autoDeploy off: this Berth has no publicUrl, without which a link with autoDeploy on is refused.
+    t.equal((await client.post('application.update', { applicationId, autoDeploy: false })).status, 200);
     const linked = await client.post('application.saveBitbucketProvider', {
       applicationId,
       bitbucketId: connection.body.bitbucketId,

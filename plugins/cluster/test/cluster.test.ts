@@ -165,7 +165,8 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
       [workerNode],
       'its task runs on the worker',
     );
-    t.equal((await client.post('domain.create', { host: 'worker.test', applicationId, port: 3000 })).status, 200);
+    const domain = await client.post('domain.create', { host: 'worker.test', applicationId, port: 3000 });
+    t.equal(domain.status, 200, JSON.stringify(domain.body));
     const nodeA = ((await engineA.info()) as { Swarm: { NodeID: string } }).Swarm.NodeID;
     const proxyTasks = (await engineA.listTasks({ filters: { service: [PROXY], 'desired-state': ['running'] } })) as { NodeID: string }[];
     t.same(

@@ -146,6 +146,8 @@ export const callerCompose = (stacks: ComposeService, pipeline: ComposePipeline)
   const find = (composeId: string) => stacks.find(composeId, organizationId, em);
   const change = async (composeId: string, changes: Partial<UpdateInput> & Record<string, unknown>) => {
     pipeline.checkChanges(await find(composeId), changes);
+    // Linking a repository whose webhook Berth registers needs its public address (a 400 before anything is saved).
+    await optionalService(cradle, 'deployHooks')?.assertLinkable(KIND, composeId, changes, principal!, em);
     const changed = await stacks.change(composeId, organizationId, changes, em, assertAppNameFree, principal!);
     // A linked repository gets its push webhook registered (and an unlinked one loses it).
     await optionalService(cradle, 'deployHooks')?.syncWebhook(KIND, composeId, em);

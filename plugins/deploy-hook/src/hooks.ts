@@ -5,7 +5,7 @@
 // reason; otherwise the push supersedes the workload's queued deployments and one is queued (202).
 // Every answer that names a workload is written to its delivery log.
 import path from 'node:path';
-import { optionalService, type BerthConfig, type Cradle, type EntityManager } from '@berth/core';
+import { optionalService, type BerthConfig, type Cradle, type EntityManager, type Principal } from '@berth/core';
 import type { PushTarget, WorkloadKind } from '@berth/plugin-workloads';
 import { checkSignature, readDelivery, type Delivery, type PullRequestEvent } from './delivery.ts';
 import { WebhookDelivery } from './entities.ts';
@@ -49,6 +49,12 @@ export class HookService {
   syncWebhook(kind: string, id: string, em: EntityManager): Promise<void> {
     const found = this.#cradle().workloads.kind(kind);
     return found ? this.#links.sync(found, id, em) : Promise.resolve();
+  }
+
+  /** Before a change of a workload's record: a 400 when it would link a repository whose webhook needs publicUrl, unset (see WebhookLinks). */
+  assertLinkable(kind: string, id: string, changes: Record<string, unknown>, caller: Pick<Principal, 'userId' | 'role'>, em: EntityManager): Promise<void> {
+    const found = this.#cradle().workloads.kind(kind);
+    return found ? this.#links.assertLinkable(found, id, changes, caller, em) : Promise.resolve();
   }
 
   /** Before a workload is deleted: its registered webhook is removed. */

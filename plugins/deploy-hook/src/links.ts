@@ -4,9 +4,10 @@
 // (<publicUrl>/api/deploy/[<hookPath>/]<refreshToken>) and signed with the workload's webhook
 // secret (one is made when it has none). A change of the repository, the connection, the URL or
 // the secret registers it anew; unlinking the source or deleting the workload removes it.
-// Without publicUrl nothing is registered (hooks are then set up by hand, as the peer's).
+// Without publicUrl a change that links such a repository with autoDeploy on is refused (400
+// naming publicUrl); with autoDeploy off it links, and hooks are then set up by hand, as the peer's.
 import { createHash, randomBytes } from 'node:crypto';
-import { optionalService, type BerthConfig, type Cradle, type EntityManager } from '@berth/core';
+import { badRequest, optionalService, type BerthConfig, type Cradle, type EntityManager, type Principal } from '@berth/core';
 import type { PushTarget, WorkloadKind } from '@berth/plugin-workloads';
 import { RegisteredWebhook, WebhookDelivery, type RegisteredWebhookRow } from './entities.ts';
 
@@ -67,6 +68,34 @@ export class WebhookLinks {
       ref: null,
       commit: null,
     });
+  }
+
+  /**
+   * Before a change of a workload's record: a change that links a repository whose webhook Berth
+   * registers (a new repository, connection or provider, or autoDeploy turned on) needs publicUrl,
+   * the address the provider will call; without it the change is refused with a 400 saying so.
+   * Changes that leave the link as it was, and links with autoDeploy off, pass.
+   */
+  async assertLinkable(kind: WorkloadKind, id: string, changes: Record<string, unknown>, caller: Pick<Principal, 'userId' | 'role'>, em: EntityManager): Promise<void> {
+    const gitProviders = optionalService(this.#cradle(), 'gitProviders');
+    if (this.#config.publicUrl || !kind.push || !gitProviders) return;
+    const target = await kind.push.byId(id, em);
+    if (!target) return;
+    const after = { ...target.fields, ...Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined)) };
+    const provider = String(after.sourceType);
+    const linked = REGISTERED[provider] && after.autoDeploy !== false ? gitProviders.repositoryOf(provider, after) : null;
+    if (!linked) return;
+    const before = target.fields.sourceType === provider && target.fields.autoDeploy !== false ? gitProviders.repositoryOf(provider, target.fields) : null;
+    if (before && before.connectionId === linked.connectionId && before.repo.owner === linked.repo.owner && before.repo.name === linked.repo.name) return;
+    // The caller's access to the workload's source and to the connection answer first (their 403 or 404), as the change itself would.
+    await gitProviders.assertMayChangeSource(target.fields, changes, target.workload.organizationId, em, caller);
+    // cast: REGISTERED's values are the git-provider plugin's connection fields
+    await gitProviders.connection(REGISTERED[provider] as Parameters<Cradle['gitProviders']['connection']>[0], linked.connectionId, target.workload.organizationId, em, caller);
+    const repository = `${linked.repo.owner}/${linked.repo.name}`;
+    throw badRequest(
+      `publicUrl: linking ${repository} with autoDeploy on registers a push webhook there, and Berth's public address (config publicUrl, env BERTH_PUBLIC_URL), which the provider would call, is not set. Set it, or link with autoDeploy off and add the webhook by hand`,
+      [{ path: ['publicUrl'], message: `publicUrl: not set; ${provider} needs it to call the webhook of ${repository}` }],
+    );
   }
 
   /**

@@ -28,7 +28,8 @@ export async function deployApplication(t: Test, client: Client, o: { name: stri
   );
   const port = await freePort();
   await ok(client.post('port.create', { applicationId: app.applicationId, publishedPort: port, targetPort: 8080, publishMode: 'host', protocol: 'tcp' }), 'port.create');
-  await ok(client.post('application.update', { applicationId: app.applicationId, stopGracePeriodSwarm: 1_000_000_000 }), 'application.update');
+  // autoDeploy off: these servers have no publicUrl, without which a link with autoDeploy on is refused (its webhook could not be registered).
+  await ok(client.post('application.update', { applicationId: app.applicationId, stopGracePeriodSwarm: 1_000_000_000, autoDeploy: false }), 'application.update');
   t.equal((await o.save(app.applicationId)).body, true, 'the source saved');
   await ok(client.post('application.saveBuildType', { applicationId: app.applicationId, buildType: 'dockerfile', dockerfile: 'Dockerfile' }), 'saveBuildType');
   const one = (await client.get('application.one', { applicationId: app.applicationId })).body;
@@ -56,7 +57,7 @@ export async function deployStack(t: Test, client: Client, o: { environmentId: s
     'compose.create',
   );
   t.teardown(() => client.post('compose.delete', { composeId: stack.composeId, deleteVolumes: true }));
-  await ok(client.post('compose.update', { composeId: stack.composeId, composePath: './docker-compose.yml', ...o.fields }), 'compose.update');
+  await ok(client.post('compose.update', { composeId: stack.composeId, composePath: './docker-compose.yml', autoDeploy: false, ...o.fields }), 'compose.update');
   const run = await deploymentFinished(client, deploymentIdOf(await client.post('compose.deploy', { composeId: stack.composeId })));
   t.equal(run.status, 'done', run.errorMessage ?? '');
   return { log: (await client.get('deployment.readLogs', { deploymentId: run.deploymentId })).body as string, one: (await client.get('compose.one', { composeId: stack.composeId })).body };

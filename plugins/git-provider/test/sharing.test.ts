@@ -4,8 +4,9 @@
 // (403 naming the field) reading, listing repositories of, linking a workload to
 // another member's unshared connection, and changing the git source of a workload that deploys from
 // one; the lists leave it out. Sharing opens use, not management (connecting, changing and removing
-// connections is an admin's, as the peer's gitProviders permission). Without publicUrl, linking
-// registers no webhook and the delivery log says so.
+// connections is an admin's, as the peer's gitProviders permission). Without publicUrl, linking with
+// autoDeploy on is refused (400 naming publicUrl, nothing saved); with autoDeploy off it links, registers
+// no webhook, and the delivery log says so.
 import t, { type Test } from 'tap';
 import { startTestServer, signUpAdmin, addMember, makeGitRepo } from '@berth/core/testing';
 import { startFakeBitbucket } from '../../../providers/git-bitbucket/test/bitbucket-api.ts';
@@ -39,9 +40,15 @@ const source = (bitbucketId: string, bitbucketBranch = 'main') => ({
   bitbucketBuildPath: '/',
 });
 const ownersApp = await ok(owner.post('application.create', { name: 'owners', environmentId: environment.environmentId }), 'application.create');
+const linkedWithAutoDeploy = await owner.post('application.saveBitbucketProvider', { applicationId: ownersApp.applicationId, ...source(ownersConnection.bitbucketId) });
+const sourceAfterRefusal = (await owner.get('application.one', { applicationId: ownersApp.applicationId })).body.sourceType;
+// This server has no publicUrl: the workloads here link with autoDeploy off.
+await ok(owner.post('application.update', { applicationId: ownersApp.applicationId, autoDeploy: false }), 'autoDeploy off (owner)');
 await ok(owner.post('application.saveBitbucketProvider', { applicationId: ownersApp.applicationId, ...source(ownersConnection.bitbucketId) }), 'saveBitbucketProvider (owner)');
 const membersApp = await ok(member.post('application.create', { name: 'members', environmentId: environment.environmentId }), 'application.create (member)');
+await ok(member.post('application.update', { applicationId: membersApp.applicationId, autoDeploy: false }), 'autoDeploy off (member)');
 const membersStack = await ok(member.post('compose.create', { name: 'stack', environmentId: environment.environmentId, composeFile: 'services: {}\n' }), 'compose.create (member)');
+await ok(member.post('compose.update', { composeId: membersStack.composeId, autoDeploy: false }), 'autoDeploy off (member stack)');
 
 const listed = async (client: typeof owner) => ({
   all: ((await client.get('gitProvider.getAll', {})).body as any[]).map(p => p.name).sort(),
@@ -52,7 +59,22 @@ const refused = (t: Test, reply: { status: number; body: any }, field: string, w
   t.match(reply.body.message, new RegExp(`^${field}: `), `${what}: names ${field}`);
 };
 
-t.test('without publicUrl no webhook is registered, and the delivery log says why, once', async t => {
+t.test('without publicUrl, linking with autoDeploy on is a 400 naming publicUrl and saves nothing', async t => {
+  t.equal(linkedWithAutoDeploy.status, 400, JSON.stringify(linkedWithAutoDeploy.body));
+  t.match(linkedWithAutoDeploy.body.message, /^publicUrl: linking team\/app with autoDeploy on registers a push webhook there.*BERTH_PUBLIC_URL.*autoDeploy off/);
+  t.not(sourceAfterRefusal, 'bitbucket', 'the application was not linked');
+  const on = await owner.post('application.update', { applicationId: ownersApp.applicationId, autoDeploy: true });
+  t.equal(on.status, 400, 'turning autoDeploy on while linked is the same 400');
+  t.match(on.body.message, /^publicUrl: /);
+  t.equal((await owner.get('application.one', { applicationId: ownersApp.applicationId })).body.autoDeploy, false, 'and leaves it off');
+  const stack = await ok(owner.post('compose.create', { name: 'owners stack', environmentId: environment.environmentId, composeFile: 'services: {}\n' }), 'compose.create');
+  const stackLinked = await owner.post('compose.update', { composeId: stack.composeId, sourceType: 'bitbucket', ...source(ownersConnection.bitbucketId) });
+  t.equal(stackLinked.status, 400, 'a compose stack linked with autoDeploy on: the same 400');
+  t.match(stackLinked.body.message, /^publicUrl: linking team\/app/);
+  t.not((await owner.get('compose.one', { composeId: stack.composeId })).body.sourceType, 'bitbucket', 'the stack was not linked');
+});
+
+t.test('without publicUrl, a link with autoDeploy off registers no webhook, and the delivery log says why, once', async t => {
   await ok(owner.post('application.update', { applicationId: ownersApp.applicationId, description: 'saved again' }), 'saved again');
   const notes = ((await owner.get('application.webhookDeliveries', { applicationId: ownersApp.applicationId })).body as any[]).filter(d => d.event === 'webhook registration');
   t.equal(notes.length, 1, 'one line, not one per save');

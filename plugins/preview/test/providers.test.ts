@@ -71,6 +71,8 @@ const push = (branch: string) => {
 
 const proxyPort = await freePort();
 const server = await startTestServer({
+  // Where the providers' webhooks point (a link with autoDeploy on needs it); the test delivers the events itself.
+  publicUrl: 'https://berth.example.com',
   proxy: 'caddy',
   proxyImage: TEST_CADDY_IMAGE,
   proxyHttpPort: proxyPort,
