@@ -27,9 +27,16 @@ export interface GitProviderConformanceOptions {
   branches: GitBranch[];
   /** An open pull request of the repository. */
   pullRequest: number;
+  /**
+   * For a provider with hasWriteAccess: users of the repository as its pull request events name
+   * them, one with write access, one with a lesser role, and one who is no member.
+   */
+  writeAccess?: { writer: GitAuthor; reader: GitAuthor; stranger: GitAuthor };
   /** What the service holds now, read on its side: the repository's webhooks (id and URL) and a pull request's comment bodies. */
   service: { webhooks(repo: GitRepositoryRef): { id: string; url: string }[]; comments(repo: GitRepositoryRef, pullRequest: number): string[] };
 }
+
+type GitAuthor = { id: string | null; login: string | null };
 
 const failureOf = (e: unknown) => (e instanceof GitProviderError ? e.failure : `not a GitProviderError: ${(e as Error)?.message}`);
 
@@ -109,6 +116,17 @@ export function gitProviderConformance(t: Test, descriptor: ProviderDescriptor, 
         'and no longer after removeWebhook',
       );
       await provider.removeWebhook(o.account, o.repository, hook.id);
+    });
+
+    t.test('hasWriteAccess: a writer yes; a lesser role and a stranger no; a refused credential is an error', async t => {
+      if (!provider.hasWriteAccess) return t.notOk(o.writeAccess, 'the test describes users for a member the provider does not have');
+      const users = o.writeAccess;
+      if (!users) return t.fail('the provider has hasWriteAccess: the test must give writeAccess users');
+      t.equal(await provider.hasWriteAccess(o.account, o.repository, users.writer), true, 'the writer');
+      t.equal(await provider.hasWriteAccess(o.account, o.repository, users.reader), false, 'a lesser role');
+      t.equal(await provider.hasWriteAccess(o.account, o.repository, users.stranger), false, 'no member');
+      t.equal(await provider.hasWriteAccess(o.account, o.repository, { id: null, login: null }).then(String, failureOf), 'access', 'no user named: step "access"');
+      t.equal(await provider.hasWriteAccess(o.refusedAccount, o.repository, users.writer).then(String, failureOf), 'credentials', 'a refused credential says nothing');
     });
 
     t.test('comments on a pull request, and updates the comment', async t => {

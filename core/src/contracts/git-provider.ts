@@ -70,7 +70,7 @@ export interface GitWebhook {
 }
 
 /** Which step of talking to the provider failed: for testConnection's answer and the deployment log. */
-export type GitFailure = 'connect' | 'credentials' | 'repositories' | 'branches' | 'commit' | 'clone' | 'webhook' | 'comment' | 'missing';
+export type GitFailure = 'connect' | 'credentials' | 'repositories' | 'branches' | 'commit' | 'clone' | 'webhook' | 'comment' | 'access' | 'missing';
 
 /** A provider's error, with the step that failed; the message starts with the provider's name. */
 export class GitProviderError extends Error {
@@ -99,7 +99,7 @@ export interface GitProvider {
   resolveCommit(account: GitAccount, repo: GitRepositoryRef, ref: string): Promise<string>;
   /** A credential a clone of the repository uses, made for this one use (short-lived where the service allows it). */
   cloneCredential(account: GitAccount, repo: GitRepositoryRef): Promise<CloneCredential>;
-  /** Registers a webhook that the service calls on every push to the repository, signed with `secret`. */
+  /** Registers a webhook that the service calls on every push to the repository (and on its pull requests where it can), signed with `secret`. */
   registerWebhook(account: GitAccount, repo: GitRepositoryRef, hook: { url: string; secret: string }): Promise<GitWebhook>;
   /** Removes a webhook registerWebhook made (no error when it is already gone). */
   removeWebhook(account: GitAccount, repo: GitRepositoryRef, hookId: string): Promise<void>;
@@ -111,6 +111,12 @@ export interface GitProvider {
    * comment is gone. Optional: where a provider has none, callers add a new comment instead.
    */
   updatePullRequestComment?(account: GitAccount, repo: GitRepositoryRef, number: number, commentId: string, body: string): Promise<void>;
+  /**
+   * Whether a user (as a pull request event names them: the service's `id`, its `login`) may push to
+   * the repository: true for a write role or above, false for none or no member; GitProviderError
+   * (step 'access') when the service cannot say. Optional: without it, fork authors count as outsiders.
+   */
+  hasWriteAccess?(account: GitAccount, repo: GitRepositoryRef, author: { id: string | null; login: string | null }): Promise<boolean>;
 }
 
 /**

@@ -47,8 +47,12 @@ export interface PullRequestEvent {
   /** The base repository (owner/name) and whether the head is in another repository (a fork). */
   repository: string | null;
   fromFork: boolean;
+  /** The repository the head branch is in (owner/name, GitLab's whole path): the fork's for a fork, else the base's. */
+  headRepository: string | null;
   /** The author's relation to the repository (OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, NONE...); GitHub's alone, null from the others. */
   authorAssociation: string | null;
+  /** The author as the provider names them: its id (GitLab's user id, Bitbucket's uuid) and login (user name); what a write-access check asks about. */
+  author: { id: string | null; login: string | null };
   labels: string[];
 }
 
@@ -60,6 +64,7 @@ const header = (h: Headers, name: string): string | null => {
 const str = (v: unknown): string | null => (typeof v === 'string' && v ? v : null);
 const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+const idOf = (v: unknown): string | null => (typeof v === 'number' ? String(v) : str(v));
 
 /** Gitea also sends GitHub's headers: its own are looked at first. */
 export function providerOf(h: Headers, body: Record<string, unknown>): Provider {
@@ -187,7 +192,9 @@ function githubPullRequest(provider: Provider, event: string, deliveryId: string
     baseBranch: str(base.ref) ?? '',
     repository: baseRepo,
     fromFork: Boolean(headRepo && baseRepo && headRepo !== baseRepo),
+    headRepository: headRepo ?? baseRepo,
     authorAssociation: str(pr.author_association),
+    author: { id: idOf(obj(pr.user).id), login: str(obj(pr.user).login) ?? str(obj(body.sender).login) },
     labels: arr(pr.labels)
       .map(l => str(obj(l).name))
       .filter((l): l is string => l !== null),

@@ -39,6 +39,9 @@ export function gitlabMergeRequest(event: string, deliveryId: string | null, bod
   const action = { open: 'opened', reopen: 'reopened', close: 'closed', merge: 'closed' }[raw] ?? (raw === 'update' && str(mr.oldrev) ? 'synchronize' : raw === 'update' ? 'edited' : raw);
   const source = num(mr.source_project_id);
   const target = num(mr.target_project_id);
+  const baseRepo = str(obj(body.project).path_with_namespace) ?? str(obj(mr.target).path_with_namespace);
+  const user = obj(body.user);
+  const authorId = num(mr.author_id) || num(user.id);
   return pullRequestDelivery('gitlab', event, deliveryId, {
     action,
     id: String(mr.id ?? ''),
@@ -48,10 +51,13 @@ export function gitlabMergeRequest(event: string, deliveryId: string | null, bod
     headBranch: str(mr.source_branch) ?? '',
     headSha: str(obj(mr.last_commit).id),
     baseBranch: str(mr.target_branch) ?? '',
-    repository: str(obj(body.project).path_with_namespace) ?? str(obj(mr.target).path_with_namespace),
+    repository: baseRepo,
     fromFork: Boolean(source && target && source !== target),
-    // GitLab says nothing of the author's access in the event: a fork's merge request counts as from an outsider.
+    headRepository: str(obj(mr.source).path_with_namespace) ?? baseRepo,
+    // GitLab says nothing of the author's access in the event: the provider's hasWriteAccess asks.
     authorAssociation: null,
+    // The merge request's author (author_id); the event's user is who acted, named when it is the author.
+    author: { id: authorId ? String(authorId) : null, login: num(user.id) === authorId ? str(user.username) : null },
     labels: arr(body.labels)
       .map(l => str(obj(l).title))
       .filter((l): l is string => l !== null),
@@ -65,6 +71,7 @@ export function bitbucketPullRequest(event: string, deliveryId: string | null, b
   const destination = obj(pr.destination);
   const kind = event.slice('pullrequest:'.length);
   const action = { created: 'opened', updated: 'synchronize', fulfilled: 'closed', rejected: 'closed' }[kind] ?? kind;
+  const author = obj(pr.author);
   const headRepo = str(obj(source.repository).full_name);
   const baseRepo = str(obj(destination.repository).full_name) ?? str(obj(body.repository).full_name);
   return pullRequestDelivery('bitbucket', event, deliveryId, {
@@ -79,7 +86,9 @@ export function bitbucketPullRequest(event: string, deliveryId: string | null, b
     baseBranch: str(obj(destination.branch).name) ?? '',
     repository: baseRepo,
     fromFork: Boolean(headRepo && baseRepo && headRepo !== baseRepo),
+    headRepository: headRepo ?? baseRepo,
     authorAssociation: null,
+    author: { id: str(author.uuid) ?? str(author.account_id), login: str(author.nickname) ?? str(author.display_name) },
     labels: [],
   });
 }

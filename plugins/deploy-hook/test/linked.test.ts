@@ -157,7 +157,7 @@ t.test('linking a GitLab, Gitea or Bitbucket repository registers its webhook; u
   );
   let hooks = gitlab.webhooks.get('team/app') ?? [];
   t.equal(hooks.length, 1, 'one webhook on the GitLab project');
-  t.match(hooks[0], { url: `${publicUrl}/api/deploy/${app.refreshToken}`, pushEvents: true });
+  t.match(hooks[0], { url: `${publicUrl}/api/deploy/${app.refreshToken}`, pushEvents: true, mergeRequestsEvents: true }, 'for pushes and merge requests (previews)');
   t.match((await client.get('application.one', { applicationId: app.applicationId })).body, { hasWebhookSecret: true, webhookSecret: null }, 'a secret was made for it');
   // Its secret is the workload's: a delivery carrying it as X-Gitlab-Token is taken.
   const delivery = await fetch(`${server.url}/api/deploy/${app.refreshToken}`, {
@@ -195,7 +195,12 @@ t.test('linking a GitLab, Gitea or Bitbucket repository registers its webhook; u
     }),
     'compose.update',
   );
-  t.match(bitbucket.webhooks.get('team/app'), [{ url: `${publicUrl}/api/deploy/compose/${made.refreshToken}`, secret, events: ['repo:push'] }], 'registered with the workload secret');
+  t.match(bitbucket.webhooks.get('team/app'), [{ url: `${publicUrl}/api/deploy/compose/${made.refreshToken}`, secret }], 'registered with the workload secret');
+  t.same(
+    bitbucket.webhooks.get('team/app')?.[0]?.events,
+    ['repo:push', 'pullrequest:created', 'pullrequest:updated', 'pullrequest:fulfilled', 'pullrequest:rejected'],
+    'for pushes and pull requests (previews)',
+  );
   await ok(client.post('compose.delete', { composeId: made.composeId, deleteVolumes: true }), 'compose.delete');
   t.same(bitbucket.webhooks.get('team/app'), [], 'removed with the stack');
 
@@ -205,7 +210,8 @@ t.test('linking a GitLab, Gitea or Bitbucket repository registers its webhook; u
     client.post('application.saveGiteaProvider', { applicationId: app.applicationId, giteaId: gt.giteaId, giteaOwner: 'team', giteaRepository: 'app', giteaBranch: 'main', giteaBuildPath: '/' }),
     'saveGiteaProvider',
   );
-  t.match(gitea.webhooks.get('team/app'), [{ url: `${publicUrl}/api/deploy/${token}`, events: ['push'] }], 'registered on Gitea');
+  t.match(gitea.webhooks.get('team/app'), [{ url: `${publicUrl}/api/deploy/${token}` }], 'registered on Gitea');
+  t.same(gitea.webhooks.get('team/app')?.[0]?.events, ['push', 'pull_request'], 'for pushes and pull requests (previews)');
   const newSecret = randomBytes(20).toString('hex');
   await ok(client.post('application.update', { applicationId: app.applicationId, webhookSecret: newSecret }), 'application.update');
   t.match(gitea.webhooks.get('team/app'), [{ url: `${publicUrl}/api/deploy/${token}`, secret: newSecret }], 'registered anew with the new secret');

@@ -318,6 +318,34 @@ export class GitProviderService {
     return (await provider.commentOnPullRequest(account, repo, pr.number, pr.body)).id;
   }
 
+  /**
+   * Whether a pull request's author may push to the repository a workload's source fields name,
+   * asked through the same connection; null when the provider cannot tell (no hasWriteAccess).
+   * The provider's refusal or failure is thrown (its message names the step).
+   */
+  async writeAccess(type: string, fields: Record<string, unknown>, organizationId: string, author: { id: string | null; login: string | null }, em: EntityManager): Promise<boolean | null> {
+    if (!SOURCE_FIELDS[type]) return null;
+    const provider = this.provider(type);
+    if (!provider.hasWriteAccess) return null;
+    const { connectionId, repo, missing } = repositoryParts(type, fields);
+    if (missing.length) throw badRequest(`The ${type} source is not complete: set ${missing.join(', ')}`);
+    const account = await this.accountFor(type, connectionId, organizationId, em);
+    return provider.hasWriteAccess(account, repo, author);
+  }
+
+  /**
+   * The source fields that make a deploy clone another repository of the same service through the
+   * same connection (a fork's head, `owner/name` or GitLab's whole path); null for a type with none.
+   */
+  repositoryFields(type: string, repository: string): Record<string, string> | null {
+    const names = SOURCE_FIELDS[type];
+    const parts = repository.split('/');
+    // Names as the services allow them (GitLab's groups nest); no empty, "." or ".." segment.
+    if (!names || parts.length < 2 || (!names.path && parts.length !== 2) || repository.length > 255 || parts.some(x => !/^[A-Za-z0-9_.-]+$/.test(x) || /^\.\.?$/.test(x))) return null;
+    const [owner, name] = [parts.slice(0, -1).join('/'), parts.at(-1)!];
+    return { [names.owner]: owner, [names.repository]: name, ...(names.path ? { [names.path]: repository } : {}), ...(names.slug ? { [names.slug]: name } : {}) };
+  }
+
   /** An account: `settings` as given, the record's sealed `keys` opened. */
   #account<K extends string>(settings: GitAccount['settings'], keys: readonly K[], row: Partial<Record<K, string | null>>): GitAccount {
     const open = (v: string | null | undefined) => (v ? this.#secrets().decrypt(v) : null);

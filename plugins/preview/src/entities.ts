@@ -16,6 +16,8 @@ export const PreviewDeployment = defineEntity({
     organizationId: p.string().length(32),
     /** The pull request's head branch (what is cloned). */
     branch: p.string().length(255),
+    /** The fork the branch is in (owner/name), cloned through the application's connection; null when it is the application's repository. Not answered. */
+    headRepository: p.string().length(255).nullable(),
     pullRequestId: p.string().length(64),
     pullRequestNumber: p.string().length(16),
     pullRequestURL: p.text(),

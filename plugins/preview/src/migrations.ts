@@ -24,4 +24,14 @@ class PreviewInit extends Migration {
   }
 }
 
-export const previewMigrations = [{ name: 'Migration20270120000000_preview_init', class: PreviewInit }];
+/** A fork's pull request: the repository its branch is cloned from. */
+class PreviewForkRepository extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`alter table "preview_deployments" add column "head_repository" varchar(255) null;`);
+  }
+}
+
+export const previewMigrations = [
+  { name: 'Migration20270120000000_preview_init', class: PreviewInit },
+  { name: 'Migration20270129000000_preview_fork_repository', class: PreviewForkRepository },
+];

@@ -24,6 +24,9 @@ export function commentBody(o: { appName: string; status: string; url: string | 
   return lines.join('\n');
 }
 
+/** The fork a pull request's head is in (what its preview clones), null when it is the base repository. */
+const forkOf = (pr: PullRequestEvent) => (pr.fromFork ? pr.headRepository : null);
+
 /** The peer's fields of a preview, as answered. */
 export function previewView(row: PreviewRow) {
   return {
@@ -80,8 +83,8 @@ export class PreviewService {
     if (!branchField) return skip(`previews deploy a branch: the application's source (${String(f.sourceType)}) has none`);
     const watched = f[branchField] as string | null;
     if (watched && pr.baseBranch !== watched) return skip(`pull request into ${pr.baseBranch}: the application deploys ${watched}`);
-    if (f.previewRequireCollaboratorPermissions !== false && pr.fromFork && !WRITERS.has(pr.authorAssociation ?? ''))
-      return skip(`pull request from a fork by an author without write access (${pr.authorAssociation ?? 'unknown'}): not deployed while previewRequireCollaboratorPermissions is on`);
+    const forkRefused = pr.fromFork ? await this.#forkRefusal(f, app.organizationId, pr, em) : null;
+    if (forkRefused) return skip(forkRefused);
     const labels = (f.previewLabels as string[] | null) ?? [];
     if (labels.length && !pr.labels.some(l => labels.includes(l))) return skip(`label gate: the pull request carries none of previewLabels (${labels.join(', ')})`);
     if (!/^[A-Za-z0-9._/-]{1,255}$/.test(pr.headBranch) || pr.headBranch.includes('..')) return skip(`the pull request's branch "${pr.headBranch.slice(0, 80)}" is not a branch name Berth clones`);
@@ -106,7 +109,7 @@ export class PreviewService {
       }
       row = await this.#create(app, f, pr, em);
     } else {
-      Object.assign(row, { branch: pr.headBranch, pullRequestTitle: pr.title, pullRequestURL: pr.url, headSha: pr.headSha });
+      Object.assign(row, { branch: pr.headBranch, headRepository: forkOf(pr), pullRequestTitle: pr.title, pullRequestURL: pr.url, headSha: pr.headSha });
       await em.flush();
     }
     const deploymentId = await this.#enqueue(
@@ -118,12 +121,44 @@ export class PreviewService {
     return { status: 202, body: { message: 'preview deployment queued', deploymentId } };
   }
 
+  /**
+   * Why a fork's pull request is not deployed, or null: while previewRequireCollaboratorPermissions
+   * is on, its author needs write access to the base repository (GitHub's author_association, else
+   * the provider's hasWriteAccess through the application's connection; a provider that cannot say
+   * counts as no); and the source must be able to clone the fork (a git provider's, not a plain URL).
+   */
+  async #forkRefusal(f: Record<string, unknown>, organizationId: string, pr: PullRequestEvent, em: EntityManager): Promise<string | null> {
+    const type = String(f.sourceType);
+    const git = optionalService(this.#cradle(), 'gitProviders');
+    const who = pr.author.login ?? (pr.author.id ? `user ${pr.author.id}` : 'an unnamed author');
+    const repo = pr.repository ?? 'the repository';
+    if (f.previewRequireCollaboratorPermissions !== false) {
+      const gate = 'not deployed while previewRequireCollaboratorPermissions is on';
+      if (pr.authorAssociation !== null) {
+        if (!WRITERS.has(pr.authorAssociation)) return `pull request from a fork by ${who}, who has no write access to ${repo} (author_association ${pr.authorAssociation}): ${gate}`;
+      } else {
+        let writer: boolean | null = null;
+        try {
+          writer = (await git?.writeAccess(type, f, organizationId, pr.author, em)) ?? null;
+        } catch (e) {
+          return `pull request from a fork by ${who}: their write access to ${repo} could not be checked (${(e as Error).message}): ${gate}`;
+        }
+        if (writer === null) return `pull request from a fork by ${who}: the application's source (${type}) cannot tell whether they have write access to ${repo}: ${gate}`;
+        if (!writer) return `pull request from a fork by ${who}, who has no write access to ${repo}: ${gate}`;
+      }
+    }
+    if (!pr.headRepository || !git?.repositoryFields(type, pr.headRepository))
+      return `pull request from a fork (${pr.headRepository ?? 'repository not named'}): the application's source (${type}) cannot clone another repository`;
+    return null;
+  }
+
   async #create(app: WorkloadRef, f: Record<string, unknown>, pr: PullRequestEvent, em: EntityManager): Promise<PreviewRow> {
     const now = new Date(this.#cradle().clock.now());
     const row = em.create(PreviewDeployment, {
       applicationId: app.id,
       organizationId: app.organizationId,
       branch: pr.headBranch,
+      headRepository: forkOf(pr),
       pullRequestId: pr.id,
       pullRequestNumber: String(pr.number),
       pullRequestURL: pr.url,
@@ -283,7 +318,11 @@ export class PreviewService {
       await em.flush();
       const url = await this.#url(row, em);
       const preview: Record<string, string> = url ? { BERTH_PREVIEW_URL: url } : {};
-      run.log(`Preview of pull request #${row.pullRequestNumber} (${row.branch})${url ? ` at ${url}` : ''}`);
+      run.log(`Preview of pull request #${row.pullRequestNumber} (${row.branch}${row.headRepository ? ` of the fork ${row.headRepository}` : ''})${url ? ` at ${url}` : ''}`);
+      const type = String(app.fields.sourceType);
+      // A fork's branch is cloned from the fork, through the same connection.
+      const fork = row.headRepository ? optionalService(cradle, 'gitProviders')?.repositoryFields(type, row.headRepository) : null;
+      if (row.headRepository && !fork) throw new Error(`The preview's branch is in the fork ${row.headRepository}, and the application's source (${type}) cannot clone it`);
       const said = { appName: app.ref.name, url, sha: row.headSha };
       await this.#comment(row, app.fields, { ...said, status: 'building' }, em, run.log);
       await cradle.applicationVariants.deploy(
@@ -291,7 +330,7 @@ export class PreviewService {
         {
           appName: row.appName,
           owner: { kind: TARGET, id: row.previewDeploymentId, organizationId: row.organizationId },
-          fields: { [BRANCH_FIELD[String(app.fields.sourceType)] ?? 'branch']: row.branch },
+          fields: { ...fork, [BRANCH_FIELD[type] ?? 'branch']: row.branch },
           env: preview,
           buildArgs: preview,
           buildSecrets: {},

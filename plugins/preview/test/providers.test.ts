@@ -34,6 +34,8 @@ interface Pr {
   number: number;
   sha: string;
   previous?: string;
+  /** From the fork someone/app, by its author with write access to team/app or by one without. */
+  fork?: 'writer' | 'outsider';
 }
 
 const appKey = generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs1', format: 'pem' } });
@@ -55,6 +57,38 @@ await github.addGitRepository('team', 'app', repo.dir, branches);
 await gitlab.addGitProject('team', 'app', repo.dir, branches);
 await gitea.addGitRepo('team', 'app', repo.dir, branches);
 await bitbucket.addGitRepo('team', 'app', repo.dir, branches);
+// The fork someone/app: the same branch names, with a page only the fork has (a clone of team/app's
+// branch would serve another).
+const fork = await makeGitRepo({ Dockerfile: DOCKERFILE, 'page.txt': 'main\n' });
+t.teardown(fork.cleanup);
+const forkBranches: Record<string, string> = { main: fork.commit };
+for (const name of NAMES) {
+  await run('git', ['-C', fork.dir, 'checkout', '-q', '-b', `feature-${name}`, 'main']);
+  forkBranches[`feature-${name}`] = await commitFiles(fork.dir, { 'page.txt': `${name}: from the fork\n` }, `${name}: in the fork`);
+}
+await github.addGitRepository('someone', 'app', fork.dir, forkBranches);
+await gitlab.addGitProject('someone', 'app', fork.dir, forkBranches);
+await gitea.addGitRepo('someone', 'app', fork.dir, forkBranches);
+await bitbucket.addGitRepo('someone', 'app', fork.dir, forkBranches);
+// Who may push to team/app: the fork's "forker" may (GitLab Developer, Gitea write, Bitbucket write); "drive-by" may not (Reporter, read, none).
+const WRITER_UUID = '{5b2f7e0a-0000-4000-8000-000000000051}';
+const OUTSIDER_UUID = '{5b2f7e0a-0000-4000-8000-000000000052}';
+gitlab.members.set(
+  'team/app',
+  new Map([
+    [51, { username: 'forker', accessLevel: 30 }],
+    [52, { username: 'drive-by', accessLevel: 20 }],
+  ]),
+);
+gitea.permissions.set(
+  'team/app',
+  new Map([
+    ['forker', 'write'],
+    ['drive-by', 'read'],
+  ]),
+);
+bitbucket.permissions.set('team/app', new Map([[WRITER_UUID, 'write']]));
+const forker = (pr: Pr) => (pr.fork === 'writer' ? 'forker' : 'drive-by');
 /** A push to a pull request's branch: a new commit, fetched into each service's bare copy (one push at a time: one working tree). */
 let pushing: Promise<unknown> = Promise.resolve();
 const push = (branch: string) => {
@@ -139,11 +173,14 @@ interface Provider {
   comments: (number: number) => string[];
 }
 
-/** GitHub's pull_request sample (Gitea's has its shape), as the pull request's event says. */
-function pullRequestPayload(file: string, action: string, ids: number, pr: Pr): string {
+/** GitHub's pull_request sample (Gitea's has its shape), as the pull request's event says; a fork's names its repository, its author and (GitHub) the author's association. */
+function pullRequestPayload(file: string, action: string, ids: number, pr: Pr, association?: string): string {
   const s = sample(file);
-  const head = { ...s.pull_request.head, ref: pr.branch, sha: pr.sha };
-  return JSON.stringify({ ...s, action, number: pr.number, pull_request: { ...s.pull_request, id: ids + pr.number, number: pr.number, head, base: { ...s.pull_request.base, ref: 'main' } } });
+  const repoNamed = (full: string) => ({ ...s.pull_request.base.repo, full_name: full, name: 'app' });
+  const head = { ...s.pull_request.head, ref: pr.branch, sha: pr.sha, ...(pr.fork ? { repo: repoNamed('someone/app') } : {}) };
+  const base = { ...s.pull_request.base, ref: 'main', ...(pr.fork ? { repo: repoNamed('team/app') } : {}) };
+  const author = pr.fork ? { user: { ...s.pull_request.user, id: 900, login: forker(pr) }, ...(association ? { author_association: association } : {}) } : {};
+  return JSON.stringify({ ...s, action, number: pr.number, pull_request: { ...s.pull_request, id: ids + pr.number, number: pr.number, head, base, ...author } });
 }
 
 const providers: Provider[] = [
@@ -152,7 +189,8 @@ const providers: Provider[] = [
     saveOp: 'application.saveGithubProvider',
     save: applicationId => ({ applicationId, owner: 'team', repository: 'app', branch: 'main', buildPath: '/', githubId }),
     delivery: (pr, secret) => {
-      const text = pullRequestPayload('github-pull_request.json', { open: 'opened', update: 'synchronize', close: 'closed' }[pr.step], 5000, pr);
+      const association = pr.fork === 'writer' ? 'COLLABORATOR' : 'NONE';
+      const text = pullRequestPayload('github-pull_request.json', { open: 'opened', update: 'synchronize', close: 'closed' }[pr.step], 5000, pr, association);
       return { text, headers: { 'x-github-event': 'pull_request', 'x-github-delivery': randomBytes(8).toString('hex'), 'x-hub-signature-256': `sha256=${hmac(secret, text)}` } };
     },
     comments: n => github.comments.get(`team/app#${n}`) ?? [],
@@ -183,7 +221,23 @@ const providers: Provider[] = [
         last_commit: { ...s.object_attributes.last_commit, id: pr.sha },
         ...(pr.previous ? { oldrev: pr.previous } : {}),
       };
-      const text = JSON.stringify({ ...s, object_attributes: attributes });
+      const author = pr.fork === 'writer' ? 51 : 52;
+      // A fork's merge request: its source project, the target's path, and its author (the event's user).
+      const forked = pr.fork
+        ? {
+            project: { ...s.project, id: gitlab.projects[0]!.id, path_with_namespace: 'team/app' },
+            user: { ...s.user, id: author, username: forker(pr) },
+            object_attributes: {
+              ...attributes,
+              author_id: author,
+              source_project_id: gitlab.projects.find(x => x.namespace === 'someone')!.id,
+              target_project_id: gitlab.projects[0]!.id,
+              source: { ...s.object_attributes.source, path_with_namespace: 'someone/app' },
+              target: { ...s.object_attributes.target, path_with_namespace: 'team/app' },
+            },
+          }
+        : {};
+      const text = JSON.stringify({ ...s, object_attributes: attributes, ...forked });
       return { text, headers: { 'x-gitlab-event': 'Merge Request Hook', 'x-gitlab-event-uuid': randomBytes(8).toString('hex'), 'x-gitlab-token': secret } };
     },
     comments: n => gitlab.notes.get(`team/app!${n}`) ?? [],
@@ -213,8 +267,14 @@ const providers: Provider[] = [
           id: pr.number,
           state: pr.step === 'close' ? 'MERGED' : 'OPEN',
           // Bitbucket sends the commit's short hash.
-          source: { ...p.source, branch: { name: pr.branch }, commit: { hash: pr.sha.slice(0, 12) } },
-          destination: { ...p.destination, branch: { name: 'main' } },
+          source: {
+            ...p.source,
+            branch: { name: pr.branch },
+            commit: { hash: pr.sha.slice(0, 12) },
+            ...(pr.fork ? { repository: { ...p.source.repository, full_name: 'someone/app', name: 'app' } } : {}),
+          },
+          destination: { ...p.destination, branch: { name: 'main' }, ...(pr.fork ? { repository: { ...p.destination.repository, full_name: 'team/app', name: 'app' } } : {}) },
+          ...(pr.fork ? { author: { ...p.author, nickname: forker(pr), uuid: pr.fork === 'writer' ? WRITER_UUID : OUTSIDER_UUID } } : {}),
         },
       });
       return { text, headers: { 'x-event-key': event, 'x-request-uuid': `{${randomBytes(8).toString('hex')}}`, 'x-hub-signature': `sha256=${hmac(secret, text)}` } };
@@ -223,15 +283,13 @@ const providers: Provider[] = [
   },
 ];
 
-/** One provider's pull request, opened, updated and closed; each assertion names the provider. */
-async function pullRequestLife(t: Test, p: Provider, i: number) {
-  const say = (what: string) => `${p.name}: ${what}`;
+/** An application deploying from the provider's team/app with previews on, and what sends its hook a pull request event (signed with its secret unless told). */
+async function previewApp(t: Test, p: Provider, prefix: string, more: Record<string, unknown> = {}) {
   const stamp = Date.now().toString(36);
-  const { applicationId, refreshToken, appName } = await ok(client.post('application.create', { name: p.name, environmentId, appName: `pv-${p.name}-${stamp}` }), 'application.create');
+  const { applicationId, refreshToken, appName } = await ok(client.post('application.create', { name: p.name, environmentId, appName: `${prefix}-${p.name}-${stamp}` }), 'application.create');
   t.teardown(() => client.post('application.delete', { applicationId }));
-  t.equal(await ok(client.post(p.saveOp, p.save(applicationId)), p.saveOp), true, say('the source saved'));
+  t.equal(await ok(client.post(p.saveOp, p.save(applicationId)), p.saveOp), true, `${p.name}: the source saved`);
   const secret = randomBytes(20).toString('hex');
-  const buildSecret = `bs-${randomBytes(12).toString('hex')}`;
   await ok(
     client.post('application.update', {
       applicationId,
@@ -241,7 +299,7 @@ async function pullRequestLife(t: Test, p: Provider, i: number) {
       isPreviewDeploymentsActive: true,
       previewWildcard: `*.${p.name}.test`,
       previewPort: 8080,
-      previewBuildSecrets: `PREVIEW_TOKEN=${buildSecret}`,
+      ...more,
     }),
     'application.update',
   );
@@ -250,6 +308,14 @@ async function pullRequestLife(t: Test, p: Provider, i: number) {
     const res = await fetch(`${server.url}/api/deploy/${refreshToken}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: text });
     return { status: res.status, body: (await res.json()) as Record<string, any> };
   };
+  return { applicationId, appName, send };
+}
+
+/** One provider's pull request, opened, updated and closed; each assertion names the provider. */
+async function pullRequestLife(t: Test, p: Provider, i: number) {
+  const say = (what: string) => `${p.name}: ${what}`;
+  const buildSecret = `bs-${randomBytes(12).toString('hex')}`;
+  const { applicationId, appName, send } = await previewApp(t, p, 'pv', { previewBuildSecrets: `PREVIEW_TOKEN=${buildSecret}` });
   const branch = `feature-${p.name}`;
   const number = 20 + i;
   const previewName = `${appName}-pr-${number}`;
@@ -317,4 +383,57 @@ async function pullRequestLife(t: Test, p: Provider, i: number) {
 
 t.test('each provider: opened deploys and comments, an update redeploys and updates the comment, closing removes (the four at once)', async t => {
   await Promise.all(providers.map((p, i) => pullRequestLife(t, p, i)));
+});
+
+/**
+ * One provider's pull requests from the fork someone/app: refused while its author has no write
+ * access to team/app (the delivery log says why); by an author with it, deployed from the fork's
+ * branch, through the application's connection; with previewRequireCollaboratorPermissions off,
+ * deployed whoever the author is.
+ */
+async function forkPullRequests(t: Test, p: Provider, i: number) {
+  const say = (what: string) => `${p.name} fork: ${what}`;
+  const { applicationId, appName, send } = await previewApp(t, p, 'fk');
+  const branch = `feature-${p.name}`;
+  const sha = forkBranches[branch]!;
+  const page = `${p.name}: from the fork\n`;
+  const deployed = async (number: number, fork: 'writer' | 'outsider') => {
+    const opened = await send({ step: 'open', branch, number, sha, fork });
+    t.equal(opened.status, 202, say(JSON.stringify(opened.body)));
+    const done = await deploymentFinished(client, opened.body.deploymentId);
+    t.equal(done.state, 'done', say(done.errorMessage ?? 'deployed'));
+    const log = String((await client.get('deployment.readLogs', { deploymentId: opened.body.deploymentId })).body);
+    t.match(log, new RegExp(`Fetched ${sha.slice(0, 7)}`), say("the fork's head commit cloned"));
+    t.match(log, 'of the fork someone/app', say('from the fork'));
+    const name = `${appName}-pr-${number}`;
+    t.equal(await served(`${name}.${p.name}.test`, page), page, say("the fork's page served through the proxy"));
+    t.match(await send({ step: 'close', branch, number, sha, fork }), { status: 200, body: { reason: `preview removed: pull request #${number} closed` } }, say('closed'));
+    t.equal(await serviceStatus(name), 404, say('its service is gone'));
+  };
+
+  const number = 60 + i;
+  const association = p.name === 'github' ? ' (author_association NONE)' : '';
+  const reason = `pull request from a fork by drive-by, who has no write access to team/app${association}: not deployed while previewRequireCollaboratorPermissions is on`;
+  t.match(await send({ step: 'open', branch, number, sha, fork: 'outsider' }), { status: 200, body: { reason } }, say('an author without write access: not deployed'));
+  t.same((await client.get('previewDeployment.all', { applicationId })).body, [], say('no preview'));
+  t.match((await client.get('application.webhookDeliveries', { applicationId })).body[0], { statusCode: 200, decision: reason }, say('the delivery log says why'));
+
+  if (p.name === 'gitea') {
+    // A provider that cannot answer (here its token is refused) counts as no: the reason says why.
+    const expiry = gitea.tokens.get(gtToken.accessToken)!;
+    gitea.tokens.set(gtToken.accessToken, Date.now() - 1000);
+    const refused = await send({ step: 'open', branch, number, sha, fork: 'writer' }).finally(() => gitea.tokens.set(gtToken.accessToken, expiry));
+    t.match(
+      refused,
+      { status: 200, body: { reason: /^pull request from a fork by forker: their write access to team\/app could not be checked \(Gitea refused the token: token is expired\): not deployed while/ } },
+      say('no answer from the provider: not deployed'),
+    );
+  }
+  await deployed(number, 'writer');
+  await ok(client.post('application.update', { applicationId, previewRequireCollaboratorPermissions: false }), 'application.update');
+  await deployed(number + 10, 'outsider');
+}
+
+t.test("each provider: a fork's pull request, gated on its author's write access, deploys the fork's branch (the four at once)", async t => {
+  await Promise.all(providers.map((p, i) => forkPullRequests(t, p, i)));
 });

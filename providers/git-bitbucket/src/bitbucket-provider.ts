@@ -22,6 +22,8 @@ export const BITBUCKET_WEB = 'https://bitbucket.org';
 export const API_TOKEN_USER = 'x-bitbucket-api-token-auth';
 
 type Json = any;
+/** What a registered webhook is called for: pushes (deploys) and pull requests (previews). */
+const PUSH_AND_PULL_REQUESTS = ['repo:push', 'pullrequest:created', 'pullrequest:updated', 'pullrequest:fulfilled', 'pullrequest:rejected'];
 
 interface BitbucketAccount {
   /** Basic credentials for the API. */
@@ -99,7 +101,7 @@ export class BitbucketProvider implements GitProvider {
         );
       throw new GitProviderError('credentials', `Bitbucket refused the credentials of ${a.api.user}: ${said}`);
     }
-    if (res.status === 404) throw new GitProviderError(step === 'commit' ? 'missing' : step, `Bitbucket: not found (${said})`);
+    if (res.status === 404) throw new GitProviderError(step === 'commit' || step === 'access' ? 'missing' : step, `Bitbucket: not found (${said})`);
     throw new GitProviderError(step, `Bitbucket answered ${res.status}: ${said}`);
   }
 
@@ -168,7 +170,7 @@ export class BitbucketProvider implements GitProvider {
   async registerWebhook(account: GitAccount, repo: GitRepositoryRef, hook: { url: string; secret: string }): Promise<GitWebhook> {
     const made = await this.#call(accountOf(account), 'webhook', `${repoPath(repo)}/hooks`, {
       method: 'POST',
-      body: { description: 'Berth', url: hook.url, active: true, secret: hook.secret, events: ['repo:push'] },
+      body: { description: 'Berth', url: hook.url, active: true, secret: hook.secret, events: PUSH_AND_PULL_REQUESTS },
     });
     return { id: String(made.uuid) };
   }
@@ -182,6 +184,19 @@ export class BitbucketProvider implements GitProvider {
   async commentOnPullRequest(account: GitAccount, repo: GitRepositoryRef, number: number, body: string): Promise<{ id: string }> {
     const made = await this.#call(accountOf(account), 'comment', `${repoPath(repo)}/pullrequests/${number}/comments`, { method: 'POST', body: { content: { raw: body } } });
     return { id: String(made.id) };
+  }
+
+  /**
+   * The user's explicit permission on the repository (GET .../permissions-config/users/{uuid or
+   * account_id}; the API needs repository admin): write or admin is write access; none set (404) is none.
+   */
+  async hasWriteAccess(account: GitAccount, repo: GitRepositoryRef, author: { id: string | null; login: string | null }): Promise<boolean> {
+    if (!author.id) throw new GitProviderError('access', 'Bitbucket: the pull request names no author id (uuid or account_id) to check');
+    const found = await this.#call(accountOf(account), 'access', `${repoPath(repo)}/permissions-config/users/${seg(author.id)}`).catch((e: GitProviderError) => {
+      if (e.failure === 'missing') return null;
+      throw e;
+    });
+    return found?.permission === 'write' || found?.permission === 'admin';
   }
 
   /** A pull request comment's content replaced (PUT .../pullrequests/:id/comments/:comment_id). */

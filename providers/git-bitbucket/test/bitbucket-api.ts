@@ -2,8 +2,9 @@
 // payloads of Bitbucket's REST API documentation (developer.atlassian.com/cloud/bitbucket/rest/:
 // "Get current user", "List repositories in a workspace", "List open branches", "Get a commit",
 // "Create a webhook for a repository", "Delete a webhook for a repository", "Create a comment on a
-// pull request", the paginated envelope { size, page, pagelen, next, values } and the error object
-// { type: "error", error: { message } }), trimmed to the fields shown there and set to this
+// pull request", "Get an explicit user permission for a repository", the paginated envelope
+// { size, page, pagelen, next, values } and the error object { type: "error", error: { message } }),
+// trimmed to the fields shown there and set to this
 // server's names. Listings page by two through `next`. Basic auth as Bitbucket takes it: an API
 // token with its account's e-mail, or a user name and app password; `retireAppPasswords()` refuses
 // every app password from then on, as Atlassian's retirement will. Everything else (git's smart
@@ -37,6 +38,8 @@ export interface FakeBitbucket {
   retireAppPasswords(): void;
   webhooks: Map<string, { id: string; url: string; secret: string; events: string[] }[]>;
   comments: Map<string, string[]>;
+  /** workspace/slug → user uuid or account_id → the explicit permission (read, write, admin) "Get an explicit user permission for a repository" answers; none is 404. */
+  permissions: Map<string, Map<string, string>>;
   git: GitHttpServer;
   addGitRepo(workspace: string, slug: string, dir: string, branches: Record<string, string>): Promise<void>;
   /** bitbucket.create's input for a connection of this user with its API token, in the workspace `team`. */
@@ -61,6 +64,7 @@ export async function startFakeBitbucket(t: Test): Promise<FakeBitbucket> {
     connection: name => ({ authId: 'x', name, bitbucketUsername: user.username, bitbucketEmail: user.email, apiToken: user.apiToken, bitbucketWorkspaceName: 'team' }),
     webhooks: new Map(),
     comments: new Map(),
+    permissions: new Map(),
     git,
     async addGitRepo(workspace, slug, dir, branches) {
       await git.addRepository(`${workspace}/${slug}`, dir);
@@ -156,6 +160,20 @@ export async function startFakeBitbucket(t: Test): Promise<FakeBitbucket> {
         hooks.filter(h => h.id !== id),
       );
       return send(res, 204);
+    }
+    // "Get an explicit user permission for a repository": repository_user_permission.
+    if ((m = /^GET \/permissions-config\/users\/([^/]+)$/.exec(rest))) {
+      const id = decodeURIComponent(m[1]!);
+      const permission = bb.permissions.get(full)?.get(id);
+      if (!permission) return error(res, 404, 'No explicit permission found for the user');
+      const who = id.startsWith('{') ? { uuid: id } : { account_id: id };
+      return send(res, 200, {
+        type: 'repository_user_permission',
+        permission,
+        user: { type: 'user', display_name: 'Pull Request Author', ...who },
+        repository: { type: 'repository', full_name: full, name: r.slug },
+        links: { self: { href: `${bb.apiUrl}/repositories/${full}/permissions-config/users/${encodeURIComponent(id)}` } },
+      });
     }
     if ((m = /^POST \/pullrequests\/(\d+)\/comments$/.exec(rest))) {
       const k = `${full}#${m[1]}`;

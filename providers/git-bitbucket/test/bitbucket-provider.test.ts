@@ -33,6 +33,15 @@ const account: GitAccount = {
 };
 const refusedAccount: GitAccount = { ...account, secrets: { apiToken: 'ATATT-not-a-token-bitbucket-issued', appPassword: null } };
 
+// Explicit permissions on the repository: a writer and a reader, by uuid.
+bb.permissions.set(
+  'team/app',
+  new Map([
+    ['{0c2f2d3a-1111-4b5e-9c1d-000000000001}', 'write'],
+    ['{0c2f2d3a-1111-4b5e-9c1d-000000000002}', 'read'],
+  ]),
+);
+
 gitProviderConformance(t, descriptor, {
   options,
   account,
@@ -41,6 +50,11 @@ gitProviderConformance(t, descriptor, {
   repository: { owner: 'team', name: 'app' },
   branches: Object.entries(branches).map(([name, commit]) => ({ name, commit })),
   pullRequest: 7,
+  writeAccess: {
+    writer: { id: '{0c2f2d3a-1111-4b5e-9c1d-000000000001}', login: 'writer' },
+    reader: { id: '{0c2f2d3a-1111-4b5e-9c1d-000000000002}', login: 'reader' },
+    stranger: { id: '{0c2f2d3a-1111-4b5e-9c1d-000000000003}', login: 'stranger' },
+  },
   service: {
     webhooks: repo => (bb.webhooks.get(`${repo.owner}/${repo.name}`) ?? []).map(h => ({ id: h.id, url: h.url })),
     comments: (repo, n) => bb.comments.get(`${repo.owner}/${repo.name}#${n}`) ?? [],

@@ -66,7 +66,7 @@ export class GiteaProvider implements GitProvider {
     if (res.ok) return { body, next: /<([^>]+)>;\s*rel="next"/.exec(res.headers.get('link') ?? '')?.[1] ?? null };
     const said = body?.message ?? res.statusText ?? String(res.status);
     if (res.status === 401 || res.status === 403) throw new GitProviderError('credentials', `Gitea refused the token: ${said}`);
-    if (res.status === 404) throw new GitProviderError(step === 'commit' ? 'missing' : step, `Gitea: not found (${said})`);
+    if (res.status === 404) throw new GitProviderError(step === 'commit' || step === 'access' ? 'missing' : step, `Gitea: not found (${said})`);
     throw new GitProviderError(step, `Gitea answered ${res.status}: ${said}`);
   }
 
@@ -155,7 +155,7 @@ export class GiteaProvider implements GitProvider {
   async registerWebhook(account: GitAccount, repo: GitRepositoryRef, hook: { url: string; secret: string }): Promise<GitWebhook> {
     const { body } = await this.#call(account, 'webhook', `${repoPath(repo)}/hooks`, {
       method: 'POST',
-      body: { type: 'gitea', config: { url: hook.url, content_type: 'json', secret: hook.secret }, events: ['push'], active: true },
+      body: { type: 'gitea', config: { url: hook.url, content_type: 'json', secret: hook.secret }, events: ['push', 'pull_request'], active: true },
     });
     return { id: String(body.id) };
   }
@@ -170,6 +170,16 @@ export class GiteaProvider implements GitProvider {
   async commentOnPullRequest(account: GitAccount, repo: GitRepositoryRef, number: number, body: string): Promise<{ id: string }> {
     const made = await this.#call(account, 'comment', `${repoPath(repo)}/issues/${number}/comments`, { method: 'POST', body: { body } });
     return { id: String(made.body.id) };
+  }
+
+  /** The user's permission on the repository (GET .../collaborators/{login}/permission): write, admin or owner is write access; an unknown user (404) has none. */
+  async hasWriteAccess(account: GitAccount, repo: GitRepositoryRef, author: { id: string | null; login: string | null }): Promise<boolean> {
+    if (!author.login) throw new GitProviderError('access', 'Gitea: the pull request names no author login to check');
+    const found = await this.#call(account, 'access', `${repoPath(repo)}/collaborators/${seg(author.login)}/permission`).catch((e: GitProviderError) => {
+      if (e.failure === 'missing') return null;
+      throw e;
+    });
+    return ['write', 'admin', 'owner'].includes(String(found?.body?.permission));
   }
 
   /** An issue comment edited by its id (PATCH .../issues/comments/:id); the number is not part of the path. */

@@ -2,8 +2,8 @@
 // /login/oauth/access_token, answering with the payloads of Gitea's API documentation
 // (docs.gitea.com/api: "Get the authenticated user", "List the repos that the authenticated user
 // owns", "List a repository's branches", "Get a single commit from a repository", "Create a hook",
-// "Delete a hook", "Add a comment to an issue", the APIError { message, url }; docs.gitea.com
-// "OAuth2 provider": the access_token answer and its errors), trimmed to the fields shown there and
+// "Delete a hook", "Get repository permissions for a user", "Add a comment to an issue", the
+// APIError { message, url }; docs.gitea.com "OAuth2 provider": the access_token answer and its errors), trimmed to the fields shown there and
 // set to this server's names. Listings page by two with Gitea's Link and X-Total-Count headers.
 // Access tokens expire (401 once they do); a refresh token is good once. Everything else (git's
 // smart HTTP) goes to a `git http-backend` that accepts only user "oauth2" with a live token.
@@ -38,6 +38,8 @@ export interface FakeGitea {
   authorize(redirectUri: string): string;
   webhooks: Map<string, { id: string; url: string; secret: string; events: string[] }[]>;
   comments: Map<string, string[]>;
+  /** owner/name → user login → the permission "Get repository permissions for a user" answers (read, write, admin, owner); an unknown login is 404. */
+  permissions: Map<string, Map<string, string>>;
   git: GitHttpServer;
   addGitRepo(owner: string, name: string, dir: string, branches: Record<string, string>): Promise<void>;
 }
@@ -58,6 +60,7 @@ export async function startFakeGitea(t: Test): Promise<FakeGitea> {
     refreshTokens: grants.refreshTokens,
     webhooks: new Map(),
     comments: new Map(),
+    permissions: new Map(),
     git,
     issue: grants.issue,
     authorize: grants.authorize,
@@ -157,6 +160,13 @@ export async function startFakeGitea(t: Test): Promise<FakeGitea> {
         hooks.filter(h => h.id !== m![1]),
       );
       return send(res, 204);
+    }
+    // "Get repository permissions for a user": RepoCollaboratorPermission.
+    if ((m = /^GET \/collaborators\/([^/]+)\/permission$/.exec(rest))) {
+      const login = decodeURIComponent(m[1]!);
+      const permission = gt.permissions.get(full)?.get(login);
+      if (!permission) return apiError(res, 404, `user does not exist [uid: 0, name: ${login}]`);
+      return send(res, 200, { permission, role_name: permission, user: owner(login) });
     }
     if ((m = /^POST \/issues\/(\d+)\/comments$/.exec(rest))) {
       const k = `${full}#${m[1]}`;

@@ -33,6 +33,15 @@ const account: GitAccount = {
 };
 const refusedAccount: GitAccount = { ...account, secrets: { ...account.secrets, accessToken: 'not-a-token-gitea-issued' } };
 
+// Collaborators of the repository: a writer and a reader.
+gitea.permissions.set(
+  'team/app',
+  new Map([
+    ['writer', 'write'],
+    ['reader', 'read'],
+  ]),
+);
+
 gitProviderConformance(t, descriptor, {
   account,
   refusedAccount,
@@ -40,6 +49,7 @@ gitProviderConformance(t, descriptor, {
   repository: { owner: 'team', name: 'app' },
   branches: Object.entries(branches).map(([name, commit]) => ({ name, commit })),
   pullRequest: 4,
+  writeAccess: { writer: { id: '7', login: 'writer' }, reader: { id: '8', login: 'reader' }, stranger: { id: '9', login: 'stranger' } },
   service: {
     webhooks: repo => (gitea.webhooks.get(`${repo.owner}/${repo.name}`) ?? []).map(h => ({ id: h.id, url: h.url })),
     comments: (repo, n) => gitea.comments.get(`${repo.owner}/${repo.name}#${n}`) ?? [],

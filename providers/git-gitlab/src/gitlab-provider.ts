@@ -20,6 +20,8 @@ import {
 type Api = InstanceType<typeof import('@gitbeaker/rest').Gitlab>;
 
 export const GITLAB_COM = 'https://gitlab.com';
+/** GitLab's access level of the Developer role, the first that may push. */
+const DEVELOPER = 30;
 
 /** The account's fields as the gitlab record stores them (the peer's names). */
 interface GitlabAccount {
@@ -194,7 +196,7 @@ export class GitlabProvider implements GitProvider {
 
   async registerWebhook(account: GitAccount, repo: GitRepositoryRef, hook: { url: string; secret: string }): Promise<GitWebhook> {
     return this.#run(account, 'webhook', async api => {
-      const made = (await api.ProjectHooks.add(projectPath(repo), hook.url, { pushEvents: true, token: hook.secret, enableSslVerification: true })) as { id: number };
+      const made = (await api.ProjectHooks.add(projectPath(repo), hook.url, { pushEvents: true, mergeRequestsEvents: true, token: hook.secret, enableSslVerification: true })) as { id: number };
       return { id: String(made.id) };
     });
   }
@@ -211,6 +213,23 @@ export class GitlabProvider implements GitProvider {
     return this.#run(account, 'comment', async api => {
       const note = (await api.MergeRequestNotes.create(projectPath(repo), number, body)) as { id: number };
       return { id: String(note.id) };
+    });
+  }
+
+  /**
+   * The user's membership of the project, inherited from its groups too (GET
+   * /projects/:id/members/all/:user_id): access level 30 (Developer) or more is write access; no
+   * member (404) is none.
+   */
+  async hasWriteAccess(account: GitAccount, repo: GitRepositoryRef, author: { id: string | null; login: string | null }): Promise<boolean> {
+    const userId = Number(author.id);
+    if (!Number.isSafeInteger(userId) || userId < 1) throw new GitProviderError('access', 'GitLab: the merge request names no user id to check');
+    return this.#run(account, 'access', async api => {
+      const member = (await api.ProjectMembers.show(projectPath(repo), userId, { includeInherited: true }).catch((e: { cause?: { response?: { status?: number } } }) => {
+        if (e.cause?.response?.status === 404) return null; // not a member
+        throw e;
+      })) as { access_level?: number } | null;
+      return Number(member?.access_level ?? 0) >= DEVELOPER;
     });
   }
 

@@ -1,6 +1,7 @@
 // GitLab on loopback, as a self-managed server: the REST endpoints Berth calls under /api/v4 and
 // the OAuth token endpoint, answering with the payloads of GitLab's REST API documentation
-// (docs.gitlab.com/api/: projects.md "List all projects", branches.md "List repository branches",
+// (docs.gitlab.com/api/: projects.md "List all projects", members.md "Get a member of a group or
+// project, including inherited and invited members", branches.md "List repository branches",
 // commits.md "Get a single commit", project hooks "Add a webhook to a project", notes.md "Create
 // new merge request note", users.md "Get the current user", oauth2.md "Refresh an access token"),
 // trimmed to the fields shown there and set to this server's names. Listings page by two with
@@ -36,7 +37,9 @@ export interface FakeGitlab {
   issue(seconds: number): { accessToken: string; refreshToken: string; expiresAt: number };
   /** What GitLab's authorization page does once the user approves: a one-time code for that redirect URI. */
   authorize(redirectUri: string): string;
-  webhooks: Map<string, { id: string; url: string; token: string; pushEvents: boolean }[]>;
+  webhooks: Map<string, { id: string; url: string; token: string; pushEvents: boolean; mergeRequestsEvents: boolean }[]>;
+  /** Project path → user id → the member's access level (10 Guest ... 30 Developer, 40 Maintainer, 50 Owner), direct or inherited. */
+  members: Map<string, Map<number, { username: string; accessLevel: number }>>;
   notes: Map<string, string[]>;
   git: GitHttpServer;
   addGitProject(namespace: string, path: string, dir: string, branches: Record<string, string>): Promise<void>;
@@ -57,6 +60,7 @@ export async function startFakeGitlab(t: Test): Promise<FakeGitlab> {
     tokens,
     refreshTokens: grants.refreshTokens,
     webhooks: new Map(),
+    members: new Map(),
     notes: new Map(),
     git,
     issue: grants.issue,
@@ -165,9 +169,18 @@ export async function startFakeGitlab(t: Test): Promise<FakeGitlab> {
       });
     }
     if (rest === 'POST /hooks') {
-      const hook = { id: String(nextId++), url: body.url, token: body.token, pushEvents: body.push_events === true };
+      const flag = (v: unknown) => v === true || v === 'true';
+      const hook = { id: String(nextId++), url: body.url, token: body.token, pushEvents: flag(body.push_events), mergeRequestsEvents: flag(body.merge_requests_events) };
       gl.webhooks.set(full, [...(gl.webhooks.get(full) ?? []), hook]);
-      return send(res, 201, { id: Number(hook.id), url: hook.url, project_id: p.id, push_events: hook.pushEvents, enable_ssl_verification: true, created_at: '2012-10-12T17:04:47Z' });
+      return send(res, 201, {
+        id: Number(hook.id),
+        url: hook.url,
+        project_id: p.id,
+        push_events: hook.pushEvents,
+        merge_requests_events: hook.mergeRequestsEvents,
+        enable_ssl_verification: true,
+        created_at: '2012-10-12T17:04:47Z',
+      });
     }
     if ((m = /^DELETE \/hooks\/(\d+)$/.exec(rest))) {
       const hooks = gl.webhooks.get(full) ?? [];
@@ -177,6 +190,22 @@ export async function startFakeGitlab(t: Test): Promise<FakeGitlab> {
         hooks.filter(h => h.id !== m![1]),
       );
       return void res.writeHead(204).end();
+    }
+    // members.md "Get a member of a group or project, including inherited and invited members".
+    if ((m = /^GET \/members\/all\/(\d+)$/.exec(rest))) {
+      const member = gl.members.get(full)?.get(Number(m[1]));
+      if (!member) return notFound(res, '');
+      return send(res, 200, {
+        id: Number(m[1]),
+        username: member.username,
+        name: member.username,
+        state: 'active',
+        avatar_url: null,
+        web_url: `${url}/${member.username}`,
+        access_level: member.accessLevel,
+        created_at: '2012-09-22T14:13:35Z',
+        expires_at: null,
+      });
     }
     if ((m = /^POST \/merge_requests\/(\d+)\/notes$/.exec(rest))) {
       const k = `${full}!${m[1]}`;

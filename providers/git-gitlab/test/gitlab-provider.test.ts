@@ -52,6 +52,15 @@ t.test('the descriptor loads no SDK; the first use of an account does', async t 
   t.ok(loaded.includes('@gitbeaker/rest'), 'the first call imports it');
 });
 
+// Members of the project: a Developer may push, a Reporter may not.
+gitlab.members.set(
+  'team/backend/app',
+  new Map([
+    [51, { username: 'dev', accessLevel: 30 }],
+    [52, { username: 'reporter', accessLevel: 20 }],
+  ]),
+);
+
 gitProviderConformance(t, descriptor, {
   account,
   refusedAccount,
@@ -59,6 +68,7 @@ gitProviderConformance(t, descriptor, {
   repository: { owner: 'team/backend', name: 'app' },
   branches: Object.entries(branches).map(([name, commit]) => ({ name, commit })),
   pullRequest: 3,
+  writeAccess: { writer: { id: '51', login: 'dev' }, reader: { id: '52', login: 'reporter' }, stranger: { id: '53', login: null } },
   service: {
     webhooks: repo => (gitlab.webhooks.get(`${repo.owner}/${repo.name}`) ?? []).map(h => ({ id: h.id, url: h.url })),
     comments: (repo, n) => gitlab.notes.get(`${repo.owner}/${repo.name}!${n}`) ?? [],
