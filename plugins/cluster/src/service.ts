@@ -7,7 +7,7 @@
 // command line, and a failed join's message is scrubbed of them.
 import { isIP } from 'node:net';
 import type Docker from 'dockerode';
-import { BerthError, conflict, invalidField, type Cradle, type EntityManager } from '@berth/core';
+import { BerthError, conflict, invalidField, type BerthEvents, type Cradle, type EntityManager } from '@berth/core';
 import { ORGANIZATION_LABEL } from '@berth/plugin-hosts';
 import type {} from '@berth/plugin-server'; // the `servers` of the container
 import type { Static } from '@berth/core';
@@ -237,6 +237,8 @@ export class ClusterService {
       const member = managerNodes.find(n => n.ID === current);
       if (member) {
         if ((member.Spec.Role ?? 'worker') !== input.role) throw conflict(`${where} is already a ${member.Spec.Role} of the swarm of ${managerWhere} (node ${current})`);
+        // Announced again: what the swarm's nodes are given (a registry's CA) reaches one joined by hand too.
+        await this.#announce('serverJoinedSwarm', { organizationId, serverId, managerServerId, nodeId: current, role: input.role, at: new Date().toISOString() }, em);
         return { nodeId: current, serverId, managerServerId, role: input.role, advertiseAddr: member.Status?.Addr ?? '' };
       }
       // A swarm of its own: left only when it is that server alone and Berth runs nothing there.
@@ -266,7 +268,19 @@ export class ClusterService {
     const nodeId = joined.Swarm?.NodeID;
     if (!nodeId) throw new BerthError('INTERNAL_SERVER_ERROR', `${where} answered no swarm node id after joining`);
     this.#cradle().logger.info({ serverId, managerServerId, role: input.role, nodeId }, 'server joined the swarm');
+    await this.#announce('serverJoinedSwarm', { organizationId, serverId, managerServerId, nodeId, role: input.role, at: new Date().toISOString() }, em);
     return { nodeId, serverId, managerServerId, role: input.role, advertiseAddr };
+  }
+
+  /**
+   * serverJoinedSwarm or serverLeftSwarm, awaited: the operation answers once its subscribers (the
+   * registry plugin writing or removing its CA on the node) are done. A subscriber's failure is
+   * logged, never the operation's: the membership has changed by now.
+   */
+  async #announce<E extends 'serverJoinedSwarm' | 'serverLeftSwarm'>(event: E, payload: BerthEvents[E], em: EntityManager): Promise<void> {
+    await this.#cradle()
+      .events.emitDurable(event, payload, em)
+      .catch((err: unknown) => this.#cradle().logger.warn({ err, serverId: payload.serverId }, `a subscriber of ${event} failed`));
   }
 
   /** The address of the server's own interface that routes to the manager (`ip route get`). */
@@ -337,6 +351,7 @@ export class ClusterService {
     const leftServer = server ? await this.#leaveSwarm(server) : null;
     await this.#call(`remove node ${node.ID} from the swarm of ${where}`, () => docker.getNode(node.ID).remove({ force: true }));
     this.#cradle().logger.info({ nodeId: node.ID, hostname, moved: moved.length, serverId: id, left: leftServer }, 'swarm node drained and removed');
+    if (leftServer) await this.#announce('serverLeftSwarm', { organizationId, serverId: leftServer, managerServerId: id, nodeId: node.ID, at: new Date().toISOString() }, em);
     return { removed: true, nodeId: node.ID, hostname, moved };
   }
 }
@@ -366,6 +381,16 @@ export const callerCluster =
   };
 
 declare module '@berth/core' {
+  interface BerthEvents {
+    /**
+     * A server joined a swarm through cluster.joinServer (or was found a member already): the
+     * manager's server (null: this machine's swarm) and the new node. Emitted durably, so the join
+     * answers once subscribers gave the node what the swarm's nodes have (a registry's CA).
+     */
+    serverJoinedSwarm: { organizationId: string; serverId: string; managerServerId: string | null; nodeId: string; role: 'worker' | 'manager'; at: string };
+    /** A server of the organization left a swarm through cluster.removeWorker (emitted durably too): what the swarm's nodes were given may go. */
+    serverLeftSwarm: { organizationId: string; serverId: string; managerServerId: string | null; nodeId: string; at: string };
+  }
   interface Cradle {
     /** swarm.* and cluster.* for the current request's caller (request scope only); from the cluster plugin. */
     callerCluster: ReturnType<ReturnType<typeof callerCluster>>;

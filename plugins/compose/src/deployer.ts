@@ -198,11 +198,13 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
     await this.#writeFileMounts(row, dir, run);
     if (serverId !== null) await this.#copyToServer(serverId, copies, run);
     const services = serviceNames(text);
+    // The images as the program reads them: interpolated from the env it gets (the env file, or a stack's own environment).
+    const images = serviceImages(text, type === 'stack' || settings.createEnvFile !== false ? env : {});
     // On a server: the program drives its engine through the forwarded socket (build contexts
     // stream over the connection), and the images it lacks are copied from this machine's first.
     const dockerHost = await cradle.hosts.dockerHost(serverId);
     if (serverId !== null) {
-      for (const image of serviceImages(text)) {
+      for (const image of images) {
         if ((await cradle.hosts.provideImage(serverId, image, run.signal)) === 'copied') run.log(`Copied ${image} to the server`);
       }
     }
@@ -212,7 +214,7 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
     // A custom command's paths are the workload directory's (where the parser confined them).
     const cwd = String(settings.command ?? '').trim() ? dir : path.dirname(userFile);
     // Images from the organization's registries: a login for this run only (the CLI has no per-call credentials).
-    const logins = await optionalService(cradle, 'registries')?.cliLogins(row.organizationId, serviceImages(text), run.em, {
+    const logins = await optionalService(cradle, 'registries')?.cliLogins(row.organizationId, images, run.em, {
       dockerHost,
       signal: run.signal,
       log: line => run.log(line),

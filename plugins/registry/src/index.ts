@@ -29,5 +29,10 @@ export default definePlugin({
     berth.migrations(...registryMigrations);
     berth.provide({ registries: asValue(registries), callerRegistries: asFunction(callerRegistries(registries)).scoped() });
     berth.procedures(...registryProcedures);
+    // A server joining or leaving a swarm (the cluster plugin's events; nothing happens without that
+    // plugin): a self-hosted registry on its manager makes the new node trust its CA before the join
+    // answers, and takes its CA file from a node that left.
+    berth.events.onDurable('serverJoinedSwarm', (joined, em) => registries.nodeJoined(joined, em));
+    berth.events.onDurable('serverLeftSwarm', (left, em) => registries.nodeLeft(left, em));
   },
 });

@@ -7,9 +7,10 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { badRequest, conflict, optionalService, type Cradle, type EntityManager, type Logger, type ProxyWorkloadConfig } from '@berth/core';
-import { ID_LABEL, KIND_LABEL, ORGANIZATION_LABEL, type ContainerHosts } from '@berth/plugin-hosts';
+import { ID_LABEL, KIND_LABEL, ORGANIZATION_LABEL, type ContainerHosts, type Host } from '@berth/plugin-hosts';
 import type Docker from 'dockerode';
 import { authConfig } from './check.ts';
+import { Registry } from './entities.ts';
 
 /** The service, its route on the proxy (an appName no workload has: workloads' start with their project's name), its volume. */
 export const SELF_HOSTED = { service: 'berth-registry', volume: 'berth-registry-data', port: 5000, label: 'berth.registry.id' } as const;
@@ -36,6 +37,13 @@ export interface SelfHostedDeps {
 function addressOf(registryUrl: string): { host: string; port: number | null } {
   const [host, port] = registryUrl.split(':') as [string, string | undefined];
   return { host: host.toLowerCase(), port: port ? Number(port) : null };
+}
+
+/** A server joining or leaving the swarm of a manager (this machine for null). */
+export interface SwarmChange {
+  organizationId: string;
+  serverId: string;
+  managerServerId: string | null;
 }
 
 export class SelfHostedRegistries {
@@ -145,11 +153,56 @@ export class SelfHostedRegistries {
 
   /** Writes the CA where each node's engine reads it for this registry (no restart needed). */
   async #trustOnNodes(docker: Docker, input: SelfHostedInput, ca: string, em: EntityManager): Promise<void> {
-    const dir = certDir(input.registryUrl);
-    await this.#onNodes(docker, input, em, async (host, name) => {
-      const written = await host.run(['sh', '-c', 'mkdir -p "$0" && cat > "$0/ca.crt"', dir], { stdin: ca });
-      if (written.code !== 0) throw new Error(`writing ${dir}/ca.crt on ${name}: ${written.stderr.trim()}`);
-    });
+    await this.#onNodes(docker, input, em, (host, name) => trust(host, input.registryUrl, ca, name));
+  }
+
+  /**
+   * A server joined the swarm of a manager (serverJoinedSwarm): each self-hosted registry of its
+   * organization that Berth runs on that manager has its CA written on the new node, as the nodes
+   * present when it was enabled had. A failure is logged (the node is a member already), naming the
+   * registry and the server; the CA is then written by enabling the registry again.
+   */
+  async nodeJoined(joined: SwarmChange, em: EntityManager): Promise<void> {
+    for (const row of await this.#runningOn(joined, em)) {
+      const where = `server ${joined.serverId}`;
+      try {
+        const hosts = this.#deps.hosts();
+        const docker = await (await hosts.of(joined.managerServerId)).engine();
+        const runs = await docker.listServices({ filters: { label: [`${SELF_HOSTED.label}=${row.registryId}`] } });
+        if (!runs.length) continue;
+        const ca = await optionalService(this.#deps.cradle(), 'proxyRouting')?.provider(joined.managerServerId)?.ownCaRoot?.();
+        if (!ca) throw new Error("the manager's proxy answers no CA");
+        await trust(await hosts.of(joined.serverId), row.registryUrl, ca, where);
+        this.#deps.logger.info({ registryId: row.registryId, serverId: joined.serverId }, 'self-hosted registry: the joined node trusts its CA');
+      } catch (err) {
+        this.#deps.logger.warn(
+          { err, registryId: row.registryId, serverId: joined.serverId },
+          `self-hosted registry ${row.registryUrl}: ${where} joined its swarm but could not be made to trust its CA; enable the registry again to retry`,
+        );
+      }
+    }
+  }
+
+  /**
+   * A server left the swarm of a manager (serverLeftSwarm): the CA files of the organization's
+   * self-hosted registries on that manager go from it, as they would have with registry.remove had it
+   * stayed. A failure is logged, naming the file left.
+   */
+  async nodeLeft(left: SwarmChange, em: EntityManager): Promise<void> {
+    for (const row of await this.#runningOn(left, em)) {
+      const dir = certDir(row.registryUrl);
+      try {
+        const removed = await (await this.#deps.hosts().of(left.serverId)).run(['rm', '-rf', '--', dir]);
+        if (removed.code !== 0) throw new Error(removed.stderr.trim());
+      } catch (err) {
+        this.#deps.logger.warn({ err, registryId: row.registryId, serverId: left.serverId }, `self-hosted registry ${row.registryUrl}: server ${left.serverId} left its swarm but keeps ${dir}`);
+      }
+    }
+  }
+
+  /** The organization's self-hosted registries Berth runs on the manager of a swarm change. */
+  #runningOn(change: SwarmChange, em: EntityManager) {
+    return em.find(Registry, { organizationId: change.organizationId, runsService: true, serverId: change.managerServerId });
   }
 
   /**
@@ -185,6 +238,13 @@ export class SelfHostedRegistries {
 }
 
 const certDir = (registryUrl: string) => `/etc/docker/certs.d/${registryUrl}`;
+
+/** Writes the CA of registryUrl on one node (the directory as an argument, the CA on standard input). */
+async function trust(host: Pick<Host, 'run'>, registryUrl: string, ca: string, name: string): Promise<void> {
+  const dir = certDir(registryUrl);
+  const written = await host.run(['sh', '-c', 'mkdir -p "$0" && cat > "$0/ca.crt"', dir], { stdin: ca });
+  if (written.code !== 0) throw new Error(`writing ${dir}/ca.crt on ${name}: ${written.stderr.trim()}`);
+}
 
 /** The registry's route: https on its host, the certificate from the proxy's own CA. */
 function routeOf(input: SelfHostedInput, host: string): ProxyWorkloadConfig {

@@ -8,7 +8,7 @@ import { authConfig, checkRegistry, pushImage, repositoryOf, RegistryStepError, 
 import { cliLogin, registriesForImages, type CliLoginIo, type CliLogins } from './cli-login.ts';
 import { Registry, type RegistryRow } from './entities.ts';
 import { RegistryView, type CreateInput, type EnableSelfHostedInput, type TestInput, type UpdateInput } from './schemas.ts';
-import { SelfHostedRegistries } from './self-hosted.ts';
+import { SelfHostedRegistries, type SwarmChange } from './self-hosted.ts';
 
 const toView = (r: RegistryRow): RegistryView => ({
   registryId: r.registryId,
@@ -169,6 +169,16 @@ export class RegistryService {
     if (row.runsService) await this.#selfHosted.disable({ registryId, registryUrl: row.registryUrl, serverId: row.serverId ?? null, organizationId }, em);
     await em.nativeDelete(Registry, { registryId, organizationId });
     return view;
+  }
+
+  /** A server joined a swarm: the self-hosted registries on its manager have their CA written on it (see SelfHostedRegistries.nodeJoined). */
+  nodeJoined(joined: SwarmChange, em: EntityManager): Promise<void> {
+    return this.#selfHosted.nodeJoined(joined, em);
+  }
+
+  /** A server left a swarm: their CA files go from it. */
+  nodeLeft(left: SwarmChange, em: EntityManager): Promise<void> {
+    return this.#selfHosted.nodeLeft(left, em);
   }
 
   /**

@@ -2,7 +2,8 @@
 // `docker stack deploy --with-registry-auth` get a CLI login for that run only (a private
 // DOCKER_CONFIG, the password on standard input), logged out and removed afterwards. A real
 // registry (Debian's docker-registry with htpasswd, on a loopback port) holds the image; the
-// engine has no copy of it under that name, so each deploy really pulls it with the login.
+// engine has no copy of it under that name, so each deploy really pulls it with the login. An image
+// written with variables (`${REGISTRY}/team/web:${TAG}`) is matched once the env is interpolated.
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
@@ -47,8 +48,8 @@ if (canRun(t, 'docker-registry', registryMissing())) {
   } = await client.post('project.create', { name: 'Registry stacks' });
   const leftovers = async () => (await readdir(os.tmpdir())).filter(f => f.startsWith('berth-docker-config-'));
   const credentials = () => spawnSync('grep', ['-rlsF', '--', PASSWORD, '/root/.docker', '/etc/docker']).stdout.toString();
-  const stack = (port: number) =>
-    `services:\n  web:\n    image: ${image}\n    init: true\n    command: ["sh", "-c", "mkdir -p /www && echo from-the-registry > /www/index.html && exec httpd -f -p 8080 -h /www"]\n    ports:\n      - target: 8080\n        published: ${port}\n        mode: host\n`;
+  const stack = (port: number, ref = image) =>
+    `services:\n  web:\n    image: ${ref}\n    init: true\n    command: ["sh", "-c", "mkdir -p /www && echo from-the-registry > /www/index.html && exec httpd -f -p 8080 -h /www"]\n    ports:\n      - target: 8080\n        published: ${port}\n        mode: host\n`;
 
   for (const composeType of ['docker-compose', 'stack'] as const) {
     t.test(`${composeType}: the image is pulled with a login for this run only`, async t => {
@@ -78,6 +79,42 @@ if (canRun(t, 'docker-registry', registryMissing())) {
         { timeout: 60_000, interval: 250 },
       );
       t.equal(body, 'from-the-registry\n', 'the stack runs the image pulled from the registry');
+      t.same(await leftovers(), [], 'the private DOCKER_CONFIG directory is gone');
+      t.equal(credentials(), '', 'no credential in /root/.docker or /etc/docker');
+    });
+  }
+
+  for (const composeType of ['docker-compose', 'stack'] as const) {
+    t.test(`${composeType}: an image written with variables is matched to its registry once the env is interpolated`, async t => {
+      await forget();
+      const port = await freePort();
+      const created = await client.post('compose.create', {
+        name: `${composeType} vars`,
+        environmentId: environment.environmentId,
+        composeType,
+        appName: `reg-var-${composeType === 'stack' ? 'stk' : 'dc'}-${tag}`,
+        composeFile: stack(port, '${REGISTRY}/${TEAM:-team}/web:${TAG:?the tag}'),
+      });
+      t.equal(created.status, 200, JSON.stringify(created.body));
+      const { composeId } = created.body as { composeId: string };
+      t.teardown(() => client.post('compose.delete', { composeId, deleteVolumes: true }).catch(() => undefined));
+      t.equal((await client.post('compose.saveEnvironment', { composeId, env: `REGISTRY=${registry.url}\nTAG=${tag}\n` })).status, 200);
+      const done = await runFinished(client, 'compose.deploy', { composeId });
+      const log = String((await client.get('deployment.readLogs', { deploymentId: done.deploymentId })).body);
+      t.equal(done.status, 'done', `${done.errorMessage ?? ''}\n${log}`);
+      // The env's values are redacted in the log (the registry's address is one): the login line, and
+      // a pull that succeeded from a registry that answers none without it, show the match.
+      t.match(log, /Logged in to \S+ for this run/, 'a login for the interpolated image');
+      t.notMatch(log, PASSWORD);
+      const body = await waitFor(
+        `port ${port}`,
+        async () => {
+          const res = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(2000) }).catch(() => undefined);
+          return res?.ok ? res.text() : undefined;
+        },
+        { timeout: 60_000, interval: 250 },
+      );
+      t.equal(body, 'from-the-registry\n', 'the stack runs the image pulled from the registry under its interpolated name');
       t.same(await leftovers(), [], 'the private DOCKER_CONFIG directory is gone');
       t.equal(credentials(), '', 'no credential in /root/.docker or /etc/docker');
     });

@@ -7,19 +7,16 @@
 import t, { type Test } from 'tap';
 import Docker from 'dockerode';
 import { canRun, freePort, makeGitRepo, runFinished, signUpAdmin, startTestServer, waitFor, TEST_BASE_IMAGE } from '@berth/core/testing';
-import { inHost, loadImage, remoteHostsMissing, sharedRemoteHosts, type RemoteHost } from '@berth/test/remote-hosts';
+import { inHost, loadImage, remoteHostsMissing, type RemoteHost } from '@berth/test/remote-hosts';
 import { registryMissing, startTlsRegistry } from './local-registry.ts';
+import { credentialsOn as credentialsOnHost, hostPair, joinWorker, serversOf } from './two-nodes.ts';
 
 t.setTimeout(600_000);
 
 if (canRun(t, 'remote-hosts', remoteHostsMissing()) && canRun(t, 'docker-registry', registryMissing())) {
   // Hosts 5 and 6 of the run: this file alone changes their swarm membership.
-  const set = await sharedRemoteHosts(6);
-  const [m, w] = set.hosts.slice(4) as [RemoteHost, RemoteHost];
+  const { set, m, w } = await hostPair(t, 5);
   const b = set.hosts[0]!; // the build server: the run's first host, which other files deploy to alone
-  const leave = () => Promise.all([w, m].map(h => inHost(h, ['docker', 'swarm', 'leave', '--force'])));
-  await leave();
-  t.teardown(leave);
   await loadImage(m, TEST_BASE_IMAGE);
   const manager = new Docker({ socketPath: m.socket });
   const worker = new Docker({ socketPath: w.socket });
@@ -37,26 +34,12 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing()) && canRun(t, 'docker-registr
   const server = await startTestServer({ deploySettleSeconds: 1, proxy: 'none', hostAccess: { bindMountRoots: [], hostNetworks: false, localGit: true } });
   t.teardown(() => server.destroy());
   const { client } = await signUpAdmin(server);
-  const key = await client.post('sshKey.create', { name: 'kit', privateKey: m.privateKey, publicKey: m.publicKey });
-  const serverOf = async (h: RemoteHost, serverType = 'deploy') => {
-    const res = await client.post('server.create', {
-      name: h.name,
-      ipAddress: h.address,
-      port: 22,
-      username: 'root',
-      sshKeyId: key.body.sshKeyId,
-      hostKeyFingerprint: h.hostKeyFingerprint,
-      serverType,
-    });
-    if (res.status !== 200) throw new Error(`server.create: ${JSON.stringify(res.body)}`);
-    return res.body.serverId as string;
-  };
+  const serverOf = await serversOf(client, m);
   const [M, W, B] = [await serverOf(m), await serverOf(w), await serverOf(b, 'build')];
-  const joined = await client.post('cluster.joinServer', { serverId: W, managerServerId: M, role: 'worker' });
-  if (joined.status !== 200) throw new Error(`cluster.joinServer: ${JSON.stringify(joined.body)}`);
+  await joinWorker(client, W, M);
   const reg = await client.post('registry.create', { registryName: 'hosts network', username: 'pusher', password: PASSWORD, registryUrl: registry.url, registryType: 'cloud', imagePrefix: 'nodes' });
   const REGISTRY = reg.body.registryId as string;
-  const credentialsOn = async (h: RemoteHost) => (await inHost(h, ['grep', '-rlsF', '--', PASSWORD.slice(0, 14), '/root', '/etc/docker'])).stdout.trim();
+  const credentialsOn = (h: RemoteHost) => credentialsOnHost(h, PASSWORD.slice(0, 14));
 
   const repo = await makeGitRepo({ Dockerfile: `FROM ${TEST_BASE_IMAGE}\nCOPY index.html /www/index.html\nCMD ["httpd", "-f", "-p", "8080", "-h", "/www"]\n`, 'index.html': 'from-the-worker\n' });
   t.teardown(() => repo.cleanup());

@@ -3,6 +3,7 @@
 // the round trip. Aliases are followed (`*ref`, `<<: *base`) and each node is edited once, however
 // many services share it.
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, Scalar, type Document, type Node, type Pair, type YAMLMap, type YAMLSeq } from 'yaml';
+import { interpolate } from './interpolate.ts';
 
 /** The compose file's document; throws an Error naming the line when the text is not a compose file's YAML. */
 export function parseCompose(text: string): Document {
@@ -146,12 +147,17 @@ export function serviceNode(doc: Document, maps: YAMLMap[], key: string): { map:
   return null;
 }
 
-/** The images the services name (plain strings; an interpolated one is skipped), each once. */
-export function serviceImages(text: string): string[] {
+/**
+ * The images the services name, each once: plain strings, and with `vars` (what the program
+ * interpolates the file from) those written with variables as the program will read them; without
+ * `vars`, or when the program would refuse the value, one with a `$` is skipped.
+ */
+export function serviceImages(text: string, vars?: Record<string, string>): string[] {
   const doc = parseCompose(text);
   const images = servicesOf(doc)
     .map(s => serviceNode(doc, s.maps, 'image')?.node)
     .map(n => (isScalar(n) && typeof n.value === 'string' ? n.value.trim() : ''))
+    .map(i => (i.includes('$') ? (vars ? (interpolate(i, vars)?.trim() ?? '') : '') : i))
     .filter(i => i && !i.includes('$'));
   return [...new Set(images)];
 }
