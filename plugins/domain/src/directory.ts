@@ -45,6 +45,10 @@ export class ProxyRecordDirectory implements DomainDirectory {
     return (await this.#deps.domains.attach(owner, domain, em)).domainId;
   }
 
+  ownsAttached(kind: string, find: (id: string, em: EntityManager) => Promise<WorkloadRef | null>): void {
+    this.#deps.routing.ownsAttached(kind, find);
+  }
+
   async routesOf(workload: WorkloadRef, em: EntityManager): Promise<ProxyRoute[]> {
     return (await this.#deps.routing.configOf(workload, em)).routes;
   }

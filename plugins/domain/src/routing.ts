@@ -125,8 +125,16 @@ export class ProxyRouting {
 
   /** Applies the routes of the workload a stored record belongs to (nothing when it is gone). */
   async syncOwnerOf(record: { serviceType: string; serviceId: string }, em: EntityManager): Promise<void> {
-    const workload = await this.#cradle().workloads.kind(record.serviceType)?.find(record.serviceId, em);
+    const kind = this.#cradle().workloads.kind(record.serviceType);
+    const workload = kind ? await kind.find(record.serviceId, em) : await this.#attachedOwners.get(record.serviceType)?.(record.serviceId, em);
     if (workload) await this.sync(workload, em);
+  }
+
+  /** The owners of domains attached by other plugins (a preview's), by the kind they were attached under. */
+  readonly #attachedOwners = new Map<string, (id: string, em: EntityManager) => Promise<WorkloadRef | null>>();
+
+  ownsAttached(kind: string, find: (id: string, em: EntityManager) => Promise<WorkloadRef | null>): void {
+    this.#attachedOwners.set(kind, find);
   }
 
   /** Takes the workload off the proxy (of its server). */

@@ -2,14 +2,14 @@
 // plugin) deploy the pull request's branch as a service of its own (the application plugin's
 // variants) at a domain of the domain plugin's; previewDeployment.* as the peer's; a daily job
 // removes previews older than previewMaxAgeDays.
-import { asValue, definePlugin, router, schema, Type } from '@berth/core';
+import { asValue, definePlugin, optionalService, router, schema, Type } from '@berth/core';
 import { PreviewDeploymentFields } from '@berth/plugin-application';
 import { runProcedure } from '@berth/plugin-workloads';
 import pkg from '../package.json' with { type: 'json' };
 import config from './config.ts';
 import { previewEntities } from './entities.ts';
 import { previewMigrations } from './migrations.ts';
-import { PreviewService } from './service.ts';
+import { PreviewService, TARGET } from './service.ts';
 
 const EXPIRY_JOB = 'preview.expire';
 const Nullable = schema.Nullable;
@@ -29,6 +29,8 @@ export default definePlugin({
     berth.provide({ previews: asValue(previews) });
     cradle().deployments.register(previews.deployer);
     cradle().deployHooks.onPullRequest('application', (target, pr, _delivery, em) => previews.onPullRequest(target, pr, em)); // kind-names: previews are the application kind's
+    // A preview's domain changed through domain.update or domain.delete has its routes applied at once.
+    berth.onStart(c => optionalService(c, 'domains')?.ownsAttached?.(TARGET, (id, em) => previews.ownerOf(id, em)));
     berth.jobs.define(EXPIRY_JOB, async () => void (await previews.expire(cradle().orm.em.fork())));
     if (berth.config.jobs) berth.jobs.every('1 day', EXPIRY_JOB);
 

@@ -225,6 +225,13 @@ export class PreviewService {
     return `${label}-${(serverIp ?? '127.0.0.1').replace(/[.:]/g, '-')}.${generatedDomainBase}`;
   }
 
+  /** The owner of a preview's domain (for the domain plugin's own changes of it); null once the preview or its application is gone. */
+  async ownerOf(previewDeploymentId: string, em: EntityManager): Promise<WorkloadRef | null> {
+    const row = await em.findOne(PreviewDeployment, { previewDeploymentId });
+    const app = row ? await this.#cradle().applicationVariants.settings(row.applicationId, em) : null;
+    return row && app ? this.#ref(row, app.ref) : null;
+  }
+
   /** The preview as the owner of its service and domain. */
   #ref(row: PreviewRow, app: WorkloadRef): WorkloadRef {
     return {

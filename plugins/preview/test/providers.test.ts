@@ -362,6 +362,18 @@ async function pullRequestLife(t: Test, p: Provider, i: number) {
   t.match(said, head.slice(0, 12), say('the comment updated to the new commit'));
   t.match(said, /Status: \*\*done\*\*/, say('done'));
   t.equal(await served(`${previewName}.${p.name}.test`, `${branch}: two\n`), `${branch}: two\n`, say('the new commit served at the same domain'));
+  if (p.name === 'gitlab') {
+    // The preview's domain edited through domain.update: routed at once, with no redeploy; then set back.
+    const moved = `${previewName}.moved.test`;
+    await ok(client.post('domain.update', { domainId: preview!.domainId, host: moved, port: 8080, https: false, certificateType: 'none', domainType: 'preview' }), 'domain.update');
+    t.equal(await served(moved, `${branch}: two\n`), `${branch}: two\n`, say('served at once at the host domain.update gave it'));
+    await ok(
+      client.post('domain.update', { domainId: preview!.domainId, host: `${previewName}.${p.name}.test`, port: 8080, https: false, certificateType: 'none', domainType: 'preview' }),
+      'domain.update back',
+    );
+    t.equal(await served(`${previewName}.${p.name}.test`, `${branch}: two\n`), `${branch}: two\n`, say('and at its own host again'));
+    t.equal((await client.get('previewDeployment.one', { previewDeploymentId: preview!.previewDeploymentId })).body.deployments.length, 2, say('no deployment was made for it'));
+  }
 
   const closed = await send({ step: 'close', branch, number, sha: head });
   t.match(closed, { status: 200, body: { reason: `preview removed: pull request #${number} closed` } }, say('closed'));

@@ -75,6 +75,8 @@ export interface DomainDirectory {
   routesOf?(workload: WorkloadRef, em: EntityManager): Promise<ProxyRoute[]>;
   /** Stores a domain of a service that is not a workload of the registry (a preview) and applies its routes; answers its domainId. */
   attach?(owner: WorkloadRef, domain: AttachedDomain, em: EntityManager): Promise<string>;
+  /** Names the owner of the domains attached under `kind`, so that domain.update and domain.delete apply their routes at once. */
+  ownsAttached?(kind: string, find: (id: string, em: EntityManager) => Promise<WorkloadRef | null>): void;
 }
 
 /** A domain another plugin gives its own service (a preview's): routed to owner.appName on port. */
