@@ -401,7 +401,8 @@ t.test('each provider: opened deploys and comments, an update redeploys and upda
  */
 async function forkPullRequests(t: Test, p: Provider, i: number) {
   const say = (what: string) => `${p.name} fork: ${what}`;
-  const { applicationId, appName, send } = await previewApp(t, p, 'fk');
+  // The fork's Dockerfile is the base's: its required secret mount needs the build secret too.
+  const { applicationId, appName, send } = await previewApp(t, p, 'fk', { previewBuildSecrets: `PREVIEW_TOKEN=fk-${randomBytes(8).toString('hex')}` });
   const branch = `feature-${p.name}`;
   const sha = forkBranches[branch]!;
   const page = `${p.name}: from the fork\n`;
