@@ -32,6 +32,8 @@ export interface BuildRequest extends BuildIo {
   buildArgs: Record<string, string>;
   /** Values never to show in the log (build args may carry secrets). */
   secrets: string[];
+  /** Build secrets by id, mounted by a Dockerfile's `RUN --mount=type=secret,id=KEY`, never build args; builders without Dockerfile say they skip them. */
+  buildSecrets?: Record<string, string>;
   /** The tag to give the result, e.g. "berth/my-app:<deploymentId>". */
   imageTag: string;
   labels: Record<string, string>;

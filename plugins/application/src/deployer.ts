@@ -247,6 +247,7 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
         publishDirectory: (settings.publishDirectory as string | null) || null,
         buildArgs,
         secrets: [...Object.values(buildSecrets), ...Object.values(buildArgs), ...(secrets.password ? [secrets.password] : [])],
+        buildSecrets,
         imageTag,
         labels,
         signal: run.signal,

@@ -4,7 +4,7 @@
 import t, { type Test } from 'tap';
 import { existsSync, symlinkSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import Docker from 'dockerode';
 import {
@@ -276,6 +276,35 @@ t.test('applications on the real engine', async t => {
     t.equal(failed.status, 'error');
     t.match(failed.errorMessage, /Invalid project environment variable: project\.MISSING_KEY/, "the peer's wording, so tools matching it keep working");
     t.equal((await served(port)).trim(), 'hello db.internal-prod', 'the previous version keeps serving');
+  });
+
+  t.test('build secrets reach a Dockerfile build as secret mounts, and no layer, config or log line', async t => {
+    const token = `tok-${randomBytes(12).toString('hex')}`;
+    const hash = createHash('sha256').update(token).digest('hex');
+    // The image keeps the hash of what the RUN read; the Dockerfile never holds the value. BuildKit's
+    // cache key of a step leaves its secrets out: the nonce keeps an earlier run's layer from being reused.
+    const mount = () =>
+      `RUN --mount=type=secret,id=API_TOKEN,required=true sh -c 'mkdir -p /www && sha256sum < /run/secrets/API_TOKEN | cut -c1-64 > /www/token' # ${randomBytes(6).toString('hex')}\n`;
+    const app = await gitApp(t, 'vault', 'GREETING=vault', site(mount()));
+    await call('application.saveEnvironment', { applicationId: app.applicationId, env: 'GREETING=vault', buildSecrets: `API_TOKEN=${token}\nUNUSED=other-${token}` });
+    const done = await deployed(app.applicationId);
+    t.equal(done.status, 'done', done.errorMessage ?? '');
+    t.equal((await served(app.port, /[0-9a-f]{64}/, '/token')).trim(), hash, 'the build read the secret');
+    const image = ((await docker.getService(app.appName).inspect()) as { Spec: { TaskTemplate: { ContainerSpec: { Image: string } } } }).Spec.TaskTemplate.ContainerSpec.Image.split('@')[0]!;
+    const history = JSON.stringify(await docker.getImage(image).history());
+    t.match(history, /sha256sum < \/run\/secrets\/API_TOKEN/, "the image's history has the step");
+    t.notOk(history.includes(token), 'in no layer of the history');
+    t.notOk(JSON.stringify(await docker.getImage(image).inspect()).includes(token), 'nor in the image config');
+    const log = await logOf(done.deploymentId);
+    t.notOk(log.includes(token), 'nor in the deployment log');
+    t.match(log, /build secrets API_TOKEN, UNUSED are mounted by id/);
+
+    // Without the secret the required mount fails the build, naming it (a new step: a cached one asks for nothing).
+    await commitFiles(app.repo.dir, site(mount()), 'a new step');
+    await call('application.saveEnvironment', { applicationId: app.applicationId, env: 'GREETING=vault', buildSecrets: 'OTHER=x-value' });
+    const failed = await deployed(app.applicationId);
+    t.equal(failed.status, 'error');
+    t.match(failed.errorMessage, /API_TOKEN.*not found.*the build asked for the build secret API_TOKEN, which is not among the build secrets: OTHER/);
   });
 
   t.test('cancelDeployment stops a long build: cancelled, and the app is not left running', async t => {

@@ -5,7 +5,7 @@
 // real and leaves one comment on the pull request with the status and the URL; an update redeploys
 // the new commit and updates that comment in place; closing removes the preview and says so in the
 // comment. At previewLimit, the pull request is told once.
-import { createHmac, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createHash, createHmac, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
@@ -22,8 +22,10 @@ import { serviceStatus } from './service-status.ts';
 const run = promisify(execFile);
 const docker = new Docker();
 const sample = (name: string) => JSON.parse(readFileSync(new URL(`./payloads/${name}`, import.meta.url), 'utf8'));
-// The page is the branch's page.txt, served on the preview port; TERM ends it at once.
-const DOCKERFILE = `FROM ${TEST_BASE_IMAGE}\nCOPY page.txt /www/index.html\nCMD ["sh", "-c", "trap \\"exit 0\\" TERM; httpd -f -p 8080 -h /www & wait"]\n`;
+// The page is the branch's page.txt, served on the preview port; TERM ends it at once. The image
+// keeps the hash of the build secret it was given (a required secret mount: the build fails without it).
+// BuildKit's cache key of a step leaves its secrets out: the run's nonce keeps an earlier run's layer from being reused.
+const DOCKERFILE = `FROM ${TEST_BASE_IMAGE}\nCOPY page.txt /www/index.html\nRUN --mount=type=secret,id=PREVIEW_TOKEN,required=true sh -c 'sha256sum < /run/secrets/PREVIEW_TOKEN | cut -c1-64 > /token.sha256' # ${randomBytes(6).toString('hex')}\nCMD ["sh", "-c", "trap \\"exit 0\\" TERM; httpd -f -p 8080 -h /www & wait"]\n`;
 const PROXY = `berth-test-proxy-${randomBytes(3).toString('hex')}`;
 const hmac = (secret: string, text: string) => createHmac('sha256', secret).update(text).digest('hex');
 
@@ -345,6 +347,12 @@ async function pullRequestLife(t: Test, p: Provider, i: number) {
   const history = await run('docker', ['history', '--no-trunc', '--format', '{{.CreatedBy}}', image]);
   const inspected = await run('docker', ['image', 'inspect', image]);
   t.notOk(history.stdout.includes(buildSecret) || inspected.stdout.includes(buildSecret), say("previewBuildSecrets' value is in neither the image's history nor its config"));
+  t.match(history.stdout, /sha256sum < \/run\/secrets\/PREVIEW_TOKEN/, say('the history has the step that read the secret'));
+  const built = await run('docker', ['run', '--rm', image, 'cat', '/token.sha256']);
+  t.equal(built.stdout.trim(), createHash('sha256').update(buildSecret).digest('hex'), say('the build read previewBuildSecrets as a secret mount (the image keeps its hash)'));
+  const buildLog = String((await client.get('deployment.readLogs', { deploymentId: opened.body.deploymentId })).body);
+  t.notOk(buildLog.includes(buildSecret), say('nor is it in the deployment log'));
+  t.match(buildLog, /build secrets PREVIEW_TOKEN are mounted by id/, say('the log says how the secret was given'));
   let said = comment(number);
   t.match(said, /Status: \*\*done\*\*/, say('the comment: done'));
   t.match(said, url, say('with the URL'));
@@ -405,7 +413,8 @@ t.test('each provider: opened deploys and comments, an update redeploys and upda
  */
 async function forkPullRequests(t: Test, p: Provider, i: number) {
   const say = (what: string) => `${p.name} fork: ${what}`;
-  const { applicationId, appName, send } = await previewApp(t, p, 'fk');
+  // The fork's Dockerfile is the base's: its required secret mount needs the build secret too.
+  const { applicationId, appName, send } = await previewApp(t, p, 'fk', { previewBuildSecrets: `PREVIEW_TOKEN=fk-${randomBytes(8).toString('hex')}` });
   const branch = `feature-${p.name}`;
   const sha = forkBranches[branch]!;
   const page = `${p.name}: from the fork\n`;

@@ -23,6 +23,7 @@ export class DockerfileBuilder implements Builder {
       target: request.dockerBuildStage?.trim() || null,
       labels: request.labels,
       secrets: request.secrets,
+      buildSecrets: request.buildSecrets ?? {},
       signal: request.signal,
       log: request.log,
     });

@@ -1,7 +1,9 @@
 // One engine build for every builder that produces a Dockerfile: the context directory is
 // packed (honouring .dockerignore) and sent to the engine's build API; its output is streamed
 // line by line into the deployment log with secrets masked; an abort drops the request (the
-// engine then stops the build and removes its intermediate container).
+// engine then stops the build and removes its intermediate container). A build given secrets
+// goes through the engine's BuildKit instead (buildkit-session.ts serves them, buildkit-status.ts
+// reads its output); one without keeps the classic builder.
 import { lstatSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -9,6 +11,8 @@ import dockerignoreModule from '@balena/dockerignore';
 import tar from 'tar-fs';
 import type Docker from 'dockerode';
 import type { BuildIo } from '@berth/core';
+import { openSecretSession, type SecretSession } from './buildkit-session.ts';
+import { BuildKitTrace } from './buildkit-status.ts';
 
 // The package is CommonJS (module.exports = factory) while its types declare an ES default export.
 // cast: the package is CommonJS; under Node's ESM its default export is the module itself.
@@ -39,6 +43,8 @@ export interface ContextBuild extends BuildIo {
   target: string | null;
   labels: Record<string, string>;
   secrets: string[];
+  /** Secrets the Dockerfile mounts by id (`RUN --mount=type=secret,id=KEY`); any: the build goes through BuildKit. */
+  buildSecrets?: Record<string, string>;
 }
 
 function packContext(contextDir: string, dockerfile: string): Readable {
@@ -62,6 +68,12 @@ function packContext(contextDir: string, dockerfile: string): Readable {
   return tar.pack(contextDir, { ignore }) as Readable;
 }
 
+/** For builders that build no Dockerfile of the user's: one line saying the build secrets are not given to them. */
+export function skipBuildSecrets(request: BuildIo & { buildSecrets?: Record<string, string> }, buildType: string): void {
+  const keys = Object.keys(request.buildSecrets ?? {});
+  if (keys.length > 0) request.log(`Build secrets ${keys.join(', ')} are not given to the ${buildType} builder: only a Dockerfile build mounts them (RUN --mount=type=secret,id=KEY)`);
+}
+
 /** The error an aborted step rejects with: the abort's own reason when it gave one (e.g. a timeout). */
 export function cancelled(signal: AbortSignal, step = 'The build'): Error {
   const reason = signal.reason as unknown;
@@ -69,6 +81,8 @@ export function cancelled(signal: AbortSignal, step = 'The build'): Error {
 }
 
 interface BuildEvent {
+  id?: string;
+  aux?: unknown;
   stream?: string;
   status?: string;
   progress?: string;
@@ -83,29 +97,45 @@ export async function buildContext(b: ContextBuild): Promise<void> {
     if (!BUILD_ARG.test(name)) throw new Error(`Build argument "${name}" is not a valid name (letters, digits and _, not starting with a digit)`);
   }
   if (b.target !== null && !STAGE.test(b.target)) throw new Error(`Build stage "${b.target}" is not a valid stage name`);
+  const buildSecrets = b.buildSecrets ?? {};
+  for (const name of Object.keys(buildSecrets)) {
+    if (!BUILD_ARG.test(name)) throw new Error(`Build secret "${name}" is not a valid name (letters, digits and _, not starting with a digit)`);
+  }
   if (b.signal.aborted) throw cancelled(b.signal);
-  const mask = masker(b.secrets);
-  const pack = packContext(b.contextDir, b.dockerfile);
+  const mask = masker([...b.secrets, ...Object.values(buildSecrets)]);
+  const options = {
+    t: b.imageTag,
+    dockerfile: b.dockerfile,
+    buildargs: b.buildArgs,
+    ...(b.target ? { target: b.target } : {}),
+    labels: b.labels,
+    rm: true,
+    forcerm: true,
+    // Never pull on purpose; a base image that is missing is still looked up by the engine.
+    pull: false,
+  };
+  let session: SecretSession | null = null;
+  let pack: Readable | null = null;
   let output: Readable;
   try {
-    output = (await b.engine.buildImage(pack, {
-      t: b.imageTag,
-      dockerfile: b.dockerfile,
-      buildargs: b.buildArgs,
-      ...(b.target ? { target: b.target } : {}),
-      labels: b.labels,
-      rm: true,
-      forcerm: true,
-      // Never pull on purpose; a base image that is missing is still looked up by the engine.
-      pull: false,
-      abortSignal: b.signal,
-    })) as Readable;
+    if (Object.keys(buildSecrets).length > 0) {
+      b.log(`Building with BuildKit: build secrets ${Object.keys(buildSecrets).join(', ')} are mounted by id (RUN --mount=type=secret,id=KEY), never passed as build args`);
+      session = await openSecretSession(b.engine, buildSecrets, b.signal);
+      pack = packContext(b.contextDir, b.dockerfile);
+      output = await buildKitRequest(b.engine, pack, { ...options, version: '2', session: session.id }, b.signal);
+    } else {
+      pack = packContext(b.contextDir, b.dockerfile);
+      output = (await b.engine.buildImage(pack, { ...options, abortSignal: b.signal })) as Readable;
+    }
   } catch (e) {
-    pack.destroy();
+    pack?.destroy();
+    session?.close();
     if (b.signal.aborted) throw cancelled(b.signal);
     const err = e as { json?: { message?: string }; message?: string };
     throw new Error(mask(`Docker build failed: ${err.json?.message ?? err.message ?? String(e)}`));
   }
+  const trace = session ? new BuildKitTrace(line => b.log(mask(line))) : null;
+  const openSession = session;
 
   await new Promise<void>((resolve, reject) => {
     let pending = '';
@@ -118,12 +148,13 @@ export async function buildContext(b: ContextBuild): Promise<void> {
       if (settled) return;
       settled = true;
       b.signal.removeEventListener('abort', onAbort);
+      openSession?.close();
       if (error) reject(error);
       else resolve();
     };
     const onAbort = () => {
       output.destroy();
-      pack.destroy();
+      pack?.destroy();
       finish(cancelled(b.signal));
     };
     const logLine = (line: string) => {
@@ -140,7 +171,9 @@ export async function buildContext(b: ContextBuild): Promise<void> {
         logLine(text);
         return;
       }
-      if (event.error !== undefined) {
+      if (trace && event.id === 'moby.buildkit.trace') {
+        if (typeof event.aux === 'string') trace.add(event.aux);
+      } else if (event.error !== undefined) {
         failure = (event.errorDetail?.message ?? event.error).trim();
         b.log(mask(failure));
       } else if (event.stream !== undefined) {
@@ -159,11 +192,34 @@ export async function buildContext(b: ContextBuild): Promise<void> {
     });
     output.on('end', () => {
       message(pending);
-      if (failure === null) finish(null);
+      trace?.end();
+      // A secret mount is optional by default: one the build asked for and was not given leaves no file.
+      const missing = openSession ? [...new Set(openSession.requested)].filter(id => !Object.hasOwn(buildSecrets, id)) : [];
+      const hint = missing.length ? ` (the build asked for the build secret ${missing.join(', ')}, which is not among the build secrets: ${Object.keys(buildSecrets).join(', ')})` : '';
+      if (missing.length && !trace?.failure && failure === null) b.log(`The build asked for the build secret ${missing.join(', ')}, which is not given: its mount was left empty`);
+      // BuildKit names the failed step in its trace; the closing error line repeats its message.
+      if (trace?.failure) finish(new Error(mask(`${trace.failure.step} failed: ${trace.failure.error}${hint}`)));
+      else if (failure !== null && /--mount option requires BuildKit/i.test(failure))
+        finish(new Error(mask(`${step ? `${step} failed` : 'Docker build failed'}: ${failure} (a Dockerfile build goes through BuildKit when the application has build secrets)`)));
+      else if (failure === null) finish(null);
       else finish(new Error(mask(step ? `${step} failed: ${failure}` : `Docker build failed: ${failure}`)));
     });
     output.on('error', (e: Error) => {
       finish(b.signal.aborted ? cancelled(b.signal) : new Error(mask(`Docker build failed: ${e.message}`)));
     });
+  });
+}
+
+/** `POST /build` with BuildKit (version 2) through the engine's modem, so a server's engine is reached over its connection. */
+function buildKitRequest(engine: Docker, pack: Readable, options: Record<string, unknown>, signal: AbortSignal): Promise<Readable> {
+  return new Promise((resolve, reject) => {
+    engine.modem.dial(
+      { path: '/build?', method: 'POST', file: pack, options, abortSignal: signal, isStream: true, statusCodes: { 200: true, 400: 'bad parameter', 500: 'server error' } },
+      (err: unknown, data: unknown) => {
+        if (err) reject(err);
+        // cast: a streamed request answers the response stream.
+        else resolve(data as Readable);
+      },
+    );
   });
 }

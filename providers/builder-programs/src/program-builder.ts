@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { defineProvider, Type, type Builder, type BuildRequest } from '@berth/core';
-import { appDirOf, buildContext, BUILD_ARG, cancelled, IMAGE_REF, masker } from '@berth/provider-builder-dockerfile/engine';
+import { appDirOf, buildContext, BUILD_ARG, cancelled, IMAGE_REF, masker, skipBuildSecrets } from '@berth/provider-builder-dockerfile/engine';
 import { recipes, type ProgramBuildType, type ProgramRecipe } from './recipes.ts';
 import { findProgram, runProgram } from './run-program.ts';
 
@@ -77,6 +77,7 @@ export class ProgramBuilder implements Builder {
       if (!LABEL_KEY.test(key)) throw new Error(`Label "${key}" is not a valid label name`);
     }
     const appDir = appDirOf(request);
+    skipBuildSecrets(request, this.id);
     const args = this.#recipe.args({ appDir, imageTag: request.imageTag, env: Object.entries(request.buildArgs), labels: Object.entries(request.labels), builder: this.#builder });
     const mask = masker(request.secrets);
     request.log(mask(`$ ${[program, ...args].join(' ')}`));

@@ -5,7 +5,7 @@ import { cp, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Type, type Builder, type BuildRequest, type Static } from '@berth/core';
-import { appDirOf, buildContext, IMAGE_REF, resolveInside } from '@berth/provider-builder-dockerfile/engine';
+import { appDirOf, buildContext, IMAGE_REF, resolveInside, skipBuildSecrets } from '@berth/provider-builder-dockerfile/engine';
 
 /** An absolute directory of plain segments (none starting with "."): nothing the Dockerfile parser reads specially. */
 const ROOT = /^\/(?:[A-Za-z0-9_-][A-Za-z0-9._-]*(?:\/[A-Za-z0-9_-][A-Za-z0-9._-]*)*)?\/?$/;
@@ -58,6 +58,7 @@ export class StaticBuilder implements Builder {
     const app = appDirOf(request);
     const publish = resolveInside(app, request.publishDirectory, 'The publish directory', request.sourceDir);
     if (!(await stat(publish)).isDirectory()) throw new Error(`The publish directory "${request.publishDirectory}" is not a directory`);
+    skipBuildSecrets(request, 'static');
     const contextDir = await mkdtemp(path.join(os.tmpdir(), 'berth-static-'));
     try {
       // Links are copied as links: they are resolved inside the image, never on the host.

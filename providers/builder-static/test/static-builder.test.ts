@@ -87,6 +87,18 @@ t.test('without a publish directory the whole build path is served', async t => 
   t.same(await get('/sub/a.txt'), [200, 'a']);
 });
 
+t.test('build secrets are not given to the static builder: one line says so, and the classic build runs', async t => {
+  const dir = t.testdir({ 'index.html': 'page' });
+  const { req, lines } = request(dir, { buildSecrets: { API_TOKEN: 'static-secret-value' }, secrets: ['static-secret-value'] });
+  await builder.build(req);
+  t.equal(lines.filter(l => /Build secrets API_TOKEN are not given to the static builder/.test(l)).length, 1);
+  t.notOk(
+    lines.some(l => /BuildKit|static-secret-value/.test(l)),
+    'no BuildKit session, the value nowhere',
+  );
+  t.notOk(JSON.stringify(await docker.getImage(req.imageTag).history()).includes('static-secret-value'));
+});
+
 t.test('the publish directory must exist inside the source', async t => {
   const dir = t.testdir({ app: { 'file.txt': 'x' }, 'outside.txt': 'x' });
   symlinkSync('/etc', path.join(dir, 'app', 'etc-link'));
