@@ -11,8 +11,8 @@ import dockerignoreModule from '@balena/dockerignore';
 import tar from 'tar-fs';
 import type Docker from 'dockerode';
 import type { BuildIo } from '@berth/core';
-import { openSecretSession, type SecretSession } from './buildkit-session.ts';
-import { BuildKitTrace } from './buildkit-status.ts';
+import type { SecretSession } from './buildkit-session.ts';
+import type { BuildKitTrace } from './buildkit-status.ts';
 
 // The package is CommonJS (module.exports = factory) while its types declare an ES default export.
 // cast: the package is CommonJS; under Node's ESM its default export is the module itself.
@@ -115,12 +115,16 @@ export async function buildContext(b: ContextBuild): Promise<void> {
     pull: false,
   };
   let session: SecretSession | null = null;
+  let decode: typeof BuildKitTrace | null = null;
   let pack: Readable | null = null;
   let output: Readable;
   try {
     if (Object.keys(buildSecrets).length > 0) {
       b.log(`Building with BuildKit: build secrets ${Object.keys(buildSecrets).join(', ')} are mounted by id (RUN --mount=type=secret,id=KEY), never passed as build args`);
+      // Loaded when a build has secrets (protobufjs and http2 stay out of an idle Berth).
+      const { openSecretSession } = await import('./buildkit-session.ts');
       session = await openSecretSession(b.engine, buildSecrets, b.signal);
+      decode = (await import('./buildkit-status.ts')).BuildKitTrace;
       pack = packContext(b.contextDir, b.dockerfile);
       output = await buildKitRequest(b.engine, pack, { ...options, version: '2', session: session.id }, b.signal);
     } else {
@@ -134,7 +138,7 @@ export async function buildContext(b: ContextBuild): Promise<void> {
     const err = e as { json?: { message?: string }; message?: string };
     throw new Error(mask(`Docker build failed: ${err.json?.message ?? err.message ?? String(e)}`));
   }
-  const trace = session ? new BuildKitTrace(line => b.log(mask(line))) : null;
+  const trace = decode ? new decode(line => b.log(mask(line))) : null;
   const openSession = session;
 
   await new Promise<void>((resolve, reject) => {
