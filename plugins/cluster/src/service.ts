@@ -109,7 +109,27 @@ export class ClusterService {
 
   /** The server leaves its swarm and its pooled connection is dropped, so its next use sees it outside any swarm. */
   async #leaveSwarm({ serverId, docker }: { serverId: string; docker: Docker }): Promise<string> {
-    await this.#call(`make server ${serverId} leave its swarm`, () => docker.swarmLeave({ force: true }));
+    // An engine busy stopping containers may answer the leave with an error while it goes on leaving:
+    // what counts is its state after, and a second ask when it is still in the swarm.
+    // cast: the engine's info, read for its swarm state
+    const left = () =>
+      docker.info().then(
+        i => (i as SwarmInfo).Swarm?.LocalNodeState === 'inactive',
+        () => false,
+      );
+    const leave = async () => {
+      try {
+        await docker.swarmLeave({ force: true });
+      } catch (e) {
+        if (await left()) return;
+        await new Promise(r => setTimeout(r, 2000));
+        if (await left()) return;
+        await docker.swarmLeave({ force: true }).catch(async () => {
+          if (!(await left())) throw e;
+        });
+      }
+    };
+    await this.#call(`make server ${serverId} leave its swarm`, leave);
     await this.#hosts.forget(serverId);
     return serverId;
   }
