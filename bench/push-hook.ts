@@ -10,16 +10,13 @@
 //
 //   node bench/push-hook.ts [--requests N] [--warmup N]
 import { createHmac, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { fileURLToPath } from 'node:url';
 import { buildBerth, cleanUpBerths, runBench, startBerth } from './util.ts';
+import { githubPush } from '../plugins/deploy-hook/test/github-examples.ts';
 
 const { values: opt } = parseArgs({ options: { requests: { type: 'string', default: '500' }, warmup: { type: 'string', default: '50' } } });
 const requests = Math.max(10, Number(opt.requests));
 const warmup = Math.max(0, Number(opt.warmup));
-const sample = JSON.parse(readFileSync(path.join(fileURLToPath(new URL('..', import.meta.url)), 'plugins/deploy-hook/test/payloads/github-push.json'), 'utf8'));
 
 const percentile = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -39,8 +36,7 @@ async function main() {
   const statuses = new Map<number, number>();
   for (let i = 0; i < warmup + requests; i++) {
     const sha = randomBytes(20).toString('hex');
-    const commit = { ...sample.commits[0], id: sha, message: `change ${i}`, modified: ['src/index.js'] };
-    const body = JSON.stringify({ ...sample, ref: 'refs/heads/main', after: sha, commits: [commit], head_commit: commit });
+    const body = JSON.stringify(githubPush({ ref: 'refs/heads/main', sha, message: `change ${i}`, files: ['src/index.js'] }));
     const headers = {
       'content-type': 'application/json',
       'x-github-event': 'push',
