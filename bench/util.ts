@@ -94,6 +94,8 @@ export interface Berth {
   url: string;
   /** Its database (on BERTH_BENCH_PG's server). */
   databaseUrl: string;
+  /** The admin's API key (X-API-Key), for routes outside the procedures. */
+  apiKey: string;
   call: (op: string, input: Record<string, unknown>, method?: 'GET' | 'POST') => Promise<any>;
   send: (op: string, input: Record<string, unknown>) => Promise<Response>;
   stop: () => Promise<void>;
@@ -158,7 +160,7 @@ export async function startBerth(name: string, config: Record<string, unknown>, 
     }
     children.delete(child);
   };
-  return { child, url: base, databaseUrl: url.toString(), call, send, stop };
+  return { child, url: base, databaseUrl: url.toString(), apiKey, call, send, stop };
 }
 
 /** Removes these Swarm services of this machine's engine (`docker service rm`; one already gone is passed over). */

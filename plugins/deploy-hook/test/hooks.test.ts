@@ -1,12 +1,13 @@
 // Push to deploy against a running Berth: a local repository gets real commits, then each
-// provider's sample delivery, filled in with them and signed by that provider's algorithm, is
-// posted to the stack's hook URL. The signed ones deploy the pushed commit for real (the log
-// names it, the deployment carries its message and hash); the rest are answered with why and
-// deploy nothing; the delivery log says so for each.
+// provider's sample delivery (GitHub's from @octokit/webhooks-examples), filled in with them and
+// signed by that provider's algorithm, is posted to the stack's hook URL. The signed ones deploy
+// the pushed commit for real (the log names it, the deployment carries its message and hash); the
+// rest are answered with why and deploy nothing; the delivery log says so for each.
 import { createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import t from 'tap';
 import { startTestServer, signUpAdmin, otherOrganization, deploymentFinished, makeGitRepo, commitFiles, waitFor, TEST_BASE_IMAGE, type Client } from '@berth/core/testing';
+import { githubPing, githubPush } from './github-examples.ts';
 
 const sample = (name: string) => JSON.parse(readFileSync(new URL(`./payloads/${name}.json`, import.meta.url), 'utf8'));
 const stack = (text: string) => `services:\n  app:\n    image: ${TEST_BASE_IMAGE}\n    init: true\n    stop_grace_period: 1s\n    command: ["sleep", "3600"]\n# ${text}\n`;
@@ -18,10 +19,11 @@ interface Commit {
   files: string[];
 }
 
-/** The provider's sample, filled in with the pushed ref and commit. */
+/** The provider's sample (GitHub's from @octokit/webhooks-examples), filled in with the pushed ref and commit. */
 function payload(provider: string, ref: string, c: Commit): Record<string, any> {
-  if (provider === 'github' || provider === 'gitea') {
-    const p = sample(`${provider}-push`);
+  if (provider === 'github') return githubPush({ ref, sha: c.sha, message: c.message, files: c.files });
+  if (provider === 'gitea') {
+    const p = sample('gitea-push');
     const commit = { ...p.commits[0], id: c.sha, message: c.message, modified: c.files };
     return { ...p, ref, after: c.sha, commits: [commit], ...(p.head_commit ? { head_commit: commit } : {}) };
   }
@@ -134,7 +136,7 @@ t.test('push to deploy', async t => {
     const before = (await deployments()).length;
     const gh = (ref: string, x = c, o = {}) => send('github', payload('github', ref, x), { secret: githubSecret, ...o });
     const reasons: [string, () => Promise<{ status: number; body: Record<string, any> }>, RegExp][] = [
-      ['ping', () => send('github', sample('github-ping'), { secret: githubSecret, event: 'ping' }), /ping received/],
+      ['ping', () => send('github', githubPing(), { secret: githubSecret, event: 'ping' }), /ping received/],
       ['another event', () => send('github', { action: 'opened' }, { secret: githubSecret, event: 'issues' }), /unknown event: github "issues"/],
       ['another branch', () => gh('refs/heads/feature'), /branch not watched: feature was pushed, the workload deploys main/],
       ['a tag with triggerType push', () => gh('refs/tags/v1'), /a tag push \(v1\)/],

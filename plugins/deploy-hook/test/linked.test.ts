@@ -1,6 +1,6 @@
 // Push to deploy through a linked repository, against a running Berth and the git providers on
-// loopback: a GitHub App's push (the sample delivery filled in with a real commit, signed with
-// the App's webhook secret as GitHub signs) reaches every workload deploying that repository
+// loopback: a GitHub App's push (@octokit/webhooks-examples' push, filled in with a real commit,
+// signed with the App's webhook secret as GitHub signs) reaches every workload deploying that repository
 // through the connection, deploying the commit for one and saying why not for the other; and the
 // webhooks Berth registers itself on GitLab, Gitea and Bitbucket when a repository is linked, removed
 // when it is unlinked or the workload deleted; and a tag push deploying the tag's own commit.
@@ -14,6 +14,7 @@ import { startFakeGithub } from '../../../providers/git-github/test/github-api.t
 import { startFakeGitlab } from '../../../providers/git-gitlab/test/gitlab-api.ts';
 import { startFakeBitbucket } from '../../../providers/git-bitbucket/test/bitbucket-api.ts';
 import { startFakeGitea } from '../../../providers/git-gitea/test/gitea-api.ts';
+import { githubPush } from './github-examples.ts';
 
 const sample = (name: string) => JSON.parse(readFileSync(new URL(`./payloads/${name}.json`, import.meta.url), 'utf8'));
 const stack = (text: string) => `services:\n  app:\n    image: ${TEST_BASE_IMAGE}\n    init: true\n    stop_grace_period: 1s\n    command: ["sleep", "3600"]\n# ${text}\n`;
@@ -76,17 +77,7 @@ t.test('a GitHub App push deploys the pushed commit of each workload deploying t
   t.teardown(() => client.post('application.delete', { applicationId: app.applicationId }));
   await ok(client.post('application.saveGithubProvider', { applicationId: app.applicationId, githubId, owner: 'team', repository: 'app', branch: 'release', buildPath: '/' }), 'saveGithubProvider');
 
-  const p = sample('github-push');
-  const commit = { ...p.commits[0], id: pushed, message: 'second version', modified: ['docker-compose.yml'] };
-  const body = JSON.stringify({
-    ...p,
-    ref: 'refs/heads/main',
-    after: pushed,
-    commits: [commit],
-    head_commit: commit,
-    repository: { ...p.repository, name: 'app', full_name: 'team/app' },
-    installation: { id: 77 },
-  });
+  const body = JSON.stringify(githubPush({ ref: 'refs/heads/main', sha: pushed, message: 'second version', files: ['docker-compose.yml'], repository: 'team/app', installationId: 77 }));
   const send = async (headers: Record<string, string>) => {
     const res = await fetch(`${server.url}/api/deploy/github`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-github-event': 'push', ...headers }, body });
     return { status: res.status, body: (await res.json()) as Record<string, any> };
@@ -126,7 +117,7 @@ t.test('a GitHub App push deploys the pushed commit of each workload deploying t
   ]);
   t.match((await client.get('application.webhookDeliveries', { applicationId: app.applicationId })).body[1], { deliveryId: 'app-2', decision: /branch not watched/ });
 
-  const other = JSON.stringify({ ...JSON.parse(body), repository: { full_name: 'team/elsewhere' } });
+  const other = JSON.stringify(githubPush({ ref: 'refs/heads/main', sha: pushed, repository: 'team/elsewhere', installationId: 77 }));
   const res = await fetch(`${server.url}/api/deploy/github`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-hub-signature-256': `sha256=${createHmac('sha256', appSecret).update(other).digest('hex')}` },
@@ -226,12 +217,10 @@ t.test("triggerType tag: a tag push deploys the tag's commit, not the branch's h
   const made = await ok(client.post('compose.create', { name: 'tagged', environmentId, appName: `linked-tag-${stamp}` }), 'compose.create');
   t.teardown(() => client.post('compose.delete', { composeId: made.composeId, deleteVolumes: true }));
   await ok(client.post('compose.update', { composeId: made.composeId, sourceType: 'git', customGitUrl: repo.dir, customGitBranch: 'main', triggerType: 'tag' }), 'compose.update');
-  const p = sample('github-push');
-  const commit = { ...p.commits[0], id: tagged, message: 'release one' };
   const res = await fetch(`${server.url}/api/deploy/compose/${made.refreshToken}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-github-delivery': 'tag-1' },
-    body: JSON.stringify({ ...p, ref: 'refs/tags/v1.0.0', after: tagged, commits: [commit], head_commit: commit }),
+    body: JSON.stringify(githubPush({ ref: 'refs/tags/v1.0.0', sha: tagged, message: 'release one' })),
   });
   const answer = (await res.json()) as Record<string, any>;
   t.equal(res.status, 202, JSON.stringify(answer));

@@ -1,21 +1,20 @@
 // Preview deployments against a running Berth: an application deploying from a local repository
-// gets GitHub's pull_request deliveries (the documented sample, filled in with real commits of a
+// gets GitHub's pull_request deliveries (@octokit/webhooks-examples', filled in with real commits of a
 // branch and signed as GitHub signs) on its push hook. Opened deploys the branch for real as its own
 // service at the wildcard's domain with BERTH_PREVIEW_URL in its env and build; synchronize
 // redeploys it at the same domain; closed removes service, domain and record; the gates answer why;
 // another organization sees none of it; the age limit removes what is too old.
 import { createHmac, randomBytes } from 'node:crypto';
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import Docker from 'dockerode';
 import t from 'tap';
 import { startTestServer, signUpAdmin, otherOrganization, deploymentFinished, makeGitRepo, commitFiles, manualClock, TEST_BASE_IMAGE } from '@berth/core/testing';
+import { githubPullRequest } from '../../deploy-hook/test/github-examples.ts';
 import { serviceStatus } from './service-status.ts';
 
 const run = promisify(execFile);
 const docker = new Docker();
-const sample = JSON.parse(readFileSync(new URL('./payloads/github-pull_request.json', import.meta.url), 'utf8'));
 const DAY = 86_400_000;
 // The build argument is written into the image; the service stops at once when removed (TERM ends it).
 const DOCKERFILE = `FROM ${TEST_BASE_IMAGE}\nARG BERTH_PREVIEW_URL\nRUN echo "built for $BERTH_PREVIEW_URL" > /built\nCMD ["sh", "-c", "trap \\"exit 0\\" TERM; sleep 3600 & wait"]\n`;
@@ -30,25 +29,17 @@ interface Pr {
   fork?: boolean;
 }
 
-/** GitHub's sample, filled in with the pull request's number, branches, head commit, labels and author. */
+/** GitHub's example of the action, filled in with the pull request's number, branches, head commit, labels and author. */
 function pullRequest(p: Pr): Record<string, any> {
-  const pr = sample.pull_request;
-  const repo = pr.base.repo;
-  const headRepo = p.fork ? { ...repo, id: 1, full_name: 'someone/Hello-World' } : repo;
+  const s = githubPullRequest({ action: p.action, number: p.number, branch: p.branch ?? 'feature', sha: p.sha, labels: p.labels ?? [], ...(p.fork ? { headRepository: 'someone/Hello-World' } : {}) });
   return {
-    ...sample,
-    action: p.action,
-    number: p.number,
+    ...s,
     pull_request: {
-      ...pr,
+      ...s.pull_request,
       id: 279147400 + p.number,
-      number: p.number,
       html_url: `https://github.com/Codertocat/Hello-World/pull/${p.number}`,
       title: `Change number ${p.number}`,
-      labels: (p.labels ?? []).map((name, i) => ({ id: i + 1, name, color: 'ededed', default: false })),
       author_association: p.association ?? 'OWNER',
-      head: { ...pr.head, ref: p.branch ?? 'feature', sha: p.sha, repo: headRepo },
-      base: { ...pr.base, ref: 'main' },
     },
   };
 }

@@ -17,6 +17,7 @@ import { startFakeGithub } from '../../../providers/git-github/test/github-api.t
 import { startFakeGitlab } from '../../../providers/git-gitlab/test/gitlab-api.ts';
 import { startFakeGitea } from '../../../providers/git-gitea/test/gitea-api.ts';
 import { startFakeBitbucket } from '../../../providers/git-bitbucket/test/bitbucket-api.ts';
+import { githubPullRequest } from '../../deploy-hook/test/github-examples.ts';
 import { serviceStatus } from './service-status.ts';
 
 const run = promisify(execFile);
@@ -175,13 +176,13 @@ interface Provider {
   comments: (number: number) => string[];
 }
 
-/** GitHub's pull_request sample (Gitea's has its shape), as the pull request's event says; a fork's names its repository, its author and (GitHub) the author's association. */
-function pullRequestPayload(file: string, action: string, ids: number, pr: Pr, association?: string): string {
+/** Gitea's pull_request sample (GitHub's shape), as the pull request's event says; a fork's names its repository and its author. */
+function pullRequestPayload(file: string, action: string, ids: number, pr: Pr): string {
   const s = sample(file);
   const repoNamed = (full: string) => ({ ...s.pull_request.base.repo, full_name: full, name: 'app' });
   const head = { ...s.pull_request.head, ref: pr.branch, sha: pr.sha, ...(pr.fork ? { repo: repoNamed('someone/app') } : {}) };
   const base = { ...s.pull_request.base, ref: 'main', ...(pr.fork ? { repo: repoNamed('team/app') } : {}) };
-  const author = pr.fork ? { user: { ...s.pull_request.user, id: 900, login: forker(pr) }, ...(association ? { author_association: association } : {}) } : {};
+  const author = pr.fork ? { user: { ...s.pull_request.user, id: 900, login: forker(pr) } } : {};
   return JSON.stringify({ ...s, action, number: pr.number, pull_request: { ...s.pull_request, id: ids + pr.number, number: pr.number, head, base, ...author } });
 }
 
@@ -191,8 +192,10 @@ const providers: Provider[] = [
     saveOp: 'application.saveGithubProvider',
     save: applicationId => ({ applicationId, owner: 'team', repository: 'app', branch: 'main', buildPath: '/', githubId }),
     delivery: (pr, secret) => {
-      const association = pr.fork === 'writer' ? 'COLLABORATOR' : 'NONE';
-      const text = pullRequestPayload('github-pull_request.json', { open: 'opened', update: 'synchronize', close: 'closed' }[pr.step], 5000, pr, association);
+      const action = { open: 'opened', update: 'synchronize', close: 'closed' }[pr.step];
+      const s = githubPullRequest({ action, number: pr.number, branch: pr.branch, sha: pr.sha, repository: 'team/app', ...(pr.fork ? { headRepository: 'someone/app' } : {}) });
+      const author = pr.fork ? { user: { ...s.pull_request.user, id: 900, login: forker(pr) }, author_association: pr.fork === 'writer' ? 'COLLABORATOR' : 'NONE' } : {};
+      const text = JSON.stringify({ ...s, pull_request: { ...s.pull_request, id: 5000 + pr.number, ...author } });
       return { text, headers: { 'x-github-event': 'pull_request', 'x-github-delivery': randomBytes(8).toString('hex'), 'x-hub-signature-256': `sha256=${hmac(secret, text)}` } };
     },
     comments: n => github.comments.get(`team/app#${n}`) ?? [],
