@@ -63,6 +63,19 @@ t.test('a plugin reaches another plugin only through its declared entry points; 
   t.same(broken, [], 'imports that reach into another package');
 });
 
+t.test("every package's main entry names its compiled file for berth-js, so an import by name never loads TypeScript in production", async t => {
+  // Node strips types with a WebAssembly module of about 10 MB: one .ts file imported by package name
+  // under the compiled build (a plugin importing another's value) costs that much idle memory.
+  for (const dir of [path.join(repoRoot, 'core'), ...packageDirs('plugins'), ...packageDirs('providers')]) {
+    const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name: string; exports?: unknown };
+    if (pkg.exports === undefined) continue;
+    // cast: package.json's exports, a string or a map of entries to conditions
+    const main = (typeof pkg.exports === 'string' ? pkg.exports : (pkg.exports as Record<string, unknown>)['.']) as string | Record<string, string> | undefined;
+    if (main === undefined) continue;
+    t.ok(typeof main === 'object' && typeof main['berth-js'] === 'string' && main['berth-js'].endsWith('.js'), `${pkg.name}: exports["."] has a berth-js condition naming a .js file`);
+  }
+});
+
 t.test('the kernel imports no provider and no plugin: it reaches them through its loaders', async t => {
   const broken: string[] = [];
   for (const file of sources(path.join(repoRoot, 'core/src'))) {
