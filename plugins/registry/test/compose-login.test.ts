@@ -51,6 +51,17 @@ if (canRun(t, 'docker-registry', registryMissing())) {
   const stack = (port: number, ref = image) =>
     `services:\n  web:\n    image: ${ref}\n    init: true\n    command: ["sh", "-c", "mkdir -p /www && echo from-the-registry > /www/index.html && exec httpd -f -p 8080 -h /www"]\n    ports:\n      - target: 8080\n        published: ${port}\n        mode: host\n`;
 
+  /** The page the stack serves on this machine's port, once it answers. */
+  const servedOn = (port: number) =>
+    waitFor(
+      `port ${port}`,
+      async () => {
+        const res = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(2000) }).catch(() => undefined);
+        return res?.ok ? res.text() : undefined;
+      },
+      { timeout: 60_000, interval: 250 },
+    );
+
   for (const composeType of ['docker-compose', 'stack'] as const) {
     t.test(`${composeType}: the image is pulled with a login for this run only`, async t => {
       await forget();
@@ -70,14 +81,7 @@ if (canRun(t, 'docker-registry', registryMissing())) {
       t.equal(done.status, 'done', `${done.errorMessage ?? ''}\n${log}`);
       t.match(log, `Logged in to ${registry.url} for this run`);
       t.notMatch(log, PASSWORD, 'the password is not in the log');
-      const body = await waitFor(
-        `port ${port}`,
-        async () => {
-          const res = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(2000) }).catch(() => undefined);
-          return res?.ok ? res.text() : undefined;
-        },
-        { timeout: 60_000, interval: 250 },
-      );
+      const body = await servedOn(port);
       t.equal(body, 'from-the-registry\n', 'the stack runs the image pulled from the registry');
       t.same(await leftovers(), [], 'the private DOCKER_CONFIG directory is gone');
       t.equal(credentials(), '', 'no credential in /root/.docker or /etc/docker');
@@ -106,14 +110,7 @@ if (canRun(t, 'docker-registry', registryMissing())) {
       // a pull that succeeded from a registry that answers none without it, show the match.
       t.match(log, /Logged in to \S+ for this run/, 'a login for the interpolated image');
       t.notMatch(log, PASSWORD);
-      const body = await waitFor(
-        `port ${port}`,
-        async () => {
-          const res = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(2000) }).catch(() => undefined);
-          return res?.ok ? res.text() : undefined;
-        },
-        { timeout: 60_000, interval: 250 },
-      );
+      const body = await servedOn(port);
       t.equal(body, 'from-the-registry\n', 'the stack runs the image pulled from the registry under its interpolated name');
       t.same(await leftovers(), [], 'the private DOCKER_CONFIG directory is gone');
       t.equal(credentials(), '', 'no credential in /root/.docker or /etc/docker');

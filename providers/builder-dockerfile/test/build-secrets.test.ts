@@ -5,58 +5,17 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import Docker from 'dockerode';
-import type { BuildRequest } from '@berth/core';
 import { TEST_BASE_IMAGE } from '@berth/core/testing';
 import { DockerfileBuilder } from '../src/index.ts';
+import { buildRequests, runImage as runImageOn } from './builds.ts';
 import { MASK } from '../src/engine.ts';
 import { decodeSecretId, encodeSecretResponse } from '../src/buildkit-session.ts';
 import protobuf from 'protobufjs/minimal.js';
 
 const builder = new DockerfileBuilder();
 const docker = new Docker();
-const tags: string[] = [];
-t.teardown(async () => {
-  for (const tag of tags)
-    await docker
-      .getImage(tag)
-      .remove({ force: true })
-      .catch(() => {});
-});
-
-let n = 0;
-function request(sourceDir: string, more: Partial<BuildRequest> = {}) {
-  const lines: string[] = [];
-  const imageTag = `berth-test/build-secrets:${process.pid}-${++n}`;
-  tags.push(imageTag);
-  const req: BuildRequest = {
-    engine: docker,
-    sourceDir,
-    buildPath: '',
-    dockerfile: null,
-    dockerContextPath: null,
-    dockerBuildStage: null,
-    publishDirectory: null,
-    buildArgs: {},
-    secrets: [],
-    imageTag,
-    labels: {},
-    signal: new AbortController().signal,
-    log: line => lines.push(line),
-    ...more,
-  };
-  return { req, lines };
-}
-
-async function runImage(image: string, cmd: string[]): Promise<{ code: number; output: string }> {
-  const container = await docker.createContainer({ Image: image, Cmd: cmd, Tty: true });
-  try {
-    await container.start();
-    const { StatusCode } = await container.wait();
-    return { code: StatusCode, output: (await container.logs({ stdout: true, stderr: true })).toString().replace(/\r\n/g, '\n') };
-  } finally {
-    await container.remove({ force: true });
-  }
-}
+const request = buildRequests(t, docker, 'berth-test/build-secrets');
+const runImage = (image: string, cmd: string[]) => runImageOn(docker, image, cmd);
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 

@@ -8,54 +8,13 @@ import Docker from 'dockerode';
 import type { BuildRequest } from '@berth/core';
 import { TEST_BASE_IMAGE, waitFor } from '@berth/core/testing';
 import { DockerfileBuilder } from '../src/index.ts';
+import { buildRequests, runImage as runImageOn } from './builds.ts';
 
 const dockerfileBuilder = new DockerfileBuilder();
 
 const docker = new Docker();
-const tags: string[] = [];
-t.teardown(async () => {
-  for (const tag of tags)
-    await docker
-      .getImage(tag)
-      .remove({ force: true })
-      .catch(() => {});
-});
-
-let n = 0;
-function request(sourceDir: string, more: Partial<BuildRequest> = {}) {
-  const lines: string[] = [];
-  const imageTag = `berth-test/dockerfile-builder:${process.pid}-${++n}`;
-  tags.push(imageTag);
-  const req: BuildRequest = {
-    engine: docker,
-    sourceDir,
-    buildPath: '',
-    dockerfile: null,
-    dockerContextPath: null,
-    dockerBuildStage: null,
-    publishDirectory: null,
-    buildArgs: {},
-    secrets: [],
-    imageTag,
-    labels: {},
-    signal: new AbortController().signal,
-    log: line => lines.push(line),
-    ...more,
-  };
-  return { req, lines };
-}
-
-/** Runs the image once with cmd; answers its exit code and its output (line ends as written). */
-async function runImage(image: string, cmd: string[]): Promise<{ code: number; output: string }> {
-  const container = await docker.createContainer({ Image: image, Cmd: cmd, Tty: true });
-  try {
-    await container.start();
-    const { StatusCode } = await container.wait();
-    return { code: StatusCode, output: (await container.logs({ stdout: true, stderr: true })).toString().replace(/\r\n/g, '\n') };
-  } finally {
-    await container.remove({ force: true });
-  }
-}
+const request = buildRequests(t, docker, 'berth-test/dockerfile-builder');
+const runImage = (image: string, cmd: string[]) => runImageOn(docker, image, cmd);
 
 function tree(root: string, files: Record<string, string>) {
   for (const [name, content] of Object.entries(files)) {
