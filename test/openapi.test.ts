@@ -93,7 +93,7 @@ t.test('the document is valid OpenAPI 3.1 and lists every operation of the regis
     'every operation declares its errors',
   );
   t.same(
-    breaking((proc, { op }) => (proc.access === 'public' || (op.responses?.['401'] && op.responses['403']) ? undefined : 'no 401 or no 403')),
+    breaking((proc, { op }) => (proc.scope === 'public' || (op.responses?.['401'] && op.responses['403']) ? undefined : 'no 401 or no 403')),
     [],
     'every operation behind a credential declares 401/403',
   );

@@ -3,7 +3,7 @@ import Type from 'typebox';
 import { router } from './procedure.ts';
 import { completeDocument } from './transport/openapi.ts';
 
-const settings = router('settings');
+const settings = router('settings', 'organization');
 
 export const coreProcedures = [
   settings.query('getOpenApiDocument', {

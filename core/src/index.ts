@@ -4,7 +4,20 @@ export { loadConfig, KernelConfig, ConfigError, envTable, type BerthConfig } fro
 export type { ConfigSection } from './config-sections.ts';
 export { definePlugin, type BerthHost, type PluginDefinition, type BerthPlugin, type PluginInfo, type PluginCommand, type CommandContext } from './plugin.ts';
 export { runPluginCommand } from './commands.ts';
-export { router, ProcedureRegistry, type Procedure, type ProcedureFactory, type ProcedureContext, type Principal, type Access, type Role } from './procedure.ts';
+export {
+  router,
+  actsOnInstance,
+  isScope,
+  ProcedureRegistry,
+  type Procedure,
+  type ProcedureFactory,
+  type ProcedureContext,
+  type Principal,
+  type Access,
+  type Role,
+  type Scope,
+  type HostScope,
+} from './procedure.ts';
 export { BerthError, badRequest, invalidField, unauthorized, forbidden, notFound, conflict, unavailable, type ErrorCode, type Issue } from './errors.ts';
 export { optionalService, type Cradle, type BerthContainer, type Logger } from './container.ts';
 export { EventBus, type BerthEvents } from './events.ts';

@@ -4,9 +4,28 @@ import type { Static, TSchema } from 'typebox';
 import type { AwilixContainer } from 'awilix';
 import type { Cradle } from './container.ts';
 
-/** Who may call: anyone, any signed-in member of the organization, or its admins/owner. */
-export type Access = 'public' | 'member' | 'admin';
+/** Which members of the caller's organization may call: any member, or its admins and owner. */
+export type Access = 'member' | 'admin';
 export type Role = 'owner' | 'admin' | 'member';
+
+/**
+ * What a procedure acts on, and so who may call it (docs/security.md states the rule):
+ * - `organization`: the caller's organization's records and servers — its members (`access` may
+ *   narrow to admins); the services find every record in the caller's organization;
+ * - `instance`: this machine, its engine, swarm or proxy — only the instance operators, the owner
+ *   and admins of the instance's organization (the first admin's);
+ * - `public`: anyone, signed in or not (each such procedure says what it checks instead);
+ * - `{ host: field }`: a host — the server the input field names (organization scope: the service
+ *   finds it in the caller's organization), or this machine when the field is absent, empty or
+ *   null (instance scope).
+ * The transport enforces it before the handler runs. The governance work refines it with the
+ * resource and action a procedure needs; it never widens a scope.
+ */
+export type Scope = 'organization' | 'instance' | 'public' | HostScope;
+export interface HostScope {
+  /** The input field naming the server acted on; absent, empty or null: this machine. */
+  readonly host: string;
+}
 
 export interface Principal {
   userId: string;
@@ -44,6 +63,9 @@ export interface Procedure<I extends TSchema = TSchema, O extends TSchema = TSch
   readonly kind: 'query' | 'mutation';
   readonly input: I;
   readonly output: O;
+  /** What it acts on: who may call it. */
+  readonly scope: Scope;
+  /** Which members of the caller's organization may call it (not read for a public procedure). */
   readonly access: Access;
   readonly summary?: string;
   readonly description?: string;
@@ -55,6 +77,8 @@ export interface Procedure<I extends TSchema = TSchema, O extends TSchema = TSch
 type ProcedureSpec<I extends TSchema, O extends TSchema> = {
   input: I;
   output: O;
+  /** The router's scope unless the procedure states its own. */
+  scope?: Scope;
   access?: Access;
   summary?: string;
   description?: string;
@@ -62,13 +86,30 @@ type ProcedureSpec<I extends TSchema, O extends TSchema> = {
   handler: (input: Static<I>, ctx: ProcedureContext) => Promise<Static<O>> | Static<O>;
 };
 
-/** Builds the procedures of one router with their input types inferred. */
-export function router(routerName: string) {
+/**
+ * Builds the procedures of one router with their input types inferred. `scope` is what the
+ * router's procedures act on unless one states its own: each plugin's router declares it.
+ */
+export function router(routerName: string, scope: Scope) {
   const make =
     (kind: 'query' | 'mutation') =>
     <I extends TSchema, O extends TSchema>(name: string, spec: ProcedureSpec<I, O>): Procedure<I, O> =>
-      ({ path: `${routerName}.${name}`, router: routerName, name, kind, access: spec.access ?? 'member', ...spec }) as Procedure<I, O>;
+      ({ path: `${routerName}.${name}`, router: routerName, name, kind, access: spec.access ?? 'member', ...spec, scope: spec.scope ?? scope }) as Procedure<I, O>;
   return { query: make('query'), mutation: make('mutation') };
+}
+
+/** True when `scope` is one of the declared forms (a third party's plugin may be plain JavaScript). */
+export function isScope(scope: unknown): scope is Scope {
+  if (scope === 'organization' || scope === 'instance' || scope === 'public') return true;
+  return typeof scope === 'object' && scope !== null && typeof (scope as HostScope).host === 'string' && (scope as HostScope).host.length > 0;
+}
+
+/** Whether a call with this input acts on the instance (its scope is instance, or a host scope's field names no server). */
+export function actsOnInstance(scope: Scope, input: unknown): boolean {
+  if (scope === 'instance') return true;
+  if (typeof scope !== 'object') return false;
+  const value = (input as Record<string, unknown> | null | undefined)?.[scope.host];
+  return value === undefined || value === null || value === '';
 }
 
 /** Procedures whose schemas depend on what other plugins register (e.g. the workload kinds): made once every plugin is set up. */
@@ -85,6 +126,9 @@ export class ProcedureRegistry {
         continue;
       }
       if (!/^[a-zA-Z][a-zA-Z0-9]*\.[a-zA-Z][a-zA-Z0-9]*$/.test(p.path)) throw new Error(`Procedure name "${p.path}" is not <router>.<procedure>`);
+      if (!isScope(p.scope)) throw new Error(`Procedure "${p.path}" declares no scope (organization, instance, public or { host: field }): router(name, scope) or its own scope`);
+      if (typeof p.scope === 'object' && !(p.input as { properties?: Record<string, unknown> }).properties?.[p.scope.host])
+        throw new Error(`Procedure "${p.path}" acts on the host its input field ${p.scope.host} names, and its input has no such field`);
       if (this.#byPath.has(p.path)) throw new Error(`Procedure "${p.path}" is registered twice`);
       this.#byPath.set(p.path, p as Procedure);
     }

@@ -5,7 +5,7 @@ import { asFunction, asValue } from 'awilix';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { BerthContainer } from '../container.ts';
 import { BerthError, errorStatus, forbidden, notFound, unauthorized } from '../errors.ts';
-import type { Principal, Procedure, ProcedureContext, ProcedureRegistry } from '../procedure.ts';
+import { actsOnInstance, type Principal, type Procedure, type ProcedureContext, type ProcedureRegistry } from '../procedure.ts';
 import { outputErrors, parseInput } from '../validation.ts';
 import { emptyStringFields } from '../empty-strings.ts';
 import { dataError, errorBody, toBerthError } from './errors.ts';
@@ -35,6 +35,17 @@ export function credentials(req: FastifyRequest) {
 export function mountProcedures(app: FastifyInstance, { registry, container, checkResponses }: TransportOptions): void {
   const sessions = container.cradle.sessions;
   const orm = container.cradle.orm;
+  const accounts = container.cradle.accounts;
+
+  /** FORBIDDEN unless the caller is an instance operator (docs/security.md). */
+  async function assertInstanceOperator(principal: Principal, field?: string): Promise<void> {
+    if (await accounts.isInstanceOperator(principal)) return;
+    throw forbidden(
+      field
+        ? `Without ${field} this acts on Berth's own machine, which only the instance's operators (the owner and admins of its first organization) may: give ${field}, a server of your organization`
+        : "This acts on Berth's own machine (its engine, swarm or proxy): only the instance's operators (the owner and admins of its first organization) may",
+    );
+  }
 
   /** Runs one procedure; `headers` receives the response headers it sets. */
   async function call(proc: Procedure, req: FastifyRequest, raw: unknown, coerce: boolean, headers: Record<string, string>): Promise<unknown> {
@@ -44,14 +55,17 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
       principal = await sessions.authenticate(apiKey, bearer);
     } catch (e) {
       // A stale token must not stop someone from logging in again.
-      if (proc.access !== 'public') throw e;
+      if (proc.scope !== 'public') throw e;
       principal = null;
     }
-    if (proc.access !== 'public') {
+    if (proc.scope !== 'public') {
       if (!principal) throw unauthorized();
       if (proc.access === 'admin' && principal.role === 'member') throw forbidden();
+      // This machine's: refused before the input is read, so nothing of the call is judged for a stranger.
+      if (proc.scope === 'instance') await assertInstanceOperator(principal);
     }
     const input = parseInput(proc.input, raw, coerce, emptyStringFields(proc.path));
+    if (principal && typeof proc.scope === 'object' && actsOnInstance(proc.scope, input)) await assertInstanceOperator(principal, proc.scope.host);
     const scope = container.createScope();
     scope.register({ em: asFunction(() => orm.em.fork()).scoped(), principal: asValue(principal) });
     const ctx: ProcedureContext = {
@@ -96,7 +110,8 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
       tags: [proc.router],
       summary: proc.summary,
       description: proc.description,
-      ...(proc.access === 'public' ? { security: [] } : {}),
+      ...(proc.scope === 'public' ? { security: [] } : {}),
+      'x-berth-scope': proc.scope,
       [inputKey]: proc.input,
       response: { 200: proc.headers ? { ...proc.output, headers: declaredHeaders(proc.headers) } : proc.output },
     };

@@ -1,7 +1,7 @@
 import { Type, router } from '@berth/core';
 import { BookmarkView, CreateBookmark } from './schemas.ts';
 
-const bookmark = router('bookmark');
+const bookmark = router('bookmark', 'organization');
 
 export const bookmarkProcedures = [
   bookmark.mutation('create', { input: CreateBookmark, output: BookmarkView, handler: (input, ctx) => ctx.cradle.bookmarkService.create(input) }),

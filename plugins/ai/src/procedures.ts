@@ -4,7 +4,7 @@
 import { Type, router } from '@berth/core';
 import { AiIdInput, AiView, ConnectionResult, CreateInput, DeployInput, GetModelsInput, Model, Suggestion, SuggestInput, TestConnectionInput, UpdateInput } from './schemas.ts';
 
-const ai = router('ai');
+const ai = router('ai', 'organization');
 const org = (ctx: { cradle: { principal?: { organizationId: string } | null } }) => ctx.cradle.principal!.organizationId;
 
 export const aiProcedures = [

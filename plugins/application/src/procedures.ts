@@ -30,7 +30,7 @@ import {
   type AllowedValues,
 } from './schemas.ts';
 
-const application = router('application');
+const application = router('application', 'organization');
 
 const Ok = schema.Ok;
 

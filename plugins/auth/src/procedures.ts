@@ -3,7 +3,7 @@ import { Type, AuthUserView, router, unauthorized, forbidden, isLocalCaller, typ
 import { isSetupToken, removeSetupToken } from './setup-token.ts';
 import { CreateAdminInput, Credentials, CreateUserInput, Pin, SignedIn, TwoFactorSecret, UpdateByAdminInput, UpdateInput } from './schemas.ts';
 
-const auth = router('auth');
+const auth = router('auth', 'organization');
 const None = Type.Object({});
 /** How young a login must be to turn two-factor off. */
 const RECENT_LOGIN_MS = 10 * 60 * 1000;
@@ -16,7 +16,7 @@ const me = (ctx: ProcedureContext) => ctx.cradle.users.authUser(ctx.principal.us
 
 export const authProcedures = [
   auth.mutation('createAdmin', {
-    access: 'public',
+    scope: 'public',
     summary: 'Create the first admin (while none exists: from this machine, or with the setup token of the data directory; afterwards an admin adds further admins)',
     input: CreateAdminInput(),
     output: SignedIn,
@@ -38,14 +38,14 @@ export const authProcedures = [
     },
   }),
   auth.mutation('createUser', {
-    access: 'public',
+    scope: 'public',
     summary: 'Accept an invitation: set the password of the invited account',
     input: CreateUserInput,
     output: SignedIn,
     handler: ({ id, token, password }, ctx) => ctx.cradle.users.acceptInvitation(id, token, password),
   }),
   auth.mutation('login', {
-    access: 'public',
+    scope: 'public',
     summary: 'Log in with e-mail and password; answers a bearer token, or is2FAEnabled and a null token when a TOTP is due',
     input: Credentials,
     output: SignedIn,
@@ -118,7 +118,7 @@ export const authProcedures = [
     },
   }),
   auth.mutation('verifyLogin2FA', {
-    access: 'public',
+    scope: 'public',
     summary: 'Second step of a login with two-factor on: the id that login answered (a token of that login, valid 5 minutes) and a current code',
     input: Type.Object({ pin: Pin, id: Type.String({ maxLength: 256 }) }),
     output: SignedIn,

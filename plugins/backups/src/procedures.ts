@@ -19,8 +19,8 @@ import {
   type BackupUpdate,
 } from './schemas.ts';
 
-const destination = router('destination');
-const backup = router('backup');
+const destination = router('destination', 'organization');
+const backup = router('backup', 'organization');
 
 export const destinationProcedures = (destinations: DestinationService): Procedure[] => [
   destination.mutation('create', {
@@ -108,7 +108,7 @@ export const backupProcedures = (backups: BackupService) => (): Procedure[] => {
     backup.mutation('manualBackupWebServer', {
       summary: "Back up Berth's own data now (its database and the data directory's keys, encrypted with the operator's passphrase): true once the archive is stored and reads back whole",
       description:
-        "The instance owner's alone (403 naming backupId for others); 409 while the config key backupPassphrase is not set. Runs as a deployment of the backup (deployment.allByType), with retention and the databaseBackup event like the others.",
+        "The instance's operators' alone (403 naming backupId for others); 409 while the config key backupPassphrase is not set. Runs as a deployment of the backup (deployment.allByType), with retention and the databaseBackup event like the others.",
       input: BackupId,
       output: Type.Boolean(),
       handler: asCaller(({ backupId }, principal, em) => backups.manualWebServer(backupId, principal, em)),

@@ -24,7 +24,7 @@ import { generateAppName, type WorkloadKind, type WorkloadRegistry } from '@bert
 import { Backup, BackupFile, Destination, Restore, type BackupRow } from './entities.ts';
 import type { DestinationService } from './destinations.ts';
 import { DATABASE_BACKUP, backupTypeOf, enginesOf, ownerKindOf } from './owner-kinds.ts';
-import { WEB_SERVER, assertInstanceOwner, isWebServer } from './web-server.ts';
+import { WEB_SERVER, assertInstanceOperator, isWebServer } from './web-server.ts';
 import { absentDatabaseRelations, backupSchemas, backupWithDatabaseSchema, unregisteredOwnerIds, type BackupCreate, type BackupFileViewT, type BackupUpdate, type RestoreRequest } from './schemas.ts';
 
 export const RESTORE_TARGET = 'restore';
@@ -141,7 +141,7 @@ export class BackupService {
 
   /** A web-server backup (Berth's own data, no database id): the instance owner's alone, and only once the operator set the passphrase. */
   async #createWebServer(input: BackupCreate, principal: Principal, em: EntityManager) {
-    await assertInstanceOwner(this.#accounts(), principal.userId, 'databaseType');
+    await assertInstanceOperator(this.#accounts(), principal, 'databaseType');
     this.#ownData().assertConfigured();
     checkSchedule(input.schedule);
     await this.#destinations.row(input.destinationId, principal.organizationId, em);
@@ -201,7 +201,7 @@ export class BackupService {
   async update(input: BackupUpdate, principal: Principal, em: EntityManager) {
     const organizationId = principal.organizationId;
     const row = await this.row(input.backupId, organizationId, em);
-    if (isWebServer(row)) await assertInstanceOwner(this.#accounts(), principal.userId, 'backupId');
+    if (isWebServer(row)) await assertInstanceOperator(this.#accounts(), principal, 'backupId');
     if (input.databaseType && input.databaseType !== row.databaseType)
       throw badRequest('databaseType cannot change', [{ path: ['databaseType'], message: `is "${row.databaseType}" for this backup` }]);
     checkSchedule(input.schedule);
@@ -293,7 +293,7 @@ export class BackupService {
   async manualWebServer(backupId: string, principal: Principal, em: EntityManager): Promise<true> {
     const row = await this.row(backupId, principal.organizationId, em);
     if (!isWebServer(row)) throw badRequest(`Backup ${backupId} is a ${row.databaseType} backup, not ${WEB_SERVER}`, [{ path: ['backupId'], message: `is a ${row.databaseType} backup` }]);
-    await assertInstanceOwner(this.#accounts(), principal.userId, 'backupId');
+    await assertInstanceOperator(this.#accounts(), principal, 'backupId');
     this.#ownData().assertConfigured();
     return runToEnd(this.#deployments(), this.#events(), await this.runRequest(row, em), em);
   }

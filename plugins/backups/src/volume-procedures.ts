@@ -4,7 +4,7 @@ import { inOrganization } from './in-organization.ts';
 import type { VolumeBackupService } from './volume-backups.ts';
 import { VolumeBackupId, VolumeRestoreAnswer, volumeSchemas, type VolumeBackupInput, type VolumeBackupUpdateInput } from './volume-schemas.ts';
 
-const volumeBackups = router('volumeBackups');
+const volumeBackups = router('volumeBackups', 'organization');
 
 // Made once every plugin is set up: the kinds with volumes give serviceType's values and the owner fields.
 export const volumeBackupProcedures = (service: VolumeBackupService) => (): Procedure[] => {

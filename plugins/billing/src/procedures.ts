@@ -8,7 +8,7 @@ type Ctx = { cradle: { principal?: { organizationId: string; userId: string } | 
 const org = (ctx: Ctx) => ctx.cradle.principal!.organizationId;
 
 const billingRouter = (name: 'billing' | 'stripe') => {
-  const r = router(name);
+  const r = router(name, 'organization');
   return [
     r.query('getProducts', {
       access: 'admin',

@@ -1,4 +1,4 @@
-// settings.clean* and settings.updateDockerCleanup (admins; this machine: owners). A cleanup with
+// settings.clean* and settings.updateDockerCleanup (admins; this machine: its operators). A cleanup with
 // dryRun answers its report; otherwise it runs as a deployment of the host (its id in the
 // x-berth-deployment-id header, the report its log) and answers the peer's body once done —
 // cleanAll at once, the run going on in the background.
@@ -6,7 +6,7 @@ import { DEPLOYMENT_ID_HEADER, Type, router, type ProcedureContext, type TSchema
 import { CleanupInput, DockerCleanupInput, orReport, Scheduled } from './schemas.ts';
 import type { Operation } from './service.ts';
 
-const settings = router('settings');
+const settings = router('settings', { host: 'serverId' });
 
 const SUMMARIES: Record<Operation, string> = {
   cleanUnusedImages: 'Remove the images no container and no service uses',
@@ -46,7 +46,7 @@ export const cleanupProcedures = [
   cleanup('cleanAll', Scheduled, { status: 'scheduled', message: 'Docker cleanup has been initiated in the background' }),
   settings.mutation('updateDockerCleanup', {
     access: 'admin',
-    summary: "Turn the daily cleanup (at cleanupCron) of the server serverId, or of Berth's own machine (owners), on or off",
+    summary: "Turn the daily cleanup (at cleanupCron) of the server serverId, or of Berth's own machine (its operators), on or off",
     input: DockerCleanupInput,
     output: Type.Boolean(),
     handler: async (input, ctx) => {

@@ -5,7 +5,7 @@ import { STEPS } from './plan.ts';
 const Bytes = () => Type.Integer({ minimum: 0 });
 
 export const CleanupInput = Type.Object({
-  serverId: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: "The server to clean; absent: Berth's own machine (owners only)" })),
+  serverId: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: "The server to clean; absent: Berth's own machine (its operators only)" })),
   dryRun: Type.Optional(Type.Boolean({ description: 'Answer what the cleanup would remove, per step, and remove nothing' })),
 });
 export type CleanupInput = Static<typeof CleanupInput>;

@@ -4,7 +4,7 @@
 // other organization's objects go. A live record's objects (its labels name a record that still
 // exists) never go either.
 import { CronExpressionParser } from 'cron-parser';
-import { BerthError, conflict, forbidden, notFound, optionalService, type Cradle, type Deployer, type DeploymentRun, type EntityManager, type Principal } from '@berth/core';
+import { BerthError, conflict, notFound, optionalService, type Cradle, type Deployer, type DeploymentRun, type EntityManager, type Principal } from '@berth/core';
 import { ID_LABEL, KIND_LABEL, ORGANIZATION_LABEL } from '@berth/plugin-hosts';
 import { HostCleanup } from './entities.ts';
 import { diskUsage, planCleanup, removePlanned, type DiskUsage, type Keep, type Step, type StepPlan } from './plan.ts';
@@ -61,15 +61,12 @@ export class CleanupService implements Deployer {
     return optionalService(this.#cradle(), 'servers') as unknown as ServerDirectory | undefined;
   }
 
-  /** NOT_FOUND for a serverId that is not the caller's organization's; FORBIDDEN for this machine unless the caller owns the organization. */
+  /** NOT_FOUND for a serverId that is not the caller's organization's (this machine is its operators': the transport checks that). */
   async authorize(serverId: string | null | undefined, principal: Principal): Promise<string | null> {
-    if (serverId) {
-      const owner = await this.#servers()?.organizationOf(serverId);
-      if (owner !== principal.organizationId) throw notFound('Server');
-      return serverId;
-    }
-    if (principal.role !== 'owner') throw forbidden("Only an organization's owner may clean the engine of Berth's own machine (pass a serverId to clean a server)");
-    return null;
+    if (!serverId) return null;
+    const owner = await this.#servers()?.organizationOf(serverId);
+    if (owner !== principal.organizationId) throw notFound('Server');
+    return serverId;
   }
 
   /** What stays: objects of another organization, and those of a record that still exists (or that Berth cannot judge). */

@@ -1,10 +1,11 @@
 // swarm.* (the peer's node listings) and cluster.* (the peer's operations on the swarm, and Berth's
-// joinServer). Reads are any member's; changing the swarm is an admin's.
+// joinServer). This machine's swarm (no serverId) is the instance operators'; a server's is its
+// organization's: reads are any member's, changing the swarm is an admin's.
 import { Type, router } from '@berth/core';
 import { EngineNode, JoinCommand, JoinInput, Joined, NodeApp, NodeInput, NodeLine, Removed, ServerInput } from './schemas.ts';
 
-const swarm = router('swarm');
-const cluster = router('cluster');
+const swarm = router('swarm', { host: 'serverId' });
+const cluster = router('cluster', { host: 'serverId' });
 
 export const clusterProcedures = [
   swarm.query('getNodes', {
@@ -20,6 +21,8 @@ export const clusterProcedures = [
     handler: ({ nodeId, serverId }, ctx) => ctx.cradle.callerCluster.node(nodeId, serverId),
   }),
   swarm.query('getNodeApps', {
+    // Lists only the caller's own services (and the nodes they run on), wherever they run.
+    scope: 'organization',
     summary: "The organization's services on the swarm as `docker service ls` lists them, each with the nodes its running tasks are on (nodes: nodeId, hostname, state)",
     input: ServerInput,
     output: Type.Array(NodeApp),
@@ -46,6 +49,8 @@ export const clusterProcedures = [
     handler: ({ serverId }, ctx) => ctx.cradle.callerCluster.joinCommand(serverId),
   }),
   cluster.mutation('joinServer', {
+    // Joining this machine's swarm (no managerServerId), in either role, is its operators' alone.
+    scope: { host: 'managerServerId' },
     access: 'admin',
     summary:
       "Joins a server to the swarm of another server (managerServerId) or of this machine (null) as a worker or a manager, over the server's own connection, advertising the address of its interface that routes to the manager; the join token is never answered or logged and is rotated after the join. Refused (409, with the reason) when the manager advertises a loopback address",

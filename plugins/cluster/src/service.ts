@@ -388,7 +388,7 @@ export const callerCluster =
   (cluster: ClusterService) =>
   ({ principal, em, accounts }: Cradle) => {
     const organizationId = principal!.organizationId;
-    const isOwner = () => accounts.isInstanceOwner(principal!.userId);
+    const isOwner = () => accounts.isInstanceOperator(principal!);
     return {
       nodeLines: (serverId?: string) => cluster.nodeLines(serverId, organizationId, em),
       nodes: (serverId?: string) => cluster.nodes(serverId, organizationId, em),

@@ -32,7 +32,7 @@ import {
   composeView,
 } from './schemas.ts';
 
-const compose = router('compose');
+const compose = router('compose', 'organization');
 const Ok = schema.Ok;
 
 const GIT_FIELDS_CLEARED = {

@@ -4,7 +4,7 @@ import { Type, router } from '@berth/core';
 import type { DeploymentStore } from './service.ts';
 import { ApplicationIdInput, ComposeIdInput, DeploymentIdInput, LogText, ReadLogsInput, ServerIdInput, deploymentSchemas } from './schemas.ts';
 
-const deployment = router('deployment');
+const deployment = router('deployment', 'organization');
 
 /** Made once every plugin is set up: the target types are the registered ones. */
 export const deploymentProcedures = (store: DeploymentStore) => () => {

@@ -31,10 +31,10 @@ import {
 import { asciiHost } from './routing.ts';
 
 const { Ok } = schema;
-const domain = router('domain');
-const redirects = router('redirects');
-const security = router('security');
-const certificates = router('certificates');
+const domain = router('domain', 'organization');
+const redirects = router('redirects', 'organization');
+const security = router('security', 'organization');
+const certificates = router('certificates', 'organization');
 
 export const domainProcedures = (deps: { domains: DomainService; preflight: DomainPreflight; routing: ProxyRouting }) => [
   domain.mutation('create', {

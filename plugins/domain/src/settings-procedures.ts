@@ -1,11 +1,12 @@
-// The settings.* proxy operations (the proxy serves the whole instance: owners only). The
+// The settings.* proxy operations (the proxy serves the whole instance: its operators only,
+// docs/security.md). The
 // Traefik-named ones answer 400 naming the active provider unless it is traefik.
 import { Type, router, type TSchema } from '@berth/core';
 import type { ServerAddress } from './server-address.ts';
 import type { ProxySettings } from './settings-service.ts';
 
-const settings = router('settings');
-const application = router('application'); // kind-names: the peer's application.readTraefikConfig/updateTraefikConfig
+const settings = router('settings', 'instance');
+const application = router('application', 'organization'); // kind-names: the peer's application.readTraefikConfig/updateTraefikConfig
 const ServerId = { serverId: Type.Optional(Type.String({ maxLength: 255 })) };
 const Text = Type.String();
 /** A configuration file's text (the request body's own limit is lower still). */
@@ -49,7 +50,6 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
       input: Type.Object({}),
       output: Text,
       handler: async (_i, ctx) => {
-        s.assertOwner(ctx.principal);
         return s.readRole(role);
       },
     }),
@@ -59,7 +59,6 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
       input: ConfigInput,
       output: Type.Boolean(),
       handler: async ({ traefikConfig }, ctx) => {
-        s.assertOwner(ctx.principal);
         return s.writeRole(role, traefikConfig);
       },
     }),
@@ -81,106 +80,117 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
     ...roleOps('WebServerTraefikConfig', 'webServer', "dynamic configuration of Berth's own web server"),
     ...roleOps('MiddlewareTraefikConfig', 'middlewares', 'shared middlewares file'),
     settings.query('readTraefikFile', {
+      scope: { host: 'serverId' },
       access: 'admin',
       summary: "A file of the proxy's configuration directory (Traefik only; confined to that directory)",
       input: Type.Object({ path: ConfigPath(), ...ServerId }),
       output: Text,
       handler: async ({ path, serverId }, ctx) => {
-        await s.assertOwnerOn(ctx.principal, serverId);
+        await s.refuseServer(ctx.principal, serverId);
         return s.readFile(path);
       },
     }),
     settings.mutation('updateTraefikFile', {
+      scope: { host: 'serverId' },
       access: 'admin',
       summary: "Write a file of the proxy's configuration directory, checked first (Traefik only; confined to that directory)",
       input: Type.Object({ path: ConfigPath(), traefikConfig: ConfigText(), ...ServerId }),
       output: Type.Boolean(),
       handler: async ({ path, traefikConfig, serverId }, ctx) => {
-        await s.assertOwnerOn(ctx.principal, serverId);
+        await s.refuseServer(ctx.principal, serverId);
         return s.writeFile(path, traefikConfig);
       },
     }),
     settings.query('readDirectories', {
+      scope: { host: 'serverId' },
       access: 'admin',
       summary: "The proxy's configuration directory as a tree (Traefik only)",
       input: Type.Object(ServerId),
       output: Type.Array(DirectoryEntry),
       handler: async ({ serverId }, ctx) => {
-        await s.assertOwnerOn(ctx.principal, serverId);
+        await s.refuseServer(ctx.principal, serverId);
         return s.directories() as Promise<Entry[]>;
       },
     }),
     settings.query('readTraefikEnv', {
+      scope: { host: 'serverId' },
       access: 'admin',
       summary: "The environment of the proxy's service, KEY=value lines (Traefik only)",
       input: Type.Object(ServerId),
       output: Text,
       handler: async ({ serverId }, ctx) => {
-        await s.assertOwnerOn(ctx.principal, serverId);
+        await s.refuseServer(ctx.principal, serverId);
         return (await s.serviceSettings()).env;
       },
     }),
     settings.mutation('writeTraefikEnv', {
+      scope: { host: 'serverId' },
       access: 'admin',
       summary: "Replace the environment of the proxy's service and restart it (Traefik only)",
       input: Type.Object({ env: Type.String({ maxLength: 65_536 }), ...ServerId }),
       output: Type.Boolean(),
       handler: async ({ env, serverId }, ctx) => {
-        await s.assertOwnerOn(ctx.principal, serverId);
+        await s.refuseServer(ctx.principal, serverId);
         return s.updateServiceSettings({ env });
       },
     }),
     settings.mutation('reloadTraefik', {
+      scope: { host: 'serverId' },
       access: 'admin',
       summary: 'Restart the proxy; its routes are kept (Traefik only)',
       input: Type.Object(ServerId),
       output: Type.Boolean(),
       handler: async ({ serverId }, ctx) => {
-        await s.assertOwnerOn(ctx.principal, serverId);
+        await s.refuseServer(ctx.principal, serverId);
         return s.reload();
       },
     }),
     settings.mutation('toggleDashboard', {
+      scope: { host: 'serverId' },
       access: 'admin',
       summary: "Publish Traefik's dashboard on port 8080, or stop (Traefik only)",
       input: Type.Object({ enableDashboard: Type.Optional(Type.Boolean()), ...ServerId }),
       output: Type.Boolean(),
       handler: async ({ enableDashboard, serverId }, ctx) => {
-        await s.assertOwnerOn(ctx.principal, serverId);
+        await s.refuseServer(ctx.principal, serverId);
         return s.updateServiceSettings({ dashboard: enableDashboard ?? false });
       },
     }),
     settings.query('haveTraefikDashboardPortEnabled', {
+      scope: { host: 'serverId' },
       access: 'admin',
       summary: "Whether Traefik's dashboard is published (Traefik only)",
       input: Type.Object(ServerId),
       output: Type.Boolean(),
       handler: async ({ serverId }, ctx) => {
-        await s.assertOwnerOn(ctx.principal, serverId);
+        await s.refuseServer(ctx.principal, serverId);
         return (await s.serviceSettings()).dashboard;
       },
     }),
     settings.query('getTraefikPorts', {
+      scope: { host: 'serverId' },
       access: 'admin',
       summary: 'Ports the proxy publishes besides http and https (Traefik only)',
       input: Type.Object(ServerId),
       output: Type.Array(Port),
       handler: async ({ serverId }, ctx) => {
-        await s.assertOwnerOn(ctx.principal, serverId);
+        await s.refuseServer(ctx.principal, serverId);
         return (await s.serviceSettings()).additionalPorts;
       },
     }),
     settings.mutation('updateTraefikPorts', {
+      scope: { host: 'serverId' },
       access: 'admin',
       summary: 'Replace the ports the proxy publishes besides http and https, in host mode (Traefik only)',
       input: Type.Object({ additionalPorts: Type.Array(Port, { maxItems: 100 }), ...ServerId }),
       output: Type.Boolean(),
       handler: async ({ additionalPorts, serverId }, ctx) => {
-        await s.assertOwnerOn(ctx.principal, serverId);
+        await s.refuseServer(ctx.principal, serverId);
         return s.updateServiceSettings({ additionalPorts });
       },
     }),
     settings.query('getIp', {
+      scope: 'organization',
       summary:
         "This server's public address: serverIp (BERTH_SERVER_IP, or the one settings.updateServerIp stored), else the address of the default route's interface; never asks a service on the internet",
       input: Type.Object({}),
@@ -190,11 +200,10 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
     settings.mutation('updateServerIp', {
       access: 'admin',
       summary:
-        "Set this server's public address (serverIp: generated domains point at it, the preflight expects hosts to resolve to it), kept across restarts; '' returns to the configured one. Owners only; answers the web-server settings",
+        "Set this server's public address (serverIp: generated domains point at it, the preflight expects hosts to resolve to it), kept across restarts; '' returns to the configured one. The instance's operators only; answers the web-server settings",
       input: Type.Object({ serverIp: Type.String({ maxLength: 45, description: "an IPv4 or IPv6 address; '' forgets the stored one" }) }),
       output: WebServerSettings,
       handler: async ({ serverIp }, ctx) => {
-        s.assertOwner(ctx.principal);
         await address.set(serverIp);
         return s.webServerSettings();
       },
@@ -205,7 +214,6 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
       input: Type.Object({}),
       output: WebServerSettings,
       handler: async (_i, ctx) => {
-        s.assertOwner(ctx.principal);
         return s.webServerSettings();
       },
     }),
@@ -221,7 +229,6 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
       }),
       output: WebServerSettings,
       handler: async (input, ctx) => {
-        s.assertOwner(ctx.principal);
         return s.assignDomainServer(input, listenPort());
       },
     }),

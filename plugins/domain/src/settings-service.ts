@@ -5,7 +5,7 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { badRequest, forbidden, invalidField, type EntityManager, type Principal, type ProxyFileRole, type ProxyProvider, type ProxyServiceSettings } from '@berth/core';
+import { badRequest, invalidField, type EntityManager, type Principal, type ProxyFileRole, type ProxyProvider, type ProxyServiceSettings } from '@berth/core';
 import type { WorkloadRef } from '@berth/plugin-workloads';
 import { asciiHost } from './routing.ts';
 import { ProxyBound } from './proxy-bound.ts';
@@ -46,18 +46,13 @@ export interface DirectoryEntry {
 }
 
 export class ProxySettings extends ProxyBound {
-  /** The proxy belongs to the whole instance: only an organization's owner changes it. */
-  assertOwner(principal: Principal): void {
-    if (principal.role !== 'owner') throw forbidden("Only the owner may read or change the proxy's configuration");
-  }
-
   /**
-   * As assertOwner, for an operation that names a server: the organization's server (else 404),
-   * and a proxy there that keeps Traefik's files. None does (the traefik provider runs only on this
-   * machine; a server's proxy is Caddy's): 400 naming serverId, rather than acting on this machine's.
+   * For an operation that names a server (this machine's proxy is its operators', the transport
+   * checks that): the organization's server (else 404), and a proxy there that keeps Traefik's
+   * files. None does (the traefik provider runs only on this machine; a server's proxy is Caddy's):
+   * 400 naming serverId, rather than acting on this machine's.
    */
-  async assertOwnerOn(principal: Principal, serverId: string | undefined): Promise<void> {
-    this.assertOwner(principal);
+  async refuseServer(principal: Principal, serverId: string | undefined): Promise<void> {
     if (!serverId) return;
     await this.cradle().workloads.assertServer(serverId, principal.organizationId);
     const provider = this.routing.traefik();

@@ -3,7 +3,7 @@ import { Type, router, EnvironmentFields, ProjectFields } from '@berth/core';
 import type { EnvironmentService } from './service.ts';
 import { CreateInput, DuplicateInput, EnvironmentIdInput, ProjectIdInput, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
 
-const environment = router('environment');
+const environment = router('environment', 'organization');
 
 /** Made once every plugin is set up: an environment lists the registered kinds' workloads. */
 export const environmentProcedures = (environments: EnvironmentService) => () => {

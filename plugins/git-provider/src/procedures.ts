@@ -47,11 +47,11 @@ import {
 } from './schemas.ts';
 import { GITEA_AUTHORIZE_PATH, GITLAB_CALLBACK_PATH, SETUP_PATH } from './setup.ts';
 
-const gitProvider = router('gitProvider');
-const github = router('github');
-const gitlab = router('gitlab');
-const bitbucket = router('bitbucket');
-const gitea = router('gitea');
+const gitProvider = router('gitProvider', 'organization');
+const github = router('github', 'organization');
+const gitlab = router('gitlab', 'organization');
+const bitbucket = router('bitbucket', 'organization');
+const gitea = router('gitea', 'organization');
 
 export const gitProviderProcedures = [
   gitProvider.query('getAll', {

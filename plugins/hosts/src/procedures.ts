@@ -3,7 +3,7 @@
 // connect with. Never answered back.
 import { Type, router } from '@berth/core';
 
-const settings = router('settings');
+const settings = router('settings', 'organization');
 
 export const hostsProcedures = [
   settings.mutation('saveSSHPrivateKey', {

@@ -2,45 +2,45 @@
 // server.setupMonitoring and server.getServerMetrics, user.getContainerMetrics,
 // settings.cleanMonitoring. Made once every plugin is set up: server.setupMonitoring answers the
 // server record as the server plugin declares it.
-import { Type, router, schema } from '@berth/core';
+import { Type, router, schema, type Principal } from '@berth/core';
 import { ContainerMetric, ContainerMetricsInput, LocalMonitoring, LocalSetupInput, ServerMetric, ServerMetricsInput, ServerSetupInput } from './schemas.ts';
 
 const org = (ctx: { cradle: { principal?: { organizationId: string } | null } }) => ctx.cradle.principal!.organizationId;
-/** This machine's figures are the instance owner's alone. */
-const owner = (ctx: { cradle: { principal?: { userId: string } | null; accounts: { isInstanceOwner(userId: string): Promise<boolean> } } }) =>
-  ctx.cradle.accounts.isInstanceOwner(ctx.cradle.principal!.userId);
+/** This machine's figures are the instance operators' alone (docs/security.md). */
+const owner = (ctx: { cradle: { principal?: Principal | null; accounts: { isInstanceOperator(principal: Principal): Promise<boolean> } } }) =>
+  ctx.cradle.accounts.isInstanceOperator(ctx.cradle.principal!);
 
 export const monitoringProcedures = (serverView: () => ReturnType<typeof Type.Object>) => () => [
-  router('admin').mutation('setupMonitoring', {
+  router('admin', 'instance').mutation('setupMonitoring', {
     access: 'admin',
     summary:
       'Monitor this machine: Berth samples its host and containers every refreshRate seconds (no agent), keeps them retentionDays, alerts on its thresholds; getServerMetrics reads them at http://localhost:<port>/metrics with the token',
     input: LocalSetupInput,
     output: LocalMonitoring,
-    handler: async ({ metricsConfig }, ctx) => ctx.cradle.monitoring.setupLocal(metricsConfig, await owner(ctx), ctx.principal.organizationId, ctx.cradle.em),
+    handler: async ({ metricsConfig }, ctx) => ctx.cradle.monitoring.setupLocal(metricsConfig, ctx.principal.organizationId, ctx.cradle.em),
   }),
-  router('server').mutation('setupMonitoring', {
+  router('server', 'organization').mutation('setupMonitoring', {
     access: 'admin',
     summary: 'Monitor a server: its metricsConfig stored, Berth samples it over its connection (no agent); getServerMetrics reads it at http://<ipAddress>:<port>/metrics with the token',
     input: ServerSetupInput,
     output: serverView(),
     handler: ({ serverId, metricsConfig }, ctx) => ctx.cradle.monitoring.setupServer(serverId, metricsConfig, org(ctx), ctx.cradle.em),
   }),
-  router('server').query('getServerMetrics', {
+  router('server', 'organization').query('getServerMetrics', {
     summary: "A host's latest samples, oldest first, in the peer agent's shape: url names one of the organization's monitored hosts (never fetched), token is its metricsConfig.server.token",
     input: ServerMetricsInput,
     output: Type.Array(ServerMetric),
     handler: async (input, ctx) => ctx.cradle.monitoring.serverMetrics(input, org(ctx), await owner(ctx), ctx.cradle.em),
   }),
-  router('user').query('getContainerMetrics', {
+  router('user', 'organization').query('getContainerMetrics', {
     summary: "An application's latest container samples on a monitored host, oldest first, in the peer agent's shape (url: http://<ipAddress>:<port>, as for getServerMetrics)",
     input: ContainerMetricsInput,
     output: Type.Array(ContainerMetric),
     handler: async (input, ctx) => ctx.cradle.monitoring.containerMetrics(input, org(ctx), await owner(ctx), ctx.cradle.em),
   }),
-  router('settings').mutation('cleanMonitoring', {
+  router('settings', 'organization').mutation('cleanMonitoring', {
     access: 'admin',
-    summary: "Drop the stored samples of the organization's servers (and this machine's, for the instance owner)",
+    summary: "Drop the stored samples of the organization's servers (and this machine's, for the instance's operators)",
     input: Type.Object({}),
     output: schema.Ok(),
     handler: async (_input, ctx) => ctx.cradle.monitoring.clean(org(ctx), await owner(ctx), ctx.cradle.em),

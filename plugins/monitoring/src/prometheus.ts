@@ -50,7 +50,7 @@ export function metricsRoute(berth: BerthHost, store: MonitoringStore, requests:
       const cradle = berth.container.cradle;
       const em = cradle.orm.em.fork() as EntityManager;
       const monitoring: MonitoringService = cradle.monitoring;
-      const owner = await cradle.accounts.isInstanceOwner(principal.userId);
+      const owner = await cradle.accounts.isInstanceOperator(principal);
       const settings = await store.settings(em);
       const f = (name: string, type: Family['type'], help: string): Family => ({ name: `berth_${name}`, help, type, samples: [] });
       const mem = f('host_memory_used_bytes', 'gauge', 'Memory in use (MemTotal - MemAvailable)');

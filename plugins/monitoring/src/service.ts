@@ -54,8 +54,8 @@ export class MonitoringService {
     return (this.#cradle().config as { serverIp?: string | null }).serverIp ?? null;
   }
 
-  async setupLocal(input: MetricsConfigInput, instanceOwner: boolean, organizationId: string, em: EntityManager) {
-    if (!instanceOwner) throw forbidden("This machine's monitoring is the instance owner's to set up");
+  /** This machine's monitoring (its operators': the transport checks the caller). */
+  async setupLocal(input: MetricsConfigInput, organizationId: string, em: EntityManager) {
     const metricsConfig = storedConfig(input, 'Dokploy');
     await this.#store.saveSetting(LOCAL, metricsConfig, em);
     await this.#swarmNodes(LOCAL, storedConfig(input, 'Remote'), organizationId, em);

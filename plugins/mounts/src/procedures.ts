@@ -4,7 +4,7 @@ import { Type, router } from '@berth/core';
 import type { MountService } from './service.ts';
 import { ApplicationIdInput, ContainerVolume, MountIdInput, mountSchemas, type CreateInput, type UpdateInput } from './schemas.ts';
 
-const mounts = router('mounts');
+const mounts = router('mounts', 'organization');
 
 export const mountProcedures = (service: MountService) => () => {
   const { CreateInput: Create, UpdateInput: Update, MountView, ServiceInput } = mountSchemas(service.ownerKinds());

@@ -5,7 +5,7 @@ import { Type, router, type NotificationChannel, type ProcedureFactory } from '@
 import { receiveNotification } from './receive.ts';
 import { createdView, createInput, DeliveriesInput, DeliveryView, NotificationIdInput, notificationView, ReceiveNotificationInput, testInput, updateInput } from './schemas.ts';
 
-const notification = router('notification');
+const notification = router('notification', 'organization');
 /** The channels getEmailProviders lists. */
 const EMAIL_CHANNELS = ['email', 'resend'];
 
@@ -74,7 +74,7 @@ export const notificationProcedures =
         handler: (input, ctx) => ctx.cradle.notificationService.deliveries(input),
       }),
       notification.mutation('receiveNotification', {
-        access: 'public',
+        scope: 'public',
         summary: "The monitoring agent's report of a threshold, authenticated by its server's monitoring token (no API key); a wrong token is 401",
         input: ReceiveNotificationInput,
         output: Type.Boolean(),

@@ -1,14 +1,14 @@
 // Organizations (the tenants) and the invitations that bring people into them, as organization.*
 // manages them; the tables are the kernel's. Invitation tokens are stored as hashes, shown once
 // (auth.createUser accepts them).
-import { IdentityStore, Invitation, Member, Organization, Session, User, forbidden, hashToken, newId, newToken, notFound, type EntityManager, type Principal } from '@berth/core';
+import { IdentityStore, Invitation, Member, Organization, Session, User, conflict, forbidden, hashToken, newId, newToken, notFound, type EntityManager, type Principal } from '@berth/core';
 import { toInvitationView, toOrganizationView, type InvitationView, type OrganizationView } from './views.ts';
 
 const DAY = 24 * 3600 * 1000;
 
 export type OrganizationRemover = (organizationId: string, em: EntityManager) => Promise<void>;
 
-export class OrganizationService extends IdentityStore<'sessions'> {
+export class OrganizationService extends IdentityStore<'sessions' | 'accounts'> {
   readonly #removers: OrganizationRemover[] = [];
 
   /** Adds what must happen before an organization is deleted (its rows cascade through foreign keys; its engine objects do not). */
@@ -60,6 +60,8 @@ export class OrganizationService extends IdentityStore<'sessions'> {
     if (!member) throw notFound('Organization');
     if (member.role !== 'owner') throw forbidden('Only the owner can delete an organization');
     if ((await em.count(Member, { userId: principal.userId, role: 'owner' })) < 2) throw forbidden('You cannot delete your only organization');
+    // This machine, its swarm and its proxy are the instance organization's (docs/security.md): it stays.
+    if (organizationId === (await this.deps.accounts.instanceOrganizationId())) throw conflict("The instance's organization (the first admin's) cannot be deleted: it operates this machine");
     for (const remove of this.#removers) await remove(organizationId, em);
     await em.nativeDelete(Organization, { id: organizationId });
     this.deps.sessions.invalidate();

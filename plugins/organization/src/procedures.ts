@@ -3,7 +3,7 @@
 import { Type, router, schema } from '@berth/core';
 import { InvitationView, OrganizationView } from './views.ts';
 
-const org = router('organization');
+const org = router('organization', 'organization');
 const None = Type.Object({});
 const OrgId = Type.Object({ organizationId: Type.String({ minLength: 1 }) });
 

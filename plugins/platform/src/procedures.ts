@@ -1,11 +1,11 @@
 // settings.* about Berth itself: its version under both names, the update check under both names,
 // updateServer, which refuses: Berth is upgraded by its operator on its machine; and reloadServer,
 // which asks the process that started the kernel (`berth start`) to start it again.
-import { badRequest, conflict, ConfigError, forbidden, Type, router } from '@berth/core';
+import { badRequest, conflict, ConfigError, Type, router } from '@berth/core';
 import { UpdateData } from './schemas.ts';
 import type { ReleaseCheck } from './service.ts';
 
-const settings = router('settings');
+const settings = router('settings', 'organization');
 
 export const UPGRADE_STEPS =
   "Berth does not upgrade itself from the API: on Berth's machine, stop it, bring its directory to the new release (git pull, or unpack the release), then run bash scripts/start.sh, which installs, compiles and migrates the database before it serves (a web-server backup first is wise: docs/backups.md)";
@@ -24,14 +24,14 @@ export const platformProcedures = (releases: ReleaseCheck) => {
     ),
     updateCheck('checkAndUpdateImage', 'As getUpdateData (the older variant’s name; admins): nothing is pulled or replaced, Berth is upgraded by its operator', 'admin'),
     settings.mutation('reloadServer', {
+      scope: 'instance',
       access: 'admin',
       summary:
-        'Start Berth again with the configuration on disk (berth.config.json, the environment it was started with): it stops accepting, finishes the requests in flight, and serves again. Instance owner only; a configuration that fails is a 400 and changes nothing',
+        'Start Berth again with the configuration on disk (berth.config.json, the environment it was started with): it stops accepting, finishes the requests in flight, and serves again. The instance operators only; a configuration that fails is a 400 and changes nothing',
       input: Type.Object({}),
       output: Type.Boolean(),
       handler: async (_input, ctx) => {
-        const { accounts, principal, reload } = ctx.cradle;
-        if (!(await accounts.isInstanceOwner(principal!.userId))) throw forbidden('Reloading restarts the whole instance: only the instance owner (the first admin) may');
+        const { reload } = ctx.cradle;
         if (!reload) throw conflict('This instance was not started by `berth start` (scripts/start.sh), which alone can start it again: restart it through what started it');
         try {
           await reload();

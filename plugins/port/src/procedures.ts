@@ -2,7 +2,7 @@
 import { Type, router } from '@berth/core';
 import { CreateInput, PortIdInput, PortView, UpdateInput } from './schemas.ts';
 
-const port = router('port');
+const port = router('port', 'organization');
 
 export const portProcedures = [
   port.mutation('create', {

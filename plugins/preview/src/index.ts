@@ -37,7 +37,7 @@ export default definePlugin({
     const deploymentView = () => cradle().deployments.viewSchema();
     const domainView = () => cradle().domains?.viewSchemas().domains ?? Type.Object({});
     const Joined = () => Type.Object({ ...PreviewView.properties, deployments: Type.Array(deploymentView(), { description: 'its deployments, newest first' }), domain: Nullable(domainView()) });
-    const ns = router('previewDeployment');
+    const ns = router('previewDeployment', 'organization');
     const Id = Type.Object({ previewDeploymentId: Type.String({ minLength: 1, maxLength: 255 }) });
     berth.procedures(() => [
       ns.query('all', {

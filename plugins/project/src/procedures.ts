@@ -3,7 +3,7 @@
 import { Type, router, type TSchema } from '@berth/core';
 import { Created, CreateInput, duplicateInput, ProjectFields, ProjectIdInput, projectView, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
 
-const project = router('project');
+const project = router('project', 'organization');
 
 /** What the procedures' schemas derive from: the environment view and the workload kinds (both from other plugins). */
 export interface Derived {

@@ -2,7 +2,7 @@
 import { Type, router, schema } from '@berth/core';
 import { CreateInput, EnableSelfHostedInput, RegistryIdInput, RegistryView, TestByIdInput, TestInput, UpdateInput } from './schemas.ts';
 
-const registry = router('registry');
+const registry = router('registry', 'organization');
 
 export const registryProcedures = [
   registry.mutation('create', {

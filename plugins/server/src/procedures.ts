@@ -4,7 +4,7 @@
 import { Type, router, type TSchema } from '@berth/core';
 import { BuildsConcurrencyInput, CreateInput, ServerDetail, ServerForPermissions, ServerIdInput, ServerListItem, ServerView, UpdateInput } from './schemas.ts';
 
-const server = router('server');
+const server = router('server', 'organization');
 
 /** Made once every plugin is set up: server.one joins the deployments as deployment.* answers them. */
 export const serverProcedures = (deploymentView: () => TSchema) => () => {

@@ -4,7 +4,7 @@ import { Type, router } from '@berth/core';
 import { ServerIdInput, ServerView } from './schemas.ts';
 import { OptionalServerIdInput, SecurityResult, ServerTime, SetupResult, ValidateResult } from './setup-schemas.ts';
 
-const server = router('server');
+const server = router('server', 'organization');
 
 export const serverSetupProcedures = [
   server.mutation('setup', {
@@ -16,8 +16,9 @@ export const serverSetupProcedures = [
     handler: ({ serverId }, ctx) => ctx.cradle.callerServerOperations.setup(serverId),
   }),
   server.query('validate', {
+    scope: { host: 'serverId' },
     summary:
-      'What is installed on the server (the peer’s fields) and a doctor’s checks, each with a stable code, a sentence and the fix; without serverId (Berth’s addition), of the machine Berth runs on (the instance owner only)',
+      'What is installed on the server (the peer’s fields) and a doctor’s checks, each with a stable code, a sentence and the fix; without serverId (Berth’s addition), of the machine Berth runs on (the instance operators only)',
     input: OptionalServerIdInput,
     output: ValidateResult,
     handler: ({ serverId }, ctx) => ctx.cradle.callerServerOperations.validate(serverId),

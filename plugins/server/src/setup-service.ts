@@ -2,7 +2,7 @@
 // validate, security, publicIp, getServerTime, getDefaultCommand, setupMonitoring and
 // getServerMetrics. Another organization's server is NOT_FOUND.
 import { userInfo } from 'node:os';
-import { forbidden, notFound, type Cradle, type EntityManager } from '@berth/core';
+import { notFound, type Cradle, type EntityManager } from '@berth/core';
 import { localRouteAddress } from '@berth/plugin-hosts';
 import { auditServer, connectionCheck, privilege, serverRouteAddress, validateServer } from './doctor.ts';
 import { Server, type ServerRow } from './entities.ts';
@@ -21,10 +21,9 @@ export class ServerOperations {
     return runSetup(this.#cradle(), this.setup, await this.#find(serverId, organizationId, em), em);
   }
 
-  /** validate of the machine Berth runs on (no serverId): the same doctor, for the instance owner only (it is every organization's host). */
-  async validateLocal(userId: string) {
-    const { accounts, hosts, clock } = this.#cradle();
-    if (!(await accounts.isInstanceOwner(userId))) throw forbidden("Only the instance owner (the first admin) may validate Berth's own machine: give the serverId of one of your servers");
+  /** validate of the machine Berth runs on (no serverId): the same doctor, for its operators (the transport checks the caller). */
+  async validateLocal() {
+    const { hosts, clock } = this.#cradle();
     return validateServer(await hosts.of(null), { username: userInfo().username, network: hosts.platformNetwork, serverType: 'deploy', now: () => clock.now() });
   }
 
@@ -92,7 +91,7 @@ export const callerServerOperations =
     const organizationId = principal!.organizationId;
     return {
       setup: (serverId: string) => ops.runSetup(serverId, organizationId, em),
-      validate: (serverId?: string) => (serverId ? ops.validate(serverId, organizationId, em) : ops.validateLocal(principal!.userId)),
+      validate: (serverId?: string) => (serverId ? ops.validate(serverId, organizationId, em) : ops.validateLocal()),
       security: (serverId: string) => ops.security(serverId, organizationId, em),
       publicIp: (serverId?: string) => ops.publicIp(serverId, organizationId, em),
       serverTime: () => ops.serverTime(),

@@ -2,7 +2,7 @@
 import { Type, router } from '@berth/core';
 import { CreateInput, GenerateInput, GeneratedKeyPair, SshKeyIdInput, SshKeyView, UpdateInput } from './schemas.ts';
 
-const sshKey = router('sshKey');
+const sshKey = router('sshKey', 'organization');
 
 export const sshKeyProcedures = [
   sshKey.mutation('create', {

@@ -3,7 +3,7 @@ import { Type, ApiKeyView, router, forbidden } from '@berth/core';
 import { MemberView, UserView } from './views.ts';
 import { CreateApiKeyInput, CreatedApiKey, peerApiKeyRow, CreateUserInput, UpdateUserInput } from './schemas.ts';
 
-const user = router('user');
+const user = router('user', 'organization');
 const None = Type.Object({});
 /** user.get: the membership, its account and the account's API keys, as the peer answers it. */
 const CallerView = Type.Object({

@@ -12,7 +12,7 @@ const { Ok } = schema;
 
 /** Made once every plugin is set up: the relations' schemas are their plugins'. */
 export function databaseProcedures(kind: string, label: string, s: DatabaseSchemas, cradle: Cradle) {
-  const r = router(kind);
+  const r = router(kind, 'organization');
   const View = databaseView(s.Fields, relationSchemas(cradle));
   const { idKey } = s;
   /** The database an input names (every input but create's and search's carries the kind's id key, required by its schema). */
