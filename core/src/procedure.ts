@@ -16,14 +16,14 @@ export type Role = 'owner' | 'admin' | 'member';
  *   and admins of the instance's organization (the first admin's);
  * - `public`: anyone, signed in or not (each such procedure says what it checks instead);
  * - `{ host: field }`: a host — the server the input field names (organization scope: the service
- *   finds it in the caller's organization), or this machine when the field is absent, empty or
- *   null (instance scope).
+ *   finds it in the caller's organization), or this machine when the field is absent, empty, null
+ *   or "none" (instance scope).
  * The transport enforces it before the handler runs. The governance work refines it with the
  * resource and action a procedure needs; it never widens a scope.
  */
 export type Scope = 'organization' | 'instance' | 'public' | HostScope;
 export interface HostScope {
-  /** The input field naming the server acted on; absent, empty or null: this machine. */
+  /** The input field naming the server acted on; absent, empty, null or "none": this machine. */
   readonly host: string;
 }
 
@@ -109,7 +109,8 @@ export function actsOnInstance(scope: Scope, input: unknown): boolean {
   if (scope === 'instance') return true;
   if (typeof scope !== 'object') return false;
   const value = (input as Record<string, unknown> | null | undefined)?.[scope.host];
-  return value === undefined || value === null || value === '';
+  // "none": the peer's word for this machine in some inputs (a server's id is never that).
+  return value === undefined || value === null || value === '' || value === 'none';
 }
 
 /** Procedures whose schemas depend on what other plugins register (e.g. the workload kinds): made once every plugin is set up. */

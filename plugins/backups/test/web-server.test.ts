@@ -2,7 +2,7 @@
 // server: the archive lands in the bucket, is downloaded, `berth restore` brings it into a new data
 // directory (a real embedded PostgreSQL is created there) and a Berth started on it has the
 // projects. And the refusals: 409 without the operator's passphrase, 403 for anyone but the
-// instance owner, 400 naming the fields.
+// instance operators, 400 naming the fields.
 import t from 'tap';
 import { createHash } from 'node:crypto';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -60,8 +60,8 @@ t.test('a web-server backup to S3, restored by berth restore into a new data dir
   const backupId = created.body.backupId as string;
   t.match((await client.get('backup.one', { backupId })).body, { backupId, databaseType: 'web-server', postgres: null }, 'backup.one answers it');
 
-  t.test('403 for anyone but the instance owner, naming the field', async t => {
-    const admin = await addMember(server, client, 'ops@example.com', 'admin');
+  t.test("403 for anyone but the instance operators (the owner and admins of the instance's organization), naming the field", async t => {
+    const admin = await addMember(server, client, 'ops@example.com', 'member');
     const create = await admin.client.post('backup.create', input);
     t.equal(create.status, 403, JSON.stringify(create.body));
     t.match(create.body.issues, [{ path: ['databaseType'] }]);

@@ -335,22 +335,24 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     }
   });
 
-  t.test("this machine's swarm is every organization's: only the instance owner removes a node that is not its organization's own, or joins a manager", async t => {
-    // An admin of the organization who is not the instance owner (the first admin is).
-    const admin = await addMember(server, client, 'second-admin@example.com', 'admin');
+  t.test("this machine's swarm is the instance operators': another organization's owner neither removes its nodes nor joins it, in either role", async t => {
+    // The owner of an organization of its own (not the instance's, which the first admin made).
+    const stranger = await addMember(server, client, 'second-admin@example.com', 'admin');
+    const theirs = await otherOrganization(server, stranger.userId);
     const local = ((await new Docker().info()) as { Swarm: { NodeID: string } }).Swarm.NodeID;
-    const refused = await admin.client.post('cluster.removeWorker', { nodeId: local });
+    const refused = await theirs.client.post('cluster.removeWorker', { nodeId: local });
     answers.push(JSON.stringify(refused.body));
     t.equal(refused.status, 403, JSON.stringify(refused.body));
-    t.match(refused.body.message, `nodeId: node ${local}`);
-    t.match(refused.body.message, /none of your organization's servers: only the instance owner/);
-    const owners = await call('cluster.removeWorker', { nodeId: local }, 'post');
-    t.equal(owners.status, 409, "the instance owner passes the policy (and meets the engine's own rule: a manager is not removed)");
-    t.match(owners.body.message, /is a manager/);
-    const manager = await admin.client.post('cluster.joinServer', { serverId: C, managerServerId: null, role: 'manager' });
-    answers.push(JSON.stringify(manager.body));
-    t.equal(manager.status, 403, JSON.stringify(manager.body));
-    t.match(manager.body.message, /^role: a manager of this machine's swarm controls every organization's services/);
+    t.match(refused.body.message, /^Without serverId this acts on Berth's own machine, which only the instance's operators/);
+    const operators = await call('cluster.removeWorker', { nodeId: local }, 'post');
+    t.equal(operators.status, 409, "an instance operator passes the scope (and meets the engine's own rule: a manager is not removed)");
+    t.match(operators.body.message, /is a manager/);
+    for (const role of ['manager', 'worker']) {
+      const join = await theirs.client.post('cluster.joinServer', { serverId: C, managerServerId: null, role });
+      answers.push(JSON.stringify(join.body));
+      t.equal(join.status, 403, `${role}: ${JSON.stringify(join.body)}`);
+      t.match(join.body.message, /^Without managerServerId this acts on Berth's own machine/);
+    }
     t.equal((await inHost(c, ['docker', 'info', '--format', '{{.Swarm.ControlAvailable}}'])).stdout.trim(), 'true', 'the server was not touched');
   });
 

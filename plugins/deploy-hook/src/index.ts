@@ -76,6 +76,8 @@ function routes(berth: BerthHost, hooks: HookService, kinds: () => WorkloadKind[
         schema: {
           tags: ['deploy'],
           operationId: 'deploy-github',
+          // No credential: the delivery's signature with a connection's webhook secret authenticates it.
+          'x-berth-scope': 'public',
           summary:
             "Push to deploy from a GitHub App's webhook: signed (X-Hub-Signature-256) with the webhook secret of a GitHub connection, it deploys every application and compose stack that deploys the delivery's repository through that connection. 202: queued (workloads says what each did); 200: why nothing was deployed; 401: signature missing or wrong",
           response: { 200: Answer, 202: Answer, 401: Answer, 404: Answer },
@@ -90,7 +92,8 @@ function routes(berth: BerthHost, hooks: HookService, kinds: () => WorkloadKind[
     );
     const Token = Type.String({ maxLength: 255, description: "the workload's refreshToken" });
     const schema = (summary: string, params: Record<string, ReturnType<typeof Type.String>>, operationId: string) => ({
-      schema: { tags: ['deploy'], operationId, summary, params: Type.Object(params), response: { 200: Answer, 202: Answer, 401: Answer, 404: Answer } },
+      // No credential: the workload's refreshToken in the path (and its webhookSecret's signature, when set) authenticates it.
+      schema: { tags: ['deploy'], operationId, 'x-berth-scope': 'public', summary, params: Type.Object(params), response: { 200: Answer, 202: Answer, 401: Answer, 404: Answer } },
     });
     const what =
       'a GitHub, GitLab, Gitea, Bitbucket, Docker Hub or plain delivery; no API key, signed when the workload has a webhookSecret. 202: queued; 200: why nothing was deployed; 401: signature missing, wrong or stale';

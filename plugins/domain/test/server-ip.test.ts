@@ -1,9 +1,9 @@
 // settings.getIp and settings.updateServerIp through the real kernel: this server's address is
-// serverIp, else the default route's interface; updateServerIp (owners) sets it for every reader
+// serverIp, else the default route's interface; updateServerIp (the instance operators) sets it for every reader
 // (generated domains, the web-server settings), keeps it across a restart over the configured one,
 // and '' returns to the configured one. Who may call each, and bad addresses named.
 import t from 'tap';
-import { addMember, Client, signUpAdmin, startTestServer } from '@berth/core/testing';
+import { addMember, Client, otherOrganization, signUpAdmin, startTestServer } from '@berth/core/testing';
 import { localRouteAddress } from '@berth/plugin-hosts';
 
 t.test('this server’s address', async t => {
@@ -20,7 +20,12 @@ t.test('this server’s address', async t => {
   const other = await addMember(first, c, 'second-admin@example.com', 'admin');
   t.equal((await member.client.get('settings.getIp')).body, routed, 'a member reads it, as the peer lets every signed-in user');
   t.equal((await member.client.post('settings.updateServerIp', { serverIp: '203.0.113.7' })).status, 403, 'a member may not set it');
-  t.equal((await other.client.post('settings.updateServerIp', { serverIp: '203.0.113.7' })).status, 403, 'nor an admin: it is the whole instance’s (owners, as the proxy settings)');
+  const stranger = await otherOrganization(first, other.userId);
+  t.equal(
+    (await stranger.client.post('settings.updateServerIp', { serverIp: '203.0.113.7' })).status,
+    403,
+    'nor the owner of another organization: it is the whole instance’s (its operators, as the proxy settings)',
+  );
 
   for (const bad of ['not-an-ip', '203.0.113', 'example.com', '1.2.3.4 ']) {
     const r = await c.post('settings.updateServerIp', { serverIp: bad.trim() === bad ? bad : `x${bad}` });

@@ -60,7 +60,7 @@ t.test('without a release feed', async t => {
   const otherOwner = await otherOrganization(server, member.userId);
   const notInstanceOwner = await otherOwner.client.post('settings.reloadServer', {});
   t.equal(notInstanceOwner.status, 403, "another organization's owner may not restart the instance");
-  t.match(notInstanceOwner.body.message, /only the instance owner/);
+  t.match(notInstanceOwner.body.message, /only the instance's operators/);
 });
 
 t.test('with a loopback release feed', async t => {

@@ -52,6 +52,8 @@ export const registryProcedures = [
     handler: ({ registryId, serverId }, ctx) => ctx.cradle.callerRegistries.testById(registryId, serverId),
   }),
   registry.mutation('enableSelfHostedRegistry', {
+    // On this machine it runs on the instance's swarm and every node is made to trust its CA: its operators'.
+    scope: { host: 'serverId' },
     access: 'admin',
     summary:
       "Run a registry on the manager (this machine, or serverId) with these credentials (htpasswd, bcrypt), its data in a volume, reached over https through the proxy at registryUrl with the proxy's own CA, which every node's engine is made to trust; answers the selfHosted registry it stores once a login through the proxy succeeds",

@@ -60,7 +60,7 @@ t.test('server setup and audit', async t => {
     t.same((await client.get('deployment.allByServer', { serverId: srv.serverId })).body, [], 'no setup was queued');
   });
 
-  t.test("validate without serverId: Berth's own machine, for the instance owner only", async t => {
+  t.test("validate without serverId: Berth's own machine, for the instance operators only", async t => {
     const r = await client.get('server.validate', {});
     t.equal(r.status, 200, JSON.stringify(r.body));
     const v = r.body as { docker: { enabled: boolean; version: string | null }; isSwarmInstalled: boolean; checks: { code: string; ok: boolean }[] };
@@ -72,9 +72,11 @@ t.test('server setup and audit', async t => {
     t.match(codes, { 'docker.missing': true, 'docker.snap': true, 'docker.version': true, 'swarm.inactive': true }, 'the doctor passes what is true here');
     t.ok('swarm.loopback' in codes && 'clock.skew' in codes, 'every check is answered');
     const member = await addMember(server, client, 'validator@example.com', 'admin');
-    const refused = await member.client.get('server.validate', {});
-    t.equal(refused.status, 403, 'an admin who is not the instance owner may not');
-    t.match(refused.body.message, /instance owner/);
+    t.equal((await member.client.get('server.validate', {})).status, 200, "an admin of the instance's organization may: an instance operator");
+    const theirs = await otherOrganization(server, member.userId);
+    const refused = await theirs.client.get('server.validate', {});
+    t.equal(refused.status, 403, 'the owner of another organization may not');
+    t.match(refused.body.message, /instance's operators/);
   });
 
   t.test("setupMonitoring (the monitoring plugin's) checks every bound and stores the configuration on the server", async t => {
