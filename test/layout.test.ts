@@ -94,15 +94,18 @@ t.test('the kernel imports no provider and no plugin: it reaches them through it
   );
 });
 
-t.test('the kernel keeps kernel work: core/src is under 126,000 characters, contracts and test kits aside', async t => {
+t.test('the kernel keeps kernel work: core/src is under 136,000 characters, contracts and test kits aside', async t => {
   // The budget was "under 3,000 lines" as laid out by hand (2,996 lines were 125,564 characters). The formatter
   // (prettier) breaks interfaces and long literals one member a line, so lines no longer measure code; characters
-  // other than whitespace do, and the formatter does not move them: 126,000 is those 3,000 lines, rounded.
+  // other than whitespace do, and the formatter does not move them: 126,000 was those 3,000 lines, rounded.
+  // 136,000 since the tenancy issue (46): the scope every procedure declares, enforced by the transport, and the
+  // one filter that keeps secrets out of command output are kernel work by the design (DESIGN.md), and were paid
+  // for by no shortened comment. Issue 48 replaces this count with a measure of what the kernel does.
   const files = sources(path.join(repoRoot, 'core/src')).filter(f => !f.includes(`${path.sep}contracts${path.sep}`) && !path.basename(f).startsWith('testing'));
   const counts = files.map(f => ({ file: rel(f), chars: readFileSync(f, 'utf8').replace(/\s+/g, '').length })).sort((a, b) => b.chars - a.chars);
   const total = counts.reduce((n, c) => n + c.chars, 0);
   t.ok(
-    total < 126_000,
+    total < 136_000,
     `core/src holds ${total} characters besides whitespace; what a plugin or provider can do belongs there (largest: ${counts
       .slice(0, 5)
       .map(c => `${c.file} ${c.chars}`)
