@@ -227,7 +227,11 @@ export async function fuzzRecords(t: Test, server: { url: string }, c: Client, a
       const number = ++n;
       const body = JSON.stringify({ action: 'opened', number, pull_request: { id: number, number, html_url: '', title: 'fuzz', head: { ref: 'fuzz', sha: null }, base: { ref: 'main' } } });
       const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
-      await fetch(`${server.url}/api/deploy/${app.refreshToken}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-github-event': 'pull_request', 'x-hub-signature-256': signature }, body });
+      await fetch(`${server.url}/api/deploy/${app.refreshToken}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-github-event': 'pull_request', 'x-hub-signature-256': signature },
+        body,
+      });
       return ok('previewDeployment.all', await c.get('previewDeployment.all', { applicationId: app.applicationId }))[0].previewDeploymentId;
     },
     composeId: async () =>

@@ -130,7 +130,10 @@ t.test("a signed event is believed for nothing that decides what runs: GitHub's 
   t.match(refused, { status: 200, body: { reason } }, 'the head and author GitHub holds, not the ones the event claims');
   t.equal(fetchesOf('mallory/app'), 0, 'nothing of mallory/app was fetched');
   t.equal(await deployments(), before, 'no deployment was queued');
-  t.notOk((await previews()).some(p => p.pullRequestNumber === '7'), 'no preview');
+  t.notOk(
+    (await previews()).some(p => p.pullRequestNumber === '7'),
+    'no preview',
+  );
   t.match(await lastDecision(), { signatureOk: true, statusCode: 200, decision: reason }, 'the delivery log says why');
 
   // The positive control: once mallory may push to team/app, the same pull request deploys her fork's branch.

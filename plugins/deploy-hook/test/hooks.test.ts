@@ -167,7 +167,11 @@ t.test('push to deploy', async t => {
     const c = await commit('unsigned push');
     const text = JSON.stringify(payload('github', 'refs/heads/main', c));
     const post = async (id: string) => {
-      const res = await fetch(`${server.url}/api/deploy/compose/${plain.body.refreshToken}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headersFor('github', text, { id }) }, body: text });
+      const res = await fetch(`${server.url}/api/deploy/compose/${plain.body.refreshToken}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headersFor('github', text, { id }) },
+        body: text,
+      });
       return { status: res.status, body: (await res.json()) as Record<string, any> };
     };
     t.match(await post('plain-1'), { status: 200, body: { reason: 'autoDeploy is off for this workload' } }, 'unsigned, a first delivery reaches the decisions');

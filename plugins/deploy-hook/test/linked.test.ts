@@ -101,7 +101,12 @@ t.test('a GitHub App push deploys the pushed commit of each workload deploying t
   const stranger = JSON.stringify(githubPush({ ref: 'refs/heads/main', sha: pushed, repository: 'team/app', installationId: 999 }));
   const unknown = await fetch(`${server.url}/api/deploy/github`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-github-delivery': 'app-x', 'x-hub-signature-256': `sha256=${createHmac('sha256', appSecret).update(stranger).digest('hex')}` },
+    headers: {
+      'content-type': 'application/json',
+      'x-github-event': 'push',
+      'x-github-delivery': 'app-x',
+      'x-hub-signature-256': `sha256=${createHmac('sha256', appSecret).update(stranger).digest('hex')}`,
+    },
     body: stranger,
   });
   t.equal(unknown.status, 401, 'an unknown installation is refused');

@@ -194,11 +194,7 @@ t.test('preview deployments from GitHub pull requests', async t => {
     t.equal((await client.post('application.update', { applicationId, isPreviewDeploymentsActive: true, previewLabels: null })).status, 200);
     t.equal((await previews()).length, 2, 'no preview for the refused ones');
     const decisions = ((await client.get('application.webhookDeliveries', { applicationId })).body as Record<string, any>[]).slice(0, 7).map(d => d.decision);
-    t.match(
-      decisions,
-      [/previews are off/, /preview limit/, /label gate/, 'preview deployment queued', /cannot tell/, /cannot tell/, /labeled/],
-      'the delivery log keeps each reason',
-    );
+    t.match(decisions, [/previews are off/, /preview limit/, /label gate/, 'preview deployment queued', /cannot tell/, /cannot tell/, /labeled/], 'the delivery log keeps each reason');
   });
 
   await t.test("another organization's previews are 404", async t => {

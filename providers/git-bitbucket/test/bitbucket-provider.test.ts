@@ -43,7 +43,14 @@ bb.permissions.set(
 );
 
 // Pull request #7 of team/app, from elsewhere/tools by "writer" (Bitbucket names the commit by its short hash).
-bb.pullRequests.set('team/app#7', { head: 'elsewhere/tools', branch: 'feature/x', sha: feature, base: 'main', author: { id: '{0c2f2d3a-1111-4b5e-9c1d-000000000001}', login: 'writer' }, state: 'OPEN' });
+bb.pullRequests.set('team/app#7', {
+  head: 'elsewhere/tools',
+  branch: 'feature/x',
+  sha: feature,
+  base: 'main',
+  author: { id: '{0c2f2d3a-1111-4b5e-9c1d-000000000001}', login: 'writer' },
+  state: 'OPEN',
+});
 
 gitProviderConformance(t, descriptor, {
   options,

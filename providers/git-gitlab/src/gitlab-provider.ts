@@ -244,8 +244,7 @@ export class GitlabProvider implements GitProvider {
         if (e.cause?.response?.status === 404) throw new GitProviderError('missing', `GitLab: ${projectPath(repo)} has no merge request !${number}`);
         throw e;
       })) as { iid: number; state: string; source_branch: string; target_branch: string; sha: string; source_project_id: number; target_project_id: number; author?: { id: number; username: string } };
-      const source =
-        mr.source_project_id === mr.target_project_id ? projectPath(repo) : ((await api.Projects.show(mr.source_project_id)) as { path_with_namespace: string }).path_with_namespace;
+      const source = mr.source_project_id === mr.target_project_id ? projectPath(repo) : ((await api.Projects.show(mr.source_project_id)) as { path_with_namespace: string }).path_with_namespace;
       return {
         number: mr.iid,
         state: mr.state === 'opened' ? 'open' : 'closed',
