@@ -2,7 +2,7 @@
 // OpenAPI document names, so a request aimed at a record finds it and its bad values go on to the
 // services and the database. Id fields whose records cannot exist yet are listed with why.
 import { execFileSync } from 'node:child_process';
-import { generateKeyPairSync } from 'node:crypto';
+import { createHmac, generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -206,13 +206,32 @@ export async function fuzzRecords(t: Test, server: { url: string }, c: Client, a
         await c.post('sshKey.create', { name: unique('key'), ...ok('sshKey.generate', await c.post('sshKey.generate', { type: 'ed25519' })), organizationId: admin.organizationId }),
       ).sshKeyId,
     applicationId: async () => ok('application.create', await c.post('application.create', { name: unique('app'), environmentId })).applicationId,
-    // A preview made as GitHub makes one: a pull_request delivery to the hook of an application with previews on.
+    // A preview made as a forge makes one: a pull_request delivery, signed with the application's webhook secret (an
+    // unsigned one makes none), to the hook of an application with previews on, deploying from a plain git URL (a
+    // closed loopback port: its deploy fails at once).
     previewDeploymentId: async () => {
       const app = ok('application.create', await c.post('application.create', { name: unique('app'), environmentId }));
-      ok('application.update', await c.post('application.update', { applicationId: app.applicationId, isPreviewDeploymentsActive: true, previewLimit: 100 }));
+      const secret = `fuzz-secret-${unique('s')}`;
+      ok(
+        'application.update',
+        await c.post('application.update', {
+          applicationId: app.applicationId,
+          sourceType: 'git',
+          customGitUrl: 'http://127.0.0.1:9/fuzz.git',
+          customGitBranch: 'main',
+          webhookSecret: secret,
+          isPreviewDeploymentsActive: true,
+          previewLimit: 100,
+        }),
+      );
       const number = ++n;
       const body = JSON.stringify({ action: 'opened', number, pull_request: { id: number, number, html_url: '', title: 'fuzz', head: { ref: 'fuzz', sha: null }, base: { ref: 'main' } } });
-      await fetch(`${server.url}/api/deploy/${app.refreshToken}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-github-event': 'pull_request' }, body });
+      const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+      await fetch(`${server.url}/api/deploy/${app.refreshToken}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-github-event': 'pull_request', 'x-hub-signature-256': signature },
+        body,
+      });
       return ok('previewDeployment.all', await c.get('previewDeployment.all', { applicationId: app.applicationId }))[0].previewDeploymentId;
     },
     composeId: async () =>

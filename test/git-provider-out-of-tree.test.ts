@@ -40,7 +40,7 @@ class ForgeProvider {
       throw new GitProviderError('connect', 'Forge cannot be reached: ' + e.message);
     }
     if (res.status === 401) throw new GitProviderError('credentials', 'Forge refused the token');
-    if (res.status === 404) throw new GitProviderError(step === 'commit' ? 'missing' : step, 'Forge: not found');
+    if (res.status === 404) throw new GitProviderError(step === 'commit' || step === 'pullRequest' ? 'missing' : step, 'Forge: not found');
     if (!res.ok) throw new GitProviderError(step, 'Forge answered ' + res.status);
     return res.status === 204 ? null : res.json();
   }
@@ -64,6 +64,15 @@ class ForgeProvider {
   async registerWebhook(account, repo, hook) { return { id: String((await this.#call(account, 'webhook', 'POST', '/repos/' + repo.owner + '/' + repo.name + '/hooks', hook)).id) }; }
   async removeWebhook(account, repo, id) {
     await this.#call(account, 'webhook', 'DELETE', '/repos/' + repo.owner + '/' + repo.name + '/hooks/' + id).catch(e => { if (e.failure !== 'webhook') throw e; });
+  }
+  async hasWriteAccess(account, repo, author) {
+    if (!author.login) throw new GitProviderError('access', 'Forge: the pull request names no author');
+    const found = await this.#call(account, 'access', 'GET', '/repos/' + repo.owner + '/' + repo.name + '/collaborators/' + encodeURIComponent(author.login)).catch(e => { if (e.failure === 'access') return null; throw e; });
+    return found?.permission === 'write' || found?.permission === 'admin';
+  }
+  async pullRequest(account, repo, number) {
+    const pr = await this.#call(account, 'pullRequest', 'GET', '/repos/' + repo.owner + '/' + repo.name + '/pulls/' + number);
+    return { number: pr.number, state: pr.state, headRepository: pr.head.repo, headBranch: pr.head.ref, headSha: pr.head.sha, baseBranch: pr.base.ref, author: { id: String(pr.user.id), login: pr.user.login } };
   }
   async commentOnPullRequest(account, repo, number, body) { return { id: String((await this.#call(account, 'comment', 'POST', '/repos/' + repo.owner + '/' + repo.name + '/pulls/' + number + '/comments', { body })).id) }; }
 }
@@ -125,6 +134,11 @@ const api = http.createServer((req, res) => {
       return send(201, { id: Number(hook.id) });
     }
     if ((m = /^DELETE \/hooks\/(\d+)$/.exec(rest))) return hooks.delete(m[1]!) ? send(204) : send(404, {});
+    if ((m = /^GET \/collaborators\/([^/]+)$/.exec(rest))) {
+      const permission = ({ writer: 'write', reader: 'read' } as Record<string, string>)[decodeURIComponent(m[1]!)];
+      return permission ? send(200, { permission }) : send(404, {});
+    }
+    if (rest === 'GET /pulls/3') return send(200, { number: 3, state: 'open', head: { repo: 'bob/notes', ref: 'next', sha: next }, base: { ref: 'main' }, user: { id: 11, login: 'writer' } });
     if (/^POST \/pulls\/\d+\/comments$/.test(rest)) {
       comments.push(JSON.parse(text).body as string);
       return send(201, { id: comments.length });
@@ -164,6 +178,8 @@ t.test('one config line enables it: the kernel registers git.forge beside the fo
     repository: { owner: 'acme', name: 'app' },
     branches,
     pullRequest: 3,
+    pullRequestHeld: { number: 3, state: 'open', headRepository: 'bob/notes', headBranch: 'next', headSha: next, baseBranch: 'main', author: { id: '11', login: 'writer' } },
+    writeAccess: { writer: { id: '11', login: 'writer' }, reader: { id: '12', login: 'reader' }, stranger: { id: '13', login: 'stranger' } },
     service: { webhooks: () => [...hooks.values()], comments: () => comments },
   });
 });

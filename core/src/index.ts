@@ -74,6 +74,7 @@ export {
   type GitRepositoryRef,
   type GitBranch,
   type GitWebhook,
+  type GitPullRequest,
   type GitFailure,
   type CloneCredential,
 } from './contracts/git-provider.ts';

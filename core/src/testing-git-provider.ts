@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { Test } from 'tap';
-import { cloneCredentialEnv, GitProviderError, type GitAccount, type GitBranch, type GitProvider, type GitRepositoryRef } from './contracts/git-provider.ts';
+import { cloneCredentialEnv, GitProviderError, type GitAccount, type GitBranch, type GitProvider, type GitPullRequest, type GitRepositoryRef } from './contracts/git-provider.ts';
 import type { ProviderDescriptor } from './provider.ts';
 import { descriptorConformance } from './testing-conformance.ts';
 
@@ -27,11 +27,10 @@ export interface GitProviderConformanceOptions {
   branches: GitBranch[];
   /** An open pull request of the repository. */
   pullRequest: number;
-  /**
-   * For a provider with hasWriteAccess: users of the repository as its pull request events name
-   * them, one with write access, one with a lesser role, and one who is no member.
-   */
-  writeAccess?: { writer: GitAuthor; reader: GitAuthor; stranger: GitAuthor };
+  /** That pull request as the service holds it (pullRequest must answer it; a fork's head names the fork). */
+  pullRequestHeld: GitPullRequest;
+  /** Users of the repository as pullRequest names authors: one with write access, one with a lesser role, and one who is no member. */
+  writeAccess: { writer: GitAuthor; reader: GitAuthor; stranger: GitAuthor };
   /** What the service holds now, read on its side: the repository's webhooks (id and URL) and a pull request's comment bodies. */
   service: { webhooks(repo: GitRepositoryRef): { id: string; url: string }[]; comments(repo: GitRepositoryRef, pullRequest: number): string[] };
 }
@@ -119,14 +118,18 @@ export function gitProviderConformance(t: Test, descriptor: ProviderDescriptor, 
     });
 
     t.test('hasWriteAccess: a writer yes; a lesser role and a stranger no; a refused credential is an error', async t => {
-      if (!provider.hasWriteAccess) return t.notOk(o.writeAccess, 'the test describes users for a member the provider does not have');
       const users = o.writeAccess;
-      if (!users) return t.fail('the provider has hasWriteAccess: the test must give writeAccess users');
       t.equal(await provider.hasWriteAccess(o.account, o.repository, users.writer), true, 'the writer');
       t.equal(await provider.hasWriteAccess(o.account, o.repository, users.reader), false, 'a lesser role');
       t.equal(await provider.hasWriteAccess(o.account, o.repository, users.stranger), false, 'no member');
       t.equal(await provider.hasWriteAccess(o.account, o.repository, { id: null, login: null }).then(String, failureOf), 'access', 'no user named: step "access"');
       t.equal(await provider.hasWriteAccess(o.refusedAccount, o.repository, users.writer).then(String, failureOf), 'credentials', 'a refused credential says nothing');
+    });
+
+    t.test("pullRequest: the pull request's head, base, state and author as the service holds them; none is missing", async t => {
+      t.same(await provider.pullRequest(o.account, o.repository, o.pullRequest), o.pullRequestHeld, 'as the service holds it');
+      t.equal(await provider.pullRequest(o.account, o.repository, 987654).then(() => 'found', failureOf), 'missing', 'a number with no pull request: step "missing"');
+      t.equal(await provider.pullRequest(o.refusedAccount, o.repository, o.pullRequest).then(() => 'found', failureOf), 'credentials', 'a refused credential says nothing');
     });
 
     t.test('comments on a pull request, and updates the comment', async t => {

@@ -69,8 +69,29 @@ export interface GitWebhook {
   id: string;
 }
 
+/**
+ * A pull (merge) request as the service holds it, read through its API: what a preview deploys
+ * and whose access it checks, never taken from a webhook's payload (anyone holding a hook's URL
+ * can write one).
+ */
+export interface GitPullRequest {
+  /** Its number in the repository (GitLab's iid). */
+  number: number;
+  /** open, or closed (merged or declined). */
+  state: 'open' | 'closed';
+  /** The repository its head branch is in (owner/name, GitLab's whole path): a fork's, or the repository itself. */
+  headRepository: string;
+  headBranch: string;
+  /** The head commit as the service names it (Bitbucket's is its short hash). */
+  headSha: string;
+  /** The branch it merges into. */
+  baseBranch: string;
+  /** Its author: the service's id and login, as hasWriteAccess takes them. */
+  author: { id: string | null; login: string | null };
+}
+
 /** Which step of talking to the provider failed: for testConnection's answer and the deployment log. */
-export type GitFailure = 'connect' | 'credentials' | 'repositories' | 'branches' | 'commit' | 'clone' | 'webhook' | 'comment' | 'access' | 'missing';
+export type GitFailure = 'connect' | 'credentials' | 'repositories' | 'branches' | 'commit' | 'clone' | 'webhook' | 'comment' | 'access' | 'pullRequest' | 'missing';
 
 /** A provider's error, with the step that failed; the message starts with the provider's name. */
 export class GitProviderError extends Error {
@@ -112,11 +133,13 @@ export interface GitProvider {
    */
   updatePullRequestComment?(account: GitAccount, repo: GitRepositoryRef, number: number, commentId: string, body: string): Promise<void>;
   /**
-   * Whether a user (as a pull request event names them: the service's `id`, its `login`) may push to
-   * the repository: true for a write role or above, false for none or no member; GitProviderError
-   * (step 'access') when the service cannot say. Optional: without it, fork authors count as outsiders.
+   * Whether a user (as pullRequest names its author: the service's `id`, its `login`) may push to
+   * the repository — the service's collaborator permission: true for a write role or above, false
+   * for a lesser one or no member; GitProviderError (step 'access') when the service cannot say.
    */
-  hasWriteAccess?(account: GitAccount, repo: GitRepositoryRef, author: { id: string | null; login: string | null }): Promise<boolean>;
+  hasWriteAccess(account: GitAccount, repo: GitRepositoryRef, author: { id: string | null; login: string | null }): Promise<boolean>;
+  /** The pull (merge) request `number` of the repository as the service holds it; GitProviderError 'missing' when there is none. */
+  pullRequest(account: GitAccount, repo: GitRepositoryRef, number: number): Promise<GitPullRequest>;
 }
 
 /**

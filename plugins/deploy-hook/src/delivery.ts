@@ -31,7 +31,10 @@ export interface Delivery {
   pullRequest?: PullRequestEvent;
 }
 
-/** A pull request opened, updated or closed, as a preview needs it. */
+/**
+ * A pull request opened, updated or closed, as its event says it. Only a signed delivery's event
+ * reaches a preview, and the preview still asks the provider's API for the head, base and author.
+ */
 export interface PullRequestEvent {
   /** opened, reopened, synchronize, closed (every provider's named as GitHub's), else the provider's own (labeled, edited...). */
   action: string;
@@ -49,8 +52,6 @@ export interface PullRequestEvent {
   fromFork: boolean;
   /** The repository the head branch is in (owner/name, GitLab's whole path): the fork's for a fork, else the base's. */
   headRepository: string | null;
-  /** The author's relation to the repository (OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, NONE...); GitHub's alone, null from the others. */
-  authorAssociation: string | null;
   /** The author as the provider names them: its id (GitLab's user id, Bitbucket's uuid) and login (user name); what a write-access check asks about. */
   author: { id: string | null; login: string | null };
   labels: string[];
@@ -173,7 +174,7 @@ export function readDelivery(h: Headers, body: Record<string, unknown>): Deliver
   }
 }
 
-/** GitHub's (and Gitea's) pull_request event: the pull request, its head and base, its author's association (GitHub's only) and labels. */
+/** GitHub's (and Gitea's) pull_request event: the pull request, its head and base, its author and labels (author_association is not read: the provider's API says who may push). */
 function githubPullRequest(provider: Provider, event: string, deliveryId: string | null, body: Record<string, unknown>): Delivery {
   const pr = obj(body.pull_request);
   const head = obj(pr.head);
@@ -193,7 +194,6 @@ function githubPullRequest(provider: Provider, event: string, deliveryId: string
     repository: baseRepo,
     fromFork: Boolean(headRepo && baseRepo && headRepo !== baseRepo),
     headRepository: headRepo ?? baseRepo,
-    authorAssociation: str(pr.author_association),
     author: { id: idOf(obj(pr.user).id), login: str(obj(pr.user).login) ?? str(obj(body.sender).login) },
     labels: arr(pr.labels)
       .map(l => str(obj(l).name))

@@ -1,6 +1,8 @@
 // A delivery to a workload's hook, from the request to the answer: the workload its refresh
 // token names, the signature when the workload has a secret (401 without it), a redelivered id
-// (200 "already processed", nothing deployed), then what the push is compared with — autoDeploy,
+// (200 "already processed", nothing deployed, signed or not), a pull request event that is not
+// signed (200, nothing deployed: a preview runs code of the pull request's choosing, so only a
+// delivery signed with a secret Berth holds may ask for one), then what the push is compared with — autoDeploy,
 // triggerType, the watched branch, a [skip ci] message, watchPaths — each answered 200 with the
 // reason; otherwise the push supersedes the workload's queued deployments and one is queued (202).
 // Every answer that names a workload is written to its delivery log.
@@ -77,16 +79,19 @@ export class HookService {
       signatureOk = check.ok;
       if (!check.ok) return this.#log(kind, target, delivery, signatureOk, { status: 401, body: { message: check.reason, reason: check.reason } }, em);
     }
-    const answer = await this.#decide(kind, target, delivery, em);
+    const answer = await this.#decide(kind, target, delivery, signatureOk === true, em);
     return this.#log(kind, target, delivery, signatureOk, answer, em);
   }
 
   /**
-   * A GitHub App's delivery (POST /api/deploy/github): signed with the App's webhook secret (a
-   * GitHub connection's, of any organization), it reaches every workload of the kinds that deploys
-   * the delivery's repository through a connection whose secret signed it; each gets the decisions
-   * of its own hook and a log entry. 202 when any deployment was queued, 200 with why otherwise,
-   * 401 when no connection's secret signed it.
+   * A GitHub App's delivery (POST /api/deploy/github): it names its installation (the App's ping,
+   * its App), which finds the GitHub connections (of any organization) it may come from before any
+   * secret is used; signed with the App's webhook secret of one of them, it reaches every workload
+   * of the kinds that deploys the delivery's repository through such a connection; each gets the
+   * decisions of its own hook and a log entry. 202 when any deployment was queued, 200 with why
+   * otherwise, 401 when it names no known installation or no such connection's secret signed it —
+   * written to no workload's log (an unauthenticated caller must not push a workload's real
+   * deliveries out of its last webhookDeliveriesKept).
    */
   async receiveGithubApp(kinds: WorkloadKind[], headers: Record<string, string | string[] | undefined>, raw: Buffer, body: Record<string, unknown>, em: EntityManager): Promise<HookAnswer> {
     const skip = (status: number, reason: string): HookAnswer => ({ status, body: { message: reason, reason } });
@@ -94,8 +99,14 @@ export class HookService {
     if (!gitProviders) return skip(404, 'GitHub App deliveries need the git-provider plugin, which is not enabled');
     const delivery = readDelivery(headers, body);
     const signature = typeof headers['x-hub-signature-256'] === 'string' ? headers['x-hub-signature-256'] : null;
-    const installation = (body.installation as { id?: unknown } | undefined)?.id;
-    const { candidates, signers } = await gitProviders.githubSigners(raw, signature, typeof installation === 'number' || typeof installation === 'string' ? String(installation) : null, em);
+    if (!signature) return skip(401, 'missing signature: a GitHub App delivery carries X-Hub-Signature-256');
+    const numeric = (v: unknown) => (typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? String(v) : typeof v === 'string' && /^\d{1,20}$/.test(v) ? v : null);
+    const installationId = numeric((body.installation as { id?: unknown } | undefined)?.id);
+    const appId = delivery.kind === 'ping' ? numeric((body.hook as { app_id?: unknown } | undefined)?.app_id) : null;
+    if (!installationId && !appId) return skip(401, 'no installation: a GitHub App delivery names the installation it comes from (installation.id)');
+    const { matched, signers } = await gitProviders.githubSigners(raw, signature, { installationId, appId }, em);
+    if (!matched) return skip(401, installationId ? `unknown installation: no GitHub App connection has installation ${installationId}` : `unknown App: no GitHub App connection has App id ${appId}`);
+    if (!signers.length) return skip(401, 'bad signature: X-Hub-Signature-256 does not match the body signed with the webhook secret of the GitHub App connections of this installation');
     const repository = (body.repository as { full_name?: unknown } | undefined)?.full_name;
     const targetsOf = async (githubIds: string[]) => {
       if (typeof repository !== 'string') return [];
@@ -111,16 +122,6 @@ export class HookService {
       );
       return found.flat();
     };
-    if (!signers.length) {
-      const answer = skip(
-        401,
-        signature
-          ? 'bad signature: X-Hub-Signature-256 does not match the body signed with the webhook secret of any GitHub App connection'
-          : 'missing signature: a GitHub App delivery carries X-Hub-Signature-256',
-      );
-      for (const { kind, target } of await targetsOf(candidates)) await this.#log(kind, target, delivery, false, answer, em);
-      return answer;
-    }
     if (delivery.provider !== 'github') return skip(200, 'not a GitHub delivery: X-GitHub-Event is missing');
     if (delivery.kind === 'ping') return skip(200, 'ping received: the hook is active');
     if (typeof repository !== 'string') return skip(200, `unknown event: github "${delivery.event}" names no repository and deploys nothing`);
@@ -128,7 +129,7 @@ export class HookService {
     if (!targets.length) return skip(200, `no application or compose stack deploys ${repository} through this GitHub App`);
     const workloads: WorkloadAnswer[] = [];
     for (const { kind, target } of targets) {
-      const answer = await this.#log(kind, target, delivery, true, await this.#decide(kind, target, delivery, em), em);
+      const answer = await this.#log(kind, target, delivery, true, await this.#decide(kind, target, delivery, true, em), em);
       const { deploymentId, reason } = answer.body;
       workloads.push({ kind: kind.kind, id: target.workload.id, name: target.workload.name, statusCode: answer.status, ...(deploymentId ? { deploymentId } : {}), ...(reason ? { reason } : {}) });
     }
@@ -140,17 +141,28 @@ export class HookService {
     return { status: 202, body: { message: `${queued.length} of ${workloads.length} deployment${workloads.length === 1 ? '' : 's'} queued`, deploymentId: queued[0]!.deploymentId!, workloads } };
   }
 
-  async #decide(kind: WorkloadKind, target: PushTarget, d: Delivery, em: EntityManager): Promise<HookAnswer> {
+  /** What the delivery does for the workload; `signed`: it carried a signature made with a secret Berth holds (the workload's, the GitHub App's). */
+  async #decide(kind: WorkloadKind, target: PushTarget, d: Delivery, signed: boolean, em: EntityManager): Promise<HookAnswer> {
     const skip = (reason: string): HookAnswer => ({ status: 200, body: { message: reason, reason } });
     if (d.kind === 'ping') return skip('ping received: the hook is active');
     if (d.kind === 'other') return skip(`unknown event: ${d.provider} "${d.event}" deploys nothing (only pushes do)`);
     if (d.deliveryId) {
-      const seen = await em.findOne(WebhookDelivery, { targetId: target.workload.id, targetType: kind.kind, deliveryId: d.deliveryId, signatureOk: { $ne: false } }, { orderBy: { createdAt: 'asc' } });
+      // A delivery id seen before, signed or unsigned (signatureOk true or NULL; SQL's `!= false` leaves NULL out), is a replay.
+      // Only the rows refused for their signature do not count: a forger must not use up a real delivery's id.
+      const seen = await em.findOne(
+        WebhookDelivery,
+        { targetId: target.workload.id, targetType: kind.kind, deliveryId: d.deliveryId.slice(0, 128), $or: [{ signatureOk: true }, { signatureOk: null }] },
+        { orderBy: { createdAt: 'asc' } },
+      );
       if (seen) return { status: 200, body: { message: 'already processed', reason: 'already processed', ...(seen.deploymentId ? { deploymentId: seen.deploymentId } : {}) } };
     }
     if (d.kind === 'pullRequest') {
       const handler = this.#pullRequests.get(kind.kind);
       if (!handler) return skip(`pull request events deploy nothing for ${kind.label.toLowerCase()}s (previews are not served for them)`);
+      if (!signed)
+        return skip(
+          `unsigned pull request event: previews are made only from signed deliveries (set the ${kind.label.toLowerCase()}'s webhookSecret and sign with it, link the repository through a git provider so that Berth registers a signed webhook, or use the GitHub App)`,
+        );
       return handler(target, d.pullRequest!, { provider: d.provider, deliveryId: d.deliveryId }, em);
     }
     const f = target.fields;

@@ -54,8 +54,6 @@ export function gitlabMergeRequest(event: string, deliveryId: string | null, bod
     repository: baseRepo,
     fromFork: Boolean(source && target && source !== target),
     headRepository: str(obj(mr.source).path_with_namespace) ?? baseRepo,
-    // GitLab says nothing of the author's access in the event: the provider's hasWriteAccess asks.
-    authorAssociation: null,
     // The merge request's author (author_id); the event's user is who acted, named when it is the author.
     author: { id: authorId ? String(authorId) : null, login: num(user.id) === authorId ? str(user.username) : null },
     labels: arr(body.labels)
@@ -87,7 +85,6 @@ export function bitbucketPullRequest(event: string, deliveryId: string | null, b
     repository: baseRepo,
     fromFork: Boolean(headRepo && baseRepo && headRepo !== baseRepo),
     headRepository: headRepo ?? baseRepo,
-    authorAssociation: null,
     author: { id: str(author.uuid) ?? str(author.account_id), login: str(author.nickname) ?? str(author.display_name) },
     labels: [],
   });

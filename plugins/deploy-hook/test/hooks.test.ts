@@ -159,6 +159,31 @@ t.test('push to deploy', async t => {
     t.match(decisions, [/autoDeploy/, /trigger is tag/, /watchPaths/, /skip ci/, /tag push/, /branch not watched/, /unknown event/, /ping/], 'the log says why for each, newest first');
   });
 
+  await t.test('an unsigned redelivery (a workload without a secret) is refused as "already processed" too', async t => {
+    const plain = await client.post('compose.create', { name: 'unsigned', environmentId, appName: `hook-u-${stamp}` });
+    cleanup.push(() => client.post('compose.delete', { composeId: plain.body.composeId, deleteVolumes: true }));
+    // autoDeploy off: each delivery that reaches the decisions says so, and nothing deploys either way.
+    t.equal((await client.post('compose.update', { composeId: plain.body.composeId, sourceType: 'git', customGitUrl: repo.dir, customGitBranch: 'main', autoDeploy: false })).status, 200);
+    const c = await commit('unsigned push');
+    const text = JSON.stringify(payload('github', 'refs/heads/main', c));
+    const post = async (id: string) => {
+      const res = await fetch(`${server.url}/api/deploy/compose/${plain.body.refreshToken}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headersFor('github', text, { id }) },
+        body: text,
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, any> };
+    };
+    t.match(await post('plain-1'), { status: 200, body: { reason: 'autoDeploy is off for this workload' } }, 'unsigned, a first delivery reaches the decisions');
+    t.match(await post('plain-1'), { status: 200, body: { reason: 'already processed' } }, 'its redelivery is refused');
+    t.match(await post('plain-2'), { status: 200, body: { reason: 'autoDeploy is off for this workload' } }, 'another id reaches the decisions again');
+    t.match((await client.get('compose.webhookDeliveries', { composeId: plain.body.composeId })).body, [
+      { deliveryId: 'plain-2', signatureOk: null, decision: /autoDeploy/ },
+      { deliveryId: 'plain-1', signatureOk: null, decision: 'already processed' },
+      { deliveryId: 'plain-1', signatureOk: null, decision: /autoDeploy/ },
+    ]);
+  });
+
   await t.test('GitLab signing token (Standard Webhooks): a stale timestamp is refused, a fresh one deploys', async t => {
     const secret = `whsec_${randomBytes(24).toString('base64')}`;
     t.equal((await client.post('compose.update', { composeId, webhookSecret: secret })).status, 200);

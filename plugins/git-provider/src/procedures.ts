@@ -38,6 +38,7 @@ import {
   GithubRepository,
   GithubSetupInput,
   GithubSetupState,
+  GithubInstallState,
   GithubUpdateInput,
   GithubView,
   GitProviderIdInput,
@@ -115,6 +116,12 @@ export const gitProviderProcedures = [
     input: GithubSetupInput,
     output: GithubSetupState,
     handler: ({ githubUrl }, ctx) => ctx.cradle.gitProviderSetup.issue(ctx.principal, githubUrl ?? 'https://github.com'),
+  }),
+  github.mutation('installState', {
+    summary: `Berth's: the state of the App's installation page for a connection the caller may use; ${SETUP_PATH} accepts it from the caller only, for that connection, for one hour`,
+    input: GithubIdInput,
+    output: GithubInstallState,
+    handler: ({ githubId }, ctx) => ctx.cradle.gitProviderSetup.installation(ctx.principal, githubId, ctx.cradle.em),
   }),
   gitlab.mutation('create', {
     access: 'admin',

@@ -131,6 +131,12 @@ export const GithubSetupState = Type.Object({
   setupUrl: Type.String({ description: "Berth's route GitHub sends the user back to (the manifest's redirect_url)" }),
 });
 
+/** Berth's: the installation's state, bound to the caller and the connection. */
+export const GithubInstallState = Type.Object({
+  state: Type.String({ description: "gh_setup:<signed>: the state of the App's installation page; /api/providers/github/setup accepts it from the caller only, for this connection, for one hour" }),
+  installUrl: Type.String({ description: "the App's installation page on GitHub, with the state" }),
+});
+
 // ------------------------------------------------------------------ gitlab.*
 // Both of the spec's variants on one path: the current one requires gitlabUrl (here optional,
 // https://gitlab.com by default) and the older one carries the OAuth fields and tokens.

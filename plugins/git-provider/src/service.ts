@@ -14,6 +14,7 @@ import {
   type EntityManager,
   type GitAccount,
   type GitProvider,
+  type GitPullRequest,
   type GitRepositoryRef,
   type ProviderRegistry,
   type Role,
@@ -319,14 +320,14 @@ export class GitProviderService {
   }
 
   /**
-   * Whether a pull request's author may push to the repository a workload's source fields name,
-   * asked through the same connection; null when the provider cannot tell (no hasWriteAccess).
+   * Whether a pull request's author may push to the repository a workload's source fields name (the
+   * provider's collaborator permission), asked through the same connection; null for a source type
+   * with no provider API (a plain git URL).
    * The provider's refusal or failure is thrown (its message names the step).
    */
   async writeAccess(type: string, fields: Record<string, unknown>, organizationId: string, author: { id: string | null; login: string | null }, em: EntityManager): Promise<boolean | null> {
     if (!SOURCE_FIELDS[type]) return null;
     const provider = this.provider(type);
-    if (!provider.hasWriteAccess) return null;
     const { connectionId, repo, missing } = repositoryParts(type, fields);
     if (missing.length) throw badRequest(`The ${type} source is not complete: set ${missing.join(', ')}`);
     const account = await this.accountFor(type, connectionId, organizationId, em);
@@ -492,9 +493,9 @@ export class GitProviderService {
     return { ...githubRowView(github), gitProvider: providerView(provider) };
   }
 
-  /** The manifest flow's second step: the App was installed; its installation id completes the record. */
-  async setGithubInstallation(githubId: string, installationId: string, organizationId: string, em: EntityManager): Promise<void> {
-    const { github } = await this.github(githubId, organizationId, em);
+  /** The manifest flow's second step: the App was installed; its installation id completes the record (of the organization, and one the caller may use: theirs or shared with them). */
+  async setGithubInstallation(githubId: string, installationId: string, organizationId: string, em: EntityManager, caller: GitCaller): Promise<void> {
+    const { github } = await this.github(githubId, organizationId, em, caller);
     github.githubInstallationId = installationId;
     await em.flush();
   }
@@ -888,19 +889,36 @@ export class GitProviderService {
   }
 
   /**
-   * The GitHub connections (of any organization) a GitHub App delivery may come from — those of its
-   * installation when it names one — and those whose App webhook secret signs the body as
-   * `signature` (X-Hub-Signature-256), compared in constant time.
+   * The GitHub connections (of any organization) a GitHub App delivery comes from: those of the
+   * installation it names (the App's ping names none: those of the App), found by these ids before
+   * any secret is opened, then those among them whose App webhook secret signs the body as
+   * `signature` (X-Hub-Signature-256), compared in constant time. `matched` counts the connections
+   * the ids found: with none, no secret was opened.
    */
-  async githubSigners(raw: Buffer, signature: string | null, installationId: string | null, em: EntityManager): Promise<{ candidates: string[]; signers: string[] }> {
-    const rows = await em.find(GithubRecord, { githubWebhookSecret: { $ne: null }, ...(installationId ? { githubInstallationId: installationId } : {}) });
+  async githubSigners(raw: Buffer, signature: string, from: { installationId: string | null; appId: string | null }, em: EntityManager): Promise<{ matched: number; signers: string[] }> {
+    const where = from.installationId ? { githubInstallationId: from.installationId } : from.appId ? { githubAppId: Number(from.appId) } : null;
+    if (!where) return { matched: 0, signers: [] };
+    const rows = await em.find(GithubRecord, { githubWebhookSecret: { $ne: null }, ...where });
+    const sent = Buffer.from(signature);
     const signers = rows.filter(r => {
-      if (!signature) return false;
       const expected = Buffer.from(`sha256=${createHmac('sha256', this.#secrets().decrypt(r.githubWebhookSecret!)).update(raw).digest('hex')}`);
-      const sent = Buffer.from(signature);
       return sent.length === expected.length && timingSafeEqual(sent, expected);
     });
-    return { candidates: rows.map(r => r.githubId), signers: signers.map(r => r.githubId) };
+    return { matched: rows.length, signers: signers.map(r => r.githubId) };
+  }
+
+  /**
+   * The pull (merge) request `number` of the repository a workload's source fields name, as its
+   * provider holds it (head repository, branch and commit, base branch, author, state), asked
+   * through the workload's connection; null for a source type with no provider API (a plain git
+   * URL). The provider's refusal or failure is thrown (its message names the step).
+   */
+  async pullRequestOf(type: string, fields: Record<string, unknown>, organizationId: string, number: number, em: EntityManager): Promise<GitPullRequest | null> {
+    if (!SOURCE_FIELDS[type]) return null;
+    const { connectionId, repo, missing } = repositoryParts(type, fields);
+    if (missing.length) throw badRequest(`The ${type} source is not complete: set ${missing.join(', ')}`);
+    const account = await this.accountFor(type, connectionId, organizationId, em);
+    return this.provider(type).pullRequest(account, repo, number);
   }
 
   /** A provider's failure as a 400 whose message starts with the failing step. */

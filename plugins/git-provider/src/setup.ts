@@ -1,8 +1,12 @@
 // The OAuth and manifest flows' return routes. GitHub: the App manifest flow's return route, the peer's `/api/providers/github/setup`: GitHub
 // sends the user back with a one-time `code` (state `gh_init:…`) once the App is created, and
-// again with `installation_id` (state `gh_setup:<githubId>`) once it is installed. The gh_init
-// state is Berth's own, sealed (authenticated encryption) by github.setupState: it binds the
-// flow to the caller's organization and to the GitHub URL chosen there, and expires in an hour.
+// again with `installation_id` (state `gh_setup:…`) once it is installed. Both states are Berth's
+// own, sealed (AES-256-GCM under the instance's secret: its tag authenticates them, so no one
+// else can make or change one) and expire in an hour: gh_init, by github.setupState, binds the
+// flow to the caller's organization and the GitHub URL chosen there; gh_setup, by
+// github.installState, to the caller and the connection (theirs, or shared with them), so that a
+// link made by someone else installs nothing on a connection of theirs (CSRF). The peer's plain
+// `gh_setup:<githubId>` is refused.
 // GitLab: the peer's `/api/providers/gitlab/callback` gets GitLab's one-time code with a state that
 // gitlab.authorization sealed the same way, bound to the organization and the connection. Gitea:
 // the peer's `/api/providers/gitea/authorize` sends the user to Gitea with such a state, and
@@ -28,6 +32,10 @@ interface FlowState {
 }
 interface InitState extends FlowState {
   url: string;
+}
+/** The installation's state: the github connection (`g`) it completes. */
+interface InstallState extends FlowState {
+  g: string;
 }
 /** An OAuth authorization's state: the connection (`g`) and its type (`t`), so that one type's state authorizes nothing of another's. */
 interface OAuthState extends FlowState {
@@ -67,6 +75,16 @@ export class GitProviderSetup {
   issue(principal: Principal, githubUrl: string): { state: string; setupUrl: string } {
     const base = webUrlOf(githubUrl, 'githubUrl');
     return { state: `gh_init:${this.#seal<InitState>(principal, { url: base })}`, setupUrl: `${this.#berthUrl()}${SETUP_PATH}` };
+  }
+
+  /** A gh_setup state for a GitHub connection the caller may use, and the App's installation page with it. */
+  async installation(principal: Principal, githubId: string, em: EntityManager): Promise<{ state: string; installUrl: string }> {
+    const { github } = await this.#service.github(githubId, principal.organizationId, em, { userId: principal.userId, role: principal.role });
+    const state = `gh_setup:${this.#seal<InstallState>(principal, { g: github.githubId })}`;
+    // The record keeps the App's page (the manifest's html_url), or its slug.
+    const app = github.githubAppName ?? '';
+    const page = /^https?:\/\//.test(app) ? app.replace(/\/+$/, '') : `${github.githubUrl.replace(/\/+$/, '')}/apps/${encodeURIComponent(app)}`;
+    return { state, installUrl: `${page}/installations/new?${new URLSearchParams({ state })}` };
   }
 
   /** GitLab's authorization page for a connection of the caller's organization, with a state bound to both. */
@@ -141,9 +159,11 @@ export class GitProviderSetup {
           }
           if (action === 'gh_setup') {
             const installation = validInstallation(q.installation_id);
-            if (!rest || rest.length > 255) return fail(400, 'Missing github provider id');
             if (!installation) return fail(400, 'Missing installation_id parameter');
-            await this.#service.setGithubInstallation(rest, installation, principal.organizationId, em);
+            const setup = this.#open<InstallState>(rest, principal.organizationId);
+            // Another caller's (or organization's), a forged, an expired or the peer's plain gh_setup:<githubId> state installs nothing.
+            if (!setup?.g || setup.u !== principal.userId) return fail(400, 'The state is not valid for this caller (ask github.installState for the installation page again)');
+            await this.#service.setGithubInstallation(setup.g, installation, principal.organizationId, em, { userId: principal.userId, role: principal.role });
             return reply.redirect(AFTER, 307);
           }
           return fail(400, 'Unknown state');
@@ -199,9 +219,10 @@ export class GitProviderSetup {
   }
 }
 
-/** A flow's failure as the routes answer it: 404 for a record not found, 400 with the reason for the rest. */
+/** A flow's failure as the routes answer it: 404 for a record not found, 403 for one the caller may not use, 400 with the reason for the rest. */
 function failed<R>(e: unknown, missing: string, fail: (status: number, error: string) => R): R {
   if (e instanceof BerthError && e.code === 'NOT_FOUND') return fail(404, missing);
+  if (e instanceof BerthError && e.code === 'FORBIDDEN') return fail(403, e.message);
   if (e instanceof GitProviderError || e instanceof BerthError) return fail(400, (e as Error).message);
   throw e;
 }

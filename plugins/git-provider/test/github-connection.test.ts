@@ -1,6 +1,7 @@
 // A GitHub App connection made the way a user makes one: github.setupState, the manifest flow's
 // return to /api/providers/github/setup (the code converted by GitHub on loopback, used as a GitHub
-// Enterprise URL), then the installation; its secrets sealed at rest and never answered; its
+// Enterprise URL), then the installation through github.installState's sealed state (a forged, expired,
+// another caller's or the peer's plain state installs nothing); its secrets sealed at rest and never answered; its
 // repositories and branches listed, testConnection running a deploy's path; another organization's
 // connection 404; and an application deployed from it on the real Docker engine, cloned with a
 // token minted for the deploy that appears in no log.
@@ -9,7 +10,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import Docker from 'dockerode';
-import { startTestServer, signUpAdmin, otherOrganization, makeGitRepo, commitFiles, deploymentFinished, deploymentIdOf, freePort, waitFor, TEST_BASE_IMAGE } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, addMember, otherOrganization, makeGitRepo, commitFiles, deploymentFinished, deploymentIdOf, freePort, waitFor, TEST_BASE_IMAGE } from '@berth/core/testing';
 import { startFakeGithub } from '../../../providers/git-github/test/github-api.ts';
 
 const run = promisify(execFile);
@@ -70,9 +71,26 @@ t.test('the manifest flow makes the connection; its state binds it to the organi
   t.equal(one.githubInstallationId, null, 'not installed yet');
   t.same((await client.get('github.githubProviders', {})).body, [], 'not configured before the installation');
 
-  // The installation: GitHub sends the user back with the installation id.
-  t.equal((await setup({ code: 'x', state: `gh_setup:${githubId}`, installation_id: '77' }, other.client.apiKey!)).status, 404, "another organization's record");
-  t.equal((await setup({ code: 'x', state: `gh_setup:${githubId}`, installation_id: '77' })).status, 307);
+  // The installation: github.installState answers the App's installation page with a state sealed to
+  // the caller and this connection; GitHub sends the user back with it and the installation id.
+  const install = await ok(client.post('github.installState', { githubId }), 'github.installState');
+  t.match(install.state, /^gh_setup:/);
+  t.equal(install.installUrl, `${github.url}/apps/berth-test-app/installations/new?${new URLSearchParams({ state: install.state })}`);
+  t.notOk(install.state.includes(githubId), 'the state does not show the connection');
+  const installer = await addMember(server, client, 'installer@example.com', 'member', undefined, 'apiKey');
+  t.equal((await installer.client.post('github.installState', { githubId })).status, 403, "a member gets no state for another member's unshared connection");
+  const { secrets } = server.kernel.container.cradle;
+  const sealed = (o: Record<string, unknown>) => `gh_setup:${Buffer.from(secrets.encrypt(JSON.stringify(o))).toString('base64url')}`;
+  const refused: [string, Record<string, string>, string?][] = [
+    ["the peer's plain state (anyone who knows the id could make it)", { state: `gh_setup:${githubId}`, installation_id: '77' }],
+    ['a forged state', { state: `gh_setup:${Buffer.from(JSON.stringify({ g: githubId, o: organizationId, u: userId, exp: Date.now() + 60_000 })).toString('base64url')}`, installation_id: '77' }],
+    ["an expired one, sealed with the instance's key", { state: sealed({ g: githubId, o: organizationId, u: userId, exp: Date.now() - 1000 }), installation_id: '77' }],
+    ["the admin's state, followed by another member (a link sent to them)", { state: install.state, installation_id: '77' }, installer.apiKey],
+    ["the admin's state, followed in another organization", { state: install.state, installation_id: '77' }, other.client.apiKey!],
+  ];
+  for (const [what, query, key] of refused) t.equal((await setup(query, key)).status, 400, what);
+  t.equal((await client.get('github.one', { githubId })).body.githubInstallationId, null, 'none of them installed anything');
+  t.equal((await setup({ state: install.state, installation_id: '77' })).status, 307, 'the caller, with the state issued to them, completes it');
   one = await ok(client.get('github.one', { githubId }), 'github.one');
   gitProviderId = one.gitProviderId;
   t.match(one, {

@@ -2,7 +2,11 @@
 // deploys the pull request's branch as a service of its own, <appName>-pr-<number>, at a domain
 // known in advance; closing the pull request, previewDeployment.delete, the application's
 // deletion or the age limit removes it (service, domain and its routes, deployments, record).
-// Each gate that stops a deploy answers the hook with why, and the delivery log keeps it.
+// Each gate that stops a deploy answers the hook with why, and the delivery log keeps it. Only
+// signed deliveries reach here (the deploy-hook plugin answers the others), and even then the
+// payload is believed for nothing that decides what runs: the pull request's head (repository,
+// branch, commit), base branch and author are read from the provider's API through the
+// application's connection, and a fork's author is checked there for write access.
 import { notFound, optionalService, type BerthConfig, type Cradle, type DeploymentRun, type EntityManager } from '@berth/core';
 import { BRANCH_FIELD, type HookAnswer, type PullRequestEvent } from '@berth/plugin-deploy-hook';
 import type { PushTarget, WorkloadRef } from '@berth/plugin-workloads';
@@ -11,7 +15,6 @@ import { PreviewDeployment, type PreviewRow } from './entities.ts';
 export const TARGET = 'previewDeployment';
 const DAY_MS = 86_400_000;
 const DEPLOYING = new Set(['opened', 'reopened', 'synchronize']);
-const WRITERS = new Set(['OWNER', 'MEMBER', 'COLLABORATOR']);
 /** The source types whose pull requests get the preview's comment (through the git-provider plugin). */
 const COMMENTED = new Set(['github', 'gitlab', 'gitea', 'bitbucket']);
 
@@ -64,24 +67,29 @@ export class PreviewService {
   // ------------------------------------------------------------ the hook
 
   /** A pull request event on an application's hook: deploys, updates or removes its preview, or says why not. */
-  async onPullRequest(target: PushTarget, pr: PullRequestEvent, em: EntityManager): Promise<HookAnswer> {
+  async onPullRequest(target: PushTarget, payload: PullRequestEvent, em: EntityManager): Promise<HookAnswer> {
     const skip = (reason: string): HookAnswer => ({ status: 200, body: { message: reason, reason } });
     const app = target.workload;
     const f = target.fields;
-    if (!pr.id || pr.id.length > 64 || !Number.isSafeInteger(pr.number) || pr.number < 1 || pr.number > 999_999_999) return skip('the pull request event names no pull request (an id and a number)');
-    const existing = await em.findOne(PreviewDeployment, { applicationId: app.id, pullRequestId: pr.id });
-    if (pr.action === 'closed') {
+    if (!payload.id || payload.id.length > 64 || !Number.isSafeInteger(payload.number) || payload.number < 1 || payload.number > 999_999_999)
+      return skip('the pull request event names no pull request (an id and a number)');
+    const existing = await em.findOne(PreviewDeployment, { applicationId: app.id, pullRequestId: payload.id });
+    if (payload.action === 'closed') {
+      const pr = payload;
       if (!existing) return skip(`pull request #${pr.number} closed: it had no preview`);
       await this.#comment(existing, f, { appName: existing.appName, status: 'removed', url: null, sha: existing.headSha, note: 'The pull request was closed: the preview is gone.' }, em);
       await this.#remove(existing, em);
       const message = `preview removed: pull request #${pr.number} closed`;
       return { status: 200, body: { message, reason: message } };
     }
-    if (!DEPLOYING.has(pr.action)) return skip(`pull request ${pr.action || '(no action)'}: only opened, reopened, synchronize and closed change a preview`);
+    if (!DEPLOYING.has(payload.action)) return skip(`pull request ${payload.action || '(no action)'}: only opened, reopened, synchronize and closed change a preview`);
     if (f.isPreviewDeploymentsActive !== true) return skip('previews are off for this application (isPreviewDeploymentsActive)');
     const branchField = BRANCH_FIELD[String(f.sourceType)];
     if (!branchField) return skip(`previews deploy a branch: the application's source (${String(f.sourceType)}) has none`);
     const watched = f[branchField] as string | null;
+    const held = await this.#held(f, app.organizationId, payload, em);
+    if (typeof held === 'string') return skip(held);
+    const pr = held;
     if (watched && pr.baseBranch !== watched) return skip(`pull request into ${pr.baseBranch}: the application deploys ${watched}`);
     const forkRefused = pr.fromFork ? await this.#forkRefusal(f, app.organizationId, pr, em) : null;
     if (forkRefused) return skip(forkRefused);
@@ -122,10 +130,44 @@ export class PreviewService {
   }
 
   /**
+   * The pull request as its provider holds it, read through the application's connection: the
+   * event with its head (repository, branch, commit), base branch and author replaced by the
+   * provider's answer; or why not (the provider cannot be asked, has no such pull request, or
+   * has it closed). A plain git URL has no provider to ask: its previews clone the application's
+   * own repository only (a fork is refused below), so the event's branch names what is cloned.
+   */
+  async #held(f: Record<string, unknown>, organizationId: string, pr: PullRequestEvent, em: EntityManager): Promise<PullRequestEvent | string> {
+    const type = String(f.sourceType);
+    const git = optionalService(this.#cradle(), 'gitProviders');
+    const linked = git?.repositoryOf(type, f);
+    if (!COMMENTED.has(type)) return pr;
+    if (!git || !linked) return `pull request #${pr.number}: the application's ${type} source names no connection and repository through which Berth could read it`;
+    let held: Awaited<ReturnType<typeof git.pullRequestOf>>;
+    try {
+      held = await git.pullRequestOf(type, f, organizationId, pr.number, em);
+    } catch (e) {
+      return `pull request #${pr.number} could not be read from ${type} (${(e as Error).message}): not deployed`;
+    }
+    if (!held) return pr;
+    if (held.state !== 'open') return `pull request #${pr.number} is closed at ${type}: not deployed`;
+    const base = `${linked.repo.owner}/${linked.repo.name}`;
+    return {
+      ...pr,
+      headBranch: held.headBranch,
+      headSha: held.headSha,
+      baseBranch: held.baseBranch,
+      repository: base,
+      headRepository: held.headRepository,
+      fromFork: held.headRepository.toLowerCase() !== base.toLowerCase(),
+      author: held.author,
+    };
+  }
+
+  /**
    * Why a fork's pull request is not deployed, or null: while previewRequireCollaboratorPermissions
-   * is on, its author needs write access to the base repository (GitHub's author_association, else
-   * the provider's hasWriteAccess through the application's connection; a provider that cannot say
-   * counts as no); and the source must be able to clone the fork (a git provider's, not a plain URL).
+   * is on, its author (as the provider names them) needs write access to the base repository — the
+   * provider's collaborator permission, asked through the application's connection; and the source
+   * must be able to clone the fork (a git provider's, not a plain URL).
    */
   async #forkRefusal(f: Record<string, unknown>, organizationId: string, pr: PullRequestEvent, em: EntityManager): Promise<string | null> {
     const type = String(f.sourceType);
@@ -134,18 +176,14 @@ export class PreviewService {
     const repo = pr.repository ?? 'the repository';
     if (f.previewRequireCollaboratorPermissions !== false) {
       const gate = 'not deployed while previewRequireCollaboratorPermissions is on';
-      if (pr.authorAssociation !== null) {
-        if (!WRITERS.has(pr.authorAssociation)) return `pull request from a fork by ${who}, who has no write access to ${repo} (author_association ${pr.authorAssociation}): ${gate}`;
-      } else {
-        let writer: boolean | null = null;
-        try {
-          writer = (await git?.writeAccess(type, f, organizationId, pr.author, em)) ?? null;
-        } catch (e) {
-          return `pull request from a fork by ${who}: their write access to ${repo} could not be checked (${(e as Error).message}): ${gate}`;
-        }
-        if (writer === null) return `pull request from a fork by ${who}: the application's source (${type}) cannot tell whether they have write access to ${repo}: ${gate}`;
-        if (!writer) return `pull request from a fork by ${who}, who has no write access to ${repo}: ${gate}`;
+      let writer: boolean | null = null;
+      try {
+        writer = (await git?.writeAccess(type, f, organizationId, pr.author, em)) ?? null;
+      } catch (e) {
+        return `pull request from a fork by ${who}: their write access to ${repo} could not be checked (${(e as Error).message}): ${gate}`;
       }
+      if (writer === null) return `pull request from a fork by ${who}: the application's source (${type}) cannot tell whether they have write access to ${repo}: ${gate}`;
+      if (!writer) return `pull request from a fork by ${who}, who has no write access to ${repo}: ${gate}`;
     }
     if (!pr.headRepository || !git?.repositoryFields(type, pr.headRepository))
       return `pull request from a fork (${pr.headRepository ?? 'repository not named'}): the application's source (${type}) cannot clone another repository`;

@@ -91,7 +91,16 @@ gitea.permissions.set(
   ]),
 );
 bitbucket.permissions.set('team/app', new Map([[WRITER_UUID, 'write']]));
+github.permissions.set(
+  'team/app',
+  new Map([
+    ['forker', 'write'],
+    ['drive-by', 'read'],
+  ]),
+);
 const forker = (pr: Pr) => (pr.fork === 'writer' ? 'forker' : 'drive-by');
+/** The pull request as each service holds it (what Berth reads through its API): its head, in the fork for a fork's, and its author. */
+const held = (pr: Pr) => ({ head: pr.fork ? 'someone/app' : 'team/app', branch: pr.branch, sha: pr.sha, base: 'main' });
 /** A push to a pull request's branch: a new commit, fetched into each service's bare copy (one push at a time: one working tree). */
 let pushing: Promise<unknown> = Promise.resolve();
 const push = (branch: string) => {
@@ -174,6 +183,8 @@ interface Provider {
   delivery: (pr: Pr, secret: string) => { headers: Record<string, string>; text: string };
   /** The bodies of the pull request's comments, on the service's side. */
   comments: (number: number) => string[];
+  /** Puts the pull request on the service's side, as the event describes it. */
+  hold: (pr: Pr) => void;
 }
 
 /** Gitea's pull_request sample (GitHub's shape), as the pull request's event says; a fork's names its repository and its author. */
@@ -199,6 +210,7 @@ const providers: Provider[] = [
       return { text, headers: { 'x-github-event': 'pull_request', 'x-github-delivery': randomBytes(8).toString('hex'), 'x-hub-signature-256': `sha256=${hmac(secret, text)}` } };
     },
     comments: n => github.comments.get(`team/app#${n}`) ?? [],
+    hold: pr => github.pullRequests.set(`team/app#${pr.number}`, { ...held(pr), author: { id: 900, login: pr.fork ? forker(pr) : 'Codertocat' }, state: pr.step === 'close' ? 'closed' : 'open' }),
   },
   {
     name: 'gitlab',
@@ -246,6 +258,12 @@ const providers: Provider[] = [
       return { text, headers: { 'x-gitlab-event': 'Merge Request Hook', 'x-gitlab-event-uuid': randomBytes(8).toString('hex'), 'x-gitlab-token': secret } };
     },
     comments: n => gitlab.notes.get(`team/app!${n}`) ?? [],
+    hold: pr =>
+      gitlab.mergeRequests.set(`team/app!${pr.number}`, {
+        ...held(pr),
+        author: pr.fork ? { id: pr.fork === 'writer' ? 51 : 52, login: forker(pr) } : { id: 1, login: 'root' },
+        state: pr.step === 'close' ? 'merged' : 'opened',
+      }),
   },
   {
     name: 'gitea',
@@ -256,6 +274,7 @@ const providers: Provider[] = [
       return { text, headers: { 'x-gitea-event': 'pull_request', 'x-gitea-delivery': randomBytes(8).toString('hex'), 'x-gitea-signature': hmac(secret, text) } };
     },
     comments: n => gitea.comments.get(`team/app#${n}`) ?? [],
+    hold: pr => gitea.pullRequests.set(`team/app#${pr.number}`, { ...held(pr), author: { id: 900, login: pr.fork ? forker(pr) : 'gitea-admin' }, state: pr.step === 'close' ? 'closed' : 'open' }),
   },
   {
     name: 'bitbucket',
@@ -285,6 +304,12 @@ const providers: Provider[] = [
       return { text, headers: { 'x-event-key': event, 'x-request-uuid': `{${randomBytes(8).toString('hex')}}`, 'x-hub-signature': `sha256=${hmac(secret, text)}` } };
     },
     comments: n => bitbucket.comments.get(`team/app#${n}`) ?? [],
+    hold: pr =>
+      bitbucket.pullRequests.set(`team/app#${pr.number}`, {
+        ...held(pr),
+        author: pr.fork ? { id: pr.fork === 'writer' ? WRITER_UUID : OUTSIDER_UUID, login: forker(pr) } : { id: '{5b2f7e0a-0000-4000-8000-000000000050}', login: 'starbuck' },
+        state: pr.step === 'close' ? 'MERGED' : 'OPEN',
+      }),
   },
 ];
 
@@ -309,6 +334,7 @@ async function previewApp(t: Test, p: Provider, prefix: string, more: Record<str
     'application.update',
   );
   const send = async (pr: Pr, sign = secret) => {
+    p.hold(pr);
     const { headers, text } = p.delivery(pr, sign);
     const res = await fetch(`${server.url}/api/deploy/${refreshToken}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: text });
     return { status: res.status, body: (await res.json()) as Record<string, any> };
@@ -436,8 +462,7 @@ async function forkPullRequests(t: Test, p: Provider, i: number) {
   };
 
   const number = 60 + i;
-  const association = p.name === 'github' ? ' (author_association NONE)' : '';
-  const reason = `pull request from a fork by drive-by, who has no write access to team/app${association}: not deployed while previewRequireCollaboratorPermissions is on`;
+  const reason = 'pull request from a fork by drive-by, who has no write access to team/app: not deployed while previewRequireCollaboratorPermissions is on';
   t.match(await send({ step: 'open', branch, number, sha, fork: 'outsider' }), { status: 200, body: { reason } }, say('an author without write access: not deployed'));
   t.same((await client.get('previewDeployment.all', { applicationId })).body, [], say('no preview'));
   t.match((await client.get('application.webhookDeliveries', { applicationId })).body[0], { statusCode: 200, decision: reason }, say('the delivery log says why'));
@@ -449,7 +474,7 @@ async function forkPullRequests(t: Test, p: Provider, i: number) {
     const refused = await send({ step: 'open', branch, number, sha, fork: 'writer' }).finally(() => gitea.tokens.set(gtToken.accessToken, expiry));
     t.match(
       refused,
-      { status: 200, body: { reason: /^pull request from a fork by forker: their write access to team\/app could not be checked \(Gitea refused the token: token is expired\): not deployed while/ } },
+      { status: 200, body: { reason: new RegExp(`^pull request #${number} could not be read from gitea \\(Gitea refused the token: token is expired\\): not deployed$`) } },
       say('no answer from the provider: not deployed'),
     );
   }

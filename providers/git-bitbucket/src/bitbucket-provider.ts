@@ -11,6 +11,7 @@ import {
   type GitBranch,
   type GitFailure,
   type GitProvider,
+  type GitPullRequest,
   type GitRepository,
   type GitRepositoryRef,
   type GitWebhook,
@@ -101,7 +102,7 @@ export class BitbucketProvider implements GitProvider {
         );
       throw new GitProviderError('credentials', `Bitbucket refused the credentials of ${a.api.user}: ${said}`);
     }
-    if (res.status === 404) throw new GitProviderError(step === 'commit' || step === 'access' ? 'missing' : step, `Bitbucket: not found (${said})`);
+    if (res.status === 404) throw new GitProviderError(step === 'commit' || step === 'access' || step === 'pullRequest' ? 'missing' : step, `Bitbucket: not found (${said})`);
     throw new GitProviderError(step, `Bitbucket answered ${res.status}: ${said}`);
   }
 
@@ -197,6 +198,24 @@ export class BitbucketProvider implements GitProvider {
       throw e;
     });
     return found?.permission === 'write' || found?.permission === 'admin';
+  }
+
+  /** GET .../pullrequests/{id}: its source (repository, branch, commit: Bitbucket's short hash), destination branch, state and author. */
+  async pullRequest(account: GitAccount, repo: GitRepositoryRef, number: number): Promise<GitPullRequest> {
+    const body = await this.#call(accountOf(account), 'pullRequest', `${repoPath(repo)}/pullrequests/${number}`);
+    const source = body?.source ?? {};
+    // A fork deleted since leaves the source without a repository: nothing Berth could clone.
+    if (!source.repository?.full_name || !source.branch?.name || !source.commit?.hash)
+      throw new GitProviderError('pullRequest', `Bitbucket: pull request #${number} names no source repository, branch and commit`);
+    return {
+      number: Number(body.id),
+      state: body.state === 'OPEN' ? 'open' : 'closed',
+      headRepository: String(source.repository.full_name),
+      headBranch: String(source.branch.name),
+      headSha: String(source.commit.hash),
+      baseBranch: String(body.destination?.branch?.name ?? ''),
+      author: { id: body.author?.uuid ?? body.author?.account_id ?? null, login: body.author?.nickname ?? body.author?.display_name ?? null },
+    };
   }
 
   /** A pull request comment's content replaced (PUT .../pullrequests/:id/comments/:comment_id). */

@@ -2,7 +2,7 @@
 // payloads of Bitbucket's REST API documentation (developer.atlassian.com/cloud/bitbucket/rest/:
 // "Get current user", "List repositories in a workspace", "List open branches", "Get a commit",
 // "Create a webhook for a repository", "Delete a webhook for a repository", "Create a comment on a
-// pull request", "Get an explicit user permission for a repository", the paginated envelope
+// pull request", "Get a pull request", "Get an explicit user permission for a repository", the paginated envelope
 // { size, page, pagelen, next, values } and the error object { type: "error", error: { message } }),
 // trimmed to the fields shown there and set to this
 // server's names. Listings page by two through `next`. Basic auth as Bitbucket takes it: an API
@@ -26,6 +26,16 @@ export interface FakeBitbucketRepo {
   branches: Record<string, string>;
 }
 
+/** A pull request as Bitbucket holds it: its source (repository workspace/slug, branch, commit), destination branch, author (uuid, nickname) and state. */
+export interface FakePullRequest {
+  head: string;
+  branch: string;
+  sha: string;
+  base: string;
+  author: { id: string; login: string };
+  state: 'OPEN' | 'MERGED' | 'DECLINED';
+}
+
 export interface FakeBitbucket {
   /** The API's root (`<origin>/2.0`): the provider's apiUrl. */
   apiUrl: string;
@@ -40,6 +50,8 @@ export interface FakeBitbucket {
   comments: Map<string, string[]>;
   /** workspace/slug → user uuid or account_id → the explicit permission (read, write, admin) "Get an explicit user permission for a repository" answers; none is 404. */
   permissions: Map<string, Map<string, string>>;
+  /** workspace/slug#id → the pull request "Get a pull request" answers; none is 404. */
+  pullRequests: Map<string, FakePullRequest>;
   git: GitHttpServer;
   addGitRepo(workspace: string, slug: string, dir: string, branches: Record<string, string>): Promise<void>;
   /** bitbucket.create's input for a connection of this user with its API token, in the workspace `team`. */
@@ -65,6 +77,7 @@ export async function startFakeBitbucket(t: Test): Promise<FakeBitbucket> {
     webhooks: new Map(),
     comments: new Map(),
     permissions: new Map(),
+    pullRequests: new Map(),
     git,
     async addGitRepo(workspace, slug, dir, branches) {
       await git.addRepository(`${workspace}/${slug}`, dir);
@@ -173,6 +186,27 @@ export async function startFakeBitbucket(t: Test): Promise<FakeBitbucket> {
         user: { type: 'user', display_name: 'Pull Request Author', ...who },
         repository: { type: 'repository', full_name: full, name: r.slug },
         links: { self: { href: `${bb.apiUrl}/repositories/${full}/permissions-config/users/${encodeURIComponent(id)}` } },
+      });
+    }
+    // "Get a pull request": its source and destination (branch, commit as a short hash, repository), author and state.
+    if ((m = /^GET \/pullrequests\/(\d+)$/.exec(rest))) {
+      const pr = bb.pullRequests.get(`${full}#${m[1]}`);
+      if (!pr) return error(res, 404, `Pull request ${m[1]} not found`);
+      const side = (name: string, branch: string, hash: string) => ({
+        branch: { name: branch },
+        commit: { type: 'commit', hash: hash.slice(0, 12) },
+        repository: { type: 'repository', full_name: name, name: name.split('/')[1] },
+      });
+      return send(res, 200, {
+        type: 'pullrequest',
+        id: Number(m[1]),
+        title: `Pull request #${m[1]}`,
+        state: pr.state,
+        author: { type: 'user', uuid: pr.author.id, nickname: pr.author.login, display_name: pr.author.login },
+        source: side(pr.head, pr.branch, pr.sha),
+        destination: side(full, pr.base, r.branches[pr.base] ?? pr.sha),
+        links: { html: { href: `${origin}/${full}/pull-requests/${m[1]}` } },
+        created_on: '2012-06-13T17:16:32Z',
       });
     }
     if ((m = /^POST \/pullrequests\/(\d+)\/comments$/.exec(rest))) {

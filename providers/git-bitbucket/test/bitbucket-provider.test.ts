@@ -42,6 +42,16 @@ bb.permissions.set(
   ]),
 );
 
+// Pull request #7 of team/app, from elsewhere/tools by "writer" (Bitbucket names the commit by its short hash).
+bb.pullRequests.set('team/app#7', {
+  head: 'elsewhere/tools',
+  branch: 'feature/x',
+  sha: feature,
+  base: 'main',
+  author: { id: '{0c2f2d3a-1111-4b5e-9c1d-000000000001}', login: 'writer' },
+  state: 'OPEN',
+});
+
 gitProviderConformance(t, descriptor, {
   options,
   account,
@@ -50,6 +60,15 @@ gitProviderConformance(t, descriptor, {
   repository: { owner: 'team', name: 'app' },
   branches: Object.entries(branches).map(([name, commit]) => ({ name, commit })),
   pullRequest: 7,
+  pullRequestHeld: {
+    number: 7,
+    state: 'open',
+    headRepository: 'elsewhere/tools',
+    headBranch: 'feature/x',
+    headSha: feature.slice(0, 12),
+    baseBranch: 'main',
+    author: { id: '{0c2f2d3a-1111-4b5e-9c1d-000000000001}', login: 'writer' },
+  },
   writeAccess: {
     writer: { id: '{0c2f2d3a-1111-4b5e-9c1d-000000000001}', login: 'writer' },
     reader: { id: '{0c2f2d3a-1111-4b5e-9c1d-000000000002}', login: 'reader' },

@@ -11,6 +11,7 @@ import {
   type GitBranch,
   type GitFailure,
   type GitProvider,
+  type GitPullRequest,
   type GitRepository,
   type GitRepositoryRef,
   type GitWebhook,
@@ -66,7 +67,7 @@ export class GiteaProvider implements GitProvider {
     if (res.ok) return { body, next: /<([^>]+)>;\s*rel="next"/.exec(res.headers.get('link') ?? '')?.[1] ?? null };
     const said = body?.message ?? res.statusText ?? String(res.status);
     if (res.status === 401 || res.status === 403) throw new GitProviderError('credentials', `Gitea refused the token: ${said}`);
-    if (res.status === 404) throw new GitProviderError(step === 'commit' || step === 'access' ? 'missing' : step, `Gitea: not found (${said})`);
+    if (res.status === 404) throw new GitProviderError(step === 'commit' || step === 'access' || step === 'pullRequest' ? 'missing' : step, `Gitea: not found (${said})`);
     throw new GitProviderError(step, `Gitea answered ${res.status}: ${said}`);
   }
 
@@ -180,6 +181,23 @@ export class GiteaProvider implements GitProvider {
       throw e;
     });
     return ['write', 'admin', 'owner'].includes(String(found?.body?.permission));
+  }
+
+  /** GET .../pulls/{index}: its head (repository, branch, commit), base branch, state and author. */
+  async pullRequest(account: GitAccount, repo: GitRepositoryRef, number: number): Promise<GitPullRequest> {
+    const { body } = await this.#call(account, 'pullRequest', `${repoPath(repo)}/pulls/${number}`);
+    const head = body?.head ?? {};
+    // A fork deleted since leaves the head without a repository: nothing Berth could clone.
+    if (!head.repo?.full_name || !head.ref || !head.sha) throw new GitProviderError('pullRequest', `Gitea: pull request #${number} names no head repository, branch and commit`);
+    return {
+      number: Number(body.number),
+      state: body.state === 'open' ? 'open' : 'closed',
+      headRepository: String(head.repo.full_name),
+      headBranch: String(head.ref),
+      headSha: String(head.sha),
+      baseBranch: String(body.base?.ref ?? ''),
+      author: { id: body.user?.id !== undefined ? String(body.user.id) : null, login: body.user?.login ?? null },
+    };
   }
 
   /** An issue comment edited by its id (PATCH .../issues/comments/:id); the number is not part of the path. */

@@ -2,7 +2,7 @@
 // /login/oauth/access_token, answering with the payloads of Gitea's API documentation
 // (docs.gitea.com/api: "Get the authenticated user", "List the repos that the authenticated user
 // owns", "List a repository's branches", "Get a single commit from a repository", "Create a hook",
-// "Delete a hook", "Get repository permissions for a user", "Add a comment to an issue", the
+// "Delete a hook", "Get repository permissions for a user", "Get a pull request", "Add a comment to an issue", the
 // APIError { message, url }; docs.gitea.com "OAuth2 provider": the access_token answer and its errors), trimmed to the fields shown there and
 // set to this server's names. Listings page by two with Gitea's Link and X-Total-Count headers.
 // Access tokens expire (401 once they do); a refresh token is good once. Everything else (git's
@@ -24,6 +24,16 @@ export interface FakeGiteaRepo {
   branches: Record<string, string>;
 }
 
+/** A pull request as Gitea holds it: its head (repository owner/name, branch, commit), base branch, author and state. */
+export interface FakePullRequest {
+  head: string;
+  branch: string;
+  sha: string;
+  base: string;
+  author: { id: number; login: string };
+  state: 'open' | 'closed';
+}
+
 export interface FakeGitea {
   url: string;
   repos: FakeGiteaRepo[];
@@ -40,6 +50,8 @@ export interface FakeGitea {
   comments: Map<string, string[]>;
   /** owner/name → user login → the permission "Get repository permissions for a user" answers (read, write, admin, owner); an unknown login is 404. */
   permissions: Map<string, Map<string, string>>;
+  /** owner/name#index → the pull request "Get a pull request" answers; none is 404. */
+  pullRequests: Map<string, FakePullRequest>;
   git: GitHttpServer;
   addGitRepo(owner: string, name: string, dir: string, branches: Record<string, string>): Promise<void>;
 }
@@ -61,6 +73,7 @@ export async function startFakeGitea(t: Test): Promise<FakeGitea> {
     webhooks: new Map(),
     comments: new Map(),
     permissions: new Map(),
+    pullRequests: new Map(),
     git,
     issue: grants.issue,
     authorize: grants.authorize,
@@ -167,6 +180,28 @@ export async function startFakeGitea(t: Test): Promise<FakeGitea> {
       const permission = gt.permissions.get(full)?.get(login);
       if (!permission) return apiError(res, 404, `user does not exist [uid: 0, name: ${login}]`);
       return send(res, 200, { permission, role_name: permission, user: owner(login) });
+    }
+    // "Get a pull request": PullRequest, its head and base branches with their repositories.
+    if ((m = /^GET \/pulls\/(\d+)$/.exec(rest))) {
+      const pr = gt.pullRequests.get(`${full}#${m[1]}`);
+      if (!pr) return apiError(res, 404, 'pull request does not exist');
+      const repoOf = (name: string) => {
+        const x = gt.repos.find(y => `${y.owner}/${y.name}` === name);
+        return x ? { id: x.id, name: x.name, full_name: name, owner: owner(x.owner), private: x.isPrivate, clone_url: `${url}/${name}.git` } : null;
+      };
+      return send(res, 200, {
+        id: 3000 + Number(m[1]),
+        number: Number(m[1]),
+        url: `${url}/${full}/pulls/${m[1]}`,
+        html_url: `${url}/${full}/pulls/${m[1]}`,
+        title: `Pull request #${m[1]}`,
+        state: pr.state,
+        merged: false,
+        user: { ...owner(pr.author.login), id: pr.author.id },
+        head: { label: pr.branch, ref: pr.branch, sha: pr.sha, repo_id: repoOf(pr.head)?.id ?? 0, repo: repoOf(pr.head) },
+        base: { label: pr.base, ref: pr.base, sha: r.branches[pr.base] ?? pr.sha, repo_id: r.id, repo: repoOf(full) },
+        created_at: '2024-01-01T00:00:00Z',
+      });
     }
     if ((m = /^POST \/issues\/(\d+)\/comments$/.exec(rest))) {
       const k = `${full}#${m[1]}`;

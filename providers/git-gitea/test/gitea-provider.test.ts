@@ -42,6 +42,9 @@ gitea.permissions.set(
   ]),
 );
 
+// Pull request #4 of team/app, from the fork alice/tools by "writer".
+gitea.pullRequests.set('team/app#4', { head: 'alice/tools', branch: 'feature/x', sha: feature, base: 'main', author: { id: 7, login: 'writer' }, state: 'open' });
+
 gitProviderConformance(t, descriptor, {
   account,
   refusedAccount,
@@ -49,6 +52,7 @@ gitProviderConformance(t, descriptor, {
   repository: { owner: 'team', name: 'app' },
   branches: Object.entries(branches).map(([name, commit]) => ({ name, commit })),
   pullRequest: 4,
+  pullRequestHeld: { number: 4, state: 'open', headRepository: 'alice/tools', headBranch: 'feature/x', headSha: feature, baseBranch: 'main', author: { id: '7', login: 'writer' } },
   writeAccess: { writer: { id: '7', login: 'writer' }, reader: { id: '8', login: 'reader' }, stranger: { id: '9', login: 'stranger' } },
   service: {
     webhooks: repo => (gitea.webhooks.get(`${repo.owner}/${repo.name}`) ?? []).map(h => ({ id: h.id, url: h.url })),

@@ -10,6 +10,7 @@ import {
   type GitBranch,
   type GitFailure,
   type GitProvider,
+  type GitPullRequest,
   type GitRepository,
   type GitRepositoryRef,
   type GitWebhook,
@@ -196,6 +197,43 @@ export class GithubProvider implements GitProvider {
     return this.#run(account, 'comment', async ({ octokit }) => {
       const { data } = await octokit.rest.issues.createComment({ owner: repo.owner, repo: repo.name, issue_number: number, body });
       return { id: String(data.id) };
+    });
+  }
+
+  /**
+   * The collaborator permission of the user on the repository (GET .../collaborators/{username}/permission):
+   * admin or write (maintain answers write) is write access; read, none, or no such user (404) is not.
+   */
+  async hasWriteAccess(account: GitAccount, repo: GitRepositoryRef, author: { id: string | null; login: string | null }): Promise<boolean> {
+    if (!author.login) throw new GitProviderError('access', 'GitHub: the pull request names no author login to check');
+    const login = author.login;
+    return this.#run(account, 'access', async ({ octokit }) => {
+      const found = await octokit.rest.repos.getCollaboratorPermissionLevel({ owner: repo.owner, repo: repo.name, username: login }).catch((e: { status?: number }) => {
+        if (e.status === 404) return null; // no such user
+        throw e;
+      });
+      return found?.data.permission === 'admin' || found?.data.permission === 'write';
+    });
+  }
+
+  /** GET .../pulls/{number}: its head (repository, branch, commit), base branch, state and author. */
+  async pullRequest(account: GitAccount, repo: GitRepositoryRef, number: number): Promise<GitPullRequest> {
+    return this.#run(account, 'pullRequest', async ({ octokit }) => {
+      const { data } = await octokit.rest.pulls.get({ owner: repo.owner, repo: repo.name, pull_number: number }).catch((e: { status?: number }) => {
+        if (e.status === 404) throw new GitProviderError('missing', `GitHub: ${repo.owner}/${repo.name} has no pull request #${number}`);
+        throw e;
+      });
+      // A fork deleted since leaves the head without a repository: nothing Berth could clone.
+      if (!data.head.repo) throw new GitProviderError('pullRequest', `GitHub: the head repository of pull request #${number} is gone`);
+      return {
+        number: data.number,
+        state: data.state === 'open' ? 'open' : 'closed',
+        headRepository: data.head.repo.full_name,
+        headBranch: data.head.ref,
+        headSha: data.head.sha,
+        baseBranch: data.base.ref,
+        author: { id: data.user ? String(data.user.id) : null, login: data.user?.login ?? null },
+      };
     });
   }
 

@@ -1,7 +1,8 @@
 // GitHub on loopback, as a GitHub Enterprise server: the REST endpoints Berth calls under
 // /api/v3, answering with the examples of GitHub's own API description (@octokit/openapi,
 // api.github.com.json: the example each operation's 2xx response refers to, with ids, names and
-// URLs set to this server's), and everything else (the git smart-HTTP paths) passed on to a
+// URLs set to this server's: repositories, branches, commits, webhooks, pull request comments,
+// a collaborator's permission, a pull request), and everything else (the git smart-HTTP paths) passed on to a
 // `git http-backend` server that accepts only the installation tokens this API minted.
 // The App's JWT is verified with the public half of the test key (RS256, iss = the App id,
 // not expired); installation tokens expire in an hour and are checked on every request.
@@ -37,6 +38,16 @@ export interface FakeRepository {
   branches: Record<string, string>;
 }
 
+/** A pull request as the service holds it: its head (repository owner/name, branch, commit), base branch, author and state. */
+export interface FakePullRequest {
+  head: string;
+  branch: string;
+  sha: string;
+  base: string;
+  author: { id: number; login: string };
+  state: 'open' | 'closed';
+}
+
 export interface FakeGithub {
   /** The web URL (githubUrl): the API is below /api/v3. */
   url: string;
@@ -49,6 +60,10 @@ export interface FakeGithub {
   jwts: { accepted: number; refused: number };
   webhooks: Map<string, { id: string; url: string; secret: string; events: string[] }[]>;
   comments: Map<string, string[]>;
+  /** owner/name → user login → the permission "Get repository permissions for a user" answers (admin, write, read, none); an unknown login is 404. */
+  permissions: Map<string, Map<string, string>>;
+  /** owner/name#number → the pull request "Get a pull request" answers; none is 404. */
+  pullRequests: Map<string, FakePullRequest>;
   git: GitHttpServer;
   /** A one-time code the manifest flow hands Berth (converted once, then refused). */
   manifestCode(): string;
@@ -84,6 +99,8 @@ export async function startFakeGithub(t: Test, o: { publicKeyPem: string; privat
     jwts: { accepted: 0, refused: 0 },
     webhooks: new Map(),
     comments: new Map(),
+    permissions: new Map(),
+    pullRequests: new Map(),
     git,
     manifestCode() {
       const code = randomBytes(10).toString('hex');
@@ -209,6 +226,39 @@ export async function startFakeGithub(t: Test, o: { publicKeyPem: string; privat
       );
       res.writeHead(204).end();
       return;
+    }
+    // "Get repository permissions for a user": the collaborator's permission (maintain reads write, triage read).
+    if ((m = /^GET \/collaborators\/([^/]+)\/permission$/.exec(rest))) {
+      const login = decodeURIComponent(m[1]!);
+      const permission = gh.permissions.get(key)?.get(login);
+      if (!permission) return notFound(res);
+      const template = example('/repos/{owner}/{repo}/collaborators/{username}/permission', 'get', '200');
+      return send(res, 200, { ...template, permission, role_name: permission, user: { ...template.user, login } });
+    }
+    // "Get a pull request": its head and base, state and author.
+    if ((m = /^GET \/pulls\/(\d+)$/.exec(rest))) {
+      const pr = gh.pullRequests.get(`${key}#${m[1]}`);
+      if (!pr) return notFound(res);
+      const template = example('/repos/{owner}/{repo}/pulls/{pull_number}', 'get', '200');
+      const [headOwner, headName] = pr.head.split('/');
+      const headRepo = gh.repositories.find(r => r.owner === headOwner && r.name === headName);
+      const side = (t: Json, owner: string, ref: string, sha: string, r: FakeRepository | undefined) => ({
+        ...t,
+        label: `${owner}:${ref}`,
+        ref,
+        sha,
+        user: { ...t.user, login: owner },
+        repo: r ? repoJson(r, t.repo) : null,
+      });
+      return send(res, 200, {
+        ...template,
+        number: Number(m[1]),
+        state: pr.state,
+        html_url: `${url}/${key}/pull/${m[1]}`,
+        user: { ...template.user, id: pr.author.id, login: pr.author.login },
+        head: side(template.head, headOwner!, pr.branch, pr.sha, headRepo),
+        base: side(template.base, repo.owner, pr.base, repo.branches[pr.base] ?? pr.sha, repo),
+      });
     }
     if ((m = /^POST \/issues\/(\d+)\/comments$/.exec(rest))) {
       const comments = `${key}#${m[1]}`;

@@ -47,6 +47,16 @@ for (const [owner, name] of [
   github.repositories.push({ id: 2000 + github.repositories.length, owner, name, private: false, defaultBranch: 'main', branches: { main: app.commit } });
 }
 
+// Pull request #7 of team/app, from a fork by "forker", who may push to team/app ("reader" may only read).
+github.pullRequests.set('team/app#7', { head: 'alice/tools', branch: 'feature/x', sha: feature, base: 'main', author: { id: 51, login: 'forker' }, state: 'open' });
+github.permissions.set(
+  'team/app',
+  new Map([
+    ['forker', 'write'],
+    ['reader', 'read'],
+  ]),
+);
+
 const account: GitAccount = { settings: { githubUrl: github.url, githubAppId: github.appId, githubInstallationId: github.installationId }, secrets: { githubPrivateKey: appKey.privateKey } };
 const refusedAccount: GitAccount = { ...account, secrets: { githubPrivateKey: otherKey.privateKey } };
 
@@ -64,6 +74,8 @@ gitProviderConformance(t, descriptor, {
   repository: { owner: 'team', name: 'app' },
   branches: Object.entries(branches).map(([name, commit]) => ({ name, commit })),
   pullRequest: 7,
+  pullRequestHeld: { number: 7, state: 'open', headRepository: 'alice/tools', headBranch: 'feature/x', headSha: feature, baseBranch: 'main', author: { id: '51', login: 'forker' } },
+  writeAccess: { writer: { id: '51', login: 'forker' }, reader: { id: '52', login: 'reader' }, stranger: { id: '53', login: 'stranger' } },
   service: {
     webhooks: repo => (github.webhooks.get(`${repo.owner}/${repo.name}`) ?? []).map(h => ({ id: h.id, url: h.url })),
     comments: (repo, n) => github.comments.get(`${repo.owner}/${repo.name}#${n}`) ?? [],

@@ -11,6 +11,7 @@ import {
   type GitBranch,
   type GitFailure,
   type GitProvider,
+  type GitPullRequest,
   type GitRepository,
   type GitRepositoryRef,
   type GitWebhook,
@@ -230,6 +231,29 @@ export class GitlabProvider implements GitProvider {
         throw e;
       })) as { access_level?: number } | null;
       return Number(member?.access_level ?? 0) >= DEVELOPER;
+    });
+  }
+
+  /**
+   * GET /projects/:id/merge_requests/:iid: its source branch and head commit, target branch, state
+   * and author; the source project's path (a fork's) from GET /projects/:source_project_id.
+   */
+  async pullRequest(account: GitAccount, repo: GitRepositoryRef, number: number): Promise<GitPullRequest> {
+    return this.#run(account, 'pullRequest', async api => {
+      const mr = (await api.MergeRequests.show(projectPath(repo), number).catch((e: { cause?: { response?: { status?: number } } }) => {
+        if (e.cause?.response?.status === 404) throw new GitProviderError('missing', `GitLab: ${projectPath(repo)} has no merge request !${number}`);
+        throw e;
+      })) as { iid: number; state: string; source_branch: string; target_branch: string; sha: string; source_project_id: number; target_project_id: number; author?: { id: number; username: string } };
+      const source = mr.source_project_id === mr.target_project_id ? projectPath(repo) : ((await api.Projects.show(mr.source_project_id)) as { path_with_namespace: string }).path_with_namespace;
+      return {
+        number: mr.iid,
+        state: mr.state === 'opened' ? 'open' : 'closed',
+        headRepository: source,
+        headBranch: mr.source_branch,
+        headSha: mr.sha,
+        baseBranch: mr.target_branch,
+        author: { id: mr.author ? String(mr.author.id) : null, login: mr.author?.username ?? null },
+      };
     });
   }
 

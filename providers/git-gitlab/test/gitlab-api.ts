@@ -2,7 +2,7 @@
 // the OAuth token endpoint, answering with the payloads of GitLab's REST API documentation
 // (docs.gitlab.com/api/: projects.md "List all projects", members.md "Get a member of a group or
 // project, including inherited and invited members", branches.md "List repository branches",
-// commits.md "Get a single commit", project hooks "Add a webhook to a project", notes.md "Create
+// commits.md "Get a single commit", projects.md "Get a single project", merge_requests.md "Get single MR", project hooks "Add a webhook to a project", notes.md "Create
 // new merge request note", users.md "Get the current user", oauth2.md "Refresh an access token"),
 // trimmed to the fields shown there and set to this server's names. Listings page by two with
 // GitLab's headers (x-page, x-next-page, x-total, Link). Access tokens expire: an expired one is
@@ -25,6 +25,16 @@ export interface FakeProject {
   branches: Record<string, string>;
 }
 
+/** A merge request as GitLab holds it: its source project (namespace/path), branch and commit, target branch, author and state. */
+export interface FakeMergeRequest {
+  head: string;
+  branch: string;
+  sha: string;
+  base: string;
+  author: { id: number; login: string };
+  state: 'opened' | 'closed' | 'merged';
+}
+
 export interface FakeGitlab {
   url: string;
   projects: FakeProject[];
@@ -41,6 +51,8 @@ export interface FakeGitlab {
   /** Project path → user id → the member's access level (10 Guest ... 30 Developer, 40 Maintainer, 50 Owner), direct or inherited. */
   members: Map<string, Map<number, { username: string; accessLevel: number }>>;
   notes: Map<string, string[]>;
+  /** namespace/path!iid → the merge request "Get single MR" answers; none is 404. */
+  mergeRequests: Map<string, FakeMergeRequest>;
   git: GitHttpServer;
   addGitProject(namespace: string, path: string, dir: string, branches: Record<string, string>): Promise<void>;
 }
@@ -62,6 +74,7 @@ export async function startFakeGitlab(t: Test): Promise<FakeGitlab> {
     webhooks: new Map(),
     members: new Map(),
     notes: new Map(),
+    mergeRequests: new Map(),
     git,
     issue: grants.issue,
     authorize: grants.authorize,
@@ -138,6 +151,29 @@ export async function startFakeGitlab(t: Test): Promise<FakeGitlab> {
     if (!p) return notFound(res);
     const full = `${p.namespace}/${p.path}`;
     const rest = `${m[1]} ${m[3] ?? ''}`;
+    // projects.md "Get a single project".
+    if (rest === 'GET ') return send(res, 200, projectJson(p));
+    // merge_requests.md "Get single MR": its source and target projects and branches, head commit, state and author.
+    if ((m = /^GET \/merge_requests\/(\d+)$/.exec(rest))) {
+      const mr = gl.mergeRequests.get(`${full}!${m[1]}`);
+      if (!mr) return notFound(res, '');
+      const source = gl.projects.find(x => `${x.namespace}/${x.path}` === mr.head);
+      return send(res, 200, {
+        id: 9000 + Number(m[1]),
+        iid: Number(m[1]),
+        project_id: p.id,
+        title: `Merge request !${m[1]}`,
+        state: mr.state,
+        target_branch: mr.base,
+        source_branch: mr.branch,
+        author: { id: mr.author.id, username: mr.author.login, name: mr.author.login, state: 'active', web_url: `${url}/${mr.author.login}` },
+        source_project_id: source?.id ?? 0,
+        target_project_id: p.id,
+        sha: mr.sha,
+        web_url: `${url}/${full}/-/merge_requests/${m[1]}`,
+        created_at: '2017-04-29T08:46:00Z',
+      });
+    }
     if (rest === 'GET /repository/branches') {
       const all = Object.entries(p.branches).map(([name, id]) => ({
         name,

@@ -61,6 +61,9 @@ gitlab.members.set(
   ]),
 );
 
+// Merge request !3 of team/backend/app, from the fork alice/tools by "dev".
+gitlab.mergeRequests.set('team/backend/app!3', { head: 'alice/tools', branch: 'feature/x', sha: feature, base: 'main', author: { id: 51, login: 'dev' }, state: 'opened' });
+
 gitProviderConformance(t, descriptor, {
   account,
   refusedAccount,
@@ -68,6 +71,7 @@ gitProviderConformance(t, descriptor, {
   repository: { owner: 'team/backend', name: 'app' },
   branches: Object.entries(branches).map(([name, commit]) => ({ name, commit })),
   pullRequest: 3,
+  pullRequestHeld: { number: 3, state: 'open', headRepository: 'alice/tools', headBranch: 'feature/x', headSha: feature, baseBranch: 'main', author: { id: '51', login: 'dev' } },
   writeAccess: { writer: { id: '51', login: 'dev' }, reader: { id: '52', login: 'reporter' }, stranger: { id: '53', login: null } },
   service: {
     webhooks: repo => (gitlab.webhooks.get(`${repo.owner}/${repo.name}`) ?? []).map(h => ({ id: h.id, url: h.url })),
