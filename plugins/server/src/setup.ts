@@ -5,8 +5,10 @@
 // The first failing step fails the setup, naming the step, its exit code and its stderr. A
 // server's `command` (the peer's custom setup script) runs instead of the built-in steps, in the
 // same log, and its exit code is read. Scripts are constants of this file; values reach them as
-// positional arguments ($1...), never spliced into the text.
-import { badRequest, optionalService, type Cradle, type Deployer, type DeploymentRun, type EntityManager } from '@berth/core';
+// positional arguments ($1...), never spliced into the text. Every output read from the server
+// goes through core's OutputFilter before anything keeps it (`docker swarm init` prints the join
+// token), and the answer carries only the outcome's fields, never a step's stdout.
+import { badRequest, optionalService, OutputFilter, type Cradle, type Deployer, type DeploymentRun, type EntityManager } from '@berth/core';
 import type {} from '@berth/plugin-domain'; // the `serverProxies` of the container
 import type { Host } from '@berth/plugin-hosts';
 import { Server, type ServerRow } from './entities.ts';
@@ -152,6 +154,8 @@ export interface StepRun {
   log: (line: string) => void;
   signal?: AbortSignal;
   outcomes: StepOutcome[];
+  /** Masks join tokens and the record's secrets in every output read (a fresh filter when absent). */
+  filter?: OutputFilter;
 }
 
 /**
@@ -161,7 +165,8 @@ export interface StepRun {
  */
 export async function runSteps(host: Pick<Host, 'run' | 'engine'>, o: StepRun): Promise<void> {
   const { log, outcomes } = o;
-  const exec = (step: string, argv: string[], shown: string) => execStep(host, o.signal, step, argv, shown);
+  const filter = o.filter ?? new OutputFilter();
+  const exec = (step: string, argv: string[], shown: string) => execStep(host, o.signal, step, argv, shown, filter);
   const fail = (out: StepOutcome, why?: string): never => failed(out, log, why);
   // Privilege: root, or a login with passwordless sudo.
   const ctx: SetupContext = { sudo: [], network: o.network };
@@ -200,7 +205,7 @@ export async function runSteps(host: Pick<Host, 'run' | 'engine'>, o: StepRun): 
     if (step.viaEngine) {
       applied = { step: step.name, command: step.apply, exitCode: 0, result: 'changed', stderr: '', stdout: '' };
       await step.viaEngine(host).catch((e: Error) => {
-        applied = { ...applied, exitCode: 1, stderr: e.message };
+        applied = { ...applied, exitCode: 1, stderr: filter.apply(e.message) };
       });
     } else applied = await exec(step.name, script(step.apply), shown(step.apply));
     outcomes.push(applied);
@@ -215,11 +220,14 @@ export async function runSteps(host: Pick<Host, 'run' | 'engine'>, o: StepRun): 
   }
 }
 
-/** Runs one command of a step: its outcome as `unchanged` when it exits 0, else `failed`. */
-async function execStep(host: Pick<Host, 'run'>, signal: AbortSignal | undefined, step: string, argv: string[], shown: string): Promise<StepOutcome & { stdout: string }> {
+/** Runs one command of a step: its outcome as `unchanged` when it exits 0, else `failed`; its output filtered. */
+async function execStep(host: Pick<Host, 'run'>, signal: AbortSignal | undefined, step: string, argv: string[], shown: string, filter: OutputFilter): Promise<StepOutcome & { stdout: string }> {
   const r = await host.run(argv, signal ? { signal } : {});
-  return { step, command: shown, exitCode: r.code, result: r.code === 0 ? 'unchanged' : 'failed', stderr: tail(r.stderr), stdout: r.stdout };
+  return { step, command: filter.apply(shown), exitCode: r.code, result: r.code === 0 ? 'unchanged' : 'failed', stderr: tail(filter.apply(r.stderr)), stdout: filter.apply(r.stdout) };
 }
+
+/** A step's outcome as server.setup answers it: its fields, nothing else it carried (its stdout). */
+const answered = ({ step, command, exitCode, result, stderr }: StepOutcome): StepOutcome => ({ step, command, exitCode, result, stderr });
 
 /** Marks the outcome failed, logs its exit code and stderr, and throws naming the step. */
 function failed(o: StepOutcome, log: (line: string) => void, why?: string): never {
@@ -251,7 +259,9 @@ export class ServerSetup implements Deployer {
     this.outcomes.set(run.deployment.deploymentId, outcomes);
     await ServerSetup.requireKey(this.#cradle(), row, 'setup');
     const host = await this.#cradle().hosts.of(row.serverId);
-    const exec = (step: string, argv: string[], shown: string) => execStep(host, run.signal, step, argv, shown);
+    // The record's own secrets (its metrics token) are masked too.
+    const filter = new OutputFilter(row);
+    const exec = (step: string, argv: string[], shown: string) => execStep(host, run.signal, step, argv, shown, filter);
     const fail = (o: StepOutcome): never => failed(o, line => run.log(line));
 
     if (row.command.trim()) {
@@ -274,6 +284,7 @@ export class ServerSetup implements Deployer {
       log: line => run.log(line),
       signal: run.signal,
       outcomes,
+      filter,
     });
     run.log('Setup done: every step in place');
   }
@@ -341,7 +352,7 @@ export async function runSetup(cradle: Cradle, setup: ServerSetup, row: ServerRo
       await new Promise<void>(resolve => {
         wake = resolve;
       });
-    const steps = setup.outcomes.get(id) ?? [];
+    const steps = (setup.outcomes.get(id) ?? []).map(answered);
     setup.outcomes.delete(id);
     if (ended.state !== 'done') throw badRequest(`${ended.errorMessage ?? `Setup ended ${ended.state}`} (its log: deployment ${id})`);
     return { deploymentId: id, status: 'done' as const, steps };
