@@ -33,6 +33,8 @@ interface SetupContext {
   network: string;
   /** The server's address on the route to Berth (swarm's advertise address). */
   advertiseAddr?: string;
+  /** The server is a worker of a swarm (asked before the first managerOnly step). */
+  worker?: boolean;
 }
 
 interface Step {
@@ -41,6 +43,8 @@ interface Step {
   describe: string;
   /** Deploy servers only (a build server runs builds, not the swarm). */
   deployOnly?: boolean;
+  /** A swarm manager's part: skipped on a worker (cluster.joinServer), which its manager's network and proxy reach. */
+  managerOnly?: boolean;
   /** Runs as root (through sudo for a non-root login). */
   root?: boolean;
   /** Exit 0: already in place. */
@@ -105,6 +109,7 @@ docker swarm init --advertise-addr "$1" --listen-addr 0.0.0.0:2377`,
     name: 'network',
     describe: 'the platform network (an attachable overlay, labelled as Berth’s)',
     deployOnly: true,
+    managerOnly: true,
     root: true,
     args: ctx => [ctx.network],
     check: `[ "$(docker network inspect --format '{{.Driver}} {{.Attachable}}' "$1")" = "overlay true" ]`,
@@ -190,6 +195,14 @@ export async function runSteps(host: Pick<Host, 'run' | 'engine'>, o: StepRun): 
     const args = step.args?.(ctx) ?? [];
     const script = (s: string) => [...(step.root ? ctx.sudo : []), 'sh', '-c', s, `berth-${step.name}`, ...args];
     const shown = (s: string) => `${step.root ? ctx.sudo.join(' ') + ' ' : ''}sh -c '${s}'${args.length ? ' ' + args.join(' ') : ''}`.trimStart();
+    if (step.managerOnly && ctx.worker === undefined) {
+      const role = await exec(step.name, [...ctx.sudo, 'docker', 'info', '--format', '{{.Swarm.LocalNodeState}} {{.Swarm.ControlAvailable}}'], 'docker info');
+      ctx.worker = role.exitCode === 0 && role.stdout.trim() === 'active false';
+    }
+    if (step.managerOnly && ctx.worker) {
+      log(`[${i + 1}/${o.steps.length}] ${step.name}: skipped: the server is a swarm worker, which its manager's ${step.name} serves`);
+      continue;
+    }
     log(`[${i + 1}/${o.steps.length}] ${step.name}: ${step.describe}`);
     if (step.check) {
       const checked = await exec(step.name, script(step.check), shown(step.check));
@@ -305,6 +318,7 @@ export class ServerSetup implements Deployer {
         name: 'proxy',
         describe: `the proxy (${proxy}), a service of the platform network with its ports published on the server`,
         deployOnly: true,
+        managerOnly: true,
         root: true,
         check: `[ -n "$(docker service ls -q --filter label=berth.proxy)" ] || { echo "no proxy service on this engine" >&2; exit 1; }`,
         apply: `engine API: create or update the ${proxy} proxy service`,
