@@ -115,7 +115,11 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     t.equal(await swarmState(b), 'active', 'B is a member of A’s swarm');
     const res = await call('server.setup', { serverId: B });
     t.equal(res.status, 200, JSON.stringify(res.body));
-    t.match(res.body.steps.find((s: { step: string }) => s.step === 'swarm'), { result: 'unchanged' }, 'a member already: swarm unchanged');
+    t.match(
+      res.body.steps.find((s: { step: string }) => s.step === 'swarm'),
+      { result: 'unchanged' },
+      'a member already: swarm unchanged',
+    );
     t.notOk(
       res.body.steps.some((s: { step: string }) => s.step === 'network'),
       "the platform network is its manager's: skipped on a worker",
