@@ -35,6 +35,7 @@ export * as schema from './schema.ts';
 export { parseInput } from './validation.ts';
 export { emptyStringFields, setOrNull, type FieldPath } from './empty-strings.ts';
 export { textSearchClauses, containing, type TextSearch } from './search.ts';
+export { OutputFilter, redactOutput, isSecretField, secretFieldValues, SECRET_MASK, JOIN_TOKEN_MASK, MIN_SECRET_FIELD_LENGTH, MIN_REGISTERED_SECRET_LENGTH } from './redact.ts';
 // One pinned ORM for every plugin.
 export { defineEntity, p } from '@mikro-orm/core';
 export type { MigrationObject } from '@mikro-orm/core';

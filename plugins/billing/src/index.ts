@@ -29,8 +29,9 @@ export default definePlugin({
     berth.http(webhookRoute(billing));
     berth.jobs.define(RECONCILE_JOB, async () => void (await billing.reconcile()), { concurrency: 1, lockLifetimeMs: 10 * 60_000 });
     if (berth.config.jobs && billing.enabled) berth.jobs.every(`${berth.config.billingReconcileMinutes} minutes`, RECONCILE_JOB);
-    berth.onStart(c => {
+    berth.onStart(async c => {
       c.servers.checkBeforeCreate((organizationId, em) => billing.checkServerQuota(organizationId, em));
+      await billing.markHeldServers().catch(e => c.logger.warn({ err: e }, 'billing could not mark the servers it set inactive before the server record kept a reason'));
       // user.get and user.all show the organization's billing on its owner's user, as the peer's.
       optionalService(c, 'users')?.billingFrom(organizationId => billing.userFields(organizationId));
     });

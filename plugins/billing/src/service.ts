@@ -1,9 +1,9 @@
 // Billing per organization through Stripe (the `stripe` SDK, imported on first use). Off until
 // both keys are configured: then every operation but canCreateMoreServers is NOT_FOUND. Servers
 // are granted by a paid invoice only (never by a checkout event); a failed payment starts a grace
-// period, after which the newest servers past what is paid for are set inactive (deploys to them
-// are refused by the server plugin); a payment sets active again exactly the servers billing set
-// inactive. Stripe's errors are converted here, never answered raw.
+// period, after which the newest servers past what is paid for are set inactive with billing as
+// the reason on their record (deploys to them are refused by the server plugin, and server.update
+// cannot set them active); a payment sets active again exactly the servers billing set inactive. Stripe's errors are converted here, never answered raw.
 import type { Stripe as StripeClient } from 'stripe';
 import { BerthError, badRequest, forbidden, invalidField, User, type Cradle, type EntityManager } from '@berth/core';
 import { BillingAccount, BillingEvent, type BillingAccountRow } from './entities.ts';
@@ -13,6 +13,9 @@ const DAY_MS = 86_400_000;
 // Types only: the SDK itself is imported on first use (see stripe()); its API version is the SDK's own.
 type Subscription = StripeClient.Subscription;
 type Invoice = StripeClient.Invoice;
+
+/** The reason billing writes on the servers it sets inactive (server.update cannot lift it). */
+export const BILLING_REASON = 'billing';
 
 export const disabled = () => new BerthError('NOT_FOUND', 'billing is not enabled');
 
@@ -344,17 +347,34 @@ export class BillingService {
     const ours = new Set(account.deactivatedServerIds);
     for (const [index, server] of oldestFirst.entries()) {
       const keep = index < quantity;
-      if (!keep && server.serverStatus === 'active') {
-        await servers.update({ serverId: server.serverId, serverStatus: 'inactive' }, account.organizationId, em);
+      if (!keep && (server.serverStatus === 'active' || ours.has(server.serverId))) {
+        // The reason on the record: server.update cannot set it active while billing holds it.
+        await servers.setStatusFor(BILLING_REASON, server.serverId, account.organizationId, 'inactive', em);
         ours.add(server.serverId);
       } else if (keep && ours.has(server.serverId)) {
-        if (server.serverStatus === 'inactive') await servers.update({ serverId: server.serverId, serverStatus: 'active' }, account.organizationId, em);
+        await servers.setStatusFor(BILLING_REASON, server.serverId, account.organizationId, 'active', em);
         ours.delete(server.serverId);
       }
     }
     const present = new Set(oldestFirst.map(s => s.serverId));
     account.deactivatedServerIds = [...ours].filter(id => present.has(id));
     await em.flush();
+  }
+
+  /**
+   * At start: servers an earlier Berth set inactive for billing (listed on the account only, before
+   * the server record kept a reason) get billing's reason on their record. Changes nothing twice.
+   */
+  async markHeldServers(): Promise<void> {
+    const em = this.#cradle().orm.em.fork() as EntityManager;
+    for (const account of await em.find(BillingAccount, {}, { orderBy: { organizationId: 'asc' } })) {
+      for (const serverId of account.deactivatedServerIds) {
+        const server = await this.#cradle()
+          .servers.owned(serverId, account.organizationId, em)
+          .catch(() => null);
+        if (server?.serverStatus === 'inactive') await this.#cradle().servers.setStatusFor(BILLING_REASON, serverId, account.organizationId, 'inactive', em);
+      }
+    }
   }
 
   // ------------------------------------------------------------ reconcile

@@ -3,7 +3,9 @@
 // off by default (404 "billing is not enabled", canCreateMoreServers true); a checkout that is not
 // paid grants nothing, a paid invoice grants, server.create past the quantity is FORBIDDEN; a failed
 // payment leaves the servers during the grace period, then the newest surplus servers are inactive
-// and deploys to them refused, a payment restores them; a smaller subscription deactivates the
+// (billing the reason on their record: server.update cannot set them active, 409 naming
+// serverStatus while the other fields are stored) and deploys to them refused, a payment restores
+// them; a smaller subscription deactivates the
 // newest at once; a replayed event changes nothing; a bad signature is a 400; reconcile applies a
 // missed payment; another organization sees nothing of it.
 import t from 'tap';
@@ -188,12 +190,31 @@ t.test('payment failed: grace period, then the newest surplus servers inactive a
   const app = await c.post('application.create', { name: 'on-box', environmentId: project.environment.environmentId, serverId: servers[0].serverId });
   t.equal(app.status, 200, JSON.stringify(app.body));
   const deploy = await c.post('application.deploy', { applicationId: app.body.applicationId });
-  t.match(deploy, { status: 409, body: { message: /is inactive/ } }, 'a deploy to an inactive server is refused');
+  t.match(deploy, { status: 409, body: { message: /is inactive.*pay .*or remove servers/ } }, 'a deploy to an inactive server is refused, saying what lifts it');
+
+  // The peer's form sends the whole record: the other fields are stored, serverStatus is refused by name.
+  const reasons = async () =>
+    (await cradle.orm.em.fork().getConnection().execute('select inactive_reason from servers where organization_id = ? order by created_at', [admin.organizationId])).map(
+      (r: any) => r.inactive_reason,
+    );
+  t.same(await reasons(), ['billing', 'billing'], 'billing is the reason on the records');
+  const { deployments: _d, sshKey: _k, ...record } = (await c.get('server.one', { serverId: servers[0].serverId })).body;
+  const lifted = await c.post('server.update', { ...record, name: 'renamed while unpaid', serverStatus: 'active' });
+  t.equal(lifted.status, 409, JSON.stringify(lifted.body));
+  t.match(lifted.body, { code: 'CONFLICT', issues: [{ path: ['serverStatus'], message: /serverStatus: .*set inactive by billing/ }] }, 'the 409 names serverStatus');
+  t.match(lifted.body.message, /pay the organization's open invoice .*or remove servers/, 'and says to pay or remove servers');
+  t.notMatch(lifted.body.message, /server\.update with serverStatus/, 'not to set serverStatus');
+  t.match((await c.get('server.one', { serverId: servers[0].serverId })).body, { name: 'renamed while unpaid', serverStatus: 'inactive' }, 'the other fields were stored; the server stays inactive');
+  t.same(await statuses(), ['inactive', 'inactive']);
 
   // The customer pays the open invoice; the event is missed, the reconcile job finds it.
   stripe.pay(failed.id);
   t.same(await cradle.billing.reconcile(), [{ organizationId: admin.organizationId, from: 0, to: 2 }]);
   t.same(await statuses(), ['active', 'active'], 'the payment restores both');
+  t.same(await reasons(), [null, null], "billing's reactivation clears the reason");
+  // Positive control: a server an admin set inactive (not billing) is set active again by server.update.
+  t.match(await c.post('server.update', { serverId: servers[0].serverId, serverStatus: 'inactive' }), { status: 200, body: { serverStatus: 'inactive' } });
+  t.match(await c.post('server.update', { serverId: servers[0].serverId, serverStatus: 'active' }), { status: 200, body: { serverStatus: 'active' } });
   await c.post('application.delete', { applicationId: app.body.applicationId });
 });
 

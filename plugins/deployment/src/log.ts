@@ -1,12 +1,12 @@
 // A deployment's log on disk: appended line by line while the job runs, every registered
-// secret masked before a byte is written. Readers (readLogs, the live stream) read the file.
+// secret and every swarm join token masked before a byte is written (core's OutputFilter).
+// Readers (readLogs, the live stream) read the file.
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { open, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { MIN_REGISTERED_SECRET_LENGTH, OutputFilter, SECRET_MASK } from '@berth/core';
 
-export const MASK = '******';
-/** Shorter values would mask ordinary text ("a", "on") and hide nothing worth hiding. */
-const MIN_SECRET_LENGTH = 3;
+export const MASK = SECRET_MASK;
 const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** Where deployment logs live under the data directory. */
@@ -18,17 +18,14 @@ export function logPathFor(dataDir: string, deploymentId: string): string {
   return path.join(logDirectory(dataDir), `${deploymentId}.log`);
 }
 
-/** Masks registered values in text; the longest first, so a secret containing another is masked whole. */
-export class Redactor {
-  #secrets: string[] = [];
-  add(secret: string | null | undefined): void {
-    if (typeof secret !== 'string' || secret.length < MIN_SECRET_LENGTH || this.#secrets.includes(secret)) return;
-    this.#secrets = [...this.#secrets, secret].sort((a, b) => b.length - a.length);
-  }
-  apply(text: string): string {
-    let out = text;
-    for (const s of this.#secrets) out = out.split(s).join(MASK);
-    return out;
+/**
+ * Core's output filter (swarm join tokens cut whatever wrote them), with the values a deployer
+ * registers as secrets masked from 3 characters on (longest first, so a secret containing another
+ * is masked whole).
+ */
+export class Redactor extends OutputFilter {
+  override add(secret: string | null | undefined): this {
+    return super.add(secret, MIN_REGISTERED_SECRET_LENGTH);
   }
 }
 

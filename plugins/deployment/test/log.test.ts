@@ -28,6 +28,14 @@ t.test('a log writes lines (multi-line text split, CRLF normalised) and ignores 
   t.equal(await readTail(path.join(dir, 'missing.log'), 5), '', 'no file yet: empty');
 });
 
+t.test("a swarm join token is cut from a deployment's log, whoever wrote it (core's output filter)", async t => {
+  const file = path.join(t.testdir(), 'token.log');
+  const log = new DeploymentLog(file);
+  log.write('    docker swarm join --token SWMTKN-1-3pu6hszjas19xyp7ghgosyx9k8atbfcr8p2is99znpy26u2lkl-1awxwuwd3z9j1z3puu7rcgdbx 10.0.0.2:2377');
+  await log.close();
+  t.equal(await readTail(file, 5), '    docker swarm join --token SWMTKN-<redacted> 10.0.0.2:2377\n');
+});
+
 t.test('readTail reads the end of a large log without cutting a line', async t => {
   const dir = t.testdir();
   const file = path.join(dir, 'big.log');

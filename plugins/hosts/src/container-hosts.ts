@@ -19,8 +19,9 @@ export interface ContainerHosts {
   of(serverId: string | null): Promise<Host>;
   /**
    * The machine's engine as it is, not prepared (swarm mode not initialised, a worker not refused):
-   * only for swarm membership and node listings (the cluster plugin), where preparing would make a
-   * server that is about to join a swarm the manager of its own.
+   * for what only reads or changes swarm membership — node listings and joins (the cluster plugin),
+   * the reachability probe, monitoring's reads — where preparing would make a server that is about
+   * to join a swarm (or a build server, or one not set up yet) the manager of its own.
    */
   asIs(serverId: string | null): Promise<Docker>;
   /**

@@ -221,8 +221,9 @@ export class RegistryService {
     const onServer = serverId && serverId !== 'none' ? serverId : null;
     if (onServer) await this.#server(onServer, organizationId, em);
     const docker = await (await this.#deps.hosts().of(onServer)).engine();
+    const ca = await this.#selfHostedCa(credentials.registryUrl, organizationId, em);
     try {
-      const result = await checkRegistry(docker, credentials, AbortSignal.timeout(this.#deps.checkTimeoutMs));
+      const result = await checkRegistry(docker, credentials, AbortSignal.timeout(this.#deps.checkTimeoutMs), ca ? { ca } : {});
       if (!result.deleted) this.#deps.logger.warn({ tag: result.tag, reason: result.deleteRefusal }, `registry check: ${result.tag} stays in the registry (${result.deleteRefusal})`);
       return true;
     } catch (e) {
@@ -230,6 +231,18 @@ export class RegistryService {
       const message = ((e as Error).message ?? String(e)).split(credentials.password).join('***');
       throw badRequest(`Registry check failed: ${message}`);
     }
+  }
+
+  /**
+   * The CA Berth's proxy made for the organization's self-hosted registry at registryUrl (the one
+   * the nodes trust in certs.d), which Berth trusts too when it speaks to that registry itself;
+   * undefined for any other registry (the system's roots apply).
+   */
+  async #selfHostedCa(registryUrl: string, organizationId: string, em: EntityManager): Promise<string | undefined> {
+    const row = await em.findOne(Registry, { organizationId, registryUrl, runsService: true });
+    if (!row) return undefined;
+    const provider = optionalService(this.#deps.cradle(), 'proxyRouting')?.provider(row.serverId ?? null);
+    return (await provider?.ownCaRoot?.().catch(() => undefined)) ?? undefined;
   }
 
   #credentials(row: RegistryRow): RegistryCredentials {

@@ -1,14 +1,18 @@
 // registry.* through the real kernel, a real PostgreSQL database, the real engine and a real
 // registry (Debian's docker-registry, with htpasswd; and behind Caddy with a read-only user):
 // records without passwords, testRegistry that pushes and pulls for real and names the failing
-// step, the check's image removed from the engine and the registry, nothing written in the
-// engine's or the user's Docker configuration, and other organizations' registries 404.
+// step, the check's image removed from the engine and the registry (plain HTTP only on loopback,
+// never as a retry after HTTPS failed), nothing written in the engine's or the user's Docker
+// configuration, and other organizations' registries 404.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import Docker from 'dockerode';
 import { canRun, freePort, makeGitRepo, otherOrganization, runFinished, signUpAdmin, startTestServer, waitFor, TEST_BASE_IMAGE, TEST_CADDY_IMAGE } from '@berth/core/testing';
+import { deleteFromRegistry, registryBase } from '../src/check.ts';
 import { registryMissing, startGuardedRegistry, startLocalRegistry } from './local-registry.ts';
 
 t.setTimeout(300_000);
@@ -88,6 +92,34 @@ if (canRun(t, 'docker-registry', registryMissing())) {
     t.same(await registry.tags('team/berth-push-check'), before, 'and from the registry (deleted by digest)');
     t.same(filesMentioning(PASSWORD.slice(0, 12)), [], 'no password in ~/.docker or /etc/docker');
     t.same(filesMentioning(registry.url), [], 'no login recorded for the registry');
+  });
+
+  t.test('the deletion speaks HTTPS off loopback and never retries over plain HTTP with the credentials', async t => {
+    // A plain-HTTP listener that records every request: on a non-loopback address of this machine
+    // HTTPS fails against it (it speaks no TLS), and nothing may follow over HTTP.
+    const seen: { method: string; authorization: string | undefined }[] = [];
+    const listener = http.createServer((req, res) => {
+      seen.push({ method: req.method ?? '', authorization: req.headers.authorization });
+      res.writeHead(404).end();
+    });
+    await new Promise<void>(resolve => listener.listen(0, '0.0.0.0', resolve));
+    t.teardown(() => new Promise<void>(resolve => listener.close(() => resolve())));
+    const port = (listener.address() as AddressInfo).port;
+    const address = Object.values(os.networkInterfaces())
+      .flat()
+      .find(i => i && i.family === 'IPv4' && !i.internal)?.address;
+    t.ok(address, `a non-loopback address of this machine (${address})`);
+    const credentials = { username: 'pusher', password: PASSWORD, imagePrefix: null };
+    const refusal = await deleteFromRegistry({ ...credentials, registryUrl: `${address}:${port}` }, 'team/berth-push-check', 'x', AbortSignal.timeout(10_000));
+    t.match(refusal, /could not be reached over https/, 'HTTPS failed, and the deletion says so');
+    t.same(seen, [], 'no request reached the plain-HTTP listener: no credentials in clear');
+    // Positive control: the same listener on loopback, which Docker itself trusts without TLS, is asked over HTTP.
+    const onLoopback = await deleteFromRegistry({ ...credentials, registryUrl: `127.0.0.1:${port}` }, 'team/berth-push-check', 'x', AbortSignal.timeout(10_000));
+    t.match(onLoopback, 'the registry answered 404');
+    t.same(seen, [{ method: 'HEAD', authorization: `Basic ${Buffer.from(`pusher:${PASSWORD}`).toString('base64')}` }], 'the listener records what reaches it');
+    t.equal(registryBase(`${address}:${port}`).protocol, 'https:');
+    t.equal(registryBase('localhost:5000').protocol, 'http:', 'localhost is loopback');
+    t.equal(registryBase('').href, 'https://registry-1.docker.io/', 'Docker Hub');
   });
 
   t.test('a wrong password fails at the login step, without the password in the error', async t => {

@@ -2,8 +2,10 @@
 // docker-registry (berth-test/registry:1, set as registryImage), Caddy (the test image) as the
 // proxy with its own CA, this machine's engine as the manager and only node. The registry's host
 // name resolves to this machine through /etc/hosts (a line of this run's, removed afterwards), so
-// the engine reaches it as any client would: by name, over TLS, trusting the CA Berth wrote.
+// the engine reaches it as any client would: by name, over TLS, trusting the CA Berth wrote; and
+// Berth itself trusts that CA when it deletes the check's image from the registry.
 import t from 'tap';
+import https from 'node:https';
 import { connect } from 'node:tls';
 import { randomBytes } from 'node:crypto';
 import { appendFile, readFile, writeFile } from 'node:fs/promises';
@@ -121,8 +123,30 @@ if (canRun(t, 'registry image', imageMissing)) {
     t.equal((await docker.getImage(`${repository}:${tag}`).inspect()).Id, original, 'pulled back through the registry');
     await docker.getImage(`${repository}:${tag}`).remove();
 
+    // The check's tag, read through the proxy as any client trusting the CA would.
+    const checkTags = () =>
+      new Promise<{ status: number; tags: string[] }>((resolve, reject) => {
+        const req = https.get(
+          {
+            host: '127.0.0.1',
+            port: httpsPort,
+            servername: host,
+            ca,
+            path: '/v2/berth-push-check/tags/list',
+            headers: { host: registryUrl, authorization: `Basic ${Buffer.from(`owner:${PASSWORD}`).toString('base64')}` },
+          },
+          res => {
+            let body = '';
+            res.on('data', (c: Buffer) => (body += c.toString()));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, tags: res.statusCode === 200 ? ((JSON.parse(body) as { tags?: string[] | null }).tags ?? []) : [] }));
+          },
+        );
+        req.on('error', reject);
+      });
+    t.equal((await checkTags()).status, 404, 'before the check: no such repository');
     const checked = await client.post('registry.testRegistryById', { registryId });
     t.equal(checked.status, 200, JSON.stringify(checked.body));
+    t.same(await checkTags(), { status: 200, tags: [] }, "the check pushed its image and Berth deleted it over HTTPS, trusting the proxy's CA");
     const wrong = await client.post('registry.testRegistry', { registryUrl, username: 'owner', password: 'not-the-password', registryType: 'selfHosted' });
     t.equal(wrong.status, 400);
     t.match(wrong.body.message, `Login to ${registryUrl} failed`, 'its htpasswd refuses a wrong password');

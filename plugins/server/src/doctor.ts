@@ -3,7 +3,9 @@
 // sentence and the fix (Berth's `checks`), beside the peer's fields, answered truthfully (a
 // program's version null when it is absent). security reads the effective SSH configuration
 // (`sshd -T`, so included files count), ufw, fail2ban, unattended-upgrades and the sudo users.
-// Nothing here asks a service on the internet.
+// Nothing here asks a service on the internet. Every output read goes through core's OutputFilter
+// (join tokens cut) before it is parsed or quoted.
+import { OutputFilter, redactOutput } from '@berth/core';
 import type { Host } from '@berth/plugin-hosts';
 import { MAIN_DIRECTORY } from './setup.ts';
 
@@ -49,12 +51,19 @@ fi
 [ -d "$2" ] && echo maindir=yes
 echo "time=$(date +%s%3N)"`;
 
+/** Runs a program on the host; its stdout and stderr filtered. */
+async function read(host: Pick<Host, 'run'>, argv: string[]) {
+  const r = await host.run(argv);
+  const filter = new OutputFilter();
+  return { ...r, stdout: filter.apply(r.stdout), stderr: filter.apply(r.stderr) };
+}
+
 const parse = (text: string) => Object.fromEntries(text.split('\n').flatMap(l => (l.includes('=') ? [[l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1).trim()]] : [])));
 const versionOf = (line: string | undefined) => (line ? (/\d+\.\d+(\.\d+)?[^\s,]*/.exec(line)?.[0] ?? line) : null);
 
 /** A failed connection as a check: which part of reaching the server failed, and its fix. */
 export function connectionCheck(e: Error & { code?: string }, at: { ipAddress: string; port: number; username: string }): Check {
-  const m = e.message;
+  const m = redactOutput(e.message);
   const where = `${at.username}@${at.ipAddress}:${at.port}`;
   if (e.name === 'HostKeyChangedError' || /host key of .* changed/i.test(m))
     return { code: 'ssh.hostKeyChanged', ok: false, message: m, fix: 'If the server was reinstalled on purpose, accept its new key with server.update hostKeyFingerprint; otherwise do not use it' };
@@ -83,7 +92,7 @@ export async function validateServer(host: Host, o: { username: string; network:
   const pass = (code: string, message: string) => checks.push({ code, ok: true, message, fix: '' });
   const fail = (code: string, message: string, fix: string) => checks.push({ code, ok: false, message, fix });
   const before = o.now();
-  const ran = await host.run(['sh', '-c', PROBE, 'berth-validate', o.network, MAIN_DIRECTORY]);
+  const ran = await read(host, ['sh', '-c', PROBE, 'berth-validate', o.network, MAIN_DIRECTORY]);
   const after = o.now();
   const f = parse(ran.stdout);
   const sudo = f.sudo === 'root' || f.sudo === 'yes' ? (f.sudo === 'root' ? [] : ['sudo', '-n']) : null;
@@ -131,7 +140,7 @@ export async function validateServer(host: Host, o: { username: string; network:
   }
 
   // Ports, and free space, read as root where the login has sudo (to see every process).
-  const listeners = await host.run([...(sudo ?? []), 'sh', '-c', 'ss -Hlntup 2>/dev/null || ss -Hlntu']);
+  const listeners = await read(host, [...(sudo ?? []), 'sh', '-c', 'ss -Hlntup 2>/dev/null || ss -Hlntu']);
   for (const port of PORTS) {
     const holders = listeners.stdout
       .split('\n')
@@ -144,7 +153,7 @@ export async function validateServer(host: Host, o: { username: string; network:
   }
 
   const paths = ['/', f['docker.root'] || '/var/lib/docker', MAIN_DIRECTORY];
-  const df = await host.run(['sh', '-c', 'for p; do [ -e "$p" ] && df -Pk -- "$p" | tail -n1 | sed "s|^|$p |"; done; true', 'berth-df', ...paths]);
+  const df = await read(host, ['sh', '-c', 'for p; do [ -e "$p" ] && df -Pk -- "$p" | tail -n1 | sed "s|^|$p |"; done; true', 'berth-df', ...paths]);
   const low = df.stdout
     .split('\n')
     .filter(Boolean)
@@ -184,9 +193,10 @@ export async function validateServer(host: Host, o: { username: string; network:
   };
 }
 
-// The security audit's reads (as root: sshd -T reads the host keys).
+// The security audit's reads (as root: sshd -T reads the host keys). $1: a file of mktemp's, which
+// auditServer made and removes (a fixed name in /tmp, written as root, would follow anyone's link).
 const AUDIT = `sshd=$(command -v sshd || echo /usr/sbin/sshd)
-if "$sshd" -T >/tmp/.berth-sshd-T 2>/dev/null; then sed 's/^/ssh. /' /tmp/.berth-sshd-T; echo "sshd.ok=yes"; fi; rm -f /tmp/.berth-sshd-T
+if "$sshd" -T >"$1" 2>/dev/null; then sed 's/^/ssh. /' "$1"; echo "sshd.ok=yes"; fi
 pgrep -x sshd >/dev/null 2>&1 && echo "sshd.running=yes"
 if command -v ufw >/dev/null 2>&1; then echo ufw.installed=yes; ufw status verbose 2>/dev/null | sed 's/^/ufw. /'; fi
 if command -v fail2ban-client >/dev/null 2>&1; then echo f2b.installed=yes
@@ -207,7 +217,15 @@ true`;
 
 /** The security audit: the peer's fields, every one filled from what the server answers. */
 export async function auditServer(host: Host, sudo: string[]) {
-  const ran = await host.run([...sudo, 'sh', '-c', AUDIT]);
+  const made = await host.run([...sudo, 'mktemp', '-t', 'berth-sshd-T.XXXXXXXXXX']);
+  const file = made.stdout.trim();
+  if (made.code !== 0 || !file.startsWith('/')) throw new Error(`mktemp failed on the server (exit ${made.code}): ${redactOutput(made.stderr.trim())}`);
+  let ran: Awaited<ReturnType<typeof read>>;
+  try {
+    ran = await read(host, [...sudo, 'sh', '-c', AUDIT, 'berth-audit', file]);
+  } finally {
+    await host.run([...sudo, 'rm', '-f', '--', file]);
+  }
   const lines = ran.stdout.split('\n');
   const f = parse(lines.filter(l => !/^(ssh|ufw)\. /.test(l)).join('\n'));
   const ssh = Object.fromEntries(

@@ -1,6 +1,6 @@
 // A remote server of one organization: where it is, who logs in with which key, and the host key
-// pinned on first use. The probe's counters (failedProbes, unreachableSince) are Berth's own and
-// never answered.
+// pinned on first use. The probe's counters (failedProbes, unreachableSince) and inactiveReason
+// are Berth's own and never answered.
 import { defineEntity, p, newId } from '@berth/core';
 
 export const Server = defineEntity({
@@ -22,6 +22,8 @@ export const Server = defineEntity({
     enableDockerCleanup: p.boolean(),
     buildsConcurrency: p.integer(),
     serverStatus: p.string().length(16),
+    /** Who set it inactive when it is not the organization's to undo ('billing'); null otherwise. Never answered. */
+    inactiveReason: p.string().length(32).nullable(),
     serverType: p.string().length(16),
     command: p.text(),
     sshKeyId: p.string().length(32).nullable(),

@@ -11,4 +11,14 @@ class ServerInit extends Migration {
   }
 }
 
-export const serverMigrations = [{ name: 'Migration20261126000100_server_init', class: ServerInit }];
+/** Who set a server inactive when server.update may not undo it (billing). */
+class ServerInactiveReason extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`alter table "servers" add column "inactive_reason" varchar(32) null;`);
+  }
+}
+
+export const serverMigrations = [
+  { name: 'Migration20261126000100_server_init', class: ServerInit },
+  { name: 'Migration20270101000100_server_inactive_reason', class: ServerInactiveReason },
+];

@@ -1,6 +1,9 @@
 // Reachability: every serverProbeSeconds each active server with a key is probed (its own, or its
 // organization's default key when it names none; one with neither is left alone): its engine is
-// pinged over its pooled connection, with a time limit. Two failed probes in a row make it
+// pinged over its pooled connection, with a time limit. The probe only connects and reads: the
+// engine is taken as it is (hosts.asIs), never prepared, so a server not set up yet (or a build
+// server) is not put in swarm mode nor given the platform network by being pinged; server.setup
+// or the first deploy prepare it. Two failed probes in a row make it
 // unreachable: its running deployments fail with the reason and `serverUnreachable` is emitted
 // once; the first probe that answers again emits `serverReachable`. The counters live on the
 // record, so the moves are decided once even with several Berth processes. The job only starts a
@@ -74,8 +77,7 @@ export class ServerProbe {
       timer = setTimeout(() => resolve(`no answer within ${this.timeoutMs / 1000} s`), this.timeoutMs);
     });
     const ping = (async () => {
-      const host = await this.#cradle().hosts.of(serverId);
-      await (await host.engine()).ping();
+      await (await this.#cradle().hosts.asIs(serverId)).ping();
       return null;
     })().catch((e: Error) => e.message || String(e));
     try {

@@ -37,6 +37,12 @@ export const toView = (s: ServerRow): ServerView => ({
   hostKeyFingerprint: s.hostKeyFingerprint ?? null,
 });
 
+/** What lifts an inactive server's reason (a reason another plugin holds, billing's the only one today). */
+const heldBy = (reason: string) =>
+  reason === 'billing'
+    ? "pay the organization's open invoice (billing.createCustomerPortalSession) or buy more servers (billing.createCheckoutSession), or remove servers, and billing sets it active again"
+    : `${reason} sets it active again`;
+
 /** What changes how Berth reaches the server: a change closes its pooled connection. */
 const CONNECTION_FIELDS = ['ipAddress', 'port', 'username', 'sshKeyId', 'hostKeyFingerprint'] as const;
 
@@ -94,10 +100,31 @@ export class ServerService implements HostServerDirectory {
   /** Refuses (CONFLICT, naming the server) a deployment on an inactive server. */
   async checkDeployable(request: EnqueueRequest, em: EntityManager): Promise<void> {
     if (!request.serverId) return;
-    const row = await em.findOne(Server, { serverId: request.serverId }, { fields: ['name', 'serverStatus'] });
+    const row = await em.findOne(Server, { serverId: request.serverId }, { fields: ['name', 'serverStatus', 'inactiveReason'] });
     if (row?.serverStatus === 'inactive') {
-      throw conflict(`Server ${row.name} (${request.serverId}) is inactive: nothing is deployed there until it is active again (server.update with serverStatus "active")`);
+      const until = row.inactiveReason ? heldBy(row.inactiveReason) : 'server.update with serverStatus "active"';
+      throw conflict(`Server ${row.name} (${request.serverId}) is inactive: nothing is deployed there until it is active again (${until})`);
     }
+  }
+
+  /**
+   * Sets a server inactive on behalf of `reason` (billing), so that server.update cannot set it
+   * active again, or active again when `reason` set it inactive (the reason cleared). Answers
+   * whether the record changed; NOT_FOUND for another organization's.
+   */
+  async setStatusFor(reason: string, serverId: string, organizationId: string, serverStatus: 'active' | 'inactive', em: EntityManager): Promise<boolean> {
+    const row = await this.#find(serverId, organizationId, em);
+    if (serverStatus === 'inactive') {
+      if (row.serverStatus === 'inactive' && row.inactiveReason === reason) return false;
+      row.serverStatus = 'inactive';
+      row.inactiveReason = reason;
+    } else {
+      if (row.inactiveReason !== reason) return false;
+      row.serverStatus = 'active';
+      row.inactiveReason = null;
+    }
+    await em.flush();
+    return true;
   }
 
   /** Adds a check that may refuse an organization's new server before it is stored (billing's quota). */
@@ -194,6 +221,7 @@ export class ServerService implements HostServerDirectory {
       enableDockerCleanup: input.enableDockerCleanup ?? true,
       buildsConcurrency: 1,
       serverStatus: 'active',
+      inactiveReason: null,
       serverType: input.serverType ?? 'deploy',
       command: '',
       sshKeyId,
@@ -247,11 +275,21 @@ export class ServerService implements HostServerDirectory {
     if (input.serverType !== undefined) row.serverType = input.serverType;
     if (input.enableDockerCleanup !== undefined) row.enableDockerCleanup = input.enableDockerCleanup;
     if (input.command !== undefined) row.command = input.command;
-    if (input.serverStatus !== undefined) row.serverStatus = input.serverStatus;
+    // A server set inactive by billing stays so until billing says otherwise: the other fields of the
+    // call are stored all the same (the peer's forms send the whole record), then the 409 names the field.
+    const held = input.serverStatus === 'active' && row.serverStatus === 'inactive' && row.inactiveReason ? row.inactiveReason : null;
+    if (input.serverStatus !== undefined && !held) {
+      row.serverStatus = input.serverStatus;
+      if (input.serverStatus === 'active') row.inactiveReason = null;
+    }
     if (input.hostKeyFingerprint !== undefined) row.hostKeyFingerprint = input.hostKeyFingerprint || null;
     await em.flush();
     // The pooled connection holds the former address, login, key or pinned host key: the next use connects anew.
     if (CONNECTION_FIELDS.some((f, i) => (row[f] ?? null) !== before[i])) await this.#forget(row.serverId);
+    if (held) {
+      const message = `Server ${row.name} was set inactive by ${held} and stays so until ${held} sets it active again: ${heldBy(held)}`;
+      throw new BerthError('CONFLICT', message, [{ path: ['serverStatus'], message: `serverStatus: ${message}` }]);
+    }
     return toView(row);
   }
 

@@ -9,7 +9,7 @@
 // and the command that fixes it, and exits 0, so that start.sh serves anyway. A step that fails
 // as root exits 1 with the step named (start.sh then says so and serves anyway).
 import { userInfo } from 'node:os';
-import type { CommandContext, PluginCommand } from '@berth/core';
+import { redactOutput, type CommandContext, type PluginCommand } from '@berth/core';
 import { localRouteAddress } from '@berth/plugin-hosts';
 import { runSteps, STEPS, type StepOutcome } from './setup.ts';
 
@@ -53,7 +53,8 @@ async function setupHost(args: string[], context: CommandContext): Promise<void>
       if (checked.code === 0) say(`${step.name}: in place`);
       else {
         missing++;
-        say(`${step.name}: missing (${step.describe})${checked.stderr.trim() ? `: ${checked.stderr.trim().split('\n').pop()}` : ''}`);
+        const why = redactOutput(checked.stderr).trim().split('\n').pop();
+        say(`${step.name}: missing (${step.describe})${why ? `: ${why}` : ''}`);
       }
     }
     say(missing ? `${missing} step(s) missing; the fix: ${FIX}` : 'nothing is missing');

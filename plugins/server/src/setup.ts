@@ -5,8 +5,10 @@
 // The first failing step fails the setup, naming the step, its exit code and its stderr. A
 // server's `command` (the peer's custom setup script) runs instead of the built-in steps, in the
 // same log, and its exit code is read. Scripts are constants of this file; values reach them as
-// positional arguments ($1...), never spliced into the text.
-import { badRequest, optionalService, type Cradle, type Deployer, type DeploymentRun, type EntityManager } from '@berth/core';
+// positional arguments ($1...), never spliced into the text. Every output read from the server
+// goes through core's OutputFilter before anything keeps it (`docker swarm init` prints the join
+// token), and the answer carries only the outcome's fields, never a step's stdout.
+import { badRequest, optionalService, OutputFilter, type Cradle, type Deployer, type DeploymentRun, type EntityManager } from '@berth/core';
 import type {} from '@berth/plugin-domain'; // the `serverProxies` of the container
 import type { Host } from '@berth/plugin-hosts';
 import { Server, type ServerRow } from './entities.ts';
@@ -31,6 +33,8 @@ interface SetupContext {
   network: string;
   /** The server's address on the route to Berth (swarm's advertise address). */
   advertiseAddr?: string;
+  /** The server is a worker of a swarm (asked before the first managerOnly step). */
+  worker?: boolean;
 }
 
 interface Step {
@@ -39,6 +43,8 @@ interface Step {
   describe: string;
   /** Deploy servers only (a build server runs builds, not the swarm). */
   deployOnly?: boolean;
+  /** A swarm manager's part: skipped on a worker (cluster.joinServer), which its manager's network and proxy reach. */
+  managerOnly?: boolean;
   /** Runs as root (through sudo for a non-root login). */
   root?: boolean;
   /** Exit 0: already in place. */
@@ -103,6 +109,7 @@ docker swarm init --advertise-addr "$1" --listen-addr 0.0.0.0:2377`,
     name: 'network',
     describe: 'the platform network (an attachable overlay, labelled as Berth’s)',
     deployOnly: true,
+    managerOnly: true,
     root: true,
     args: ctx => [ctx.network],
     check: `[ "$(docker network inspect --format '{{.Driver}} {{.Attachable}}' "$1")" = "overlay true" ]`,
@@ -152,6 +159,8 @@ export interface StepRun {
   log: (line: string) => void;
   signal?: AbortSignal;
   outcomes: StepOutcome[];
+  /** Masks join tokens and the record's secrets in every output read (a fresh filter when absent). */
+  filter?: OutputFilter;
 }
 
 /**
@@ -161,7 +170,8 @@ export interface StepRun {
  */
 export async function runSteps(host: Pick<Host, 'run' | 'engine'>, o: StepRun): Promise<void> {
   const { log, outcomes } = o;
-  const exec = (step: string, argv: string[], shown: string) => execStep(host, o.signal, step, argv, shown);
+  const filter = o.filter ?? new OutputFilter();
+  const exec = (step: string, argv: string[], shown: string) => execStep(host, o.signal, step, argv, shown, filter);
   const fail = (out: StepOutcome, why?: string): never => failed(out, log, why);
   // Privilege: root, or a login with passwordless sudo.
   const ctx: SetupContext = { sudo: [], network: o.network };
@@ -185,6 +195,14 @@ export async function runSteps(host: Pick<Host, 'run' | 'engine'>, o: StepRun): 
     const args = step.args?.(ctx) ?? [];
     const script = (s: string) => [...(step.root ? ctx.sudo : []), 'sh', '-c', s, `berth-${step.name}`, ...args];
     const shown = (s: string) => `${step.root ? ctx.sudo.join(' ') + ' ' : ''}sh -c '${s}'${args.length ? ' ' + args.join(' ') : ''}`.trimStart();
+    if (step.managerOnly && ctx.worker === undefined) {
+      const role = await exec(step.name, [...ctx.sudo, 'docker', 'info', '--format', '{{.Swarm.LocalNodeState}} {{.Swarm.ControlAvailable}}'], 'docker info');
+      ctx.worker = role.exitCode === 0 && role.stdout.trim() === 'active false';
+    }
+    if (step.managerOnly && ctx.worker) {
+      log(`[${i + 1}/${o.steps.length}] ${step.name}: skipped: the server is a swarm worker, which its manager's ${step.name} serves`);
+      continue;
+    }
     log(`[${i + 1}/${o.steps.length}] ${step.name}: ${step.describe}`);
     if (step.check) {
       const checked = await exec(step.name, script(step.check), shown(step.check));
@@ -200,7 +218,7 @@ export async function runSteps(host: Pick<Host, 'run' | 'engine'>, o: StepRun): 
     if (step.viaEngine) {
       applied = { step: step.name, command: step.apply, exitCode: 0, result: 'changed', stderr: '', stdout: '' };
       await step.viaEngine(host).catch((e: Error) => {
-        applied = { ...applied, exitCode: 1, stderr: e.message };
+        applied = { ...applied, exitCode: 1, stderr: filter.apply(e.message) };
       });
     } else applied = await exec(step.name, script(step.apply), shown(step.apply));
     outcomes.push(applied);
@@ -215,11 +233,14 @@ export async function runSteps(host: Pick<Host, 'run' | 'engine'>, o: StepRun): 
   }
 }
 
-/** Runs one command of a step: its outcome as `unchanged` when it exits 0, else `failed`. */
-async function execStep(host: Pick<Host, 'run'>, signal: AbortSignal | undefined, step: string, argv: string[], shown: string): Promise<StepOutcome & { stdout: string }> {
+/** Runs one command of a step: its outcome as `unchanged` when it exits 0, else `failed`; its output filtered. */
+async function execStep(host: Pick<Host, 'run'>, signal: AbortSignal | undefined, step: string, argv: string[], shown: string, filter: OutputFilter): Promise<StepOutcome & { stdout: string }> {
   const r = await host.run(argv, signal ? { signal } : {});
-  return { step, command: shown, exitCode: r.code, result: r.code === 0 ? 'unchanged' : 'failed', stderr: tail(r.stderr), stdout: r.stdout };
+  return { step, command: filter.apply(shown), exitCode: r.code, result: r.code === 0 ? 'unchanged' : 'failed', stderr: tail(filter.apply(r.stderr)), stdout: filter.apply(r.stdout) };
 }
+
+/** A step's outcome as server.setup answers it: its fields, nothing else it carried (its stdout). */
+const answered = ({ step, command, exitCode, result, stderr }: StepOutcome): StepOutcome => ({ step, command, exitCode, result, stderr });
 
 /** Marks the outcome failed, logs its exit code and stderr, and throws naming the step. */
 function failed(o: StepOutcome, log: (line: string) => void, why?: string): never {
@@ -251,7 +272,9 @@ export class ServerSetup implements Deployer {
     this.outcomes.set(run.deployment.deploymentId, outcomes);
     await ServerSetup.requireKey(this.#cradle(), row, 'setup');
     const host = await this.#cradle().hosts.of(row.serverId);
-    const exec = (step: string, argv: string[], shown: string) => execStep(host, run.signal, step, argv, shown);
+    // The record's own secrets (its metrics token) are masked too.
+    const filter = new OutputFilter(row);
+    const exec = (step: string, argv: string[], shown: string) => execStep(host, run.signal, step, argv, shown, filter);
     const fail = (o: StepOutcome): never => failed(o, line => run.log(line));
 
     if (row.command.trim()) {
@@ -274,6 +297,7 @@ export class ServerSetup implements Deployer {
       log: line => run.log(line),
       signal: run.signal,
       outcomes,
+      filter,
     });
     run.log('Setup done: every step in place');
   }
@@ -294,6 +318,7 @@ export class ServerSetup implements Deployer {
         name: 'proxy',
         describe: `the proxy (${proxy}), a service of the platform network with its ports published on the server`,
         deployOnly: true,
+        managerOnly: true,
         root: true,
         check: `[ -n "$(docker service ls -q --filter label=berth.proxy)" ] || { echo "no proxy service on this engine" >&2; exit 1; }`,
         apply: `engine API: create or update the ${proxy} proxy service`,
@@ -341,7 +366,7 @@ export async function runSetup(cradle: Cradle, setup: ServerSetup, row: ServerRo
       await new Promise<void>(resolve => {
         wake = resolve;
       });
-    const steps = setup.outcomes.get(id) ?? [];
+    const steps = (setup.outcomes.get(id) ?? []).map(answered);
     setup.outcomes.delete(id);
     if (ended.state !== 'done') throw badRequest(`${ended.errorMessage ?? `Setup ended ${ended.state}`} (its log: deployment ${id})`);
     return { deploymentId: id, status: 'done' as const, steps };

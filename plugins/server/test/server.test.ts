@@ -1,6 +1,6 @@
 // server.* through the real kernel and PostgreSQL: the records in the peer's shapes, confined to
 // their organization; removal refused while workloads live on a server; a deploy to an inactive
-// server refused. On a real remote host of the kit (its own sshd and engine): the host key pinned
+// server refused; a server billing set inactive stays so through server.update. On a real remote host of the kit (its own sshd and engine): the host key pinned
 // on first use or up front, a changed key refused with both fingerprints until server.update
 // accepts it, and the reachability probe (a host taken off its network fails the deployment
 // running there, serverUnreachable once, serverReachable when it returns).
@@ -208,6 +208,33 @@ t.test('server records', async t => {
     await sql('update applications set server_id = null where application_id = ?', [app.applicationId]);
     await sql('update db_postgres set server_id = null where id = ?', [pg.postgresId]);
     t.equal((await client.post('server.remove', { serverId: srv.serverId })).status, 200, 'removed once no workload lives there');
+  });
+
+  t.test('a server set inactive for a reason (billing) stays so: server.update answers 409 naming serverStatus, the other fields stored', async t => {
+    const srv = (await client.post('server.create', { ...base, name: 'held' })).body;
+    t.teardown(() => client.post('server.remove', { serverId: srv.serverId }));
+    const { servers, orm } = server.kernel.container.cradle;
+    const em = () => orm.em.fork() as EntityManager;
+    t.equal(await servers.setStatusFor('billing', srv.serverId, organizationId, 'inactive', em()), true, 'billing sets it inactive');
+    t.same(
+      await sql('select server_status, inactive_reason from servers where server_id = ?', [srv.serverId]),
+      [{ server_status: 'inactive', inactive_reason: 'billing' }],
+      'the reason on the record',
+    );
+    const { deployments: _d, sshKey: _k, ...record } = (await client.get('server.one', { serverId: srv.serverId })).body;
+    t.notOk('inactiveReason' in record, 'the reason is not answered');
+    const refused = await client.post('server.update', { ...record, description: 'edited in the same form', serverStatus: 'active' });
+    t.equal(refused.status, 409, JSON.stringify(refused.body));
+    t.same(issueFields(refused.body), ['serverStatus'], 'naming serverStatus');
+    t.match(refused.body.message, /set inactive by billing .*pay .*or remove servers/);
+    t.match((await client.get('server.one', { serverId: srv.serverId })).body, { description: 'edited in the same form', serverStatus: 'inactive' }, 'the other fields stored, the status kept');
+    t.equal((await client.post('server.update', { serverId: srv.serverId, serverStatus: 'inactive' })).status, 200, 'inactive again is no change: allowed');
+    t.equal(await servers.setStatusFor('other', srv.serverId, organizationId, 'active', em()), false, 'only the reason that set it may lift it');
+    t.equal(await servers.setStatusFor('billing', srv.serverId, organizationId, 'active', em()), true, 'billing sets it active again');
+    t.same(await sql('select server_status, inactive_reason from servers where server_id = ?', [srv.serverId]), [{ server_status: 'active', inactive_reason: null }], 'the reason cleared');
+    // Positive control: set inactive by an admin, server.update sets it active again.
+    t.match(await client.post('server.update', { serverId: srv.serverId, serverStatus: 'inactive' }), { status: 200, body: { serverStatus: 'inactive' } });
+    t.match(await client.post('server.update', { serverId: srv.serverId, serverStatus: 'active' }), { status: 200, body: { serverStatus: 'active' } });
   });
 
   t.test('deployments on a server run on its own queue, buildsConcurrency at once', async t => {
