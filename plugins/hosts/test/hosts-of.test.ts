@@ -120,7 +120,7 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     for (const c of open) c.destroy();
     t.equal(((await new Docker({ socketPath }).info()) as { ID: string }).ID, info.ID, "the socket reaches the server's engine");
     await hosts.forget('srv-sock');
-    await t.rejects(new Docker({ socketPath }).info(), 'the socket goes with the connection');
+    await t.rejects(new Docker({ socketPath }).info(), { code: 'ENOENT' }, 'the socket goes with the connection');
   });
 
   t.test("shutting Berth down closes the servers' connections", async t => {
