@@ -164,3 +164,53 @@ t.test("a cast that silences the type checker ('as never', 'as unknown as') says
   t.ok(casts > 0 && casts <= 55, `${casts} such casts in the sources (107 before issue #27; keep them few)`);
   t.same(silent, [], "casts without a comment saying why ('// cast: …' on the line or one of the three above)");
 });
+
+/**
+ * Literal private IPv4 addresses a test file may name although they lie outside the kit hosts'
+ * range: each is refused, stored or compared before any connection could be made, and says why.
+ * Files named test/tenancy-*.test.ts and the outbound guard's unit tests may name any (refused-URL inputs).
+ */
+const PRIVATE_ADDRESS_ALLOWED: Record<string, string> = {
+  'test/configuration.test.ts 10.0.0.5': 'a swarmAdvertiseAddr setting read back from the environment, never dialled',
+  'test/fuzz-records.ts 10.255.255.1': "the fuzz's AI record (port 9): left as it was for the fuzz's owner, issue 47's fuzz item moves it to a stand-in",
+  'plugins/ai/test/ai-api.test.ts 10.20.30.40': 'refused-URL input: a private address no entry lists is refused before any fetch',
+  'plugins/billing/test/billing.test.ts 10.255.2.1': 'a server record without a key: the probe leaves it alone and nothing deploys to it',
+  'plugins/billing/test/billing.test.ts 10.255.3.1': 'a server.create refused (403) by the plan before any record exists',
+  'plugins/compose/test/file/suffix.test.ts 172.20.0.5': "an ipv4_address in a compose file's text that the suffix transform must keep; nothing runs it",
+  'plugins/domain/test/caddy-live.test.ts 10.9.9.9': "the test DNS's answer for a name that does not point at this machine: compared with this machine's addresses, never dialled",
+  'plugins/monitoring/test/monitoring.test.ts 10.9.9.9': 'refused-URL input: a metrics URL that names none of the caller’s hosts is refused before any fetch',
+  'plugins/monitoring/test/monitoring.test.ts 10.200.0.7': "another organization's keyless server record: never probed, only looked up",
+  'providers/host-local/test/local-host.test.ts 10.0.0.1': 'a server the local host provider refuses before connecting (it reaches only this machine)',
+};
+
+t.test('tests connect only to loopback and the kit hosts: no literal private address outside the kit range unless allowed with its reason', async t => {
+  const kitNet = /process\.env\.BERTH_TEST_HOSTS_NET \?\? '(\d+\.\d+)'/.exec(readFileSync(path.join(repoRoot, 'test/kit/remote-hosts.ts'), 'utf8'))?.[1];
+  t.ok(kitNet, "the kit hosts' /16 is read from test/kit/remote-hosts.ts");
+  const PRIVATE =
+    /(?<![\d.])(10\.\d{1,3}\.\d{1,3}\.\d{1,3}|172\.(?:1[6-9]|2\d|3[01])\.\d{1,3}\.\d{1,3}|192\.168\.\d{1,3}\.\d{1,3}|100\.(?:6[4-9]|[7-9]\d|1[01]\d|12[0-7])\.\d{1,3}\.\d{1,3})(?![\d.]*\d)/g;
+  const testFiles = [
+    ...sources(path.join(repoRoot, 'test')),
+    ...sources(path.join(repoRoot, 'core/test')),
+    ...sources(path.join(repoRoot, 'core/src')).filter(f => path.basename(f).startsWith('testing')),
+    ...['plugins', 'providers', 'examples'].flatMap(group => packageDirs(group).flatMap(d => (existsSync(path.join(d, 'test')) ? sources(path.join(d, 'test')) : []))),
+  ];
+  const refusedInputsOnly = (file: string) => /^test\/tenancy-[^/]*\.test\.ts$/.test(file) || /outbound[^/]*\.test\.ts$/.test(file);
+  const found: string[] = [];
+  const used = new Set<string>();
+  for (const file of testFiles.map(rel)) {
+    if (refusedInputsOnly(file) || file === 'test/layout.test.ts') continue; // this file names them in its allow-list
+    for (const [address] of readFileSync(path.join(repoRoot, file), 'utf8').matchAll(PRIVATE)) {
+      if (address.startsWith(`${kitNet}.`)) continue;
+      const key = `${file} ${address}`;
+      if (PRIVATE_ADDRESS_ALLOWED[key]) used.add(key);
+      else found.push(key);
+    }
+  }
+  t.same([...new Set(found)], [], 'every literal private address outside the kit range is allowed above, with its reason');
+  t.same(
+    Object.keys(PRIVATE_ADDRESS_ALLOWED).filter(k => !used.has(k)),
+    [],
+    'and every allowed entry is still used (the list stays current)',
+  );
+  t.ok(testFiles.length > 100, `${testFiles.length} test files read`);
+});

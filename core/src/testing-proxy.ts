@@ -14,6 +14,8 @@ export interface ProxyConformanceOptions {
   options?: unknown;
   /** A text the provider's validateFile refuses (a syntax error in its format). */
   invalidFile: string;
+  /** What validateFile throws for invalidFile (its parser's error), so another failure does not pass for a syntax check. */
+  invalidFileError: { name: string; message: RegExp };
   /** A certificate chain and key the provider may write (not checked by it). */
   certificate?: { chain: string; key: string };
 }
@@ -62,9 +64,9 @@ export function proxyConformance(t: Test, descriptor: ProviderDescriptor, o: Pro
     t.ok(own === null || !existsSync(path.join(provider.configDir, own)), 'removing the workload removes its file');
     await provider.removeWorkload(w.appName);
     t.pass('removing it again is fine');
-    await t.rejects(provider.applyWorkload({ ...w, appName: '../escape' }), 'an appName that would leave its directory is refused');
+    await t.rejects(provider.applyWorkload({ ...w, appName: '../escape' }), { message: /"\.\.\/escape" is not a valid appName/ }, 'an appName that would leave its directory is refused');
 
-    t.throws(() => provider.validateFile(provider.fileOf('middlewares') ?? 'file', o.invalidFile), 'its own syntax is checked before a write');
+    t.throws(() => provider.validateFile(provider.fileOf('middlewares') ?? 'file', o.invalidFile), o.invalidFileError, 'its own syntax is checked before a write');
     t.same(await provider.certificateState('conformance.example.com', false), { state: 'none', issuer: null, notAfter: null, reason: null }, 'plain http: no certificate');
     const https = await provider.certificateState('conformance.example.com', true);
     t.ok(['valid', 'pending', 'failed'].includes(https.state), `https: a state (${https.state})`);
@@ -75,6 +77,7 @@ export function proxyConformance(t: Test, descriptor: ProviderDescriptor, o: Pro
     await provider.removeCertificate('cert-conformance');
     await t.rejects(
       provider.writeCertificate({ certificateId: 'c', certificatePath: '../escape', certificateData: cert.chain, privateKey: cert.key }),
+      { message: /"\.\.\/escape" is not a valid certificate path/ },
       'a certificate path that would leave its directory is refused',
     );
 

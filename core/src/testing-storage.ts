@@ -85,7 +85,7 @@ export function storageConformance(t: Test, descriptor: ProviderDescriptor, o: S
     const broken = new Readable({ read() {} });
     broken.push(randomBytes(64 * 1024));
     setTimeout(() => broken.destroy(new Error('the dump failed')), 50);
-    await t.rejects(store.put(`${prefix}broken.bin`, broken), 'a source that fails fails the put');
+    await t.rejects(store.put(`${prefix}broken.bin`, broken), { message: /the dump failed/ }, 'a source that fails fails the put');
     t.notOk(
       (await store.list(prefix)).some(l => l.key.endsWith('broken.bin')),
       'and leaves no object behind',

@@ -27,7 +27,9 @@ t.test('server records', async t => {
   const { client, organizationId, userId } = await signUpAdmin(server);
   const sql = (query: string, params: unknown[]) => server.kernel.container.cradle.orm.em.fork().getConnection().execute<Record<string, any>[]>(query, params);
   const sshKeyId = await storedKey(client);
-  const base = { name: 'edge', description: 'the edge box', ipAddress: '10.255.0.1', port: 22, username: 'deploy', sshKeyId };
+  // A keyed server the probe tries every second: a loopback address with a closed port (1), so no
+  // connection leaves this machine and none is answered.
+  const base = { name: 'edge', description: 'the edge box', ipAddress: '127.0.0.77', port: 1, username: 'deploy', sshKeyId };
 
   t.test("create answers the peer's row with its defaults and the pinned host key", async t => {
     const created = await client.post('server.create', { ...base, hostKeyFingerprint: `SHA256:${'A'.repeat(43)}` });
@@ -36,8 +38,8 @@ t.test('server records', async t => {
       serverId: String,
       name: 'edge',
       description: 'the edge box',
-      ipAddress: '10.255.0.1',
-      port: 22,
+      ipAddress: '127.0.0.77',
+      port: 1,
       username: 'deploy',
       appName: /^server-/,
       enableDockerCleanup: true,
@@ -83,11 +85,11 @@ t.test('server records', async t => {
     t.same((await client.get('server.buildServers')).body, [], 'the build server has no key');
     t.same((await client.get('server.allForPermissions')).body, [
       { serverId: none.body.serverId, name: 'bare', ipAddress: 'bare.example.com', serverType: 'build' },
-      { serverId: created.body.serverId, name: 'edge', ipAddress: '10.255.0.1', serverType: 'deploy' },
+      { serverId: created.body.serverId, name: 'edge', ipAddress: '127.0.0.77', serverType: 'deploy' },
     ]);
 
     const updated = await client.post('server.update', { serverId: created.body.serverId, name: 'edge-2', command: 'echo hi', hostKeyFingerprint: null, enableDockerCleanup: false });
-    t.match(updated.body, { name: 'edge-2', command: 'echo hi', hostKeyFingerprint: null, enableDockerCleanup: false, ipAddress: '10.255.0.1' });
+    t.match(updated.body, { name: 'edge-2', command: 'echo hi', hostKeyFingerprint: null, enableDockerCleanup: false, ipAddress: '127.0.0.77' });
     t.match((await client.post('server.updateBuildsConcurrency', { serverId: created.body.serverId, buildsConcurrency: 4 })).body, { buildsConcurrency: 4 });
     t.equal((await client.post('server.updateBuildsConcurrency', { serverId: created.body.serverId, buildsConcurrency: 101 })).status, 400);
 

@@ -7,7 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import t from 'tap';
 import { asValue } from '@berth/core';
-import { addMember, canRun, freePort, manualClock, otherOrganization, signUpAdmin, startTestServer, TEST_CADDY_IMAGE, type Client } from '@berth/core/testing';
+import { addMember, canRun, freePort, manualClock, otherOrganization, signUpAdmin, startTestServer, waitFor, TEST_CADDY_IMAGE, type Client } from '@berth/core/testing';
 import { inHost, privateRemoteHosts, remoteHostsMissing, type RemoteHost } from '@berth/test/remote-hosts';
 
 const issueFields = (body: { issues?: { path: string[] }[] }) => (body.issues ?? []).map(i => i.path.join('.'));
@@ -279,9 +279,7 @@ t.test('server setup and audit', async t => {
       t.test('port.busy.80', async t => {
         const pid = (await onHost(h, 'python3 -m http.server 80 --bind 0.0.0.0 >/dev/null 2>&1 & echo $!')).trim();
         t.teardown(() => onHost(h, `kill ${pid}`));
-        await t.resolves(async () => {
-          for (let i = 0; i < 100 && !(await onHost(h, 'ss -Hlnt')).includes(':80 '); i++) await new Promise(r => setTimeout(r, 50));
-        });
+        t.ok(await waitFor('python3 to listen on :80', async () => (await onHost(h, 'ss -Hlnt')).includes(':80 '), { timeout: 10_000, interval: 50 }), 'something holds port 80');
         t.match(await check(asRoot.serverId, 'port.busy.80'), { ok: false, message: /Port 80 is held by python3/ });
         t.match(await check(asRoot.serverId, 'port.busy.443'), { ok: true });
       });

@@ -4,4 +4,4 @@ import t from 'tap';
 import { proxyConformance } from '@berth/core/testing';
 import provider from '../src/index.ts';
 
-proxyConformance(t, provider, { invalidFile: '{"apps": ' });
+proxyConformance(t, provider, { invalidFile: '{"apps": ', invalidFileError: { name: 'SyntaxError', message: /Unexpected end of JSON input/ } });

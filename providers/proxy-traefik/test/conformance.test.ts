@@ -3,4 +3,4 @@ import t from 'tap';
 import { proxyConformance } from '@berth/core/testing';
 import provider from '../src/index.ts';
 
-proxyConformance(t, provider, { invalidFile: 'http:\n  routers: [unclosed' });
+proxyConformance(t, provider, { invalidFile: 'http:\n  routers: [unclosed', invalidFileError: { name: 'YAMLParseError', message: /Flow sequence/ } });
