@@ -211,7 +211,10 @@ export class ClusterService {
       docker.listServices({ status: true, filters: { label: [`${ORGANIZATION_LABEL}=${organizationId}`] } } as {}),
     )) as unknown as Service[];
     if (!services.length) return [];
-    const [tasks, hostnames] = await Promise.all([this.#tasks(docker, where, { 'desired-state': ['running'] }), this.#hostnames(docker, where, await this.#visible(docker, serverId, organizationId, where))]);
+    const [tasks, hostnames] = await Promise.all([
+      this.#tasks(docker, where, { 'desired-state': ['running'] }),
+      this.#hostnames(docker, where, await this.#visible(docker, serverId, organizationId, where)),
+    ]);
     return services
       .map(s => ({
         ID: s.ID,
@@ -249,8 +252,11 @@ export class ClusterService {
   async #labelJoined(manager: Docker, managerWhere: string, nodeId: string, managerServerId: string | null, organizationId: string, em: EntityManager): Promise<void> {
     const shared = !managerServerId && organizationId === (await instanceOrganization(em));
     const organizations = shared ? (await em.find(Organization, {}, { fields: ['id'] })).map(o => o.id) : [];
-    await relabelNode(manager, nodeId, labels => (shared ? sharedLabels(labels, organizations) : onlyOrganizationLabels(labels, organizationId)), (what, fn) =>
-      this.#call(`${what} of the swarm of ${managerWhere}`, fn),
+    await relabelNode(
+      manager,
+      nodeId,
+      labels => (shared ? sharedLabels(labels, organizations) : onlyOrganizationLabels(labels, organizationId)),
+      (what, fn) => this.#call(`${what} of the swarm of ${managerWhere}`, fn),
     );
   }
 

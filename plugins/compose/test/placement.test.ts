@@ -7,7 +7,8 @@ import { withOwnership } from '../src/prepare.ts';
 
 const labels = { 'berth.kind': 'compose', 'berth.id': 'cmp_1', 'berth.organization': 'OrgB_9-x' };
 const ours = 'node.labels.berth.org.OrgB_9-x==true';
-const constraintsOf = (text: string, service: string): unknown => (parse(text) as { services: Record<string, { deploy?: { placement?: { constraints?: unknown } } }> }).services[service]?.deploy?.placement?.constraints;
+const constraintsOf = (text: string, service: string): unknown =>
+  (parse(text) as { services: Record<string, { deploy?: { placement?: { constraints?: unknown } } }> }).services[service]?.deploy?.placement?.constraints;
 
 t.test("a stack's services get the organization's constraint, the file's own kept after it", async t => {
   const file = [

@@ -226,7 +226,12 @@ export class Hosts implements ContainerHosts {
   async ensurePlacement(serverId: string | null, organizationId: string): Promise<void> {
     const docker = await (await this.of(serverId)).engine(); // prepared: its own node labelled
     if (serverId !== null || this.#placed.has(organizationId)) return;
-    await this.#eachNode(docker, 'this machine', labels => labels[SHARED_NODE_LABEL] === 'true', labels => (labels[organizationNodeLabel(organizationId)] === 'true' ? null : { ...labels, [organizationNodeLabel(organizationId)]: 'true' }));
+    await this.#eachNode(
+      docker,
+      'this machine',
+      labels => labels[SHARED_NODE_LABEL] === 'true',
+      labels => (labels[organizationNodeLabel(organizationId)] === 'true' ? null : { ...labels, [organizationNodeLabel(organizationId)]: 'true' }),
+    );
     this.#placed.add(organizationId);
   }
 
@@ -240,7 +245,12 @@ export class Hosts implements ContainerHosts {
     this.#placed.delete(organizationId);
     if (!this.#ready) return;
     const docker = await this.local();
-    await this.#eachNode(docker, 'this machine', () => true, labels => withoutOrganization(labels, organizationId));
+    await this.#eachNode(
+      docker,
+      'this machine',
+      () => true,
+      labels => withoutOrganization(labels, organizationId),
+    );
   }
 
   /** Every organization there is (the kernel's table). */
@@ -281,7 +291,12 @@ export class Hosts implements ContainerHosts {
     const info = (await this.call(`reach the Docker engine of ${where}`, () => docker.info())) as { Swarm?: { NodeID?: string } };
     const self = info.Swarm?.NodeID;
     if (!self) return;
-    await relabelNode(docker, self, labels => ownLabels(labels, organizationId), (what, fn) => this.call(`${what} of ${where}`, fn));
+    await relabelNode(
+      docker,
+      self,
+      labels => ownLabels(labels, organizationId),
+      (what, fn) => this.call(`${what} of ${where}`, fn),
+    );
   }
 
   async #eachNode(
@@ -291,10 +306,22 @@ export class Hosts implements ContainerHosts {
     next: (labels: Record<string, string>) => Record<string, string> | null,
   ): Promise<void> {
     // cast: dockerode's node list, read for ids, roles and labels
-    const nodes = (await this.call(`list the swarm nodes of ${where}`, () => docker.listNodes())) as { ID: string; Spec: { Role?: string; Labels?: Record<string, string> }; Description?: { Hostname?: string } }[];
+    const nodes = (await this.call(`list the swarm nodes of ${where}`, () => docker.listNodes())) as {
+      ID: string;
+      Spec: { Role?: string; Labels?: Record<string, string> };
+      Description?: { Hostname?: string };
+    }[];
     for (const node of nodes) {
       if (!which(node.Spec.Labels ?? {}, node)) continue;
-      if (await relabelNode(docker, node.ID, labels => next(labels), (what, fn) => this.call(`${what} of ${where}`, fn))) this.#log.info({ nodeId: node.ID, where }, 'swarm node labels for placement updated');
+      if (
+        await relabelNode(
+          docker,
+          node.ID,
+          labels => next(labels),
+          (what, fn) => this.call(`${what} of ${where}`, fn),
+        )
+      )
+        this.#log.info({ nodeId: node.ID, where }, 'swarm node labels for placement updated');
     }
   }
 }
