@@ -5,7 +5,7 @@
 // node carries B's label alone. An application of organization A with several replicas never has a
 // task on B's node; B's application does land there (the positive control), with B's own narrowing
 // constraint kept as B wrote it.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import Docker from 'dockerode';
 import { canRun, otherOrganization, runFinished, signUpAdmin, startTestServer, waitFor, TEST_STATIC_IMAGE } from '@berth/core/testing';
 import { inHost, loadImage, privateRemoteHosts, remoteHostsMissing } from './kit/remote-hosts.ts';
@@ -34,7 +34,7 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
   const { client: b, organizationId: B } = await otherOrganization(server, userId);
 
   const key = await b.post('sshKey.create', { name: 'tenant', privateKey: tenant.privateKey, publicKey: tenant.publicKey });
-  t.equal(key.status, 200, JSON.stringify(key.body));
+  if (key.status !== 200) throw new Error(`sshKey.create: ${JSON.stringify(key.body)}`);
   const added = await b.post('server.create', {
     name: 'tenant',
     ipAddress: tenant.address,
@@ -43,7 +43,7 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     sshKeyId: key.body.sshKeyId,
     hostKeyFingerprint: tenant.hostKeyFingerprint,
   });
-  t.equal(added.status, 200, JSON.stringify(added.body));
+  if (added.status !== 200) throw new Error(`server.create: ${JSON.stringify(added.body)}`);
   const SERVER = added.body.serverId as string;
 
   const labelsOf = async (nodeId: string) => ((await engine.getNode(nodeId).inspect()) as { Spec: { Labels?: Record<string, string> } }).Spec.Labels ?? {};
@@ -54,7 +54,6 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     const joined = await b.post('cluster.joinServer', { serverId: SERVER, role: 'worker' });
     t.equal(joined.status, 200, JSON.stringify(joined.body));
     tenantNode = joined.body.nodeId as string;
-    t.teardown(() => undefined);
     machineNode = ((await engine.info()) as { Swarm: { NodeID: string } }).Swarm.NodeID;
     const own = await labelsOf(tenantNode);
     t.equal(own[`berth.org.${B}`], 'true', "B's node carries B's label");
@@ -68,7 +67,7 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
   });
 
   /** An application of the client's organization from the static image, with `replicas` tasks; its tasks' nodes once all run. */
-  const deploy = async (client: typeof a, name: string, replicas: number, placement?: Record<string, unknown>) => {
+  const deploy = async (t: Test, client: typeof a, name: string, replicas: number, placement?: Record<string, unknown>) => {
     const project = await client.post('project.create', { name: `placement-${name}` });
     t.equal(project.status, 200, JSON.stringify(project.body));
     const environmentId = project.body.environment.environmentId as string;
@@ -96,11 +95,17 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
       { timeout: 120_000, interval: 500 },
     );
     const spec = (await engine.getService(appName).inspect()) as { Spec: { TaskTemplate: { Placement?: { Constraints?: string[] } } } };
-    return { applicationId, appName, nodes: tasks.map(x => x.NodeID!), constraints: spec.Spec.TaskTemplate.Placement?.Constraints ?? [], record: updated.body };
+    return {
+      applicationId,
+      appName,
+      nodes: tasks.map(x => x.NodeID!),
+      constraints: spec.Spec.TaskTemplate.Placement?.Constraints ?? [],
+      record: (await client.get('application.one', { applicationId })).body as Record<string, unknown>,
+    };
   };
 
   t.test("no task of A's application ever lands on B's node", async t => {
-    const app = await deploy(a, 'a-web', 4);
+    const app = await deploy(t, a, 'a-web', 4);
     t.same(app.constraints, [`node.labels.berth.org.${A}==true`], "the service carries A's constraint");
     t.same(app.nodes, [machineNode, machineNode, machineNode, machineNode], "every task of A on this machine's node");
     // Scaling up and rescheduling: still never B's node.
@@ -118,7 +123,7 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
   });
 
   t.test("B's application lands on B's node (the positive control), its own constraint kept", async t => {
-    const app = await deploy(b, 'b-web', 2, { Constraints: ['node.role==worker'] });
+    const app = await deploy(t, b, 'b-web', 2, { Constraints: ['node.role==worker'] });
     t.same(app.constraints, [`node.labels.berth.org.${B}==true`, 'node.role==worker'], "B's constraint first, B's own after it");
     t.same(app.record.placementSwarm, { Constraints: ['node.role==worker'] }, 'the record keeps what B wrote');
     t.same(app.nodes, [tenantNode, tenantNode], "both tasks on B's node");
