@@ -8,7 +8,7 @@
 // - An organization's own node (its server, or a server it joined to a swarm) carries that
 //   organization's label alone, and `berth.organization=<id>`: the node listings of a server's
 //   swarm show an organization the nodes so marked (and the server's own).
-// Labels are only ever added for the organizations that exist; a node update that races another
+// Labels are added for the organizations that exist and removed with an organization; a node update that races another
 // (the engine's "update out of sequence") is read and tried again.
 import type Docker from 'dockerode';
 import { ORGANIZATION_LABEL } from './labels.ts';
@@ -64,10 +64,14 @@ export async function relabelNode(docker: Docker, nodeId: string, next: (labels:
 
 const same = (a: Record<string, string>, b: Record<string, string>) => Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([k, v]) => b[k] === v);
 
-/** A shared node's labels: berth.shared and exactly the labels of the organizations that exist (others' labels kept). */
+/**
+ * A shared node's labels: berth.shared and the label of every organization that exists added. Labels
+ * are only added here (an organization's goes when it is removed): an engine may serve more than
+ * one Berth (tests do), and another instance's organizations are not this one's to take away.
+ */
 export function sharedLabels(labels: Record<string, string>, organizations: readonly string[]): Record<string, string> | null {
   const out: Record<string, string> = { [SHARED_NODE_LABEL]: 'true' };
-  for (const [k, v] of Object.entries(labels)) if (!k.startsWith(ORGANIZATION_NODE_LABEL) && k !== ORGANIZATION_LABEL) out[k] = v;
+  for (const [k, v] of Object.entries(labels)) if (k !== ORGANIZATION_LABEL) out[k] = v;
   for (const id of organizations) out[organizationNodeLabel(id)] = 'true';
   return same(out, labels) ? null : out;
 }
