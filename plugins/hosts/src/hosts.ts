@@ -253,10 +253,11 @@ export class Hosts implements ContainerHosts {
     );
   }
 
-  /** Every organization there is (the kernel's table). */
+  /** Every organization there is (the kernel's table; none for the plugin used without a kernel). */
   async #organizations(): Promise<string[]> {
-    const em = this.#cradle().orm.em.fork();
-    return (await em.find(Organization, {}, { fields: ['id'] })).map(o => o.id);
+    const orm = optionalService(this.#cradle(), 'orm');
+    if (!orm) return [];
+    return (await orm.em.fork().find(Organization, {}, { fields: ['id'] })).map(o => o.id);
   }
 
   /**
