@@ -10,6 +10,7 @@ import { DefaultSshKeys } from './default-key.ts';
 import { engineCall } from './engine-errors.ts';
 import { advertiseAddress, copyImage, EngineSocket, hasImage, prepareEngine } from './server-engine.ts';
 import { localRouteAddress } from './route-address.ts';
+import { ensureOrganizationNetwork, instanceOrganizationId, organizationNetworkName, organizationNetworks } from './organization-network.ts';
 import { recordedPlatformNetwork, recordPlatformNetwork, refuseWhileAttached, type WorkloadExists } from './platform-network.ts';
 
 export class Hosts implements ContainerHosts {
@@ -26,6 +27,7 @@ export class Hosts implements ContainerHosts {
   /** Servers connected with their organization's default key, by serverId: the organization. */
   readonly #onDefaultKey = new Map<string, string>();
   readonly defaultKeys: DefaultSshKeys;
+  #instanceOrganization?: string;
 
   constructor({ cradle, logger, config }: { cradle: () => Cradle; logger: Logger; config: { swarmAdvertiseAddr?: string; platformNetwork: string; dataDir: string } }) {
     this.#cradle = cradle;
@@ -90,6 +92,24 @@ export class Hosts implements ContainerHosts {
     // The engine prepared now: swarm mode, the new network ensured (a foreign one refused) and recorded.
     await this.local();
     this.#log.info({ from: former, to: this.platformNetwork }, 'the platform network changed; no workload of this instance was on the former one');
+  }
+
+  async networkOf(organizationId: string): Promise<string> {
+    // The first organization never changes once made: remembered.
+    this.#instanceOrganization ??= (await instanceOrganizationId(this.#cradle())) ?? undefined;
+    if (!organizationId || organizationId === this.#instanceOrganization) return this.platformNetwork;
+    return organizationNetworkName(organizationId);
+  }
+
+  async ensureNetworkOf(docker: Docker, organizationId: string): Promise<string> {
+    const name = await this.networkOf(organizationId);
+    // The platform network is ensured when the engine is prepared.
+    if (name !== this.platformNetwork) await ensureOrganizationNetwork(docker, (what, fn) => this.call(what, fn), name, organizationId);
+    return name;
+  }
+
+  organizationNetworks(docker: Docker): Promise<string[]> {
+    return organizationNetworks(docker, (what, fn) => this.call(what, fn));
   }
 
   local(): Promise<Docker> {
