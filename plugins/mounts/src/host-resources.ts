@@ -4,7 +4,7 @@
 // owns (workload plugins name their volumes after the workload's appName: "<appName>",
 // "<appName>-data", ...), and a bind source may not be, contain or lie within another
 // organization's bind source.
-import { conflict, type EntityManager } from '@berth/core';
+import { BerthError, conflict, type EntityManager } from '@berth/core';
 import { Mount } from './entities.ts';
 import type { StoredMount } from './paths.ts';
 import { type WorkloadRef, type WorkloadRegistry } from '@berth/plugin-workloads';
@@ -47,11 +47,12 @@ export async function assertOwnVolume(
   em: EntityManager,
   field = 'volumeName',
 ): Promise<boolean> {
-  if (await em.findOne(Mount, { type: 'volume', volumeName: name, organizationId: { $ne: workload.organizationId } })) throw conflict(`${field} ${name} is used by another organization`);
+  const refuse = (why: string) => new BerthError('CONFLICT', `${field} ${name} ${why}`, [{ path: field.split('.'), message: `${field}: ${name} ${why}` }]);
+  if (await em.findOne(Mount, { type: 'volume', volumeName: name, organizationId: { $ne: workload.organizationId } })) throw refuse('is used by another organization');
   let own = !!(await em.findOne(Mount, { type: 'volume', volumeName: name, organizationId: workload.organizationId }));
   for (const appName of ownerCandidates(name)) {
     const holder = await workloads.byAppName(appName, workload.serverId, em);
-    if (holder && holder.organizationId !== workload.organizationId) throw conflict(`${field} ${name} belongs to another organization's workload`);
+    if (holder && holder.organizationId !== workload.organizationId) throw refuse("belongs to another organization's workload");
     if (holder) own = true;
   }
   return own;
