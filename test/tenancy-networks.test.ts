@@ -10,7 +10,20 @@
 import t from 'tap';
 import http from 'node:http';
 import Docker from 'dockerode';
-import { startTestServer, signUpAdmin, otherOrganization, runFinished, waitFor, TEST_BASE_IMAGE, TEST_CADDY_IMAGE, TEST_STATIC_IMAGE, TEST_STATIC_ROOT, TEST_POSTGRES_IMAGE, freePort, type Client } from '@berth/core/testing';
+import {
+  startTestServer,
+  signUpAdmin,
+  otherOrganization,
+  runFinished,
+  waitFor,
+  TEST_BASE_IMAGE,
+  TEST_CADDY_IMAGE,
+  TEST_STATIC_IMAGE,
+  TEST_STATIC_ROOT,
+  TEST_POSTGRES_IMAGE,
+  freePort,
+  type Client,
+} from '@berth/core/testing';
 
 t.setTimeout(900_000);
 const docker = new Docker();
@@ -44,7 +57,9 @@ async function app(tenant: Tenant, name: string, o: { page?: string; command?: s
 /** The running container of a service's task on this engine. */
 async function containerOf(service: string): Promise<Docker.Container> {
   const id = await waitFor(`a running task of ${service}`, async () => {
-    const tasks = (await docker.listTasks({ filters: JSON.stringify({ service: [service], 'desired-state': ['running'] }) })) as { Status?: { State?: string; ContainerStatus?: { ContainerID?: string } } }[];
+    const tasks = (await docker.listTasks({ filters: JSON.stringify({ service: [service], 'desired-state': ['running'] }) })) as {
+      Status?: { State?: string; ContainerStatus?: { ContainerID?: string } };
+    }[];
     return tasks.find(x => x.Status?.State === 'running' && x.Status.ContainerStatus?.ContainerID)?.Status?.ContainerStatus?.ContainerID;
   });
   return docker.getContainer(id);
@@ -121,14 +136,17 @@ t.test("one tenant's container reaches none of another's services; its own answe
         .catch(() => undefined);
     // A network goes once the removed services' containers have left it.
     for (const n of new Set(networks))
-      await waitFor(`network ${n} removed`, () =>
-        docker
-          .getNetwork(n)
-          .remove()
-          .then(
-            () => true,
-            (e: { statusCode?: number }) => e.statusCode === 404,
-          ),
+      await waitFor(
+        `network ${n} removed`,
+        () =>
+          docker
+            .getNetwork(n)
+            .remove()
+            .then(
+              () => true,
+              (e: { statusCode?: number }) => e.statusCode === 404,
+            ),
+        { timeout: 120_000 },
       ).catch(() => undefined);
   });
   const { userId } = await signUpAdmin(server); // the instance operators' organization
@@ -220,7 +238,7 @@ t.test("one tenant's container reaches none of another's services; its own answe
       ['networkSwarm.0.Target'],
     );
     const platform = await b.client.post('application.update', { applicationId: bWeb.applicationId, networkSwarm: [{ Target: server.kernel.container.cradle.hosts.platformNetwork }] });
-    t.equal(platform.status, 403, 'the platform network is the instance operators\' organization\'s');
+    t.equal(platform.status, 403, "the platform network is the instance operators' organization's");
     const own = await b.client.post('application.update', { applicationId: bWeb.applicationId, networkSwarm: [{ Target: bNets[0] }] });
     t.equal(own.status, 200, JSON.stringify(own.body));
   });

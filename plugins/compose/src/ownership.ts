@@ -24,8 +24,9 @@ const issue = (code: 'BAD_REQUEST' | 'CONFLICT', field: string, message: string)
 
 const keyOf = (item: { key: unknown }) => String((item.key as { value?: unknown }).value ?? item.key);
 
-/** The engine of the stack's host, or null when it cannot be asked now (the deploy asks again). */
-async function engineOf(cradle: Cradle, serverId: string | null): Promise<Docker | null> {
+/** The engine of the stack's host, or null when it cannot be asked now (the deploy asks again). At save time only this machine's is asked: a server's would be connected to for it. */
+async function engineOf(cradle: Cradle, serverId: string | null, deploying: boolean): Promise<Docker | null> {
+  if (serverId !== null && !deploying) return null;
   try {
     return await (await cradle.hosts.of(serverId)).engine();
   } catch {
@@ -37,9 +38,9 @@ async function labelsOf(what: Promise<{ Labels?: Record<string, string> | null; 
   try {
     const info = await what;
     return info.Config?.Labels ?? info.Labels ?? {};
-  } catch (e) {
-    if ((e as { statusCode?: number }).statusCode === 404) return null;
-    throw e;
+  } catch {
+    // Absent (404), or a name the engine refuses: the program fails on it, nothing of anyone's is reached.
+    return null;
   }
 }
 
@@ -50,7 +51,7 @@ async function labelsOf(what: Promise<{ Labels?: Record<string, string> | null; 
  */
 export async function assertOwnReferences(text: string, owner: StackOwner, cradle: Cradle, em: EntityManager, vars?: Record<string, string>): Promise<void> {
   const doc = parseCompose(text);
-  const docker = await engineOf(cradle, owner.serverId);
+  const docker = await engineOf(cradle, owner.serverId, vars !== undefined);
   const { hosts, hostAccess } = cradle;
   const network = await hosts.networkOf(owner.organizationId);
   const operators = network === hosts.platformNetwork;

@@ -74,7 +74,10 @@ t.test("services that point at another workload, and names of another's, are ref
 t.test('parseRule reads the rule language', async t => {
   t.same(parseRule('Host(`a`) && (Path(`/x`) || !Path(`/y`))'), {
     op: '&&',
-    parts: [{ call: 'Host', args: ['a'] }, { op: '||', parts: [{ call: 'Path', args: ['/x'] }, { not: { call: 'Path', args: ['/y'] } }] }],
+    parts: [
+      { call: 'Host', args: ['a'] },
+      { op: '||', parts: [{ call: 'Path', args: ['/x'] }, { not: { call: 'Path', args: ['/y'] } }] },
+    ],
   });
   t.throws(() => parseRule('Host(a)'), 'unquoted arguments are not read');
 });
