@@ -91,7 +91,7 @@ const send = async (text: string, secret?: string) => {
 };
 /** git's requests for a repository, on the server's side. */
 const fetchesOf = (name: string) => github.git.requests.filter(r => r.path.startsWith(`/${name}.git/`)).length;
-const deployments = async () => Number((await cradle.orm.em.fork().getConnection().execute('select count(*) as n from deployments where organization_id = ?', [organizationId]))[0].n);
+const deployments = async () => Number((await cradle.orm.em.fork().getConnection().execute('select count(*) as n from deployments where organization_id = ?', [organizationId]))[0]?.n);
 const previews = async () => (await ok(client.get('previewDeployment.all', { applicationId }), 'previewDeployment.all')) as Record<string, any>[];
 const lastDecision = async () => ((await ok(client.get('application.webhookDeliveries', { applicationId }), 'webhookDeliveries')) as Record<string, any>[])[0];
 

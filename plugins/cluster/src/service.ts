@@ -7,7 +7,7 @@
 // command line, and a failed join's message is scrubbed of them.
 import { isIP } from 'node:net';
 import type Docker from 'dockerode';
-import { BerthError, Member, Organization, conflict, invalidField, notFound, type BerthEvents, type Cradle, type EntityManager } from '@berth/core';
+import { BerthError, Organization, conflict, invalidField, notFound, type BerthEvents, type Cradle, type EntityManager } from '@berth/core';
 import { ORGANIZATION_LABEL, onlyOrganizationLabels, ownedNode, relabelNode, sharedLabels } from '@berth/plugin-hosts';
 import type {} from '@berth/plugin-server'; // the `servers` of the container
 import type { Static } from '@berth/core';
@@ -70,15 +70,6 @@ function scrubbed(e: unknown, tokens: string[]): unknown {
     if (err.json?.message) err.json = { ...err.json, message: clean(err.json.message) as string };
   }
   return e;
-}
-
-/**
- * The instance operators' organization: the first owner's (as accounts.isInstanceOwner reads the
- * first owner). TODO(t46): use the lead's accounts.isInstanceOperator / instance organization once merged.
- */
-async function instanceOrganization(em: EntityManager): Promise<string | null> {
-  const [first] = await em.find(Member, { role: 'owner' }, { orderBy: { createdAt: 'asc', id: 'asc' }, limit: 1 });
-  return first?.organizationId ?? null;
 }
 
 export class ClusterService {
@@ -250,7 +241,7 @@ export class ClusterService {
    * alone. The manager's engine labels the node before the join answers.
    */
   async #labelJoined(manager: Docker, managerWhere: string, nodeId: string, managerServerId: string | null, organizationId: string, em: EntityManager): Promise<void> {
-    const shared = !managerServerId && organizationId === (await instanceOrganization(em));
+    const shared = !managerServerId && organizationId === (await this.#cradle().accounts.instanceOrganizationId());
     const organizations = shared ? (await em.find(Organization, {}, { fields: ['id'] })).map(o => o.id) : [];
     await relabelNode(
       manager,

@@ -104,7 +104,7 @@ t.test('cancelling a BuildKit build stops it and ends the session', async t => {
   ac.abort();
   await t.rejects(build, /cancelled/);
   t.ok(Date.now() - started < 5_000, 'the build stops at once');
-  await t.rejects(docker.getImage(req.imageTag).inspect(), { statusCode: 404 }, 'no image was tagged');
+  await t.rejects(docker.getImage(req.imageTag).inspect(), { message: /\(HTTP code 404\)/ }, 'no image was tagged');
 });
 
 t.test('invalid secret names are refused before the engine is asked', async t => {
