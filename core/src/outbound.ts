@@ -135,28 +135,41 @@ export class OutboundGuard {
     this.#resolver = o.resolver ?? systemResolver;
   }
 
-  /** Whether outboundAllow lists the name or the address (an entry without a port: any port). */
-  listed(name: string, address: string | null, port: string): boolean {
-    const a = address ? plain(address) : null;
-    return this.#allow().some(raw => {
+  /**
+   * Whether outboundAllow lists the address (as an address or within a CIDR; an entry without a
+   * port: any port). A host name entry never vouches for the addresses it resolves to: a name can be
+   * pointed elsewhere later (DNS rebinding), an address cannot.
+   */
+  listedAddress(address: string, port: string): boolean {
+    const a = plain(address);
+    return this.#entries().some(({ host, port: p, cidr }) => {
+      if (p && p !== port) return false;
+      if (!cidr) return plain(host) === a;
+      if (isIP(a) !== isIP(cidr.net)) return false;
+      const family = isIP(a) === 4 ? 'ipv4' : 'ipv6';
+      const list = new BlockList();
+      try {
+        list.addSubnet(cidr.net, cidr.bits, family);
+      } catch {
+        return false;
+      }
+      return list.check(a, family);
+    });
+  }
+
+  /** Whether outboundAllow lists the URL's host by name or address (with its port, or without one): a URL the operator allows by itself. */
+  listedUrl(value: string): boolean {
+    const t = target(value.trim());
+    return this.#entries().some(e => !e.cidr && (!e.port || e.port === t.port) && plain(e.host) === plain(t.host));
+  }
+
+  #entries(): { host: string; port: string; cidr: { net: string; bits: number } | null }[] {
+    return this.#allow().map(raw => {
       const entry = raw.trim().toLowerCase();
       const cidr = /^([^/]+)\/(\d{1,3})$/.exec(entry);
-      if (cidr) {
-        if (!a || !isIP(a) || !isIP(cidr[1]!)) return false;
-        const family = isIP(cidr[1]!) === 4 ? 'ipv4' : 'ipv6';
-        if (isIP(a) !== isIP(cidr[1]!)) return false;
-        const list = new BlockList();
-        try {
-          list.addSubnet(cidr[1]!, Number(cidr[2]), family);
-        } catch {
-          return false;
-        }
-        return list.check(a, family);
-      }
+      if (cidr) return { host: cidr[1]!, port: '', cidr: { net: cidr[1]!, bits: Number(cidr[2]) } };
       const t = target(entry);
-      if (t.port && port && t.port !== port) return false;
-      if (t.port && !port) return false;
-      return t.host === name || (a !== null && plain(t.host) === a);
+      return { host: t.host, port: t.port, cidr: null };
     });
   }
 
@@ -185,7 +198,7 @@ export class OutboundGuard {
     const own = ownAddresses();
     let privateAllowed: boolean | null = null;
     for (const a of found) {
-      if (this.listed(host, a.address, port)) continue;
+      if (this.listedAddress(a.address, port)) continue;
       const kind = addressKind(a.address, own);
       if (kind === 'public') continue;
       if (kind === 'private') {
