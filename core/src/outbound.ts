@@ -117,7 +117,7 @@ function target(value: string): { host: string; port: string } {
     }
   }
   if (url) return { host: url.hostname.replace(/^\[|\]$/g, '').toLowerCase(), port: url.port || (url.protocol === 'https:' ? '443' : url.protocol === 'http:' ? '80' : '') };
-  const m = /^\[([^\]]+)\](?::(\d+))?$/.exec(value) ?? (isIP(value) === 6 ? null : /^([^:/]+)(?::(\d+))?$/.exec(value));
+  const m = /^\[([^\]]+)\](?::(\d+))?(?:\/.*)?$/.exec(value) ?? (isIP(value) === 6 ? null : /^([^:/]+)(?::(\d+))?(?:\/.*)?$/.exec(value));
   if (m) return { host: m[1]!.toLowerCase(), port: m[2] ?? '' };
   return { host: value.toLowerCase(), port: '' };
 }
