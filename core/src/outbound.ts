@@ -192,7 +192,7 @@ export class OutboundGuard {
     const found = ip
       ? [{ address: host, family: ip }]
       : await this.#resolver(host).catch((e: Error) => {
-          throw invalidField(req.field, `names ${host}, which cannot be resolved (${(e as { code?: string }).code ?? e.message})`);
+          throw Object.assign(invalidField(req.field, `names ${host}, which cannot be resolved (${(e as { code?: string }).code ?? e.message})`), { unresolved: true });
         });
     if (!found.length) throw invalidField(req.field, `names ${host}, which has no address`);
     const own = ownAddresses();
@@ -212,6 +212,19 @@ export class OutboundGuard {
       );
     }
     return found[0]!;
+  }
+
+  /**
+   * The check made when a URL is saved: as `check`, but a name that does not resolve now is
+   * accepted (nothing can be connected to; every connection checks it again).
+   */
+  async checkSaved(value: string, req: OutboundRequest): Promise<void> {
+    try {
+      await this.check(value, req);
+    } catch (e) {
+      if ((e as { unresolved?: boolean }).unresolved) return;
+      throw e;
+    }
   }
 
   /** A lookup for node:net, node:http or any client that takes one: every name is checked as `check` does. */

@@ -188,7 +188,7 @@ export class AiService {
   /** The URL as stored: http(s), no credentials, an address the organization may reach (a 400 naming apiUrl). */
   async #checkUrl(apiUrl: string, organizationId: string): Promise<string> {
     const url = this.#parseUrl(apiUrl);
-    await this.#d.outbound().check(url, { field: 'apiUrl', organizationId });
+    await this.#d.outbound().checkSaved(url, { field: 'apiUrl', organizationId });
     return url;
   }
 

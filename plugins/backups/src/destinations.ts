@@ -60,7 +60,7 @@ export class DestinationService {
   /** An http(s) endpoint must be an address the organization may reach (a 400 naming endpoint). */
   async #checkEndpoint(endpoint: string, organizationId: string): Promise<void> {
     const guard = this.#outbound();
-    if (guard && /^https?:\/\//i.test(endpoint.trim())) await guard.check(endpoint, { field: 'endpoint', organizationId });
+    if (guard && /^https?:\/\//i.test(endpoint.trim())) await guard.checkSaved(endpoint, { field: 'endpoint', organizationId });
   }
 
   /** The storage and location of the input, or a 400 naming the field the provider refuses. */

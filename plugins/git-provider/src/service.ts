@@ -204,7 +204,7 @@ export class GitProviderService {
   async #reachable(urls: Record<string, string | null | undefined>, organizationId: string): Promise<void> {
     const guard = this.#outbound();
     if (!guard) return;
-    for (const [field, url] of Object.entries(urls)) if (url) await guard.check(url, { field, organizationId });
+    for (const [field, url] of Object.entries(urls)) if (url) await guard.checkSaved(url, { field, organizationId });
   }
 
   provider(type: string): GitProvider {

@@ -58,7 +58,7 @@ export class MonitoringService {
   async #checkCallback(input: MetricsConfigInput, organizationId: string): Promise<void> {
     const callback = input.server.urlCallback;
     if (!callback || isOwnReceiver(callback)) return;
-    await this.#cradle().outbound.check(callback, { field: 'metricsConfig.server.urlCallback', organizationId });
+    await this.#cradle().outbound.checkSaved(callback, { field: 'metricsConfig.server.urlCallback', organizationId });
   }
 
   async setupLocal(input: MetricsConfigInput, instanceOwner: boolean, organizationId: string, em: EntityManager) {

@@ -25,7 +25,7 @@ export interface SendTarget {
 export async function checkAddresses(channel: NotificationChannel, settings: Record<string, unknown>, to: SendTarget): Promise<void> {
   for (const field of channel.addressFields ?? []) {
     const value = settings[field];
-    if (typeof value === 'string' && value) await to.outbound.check(value, { field, organizationId: to.organizationId });
+    if (typeof value === 'string' && value) await to.outbound.checkSaved(value, { field, organizationId: to.organizationId });
   }
 }
 

@@ -227,7 +227,7 @@ export class RegistryService {
   async #checkAddress(registryUrl: string, organizationId: string): Promise<void> {
     const value = registryUrl.trim();
     if (!value) return; // Docker Hub
-    await this.#deps.cradle().outbound.check(value, { field: 'registryUrl', organizationId });
+    await this.#deps.cradle().outbound.checkSaved(value, { field: 'registryUrl', organizationId });
   }
 
   async #check(credentials: RegistryCredentials, serverId: string | undefined, organizationId: string, em: EntityManager): Promise<true> {
