@@ -57,6 +57,19 @@ function refused(t: Test, reply: Reply, field: string, kind: RegExp, what: strin
   t.match(issue?.message ?? '', /outboundAllow/, `${what}: says how the operator allows it`);
 }
 
+const server = await startTestServer({ proxy: 'none', outboundAllow: [], notifyTimeoutSeconds: 2, notifyMaxTries: 1 } as never);
+t.teardown(() => server.destroy());
+const a = await signUpAdmin(server);
+const b = await otherOrganization(server, a.userId);
+const cradle = server.kernel.container.cradle as any;
+
+const toggles = { appBuildError: false, databaseBackup: false, dokployRestart: false, appDeploy: false, dockerCleanup: false, volumeBackup: false, dokployBackup: false, serverThreshold: true };
+const bServer = await b.client.post('server.create', { name: 'b-host', ipAddress: '192.0.2.10', port: 22, sshKeyId: null });
+const monitoring = (urlCallback: string) => ({
+  server: { refreshRate: 3600, port: 4599, token: 'b-token', urlCallback, retentionDays: 1, cronJob: '0 0 * * *', thresholds: { cpu: 100, memory: 100 } },
+  containers: { refreshRate: 3600, services: { include: [], exclude: [] } },
+});
+
 t.test('the guard: kinds, every resolved address checked, the checked address connected to, checked again at send', async t => {
   t.equal(addressKind('127.0.0.1'), 'loopback');
   t.equal(addressKind('::ffff:127.0.0.1'), 'loopback', 'IPv4-mapped IPv6 unwrapped');
@@ -101,19 +114,6 @@ t.test('the guard: kinds, every resolved address checked, the checked address co
   allow = [];
   await t.rejects(guard.fetch(req)(`http://sink.test:${sinkPort}/again`), { issues: [{ path: ['webhookUrl'] }] });
   t.equal(sink.to('/again').length, 0, 'nothing sent');
-});
-
-const server = await startTestServer({ proxy: 'none', outboundAllow: [], notifyTimeoutSeconds: 2, notifyMaxTries: 1 } as never);
-t.teardown(() => server.destroy());
-const a = await signUpAdmin(server);
-const b = await otherOrganization(server, a.userId);
-const cradle = server.kernel.container.cradle as any;
-
-const toggles = { appBuildError: false, databaseBackup: false, dokployRestart: false, appDeploy: false, dockerCleanup: false, volumeBackup: false, dokployBackup: false, serverThreshold: true };
-const bServer = await b.client.post('server.create', { name: 'b-host', ipAddress: '192.0.2.10', port: 22, sshKeyId: null });
-const monitoring = (urlCallback: string) => ({
-  server: { refreshRate: 3600, port: 4599, token: 'b-token', urlCallback, retentionDays: 1, cronJob: '0 0 * * *', thresholds: { cpu: 100, memory: 100 } },
-  containers: { refreshRate: 3600, services: { include: [], exclude: [] } },
 });
 
 /** Each feature's call with a URL at `host`, and the field a refusal names. */
