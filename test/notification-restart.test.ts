@@ -78,7 +78,16 @@ t.test('a deploy killed right after its status is done: its delivery goes out af
   const db = await processDatabase();
   t.teardown(() => db.drop());
   const dataDir = dataDirFor(t);
-  const env = { ...process.env, ...db.env, BERTH_DATA_DIR: dataDir, BERTH_CONFIG: '', BERTH_LOG_LEVEL: 'warn', BERTH_PROXY: 'none', BERTH_OUTBOUND_ALLOW: LOOPBACK_STAND_INS.join(','), BERTH_DEPLOY_SETTLE: '0' };
+  const env = {
+    ...process.env,
+    ...db.env,
+    BERTH_DATA_DIR: dataDir,
+    BERTH_CONFIG: '',
+    BERTH_LOG_LEVEL: 'warn',
+    BERTH_PROXY: 'none',
+    BERTH_OUTBOUND_ALLOW: LOOPBACK_STAND_INS.join(','),
+    BERTH_DEPLOY_SETTLE: '0',
+  };
   const created = await run(process.execPath, [...nodeFlags, cli, 'admin', 'create', '--email', 'ops@example.com', '--password', 'ops-secret-password'], { env, cwd: repoRoot });
   const { apiKey } = JSON.parse(created.stdout.trim().split('\n').pop()!);
   const children: ChildProcess[] = [];

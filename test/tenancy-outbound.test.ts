@@ -46,7 +46,11 @@ const refusedHosts: [string, RegExp][] = [
 ];
 
 const notContacted = (t: Test, hosts: string[]) => {
-  for (const h of hosts) t.notOk(connects.some(c => c === h || c === `[${h}]`), `no connection to ${h} was attempted`);
+  for (const h of hosts)
+    t.notOk(
+      connects.some(c => c === h || c === `[${h}]`),
+      `no connection to ${h} was attempted`,
+    );
 };
 
 function refused(t: Test, reply: Reply, field: string, kind: RegExp, what: string) {
@@ -82,13 +86,13 @@ t.test('the guard: kinds, every resolved address checked, the checked address co
 
   let allow: string[] = [];
   const names: Record<string, string[]> = { 'rebind.test': ['93.184.216.34', '127.0.0.1'], 'metadata.test': [METADATA], 'sink.test': ['127.0.0.1'] };
-  const guard = new OutboundGuard({
-    allow: () => allow,
-    orm: () => null,
-    resolver: async host => (names[host] ?? []).map(address => ({ address, family: net.isIP(address) })),
-  });
+  const guard = new OutboundGuard({ allow: () => allow, orm: () => null, resolver: async host => (names[host] ?? []).map(address => ({ address, family: net.isIP(address) })) });
   const req = { field: 'webhookUrl', organizationId: 'org-b' };
-  await t.rejects(guard.check('http://rebind.test/', req), { issues: [{ path: ['webhookUrl'], message: /127\.0\.0\.1 \(the address of rebind\.test\), a loopback address/ }] }, 'one loopback address among public ones is refused');
+  await t.rejects(
+    guard.check('http://rebind.test/', req),
+    { issues: [{ path: ['webhookUrl'], message: /127\.0\.0\.1 \(the address of rebind\.test\), a loopback address/ }] },
+    'one loopback address among public ones is refused',
+  );
   await t.rejects(guard.check('https://metadata.test/latest', req), { issues: [{ message: /169\.254\.169\.254 .*link-local/ }] }, 'a name resolving to the metadata address');
   await t.rejects(guard.check(`http://${PRIVATE}/`, req), { issues: [{ message: /private/ }] }, 'private: refused to an organization that is not the instance operators');
 
@@ -124,10 +128,28 @@ const features: { what: string; field: string; call: (c: typeof a.client, host: 
   {
     what: 'notification.createEmail',
     field: 'smtpServer',
-    call: (c, h) => c.post('notification.createEmail', { name: 'e', ...toggles, smtpServer: h.split(':')[0], smtpPort: 25, username: 'u', password: 'p', fromAddress: 'a@example.com', toAddresses: ['b@example.com'] }),
+    call: (c, h) =>
+      c.post('notification.createEmail', {
+        name: 'e',
+        ...toggles,
+        smtpServer: h.split(':')[0],
+        smtpPort: 25,
+        username: 'u',
+        password: 'p',
+        fromAddress: 'a@example.com',
+        toAddresses: ['b@example.com'],
+      }),
   },
-  { what: 'server.setupMonitoring', field: 'metricsConfig.server.urlCallback', call: (c, h) => c.post('server.setupMonitoring', { serverId: bServer.body.serverId, metricsConfig: monitoring(`http://${h}/alerts`) }) },
-  { what: 'registry.create', field: 'registryUrl', call: (c, h) => c.post('registry.create', { registryName: 'r', username: 'u', password: 'p', registryUrl: h, registryType: 'cloud', imagePrefix: null }) },
+  {
+    what: 'server.setupMonitoring',
+    field: 'metricsConfig.server.urlCallback',
+    call: (c, h) => c.post('server.setupMonitoring', { serverId: bServer.body.serverId, metricsConfig: monitoring(`http://${h}/alerts`) }),
+  },
+  {
+    what: 'registry.create',
+    field: 'registryUrl',
+    call: (c, h) => c.post('registry.create', { registryName: 'r', username: 'u', password: 'p', registryUrl: h, registryType: 'cloud', imagePrefix: null }),
+  },
   {
     what: 'destination.create',
     field: 'endpoint',
@@ -202,7 +224,17 @@ t.test('an event with no organization reaches only the instance operators; the d
   sink.setDefault({ status: 200, body: '{"internal":"hunter2"}' });
   t.teardown(() => sink.setDefault({ status: 200, body: '{"ok":true}' }));
   const threshold = (organizationId: string | null, serverName: string) =>
-    cradle.events.emitDurable('serverThreshold', { organizationId, serverId: null, serverName, type: 'CPU', value: 99, threshold: 90, message: 'CPU high', state: 'alert', at: new Date().toISOString() });
+    cradle.events.emitDurable('serverThreshold', {
+      organizationId,
+      serverId: null,
+      serverName,
+      type: 'CPU',
+      value: 99,
+      threshold: 90,
+      message: 'CPU high',
+      state: 'alert',
+      at: new Date().toISOString(),
+    });
   await threshold(null, 'Berth');
   await waitFor("A's channel hears this machine's threshold", () => sink.to('/to-a').length === 1);
   // B's own event reaches B, so B's channel works: hearing nothing of this machine's is the rule.

@@ -56,7 +56,7 @@ export const KernelConfig = Type.Object({
     env: 'BERTH_OUTBOUND_ALLOW',
     default: [],
     description:
-      'Hosts, addresses and CIDRs (each with an optional :port; comma-separated in the variable) that URLs users give (notification channels, urlCallback, git providers, registries, backup destinations, AI providers) may reach although they are loopback, link-local, private or this machine: allowed to every organization',
+      "Addresses and CIDRs (IP, IP:port, 10.0.0.0/8; comma-separated in the variable) that URLs users give (notification channels and SMTP hosts, monitoring's urlCallback, git providers, registries, backup destinations, AI providers) may connect to for every organization although they are loopback, link-local, private or this machine's; by default those are refused, private ranges allowed to the instance operators' organization only. A host name entry (host[:port]) lets ai.getModels and ai.testConnection reach that host without a configuration, and never vouches for the addresses the name resolves to",
   }),
 });
 type KernelKeys = Static<typeof KernelConfig>;

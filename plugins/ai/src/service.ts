@@ -125,7 +125,11 @@ export class AiService {
     const apiKey = this.#d.secrets().decrypt(row.apiKey);
     const domainBase = String((this.#d.config as { generatedDomainBase?: string }).generatedDomainBase ?? 'sslip.io');
     const ask = async (prompt: string) =>
-      parseAnswer(await this.#call(row.apiUrl, apiKey, organizationId, (p, c) => p.generate(c, { model: row.model, system: systemPrompt(domainBase), prompt, schema: answerSchema(), schemaName: 'suggestions' })));
+      parseAnswer(
+        await this.#call(row.apiUrl, apiKey, organizationId, (p, c) =>
+          p.generate(c, { model: row.model, system: systemPrompt(domainBase), prompt, schema: answerSchema(), schemaName: 'suggestions' }),
+        ),
+      );
     const first = await ask(`The user's request: ${input.input}`);
     if (!first.length) throw notFound('Suggestions');
     const out: Suggestion[] = [];

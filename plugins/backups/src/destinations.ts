@@ -3,7 +3,19 @@
 // one serves AWS, Cloudflare, Minio...). testConnection writes, reads and deletes a probe.
 import { Readable } from 'node:stream';
 import { randomBytes } from 'node:crypto';
-import { badRequest, iso, notFound, StorageError, type BackupStorage, type BackupStore, type EntityManager, type OutboundGuard, type ProviderRegistry, type SecretBox, type StorageLocation } from '@berth/core';
+import {
+  badRequest,
+  iso,
+  notFound,
+  StorageError,
+  type BackupStorage,
+  type BackupStore,
+  type EntityManager,
+  type OutboundGuard,
+  type ProviderRegistry,
+  type SecretBox,
+  type StorageLocation,
+} from '@berth/core';
 import { Destination, type DestinationRow } from './entities.ts';
 import type { DestinationInputT, DestinationViewT } from './schemas.ts';
 

@@ -300,9 +300,14 @@ export class Collector {
       const body = { ServerType: key === LOCAL ? 'Dokploy' : 'Remote', Type: type, Value: value, Threshold: threshold, Message: message, Timestamp: at, Token: target.config.server.token };
       // The address checked again now, for the server's organization (this machine's: the instance operators'): DNS may have changed.
       const organizationId = server?.organizationId ?? (await cradle.outbound.instanceOrganizationId());
-      await cradle.outbound.fetch({ field: 'metricsConfig.server.urlCallback', organizationId })(callback, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(10_000) }).catch(e =>
-        this.#log.warn({ err: e, host: key }, 'monitoring: the urlCallback was refused or did not answer'),
-      );
+      await cradle.outbound
+        .fetch({ field: 'metricsConfig.server.urlCallback', organizationId })(callback, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+          signal: AbortSignal.timeout(10_000),
+        })
+        .catch(e => this.#log.warn({ err: e, host: key }, 'monitoring: the urlCallback was refused or did not answer'));
     }
   }
 

@@ -96,9 +96,11 @@ export class EmailChannel implements NotificationChannel<Settings> {
       const err = e as Error & { responseCode?: number; response?: string; code?: string };
       const reply = (err.response ?? '').replace(/\s+/g, ' ').slice(0, 200);
       const answer = { status: err.responseCode ?? null, body: reply };
-      throw new ChannelError(err.responseCode ? `Email: the server answered ${err.responseCode}: ${reply || err.message.slice(0, 200)}` : `Email: ${err.code ? `${err.code}: ` : ''}${err.message}`, answer, {
-        cause: e,
-      });
+      throw new ChannelError(
+        err.responseCode ? `Email: the server answered ${err.responseCode}: ${reply || err.message.slice(0, 200)}` : `Email: ${err.code ? `${err.code}: ` : ''}${err.message}`,
+        answer,
+        { cause: e },
+      );
     } finally {
       transport.close();
     }

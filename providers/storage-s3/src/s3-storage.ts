@@ -156,9 +156,7 @@ export class S3Storage implements BackupStorage {
       ([{ S3Client }, agents]) =>
         new S3Client({
           // Every connection resolves the endpoint through Berth's guard (its addresses checked at each connect).
-          ...(agents && location.lookup
-            ? { requestHandler: { httpAgent: new agents[0].Agent({ lookup: location.lookup }), httpsAgent: new agents[1].Agent({ lookup: location.lookup }) } }
-            : {}),
+          ...(agents && location.lookup ? { requestHandler: { httpAgent: new agents[0].Agent({ lookup: location.lookup }), httpsAgent: new agents[1].Agent({ lookup: location.lookup }) } } : {}),
           region: location.region || 'us-east-1',
           ...(location.endpoint ? { endpoint: location.endpoint } : {}),
           forcePathStyle: this.#options.forcePathStyle,
