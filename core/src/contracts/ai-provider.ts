@@ -77,15 +77,14 @@ export interface AiProvider {
 
 /** Reads a failed answer's message the way most services put it (`{error: {message}}`, `{error: "…"}`, `{message}`), else its text. */
 export async function aiErrorOf(res: Response): Promise<AiProviderError> {
-  // Only the vendor's documented message field (OpenAI/Anthropic `error.message`, Ollama `error`): never an arbitrary body.
   const text = await res.text().catch(() => '');
-  let message = '';
+  let message = text.slice(0, 500);
   try {
     const body = JSON.parse(text) as { error?: { message?: string } | string; message?: string };
     const found = typeof body.error === 'string' ? body.error : (body.error?.message ?? body.message);
-    if (typeof found === 'string' && found) message = found.trim().replace(/\s+/g, ' ').slice(0, 200);
+    if (typeof found === 'string' && found) message = found.slice(0, 500);
   } catch {
-    /* not JSON: not kept */
+    /* not JSON: the text */
   }
   return new AiProviderError(res.status, message || res.statusText);
 }

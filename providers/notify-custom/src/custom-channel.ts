@@ -35,7 +35,6 @@ export class CustomWebhookChannel implements NotificationChannel<Settings> {
   readonly label = 'Custom webhook';
   readonly procedureSuffix = 'Custom';
   readonly settings = Settings;
-  readonly addressFields = ['endpoint'] as const;
   // The endpoint may carry a token in its path or query; headers hold the receiver's credentials.
   readonly secretFields = ['endpoint', 'headers'] as const;
   readonly signed = true;
@@ -49,10 +48,9 @@ export class CustomWebhookChannel implements NotificationChannel<Settings> {
     }
   }
 
-  send(s: Settings, m: NotificationMessage, context: SendContext) {
-    const { signingSecret } = context;
+  send(s: Settings, m: NotificationMessage, { signal, signingSecret }: SendContext) {
     const body = JSON.stringify({ type: m.event, timestamp: m.at, data: { title: m.title, level: m.level, fields: m.fields, link: m.link, ...m.data } });
     const signature = signingSecret ? signWebhook(signingSecret, m.id, new Date(), body) : {};
-    return httpSend(this.label, { url: s.endpoint, headers: { ...s.headers, ...signature, 'content-type': 'application/json' }, body }, context);
+    return httpSend(this.label, { url: s.endpoint, headers: { ...s.headers, ...signature, 'content-type': 'application/json' }, body }, signal);
   }
 }

@@ -18,14 +18,13 @@ export class DiscordChannel implements NotificationChannel<Settings> {
   readonly label = 'Discord';
   readonly procedureSuffix = 'Discord';
   readonly settings = Settings;
-  readonly addressFields = ['webhookUrl'] as const;
   readonly secretFields = ['webhookUrl'] as const;
 
   validate(s: Settings): void {
     httpUrl('webhookUrl', s.webhookUrl);
   }
 
-  send(s: Settings, m: NotificationMessage, context: SendContext) {
+  send(s: Settings, m: NotificationMessage, { signal }: SendContext) {
     return httpSend(
       this.label,
       {
@@ -43,7 +42,7 @@ export class DiscordChannel implements NotificationChannel<Settings> {
           ],
         },
       },
-      context,
+      signal,
     );
   }
 }

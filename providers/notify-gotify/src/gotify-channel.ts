@@ -17,14 +17,13 @@ export class GotifyChannel implements NotificationChannel<Settings> {
   readonly label = 'Gotify';
   readonly procedureSuffix = 'Gotify';
   readonly settings = Settings;
-  readonly addressFields = ['serverUrl'] as const;
   readonly secretFields = ['appToken'] as const;
 
   validate(s: Settings): void {
     httpUrl('serverUrl', s.serverUrl);
   }
 
-  send(s: Settings, m: NotificationMessage, context: SendContext) {
+  send(s: Settings, m: NotificationMessage, { signal }: SendContext) {
     return httpSend(
       this.label,
       {
@@ -37,7 +36,7 @@ export class GotifyChannel implements NotificationChannel<Settings> {
           extras: { 'client::display': { contentType: 'text/markdown' }, ...(m.link ? { 'client::notification': { click: { url: m.link } } } : {}) },
         },
       },
-      context,
+      signal,
     );
   }
 }

@@ -15,14 +15,13 @@ export class SlackChannel implements NotificationChannel<Settings> {
   readonly label = 'Slack';
   readonly procedureSuffix = 'Slack';
   readonly settings = Settings;
-  readonly addressFields = ['webhookUrl'] as const;
   readonly secretFields = ['webhookUrl'] as const;
 
   validate(s: Settings): void {
     httpUrl('webhookUrl', s.webhookUrl);
   }
 
-  send(s: Settings, m: NotificationMessage, context: SendContext) {
+  send(s: Settings, m: NotificationMessage, { signal }: SendContext) {
     const text = `${levelMark[m.level]} ${m.title}`;
     return httpSend(
       this.label,
@@ -41,7 +40,7 @@ export class SlackChannel implements NotificationChannel<Settings> {
           ],
         },
       },
-      context,
+      signal,
     );
   }
 }

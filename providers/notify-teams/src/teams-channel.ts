@@ -13,14 +13,13 @@ export class TeamsChannel implements NotificationChannel<Settings> {
   readonly label = 'Teams';
   readonly procedureSuffix = 'Teams';
   readonly settings = Settings;
-  readonly addressFields = ['webhookUrl'] as const;
   readonly secretFields = ['webhookUrl'] as const;
 
   validate(s: Settings): void {
     httpUrl('webhookUrl', s.webhookUrl);
   }
 
-  send(s: Settings, m: NotificationMessage, context: SendContext) {
+  send(s: Settings, m: NotificationMessage, { signal }: SendContext) {
     return httpSend(
       this.label,
       {
@@ -45,7 +44,7 @@ export class TeamsChannel implements NotificationChannel<Settings> {
           ],
         },
       },
-      context,
+      signal,
     );
   }
 }
