@@ -195,7 +195,8 @@ export const BERTH_ONLY: Record<string, string> = {
   'backup.restoreBackup': 'queues a restore as a deployment and answers its id (the peer streams it through a subscription, restoreBackupWithLogs)',
   'notification.deliveries': "the delivery log of a channel: each event sent through it, its tries, state and the provider's answer (the peer keeps none)",
   'github.setupState': "the GitHub App manifest flow's state, sealed and bound to the caller's organization (the peer's client writes an unsigned one)",
-  'github.installState': "the GitHub App's installation page with a state sealed and bound to the caller and the connection (the peer's client writes gh_setup:<githubId> unsigned, which Berth refuses)",
+  'github.installState':
+    "the GitHub App's installation page with a state sealed and bound to the caller and the connection (the peer's client writes gh_setup:<githubId> unsigned, which Berth refuses)",
   'gitlab.authorization': "GitLab's authorization page with a state sealed and bound to the caller's organization and the connection (the peer's client builds the URL with no state)",
   // The delivery logs the deploy-hook plugin gives each kind that deploys from pushes.
   ...Object.fromEntries(['application', 'compose'].map(k => [`${k}.webhookDeliveries`, 'the deliveries its push hook received and why each deployed or not (the peer keeps none)'])), // kind-names: the peer's namespaces
