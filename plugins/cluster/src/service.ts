@@ -8,7 +8,7 @@
 import { isIP } from 'node:net';
 import type Docker from 'dockerode';
 import { BerthError, Organization, conflict, invalidField, notFound, type BerthEvents, type Cradle, type EntityManager } from '@berth/core';
-import { ORGANIZATION_LABEL, onlyOrganizationLabels, ownedNode, relabelNode, sharedLabels } from '@berth/plugin-hosts';
+import { ORGANIZATION_LABEL, onlyOrganizationLabels, ownedNode, relabelNode, sharedLabels, updateNode } from '@berth/plugin-hosts';
 import type {} from '@berth/plugin-server'; // the `servers` of the container
 import type { Static } from '@berth/core';
 import type { EngineNode as EngineNodeView, JoinInput, Joined, NodeApp, NodeLine, Removed } from './schemas.ts';
@@ -374,8 +374,13 @@ export class ClusterService {
     const running = await this.#tasks(docker, where, { 'desired-state': ['running'] });
     const before = running.filter(t => t.NodeID === node.ID);
     const existing = new Set(running.map(t => t.ID));
-    await this.#call(`drain node ${node.ID} of the swarm of ${where}`, () =>
-      docker.getNode(node.ID).update({ _query: { version: node.Version.Index }, _body: { ...node.Spec, Availability: 'drain' } }),
+    // Read anew and retried when a relabel (placement by ownership) updated the node in between.
+    await updateNode(
+      docker,
+      node.ID,
+      `drain node ${node.ID} of the swarm of ${where}`,
+      now => ({ ...now.Spec, Availability: 'drain' }),
+      (what, fn) => this.#call(what, fn),
     );
     // cast: as in apps()
     const services = (await this.#call(`list the services of ${where}`, () => docker.listServices())) as unknown as Service[];

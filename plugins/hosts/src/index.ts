@@ -24,6 +24,7 @@ export {
   ownedNode,
   relabelNode,
   sharedLabels,
+  updateNode,
   withOrganizationConstraint,
 } from './node-labels.ts';
 export { localRouteAddress } from './route-address.ts';

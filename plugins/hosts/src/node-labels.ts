@@ -44,22 +44,44 @@ interface NodeObject {
 }
 
 /**
+ * Changes a node's spec: `next` gets the node as it is now and answers the wanted spec (null: no
+ * change). Read and tried again when another update got there first (the engine's "update out of
+ * sequence"): labels are written at preparation, before deploys and at joins, so a drain or a
+ * relabel may race one.
+ */
+export async function updateNode(docker: Docker, nodeId: string, what: string, next: (node: NodeObject) => NodeObject['Spec'] | null, call: Call): Promise<boolean> {
+  for (let attempt = 0; ; attempt++) {
+    // cast: dockerode types the node inspect answer loosely
+    const node = (await call(`inspect node ${nodeId}`, () => docker.getNode(nodeId).inspect())) as NodeObject;
+    const spec = next(node);
+    if (!spec) return false;
+    try {
+      await docker.getNode(nodeId).update({ _query: { version: node.Version.Index }, _body: spec });
+      return true;
+    } catch (e) {
+      // The engine's own error, read before the boundary converts it (a 500's reason reaches only the log there).
+      const reason = (e as { json?: { message?: string } }).json?.message ?? String((e as Error).message);
+      if (attempt < 4 && /out of sequence/i.test(reason)) continue;
+      return call(what, () => Promise.reject(e as Error));
+    }
+  }
+}
+
+/**
  * Changes a node's labels: `next` gets the current labels and answers the wanted ones (null: no
  * change). Retried when another update got there first.
  */
 export async function relabelNode(docker: Docker, nodeId: string, next: (labels: Record<string, string>, node: NodeObject) => Record<string, string> | null, call: Call): Promise<boolean> {
-  for (let attempt = 0; ; attempt++) {
-    // cast: dockerode types the node inspect answer loosely
-    const node = (await call(`inspect node ${nodeId}`, () => docker.getNode(nodeId).inspect())) as NodeObject;
-    const labels = next({ ...(node.Spec.Labels ?? {}) }, node);
-    if (!labels) return false;
-    try {
-      await call(`label node ${nodeId}`, () => docker.getNode(nodeId).update({ _query: { version: node.Version.Index }, _body: { ...node.Spec, Labels: labels } }));
-      return true;
-    } catch (e) {
-      if (attempt >= 4 || !/out of sequence/i.test(String((e as Error).message))) throw e;
-    }
-  }
+  return updateNode(
+    docker,
+    nodeId,
+    `label node ${nodeId}`,
+    node => {
+      const labels = next({ ...(node.Spec.Labels ?? {}) }, node);
+      return labels ? { ...node.Spec, Labels: labels } : null;
+    },
+    call,
+  );
 }
 
 const same = (a: Record<string, string>, b: Record<string, string>) => Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([k, v]) => b[k] === v);
