@@ -86,19 +86,19 @@ t.test('the guard: kinds, every resolved address checked, the checked address co
 
   let allow: string[] = [];
   const names: Record<string, string[]> = { 'rebind.test': ['93.184.216.34', '127.0.0.1'], 'metadata.test': [METADATA], 'sink.test': ['127.0.0.1'] };
-  const guard = new OutboundGuard({ allow: () => allow, orm: () => null, resolver: async host => (names[host] ?? []).map(address => ({ address, family: net.isIP(address) })) });
+  const guard = new OutboundGuard({ allow: () => allow, instanceOrganization: async () => null, resolver: async host => (names[host] ?? []).map(address => ({ address, family: net.isIP(address) })) });
   const req = { field: 'webhookUrl', organizationId: 'org-b' };
   await t.rejects(
     guard.check('http://rebind.test/', req),
-    { issues: [{ path: ['webhookUrl'], message: /127\.0\.0\.1 \(the address of rebind\.test\), a loopback address/ }] },
+    { name: 'BerthError', issues: [{ path: ['webhookUrl'], message: /127\.0\.0\.1 \(the address of rebind\.test\), a loopback address/ }] },
     'one loopback address among public ones is refused',
   );
-  await t.rejects(guard.check('https://metadata.test/latest', req), { issues: [{ message: /169\.254\.169\.254 .*link-local/ }] }, 'a name resolving to the metadata address');
-  await t.rejects(guard.check(`http://${PRIVATE}/`, req), { issues: [{ message: /private/ }] }, 'private: refused to an organization that is not the instance operators');
+  await t.rejects(guard.check('https://metadata.test/latest', req), { name: 'BerthError', issues: [{ message: /169\.254\.169\.254 .*link-local/ }] }, 'a name resolving to the metadata address');
+  await t.rejects(guard.check(`http://${PRIVATE}/`, req), { name: 'BerthError', issues: [{ message: /private/ }] }, 'private: refused to an organization that is not the instance operators');
 
   const before = connects.length;
-  await t.rejects(guard.fetch(req)(`http://${METADATA}/latest/meta-data/`), { issues: [{ path: ['webhookUrl'] }] });
-  await t.rejects(guard.fetch(req)(`http://metadata.test/latest/meta-data/`), { issues: [{ path: ['webhookUrl'] }] });
+  await t.rejects(guard.fetch(req)(`http://${METADATA}/latest/meta-data/`), { name: 'BerthError', issues: [{ path: ['webhookUrl'] }] });
+  await t.rejects(guard.fetch(req)(`http://metadata.test/latest/meta-data/`), { name: 'BerthError', issues: [{ path: ['webhookUrl'] }] });
   t.equal(connects.length, before, 'refused before any connection');
   notContacted(t, [METADATA, 'metadata.test']);
 
@@ -112,11 +112,11 @@ t.test('the guard: kinds, every resolved address checked, the checked address co
   allow = ['127.0.0.0/8'];
   t.ok(guard.listedAddress('127.9.9.9', '80'), 'a CIDR entry');
   allow = ['sink.test'];
-  await t.rejects(guard.check(`http://sink.test:${sinkPort}/`, req), { issues: [{ message: /loopback/ }] }, 'a listed name does not vouch for the address it resolves to');
+  await t.rejects(guard.check(`http://sink.test:${sinkPort}/`, req), { name: 'BerthError', issues: [{ message: /loopback/ }] }, 'a listed name does not vouch for the address it resolves to');
 
   // Checked again at send: the rule changed (or the name moved) since the URL was saved.
   allow = [];
-  await t.rejects(guard.fetch(req)(`http://sink.test:${sinkPort}/again`), { issues: [{ path: ['webhookUrl'] }] });
+  await t.rejects(guard.fetch(req)(`http://sink.test:${sinkPort}/again`), { name: 'BerthError', issues: [{ path: ['webhookUrl'] }] });
   t.equal(sink.to('/again').length, 0, 'nothing sent');
 });
 

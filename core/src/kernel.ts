@@ -118,7 +118,7 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
       secrets: asValue(secrets),
       registry: asValue(registry),
       events: asValue(events),
-      outbound: asValue(new OutboundGuard({ allow: () => config.outboundAllow, orm: () => orm ?? null })),
+      outbound: asValue(new OutboundGuard({ allow: () => config.outboundAllow, instanceOrganization: async () => (orm ? container.cradle.accounts.instanceOrganizationId() : null) })),
       jobs: asValue(jobs),
       principal: asValue(null),
       openapi: asValue(() => app.swagger()),

@@ -12,9 +12,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { networkInterfaces } from 'node:os';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { invalidField } from './errors.ts';
-import { Member } from './identity/entities.ts';
 
 /** What an address is, as far as outbound connections go. */
 export type AddressKind = 'loopback' | 'link-local' | 'unspecified' | 'this machine' | 'private' | 'reserved' | 'public';
@@ -126,12 +124,13 @@ const MAX_ANSWER = 16 * 1024 * 1024;
 
 export class OutboundGuard {
   readonly #allow: () => readonly string[];
-  readonly #orm: () => { em: { fork(): EntityManager } } | null;
+  readonly #instanceOrganization: () => Promise<string | null>;
   readonly #resolver: Resolver;
 
-  constructor(o: { allow: () => readonly string[]; orm: () => { em: { fork(): EntityManager } } | null; resolver?: Resolver }) {
+  /** `instanceOrganization`: the instance operators' organization (the kernel's accounts answer it; null before the first admin). */
+  constructor(o: { allow: () => readonly string[]; instanceOrganization: () => Promise<string | null>; resolver?: Resolver }) {
     this.#allow = o.allow;
-    this.#orm = o.orm;
+    this.#instanceOrganization = o.instanceOrganization;
     this.#resolver = o.resolver ?? systemResolver;
   }
 
@@ -173,12 +172,9 @@ export class OutboundGuard {
     });
   }
 
-  /** The instance operators' organization: the first owner's (the first organization made). */
-  async instanceOrganizationId(): Promise<string | null> {
-    const orm = this.#orm();
-    if (!orm) return null;
-    const [first] = await orm.em.fork().find(Member, { role: 'owner' }, { orderBy: { createdAt: 'asc', id: 'asc' }, limit: 1 });
-    return first?.organizationId ?? null;
+  /** The instance operators' organization (AccountService.instanceOrganizationId). */
+  instanceOrganizationId(): Promise<string | null> {
+    return this.#instanceOrganization();
   }
 
   /**
