@@ -186,8 +186,8 @@ export async function fuzzRecords(t: Test, server: { url: string }, c: Client, a
       const r = ok('organization.inviteMember', await c.post('organization.inviteMember', { email: `${unique('invited')}@example.com`, role: 'member' }));
       return r.invitationId ?? r.id;
     },
-    // An AI configuration on a private address no entry of aiAllowedHosts lists: a suggest with it is refused before anything is sent.
-    aiId: async () => ok('ai.create', await c.post('ai.create', { name: unique('ai'), apiUrl: 'http://10.255.255.1:9/v1', apiKey: 'sk-fuzz', model: 'fuzz-model', isEnabled: true })).aiId,
+    // An AI configuration on a closed loopback port (test servers list loopback in outboundAllow): a suggest with it fails at once.
+    aiId: async () => ok('ai.create', await c.post('ai.create', { name: unique('ai'), apiUrl: 'http://127.0.0.1:9/v1', apiKey: 'sk-fuzz', model: 'fuzz-model', isEnabled: true })).aiId,
     apiKeyId: async () => ok('user.createApiKey', await c.post('user.createApiKey', { name: unique('key'), metadata: { organizationId: admin.organizationId } })).id,
     // Servers without a key: nothing connects to them (the probe passes them by).
     serverId: async () => ok('server.create', await c.post('server.create', { name: unique('srv'), ipAddress: '192.0.2.10', port: 22, sshKeyId: null })).serverId,

@@ -9,7 +9,7 @@ import t from 'tap';
 import http from 'node:http';
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
-import { processDatabase, dataDirFor, startHttpSink, waitFor, freePort, sleep, removeServiceAndVolume, Client, TEST_BASE_IMAGE } from '@berth/core/testing';
+import { processDatabase, dataDirFor, startHttpSink, waitFor, freePort, sleep, removeServiceAndVolume, Client, TEST_BASE_IMAGE, LOOPBACK_STAND_INS } from '@berth/core/testing';
 import { cli, nodeFlags, repoRoot } from './helpers.ts';
 
 const run = promisify(execFile);
@@ -20,7 +20,7 @@ t.test('a delivery stored before a kill is sent once after the restart', async t
   t.teardown(() => db.drop());
   const sink = await startHttpSink(t);
   const dataDir = dataDirFor(t);
-  const env = { ...process.env, ...db.env, BERTH_DATA_DIR: dataDir, BERTH_CONFIG: '', BERTH_LOG_LEVEL: 'warn', BERTH_PROXY: 'none' };
+  const env = { ...process.env, ...db.env, BERTH_DATA_DIR: dataDir, BERTH_CONFIG: '', BERTH_LOG_LEVEL: 'warn', BERTH_PROXY: 'none', BERTH_OUTBOUND_ALLOW: LOOPBACK_STAND_INS.join(',') };
   const created = await run(process.execPath, [...nodeFlags, cli, 'admin', 'create', '--email', 'ops@example.com', '--password', 'ops-secret-password'], { env, cwd: repoRoot });
   const { apiKey } = JSON.parse(created.stdout.trim().split('\n').pop()!);
 
@@ -78,7 +78,16 @@ t.test('a deploy killed right after its status is done: its delivery goes out af
   const db = await processDatabase();
   t.teardown(() => db.drop());
   const dataDir = dataDirFor(t);
-  const env = { ...process.env, ...db.env, BERTH_DATA_DIR: dataDir, BERTH_CONFIG: '', BERTH_LOG_LEVEL: 'warn', BERTH_PROXY: 'none', BERTH_DEPLOY_SETTLE: '0' };
+  const env = {
+    ...process.env,
+    ...db.env,
+    BERTH_DATA_DIR: dataDir,
+    BERTH_CONFIG: '',
+    BERTH_LOG_LEVEL: 'warn',
+    BERTH_PROXY: 'none',
+    BERTH_OUTBOUND_ALLOW: LOOPBACK_STAND_INS.join(','),
+    BERTH_DEPLOY_SETTLE: '0',
+  };
   const created = await run(process.execPath, [...nodeFlags, cli, 'admin', 'create', '--email', 'ops@example.com', '--password', 'ops-secret-password'], { env, cwd: repoRoot });
   const { apiKey } = JSON.parse(created.stdout.trim().split('\n').pop()!);
   const children: ChildProcess[] = [];

@@ -52,6 +52,12 @@ export const KernelConfig = Type.Object({
   dbPoolSize: Type.Integer({ env: 'BERTH_DB_POOL', minimum: 1, maximum: 100, default: 5, description: 'Connections in the ORM pool' }),
   jobs: Type.Boolean({ env: 'BERTH_JOBS', default: true, description: 'Run the job scheduler in this process' }),
   checkResponses: Type.Boolean({ env: 'BERTH_CHECK_RESPONSES', default: false, description: 'Check every reply against its declared output schema; a mismatch is a 500 (tests turn it on)' }),
+  outboundAllow: Type.Array(Type.String({ minLength: 1, maxLength: 255, pattern: '^[^\\s/@]+(/\\d{1,3})?$' }), {
+    env: 'BERTH_OUTBOUND_ALLOW',
+    default: [],
+    description:
+      "Addresses and CIDRs (IP, IP:port, 10.0.0.0/8; comma-separated in the variable) that URLs users give (notification channels and SMTP hosts, monitoring's urlCallback, git providers, registries, backup destinations, AI providers) may connect to for every organization although they are loopback, link-local, private or this machine's; by default those are refused, private ranges allowed to the instance operators' organization only. A host name entry (host[:port]) lets ai.getModels and ai.testConnection reach that host without a configuration, and never vouches for the addresses the name resolves to",
+  }),
 });
 type KernelKeys = Static<typeof KernelConfig>;
 /**

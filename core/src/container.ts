@@ -7,6 +7,7 @@ import type { BerthConfig } from './config.ts';
 import type { Clock } from './clock.ts';
 import type { SecretBox } from './crypto.ts';
 import type { AccountService } from './identity/accounts.ts';
+import type { OutboundGuard } from './outbound.ts';
 import type { SessionService } from './identity/sessions.ts';
 import type { ApiKeyService } from './identity/api-keys.ts';
 import type { ProcedureRegistry, Principal } from './procedure.ts';
@@ -35,6 +36,8 @@ export interface Cradle {
   secrets: SecretBox;
   /** Whether the first admin exists, who the instance owner is (the user and organization plugins manage accounts). */
   accounts: AccountService;
+  /** The check on every address a user gives Berth to connect to (outboundAllow). */
+  outbound: OutboundGuard;
   /** The credential check and the sessions a login opens. */
   sessions: SessionService;
   apiKeys: ApiKeyService;

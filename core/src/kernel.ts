@@ -17,6 +17,7 @@ import { openOrm, migrate } from './persistence/orm.ts';
 import { identityEntities } from './identity/entities.ts';
 import { identityMigrations } from './identity/migrations.ts';
 import { AccountService } from './identity/accounts.ts';
+import { OutboundGuard } from './outbound.ts';
 import { SessionService } from './identity/sessions.ts';
 import { ApiKeyService } from './identity/api-keys.ts';
 import { loadConfiguredPlugins, type LoadedPlugin } from './loader.ts';
@@ -117,6 +118,7 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
       secrets: asValue(secrets),
       registry: asValue(registry),
       events: asValue(events),
+      outbound: asValue(new OutboundGuard({ allow: () => config.outboundAllow, instanceOrganization: async () => (orm ? container.cradle.accounts.instanceOrganizationId() : null) })),
       jobs: asValue(jobs),
       principal: asValue(null),
       openapi: asValue(() => app.swagger()),

@@ -115,6 +115,13 @@ export function dataDirFor(t: { teardown(fn: () => void): void }): string {
   return dir;
 }
 
+/**
+ * What a test server's outboundAllow lists unless the test gives its own: loopback, where every
+ * stand-in (notify sink, forges, s3rver, the LLM, Stripe) listens. A test of the refusals gives
+ * `outboundAllow: []` (or only what it allows); BERTH_OUTBOUND_ALLOW is the same for a spawned Berth.
+ */
+export const LOOPBACK_STAND_INS: readonly string[] = ['127.0.0.0/8', '::1'];
+
 export async function startTestServer(config: Partial<BerthConfig> = {}, mode = testDbMode()): Promise<TestServer> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'berth-test-'));
   const db = mode === 'external' ? await createTestDatabase() : undefined;
@@ -125,7 +132,18 @@ export async function startTestServer(config: Partial<BerthConfig> = {}, mode = 
     const kernel = await createKernel({
       env: {},
       // cleanupThisMachine: no test cleans the engine other test files share (a test host's engine only).
-      config: { port: 0, host: '127.0.0.1', dataDir, logLevel: 'silent', checkResponses: true, cleanupThisMachine: false, ...(db ? { databaseUrl: db.url } : {}), ...config, ...extra },
+      config: {
+        port: 0,
+        host: '127.0.0.1',
+        dataDir,
+        logLevel: 'silent',
+        checkResponses: true,
+        cleanupThisMachine: false,
+        outboundAllow: [...LOOPBACK_STAND_INS],
+        ...(db ? { databaseUrl: db.url } : {}),
+        ...config,
+        ...extra,
+      },
     });
     kernels.push(kernel);
     beforeListen?.(kernel);

@@ -77,14 +77,15 @@ export interface AiProvider {
 
 /** Reads a failed answer's message the way most services put it (`{error: {message}}`, `{error: "…"}`, `{message}`), else its text. */
 export async function aiErrorOf(res: Response): Promise<AiProviderError> {
+  // Only the vendor's documented message field (OpenAI/Anthropic `error.message`, Ollama `error`): never an arbitrary body.
   const text = await res.text().catch(() => '');
-  let message = text.slice(0, 500);
+  let message = '';
   try {
     const body = JSON.parse(text) as { error?: { message?: string } | string; message?: string };
     const found = typeof body.error === 'string' ? body.error : (body.error?.message ?? body.message);
-    if (typeof found === 'string' && found) message = found.slice(0, 500);
+    if (typeof found === 'string' && found) message = found.trim().replace(/\s+/g, ' ').slice(0, 200);
   } catch {
-    /* not JSON: the text */
+    /* not JSON: not kept */
   }
   return new AiProviderError(res.status, message || res.statusText);
 }

@@ -1,6 +1,7 @@
 // Where backup files go: one provider per kind of storage (an S3-compatible service, a directory
 // on the host, a third party's). A destination record names its provider and its location; the
 // backups plugin opens it through the provider and never asks which provider it is.
+import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
 
 /** A destination's settings as its record holds them (the secret already unsealed). */
@@ -12,6 +13,8 @@ export interface StorageLocation {
   bucket: string;
   accessKey: string;
   secretAccessKey: string;
+  /** How every connection resolves the endpoint's name: Berth's outbound guard (checked addresses only); a network provider passes it to its client. */
+  lookup?: LookupFunction;
 }
 
 /** One stored object, as listings answer it. */

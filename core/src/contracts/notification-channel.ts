@@ -28,13 +28,13 @@ export interface NotificationMessage {
 /** What the provider's service answered (status null when nothing came back, e.g. SMTP's reply line only). */
 export interface ChannelAnswer {
   status: number | null;
-  /** The start of its answer body, as text. */
+  /** The vendor's documented error message (Slack `error`, Telegram `description`...), truncated; '' for a success or an answer without one. Never an arbitrary body. */
   body: string;
 }
 
 /**
- * A send that did not go through: the provider's status and the start of its answer (null and
- * the network error when it never answered). The message starts with the channel's label.
+ * A send that did not go through: the provider's status and its error message (null and the
+ * network error when it never answered). The message starts with the channel's label.
  */
 export class ChannelError extends Error {
   readonly status: number | null;
@@ -53,6 +53,10 @@ export interface SendContext {
   signal: AbortSignal;
   /** The record's signing secret (`whsec_…`), for channels with `signed`. */
   signingSecret?: string;
+  /** fetch to the checked address of a URL (outboundAllow rules; refused: a 400 naming the field). The plugin always gives it: use it for every HTTP request. */
+  fetch?: (input: string, init?: RequestInit) => Promise<Response>;
+  /** The checked address to connect to for a host (a non-HTTP client's, e.g. SMTP). The plugin always gives it. */
+  resolve?: (host: string, port: number) => Promise<string>;
 }
 
 export interface NotificationChannel<S extends Record<string, unknown> = Record<string, any>> {
@@ -66,6 +70,8 @@ export interface NotificationChannel<S extends Record<string, unknown> = Record<
   readonly settings: TObject;
   /** Settings that are secrets (tokens, passwords, webhook URLs that carry a token): sealed at rest, answered redacted. */
   readonly secretFields: readonly string[];
+  /** Settings holding a URL or host name the channel connects to: checked on save and on every send (outboundAllow). */
+  readonly addressFields?: readonly string[];
   /** The channel signs what it sends: the plugin makes a signing secret on create, answers it once, rotates it on request. */
   readonly signed?: boolean;
   /** Checks settings beyond their schema (a URL that parses...); throws an invalidField error naming the field. */

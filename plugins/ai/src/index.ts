@@ -3,7 +3,6 @@ import pkg from '../package.json' with { type: 'json' };
 import config from './config.ts';
 import { aiEntities } from './entities.ts';
 import { aiMigrations } from './migrations.ts';
-import { AiNetwork } from './net.ts';
 import { aiProcedures } from './procedures.ts';
 import { AiService } from './service.ts';
 
@@ -15,8 +14,7 @@ export default definePlugin({
   dependencies: ['compose', 'domain', 'mounts'], // kind-names: the checks and the stacks are the compose plugin's
   setup(berth) {
     const cradle = () => berth.container.cradle;
-    const network = new AiNetwork(() => berth.config.aiAllowedHosts);
-    const aiService = new AiService({ config: berth.config, secrets: () => cradle().secrets, providers: () => cradle().providers, network });
+    const aiService = new AiService({ config: berth.config, secrets: () => cradle().secrets, providers: () => cradle().providers, outbound: () => cradle().outbound });
     berth.entities(...aiEntities);
     berth.migrations(...aiMigrations);
     berth.provide({ aiService: asValue(aiService) });

@@ -30,7 +30,7 @@ export const aiProcedures = [
     handler: (_input, ctx) => ctx.cradle.aiService.all(org(ctx), ctx.cradle.em),
   }),
   ai.query('getModels', {
-    summary: 'The models a URL offers: the URL of one of the organization\'s configurations (apiKey "" uses its stored key), or a host listed in aiAllowedHosts',
+    summary: 'The models a URL offers: the URL of one of the organization\'s configurations (apiKey "" uses its stored key), or a host listed in outboundAllow',
     input: GetModelsInput,
     output: Type.Array(Model),
     handler: (input, ctx) => ctx.cradle.aiService.models(input, org(ctx), ctx.cradle.em),

@@ -30,7 +30,7 @@ export const UpdateInput = Type.Object({
 export type UpdateInput = Static<typeof UpdateInput>;
 
 export const GetModelsInput = Type.Object({
-  apiUrl: NonEmpty({ maxLength: 2048, description: "the URL of one of the organization's AI configurations, or one the instance allows (config aiAllowedHosts)" }),
+  apiUrl: NonEmpty({ maxLength: 2048, description: "the URL of one of the organization's AI configurations, or one the instance lists (config outboundAllow)" }),
   apiKey: Type.String({ maxLength: 4096, description: 'the key; "" uses the stored key of the configuration with this URL' }),
 });
 export type GetModelsInput = Static<typeof GetModelsInput>;

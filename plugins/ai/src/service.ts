@@ -1,7 +1,7 @@
 // AI configurations of the organization and the calls made with them. A configuration's
 // provider is chosen from its URL (port 11434: Ollama; api.anthropic.com: Anthropic; anything
 // else: OpenAI-compatible, or an enabled third party's provider that claims it). Every call goes
-// through the guarded fetch (net.ts), and every provider error becomes a BAD_REQUEST quoting the
+// through the outbound guard (core's outbound.ts, for the configuration's organization), and every provider error becomes a BAD_REQUEST quoting the
 // provider's status and message with the key redacted: a provider's 401 is never Berth's 401.
 import { randomBytes } from 'node:crypto';
 import {
@@ -19,10 +19,10 @@ import {
   type Cradle,
   type EntityManager,
   type ProviderRegistry,
+  type OutboundGuard,
   type SecretBox,
 } from '@berth/core';
 import { Ai, type AiRow } from './entities.ts';
-import type { AiNetwork } from './net.ts';
 import type { AiView, CreateInput, DeployInput, GetModelsInput, Suggestion, SuggestInput, TestConnectionInput, UpdateInput } from './schemas.ts';
 import { answerSchema, parseAnswer, problemsOf, retryPrompt, systemPrompt } from './suggest.ts';
 
@@ -41,7 +41,7 @@ export interface AiDeps {
   config: BerthConfig;
   secrets: () => SecretBox;
   providers: () => ProviderRegistry;
-  network: AiNetwork;
+  outbound: () => OutboundGuard;
 }
 
 export class AiService {
@@ -53,7 +53,7 @@ export class AiService {
 
   // ------------------------------------------------------------ records
   async create(input: CreateInput, organizationId: string, em: EntityManager): Promise<AiView> {
-    const apiUrl = this.#checkUrl(input.apiUrl);
+    const apiUrl = await this.#checkUrl(input.apiUrl, organizationId);
     const row = em.create(Ai, {
       aiId: newId(),
       name: input.name,
@@ -80,7 +80,7 @@ export class AiService {
   async update(input: UpdateInput, organizationId: string, em: EntityManager): Promise<AiView> {
     const row = await this.#find(input.aiId, organizationId, em);
     if (input.name !== undefined) row.name = input.name;
-    if (input.apiUrl !== undefined) row.apiUrl = this.#checkUrl(input.apiUrl);
+    if (input.apiUrl !== undefined) row.apiUrl = await this.#checkUrl(input.apiUrl, organizationId);
     if (input.apiKey !== undefined) row.apiKey = this.#d.secrets().encrypt(input.apiKey);
     if (input.model !== undefined) row.model = input.model;
     if (input.isEnabled !== undefined) row.isEnabled = input.isEnabled;
@@ -105,15 +105,15 @@ export class AiService {
     return registry.get('ai', 'openai');
   }
 
-  /** getModels: a URL one of the organization's configurations holds, or one aiAllowedHosts lists. */
+  /** getModels: a URL one of the organization's configurations holds, or one outboundAllow lists. */
   async models(input: GetModelsInput, organizationId: string, em: EntityManager): Promise<AiModel[]> {
     const { apiUrl, apiKey } = await this.#reachable(input, organizationId, em);
-    return this.#call(apiUrl, apiKey, (p, c) => p.listModels(c));
+    return this.#call(apiUrl, apiKey, organizationId, (p, c) => p.listModels(c));
   }
 
   async testConnection(input: TestConnectionInput, organizationId: string, em: EntityManager): Promise<{ success: boolean; message: string }> {
     const { apiUrl, apiKey } = await this.#reachable(input, organizationId, em);
-    const text = await this.#call(apiUrl, apiKey, (p, c) => p.generate(c, { model: input.model, system: 'Answer with one word.', prompt: "Reply with 'ok'" }));
+    const text = await this.#call(apiUrl, apiKey, organizationId, (p, c) => p.generate(c, { model: input.model, system: 'Answer with one word.', prompt: "Reply with 'ok'" }));
     if (!text.trim()) throw badRequest('The AI provider answered no text');
     return { success: true, message: 'Connection successful' };
   }
@@ -125,7 +125,11 @@ export class AiService {
     const apiKey = this.#d.secrets().decrypt(row.apiKey);
     const domainBase = String((this.#d.config as { generatedDomainBase?: string }).generatedDomainBase ?? 'sslip.io');
     const ask = async (prompt: string) =>
-      parseAnswer(await this.#call(row.apiUrl, apiKey, (p, c) => p.generate(c, { model: row.model, system: systemPrompt(domainBase), prompt, schema: answerSchema(), schemaName: 'suggestions' })));
+      parseAnswer(
+        await this.#call(row.apiUrl, apiKey, organizationId, (p, c) =>
+          p.generate(c, { model: row.model, system: systemPrompt(domainBase), prompt, schema: answerSchema(), schemaName: 'suggestions' }),
+        ),
+      );
     const first = await ask(`The user's request: ${input.input}`);
     if (!first.length) throw notFound('Suggestions');
     const out: Suggestion[] = [];
@@ -185,7 +189,14 @@ export class AiService {
   }
 
   // ------------------------------------------------------------ inside
-  #checkUrl(apiUrl: string): string {
+  /** The URL as stored: http(s), no credentials, an address the organization may reach (a 400 naming apiUrl). */
+  async #checkUrl(apiUrl: string, organizationId: string): Promise<string> {
+    const url = this.#parseUrl(apiUrl);
+    await this.#d.outbound().checkSaved(url, { field: 'apiUrl', organizationId });
+    return url;
+  }
+
+  #parseUrl(apiUrl: string): string {
     const url = normalizeUrl(apiUrl);
     let parsed: URL;
     try {
@@ -198,23 +209,24 @@ export class AiService {
     return url;
   }
 
-  /** The URL and key a getModels or testConnection may use; a 400 for a URL neither owned nor allowed. */
+  /** The URL and key a getModels or testConnection may use; a 400 for a URL neither owned nor listed. */
   async #reachable(input: { apiUrl: string; apiKey: string }, organizationId: string, em: EntityManager): Promise<{ apiUrl: string; apiKey: string }> {
-    const apiUrl = this.#checkUrl(input.apiUrl);
+    const apiUrl = this.#parseUrl(input.apiUrl);
     const owned = await em.findOne(Ai, { organizationId, apiUrl }, { orderBy: { createdAt: 'desc' } });
     if (owned) return { apiUrl, apiKey: input.apiKey || this.#d.secrets().decrypt(owned.apiKey) };
-    if (!this.#d.network.urlListed(new URL(apiUrl))) {
-      throw invalidField('apiUrl', "is neither the URL of one of the organization's AI configurations nor a host this instance allows (config aiAllowedHosts, env BERTH_AI_ALLOWED_HOSTS)");
+    // No open fetcher: a URL no configuration holds only when the operator lists its host.
+    if (!this.#d.outbound().listedUrl(apiUrl)) {
+      throw invalidField('apiUrl', "is neither the URL of one of the organization's AI configurations nor a host this instance lists (config outboundAllow, env BERTH_OUTBOUND_ALLOW)");
     }
     return { apiUrl, apiKey: input.apiKey };
   }
 
   /** One provider call with the guarded fetch and the timeout; its errors as a BAD_REQUEST quoting the provider, the key redacted. */
-  async #call<T>(apiUrl: string, apiKey: string, act: (provider: AiProvider, connection: AiConnection) => Promise<T>): Promise<T> {
+  async #call<T>(apiUrl: string, apiKey: string, organizationId: string, act: (provider: AiProvider, connection: AiConnection) => Promise<T>): Promise<T> {
     const provider = this.providerFor(apiUrl);
     const signal = AbortSignal.timeout(this.#d.config.aiTimeoutSeconds * 1000);
     try {
-      return await act(provider, { apiUrl, apiKey, fetch: this.#d.network.fetch, signal });
+      return await act(provider, { apiUrl, apiKey, fetch: this.#d.outbound().fetch({ field: 'apiUrl', organizationId }), signal });
     } catch (e) {
       if (e instanceof BerthError) {
         e.message = redact(e.message, apiKey);

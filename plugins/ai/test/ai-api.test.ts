@@ -1,6 +1,6 @@
 // ai.* end to end on a real kernel against a loopback language-model service (llm-stand-in.ts):
 // configurations with their key sealed and never answered; getModels and testConnection reaching
-// only owned or allowed URLs, refusing private addresses unless listed, on the address actually
+// only owned or listed URLs (outboundAllow), refusing special addresses unless listed, on the address actually
 // connected to; suggestions checked before they are answered (a good one, a host bind of /, invalid
 // YAML then fixed, one failing twice), retried once with their problems; provider errors quoted
 // with the key redacted, never Berth's 401; Ollama's and Anthropic's wire formats; another
@@ -26,7 +26,7 @@ await new Promise<void>(resolve => other.listen(0, '127.0.0.1', resolve));
 t.teardown(() => new Promise(resolve => other.close(resolve)));
 const otherPort = (other.address() as AddressInfo).port;
 
-const server: TestServer = await startTestServer({ proxy: 'none', deploySettleSeconds: 1, aiTimeoutSeconds: 20, aiAllowedHosts: [`127.0.0.1:${llm.port}`, 'localhost'] } as never);
+const server: TestServer = await startTestServer({ proxy: 'none', deploySettleSeconds: 1, aiTimeoutSeconds: 20, outboundAllow: [`127.0.0.1:${llm.port}`, 'localhost'] } as never);
 t.teardown(() => server.destroy());
 const admin = await signUpAdmin(server);
 const c = admin.client;
@@ -86,20 +86,19 @@ t.test('getModels and testConnection: owned or allowed URLs; errors quoted with 
 
   const unlisted = await c.get('ai.getModels', { apiUrl: 'http://10.20.30.40:8080/v1', apiKey: 'k' });
   t.equal(unlisted.status, 400, 'a private URL no configuration holds and no entry lists');
-  t.match(JSON.stringify(unlisted.body), /apiUrl.*aiAllowedHosts/);
+  t.match(JSON.stringify(unlisted.body), /apiUrl.*outboundAllow/);
   const elsewhere = await c.get('ai.getModels', { apiUrl: 'https://models.example.net/v1', apiKey: 'k' });
   t.equal(elsewhere.status, 400, 'any URL no configuration holds and no entry lists: no open fetcher');
 
-  const privateOwned = await c.post('ai.create', { name: 'private', apiUrl: 'http://10.20.30.40:8080/v1', apiKey: 'k-private', model: 'm', isEnabled: true });
-  const privateModels = await c.get('ai.getModels', { apiUrl: 'http://10.20.30.40:8080/v1', apiKey: '' });
-  t.equal(privateModels.status, 400, 'an owned configuration on an unlisted private address');
-  t.match(privateModels.body.message, /10\.20\.30\.40 is private, loopback or link-local/);
-  await c.post('ai.delete', { aiId: privateOwned.body.aiId });
+  // Link-local (cloud metadata) is refused to every organization, the instance operators' too, when it is saved.
+  const metadata = await c.post('ai.create', { name: 'metadata', apiUrl: 'http://169.254.169.254/v1', apiKey: 'k-private', model: 'm', isEnabled: true });
+  t.equal(metadata.status, 400, 'a configuration on a link-local address');
+  t.match(JSON.stringify(metadata.body.issues), /apiUrl.*169\.254\.169\.254.*link-local.*outboundAllow/);
 
   const before = llm.requests.length;
   const rebound = await c.get('ai.getModels', { apiUrl: `http://localhost:${otherPort}/v1`, apiKey: 'k' });
   t.equal(rebound.status, 400, 'a listed name resolving to an unlisted loopback address');
-  t.match(rebound.body.message, /address (127\.0\.0\.1|::1) \(of localhost\) is private, loopback or link-local/);
+  t.match(JSON.stringify(rebound.body.issues), /apiUrl: points at (127\.0\.0\.1|::1) \(the address of localhost\), a loopback address/);
   t.equal(llm.requests.length, before, 'nothing was sent');
 });
 

@@ -3,7 +3,19 @@
 // one serves AWS, Cloudflare, Minio...). testConnection writes, reads and deletes a probe.
 import { Readable } from 'node:stream';
 import { randomBytes } from 'node:crypto';
-import { badRequest, iso, notFound, StorageError, type BackupStorage, type BackupStore, type EntityManager, type ProviderRegistry, type SecretBox, type StorageLocation } from '@berth/core';
+import {
+  badRequest,
+  iso,
+  notFound,
+  StorageError,
+  type BackupStorage,
+  type BackupStore,
+  type EntityManager,
+  type OutboundGuard,
+  type ProviderRegistry,
+  type SecretBox,
+  type StorageLocation,
+} from '@berth/core';
 import { Destination, type DestinationRow } from './entities.ts';
 import type { DestinationInputT, DestinationViewT } from './schemas.ts';
 
@@ -16,7 +28,16 @@ export class DestinationService {
   /** Refuses (NOT_FOUND) a serverId that names no server of the organization (WorkloadRegistry.assertServer). */
   readonly #assertServer: (serverId: string, organizationId: string) => Promise<void>;
 
-  constructor(providers: () => ProviderRegistry, secrets: () => SecretBox, assertServer: (serverId: string, organizationId: string) => Promise<void> = async () => undefined) {
+  /** The outbound guard: an endpoint is checked on save and on every connection (its lookup). */
+  readonly #outbound: () => OutboundGuard | null;
+
+  constructor(
+    providers: () => ProviderRegistry,
+    secrets: () => SecretBox,
+    assertServer: (serverId: string, organizationId: string) => Promise<void> = async () => undefined,
+    outbound: () => OutboundGuard | null = () => null,
+  ) {
+    this.#outbound = outbound;
     this.#assertServer = assertServer;
     this.#providers = providers;
     this.#secrets = secrets;
@@ -35,14 +56,29 @@ export class DestinationService {
     ]);
   }
 
-  #location(input: DestinationInputT | DestinationRow, secret: string): StorageLocation {
-    return { provider: input.provider ?? null, endpoint: input.endpoint, region: input.region, bucket: input.bucket, accessKey: input.accessKey, secretAccessKey: secret };
+  #location(input: DestinationInputT | DestinationRow, secret: string, organizationId: string | null): StorageLocation {
+    const guard = this.#outbound();
+    return {
+      provider: input.provider ?? null,
+      endpoint: input.endpoint,
+      region: input.region,
+      bucket: input.bucket,
+      accessKey: input.accessKey,
+      secretAccessKey: secret,
+      ...(guard ? { lookup: guard.lookup({ field: 'endpoint', organizationId }) } : {}),
+    };
+  }
+
+  /** An http(s) endpoint must be an address the organization may reach (a 400 naming endpoint). */
+  async #checkEndpoint(endpoint: string, organizationId: string): Promise<void> {
+    const guard = this.#outbound();
+    if (guard && /^https?:\/\//i.test(endpoint.trim())) await guard.checkSaved(endpoint, { field: 'endpoint', organizationId });
   }
 
   /** The storage and location of the input, or a 400 naming the field the provider refuses. */
-  #checked(input: DestinationInputT): { storage: BackupStorage; location: StorageLocation } {
+  #checked(input: DestinationInputT, organizationId: string): { storage: BackupStorage; location: StorageLocation } {
     const storage = this.storageFor(input.provider);
-    const location = this.#location(input, input.secretAccessKey);
+    const location = this.#location(input, input.secretAccessKey, organizationId);
     const problem = storage.validate(location);
     if (problem) throw badRequest(`${problem.field} ${problem.message}`, [{ path: [problem.field], message: problem.message }]);
     return { storage, location };
@@ -78,11 +114,12 @@ export class DestinationService {
 
   /** The opened storage of a stored destination. */
   open(row: DestinationRow): BackupStore {
-    return this.storageFor(row.provider).open(this.#location(row, this.#secrets().decrypt(row.secretAccessKey)));
+    return this.storageFor(row.provider).open(this.#location(row, this.#secrets().decrypt(row.secretAccessKey), row.organizationId));
   }
 
   async create(input: DestinationInputT, organizationId: string, em: EntityManager): Promise<DestinationViewT> {
-    this.#checked(input);
+    this.#checked(input, organizationId);
+    await this.#checkEndpoint(input.endpoint, organizationId);
     if (input.serverId) await this.#assertServer(input.serverId, organizationId);
     const row = em.create(Destination, {
       name: input.name,
@@ -102,7 +139,8 @@ export class DestinationService {
 
   async update(input: DestinationInputT & { destinationId: string }, organizationId: string, em: EntityManager): Promise<DestinationViewT> {
     const row = await this.row(input.destinationId, organizationId, em);
-    this.#checked({ ...input, provider: input.provider === undefined ? row.provider : input.provider });
+    this.#checked({ ...input, provider: input.provider === undefined ? row.provider : input.provider }, organizationId);
+    await this.#checkEndpoint(input.endpoint, organizationId);
     if (input.serverId) await this.#assertServer(input.serverId, organizationId);
     Object.assign(row, {
       name: input.name,
@@ -133,8 +171,9 @@ export class DestinationService {
   }
 
   /** Writes, reads back and deletes a small object; a 400 naming what failed (endpoint, auth, bucket, write, read, delete). */
-  async testConnection(input: DestinationInputT): Promise<true> {
-    const { storage, location } = this.#checked(input);
+  async testConnection(input: DestinationInputT, organizationId: string): Promise<true> {
+    const { storage, location } = this.#checked(input, organizationId);
+    await this.#checkEndpoint(input.endpoint, organizationId);
     const store = storage.open(location);
     const key = `${PROBE_PREFIX}${randomBytes(6).toString('hex')}`;
     const body = Buffer.from(`berth connection test ${new Date().toISOString()}\n`);

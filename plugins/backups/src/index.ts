@@ -31,6 +31,7 @@ export default definePlugin({
       () => cradle().providers,
       () => cradle().secrets,
       (serverId, organizationId) => cradle().workloads.assertServer(serverId, organizationId),
+      () => cradle().outbound,
     );
     const runner = new BackupRunner({
       workloads: () => cradle().workloads,

@@ -35,7 +35,7 @@ export const destinationProcedures = (destinations: DestinationService): Procedu
     access: 'admin',
     input: DestinationInput,
     output: ConnectionResult,
-    handler: input => destinations.testConnection(input),
+    handler: inOrganization((input, organizationId) => destinations.testConnection(input, organizationId)),
   }),
   destination.query('one', {
     summary: 'A destination of the organization, with its secret',

@@ -16,7 +16,7 @@ export default definePlugin({
     const cradle = () => berth.container.cradle;
     // cast: the git source provider's own type (a fetcher) is not among the kernel's contract types.
     const gitFetcher = () => (cradle().providers.has('source', 'git') ? (cradle().providers.get('source', 'git') as never) : null);
-    const service = new GitProviderService({ secrets: () => cradle().secrets, providers: () => cradle().providers, gitFetcher });
+    const service = new GitProviderService({ secrets: () => cradle().secrets, providers: () => cradle().providers, gitFetcher, outbound: () => cradle().outbound });
     const setup = new GitProviderSetup(
       () => cradle().secrets,
       service,

@@ -16,6 +16,7 @@ import {
   type GitProvider,
   type GitPullRequest,
   type GitRepositoryRef,
+  type OutboundGuard,
   type ProviderRegistry,
   type Role,
   type SecretBox,
@@ -191,11 +192,20 @@ export class GitProviderService {
   readonly #secrets: () => SecretBox;
   readonly #providers: () => ProviderRegistry;
   readonly #source: () => unknown;
+  readonly #outbound: () => OutboundGuard | null;
 
-  constructor(deps: { secrets: () => SecretBox; providers: () => ProviderRegistry; gitFetcher: () => unknown }) {
+  constructor(deps: { secrets: () => SecretBox; providers: () => ProviderRegistry; gitFetcher: () => unknown; outbound?: () => OutboundGuard | null }) {
+    this.#outbound = deps.outbound ?? (() => null);
     this.#secrets = deps.secrets;
     this.#providers = deps.providers;
     this.#source = deps.gitFetcher;
+  }
+
+  /** Each URL given must be one the organization may reach (outboundAllow; a 400 naming the field). */
+  async #reachable(urls: Record<string, string | null | undefined>, organizationId: string): Promise<void> {
+    const guard = this.#outbound();
+    if (!guard) return;
+    for (const [field, url] of Object.entries(urls)) if (url) await guard.checkSaved(url, { field, organizationId });
   }
 
   provider(type: string): GitProvider {
@@ -475,6 +485,7 @@ export class GitProviderService {
   }
 
   async createGithub(input: NewGithub, organizationId: string, userId: string, em: EntityManager): Promise<GithubView> {
+    await this.#reachable({ githubUrl: input.githubUrl }, organizationId);
     const seal = (v: string | null) => (v ? this.#secrets().encrypt(v) : null);
     const provider = em.create(GitProviderRecord, { gitProviderId: newId(), name: input.name, providerType: 'github', organizationId, userId, sharedWithOrganization: false, createdAt: new Date() });
     const github = em.create(GithubRecord, {
@@ -647,6 +658,7 @@ export class GitProviderService {
   // ------------------------------------------------------------ gitlab.*
   /** The peer's create: the OAuth application's fields (and, in the older variant, tokens); the owner is always the caller. */
   async createGitlab(input: GitlabCreateInput, organizationId: string, userId: string, em: EntityManager): Promise<GitlabView> {
+    await this.#reachable({ gitlabUrl: input.gitlabUrl, gitlabInternalUrl: input.gitlabInternalUrl }, organizationId);
     const seal = (v: string | null | undefined) => (v ? this.#secrets().encrypt(v) : null);
     const provider = em.create(GitProviderRecord, { gitProviderId: newId(), name: input.name, providerType: 'gitlab', organizationId, userId, sharedWithOrganization: false, createdAt: new Date() });
     const gitlab = em.create(GitlabRecord, {
@@ -711,6 +723,7 @@ export class GitProviderService {
   async gitlabUpdate(input: GitlabUpdateInput, organizationId: string, em: EntityManager, caller?: GitCaller): Promise<boolean> {
     const { gitlab, provider } = await this.gitlab(input.gitlabId, organizationId, em, caller);
     if (provider.gitProviderId !== input.gitProviderId) throw notFound('Git provider');
+    await this.#reachable({ gitlabUrl: input.gitlabUrl, gitlabInternalUrl: input.gitlabInternalUrl }, organizationId);
     const seal = (v: string) => (v ? this.#secrets().encrypt(v) : null);
     provider.name = input.name;
     if (input.gitlabUrl !== undefined) gitlab.gitlabUrl = webUrlOf(input.gitlabUrl, 'gitlabUrl');
@@ -798,6 +811,7 @@ export class GitProviderService {
   // ------------------------------------------------------------ gitea.*
   /** The peer's create: the OAuth application's fields (and tokens, when given); the owner is the caller. Answers as the peer: id, client id, URL. */
   async createGitea(input: GiteaCreateInput, organizationId: string, userId: string, em: EntityManager): Promise<{ giteaId: string; clientId: string; giteaUrl: string }> {
+    await this.#reachable({ giteaUrl: input.giteaUrl, giteaInternalUrl: input.giteaInternalUrl }, organizationId);
     const provider = em.create(GitProviderRecord, { gitProviderId: newId(), name: input.name, providerType: 'gitea', organizationId, userId, sharedWithOrganization: false, createdAt: new Date() });
     const gitea = em.create(GiteaRecord, { giteaId: newId(), gitProviderId: provider.gitProviderId, giteaUrl: webUrlOf(input.giteaUrl, 'giteaUrl') });
     this.#setGitea(gitea, input);
@@ -858,6 +872,7 @@ export class GitProviderService {
   async giteaUpdate(input: GiteaUpdateInput, organizationId: string, em: EntityManager, caller?: GitCaller): Promise<{ success: boolean }> {
     const { gitea, provider } = await this.gitea(input.giteaId, organizationId, em, caller);
     if (provider.gitProviderId !== input.gitProviderId) throw notFound('Git provider');
+    await this.#reachable({ giteaUrl: input.giteaUrl, giteaInternalUrl: input.giteaInternalUrl }, organizationId);
     provider.name = input.name;
     this.#setGitea(gitea, input);
     await em.flush();

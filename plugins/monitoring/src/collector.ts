@@ -13,6 +13,15 @@ import type { MetricsConfig } from './schemas.ts';
 import { LOCAL, SPANS, type ContainerSample, type MonitoringStore } from './store.ts';
 import { ThresholdWatch } from './thresholds.ts';
 
+/** Berth's own receiver of the peer's alerts (notification.receiveNotification): never posted to, so never checked. */
+export const isOwnReceiver = (url: string) => {
+  try {
+    return /notification\.receiveNotification\/?$/.test(new URL(url).pathname);
+  } catch {
+    return false;
+  }
+};
+
 const SERVICE_LABEL = 'com.docker.swarm.service.name';
 const ID_LABEL = 'berth.id';
 /** Engine stats calls in flight at once per host. */
@@ -286,12 +295,19 @@ export class Collector {
       at,
     });
     const callback = target.config.server.urlCallback;
-    if (verdict === 'alert' && callback && !/notification\.receiveNotification\/?$/.test(new URL(callback).pathname)) {
+    if (verdict === 'alert' && callback && !isOwnReceiver(callback)) {
       // The peer's agent body (it sends alerts only), so a receiver written for it reads Berth's unchanged.
       const body = { ServerType: key === LOCAL ? 'Dokploy' : 'Remote', Type: type, Value: value, Threshold: threshold, Message: message, Timestamp: at, Token: target.config.server.token };
-      await fetch(callback, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(10_000) }).catch(e =>
-        this.#log.warn({ err: e, host: key }, 'monitoring: the urlCallback did not answer'),
-      );
+      // The address checked again now, for the server's organization (this machine's: the instance operators'): DNS may have changed.
+      const organizationId = server?.organizationId ?? (await cradle.outbound.instanceOrganizationId());
+      await cradle.outbound
+        .fetch({ field: 'metricsConfig.server.urlCallback', organizationId })(callback, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+          signal: AbortSignal.timeout(10_000),
+        })
+        .catch(e => this.#log.warn({ err: e, host: key }, 'monitoring: the urlCallback was refused or did not answer'));
     }
   }
 

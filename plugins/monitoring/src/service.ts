@@ -4,7 +4,7 @@
 // it is never fetched; `token` must be that host's metricsConfig.server.token.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { badRequest, forbidden, unauthorized, type Cradle, type EntityManager } from '@berth/core';
-import type { Collector } from './collector.ts';
+import { isOwnReceiver, type Collector } from './collector.ts';
 import type { HealthWatch } from './health.ts';
 import type { ContainerMetric, MetricsConfig, MetricsConfigInput, ServerMetric } from './schemas.ts';
 import { LOCAL, type MonitoringStore } from './store.ts';
@@ -54,8 +54,16 @@ export class MonitoringService {
     return (this.#cradle().config as { serverIp?: string | null }).serverIp ?? null;
   }
 
+  /** The urlCallback must point where the organization may connect (Berth's own receiver is never posted to). */
+  async #checkCallback(input: MetricsConfigInput, organizationId: string): Promise<void> {
+    const callback = input.server.urlCallback;
+    if (!callback || isOwnReceiver(callback)) return;
+    await this.#cradle().outbound.checkSaved(callback, { field: 'metricsConfig.server.urlCallback', organizationId });
+  }
+
   /** This machine's monitoring (its operators': the transport checks the caller). */
   async setupLocal(input: MetricsConfigInput, organizationId: string, em: EntityManager) {
+    await this.#checkCallback(input, organizationId);
     const metricsConfig = storedConfig(input, 'Dokploy');
     await this.#store.saveSetting(LOCAL, metricsConfig, em);
     await this.#swarmNodes(LOCAL, storedConfig(input, 'Remote'), organizationId, em);
@@ -64,6 +72,7 @@ export class MonitoringService {
   }
 
   async setupServer(serverId: string, input: MetricsConfigInput, organizationId: string, em: EntityManager) {
+    await this.#checkCallback(input, organizationId);
     const metricsConfig = storedConfig(input, 'Remote');
     const view = await this.#cradle().servers.setMetricsConfig(serverId, organizationId, metricsConfig, em);
     await this.#store.saveSetting(serverId, metricsConfig, em);

@@ -30,7 +30,7 @@ export const NOTIFIED_EVENTS = Object.keys(EVENT_TOGGLE) as NotifiedEvent[];
 
 declare module '@berth/core' {
   interface BerthEvents {
-    /** Issue 36 (host care) emits it. A docker cleanup finished on a host, with what it removed (organizationId null: Berth's own host, every organization hears it). */
+    /** Issue 36 (host care) emits it. A docker cleanup finished on a host, with what it removed (organizationId null: Berth's own host, only the instance operators' organization hears it). */
     dockerCleanup: {
       organizationId: string | null;
       serverId: string | null;

@@ -23,6 +23,7 @@ export default definePlugin({
       secrets: cradle().secrets,
       providers: () => cradle().providers,
       renderer: new MessageRenderer(cradle, berth.config),
+      outbound: () => cradle().outbound,
     });
     berth.entities(...notificationEntities);
     berth.migrations(...notificationMigrations);

@@ -34,6 +34,7 @@ export interface OutboxDeps {
   secrets: SecretBox;
   providers: () => Cradle['providers'];
   renderer: MessageRenderer;
+  outbound: () => Cradle['outbound'];
 }
 
 interface Claimed {
@@ -69,15 +70,17 @@ export class NotificationOutbox {
 
   /**
    * Stores one delivery per channel whose toggle of the event is on (the event's organization's
-   * channels; every organization's for an event of the platform), with `within` (inside its
+   * channels; the instance operators' organization's for an event of the platform), with `within` (inside its
    * transaction when one is open; its own unit of work is left alone), then wakes the worker (at
    * once when nothing waits for a commit, else shortly after). Answers how many were stored.
    */
   async record<K extends NotifiedEvent>(event: K, payload: BerthEvents[K], within?: EntityManager): Promise<number> {
     const em = within ? within.fork({ keepTransactionContext: true }) : this.#deps.orm().em.fork();
     const inTransaction = Boolean(within?.isInTransaction());
-    const organizationId = (payload as { organizationId?: string | null }).organizationId ?? null;
-    const subscribed = await em.find(Notification, { [EVENT_TOGGLE[event]]: true, ...(organizationId ? { organizationId } : {}) });
+    // An event of this machine (no organization) is the instance operators' alone.
+    const organizationId = (payload as { organizationId?: string | null }).organizationId ?? (await this.#deps.outbound().instanceOrganizationId());
+    if (!organizationId) return 0;
+    const subscribed = await em.find(Notification, { [EVENT_TOGGLE[event]]: true, organizationId });
     if (!subscribed.length) return 0;
     const message = await this.#deps.renderer.render(event, payload, em);
     const now = new Date();
@@ -223,7 +226,11 @@ export class NotificationOutbox {
           registry.get('notify', n.notificationType),
           settingsOf(n, secrets),
           { ...row.message, id: row.delivery_id },
-          { timeoutMs: config.notifyTimeoutSeconds * 1000, signingSecret: n.signingSecret ? secrets.decrypt(n.signingSecret) : null },
+          {
+            timeoutMs: config.notifyTimeoutSeconds * 1000,
+            signingSecret: n.signingSecret ? secrets.decrypt(n.signingSecret) : null,
+            to: { outbound: this.#deps.outbound(), organizationId: n.organizationId },
+          },
         )
       : { ok: false, status: null, body: `The channel ${n.notificationType} is not enabled on this Berth (providers.notify.${n.notificationType})` };
     const now = new Date();

@@ -10,7 +10,7 @@ import type { RenderedMessage } from './messages.ts';
 import { sealSettings, settingsOf, toView } from './records.ts';
 import { mask } from './redact.ts';
 import type { DeliveriesInput, DeliveryView } from './schemas.ts';
-import { sendOnce } from './send.ts';
+import { checkAddresses, sendOnce } from './send.ts';
 
 type Input = Record<string, unknown>;
 
@@ -53,6 +53,11 @@ export class NotificationService {
     return this.#c.principal!.organizationId;
   }
 
+  /** The guard's rule for the caller's organization. */
+  get #target() {
+    return { outbound: this.#c.outbound, organizationId: this.#org };
+  }
+
   get #channels(): NotificationChannel[] {
     return this.#c.providers.all('notify');
   }
@@ -81,6 +86,7 @@ export class NotificationService {
     const toggles = togglesOf(input, true);
     const settings = this.#settingsIn(channel, input, true);
     channel.validate?.(settings);
+    await checkAddresses(channel, settings, this.#target);
     const signingSecret = channel.signed ? newSigningSecret() : null;
     const { em, secrets } = this.#c;
     const row = em.create(Notification, {
@@ -112,6 +118,7 @@ export class NotificationService {
     }
     const settings = { ...current, ...given };
     channel.validate?.(settings);
+    await checkAddresses(channel, settings, this.#target);
     Object.assign(row, sealSettings(channel, settings, secrets), togglesOf(input, false));
     if (typeof input.name === 'string') row.name = input.name;
     const signingSecret = channel.signed && input.rotateSecret === true ? newSigningSecret() : null;
@@ -120,13 +127,16 @@ export class NotificationService {
     return { ...this.#view(row), ...(signingSecret ? { signingSecret } : {}) };
   }
 
-  /** Sends a test message for real; a failure is BAD_REQUEST quoting the provider (never Berth's own 401/403). */
+  /** Sends a test message for real; a failure is BAD_REQUEST with the provider's status and error message (never Berth's own 401/403). */
   async test(channel: NotificationChannel, settings: Input): Promise<boolean> {
     channel.validate?.(settings);
+    await checkAddresses(channel, settings, this.#target);
     const outcome = await sendOnce(channel, settings, testMessage(channel), {
       timeoutMs: this.#c.notificationOutbox.timeoutSeconds * 1000,
       ...(channel.signed ? { signingSecret: newSigningSecret() } : {}),
+      to: this.#target,
     });
+    if (outcome.refused) throw outcome.refused;
     if (!outcome.ok) throw badRequest(outcome.body);
     return true;
   }

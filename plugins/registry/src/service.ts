@@ -115,6 +115,7 @@ export class RegistryService {
   // ------------------------------------------------------------ registry.*
   async create(input: CreateInput, organizationId: string, em: EntityManager): Promise<RegistryView> {
     if (input.serverId && input.serverId !== 'none') await this.#server(input.serverId, organizationId, em);
+    await this.#checkAddress(input.registryUrl, organizationId);
     const row = em.create(Registry, {
       registryId: newId(),
       registryName: input.registryName,
@@ -148,6 +149,7 @@ export class RegistryService {
         "The self-hosted registry's user and address are set when it is enabled (its htpasswd, route and the nodes' CA files): remove it and enable it again to change them (its images stay in its volume)",
       );
     if (input.serverId && input.serverId !== 'none') await this.#server(input.serverId, organizationId, em);
+    if (input.registryUrl !== undefined && !row.runsService) await this.#checkAddress(input.registryUrl, organizationId);
     if (input.registryName !== undefined) row.registryName = input.registryName;
     if (input.imagePrefix !== undefined) row.imagePrefix = input.imagePrefix || null;
     if (input.username !== undefined) row.username = input.username.trim();
@@ -210,11 +212,22 @@ export class RegistryService {
 
   /** Logs in, pushes and pulls a generated image from the engine of serverId (this machine without one). */
   async test(input: TestInput, organizationId: string, em: EntityManager): Promise<true> {
+    await this.#checkAddress(input.registryUrl, organizationId);
     return this.#check({ registryUrl: input.registryUrl, username: input.username.trim(), password: input.password, imagePrefix: input.imagePrefix || null }, input.serverId, organizationId, em);
   }
 
   async testById(registryId: string, serverId: string | undefined, organizationId: string, em: EntityManager): Promise<true> {
-    return this.#check(this.#credentials(await this.#find(registryId, organizationId, em)), serverId, organizationId, em);
+    const row = await this.#find(registryId, organizationId, em);
+    // Checked again now (DNS may have changed since it was saved); the self-hosted registry is Berth's own.
+    if (!row.runsService) await this.#checkAddress(row.registryUrl, organizationId);
+    return this.#check(this.#credentials(row), serverId, organizationId, em);
+  }
+
+  /** A registry's address must be one the organization may reach (outboundAllow; a 400 naming registryUrl). */
+  async #checkAddress(registryUrl: string, organizationId: string): Promise<void> {
+    const value = registryUrl.trim();
+    if (!value) return; // Docker Hub
+    await this.#deps.cradle().outbound.checkSaved(value, { field: 'registryUrl', organizationId });
   }
 
   async #check(credentials: RegistryCredentials, serverId: string | undefined, organizationId: string, em: EntityManager): Promise<true> {

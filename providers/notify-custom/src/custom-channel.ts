@@ -35,6 +35,7 @@ export class CustomWebhookChannel implements NotificationChannel<Settings> {
   readonly label = 'Custom webhook';
   readonly procedureSuffix = 'Custom';
   readonly settings = Settings;
+  readonly addressFields = ['endpoint'] as const;
   // The endpoint may carry a token in its path or query; headers hold the receiver's credentials.
   readonly secretFields = ['endpoint', 'headers'] as const;
   readonly signed = true;
@@ -48,9 +49,10 @@ export class CustomWebhookChannel implements NotificationChannel<Settings> {
     }
   }
 
-  send(s: Settings, m: NotificationMessage, { signal, signingSecret }: SendContext) {
+  send(s: Settings, m: NotificationMessage, context: SendContext) {
+    const { signingSecret } = context;
     const body = JSON.stringify({ type: m.event, timestamp: m.at, data: { title: m.title, level: m.level, fields: m.fields, link: m.link, ...m.data } });
     const signature = signingSecret ? signWebhook(signingSecret, m.id, new Date(), body) : {};
-    return httpSend(this.label, { url: s.endpoint, headers: { ...s.headers, ...signature, 'content-type': 'application/json' }, body }, signal);
+    return httpSend(this.label, { url: s.endpoint, headers: { ...s.headers, ...signature, 'content-type': 'application/json' }, body }, context);
   }
 }

@@ -18,13 +18,14 @@ export class DiscordChannel implements NotificationChannel<Settings> {
   readonly label = 'Discord';
   readonly procedureSuffix = 'Discord';
   readonly settings = Settings;
+  readonly addressFields = ['webhookUrl'] as const;
   readonly secretFields = ['webhookUrl'] as const;
 
   validate(s: Settings): void {
     httpUrl('webhookUrl', s.webhookUrl);
   }
 
-  send(s: Settings, m: NotificationMessage, { signal }: SendContext) {
+  send(s: Settings, m: NotificationMessage, context: SendContext) {
     return httpSend(
       this.label,
       {
@@ -42,7 +43,7 @@ export class DiscordChannel implements NotificationChannel<Settings> {
           ],
         },
       },
-      signal,
+      context,
     );
   }
 }

@@ -4,6 +4,7 @@
 // send, so a Berth that sends no email never loads it. Its failures carry the SMTP reply code
 // (535 for refused credentials) and reply line, which become the ChannelError's status and body.
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { ChannelError, invalidField, Type, type NotificationChannel, type NotificationMessage, type SendContext, type Static } from '@berth/core';
 import { levelMark, plainText, LIMIT } from '@berth/provider-notify-kit';
 
@@ -37,6 +38,7 @@ export class EmailChannel implements NotificationChannel<Settings> {
   readonly label = 'Email';
   readonly procedureSuffix = 'Email';
   readonly settings = Settings;
+  readonly addressFields = ['smtpServer'] as const;
   readonly secretFields = ['password'] as const;
   readonly #ca: string | undefined;
 
@@ -52,11 +54,14 @@ export class EmailChannel implements NotificationChannel<Settings> {
     });
   }
 
-  async send(s: Settings, m: NotificationMessage, { signal }: SendContext) {
+  async send(s: Settings, m: NotificationMessage, { signal, resolve }: SendContext) {
     const mode = s.tlsMode ?? defaultTlsMode(s.smtpPort);
+    // The checked address, the name kept for TLS (SNI and the certificate's check).
+    const host = resolve ? await resolve(s.smtpServer, s.smtpPort) : s.smtpServer;
     const { createTransport } = await (nodemailer ??= import('nodemailer'));
     const transport = createTransport({
-      host: s.smtpServer,
+      host,
+      ...(host !== s.smtpServer && !isIP(s.smtpServer) ? { servername: s.smtpServer } : {}),
       port: s.smtpPort,
       secure: mode === 'implicit',
       requireTLS: mode === 'starttls',
@@ -85,14 +90,17 @@ export class EmailChannel implements NotificationChannel<Settings> {
     });
     try {
       const info = await Promise.race([transport.sendMail(mail), aborted]);
-      return { status: Number.parseInt(String(info.response), 10) || 250, body: String(info.response ?? '') };
+      return { status: Number.parseInt(String(info.response), 10) || 250, body: '' };
     } catch (e) {
       if (e instanceof ChannelError) throw e;
       const err = e as Error & { responseCode?: number; response?: string; code?: string };
-      const answer = { status: err.responseCode ?? null, body: err.response ?? '' };
-      throw new ChannelError(err.responseCode ? `Email: the server answered ${err.responseCode}: ${err.response ?? err.message}` : `Email: ${err.code ? `${err.code}: ` : ''}${err.message}`, answer, {
-        cause: e,
-      });
+      const reply = (err.response ?? '').replace(/\s+/g, ' ').slice(0, 200);
+      const answer = { status: err.responseCode ?? null, body: reply };
+      throw new ChannelError(
+        err.responseCode ? `Email: the server answered ${err.responseCode}: ${reply || err.message.slice(0, 200)}` : `Email: ${err.code ? `${err.code}: ` : ''}${err.message}`,
+        answer,
+        { cause: e },
+      );
     } finally {
       transport.close();
     }

@@ -17,13 +17,14 @@ export class GotifyChannel implements NotificationChannel<Settings> {
   readonly label = 'Gotify';
   readonly procedureSuffix = 'Gotify';
   readonly settings = Settings;
+  readonly addressFields = ['serverUrl'] as const;
   readonly secretFields = ['appToken'] as const;
 
   validate(s: Settings): void {
     httpUrl('serverUrl', s.serverUrl);
   }
 
-  send(s: Settings, m: NotificationMessage, { signal }: SendContext) {
+  send(s: Settings, m: NotificationMessage, context: SendContext) {
     return httpSend(
       this.label,
       {
@@ -36,7 +37,7 @@ export class GotifyChannel implements NotificationChannel<Settings> {
           extras: { 'client::display': { contentType: 'text/markdown' }, ...(m.link ? { 'client::notification': { click: { url: m.link } } } : {}) },
         },
       },
-      signal,
+      context,
     );
   }
 }

@@ -1,10 +1,36 @@
-// What the HTTP channels share: one request with the delivery's signal whose every failure is a
-// ChannelError carrying the provider's status and the start of its answer, and the plain-text
-// form of a message for channels without formatting of their own.
-import { ChannelError, invalidField, type ChannelAnswer, type NotificationMessage } from '@berth/core';
+// What the HTTP channels share: one request through the delivery's guarded fetch and signal whose
+// every failure is a ChannelError carrying the provider's status and its documented error message
+// (never an arbitrary body: a URL may point at a service that answers what it should not), and the
+// plain-text form of a message for channels without formatting of their own.
+import { ChannelError, invalidField, vendorMessage, type ChannelAnswer, type NotificationMessage, type SendContext } from '@berth/core';
 
-/** How much of a provider's answer is kept (the plugin quotes at most 500 characters of it). */
-const ANSWER_MAX = 2_000;
+/** How much of a vendor's error message is kept. */
+const MESSAGE_MAX = 200;
+
+/**
+ * The message field of a vendor's documented error answer: Slack's API and ntfy `error`, Telegram
+ * `description`, Discord, Resend and Gotify `message`/`errorDescription`, Lark `msg`, Pushover
+ * `errors[0]`. A plain-text answer counts only as an error code (Slack's webhooks answer
+ * `invalid_token`, `no_service`...). Anything else is not kept.
+ */
+export function errorMessageOf(body: string): string | null {
+  const text = body.trim();
+  if (/^[a-z][a-z0-9_]{1,63}$/.test(text)) return text;
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (!json || typeof json !== 'object') return null;
+  const o = json as Record<string, unknown>;
+  const errors = Array.isArray(o.errors) ? o.errors[0] : undefined;
+  for (const v of [o.description, o.errorDescription, o.message, o.msg, o.error, errors]) {
+    const m = vendorMessage(v, MESSAGE_MAX);
+    if (m) return m;
+  }
+  return null;
+}
 
 /** The bounds of the channels' settings (every string input has a maxLength, every list a maxItems). */
 export const LIMIT = {
@@ -40,10 +66,11 @@ export interface HttpSend {
  * the answer passes it (Telegram answers 200 with `"ok": false` on some errors). Anything else
  * throws a ChannelError: `<label> answered <status>: <body>` or `<label> did not answer: <reason>`.
  */
-export async function httpSend(label: string, req: HttpSend, signal: AbortSignal, accept?: (body: string) => boolean): Promise<ChannelAnswer> {
+export async function httpSend(label: string, req: HttpSend, context: SendContext, accept?: (body: string) => boolean): Promise<ChannelAnswer> {
+  const { signal } = context;
   let res: Response;
   try {
-    res = await fetch(req.url, {
+    res = await (context.fetch ?? fetch)(req.url, {
       method: req.method ?? 'POST',
       headers: { ...(req.json !== undefined ? { 'content-type': 'application/json' } : {}), 'user-agent': 'Berth', ...req.headers },
       body: req.json !== undefined ? JSON.stringify(req.json) : req.body,
@@ -51,17 +78,21 @@ export async function httpSend(label: string, req: HttpSend, signal: AbortSignal
       redirect: 'manual',
     });
   } catch (e) {
+    // A refused address (a 400 naming the field) stays what it is.
+    if ((e as { code?: unknown }).code === 'BAD_REQUEST') throw e;
     throw new ChannelError(`${label} did not answer: ${reason(e, signal)}`, { status: null, body: '' }, { cause: e });
   }
   let body: string;
   try {
-    body = (await res.text()).slice(0, ANSWER_MAX);
+    body = (await res.text()).slice(0, 64 * 1024);
   } catch (e) {
     throw new ChannelError(`${label} answered ${res.status} and then stopped: ${reason(e, signal)}`, { status: res.status, body: '' }, { cause: e });
   }
-  const answer = { status: res.status, body };
-  if (res.status < 200 || res.status >= 300 || (accept && !accept(body))) throw new ChannelError(`${label} answered ${res.status}: ${body}`, answer);
-  return answer;
+  if (res.status < 200 || res.status >= 300 || (accept && !accept(body))) {
+    const message = errorMessageOf(body) ?? '';
+    throw new ChannelError(`${label} answered ${res.status}${message ? `: ${message}` : ''}`, { status: res.status, body: message });
+  }
+  return { status: res.status, body: '' };
 }
 
 function reason(e: unknown, signal: AbortSignal): string {

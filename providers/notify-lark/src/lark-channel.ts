@@ -22,13 +22,14 @@ export class LarkChannel implements NotificationChannel<Settings> {
   readonly label = 'Lark';
   readonly procedureSuffix = 'Lark';
   readonly settings = Settings;
+  readonly addressFields = ['webhookUrl'] as const;
   readonly secretFields = ['webhookUrl'] as const;
 
   validate(s: Settings): void {
     httpUrl('webhookUrl', s.webhookUrl);
   }
 
-  send(s: Settings, m: NotificationMessage, { signal }: SendContext) {
+  send(s: Settings, m: NotificationMessage, context: SendContext) {
     return httpSend(
       this.label,
       {
@@ -44,7 +45,7 @@ export class LarkChannel implements NotificationChannel<Settings> {
           },
         },
       },
-      signal,
+      context,
       accepted,
     );
   }

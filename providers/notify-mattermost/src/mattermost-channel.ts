@@ -16,13 +16,14 @@ export class MattermostChannel implements NotificationChannel<Settings> {
   readonly label = 'Mattermost';
   readonly procedureSuffix = 'Mattermost';
   readonly settings = Settings;
+  readonly addressFields = ['webhookUrl'] as const;
   readonly secretFields = ['webhookUrl'] as const;
 
   validate(s: Settings): void {
     httpUrl('webhookUrl', s.webhookUrl);
   }
 
-  send(s: Settings, m: NotificationMessage, { signal }: SendContext) {
+  send(s: Settings, m: NotificationMessage, context: SendContext) {
     return httpSend(
       this.label,
       {
@@ -40,7 +41,7 @@ export class MattermostChannel implements NotificationChannel<Settings> {
           ],
         },
       },
-      signal,
+      context,
     );
   }
 }

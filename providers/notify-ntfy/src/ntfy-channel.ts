@@ -19,6 +19,7 @@ export class NtfyChannel implements NotificationChannel<Settings> {
   readonly label = 'ntfy';
   readonly procedureSuffix = 'Ntfy';
   readonly settings = Settings;
+  readonly addressFields = ['serverUrl'] as const;
   readonly secretFields = ['accessToken'] as const;
 
   validate(s: Settings): void {
@@ -26,7 +27,7 @@ export class NtfyChannel implements NotificationChannel<Settings> {
     if (!TOPIC.test(s.topic)) throw invalidField('topic', 'may hold letters, digits, - and _ only (at most 64)');
   }
 
-  send(s: Settings, m: NotificationMessage, { signal }: SendContext) {
+  send(s: Settings, m: NotificationMessage, context: SendContext) {
     return httpSend(
       this.label,
       {
@@ -41,7 +42,7 @@ export class NtfyChannel implements NotificationChannel<Settings> {
           ...(m.link ? { click: m.link } : {}),
         },
       },
-      signal,
+      context,
     );
   }
 }

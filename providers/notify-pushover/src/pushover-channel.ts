@@ -38,7 +38,7 @@ export class PushoverChannel implements NotificationChannel<Settings> {
     if (s.priority === 2 && (s.retry == null || s.expire == null)) throw invalidField('retry', 'retry and expire are required for emergency priority (2)');
   }
 
-  send(s: Settings, m: NotificationMessage, { signal }: SendContext) {
+  send(s: Settings, m: NotificationMessage, context: SendContext) {
     const priority = s.priority ?? 0;
     return httpSend(
       this.label,
@@ -60,7 +60,7 @@ export class PushoverChannel implements NotificationChannel<Settings> {
           timestamp: Math.floor(Date.parse(m.at) / 1000),
         },
       },
-      signal,
+      context,
       accepted,
     );
   }

@@ -32,7 +32,7 @@ export class ResendChannel implements NotificationChannel<Settings> {
     });
   }
 
-  send(s: Settings, m: NotificationMessage, { signal }: SendContext) {
+  send(s: Settings, m: NotificationMessage, context: SendContext) {
     return httpSend(
       this.label,
       {
@@ -46,7 +46,7 @@ export class ResendChannel implements NotificationChannel<Settings> {
           html: `<h3>${html(m.title)}</h3>${m.fields.map(f => `<p><b>${html(f.name)}:</b> ${html(f.value)}</p>`).join('')}${m.link ? `<p><a href="${html(m.link)}">Details</a></p>` : ''}`,
         },
       },
-      signal,
+      context,
     );
   }
 }

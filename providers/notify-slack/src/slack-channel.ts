@@ -15,13 +15,14 @@ export class SlackChannel implements NotificationChannel<Settings> {
   readonly label = 'Slack';
   readonly procedureSuffix = 'Slack';
   readonly settings = Settings;
+  readonly addressFields = ['webhookUrl'] as const;
   readonly secretFields = ['webhookUrl'] as const;
 
   validate(s: Settings): void {
     httpUrl('webhookUrl', s.webhookUrl);
   }
 
-  send(s: Settings, m: NotificationMessage, { signal }: SendContext) {
+  send(s: Settings, m: NotificationMessage, context: SendContext) {
     const text = `${levelMark[m.level]} ${m.title}`;
     return httpSend(
       this.label,
@@ -40,7 +41,7 @@ export class SlackChannel implements NotificationChannel<Settings> {
           ],
         },
       },
-      signal,
+      context,
     );
   }
 }

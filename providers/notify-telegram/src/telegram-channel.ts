@@ -27,7 +27,7 @@ export class TelegramChannel implements NotificationChannel<Settings> {
     this.#apiUrl = apiUrl.replace(/\/+$/, '');
   }
 
-  send(s: Settings, m: NotificationMessage, { signal }: SendContext) {
+  send(s: Settings, m: NotificationMessage, context: SendContext) {
     const text = [`<b>${levelMark[m.level]} ${html(m.title)}</b>`, ...m.fields.map(f => `<b>${html(f.name)}:</b> ${html(f.value)}`), ...(m.link ? [`<a href="${html(m.link)}">Details</a>`] : [])]
       .join('\n')
       .slice(0, TEXT_MAX);
@@ -38,7 +38,7 @@ export class TelegramChannel implements NotificationChannel<Settings> {
         url: `${this.#apiUrl}/bot${encodeURIComponent(s.botToken)}/sendMessage`,
         json: { chat_id: s.chatId, text, parse_mode: 'HTML', link_preview_options: { is_disabled: true }, ...(thread ? { message_thread_id: thread } : {}) },
       },
-      signal,
+      context,
       body => okAnswer(body),
     );
   }

@@ -26,7 +26,7 @@ t.test('what Telegram receives, and a refused token', async t => {
   const e = await channel.send({ botToken: '123:wrong', chatId: '-100' }, sampleMessage(), { signal: AbortSignal.timeout(5_000) }).catch(x => x);
   t.ok(e instanceof ChannelError);
   t.equal(e.status, 401, "the provider's status");
-  t.match(e.message, 'Telegram answered 401: {"ok":false,"error_code":401,"description":"Unauthorized"}');
+  t.equal(e.message, 'Telegram answered 401: Unauthorized', "the Bot API's description, not its whole answer");
 
   sink.plan({ status: 200, body: '{"ok":false,"description":"Bad Request: chat not found"}' });
   const e2 = await channel.send({ botToken: '123:abc', chatId: 'nope' }, sampleMessage(), { signal: AbortSignal.timeout(5_000) }).catch(x => x);

@@ -152,9 +152,11 @@ export class S3Storage implements BackupStorage {
   }
 
   open(location: StorageLocation): BackupStore {
-    const client = import('@aws-sdk/client-s3').then(
-      ({ S3Client }) =>
+    const client = Promise.all([import('@aws-sdk/client-s3'), location.lookup ? Promise.all([import('node:http'), import('node:https')]) : null]).then(
+      ([{ S3Client }, agents]) =>
         new S3Client({
+          // Every connection resolves the endpoint through Berth's guard (its addresses checked at each connect).
+          ...(agents && location.lookup ? { requestHandler: { httpAgent: new agents[0].Agent({ lookup: location.lookup }), httpsAgent: new agents[1].Agent({ lookup: location.lookup }) } } : {}),
           region: location.region || 'us-east-1',
           ...(location.endpoint ? { endpoint: location.endpoint } : {}),
           forcePathStyle: this.#options.forcePathStyle,
