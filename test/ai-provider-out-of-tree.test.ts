@@ -42,7 +42,7 @@ const llm = await startLlmStandIn(TEST_BASE_IMAGE);
 t.teardown(() => llm.close());
 
 t.test('two files and one config line: an AI provider found by its URL', async t => {
-  const server = await startTestServer({ providers: { ai: { echo: { resolve: dir } } }, outboundAllow: [`127.0.0.1:${llm.port}`] } as never);
+  const server = await startTestServer({ providers: { ai: { echo: { resolve: dir } } }, outboundAllow: [`127.0.0.1:${llm.port}`] });
   t.teardown(() => server.destroy());
   const { providers, aiService } = server.kernel.container.cradle as any;
   t.same(providers.ids('ai'), ['anthropic', 'ollama', 'openai', 'echo']);

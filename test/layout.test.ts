@@ -94,18 +94,21 @@ t.test('the kernel imports no provider and no plugin: it reaches them through it
   );
 });
 
-t.test('the kernel keeps kernel work: core/src is under 136,000 characters, contracts and test kits aside', async t => {
+t.test('the kernel keeps kernel work: core/src is under 147,000 characters, contracts and test kits aside', async t => {
   // The budget was "under 3,000 lines" as laid out by hand (2,996 lines were 125,564 characters). The formatter
   // (prettier) breaks interfaces and long literals one member a line, so lines no longer measure code; characters
   // other than whitespace do, and the formatter does not move them: 126,000 was those 3,000 lines, rounded.
   // 136,000 since the tenancy issue (46): the scope every procedure declares, enforced by the transport, and the
   // one filter that keeps secrets out of command output are kernel work by the design (DESIGN.md), and were paid
-  // for by no shortened comment. Issue 48 replaces this count with a measure of what the kernel does.
+  // for by no shortened comment. 147,000 with the outbound guard (issue 46): the one check of every address a
+  // user gives Berth to connect to, which plugins and providers reach through the container and the channels'
+  // send context, as they reach the secrets box; nothing was shortened for it either. Issue 48 replaces this
+  // count with a measure of what the kernel does.
   const files = sources(path.join(repoRoot, 'core/src')).filter(f => !f.includes(`${path.sep}contracts${path.sep}`) && !path.basename(f).startsWith('testing'));
   const counts = files.map(f => ({ file: rel(f), chars: readFileSync(f, 'utf8').replace(/\s+/g, '').length })).sort((a, b) => b.chars - a.chars);
   const total = counts.reduce((n, c) => n + c.chars, 0);
   t.ok(
-    total < 136_000,
+    total < 147_000,
     `core/src holds ${total} characters besides whitespace; what a plugin or provider can do belongs there (largest: ${counts
       .slice(0, 5)
       .map(c => `${c.file} ${c.chars}`)
@@ -174,7 +177,6 @@ const PRIVATE_ADDRESS_ALLOWED: Record<string, string> = {
   'test/configuration.test.ts 10.0.0.5': 'a swarmAdvertiseAddr setting read back from the environment, never dialled',
   'core/test/redact.test.ts 10.55.0.2': "a manager's address inside `docker swarm init`'s printed join command, the filter's input text, never dialled",
   'plugins/deployment/test/log.test.ts 10.0.0.2': 'the same, a join command written to a deployment log to see its token masked, never dialled',
-  'test/fuzz-records.ts 10.255.255.1': "the fuzz's AI record (port 9): left as it was for the fuzz's owner, issue 47's fuzz item moves it to a stand-in",
   'plugins/ai/test/ai-api.test.ts 10.20.30.40': 'refused-URL input: a private address no entry lists is refused before any fetch',
   'plugins/billing/test/billing.test.ts 10.255.2.1': 'a server record without a key: the probe leaves it alone and nothing deploys to it',
   'plugins/billing/test/billing.test.ts 10.255.3.1': 'a server.create refused (403) by the plan before any record exists',
