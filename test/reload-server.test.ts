@@ -15,20 +15,28 @@ import { cli, nodeFlags, repoRoot } from './helpers.ts';
 const run = promisify(execFile);
 t.setTimeout(180_000);
 
-/** A POST whose headers go now and whose body's last bytes go when `finish` is called. */
-function slowPost(url: string, apiKey: string, body: string): { finish(): void; answer: Promise<{ status: number; body: string }> } {
+/**
+ * A POST whose headers go now and whose body's last bytes go when `finish` is called. It asks
+ * `Expect: 100-continue`: `received` settles when the server's "100 Continue" arrives, which Node's
+ * server writes once it has parsed the request's headers and taken the request in, so the request
+ * is in flight on the server from then on.
+ */
+function slowPost(url: string, apiKey: string, body: string): { finish(): void; received: Promise<void>; answer: Promise<{ status: number; body: string }> } {
   let finish!: () => void;
+  let received!: Promise<void>;
   const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-api-key': apiKey } }, res => {
+    const req = http.request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-api-key': apiKey, expect: '100-continue' } }, res => {
       let text = '';
       res.on('data', c => (text += c));
       res.on('end', () => resolve({ status: res.statusCode!, body: text }));
     });
     req.on('error', reject);
-    req.write(body.slice(0, 5));
+    received = new Promise<void>(ok => req.on('continue', () => ok()));
+    req.flushHeaders();
+    void received.then(() => req.write(body.slice(0, 5)));
     finish = () => req.end(body.slice(5));
   });
-  return { finish, answer };
+  return { finish, received, answer };
 }
 
 t.test('reloadServer: in-flight requests complete, the configuration on disk takes effect', async t => {
@@ -59,8 +67,8 @@ t.test('reloadServer: in-flight requests complete, the configuration on disk tak
   t.equal(tooLarge.status, 413, 'bodyLimit 4096 from berth.config.json: an 8 KiB body is refused');
 
   const inFlight = slowPost(`${url}/api/project.create`, apiKey, JSON.stringify({ name: 'in-flight' }));
-  // Its headers are in: the server has the request before the reload is asked.
-  await new Promise(r => setTimeout(r, 300));
+  // The server has the request (its 100 Continue came back) before the reload is asked.
+  await inFlight.received;
   writeFileSync(configFile, JSON.stringify({ bodyLimit: 65536 }));
   const reloaded = await c.post('settings.reloadServer', {});
   t.equal(reloaded.status, 200, JSON.stringify(reloaded.body));
