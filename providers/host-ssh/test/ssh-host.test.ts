@@ -23,6 +23,26 @@ const sessionsOn = (h: RemoteHost) => {
   return readFileSync(`/proc/${listener}/task/${listener}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).length;
 };
 
+/** The server side: whether a process with exactly this argv runs under the host's sshd (a command a session started). */
+const runningOn = (h: RemoteHost, argv: string[]): boolean => {
+  const children = (pid: number) => {
+    try {
+      return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    } catch {
+      return []; // it ended meanwhile
+    }
+  };
+  const named = (pid: number) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8') === `${argv.join('\0')}\0`;
+    } catch {
+      return false;
+    }
+  };
+  const under = (pid: number): boolean => children(pid).some(c => named(c) || under(c));
+  return under(Number(readFileSync(path.join(h.dir, 'sshd.pid'), 'utf8').trim()));
+};
+
 const demux = (buf: Buffer) => {
   let out = '';
   for (let i = 0; i + 8 <= buf.length;) {
@@ -154,7 +174,7 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     const docker = await host.engine();
     const stamp = ['sh', '-c', 'echo $(date +%s%N); sleep 0.4; echo $(date +%s%N)'];
     const runs = Array.from({ length: 5 }, () => host.run(stamp));
-    await new Promise(r => setTimeout(r, 100));
+    await waitFor('two commands running on the host', () => runningOn(h, ['sleep', '0.4']) && host.channels.open === 2, { interval: 20 });
     t.same(host.channels, { open: 2, waiting: 3 }, 'two open, three waiting');
     const pinged = docker.ping().then(() => Date.now());
     const t0 = performance.now();
@@ -177,6 +197,8 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     const host = connect();
     t.equal((await host.run(['echo', 'before'])).stdout, 'before\n');
     const cut = host.run(['sleep', '30']);
+    // A fixed wait still: dropping the sessions as soon as the command runs left the connection up
+    // (the command finished its 30 s; seen once, not understood yet), after 200 ms it never has.
     await new Promise(r => setTimeout(r, 200));
     t.ok((await dropSshSessions(h)) >= 1, 'the server ended the sessions');
     await t.rejects(cut, { code: 'SERVICE_UNAVAILABLE', message: /connection closed before sleep finished/ });
@@ -191,8 +213,9 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
   t.test('a host that goes silent is noticed by the keepalive, and reached again once it is back', async t => {
     const host = connect({ keepaliveInterval: 250, readyTimeout: 2_000 });
     t.equal((await host.run(['echo', 'up'])).stdout, 'up\n');
-    const cut = host.run(['sleep', '30']);
-    await new Promise(r => setTimeout(r, 200));
+    // Another length than the test above: a command whose session was dropped may still be sleeping.
+    const cut = host.run(['sleep', '31']);
+    await waitFor('the command running on the host', () => runningOn(h, ['sleep', '31']), { interval: 20 });
     await cutNetwork(h);
     t.teardown(() => restoreNetwork(h));
     const t0 = performance.now();
@@ -242,13 +265,13 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     await host.run(['true']);
     const before = sessionsOn(h);
     await host.close();
-    await new Promise(r => setTimeout(r, 200));
+    await waitFor('the server to end the session', () => sessionsOn(h) === before - 1, { interval: 20 });
     t.equal(sessionsOn(h), before - 1, 'the server no longer serves it');
     await t.rejects(host.run(['true']), { code: 'SERVICE_UNAVAILABLE', message: /closed/ });
     const one = connect({ maxChannels: 1 });
     const running = one.run(['sleep', '5']).catch(e => e);
     const waiting = one.run(['true']).catch(e => e);
-    await new Promise(r => setTimeout(r, 200));
+    await waitFor('one command running, one waiting', () => runningOn(h, ['sleep', '5']) && one.channels.waiting === 1, { interval: 20 });
     t.same(one.channels, { open: 1, waiting: 1 });
     await one.close();
     t.match(await waiting, { code: 'SERVICE_UNAVAILABLE', message: /closed/ }, 'a call waiting for a channel fails on close');
