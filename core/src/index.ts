@@ -25,7 +25,7 @@ export { systemClock, type Clock } from './clock.ts';
 export { JobScheduler } from './jobs.ts';
 export { newId, newToken, hashToken, hashPassword, verifyPassword, SecretBox } from './crypto.ts';
 export { isLocalCaller, type RequestOrigin } from './procedure.ts';
-export { OutboundGuard, addressKind, ownAddresses, isSpecialAddress, vendorMessage, type AddressKind, type CheckedAddress, type OutboundRequest, type Resolver } from './outbound.ts';
+export { OutboundGuard, addressKind, ownAddresses, vendorMessage, type AddressKind, type CheckedAddress, type OutboundRequest, type Resolver } from './outbound.ts';
 export { iso, AuthUserView, ApiKeyView } from './identity/views.ts';
 // The identity tables and the ground of the auth, user and organization plugins' services.
 export { User, Organization, Member, Session, ApiKey, Invitation } from './identity/entities.ts';

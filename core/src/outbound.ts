@@ -82,9 +82,6 @@ export function addressKind(address: string, own: Set<string> = ownAddresses()):
   return own.has(a) ? 'this machine' : 'public';
 }
 
-/** Whether an address is anything but public (the AI plugin's former isSpecialAddress). */
-export const isSpecialAddress = (address: string) => addressKind(address, new Set()) !== 'public';
-
 /** One resolved address. */
 export interface CheckedAddress {
   address: string;
@@ -95,6 +92,12 @@ export interface CheckedAddress {
 export type Resolver = (host: string) => Promise<CheckedAddress[]>;
 
 const systemResolver: Resolver = host => dnsLookup(host, { all: true, verbatim: true });
+
+/** A lookup answering one address, as a single answer or a list (whichever the client asks for). */
+const answerWith = (callback: Parameters<LookupFunction>[2], options: Parameters<LookupFunction>[1], a: CheckedAddress) => {
+  if ((options as { all?: boolean }).all) (callback as (e: null, a: CheckedAddress[]) => void)(null, [a]);
+  else callback(null, a.address, a.family);
+};
 
 /** Who asks: the field named in a refusal and the organization whose rule applies. */
 export interface OutboundRequest {
@@ -227,10 +230,7 @@ export class OutboundGuard {
   lookup(req: OutboundRequest, port = ''): LookupFunction {
     return (host, options, callback) => {
       this.check(port ? `${host.includes(':') ? `[${host}]` : host}:${port}` : host, req).then(
-        a => {
-          if ((options as { all?: boolean }).all) (callback as (e: null, a: CheckedAddress[]) => void)(null, [a]);
-          else callback(null, a.address, a.family);
-        },
+        a => answerWith(callback, options, a),
         (e: Error) => callback(e as NodeJS.ErrnoException, '', 0),
       );
     };
@@ -251,10 +251,7 @@ export class OutboundGuard {
       if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidField(req.field, `must be an http or https URL, not ${url.protocol}`);
       if (url.username || url.password) throw invalidField(req.field, 'must not carry a user or password');
       const checked = await this.check(url.href, req);
-      const lookup: LookupFunction = (_host, options, callback) => {
-        if ((options as { all?: boolean }).all) (callback as (e: null, a: CheckedAddress[]) => void)(null, [checked]);
-        else callback(null, checked.address, checked.family);
-      };
+      const lookup: LookupFunction = (_host, options, callback) => answerWith(callback, options, checked);
       const headers = Object.fromEntries(new Headers(init.headers).entries());
       const body = typeof init.body === 'string' ? init.body : init.body instanceof URLSearchParams ? init.body.toString() : undefined;
       if (init.body instanceof URLSearchParams && !headers['content-type']) headers['content-type'] = 'application/x-www-form-urlencoded;charset=UTF-8';

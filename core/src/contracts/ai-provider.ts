@@ -5,6 +5,7 @@
 // the service only through the `fetch` it is handed, which refuses addresses the instance does
 // not allow. Enabled like every provider: `providers.ai.<id>`.
 import { isBerthError } from '../errors.ts';
+import { vendorMessage } from '../outbound.ts';
 
 /** One configuration as a call uses it. */
 export interface AiConnection {
@@ -75,7 +76,7 @@ export interface AiProvider {
   generate(connection: AiConnection, request: AiRequest): Promise<string>;
 }
 
-/** Reads a failed answer's message the way most services put it (`{error: {message}}`, `{error: "…"}`, `{message}`), else its text. */
+/** Reads a failed answer's message the way most services put it (`{error: {message}}`, `{error: "…"}`, `{message}`), else the status text. */
 export async function aiErrorOf(res: Response): Promise<AiProviderError> {
   // Only the vendor's documented message field (OpenAI/Anthropic `error.message`, Ollama `error`): never an arbitrary body.
   const text = await res.text().catch(() => '');
@@ -83,7 +84,7 @@ export async function aiErrorOf(res: Response): Promise<AiProviderError> {
   try {
     const body = JSON.parse(text) as { error?: { message?: string } | string; message?: string };
     const found = typeof body.error === 'string' ? body.error : (body.error?.message ?? body.message);
-    if (typeof found === 'string' && found) message = found.trim().replace(/\s+/g, ' ').slice(0, 200);
+    message = vendorMessage(found) ?? '';
   } catch {
     /* not JSON: not kept */
   }
