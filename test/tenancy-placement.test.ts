@@ -1,10 +1,11 @@
 // Cross-tenant scheduling, for real: Berth's own engine is a kit host (DOCKER_HOST names its
 // socket, and its swarm advertises the host's routable address), and a second kit host is a server
-// of organization B, joined to this machine's swarm as a worker by an instance operator acting in
-// B. Placement by ownership: this machine's node is shared (every organization's label), B's
-// node carries B's label alone. An application of organization A with several replicas never has a
-// task on B's node; B's application does land there (the positive control), with B's own narrowing
-// constraint kept as B wrote it.
+// of the instance operators' organization A, joined to this machine's swarm as a worker with
+// `shared: false`. Placement by ownership: this machine's node is shared (every organization's
+// label), the joined node carries A's label alone. An application of organization B with several
+// replicas never has a task on A's node; A's application does land there (the positive control),
+// with A's own narrowing constraint kept as A wrote it. Only the instance operators join servers to
+// this machine's swarm: B's join is refused before anything else is looked at.
 import t, { type Test } from 'tap';
 import Docker from 'dockerode';
 import { canRun, otherOrganization, runFinished, signUpAdmin, startTestServer, waitFor, TEST_STATIC_IMAGE } from '@berth/core/testing';
@@ -33,9 +34,9 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
   // The instance owner makes organization B (its owner): B's API key acts in B.
   const { client: b, organizationId: B } = await otherOrganization(server, userId);
 
-  const key = await b.post('sshKey.create', { name: 'tenant', privateKey: tenant.privateKey, publicKey: tenant.publicKey });
+  const key = await a.post('sshKey.create', { name: 'tenant', privateKey: tenant.privateKey, publicKey: tenant.publicKey });
   if (key.status !== 200) throw new Error(`sshKey.create: ${JSON.stringify(key.body)}`);
-  const added = await b.post('server.create', {
+  const added = await a.post('server.create', {
     name: 'tenant',
     ipAddress: tenant.address,
     port: 22,
@@ -50,20 +51,31 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
   let machineNode = '';
   let tenantNode = '';
 
-  t.test("B's server joins this machine's swarm as a worker, labelled B's alone; this machine's node is shared", async t => {
-    const joined = await b.post('cluster.joinServer', { serverId: SERVER, role: 'worker' });
+  t.test("only the instance operators join servers to this machine's swarm: B's join is refused first", async t => {
+    for (const role of ['worker', 'manager']) {
+      const refused = await b.post('cluster.joinServer', { serverId: SERVER, role });
+      t.equal(refused.status, 403, `B's join as a ${role}: ${JSON.stringify(refused.body)}`);
+    }
+    t.equal((await b.get('cluster.getNodes', {})).status, 403, "this machine's node listing is not B's");
+  });
+
+  t.test("A's server joins this machine's swarm as a worker, not shared: labelled A's alone; this machine's node is shared", async t => {
+    const shared = await a.post('cluster.joinServer', { serverId: SERVER, role: 'worker', managerServerId: SERVER, shared: true });
+    t.equal(shared.status, 400, "shared names this machine's swarm only");
+    t.match(shared.body, { issues: [{ path: ['shared'] }] });
+    const joined = await a.post('cluster.joinServer', { serverId: SERVER, role: 'worker', shared: false });
     t.equal(joined.status, 200, JSON.stringify(joined.body));
     tenantNode = joined.body.nodeId as string;
     machineNode = ((await engine.info()) as { Swarm: { NodeID: string } }).Swarm.NodeID;
     const own = await labelsOf(tenantNode);
-    t.equal(own[`berth.org.${B}`], 'true', "B's node carries B's label");
-    t.equal(own[`berth.org.${A}`], undefined, "and not A's");
+    t.equal(own[`berth.org.${A}`], 'true', "the node carries A's label");
+    t.equal(own[`berth.org.${B}`], undefined, "and not B's");
     t.equal(own['berth.shared'], undefined, 'it is not shared');
-    t.equal(own['berth.organization'], B, "it is marked B's own");
-    const shared = await labelsOf(machineNode);
-    t.equal(shared['berth.shared'], 'true', "this machine's node is shared");
-    t.equal(shared[`berth.org.${A}`], 'true');
-    t.equal(shared[`berth.org.${B}`], 'true');
+    t.equal(own['berth.organization'], A, "it is marked A's own");
+    const shared2 = await labelsOf(machineNode);
+    t.equal(shared2['berth.shared'], 'true', "this machine's node is shared");
+    t.equal(shared2[`berth.org.${A}`], 'true');
+    t.equal(shared2[`berth.org.${B}`], 'true');
   });
 
   /** An application of the client's organization from the static image, with `replicas` tasks; its tasks' nodes once all run. */
@@ -104,40 +116,51 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     };
   };
 
-  t.test("no task of A's application ever lands on B's node", async t => {
-    const app = await deploy(t, a, 'a-web', 4);
-    t.same(app.constraints, [`node.labels.berth.org.${A}==true`], "the service carries A's constraint");
-    t.same(app.nodes, [machineNode, machineNode, machineNode, machineNode], "every task of A on this machine's node");
-    // Scaling up and rescheduling: still never B's node.
-    t.equal((await a.post('application.update', { applicationId: app.applicationId, replicas: 6 })).status, 200);
-    const again = await runFinished(a, 'application.deploy', { applicationId: app.applicationId });
+  t.test("no task of B's application ever lands on A's node", async t => {
+    const app = await deploy(t, b, 'b-web', 4);
+    t.same(app.constraints, [`node.labels.berth.org.${B}==true`], "the service carries B's constraint");
+    t.same(app.nodes, [machineNode, machineNode, machineNode, machineNode], "every task of B on this machine's node");
+    // Scaling up and rescheduling: still never A's node.
+    t.equal((await b.post('application.update', { applicationId: app.applicationId, replicas: 6 })).status, 200);
+    const again = await runFinished(b, 'application.deploy', { applicationId: app.applicationId });
     t.equal(again.status, 'done', again.errorMessage ?? '');
     const tasks = (await engine.listTasks({ filters: { service: [app.appName] } })) as { NodeID?: string }[];
     t.ok(tasks.length >= 6, `${tasks.length} tasks in its history`);
     t.notOk(
       tasks.some(x => x.NodeID === tenantNode),
-      "no task of A's, running or past, was ever scheduled on B's node",
+      "no task of B's, running or past, was ever scheduled on A's node",
     );
-    const onTenant = (await tenantEngine.listContainers({ all: true, filters: { label: [`berth.organization=${A}`] } })).length;
-    t.equal(onTenant, 0, "no container of A's on B's engine");
+    const onTenant = (await tenantEngine.listContainers({ all: true, filters: { label: [`berth.organization=${B}`] } })).length;
+    t.equal(onTenant, 0, "no container of B's on A's server's engine");
   });
 
-  t.test("B's application lands on B's node (the positive control), its own constraint kept", async t => {
-    const app = await deploy(t, b, 'b-web', 2, { Constraints: ['node.role==worker'] });
-    t.same(app.constraints, [`node.labels.berth.org.${B}==true`, 'node.role==worker'], "B's constraint first, B's own after it");
-    t.same(app.record.placementSwarm, { Constraints: ['node.role==worker'] }, 'the record keeps what B wrote');
-    t.same(app.nodes, [tenantNode, tenantNode], "both tasks on B's node");
-    const mine = await tenantEngine.listContainers({ filters: { label: [`berth.organization=${B}`] } });
-    t.equal(mine.length, 2, "B's containers run on B's engine");
+  t.test("A's application lands on A's node (the positive control), its own constraint kept", async t => {
+    const app = await deploy(t, a, 'a-web', 2, { Constraints: ['node.role==worker'] });
+    t.same(app.constraints, [`node.labels.berth.org.${A}==true`, 'node.role==worker'], "A's constraint first, A's own after it");
+    t.same(app.record.placementSwarm, { Constraints: ['node.role==worker'] }, 'the record keeps what A wrote');
+    t.same(app.nodes, [tenantNode, tenantNode], "both tasks on A's node");
+    const mine = await tenantEngine.listContainers({ filters: { label: [`berth.organization=${A}`] } });
+    t.equal(mine.length, 2, "A's containers run on its server's engine");
   });
 
-  t.test("node listings of a server's swarm show the organization's own nodes only", async t => {
-    // B's server is a worker (no listing of its own); this machine's listing is the instance operators'.
-    const mine = await b.get('cluster.getNodes', { serverId: SERVER });
-    t.not(mine.status, 200, "a worker's engine lists no swarm");
+  t.test("node listings: this machine's swarm is the instance operators'", async t => {
+    // A's server is a worker (no listing of its own); B sees neither.
+    const worker = await a.get('cluster.getNodes', { serverId: SERVER });
+    t.not(worker.status, 200, "a worker's engine lists no swarm");
+    t.equal((await b.get('cluster.getNodes', {})).status, 403, 'not to B');
+    t.equal((await b.get('swarm.getNodes', {})).status, 403, 'not to B (swarm.getNodes)');
     const all = await a.get('cluster.getNodes', {});
     t.equal(all.status, 200, JSON.stringify(all.body));
     t.same(new Set((all.body as { ID: string }[]).map(n => n.ID)), new Set([machineNode, tenantNode]), "this machine's swarm, both nodes, to the instance operator");
+  });
+
+  t.test('naming the server again changes its sharing: without shared: false it takes every organization', async t => {
+    const again = await a.post('cluster.joinServer', { serverId: SERVER, role: 'worker' });
+    t.equal(again.status, 200, JSON.stringify(again.body));
+    t.equal(again.body.nodeId, tenantNode, 'the same node');
+    const labels = await labelsOf(tenantNode);
+    t.equal(labels['berth.shared'], 'true');
+    t.equal(labels[`berth.org.${B}`], 'true', "B's tasks may run there now");
   });
 
   t.teardown(async () => {

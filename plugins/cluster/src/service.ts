@@ -235,13 +235,14 @@ export class ClusterService {
   }
 
   /**
-   * Placement by ownership, at join (and when a member is named again): a server joined to this
-   * machine's swarm for the instance operators' organization is shared (every organization's
-   * label), one joined for another organization, or to a server's swarm, is that organization's
-   * alone. The manager's engine labels the node before the join answers.
+   * Placement by ownership, at join (and when a member is named again, which is how its sharing
+   * changes): a server joined to this machine's swarm for the instance operators' organization is
+   * shared (every organization's label) unless the join says `shared: false`; one joined for
+   * another organization, or to a server's swarm, is that organization's alone. The manager's
+   * engine labels the node before the join answers.
    */
-  async #labelJoined(manager: Docker, managerWhere: string, nodeId: string, managerServerId: string | null, organizationId: string, em: EntityManager): Promise<void> {
-    const shared = !managerServerId && organizationId === (await this.#cradle().accounts.instanceOrganizationId());
+  async #labelJoined(manager: Docker, managerWhere: string, nodeId: string, managerServerId: string | null, organizationId: string, wanted: boolean | undefined, em: EntityManager): Promise<void> {
+    const shared = !managerServerId && wanted !== false && organizationId === (await this.#cradle().accounts.instanceOrganizationId());
     const organizations = shared ? (await em.find(Organization, {}, { fields: ['id'] })).map(o => o.id) : [];
     await relabelNode(
       manager,
@@ -269,6 +270,7 @@ export class ClusterService {
     const managerServerId = await this.#server(input.managerServerId, organizationId, em);
     // A manager of this machine's swarm commands every organization's services there.
     if (!managerServerId && input.role === 'manager' && !(await isOwner())) throw ownersAlone('role', "a manager of this machine's swarm controls every organization's services");
+    if (managerServerId && input.shared === true) throw invalidField('shared', "a server's swarm is its organization's own: only a node of this machine's swarm is shared");
     if (managerServerId === serverId) throw invalidField('managerServerId', 'a server cannot join its own swarm');
     const managerWhere = managerServerId ? `server ${managerServerId}` : 'this machine';
     const where = `server ${serverId}`;
@@ -294,7 +296,7 @@ export class ClusterService {
       const member = managerNodes.find(n => n.ID === current);
       if (member) {
         if ((member.Spec.Role ?? 'worker') !== input.role) throw conflict(`${where} is already a ${member.Spec.Role} of the swarm of ${managerWhere} (node ${current})`);
-        await this.#labelJoined(manager, managerWhere, current, managerServerId, organizationId, em);
+        await this.#labelJoined(manager, managerWhere, current, managerServerId, organizationId, input.shared, em);
         // Announced again: what the swarm's nodes are given (a registry's CA) reaches one joined by hand too.
         await this.#announce('serverJoinedSwarm', { organizationId, serverId, managerServerId, nodeId: current, role: input.role, at: new Date().toISOString() }, em);
         return { nodeId: current, serverId, managerServerId, role: input.role, advertiseAddr: member.Status?.Addr ?? '' };
@@ -325,7 +327,7 @@ export class ClusterService {
     const joined = (await this.#call(`reach the Docker engine of ${where}`, async () => (await this.#hosts.asIs(serverId)).info())) as SwarmInfo;
     const nodeId = joined.Swarm?.NodeID;
     if (!nodeId) throw new BerthError('INTERNAL_SERVER_ERROR', `${where} answered no swarm node id after joining`);
-    await this.#labelJoined(manager, managerWhere, nodeId, managerServerId, organizationId, em);
+    await this.#labelJoined(manager, managerWhere, nodeId, managerServerId, organizationId, input.shared, em);
     this.#cradle().logger.info({ serverId, managerServerId, role: input.role, nodeId }, 'server joined the swarm');
     await this.#announce('serverJoinedSwarm', { organizationId, serverId, managerServerId, nodeId, role: input.role, at: new Date().toISOString() }, em);
     return { nodeId, serverId, managerServerId, role: input.role, advertiseAddr };
