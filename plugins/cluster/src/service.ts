@@ -29,6 +29,12 @@ interface SwarmInfo {
   };
 }
 
+/** What a listing's filter reads of a node, whichever way the node is typed. */
+interface ListedNode {
+  ID: string;
+  Spec: object;
+}
+
 interface EngineNode {
   ID: string;
   Version: { Index: number };
@@ -153,10 +159,10 @@ export class ClusterService {
    * operators'), and of a server's swarm the organization's own — the server's node and the nodes
    * labelled as the organization's (joined for it) — never another organization's nor a shared one.
    */
-  async #visible(docker: Docker, serverId: string | undefined, organizationId: string, where: string): Promise<{ info: SwarmInfo; mine: (n: EngineNode) => boolean }> {
+  async #visible(docker: Docker, serverId: string | undefined, organizationId: string, where: string): Promise<{ info: SwarmInfo; mine: (n: ListedNode) => boolean }> {
     const info = (await this.#call(`reach the Docker engine of ${where}`, () => docker.info())) as SwarmInfo;
     if (!serverId) return { info, mine: () => true };
-    return { info, mine: n => n.ID === info.Swarm?.NodeID || ownedNode(n.Spec.Labels, organizationId) };
+    return { info, mine: n => n.ID === info.Swarm?.NodeID || ownedNode((n.Spec as EngineNode['Spec']).Labels, organizationId) };
   }
 
   /** `docker node ls` of the machine's swarm, as the CLI's JSON lines. */
@@ -181,17 +187,17 @@ export class ClusterService {
   async nodes(serverId: string | undefined, organizationId: string, em: EntityManager): Promise<Static<typeof EngineNodeView>[]> {
     const { docker, where } = await this.#engine(serverId, organizationId, em);
     const { mine } = await this.#visible(docker, serverId, organizationId, where);
-    const nodes = (await this.#call(`list the swarm nodes of ${where}`, () => docker.listNodes())) as EngineNode[];
-    return nodes.filter(mine) as unknown as Static<typeof EngineNodeView>[]; // cast: the engine's node objects, answered as they are
+    const nodes = (await this.#call(`list the swarm nodes of ${where}`, () => docker.listNodes())) as Static<typeof EngineNodeView>[];
+    return nodes.filter(mine);
   }
 
   /** `docker node inspect` of one node. */
   async node(nodeId: string, serverId: string | undefined, organizationId: string, em: EntityManager): Promise<Static<typeof EngineNodeView>> {
     const { docker, where } = await this.#engine(serverId, organizationId, em);
     const { mine } = await this.#visible(docker, serverId, organizationId, where);
-    const node = (await this.#call(`inspect node ${nodeId} of the swarm of ${where}`, () => docker.getNode(nodeId).inspect())) as EngineNode;
+    const node = (await this.#call(`inspect node ${nodeId} of the swarm of ${where}`, () => docker.getNode(nodeId).inspect())) as Static<typeof EngineNodeView>;
     if (!mine(node)) throw notFound(`Node ${nodeId}`);
-    return node as unknown as Static<typeof EngineNodeView>; // cast: the engine's node object, answered as it is
+    return node;
   }
 
   /** `docker service ls` of the organization's services on the swarm, each with the nodes its running tasks are on. */
@@ -229,7 +235,7 @@ export class ClusterService {
   }
 
   /** Node id → hostname; with `visible`, only the nodes the caller's listing shows (a task elsewhere keeps its node id alone). */
-  async #hostnames(docker: Docker, where: string, visible?: { mine: (n: EngineNode) => boolean }): Promise<Map<string, string>> {
+  async #hostnames(docker: Docker, where: string, visible?: { mine: (n: ListedNode) => boolean }): Promise<Map<string, string>> {
     const nodes = (await this.#call(`list the swarm nodes of ${where}`, () => docker.listNodes())) as EngineNode[];
     return new Map(nodes.filter(n => !visible || visible.mine(n)).map(n => [n.ID, n.Description?.Hostname ?? '']));
   }
