@@ -13,6 +13,10 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 /** Event name → payload. Plugins add their events by declaration merging. */
 export interface BerthEvents {
   platformStart: { at: string };
+  /** An organization was created (the kernel's table; by the first admin's sign-up or organization.create). */
+  organizationCreated: { organizationId: string; at: string };
+  /** An organization was deleted (after its workloads were removed). */
+  organizationRemoved: { organizationId: string; at: string };
 }
 
 type Durable<K extends keyof BerthEvents> = (payload: BerthEvents[K], em: EntityManager) => Promise<void>;

@@ -86,6 +86,16 @@ export interface TestServer {
  */
 const quiet = { info() {}, warn() {}, error() {}, debug() {} };
 
+/** organizationRemoved for each organization of a test server, awaited (whoever labelled swarm nodes for them unlabels them). */
+async function forgetOrganizations(kernel: Kernel): Promise<void> {
+  const { orm, events } = kernel.container.cradle;
+  const organizations = await orm.em
+    .fork()
+    .find(Organization, {}, { fields: ['id'] })
+    .catch(() => []);
+  for (const o of organizations) await events.emitDurable('organizationRemoved', { organizationId: o.id, at: new Date().toISOString() }).catch(() => undefined);
+}
+
 async function seedEmbeddedCluster(dataDir: string): Promise<void> {
   // The embedded database's provider, found as the kernel finds it.
   const provider = await loadProvider(loadConfig({}), 'persistence');
@@ -159,6 +169,8 @@ export async function startTestServer(config: Partial<BerthConfig> = {}, mode = 
         return boot(more ?? {}, hook);
       },
       destroy: async () => {
+        // The engine is shared by every test file: its organizations' placement labels go with the server.
+        for (const k of kernels) await forgetOrganizations(k);
         for (const k of kernels) await k.stop();
         await db?.drop();
         rmSync(dataDir, { recursive: true, force: true });

@@ -18,6 +18,12 @@ export const JoinInput = Type.Object({
   serverId: Id(),
   managerServerId: Type.Optional(Nullable(Type.String({ maxLength: 255, description: "the server whose swarm it joins; null or absent: this machine's" }))),
   role: Type.Union([Type.Literal('worker'), Type.Literal('manager')]),
+  shared: Type.Optional(
+    Type.Boolean({
+      description:
+        "this machine's swarm only: true (the default) — every organization's tasks may run on the node; false — the instance operators' organization's alone. A server's swarm is its organization's own: true is refused there",
+    }),
+  ),
 });
 export type JoinInput = Static<typeof JoinInput>;
 

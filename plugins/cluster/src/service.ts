@@ -7,8 +7,8 @@
 // command line, and a failed join's message is scrubbed of them.
 import { isIP } from 'node:net';
 import type Docker from 'dockerode';
-import { BerthError, conflict, invalidField, type BerthEvents, type Cradle, type EntityManager } from '@berth/core';
-import { ORGANIZATION_LABEL } from '@berth/plugin-hosts';
+import { BerthError, Organization, conflict, invalidField, notFound, type BerthEvents, type Cradle, type EntityManager } from '@berth/core';
+import { ORGANIZATION_LABEL, onlyOrganizationLabels, ownedNode, relabelNode, sharedLabels, updateNode } from '@berth/plugin-hosts';
 import type {} from '@berth/plugin-server'; // the `servers` of the container
 import type { Static } from '@berth/core';
 import type { EngineNode as EngineNodeView, JoinInput, Joined, NodeApp, NodeLine, Removed } from './schemas.ts';
@@ -27,6 +27,12 @@ interface SwarmInfo {
     Cluster?: { ID?: string; TLSInfo?: { TrustRoot?: string } };
     RemoteManagers?: { NodeID: string; Addr: string }[] | null;
   };
+}
+
+/** What a listing's filter reads of a node, whichever way the node is typed. */
+interface ListedNode {
+  ID: string;
+  Spec: object;
 }
 
 interface EngineNode {
@@ -148,11 +154,22 @@ export class ClusterService {
   }
 
   // ------------------------------------------------------------ swarm.*
+  /**
+   * The nodes a listing shows: every node of this machine's swarm (its listings are the instance
+   * operators'), and of a server's swarm the organization's own — the server's node and the nodes
+   * labelled as the organization's (joined for it) — never another organization's nor a shared one.
+   */
+  async #visible(docker: Docker, serverId: string | undefined, organizationId: string, where: string): Promise<{ info: SwarmInfo; mine: (n: ListedNode) => boolean }> {
+    const info = (await this.#call(`reach the Docker engine of ${where}`, () => docker.info())) as SwarmInfo;
+    if (!serverId) return { info, mine: () => true };
+    return { info, mine: n => n.ID === info.Swarm?.NodeID || ownedNode((n.Spec as EngineNode['Spec']).Labels, organizationId) };
+  }
+
   /** `docker node ls` of the machine's swarm, as the CLI's JSON lines. */
   async nodeLines(serverId: string | undefined, organizationId: string, em: EntityManager): Promise<NodeLine[]> {
     const { docker, where } = await this.#engine(serverId, organizationId, em);
-    const info = (await this.#call(`reach the Docker engine of ${where}`, () => docker.info())) as SwarmInfo;
-    const nodes = (await this.#call(`list the swarm nodes of ${where}`, () => docker.listNodes())) as EngineNode[];
+    const { info, mine } = await this.#visible(docker, serverId, organizationId, where);
+    const nodes = ((await this.#call(`list the swarm nodes of ${where}`, () => docker.listNodes())) as EngineNode[]).filter(mine);
     const root = info.Swarm?.Cluster?.TLSInfo?.TrustRoot;
     return nodes.map(n => ({
       Availability: capital(n.Spec.Availability),
@@ -169,13 +186,18 @@ export class ClusterService {
   /** The engine's node objects (cluster.getNodes) */
   async nodes(serverId: string | undefined, organizationId: string, em: EntityManager): Promise<Static<typeof EngineNodeView>[]> {
     const { docker, where } = await this.#engine(serverId, organizationId, em);
-    return (await this.#call(`list the swarm nodes of ${where}`, () => docker.listNodes())) as Static<typeof EngineNodeView>[];
+    const { mine } = await this.#visible(docker, serverId, organizationId, where);
+    const nodes = (await this.#call(`list the swarm nodes of ${where}`, () => docker.listNodes())) as Static<typeof EngineNodeView>[];
+    return nodes.filter(mine);
   }
 
   /** `docker node inspect` of one node. */
   async node(nodeId: string, serverId: string | undefined, organizationId: string, em: EntityManager): Promise<Static<typeof EngineNodeView>> {
     const { docker, where } = await this.#engine(serverId, organizationId, em);
-    return (await this.#call(`inspect node ${nodeId} of the swarm of ${where}`, () => docker.getNode(nodeId).inspect())) as Static<typeof EngineNodeView>;
+    const { mine } = await this.#visible(docker, serverId, organizationId, where);
+    const node = (await this.#call(`inspect node ${nodeId} of the swarm of ${where}`, () => docker.getNode(nodeId).inspect())) as Static<typeof EngineNodeView>;
+    if (!mine(node)) throw notFound(`Node ${nodeId}`);
+    return node;
   }
 
   /** `docker service ls` of the organization's services on the swarm, each with the nodes its running tasks are on. */
@@ -186,7 +208,10 @@ export class ClusterService {
       docker.listServices({ status: true, filters: { label: [`${ORGANIZATION_LABEL}=${organizationId}`] } } as {}),
     )) as unknown as Service[];
     if (!services.length) return [];
-    const [tasks, hostnames] = await Promise.all([this.#tasks(docker, where, { 'desired-state': ['running'] }), this.#hostnames(docker, where)]);
+    const [tasks, hostnames] = await Promise.all([
+      this.#tasks(docker, where, { 'desired-state': ['running'] }),
+      this.#hostnames(docker, where, await this.#visible(docker, serverId, organizationId, where)),
+    ]);
     return services
       .map(s => ({
         ID: s.ID,
@@ -209,9 +234,28 @@ export class ClusterService {
     return (await this.#call(`list the tasks of ${where}`, () => docker.listTasks({ filters }))) as EngineTask[];
   }
 
-  async #hostnames(docker: Docker, where: string): Promise<Map<string, string>> {
+  /** Node id → hostname; with `visible`, only the nodes the caller's listing shows (a task elsewhere keeps its node id alone). */
+  async #hostnames(docker: Docker, where: string, visible?: { mine: (n: ListedNode) => boolean }): Promise<Map<string, string>> {
     const nodes = (await this.#call(`list the swarm nodes of ${where}`, () => docker.listNodes())) as EngineNode[];
-    return new Map(nodes.map(n => [n.ID, n.Description?.Hostname ?? '']));
+    return new Map(nodes.filter(n => !visible || visible.mine(n)).map(n => [n.ID, n.Description?.Hostname ?? '']));
+  }
+
+  /**
+   * Placement by ownership, at join (and when a member is named again, which is how its sharing
+   * changes): a server joined to this machine's swarm for the instance operators' organization is
+   * shared (every organization's label) unless the join says `shared: false`; one joined for
+   * another organization, or to a server's swarm, is that organization's alone. The manager's
+   * engine labels the node before the join answers.
+   */
+  async #labelJoined(manager: Docker, managerWhere: string, nodeId: string, managerServerId: string | null, organizationId: string, wanted: boolean | undefined, em: EntityManager): Promise<void> {
+    const shared = !managerServerId && wanted !== false && organizationId === (await this.#cradle().accounts.instanceOrganizationId());
+    const organizations = shared ? (await em.find(Organization, {}, { fields: ['id'] })).map(o => o.id) : [];
+    await relabelNode(
+      manager,
+      nodeId,
+      labels => (shared ? sharedLabels(labels, organizations) : onlyOrganizationLabels(labels, organizationId)),
+      (what, fn) => this.#call(`${what} of the swarm of ${managerWhere}`, fn),
+    );
   }
 
   // ------------------------------------------------------------ cluster.*
@@ -232,6 +276,7 @@ export class ClusterService {
     const managerServerId = await this.#server(input.managerServerId, organizationId, em);
     // A manager of this machine's swarm commands every organization's services there.
     if (!managerServerId && input.role === 'manager' && !(await isOwner())) throw ownersAlone('role', "a manager of this machine's swarm controls every organization's services");
+    if (managerServerId && input.shared === true) throw invalidField('shared', "a server's swarm is its organization's own: only a node of this machine's swarm is shared");
     if (managerServerId === serverId) throw invalidField('managerServerId', 'a server cannot join its own swarm');
     const managerWhere = managerServerId ? `server ${managerServerId}` : 'this machine';
     const where = `server ${serverId}`;
@@ -257,6 +302,7 @@ export class ClusterService {
       const member = managerNodes.find(n => n.ID === current);
       if (member) {
         if ((member.Spec.Role ?? 'worker') !== input.role) throw conflict(`${where} is already a ${member.Spec.Role} of the swarm of ${managerWhere} (node ${current})`);
+        await this.#labelJoined(manager, managerWhere, current, managerServerId, organizationId, input.shared, em);
         // Announced again: what the swarm's nodes are given (a registry's CA) reaches one joined by hand too.
         await this.#announce('serverJoinedSwarm', { organizationId, serverId, managerServerId, nodeId: current, role: input.role, at: new Date().toISOString() }, em);
         return { nodeId: current, serverId, managerServerId, role: input.role, advertiseAddr: member.Status?.Addr ?? '' };
@@ -287,6 +333,7 @@ export class ClusterService {
     const joined = (await this.#call(`reach the Docker engine of ${where}`, async () => (await this.#hosts.asIs(serverId)).info())) as SwarmInfo;
     const nodeId = joined.Swarm?.NodeID;
     if (!nodeId) throw new BerthError('INTERNAL_SERVER_ERROR', `${where} answered no swarm node id after joining`);
+    await this.#labelJoined(manager, managerWhere, nodeId, managerServerId, organizationId, input.shared, em);
     this.#cradle().logger.info({ serverId, managerServerId, role: input.role, nodeId }, 'server joined the swarm');
     await this.#announce('serverJoinedSwarm', { organizationId, serverId, managerServerId, nodeId, role: input.role, at: new Date().toISOString() }, em);
     return { nodeId, serverId, managerServerId, role: input.role, advertiseAddr };
@@ -335,8 +382,13 @@ export class ClusterService {
     const running = await this.#tasks(docker, where, { 'desired-state': ['running'] });
     const before = running.filter(t => t.NodeID === node.ID);
     const existing = new Set(running.map(t => t.ID));
-    await this.#call(`drain node ${node.ID} of the swarm of ${where}`, () =>
-      docker.getNode(node.ID).update({ _query: { version: node.Version.Index }, _body: { ...node.Spec, Availability: 'drain' } }),
+    // Read anew and retried when a relabel (placement by ownership) updated the node in between.
+    await updateNode(
+      docker,
+      node.ID,
+      `drain node ${node.ID} of the swarm of ${where}`,
+      now => ({ ...now.Spec, Availability: 'drain' }),
+      (what, fn) => this.#call(what, fn),
     );
     // cast: as in apps()
     const services = (await this.#call(`list the services of ${where}`, () => docker.listServices())) as unknown as Service[];

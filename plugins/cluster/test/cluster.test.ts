@@ -293,7 +293,11 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     const one = await client.get('application.one', { applicationId });
     t.same(one.body.placementSwarm?.Constraints, [`node.id == ${nodeA}`], 'the pin is in placementSwarm, for the user to see and change');
     const spec = (await engineA.getService(appName).inspect()) as { Spec: { TaskTemplate: { Placement?: { Constraints?: string[] } } } };
-    t.same(spec.Spec.TaskTemplate.Placement?.Constraints, [`node.id == ${nodeA}`], 'the service carries it');
+    t.same(
+      spec.Spec.TaskTemplate.Placement?.Constraints,
+      [`node.labels.berth.org.${organizationId}==true`, `node.id == ${nodeA}`],
+      "the service carries it, after its organization's placement constraint",
+    );
     const tasks = (await engineA.listTasks({ filters: { service: [appName], 'desired-state': ['running'] } })) as { NodeID: string }[];
     t.same(
       tasks.map(task => task.NodeID),

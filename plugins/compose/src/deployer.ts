@@ -203,6 +203,8 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
     // On a server: the program drives its engine through the forwarded socket (build contexts
     // stream over the connection), and the images it lacks are copied from this machine's first.
     const dockerHost = await cradle.hosts.dockerHost(serverId);
+    // A stack's services are placed by ownership: the nodes its organization may use carry its label first.
+    if (type === 'stack') await cradle.hosts.ensurePlacement(serverId, row.organizationId);
     if (serverId !== null) {
       for (const image of images) {
         if ((await cradle.hosts.provideImage(serverId, image, run.signal)) === 'copied') run.log(`Copied ${image} to the server`);

@@ -44,6 +44,16 @@ export interface ContainerHosts {
   afterReady(task: (docker: Docker) => Promise<void>): void;
   /** At boot: a changed platformNetwork is refused while this instance's workloads sit on the former one. */
   checkNetworkAtBoot(exists: WorkloadExists, em: EntityManager): Promise<void>;
+  /**
+   * Before a service of `organizationId` is made or updated on the machine of `serverId`: the nodes
+   * it may use carry its label (this machine's shared nodes; a server's own node is labelled when
+   * its engine is prepared). Idempotent; asks this machine's engine once per organization.
+   */
+  ensurePlacement(serverId: string | null, organizationId: string): Promise<void>;
+  /** An organization was created: this machine's shared nodes get its label (when the engine has been reached). */
+  organizationAdded(organizationId: string): Promise<void>;
+  /** An organization was removed: its label goes from this machine's swarm nodes. */
+  organizationRemoved(organizationId: string): Promise<void>;
   /** Closes a server's connection (its record changed or went away); the next of() connects again. */
   forget(serverId: string): Promise<void>;
   /** Each organization's default SSH key (settings.saveSSHPrivateKey), which its servers without a key of their own connect with. */

@@ -4,13 +4,14 @@
 // platform network, Berth's); see server-engine.ts for images copied to a server and the local
 // socket that forwards programs run here to a server's engine.
 import type Docker from 'dockerode';
-import { badRequest, BerthError, notFound, optionalService, type Cradle, type EntityManager, type HostConnection, type Logger } from '@berth/core';
+import { badRequest, BerthError, notFound, optionalService, Organization, type Cradle, type EntityManager, type HostConnection, type Logger } from '@berth/core';
 import type { ContainerHosts, DirectoryServer, Host } from './container-hosts.ts';
 import { DefaultSshKeys } from './default-key.ts';
 import { engineCall } from './engine-errors.ts';
 import { advertiseAddress, copyImage, EngineSocket, hasImage, prepareEngine } from './server-engine.ts';
 import { localRouteAddress } from './route-address.ts';
 import { recordedPlatformNetwork, recordPlatformNetwork, refuseWhileAttached, type WorkloadExists } from './platform-network.ts';
+import { ORGANIZATION_NODE_LABEL, SHARED_NODE_LABEL, organizationNodeLabel, ownLabels, relabelNode, sharedLabels, withoutOrganization } from './node-labels.ts';
 
 export class Hosts implements ContainerHosts {
   readonly #cradle: () => Cradle;
@@ -26,6 +27,8 @@ export class Hosts implements ContainerHosts {
   /** Servers connected with their organization's default key, by serverId: the organization. */
   readonly #onDefaultKey = new Map<string, string>();
   readonly defaultKeys: DefaultSshKeys;
+  /** The organizations whose label this machine's shared nodes are known to carry (ensurePlacement asks the engine once each). */
+  readonly #placed = new Set<string>();
 
   constructor({ cradle, logger, config }: { cradle: () => Cradle; logger: Logger; config: { swarmAdvertiseAddr?: string; platformNetwork: string; dataDir: string } }) {
     this.#cradle = cradle;
@@ -180,6 +183,8 @@ export class Hosts implements ContainerHosts {
             network: this.platformNetwork,
             where: `server ${serverId}`,
           });
+          // Its own node is its organization's: labelled before any service there is made or updated.
+          if (record.organizationId) await this.#labelOwnNode(docker, record.organizationId, `server ${serverId}`);
           return docker;
         })
         .catch(e => {
@@ -214,7 +219,111 @@ export class Hosts implements ContainerHosts {
       where: 'this machine',
     });
     await recordPlatformNetwork(this.#dataDir, this.platformNetwork);
+    await this.#labelSharedNodes(docker);
     return docker;
+  }
+
+  async ensurePlacement(serverId: string | null, organizationId: string): Promise<void> {
+    const docker = await (await this.of(serverId)).engine(); // prepared: its own node labelled
+    if (serverId !== null || this.#placed.has(organizationId)) return;
+    await this.#eachNode(
+      docker,
+      'this machine',
+      labels => labels[SHARED_NODE_LABEL] === 'true',
+      labels => (labels[organizationNodeLabel(organizationId)] === 'true' ? null : { ...labels, [organizationNodeLabel(organizationId)]: 'true' }),
+    );
+    this.#placed.add(organizationId);
+  }
+
+  async organizationAdded(organizationId: string): Promise<void> {
+    // Not reached yet: its preparation labels the shared nodes with every organization there is then.
+    if (!this.#ready) return;
+    await this.ensurePlacement(null, organizationId);
+  }
+
+  async organizationRemoved(organizationId: string): Promise<void> {
+    this.#placed.delete(organizationId);
+    if (!this.#ready) return;
+    const docker = await this.local();
+    await this.#eachNode(
+      docker,
+      'this machine',
+      () => true,
+      labels => withoutOrganization(labels, organizationId),
+    );
+  }
+
+  /** Every organization there is (the kernel's table; none for the plugin used without a kernel). */
+  async #organizations(): Promise<string[]> {
+    const orm = optionalService(this.#cradle(), 'orm');
+    if (!orm) return [];
+    return (await orm.em.fork().find(Organization, {}, { fields: ['id'] })).map(o => o.id);
+  }
+
+  /**
+   * This machine's shared nodes get every organization's label (an upgrade's first use labels
+   * them so, before any service is updated): its own node, the nodes marked shared, and the
+   * managers Berth has not given to one organization (before placement by ownership, only the
+   * instance owner joined managers). A worker joined before then carries no organization's label
+   * and gets no task until cluster.joinServer names its server again.
+   */
+  async #labelSharedNodes(docker: Docker): Promise<void> {
+    const info = (await this.call('reach the Docker engine of this machine', () => docker.info())) as { Swarm?: { NodeID?: string } };
+    const self = info.Swarm?.NodeID;
+    const organizations = await this.#organizations();
+    const unplaced: string[] = [];
+    await this.#eachNode(
+      docker,
+      'this machine',
+      (labels, node) => {
+        const placed = Object.keys(labels).some(k => k.startsWith(ORGANIZATION_NODE_LABEL));
+        if (node.ID === self || labels[SHARED_NODE_LABEL] === 'true' || (node.Spec.Role === 'manager' && !placed)) return true;
+        if (!placed) unplaced.push(node.Description?.Hostname ?? node.ID);
+        return false;
+      },
+      labels => sharedLabels(labels, organizations),
+    );
+    for (const id of organizations) this.#placed.add(id);
+    if (unplaced.length) this.#log.warn({ nodes: unplaced }, "swarm workers of this machine carry no organization's label: no workload is placed on them until cluster.joinServer names their server");
+  }
+
+  /** An organization's server: its own node carries the organization's label. */
+  async #labelOwnNode(docker: Docker, organizationId: string, where: string): Promise<void> {
+    const info = (await this.call(`reach the Docker engine of ${where}`, () => docker.info())) as { Swarm?: { NodeID?: string } };
+    const self = info.Swarm?.NodeID;
+    if (!self) return;
+    await relabelNode(
+      docker,
+      self,
+      labels => ownLabels(labels, organizationId),
+      (what, fn) => this.call(`${what} of ${where}`, fn),
+    );
+  }
+
+  async #eachNode(
+    docker: Docker,
+    where: string,
+    which: (labels: Record<string, string>, node: { ID: string; Spec: { Role?: string }; Description?: { Hostname?: string } }) => boolean,
+    next: (labels: Record<string, string>) => Record<string, string> | null,
+  ): Promise<void> {
+    // cast: dockerode's node list, read for ids, roles and labels
+    const nodes = (await this.call(`list the swarm nodes of ${where}`, () => docker.listNodes())) as {
+      ID: string;
+      Spec: { Role?: string; Labels?: Record<string, string> };
+      Description?: { Hostname?: string };
+    }[];
+    for (const node of nodes) {
+      if (!which(node.Spec.Labels ?? {}, node)) continue;
+      if (
+        await relabelNode(
+          docker,
+          node.ID,
+          labels => next(labels),
+          (what, fn) => this.call(`${what} of ${where}`, fn),
+        )
+      )
+        this.#log.info({ nodeId: node.ID, where }, 'swarm node labels for placement updated');
+    }
   }
 }
 

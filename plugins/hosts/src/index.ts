@@ -14,6 +14,18 @@ export { checkedPrivateKey, type DefaultSshKeys } from './default-key.ts';
 export { engineError, engineCall } from './engine-errors.ts';
 export { ensurePlatformNetwork, DEFAULT_PLATFORM_NETWORK, PLATFORM_NETWORK_LABELS, type WorkloadExists } from './platform-network.ts';
 export { KIND_LABEL, ID_LABEL, ORGANIZATION_LABEL } from './labels.ts';
+export {
+  ORGANIZATION_NODE_LABEL,
+  SHARED_NODE_LABEL,
+  organizationConstraint,
+  organizationNodeLabel,
+  onlyOrganizationLabels,
+  ownedNode,
+  relabelNode,
+  sharedLabels,
+  updateNode,
+  withOrganizationConstraint,
+} from './node-labels.ts';
 export { localRouteAddress } from './route-address.ts';
 export { HostsConfig, type HostsSettings } from './config.ts';
 export { Hosts };
@@ -29,6 +41,14 @@ export default definePlugin({
     berth.migrations(...hostsMigrations);
     berth.provide({ hosts: asValue(hosts) });
     berth.procedures(...hostsProcedures);
+    // Placement by ownership: this machine's shared nodes carry every organization's label.
+    berth.events.on('organizationCreated', ({ organizationId }) => hosts.organizationAdded(organizationId));
+    // Awaited by emitDurable (a test server's teardown takes its organizations' labels off the engine it shares); never the deletion's failure.
+    berth.events.onDurable('organizationRemoved', ({ organizationId }) =>
+      hosts
+        .organizationRemoved(organizationId)
+        .catch((err: unknown) => cradle.logger.warn({ err, organizationId }, "an organization's placement label was not removed from this machine's swarm nodes")),
+    );
     berth.http(app => {
       app.addHook('onClose', async () => hosts.close());
     });

@@ -8,7 +8,7 @@ const DAY = 24 * 3600 * 1000;
 
 export type OrganizationRemover = (organizationId: string, em: EntityManager) => Promise<void>;
 
-export class OrganizationService extends IdentityStore<'sessions' | 'accounts'> {
+export class OrganizationService extends IdentityStore<'sessions' | 'accounts' | 'events'> {
   readonly #removers: OrganizationRemover[] = [];
 
   /** Adds what must happen before an organization is deleted (its rows cascade through foreign keys; its engine objects do not). */
@@ -37,6 +37,8 @@ export class OrganizationService extends IdentityStore<'sessions' | 'accounts'> 
     const org = em.create(Organization, { id: newId(), name, logo: logo ?? null, slug: null, ownerId: userId, createdAt: new Date() });
     em.create(Member, { id: newId(), userId, organizationId: org.id, role: 'owner', createdAt: new Date() });
     await em.flush();
+    // Placement by ownership: the nodes every organization shares get its label (the hosts plugin).
+    this.deps.events.emit('organizationCreated', { organizationId: org.id, at: new Date().toISOString() });
     return toOrganizationView(org);
   }
 
@@ -65,6 +67,7 @@ export class OrganizationService extends IdentityStore<'sessions' | 'accounts'> 
     for (const remove of this.#removers) await remove(organizationId, em);
     await em.nativeDelete(Organization, { id: organizationId });
     this.deps.sessions.invalidate();
+    this.deps.events.emit('organizationRemoved', { organizationId, at: new Date().toISOString() });
   }
 
   /** Makes an organization the caller's default, and the active one of the calling session. */

@@ -46,7 +46,7 @@ async function newUser(em: EntityManager, email: string, password: string) {
 /** The organization's billing as the peer shows it on its owner's user row (the billing plugin's, when enabled). */
 export type BillingFields = Pick<MemberView['user'], 'stripeCustomerId' | 'stripeSubscriptionId' | 'serversQuantity'>;
 
-export class UserService extends IdentityStore<'sessions' | 'config'> {
+export class UserService extends IdentityStore<'sessions' | 'config' | 'events'> {
   #billing?: (organizationId: string) => Promise<BillingFields | null>;
 
   /** Where an owner's view reads its organization's billing fields (set by the billing plugin). */
@@ -62,7 +62,7 @@ export class UserService extends IdentityStore<'sessions' | 'config'> {
 
   /** The first account: an owner with a fresh default organization. Only while there is no owner. */
   async createFirstAdmin(email: string, password: string) {
-    const userId = await this.em().transactional(async tx => {
+    const { userId, organizationId } = await this.em().transactional(async tx => {
       // Serialise concurrent first-admin requests: exactly one wins.
       await tx.getConnection().execute('select pg_advisory_xact_lock(7262001)', [], 'all', tx.getTransactionContext());
       // A loser of the race called without credentials, like any later caller: 401, not 403.
@@ -71,8 +71,9 @@ export class UserService extends IdentityStore<'sessions' | 'config'> {
       const org = tx.create(Organization, { id: newId(), name: 'My Organization', ownerId: user.id, slug: null, logo: null, createdAt: new Date() });
       tx.create(Member, { id: newId(), userId: user.id, organizationId: org.id, role: 'owner', createdAt: new Date() });
       user.defaultOrganizationId = org.id;
-      return user.id;
+      return { userId: user.id, organizationId: org.id };
     });
+    this.deps.events.emit('organizationCreated', { organizationId, at: new Date().toISOString() });
     return this.deps.sessions.signIn(userId, 'session');
   }
 

@@ -15,6 +15,7 @@ export {
 } from './registry.ts';
 export { recordPushSource, type PushRecords } from './push-source.ts';
 export type { ContainerHosts, Host } from '@berth/plugin-hosts';
+export { organizationConstraint, withOrganizationConstraint } from '@berth/plugin-hosts';
 export type { WorkloadService, ServiceMount, ServicePort, SwarmHealthCheck, SwarmRestartPolicy, SwarmPlacement, SwarmUpdateConfig, SwarmMode, SwarmNetwork } from './services.ts';
 export { type MountRecord, type PortRecord, type MountDirectory, type PortDirectory, type BackupDirectory, type DomainDirectory, type AttachedDomain } from './attachments.ts';
 export { HostPorts, type PortHold, type PortHolder } from './host-ports.ts';

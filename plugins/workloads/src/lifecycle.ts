@@ -120,6 +120,8 @@ export abstract class WorkloadLifecycle<Row> implements Deployer {
     const admit: Admit = async (w, deploy) => {
       await admitWorkload(w, docker, hostAccess);
       if (serverId !== null) await hosts.provideImage(serverId, w.image);
+      // The nodes the record's organization may use carry its label before its service is made or updated.
+      await hosts.ensurePlacement(serverId, this.owner(row).organizationId);
       const constraints = deploy.spec.TaskTemplate?.Placement?.Constraints ?? [];
       await checkNodesCanPull(docker, { image: w.image, constraints, auth: deploy.auth, log: deploy.log }, nodeEngines(this.cradle(), docker, this.identify(row)));
     };

@@ -38,3 +38,11 @@ t.test('the constraints Berth reads, == and !=, any case and spacing', async t =
   for (const [constraint, expected] of cases) t.equal(placeable(node(), [constraint]), expected, constraint);
   t.notOk(placeable(node(), ['node.role==worker', 'node.hostname==w2']), 'every constraint must hold');
 });
+
+t.test("a label's name is matched as written (an organization's id has capitals): only the attribute's prefix in any case", async t => {
+  const labelled = node({ Spec: { Role: 'worker', Availability: 'active', Labels: { 'berth.org.gfxXWPv-c3O5': 'true' } } });
+  t.ok(placeable(labelled, ['node.labels.berth.org.gfxXWPv-c3O5==true']), 'the organization the node carries');
+  t.ok(placeable(labelled, ['Node.Labels.berth.org.gfxXWPv-c3O5 == true']), 'the prefix in another case');
+  t.notOk(placeable(labelled, ['node.labels.berth.org.gfxxwpv-c3o5==true']), 'another name, as Swarm reads it');
+  t.notOk(placeable(labelled, ['node.labels.berth.org.Other==true']), 'another organization');
+});

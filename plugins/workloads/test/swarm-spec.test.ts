@@ -232,3 +232,23 @@ t.test('names that reach the host are checked, naming the field', async t => {
   });
   t.same(refusedImages, [], 'valid references of every shape pass');
 });
+
+t.test("placement by ownership: the organization's constraint is always there, the user's are kept and can only narrow", async t => {
+  const ORG = 'Org_a-1';
+  const ours = 'node.labels.berth.org.Org_a-1==true';
+  const owned = (placement?: WorkloadService['placement']) =>
+    workload({ ownerLabels: { 'berth.kind': 'application', 'berth.id': 'app_1', 'berth.organization': ORG }, ...(placement === undefined ? {} : { placement }) });
+  const placementOf = (w: WorkloadService) => (toServiceSpec(w, { platformNetwork: NET }).TaskTemplate as Record<string, any>).Placement;
+  t.same(placementOf(owned()), { Constraints: [ours] }, 'no placement of its own: the organization constraint alone');
+  t.same(placementOf(owned(null)), { Constraints: [ours] });
+  const users = ['node.role == manager', 'node.labels.region!=eu-west'];
+  const w = owned({ Constraints: users, Preferences: [{ Spread: { SpreadDescriptor: 'node.labels.zone' } }] });
+  t.same(placementOf(w), { Constraints: [ours, ...users], Preferences: [{ Spread: { SpreadDescriptor: 'node.labels.zone' } }] }, "the user's constraints as written, after the organization's");
+  t.same(w.placement!.Constraints, users, "the record's own constraints are not changed");
+  // Constraints are ANDed: naming another organization's label, or repeating ours, cannot drop ours.
+  const widen = owned({ Constraints: ['node.labels.berth.org.other==true', 'node.labels.berth.org.Org_a-1 == true'] });
+  t.same(placementOf(widen).Constraints, [ours, 'node.labels.berth.org.other==true'], "another organization's label only narrows; a repeat of ours is not added twice");
+  const negate = owned({ Constraints: ['node.labels.berth.org.Org_a-1!=true'] });
+  t.same(placementOf(negate).Constraints, [ours, 'node.labels.berth.org.Org_a-1!=true'], 'a negation of ours is ANDed with it (no node), never replaces it');
+  t.same(placementOf(workload({ placement: { Constraints: ['node.role==worker'] } })), { Constraints: ['node.role==worker'] }, 'a service of no organization (no owner label) keeps its own placement');
+});

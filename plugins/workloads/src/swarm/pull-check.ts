@@ -24,14 +24,16 @@ export type NodeEngine = (nodeId: string) => Promise<Docker | null>;
 /** How long one node may take to answer (a registry it cannot reach may leave the engine waiting). */
 const NODE_TIMEOUT_MS = 30_000;
 
-function attribute(node: SwarmNode, key: string): string | undefined {
+/** The node's value for a constraint's key: the attribute names are matched in any case, a label's name exactly as Swarm does. */
+function attribute(node: SwarmNode, written: string): string | undefined {
+  const key = written.toLowerCase();
   if (key === 'node.id') return node.ID;
   if (key === 'node.hostname') return node.Description?.Hostname;
   if (key === 'node.role') return node.Spec?.Role;
   if (key === 'node.platform.os') return node.Description?.Platform?.OS;
   if (key === 'node.platform.arch') return node.Description?.Platform?.Architecture;
-  if (key.startsWith('node.labels.')) return node.Spec?.Labels?.[key.slice('node.labels.'.length)] ?? '';
-  if (key.startsWith('engine.labels.')) return node.Description?.Engine?.Labels?.[key.slice('engine.labels.'.length)] ?? '';
+  if (key.startsWith('node.labels.')) return node.Spec?.Labels?.[written.slice('node.labels.'.length)] ?? '';
+  if (key.startsWith('engine.labels.')) return node.Description?.Engine?.Labels?.[written.slice('engine.labels.'.length)] ?? '';
   return undefined;
 }
 
@@ -42,7 +44,7 @@ export function placeable(node: SwarmNode, constraints: readonly string[]): bool
   return constraints.every(c => {
     const m = /^\s*([\w.-]+)\s*(==|!=)\s*(.*?)\s*$/.exec(c);
     if (!m) return true;
-    const value = attribute(node, m[1]!.toLowerCase());
+    const value = attribute(node, m[1]!);
     if (value === undefined) return true;
     return (value.toLowerCase() === m[3]!.toLowerCase()) === (m[2] === '==');
   });

@@ -19,7 +19,8 @@ import type Docker from 'dockerode';
 import { DEFAULT_PLATFORM_NETWORK, engineCall, type EngineCalls } from '@berth/plugin-hosts';
 import type { WorkloadService } from '../services.ts';
 import { checkServiceName, toServiceSpec, type ServiceSpec } from './service-spec.ts';
-import { ID_LABEL, assertOwned } from '../owners.ts';
+import { ID_LABEL, ORGANIZATION_LABEL, assertOwned } from '../owners.ts';
+import { withOrganizationConstraint } from '@berth/plugin-hosts';
 import { BerthError, badRequest, notFound } from '@berth/core';
 
 export interface RegistryAuth {
@@ -364,7 +365,10 @@ export class SwarmRunner {
     for (let attempt = 1; ; attempt++) {
       const before = await this.#tasks(base.ID);
       const highest = Math.max(base.Spec.TaskTemplate?.ForceUpdate ?? 0, base.PreviousSpec?.TaskTemplate?.ForceUpdate ?? 0, ...before.map(t => t.Spec?.ForceUpdate ?? 0));
-      const { spec, forceUpdate } = build(base, highest + 1);
+      const built = build(base, highest + 1);
+      const { forceUpdate } = built;
+      // A scale or restart sends the engine's spec back: one made before placement by ownership gains its organization's constraint.
+      const spec = withOwnersPlacement(built.spec);
       if (line) log(`${line}, version ${base.Version.Index}`);
       try {
         const answer = await this.#call(`update service ${name}`, async () => {
@@ -557,4 +561,12 @@ export function demux(buffer: Buffer): string {
   }
   if (offset < buffer.length && parts.length === 0) return buffer.toString('utf8');
   return Buffer.concat(parts).toString('utf8');
+}
+
+/** The spec with its organization's placement constraint (from its owner label) first, the rest kept. */
+function withOwnersPlacement(spec: ServiceSpec): ServiceSpec {
+  const organizationId = spec.Labels?.[ORGANIZATION_LABEL];
+  if (!organizationId || !spec.TaskTemplate) return spec;
+  const placement = spec.TaskTemplate.Placement ?? {};
+  return { ...spec, TaskTemplate: { ...spec.TaskTemplate, Placement: { ...placement, Constraints: withOrganizationConstraint(organizationId, placement.Constraints) } } };
 }

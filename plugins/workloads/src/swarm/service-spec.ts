@@ -11,12 +11,17 @@
 //   same host port on one node. A failed update rolls back to the previous spec.
 // - Berth's own labels (ownerLabels) win over user labels of the same key, on the service and
 //   on its containers.
+// - Placement by ownership: a workload of an organization (its berth.organization owner label)
+//   gets the constraint node.labels.berth.org.<id>==true first, then the record's own constraints
+//   as written; constraints are ANDed, so the user's narrow the nodes and never widen them (the
+//   record keeps what the user wrote: the merge is made here, on every create and update).
 // - Every name that reaches the host is checked here; a bad one is BAD_REQUEST with an issue
 //   whose path names the WorkloadService field.
 import type Docker from 'dockerode';
 import type { ServicePort, WorkloadService } from '../services.ts';
 import { ENV_KEY, toEnvList } from './env.ts';
 import { type Issue, badRequest } from '@berth/core';
+import { ORGANIZATION_LABEL, withOrganizationConstraint } from '@berth/plugin-hosts';
 
 /** What Swarm accepts as a service name (a DNS label; no dots), at most 63 characters. */
 export const SERVICE_NAME = /^(?=.{1,63}$)[a-zA-Z0-9](?:[-_]*[a-zA-Z0-9]+)*$/;
@@ -94,7 +99,7 @@ export function toServiceSpec(w: WorkloadService, opts: ServiceSpecOptions): Ser
         Reservations: compact({ MemoryBytes: w.memoryReservation ?? undefined, NanoCPUs: w.cpuReservation ?? undefined }),
       }),
       RestartPolicy: w.restartPolicy ?? undefined,
-      Placement: w.placement ?? undefined,
+      Placement: placementOf(w),
       Networks: networks.length ? networks : undefined,
       ForceUpdate: opts.forceUpdate ?? 0,
     }),
@@ -106,6 +111,13 @@ export function toServiceSpec(w: WorkloadService, opts: ServiceSpecOptions): Ser
       Ports: w.ports.length ? w.ports.map(p => ({ Protocol: p.protocol, TargetPort: p.targetPort, PublishedPort: p.publishedPort, PublishMode: p.publishMode })) : undefined,
     }),
   }) as ServiceSpec;
+}
+
+/** The record's placement with its organization's constraint first (see the decisions above). */
+export function placementOf(w: Pick<WorkloadService, 'placement' | 'ownerLabels'>): WorkloadService['placement'] | undefined {
+  const organizationId = w.ownerLabels[ORGANIZATION_LABEL];
+  if (!organizationId) return w.placement ?? undefined;
+  return { ...(w.placement ?? {}), Constraints: withOrganizationConstraint(organizationId, w.placement?.Constraints) };
 }
 
 function check(w: WorkloadService): void {
