@@ -7,7 +7,7 @@
 // removed there; nothing of them ever appears on the local engine. An application from a git
 // provider (Bitbucket, on loopback) is cloned here and built there: its token is found on no file
 // and in no process of that host. A serverId nobody keeps, or
-// another organization's, is 404.
+// another organization's (a real second organization naming it), is 404.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import http from 'node:http';
@@ -15,11 +15,11 @@ import path from 'node:path';
 import t from 'tap';
 import Docker from 'dockerode';
 import pg from 'pg';
-import { asValue } from '@berth/core';
 import {
   canRun,
   startTestServer,
   signUpAdmin,
+  otherOrganization,
   runFinished,
   deploymentFinished,
   waitFor,
@@ -64,7 +64,7 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
         .remove()
         .catch(() => undefined);
   });
-  const { client } = await signUpAdmin(server);
+  const { client, userId } = await signUpAdmin(server);
   const key = await client.post('sshKey.create', { name: 'kit host', privateKey: host.privateKey, publicKey: host.publicKey });
   if (key.status !== 200) throw new Error(`sshKey.create: ${key.status} ${JSON.stringify(key.body)}`);
   const added = await client.post('server.create', {
@@ -122,12 +122,27 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     const db = await client.post('postgres.create', { name: 'nowhere', environmentId, serverId: 'srv-none', databaseName: 'shop', databaseUser: 'shop', databasePassword: 'Pg-pass_1' });
     t.equal(db.status, 404, JSON.stringify(db.body));
     t.equal((await client.post('compose.create', { name: 'nowhere', environmentId, serverId: 'srv-none', composeFile: 'services: {}\n' })).status, 404);
-    // A directory that says the server is another organization's: 404 too.
-    const own = server.kernel.container.cradle.hostServers;
-    server.kernel.container.register({ hostServers: asValue({ server: (id: string) => own.server(id), organizationOf: async () => 'another-organization' }) });
-    const foreign = await client.post('application.create', { name: 'theirs', environmentId, serverId: SERVER });
-    server.kernel.container.register({ hostServers: asValue(own) });
-    t.equal(foreign.status, 404, "another organization's server is not found");
+    // Another organization (its owner is this admin too, acting in it) names this one's server: 404
+    // for each kind, as for a server nobody keeps; the same calls of the server's own organization
+    // pass (the positive control: the tests below make these workloads on it).
+    const other = await otherOrganization(server, userId);
+    const theirProject = await other.client.post('project.create', { name: 'theirs' });
+    t.equal(theirProject.status, 200, JSON.stringify(theirProject.body));
+    const theirEnvironment = theirProject.body.environment.environmentId as string;
+    const foreign = [
+      await other.client.post('application.create', { name: 'theirs', environmentId: theirEnvironment, serverId: SERVER }),
+      await other.client.post('postgres.create', { name: 'theirs', environmentId: theirEnvironment, serverId: SERVER, databaseName: 'shop', databaseUser: 'shop', databasePassword: 'Pg-pass_1' }),
+      await other.client.post('compose.create', { name: 'theirs', environmentId: theirEnvironment, serverId: SERVER, composeFile: 'services: {}\n' }),
+    ];
+    t.same(
+      foreign.map(r => r.status),
+      [404, 404, 404],
+      `another organization's server is not found: ${foreign.map(r => JSON.stringify(r.body)).join(' ')}`,
+    );
+    t.match(foreign[0]!.body.message, `Server ${SERVER} not found`, 'the same answer as for a server nobody keeps');
+    const mine = await client.post('application.create', { name: 'mine', environmentId, serverId: SERVER });
+    t.equal(mine.status, 200, `the server's own organization makes the same call: ${JSON.stringify(mine.body)}`);
+    t.equal((await client.post('application.delete', { applicationId: mine.body.applicationId })).status, 200);
     const made = await client.post('application.create', { name: 'here', environmentId });
     t.equal(made.status, 200);
     const moved = await client.post('application.update', { applicationId: made.body.applicationId, serverId: SERVER });
