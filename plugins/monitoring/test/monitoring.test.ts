@@ -11,6 +11,37 @@ import t, { type Test } from 'tap';
 import { otherOrganization, removeServiceAndVolume, signUpAdmin, startHttpSink, startTestServer, TEST_BASE_IMAGE, waitFor, type Client } from '@berth/core/testing';
 
 const docker = new Docker();
+
+/**
+ * Resolves once the engine has reported `count` more of `action` events ('die', 'oom',
+ * 'health_status') of the service's containers, counted from this call: what the monitor reads too,
+ * so when it resolves, the trouble has gone on that many times since the report.
+ */
+async function goesOn(appName: string, action: string, count: number): Promise<void> {
+  // cast: getEvents answers a stream; dockerode types it loosely.
+  const stream = (await docker.getEvents({ filters: { type: ['container'], event: [action], label: [`com.docker.swarm.service.name=${appName}`] } })) as unknown as NodeJS.ReadableStream & {
+    destroy(): void;
+  };
+  let seen = 0;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${appName}: ${seen} of ${count} more ${action} events within 90 s`)), 90_000);
+      stream.on('data', (chunk: Buffer) => {
+        seen += chunk
+          .toString('utf8')
+          .split('\n')
+          .filter(l => l.trim()).length;
+        if (seen >= count) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      stream.on('error', reject);
+    });
+  } finally {
+    stream.destroy();
+  }
+}
 const TOKEN = 'local-monitoring-token';
 const MiB = 1024 ** 2;
 
@@ -258,8 +289,9 @@ t.test('monitoring without an agent', async t => {
     await waitFor('the report delivered', () => channelSink.requests.length > 0);
     t.match(channelSink.requests[0]!.body, /boom/, 'with its last log lines');
     t.match(channelSink.requests[0]!.body, /exit code 3/, 'and its exit code');
-    // It goes on crashing a while: nothing more.
-    await new Promise(r => setTimeout(r, 8_000));
+    // It goes on crashing (three more exits, seen on the engine's event stream as the monitor sees
+    // them): nothing more.
+    await goesOn(app.appName, 'die', 3);
     t.same(
       (await health()).map(h => h.title),
       [`${app.appName}: crashLoop`],
@@ -308,8 +340,9 @@ t.test('monitoring without an agent', async t => {
       },
       { timeout: 90_000 },
     );
-    // It goes on: killed again after each restart, unhealthy task after task; nothing more.
-    await new Promise(r => setTimeout(r, 8_000));
+    // It goes on: killed again after each restart, unhealthy task after task (two more of each, on
+    // the engine's event stream); nothing more.
+    await Promise.all([goesOn(greedy.appName, 'oom', 2), goesOn(sick.appName, 'health_status', 2)]);
     const titles = (await health()).map(h => h.title);
     t.same(
       titles.filter(x => x.startsWith(`${greedy.appName}:`)),
