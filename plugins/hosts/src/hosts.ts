@@ -112,7 +112,14 @@ export class Hosts implements ContainerHosts {
   }
 
   organizationNetworks(docker: Docker): Promise<string[]> {
-    return organizationNetworks(docker, (what, fn) => this.call(what, fn));
+    return organizationNetworks(
+      docker,
+      (what, fn) => this.call(what, fn),
+      async ids => {
+        const em = this.#cradle().orm.em.fork() as EntityManager;
+        return new Set((await em.find(Organization, { id: { $in: ids } }, { fields: ['id'] })).map(o => o.id));
+      },
+    );
   }
 
   local(): Promise<Docker> {

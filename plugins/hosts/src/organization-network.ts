@@ -3,7 +3,8 @@
 // swarm overlay labelled with the organization (berth.kind=organization-network). The instance
 // operators' organization (the first one) keeps the platform network (config platformNetwork, the
 // peer's dokploy-network), so a single-organization install behaves as the peer's. The proxy joins
-// every organization's network of its engine, so domains still route.
+// the networks of this instance's organizations on its engine, so domains still route; networks
+// another Berth made on the same engine (other organizations) are not its business.
 import type Docker from 'dockerode';
 import { conflict, type Cradle } from '@berth/core';
 import { KIND_LABEL, ORGANIZATION_LABEL } from './labels.ts';
@@ -49,8 +50,18 @@ export async function ensureOrganizationNetwork(docker: Docker, call: Call, name
   }
 }
 
-/** The organization networks on the engine (what the proxy joins). */
-export async function organizationNetworks(docker: Docker, call: Call): Promise<string[]> {
+/**
+ * The organization networks on the engine that belong to organizations `ours` knows (what the
+ * proxy joins). Joining a network changes the proxy's spec, and Swarm restarts its task for it: a
+ * network of an organization that is not this instance's (another Berth on the same engine, an
+ * organization removed) would only cost every tenant a restart.
+ */
+export async function organizationNetworks(docker: Docker, call: Call, ours: (organizationIds: string[]) => Promise<Set<string>>): Promise<string[]> {
   const all = (await call('list networks', () => docker.listNetworks({ filters: { label: [`${KIND_LABEL}=${ORGANIZATION_NETWORK_KIND}`] } }))) as EngineNetwork[];
-  return all.map(n => n.Name).sort();
+  const owners = all.map(n => n.Labels?.[ORGANIZATION_LABEL] ?? '').filter(Boolean);
+  const known = owners.length ? await ours([...new Set(owners)]) : new Set<string>();
+  return all
+    .filter(n => known.has(n.Labels?.[ORGANIZATION_LABEL] ?? ''))
+    .map(n => n.Name)
+    .sort();
 }
