@@ -216,7 +216,7 @@ t.test("one tenant's container reaches none of another's services; its own answe
   for (const address of aWebAt) t.notOk(await servesPage(fromB, address, A_PAGE), `from B's container, A's application at ${address} is unreachable`);
   for (const address of dbAt) t.notOk(await postgresAnswers(fromB, address), `from B's container, A's database at ${address} is unreachable`);
 
-  t.test("each tenant's domain routes through the proxy, which joins every organization's network", async t => {
+  t.test("each tenant's domain routes through the proxy, which joins each organization's network", async t => {
     for (const [tenant, web, page, name] of [
       [a, aWeb, A_PAGE, 'a'],
       [b, bWeb, B_PAGE, 'b'],
