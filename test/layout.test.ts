@@ -185,6 +185,7 @@ const PRIVATE_ADDRESS_ALLOWED: Record<string, string> = {
   'plugins/monitoring/test/monitoring.test.ts 10.9.9.9': 'refused-URL input: a metrics URL that names none of the caller’s hosts is refused before any fetch',
   'plugins/monitoring/test/monitoring.test.ts 10.200.0.7': "another organization's keyless server record: never probed, only looked up",
   'providers/host-local/test/local-host.test.ts 10.0.0.1': 'a server the local host provider refuses before connecting (it reaches only this machine)',
+  'plugins/domain/test/own-routes.test.ts 10.0.3.7': "a Traefik file's server URL the validator refuses (not the application): the file is never applied, nothing dials it",
 };
 
 t.test('tests connect only to loopback and the kit hosts: no literal private address outside the kit range unless allowed with its reason', async t => {

@@ -82,6 +82,8 @@ export interface ProxyCertificate {
 export interface ProxyEngine {
   docker: Docker;
   network: string;
+  /** The organizations' networks it joins too (each organization's workloads are on their own network). */
+  networks?: string[];
   labels: Record<string, string>;
   /** Makes an image present on that engine before the service uses it (a server's is copied from this machine's); absent: the engine has what it needs. */
   provideImage?(image: string): Promise<void>;

@@ -15,6 +15,7 @@ import { KIND, type ComposeService } from './service.ts';
 import { ignoredKeys, isolate, addSuffix, parseComposeCommand, serviceNames, serviceImages, withDomains, type ComposeDomainRoute, type ComposeType } from './file/index.ts';
 import { withOwnership } from './prepare.ts';
 import { hostRefusal } from './host-policy.ts';
+import { assertOwnReferences } from './ownership.ts';
 import { StackEngine, projectName, type WaitIo } from './engine.ts';
 import { composeCommand, runProgram } from './program.ts';
 import { placeOnServer, tarOf, UNPACK } from './on-server.ts';
@@ -172,14 +173,17 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
     });
 
     for (const issue of ignoredKeys(text, type)) run.log(`Note: ${issue.service ? `service ${issue.service}: ` : ''}${issue.key}: ${issue.reason}`);
-    if (settings.randomize && settings.suffix) text = addSuffix(text, String(settings.suffix), cradle.hosts.platformNetwork);
+    const serverId = row.serverId ?? null;
+    // The organization's network (the platform network for the instance operators'), made on first use: its services with domains join it, and the proxy does.
+    const network = await cradle.hosts.ensureNetworkOf(await (await cradle.hosts.of(serverId)).engine(), row.organizationId);
+    if (settings.randomize && settings.suffix) text = addSuffix(text, String(settings.suffix), network);
     if (settings.isolatedDeployment) text = isolate(text, stack.project);
     const routes = await this.routes(row, run.em);
-    text = withDomains(text, routes, { type, proxy: proxyKind(cradle), platformNetwork: cradle.hosts.platformNetwork, appName: row.appName });
+    text = withDomains(text, routes, { type, proxy: proxyKind(cradle), platformNetwork: network, appName: row.appName });
     text = withOwnership(text, type, this.labels(row, run));
     const refused = hostRefusal(text, path.dirname(userFile), dir, cradle.hostAccess);
     if (refused) throw new Error(`Refused by this instance's host access policy: ${refused.message}`);
-    const serverId = row.serverId ?? null;
+    await assertOwnReferences(text, { organizationId: row.organizationId, serverId }, cradle, run.em, env);
     // On a server, the bind sources inside the stack's directory are copied there (below).
     let copies: { local: string; remote: string }[] = [];
     if (serverId !== null) ({ text, copies } = placeOnServer(text, path.dirname(userFile), dir, await serverFilesDir(cradle.hosts, serverId, row.appName), type));
@@ -229,7 +233,7 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
     }
     run.log(`Waiting until ${services.join(', ')} run`);
     await stack.waitRunning(services, since, this.#waitIo(run));
-    await this.#checkProxyReach(stack, routes, run);
+    await this.#checkProxyReach(stack, routes, run, network);
     await stack.tagRunningImages();
   }
 
@@ -320,9 +324,8 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
   }
 
   /** Says, per domain, whether its service is on the proxy's network (the peer's most common 502). */
-  async #checkProxyReach(stack: StackEngine, routes: ComposeDomainRoute[], run: DeploymentRun): Promise<void> {
+  async #checkProxyReach(stack: StackEngine, routes: ComposeDomainRoute[], run: DeploymentRun, network: string): Promise<void> {
     if (!routes.length) return;
-    const network = this.cradle().hosts.platformNetwork;
     const containers = await stack.containers(false);
     for (const r of routes) {
       const label = stack.type === 'stack' ? 'com.docker.swarm.service.name' : 'com.docker.compose.service';

@@ -8,6 +8,7 @@ import { KIND, newRefreshToken, type ComposeService } from './service.ts';
 import type { ComposeFound, ComposeView, CreateInput, ReadLogsInput, SearchInput, UpdateInput } from './schemas.ts';
 import { composeDir, proxyKind, type ComposeDeployer } from './deployer.ts';
 import { addSuffix, randomSuffix, ignoredKeys, isolate, parseCompose, parseComposeCommand, serviceNames, withDomains, type ComposeType } from './file/index.ts';
+import { assertOwnReferences } from './ownership.ts';
 import { catalogSource, fromBase64, fromCatalog, templates, type Processed } from './templates.ts';
 import { projectName } from './engine.ts';
 
@@ -76,9 +77,11 @@ export class ComposePipeline {
     const settings = this.#stacks.settingsOf(row);
     const type = row.composeType as ComposeType;
     let text = row.composeFile;
-    if (settings.randomize && settings.suffix) text = addSuffix(text, String(settings.suffix), this.#cradle().hosts.platformNetwork);
+    // The organization's network (the platform network for the instance operators'): the one its services with domains join.
+    const network = await this.#cradle().hosts.networkOf(row.organizationId);
+    if (settings.randomize && settings.suffix) text = addSuffix(text, String(settings.suffix), network);
     if (settings.isolatedDeployment) text = isolate(text, projectName(row.appName));
-    return withDomains(text, await this.#deployer.routes(row, em), { type, proxy: proxyKind(this.#cradle()), platformNetwork: this.#cradle().hosts.platformNetwork, appName: row.appName });
+    return withDomains(text, await this.#deployer.routes(row, em), { type, proxy: proxyKind(this.#cradle()), platformNetwork: network, appName: row.appName });
   }
 
   /** The program line the deploy runs (the peer's getDefaultCommand, `docker ...`). */
@@ -145,7 +148,10 @@ export const callerCompose = (stacks: ComposeService, pipeline: ComposePipeline)
   const assertAppNameFree = workloads.placement(organizationId); // a new record's serverId: one of the organization's servers
   const find = (composeId: string) => stacks.find(composeId, organizationId, em);
   const change = async (composeId: string, changes: Partial<UpdateInput> & Record<string, unknown>) => {
-    pipeline.checkChanges(await find(composeId), changes);
+    const row = await find(composeId);
+    pipeline.checkChanges(row, changes);
+    // Another organization's volumes, networks and containers: refused when the file is saved (and again at deploy).
+    if (typeof changes.composeFile === 'string' && changes.composeFile.trim()) await assertOwnReferences(changes.composeFile, { organizationId, serverId: row.serverId ?? null }, cradle, em);
     // Linking a repository whose webhook Berth registers needs its public address (a 400 before anything is saved).
     await optionalService(cradle, 'deployHooks')?.assertLinkable(KIND, composeId, changes, principal!, em);
     const changed = await stacks.change(composeId, organizationId, changes, em, assertAppNameFree, principal!);
@@ -172,7 +178,10 @@ export const callerCompose = (stacks: ComposeService, pipeline: ComposePipeline)
     }
   };
   return {
-    create: async (input: CreateInput) => stacks.view(await stacks.create(input, organizationId, em, assertAppNameFree)),
+    create: async (input: CreateInput) => {
+      if (input.composeFile?.trim()) await assertOwnReferences(input.composeFile, { organizationId, serverId: input.serverId ?? null }, cradle, em);
+      return stacks.view(await stacks.create(input, organizationId, em, assertAppNameFree));
+    },
     /** A raw stack with its env, file mounts (under files/) and domains, not yet deployed (ai.deploy). */
     createRaw: async (input: CreateInput & { env: string }, attached: Pick<Processed, 'mounts' | 'domains'>) => {
       const row = await stacks.create({ ...input, sourceType: 'raw' } as CreateInput, organizationId, em, assertAppNameFree);
@@ -192,7 +201,7 @@ export const callerCompose = (stacks: ComposeService, pipeline: ComposePipeline)
     services: async (composeId: string) => pipeline.services(await find(composeId)),
     mountsByService: async (composeId: string, serviceName: string) => pipeline.mountsOf(await find(composeId), serviceName),
     sourceType: async (composeId: string) => (await find(composeId)).sourceType,
-    randomized: async (composeId: string, suffix?: string) => addSuffix((await find(composeId)).composeFile, suffix || randomSuffix(), cradle.hosts.platformNetwork),
+    randomized: async (composeId: string, suffix?: string) => addSuffix((await find(composeId)).composeFile, suffix || randomSuffix(), await cradle.hosts.networkOf(organizationId)),
     isolated: async (composeId: string, suffix?: string) => {
       const row = await find(composeId);
       return isolate(row.composeFile, suffix || projectName(row.appName));

@@ -80,7 +80,7 @@ export class DomainPreflight {
   async workload(workload: WorkloadRef): Promise<Check> {
     const { hosts } = this.#cradle();
     const docker = await (await hosts.of(workload.serverId)).engine(); // the workload's host
-    const network = hosts.platformNetwork;
+    const network = await hosts.networkOf(workload.organizationId); // the organization's, which the proxy joins
     const name = workload.appName;
     const service = (await docker
       .getService(name)

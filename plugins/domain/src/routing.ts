@@ -2,6 +2,8 @@
 // users, read from the tables and applied as a whole after every change, so the proxy never
 // holds half of an edit. The proxy service itself is made (or updated) on first use. A workload
 // on a server is routed by that server's proxy (the provider's forServer), on that server's engine.
+// The proxy joins every organization's network of its engine (each organization's workloads are on
+// their own): the network of a workload whose routes are applied is made first.
 import { domainToASCII } from 'node:url';
 import { badRequest, BerthError, setOrNull, unavailable, type Cradle, type EntityManager, type ProxyEngine, type ProxyProvider, type ProxyWorkloadConfig } from '@berth/core';
 import { ownerLabels, type WorkloadRef } from '@berth/plugin-workloads';
@@ -64,11 +66,15 @@ export class ProxyRouting {
   async engine(serverId: string | null = null): Promise<ProxyEngine> {
     const { hosts } = this.#cradle();
     const labels = ownerLabels(PROXY_OWNER);
-    if (serverId === null) return { docker: await hosts.local(), network: hosts.platformNetwork, labels };
+    if (serverId === null) {
+      const docker = await hosts.local();
+      return { docker, network: hosts.platformNetwork, networks: await hosts.organizationNetworks(docker), labels };
+    }
     const provideImage = async (image: string) => {
       if ((await hosts.provideImage(serverId, image)) === 'absent') throw new Error(`the image ${image} is neither on server ${serverId} nor on this machine to copy`);
     };
-    return { docker: await (await hosts.of(serverId)).engine(), network: hosts.platformNetwork, labels, provideImage };
+    const docker = await (await hosts.of(serverId)).engine();
+    return { docker, network: hosts.platformNetwork, networks: await hosts.organizationNetworks(docker), labels, provideImage };
   }
 
   /**
@@ -117,8 +123,12 @@ export class ProxyRouting {
 
   /** Applies the workload's routes to the proxy (nothing when there is no proxy). */
   async sync(workload: WorkloadRef, em: EntityManager): Promise<void> {
-    const provider = await this.ensure(workload.serverId);
+    const provider = this.provider(workload.serverId);
     if (!provider) return;
+    // The workload's organization network exists before the proxy joins it (a domain may come before the first deploy).
+    const { hosts } = this.#cradle();
+    await hosts.ensureNetworkOf(await (await hosts.of(workload.serverId)).engine(), workload.organizationId);
+    await this.ensure(workload.serverId);
     const config = await this.configOf(workload, em);
     await this.apply('apply the routes', () => (config.routes.length ? provider.applyWorkload(config) : provider.removeWorkload(workload.appName)));
   }

@@ -71,10 +71,10 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
       handler: async ({ applicationId }, ctx) => s.readWorkload((await s.application(applicationId, ctx.principal.organizationId, ctx.cradle.em)).appName),
     }),
     application.mutation('updateTraefikConfig', {
-      summary: "Replace the application's own Traefik file, checked as YAML first; the next domain change writes it anew (Traefik only)",
+      summary: "Replace the application's own Traefik file, checked first: it may route only the application's own domains to the application; the next domain change writes it anew (Traefik only)",
       input: Type.Object({ applicationId: ApplicationId(), traefikConfig: ConfigText() }),
       output: Type.Boolean(),
-      handler: async ({ applicationId, traefikConfig }, ctx) => s.writeWorkload((await s.application(applicationId, ctx.principal.organizationId, ctx.cradle.em)).appName, traefikConfig),
+      handler: async ({ applicationId, traefikConfig }, ctx) => s.writeOwnWorkload(await s.application(applicationId, ctx.principal.organizationId, ctx.cradle.em), traefikConfig, ctx.cradle.em),
     }),
     ...roleOps('TraefikConfig', 'main', 'main (static) configuration of Traefik'),
     ...roleOps('WebServerTraefikConfig', 'webServer', "dynamic configuration of Berth's own web server"),

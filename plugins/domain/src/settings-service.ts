@@ -9,6 +9,7 @@ import { badRequest, invalidField, type EntityManager, type Principal, type Prox
 import type { WorkloadRef } from '@berth/plugin-workloads';
 import { asciiHost } from './routing.ts';
 import { ProxyBound } from './proxy-bound.ts';
+import { assertOwnRoutes } from './own-routes.ts';
 
 const KEY_DIRS = ['certificates', 'data'];
 
@@ -126,6 +127,13 @@ export class ProxySettings extends ProxyBound {
     const rel = provider.workloadFile(appName);
     const file = rel ? this.confined(provider, rel) : null;
     return file && existsSync(file) ? readFile(file, 'utf8') : null;
+  }
+
+  /** A workload's own file, held to routing only its own domains to itself (own-routes.ts) first. */
+  async writeOwnWorkload(workload: WorkloadRef, text: string, em: EntityManager): Promise<boolean> {
+    const { routes } = await this.routing.configOf(workload, em);
+    assertOwnRoutes(text, { appName: workload.appName, hosts: routes.map(r => r.host), upstreams: routes.flatMap(r => (r.upstream ? [r.upstream] : [])) });
+    return this.writeWorkload(workload.appName, text);
   }
 
   writeWorkload(appName: string, text: string): Promise<boolean> {

@@ -215,6 +215,21 @@ t.test('domains with the traefik provider', async t => {
     const own = await client.get('application.readTraefikConfig', { applicationId: app.applicationId });
     t.match(own.body, new RegExp(`${app.appName}-router-`));
     t.equal((await client.post('application.updateTraefikConfig', { applicationId: app.applicationId, traefikConfig: 'http: {' })).status, 400);
+    // Traefik merges every file: a workload's own routes only its own domains, to itself (the file as Berth wrote it passes).
+    t.equal((await client.post('application.updateTraefikConfig', { applicationId: app.applicationId, traefikConfig: own.body })).body, true, 'its own file, written back');
+    const theirs = await client.post('application.updateTraefikConfig', {
+      applicationId: app.applicationId,
+      traefikConfig: own.body.replace(/Host\(`[^`]+`\)/g, 'Host(`another-tenant.example.net`)'),
+    });
+    t.equal(theirs.status, 400, "a router for another tenant's host: 400");
+    t.match(fields(theirs.body)[0], /^traefikConfig\.http\.routers\..+\.rule$/, 'naming the rule');
+    const elsewhere = await client.post('application.updateTraefikConfig', {
+      applicationId: app.applicationId,
+      traefikConfig: own.body.replace(/url: http:\/\/[^:]+:/g, 'url: http://tasks.another-app:'),
+    });
+    t.equal(elsewhere.status, 400, 'a service pointing at another workload: 400');
+    t.match(fields(elsewhere.body)[0], /^traefikConfig\.http\.services\..+\.loadBalancer\.servers\.0$/);
+    t.match((await client.get('application.readTraefikConfig', { applicationId: app.applicationId })).body, own.body, 'the refused files were not written');
     t.equal((await client.get('settings.haveTraefikDashboardPortEnabled')).body, false);
     t.same((await client.get('settings.getTraefikPorts')).body, []);
     t.match((await client.get('settings.getWebServerSettings')).body, { proxy: 'traefik', serverIp: '127.0.0.1', host: null });

@@ -15,6 +15,12 @@ export type EngineCalls = Pick<ContainerHosts, 'platformNetwork' | 'call'>;
 export interface ContainerHosts {
   /** The overlay network every workload and the proxy join (attachable, so plain containers can too): the config key platformNetwork. */
   readonly platformNetwork: string;
+  /** The network the organization's workloads join: the platform network for the instance operators' organization (the first one), `berth-org-<short id>` for any other. */
+  networkOf(organizationId: string): Promise<string>;
+  /** networkOf, made sure to exist on the engine (created labelled with the organization; CONFLICT when a network of that name is not the organization's). */
+  ensureNetworkOf(docker: Docker, organizationId: string): Promise<string>;
+  /** The networks of this instance's organizations on the engine: the proxy joins each (another Berth's on the same engine are left out). */
+  organizationNetworks(docker: Docker): Promise<string[]>;
   /** The machine of `serverId` (NOT_FOUND when no server record has it), or this one for null; its engine in swarm mode with the platform network; one connection per machine, made on first use. */
   of(serverId: string | null): Promise<Host>;
   /**

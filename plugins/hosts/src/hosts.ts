@@ -10,6 +10,7 @@ import { DefaultSshKeys } from './default-key.ts';
 import { engineCall } from './engine-errors.ts';
 import { advertiseAddress, copyImage, EngineSocket, hasImage, prepareEngine } from './server-engine.ts';
 import { localRouteAddress } from './route-address.ts';
+import { ensureOrganizationNetwork, instanceOrganizationId, organizationNetworkName, organizationNetworks } from './organization-network.ts';
 import { recordedPlatformNetwork, recordPlatformNetwork, refuseWhileAttached, type WorkloadExists } from './platform-network.ts';
 import { ORGANIZATION_NODE_LABEL, SHARED_NODE_LABEL, organizationNodeLabel, ownLabels, relabelNode, sharedLabels, withoutOrganization } from './node-labels.ts';
 
@@ -29,6 +30,7 @@ export class Hosts implements ContainerHosts {
   readonly defaultKeys: DefaultSshKeys;
   /** The organizations whose label this machine's shared nodes are known to carry (ensurePlacement asks the engine once each). */
   readonly #placed = new Set<string>();
+  #instanceOrganization?: string;
 
   constructor({ cradle, logger, config }: { cradle: () => Cradle; logger: Logger; config: { swarmAdvertiseAddr?: string; platformNetwork: string; dataDir: string } }) {
     this.#cradle = cradle;
@@ -93,6 +95,31 @@ export class Hosts implements ContainerHosts {
     // The engine prepared now: swarm mode, the new network ensured (a foreign one refused) and recorded.
     await this.local();
     this.#log.info({ from: former, to: this.platformNetwork }, 'the platform network changed; no workload of this instance was on the former one');
+  }
+
+  async networkOf(organizationId: string): Promise<string> {
+    // The first organization never changes once made: remembered.
+    this.#instanceOrganization ??= (await instanceOrganizationId(this.#cradle())) ?? undefined;
+    if (!organizationId || organizationId === this.#instanceOrganization) return this.platformNetwork;
+    return organizationNetworkName(organizationId);
+  }
+
+  async ensureNetworkOf(docker: Docker, organizationId: string): Promise<string> {
+    const name = await this.networkOf(organizationId);
+    // The platform network is ensured when the engine is prepared.
+    if (name !== this.platformNetwork) await ensureOrganizationNetwork(docker, (what, fn) => this.call(what, fn), name, organizationId);
+    return name;
+  }
+
+  organizationNetworks(docker: Docker): Promise<string[]> {
+    return organizationNetworks(
+      docker,
+      (what, fn) => this.call(what, fn),
+      async ids => {
+        const em = this.#cradle().orm.em.fork() as EntityManager;
+        return new Set((await em.find(Organization, { id: { $in: ids } }, { fields: ['id'] })).map(o => o.id));
+      },
+    );
   }
 
   local(): Promise<Docker> {

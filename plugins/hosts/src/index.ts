@@ -13,6 +13,7 @@ export type { ContainerHosts, DirectoryServer, EngineCalls, Host, HostServerDire
 export { checkedPrivateKey, type DefaultSshKeys } from './default-key.ts';
 export { engineError, engineCall } from './engine-errors.ts';
 export { ensurePlatformNetwork, DEFAULT_PLATFORM_NETWORK, PLATFORM_NETWORK_LABELS, type WorkloadExists } from './platform-network.ts';
+export { ORGANIZATION_NETWORK_KIND, ORGANIZATION_NETWORK_PREFIX, organizationNetworkName } from './organization-network.ts';
 export { KIND_LABEL, ID_LABEL, ORGANIZATION_LABEL } from './labels.ts';
 export {
   ORGANIZATION_NODE_LABEL,

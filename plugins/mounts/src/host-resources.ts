@@ -4,7 +4,7 @@
 // owns (workload plugins name their volumes after the workload's appName: "<appName>",
 // "<appName>-data", ...), and a bind source may not be, contain or lie within another
 // organization's bind source.
-import { conflict, type EntityManager } from '@berth/core';
+import { BerthError, conflict, type EntityManager } from '@berth/core';
 import { Mount } from './entities.ts';
 import type { StoredMount } from './paths.ts';
 import { type WorkloadRef, type WorkloadRegistry } from '@berth/plugin-workloads';
@@ -27,17 +27,33 @@ const escapeLike = (s: string) => s.replace(/[\\%_]/g, c => `\\${c}`);
 /** CONFLICT when the mount's volume or bind source belongs to another organization. */
 export async function assertOwnHostResource(mount: StoredMount, workload: WorkloadRef, workloads: WorkloadRegistry, em: EntityManager): Promise<void> {
   const others = { organizationId: { $ne: workload.organizationId } };
-  if (mount.type === 'volume' && mount.volumeName) {
-    const name = mount.volumeName;
-    if (await em.findOne(Mount, { type: 'volume', volumeName: name, ...others })) throw conflict(`volumeName ${name} is used by another organization`);
-    for (const appName of ownerCandidates(name)) {
-      const holder = await workloads.byAppName(appName, workload.serverId, em);
-      if (holder && holder.organizationId !== workload.organizationId) throw conflict(`volumeName ${name} belongs to another organization's workload`);
-    }
-  }
+  if (mount.type === 'volume' && mount.volumeName) await assertOwnVolume(mount.volumeName, workload, workloads, em);
   if (mount.type === 'bind' && mount.hostPath) {
     const p = mount.hostPath;
     const overlap = await em.findOne(Mount, { type: 'bind', ...others, $or: [{ hostPath: { $in: selfAndAncestors(p) } }, { hostPath: { $like: `${escapeLike(p)}/%` } }] });
     if (overlap) throw conflict(`hostPath ${p} overlaps a directory another organization mounts`);
   }
+}
+
+/**
+ * CONFLICT (naming the field) when the named volume belongs to another organization: mounted by it,
+ * or its workload's by name. Answers whether the organization's own records claim it (a mount of
+ * its, or its workload's by name). The one check mounts and compose files share.
+ */
+export async function assertOwnVolume(
+  name: string,
+  workload: Pick<WorkloadRef, 'organizationId' | 'serverId'>,
+  workloads: WorkloadRegistry,
+  em: EntityManager,
+  field = 'volumeName',
+): Promise<boolean> {
+  const refuse = (why: string) => new BerthError('CONFLICT', `${field} ${name} ${why}`, [{ path: field.split('.'), message: `${field}: ${name} ${why}` }]);
+  if (await em.findOne(Mount, { type: 'volume', volumeName: name, organizationId: { $ne: workload.organizationId } })) throw refuse('is used by another organization');
+  let own = !!(await em.findOne(Mount, { type: 'volume', volumeName: name, organizationId: workload.organizationId }));
+  for (const appName of ownerCandidates(name)) {
+    const holder = await workloads.byAppName(appName, workload.serverId, em);
+    if (holder && holder.organizationId !== workload.organizationId) throw refuse("belongs to another organization's workload");
+    if (holder) own = true;
+  }
+  return own;
 }

@@ -7,7 +7,7 @@ import type { HostAccess } from '@berth/plugin-workloads';
 import { conflict, forbidden, invalidField, newId, notFound, type Cradle, type EntityManager, type Principal, type Role, type SecretBox, type TSchema } from '@berth/core';
 import { assertMountable, volumeLabels, type ContainerHosts, type MountDirectory, type MountRecord, type WorkloadRegistry } from '@berth/plugin-workloads';
 import { Mount, type MountRow } from './entities.ts';
-import { assertOwnHostResource } from './host-resources.ts';
+import { assertOwnHostResource, assertOwnVolume } from './host-resources.ts';
 import { checkMount, type MountRules, type StoredMount } from './paths.ts';
 import { mountSchemas, ownerFieldsOf, type ContainerVolume, type CreateInput, type MountOwnerKind, type MountView, type UpdateInput } from './schemas.ts';
 
@@ -75,6 +75,10 @@ export class MountService implements MountDirectory {
 
   views(records: MountRecord[]): MountView[] {
     return records.map(r => this.view(r));
+  }
+
+  assertOwnVolume(name: string, workload: { organizationId: string; serverId: string | null }, em: EntityManager, field?: string): Promise<boolean> {
+    return assertOwnVolume(name, workload, this.#workloads, em, field);
   }
 
   async removeForService(serviceType: string, serviceId: string, em: EntityManager): Promise<void> {

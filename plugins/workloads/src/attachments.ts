@@ -43,6 +43,8 @@ export interface MountDirectory {
   viewSchema(): TSchema;
   /** Deletes the workload's mounts (when the workload is deleted). */
   removeForService(kind: string, serviceId: string, em: EntityManager): Promise<void>;
+  /** CONFLICT naming the field when a named volume is another organization's (its mount, or its workload's by name); answers whether the organization's own records claim it. */
+  assertOwnVolume(name: string, workload: { organizationId: string; serverId: string | null }, em: EntityManager, field?: string): Promise<boolean>;
 }
 
 /** Registered as `ports` by the port plugin. */

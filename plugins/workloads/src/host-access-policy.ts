@@ -8,6 +8,7 @@ import { existsSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BerthError, type BerthConfig, type Cradle, type Principal } from '@berth/core';
+import { ORGANIZATION_LABEL, ORGANIZATION_NETWORK_PREFIX } from '@berth/plugin-hosts';
 
 /** Where Berth's own code lives: no container may bind it, nor a parent of it. */
 export const INSTALL_DIR = path.resolve(fileURLToPath(new URL('../../..', import.meta.url)));
@@ -46,12 +47,27 @@ export interface NetworkFacts {
   name: string;
   driver?: string;
   ingress?: boolean;
+  /** Its labels as the engine answers them (deploy time). */
+  labels?: Record<string, string>;
 }
 
-export class HostAccess {
-  readonly #cradle: { config: BerthConfig; accounts: Cradle['accounts'] };
+/** Whose workload joins: its organization, that organization's network, and the platform network (the instance operators'). */
+export interface NetworkTenancy {
+  organizationId: string;
+  network: string;
+  platformNetwork: string;
+}
 
-  constructor(cradle: { config: BerthConfig; accounts: Cradle['accounts'] }) {
+/** A refusal by ownership: 403 naming the field. */
+const notYours = (field: string, network: string) =>
+  new BerthError('FORBIDDEN', `${field}: the network ${network} is not this organization's (a workload joins only its organization's networks)`, [
+    { path: field.split('.'), message: `${field}: the network ${network} is not this organization's` },
+  ]);
+
+export class HostAccess {
+  readonly #cradle: { config: BerthConfig; accounts: Cradle['accounts']; hosts: Cradle['hosts'] };
+
+  constructor(cradle: { config: BerthConfig; accounts: Cradle['accounts']; hosts: Cradle['hosts'] }) {
     this.#cradle = cradle;
   }
 
@@ -80,6 +96,22 @@ export class HostAccess {
     return hostAccessRefused(field, `the network ${network.name} (host, ingress or none) is off on this instance (allowed by the config key hostAccess.hostNetworks)`);
   }
 
+  /**
+   * Why joining this network is refused by ownership, or null: a workload joins its organization's
+   * network and the networks labelled with its organization; the instance operators' organization
+   * (whose network is the platform network) also the engine's unlabelled ones, which are this
+   * machine's own; never another organization's.
+   */
+  tenancyRefusal(network: NetworkFacts, tenancy: NetworkTenancy, field = 'networkSwarm'): BerthError | null {
+    if (network.name === tenancy.network) return null;
+    const owner = network.labels?.[ORGANIZATION_LABEL];
+    if (owner) return owner === tenancy.organizationId ? null : notYours(field, network.name);
+    const operators = tenancy.network === tenancy.platformNetwork;
+    if (network.name === tenancy.platformNetwork || network.name.startsWith(ORGANIZATION_NETWORK_PREFIX))
+      return operators && network.name === tenancy.platformNetwork ? null : notYours(field, network.name);
+    return operators ? null : notYours(field, network.name);
+  }
+
   /** Why cloning this git URL is refused by the policy, or null. */
   localGitRefusal(url: string, field = 'customGitUrl'): BerthError | null {
     if (!isLocalGitUrl(url) || this.#config.hostAccess.localGit) return null;
@@ -99,8 +131,15 @@ export class HostAccess {
   }
 
   async assertNetworks(principal: Principal, networks: readonly { Target?: string }[] | null | undefined, field = 'networkSwarm'): Promise<void> {
-    for (const [i, n] of (networks ?? []).entries()) {
+    if (!networks?.length) return;
+    const hosts = this.#cradle.hosts;
+    const tenancy = { organizationId: principal.organizationId, network: await hosts.networkOf(principal.organizationId), platformNetwork: hosts.platformNetwork };
+    for (const [i, n] of networks.entries()) {
       if (!n.Target) continue;
+      // By name now (the engine's labels are checked again at deploy): another organization's network, or the platform network outside the instance operators' organization.
+      const named = n.Target === hosts.platformNetwork || n.Target.startsWith(ORGANIZATION_NETWORK_PREFIX);
+      const notOurs = named ? this.tenancyRefusal({ name: n.Target }, tenancy, `${field}.${i}.Target`) : null;
+      if (notOurs) throw notOurs;
       const refusal = this.networkRefusal({ name: n.Target }, `${field}.${i}.Target`);
       if (refusal || HOST_NETWORKS.has(n.Target.toLowerCase())) await this.assert(principal, refusal, `${field}.${i}.Target`, 'host, ingress and none networks');
     }

@@ -16,6 +16,7 @@ export {
 export { recordPushSource, type PushRecords } from './push-source.ts';
 export type { ContainerHosts, Host } from '@berth/plugin-hosts';
 export { organizationConstraint, withOrganizationConstraint } from '@berth/plugin-hosts';
+export { ORGANIZATION_NETWORK_PREFIX } from '@berth/plugin-hosts';
 export type { WorkloadService, ServiceMount, ServicePort, SwarmHealthCheck, SwarmRestartPolicy, SwarmPlacement, SwarmUpdateConfig, SwarmMode, SwarmNetwork } from './services.ts';
 export { type MountRecord, type PortRecord, type MountDirectory, type PortDirectory, type BackupDirectory, type DomainDirectory, type AttachedDomain } from './attachments.ts';
 export { HostPorts, type PortHold, type PortHolder } from './host-ports.ts';

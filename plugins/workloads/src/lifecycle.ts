@@ -117,8 +117,12 @@ export abstract class WorkloadLifecycle<Row> implements Deployer {
     const { serverId } = this.identify(row);
     const docker = await (await hosts.of(serverId)).engine();
     const hostAccess = this.cradle().hostAccess;
+    // The organization's own network (the platform network for the instance operators'): made on first deploy.
+    const { organizationId } = this.identify(row);
+    const network = await hosts.ensureNetworkOf(docker, organizationId);
+    const tenancy = { organizationId, network, platformNetwork: hosts.platformNetwork };
     const admit: Admit = async (w, deploy) => {
-      await admitWorkload(w, docker, hostAccess);
+      await admitWorkload(w, docker, hostAccess, tenancy);
       if (serverId !== null) await hosts.provideImage(serverId, w.image);
       // The nodes the record's organization may use carry its label before its service is made or updated.
       await hosts.ensurePlacement(serverId, this.owner(row).organizationId);
@@ -126,7 +130,7 @@ export abstract class WorkloadLifecycle<Row> implements Deployer {
       await checkNodesCanPull(docker, { image: w.image, constraints, auth: deploy.auth, log: deploy.log }, nodeEngines(this.cradle(), docker, this.identify(row)));
     };
     const fallback = serverId === null ? undefined : async (image: string) => (await hosts.provideImage(serverId, image)) !== 'absent';
-    return { docker, hosts, serverId, fallback, swarm: new SwarmRunner(docker, hosts, { pollMs: 100, admit }) };
+    return { docker, hosts, serverId, fallback, swarm: new SwarmRunner(docker, hosts, { pollMs: 100, admit, platformNetwork: network }) };
   }
 
   /** How a run waits for the engine: its signal, its log, the configured settle time. */

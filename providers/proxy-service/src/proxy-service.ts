@@ -1,6 +1,7 @@
 // The proxy as a Swarm service, the same for every proxy provider that runs one image with a
 // config directory bind-mounted: created or updated to the wanted spec, its ports published in
-// host mode (the ingress mesh needs IPVS), on the platform network, labelled as Berth's. A
+// host mode (the ingress mesh needs IPVS), on the platform network and each organization's network,
+// labelled as Berth's. A
 // service of that name that is not Berth's proxy is refused and left alone.
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
@@ -103,7 +104,8 @@ function specOf(s: ProxyServiceSpec, engine: ProxyEngine, nodeId: string | undef
         Init: true,
         StopGracePeriod: 2_000_000_000,
       },
-      Networks: [{ Target: engine.network }],
+      // The platform network, and every organization's network, whose workloads it reaches by name.
+      Networks: [engine.network, ...(engine.networks ?? []).filter(n => n !== engine.network)].map(Target => ({ Target })),
       RestartPolicy: { Condition: 'any', Delay: 1_000_000_000 },
       // Its files are bound from this engine's machine and Berth reaches its container through this
       // engine: on a swarm of several nodes it runs on this one.
