@@ -85,6 +85,8 @@ const GOOD: Record<string, string> = {
   pin: '123456',
   dockerCompose: 'services:\n  web:\n    image: berth-test/busybox:1\n',
   composeFile: 'services:\n  web:\n    image: berth-test/busybox:1\n',
+  // an application's own Traefik file is checked (it routes only its own domains): an empty one passes
+  traefikConfig: 'http: {}\n',
 };
 
 /**
