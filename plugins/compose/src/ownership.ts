@@ -50,7 +50,13 @@ async function labelsOf(what: Promise<{ Labels?: Record<string, string> | null; 
  * name that interpolates is left to the deploy.
  */
 export async function assertOwnReferences(text: string, owner: StackOwner, cradle: Cradle, em: EntityManager, vars?: Record<string, string>): Promise<void> {
-  const doc = parseCompose(text);
+  let doc: ReturnType<typeof parseCompose>;
+  try {
+    doc = parseCompose(text);
+  } catch (e) {
+    // Not a compose file at all: nothing it names can be checked, and nothing of it can run.
+    throw issue('BAD_REQUEST', 'composeFile', (e as Error).message);
+  }
   const docker = await engineOf(cradle, owner.serverId, vars !== undefined);
   const { hosts, hostAccess } = cradle;
   const network = await hosts.networkOf(owner.organizationId);
