@@ -10,7 +10,7 @@ import { DefaultSshKeys } from './default-key.ts';
 import { engineCall } from './engine-errors.ts';
 import { advertiseAddress, copyImage, EngineSocket, hasImage, prepareEngine } from './server-engine.ts';
 import { localRouteAddress } from './route-address.ts';
-import { ensureOrganizationNetwork, instanceOrganizationId, organizationNetworkName, organizationNetworks } from './organization-network.ts';
+import { ensureOrganizationNetwork, organizationNetworkName, organizationNetworks } from './organization-network.ts';
 import { recordedPlatformNetwork, recordPlatformNetwork, refuseWhileAttached, type WorkloadExists } from './platform-network.ts';
 import { ORGANIZATION_NODE_LABEL, SHARED_NODE_LABEL, organizationNodeLabel, ownLabels, relabelNode, sharedLabels, withoutOrganization } from './node-labels.ts';
 
@@ -99,7 +99,7 @@ export class Hosts implements ContainerHosts {
 
   async networkOf(organizationId: string): Promise<string> {
     // The first organization never changes once made: remembered.
-    this.#instanceOrganization ??= (await instanceOrganizationId(this.#cradle())) ?? undefined;
+    this.#instanceOrganization ??= (await this.#cradle().accounts.instanceOrganizationId()) ?? undefined;
     if (!organizationId || organizationId === this.#instanceOrganization) return this.platformNetwork;
     return organizationNetworkName(organizationId);
   }

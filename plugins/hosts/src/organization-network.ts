@@ -6,7 +6,7 @@
 // the networks of this instance's organizations on its engine, so domains still route; networks
 // another Berth made on the same engine (other organizations) are not its business.
 import type Docker from 'dockerode';
-import { conflict, type Cradle } from '@berth/core';
+import { conflict } from '@berth/core';
 import { KIND_LABEL, ORGANIZATION_LABEL } from './labels.ts';
 
 /** The berth.kind of an organization's network. */
@@ -26,11 +26,6 @@ type Call = <T>(what: string, fn: () => Promise<T>) => Promise<T>;
 interface EngineNetwork {
   Name: string;
   Labels?: Record<string, string> | null;
-}
-
-/** The instance operators' organization (the kernel's accounts know it: docs/security.md). */
-export async function instanceOrganizationId(cradle: Cradle): Promise<string | null> {
-  return cradle.accounts.instanceOrganizationId();
 }
 
 /** Makes sure the organization's network exists on the engine: created with its labels, or an existing one checked (CONFLICT when it is not that organization's). */
