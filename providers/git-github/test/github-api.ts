@@ -25,6 +25,9 @@ export function example(path: string, method: string, status: string): Json {
   return structuredClone(value);
 }
 
+/** The webhook secret the manifest flow's conversion gives every App it creates (what GitHub App deliveries are signed with). */
+export const MANIFEST_WEBHOOK_SECRET = 'manifest-webhook-secret';
+
 /** GitHub's page size is per_page up to 100; this server caps it lower so that a few items make several pages. */
 const PAGE_CAP = 2;
 
@@ -161,7 +164,7 @@ export async function startFakeGithub(t: Test, o: { publicKeyPem: string; privat
         name: 'Berth test app',
         html_url: `${url}/apps/berth-test-app`,
         pem: o.privateKeyPem,
-        webhook_secret: 'manifest-webhook-secret',
+        webhook_secret: MANIFEST_WEBHOOK_SECRET,
         client_secret: 'manifest-client-secret',
       });
     }
