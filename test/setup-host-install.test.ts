@@ -12,8 +12,8 @@ import { existsSync, lstatSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { canRun, Client, deploymentFinished, deploymentIdOf, freePort, processDatabase, TEST_BASE_IMAGE, waitFor } from '@berth/core/testing';
-import { cli, nodeFlags, repoRoot } from './helpers.ts';
+import { canRun, deploymentFinished, deploymentIdOf, freePort, processDatabase, signUpAdmin, TEST_BASE_IMAGE, waitFor } from '@berth/core/testing';
+import { repoRoot } from './helpers.ts';
 
 const REPO = '/var/cache/berth-apt-repo';
 const missing = () => {
@@ -86,12 +86,8 @@ async function startInNamespace(t: Test, env: Record<string, string>) {
   ).catch(e => {
     throw new Error(`${(e as Error).message}\n${log.slice(-3000)}`);
   });
-  /** The first admin's API key, made by the operator command (it opens the same database). */
-  const admin = async () => {
-    const { execFileSync } = await import('node:child_process');
-    const out = execFileSync(process.execPath, [...nodeFlags, cli, 'admin', 'create', '--email', 'ops@example.com', '--password', 'a long password'], { cwd: repoRoot, env: berthEnv }).toString();
-    return new Client(`http://127.0.0.1:${port}`, { apiKey: JSON.parse(out.trim().split('\n').at(-1)!).apiKey });
-  };
+  /** The first admin's API key, through the running Berth's API (the embedded database is its own while it runs, so not by the operator command, which test/readme-walkthrough.test.ts runs). */
+  const admin = async () => (await signUpAdmin({ url: `http://127.0.0.1:${port}` }, 'ops@example.com', 'a long password')).client;
   return { dir, log: () => log, admin };
 }
 

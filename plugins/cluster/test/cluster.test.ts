@@ -279,7 +279,8 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     t.equal(created.status, 200, JSON.stringify(created.body));
     const { applicationId, appName } = created.body as { applicationId: string; appName: string };
     await client.post('application.saveDockerProvider', { applicationId, dockerImage: TEST_BASE_IMAGE });
-    await client.post('application.update', { applicationId, command: 'sleep', args: ['3600'] });
+    // sleep as PID 1 ignores SIGTERM: each redeploy would wait the default 10 s for the old task before killing it.
+    await client.post('application.update', { applicationId, command: 'sleep', args: ['3600'], stopGracePeriodSwarm: 1_000_000_000 });
     t.equal((await client.post('mounts.create', { serviceId: applicationId, type: 'volume', volumeName: `keeper-data-${process.pid}`, mountPath: '/data' })).status, 200);
     const nodeA = ((await engineA.info()) as { Swarm: { NodeID: string } }).Swarm.NodeID;
     const nodes = (await engineA.listNodes()).length;

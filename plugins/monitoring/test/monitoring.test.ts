@@ -280,6 +280,8 @@ t.test('monitoring without an agent', async t => {
       command: 'sh',
       args: ['-c', 'sleep 3; echo boom; exit 3'],
       restartPolicySwarm: { Condition: 'any', Delay: 200_000_000 },
+      // sleep as PID 1 ignores SIGTERM: the redeploy below waits 1 s, not the default 10, for the old task.
+      stopGracePeriodSwarm: 1_000_000_000,
     });
     t.equal(updated.status, 200, JSON.stringify(updated.body));
     t.equal((await client.post('application.deploy', { applicationId: app.applicationId })).status, 200);
@@ -331,7 +333,13 @@ t.test('monitoring without an agent', async t => {
       restartPolicySwarm: { Condition: 'any', Delay: 1_000_000_000 },
     });
     // Running, but its health check fails from the start.
-    const sick = await app('sick', { command: 'sleep', args: ['3600'], healthCheckSwarm: { Test: ['CMD', 'false'], Interval: 1_000_000_000, Timeout: 1_000_000_000, Retries: 1, StartPeriod: 0 } });
+    // sleep as PID 1 ignores SIGTERM: a grace of 1 s, not the default 10, before each unhealthy task is killed.
+    const sick = await app('sick', {
+      command: 'sleep',
+      args: ['3600'],
+      stopGracePeriodSwarm: 1_000_000_000,
+      healthCheckSwarm: { Test: ['CMD', 'false'], Interval: 1_000_000_000, Timeout: 1_000_000_000, Retries: 1, StartPeriod: 0 },
+    });
     const reported = await waitFor(
       'both reported',
       async () => {

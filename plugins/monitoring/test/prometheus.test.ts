@@ -104,7 +104,8 @@ t.test('GET /metrics', async t => {
     t.equal((await scrape({ 'x-api-key': 'not-a-key' })).status, 401, 'a wrong key: 401');
     const { environment } = (await admin.client.post('project.create', { name: 'counted' })).body;
     const app = (await admin.client.post('application.create', { name: 'counted', environmentId: environment.environmentId })).body;
-    await admin.client.post('application.update', { applicationId: app.applicationId, command: 'sleep', args: ['3600'] });
+    // sleep as PID 1 ignores SIGTERM: its removal waits 1 s, not the default 10, before the kill.
+    await admin.client.post('application.update', { applicationId: app.applicationId, command: 'sleep', args: ['3600'], stopGracePeriodSwarm: 1_000_000_000 });
     await admin.client.post('application.saveDockerProvider', { applicationId: app.applicationId, dockerImage: TEST_BASE_IMAGE });
     t.teardown(() => admin.client.post('application.delete', { applicationId: app.applicationId }));
     t.equal((await runFinished(admin.client, 'application.deploy', { applicationId: app.applicationId })).status, 'done');
