@@ -48,6 +48,9 @@ export interface FakePullRequest {
   state: 'open' | 'closed';
 }
 
+/** The webhook secret of the App the manifest flow makes (GitHub App deliveries are signed with it). */
+export const MANIFEST_WEBHOOK_SECRET = 'manifest-webhook-secret';
+
 export interface FakeGithub {
   /** The web URL (githubUrl): the API is below /api/v3. */
   url: string;
@@ -161,7 +164,7 @@ export async function startFakeGithub(t: Test, o: { publicKeyPem: string; privat
         name: 'Berth test app',
         html_url: `${url}/apps/berth-test-app`,
         pem: o.privateKeyPem,
-        webhook_secret: 'manifest-webhook-secret',
+        webhook_secret: MANIFEST_WEBHOOK_SECRET,
         client_secret: 'manifest-client-secret',
       });
     }
