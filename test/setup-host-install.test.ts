@@ -12,7 +12,7 @@ import { existsSync, lstatSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { canRun, Client, createTestDatabase, deploymentFinished, deploymentIdOf, freePort, TEST_BASE_IMAGE, waitFor } from '@berth/core/testing';
+import { canRun, Client, deploymentFinished, deploymentIdOf, freePort, processDatabase, TEST_BASE_IMAGE, waitFor } from '@berth/core/testing';
 import { cli, nodeFlags, repoRoot } from './helpers.ts';
 
 const REPO = '/var/cache/berth-apt-repo';
@@ -48,13 +48,13 @@ const installed = (dir: string, file: string) => {
   }
 };
 
-/** `bash scripts/start.sh` inside a namespace of its own, on a fresh database and data directory; stopped at teardown. */
+/** `bash scripts/start.sh` inside a namespace of its own, on a fresh database (the row's: external, or the embedded one in its data directory) and data directory; stopped at teardown. */
 async function startInNamespace(t: Test, env: Record<string, string>) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'berth-ns-'));
-  const db = await createTestDatabase();
+  const db = await processDatabase();
   const port = await freePort();
   const dataDir = path.join(dir, 'data');
-  const berthEnv = { ...process.env, DATABASE_URL: db.url, BERTH_DATA_DIR: dataDir, PORT: String(port), BERTH_LOG_LEVEL: 'warn', BERTH_PROXY: 'none', ...env };
+  const berthEnv = { ...process.env, ...db.env, BERTH_DATA_DIR: dataDir, PORT: String(port), BERTH_LOG_LEVEL: 'warn', BERTH_PROXY: 'none', ...env };
   const child = spawn('unshare', ['--mount', '--propagation', 'private', 'bash', '-c', NAMESPACE, 'berth-ns', dir, 'bash', 'scripts/start.sh'], {
     cwd: repoRoot,
     env: berthEnv,

@@ -33,7 +33,7 @@ export { IdentityStore, authUserView } from './identity/shared.ts';
 export { totpStep } from './identity/two-factor.ts';
 export { EnvironmentFields, EnvironmentView, environmentView, Placement, ProjectFields, type ProjectDirectory, type EnvironmentDirectory, type EnvironmentRef } from './contracts/projects.ts';
 export * as schema from './schema.ts';
-export { parseInput } from './validation.ts';
+export { parseInput, isStorable, storable } from './validation.ts';
 export { emptyStringFields, setOrNull, type FieldPath } from './empty-strings.ts';
 export { textSearchClauses, containing, type TextSearch } from './search.ts';
 export { OutputFilter, redactOutput, isSecretField, secretFieldValues, SECRET_MASK, JOIN_TOKEN_MASK, MIN_SECRET_FIELD_LENGTH, MIN_REGISTERED_SECRET_LENGTH } from './redact.ts';

@@ -48,6 +48,8 @@ export interface Kernel {
   configWarnings: string[];
   /** Where the platform's records are: connection settings, and the embedded server if it is one. */
   database: Pick<DatabaseEndpoint, 'pool' | 'server'>;
+  /** Every route Fastify registered (the HEAD it adds beside each GET left out): procedures, their transports and the plugins' raw routes. */
+  routes: readonly { method: string; url: string }[];
   /** Listens on config.host:config.port and starts the job scheduler. Returns the address. */
   listen(): Promise<string>;
   stop(): Promise<void>;
@@ -84,6 +86,16 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
     bodyLimit: config.bodyLimit,
     forceCloseConnections: 'idle',
     return503OnClosing: true,
+  });
+  const routes: { method: string; url: string }[] = [];
+  const getHandlers = new WeakSet<object>();
+  // On the root instance before anything registers, so every plugin's scope inherits it. The HEAD
+  // route Fastify adds beside each GET answers with the GET's own handler: it is left out.
+  app.addHook('onRoute', route => {
+    const methods = [route.method].flat();
+    if (methods.length === 1 && methods[0] === 'HEAD' && getHandlers.has(route.handler)) return;
+    if (methods.includes('GET')) getHandlers.add(route.handler);
+    for (const method of methods) routes.push({ method, url: route.url });
   });
   const log = app.log;
   for (const warning of warnings) log.warn(warning);
@@ -200,6 +212,7 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
       embedded: ep.embedded,
       configWarnings: warnings,
       database: { pool: ep.pool, ...(ep.server ? { server: ep.server } : {}) },
+      routes,
       async listen() {
         const address = await app.listen({ port: config.port, host: config.host });
         if (config.jobs) await j.start();

@@ -40,6 +40,13 @@ export function parseInput<T>(schema: TSchema, raw: unknown, coerce: boolean, em
 const NUMBER_LIMIT = Number.MAX_SAFE_INTEGER;
 // A NUL, or half of a UTF-16 surrogate pair: PostgreSQL refuses both in text and in JSON.
 const UNSTORABLE_TEXT = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const UNSTORABLE_TEXT_ALL = new RegExp(UNSTORABLE_TEXT.source, 'g');
+
+/** False when PostgreSQL cannot store the string as text (a NUL, an unpaired surrogate): what a raw route refuses before it queries with it. */
+export const isStorable = (text: string): boolean => !UNSTORABLE_TEXT.test(text);
+
+/** The string with each NUL and unpaired surrogate read as U+FFFD, as a UTF-8 decoder reads an invalid byte: storable, and equal to no name that was. */
+export const storable = (text: string): string => text.replace(UNSTORABLE_TEXT_ALL, '\ufffd');
 
 /**
  * What a schema cannot say but the database refuses: NUL characters and unpaired surrogates in any

@@ -107,7 +107,7 @@ export class SessionService extends IdentityStore<'secrets' | 'clock'> {
       await em.flush();
       return this.signIn(user.id, 'session');
     }
-    const step = user.twoFactorEnabled && user.twoFactorSecret ? await totpStep(this.deps.secrets.decrypt(user.twoFactorSecret), pin) : null;
+    const step = user.twoFactorEnabled && user.twoFactorSecret ? await totpStep(this.deps.secrets.decrypt(user.twoFactorSecret), pin, this.deps.clock.now()) : null;
     // A code already used to sign in (or an older one) is refused, even inside its 30 s window.
     if (step === null || (user.twoFactorLastStep != null && step <= user.twoFactorLastStep)) {
       pending.attempts += 1;

@@ -16,11 +16,10 @@ export function spendRecoveryCode(stored: string | null, pin: string): string | 
   return hashes.includes(hash) ? JSON.stringify(hashes.filter(h => h !== hash)) : null;
 }
 
-/** The time step the code belongs to (now ± one step), or null when it matches none. */
-export async function totpStep(base32: string, pin: string): Promise<number | null> {
+/** The time step the code belongs to (`now` ± one step; `now` from the cradle's clock), or null when it matches none. */
+export async function totpStep(base32: string, pin: string, now: number): Promise<number | null> {
   const OTPAuth = await otp();
   const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(base32), digits: 6, period: PERIOD, algorithm: 'SHA1' });
-  const now = Date.now();
   const delta = totp.validate({ token: pin.trim(), window: 1, timestamp: now });
   return delta === null ? null : Math.floor(now / 1000 / PERIOD) + delta;
 }

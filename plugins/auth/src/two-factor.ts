@@ -7,7 +7,7 @@ const RECOVERY_CODES = 10;
 /** Two-factor codes are rare: the TOTP library is loaded on first use, not at boot. */
 const otp = () => import('otpauth');
 
-export class TwoFactorService extends IdentityStore<'secrets'> {
+export class TwoFactorService extends IdentityStore<'secrets' | 'clock'> {
   /** A fresh secret for `email`'s authenticator; nothing changes until verify2FASetup confirms it. */
   async generate2FASecret(principal: Principal, email: string): Promise<{ secret: string; uri: string; qrCodeUrl: string }> {
     const OTPAuth = await otp();
@@ -21,7 +21,7 @@ export class TwoFactorService extends IdentityStore<'secrets'> {
   /** Turns two-factor login on with `secret`, once `pin` shows the authenticator holds it. */
   async verify2FASetup(userId: string, secret: string, pin: string): Promise<void> {
     if (!/^[A-Z2-7]+=*$/.test(secret)) throw invalidField('secret', 'must be a base32 TOTP secret');
-    if ((await totpStep(secret, pin)) === null) throw badRequest('Invalid two-factor code', [{ path: ['pin'], message: 'pin: does not match the secret' }]);
+    if ((await totpStep(secret, pin, this.deps.clock.now())) === null) throw badRequest('Invalid two-factor code', [{ path: ['pin'], message: 'pin: does not match the secret' }]);
     const em = this.em();
     const user = await em.findOneOrFail(User, { id: userId });
     user.twoFactorSecret = this.deps.secrets.encrypt(secret);

@@ -1,37 +1,46 @@
 // Two-factor login with real TOTP codes. The codes are computed from RFC 6238 (./totp.ts) with
 // node:crypto alone, so the check does not share a library with the server.
 import t from 'tap';
-import { startTestServer, signUpAdmin, Client, manualClock } from '@berth/core/testing';
-import { base32Decode, totp } from './totp.ts';
+import { startTestServer, signUpAdmin, Client, manualClock, type ManualClock } from '@berth/core/testing';
+import { base32Decode, totp as totpAt } from './totp.ts';
 
 const start = () => startTestServer({ plugins: ['auth', 'user', 'organization'], jobs: false });
 const EMAIL = 'admin@example.com';
 const PASSWORD = 'correct horse battery';
 
 /**
+ * The server's time, which the test moves (manualClock): the codes are computed at it, and the
+ * server checks them at it too.
+ */
+let clock: ManualClock | undefined;
+const now = () => clock?.now() ?? Date.now();
+/** A code at the server's time, unless the test names another. */
+const totp = (base32Secret: string, atMs = now(), digits = 6) => totpAt(base32Secret, atMs, digits);
+
+/**
  * Codes for logins: the server takes each time step's code once per account and never an older
- * one, so successive logins of an account use successive steps (waiting for the next one when
- * both acceptable steps, now and now + 1, are used up). `nextPin` only looks; `loginPin` uses it.
+ * one, so successive logins of an account use successive steps (moving the clock to the next step
+ * when both acceptable steps, now and now + 1, are used up). `nextPin` only looks; `loginPin` uses it.
  */
 const lastLoginStep = new Map<string, number>();
-async function nextPin(secret: string): Promise<{ pin: string; step: number }> {
+function nextPin(secret: string): { pin: string; step: number } {
   for (;;) {
-    const now = Math.floor(Date.now() / 30_000);
-    const step = Math.max(now, (lastLoginStep.get(secret) ?? -1) + 1);
-    if (step <= now + 1) return { pin: totp(secret, step * 30_000 + 15_000), step };
-    // Both acceptable steps are used: the next one comes with the clock, within 30 s.
-    await new Promise(r => setTimeout(r, 500));
+    const current = Math.floor(now() / 30_000);
+    const step = Math.max(current, (lastLoginStep.get(secret) ?? -1) + 1);
+    if (step <= current + 1) return { pin: totp(secret, step * 30_000 + 15_000), step };
+    // Both acceptable steps are used: the next one comes with the clock.
+    clock!.advance(30_000);
   }
 }
-async function loginPin(secret: string): Promise<string> {
-  const { pin, step } = await nextPin(secret);
+function loginPin(secret: string): string {
+  const { pin, step } = nextPin(secret);
   lastLoginStep.set(secret, step);
   return pin;
 }
 
 /** A six-digit code that is wrong for every step the server may accept (the current one ± 1). */
 function wrongPin(secret: string): string {
-  const valid = new Set([-30_000, 0, 30_000].map(d => totp(secret, Date.now() + d)));
+  const valid = new Set([-30_000, 0, 30_000].map(d => totp(secret, now() + d)));
   let n = Number(totp(secret));
   let pin: string;
   do {
@@ -54,6 +63,10 @@ t.test('the TOTP of this test follows RFC 6238 (its SHA-1 test vectors)', async 
 t.test('two-factor login', async t => {
   const server = await start();
   t.teardown(() => server.destroy());
+  // The server's time stands still until the test moves it: the login guard's and the codes'.
+  const serverClock = manualClock(server);
+  clock = serverClock;
+  t.teardown(() => void (clock = undefined));
   const admin = await signUpAdmin(server, EMAIL, PASSWORD);
   const anon = new Client(server.url);
 
@@ -152,34 +165,34 @@ t.test('two-factor login', async t => {
     t.equal(wrong.body.code, 'UNAUTHORIZED');
     t.same(wrong.body.issues, []);
     t.equal(wrong.body.token, undefined);
-    t.equal((await anon.post('auth.verifyLogin2FA', { id: userId, pin: await loginPin(secret) })).status, 401, 'the user id and a code are no proof of the first step');
+    t.equal((await anon.post('auth.verifyLogin2FA', { id: userId, pin: loginPin(secret) })).status, 401, 'the user id and a code are no proof of the first step');
 
-    const right = await anon.post('auth.verifyLogin2FA', { id: pending, pin: await loginPin(secret) });
+    const right = await anon.post('auth.verifyLogin2FA', { id: pending, pin: loginPin(secret) });
     t.equal(right.status, 200, 'the current code completes the login');
     t.match(right.body, { token: String, is2FAEnabled: true, id: userId, organizationId: admin.organizationId, user: { email, rol: 'admin' } });
     const mine = await anon.get('auth.get', {}, { token: right.body.token });
     t.equal(mine.status, 200, 'and its token works');
     t.equal(mine.body.id, userId);
 
-    const replay = await anon.post('auth.verifyLogin2FA', { id: pending, pin: (await nextPin(secret)).pin });
+    const replay = await anon.post('auth.verifyLogin2FA', { id: pending, pin: nextPin(secret).pin });
     t.equal(replay.status, 401, 'the pending login is used up: no second token from it, even with an unused code');
   });
 
   t.test('a code is good for one login: replaying it, even within its 30 s, is refused', async t => {
     const { secret, login } = await withTwoFactor('replaying@example.com');
     const first = (await login()).body.id;
-    const pin = await loginPin(secret);
+    const pin = loginPin(secret);
     t.equal((await anon.post('auth.verifyLogin2FA', { id: first, pin })).status, 200);
     const second = (await login()).body.id;
     const again = await anon.post('auth.verifyLogin2FA', { id: second, pin });
     t.equal(again.status, 401, 'the same code is refused');
-    const next = await anon.post('auth.verifyLogin2FA', { id: second, pin: await loginPin(secret) });
+    const next = await anon.post('auth.verifyLogin2FA', { id: second, pin: loginPin(secret) });
     t.equal(next.status, 200, "the next step's code completes it");
   });
 
   t.test('verifyLogin2FA without a pending login is 401', async t => {
     const { userId, secret } = await withTwoFactor('unasked@example.com');
-    const none = await anon.post('auth.verifyLogin2FA', { id: userId, pin: (await nextPin(secret)).pin });
+    const none = await anon.post('auth.verifyLogin2FA', { id: userId, pin: nextPin(secret).pin });
     t.equal(none.status, 401, 'even with a code the account has not used');
     t.equal(none.body.code, 'UNAUTHORIZED');
     const unknown = await anon.post('auth.verifyLogin2FA', { id: 'no-such-login', pin: totp(secret) });
@@ -190,35 +203,30 @@ t.test('two-factor login', async t => {
     const { secret, login } = await withTwoFactor('guessing@example.com');
     const first = (await login()).body.id;
     for (let i = 1; i <= 4; i++) t.equal((await anon.post('auth.verifyLogin2FA', { id: first, pin: wrongPin(secret) })).status, 401, `wrong pin ${i}`);
-    const fifthTry = await anon.post('auth.verifyLogin2FA', { id: first, pin: await loginPin(secret) });
+    const fifthTry = await anon.post('auth.verifyLogin2FA', { id: first, pin: loginPin(secret) });
     t.equal(fifthTry.status, 200, 'after four wrong pins the right one still works');
 
     const second = (await login()).body.id;
     for (let i = 1; i <= 5; i++) t.equal((await anon.post('auth.verifyLogin2FA', { id: second, pin: wrongPin(secret) })).status, 401, `wrong pin ${i}`);
-    const late = await anon.post('auth.verifyLogin2FA', { id: second, pin: (await nextPin(secret)).pin });
+    const late = await anon.post('auth.verifyLogin2FA', { id: second, pin: nextPin(secret).pin });
     t.equal(late.status, 401, 'after five a right, unused pin no longer helps');
     t.equal(late.body.token, undefined);
   });
 
   t.test('codes are limited per account, not per login: past five failures every attempt waits (429, Retry-After)', async t => {
     const { secret, login } = await withTwoFactor('persistent@example.com');
-    const clock = manualClock(server); // the guard's time stands still until the test moves it
     const first = (await login()).body.id;
     for (let i = 1; i <= 5; i++) await anon.post('auth.verifyLogin2FA', { id: first, pin: wrongPin(secret) });
     const second = (await login()).body.id;
     t.equal((await anon.post('auth.verifyLogin2FA', { id: second, pin: wrongPin(secret) })).status, 401, 'a new login does not reset the count: the sixth failure');
-    const blocked = await anon.raw('/api/auth.verifyLogin2FA', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ id: second, pin: (await nextPin(secret)).pin }),
-    });
+    const blocked = await anon.raw('/api/auth.verifyLogin2FA', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: second, pin: nextPin(secret).pin }) });
     t.equal(blocked.status, 429, 'then even the right code waits');
     t.equal(blocked.body.code, 'TOO_MANY_REQUESTS');
     const res = await fetch(`${server.url}/api/auth.verifyLogin2FA`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: second, pin: '000000' }) });
     t.equal(res.status, 429);
     t.equal(res.headers.get('retry-after'), '2', 'with Retry-After in seconds: the first wait of a code is two');
-    clock.advance(2000);
-    t.equal((await anon.post('auth.verifyLogin2FA', { id: second, pin: await loginPin(secret) })).status, 200, 'once the wait ends, the right code completes the login');
+    serverClock.advance(2000);
+    t.equal((await anon.post('auth.verifyLogin2FA', { id: second, pin: loginPin(secret) })).status, 200, 'once the wait ends, the right code completes the login');
   });
 
   t.test('the second step is bound to the login that passed the first', async t => {
@@ -227,10 +235,10 @@ t.test('two-factor login', async t => {
     const mine = (await login()).body.id;
     const theirs = (await other.login()).body.id;
     t.ok(mine && theirs, 'two pending logins');
-    const crossed = await anon.post('auth.verifyLogin2FA', { id: theirs, pin: (await nextPin(secret)).pin });
+    const crossed = await anon.post('auth.verifyLogin2FA', { id: theirs, pin: nextPin(secret).pin });
     t.equal(crossed.status, 401, "the first account's code does not complete the other's login");
-    t.equal((await anon.post('auth.verifyLogin2FA', { id: mine, pin: await loginPin(secret) })).status, 200, 'it completes its own');
-    t.equal((await anon.post('auth.verifyLogin2FA', { id: theirs, pin: await loginPin(other.secret) })).status, 200, "as the other's code completes the other's");
+    t.equal((await anon.post('auth.verifyLogin2FA', { id: mine, pin: loginPin(secret) })).status, 200, 'it completes its own');
+    t.equal((await anon.post('auth.verifyLogin2FA', { id: theirs, pin: loginPin(other.secret) })).status, 200, "as the other's code completes the other's");
   });
 
   t.test('recovery codes: each completes one login without the authenticator', async t => {
@@ -275,7 +283,7 @@ t.test('two-factor login', async t => {
     t.equal(plain.status, 200);
     t.match(plain.body, { token: String, is2FAEnabled: false });
     t.equal((await anon.get('auth.get', {}, { token: plain.body.token })).status, 200);
-    t.equal((await anon.post('auth.verifyLogin2FA', { id: userId, pin: (await nextPin(secret)).pin })).status, 401, 'no second step to take');
+    t.equal((await anon.post('auth.verifyLogin2FA', { id: userId, pin: nextPin(secret).pin })).status, 401, 'no second step to take');
     t.equal((await anon.post('auth.disable2FA')).status, 401, 'disable2FA needs a credential');
   });
 });

@@ -4,6 +4,7 @@
 // And whether it is signed with the workload's secret, by each provider's own scheme, compared
 // in constant time.
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { storable } from '@berth/core';
 import { bitbucketPullRequest, giteaAction, gitlabMergeRequest, pullRequestDelivery } from './pull-requests.ts';
 
 export type Provider = 'github' | 'gitea' | 'gitlab' | 'bitbucket' | 'dockerhub' | 'generic';
@@ -62,7 +63,9 @@ const header = (h: Headers, name: string): string | null => {
   const s = Array.isArray(v) ? v[0] : v;
   return typeof s === 'string' && s ? s : null;
 };
-const str = (v: unknown): string | null => (typeof v === 'string' && v ? v : null);
+// A NUL or an unpaired surrogate in a string of the body is read as U+FFFD (core's storable): the
+// delivery log can hold it, and no branch, commit or image name matches it.
+const str = (v: unknown): string | null => (typeof v === 'string' && v ? storable(v) : null);
 const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 const idOf = (v: unknown): string | null => (typeof v === 'number' ? String(v) : str(v));
@@ -184,7 +187,7 @@ function githubPullRequest(provider: Provider, event: string, deliveryId: string
   const number = typeof pr.number === 'number' ? pr.number : typeof body.number === 'number' ? body.number : 0;
   return pullRequestDelivery(provider, event, deliveryId, {
     action: giteaAction(str(body.action) ?? ''),
-    id: String(pr.id ?? ''),
+    id: storable(String(pr.id ?? '')),
     number,
     url: str(pr.html_url) ?? '',
     title: str(pr.title) ?? '',

@@ -7,7 +7,7 @@
 // reason; otherwise the push supersedes the workload's queued deployments and one is queued (202).
 // Every answer that names a workload is written to its delivery log.
 import path from 'node:path';
-import { optionalService, type BerthConfig, type Cradle, type EntityManager, type Principal } from '@berth/core';
+import { isStorable, optionalService, type BerthConfig, type Cradle, type EntityManager, type Principal } from '@berth/core';
 import type { PushTarget, WorkloadKind } from '@berth/plugin-workloads';
 import { checkSignature, readDelivery, type Delivery, type PullRequestEvent } from './delivery.ts';
 import { WebhookDelivery } from './entities.ts';
@@ -70,7 +70,8 @@ export class HookService {
   }
 
   async receive(kind: WorkloadKind, refreshToken: string, headers: Record<string, string | string[] | undefined>, raw: Buffer, body: Record<string, unknown>, em: EntityManager): Promise<HookAnswer> {
-    const target = refreshToken.length <= 255 ? await kind.push!.byRefreshToken(refreshToken, em) : null;
+    // A token no column could hold (too long, a NUL, an unpaired surrogate) is no workload's.
+    const target = refreshToken.length <= 255 && isStorable(refreshToken) ? await kind.push!.byRefreshToken(refreshToken, em) : null;
     if (!target) return { status: 404, body: { message: `${kind.label} not found: no ${kind.label.toLowerCase()} has this refresh token` } };
     const delivery = readDelivery(headers, body);
     let signatureOk: boolean | null = null;

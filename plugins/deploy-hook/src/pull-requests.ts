@@ -1,9 +1,11 @@
 // Pull request events of GitLab (Merge Request Hook), Gitea (pull_request) and Bitbucket Cloud
 // (pullrequest:*), read into the one PullRequestEvent the preview plugin takes, their actions
 // named as GitHub's: opened, reopened, synchronize (new commits), closed (merged or not).
+import { storable } from '@berth/core';
 import type { Delivery, Provider, PullRequestEvent } from './delivery.ts';
 
-const str = (v: unknown): string | null => (typeof v === 'string' && v ? v : null);
+// As delivery.ts reads a string: a NUL or an unpaired surrogate as U+FFFD.
+const str = (v: unknown): string | null => (typeof v === 'string' && v ? storable(v) : null);
 const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
@@ -44,7 +46,7 @@ export function gitlabMergeRequest(event: string, deliveryId: string | null, bod
   const authorId = num(mr.author_id) || num(user.id);
   return pullRequestDelivery('gitlab', event, deliveryId, {
     action,
-    id: String(mr.id ?? ''),
+    id: storable(String(mr.id ?? '')),
     number: num(mr.iid),
     url: str(mr.url) ?? '',
     title: str(mr.title) ?? '',
@@ -75,7 +77,7 @@ export function bitbucketPullRequest(event: string, deliveryId: string | null, b
   return pullRequestDelivery('bitbucket', event, deliveryId, {
     action,
     // Bitbucket's pull request id is its number in the repository.
-    id: String(pr.id ?? ''),
+    id: storable(String(pr.id ?? '')),
     number: num(pr.id),
     url: str(obj(obj(pr.links).html).href) ?? '',
     title: str(pr.title) ?? '',

@@ -4,9 +4,10 @@
 import { StringDecoder } from 'node:string_decoder';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServerResponse } from 'node:http';
-import { CANCELLED_MESSAGE, invalidField, wireStatus, type BerthHost, type DeploymentState, type EntityManager } from '@berth/core';
+import { CANCELLED_MESSAGE, parseInput, wireStatus, type BerthHost, type DeploymentState, type EntityManager } from '@berth/core';
 import { Deployment } from './entities.ts';
 import { readFrom } from './log.ts';
+import { DeploymentIdInput } from './schemas.ts';
 import type { DeploymentStore } from './service.ts';
 import { isFinished } from './views.ts';
 
@@ -25,8 +26,8 @@ export function registerLogStream(berth: BerthHost, store: DeploymentStore): voi
     });
     app.get(STREAM_PATH, { schema: { hide: true } }, async (req, reply) => {
       const principal = await berth.authenticate(req);
-      const { deploymentId } = (req.query ?? {}) as { deploymentId?: unknown };
-      if (typeof deploymentId !== 'string' || !deploymentId) throw invalidField('deploymentId', 'is required (the deployment to follow)');
+      // Checked as deployment.one's input: a 400 naming deploymentId when it is missing, not one string, or holds what no column could.
+      const { deploymentId } = parseInput<{ deploymentId: string }>(DeploymentIdInput, req.query, true);
       const em = () => berth.container.cradle.orm.em.fork() as EntityManager;
       const record = await store.find(deploymentId, principal.organizationId, em());
 

@@ -11,7 +11,7 @@
 // gitlab.authorization sealed the same way, bound to the organization and the connection. Gitea:
 // the peer's `/api/providers/gitea/authorize` sends the user to Gitea with such a state, and
 // `/api/providers/gitea/callback` (the same handler as GitLab's) takes the code back.
-import { BerthError, GitProviderError, badRequest, type BerthHost, type EntityManager, type Principal, type SecretBox } from '@berth/core';
+import { BerthError, GitProviderError, badRequest, isStorable, type BerthHost, type EntityManager, type Principal, type SecretBox } from '@berth/core';
 import { webUrlOf, type GitProviderService } from './service.ts';
 
 export const SETUP_PATH = '/api/providers/github/setup';
@@ -177,7 +177,7 @@ export class GitProviderSetup {
         const fail = (status: number, error: string) => reply.code(status).send({ error });
         const principal = await host.authenticate(req).catch(() => null);
         if (!principal) return fail(401, 'Unauthorized');
-        if (typeof q.giteaId !== 'string' || !q.giteaId || q.giteaId.length > 255) return fail(400, 'Invalid Gitea provider ID');
+        if (typeof q.giteaId !== 'string' || !q.giteaId || q.giteaId.length > 255 || !isStorable(q.giteaId)) return fail(400, 'Invalid Gitea provider ID');
         try {
           return reply.redirect(await this.giteaAuthorization(principal, q.giteaId, host.container.cradle.orm.em.fork()), 307);
         } catch (e) {

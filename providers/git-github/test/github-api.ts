@@ -25,6 +25,9 @@ export function example(path: string, method: string, status: string): Json {
   return structuredClone(value);
 }
 
+/** The webhook secret the manifest flow's conversion gives every App it creates (what GitHub App deliveries are signed with). */
+export const MANIFEST_WEBHOOK_SECRET = 'manifest-webhook-secret';
+
 /** GitHub's page size is per_page up to 100; this server caps it lower so that a few items make several pages. */
 const PAGE_CAP = 2;
 
@@ -47,9 +50,6 @@ export interface FakePullRequest {
   author: { id: number; login: string };
   state: 'open' | 'closed';
 }
-
-/** The webhook secret of the App the manifest flow makes (GitHub App deliveries are signed with it). */
-export const MANIFEST_WEBHOOK_SECRET = 'manifest-webhook-secret';
 
 export interface FakeGithub {
   /** The web URL (githubUrl): the API is below /api/v3. */
