@@ -31,6 +31,7 @@ const both = (key: string, why: string) => ({ [key]: why, [`${key} alone`]: why 
 const NOT_REFUSED: Record<string, string> = {
   'domain.generateDomain serverId': "accepted and ignored (the peer's input): the host is made from this instance's own address, the same for every organization; no server's record is read",
   'domain.canGenerateTraefikMeDomains serverId': "accepted and ignored (the peer's input): answers this instance's own address, the same for every organization",
+  'compose.previewTemplate serverId': "accepted and ignored (the peer's input): the template is processed from the input alone, nothing is saved and no server is read",
   ...both('ai.suggest serverId', "accepted and ignored (the peer's input): a suggestion is asked of the organization's own AI configuration and reads no server"),
   // gitlab.create makes a new connection of the caller's (in B): the peer's input carries these ids, and Berth ignores them.
   ...both('gitlab.create authId', 'the owner the peer names; Berth makes the caller the owner whatever it names'),
@@ -199,7 +200,6 @@ const OWN_FAILS: { keys: RegExp; status: number; body: RegExp; why: string }[] =
   },
   { keys: /^certificates\.create \w+( alone)?$/, status: 400, body: /certificateData: not a PEM certificate/, why: "the input's certificate is a made-up string" },
   { keys: /^compose\.deployTemplate \w+( alone)?$/, status: 400, body: /id: no template \\"[\w-]+\\" in the catalog/, why: "the input's id is a record id, not a template of the catalog's" },
-  { keys: /^compose\.(import|processTemplate|previewTemplate) \w+$/, status: 400, body: /base64: is not base64 of a JSON object/, why: "the input's template is a made-up string" },
   {
     keys: /^compose\.readLogs composeId$/,
     status: 404,

@@ -146,7 +146,7 @@ export async function fuzzRecords(
     const [suffix, settings] = channelSettings[kind]!;
     return ok(
       `notification.create${suffix}`,
-      await c.post(`notification.create${suffix}`, { name: unique('fuzz'), appBuildError: true, databaseBackup: false, dokployRestart: false, appDeploy: false, dockerCleanup: false, ...settings }),
+      await c.post(`notification.create${suffix}`, { name: unique('fuzz'), appBuildError: false, databaseBackup: false, dokployRestart: false, appDeploy: false, dockerCleanup: false, ...settings }),
     );
   };
 

@@ -46,6 +46,8 @@ export const GOOD: Record<string, string> = {
   composeFile: 'services:\n  web:\n    image: berth-test/busybox:1\n',
   // an application's own Traefik file is checked (it routes only its own domains): an empty one passes
   traefikConfig: 'http: {}\n',
+  // a compose template as the peer's import takes it: base64 of {"compose": <compose file>, "config": <template.toml>}
+  base64: Buffer.from(JSON.stringify({ compose: 'services:\n  web:\n    image: berth-test/busybox:1\n', config: '[variables]\n' })).toString('base64'),
   // what to suggest: a word of the language model stand-in's script (plugins/ai/test/llm-stand-in.ts) that answers one suggestion
   input: 'a web page scenario:good',
 };
