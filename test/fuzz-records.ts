@@ -1,14 +1,19 @@
-// Real records for the bad-input fuzz (test/bad-input.test.ts): one recipe per id field the
-// OpenAPI document names, so a request aimed at a record finds it and its bad values go on to the
-// services and the database. Id fields whose records cannot exist yet are listed with why.
+// Real records for the bad-input fuzz (test/bad-input.test.ts) and the cross-organization matrix:
+// one recipe per id field the OpenAPI document names, so a request aimed at a record finds it and
+// its bad values go on to the services and the database. Id fields whose records cannot exist yet
+// are listed with why. The records' outside parts answer on loopback: forges, S3 (s3rver), a
+// registry (Debian's docker-registry), a language model, Stripe (the fuzz's billing).
 import { execFileSync } from 'node:child_process';
 import { createHmac, generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Test } from 'tap';
-import { addMember, deploymentIdOf, type Client, type Reply } from '@berth/core/testing';
-import { startFakeGithub } from '../providers/git-github/test/github-api.ts';
+import { addMember, makeGitRepo, runFinished, startS3TestServer, type Client, type Reply } from '@berth/core/testing';
+import { GOOD_KEY, startLlmStandIn } from '../plugins/ai/test/llm-stand-in.ts';
+import { startStripeStandIn, type StripeStandIn } from '../plugins/billing/test/stripe-stand-in.ts';
+import { startLocalRegistry } from '../plugins/registry/test/local-registry.ts';
+import { MANIFEST_WEBHOOK_SECRET, startFakeGithub } from '../providers/git-github/test/github-api.ts';
 import { startFakeGitlab } from '../providers/git-gitlab/test/gitlab-api.ts';
 import { startFakeBitbucket, type FakeBitbucket } from '../providers/git-bitbucket/test/bitbucket-api.ts';
 import { startFakeGitea } from '../providers/git-gitea/test/gitea-api.ts';
@@ -22,7 +27,6 @@ export const NO_RECORD: Record<string, string> = {
   containerId: 'a Docker container id, not a record (compose.readLogs reads the engine)',
   chatId: 'a Telegram chat id (notification.*Telegram*), not a record of Berth',
   messageThreadId: 'a Telegram forum topic id (notification.*Telegram*), not a record of Berth',
-  productId: 'a Stripe product id (billing.createCheckoutSession), not a record of Berth; billing is off in the fuzz run',
   nodeId: 'a swarm node id of an engine (swarm.*, cluster.*), not a record of Berth',
 };
 
@@ -38,17 +42,76 @@ function certificate(): { cert: string; key: string } {
   }
 }
 
-/** The stand-ins whose address the server's config must know before it boots (the Bitbucket provider's apiUrl and webUrl): start them, then the server with `config`. */
-export async function fuzzStandIns(t: Test) {
+/** What each database kind's create takes beside its name and environment. */
+const DATABASES: Record<string, Record<string, string>> = {
+  postgres: { databaseName: 'db', databaseUser: 'u', databasePassword: 'secret-password' },
+  mysql: { databaseName: 'db', databaseUser: 'u', databasePassword: 'secret-password', databaseRootPassword: 'root-password' },
+  mariadb: { databaseName: 'db', databaseUser: 'u', databasePassword: 'secret-password', databaseRootPassword: 'root-password' },
+  mongo: { databaseUser: 'u', databasePassword: 'secret-password' },
+  redis: { databasePassword: 'secret-password' },
+};
+const BUCKET = 'fuzz';
+const REGISTRY_USER = 'fuzz';
+const REGISTRY_PASSWORD = 'fuzz-registry-pw';
+const STRIPE_KEY = 'sk_test_berth_fuzz_0123456789';
+const STRIPE_WEBHOOK_SECRET = 'whsec_berth_fuzz';
+/** The one plan of the fuzz's Stripe: the tier goodValue picks first (legacy). */
+const LEGACY = { productId: 'prod_fuzz_legacy', monthlyPriceId: 'price_fuzz_m', annualPriceId: 'price_fuzz_y' };
+
+/**
+ * The stand-ins whose address the server's config must know before it boots (the Bitbucket
+ * provider's apiUrl and webUrl; with `billing`, Stripe's, which turns billing on): start them, then
+ * the server with `config`.
+ */
+export async function fuzzStandIns(t: Test, o: { billing?: boolean } = {}) {
   const bitbucket = await startFakeBitbucket(t);
-  return { bitbucket, config: { providers: { git: { bitbucket: { options: { apiUrl: bitbucket.apiUrl, webUrl: bitbucket.webUrl } } } } } };
+  const providers = { git: { bitbucket: { options: { apiUrl: bitbucket.apiUrl, webUrl: bitbucket.webUrl } } } };
+  if (!o.billing) return { bitbucket, config: { providers } };
+  const stripe = await startStripeStandIn(STRIPE_KEY, {
+    products: [{ id: LEGACY.productId, name: 'Legacy', default_price: LEGACY.monthlyPriceId }],
+    prices: [
+      { id: LEGACY.monthlyPriceId, product: LEGACY.productId, unit_amount: 400, recurring: { interval: 'month' } },
+      { id: LEGACY.annualPriceId, product: LEGACY.productId, unit_amount: 4000, recurring: { interval: 'year' } },
+    ],
+  });
+  t.teardown(() => stripe.close());
+  return { bitbucket, stripe, config: { providers, stripeSecretKey: STRIPE_KEY, stripeWebhookSecret: STRIPE_WEBHOOK_SECRET, stripeApiUrl: stripe.url, stripePlans: { legacy: LEGACY } } };
+}
+
+/**
+ * Buys `servers` servers for the caller's organization as a customer does: a Checkout session,
+ * completed and paid on the Stripe stand-in, each step told to Berth by Stripe's signed webhook
+ * (billing on, server.create is refused past what is paid for).
+ */
+export async function buyServers(server: { url: string }, c: Client, stripe: StripeStandIn, servers: number): Promise<void> {
+  const ok = (what: string, r: Reply) => {
+    if (r.status !== 200) throw new Error(`fuzz billing ${what}: ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
+    return r.body;
+  };
+  const { sessionId } = ok('checkout', await c.post('billing.createCheckoutSession', { tier: 'legacy', productId: LEGACY.productId, serverQuantity: servers, isAnnual: false }));
+  const webhook = async (type: string, object: Record<string, unknown>) => {
+    const payload = JSON.stringify(stripe.event(type, object));
+    const at = Math.floor(Date.now() / 1000);
+    const signature = `t=${at},v1=${createHmac('sha256', STRIPE_WEBHOOK_SECRET).update(`${at}.${payload}`).digest('hex')}`;
+    ok(type, await c.raw('/api/stripe/webhook', { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': signature }, body: payload }));
+  };
+  const done = stripe.completeCheckout(sessionId);
+  await webhook('checkout.session.completed', done.session);
+  await webhook('invoice.paid', stripe.pay(done.invoice.id));
+  if (ok('canCreateMoreServers', await c.get('billing.canCreateMoreServers')) !== true) throw new Error('fuzz billing: the paid invoice granted no server');
 }
 
 /**
  * Makes records (as `c`, in its organization): `ids` holds one of each kind for the whole run, `fresh(field)` a new one (for
  * operations that remove what they are given).
  */
-export async function fuzzRecords(t: Test, server: { url: string }, c: Client, admin: { userId: string; organizationId: string }, o: { portBase?: number; bitbucket: FakeBitbucket }) {
+export async function fuzzRecords(
+  t: Test,
+  server: { url: string },
+  c: Client,
+  admin: { userId: string; organizationId: string },
+  o: { portBase?: number; bitbucket: FakeBitbucket; stripe?: StripeStandIn },
+) {
   // Published ports are the host's: a second organization's records take another range.
   const portBase = o.portBase ?? 20000;
   let n = 0;
@@ -83,7 +146,7 @@ export async function fuzzRecords(t: Test, server: { url: string }, c: Client, a
     const [suffix, settings] = channelSettings[kind]!;
     return ok(
       `notification.create${suffix}`,
-      await c.post(`notification.create${suffix}`, { name: unique('fuzz'), appBuildError: true, databaseBackup: false, dokployRestart: false, appDeploy: false, dockerCleanup: false, ...settings }),
+      await c.post(`notification.create${suffix}`, { name: unique('fuzz'), appBuildError: false, databaseBackup: false, dokployRestart: false, appDeploy: false, dockerCleanup: false, ...settings }),
     );
   };
 
@@ -139,6 +202,10 @@ export async function fuzzRecords(t: Test, server: { url: string }, c: Client, a
 
   // Gitea connections against Gitea on loopback, with a token pair it issued and its OAuth application.
   const gitea = await startFakeGitea(t);
+  // A repository its connections list and clone.
+  const repo = await makeGitRepo({ 'docker-compose.yml': 'services:\n  web:\n    image: berth-test/busybox:1\n' });
+  t.teardown(repo.cleanup);
+  await gitea.addGitRepo('fuzz', 'shop', repo.dir, { main: repo.commit });
   const giteaConnection = async () => {
     const pair = gitea.issue(3600);
     return ok(
@@ -155,6 +222,17 @@ export async function fuzzRecords(t: Test, server: { url: string }, c: Client, a
       }),
     ).giteaId as string;
   };
+
+  // S3 (s3rver) for the destinations, a registry, a language model: each on loopback.
+  const s3 = await startS3TestServer(t, [BUCKET]);
+  const bucket = { endpoint: s3.endpoint, region: s3.region, bucket: BUCKET, accessKey: s3.accessKey, secretAccessKey: s3.secretAccessKey };
+  const registry = await startLocalRegistry({ [REGISTRY_USER]: REGISTRY_PASSWORD });
+  t.teardown(() => registry.stop());
+  const llm = await startLlmStandIn('berth-test/busybox:1');
+  t.teardown(() => llm.close());
+
+  const database = async (kind: string, serverId: string | null) =>
+    ok(`${kind}.create`, await c.post(`${kind}.create`, { name: unique(kind), ...DATABASES[kind], environmentId, ...(serverId ? { serverId } : {}) }))[`${kind}Id`] as string;
 
   const recipes: Record<string, () => Promise<string>> = {
     giteaId: giteaConnection,
@@ -186,19 +264,19 @@ export async function fuzzRecords(t: Test, server: { url: string }, c: Client, a
       const r = ok('organization.inviteMember', await c.post('organization.inviteMember', { email: `${unique('invited')}@example.com`, role: 'member' }));
       return r.invitationId ?? r.id;
     },
-    // An AI configuration on a closed loopback port (test servers list loopback in outboundAllow): a suggest with it fails at once.
-    aiId: async () => ok('ai.create', await c.post('ai.create', { name: unique('ai'), apiUrl: 'http://127.0.0.1:9/v1', apiKey: 'sk-fuzz', model: 'fuzz-model', isEnabled: true })).aiId,
+    // An AI configuration of the language model on loopback (test servers list loopback in outboundAllow).
+    aiId: async () => ok('ai.create', await c.post('ai.create', { name: unique('ai'), apiUrl: `${llm.url}/v1`, apiKey: GOOD_KEY, model: 'gpt-test', isEnabled: true })).aiId,
     apiKeyId: async () => ok('user.createApiKey', await c.post('user.createApiKey', { name: unique('key'), metadata: { organizationId: admin.organizationId } })).id,
     // Servers without a key: nothing connects to them (the probe passes them by).
     serverId: async () => ok('server.create', await c.post('server.create', { name: unique('srv'), ipAddress: '192.0.2.10', port: 22, sshKeyId: null })).serverId,
     // The swarm a server joins (cluster.joinServer): another server without a key, so nothing joins.
     managerServerId: async () => ok('server.create', await c.post('server.create', { name: unique('manager'), ipAddress: '192.0.2.12', port: 22, sshKeyId: null })).serverId,
     buildServerId: async () => ok('server.create', await c.post('server.create', { name: unique('build'), ipAddress: '192.0.2.11', port: 22, sshKeyId: null, serverType: 'build' })).serverId,
-    // A registry on a closed loopback port: a check with it fails at the login step at once.
+    // A registry on loopback (the engine trusts one there without TLS), its password checked.
     registryId: async () =>
       ok(
         'registry.create',
-        await c.post('registry.create', { registryName: unique('reg'), username: 'fuzz', password: 'fuzz-pw', registryUrl: '127.0.0.1:9', registryType: 'cloud', imagePrefix: null }),
+        await c.post('registry.create', { registryName: unique('reg'), username: REGISTRY_USER, password: REGISTRY_PASSWORD, registryUrl: registry.url, registryType: 'cloud', imagePrefix: null }),
       ).registryId,
     sshKeyId: async () =>
       ok(
@@ -236,23 +314,8 @@ export async function fuzzRecords(t: Test, server: { url: string }, c: Client, a
     },
     composeId: async () =>
       ok('compose.create', await c.post('compose.create', { name: unique('stack'), environmentId, composeFile: 'services:\n  web:\n    image: berth-test/busybox:1\n' })).composeId,
-    postgresId: async () =>
-      ok('postgres.create', await c.post('postgres.create', { name: unique('pg'), databaseName: 'db', databaseUser: 'u', databasePassword: 'secret-password', environmentId })).postgresId,
-    mysqlId: async () =>
-      ok(
-        'mysql.create',
-        await c.post('mysql.create', { name: unique('my'), databaseName: 'db', databaseUser: 'u', databasePassword: 'secret-password', databaseRootPassword: 'root-password', environmentId }),
-      ).mysqlId,
-    mariadbId: async () =>
-      ok(
-        'mariadb.create',
-        await c.post('mariadb.create', { name: unique('maria'), databaseName: 'db', databaseUser: 'u', databasePassword: 'secret-password', databaseRootPassword: 'root-password', environmentId }),
-      ).mariadbId,
-    mongoId: async () => ok('mongo.create', await c.post('mongo.create', { name: unique('mongo'), databaseUser: 'u', databasePassword: 'secret-password', environmentId })).mongoId,
-    redisId: async () => ok('redis.create', await c.post('redis.create', { name: unique('redis'), databasePassword: 'secret-password', environmentId })).redisId,
-    destinationId: async () =>
-      ok('destination.create', await c.post('destination.create', { name: unique('disk'), provider: 'local', bucket: unique('bucket'), endpoint: '', region: '', accessKey: '', secretAccessKey: '' }))
-        .destinationId,
+    ...Object.fromEntries(Object.keys(DATABASES).map(kind => [`${kind}Id`, () => database(kind, null)])),
+    destinationId: async () => ok('destination.create', await c.post('destination.create', { name: unique('s3'), provider: 'Minio', ...bucket, additionalFlags: [] })).destinationId,
     backupId: async () =>
       ok(
         'backup.create',
@@ -295,8 +358,8 @@ export async function fuzzRecords(t: Test, server: { url: string }, c: Client, a
     portId: async () => ok('port.create', await c.post('port.create', { applicationId: ids.applicationId, publishedPort: portBase + n, targetPort: 80, protocol: 'tcp' })).portId,
     mountId: async () =>
       ok('mounts.create', await c.post('mounts.create', { type: 'volume', volumeName: unique('vol'), mountPath: `/data/${n}`, serviceId: ids.applicationId, serviceType: 'application' })).mountId,
-    // An application with nothing to deploy: its deployment is queued and fails at once, on the record.
-    deploymentId: async () => deploymentIdOf(await c.post('application.deploy', { applicationId: await recipes.applicationId!() })),
+    // An application with nothing to deploy: its deployment is queued and fails at once, on the record (awaited: a queued one cannot be removed).
+    deploymentId: async () => (await runFinished(c, 'application.deploy', { applicationId: await recipes.applicationId!() })).deploymentId,
   };
   // Fields that name a record of another field's kind.
   const same: Record<string, string> = {
@@ -311,9 +374,37 @@ export async function fuzzRecords(t: Test, server: { url: string }, c: Client, a
   for (const field of ['applicationId', 'composeId', 'postgresId', 'mysqlId', 'mariadbId', 'mongoId', 'redisId', 'destinationId', 'sshKeyId']) ids[field] = await recipes[field]!();
   for (const field of Object.keys(recipes)) ids[field] ??= await recipes[field]!();
   for (const [field, like] of Object.entries(same)) ids[field] = ids[like]!;
+  // Stripe's product: the plan's, not a record of Berth's (billing on only).
+  if (o.stripe) ids.productId = LEGACY.productId;
+
+  // Workloads on a server without a key (servers do not connect without one): their deployments fail before any engine is reached.
+  const onServer = new Map<string, Promise<string>>();
+  const workloadOnServer: Record<string, () => Promise<string>> = {
+    applicationId: async () => ok('application.create', await c.post('application.create', { name: unique('app'), environmentId, serverId: ids.serverId })).applicationId,
+    composeId: async () =>
+      ok('compose.create', await c.post('compose.create', { name: unique('stack'), environmentId, serverId: ids.serverId, composeFile: 'services:\n  web:\n    image: berth-test/busybox:1\n' }))
+        .composeId,
+    ...Object.fromEntries(Object.keys(DATABASES).map(kind => [`${kind}Id`, () => database(kind, ids.serverId!)])),
+  };
 
   return {
     ids,
+    /** A workload of the field's kind (applicationId, composeId, postgresId...) made once on a server without a key: nothing it deploys reaches an engine. */
+    onServer: (field: string) => {
+      if (!onServer.has(field)) onServer.set(field, workloadOnServer[field]!());
+      return onServer.get(field)!;
+    },
+    /** Plain values of the stand-ins' by field name, for goodValue beside the ids (a destination's S3 location). */
+    values: bucket as Record<string, string>,
+    /** The stand-ins the records use. */
+    registry: { url: registry.url, username: REGISTRY_USER, password: REGISTRY_PASSWORD },
+    llm: { url: `${llm.url}/v1`, apiKey: GOOD_KEY, model: 'gpt-test' },
+    github: { appId: github.appId, webhookSecret: MANIFEST_WEBHOOK_SECRET },
+    gitea: { url: gitea.url, owner: 'fuzz', repositoryName: 'shop' },
+    /** A new notification channel of the kind (slack, email...): its notificationId and <kind>Id. */
+    channel: (kind: string) => channel(kind) as Promise<Record<string, string>>,
+    cert,
+    key,
     /** Whether the fuzz can make a record for this field. */
     has: (field: string) => field in recipes || field in same,
     /** A new record for the field (a removing operation takes it away). */

@@ -33,7 +33,29 @@ export async function documentOperations(c: Client): Promise<Operation[]> {
   return operations;
 }
 
-/** One plain value a property of this schema accepts (best effort), a record's id where `ids` has one for the property's name. */
+/** Plain values goodValue cannot guess from a schema, by field name (so an input's other fields pass the services' checks too). */
+export const GOOD: Record<string, string> = {
+  schedule: '0 3 * * *',
+  cronExpression: '0 3 * * *',
+  // a closed port: a connection test fails at once
+  endpoint: 'http://127.0.0.1:9',
+  mountPath: '/data/fuzz',
+  password: 'a long password',
+  pin: '123456',
+  dockerCompose: 'services:\n  web:\n    image: berth-test/busybox:1\n',
+  composeFile: 'services:\n  web:\n    image: berth-test/busybox:1\n',
+  // an application's own Traefik file is checked (it routes only its own domains): an empty one passes
+  traefikConfig: 'http: {}\n',
+  // a compose template as the peer's import takes it: base64 of {"compose": <compose file>, "config": <template.toml>}
+  base64: Buffer.from(JSON.stringify({ compose: 'services:\n  web:\n    image: berth-test/busybox:1\n', config: '[variables]\n' })).toString('base64'),
+  // what to suggest: a word of the language model stand-in's script (plugins/ai/test/llm-stand-in.ts) that answers one suggestion
+  input: 'a web page scenario:good',
+};
+
+/**
+ * One plain value a property of this schema accepts (best effort): a record's id where `ids` has
+ * one for the property's name, else GOOD's value for the name, else one the schema describes.
+ */
 export function goodValue(name: string, schema: any, ids: Record<string, string>): unknown {
   if (!schema || typeof schema !== 'object') return 'x';
   if (schema.default !== undefined) return schema.default;
@@ -43,6 +65,7 @@ export function goodValue(name: string, schema: any, ids: Record<string, string>
   if (branches) return goodValue(name, branches.find((b: any) => b.type !== 'null') ?? branches[0], ids);
   const type = Array.isArray(schema.type) ? schema.type.find((x: string) => x !== 'null') : schema.type;
   if (ids[name] && type === 'string') return ids[name];
+  if (GOOD[name] && type === 'string') return GOOD[name];
   switch (type) {
     case 'string':
       if (schema.format === 'email') return 'fuzz@example.com';

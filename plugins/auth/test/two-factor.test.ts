@@ -1,40 +1,12 @@
-// Two-factor login with real TOTP codes. The codes are computed here from RFC 6238 with
+// Two-factor login with real TOTP codes. The codes are computed from RFC 6238 (./totp.ts) with
 // node:crypto alone, so the check does not share a library with the server.
 import t from 'tap';
-import { createHmac } from 'node:crypto';
 import { startTestServer, signUpAdmin, Client, manualClock, type ManualClock } from '@berth/core/testing';
+import { base32Decode, totp as totpAt } from './totp.ts';
 
 const start = () => startTestServer({ plugins: ['auth', 'user', 'organization'], jobs: false });
 const EMAIL = 'admin@example.com';
 const PASSWORD = 'correct horse battery';
-
-function base32Decode(text: string): Buffer {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-  const out: number[] = [];
-  let bits = 0;
-  let value = 0;
-  for (const ch of text.replace(/=+$/, '').toUpperCase()) {
-    const index = alphabet.indexOf(ch);
-    if (index < 0) throw new Error(`not base32: ${ch}`);
-    value = ((value << 5) | index) & 0xffff;
-    bits += 5;
-    if (bits >= 8) {
-      out.push((value >>> (bits - 8)) & 0xff);
-      bits -= 8;
-    }
-  }
-  return Buffer.from(out);
-}
-
-/** RFC 6238 TOTP: HMAC-SHA1 over the 30-second counter, dynamic truncation (RFC 4226). */
-function totp(base32Secret: string, atMs = now(), digits = 6): string {
-  const counter = Buffer.alloc(8);
-  counter.writeBigUInt64BE(BigInt(Math.floor(atMs / 1000 / 30)));
-  const mac = createHmac('sha1', base32Decode(base32Secret)).update(counter).digest();
-  const offset = mac[mac.length - 1]! & 0x0f;
-  const code = (mac.readUInt32BE(offset) & 0x7fffffff) % 10 ** digits;
-  return String(code).padStart(digits, '0');
-}
 
 /**
  * The server's time, which the test moves (manualClock): the codes are computed at it, and the
@@ -42,6 +14,8 @@ function totp(base32Secret: string, atMs = now(), digits = 6): string {
  */
 let clock: ManualClock | undefined;
 const now = () => clock?.now() ?? Date.now();
+/** A code at the server's time, unless the test names another. */
+const totp = (base32Secret: string, atMs = now(), digits = 6) => totpAt(base32Secret, atMs, digits);
 
 /**
  * Codes for logins: the server takes each time step's code once per account and never an older

@@ -174,6 +174,8 @@ export class DestinationService {
   async testConnection(input: DestinationInputT, organizationId: string): Promise<true> {
     const { storage, location } = this.#checked(input, organizationId);
     await this.#checkEndpoint(input.endpoint, organizationId);
+    // The test runs from Berth; a serverId is still held to the organization's servers, as create and update hold it.
+    if (input.serverId) await this.#assertServer(input.serverId, organizationId);
     const store = storage.open(location);
     const key = `${PROBE_PREFIX}${randomBytes(6).toString('hex')}`;
     const body = Buffer.from(`berth connection test ${new Date().toISOString()}\n`);

@@ -71,6 +71,17 @@ t.test('both variants, organizations isolated, a removed database takes its back
   t.equal((await other.client.get('backup.one', { backupId: backup.body.backupId })).status, 404, 'nor the backup');
   t.same((await other.client.get('destination.all')).body, []);
   t.equal((await other.client.get('backup.listBackupFiles', { destinationId: dest.body.destinationId, search: '' })).status, 404);
+  // A serverId names one of the caller's servers, on a connection test as on create and update.
+  const server1 = await client.post('server.create', { name: 'box', ipAddress: '192.0.2.40', port: 22, sshKeyId: null });
+  t.equal(server1.status, 200, JSON.stringify(server1.body));
+  t.equal((await client.post('destination.testConnection', { ...body, serverId: server1.body.serverId })).body, true, "the test with the organization's server");
+  for (const op of ['destination.testConnection', 'destination.create']) {
+    t.match(
+      await other.client.post(op, { ...body, serverId: server1.body.serverId }),
+      { status: 404, body: { message: `Server ${server1.body.serverId} not found` } },
+      `${op}: another organization's server is not found`,
+    );
+  }
   const foreign = await other.client.post('backup.restoreBackup', {
     databaseId: mongo.body.mongoId,
     databaseType: 'mongo',

@@ -45,13 +45,22 @@ export interface DiskUsage {
   builder: number;
 }
 
-/** The engine's df; it answers 409 while another df runs on it (anyone's), so that is waited out. */
+/**
+ * While another df runs on the engine (anyone's), it refuses one more: 409 on current engines, a
+ * 500 saying so on 20.10's. Either is waited out.
+ */
+const dfBusy = (e: unknown) => {
+  const { statusCode, message } = e as { statusCode?: number; message?: unknown };
+  return statusCode === 409 || (statusCode === 500 && /a disk usage operation is already running/.test(String(message)));
+};
+
+/** The engine's df, waiting out another df running on it. */
 async function readDf(docker: Docker, call: Call, what: string): Promise<Df> {
   for (let attempt = 0; ; attempt++) {
     try {
       return (await docker.df()) as Df;
     } catch (e) {
-      if ((e as { statusCode?: number }).statusCode !== 409 || attempt >= 50) return call(what, () => Promise.reject(e));
+      if (!dfBusy(e) || attempt >= 50) return call(what, () => Promise.reject(e));
       await new Promise(r => setTimeout(r, 200));
     }
   }

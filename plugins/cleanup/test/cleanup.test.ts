@@ -161,6 +161,15 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     t.match(refused.body.message, 'cleanupThisMachine');
   });
 
+  t.test("Berth's own engine: dry runs at once each answer (the engine reads one df at a time and refuses the others while it runs)", async t => {
+    const answers = await Promise.all(['cleanAll', 'cleanUnusedImages', 'cleanUnusedVolumes', 'cleanDockerBuilder', 'cleanDockerPrune'].map(op => client.post(`settings.${op}`, { dryRun: true })));
+    t.same(
+      answers.map(r => r.status),
+      [200, 200, 200, 200, 200],
+      JSON.stringify(answers.filter(r => r.status !== 200).map(r => r.body)),
+    );
+  });
+
   t.test('cleanAll removes what its dry run said, in the background, its log the same report; df agrees', async t => {
     const planned = await dry('cleanAll');
     const before = await df();
