@@ -17,10 +17,37 @@ import { SshHost, type SshHostOptions } from '../src/ssh-host.ts';
 
 const run = promisify(execFile);
 
+/**
+ * An ed25519 pair from ssh2's generator that ssh2 itself can read back. About one pair in 256 is
+ * not: its keygen strips the leading zero bytes of a public key that starts with one, and the pair
+ * no longer parses (mscdex/ssh2#1390, #1513, open). Berth's own keys (plugins/ssh-key) are encoded
+ * from Node's JWK and are not affected; this is the test's key only.
+ */
+function ed25519Pair(comment?: string): { private: string; public: string } {
+  for (;;) {
+    const pair = ssh2.utils.generateKeyPairSync('ed25519', comment ? { comment } : {});
+    if (!(ssh2.utils.parseKey(pair.private) instanceof Error) && !(ssh2.utils.parseKey(pair.public) instanceof Error)) return pair;
+  }
+}
+
 /** The server side: how many SSH sessions (connections) the host's sshd serves now. */
 const sessionsOn = (h: RemoteHost) => {
   const listener = Number(readFileSync(path.join(h.dir, 'sshd.pid'), 'utf8').trim());
   return readFileSync(`/proc/${listener}/task/${listener}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).length;
+};
+
+/**
+ * The client side: how many of this machine's TCP connections to the host's sshd are still open on
+ * this end (established, or closed by the host and not yet by us). Zero once the client has seen
+ * every session the host ended.
+ */
+const openConnectionsTo = (h: RemoteHost) => {
+  const remote = `${h.address.split('.').reverse().map(b => Number(b).toString(16).padStart(2, '0')).join('').toUpperCase()}:0016`;
+  return readFileSync('/proc/net/tcp', 'utf8')
+    .split('\n')
+    .slice(1)
+    .map(l => l.trim().split(/\s+/))
+    .filter(f => f[2] === remote && (f[3] === '01' || f[3] === '08')).length;
 };
 
 /** The server side: whether a process with exactly this argv runs under the host's sshd (a command a session started). */
@@ -92,7 +119,7 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
   });
 
   t.test('a key the server does not know, or a port nobody listens on, fails with the reason', async t => {
-    const stranger = ssh2.utils.generateKeyPairSync('ed25519').private;
+    const stranger = ed25519Pair().private;
     await t.rejects(connect({ privateKey: stranger }).run(['true']), { code: 'SERVICE_UNAVAILABLE', message: `ssh ${h.user}@${h.address}:22: the server refused the key` });
     await t.rejects(connect({ port: 2 }).engine(), { code: 'SERVICE_UNAVAILABLE', message: /ECONNREFUSED/ });
   });
@@ -196,24 +223,24 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
   t.test('a dropped connection is replaced on the next call; a command cut by the drop fails with the reason', async t => {
     const host = connect();
     t.equal((await host.run(['echo', 'before'])).stdout, 'before\n');
-    const cut = host.run(['sleep', '30']);
-    // A fixed wait still: dropping the sessions as soon as the command runs left the connection up
-    // (the command finished its 30 s; seen once, not understood yet), after 200 ms it never has.
-    await new Promise(r => setTimeout(r, 200));
+    // A length no other test runs: the abort test's `sleep 30` goes on on the host after its channel
+    // closed, and waiting for that one dropped the sessions before this command had started.
+    const cut = host.run(['sleep', '32']);
+    await waitFor('the command running on the host', () => runningOn(h, ['sleep', '32']), { interval: 20 });
     t.ok((await dropSshSessions(h)) >= 1, 'the server ended the sessions');
     await t.rejects(cut, { code: 'SERVICE_UNAVAILABLE', message: /connection closed before sleep finished/ });
     t.equal((await host.run(['echo', 'after'])).stdout, 'after\n', 'the next command reconnects');
     const docker = await host.engine();
     await docker.ping();
     await dropSshSessions(h);
-    await new Promise(r => setTimeout(r, 100));
+    await waitFor('the client to see the dropped connection', () => openConnectionsTo(h) === 0, { interval: 20 });
     t.equal((await docker.info()).Name, h.name, 'and so does the next engine request');
   });
 
   t.test('a host that goes silent is noticed by the keepalive, and reached again once it is back', async t => {
     const host = connect({ keepaliveInterval: 250, readyTimeout: 2_000 });
     t.equal((await host.run(['echo', 'up'])).stdout, 'up\n');
-    // Another length than the test above: a command whose session was dropped may still be sleeping.
+    // Another length than the tests above: a command whose session was dropped may still be sleeping.
     const cut = host.run(['sleep', '31']);
     await waitFor('the command running on the host', () => runningOn(h, ['sleep', '31']), { interval: 20 });
     await cutNetwork(h);
@@ -227,13 +254,13 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
   });
 
   t.test('the private key stays in memory: no file on this machine holds it', async t => {
-    const { private: privateKey, public: publicKey } = ssh2.utils.generateKeyPairSync('ed25519', { comment: 'in-memory' });
+    const { private: privateKey, public: publicKey } = ed25519Pair('in-memory');
     await authorizeKey(h, h.user, publicKey);
     const host = connect({ privateKey });
     t.equal((await host.run(['id', '-un'])).stdout, `${h.user}\n`, 'the in-memory key logs in');
     await (await host.engine()).ping();
     // A line of this key's text that another key of the same type does not share (the format's header lines are common).
-    const other = new Set(ssh2.utils.generateKeyPairSync('ed25519').private.split('\n'));
+    const other = new Set(ed25519Pair().private.split('\n'));
     const body = privateKey.split('\n').find(l => l.length > 40 && !other.has(l))!;
     t.ok(body, 'a line only this key has');
     const dirs = [os.tmpdir(), '/var/tmp', '/dev/shm', '/run', path.join(os.homedir(), '.ssh'), process.cwd()];
@@ -251,7 +278,7 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     const fresh = await regenerateHostKey(h);
     t.not(fresh, old, 'the host has a new key');
     await dropSshSessions(h);
-    await new Promise(r => setTimeout(r, 100));
+    await waitFor('the client to see the dropped connection', () => openConnectionsTo(h) === 0, { interval: 20 });
     const err = await host.run(['true']).catch(e => e);
     t.match(err, { name: 'HostKeyChangedError', code: 'CONFLICT', expected: old, presented: fresh });
     await t.rejects(host.engine(), HostKeyChangedError, 'the engine is refused too');
