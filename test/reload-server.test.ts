@@ -2,7 +2,9 @@
 // request in flight when the reload is asked completes; a key changed in berth.config.json
 // (bodyLimit: a body that was 413 is served after the reload) takes effect; a configuration on disk
 // that fails is a 400 naming the key, and the instance goes on serving with the one it has.
-// The same process serves throughout.
+// The same process serves throughout. The reload here is asked right after the first /health answers:
+// on the embedded database the start's jobs are often still starting then, and such a reload was
+// once answered true and lost (the 413 stayed).
 import t from 'tap';
 import http from 'node:http';
 import { writeFileSync } from 'node:fs';

@@ -45,13 +45,18 @@ async function start(): Promise<void> {
   };
   process.once('SIGTERM', () => onSignal('SIGTERM'));
   process.once('SIGINT', () => onSignal('SIGINT'));
+  // The start in progress: the kernel serves from its listen on, but is `kernel` only once its jobs
+  // have started too (listen's last steps); a reload asked in between would find none and be lost.
+  let booting: Promise<void> | undefined;
   // reloadServer: a bad config on disk is the caller's error; else in-flight requests finish, then a start with it.
   const onReload = async () => {
     await resolveConfig(process.env);
+    await booting;
     const k = kernel;
     if (!k || signalled) return;
     kernel = undefined;
-    k.stop().then(boot).catch(fail);
+    booting = k.stop().then(boot);
+    booting.catch(fail);
   };
   const boot = async () => {
     const starting = await createKernel({
@@ -66,7 +71,8 @@ async function start(): Promise<void> {
     kernel = starting;
     if (signalled) shutdown(kernel, signalled);
   };
-  await boot();
+  booting = boot();
+  await booting;
 }
 
 const command = process.argv[2];
