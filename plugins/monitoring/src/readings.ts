@@ -113,6 +113,8 @@ export function hostInfo(cpuinfo: string, osRelease: string, kernel: string, arc
 
 /** The parts of an engine stats answer (GET /containers/{id}/stats) the collector reads. */
 export interface EngineStats {
+  /** When the engine read these figures (RFC 3339, nanoseconds; the zero time when it did not). */
+  read?: string;
   cpu_stats?: { cpu_usage?: { total_usage?: number }; system_cpu_usage?: number; online_cpus?: number };
   memory_stats?: { usage?: number; limit?: number; stats?: Record<string, number> };
   networks?: Record<string, { rx_bytes?: number; tx_bytes?: number }>;
@@ -120,6 +122,8 @@ export interface EngineStats {
 }
 
 export interface ContainerReading {
+  /** When the engine read it, in ms since the epoch; NaN when the answer does not say. */
+  readAt: number;
   cpuUsage: number;
   systemUsage: number;
   onlineCpus: number;
@@ -148,7 +152,10 @@ export function containerReading(s: EngineStats): ContainerReading {
     if (/^read$/i.test(e.op)) read += e.value;
     else if (/^write$/i.test(e.op)) write += e.value;
   }
+  const readAt = s.read ? Date.parse(s.read) : NaN;
   return {
+    // The zero time (0001-01-01) is before the epoch: no time at all.
+    readAt: readAt > 0 ? readAt : NaN,
     cpuUsage: s.cpu_stats?.cpu_usage?.total_usage ?? 0,
     systemUsage: s.cpu_stats?.system_cpu_usage ?? 0,
     onlineCpus: s.cpu_stats?.online_cpus ?? 1,
@@ -162,13 +169,20 @@ export function containerReading(s: EngineStats): ContainerReading {
 }
 
 /**
- * A container's CPU between two readings, in `docker stats` units (100 = one core busy): its
- * usage delta over the host's, times the online cores. Null without a previous reading.
+ * A container's CPU between two readings, in `docker stats` units (100 = one core busy): its usage
+ * delta over the time between the engine's two reads. `docker stats` divides by the host's CPU time
+ * (/proc/stat) instead, times the online cores; that is the same figure where the host counts every
+ * tick, and too high where it does not (a busy virtual machine loses ticks: CI's saw a container
+ * capped at half a core and held to 39.5 % by its cgroup's count reported at 49.9 %). That way is
+ * kept for answers without read times. Null without a previous reading.
  */
 export function containerCpuPercent(before: ContainerReading | undefined, after: ContainerReading): number | null {
   if (!before) return null;
-  const system = after.systemUsage - before.systemUsage;
   const used = after.cpuUsage - before.cpuUsage;
-  if (system <= 0 || used < 0) return 0;
+  if (used < 0) return 0;
+  const elapsedMs = after.readAt - before.readAt;
+  if (elapsedMs > 0) return (used / (elapsedMs * 1e6)) * 100;
+  const system = after.systemUsage - before.systemUsage;
+  if (system <= 0) return 0;
   return (used / system) * after.onlineCpus * 100;
 }

@@ -43,9 +43,13 @@ t.test('network per interface and disk per mount agree with the kernel', async t
 t.test("a container's CPU and memory from two engine stats", async t => {
   const at = (usage: number, system: number) =>
     containerReading({ cpu_stats: { cpu_usage: { total_usage: usage }, system_cpu_usage: system, online_cpus: 2 }, memory_stats: { usage: 100, limit: 1000, stats: { inactive_file: 30 } } });
-  // Half of the host's time over two cores: one core busy, 100 %.
+  // Without read times, docker stats' way: half of the host's time over two cores is one core busy, 100 %.
   t.equal(containerCpuPercent(at(0, 0), at(1e9, 2e9)), 100);
   t.equal(containerCpuPercent(undefined, at(1e9, 2e9)), null);
+  // With them, the usage over the time between the reads: 1.5 s of CPU in 2 s is 75 %, whatever the host's ticks counted.
+  const read = (iso: string, usage: number, system: number) => containerReading({ read: iso, cpu_stats: { cpu_usage: { total_usage: usage }, system_cpu_usage: system, online_cpus: 2 } });
+  t.equal(containerCpuPercent(read('2026-12-06T08:00:00.000000000Z', 0, 0), read('2026-12-06T08:00:02.000000000Z', 1.5e9, 3e9)), 75);
+  t.ok(Number.isNaN(read('0001-01-01T00:00:00Z', 0, 0).readAt), "the engine's zero time is no read time");
   t.equal(at(0, 0).memoryUsedBytes, 70, 'the inactive page cache is not counted');
 });
 

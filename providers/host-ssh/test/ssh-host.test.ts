@@ -42,7 +42,12 @@ const sessionsOn = (h: RemoteHost) => {
  * every session the host ended.
  */
 const openConnectionsTo = (h: RemoteHost) => {
-  const remote = `${h.address.split('.').reverse().map(b => Number(b).toString(16).padStart(2, '0')).join('').toUpperCase()}:0016`;
+  const remote = `${h.address
+    .split('.')
+    .reverse()
+    .map(b => Number(b).toString(16).padStart(2, '0'))
+    .join('')
+    .toUpperCase()}:0016`;
   return readFileSync('/proc/net/tcp', 'utf8')
     .split('\n')
     .slice(1)
