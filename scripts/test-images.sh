@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Builds the images the tests run, locally (no registry is reachable from our machines):
 #   berth-test/busybox:1      a busybox-static tree imported as a base image (CMD ["sh"])
-#   berth-test/static-httpd:1 FROM the above, serves /www on port 80 (the static builder's image in tests)
+#   berth-test/static-httpd:2 FROM the above, serves /www on port 80 (the static builder's image in tests);
+#                             its PID 1 is a shell that ends on SIGTERM (busybox httpd as PID 1 ignores it,
+#                             and every stop waited the engine's 10 s before SIGKILL; :1 was that image)
 # Idempotent: an image that exists is left alone. Needs busybox-static (/bin/busybox) and docker.
 set -euo pipefail
 log() { echo "[test-images] $*" >&2; }
 BASE=berth-test/busybox:1
-STATIC=berth-test/static-httpd:1
+STATIC=berth-test/static-httpd:2
 BUSYBOX=${BUSYBOX:-/bin/busybox}
 has_image() { docker image inspect "$1" >/dev/null 2>&1; }
 
@@ -53,7 +55,7 @@ if ! has_image "$STATIC"; then
 FROM $BASE
 RUN mkdir -p /www
 EXPOSE 80
-CMD ["httpd", "-f", "-p", "80", "-h", "/www"]
+CMD ["sh", "-c", "trap 'exit 0' TERM; httpd -f -p 80 -h /www & wait"]
 EOF
   docker build -q -t "$STATIC" "$ctx" >/dev/null
   rm -rf "$ctx"

@@ -13,7 +13,7 @@ const run = promisify(execFile);
 /** A busybox-static base image: sh, httpd, nc, wget, printenv... CMD ["sh"]. */
 export const TEST_BASE_IMAGE = 'berth-test/busybox:1';
 /** FROM the base image, serves TEST_STATIC_ROOT on port 80 (the static builder's image in tests). */
-export const TEST_STATIC_IMAGE = 'berth-test/static-httpd:1';
+export const TEST_STATIC_IMAGE = 'berth-test/static-httpd:2';
 export const TEST_STATIC_ROOT = '/www';
 
 // Database images, built locally by scripts/db-images.sh from a debootstrapped Debian.

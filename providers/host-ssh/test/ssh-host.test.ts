@@ -177,7 +177,7 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     const host = connect();
     const docker = await host.engine();
     const local = new Docker({ socketPath: '/var/run/docker.sock' });
-    const image = 'berth-test/static-httpd:1';
+    const image = 'berth-test/static-httpd:2';
     await docker
       .getImage(image)
       .remove({ force: true })

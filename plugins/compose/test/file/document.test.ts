@@ -11,7 +11,7 @@ x-logging: &logging
 services:
   # the web front
   web:
-    image: "berth-test/static-httpd:1"
+    image: "berth-test/static-httpd:2"
     logging: *logging
     x-berth-note: an unknown key
     command: ["httpd", "-f", "-p", "8080"]
@@ -54,7 +54,7 @@ t.test('comments, unknown keys, anchors and quoting survive every transform', as
       'x-berth-note: an unknown key',
       'logging: *logging',
       'x-logging: &logging',
-      'image: "berth-test/static-httpd:1"',
+      'image: "berth-test/static-httpd:2"',
       'net.core.somaxconn: 1024',
       'command: ["httpd", "-f", "-p", "8080"]',
     ]) {

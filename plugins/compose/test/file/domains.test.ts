@@ -92,7 +92,7 @@ t.test('Traefik labels: middlewares, defined on web (or the custom entry point),
 const FILE = `
 services:
   web:
-    image: berth-test/static-httpd:1
+    image: berth-test/static-httpd:2
     labels:
       com.example.keep: "yes"
   worker:
