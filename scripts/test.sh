@@ -58,6 +58,11 @@ if [ "${BERTH_TEST_PREPARE:-}" != skip ]; then
   bash scripts/build.sh || closing "the production build failed"
 fi
 
+# tap's async-hook-domain (patches/async-hook-domain@4.0.1.patch) installs no async hook: its
+# destroy hook tracked every promise of every test process and cost about a third of their CPU. An
+# error thrown outside a test's own promise chain then ends its process, and the file fails.
+export ASYNC_HOOK_DOMAIN_OFF=1
+
 rows=()
 run_row() { # <label> <BERTH_TEST_DB> <files or tap args...>
   local label=$1 db=$2 started=$SECONDS; shift 2
