@@ -182,7 +182,9 @@ export class DeploymentQueue {
       const ctx = tx.getTransactionContext();
       await conn.execute('select pg_advisory_xact_lock(?)', [CLAIM_LOCK], 'all', ctx);
       const rows = await conn.execute<{ deployment_id: string }[]>(
-        `update deployments set status = 'running', started_at = ?
+        // Never before the record's own creation: the time is taken before this statement sees the
+        // row, and an enqueue committed in between may have stamped its creation a moment later.
+        `update deployments set status = 'running', started_at = greatest(?::timestamptz, created_at)
           where status = 'queued' and deployment_id = (
             select d.deployment_id from deployments d
              where d.status = 'queued'
