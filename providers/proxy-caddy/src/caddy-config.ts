@@ -148,6 +148,11 @@ export function caddyConfig(input: CaddyConfigInput): Json {
         },
       },
       ...(policies.length || input.hasCertificates ? { tls } : {}),
+      // The internal issuer's root stays out of the proxy container's own trust store: nothing in
+      // that container is its client. Left to install it, Caddy ran update-ca-certificates at every
+      // load of a configuration with an internal-issuer host (its system pool, read once, never
+      // shows the root as trusted), and each reload waited for it.
+      ...(internal.length ? { pki: { certificate_authorities: { local: { install_trust: false } } } } : {}),
     },
   };
 }

@@ -1,0 +1,42 @@
+// The JSON configuration the caddy provider writes, read as data (Caddy itself runs it in the domain
+// plugin's caddy-live test).
+import t from 'tap';
+import type { ProxyRoute } from '@berth/core';
+import { caddyConfig, type CaddyConfigInput } from '../src/caddy-config.ts';
+
+const route = (host: string, over: Partial<ProxyRoute> = {}): ProxyRoute => ({
+  domainId: `d-${host}`,
+  uniqueConfigKey: 1,
+  host,
+  path: '/',
+  internalPath: '/',
+  stripPath: false,
+  https: false,
+  certificateType: 'none',
+  customCertResolver: null,
+  port: 3000,
+  serviceName: null,
+  customEntrypoint: null,
+  middlewares: [],
+  ...over,
+});
+const input = (routes: ProxyRoute[]): CaddyConfigInput => ({
+  workloads: [{ appName: 'site', routes, redirects: [], basicAuth: [] }],
+  acme: { ca: 'https://acme.invalid/dir', email: null, trustedRoots: [] },
+  certificatesDir: '/etc/caddy/certificates',
+  hasCertificates: false,
+  adminListen: 'localhost:2019',
+});
+
+t.test("an https host on Caddy's internal issuer: the issuer's root is not installed into the proxy's own trust store", async t => {
+  const apps = caddyConfig(input([route('secure.test', { https: true })])).apps as Record<string, unknown>;
+  t.same(apps.pki, { certificate_authorities: { local: { install_trust: false } } }, 'install_trust off for the local authority');
+  t.match(apps.tls, { automation: { policies: [{ subjects: ['secure.test'], issuers: [{ module: 'internal' }] }] } });
+});
+
+t.test('no internal-issuer host: no pki app at all', async t => {
+  const plain = caddyConfig(input([route('plain.test')])).apps as Record<string, unknown>;
+  t.notOk('pki' in plain, 'plain http');
+  const acme = caddyConfig(input([route('acme.test', { https: true, certificateType: 'letsencrypt' })])).apps as Record<string, unknown>;
+  t.notOk('pki' in acme, 'an ACME host only');
+});
