@@ -73,8 +73,8 @@ export TAP_PROCESSINFO_OFF=1
 
 rows=()
 # Three test files at a time on the two cores (BERTH_TEST_JOBS to change it): a test process waits
-# most of its life — on the engine, its tasks, PostgreSQL — and at two the cores stood idle a fifth
-# of the time; the external row took 30 minutes at three where it took 40 at two.
+# most of its life — on the engine, its tasks, PostgreSQL — and at two the cores stood idle 10–25 %
+# of the time (docs/testing.md has the figures).
 run_row() { # <label> <BERTH_TEST_DB> <files or tap args...>
   local label=$1 db=$2 started=$SECONDS; shift 2
   echo "== tests: $label"
