@@ -20,10 +20,11 @@ export interface ProxyConformanceOptions {
   certificate?: { chain: string; key: string };
 }
 
-const route = (over: Partial<ProxyRoute> = {}): ProxyRoute => ({
+/** A domain's route as the domain plugin hands it to a proxy provider: plain http on port 3000, `over` on top. */
+export const proxyRoute = (over: Partial<ProxyRoute> = {}): ProxyRoute => ({
   domainId: 'd1',
   uniqueConfigKey: 1,
-  host: 'conformance.example.com',
+  host: 'example.com',
   path: '/',
   internalPath: '/',
   stripPath: false,
@@ -36,6 +37,7 @@ const route = (over: Partial<ProxyRoute> = {}): ProxyRoute => ({
   middlewares: [],
   ...over,
 });
+const route = (over: Partial<ProxyRoute> = {}): ProxyRoute => proxyRoute({ host: 'conformance.example.com', ...over });
 
 const inside = (dir: string, rel: string) => !path.isAbsolute(rel) && !rel.split(/[\\/]/).includes('..') && path.resolve(dir, rel).startsWith(dir + path.sep);
 

@@ -2,24 +2,10 @@
 // plugin's caddy-live test).
 import t from 'tap';
 import type { ProxyRoute } from '@berth/core';
+import { proxyRoute } from '@berth/core/testing';
 import { caddyConfig, type CaddyConfigInput } from '../src/caddy-config.ts';
 
-const route = (host: string, over: Partial<ProxyRoute> = {}): ProxyRoute => ({
-  domainId: `d-${host}`,
-  uniqueConfigKey: 1,
-  host,
-  path: '/',
-  internalPath: '/',
-  stripPath: false,
-  https: false,
-  certificateType: 'none',
-  customCertResolver: null,
-  port: 3000,
-  serviceName: null,
-  customEntrypoint: null,
-  middlewares: [],
-  ...over,
-});
+const route = (host: string, over: Partial<ProxyRoute> = {}): ProxyRoute => proxyRoute({ domainId: `d-${host}`, host, ...over });
 const input = (routes: ProxyRoute[]): CaddyConfigInput => ({
   workloads: [{ appName: 'site', routes, redirects: [], basicAuth: [] }],
   acme: { ca: 'https://acme.invalid/dir', email: null, trustedRoots: [] },

@@ -11,24 +11,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
 import type { ProxyRoute, ProxyWorkloadConfig } from '@berth/core';
+import { proxyRoute as route } from '@berth/core/testing';
 import traefik, { TraefikProxy, workloadFile, mergeMiddlewares, type FileConfig } from '../src/index.ts';
 
-const route = (over: Partial<ProxyRoute> = {}): ProxyRoute => ({
-  domainId: 'd1',
-  uniqueConfigKey: 1,
-  host: 'example.com',
-  path: '/',
-  internalPath: '/',
-  stripPath: false,
-  https: false,
-  certificateType: 'none',
-  customCertResolver: null,
-  port: 3000,
-  serviceName: null,
-  customEntrypoint: null,
-  middlewares: [],
-  ...over,
-});
 const workload = (routes: ProxyRoute[], over: Partial<ProxyWorkloadConfig> = {}): ProxyWorkloadConfig => ({ appName: 'test', routes, redirects: [], basicAuth: [], ...over });
 const redirect = (n: number) => ({ redirectId: `r${n}`, uniqueConfigKey: n, regex: '^http://a/(.*)', replacement: 'http://b/$1', permanent: true });
 const routers = (w: ProxyWorkloadConfig) => workloadFile(w)!.http!.routers!;
