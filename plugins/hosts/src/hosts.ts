@@ -4,7 +4,7 @@
 // platform network, Berth's); see server-engine.ts for images copied to a server and the local
 // socket that forwards programs run here to a server's engine.
 import type Docker from 'dockerode';
-import { badRequest, BerthError, notFound, optionalService, Organization, type Cradle, type EntityManager, type HostConnection, type Logger } from '@berth/core';
+import { badRequest, BerthError, notFound, optionalService, Organization, unavailable, type Cradle, type EntityManager, type HostConnection, type Logger } from '@berth/core';
 import type { ContainerHosts, DirectoryServer, Host } from './container-hosts.ts';
 import { DefaultSshKeys } from './default-key.ts';
 import { engineCall } from './engine-errors.ts';
@@ -13,6 +13,8 @@ import { localRouteAddress } from './route-address.ts';
 import { ensureOrganizationNetwork, organizationNetworkName, organizationNetworks } from './organization-network.ts';
 import { recordedPlatformNetwork, recordPlatformNetwork, refuseWhileAttached, type WorkloadExists } from './platform-network.ts';
 import { ORGANIZATION_NODE_LABEL, SHARED_NODE_LABEL, organizationNodeLabel, ownLabels, relabelNode, sharedLabels, withoutOrganization } from './node-labels.ts';
+
+const stopping = (where: string) => unavailable(`Berth is stopping: no new connection to ${where}`);
 
 export class Hosts implements ContainerHosts {
   readonly #cradle: () => Cradle;
@@ -31,6 +33,12 @@ export class Hosts implements ContainerHosts {
   /** The organizations whose label this machine's shared nodes are known to carry (ensurePlacement asks the engine once each). */
   readonly #placed = new Set<string>();
   #instanceOrganization?: string;
+  /**
+   * Set by close(): no connection is made afterwards. Work still running while Berth stops (a job
+   * Agenda let go, a probe, an event's listener) would otherwise open an SSH connection nothing
+   * closes, and its keepalive holds the process open for good.
+   */
+  #closed = false;
 
   constructor({ cradle, logger, config }: { cradle: () => Cradle; logger: Logger; config: { swarmAdvertiseAddr?: string; platformNetwork: string; dataDir: string } }) {
     this.#cradle = cradle;
@@ -163,6 +171,7 @@ export class Hosts implements ContainerHosts {
 
   /** Closes every connection (at shutdown: an open SSH connection would keep the process alive). */
   async close(): Promise<void> {
+    this.#closed = true;
     const servers = [...new Set([...this.#servers.keys(), ...this.#sockets.keys()])];
     await Promise.all(servers.map(id => this.forget(id)));
     const machine = this.#machine;
@@ -176,12 +185,14 @@ export class Hosts implements ContainerHosts {
 
   /** This machine through host.local: the connection made once (an engine that does not answer fails engine(), not this). */
   #thisMachine(): Promise<HostConnection> {
+    if (this.#closed) return Promise.reject(stopping('this machine'));
     this.#machine ??= Promise.resolve().then(() => this.#cradle().providers.get('host', 'local').connect(null));
     return this.#machine;
   }
 
   /** A server's connection and its Host (the engine prepared on first use), made once until forgotten. */
   #server(serverId: string): Promise<ServerHost> {
+    if (this.#closed) return Promise.reject(stopping(`server ${serverId}`));
     let server = this.#servers.get(serverId);
     if (!server) {
       server = this.#connectServer(serverId);

@@ -146,5 +146,9 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     t.equal((await remote.run(['echo', 'up'])).stdout, 'up\n');
     await other.destroy();
     await t.rejects(remote.run(['true']), { code: 'SERVICE_UNAVAILABLE', message: /closed/ }, 'the connection is closed with the server');
+    // Work still running while Berth stops (a job, a probe) makes no connection that nothing would close.
+    const { hosts: stopped } = other.kernel.container.cradle;
+    await t.rejects(stopped.of('srv-kit'), { code: 'SERVICE_UNAVAILABLE', message: 'Berth is stopping: no new connection to server srv-kit' }, 'no new connection to a server');
+    await t.rejects(stopped.of(null), { code: 'SERVICE_UNAVAILABLE', message: 'Berth is stopping: no new connection to this machine' }, 'nor to this machine');
   });
 }
