@@ -5,6 +5,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
+import ts from 'typescript';
 import { startTestServer } from '@berth/core/testing';
 import { repoRoot } from './helpers.ts';
 
@@ -94,26 +95,70 @@ t.test('the kernel imports no provider and no plugin: it reaches them through it
   );
 });
 
-t.test('the kernel keeps kernel work: core/src is under 147,000 characters, contracts and test kits aside', async t => {
-  // The budget was "under 3,000 lines" as laid out by hand (2,996 lines were 125,564 characters). The formatter
-  // (prettier) breaks interfaces and long literals one member a line, so lines no longer measure code; characters
-  // other than whitespace do, and the formatter does not move them: 126,000 was those 3,000 lines, rounded.
-  // 136,000 since the tenancy issue (46): the scope every procedure declares, enforced by the transport, and the
-  // one filter that keeps secrets out of command output are kernel work by the design (DESIGN.md), and were paid
-  // for by no shortened comment. 147,000 with the outbound guard (issue 46): the one check of every address a
-  // user gives Berth to connect to, which plugins and providers reach through the container and the channels'
-  // send context, as they reach the secrets box; nothing was shortened for it either. Issue 48 replaces this
-  // count with a measure of what the kernel does.
+/** The text of a TypeScript file without its comments (every comment is trivia before some token: the tokens' leading and trailing ranges cover them all). */
+function withoutComments(file: string): string {
+  const text = readFileSync(file, 'utf8');
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const comments = new Map<number, number>();
+  const note = (ranges: ts.CommentRange[] | undefined) => ranges?.forEach(r => comments.set(r.pos, r.end));
+  const visit = (node: ts.Node) => {
+    note(ts.getLeadingCommentRanges(text, node.getFullStart()));
+    note(ts.getTrailingCommentRanges(text, node.getEnd()));
+    for (const child of node.getChildren(source)) visit(child);
+  };
+  visit(source);
+  let out = '';
+  let at = 0;
+  for (const [pos, end] of [...comments].sort((a, b) => a[0] - b[0])) {
+    if (pos < at) continue;
+    out += text.slice(at, pos);
+    at = end;
+  }
+  return out + text.slice(at);
+}
+
+t.test('withoutComments takes out comments and nothing else', async t => {
+  const dir = t.testdir({ 'sample.ts': "// a line\nconst url = `http://${'a'}//b`; /* a block */ const re = /\\/\\//; // trailing\n/** doc */\nexport { url, re };\n" });
+  t.equal(withoutComments(path.join(dir, 'sample.ts')).replace(/\s+/g, ' ').trim(), "const url = `http://${'a'}//b`; const re = /\\/\\//; export { url, re };");
+});
+
+// The kernel's measure: its code, not its words. Non-whitespace characters of core/src outside the
+// contracts (declarations, checked below) and the test kits, comments excluded — a comment that says
+// why costs nothing, so none is ever shortened to make room. 114,350 when this measure came in
+// (issue 48, after the contracts' runtime helpers moved into the kernel: about 2,000 of it), where the
+// former count, comments included, was about 150,000; the cap is that plus 10 %.
+// Kernel work that grows it (scope declarations, multipart, leases...) raises the cap in the same
+// change, saying what it was for.
+const KERNEL_CODE_CAP = 125_800;
+
+t.test(`the kernel keeps kernel work: core/src holds under ${KERNEL_CODE_CAP} characters of code, comments, contracts and test kits aside`, async t => {
   const files = sources(path.join(repoRoot, 'core/src')).filter(f => !f.includes(`${path.sep}contracts${path.sep}`) && !path.basename(f).startsWith('testing'));
-  const counts = files.map(f => ({ file: rel(f), chars: readFileSync(f, 'utf8').replace(/\s+/g, '').length })).sort((a, b) => b.chars - a.chars);
+  const counts = files.map(f => ({ file: rel(f), chars: withoutComments(f).replace(/\s+/g, '').length })).sort((a, b) => b.chars - a.chars);
   const total = counts.reduce((n, c) => n + c.chars, 0);
   t.ok(
-    total < 147_000,
-    `core/src holds ${total} characters besides whitespace; what a plugin or provider can do belongs there (largest: ${counts
+    total < KERNEL_CODE_CAP,
+    `core/src holds ${total} characters of code; what a plugin or provider can do belongs there (largest: ${counts
       .slice(0, 5)
       .map(c => `${c.file} ${c.chars}`)
       .join(', ')})`,
   );
+});
+
+t.test('the contracts declare: interfaces, types, schemas and constants, no function or class', async t => {
+  const dir = path.join(repoRoot, 'core/src/contracts');
+  const code: string[] = [];
+  for (const file of sources(dir)) {
+    const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+    const visit = (node: ts.Node) => {
+      if (ts.isFunctionDeclaration(node) || ts.isArrowFunction(node) || ts.isFunctionExpression(node) || ts.isClassLike(node) || ((ts.isMethodDeclaration(node) || ts.isAccessor(node)) && node.body)) {
+        code.push(`${rel(file)}:${source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1} ${ts.SyntaxKind[node.kind]}`);
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+  }
+  t.ok(sources(dir).length >= 10, 'the contracts were read');
+  t.same(code, [], 'runtime code belongs to the kernel (counted above) or to the plugin that owns it, not to a contract');
 });
 
 t.test("a workload kind's name is written only in its own packages", async t => {

@@ -31,7 +31,8 @@ export { iso, AuthUserView, ApiKeyView } from './identity/views.ts';
 export { User, Organization, Member, Session, ApiKey, Invitation } from './identity/entities.ts';
 export { IdentityStore, authUserView } from './identity/shared.ts';
 export { totpStep } from './identity/two-factor.ts';
-export { EnvironmentFields, EnvironmentView, environmentView, Placement, ProjectFields, type ProjectDirectory, type EnvironmentDirectory, type EnvironmentRef } from './contracts/projects.ts';
+export { EnvironmentFields, EnvironmentView, Placement, ProjectFields, type ProjectDirectory, type EnvironmentDirectory, type EnvironmentRef } from './contracts/projects.ts';
+export { environmentView } from './environment-view.ts';
 export * as schema from './schema.ts';
 export { parseInput, isStorable, storable } from './validation.ts';
 export { emptyStringFields, setOrNull, type FieldPath } from './empty-strings.ts';
@@ -49,7 +50,7 @@ export {
   CANCELLED_MESSAGE,
   deploymentStates,
   deploymentStatuses,
-  wireStatus,
+  WIRE_STATUS,
   type DeploymentTarget,
   type DeploymentState,
   type DeploymentStatus,
@@ -61,30 +62,19 @@ export {
   type DeploymentService,
 } from './contracts/deployments.ts';
 export type { BuildIo, BuildRequest, Builder } from './contracts/builders.ts';
-export { isImageSource, type SourceProvider, type SourceRequest, type SourceResult, type ImageSource, type CheckoutSource, type RegistryAuth } from './contracts/sources.ts';
+export type { SourceProvider, SourceRequest, SourceResult, ImageSource, CheckoutSource, RegistryAuth } from './contracts/sources.ts';
 export { defineProvider, isProviderDescriptor, providerName, ProviderRegistry, type ProviderDescriptor, type ProviderContracts, type ProviderContext, type ContractName } from './provider.ts';
 export type { SshKeyVault, SshKeySummary } from './contracts/ssh-keys.ts';
 export type { DatabaseDriver, DatabaseCredentials, ContainerCommand, PasswordAccount } from './contracts/database-driver.ts';
-export {
-  GitProviderError,
-  cloneCredentialEnv,
-  cloneCredentialSecrets,
-  type GitProvider,
-  type GitAccount,
-  type GitAccountUpdate,
-  type GitRepository,
-  type GitRepositoryRef,
-  type GitBranch,
-  type GitWebhook,
-  type GitPullRequest,
-  type GitFailure,
-  type CloneCredential,
-} from './contracts/git-provider.ts';
-export { StorageError, type BackupStorage, type BackupStore, type StorageLocation, type StoredObject, type StorageFailure } from './contracts/backup-storage.ts';
+export type { GitProvider, GitAccount, GitAccountUpdate, GitRepository, GitRepositoryRef, GitBranch, GitWebhook, GitPullRequest, GitFailure, CloneCredential } from './contracts/git-provider.ts';
+export { cloneCredentialEnv, cloneCredentialSecrets } from './clone-credentials.ts';
+export { AiProviderError, ChannelError, GitProviderError, StorageError } from './provider-errors.ts';
+export { aiCall, aiErrorOf } from './ai-call.ts';
+export type { BackupStorage, BackupStore, StorageLocation, StoredObject, StorageFailure } from './contracts/backup-storage.ts';
 export { type PersistenceServer, type PersistenceServerOptions, type PersistenceServerProvider } from './contracts/persistence-server.ts';
 export type { HostProvider, HostConnection, HostServer, RunOptions, RunResult } from './contracts/host-provider.ts';
-export { ChannelError, type NotificationChannel, type NotificationMessage, type ChannelAnswer, type SendContext } from './contracts/notification-channel.ts';
-export { AiProviderError, aiCall, aiErrorOf, type AiProvider, type AiConnection, type AiModel, type AiRequest } from './contracts/ai-provider.ts';
+export type { NotificationChannel, NotificationMessage, ChannelAnswer, SendContext } from './contracts/notification-channel.ts';
+export type { AiProvider, AiConnection, AiModel, AiRequest } from './contracts/ai-provider.ts';
 export type {
   ProxyProvider,
   ProxyRoute,

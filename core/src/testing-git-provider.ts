@@ -6,7 +6,9 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { Test } from 'tap';
-import { cloneCredentialEnv, GitProviderError, type GitAccount, type GitBranch, type GitProvider, type GitPullRequest, type GitRepositoryRef } from './contracts/git-provider.ts';
+import { cloneCredentialEnv } from './clone-credentials.ts';
+import { GitProviderError } from './provider-errors.ts';
+import type { GitAccount, GitBranch, GitProvider, GitPullRequest, GitRepositoryRef } from './contracts/git-provider.ts';
 import type { ProviderDescriptor } from './provider.ts';
 import { descriptorConformance } from './testing-conformance.ts';
 

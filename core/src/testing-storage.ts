@@ -7,7 +7,8 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { createHash, randomBytes } from 'node:crypto';
 import type { Test } from 'tap';
-import { StorageError, type BackupStorage, type StorageLocation } from './contracts/backup-storage.ts';
+import type { BackupStorage, StorageLocation } from './contracts/backup-storage.ts';
+import { StorageError } from './provider-errors.ts';
 import type { ProviderDescriptor } from './provider.ts';
 import { descriptorConformance } from './testing-conformance.ts';
 

@@ -4,8 +4,6 @@
 // model) and picks the provider of each from its URL; the provider keeps no state, and talks to
 // the service only through the `fetch` it is handed, which refuses addresses the instance does
 // not allow. Enabled like every provider: `providers.ai.<id>`.
-import { isBerthError } from '../errors.ts';
-import { vendorMessage } from '../outbound.ts';
 
 /** One configuration as a call uses it. */
 export interface AiConnection {
@@ -42,20 +40,6 @@ export interface AiRequest {
   schemaName?: string;
 }
 
-/**
- * What the service answered when it did not do what was asked: its HTTP status (null when it
- * never answered) and its own message. The ai plugin turns it into a BAD_REQUEST quoting both,
- * with the key redacted; never into Berth's own 401 or 403.
- */
-export class AiProviderError extends Error {
-  readonly status: number | null;
-  constructor(status: number | null, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'AiProviderError';
-    this.status = status;
-  }
-}
-
 export interface AiProvider {
   /** Its id within the contract ("openai", "ollama", "anthropic"). */
   readonly id: string;
@@ -74,35 +58,6 @@ export interface AiProvider {
    * produced (the service's structured output where it has one). AiProviderError on failure.
    */
   generate(connection: AiConnection, request: AiRequest): Promise<string>;
-}
-
-/** Reads a failed answer's message the way most services put it (`{error: {message}}`, `{error: "…"}`, `{message}`), else the status text. */
-export async function aiErrorOf(res: Response): Promise<AiProviderError> {
-  // Only the vendor's documented message field (OpenAI/Anthropic `error.message`, Ollama `error`): never an arbitrary body.
-  const text = await res.text().catch(() => '');
-  let message = '';
-  try {
-    const body = JSON.parse(text) as { error?: { message?: string } | string; message?: string };
-    const found = typeof body.error === 'string' ? body.error : (body.error?.message ?? body.message);
-    message = vendorMessage(found) ?? '';
-  } catch {
-    /* not JSON: not kept */
-  }
-  return new AiProviderError(res.status, message || res.statusText);
-}
-
-/** Calls the service with the guarded fetch; a network failure becomes an AiProviderError without status. */
-export async function aiCall(connection: AiConnection, url: string, init: RequestInit): Promise<Response> {
-  let res: Response;
-  try {
-    res = await connection.fetch(url, { ...init, signal: connection.signal });
-  } catch (e) {
-    // Berth's own refusals (an address the instance does not allow) pass as they are.
-    if (e instanceof AiProviderError || isBerthError(e)) throw e;
-    throw new AiProviderError(null, `cannot be reached: ${(e as Error).message}`, { cause: e });
-  }
-  if (!res.ok) throw await aiErrorOf(res);
-  return res;
 }
 
 declare module '../provider.ts' {

@@ -28,16 +28,6 @@ export interface StoredObject {
 /** What went wrong, for testConnection's answer and the backup's log: which part failed. */
 export type StorageFailure = 'endpoint' | 'auth' | 'bucket' | 'write' | 'read' | 'delete' | 'missing';
 
-/** A storage error with the part that failed; the message starts with the provider's name. */
-export class StorageError extends Error {
-  readonly failure: StorageFailure;
-  constructor(failure: StorageFailure, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'StorageError';
-    this.failure = failure;
-  }
-}
-
 /** An opened destination: its objects by key. Every failure is a StorageError. */
 export interface BackupStore {
   /** Streams the body to the key (multipart where the provider has it); resolves with the bytes stored once they are all stored. */

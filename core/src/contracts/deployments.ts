@@ -18,10 +18,8 @@ export const deploymentStatuses: DeploymentStatus[] = ['running', 'done', 'error
 /** The text a cancelled deployment answers as its errorMessage (its wire status is error). */
 export const CANCELLED_MESSAGE = 'Deployment cancelled';
 
-/** The wire status of a state: queued and running answer running, cancelled answers error. */
-export function wireStatus(state: DeploymentState): DeploymentStatus {
-  return state === 'queued' ? 'running' : state === 'cancelled' ? 'error' : state;
-}
+/** The wire status of each state: queued and running answer running, cancelled answers error. */
+export const WIRE_STATUS: Readonly<Record<DeploymentState, DeploymentStatus>> = { queued: 'running', running: 'running', done: 'done', error: 'error', cancelled: 'error' };
 
 /** What a deployment belongs to: a workload kind's wire name, or another target a plugin registers (each with its own id field on the wire). */
 export type DeploymentTargetType = string;

@@ -32,21 +32,6 @@ export interface ChannelAnswer {
   body: string;
 }
 
-/**
- * A send that did not go through: the provider's status and its error message (null and the
- * network error when it never answered). The message starts with the channel's label.
- */
-export class ChannelError extends Error {
-  readonly status: number | null;
-  readonly body: string;
-  constructor(message: string, answer: ChannelAnswer = { status: null, body: '' }, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'ChannelError';
-    this.status = answer.status;
-    this.body = answer.body;
-  }
-}
-
 /** What a send may use besides the record's settings. */
 export interface SendContext {
   /** Aborted when the delivery's timeout (notifyTimeoutSeconds) passes: stop waiting then. */

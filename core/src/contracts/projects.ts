@@ -32,10 +32,10 @@ export type ProjectFields = Static<typeof ProjectFields>;
 export const Placement = Type.Object({ ...EnvironmentFields.properties, project: ProjectFields });
 export type Placement = Static<typeof Placement>;
 
-/** An environment with what it holds: one list per key that plugins register (the workload kinds' lists, with their item schemas). */
-export const environmentView = (lists: Record<string, TSchema>) =>
-  Type.Object({ ...EnvironmentFields.properties, ...lists }, { additionalProperties: Type.Array(Type.Record(Type.String(), Type.Unknown())) });
-export const EnvironmentView = environmentView({});
+/** A list of what an environment holds, under a key a plugin registers, as the environment's schema knows it without the plugin. */
+export const EnvironmentList = Type.Array(Type.Record(Type.String(), Type.Unknown()));
+/** An environment with what it holds: one list per key that plugins register (environmentView adds the workload kinds' lists, with their item schemas). */
+export const EnvironmentView = Type.Object({ ...EnvironmentFields.properties }, { additionalProperties: EnvironmentList });
 export type EnvironmentView = Static<typeof EnvironmentView>;
 
 export interface EnvironmentRef {

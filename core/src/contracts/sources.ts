@@ -52,8 +52,6 @@ export interface CheckoutSource {
 
 export type SourceResult = ImageSource | CheckoutSource;
 
-export const isImageSource = (r: SourceResult): r is ImageSource => 'image' in r;
-
 export interface SourceProvider {
   /** The source type it serves (the provider's id). */
   readonly id: string;

@@ -5,7 +5,7 @@
 // error (set by settle) when the run fails, times out or dies with the process.
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { isImageSource, type Cradle, type DeploymentRun, type EntityManager, type RegistryAuth } from '@berth/core';
+import { type Cradle, type DeploymentRun, type EntityManager, type RegistryAuth } from '@berth/core';
 import type Docker from 'dockerode';
 import { optionalService } from '@berth/core';
 import { Application, type ApplicationRow } from './entities.ts';
@@ -218,7 +218,7 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
           if (refused) throw refused;
         },
       });
-      if (isImageSource(fetched)) {
+      if ('image' in fetched) {
         await ensureImage(engine.docker, fetched.image, fetched.registryAuth, { signal: run.signal, log: line => run.log(line), fallback: engine.fallback });
         return fetched;
       }

@@ -7,7 +7,7 @@ import {
   badRequest,
   iso,
   notFound,
-  wireStatus,
+  WIRE_STATUS,
   type Cradle,
   type DeploymentService,
   type EnqueueRequest,
@@ -372,7 +372,7 @@ export class BackupService {
       },
       em,
     );
-    return { deploymentId: deployment.deploymentId, restoreId: restore.restoreId, status: wireStatus(deployment.state), state: deployment.state };
+    return { deploymentId: deployment.deploymentId, restoreId: restore.restoreId, status: WIRE_STATUS[deployment.state], state: deployment.state };
   }
 
   #viewSchema: TSchema | undefined;

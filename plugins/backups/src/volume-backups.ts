@@ -2,7 +2,7 @@
 // their cron validated), runs queued as deployments of the volumeBackup target (manual ones are
 // waited for, as the peer's runManually answers once done) and restores queued as deployments of
 // the restore target.
-import { badRequest, iso, notFound, wireStatus, type DeploymentRecord, type DeploymentService, type EntityManager, type EnvironmentDirectory, type EventBus } from '@berth/core';
+import { badRequest, iso, notFound, WIRE_STATUS, type DeploymentRecord, type DeploymentService, type EntityManager, type EnvironmentDirectory, type EventBus } from '@berth/core';
 import { generateAppName, type WorkloadKind, type WorkloadRegistry } from '@berth/plugin-workloads';
 import { Destination, VolumeBackup, VolumeRestore, type VolumeBackupRow } from './entities.ts';
 import type { DestinationService } from './destinations.ts';
@@ -227,7 +227,7 @@ export class VolumeBackupService {
       },
       em,
     );
-    return { deploymentId: deployment.deploymentId, restoreId: restore.restoreId, status: wireStatus(deployment.state), state: deployment.state };
+    return { deploymentId: deployment.deploymentId, restoreId: restore.restoreId, status: WIRE_STATUS[deployment.state], state: deployment.state };
   }
 
   /** Drops a removed workload's volume backups (their files stay in the destination). */

@@ -4,7 +4,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServerResponse } from 'node:http';
-import { CANCELLED_MESSAGE, parseInput, wireStatus, type BerthHost, type DeploymentState, type EntityManager } from '@berth/core';
+import { CANCELLED_MESSAGE, parseInput, WIRE_STATUS, type BerthHost, type DeploymentState, type EntityManager } from '@berth/core';
 import { Deployment } from './entities.ts';
 import { readFrom } from './log.ts';
 import { DeploymentIdInput } from './schemas.ts';
@@ -75,7 +75,7 @@ export function registerLogStream(berth: BerthHost, store: DeploymentStore): voi
             if (!row) final = { status: null, state: null, errorMessage: null };
             else if (isFinished(row.status)) {
               const state = row.status as DeploymentState;
-              final = { status: wireStatus(state), state, errorMessage: row.errorMessage ?? (state === 'cancelled' ? CANCELLED_MESSAGE : null) };
+              final = { status: WIRE_STATUS[state], state, errorMessage: row.errorMessage ?? (state === 'cancelled' ? CANCELLED_MESSAGE : null) };
             }
             if (final) continue;
           }

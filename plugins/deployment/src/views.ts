@@ -1,5 +1,5 @@
 // A stored deployment as the contract (DeploymentRecord) and the API (DeploymentView) see it.
-import { CANCELLED_MESSAGE, iso, wireStatus, type DeploymentRecord, type DeploymentState, type DeploymentTargetType } from '@berth/core';
+import { CANCELLED_MESSAGE, iso, WIRE_STATUS, type DeploymentRecord, type DeploymentState, type DeploymentTargetType } from '@berth/core';
 import type { DeploymentView, TargetField } from './schemas.ts';
 import type { DeploymentRow } from './entities.ts';
 
@@ -33,7 +33,7 @@ export function toView(record: DeploymentRecord, targets: TargetField[]): Deploy
   const { state } = record;
   return {
     ...answered,
-    status: wireStatus(state),
+    status: WIRE_STATUS[state],
     errorMessage: state === 'cancelled' ? (record.errorMessage ?? CANCELLED_MESSAGE) : record.errorMessage,
     startedAt: state === 'queued' ? null : record.startedAt,
     ...ids,
