@@ -46,6 +46,7 @@ export function proxyConformance(t: Test, descriptor: ProviderDescriptor, o: Pro
     const provider = await descriptorConformance<ProxyProvider>(t, descriptor, 'proxy', o.options);
     t.teardown(() => rmSync(provider.configDir, { recursive: true, force: true }));
     t.type(provider.traefikFiles, 'boolean', "it says whether its files are Traefik's");
+    t.ok(provider.composeRouting === 'labels' || provider.composeRouting === 'alias', `it says how a compose stack's services are reached (${String(provider.composeRouting)})`);
     for (const role of ['main', 'webServer', 'middlewares'] as const) {
       const rel = provider.fileOf(role);
       t.ok(rel === null || inside(provider.configDir, rel), `its ${role} file is inside its directory (${rel})`);

@@ -128,6 +128,13 @@ export interface ProxyProvider {
   /** Whether its files are Traefik's (the Traefik-named settings operations need it). */
   readonly traefikFiles: boolean;
   /**
+   * How it reaches the routed services of a compose stack: `labels`, it reads the peer's Traefik
+   * labels on the services (the compose plugin writes them); `alias`, it serves the routes Berth
+   * hands it (applyWorkload), whose upstream is the service's alias `<appName>-<serviceName>` on the
+   * platform network (the compose plugin adds it; a stack's service is `tasks.<appName>_<serviceName>`).
+   */
+  readonly composeRouting: 'labels' | 'alias';
+  /**
    * The proxy of a server: the same settings, its service on the server's engine and the files it
    * reads written on that server (absent: the provider runs only on this machine, and a domain of a
    * workload on a server is refused naming it). Answered once per server and kept.

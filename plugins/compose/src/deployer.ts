@@ -12,7 +12,7 @@ import { optionalService } from '@berth/core';
 import { WorkloadLifecycle, resolveEnv, serverFilesDir, type Engine, type MountRecord } from '@berth/plugin-workloads';
 import { Compose, type ComposeRow } from './entities.ts';
 import { KIND, type ComposeService } from './service.ts';
-import { ignoredKeys, isolate, addSuffix, parseComposeCommand, serviceNames, serviceImages, withDomains, type ComposeDomainRoute, type ComposeType } from './file/index.ts';
+import { ignoredKeys, isolate, addSuffix, parseComposeCommand, serviceNames, serviceImages, withDomains, type ComposeDomainRoute, type ComposeProxy, type ComposeType } from './file/index.ts';
 import { withOwnership } from './prepare.ts';
 import { hostRefusal } from './host-policy.ts';
 import { assertOwnReferences } from './ownership.ts';
@@ -25,11 +25,11 @@ export const composeDir = (dataDir: string, appName: string) => path.join(dataDi
 /** The file Berth deploys, beside the user's (so relative paths in it mean the same). */
 export const DEPLOYED_FILE = '.berth-compose.yml';
 
-/** The active proxy provider's id as the compose-file transforms name it. */
-export function proxyKind(cradle: Cradle): 'traefik' | 'caddy' | 'none' {
+/** How the active proxy reaches a stack's routed services, as the compose-file transforms name it (the proxy contract's composeRouting). */
+export function proxyKind(cradle: Cradle): ComposeProxy {
   const id = cradle.config.proxy;
   if (id === 'none') return 'none';
-  return cradle.providers.get('proxy', id).traefikFiles ? 'traefik' : 'caddy';
+  return cradle.providers.get('proxy', id).composeRouting;
 }
 
 export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {

@@ -51,6 +51,7 @@ const WEB_SERVER = path.join('workloads', '_berth.json');
 export class CaddyProxy implements ProxyProvider {
   readonly id = 'caddy';
   readonly traefikFiles = false;
+  readonly composeRouting = 'alias';
   readonly configDir: string;
   readonly #options: CaddyOptions;
   readonly #host: CaddyHost;

@@ -33,6 +33,7 @@ export const TRAEFIK_DIR = '/etc/dokploy/traefik';
 export class TraefikProxy implements ProxyProvider {
   readonly id = 'traefik';
   readonly traefikFiles = true;
+  readonly composeRouting = 'labels';
   readonly configDir: string;
   readonly #options: TraefikOptions;
   readonly #host: TraefikHost;

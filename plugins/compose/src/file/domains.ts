@@ -1,9 +1,9 @@
 // The domain routing of a compose file, the way the active proxy needs it (getConvertedCompose).
-// - Traefik: the peer's labels, in `labels` for docker-compose and `deploy.labels` for a stack
+// - A proxy that reads labels (Traefik): the peer's labels, in `labels` for docker-compose and `deploy.labels` for a stack
 //   (routers `<appName>-<uniqueConfigKey>-<entrypoint>`, a service per router, middlewares for
 //   redirect-to-https, stripprefix and addprefix, tls/certresolver), plus `traefik.enable` and the
 //   network Traefik reaches the service on.
-// - Caddy: no labels (Caddy is configured through its admin API); for docker-compose the routed
+// - A proxy that is handed its routes (Caddy, through its admin API): no labels; for docker-compose the routed
 //   service gets the network alias `<appName>-<serviceName>` on the platform network, which is the
 //   upstream host the compose plugin gives Caddy (unique across stacks, unlike the service name).
 //   A stack's service is reached as `tasks.<appName>_<serviceName>` and needs no alias.
@@ -40,7 +40,8 @@ export interface ComposeDomainRoute {
   enabled?: boolean;
 }
 
-export type ComposeProxy = 'traefik' | 'caddy' | 'none';
+/** How the proxy reaches a routed service (the proxy contract's composeRouting), or no proxy. */
+export type ComposeProxy = 'labels' | 'alias' | 'none';
 
 export interface WithDomainsOptions {
   type: ComposeType;
@@ -221,8 +222,8 @@ export function routeDocument(doc: Document, routes: ComposeDomainRoute[], opts:
   if (proxy !== 'none') {
     for (const d of routes.filter(r => r.enabled !== false)) {
       joinNetwork(doc, d.serviceName, platformNetwork, true);
-      if (proxy === 'caddy' && type === 'docker-compose') addNetworkAlias(doc, d.serviceName, platformNetwork, caddyUpstreamAlias(d.appName, d.serviceName));
-      if (proxy !== 'traefik') continue;
+      if (proxy === 'alias' && type === 'docker-compose') addNetworkAlias(doc, d.serviceName, platformNetwork, caddyUpstreamAlias(d.appName, d.serviceName));
+      if (proxy !== 'labels') continue;
       const own = services.find(s => s.name === d.serviceName)!.maps[0]!;
       const owner = type === 'docker-compose' ? own : ensureMap(doc, own, 'deploy');
       addLabels(doc, owner, [

@@ -44,7 +44,7 @@ t.test('comments, unknown keys, anchors and quoting survive every transform', as
   for (const [what, out] of [
     ['addSuffix', addSuffix(FILE, 'abc', 'berth-network')],
     ['isolate', isolate(FILE, 'shop-net')],
-    ['withDomains', withDomains(FILE, [route], { type: 'docker-compose', proxy: 'traefik', platformNetwork: 'berth-network' })],
+    ['withDomains', withDomains(FILE, [route], { type: 'docker-compose', proxy: 'labels', platformNetwork: 'berth-network' })],
   ] as const) {
     for (const kept of [
       '# Stack of the shop (comment at the top)',

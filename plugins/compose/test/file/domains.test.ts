@@ -108,7 +108,7 @@ t.test('docker-compose with Traefik: labels on the service, the platform network
   const out = parse(
     withDomains(FILE, [route({ https: true, certificateType: 'letsencrypt' }), route({ serviceName: 'worker', host: 'w.example.com', uniqueConfigKey: 8 })], {
       type: 'docker-compose',
-      proxy: 'traefik',
+      proxy: 'labels',
       platformNetwork: 'berth-network',
     }),
   ) as Json;
@@ -126,7 +126,7 @@ t.test('docker-compose with Traefik: labels on the service, the platform network
 });
 
 t.test('a stack with Traefik: labels under deploy.labels and the swarm network label', async t => {
-  const out = parse(withDomains(FILE, [route()], { type: 'stack', proxy: 'traefik', platformNetwork: 'berth-network' })) as Json;
+  const out = parse(withDomains(FILE, [route()], { type: 'stack', proxy: 'labels', platformNetwork: 'berth-network' })) as Json;
   const web = out.services.web;
   t.same(web.labels, { 'com.example.keep': 'yes' }, 'container labels untouched');
   t.ok(web.deploy.labels.includes('traefik.swarm.network=berth-network'));
@@ -135,7 +135,7 @@ t.test('a stack with Traefik: labels under deploy.labels and the swarm network l
 });
 
 t.test('converting again replaces the routing labels: a changed or deleted domain leaves nothing stale', async t => {
-  const opts = { type: 'docker-compose', proxy: 'traefik', platformNetwork: 'berth-network', appName: 'shop' } as const;
+  const opts = { type: 'docker-compose', proxy: 'labels', platformNetwork: 'berth-network', appName: 'shop' } as const;
   const first = withDomains(FILE, [route({ uniqueConfigKey: 7 }), route({ serviceName: 'worker', uniqueConfigKey: 8 })], opts);
   const second = parse(withDomains(first, [route({ uniqueConfigKey: 9, host: 'new.example.com' })], opts)) as Json;
   const keys = Object.keys(second.services.web.labels);
@@ -157,29 +157,29 @@ t.test('converting again replaces the routing labels: a changed or deleted domai
 });
 
 t.test('Caddy: no labels; docker-compose services get the alias <appName>-<serviceName> on the platform network', async t => {
-  const compose = parse(withDomains(FILE, [route(), route({ serviceName: 'worker', uniqueConfigKey: 8 })], { type: 'docker-compose', proxy: 'caddy', platformNetwork: 'berth-network' })) as Json;
+  const compose = parse(withDomains(FILE, [route(), route({ serviceName: 'worker', uniqueConfigKey: 8 })], { type: 'docker-compose', proxy: 'alias', platformNetwork: 'berth-network' })) as Json;
   t.equal(caddyUpstreamAlias('shop', 'web'), 'shop-web');
   t.same(compose.services.web.networks, { default: null, 'berth-network': { aliases: ['shop-web'] } });
   t.same(compose.services.worker.networks, { backend: null, 'berth-network': { aliases: ['shop-worker'] } });
   t.same(compose.services.web.labels, { 'com.example.keep': 'yes' });
   t.same(compose.networks['berth-network'], { external: true });
-  const stack = parse(withDomains(FILE, [route()], { type: 'stack', proxy: 'caddy', platformNetwork: 'berth-network' })) as Json;
+  const stack = parse(withDomains(FILE, [route()], { type: 'stack', proxy: 'alias', platformNetwork: 'berth-network' })) as Json;
   t.same(stack.services.web.networks, ['default', 'berth-network'], 'a stack is reached as tasks.<appName>_<service>: no alias');
   t.equal(stack.services.web.deploy.labels, undefined);
-  const twice = withDomains(withDomains(FILE, [route()], { type: 'docker-compose', proxy: 'caddy', platformNetwork: 'berth-network' }), [route()], {
+  const twice = withDomains(withDomains(FILE, [route()], { type: 'docker-compose', proxy: 'alias', platformNetwork: 'berth-network' }), [route()], {
     type: 'docker-compose',
-    proxy: 'caddy',
+    proxy: 'alias',
     platformNetwork: 'berth-network',
   });
   t.same((parse(twice) as Json).services.web.networks['berth-network'].aliases, ['shop-web'], 'the alias is not repeated');
 });
 
 t.test('an isolated deployment passes its own network: it is kept as declared, nothing else is added', async t => {
-  const own = parse(withDomains(isolate('services:\n  web: { image: x }\n', 'shop'), [route()], { type: 'stack', proxy: 'traefik', platformNetwork: 'shop' })) as Json;
+  const own = parse(withDomains(isolate('services:\n  web: { image: x }\n', 'shop'), [route()], { type: 'stack', proxy: 'labels', platformNetwork: 'shop' })) as Json;
   t.same(own.networks, { shop: { name: 'shop', driver: 'overlay', attachable: true } }, "the stack's own overlay stays its own (not made external)");
   t.ok(own.services.web.deploy.labels.includes('traefik.swarm.network=shop'));
   const isolated = 'services:\n  web: { image: x, networks: [shop] }\nnetworks:\n  shop: { name: shop, external: true }\n';
-  const out = parse(withDomains(isolated, [route()], { type: 'docker-compose', proxy: 'traefik', platformNetwork: 'shop' })) as Json;
+  const out = parse(withDomains(isolated, [route()], { type: 'docker-compose', proxy: 'labels', platformNetwork: 'shop' })) as Json;
   t.same(out.services.web.networks, ['shop']);
   t.same(out.networks, { shop: { name: 'shop', external: true } });
   t.ok(out.services.web.labels.includes('traefik.docker.network=shop'), 'a service without labels gets them as a list');
@@ -211,7 +211,7 @@ services:
 });
 
 t.test('a route that cannot be written is refused with the reason', async t => {
-  const opts = { type: 'docker-compose', proxy: 'traefik', platformNetwork: 'berth-network' } as const;
+  const opts = { type: 'docker-compose', proxy: 'labels', platformNetwork: 'berth-network' } as const;
   t.throws(() => withDomains(FILE, [route({ serviceName: 'nope' })], opts), /attached to the service "nope", which is not in the compose file \(its services: web, worker\)/);
   t.throws(() => withDomains(FILE, [route({ host: 'a`) || Host(`b' })], opts), /is not a host name/);
   t.throws(() => withDomains(FILE, [route({ path: 'api' })], opts), /not a URL path/);
@@ -232,6 +232,6 @@ t.test("unreachableDomains says which routed service is off the proxy's network"
     ],
   );
   t.match(issues[0]!.reason, /not on the proxy's network "berth-network": the domain would answer 502/);
-  const converted = withDomains(text, [route()], { type: 'docker-compose', proxy: 'caddy', platformNetwork: 'berth-network' });
+  const converted = withDomains(text, [route()], { type: 'docker-compose', proxy: 'alias', platformNetwork: 'berth-network' });
   t.same(unreachableDomains(converted, [route()], 'berth-network'), [], 'after the conversion the service is on it');
 });

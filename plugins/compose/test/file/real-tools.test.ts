@@ -65,14 +65,14 @@ t.test('every example template and each transform of it is a file docker-compose
       ['as written', tpl.compose],
       ['with a suffix', addSuffix(tpl.compose, 'abc123', 'berth-network')],
       ['isolated', isolate(tpl.compose, `tpl-${id}`, { volumes: true })],
-      ['with Traefik labels', withDomains(tpl.compose, routes, { type: 'docker-compose', proxy: 'traefik', platformNetwork: 'berth-network' })],
-      ["with Caddy's alias", withDomains(tpl.compose, routes, { type: 'docker-compose', proxy: 'caddy', platformNetwork: 'berth-network' })],
+      ['with Traefik labels', withDomains(tpl.compose, routes, { type: 'docker-compose', proxy: 'labels', platformNetwork: 'berth-network' })],
+      ["with Caddy's alias", withDomains(tpl.compose, routes, { type: 'docker-compose', proxy: 'alias', platformNetwork: 'berth-network' })],
     ];
     for (const [what, file] of variants) {
       const config = await composeConfig(code, file);
       t.ok(Object.keys(config.services ?? {}).length > 0, `${id} ${what}: docker-compose config accepts it`);
     }
-    const stack = await stackConfig(code, withDomains(tpl.compose, routes, { type: 'stack', proxy: 'traefik', platformNetwork: 'berth-network' }), envObject(tpl.env));
+    const stack = await stackConfig(code, withDomains(tpl.compose, routes, { type: 'stack', proxy: 'labels', platformNetwork: 'berth-network' }), envObject(tpl.env));
     const routed = stack.services[tpl.domains[0]!.serviceName];
     t.ok(routed.deploy.labels['traefik.swarm.network'] === 'berth-network', `${id} as a stack with Traefik: docker stack config accepts it, labels under deploy`);
     t.equal(routed.deploy.endpoint_mode, 'dnsrr', `${id} as a stack: dnsrr`);
