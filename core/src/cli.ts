@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // berth start                                   serve the API (embedded database unless DATABASE_URL)
-// berth <command> …                             a command an enabled plugin adds (admin create, db copy, restore)
+// berth <command> …                             a command an enabled plugin adds (berth admin create: the auth
+//                                               plugin's; berth db copy and berth restore: the backups plugin's)
 // berth --help                                  these, and the enabled plugins' commands with their usage
 import { createKernel, type Kernel } from './kernel.ts';
 import { ConfigError } from './config.ts';
@@ -24,7 +25,9 @@ function fail(e: unknown): never {
 }
 
 async function start(): Promise<void> {
-  // A signal during a start stops Berth once the start is complete: its embedded database is never left behind.
+  // Signals are taken from the first moment: one that arrives while the kernel starts (the
+  // embedded database is already running by then) stops it once the start is complete, instead
+  // of killing Berth and leaving its database behind.
   let kernel: Kernel | undefined;
   let signalled: string | undefined;
   const shutdown = (k: Kernel, signal: string) => {
