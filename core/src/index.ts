@@ -33,6 +33,7 @@ export { IdentityStore, authUserView } from './identity/shared.ts';
 export { totpStep } from './identity/two-factor.ts';
 export { EnvironmentFields, EnvironmentView, Placement, ProjectFields, type ProjectDirectory, type EnvironmentDirectory, type EnvironmentRef } from './contracts/projects.ts';
 export { environmentView } from './environment-view.ts';
+export { PreviewDeploymentFields } from './contracts/previews.ts';
 export * as schema from './schema.ts';
 export { parseInput, isStorable, storable } from './validation.ts';
 export { emptyStringFields, setOrNull, type FieldPath } from './empty-strings.ts';
@@ -66,7 +67,19 @@ export type { SourceProvider, SourceRequest, SourceResult, ImageSource, Checkout
 export { defineProvider, isProviderDescriptor, providerName, ProviderRegistry, type ProviderDescriptor, type ProviderContracts, type ProviderContext, type ContractName } from './provider.ts';
 export type { SshKeyVault, SshKeySummary } from './contracts/ssh-keys.ts';
 export type { DatabaseDriver, DatabaseCredentials, ContainerCommand, PasswordAccount } from './contracts/database-driver.ts';
-export type { GitProvider, GitAccount, GitAccountUpdate, GitRepository, GitRepositoryRef, GitBranch, GitWebhook, GitPullRequest, GitFailure, CloneCredential } from './contracts/git-provider.ts';
+export type {
+  GitProvider,
+  GitAccount,
+  GitAccountUpdate,
+  GitRepository,
+  GitRepositoryRef,
+  GitBranch,
+  GitWebhook,
+  GitPullRequest,
+  GitFailure,
+  GitSourceFields,
+  CloneCredential,
+} from './contracts/git-provider.ts';
 export { cloneCredentialEnv, cloneCredentialSecrets } from './clone-credentials.ts';
 export { AiProviderError, ChannelError, GitProviderError, StorageError } from './provider-errors.ts';
 export { aiCall, aiErrorOf } from './ai-call.ts';

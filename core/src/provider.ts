@@ -79,6 +79,11 @@ export class ProviderRegistry {
     return this.#container.resolve(providerName(contract, id)) as ProviderContracts[C];
   }
 
+  /** The instance of `<contract>.<id>` when it is enabled, else undefined. */
+  find<C extends ContractName>(contract: C, id: string): ProviderContracts[C] | undefined {
+    return this.has(contract, id) ? this.get(contract, id) : undefined;
+  }
+
   /** Every enabled instance of a contract, in config order. */
   all<C extends ContractName>(contract: C): ProviderContracts[C][] {
     return this.ids(contract).map(id => this.get(contract, id));

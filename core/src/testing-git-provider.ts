@@ -46,6 +46,17 @@ export function gitProviderConformance(t: Test, descriptor: ProviderDescriptor, 
   t.test(`git provider ${descriptor.id}: conformance`, async t => {
     const provider = await descriptorConformance<GitProvider>(t, descriptor, 'git', o.options);
     t.ok(typeof provider.label === 'string' && provider.label.length > 0, 'it has a label for messages');
+    if (provider.sourceFields) {
+      // A source type: the workload fields naming what to clone, each a distinct field name.
+      const { path, slug, ...required } = provider.sourceFields;
+      const names = [...Object.values(required), ...(path ? [path] : []), ...(slug ? [slug] : [])];
+      t.same(Object.keys(required).sort(), ['branch', 'buildPath', 'id', 'owner', 'repository'], 'its source fields name the connection, owner, repository, branch and build path');
+      t.ok(
+        names.every(n => /^[a-z][A-Za-z]*$/.test(n)),
+        `each a field name (${names.join(', ')})`,
+      );
+      t.equal(new Set(names).size, names.length, 'no field serves twice');
+    }
     t.ok(o.repositories.length > 1 && o.branches.length > 1, 'the suite is given more than one repository and branch');
 
     t.test('connect: the service accepts the account, and refuses a wrong credential naming the step', async t => {

@@ -93,11 +93,29 @@ export interface GitPullRequest {
 /** Which step of talking to the provider failed: for testConnection's answer and the deployment log. */
 export type GitFailure = 'connect' | 'credentials' | 'repositories' | 'branches' | 'commit' | 'clone' | 'webhook' | 'comment' | 'access' | 'pullRequest' | 'missing';
 
+/**
+ * The fields of a workload (the peer's columns) that say what to clone from a forge: the connection,
+ * owner, repository, branch and build path. `path`: a field holding the repository's whole path
+ * (GitLab's `group/sub/project`), used in place of owner and repository when set; `slug`: a field
+ * that, when set, names the repository in place of `repository` (Bitbucket's).
+ */
+export interface GitSourceFields {
+  id: string;
+  owner: string;
+  repository: string;
+  branch: string;
+  buildPath: string;
+  path?: string;
+  slug?: string;
+}
+
 export interface GitProvider {
   /** The provider type it serves (the provider's id, the workload's `sourceType`): "github", "gitlab"... */
   readonly id: string;
   /** What users call it ("GitHub"), for messages. */
   readonly label: string;
+  /** The workload's fields that name what to clone from it; absent, workloads do not deploy from it (it is no source type). */
+  readonly sourceFields?: GitSourceFields;
   /** Checks the account against the service (the API answers with its credentials) and answers what to store; GitProviderError 'connect' or 'credentials' otherwise. */
   connect(account: GitAccount): Promise<GitAccountUpdate>;
   /** Renews credentials that expire within `marginMs` (OAuth refresh); answers the fields to store, or null when nothing needed renewing. */

@@ -55,6 +55,8 @@ export type SourceResult = ImageSource | CheckoutSource;
 export interface SourceProvider {
   /** The source type it serves (the provider's id). */
   readonly id: string;
+  /** The workload field naming the branch it deploys, which a push must name to deploy it; absent, it follows no branch (an image). */
+  readonly branchField?: string;
   /** Reads the workload's fields and answers an image, or fetches into workDir; throws with a message fit for the deployment log. */
   resolve(request: SourceRequest): Promise<SourceResult>;
 }

@@ -59,7 +59,6 @@ export interface ApplicationVariants {
   remove: ApplicationDeployer['removeVariant'];
 }
 export type { ApplicationVariant };
-export { PreviewDeploymentFields } from './schemas.ts';
 
 declare module '@berth/core' {
   interface Cradle {

@@ -1,7 +1,7 @@
 // application.* inputs and replies. Both API variants at once: create takes environmentId
 // (current) or projectId (older); fields the peer's current document requires but the older
 // variant leaves out are optional, so clients of either variant are served.
-import { Type, schema, type Static, type TSchema } from '@berth/core';
+import { PreviewDeploymentFields, Type, schema, type Static, type TSchema } from '@berth/core';
 import { NotServedList, NotServedOne, type relationSchemas } from '@berth/plugin-workloads';
 import { columnFields, sealedSchemas, settingAnswerSchemas, settingSchemas } from './fields.ts';
 
@@ -23,23 +23,6 @@ export const ApplicationFields = Type.Object({
   createdAt: Timestamp(),
 });
 export type ApplicationFields = Static<typeof ApplicationFields>;
-
-/** A pull request's preview deployment (the preview plugin's record), with the peer's fields. */
-export const PreviewDeploymentFields = Type.Object({
-  previewDeploymentId: Type.String(),
-  branch: Type.String({ description: "the pull request's head branch" }),
-  pullRequestId: Type.String(),
-  pullRequestNumber: Type.String(),
-  pullRequestURL: Type.String(),
-  pullRequestTitle: Type.String(),
-  pullRequestCommentId: Type.String({ description: "the id of the comment kept up to date on the pull request ('' until it is made)" }),
-  previewStatus: Type.String({ description: 'idle, running, done or error' }),
-  appName: Type.String({ description: "the preview's service: <application appName>-pr-<number>" }),
-  applicationId: Type.String(),
-  domainId: Nullable(Type.String()),
-  createdAt: Timestamp(),
-  expiresAt: Nullable(Timestamp()),
-});
 
 /**
  * The record with where it lives and what hangs off it, as the peer answers application.one,

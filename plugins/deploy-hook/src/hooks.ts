@@ -28,8 +28,6 @@ export interface WorkloadAnswer {
   reason?: string;
 }
 
-/** The branch field each source type watches (the same names on every kind that deploys from git). */
-export const BRANCH_FIELD: Record<string, string> = { github: 'branch', gitlab: 'gitlabBranch', gitea: 'giteaBranch', bitbucket: 'bitbucketBranch', git: 'customGitBranch' };
 /** What handles a kind's pull request events (the preview plugin, for applications): answers like the hook. */
 export type PullRequestHandler = (target: PushTarget, pullRequest: PullRequestEvent, delivery: { provider: string; deliveryId: string | null }, em: EntityManager) => Promise<HookAnswer>;
 
@@ -180,7 +178,8 @@ export class HookService {
     } else if (d.tag) {
       return skip(`a tag push (${d.tag}): the workload's triggerType is push (branches only)`);
     } else {
-      const field = BRANCH_FIELD[sourceType];
+      // The field the source provider follows (the same names on every kind that deploys from git).
+      const field = this.#cradle().providers.find('source', sourceType)?.branchField;
       const watched = field ? (f[field] as string | null) : null;
       if (field && d.branch !== null && d.branch !== watched) return skip(`branch not watched: ${d.branch} was pushed, the workload deploys ${watched ?? '(no branch set)'}`);
       if (field && d.branch === null && d.provider !== 'generic') return skip('no branch: the delivery names no pushed branch');

@@ -144,6 +144,5 @@ declare module '@berth/core' {
   }
 }
 
-export { BRANCH_FIELD } from './hooks.ts';
 export type { HookAnswer, HookService, PullRequestHandler } from './hooks.ts';
 export type { PullRequestEvent } from './delivery.ts';

@@ -5,7 +5,7 @@ import { gitProviderMigrations } from './migrations.ts';
 import { gitProviderProcedures } from './procedures.ts';
 import { callerGitProviders, GitProviderService } from './service.ts';
 import { GitProviderSetup } from './setup.ts';
-import { ProviderGitSource, SOURCE_FIELDS } from './source.ts';
+import { ProviderGitSource } from './source.ts';
 
 export { cloneUrlOf, githubRowView, providerView, GitProviderService } from './service.ts';
 
@@ -27,11 +27,12 @@ export default definePlugin({
     berth.provide({ gitProviders: asValue(service), gitProviderSetup: asValue(setup), callerGitProviders: asFunction(callerGitProviders(service)).scoped() });
     berth.procedures(...gitProviderProcedures);
     berth.http(setup.routes(berth));
-    // Each enabled git provider with records here is a source type: `sourceType: github` deploys through it.
+    // Each enabled git provider that names its source fields is a source type: `sourceType: github` deploys through it.
     const providers = cradle().providers;
-    for (const type of Object.keys(SOURCE_FIELDS)) {
-      if (!providers.has('git', type) || providers.has('source', type)) continue;
-      berth.provide({ [`source.${type}`]: asValue(new ProviderGitSource(type, service, gitFetcher, () => cradle().orm.em.fork())) });
+    for (const type of providers.ids('git')) {
+      const names = providers.get('git', type).sourceFields;
+      if (!names || providers.has('source', type)) continue;
+      berth.provide({ [`source.${type}`]: asValue(new ProviderGitSource(type, names, service, gitFetcher, () => cradle().orm.em.fork())) });
       providers.add('source', type);
     }
   },

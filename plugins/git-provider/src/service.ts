@@ -14,6 +14,7 @@ import {
   type EntityManager,
   type GitAccount,
   type GitProvider,
+  type GitSourceFields,
   type GitPullRequest,
   type GitRepositoryRef,
   type OutboundGuard,
@@ -21,7 +22,7 @@ import {
   type Role,
   type SecretBox,
 } from '@berth/core';
-import { repositoryParts, SOURCE_FIELDS } from './source.ts';
+import { repositoryParts } from './source.ts';
 import { BitbucketRecord, GiteaRecord, GitProviderRecord, GithubRecord, GitlabRecord, type BitbucketRow, type GiteaRow, type GitProviderRow, type GithubRow, type GitlabRow } from './entities.ts';
 import type {
   GiteaBranchesInput,
@@ -68,15 +69,6 @@ const REFRESH_MARGIN_MS = 10 * 60_000;
 /** The workload field that names a connection, per provider type. */
 export const CONNECTION_FIELDS = { githubId: 'github', gitlabId: 'gitlab', bitbucketId: 'bitbucket', giteaId: 'gitea' } as const;
 export type ConnectionField = keyof typeof CONNECTION_FIELDS;
-
-/** The workload fields that make its git source (every provider's, from SOURCE_FIELDS), whose change the rule of `assertMayChangeSource` guards; made on first use (source.ts imports this module). */
-let sourceKeys: Set<string> | undefined;
-const SOURCE_KEYS = () =>
-  (sourceKeys ??= new Set([
-    'sourceType',
-    'gitlabProjectId',
-    ...Object.values(SOURCE_FIELDS).flatMap(f => [f.id, f.owner, f.repository, f.branch, ...(f.path ? [f.path] : []), ...(f.slug ? [f.slug] : [])]),
-  ]));
 
 /** Who asks: an organization's owner or admin uses every connection of it; a member, those they made and those shared with the organization. */
 export interface GitCaller {
@@ -191,6 +183,7 @@ export const cloneUrlOf = (baseUrl: string, owner: string, name: string) => `${b
 export class GitProviderService {
   readonly #secrets: () => SecretBox;
   readonly #providers: () => ProviderRegistry;
+  #keys: Set<string> | undefined;
   readonly #source: () => unknown;
   readonly #outbound: () => OutboundGuard | null;
 
@@ -206,6 +199,23 @@ export class GitProviderService {
     const guard = this.#outbound();
     if (!guard) return;
     for (const [field, url] of Object.entries(urls)) if (url) await guard.checkSaved(url, { field, organizationId });
+  }
+
+  /** The workload fields that name what to clone from an enabled forge; undefined for a source type no forge serves (a plain git URL, an image). */
+  sourceFields(type: string): GitSourceFields | undefined {
+    return this.#providers().has('git', type) ? this.#providers().get('git', type).sourceFields : undefined;
+  }
+
+  /** The workload fields that make its git source (every enabled forge's), whose change the rule of `assertMayChangeSource` guards. */
+  #sourceKeys(): Set<string> {
+    this.#keys ??= new Set([
+      'sourceType',
+      'gitlabProjectId',
+      ...this.#providers()
+        .all('git')
+        .flatMap(({ sourceFields: f }) => (f ? [f.id, f.owner, f.repository, f.branch, ...(f.path ? [f.path] : []), ...(f.slug ? [f.slug] : [])] : [])),
+    ]);
+    return this.#keys;
   }
 
   provider(type: string): GitProvider {
@@ -284,7 +294,8 @@ export class GitProviderService {
    */
   async assertMayChangeSource(current: Record<string, unknown>, changes: Record<string, unknown>, organizationId: string, em: EntityManager, caller?: GitCaller): Promise<void> {
     if (!caller || caller.role !== 'member') return;
-    const touched = Object.entries(changes).some(([k, v]) => v !== undefined && SOURCE_KEYS().has(k) && (v ?? null) !== (current[k] ?? null));
+    const keys = this.#sourceKeys();
+    const touched = Object.entries(changes).some(([k, v]) => v !== undefined && keys.has(k) && (v ?? null) !== (current[k] ?? null));
     if (!touched) return;
     for (const field of Object.keys(CONNECTION_FIELDS) as ConnectionField[]) {
       const id = current[field];
@@ -311,8 +322,9 @@ export class GitProviderService {
    * provider cannot update or the comment is gone); answers the comment's id.
    */
   async pullRequestComment(type: string, fields: Record<string, unknown>, organizationId: string, pr: { number: number; body: string; commentId: string | null }, em: EntityManager): Promise<string> {
-    if (!SOURCE_FIELDS[type]) throw badRequest(`A ${type} source has no pull requests to comment on`);
-    const { connectionId, repo, missing } = repositoryParts(type, fields);
+    const names = this.sourceFields(type);
+    if (!names) throw badRequest(`A ${type} source has no pull requests to comment on`);
+    const { connectionId, repo, missing } = repositoryParts(names, fields);
     if (missing.length) throw badRequest(`The ${type} source is not complete: set ${missing.join(', ')}`);
     const provider = this.provider(type);
     const account = await this.accountFor(type, connectionId, organizationId, em);
@@ -336,9 +348,10 @@ export class GitProviderService {
    * The provider's refusal or failure is thrown (its message names the step).
    */
   async writeAccess(type: string, fields: Record<string, unknown>, organizationId: string, author: { id: string | null; login: string | null }, em: EntityManager): Promise<boolean | null> {
-    if (!SOURCE_FIELDS[type]) return null;
+    const names = this.sourceFields(type);
+    if (!names) return null;
     const provider = this.provider(type);
-    const { connectionId, repo, missing } = repositoryParts(type, fields);
+    const { connectionId, repo, missing } = repositoryParts(names, fields);
     if (missing.length) throw badRequest(`The ${type} source is not complete: set ${missing.join(', ')}`);
     const account = await this.accountFor(type, connectionId, organizationId, em);
     return provider.hasWriteAccess(account, repo, author);
@@ -349,7 +362,7 @@ export class GitProviderService {
    * same connection (a fork's head, `owner/name` or GitLab's whole path); null for a type with none.
    */
   repositoryFields(type: string, repository: string): Record<string, string> | null {
-    const names = SOURCE_FIELDS[type];
+    const names = this.sourceFields(type);
     const parts = repository.split('/');
     // Names as the services allow them (GitLab's groups nest); no empty, "." or ".." segment.
     if (!names || parts.length < 2 || (!names.path && parts.length !== 2) || repository.length > 255 || parts.some(x => !/^[A-Za-z0-9_.-]+$/.test(x) || /^\.\.?$/.test(x))) return null;
@@ -886,8 +899,9 @@ export class GitProviderService {
   // ------------------------------------------------------------ push webhooks
   /** The connection and repository a workload's fields name for a provider type (null when incomplete). */
   repositoryOf(type: string, fields: Record<string, unknown>): { connectionId: string; repo: GitRepositoryRef } | null {
-    if (!SOURCE_FIELDS[type]) return null;
-    const { connectionId, repo, missing } = repositoryParts(type, fields);
+    const names = this.sourceFields(type);
+    if (!names) return null;
+    const { connectionId, repo, missing } = repositoryParts(names, fields);
     return missing.length ? null : { connectionId, repo };
   }
 
@@ -929,8 +943,9 @@ export class GitProviderService {
    * URL). The provider's refusal or failure is thrown (its message names the step).
    */
   async pullRequestOf(type: string, fields: Record<string, unknown>, organizationId: string, number: number, em: EntityManager): Promise<GitPullRequest | null> {
-    if (!SOURCE_FIELDS[type]) return null;
-    const { connectionId, repo, missing } = repositoryParts(type, fields);
+    const names = this.sourceFields(type);
+    if (!names) return null;
+    const { connectionId, repo, missing } = repositoryParts(names, fields);
     if (missing.length) throw badRequest(`The ${type} source is not complete: set ${missing.join(', ')}`);
     const account = await this.accountFor(type, connectionId, organizationId, em);
     return this.provider(type).pullRequest(account, repo, number);

@@ -2,28 +2,17 @@
 // repository and a branch; the provider mints a clone credential for this one deploy, and the git
 // fetcher (source.git) clones `<provider URL>/<owner>/<repository>.git` with it as a header scoped
 // to the provider's host — never in the URL, an argument, a file or the log.
-import { cloneCredentialSecrets, type CheckoutSource, type GitRepositoryRef, type EntityManager, type SourceProvider, type SourceRequest } from '@berth/core';
+import { cloneCredentialSecrets, type CheckoutSource, type GitRepositoryRef, type GitSourceFields, type EntityManager, type SourceProvider, type SourceRequest } from '@berth/core';
 import type { GitProviderService } from './service.ts';
 import { cloneUrlOf } from './service.ts';
-
-/** Which of the workload's fields say what to clone, per source type (the peer's names). */
-/** `path`: a field holding the repository's whole path (GitLab's `group/sub/project`), used in place of owner and repository when set. */
-/** `slug`: a field that, when set, names the repository in place of `repository` (Bitbucket's). */
-export const SOURCE_FIELDS: Record<string, { id: string; owner: string; repository: string; branch: string; buildPath: string; path?: string; slug?: string }> = {
-  github: { id: 'githubId', owner: 'owner', repository: 'repository', branch: 'branch', buildPath: 'buildPath' },
-  gitlab: { id: 'gitlabId', owner: 'gitlabOwner', repository: 'gitlabRepository', branch: 'gitlabBranch', buildPath: 'gitlabBuildPath', path: 'gitlabPathNamespace' },
-  bitbucket: { id: 'bitbucketId', owner: 'bitbucketOwner', repository: 'bitbucketRepository', branch: 'bitbucketBranch', buildPath: 'bitbucketBuildPath', slug: 'bitbucketRepositorySlug' },
-  gitea: { id: 'giteaId', owner: 'giteaOwner', repository: 'giteaRepository', branch: 'giteaBranch', buildPath: 'giteaBuildPath' },
-};
 
 const textField = (fields: Record<string, unknown>, k: string) => {
   const v = fields[k];
   return typeof v === 'string' && v.trim() ? v.trim() : null;
 };
 
-/** The connection and repository a workload's fields name for a provider type, and the fields still missing (GitLab's whole path and Bitbucket's slug first). */
-export function repositoryParts(type: string, fields: Record<string, unknown>): { connectionId: string; repo: GitRepositoryRef; missing: string[] } {
-  const names = SOURCE_FIELDS[type]!;
+/** The connection and repository a workload's fields name (the forge's source fields), and the fields still missing (GitLab's whole path and Bitbucket's slug first). */
+export function repositoryParts(names: GitSourceFields, fields: Record<string, unknown>): { connectionId: string; repo: GitRepositoryRef; missing: string[] } {
   const field = (k: string) => textField(fields, k);
   const path = names.path ? field(names.path)?.replace(/^\/+|\/+$/g, '') : null;
   const cut = path ? path.lastIndexOf('/') : -1;
@@ -53,21 +42,28 @@ interface Fetcher {
 
 export class ProviderGitSource implements SourceProvider {
   readonly id: string;
+  readonly #names: GitSourceFields;
   readonly #service: GitProviderService;
   readonly #fetcher: () => Partial<Fetcher> | null;
   readonly #em: () => EntityManager;
 
-  constructor(type: string, service: GitProviderService, fetcher: () => Partial<Fetcher> | null, em: () => EntityManager) {
+  constructor(type: string, names: GitSourceFields, service: GitProviderService, fetcher: () => Partial<Fetcher> | null, em: () => EntityManager) {
     this.id = type;
+    this.#names = names;
     this.#service = service;
     this.#fetcher = fetcher;
     this.#em = em;
   }
 
+  /** A push deploys the workload when it names the branch in the forge's branch field. */
+  get branchField(): string {
+    return this.#names.branch;
+  }
+
   async resolve(request: SourceRequest): Promise<CheckoutSource> {
-    const names = SOURCE_FIELDS[this.id]!;
+    const names = this.#names;
     const field = (k: string) => textField(request.fields, k);
-    const { connectionId: id, repo, missing } = repositoryParts(this.id, request.fields);
+    const { connectionId: id, repo, missing } = repositoryParts(names, request.fields);
     if (missing.length) throw new Error(`The ${this.id} source is not complete: set ${missing.join(', ')} (save${this.id[0]!.toUpperCase()}${this.id.slice(1)}Provider)`);
     const [owner, repository] = [repo.owner, repo.name];
     if (!request.organizationId) throw new Error('The deployer named no organization for the git provider source');

@@ -2,8 +2,7 @@
 // plugin) deploy the pull request's branch as a service of its own (the application plugin's
 // variants) at a domain of the domain plugin's; previewDeployment.* as the peer's; a daily job
 // removes previews older than previewMaxAgeDays.
-import { asValue, definePlugin, optionalService, router, schema, Type } from '@berth/core';
-import { PreviewDeploymentFields } from '@berth/plugin-application';
+import { asValue, definePlugin, optionalService, PreviewDeploymentFields, router, schema, Type } from '@berth/core';
 import { runProcedure } from '@berth/plugin-workloads';
 import pkg from '../package.json' with { type: 'json' };
 import config from './config.ts';

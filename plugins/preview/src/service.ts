@@ -8,7 +8,7 @@
 // branch, commit), base branch and author are read from the provider's API through the
 // application's connection, and a fork's author is checked there for write access.
 import { notFound, optionalService, type BerthConfig, type Cradle, type DeploymentRun, type EntityManager } from '@berth/core';
-import { BRANCH_FIELD, type HookAnswer, type PullRequestEvent } from '@berth/plugin-deploy-hook';
+import type { HookAnswer, PullRequestEvent } from '@berth/plugin-deploy-hook';
 import type { PushTarget, WorkloadRef } from '@berth/plugin-workloads';
 import { PreviewDeployment, type PreviewRow } from './entities.ts';
 
@@ -84,7 +84,7 @@ export class PreviewService {
     }
     if (!DEPLOYING.has(payload.action)) return skip(`pull request ${payload.action || '(no action)'}: only opened, reopened, synchronize and closed change a preview`);
     if (f.isPreviewDeploymentsActive !== true) return skip('previews are off for this application (isPreviewDeploymentsActive)');
-    const branchField = BRANCH_FIELD[String(f.sourceType)];
+    const branchField = this.#cradle().providers.find('source', String(f.sourceType))?.branchField;
     if (!branchField) return skip(`previews deploy a branch: the application's source (${String(f.sourceType)}) has none`);
     const watched = f[branchField] as string | null;
     const held = await this.#held(f, app.organizationId, payload, em);
@@ -375,7 +375,7 @@ export class PreviewService {
         {
           appName: row.appName,
           owner: { kind: TARGET, id: row.previewDeploymentId, organizationId: row.organizationId },
-          fields: { ...fork, [BRANCH_FIELD[type] ?? 'branch']: row.branch },
+          fields: { ...fork, [cradle.providers.find('source', type)?.branchField ?? 'branch']: row.branch },
           env: preview,
           buildArgs: preview,
           buildSecrets: {},

@@ -15,6 +15,7 @@ import {
   type GitRepository,
   type GitRepositoryRef,
   type GitWebhook,
+  type GitSourceFields,
 } from '@berth/core';
 
 export const BITBUCKET_API = 'https://api.bitbucket.org/2.0';
@@ -65,6 +66,15 @@ export interface BitbucketOptions {
 export class BitbucketProvider implements GitProvider {
   readonly id = 'bitbucket';
   readonly label = 'Bitbucket';
+  /** The peer's columns of a workload deploying from it. */
+  readonly sourceFields: GitSourceFields = {
+    id: 'bitbucketId',
+    owner: 'bitbucketOwner',
+    repository: 'bitbucketRepository',
+    branch: 'bitbucketBranch',
+    buildPath: 'bitbucketBuildPath',
+    slug: 'bitbucketRepositorySlug',
+  };
   readonly #api: string;
   readonly #web: string;
 

@@ -15,6 +15,7 @@ import {
   type GitRepository,
   type GitRepositoryRef,
   type GitWebhook,
+  type GitSourceFields,
 } from '@berth/core';
 
 export const GITEA_COM = 'https://gitea.com';
@@ -44,6 +45,8 @@ function tokenOf(account: GitAccount): string {
 export class GiteaProvider implements GitProvider {
   readonly id = 'gitea';
   readonly label = 'Gitea';
+  /** The peer's columns of a workload deploying from it. */
+  readonly sourceFields: GitSourceFields = { id: 'giteaId', owner: 'giteaOwner', repository: 'giteaRepository', branch: 'giteaBranch', buildPath: 'giteaBuildPath' };
 
   /** One API call; Gitea's refusals as the contract's failures. */
   async #call(account: GitAccount, step: GitFailure, pathOrUrl: string, init: { method?: string; body?: Json } = {}): Promise<{ body: Json; next: string | null }> {

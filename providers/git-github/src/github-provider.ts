@@ -14,6 +14,7 @@ import {
   type GitRepository,
   type GitRepositoryRef,
   type GitWebhook,
+  type GitSourceFields,
 } from '@berth/core';
 import type { Octokit } from '@octokit/rest';
 
@@ -83,6 +84,8 @@ function failed(step: GitFailure, e: unknown): GitProviderError {
 export class GithubProvider implements GitProvider {
   readonly id = 'github';
   readonly label = 'GitHub';
+  /** The peer's columns of a workload deploying from it. */
+  readonly sourceFields: GitSourceFields = { id: 'githubId', owner: 'owner', repository: 'repository', branch: 'branch', buildPath: 'buildPath' };
 
   /** A client for one use: its installation token is minted by the first request that needs it and dies with it. */
   async #client(app: GithubApp): Promise<GithubClient> {

@@ -15,6 +15,7 @@ import {
   type GitRepository,
   type GitRepositoryRef,
   type GitWebhook,
+  type GitSourceFields,
 } from '@berth/core';
 
 /** The SDK's client (a type only: the module is imported on first use). */
@@ -92,6 +93,8 @@ const projectPath = (repo: GitRepositoryRef) => `${repo.owner}/${repo.name}`;
 export class GitlabProvider implements GitProvider {
   readonly id = 'gitlab';
   readonly label = 'GitLab';
+  /** The peer's columns of a workload deploying from it. */
+  readonly sourceFields: GitSourceFields = { id: 'gitlabId', owner: 'gitlabOwner', repository: 'gitlabRepository', branch: 'gitlabBranch', buildPath: 'gitlabBuildPath', path: 'gitlabPathNamespace' };
 
   async #api(a: GitlabAccount): Promise<Api> {
     const { Gitlab } = await import('@gitbeaker/rest');

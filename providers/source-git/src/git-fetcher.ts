@@ -68,6 +68,8 @@ function credentialFor(source: GitSourceSpec, url: string): CloneCredential | nu
 
 export class GitFetcher implements SourceProvider {
   readonly id = 'git';
+  /** A push deploys the workload when it names this branch (the peer's column). */
+  readonly branchField = 'customGitBranch';
   readonly #options: GitFetcherOptions;
 
   constructor(options: GitFetcherOptions = {}) {
