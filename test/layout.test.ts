@@ -64,6 +64,58 @@ t.test('a plugin reaches another plugin only through its declared entry points; 
   t.same(broken, [], 'imports that reach into another package');
 });
 
+/**
+ * The libraries other plugins are built on by design: the workload kit (a kind's entity base, its
+ * deployer's steps) and the hosts plugin (the machines, their engines and networks). A value from any
+ * other plugin comes through a contract in core/src/contracts or the container, declared as a
+ * dependency; a type may be imported from anywhere (it costs nothing at run time).
+ */
+const PLUGIN_LIBRARIES = ['@berth/plugin-workloads', '@berth/plugin-hosts'];
+
+/** The specifiers a file imports values from (import and export declarations that are not type-only, and import() calls). */
+function valueImports(file: string): string[] {
+  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+  const out: string[] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
+      const clause = node.importClause;
+      const named = clause?.namedBindings;
+      const typeOnly = clause && (clause.isTypeOnly || (!clause.name && named && ts.isNamedImports(named) && named.elements.length > 0 && named.elements.every(e => e.isTypeOnly)));
+      if (!typeOnly) out.push(node.moduleSpecifier.text);
+    } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+      const named = node.exportClause;
+      const typeOnly = node.isTypeOnly || (named && ts.isNamedExports(named) && named.elements.length > 0 && named.elements.every(e => e.isTypeOnly));
+      if (!typeOnly) out.push(node.moduleSpecifier.text);
+    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) {
+      out.push(node.arguments[0].text);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return out;
+}
+
+t.test(`plugins take values from no other plugin but the libraries they are built on (${PLUGIN_LIBRARIES.join(', ')})`, async t => {
+  const found: string[] = [];
+  let read = 0;
+  for (const dir of packageDirs('plugins')) {
+    const own = (JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name: string }).name;
+    for (const file of sources(path.join(dir, 'src'))) {
+      read++;
+      for (const spec of valueImports(file)) {
+        const pkg = spec.split('/').slice(0, 2).join('/');
+        if (pkg.startsWith('@berth/plugin-') && pkg !== own && !PLUGIN_LIBRARIES.includes(pkg)) found.push(`${rel(file)} imports a value from ${spec}`);
+      }
+    }
+  }
+  t.ok(read > 100, `the plugins' sources were read (${read} files)`);
+  t.ok(
+    valueImports(path.join(repoRoot, 'plugins/compose/src/deployer.ts')).some(s => s.startsWith('@berth/plugin-workloads')),
+    "a library's value import is seen (compose's deployer and the workload kit)",
+  );
+  t.same(found, [], 'through a contract or the container instead, declared as a dependency');
+});
+
 t.test("every package's main entry names its compiled file for berth-js, so an import by name never loads TypeScript in production", async t => {
   // Node strips types with a WebAssembly module of about 10 MB: one .ts file imported by package name
   // under the compiled build (a plugin importing another's value) costs that much idle memory.
