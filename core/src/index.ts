@@ -31,6 +31,7 @@ export { iso, AuthUserView, ApiKeyView } from './identity/views.ts';
 export { User, Organization, Member, Session, ApiKey, Invitation } from './identity/entities.ts';
 export { IdentityStore, authUserView } from './identity/shared.ts';
 export { totpStep } from './identity/two-factor.ts';
+export { isSetupToken, removeSetupToken, setupTokenFile } from './identity/setup-token.ts';
 export { EnvironmentFields, EnvironmentView, Placement, ProjectFields, type ProjectDirectory, type EnvironmentDirectory, type EnvironmentRef } from './contracts/projects.ts';
 export { environmentView } from './environment-view.ts';
 export { PreviewDeploymentFields } from './contracts/previews.ts';

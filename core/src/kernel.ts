@@ -16,6 +16,7 @@ import { openDatabase, type DatabaseEndpoint } from './persistence/database.ts';
 import { openOrm, migrate } from './persistence/orm.ts';
 import { identityEntities } from './identity/entities.ts';
 import { identityMigrations } from './identity/migrations.ts';
+import { prepareSetupToken } from './identity/setup-token.ts';
 import { AccountService } from './identity/accounts.ts';
 import { OutboundGuard } from './outbound.ts';
 import { SessionService } from './identity/sessions.ts';
@@ -196,6 +197,13 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
       app.get('/health', { schema: { hide: true } }, async () => ({ status: 'ok' }));
     }
     await app.ready();
+    // Bootstrap authentication: a fresh instance's one-time setup token for its first admin.
+    await prepareSetupToken({
+      ownerExists: () => container.cradle.accounts.ownerExists(),
+      dataDir: config.dataDir,
+      headless: options.headless === true,
+      log: file => log.info({ file }, 'no admin yet: auth.createAdmin from another machine needs the setup token in this file'),
+    });
     for (const hook of startHooks) await hook(container.cradle);
 
     const pluginInfo = plugins.map(p => p.info);

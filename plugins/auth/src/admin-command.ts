@@ -1,8 +1,7 @@
 // berth admin create, the auth plugin's operator command: the first admin of a scripted install,
 // with an API key printed once (JSON on one line). It opens the database itself; no HTTP server.
 import { parseArgs } from 'node:util';
-import type { CommandContext, Kernel, PluginCommand } from '@berth/core';
-import { removeSetupToken } from './setup-token.ts';
+import { removeSetupToken, type CommandContext, type Kernel, type PluginCommand } from '@berth/core';
 
 const usage = 'berth admin create --email <e-mail> --password <password> [--key-name <name>]';
 

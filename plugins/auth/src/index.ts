@@ -3,7 +3,6 @@ import pkg from '../package.json' with { type: 'json' };
 import { authProcedures } from './procedures.ts';
 import { TwoFactorService } from './two-factor.ts';
 import { adminCommand } from './admin-command.ts';
-import { ensureSetupToken, removeSetupToken } from './setup-token.ts';
 
 export default definePlugin({
   name: 'auth',
@@ -14,10 +13,6 @@ export default definePlugin({
   setup(berth) {
     berth.provide({ twoFactor: asClass(TwoFactorService).singleton() });
     berth.procedures(...authProcedures);
-    // A fresh instance: the first admin needs the setup token unless it is created from this machine.
-    berth.onStart(async ({ accounts, config, logger }) => {
-      if (await accounts.ownerExists()) removeSetupToken(config.dataDir);
-      else if (!berth.headless) logger.info({ file: ensureSetupToken(config.dataDir) }, 'no admin yet: auth.createAdmin from another machine needs the setup token in this file');
-    });
+    // A fresh instance's setup token is the kernel's (written at start); createAdmin and `berth admin create` spend it.
   },
 });

@@ -1,6 +1,5 @@
 // auth.* — the older variant's account operations (bearer tokens, roles admin | user, 2FA).
-import { Type, AuthUserView, router, unauthorized, forbidden, isLocalCaller, type ProcedureContext } from '@berth/core';
-import { isSetupToken, removeSetupToken } from './setup-token.ts';
+import { Type, AuthUserView, router, unauthorized, forbidden, isLocalCaller, isSetupToken, removeSetupToken, type ProcedureContext } from '@berth/core';
 import { CreateAdminInput, Credentials, CreateUserInput, Pin, SignedIn, TwoFactorSecret, UpdateByAdminInput, UpdateInput } from './schemas.ts';
 
 const auth = router('auth', 'organization');

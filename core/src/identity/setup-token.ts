@@ -1,10 +1,10 @@
-// The first admin of a fresh instance (the auth plugin's: it writes the token at start and spends it
-// when auth.createAdmin or `berth admin create` makes the first admin). Until one exists, anyone who reaches the API could
-// claim it; so a fresh instance writes a one-time setup token to a file of its data directory
-// (mode 0600, readable by whoever runs Berth) and logs only that file's path. auth.createAdmin
-// takes the token, or needs none from a caller on this machine's loopback whose request
-// carries no forwarding header (the README's curl session, isLocalCaller of @berth/core; a reverse proxy on the same machine
-// adds such headers, so it is not taken for a local caller).
+// The first admin of a fresh instance: bootstrap authentication, the kernel's (DESIGN.md). Until an
+// admin exists, anyone who reaches the API could claim the instance; so a fresh instance writes a
+// one-time setup token to a file of its data directory at start (mode 0600, readable by whoever runs
+// Berth) and logs only that file's path. auth.createAdmin (the auth plugin) takes the token, or
+// needs none from a caller on this machine's loopback whose request carries no forwarding header
+// (the README's curl session, isLocalCaller; a reverse proxy on the same machine adds such headers,
+// so it is not taken for a local caller); it and `berth admin create` spend it on the first admin.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -34,3 +34,9 @@ export function isSetupToken(dataDir: string, token: string | undefined): boolea
 
 /** The token is spent once the first admin exists. */
 export const removeSetupToken = (dataDir: string) => rmSync(setupTokenFile(dataDir), { force: true });
+
+/** At start: the token spent when an admin exists, else written (and its file logged) unless Berth runs headless (an operator command). */
+export async function prepareSetupToken(o: { ownerExists: () => Promise<boolean>; dataDir: string; headless: boolean; log: (file: string) => void }): Promise<void> {
+  if (await o.ownerExists()) removeSetupToken(o.dataDir);
+  else if (!o.headless) o.log(ensureSetupToken(o.dataDir));
+}
