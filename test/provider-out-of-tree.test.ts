@@ -132,7 +132,8 @@ t.test('three providers from outside the repository, one config line each', asyn
     t.match(buildIssue?.message, /"dockerfile"/);
     const badSource = await client.post('application.update', { applicationId, sourceType: 'svn' });
     t.equal(badSource.status, 400);
-    t.match(badSource.body.issues[0].message, /^sourceType: must be one of: "docker", "git", "template", "github", "gitlab", "bitbucket", "gitea"$/, JSON.stringify(badSource.body));
+    // The source providers in config order, then the forges' source types, in theirs (every built-in provider is in name order).
+    t.match(badSource.body.issues[0].message, /^sourceType: must be one of: "docker", "git", "template", "bitbucket", "gitea", "github", "gitlab"$/, JSON.stringify(badSource.body));
     const byType = await client.get('deployment.allByType', { type: 'svn', id: applicationId });
     t.equal(byType.status, 400);
     t.match(byType.body.issues[0].message, /^type: must be one of: .*"application".*"pgcompat"/, 'deployment types: the registry of kinds, the new kind included');
