@@ -55,6 +55,24 @@ function read(label: string, seconds: number, file: string, rc: number): Run {
   return run;
 }
 
+/**
+ * What a failure's diagnostics say, on its line (the TAP log above it is long, and a CI excerpt may
+ * show only the end): a timeout names the test it expired in and the handles that held the process
+ * (tap lists them when the process answers its timeout signal); another failure its message.
+ */
+function detail(f: Result): string {
+  const diag = (f.diag ?? {}) as { expired?: unknown; handles?: { type?: unknown; connectionKey?: unknown; remoteAddress?: unknown; remotePort?: unknown }[]; message?: unknown };
+  const parts: string[] = [];
+  if (typeof diag.expired === 'string') parts.push(`expired in ${diag.expired === 'TAP' ? 'the file, after its tests (its process did not end)' : diag.expired}`);
+  if (Array.isArray(diag.handles)) {
+    const held = diag.handles.map(h => [h.type, h.remoteAddress && `${h.remoteAddress}:${h.remotePort}`, h.connectionKey].filter(Boolean).join(' '));
+    parts.push(`held open by ${held.join(', ') || 'no handle tap could see'}`);
+  }
+  if (!parts.length && typeof diag.message === 'string') parts.push(diag.message);
+  const text = parts.join('; ').replace(/\s+/g, ' ');
+  return text ? ` — ${text.length > 400 ? `${text.slice(0, 400)}…` : text}` : '';
+}
+
 const runs = process.argv.slice(2).map(arg => {
   const [, label, rc, seconds, file] = arg.match(/^([^:=]+):(\d+):(\d+)=(.+)$/) ?? usage(`bad argument ${arg}`);
   return read(label!, Number(seconds), file!, Number(rc));
@@ -80,7 +98,7 @@ for (const run of runs) {
     const reason = typeof d.todo === 'string' && d.todo ? d.todo : 'no reason given';
     console.log(`FAILED (${run.label}) ${d.fullname} — a todo (${reason}): ${d.ok ? 'it never ran' : 'it failed'}, counted as failed`);
   }
-  for (const f of run.failures.slice(0, 30)) console.log(`FAILED (${run.label}) ${f.fullname}`);
+  for (const f of run.failures.slice(0, 30)) console.log(`FAILED (${run.label}) ${f.fullname}${detail(f)}`);
   if (run.failures.length > 30) console.log(`FAILED (${run.label}) … and ${run.failures.length - 30} more`);
   if (!run.finished) console.log(`FAILED (${run.label}) tap ended before its final counts (crashed or killed)`);
   const runFail = run.fail + run.todos.length + unlisted + (run.finished ? 0 : 1);

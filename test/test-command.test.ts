@@ -103,3 +103,14 @@ t.test('a todo that fails is counted as failed, by name', async t => {
   t.equal(run.closing, '1 passed, 1 failed, 0 skipped');
   t.match(run.output, `FAILED (external) ${fixtures}/todo.test.ts > one and one are three — a todo (arithmetic to come): it failed, counted as failed`);
 });
+
+t.test("a file whose process outlives its tests fails at tap's timeout, and the summary says what held it", async t => {
+  const run = await testCommand([`${fixtures}/held-open.test.ts`, '--timeout=3'], { BERTH_TEST_MATRIX: `${fixtures}/matrix`, BERTH_TEST_ROWS: 'external' });
+  t.equal(run.code, 1);
+  t.match(run.closing, /^1 passed, [12] failed, 0 skipped$/);
+  t.match(
+    run.output,
+    `FAILED (external) ${fixtures}/held-open.test.ts > timeout! — expired in the file, after its tests (its process did not end); held open by Server`,
+    'the expired test and the handle on the failure line',
+  );
+});

@@ -313,31 +313,41 @@ export class DeploymentQueue {
 
   /**
    * Moves a running deployment to its end (only if it is still running: whoever makes the
-   * move settles), then lets the deployer settle, announces it and applies retention.
+   * move settles), then announces it and applies retention. The move and the deployer's settle
+   * commit together: whoever reads the deployment ended reads its workload settled too.
    */
   async #finish(deploymentId: string, outcome: Outcome): Promise<void> {
-    const em = this.#deps.orm().em.fork();
-    const moved = await em.nativeUpdate(
-      Deployment,
-      { deploymentId, status: 'running' },
-      { status: outcome.status, errorMessage: outcome.status === 'error' ? outcome.message : null, finishedAt: new Date() },
-    );
-    if (!moved) return;
-    const row = await em.findOneOrFail(Deployment, { deploymentId });
-    await this.settle(row, outcome);
+    const row = await this.#deps
+      .orm()
+      .em.fork()
+      .transactional(async em => {
+        const moved = await em.nativeUpdate(
+          Deployment,
+          { deploymentId, status: 'running' },
+          { status: outcome.status, errorMessage: outcome.status === 'error' ? outcome.message : null, finishedAt: new Date() },
+        );
+        if (!moved) return null;
+        const row = await em.findOneOrFail(Deployment, { deploymentId });
+        await this.settle(row, outcome, em as EntityManager);
+        return row;
+      });
+    if (!row) return;
     this.#deps.events.emit('deploymentFinished', { deployment: toRecord(row) });
     await this.applyRetention(row.targetType, row.targetId);
   }
 
-  /** The deployer restores its workload's status after an end it did not record itself. */
-  async settle(row: DeploymentRow, outcome: Outcome): Promise<void> {
-    if (outcome.status === 'done') return;
+  /**
+   * The deployer restores its workload's status after an end it did not record itself — in the
+   * transaction that moved the deployment (a savepoint: a settle that fails is logged and undone,
+   * the move stays).
+   */
+  async settle(row: DeploymentRow, outcome: Outcome, em: EntityManager): Promise<void> {
+    const { status, message } = outcome;
+    if (status === 'done') return;
     const deployer = this.#deps.deployer(row.targetType);
     if (!deployer) return;
-    const em = this.#deps.orm().em.fork() as EntityManager;
     try {
-      await deployer.settle(row.targetId, outcome.status, outcome.message ?? CANCELLED_MESSAGE, em);
-      await em.flush();
+      await em.transactional(inner => deployer.settle(row.targetId, status, message ?? CANCELLED_MESSAGE, inner as EntityManager));
     } catch (e) {
       this.#deps.logger().error({ err: e, deploymentId: row.deploymentId }, 'the deployer could not settle its workload');
     }

@@ -272,9 +272,12 @@ export class DeploymentStore implements DeploymentService {
     }
     if (row.status !== 'running') return false;
     if (await this.#queue().abort(row.deploymentId, 'cancelled')) return true;
-    const moved = await em.nativeUpdate(Deployment, { deploymentId: row.deploymentId, status: 'running' }, { status: 'cancelled', finishedAt: new Date() });
-    if (moved) await this.#queue().settle(row, { status: 'cancelled', message: CANCELLED_MESSAGE });
-    return moved > 0;
+    // The move and the settle commit together, as the queue's own end does.
+    return em.transactional(async tx => {
+      const moved = await tx.nativeUpdate(Deployment, { deploymentId: row.deploymentId, status: 'running' }, { status: 'cancelled', finishedAt: new Date() });
+      if (moved) await this.#queue().settle(row, { status: 'cancelled', message: CANCELLED_MESSAGE }, tx as EntityManager);
+      return moved > 0;
+    });
   }
 
   async #find(deploymentId: string, organizationId: string, em: EntityManager): Promise<DeploymentRow> {

@@ -69,6 +69,19 @@ t.test('deployments', async t => {
     t.match(settle, { outcome: 'error', reason: 'build failed: password ****** rejected' });
   });
 
+  t.test('a deployment read as ended has its workload settled already (the end and the settle commit together)', async t => {
+    const target = unique('slow-settle');
+    const d = await enqueue(client, target, { fail: 'build failed' });
+    const failed = await waitForStatus(client, d.deploymentId, ['done', 'error', 'cancelled']);
+    t.equal(failed.status, 'error');
+    // Read once, not awaited: the fixture's settle takes 500 ms, far longer than the poll above.
+    t.match(
+      events(server).find(e => e.event === 'settle' && e.targetId === target),
+      { outcome: 'error', reason: 'build failed' },
+      'settled before the end could be read',
+    );
+  });
+
   t.test("an error message with NUL bytes (as the engine's log frames carry) still ends the deployment: error, the message stored without them", async t => {
     const d = await enqueue(client, unique('nul'), { fail: 'pull failed:<NUL><NUL> bad frame<NUL>' });
     const failed = await waitForStatus(client, d.deploymentId, ['done', 'error', 'cancelled']);

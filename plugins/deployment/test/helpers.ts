@@ -24,7 +24,7 @@ export function events(server: TestServer): FixtureEvent[] {
     .map(l => JSON.parse(l) as FixtureEvent);
 }
 
-/** The fixture's settle of a target, once recorded (the record's status is written just before its workload is settled). */
+/** The fixture's settle of a target, once recorded (waited for: a cancel or a boot's recovery may settle after the call that caused it answered). */
 export const settleOf = (server: TestServer, targetId: string) => waitFor(`the settle of ${targetId}`, async () => events(server).find(e => e.event === 'settle' && e.targetId === targetId));
 
 export const unique = (prefix: string) => `${prefix}-${Math.random().toString(36).slice(2, 10)}`;
