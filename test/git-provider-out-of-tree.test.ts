@@ -4,6 +4,7 @@
 // `git.forge`, and passing the git providers' shared suite against a small forge API on loopback
 // whose repositories git http-backend serves behind the account's token.
 import { execFile } from 'node:child_process';
+import { createHmac, randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,9 +13,10 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import t from 'tap';
-import { commitFiles, gitProviderConformance, makeGitRepo, startGitHttpServer, startTestServer } from '@berth/core/testing';
+import { commitFiles, deploymentFinished, gitProviderConformance, makeGitRepo, signUpAdmin, startGitHttpServer, startTestServer, TEST_BASE_IMAGE } from '@berth/core/testing';
 
 const run = promisify(execFile);
+const stackFile = (version: string) => `services:\n  app:\n    image: ${TEST_BASE_IMAGE}\n    init: true\n    stop_grace_period: 1s\n    command: ["sleep", "3600"]\n# ${version}\n`;
 const outside = mkdtempSync(path.join(os.tmpdir(), 'berth-third-party-git-'));
 t.teardown(() => rmSync(outside, { recursive: true, force: true }));
 
@@ -27,11 +29,43 @@ writeFileSync(
 writeFileSync(
   path.join(forgeDir, 'index.js'),
   `
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { defineProvider, GitProviderError, Type } from '@berth/core';
+
+const text = v => (typeof v === 'string' && v ? v : null);
 
 class ForgeProvider {
   id = 'forge';
   label = 'Forge';
+  // Its webhook deliveries: X-Forge-Event and X-Forge-Delivery, a push naming its branch, head
+  // commit, message and files, signed with X-Forge-Signature (HMAC-SHA256 of the body, hex).
+  deliveries = {
+    eventHeader: 'x-forge-event',
+    signatureHeader: 'X-Forge-Signature',
+    read(headers, body) {
+      const event = text(headers['x-forge-event']) ?? '';
+      const deliveryId = text(headers['x-forge-delivery']);
+      const push = event === 'push';
+      return {
+        event,
+        deliveryId,
+        kind: push ? 'push' : event === 'hello' ? 'ping' : 'other',
+        branch: push ? text(body.branch) : null,
+        tag: null,
+        deleted: push && body.deleted === true,
+        commit: push ? text(body.sha) : null,
+        message: push ? text(body.message) : null,
+        paths: push && Array.isArray(body.files) ? body.files.filter(f => typeof f === 'string') : null,
+      };
+    },
+    verify(headers, raw, secret) {
+      const sent = text(headers['x-forge-signature']);
+      if (!sent) return null;
+      const a = Buffer.from(sent);
+      const b = Buffer.from(createHmac('sha256', secret).update(raw).digest('hex'));
+      return a.length === b.length && timingSafeEqual(a, b) ? { ok: true } : { ok: false, reason: 'bad signature: X-Forge-Signature is not the body signed with the secret' };
+    },
+  };
   async #call(account, step, method, path, body) {
     let res;
     try {
@@ -182,4 +216,52 @@ t.test('one config line enables it: the kernel registers git.forge beside the fo
     writeAccess: { writer: { id: '11', login: 'writer' }, reader: { id: '12', login: 'reader' }, stranger: { id: '13', login: 'stranger' } },
     service: { webhooks: () => [...hooks.values()], comments: () => comments },
   });
+});
+
+t.test('its deliveries are read by its own reader: a push signed its way deploys the pushed commit, the rest say why', async t => {
+  const server = await startTestServer({ providers: { git: { forge: { resolve: forgeDir } } }, deploySettleSeconds: 1, hostAccess: { bindMountRoots: [], hostNetworks: false, localGit: true } });
+  t.teardown(() => server.destroy());
+  const { client } = await signUpAdmin(server);
+  const { environmentId } = (await client.post('project.create', { name: 'Forge hooks' })).body.environment;
+  const repo = await makeGitRepo({ 'docker-compose.yml': stackFile('v1') });
+  t.teardown(repo.cleanup);
+  const created = await client.post('compose.create', { name: 'forged', environmentId, appName: `forge-${Date.now().toString(36)}` });
+  const { composeId, refreshToken } = created.body;
+  t.teardown(() => client.post('compose.delete', { composeId, deleteVolumes: true }));
+  const secret = randomBytes(20).toString('hex');
+  t.equal((await client.post('compose.update', { composeId, sourceType: 'git', customGitUrl: repo.dir, customGitBranch: 'main', webhookSecret: secret })).status, 200);
+  const message = 'forge push';
+  const sha = await commitFiles(repo.dir, { 'docker-compose.yml': stackFile('v2') }, message);
+
+  const send = async (body: Record<string, unknown>, headers: Record<string, string>) => {
+    const text = JSON.stringify(body);
+    const res = await fetch(`${server.url}/api/deploy/compose/${refreshToken}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: text });
+    return { status: res.status, body: (await res.json()) as Record<string, any> };
+  };
+  const signed = (body: Record<string, unknown>, id: string, event = 'push') => ({
+    'x-forge-event': event,
+    'x-forge-delivery': id,
+    'x-forge-signature': createHmac('sha256', secret).update(JSON.stringify(body)).digest('hex'),
+  });
+  const push = { branch: 'main', sha, message, files: ['docker-compose.yml'] };
+
+  const unsigned = await send(push, { 'x-forge-event': 'push', 'x-forge-delivery': 'f-0' });
+  t.equal(unsigned.status, 401);
+  t.match(unsigned.body.reason, 'missing signature: the workload has a webhook secret and the delivery carries no X-Forge-Signature', "the forge's own header is named");
+  const forged = await send(push, { ...signed(push, 'f-1'), 'x-forge-signature': createHmac('sha256', 'not-the-secret').update(JSON.stringify(push)).digest('hex') });
+  t.equal(forged.status, 401);
+  t.match(forged.body.reason, 'bad signature: X-Forge-Signature is not the body signed with the secret', "the forge's own check refused it");
+  const hello = await send({}, signed({}, 'f-2', 'hello'));
+  t.match(hello, { status: 200, body: { reason: 'ping received: the hook is active' } }, "the forge's ping");
+  const other = { ...push, branch: 'feature' };
+  t.match(await send(other, signed(other, 'f-3')), { status: 200, body: { reason: 'branch not watched: feature was pushed, the workload deploys main' } }, 'its branch is the one compared');
+
+  const ok = await send(push, signed(push, 'f-4'));
+  t.equal(ok.status, 202, JSON.stringify(ok.body));
+  const done = await deploymentFinished(client, ok.body.deploymentId);
+  t.equal(done.status, 'done', done.errorMessage ?? 'deployed');
+  t.match(done, { title: message, description: `Hash: ${sha}` }, 'the deployment carries the commit and its message the forge sent');
+  const entries = (await client.get('compose.webhookDeliveries', { composeId })).body as Record<string, any>[];
+  t.match(entries[0], { provider: 'forge', event: 'push', deliveryId: 'f-4', signatureOk: true, statusCode: 202, ref: 'refs/heads/main', commit: sha }, 'the delivery log names the forge');
+  t.match(entries.at(-1), { provider: 'forge', deliveryId: 'f-0', signatureOk: false, statusCode: 401 });
 });

@@ -58,6 +58,24 @@ export function gitProviderConformance(t: Test, descriptor: ProviderDescriptor, 
       t.equal(new Set(names).size, names.length, 'no field serves twice');
     }
     t.ok(o.repositories.length > 1 && o.branches.length > 1, 'the suite is given more than one repository and branch');
+    const reader = provider.deliveries;
+    if (reader) {
+      // Its webhook deliveries: recognised by a header Node names in lower case, read from bodies of
+      // any shape without throwing, and a delivery that carries none of its signature headers is
+      // left to the push hook (null), not refused here.
+      t.match(reader.eventHeader, /^[a-z0-9-]+$/, 'its deliveries are recognised by a header name in lower case');
+      t.ok(reader.signatureHeader.length > 0, 'it names the signature header a delivery should carry');
+      const odd: Record<string, unknown>[] = [{}, { ref: 42, commits: 'x', pull_request: [], push: null, object_attributes: 7 }, { branch: ['main'], sha: {}, message: 9 }];
+      for (const body of odd) {
+        const d = reader.read({ [reader.eventHeader]: 'push' }, body);
+        t.ok(['push', 'pullRequest', 'ping', 'other'].includes(d.kind), `a body of the wrong shape is read (${JSON.stringify(body)} → ${d.kind})`);
+        t.ok(
+          [d.branch, d.tag, d.commit, d.message].every(v => v === null || typeof v === 'string'),
+          'what it could not read is null',
+        );
+      }
+      t.equal(reader.verify({ [reader.eventHeader]: 'push' }, Buffer.from('{}'), 'a-secret'), null, 'no signature header: left to the push hook');
+    }
 
     t.test('connect: the service accepts the account, and refuses a wrong credential naming the step', async t => {
       const update = await provider.connect(o.account);

@@ -3,6 +3,7 @@
 // credential a clone uses. The gitProvider plugin keeps the connected accounts and passes each
 // call the account it concerns; the provider keeps no state of its own, so one instance serves
 // every account of its type. Enabled like every provider: `providers.git.<id>`.
+import type { GitDeliveryReader } from './git-delivery.ts';
 
 /**
  * One connected account as its record holds it: `settings` in clear (URLs, app and installation
@@ -116,6 +117,8 @@ export interface GitProvider {
   readonly label: string;
   /** The workload's fields that name what to clone from it; absent, workloads do not deploy from it (it is no source type). */
   readonly sourceFields?: GitSourceFields;
+  /** How its webhook deliveries are recognised, read and checked; absent, its deliveries are read as a plain POST (a push of whatever the workload watches). */
+  readonly deliveries?: GitDeliveryReader;
   /** Checks the account against the service (the API answers with its credentials) and answers what to store; GitProviderError 'connect' or 'credentials' otherwise. */
   connect(account: GitAccount): Promise<GitAccountUpdate>;
   /** Renews credentials that expire within `marginMs` (OAuth refresh); answers the fields to store, or null when nothing needed renewing. */

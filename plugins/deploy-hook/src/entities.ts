@@ -15,8 +15,8 @@ export const WebhookDelivery = defineEntity({
     targetType: p.string().length(32),
     targetId: p.string().length(64),
     organizationId: p.string().length(32),
-    /** github, gitlab, gitea, bitbucket, dockerhub, or generic (no provider's headers). */
-    provider: p.string().length(16),
+    /** The forge's provider id (github, gitlab, gitea, bitbucket, a third party's), dockerhub, or generic (no forge's headers). */
+    provider: p.string().length(64),
     /** The provider's event name (push, Tag Push Hook, repo:push...). */
     event: p.string().length(64),
     /** The provider's delivery id (null when it sends none). */
@@ -49,7 +49,7 @@ export const RegisteredWebhook = defineEntity({
     targetId: p.string().length(64),
     organizationId: p.string().length(32),
     /** The source type and connection it was registered through (gitlab and the gitlabId...). */
-    provider: p.string().length(16),
+    provider: p.string().length(64),
     connectionId: p.string().length(64),
     owner: p.string().length(255),
     name: p.string().length(255),

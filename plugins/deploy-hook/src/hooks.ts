@@ -7,9 +7,9 @@
 // reason; otherwise the push supersedes the workload's queued deployments and one is queued (202).
 // Every answer that names a workload is written to its delivery log.
 import path from 'node:path';
-import { isStorable, optionalService, type BerthConfig, type Cradle, type EntityManager, type Principal } from '@berth/core';
+import { isStorable, optionalService, type BerthConfig, type Cradle, type EntityManager, type Principal, type PullRequestEvent } from '@berth/core';
 import type { PushTarget, WorkloadKind } from '@berth/plugin-workloads';
-import { checkSignature, readDelivery, type Delivery, type PullRequestEvent } from './delivery.ts';
+import { checkSignature, readDelivery, type Delivery } from './delivery.ts';
 import { WebhookDelivery } from './entities.ts';
 import { WebhookLinks } from './links.ts';
 
@@ -71,10 +71,10 @@ export class HookService {
     // A token no column could hold (too long, a NUL, an unpaired surrogate) is no workload's.
     const target = refreshToken.length <= 255 && isStorable(refreshToken) ? await kind.push!.byRefreshToken(refreshToken, em) : null;
     if (!target) return { status: 404, body: { message: `${kind.label} not found: no ${kind.label.toLowerCase()} has this refresh token` } };
-    const delivery = readDelivery(headers, body);
+    const delivery = readDelivery(headers, body, this.#cradle().providers.all('git'));
     let signatureOk: boolean | null = null;
     if (target.webhookSecret) {
-      const check = checkSignature(headers, raw, delivery.provider, target.webhookSecret, this.#config.webhookToleranceSeconds);
+      const check = checkSignature(headers, raw, delivery.forge, target.webhookSecret, this.#config.webhookToleranceSeconds);
       signatureOk = check.ok;
       if (!check.ok) return this.#log(kind, target, delivery, signatureOk, { status: 401, body: { message: check.reason, reason: check.reason } }, em);
     }
@@ -96,7 +96,7 @@ export class HookService {
     const skip = (status: number, reason: string): HookAnswer => ({ status, body: { message: reason, reason } });
     const gitProviders = optionalService(this.#cradle(), 'gitProviders');
     if (!gitProviders) return skip(404, 'GitHub App deliveries need the git-provider plugin, which is not enabled');
-    const delivery = readDelivery(headers, body);
+    const delivery = readDelivery(headers, body, this.#cradle().providers.all('git'));
     const signature = typeof headers['x-hub-signature-256'] === 'string' ? headers['x-hub-signature-256'] : null;
     if (!signature) return skip(401, 'missing signature: a GitHub App delivery carries X-Hub-Signature-256');
     const numeric = (v: unknown) => (typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? String(v) : typeof v === 'string' && /^\d{1,20}$/.test(v) ? v : null);

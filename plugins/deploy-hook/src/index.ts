@@ -15,7 +15,7 @@ import { HookService } from './hooks.ts';
 const Delivery = Type.Object({
   webhookDeliveryId: Type.String(),
   createdAt: Type.String({ format: 'date-time' }),
-  provider: Type.String({ description: 'github, gitlab, gitea, bitbucket, dockerhub, or generic (no provider headers)' }),
+  provider: Type.String({ description: "the forge's provider id (github, gitlab, gitea, bitbucket, a third party's), dockerhub, or generic (no forge's headers)" }),
   event: Type.String({ description: "the provider's event name" }),
   deliveryId: Type.Union([Type.String(), Type.Null()], { description: "the provider's delivery id" }),
   signatureOk: Type.Union([Type.Boolean(), Type.Null()], { description: 'true: verified; false: missing or wrong (refused); null: the workload has no webhook secret' }),
@@ -145,4 +145,3 @@ declare module '@berth/core' {
 }
 
 export type { HookAnswer, HookService, PullRequestHandler } from './hooks.ts';
-export type { PullRequestEvent } from './delivery.ts';

@@ -21,7 +21,16 @@ class RegisteredWebhooks extends Migration {
   }
 }
 
+/** A forge is any enabled git provider, named by its provider id: its name no longer fits the four vendors' 16 characters. */
+class ForgeProviderIds extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`alter table "webhook_deliveries" alter column "provider" type varchar(64);`);
+    this.addSql(`alter table "registered_webhooks" alter column "provider" type varchar(64);`);
+  }
+}
+
 export const deployHookMigrations = [
   { name: 'Migration20270110000200_deploy_hook_init', class: DeployHookInit },
   { name: 'Migration20270128000100_registered_webhooks', class: RegisteredWebhooks },
+  { name: 'Migration20270206000100_forge_provider_ids', class: ForgeProviderIds },
 ];

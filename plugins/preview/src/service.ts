@@ -7,16 +7,14 @@
 // payload is believed for nothing that decides what runs: the pull request's head (repository,
 // branch, commit), base branch and author are read from the provider's API through the
 // application's connection, and a fork's author is checked there for write access.
-import { notFound, optionalService, type BerthConfig, type Cradle, type DeploymentRun, type EntityManager } from '@berth/core';
-import type { HookAnswer, PullRequestEvent } from '@berth/plugin-deploy-hook';
+import { notFound, optionalService, type BerthConfig, type Cradle, type DeploymentRun, type EntityManager, type PullRequestEvent } from '@berth/core';
+import type { HookAnswer } from '@berth/plugin-deploy-hook';
 import type { PushTarget, WorkloadRef } from '@berth/plugin-workloads';
 import { PreviewDeployment, type PreviewRow } from './entities.ts';
 
 export const TARGET = 'previewDeployment';
 const DAY_MS = 86_400_000;
 const DEPLOYING = new Set(['opened', 'reopened', 'synchronize']);
-/** The source types whose pull requests get the preview's comment (through the git-provider plugin). */
-const COMMENTED = new Set(['github', 'gitlab', 'gitea', 'bitbucket']);
 
 /** The text of the pull request's one comment: the preview's status, its URL and the commit deployed. */
 export function commentBody(o: { appName: string; status: string; url: string | null; sha?: string | null; note?: string }): string {
@@ -129,6 +127,11 @@ export class PreviewService {
     return { status: 202, body: { message: 'preview deployment queued', deploymentId } };
   }
 
+  /** Whether the source type is a forge (an enabled git provider): its pull requests are read and commented on through the git-provider plugin. */
+  #forge(type: string): boolean {
+    return this.#cradle().providers.has('git', type);
+  }
+
   /**
    * The pull request as its provider holds it, read through the application's connection: the
    * event with its head (repository, branch, commit), base branch and author replaced by the
@@ -140,7 +143,7 @@ export class PreviewService {
     const type = String(f.sourceType);
     const git = optionalService(this.#cradle(), 'gitProviders');
     const linked = git?.repositoryOf(type, f);
-    if (!COMMENTED.has(type)) return pr;
+    if (!this.#forge(type)) return pr;
     if (!git || !linked) return `pull request #${pr.number}: the application's ${type} source names no connection and repository through which Berth could read it`;
     let held: Awaited<ReturnType<typeof git.pullRequestOf>>;
     try {
@@ -313,7 +316,7 @@ export class PreviewService {
   ): Promise<string | null> {
     const type = String(fields.sourceType);
     const git = optionalService(this.#cradle(), 'gitProviders');
-    if (!git || !COMMENTED.has(type)) return null;
+    if (!git || !this.#forge(type)) return null;
     try {
       return await git.pullRequestComment(type, fields, organizationId, { number, body, commentId }, em);
     } catch (e) {

@@ -16,7 +16,9 @@ import {
   type GitRepositoryRef,
   type GitWebhook,
   type GitSourceFields,
+  type GitDeliveryReader,
 } from '@berth/core';
+import { bitbucketDeliveries } from './deliveries.ts';
 
 export const BITBUCKET_API = 'https://api.bitbucket.org/2.0';
 export const BITBUCKET_WEB = 'https://bitbucket.org';
@@ -75,6 +77,8 @@ export class BitbucketProvider implements GitProvider {
     buildPath: 'bitbucketBuildPath',
     slug: 'bitbucketRepositorySlug',
   };
+  /** Its webhook deliveries (./deliveries.ts). */
+  readonly deliveries: GitDeliveryReader = bitbucketDeliveries;
   readonly #api: string;
   readonly #web: string;
 

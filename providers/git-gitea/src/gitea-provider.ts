@@ -16,7 +16,9 @@ import {
   type GitRepositoryRef,
   type GitWebhook,
   type GitSourceFields,
+  type GitDeliveryReader,
 } from '@berth/core';
+import { giteaDeliveries } from './deliveries.ts';
 
 export const GITEA_COM = 'https://gitea.com';
 
@@ -47,6 +49,8 @@ export class GiteaProvider implements GitProvider {
   readonly label = 'Gitea';
   /** The peer's columns of a workload deploying from it. */
   readonly sourceFields: GitSourceFields = { id: 'giteaId', owner: 'giteaOwner', repository: 'giteaRepository', branch: 'giteaBranch', buildPath: 'giteaBuildPath' };
+  /** Its webhook deliveries (./deliveries.ts). */
+  readonly deliveries: GitDeliveryReader = giteaDeliveries;
 
   /** One API call; Gitea's refusals as the contract's failures. */
   async #call(account: GitAccount, step: GitFailure, pathOrUrl: string, init: { method?: string; body?: Json } = {}): Promise<{ body: Json; next: string | null }> {

@@ -15,7 +15,9 @@ import {
   type GitRepositoryRef,
   type GitWebhook,
   type GitSourceFields,
+  type GitDeliveryReader,
 } from '@berth/core';
+import { githubDeliveries } from './deliveries.ts';
 import type { Octokit } from '@octokit/rest';
 
 const GITHUB_COM = 'https://github.com';
@@ -86,6 +88,8 @@ export class GithubProvider implements GitProvider {
   readonly label = 'GitHub';
   /** The peer's columns of a workload deploying from it. */
   readonly sourceFields: GitSourceFields = { id: 'githubId', owner: 'owner', repository: 'repository', branch: 'branch', buildPath: 'buildPath' };
+  /** Its webhook deliveries (./deliveries.ts). */
+  readonly deliveries: GitDeliveryReader = githubDeliveries;
 
   /** A client for one use: its installation token is minted by the first request that needs it and dies with it. */
   async #client(app: GithubApp): Promise<GithubClient> {

@@ -16,7 +16,9 @@ import {
   type GitRepositoryRef,
   type GitWebhook,
   type GitSourceFields,
+  type GitDeliveryReader,
 } from '@berth/core';
+import { gitlabDeliveries } from './deliveries.ts';
 
 /** The SDK's client (a type only: the module is imported on first use). */
 type Api = InstanceType<typeof import('@gitbeaker/rest').Gitlab>;
@@ -95,6 +97,8 @@ export class GitlabProvider implements GitProvider {
   readonly label = 'GitLab';
   /** The peer's columns of a workload deploying from it. */
   readonly sourceFields: GitSourceFields = { id: 'gitlabId', owner: 'gitlabOwner', repository: 'gitlabRepository', branch: 'gitlabBranch', buildPath: 'gitlabBuildPath', path: 'gitlabPathNamespace' };
+  /** Its webhook deliveries (./deliveries.ts). */
+  readonly deliveries: GitDeliveryReader = gitlabDeliveries;
 
   async #api(a: GitlabAccount): Promise<Api> {
     const { Gitlab } = await import('@gitbeaker/rest');
