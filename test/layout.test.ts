@@ -116,6 +116,47 @@ t.test(`plugins take values from no other plugin but the libraries they are buil
   t.same(found, [], 'through a contract or the container instead, declared as a dependency');
 });
 
+/**
+ * The hand-written request-scope adapters still standing (a function of the cradle that passes the
+ * caller's organizationId and the request's em to every call of a service): request scope belongs to
+ * the container — a service registered asClass(...).scoped() resolves the principal and em itself
+ * (examples/plugin-bookmarks, plugins/git-provider/src/connections). This list only shrinks: a new
+ * adapter fails, and so does one removed but still listed.
+ */
+const CALLER_ADAPTERS_LEFT = [
+  'callerApplications',
+  'callerCertificates',
+  'callerCluster',
+  'callerCompose',
+  'callerDatabases',
+  'callerDeployments',
+  'callerDomains',
+  'callerEnvironments',
+  'callerMounts',
+  'callerPorts',
+  'callerProjects',
+  'callerRedirects',
+  'callerRegistries',
+  'callerSecurity',
+  'callerServerOperations',
+  'callerServers',
+  'callerSshKeys',
+];
+
+t.test('no new hand-written request-scope adapter (callerX): services take the request scope from the container', async t => {
+  const found = new Set<string>();
+  let read = 0;
+  for (const dir of packageDirs('plugins')) {
+    for (const file of sources(path.join(dir, 'src'))) {
+      read++;
+      for (const m of readFileSync(file, 'utf8').matchAll(/export (?:const|function) (caller[A-Z]\w*)/g)) found.add(m[1]!);
+    }
+  }
+  t.ok(read > 100, `the plugins' sources were read (${read} files)`);
+  t.ok(found.has('callerProjects'), 'an adapter still standing is seen (the project plugin)');
+  t.same([...found].sort(), CALLER_ADAPTERS_LEFT, 'the adapters left are exactly those listed (a new one is refused; take a removed one off the list)');
+});
+
 t.test("every package's main entry names its compiled file for berth-js, so an import by name never loads TypeScript in production", async t => {
   // Node strips types with a WebAssembly module of about 10 MB: one .ts file imported by package name
   // under the compiled build (a plugin importing another's value) costs that much idle memory.

@@ -1,13 +1,19 @@
-import { asFunction, asValue, definePlugin } from '@berth/core';
+import { asClass, asValue, definePlugin } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
 import { gitProviderEntities } from './entities.ts';
 import { gitProviderMigrations } from './migrations.ts';
 import { gitProviderProcedures } from './procedures.ts';
-import { callerGitProviders, GitProviderService } from './service.ts';
+import { BitbucketConnections } from './connections/bitbucket.ts';
+import { GitConnections } from './connections/common.ts';
+import { GiteaConnections } from './connections/gitea.ts';
+import { GithubConnections } from './connections/github.ts';
+import { GitlabConnections } from './connections/gitlab.ts';
+import { GitProviderService } from './service.ts';
 import { GitProviderSetup } from './setup.ts';
 import { ProviderGitSource } from './source.ts';
 
-export { cloneUrlOf, githubRowView, providerView, GitProviderService } from './service.ts';
+export { cloneUrlOf, githubRowView, providerView } from './records.ts';
+export { GitProviderService } from './service.ts';
 
 export default definePlugin({
   name: 'git-provider',
@@ -24,7 +30,16 @@ export default definePlugin({
     );
     berth.entities(...gitProviderEntities);
     berth.migrations(...gitProviderMigrations);
-    berth.provide({ gitProviders: asValue(service), gitProviderSetup: asValue(setup), callerGitProviders: asFunction(callerGitProviders(service)).scoped() });
+    // The procedures' services, one per router, request-scoped: each resolves the caller and the request's transaction from the scope.
+    berth.provide({
+      gitProviders: asValue(service),
+      gitProviderSetup: asValue(setup),
+      gitConnections: asClass(GitConnections).scoped(),
+      githubConnections: asClass(GithubConnections).scoped(),
+      gitlabConnections: asClass(GitlabConnections).scoped(),
+      bitbucketConnections: asClass(BitbucketConnections).scoped(),
+      giteaConnections: asClass(GiteaConnections).scoped(),
+    });
     berth.procedures(...gitProviderProcedures);
     berth.http(setup.routes(berth));
     // Each enabled git provider that names its source fields is a source type: `sourceType: github` deploys through it.
@@ -37,3 +52,14 @@ export default definePlugin({
     }
   },
 });
+
+declare module '@berth/core' {
+  interface Cradle {
+    /** gitProvider.*, github.*, gitlab.*, bitbucket.* and gitea.* for the current request's caller (request scope only). */
+    gitConnections: GitConnections;
+    githubConnections: GithubConnections;
+    gitlabConnections: GitlabConnections;
+    bitbucketConnections: BitbucketConnections;
+    giteaConnections: GiteaConnections;
+  }
+}

@@ -12,7 +12,8 @@
 // the peer's `/api/providers/gitea/authorize` sends the user to Gitea with such a state, and
 // `/api/providers/gitea/callback` (the same handler as GitLab's) takes the code back.
 import { BerthError, GitProviderError, badRequest, isStorable, type BerthHost, type EntityManager, type Principal, type SecretBox } from '@berth/core';
-import { webUrlOf, type GitProviderService } from './service.ts';
+import { webUrlOf } from './records.ts';
+import type { GitProviderService } from './service.ts';
 
 export const SETUP_PATH = '/api/providers/github/setup';
 /** The peer's GitLab OAuth callback; GitLab sends the user back to it with `code`, `state` and (in the redirect URI) `gitlabId`. */

@@ -4,7 +4,7 @@
 // to the provider's host — never in the URL, an argument, a file or the log.
 import { cloneCredentialSecrets, type CheckoutSource, type GitRepositoryRef, type GitSourceFields, type EntityManager, type SourceProvider, type SourceRequest } from '@berth/core';
 import type { GitProviderService } from './service.ts';
-import { cloneUrlOf } from './service.ts';
+import { cloneUrlOf } from './records.ts';
 
 const textField = (fields: Record<string, unknown>, k: string) => {
   const v = fields[k];

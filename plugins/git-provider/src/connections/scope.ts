@@ -1,0 +1,40 @@
+// What every connections service of a request starts from: the caller, their organization and the
+// request's transaction, resolved from the request's scope (each service is registered
+// asClass(...).scoped(), so a handler calls it with the input alone), and the connections as Berth
+// uses them (gitProviders).
+import type { Cradle, EntityManager } from '@berth/core';
+import { GitProviderRecord, type BitbucketRecord, type GiteaRecord, type GithubRecord, type GitlabRecord, type GitProviderRow } from '../entities.ts';
+import { usable, type GitCaller } from '../records.ts';
+
+export abstract class ConnectionScope {
+  protected readonly c: Cradle;
+
+  constructor(cradle: Cradle) {
+    this.c = cradle;
+  }
+
+  protected get git(): Cradle['gitProviders'] {
+    return this.c.gitProviders;
+  }
+
+  /** The caller (an owner or admin uses every connection; a member, theirs and the shared ones), their organization, the request's transaction. */
+  protected get scope(): { organizationId: string; userId: string; em: EntityManager; caller: GitCaller } {
+    const { organizationId, userId, role } = this.c.principal!;
+    return { organizationId, userId, em: this.c.em, caller: { userId, role } };
+  }
+
+  /** The organization's connections of a forge the caller may use, newest first, each with its forge's record (`entity`'s row). */
+  protected async usableOf<R extends { gitProviderId: string }>(
+    type: string,
+    entity: typeof GithubRecord | typeof GitlabRecord | typeof BitbucketRecord | typeof GiteaRecord,
+  ): Promise<{ provider: GitProviderRow; record: R }[]> {
+    const { organizationId, em, caller } = this.scope;
+    const rows = (await em.find(GitProviderRecord, { organizationId, providerType: type }, { orderBy: { createdAt: 'desc', gitProviderId: 'asc' } })).filter(r => usable(r, caller));
+    // cast: the four forge records differ in their own columns; each has gitProviderId, which is all this reads.
+    const records = rows.length ? ((await em.find(entity as typeof GithubRecord, { gitProviderId: { $in: rows.map(r => r.gitProviderId) } })) as unknown as R[]) : [];
+    return rows.flatMap(provider => {
+      const record = records.find(x => x.gitProviderId === provider.gitProviderId);
+      return record ? [{ provider, record }] : [];
+    });
+  }
+}
