@@ -1,7 +1,7 @@
 // The connection records as the API answers them (secrets never: their fields answer null), who in
 // the organization may use one, the sealed columns of each forge's record, and the address rules a
 // connection's URLs follow.
-import { badRequest, forbidden, iso, type Role } from '@berth/core';
+import { badRequest, forbidden, iso, type GitRepositoryRef, type GitSourceFields, type Role } from '@berth/core';
 import type { BitbucketRow, GiteaRow, GitProviderRow, GithubRow, GitlabRow } from './entities.ts';
 import type { BitbucketRowView, GiteaRowView, GithubRowView, GitlabRowView, GitProviderView } from './schemas.ts';
 /** The columns of the github record that are sealed. */
@@ -129,3 +129,29 @@ export function webUrlOf(value: string, field: string): string {
 
 /** The clone URL of a repository below a provider's web URL: `<base>/<owner>/<name>.git` (GitHub, GitLab, Gitea and Bitbucket alike). */
 export const cloneUrlOf = (baseUrl: string, owner: string, name: string) => `${baseUrl.replace(/\/+$/, '')}/${owner}/${name}.git`;
+
+/** A workload field's text, trimmed; null when absent or blank. */
+export const textField = (fields: Record<string, unknown>, k: string) => {
+  const v = fields[k];
+  return typeof v === 'string' && v.trim() ? v.trim() : null;
+};
+
+/** The connection and repository a workload's fields name (the forge's source fields), and the fields still missing (GitLab's whole path and Bitbucket's slug first). */
+export function repositoryParts(names: GitSourceFields, fields: Record<string, unknown>): { connectionId: string; repo: GitRepositoryRef; missing: string[] } {
+  const field = (k: string) => textField(fields, k);
+  const path = names.path ? field(names.path)?.replace(/^\/+|\/+$/g, '') : null;
+  const cut = path ? path.lastIndexOf('/') : -1;
+  const [id, owner, repository] = [
+    field(names.id),
+    cut > 0 ? path!.slice(0, cut) : field(names.owner),
+    cut > 0 ? path!.slice(cut + 1) : ((names.slug && field(names.slug)) ?? field(names.repository)),
+  ];
+  const missing = [
+    [id, names.id],
+    [owner, names.path ?? names.owner],
+    [repository, names.repository],
+  ]
+    .filter(([v]) => !v)
+    .map(([, k]) => k!);
+  return { connectionId: id ?? '', repo: { owner: owner ?? '', name: repository ?? '' }, missing };
+}

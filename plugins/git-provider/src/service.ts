@@ -8,9 +8,8 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { badRequest, forbidden, GitProviderError, newId, type EntityManager, type GitAccount, type GitProvider, type GitPullRequest, type GitRepositoryRef } from '@berth/core';
 import { GitConnectionLookup } from './accounts.ts';
 import { GitProviderRecord, GithubRecord, type GiteaRow, type GitlabRow } from './entities.ts';
-import { CONNECTION_FIELDS, githubRowView, providerView, usable, type ConnectionField, type GitCaller, type NewGithub } from './records.ts';
+import { CONNECTION_FIELDS, githubRowView, providerView, repositoryParts, usable, type ConnectionField, type GitCaller, type NewGithub } from './records.ts';
 import type { GithubView } from './schemas.ts';
-import { repositoryParts } from './source.ts';
 
 export class GitProviderService extends GitConnectionLookup {
   #keys: Set<string> | undefined;

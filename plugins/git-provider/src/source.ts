@@ -2,34 +2,9 @@
 // repository and a branch; the provider mints a clone credential for this one deploy, and the git
 // fetcher (source.git) clones `<provider URL>/<owner>/<repository>.git` with it as a header scoped
 // to the provider's host — never in the URL, an argument, a file or the log.
-import { cloneCredentialSecrets, type CheckoutSource, type GitRepositoryRef, type GitSourceFields, type EntityManager, type SourceProvider, type SourceRequest } from '@berth/core';
+import { cloneCredentialSecrets, type CheckoutSource, type GitSourceFields, type EntityManager, type SourceProvider, type SourceRequest } from '@berth/core';
 import type { GitProviderService } from './service.ts';
-import { cloneUrlOf } from './records.ts';
-
-const textField = (fields: Record<string, unknown>, k: string) => {
-  const v = fields[k];
-  return typeof v === 'string' && v.trim() ? v.trim() : null;
-};
-
-/** The connection and repository a workload's fields name (the forge's source fields), and the fields still missing (GitLab's whole path and Bitbucket's slug first). */
-export function repositoryParts(names: GitSourceFields, fields: Record<string, unknown>): { connectionId: string; repo: GitRepositoryRef; missing: string[] } {
-  const field = (k: string) => textField(fields, k);
-  const path = names.path ? field(names.path)?.replace(/^\/+|\/+$/g, '') : null;
-  const cut = path ? path.lastIndexOf('/') : -1;
-  const [id, owner, repository] = [
-    field(names.id),
-    cut > 0 ? path!.slice(0, cut) : field(names.owner),
-    cut > 0 ? path!.slice(cut + 1) : ((names.slug && field(names.slug)) ?? field(names.repository)),
-  ];
-  const missing = [
-    [id, names.id],
-    [owner, names.path ?? names.owner],
-    [repository, names.repository],
-  ]
-    .filter(([v]) => !v)
-    .map(([, k]) => k!);
-  return { connectionId: id ?? '', repo: { owner: owner ?? '', name: repository ?? '' }, missing };
-}
+import { cloneUrlOf, repositoryParts, textField } from './records.ts';
 
 interface Fetcher {
   fetch(request: {

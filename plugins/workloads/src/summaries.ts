@@ -7,14 +7,20 @@
 // other kind is listed through its own `list` by the registry.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { TSchema } from 'typebox';
-import type { WorkloadKind } from './registry.ts';
+
+/** What of a workload kind (registry.ts's WorkloadKind) the query reads. */
+export interface SummaryKind {
+  readonly idField: string;
+  readonly listItem: unknown;
+  readonly listSource?: { entity: unknown; json?: string };
+}
 
 type Property = { fieldNames?: string[]; runtimeType?: string; type?: string };
 type Metadata = { tableName: string; schema?: string; primaryKeys: string[]; properties: Record<string, Property> };
 
 /** How one kind's summaries are read: its table, environment and order columns, and the column (SQL) of each field. */
-interface Source {
-  kind: WorkloadKind;
+interface Source<K extends SummaryKind> {
+  kind: K;
   table: string;
   environment: string;
   createdAt: string;
@@ -29,7 +35,7 @@ const isDate = (p: Property) => p.runtimeType === 'Date' || /date|time/i.test(St
 const isoSql = (col: string) => `to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /** The kind's source, or null when it cannot be read this way (no listSource, or a field that is neither a column nor in its JSON). */
-export function summarySource(kind: WorkloadKind, em: EntityManager): Source | null {
+export function summarySource<K extends SummaryKind>(kind: K, em: EntityManager): Source<K> | null {
   if (!kind.listSource) return null;
   // cast: a kind's entity is known only at run time (its plugin registers it).
   const meta = em.getMetadata().find(kind.listSource.entity as never) as Metadata | undefined;
@@ -52,8 +58,8 @@ export function summarySource(kind: WorkloadKind, em: EntityManager): Source | n
 }
 
 /** Every source's workloads in the environments, by kind and then environment, in each kind's order (oldest first). */
-export async function readSummaries(sources: Source[], environmentIds: string[], em: EntityManager): Promise<Map<WorkloadKind, Map<string, Record<string, unknown>[]>>> {
-  const out = new Map<WorkloadKind, Map<string, Record<string, unknown>[]>>(sources.map(s => [s.kind, new Map()]));
+export async function readSummaries<K extends SummaryKind>(sources: Source<K>[], environmentIds: string[], em: EntityManager): Promise<Map<K, Map<string, Record<string, unknown>[]>>> {
+  const out = new Map<K, Map<string, Record<string, unknown>[]>>(sources.map(s => [s.kind, new Map()]));
   if (!sources.length || !environmentIds.length) return out;
   const parts = sources.map(
     (s, i) =>

@@ -1,6 +1,5 @@
 // One database kind as a workload kind of the registry: its records through the service, its
 // runs through the deployer, and its removal with all it has on the host and in other plugins.
-import path from 'node:path';
 import { notFound, type Cradle, type EntityManager } from '@berth/core';
 import type { BackupSource, ListSource, RemoveOptions, WorkloadCapabilities } from '../registry.ts';
 import { RecordKind } from '../kind-base.ts';
@@ -10,9 +9,7 @@ import type { DatabaseDeployer } from './deployer.ts';
 import { workloadSummary } from '../relations.ts';
 import type { TObject } from 'typebox';
 import { databaseSchemas } from './schemas.ts';
-
-/** Where a database keeps its files on this host (file mounts); appName is already a strict slug. */
-export const databaseDir = (dataDir: string, appName: string) => path.join(dataDir, 'databases', appName);
+import { databaseDir } from './volumes.ts';
 
 export class DatabaseKind extends RecordKind<DatabaseRow> {
   readonly kind: string;

@@ -1,4 +1,9 @@
-// Where a database keeps its data: a named volume that belongs to its record.
+// Where a database keeps its data: a named volume that belongs to its record, and its files (file
+// mounts) in a directory of this host.
+import path from 'node:path';
+
+/** Where a database keeps its files on this host (file mounts); appName is already a strict slug. */
+export const databaseDir = (dataDir: string, appName: string) => path.join(dataDir, 'databases', appName);
 
 /**
  * The data volume of a database created since volumes are labelled: named after the record id,
