@@ -64,7 +64,7 @@ export {
   type DeploymentService,
 } from './contracts/deployments.ts';
 export type { BuildIo, BuildRequest, Builder } from './contracts/builders.ts';
-export type { SourceProvider, SourceRequest, SourceResult, ImageSource, CheckoutSource, RegistryAuth } from './contracts/sources.ts';
+export type { SourceProvider, SourceRequest, SourceResult, ImageSource, CheckoutSource, RegistryAuth, GitCloneRequest } from './contracts/sources.ts';
 export { defineProvider, isProviderDescriptor, providerName, ProviderRegistry, type ProviderDescriptor, type ProviderContracts, type ProviderContext, type ContractName } from './provider.ts';
 export type { SshKeyVault, SshKeySummary } from './contracts/ssh-keys.ts';
 export type { DatabaseDriver, DatabaseCredentials, ContainerCommand, PasswordAccount } from './contracts/database-driver.ts';

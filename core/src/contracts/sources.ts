@@ -4,6 +4,7 @@
 // never asks which type it has, and the enabled ids are the source types the API accepts.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { BuildIo } from './builders.ts';
+import type { CloneCredential } from './git-provider.ts';
 
 /** Registry credentials for pulling an image (as the engine takes them). */
 export interface RegistryAuth {
@@ -59,6 +60,19 @@ export interface SourceProvider {
   readonly branchField?: string;
   /** Reads the workload's fields and answers an image, or fetches into workDir; throws with a message fit for the deployment log. */
   resolve(request: SourceRequest): Promise<SourceResult>;
+  /**
+   * The git source's clone of a URL's branch into workDir with a forge's clone credential (the
+   * sources a git provider serves clone through it); absent on a source that clones nothing (docker).
+   */
+  fetch?(request: GitCloneRequest): Promise<{ revision: string | null }>;
+  /** The git source's `git ls-remote` of a URL with a forge's clone credential: its branches and their commits (a connection test's second step). */
+  remoteHeads?(request: { url: string; credential?: CloneCredential | null; signal: AbortSignal }): Promise<{ name: string; commit: string }[]>;
+}
+
+/** What the git source clones for a forge: a URL's branch, with the forge's credential, into an empty directory. */
+export interface GitCloneRequest extends BuildIo {
+  source: { url: string; branch: string; enableSubmodules: boolean; credential: CloneCredential };
+  workDir: string;
 }
 
 declare module '../provider.ts' {

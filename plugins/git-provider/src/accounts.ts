@@ -7,7 +7,6 @@ import {
   badRequest,
   GitProviderError,
   notFound,
-  type CloneCredential,
   type EntityManager,
   type GitAccount,
   type GitProvider,
@@ -15,6 +14,7 @@ import {
   type OutboundGuard,
   type ProviderRegistry,
   type SecretBox,
+  type SourceProvider,
 } from '@berth/core';
 import { BitbucketRecord, GiteaRecord, GitProviderRecord, GithubRecord, GitlabRecord, type BitbucketRow, type GiteaRow, type GitProviderRow, type GithubRow, type GitlabRow } from './entities.ts';
 import {
@@ -34,21 +34,16 @@ import {
   type OAuthRow,
 } from './records.ts';
 
-/** What a git fetcher (source.git) offers beyond resolve: `git ls-remote` with a clone credential. */
-interface RemoteHeads {
-  remoteHeads(request: { url: string; credential?: CloneCredential | null; signal: AbortSignal }): Promise<{ name: string; commit: string }[]>;
-}
-
 /** A token is renewed when it expires within this margin (a deploy's clone must not outlive it). */
 const REFRESH_MARGIN_MS = 10 * 60_000;
 
 export class GitConnectionLookup {
   protected readonly secrets: () => SecretBox;
   protected readonly providers: () => ProviderRegistry;
-  protected readonly source: () => unknown;
+  protected readonly source: () => SourceProvider | null;
   readonly #outbound: () => OutboundGuard | null;
 
-  constructor(deps: { secrets: () => SecretBox; providers: () => ProviderRegistry; gitFetcher: () => unknown; outbound?: () => OutboundGuard | null }) {
+  constructor(deps: { secrets: () => SecretBox; providers: () => ProviderRegistry; gitFetcher: () => SourceProvider | null; outbound?: () => OutboundGuard | null }) {
     this.#outbound = deps.outbound ?? (() => null);
     this.secrets = deps.secrets;
     this.providers = deps.providers;
@@ -266,7 +261,7 @@ export class GitConnectionLookup {
     const repos = await this.call(() => provider.listRepositories(account));
     const first = repos[0];
     if (first) {
-      const fetcher = this.source() as Partial<RemoteHeads> | null;
+      const fetcher = this.source();
       if (fetcher?.remoteHeads) {
         const credential = await this.call(() => provider.cloneCredential(account, { owner: first.owner, name: first.name }));
         try {

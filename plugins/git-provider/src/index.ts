@@ -20,8 +20,8 @@ export default definePlugin({
   version: pkg.version,
   setup(berth) {
     const cradle = () => berth.container.cradle;
-    // cast: the git source provider's own type (a fetcher) is not among the kernel's contract types.
-    const gitFetcher = () => (cradle().providers.has('source', 'git') ? (cradle().providers.get('source', 'git') as never) : null);
+    // The git source clones for the forges' sources and reads a connection's branches (fetch, remoteHeads).
+    const gitFetcher = () => cradle().providers.find('source', 'git') ?? null;
     const service = new GitProviderService({ secrets: () => cradle().secrets, providers: () => cradle().providers, gitFetcher, outbound: () => cradle().outbound });
     const setup = new GitProviderSetup(
       () => cradle().secrets,

@@ -6,23 +6,14 @@ import { cloneCredentialSecrets, type CheckoutSource, type GitSourceFields, type
 import type { GitProviderService } from './service.ts';
 import { cloneUrlOf, repositoryParts, textField } from './records.ts';
 
-interface Fetcher {
-  fetch(request: {
-    source: { url: string; branch: string; enableSubmodules: boolean; credential: import('@berth/core').CloneCredential };
-    workDir: string;
-    signal: AbortSignal;
-    log(line: string): void;
-  }): Promise<{ revision: string | null }>;
-}
-
 export class ProviderGitSource implements SourceProvider {
   readonly id: string;
   readonly #names: GitSourceFields;
   readonly #service: GitProviderService;
-  readonly #fetcher: () => Partial<Fetcher> | null;
+  readonly #fetcher: () => SourceProvider | null;
   readonly #em: () => EntityManager;
 
-  constructor(type: string, names: GitSourceFields, service: GitProviderService, fetcher: () => Partial<Fetcher> | null, em: () => EntityManager) {
+  constructor(type: string, names: GitSourceFields, service: GitProviderService, fetcher: () => SourceProvider | null, em: () => EntityManager) {
     this.id = type;
     this.#names = names;
     this.#service = service;
