@@ -48,8 +48,8 @@ export class ApplicationPipeline {
     const cradle = this.#cradle();
     const { applicationId } = row;
     const settings = this.#apps.settingsOf(row);
-    const deployments = optionalService(cradle, 'deployments');
-    const records = (await deployments?.listFor(KIND, [applicationId], em))?.get(applicationId) ?? [];
+    // The deployment plugin is a declared dependency: its service is there.
+    const records = (await this.#deployments.listFor(KIND, [applicationId], em)).get(applicationId) ?? [];
     const directory = optionalService(cradle, 'mounts');
     const mounts = directory?.views((await directory.forServices(KIND, [applicationId], em)).get(applicationId) ?? []) ?? [];
     const ports = (await optionalService(cradle, 'ports')?.forApplications([applicationId], em))?.get(applicationId) ?? [];
@@ -57,7 +57,7 @@ export class ApplicationPipeline {
     return {
       ...this.#apps.view(row),
       environment: await placementOf(cradle, row.environmentId, organizationId, em),
-      deployments: deployments?.views(records) ?? [],
+      deployments: this.#deployments.views(records),
       mounts,
       ports,
       ...proxied,

@@ -78,7 +78,7 @@ export class CleanupService implements Deployer {
       const id = labels?.[ID_LABEL];
       if (!org && !kind && !id) return false;
       if (org && organizationId && org !== organizationId) return true;
-      const k = kind ? optionalService(this.#cradle(), 'workloads')?.kind(kind) : undefined;
+      const k = kind ? this.#cradle().workloads.kind(kind) : undefined;
       if (!k || !id) return true;
       let found = alive.get(`${kind}/${id}`);
       if (!found) alive.set(`${kind}/${id}`, (found = k.find(id, em).then(r => r !== null)));

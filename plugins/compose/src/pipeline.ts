@@ -45,8 +45,8 @@ export class ComposePipeline {
   async found(row: ComposeRow, organizationId: string, em: EntityManager): Promise<ComposeFound> {
     const cradle = this.#cradle();
     const { composeId } = row;
-    const deployments = optionalService(cradle, 'deployments');
-    const records = (await deployments?.listFor(KIND, [composeId], em))?.get(composeId) ?? [];
+    // The deployment plugin is a declared dependency: its service is there.
+    const records = (await cradle.deployments.listFor(KIND, [composeId], em)).get(composeId) ?? [];
     const directory = optionalService(cradle, 'mounts');
     const mounts = directory?.views((await directory.forServices(KIND, [composeId], em)).get(composeId) ?? []) ?? [];
     const proxied = await optionalService(cradle, 'domains')?.forService(KIND, composeId, em);
@@ -54,7 +54,7 @@ export class ComposePipeline {
     return {
       ...this.#stacks.view(row),
       environment: await placementOf(cradle, row.environmentId, organizationId, em),
-      deployments: deployments?.views(records) ?? [],
+      deployments: cradle.deployments.views(records),
       mounts,
       domains: proxied?.domains ?? [],
       backups,

@@ -11,7 +11,7 @@ export class WorkloadOwners {
   }
 
   #kinds() {
-    return optionalService(this.#cradle(), 'workloads')?.supporting('domains') ?? [];
+    return this.#cradle().workloads.supporting('domains');
   }
 
   /** The kind whose id field is `idField`, if one that takes domains is registered. */

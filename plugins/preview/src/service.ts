@@ -408,8 +408,9 @@ export class PreviewService {
   /** The preview with its deployments (newest first) and its domain, as the peer's router joins them. */
   async #joined(rows: PreviewRow[], em: EntityManager) {
     const cradle = this.#cradle();
-    const deployments = optionalService(cradle, 'deployments');
-    const records = await deployments?.listFor(
+    // The deployment plugin is a declared dependency: its service is there.
+    const deployments = cradle.deployments;
+    const records = await deployments.listFor(
       TARGET,
       rows.map(r => r.previewDeploymentId),
       em,
@@ -418,7 +419,7 @@ export class PreviewService {
     return Promise.all(
       rows.map(async r => ({
         ...previewView(r),
-        deployments: deployments?.views(records?.get(r.previewDeploymentId) ?? []) ?? [],
+        deployments: deployments.views(records.get(r.previewDeploymentId) ?? []),
         domain: ((await domains?.forService(TARGET, r.previewDeploymentId, em))?.domains[0] as Record<string, unknown> | undefined) ?? null,
       })),
     );

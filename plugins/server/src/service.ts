@@ -334,7 +334,7 @@ export class ServerService implements HostServerDirectory {
   }
 
   async #forget(serverId: string): Promise<void> {
-    await optionalService(this.#cradle(), 'hosts')?.forget(serverId);
+    await this.#cradle().hosts.forget(serverId);
   }
 
   async #find(serverId: string, organizationId: string, em: EntityManager): Promise<ServerRow> {
