@@ -116,6 +116,49 @@ t.test(`plugins take values from no other plugin but the libraries they are buil
   t.same(found, [], 'through a contract or the container instead, declared as a dependency');
 });
 
+/** The services a plugin puts in the container (`berth.provide({ name: asValue/asClass/asFunction(...) })`) and the Cradle keys it declares. */
+function pluginServices(dir: string): { provided: Set<string>; declared: Set<string>; lookups: { file: string; name: string }[] } {
+  const provided = new Set<string>();
+  const declared = new Set<string>();
+  const lookups: { file: string; name: string }[] = [];
+  for (const file of sources(path.join(dir, 'src'))) {
+    const text = readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/berth\.provide\(\{([\s\S]*?)\}\);/g)) for (const k of m[1]!.matchAll(/(\w+):\s*as(?:Value|Class|Function)\(/g)) provided.add(k[1]!);
+    for (const m of text.matchAll(/interface Cradle \{([\s\S]*?)\n  \}/g)) for (const k of m[1]!.matchAll(/^ {4}(\w+)\??:/gm)) declared.add(k[1]!);
+    for (const m of text.matchAll(/optionalService\([^,()]*(?:\(\))?, '(\w+)'\)/g)) lookups.push({ file: rel(file), name: m[1]! });
+  }
+  return { provided, declared, lookups };
+}
+
+/** A plugin's index: its name, the plugins it needs (dependencies) and those it uses when enabled (uses). */
+function pluginMeta(dir: string): { name: string; dependencies: string[]; uses: string[] } {
+  const text = readFileSync(path.join(dir, 'src/index.ts'), 'utf8');
+  const list = (key: string) => [...(text.match(new RegExp(`\\b${key}: \\[([^\\]]*)\\]`))?.[1] ?? '').matchAll(/'([^']+)'/g)].map(m => m[1]!);
+  return { name: text.match(/name: '([^']+)'/)?.[1] ?? path.basename(dir), dependencies: list('dependencies'), uses: list('uses') };
+}
+
+t.test('a plugin looks up (optionalService) only the services of plugins it names in dependencies or uses, or a seam it declares', async t => {
+  const kernel = new Set([...readFileSync(path.join(repoRoot, 'core/src/container.ts'), 'utf8').matchAll(/^ {2}(\w+): /gm)].map(m => m[1]!));
+  const plugins = packageDirs('plugins').map(dir => ({ ...pluginMeta(dir), ...pluginServices(dir) }));
+  const providerOf = new Map<string, string>();
+  for (const p of plugins) for (const s of p.provided) providerOf.set(s, p.name);
+  const found: string[] = [];
+  let lookups = 0;
+  for (const p of plugins) {
+    for (const { file, name } of p.lookups) {
+      lookups++;
+      const owner = providerOf.get(name);
+      // A seam: a directory the plugin declares in the Cradle and another plugin fills (the hosts plugin's hostServers).
+      const seam = p.declared.has(name) && !p.provided.has(name);
+      if (kernel.has(name) || owner === p.name || seam || (owner && (p.dependencies.includes(owner) || p.uses.includes(owner)))) continue;
+      found.push(`${file}: optionalService '${name}' (${owner ? `the ${owner} plugin's` : 'no plugin provides it'}): name ${owner ? `"${owner}" in uses` : 'its plugin'}`);
+    }
+  }
+  t.ok(lookups > 50, `the lookups were read (${lookups})`);
+  t.ok(plugins.find(p => p.name === 'application')?.uses.includes('git-provider'), "a plugin's uses are read (the application plugin's git-provider)");
+  t.same(found, [], 'each lookup is of a plugin named, so that the plugins a plugin meets are in its index');
+});
+
 /**
  * The hand-written request-scope adapters still standing (a function of the cradle that passes the
  * caller's organizationId and the request's em to every call of a service): request scope belongs to

@@ -1,5 +1,8 @@
 // The plugin loader: the operator enables a subset; a third-party plugin is loaded by path
 // or by package name; a plugin enabled without its dependency fails at boot.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import t from 'tap';
 import { startTestServer, signUpAdmin, Client } from '@berth/core/testing';
 import { createKernel } from '@berth/core';
@@ -70,5 +73,29 @@ t.test('a plugin whose dependency is disabled stops the boot with a clear messag
   await t.rejects(
     createKernel({ env: {}, config: { extraPlugins: ['/no/such/plugin'], dataDir: t.testdir(), logLevel: 'silent', databaseUrl: 'postgresql://127.0.0.1:1/none' } }),
     /Cannot load plugin \/no\/such\/plugin/,
+  );
+});
+
+t.test("a plugin's uses: a disabled one is gone without it, a name that is no plugin stops the boot", async t => {
+  // A third party's plugin in a directory of its own (t.testdir is one per test, and the kernel's dataDir takes it below).
+  const write = (name: string, uses: string[]) => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), `berth-plugin-${name}-`));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: `berth-plugin-${name}`, version: '1.0.0', type: 'module', main: 'index.js' }));
+    writeFileSync(
+      path.join(dir, 'index.js'),
+      `import { definePlugin } from '@berth/core';\nexport default definePlugin({ name: '${name}', version: '1.0.0', uses: ${JSON.stringify(uses)}, setup() {} });\n`,
+    );
+    return dir;
+  };
+  const server = await startTestServer({ plugins: ['auth', 'user', 'organization'], extraPlugins: [write('with-git', ['git-provider'])], jobs: false });
+  t.teardown(() => server.destroy());
+  t.same(server.kernel.plugins.map(p => p.name).sort(), ['auth', 'organization', 'user', 'with-git'], 'it boots beside a disabled plugin it uses');
+  await t.rejects(
+    createKernel({
+      env: {},
+      config: { plugins: ['auth', 'user', 'organization'], extraPlugins: [write('typo', ['gti-provider'])], dataDir: t.testdir(), logLevel: 'silent', databaseUrl: 'postgresql://127.0.0.1:1/none' },
+    }),
+    /Plugin "typo" uses "gti-provider", which is no plugin \(built-in or enabled\)/,
   );
 });

@@ -95,6 +95,11 @@ export async function loadPlugins(enabled: string[] | undefined, extra: string[]
 
 function orderByDependencies(plugins: LoadedPlugin[]): LoadedPlugin[] {
   const byName = new Map(plugins.map(p => [p.info.name, p]));
+  const known = new Set([...builtinPlugins(), ...byName.keys()]);
+  for (const p of plugins) {
+    const unknown = p.info.uses.filter(u => !known.has(u));
+    if (unknown.length) throw new Error(`Plugin "${p.info.name}" uses ${unknown.map(u => `"${u}"`).join(', ')}, which is no plugin (built-in or enabled)`);
+  }
   const out: LoadedPlugin[] = [];
   const state = new Map<string, 'visiting' | 'done'>();
   const visit = (p: LoadedPlugin, chain: string[]) => {

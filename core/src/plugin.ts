@@ -54,6 +54,13 @@ export interface PluginDefinition {
   /** Other Berth plugins that must be registered first (short names). */
   dependencies?: string[];
   /**
+   * Plugins whose services it uses when they are enabled and goes without otherwise (each lookup an
+   * `optionalService`): not registered first, not required. Boot refuses a name that is no plugin;
+   * test/layout.test.ts holds every optionalService lookup of a plugin to a service of one it
+   * names here or in dependencies (or to a seam it declares itself, which another plugin fills).
+   */
+  uses?: string[];
+  /**
    * The plugin's configuration keys: a TypeBox object schema, each key's environment variable
    * named by its `env` annotation. The operator writes them in the file's section named after the
    * plugin; boot validates them (defaults applied) into the configuration before any setup runs.
@@ -104,7 +111,7 @@ export function definePlugin(def: PluginDefinition) {
     { name: `berth-${def.name}`, fastify: '5.x', decorators: { fastify: ['berth'] }, dependencies: (def.dependencies ?? []).map(d => `berth-${d}`) },
   );
   return Object.assign(plugin, {
-    [BERTH_PLUGIN]: { name: def.name, version: def.version, dependencies: def.dependencies ?? [], ...(def.config ? { config: def.config } : {}), commands: def.commands ?? [] },
+    [BERTH_PLUGIN]: { name: def.name, version: def.version, dependencies: def.dependencies ?? [], uses: def.uses ?? [], ...(def.config ? { config: def.config } : {}), commands: def.commands ?? [] },
   });
 }
 
@@ -113,6 +120,7 @@ export interface PluginInfo {
   name: string;
   version: string;
   dependencies: string[];
+  uses: string[];
   source: string;
   config?: TObject;
   commands: PluginCommand[];

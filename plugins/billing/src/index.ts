@@ -19,6 +19,7 @@ export default definePlugin({
   config,
   // The quota counts the organization's servers, and billing sets their serverStatus.
   dependencies: ['server'],
+  uses: ['user'], // used when enabled (optionalService)
   setup(berth) {
     const cradle = () => berth.container.cradle;
     const billing = new BillingService(cradle);

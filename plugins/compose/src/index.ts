@@ -16,6 +16,7 @@ export default definePlugin({
   config,
   // Stacks live in environments and run through the deploy queue.
   dependencies: ['workloads', 'environment', 'deployment'],
+  uses: ['backups', 'deploy-hook', 'domain', 'git-provider', 'mounts', 'registry', 'ssh-key'], // used when enabled (optionalService)
   setup(berth) {
     const cradle = () => berth.container.cradle;
     const stacks = new ComposeService(

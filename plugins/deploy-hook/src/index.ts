@@ -113,6 +113,7 @@ export default definePlugin({
   version: pkg.version,
   config,
   dependencies: ['workloads', 'deployment'],
+  uses: ['git-provider'], // used when enabled (optionalService)
   setup(berth) {
     const cradle = () => berth.container.cradle;
     const hooks = new HookService(berth.config, cradle);

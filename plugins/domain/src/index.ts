@@ -24,6 +24,7 @@ export default definePlugin({
   version: pkg.version,
   config,
   dependencies: ['workloads'],
+  uses: ['server'], // used when enabled (optionalService)
   setup(berth) {
     const cradle = () => berth.container.cradle;
     const { proxy } = berth.config;

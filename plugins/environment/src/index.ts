@@ -9,6 +9,7 @@ export default definePlugin({
   name: 'environment',
   version: pkg.version,
   dependencies: ['project', 'workloads'],
+  uses: ['organization'], // used when enabled (optionalService)
   setup(berth) {
     const environments = new EnvironmentService(berth.container.cradle.workloads, () => berth.container.cradle.secrets);
     berth.entities(...environmentEntities);

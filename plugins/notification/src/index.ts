@@ -13,6 +13,7 @@ export type { MetricsToken, MetricsTokenDirectory } from './receive.ts';
 export default definePlugin({
   name: 'notification',
   version: pkg.version,
+  uses: ['monitoring', 'workloads'], // used when enabled (optionalService)
   config,
   setup(berth) {
     const cradle = () => berth.container.cradle;

@@ -20,6 +20,7 @@ export default definePlugin({
   version: pkg.version,
   config,
   dependencies: ['application', 'deploy-hook', 'deployment', 'workloads'], // kind-names: previews are made from applications, the plugin's dependency
+  uses: ['domain', 'git-provider'], // used when enabled (optionalService)
   setup(berth) {
     const cradle = () => berth.container.cradle;
     const previews = new PreviewService(berth.config, cradle);

@@ -9,6 +9,7 @@ import { callerProjects, ProjectService } from './service.ts';
 export default definePlugin({
   name: 'project',
   version: pkg.version,
+  uses: ['workloads'], // used when enabled (optionalService)
   setup(berth) {
     const projects = new ProjectService(() => berth.container.cradle.secrets);
     berth.entities(...projectEntities);

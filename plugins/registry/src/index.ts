@@ -16,6 +16,7 @@ export default definePlugin({
   version: pkg.version,
   config,
   dependencies: ['hosts'],
+  uses: ['domain', 'server'], // used when enabled (optionalService)
   setup(berth) {
     const registries = new RegistryService({
       secrets: () => berth.container.cradle.secrets,
