@@ -4,7 +4,7 @@
 // services, the typecheck and the build (BERTH_TEST_PREPARE=skip).
 import t from 'tap';
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { standIns } from '@berth/core/testing';
 import { repoRoot } from './helpers.ts';
@@ -113,4 +113,13 @@ t.test("a file whose process outlives its tests fails at tap's timeout, and the 
     `FAILED (external) ${fixtures}/held-open.test.ts > timeout! — expired in the file, after its tests (its process did not end); held open by Server`,
     'the expired test and the handle on the failure line',
   );
+});
+
+t.test('test/long-files: the files it starts first exist', async t => {
+  const listed = readFileSync(path.join(repoRoot, 'test/long-files'), 'utf8')
+    .split('\n')
+    .map(l => l.replace(/#.*/, '').trim())
+    .filter(Boolean);
+  t.ok(listed.length >= 5, `${listed.length} files`);
+  for (const f of listed) t.ok(/\.test\.ts$/.test(f) && existsSync(path.join(repoRoot, f)), `${f} is a test file that exists`);
 });
