@@ -81,12 +81,11 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing())) {
     t.equal(samples.length, 2, 'two samples after three readings');
     const [first, second] = samples as [(typeof samples)[0], (typeof samples)[0]];
     const inMiB = (n: number) => Number((n / MiB).toFixed(2));
-    // eth0 is the host's only interface besides lo: networkIn is its counter at the sample.
-    t.ok(
-      Number(first.networkIn) >= inMiB(before.rx) && Number(first.networkIn) <= inMiB(after.rx),
-      `networkIn ${first.networkIn} MiB within the host's eth0 around the sample (${inMiB(before.rx)}–${inMiB(after.rx)})`,
-    );
-    t.ok(Number(second.networkIn) >= inMiB(read.rx) && Number(second.networkIn) <= inMiB(last.rx), `then ${second.networkIn} MiB within ${inMiB(read.rx)}–${inMiB(last.rx)}`);
+    // networkIn is the peer's: every interface but lo, summed. The kit host is shared with other test
+    // files, whose containers and networks add interfaces of their own while this runs (CI saw it
+    // 0.01 MiB above eth0): eth0's counter is its floor, and eth0 alone is checked through /metrics below.
+    t.ok(Number(first.networkIn) >= inMiB(before.rx), `networkIn ${first.networkIn} MiB holds the host's eth0 at the sample (${inMiB(before.rx)} before it)`);
+    t.ok(Number(second.networkIn) >= inMiB(read.rx), `then ${second.networkIn} MiB, at least the ${inMiB(read.rx)} eth0 had before it`);
     t.ok(Number(second.networkIn) - Number(first.networkIn) >= inMiB(sent) - 0.01, 'it rose by the bytes sent, at least');
     const machine = counters(await import('node:fs').then(fs => fs.readFileSync('/proc/net/dev', 'utf8')), 'eth0');
     t.not(Number(second.networkIn), inMiB(machine.rx), "not this machine's eth0");
