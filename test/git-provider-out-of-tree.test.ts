@@ -2,7 +2,11 @@
 // files (package.json + index.js) in a temporary directory, importing @berth/core from the running
 // Berth — enabled by one config line (`providers.git.forge.resolve`), found by the kernel as
 // `git.forge`, and passing the git providers' shared suite against a small forge API on loopback
-// whose repositories git http-backend serves behind the account's token.
+// whose repositories git http-backend serves behind the account's token. The same two files make it
+// a forge in full (issue 48): its connections (its form: settings and a sealed token) through the
+// `forge.*` procedures Berth makes from that form, an application deploying from it
+// (saveForgeProvider) and cloning through the connection, a push signed its way deploying, and a
+// pull request previewed with a comment on it — no change anywhere else.
 import { execFile } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,8 +16,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
+import Docker from 'dockerode';
 import t from 'tap';
-import { commitFiles, deploymentFinished, gitProviderConformance, makeGitRepo, signUpAdmin, startGitHttpServer, startTestServer, TEST_BASE_IMAGE } from '@berth/core/testing';
+import { commitFiles, deploymentFinished, gitProviderConformance, makeGitRepo, otherOrganization, signUpAdmin, startGitHttpServer, startTestServer, freePort, TEST_BASE_IMAGE, TEST_CADDY_IMAGE, waitFor } from '@berth/core/testing';
 
 const run = promisify(execFile);
 const stackFile = (version: string) => `services:\n  app:\n    image: ${TEST_BASE_IMAGE}\n    init: true\n    stop_grace_period: 1s\n    command: ["sleep", "3600"]\n# ${version}\n`;
@@ -37,6 +42,13 @@ const text = v => (typeof v === 'string' && v ? v : null);
 class ForgeProvider {
   id = 'forge';
   label = 'Forge';
+  // What a connection keeps: the API and git addresses in clear, the token sealed.
+  connection = {
+    settings: Type.Object({ apiUrl: Type.String({ minLength: 1 }), gitUrl: Type.String({ minLength: 1 }) }),
+    secrets: Type.Object({ token: Type.String({ minLength: 1 }) }),
+  };
+  // The workload fields that name what to clone from it.
+  sourceFields = { id: 'forgeId', owner: 'forgeOwner', repository: 'forgeRepository', branch: 'forgeBranch', buildPath: 'forgeBuildPath' };
   // Its webhook deliveries: X-Forge-Event and X-Forge-Delivery, a push naming its branch, head
   // commit, message and files, signed with X-Forge-Signature (HMAC-SHA256 of the body, hex).
   deliveries = {
@@ -46,6 +58,27 @@ class ForgeProvider {
       const event = text(headers['x-forge-event']) ?? '';
       const deliveryId = text(headers['x-forge-delivery']);
       const push = event === 'push';
+      // A pull request: X-Forge-Event "pull", its action, number, head and base, and its author.
+      if (event === 'pull') {
+        const obj = v => (v && typeof v === 'object' ? v : {});
+        const [head, base, user] = [obj(body.head), obj(body.base), obj(body.user)];
+        const pullRequest = {
+          action: text(body.action) ?? '',
+          id: String(body.id ?? ''),
+          number: Number(body.number),
+          url: text(body.url) ?? '',
+          title: text(body.title) ?? '',
+          headBranch: text(head.ref) ?? '',
+          headSha: text(head.sha),
+          baseBranch: text(base.ref) ?? '',
+          repository: text(base.repo),
+          fromFork: text(head.repo) !== text(base.repo),
+          headRepository: text(head.repo),
+          author: { id: user.id == null ? null : String(user.id), login: text(user.login) },
+          labels: [],
+        };
+        return { event, deliveryId, kind: 'pullRequest', branch: pullRequest.headBranch, tag: null, deleted: false, commit: pullRequest.headSha, message: null, paths: null, pullRequest };
+      }
       return {
         event,
         deliveryId,
@@ -118,7 +151,8 @@ export default defineProvider({ contract: 'git', id: 'forge', options: Type.Obje
 // The forge: repositories git serves behind the token, and a small JSON API that pages by 2.
 const token = 'forge-token-0123456789';
 const git = await startGitHttpServer(t, { credential: (_user, password) => password === token });
-const app = await makeGitRepo({ Dockerfile: 'FROM scratch\n' });
+// Deployable: the base image, waiting until it is stopped.
+const app = await makeGitRepo({ Dockerfile: `FROM ${TEST_BASE_IMAGE}\nCMD ["sh", "-c", "trap \\"exit 0\\" TERM; sleep 3600 & wait"]\n` });
 t.teardown(app.cleanup);
 await run('git', ['-C', app.dir, 'checkout', '-q', '-b', 'next']);
 const next = await commitFiles(app.dir, { NEXT: '1\n' });
@@ -173,6 +207,8 @@ const api = http.createServer((req, res) => {
       return permission ? send(200, { permission }) : send(404, {});
     }
     if (rest === 'GET /pulls/3') return send(200, { number: 3, state: 'open', head: { repo: 'bob/notes', ref: 'next', sha: next }, base: { ref: 'main' }, user: { id: 11, login: 'writer' } });
+    // A pull request from a branch of acme/app itself, by its writer: what the preview deploys.
+    if (rest === 'GET /pulls/4') return send(200, { number: 4, state: 'open', head: { repo: 'acme/app', ref: 'next', sha: next }, base: { ref: 'main' }, user: { id: 11, login: 'writer' } });
     if (/^POST \/pulls\/\d+\/comments$/.test(rest)) {
       comments.push(JSON.parse(text).body as string);
       return send(201, { id: comments.length });
@@ -264,4 +300,116 @@ t.test('its deliveries are read by its own reader: a push signed its way deploys
   const entries = (await client.get('compose.webhookDeliveries', { composeId })).body as Record<string, any>[];
   t.match(entries[0], { provider: 'forge', event: 'push', deliveryId: 'f-4', signatureOk: true, statusCode: 202, ref: 'refs/heads/main', commit: sha }, 'the delivery log names the forge');
   t.match(entries.at(-1), { provider: 'forge', deliveryId: 'f-0', signatureOk: false, statusCode: 401 });
+});
+
+t.test('a forge in full from the same two files: its connections, an application cloning through one, a push, a preview and its comment', async t => {
+  // A preview is routed: the proxy (Caddy) runs as a service of its own for this file.
+  const proxy = `berth-test-proxy-${randomBytes(3).toString('hex')}`;
+  const server = await startTestServer({
+    providers: { git: { forge: { resolve: forgeDir } }, proxy: { caddy: { options: { serviceName: proxy } } } },
+    proxy: 'caddy',
+    proxyImage: TEST_CADDY_IMAGE,
+    proxyHttpPort: await freePort(),
+    proxyHttpsPort: await freePort(),
+    deploySettleSeconds: 1,
+    publicUrl: 'https://berth.example.com',
+  });
+  t.teardown(async () => {
+    await new Docker()
+      .getService(proxy)
+      .remove()
+      .catch(() => undefined);
+    await server.destroy();
+  });
+  const { client, userId } = await signUpAdmin(server);
+  const ok = async (r: Promise<{ status: number; body: any }>, what: string) => {
+    const reply = await r;
+    if (reply.status !== 200) throw new Error(`${what}: ${reply.status} ${JSON.stringify(reply.body)}`);
+    return reply.body;
+  };
+
+  // Its connections, through the procedures Berth made from its form.
+  const refused = await client.post('forge.create', { name: 'Wrong', apiUrl, gitUrl: git.url, token: 'forge-token-wrong' });
+  t.match(refused, { status: 400, body: { message: /^credentials: Forge refused the token/ } }, 'checked against the service (its connect) before anything is stored');
+  const noToken = await client.post('forge.create', { name: 'No token', apiUrl, gitUrl: git.url });
+  t.equal(noToken.status, 400);
+  t.match(JSON.stringify(noToken.body.issues), /token/, 'the form is the input: a missing secret is named');
+  const made = await ok(client.post('forge.create', { name: 'Forge', apiUrl, gitUrl: git.url, token }), 'forge.create');
+  t.match(made, { forgeId: /^[\w-]{16,32}$/, apiUrl, gitUrl: git.url, gitProvider: { name: 'Forge', providerType: 'forge' } });
+  t.notOk('token' in made, 'the secret is never answered');
+  const { forgeId } = made;
+  const [stored] = await server.kernel.container.cradle.orm.em.fork().getConnection().execute(`select secrets->>'token' as token from git_connections where connection_id = ?`, [forgeId]);
+  t.ok(String(stored?.token).startsWith('v1:') && !String(stored?.token).includes(token), 'the token is stored sealed');
+  t.same(await ok(client.get('forge.one', { forgeId }), 'forge.one'), made, 'one answers what create did');
+  t.same((await ok(client.get('forge.forgeProviders', {}), 'forgeProviders')).map((c: any) => c.forgeId), [forgeId]);
+  t.same((await ok(client.get('gitProvider.getAll', {}), 'getAll')).map((c: any) => c.providerType), ['forge'], 'among the organization’s connections');
+  t.same(
+    (await ok(client.get('forge.getForgeRepositories', { forgeId }), 'repositories')).map((r: any) => `${r.owner}/${r.name}`),
+    ['acme/app', 'acme/site', 'bob/notes'],
+    'its repositories through the connection, every page',
+  );
+  t.same(await ok(client.get('forge.getForgeBranches', { forgeId, owner: 'acme', repo: 'app' }), 'branches'), branches);
+  t.equal(await ok(client.post('forge.testConnection', { forgeId }), 'testConnection'), 'Found 3 repositories', 'the API and a clone with its credential');
+  t.match(await ok(client.post('forge.update', { forgeId, name: 'Forge (team)' }), 'update'), { forgeId, gitProvider: { name: 'Forge (team)' } });
+
+  // Another organization sees none of it.
+  const other = await otherOrganization(server, userId);
+  t.equal((await other.client.get('forge.one', { forgeId })).status, 404, "another organization's connection is not found");
+  t.same((await other.client.get('forge.forgeProviders', {})).body, []);
+
+  // An application deploying from it: the clone goes through the connection (the git server wants the token).
+  const { environmentId } = (await client.post('project.create', { name: 'Forge' })).body.environment;
+  const created = await ok(client.post('application.create', { name: 'forged', environmentId, appName: `forged-${Date.now().toString(36)}` }), 'application.create');
+  const { applicationId, refreshToken } = created;
+  t.teardown(() => client.post('application.delete', { applicationId }));
+  const wrongId = await client.post('application.saveForgeProvider', { applicationId, forgeId: 'x'.repeat(32), forgeOwner: 'acme', forgeRepository: 'app', forgeBranch: 'main' });
+  t.equal(wrongId.status, 404, 'a connection that is not the organization’s is refused');
+  t.equal(
+    (await other.client.post('application.saveForgeProvider', { applicationId, forgeId, forgeOwner: 'acme', forgeRepository: 'app', forgeBranch: 'main' })).status,
+    404,
+    "nor may another organization link this application",
+  );
+  await ok(client.post('application.saveForgeProvider', { applicationId, forgeId, forgeOwner: 'acme', forgeRepository: 'app', forgeBranch: 'main' }), 'saveForgeProvider');
+  const secret = randomBytes(20).toString('hex');
+  await ok(
+    client.post('application.update', { applicationId, buildType: 'dockerfile', dockerfile: 'Dockerfile', webhookSecret: secret, isPreviewDeploymentsActive: true, previewWildcard: '*.preview.test' }),
+    'application.update',
+  );
+  t.match(await ok(client.get('application.one', { applicationId }), 'one'), { sourceType: 'forge' });
+  const inUse = await client.post('gitProvider.remove', { gitProviderId: made.gitProvider.gitProviderId });
+  t.match(inUse, { status: 409, body: { message: /in use by application/ } }, 'a connection an application deploys from is not removed');
+
+  const send = async (body: Record<string, unknown>, event: string, id: string) => {
+    const text = JSON.stringify(body);
+    const headers = { 'content-type': 'application/json', 'x-forge-event': event, 'x-forge-delivery': id, 'x-forge-signature': createHmac('sha256', secret).update(text).digest('hex') };
+    const res = await fetch(`${server.url}/api/deploy/${refreshToken}`, { method: 'POST', headers, body: text });
+    return { status: res.status, body: (await res.json()) as Record<string, any> };
+  };
+  const pushed = await send({ branch: 'main', sha: app.commit, message: 'forge push', files: ['Dockerfile'] }, 'push', 'a-1');
+  t.equal(pushed.status, 202, JSON.stringify(pushed.body));
+  if (pushed.status !== 202) return;
+  const done = await deploymentFinished(client, pushed.body.deploymentId);
+  t.equal(done.status, 'done', done.errorMessage ?? 'deployed from the forge');
+  t.match(done, { title: 'forge push', description: `Hash: ${app.commit}` });
+  const log = String((await client.get('deployment.readLogs', { deploymentId: pushed.body.deploymentId })).body);
+  t.match(log, 'Minting a Forge clone credential for acme/app', 'cloned through the connection');
+  t.notMatch(log, token, 'the token is not in the log');
+
+  // A pull request: previewed from its head (read through the forge's API), and told so in a comment.
+  const before = comments.length;
+  const opened = await send(
+    { action: 'opened', id: 'pr-4', number: 4, url: 'http://forge.test/acme/app/pulls/4', title: 'Next', head: { ref: 'next', sha: next, repo: 'acme/app' }, base: { ref: 'main', repo: 'acme/app' }, user: { id: 11, login: 'writer' } },
+    'pull',
+    'a-2',
+  );
+  t.equal(opened.status, 202, JSON.stringify(opened.body));
+  if (opened.status !== 202) return;
+  const preview = await deploymentFinished(client, opened.body.deploymentId);
+  t.equal(preview.status, 'done', preview.errorMessage ?? 'the preview deployed');
+  t.match(preview, { isPreviewDeployment: true });
+  const previews = (await ok(client.get('previewDeployment.all', { applicationId }), 'previews')) as Record<string, any>[];
+  t.match(previews, [{ pullRequestNumber: '4', branch: 'next', pullRequestTitle: 'Next' }], 'one preview, of pull request 4');
+  await waitFor('the comment on the pull request', async () => (comments.length > before ? true : undefined), { timeout: 30_000, interval: 100 });
+  t.match(comments.at(-1), /preview/i, 'the forge got a comment on the pull request');
+  await ok(client.post('previewDeployment.delete', { previewDeploymentId: previews[0]!.previewDeploymentId }), 'previewDeployment.delete');
 });

@@ -79,6 +79,7 @@ export type {
   GitPullRequest,
   GitFailure,
   GitSourceFields,
+  GitConnectionForm,
   CloneCredential,
 } from './contracts/git-provider.ts';
 export type { GitDelivery, GitDeliveryReader, PullRequestEvent, SignatureCheck, DeliveryHeaders } from './contracts/git-delivery.ts';

@@ -3,6 +3,7 @@
 // credential a clone uses. The gitProvider plugin keeps the connected accounts and passes each
 // call the account it concerns; the provider keeps no state of its own, so one instance serves
 // every account of its type. Enabled like every provider: `providers.git.<id>`.
+import type { TObject } from 'typebox';
 import type { GitDeliveryReader } from './git-delivery.ts';
 
 /**
@@ -110,6 +111,21 @@ export interface GitSourceFields {
   slug?: string;
 }
 
+/**
+ * What a connection of a forge keeps, for a forge that brings no record of its own (the four
+ * built-in ones keep the peer's tables): `settings` in clear (URLs, user names), `secrets` sealed
+ * (tokens, keys). The git-provider plugin stores them in one generic record and serves
+ * `<id>.create`, `<id>.one`, `<id>.<id>Providers`, `get<Id>Repositories`, `get<Id>Branches`,
+ * `<id>.testConnection` and `<id>.update` from these schemas; an account is `settings` and
+ * `secrets` as given (opened).
+ */
+export interface GitConnectionForm {
+  /** The fields kept in clear: an object of strings, numbers or nulls (answered by `<id>.one`). */
+  readonly settings: TObject;
+  /** The fields kept sealed (never answered): an object of strings. */
+  readonly secrets: TObject;
+}
+
 export interface GitProvider {
   /** The provider type it serves (the provider's id, the workload's `sourceType`): "github", "gitlab"... */
   readonly id: string;
@@ -117,6 +133,8 @@ export interface GitProvider {
   readonly label: string;
   /** The workload's fields that name what to clone from it; absent, workloads do not deploy from it (it is no source type). */
   readonly sourceFields?: GitSourceFields;
+  /** What a connection keeps, for a forge without a record of its own: the plugin then stores and serves its connections (see GitConnectionForm). */
+  readonly connection?: GitConnectionForm;
   /** How its webhook deliveries are recognised, read and checked; absent, its deliveries are read as a plain POST (a push of whatever the workload watches). */
   readonly deliveries?: GitDeliveryReader;
   /** Checks the account against the service (the API answers with its credentials) and answers what to store; GitProviderError 'connect' or 'credentials' otherwise. */

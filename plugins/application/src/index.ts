@@ -46,7 +46,8 @@ export default definePlugin({
     berth.provide({ applicationVariants: asValue(variants) });
     // Sources and builders are providers (source.<type>, builder.<type>): the enabled ones are what the API accepts.
     const { providers } = cradle();
-    berth.procedures(() => applicationProcedures({ buildTypes: providers.ids('builder'), sourceTypes: providers.ids('source') }, cradle()));
+    const forges = () => providers.all('git').flatMap(p => (p.sourceFields ? [{ id: p.id, label: p.label, fields: p.sourceFields }] : []));
+    berth.procedures(() => applicationProcedures({ buildTypes: providers.ids('builder'), sourceTypes: providers.ids('source'), forges: forges() }, cradle()));
   },
 });
 

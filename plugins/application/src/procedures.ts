@@ -24,6 +24,7 @@ import {
   SaveGiteaInput,
   SaveGithubInput,
   SaveGitlabInput,
+  saveForgeInput,
   SearchInput,
   SearchResult,
   updateInput,
@@ -31,6 +32,9 @@ import {
 } from './schemas.ts';
 
 const application = router('application', 'organization');
+
+/** The forges whose save*Provider operation is the peer's, declared above with the peer's fields. */
+const BUILT_IN_FORGES = new Set(['github', 'gitlab', 'bitbucket', 'gitea']);
 
 const Ok = schema.Ok;
 
@@ -115,7 +119,12 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
     save('saveGitlabProvider', 'Deploy from a GitLab repository', SaveGitlabInput, () => ({ sourceType: 'gitlab' })),
     save('saveBitbucketProvider', 'Deploy from a Bitbucket repository', SaveBitbucketInput, () => ({ sourceType: 'bitbucket' })),
     save('saveGiteaProvider', 'Deploy from a Gitea repository', SaveGiteaInput, () => ({ sourceType: 'gitea' })),
+    // A forge without an operation of the peer's (one written out of tree): save<Forge>Provider from its source fields.
+    ...allowed.forges
+      .filter(f => !BUILT_IN_FORGES.has(f.id))
+      .map(f => save(`save${f.id[0]!.toUpperCase()}${f.id.slice(1)}Provider`, `Deploy from a ${f.label} repository`, saveForgeInput(f.fields), () => ({ sourceType: f.id }))),
     save('disconnectGitProvider', "Forget the git source (every provider's repository fields)", IdInput, () => ({
+      ...Object.fromEntries(allowed.forges.flatMap(f => [f.fields.id, f.fields.owner, f.fields.repository, f.fields.branch]).map(k => [k, null])),
       repository: null,
       owner: null,
       branch: null,

@@ -1,7 +1,7 @@
 // application.* inputs and replies. Both API variants at once: create takes environmentId
 // (current) or projectId (older); fields the peer's current document requires but the older
 // variant leaves out are optional, so clients of either variant are served.
-import { PreviewDeploymentFields, Type, schema, type Static, type TSchema } from '@berth/core';
+import { PreviewDeploymentFields, Type, schema, type GitSourceFields, type Static, type TSchema } from '@berth/core';
 import { NotServedList, NotServedOne, type relationSchemas } from '@berth/plugin-workloads';
 import { columnFields, sealedSchemas, settingAnswerSchemas, settingSchemas } from './fields.ts';
 
@@ -79,6 +79,8 @@ export const SaveEnvironmentInput = Type.Object({ ...ApplicationId, env: Opt(Str
 export interface AllowedValues {
   buildTypes: string[];
   sourceTypes: string[];
+  /** The enabled forges that are sources, with the workload fields that name what to clone (their save<Forge>Provider's input). */
+  forges: { id: string; label: string; fields: GitSourceFields }[];
 }
 const OneOf = (values: string[]) => Type.Enum(values.length ? values : ['']);
 
@@ -135,6 +137,14 @@ export const SaveGiteaInput = Type.Object({
   giteaBranch: Opt(Branch()),
   ...GitCommon,
 });
+/** save<Forge>Provider of a forge without an operation of the peer's: its source fields, as its provider names them. */
+export const saveForgeInput = (f: GitSourceFields) =>
+  Type.Object({
+    ...ApplicationId,
+    ...Object.fromEntries([f.id, f.owner, f.repository, f.buildPath, ...(f.path ? [f.path] : []), ...(f.slug ? [f.slug] : [])].map(k => [k, Opt(Str())])),
+    [f.branch]: Opt(Branch()),
+    ...GitCommon,
+  });
 export const SaveDockerInput = Type.Object({ ...ApplicationId, dockerImage: Opt(Str()), username: Opt(Str()), password: Opt(Str()), registryUrl: Opt(Str()) });
 export const SaveGitInput = Type.Object({ ...ApplicationId, customGitUrl: Opt(Str()), customGitBranch: Opt(Branch()), customGitBuildPath: Opt(Str()), customGitSSHKeyId: Opt(Str()), ...GitCommon });
 

@@ -6,7 +6,7 @@ import { invalidField, iso, newId, notFound, containing, type Cradle, type Entit
 import { Application, type ApplicationRow } from './entities.ts';
 import { sealedKeys, settingDefaults, settingKeys, type SealedKey, type SettingKey } from './fields.ts';
 import type { ApplicationFields, CreateInput, SearchInput, UpdateInput } from './schemas.ts';
-import { answerSwarmSettings, generateAppName, placementFor, recordLookups, searchFilters, type WorkloadRef } from '@berth/plugin-workloads';
+import { answerSwarmSettings, generateAppName, GitSourceChange, placementFor, recordLookups, searchFilters, type GitSourceRules, type WorkloadRef } from '@berth/plugin-workloads';
 
 /** The kind's name on the wire (deployment targetType, mounts' serviceType). */
 export const KIND = 'application';
@@ -28,8 +28,8 @@ export class ApplicationService {
   readonly #secrets: () => SecretBox;
   readonly #environments: () => EnvironmentDirectory;
 
-  /** The git provider connections (their plugin may be disabled): a githubId, gitlabId, bitbucketId or giteaId must name one of the organization's. */
-  readonly #gitConnections: () => Pick<Cradle['gitProviders'], 'connection' | 'assertMayChangeSource'> | undefined;
+  /** The git provider connections (their plugin may be disabled): a connection field (githubId, gitlabId, a forge's own…) must name one of the organization's. */
+  readonly #gitConnections: () => GitSourceRules | undefined;
 
   /** Refuses (NOT_FOUND) a setting naming another record (a key, a registry, a build server) that is not one of the organization's. */
   readonly #assertReference: AssertReference;
@@ -37,7 +37,7 @@ export class ApplicationService {
   constructor(
     secrets: () => SecretBox,
     environments: () => EnvironmentDirectory,
-    gitConnections: () => Pick<Cradle['gitProviders'], 'connection' | 'assertMayChangeSource'> | undefined = () => undefined,
+    gitConnections: () => GitSourceRules | undefined = () => undefined,
     assertReference: AssertReference = async () => undefined,
   ) {
     this.#secrets = secrets;
@@ -131,7 +131,7 @@ export class ApplicationService {
     caller?: Pick<Principal, 'userId' | 'role'>,
   ): Promise<ApplicationFields> {
     const row = await this.find(applicationId, organizationId, em);
-    await this.#gitConnections()?.assertMayChangeSource({ ...row.settings, sourceType: row.sourceType }, changes, organizationId, em, caller);
+    const source = await GitSourceChange.begin(this.#gitConnections(), { ...row.settings, sourceType: row.sourceType }, changes, { organizationId, em, caller });
     const secrets = this.secretsOf(row);
     const settings = { ...row.settings };
     let sealedChanged = false;
@@ -152,13 +152,12 @@ export class ApplicationService {
       } else if (sealedSet.has(key)) {
         secrets[key as SealedKey] = value as string | null;
         sealedChanged = true;
-      } else if ((key === 'githubId' || key === 'gitlabId' || key === 'bitbucketId' || key === 'giteaId') && typeof value === 'string' && value) {
-        await this.#gitConnections()?.connection(key, value, organizationId, em, settings[key] === value ? undefined : caller); // resent unchanged: not a new link
-        settings[key] = value;
+      } else if (await source.connection(key, value, settings)) {
+        // a connection field, checked and kept
       } else if (REFERENCES.has(key) && typeof value === 'string' && value) {
         await this.#assertReference(key, value, organizationId, em);
         settings[key] = value;
-      } else if (settingSet.has(key)) {
+      } else if (settingSet.has(key) || source.isForgeField(key)) {
         settings[key] = value;
       }
     }

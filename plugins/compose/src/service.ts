@@ -3,7 +3,7 @@
 // opened only for `one` and for deploys. Engine work is the deployer's.
 import { randomBytes } from 'node:crypto';
 import { invalidField, iso, newId, notFound, type Cradle, type EntityManager, type EnvironmentDirectory, type Principal, type SecretBox } from '@berth/core';
-import { generateAppName, placementFor, recordLookups, searchFilters, type WorkloadRef } from '@berth/plugin-workloads';
+import { generateAppName, GitSourceChange, placementFor, recordLookups, searchFilters, type GitSourceRules, type WorkloadRef } from '@berth/plugin-workloads';
 import { Compose, type ComposeRow } from './entities.ts';
 import { settingDefaults, settingKeys, type SettingKey } from './fields.ts';
 import type { ComposeFields, CreateInput, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
@@ -27,8 +27,8 @@ export class ComposeService {
   readonly #secrets: () => SecretBox;
   readonly #environments: () => EnvironmentDirectory;
 
-  /** The git provider connections (their plugin may be disabled): a githubId, gitlabId, bitbucketId or giteaId must name one of the organization's. */
-  readonly #gitConnections: () => Pick<Cradle['gitProviders'], 'connection' | 'assertMayChangeSource'> | undefined;
+  /** The git provider connections (their plugin may be disabled): a connection field (githubId, gitlabId, a forge's own…) must name one of the organization's. */
+  readonly #gitConnections: () => GitSourceRules | undefined;
 
   /** The stored key pairs (their plugin may be disabled): a customGitSSHKeyId must name one of the organization's. */
   readonly #sshKeys: () => Pick<Cradle['sshKeys'], 'one'> | undefined;
@@ -36,7 +36,7 @@ export class ComposeService {
   constructor(
     secrets: () => SecretBox,
     environments: () => EnvironmentDirectory,
-    gitConnections: () => Pick<Cradle['gitProviders'], 'connection' | 'assertMayChangeSource'> | undefined = () => undefined,
+    gitConnections: () => GitSourceRules | undefined = () => undefined,
     sshKeys: () => Pick<Cradle['sshKeys'], 'one'> | undefined = () => undefined,
   ) {
     this.#secrets = secrets;
@@ -133,7 +133,7 @@ export class ComposeService {
     caller?: Pick<Principal, 'userId' | 'role'>,
   ): Promise<ComposeRow> {
     const row = await this.find(composeId, organizationId, em);
-    await this.#gitConnections()?.assertMayChangeSource({ ...row.settings, sourceType: row.sourceType }, changes, organizationId, em, caller);
+    const source = await GitSourceChange.begin(this.#gitConnections(), { ...row.settings, sourceType: row.sourceType }, changes, { organizationId, em, caller });
     const settings = { ...row.settings };
     for (const [key, value] of Object.entries(changes)) {
       if (value === undefined || key === 'composeId' || key === 'createdAt') continue;
@@ -151,13 +151,12 @@ export class ComposeService {
         row.webhookSecret = value ? this.#secrets().encrypt(value as string) : null;
       } else if (columnSet.has(key)) {
         (row as Record<ColumnKey, unknown>)[key as ColumnKey] = value;
-      } else if ((key === 'githubId' || key === 'gitlabId' || key === 'bitbucketId' || key === 'giteaId') && typeof value === 'string' && value) {
-        await this.#gitConnections()?.connection(key, value, organizationId, em, settings[key] === value ? undefined : caller); // resent unchanged: not a new link
-        settings[key] = value;
+      } else if (await source.connection(key, value, settings)) {
+        // a connection field, checked and kept
       } else if (key === 'customGitSSHKeyId' && typeof value === 'string' && value) {
         await this.#sshKeys()?.one(value, organizationId, em);
         settings[key] = value;
-      } else if (settingSet.has(key)) {
+      } else if (settingSet.has(key) || source.isForgeField(key)) {
         settings[key] = value;
       }
     }

@@ -16,7 +16,20 @@ import {
   type SecretBox,
   type SourceProvider,
 } from '@berth/core';
-import { BitbucketRecord, GiteaRecord, GitProviderRecord, GithubRecord, GitlabRecord, type BitbucketRow, type GiteaRow, type GitProviderRow, type GithubRow, type GitlabRow } from './entities.ts';
+import {
+  BitbucketRecord,
+  GitConnectionRecord,
+  GiteaRecord,
+  GitProviderRecord,
+  GithubRecord,
+  GitlabRecord,
+  type BitbucketRow,
+  type GitConnectionRow,
+  type GiteaRow,
+  type GitProviderRow,
+  type GithubRow,
+  type GitlabRow,
+} from './entities.ts';
 import {
   BITBUCKET_SECRETS,
   bitbucketRowView,
@@ -29,7 +42,6 @@ import {
   gitlabRowView,
   notShared,
   usable,
-  type ConnectionField,
   type GitCaller,
   type OAuthRow,
 } from './records.ts';
@@ -112,21 +124,65 @@ export class GitConnectionLookup {
     return { record, provider };
   }
 
+  /** The workload field that names a connection (its forge's `sourceFields.id`: githubId, gitlabId…), per forge type: the four built-in forges' (checked even while disabled) and every enabled forge's that is a source. */
+  connectionFields(): Map<string, string> {
+    return new Map([
+      ...Object.entries(CONNECTION_FIELDS),
+      ...this.providers()
+        .all('git')
+        .flatMap(p => (p.sourceFields ? [[p.sourceFields.id, p.id] as const] : [])),
+    ]);
+  }
+
   /**
-   * Checks that a workload's githubId/gitlabId/bitbucketId/giteaId names a connection of the
-   * organization (NOT_FOUND otherwise) that the caller may use (FORBIDDEN naming the field otherwise).
+   * Checks that a workload's connection field (githubId, gitlabId, a forge's own) names a connection
+   * of the organization (NOT_FOUND otherwise) that the caller may use (FORBIDDEN naming the field otherwise).
    */
-  async connection(field: ConnectionField, id: string, organizationId: string, em: EntityManager, caller?: GitCaller): Promise<GitProviderRow> {
-    const type = CONNECTION_FIELDS[field];
-    const find: Record<typeof type, () => Promise<{ provider: GitProviderRow }>> = {
-      github: () => this.github(id, organizationId, em),
-      gitlab: () => this.gitlab(id, organizationId, em),
-      bitbucket: () => this.bitbucket(id, organizationId, em),
-      gitea: () => this.gitea(id, organizationId, em),
-    };
-    const { provider } = await find[type]();
+  async connection(field: string, id: string, organizationId: string, em: EntityManager, caller?: GitCaller): Promise<GitProviderRow> {
+    const type = this.connectionFields().get(field);
+    if (!type) throw badRequest(`${field}: no enabled git provider names its connections so`);
+    const { provider } = await this.#anyOf(type, id, organizationId, em);
     if (!usable(provider, caller)) throw notShared(field);
     return provider;
+  }
+
+  /** A connection of any forge by the id a workload holds, with its provider row (of the organization; NOT_FOUND otherwise). */
+  async #anyOf(type: string, id: string, organizationId: string, em: EntityManager): Promise<{ provider: GitProviderRow }> {
+    if (type === 'github') return this.github(id, organizationId, em);
+    if (type === 'gitlab') return this.gitlab(id, organizationId, em);
+    if (type === 'bitbucket') return this.bitbucket(id, organizationId, em);
+    if (type === 'gitea') return this.gitea(id, organizationId, em);
+    return this.forge(type, id, organizationId, em);
+  }
+
+  /** A connection of a forge without a record of its own (git_connections), and its provider row of that type, within the organization. */
+  async forge(type: string, connectionId: string, organizationId: string, em: EntityManager, caller?: GitCaller): Promise<{ record: GitConnectionRow; provider: GitProviderRow }> {
+    const { record, provider } = await this.#typed(em.findOne(GitConnectionRecord, { connectionId }), `${this.provider(type).label} connection`, organizationId, em, caller);
+    if (provider.providerType !== type) throw notFound(`${this.provider(type).label} connection`);
+    return { record, provider };
+  }
+
+  /** The account a forge's generic record gives it: its settings, its secrets opened. */
+  forgeAccount(record: GitConnectionRow): GitAccount {
+    const open = (v: string | null | undefined) => (v ? this.secrets().decrypt(v) : null);
+    return { settings: { ...record.settings }, secrets: Object.fromEntries(Object.entries(record.secrets).map(([k, v]) => [k, open(v)])) };
+  }
+
+  /** Keeps an account in a forge's generic record: settings in clear, each secret sealed. */
+  storeForgeAccount(record: GitConnectionRow, account: GitAccount): void {
+    record.settings = { ...account.settings };
+    record.secrets = Object.fromEntries(Object.entries(account.secrets).map(([k, v]) => [k, v ? this.secrets().encrypt(v) : null]));
+  }
+
+  /** A forge's generic account, its credentials renewed through the provider (and the record updated) when they expire within the margin. */
+  async forgeAccountRenewed(type: string, record: GitConnectionRow, em: EntityManager): Promise<GitAccount> {
+    const account = this.forgeAccount(record);
+    const renewed = await this.call(() => this.provider(type).refresh(account, REFRESH_MARGIN_MS));
+    if (!renewed) return account;
+    const next = { settings: { ...account.settings, ...renewed.settings }, secrets: { ...account.secrets, ...renewed.secrets } };
+    this.storeForgeAccount(record, next);
+    await em.flush();
+    return next;
   }
 
   /** The account a workload's connection gives its provider (a GitLab token renewed first when it expires soon). */
@@ -134,7 +190,8 @@ export class GitConnectionLookup {
     if (type === 'gitlab') return this.gitlabAccount((await this.gitlab(id, organizationId, em)).gitlab, em);
     if (type === 'bitbucket') return this.bitbucketAccount((await this.bitbucket(id, organizationId, em)).bitbucket);
     if (type === 'gitea') return this.giteaAccount((await this.gitea(id, organizationId, em)).gitea, em);
-    return this.githubAccount((await this.github(id, organizationId, em)).github);
+    if (type === 'github') return this.githubAccount((await this.github(id, organizationId, em)).github);
+    return this.forgeAccountRenewed(type, (await this.forge(type, id, organizationId, em)).record, em);
   }
 
   /** An account: `settings` as given, the record's sealed `keys` opened. */

@@ -1,6 +1,6 @@
 // A connected git hosting account: one git_providers row (what every type shares: name, type,
 // owner, sharing) and one row of its type's table (github_providers: the App's ids and sealed
-// secrets; gitlab_providers: the OAuth application and its sealed tokens; bitbucket_providers: the account and its sealed API token or app password; gitea_providers: the OAuth application and its sealed tokens). Secrets are stored as SecretBox sealed them (`v1:…`), never in plain text.
+// secrets; gitlab_providers: the OAuth application and its sealed tokens; bitbucket_providers: the account and its sealed API token or app password; gitea_providers: the OAuth application and its sealed tokens; git_connections: a forge written out of tree, its settings and sealed secrets as the forge declares them). Secrets are stored as SecretBox sealed them (`v1:…`), never in plain text.
 import { defineEntity, p, newId } from '@berth/core';
 
 export const GitProviderRecord = defineEntity({
@@ -135,4 +135,26 @@ export const GiteaRecord = defineEntity({
 });
 export type GiteaRow = InstanceType<typeof GiteaRecord.class>;
 
-export const gitProviderEntities = [GitProviderRecord, GithubRecord, GitlabRecord, BitbucketRecord, GiteaRecord];
+/**
+ * A connection of a forge that brings no record of its own (a provider declaring `connection`, one
+ * written out of tree): its settings in clear and its secrets, each sealed, as the forge's
+ * GitConnectionForm names them.
+ */
+export const GitConnectionRecord = defineEntity({
+  name: 'GitConnectionRecord',
+  tableName: 'git_connections',
+  properties: {
+    connectionId: p
+      .string()
+      .length(32)
+      .primary()
+      .onCreate(() => newId()),
+    gitProviderId: p.string().length(32).unique(),
+    settings: p.json<Record<string, string | number | null>>(),
+    /** Each value sealed (`v1:…`). */
+    secrets: p.json<Record<string, string | null>>(),
+  },
+});
+export type GitConnectionRow = InstanceType<typeof GitConnectionRecord.class>;
+
+export const gitProviderEntities = [GitProviderRecord, GithubRecord, GitlabRecord, BitbucketRecord, GiteaRecord, GitConnectionRecord];

@@ -2,9 +2,11 @@ import { asClass, asValue, definePlugin } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
 import { gitProviderEntities } from './entities.ts';
 import { gitProviderMigrations } from './migrations.ts';
+import { forgeProcedures } from './forge-procedures.ts';
 import { gitProviderProcedures } from './procedures.ts';
 import { BitbucketConnections } from './connections/bitbucket.ts';
 import { GitConnections } from './connections/common.ts';
+import { ForgeConnections } from './connections/forge.ts';
 import { GiteaConnections } from './connections/gitea.ts';
 import { GithubConnections } from './connections/github.ts';
 import { GitlabConnections } from './connections/gitlab.ts';
@@ -39,8 +41,11 @@ export default definePlugin({
       gitlabConnections: asClass(GitlabConnections).scoped(),
       bitbucketConnections: asClass(BitbucketConnections).scoped(),
       giteaConnections: asClass(GiteaConnections).scoped(),
+      forgeConnections: asClass(ForgeConnections).scoped(),
     });
     berth.procedures(...gitProviderProcedures);
+    // A forge that brings no record of its own (it declares `connection`) gets its router from its form.
+    for (const provider of cradle().providers.all('git')) if (provider.connection) berth.procedures(...forgeProcedures(provider));
     berth.http(setup.routes(berth));
     // Each enabled git provider that names its source fields is a source type: `sourceType: github` deploys through it.
     const providers = cradle().providers;
@@ -61,5 +66,7 @@ declare module '@berth/core' {
     gitlabConnections: GitlabConnections;
     bitbucketConnections: BitbucketConnections;
     giteaConnections: GiteaConnections;
+    /** <forge>.* of every forge declaring its connection form. */
+    forgeConnections: ForgeConnections;
   }
 }

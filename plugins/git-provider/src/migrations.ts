@@ -42,9 +42,19 @@ class GiteaInit extends Migration {
   }
 }
 
+class GitConnectionsInit extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(
+      `create table "git_connections" ("connection_id" varchar(32) not null, "git_provider_id" varchar(32) not null references "git_providers" ("git_provider_id") on delete cascade deferrable initially deferred, "settings" jsonb not null, "secrets" jsonb not null, primary key ("connection_id"));`,
+    );
+    this.addSql(`alter table "git_connections" add constraint "git_connections_git_provider_id_unique" unique ("git_provider_id");`);
+  }
+}
+
 export const gitProviderMigrations = [
   { name: 'Migration20261126000100_git_provider_init', class: GitProviderInit },
   { name: 'Migration20261126000200_gitlab_providers', class: GitlabInit },
   { name: 'Migration20261127000100_bitbucket_providers', class: BitbucketInit },
   { name: 'Migration20261127000200_gitea_providers', class: GiteaInit },
+  { name: 'Migration20261206230000_git_connections', class: GitConnectionsInit },
 ];

@@ -15,9 +15,8 @@ export const GITEA_SECRETS = ['clientSecret', 'accessToken', 'refreshToken'] as 
 /** What an OAuth record (gitlab's, gitea's) keeps of its token pair. */
 export type OAuthRow = { accessToken?: string | null; refreshToken?: string | null; expiresAt?: number | null; redirectUri?: string | null };
 
-/** The workload field that names a connection, per provider type. */
+/** The workload field that names a connection, per built-in forge (the peer's tables); a forge declaring its own `connection` names it in its sourceFields.id. */
 export const CONNECTION_FIELDS = { githubId: 'github', gitlabId: 'gitlab', bitbucketId: 'bitbucket', giteaId: 'gitea' } as const;
-export type ConnectionField = keyof typeof CONNECTION_FIELDS;
 
 /** Who asks: an organization's owner or admin uses every connection of it; a member, those they made and those shared with the organization. */
 export interface GitCaller {

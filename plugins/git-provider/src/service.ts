@@ -8,21 +8,29 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { badRequest, forbidden, GitProviderError, newId, type EntityManager, type GitAccount, type GitProvider, type GitPullRequest, type GitRepositoryRef } from '@berth/core';
 import { GitConnectionLookup } from './accounts.ts';
 import { GitProviderRecord, GithubRecord, type GiteaRow, type GitlabRow } from './entities.ts';
-import { CONNECTION_FIELDS, githubRowView, providerView, repositoryParts, usable, type ConnectionField, type GitCaller, type NewGithub } from './records.ts';
+import { githubRowView, providerView, repositoryParts, usable, type GitCaller, type NewGithub } from './records.ts';
 import type { GithubView } from './schemas.ts';
 
 export class GitProviderService extends GitConnectionLookup {
   #keys: Set<string> | undefined;
+  #fields: Set<string> | undefined;
+
+  /** Each enabled forge's source fields that say where the source comes from (connection, owner, repository, branch, path, slug). */
+  #whereFields(): string[] {
+    return this.providers()
+      .all('git')
+      .flatMap(({ sourceFields: f }) => (f ? [f.id, f.owner, f.repository, f.branch, ...(f.path ? [f.path] : []), ...(f.slug ? [f.slug] : [])] : []));
+  }
+
+  /** Every enabled forge's source fields, build paths too (githubId, owner, gitlabBranch, a forge's own…): what a workload keeps of its git source. */
+  sourceFieldNames(): Set<string> {
+    this.#fields ??= new Set([...this.#whereFields(), ...this.providers().all('git').flatMap(({ sourceFields: f }) => (f ? [f.buildPath] : []))]);
+    return this.#fields;
+  }
 
   /** The workload fields that make its git source (every enabled forge's), whose change the rule of `assertMayChangeSource` guards. */
   #sourceKeys(): Set<string> {
-    this.#keys ??= new Set([
-      'sourceType',
-      'gitlabProjectId',
-      ...this.providers()
-        .all('git')
-        .flatMap(({ sourceFields: f }) => (f ? [f.id, f.owner, f.repository, f.branch, ...(f.path ? [f.path] : []), ...(f.slug ? [f.slug] : [])] : [])),
-    ]);
+    this.#keys ??= new Set(['sourceType', 'gitlabProjectId', ...this.#whereFields()]);
     return this.#keys;
   }
 
@@ -37,7 +45,7 @@ export class GitProviderService extends GitConnectionLookup {
     const keys = this.#sourceKeys();
     const touched = Object.entries(changes).some(([k, v]) => v !== undefined && keys.has(k) && (v ?? null) !== (current[k] ?? null));
     if (!touched) return;
-    for (const field of Object.keys(CONNECTION_FIELDS) as ConnectionField[]) {
+    for (const field of this.connectionFields().keys()) {
       const id = current[field];
       if (typeof id !== 'string' || !id) continue;
       const row = await this.connection(field, id, organizationId, em).catch(() => null); // a connection since removed binds nobody

@@ -60,3 +60,4 @@ export { runProcedure, type RunSpec } from './runs.ts';
 export { placementFor, searchFilters, recordLookups, type SearchFields } from './records.ts';
 export { HostAccess, hostAccessRefused, isLocalGitUrl, type NetworkFacts } from './host-access-policy.ts';
 export { HostAccessSchema, type HostAccessPolicy } from './config.ts';
+export { GitSourceChange, type GitSourceRules } from './git-source.ts';

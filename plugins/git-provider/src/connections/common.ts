@@ -1,7 +1,8 @@
 // gitProvider.*: every connection of the organization the caller may use, newest first with its
-// forge's record; sharing one (its owner only); removing one no workload deploys from.
+// forge's record (a forge without a record of its own: its type's fields null, <forge>.one has its
+// settings); sharing one (its owner only); removing one no workload deploys from.
 import { conflict, forbidden } from '@berth/core';
-import { GitProviderRecord, GithubRecord, GitlabRecord, BitbucketRecord, GiteaRecord } from '../entities.ts';
+import { GitConnectionRecord, GitProviderRecord, GithubRecord, GitlabRecord, BitbucketRecord, GiteaRecord } from '../entities.ts';
 import { providerView, githubRowView, gitlabRowView, bitbucketRowView, giteaRowView, usable, notShared, configured } from '../records.ts';
 import type { GitProviderListed, GitProviderView } from '../schemas.ts';
 import { ConnectionScope } from './scope.ts';
@@ -56,7 +57,11 @@ export class GitConnections extends ConnectionScope {
     ] as const;
     const found = await Promise.all(kinds.map(async ([field, entity]) => [field, (await em.findOne(entity as typeof GithubRecord, { gitProviderId })) as Record<string, unknown> | null] as const));
     const hit = found.find(([, r]) => r);
-    const named: [string, string] | null = hit ? [hit[0], String(hit[1]![hit[0]])] : null;
+    let named: [string, string] | null = hit ? [hit[0], String(hit[1]![hit[0]])] : null;
+    // A forge without a record of its own: the field its sourceFields name (while it is enabled).
+    const forge = hit ? null : await em.findOne(GitConnectionRecord, { gitProviderId });
+    const forgeField = forge && this.c.providers.has('git', row.providerType) ? this.c.providers.get('git', row.providerType).sourceFields?.id : undefined;
+    if (forge && forgeField) named = [forgeField, forge.connectionId];
     const users = named ? await this.#usersOf(named[0], named[1]) : [];
     if (users.length) throw conflict(`The provider is in use by ${users.join(', ')}: point them at another source first`);
     await em.nativeDelete(GitProviderRecord, { gitProviderId: row.gitProviderId, organizationId });

@@ -3,7 +3,7 @@
 // asClass(...).scoped(), so a handler calls it with the input alone), and the connections as Berth
 // uses them (gitProviders).
 import type { Cradle, EntityManager } from '@berth/core';
-import { GitProviderRecord, type BitbucketRecord, type GiteaRecord, type GithubRecord, type GitlabRecord, type GitProviderRow } from '../entities.ts';
+import { GitProviderRecord, type BitbucketRecord, type GitConnectionRecord, type GiteaRecord, type GithubRecord, type GitlabRecord, type GitProviderRow } from '../entities.ts';
 import { usable, type GitCaller } from '../records.ts';
 
 export abstract class ConnectionScope {
@@ -26,11 +26,11 @@ export abstract class ConnectionScope {
   /** The organization's connections of a forge the caller may use, newest first, each with its forge's record (`entity`'s row). */
   protected async usableOf<R extends { gitProviderId: string }>(
     type: string,
-    entity: typeof GithubRecord | typeof GitlabRecord | typeof BitbucketRecord | typeof GiteaRecord,
+    entity: typeof GithubRecord | typeof GitlabRecord | typeof BitbucketRecord | typeof GiteaRecord | typeof GitConnectionRecord,
   ): Promise<{ provider: GitProviderRow; record: R }[]> {
     const { organizationId, em, caller } = this.scope;
     const rows = (await em.find(GitProviderRecord, { organizationId, providerType: type }, { orderBy: { createdAt: 'desc', gitProviderId: 'asc' } })).filter(r => usable(r, caller));
-    // cast: the four forge records differ in their own columns; each has gitProviderId, which is all this reads.
+    // cast: the forge records differ in their own columns; each has gitProviderId, which is all this reads.
     const records = rows.length ? ((await em.find(entity as typeof GithubRecord, { gitProviderId: { $in: rows.map(r => r.gitProviderId) } })) as unknown as R[]) : [];
     return rows.flatMap(provider => {
       const record = records.find(x => x.gitProviderId === provider.gitProviderId);
