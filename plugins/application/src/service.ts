@@ -2,11 +2,11 @@
 // environments, and the resolver other plugins use to find an application. Secrets are
 // sealed on write and opened only for `one` and for deploys. Engine work is in pipeline.ts.
 import { randomBytes } from 'node:crypto';
-import { invalidField, iso, newId, notFound, containing, type Cradle, type EntityManager, type EnvironmentDirectory, type Principal, type SecretBox } from '@berth/core';
+import { iso, newId, notFound, containing, type Cradle, type EntityManager, type EnvironmentDirectory, type Principal, type SecretBox } from '@berth/core';
 import { Application, type ApplicationRow } from './entities.ts';
 import { sealedKeys, settingDefaults, settingKeys, type SealedKey, type SettingKey } from './fields.ts';
 import type { ApplicationFields, CreateInput, SearchInput, UpdateInput } from './schemas.ts';
-import { answerSwarmSettings, generateAppName, GitSourceChange, placementFor, recordLookups, searchFilters, type GitSourceRules, type WorkloadRef } from '@berth/plugin-workloads';
+import { answerSwarmSettings, generateAppName, placementFor, recordLookups, searchFilters, WorkloadChanges, type AssertAppNameFree, type GitSourceRules, type WorkloadRef } from '@berth/plugin-workloads';
 
 /** The kind's name on the wire (deployment targetType, mounts' serviceType). */
 export const KIND = 'application';
@@ -15,24 +15,20 @@ export const KIND = 'application';
 export const REFERENCES = new Set(['customGitSSHKeyId', 'registryId', 'rollbackRegistryId', 'buildRegistryId', 'buildServerId']);
 export type AssertReference = (key: string, id: string, organizationId: string, em: EntityManager) => Promise<void>;
 
-/** The registry's appName check (WorkloadRegistry.assertAppNameFree). */
-type AssertAppNameFree = (appName: string, serverId: string | null, em: EntityManager, self?: string) => Promise<void>;
 
 const columnKeys = ['name', 'appName', 'description', 'sourceType', 'buildType', 'applicationStatus', 'serverId', 'refreshToken'] as const;
-type ColumnKey = (typeof columnKeys)[number];
 const sealedSet = new Set<string>(sealedKeys);
-const settingSet = new Set<string>(settingKeys);
-const columnSet = new Set<string>(columnKeys);
 
 export class ApplicationService {
   readonly #secrets: () => SecretBox;
   readonly #environments: () => EnvironmentDirectory;
 
-  /** The git provider connections (their plugin may be disabled): a connection field (githubId, gitlabId, a forge's own…) must name one of the organization's. */
-  readonly #gitConnections: () => GitSourceRules | undefined;
 
   /** Refuses (NOT_FOUND) a setting naming another record (a key, a registry, a build server) that is not one of the organization's. */
   readonly #assertReference: AssertReference;
+
+  /** How a change applies its keys (the workload kit's, with this kind's columns and settings; a connection field is checked with the git provider connections, whose plugin may be disabled). */
+  readonly #changes: WorkloadChanges<ApplicationRow>;
 
   constructor(
     secrets: () => SecretBox,
@@ -42,8 +38,8 @@ export class ApplicationService {
   ) {
     this.#secrets = secrets;
     this.#environments = environments;
-    this.#gitConnections = gitConnections;
     this.#assertReference = assertReference;
+    this.#changes = new WorkloadChanges<ApplicationRow>({ columns: columnKeys, settings: settingKeys, idField: 'applicationId' }, { secrets, environments, git: gitConnections });
   }
 
   // ------------------------------------------------------------ records
@@ -131,39 +127,18 @@ export class ApplicationService {
     caller?: Pick<Principal, 'userId' | 'role'>,
   ): Promise<ApplicationFields> {
     const row = await this.find(applicationId, organizationId, em);
-    const source = await GitSourceChange.begin(this.#gitConnections(), { ...row.settings, sourceType: row.sourceType }, changes, { organizationId, em, caller });
     const secrets = this.secretsOf(row);
-    const settings = { ...row.settings };
-    let sealedChanged = false;
-    for (const [key, value] of Object.entries(changes)) {
-      if (value === undefined || key === 'applicationId' || key === 'createdAt') continue;
-      if (key === 'environmentId') {
-        row.environmentId = (await this.#environments().get(value as string, organizationId, em)).environmentId;
-      } else if (key === 'appName') {
-        if (value !== row.appName) await assertAppNameFree(value as string, row.serverId ?? null, em, row.applicationId);
-        row.appName = value as string;
-      } else if (key === 'serverId') {
-        // Moving a workload between hosts would leave its service and volumes behind: not done by an update.
-        if (((value as string | null) || null) !== (row.serverId ?? null)) throw invalidField('serverId', 'a workload stays on the host it was created on: create it anew on the other server');
-      } else if (key === 'webhookSecret') {
-        row.webhookSecret = value ? this.#secrets().encrypt(value as string) : null;
-      } else if (columnSet.has(key)) {
-        (row as Record<ColumnKey, unknown>)[key as ColumnKey] = value;
-      } else if (sealedSet.has(key)) {
+    await this.#changes.apply(row, changes, { organizationId, em, assertAppNameFree, caller }, async (key, value, settings) => {
+      if (sealedSet.has(key)) {
         secrets[key as SealedKey] = value as string | null;
-        sealedChanged = true;
-      } else if (await source.connection(key, value, settings)) {
-        // a connection field, checked and kept
-      } else if (REFERENCES.has(key) && typeof value === 'string' && value) {
-        await this.#assertReference(key, value, organizationId, em);
-        settings[key] = value;
-      } else if (settingSet.has(key) || source.isForgeField(key)) {
-        settings[key] = value;
+        row.sealed = this.#seal(secrets);
+        return true;
       }
-    }
-    if (sealedChanged) row.sealed = this.#seal(secrets);
-    row.settings = settings;
-    await em.flush();
+      if (!REFERENCES.has(key) || typeof value !== 'string' || !value) return false;
+      await this.#assertReference(key, value, organizationId, em);
+      settings[key] = value;
+      return true;
+    });
     return this.view(row);
   }
 

@@ -2,8 +2,8 @@
 // environments, and the lookups the workload registry asks for. The env is sealed on write and
 // opened only for `one` and for deploys. Engine work is the deployer's.
 import { randomBytes } from 'node:crypto';
-import { invalidField, iso, newId, notFound, type Cradle, type EntityManager, type EnvironmentDirectory, type Principal, type SecretBox } from '@berth/core';
-import { generateAppName, GitSourceChange, placementFor, recordLookups, searchFilters, type GitSourceRules, type WorkloadRef } from '@berth/plugin-workloads';
+import { iso, newId, notFound, type Cradle, type EntityManager, type EnvironmentDirectory, type Principal, type SecretBox } from '@berth/core';
+import { generateAppName, placementFor, recordLookups, searchFilters, WorkloadChanges, type AssertAppNameFree, type GitSourceRules, type WorkloadRef } from '@berth/plugin-workloads';
 import { Compose, type ComposeRow } from './entities.ts';
 import { settingDefaults, settingKeys, type SettingKey } from './fields.ts';
 import type { ComposeFields, CreateInput, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
@@ -12,13 +12,9 @@ import type { Static } from '@berth/core';
 /** The kind's name on the wire (deployment targetType, mounts' serviceType, domainType). */
 export const KIND = 'compose';
 
-/** The registry's appName check (WorkloadRegistry.assertAppNameFree). */
-export type AssertAppNameFree = (appName: string, serverId: string | null, em: EntityManager, self?: string) => Promise<void>;
+export type { AssertAppNameFree } from '@berth/plugin-workloads';
 
 const columnKeys = ['name', 'appName', 'description', 'sourceType', 'composeType', 'composeStatus', 'serverId', 'refreshToken', 'composeFile'] as const;
-type ColumnKey = (typeof columnKeys)[number];
-const settingSet = new Set<string>(settingKeys);
-const columnSet = new Set<string>(columnKeys);
 
 /** A new webhook refresh token. */
 export const newRefreshToken = (): string => randomBytes(24).toString('base64url');
@@ -27,8 +23,8 @@ export class ComposeService {
   readonly #secrets: () => SecretBox;
   readonly #environments: () => EnvironmentDirectory;
 
-  /** The git provider connections (their plugin may be disabled): a connection field (githubId, gitlabId, a forge's own…) must name one of the organization's. */
-  readonly #gitConnections: () => GitSourceRules | undefined;
+  /** How a change applies its keys (the workload kit's, with this kind's columns and settings; a connection field is checked with the git provider connections, whose plugin may be disabled). */
+  readonly #changes: WorkloadChanges<ComposeRow>;
 
   /** The stored key pairs (their plugin may be disabled): a customGitSSHKeyId must name one of the organization's. */
   readonly #sshKeys: () => Pick<Cradle['sshKeys'], 'one'> | undefined;
@@ -41,8 +37,8 @@ export class ComposeService {
   ) {
     this.#secrets = secrets;
     this.#environments = environments;
-    this.#gitConnections = gitConnections;
     this.#sshKeys = sshKeys;
+    this.#changes = new WorkloadChanges<ComposeRow>({ columns: columnKeys, settings: settingKeys, idField: 'composeId' }, { secrets, environments, git: gitConnections });
   }
 
   async find(composeId: string, organizationId: string, em: EntityManager): Promise<ComposeRow> {
@@ -133,35 +129,16 @@ export class ComposeService {
     caller?: Pick<Principal, 'userId' | 'role'>,
   ): Promise<ComposeRow> {
     const row = await this.find(composeId, organizationId, em);
-    const source = await GitSourceChange.begin(this.#gitConnections(), { ...row.settings, sourceType: row.sourceType }, changes, { organizationId, em, caller });
-    const settings = { ...row.settings };
-    for (const [key, value] of Object.entries(changes)) {
-      if (value === undefined || key === 'composeId' || key === 'createdAt') continue;
-      if (key === 'environmentId') {
-        row.environmentId = (await this.#environments().get(value as string, organizationId, em)).environmentId;
-      } else if (key === 'appName') {
-        if (value !== row.appName) await assertAppNameFree(value as string, row.serverId ?? null, em, row.composeId);
-        row.appName = value as string;
-      } else if (key === 'serverId') {
-        // Moving a workload between hosts would leave its service and volumes behind: not done by an update.
-        if (((value as string | null) || null) !== (row.serverId ?? null)) throw invalidField('serverId', 'a workload stays on the host it was created on: create it anew on the other server');
-      } else if (key === 'env') {
+    await this.#changes.apply(row, changes, { organizationId, em, assertAppNameFree, caller }, async (key, value, settings) => {
+      if (key === 'env') {
         row.sealed = this.#secrets().encrypt((value as string | null) ?? '');
-      } else if (key === 'webhookSecret') {
-        row.webhookSecret = value ? this.#secrets().encrypt(value as string) : null;
-      } else if (columnSet.has(key)) {
-        (row as Record<ColumnKey, unknown>)[key as ColumnKey] = value;
-      } else if (await source.connection(key, value, settings)) {
-        // a connection field, checked and kept
-      } else if (key === 'customGitSSHKeyId' && typeof value === 'string' && value) {
-        await this.#sshKeys()?.one(value, organizationId, em);
-        settings[key] = value;
-      } else if (settingSet.has(key) || source.isForgeField(key)) {
-        settings[key] = value;
+        return true;
       }
-    }
-    row.settings = settings;
-    await em.flush();
+      if (key !== 'customGitSSHKeyId' || typeof value !== 'string' || !value) return false;
+      await this.#sshKeys()?.one(value, organizationId, em);
+      settings[key] = value;
+      return true;
+    });
     return row;
   }
 

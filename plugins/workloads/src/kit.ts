@@ -61,3 +61,4 @@ export { placementFor, searchFilters, recordLookups, type SearchFields } from '.
 export { HostAccess, hostAccessRefused, isLocalGitUrl, type NetworkFacts } from './host-access-policy.ts';
 export { HostAccessSchema, type HostAccessPolicy } from './config.ts';
 export { GitSourceChange, type GitSourceRules } from './git-source.ts';
+export { WorkloadChanges, type AssertAppNameFree, type ChangeableWorkload, type ChangeContext, type OwnKey } from './changes.ts';
