@@ -183,7 +183,6 @@ const CALLER_ADAPTERS_LEFT = [
   'callerSecurity',
   'callerServerOperations',
   'callerServers',
-  'callerSshKeys',
 ];
 
 t.test('no new hand-written request-scope adapter (callerX): services take the request scope from the container', async t => {

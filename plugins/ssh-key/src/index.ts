@@ -1,9 +1,10 @@
-import { asFunction, asValue, definePlugin } from '@berth/core';
+import { asClass, asValue, definePlugin } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
 import { sshKeyEntities } from './entities.ts';
 import { sshKeyMigrations } from './migrations.ts';
 import { sshKeyProcedures } from './procedures.ts';
-import { callerSshKeys, SshKeyService } from './service.ts';
+import { SshKeyRequests } from './requests.ts';
+import { SshKeyService } from './service.ts';
 
 export default definePlugin({
   name: 'ssh-key',
@@ -12,7 +13,7 @@ export default definePlugin({
     const sshKeys = new SshKeyService(() => berth.container.cradle.secrets);
     berth.entities(...sshKeyEntities);
     berth.migrations(...sshKeyMigrations);
-    berth.provide({ sshKeys: asValue(sshKeys), callerSshKeys: asFunction(callerSshKeys(sshKeys)).scoped() });
+    berth.provide({ sshKeys: asValue(sshKeys), sshKeyRequests: asClass(SshKeyRequests).scoped() });
     berth.procedures(...sshKeyProcedures);
   },
 });

@@ -11,7 +11,7 @@ export class BitbucketConnections extends ConnectionScope {
   /** The peer's create: an API token with its e-mail, or an app password with its user name; sealed. The owner is always the caller. */
   async create(input: BitbucketCreateInput): Promise<BitbucketView> {
     const { organizationId, userId, em } = this.scope;
-    const seal = (v: string | null | undefined) => (v ? this.c.secrets.encrypt(v) : null);
+    const seal = (v: string | null | undefined) => (v ? this.cradle.secrets.encrypt(v) : null);
     const provider = em.create(GitProviderRecord, {
       gitProviderId: newId(),
       name: input.name,
@@ -76,7 +76,7 @@ export class BitbucketConnections extends ConnectionScope {
     if (provider.gitProviderId !== input.gitProviderId) throw notFound('Git provider');
     provider.name = input.name;
     for (const k of ['bitbucketUsername', 'bitbucketEmail', 'bitbucketWorkspaceName'] as const) if (input[k] !== undefined) bitbucket[k] = input[k] || null;
-    for (const k of BITBUCKET_SECRETS) if (input[k] !== undefined) bitbucket[k] = input[k] ? this.c.secrets.encrypt(input[k]) : null;
+    for (const k of BITBUCKET_SECRETS) if (input[k] !== undefined) bitbucket[k] = input[k] ? this.cradle.secrets.encrypt(input[k]) : null;
     await em.flush();
     return bitbucketRowView(bitbucket);
   }

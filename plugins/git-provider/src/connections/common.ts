@@ -60,7 +60,7 @@ export class GitConnections extends ConnectionScope {
     let named: [string, string] | null = hit ? [hit[0], String(hit[1]![hit[0]])] : null;
     // A forge without a record of its own: the field its sourceFields name (while it is enabled).
     const forge = hit ? null : await em.findOne(GitConnectionRecord, { gitProviderId });
-    const forgeField = forge && this.c.providers.has('git', row.providerType) ? this.c.providers.get('git', row.providerType).sourceFields?.id : undefined;
+    const forgeField = forge && this.cradle.providers.has('git', row.providerType) ? this.cradle.providers.get('git', row.providerType).sourceFields?.id : undefined;
     if (forge && forgeField) named = [forgeField, forge.connectionId];
     const users = named ? await this.#usersOf(named[0], named[1]) : [];
     if (users.length) throw conflict(`The provider is in use by ${users.join(', ')}: point them at another source first`);

@@ -24,7 +24,7 @@ export class GiteaConnections extends ConnectionScope {
     if (input.giteaUrl !== undefined) gitea.giteaUrl = webUrlOf(input.giteaUrl, 'giteaUrl');
     if (input.giteaInternalUrl !== undefined) gitea.giteaInternalUrl = input.giteaInternalUrl ? webUrlOf(input.giteaInternalUrl, 'giteaInternalUrl') : null;
     for (const k of ['redirectUri', 'clientId', 'scopes', 'giteaUsername', 'organizationName'] as const) if (input[k] !== undefined) gitea[k] = input[k] || null;
-    for (const k of GITEA_SECRETS) if (input[k] !== undefined) gitea[k] = input[k] ? this.c.secrets.encrypt(input[k]) : null;
+    for (const k of GITEA_SECRETS) if (input[k] !== undefined) gitea[k] = input[k] ? this.cradle.secrets.encrypt(input[k]) : null;
     for (const k of ['expiresAt', 'lastAuthenticatedAt'] as const) if (input[k] !== undefined) gitea[k] = input[k];
   }
 

@@ -12,7 +12,7 @@ export class GitlabConnections extends ConnectionScope {
   async create(input: GitlabCreateInput): Promise<GitlabView> {
     const { organizationId, userId, em } = this.scope;
     await this.git.reachable({ gitlabUrl: input.gitlabUrl, gitlabInternalUrl: input.gitlabInternalUrl }, organizationId);
-    const seal = (v: string | null | undefined) => (v ? this.c.secrets.encrypt(v) : null);
+    const seal = (v: string | null | undefined) => (v ? this.cradle.secrets.encrypt(v) : null);
     const provider = em.create(GitProviderRecord, { gitProviderId: newId(), name: input.name, providerType: 'gitlab', organizationId, userId, sharedWithOrganization: false, createdAt: new Date() });
     const gitlab = em.create(GitlabRecord, {
       gitlabId: newId(),
@@ -79,7 +79,7 @@ export class GitlabConnections extends ConnectionScope {
     const { gitlab, provider } = await this.git.gitlab(input.gitlabId, organizationId, em, caller);
     if (provider.gitProviderId !== input.gitProviderId) throw notFound('Git provider');
     await this.git.reachable({ gitlabUrl: input.gitlabUrl, gitlabInternalUrl: input.gitlabInternalUrl }, organizationId);
-    const seal = (v: string) => (v ? this.c.secrets.encrypt(v) : null);
+    const seal = (v: string) => (v ? this.cradle.secrets.encrypt(v) : null);
     provider.name = input.name;
     if (input.gitlabUrl !== undefined) gitlab.gitlabUrl = webUrlOf(input.gitlabUrl, 'gitlabUrl');
     if (input.gitlabInternalUrl !== undefined) gitlab.gitlabInternalUrl = input.gitlabInternalUrl ? webUrlOf(input.gitlabInternalUrl, 'gitlabInternalUrl') : null;

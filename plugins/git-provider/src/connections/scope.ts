@@ -1,26 +1,19 @@
-// What every connections service of a request starts from: the caller, their organization and the
-// request's transaction, resolved from the request's scope (each service is registered
-// asClass(...).scoped(), so a handler calls it with the input alone), and the connections as Berth
-// uses them (gitProviders).
-import type { Cradle, EntityManager } from '@berth/core';
+// What every connections service of a request starts from: the kernel's RequestScope (the caller,
+// their organization and the request's transaction, from the request's scope: each service is
+// registered asClass(...).scoped(), so a handler calls it with the input alone), and the
+// connections as Berth uses them (gitProviders).
+import { RequestScope, type Cradle, type EntityManager } from '@berth/core';
 import { GitProviderRecord, type BitbucketRecord, type GitConnectionRecord, type GiteaRecord, type GithubRecord, type GitlabRecord, type GitProviderRow } from '../entities.ts';
 import { usable, type GitCaller } from '../records.ts';
 
-export abstract class ConnectionScope {
-  protected readonly c: Cradle;
-
-  constructor(cradle: Cradle) {
-    this.c = cradle;
-  }
-
+export abstract class ConnectionScope extends RequestScope {
   protected get git(): Cradle['gitProviders'] {
-    return this.c.gitProviders;
+    return this.cradle.gitProviders;
   }
 
   /** The caller (an owner or admin uses every connection; a member, theirs and the shared ones), their organization, the request's transaction. */
   protected get scope(): { organizationId: string; userId: string; em: EntityManager; caller: GitCaller } {
-    const { organizationId, userId, role } = this.c.principal!;
-    return { organizationId, userId, em: this.c.em, caller: { userId, role } };
+    return { organizationId: this.organizationId, userId: this.principal.userId, em: this.em, caller: this.caller };
   }
 
   /** The organization's connections of a forge the caller may use, newest first, each with its forge's record (`entity`'s row). */
