@@ -44,8 +44,10 @@ class ForgeProvider {
   label = 'Forge';
   // What a connection keeps: the API and git addresses in clear, the token sealed.
   connection = {
-    settings: Type.Object({ apiUrl: Type.String({ minLength: 1 }), gitUrl: Type.String({ minLength: 1 }) }),
-    secrets: Type.Object({ token: Type.String({ minLength: 1 }) }),
+    settings: Type.Object({ apiUrl: Type.String({ minLength: 1 }), gitUrl: Type.String({ minLength: 1 }), installationId: Type.Optional(Type.String()) }),
+    secrets: Type.Object({ token: Type.String({ minLength: 1 }), webhookSecret: Type.Optional(Type.String()) }),
+    // Its app: one webhook for every repository of an installation, signed with the connection's webhook secret.
+    app: { installation: 'installationId', secret: 'webhookSecret' },
   };
   // The workload fields that name what to clone from it.
   sourceFields = { id: 'forgeId', owner: 'forgeOwner', repository: 'forgeRepository', branch: 'forgeBranch', buildPath: 'forgeBuildPath' };
@@ -54,6 +56,12 @@ class ForgeProvider {
   deliveries = {
     eventHeader: 'x-forge-event',
     signatureHeader: 'X-Forge-Signature',
+    // An app delivery names its installation and repository at the top of the body.
+    app: {
+      installationField: 'installation',
+      origin: body => ({ installationId: text(body.installation), appId: null }),
+      repository: body => text(body.repository),
+    },
     read(headers, body) {
       const event = text(headers['x-forge-event']) ?? '';
       const deliveryId = text(headers['x-forge-delivery']);
@@ -334,9 +342,10 @@ t.test('a forge in full from the same two files: its connections, an application
   const noToken = await client.post('forge.create', { name: 'No token', apiUrl, gitUrl: git.url });
   t.equal(noToken.status, 400);
   t.match(JSON.stringify(noToken.body.issues), /token/, 'the form is the input: a missing secret is named');
-  const made = await ok(client.post('forge.create', { name: 'Forge', apiUrl, gitUrl: git.url, token }), 'forge.create');
+  const appSecret = randomBytes(16).toString('hex');
+  const made = await ok(client.post('forge.create', { name: 'Forge', apiUrl, gitUrl: git.url, token, installationId: 'inst-7', webhookSecret: appSecret }), 'forge.create');
   t.match(made, { forgeId: /^[\w-]{16,32}$/, apiUrl, gitUrl: git.url, gitProvider: { name: 'Forge', providerType: 'forge' } });
-  t.notOk('token' in made, 'the secret is never answered');
+  t.notOk('token' in made || 'webhookSecret' in made, 'the secrets are never answered');
   const { forgeId } = made;
   const [stored] = await server.kernel.container.cradle.orm.em.fork().getConnection().execute(`select secrets->>'token' as token from git_connections where connection_id = ?`, [forgeId]);
   t.ok(String(stored?.token).startsWith('v1:') && !String(stored?.token).includes(token), 'the token is stored sealed');
@@ -412,4 +421,28 @@ t.test('a forge in full from the same two files: its connections, an application
   await waitFor('the comment on the pull request', async () => (comments.length > before ? true : undefined), { timeout: 30_000, interval: 100 });
   t.match(comments.at(-1), /preview/i, 'the forge got a comment on the pull request');
   await ok(client.post('previewDeployment.delete', { previewDeploymentId: previews[0]!.previewDeploymentId }), 'previewDeployment.delete');
+
+  // Its app's deliveries, at /api/deploy/forge: signed with the app's webhook secret of a connection of the installation they name.
+  const toApp = async (body: Record<string, unknown>, secretUsed: string) => {
+    const text = JSON.stringify(body);
+    const headers = { 'content-type': 'application/json', 'x-forge-event': 'push', 'x-forge-delivery': randomBytes(4).toString('hex'), 'x-forge-signature': createHmac('sha256', secretUsed).update(text).digest('hex') };
+    const res = await fetch(`${server.url}/api/deploy/forge`, { method: 'POST', headers, body: text });
+    return { status: res.status, body: (await res.json()) as Record<string, any> };
+  };
+  const appPush = { installation: 'inst-7', repository: 'acme/app', branch: 'main', sha: app.commit, message: 'through the app', files: ['Dockerfile'] };
+  t.match(
+    await toApp({ ...appPush, installation: 'inst-8' }, appSecret),
+    { status: 401, body: { reason: 'unknown installation: no Forge App connection has installation inst-8' } },
+    'an installation no connection has',
+  );
+  t.match(
+    await toApp(appPush, 'not-the-secret'),
+    { status: 401, body: { reason: 'bad signature: X-Forge-Signature does not match the body signed with the webhook secret of the Forge App connections of this installation' } },
+    "checked by the forge's own scheme",
+  );
+  t.match(await toApp({ ...appPush, repository: 'acme/site' }, appSecret), { status: 200, body: { reason: 'no application or compose stack deploys acme/site through this Forge App' } });
+  const viaApp = await toApp(appPush, appSecret);
+  t.equal(viaApp.status, 202, JSON.stringify(viaApp.body));
+  t.match(viaApp.body.workloads, [{ kind: 'application', id: applicationId, statusCode: 202 }], 'the application deploying acme/app through the connection');
+  if (viaApp.status === 202) t.equal((await deploymentFinished(client, viaApp.body.deploymentId)).status, 'done', 'deployed through the app');
 });

@@ -83,7 +83,7 @@ export type {
   GitConnectionForm,
   CloneCredential,
 } from './contracts/git-provider.ts';
-export type { GitDelivery, GitDeliveryReader, PullRequestEvent, SignatureCheck, DeliveryHeaders } from './contracts/git-delivery.ts';
+export type { AppDeliveryReader, GitDelivery, GitDeliveryReader, PullRequestEvent, SignatureCheck, DeliveryHeaders } from './contracts/git-delivery.ts';
 export { cloneCredentialEnv, cloneCredentialSecrets } from './clone-credentials.ts';
 export { AiProviderError, ChannelError, GitProviderError, StorageError } from './provider-errors.ts';
 export { aiCall, aiErrorOf } from './ai-call.ts';

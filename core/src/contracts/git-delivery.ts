@@ -55,8 +55,25 @@ export interface PullRequestEvent {
 /** A signature checked: a refusal says why (bad, stale, missing), for the answer and the delivery log. */
 export type SignatureCheck = { ok: true } | { ok: false; reason: string };
 
+/**
+ * A forge's app (GitHub's App): one webhook for every repository of its installations, signed with
+ * the app's webhook secret, which Berth keeps on each connection of the app. Its deliveries reach
+ * `POST /api/deploy/<forge>`; each deploys the workloads that deploy its repository through a
+ * connection of the installation whose secret signed it.
+ */
+export interface AppDeliveryReader {
+  /** Where a delivery names its installation, for messages ("installation.id"). */
+  readonly installationField: string;
+  /** The installation a delivery comes from (an app's ping names its app instead); null when it names none. Never throws. */
+  origin(body: Record<string, unknown>, delivery: GitDelivery): { installationId: string | null; appId: string | null };
+  /** The repository (owner/name) a delivery concerns; null when it names none. Never throws. */
+  repository(body: Record<string, unknown>): string | null;
+}
+
 /** How a forge's webhook deliveries are recognised, read and checked. */
 export interface GitDeliveryReader {
+  /** Its app's deliveries, for a forge with apps installed across repositories (GitHub's App). */
+  readonly app?: AppDeliveryReader;
   /** The header whose presence marks the forge's deliveries (its event name): "x-github-event". */
   readonly eventHeader: string;
   /**

@@ -124,6 +124,11 @@ export interface GitConnectionForm {
   readonly settings: TObject;
   /** The fields kept sealed (never answered): an object of strings. */
   readonly secrets: TObject;
+  /**
+   * For a forge whose deliveries have an app (`deliveries.app`): which setting holds a connection's
+   * installation id (and its app id, for the app's ping) and which secret its webhook secret.
+   */
+  readonly app?: { readonly installation: string; readonly app?: string; readonly secret: string };
 }
 
 export interface GitProvider {

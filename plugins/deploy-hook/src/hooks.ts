@@ -7,7 +7,7 @@
 // reason; otherwise the push supersedes the workload's queued deployments and one is queued (202).
 // Every answer that names a workload is written to its delivery log.
 import path from 'node:path';
-import { isStorable, optionalService, type BerthConfig, type Cradle, type EntityManager, type Principal, type PullRequestEvent } from '@berth/core';
+import { isStorable, optionalService, type BerthConfig, type Cradle, type DeliveryHeaders, type EntityManager, type GitProvider, type Principal, type PullRequestEvent } from '@berth/core';
 import type { PushTarget, WorkloadKind } from '@berth/plugin-workloads';
 import { checkSignature, readDelivery, type Delivery } from './delivery.ts';
 import { WebhookDelivery } from './entities.ts';
@@ -18,7 +18,7 @@ export interface HookAnswer {
   body: { message: string; reason?: string; deploymentId?: string; workloads?: WorkloadAnswer[] };
 }
 
-/** What a GitHub App delivery did for each workload deploying its repository. */
+/** What a forge app's delivery did for each workload deploying its repository. */
 export interface WorkloadAnswer {
   kind: string;
   id: string;
@@ -83,37 +83,39 @@ export class HookService {
   }
 
   /**
-   * A GitHub App's delivery (POST /api/deploy/github): it names its installation (the App's ping,
-   * its App), which finds the GitHub connections (of any organization) it may come from before any
-   * secret is used; signed with the App's webhook secret of one of them, it reaches every workload
-   * of the kinds that deploys the delivery's repository through such a connection; each gets the
-   * decisions of its own hook and a log entry. 202 when any deployment was queued, 200 with why
-   * otherwise, 401 when it names no known installation or no such connection's secret signed it —
-   * written to no workload's log (an unauthenticated caller must not push a workload's real
-   * deliveries out of its last webhookDeliveriesKept).
+   * A forge app's delivery (POST /api/deploy/<forge>: GitHub's App at /api/deploy/github): it names
+   * its installation (the app's ping, its app), which finds the forge's app connections (of any
+   * organization) it may come from before any secret is used; signed with the app's webhook secret
+   * of one of them (by the forge's scheme), it reaches every workload of the kinds that deploys the
+   * delivery's repository through such a connection; each gets the decisions of its own hook and a
+   * log entry. 202 when any deployment was queued, 200 with why otherwise, 401 when it names no
+   * known installation or no such connection's secret signed it — written to no workload's log (an
+   * unauthenticated caller must not push a workload's real deliveries out of its last
+   * webhookDeliveriesKept).
    */
-  async receiveGithubApp(kinds: WorkloadKind[], headers: Record<string, string | string[] | undefined>, raw: Buffer, body: Record<string, unknown>, em: EntityManager): Promise<HookAnswer> {
+  async receiveApp(forge: GitProvider, kinds: WorkloadKind[], headers: DeliveryHeaders, raw: Buffer, body: Record<string, unknown>, em: EntityManager): Promise<HookAnswer> {
     const skip = (status: number, reason: string): HookAnswer => ({ status, body: { message: reason, reason } });
+    const [reader, label, type] = [forge.deliveries!, forge.label, forge.id];
+    const app = reader.app!;
     const gitProviders = optionalService(this.#cradle(), 'gitProviders');
-    if (!gitProviders) return skip(404, 'GitHub App deliveries need the git-provider plugin, which is not enabled');
+    if (!gitProviders) return skip(404, `${label} App deliveries need the git-provider plugin, which is not enabled`);
     const delivery = readDelivery(headers, body, this.#cradle().providers.all('git'));
-    const signature = typeof headers['x-hub-signature-256'] === 'string' ? headers['x-hub-signature-256'] : null;
-    if (!signature) return skip(401, 'missing signature: a GitHub App delivery carries X-Hub-Signature-256');
-    const numeric = (v: unknown) => (typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? String(v) : typeof v === 'string' && /^\d{1,20}$/.test(v) ? v : null);
-    const installationId = numeric((body.installation as { id?: unknown } | undefined)?.id);
-    const appId = delivery.kind === 'ping' ? numeric((body.hook as { app_id?: unknown } | undefined)?.app_id) : null;
-    if (!installationId && !appId) return skip(401, 'no installation: a GitHub App delivery names the installation it comes from (installation.id)');
-    const { matched, signers } = await gitProviders.githubSigners(raw, signature, { installationId, appId }, em);
-    if (!matched) return skip(401, installationId ? `unknown installation: no GitHub App connection has installation ${installationId}` : `unknown App: no GitHub App connection has App id ${appId}`);
-    if (!signers.length) return skip(401, 'bad signature: X-Hub-Signature-256 does not match the body signed with the webhook secret of the GitHub App connections of this installation');
-    const repository = (body.repository as { full_name?: unknown } | undefined)?.full_name;
-    const targetsOf = async (githubIds: string[]) => {
-      if (typeof repository !== 'string') return [];
+    // With no secret yet, verify only says whether the delivery carries the forge's signature header at all (null: none).
+    if (reader.verify(headers, raw, '') === null) return skip(401, `missing signature: a ${label} App delivery carries ${reader.signatureHeader}`);
+    const { installationId, appId } = app.origin(body, delivery);
+    if (!installationId && !appId) return skip(401, `no installation: a ${label} App delivery names the installation it comes from (${app.installationField})`);
+    const { matched, signers } = await gitProviders.appSigners(type, raw, headers, { installationId, appId }, em);
+    if (!matched) return skip(401, installationId ? `unknown installation: no ${label} App connection has installation ${installationId}` : `unknown App: no ${label} App connection has App id ${appId}`);
+    if (!signers.length) return skip(401, `bad signature: ${reader.signatureHeader} does not match the body signed with the webhook secret of the ${label} App connections of this installation`);
+    const repository = app.repository(body);
+    const field = gitProviders.sourceFields(type)?.id;
+    const targetsOf = async (connectionIds: string[]) => {
+      if (!repository || !field) return [];
       const found = await Promise.all(
         kinds.map(async k =>
-          (await k.push!.byConnection('github', 'githubId', githubIds, em))
+          (await k.push!.byConnection(type, field, connectionIds, em))
             .filter(t => {
-              const linked = gitProviders.repositoryOf('github', t.fields);
+              const linked = gitProviders.repositoryOf(type, t.fields);
               return linked && `${linked.repo.owner}/${linked.repo.name}`.toLowerCase() === repository.toLowerCase();
             })
             .map(t => ({ kind: k, target: t })),
@@ -121,11 +123,11 @@ export class HookService {
       );
       return found.flat();
     };
-    if (delivery.provider !== 'github') return skip(200, 'not a GitHub delivery: X-GitHub-Event is missing');
+    if (delivery.provider !== type) return skip(200, `not a ${label} delivery: ${reader.eventHeader} is missing`);
     if (delivery.kind === 'ping') return skip(200, 'ping received: the hook is active');
-    if (typeof repository !== 'string') return skip(200, `unknown event: github "${delivery.event}" names no repository and deploys nothing`);
+    if (!repository) return skip(200, `unknown event: ${type} "${delivery.event}" names no repository and deploys nothing`);
     const targets = await targetsOf(signers);
-    if (!targets.length) return skip(200, `no application or compose stack deploys ${repository} through this GitHub App`);
+    if (!targets.length) return skip(200, `no application or compose stack deploys ${repository} through this ${label} App`);
     const workloads: WorkloadAnswer[] = [];
     for (const { kind, target } of targets) {
       const answer = await this.#log(kind, target, delivery, true, await this.#decide(kind, target, delivery, true, em), em);
@@ -140,7 +142,7 @@ export class HookService {
     return { status: 202, body: { message: `${queued.length} of ${workloads.length} deployment${workloads.length === 1 ? '' : 's'} queued`, deploymentId: queued[0]!.deploymentId!, workloads } };
   }
 
-  /** What the delivery does for the workload; `signed`: it carried a signature made with a secret Berth holds (the workload's, the GitHub App's). */
+  /** What the delivery does for the workload; `signed`: it carried a signature made with a secret Berth holds (the workload's, a forge app's). */
   async #decide(kind: WorkloadKind, target: PushTarget, d: Delivery, signed: boolean, em: EntityManager): Promise<HookAnswer> {
     const skip = (reason: string): HookAnswer => ({ status: 200, body: { message: reason, reason } });
     if (d.kind === 'ping') return skip('ping received: the hook is active');
@@ -160,7 +162,7 @@ export class HookService {
       if (!handler) return skip(`pull request events deploy nothing for ${kind.label.toLowerCase()}s (previews are not served for them)`);
       if (!signed)
         return skip(
-          `unsigned pull request event: previews are made only from signed deliveries (set the ${kind.label.toLowerCase()}'s webhookSecret and sign with it, link the repository through a git provider so that Berth registers a signed webhook, or use the GitHub App)`,
+          `unsigned pull request event: previews are made only from signed deliveries (set the ${kind.label.toLowerCase()}'s webhookSecret and sign with it, link the repository through a git provider so that Berth registers a signed webhook, or deploy it through a forge's app)`,
         );
       return handler(target, d.pullRequest!, { provider: d.provider, deliveryId: d.deliveryId }, em);
     }

@@ -2,8 +2,8 @@
 // gets its hook at the peer's path, /api/deploy/[<hookPath>/]{refreshToken}: a plain route that
 // answers its own status codes and needs no API key (the refresh token names the workload, its
 // webhook secret, when set, must sign the delivery), and `<kind>.webhookDeliveries`, its log.
-// /api/deploy/github takes a GitHub App's deliveries for every workload deploying the repository;
-// links.ts registers webhooks on the GitLab, Gitea and Bitbucket repositories workloads link.
+// /api/deploy/<forge> takes a forge app's deliveries (GitHub's App: /api/deploy/github) for every
+// workload deploying the repository; links.ts registers webhooks on the repositories workloads link.
 import { asValue, definePlugin, router, Type, type BerthHost } from '@berth/core';
 import type { WorkloadKind } from '@berth/plugin-workloads';
 import pkg from '../package.json' with { type: 'json' };
@@ -70,33 +70,40 @@ function routes(berth: BerthHost, hooks: HookService, kinds: () => WorkloadKind[
       const answer = await hooks.receive(kind, refreshToken, req.headers, raw, bodyOf(raw, req.headers['content-type'] as string | undefined), em);
       return reply.code(answer.status).send(answer.body);
     };
-    app.post(
-      '/api/deploy/github',
-      {
-        schema: {
-          tags: ['deploy'],
-          operationId: 'deploy-github',
-          // No credential: the delivery's signature with a connection's webhook secret authenticates it.
-          'x-berth-scope': 'public',
-          summary:
-            "Push to deploy from a GitHub App's webhook: signed (X-Hub-Signature-256) with the webhook secret of a GitHub connection, it deploys every application and compose stack that deploys the delivery's repository through that connection. 202: queued (workloads says what each did); 200: why nothing was deployed; 401: signature missing or wrong",
-          response: { 200: Answer, 202: Answer, 401: Answer, 404: Answer },
+    // A forge whose deliveries have an app (GitHub's App) takes them at /api/deploy/<forge>.
+    for (const forge of berth.container.cradle.providers.all('git')) {
+      const reader = forge.deliveries;
+      if (!reader?.app) continue;
+      app.post(
+        `/api/deploy/${forge.id}`,
+        {
+          schema: {
+            tags: ['deploy'],
+            operationId: `deploy-${forge.id}`,
+            // No credential: the delivery's signature with a connection's webhook secret authenticates it.
+            'x-berth-scope': 'public',
+            summary: `Push to deploy from a ${forge.label} App's webhook: signed (${reader.signatureHeader}) with the webhook secret of a ${forge.label} connection, it deploys every application and compose stack that deploys the delivery's repository through that connection. 202: queued (workloads says what each did); 200: why nothing was deployed; 401: signature missing or wrong`,
+            response: { 200: Answer, 202: Answer, 401: Answer, 404: Answer },
+          },
         },
-      },
-      async (req, reply) => {
-        const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-        const em = berth.container.cradle.orm.em.fork();
-        const answer = await hooks.receiveGithubApp(kinds(), req.headers, raw, bodyOf(raw, req.headers['content-type']), em);
-        return reply.code(answer.status as 200).send(answer.body); // cast: the hook answers only the statuses the schema lists
-      },
-    );
+        async (req, reply) => {
+          const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+          const em = berth.container.cradle.orm.em.fork();
+          const answer = await hooks.receiveApp(forge, kinds(), req.headers, raw, bodyOf(raw, req.headers['content-type']), em);
+          return reply.code(answer.status as 200).send(answer.body); // cast: the hook answers only the statuses the schema lists
+        },
+      );
+    }
     const Token = Type.String({ maxLength: 255, description: "the workload's refreshToken" });
     const schema = (summary: string, params: Record<string, ReturnType<typeof Type.String>>, operationId: string) => ({
       // No credential: the workload's refreshToken in the path (and its webhookSecret's signature, when set) authenticates it.
       schema: { tags: ['deploy'], operationId, 'x-berth-scope': 'public', summary, params: Type.Object(params), response: { 200: Answer, 202: Answer, 401: Answer, 404: Answer } },
     });
-    const what =
-      'a GitHub, GitLab, Gitea, Bitbucket, Docker Hub or plain delivery; no API key, signed when the workload has a webhookSecret. 202: queued; 200: why nothing was deployed; 401: signature missing, wrong or stale';
+    const forges = berth.container.cradle.providers
+      .all('git')
+      .filter(p => p.deliveries)
+      .map(p => p.label);
+    const what = `a ${[...forges, 'Docker Hub'].join(', ')} or plain delivery; no API key, signed when the workload has a webhookSecret. 202: queued; 200: why nothing was deployed; 401: signature missing, wrong or stale`;
     // The kinds are registered by plugins that may be set up after this one: the kind is found per request.
     // casts: Fastify's route types follow the schema's TypeBox params, which the handler reads as strings.
     app.post('/api/deploy/:refreshToken', schema(`Push to deploy the workload of the kind whose push hookPath is empty: ${what}`, { refreshToken: Token }, 'deploy-refreshToken'), handle as never);

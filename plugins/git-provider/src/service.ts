@@ -1,11 +1,10 @@
 // The organization's connected git accounts as the rest of Berth uses them: the rule for changing
 // a workload's git source, what a workload's source fields name (its repository, another one of
 // the same service for a fork), its webhooks, its pull requests (read, commented, their authors'
-// access), the GitHub App's delivery signers, and the setup flows' steps (an OAuth code exchanged,
+// access), an app's delivery signers (GitHub's App, a forge's), and the setup flows' steps (an OAuth code exchanged,
 // a manifest's App stored, its installation recorded). The records and accounts underneath are in
 // accounts.ts; the procedures' side, request by request, in connections/.
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import { badRequest, forbidden, GitProviderError, newId, type EntityManager, type GitAccount, type GitProvider, type GitPullRequest, type GitRepositoryRef } from '@berth/core';
+import { badRequest, forbidden, GitProviderError, newId, type DeliveryHeaders, type EntityManager, type GitAccount, type GitProvider, type GitPullRequest, type GitRepositoryRef } from '@berth/core';
 import { GitConnectionLookup } from './accounts.ts';
 import { GitProviderRecord, GithubRecord, type GiteaRow, type GitlabRow } from './entities.ts';
 import { githubRowView, providerView, repositoryParts, usable, type GitCaller, type NewGithub } from './records.ts';
@@ -146,22 +145,46 @@ export class GitProviderService extends GitConnectionLookup {
   }
 
   /**
-   * The GitHub connections (of any organization) a GitHub App delivery comes from: those of the
-   * installation it names (the App's ping names none: those of the App), found by these ids before
-   * any secret is opened, then those among them whose App webhook secret signs the body as
-   * `signature` (X-Hub-Signature-256), compared in constant time. `matched` counts the connections
-   * the ids found: with none, no secret was opened.
+   * The connections (of any organization) of a forge's app a delivery comes from: those of the
+   * installation it names (the app's ping names none: those of the app), found by these ids before
+   * any secret is opened, then those among them whose webhook secret signs the delivery by the
+   * forge's own scheme (its reader's verify, in constant time). `matched` counts the connections the
+   * ids found: with none, no secret was opened. Answers the connections' ids (the workload field
+   * that names them: the forge's sourceFields.id).
    */
-  async githubSigners(raw: Buffer, signature: string, from: { installationId: string | null; appId: string | null }, em: EntityManager): Promise<{ matched: number; signers: string[] }> {
-    const where = from.installationId ? { githubInstallationId: from.installationId } : from.appId ? { githubAppId: Number(from.appId) } : null;
-    if (!where) return { matched: 0, signers: [] };
+  async appSigners(
+    type: string,
+    raw: Buffer,
+    headers: DeliveryHeaders,
+    from: { installationId: string | null; appId: string | null },
+    em: EntityManager,
+  ): Promise<{ matched: number; signers: string[] }> {
+    const reader = this.provider(type).deliveries;
+    if (!reader?.app || (!from.installationId && !from.appId)) return { matched: 0, signers: [] };
+    const candidates = type === 'github' ? await this.#githubApps(from, em) : await this.#forgeApps(type, from, em);
+    const signers = candidates.filter(c => reader.verify(headers, raw, this.secrets().decrypt(c.secret))?.ok === true);
+    return { matched: candidates.length, signers: signers.map(c => c.id) };
+  }
+
+  /** GitHub's App connections of the installation (else of the App), with their sealed webhook secrets: in its own table. */
+  async #githubApps(from: { installationId: string | null; appId: string | null }, em: EntityManager): Promise<{ id: string; secret: string }[]> {
+    const where = from.installationId ? { githubInstallationId: from.installationId } : { githubAppId: Number(from.appId) };
     const rows = await em.find(GithubRecord, { githubWebhookSecret: { $ne: null }, ...where });
-    const sent = Buffer.from(signature);
-    const signers = rows.filter(r => {
-      const expected = Buffer.from(`sha256=${createHmac('sha256', this.secrets().decrypt(r.githubWebhookSecret!)).update(raw).digest('hex')}`);
-      return sent.length === expected.length && timingSafeEqual(sent, expected);
-    });
-    return { matched: rows.length, signers: signers.map(r => r.githubId) };
+    return rows.map(r => ({ id: r.githubId, secret: r.githubWebhookSecret! }));
+  }
+
+  /** A forge's app connections kept in the generic record: the settings its form names hold the installation (else the app) id, the secret it names the webhook secret. */
+  async #forgeApps(type: string, from: { installationId: string | null; appId: string | null }, em: EntityManager): Promise<{ id: string; secret: string }[]> {
+    const keys = this.provider(type).connection?.app;
+    const [key, value] = from.installationId ? [keys?.installation, from.installationId] : [keys?.app, from.appId];
+    if (!keys || !key || !value) return [];
+    const rows = await em
+      .getConnection()
+      .execute<{ connection_id: string; secret: string }[]>(
+        `select c.connection_id, c.secrets->>? as secret from git_connections c join git_providers p on p.git_provider_id = c.git_provider_id where p.provider_type = ? and c.settings->>? = ? and c.secrets->>? is not null`,
+        [keys.secret, type, key, value, keys.secret],
+      );
+    return rows.map(r => ({ id: r.connection_id, secret: r.secret }));
   }
 
   /** The OAuth flow's return (GitLab's or Gitea's): the code exchanged for the first token pair, stored sealed. */
