@@ -6,13 +6,8 @@ import type { PoolConfig } from 'pg';
 import type { BerthConfig } from './config.ts';
 import type { Clock } from './clock.ts';
 import type { SecretBox } from './crypto.ts';
-import type { AccountService } from './identity/accounts.ts';
 import type { OutboundGuard } from './outbound.ts';
-import type { SessionService } from './identity/sessions.ts';
-import type { ApiKeyService } from './identity/api-keys.ts';
-import type { ProcedureRegistry, Principal } from './procedure.ts';
 import type { EnvironmentDirectory, ProjectDirectory } from './contracts/projects.ts';
-import type { JobScheduler } from './jobs.ts';
 import type { EventBus } from './events.ts';
 
 export interface Logger {
@@ -22,7 +17,11 @@ export interface Logger {
   debug(obj: unknown, msg?: string): void;
 }
 
-/** Everything the container can hand out. Plugins extend it by declaration merging. */
+/**
+ * Everything the container can hand out. Plugins extend it by declaration merging, and so do the
+ * kernel's own services in their modules (the caller and the procedures: procedure.ts; accounts,
+ * sessions and API keys: identity/; the job scheduler: jobs.ts), so that this file imports none of them.
+ */
 export interface Cradle {
   config: BerthConfig;
   logger: Logger;
@@ -31,18 +30,9 @@ export interface Cradle {
   orm: MikroORM;
   /** A unit of work for the current request (request scope only). */
   em: EntityManager;
-  /** The caller of the current request (request scope only). */
-  principal: Principal | null;
   secrets: SecretBox;
-  /** Whether the first admin exists, who the instance owner is (the user and organization plugins manage accounts). */
-  accounts: AccountService;
   /** The check on every address a user gives Berth to connect to (outboundAllow). */
   outbound: OutboundGuard;
-  /** The credential check and the sessions a login opens. */
-  sessions: SessionService;
-  apiKeys: ApiKeyService;
-  registry: ProcedureRegistry;
-  jobs: JobScheduler;
   events: EventBus;
   /** Where the platform's records are: node-postgres connection settings (the operator's database or the embedded one). */
   database: { pool: PoolConfig; embedded: boolean };

@@ -121,3 +121,9 @@ export class JobScheduler {
     await this.#pool?.end();
   }
 }
+
+declare module './container.ts' {
+  interface Cradle {
+    jobs: JobScheduler;
+  }
+}

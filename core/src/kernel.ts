@@ -24,7 +24,7 @@ import { ApiKeyService } from './identity/api-keys.ts';
 import { loadConfiguredPlugins, type LoadedPlugin } from './loader.ts';
 import { refuseUnknown } from './config-sections.ts';
 import { loadProviders } from './provider-loader.ts';
-import type { BerthHost, PluginInfo } from './plugin.ts';
+import type { BerthHost, Kernel, KernelOptions, PluginInfo } from './plugin.ts';
 import { credentials, mountProcedures } from './transport/http.ts';
 import { handleError } from './transport/errors.ts';
 import { registerOpenApi } from './transport/openapi.ts';
@@ -39,36 +39,7 @@ async function prettyLines(): Promise<NodeJS.WritableStream> {
   return pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'hostname', sync: true });
 }
 
-export interface Kernel {
-  app: FastifyInstance;
-  config: BerthConfig;
-  container: BerthContainer;
-  plugins: PluginInfo[];
-  embedded: boolean;
-  /** What the configuration's check warned about (logged at boot): keys moved into sections, keys of disabled plugins. */
-  configWarnings: string[];
-  /** Where the platform's records are: connection settings, and the embedded server if it is one. */
-  database: Pick<DatabaseEndpoint, 'pool' | 'server'>;
-  /** Every route Fastify registered (the HEAD it adds beside each GET left out): procedures, their transports and the plugins' raw routes. */
-  routes: readonly { method: string; url: string }[];
-  /** Listens on config.host:config.port and starts the job scheduler. Returns the address. */
-  listen(): Promise<string>;
-  stop(): Promise<void>;
-}
-
-export interface KernelOptions {
-  config?: Partial<BerthConfig>;
-  env?: NodeJS.ProcessEnv;
-  /** Skip the HTTP transports (operator commands that only need the services). */
-  headless?: boolean;
-  /**
-   * The embedded database is gone for good (it died again after one restart). The kernel has
-   * stopped serving; the default only logs, the operator command exits.
-   */
-  onDatabaseLost?: (error: Error) => void;
-  /** The cradle's `reload` (settings.reloadServer). */
-  onReload?: () => Promise<void>;
-}
+export type { Kernel, KernelOptions } from './plugin.ts';
 
 export async function createKernel(options: KernelOptions = {}): Promise<Kernel> {
   const config = loadConfig(options.env ?? process.env, options.config);

@@ -7,7 +7,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { EntitySchema, MigrationObject } from '@mikro-orm/core';
 import type { NameAndRegistrationPair } from 'awilix';
 import type { BerthConfig } from './config.ts';
-import type { Kernel, KernelOptions } from './kernel.ts';
+import type { PoolConfig } from 'pg';
+import type { PersistenceServer } from './contracts/persistence-server.ts';
 import type { ContractName, ProviderContracts } from './provider.ts';
 import type { BerthContainer, Cradle } from './container.ts';
 import type { Principal, Procedure, ProcedureFactory } from './procedure.ts';
@@ -124,4 +125,40 @@ export interface PluginInfo {
   source: string;
   config?: TObject;
   commands: PluginCommand[];
+}
+
+/**
+ * The kernel as plugins' operator commands get it (CommandContext.openKernel) and as kernel.ts makes
+ * it (createKernel); declared here, with what a plugin sees, so that this file needs nothing of the
+ * kernel's own.
+ */
+export interface Kernel {
+  app: FastifyInstance;
+  config: BerthConfig;
+  container: BerthContainer;
+  plugins: PluginInfo[];
+  embedded: boolean;
+  /** What the configuration's check warned about (logged at boot): keys moved into sections, keys of disabled plugins. */
+  configWarnings: string[];
+  /** Where the platform's records are: connection settings, and the embedded server if it is one. */
+  database: { pool: PoolConfig; server?: PersistenceServer };
+  /** Every route Fastify registered (the HEAD it adds beside each GET left out): procedures, their transports and the plugins' raw routes. */
+  routes: readonly { method: string; url: string }[];
+  /** Listens on config.host:config.port and starts the job scheduler. Returns the address. */
+  listen(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export interface KernelOptions {
+  config?: Partial<BerthConfig>;
+  env?: NodeJS.ProcessEnv;
+  /** Skip the HTTP transports (operator commands that only need the services). */
+  headless?: boolean;
+  /**
+   * The embedded database is gone for good (it died again after one restart). The kernel has
+   * stopped serving; the default only logs, the operator command exits.
+   */
+  onDatabaseLost?: (error: Error) => void;
+  /** The cradle's `reload` (settings.reloadServer). */
+  onReload?: () => Promise<void>;
 }

@@ -157,3 +157,11 @@ export interface RequestOrigin {
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|::ffff:127\.\d+\.\d+\.\d+)$/;
 /** A caller on this machine's loopback, not relayed by a proxy. */
 export const isLocalCaller = (origin: RequestOrigin) => !origin.forwarded && LOOPBACK.test(origin.address ?? '');
+
+declare module './container.ts' {
+  interface Cradle {
+    /** The caller of the current request (request scope only). */
+    principal: Principal | null;
+    registry: ProcedureRegistry;
+  }
+}

@@ -43,3 +43,10 @@ export class AccountService extends IdentityStore {
     return first;
   }
 }
+
+declare module '../container.ts' {
+  interface Cradle {
+    /** Whether the first admin exists, who the instance owner is (the user and organization plugins manage accounts). */
+    accounts: AccountService;
+  }
+}

@@ -60,3 +60,9 @@ const toApiKeyView = (k: InstanceType<typeof ApiKey.class>): ApiKeyView => ({
   lastUsedAt: iso(k.lastUsedAt),
   createdAt: iso(k.createdAt)!,
 });
+
+declare module '../container.ts' {
+  interface Cradle {
+    apiKeys: ApiKeyService;
+  }
+}

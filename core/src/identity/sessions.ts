@@ -169,3 +169,10 @@ export class SessionService extends IdentityStore<'secrets' | 'clock'> {
     return this.em().nativeDelete(Session, { expiresAt: { $lt: new Date() } });
   }
 }
+
+declare module '../container.ts' {
+  interface Cradle {
+    /** The credential check and the sessions a login opens. */
+    sessions: SessionService;
+  }
+}
