@@ -1,8 +1,9 @@
 // What the HTTP channels share: one request through the delivery's guarded fetch and signal whose
 // every failure is a ChannelError carrying the provider's status and its documented error message
 // (never an arbitrary body: a URL may point at a service that answers what it should not), and the
-// plain-text form of a message for channels without formatting of their own.
-import { ChannelError, invalidField, vendorMessage, type ChannelAnswer, type NotificationMessage, type SendContext } from '@berth/core';
+// plain-text form of a message for channels without formatting of their own; and what the channels
+// that post to one incoming-webhook URL share (WebhookUrlChannel).
+import { ChannelError, invalidField, vendorMessage, type ChannelAnswer, type NotificationChannel, type NotificationMessage, type SendContext } from '@berth/core';
 
 /** How much of a vendor's error message is kept. */
 const MESSAGE_MAX = 200;
@@ -123,3 +124,32 @@ export const levelMark: Record<NotificationMessage['level'], string> = { success
 
 /** A colour per level (hex RGB), for channels with coloured cards. */
 export const levelColour: Record<NotificationMessage['level'], number> = { success: 0x2eb67d, error: 0xe01e5a, warning: 0xecb22e, info: 0x36c5f0 };
+
+/**
+ * A channel that posts one JSON body to an incoming-webhook URL (Slack, Discord, Mattermost, Lark,
+ * Teams): the URL is the only setting Berth connects to and, since it carries the channel's token,
+ * a secret; it must be an http(s) URL. A channel gives its identity, its settings schema and its
+ * body; `accept` is for a service that answers an error with a 2xx status (Lark).
+ */
+export abstract class WebhookUrlChannel<S extends { webhookUrl: string }> implements NotificationChannel<S> {
+  abstract readonly id: string;
+  abstract readonly label: string;
+  abstract readonly procedureSuffix: string;
+  abstract readonly settings: NotificationChannel<S>['settings'];
+  readonly addressFields = ['webhookUrl'] as const;
+  readonly secretFields = ['webhookUrl'] as const;
+
+  validate(s: S): void {
+    httpUrl('webhookUrl', s.webhookUrl);
+  }
+
+  /** The JSON the service takes for a message. */
+  protected abstract body(s: S, m: NotificationMessage): unknown;
+
+  /** Whether a 2xx answer's body says it was taken (default: any 2xx is). */
+  protected accept?(body: string): boolean;
+
+  send(s: S, m: NotificationMessage, context: SendContext): Promise<ChannelAnswer> {
+    return httpSend(this.label, { url: s.webhookUrl, json: this.body(s, m) }, context, this.accept && (b => this.accept!(b)));
+  }
+}

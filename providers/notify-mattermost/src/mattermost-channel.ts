@@ -1,8 +1,8 @@
 // Mattermost's incoming webhooks take Slack-compatible payloads: `text`, `channel`, `username`
 // and attachments with fields. The webhook URL carries its key. Mattermost answers 200 `ok`,
 // 400/403 with a JSON error otherwise.
-import { Type, type NotificationChannel, type NotificationMessage, type SendContext, type Static } from '@berth/core';
-import { httpSend, httpUrl, levelColour, levelMark, LIMIT } from '@berth/provider-notify-kit';
+import { Type, type NotificationMessage, type Static } from '@berth/core';
+import { levelColour, levelMark, LIMIT, WebhookUrlChannel } from '@berth/provider-notify-kit';
 
 const Settings = Type.Object({
   webhookUrl: Type.String({ minLength: 1, maxLength: LIMIT.url, description: 'The incoming webhook URL (https://mattermost.example.com/hooks/…)' }),
@@ -11,37 +11,24 @@ const Settings = Type.Object({
 });
 type Settings = Static<typeof Settings>;
 
-export class MattermostChannel implements NotificationChannel<Settings> {
+export class MattermostChannel extends WebhookUrlChannel<Settings> {
   readonly id = 'mattermost';
   readonly label = 'Mattermost';
   readonly procedureSuffix = 'Mattermost';
   readonly settings = Settings;
-  readonly addressFields = ['webhookUrl'] as const;
-  readonly secretFields = ['webhookUrl'] as const;
 
-  validate(s: Settings): void {
-    httpUrl('webhookUrl', s.webhookUrl);
-  }
-
-  send(s: Settings, m: NotificationMessage, context: SendContext) {
-    return httpSend(
-      this.label,
-      {
-        url: s.webhookUrl,
-        json: {
-          ...(s.channel ? { channel: s.channel } : {}),
-          ...(s.username ? { username: s.username } : {}),
-          text: `${levelMark[m.level]} **${m.title}**`,
-          attachments: [
-            {
-              color: `#${levelColour[m.level].toString(16).padStart(6, '0')}`,
-              fields: m.fields.map(f => ({ title: f.name, value: f.value, short: f.value.length < 40 })),
-              ...(m.link ? { title: 'Details', title_link: m.link } : {}),
-            },
-          ],
+  protected body(s: Settings, m: NotificationMessage) {
+    return {
+      ...(s.channel ? { channel: s.channel } : {}),
+      ...(s.username ? { username: s.username } : {}),
+      text: `${levelMark[m.level]} **${m.title}**`,
+      attachments: [
+        {
+          color: `#${levelColour[m.level].toString(16).padStart(6, '0')}`,
+          fields: m.fields.map(f => ({ title: f.name, value: f.value, short: f.value.length < 40 })),
+          ...(m.link ? { title: 'Details', title_link: m.link } : {}),
         },
-      },
-      context,
-    );
+      ],
+    };
   }
 }

@@ -1,8 +1,8 @@
 // Slack's incoming webhooks take `text` (the fallback shown in notifications) and attachments;
 // the webhook URL carries the token, so it is a secret. Slack answers 200 `ok`, or 4xx with a
 // short reason (`invalid_token`, `no_service`, `channel_not_found`).
-import { Type, type NotificationChannel, type NotificationMessage, type SendContext, type Static } from '@berth/core';
-import { httpSend, httpUrl, levelColour, levelMark, LIMIT } from '@berth/provider-notify-kit';
+import { Type, type NotificationMessage, type Static } from '@berth/core';
+import { levelColour, levelMark, LIMIT, WebhookUrlChannel } from '@berth/provider-notify-kit';
 
 const Settings = Type.Object({
   webhookUrl: Type.String({ minLength: 1, maxLength: LIMIT.url, description: 'The incoming webhook URL (https://hooks.slack.com/services/…)' }),
@@ -10,38 +10,25 @@ const Settings = Type.Object({
 });
 type Settings = Static<typeof Settings>;
 
-export class SlackChannel implements NotificationChannel<Settings> {
+export class SlackChannel extends WebhookUrlChannel<Settings> {
   readonly id = 'slack';
   readonly label = 'Slack';
   readonly procedureSuffix = 'Slack';
   readonly settings = Settings;
-  readonly addressFields = ['webhookUrl'] as const;
-  readonly secretFields = ['webhookUrl'] as const;
 
-  validate(s: Settings): void {
-    httpUrl('webhookUrl', s.webhookUrl);
-  }
-
-  send(s: Settings, m: NotificationMessage, context: SendContext) {
+  protected body(s: Settings, m: NotificationMessage) {
     const text = `${levelMark[m.level]} ${m.title}`;
-    return httpSend(
-      this.label,
-      {
-        url: s.webhookUrl,
-        json: {
-          ...(s.channel ? { channel: s.channel } : {}),
-          text,
-          attachments: [
-            {
-              color: `#${levelColour[m.level].toString(16).padStart(6, '0')}`,
-              fields: m.fields.map(f => ({ title: f.name, value: f.value, short: f.value.length < 40 })),
-              ...(m.link ? { actions: [{ type: 'button', text: 'Details', url: m.link }] } : {}),
-              ts: Math.floor(Date.parse(m.at) / 1000),
-            },
-          ],
+    return {
+      ...(s.channel ? { channel: s.channel } : {}),
+      text,
+      attachments: [
+        {
+          color: `#${levelColour[m.level].toString(16).padStart(6, '0')}`,
+          fields: m.fields.map(f => ({ title: f.name, value: f.value, short: f.value.length < 40 })),
+          ...(m.link ? { actions: [{ type: 'button', text: 'Details', url: m.link }] } : {}),
+          ts: Math.floor(Date.parse(m.at) / 1000),
         },
-      },
-      context,
-    );
+      ],
+    };
   }
 }
