@@ -169,7 +169,7 @@ export class AiService {
         .replace(/^-+|-+$/g, '')
         .slice(0, 40) || 'ai';
     const appName = `${slug}-${randomBytes(3).toString('hex')}`;
-    const stack = await cradle.callerCompose.createRaw(
+    const stack = await cradle.composeRequests.createRaw(
       {
         name: input.name,
         appName,
@@ -184,7 +184,7 @@ export class AiService {
         domains: (input.domains ?? []).map(d => ({ host: d.host, port: d.port, serviceName: d.serviceName, path: '/' })),
       },
     );
-    await cradle.callerCompose.run(stack.composeId, 'deploy', { title: 'AI suggestion deployment' });
+    await cradle.composeRequests.run(stack.composeId, 'deploy', { title: 'AI suggestion deployment' });
     return null;
   }
 

@@ -1,4 +1,4 @@
-import { asFunction, asValue, definePlugin, optionalService, type EntityManager } from '@berth/core';
+import { asClass, asValue, definePlugin, optionalService, type EntityManager } from '@berth/core';
 import type { WorkloadRef } from '@berth/plugin-workloads';
 import pkg from '../package.json' with { type: 'json' };
 import { applicationEntities } from './entities.ts';
@@ -7,7 +7,7 @@ import { applicationProcedures } from './procedures.ts';
 import { ApplicationService } from './service.ts';
 import { ApplicationDeployer, type ApplicationVariant } from './deployer.ts';
 import { Application } from './entities.ts';
-import { ApplicationPipeline, callerApplications } from './pipeline.ts';
+import { ApplicationRequests } from './requests.ts';
 import { ApplicationKind } from './kind.ts';
 
 export default definePlugin({
@@ -22,18 +22,12 @@ export default definePlugin({
       () => cradle().secrets,
       () => cradle().environments,
       () => optionalService(cradle(), 'gitProviders'),
-      async (key, id, organizationId, em) => {
-        if (key === 'customGitSSHKeyId') await optionalService(cradle(), 'sshKeys')?.one(id, organizationId, em);
-        else if (key === 'buildServerId') await cradle().workloads.assertServer(id, organizationId);
-        else await optionalService(cradle(), 'registries')?.one(id, organizationId, em);
-      },
     );
     const deployer = new ApplicationDeployer(apps, cradle);
-    const pipeline = new ApplicationPipeline(apps, deployer, cradle);
     berth.entities(...applicationEntities);
     berth.migrations(...applicationMigrations);
     cradle().workloads.register(new ApplicationKind(apps, deployer, cradle));
-    berth.provide({ callerApplications: asFunction(callerApplications(apps, pipeline)).scoped() });
+    berth.provide({ applications: asValue(apps), applicationDeployer: asValue(deployer), applicationRequests: asClass(ApplicationRequests).scoped() });
     const variants: ApplicationVariants = {
       settings: async (applicationId, em) => {
         const row = await em.findOne(Application, { applicationId });
@@ -66,5 +60,9 @@ declare module '@berth/core' {
   interface Cradle {
     /** Services made from an application's source (the preview plugin's previews). */
     applicationVariants: ApplicationVariants;
+    /** The application records (views, sealed secrets, settings, how a change applies): what application.* builds on. */
+    applications: ApplicationService;
+    /** Runs of applications on the engine: application.* reads a service's logs through it. */
+    applicationDeployer: ApplicationDeployer;
   }
 }

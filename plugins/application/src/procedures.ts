@@ -1,11 +1,10 @@
-// application.* — every operation of both API variants and the peer's others. Records are
-// the service's; runs (deploy, redeploy, reload, start, stop) go on the durable deploy queue
-// and answer the peer's body, the queued deployment's id in a header (the kit's runProcedure);
-// engine work happens in the pipeline.
+// application.* — every operation of both API variants and the peer's others, through the
+// request's ApplicationRequests (requests.ts); runs (deploy, redeploy, reload, start, stop) go on
+// the durable deploy queue and answer the peer's body, the queued deployment's id in a header (the
+// kit's runProcedure); engine work happens in the deployer.
 import { optionalService, Type, router, schema, type Cradle } from '@berth/core';
 import { relationSchemas, runProcedure } from '@berth/plugin-workloads';
-import { newRefreshToken } from './pipeline.ts';
-import { KIND } from './service.ts';
+import { KIND, newRefreshToken } from './service.ts';
 import {
   ApplicationFields,
   applicationFound,
@@ -55,7 +54,7 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
         const changes = { ...i, ...extra(i) };
         // Linking a repository whose webhook Berth registers needs its public address (a 400 before anything is saved).
         await optionalService(ctx.cradle, 'deployHooks')?.assertLinkable(KIND, i.applicationId as string, changes, ctx.principal, ctx.cradle.em);
-        await ctx.cradle.callerApplications.change(i.applicationId as string, changes);
+        await ctx.cradle.applicationRequests.change(i.applicationId as string, changes);
         // A linked repository gets its push webhook registered (and an unlinked one loses it).
         await optionalService(ctx.cradle, 'deployHooks')?.syncWebhook(KIND, i.applicationId as string, ctx.cradle.em);
         return true;
@@ -67,7 +66,7 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
       summary: `${summary}; answers true`,
       input,
       output: Ok(),
-      queue: (i: { applicationId: string; title?: string; description?: string }, ctx) => ctx.cradle.callerApplications.run(i.applicationId, name, i),
+      queue: (i: { applicationId: string; title?: string; description?: string }, ctx) => ctx.cradle.applicationRequests.run(i.applicationId, name, i),
       answer: () => true,
     });
   const scale = (name: string, summary: string) =>
@@ -75,8 +74,8 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
       summary: `${summary}; answers the application with its relations`,
       input: IdInput,
       output: applicationFound(relations),
-      queue: ({ applicationId }, ctx) => ctx.cradle.callerApplications.run(applicationId, name, {}),
-      answer: ({ applicationId }, ctx) => ctx.cradle.callerApplications.found(applicationId),
+      queue: ({ applicationId }, ctx) => ctx.cradle.applicationRequests.run(applicationId, name, {}),
+      answer: ({ applicationId }, ctx) => ctx.cradle.applicationRequests.found(applicationId),
     });
 
   return [
@@ -84,13 +83,13 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
       summary: 'Create an application in an environment (current: environmentId; older: projectId → its default environment)',
       input: CreateInput,
       output: ApplicationFields,
-      handler: (input, ctx) => ctx.cradle.callerApplications.create(input),
+      handler: (input, ctx) => ctx.cradle.applicationRequests.create(input),
     }),
     application.query('one', {
       summary: 'An application with its environment and project, deployments (newest first), mounts, ports, domains, redirects, security, registry and server',
       input: IdInput,
       output: applicationView(relations),
-      handler: ({ applicationId }, ctx) => ctx.cradle.callerApplications.one(applicationId),
+      handler: ({ applicationId }, ctx) => ctx.cradle.applicationRequests.one(applicationId),
     }),
     run('deploy', 'Queue a deployment: fetch the source, build, roll out the service', DeployInput),
     run('redeploy', 'Queue a rebuild and rollout of the current source', DeployInput),
@@ -98,7 +97,7 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
       summary: 'Queue a restart of the running service with the same spec (no build); answers true',
       input: ReloadInput,
       output: Ok(),
-      queue: ({ applicationId, appName }, ctx) => ctx.cradle.callerApplications.reload(applicationId, appName),
+      queue: ({ applicationId, appName }, ctx) => ctx.cradle.applicationRequests.reload(applicationId, appName),
       answer: () => true,
     }),
     scale('start', 'Queue scaling the service back to its replicas'),
@@ -108,7 +107,7 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
       summary: 'Delete the application: stops its deployments, removes its service, work directory, mounts, ports and deployment records; answers the record as it was, with its relations',
       input: IdInput,
       output: applicationFound(relations),
-      handler: ({ applicationId }, ctx) => ctx.cradle.callerApplications.remove(applicationId),
+      handler: ({ applicationId }, ctx) => ctx.cradle.applicationRequests.remove(applicationId),
     }),
     save('saveEnvironment', 'Set the environment variables (dotenv text, with ${{project.KEY}}, ${{environment.KEY}} and ${{KEY}} references), build args and build secrets', SaveEnvironmentInput),
     save('saveBuildType', 'Choose how the source is built (the enabled builder providers)', saveBuildTypeInput(allowed)),
@@ -155,14 +154,14 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
       summary: 'Move the application to another environment of the organization',
       input: MoveInput,
       output: ApplicationFields,
-      handler: ({ applicationId, targetEnvironmentId }, ctx) => ctx.cradle.callerApplications.change(applicationId, { environmentId: targetEnvironmentId }),
+      handler: ({ applicationId, targetEnvironmentId }, ctx) => ctx.cradle.applicationRequests.change(applicationId, { environmentId: targetEnvironmentId }),
     }),
     application.mutation('cleanQueues', {
       summary: "Drop the application's queued (not yet running) deployments",
       input: IdInput,
       output: Ok(),
       async handler({ applicationId }, ctx) {
-        await ctx.cradle.callerApplications.clearQueue(applicationId);
+        await ctx.cradle.applicationRequests.clearQueue(applicationId);
         return true;
       },
     }),
@@ -171,7 +170,7 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
       input: IdInput,
       output: Ok(),
       async handler({ applicationId }, ctx) {
-        await ctx.cradle.callerApplications.clearDeployments(applicationId);
+        await ctx.cradle.applicationRequests.clearDeployments(applicationId);
         return true;
       },
     }),
@@ -180,7 +179,7 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
       input: IdInput,
       output: Ok(),
       async handler({ applicationId }, ctx) {
-        await ctx.cradle.callerApplications.cancel(applicationId);
+        await ctx.cradle.applicationRequests.cancel(applicationId);
         return true;
       },
     }),
@@ -189,7 +188,7 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
       input: IdInput,
       output: Type.Object({ success: Type.Boolean(), message: Type.String() }),
       async handler({ applicationId }, ctx) {
-        await ctx.cradle.callerApplications.cancel(applicationId);
+        await ctx.cradle.applicationRequests.cancel(applicationId);
         return { success: true, message: 'Deployment cancellation requested' };
       },
     }),
@@ -197,13 +196,13 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
       summary: 'Applications matching the given texts (case-insensitive substrings), newest first, paged',
       input: SearchInput,
       output: SearchResult,
-      handler: (input, ctx) => ctx.cradle.callerApplications.search(input),
+      handler: (input, ctx) => ctx.cradle.applicationRequests.search(input),
     }),
     application.query('readLogs', {
       summary: "The running service's container output (last `tail` lines, `since` a duration, filtered by `search`)",
       input: ReadLogsInput,
       output: Type.String(),
-      handler: (input, ctx) => ctx.cradle.callerApplications.readLogs(input),
+      handler: (input, ctx) => ctx.cradle.applicationRequests.readLogs(input),
     }),
   ];
 }

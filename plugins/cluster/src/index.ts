@@ -1,12 +1,12 @@
 // The cluster plugin: swarm.* (the nodes of a swarm and what runs on them) and cluster.* (servers
 // joined to a swarm, workers drained and removed), on this machine's engine or a server's.
-import { asFunction, definePlugin } from '@berth/core';
+import { asClass, definePlugin } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
 import config from './config.ts';
 import { clusterProcedures } from './procedures.ts';
-import { callerCluster, ClusterService } from './service.ts';
+import { ClusterRequests } from './requests.ts';
 
-export { TOKEN_PLACEHOLDER } from './service.ts';
+export { TOKEN_PLACEHOLDER } from './swarm.ts';
 
 export default definePlugin({
   name: 'cluster',
@@ -14,8 +14,7 @@ export default definePlugin({
   config,
   dependencies: ['hosts', 'server'],
   setup(berth) {
-    const cluster = new ClusterService(() => berth.container.cradle, berth.config.drainTimeoutSeconds * 1000);
-    berth.provide({ callerCluster: asFunction(callerCluster(cluster)).scoped() });
+    berth.provide({ clusterRequests: asClass(ClusterRequests).scoped() });
     berth.procedures(...clusterProcedures);
   },
 });

@@ -12,13 +12,13 @@ export const clusterProcedures = [
     summary: "The nodes of this machine's swarm or a server's (serverId), as `docker node ls` lists them; an engine that is no swarm manager is refused with its reason",
     input: ServerInput,
     output: Type.Array(NodeLine),
-    handler: ({ serverId }, ctx) => ctx.cradle.callerCluster.nodeLines(serverId),
+    handler: ({ serverId }, ctx) => ctx.cradle.clusterRequests.nodeLines(serverId),
   }),
   swarm.query('getNodeInfo', {
     summary: 'One node of the swarm as the engine describes it (`docker node inspect`)',
     input: NodeInput,
     output: EngineNode,
-    handler: ({ nodeId, serverId }, ctx) => ctx.cradle.callerCluster.node(nodeId, serverId),
+    handler: ({ nodeId, serverId }, ctx) => ctx.cradle.clusterRequests.node(nodeId, serverId),
   }),
   swarm.query('getNodeApps', {
     // Lists only the caller's own services (and the nodes they run on), wherever they run.
@@ -26,27 +26,27 @@ export const clusterProcedures = [
     summary: "The organization's services on the swarm as `docker service ls` lists them, each with the nodes its running tasks are on (nodes: nodeId, hostname, state)",
     input: ServerInput,
     output: Type.Array(NodeApp),
-    handler: ({ serverId }, ctx) => ctx.cradle.callerCluster.apps(serverId),
+    handler: ({ serverId }, ctx) => ctx.cradle.clusterRequests.apps(serverId),
   }),
   cluster.query('getNodes', {
     summary: "The nodes of this machine's swarm or a server's, as the engine answers them",
     input: ServerInput,
     output: Type.Array(EngineNode),
-    handler: ({ serverId }, ctx) => ctx.cradle.callerCluster.nodes(serverId),
+    handler: ({ serverId }, ctx) => ctx.cradle.clusterRequests.nodes(serverId),
   }),
   cluster.query('addWorker', {
     access: 'admin',
     summary: 'The command that joins a worker to the swarm, with the token replaced by <use cluster.joinServer>: Berth joins servers itself and answers no token',
     input: ServerInput,
     output: JoinCommand,
-    handler: ({ serverId }, ctx) => ctx.cradle.callerCluster.joinCommand(serverId),
+    handler: ({ serverId }, ctx) => ctx.cradle.clusterRequests.joinCommand(serverId),
   }),
   cluster.query('addManager', {
     access: 'admin',
     summary: 'The command that joins a manager to the swarm, with the token replaced by <use cluster.joinServer>: Berth joins servers itself and answers no token',
     input: ServerInput,
     output: JoinCommand,
-    handler: ({ serverId }, ctx) => ctx.cradle.callerCluster.joinCommand(serverId),
+    handler: ({ serverId }, ctx) => ctx.cradle.clusterRequests.joinCommand(serverId),
   }),
   cluster.mutation('joinServer', {
     // Joining this machine's swarm (no managerServerId), in either role, is its operators' alone.
@@ -56,13 +56,13 @@ export const clusterProcedures = [
       "Joins a server to the swarm of another server (managerServerId) or of this machine (null) as a worker or a manager, over the server's own connection, advertising the address of its interface that routes to the manager; the join token is never answered or logged and is rotated after the join. Refused (409, with the reason) when the manager advertises a loopback address",
     input: JoinInput,
     output: Joined,
-    handler: (input, ctx) => ctx.cradle.callerCluster.join(input),
+    handler: (input, ctx) => ctx.cradle.clusterRequests.join(input),
   }),
   cluster.mutation('removeWorker', {
     access: 'admin',
     summary: 'Drains a worker node, waits until its tasks run on other nodes, then removes it from the swarm; answers where each task went. Its server record stays',
     input: NodeInput,
     output: Removed,
-    handler: ({ nodeId, serverId }, ctx) => ctx.cradle.callerCluster.removeWorker(nodeId, serverId),
+    handler: ({ nodeId, serverId }, ctx) => ctx.cradle.clusterRequests.removeWorker(nodeId, serverId),
   }),
 ];

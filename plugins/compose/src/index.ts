@@ -1,4 +1,4 @@
-import { asFunction, asValue, definePlugin, optionalService } from '@berth/core';
+import { asClass, asValue, definePlugin, optionalService } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
 import config from './config.ts';
 import { composeEntities } from './entities.ts';
@@ -6,7 +6,7 @@ import { composeMigrations } from './migrations.ts';
 import { composeProcedures } from './procedures.ts';
 import { ComposeService } from './service.ts';
 import { ComposeDeployer } from './deployer.ts';
-import { ComposePipeline, callerCompose } from './pipeline.ts';
+import { ComposeRequests } from './requests.ts';
 import { ComposeKind } from './kind.ts';
 import { ComposeChecks } from './check.ts';
 
@@ -23,14 +23,21 @@ export default definePlugin({
       () => cradle().secrets,
       () => cradle().environments,
       () => optionalService(cradle(), 'gitProviders'),
-      () => optionalService(cradle(), 'sshKeys'),
     );
     const deployer = new ComposeDeployer(stacks, cradle);
-    const pipeline = new ComposePipeline(stacks, deployer, cradle);
     berth.entities(...composeEntities);
     berth.migrations(...composeMigrations);
     cradle().workloads.register(new ComposeKind(stacks, deployer, cradle));
-    berth.provide({ callerCompose: asFunction(callerCompose(stacks, pipeline)).scoped(), composeChecks: asValue(new ComposeChecks(cradle)) });
+    berth.provide({ composeStacks: asValue(stacks), composeDeployer: asValue(deployer), composeRequests: asClass(ComposeRequests).scoped(), composeChecks: asValue(new ComposeChecks(cradle)) });
     berth.procedures(() => composeProcedures(cradle()));
   },
 });
+
+declare module '@berth/core' {
+  interface Cradle {
+    /** The stack records (views, env, settings, how a change applies): what compose.* builds on. */
+    composeStacks: ComposeService;
+    /** Runs of stacks on the engine: compose.* reads a stack's file, logs and mounts through it. */
+    composeDeployer: ComposeDeployer;
+  }
+}

@@ -1,6 +1,6 @@
-// compose.* — every operation of both API variants and the peer's others. Records are the
-// service's; runs (deploy, redeploy, start, stop) go on the durable deploy queue; engine work
-// happens in the deployer.
+// compose.* — every operation of both API variants and the peer's others, through the request's
+// ComposeRequests (requests.ts); runs (deploy, redeploy, start, stop) go on the durable deploy
+// queue; engine work happens in the deployer.
 import { Type, router, schema, type Cradle, type ProcedureContext } from '@berth/core';
 import { relationSchemas, runProcedure } from '@berth/plugin-workloads';
 import {
@@ -68,7 +68,7 @@ const GIT_FIELDS_CLEARED = {
 /** Made once every plugin is set up: the relations' schemas are their plugins'. */
 export function composeProcedures(cradle: Cradle) {
   const relations = relationSchemas(cradle);
-  const queue = (name: string) => (i: { composeId: string; title?: string; description?: string | null }, ctx: ProcedureContext) => ctx.cradle.callerCompose.run(i.composeId, name, i);
+  const queue = (name: string) => (i: { composeId: string; title?: string; description?: string | null }, ctx: ProcedureContext) => ctx.cradle.composeRequests.run(i.composeId, name, i);
   /** deploy and redeploy: the peer answers {success, message, composeId}. */
   const queued = (name: string, summary: string, message: string) =>
     runProcedure(compose, name, {
@@ -80,49 +80,49 @@ export function composeProcedures(cradle: Cradle) {
     });
   /** start and stop: the peer answers true. */
   const run = (name: string, summary: string) => runProcedure(compose, name, { summary: `${summary}; answers true`, input: IdInput, output: Ok(), queue: queue(name), answer: () => true });
-  const ok = (name: string, summary: string, input: typeof IdInput, act: (c: Cradle['callerCompose'], composeId: string) => Promise<unknown>) =>
+  const ok = (name: string, summary: string, input: typeof IdInput, act: (c: Cradle['composeRequests'], composeId: string) => Promise<unknown>) =>
     compose.mutation(name, {
       summary: `${summary}; answers true`,
       input,
       output: Ok(),
       async handler({ composeId }, ctx) {
-        await act(ctx.cradle.callerCompose, composeId);
+        await act(ctx.cradle.composeRequests, composeId);
         return true;
       },
     });
   const text = (
     name: string,
     summary: string,
-    act: (c: Cradle['callerCompose'], i: { composeId: string; suffix?: string; prefix?: string }) => Promise<string>,
+    act: (c: Cradle['composeRequests'], i: { composeId: string; suffix?: string; prefix?: string }) => Promise<string>,
     input: typeof IdInput | typeof SuffixInput = IdInput,
     kind: 'query' | 'mutation' = 'query',
-  ) => compose[kind](name, { summary, input, output: Type.String(), handler: (i: { composeId: string; suffix?: string; prefix?: string }, ctx) => act(ctx.cradle.callerCompose, i) });
+  ) => compose[kind](name, { summary, input, output: Type.String(), handler: (i: { composeId: string; suffix?: string; prefix?: string }, ctx) => act(ctx.cradle.composeRequests, i) });
 
   return [
     compose.mutation('create', {
       summary: 'Create a compose stack in an environment (current: environmentId; older: projectId → its default environment); with composeFile it is a raw source',
       input: CreateInput,
       output: ComposeFields,
-      handler: (input, ctx) => ctx.cradle.callerCompose.create(input),
+      handler: (input, ctx) => ctx.cradle.composeRequests.create(input),
     }),
     compose.query('one', {
       summary: 'A compose stack with its environment and project, deployments (newest first) and mounts',
       input: IdInput,
       output: composeView(relations),
-      handler: ({ composeId }, ctx) => ctx.cradle.callerCompose.one(composeId),
+      handler: ({ composeId }, ctx) => ctx.cradle.composeRequests.one(composeId),
     }),
     compose.mutation('update', {
       summary: 'Change any field of the stack (the file, its type, its git source, composePath, a custom command checked by the command parser...)',
       input: UpdateInput,
       output: ComposeFields,
-      handler: ({ composeId, ...changes }, ctx) => ctx.cradle.callerCompose.change(composeId, changes),
+      handler: ({ composeId, ...changes }, ctx) => ctx.cradle.composeRequests.change(composeId, changes),
     }),
     compose.mutation('saveEnvironment', {
       summary: "Set the env (dotenv text, with ${{project.KEY}}, ${{environment.KEY}} references), written to the stack's .env file at deploy; answers true",
       input: SaveEnvironmentInput,
       output: Ok(),
       async handler({ composeId, env, createEnvFile }, ctx) {
-        await ctx.cradle.callerCompose.change(composeId, { env, createEnvFile });
+        await ctx.cradle.composeRequests.change(composeId, { env, createEnvFile });
         return true;
       },
     }),
@@ -131,14 +131,14 @@ export function composeProcedures(cradle: Cradle) {
       summary: 'Delete the stack: its containers or services, networks, directory, mounts, domains and deployments; its named volumes too when deleteVolumes; answers the record as it was',
       input: DeleteInput,
       output: composeFound(relations),
-      handler: ({ composeId, deleteVolumes }, ctx) => ctx.cradle.callerCompose.remove(composeId, deleteVolumes),
+      handler: ({ composeId, deleteVolumes }, ctx) => ctx.cradle.composeRequests.remove(composeId, deleteVolumes),
     }),
     compose.mutation('cleanQueues', {
       summary: "Drop the stack's queued (not yet running) deployments",
       input: IdInput,
       output: Done,
       async handler({ composeId }, ctx) {
-        await ctx.cradle.callerCompose.clearQueue(composeId);
+        await ctx.cradle.composeRequests.clearQueue(composeId);
         return { success: true, message: 'Queues cleaned successfully' };
       },
     }),
@@ -149,7 +149,7 @@ export function composeProcedures(cradle: Cradle) {
       input: IdInput,
       output: Done,
       async handler({ composeId }, ctx) {
-        await ctx.cradle.callerCompose.cancel(composeId);
+        await ctx.cradle.composeRequests.cancel(composeId);
         return { success: true, message: 'Deployment cancellation requested' };
       },
     }),
@@ -157,15 +157,20 @@ export function composeProcedures(cradle: Cradle) {
       summary: "The service names of the stack's file",
       input: LoadServicesInput,
       output: Type.Array(Type.String()),
-      handler: ({ composeId }, ctx) => ctx.cradle.callerCompose.services(composeId),
+      handler: ({ composeId }, ctx) => ctx.cradle.composeRequests.services(composeId),
     }),
     compose.query('loadMountsByService', {
       summary: "The named volumes mounted by a service's container, as the engine reports them",
       input: MountsByServiceInput,
       output: Type.Array(ContainerMount),
-      handler: ({ composeId, serviceName }, ctx) => ctx.cradle.callerCompose.mountsByService(composeId, serviceName) as never, // cast: the engine's mounts, as it reports them
+      handler: ({ composeId, serviceName }, ctx) => ctx.cradle.composeRequests.mountsByService(composeId, serviceName) as never, // cast: the engine's mounts, as it reports them
     }),
-    compose.mutation('fetchSourceType', { summary: "The stack's source type", input: IdInput, output: Type.String(), handler: ({ composeId }, ctx) => ctx.cradle.callerCompose.sourceType(composeId) }),
+    compose.mutation('fetchSourceType', {
+      summary: "The stack's source type",
+      input: IdInput,
+      output: Type.String(),
+      handler: ({ composeId }, ctx) => ctx.cradle.composeRequests.sourceType(composeId),
+    }),
     text(
       'randomizeCompose',
       'The file with a suffix on its services, volumes, networks, configs, secrets and every reference to them (not saved)',
@@ -182,7 +187,7 @@ export function composeProcedures(cradle: Cradle) {
       summary: "What the stack's compose type ignores or refuses in its file (e.g. build, depends_on under docker stack deploy), before anything runs",
       input: IdInput,
       output: Type.Array(Type.Object({ service: schema.Nullable(Type.String()), key: Type.String(), reason: Type.String() })),
-      handler: ({ composeId }, ctx) => ctx.cradle.callerCompose.ignored(composeId),
+      handler: ({ composeId }, ctx) => ctx.cradle.composeRequests.ignored(composeId),
     }),
     queued('deploy', 'Queue a deployment: fetch the file, convert it, run the Compose program or docker stack deploy, wait until every service runs', 'Deployment queued'),
     queued('redeploy', 'Queue a rebuild and rollout of the current source', 'Redeployment queued'),
@@ -194,55 +199,55 @@ export function composeProcedures(cradle: Cradle) {
       summary: 'Move the stack to another environment of the organization',
       input: MoveInput,
       output: ComposeFields,
-      handler: ({ composeId, targetEnvironmentId }, ctx) => ctx.cradle.callerCompose.change(composeId, { environmentId: targetEnvironmentId }),
+      handler: ({ composeId, targetEnvironmentId }, ctx) => ctx.cradle.composeRequests.change(composeId, { environmentId: targetEnvironmentId }),
     }),
     compose.query('search', {
       summary: 'Stacks matching the given texts (case-insensitive substrings), newest first, paged',
       input: SearchInput,
       output: SearchResult,
-      handler: (input, ctx) => ctx.cradle.callerCompose.search(input),
+      handler: (input, ctx) => ctx.cradle.composeRequests.search(input),
     }),
     compose.query('readLogs', {
       summary: 'A container of the stack: its output (last `tail` lines, `since` a duration, filtered by `search`)',
       input: ReadLogsInput,
       output: Type.String(),
-      handler: (input, ctx) => ctx.cradle.callerCompose.readLogs(input),
+      handler: (input, ctx) => ctx.cradle.composeRequests.readLogs(input),
     }),
     compose.query('templates', {
       summary: 'The template catalog (config templatesSource, env BERTH_TEMPLATES; or baseUrl)',
       input: CatalogInput,
       output: Type.Array(Template),
-      handler: ({ baseUrl }, ctx) => ctx.cradle.callerCompose.templates(baseUrl),
+      handler: ({ baseUrl }, ctx) => ctx.cradle.composeRequests.templates(baseUrl),
     }),
     compose.query('getTags', {
       summary: "The tags of the catalog's templates",
       input: CatalogInput,
       output: Type.Array(Type.String()),
-      handler: async ({ baseUrl }, ctx) => [...new Set((await ctx.cradle.callerCompose.templates(baseUrl)).flatMap(t => t.tags))],
+      handler: async ({ baseUrl }, ctx) => [...new Set((await ctx.cradle.composeRequests.templates(baseUrl)).flatMap(t => t.tags))],
     }),
     compose.mutation('deployTemplate', {
       summary: 'Create a stack from a catalog template, with its env, file mounts and domains (deploy it next)',
       input: DeployTemplateInput,
       output: ComposeFields,
-      handler: (input, ctx) => ctx.cradle.callerCompose.deployTemplate(input),
+      handler: (input, ctx) => ctx.cradle.composeRequests.deployTemplate(input),
     }),
     compose.mutation('previewTemplate', {
       summary: 'A base64 template processed for appName: its file and generated env, mounts and domains (nothing saved)',
       input: PreviewInput,
       output: ProcessedTemplate,
-      handler: ({ base64, appName }, ctx) => ctx.cradle.callerCompose.preview(base64, appName),
+      handler: ({ base64, appName }, ctx) => ctx.cradle.composeRequests.preview(base64, appName),
     }),
     compose.mutation('processTemplate', {
       summary: 'A base64 template processed for the stack (nothing saved)',
       input: Base64Input,
       output: ProcessedTemplate,
-      handler: ({ composeId, base64 }, ctx) => ctx.cradle.callerCompose.process(composeId, base64),
+      handler: ({ composeId, base64 }, ctx) => ctx.cradle.composeRequests.process(composeId, base64),
     }),
     compose.mutation('import', {
       summary: "Replace the stack's file, env, file mounts and domains with a base64 template's",
       input: Base64Input,
       output: Done,
-      handler: ({ composeId, base64 }, ctx) => ctx.cradle.callerCompose.importTemplate(composeId, base64),
+      handler: ({ composeId, base64 }, ctx) => ctx.cradle.composeRequests.importTemplate(composeId, base64),
     }),
   ];
 }

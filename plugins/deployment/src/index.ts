@@ -1,11 +1,12 @@
-import { asFunction, asValue, definePlugin, optionalService } from '@berth/core';
+import { asClass, asValue, definePlugin } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
 import config from './config.ts';
 import { deploymentEntities } from './entities.ts';
 import { deploymentMigrations } from './migrations.ts';
 import { deploymentProcedures } from './procedures.ts';
 import { DeploymentQueue } from './queue.ts';
-import { callerDeployments, DeploymentStore } from './service.ts';
+import { DeploymentRequests } from './requests.ts';
+import { DeploymentStore } from './service.ts';
 import { registerLogStream } from './stream.ts';
 
 export default definePlugin({
@@ -15,12 +16,7 @@ export default definePlugin({
   dependencies: ['workloads'],
   setup(berth) {
     const cradle = () => berth.container.cradle;
-    const store: DeploymentStore = new DeploymentStore(
-      berth.config,
-      berth.container.cradle.workloads,
-      () => queue,
-      () => optionalService(cradle(), 'environments'),
-    );
+    const store: DeploymentStore = new DeploymentStore(berth.config, berth.container.cradle.workloads, () => queue);
     const queue = new DeploymentQueue({
       config: berth.config,
       jobs: berth.jobs,
@@ -33,7 +29,7 @@ export default definePlugin({
     queue.define();
     berth.entities(...deploymentEntities);
     berth.migrations(...deploymentMigrations);
-    berth.provide({ deployments: asValue(store), callerDeployments: asFunction(callerDeployments(store)).scoped() });
+    berth.provide({ deployments: asValue(store), deploymentStore: asValue(store), deploymentRequests: asClass(DeploymentRequests).scoped() });
     berth.procedures(deploymentProcedures(store));
     registerLogStream(berth, store);
     berth.http(app => {

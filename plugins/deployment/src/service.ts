@@ -1,13 +1,11 @@
-// Deployment records for workload plugins (the `deployments` contract) and for deployment.*.
-// Reads are confined to the caller's organization: another organization's deployment is
-// NOT_FOUND, never FORBIDDEN.
+// Deployment records for workload plugins (the `deployments` contract), the queue and the live
+// log, and what deployment.* (requests.ts) reads of them: the target types, the schemas, a
+// deployment stopped. Another organization's deployment is NOT_FOUND, never FORBIDDEN.
 import {
   CANCELLED_MESSAGE,
-  badRequest,
   newId,
   notFound,
   type BerthConfig,
-  type Cradle,
   type Deployer,
   type DeploymentRecord,
   type DeploymentService,
@@ -15,18 +13,17 @@ import {
   type DeploymentTarget,
   type EnqueueRequest,
   type EntityManager,
-  type EnvironmentDirectory,
   type TSchema,
 } from '@berth/core';
-import { centralized, centralizedSchemas, queueJobs } from './centralized.ts';
+import { centralizedSchemas } from './centralized.ts';
 import { Deployment, type DeploymentRow } from './entities.ts';
-import { logPathFor, readTail, removeLog } from './log.ts';
+import { logPathFor, removeLog } from './log.ts';
 import type { DeploymentQueue } from './queue.ts';
-import { isFinished, toRecord, toView } from './views.ts';
+import { toRecord, toView } from './views.ts';
 import { deploymentSchemas, peerTargets, type DeploymentView, type TargetField } from './schemas.ts';
 import { type WorkloadRegistry } from '@berth/plugin-workloads';
 
-const newestFirst = { createdAt: 'desc', deploymentId: 'desc' } as const;
+export const newestFirst = { createdAt: 'desc', deploymentId: 'desc' } as const;
 
 export class DeploymentStore implements DeploymentService {
   readonly #config: BerthConfig;
@@ -38,11 +35,8 @@ export class DeploymentStore implements DeploymentService {
   /** Transactions that enqueued and are not committed yet (see onCommit). */
   readonly #uncommitted = new WeakSet<object>();
 
-  readonly #environments: () => EnvironmentDirectory | undefined;
-
-  constructor(config: BerthConfig, workloads: WorkloadRegistry, queue: () => DeploymentQueue, environments: () => EnvironmentDirectory | undefined) {
+  constructor(config: BerthConfig, workloads: WorkloadRegistry, queue: () => DeploymentQueue) {
     this.#config = config;
-    this.#environments = environments;
     this.#workloads = workloads;
     this.#queue = queue;
   }
@@ -60,16 +54,6 @@ export class DeploymentStore implements DeploymentService {
   targets(): TargetField[] {
     const kinds = this.#workloads.kinds().map(k => ({ type: k.kind, idField: k.idField }));
     return [...kinds, ...[...this.#targets.values()].filter(t => !kinds.some(k => k.type === t.type))];
-  }
-
-  /** The rows as the API answers them; the target fields are worked out once per call. */
-  #views(rows: DeploymentRow[]): DeploymentView[] {
-    const targets = this.targets();
-    return rows.map(r => toView(toRecord(r), targets));
-  }
-
-  #view(row: DeploymentRow): DeploymentView {
-    return this.#views([row])[0]!;
   }
 
   views(records: DeploymentRecord[]): DeploymentView[] {
@@ -171,7 +155,7 @@ export class DeploymentStore implements DeploymentService {
     // The queued ones first: once the running one ends, the next would start.
     let stopped = await this.clearQueueFor(targetType, targetId, em);
     const running = await em.find(Deployment, { targetType, targetId, status: 'running' });
-    for (const row of running) if (await this.#cancel(row, em)) stopped++;
+    for (const row of running) if (await this.cancel(row, em)) stopped++;
     return stopped;
   }
 
@@ -192,71 +176,14 @@ export class DeploymentStore implements DeploymentService {
     await Promise.all(rows.map(r => removeLog(r.logPath)));
   }
 
-  // ------------------------------------------------------------ deployment.*
-  async one(deploymentId: string, organizationId: string, em: EntityManager): Promise<DeploymentView> {
-    return this.#view(await this.#find(deploymentId, organizationId, em));
-  }
-
-  /** The deployments of the workload identified by a kind's id field (deployment.all takes applicationId, allByCompose composeId). */
-  async forIdField(idField: string, id: string, organizationId: string, em: EntityManager): Promise<DeploymentView[]> {
-    const kind = this.#workloads.kinds().find(k => k.idField === idField);
-    if (!kind) throw notFound('Workload');
-    return this.forTarget(kind.kind, id, organizationId, em);
-  }
-
-  /** A target's deployments, newest first, once the target is known to belong to the organization. */
-  async forTarget(targetType: DeploymentTargetType, targetId: string, organizationId: string, em: EntityManager): Promise<DeploymentView[]> {
-    // A workload's owner is asked of its kind; other targets are judged by the records' organization.
-    if (this.#workloads.kind(targetType)) await this.#workloads.owner(targetType, targetId, organizationId, em);
-    const rows = await em.find(Deployment, { targetType, targetId }, { orderBy: newestFirst });
-    // Without a resolver, the records say whose target it is.
-    if (rows.length && rows.every(r => r.organizationId !== organizationId)) throw notFound(label(targetType));
-    return this.#views(rows.filter(r => r.organizationId === organizationId));
-  }
-
-  /** The organization's deployments, newest first (at most `limit`). */
-  /** The organization's latest deployments, newest first, each joined with its workload (allCentralized). */
-  async all(organizationId: string, em: EntityManager, limit = 500) {
-    const rows = await em.find(Deployment, { organizationId }, { orderBy: newestFirst, limit });
-    return centralized(this.#views(rows), this.#workloads, this.#environments, organizationId, em);
-  }
-
-  /** The organization's unfinished deployments as the peer's queue jobs, newest first (queueList). */
-  async queue(organizationId: string, em: EntityManager) {
-    const rows = await em.find(Deployment, { organizationId, status: { $in: ['queued', 'running'] } }, { orderBy: newestFirst });
-    return queueJobs(this.#views(rows), this.targets(), this.#workloads, this.#environments, organizationId, em);
-  }
-
+  // ------------------------------------------------------------ for deployment.*
   /** The schemas of allCentralized's and queueList's entries (made once every plugin is set up). */
   centralizedSchemas() {
     // cast: viewSchema() is built from the kinds at run time; centralizedSchemas takes it as a plain object schema.
     return centralizedSchemas(this.#workloads.kinds(), this.viewSchema() as unknown as Parameters<typeof centralizedSchemas>[1]);
   }
 
-  async readLogs(deploymentId: string, organizationId: string, tail: number, em: EntityManager): Promise<string> {
-    const row = await this.#find(deploymentId, organizationId, em);
-    return readTail(row.logPath, tail);
-  }
-
-  /** Stops one queued or running deployment; answers it as it ended. */
-  async kill(deploymentId: string, organizationId: string, em: EntityManager): Promise<DeploymentView> {
-    const row = await this.#find(deploymentId, organizationId, em);
-    if (isFinished(row.status)) throw badRequest(`Deployment ${deploymentId} is not running: it is ${row.status}`);
-    await this.#cancel(row, em);
-    return this.one(deploymentId, organizationId, em.fork() as EntityManager);
-  }
-
-  /** Deletes one finished deployment and its log; answers it as it was. */
-  async remove(deploymentId: string, organizationId: string, em: EntityManager): Promise<DeploymentView> {
-    const row = await this.#find(deploymentId, organizationId, em);
-    if (!isFinished(row.status)) throw badRequest(`Deployment ${deploymentId} is ${row.status}: stop it (deployment.killProcess) before removing it`);
-    const view = this.#view(row);
-    await em.nativeDelete(Deployment, { deploymentId, organizationId });
-    await removeLog(row.logPath);
-    return view;
-  }
-
-  /** Whether the caller's organization may see the deployment: its row, or NOT_FOUND. */
+  /** Whether the caller's organization may see the deployment: its row, or NOT_FOUND (for the live log's route, stream.ts). */
   async find(deploymentId: string, organizationId: string, em: EntityManager): Promise<DeploymentRecord> {
     return toRecord(await this.#find(deploymentId, organizationId, em));
   }
@@ -266,7 +193,7 @@ export class DeploymentStore implements DeploymentService {
    * Running with no run in this process (another worker) → cancelled here, settled here; that
    * worker's heartbeat notices and stops.
    */
-  async #cancel(row: DeploymentRow, em: EntityManager): Promise<boolean> {
+  async cancel(row: DeploymentRow, em: EntityManager): Promise<boolean> {
     if (row.status === 'queued') {
       return (await em.nativeUpdate(Deployment, { deploymentId: row.deploymentId, status: 'queued' }, { status: 'cancelled', finishedAt: new Date() })) > 0;
     }
@@ -287,40 +214,9 @@ export class DeploymentStore implements DeploymentService {
   }
 }
 
-const label = (kind: string) => kind.charAt(0).toUpperCase() + kind.slice(1);
-
-/**
- * deployment.* for one request: the store confined to the caller's organization and the
- * request's unit of work. Registered request-scoped as `callerDeployments`; workload plugins
- * and the queue keep using the singleton `deployments` service.
- */
-export const callerDeployments =
-  (store: DeploymentStore) =>
-  ({ principal, em }: Cradle) => {
-    const organizationId = principal!.organizationId;
-    return {
-      /** One deployment. */
-      one: (deploymentId: string) => store.one(deploymentId, organizationId, em),
-      /** The deployments of the workload a kind's id field names, newest first. */
-      forIdField: (idField: string, id: string) => store.forIdField(idField, id, organizationId, em),
-      /** A target's deployments, newest first. */
-      forTarget: (targetType: DeploymentTargetType, targetId: string) => store.forTarget(targetType, targetId, organizationId, em),
-      /** The organization's latest deployments, newest first, joined with their workloads. */
-      all: () => store.all(organizationId, em),
-      /** The organization's unfinished deployments as queue jobs, newest first. */
-      queue: () => store.queue(organizationId, em),
-      /** The last `tail` lines of a deployment's log. */
-      readLogs: (deploymentId: string, tail: number) => store.readLogs(deploymentId, organizationId, tail, em),
-      /** Stops a queued or running deployment. */
-      kill: (deploymentId: string) => store.kill(deploymentId, organizationId, em),
-      /** Deletes a finished deployment and its log. */
-      remove: (deploymentId: string) => store.remove(deploymentId, organizationId, em),
-    };
-  };
-
 declare module '@berth/core' {
   interface Cradle {
-    /** deployment.* for the current request's caller (request scope only). */
-    callerDeployments: ReturnType<ReturnType<typeof callerDeployments>>;
+    /** The deployment records as the deployment plugin's own requests use them (the same store as `deployments`). */
+    deploymentStore: DeploymentStore;
   }
 }

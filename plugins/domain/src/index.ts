@@ -1,19 +1,23 @@
 // The domain plugin: domains, redirects and basic-auth users of workloads, served by the active
 // proxy provider (config `proxy`, env BERTH_PROXY), uploaded certificates, the proxy settings
 // operations and the domain preflight.
-import { asFunction, asValue, ConfigError, definePlugin } from '@berth/core';
+import { asClass, asValue, ConfigError, definePlugin } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
 import config from './config.ts';
-import { callerCertificates, CertificateService, EXPIRY_JOB } from './certificate-service.ts';
-import { callerDomains, DomainService } from './domain-service.ts';
+import { CertificateRequests } from './certificate-requests.ts';
+import { CertificateService, EXPIRY_JOB } from './certificate-service.ts';
+import { DomainRequests } from './domain-requests.ts';
+import { DomainService } from './domain-service.ts';
 import { ProxyRecordDirectory } from './directory.ts';
 import { domainEntities } from './entities.ts';
 import { domainMigrations } from './migrations.ts';
 import { DomainPreflight } from './preflight.ts';
 import { domainProcedures } from './procedures.ts';
-import { callerRedirects, RedirectService } from './redirect-service.ts';
+import { RedirectRequests } from './redirect-requests.ts';
+import { RedirectService } from './redirect-service.ts';
 import { ProxyRouting } from './routing.ts';
-import { callerSecurity, SecurityService } from './security-service.ts';
+import { SecurityRequests } from './security-requests.ts';
+import { SecurityService } from './security-service.ts';
 import { ServerAddress } from './server-address.ts';
 import { proxySettingsProcedures } from './settings-procedures.ts';
 import { ProxySettings } from './settings-service.ts';
@@ -35,8 +39,8 @@ export default definePlugin({
     const routing = new ProxyRouting(cradle);
     const owners = new WorkloadOwners(cradle);
     const domains = new DomainService({ routing, owners, cradle });
-    const redirects = new RedirectService({ routing, owners });
-    const security = new SecurityService({ routing, owners, secrets: () => cradle().secrets });
+    const redirects = new RedirectService();
+    const security = new SecurityService({ secrets: () => cradle().secrets });
     const certificates = new CertificateService({ routing, cradle });
     const preflight = new DomainPreflight(cradle);
     const settings = new ProxySettings({ routing, owners, cradle });
@@ -46,10 +50,14 @@ export default definePlugin({
       domains: asValue(new ProxyRecordDirectory({ routing, domains, redirects, security })),
       proxyRouting: asValue(routing),
       serverProxies: asValue({ ensure: async (serverId: string) => (await routing.ensure(serverId))?.id ?? null }),
-      callerDomains: asFunction(callerDomains(domains)).scoped(),
-      callerRedirects: asFunction(callerRedirects(redirects)).scoped(),
-      callerSecurity: asFunction(callerSecurity(security)).scoped(),
-      callerCertificates: asFunction(callerCertificates(certificates)).scoped(),
+      domainService: asValue(domains),
+      redirectService: asValue(redirects),
+      securityService: asValue(security),
+      certificateService: asValue(certificates),
+      domainRequests: asClass(DomainRequests).scoped(),
+      redirectRequests: asClass(RedirectRequests).scoped(),
+      securityRequests: asClass(SecurityRequests).scoped(),
+      certificateRequests: asClass(CertificateRequests).scoped(),
     });
     // The port the API really listens on (port 0 in the config = chosen at listen time).
     let server: { address(): unknown } | null = null;

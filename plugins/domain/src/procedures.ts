@@ -42,14 +42,14 @@ export const domainProcedures = (deps: { domains: DomainService; preflight: Doma
     description: 'CONFLICT when another domain already routes the same host and path.',
     input: CreateDomainInput,
     output: DomainView,
-    handler: (input, ctx) => ctx.cradle.callerDomains.create(input),
+    handler: (input, ctx) => ctx.cradle.domainRequests.create(input),
   }),
   domain.query('one', {
     summary: "A domain of the organization with its application (applicationId, appName, name), and a preflight: DNS, the proxy's port, the workload, the certificate",
     input: DomainIdInput,
     output: DomainWithPreflight,
     handler: async ({ domainId }, ctx) => {
-      const row = await ctx.cradle.callerDomains.one(domainId);
+      const row = await ctx.cradle.domainRequests.one(domainId);
       const workload = (await ctx.cradle.workloads.kind(row.serviceType)?.find(row.serviceId, ctx.cradle.em)) ?? null;
       const preflight = await deps.preflight.run({ host: asciiHost(row.host) || row.host, https: row.https, workload }, deps.routing.servedBy(workload?.serverId ?? null));
       return { ...deps.domains.withApplication(row, workload), preflight };
@@ -59,25 +59,25 @@ export const domainProcedures = (deps: { domains: DomainService; preflight: Doma
     summary: 'The domains of an application, oldest first, each with the application (applicationId, appName, name)',
     input: Type.Object({ applicationId: Type.String({ minLength: 1, maxLength: 255 }) }),
     output: Type.Array(DomainWithApplication),
-    handler: ({ applicationId }, ctx) => ctx.cradle.callerDomains.byApplication(applicationId),
+    handler: ({ applicationId }, ctx) => ctx.cradle.domainRequests.byApplication(applicationId),
   }),
   domain.query('byComposeId', {
     summary: 'The domains of a compose stack, oldest first, each with the stack (composeId, appName, name)',
     input: Type.Object({ composeId: Type.String({ minLength: 1, maxLength: 255 }) }),
     output: Type.Array(DomainWithCompose),
-    handler: ({ composeId }, ctx) => ctx.cradle.callerDomains.byCompose(composeId),
+    handler: ({ composeId }, ctx) => ctx.cradle.domainRequests.byCompose(composeId),
   }),
   domain.mutation('update', {
     summary: 'Change a domain; the proxy serves the change at once',
     input: UpdateDomainInput,
     output: DomainView,
-    handler: (input, ctx) => ctx.cradle.callerDomains.update(input),
+    handler: (input, ctx) => ctx.cradle.domainRequests.update(input),
   }),
   domain.mutation('delete', {
     summary: 'Remove a domain; the proxy stops routing it at once. Answers it as it was',
     input: DomainIdInput,
     output: DomainView,
-    handler: ({ domainId }, ctx) => ctx.cradle.callerDomains.remove(domainId),
+    handler: ({ domainId }, ctx) => ctx.cradle.domainRequests.remove(domainId),
   }),
   domain.mutation('generateDomain', {
     summary: "A wildcard-DNS host name for the server's address (<appName>-<random>-<ip>.<generatedDomainBase>), not stored",
@@ -107,13 +107,13 @@ export const domainProcedures = (deps: { domains: DomainService; preflight: Doma
     },
   }),
 
-  ...ruleProcedures(redirects, 'redirectId', { Create: CreateRedirectInput, Update: UpdateRedirectInput, Id: RedirectIdInput, View: RedirectView }, ctx => ctx.cradle.callerRedirects, {
+  ...ruleProcedures(redirects, 'redirectId', { Create: CreateRedirectInput, Update: UpdateRedirectInput, Id: RedirectIdInput, View: RedirectView }, ctx => ctx.cradle.redirectRequests, {
     create: 'Add a redirect to an application (regex over the full URL → replacement; 301 when permanent, else 302)',
     one: 'A redirect of the organization',
     update: 'Change a redirect',
     remove: 'Remove a redirect',
   }),
-  ...ruleProcedures(security, 'securityId', { Create: CreateSecurityInput, Update: UpdateSecurityInput, Id: SecurityIdInput, View: SecurityView }, ctx => ctx.cradle.callerSecurity, {
+  ...ruleProcedures(security, 'securityId', { Create: CreateSecurityInput, Update: UpdateSecurityInput, Id: SecurityIdInput, View: SecurityView }, ctx => ctx.cradle.securityRequests, {
     create: 'Add a basic-auth user to an application (every domain of it asks for a user then)',
     one: 'A basic-auth user of the organization',
     update: "Change a user's name and password",
@@ -125,26 +125,26 @@ export const domainProcedures = (deps: { domains: DomainService; preflight: Doma
     summary: 'Upload a certificate (PEM chain, leaf first) and its private key; stored sealed and written where the proxy reads it',
     input: CreateCertificateInput,
     output: CertificateView,
-    handler: (input, ctx) => ctx.cradle.callerCertificates.create(input),
+    handler: (input, ctx) => ctx.cradle.certificateRequests.create(input),
   }),
   certificates.query('all', {
     summary: "The organization's certificates (without private keys), each with its server (null)",
     input: Type.Object({}),
     output: Type.Array(CertificateWithServer),
-    handler: async (_i, ctx) => (await ctx.cradle.callerCertificates.all()).map(c => ({ ...c, server: null })),
+    handler: async (_i, ctx) => (await ctx.cradle.certificateRequests.all()).map(c => ({ ...c, server: null })),
   }),
   certificates.query('one', {
     summary: 'A certificate (without its private key)',
     input: CertificateIdInput,
     output: CertificateView,
-    handler: ({ certificateId }, ctx) => ctx.cradle.callerCertificates.one(certificateId),
+    handler: ({ certificateId }, ctx) => ctx.cradle.certificateRequests.one(certificateId),
   }),
   certificates.mutation('update', {
     access: 'admin',
     summary: "Replace a certificate's name, chain or key",
     input: UpdateCertificateInput,
     output: CertificateView,
-    handler: (input, ctx) => ctx.cradle.callerCertificates.update(input),
+    handler: (input, ctx) => ctx.cradle.certificateRequests.update(input),
   }),
   certificates.mutation('remove', {
     access: 'admin',
@@ -152,7 +152,7 @@ export const domainProcedures = (deps: { domains: DomainService; preflight: Doma
     input: CertificateIdInput,
     output: Ok(),
     async handler({ certificateId }, ctx) {
-      await ctx.cradle.callerCertificates.remove(certificateId);
+      await ctx.cradle.certificateRequests.remove(certificateId);
       return true;
     },
   }),

@@ -1,9 +1,10 @@
-import { asFunction, asValue, definePlugin, optionalService } from '@berth/core';
+import { asClass, asValue, definePlugin, optionalService } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
 import { environmentEntities } from './entities.ts';
 import { environmentMigrations } from './migrations.ts';
 import { environmentProcedures } from './procedures.ts';
-import { callerEnvironments, EnvironmentService } from './service.ts';
+import { EnvironmentRequests } from './requests.ts';
+import { EnvironmentService } from './service.ts';
 
 export default definePlugin({
   name: 'environment',
@@ -14,7 +15,7 @@ export default definePlugin({
     const environments = new EnvironmentService(berth.container.cradle.workloads, () => berth.container.cradle.secrets);
     berth.entities(...environmentEntities);
     berth.migrations(...environmentMigrations);
-    berth.provide({ environments: asValue(environments), callerEnvironments: asFunction(callerEnvironments(environments)).scoped() });
+    berth.provide({ environments: asValue(environments), environmentRequests: asClass(EnvironmentRequests).scoped() });
     berth.procedures(environmentProcedures(environments));
     // An organization's rows go through foreign keys; its services, files and ports go through the kinds, first.
     // Without the organization plugin nothing deletes an organization.

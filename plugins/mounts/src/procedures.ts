@@ -14,27 +14,27 @@ export const mountProcedures = (service: MountService) => () => {
       description: "Bind mounts are for admins. A file mount's content is written under the workload's files directory when it deploys and mounted at mountPath.",
       input: Create,
       output: MountView,
-      handler: (input, ctx) => ctx.cradle.callerMounts.create(input as CreateInput),
+      handler: (input, ctx) => ctx.cradle.mountRequests.create(input as CreateInput),
     }),
-    mounts.query('one', { summary: 'A mount of the organization', input: MountIdInput, output: MountView, handler: ({ mountId }, ctx) => ctx.cradle.callerMounts.one(mountId) }),
+    mounts.query('one', { summary: 'A mount of the organization', input: MountIdInput, output: MountView, handler: ({ mountId }, ctx) => ctx.cradle.mountRequests.one(mountId) }),
     mounts.mutation('update', {
       summary: 'Change a mount; the result must still be a complete mount of its type',
       input: Update,
       output: MountView,
-      handler: (input, ctx) => ctx.cradle.callerMounts.update(input as UpdateInput),
+      handler: (input, ctx) => ctx.cradle.mountRequests.update(input as UpdateInput),
     }),
-    mounts.mutation('remove', { summary: 'Delete a mount; answers it as it was', input: MountIdInput, output: MountView, handler: ({ mountId }, ctx) => ctx.cradle.callerMounts.remove(mountId) }),
+    mounts.mutation('remove', { summary: 'Delete a mount; answers it as it was', input: MountIdInput, output: MountView, handler: ({ mountId }, ctx) => ctx.cradle.mountRequests.remove(mountId) }),
     mounts.query('listByServiceId', {
       summary: 'The mounts of one workload, oldest first',
       input: ServiceInput,
       output: Type.Array(MountView),
-      handler: ({ serviceType, serviceId }, ctx) => ctx.cradle.callerMounts.listByService(serviceType as string, serviceId as string),
+      handler: ({ serviceType, serviceId }, ctx) => ctx.cradle.mountRequests.listByService(serviceType as string, serviceId as string),
     }),
     mounts.query('allNamedByApplicationId', {
       summary: "The named volumes mounted in the application's running container, as the engine reports them (none while it does not run)",
       input: ApplicationIdInput,
       output: Type.Array(ContainerVolume),
-      handler: ({ applicationId }, ctx) => ctx.cradle.callerMounts.namedVolumesOf('applicationId', applicationId),
+      handler: ({ applicationId }, ctx) => ctx.cradle.mountRequests.namedVolumesOf('applicationId', applicationId),
     }),
   ];
 };

@@ -9,14 +9,14 @@ export const portProcedures = [
     summary: 'Publish a port of an application (taken at its next deployment); CONFLICT when the host already publishes it',
     input: CreateInput,
     output: PortView,
-    handler: (input, ctx) => ctx.cradle.callerPorts.create(input),
+    handler: (input, ctx) => ctx.cradle.portRequests.create(input),
   }),
   port.query('one', {
     summary: 'A published port of the organization',
     input: PortIdInput,
     output: Type.Object({ ...PortView.properties, application: Type.Object({ applicationId: Type.String() }) }),
     handler: async ({ portId }, ctx) => {
-      const found = await ctx.cradle.callerPorts.one(portId);
+      const found = await ctx.cradle.portRequests.one(portId);
       // The peer answers the port with its application's id.
       return { ...found, application: { applicationId: found.applicationId } };
     },
@@ -25,12 +25,12 @@ export const portProcedures = [
     summary: 'Change a published port; the result must still be free on the host',
     input: UpdateInput,
     output: PortView,
-    handler: (input, ctx) => ctx.cradle.callerPorts.update(input),
+    handler: (input, ctx) => ctx.cradle.portRequests.update(input),
   }),
   port.mutation('delete', {
     summary: 'Stop publishing a port (at the next deployment); answers it as it was',
     input: PortIdInput,
     output: PortView,
-    handler: ({ portId }, ctx) => ctx.cradle.callerPorts.remove(portId),
+    handler: ({ portId }, ctx) => ctx.cradle.portRequests.remove(portId),
   }),
 ];

@@ -1,10 +1,11 @@
-import { asFunction, asValue, definePlugin, EnvironmentView, optionalService } from '@berth/core';
+import { asClass, asValue, definePlugin, EnvironmentView, optionalService } from '@berth/core';
 import type {} from '@berth/plugin-workloads';
 import pkg from '../package.json' with { type: 'json' };
 import { projectEntities } from './entities.ts';
 import { projectMigrations } from './migrations.ts';
 import { projectProcedures } from './procedures.ts';
-import { callerProjects, ProjectService } from './service.ts';
+import { ProjectRequests } from './requests.ts';
+import { ProjectService } from './service.ts';
 
 export default definePlugin({
   name: 'project',
@@ -14,7 +15,7 @@ export default definePlugin({
     const projects = new ProjectService(() => berth.container.cradle.secrets);
     berth.entities(...projectEntities);
     berth.migrations(...projectMigrations);
-    berth.provide({ projects: asValue(projects), callerProjects: asFunction(callerProjects(projects)).scoped() });
+    berth.provide({ projects: asValue(projects), projectRequests: asClass(ProjectRequests).scoped() });
     const cradle = () => berth.container.cradle;
     // Without the environment plugin the kernel refuses to start (below); the schemas must still be made.
     berth.procedures(

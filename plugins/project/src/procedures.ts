@@ -1,5 +1,5 @@
 // project.* — the caller's organization's projects. The environment plugin provides
-// `environments`; it registers after this plugin, so the caller's facade resolves it per request.
+// `environments`; it registers after this plugin, so projectRequests resolves it per request.
 import { Type, router, type TSchema } from '@berth/core';
 import { Created, CreateInput, duplicateInput, ProjectFields, ProjectIdInput, projectView, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
 
@@ -22,32 +22,32 @@ export const projectProcedures = (derived: Derived) => () => {
       summary: 'Create a project with its default environment "production"',
       input: CreateInput,
       output: Created,
-      handler: (input, ctx) => ctx.cradle.callerProjects.create(input),
+      handler: (input, ctx) => ctx.cradle.projectRequests.create(input),
     }),
     project.query('one', {
       summary: 'A project with its environments and their workloads',
       input: ProjectIdInput,
       output: ProjectView,
-      handler: ({ projectId }, ctx) => ctx.cradle.callerProjects.one(projectId),
+      handler: ({ projectId }, ctx) => ctx.cradle.projectRequests.one(projectId),
     }),
     project.query('all', {
       summary: 'Every project of the organization, newest first, with its environments and their workloads',
       input: Type.Object({}),
       output: Type.Array(ProjectView),
-      handler: (_input, ctx) => ctx.cradle.callerProjects.all(),
+      handler: (_input, ctx) => ctx.cradle.projectRequests.all(),
     }),
     project.mutation('update', {
       summary: "Change a project's name, description or environment variables",
       input: UpdateInput,
       output: ProjectFields,
-      handler: (input, ctx) => ctx.cradle.callerProjects.update(input),
+      handler: (input, ctx) => ctx.cradle.projectRequests.update(input),
     }),
     project.mutation('remove', {
       access: 'admin',
       summary: 'Delete a project with its environments; answers the deleted project',
       input: ProjectIdInput,
       output: ProjectFields,
-      handler: ({ projectId }, ctx) => ctx.cradle.callerProjects.remove(projectId),
+      handler: ({ projectId }, ctx) => ctx.cradle.projectRequests.remove(projectId),
     }),
     project.mutation('duplicate', {
       access: 'admin',
@@ -55,7 +55,7 @@ export const projectProcedures = (derived: Derived) => () => {
       input: DuplicateInput,
       output: ProjectView,
       async handler(input, ctx) {
-        const projects = ctx.cradle.callerProjects;
+        const projects = ctx.cradle.projectRequests;
         if (!input.duplicateInSameProject) return projects.duplicate(input);
         // Copying one environment is the environment plugin's own operation; the directory
         // contract has no member for it, so go through its registered procedure.
@@ -70,7 +70,7 @@ export const projectProcedures = (derived: Derived) => () => {
       summary: 'Projects whose name or description contains the given text (case-insensitive), newest first, paged',
       input: SearchInput,
       output: SearchResult,
-      handler: (input, ctx) => ctx.cradle.callerProjects.search(input),
+      handler: (input, ctx) => ctx.cradle.projectRequests.search(input),
     }),
   ];
 };

@@ -1,12 +1,13 @@
 // The registry plugin: registry.* records, the push-and-pull check, and `registries` in the
 // container for deploys that push and pull through a registry (credentials per engine call).
-import { asFunction, asValue, definePlugin } from '@berth/core';
+import { asClass, asValue, definePlugin } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
 import config from './config.ts';
 import { registryEntities } from './entities.ts';
 import { registryMigrations } from './migrations.ts';
 import { registryProcedures } from './procedures.ts';
-import { callerRegistries, RegistryService } from './service.ts';
+import { RegistryRequests } from './requests.ts';
+import { RegistryService } from './service.ts';
 
 export type { RegistryService, RegistryForDeploy } from './service.ts';
 export type { CliLogins } from './cli-login.ts';
@@ -23,12 +24,11 @@ export default definePlugin({
       hosts: () => berth.container.cradle.hosts,
       cradle: () => berth.container.cradle,
       logger: berth.container.cradle.logger,
-      checkTimeoutMs: 180_000,
       registryImage: () => berth.config.registryImage,
     });
     berth.entities(...registryEntities);
     berth.migrations(...registryMigrations);
-    berth.provide({ registries: asValue(registries), callerRegistries: asFunction(callerRegistries(registries)).scoped() });
+    berth.provide({ registries: asValue(registries), registryRequests: asClass(RegistryRequests).scoped() });
     berth.procedures(...registryProcedures);
     // A server joining or leaving a swarm (the cluster plugin's events; nothing happens without that
     // plugin): a self-hosted registry on its manager makes the new node trust its CA before the join

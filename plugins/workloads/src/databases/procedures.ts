@@ -1,10 +1,10 @@
 // Every operation of one database kind, the same for all kinds: records through the service,
 // runs (deploy, start, stop, reload, rebuild) through the deploy queue (answering the peer's
 // body, the deployment's id in a header: runs.ts), the rest through the
-// deployer's engine side — all through the kind's request-scoped facade (requests.ts).
+// deployer's engine side — all through the kind's request-scoped DatabaseRequests (requests.ts).
 import Type, { type Static } from 'typebox';
 import { databaseView, type DatabaseSchemas, type IdKey, type WithId } from './schemas.ts';
-import { databasesOf, type CallerDatabases } from './requests.ts';
+import { databasesOf, type DatabaseRequests } from './requests.ts';
 import { relationSchemas } from '../relations.ts';
 import { runProcedure } from '../runs.ts';
 import { type Cradle, type ProcedureContext, router, schema } from '@berth/core';
@@ -17,8 +17,8 @@ export function databaseProcedures(kind: string, label: string, s: DatabaseSchem
   const { idKey } = s;
   /** The database an input names (every input but create's and search's carries the kind's id key, required by its schema). */
   const idOf = (input: Record<IdKey, string>): string => input[idKey]!;
-  // The kind's facade is registered under a name of its own (one per kind), so it is resolved by that name.
-  const databases = (ctx: ProcedureContext) => ctx.scope.resolve<CallerDatabases>(databasesOf(kind));
+  // The kind's request service is registered under a name of its own (one per kind), so it is resolved by that name.
+  const databases = (ctx: ProcedureContext) => ctx.scope.resolve<DatabaseRequests>(databasesOf(kind));
 
   // The peer answers the record with its relations for deploy, start and stop, and true for reload and rebuild.
   const run = (name: string, summary: string, answer: 'true' | 'view') =>

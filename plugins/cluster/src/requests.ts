@@ -5,91 +5,29 @@
 // of its own swarm first. Join tokens are read from the manager, handed to the joining engine in
 // the body of its API call and rotated after the join; they are never answered, logged or put on a
 // command line, and a failed join's message is scrubbed of them.
-import { isIP } from 'node:net';
+// Request-scoped: the caller, their organization and the request's transaction come from the
+// container.
 import type Docker from 'dockerode';
-import { BerthError, Organization, conflict, invalidField, notFound, type BerthEvents, type Cradle, type EntityManager } from '@berth/core';
+import { BerthError, Organization, RequestScope, conflict, invalidField, notFound, type BerthEvents, type Static } from '@berth/core';
 import { ORGANIZATION_LABEL, onlyOrganizationLabels, ownedNode, relabelNode, sharedLabels, updateNode } from '@berth/plugin-hosts';
 import type {} from '@berth/plugin-server'; // the `servers` of the container
-import type { Static } from '@berth/core';
 import type { EngineNode as EngineNodeView, JoinInput, Joined, NodeApp, NodeLine, Removed } from './schemas.ts';
+import { SWARM_PORT, TOKEN_PLACEHOLDER, capital, loopback, ownersAlone, scrubbed, sleep, type EngineNode, type EngineTask, type ListedNode, type Service, type SwarmInfo } from './swarm.ts';
 
-/** What replaces a join token in every answer. */
-export const TOKEN_PLACEHOLDER = '<use cluster.joinServer>';
-const SWARM_PORT = 2377;
-
-interface SwarmInfo {
-  Swarm?: {
-    NodeID?: string;
-    NodeAddr?: string;
-    LocalNodeState?: string;
-    ControlAvailable?: boolean;
-    Nodes?: number;
-    Cluster?: { ID?: string; TLSInfo?: { TrustRoot?: string } };
-    RemoteManagers?: { NodeID: string; Addr: string }[] | null;
-  };
-}
-
-/** What a listing's filter reads of a node, whichever way the node is typed. */
-interface ListedNode {
-  ID: string;
-  Spec: object;
-}
-
-interface EngineNode {
-  ID: string;
-  Version: { Index: number };
-  Spec: { Role?: string; Availability?: string; Labels?: Record<string, string>; Name?: string };
-  Description?: { Hostname?: string; Engine?: { EngineVersion?: string }; TLSInfo?: { TrustRoot?: string } };
-  Status?: { State?: string; Addr?: string };
-  ManagerStatus?: { Leader?: boolean; Reachability?: string };
-}
-
-interface EngineTask {
-  ID: string;
-  ServiceID: string;
-  NodeID?: string;
-  DesiredState?: string;
-  Status?: { State?: string };
-  CreatedAt?: string;
-}
-
-const capital = (s: string | undefined) => (s ? s[0]!.toUpperCase() + s.slice(1) : '');
-const loopback = (addr: string) => addr === 'localhost' || addr === '::1' || (isIP(addr) === 4 && addr.startsWith('127.'));
-const sleep = (ms: number) => new Promise<void>(r => setTimeout(r, ms));
-
-/**
- * This machine's swarm is every organization's: a 403 naming `field` unless the caller is the
- * instance owner (the first admin), with why.
- */
-function ownersAlone(field: string, why: string): BerthError {
-  const message = `${why}: only the instance owner (the first admin) may do that on this machine's swarm, which every organization shares`;
-  return new BerthError('FORBIDDEN', `${field}: ${message}`, [{ path: [field], message }]);
-}
-
-/** A join's error with every token it might carry replaced. */
-function scrubbed(e: unknown, tokens: string[]): unknown {
-  const clean = (s: unknown) => (typeof s === 'string' ? tokens.reduce((out, token) => (token ? out.split(token).join(TOKEN_PLACEHOLDER) : out), s) : s);
-  const err = e as { message?: string; reason?: string; json?: { message?: string } };
-  if (err && typeof err === 'object') {
-    if (err.message) err.message = clean(err.message) as string;
-    if (err.reason) err.reason = clean(err.reason) as string;
-    if (err.json?.message) err.json = { ...err.json, message: clean(err.json.message) as string };
-  }
-  return e;
-}
-
-export class ClusterService {
-  readonly #cradle: () => Cradle;
+/** Registered asClass(...).scoped() as `clusterRequests`. */
+export class ClusterRequests extends RequestScope {
   /** How long removeWorker waits for the drained node's tasks to run elsewhere. */
-  readonly #drainTimeoutMs: number;
-
-  constructor(cradle: () => Cradle, drainTimeoutMs: number) {
-    this.#cradle = cradle;
-    this.#drainTimeoutMs = drainTimeoutMs;
+  get #drainTimeoutMs(): number {
+    return this.cradle.config.drainTimeoutSeconds * 1000;
   }
 
   get #hosts() {
-    return this.#cradle().hosts;
+    return this.cradle.hosts;
+  }
+
+  /** Whether the caller is the instance owner (the first admin): this machine's swarm is every organization's. */
+  #isOwner(): Promise<boolean> {
+    return this.cradle.accounts.isInstanceOperator(this.principal);
   }
 
   #call<T>(what: string, fn: () => Promise<T>): Promise<T> {
@@ -101,8 +39,8 @@ export class ClusterService {
    * server but the manager at once, 5 s each at most); null when no server of the organization is
    * that node (one joined by hand, or another organization's).
    */
-  async #serverOfNode(nodeId: string, managerId: string | null, organizationId: string, em: EntityManager): Promise<{ serverId: string; docker: Docker } | null> {
-    const candidates = (await this.#cradle().servers.all(organizationId, em)).map(s => s.serverId).filter(serverId => serverId !== managerId);
+  async #serverOfNode(nodeId: string, managerId: string | null): Promise<{ serverId: string; docker: Docker } | null> {
+    const candidates = (await this.cradle.servers.all(this.organizationId, this.em)).map(s => s.serverId).filter(serverId => serverId !== managerId);
     const nodeOf = async (serverId: string): Promise<Docker | null> => {
       const docker = await this.#hosts.asIs(serverId);
       const info = await Promise.race([docker.info() as Promise<SwarmInfo>, sleep(5000).then(() => null)]);
@@ -141,15 +79,15 @@ export class ClusterService {
   }
 
   /** The serverId the caller named (NOT_FOUND for another organization's), null for this machine. */
-  async #server(serverId: string | null | undefined, organizationId: string, em: EntityManager): Promise<string | null> {
+  async #server(serverId: string | null | undefined): Promise<string | null> {
     if (!serverId) return null;
-    await this.#cradle().servers.owned(serverId, organizationId, em);
+    await this.cradle.servers.owned(serverId, this.organizationId, this.em);
     return serverId;
   }
 
   /** The engine of the named machine as it is (no swarm initialised for a listing). */
-  async #engine(serverId: string | null | undefined, organizationId: string, em: EntityManager): Promise<{ docker: Docker; where: string }> {
-    const id = await this.#server(serverId, organizationId, em);
+  async #engine(serverId: string | null | undefined): Promise<{ docker: Docker; where: string }> {
+    const id = await this.#server(serverId);
     return { docker: await this.#hosts.asIs(id), where: id ? `server ${id}` : 'this machine' };
   }
 
@@ -159,16 +97,16 @@ export class ClusterService {
    * operators'), and of a server's swarm the organization's own — the server's node and the nodes
    * labelled as the organization's (joined for it) — never another organization's nor a shared one.
    */
-  async #visible(docker: Docker, serverId: string | undefined, organizationId: string, where: string): Promise<{ info: SwarmInfo; mine: (n: ListedNode) => boolean }> {
+  async #visible(docker: Docker, serverId: string | undefined, where: string): Promise<{ info: SwarmInfo; mine: (n: ListedNode) => boolean }> {
     const info = (await this.#call(`reach the Docker engine of ${where}`, () => docker.info())) as SwarmInfo;
     if (!serverId) return { info, mine: () => true };
-    return { info, mine: n => n.ID === info.Swarm?.NodeID || ownedNode((n.Spec as EngineNode['Spec']).Labels, organizationId) };
+    return { info, mine: n => n.ID === info.Swarm?.NodeID || ownedNode((n.Spec as EngineNode['Spec']).Labels, this.organizationId) };
   }
 
   /** `docker node ls` of the machine's swarm, as the CLI's JSON lines. */
-  async nodeLines(serverId: string | undefined, organizationId: string, em: EntityManager): Promise<NodeLine[]> {
-    const { docker, where } = await this.#engine(serverId, organizationId, em);
-    const { info, mine } = await this.#visible(docker, serverId, organizationId, where);
+  async nodeLines(serverId: string | undefined): Promise<NodeLine[]> {
+    const { docker, where } = await this.#engine(serverId);
+    const { info, mine } = await this.#visible(docker, serverId, where);
     const nodes = ((await this.#call(`list the swarm nodes of ${where}`, () => docker.listNodes())) as EngineNode[]).filter(mine);
     const root = info.Swarm?.Cluster?.TLSInfo?.TrustRoot;
     return nodes.map(n => ({
@@ -184,34 +122,31 @@ export class ClusterService {
   }
 
   /** The engine's node objects (cluster.getNodes) */
-  async nodes(serverId: string | undefined, organizationId: string, em: EntityManager): Promise<Static<typeof EngineNodeView>[]> {
-    const { docker, where } = await this.#engine(serverId, organizationId, em);
-    const { mine } = await this.#visible(docker, serverId, organizationId, where);
+  async nodes(serverId: string | undefined): Promise<Static<typeof EngineNodeView>[]> {
+    const { docker, where } = await this.#engine(serverId);
+    const { mine } = await this.#visible(docker, serverId, where);
     const nodes = (await this.#call(`list the swarm nodes of ${where}`, () => docker.listNodes())) as Static<typeof EngineNodeView>[];
     return nodes.filter(mine);
   }
 
   /** `docker node inspect` of one node. */
-  async node(nodeId: string, serverId: string | undefined, organizationId: string, em: EntityManager): Promise<Static<typeof EngineNodeView>> {
-    const { docker, where } = await this.#engine(serverId, organizationId, em);
-    const { mine } = await this.#visible(docker, serverId, organizationId, where);
+  async node(nodeId: string, serverId: string | undefined): Promise<Static<typeof EngineNodeView>> {
+    const { docker, where } = await this.#engine(serverId);
+    const { mine } = await this.#visible(docker, serverId, where);
     const node = (await this.#call(`inspect node ${nodeId} of the swarm of ${where}`, () => docker.getNode(nodeId).inspect())) as Static<typeof EngineNodeView>;
     if (!mine(node)) throw notFound(`Node ${nodeId}`);
     return node;
   }
 
   /** `docker service ls` of the organization's services on the swarm, each with the nodes its running tasks are on. */
-  async apps(serverId: string | undefined, organizationId: string, em: EntityManager): Promise<NodeApp[]> {
-    const { docker, where } = await this.#engine(serverId, organizationId, em);
+  async apps(serverId: string | undefined): Promise<NodeApp[]> {
+    const { docker, where } = await this.#engine(serverId);
     // cast: dockerode's Service type lacks the ServiceStatus the engine answers with status: true.
     const services = (await this.#call(`list the services of ${where}`, () =>
-      docker.listServices({ status: true, filters: { label: [`${ORGANIZATION_LABEL}=${organizationId}`] } } as {}),
+      docker.listServices({ status: true, filters: { label: [`${ORGANIZATION_LABEL}=${this.organizationId}`] } } as {}),
     )) as unknown as Service[];
     if (!services.length) return [];
-    const [tasks, hostnames] = await Promise.all([
-      this.#tasks(docker, where, { 'desired-state': ['running'] }),
-      this.#hostnames(docker, where, await this.#visible(docker, serverId, organizationId, where)),
-    ]);
+    const [tasks, hostnames] = await Promise.all([this.#tasks(docker, where, { 'desired-state': ['running'] }), this.#hostnames(docker, where, await this.#visible(docker, serverId, where))]);
     return services
       .map(s => ({
         ID: s.ID,
@@ -247,35 +182,36 @@ export class ClusterService {
    * another organization, or to a server's swarm, is that organization's alone. The manager's
    * engine labels the node before the join answers.
    */
-  async #labelJoined(manager: Docker, managerWhere: string, nodeId: string, managerServerId: string | null, organizationId: string, wanted: boolean | undefined, em: EntityManager): Promise<void> {
-    const shared = !managerServerId && wanted !== false && organizationId === (await this.#cradle().accounts.instanceOrganizationId());
-    const organizations = shared ? (await em.find(Organization, {}, { fields: ['id'] })).map(o => o.id) : [];
+  async #labelJoined(manager: Docker, managerWhere: string, nodeId: string, managerServerId: string | null, wanted: boolean | undefined): Promise<void> {
+    const shared = !managerServerId && wanted !== false && this.organizationId === (await this.cradle.accounts.instanceOrganizationId());
+    const organizations = shared ? (await this.em.find(Organization, {}, { fields: ['id'] })).map(o => o.id) : [];
     await relabelNode(
       manager,
       nodeId,
-      labels => (shared ? sharedLabels(labels, organizations) : onlyOrganizationLabels(labels, organizationId)),
+      labels => (shared ? sharedLabels(labels, organizations) : onlyOrganizationLabels(labels, this.organizationId)),
       (what, fn) => this.#call(`${what} of the swarm of ${managerWhere}`, fn),
     );
   }
 
   // ------------------------------------------------------------ cluster.*
   /** The peer's addWorker/addManager: the join command, its token replaced by the placeholder. */
-  async joinCommand(serverId: string | undefined, organizationId: string, em: EntityManager): Promise<{ command: string; version: string }> {
-    const id = await this.#server(serverId, organizationId, em);
+  async joinCommand(serverId: string | undefined): Promise<{ command: string; version: string }> {
+    const id = await this.#server(serverId);
     const where = id ? `server ${id}` : 'this machine';
     const docker = await (await this.#hosts.of(id)).engine(); // a manager: the command names its address
     const info = (await this.#call(`reach the Docker engine of ${where}`, () => docker.info())) as SwarmInfo;
     const version = (await this.#call(`read the engine version of ${where}`, () => docker.version())) as { Version: string };
-    const addr = info.Swarm?.NodeAddr || (id ? (await this.#cradle().servers.owned(id, organizationId, em)).ipAddress : '');
+    const addr = info.Swarm?.NodeAddr || (id ? (await this.cradle.servers.owned(id, this.organizationId, this.em)).ipAddress : '');
     return { command: `docker swarm join --token ${TOKEN_PLACEHOLDER} ${addr}:${SWARM_PORT}`, version: version.Version };
   }
 
   /** Joins a server to the swarm of another server or of this machine, over the joining server's connection; answers its node id. */
-  async join(input: JoinInput, organizationId: string, em: EntityManager, isOwner: () => Promise<boolean>): Promise<Joined> {
-    const serverId = (await this.#server(input.serverId, organizationId, em))!;
-    const managerServerId = await this.#server(input.managerServerId, organizationId, em);
+  async join(input: JoinInput): Promise<Joined> {
+    const organizationId = this.organizationId;
+    const serverId = (await this.#server(input.serverId))!;
+    const managerServerId = await this.#server(input.managerServerId);
     // A manager of this machine's swarm commands every organization's services there.
-    if (!managerServerId && input.role === 'manager' && !(await isOwner())) throw ownersAlone('role', "a manager of this machine's swarm controls every organization's services");
+    if (!managerServerId && input.role === 'manager' && !(await this.#isOwner())) throw ownersAlone('role', "a manager of this machine's swarm controls every organization's services");
     if (managerServerId && input.shared === true) throw invalidField('shared', "a server's swarm is its organization's own: only a node of this machine's swarm is shared");
     if (managerServerId === serverId) throw invalidField('managerServerId', 'a server cannot join its own swarm');
     const managerWhere = managerServerId ? `server ${managerServerId}` : 'this machine';
@@ -302,13 +238,13 @@ export class ClusterService {
       const member = managerNodes.find(n => n.ID === current);
       if (member) {
         if ((member.Spec.Role ?? 'worker') !== input.role) throw conflict(`${where} is already a ${member.Spec.Role} of the swarm of ${managerWhere} (node ${current})`);
-        await this.#labelJoined(manager, managerWhere, current, managerServerId, organizationId, input.shared, em);
+        await this.#labelJoined(manager, managerWhere, current, managerServerId, input.shared);
         // Announced again: what the swarm's nodes are given (a registry's CA) reaches one joined by hand too.
-        await this.#announce('serverJoinedSwarm', { organizationId, serverId, managerServerId, nodeId: current, role: input.role, at: new Date().toISOString() }, em);
+        await this.#announce('serverJoinedSwarm', { organizationId, serverId, managerServerId, nodeId: current, role: input.role, at: new Date().toISOString() });
         return { nodeId: current, serverId, managerServerId, role: input.role, advertiseAddr: member.Status?.Addr ?? '' };
       }
       // A swarm of its own: left only when it is that server alone and Berth runs nothing there.
-      const workloads = await this.#cradle().servers.workloadsOn(serverId, em);
+      const workloads = await this.cradle.servers.workloadsOn(serverId, this.em);
       if (workloads.length) throw conflict(`${where} runs ${workloads.length} workload(s) (${workloads.map(w => w.name).join(', ')}) in a swarm of its own; remove them before it joins another swarm`);
       if (info.Swarm.ControlAvailable === false || (info.Swarm.Nodes ?? 1) > 1)
         throw conflict(`${where} is a member of another swarm (${info.Swarm.Nodes ?? '?'} nodes); it leaves that swarm before it joins this one`);
@@ -333,9 +269,9 @@ export class ClusterService {
     const joined = (await this.#call(`reach the Docker engine of ${where}`, async () => (await this.#hosts.asIs(serverId)).info())) as SwarmInfo;
     const nodeId = joined.Swarm?.NodeID;
     if (!nodeId) throw new BerthError('INTERNAL_SERVER_ERROR', `${where} answered no swarm node id after joining`);
-    await this.#labelJoined(manager, managerWhere, nodeId, managerServerId, organizationId, input.shared, em);
-    this.#cradle().logger.info({ serverId, managerServerId, role: input.role, nodeId }, 'server joined the swarm');
-    await this.#announce('serverJoinedSwarm', { organizationId, serverId, managerServerId, nodeId, role: input.role, at: new Date().toISOString() }, em);
+    await this.#labelJoined(manager, managerWhere, nodeId, managerServerId, input.shared);
+    this.cradle.logger.info({ serverId, managerServerId, role: input.role, nodeId }, 'server joined the swarm');
+    await this.#announce('serverJoinedSwarm', { organizationId, serverId, managerServerId, nodeId, role: input.role, at: new Date().toISOString() });
     return { nodeId, serverId, managerServerId, role: input.role, advertiseAddr };
   }
 
@@ -344,10 +280,8 @@ export class ClusterService {
    * registry plugin writing or removing its CA on the node) are done. A subscriber's failure is
    * logged, never the operation's: the membership has changed by now.
    */
-  async #announce<E extends 'serverJoinedSwarm' | 'serverLeftSwarm'>(event: E, payload: BerthEvents[E], em: EntityManager): Promise<void> {
-    await this.#cradle()
-      .events.emitDurable(event, payload, em)
-      .catch((err: unknown) => this.#cradle().logger.warn({ err, serverId: payload.serverId }, `a subscriber of ${event} failed`));
+  async #announce<E extends 'serverJoinedSwarm' | 'serverLeftSwarm'>(event: E, payload: BerthEvents[E]): Promise<void> {
+    await this.cradle.events.emitDurable(event, payload, this.em).catch((err: unknown) => this.cradle.logger.warn({ err, serverId: payload.serverId }, `a subscriber of ${event} failed`));
   }
 
   /** The address of the server's own interface that routes to the manager (`ip route get`). */
@@ -369,15 +303,15 @@ export class ClusterService {
   }
 
   /** Drains a worker, waits until its tasks run elsewhere, removes it from the swarm; answers where each task went. */
-  async removeWorker(nodeId: string, serverId: string | undefined, organizationId: string, em: EntityManager, isOwner: () => Promise<boolean>): Promise<Removed> {
-    const id = await this.#server(serverId, organizationId, em);
+  async removeWorker(nodeId: string, serverId: string | undefined): Promise<Removed> {
+    const id = await this.#server(serverId);
     const where = id ? `server ${id}` : 'this machine';
     const docker = await this.#hosts.asIs(id);
     const node = (await this.#call(`inspect node ${nodeId} of the swarm of ${where}`, () => docker.getNode(nodeId).inspect())) as EngineNode;
     const hostname = node.Description?.Hostname ?? '';
-    const server = await this.#serverOfNode(node.ID, id, organizationId, em);
+    const server = await this.#serverOfNode(node.ID, id);
     // On this machine's swarm, an organization removes the nodes that are its own servers.
-    if (!id && !server && !(await isOwner())) throw ownersAlone('nodeId', `node ${node.ID} (${hostname}) is none of your organization's servers`);
+    if (!id && !server && !(await this.#isOwner())) throw ownersAlone('nodeId', `node ${node.ID} (${hostname}) is none of your organization's servers`);
     if (node.Spec.Role === 'manager') throw conflict(`Node ${node.ID} (${hostname}) is a manager of the swarm of ${where}: demote it to a worker before it is removed`);
     const running = await this.#tasks(docker, where, { 'desired-state': ['running'] });
     const before = running.filter(t => t.NodeID === node.ID);
@@ -422,35 +356,11 @@ export class ClusterService {
     // The worker's own engine leaves first (when it is one of the organization's servers), so it does not go on believing it is in the swarm.
     const leftServer = server ? await this.#leaveSwarm(server) : null;
     await this.#call(`remove node ${node.ID} from the swarm of ${where}`, () => docker.getNode(node.ID).remove({ force: true }));
-    this.#cradle().logger.info({ nodeId: node.ID, hostname, moved: moved.length, serverId: id, left: leftServer }, 'swarm node drained and removed');
-    if (leftServer) await this.#announce('serverLeftSwarm', { organizationId, serverId: leftServer, managerServerId: id, nodeId: node.ID, at: new Date().toISOString() }, em);
+    this.cradle.logger.info({ nodeId: node.ID, hostname, moved: moved.length, serverId: id, left: leftServer }, 'swarm node drained and removed');
+    if (leftServer) await this.#announce('serverLeftSwarm', { organizationId: this.organizationId, serverId: leftServer, managerServerId: id, nodeId: node.ID, at: new Date().toISOString() });
     return { removed: true, nodeId: node.ID, hostname, moved };
   }
 }
-
-interface Service {
-  ID: string;
-  Spec: { Name: string; Mode?: { Global?: object; Replicated?: { Replicas?: number } }; TaskTemplate?: { ContainerSpec?: { Image?: string } } };
-  Endpoint?: { Ports?: { PublishedPort?: number; TargetPort?: number; Protocol?: string; PublishMode?: string }[] };
-  ServiceStatus?: { RunningTasks?: number; DesiredTasks?: number };
-}
-
-/** swarm.* and cluster.* for one request: the service confined to the caller's organization. */
-export const callerCluster =
-  (cluster: ClusterService) =>
-  ({ principal, em, accounts }: Cradle) => {
-    const organizationId = principal!.organizationId;
-    const isOwner = () => accounts.isInstanceOperator(principal!);
-    return {
-      nodeLines: (serverId?: string) => cluster.nodeLines(serverId, organizationId, em),
-      nodes: (serverId?: string) => cluster.nodes(serverId, organizationId, em),
-      node: (nodeId: string, serverId?: string) => cluster.node(nodeId, serverId, organizationId, em),
-      apps: (serverId?: string) => cluster.apps(serverId, organizationId, em),
-      joinCommand: (serverId?: string) => cluster.joinCommand(serverId, organizationId, em),
-      join: (input: JoinInput) => cluster.join(input, organizationId, em, isOwner),
-      removeWorker: (nodeId: string, serverId?: string) => cluster.removeWorker(nodeId, serverId, organizationId, em, isOwner),
-    };
-  };
 
 declare module '@berth/core' {
   interface BerthEvents {
@@ -465,6 +375,6 @@ declare module '@berth/core' {
   }
   interface Cradle {
     /** swarm.* and cluster.* for the current request's caller (request scope only); from the cluster plugin. */
-    callerCluster: ReturnType<ReturnType<typeof callerCluster>>;
+    clusterRequests: ClusterRequests;
   }
 }

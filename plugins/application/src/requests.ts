@@ -1,0 +1,213 @@
+// application.*: the applications of the caller's organization and what hangs off them, as the API
+// sees them — create, read with the deployments, mounts and ports, change, queue a run, cancel,
+// clear, delete, search. Request-scoped: the caller's organization and the request's transaction
+// come from the container, so handlers pass only their input. The engine work of a run is the
+// deployer's (deployer.ts); this file never talks to Docker itself.
+import { containing, invalidField, newId, notFound, optionalService, RequestScope, type DeploymentService } from '@berth/core';
+import { generateAppName, placementFor, placementOf, registryRelation, searchFilters, serverRelation, type AssertAppNameFree } from '@berth/plugin-workloads';
+import { Application, type ApplicationRow } from './entities.ts';
+import { sealedKeys, type SealedKey } from './fields.ts';
+import { KIND, newRefreshToken, type ApplicationService } from './service.ts';
+import type { ApplicationFields, ApplicationFound, ApplicationView, CreateInput, ReadLogsInput, SearchInput, UpdateInput } from './schemas.ts';
+
+const titles: Record<string, string> = { deploy: 'Manual deployment', redeploy: 'Rebuild deployment', reload: 'Reload (restart the service)', start: 'Start the service', stop: 'Stop the service' };
+
+const sealedSet = new Set<string>(sealedKeys);
+
+/** Settings naming another record of the organization, checked on write (the deploy reads them in the record's organization only). */
+const REFERENCES = new Set(['customGitSSHKeyId', 'registryId', 'rollbackRegistryId', 'buildRegistryId', 'buildServerId']);
+
+/** Registered asClass(...).scoped() as `applicationRequests`; the deployer, the workload kind and previews use the singleton `applications` service. */
+export class ApplicationRequests extends RequestScope {
+  get #apps(): ApplicationService {
+    return this.cradle.applications;
+  }
+
+  get #deployments(): DeploymentService {
+    return this.cradle.deployments;
+  }
+
+  /** The registry's appName check for the caller's organization: a new record's serverId must be one of the organization's servers. */
+  get #assertAppNameFree(): AssertAppNameFree {
+    return this.cradle.workloads.placement(this.organizationId);
+  }
+
+  /** Creates an application in one of the organization's environments. */
+  async create(input: CreateInput): Promise<ApplicationFields> {
+    const environment = await placementFor(this.cradle.environments, input, this.organizationId, this.em);
+    const serverId = input.serverId ?? null;
+    // A serverId is checked by the caller (WorkloadRegistry.assertServer): a server of the organization.
+    const appName = input.appName ?? generateAppName(input.name);
+    await this.#assertAppNameFree(appName, serverId, this.em);
+    const row = this.em.create(Application, {
+      applicationId: newId(),
+      name: input.name,
+      appName,
+      description: input.description ?? null,
+      environmentId: environment.environmentId,
+      organizationId: this.organizationId,
+      serverId,
+      sourceType: 'github',
+      buildType: 'nixpacks',
+      applicationStatus: 'idle',
+      refreshToken: newRefreshToken(),
+      webhookSecret: null,
+      settings: {},
+      sealed: this.#apps.seal(Object.fromEntries(sealedKeys.map(k => [k, null])) as Record<SealedKey, string | null>),
+      createdAt: new Date(),
+    });
+    await this.em.flush();
+    return this.#apps.view(row);
+  }
+
+  /** The application with its placement, deployments, mounts and ports. */
+  async one(applicationId: string): Promise<ApplicationView> {
+    const found = await this.#found(await this.#find(applicationId));
+    // Every git provider connection of the organization is the caller's to use (sharing is not per user yet).
+    return { ...found, hasGitProviderAccess: true, unauthorizedProvider: null };
+  }
+
+  /** Applies any subset of the API's fields (update and the save* operations). */
+  async change(applicationId: string, changes: Partial<UpdateInput> & Record<string, unknown>): Promise<ApplicationFields> {
+    const { organizationId, em } = this;
+    const row = await this.#find(applicationId);
+    const secrets = this.#apps.secretsOf(row);
+    await this.#apps.changes.apply(row, changes, { organizationId, em, assertAppNameFree: this.#assertAppNameFree, caller: this.caller }, async (key, value, settings) => {
+      if (sealedSet.has(key)) {
+        secrets[key as SealedKey] = value as string | null;
+        row.sealed = this.#apps.seal(secrets);
+        return true;
+      }
+      if (!REFERENCES.has(key) || typeof value !== 'string' || !value) return false;
+      await this.#assertReference(key, value);
+      settings[key] = value;
+      return true;
+    });
+    return this.#apps.view(row);
+  }
+
+  /** The record with its relations (start, stop and delete answer it). */
+  async found(applicationId: string): Promise<ApplicationFound> {
+    return this.#found(await this.#find(applicationId));
+  }
+
+  /** Queues a run of the application; answers the queued deployment's id. */
+  async run(applicationId: string, action: string, input: { title?: string; description?: string | null }): Promise<string> {
+    return this.#enqueue(await this.#find(applicationId), action, input);
+  }
+
+  /** Queues a restart, once the caller names the application's appName right. */
+  async reload(applicationId: string, appName: string): Promise<string> {
+    const row = await this.#find(applicationId);
+    if (row.appName !== appName) throw invalidField('appName', 'does not match the application');
+    return this.#enqueue(row, 'reload', {});
+  }
+
+  /** Deletes the application and everything it left on the host; answers the record as it was, with its relations. */
+  async remove(applicationId: string): Promise<ApplicationFound> {
+    const row = await this.#find(applicationId);
+    const found = await this.#found(row);
+    await this.cradle.workloads.kind(KIND)!.remove(this.#apps.ref(row), this.em, { volumes: true });
+    return found;
+  }
+
+  /** Drops the queued deployments. */
+  async clearQueue(applicationId: string): Promise<number> {
+    return this.#deployments.clearQueueFor(KIND, (await this.#find(applicationId)).applicationId, this.em);
+  }
+
+  /** Removes the finished deployments and their logs. */
+  async clearDeployments(applicationId: string): Promise<void> {
+    await this.#deployments.removeFor(KIND, (await this.#find(applicationId)).applicationId, this.em);
+  }
+
+  /** Stops the running deployment and drops the queued ones. */
+  async cancel(applicationId: string): Promise<number> {
+    return this.#deployments.cancelFor(KIND, (await this.#find(applicationId)).applicationId, this.em);
+  }
+
+  /** Applications matching the given texts, paged. */
+  async search(input: SearchInput): Promise<{ items: ApplicationFields[]; total: number }> {
+    const and = await searchFilters(input, this.organizationId, this.em);
+    for (const f of ['repository', 'owner', 'dockerImage'] as const) {
+      const v = input[f]?.trim();
+      if (v) and.push({ settings: { [f]: { $ilike: containing(v) } } });
+    }
+    const [rows, total] = await this.em.findAndCount(Application, { $and: and }, { orderBy: { createdAt: 'desc', applicationId: 'asc' }, limit: input.limit ?? 20, offset: input.offset ?? 0 });
+    return { items: rows.map(r => this.#apps.view(r, false)), total };
+  }
+
+  /** The running service's container output. */
+  async readLogs(input: ReadLogsInput): Promise<string> {
+    return this.cradle.applicationDeployer.readLogs(await this.#find(input.applicationId), input);
+  }
+
+  /** One of the organization's applications (NOT_FOUND otherwise: another organization's is never FORBIDDEN). */
+  async #find(applicationId: string): Promise<ApplicationRow> {
+    const row = await this.em.findOne(Application, { applicationId, organizationId: this.organizationId });
+    if (!row) throw notFound('Application');
+    return row;
+  }
+
+  /** The record with its relations, as the peer's findApplicationById answers it (one, delete). */
+  async #found(row: ApplicationRow): Promise<ApplicationFound> {
+    const { cradle, organizationId, em } = this;
+    const { applicationId } = row;
+    const settings = this.#apps.settingsOf(row);
+    // The deployment plugin is a declared dependency: its service is there.
+    const records = (await this.#deployments.listFor(KIND, [applicationId], em)).get(applicationId) ?? [];
+    const directory = optionalService(cradle, 'mounts');
+    const mounts = directory?.views((await directory.forServices(KIND, [applicationId], em)).get(applicationId) ?? []) ?? [];
+    const ports = (await optionalService(cradle, 'ports')?.forApplications([applicationId], em))?.get(applicationId) ?? [];
+    const proxied = (await optionalService(cradle, 'domains')?.forService(KIND, applicationId, em)) ?? { domains: [], redirects: [], security: [] };
+    return {
+      ...this.#apps.view(row),
+      environment: await placementOf(cradle, row.environmentId, organizationId, em),
+      deployments: this.#deployments.views(records),
+      mounts,
+      ports,
+      ...proxied,
+      previewDeployments: (await optionalService(cradle, 'previews')?.forApplication(applicationId, em)) ?? [],
+      github: (await optionalService(cradle, 'gitProviders')?.githubRelation(settings.githubId, organizationId, em)) ?? null,
+      gitlab: (await optionalService(cradle, 'gitProviders')?.gitlabRelation(settings.gitlabId, organizationId, em)) ?? null,
+      bitbucket: (await optionalService(cradle, 'gitProviders')?.bitbucketRelation(settings.bitbucketId, organizationId, em)) ?? null,
+      gitea: (await optionalService(cradle, 'gitProviders')?.giteaRelation(settings.giteaId, organizationId, em)) ?? null,
+      server: await serverRelation(cradle, row.serverId, organizationId, em),
+      // The registries its ids name, as registry.one answers them (never the password).
+      registry: await registryRelation(cradle, settings.registryId, organizationId, em),
+      buildRegistry: await registryRelation(cradle, settings.buildRegistryId, organizationId, em),
+      rollbackRegistry: await registryRelation(cradle, settings.rollbackRegistryId, organizationId, em),
+    };
+  }
+
+  /** Queues a run of the application; answers the queued deployment's id. */
+  async #enqueue(row: ApplicationRow, action: string, input: { title?: string; description?: string | null }): Promise<string> {
+    const record = await this.#deployments.enqueue(
+      {
+        targetType: KIND,
+        targetId: row.applicationId,
+        organizationId: row.organizationId,
+        serverId: row.serverId ?? null,
+        action,
+        title: input.title || titles[action] || action,
+        description: input.description ?? null,
+      },
+      this.em,
+    );
+    return record.deploymentId;
+  }
+
+  /** Refuses (NOT_FOUND) a setting naming another record (a key, a registry, a build server) that is not one of the organization's. */
+  async #assertReference(key: string, id: string): Promise<void> {
+    if (key === 'customGitSSHKeyId') await optionalService(this.cradle, 'sshKeys')?.one(id, this.organizationId, this.em);
+    else if (key === 'buildServerId') await this.cradle.workloads.assertServer(id, this.organizationId);
+    else await optionalService(this.cradle, 'registries')?.one(id, this.organizationId, this.em);
+  }
+}
+
+declare module '@berth/core' {
+  interface Cradle {
+    /** application.* for the current request's caller (request scope only). */
+    applicationRequests: ApplicationRequests;
+  }
+}
