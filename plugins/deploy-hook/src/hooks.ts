@@ -105,7 +105,8 @@ export class HookService {
     const { installationId, appId } = app.origin(body, delivery);
     if (!installationId && !appId) return skip(401, `no installation: a ${label} App delivery names the installation it comes from (${app.installationField})`);
     const { matched, signers } = await gitProviders.appSigners(type, raw, headers, { installationId, appId }, em);
-    if (!matched) return skip(401, installationId ? `unknown installation: no ${label} App connection has installation ${installationId}` : `unknown App: no ${label} App connection has App id ${appId}`);
+    if (!matched)
+      return skip(401, installationId ? `unknown installation: no ${label} App connection has installation ${installationId}` : `unknown App: no ${label} App connection has App id ${appId}`);
     if (!signers.length) return skip(401, `bad signature: ${reader.signatureHeader} does not match the body signed with the webhook secret of the ${label} App connections of this installation`);
     const repository = app.repository(body);
     const field = gitProviders.sourceFields(type)?.id;

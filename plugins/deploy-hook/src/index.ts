@@ -40,7 +40,7 @@ const Answer = Type.Object({
         deploymentId: Type.Optional(Type.String()),
         reason: Type.Optional(Type.String()),
       }),
-      { description: 'GitHub App deliveries: what each workload deploying the repository did' },
+      { description: "A forge app's deliveries: what each workload deploying the repository did" },
     ),
   ),
 });

@@ -1,4 +1,4 @@
-// Webhooks Berth registers on a linked repository (GitLab, Gitea, Bitbucket: a GitHub App has its
+// Webhooks Berth registers on a linked repository (a forge without an app: GitLab, Gitea, Bitbucket; an app, GitHub's, has its
 // own). When a workload's source names a connection and a repository and `publicUrl` is set, a
 // push webhook is made through the provider's API, pointing at the workload's hook URL
 // (<publicUrl>/api/deploy/[<hookPath>/]<refreshToken>) and signed with the workload's webhook
@@ -10,9 +10,6 @@ import { createHash, randomBytes } from 'node:crypto';
 import { badRequest, optionalService, type BerthConfig, type Cradle, type EntityManager, type Principal } from '@berth/core';
 import type { PushTarget, WorkloadKind } from '@berth/plugin-workloads';
 import { RegisteredWebhook, WebhookDelivery, type RegisteredWebhookRow } from './entities.ts';
-
-/** The source types whose webhooks Berth registers, and the connection field each names. */
-export const REGISTERED: Record<string, string> = { gitlab: 'gitlabId', gitea: 'giteaId', bitbucket: 'bitbucketId' };
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
@@ -33,6 +30,18 @@ export class WebhookLinks {
     this.#cradle = cradle;
   }
 
+  /**
+   * The connection field of a source type whose webhooks Berth registers on linked repositories:
+   * an enabled forge that is a source and has no app of its own (an app's webhook covers every
+   * repository of its installations: GitHub's); undefined for any other source type.
+   */
+  #registered(sourceType: string): string | undefined {
+    const providers = this.#cradle().providers;
+    if (!providers.has('git', sourceType)) return undefined;
+    const forge = providers.get('git', sourceType);
+    return forge.sourceFields && !forge.deliveries?.app ? forge.sourceFields.id : undefined;
+  }
+
   /** The hook URL of a workload: below publicUrl, at its kind's path. */
   hookUrl(kind: WorkloadKind, refreshToken: string): string | null {
     const base = this.#config.publicUrl?.replace(/\/+$/, '');
@@ -43,7 +52,7 @@ export class WebhookLinks {
   #wanted(kind: WorkloadKind, target: PushTarget): { wanted: Wanted | null; unplaced?: { provider: string; repository: string } } {
     const provider = String(target.fields.sourceType);
     const gitProviders = optionalService(this.#cradle(), 'gitProviders');
-    if (!REGISTERED[provider] || !gitProviders || !target.refreshToken) return { wanted: null };
+    if (!this.#registered(provider) || !gitProviders || !target.refreshToken) return { wanted: null };
     const linked = gitProviders.repositoryOf(provider, target.fields);
     const url = this.hookUrl(kind, target.refreshToken);
     if (linked && !url) return { wanted: null, unplaced: { provider, repository: `${linked.repo.owner}/${linked.repo.name}` } };
@@ -83,14 +92,14 @@ export class WebhookLinks {
     if (!target) return;
     const after = { ...target.fields, ...Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined)) };
     const provider = String(after.sourceType);
-    const linked = REGISTERED[provider] && after.autoDeploy !== false ? gitProviders.repositoryOf(provider, after) : null;
+    const field = this.#registered(provider);
+    const linked = field && after.autoDeploy !== false ? gitProviders.repositoryOf(provider, after) : null;
     if (!linked) return;
     const before = target.fields.sourceType === provider && target.fields.autoDeploy !== false ? gitProviders.repositoryOf(provider, target.fields) : null;
     if (before && before.connectionId === linked.connectionId && before.repo.owner === linked.repo.owner && before.repo.name === linked.repo.name) return;
     // The caller's access to the workload's source and to the connection answer first (their 403 or 404), as the change itself would.
     await gitProviders.assertMayChangeSource(target.fields, changes, target.workload.organizationId, em, caller);
-    // cast: REGISTERED's values are the git-provider plugin's connection fields
-    await gitProviders.connection(REGISTERED[provider] as Parameters<Cradle['gitProviders']['connection']>[0], linked.connectionId, target.workload.organizationId, em, caller);
+    await gitProviders.connection(field!, linked.connectionId, target.workload.organizationId, em, caller);
     const repository = `${linked.repo.owner}/${linked.repo.name}`;
     throw badRequest(
       `publicUrl: linking ${repository} with autoDeploy on registers a push webhook there, and Berth's public address (config publicUrl, env BERTH_PUBLIC_URL), which the provider would call, is not set. Set it, or link with autoDeploy off and add the webhook by hand`,
