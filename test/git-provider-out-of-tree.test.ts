@@ -18,7 +18,20 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import Docker from 'dockerode';
 import t from 'tap';
-import { commitFiles, deploymentFinished, gitProviderConformance, makeGitRepo, otherOrganization, signUpAdmin, startGitHttpServer, startTestServer, freePort, TEST_BASE_IMAGE, TEST_CADDY_IMAGE, waitFor } from '@berth/core/testing';
+import {
+  commitFiles,
+  deploymentFinished,
+  gitProviderConformance,
+  makeGitRepo,
+  otherOrganization,
+  signUpAdmin,
+  startGitHttpServer,
+  startTestServer,
+  freePort,
+  TEST_BASE_IMAGE,
+  TEST_CADDY_IMAGE,
+  waitFor,
+} from '@berth/core/testing';
 
 const run = promisify(execFile);
 const stackFile = (version: string) => `services:\n  app:\n    image: ${TEST_BASE_IMAGE}\n    init: true\n    stop_grace_period: 1s\n    command: ["sleep", "3600"]\n# ${version}\n`;
@@ -350,8 +363,15 @@ t.test('a forge in full from the same two files: its connections, an application
   const [stored] = await server.kernel.container.cradle.orm.em.fork().getConnection().execute(`select secrets->>'token' as token from git_connections where connection_id = ?`, [forgeId]);
   t.ok(String(stored?.token).startsWith('v1:') && !String(stored?.token).includes(token), 'the token is stored sealed');
   t.same(await ok(client.get('forge.one', { forgeId }), 'forge.one'), made, 'one answers what create did');
-  t.same((await ok(client.get('forge.forgeProviders', {}), 'forgeProviders')).map((c: any) => c.forgeId), [forgeId]);
-  t.same((await ok(client.get('gitProvider.getAll', {}), 'getAll')).map((c: any) => c.providerType), ['forge'], 'among the organization’s connections');
+  t.same(
+    (await ok(client.get('forge.forgeProviders', {}), 'forgeProviders')).map((c: any) => c.forgeId),
+    [forgeId],
+  );
+  t.same(
+    (await ok(client.get('gitProvider.getAll', {}), 'getAll')).map((c: any) => c.providerType),
+    ['forge'],
+    'among the organization’s connections',
+  );
   t.same(
     (await ok(client.get('forge.getForgeRepositories', { forgeId }), 'repositories')).map((r: any) => `${r.owner}/${r.name}`),
     ['acme/app', 'acme/site', 'bob/notes'],
@@ -376,7 +396,7 @@ t.test('a forge in full from the same two files: its connections, an application
   t.equal(
     (await other.client.post('application.saveForgeProvider', { applicationId, forgeId, forgeOwner: 'acme', forgeRepository: 'app', forgeBranch: 'main' })).status,
     404,
-    "nor may another organization link this application",
+    'nor may another organization link this application',
   );
   await ok(client.post('application.saveForgeProvider', { applicationId, forgeId, forgeOwner: 'acme', forgeRepository: 'app', forgeBranch: 'main' }), 'saveForgeProvider');
   const secret = randomBytes(20).toString('hex');
@@ -407,7 +427,16 @@ t.test('a forge in full from the same two files: its connections, an application
   // A pull request: previewed from its head (read through the forge's API), and told so in a comment.
   const before = comments.length;
   const opened = await send(
-    { action: 'opened', id: 'pr-4', number: 4, url: 'http://forge.test/acme/app/pulls/4', title: 'Next', head: { ref: 'next', sha: next, repo: 'acme/app' }, base: { ref: 'main', repo: 'acme/app' }, user: { id: 11, login: 'writer' } },
+    {
+      action: 'opened',
+      id: 'pr-4',
+      number: 4,
+      url: 'http://forge.test/acme/app/pulls/4',
+      title: 'Next',
+      head: { ref: 'next', sha: next, repo: 'acme/app' },
+      base: { ref: 'main', repo: 'acme/app' },
+      user: { id: 11, login: 'writer' },
+    },
     'pull',
     'a-2',
   );
@@ -425,7 +454,12 @@ t.test('a forge in full from the same two files: its connections, an application
   // Its app's deliveries, at /api/deploy/forge: signed with the app's webhook secret of a connection of the installation they name.
   const toApp = async (body: Record<string, unknown>, secretUsed: string) => {
     const text = JSON.stringify(body);
-    const headers = { 'content-type': 'application/json', 'x-forge-event': 'push', 'x-forge-delivery': randomBytes(4).toString('hex'), 'x-forge-signature': createHmac('sha256', secretUsed).update(text).digest('hex') };
+    const headers = {
+      'content-type': 'application/json',
+      'x-forge-event': 'push',
+      'x-forge-delivery': randomBytes(4).toString('hex'),
+      'x-forge-signature': createHmac('sha256', secretUsed).update(text).digest('hex'),
+    };
     const res = await fetch(`${server.url}/api/deploy/forge`, { method: 'POST', headers, body: text });
     return { status: res.status, body: (await res.json()) as Record<string, any> };
   };

@@ -162,7 +162,7 @@ t.test('a plugin looks up (optionalService) only the services of plugins it name
 /** The hand-written request-scope adapters a source declares: `export const callerX = …` or `export function callerX(…)`. */
 const adaptersIn = (text: string) => [...text.matchAll(/export (?:const|function) (caller[A-Z]\w*)/g)].map(m => m[1]!);
 
-t.test('no hand-written request-scope adapter (callerX): a request\'s services take the caller and the transaction from the container', async t => {
+t.test("no hand-written request-scope adapter (callerX): a request's services take the caller and the transaction from the container", async t => {
   // Request scope belongs to the container: a service registered asClass(...).scoped() extends the
   // kernel's RequestScope and reads the principal and em itself (plugins/ssh-key/src/requests.ts,
   // examples/plugin-bookmarks). An adapter that passes `organizationId, em` into every call of a

@@ -13,14 +13,7 @@ const Name = NonEmpty({ maxLength: 255 });
 /** Each property of an object schema made optional (a stored connection answers the settings it has). */
 const optional = (properties: Record<string, TSchema>) => Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, Type.Optional(v)]));
 
-const Repository = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  owner: Type.String(),
-  cloneUrl: Type.String(),
-  defaultBranch: Nullable(Type.String()),
-  private: Type.Boolean(),
-});
+const Repository = Type.Object({ id: Type.String(), name: Type.String(), owner: Type.String(), cloneUrl: Type.String(), defaultBranch: Nullable(Type.String()), private: Type.Boolean() });
 const Branch = Type.Object({ name: Type.String(), commit: Type.String() });
 
 /** The router of one forge declaring `connection`. */

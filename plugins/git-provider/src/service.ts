@@ -23,7 +23,12 @@ export class GitProviderService extends GitConnectionLookup {
 
   /** Every enabled forge's source fields, build paths too (githubId, owner, gitlabBranch, a forge's own…): what a workload keeps of its git source. */
   sourceFieldNames(): Set<string> {
-    this.#fields ??= new Set([...this.#whereFields(), ...this.providers().all('git').flatMap(({ sourceFields: f }) => (f ? [f.buildPath] : []))]);
+    this.#fields ??= new Set([
+      ...this.#whereFields(),
+      ...this.providers()
+        .all('git')
+        .flatMap(({ sourceFields: f }) => (f ? [f.buildPath] : [])),
+    ]);
     return this.#fields;
   }
 

@@ -42,4 +42,3 @@ export class SshKeyService implements SshKeyVault {
     return row;
   }
 }
-

@@ -38,12 +38,7 @@ export class GitSourceChange {
   }
 
   /** Checks the rule of who may change the source (`current`: the stored settings with sourceType), then applies fields one by one. */
-  static async begin(
-    git: GitSourceRules | undefined,
-    current: Record<string, unknown>,
-    changes: Record<string, unknown>,
-    scope: ChangeScope,
-  ): Promise<GitSourceChange> {
+  static async begin(git: GitSourceRules | undefined, current: Record<string, unknown>, changes: Record<string, unknown>, scope: ChangeScope): Promise<GitSourceChange> {
     await git?.assertMayChangeSource(current, changes, scope.organizationId, scope.em, scope.caller);
     return new GitSourceChange(git, scope);
   }

@@ -13,14 +13,10 @@ export const githubDeliveries: GitDeliveryReader = {
   // The App's deliveries: installation.id names the installation; the App's ping names its App (hook.app_id) instead.
   app: {
     installationField: 'installation.id',
-    origin: (body, delivery) => ({
-      installationId: numericId(obj(body.installation).id),
-      appId: delivery.kind === 'ping' ? numericId(obj(body.hook).app_id) : null,
-    }),
+    origin: (body, delivery) => ({ installationId: numericId(obj(body.installation).id), appId: delivery.kind === 'ping' ? numericId(obj(body.hook).app_id) : null }),
     repository: body => str(obj(body.repository).full_name),
   },
 };
 
 /** A positive integer id, as a number or its digits (GitHub's installation and App ids); null otherwise. */
-const numericId = (v: unknown): string | null =>
-  typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? String(v) : typeof v === 'string' && /^\d{1,20}$/.test(v) ? v : null;
+const numericId = (v: unknown): string | null => (typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? String(v) : typeof v === 'string' && /^\d{1,20}$/.test(v) ? v : null);
