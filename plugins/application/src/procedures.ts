@@ -32,9 +32,6 @@ import {
 
 const application = router('application', 'organization');
 
-/** The forges whose save*Provider operation is the peer's, declared above with the peer's fields. */
-const BUILT_IN_FORGES = new Set(['github', 'gitlab', 'bitbucket', 'gitea']);
-
 const Ok = schema.Ok;
 
 /** Made once every plugin is set up: the relations' schemas are their plugins', the allowed build and source types the enabled providers'. */
@@ -78,7 +75,7 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
       answer: ({ applicationId }, ctx) => ctx.cradle.applicationRequests.found(applicationId),
     });
 
-  return [
+  const declared = [
     application.mutation('create', {
       summary: 'Create an application in an environment (current: environmentId; older: projectId → its default environment)',
       input: CreateInput,
@@ -118,10 +115,6 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
     save('saveGitlabProvider', 'Deploy from a GitLab repository', SaveGitlabInput, () => ({ sourceType: 'gitlab' })),
     save('saveBitbucketProvider', 'Deploy from a Bitbucket repository', SaveBitbucketInput, () => ({ sourceType: 'bitbucket' })),
     save('saveGiteaProvider', 'Deploy from a Gitea repository', SaveGiteaInput, () => ({ sourceType: 'gitea' })),
-    // A forge without an operation of the peer's (one written out of tree): save<Forge>Provider from its source fields.
-    ...allowed.forges
-      .filter(f => !BUILT_IN_FORGES.has(f.id))
-      .map(f => save(`save${f.id[0]!.toUpperCase()}${f.id.slice(1)}Provider`, `Deploy from a ${f.label} repository`, saveForgeInput(f.fields), () => ({ sourceType: f.id }))),
     save('disconnectGitProvider', "Forget the git source (every provider's repository fields)", IdInput, () => ({
       ...Object.fromEntries(allowed.forges.flatMap(f => [f.fields.id, f.fields.owner, f.fields.repository, f.fields.branch]).map(k => [k, null])),
       repository: null,
@@ -205,4 +198,12 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
       handler: (input, ctx) => ctx.cradle.applicationRequests.readLogs(input),
     }),
   ];
+  // A forge whose save<Forge>Provider is not declared above with the peer's fields (one written out
+  // of tree) gets it made from its source fields.
+  const names = new Set(declared.map(p => p.name));
+  const forgeSaves = allowed.forges
+    .map(f => ({ f, name: `save${f.id[0]!.toUpperCase()}${f.id.slice(1)}Provider` }))
+    .filter(({ name }) => !names.has(name))
+    .map(({ f, name }) => save(name, `Deploy from a ${f.label} repository`, saveForgeInput(f.fields), () => ({ sourceType: f.id })));
+  return [...declared, ...forgeSaves];
 }

@@ -141,7 +141,7 @@ export const SaveGiteaInput = Type.Object({
 export const saveForgeInput = (f: GitSourceFields) =>
   Type.Object({
     ...ApplicationId,
-    ...Object.fromEntries([f.id, f.owner, f.repository, f.buildPath, ...(f.path ? [f.path] : []), ...(f.slug ? [f.slug] : [])].map(k => [k, Opt(Str())])),
+    ...Object.fromEntries([f.id, f.owner, f.repository, f.buildPath, ...(f.path ? [f.path] : []), ...(f.slug ? [f.slug] : [])].map(k => [k, Opt(Nullable(Type.String({ maxLength: 1024 })))])),
     [f.branch]: Opt(Branch()),
     ...GitCommon,
   });
