@@ -40,7 +40,8 @@ const server = await startTestServer({ proxy: 'none', deploySettleSeconds: 1, de
 t.teardown(() => server.destroy());
 const { client, userId, organizationId } = await signUpAdmin(server);
 const cradle = server.kernel.container.cradle;
-const { githubId } = await cradle.gitProviders.createGithub(
+const { githubId } = await cradle.gitProviders.createConnection(
+  'github',
   {
     name: 'GitHub',
     githubAppName: null,

@@ -20,7 +20,7 @@ export {
 } from './procedure.ts';
 export { BerthError, badRequest, invalidField, unauthorized, forbidden, notFound, conflict, unavailable, type ErrorCode, type Issue } from './errors.ts';
 export { optionalService, type Cradle, type BerthContainer, type Logger } from './container.ts';
-export { RequestScope } from './request-scope.ts';
+export { RequestScope, findOwned } from './request-scope.ts';
 export { EventBus, type BerthEvents } from './events.ts';
 export { systemClock, type Clock } from './clock.ts';
 export { JobScheduler } from './jobs.ts';
@@ -37,9 +37,10 @@ export { EnvironmentFields, EnvironmentView, Placement, ProjectFields, type Proj
 export { environmentView } from './environment-view.ts';
 export { PreviewDeploymentFields } from './contracts/previews.ts';
 export * as schema from './schema.ts';
+export * as columns from './columns.ts';
 export { parseInput, isStorable, storable } from './validation.ts';
 export { emptyStringFields, setOrNull, type FieldPath } from './empty-strings.ts';
-export { textSearchClauses, containing, type TextSearch } from './search.ts';
+export { textSearchClauses, searchPage, containing, type TextSearch } from './search.ts';
 export { OutputFilter, redactOutput, isSecretField, secretFieldValues, SECRET_MASK, JOIN_TOKEN_MASK, MIN_SECRET_FIELD_LENGTH, MIN_REGISTERED_SECRET_LENGTH } from './redact.ts';
 // One pinned ORM for every plugin.
 export { defineEntity, p } from '@mikro-orm/core';
@@ -67,7 +68,7 @@ export {
 export type { BuildIo, BuildRequest, Builder } from './contracts/builders.ts';
 export type { SourceProvider, SourceRequest, SourceResult, ImageSource, CheckoutSource, RegistryAuth, GitCloneRequest } from './contracts/sources.ts';
 export { defineProvider, isProviderDescriptor, providerName, ProviderRegistry, type ProviderDescriptor, type ProviderContracts, type ProviderContext, type ContractName } from './provider.ts';
-export type { SshKeyVault, SshKeySummary } from './contracts/ssh-keys.ts';
+export { SshKeySummary, type SshKeyVault } from './contracts/ssh-keys.ts';
 export type { DatabaseDriver, DatabaseCredentials, ContainerCommand, PasswordAccount } from './contracts/database-driver.ts';
 export type {
   GitProvider,
@@ -81,6 +82,11 @@ export type {
   GitFailure,
   GitSourceFields,
   GitConnectionForm,
+  GitConnectionView,
+  GitConnectionWire,
+  GitWireOperation,
+  GitOAuthFlow,
+  GitAppSetup,
   CloneCredential,
 } from './contracts/git-provider.ts';
 export type { AppDeliveryReader, GitDelivery, GitDeliveryReader, PullRequestEvent, SignatureCheck, DeliveryHeaders } from './contracts/git-delivery.ts';

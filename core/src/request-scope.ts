@@ -2,9 +2,10 @@
 // container makes one per request, with the request's scope, so the service reads the caller, their
 // organization and the request's transaction from it instead of taking them as arguments — a
 // handler calls it with the input alone, and nothing can pass it another organization's id.
+import type { EntityName, FilterQuery, Loaded, ObjectQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Cradle } from './container.ts';
-import { unauthorized } from './errors.ts';
+import { notFound, unauthorized } from './errors.ts';
 import type { Principal, Role } from './procedure.ts';
 
 export abstract class RequestScope {
@@ -32,9 +33,24 @@ export abstract class RequestScope {
     return this.cradle.em;
   }
 
+  /** The record `where` names if it is the caller's organization's, else NOT_FOUND naming `what` (see findOwned). */
+  protected owned<E extends object>(entity: EntityName<E>, where: ObjectQuery<E>, what: string): Promise<Loaded<E>> {
+    return findOwned(this.em, entity, where, this.organizationId, what);
+  }
+
   /** Who asks, as the rules of sharing read it (an owner or admin, or a member and who they are). */
   protected get caller(): { userId: string; role: Role } {
     const { userId, role } = this.principal;
     return { userId, role };
   }
+}
+
+/**
+ * The record `where` names if it belongs to the organization, else NOT_FOUND naming `what`. A record
+ * of another organization is NOT_FOUND too, never FORBIDDEN, so ids cannot be probed.
+ */
+export async function findOwned<E extends object>(em: EntityManager, entity: EntityName<E>, where: ObjectQuery<E>, organizationId: string, what: string): Promise<Loaded<E>> {
+  const row = await em.findOne<E>(entity, { ...where, organizationId } as FilterQuery<NoInfer<E>>);
+  if (!row) throw notFound(what);
+  return row;
 }

@@ -3,7 +3,7 @@
 // credential a clone uses. The gitProvider plugin keeps the connected accounts and passes each
 // call the account it concerns; the provider keeps no state of its own, so one instance serves
 // every account of its type. Enabled like every provider: `providers.git.<id>`.
-import type { TObject } from 'typebox';
+import type { TObject, TSchema } from 'typebox';
 import type { GitDeliveryReader } from './git-delivery.ts';
 
 /**
@@ -109,6 +109,8 @@ export interface GitSourceFields {
   buildPath: string;
   path?: string;
   slug?: string;
+  /** Further fields that say which repository (GitLab's project id): changing one is changing the source, as changing the repository is. */
+  identity?: readonly string[];
 }
 
 /**
@@ -129,6 +131,114 @@ export interface GitConnectionForm {
    * installation id (and its app id, for the app's ping) and which secret its webhook secret.
    */
   readonly app?: { readonly installation: string; readonly app?: string; readonly secret: string };
+  /**
+   * The router's wire where the forge keeps another platform's (the peer's field names and answers):
+   * each operation named replaces the generated one's input or answer, every other one is generated.
+   */
+  readonly wire?: GitConnectionWire;
+  /** How a connection is authorized through the service's OAuth flow, for a forge with one (the provider's exchangeCode completes it). */
+  readonly oauth?: GitOAuthFlow;
+  /** How a connection is made by registering an app on the service and installing it (GitHub's App manifest flow); its `wire.create` is then null. */
+  readonly appSetup?: GitAppSetup;
+}
+
+/**
+ * How a connection is made by registering an app on the service from a manifest, then installing
+ * it (GitHub's App manifest flow). Berth seals the states: `<statePrefix>_init:` for the start
+ * (`<id>.setupState`, bound to the caller's organization and the service address chosen there) and
+ * `<statePrefix>_setup:` for the app's installation page (`<id>.installState`, bound to the caller and
+ * the connection); the service sends the user back to `/api/providers/<id>/setup` with a code (the
+ * app was made: `convert` answers the new connection) or an installation id (the app was installed:
+ * stored in the setting `app.installation` names).
+ */
+export interface GitAppSetup {
+  readonly statePrefix: string;
+  /** The setting holding the service's address the flow starts from, and its default. */
+  readonly url: { readonly setting: string; readonly default: string };
+  /** The app the code names, converted through the service: the new connection's name, settings and secrets. */
+  convert(serviceUrl: string, code: string): Promise<{ name: string; settings: GitAccount['settings']; secrets: GitAccount['secrets'] }>;
+  /** The app's installation page for a connection (without its query). */
+  installPage(account: GitAccount): string;
+}
+
+/**
+ * A connection as the generated router answers it: its id under the forge's id field, its git
+ * provider id, its settings; with `wire.record`, every setting (null when unset) and every secret
+ * field (always null) besides. `gitProvider` (the shared row) is added where an answer joins it.
+ */
+export type GitConnectionView = Record<string, unknown> & { gitProviderId: string };
+
+/** One operation of a forge's wire: its summary, and its input and answer where they differ from the generated ones. */
+export interface GitWireOperation {
+  readonly summary?: string;
+  readonly input?: TObject;
+}
+
+export interface GitConnectionWire {
+  /** Answer every field of the form, as a record of the peer's table does: unset settings null, secrets null (never their value). */
+  readonly record?: boolean;
+  /** Settings that are a server's web address: kept as an http(s) origin and path without a trailing slash (a 400 naming the field otherwise). */
+  readonly webUrls?: readonly string[];
+  /** Settings a new connection takes when create does not give them (gitlab.com's address). */
+  readonly defaults?: Readonly<Record<string, string>>;
+  /** Settings a workload's `one` does not join (the peer's join leaves them out). */
+  readonly unjoined?: readonly string[];
+  /**
+   * create: `checked: false` stores the fields without calling the service first (the peer's
+   * create, for a forge whose test is testConnection); `fields` answers only these fields of the
+   * record (the peer's short answer), an unset one among them "" (never null, as the peer's).
+   */
+  readonly create?: (GitWireOperation & { readonly checked?: boolean; readonly fields?: readonly string[] }) | null;
+  /** Where gitProvider.getAll answers the record, a flag (`field`) saying whether the settings or secrets `when` names are all set (GitHub's isConfigured). */
+  readonly configured?: { readonly field: string; readonly when: readonly string[]; readonly description: string };
+  /** `<id>Providers`: the fields of the record each connection is answered with, besides its git provider row; `when`: only the connections with these settings or secrets set. */
+  readonly providers?: GitWireOperation & { readonly fields: readonly string[]; readonly when?: readonly string[] };
+  /** `get<Id>Repositories`: each repository's answer and its schema. */
+  readonly repositories?: GitWireOperation & { readonly output: TSchema; view(repository: GitRepository): unknown };
+  /**
+   * `get<Id>Branches`: the repository the input names — by owner and name, or by its `id` among
+   * those the connection lists; null: no branches, as the peer — and each branch's answer. Without
+   * the connection's id the peer answers no branches, or, with `idRequired`, refuses naming it.
+   */
+  readonly branches?: GitWireOperation & {
+    readonly output: TSchema;
+    readonly idRequired?: boolean;
+    repository(input: Record<string, unknown>): GitRepositoryRef | { readonly id: string } | null;
+    view(branch: GitBranch): unknown;
+  };
+  /**
+   * testConnection: the account tested, made of the stored one and the input's fields (the peer
+   * tests credentials or a filter given in the call); `stamp`: a setting set to the time (seconds
+   * since the epoch) when the test passes.
+   */
+  readonly testConnection?: GitWireOperation & { account?(input: Record<string, unknown>, stored: GitAccount): GitAccount; readonly stamp?: string };
+  /** update: `checked: false` as for create; the answer: the connection (default), its record without the git provider row, `true`, or `{ success: true }`. */
+  readonly update?: GitWireOperation & { readonly checked?: boolean; readonly answer?: 'record' | 'ok' | 'success' };
+  /** Queries answering one setting of a connection, by procedure name (the peer's gitea.getGiteaUrl). */
+  readonly settingQueries?: Readonly<Record<string, { readonly setting: string; readonly summary: string }>>;
+}
+
+/**
+ * How a connection gets its first token pair through the service's OAuth authorization (GitLab's,
+ * Gitea's): the user is sent to the service's authorization page with a state Berth seals, and the
+ * service sends them back to `/api/providers/<id>/callback` with a code the provider exchanges.
+ */
+export interface GitOAuthFlow {
+  /** The setting holding the OAuth application's client id. */
+  readonly clientId: string;
+  /** The setting holding the connection's own redirect URI (unset: Berth's callback). */
+  readonly redirectUri: string;
+  /** The scopes asked for. */
+  readonly scope: string;
+  /** The service's authorization page for an account (without its query). */
+  authorizePage(account: GitAccount): string;
+  /** The redirect URI names the connection in its query, under the forge's id field (GitLab's, as the peer). */
+  readonly redirectNamesConnection?: boolean;
+  /**
+   * Where the user starts: Berth's procedure `<id>.authorization` answering the page and the state
+   * (GitLab's), or the peer's route `/api/providers/<id>/authorize` redirecting to the page (Gitea's).
+   */
+  readonly start: 'procedure' | 'route';
 }
 
 export interface GitProvider {
@@ -144,6 +254,8 @@ export interface GitProvider {
   readonly deliveries?: GitDeliveryReader;
   /** Checks the account against the service (the API answers with its credentials) and answers what to store; GitProviderError 'connect' or 'credentials' otherwise. */
   connect(account: GitAccount): Promise<GitAccountUpdate>;
+  /** An OAuth flow's code exchanged for the connection's first token pair (a forge declaring `connection.oauth`); answers the fields to store. */
+  exchangeCode?(account: GitAccount, code: string, redirectUri: string): Promise<GitAccountUpdate>;
   /** Renews credentials that expire within `marginMs` (OAuth refresh); answers the fields to store, or null when nothing needed renewing. */
   refresh(account: GitAccount, marginMs: number): Promise<GitAccountUpdate | null>;
   /** Every repository the account reaches, all pages read. */

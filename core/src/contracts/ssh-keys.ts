@@ -1,6 +1,8 @@
 // What the ssh-key plugin offers others: the private key of a stored key pair, for git
 // clones and (later) remote servers. Never answered over the API after creation.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import Type, { type Static } from 'typebox';
+import { Nullable, Timestamp } from '../schema.ts';
 
 /** Registered as `sshKeys` by the ssh-key plugin. */
 export interface SshKeyVault {
@@ -10,16 +12,17 @@ export interface SshKeyVault {
   one(sshKeyId: string, organizationId: string, em: EntityManager): Promise<SshKeySummary>;
 }
 
-/** A stored key without its private half. */
-export interface SshKeySummary {
-  sshKeyId: string;
-  name: string;
-  description: string | null;
-  publicKey: string;
-  organizationId: string;
-  lastUsedAt: string | null;
-  createdAt: string;
-}
+/** A stored key without its private half: as sshKey.* answers it, and server.one joins it. */
+export const SshKeySummary = Type.Object({
+  sshKeyId: Type.String(),
+  name: Type.String(),
+  description: Nullable(Type.String()),
+  publicKey: Type.String(),
+  organizationId: Type.String(),
+  lastUsedAt: Nullable(Timestamp()),
+  createdAt: Timestamp(),
+});
+export type SshKeySummary = Static<typeof SshKeySummary>;
 
 declare module '../container.ts' {
   interface Cradle {

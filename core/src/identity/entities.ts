@@ -1,21 +1,13 @@
 // Accounts, organizations and credentials. Authentication is the kernel's job, so these
 // tables belong to core; the auth, user and organization plugins expose them as API.
 import { defineEntity, p } from '@mikro-orm/core';
-import { newId } from '../crypto.ts';
-
-const id = () =>
-  p
-    .string()
-    .length(32)
-    .primary()
-    .onCreate(() => newId());
-const createdAt = () => p.datetime().onCreate(() => new Date());
+import { berthId, createdAt, primaryId } from '../columns.ts';
 
 export const User = defineEntity({
   name: 'User',
   tableName: 'users',
   properties: {
-    id: id(),
+    id: primaryId(),
     email: p.string().unique(),
     passwordHash: p.string().nullable().hidden(),
     firstName: p.string().default(''),
@@ -28,7 +20,7 @@ export const User = defineEntity({
     twoFactorLastStep: p.bigint('number').nullable().hidden(),
     /** SHA-256 hashes of the unused recovery codes (JSON array), or null. */
     twoFactorRecovery: p.text().nullable().hidden(),
-    defaultOrganizationId: p.string().length(32).nullable(),
+    defaultOrganizationId: berthId().nullable(),
     createdAt: createdAt(),
     updatedAt: p
       .datetime()
@@ -40,24 +32,24 @@ export const User = defineEntity({
 export const Organization = defineEntity({
   name: 'Organization',
   tableName: 'organizations',
-  properties: { id: id(), name: p.string(), slug: p.string().nullable(), logo: p.string().nullable(), ownerId: p.string().length(32), createdAt: createdAt() },
+  properties: { id: primaryId(), name: p.string(), slug: p.string().nullable(), logo: p.string().nullable(), ownerId: berthId(), createdAt: createdAt() },
 });
 
 export const Member = defineEntity({
   name: 'Member',
   tableName: 'members',
   uniques: [{ properties: ['userId', 'organizationId'] }],
-  properties: { id: id(), userId: p.string().length(32).index(), organizationId: p.string().length(32).index(), role: p.enum(['owner', 'admin', 'member'] as const), createdAt: createdAt() },
+  properties: { id: primaryId(), userId: berthId().index(), organizationId: berthId().index(), role: p.enum(['owner', 'admin', 'member'] as const), createdAt: createdAt() },
 });
 
 export const Session = defineEntity({
   name: 'Session',
   tableName: 'sessions',
   properties: {
-    id: id(),
+    id: primaryId(),
     tokenHash: p.string().length(64).unique(),
-    userId: p.string().length(32).index(),
-    organizationId: p.string().length(32).nullable(),
+    userId: berthId().index(),
+    organizationId: berthId().nullable(),
     /** session: from login; token: long-lived from generateToken; pending2fa: password ok, TOTP still due. */
     kind: p.enum(['session', 'token', 'pending2fa'] as const),
     attempts: p.integer().default(0),
@@ -70,14 +62,14 @@ export const ApiKey = defineEntity({
   name: 'ApiKey',
   tableName: 'api_keys',
   properties: {
-    id: id(),
+    id: primaryId(),
     name: p.string().length(32),
     prefix: p.string().nullable(),
     /** The first characters of the key, to recognise it in a list. */
     start: p.string().length(16),
     keyHash: p.string().length(64).unique().hidden(),
-    userId: p.string().length(32).index(),
-    organizationId: p.string().length(32),
+    userId: berthId().index(),
+    organizationId: berthId(),
     metadata: p.json<Record<string, unknown>>().nullable(),
     expiresAt: p.datetime().nullable(),
     lastUsedAt: p.datetime().nullable(),
@@ -89,13 +81,13 @@ export const Invitation = defineEntity({
   name: 'Invitation',
   tableName: 'invitations',
   properties: {
-    id: id(),
-    organizationId: p.string().length(32).index(),
+    id: primaryId(),
+    organizationId: berthId().index(),
     email: p.string(),
     role: p.enum(['admin', 'member'] as const),
     status: p.enum(['pending', 'accepted', 'canceled'] as const).default('pending'),
     tokenHash: p.string().length(64).hidden(),
-    inviterId: p.string().length(32),
+    inviterId: berthId(),
     expiresAt: p.datetime(),
     createdAt: createdAt(),
   },

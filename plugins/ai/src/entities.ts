@@ -1,16 +1,12 @@
 // An AI configuration of one organization: the service's URL, its key (sealed), the model.
-import { defineEntity, p, newId } from '@berth/core';
+import { columns, defineEntity, p } from '@berth/core';
 
 export const Ai = defineEntity({
   name: 'Ai',
   tableName: 'ai',
   indexes: [{ properties: ['organizationId', 'createdAt'] }],
   properties: {
-    aiId: p
-      .string()
-      .length(32)
-      .primary()
-      .onCreate(() => newId()),
+    aiId: columns.primaryId(),
     name: p.string(),
     /** The service's base URL, without a trailing slash; it chooses the provider. */
     apiUrl: p.text(),
@@ -18,8 +14,8 @@ export const Ai = defineEntity({
     apiKey: p.text(),
     model: p.string(),
     isEnabled: p.boolean().default(true),
-    organizationId: p.string().length(32),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    organizationId: columns.berthId(),
+    createdAt: columns.createdAt(),
   },
 });
 

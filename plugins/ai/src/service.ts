@@ -21,6 +21,7 @@ import {
   type ProviderRegistry,
   type OutboundGuard,
   type SecretBox,
+  findOwned,
 } from '@berth/core';
 import { Ai, type AiRow } from './entities.ts';
 import type { AiView, CreateInput, DeployInput, GetModelsInput, Suggestion, SuggestInput, TestConnectionInput, UpdateInput } from './schemas.ts';
@@ -241,9 +242,7 @@ export class AiService {
     }
   }
 
-  async #find(aiId: string, organizationId: string, em: EntityManager): Promise<AiRow> {
-    const row = await em.findOne(Ai, { aiId, organizationId });
-    if (!row) throw notFound('AI settings');
-    return row;
+  #find(aiId: string, organizationId: string, em: EntityManager): Promise<AiRow> {
+    return findOwned(em, Ai, { aiId }, organizationId, 'AI settings');
   }
 }

@@ -1,13 +1,13 @@
 // Billing per organization: its Stripe customer and subscription, the servers a paid invoice
 // granted, the grace period a failed payment started; and the log of Stripe events already
 // handled, so that a replayed event changes nothing.
-import { defineEntity, p } from '@berth/core';
+import { columns, defineEntity, p } from '@berth/core';
 
 export const BillingAccount = defineEntity({
   name: 'BillingAccount',
   tableName: 'billing_accounts',
   properties: {
-    organizationId: p.string().length(32).primary(),
+    organizationId: columns.berthId().primary(),
     stripeCustomerId: p.string().nullable(),
     stripeSubscriptionId: p.string().nullable(),
     /** Servers the last paid invoice granted (lowered at once when the subscription shrinks or ends). */
@@ -26,7 +26,7 @@ export type BillingAccountRow = InstanceType<typeof BillingAccount.class>;
 export const BillingEvent = defineEntity({
   name: 'BillingEvent',
   tableName: 'billing_events',
-  properties: { eventId: p.string().primary(), type: p.string(), organizationId: p.string().length(32).nullable(), receivedAt: p.datetime().onCreate(() => new Date()) },
+  properties: { eventId: p.string().primary(), type: p.string(), organizationId: columns.berthId().nullable(), receivedAt: p.datetime().onCreate(() => new Date()) },
 });
 
 export const billingEntities = [BillingAccount, BillingEvent];

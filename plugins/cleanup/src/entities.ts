@@ -1,6 +1,6 @@
 // The daily cleanup's state per host: this machine's switch (a server's is its record's
 // enableDockerCleanup) and the latest cron window handled, so a restart neither repeats nor loses one.
-import { defineEntity, p } from '@berth/core';
+import { columns, defineEntity, p } from '@berth/core';
 
 export const HostCleanup = defineEntity({
   name: 'HostCleanup',
@@ -11,7 +11,7 @@ export const HostCleanup = defineEntity({
     /** This machine's switch (settings.updateDockerCleanup without serverId); unused for a server. */
     enableDockerCleanup: p.boolean(),
     /** Whose run this machine's daily cleanup is (who turned it on); a server's organization for a server. */
-    organizationId: p.string().length(32).nullable(),
+    organizationId: columns.berthId().nullable(),
     lastRunAt: p.datetime().nullable(),
   },
 });

@@ -1,20 +1,16 @@
 // One row per delivery a workload's hook received: who sent it, whether its signature held,
 // what Berth decided and the deployment it queued. The newest webhookDeliveriesKept are kept.
-import { defineEntity, p, newId } from '@berth/core';
+import { columns, defineEntity, p } from '@berth/core';
 
 export const WebhookDelivery = defineEntity({
   name: 'WebhookDelivery',
   tableName: 'webhook_deliveries',
   indexes: [{ properties: ['targetType', 'targetId', 'createdAt'] }],
   properties: {
-    webhookDeliveryId: p
-      .string()
-      .length(32)
-      .primary()
-      .onCreate(() => newId()),
+    webhookDeliveryId: columns.primaryId(),
     targetType: p.string().length(32),
     targetId: p.string().length(64),
-    organizationId: p.string().length(32),
+    organizationId: columns.berthId(),
     /** The forge's provider id (github, gitlab, gitea, bitbucket, a third party's), dockerhub, or generic (no forge's headers). */
     provider: p.string().length(64),
     /** The provider's event name (push, Tag Push Hook, repo:push...). */
@@ -26,11 +22,11 @@ export const WebhookDelivery = defineEntity({
     statusCode: p.integer(),
     /** Why: "queued", or the reason nothing was deployed. */
     decision: p.text(),
-    deploymentId: p.string().length(32).nullable(),
+    deploymentId: columns.berthId().nullable(),
     /** The pushed ref and commit, when the delivery named them. */
     ref: p.string().length(255).nullable(),
     commit: p.string().length(64).nullable(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    createdAt: columns.createdAt(),
   },
 });
 
@@ -40,14 +36,10 @@ export const RegisteredWebhook = defineEntity({
   tableName: 'registered_webhooks',
   indexes: [{ properties: ['targetType', 'targetId'] }],
   properties: {
-    registeredWebhookId: p
-      .string()
-      .length(32)
-      .primary()
-      .onCreate(() => newId()),
+    registeredWebhookId: columns.primaryId(),
     targetType: p.string().length(32),
     targetId: p.string().length(64),
-    organizationId: p.string().length(32),
+    organizationId: columns.berthId(),
     /** The source type and connection it was registered through (gitlab and the gitlabId...). */
     provider: p.string().length(64),
     connectionId: p.string().length(64),
@@ -58,7 +50,7 @@ export const RegisteredWebhook = defineEntity({
     /** Where it points, and a SHA-256 of the secret it was given: a change of either registers it anew. */
     url: p.text(),
     secretHash: p.string().length(64),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    createdAt: columns.createdAt(),
   },
 });
 

@@ -52,7 +52,8 @@ const stamp = Date.now().toString(36);
 t.test('a GitHub App push deploys the pushed commit of each workload deploying the repository', async t => {
   const appSecret = randomBytes(20).toString('hex');
   const cradle = server.kernel.container.cradle;
-  const connection = await cradle.gitProviders.createGithub(
+  const connection = await cradle.gitProviders.createConnection(
+    'github',
     {
       name: 'Team App',
       githubAppName: 'team-app',

@@ -1,17 +1,13 @@
 // One row per run of a workload job. The rows in status `queued` are the durable queue
 // itself: the Agenda jobs only wake the dispatcher, so nothing is lost if a wake-up is.
-import { defineEntity, p, newId } from '@berth/core';
+import { columns, defineEntity, p } from '@berth/core';
 
 export const Deployment = defineEntity({
   name: 'Deployment',
   tableName: 'deployments',
   indexes: [{ properties: ['targetType', 'targetId', 'createdAt'] }],
   properties: {
-    deploymentId: p
-      .string()
-      .length(32)
-      .primary()
-      .onCreate(() => newId()),
+    deploymentId: columns.primaryId(),
     title: p.text(),
     description: p.text().nullable(),
     /** A tag to check out instead of the workload's branch (a tag push deploys its tag); not answered. */
@@ -21,12 +17,12 @@ export const Deployment = defineEntity({
     action: p.string().length(64),
     targetType: p.string().length(32),
     targetId: p.string().length(64),
-    organizationId: p.string().length(32),
+    organizationId: columns.berthId(),
     /** The host that runs it; null = the local engine. */
     serverId: p.string().length(64).nullable(),
     logPath: p.text(),
     errorMessage: p.text().nullable(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    createdAt: columns.createdAt(),
     startedAt: p.datetime().nullable(),
     finishedAt: p.datetime().nullable(),
   },

@@ -2,7 +2,7 @@
 // target, the queue, one, its log, stopping and removing one. Request-scoped: the caller's
 // organization and the request's transaction come from the container; another organization's
 // deployment is NOT_FOUND, never FORBIDDEN.
-import { badRequest, notFound, optionalService, RequestScope, type DeploymentTargetType, type EntityManager } from '@berth/core';
+import { badRequest, notFound, optionalService, RequestScope, type DeploymentTargetType, type EntityManager, findOwned } from '@berth/core';
 import { centralized, queueJobs } from './centralized.ts';
 import { Deployment, type DeploymentRow } from './entities.ts';
 import { readTail, removeLog } from './log.ts';
@@ -91,10 +91,8 @@ export class DeploymentRequests extends RequestScope {
   }
 
   /** One of the organization's deployments (NOT_FOUND otherwise), read in `em` (the request's unless told). */
-  async #find(deploymentId: string, em: EntityManager = this.em): Promise<DeploymentRow> {
-    const row = await em.findOne(Deployment, { deploymentId, organizationId: this.organizationId });
-    if (!row) throw notFound('Deployment');
-    return row;
+  #find(deploymentId: string, em: EntityManager = this.em): Promise<DeploymentRow> {
+    return findOwned(em, Deployment, { deploymentId }, this.organizationId, 'Deployment');
   }
 }
 

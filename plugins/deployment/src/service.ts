@@ -4,7 +4,6 @@
 import {
   CANCELLED_MESSAGE,
   newId,
-  notFound,
   type BerthConfig,
   type Deployer,
   type DeploymentRecord,
@@ -14,6 +13,7 @@ import {
   type EnqueueRequest,
   type EntityManager,
   type TSchema,
+  findOwned,
 } from '@berth/core';
 import { centralizedSchemas } from './centralized.ts';
 import { Deployment, type DeploymentRow } from './entities.ts';
@@ -207,10 +207,8 @@ export class DeploymentStore implements DeploymentService {
     });
   }
 
-  async #find(deploymentId: string, organizationId: string, em: EntityManager): Promise<DeploymentRow> {
-    const row = await em.findOne(Deployment, { deploymentId, organizationId });
-    if (!row) throw notFound('Deployment');
-    return row;
+  #find(deploymentId: string, organizationId: string, em: EntityManager): Promise<DeploymentRow> {
+    return findOwned(em, Deployment, { deploymentId }, organizationId, 'Deployment');
   }
 }
 

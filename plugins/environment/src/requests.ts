@@ -2,7 +2,7 @@
 // changed, removed, duplicated, searched. A record of another organization is NOT_FOUND, never
 // FORBIDDEN. Request-scoped: the caller's organization and the request's transaction come from the
 // container.
-import { badRequest, conflict, iso, notFound, RequestScope, textSearchClauses, type ProjectFields } from '@berth/core';
+import { badRequest, conflict, iso, notFound, RequestScope, searchPage, textSearchClauses, type ProjectFields } from '@berth/core';
 import { Environment, type EnvironmentRow } from './entities.ts';
 import type { CreateInput, DuplicateInput, EnvironmentFields, EnvironmentView, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
 import { fromRecord, listOrderSql, newEnvironment, selectList, withWorkloads, type EnvironmentRecord } from './service.ts';
@@ -88,15 +88,13 @@ export class EnvironmentRequests extends RequestScope {
   async search(input: SearchInput): Promise<SearchResult> {
     const and: object[] = [{ organizationId: this.organizationId }, ...textSearchClauses(input)];
     if (input.projectId) and.push({ projectId: input.projectId });
-    const [rows, total] = await this.em.findAndCount(Environment, { $and: and }, { orderBy: { createdAt: 'desc', environmentId: 'asc' }, limit: input.limit ?? 20, offset: input.offset ?? 0 });
+    const [rows, total] = await searchPage(this.em, Environment, and, 'environmentId', input);
     return { items: rows.map(this.#toFields), total };
   }
 
   // ------------------------------------------------------------ helpers
-  async #find(environmentId: string): Promise<EnvironmentRow> {
-    const row = await this.em.findOne(Environment, { environmentId, organizationId: this.organizationId });
-    if (!row) throw notFound('Environment');
-    return row;
+  #find(environmentId: string): Promise<EnvironmentRow> {
+    return this.owned(Environment, { environmentId }, 'Environment');
   }
 
   async #assertNameFree(projectId: string, name: string): Promise<void> {

@@ -1,7 +1,7 @@
 // Environments as other plugins use them (the EnvironmentDirectory, to place workloads), and what
 // environment.* (requests.ts) shares with it: the rows as stored and read. A record of another
 // organization is NOT_FOUND, never FORBIDDEN.
-import { environmentView, iso, newId, notFound, type EntityManager, type EnvironmentDirectory, type EnvironmentRef, type Placement, type SecretBox } from '@berth/core';
+import { environmentView, iso, newId, notFound, type EntityManager, type EnvironmentDirectory, type EnvironmentRef, type Placement, type SecretBox, findOwned } from '@berth/core';
 import { Environment, type EnvironmentRow } from './entities.ts';
 import type { EnvironmentFields, EnvironmentView } from './schemas.ts';
 import type { WorkloadRegistry } from '@berth/plugin-workloads';
@@ -106,9 +106,7 @@ export class EnvironmentService implements EnvironmentDirectory {
   }
 
   async defaultOf(projectId: string, organizationId: string, em: EntityManager): Promise<EnvironmentRef> {
-    const found = await em.findOne(Environment, { projectId, organizationId, isDefault: true });
-    if (!found) throw notFound('Project');
-    return toRef(found);
+    return toRef(await findOwned(em, Environment, { projectId, isDefault: true }, organizationId, 'Project'));
   }
 
   async placement(environmentId: string, organizationId: string, em: EntityManager): Promise<Placement> {
@@ -153,9 +151,7 @@ export class EnvironmentService implements EnvironmentDirectory {
   }
 
   // ------------------------------------------------------------ helpers
-  async #find(environmentId: string, organizationId: string, em: EntityManager): Promise<EnvironmentRow> {
-    const row = await em.findOne(Environment, { environmentId, organizationId });
-    if (!row) throw notFound('Environment');
-    return row;
+  #find(environmentId: string, organizationId: string, em: EntityManager): Promise<EnvironmentRow> {
+    return findOwned(em, Environment, { environmentId }, organizationId, 'Environment');
   }
 }

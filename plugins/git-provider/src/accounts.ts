@@ -6,6 +6,7 @@
 import {
   badRequest,
   GitProviderError,
+  newId,
   notFound,
   type EntityManager,
   type GitAccount,
@@ -16,35 +17,8 @@ import {
   type SecretBox,
   type SourceProvider,
 } from '@berth/core';
-import {
-  BitbucketRecord,
-  GitConnectionRecord,
-  GiteaRecord,
-  GitProviderRecord,
-  GithubRecord,
-  GitlabRecord,
-  type BitbucketRow,
-  type GitConnectionRow,
-  type GiteaRow,
-  type GitProviderRow,
-  type GithubRow,
-  type GitlabRow,
-} from './entities.ts';
-import {
-  BITBUCKET_SECRETS,
-  bitbucketRowView,
-  CONNECTION_FIELDS,
-  GITEA_SECRETS,
-  giteaRowView,
-  GITHUB_SECRETS,
-  githubRowView,
-  GITLAB_SECRETS,
-  gitlabRowView,
-  notShared,
-  usable,
-  type GitCaller,
-  type OAuthRow,
-} from './records.ts';
+import { GitConnectionRecord, GitProviderRecord, type GitConnectionRow, type GitProviderRow } from './entities.ts';
+import { recordFields, notShared, usable, webUrlOf, type GitCaller } from './records.ts';
 
 /** A token is renewed when it expires within this margin (a deploy's clone must not outlive it). */
 const REFRESH_MARGIN_MS = 10 * 60_000;
@@ -85,30 +59,6 @@ export class GitConnectionLookup {
     return row;
   }
 
-  /** The github record and its provider row, within the organization. */
-  async github(githubId: string, organizationId: string, em: EntityManager, caller?: GitCaller): Promise<{ github: GithubRow; provider: GitProviderRow }> {
-    const { record, provider } = await this.#typed(em.findOne(GithubRecord, { githubId }), 'Github Provider', organizationId, em, caller);
-    return { github: record, provider };
-  }
-
-  /** The gitlab record and its provider row, within the organization. */
-  async gitlab(gitlabId: string, organizationId: string, em: EntityManager, caller?: GitCaller): Promise<{ gitlab: GitlabRow; provider: GitProviderRow }> {
-    const { record, provider } = await this.#typed(em.findOne(GitlabRecord, { gitlabId }), 'Gitlab Provider', organizationId, em, caller);
-    return { gitlab: record, provider };
-  }
-
-  /** The bitbucket record and its provider row, within the organization. */
-  async bitbucket(bitbucketId: string, organizationId: string, em: EntityManager, caller?: GitCaller): Promise<{ bitbucket: BitbucketRow; provider: GitProviderRow }> {
-    const { record, provider } = await this.#typed(em.findOne(BitbucketRecord, { bitbucketId }), 'Bitbucket Provider', organizationId, em, caller);
-    return { bitbucket: record, provider };
-  }
-
-  /** The gitea record and its provider row, within the organization. */
-  async gitea(giteaId: string, organizationId: string, em: EntityManager, caller?: GitCaller): Promise<{ gitea: GiteaRow; provider: GitProviderRow }> {
-    const { record, provider } = await this.#typed(em.findOne(GiteaRecord, { giteaId }), 'Gitea Provider', organizationId, em, caller);
-    return { gitea: record, provider };
-  }
-
   /** A type's record and its provider row when the provider row is the organization's; NOT_FOUND otherwise. */
   async #typed<R extends { gitProviderId: string }>(
     found: Promise<R | null>,
@@ -124,14 +74,13 @@ export class GitConnectionLookup {
     return { record, provider };
   }
 
-  /** The workload field that names a connection (its forge's `sourceFields.id`: githubId, gitlabId…), per forge type: the four built-in forges' (checked even while disabled) and every enabled forge's that is a source. */
+  /** The workload field that names a connection (its forge's `sourceFields.id`: githubId, gitlabId…), per forge type: every enabled forge's that is a source. */
   connectionFields(): Map<string, string> {
-    return new Map([
-      ...Object.entries(CONNECTION_FIELDS),
-      ...this.providers()
+    return new Map(
+      this.providers()
         .all('git')
         .flatMap(p => (p.sourceFields ? [[p.sourceFields.id, p.id] as const] : [])),
-    ]);
+    );
   }
 
   /**
@@ -141,31 +90,67 @@ export class GitConnectionLookup {
   async connection(field: string, id: string, organizationId: string, em: EntityManager, caller?: GitCaller): Promise<GitProviderRow> {
     const type = this.connectionFields().get(field);
     if (!type) throw badRequest(`${field}: no enabled git provider names its connections so`);
-    const { provider } = await this.#anyOf(type, id, organizationId, em);
+    const { provider } = await this.forge(type, id, organizationId, em);
     if (!usable(provider, caller)) throw notShared(field);
     return provider;
   }
 
-  /** A connection of any forge by the id a workload holds, with its provider row (of the organization; NOT_FOUND otherwise). */
-  async #anyOf(type: string, id: string, organizationId: string, em: EntityManager): Promise<{ provider: GitProviderRow }> {
-    if (type === 'github') return this.github(id, organizationId, em);
-    if (type === 'gitlab') return this.gitlab(id, organizationId, em);
-    if (type === 'bitbucket') return this.bitbucket(id, organizationId, em);
-    if (type === 'gitea') return this.gitea(id, organizationId, em);
-    return this.forge(type, id, organizationId, em);
+  /** A connection kept in the generic record (git_connections), and its provider row of that type, within the organization. */
+  async forge(type: string, connectionId: string, organizationId: string, em: EntityManager, caller?: GitCaller): Promise<{ record: GitConnectionRow; provider: GitProviderRow }> {
+    const what = `${this.provider(type).label} Provider`;
+    const { record, provider } = await this.#typed(em.findOne(GitConnectionRecord, { connectionId }), what, organizationId, em, caller);
+    if (provider.providerType !== type) throw notFound(what);
+    return { record, provider };
   }
 
-  /** A connection of a forge without a record of its own (git_connections), and its provider row of that type, within the organization. */
-  async forge(type: string, connectionId: string, organizationId: string, em: EntityManager, caller?: GitCaller): Promise<{ record: GitConnectionRow; provider: GitProviderRow }> {
-    const { record, provider } = await this.#typed(em.findOne(GitConnectionRecord, { connectionId }), `${this.provider(type).label} connection`, organizationId, em, caller);
-    if (provider.providerType !== type) throw notFound(`${this.provider(type).label} connection`);
-    return { record, provider };
+  /**
+   * The connection of a forge keeping the generic record that a workload's field names, as the
+   * workload's `one` joins it: its id, git provider id and settings (no secret field); null when it
+   * names none of the organization's.
+   */
+  async forgeRelation(type: string, id: unknown, organizationId: string, em: EntityManager): Promise<Record<string, unknown> | null> {
+    const provider = this.provider(type);
+    const found = typeof id === 'string' && id ? await this.forge(type, id, organizationId, em).catch(() => null) : null;
+    if (!found || !provider.connection) return null;
+    const secret = new Set([...Object.keys(provider.connection.secrets.properties), ...(provider.connection.wire?.unjoined ?? [])]);
+    const fields = Object.entries(recordFields(provider.connection, found.record.settings)).filter(([k]) => !secret.has(k));
+    return { [provider.sourceFields?.id ?? `${type}Id`]: found.record.connectionId, ...Object.fromEntries(fields), gitProviderId: found.record.gitProviderId };
   }
 
   /** The account a forge's generic record gives it: its settings, its secrets opened. */
   forgeAccount(record: GitConnectionRow): GitAccount {
     const open = (v: string | null | undefined) => (v ? this.secrets().decrypt(v) : null);
     return { settings: { ...record.settings }, secrets: Object.fromEntries(Object.entries(record.secrets).map(([k, v]) => [k, open(v)])) };
+  }
+
+  /**
+   * The settings and secrets `fields` gives a forge's connection, split by its form (secrets in
+   * clear here; sealed on store), `defaults` under them. An empty field is an unset one (the peer
+   * keeps `value || null`); a server's address is kept as its origin and path (a 400 naming the
+   * field when it is none). The form's schemas validated the fields: settings are strings, numbers
+   * or null, secrets strings.
+   */
+  formFields(type: string, fields: Record<string, unknown>, defaults: Readonly<Record<string, string>> = {}): GitAccount {
+    const form = this.provider(type).connection;
+    if (!form) throw badRequest(`The ${this.provider(type).label} provider declares no connection form`);
+    const pick = <V>(keys: string[]) => Object.fromEntries(keys.filter(k => fields[k] !== undefined).map(k => [k, (fields[k] === '' ? null : (fields[k] ?? null)) as V]));
+    const settings = { ...defaults, ...pick<string | number | null>(Object.keys(form.settings.properties)) };
+    for (const k of form.wire?.webUrls ?? []) if (typeof settings[k] === 'string') settings[k] = webUrlOf(settings[k], k);
+    return { settings, secrets: pick<string | null>(Object.keys(form.secrets.properties)) };
+  }
+
+  /** Each http(s) address among a connection's settings must be one the organization may reach (outboundAllow; a 400 naming the field). */
+  async reachableSettings(settings: GitAccount['settings'], organizationId: string): Promise<void> {
+    await this.reachable(Object.fromEntries(Object.entries(settings).filter((e): e is [string, string] => typeof e[1] === 'string' && /^https?:\/\//i.test(e[1]))), organizationId);
+  }
+
+  /** A new connection of the organization, its owner `userId`: the shared row and the forge's record, the account (and what the service taught: `learned`) stored, secrets sealed. */
+  async newConnection(type: string, name: string, account: GitAccount, learned: GitAccount, organizationId: string, userId: string, em: EntityManager) {
+    const row = em.create(GitProviderRecord, { gitProviderId: newId(), name, providerType: type, organizationId, userId, sharedWithOrganization: false, createdAt: new Date() });
+    const record = em.create(GitConnectionRecord, { connectionId: newId(), gitProviderId: row.gitProviderId, settings: {}, secrets: {} });
+    this.storeForgeAccount(record, { settings: { ...account.settings, ...learned.settings }, secrets: { ...account.secrets, ...learned.secrets } });
+    await em.flush();
+    return { record, row };
   }
 
   /** Keeps an account in a forge's generic record: settings in clear, each secret sealed. */
@@ -187,126 +172,62 @@ export class GitConnectionLookup {
 
   /** The account a workload's connection gives its provider (a GitLab token renewed first when it expires soon). */
   async accountFor(type: string, id: string, organizationId: string, em: EntityManager): Promise<GitAccount> {
-    if (type === 'gitlab') return this.gitlabAccount((await this.gitlab(id, organizationId, em)).gitlab, em);
-    if (type === 'bitbucket') return this.bitbucketAccount((await this.bitbucket(id, organizationId, em)).bitbucket);
-    if (type === 'gitea') return this.giteaAccount((await this.gitea(id, organizationId, em)).gitea, em);
-    if (type === 'github') return this.githubAccount((await this.github(id, organizationId, em)).github);
     return this.forgeAccountRenewed(type, (await this.forge(type, id, organizationId, em)).record, em);
-  }
-
-  /** An account: `settings` as given, the record's sealed `keys` opened. */
-  #account<K extends string>(settings: GitAccount['settings'], keys: readonly K[], row: Partial<Record<K, string | null>>): GitAccount {
-    const open = (v: string | null | undefined) => (v ? this.secrets().decrypt(v) : null);
-    return { settings, secrets: Object.fromEntries(keys.map(k => [k, open(row[k])])) };
-  }
-
-  /** The account Bitbucket is called with; `override` (testConnection's fields) replaces the record's for one call. */
-  bitbucketAccount(b: BitbucketRow, override: Partial<Record<'bitbucketUsername' | 'bitbucketEmail' | 'bitbucketWorkspaceName' | 'apiToken' | 'appPassword', string>> = {}): GitAccount {
-    const account = this.#account(
-      {
-        bitbucketUsername: override.bitbucketUsername || b.bitbucketUsername || null,
-        bitbucketEmail: override.bitbucketEmail || b.bitbucketEmail || null,
-        bitbucketWorkspaceName: override.bitbucketWorkspaceName || b.bitbucketWorkspaceName || null,
-      },
-      BITBUCKET_SECRETS,
-      b,
-    );
-    if (override.apiToken || override.appPassword) account.secrets = { apiToken: override.apiToken || null, appPassword: override.appPassword || null };
-    return account;
   }
 
   /** The Bitbucket connection a workload's bitbucketId names, as its `one` joins it (no token or password); null when it names none of the organization's. */
   async bitbucketRelation(bitbucketId: unknown, organizationId: string, em: EntityManager) {
-    const found = typeof bitbucketId === 'string' && bitbucketId ? await this.bitbucket(bitbucketId, organizationId, em).catch(() => null) : null;
-    if (!found) return null;
-    const { appPassword: _p, apiToken: _t, ...rest } = bitbucketRowView(found.bitbucket);
-    return rest;
-  }
-
-  /** The connection a workload's githubId names, as its `one` joins it (no secret); null when it names none of the organization's. */
-  async githubRelation(githubId: unknown, organizationId: string, em: EntityManager) {
-    const found = typeof githubId === 'string' && githubId ? await this.github(githubId, organizationId, em).catch(() => null) : null;
-    if (!found) return null;
-    const { githubId: id, githubAppName, githubAppId, githubClientId, githubInstallationId, githubUrl, gitProviderId } = githubRowView(found.github);
-    return { githubId: id, githubAppName, githubAppId, githubClientId, githubInstallationId, githubUrl, gitProviderId };
+    const found = this.providers().has('git', 'bitbucket') ? await this.forgeRelation('bitbucket', bitbucketId, organizationId, em) : null;
+    // cast: the fields the Bitbucket provider's form declares (its settings, strings or null), as application.one's schema names them.
+    return found as { bitbucketId: string; gitProviderId: string; bitbucketUsername: string | null; bitbucketEmail: string | null; bitbucketWorkspaceName: string | null } | null;
   }
 
   /** The GitLab connection a workload's gitlabId names, as its `one` joins it (no secret or token); null when it names none of the organization's. */
   async gitlabRelation(gitlabId: unknown, organizationId: string, em: EntityManager) {
-    const found = typeof gitlabId === 'string' && gitlabId ? await this.gitlab(gitlabId, organizationId, em).catch(() => null) : null;
-    if (!found) return null;
-    const { secret: _s, accessToken: _a, refreshToken: _r, ...rest } = gitlabRowView(found.gitlab);
-    return rest;
+    const found = this.providers().has('git', 'gitlab') ? await this.forgeRelation('gitlab', gitlabId, organizationId, em) : null;
+    // cast: the fields the GitLab provider's form declares, as application.one's schema names them.
+    return found as {
+      gitlabId: string;
+      gitlabUrl: string;
+      gitlabInternalUrl: string | null;
+      applicationId: string | null;
+      redirectUri: string | null;
+      groupName: string | null;
+      expiresAt: number | null;
+      gitProviderId: string;
+    } | null;
   }
 
-  /** The Gitea connection a workload's giteaId names, as its `one` joins it (no secret or token); null when it names none of the organization's. */
+  /** The Gitea connection a workload's giteaId names, as its `one` joins it (no secret or token, nor the user and organization names); null when it names none of the organization's. */
   async giteaRelation(giteaId: unknown, organizationId: string, em: EntityManager) {
-    const found = typeof giteaId === 'string' && giteaId ? await this.gitea(giteaId, organizationId, em).catch(() => null) : null;
-    if (!found) return null;
-    const { clientSecret: _s, accessToken: _a, refreshToken: _r, giteaUsername: _u, organizationName: _o, ...rest } = giteaRowView(found.gitea);
-    return rest;
+    const found = this.providers().has('git', 'gitea') ? await this.forgeRelation('gitea', giteaId, organizationId, em) : null;
+    // cast: the fields the Gitea provider's form declares, as application.one's schema names them.
+    return found as {
+      giteaId: string;
+      giteaUrl: string;
+      giteaInternalUrl: string | null;
+      redirectUri: string | null;
+      clientId: string | null;
+      gitProviderId: string;
+      expiresAt: number | null;
+      scopes: string | null;
+      lastAuthenticatedAt: number | null;
+    } | null;
   }
 
-  /** The account the git provider is called with: settings in clear, secrets opened. */
-  githubAccount(g: GithubRow): GitAccount {
-    return this.#account(
-      { githubUrl: g.githubUrl, githubAppId: g.githubAppId ?? null, githubInstallationId: g.githubInstallationId ?? null, githubAppName: g.githubAppName ?? null },
-      GITHUB_SECRETS,
-      g,
-    );
-  }
-
-  /**
-   * The account GitLab is called with: its token renewed (and the new pair sealed and stored) when it
-   * expires within the margin. `groupName` overrides the record's filter (testConnection's).
-   */
-  async gitlabAccount(g: GitlabRow, em: EntityManager, groupName?: string): Promise<GitAccount> {
-    const settings = () => ({
-      gitlabUrl: g.gitlabUrl,
-      gitlabInternalUrl: g.gitlabInternalUrl ?? null,
-      applicationId: g.applicationId ?? null,
-      redirectUri: g.redirectUri ?? null,
-      groupName: groupName ?? g.groupName ?? null,
-      expiresAt: g.expiresAt ?? null,
-    });
-    return this.#renewed('gitlab', g, settings, GITLAB_SECRETS, em);
-  }
-
-  /** The account Gitea is called with, its token renewed like GitLab's; `organizationName` overrides the record's filter (testConnection's). */
-  async giteaAccount(g: GiteaRow, em: EntityManager, organizationName?: string): Promise<GitAccount> {
-    const settings = () => ({
-      giteaUrl: g.giteaUrl,
-      giteaInternalUrl: g.giteaInternalUrl ?? null,
-      clientId: g.clientId ?? null,
-      redirectUri: g.redirectUri ?? null,
-      organizationName: organizationName ?? g.organizationName ?? null,
-      expiresAt: g.expiresAt ?? null,
-    });
-    return this.#renewed('gitea', g, settings, GITEA_SECRETS, em);
-  }
-
-  /** An OAuth account (GitLab's, Gitea's): its token renewed through the provider, and the new pair sealed and stored, when it expires within the margin. */
-  async #renewed<K extends string>(
-    type: string,
-    row: OAuthRow & Partial<Record<K, string | null>>,
-    settings: () => GitAccount['settings'],
-    keys: readonly K[],
-    em: EntityManager,
-  ): Promise<GitAccount> {
-    const account = () => this.#account(settings(), keys, row);
-    if (!row.accessToken) return account();
-    const renewed = await this.call(() => this.provider(type).refresh(account(), REFRESH_MARGIN_MS));
-    if (renewed) {
-      this.storeTokens(row, renewed);
-      await em.flush();
-    }
-    return account();
-  }
-
-  protected storeTokens(g: OAuthRow, update: { settings: Record<string, unknown>; secrets: Record<string, string | null> }): void {
-    if (update.secrets.accessToken) g.accessToken = this.secrets().encrypt(update.secrets.accessToken);
-    if (update.secrets.refreshToken) g.refreshToken = this.secrets().encrypt(update.secrets.refreshToken);
-    if ('expiresAt' in update.settings) g.expiresAt = typeof update.settings.expiresAt === 'number' ? update.settings.expiresAt : null;
+  /** The GitHub connection a workload's githubId names, as its `one` joins it (no secret); null when it names none of the organization's. */
+  async githubRelation(githubId: unknown, organizationId: string, em: EntityManager) {
+    const found = this.providers().has('git', 'github') ? await this.forgeRelation('github', githubId, organizationId, em) : null;
+    // cast: the fields the GitHub provider's form declares, as application.one's schema names them.
+    return found as {
+      githubId: string;
+      githubAppName: string | null;
+      githubAppId: number | null;
+      githubClientId: string | null;
+      githubInstallationId: string | null;
+      githubUrl: string;
+      gitProviderId: string;
+    } | null;
   }
 
   /**

@@ -4,17 +4,13 @@ import { gitProviderEntities } from './entities.ts';
 import { gitProviderMigrations } from './migrations.ts';
 import { forgeProcedures } from './forge-procedures.ts';
 import { gitProviderProcedures } from './procedures.ts';
-import { BitbucketConnections } from './connections/bitbucket.ts';
 import { GitConnections } from './connections/common.ts';
 import { ForgeConnections } from './connections/forge.ts';
-import { GiteaConnections } from './connections/gitea.ts';
-import { GithubConnections } from './connections/github.ts';
-import { GitlabConnections } from './connections/gitlab.ts';
 import { GitProviderService } from './service.ts';
 import { GitProviderSetup } from './setup.ts';
 import { ProviderGitSource } from './source.ts';
 
-export { cloneUrlOf, githubRowView, providerView } from './records.ts';
+export { cloneUrlOf, providerView } from './records.ts';
 export { GitProviderService } from './service.ts';
 
 export default definePlugin({
@@ -33,18 +29,9 @@ export default definePlugin({
     berth.entities(...gitProviderEntities);
     berth.migrations(...gitProviderMigrations);
     // The procedures' services, one per router, request-scoped: each resolves the caller and the request's transaction from the scope.
-    berth.provide({
-      gitProviders: asValue(service),
-      gitProviderSetup: asValue(setup),
-      gitConnections: asClass(GitConnections).scoped(),
-      githubConnections: asClass(GithubConnections).scoped(),
-      gitlabConnections: asClass(GitlabConnections).scoped(),
-      bitbucketConnections: asClass(BitbucketConnections).scoped(),
-      giteaConnections: asClass(GiteaConnections).scoped(),
-      forgeConnections: asClass(ForgeConnections).scoped(),
-    });
-    berth.procedures(...gitProviderProcedures);
-    // A forge that brings no record of its own (it declares `connection`) gets its router from its form.
+    berth.provide({ gitProviders: asValue(service), gitProviderSetup: asValue(setup), gitConnections: asClass(GitConnections).scoped(), forgeConnections: asClass(ForgeConnections).scoped() });
+    berth.procedures(...gitProviderProcedures(cradle().providers.all('git')));
+    // A forge that keeps its connections in the generic record (it declares `connection`) gets its router from its form.
     for (const provider of cradle().providers.all('git')) if (provider.connection) berth.procedures(...forgeProcedures(provider));
     berth.http(setup.routes(berth));
     // Each enabled git provider that names its source fields is a source type: `sourceType: github` deploys through it.
@@ -60,12 +47,8 @@ export default definePlugin({
 
 declare module '@berth/core' {
   interface Cradle {
-    /** gitProvider.*, github.*, gitlab.*, bitbucket.* and gitea.* for the current request's caller (request scope only). */
+    /** gitProvider.* for the current request's caller (request scope only). */
     gitConnections: GitConnections;
-    githubConnections: GithubConnections;
-    gitlabConnections: GitlabConnections;
-    bitbucketConnections: BitbucketConnections;
-    giteaConnections: GiteaConnections;
     /** <forge>.* of every forge declaring its connection form. */
     forgeConnections: ForgeConnections;
   }

@@ -51,10 +51,57 @@ class GitConnectionsInit extends Migration {
   }
 }
 
+/**
+ * Bitbucket's connections move into the generic record its provider now declares (the peer's
+ * fields as its settings and secrets): same ids, so the workloads' bitbucketId still names them;
+ * the sealed values move as they are (one SecretBox seals both).
+ */
+class BitbucketIntoConnections extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(
+      `insert into "git_connections" ("connection_id", "git_provider_id", "settings", "secrets") select "bitbucket_id", "git_provider_id", jsonb_build_object('bitbucketUsername', "bitbucket_username", 'bitbucketEmail', "bitbucket_email", 'bitbucketWorkspaceName', "bitbucket_workspace_name"), jsonb_build_object('apiToken', "api_token", 'appPassword', "app_password") from "bitbucket_providers";`,
+    );
+    this.addSql(`drop table "bitbucket_providers";`);
+  }
+}
+
+/**
+ * GitLab's and Gitea's connections move into the generic record their providers now declare, as
+ * Bitbucket's did: same ids, sealed values as they are, numbers (expiry, last test) as numbers.
+ */
+class OAuthForgesIntoConnections extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(
+      `insert into "git_connections" ("connection_id", "git_provider_id", "settings", "secrets") select "gitlab_id", "git_provider_id", jsonb_build_object('gitlabUrl', "gitlab_url", 'gitlabInternalUrl', "gitlab_internal_url", 'applicationId', "application_id", 'redirectUri', "redirect_uri", 'groupName', "group_name", 'expiresAt', "expires_at"), jsonb_build_object('secret', "secret", 'accessToken', "access_token", 'refreshToken', "refresh_token") from "gitlab_providers";`,
+    );
+    this.addSql(
+      `insert into "git_connections" ("connection_id", "git_provider_id", "settings", "secrets") select "gitea_id", "git_provider_id", jsonb_build_object('giteaUrl', "gitea_url", 'giteaInternalUrl', "gitea_internal_url", 'redirectUri', "redirect_uri", 'clientId', "client_id", 'expiresAt', "expires_at", 'scopes', "scopes", 'lastAuthenticatedAt', "last_authenticated_at", 'giteaUsername', "gitea_username", 'organizationName', "organization_name"), jsonb_build_object('clientSecret', "client_secret", 'accessToken', "access_token", 'refreshToken', "refresh_token") from "gitea_providers";`,
+    );
+    this.addSql(`drop table "gitlab_providers";`);
+    this.addSql(`drop table "gitea_providers";`);
+  }
+}
+
+/**
+ * GitHub's App connections move into the generic record its provider now declares, the last of
+ * the four: same ids, sealed values as they are, the App id as a number.
+ */
+class GithubIntoConnections extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(
+      `insert into "git_connections" ("connection_id", "git_provider_id", "settings", "secrets") select "github_id", "git_provider_id", jsonb_build_object('githubAppName', "github_app_name", 'githubAppId', "github_app_id", 'githubClientId', "github_client_id", 'githubInstallationId', "github_installation_id", 'githubUrl', "github_url"), jsonb_build_object('githubClientSecret', "github_client_secret", 'githubPrivateKey', "github_private_key", 'githubWebhookSecret', "github_webhook_secret") from "github_providers";`,
+    );
+    this.addSql(`drop table "github_providers";`);
+  }
+}
+
 export const gitProviderMigrations = [
   { name: 'Migration20261126000100_git_provider_init', class: GitProviderInit },
   { name: 'Migration20261126000200_gitlab_providers', class: GitlabInit },
   { name: 'Migration20261127000100_bitbucket_providers', class: BitbucketInit },
   { name: 'Migration20261127000200_gitea_providers', class: GiteaInit },
   { name: 'Migration20261206230000_git_connections', class: GitConnectionsInit },
+  { name: 'Migration20261207030000_bitbucket_into_connections', class: BitbucketIntoConnections },
+  { name: 'Migration20261207040000_oauth_forges_into_connections', class: OAuthForgesIntoConnections },
+  { name: 'Migration20261207050000_github_into_connections', class: GithubIntoConnections },
 ];

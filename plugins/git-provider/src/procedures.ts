@@ -1,64 +1,32 @@
-// gitProvider.*, github.*, gitlab.*, bitbucket.* and gitea.* — the organization's git hosting connections. No answer carries a secret.
-import { Type, router, schema } from '@berth/core';
-import {
-  GiteaBranch,
-  GiteaBranchesInput,
-  GiteaCreated,
-  GiteaCreateInput,
-  GiteaIdInput,
-  GiteaProviderListed,
-  GiteaRepository,
-  GiteaTestInput,
-  GiteaUpdateInput,
-  GiteaView,
-  BitbucketBranch,
-  BitbucketBranchesInput,
-  BitbucketCreateInput,
-  BitbucketIdInput,
-  BitbucketProviderListed,
-  BitbucketRepository,
-  BitbucketRow,
-  BitbucketTestInput,
-  BitbucketUpdateInput,
-  BitbucketView,
-  GitlabAuthorization,
-  GitlabBranch,
-  GitlabBranchesInput,
-  GitlabCreateInput,
-  GitlabIdInput,
-  GitlabProviderListed,
-  GitlabRepository,
-  GitlabTestInput,
-  GitlabUpdateInput,
-  GitlabView,
-  GithubBranch,
-  GithubBranchesInput,
-  GithubIdInput,
-  GithubProviderListed,
-  GithubRepository,
-  GithubSetupInput,
-  GithubSetupState,
-  GithubInstallState,
-  GithubUpdateInput,
-  GithubView,
-  GitProviderIdInput,
-  GitProviderListed,
-  GitProviderView,
-  ToggleShareInput,
-} from './schemas.ts';
-import { GITEA_AUTHORIZE_PATH, GITLAB_CALLBACK_PATH, SETUP_PATH } from './setup.ts';
+// gitProvider.* — the organization's git hosting connections, whatever their forge (each forge's
+// own router, github.* and the others, is made from its connection form: forge-procedures.ts). No
+// answer carries a secret.
+import { Type, router, schema, type GitProvider } from '@berth/core';
+import { connectionRecordSchema } from './forge-procedures.ts';
+import { GitProviderIdInput, GitProviderListed, GitProviderView, ToggleShareInput } from './schemas.ts';
 
+const { Nullable } = schema;
 const gitProvider = router('gitProvider', 'organization');
-const github = router('github', 'organization');
-const gitlab = router('gitlab', 'organization');
-const bitbucket = router('bitbucket', 'organization');
-const gitea = router('gitea', 'organization');
 
-export const gitProviderProcedures = [
+/** gitProvider.*; getAll answers, under each enabled forge's name, the record of those that answer one (`connection.wire.record`), with its configured flag where it has one. */
+export const gitProviderProcedures = (forges: GitProvider[]) => [
   gitProvider.query('getAll', {
     summary: "Every git provider connection of the organization, newest first, with its type's record (secrets never answered) and whether the caller owns it",
     input: Type.Object({}),
-    output: Type.Array(GitProviderListed),
+    output: Type.Array(
+      Type.Object({
+        ...GitProviderListed.properties,
+        ...Object.fromEntries(
+          forges
+            .filter(p => p.connection?.wire?.record)
+            .map(p => {
+              const flag = p.connection!.wire!.configured;
+              const record = connectionRecordSchema(p);
+              return [p.id, Nullable(flag ? Type.Object({ ...record.properties, [flag.field]: Type.Boolean({ description: flag.description }) }) : record)];
+            }),
+        ),
+      }),
+    ),
     handler: (_input, ctx) => ctx.cradle.gitConnections.all(),
   }),
   gitProvider.mutation('toggleShare', {
@@ -74,190 +42,4 @@ export const gitProviderProcedures = [
     output: Type.Object({ success: Type.Boolean() }),
     handler: ({ gitProviderId }, ctx) => ctx.cradle.gitConnections.remove(gitProviderId),
   }),
-  github.query('one', {
-    summary: 'A GitHub App connection with its git provider (secrets never answered: null)',
-    input: GithubIdInput,
-    output: GithubView,
-    handler: ({ githubId }, ctx) => ctx.cradle.githubConnections.one(githubId),
-  }),
-  github.query('githubProviders', {
-    summary: 'The GitHub connections that are configured (App id, private key and installation set)',
-    input: Type.Object({}),
-    output: Type.Array(GithubProviderListed),
-    handler: (_input, ctx) => ctx.cradle.githubConnections.providers(),
-  }),
-  github.query('getGithubRepositories', {
-    summary: "Every repository the App's installation reaches (all pages)",
-    input: GithubIdInput,
-    output: Type.Array(GithubRepository),
-    handler: ({ githubId }, ctx) => ctx.cradle.githubConnections.repositories(githubId),
-  }),
-  github.query('getGithubBranches', {
-    summary: 'Every branch of a repository (all pages); none without githubId',
-    input: GithubBranchesInput,
-    output: Type.Array(GithubBranch),
-    handler: (input, ctx) => ctx.cradle.githubConnections.branches(input),
-  }),
-  github.mutation('testConnection', {
-    summary: "Runs a deploy's path: lists the repositories (API), then git ls-remote on the first with a fresh clone credential; a failure says which step",
-    input: GithubIdInput,
-    output: Type.String(),
-    handler: ({ githubId }, ctx) => ctx.cradle.githubConnections.testConnection(githubId),
-  }),
-  github.mutation('update', { summary: 'Rename the connection and its App name', input: GithubUpdateInput, output: schema.Ok(), handler: (input, ctx) => ctx.cradle.githubConnections.update(input) }),
-  github.mutation('setupState', {
-    access: 'admin',
-    summary: `Berth's: the state to put in a GitHub App manifest form; ${SETUP_PATH} accepts it from this organization only, for one hour`,
-    input: GithubSetupInput,
-    output: GithubSetupState,
-    handler: ({ githubUrl }, ctx) => ctx.cradle.gitProviderSetup.issue(ctx.principal, githubUrl ?? 'https://github.com'),
-  }),
-  github.mutation('installState', {
-    summary: `Berth's: the state of the App's installation page for a connection the caller may use; ${SETUP_PATH} accepts it from the caller only, for that connection, for one hour`,
-    input: GithubIdInput,
-    output: GithubInstallState,
-    handler: ({ githubId }, ctx) => ctx.cradle.gitProviderSetup.installation(ctx.principal, githubId, ctx.cradle.em),
-  }),
-  gitlab.mutation('create', {
-    access: 'admin',
-    summary:
-      'Connect a GitLab OAuth application (gitlab.com by default, or a self-managed server); gitlab.authorization then the callback give it its tokens. The owner is the caller, whatever authId names',
-    input: GitlabCreateInput,
-    output: GitlabView,
-    handler: (input, ctx) => ctx.cradle.gitlabConnections.create(input),
-  }),
-  gitlab.query('one', {
-    summary: 'A GitLab connection with its git provider (secret and tokens never answered: null)',
-    input: GitlabIdInput,
-    output: GitlabView,
-    handler: ({ gitlabId }, ctx) => ctx.cradle.gitlabConnections.one(gitlabId),
-  }),
-  gitlab.query('gitlabProviders', {
-    summary: 'The GitLab connections that are authorized (access and refresh token set)',
-    input: Type.Object({}),
-    output: Type.Array(GitlabProviderListed),
-    handler: (_input, ctx) => ctx.cradle.gitlabConnections.providers(),
-  }),
-  gitlab.query('getGitlabRepositories', {
-    summary: "Every project the connection reaches (all pages; the record's groupName filters them), the token renewed first when it expires soon",
-    input: GitlabIdInput,
-    output: Type.Array(GitlabRepository),
-    handler: ({ gitlabId }, ctx) => ctx.cradle.gitlabConnections.repositories(gitlabId),
-  }),
-  gitlab.query('getGitlabBranches', {
-    summary: 'Every branch of the project id names (all pages); none without gitlabId or id, as the peer',
-    input: GitlabBranchesInput,
-    output: Type.Array(GitlabBranch),
-    handler: (input, ctx) => ctx.cradle.gitlabConnections.branches(input),
-  }),
-  gitlab.mutation('testConnection', {
-    summary: "Runs a deploy's path: lists the projects (API), then git ls-remote on the first with the clone credential; a failure says which step. No gitlabId: NOT_FOUND",
-    input: GitlabTestInput,
-    output: Type.String(),
-    handler: (input, ctx) => ctx.cradle.gitlabConnections.testConnection(input),
-  }),
-  gitlab.mutation('update', {
-    access: 'admin',
-    summary: 'Rename the connection and change its fields (secret and tokens sealed)',
-    input: GitlabUpdateInput,
-    output: schema.Ok(),
-    handler: (input, ctx) => ctx.cradle.gitlabConnections.update(input),
-  }),
-  gitlab.mutation('authorization', {
-    access: 'admin',
-    summary: `Berth's: GitLab's authorization page for the connection, with a state ${GITLAB_CALLBACK_PATH} accepts from this organization, for this connection, for one hour`,
-    input: GitlabIdInput,
-    output: GitlabAuthorization,
-    handler: ({ gitlabId }, ctx) => ctx.cradle.gitProviderSetup.gitlabAuthorization(ctx.principal, gitlabId, ctx.cradle.em),
-  }),
-  bitbucket.mutation('create', {
-    access: 'admin',
-    summary: 'Connect a Bitbucket Cloud account: an API token with its Atlassian e-mail, or an older app password with its user name (sealed). The owner is the caller, whatever authId names',
-    input: BitbucketCreateInput,
-    output: BitbucketView,
-    handler: (input, ctx) => ctx.cradle.bitbucketConnections.create(input),
-  }),
-  bitbucket.query('one', {
-    summary: 'A Bitbucket connection with its git provider (API token and app password never answered: null)',
-    input: BitbucketIdInput,
-    output: BitbucketView,
-    handler: ({ bitbucketId }, ctx) => ctx.cradle.bitbucketConnections.one(bitbucketId),
-  }),
-  bitbucket.query('bitbucketProviders', {
-    summary: "The organization's Bitbucket connections",
-    input: Type.Object({}),
-    output: Type.Array(BitbucketProviderListed),
-    handler: (_input, ctx) => ctx.cradle.bitbucketConnections.providers(),
-  }),
-  bitbucket.query('getBitbucketRepositories', {
-    summary: "Every repository of the connection's workspace (or user), all pages",
-    input: BitbucketIdInput,
-    output: Type.Array(BitbucketRepository),
-    handler: ({ bitbucketId }, ctx) => ctx.cradle.bitbucketConnections.repositories(bitbucketId),
-  }),
-  bitbucket.query('getBitbucketBranches', {
-    summary: 'Every branch of a repository (owner: the workspace, repo: the slug; all pages); none without bitbucketId, as the peer',
-    input: BitbucketBranchesInput,
-    output: Type.Array(BitbucketBranch),
-    handler: (input, ctx) => ctx.cradle.bitbucketConnections.branches(input),
-  }),
-  bitbucket.mutation('testConnection', {
-    summary:
-      "Runs a deploy's path: lists the repositories (API), then git ls-remote on the first with the clone credential; a failure says which step (a refused app password says Atlassian is retiring them)",
-    input: BitbucketTestInput,
-    output: Type.String(),
-    handler: (input, ctx) => ctx.cradle.bitbucketConnections.testConnection(input),
-  }),
-  bitbucket.mutation('update', {
-    access: 'admin',
-    summary: 'Rename the connection and change its fields (API token and app password sealed); answers the record, secrets null',
-    input: BitbucketUpdateInput,
-    output: BitbucketRow,
-    handler: (input, ctx) => ctx.cradle.bitbucketConnections.update(input),
-  }),
-  gitea.mutation('create', {
-    access: 'admin',
-    summary: `Connect a Gitea OAuth application (giteaUrl; giteaInternalUrl where Berth reaches it); ${GITEA_AUTHORIZE_PATH} then the callback give it its tokens. Answers its id, client id and URL, as the peer`,
-    input: GiteaCreateInput,
-    output: GiteaCreated,
-    handler: (input, ctx) => ctx.cradle.giteaConnections.create(input),
-  }),
-  gitea.query('one', {
-    summary: 'A Gitea connection with its git provider (client secret and tokens never answered: null)',
-    input: GiteaIdInput,
-    output: GiteaView,
-    handler: ({ giteaId }, ctx) => ctx.cradle.giteaConnections.one(giteaId),
-  }),
-  gitea.query('giteaProviders', {
-    summary: 'The Gitea connections whose OAuth application is set (client id and secret), as the peer',
-    input: Type.Object({}),
-    output: Type.Array(GiteaProviderListed),
-    handler: (_input, ctx) => ctx.cradle.giteaConnections.providers(),
-  }),
-  gitea.query('getGiteaRepositories', {
-    summary: "Every repository the token reaches (all pages; the record's organizationName filters them), the token renewed first when it expires soon",
-    input: GiteaIdInput,
-    output: Type.Array(GiteaRepository),
-    handler: ({ giteaId }, ctx) => ctx.cradle.giteaConnections.repositories(giteaId),
-  }),
-  gitea.query('getGiteaBranches', {
-    summary: 'Every branch of owner/repositoryName (all pages); giteaId is required, as the peer',
-    input: GiteaBranchesInput,
-    output: Type.Array(GiteaBranch),
-    handler: (input, ctx) => ctx.cradle.giteaConnections.branches(input),
-  }),
-  gitea.mutation('testConnection', {
-    summary: "Runs a deploy's path: lists the repositories (API), then git ls-remote on the first with the clone credential; a failure says which step. No giteaId: NOT_FOUND",
-    input: GiteaTestInput,
-    output: Type.String(),
-    handler: (input, ctx) => ctx.cradle.giteaConnections.testConnection(input),
-  }),
-  gitea.mutation('update', {
-    access: 'admin',
-    summary: 'Rename the connection and change its fields (client secret and tokens sealed)',
-    input: GiteaUpdateInput,
-    output: Type.Object({ success: Type.Boolean() }),
-    handler: (input, ctx) => ctx.cradle.giteaConnections.update(input),
-  }),
-  gitea.query('getGiteaUrl', { summary: "The connection's Gitea URL", input: GiteaIdInput, output: Type.String(), handler: ({ giteaId }, ctx) => ctx.cradle.giteaConnections.url(giteaId) }),
 ];

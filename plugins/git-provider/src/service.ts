@@ -1,14 +1,12 @@
 // The organization's connected git accounts as the rest of Berth uses them: the rule for changing
 // a workload's git source, what a workload's source fields name (its repository, another one of
 // the same service for a fork), its webhooks, its pull requests (read, commented, their authors'
-// access), an app's delivery signers (GitHub's App, a forge's), and the setup flows' steps (an OAuth code exchanged,
-// a manifest's App stored, its installation recorded). The records and accounts underneath are in
+// access), an app's delivery signers (a forge's app: GitHub's), and the setup flows' steps (an OAuth code exchanged,
+// an app's connection stored, its installation recorded). The records and accounts underneath are in
 // accounts.ts; the procedures' side, request by request, in connections/.
 import { badRequest, forbidden, GitProviderError, newId, type DeliveryHeaders, type EntityManager, type GitAccount, type GitProvider, type GitPullRequest, type GitRepositoryRef } from '@berth/core';
 import { GitConnectionLookup } from './accounts.ts';
-import { GitProviderRecord, GithubRecord, type GiteaRow, type GitlabRow } from './entities.ts';
-import { githubRowView, providerView, repositoryParts, usable, type GitCaller, type NewGithub } from './records.ts';
-import type { GithubView } from './schemas.ts';
+import { recordFields, repositoryParts, usable, type GitCaller } from './records.ts';
 
 export class GitProviderService extends GitConnectionLookup {
   #keys: Set<string> | undefined;
@@ -34,7 +32,13 @@ export class GitProviderService extends GitConnectionLookup {
 
   /** The workload fields that make its git source (every enabled forge's), whose change the rule of `assertMayChangeSource` guards. */
   #sourceKeys(): Set<string> {
-    this.#keys ??= new Set(['sourceType', 'gitlabProjectId', ...this.#whereFields()]);
+    this.#keys ??= new Set([
+      'sourceType',
+      ...this.#whereFields(),
+      ...this.providers()
+        .all('git')
+        .flatMap(({ sourceFields: f }) => f?.identity ?? []),
+    ]);
     return this.#keys;
   }
 
@@ -166,16 +170,9 @@ export class GitProviderService extends GitConnectionLookup {
   ): Promise<{ matched: number; signers: string[] }> {
     const reader = this.provider(type).deliveries;
     if (!reader?.app || (!from.installationId && !from.appId)) return { matched: 0, signers: [] };
-    const candidates = type === 'github' ? await this.#githubApps(from, em) : await this.#forgeApps(type, from, em);
+    const candidates = await this.#forgeApps(type, from, em);
     const signers = candidates.filter(c => reader.verify(headers, raw, this.secrets().decrypt(c.secret))?.ok === true);
     return { matched: candidates.length, signers: signers.map(c => c.id) };
-  }
-
-  /** GitHub's App connections of the installation (else of the App), with their sealed webhook secrets: in its own table. */
-  async #githubApps(from: { installationId: string | null; appId: string | null }, em: EntityManager): Promise<{ id: string; secret: string }[]> {
-    const where = from.installationId ? { githubInstallationId: from.installationId } : { githubAppId: Number(from.appId) };
-    const rows = await em.find(GithubRecord, { githubWebhookSecret: { $ne: null }, ...where });
-    return rows.map(r => ({ id: r.githubId, secret: r.githubWebhookSecret! }));
   }
 
   /** A forge's app connections kept in the generic record: the settings its form names hold the installation (else the app) id, the secret it names the webhook secret. */
@@ -192,42 +189,47 @@ export class GitProviderService extends GitConnectionLookup {
     return rows.map(r => ({ id: r.connection_id, secret: r.secret }));
   }
 
-  /** The OAuth flow's return (GitLab's or Gitea's): the code exchanged for the first token pair, stored sealed. */
-  async authorize(type: 'gitlab' | 'gitea', id: string, code: string, redirectUri: (row: { redirectUri?: string | null }) => string, organizationId: string, em: EntityManager): Promise<void> {
-    const provider = this.provider(type) as GitProvider & {
-      exchangeCode?(account: GitAccount, code: string, redirectUri: string): Promise<{ settings: Record<string, unknown>; secrets: Record<string, string | null> }>;
-    };
+  /** An OAuth flow's return: the code exchanged through the forge's provider for the connection's first token pair, stored (sealed). */
+  async authorize(type: string, connectionId: string, code: string, redirectUri: (settings: GitAccount['settings']) => string, organizationId: string, em: EntityManager): Promise<void> {
+    const provider = this.provider(type);
     if (!provider.exchangeCode) throw badRequest(`The enabled ${provider.label} provider cannot complete an OAuth authorization`);
-    const row = type === 'gitlab' ? (await this.gitlab(id, organizationId, em)).gitlab : (await this.gitea(id, organizationId, em)).gitea;
-    const account = type === 'gitlab' ? await this.gitlabAccount(row as GitlabRow, em) : await this.giteaAccount(row as GiteaRow, em);
-    this.storeTokens(row, await provider.exchangeCode(account, code, redirectUri(row)));
+    const { record } = await this.forge(type, connectionId, organizationId, em);
+    const account = this.forgeAccount(record);
+    const got = await provider.exchangeCode(account, code, redirectUri(account.settings));
+    this.storeForgeAccount(record, { settings: { ...account.settings, ...got.settings }, secrets: { ...account.secrets, ...got.secrets } });
     await em.flush();
   }
 
-  async createGithub(input: NewGithub, organizationId: string, userId: string, em: EntityManager): Promise<GithubView> {
-    await this.reachable({ githubUrl: input.githubUrl }, organizationId);
-    const seal = (v: string | null) => (v ? this.secrets().encrypt(v) : null);
-    const provider = em.create(GitProviderRecord, { gitProviderId: newId(), name: input.name, providerType: 'github', organizationId, userId, sharedWithOrganization: false, createdAt: new Date() });
-    const github = em.create(GithubRecord, {
-      githubId: newId(),
-      gitProviderId: provider.gitProviderId,
-      githubAppName: input.githubAppName,
-      githubAppId: input.githubAppId,
-      githubClientId: input.githubClientId,
-      githubClientSecret: seal(input.githubClientSecret),
-      githubInstallationId: input.githubInstallationId ?? null,
-      githubPrivateKey: seal(input.githubPrivateKey),
-      githubWebhookSecret: seal(input.githubWebhookSecret),
-      githubUrl: input.githubUrl,
-    });
-    await em.flush();
-    return { ...githubRowView(github), gitProvider: providerView(provider) };
+  /**
+   * A connection a forge's setup flow made (or a test's fixture): its name and fields (settings and
+   * secrets by the forge's form), stored as given, the owner `userId`; answers it as `<forge>.one`
+   * does, without the git provider row.
+   */
+  async createConnection(
+    type: string,
+    fields: Record<string, unknown> & { name: string },
+    organizationId: string,
+    userId: string,
+    em: EntityManager,
+  ): Promise<Record<string, unknown> & { connectionId: string }> {
+    const form = this.provider(type).connection;
+    const account = this.formFields(type, fields, form?.wire?.defaults);
+    await this.reachableSettings(account.settings, organizationId);
+    const { record } = await this.newConnection(type, fields.name, account, { settings: {}, secrets: {} }, organizationId, userId, em);
+    return {
+      connectionId: record.connectionId,
+      [this.provider(type).sourceFields?.id ?? `${type}Id`]: record.connectionId,
+      gitProviderId: record.gitProviderId,
+      ...recordFields(form!, record.settings),
+    };
   }
 
-  /** The manifest flow's second step: the App was installed; its installation id completes the record (of the organization, and one the caller may use: theirs or shared with them). */
-  async setGithubInstallation(githubId: string, installationId: string, organizationId: string, em: EntityManager, caller: GitCaller): Promise<void> {
-    const { github } = await this.github(githubId, organizationId, em, caller);
-    github.githubInstallationId = installationId;
+  /** An app flow's second step: the app was installed; its installation id completes the connection (of the organization, and one the caller may use: theirs or shared with them). */
+  async setInstallation(type: string, connectionId: string, installationId: string, organizationId: string, em: EntityManager, caller: GitCaller): Promise<void> {
+    const setting = this.provider(type).connection?.app?.installation;
+    if (!setting) throw badRequest(`The ${this.provider(type).label} provider has no app installation`);
+    const { record } = await this.forge(type, connectionId, organizationId, em, caller);
+    record.settings = { ...record.settings, [setting]: installationId };
     await em.flush();
   }
 }

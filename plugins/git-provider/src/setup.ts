@@ -1,26 +1,30 @@
-// The OAuth and manifest flows' return routes. GitHub: the App manifest flow's return route, the peer's `/api/providers/github/setup`: GitHub
-// sends the user back with a one-time `code` (state `gh_init:…`) once the App is created, and
-// again with `installation_id` (state `gh_setup:…`) once it is installed. Both states are Berth's
-// own, sealed (AES-256-GCM under the instance's secret: its tag authenticates them, so no one
-// else can make or change one) and expire in an hour: gh_init, by github.setupState, binds the
-// flow to the caller's organization and the GitHub URL chosen there; gh_setup, by
-// github.installState, to the caller and the connection (theirs, or shared with them), so that a
-// link made by someone else installs nothing on a connection of theirs (CSRF). The peer's plain
-// `gh_setup:<githubId>` is refused.
-// GitLab: the peer's `/api/providers/gitlab/callback` gets GitLab's one-time code with a state that
-// gitlab.authorization sealed the same way, bound to the organization and the connection. Gitea:
-// the peer's `/api/providers/gitea/authorize` sends the user to Gitea with such a state, and
-// `/api/providers/gitea/callback` (the same handler as GitLab's) takes the code back.
-import { BerthError, GitProviderError, badRequest, isStorable, type BerthHost, type EntityManager, type Principal, type SecretBox } from '@berth/core';
+// The app-setup and OAuth flows' routes, for every forge whose connection form declares one. An app
+// manifest flow (its form's `appSetup`: GitHub's App): the peer's `/api/providers/<forge>/setup`,
+// to which the service sends the user back with a one-time `code` (state `<prefix>_init:…`) once
+// the app is created, and again with `installation_id` (state `<prefix>_setup:…`) once it is
+// installed. Both states are Berth's own, sealed (AES-256-GCM under the instance's secret: its tag
+// authenticates them, so no one else can make or change one) and expire in an hour: the init
+// state, by `<forge>.setupState`, binds the flow to the caller's organization and the service
+// address chosen there; the setup state, by `<forge>.installState`, to the caller and the
+// connection (theirs, or shared with them), so that a link made by someone else installs nothing
+// on a connection of theirs (CSRF). The peer's plain `gh_setup:<githubId>` is refused.
+// A forge with an OAuth flow (its connection form's `oauth`: GitLab's, Gitea's): the peer's
+// `/api/providers/<forge>/callback` gets the service's one-time code with a state sealed the same
+// way, bound to the organization and the connection, by `<forge>.authorization` (GitLab's) or by
+// the peer's `/api/providers/<forge>/authorize`, which sends the user to the service with it (Gitea's).
+import { BerthError, GitProviderError, badRequest, isStorable, type BerthHost, type EntityManager, type GitProvider, type Principal, type SecretBox } from '@berth/core';
 import { webUrlOf } from './records.ts';
+
+/** The input field that names a connection of a forge. */
+const ForgeIdField = (provider: GitProvider) => provider.sourceFields?.id ?? `${provider.id}Id`;
 import type { GitProviderService } from './service.ts';
 
-export const SETUP_PATH = '/api/providers/github/setup';
-/** The peer's GitLab OAuth callback; GitLab sends the user back to it with `code`, `state` and (in the redirect URI) `gitlabId`. */
-export const GITLAB_CALLBACK_PATH = '/api/providers/gitlab/callback';
-/** The peer's Gitea OAuth routes: the first sends the user to Gitea's authorization page, Gitea sends them back to the second. */
-export const GITEA_AUTHORIZE_PATH = '/api/providers/gitea/authorize';
-export const GITEA_CALLBACK_PATH = '/api/providers/gitea/callback';
+/** The peer's return route of a forge's app manifest flow (GitHub's `/api/providers/github/setup`). */
+export const appSetupPath = (type: string) => `/api/providers/${type}/setup`;
+/** The peer's OAuth callback of a forge: the service sends the user back to it with `code` and `state` (and, GitLab's, the connection's id in the redirect URI). */
+export const callbackPath = (type: string) => `/api/providers/${type}/callback`;
+/** The peer's route that sends the user to a forge's authorization page (Gitea's). */
+export const authorizePath = (type: string) => `/api/providers/${type}/authorize`;
 const STATE_LIFETIME_MS = 3600_000;
 /** Where the peer's route sends the browser afterwards (its settings page). */
 const AFTER = '/dashboard/settings/git-providers';
@@ -33,32 +37,18 @@ interface FlowState {
 }
 interface InitState extends FlowState {
   url: string;
+  /** The forge whose flow it is. */
+  t: string;
 }
-/** The installation's state: the github connection (`g`) it completes. */
+/** The installation's state: the connection (`g`) of the forge (`t`) it completes. */
 interface InstallState extends FlowState {
   g: string;
+  t: string;
 }
 /** An OAuth authorization's state: the connection (`g`) and its type (`t`), so that one type's state authorizes nothing of another's. */
 interface OAuthState extends FlowState {
   g: string;
-  t: 'gitlab' | 'gitea';
-}
-
-/** What a manifest conversion answers (GithubProvider.convertManifest); not part of the git provider contract. */
-interface ManifestConverter {
-  convertManifest(
-    githubUrl: string,
-    code: string,
-  ): Promise<{
-    name: string;
-    githubAppName: string;
-    githubAppId: number;
-    githubClientId: string;
-    githubClientSecret: string;
-    githubWebhookSecret: string | null;
-    githubPrivateKey: string;
-    githubUrl: string;
-  }>;
+  t: string;
 }
 
 export class GitProviderSetup {
@@ -72,48 +62,51 @@ export class GitProviderSetup {
     this.#publicUrl = publicUrl;
   }
 
-  /** A gh_init state for the caller's organization and the chosen GitHub (web) URL. */
-  issue(principal: Principal, githubUrl: string): { state: string; setupUrl: string } {
-    const base = webUrlOf(githubUrl, 'githubUrl');
-    return { state: `gh_init:${this.#seal<InitState>(principal, { url: base })}`, setupUrl: `${this.#berthUrl()}${SETUP_PATH}` };
+  /** An app flow's init state for the caller's organization and the chosen service (web) URL. */
+  issue(principal: Principal, type: string, serviceUrl: string): { state: string; setupUrl: string } {
+    const setup = this.#appSetup(type);
+    const base = webUrlOf(serviceUrl, setup.url.setting);
+    return { state: `${setup.statePrefix}_init:${this.#seal<InitState>(principal, { url: base, t: type })}`, setupUrl: `${this.#berthUrl()}${appSetupPath(type)}` };
   }
 
-  /** A gh_setup state for a GitHub connection the caller may use, and the App's installation page with it. */
-  async installation(principal: Principal, githubId: string, em: EntityManager): Promise<{ state: string; installUrl: string }> {
-    const { github } = await this.#service.github(githubId, principal.organizationId, em, { userId: principal.userId, role: principal.role });
-    const state = `gh_setup:${this.#seal<InstallState>(principal, { g: github.githubId })}`;
-    // The record keeps the App's page (the manifest's html_url), or its slug.
-    const app = github.githubAppName ?? '';
-    const page = /^https?:\/\//.test(app) ? app.replace(/\/+$/, '') : `${github.githubUrl.replace(/\/+$/, '')}/apps/${encodeURIComponent(app)}`;
-    return { state, installUrl: `${page}/installations/new?${new URLSearchParams({ state })}` };
+  /** An app flow's setup state for a connection the caller may use, and the app's installation page with it. */
+  async installation(principal: Principal, type: string, connectionId: string, em: EntityManager): Promise<{ state: string; installUrl: string }> {
+    const setup = this.#appSetup(type);
+    const { record } = await this.#service.forge(type, connectionId, principal.organizationId, em, { userId: principal.userId, role: principal.role });
+    const state = `${setup.statePrefix}_setup:${this.#seal<InstallState>(principal, { g: connectionId, t: type })}`;
+    return { state, installUrl: `${setup.installPage(this.#service.forgeAccount(record))}?${new URLSearchParams({ state })}` };
   }
 
-  /** GitLab's authorization page for a connection of the caller's organization, with a state bound to both. */
-  async gitlabAuthorization(principal: Principal, gitlabId: string, em: EntityManager): Promise<{ state: string; authorizeUrl: string }> {
-    const { gitlab } = await this.#service.gitlab(gitlabId, principal.organizationId, em);
-    if (!gitlab.applicationId) throw badRequest('applicationId: the connection has no OAuth application id (gitlab.update)');
-    const state = this.#seal<OAuthState>(principal, { g: gitlab.gitlabId, t: 'gitlab' });
-    const query = new URLSearchParams({ client_id: gitlab.applicationId, redirect_uri: this.#gitlabRedirect(gitlab), response_type: 'code', scope: 'api read_user read_repository', state });
-    return { state, authorizeUrl: `${gitlab.gitlabUrl}/oauth/authorize?${query}` };
+  #appSetup(type: string) {
+    const provider = this.#service.provider(type);
+    if (!provider.connection?.appSetup) throw badRequest(`The ${provider.label} provider has no app setup flow`);
+    return provider.connection.appSetup;
   }
 
-  /** The redirect URI GitLab is asked to send the user back to: the record's (or Berth's callback) naming the record, as the peer. */
-  #gitlabRedirect(gitlab: { gitlabId: string; redirectUri?: string | null }): string {
-    return `${gitlab.redirectUri || `${this.#berthUrl()}${GITLAB_CALLBACK_PATH}`}?gitlabId=${gitlab.gitlabId}`;
+  /** A forge's authorization page for a connection of the caller's organization, with a state bound to both. */
+  async authorization(principal: Principal, type: string, connectionId: string, em: EntityManager): Promise<{ state: string; authorizeUrl: string }> {
+    const provider = this.#service.provider(type);
+    const oauth = provider.connection?.oauth;
+    if (!oauth) throw badRequest(`The ${provider.label} provider has no OAuth authorization`);
+    const { record } = await this.#service.forge(type, connectionId, principal.organizationId, em);
+    const account = this.#service.forgeAccount(record);
+    const clientId = account.settings[oauth.clientId];
+    if (typeof clientId !== 'string' || !clientId) throw badRequest(`${oauth.clientId}: the connection has no OAuth application id (${type}.update)`);
+    const state = this.#seal<OAuthState>(principal, { g: connectionId, t: type });
+    const query = new URLSearchParams({ client_id: clientId, redirect_uri: this.#redirect(provider, connectionId, account.settings), response_type: 'code', scope: oauth.scope, state });
+    return { state, authorizeUrl: `${oauth.authorizePage(account)}?${query}` };
   }
 
-  /** Gitea's authorization page for a connection of the caller's organization, with a state bound to both (the peer's route answers a redirect to it). */
-  async giteaAuthorization(principal: Principal, giteaId: string, em: EntityManager): Promise<string> {
-    const { gitea } = await this.#service.gitea(giteaId, principal.organizationId, em);
-    if (!gitea.clientId) throw badRequest('clientId: the connection has no OAuth client id (gitea.update)');
-    const state = this.#seal<OAuthState>(principal, { g: gitea.giteaId, t: 'gitea' });
-    const query = new URLSearchParams({ client_id: gitea.clientId, response_type: 'code', redirect_uri: this.#giteaRedirect(gitea), scope: 'read:user repo', state });
-    return `${gitea.giteaUrl}/login/oauth/authorize?${query}`;
-  }
-
-  /** Gitea's redirect URI: the record's, else Berth's callback; the connection travels in the sealed state. */
-  #giteaRedirect(gitea: { redirectUri?: string | null }): string {
-    return gitea.redirectUri || `${this.#berthUrl()}${GITEA_CALLBACK_PATH}`;
+  /**
+   * The redirect URI the service is asked to send the user back to: the connection's own, else
+   * Berth's callback; naming the connection in its query where the forge's flow does (GitLab's, as
+   * the peer: elsewhere the connection travels in the sealed state only).
+   */
+  #redirect(provider: GitProvider, connectionId: string, settings: Record<string, unknown>): string {
+    const oauth = provider.connection!.oauth!;
+    const own = settings[oauth.redirectUri];
+    const base = typeof own === 'string' && own ? own : `${this.#berthUrl()}${callbackPath(provider.id)}`;
+    return oauth.redirectNamesConnection ? `${base}?${provider.sourceFields?.id ?? `${provider.id}Id`}=${connectionId}` : base;
   }
 
   #berthUrl(): string {
@@ -137,82 +130,88 @@ export class GitProviderSetup {
 
   routes(host: BerthHost): Parameters<BerthHost['http']>[0] {
     return async app => {
-      app.get(SETUP_PATH, { schema: { hide: true } }, async (req, reply) => {
-        const q = req.query as Record<string, string | undefined>;
-        const fail = (status: number, error: string) => reply.code(status).send({ error });
-        const principal = await host.authenticate(req).catch(() => null);
-        if (!principal) return fail(401, 'Unauthorized');
-        const state = typeof q.state === 'string' ? q.state : '';
-        const [action, rest = ''] = [state.slice(0, state.indexOf(':')), state.slice(state.indexOf(':') + 1)];
-        const orm = host.container.cradle.orm;
-        const em = orm.em.fork();
-        try {
-          if (action === 'gh_init') {
-            if (typeof q.code !== 'string' || !q.code || q.code.length > 255) return fail(400, 'Missing code parameter');
-            const init = this.#open<InitState>(rest, principal.organizationId);
-            // Another organization's (or a forged or expired) state names no flow of this caller's.
-            if (!init?.url) return fail(400, 'The state is not valid for this organization (start the setup again)');
-            const converter = this.#service.provider('github') as Partial<ManifestConverter>;
-            if (!converter.convertManifest) return fail(400, 'The enabled GitHub provider cannot convert an App manifest');
-            const app = await converter.convertManifest(init.url, q.code);
-            const made = await this.#service.createGithub({ ...app, githubInstallationId: validInstallation(q.installation_id) }, principal.organizationId, principal.userId, em);
-            return reply.redirect(`${AFTER}?githubId=${made.githubId}`, 307);
+      for (const provider of host.container.cradle.providers.all('git')) {
+        const setup = provider.connection?.appSetup;
+        if (!setup) continue;
+        const type = provider.id;
+        app.get(appSetupPath(type), { schema: { hide: true } }, async (req, reply) => {
+          const q = req.query as Record<string, string | undefined>;
+          const fail = (status: number, error: string) => reply.code(status).send({ error });
+          const principal = await host.authenticate(req).catch(() => null);
+          if (!principal) return fail(401, 'Unauthorized');
+          const state = typeof q.state === 'string' ? q.state : '';
+          const [action, rest = ''] = [state.slice(0, state.indexOf(':')), state.slice(state.indexOf(':') + 1)];
+          const em = host.container.cradle.orm.em.fork();
+          try {
+            if (action === `${setup.statePrefix}_init`) {
+              if (typeof q.code !== 'string' || !q.code || q.code.length > 255) return fail(400, 'Missing code parameter');
+              const init = this.#open<InitState>(rest, principal.organizationId);
+              // Another organization's (or forge's, or a forged or expired) state names no flow of this caller's.
+              if (!init?.url || init.t !== type) return fail(400, 'The state is not valid for this organization (start the setup again)');
+              const made = await setup.convert(init.url, q.code);
+              const installation = validInstallation(q.installation_id);
+              const installed = installation && provider.connection?.app ? { [provider.connection.app.installation]: installation } : {};
+              const connection = await this.#service.createConnection(type, { name: made.name, ...made.settings, ...installed, ...made.secrets }, principal.organizationId, principal.userId, em);
+              return reply.redirect(`${AFTER}?${new URLSearchParams({ [ForgeIdField(provider)]: String(connection.connectionId) })}`, 307);
+            }
+            if (action === `${setup.statePrefix}_setup`) {
+              const installation = validInstallation(q.installation_id);
+              if (!installation) return fail(400, 'Missing installation_id parameter');
+              const opened = this.#open<InstallState>(rest, principal.organizationId);
+              // Another caller's (or organization's), a forged, an expired or the peer's plain <prefix>_setup:<id> state installs nothing.
+              if (!opened?.g || opened.t !== type || opened.u !== principal.userId)
+                return fail(400, `The state is not valid for this caller (ask ${type}.installState for the installation page again)`);
+              await this.#service.setInstallation(type, opened.g, installation, principal.organizationId, em, { userId: principal.userId, role: principal.role });
+              return reply.redirect(AFTER, 307);
+            }
+            return fail(400, 'Unknown state');
+          } catch (e) {
+            return failed(e, `${provider.label} provider not found`, fail);
           }
-          if (action === 'gh_setup') {
-            const installation = validInstallation(q.installation_id);
-            if (!installation) return fail(400, 'Missing installation_id parameter');
-            const setup = this.#open<InstallState>(rest, principal.organizationId);
-            // Another caller's (or organization's), a forged, an expired or the peer's plain gh_setup:<githubId> state installs nothing.
-            if (!setup?.g || setup.u !== principal.userId) return fail(400, 'The state is not valid for this caller (ask github.installState for the installation page again)');
-            await this.#service.setGithubInstallation(setup.g, installation, principal.organizationId, em, { userId: principal.userId, role: principal.role });
-            return reply.redirect(AFTER, 307);
-          }
-          return fail(400, 'Unknown state');
-        } catch (e) {
-          return failed(e, 'Github provider not found', fail);
-        }
-      });
-      // Gitea's authorization page, with a state bound to the caller's organization and the connection.
-      app.get(GITEA_AUTHORIZE_PATH, { schema: { hide: true } }, async (req, reply) => {
-        const q = req.query as Record<string, string | undefined>;
-        const fail = (status: number, error: string) => reply.code(status).send({ error });
-        const principal = await host.authenticate(req).catch(() => null);
-        if (!principal) return fail(401, 'Unauthorized');
-        if (typeof q.giteaId !== 'string' || !q.giteaId || q.giteaId.length > 255 || !isStorable(q.giteaId)) return fail(400, 'Invalid Gitea provider ID');
-        try {
-          return reply.redirect(await this.giteaAuthorization(principal, q.giteaId, host.container.cradle.orm.em.fork()), 307);
-        } catch (e) {
-          return failed(e, 'Gitea provider not found', fail);
-        }
-      });
-      // GitLab and Gitea send the user back here once they approve Berth: the code becomes the connection's tokens.
-      // GitLab's names the connection in the query too (its redirect URI carries gitlabId): it must be the state's.
-      const callbacks = [
-        {
-          path: GITLAB_CALLBACK_PATH,
-          type: 'gitlab',
-          idParam: 'gitlabId',
-          redirect: (g: { redirectUri?: string | null }) => this.#gitlabRedirect(g as { gitlabId: string; redirectUri?: string | null }),
-        },
-        { path: GITEA_CALLBACK_PATH, type: 'gitea', idParam: null, redirect: (g: { redirectUri?: string | null }) => this.#giteaRedirect(g) },
-      ] as const;
-      for (const { path, type, idParam, redirect } of callbacks) {
-        app.get(path, { schema: { hide: true } }, async (req, reply) => {
+        });
+      }
+      // Each forge with an OAuth flow: where the user starts (the peer's authorize route, where the
+      // forge has one) and where the service sends them back once they approve Berth: the code
+      // becomes the connection's tokens. A redirect URI that names the connection (GitLab's) must
+      // name the state's.
+      for (const provider of host.container.cradle.providers.all('git')) {
+        const oauth = provider.connection?.oauth;
+        if (!oauth) continue;
+        const type = provider.id;
+        const idField = provider.sourceFields?.id ?? `${type}Id`;
+        const missing = `${provider.label} provider not found`;
+        if (oauth.start === 'route')
+          app.get(authorizePath(type), { schema: { hide: true } }, async (req, reply) => {
+            const q = req.query as Record<string, string | undefined>;
+            const fail = (status: number, error: string) => reply.code(status).send({ error });
+            const principal = await host.authenticate(req).catch(() => null);
+            if (!principal) return fail(401, 'Unauthorized');
+            const id = q[idField];
+            if (typeof id !== 'string' || !id || id.length > 255 || !isStorable(id)) return fail(400, `Invalid ${provider.label} provider ID`);
+            try {
+              return reply.redirect((await this.authorization(principal, type, id, host.container.cradle.orm.em.fork())).authorizeUrl, 307);
+            } catch (e) {
+              return failed(e, missing, fail);
+            }
+          });
+        app.get(callbackPath(type), { schema: { hide: true } }, async (req, reply) => {
           const q = req.query as Record<string, string | undefined>;
           const fail = (status: number, error: string) => reply.code(status).send({ error });
           const principal = await host.authenticate(req).catch(() => null);
           if (!principal) return fail(401, 'Unauthorized');
           if (typeof q.code !== 'string' || !q.code || q.code.length > 255) return fail(400, 'Missing or invalid code');
-          const named = idParam ? q[idParam] : undefined;
-          if (idParam && (typeof named !== 'string' || !named || named.length > 255)) return fail(400, `Missing ${idParam}`);
+          const named = oauth.redirectNamesConnection ? q[idField] : undefined;
+          if (oauth.redirectNamesConnection && (typeof named !== 'string' || !named || named.length > 255)) return fail(400, `Missing ${idField}`);
           const state = this.#open<OAuthState>(typeof q.state === 'string' ? q.state : '', principal.organizationId);
           // Another organization's, another type's or record's, a forged or an expired state authorizes nothing.
-          if (!state || state.t !== type || (idParam && state.g !== named)) return fail(400, 'The state is not valid for this organization and connection (start the authorization again)');
+          if (!state || state.t !== type || (oauth.redirectNamesConnection && state.g !== named))
+            return fail(400, 'The state is not valid for this organization and connection (start the authorization again)');
           try {
-            await this.#service.authorize(type, state.g, q.code, redirect, principal.organizationId, host.container.cradle.orm.em.fork());
+            const em = host.container.cradle.orm.em.fork();
+            await this.#service.authorize(type, state.g, q.code, settings => this.#redirect(provider, state.g, settings), principal.organizationId, em);
             return reply.redirect(AFTER, 307);
           } catch (e) {
-            return failed(e, `${type === 'gitlab' ? 'Gitlab' : 'Gitea'} provider not found`, fail);
+            return failed(e, missing, fail);
           }
         });
       }

@@ -8,7 +8,7 @@
 import t from 'tap';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { startTestServer, signUpAdmin, otherOrganization, makeGitRepo, commitFiles, TEST_BASE_IMAGE } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, otherOrganization, makeGitRepo, commitFiles, Client, TEST_BASE_IMAGE } from '@berth/core/testing';
 import { startFakeBitbucket } from '../../../providers/git-bitbucket/test/bitbucket-api.ts';
 import { deployApplication, deployStack, ok } from './deploy-from.ts';
 
@@ -29,7 +29,7 @@ await bb.addGitRepo('elsewhere', 'tools', repo.dir, { main: repo.commit, release
 
 const server = await startTestServer({ providers: { git: { bitbucket: { options: { apiUrl: bb.apiUrl, webUrl: bb.webUrl } } } } });
 t.teardown(() => server.destroy());
-const { client, userId } = await signUpAdmin(server);
+const { client, userId, apiKey } = await signUpAdmin(server);
 const sql = (q: string, p: unknown[]) => server.kernel.container.cradle.orm.em.getConnection().execute(q, p) as Promise<Record<string, any>[]>;
 
 let bitbucketId = '';
@@ -65,7 +65,7 @@ t.test('create with an API token; the owner is the caller; the e-mail must be on
 t.test('API token and app password are sealed at rest and in no answer', async t => {
   const older = await ok(client.post('bitbucket.create', { authId: 'x', name: 'older', bitbucketUsername: bb.user.username, appPassword: bb.user.appPassword }), 'bitbucket.create (app password)');
   t.teardown(() => client.post('gitProvider.remove', { gitProviderId: older.gitProviderId }));
-  const rows = await sql('select api_token, app_password from bitbucket_providers where bitbucket_id in (?, ?)', [bitbucketId, older.bitbucketId]);
+  const rows = await sql(`select secrets->>'apiToken' as api_token, secrets->>'appPassword' as app_password from git_connections where connection_id in (?, ?)`, [bitbucketId, older.bitbucketId]);
   t.same(
     rows
       .flatMap(r => Object.values(r))
@@ -214,4 +214,37 @@ t.test('an application and a compose stack deploy from the repository through th
   const refused = await client.post('gitProvider.remove', { gitProviderId });
   t.equal(refused.status, 409);
   t.match(refused.body.message, new RegExp(`application ${app.appName}`));
+});
+
+t.test("an upgrade moves the peer's bitbucket table into the generic record: same ids, secrets still open, workloads still joined", async t => {
+  const before = (await client.get('bitbucket.one', { bitbucketId })).body;
+  // The schema and the record as Berth kept them before its provider declared the form.
+  const [stored] = await sql('select settings, secrets from git_connections where connection_id = ?', [bitbucketId]);
+  await sql(
+    'create table "bitbucket_providers" ("bitbucket_id" varchar(32) not null, "git_provider_id" varchar(32) not null references "git_providers" ("git_provider_id") on delete cascade, "bitbucket_username" varchar(255) null, "bitbucket_email" varchar(255) null, "app_password" text null, "api_token" text null, "bitbucket_workspace_name" varchar(255) null, primary key ("bitbucket_id"))',
+    [],
+  );
+  await sql('insert into bitbucket_providers values (?, ?, ?, ?, ?, ?, ?)', [
+    bitbucketId,
+    gitProviderId,
+    stored!.settings.bitbucketUsername ?? null,
+    stored!.settings.bitbucketEmail ?? null,
+    stored!.secrets.appPassword ?? null,
+    stored!.secrets.apiToken ?? null,
+    stored!.settings.bitbucketWorkspaceName ?? null,
+  ]);
+  await sql('delete from git_connections where connection_id = ?', [bitbucketId]);
+  await sql('delete from berth_migrations where name = ?', ['Migration20261207030000_bitbucket_into_connections']);
+  t.equal((await client.get('bitbucket.one', { bitbucketId })).status, 404, 'the old record is not read in place');
+
+  const upgraded = await server.restart();
+  const after = new Client(upgraded.url, { apiKey });
+  t.same((await after.get('bitbucket.one', { bitbucketId })).body, before, 'the connection answers as before, under its id');
+  const [moved] = (await upgraded.kernel.container.cradle.orm.em.getConnection().execute('select secrets from git_connections where connection_id = ?', [bitbucketId])) as Record<string, any>[];
+  t.same(moved!.secrets, { apiToken: null, appPassword: null, ...stored!.secrets }, 'the sealed values moved as they were');
+  t.match((await after.post('bitbucket.testConnection', { bitbucketId })).body, /^Found \d+ repositories/, 'and open: the API token still reaches Bitbucket');
+  const apps = (await after.get('gitProvider.getAll', {})).body as { gitProviderId: string; bitbucket: unknown }[];
+  t.match(apps.find(a => a.gitProviderId === gitProviderId)?.bitbucket, { bitbucketId, apiToken: null }, 'gitProvider.getAll answers its record');
+  const [table] = (await upgraded.kernel.container.cradle.orm.em.getConnection().execute(`select to_regclass('bitbucket_providers') as t`, [])) as { t: string | null }[];
+  t.equal(table!.t, null, 'the old table is gone');
 });

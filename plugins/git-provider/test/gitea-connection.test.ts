@@ -77,7 +77,10 @@ t.test('create, then authorize and the callback; the state binds it to the organ
 });
 
 t.test('client secret and tokens are sealed at rest and in no answer', async t => {
-  const [row] = await sql('select client_secret, access_token, refresh_token from gitea_providers where gitea_id = ?', [giteaId]);
+  const [row] = await sql(
+    `select secrets->>'clientSecret' as client_secret, secrets->>'accessToken' as access_token, secrets->>'refreshToken' as refresh_token from git_connections where connection_id = ?`,
+    [giteaId],
+  );
   for (const [k, v] of Object.entries(row!)) t.match(v, /^v1:/, `${k} is sealed`);
   const everything = JSON.stringify([(await client.get('gitProvider.getAll', {})).body, (await client.get('gitea.one', { giteaId })).body, (await client.get('gitea.giteaProviders', {})).body]);
   for (const secret of [gitea.app.clientSecret, ...gitea.tokens.keys(), ...gitea.refreshTokens]) t.notOk(everything.includes(secret), 'no answer carries a secret or token');
@@ -111,10 +114,10 @@ t.test('repositories, branches and testConnection go through the token; an expir
   t.equal((await client.post('gitea.testConnection', { giteaId, organizationName: 'team' })).body, 'Found 2 repositories', "organizationName filters the test's listing");
   t.equal((await client.post('gitea.testConnection', {})).status, 404, 'no giteaId names no connection');
 
-  const [before] = await sql('select access_token from gitea_providers where gitea_id = ?', [giteaId]);
+  const [before] = await sql(`select secrets->>'accessToken' as access_token from git_connections where connection_id = ?`, [giteaId]);
   await ok(client.post('gitea.update', { giteaId, gitProviderId, name: 'Team Gitea', giteaUrl: gitea.url, expiresAt: Math.floor(Date.now() / 1000) + 60 }), 'gitea.update');
   t.equal((await client.get('gitea.getGiteaRepositories', { giteaId })).status, 200);
-  const [after] = await sql('select access_token, expires_at from gitea_providers where gitea_id = ?', [giteaId]);
+  const [after] = await sql(`select secrets->>'accessToken' as access_token, settings->>'expiresAt' as expires_at from git_connections where connection_id = ?`, [giteaId]);
   t.not(after!.access_token, before!.access_token, 'a new access token was stored');
   t.ok(Number(after!.expires_at) > Date.now() / 1000 + 3000, 'with its new expiry');
 

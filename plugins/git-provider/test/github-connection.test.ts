@@ -109,7 +109,10 @@ t.test('the manifest flow makes the connection; its state binds it to the organi
 t.test('secrets are sealed at rest and in no answer', async t => {
   const rows: Record<string, string>[] = await server.kernel.container.cradle.orm.em
     .getConnection()
-    .execute('select github_private_key, github_client_secret, github_webhook_secret from github_providers where github_id = ?', [githubId]);
+    .execute(
+      `select secrets->>'githubPrivateKey' as github_private_key, secrets->>'githubClientSecret' as github_client_secret, secrets->>'githubWebhookSecret' as github_webhook_secret from git_connections where connection_id = ?`,
+      [githubId],
+    );
   for (const [k, v] of Object.entries(rows[0]!)) t.match(v, /^v1:/, `${k} is sealed`);
   const everything = JSON.stringify([(await client.get('gitProvider.getAll', {})).body, (await client.get('github.one', { githubId })).body, (await client.get('github.githubProviders', {})).body]);
   for (const secret of ['BEGIN RSA PRIVATE KEY', 'manifest-client-secret', 'manifest-webhook-secret']) t.notOk(everything.includes(secret), `no answer carries ${secret}`);
@@ -143,7 +146,8 @@ t.test('repositories, branches and testConnection go through the App', async t =
 
   // A connection whose key GitHub refuses: the step is named.
   const other = keyPair();
-  const bad = await server.kernel.container.cradle.gitProviders.createGithub(
+  const bad = await server.kernel.container.cradle.gitProviders.createConnection(
+    'github',
     {
       name: 'wrong key',
       githubAppName: null,
@@ -162,7 +166,7 @@ t.test('repositories, branches and testConnection go through the App', async t =
   const refused = await client.post('github.testConnection', { githubId: bad.githubId });
   t.equal(refused.status, 400);
   t.match(refused.body.message, /^credentials: GitHub refused the App's credentials/);
-  t.equal((await client.post('gitProvider.remove', { gitProviderId: bad.gitProvider.gitProviderId })).status, 200);
+  t.equal((await client.post('gitProvider.remove', { gitProviderId: bad.gitProviderId })).status, 200);
 });
 
 t.test("another organization's connection is 404 everywhere", async t => {

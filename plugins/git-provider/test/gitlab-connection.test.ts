@@ -92,7 +92,9 @@ t.test('create, then the OAuth authorization through the callback; its state bin
 });
 
 t.test('secret and tokens are sealed at rest and in no answer', async t => {
-  const [row] = await sql('select secret, access_token, refresh_token from gitlab_providers where gitlab_id = ?', [gitlabId]);
+  const [row] = await sql(`select secrets->>'secret' as secret, secrets->>'accessToken' as access_token, secrets->>'refreshToken' as refresh_token from git_connections where connection_id = ?`, [
+    gitlabId,
+  ]);
   for (const [k, v] of Object.entries(row!)) t.match(v, /^v1:/, `${k} is sealed`);
   const everything = JSON.stringify([(await client.get('gitProvider.getAll', {})).body, (await client.get('gitlab.one', { gitlabId })).body, (await client.get('gitlab.gitlabProviders', {})).body]);
   for (const secret of [gitlab.app.secret, ...gitlab.tokens.keys(), ...gitlab.refreshTokens]) t.notOk(everything.includes(secret), 'no answer carries a secret or token');
@@ -126,10 +128,10 @@ t.test('projects, branches and testConnection go through the token; an expiring 
   t.equal((await client.post('gitlab.testConnection', {})).status, 404, 'no gitlabId names no connection');
 
   // The token expires within the margin: the next use renews it and stores the new pair, sealed.
-  const [before] = await sql('select access_token from gitlab_providers where gitlab_id = ?', [gitlabId]);
+  const [before] = await sql(`select secrets->>'accessToken' as access_token from git_connections where connection_id = ?`, [gitlabId]);
   await ok(client.post('gitlab.update', { gitlabId, gitProviderId, name: 'Team GitLab', expiresAt: Math.floor(Date.now() / 1000) + 60 }), 'gitlab.update');
   t.equal((await client.get('gitlab.getGitlabRepositories', { gitlabId })).status, 200);
-  const [after] = await sql('select access_token, expires_at from gitlab_providers where gitlab_id = ?', [gitlabId]);
+  const [after] = await sql(`select secrets->>'accessToken' as access_token, settings->>'expiresAt' as expires_at from git_connections where connection_id = ?`, [gitlabId]);
   t.not(after!.access_token, before!.access_token, 'a new access token was stored');
   t.ok(Number(after!.expires_at) > Date.now() / 1000 + 3600, 'with its new expiry');
 

@@ -1,26 +1,19 @@
 // A channel record of one organization (its kind's settings, secrets sealed) and the outbox of
 // deliveries: one row per event and subscribed channel, written before anything is sent.
-import { defineEntity, p, newId } from '@berth/core';
+import { columns, defineEntity, p, newId } from '@berth/core';
 
 export const Notification = defineEntity({
   name: 'Notification',
   tableName: 'notifications',
   indexes: [{ properties: ['organizationId', 'createdAt'] }],
   properties: {
-    notificationId: p
-      .string()
-      .length(32)
-      .primary()
-      .onCreate(() => newId()),
-    organizationId: p.string().length(32),
+    notificationId: columns.primaryId(),
+    organizationId: columns.berthId(),
     name: p.string(),
     /** The channel provider's id (slack, telegram, ...): the peer's notificationType. */
     notificationType: p.string().length(32),
     /** The id of the channel's own record in the peer's shape (`slackId`, `telegramId`, ...). */
-    channelId: p
-      .string()
-      .length(32)
-      .onCreate(() => newId()),
+    channelId: columns.berthId().onCreate(() => newId()),
     /** The settings that are not secrets. */
     settings: p.json<Record<string, unknown>>(),
     /** The secret settings as one JSON object, sealed by SecretBox. */
@@ -36,7 +29,7 @@ export const Notification = defineEntity({
     dockerCleanup: p.boolean().default(false),
     serverThreshold: p.boolean().default(false),
     appHealth: p.boolean().default(false),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    createdAt: columns.createdAt(),
   },
 });
 export type NotificationRow = InstanceType<typeof Notification.class>;
@@ -49,13 +42,9 @@ export const Delivery = defineEntity({
   tableName: 'notification_deliveries',
   indexes: [{ properties: ['notificationId', 'createdAt'] }],
   properties: {
-    deliveryId: p
-      .string()
-      .length(32)
-      .primary()
-      .onCreate(() => newId()),
-    notificationId: p.string().length(32),
-    organizationId: p.string().length(32),
+    deliveryId: columns.primaryId(),
+    notificationId: columns.berthId(),
+    organizationId: columns.berthId(),
     event: p.string().length(64),
     /** The rendered NotificationMessage (no secrets: it is what every channel of the event shows). */
     message: p.json<Record<string, unknown>>(),
@@ -69,7 +58,7 @@ export const Delivery = defineEntity({
     /** The provider's last answer: its status (null: none) and the start of its body, secrets redacted. */
     answerStatus: p.integer().nullable(),
     answer: p.text().nullable(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    createdAt: columns.createdAt(),
   },
 });
 export type DeliveryRow = InstanceType<typeof Delivery.class>;

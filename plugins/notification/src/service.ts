@@ -2,7 +2,7 @@
 // organization is NOT_FOUND. Secrets are sealed when stored and masked when answered; a signed
 // channel's signing secret is answered once, by the create (or rotation) that made it.
 import { randomBytes } from 'node:crypto';
-import { badRequest, invalidField, newId, notFound, type Cradle, type NotificationChannel, type Static } from '@berth/core';
+import { badRequest, invalidField, newId, type Cradle, type NotificationChannel, type Static, findOwned } from '@berth/core';
 import { Value } from 'typebox/value';
 import { Delivery, Notification, type DeliveryRow, type NotificationRow } from './entities.ts';
 import { TOGGLES, type Toggle } from './events.ts';
@@ -76,10 +76,8 @@ export class NotificationService {
     return defaults ? (Value.Default(channel.settings, given) as Input) : given;
   }
 
-  async #find(notificationId: string): Promise<NotificationRow> {
-    const row = await this.#c.em.findOne(Notification, { notificationId, organizationId: this.#org });
-    if (!row) throw notFound('Notification');
-    return row;
+  #find(notificationId: string): Promise<NotificationRow> {
+    return findOwned(this.#c.em, Notification, { notificationId }, this.#org, 'Notification');
   }
 
   async create(channel: NotificationChannel, input: Input) {

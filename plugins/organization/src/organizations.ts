@@ -1,7 +1,7 @@
 // Organizations (the tenants) and the invitations that bring people into them, as organization.*
 // manages them; the tables are the kernel's. Invitation tokens are stored as hashes, shown once
 // (auth.createUser accepts them).
-import { IdentityStore, Invitation, Member, Organization, Session, User, conflict, forbidden, hashToken, newId, newToken, notFound, type EntityManager, type Principal } from '@berth/core';
+import { IdentityStore, Invitation, Member, Organization, Session, User, conflict, findOwned, forbidden, hashToken, newId, newToken, notFound, type EntityManager, type Principal } from '@berth/core';
 import { toInvitationView, toOrganizationView, type InvitationView, type OrganizationView } from './views.ts';
 
 const DAY = 24 * 3600 * 1000;
@@ -45,8 +45,7 @@ export class OrganizationService extends IdentityStore<'sessions' | 'accounts' |
   /** Renames an organization or changes its logo; its owner or an admin only. */
   async updateOrganization(principal: Principal, organizationId: string, patch: { name?: string; logo?: string }): Promise<OrganizationView> {
     const em = this.em();
-    const member = await em.findOne(Member, { userId: principal.userId, organizationId });
-    if (!member) throw notFound('Organization');
+    const member = await findOwned(em, Member, { userId: principal.userId }, organizationId, 'Organization');
     if (member.role === 'member') throw forbidden();
     const org = await em.findOneOrFail(Organization, { id: organizationId });
     if (patch.name !== undefined) org.name = patch.name;
@@ -58,8 +57,7 @@ export class OrganizationService extends IdentityStore<'sessions' | 'accounts' |
   /** Deletes an organization the caller owns. Records of other namespaces go with it through their foreign keys. */
   async deleteOrganization(principal: Principal, organizationId: string): Promise<void> {
     const em = this.em();
-    const member = await em.findOne(Member, { userId: principal.userId, organizationId });
-    if (!member) throw notFound('Organization');
+    const member = await findOwned(em, Member, { userId: principal.userId }, organizationId, 'Organization');
     if (member.role !== 'owner') throw forbidden('Only the owner can delete an organization');
     if ((await em.count(Member, { userId: principal.userId, role: 'owner' })) < 2) throw forbidden('You cannot delete your only organization');
     // This machine, its swarm and its proxy are the instance organization's (docs/security.md): it stays.
@@ -106,8 +104,7 @@ export class OrganizationService extends IdentityStore<'sessions' | 'accounts' |
   /** Withdraws an invitation (it stays listed, as canceled). */
   async cancelInvitation(organizationId: string, invitationId: string): Promise<void> {
     const em = this.em();
-    const inv = await em.findOne(Invitation, { id: invitationId, organizationId });
-    if (!inv) throw notFound('Invitation');
+    const inv = await findOwned(em, Invitation, { id: invitationId }, organizationId, 'Invitation');
     inv.status = 'canceled';
     await em.flush();
   }

@@ -82,10 +82,8 @@ export class PortRequests extends RequestScope {
     if (others.length) throw conflict(`${name} is already used on this host (by a database's external port)`);
   }
 
-  async #find(portId: string): Promise<PortRow> {
-    const row = await this.em.findOne(Port, { portId, organizationId: this.organizationId });
-    if (!row) throw notFound('Port');
-    return row;
+  #find(portId: string): Promise<PortRow> {
+    return this.owned(Port, { portId }, 'Port');
   }
 }
 

@@ -1,19 +1,15 @@
 // One row per live preview: the pull request it deploys, its service (appName), its domain and
 // its status. The peer's fields (its numbers and ids are text there, and so on the wire).
-import { defineEntity, p, newId } from '@berth/core';
+import { columns, defineEntity, p } from '@berth/core';
 
 export const PreviewDeployment = defineEntity({
   name: 'PreviewDeployment',
   tableName: 'preview_deployments',
   uniques: [{ properties: ['applicationId', 'pullRequestId'] }],
   properties: {
-    previewDeploymentId: p
-      .string()
-      .length(32)
-      .primary()
-      .onCreate(() => newId()),
-    applicationId: p.string().length(32),
-    organizationId: p.string().length(32),
+    previewDeploymentId: columns.primaryId(),
+    applicationId: columns.berthId(),
+    organizationId: columns.berthId(),
     /** The pull request's head branch (what is cloned). */
     branch: p.string().length(255),
     /** The fork the branch is in (owner/name), cloned through the application's connection; null when it is the application's repository. Not answered. */
@@ -28,7 +24,7 @@ export const PreviewDeployment = defineEntity({
     previewStatus: p.string().length(8),
     /** The Swarm service name: <application appName>-pr-<number>. */
     appName: p.string().length(63).unique(),
-    domainId: p.string().length(32).nullable(),
+    domainId: columns.berthId().nullable(),
     /** The head commit of the last event that deployed it. */
     headSha: p.string().length(64).nullable(),
     createdAt: p.datetime(),

@@ -7,7 +7,7 @@
 // payload is believed for nothing that decides what runs: the pull request's head (repository,
 // branch, commit), base branch and author are read from the provider's API through the
 // application's connection, and a fork's author is checked there for write access.
-import { notFound, optionalService, type BerthConfig, type Cradle, type DeploymentRun, type EntityManager, type PullRequestEvent } from '@berth/core';
+import { notFound, optionalService, type BerthConfig, type Cradle, type DeploymentRun, type EntityManager, type PullRequestEvent, findOwned } from '@berth/core';
 import type { HookAnswer } from '@berth/plugin-deploy-hook';
 import type { PushTarget, WorkloadRef } from '@berth/plugin-workloads';
 import { PreviewDeployment, type PreviewRow } from './entities.ts';
@@ -399,10 +399,8 @@ export class PreviewService {
 
   // ------------------------------------------------------------ operations
 
-  async #find(previewDeploymentId: string, organizationId: string, em: EntityManager): Promise<PreviewRow> {
-    const row = await em.findOne(PreviewDeployment, { previewDeploymentId, organizationId });
-    if (!row) throw notFound('Preview deployment');
-    return row;
+  #find(previewDeploymentId: string, organizationId: string, em: EntityManager): Promise<PreviewRow> {
+    return findOwned(em, PreviewDeployment, { previewDeploymentId }, organizationId, 'Preview deployment');
   }
 
   /** The preview with its deployments (newest first) and its domain, as the peer's router joins them. */

@@ -153,7 +153,8 @@ const ok = async (r: Promise<{ status: number; body: any }>, what: string) => {
 };
 
 // The connections: GitHub's App record as the manifest flow leaves it, the others as their create takes them.
-const { githubId } = await server.kernel.container.cradle.gitProviders.createGithub(
+const { githubId } = await server.kernel.container.cradle.gitProviders.createConnection(
+  'github',
   {
     name: 'GitHub',
     githubAppName: null,

@@ -1,22 +1,18 @@
 // A project groups environments (which hold the workloads) inside one organization.
-import { defineEntity, p, newId } from '@berth/core';
+import { columns, defineEntity, p } from '@berth/core';
 
 export const Project = defineEntity({
   name: 'Project',
   tableName: 'projects',
   indexes: [{ properties: ['organizationId', 'createdAt'] }],
   properties: {
-    projectId: p
-      .string()
-      .length(32)
-      .primary()
-      .onCreate(() => newId()),
+    projectId: columns.primaryId(),
     name: p.string(),
     description: p.text().nullable(),
     /** Environment variables shared by the project's workloads, as text. */
     env: p.text().default(''),
-    organizationId: p.string().length(32),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    organizationId: columns.berthId(),
+    createdAt: columns.createdAt(),
   },
 });
 

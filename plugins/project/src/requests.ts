@@ -2,7 +2,7 @@
 // all, changed, removed, duplicated, searched. Every read and write is confined to the caller's
 // organization: a project of another one is NOT_FOUND, never FORBIDDEN. Request-scoped: the
 // caller's organization and the request's transaction come from the container.
-import { iso, newId, notFound, RequestScope, textSearchClauses, type EnvironmentDirectory, type EnvironmentFields, type EnvironmentRef } from '@berth/core';
+import { iso, newId, RequestScope, searchPage, textSearchClauses, type EnvironmentDirectory, type EnvironmentFields, type EnvironmentRef } from '@berth/core';
 import { Project, type ProjectRow } from './entities.ts';
 import type { CreateInput, DuplicateInput, EnvironmentView, ProjectFields, ProjectView, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
 
@@ -91,7 +91,7 @@ export class ProjectRequests extends RequestScope {
   /** Projects matching a text, paged. */
   async search(input: SearchInput): Promise<SearchResult> {
     const and: object[] = [{ organizationId: this.organizationId }, ...textSearchClauses(input)];
-    const [rows, total] = await this.em.findAndCount(Project, { $and: and }, { orderBy: { createdAt: 'desc', projectId: 'asc' }, limit: input.limit ?? 20, offset: input.offset ?? 0 });
+    const [rows, total] = await searchPage(this.em, Project, and, 'projectId', input);
     return { items: rows.map(this.#fields), total };
   }
 
@@ -107,10 +107,8 @@ export class ProjectRequests extends RequestScope {
     return projects.map(p => ({ ...p, environments: (byProject.get(p.projectId) ?? []) as EnvironmentView[], projectTags: [] }));
   }
 
-  async #find(projectId: string): Promise<ProjectRow> {
-    const project = await this.em.findOne(Project, { projectId, organizationId: this.organizationId });
-    if (!project) throw notFound('Project');
-    return project;
+  #find(projectId: string): Promise<ProjectRow> {
+    return this.owned(Project, { projectId }, 'Project');
   }
 
   #new(fields: { name: string; description?: string | null; env?: string }): ProjectRow {

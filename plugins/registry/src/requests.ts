@@ -159,10 +159,8 @@ export class RegistryRequests extends RequestScope {
   }
 
   /** One of the organization's registries (NOT_FOUND otherwise: another organization's is never FORBIDDEN). */
-  async #find(registryId: string): Promise<RegistryRow> {
-    const row = await this.em.findOne(Registry, { registryId, organizationId: this.organizationId });
-    if (!row) throw notFound('Registry');
-    return row;
+  #find(registryId: string): Promise<RegistryRow> {
+    return this.owned(Registry, { registryId }, 'Registry');
   }
 }
 

@@ -44,15 +44,8 @@ export const UpdateInput = Type.Object({
 });
 export type UpdateInput = Static<typeof UpdateInput>;
 
-export const TestInput = Type.Object({
-  registryName: Type.Optional(NonEmpty({ maxLength: 255 })),
-  username: Username(),
-  password: Password(),
-  registryUrl: RegistryUrl(),
-  registryType: RegistryType(),
-  imagePrefix: Type.Optional(ImagePrefix()),
-  serverId: ServerId(),
-});
+/** The fields of a registry as create takes them; its name is optional (nothing is stored). */
+export const TestInput = Type.Object({ ...CreateInput.properties, registryName: Type.Optional(NonEmpty({ maxLength: 255 })) });
 export type TestInput = Static<typeof TestInput>;
 
 /** The spec's fields (each required, at least one character), and the server the registry runs on. */

@@ -1,7 +1,7 @@
 // The registries as other plugins (application deploys) use them to push and pull with one: its
 // credentials, handed per engine call and never written on a node. A record of another organization
 // is NOT_FOUND, never FORBIDDEN. registry.* is requests.ts.
-import { iso, notFound, type Cradle, type EntityManager, type Logger, type SecretBox } from '@berth/core';
+import { iso, type Cradle, type EntityManager, type Logger, type SecretBox, findOwned } from '@berth/core';
 import type { ContainerHosts } from '@berth/plugin-hosts';
 import type Docker from 'dockerode';
 import { authConfig, pushImage, repositoryOf, type RegistryCredentials } from './check.ts';
@@ -134,10 +134,8 @@ export class RegistryService {
     return this.selfHosted.nodeLeft(left, em);
   }
 
-  async #find(registryId: string, organizationId: string, em: EntityManager): Promise<RegistryRow> {
-    const row = await em.findOne(Registry, { registryId, organizationId });
-    if (!row) throw notFound('Registry');
-    return row;
+  #find(registryId: string, organizationId: string, em: EntityManager): Promise<RegistryRow> {
+    return findOwned(em, Registry, { registryId }, organizationId, 'Registry');
   }
 }
 

@@ -3,7 +3,7 @@
 // caller's organization and the request's transaction come from the container. A record of another
 // organization is NOT_FOUND, never FORBIDDEN; no answer carries a private key.
 import { randomBytes } from 'node:crypto';
-import { BerthError, conflict, newId, notFound, optionalService, RequestScope, type EntityManager, type SshKeySummary } from '@berth/core';
+import { BerthError, conflict, newId, optionalService, RequestScope, type EntityManager, type SshKeySummary } from '@berth/core';
 import { Server, type ServerRow } from './entities.ts';
 import { DEFAULT_METRICS_CONFIG, type CreateInput, type ServerView, type UpdateInput } from './schemas.ts';
 import { heldBy, newestFirst, toView } from './service.ts';
@@ -146,10 +146,8 @@ export class ServerRequests extends RequestScope {
   }
 
   /** One of the organization's servers (NOT_FOUND otherwise: another organization's is never FORBIDDEN). */
-  async #find(serverId: string): Promise<ServerRow> {
-    const row = await this.em.findOne(Server, { serverId, organizationId: this.organizationId });
-    if (!row) throw notFound('Server');
-    return row;
+  #find(serverId: string): Promise<ServerRow> {
+    return this.owned(Server, { serverId }, 'Server');
   }
 }
 

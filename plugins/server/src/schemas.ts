@@ -1,6 +1,6 @@
 // What server.* takes and answers. Field names follow the peer's API (its server table); Berth adds
 // hostKeyFingerprint, the pinned host key. No answer carries a private key.
-import { Type, schema, type Static, type TSchema } from '@berth/core';
+import { SshKeySummary, Type, schema, type Static, type TSchema } from '@berth/core';
 
 const { Nullable, NonEmpty, Timestamp } = schema;
 
@@ -93,18 +93,7 @@ export type ServerView = Static<typeof ServerView>;
 /** server.all: each server with the number of workloads on it. */
 export const ServerListItem = Type.Object({ ...ServerView.properties, totalSum: Type.Integer({ description: 'workloads (applications, databases, compose stacks) on the server' }) });
 
-/** The server's key as server.one joins it: never its private key. */
-const SshKeySummary = Type.Object({
-  sshKeyId: Type.String(),
-  name: Type.String(),
-  description: Nullable(Type.String()),
-  publicKey: Type.String(),
-  organizationId: Type.String(),
-  lastUsedAt: Nullable(Timestamp()),
-  createdAt: Timestamp(),
-});
-
-/** server.one and server.remove: the record with its deployments (setup runs) and its key. */
+/** server.one and server.remove: the record with its deployments (setup runs) and its key (never its private key). */
 export const ServerDetail = (deployment: TSchema) => Type.Object({ ...ServerView.properties, deployments: Type.Array(deployment), sshKey: Nullable(SshKeySummary) });
 
 export const ServerForPermissions = Type.Object({ serverId: Type.String(), name: Type.String(), ipAddress: Type.String(), serverType: ServerType });

@@ -3,7 +3,7 @@
 // workloads that live on a server, the check that refuses a deploy to an inactive server, the
 // checks a new server passes. A record of another organization is NOT_FOUND, never FORBIDDEN.
 // server.* is requests.ts.
-import { conflict, iso, notFound, optionalService, type Cradle, type EnqueueRequest, type EntityManager } from '@berth/core';
+import { conflict, iso, optionalService, type Cradle, type EnqueueRequest, type EntityManager, findOwned } from '@berth/core';
 import type { DirectoryServer, HostServerDirectory } from '@berth/plugin-hosts';
 import { Server, type ServerRow } from './entities.ts';
 import { ServerView } from './schemas.ts';
@@ -222,10 +222,8 @@ export class ServerService implements HostServerDirectory {
     return rows.map(r => ({ serverId: r.serverId, name: r.name, ipAddress: r.ipAddress, serverType: r.serverType as ServerView['serverType'] }));
   }
 
-  async #find(serverId: string, organizationId: string, em: EntityManager): Promise<ServerRow> {
-    const row = await em.findOne(Server, { serverId, organizationId });
-    if (!row) throw notFound('Server');
-    return row;
+  #find(serverId: string, organizationId: string, em: EntityManager): Promise<ServerRow> {
+    return findOwned(em, Server, { serverId }, organizationId, 'Server');
   }
 }
 

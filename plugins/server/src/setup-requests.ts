@@ -3,7 +3,7 @@
 // getServerMetrics are the monitoring plugin's). Request-scoped: the caller's organization and the
 // request's transaction come from the container. Another organization's server is NOT_FOUND.
 import { userInfo } from 'node:os';
-import { notFound, RequestScope } from '@berth/core';
+import { RequestScope } from '@berth/core';
 import { localRouteAddress } from '@berth/plugin-hosts';
 import { auditServer, connectionCheck, privilege, serverRouteAddress, validateServer } from './doctor.ts';
 import { Server, type ServerRow } from './entities.ts';
@@ -76,10 +76,8 @@ export class ServerOperationRequests extends RequestScope {
     return defaultCommand(row.serverType, this.cradle.hosts.platformNetwork);
   }
 
-  async #find(serverId: string): Promise<ServerRow> {
-    const row = await this.em.findOne(Server, { serverId, organizationId: this.organizationId });
-    if (!row) throw notFound('Server');
-    return row;
+  #find(serverId: string): Promise<ServerRow> {
+    return this.owned(Server, { serverId }, 'Server');
   }
 }
 

@@ -1,25 +1,21 @@
 // An SSH key pair of one organization. The private key is stored sealed (SecretBox), never in plain text.
-import { defineEntity, p, newId } from '@berth/core';
+import { columns, defineEntity, p } from '@berth/core';
 
 export const SshKey = defineEntity({
   name: 'SshKey',
   tableName: 'ssh_keys',
   indexes: [{ properties: ['organizationId', 'createdAt'] }],
   properties: {
-    sshKeyId: p
-      .string()
-      .length(32)
-      .primary()
-      .onCreate(() => newId()),
+    sshKeyId: columns.primaryId(),
     name: p.string(),
     description: p.text().nullable(),
     /** One OpenSSH public key line: `ssh-ed25519 AAAA… [comment]`. */
     publicKey: p.text(),
     /** The private key as SecretBox.encrypt sealed it (`v1:…`). */
     privateKey: p.text(),
-    organizationId: p.string().length(32),
+    organizationId: columns.berthId(),
     lastUsedAt: p.datetime().nullable(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    createdAt: columns.createdAt(),
   },
 });
 

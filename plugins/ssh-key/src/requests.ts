@@ -1,7 +1,7 @@
 // sshKey.*: the keys of the caller's organization — stored from a matching pair (the private key
 // sealed), one, all, changed, removed, and a new pair made but not stored. Request-scoped: the
 // caller's organization and the request's transaction come from the container.
-import { invalidField, newId, notFound, RequestScope } from '@berth/core';
+import { invalidField, newId, RequestScope } from '@berth/core';
 import { SshKey } from './entities.ts';
 import { generateSshKeyPair, keysMatch, parsePrivateKey, parsePublicKey, type SshKeyType } from './keys.ts';
 import type { CreateInput, GeneratedKeyPair, SshKeyView, UpdateInput } from './schemas.ts';
@@ -58,10 +58,8 @@ export class SshKeyRequests extends RequestScope {
   }
 
   /** One of the organization's keys (NOT_FOUND otherwise: another organization's is never FORBIDDEN). */
-  async #find(sshKeyId: string) {
-    const row = await this.em.findOne(SshKey, { sshKeyId, organizationId: this.organizationId });
-    if (!row) throw notFound('SSH key');
-    return row;
+  #find(sshKeyId: string) {
+    return this.owned(SshKey, { sshKeyId }, 'SSH key');
   }
 
   /** A new key pair, not stored: the client shows it and calls create, as with the peer. */

@@ -1,6 +1,6 @@
 // What sshKey.* takes and answers. Field names follow the peer's API; no answer but
 // sshKey.generate's carries a private key.
-import { Type, schema, type Static } from '@berth/core';
+import { SshKeySummary, Type, schema, type Static } from '@berth/core';
 
 const { Nullable, NonEmpty, Timestamp } = schema;
 
@@ -28,17 +28,9 @@ export type UpdateInput = Static<typeof UpdateInput>;
 export const GenerateInput = Type.Object({ type: Type.Optional(Type.Union([Type.Literal('rsa'), Type.Literal('ed25519')], { default: 'ed25519' })) });
 export type GenerateInput = Static<typeof GenerateInput>;
 
-/** A stored key as every read answers it: without its private key. */
-export const SshKeyView = Type.Object({
-  sshKeyId: Type.String(),
-  name: Type.String(),
-  description: Nullable(Type.String()),
-  publicKey: Type.String(),
-  organizationId: Type.String(),
-  lastUsedAt: Nullable(Timestamp()),
-  createdAt: Timestamp(),
-});
-export type SshKeyView = Static<typeof SshKeyView>;
+/** A stored key as every read answers it: without its private key (the contract's summary, which server.one joins too). */
+export const SshKeyView = SshKeySummary;
+export type SshKeyView = SshKeySummary;
 
 export const GeneratedKeyPair = Type.Object({
   privateKey: Type.String({ description: 'OpenSSH format (-----BEGIN OPENSSH PRIVATE KEY-----), no passphrase' }),

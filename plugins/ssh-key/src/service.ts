@@ -1,6 +1,6 @@
 // SSH keys as other plugins (git, servers) use them: one of an organization's keys, and its private
 // key. A record of another organization is NOT_FOUND, never FORBIDDEN. sshKey.* is requests.ts.
-import { iso, notFound, type EntityManager, type SecretBox, type SshKeyVault } from '@berth/core';
+import { iso, type EntityManager, type SecretBox, type SshKeyVault, findOwned } from '@berth/core';
 import { SshKey, type SshKeyRow } from './entities.ts';
 import type { SshKeyView } from './schemas.ts';
 
@@ -36,9 +36,7 @@ export class SshKeyService implements SshKeyVault {
     return toView(await this.#find(sshKeyId, organizationId, em));
   }
 
-  async #find(sshKeyId: string, organizationId: string, em: EntityManager): Promise<SshKeyRow> {
-    const row = await em.findOne(SshKey, { sshKeyId, organizationId });
-    if (!row) throw notFound('SSH key');
-    return row;
+  #find(sshKeyId: string, organizationId: string, em: EntityManager): Promise<SshKeyRow> {
+    return findOwned(em, SshKey, { sshKeyId }, organizationId, 'SSH key');
   }
 }

@@ -15,6 +15,7 @@ import {
   hashToken,
   invalidField,
   newId,
+  findOwned,
   notFound,
   unauthorized,
   verifyPassword,
@@ -113,8 +114,7 @@ export class UserService extends IdentityStore<'sessions' | 'config' | 'events'>
   /** The membership of a user in an organization, with the user. NOT_FOUND when it is not a member. */
   async member(userId: string, organizationId: string): Promise<MemberView> {
     const em = this.em();
-    const member = await em.findOne(Member, { userId, organizationId });
-    if (!member) throw notFound('User');
+    const member = await findOwned(em, Member, { userId }, organizationId, 'User');
     return this.#withBilling(toMemberView(member, await em.findOneOrFail(User, { id: userId })));
   }
 
@@ -163,8 +163,7 @@ export class UserService extends IdentityStore<'sessions' | 'config' | 'events'>
    * its e-mail or password only while it belongs to no other organization (where that admin has no say).
    */
   async #assertMayChange(em: EntityManager, by: Principal, userId: string, credentials: boolean): Promise<void> {
-    const member = await em.findOne(Member, { userId, organizationId: by.organizationId });
-    if (!member) throw notFound('User');
+    const member = await findOwned(em, Member, { userId }, by.organizationId, 'User');
     if (by.role === 'member') throw forbidden();
     if (member.role === 'owner') throw forbidden("Only the owner can change the owner's account");
     if (credentials && (await em.count(Member, { userId, organizationId: { $ne: by.organizationId } }))) {
@@ -175,8 +174,7 @@ export class UserService extends IdentityStore<'sessions' | 'config' | 'events'>
   /** Removes a user from an organization; the account goes too when it belongs nowhere else. */
   async removeMember(userId: string, organizationId: string, by: Principal): Promise<void> {
     const em = this.em();
-    const member = await em.findOne(Member, { userId, organizationId });
-    if (!member) throw notFound('User');
+    const member = await findOwned(em, Member, { userId }, organizationId, 'User');
     if (member.role === 'owner') throw forbidden('The owner of an organization cannot be removed');
     if (userId === by.userId) throw forbidden('You cannot remove yourself');
     em.remove(member);
@@ -189,8 +187,7 @@ export class UserService extends IdentityStore<'sessions' | 'config' | 'events'>
   /** Changes a member's role; `who` is the membership id or the user id. */
   async setRole(who: string, organizationId: string, role: 'admin' | 'member'): Promise<MemberView> {
     const em = this.em();
-    const member = await em.findOne(Member, { $or: [{ id: who }, { userId: who }], organizationId });
-    if (!member) throw notFound('User');
+    const member = await findOwned(em, Member, { $or: [{ id: who }, { userId: who }] }, organizationId, 'User');
     if (member.role === 'owner') throw forbidden('The role of the owner cannot be changed');
     member.role = role;
     await em.flush();

@@ -17,7 +17,9 @@ import {
   type GitWebhook,
   type GitSourceFields,
   type GitDeliveryReader,
+  type GitConnectionForm,
 } from '@berth/core';
+import { bitbucketConnection } from './connection.ts';
 import { bitbucketDeliveries } from './deliveries.ts';
 
 export const BITBUCKET_API = 'https://api.bitbucket.org/2.0';
@@ -79,6 +81,8 @@ export class BitbucketProvider implements GitProvider {
   };
   /** Its webhook deliveries (./deliveries.ts). */
   readonly deliveries: GitDeliveryReader = bitbucketDeliveries;
+  /** What a connection keeps and the peer's bitbucket.* wire (./connection.ts). */
+  readonly connection: GitConnectionForm = bitbucketConnection;
   readonly #api: string;
   readonly #web: string;
 

@@ -17,7 +17,9 @@ import {
   type GitWebhook,
   type GitSourceFields,
   type GitDeliveryReader,
+  type GitConnectionForm,
 } from '@berth/core';
+import { giteaConnection } from './connection.ts';
 import { giteaDeliveries } from './deliveries.ts';
 
 export const GITEA_COM = 'https://gitea.com';
@@ -51,6 +53,8 @@ export class GiteaProvider implements GitProvider {
   readonly sourceFields: GitSourceFields = { id: 'giteaId', owner: 'giteaOwner', repository: 'giteaRepository', branch: 'giteaBranch', buildPath: 'giteaBuildPath' };
   /** Its webhook deliveries (./deliveries.ts). */
   readonly deliveries: GitDeliveryReader = giteaDeliveries;
+  /** What a connection keeps, its OAuth flow and the peer's gitea.* wire (./connection.ts). */
+  readonly connection: GitConnectionForm = giteaConnection;
 
   /** One API call; Gitea's refusals as the contract's failures. */
   async #call(account: GitAccount, step: GitFailure, pathOrUrl: string, init: { method?: string; body?: Json } = {}): Promise<{ body: Json; next: string | null }> {

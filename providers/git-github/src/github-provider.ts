@@ -16,7 +16,9 @@ import {
   type GitWebhook,
   type GitSourceFields,
   type GitDeliveryReader,
+  type GitConnectionForm,
 } from '@berth/core';
+import { githubConnection, type ManifestApp } from './connection.ts';
 import { githubDeliveries } from './deliveries.ts';
 import type { Octokit } from '@octokit/rest';
 
@@ -54,18 +56,6 @@ function appOf(account: GitAccount): GithubApp {
   return { githubUrl, appId, installationId, privateKey };
 }
 
-/** What converting an App manifest answers, in the github record's fields. */
-export interface ManifestApp {
-  name: string;
-  githubAppName: string;
-  githubAppId: number;
-  githubClientId: string;
-  githubClientSecret: string;
-  githubWebhookSecret: string | null;
-  githubPrivateKey: string;
-  githubUrl: string;
-}
-
 /** The REST API of a web URL: api.github.com for github.com, /api/v3 on an Enterprise server. */
 export const apiUrlOf = (githubUrl: string) => (githubUrl === GITHUB_COM ? 'https://api.github.com' : `${githubUrl}/api/v3`);
 
@@ -90,6 +80,8 @@ export class GithubProvider implements GitProvider {
   readonly sourceFields: GitSourceFields = { id: 'githubId', owner: 'owner', repository: 'repository', branch: 'branch', buildPath: 'buildPath' };
   /** Its webhook deliveries (./deliveries.ts). */
   readonly deliveries: GitDeliveryReader = githubDeliveries;
+  /** What a connection keeps, its App manifest flow and the peer's github.* wire (./connection.ts). */
+  readonly connection: GitConnectionForm = githubConnection(this);
 
   /** A client for one use: its installation token is minted by the first request that needs it and dies with it. */
   async #client(app: GithubApp): Promise<GithubClient> {

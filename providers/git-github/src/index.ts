@@ -4,4 +4,5 @@ import { defineProvider, Type } from '@berth/core';
 import { GithubProvider } from './github-provider.ts';
 
 export default defineProvider({ contract: 'git', id: 'github', options: Type.Object({}, { additionalProperties: false }), create: () => new GithubProvider() });
-export { GithubProvider, apiUrlOf, type ManifestApp } from './github-provider.ts';
+export { GithubProvider, apiUrlOf } from './github-provider.ts';
+export type { ManifestApp } from './connection.ts';

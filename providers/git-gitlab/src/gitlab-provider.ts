@@ -17,7 +17,9 @@ import {
   type GitWebhook,
   type GitSourceFields,
   type GitDeliveryReader,
+  type GitConnectionForm,
 } from '@berth/core';
+import { gitlabConnection } from './connection.ts';
 import { gitlabDeliveries } from './deliveries.ts';
 
 /** The SDK's client (a type only: the module is imported on first use). */
@@ -96,9 +98,19 @@ export class GitlabProvider implements GitProvider {
   readonly id = 'gitlab';
   readonly label = 'GitLab';
   /** The peer's columns of a workload deploying from it. */
-  readonly sourceFields: GitSourceFields = { id: 'gitlabId', owner: 'gitlabOwner', repository: 'gitlabRepository', branch: 'gitlabBranch', buildPath: 'gitlabBuildPath', path: 'gitlabPathNamespace' };
+  readonly sourceFields: GitSourceFields = {
+    id: 'gitlabId',
+    owner: 'gitlabOwner',
+    repository: 'gitlabRepository',
+    branch: 'gitlabBranch',
+    buildPath: 'gitlabBuildPath',
+    path: 'gitlabPathNamespace',
+    identity: ['gitlabProjectId'],
+  };
   /** Its webhook deliveries (./deliveries.ts). */
   readonly deliveries: GitDeliveryReader = gitlabDeliveries;
+  /** What a connection keeps, its OAuth flow and the peer's gitlab.* wire (./connection.ts). */
+  readonly connection: GitConnectionForm = gitlabConnection;
 
   async #api(a: GitlabAccount): Promise<Api> {
     const { Gitlab } = await import('@gitbeaker/rest');

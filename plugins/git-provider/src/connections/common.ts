@@ -1,9 +1,10 @@
 // gitProvider.*: every connection of the organization the caller may use, newest first with its
-// forge's record (a forge without a record of its own: its type's fields null, <forge>.one has its
-// settings); sharing one (its owner only); removing one no workload deploys from.
+// forge's record under the forge's name (for a forge that answers every field of a record, as the
+// peer's tables do; <forge>.one has the others' settings); sharing one (its owner only); removing
+// one no workload deploys from.
 import { conflict, forbidden } from '@berth/core';
-import { GitConnectionRecord, GitProviderRecord, GithubRecord, GitlabRecord, BitbucketRecord, GiteaRecord } from '../entities.ts';
-import { providerView, githubRowView, gitlabRowView, bitbucketRowView, giteaRowView, usable, notShared, configured } from '../records.ts';
+import { GitConnectionRecord, GitProviderRecord } from '../entities.ts';
+import { providerView, usable, notShared, recordFields } from '../records.ts';
 import type { GitProviderListed, GitProviderView } from '../schemas.ts';
 import { ConnectionScope } from './scope.ts';
 
@@ -15,22 +16,22 @@ export class GitConnections extends ConnectionScope {
     const userId = caller.userId;
     const rows = (await em.find(GitProviderRecord, { organizationId }, { orderBy: { createdAt: 'desc', gitProviderId: 'asc' } })).filter(r => usable(r, caller));
     const ids = { gitProviderId: { $in: rows.map(r => r.gitProviderId) } };
-    const [githubs, gitlabs, bitbuckets, giteas] = rows.length
-      ? await Promise.all([em.find(GithubRecord, ids), em.find(GitlabRecord, ids), em.find(BitbucketRecord, ids), em.find(GiteaRecord, ids)])
-      : [[], [], [], []];
+    const connections = rows.length ? await em.find(GitConnectionRecord, ids) : [];
+    // The forges that answer a record of their own here (the peer's github, gitlab, bitbucket, gitea).
+    const recordForges = this.cradle.providers.all('git').filter(p => p.connection?.wire?.record);
     return rows.map(r => {
-      const g = githubs.find(x => x.gitProviderId === r.gitProviderId);
-      const l = gitlabs.find(x => x.gitProviderId === r.gitProviderId);
-      const b = bitbuckets.find(x => x.gitProviderId === r.gitProviderId);
-      const e = giteas.find(x => x.gitProviderId === r.gitProviderId);
-      return {
-        ...providerView(r),
-        isOwner: r.userId === userId,
-        github: g ? { ...githubRowView(g), isConfigured: configured(g) } : null,
-        gitlab: l ? gitlabRowView(l) : null,
-        bitbucket: b ? bitbucketRowView(b) : null,
-        gitea: e ? giteaRowView(e) : null,
-      };
+      const c = connections.find(x => x.gitProviderId === r.gitProviderId);
+      const forgeRecords = Object.fromEntries(
+        recordForges.map(p => {
+          if (!c || r.providerType !== p.id) return [p.id, null];
+          const form = p.connection!;
+          const flag = form.wire?.configured;
+          const set = (k: string) => (c.settings[k] ?? c.secrets[k] ?? null) !== null;
+          const record = { [p.sourceFields?.id ?? `${p.id}Id`]: c.connectionId, ...recordFields(form, c.settings), gitProviderId: c.gitProviderId };
+          return [p.id, flag ? { ...record, [flag.field]: flag.when.every(set) } : record];
+        }),
+      );
+      return { ...providerView(r), isOwner: r.userId === userId, ...forgeRecords };
     });
   }
 
@@ -48,20 +49,10 @@ export class GitConnections extends ConnectionScope {
     const { organizationId, em, caller } = this.scope;
     const row = await this.git.providerRow(gitProviderId, organizationId, em);
     if (!usable(row, caller)) throw notShared('gitProviderId');
-    // The record of the connection's type, and the workload field that names it.
-    const kinds = [
-      ['githubId', GithubRecord],
-      ['gitlabId', GitlabRecord],
-      ['bitbucketId', BitbucketRecord],
-      ['giteaId', GiteaRecord],
-    ] as const;
-    const found = await Promise.all(kinds.map(async ([field, entity]) => [field, (await em.findOne(entity as typeof GithubRecord, { gitProviderId })) as Record<string, unknown> | null] as const));
-    const hit = found.find(([, r]) => r);
-    let named: [string, string] | null = hit ? [hit[0], String(hit[1]![hit[0]])] : null;
-    // A forge without a record of its own: the field its sourceFields name (while it is enabled).
-    const forge = hit ? null : await em.findOne(GitConnectionRecord, { gitProviderId });
-    const forgeField = forge && this.cradle.providers.has('git', row.providerType) ? this.cradle.providers.get('git', row.providerType).sourceFields?.id : undefined;
-    if (forge && forgeField) named = [forgeField, forge.connectionId];
+    // The workload field that names the connection: its forge's sourceFields.id (while it is enabled).
+    const record = await em.findOne(GitConnectionRecord, { gitProviderId });
+    const field = record && this.cradle.providers.has('git', row.providerType) ? this.cradle.providers.get('git', row.providerType).sourceFields?.id : undefined;
+    const named: [string, string] | null = record && field ? [field, record.connectionId] : null;
     const users = named ? await this.#usersOf(named[0], named[1]) : [];
     if (users.length) throw conflict(`The provider is in use by ${users.join(', ')}: point them at another source first`);
     await em.nativeDelete(GitProviderRecord, { gitProviderId: row.gitProviderId, organizationId });

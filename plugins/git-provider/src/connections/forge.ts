@@ -1,11 +1,12 @@
-// <forge>.*: the caller's connections of a forge that brings no record of its own (a provider
-// declaring `connection`, one written out of tree): made from the fields its GitConnectionForm
-// names (checked against the service through the provider's connect first), one, the
-// organization's, their repositories and branches, the connection test, the update. Settings are
-// kept in clear and answered; secrets sealed, never answered.
-import { badRequest, newId, type GitAccount, type GitProvider } from '@berth/core';
-import { GitConnectionRecord, GitProviderRecord, type GitConnectionRow, type GitProviderRow } from '../entities.ts';
-import { providerView } from '../records.ts';
+// <forge>.*: the caller's connections of a forge that keeps them in the generic record (a provider
+// declaring `connection`): made from the fields its GitConnectionForm names (checked against the
+// service through the provider's connect first, unless its wire says the peer's create does not),
+// one, the organization's, their repositories and branches, the connection test, the update.
+// Settings are kept in clear and answered; secrets sealed, never answered (null where the forge
+// answers every field of a record, as the peer's tables do).
+import { badRequest, notFound, type GitAccount, type GitProvider } from '@berth/core';
+import type { GitConnectionRow, GitProviderRow } from '../entities.ts';
+import { providerView, recordFields } from '../records.ts';
 import type { GitProviderView } from '../schemas.ts';
 import { ConnectionScope } from './scope.ts';
 
@@ -13,7 +14,7 @@ import { ConnectionScope } from './scope.ts';
 export type ForgeConnectionView = Record<string, unknown> & { gitProviderId: string; gitProvider: GitProviderView };
 
 /** What create and update take: the connection's name, then the form's settings and secrets by name. */
-type ForgeInput = Record<string, unknown> & { name?: string };
+type ForgeInput = Record<string, unknown> & { name?: string; gitProviderId?: unknown };
 
 /** Request-scoped (asClass(...).scoped()): confined to the caller's organization and, for a member, to the connections they may use. */
 export class ForgeConnections extends ConnectionScope {
@@ -29,35 +30,18 @@ export class ForgeConnections extends ConnectionScope {
   }
 
   #view(type: string, record: GitConnectionRow, row: GitProviderRow): ForgeConnectionView {
-    const { idField } = this.#form(type);
-    return { [idField]: record.connectionId, gitProviderId: record.gitProviderId, ...record.settings, gitProvider: providerView(row) };
-  }
-
-  /** The settings and secrets `input` gives, split by the form (secrets in clear here; sealed on store). */
-  #split(type: string, input: ForgeInput): { settings: GitAccount['settings']; secrets: GitAccount['secrets'] } {
-    const { form } = this.#form(type);
-    // The form's schemas validated the input: settings are strings, numbers or null, secrets strings.
-    const pick = <V>(keys: string[]) => Object.fromEntries(keys.filter(k => input[k] !== undefined).map(k => [k, (input[k] ?? null) as V]));
-    return { settings: pick<string | number | null>(Object.keys(form.settings.properties)), secrets: pick<string | null>(Object.keys(form.secrets.properties)) };
-  }
-
-  /** Each http(s) address among the settings must be one the organization may reach (outboundAllow; a 400 naming the field). */
-  async #reachable(settings: GitAccount['settings']): Promise<void> {
-    const urls = Object.fromEntries(Object.entries(settings).filter((e): e is [string, string] => typeof e[1] === 'string' && /^https?:\/\//i.test(e[1])));
-    await this.git.reachable(urls, this.scope.organizationId);
+    const { idField, form } = this.#form(type);
+    return { [idField]: record.connectionId, gitProviderId: record.gitProviderId, ...recordFields(form, record.settings), gitProvider: providerView(row) };
   }
 
   /** Checks the fields against the service (the provider's connect) before anything is stored; the owner is the caller. */
   async create(type: string, input: ForgeInput): Promise<ForgeConnectionView> {
     const { organizationId, userId, em } = this.scope;
-    const { provider } = this.#form(type);
-    const account = this.#split(type, input);
-    await this.#reachable(account.settings);
-    const learned = await this.git.call(() => provider.connect(account));
-    const row = em.create(GitProviderRecord, { gitProviderId: newId(), name: String(input.name), providerType: type, organizationId, userId, sharedWithOrganization: false, createdAt: new Date() });
-    const record = em.create(GitConnectionRecord, { connectionId: newId(), gitProviderId: row.gitProviderId, settings: {}, secrets: {} });
-    this.git.storeForgeAccount(record, { settings: { ...account.settings, ...learned.settings }, secrets: { ...account.secrets, ...learned.secrets } });
-    await em.flush();
+    const { provider, form } = this.#form(type);
+    const account = this.git.formFields(type, input, form.wire?.defaults);
+    await this.git.reachableSettings(account.settings, organizationId);
+    const learned = form.wire?.create?.checked === false ? { settings: {}, secrets: {} } : await this.git.call(() => provider.connect(account));
+    const { record, row } = await this.git.newConnection(type, String(input.name), account, learned, organizationId, userId, em);
     return this.#view(type, record, row);
   }
 
@@ -67,9 +51,10 @@ export class ForgeConnections extends ConnectionScope {
     return this.#view(type, record, provider);
   }
 
-  /** The organization's connections of the forge the caller may use, newest first. */
-  async all(type: string): Promise<ForgeConnectionView[]> {
-    return (await this.usableOf<GitConnectionRow>(type, GitConnectionRecord)).map(({ provider, record }) => this.#view(type, record, provider));
+  /** The organization's connections of the forge the caller may use, newest first; with `when`, only those whose settings or secrets of these names are set. */
+  async all(type: string, when: readonly string[] = []): Promise<ForgeConnectionView[]> {
+    const set = (record: GitConnectionRow) => when.every(k => (record.settings[k] ?? record.secrets[k] ?? null) !== null);
+    return (await this.usableOf(type)).flatMap(({ provider, record }) => (set(record) ? [this.#view(type, record, provider)] : []));
   }
 
   async repositories(type: string, connectionId: string) {
@@ -77,25 +62,56 @@ export class ForgeConnections extends ConnectionScope {
     return this.git.call(() => this.git.provider(type).listRepositories(account));
   }
 
-  async branches(type: string, connectionId: string, repo: { owner: string; name: string }) {
+  /** Every branch of a repository, named by owner and name or by its id among those the connection lists (NOT_FOUND when it lists none such); null names none: no branches. */
+  async branches(type: string, connectionId: string, named: (account: GitAccount) => { owner: string; name: string } | { id: string } | null) {
     const account = await this.#account(type, connectionId);
-    return this.git.call(() => this.git.provider(type).listBranches(account, repo));
+    const provider = this.git.provider(type);
+    const ref = named(account);
+    if (!ref) return [];
+    let repo = ref as { owner: string; name: string };
+    if ('id' in ref) {
+      const listed = (await this.git.call(() => provider.listRepositories(account))).find(r => r.id === ref.id);
+      if (!listed) throw notFound(`${provider.label} repository`);
+      repo = { owner: listed.owner, name: listed.name };
+    }
+    return this.git.call(() => provider.listBranches(account, repo));
   }
 
   /** The path a deploy takes, both halves: the API lists the repositories, then `git ls-remote` runs with a fresh clone credential on the first one. */
-  async testConnection(type: string, connectionId: string): Promise<string> {
-    return this.git.testConnection(type, await this.#account(type, connectionId));
+  async testConnection(type: string, connectionId: string, adjust: (stored: GitAccount) => GitAccount = a => a): Promise<string> {
+    const answer = await this.git.testConnection(type, adjust(await this.#account(type, connectionId)));
+    const stamp = this.#form(type).form.wire?.testConnection?.stamp;
+    if (stamp) {
+      const { organizationId, em, caller } = this.scope;
+      const { record } = await this.git.forge(type, connectionId, organizationId, em, caller);
+      record.settings = { ...record.settings, [stamp]: Math.floor(Date.now() / 1000) };
+      await em.flush();
+    }
+    return answer;
   }
 
-  /** Renames it and changes the fields given (absent ones kept; a secret given as null or "" is removed), checked against the service again. */
+  /** One setting of a connection the caller may use (null when unset). */
+  async setting(type: string, connectionId: string, setting: string): Promise<unknown> {
+    const { organizationId, em, caller } = this.scope;
+    const { record } = await this.git.forge(type, connectionId, organizationId, em, caller);
+    return record.settings[setting] ?? this.#form(type).form.wire?.defaults?.[setting] ?? null;
+  }
+
+  /**
+   * Renames it and changes the fields given (absent ones kept; a field given as null or "" is
+   * removed), checked against the service again unless the forge's wire says otherwise. A
+   * gitProviderId given must be the connection's.
+   */
   async update(type: string, connectionId: string, input: ForgeInput): Promise<ForgeConnectionView> {
     const { organizationId, em, caller } = this.scope;
+    const { form } = this.#form(type);
     const { record, provider: row } = await this.git.forge(type, connectionId, organizationId, em, caller);
+    if (input.gitProviderId !== undefined && input.gitProviderId !== row.gitProviderId) throw notFound('Git provider');
     const current = this.git.forgeAccount(record);
-    const given = this.#split(type, input);
-    await this.#reachable(given.settings);
+    const given = this.git.formFields(type, input);
+    await this.git.reachableSettings(given.settings, organizationId);
     const account = { settings: { ...current.settings, ...given.settings }, secrets: { ...current.secrets, ...given.secrets } };
-    const learned = await this.git.call(() => this.git.provider(type).connect(account));
+    const learned = form.wire?.update?.checked === false ? { settings: {}, secrets: {} } : await this.git.call(() => this.git.provider(type).connect(account));
     this.git.storeForgeAccount(record, { settings: { ...account.settings, ...learned.settings }, secrets: { ...account.secrets, ...learned.secrets } });
     if (input.name !== undefined) row.name = input.name;
     await em.flush();
