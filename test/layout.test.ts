@@ -304,6 +304,48 @@ t.test("a workload kind's name is written only in its own packages", async t => 
   t.same(named, [], "places outside a kind's own packages that write its name (derive it from the registry instead)");
 });
 
+/**
+ * Where a forge's name stands in code: each identifier that contains it and each string that is
+ * it, comments and other strings (a description citing forges as examples) aside.
+ */
+function forgeNamesIn(file: string, text: string, forges: readonly string[]): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const word = new RegExp(forges.join('|'), 'i');
+  const found: string[] = [];
+  const visit = (node: ts.Node) => {
+    const line = () => source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
+    if (ts.isIdentifier(node) && word.test(node.text)) found.push(`${line()} ${node.text}`);
+    if ((ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) && forges.includes(node.text.toLowerCase())) found.push(`${line()} '${node.text}'`);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+// The plugins that serve every forge alike hold no forge's knowledge: it is in the forge's provider
+// (its connection form and wire, its deliveries, its source fields), so a fifth one is two files.
+const FORGE_NEUTRAL = ['plugins/git-provider', 'plugins/deploy-hook', 'plugins/preview'];
+
+t.test(`the plugins that serve every forge name none (${FORGE_NEUTRAL.join(', ')})`, async t => {
+  const forges = packageDirs('providers')
+    .map(d => path.basename(d))
+    .filter(n => n.startsWith('git-') && n !== 'git-kit')
+    .map(n => n.slice('git-'.length));
+  t.same([...forges].sort(), ['bitbucket', 'gitea', 'github', 'gitlab'], 'the built-in forges were found');
+  t.same(
+    forgeNamesIn('probe.ts', "// github in a comment\nconst githubRelation = 1; const d = 'a GitHub example'; const t = 'gitlab';", forges),
+    ['2 githubRelation', "2 'gitlab'"],
+    'the scan sees a forge in an identifier and a string that is its name, not in a comment or a description',
+  );
+  // The schema's history (migrations.ts) names the peer's tables it created and moved into the generic record: it is history, not knowledge.
+  const named = FORGE_NEUTRAL.flatMap(dir =>
+    sources(path.join(repoRoot, dir, 'src'))
+      .filter(f => path.basename(f) !== 'migrations.ts')
+      .flatMap(f => forgeNamesIn(f, readFileSync(f, 'utf8'), forges).map(n => `${rel(f)}:${n}`)),
+  );
+  t.same(named, [], "forge names in code (declare them in the forge's provider instead)");
+});
+
 t.test("a cast that silences the type checker ('as never', 'as unknown as') says why, on its line or just above", async t => {
   const files = [
     'core/src',

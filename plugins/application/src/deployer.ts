@@ -12,7 +12,7 @@ import { Application, type ApplicationRow } from './entities.ts';
 import { KIND, type ApplicationService } from './service.ts';
 import type { ReadLogsInput } from './schemas.ts';
 import {
-  WorkloadLifecycle,
+  RecordLifecycle,
   ensureImage,
   parseEnv,
   resolveEnv,
@@ -56,31 +56,13 @@ export interface ApplicationVariant {
   buildSecrets: Record<string, string>;
 }
 
-export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
+export class ApplicationDeployer extends RecordLifecycle<ApplicationRow, ApplicationService> {
   readonly targetType = KIND;
   protected readonly noun = 'application';
   protected override readonly settingsTable = { table: 'applications', idColumn: 'application_id' };
-  readonly #apps: ApplicationService;
 
   constructor(apps: ApplicationService, cradle: () => Cradle) {
-    super(cradle);
-    this.#apps = apps;
-  }
-
-  protected load(applicationId: string, em: EntityManager): Promise<ApplicationRow | null> {
-    return em.findOne(Application, { applicationId });
-  }
-
-  protected identify(row: ApplicationRow) {
-    return { id: row.applicationId, appName: row.appName, organizationId: row.organizationId, serverId: row.serverId ?? null };
-  }
-
-  protected replicas(row: ApplicationRow): number {
-    return Number(this.#apps.settingsOf(row).replicas ?? 1);
-  }
-
-  protected setStatus(applicationId: string, status: string, em: EntityManager): Promise<void> {
-    return this.#apps.setStatus(applicationId, status, em);
+    super({ entity: Application, idField: 'applicationId' }, apps, cradle);
   }
 
   protected async deploy(row: ApplicationRow, action: string, run: DeploymentRun, engine: Engine): Promise<void> {
@@ -110,9 +92,9 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
     const { docker, swarm } = engine;
     const cradle = this.cradle();
     const { deployment } = run;
-    if (!variant) await this.#apps.setStatus(row.applicationId, 'running', run.em);
-    const settings = { ...this.#apps.settingsOf(row), ...variant?.fields };
-    const secrets = this.#apps.secretsOf(row);
+    if (!variant) await this.records.setStatus(row.applicationId, 'running', run.em);
+    const settings = { ...this.records.settingsOf(row), ...variant?.fields };
+    const secrets = this.records.secretsOf(row);
     run.redact(secrets.password);
 
     // Environment first: a missing reference fails before any build time is spent.
@@ -168,7 +150,7 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
     if (!variant)
       // The status and what the bus's durable subscribers store (the notification outbox) commit together.
       await run.em.transactional(async tx => {
-        await this.#apps.setStatus(row.applicationId, 'done', tx);
+        await this.records.setStatus(row.applicationId, 'done', tx);
         await cradle.events.emitDurable(
           'appDeploy',
           { applicationId: row.applicationId, organizationId: row.organizationId, appName: row.appName, deploymentId: deployment.deploymentId, image, action, at: new Date().toISOString() },
@@ -201,23 +183,7 @@ export class ApplicationDeployer extends WorkloadLifecycle<ApplicationRow> {
     await rm(workDir, { recursive: true, force: true });
     await mkdir(workDir, { recursive: true, mode: 0o700 });
     try {
-      const fetched = await source.resolve({
-        fields: settings,
-        secrets,
-        workDir,
-        signal: run.signal,
-        log: line => run.log(line),
-        redact: value => run.redact(value),
-        sshKey: keyId => cradle.sshKeys.privateKey(keyId, row.organizationId, run.em),
-        organizationId: row.organizationId,
-        em: run.em,
-        ref: run.deployment.checkout ?? null,
-        // A record written while the config allowed it fails its next deploy once it no longer does.
-        checkLocal: (location, field) => {
-          const refused = cradle.hostAccess.localGitRefusal(location, field);
-          if (refused) throw refused;
-        },
-      });
+      const fetched = await source.resolve({ fields: settings, secrets, workDir, ...this.sourceIo(row, run) });
       if ('image' in fetched) {
         await ensureImage(engine.docker, fetched.image, fetched.registryAuth, { signal: run.signal, log: line => run.log(line), fallback: engine.fallback });
         return fetched;

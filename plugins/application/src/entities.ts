@@ -2,6 +2,7 @@
 // type) and how Swarm runs it. Fields the platform filters or acts on are columns; the
 // rest are in `settings` (JSON) and the secrets in `sealed` (SecretBox of a JSON object).
 import { defineEntity, p, newId } from '@berth/core';
+import { pushColumns, workloadColumns } from '@berth/plugin-workloads';
 
 export const Application = defineEntity({
   name: 'Application',
@@ -12,18 +13,11 @@ export const Application = defineEntity({
       .length(32)
       .primary()
       .onCreate(() => newId()),
-    name: p.string(),
-    appName: p.string().length(63),
-    description: p.text().nullable(),
-    environmentId: p.string().length(32),
-    organizationId: p.string().length(32),
-    serverId: p.string().length(32).nullable(),
+    ...workloadColumns(),
     sourceType: p.string().length(16),
     buildType: p.string().length(24),
     applicationStatus: p.string().length(8),
-    refreshToken: p.string().nullable(),
-    /** The secret push deliveries to its refresh-token URL are signed with: SecretBox-sealed, null when none. */
-    webhookSecret: p.text().nullable(),
+    ...pushColumns(),
     /** Every other API field (see fields.ts). */
     settings: p.json<Record<string, unknown>>(),
     /** env, build args and secrets, registry password: SecretBox-sealed JSON. */

@@ -4,7 +4,7 @@
 // kept in one JSON column, and the sealed ones (env, build args and secrets, the registry
 // password) in one encrypted column. Schemas, storage and views are all derived from here.
 import { Type, schema, type TSchema } from '@berth/core';
-import { swarmResourceAnswers, swarmSettingFields } from '@berth/plugin-workloads';
+import { defaultsOf, schemasOf, swarmResourceAnswers, swarmSettingFields } from '@berth/plugin-workloads';
 
 const { Nullable } = schema;
 const Str = () => Nullable(Type.String());
@@ -136,9 +136,8 @@ export const columnFields = {
   webhookSecret: Nullable(Type.String({ minLength: 16, maxLength: 255, description: 'write-only: answered null (hasWebhookSecret says whether one is set); null removes it' })),
 };
 
-const schemaOf = <T extends Record<string, [TSchema, unknown]>>(table: T) => Object.fromEntries(Object.entries(table).map(([k, [s]]) => [k, s])) as { [K in keyof T]: T[K][0] };
-export const sealedSchemas = schemaOf(sealedFields);
-export const settingSchemas = schemaOf(settingFields);
+export const sealedSchemas = schemasOf(sealedFields);
+export const settingSchemas = schemasOf(settingFields);
 /** The settings' schemas as answers carry them (memory and CPU as text, as the peer stores them). */
 export const settingAnswerSchemas = { ...settingSchemas, ...swarmResourceAnswers };
-export const settingDefaults = () => Object.fromEntries(Object.entries(settingFields).map(([k, [, d]]) => [k, structuredClone(d)])) as Record<SettingKey, unknown>;
+export const settingDefaults = () => defaultsOf(settingFields);

@@ -1,27 +1,11 @@
 // Schema history of the applications table. Never edit a migration that has shipped: add one.
 import { Migration } from '@berth/core';
+import { workloadTableSql } from '@berth/plugin-workloads';
 
 class ApplicationInit extends Migration {
   override async up(): Promise<void> {
-    this.addSql(`create table "applications" (
-      "application_id" varchar(32) not null primary key,
-      "name" varchar(255) not null,
-      "app_name" varchar(63) not null,
-      "description" text null,
-      "environment_id" varchar(32) not null references "environments" ("environment_id") on delete cascade deferrable initially deferred,
-      "organization_id" varchar(32) not null references "organizations" ("id") on delete cascade,
-      "server_id" varchar(32) null,
-      "source_type" varchar(16) not null,
-      "build_type" varchar(24) not null,
-      "application_status" varchar(8) not null,
-      "refresh_token" varchar(255) null,
-      "settings" jsonb not null,
-      "sealed" text not null,
-      "created_at" timestamptz not null);`);
-    // A Swarm service name is unique per host.
-    this.addSql(`create unique index "applications_host_app_name_unique" on "applications" (coalesce("server_id", ''), "app_name");`);
-    this.addSql(`create index "applications_environment_id_index" on "applications" ("environment_id", "created_at");`);
-    this.addSql(`create index "applications_organization_id_index" on "applications" ("organization_id", "created_at");`);
+    const own = ['"source_type" varchar(16) not null', '"build_type" varchar(24) not null', '"application_status" varchar(8) not null', '"refresh_token" varchar(255) null'];
+    for (const sql of workloadTableSql('applications', 'application_id', own, '      ')) this.addSql(sql);
   }
 }
 

@@ -3,8 +3,8 @@
 // the durable deploy queue and answer the peer's body, the queued deployment's id in a header (the
 // kit's runProcedure); engine work happens in the deployer.
 import { optionalService, Type, router, schema, type Cradle } from '@berth/core';
-import { relationSchemas, runProcedure } from '@berth/plugin-workloads';
-import { KIND, newRefreshToken } from './service.ts';
+import { GIT_SOURCE_CLEARED, newRefreshToken, relationSchemas, runProcedure } from '@berth/plugin-workloads';
+import { KIND } from './service.ts';
 import {
   ApplicationFields,
   applicationFound,
@@ -36,7 +36,7 @@ const Ok = schema.Ok;
 
 /** Made once every plugin is set up: the relations' schemas are their plugins', the allowed build and source types the enabled providers'. */
 export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
-  const relations = relationSchemas(cradle);
+  const relations = relationSchemas(cradle, optionalService(cradle, 'gitProviders'));
   // The peer answers `true` for every save*, update, markRunning, refreshToken and disconnectGitProvider.
   const save = (name: string, summary: string, input: Parameters<typeof application.mutation>[1]['input'], extra: (i: Record<string, unknown>) => Record<string, unknown> = () => ({})) =>
     application.mutation(name, {
@@ -117,28 +117,7 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
     save('saveGiteaProvider', 'Deploy from a Gitea repository', SaveGiteaInput, () => ({ sourceType: 'gitea' })),
     save('disconnectGitProvider', "Forget the git source (every provider's repository fields)", IdInput, () => ({
       ...Object.fromEntries(allowed.forges.flatMap(f => [f.fields.id, f.fields.owner, f.fields.repository, f.fields.branch]).map(k => [k, null])),
-      repository: null,
-      owner: null,
-      branch: null,
-      githubId: null,
-      gitlabRepository: null,
-      gitlabOwner: null,
-      gitlabBranch: null,
-      gitlabId: null,
-      gitlabProjectId: null,
-      gitlabPathNamespace: null,
-      bitbucketRepository: null,
-      bitbucketRepositorySlug: null,
-      bitbucketOwner: null,
-      bitbucketBranch: null,
-      bitbucketId: null,
-      giteaRepository: null,
-      giteaOwner: null,
-      giteaBranch: null,
-      giteaId: null,
-      customGitUrl: null,
-      customGitBranch: null,
-      customGitSSHKeyId: null,
+      ...GIT_SOURCE_CLEARED,
     })),
     save('markRunning', 'Set the status to running', IdInput, () => ({ applicationStatus: 'running' })),
     save('update', 'Change any field of the application', updateInput(allowed)),

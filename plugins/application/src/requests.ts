@@ -4,10 +4,10 @@
 // come from the container, so handlers pass only their input. The engine work of a run is the
 // deployer's (deployer.ts); this file never talks to Docker itself.
 import { containing, invalidField, newId, notFound, optionalService, RequestScope, type DeploymentService } from '@berth/core';
-import { generateAppName, placementFor, placementOf, registryRelation, searchFilters, serverRelation, type AssertAppNameFree } from '@berth/plugin-workloads';
+import { enqueueRun, gitRelations, newRecordColumns, newRefreshToken, placementOf, registryRelation, searchFilters, serverRelation, type AssertAppNameFree } from '@berth/plugin-workloads';
 import { Application, type ApplicationRow } from './entities.ts';
 import { sealedKeys, type SealedKey } from './fields.ts';
-import { KIND, newRefreshToken, type ApplicationService } from './service.ts';
+import { KIND, type ApplicationService } from './service.ts';
 import type { ApplicationFields, ApplicationFound, ApplicationView, CreateInput, ReadLogsInput, SearchInput, UpdateInput } from './schemas.ts';
 
 const titles: Record<string, string> = { deploy: 'Manual deployment', redeploy: 'Rebuild deployment', reload: 'Reload (restart the service)', start: 'Start the service', stop: 'Stop the service' };
@@ -34,19 +34,12 @@ export class ApplicationRequests extends RequestScope {
 
   /** Creates an application in one of the organization's environments. */
   async create(input: CreateInput): Promise<ApplicationFields> {
-    const environment = await placementFor(this.cradle.environments, input, this.organizationId, this.em);
-    const serverId = input.serverId ?? null;
-    // A serverId is checked by the caller (WorkloadRegistry.assertServer): a server of the organization.
-    const appName = input.appName ?? generateAppName(input.name);
-    await this.#assertAppNameFree(appName, serverId, this.em);
+    const { environments } = this.cradle;
+    const { organizationId, em } = this;
+    const columns = await newRecordColumns(input, { environments, organizationId, em, assertAppNameFree: this.#assertAppNameFree });
     const row = this.em.create(Application, {
       applicationId: newId(),
-      name: input.name,
-      appName,
-      description: input.description ?? null,
-      environmentId: environment.environmentId,
-      organizationId: this.organizationId,
-      serverId,
+      ...columns,
       sourceType: 'github',
       buildType: 'nixpacks',
       applicationStatus: 'idle',
@@ -168,10 +161,7 @@ export class ApplicationRequests extends RequestScope {
       ports,
       ...proxied,
       previewDeployments: (await optionalService(cradle, 'previews')?.forApplication(applicationId, em)) ?? [],
-      github: (await optionalService(cradle, 'gitProviders')?.githubRelation(settings.githubId, organizationId, em)) ?? null,
-      gitlab: (await optionalService(cradle, 'gitProviders')?.gitlabRelation(settings.gitlabId, organizationId, em)) ?? null,
-      bitbucket: (await optionalService(cradle, 'gitProviders')?.bitbucketRelation(settings.bitbucketId, organizationId, em)) ?? null,
-      gitea: (await optionalService(cradle, 'gitProviders')?.giteaRelation(settings.giteaId, organizationId, em)) ?? null,
+      ...(await gitRelations(optionalService(cradle, 'gitProviders'), cradle.providers.ids('git'), settings, organizationId, em)),
       server: await serverRelation(cradle, row.serverId, organizationId, em),
       // The registries its ids name, as registry.one answers them (never the password).
       registry: await registryRelation(cradle, settings.registryId, organizationId, em),
@@ -181,20 +171,8 @@ export class ApplicationRequests extends RequestScope {
   }
 
   /** Queues a run of the application; answers the queued deployment's id. */
-  async #enqueue(row: ApplicationRow, action: string, input: { title?: string; description?: string | null }): Promise<string> {
-    const record = await this.#deployments.enqueue(
-      {
-        targetType: KIND,
-        targetId: row.applicationId,
-        organizationId: row.organizationId,
-        serverId: row.serverId ?? null,
-        action,
-        title: input.title || titles[action] || action,
-        description: input.description ?? null,
-      },
-      this.em,
-    );
-    return record.deploymentId;
+  #enqueue(row: ApplicationRow, action: string, input: { title?: string; description?: string | null }): Promise<string> {
+    return enqueueRun(this.#deployments, this.#apps.ref(row), action, titles, input, this.em);
   }
 
   /** Refuses (NOT_FOUND) a setting naming another record (a key, a registry, a build server) that is not one of the organization's. */

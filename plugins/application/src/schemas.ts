@@ -2,7 +2,7 @@
 // (current) or projectId (older); fields the peer's current document requires but the older
 // variant leaves out are optional, so clients of either variant are served.
 import { PreviewDeploymentFields, Type, schema, type GitSourceFields, type Static, type TSchema } from '@berth/core';
-import { NotServedList, NotServedOne, type relationSchemas } from '@berth/plugin-workloads';
+import { logQuery, NotServedList, NotServedOne, type relationSchemas } from '@berth/plugin-workloads';
 import { columnFields, sealedSchemas, settingAnswerSchemas, settingSchemas } from './fields.ts';
 
 const { Nullable, NonEmpty, AppName, Paging, Timestamp } = schema;
@@ -40,10 +40,7 @@ export const applicationFound = (relations: ReturnType<typeof relationSchemas>) 
     redirects: relations.redirects,
     security: relations.security,
     previewDeployments: Type.Array(PreviewDeploymentFields, { description: 'its live previews, newest first (empty without the preview plugin)' }),
-    github: relations.github,
-    gitlab: relations.gitlab,
-    bitbucket: relations.bitbucket,
-    gitea: relations.gitea,
+    ...relations.git,
     server: relations.server,
     registry: relations.registry,
     buildRegistry: relations.registry,
@@ -169,10 +166,5 @@ export const SearchInput = Type.Object({
 export type SearchInput = Static<typeof SearchInput>;
 export const SearchResult = Type.Object({ items: Type.Array(ApplicationFields), total: Type.Integer({ minimum: 0 }) });
 
-export const ReadLogsInput = Type.Object({
-  ...ApplicationId,
-  tail: Opt(Type.Integer({ minimum: 1, maximum: 10000, default: 100 })),
-  since: Opt(Type.String({ pattern: '^(all|\\d+[smhd])$', default: 'all' })),
-  search: Opt(Type.String({ pattern: '^[a-zA-Z0-9 ._-]{0,500}$' })),
-});
+export const ReadLogsInput = Type.Object({ ...ApplicationId, ...logQuery() });
 export type ReadLogsInput = Static<typeof ReadLogsInput>;

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import {
   badRequest,
   iso,
-  notFound,
+  findOwned,
   StorageError,
   type BackupStorage,
   type BackupStore,
@@ -17,6 +17,7 @@ import {
   type StorageLocation,
 } from '@berth/core';
 import { Destination, type DestinationRow } from './entities.ts';
+import { givenFields } from './given.ts';
 import type { DestinationInputT, DestinationViewT } from './schemas.ts';
 
 const PROBE_PREFIX = '.berth-connection-test-';
@@ -106,10 +107,8 @@ export class DestinationService {
     return rest;
   }
 
-  async row(destinationId: string, organizationId: string, em: EntityManager): Promise<DestinationRow> {
-    const row = await em.findOne(Destination, { destinationId, organizationId });
-    if (!row) throw notFound('Destination');
-    return row;
+  row(destinationId: string, organizationId: string, em: EntityManager): Promise<DestinationRow> {
+    return findOwned(em, Destination, { destinationId }, organizationId, 'Destination');
   }
 
   /** The opened storage of a stored destination. */
@@ -149,9 +148,7 @@ export class DestinationService {
       bucket: input.bucket,
       region: input.region,
       endpoint: input.endpoint,
-      ...(input.provider !== undefined ? { provider: input.provider } : {}),
-      ...(input.additionalFlags !== undefined ? { additionalFlags: input.additionalFlags } : {}),
-      ...(input.serverId !== undefined ? { serverId: input.serverId } : {}),
+      ...givenFields(input, ['provider', 'additionalFlags', 'serverId']),
     });
     await em.flush();
     return this.view(row);

@@ -1,17 +1,13 @@
 // Destinations (where backup files go), backups (what is dumped, when, where), the files each
 // backup wrote (checksum, size, verification: the list is Berth's own, so retention deletes
 // only this backup's files) and restores (one per restoreBackup, run as a queued job).
-import { defineEntity, p, newId } from '@berth/core';
+import { columns, defineEntity, p } from '@berth/core';
 
 export const Destination = defineEntity({
   name: 'Destination',
   tableName: 'backup_destinations',
   properties: {
-    destinationId: p
-      .string()
-      .length(32)
-      .primary()
-      .onCreate(() => newId()),
+    destinationId: columns.primaryId(),
     name: p.text(),
     provider: p.text().nullable(),
     accessKey: p.text(),
@@ -21,9 +17,9 @@ export const Destination = defineEntity({
     region: p.text(),
     endpoint: p.text(),
     additionalFlags: p.json<string[]>().nullable(),
-    serverId: p.string().length(32).nullable(),
-    organizationId: p.string().length(32).index(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    serverId: columns.berthId().nullable(),
+    organizationId: columns.berthId().index(),
+    createdAt: columns.createdAt(),
   },
 });
 
@@ -31,18 +27,14 @@ export const Backup = defineEntity({
   name: 'Backup',
   tableName: 'backups',
   properties: {
-    backupId: p
-      .string()
-      .length(32)
-      .primary()
-      .onCreate(() => newId()),
+    backupId: columns.primaryId(),
     appName: p.string().length(64).unique(),
     schedule: p.text(),
     enabled: p.boolean().nullable(),
     database: p.text(),
     prefix: p.text(),
     serviceName: p.text().nullable(),
-    destinationId: p.string().length(32).index(),
+    destinationId: columns.berthId().index(),
     keepLatestCount: p.integer().nullable(),
     backupType: p.string().length(16).default('database'),
     /** The engine: a database driver's kind (postgres, mysql...), for backupType "database" also the workload's kind; or "web-server" for Berth's own data. */
@@ -51,8 +43,8 @@ export const Backup = defineEntity({
     databaseId: p.string().length(64).nullable().index(),
     userId: p.string().length(64).nullable(),
     metadata: p.json<Record<string, unknown>>().nullable(),
-    organizationId: p.string().length(32).index(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    organizationId: columns.berthId().index(),
+    createdAt: columns.createdAt(),
     /** The operator's passphrase for the files, sealed by SecretBox; null = files not encrypted. */
     encryptionKey: p.text().nullable(),
     /** The last run: when it ended, and its error (null = it succeeded). */
@@ -68,14 +60,10 @@ export const BackupFile = defineEntity({
   name: 'BackupFile',
   tableName: 'backup_files',
   properties: {
-    id: p
-      .string()
-      .length(32)
-      .primary()
-      .onCreate(() => newId()),
-    backupId: p.string().length(32).index(),
-    destinationId: p.string().length(32),
-    organizationId: p.string().length(32),
+    id: columns.primaryId(),
+    backupId: columns.berthId().index(),
+    destinationId: columns.berthId(),
+    organizationId: columns.berthId(),
     /** The object's key in the destination. */
     key: p.text(),
     size: p.bigint('number'),
@@ -85,7 +73,7 @@ export const BackupFile = defineEntity({
     verified: p.boolean().nullable(),
     /** The driver's inventory of the restored copy (tables and row counts), or why the check failed. */
     verification: p.text().nullable(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    createdAt: columns.createdAt(),
   },
 });
 
@@ -93,13 +81,9 @@ export const Restore = defineEntity({
   name: 'Restore',
   tableName: 'backup_restores',
   properties: {
-    restoreId: p
-      .string()
-      .length(32)
-      .primary()
-      .onCreate(() => newId()),
-    organizationId: p.string().length(32).index(),
-    destinationId: p.string().length(32),
+    restoreId: columns.primaryId(),
+    organizationId: columns.berthId().index(),
+    destinationId: columns.berthId(),
     /** As the backup's: "database", or the backupType of a kind running databases in its services. */
     backupType: p.string().length(16).default('database'),
     databaseType: p.string().length(32),
@@ -110,7 +94,7 @@ export const Restore = defineEntity({
     backupFile: p.text(),
     /** The passphrase given with the request (sealed), for an encrypted file Berth has no record of. */
     encryptionKey: p.text().nullable(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    createdAt: columns.createdAt(),
   },
 });
 
@@ -118,11 +102,7 @@ export const VolumeBackup = defineEntity({
   name: 'VolumeBackup',
   tableName: 'volume_backups',
   properties: {
-    volumeBackupId: p
-      .string()
-      .length(32)
-      .primary()
-      .onCreate(() => newId()),
+    volumeBackupId: columns.primaryId(),
     name: p.text(),
     volumeName: p.text(),
     prefix: p.text(),
@@ -137,9 +117,9 @@ export const VolumeBackup = defineEntity({
     cronExpression: p.text(),
     keepLatestCount: p.integer().nullable(),
     enabled: p.boolean().nullable(),
-    destinationId: p.string().length(32).index(),
-    organizationId: p.string().length(32).index(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    destinationId: columns.berthId().index(),
+    organizationId: columns.berthId().index(),
+    createdAt: columns.createdAt(),
     /** When the schedule last handled it (a window at or before this is not run again). */
     lastRunAt: p.datetime().nullable(),
     lastError: p.text().nullable(),
@@ -151,18 +131,14 @@ export const VolumeRestore = defineEntity({
   name: 'VolumeRestore',
   tableName: 'volume_restores',
   properties: {
-    restoreId: p
-      .string()
-      .length(32)
-      .primary()
-      .onCreate(() => newId()),
-    organizationId: p.string().length(32).index(),
-    destinationId: p.string().length(32),
+    restoreId: columns.primaryId(),
+    organizationId: columns.berthId().index(),
+    destinationId: columns.berthId(),
     serviceType: p.string().length(32),
     serviceId: p.string().length(64),
     volumeName: p.text(),
     backupFile: p.text(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    createdAt: columns.createdAt(),
   },
 });
 

@@ -60,12 +60,15 @@ export const BackupFileView = Type.Object({
 });
 export const ListFilesInput = Type.Object({ destinationId: Id, search: Type.String({ maxLength: 1024 }), serverId: Type.Optional(Type.String({ maxLength: 64 })) });
 
-export const RestoreAnswer = Type.Object({
-  deploymentId: Type.String({ description: 'the restore job (deployment.one, its log: deployment.readLog / the log stream)' }),
-  restoreId: Type.String(),
-  status: Type.Enum(deploymentStatuses, { description: "the job's status as deployment.one answers it (running while queued)" }),
-  state: Type.Enum(deploymentStates, { description: "Berth's state of the job: queued at first" }),
-});
+/** What a queued restore answers (service.ts queueRestore): its job, and where to follow it. */
+export const restoreAnswer = (followIt: string) =>
+  Type.Object({
+    deploymentId: Type.String({ description: `the restore job (${followIt})` }),
+    restoreId: Type.String(),
+    status: Type.Enum(deploymentStatuses, { description: "the job's status as deployment.one answers it (running while queued)" }),
+    state: Type.Enum(deploymentStates, { description: "Berth's state of the job: queued at first" }),
+  });
+export const RestoreAnswer = restoreAnswer('deployment.one, its log: deployment.readLog / the log stream');
 
 /** A kind with backups as the schemas need it: its wire name, id field, the backupType of its backups and the databaseTypes it backs up (its services' engines; absent = itself). */
 export interface BackupKindField {
@@ -93,6 +96,28 @@ export function backupWithDatabaseSchema(BackupView: TSchema, kinds: (BackupKind
   return Type.Object({ ...(BackupView as ReturnType<typeof backupSchemas>['BackupView']).properties, ...registered, ...absent });
 }
 
+/** The fields a backup's create and update share. */
+const BackupFields = Type.Object({
+  schedule: Type.String({ maxLength: 100, description: 'cron expression (5 or 6 fields)' }),
+  enabled: Type.Optional(Nullable(Type.Boolean())),
+  prefix: Type.String({
+    minLength: 1,
+    maxLength: 200,
+    pattern: '^(?!.*(^|/)\\.\\.?(/|$))[A-Za-z0-9._/-]+$',
+    description: 'folder of the files in the destination: letters, digits, . _ - and /, no . or .. segment',
+  }),
+  destinationId: Id,
+  keepLatestCount: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+  database: Type.String({ minLength: 1, maxLength: 255 }),
+  serviceName: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
+  metadata: Type.Optional(Nullable(Type.Any())),
+  encryptionKey: Type.Optional(
+    Nullable(
+      Type.String({ minLength: 16, maxLength: 1024, description: 'Berth: encrypt the files (AES-256-GCM) with this passphrase; kept sealed in Berth, never in the destination; null = no encryption' }),
+    ),
+  ),
+});
+
 /** The schemas that depend on the kinds with backups. */
 export function backupSchemas(kinds: BackupKindField[]) {
   const types = [...new Set(kinds.flatMap(k => k.engines ?? [k.kind]))];
@@ -106,32 +131,14 @@ export function backupSchemas(kinds: BackupKindField[]) {
   const BackupOf = Type.Union([...types, WEB_SERVER].map(t => Type.Literal(t)));
   const idInputs = Object.fromEntries(kinds.map(k => [k.idField, Type.Optional(Nullable(Type.String({ maxLength: 64 })))]));
   const idViews: Record<string, TSchema> = Object.fromEntries([...kinds.map(k => k.idField), ...unregisteredOwnerIds(kinds)].map(f => [f, Nullable(Type.String())]));
-  const common = {
-    schedule: Type.String({ maxLength: 100, description: 'cron expression (5 or 6 fields)' }),
-    enabled: Type.Optional(Nullable(Type.Boolean())),
-    prefix: Type.String({
-      minLength: 1,
-      maxLength: 200,
-      pattern: '^(?!.*(^|/)\\.\\.?(/|$))[A-Za-z0-9._/-]+$',
-      description: 'folder of the files in the destination: letters, digits, . _ - and /, no . or .. segment',
-    }),
-    destinationId: Id,
-    keepLatestCount: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
-    database: Type.String({ minLength: 1, maxLength: 255 }),
-    serviceName: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
-    metadata: Type.Optional(Nullable(Type.Any())),
-    encryptionKey: Type.Optional(
-      Nullable(
-        Type.String({
-          minLength: 16,
-          maxLength: 1024,
-          description: 'Berth: encrypt the files (AES-256-GCM) with this passphrase; kept sealed in Berth, never in the destination; null = no encryption',
-        }),
-      ),
-    ),
-  };
-  const CreateInput = Type.Object({ ...common, ...idInputs, databaseType: BackupOf, userId: Type.Optional(Nullable(Type.String({ maxLength: 64 }))), backupType: Type.Optional(BackupType) });
-  const UpdateInput = Type.Object({ ...common, backupId: Id, databaseType: Type.Optional(BackupOf) });
+  const CreateInput = Type.Object({
+    ...BackupFields.properties,
+    ...idInputs,
+    databaseType: BackupOf,
+    userId: Type.Optional(Nullable(Type.String({ maxLength: 64 }))),
+    backupType: Type.Optional(BackupType),
+  });
+  const UpdateInput = Type.Object({ ...BackupFields.properties, backupId: Id, databaseType: Type.Optional(BackupOf) });
   const BackupView = Type.Object({
     backupId: Type.String(),
     appName: Type.String(),
@@ -172,34 +179,8 @@ export function backupSchemas(kinds: BackupKindField[]) {
 export type DestinationInputT = Static<typeof DestinationInput>;
 export type DestinationViewT = Static<typeof DestinationView>;
 export type BackupFileViewT = Static<typeof BackupFileView>;
-export interface BackupCreate {
-  backupType?: string;
-  schedule: string;
-  enabled?: boolean | null;
-  prefix: string;
-  destinationId: string;
-  keepLatestCount?: number | null;
-  database: string;
-  serviceName?: string | null;
-  metadata?: unknown;
-  databaseType: string;
-  userId?: string | null;
-  encryptionKey?: string | null;
-  [idField: string]: unknown;
-}
-export interface BackupUpdate {
-  backupId: string;
-  schedule: string;
-  enabled?: boolean | null;
-  prefix: string;
-  destinationId: string;
-  keepLatestCount?: number | null;
-  database: string;
-  serviceName?: string | null;
-  metadata?: unknown;
-  databaseType?: string;
-  encryptionKey?: string | null;
-}
+export type BackupCreate = Static<typeof BackupFields> & { backupType?: string; databaseType: string; userId?: string | null; [idField: string]: unknown };
+export type BackupUpdate = Static<typeof BackupFields> & { backupId: string; databaseType?: string };
 export interface RestoreRequest {
   databaseId: string;
   databaseType: string;

@@ -6,7 +6,7 @@ import {
   Type,
   badRequest,
   iso,
-  notFound,
+  findOwned,
   WIRE_STATUS,
   type Cradle,
   type DeploymentService,
@@ -23,6 +23,7 @@ import { announceBackup } from './runner.ts';
 import { generateAppName, type WorkloadKind, type WorkloadRegistry } from '@berth/plugin-workloads';
 import { Backup, BackupFile, Destination, Restore, type BackupRow } from './entities.ts';
 import type { DestinationService } from './destinations.ts';
+import { givenFields } from './given.ts';
 import { DATABASE_BACKUP, backupTypeOf, enginesOf, ownerKindOf } from './owner-kinds.ts';
 import { WEB_SERVER, assertInstanceOperator, isWebServer } from './web-server.ts';
 import { absentDatabaseRelations, backupSchemas, backupWithDatabaseSchema, unregisteredOwnerIds, type BackupCreate, type BackupFileViewT, type BackupUpdate, type RestoreRequest } from './schemas.ts';
@@ -43,6 +44,13 @@ export function checkSchedule(schedule: string, field = 'schedule'): void {
     }
   }
   if (problem) throw badRequest(`${field} ${problem}`, [{ path: [field], message: problem }]);
+}
+
+/** Stores a restore just created and queues its job, a deployment of the restore target; answers the job (restoreAnswer). */
+export async function queueRestore(deployments: DeploymentService, restore: { restoreId: string }, job: Omit<EnqueueRequest, 'targetType' | 'targetId'>, em: EntityManager) {
+  await em.flush();
+  const deployment = await deployments.enqueue({ targetType: RESTORE_TARGET, targetId: restore.restoreId, ...job }, em);
+  return { deploymentId: deployment.deploymentId, restoreId: restore.restoreId, status: WIRE_STATUS[deployment.state], state: deployment.state };
 }
 
 export class BackupService {
@@ -133,10 +141,8 @@ export class BackupService {
     };
   }
 
-  async row(backupId: string, organizationId: string, em: EntityManager): Promise<BackupRow> {
-    const row = await em.findOne(Backup, { backupId, organizationId });
-    if (!row) throw notFound('Backup');
-    return row;
+  row(backupId: string, organizationId: string, em: EntityManager): Promise<BackupRow> {
+    return findOwned(em, Backup, { backupId }, organizationId, 'Backup');
   }
 
   /** A web-server backup (Berth's own data, no database id): the instance owner's alone, and only once the operator set the passphrase. */
@@ -212,10 +218,8 @@ export class BackupService {
       prefix: input.prefix,
       destinationId: input.destinationId,
       database: input.database,
-      ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
-      ...(input.keepLatestCount !== undefined ? { keepLatestCount: input.keepLatestCount } : {}),
+      ...givenFields(input, ['enabled', 'keepLatestCount', 'metadata']),
       ...(input.serviceName !== undefined ? { serviceName: owner ? this.#serviceName(owner, input.serviceName, 'serviceName') : input.serviceName } : {}),
-      ...(input.metadata !== undefined ? { metadata: input.metadata } : {}),
       ...(input.encryptionKey !== undefined ? { encryptionKey: input.encryptionKey ? this.#secrets().encrypt(input.encryptionKey) : null } : {}),
     });
     await em.flush();
@@ -359,11 +363,10 @@ export class BackupService {
       backupFile: input.backupFile,
       encryptionKey: input.encryptionKey ? this.#secrets().encrypt(input.encryptionKey) : null,
     });
-    await em.flush();
-    const deployment = await this.#deployments().enqueue(
+    return queueRestore(
+      this.#deployments(),
+      restore,
       {
-        targetType: RESTORE_TARGET,
-        targetId: restore.restoreId,
         organizationId,
         serverId: workload.serverId,
         action: 'restore',
@@ -372,7 +375,6 @@ export class BackupService {
       },
       em,
     );
-    return { deploymentId: deployment.deploymentId, restoreId: restore.restoreId, status: WIRE_STATUS[deployment.state], state: deployment.state };
   }
 
   #viewSchema: TSchema | undefined;

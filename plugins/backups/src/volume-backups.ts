@@ -2,11 +2,12 @@
 // their cron validated), runs queued as deployments of the volumeBackup target (manual ones are
 // waited for, as the peer's runManually answers once done) and restores queued as deployments of
 // the restore target.
-import { badRequest, iso, notFound, WIRE_STATUS, type DeploymentRecord, type DeploymentService, type EntityManager, type EnvironmentDirectory, type EventBus } from '@berth/core';
+import { badRequest, findOwned, iso, type DeploymentRecord, type DeploymentService, type EntityManager, type EnvironmentDirectory, type EventBus } from '@berth/core';
 import { generateAppName, type WorkloadKind, type WorkloadRegistry } from '@berth/plugin-workloads';
 import { Destination, VolumeBackup, VolumeRestore, type VolumeBackupRow } from './entities.ts';
 import type { DestinationService } from './destinations.ts';
-import { checkSchedule, RESTORE_TARGET } from './service.ts';
+import { givenFields } from './given.ts';
+import { checkSchedule, queueRestore } from './service.ts';
 import { runToEnd } from './await-deployment.ts';
 import { volumeOwners, type VolumeBackupInput, type VolumeBackupUpdateInput, type VolumeRestoreRequest } from './volume-schemas.ts';
 
@@ -86,10 +87,8 @@ export class VolumeBackupService {
     };
   }
 
-  async row(volumeBackupId: string, organizationId: string, em: EntityManager): Promise<VolumeBackupRow> {
-    const row = await em.findOne(VolumeBackup, { volumeBackupId, organizationId });
-    if (!row) throw notFound('Volume backup');
-    return row;
+  row(volumeBackupId: string, organizationId: string, em: EntityManager): Promise<VolumeBackupRow> {
+    return findOwned(em, VolumeBackup, { volumeBackupId }, organizationId, 'Volume backup');
   }
 
   async one(volumeBackupId: string, organizationId: string, em: EntityManager) {
@@ -158,10 +157,7 @@ export class VolumeBackupService {
       prefix: input.prefix,
       cronExpression: input.cronExpression,
       destinationId: input.destinationId,
-      ...(input.turnOff !== undefined ? { turnOff: input.turnOff } : {}),
-      ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
-      ...(input.keepLatestCount !== undefined ? { keepLatestCount: input.keepLatestCount } : {}),
-      ...(input.serviceName !== undefined ? { serviceName: input.serviceName } : {}),
+      ...givenFields(input, ['turnOff', 'enabled', 'keepLatestCount', 'serviceName']),
     });
     await em.flush();
     return this.view(row);
@@ -214,11 +210,10 @@ export class VolumeBackupService {
       volumeName: input.volumeName,
       backupFile: input.backupFileName,
     });
-    await em.flush();
-    const deployment = await this.#deployments().enqueue(
+    return queueRestore(
+      this.#deployments(),
+      restore,
       {
-        targetType: RESTORE_TARGET,
-        targetId: restore.restoreId,
         organizationId,
         serverId: workload.serverId,
         action: RESTORE_VOLUME_ACTION,
@@ -227,7 +222,6 @@ export class VolumeBackupService {
       },
       em,
     );
-    return { deploymentId: deployment.deploymentId, restoreId: restore.restoreId, status: WIRE_STATUS[deployment.state], state: deployment.state };
   }
 
   /** Drops a removed workload's volume backups (their files stay in the destination). */

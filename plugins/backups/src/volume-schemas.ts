@@ -1,9 +1,9 @@
 // The wire shapes of volumeBackups.*, as the peer's (v0.30.2) volume_backup table and router
 // have them, and Berth's volumeBackups.restore (the peer restores through a subscription outside
 // its OpenAPI document, restoreVolumeBackupWithLogs: the same input, answered with the job).
-import { Placement, Type, deploymentStates, deploymentStatuses, schema, type TSchema } from '@berth/core';
+import { Placement, Type, schema, type TSchema } from '@berth/core';
 import { VOLUME_NAME } from '@berth/plugin-workloads';
-import { DestinationView } from './schemas.ts';
+import { DestinationView, restoreAnswer } from './schemas.ts';
 
 const { Nullable, Timestamp } = schema;
 
@@ -107,12 +107,7 @@ export function volumeSchemas(ownerKinds: VolumeOwnerKind[]) {
 }
 
 export const VolumeBackupId = Type.Object({ volumeBackupId: Id });
-export const VolumeRestoreAnswer = Type.Object({
-  deploymentId: Type.String({ description: 'the restore job (deployment.one, its log)' }),
-  restoreId: Type.String(),
-  status: Type.Enum(deploymentStatuses, { description: "the job's status as deployment.one answers it (running while queued)" }),
-  state: Type.Enum(deploymentStates, { description: "Berth's state of the job: queued at first" }),
-});
+export const VolumeRestoreAnswer = restoreAnswer('deployment.one, its log');
 
 export interface VolumeBackupInput {
   name: string;

@@ -9,7 +9,7 @@ import { mkdir, rm, writeFile, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Cradle, DeploymentRun, EntityManager } from '@berth/core';
 import { optionalService } from '@berth/core';
-import { WorkloadLifecycle, resolveEnv, serverFilesDir, type Engine, type MountRecord } from '@berth/plugin-workloads';
+import { RecordLifecycle, resolveEnv, serverFilesDir, type Engine, type MountRecord } from '@berth/plugin-workloads';
 import { Compose, type ComposeRow } from './entities.ts';
 import { KIND, type ComposeService } from './service.ts';
 import { ignoredKeys, isolate, addSuffix, parseComposeCommand, serviceNames, serviceImages, withDomains, type ComposeDomainRoute, type ComposeProxy, type ComposeType } from './file/index.ts';
@@ -32,30 +32,17 @@ export function proxyKind(cradle: Cradle): ComposeProxy {
   return cradle.providers.get('proxy', id).composeRouting;
 }
 
-export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
+export class ComposeDeployer extends RecordLifecycle<ComposeRow, ComposeService> {
   readonly targetType = KIND;
   protected readonly noun = 'compose stack';
-  readonly #stacks: ComposeService;
 
   constructor(stacks: ComposeService, cradle: () => Cradle) {
-    super(cradle);
-    this.#stacks = stacks;
+    super({ entity: Compose, idField: 'composeId' }, stacks, cradle);
   }
 
-  protected load(composeId: string, em: EntityManager): Promise<ComposeRow | null> {
-    return em.findOne(Compose, { composeId });
-  }
-
-  protected identify(row: ComposeRow) {
-    return { id: row.composeId, appName: row.appName, organizationId: row.organizationId, serverId: row.serverId ?? null };
-  }
-
-  protected replicas(): number {
+  /** A stack runs as its file says, not by a replica count. */
+  protected override replicas(): number {
     return 1;
-  }
-
-  protected setStatus(composeId: string, status: string, em: EntityManager): Promise<void> {
-    return this.#stacks.setStatus(composeId, status, em);
   }
 
   /** The stack on the engine of its host (its server's, or this machine's). */
@@ -115,7 +102,7 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
 
   /** The user's file as last fetched (null before the first deploy). */
   async fetchedFile(row: ComposeRow): Promise<string | null> {
-    const composePath = path.normalize(String(this.#stacks.settingsOf(row).composePath ?? './docker-compose.yml'));
+    const composePath = path.normalize(String(this.records.settingsOf(row).composePath ?? './docker-compose.yml'));
     return readFile(path.join(composeDir(this.cradle().config.dataDir, row.appName), 'code', composePath), 'utf8').catch(() => null);
   }
 
@@ -126,7 +113,7 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
   }
 
   async #deployedPath(row: ComposeRow): Promise<string> {
-    const composePath = String(this.#stacks.settingsOf(row).composePath ?? './docker-compose.yml');
+    const composePath = String(this.records.settingsOf(row).composePath ?? './docker-compose.yml');
     return path.join(composeDir(this.cradle().config.dataDir, row.appName), 'code', path.dirname(path.normalize(composePath)), DEPLOYED_FILE);
   }
 
@@ -154,7 +141,7 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
   async #deploy(row: ComposeRow, run: DeploymentRun, stack: StackEngine): Promise<void> {
     const cradle = this.cradle();
     const type = row.composeType as ComposeType;
-    const settings = this.#stacks.settingsOf(row);
+    const settings = this.records.settingsOf(row);
     await this.setStatus(row.composeId, 'running', run.em);
     const dir = composeDir(cradle.config.dataDir, row.appName);
     const codeDir = path.join(dir, 'code');
@@ -163,7 +150,7 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
 
     // Environment first: a missing reference fails before anything runs.
     const texts = await cradle.environments.variables(row.environmentId, row.organizationId, run.em);
-    const env = resolveEnv(this.#stacks.envOf(row), texts);
+    const env = resolveEnv(this.records.envOf(row), texts);
     for (const value of Object.values(env)) run.redact(value);
 
     await this.#fetch(row, settings, codeDir, composePath, run);
@@ -256,22 +243,7 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
     }
     const cradle = this.cradle();
     if (!cradle.providers.has('source', row.sourceType)) throw new Error(`The source type ${row.sourceType} is not enabled on this instance`);
-    const fetched = await cradle.providers.get('source', row.sourceType).resolve({
-      fields: settings,
-      secrets: {},
-      workDir: codeDir,
-      signal: run.signal,
-      log: line => run.log(line),
-      redact: value => run.redact(value),
-      sshKey: keyId => cradle.sshKeys.privateKey(keyId, row.organizationId, run.em),
-      organizationId: row.organizationId,
-      em: run.em,
-      ref: run.deployment.checkout ?? null,
-      checkLocal: (location, field) => {
-        const refused = cradle.hostAccess.localGitRefusal(location, field);
-        if (refused) throw refused;
-      },
-    });
+    const fetched = await cradle.providers.get('source', row.sourceType).resolve({ fields: settings, secrets: {}, workDir: codeDir, ...this.sourceIo(row, run) });
     if ('image' in fetched) throw new Error(`The source type ${row.sourceType} gives an image, not a compose file`);
     if (fetched.revision) run.log(`Fetched ${fetched.revision}`);
   }
@@ -304,7 +276,7 @@ export class ComposeDeployer extends WorkloadLifecycle<ComposeRow> {
   async routes(row: ComposeRow, em: EntityManager): Promise<ComposeDomainRoute[]> {
     const directory = optionalService(this.cradle(), 'domains');
     if (!directory?.routesOf) return [];
-    return (await directory.routesOf(this.#stacks.ref(row), em))
+    return (await directory.routesOf(this.records.ref(row), em))
       .filter(r => r.serviceName)
       .map(r => ({
         serviceName: r.serviceName!,

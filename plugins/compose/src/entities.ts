@@ -2,6 +2,7 @@
 // checkout has it) and how it runs (compose type). Fields the platform filters or acts on are
 // columns; the rest are in `settings` (JSON) and the env in `sealed` (SecretBox text).
 import { defineEntity, p, newId } from '@berth/core';
+import { pushColumns, workloadColumns } from '@berth/plugin-workloads';
 
 export const Compose = defineEntity({
   name: 'Compose',
@@ -12,18 +13,11 @@ export const Compose = defineEntity({
       .length(32)
       .primary()
       .onCreate(() => newId()),
-    name: p.string(),
-    appName: p.string().length(63),
-    description: p.text().nullable(),
-    environmentId: p.string().length(32),
-    organizationId: p.string().length(32),
-    serverId: p.string().length(32).nullable(),
+    ...workloadColumns(),
     sourceType: p.string().length(16),
     composeType: p.string().length(16),
     composeStatus: p.string().length(8),
-    refreshToken: p.string().nullable(),
-    /** The secret push deliveries to its refresh-token URL are signed with: SecretBox-sealed, null when none. */
-    webhookSecret: p.text().nullable(),
+    ...pushColumns(),
     composeFile: p.text(),
     /** Every other API field (see fields.ts). */
     settings: p.json<Record<string, unknown>>(),

@@ -2,6 +2,7 @@
 // default. Columns the platform queries or acts on live in the entity; the rest is kept in one
 // JSON column and the env in one sealed column. Schemas, storage and views are derived from here.
 import { Type, schema, type TSchema } from '@berth/core';
+import { defaultsOf, schemasOf } from '@berth/plugin-workloads';
 
 const { Nullable } = schema;
 const Str = (opts: object = {}) => Nullable(Type.String({ maxLength: 4096, ...opts }));
@@ -86,6 +87,5 @@ export const columnFields = {
   serverId: Str(),
 };
 
-const schemaOf = <T extends Record<string, [TSchema, unknown]>>(table: T) => Object.fromEntries(Object.entries(table).map(([k, [s]]) => [k, s])) as { [K in keyof T]: T[K][0] };
-export const settingSchemas = schemaOf(settingFields);
-export const settingDefaults = () => Object.fromEntries(Object.entries(settingFields).map(([k, [, d]]) => [k, structuredClone(d)])) as Record<SettingKey, unknown>;
+export const settingSchemas = schemasOf(settingFields);
+export const settingDefaults = () => defaultsOf(settingFields);

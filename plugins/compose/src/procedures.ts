@@ -1,8 +1,8 @@
 // compose.* — every operation of both API variants and the peer's others, through the request's
 // ComposeRequests (requests.ts); runs (deploy, redeploy, start, stop) go on the durable deploy
 // queue; engine work happens in the deployer.
-import { Type, router, schema, type Cradle, type ProcedureContext } from '@berth/core';
-import { relationSchemas, runProcedure } from '@berth/plugin-workloads';
+import { optionalService, Type, router, schema, type Cradle, type ProcedureContext } from '@berth/core';
+import { GIT_SOURCE_CLEARED, relationSchemas, runProcedure } from '@berth/plugin-workloads';
 import {
   Base64Input,
   CatalogInput,
@@ -35,39 +35,12 @@ import {
 const compose = router('compose', 'organization');
 const Ok = schema.Ok;
 
-const GIT_FIELDS_CLEARED = {
-  repository: null,
-  branch: null,
-  owner: null,
-  githubId: null,
-  triggerType: 'push',
-  gitlabRepository: null,
-  gitlabOwner: null,
-  gitlabBranch: null,
-  gitlabId: null,
-  gitlabProjectId: null,
-  gitlabPathNamespace: null,
-  bitbucketRepository: null,
-  bitbucketRepositorySlug: null,
-  bitbucketOwner: null,
-  bitbucketBranch: null,
-  bitbucketId: null,
-  giteaRepository: null,
-  giteaOwner: null,
-  giteaBranch: null,
-  giteaId: null,
-  customGitBranch: null,
-  customGitUrl: null,
-  customGitSSHKeyId: null,
-  sourceType: 'github',
-  composeStatus: 'idle',
-  watchPaths: null,
-  enableSubmodules: false,
-} as const;
+/** What disconnectGitProvider leaves (the peer's): no git source, the github type with push triggers, the stack idle. */
+const GIT_FIELDS_CLEARED = { ...GIT_SOURCE_CLEARED, triggerType: 'push', sourceType: 'github', composeStatus: 'idle', watchPaths: null, enableSubmodules: false } as const;
 
 /** Made once every plugin is set up: the relations' schemas are their plugins'. */
 export function composeProcedures(cradle: Cradle) {
-  const relations = relationSchemas(cradle);
+  const relations = relationSchemas(cradle, optionalService(cradle, 'gitProviders'));
   const queue = (name: string) => (i: { composeId: string; title?: string; description?: string | null }, ctx: ProcedureContext) => ctx.cradle.composeRequests.run(i.composeId, name, i);
   /** deploy and redeploy: the peer answers {success, message, composeId}. */
   const queued = (name: string, summary: string, message: string) =>

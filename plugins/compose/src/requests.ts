@@ -4,9 +4,9 @@
 // and the request's transaction come from the container (scope.ts), so handlers pass only their
 // input. The engine work of a run is the deployer's (deployer.ts).
 import { iso, invalidField, notFound, optionalService, type Static } from '@berth/core';
-import { searchFilters } from '@berth/plugin-workloads';
+import { enqueueRun, linesContaining, newRefreshToken, searchFilters } from '@berth/plugin-workloads';
 import { Compose, type ComposeRow } from './entities.ts';
-import { KIND, newRefreshToken } from './service.ts';
+import { KIND } from './service.ts';
 import type { ComposeFields, ComposeFound, ComposeView, CreateInput, ReadLogsInput, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
 import { proxyKind } from './deployer.ts';
 import { addSuffix, randomSuffix, ignoredKeys, isolate, serviceNames, withDomains, type ComposeType } from './file/index.ts';
@@ -77,20 +77,7 @@ export class ComposeRequests extends ComposeScope {
   // ------------------------------------------------------------ runs
   /** Queues a run of the stack; answers the queued deployment's id. */
   async run(composeId: string, action: string, input: { title?: string; description?: string | null } = {}): Promise<string> {
-    const row = await this.stack(composeId);
-    const record = await this.cradle.deployments.enqueue(
-      {
-        targetType: KIND,
-        targetId: row.composeId,
-        organizationId: row.organizationId,
-        serverId: row.serverId ?? null,
-        action,
-        title: input.title || titles[action] || action,
-        description: input.description ?? null,
-      },
-      this.em,
-    );
-    return record.deploymentId;
+    return enqueueRun(this.cradle.deployments, this.stacks.ref(await this.stack(composeId)), action, titles, input, this.em);
   }
 
   /** Drops the queued deployments. */
@@ -113,12 +100,7 @@ export class ComposeRequests extends ComposeScope {
     const stack = await this.deployer.stackOf(await this.stack(input.composeId));
     const text = await stack.containerLogs(input.containerId, { tail: input.tail ?? 100, since: input.since ?? 'all' });
     if (text === null) throw notFound(`Container ${input.containerId} of this stack`);
-    if (!input.search) return text;
-    const needle = input.search.toLowerCase();
-    return text
-      .split('\n')
-      .filter(l => l.toLowerCase().includes(needle))
-      .join('\n');
+    return linesContaining(text, input.search);
   }
 
   // ------------------------------------------------------------ the file

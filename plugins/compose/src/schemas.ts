@@ -2,7 +2,7 @@
 // or projectId (older); the replies are the peer's (its compose table's columns, `one` with its
 // relations).
 import { Type, schema, type Static, type TSchema } from '@berth/core';
-import type { relationSchemas } from '@berth/plugin-workloads';
+import { logQuery, type relationSchemas } from '@berth/plugin-workloads';
 import { COMPOSE_TYPES, columnFields, settingSchemas } from './fields.ts';
 
 const { Nullable, NonEmpty, AppName, Paging, Timestamp } = schema;
@@ -26,10 +26,7 @@ export const composeFound = (relations: ReturnType<typeof relationSchemas>) =>
     mounts: relations.mounts,
     domains: relations.domains,
     backups: relations.backups,
-    github: relations.github,
-    gitlab: relations.gitlab,
-    bitbucket: relations.bitbucket,
-    gitea: relations.gitea,
+    ...relations.git,
     server: relations.server,
   });
 export const composeView = (relations: ReturnType<typeof relationSchemas>) =>
@@ -109,13 +106,7 @@ export const SearchResult = Type.Object({
   total: Type.Integer({ minimum: 0 }),
 });
 
-export const ReadLogsInput = Type.Object({
-  ...ComposeId,
-  containerId: Type.String({ minLength: 1, maxLength: 255, pattern: '^[a-zA-Z0-9.\\-_]+$' }),
-  tail: Opt(Type.Integer({ minimum: 1, maximum: 10000, default: 100 })),
-  since: Opt(Type.String({ pattern: '^(all|\\d+[smhd])$', default: 'all' })),
-  search: Opt(Type.String({ pattern: '^[a-zA-Z0-9 ._-]{0,500}$' })),
-});
+export const ReadLogsInput = Type.Object({ ...ComposeId, containerId: Type.String({ minLength: 1, maxLength: 255, pattern: '^[a-zA-Z0-9.\\-_]+$' }), ...logQuery() });
 export type ReadLogsInput = Static<typeof ReadLogsInput>;
 
 /** What deploy and redeploy answer (the peer's), with the queued deployment's id. */

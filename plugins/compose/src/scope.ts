@@ -3,9 +3,9 @@
 // request reads and writes them — one of the organization's, with its relations, a new one, a
 // change checked and applied, a template's mounts and domains made for it.
 import { invalidField, newId, notFound, optionalService, RequestScope, type Principal } from '@berth/core';
-import { generateAppName, placementFor, placementOf, serverRelation, type AssertAppNameFree } from '@berth/plugin-workloads';
+import { gitRelations, newRecordColumns, newRefreshToken, placementOf, serverRelation, type AssertAppNameFree } from '@berth/plugin-workloads';
 import { Compose, type ComposeRow } from './entities.ts';
-import { KIND, newRefreshToken, type ComposeService } from './service.ts';
+import { KIND, type ComposeService } from './service.ts';
 import type { ComposeFound, CreateInput, UpdateInput } from './schemas.ts';
 import { composeDir, type ComposeDeployer } from './deployer.ts';
 import { parseCompose, parseComposeCommand } from './file/index.ts';
@@ -53,29 +53,19 @@ export abstract class ComposeScope extends RequestScope {
       mounts,
       domains: proxied?.domains ?? [],
       backups,
-      github: (await optionalService(cradle, 'gitProviders')?.githubRelation(this.stacks.settingsOf(row).githubId, organizationId, em)) ?? null,
-      gitlab: (await optionalService(cradle, 'gitProviders')?.gitlabRelation(this.stacks.settingsOf(row).gitlabId, organizationId, em)) ?? null,
-      bitbucket: (await optionalService(cradle, 'gitProviders')?.bitbucketRelation(this.stacks.settingsOf(row).bitbucketId, organizationId, em)) ?? null,
-      gitea: (await optionalService(cradle, 'gitProviders')?.giteaRelation(this.stacks.settingsOf(row).giteaId, organizationId, em)) ?? null,
+      ...(await gitRelations(optionalService(cradle, 'gitProviders'), cradle.providers.ids('git'), this.stacks.settingsOf(row), organizationId, em)),
       server: await serverRelation(cradle, row.serverId, organizationId, em),
     } as ComposeFound;
   }
 
   /** A new stack in one of the organization's environments. */
   protected async newStack(input: CreateInput & { env?: string | null; sourceType?: string; icon?: string | null }): Promise<ComposeRow> {
-    const environment = await placementFor(this.cradle.environments, input, this.organizationId, this.em);
-    // A serverId is checked by the caller (WorkloadRegistry.assertServer): a server of the organization.
-    const serverId = input.serverId ?? null;
-    const appName = input.appName ?? generateAppName(input.name);
-    await this.assertAppNameFree(appName, serverId, this.em);
+    const { environments } = this.cradle;
+    const { organizationId, em } = this;
+    const columns = await newRecordColumns(input, { environments, organizationId, em, assertAppNameFree: this.assertAppNameFree });
     const row = this.em.create(Compose, {
       composeId: newId(),
-      name: input.name,
-      appName,
-      description: input.description ?? null,
-      environmentId: environment.environmentId,
-      organizationId: this.organizationId,
-      serverId,
+      ...columns,
       // The peer's default source is github; a file given at creation is a raw source.
       sourceType: input.sourceType ?? (input.composeFile ? 'raw' : 'github'),
       composeType: input.composeType ?? 'docker-compose',

@@ -4,7 +4,7 @@
 // upload emits `certificateExpiring` for one that ends within 30 days (certificate-service.ts).
 // Request-scoped: the caller's organization and the request's transaction come from the container.
 import { randomBytes } from 'node:crypto';
-import { notFound, setOrNull } from '@berth/core';
+import { setOrNull } from '@berth/core';
 import { parseCertificate } from './certificate-service.ts';
 import { Certificate, type CertificateRow } from './entities.ts';
 import { ProxyRequests } from './proxy-bound.ts';
@@ -90,10 +90,8 @@ export class CertificateRequests extends ProxyRequests {
   }
 
   /** One of the organization's certificates (NOT_FOUND otherwise). */
-  async #find(certificateId: string): Promise<CertificateRow> {
-    const row = await this.em.findOne(Certificate, { certificateId, organizationId: this.organizationId });
-    if (!row) throw notFound('Certificate');
-    return row;
+  #find(certificateId: string): Promise<CertificateRow> {
+    return this.owned(Certificate, { certificateId }, 'Certificate');
   }
 
   async #write(row: CertificateRow, privateKey: string): Promise<void> {

@@ -2,7 +2,6 @@
 // compose stack's, changed, removed. Every change is applied to the proxy at once (no redeploy of
 // the workload). Request-scoped: the caller's organization and the request's transaction come from
 // the container.
-import { notFound } from '@berth/core';
 import type { WorkloadRef } from '@berth/plugin-workloads';
 import { assertHostFree, checkedDomain, nextConfigKey } from './domain-service.ts';
 import { Domain, type DomainRow } from './entities.ts';
@@ -33,21 +32,14 @@ export class DomainRequests extends ProxyRequests {
       domainType: input.domainType ?? workload.kind,
       previewDeploymentId: input.previewDeploymentId ?? null,
       uniqueConfigKey: await nextConfigKey(this.em),
-      serviceType: workload.kind,
-      serviceId: workload.id,
-      organizationId: this.organizationId,
-      createdAt: new Date(),
+      ...this.ownedBy(workload),
     });
-    await this.em.flush();
-    await this.routing.sync(workload, this.em);
-    return this.cradle.domainService.view(row);
+    return this.cradle.domainService.view(await this.addRoute(row, workload));
   }
 
   /** One of the organization's domains (NOT_FOUND otherwise). */
-  async one(domainId: string): Promise<DomainRow> {
-    const row = await this.em.findOne(Domain, { domainId, organizationId: this.organizationId });
-    if (!row) throw notFound('Domain');
-    return row;
+  one(domainId: string): Promise<DomainRow> {
+    return this.owned(Domain, { domainId }, 'Domain');
   }
 
   /** An application's domains, each with the application joined, as the peer's byApplicationId answers them. */
@@ -79,18 +71,12 @@ export class DomainRequests extends ProxyRequests {
       middlewares: input.middlewares === undefined ? (row.middlewares ?? null) : input.middlewares,
     });
     await assertHostFree(fields.host, fields.path, row.domainId, this.em);
-    Object.assign(row, fields, input.domainType === undefined ? {} : { domainType: input.domainType });
-    await this.em.flush();
-    await this.routing.syncOwnerOf(row, this.em);
-    return this.cradle.domainService.view(row);
+    return this.cradle.domainService.view(await this.changeRoute(row, { ...fields, ...(input.domainType === undefined ? {} : { domainType: input.domainType }) }));
   }
 
   /** Removes a domain and its route; answers it as it was. */
   async remove(domainId: string): Promise<DomainView> {
-    const row = await this.one(domainId);
-    await this.em.remove(row).flush();
-    await this.routing.syncOwnerOf(row, this.em);
-    return this.cradle.domainService.view(row);
+    return this.cradle.domainService.view(await this.changeRoute(await this.one(domainId), 'remove'));
   }
 
   /** The domains of a workload named by an id field (applicationId, composeId), with the workload; none when no kind with that id field takes domains. */

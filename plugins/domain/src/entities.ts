@@ -3,17 +3,16 @@
 // from the kind's id field) and carry its organization, so reads are confined without asking
 // the workload's plugin. Secrets are sealed (SecretBox): a user's password (plus its bcrypt
 // hash, what the proxy checks), a certificate's private key.
-import { defineEntity, p, newId } from '@berth/core';
+import { columns, defineEntity, p } from '@berth/core';
+
+/** The columns of a record that belongs to a workload: the workload's kind and id, its organization (routing.ts reads a workload's records by them). */
+const ownedByWorkload = () => ({ serviceType: p.string(), serviceId: columns.berthId(), organizationId: columns.berthId(), createdAt: columns.createdAt() });
 
 export const Domain = defineEntity({
   name: 'Domain',
   tableName: 'domains',
   properties: {
-    domainId: p
-      .string()
-      .length(32)
-      .primary()
-      .onCreate(() => newId()),
+    domainId: columns.primaryId(),
     host: p.string(),
     https: p.boolean(),
     port: p.integer().nullable(),
@@ -28,10 +27,7 @@ export const Domain = defineEntity({
     customEntrypoint: p.string().nullable(),
     middlewares: p.json<string[]>().nullable(),
     previewDeploymentId: p.string().nullable(),
-    serviceType: p.string(),
-    serviceId: p.string().length(32),
-    organizationId: p.string().length(32),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    ...ownedByWorkload(),
   },
 });
 export type DomainRow = InstanceType<typeof Domain.class>;
@@ -39,21 +35,7 @@ export type DomainRow = InstanceType<typeof Domain.class>;
 export const Redirect = defineEntity({
   name: 'Redirect',
   tableName: 'redirects',
-  properties: {
-    redirectId: p
-      .string()
-      .length(32)
-      .primary()
-      .onCreate(() => newId()),
-    regex: p.text(),
-    replacement: p.text(),
-    permanent: p.boolean(),
-    uniqueConfigKey: p.integer(),
-    serviceType: p.string(),
-    serviceId: p.string().length(32),
-    organizationId: p.string().length(32),
-    createdAt: p.datetime().onCreate(() => new Date()),
-  },
+  properties: { redirectId: columns.primaryId(), regex: p.text(), replacement: p.text(), permanent: p.boolean(), uniqueConfigKey: p.integer(), ...ownedByWorkload() },
 });
 export type RedirectRow = InstanceType<typeof Redirect.class>;
 
@@ -61,20 +43,13 @@ export const Security = defineEntity({
   name: 'Security',
   tableName: 'securities',
   properties: {
-    securityId: p
-      .string()
-      .length(32)
-      .primary()
-      .onCreate(() => newId()),
+    securityId: columns.primaryId(),
     username: p.string(),
     /** The password, sealed. */
     passwordSealed: p.text(),
     /** Its bcrypt hash, sealed too: what the proxy's config gets. */
     passwordHashSealed: p.text(),
-    serviceType: p.string(),
-    serviceId: p.string().length(32),
-    organizationId: p.string().length(32),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    ...ownedByWorkload(),
   },
 });
 export type SecurityRow = InstanceType<typeof Security.class>;
@@ -83,11 +58,7 @@ export const Certificate = defineEntity({
   name: 'Certificate',
   tableName: 'certificates',
   properties: {
-    certificateId: p
-      .string()
-      .length(32)
-      .primary()
-      .onCreate(() => newId()),
+    certificateId: columns.primaryId(),
     name: p.string(),
     certificateData: p.text(),
     privateKeySealed: p.text(),
@@ -96,8 +67,8 @@ export const Certificate = defineEntity({
     expiresAt: p.datetime().nullable(),
     subjects: p.json<string[]>(),
     serverId: p.string().nullable(),
-    organizationId: p.string().length(32),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    organizationId: columns.berthId(),
+    createdAt: columns.createdAt(),
   },
 });
 export type CertificateRow = InstanceType<typeof Certificate.class>;

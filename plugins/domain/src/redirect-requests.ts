@@ -1,7 +1,7 @@
 // redirects.*: redirect rules of a workload (a regex over the full URL, a replacement, 301 or
 // 302), applied to the proxy at once. Request-scoped: the caller's organization and the request's
 // transaction come from the container.
-import { invalidField, notFound } from '@berth/core';
+import { invalidField } from '@berth/core';
 import { nextConfigKey } from './domain-service.ts';
 import { Redirect, type RedirectRow } from './entities.ts';
 import { ProxyRequests } from './proxy-bound.ts';
@@ -27,19 +27,8 @@ export class RedirectRequests extends ProxyRequests {
   async create(input: RedirectFields & { applicationId: string }): Promise<RedirectView> {
     checkRegex(input.regex);
     const workload = await this.owners.fromInput({ applicationId: input.applicationId }, this.organizationId, this.em);
-    const row = this.em.create(Redirect, {
-      regex: input.regex,
-      replacement: input.replacement,
-      permanent: input.permanent,
-      uniqueConfigKey: await nextConfigKey(this.em),
-      serviceType: workload.kind,
-      serviceId: workload.id,
-      organizationId: this.organizationId,
-      createdAt: new Date(),
-    });
-    await this.em.flush();
-    await this.routing.sync(workload, this.em);
-    return this.cradle.redirectService.view(row);
+    const row = this.em.create(Redirect, { regex: input.regex, replacement: input.replacement, permanent: input.permanent, uniqueConfigKey: await nextConfigKey(this.em), ...this.ownedBy(workload) });
+    return this.cradle.redirectService.view(await this.addRoute(row, workload));
   }
 
   /** A redirect of the organization. */
@@ -51,25 +40,17 @@ export class RedirectRequests extends ProxyRequests {
   async update(input: RedirectFields & { redirectId: string }): Promise<RedirectView> {
     checkRegex(input.regex);
     const row = await this.#find(input.redirectId);
-    Object.assign(row, { regex: input.regex, replacement: input.replacement, permanent: input.permanent });
-    await this.em.flush();
-    await this.routing.syncOwnerOf(row, this.em);
-    return this.cradle.redirectService.view(row);
+    return this.cradle.redirectService.view(await this.changeRoute(row, { regex: input.regex, replacement: input.replacement, permanent: input.permanent }));
   }
 
   /** Removes a redirect and its route; answers it as it was. */
   async remove(redirectId: string): Promise<RedirectView> {
-    const row = await this.#find(redirectId);
-    await this.em.remove(row).flush();
-    await this.routing.syncOwnerOf(row, this.em);
-    return this.cradle.redirectService.view(row);
+    return this.cradle.redirectService.view(await this.changeRoute(await this.#find(redirectId), 'remove'));
   }
 
   /** One of the organization's redirects (NOT_FOUND otherwise). */
-  async #find(redirectId: string): Promise<RedirectRow> {
-    const row = await this.em.findOne(Redirect, { redirectId, organizationId: this.organizationId });
-    if (!row) throw notFound('Redirect');
-    return row;
+  #find(redirectId: string): Promise<RedirectRow> {
+    return this.owned(Redirect, { redirectId }, 'Redirect');
   }
 }
 

@@ -2,7 +2,7 @@
 // answers it, as the peer does) with its bcrypt hash, sealed too, which is all the proxy gets.
 // Request-scoped: the caller's organization and the request's transaction come from the container.
 import bcrypt from 'bcryptjs';
-import { conflict, notFound } from '@berth/core';
+import { conflict } from '@berth/core';
 import { Security, type SecurityRow } from './entities.ts';
 import { ProxyRequests } from './proxy-bound.ts';
 import type { SecurityView } from './schemas.ts';
@@ -18,17 +18,8 @@ export class SecurityRequests extends ProxyRequests {
   async create(input: UserFields & { applicationId: string }): Promise<SecurityView> {
     const workload = await this.owners.fromInput({ applicationId: input.applicationId }, this.organizationId, this.em);
     await this.#assertFree(workload.kind, workload.id, input.username, null);
-    const row = this.em.create(Security, {
-      username: input.username,
-      ...this.#sealed(input.password),
-      serviceType: workload.kind,
-      serviceId: workload.id,
-      organizationId: this.organizationId,
-      createdAt: new Date(),
-    });
-    await this.em.flush();
-    await this.routing.sync(workload, this.em);
-    return this.cradle.securityService.view(row);
+    const row = this.em.create(Security, { username: input.username, ...this.#sealed(input.password), ...this.ownedBy(workload) });
+    return this.cradle.securityService.view(await this.addRoute(row, workload));
   }
 
   /** A basic-auth user of the organization, with the password. */
@@ -40,25 +31,17 @@ export class SecurityRequests extends ProxyRequests {
   async update(input: UserFields & { securityId: string }): Promise<SecurityView> {
     const row = await this.#find(input.securityId);
     await this.#assertFree(row.serviceType, row.serviceId, input.username, row.securityId);
-    Object.assign(row, { username: input.username, ...this.#sealed(input.password) });
-    await this.em.flush();
-    await this.routing.syncOwnerOf(row, this.em);
-    return this.cradle.securityService.view(row);
+    return this.cradle.securityService.view(await this.changeRoute(row, { username: input.username, ...this.#sealed(input.password) }));
   }
 
   /** Removes a user and their route; answers them as they were. */
   async remove(securityId: string): Promise<SecurityView> {
-    const row = await this.#find(securityId);
-    await this.em.remove(row).flush();
-    await this.routing.syncOwnerOf(row, this.em);
-    return this.cradle.securityService.view(row);
+    return this.cradle.securityService.view(await this.changeRoute(await this.#find(securityId), 'remove'));
   }
 
   /** One of the organization's users (NOT_FOUND otherwise). */
-  async #find(securityId: string): Promise<SecurityRow> {
-    const row = await this.em.findOne(Security, { securityId, organizationId: this.organizationId });
-    if (!row) throw notFound('Security');
-    return row;
+  #find(securityId: string): Promise<SecurityRow> {
+    return this.owned(Security, { securityId }, 'Security');
   }
 
   #sealed(password: string) {

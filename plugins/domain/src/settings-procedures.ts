@@ -1,7 +1,7 @@
 // The settings.* proxy operations (the proxy serves the whole instance: its operators only,
 // docs/security.md). The
 // Traefik-named ones answer 400 naming the active provider unless it is traefik.
-import { Type, router, type TSchema } from '@berth/core';
+import { Type, router, type ProcedureContext, type Static, type TSchema } from '@berth/core';
 import type { ServerAddress } from './server-address.ts';
 import type { ProxySettings } from './settings-service.ts';
 
@@ -43,6 +43,16 @@ const WebServerSettings = Type.Object({
 
 /** listenPort: the port Berth's API listens on now (the config may say 0: chosen at listen time). */
 export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => number, address: ServerAddress) => {
+  /** A Traefik operation of this machine's proxy that takes the peer's serverId: a server's is refused, saying why (refuseServer). */
+  const onThisMachine = <I extends TSchema, O extends TSchema>(spec: { summary: string; input: I; output: O; handler: (input: Static<I>) => Promise<Static<O>> | Static<O> }) => ({
+    scope: { host: 'serverId' },
+    access: 'admin' as const,
+    ...spec,
+    handler: async (input: Static<I>, ctx: ProcedureContext) => {
+      await s.refuseServer(ctx.principal, (input as { serverId?: string }).serverId);
+      return spec.handler(input);
+    },
+  });
   const roleOps = (name: string, role: 'main' | 'webServer' | 'middlewares', what: string) => [
     settings.query(`read${name}`, {
       access: 'admin',
@@ -79,116 +89,91 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
     ...roleOps('TraefikConfig', 'main', 'main (static) configuration of Traefik'),
     ...roleOps('WebServerTraefikConfig', 'webServer', "dynamic configuration of Berth's own web server"),
     ...roleOps('MiddlewareTraefikConfig', 'middlewares', 'shared middlewares file'),
-    settings.query('readTraefikFile', {
-      scope: { host: 'serverId' },
-      access: 'admin',
-      summary: "A file of the proxy's configuration directory (Traefik only; confined to that directory)",
-      input: Type.Object({ path: ConfigPath(), ...ServerId }),
-      output: Text,
-      handler: async ({ path, serverId }, ctx) => {
-        await s.refuseServer(ctx.principal, serverId);
-        return s.readFile(path);
-      },
-    }),
-    settings.mutation('updateTraefikFile', {
-      scope: { host: 'serverId' },
-      access: 'admin',
-      summary: "Write a file of the proxy's configuration directory, checked first (Traefik only; confined to that directory)",
-      input: Type.Object({ path: ConfigPath(), traefikConfig: ConfigText(), ...ServerId }),
-      output: Type.Boolean(),
-      handler: async ({ path, traefikConfig, serverId }, ctx) => {
-        await s.refuseServer(ctx.principal, serverId);
-        return s.writeFile(path, traefikConfig);
-      },
-    }),
-    settings.query('readDirectories', {
-      scope: { host: 'serverId' },
-      access: 'admin',
-      summary: "The proxy's configuration directory as a tree (Traefik only)",
-      input: Type.Object(ServerId),
-      output: Type.Array(DirectoryEntry),
-      handler: async ({ serverId }, ctx) => {
-        await s.refuseServer(ctx.principal, serverId);
-        return s.directories() as Promise<Entry[]>;
-      },
-    }),
-    settings.query('readTraefikEnv', {
-      scope: { host: 'serverId' },
-      access: 'admin',
-      summary: "The environment of the proxy's service, KEY=value lines (Traefik only)",
-      input: Type.Object(ServerId),
-      output: Text,
-      handler: async ({ serverId }, ctx) => {
-        await s.refuseServer(ctx.principal, serverId);
-        return (await s.serviceSettings()).env;
-      },
-    }),
-    settings.mutation('writeTraefikEnv', {
-      scope: { host: 'serverId' },
-      access: 'admin',
-      summary: "Replace the environment of the proxy's service and restart it (Traefik only)",
-      input: Type.Object({ env: Type.String({ maxLength: 65_536 }), ...ServerId }),
-      output: Type.Boolean(),
-      handler: async ({ env, serverId }, ctx) => {
-        await s.refuseServer(ctx.principal, serverId);
-        return s.updateServiceSettings({ env });
-      },
-    }),
-    settings.mutation('reloadTraefik', {
-      scope: { host: 'serverId' },
-      access: 'admin',
-      summary: 'Restart the proxy; its routes are kept (Traefik only)',
-      input: Type.Object(ServerId),
-      output: Type.Boolean(),
-      handler: async ({ serverId }, ctx) => {
-        await s.refuseServer(ctx.principal, serverId);
-        return s.reload();
-      },
-    }),
-    settings.mutation('toggleDashboard', {
-      scope: { host: 'serverId' },
-      access: 'admin',
-      summary: "Publish Traefik's dashboard on port 8080, or stop (Traefik only)",
-      input: Type.Object({ enableDashboard: Type.Optional(Type.Boolean()), ...ServerId }),
-      output: Type.Boolean(),
-      handler: async ({ enableDashboard, serverId }, ctx) => {
-        await s.refuseServer(ctx.principal, serverId);
-        return s.updateServiceSettings({ dashboard: enableDashboard ?? false });
-      },
-    }),
-    settings.query('haveTraefikDashboardPortEnabled', {
-      scope: { host: 'serverId' },
-      access: 'admin',
-      summary: "Whether Traefik's dashboard is published (Traefik only)",
-      input: Type.Object(ServerId),
-      output: Type.Boolean(),
-      handler: async ({ serverId }, ctx) => {
-        await s.refuseServer(ctx.principal, serverId);
-        return (await s.serviceSettings()).dashboard;
-      },
-    }),
-    settings.query('getTraefikPorts', {
-      scope: { host: 'serverId' },
-      access: 'admin',
-      summary: 'Ports the proxy publishes besides http and https (Traefik only)',
-      input: Type.Object(ServerId),
-      output: Type.Array(Port),
-      handler: async ({ serverId }, ctx) => {
-        await s.refuseServer(ctx.principal, serverId);
-        return (await s.serviceSettings()).additionalPorts;
-      },
-    }),
-    settings.mutation('updateTraefikPorts', {
-      scope: { host: 'serverId' },
-      access: 'admin',
-      summary: 'Replace the ports the proxy publishes besides http and https, in host mode (Traefik only)',
-      input: Type.Object({ additionalPorts: Type.Array(Port, { maxItems: 100 }), ...ServerId }),
-      output: Type.Boolean(),
-      handler: async ({ additionalPorts, serverId }, ctx) => {
-        await s.refuseServer(ctx.principal, serverId);
-        return s.updateServiceSettings({ additionalPorts });
-      },
-    }),
+    settings.query(
+      'readTraefikFile',
+      onThisMachine({
+        summary: "A file of the proxy's configuration directory (Traefik only; confined to that directory)",
+        input: Type.Object({ path: ConfigPath(), ...ServerId }),
+        output: Text,
+        handler: ({ path }) => s.readFile(path),
+      }),
+    ),
+    settings.mutation(
+      'updateTraefikFile',
+      onThisMachine({
+        summary: "Write a file of the proxy's configuration directory, checked first (Traefik only; confined to that directory)",
+        input: Type.Object({ path: ConfigPath(), traefikConfig: ConfigText(), ...ServerId }),
+        output: Type.Boolean(),
+        handler: ({ path, traefikConfig }) => s.writeFile(path, traefikConfig),
+      }),
+    ),
+    settings.query(
+      'readDirectories',
+      onThisMachine({
+        summary: "The proxy's configuration directory as a tree (Traefik only)",
+        input: Type.Object(ServerId),
+        output: Type.Array(DirectoryEntry),
+        handler: () => s.directories() as Promise<Entry[]>,
+      }),
+    ),
+    settings.query(
+      'readTraefikEnv',
+      onThisMachine({
+        summary: "The environment of the proxy's service, KEY=value lines (Traefik only)",
+        input: Type.Object(ServerId),
+        output: Text,
+        handler: async () => (await s.serviceSettings()).env,
+      }),
+    ),
+    settings.mutation(
+      'writeTraefikEnv',
+      onThisMachine({
+        summary: "Replace the environment of the proxy's service and restart it (Traefik only)",
+        input: Type.Object({ env: Type.String({ maxLength: 65_536 }), ...ServerId }),
+        output: Type.Boolean(),
+        handler: ({ env }) => s.updateServiceSettings({ env }),
+      }),
+    ),
+    settings.mutation(
+      'reloadTraefik',
+      onThisMachine({ summary: 'Restart the proxy; its routes are kept (Traefik only)', input: Type.Object(ServerId), output: Type.Boolean(), handler: () => s.reload() }),
+    ),
+    settings.mutation(
+      'toggleDashboard',
+      onThisMachine({
+        summary: "Publish Traefik's dashboard on port 8080, or stop (Traefik only)",
+        input: Type.Object({ enableDashboard: Type.Optional(Type.Boolean()), ...ServerId }),
+        output: Type.Boolean(),
+        handler: ({ enableDashboard }) => s.updateServiceSettings({ dashboard: enableDashboard ?? false }),
+      }),
+    ),
+    settings.query(
+      'haveTraefikDashboardPortEnabled',
+      onThisMachine({
+        summary: "Whether Traefik's dashboard is published (Traefik only)",
+        input: Type.Object(ServerId),
+        output: Type.Boolean(),
+        handler: async () => (await s.serviceSettings()).dashboard,
+      }),
+    ),
+    settings.query(
+      'getTraefikPorts',
+      onThisMachine({
+        summary: 'Ports the proxy publishes besides http and https (Traefik only)',
+        input: Type.Object(ServerId),
+        output: Type.Array(Port),
+        handler: async () => (await s.serviceSettings()).additionalPorts,
+      }),
+    ),
+    settings.mutation(
+      'updateTraefikPorts',
+      onThisMachine({
+        summary: 'Replace the ports the proxy publishes besides http and https, in host mode (Traefik only)',
+        input: Type.Object({ additionalPorts: Type.Array(Port, { maxItems: 100 }), ...ServerId }),
+        output: Type.Boolean(),
+        handler: ({ additionalPorts }) => s.updateServiceSettings({ additionalPorts }),
+      }),
+    ),
     settings.query('getIp', {
       scope: 'organization',
       summary:

@@ -6,6 +6,7 @@
 import {
   badRequest,
   GitProviderError,
+  schema,
   newId,
   notFound,
   type EntityManager,
@@ -16,9 +17,10 @@ import {
   type ProviderRegistry,
   type SecretBox,
   type SourceProvider,
+  type TSchema,
 } from '@berth/core';
 import { GitConnectionRecord, GitProviderRecord, type GitConnectionRow, type GitProviderRow } from './entities.ts';
-import { recordFields, notShared, usable, webUrlOf, type GitCaller } from './records.ts';
+import { connectionRelation, connectionRelationSchema, forgeIdField, notShared, usable, webUrlOf, type GitCaller } from './records.ts';
 
 /** A token is renewed when it expires within this margin (a deploy's clone must not outlive it). */
 const REFRESH_MARGIN_MS = 10 * 60_000;
@@ -103,18 +105,32 @@ export class GitConnectionLookup {
     return { record, provider };
   }
 
+  /** The enabled forges a workload deploys from that keep connections (sourceFields and a connection form). */
+  #sourceForges(): GitProvider[] {
+    return this.providers()
+      .all('git')
+      .filter(p => p.sourceFields && p.connection);
+  }
+
   /**
-   * The connection of a forge keeping the generic record that a workload's field names, as the
-   * workload's `one` joins it: its id, git provider id and settings (no secret field); null when it
-   * names none of the organization's.
+   * The connections a workload's fields name, under each enabled forge's id (the peer's github,
+   * gitlab, bitbucket, gitea; a forge's own), as the workload's `one` joins them: the record
+   * without its secrets (and what the forge's wire leaves out); null where the field names none
+   * of the organization's.
    */
-  async forgeRelation(type: string, id: unknown, organizationId: string, em: EntityManager): Promise<Record<string, unknown> | null> {
-    const provider = this.provider(type);
-    const found = typeof id === 'string' && id ? await this.forge(type, id, organizationId, em).catch(() => null) : null;
-    if (!found || !provider.connection) return null;
-    const secret = new Set([...Object.keys(provider.connection.secrets.properties), ...(provider.connection.wire?.unjoined ?? [])]);
-    const fields = Object.entries(recordFields(provider.connection, found.record.settings)).filter(([k]) => !secret.has(k));
-    return { [provider.sourceFields?.id ?? `${type}Id`]: found.record.connectionId, ...Object.fromEntries(fields), gitProviderId: found.record.gitProviderId };
+  async relations(fields: Record<string, unknown>, organizationId: string, em: EntityManager): Promise<Record<string, Record<string, unknown> | null>> {
+    const out: Record<string, Record<string, unknown> | null> = {};
+    for (const provider of this.#sourceForges()) {
+      const id = fields[forgeIdField(provider)];
+      const found = typeof id === 'string' && id ? await this.forge(provider.id, id, organizationId, em).catch(() => null) : null;
+      out[provider.id] = found ? connectionRelation(provider, found.record) : null;
+    }
+    return out;
+  }
+
+  /** The schemas of relations(): per forge, its joined record or null. */
+  relationSchemas(): Record<string, TSchema> {
+    return Object.fromEntries(this.#sourceForges().map(p => [p.id, schema.Nullable(connectionRelationSchema(p))]));
   }
 
   /** The account a forge's generic record gives it: its settings, its secrets opened. */
@@ -173,61 +189,6 @@ export class GitConnectionLookup {
   /** The account a workload's connection gives its provider (a GitLab token renewed first when it expires soon). */
   async accountFor(type: string, id: string, organizationId: string, em: EntityManager): Promise<GitAccount> {
     return this.forgeAccountRenewed(type, (await this.forge(type, id, organizationId, em)).record, em);
-  }
-
-  /** The Bitbucket connection a workload's bitbucketId names, as its `one` joins it (no token or password); null when it names none of the organization's. */
-  async bitbucketRelation(bitbucketId: unknown, organizationId: string, em: EntityManager) {
-    const found = this.providers().has('git', 'bitbucket') ? await this.forgeRelation('bitbucket', bitbucketId, organizationId, em) : null;
-    // cast: the fields the Bitbucket provider's form declares (its settings, strings or null), as application.one's schema names them.
-    return found as { bitbucketId: string; gitProviderId: string; bitbucketUsername: string | null; bitbucketEmail: string | null; bitbucketWorkspaceName: string | null } | null;
-  }
-
-  /** The GitLab connection a workload's gitlabId names, as its `one` joins it (no secret or token); null when it names none of the organization's. */
-  async gitlabRelation(gitlabId: unknown, organizationId: string, em: EntityManager) {
-    const found = this.providers().has('git', 'gitlab') ? await this.forgeRelation('gitlab', gitlabId, organizationId, em) : null;
-    // cast: the fields the GitLab provider's form declares, as application.one's schema names them.
-    return found as {
-      gitlabId: string;
-      gitlabUrl: string;
-      gitlabInternalUrl: string | null;
-      applicationId: string | null;
-      redirectUri: string | null;
-      groupName: string | null;
-      expiresAt: number | null;
-      gitProviderId: string;
-    } | null;
-  }
-
-  /** The Gitea connection a workload's giteaId names, as its `one` joins it (no secret or token, nor the user and organization names); null when it names none of the organization's. */
-  async giteaRelation(giteaId: unknown, organizationId: string, em: EntityManager) {
-    const found = this.providers().has('git', 'gitea') ? await this.forgeRelation('gitea', giteaId, organizationId, em) : null;
-    // cast: the fields the Gitea provider's form declares, as application.one's schema names them.
-    return found as {
-      giteaId: string;
-      giteaUrl: string;
-      giteaInternalUrl: string | null;
-      redirectUri: string | null;
-      clientId: string | null;
-      gitProviderId: string;
-      expiresAt: number | null;
-      scopes: string | null;
-      lastAuthenticatedAt: number | null;
-    } | null;
-  }
-
-  /** The GitHub connection a workload's githubId names, as its `one` joins it (no secret); null when it names none of the organization's. */
-  async githubRelation(githubId: unknown, organizationId: string, em: EntityManager) {
-    const found = this.providers().has('git', 'github') ? await this.forgeRelation('github', githubId, organizationId, em) : null;
-    // cast: the fields the GitHub provider's form declares, as application.one's schema names them.
-    return found as {
-      githubId: string;
-      githubAppName: string | null;
-      githubAppId: number | null;
-      githubClientId: string | null;
-      githubInstallationId: string | null;
-      githubUrl: string;
-      gitProviderId: string;
-    } | null;
   }
 
   /**

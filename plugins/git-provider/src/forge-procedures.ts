@@ -5,7 +5,7 @@
 // that input and answers that shape; the rest are generated. A connection is removed and shared
 // through gitProvider.*.
 import { Type, badRequest, notFound, router, schema, type GitProvider, type TSchema } from '@berth/core';
-import { ForgeConnections } from './connections/forge.ts';
+import { connectionRecordSchema, forgeIdField } from './records.ts';
 import { GitProviderView } from './schemas.ts';
 import { appSetupPath, callbackPath } from './setup.ts';
 
@@ -13,35 +13,19 @@ const { Nullable, NonEmpty } = schema;
 const Id = NonEmpty({ maxLength: 255 });
 const Name = NonEmpty({ maxLength: 255 });
 
-/** Each property of an object schema made optional (a stored connection answers the settings it has). */
+/** Each property of an object schema made optional (an update takes the fields it changes). */
 const optional = (properties: Record<string, TSchema>) => Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, Type.Optional(v)]));
-/** Each property of an object schema answered or null (a record of the peer's answers every field). */
-const nullable = (properties: Record<string, TSchema>) => Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, Nullable(v)]));
-/** A secret field as a record answers it: a string in the peer's type, always null in Berth's answers. */
-const sealed = (properties: Record<string, TSchema>) => Object.fromEntries(Object.keys(properties).map(k => [k, Nullable(Type.String({ description: 'sealed in Berth: always null' }))]));
-
 const pick = (o: Record<string, unknown>, keys: string[]) => Object.fromEntries(keys.map(k => [k, o[k]]));
 
 const Repository = Type.Object({ id: Type.String(), name: Type.String(), owner: Type.String(), cloneUrl: Type.String(), defaultBranch: Nullable(Type.String()), private: Type.Boolean() });
 const Branch = Type.Object({ name: Type.String(), commit: Type.String() });
-
-/** A connection's fields as the forge's answers carry them (without the git provider row). */
-export function connectionRecordSchema(provider: GitProvider) {
-  const form = provider.connection!;
-  const idField = ForgeConnections.idField(provider);
-  // A setting with a default is always answered; the others, where every field is, may be null.
-  const defaulted = Object.keys(form.wire?.defaults ?? {});
-  const every = { ...nullable(form.settings.properties), ...Object.fromEntries(defaulted.map(k => [k, form.settings.properties[k]!])) };
-  const settings = form.wire?.record ? { ...every, ...sealed(form.secrets.properties) } : optional(form.settings.properties);
-  return Type.Object({ [idField]: Type.String(), gitProviderId: Type.String(), ...settings });
-}
 
 /** The router of one forge declaring `connection`. */
 export function forgeProcedures(provider: GitProvider) {
   const form = provider.connection!;
   const wire = form.wire ?? {};
   const type = provider.id;
-  const idField = ForgeConnections.idField(provider);
+  const idField = forgeIdField(provider);
   const Type_ = `${type[0]!.toUpperCase()}${type.slice(1)}`;
   const r = router(type, 'organization');
   const IdInput = Type.Object({ [idField]: Id });
@@ -126,7 +110,12 @@ export function forgeProcedures(provider: GitProvider) {
       },
     }),
     ...Object.entries(wire.settingQueries ?? {}).map(([name, { setting, summary }]) =>
-      r.query(name, { summary, input: IdInput, output: Record_.properties[setting] ?? Type.Unknown(), handler: (input, ctx) => ctx.cradle.forgeConnections.setting(type, idOf(input), setting) }),
+      r.query(name, {
+        summary,
+        input: IdInput,
+        output: (Record_.properties as Record<string, TSchema>)[setting] ?? Type.Unknown(),
+        handler: (input, ctx) => ctx.cradle.forgeConnections.setting(type, idOf(input), setting),
+      }),
     ),
     ...(setup
       ? [

@@ -2,7 +2,7 @@
 // own router, github.* and the others, is made from its connection form: forge-procedures.ts). No
 // answer carries a secret.
 import { Type, router, schema, type GitProvider } from '@berth/core';
-import { connectionRecordSchema } from './forge-procedures.ts';
+import { connectionRecordSchema } from './records.ts';
 import { GitProviderIdInput, GitProviderListed, GitProviderView, ToggleShareInput } from './schemas.ts';
 
 const { Nullable } = schema;

@@ -1,7 +1,7 @@
 // The connection records as the API answers them (secrets never: their fields answer null), who in
 // the organization may use one, the sealed columns of each forge's record, and the address rules a
 // connection's URLs follow.
-import { badRequest, forbidden, iso, type GitConnectionForm, type GitRepositoryRef, type GitSourceFields, type Role } from '@berth/core';
+import { badRequest, forbidden, iso, schema, Type, type GitConnectionForm, type GitProvider, type GitRepositoryRef, type GitSourceFields, type Role, type TSchema } from '@berth/core';
 import type { GitConnectionRow, GitProviderRow } from './entities.ts';
 import type { GitProviderView } from './schemas.ts';
 
@@ -34,6 +34,48 @@ export function recordFields(form: GitConnectionForm, settings: GitConnectionRow
   if (!form.wire?.record) return { ...settings };
   const every = Object.keys(form.settings.properties).map(k => [k, settings[k] ?? form.wire?.defaults?.[k] ?? null]);
   return Object.fromEntries([...every, ...Object.keys(form.secrets.properties).map(k => [k, null])]);
+}
+
+/** The input field that names a connection of a forge (and the workload field that holds it): its sourceFields.id, else `<forge>Id`. */
+export const forgeIdField = (provider: GitProvider): string => provider.sourceFields?.id ?? `${provider.id}Id`;
+
+/** A connection's record as its forge's answers carry it (without the git provider row): its id, git provider id and settings, in clear. */
+export const connectionRecord = (provider: GitProvider, record: GitConnectionRow): Record<string, unknown> => ({
+  [forgeIdField(provider)]: record.connectionId,
+  ...recordFields(provider.connection!, record.settings),
+  gitProviderId: record.gitProviderId,
+});
+
+/** The fields of a record a workload's `one` does not join: the secrets and what the forge's wire leaves out. */
+const unjoined = (form: GitConnectionForm) => new Set([...Object.keys(form.secrets.properties), ...(form.wire?.unjoined ?? [])]);
+
+/** A connection as a workload's `one` joins it: its record without the secret fields (and those the wire leaves out). */
+export const connectionRelation = (provider: GitProvider, record: GitConnectionRow): Record<string, unknown> => {
+  const left = unjoined(provider.connection!);
+  return Object.fromEntries(Object.entries(connectionRecord(provider, record)).filter(([k]) => !left.has(k)));
+};
+
+const { Nullable } = schema;
+/** Each property of an object schema made optional (a stored connection answers the settings it has). */
+const optional = (properties: Record<string, TSchema>) => Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, Type.Optional(v)]));
+/** Each property of an object schema answered or null (a record of the peer's answers every field). */
+const nullable = (properties: Record<string, TSchema>) => Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, Nullable(v)]));
+/** A secret field as a record answers it: a string in the peer's type, always null in Berth's answers. */
+const sealed = (properties: Record<string, TSchema>) => Object.fromEntries(Object.keys(properties).map(k => [k, Nullable(Type.String({ description: 'sealed in Berth: always null' }))]));
+
+/** The schema of connectionRecord: where the forge answers every field, a setting with a default is always answered and the others may be null. */
+export function connectionRecordSchema(provider: GitProvider) {
+  const form = provider.connection!;
+  const defaulted = Object.keys(form.wire?.defaults ?? {});
+  const every = { ...nullable(form.settings.properties), ...Object.fromEntries(defaulted.map(k => [k, form.settings.properties[k]!])) };
+  const settings = form.wire?.record ? { ...every, ...sealed(form.secrets.properties) } : optional(form.settings.properties);
+  return Type.Object({ [forgeIdField(provider)]: Type.String(), ...settings, gitProviderId: Type.String() });
+}
+
+/** The schema of connectionRelation. */
+export function connectionRelationSchema(provider: GitProvider) {
+  const left = unjoined(provider.connection!);
+  return Type.Object(Object.fromEntries(Object.entries(connectionRecordSchema(provider).properties).filter(([k]) => !left.has(k))));
 }
 
 /** A git host's web (or internal) address: an http(s) URL without user, query or fragment, no trailing slash. */

@@ -6,7 +6,7 @@
 // accounts.ts; the procedures' side, request by request, in connections/.
 import { badRequest, forbidden, GitProviderError, newId, type DeliveryHeaders, type EntityManager, type GitAccount, type GitProvider, type GitPullRequest, type GitRepositoryRef } from '@berth/core';
 import { GitConnectionLookup } from './accounts.ts';
-import { recordFields, repositoryParts, usable, type GitCaller } from './records.ts';
+import { connectionRecord, repositoryParts, usable, type GitCaller } from './records.ts';
 
 export class GitProviderService extends GitConnectionLookup {
   #keys: Set<string> | undefined;
@@ -212,16 +212,10 @@ export class GitProviderService extends GitConnectionLookup {
     userId: string,
     em: EntityManager,
   ): Promise<Record<string, unknown> & { connectionId: string }> {
-    const form = this.provider(type).connection;
-    const account = this.formFields(type, fields, form?.wire?.defaults);
+    const account = this.formFields(type, fields, this.provider(type).connection?.wire?.defaults);
     await this.reachableSettings(account.settings, organizationId);
     const { record } = await this.newConnection(type, fields.name, account, { settings: {}, secrets: {} }, organizationId, userId, em);
-    return {
-      connectionId: record.connectionId,
-      [this.provider(type).sourceFields?.id ?? `${type}Id`]: record.connectionId,
-      gitProviderId: record.gitProviderId,
-      ...recordFields(form!, record.settings),
-    };
+    return { connectionId: record.connectionId, ...connectionRecord(this.provider(type), record) };
   }
 
   /** An app flow's second step: the app was installed; its installation id completes the connection (of the organization, and one the caller may use: theirs or shared with them). */

@@ -13,10 +13,7 @@
 // way, bound to the organization and the connection, by `<forge>.authorization` (GitLab's) or by
 // the peer's `/api/providers/<forge>/authorize`, which sends the user to the service with it (Gitea's).
 import { BerthError, GitProviderError, badRequest, isStorable, type BerthHost, type EntityManager, type GitProvider, type Principal, type SecretBox } from '@berth/core';
-import { webUrlOf } from './records.ts';
-
-/** The input field that names a connection of a forge. */
-const ForgeIdField = (provider: GitProvider) => provider.sourceFields?.id ?? `${provider.id}Id`;
+import { forgeIdField, webUrlOf } from './records.ts';
 import type { GitProviderService } from './service.ts';
 
 /** The peer's return route of a forge's app manifest flow (GitHub's `/api/providers/github/setup`). */
@@ -106,7 +103,7 @@ export class GitProviderSetup {
     const oauth = provider.connection!.oauth!;
     const own = settings[oauth.redirectUri];
     const base = typeof own === 'string' && own ? own : `${this.#berthUrl()}${callbackPath(provider.id)}`;
-    return oauth.redirectNamesConnection ? `${base}?${provider.sourceFields?.id ?? `${provider.id}Id`}=${connectionId}` : base;
+    return oauth.redirectNamesConnection ? `${base}?${forgeIdField(provider)}=${connectionId}` : base;
   }
 
   #berthUrl(): string {
@@ -152,7 +149,7 @@ export class GitProviderSetup {
               const installation = validInstallation(q.installation_id);
               const installed = installation && provider.connection?.app ? { [provider.connection.app.installation]: installation } : {};
               const connection = await this.#service.createConnection(type, { name: made.name, ...made.settings, ...installed, ...made.secrets }, principal.organizationId, principal.userId, em);
-              return reply.redirect(`${AFTER}?${new URLSearchParams({ [ForgeIdField(provider)]: String(connection.connectionId) })}`, 307);
+              return reply.redirect(`${AFTER}?${new URLSearchParams({ [forgeIdField(provider)]: String(connection.connectionId) })}`, 307);
             }
             if (action === `${setup.statePrefix}_setup`) {
               const installation = validInstallation(q.installation_id);
@@ -178,7 +175,7 @@ export class GitProviderSetup {
         const oauth = provider.connection?.oauth;
         if (!oauth) continue;
         const type = provider.id;
-        const idField = provider.sourceFields?.id ?? `${type}Id`;
+        const idField = forgeIdField(provider);
         const missing = `${provider.label} provider not found`;
         if (oauth.start === 'route')
           app.get(authorizePath(type), { schema: { hide: true } }, async (req, reply) => {

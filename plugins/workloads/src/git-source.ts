@@ -17,6 +17,32 @@ export interface GitSourceRules {
   assertMayChangeSource(current: Record<string, unknown>, changes: Record<string, unknown>, organizationId: string, em: EntityManager, caller?: Pick<Principal, 'userId' | 'role'>): Promise<void>;
 }
 
+/** The peer's git source fields of a workload (github's, gitlab's, bitbucket's, gitea's, a custom URL's), all forgotten: what disconnectGitProvider changes, besides a kind's own. */
+export const GIT_SOURCE_CLEARED = {
+  repository: null,
+  owner: null,
+  branch: null,
+  githubId: null,
+  gitlabRepository: null,
+  gitlabOwner: null,
+  gitlabBranch: null,
+  gitlabId: null,
+  gitlabProjectId: null,
+  gitlabPathNamespace: null,
+  bitbucketRepository: null,
+  bitbucketRepositorySlug: null,
+  bitbucketOwner: null,
+  bitbucketBranch: null,
+  bitbucketId: null,
+  giteaRepository: null,
+  giteaOwner: null,
+  giteaBranch: null,
+  giteaId: null,
+  customGitUrl: null,
+  customGitBranch: null,
+  customGitSSHKeyId: null,
+} as const;
+
 /** Whose change it is: the organization, the request's transaction, the caller (none: Berth itself). */
 export interface ChangeScope {
   organizationId: string;

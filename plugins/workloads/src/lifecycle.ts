@@ -9,7 +9,7 @@
 // record's appName that is not Berth's for this very record is refused (409) and left alone.
 import type Docker from 'dockerode';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { optionalService, type Cradle, type Deployer, type DeploymentRun, type EntityManager } from '@berth/core';
+import { optionalService, type Cradle, type Deployer, type DeploymentRun, type EntityManager, type SourceRequest } from '@berth/core';
 import type { ContainerHosts } from '@berth/plugin-hosts';
 import { ownerLabels, type Owner } from './owners.ts';
 import { SwarmRunner, type Admit, type Owned, type WaitOptions } from './swarm/runner.ts';
@@ -60,6 +60,16 @@ function nodeEngines(cradle: Cradle, deploying: Docker, record: LifecycleRecord)
     return byNode;
   };
   return async nodeId => (await (found ??= find())).get(nodeId) ?? null;
+}
+
+/** A log's lines containing `search` (any case); the whole log without one. */
+export function linesContaining(text: string, search?: string | null): string {
+  if (!search) return text;
+  const needle = search.toLowerCase();
+  return text
+    .split('\n')
+    .filter(l => l.toLowerCase().includes(needle))
+    .join('\n');
 }
 
 export abstract class WorkloadLifecycle<Row> implements Deployer {
@@ -136,6 +146,30 @@ export abstract class WorkloadLifecycle<Row> implements Deployer {
   /** How a run waits for the engine: its signal, its log, the configured settle time. */
   protected wait(run: DeploymentRun): WaitOptions {
     return { signal: run.signal, log: line => run.log(line), settleMs: this.cradle().config.deploySettleSeconds * 1000 };
+  }
+
+  /**
+   * What a run gives the source provider of the record's sourceType besides the fields, secrets
+   * and work directory: the run's signal, log and redaction, the organization's SSH keys, the
+   * commit asked for, and the host access policy's refusal of a local git URL.
+   */
+  protected sourceIo(row: Row, run: DeploymentRun): Omit<SourceRequest, 'fields' | 'secrets' | 'workDir'> {
+    const cradle = this.cradle();
+    const { organizationId } = this.identify(row);
+    return {
+      signal: run.signal,
+      log: line => run.log(line),
+      redact: value => run.redact(value),
+      sshKey: keyId => cradle.sshKeys.privateKey(keyId, organizationId, run.em),
+      organizationId,
+      em: run.em,
+      ref: run.deployment.checkout ?? null,
+      // A record written while the config allowed it fails its next deploy once it no longer does.
+      checkLocal: (location, field) => {
+        const refused = cradle.hostAccess.localGitRefusal(location, field);
+        if (refused) throw refused;
+      },
+    };
   }
 
   /** The record as owner of engine objects. */
@@ -220,17 +254,55 @@ export abstract class WorkloadLifecycle<Row> implements Deployer {
   /** The record's service log, optionally only the lines containing `search` (any case). */
   async serviceLogs(row: Row, options: { tail: number; since: string; search?: string | null }): Promise<string> {
     const { swarm } = await this.engine(row);
-    const text = await swarm.serviceLogs(this.identify(row).appName, { tail: options.tail, since: options.since, ...this.owned(row) });
-    if (!options.search) return text;
-    const needle = options.search.toLowerCase();
-    return text
-      .split('\n')
-      .filter(l => l.toLowerCase().includes(needle))
-      .join('\n');
+    return linesContaining(await swarm.serviceLogs(this.identify(row).appName, { tail: options.tail, since: options.since, ...this.owned(row) }), options.search);
   }
 
   async #assertDeployed(row: Row, engine: Engine): Promise<void> {
     const { appName } = this.identify(row);
     if (!(await engine.swarm.serviceExists(appName, this.owned(row)))) throw new Error(`${appName} has never been deployed: deploy it first`);
+  }
+}
+
+/** What a RecordLifecycle reads and writes through a kind's records service. */
+export interface LifecycleRecords<Row> {
+  /** The record's settings (its `replicas` among them). */
+  settingsOf(row: Row): Record<string, unknown>;
+  /** Stores the record's status. */
+  setStatus(id: string, status: string, em: EntityManager): Promise<void>;
+}
+
+/**
+ * The lifecycle of a kind whose records are rows of an entity keyed by an id field, with the
+ * workload columns (application, compose, the database kinds): loaded and identified by that
+ * field, started with the replicas of their settings, their status stored by the kind's records
+ * service.
+ */
+export abstract class RecordLifecycle<Row extends { appName: string; organizationId: string; serverId?: string | null }, Records extends LifecycleRecords<Row>> extends WorkloadLifecycle<Row> {
+  /** The kind's records service. */
+  protected readonly records: Records;
+  readonly #entity: unknown;
+  readonly #idField: string;
+
+  constructor(table: { entity: unknown; idField: string }, records: Records, cradle: () => Cradle) {
+    super(cradle);
+    this.#entity = table.entity;
+    this.#idField = table.idField;
+    this.records = records;
+  }
+
+  protected load(id: string, em: EntityManager): Promise<Row | null> {
+    return em.findOne(this.#entity as never, { [this.#idField]: id } as never) as Promise<Row | null>; // casts: the entity is the kind's, Row what its plugin declares it holds
+  }
+
+  protected identify(row: Row): LifecycleRecord {
+    return { id: String((row as Record<string, unknown>)[this.#idField]), appName: row.appName, organizationId: row.organizationId, serverId: row.serverId ?? null };
+  }
+
+  protected replicas(row: Row): number {
+    return Number(this.records.settingsOf(row).replicas ?? 1);
+  }
+
+  protected setStatus(id: string, status: string, em: EntityManager): Promise<void> {
+    return this.records.setStatus(id, status, em);
   }
 }

@@ -12,59 +12,6 @@ export const NotServedList = (what: string) => Type.Array(Type.Object({}), { max
 /** A relation to a namespace no plugin serves yet: always null. */
 export const NotServedOne = (what: string) => Type.Null({ description: `${what}: null until a plugin serves it` });
 
-/** The GitHub connection a workload deploys from (no secret of it), as the peer joins it; null without one. */
-export const GithubRelation = Nullable(
-  Type.Object({
-    githubId: Type.String(),
-    githubAppName: Nullable(Type.String()),
-    githubAppId: Nullable(Type.Number()),
-    githubClientId: Nullable(Type.String()),
-    githubInstallationId: Nullable(Type.String()),
-    githubUrl: Type.String(),
-    gitProviderId: Type.String(),
-  }),
-);
-
-/** The GitLab connection a workload deploys from (no secret or token of it), as the peer joins it; null without one. */
-export const GitlabRelation = Nullable(
-  Type.Object({
-    gitlabId: Type.String(),
-    gitlabUrl: Type.String(),
-    gitlabInternalUrl: Nullable(Type.String()),
-    applicationId: Nullable(Type.String()),
-    redirectUri: Nullable(Type.String()),
-    groupName: Nullable(Type.String()),
-    expiresAt: Nullable(Type.Number()),
-    gitProviderId: Type.String(),
-  }),
-);
-
-/** The Bitbucket connection a workload deploys from (no API token or app password), as the peer joins it; null without one. */
-export const BitbucketRelation = Nullable(
-  Type.Object({
-    bitbucketId: Type.String(),
-    bitbucketUsername: Nullable(Type.String()),
-    bitbucketEmail: Nullable(Type.String()),
-    bitbucketWorkspaceName: Nullable(Type.String()),
-    gitProviderId: Type.String(),
-  }),
-);
-
-/** The Gitea connection a workload deploys from (no client secret or token; the columns the peer joins), null without one. */
-export const GiteaRelation = Nullable(
-  Type.Object({
-    giteaId: Type.String(),
-    giteaUrl: Type.String(),
-    giteaInternalUrl: Nullable(Type.String()),
-    redirectUri: Nullable(Type.String()),
-    clientId: Nullable(Type.String()),
-    gitProviderId: Type.String(),
-    expiresAt: Nullable(Type.Number()),
-    scopes: Nullable(Type.String()),
-    lastAuthenticatedAt: Nullable(Type.Number()),
-  }),
-);
-
 /** The server a workload's serverId names, as its answers join it (null without one, or when no plugin keeps servers). */
 export async function serverRelation(cradle: Cradle, serverId: unknown, organizationId: string, em: EntityManager) {
   return (await optionalService(cradle, 'servers')?.relation(serverId, organizationId, em)) ?? null;
@@ -75,8 +22,22 @@ export async function registryRelation(cradle: Cradle, registryId: unknown, orga
   return (await optionalService(cradle, 'registries')?.relation(registryId, organizationId, em)) ?? null;
 }
 
-/** The schemas of a workload's relations (made once every plugin is set up). */
-export function relationSchemas(cradle: Cradle) {
+/**
+ * The git connections a workload's settings name, under each forge's id (the peer's github,
+ * gitlab, bitbucket, gitea; a forge's own), as its answers join them; each null without one.
+ * `git`: the git provider plugin's service, which the kind looks up (undefined when that plugin is
+ * disabled: then every forge's is null); `forges`: the enabled forges' ids.
+ */
+export async function gitRelations(git: Cradle['gitProviders'] | undefined, forges: readonly string[], settings: Record<string, unknown>, organizationId: string, em: EntityManager) {
+  return git ? git.relations(settings, organizationId, em) : Object.fromEntries(forges.map(id => [id, null]));
+}
+
+/**
+ * The schemas of a workload's relations (made once every plugin is set up). `git`: the git provider
+ * plugin's service, for a kind that deploys from forges (it looks it up; undefined when that plugin
+ * is disabled, or for a kind that does not: then each enabled forge's relation is always null).
+ */
+export function relationSchemas(cradle: Cradle, git?: Cradle['gitProviders']) {
   const mounts = optionalService(cradle, 'mounts');
   const ports = optionalService(cradle, 'ports');
   const deployments = optionalService(cradle, 'deployments');
@@ -91,10 +52,8 @@ export function relationSchemas(cradle: Cradle) {
     deployments: deployments ? Type.Array(deployments.viewSchema()) : NotServedList('deployments'),
     server: servers ? Nullable(servers.relationSchema()) : NotServedOne('the remote server'),
     registry: registries ? Nullable(registries.relationSchema()) : NotServedOne('the registry'),
-    github: GithubRelation,
-    gitlab: GitlabRelation,
-    bitbucket: BitbucketRelation,
-    gitea: GiteaRelation,
+    /** Per enabled forge (under its id), the connection the workload deploys from. */
+    git: git ? git.relationSchemas() : Object.fromEntries(cradle.providers.ids('git').map(id => [id, NotServedOne(`the ${id} connection`)])),
     backups: backups ? Type.Array(backups.viewSchema()) : NotServedList('backups'),
     domains: proxied ? Type.Array(proxied.domains) : NotServedList('domains'),
     redirects: proxied ? Type.Array(proxied.redirects) : NotServedList('redirects'),

@@ -2,7 +2,8 @@
 // the run goes on the durable deploy queue; the body is what the peer answers (true, or the
 // record), and the queued deployment's id travels in a response header, so Berth's clients can
 // follow the run while the peer's clients see the peer's answer.
-import { DEPLOYMENT_ID_HEADER, router, type ProcedureContext, type Static, type TSchema } from '@berth/core';
+import { DEPLOYMENT_ID_HEADER, router, type DeploymentService, type EntityManager, type ProcedureContext, type Static, type TSchema } from '@berth/core';
+import type { WorkloadRef } from './registry.ts';
 
 export interface RunSpec<I extends TSchema, O extends TSchema> {
   summary: string;
@@ -29,4 +30,28 @@ export function runProcedure<I extends TSchema, O extends TSchema>(r: ReturnType
       return answer;
     },
   });
+}
+
+/** Queues a run of the workload on the deploy queue, titled by the caller, else by the kind's `titles` for the action, else the action; answers the queued deployment's id. */
+export async function enqueueRun(
+  deployments: DeploymentService,
+  workload: WorkloadRef,
+  action: string,
+  titles: Record<string, string>,
+  input: { title?: string; description?: string | null },
+  em: EntityManager,
+): Promise<string> {
+  const record = await deployments.enqueue(
+    {
+      targetType: workload.kind,
+      targetId: workload.id,
+      organizationId: workload.organizationId,
+      serverId: workload.serverId,
+      action,
+      title: input.title || titles[action] || action,
+      description: input.description ?? null,
+    },
+    em,
+  );
+  return record.deploymentId;
 }

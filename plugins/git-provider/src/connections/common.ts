@@ -4,7 +4,7 @@
 // one no workload deploys from.
 import { conflict, forbidden } from '@berth/core';
 import { GitConnectionRecord, GitProviderRecord } from '../entities.ts';
-import { providerView, usable, notShared, recordFields } from '../records.ts';
+import { connectionRecord, forgeIdField, providerView, usable, notShared } from '../records.ts';
 import type { GitProviderListed, GitProviderView } from '../schemas.ts';
 import { ConnectionScope } from './scope.ts';
 
@@ -27,7 +27,7 @@ export class GitConnections extends ConnectionScope {
           const form = p.connection!;
           const flag = form.wire?.configured;
           const set = (k: string) => (c.settings[k] ?? c.secrets[k] ?? null) !== null;
-          const record = { [p.sourceFields?.id ?? `${p.id}Id`]: c.connectionId, ...recordFields(form, c.settings), gitProviderId: c.gitProviderId };
+          const record = connectionRecord(p, c);
           return [p.id, flag ? { ...record, [flag.field]: flag.when.every(set) } : record];
         }),
       );
@@ -51,7 +51,8 @@ export class GitConnections extends ConnectionScope {
     if (!usable(row, caller)) throw notShared('gitProviderId');
     // The workload field that names the connection: its forge's sourceFields.id (while it is enabled).
     const record = await em.findOne(GitConnectionRecord, { gitProviderId });
-    const field = record && this.cradle.providers.has('git', row.providerType) ? this.cradle.providers.get('git', row.providerType).sourceFields?.id : undefined;
+    const forge = this.cradle.providers.has('git', row.providerType) ? this.cradle.providers.get('git', row.providerType) : null;
+    const field = record && forge?.sourceFields ? forgeIdField(forge) : undefined;
     const named: [string, string] | null = record && field ? [field, record.connectionId] : null;
     const users = named ? await this.#usersOf(named[0], named[1]) : [];
     if (users.length) throw conflict(`The provider is in use by ${users.join(', ')}: point them at another source first`);

@@ -6,7 +6,7 @@
 // answers every field of a record, as the peer's tables do).
 import { badRequest, notFound, type GitAccount, type GitProvider } from '@berth/core';
 import type { GitConnectionRow, GitProviderRow } from '../entities.ts';
-import { providerView, recordFields } from '../records.ts';
+import { connectionRecord, providerView } from '../records.ts';
 import type { GitProviderView } from '../schemas.ts';
 import { ConnectionScope } from './scope.ts';
 
@@ -18,20 +18,14 @@ type ForgeInput = Record<string, unknown> & { name?: string; gitProviderId?: unk
 
 /** Request-scoped (asClass(...).scoped()): confined to the caller's organization and, for a member, to the connections they may use. */
 export class ForgeConnections extends ConnectionScope {
-  /** The input field that names a connection of the forge: its sourceFields.id, else `<forge>Id`. */
-  static idField(provider: GitProvider): string {
-    return provider.sourceFields?.id ?? `${provider.id}Id`;
-  }
-
   #form(type: string) {
     const provider = this.git.provider(type);
-    if (!provider.connection) throw badRequest(`The ${provider.label} provider keeps its connections in records of its own`);
-    return { provider, form: provider.connection, idField: ForgeConnections.idField(provider) };
+    if (!provider.connection) throw badRequest(`The ${provider.label} provider declares no connection form`);
+    return { provider, form: provider.connection };
   }
 
   #view(type: string, record: GitConnectionRow, row: GitProviderRow): ForgeConnectionView {
-    const { idField, form } = this.#form(type);
-    return { [idField]: record.connectionId, gitProviderId: record.gitProviderId, ...recordFields(form, record.settings), gitProvider: providerView(row) };
+    return { ...connectionRecord(this.#form(type).provider, record), gitProviderId: record.gitProviderId, gitProvider: providerView(row) };
   }
 
   /** Checks the fields against the service (the provider's connect) before anything is stored; the owner is the caller. */

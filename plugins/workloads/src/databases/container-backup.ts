@@ -40,8 +40,10 @@ function dropTrailer({ bytes, pattern }: { bytes: number; pattern: RegExp }): Tr
   });
 }
 
-const sleep = (ms: number, signal?: AbortSignal) =>
+/** Waits `ms`, or rejects with the signal's reason once it aborts. */
+export const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
+    // An 'abort' listener added after the abort never fires: a cancelled run would sleep on.
     if (signal?.aborted) return reject(signal.reason ?? new Error('aborted'));
     const timer = setTimeout(resolve, ms);
     signal?.addEventListener(

@@ -9,11 +9,11 @@ import type { MountRecord } from '../attachments.ts';
 import { resolveEnv } from '../swarm/env.ts';
 import { ensureImage } from '../swarm/images.ts';
 import { execIn, runHelper } from '../swarm/exec.ts';
-import { dumpIn, restoreIn, verifyCopy, writeOfflineFiles, type DatabaseInContainer } from './container-backup.ts';
+import { dumpIn, restoreIn, sleep, verifyCopy, writeOfflineFiles, type DatabaseInContainer } from './container-backup.ts';
 import { swarmSettingsToService } from '../swarm/settings.ts';
 import { toServiceMounts } from '../swarm/mounts.ts';
 import { ensureVolume, removeVolume } from '../swarm/volumes.ts';
-import { WorkloadLifecycle, type Engine } from '../lifecycle.ts';
+import { RecordLifecycle, type Engine } from '../lifecycle.ts';
 import { ownerLabels } from '../owners.ts';
 import path from 'node:path';
 import { tableOf, type DatabaseRow } from './entity.ts';
@@ -24,54 +24,22 @@ import type { BackupIo, RemoveOptions } from '../registry.ts';
 import type { Readable, Writable } from 'node:stream';
 
 const READY_TIMEOUT_MS = 180_000;
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    // An 'abort' listener added after the abort never fires: a cancelled run would sleep on.
-    if (signal?.aborted) return reject(signal.reason ?? new Error('aborted'));
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        reject(signal.reason ?? new Error('aborted'));
-      },
-      { once: true },
-    );
-  });
 
 interface Io {
   signal?: AbortSignal;
   log(line: string): void;
 }
 
-export class DatabaseDeployer extends WorkloadLifecycle<DatabaseRow> {
+export class DatabaseDeployer extends RecordLifecycle<DatabaseRow, DatabaseService> {
   readonly targetType: string;
   protected readonly noun: string;
   protected override readonly settingsTable: { table: string; idColumn: string };
-  readonly #db: DatabaseService;
 
   constructor(db: DatabaseService, cradle: () => Cradle) {
-    super(cradle);
-    this.#db = db;
+    super({ entity: db.entity, idField: 'id' }, db, cradle);
     this.targetType = db.driver.kind;
     this.settingsTable = { table: tableOf(db.driver.kind), idColumn: 'id' };
     this.noun = `${db.label} database`;
-  }
-
-  protected async load(id: string, em: EntityManager): Promise<DatabaseRow | null> {
-    return (await em.findOne(this.#db.entity, { id })) as DatabaseRow | null;
-  }
-
-  protected identify(row: DatabaseRow) {
-    return { id: row.id, appName: row.appName, organizationId: row.organizationId, serverId: row.serverId ?? null };
-  }
-
-  protected replicas(row: DatabaseRow): number {
-    return Number(this.#db.settingsOf(row).replicas ?? 1);
-  }
-
-  protected setStatus(id: string, status: string, em: EntityManager): Promise<void> {
-    return this.#db.setStatus(id, status, em);
   }
 
   protected override ready(row: DatabaseRow, run: DeploymentRun, engine: Engine): Promise<void> {
@@ -93,13 +61,13 @@ export class DatabaseDeployer extends WorkloadLifecycle<DatabaseRow> {
   }
 
   async #deploy(row: DatabaseRow, run: DeploymentRun, engine: Engine): Promise<void> {
-    const { driver } = this.#db;
+    const { driver } = this.records;
     const { docker, hosts, swarm } = engine;
     const cradle = this.cradle();
-    await this.#db.setStatus(row.id, 'running', run.em);
-    const creds = this.#db.credentialsOf(row);
-    const sealed = this.#db.sealedOf(row);
-    const settings = this.#db.settingsOf(row);
+    await this.records.setStatus(row.id, 'running', run.em);
+    const creds = this.records.credentialsOf(row);
+    const sealed = this.records.sealedOf(row);
+    const settings = this.records.settingsOf(row);
     for (const secret of [creds.databasePassword, creds.databaseRootPassword]) run.redact(secret);
 
     const texts = await cradle.environments.variables(row.environmentId, row.organizationId, run.em);
@@ -135,15 +103,15 @@ export class DatabaseDeployer extends WorkloadLifecycle<DatabaseRow> {
     run.log(`Rolling out ${row.appName} (${driver.label}, ${image})`);
     await swarm.deployService(await this.pinned(row, service, run, engine), this.wait(run));
     await this.#ready(row, engine, { signal: run.signal, log: line => run.log(line) });
-    await this.#db.setStatus(row.id, 'done', run.em);
+    await this.records.setStatus(row.id, 'done', run.em);
     run.log(`${row.appName} is ready`);
   }
 
   async #userMounts(row: DatabaseRow, run: DeploymentRun, engine: Engine): Promise<WorkloadService['mounts']> {
-    const records: MountRecord[] = (await optionalService(this.cradle(), 'mounts')?.forServices(this.#db.driver.kind, [row.id], run.em))?.get(row.id) ?? [];
+    const records: MountRecord[] = (await optionalService(this.cradle(), 'mounts')?.forServices(this.records.driver.kind, [row.id], run.em))?.get(row.id) ?? [];
     // A user mount on the data path would fight the data volume for it.
-    const clash = records.find(m => path.posix.normalize(m.mountPath).replace(/\/+$/, '') === path.posix.normalize(this.#db.driver.dataPath).replace(/\/+$/, ''));
-    if (clash) throw new Error(`The mount at ${clash.mountPath} is where ${this.#db.label} keeps its data volume: mount it elsewhere`);
+    const clash = records.find(m => path.posix.normalize(m.mountPath).replace(/\/+$/, '') === path.posix.normalize(this.records.driver.dataPath).replace(/\/+$/, ''));
+    if (clash) throw new Error(`The mount at ${clash.mountPath} is where ${this.records.label} keeps its data volume: mount it elsewhere`);
     return toServiceMounts(records, path.join(databaseDir(this.cradle().config.dataDir, row.appName), 'files'), engine, this.owner(row), line => run.log(line));
   }
 
@@ -155,7 +123,7 @@ export class DatabaseDeployer extends WorkloadLifecycle<DatabaseRow> {
 
   /** Waits until the driver's readiness check passes inside the running task. */
   async #ready(row: DatabaseRow, engine: Engine, io: Io): Promise<void> {
-    const check = this.#db.driver.readinessCheck(this.#db.credentialsOf(row));
+    const check = this.records.driver.readinessCheck(this.records.credentialsOf(row));
     const until = Date.now() + READY_TIMEOUT_MS;
     io.log(`Waiting until ${row.appName} accepts connections`);
     let last = '';
@@ -175,7 +143,7 @@ export class DatabaseDeployer extends WorkloadLifecycle<DatabaseRow> {
   async #removeServiceAndVolume(row: DatabaseRow, { docker, hosts, swarm }: Engine, io: Partial<Io> = {}): Promise<void> {
     await swarm.removeService(row.appName, { ...io, ...this.owned(row) });
     // The removed task's container lets go of the volume a moment after the service is gone: removeVolume waits for it.
-    await removeVolume(docker, hosts, row.dataVolume, row.id, { adopted: adoptedVolume(row, this.#db.driver.kind), signal: io.signal });
+    await removeVolume(docker, hosts, row.dataVolume, row.id, { adopted: adoptedVolume(row, this.records.driver.kind), signal: io.signal });
   }
 
   /** Removes the service, and its data volume when asked (delete of the database, or of what holds it). */
@@ -186,8 +154,8 @@ export class DatabaseDeployer extends WorkloadLifecycle<DatabaseRow> {
 
   /** Changes the password inside the running database; the caller stores it in the record. */
   async changePassword(row: DatabaseRow, password: string, type: 'user' | 'root'): Promise<void> {
-    const { driver } = this.#db;
-    const creds = this.#db.credentialsOf(row);
+    const { driver } = this.records;
+    const creds = this.records.credentialsOf(row);
     if (type === 'root' && !driver.fields.databaseRootPassword)
       throw badRequest(`${driver.label} has no root password: use type "user"`, [{ path: ['type'], message: `${driver.label} has no root password` }]);
     const engine = await this.engine(row);
@@ -203,7 +171,7 @@ export class DatabaseDeployer extends WorkloadLifecycle<DatabaseRow> {
   /** The database in its running task (containerId null when none runs), for the shared container path. */
   async #inTask(row: DatabaseRow): Promise<DatabaseInContainer> {
     const engine = await this.engine(row);
-    return { docker: engine.docker, containerId: await this.#runningContainer(row, engine), driver: this.#db.driver, creds: this.#db.credentialsOf(row), name: row.appName };
+    return { docker: engine.docker, containerId: await this.#runningContainer(row, engine), driver: this.records.driver, creds: this.records.credentialsOf(row), name: row.appName };
   }
 
   /** Streams the driver's dump of the database into `out` (ended at the end); the program runs in the task with its argument array. */
@@ -213,15 +181,15 @@ export class DatabaseDeployer extends WorkloadLifecycle<DatabaseRow> {
 
   /** Feeds `input` to the driver's restore program inside the task, into databaseName (created when new); kinds that restore offline write it into the stopped data volume. */
   async restore(row: DatabaseRow, databaseName: string | null, input: Readable, io: BackupIo): Promise<void> {
-    if (this.#db.driver.offlineRestore) return this.#restoreOffline(row, input, io);
+    if (this.records.driver.offlineRestore) return this.#restoreOffline(row, input, io);
     await restoreIn(await this.#inTask(row), databaseName, input, io);
   }
 
   /** Restores the dump into a throwaway container of the record's image and answers the driver's inventory of the copy. */
   async verify(row: DatabaseRow, databaseName: string | null, input: Readable, io: BackupIo): Promise<string> {
     const { docker } = await this.engine(row);
-    const image = this.#db.settingsOf(row).dockerImage as string;
-    return verifyCopy(docker, { image, driver: this.#db.driver, creds: this.#db.credentialsOf(row), labels: ownerLabels(this.owner(row)), name: row.appName }, databaseName, input, io);
+    const image = this.records.settingsOf(row).dockerImage as string;
+    return verifyCopy(docker, { image, driver: this.records.driver, creds: this.records.credentialsOf(row), labels: ownerLabels(this.owner(row)), name: row.appName }, databaseName, input, io);
   }
 
   /** Stops the service, replaces the data files from helper containers of the same image, starts it again and waits until it is ready. */
@@ -229,12 +197,12 @@ export class DatabaseDeployer extends WorkloadLifecycle<DatabaseRow> {
     const engine = await this.engine(row);
     const log = io.log ?? (() => {});
     const owned = { signal: io.signal, log, ...this.owned(row) };
-    const image = this.#db.settingsOf(row).dockerImage as string;
+    const image = this.records.settingsOf(row).dockerImage as string;
     log(`Stopping ${row.appName} to replace its data files`);
     await engine.swarm.scaleService(row.appName, 0, owned);
-    const helper = { image, volume: row.dataVolume, mountPath: this.#db.driver.dataPath, owner: this.owner(row), signal: io.signal };
+    const helper = { image, volume: row.dataVolume, mountPath: this.records.driver.dataPath, owner: this.owner(row), signal: io.signal };
     try {
-      await writeOfflineFiles((cmd, stdin) => runHelper(engine.docker, { ...helper, stdin }, cmd), this.#db.driver, input);
+      await writeOfflineFiles((cmd, stdin) => runHelper(engine.docker, { ...helper, stdin }, cmd), this.records.driver, input);
     } finally {
       log(`Starting ${row.appName} again`);
       await engine.swarm.scaleService(row.appName, this.replicas(row), owned);

@@ -2,6 +2,7 @@
 // columns for what the platform filters or acts on, the Swarm settings in a JSON column, and
 // the secrets (passwords, env) sealed in one text column.
 import { defineEntity, p, Migration, type MigrationObject } from '@berth/core';
+import { workloadColumns, workloadTableSql } from '../columns.ts';
 
 export interface DatabaseRow {
   id: string;
@@ -39,12 +40,7 @@ export function databaseEntity(kind: string) {
     tableName: tableOf(kind),
     properties: {
       id: p.string().length(32).primary(),
-      name: p.string(),
-      appName: p.string().length(63),
-      description: p.text().nullable(),
-      environmentId: p.string().length(32),
-      organizationId: p.string().length(32),
-      serverId: p.string().length(32).nullable(),
+      ...workloadColumns(),
       applicationStatus: p.string().length(8),
       externalPort: p.integer().nullable(),
       databaseName: p.string().nullable(),
@@ -62,24 +58,8 @@ export function databaseMigrations(kind: string): MigrationObject[] {
   const table = tableOf(kind);
   class DatabaseInit extends Migration {
     override async up(): Promise<void> {
-      this.addSql(`create table "${table}" (
-        "id" varchar(32) not null primary key,
-        "name" varchar(255) not null,
-        "app_name" varchar(63) not null,
-        "description" text null,
-        "environment_id" varchar(32) not null references "environments" ("environment_id") on delete cascade deferrable initially deferred,
-        "organization_id" varchar(32) not null references "organizations" ("id") on delete cascade,
-        "server_id" varchar(32) null,
-        "application_status" varchar(8) not null,
-        "external_port" int null,
-        "database_name" varchar(255) null,
-        "database_user" varchar(255) null,
-        "settings" jsonb not null,
-        "sealed" text not null,
-        "created_at" timestamptz not null);`);
-      this.addSql(`create unique index "${table}_host_app_name_unique" on "${table}" (coalesce("server_id", ''), "app_name");`);
-      this.addSql(`create index "${table}_environment_id_index" on "${table}" ("environment_id", "created_at");`);
-      this.addSql(`create index "${table}_organization_id_index" on "${table}" ("organization_id", "created_at");`);
+      const own = ['"application_status" varchar(8) not null', '"external_port" int null', '"database_name" varchar(255) null', '"database_user" varchar(255) null'];
+      for (const sql of workloadTableSql(table, 'id', own, '        ')) this.addSql(sql);
     }
   }
   // The records that exist at upgrade keep the volume Swarm made for them implicitly

@@ -10,6 +10,7 @@ import Type from 'typebox';
 import { placementOf } from '../views.ts';
 import { serverRelation } from '../relations.ts';
 import { placementFor, searchFilters } from '../records.ts';
+import { enqueueRun } from '../runs.ts';
 import { generateAppName } from '../naming.ts';
 import type { AssertAppNameFree } from '../changes.ts';
 import type { DatabaseRow } from './entity.ts';
@@ -213,12 +214,8 @@ export class DatabaseRequests extends RequestScope {
     };
   }
 
-  async #enqueue(row: DatabaseRow, action: string): Promise<string> {
-    const d = await this.cradle.deployments.enqueue(
-      { targetType: this.#db.driver.kind, targetId: row.id, organizationId: row.organizationId, serverId: row.serverId ?? null, action, title: titles[action] ?? action },
-      this.em,
-    );
-    return d.deploymentId;
+  #enqueue(row: DatabaseRow, action: string): Promise<string> {
+    return enqueueRun(this.cradle.deployments, this.#db.ref(row), action, titles, {}, this.em);
   }
 
   async #assertPortFree(port: number | null, serverId: string | null, em: EntityManager, self?: string): Promise<void> {

@@ -4,6 +4,8 @@
 import Type, { type Static, type TEnum, type TInteger, type TNull, type TObject, type TOptional, type TProperties, type TSchema, type TString, type TUnion } from 'typebox';
 import { swarmResourceAnswers, swarmSettingFields } from '../swarm/settings.ts';
 import type { relationSchemas } from '../relations.ts';
+import { logQuery } from '../inputs.ts';
+import { schemasOf } from '../field-table.ts';
 import { type DatabaseDriver, schema } from '@berth/core';
 const { AppName, NonEmpty, Nullable, Paging, Status, Timestamp } = schema;
 
@@ -51,7 +53,7 @@ export interface DatabaseSchemas {
 
 export function databaseSchemas(driver: DatabaseDriver): DatabaseSchemas {
   const idKey: IdKey = `${driver.kind}Id`;
-  const settingSchemas = Object.fromEntries(Object.entries(settingFieldsOf(driver)).map(([k, [s]]) => [k, s]));
+  const settingSchemas = schemasOf(settingFieldsOf(driver));
   const settingAnswers = { ...settingSchemas, ...swarmResourceAnswers };
   const Id = { [idKey]: NonEmpty() } as Record<IdKey, TString>;
   const password = driver.passwordSchema;
@@ -141,12 +143,7 @@ export function databaseSchemas(driver: DatabaseDriver): DatabaseSchemas {
       ...Paging,
     }),
     SearchResult: Type.Object({ items: Type.Array(Fields), total: Type.Integer({ minimum: 0 }) }),
-    ReadLogs: Type.Object({
-      ...Id,
-      tail: Opt(Type.Integer({ minimum: 1, maximum: 10000, default: 100 })),
-      since: Opt(Type.String({ pattern: '^(all|\\d+[smhd])$', default: 'all' })),
-      search: Opt(Type.String({ pattern: '^[a-zA-Z0-9 ._-]{0,500}$' })),
-    }),
+    ReadLogs: Type.Object({ ...Id, ...logQuery() }),
   };
 }
 

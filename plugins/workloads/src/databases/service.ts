@@ -4,6 +4,8 @@
 // are sealed on write; everything kind-specific comes from the driver. <kind>.* is requests.ts.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { WorkloadRef } from '../registry.ts';
+import { recordLookups } from '../records.ts';
+import { defaultsOf } from '../field-table.ts';
 import { databaseEntity, type DatabaseRow } from './entity.ts';
 import { settingFieldsOf } from './schemas.ts';
 import { answerSwarmSettings } from '../swarm/settings.ts';
@@ -22,12 +24,14 @@ export class DatabaseService {
   readonly entity: ReturnType<typeof databaseEntity>;
   readonly idKey: string;
   readonly #secrets: () => SecretBox;
+  readonly #lookups: ReturnType<typeof recordLookups<DatabaseRow>>;
 
   constructor(driver: DatabaseDriver, secrets: () => SecretBox) {
     this.driver = driver;
     this.entity = databaseEntity(driver.kind);
     this.idKey = `${driver.kind}Id`;
     this.#secrets = secrets;
+    this.#lookups = recordLookups<DatabaseRow>(this.entity, 'id', driver.kind, 'applicationStatus');
   }
 
   get label(): string {
@@ -44,7 +48,7 @@ export class DatabaseService {
   }
 
   settingsOf(row: DatabaseRow): Record<string, unknown> {
-    const defaults = Object.fromEntries(Object.entries(settingFieldsOf(this.driver)).map(([k, [, d]]) => [k, structuredClone(d)]));
+    const defaults = defaultsOf(settingFieldsOf(this.driver));
     // Records stored before the field took the peer's name keep their value.
     const { detachPlatformNetwork: former, ...settings } = row.settings as Record<string, unknown>;
     return { ...defaults, ...(former === undefined ? {} : { detachDokployNetwork: former }), ...settings };
@@ -85,38 +89,31 @@ export class DatabaseService {
     return rows.map(r => ({ kind: this.driver.kind, id: r.id }));
   }
 
-  async setStatus(id: string, status: string, em: EntityManager): Promise<void> {
-    await em.nativeUpdate(this.entity, { id }, { applicationStatus: status });
+  setStatus(id: string, status: string, em: EntityManager): Promise<void> {
+    return this.#lookups.setStatus(id, status, em);
   }
 
   ref(row: DatabaseRow): WorkloadRef {
-    return { kind: this.driver.kind, id: row.id, organizationId: row.organizationId, environmentId: row.environmentId, appName: row.appName, name: row.name, serverId: row.serverId ?? null };
+    return this.#lookups.ref(row);
   }
 
-  async findRef(id: string, em: EntityManager): Promise<WorkloadRef | null> {
-    const row = (await em.findOne(this.entity, { id })) as DatabaseRow | null;
-    return row ? this.ref(row) : null;
+  findRef(id: string, em: EntityManager): Promise<WorkloadRef | null> {
+    return this.#lookups.findRef(id, em);
   }
 
-  async findByAppName(appName: string, serverId: string | null, em: EntityManager): Promise<WorkloadRef | null> {
-    const row = (await em.findOne(this.entity, { appName, serverId })) as DatabaseRow | null;
-    return row ? this.ref(row) : null;
+  findByAppName(appName: string, serverId: string | null, em: EntityManager): Promise<WorkloadRef | null> {
+    return this.#lookups.findByAppName(appName, serverId, em);
   }
 
-  async inEnvironments(environmentIds: string[], em: EntityManager): Promise<WorkloadRef[]> {
-    const rows = (await em.find(this.entity, { environmentId: { $in: environmentIds } })) as DatabaseRow[];
-    return rows.map(r => this.ref(r));
+  inEnvironments(environmentIds: string[], em: EntityManager): Promise<WorkloadRef[]> {
+    return this.#lookups.inEnvironments(environmentIds, em);
   }
 
   /** The kind's databases of the given environments (no credentials in lists). */
-  async list(environmentIds: string[], em: EntityManager): Promise<Map<string, Record<string, unknown>[]>> {
-    const rows = (await em.find(this.entity, { environmentId: { $in: environmentIds } }, { orderBy: { createdAt: 'asc', id: 'asc' } as never })) as DatabaseRow[]; // cast: the entity is the kind's, chosen at run time
-    const out = new Map<string, Record<string, unknown>[]>();
-    for (const row of rows) {
+  list(environmentIds: string[], em: EntityManager): Promise<Map<string, Record<string, unknown>[]>> {
+    return this.#lookups.list(environmentIds, em, row => {
       const { databasePassword: _p, databaseRootPassword: _r, env: _e, ...rest } = this.view(row, false);
-      if (!out.has(row.environmentId)) out.set(row.environmentId, []);
-      out.get(row.environmentId)!.push(rest);
-    }
-    return out;
+      return rest;
+    });
   }
 }
