@@ -5,8 +5,9 @@
 // whose repositories git http-backend serves behind the account's token. The same two files make it
 // a forge in full (issue 48): its connections (its form: settings and a sealed token) through the
 // `forge.*` procedures Berth makes from that form, an application deploying from it
-// (saveForgeProvider) and cloning through the connection, a push signed its way deploying, and a
-// pull request previewed with a comment on it — no change anywhere else.
+// (saveForgeProvider) and cloning through the connection, a push signed its way deploying, a
+// pull request previewed with a comment on it, and a compose stack deploying from it (its source
+// type and fields taken by compose.update, answered by compose.one) — no change anywhere else.
 import { execFile } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,6 +22,7 @@ import t from 'tap';
 import {
   commitFiles,
   deploymentFinished,
+  deploymentIdOf,
   gitProviderConformance,
   makeGitRepo,
   otherOrganization,
@@ -405,6 +407,11 @@ t.test('a forge in full from the same two files: its connections, an application
     'application.update',
   );
   t.match(await ok(client.get('application.one', { applicationId }), 'one'), { sourceType: 'forge' });
+  t.match(
+    await ok(client.get('application.one', { applicationId }), 'one'),
+    { forgeId, forgeOwner: 'acme', forgeRepository: 'app', forgeBranch: 'main', forgeBuildPath: null },
+    "one answers the forge's own source fields (null when unset)",
+  );
   const inUse = await client.post('gitProvider.remove', { gitProviderId: made.gitProvider.gitProviderId });
   t.match(inUse, { status: 409, body: { message: /in use by application/ } }, 'a connection an application deploys from is not removed');
 
@@ -479,4 +486,68 @@ t.test('a forge in full from the same two files: its connections, an application
   t.equal(viaApp.status, 202, JSON.stringify(viaApp.body));
   t.match(viaApp.body.workloads, [{ kind: 'application', id: applicationId, statusCode: 202 }], 'the application deploying acme/app through the connection');
   if (viaApp.status === 202) t.equal((await deploymentFinished(client, viaApp.body.deploymentId)).status, 'done', 'deployed through the app');
+});
+
+t.test("a compose stack deploys from it through its organization's connection; another organization's stack cannot use that connection", async t => {
+  const server = await startTestServer({ providers: { git: { forge: { resolve: forgeDir } } }, deploySettleSeconds: 1 });
+  t.teardown(() => server.destroy());
+  const { client, userId } = await signUpAdmin(server);
+  const ok = async (r: Promise<{ status: number; body: any }>, what: string) => {
+    const reply = await r;
+    if (reply.status !== 200) throw new Error(`${what}: ${reply.status} ${JSON.stringify(reply.body)}`);
+    return reply.body;
+  };
+  // The stack's repository, served behind the token like acme/app.
+  const repo = await makeGitRepo({ 'docker-compose.yml': stackFile('forge') });
+  t.teardown(repo.cleanup);
+  await git.addRepository('acme/stack', repo.dir);
+  const { forgeId } = await ok(client.post('forge.create', { name: 'Forge', apiUrl, gitUrl: git.url, token }), 'forge.create');
+  const source = { sourceType: 'forge', forgeId, forgeOwner: 'acme', forgeRepository: 'stack', forgeBranch: 'main' };
+
+  // The document: compose.update takes the forge's source type and fields; both kinds' one answer them.
+  const doc = (await client.get('settings.getOpenApiDocument')).body;
+  const update = doc.paths['/compose.update'].post.requestBody.content['application/json'].schema.properties;
+  t.ok(JSON.stringify(update.sourceType).includes('"forge"'), 'compose.update takes sourceType forge');
+  t.ok(
+    ['forgeId', 'forgeOwner', 'forgeRepository', 'forgeBranch', 'forgeBuildPath'].every(k => k in update),
+    "compose.update takes the forge's source fields",
+  );
+  for (const op of ['/compose.one', '/application.one']) {
+    const answer = doc.paths[op].get.responses['200'].content['application/json'].schema.properties;
+    t.ok(
+      ['forgeId', 'forgeOwner', 'forgeRepository', 'forgeBranch', 'forgeBuildPath'].every(k => k in answer),
+      `${op} declares the forge's source fields`,
+    );
+  }
+
+  // Another organization: its own stack, the owner's connection named — refused by the connection check.
+  const other = await otherOrganization(server, userId);
+  const { environmentId: otherEnvironmentId } = (await other.client.post('project.create', { name: 'Other' })).body.environment;
+  const theirs = await ok(other.client.post('compose.create', { name: 'theirs', environmentId: otherEnvironmentId, appName: `theirs-${Date.now().toString(36)}` }), 'compose.create');
+  t.teardown(() => other.client.post('compose.delete', { composeId: theirs.composeId, deleteVolumes: true }));
+  const refused = await other.client.post('compose.update', { composeId: theirs.composeId, autoDeploy: false, ...source });
+  t.ok([403, 404].includes(refused.status), `another organization's stack cannot use the connection (${refused.status} ${JSON.stringify(refused.body)})`);
+  t.match(await ok(other.client.get('compose.one', { composeId: theirs.composeId }), 'compose.one'), { forgeId: null, sourceType: 'github' }, 'nothing of it was kept');
+
+  // The owner's stack, the same fields: kept, answered, deployed from the forge's repository through the connection.
+  const { environmentId } = (await client.post('project.create', { name: 'Forge stacks' })).body.environment;
+  const stack = await ok(client.post('compose.create', { name: 'forged', environmentId, appName: `forged-stack-${Date.now().toString(36)}` }), 'compose.create');
+  t.teardown(() => client.post('compose.delete', { composeId: stack.composeId, deleteVolumes: true }));
+  const saved = await client.post('compose.update', { composeId: stack.composeId, composePath: './docker-compose.yml', autoDeploy: false, ...source });
+  t.equal(saved.status, 200, JSON.stringify(saved.body));
+  t.match(saved.body, { ...source, forgeBuildPath: null }, 'update answers the forge fields it kept');
+  const one = await ok(client.get('compose.one', { composeId: stack.composeId }), 'compose.one');
+  t.match(one, { ...source, forgeBuildPath: null }, "one answers the forge's source fields (null when unset)");
+  t.ok(one.forge, 'and the connection it deploys from');
+  const done = await deploymentFinished(client, deploymentIdOf(await client.post('compose.deploy', { composeId: stack.composeId })));
+  t.equal(done.status, 'done', done.errorMessage ?? 'deployed from the forge');
+  const log = String((await client.get('deployment.readLogs', { deploymentId: done.deploymentId })).body);
+  t.match(log, 'Minting a Forge clone credential for acme/stack', 'cloned through the connection');
+  t.match(log, `Fetched ${repo.commit}`, "the repository's commit");
+  t.notMatch(log, token, 'the token is not in the log');
+  t.same(await ok(client.get('compose.loadServices', { composeId: stack.composeId }), 'loadServices'), ['app'], "the services of the repository's file");
+
+  // Forgetting the source forgets the forge's fields too.
+  await ok(client.post('compose.disconnectGitProvider', { composeId: stack.composeId }), 'disconnectGitProvider');
+  t.match(await ok(client.get('compose.one', { composeId: stack.composeId }), 'compose.one'), { forgeId: null, forgeOwner: null, forgeRepository: null, forgeBranch: null });
 });

@@ -11,7 +11,6 @@ const Str = () => Nullable(Type.String());
 const Bool = () => Nullable(Type.Boolean());
 const Num = () => Nullable(Type.Number());
 const Strings = () => Nullable(Type.Array(Type.String()));
-const Branch = () => Nullable(Type.String({ minLength: 1, maxLength: 255, pattern: '^[a-zA-Z0-9._\\-/#]+$' }));
 
 /** Sealed at rest, answered in `one` (as the peer does), never logged. */
 export const sealedFields = {

@@ -1,5 +1,5 @@
 import { asClass, asValue, definePlugin, optionalService, type EntityManager } from '@berth/core';
-import type { WorkloadRef } from '@berth/plugin-workloads';
+import { forgeSources, type WorkloadRef } from '@berth/plugin-workloads';
 import pkg from '../package.json' with { type: 'json' };
 import { applicationEntities } from './entities.ts';
 import { applicationMigrations } from './migrations.ts';
@@ -40,8 +40,7 @@ export default definePlugin({
     berth.provide({ applicationVariants: asValue(variants) });
     // Sources and builders are providers (source.<type>, builder.<type>): the enabled ones are what the API accepts.
     const { providers } = cradle();
-    const forges = () => providers.all('git').flatMap(p => (p.sourceFields ? [{ id: p.id, label: p.label, fields: p.sourceFields }] : []));
-    berth.procedures(() => applicationProcedures({ buildTypes: providers.ids('builder'), sourceTypes: providers.ids('source'), forges: forges() }, cradle()));
+    berth.procedures(() => applicationProcedures({ buildTypes: providers.ids('builder'), sourceTypes: providers.ids('source'), forges: forgeSources(providers) }, cradle()));
   },
 });
 

@@ -3,7 +3,7 @@
 // the durable deploy queue and answer the peer's body, the queued deployment's id in a header (the
 // kit's runProcedure); engine work happens in the deployer.
 import { optionalService, Type, router, schema, type Cradle } from '@berth/core';
-import { GIT_SOURCE_CLEARED, newRefreshToken, relationSchemas, runProcedure } from '@berth/plugin-workloads';
+import { gitSourceCleared, newRefreshToken, relationSchemas, runProcedure } from '@berth/plugin-workloads';
 import { KIND } from './service.ts';
 import {
   ApplicationFields,
@@ -85,8 +85,8 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
     application.query('one', {
       summary: 'An application with its environment and project, deployments (newest first), mounts, ports, domains, redirects, security, registry and server',
       input: IdInput,
-      output: applicationView(relations),
-      handler: ({ applicationId }, ctx) => ctx.cradle.applicationRequests.one(applicationId),
+      output: applicationView(relations, allowed.forges),
+      handler: ({ applicationId }, ctx) => ctx.cradle.applicationRequests.one(applicationId, allowed.forges),
     }),
     run('deploy', 'Queue a deployment: fetch the source, build, roll out the service', DeployInput),
     run('redeploy', 'Queue a rebuild and rollout of the current source', DeployInput),
@@ -115,10 +115,7 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
     save('saveGitlabProvider', 'Deploy from a GitLab repository', SaveGitlabInput, () => ({ sourceType: 'gitlab' })),
     save('saveBitbucketProvider', 'Deploy from a Bitbucket repository', SaveBitbucketInput, () => ({ sourceType: 'bitbucket' })),
     save('saveGiteaProvider', 'Deploy from a Gitea repository', SaveGiteaInput, () => ({ sourceType: 'gitea' })),
-    save('disconnectGitProvider', "Forget the git source (every provider's repository fields)", IdInput, () => ({
-      ...Object.fromEntries(allowed.forges.flatMap(f => [f.fields.id, f.fields.owner, f.fields.repository, f.fields.branch]).map(k => [k, null])),
-      ...GIT_SOURCE_CLEARED,
-    })),
+    save('disconnectGitProvider', "Forget the git source (every provider's repository fields)", IdInput, () => gitSourceCleared(allowed.forges)),
     save('markRunning', 'Set the status to running', IdInput, () => ({ applicationStatus: 'running' })),
     save('update', 'Change any field of the application', updateInput(allowed)),
     save('refreshToken', 'Issue a new webhook refresh token', IdInput, () => ({ refreshToken: newRefreshToken() })),

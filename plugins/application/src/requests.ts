@@ -4,11 +4,22 @@
 // come from the container, so handlers pass only their input. The engine work of a run is the
 // deployer's (deployer.ts); this file never talks to Docker itself.
 import { containing, invalidField, newId, notFound, optionalService, RequestScope, type DeploymentService } from '@berth/core';
-import { enqueueRun, gitRelations, newRecordColumns, newRefreshToken, placementOf, registryRelation, searchFilters, serverRelation, type AssertAppNameFree } from '@berth/plugin-workloads';
+import {
+  enqueueRun,
+  gitRelations,
+  newRecordColumns,
+  newRefreshToken,
+  placementOf,
+  registryRelation,
+  searchFilters,
+  serverRelation,
+  type AssertAppNameFree,
+  type ForgeSource,
+} from '@berth/plugin-workloads';
 import { Application, type ApplicationRow } from './entities.ts';
 import { sealedKeys, type SealedKey } from './fields.ts';
 import { KIND, type ApplicationService } from './service.ts';
-import type { ApplicationFields, ApplicationFound, ApplicationView, CreateInput, ReadLogsInput, SearchInput, UpdateInput } from './schemas.ts';
+import { forgeOwnFields, type ApplicationFields, type ApplicationFound, type ApplicationView, type CreateInput, type ReadLogsInput, type SearchInput, type UpdateInput } from './schemas.ts';
 
 const titles: Record<string, string> = { deploy: 'Manual deployment', redeploy: 'Rebuild deployment', reload: 'Reload (restart the service)', start: 'Start the service', stop: 'Stop the service' };
 
@@ -53,11 +64,14 @@ export class ApplicationRequests extends RequestScope {
     return this.#apps.view(row);
   }
 
-  /** The application with its placement, deployments, mounts and ports. */
-  async one(applicationId: string): Promise<ApplicationView> {
-    const found = await this.#found(await this.#find(applicationId));
+  /** The application with its placement, deployments, mounts and ports, and the source fields of the enabled `forges` the peer does not know (null when unset). */
+  async one(applicationId: string, forges: readonly ForgeSource[]): Promise<ApplicationView> {
+    const row = await this.#find(applicationId);
+    const found = await this.#found(row);
+    const settings: Record<string, unknown> = this.#apps.settingsOf(row);
+    const forgeOwn = Object.keys(forgeOwnFields(forges)).map(k => [k, settings[k] ?? null]);
     // Every git provider connection of the organization is the caller's to use (sharing is not per user yet).
-    return { ...found, hasGitProviderAccess: true, unauthorizedProvider: null };
+    return { ...found, ...Object.fromEntries(forgeOwn), hasGitProviderAccess: true, unauthorizedProvider: null };
   }
 
   /** Applies any subset of the API's fields (update and the save* operations). */

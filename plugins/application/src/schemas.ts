@@ -2,13 +2,12 @@
 // (current) or projectId (older); fields the peer's current document requires but the older
 // variant leaves out are optional, so clients of either variant are served.
 import { PreviewDeploymentFields, Type, schema, type GitSourceFields, type Static, type TSchema } from '@berth/core';
-import { logQuery, NotServedList, NotServedOne, type relationSchemas } from '@berth/plugin-workloads';
-import { columnFields, sealedSchemas, settingAnswerSchemas, settingSchemas } from './fields.ts';
+import { BranchName, forgeFieldTable, logQuery, NotServedList, NotServedOne, schemasOf, unknownForgeFields, type ForgeSource, type relationSchemas } from '@berth/plugin-workloads';
+import { columnFields, sealedSchemas, settingAnswerSchemas, settingFields, settingSchemas } from './fields.ts';
 
 const { Nullable, NonEmpty, AppName, Paging, Timestamp } = schema;
 const Opt = <T extends TSchema>(t: T) => Type.Optional(t);
 const Str = () => Nullable(Type.String());
-const Branch = () => Nullable(Type.String({ minLength: 1, maxLength: 255, pattern: '^[a-zA-Z0-9._\\-/#]+$' }));
 const partial = <T extends Record<string, TSchema>>(o: T) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, Type.Optional(v)])) as { [K in keyof T]: ReturnType<typeof Type.Optional<T[K]>> };
 const ApplicationId = { applicationId: NonEmpty() };
 
@@ -46,10 +45,14 @@ export const applicationFound = (relations: ReturnType<typeof relationSchemas>) 
     buildRegistry: relations.registry,
     rollbackRegistry: relations.registry,
   });
-/** application.one: the record with its relations, and whether the caller may use its git provider. */
-export const applicationView = (relations: ReturnType<typeof relationSchemas>) =>
+/** The source fields of the enabled forges the peer's table does not know (one written out of tree): application.one answers them, null when unset. */
+export const forgeOwnFields = (forges: readonly ForgeSource[]) => unknownForgeFields(settingFields, forges);
+
+/** application.one: the record with its relations (and the enabled forges' own source fields), and whether the caller may use its git provider. */
+export const applicationView = (relations: ReturnType<typeof relationSchemas>, forges: readonly ForgeSource[]) =>
   Type.Object({
     ...applicationFound(relations).properties,
+    ...schemasOf(forgeOwnFields(forges)),
     hasGitProviderAccess: Type.Boolean({ description: "whether the caller may use the application's git provider (no provider: true)" }),
     unauthorizedProvider: Nullable(Type.String({ description: 'the source type whose provider the caller may not use, or null' })),
   });
@@ -77,7 +80,7 @@ export interface AllowedValues {
   buildTypes: string[];
   sourceTypes: string[];
   /** The enabled forges that are sources, with the workload fields that name what to clone (their save<Forge>Provider's input). */
-  forges: { id: string; label: string; fields: GitSourceFields }[];
+  forges: ForgeSource[];
 }
 const OneOf = (values: string[]) => Type.Enum(values.length ? values : ['']);
 
@@ -100,7 +103,7 @@ export const SaveGithubInput = Type.Object({
   owner: Opt(Str()),
   buildPath: Opt(Str()),
   githubId: Opt(Str()),
-  branch: Opt(Branch()),
+  branch: Opt(BranchName()),
   triggerType: Opt(Type.Enum(['push', 'tag'])),
   ...GitCommon,
 });
@@ -112,7 +115,7 @@ export const SaveGitlabInput = Type.Object({
   gitlabId: Opt(Str()),
   gitlabProjectId: Opt(Nullable(Type.Number())),
   gitlabPathNamespace: Opt(Str()),
-  gitlabBranch: Opt(Branch()),
+  gitlabBranch: Opt(BranchName()),
   ...GitCommon,
 });
 export const SaveBitbucketInput = Type.Object({
@@ -122,7 +125,7 @@ export const SaveBitbucketInput = Type.Object({
   bitbucketRepository: Opt(Str()),
   bitbucketRepositorySlug: Opt(Str()),
   bitbucketId: Opt(Str()),
-  bitbucketBranch: Opt(Branch()),
+  bitbucketBranch: Opt(BranchName()),
   ...GitCommon,
 });
 export const SaveGiteaInput = Type.Object({
@@ -131,19 +134,20 @@ export const SaveGiteaInput = Type.Object({
   giteaOwner: Opt(Str()),
   giteaRepository: Opt(Str()),
   giteaId: Opt(Str()),
-  giteaBranch: Opt(Branch()),
+  giteaBranch: Opt(BranchName()),
   ...GitCommon,
 });
 /** save<Forge>Provider of a forge without an operation of the peer's: its source fields, as its provider names them. */
-export const saveForgeInput = (f: GitSourceFields) =>
-  Type.Object({
-    ...ApplicationId,
-    ...Object.fromEntries([f.id, f.owner, f.repository, f.buildPath, ...(f.path ? [f.path] : []), ...(f.slug ? [f.slug] : [])].map(k => [k, Opt(Nullable(Type.String({ maxLength: 1024 })))])),
-    [f.branch]: Opt(Branch()),
-    ...GitCommon,
-  });
+export const saveForgeInput = (f: GitSourceFields) => Type.Object({ ...ApplicationId, ...partial(schemasOf(forgeFieldTable(f))), ...GitCommon });
 export const SaveDockerInput = Type.Object({ ...ApplicationId, dockerImage: Opt(Str()), username: Opt(Str()), password: Opt(Str()), registryUrl: Opt(Str()) });
-export const SaveGitInput = Type.Object({ ...ApplicationId, customGitUrl: Opt(Str()), customGitBranch: Opt(Branch()), customGitBuildPath: Opt(Str()), customGitSSHKeyId: Opt(Str()), ...GitCommon });
+export const SaveGitInput = Type.Object({
+  ...ApplicationId,
+  customGitUrl: Opt(Str()),
+  customGitBranch: Opt(BranchName()),
+  customGitBuildPath: Opt(Str()),
+  customGitSSHKeyId: Opt(Str()),
+  ...GitCommon,
+});
 
 const updateFields = { ...ApplicationId, ...partial({ ...columnFields, ...sealedSchemas, ...settingSchemas }), createdAt: Opt(Type.String()) };
 export const updateInput = (allowed: AllowedValues) => Type.Object({ ...updateFields, sourceType: Opt(OneOf(allowed.sourceTypes)), buildType: Opt(OneOf(allowed.buildTypes)) });

@@ -1,4 +1,5 @@
 import { asClass, asValue, definePlugin, optionalService } from '@berth/core';
+import { forgeSources } from '@berth/plugin-workloads';
 import pkg from '../package.json' with { type: 'json' };
 import config from './config.ts';
 import { composeEntities } from './entities.ts';
@@ -9,6 +10,8 @@ import { ComposeDeployer } from './deployer.ts';
 import { ComposeRequests } from './requests.ts';
 import { ComposeKind } from './kind.ts';
 import { ComposeChecks } from './check.ts';
+import { stackFields } from './fields.ts';
+import { composeSchemas } from './schemas.ts';
 
 export default definePlugin({
   name: 'compose',
@@ -19,7 +22,12 @@ export default definePlugin({
   uses: ['backups', 'deploy-hook', 'domain', 'git-provider', 'mounts', 'registry', 'ssh-key'], // used when enabled (optionalService)
   setup(berth) {
     const cradle = () => berth.container.cradle;
+    // Its source types are a git URL, a stored file and the enabled forges (providers are loaded before plugins).
+    const forges = forgeSources(cradle().providers);
+    const fields = stackFields(forges);
+    const schemas = composeSchemas(fields);
     const stacks = new ComposeService(
+      fields,
       () => cradle().secrets,
       () => cradle().environments,
       () => optionalService(cradle(), 'gitProviders'),
@@ -27,9 +35,9 @@ export default definePlugin({
     const deployer = new ComposeDeployer(stacks, cradle);
     berth.entities(...composeEntities);
     berth.migrations(...composeMigrations);
-    cradle().workloads.register(new ComposeKind(stacks, deployer, cradle));
+    cradle().workloads.register(new ComposeKind(stacks, deployer, cradle, schemas.ComposeFields));
     berth.provide({ composeStacks: asValue(stacks), composeDeployer: asValue(deployer), composeRequests: asClass(ComposeRequests).scoped(), composeChecks: asValue(new ComposeChecks(cradle)) });
-    berth.procedures(() => composeProcedures(cradle()));
+    berth.procedures(() => composeProcedures({ forges, schemas }, cradle()));
   },
 });
 

@@ -1,11 +1,10 @@
 // Compose stacks as a workload kind of the registry: records through the service, runs through
 // the deployer, removal with everything the stack has on the host (containers or services,
 // networks, and its volumes when asked) and in other plugins (mounts, domains, deployments).
-import { Type, schema, type EntityManager } from '@berth/core';
+import { Type, schema, type Cradle, type EntityManager, type TSchema } from '@berth/core';
 import { RecordKind, recordPushSource, workloadSummary, type PushSource, type RemoveOptions, type WorkloadCapabilities, type WorkloadRef } from '@berth/plugin-workloads';
 import { Compose, type ComposeRow } from './entities.ts';
 import { KIND, type ComposeService } from './service.ts';
-import { ComposeFields } from './schemas.ts';
 import { composeDir, type ComposeDeployer } from './deployer.ts';
 import { ComposeBackups } from './backups.ts';
 
@@ -20,9 +19,15 @@ export class ComposeKind extends RecordKind<ComposeRow> {
   readonly backups = new ComposeBackups(this.deployer as ComposeDeployer, () => this.cradle());
   readonly listItem = workloadSummary('composeId', { icon: schema.Nullable(Type.String()) }, 'composeStatus');
   readonly listSource = { entity: Compose, json: 'settings' };
-  readonly recordSchema = ComposeFields;
+  /** The stack's record (ComposeFields, with the enabled forges' fields). */
+  readonly recordSchema: TSchema;
   /** Pushes reach it at /api/deploy/compose/{refreshToken} (the peer's path). */
   readonly push: PushSource = recordPushSource({ kind: KIND, hookPath: 'compose', entity: Compose, idKey: 'composeId', records: this.records as ComposeService, cradle: this.cradle });
+
+  constructor(stacks: ComposeService, deployer: ComposeDeployer, cradle: () => Cradle, recordSchema: TSchema) {
+    super(stacks, deployer, cradle);
+    this.recordSchema = recordSchema;
+  }
 
   /** The stack's record as backup.one and volumeBackups.one join it (the peer's `compose` relation). */
   async record(id: string, em: EntityManager): Promise<Record<string, unknown> | null> {

@@ -2,11 +2,10 @@
 // ComposeRequests (requests.ts); runs (deploy, redeploy, start, stop) go on the durable deploy
 // queue; engine work happens in the deployer.
 import { optionalService, Type, router, schema, type Cradle, type ProcedureContext } from '@berth/core';
-import { GIT_SOURCE_CLEARED, relationSchemas, runProcedure } from '@berth/plugin-workloads';
+import { gitSourceCleared, relationSchemas, runProcedure, type ForgeSource } from '@berth/plugin-workloads';
 import {
   Base64Input,
   CatalogInput,
-  ComposeFields,
   ContainerMount,
   CreateInput,
   DeleteInput,
@@ -27,20 +26,18 @@ import {
   SuffixInput,
   Template,
   requestedSuffix,
-  UpdateInput,
-  composeFound,
-  composeView,
+  type ComposeSchemas,
 } from './schemas.ts';
 
 const compose = router('compose', 'organization');
 const Ok = schema.Ok;
 
-/** What disconnectGitProvider leaves (the peer's): no git source, the github type with push triggers, the stack idle. */
-const GIT_FIELDS_CLEARED = { ...GIT_SOURCE_CLEARED, triggerType: 'push', sourceType: 'github', composeStatus: 'idle', watchPaths: null, enableSubmodules: false } as const;
-
-/** Made once every plugin is set up: the relations' schemas are their plugins'. */
-export function composeProcedures(cradle: Cradle) {
+/** Made once every plugin is set up: the relations' schemas are their plugins'; the stack's schemas and the enabled forges, the plugin's (index.ts). */
+export function composeProcedures({ forges, schemas }: { forges: readonly ForgeSource[]; schemas: ComposeSchemas }, cradle: Cradle) {
   const relations = relationSchemas(cradle, optionalService(cradle, 'gitProviders'));
+  const { ComposeFields, UpdateInput, composeFound, composeView } = schemas;
+  /** What disconnectGitProvider leaves (the peer's): no git source (every forge's fields), the github type with push triggers, the stack idle. */
+  const gitFieldsCleared = { ...gitSourceCleared(forges), triggerType: 'push', sourceType: 'github', composeStatus: 'idle', watchPaths: null, enableSubmodules: false } as const;
   const queue = (name: string) => (i: { composeId: string; title?: string; description?: string | null }, ctx: ProcedureContext) => ctx.cradle.composeRequests.run(i.composeId, name, i);
   /** deploy and redeploy: the peer answers {success, message, composeId}. */
   const queued = (name: string, summary: string, message: string) =>
@@ -167,7 +164,7 @@ export function composeProcedures(cradle: Cradle) {
     run('stop', 'Queue stopping the stack (containers stopped, or services scaled to 0)'),
     run('start', 'Queue starting the stopped stack again'),
     ok('refreshToken', 'Issue a new webhook refresh token', IdInput, (c, id) => c.refreshToken(id)),
-    ok('disconnectGitProvider', "Forget the git source (every provider's repository fields)", IdInput, (c, id) => c.change(id, GIT_FIELDS_CLEARED)),
+    ok('disconnectGitProvider', "Forget the git source (every provider's repository fields)", IdInput, (c, id) => c.change(id, gitFieldsCleared)),
     compose.mutation('move', {
       summary: 'Move the stack to another environment of the organization',
       input: MoveInput,

@@ -3,7 +3,7 @@
 // relations).
 import { Type, schema, type Static, type TSchema } from '@berth/core';
 import { logQuery, type relationSchemas } from '@berth/plugin-workloads';
-import { COMPOSE_TYPES, columnFields, settingSchemas } from './fields.ts';
+import { COMPOSE_TYPES, type StackFields } from './fields.ts';
 
 const { Nullable, NonEmpty, AppName, Paging, Timestamp } = schema;
 const Opt = <T extends TSchema>(t: T) => Type.Optional(t);
@@ -13,30 +13,39 @@ const ComposeId = { composeId: Id };
 const Base64 = () => Type.String({ minLength: 1, maxLength: 2_000_000, pattern: '^[A-Za-z0-9+/=\\s_-]*$', description: 'base64 of the JSON {"compose": <compose file>, "config": <template.toml>}' });
 const BaseUrl = () => Opt(Type.String({ maxLength: 2048, description: 'a template catalog (directory or http(s) URL) instead of the configured one' }));
 
-/** A compose stack as stored: every API field. */
-export const ComposeFields = Type.Object({ composeId: Type.String(), ...columnFields, ...settingSchemas, hasWebhookSecret: Type.Boolean(), organizationId: Type.String(), createdAt: Timestamp() });
-export type ComposeFields = Static<typeof ComposeFields>;
-
-/** The record with where it lives and what hangs off it, as the peer's findComposeById answers it (one, delete). */
-export const composeFound = (relations: ReturnType<typeof relationSchemas>) =>
-  Type.Object({
-    ...ComposeFields.properties,
-    environment: relations.environment,
-    deployments: relations.deployments,
-    mounts: relations.mounts,
-    domains: relations.domains,
-    backups: relations.backups,
-    ...relations.git,
-    server: relations.server,
-  });
-export const composeView = (relations: ReturnType<typeof relationSchemas>) =>
-  Type.Object({
-    ...composeFound(relations).properties,
-    hasGitProviderAccess: Type.Boolean({ description: "whether the caller may use the stack's git provider (no provider: true)" }),
-    unauthorizedProvider: Nullable(Type.String({ description: 'the source type whose provider the caller may not use, or null' })),
-  });
-export type ComposeFound = Static<ReturnType<typeof composeFound>>;
-export type ComposeView = Static<ReturnType<typeof composeView>>;
+/**
+ * The schemas made from the stack's fields (stackFields: the enabled forges' among them): the
+ * record, its answer with its relations, `one`'s, and update's input.
+ */
+export function composeSchemas(fields: StackFields) {
+  /** A compose stack as stored: every API field. */
+  const ComposeFields = Type.Object({ composeId: Type.String(), ...fields.columns, ...fields.settings, hasWebhookSecret: Type.Boolean(), organizationId: Type.String(), createdAt: Timestamp() });
+  /** The record with where it lives and what hangs off it, as the peer's findComposeById answers it (one, delete). */
+  const composeFound = (relations: ReturnType<typeof relationSchemas>) =>
+    Type.Object({
+      ...ComposeFields.properties,
+      environment: relations.environment,
+      deployments: relations.deployments,
+      mounts: relations.mounts,
+      domains: relations.domains,
+      backups: relations.backups,
+      ...relations.git,
+      server: relations.server,
+    });
+  const composeView = (relations: ReturnType<typeof relationSchemas>) =>
+    Type.Object({
+      ...composeFound(relations).properties,
+      hasGitProviderAccess: Type.Boolean({ description: "whether the caller may use the stack's git provider (no provider: true)" }),
+      unauthorizedProvider: Nullable(Type.String({ description: 'the source type whose provider the caller may not use, or null' })),
+    });
+  const UpdateInput = Type.Object({ ...ComposeId, ...partial({ ...fields.columns, ...fields.settings }), createdAt: Opt(Type.String({ maxLength: 64 })) });
+  return { ComposeFields, composeFound, composeView, UpdateInput };
+}
+export type ComposeSchemas = ReturnType<typeof composeSchemas>;
+export type ComposeFields = Static<ComposeSchemas['ComposeFields']>;
+export type ComposeFound = Static<ReturnType<ComposeSchemas['composeFound']>>;
+export type ComposeView = Static<ReturnType<ComposeSchemas['composeView']>>;
+export type UpdateInput = Static<ComposeSchemas['UpdateInput']>;
 
 export const CreateInput = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 255 }),
@@ -75,10 +84,6 @@ export const DeployTemplateInput = Type.Object({
   id: NonEmpty({ maxLength: 255, pattern: '^[a-zA-Z0-9._-]+$' }),
   baseUrl: BaseUrl(),
 });
-
-const updateFields = { ...ComposeId, ...partial({ ...columnFields, ...settingSchemas }), createdAt: Opt(Type.String({ maxLength: 64 })) };
-export const UpdateInput = Type.Object(updateFields);
-export type UpdateInput = Static<typeof UpdateInput>;
 
 export const SearchInput = Type.Object({
   q: Opt(Type.String({ maxLength: 255, description: 'matches name, appName or description (case-insensitive)' })),

@@ -5,7 +5,7 @@
 import { iso, type EntityManager, type EnvironmentDirectory, type SecretBox } from '@berth/core';
 import { SourceRecords, type GitSourceRules } from '@berth/plugin-workloads';
 import { Compose, type ComposeRow } from './entities.ts';
-import { settingDefaults, settingKeys, type SettingKey } from './fields.ts';
+import type { SettingKey, StackFields } from './fields.ts';
 import type { ComposeFields } from './schemas.ts';
 
 /** The kind's name on the wire (deployment targetType, mounts' serviceType, domainType). */
@@ -17,8 +17,9 @@ const columnKeys = ['name', 'appName', 'description', 'sourceType', 'composeType
 
 /** Registered as the singleton `composeStacks`; compose.* for a request is ComposeRequests (requests.ts). */
 export class ComposeService extends SourceRecords<ComposeRow, SettingKey> {
-  constructor(secrets: () => SecretBox, environments: () => EnvironmentDirectory, gitConnections?: () => GitSourceRules | undefined) {
-    const table = { kind: KIND, entity: Compose, idField: 'composeId', statusField: 'composeStatus', columns: columnKeys, settings: settingKeys, defaults: settingDefaults } as const;
+  /** `fields`: the stack's fields with the enabled forges' (stackFields). */
+  constructor(fields: StackFields, secrets: () => SecretBox, environments: () => EnvironmentDirectory, gitConnections?: () => GitSourceRules | undefined) {
+    const table = { kind: KIND, entity: Compose, idField: 'composeId', statusField: 'composeStatus', columns: columnKeys, settings: fields.settingKeys, defaults: fields.settingDefaults } as const;
     super(table, secrets, environments, gitConnections);
   }
 

@@ -65,4 +65,5 @@ export { SourceRecords, type SourceKindTable } from './source-records.ts';
 export { HostAccess, hostAccessRefused, isLocalGitUrl, type NetworkFacts } from './host-access-policy.ts';
 export { HostAccessSchema, type HostAccessPolicy } from './config.ts';
 export { GitSourceChange, GIT_SOURCE_CLEARED, type GitSourceRules } from './git-source.ts';
+export { BranchName, forgeSources, forgeFieldTable, unknownForgeFields, gitSourceCleared, type ForgeSource } from './forge-fields.ts';
 export { WorkloadChanges, type AssertAppNameFree, type ChangeableWorkload, type ChangeContext, type OwnKey } from './changes.ts';
