@@ -19,4 +19,6 @@ export const Email = () => Type.String({ format: 'email', minLength: 1 });
 export const Status = () => Type.Enum(['idle', 'running', 'done', 'error']);
 /** Search paging, as the peer's *.search operations take it. */
 export const Paging = { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })), offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0 })) };
+/** A git branch name, as the peer's branch fields take it (null: none chosen). */
+export const BranchName = () => Nullable(Type.String({ minLength: 1, maxLength: 255, pattern: '^[a-zA-Z0-9._\\-/#]+$' }));
 export const Ok = () => Type.Boolean({ description: 'true when done' });

@@ -48,7 +48,7 @@ export function gitProviderConformance(t: Test, descriptor: ProviderDescriptor, 
     t.ok(typeof provider.label === 'string' && provider.label.length > 0, 'it has a label for messages');
     if (provider.sourceFields) {
       // A source type: the workload fields naming what to clone, each a distinct field name.
-      const { path, slug, identity = [], ...required } = provider.sourceFields;
+      const { path, slug, identity = [], save: _save, ...required } = provider.sourceFields;
       const names = [...Object.values(required), ...(path ? [path] : []), ...(slug ? [slug] : []), ...identity];
       t.same(Object.keys(required).sort(), ['branch', 'buildPath', 'id', 'owner', 'repository'], 'its source fields name the connection, owner, repository, branch and build path');
       t.ok(

@@ -3,7 +3,7 @@
 // credential a clone uses. The gitProvider plugin keeps the connected accounts and passes each
 // call the account it concerns; the provider keeps no state of its own, so one instance serves
 // every account of its type. Enabled like every provider: `providers.git.<id>`.
-import type { TObject, TSchema } from 'typebox';
+import type { TObject, TProperties, TSchema } from 'typebox';
 import type { GitDeliveryReader } from './git-delivery.ts';
 
 /**
@@ -111,6 +111,13 @@ export interface GitSourceFields {
   slug?: string;
   /** Further fields that say which repository (GitLab's project id): changing one is changing the source, as changing the repository is. */
   identity?: readonly string[];
+  /**
+   * What `application.save<Id>Provider` takes besides the application's id and the git options, in
+   * order, where the peer's differs from the generated input (each source field optional text, the
+   * branch a branch name): its fields' schemas, and fields of its own (GitHub's triggerType,
+   * GitLab's project id).
+   */
+  save?: TProperties;
 }
 
 /**

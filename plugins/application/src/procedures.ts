@@ -15,14 +15,10 @@ import {
   MoveInput,
   ReadLogsInput,
   ReloadInput,
-  SaveBitbucketInput,
   saveBuildTypeInput,
   SaveDockerInput,
   SaveEnvironmentInput,
   SaveGitInput,
-  SaveGiteaInput,
-  SaveGithubInput,
-  SaveGitlabInput,
   saveForgeInput,
   SearchInput,
   SearchResult,
@@ -111,10 +107,6 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
     save('saveDockerProvider', 'Deploy a container image (optionally from a registry with credentials)', SaveDockerInput, () => ({ sourceType: 'docker' })),
     save('saveGitProdiver', 'Deploy from a git URL (https or SSH with a stored key) — the older spelling', SaveGitInput, () => ({ sourceType: 'git' })),
     save('saveGitProvider', 'Deploy from a git URL (https or SSH with a stored key)', SaveGitInput, () => ({ sourceType: 'git' })),
-    save('saveGithubProvider', 'Deploy from a GitHub repository', SaveGithubInput, () => ({ sourceType: 'github' })),
-    save('saveGitlabProvider', 'Deploy from a GitLab repository', SaveGitlabInput, () => ({ sourceType: 'gitlab' })),
-    save('saveBitbucketProvider', 'Deploy from a Bitbucket repository', SaveBitbucketInput, () => ({ sourceType: 'bitbucket' })),
-    save('saveGiteaProvider', 'Deploy from a Gitea repository', SaveGiteaInput, () => ({ sourceType: 'gitea' })),
     save('disconnectGitProvider', "Forget the git source (every provider's repository fields)", IdInput, () => gitSourceCleared(allowed.forges)),
     save('markRunning', 'Set the status to running', IdInput, () => ({ applicationStatus: 'running' })),
     save('update', 'Change any field of the application', updateInput(allowed)),
@@ -174,8 +166,8 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
       handler: (input, ctx) => ctx.cradle.applicationRequests.readLogs(input),
     }),
   ];
-  // A forge whose save<Forge>Provider is not declared above with the peer's fields (one written out
-  // of tree) gets it made from its source fields.
+  // Each enabled forge that is a source gets its save<Forge>Provider, its input declared by the
+  // forge (the peer's, for the four built-in ones) or made from its source fields.
   const names = new Set(declared.map(p => p.name));
   const forgeSaves = allowed.forges
     .map(f => ({ f, name: `save${f.id[0]!.toUpperCase()}${f.id.slice(1)}Provider` }))

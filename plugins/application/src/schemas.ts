@@ -97,48 +97,8 @@ export const saveBuildTypeInput = (allowed: AllowedValues) =>
     isStaticSpa: Opt(Nullable(Type.Boolean())),
   });
 const GitCommon = { enableSubmodules: Opt(Type.Boolean()), watchPaths: Opt(Nullable(Type.Array(Type.String()))) };
-export const SaveGithubInput = Type.Object({
-  ...ApplicationId,
-  repository: Opt(Str()),
-  owner: Opt(Str()),
-  buildPath: Opt(Str()),
-  githubId: Opt(Str()),
-  branch: Opt(BranchName()),
-  triggerType: Opt(Type.Enum(['push', 'tag'])),
-  ...GitCommon,
-});
-export const SaveGitlabInput = Type.Object({
-  ...ApplicationId,
-  gitlabBuildPath: Opt(Str()),
-  gitlabOwner: Opt(Str()),
-  gitlabRepository: Opt(Str()),
-  gitlabId: Opt(Str()),
-  gitlabProjectId: Opt(Nullable(Type.Number())),
-  gitlabPathNamespace: Opt(Str()),
-  gitlabBranch: Opt(BranchName()),
-  ...GitCommon,
-});
-export const SaveBitbucketInput = Type.Object({
-  ...ApplicationId,
-  bitbucketBuildPath: Opt(Str()),
-  bitbucketOwner: Opt(Str()),
-  bitbucketRepository: Opt(Str()),
-  bitbucketRepositorySlug: Opt(Str()),
-  bitbucketId: Opt(Str()),
-  bitbucketBranch: Opt(BranchName()),
-  ...GitCommon,
-});
-export const SaveGiteaInput = Type.Object({
-  ...ApplicationId,
-  giteaBuildPath: Opt(Str()),
-  giteaOwner: Opt(Str()),
-  giteaRepository: Opt(Str()),
-  giteaId: Opt(Str()),
-  giteaBranch: Opt(BranchName()),
-  ...GitCommon,
-});
-/** save<Forge>Provider of a forge without an operation of the peer's: its source fields, as its provider names them. */
-export const saveForgeInput = (f: GitSourceFields) => Type.Object({ ...ApplicationId, ...partial(schemasOf(forgeFieldTable(f))), ...GitCommon });
+/** save<Forge>Provider of an enabled forge: its source fields as its provider declares them (`sourceFields.save`, the peer's for the four built-in forges), else each as text. */
+export const saveForgeInput = (f: GitSourceFields) => Type.Object({ ...ApplicationId, ...(f.save ?? partial(schemasOf(forgeFieldTable(f)))), ...GitCommon });
 export const SaveDockerInput = Type.Object({ ...ApplicationId, dockerImage: Opt(Str()), username: Opt(Str()), password: Opt(Str()), registryUrl: Opt(Str()) });
 export const SaveGitInput = Type.Object({
   ...ApplicationId,

@@ -6,8 +6,8 @@ import { schema, Type, type Cradle, type GitSourceFields } from '@berth/core';
 import type { FieldTable } from './field-table.ts';
 import { GIT_SOURCE_CLEARED } from './git-source.ts';
 
-/** A branch name, as the peer's branch fields take it. */
-export const BranchName = () => schema.Nullable(Type.String({ minLength: 1, maxLength: 255, pattern: '^[a-zA-Z0-9._\\-/#]+$' }));
+/** A branch name, as the peer's branch fields take it (the kernel's schema). */
+export const BranchName = schema.BranchName;
 
 /** An enabled forge that is a source type: its id, its label and the workload fields that name what to clone. */
 export interface ForgeSource {

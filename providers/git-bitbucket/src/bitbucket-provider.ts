@@ -19,7 +19,7 @@ import {
   type GitDeliveryReader,
   type GitConnectionForm,
 } from '@berth/core';
-import { bitbucketConnection } from './connection.ts';
+import { bitbucketConnection, bitbucketSave } from './connection.ts';
 import { bitbucketDeliveries } from './deliveries.ts';
 
 export const BITBUCKET_API = 'https://api.bitbucket.org/2.0';
@@ -78,6 +78,7 @@ export class BitbucketProvider implements GitProvider {
     branch: 'bitbucketBranch',
     buildPath: 'bitbucketBuildPath',
     slug: 'bitbucketRepositorySlug',
+    save: bitbucketSave,
   };
   /** Its webhook deliveries (./deliveries.ts). */
   readonly deliveries: GitDeliveryReader = bitbucketDeliveries;

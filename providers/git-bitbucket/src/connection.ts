@@ -14,6 +14,17 @@ const Token = () => Type.String({ maxLength: 4096 });
 const Email = () => Type.Optional(Type.String({ format: 'email', minLength: 1, maxLength: 255, description: "the Atlassian account's e-mail (the API's user with an API token)" }));
 const Credentials = { bitbucketUsername: Type.Optional(Str()), bitbucketEmail: Email(), appPassword: Type.Optional(Token()), apiToken: Type.Optional(Token()) };
 
+const Text = () => Type.Optional(schema.Nullable(Type.String()));
+/** application.saveBitbucketProvider's fields, as the peer takes them. */
+export const bitbucketSave = {
+  bitbucketBuildPath: Text(),
+  bitbucketOwner: Text(),
+  bitbucketRepository: Text(),
+  bitbucketRepositorySlug: Text(),
+  bitbucketId: Text(),
+  bitbucketBranch: Type.Optional(schema.BranchName()),
+};
+
 /** The settings a connection's API and git calls read, and the secrets (sealed). */
 const settings = Type.Object({ bitbucketUsername: Type.String(), bitbucketEmail: Type.String(), bitbucketWorkspaceName: Type.String() });
 const secrets = Type.Object({ appPassword: Type.String({ description: 'an app password (older records; Atlassian is retiring them)' }), apiToken: Type.String({ description: 'an API token' }) });

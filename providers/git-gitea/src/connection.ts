@@ -26,6 +26,10 @@ const Optional = {
 
 export const GITEA_COM = 'https://gitea.com';
 
+const Text = () => Type.Optional(Nullable(Type.String()));
+/** application.saveGiteaProvider's fields, as the peer takes them. */
+export const giteaSave = { giteaBuildPath: Text(), giteaOwner: Text(), giteaRepository: Text(), giteaId: Text(), giteaBranch: Type.Optional(schema.BranchName()) };
+
 export const giteaConnection: GitConnectionForm = {
   settings: Type.Object({
     giteaUrl: Type.String(),

@@ -19,7 +19,7 @@ import {
   type GitDeliveryReader,
   type GitConnectionForm,
 } from '@berth/core';
-import { giteaConnection } from './connection.ts';
+import { giteaConnection, giteaSave } from './connection.ts';
 import { giteaDeliveries } from './deliveries.ts';
 
 export const GITEA_COM = 'https://gitea.com';
@@ -50,7 +50,7 @@ export class GiteaProvider implements GitProvider {
   readonly id = 'gitea';
   readonly label = 'Gitea';
   /** The peer's columns of a workload deploying from it. */
-  readonly sourceFields: GitSourceFields = { id: 'giteaId', owner: 'giteaOwner', repository: 'giteaRepository', branch: 'giteaBranch', buildPath: 'giteaBuildPath' };
+  readonly sourceFields: GitSourceFields = { id: 'giteaId', owner: 'giteaOwner', repository: 'giteaRepository', branch: 'giteaBranch', buildPath: 'giteaBuildPath', save: giteaSave };
   /** Its webhook deliveries (./deliveries.ts). */
   readonly deliveries: GitDeliveryReader = giteaDeliveries;
   /** What a connection keeps, its OAuth flow and the peer's gitea.* wire (./connection.ts). */

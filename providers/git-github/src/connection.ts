@@ -11,6 +11,18 @@ const Id = NonEmpty({ maxLength: 255 });
 
 export const GITHUB_COM = 'https://github.com';
 
+const Text = () => Type.Optional(schema.Nullable(Type.String()));
+
+/** application.saveGithubProvider's fields, as the peer takes them. */
+export const githubSave = {
+  repository: Text(),
+  owner: Text(),
+  buildPath: Text(),
+  githubId: Text(),
+  branch: Type.Optional(schema.BranchName()),
+  triggerType: Type.Optional(Type.Enum(['push', 'tag'])),
+};
+
 /** An App a manifest made, as GitHub's conversion answers it in the github record's fields (githubAppName: the App's page). */
 export interface ManifestApp {
   name: string;

@@ -18,7 +18,7 @@ import {
   type GitDeliveryReader,
   type GitConnectionForm,
 } from '@berth/core';
-import { githubConnection, type ManifestApp } from './connection.ts';
+import { githubConnection, githubSave, type ManifestApp } from './connection.ts';
 import { githubDeliveries } from './deliveries.ts';
 import type { Octokit } from '@octokit/rest';
 
@@ -77,7 +77,7 @@ export class GithubProvider implements GitProvider {
   readonly id = 'github';
   readonly label = 'GitHub';
   /** The peer's columns of a workload deploying from it. */
-  readonly sourceFields: GitSourceFields = { id: 'githubId', owner: 'owner', repository: 'repository', branch: 'branch', buildPath: 'buildPath' };
+  readonly sourceFields: GitSourceFields = { id: 'githubId', owner: 'owner', repository: 'repository', branch: 'branch', buildPath: 'buildPath', save: githubSave };
   /** Its webhook deliveries (./deliveries.ts). */
   readonly deliveries: GitDeliveryReader = githubDeliveries;
   /** What a connection keeps, its App manifest flow and the peer's github.* wire (./connection.ts). */

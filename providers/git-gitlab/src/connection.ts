@@ -24,6 +24,18 @@ const Optional = {
 
 export const GITLAB_COM = 'https://gitlab.com';
 
+const Text = () => Type.Optional(Nullable(Type.String()));
+/** application.saveGitlabProvider's fields, as the peer takes them. */
+export const gitlabSave = {
+  gitlabBuildPath: Text(),
+  gitlabOwner: Text(),
+  gitlabRepository: Text(),
+  gitlabId: Text(),
+  gitlabProjectId: Type.Optional(Nullable(Type.Number())),
+  gitlabPathNamespace: Text(),
+  gitlabBranch: Type.Optional(schema.BranchName()),
+};
+
 export const gitlabConnection: GitConnectionForm = {
   settings: Type.Object({
     gitlabUrl: Type.String(),

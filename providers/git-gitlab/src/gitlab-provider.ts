@@ -19,7 +19,7 @@ import {
   type GitDeliveryReader,
   type GitConnectionForm,
 } from '@berth/core';
-import { gitlabConnection } from './connection.ts';
+import { gitlabConnection, gitlabSave } from './connection.ts';
 import { gitlabDeliveries } from './deliveries.ts';
 
 /** The SDK's client (a type only: the module is imported on first use). */
@@ -106,6 +106,7 @@ export class GitlabProvider implements GitProvider {
     buildPath: 'gitlabBuildPath',
     path: 'gitlabPathNamespace',
     identity: ['gitlabProjectId'],
+    save: gitlabSave,
   };
   /** Its webhook deliveries (./deliveries.ts). */
   readonly deliveries: GitDeliveryReader = gitlabDeliveries;
