@@ -8,7 +8,7 @@
 // Every answer that names a workload is written to its delivery log.
 import path from 'node:path';
 import { isStorable, optionalService, type BerthConfig, type Cradle, type DeliveryHeaders, type EntityManager, type GitProvider, type Principal, type PullRequestEvent } from '@berth/core';
-import type { PushTarget, WorkloadKind } from '@berth/plugin-workloads';
+import type { PushTarget, WorkloadHooks, WorkloadKind } from '@berth/plugin-workloads';
 import { checkSignature, readDelivery, type Delivery } from './delivery.ts';
 import { WebhookDelivery } from './entities.ts';
 import { WebhookLinks } from './links.ts';
@@ -33,7 +33,7 @@ export type PullRequestHandler = (target: PushTarget, pullRequest: PullRequestEv
 
 const SKIP = /\[(skip ci|ci skip|no ci|skip deploy|deploy skip)\]/i;
 
-export class HookService {
+export class HookService implements WorkloadHooks {
   readonly #config: BerthConfig;
   readonly #cradle: () => Cradle;
   readonly #pullRequests = new Map<string, PullRequestHandler>();

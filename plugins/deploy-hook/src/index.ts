@@ -130,7 +130,7 @@ export default definePlugin({
         .filter(k => k.push);
     berth.entities(...deployHookEntities);
     berth.migrations(...deployHookMigrations);
-    berth.provide({ deployHooks: asValue(hooks) });
+    berth.provide({ deployHooks: asValue(hooks), workloadHooks: asValue(hooks) });
     berth.http(routes(berth, hooks, pushing));
     berth.procedures(() =>
       pushing().map(kind =>

@@ -29,7 +29,7 @@ export default definePlugin({
     queue.define();
     berth.entities(...deploymentEntities);
     berth.migrations(...deploymentMigrations);
-    berth.provide({ deployments: asValue(store), deploymentStore: asValue(store), deploymentRequests: asClass(DeploymentRequests).scoped() });
+    berth.provide({ deployments: asValue(store), deploymentStore: asValue(store), workloadDeployments: asValue(store), deploymentRequests: asClass(DeploymentRequests).scoped() });
     berth.procedures(deploymentProcedures(store));
     registerLogStream(berth, store);
     berth.http(app => {

@@ -1,5 +1,6 @@
 // The registry plugin: registry.* records, the push-and-pull check, and `registries` in the
-// container for deploys that push and pull through a registry (credentials per engine call).
+// container for deploys that push and pull through a registry (credentials per engine call), also
+// offered to the workload kit as `workloadRegistries` (the registries a workload names).
 import { asClass, asValue, definePlugin } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
 import config from './config.ts';
@@ -28,7 +29,7 @@ export default definePlugin({
     });
     berth.entities(...registryEntities);
     berth.migrations(...registryMigrations);
-    berth.provide({ registries: asValue(registries), registryRequests: asClass(RegistryRequests).scoped() });
+    berth.provide({ registries: asValue(registries), workloadRegistries: asValue(registries), registryRequests: asClass(RegistryRequests).scoped() });
     berth.procedures(...registryProcedures);
     // A server joining or leaving a swarm (the cluster plugin's events; nothing happens without that
     // plugin): a self-hosted registry on its manager makes the new node trust its CA before the join

@@ -1,5 +1,6 @@
 // The server plugin: server.* records, offered to the hosts plugin as `hostServers` (hosts.of
-// connects with a record's details), the check that refuses a deploy to an inactive server, and
+// connects with a record's details) and to the workload kit as `workloadServers` (the server a
+// workload names), the check that refuses a deploy to an inactive server, and
 // the reachability probe.
 import { asClass, asValue, definePlugin, optionalService, Type } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
@@ -31,7 +32,7 @@ export default definePlugin({
     const probe = new ServerProbe(cradle, berth.config.serverProbeSeconds);
     berth.entities(...serverEntities);
     berth.migrations(...serverMigrations);
-    berth.provide({ servers: asValue(servers), hostServers: asValue(servers), serverProbe: asValue(probe), serverRequests: asClass(ServerRequests).scoped() });
+    berth.provide({ servers: asValue(servers), hostServers: asValue(servers), workloadServers: asValue(servers), serverProbe: asValue(probe), serverRequests: asClass(ServerRequests).scoped() });
     const deploymentView = () => optionalService(cradle(), 'deployments')?.viewSchema() ?? Type.Object({});
     const setup = new ServerSetup(cradle);
     berth.provide({ serverSetup: asValue(setup), serverOperationRequests: asClass(ServerOperationRequests).scoped() });

@@ -5,6 +5,7 @@
 // server.* is requests.ts.
 import { conflict, iso, optionalService, type Cradle, type EnqueueRequest, type EntityManager, findOwned } from '@berth/core';
 import type { DirectoryServer, HostServerDirectory } from '@berth/plugin-hosts';
+import type { WorkloadServers } from '@berth/plugin-workloads';
 import { Server, type ServerRow } from './entities.ts';
 import { ServerView } from './schemas.ts';
 
@@ -43,7 +44,7 @@ export const heldBy = (reason: string) =>
     ? "pay the organization's open invoice (billing.createCustomerPortalSession) or buy more servers (billing.createCheckoutSession), or remove servers, and billing sets it active again"
     : `${reason} sets it active again`;
 
-export class ServerService implements HostServerDirectory {
+export class ServerService implements HostServerDirectory, WorkloadServers {
   readonly #cradle: () => Cradle;
   readonly #createChecks: ((organizationId: string, em: EntityManager) => Promise<void>)[] = [];
 

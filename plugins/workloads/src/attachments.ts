@@ -2,10 +2,13 @@
 // published ports (the port plugin) and domains (the domain plugin). Kinds read them through these directories when they
 // deploy and when they answer `one`; the owners of the records check that the workload
 // exists through WorkloadRegistry.owner(), and offer them only to the kinds whose
-// capabilities say so.
+// capabilities say so. Also the seams of the plugins built on this kit that a workload meets
+// (its deployments, its push hook, the server and registries it names): each declared here with
+// what the kit needs of it, and filled by its plugin.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { TSchema } from 'typebox';
-import type { ProxyRoute } from '@berth/core';
+import type { DeploymentService, ProxyRoute } from '@berth/core';
+import type { HostServerDirectory } from '@berth/plugin-hosts';
 import type { WorkloadRef } from './registry.ts';
 
 export interface MountRecord {
@@ -81,6 +84,33 @@ export interface DomainDirectory {
   ownsAttached?(kind: string, find: (id: string, em: EntityManager) => Promise<WorkloadRef | null>): void;
 }
 
+/** Registered as `workloadDeployments` by the deployment plugin (its `deployments`): the kinds' runs and their records. */
+export type WorkloadDeployments = Pick<DeploymentService, 'register' | 'viewSchema' | 'cancelFor' | 'removeFor'>;
+
+/** Registered as `workloadHooks` by the deploy-hook plugin (its `deployHooks`). */
+export interface WorkloadHooks {
+  /** Removes the webhook Berth registered on the workload's repository (before the workload is deleted). */
+  removeWebhook(kind: string, id: string, em: EntityManager): Promise<void>;
+}
+
+/** Registered as `workloadServers` by the server plugin (its `servers`): the remote servers a workload names (organizationOf: the placement check). */
+export interface WorkloadServers extends Pick<HostServerDirectory, 'organizationOf'> {
+  /** The server a workload's serverId names, as the workload's answers join it; null without one or for another organization's. */
+  relation(serverId: unknown, organizationId: string, em: EntityManager): Promise<Record<string, unknown> | null>;
+  /** The schema of that relation. */
+  relationSchema(): TSchema;
+  /** The organization's servers (the swarm's nodes are looked for among them). */
+  forPermissions(organizationId: string, em: EntityManager): Promise<{ serverId: string }[]>;
+}
+
+/** Registered as `workloadRegistries` by the registry plugin (its `registries`): the registries a workload names. */
+export interface WorkloadRegistries {
+  /** The registry a workload's registry id field names (no password); null without one or for another organization's. */
+  relation(registryId: unknown, organizationId: string, em: EntityManager): Promise<Record<string, unknown> | null>;
+  /** The schema of that relation. */
+  relationSchema(): TSchema;
+}
+
 /** A domain another plugin gives its own service (a preview's): routed to owner.appName on port. */
 export interface AttachedDomain {
   host: string;
@@ -103,5 +133,13 @@ declare module '@berth/core' {
     mounts: MountDirectory;
     /** From the port plugin (absent when it is disabled). */
     ports: PortDirectory;
+    /** From the deployment plugin (absent when it is disabled). */
+    workloadDeployments: WorkloadDeployments;
+    /** From the deploy-hook plugin (absent when it is disabled). */
+    workloadHooks: WorkloadHooks;
+    /** From the registry plugin (absent when it is disabled). */
+    workloadRegistries: WorkloadRegistries;
+    /** From the server plugin (absent when it is disabled). */
+    workloadServers: WorkloadServers;
   }
 }

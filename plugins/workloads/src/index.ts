@@ -16,8 +16,6 @@ export default definePlugin({
   version: pkg.version,
   config,
   dependencies: ['hosts'],
-  // Used when enabled (optionalService) — plugins built on this kit: lookups that run upward, to be turned into seams it declares.
-  uses: ['deploy-hook', 'deployment', 'registry', 'server'],
   setup(berth) {
     const { cradle } = berth.container;
     const workloads = new WorkloadRegistry({ cradle: () => berth.container.cradle });

@@ -85,7 +85,7 @@ export abstract class RecordKind<Row extends object> implements WorkloadKind {
     const row = await this.load(workload.id, em);
     if (!row) return;
     const cradle = this.cradle();
-    const deployments = optionalService(cradle, 'deployments');
+    const deployments = optionalService(cradle, 'workloadDeployments');
     await deployments?.cancelFor(this.kind, workload.id, em);
     await this.removeFromHost(row, options);
     await rm(this.filesDir(row), { recursive: true, force: true });
@@ -95,7 +95,7 @@ export abstract class RecordKind<Row extends object> implements WorkloadKind {
     if (this.capabilities.domains) await optionalService(cradle, 'domains')?.removeForService(workload, em);
     await this.removeAttachments(row, em);
     // A push webhook Berth registered on its repository goes with it.
-    if (this.push) await optionalService(cradle, 'deployHooks')?.removeWebhook(this.kind, workload.id, em);
+    if (this.push) await optionalService(cradle, 'workloadHooks')?.removeWebhook(this.kind, workload.id, em);
     await deployments?.removeFor(this.kind, workload.id, em, { includeActive: true });
     await em.remove(row).flush();
   }

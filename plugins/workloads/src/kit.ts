@@ -18,7 +18,19 @@ export type { ContainerHosts, Host } from '@berth/plugin-hosts';
 export { organizationConstraint, withOrganizationConstraint } from '@berth/plugin-hosts';
 export { ORGANIZATION_NETWORK_PREFIX } from '@berth/plugin-hosts';
 export type { WorkloadService, ServiceMount, ServicePort, SwarmHealthCheck, SwarmRestartPolicy, SwarmPlacement, SwarmUpdateConfig, SwarmMode, SwarmNetwork } from './services.ts';
-export { type MountRecord, type PortRecord, type MountDirectory, type PortDirectory, type BackupDirectory, type DomainDirectory, type AttachedDomain } from './attachments.ts';
+export {
+  type MountRecord,
+  type PortRecord,
+  type MountDirectory,
+  type PortDirectory,
+  type BackupDirectory,
+  type DomainDirectory,
+  type AttachedDomain,
+  type WorkloadDeployments,
+  type WorkloadHooks,
+  type WorkloadRegistries,
+  type WorkloadServers,
+} from './attachments.ts';
 export { HostPorts, type PortHold, type PortHolder } from './host-ports.ts';
 export { parseEnv, resolveEnv, toEnvList, ENV_KEY, type SharedEnv } from './swarm/env.ts';
 export { parseMemory, parseCpu } from './swarm/resources.ts';

@@ -45,7 +45,7 @@ export interface Engine {
 function nodeEngines(cradle: Cradle, deploying: Docker, record: LifecycleRecord): NodeEngine {
   let found: Promise<Map<string, Docker>> | undefined;
   const find = async () => {
-    const servers = optionalService(cradle, 'servers');
+    const servers = optionalService(cradle, 'workloadServers');
     const ids = servers ? (await servers.forPermissions(record.organizationId, cradle.orm.em.fork() as EntityManager)).map(s => s.serverId) : [];
     const engines: Promise<Docker>[] = [Promise.resolve(deploying), ...[null, ...ids].filter(id => id !== record.serverId).map(id => cradle.hosts.asIs(id))];
     const byNode = new Map<string, Docker>();

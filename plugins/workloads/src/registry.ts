@@ -170,7 +170,7 @@ export class WorkloadRegistry {
       }
     }
     this.#kinds.set(kind.kind, kind);
-    optionalService(this.#cradle(), 'deployments')?.register(kind.deployer);
+    optionalService(this.#cradle(), 'workloadDeployments')?.register(kind.deployer);
   }
 
   /** Every registered kind, in registration order. */
@@ -206,10 +206,10 @@ export class WorkloadRegistry {
 
   /**
    * Refuses a serverId that names no server of the organization (NOT_FOUND naming the field): the
-   * server records' plugin answers it through the hosts' directory (`hostServers`).
+   * server records' plugin answers it (`workloadServers`).
    */
   async assertServer(serverId: string, organizationId: string): Promise<void> {
-    const directory = optionalService(this.#cradle(), 'hostServers');
+    const directory = optionalService(this.#cradle(), 'workloadServers');
     const owner = directory ? await directory.organizationOf(serverId) : null;
     if (owner !== organizationId) throw notFound(`Server ${serverId}`);
   }

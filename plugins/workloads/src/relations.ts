@@ -14,12 +14,12 @@ export const NotServedOne = (what: string) => Type.Null({ description: `${what}:
 
 /** The server a workload's serverId names, as its answers join it (null without one, or when no plugin keeps servers). */
 export async function serverRelation(cradle: Cradle, serverId: unknown, organizationId: string, em: EntityManager) {
-  return (await optionalService(cradle, 'servers')?.relation(serverId, organizationId, em)) ?? null;
+  return (await optionalService(cradle, 'workloadServers')?.relation(serverId, organizationId, em)) ?? null;
 }
 
 /** A registry a workload's id field names (no password), as its answers join it; null without one, or when no plugin keeps registries. */
 export async function registryRelation(cradle: Cradle, registryId: unknown, organizationId: string, em: EntityManager) {
-  return (await optionalService(cradle, 'registries')?.relation(registryId, organizationId, em)) ?? null;
+  return (await optionalService(cradle, 'workloadRegistries')?.relation(registryId, organizationId, em)) ?? null;
 }
 
 /**
@@ -40,11 +40,11 @@ export async function gitRelations(git: Cradle['gitProviders'] | undefined, forg
 export function relationSchemas(cradle: Cradle, git?: Cradle['gitProviders']) {
   const mounts = optionalService(cradle, 'mounts');
   const ports = optionalService(cradle, 'ports');
-  const deployments = optionalService(cradle, 'deployments');
+  const deployments = optionalService(cradle, 'workloadDeployments');
   const backups = optionalService(cradle, 'backupDirectory');
   const proxied = optionalService(cradle, 'domains')?.viewSchemas();
-  const servers = optionalService(cradle, 'servers');
-  const registries = optionalService(cradle, 'registries');
+  const servers = optionalService(cradle, 'workloadServers');
+  const registries = optionalService(cradle, 'workloadRegistries');
   return {
     environment: Placement,
     mounts: mounts ? Type.Array(mounts.viewSchema()) : NotServedList('mounts'),
