@@ -20,7 +20,7 @@ import path from 'node:path';
 import { startTestServer, signUpAdmin, addMember, startHttpSink, startSmtp, makeCertificate, Client, type Reply } from '@berth/core/testing';
 import { totp } from '../plugins/auth/test/totp.ts';
 import { buyServers, fuzzRecords, fuzzStandIns, NO_RECORD } from './fuzz-records.ts';
-import { AT_ONCE, documentOperations, goodValue, idFieldsOf, inPool } from './openapi-operations.ts';
+import { AT_ONCE, documentOperations, goodValue, idFieldsOf, inPool, sendUpload } from './openapi-operations.ts';
 
 /** Operations that take away the record they are given. */
 const REMOVES = /delete|remove/i;
@@ -59,6 +59,7 @@ const ACTS_HERE: Record<string, string> = {
   'settings.updateTraefikPorts': 'recreates the proxy service with more host ports: refused, the fuzz runs no proxy',
   'settings.writeTraefikEnv': 'recreates the proxy service with its environment: refused, the fuzz runs no proxy',
   'registry.enableSelfHostedRegistry': 'starts a registry service on this machine, behind the proxy: refused, the fuzz runs no proxy',
+  'settings.updateRemoteServersOnly': "turns this machine's deploys off for the whole instance (409 before they are queued), which the fuzz's other operations deploy on: sent only refusals",
   'cluster.joinServer': "joins a server to this machine's swarm, which every test file shares",
   'cluster.removeWorker': "removes a node from this machine's swarm, which every test file shares",
 };
@@ -108,10 +109,17 @@ const BASE_FAILS: Record<string, Fails> = {
   ),
   'settings.assignDomainServer': { status: 400, body: /No proxy is configured/, why: "Berth's own domain is served by the proxy, and the fuzz runs none" },
   'settings.updateServer': { status: 409, body: /Berth does not upgrade itself from the API/, why: 'Berth never upgrades itself from the API: the operation answers how to' },
+  'settings.setupGPU': { status: 409, body: /NVIDIA drivers not installed on Berth's own machine/, why: 'this machine has no GPU: the setup names the missing driver' },
+  ...Object.fromEntries(
+    ['settings.cleanRedis', 'settings.reloadRedis'].map(op => [
+      op,
+      { status: 404, body: /Redis container not found\. Berth runs no Redis/, why: 'Berth runs no Redis: a self-hosted peer without one answers so' },
+    ]),
+  ),
   'server.setup': noKey,
   'server.security': noKey,
   'application.readLogs': { status: 404, body: /Service app-[\w-]+ not found/, why: "the run's application is never deployed: the engine has no service of it" },
-  'compose.readLogs': { status: 404, body: /Container x of this stack not found/, why: "the run's stack is never deployed: it has no container" },
+  'compose.readLogs': { status: 404, body: /Container \w+ of this stack not found/, why: "the run's stack is never deployed: it has no container (the input's is the records' container, docker.*'s)" },
   ...Object.fromEntries(DATABASE_KINDS.map(k => [`${k}.readLogs`, neverDeployed("the run's databases are never deployed: no logs")])),
   ...Object.fromEntries(
     ['Compose', 'Mariadb', 'Mongo', 'MySql', 'Postgres', 'Redis'].map(k => [`backup.manualBackup${k}`, neverDeployed("the run's databases and stack are never deployed: nothing to dump")]),
@@ -200,6 +208,15 @@ t.test('every operation of the OpenAPI document answers bad input with a 4xx, ne
   const refreshTokenOf = async (kind: string, field: string) => (await ok(`${kind}.one`, c.get(`${kind}.one`, { [field]: await records.onServer(field) }))).refreshToken as string;
   const appNameOf = async (kind: string, field: string) => (await ok(`${kind}.one`, c.get(`${kind}.one`, { [field]: ids[field] }))).appName as string;
   // One server of the run's monitored (its samples are read over a connection it never gets: it has no key).
+  // An application of the fuzz's Gitea repository (a new connection: gitea.update's bad values changed the run's), for patch.*'s checkout.
+  let patched: Promise<string> | undefined;
+  const patchedApp = () =>
+    (patched ??= (async () => {
+      const { applicationId } = await ok('application.create', c.post('application.create', { name: unique('patched'), environmentId: ids.environmentId }));
+      const source = { giteaId: await records.fresh('giteaId'), giteaOwner: records.gitea.owner, giteaRepository: records.gitea.repositoryName, giteaBranch: 'main', giteaBuildPath: '/' };
+      await ok('application.saveGiteaProvider', c.post('application.saveGiteaProvider', { applicationId, ...source }));
+      return applicationId as string;
+    })());
   let monitored: Promise<{ url: string; token: string }> | undefined;
   const monitoring = () =>
     (monitored ??= (async () => {
@@ -228,6 +245,9 @@ t.test('every operation of the OpenAPI document answers bad input with a 4xx, ne
     'ai.testConnection': () => ({ body: { apiUrl: records.llm.url, apiKey: records.llm.apiKey, model: records.llm.model } }),
     // A new configuration: ai.update's bad values changed the run's key.
     'ai.suggest': async () => ({ body: { aiId: await records.fresh('aiId') } }),
+    'ai.analyzeLogs': async () => ({ body: { aiId: await records.fresh('aiId') } }),
+    // The run's servers stay paid for: the subscription moves to hobby prices for as many as were bought.
+    'stripe.upgradeSubscription': () => ({ body: { serverQuantity: 1000 } }),
     // A new registry: registry.update's bad values changed the run's password.
     'registry.testRegistryById': async () => ({ body: { registryId: await records.fresh('registryId') } }),
     'ai.deploy': () => ({ body: { serverId: ids.serverId, id: unique('ai'), name: unique('ai') } }),
@@ -265,8 +285,25 @@ t.test('every operation of the OpenAPI document answers bad input with a 4xx, ne
       ]),
     ),
     'gitea.create': () => ({ body: { giteaUrl: records.gitea.url } }),
+    // A name of the run's own: the network is made on the engine every test file shares (and removed with the server's organizations).
+    'network.create': () => ({ body: { name: unique('fuzz-net') } }),
     'deployment.allByType': () => ({ body: { id: ids.composeId, type: 'compose' } }),
     'volumeBackups.list': () => ({ body: { id: ids.composeId, volumeBackupType: 'compose' } }),
+    'schedule.create': () => ({ body: { applicationId: ids.applicationId, enabled: false } }),
+    'schedule.list': () => ({ body: { id: ids.applicationId, scheduleType: 'application' } }),
+    // patch.*: the peer's id and type name the run's application; the checkout's operations, an application of the fuzz's Gitea repository, fetched afresh.
+    ...Object.fromEntries(['byEntityId', 'saveFileAsPatch', 'markFileForDeletion'].map(op => [`patch.${op}`, () => ({ body: { id: ids.applicationId, type: 'application' } })])),
+    'patch.create': () => ({ body: { applicationId: ids.applicationId, filePath: `${unique('fuzz')}.txt` } }),
+    'patch.ensureRepo': async () => ({ body: { id: await patchedApp(), type: 'application' } }),
+    'patch.readRepoDirectories': async () => {
+      const id = await patchedApp();
+      return { body: { id, type: 'application', repoPath: await ok('patch.ensureRepo', c.post('patch.ensureRepo', { id, type: 'application' })) } };
+    },
+    'patch.readRepoFile': async () => {
+      const id = await patchedApp();
+      await ok('patch.ensureRepo', c.post('patch.ensureRepo', { id, type: 'application' }));
+      return { body: { id, type: 'application', filePath: 'docker-compose.yml' } };
+    },
     'mounts.create': () => ({ body: { type: 'volume', volumeName: unique('volume'), serviceType: 'application' } }),
     'mounts.listByServiceId': () => ({ body: { serviceType: 'application' } }),
     'backup.create': () => ({ body: { databaseType: 'postgres', postgresId: ids.postgresId, prefix: unique('b') } }),
@@ -303,6 +340,7 @@ t.test('every operation of the OpenAPI document answers bad input with a 4xx, ne
       ].flatMap(([kind, field, ops]) => (ops as string[]).map(op => [`${kind}.${op}`, async () => ({ body: { [field as string]: await records.onServer(field as string) } })])),
     ),
     ...Object.fromEntries(['application', ...DATABASE_KINDS].map(k => [`${k}.reload`, async () => ({ body: { appName: await appNameOf(k, `${k}Id`) } })])),
+    'application.readAppMonitoring': async () => ({ body: { appName: await appNameOf('application', 'applicationId') } }),
     ...Object.fromEntries(DATABASE_KINDS.map((k, i) => [`${k}.saveExternalPort`, () => ({ body: { externalPort: 25400 + i } })])),
     ...Object.fromEntries(
       ['cleanUnusedImages', 'cleanUnusedVolumes', 'cleanStoppedContainers', 'cleanDockerBuilder', 'cleanDockerPrune', 'cleanAll'].map(op => [`settings.${op}`, () => ({ body: { dryRun: true } })]),
@@ -323,6 +361,18 @@ t.test('every operation of the OpenAPI document answers bad input with a 4xx, ne
       return { body: { url: m.url, token: m.token, dataPoints: 'all', appName: await appNameOf('application', 'applicationId') } };
     },
     'notification.receiveNotification': async () => ({ body: { Token: (await monitoring()).token, ServerType: 'Remote', Timestamp: new Date().toISOString() } }),
+    // A token of a new invitation (public: no credentials needed), and an invitation mailed through an email channel to the SMTP server.
+    'user.getUserByToken': async () => ({
+      body: { token: (await ok('organization.inviteMember', c.post('organization.inviteMember', { email: `${unique('invited')}@example.com`, role: 'member' }))).token },
+    }),
+    'user.sendInvitation': async () => {
+      const mail = { smtpServer: '127.0.0.1', smtpPort: smtp.port, username: 'berth', password: 'mail-secret', fromAddress: 'fuzz@example.com', toAddresses: ['fuzz@example.com'], tlsMode: 'none' };
+      const channel = await ok(
+        'notification.createEmail',
+        c.post('notification.createEmail', { name: unique('mail'), appBuildError: false, databaseBackup: false, dokployRestart: false, appDeploy: false, dockerCleanup: false, ...mail }),
+      );
+      return { body: { notificationId: channel.notificationId } };
+    },
     // The channels: their create and test aimed at the loopback sink (and SMTP server), their update at a channel of their kind.
     ...Object.fromEntries(
       CHANNELS.flatMap(kind => {
@@ -415,7 +465,12 @@ t.test('every operation of the OpenAPI document answers bad input with a 4xx, ne
     let base = baseOf(opIds);
     const url = `/api/${name.replace(/\{(\w+)\}/g, (whole, param: string) => extra.path?.[param] ?? whole)}`;
     const caller: Record<string, string> = extra.token ? { authorization: `Bearer ${extra.token}` } : { 'x-api-key': admin.apiKey };
-    const post = (body: string, headers: Record<string, string> = {}) => c.raw(url, { method: 'POST', headers: { ...caller, 'content-type': 'application/json', ...headers }, body });
+    const post = (body: string, headers: Record<string, string> = {}) => {
+      // An upload's object bodies go as multipart/form-data, its base too, as the peer's clients send them.
+      const value = op.upload ? JSON.parse(body) : undefined;
+      if (value && typeof value === 'object' && !Array.isArray(value)) return sendUpload(c, op, value);
+      return c.raw(url, { method: 'POST', headers: { ...caller, 'content-type': 'application/json', ...headers }, body });
+    };
     // The positive control: the base succeeds (or fails as BASE_FAILS says); of an operation sent only refusals, it is refused.
     const baseRequest = async () => {
       const body = JSON.stringify(base);
@@ -465,6 +520,12 @@ t.test('every operation of the OpenAPI document answers bad input with a 4xx, ne
         body: JSON.stringify({ json: { ...base, [Object.keys(props)[0] ?? 'x']: 'a\u0000' } }),
       });
       record(`trpc ${name} nul`, trpc, refusedOnly);
+      if (op.upload) {
+        // The base on the tRPC form, multipart too: it must succeed as the REST form's does.
+        const form = await sendUpload(c, op, base, true);
+        record(`trpc ${name} multipart`, form, refusedOnly);
+        if (!refusedOnly && !BASE_FAILS[name] && form.status >= 300) baseFailures.push(`${name} (tRPC, multipart) → ${form.status} ${JSON.stringify(form.body).slice(0, 300)}`);
+      }
     });
     if (op.method === 'get') {
       for (const field of Object.keys(props)) {

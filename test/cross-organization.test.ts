@@ -18,7 +18,7 @@ import t from 'tap';
 import { appendFileSync } from 'node:fs';
 import { startTestServer, signUpAdmin, addMember, otherOrganization, type Client, type Reply } from '@berth/core/testing';
 import { fuzzRecords, fuzzStandIns, NO_RECORD } from './fuzz-records.ts';
-import { AT_ONCE, documentOperations, goodValue, idFieldsOf, inPool, type Operation } from './openapi-operations.ts';
+import { AT_ONCE, documentOperations, goodValue, idFieldsOf, inPool, sendUpload, type Operation } from './openapi-operations.ts';
 
 /** The same exception for both inputs (B's records in every other id field, and in the required ones only). */
 const both = (key: string, why: string) => ({ [key]: why, [`${key} alone`]: why });
@@ -42,6 +42,7 @@ const NOT_REFUSED: Record<string, string> = {
   ...both('bitbucket.create bitbucketId', 'ignored: a create makes its own id'),
   ...both('bitbucket.create gitProviderId', 'ignored: a create makes its own id'),
   ...both('registry.update organizationId', 'accepted and ignored (the schema says so): a registry stays in its organization'),
+  'tag.update organizationId': "accepted and ignored (the peer's input): a tag stays in its organization",
   'notification.updateSlack organizationId': "accepted and ignored (the peer's input): a channel stays in its organization (the other kinds' updates answer 400: B's channel is a Slack one)",
   // The older variant's projectId is read only without an environmentId: with B's environment it is ignored (alone, it is refused).
   ...Object.fromEntries(
@@ -140,7 +141,7 @@ const OWN_FAILS: { keys: RegExp; status: number; body: RegExp; why: string }[] =
   },
   { keys: /^registry\.enableSelfHostedRegistry serverId$/, status: 400, body: /no proxy runs/, why: 'the self-hosted registry is reached through the proxy, and the matrix runs none' },
   {
-    keys: /^(server|cluster|swarm|registry)\.\w+ \w+( alone)?$/,
+    keys: /^(server|cluster|swarm|registry|network|docker)\.\w+ \w+( alone)?$/,
     status: 400,
     body: /has no SSH key: attach one/,
     why: "B's servers have no key (nothing connects to their documentation-range addresses): the operation stops before connecting",
@@ -201,12 +202,30 @@ const OWN_FAILS: { keys: RegExp; status: number; body: RegExp; why: string }[] =
   { keys: /^certificates\.create \w+( alone)?$/, status: 400, body: /certificateData: not a PEM certificate/, why: "the input's certificate is a made-up string" },
   { keys: /^compose\.deployTemplate \w+( alone)?$/, status: 400, body: /id: no template \\"[\w-]+\\" in the catalog/, why: "the input's id is a record id, not a template of the catalog's" },
   {
-    keys: /^compose\.readLogs composeId$/,
+    keys: /^compose\.readLogs (composeId|containerId)$/,
     status: 404,
-    body: /"message":"Container x of this stack not found"/,
-    why: "the input's containerId (x) is no container of B's stack, which was never deployed",
+    body: /"message":"Container \w+ of this stack not found"/,
+    why: "the input's containerId is B's container of the records (docker.*), no container of B's stack, which was never deployed",
   },
   { keys: /^deployment\.allByType id$/, status: 404, body: /"message":"Compose not found"/, why: "type's first value (compose) reads id as a stack's, and the input's id is B's admin's user id" },
+  {
+    keys: /^patch\.(byEntityId|ensureRepo|readRepoDirectories|readRepoFile|saveFileAsPatch|markFileForDeletion) id$/,
+    status: 404,
+    body: /"message":"Compose not found"/,
+    why: "type's first value (compose) reads id as a stack's, and the input's id is B's admin's user id",
+  },
+  {
+    keys: /^patch\.create (applicationId|composeId)$/,
+    status: 400,
+    body: /give one of (applicationId, composeId|composeId, applicationId), not both/,
+    why: 'a patch belongs to one workload: the full input names two (alone, each makes its patch)',
+  },
+  {
+    keys: /^schedule\.list id$/,
+    status: 404,
+    body: /"message":"Application not found"/,
+    why: "scheduleType's first value (application) reads id as an application's, and the input's id is B's admin's user id",
+  },
   { keys: /^deployment\.killProcess deploymentId$/, status: 400, body: /is not running: it is error/, why: "B's deployment (of an application with nothing to deploy) has ended in error" },
   {
     keys: /^domain\.create \w+( alone)?$/,
@@ -235,6 +254,24 @@ const OWN_FAILS: { keys: RegExp; status: number; body: RegExp; why: string }[] =
   },
   { keys: /^volumeBackups\.create \w+ alone$/, status: 400, body: /serviceType is required: the workload whose volume it is/, why: 'alone, the input leaves out serviceType' },
   { keys: /^volumeBackups\.runManually volumeBackupId$/, status: 400, body: /volume x does not exist on this host/, why: "B's volume backup names a volume (x) no workload of B's ever made" },
+  {
+    keys: /^tag\.assignToProject (projectId|tagId)$/,
+    status: 409,
+    body: /This tag is already assigned to this project/,
+    why: "both keys' controls put B's tag on B's project: the first did, and the peer refuses a second time",
+  },
+  {
+    keys: /^settings\.(checkGPUStatus|setupGPU) serverId$/,
+    status: 400,
+    body: /has no SSH key: attach one/,
+    why: "B's server has no key: the GPU check stops before connecting (plugins/cleanup/test/host-status.test.ts reads a kit host's)",
+  },
+  {
+    keys: /^user\.sendInvitation (invitationId|notificationId)( alone)?$/,
+    status: 400,
+    body: /is a slack channel: only a channel that mails/,
+    why: "B's notificationId is a Slack channel: an invitation is mailed through a channel that mails (plugins/organization/test/invitations.test.ts sends one through an email channel)",
+  },
   {
     keys: /^cluster\.joinServer serverId alone$/,
     status: 403,
@@ -389,8 +426,9 @@ t.test("organization B reaches no record of organization A's through any operati
         if (variant && JSON.stringify(input) === JSON.stringify(full)) continue;
         const key = `${op.path} ${field}${variant}`;
         const forms = [
-          ['rest', (i: Record<string, unknown>) => (op.method === 'get' ? b.get(op.path, i) : b.post(op.path, i))],
-          ['trpc', (i: Record<string, unknown>) => b.trpc(op.method === 'get' ? 'query' : 'mutation', op.path, i)],
+          // An upload goes as multipart/form-data on both forms, as the peer's clients send it.
+          ['rest', (i: Record<string, unknown>) => (op.upload ? sendUpload(b, op, i) : op.method === 'get' ? b.get(op.path, i) : b.post(op.path, i))],
+          ['trpc', (i: Record<string, unknown>) => (op.upload ? sendUpload(b, op, i, true) : b.trpc(op.method === 'get' ? 'query' : 'mutation', op.path, i))],
         ] as const;
         calledKeys.push(key);
         calls.push(async () => {

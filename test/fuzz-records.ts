@@ -9,7 +9,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Test } from 'tap';
-import { addMember, makeGitRepo, runFinished, startS3TestServer, type Client, type Reply } from '@berth/core/testing';
+import Docker from 'dockerode';
+import { addMember, makeGitRepo, runFinished, startS3TestServer, TEST_BASE_IMAGE, type Client, type Reply } from '@berth/core/testing';
 import { GOOD_KEY, startLlmStandIn } from '../plugins/ai/test/llm-stand-in.ts';
 import { startStripeStandIn, type StripeStandIn } from '../plugins/billing/test/stripe-stand-in.ts';
 import { startLocalRegistry } from '../plugins/registry/test/local-registry.ts';
@@ -24,10 +25,10 @@ export const NO_RECORD: Record<string, string> = {
   clientId: "the Gitea OAuth application's client id (gitea.create, gitea.update), not a record of Berth",
   adminId: "the older variant's registry.update field (the registry's admin): accepted and ignored, no record behind it",
   libsqlId: 'no libsql kind',
-  containerId: 'a Docker container id, not a record (compose.readLogs reads the engine)',
   chatId: 'a Telegram chat id (notification.*Telegram*), not a record of Berth',
   messageThreadId: 'a Telegram forum topic id (notification.*Telegram*), not a record of Berth',
   nodeId: 'a swarm node id of an engine (swarm.*, cluster.*), not a record of Berth',
+  templateId: "a template's id in the catalog (user.toggleTemplateBookmark stores it as given), not a record of Berth",
 };
 
 function certificate(): { cert: string; key: string } {
@@ -55,8 +56,9 @@ const REGISTRY_USER = 'fuzz';
 const REGISTRY_PASSWORD = 'fuzz-registry-pw';
 const STRIPE_KEY = 'sk_test_berth_fuzz_0123456789';
 const STRIPE_WEBHOOK_SECRET = 'whsec_berth_fuzz';
-/** The one plan of the fuzz's Stripe: the tier goodValue picks first (legacy). */
+/** The fuzz's Stripe plans: the tier goodValue picks first (legacy), and hobby (the first tier stripe.upgradeSubscription takes). */
 const LEGACY = { productId: 'prod_fuzz_legacy', monthlyPriceId: 'price_fuzz_m', annualPriceId: 'price_fuzz_y' };
+const HOBBY = { productId: 'prod_fuzz_hobby', monthlyPriceId: 'price_fuzz_hobby_m', annualPriceId: 'price_fuzz_hobby_y' };
 
 /**
  * The stand-ins whose address the server's config must know before it boots (the Bitbucket
@@ -68,14 +70,19 @@ export async function fuzzStandIns(t: Test, o: { billing?: boolean } = {}) {
   const providers = { git: { bitbucket: { options: { apiUrl: bitbucket.apiUrl, webUrl: bitbucket.webUrl } } } };
   if (!o.billing) return { bitbucket, config: { providers } };
   const stripe = await startStripeStandIn(STRIPE_KEY, {
-    products: [{ id: LEGACY.productId, name: 'Legacy', default_price: LEGACY.monthlyPriceId }],
+    products: [
+      { id: LEGACY.productId, name: 'Legacy', default_price: LEGACY.monthlyPriceId },
+      { id: HOBBY.productId, name: 'Hobby', default_price: HOBBY.monthlyPriceId },
+    ],
     prices: [
       { id: LEGACY.monthlyPriceId, product: LEGACY.productId, unit_amount: 400, recurring: { interval: 'month' } },
       { id: LEGACY.annualPriceId, product: LEGACY.productId, unit_amount: 4000, recurring: { interval: 'year' } },
+      { id: HOBBY.monthlyPriceId, product: HOBBY.productId, unit_amount: 450, recurring: { interval: 'month' } },
+      { id: HOBBY.annualPriceId, product: HOBBY.productId, unit_amount: 4500, recurring: { interval: 'year' } },
     ],
   });
   t.teardown(() => stripe.close());
-  return { bitbucket, stripe, config: { providers, stripeSecretKey: STRIPE_KEY, stripeWebhookSecret: STRIPE_WEBHOOK_SECRET, stripeApiUrl: stripe.url, stripePlans: { legacy: LEGACY } } };
+  return { bitbucket, stripe, config: { providers, stripeSecretKey: STRIPE_KEY, stripeWebhookSecret: STRIPE_WEBHOOK_SECRET, stripeApiUrl: stripe.url, stripePlans: { legacy: LEGACY, hobby: HOBBY } } };
 }
 
 /**
@@ -278,6 +285,7 @@ export async function fuzzRecords(
         'registry.create',
         await c.post('registry.create', { registryName: unique('reg'), username: REGISTRY_USER, password: REGISTRY_PASSWORD, registryUrl: registry.url, registryType: 'cloud', imagePrefix: null }),
       ).registryId,
+    tagId: async () => ok('tag.create', await c.post('tag.create', { name: unique('tag'), color: '#0ea5e9' })).tagId,
     sshKeyId: async () =>
       ok(
         'sshKey.generate+create',
@@ -355,11 +363,42 @@ export async function fuzzRecords(
       return ok('application.one', await c.get('application.one', { applicationId: ids.applicationId })).security.find((s: { username: string }) => s.username === username).securityId;
     },
     certificateId: async () => ok('certificates.create', await c.post('certificates.create', { name: unique('cert'), certificateData: cert, privateKey: key })).certificateId,
+    // A container on this machine's engine, labelled as Berth's for the organization (docker.*): its short id, as docker.getContainers answers it.
+    containerId: async () => {
+      const box = await new Docker().createContainer({
+        name: unique('fuzz-box'),
+        Image: TEST_BASE_IMAGE,
+        Cmd: ['sleep', '3600'],
+        Labels: { 'berth.organization': admin.organizationId },
+        HostConfig: { Init: true },
+      });
+      t.teardown(() => box.remove({ force: true }).catch(() => undefined));
+      await box.start();
+      return box.id.slice(0, 12);
+    },
+    // A bridge network on this machine's engine, labelled with the organization (removed when the test server's organizations go).
+    networkId: async () => ok('network.create', await c.post('network.create', { name: unique('fuzz-net') })).networkId,
     portId: async () => ok('port.create', await c.post('port.create', { applicationId: ids.applicationId, publishedPort: portBase + n, targetPort: 80, protocol: 'tcp' })).portId,
     mountId: async () =>
       ok('mounts.create', await c.post('mounts.create', { type: 'volume', volumeName: unique('vol'), mountPath: `/data/${n}`, serviceId: ids.applicationId, serviceType: 'application' })).mountId,
     // An application with nothing to deploy: its deployment is queued and fails at once, on the record (awaited: a queued one cannot be removed).
     deploymentId: async () => (await runFinished(c, 'application.deploy', { applicationId: await recipes.applicationId!() })).deploymentId,
+    // A schedule of the run's application, off (its runs are runManually's: the application is never deployed, so each fails at once).
+    // A patch of the run's application: one file of its repository (it has none, and is never deployed: nothing applies it).
+    patchId: async () => ok('patch.create', await c.post('patch.create', { filePath: `${unique('fuzz')}.txt`, content: 'patched', applicationId: ids.applicationId })).patchId,
+    scheduleId: async () =>
+      ok(
+        'schedule.create',
+        await c.post('schedule.create', {
+          name: unique('sched'),
+          cronExpression: '0 3 * * *',
+          command: 'true',
+          shellType: 'sh',
+          scheduleType: 'application',
+          applicationId: ids.applicationId,
+          enabled: false,
+        }),
+      ).scheduleId,
   };
   // Fields that name a record of another field's kind.
   const same: Record<string, string> = {

@@ -1,14 +1,16 @@
 // The operations of Berth's OpenAPI document as the document-wide suites walk them
 // (test/bad-input.test.ts, test/cross-organization.test.ts): each with its path, method and input
 // schema, and one plain good value of a schema with real records behind its id fields.
-import type { Client } from '@berth/core/testing';
+import type { Client, Reply } from '@berth/core/testing';
 
 export interface Operation {
   /** namespace.name, as /api/<path> serves it */
   path: string;
   method: string;
-  /** the JSON body's schema, or an object schema of the query parameters */
+  /** the JSON body's schema (an upload's form), or an object schema of the query parameters */
   schema: any;
+  /** an upload's file field: the operation takes multipart/form-data (sendUpload sends it so) */
+  upload?: string;
 }
 
 /** Every operation of the document (BERTH_FUZZ_ONLY=<regex> keeps only the matching paths, to chase a finding). */
@@ -17,7 +19,8 @@ export async function documentOperations(c: Client): Promise<Operation[]> {
   const operations: Operation[] = [];
   for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
     for (const [method, op] of Object.entries(methods)) {
-      let schema: any = op.requestBody?.content?.['application/json']?.schema;
+      const form = op.requestBody?.content?.['multipart/form-data']?.schema;
+      let schema: any = op.requestBody?.content?.['application/json']?.schema ?? form;
       if (!schema && op.parameters) {
         schema = { type: 'object', properties: {}, required: [] as string[] };
         for (const p of op.parameters) {
@@ -27,7 +30,8 @@ export async function documentOperations(c: Client): Promise<Operation[]> {
         }
       }
       if (process.env.BERTH_FUZZ_ONLY && !new RegExp(process.env.BERTH_FUZZ_ONLY).test(path)) continue;
-      operations.push({ path: path.replace(/^\//, ''), method, schema: schema ?? { type: 'object', properties: {} } });
+      const upload = Object.keys(form?.properties ?? {}).find(k => form.properties[k].format === 'binary');
+      operations.push({ path: path.replace(/^\//, ''), method, schema: schema ?? { type: 'object', properties: {} }, ...(upload ? { upload } : {}) });
     }
   }
   return operations;
@@ -50,7 +54,20 @@ export const GOOD: Record<string, string> = {
   base64: Buffer.from(JSON.stringify({ compose: 'services:\n  web:\n    image: berth-test/busybox:1\n', config: '[variables]\n' })).toString('base64'),
   // what to suggest: a word of the language model stand-in's script (plugins/ai/test/llm-stand-in.ts) that answers one suggestion
   input: 'a web page scenario:good',
+  // where an upload goes in a container (docker.uploadFileToContainer): a directory every image has
+  destinationPath: '/tmp/berth-upload.txt',
 };
+
+/**
+ * An upload operation's input sent as the peer's clients send it: multipart/form-data, a string in
+ * the file field as the file's content (any other value of it as a text field, so no file), every
+ * other field as text; the tRPC form with `trpc`.
+ */
+export function sendUpload(c: Client, op: Operation, input: Record<string, unknown>, trpc = false): Promise<Reply> {
+  const { [op.upload!]: file, ...fields } = input;
+  if (typeof file === 'string') return c.upload(op.path, fields, { field: op.upload!, name: 'upload.txt', content: file }, { trpc });
+  return c.upload(op.path, { ...fields, [op.upload!]: file }, null, { trpc });
+}
 
 /**
  * One plain value a property of this schema accepts (best effort): a record's id where `ids` has
@@ -80,7 +97,8 @@ export function goodValue(name: string, schema: any, ids: Record<string, string>
     case 'boolean':
       return false;
     case 'array':
-      return [];
+      // As few items as the schema takes (network.import's names: one).
+      return Array.from({ length: schema.minItems ?? 0 }, () => goodValue(name, schema.items, ids));
     case 'object': {
       const out: Record<string, unknown> = {};
       for (const req of schema.required ?? []) out[req] = goodValue(req, schema.properties?.[req], ids);

@@ -49,6 +49,39 @@ const ORGANIZATION_WITHOUT_SERVER: Record<string, string> = {
   'redis.create': 'as application.create',
   'certificates.create': "the server whose proxy serves it; none: this machine's proxy, which serves every organization's own domains (the certificate is the organization's record)",
   'registry.testRegistryById': 'as registry.create',
+  'network.create':
+    "the organization's server the network is made on; none: this machine's engine, where every organization's workloads run (the network labelled with its organization, never another's to inspect, join or remove)",
+  'network.all': "the organization's networks on that server; none: its networks on this machine (records of its own)",
+  'network.networksToSync': "as network.all: only networks Berth made for the organization are listed, never the rest of this machine's",
+  'network.import': 'as network.networksToSync: only networks Berth made for the organization are taken',
+  ...Object.fromEntries(
+    [
+      'getContainers',
+      'getConfig',
+      'restartContainer',
+      'startContainer',
+      'stopContainer',
+      'killContainer',
+      'removeContainer',
+      'getContainersByAppLabel',
+      'getContainersByAppNameMatch',
+      'getServiceContainersByAppName',
+      'getStackContainersByAppName',
+      'uploadFileToContainer',
+    ].map(op => [
+      `docker.${op}`,
+      "the organization's server's engine; none: this machine's, where the caller reaches only the containers and services Berth labelled as its organization's (an instance operator: all of them)",
+    ]),
+  ),
+  ...Object.fromEntries(
+    ['create', 'update'].map(op => [
+      `schedule.${op}`,
+      "serverId names the server a server schedule runs on (one of the organization's); left out, the schedule is a workload's, run in its container, or a dokploy-server one, which only an instance operator may make (403 naming hostAccess.hostSchedules otherwise)",
+    ]),
+  ),
+  'patch.cleanPatchRepos': "removes the checkouts Berth keeps on this machine for patching, of the caller's organization's workloads only (serverId: of that server's); patches stay",
+  'swarm.getContainerStats':
+    "the organization's server's engine; none: this machine's, where the caller reads only the containers Berth labelled as its organization's (an instance operator: all of them), as docker.getContainers",
 };
 
 /**
@@ -81,6 +114,9 @@ const OPERATOR_ANSWERS: Record<string, [number, string]> = {
   ),
   'registry.enableSelfHostedRegistry': [400, NO_PROXY + ' (the registry is reached through the proxy; plugins/registry/test/self-hosted*.test.ts runs it)'],
   'settings.reloadServer': [409, 'the test server was not started by `berth start`, which alone restarts it (test/reload-server.test.ts runs it)'],
+  'settings.setupGPU': [409, 'this machine has no GPU: the NVIDIA driver is not installed (plugins/cleanup/test/host-status.test.ts)'],
+  'settings.cleanRedis': [404, 'Berth runs no Redis: the answer of a self-hosted peer without one (plugins/platform/test/self-hosted.test.ts)'],
+  'settings.reloadRedis': [404, 'as settings.cleanRedis'],
   'cluster.joinServer': [404, 'the server to join is a made-up id (joining a real one: plugins/cluster/test/cluster.test.ts)'],
   'cluster.removeWorker': [404, 'the node is a made-up id (removing a real one: plugins/cluster/test/cluster.test.ts)'],
   'swarm.getNodeInfo': [404, 'the node is a made-up id (a real one: plugins/cluster/test/cluster.test.ts)'],

@@ -48,6 +48,13 @@ export const KernelConfig = Type.Object({
   secret: Type.Optional(Type.String({ env: 'BERTH_SECRET', minLength: 32, description: 'Key material for secrets at rest; absent = generated into dataDir/secret.key' })),
   logLevel: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { env: 'BERTH_LOG_LEVEL', default: 'info', description: 'Least severe log line written' }),
   bodyLimit: Type.Integer({ env: 'BERTH_BODY_LIMIT', minimum: 1024, default: 1048576, description: 'Largest accepted request body in bytes; larger ones get 413' }),
+  uploadLimit: Type.Integer({
+    env: 'BERTH_UPLOAD_LIMIT',
+    minimum: 1024,
+    default: 104857600,
+    description:
+      "Largest file an upload procedure takes (a multipart/form-data body, such as docker.uploadFileToContainer's), in bytes; a larger one gets 413. Kept in dataDir/uploads while the request lasts",
+  }),
   publicUrl: Type.Optional(Type.String({ env: 'BERTH_PUBLIC_URL', format: 'uri', description: 'Address clients use, for the OpenAPI server entry' })),
   dbPoolSize: Type.Integer({ env: 'BERTH_DB_POOL', minimum: 1, maximum: 100, default: 5, description: 'Connections in the ORM pool' }),
   jobs: Type.Boolean({ env: 'BERTH_JOBS', default: true, description: 'Run the job scheduler in this process' }),

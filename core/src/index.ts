@@ -17,6 +17,8 @@ export {
   type Role,
   type Scope,
   type HostScope,
+  type MultipartSpec,
+  type UploadedFile,
 } from './procedure.ts';
 export { BerthError, badRequest, invalidField, unauthorized, forbidden, notFound, conflict, unavailable, type ErrorCode, type Issue } from './errors.ts';
 export { optionalService, type Cradle, type BerthContainer, type Logger } from './container.ts';
@@ -33,7 +35,18 @@ export { User, Organization, Member, Session, ApiKey, Invitation } from './ident
 export { IdentityStore, authUserView } from './identity/shared.ts';
 export { totpStep } from './identity/two-factor.ts';
 export { isSetupToken, removeSetupToken, setupTokenFile } from './identity/setup-token.ts';
-export { EnvironmentFields, EnvironmentView, Placement, ProjectFields, type ProjectDirectory, type EnvironmentDirectory, type EnvironmentRef } from './contracts/projects.ts';
+export {
+  EnvironmentFields,
+  EnvironmentView,
+  Placement,
+  ProjectFields,
+  ProjectTag,
+  TagFields,
+  type ProjectDirectory,
+  type ProjectTagDirectory,
+  type EnvironmentDirectory,
+  type EnvironmentRef,
+} from './contracts/projects.ts';
 export { environmentView } from './environment-view.ts';
 export { PreviewDeploymentFields } from './contracts/previews.ts';
 export * as schema from './schema.ts';

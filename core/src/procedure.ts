@@ -52,6 +52,30 @@ export interface ProcedureContext {
   readonly remote: RequestOrigin;
   /** Sets a response header the procedure declares in `headers` (any other name is a programming error). */
   setHeader(name: string, value: string): void;
+  /** The file of a procedure that declares `multipart`: always there when its handler runs (the transport refuses a call without one). */
+  readonly file?: UploadedFile;
+}
+
+/**
+ * An upload: the input comes as multipart/form-data (on both wire forms), its fields as the input
+ * (text, converted as a query string's are) and one file, streamed to a temporary file that is
+ * removed once the answer is sent. A JSON body is still accepted, and refused for lack of the file.
+ */
+export interface MultipartSpec {
+  /** The form field that carries the file. */
+  readonly fileField: string;
+  /** The largest file this procedure takes, in bytes; the kernel's `uploadLimit` caps every upload whatever this says. */
+  readonly maxBytes?: number;
+}
+
+/** An uploaded file as the handler sees it. */
+export interface UploadedFile {
+  /** The name the client gave it (untrusted: check it before it names anything). */
+  readonly filename: string;
+  readonly mimetype: string;
+  /** Where it is on this machine while the request lasts. */
+  readonly path: string;
+  readonly bytes: number;
 }
 
 export interface Procedure<I extends TSchema = TSchema, O extends TSchema = TSchema> {
@@ -71,6 +95,8 @@ export interface Procedure<I extends TSchema = TSchema, O extends TSchema = TSch
   readonly description?: string;
   /** Response headers the procedure may set, by lower-case name, with what they carry (documented in OpenAPI). */
   readonly headers?: Readonly<Record<string, string>>;
+  /** An upload: the input comes as multipart/form-data with one file (mutations only). */
+  readonly multipart?: MultipartSpec;
   readonly handler: (input: Static<I>, ctx: ProcedureContext) => Promise<Static<O>> | Static<O>;
 }
 
@@ -83,6 +109,7 @@ type ProcedureSpec<I extends TSchema, O extends TSchema> = {
   summary?: string;
   description?: string;
   headers?: Record<string, string>;
+  multipart?: MultipartSpec;
   handler: (input: Static<I>, ctx: ProcedureContext) => Promise<Static<O>> | Static<O>;
 };
 
@@ -130,6 +157,7 @@ export class ProcedureRegistry {
       if (!isScope(p.scope)) throw new Error(`Procedure "${p.path}" declares no scope (organization, instance, public or { host: field }): router(name, scope) or its own scope`);
       if (typeof p.scope === 'object' && !(p.input as { properties?: Record<string, unknown> }).properties?.[p.scope.host])
         throw new Error(`Procedure "${p.path}" acts on the host its input field ${p.scope.host} names, and its input has no such field`);
+      if (p.multipart && p.kind !== 'mutation') throw new Error(`Procedure "${p.path}" takes an upload (multipart) and is no mutation`);
       if (this.#byPath.has(p.path)) throw new Error(`Procedure "${p.path}" is registered twice`);
       this.#byPath.set(p.path, p as Procedure);
     }

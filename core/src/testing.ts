@@ -203,6 +203,13 @@ export interface CallOptions {
   headers?: Record<string, string>;
 }
 
+/** The file of an upload: its form field, the name the client gives it and its content. */
+export interface UploadPart {
+  field: string;
+  name: string;
+  content: Buffer | string;
+}
+
 export interface Reply<T = any> {
   status: number;
   body: T;
@@ -260,6 +267,16 @@ export class Client {
     }
     headers['content-type'] = 'application/json';
     return this.#send(`${this.base}/api/trpc/${op}`, { method: 'POST', headers, body: JSON.stringify({ json: input ?? null }) });
+  }
+  /**
+   * An upload as the peer's clients send one: multipart/form-data, the fields as text (objects as
+   * JSON, null and undefined left out) and the file, to the REST form or (`trpc`) the tRPC form.
+   */
+  upload<T = any>(op: string, fields: Record<string, unknown>, file: UploadPart | null, o: CallOptions & { trpc?: boolean } = {}): Promise<Reply<T>> {
+    const form = new FormData();
+    for (const [k, v] of Object.entries(fields)) if (v !== undefined && v !== null) form.append(k, typeof v === 'object' ? JSON.stringify(v) : String(v));
+    if (file) form.append(file.field, new Blob([typeof file.content === 'string' ? file.content : new Uint8Array(file.content)]), file.name);
+    return this.#send(`${this.base}/api/${o.trpc ? 'trpc/' : ''}${op}`, { method: 'POST', headers: this.#headers(o), body: form });
   }
   /** Raw request for malformed-input tests. */
   raw(pathAndQuery: string, init: RequestInit = {}): Promise<Reply> {

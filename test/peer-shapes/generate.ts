@@ -377,7 +377,50 @@ const RETURNS: Record<string, Spec | (() => Shape)> = {
   'sshKey.all': () => ({ t: 'array', items: fromSpec({ table: 'ssh-key' }, 'sshKey.all') }),
   'sshKey.update': { table: 'ssh-key' },
   'sshKey.remove': { table: 'ssh-key' },
+  'sshKey.allForApps': () => ({ t: 'array', items: fromSpec({ table: 'ssh-key', pick: ['sshKeyId', 'name'] }, 'sshKey.allForApps') }),
+  'gitProvider.allForPermissions': () => ({ t: 'array', items: fromSpec({ table: 'git_provider', pick: ['gitProviderId', 'name', 'providerType'] }, 'gitProvider.allForPermissions') }),
+  // allForPermissions: each project's id and name, its environments' id, name and isDefault, and each workload's id, names, creation, status and server
+  'project.allForPermissions': () => ({
+    t: 'array',
+    items: fromSpec(
+      {
+        table: 'project',
+        pick: ['projectId', 'name'],
+        with: {
+          environments: many({
+            table: 'environment',
+            pick: ['environmentId', 'name', 'isDefault'],
+            with: Object.fromEntries(
+              [
+                ['applications', 'application', 'applicationId', 'applicationStatus'],
+                ['mariadb', 'mariadb', 'mariadbId', 'applicationStatus'],
+                ['postgres', 'postgres', 'postgresId', 'applicationStatus'],
+                ['mysql', 'mysql', 'mysqlId', 'applicationStatus'],
+                ['mongo', 'mongo', 'mongoId', 'applicationStatus'],
+                ['redis', 'redis', 'redisId', 'applicationStatus'],
+                ['compose', 'compose', 'composeId', 'composeStatus'],
+                ['libsql', 'libsql', 'libsqlId', 'applicationStatus'],
+              ].map(([key, table, id, status]) => [key!, idOnly(table!, id!, ['appName', 'name', 'createdAt', status!, 'description', 'serverId'])]),
+            ),
+          }),
+        },
+      },
+      'project.allForPermissions',
+    ),
+  }),
+  'project.homeStats': () => {
+    const count: Shape = { t: 'number' };
+    const counts = Object.fromEntries(['projects', 'environments', 'applications', 'compose', 'databases', 'services'].map(k => [k, count]));
+    return { t: 'object', fields: { ...counts, status: { t: 'object', fields: { running: count, error: count, idle: count } } } };
+  },
   'sshKey.generate': () => ({ t: 'object', fields: { privateKey: TEXT, publicKey: TEXT } }),
+  // the tag router: create and update answer the row (returning), all and one the rows, assignToProject the link's row; the rest { success: true }
+  'tag.create': { table: 'tag' },
+  'tag.update': { table: 'tag' },
+  'tag.one': { table: 'tag' },
+  'tag.all': () => ({ t: 'array', items: fromSpec({ table: 'tag' }, 'tag.all') }),
+  'tag.assignToProject': { table: 'project_tag' },
+  ...Object.fromEntries(['remove', 'removeFromProject', 'bulkAssign'].map(p => [`tag.${p}`, () => ({ t: 'object', fields: { success: TRUE } })])),
   'port.create': { table: 'port' },
   'port.one': { table: 'port', with: { application: one({ table: 'application', pick: ['applicationId'] }) } },
   'port.update': { table: 'port' },

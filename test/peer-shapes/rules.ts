@@ -5,6 +5,8 @@
 export const ALLOWED_EXTRA: Record<string, string> = {
   webhookSecret: 'applications and compose stacks: the secret their push hook deliveries must be signed with (write-only: always null)',
   hasWebhookSecret: 'applications and compose stacks: whether deliveries to their push hook must be signed',
+  webhookRegistration:
+    "applications and compose stacks (`one`): the push webhook Berth registers on the linked repository — where, or why none was and how to add one (the peer's users learn it from its UI)",
   previewDomainTemplate: "applications: Berth's template of a preview's host (${prNumber}, ${appName}, ${branch}), in place of previewWildcard's label",
   organizationId: 'Berth records carry their organization (workloads, deployments): confinement is checked on the record itself',
   internalConnectionUrl: 'database `one`: the URL other workloads reach the database at',
@@ -51,7 +53,7 @@ export const ALLOWED_EXTRA_IN: Record<string, { fields: string[]; reason: string
   },
   'compose.deploy': { fields: ['deploymentId'], reason: 'the queued deployment, to follow with deployment.one' },
   'compose.redeploy': { fields: ['deploymentId'], reason: 'the queued deployment, to follow with deployment.one' },
-  'organization.inviteMember': { fields: ['token'], reason: "the invitation's token, shown once: Berth sends no email (the peer mails a link)" },
+  'organization.inviteMember': { fields: ['token'], reason: "the invitation's token, shown once (the peer has none: its link carries the invitation's id; user.sendInvitation mails Berth's)" },
   'user.get': { fields: ['createdAt', 'updatedAt'], reason: 'Berth answers the same user fields in user.get as in user.one' },
   'project.duplicate': { fields: ['environments', 'projectTags'], reason: 'Berth answers the new project with its copied environments, as project.one does (the peer answers the row)' },
   ...Object.fromEntries(
@@ -123,7 +125,7 @@ const BACKUP_LISTING_OPS = [
 /** Fields of the peer Berth does not answer, by `operation field` (or `* field`), with why. */
 export const ALLOWED_MISSING: Record<string, string> = {
   '* privateKey': 'an SSH private key is never answered by Berth (secrets are sealed; the peer answers it in sshKey.one/all)',
-  '* inviterId': 'Berth does not record who sent an invitation',
+  '* inviterId': "organization.*'s invitations leave out who sent them (user.getInvitations and user.getUserByToken answer it)",
   '* teamId': "teams are not served (the peer's members and invitations may belong to one)",
   // user.one: the peer's full user row carries its admin panel's and licensing fields.
   ...Object.fromEntries(
@@ -225,6 +227,20 @@ export const NO_REFERENCE: Record<string, string> = {
   'previewDeployment.redeploy': 'the peer answers true once its job is queued (no row); so does Berth, with the deployment in its header (plugins/preview/test/previews.test.ts)',
   'server.getServerMetrics': "the peer answers its agent's JSON (not a row of its schema); Berth answers the agent's shape from its own store (plugins/monitoring/test/monitoring.test.ts)",
   'user.getContainerMetrics': "the peer answers its agent's JSON (not a row of its schema); Berth answers the agent's shape from its own store (plugins/monitoring/test/monitoring.test.ts)",
+  // The peer's user.* reads of one's own account and its invitations: the generator has no recipe for them
+  // (literals, counts, and joins it does not derive); Berth's answers are declared in plugins/user,
+  // plugins/organization and plugins/monitoring, and checked by their tests named here.
+  'user.session': 'the peer answers the literal {user: {id}, session: {activeOrganizationId}} or null (plugins/user/test/account.test.ts)',
+  'user.checkUserOrganizations': "the peer answers a count of the user's memberships (plugins/user/test/account.test.ts)",
+  'user.getServerMetrics': "the peer answers the caller's user row; Berth answers its account as user.one does (plugins/user/test/account.test.ts)",
+  'user.getBackups':
+    "the peer answers the caller's user row with its backups and API keys; Berth lists the organization's web-server backups, and the keys as user.get does (plugins/user/test/account.test.ts)",
+  'user.getBookmarkedTemplates': "the peer answers its user row's text array (plugins/user/test/account.test.ts)",
+  'user.toggleTemplateBookmark': 'the peer answers the literal {isBookmarked} (plugins/user/test/account.test.ts)',
+  'user.getInvitations': 'the peer answers its invitation rows joined with their organization (plugins/organization/test/invitations.test.ts)',
+  'user.getUserByToken': 'the peer answers a literal made of its invitation row (plugins/organization/test/invitations.test.ts)',
+  'user.sendInvitation': "the peer answers the invitation's link, a string (plugins/organization/test/invitations.test.ts)",
+  'user.getMetricsToken': 'the peer answers the literal {serverIp, enabledFeatures, metricsConfig} (plugins/monitoring/test/metrics-token.test.ts)',
   'server.setupMonitoring': 'the peer answers the server row after its agent is set up; Berth answers the server record as server.update does',
   'settings.cleanMonitoring': 'the peer answers true (no row)',
   'admin.setupMonitoring': 'the peer answers its web-server settings row, which Berth does not keep; Berth answers serverIp and the stored metricsConfig (plugins/monitoring/test/monitoring.test.ts)',
@@ -241,9 +257,79 @@ export const NO_REFERENCE: Record<string, string> = {
     ]),
   ),
   ...Object.fromEntries(
+    ['analyzeLogs', 'getEnabledProviders', 'getCustomProviders', 'saveCustomProviders'].map(op => [
+      `ai.${op}`,
+      "the peer answers literals the generator does not derive ({ analysis }, a mapping of its ai rows to { aiId, name, model }, its organization metadata's aiProviders): Berth declares them in plugins/ai/src/schemas.ts, checked by plugins/ai/test/ai-logs-and-providers.test.ts",
+    ]),
+  ),
+  ...Object.fromEntries(
     ['all', 'allForPermissions', 'buildServers', 'count', 'create', 'one', 'remove', 'update', 'updateBuildsConcurrency', 'withSSHKey'].map(p => [
       `server.${p}`,
       "the generator does not derive the server router's answers (its row with hostKeyFingerprint added, totalSum in all, deployments and the key in one and remove): Berth declares them from the peer's server table",
+    ]),
+  ),
+  ...Object.fromEntries(
+    [
+      'getContainers',
+      'getConfig',
+      'restartContainer',
+      'startContainer',
+      'stopContainer',
+      'killContainer',
+      'removeContainer',
+      'getContainersByAppLabel',
+      'getContainersByAppNameMatch',
+      'getServiceContainersByAppName',
+      'getStackContainersByAppName',
+      'uploadFileToContainer',
+    ].map(op => [
+      `docker.${op}`,
+      "the peer answers rows split from Docker CLI lines (docker ps, service ps, stack ps), `docker inspect`'s object, nothing, or a literal { success, message }: Berth declares them in plugins/docker/src/schemas.ts, checked by plugins/docker/test/docker.test.ts",
+    ]),
+  ),
+  'swarm.getContainerStats':
+    "the peer answers `docker stats --no-stream`'s JSON lines (not a row of its schema): Berth declares its strings in plugins/docker/src/stats.ts, checked by plugins/docker/test/docker.test.ts",
+  ...Object.fromEntries(
+    [
+      'checkGPUStatus',
+      'setupGPU',
+      'checkInfrastructureHealth',
+      'cleanAllDeploymentQueue',
+      'cleanRedis',
+      'reloadRedis',
+      'getDockerDiskUsage',
+      'getDokployCloudIps',
+      'getLogCleanupStatus',
+      'updateLogCleanup',
+      'getReleaseTag',
+      'haveActivateRequests',
+      'toggleRequests',
+      'health',
+      'isCloud',
+      'isUserSubscribed',
+      'updateBuildsConcurrency',
+      'updateRemoteServersOnly',
+    ].map(op => [
+      `settings.${op}`,
+      'the peer answers literals, command output or service status (no row of its schema), which the generator has no recipe for: Berth declares them in plugins/platform, plugins/cleanup, plugins/deployment and plugins/domain (docs/host-care.md, docs/api.md), checked by their tests',
+    ]),
+  ),
+  ...Object.fromEntries(
+    ['all', 'one', 'create', 'remove', 'inspect', 'import', 'recreate', 'networksToSync'].map(op => [
+      `network.${op}`,
+      "the generator has no recipe for network.* (the peer's network row, Docker's own inspect object, literal {imported, errors} and {importable, missing}): Berth declares them in plugins/network/src/schemas.ts, checked by plugins/network/test/network.test.ts",
+    ]),
+  ),
+  ...Object.fromEntries(
+    ['create', 'update', 'delete', 'list', 'one', 'runManually'].map(op => [
+      `schedule.${op}`,
+      "the generator has no recipe for schedule.* (the peer's schedule row, its joins, true, runManually's { status, deploymentId, logPath }): Berth declares them in plugins/schedule/src/schemas.ts (docs/schedules.md), checked by plugins/schedule/test/schedule.test.ts",
+    ]),
+  ),
+  ...Object.fromEntries(
+    ['create', 'one', 'byEntityId', 'update', 'delete', 'toggleEnabled', 'ensureRepo', 'readRepoDirectories', 'readRepoFile', 'saveFileAsPatch', 'markFileForDeletion', 'cleanPatchRepos'].map(op => [
+      `patch.${op}`,
+      "the generator has no recipe for patch.* (the peer's patch row, the checkout's path, a tree of { name, path, type, children }, a file's text, true): Berth declares them in plugins/patch/src/schemas.ts (docs/deploying.md#file-patches), checked by plugins/patch/test/patch.test.ts",
     ]),
   ),
   // The peer's stripe.* answers Stripe's own objects (products, subscriptions, sessions) and a
@@ -251,6 +337,12 @@ export const NO_REFERENCE: Record<string, string> = {
   // plugins/billing/test/billing.test.ts.
   ...Object.fromEntries(
     ['getProducts', 'createCheckoutSession', 'createCustomerPortalSession', 'canCreateMoreServers'].map(op => [`stripe.${op}`, "the peer answers Stripe's own objects, not a row of its schema"]),
+  ),
+  ...Object.fromEntries(
+    ['getCurrentPlan', 'getInvoices', 'upgradeSubscription', 'updateInvoiceNotifications'].map(op => [
+      `stripe.${op}`,
+      "the peer answers literals the generator does not derive (a plan's name or null, a mapping of Stripe's invoice objects, { ok: true }): Berth declares them in plugins/billing/src/schemas.ts, checked by plugins/billing/test/stripe-peer.test.ts",
+    ]),
   ),
   ...Object.fromEntries(
     ['cleanAll', 'cleanDockerBuilder', 'cleanDockerPrune', 'cleanStoppedContainers', 'cleanUnusedImages', 'cleanUnusedVolumes', 'updateDockerCleanup'].map(op => [
@@ -300,7 +392,7 @@ export const NO_REFERENCE: Record<string, string> = {
  * always-empty lists or always null, so their items' fields are not compared until their plugins
  * come. The shape test fails when Berth serves one of these namespaces (the exemption is stale).
  */
-export const NOT_SERVED_NAMESPACE: Record<string, string> = { libsql: 'libsql', projectTags: 'tag', rollback: 'rollback' };
+export const NOT_SERVED_NAMESPACE: Record<string, string> = { libsql: 'libsql', rollback: 'rollback' };
 /**
  * Relations of a namespace Berth serves that the records answering them do not join yet: always
  * null, their fields not compared, with why. Shrinks as the joins come.

@@ -46,6 +46,17 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
   await call('project.one', { projectId });
   await call('project.all', {});
   await call('project.update', { projectId, description: 'peer shapes, changed' });
+  // A tag on the project: project.one and project.all answer it in projectTags.
+  const tag = await call('tag.create', { name: `shapes ${o.suffix}`, color: '#0ea5e9' });
+  await call('tag.assignToProject', { projectId, tagId: tag.tagId });
+  await call('project.one', { projectId });
+  await call('project.all', {});
+  await call('tag.one', { tagId: tag.tagId });
+  await call('tag.all', {});
+  await call('tag.update', { tagId: tag.tagId, color: null });
+  await call('tag.removeFromProject', { projectId, tagId: tag.tagId });
+  await call('tag.bulkAssign', { projectId, tagIds: [tag.tagId] });
+  await call('project.one', { projectId });
 
   const staging = await call('environment.create', { projectId, name: 'staging', description: 'second' });
   await call('environment.one', { environmentId: staging.environmentId });
@@ -344,6 +355,7 @@ export async function walk(call: Call, o: ScenarioOptions): Promise<void> {
   await call('application.delete', { applicationId });
   await call('environment.remove', { environmentId: qa.environmentId });
   await call('environment.remove', { environmentId: staging.environmentId });
+  await call('tag.remove', { tagId: tag.tagId });
   await call('project.remove', { projectId });
 }
 

@@ -40,6 +40,8 @@ export interface DeploymentRecord {
   organizationId: string;
   /** The host that runs it (null = the local engine); concurrency is counted per host. */
   serverId: string | null;
+  /** The build server it built on, when it built elsewhere than where it runs (DeploymentRun.buildsOn); else null. */
+  buildServerId: string | null;
   /** Where the log is written on disk. */
   logPath: string;
   errorMessage: string | null;
@@ -59,6 +61,8 @@ export interface DeploymentRun {
   redact(secret: string | null | undefined): void;
   /** A unit of work of its own (jobs run outside requests). */
   readonly em: EntityManager;
+  /** Records that it builds on this build server (the deployment's buildServerId, answered from now on). */
+  buildsOn(serverId: string): Promise<void>;
 }
 
 /** Runs the jobs of one target type; registered by the plugin that owns the workload. */

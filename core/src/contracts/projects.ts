@@ -52,6 +52,27 @@ export interface ProjectDirectory {
   assertInOrganization(projectId: string, organizationId: string, em: EntityManager): Promise<void>;
 }
 
+/** A tag of an organization, as tag.* answers it and a project's `projectTags` join it (the peer's tag row). */
+export const TagFields = Type.Object({ tagId: Type.String(), name: Type.String(), color: Nullable(Type.String()), createdAt: Timestamp(), organizationId: Type.String() });
+export type TagFields = Static<typeof TagFields>;
+
+/** A tag on a project: the peer's project_tag row, with its tag. */
+export const ProjectTag = Type.Object({ id: Type.String(), projectId: Type.String(), tagId: Type.String(), tag: TagFields });
+export type ProjectTag = Static<typeof ProjectTag>;
+
+/** Registered as `projectTags` by the tag plugin; without it a project lists no tags. */
+export interface ProjectTagDirectory {
+  /** The tags of each of the organization's projects given, grouped by projectId, by tag name. */
+  forProjects(projectIds: string[], organizationId: string, em: EntityManager): Promise<Map<string, ProjectTag[]>>;
+}
+
+declare module '../container.ts' {
+  interface Cradle {
+    /** From the tag plugin. */
+    projectTags: ProjectTagDirectory;
+  }
+}
+
 /** Registered as `environments` by the environment plugin. */
 export interface EnvironmentDirectory {
   /** The environment if it belongs to the organization; NOT_FOUND otherwise. */

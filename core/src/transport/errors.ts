@@ -57,6 +57,8 @@ export function toBerthError(err: unknown): BerthError {
   }
   if (e?.name === 'UniqueConstraintViolationException') return new BerthError('CONFLICT', 'A record with the same unique value already exists');
   if (e?.name === 'ForeignKeyConstraintViolationException') return new BerthError('NOT_FOUND', 'A referenced record does not exist');
+  // A multipart form past its limits (files, fields, parts): 413 as a body too large is.
+  if (e?.statusCode === 413) return new BerthError('PAYLOAD_TOO_LARGE', e.message);
   if (typeof e?.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) return new BerthError('BAD_REQUEST', e.message);
   return new BerthError('INTERNAL_SERVER_ERROR');
 }

@@ -5,10 +5,12 @@ import { asFunction, asValue } from 'awilix';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { BerthContainer } from '../container.ts';
 import { BerthError, errorStatus, forbidden, notFound, unauthorized } from '../errors.ts';
-import { actsOnInstance, type Principal, type Procedure, type ProcedureContext, type ProcedureRegistry } from '../procedure.ts';
+import { actsOnInstance, type Principal, type Procedure, type ProcedureContext, type ProcedureRegistry, type UploadedFile } from '../procedure.ts';
 import { outputErrors, parseInput } from '../validation.ts';
 import { emptyStringFields } from '../empty-strings.ts';
 import { dataError, errorBody, toBerthError } from './errors.ts';
+import { acceptMultipart, fileMissing, readUpload, uploadCap } from './multipart.ts';
+import type {} from '@fastify/multipart'; // its request decorators' types; the module loads only with an upload procedure
 
 export interface TransportOptions {
   registry: ProcedureRegistry;
@@ -36,6 +38,7 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
   const sessions = container.cradle.sessions;
   const orm = container.cradle.orm;
   const accounts = container.cradle.accounts;
+  const config = container.cradle.config;
 
   /** FORBIDDEN unless the caller is an instance operator (docs/security.md). */
   async function assertInstanceOperator(principal: Principal, field?: string): Promise<void> {
@@ -64,7 +67,14 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
       // This machine's: refused before the input is read, so nothing of the call is judged for a stranger.
       if (proc.scope === 'instance') await assertInstanceOperator(principal);
     }
+    let file: UploadedFile | undefined;
+    // An upload is read only past the scope's checks: nothing of a refused caller's reaches the disk.
+    if (proc.multipart && req.isMultipart?.()) {
+      const upload = await readUpload(req, proc.multipart, uploadCap(proc.multipart, config.uploadLimit), config.dataDir);
+      [raw, coerce, file] = [upload.fields, true, upload.file];
+    }
     const input = parseInput(proc.input, raw, coerce, emptyStringFields(proc.path));
+    if (proc.multipart && !file) throw fileMissing(proc.multipart);
     if (principal && typeof proc.scope === 'object' && actsOnInstance(proc.scope, input)) await assertInstanceOperator(principal, proc.scope.host);
     const scope = container.createScope();
     scope.register({ em: asFunction(() => orm.em.fork()).scoped(), principal: asValue(principal) });
@@ -79,6 +89,7 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
       origin: `${req.protocol}://${req.host}`,
       requestId: req.id,
       remote: { address: req.socket.remoteAddress, forwarded: FORWARDING.some(h => req.headers[h] !== undefined) },
+      file,
       setHeader(name, value) {
         if (!proc.headers?.[name]) throw new Error(`${proc.path} sets the undeclared header ${name}`);
         headers[name] = value;
@@ -102,7 +113,7 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
     }
   }
 
-  for (const proc of registry.all()) {
+  const mount = (app: FastifyInstance, proc: Procedure) => {
     const url = `/api/${proc.path}`;
     const inputKey = proc.kind === 'query' ? 'querystring' : 'body';
     const schema = {
@@ -112,7 +123,8 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
       description: proc.description,
       ...(proc.scope === 'public' ? { security: [] } : {}),
       'x-berth-scope': proc.scope,
-      [inputKey]: proc.input,
+      [inputKey]: proc.multipart ? withFile(proc.input, proc.multipart.fileField) : proc.input,
+      ...(proc.multipart ? { consumes: ['multipart/form-data'] } : {}),
       response: { 200: proc.headers ? { ...proc.output, headers: declaredHeaders(proc.headers) } : proc.output },
     };
     const noCompile = { validatorCompiler: () => () => true, serializerCompiler: () => (data: unknown) => JSON.stringify(data) };
@@ -131,11 +143,11 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
     } else {
       app.post(url, { schema, ...noCompile }, (req, reply) => answer(req, reply, req.body, false));
     }
-  }
+  };
 
-  // tRPC: one route; the path may name several procedures (?batch=1).
-  const trpc = async (req: FastifyRequest<{ Params: { '*': string }; Querystring: { input?: string; batch?: string } }>, reply: import('fastify').FastifyReply) => {
-    const paths = req.params['*'].split(',');
+  // tRPC: one route; the path may name several procedures (?batch=1). An upload's has a route of its own.
+  const trpc = (only?: string) => async (req: FastifyRequest<{ Params: { '*'?: string }; Querystring: { input?: string; batch?: string } }>, reply: import('fastify').FastifyReply) => {
+    const paths = (only ?? req.params['*'] ?? '').split(',');
     const batch = req.query.batch === '1' || req.query.batch === 'true';
     let inputs: unknown[];
     try {
@@ -171,9 +183,33 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
     reply.status(statuses.size === 1 ? outcomes[0]!.status : 207);
     return outcomes.map(o => o.body);
   };
-  app.get('/api/trpc/*', { schema: { hide: true } }, trpc);
-  app.post('/api/trpc/*', { schema: { hide: true } }, trpc);
+  // The routes in the registry's order (the document's, which the document-wide suites walk), in
+  // scopes registered one after another: an upload's (both forms) in one of its own, the only kind
+  // that parses multipart bodies.
+  const runs: Procedure[][] = [];
+  for (const proc of registry.all()) {
+    const last = runs.at(-1);
+    if (last && !last[0]!.multipart === !proc.multipart) last.push(proc);
+    else runs.push([proc]);
+  }
+  for (const run of runs)
+    void app.register(async scope => {
+      if (run[0]!.multipart) await acceptMultipart(scope);
+      for (const proc of run) {
+        mount(scope, proc);
+        if (proc.multipart) scope.post(`/api/trpc/${proc.path}`, { schema: { hide: true } }, trpc(proc.path));
+      }
+    });
+  app.get('/api/trpc/*', { schema: { hide: true } }, trpc());
+  app.post('/api/trpc/*', { schema: { hide: true } }, trpc());
 }
+
+/** An upload's input as the document shows it: the form's fields and its file. */
+const withFile = (input: Procedure['input'], field: string) => ({
+  ...input,
+  properties: { ...(input as { properties?: object }).properties, [field]: { type: 'string', format: 'binary' } },
+  required: [...((input as { required?: string[] }).required ?? []), field],
+});
 
 /** A procedure's response headers as the OpenAPI document declares them. */
 const declaredHeaders = (headers: Readonly<Record<string, string>>) => Object.fromEntries(Object.entries(headers).map(([name, description]) => [name, { type: 'string', description }]));

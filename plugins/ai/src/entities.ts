@@ -20,4 +20,19 @@ export const Ai = defineEntity({
 });
 
 export type AiRow = InstanceType<typeof Ai.class>;
-export const aiEntities = [Ai];
+
+/** An AI service the organization allows (ai.saveCustomProviders): once one is listed, ai.create and ai.update take only listed URLs. */
+export const AiCustomProvider = defineEntity({
+  name: 'AiCustomProvider',
+  tableName: 'ai_custom_providers',
+  properties: {
+    organizationId: columns.berthId().primary(),
+    /** Its place in the list the organization saved, from 0. */
+    position: p.integer().primary(),
+    name: p.string(),
+    /** Trimmed, without a trailing slash, as an AI configuration's apiUrl is compared. */
+    apiUrl: p.text(),
+  },
+});
+
+export const aiEntities = [Ai, AiCustomProvider];

@@ -10,4 +10,16 @@ class AiInit extends Migration {
   }
 }
 
-export const aiMigrations = [{ name: 'Migration20261231000000_ai_init', class: AiInit }];
+/** The organization's allowed AI services (ai.saveCustomProviders), in the order it saved them. */
+class AiCustomProviders extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(
+      `create table "ai_custom_providers" ("organization_id" varchar(32) not null references "organizations" ("id") on delete cascade deferrable initially deferred, "position" int not null, "name" varchar(255) not null, "api_url" text not null, primary key ("organization_id", "position"));`,
+    );
+  }
+}
+
+export const aiMigrations = [
+  { name: 'Migration20261231000000_ai_init', class: AiInit },
+  { name: 'Migration20270720000000_ai_custom_providers', class: AiCustomProviders },
+];

@@ -1,8 +1,24 @@
-// ai.* — AI configurations of the caller's organization, their models, checked suggestions and
-// their deploy. Out (listed in docs/ai-and-billing.md): analyzeLogs, getCustomProviders,
-// saveCustomProviders, getEnabledProviders.
+// ai.* — AI configurations of the caller's organization, the services it allows, their models,
+// checked suggestions and their deploy, and log analyses.
 import { Type, router } from '@berth/core';
-import { AiIdInput, AiView, ConnectionResult, CreateInput, DeployInput, GetModelsInput, Model, Suggestion, SuggestInput, TestConnectionInput, UpdateInput } from './schemas.ts';
+import {
+  AiIdInput,
+  AiView,
+  Analysis,
+  AnalyzeLogsInput,
+  ConnectionResult,
+  CreateInput,
+  CustomProviderView,
+  DeployInput,
+  EnabledProvider,
+  GetModelsInput,
+  Model,
+  SaveCustomProvidersInput,
+  Suggestion,
+  SuggestInput,
+  TestConnectionInput,
+  UpdateInput,
+} from './schemas.ts';
 
 const ai = router('ai', 'organization');
 const org = (ctx: { cradle: { principal?: { organizationId: string } | null } }) => ctx.cradle.principal!.organizationId;
@@ -28,6 +44,26 @@ export const aiProcedures = [
     input: Type.Object({}),
     output: Type.Array(AiView),
     handler: (_input, ctx) => ctx.cradle.aiService.all(org(ctx), ctx.cradle.em),
+  }),
+  ai.query('getEnabledProviders', {
+    summary: "The organization's enabled AI configurations, newest first, as the log analysis offers them: aiId, name and model (never a URL or key)",
+    input: Type.Object({}),
+    output: Type.Array(EnabledProvider),
+    handler: (_input, ctx) => ctx.cradle.aiService.enabled(org(ctx), ctx.cradle.em),
+  }),
+  ai.query('getCustomProviders', {
+    summary: 'The AI services the organization allows ([]: none listed, so any URL the instance reaches may be configured)',
+    input: Type.Object({}),
+    output: Type.Array(CustomProviderView),
+    handler: (_input, ctx) => ctx.cradle.aiService.customProviders(org(ctx), ctx.cradle.em),
+  }),
+  ai.mutation('saveCustomProviders', {
+    access: 'admin',
+    summary:
+      "Replace the list of AI services the organization allows; once it lists one, ai.create and ai.update take only listed URLs (403 otherwise). Each URL is checked as a configuration's is; answers the list as stored",
+    input: SaveCustomProvidersInput,
+    output: Type.Array(CustomProviderView),
+    handler: (input, ctx) => ctx.cradle.aiService.saveCustomProviders(input, org(ctx), ctx.cradle.em),
   }),
   ai.query('getModels', {
     summary: 'The models a URL offers: the URL of one of the organization\'s configurations (apiKey "" uses its stored key), or a host listed in outboundAllow',
@@ -68,6 +104,13 @@ export const aiProcedures = [
     input: SuggestInput,
     output: Type.Array(Suggestion),
     handler: (input, ctx) => ctx.cradle.aiService.suggest(input, org(ctx), ctx.cradle.em, ctx.cradle),
+  }),
+  ai.mutation('analyzeLogs', {
+    summary:
+      "The configuration's model reads a build or runtime log and answers what happened, what went wrong and what to do (Markdown); a disabled configuration is a 400, a provider error a 400 quoting it with the key redacted",
+    input: AnalyzeLogsInput,
+    output: Analysis,
+    handler: (input, ctx) => ctx.cradle.aiService.analyzeLogs(input, org(ctx), ctx.cradle.em),
   }),
   ai.mutation('deploy', {
     summary: 'Check a compose file as suggest does (400 naming each problem), then create the stack with its domains and config files and queue its deploy; answers null',

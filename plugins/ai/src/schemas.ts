@@ -95,3 +95,25 @@ export type AiView = Static<typeof AiView>;
 export const Model = Type.Object({ id: Type.String(), object: Type.String(), created: Type.Number(), owned_by: Type.String() });
 
 export const ConnectionResult = Type.Object({ success: Type.Boolean(), message: Type.String() });
+
+export const AnalyzeLogsInput = Type.Object({
+  aiId: Id,
+  logs: NonEmpty({ maxLength: 500_000, description: 'the log text to analyse, as the dashboard shows it' }),
+  context: Type.Union([Type.Literal('build'), Type.Literal('runtime')], { description: "build: a deployment's log; runtime: a container's log" }),
+});
+export type AnalyzeLogsInput = Static<typeof AnalyzeLogsInput>;
+
+export const Analysis = Type.Object({ analysis: Type.String({ description: "the model's analysis (Markdown: summary, issues, likely cause, what to do)" }) });
+
+/** An enabled configuration as the log analysis picks one: never its URL or key. */
+export const EnabledProvider = Type.Object({ aiId: Type.String(), name: Type.String(), model: Type.String() });
+
+/** An AI service the organization allows: once one is listed, configurations may use only the listed URLs. */
+export const CustomProvider = Type.Object({ name: NonEmpty({ maxLength: 255 }), apiUrl: Url() });
+export type CustomProvider = Static<typeof CustomProvider>;
+export const CustomProviderView = Type.Object({ name: Type.String(), apiUrl: Type.String({ description: 'as stored: trimmed, without a trailing slash' }) });
+
+export const SaveCustomProvidersInput = Type.Object({
+  providers: Type.Array(CustomProvider, { maxItems: 100, description: "the organization's whole list, replacing the one before ([]: any URL the instance reaches)" }),
+});
+export type SaveCustomProvidersInput = Static<typeof SaveCustomProvidersInput>;

@@ -8,6 +8,7 @@ import {
   AiProviderError,
   BerthError,
   badRequest,
+  forbidden,
   invalidField,
   iso,
   newId,
@@ -23,8 +24,9 @@ import {
   type SecretBox,
   findOwned,
 } from '@berth/core';
-import { Ai, type AiRow } from './entities.ts';
-import type { AiView, CreateInput, DeployInput, GetModelsInput, Suggestion, SuggestInput, TestConnectionInput, UpdateInput } from './schemas.ts';
+import { Ai, AiCustomProvider, type AiRow } from './entities.ts';
+import type { AiView, AnalyzeLogsInput, CreateInput, DeployInput, GetModelsInput, SaveCustomProvidersInput, Suggestion, SuggestInput, TestConnectionInput, UpdateInput } from './schemas.ts';
+import { logsSystemPrompt } from './analyze-logs.ts';
 import { answerSchema, parseAnswer, problemsOf, retryPrompt, systemPrompt } from './suggest.ts';
 
 const toView = (r: AiRow): AiView => ({ aiId: r.aiId, name: r.name, apiUrl: r.apiUrl, model: r.model, isEnabled: r.isEnabled, organizationId: r.organizationId, createdAt: iso(r.createdAt)! });
@@ -54,7 +56,7 @@ export class AiService {
 
   // ------------------------------------------------------------ records
   async create(input: CreateInput, organizationId: string, em: EntityManager): Promise<AiView> {
-    const apiUrl = await this.#checkUrl(input.apiUrl, organizationId);
+    const apiUrl = await this.#allowedUrl(input.apiUrl, organizationId, em);
     const row = em.create(Ai, {
       aiId: newId(),
       name: input.name,
@@ -81,7 +83,7 @@ export class AiService {
   async update(input: UpdateInput, organizationId: string, em: EntityManager): Promise<AiView> {
     const row = await this.#find(input.aiId, organizationId, em);
     if (input.name !== undefined) row.name = input.name;
-    if (input.apiUrl !== undefined) row.apiUrl = await this.#checkUrl(input.apiUrl, organizationId);
+    if (input.apiUrl !== undefined) row.apiUrl = await this.#allowedUrl(input.apiUrl, organizationId, em);
     if (input.apiKey !== undefined) row.apiKey = this.#d.secrets().encrypt(input.apiKey);
     if (input.model !== undefined) row.model = input.model;
     if (input.isEnabled !== undefined) row.isEnabled = input.isEnabled;
@@ -93,6 +95,30 @@ export class AiService {
     const view = toView(await this.#find(aiId, organizationId, em));
     await em.nativeDelete(Ai, { aiId, organizationId });
     return view;
+  }
+
+  /** The enabled configurations, newest first, as the log analysis offers them: id, name and model only. */
+  async enabled(organizationId: string, em: EntityManager): Promise<{ aiId: string; name: string; model: string }[]> {
+    return (await this.all(organizationId, em)).filter(a => a.isEnabled).map(a => ({ aiId: a.aiId, name: a.name, model: a.model }));
+  }
+
+  // ------------------------------------------------------------ the organization's allowed services
+  /** The organization's list, in its order ([]: none listed, any URL the instance reaches may be configured). */
+  async customProviders(organizationId: string, em: EntityManager): Promise<{ name: string; apiUrl: string }[]> {
+    return (await em.find(AiCustomProvider, { organizationId }, { orderBy: { position: 'asc' } })).map(r => ({ name: r.name, apiUrl: r.apiUrl }));
+  }
+
+  /** Replaces the list; every URL is checked as a configuration's is (a 400 naming providers.<i>.apiUrl). Configurations already stored stay. */
+  async saveCustomProviders(input: SaveCustomProvidersInput, organizationId: string, em: EntityManager): Promise<{ name: string; apiUrl: string }[]> {
+    const providers: { name: string; apiUrl: string }[] = [];
+    for (const [i, p] of input.providers.entries()) providers.push({ name: p.name, apiUrl: await this.#checkUrl(p.apiUrl, organizationId, `providers.${i}.apiUrl`) });
+    await em.transactional(async tx => {
+      // Two saves at once: the second waits for the first, then replaces its list (else both would insert position 0).
+      await tx.getConnection().execute('select 1 from "organizations" where "id" = ? for update', [organizationId], 'all', tx.getTransactionContext());
+      await tx.nativeDelete(AiCustomProvider, { organizationId });
+      providers.forEach((p, position) => tx.create(AiCustomProvider, { organizationId, position, ...p }));
+    });
+    return providers;
   }
 
   // ------------------------------------------------------------ calls
@@ -149,6 +175,18 @@ export class AiService {
     return out;
   }
 
+  /** The configuration's model reads the logs and answers what went wrong and what to do (Markdown). */
+  async analyzeLogs(input: AnalyzeLogsInput, organizationId: string, em: EntityManager): Promise<{ analysis: string }> {
+    const row = await this.#find(input.aiId, organizationId, em);
+    if (!row.isEnabled) throw badRequest('AI provider is not enabled', [{ path: ['aiId'], message: 'aiId: the AI configuration is not enabled (ai.update with isEnabled: true)' }]);
+    const apiKey = this.#d.secrets().decrypt(row.apiKey);
+    const text = await this.#call(row.apiUrl, apiKey, organizationId, (p, c) =>
+      p.generate(c, { model: row.model, system: logsSystemPrompt(input.context), prompt: `The ${input.context} logs:\n${input.logs}` }),
+    );
+    if (!text.trim()) throw badRequest(`The AI provider (${this.providerFor(row.apiUrl).label}) answered no text`);
+    return { analysis: redact(text.trim(), apiKey) };
+  }
+
   /** Checks the file as suggest does, refuses it naming each problem, else makes the stack with its domains and file mounts and queues its deploy. */
   async deploy(input: DeployInput, cradle: Cradle): Promise<null> {
     const envVariables = input.envVariables
@@ -190,23 +228,33 @@ export class AiService {
   }
 
   // ------------------------------------------------------------ inside
-  /** The URL as stored: http(s), no credentials, an address the organization may reach (a 400 naming apiUrl). */
-  async #checkUrl(apiUrl: string, organizationId: string): Promise<string> {
-    const url = this.#parseUrl(apiUrl);
-    await this.#d.outbound().checkSaved(url, { field: 'apiUrl', organizationId });
+  /** The URL as stored: http(s), no credentials, an address the organization may reach (a 400 naming the field). */
+  async #checkUrl(apiUrl: string, organizationId: string, field = 'apiUrl'): Promise<string> {
+    const url = this.#parseUrl(apiUrl, field);
+    await this.#d.outbound().checkSaved(url, { field, organizationId });
     return url;
   }
 
-  #parseUrl(apiUrl: string): string {
+  /** A configuration's URL: checked, and one of the organization's listed services when it lists any (else 403, as the peer). */
+  async #allowedUrl(apiUrl: string, organizationId: string, em: EntityManager): Promise<string> {
+    const url = this.#parseUrl(apiUrl);
+    const listed = await this.customProviders(organizationId, em);
+    if (listed.length && !listed.some(p => p.apiUrl === url)) {
+      throw forbidden(`This API URL is not in your organization's allowed AI providers: apiUrl ${url} is none of ${listed.map(p => p.apiUrl).join(', ')} (ai.saveCustomProviders)`);
+    }
+    return this.#checkUrl(url, organizationId);
+  }
+
+  #parseUrl(apiUrl: string, field = 'apiUrl'): string {
     const url = normalizeUrl(apiUrl);
     let parsed: URL;
     try {
       parsed = new URL(url);
     } catch {
-      throw invalidField('apiUrl', 'must be a URL');
+      throw invalidField(field, 'must be a URL');
     }
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw invalidField('apiUrl', 'must be an http or https URL');
-    if (parsed.username || parsed.password) throw invalidField('apiUrl', 'must not carry a user or password (give the key in apiKey)');
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw invalidField(field, 'must be an http or https URL');
+    if (parsed.username || parsed.password) throw invalidField(field, 'must not carry a user or password (give the key in apiKey)');
     return url;
   }
 

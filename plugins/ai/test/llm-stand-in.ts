@@ -1,8 +1,9 @@
 // A loopback language-model service for the ai tests, speaking the three wire formats Berth's AI
 // providers use: OpenAI's (GET /v1/models, POST /v1/chat/completions), Ollama's (GET /api/tags,
 // POST /api/chat) and Anthropic's (GET /v1/models with x-api-key, POST /v1/messages). What it
-// answers is scripted by a word in the user's request (see SCRIPTS); a wrong key is a 401 whose
-// message quotes the key, as OpenAI's does. Every request is recorded. Test-only.
+// answers is scripted by a word in the user's request (see SCRIPTS, and textFor for answers
+// without a schema: a log analysis); a wrong key is a 401 whose message quotes the key, as
+// OpenAI's does. Every request is recorded. Test-only.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -41,6 +42,27 @@ export const SCRIPTS = (image: string): Record<string, { first: string; retry: s
   badyaml: { first: 'services:\n  web:\n    image: [unclosed\n', retry: goodCompose(image) },
   twice: { first: 'services:\n  web:\n    build: .\n', retry: 'services:\n  web:\n    build: ./app\n' },
 });
+
+/**
+ * The answer to a prompt without a schema: for `scenario:silent`, no text; for a prompt with a
+ * line that reports a failure (error, fatal, panic), an analysis quoting the first such line;
+ * else "ok" (what testConnection asks for).
+ */
+export function textFor(prompt: string): string {
+  if (prompt.includes('scenario:silent')) return '';
+  const failing = prompt.split('\n').find(line => /\b(error|fatal|panic)\b/i.test(line));
+  if (!failing) return 'ok';
+  return [
+    '## Summary',
+    'The service stopped on an error.',
+    '## Problems',
+    `- \`${failing.trim()}\``,
+    '## Likely cause',
+    'What the quoted line reports.',
+    '## What to do',
+    'Fix what the quoted line reports, then deploy again.',
+  ].join('\n');
+}
 
 export interface Recorded {
   method: string;
@@ -89,17 +111,17 @@ export async function startLlmStandIn(image: string, port = 0) {
       if (req.method === 'GET' && url.pathname === '/api/tags') return send(200, { models: [{ name: 'llama-test:8b', model: 'llama-test:8b', modified_at: '2025-01-01T00:00:00Z' }] });
       if (req.method === 'POST' && url.pathname === '/v1/chat/completions') {
         const prompt = String(body.messages.at(-1).content);
-        const content = body.response_format ? JSON.stringify(answerFor(prompt)) : 'ok';
+        const content = body.response_format ? JSON.stringify(answerFor(prompt)) : textFor(prompt);
         return send(200, { id: 'c1', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, finish_reason: 'stop' }] });
       }
       if (req.method === 'POST' && url.pathname === '/api/chat') {
         if (body.model !== 'llama-test:8b') return send(404, { error: `model "${body.model}" not found, try pulling it first` });
         const prompt = String(body.messages.at(-1).content);
-        return send(200, { model: body.model, message: { role: 'assistant', content: body.format ? JSON.stringify(answerFor(prompt)) : 'ok' }, done: true });
+        return send(200, { model: body.model, message: { role: 'assistant', content: body.format ? JSON.stringify(answerFor(prompt)) : textFor(prompt) }, done: true });
       }
       if (req.method === 'POST' && url.pathname === '/v1/messages') {
         const prompt = String(body.messages.at(-1).content);
-        const content = body.tools ? [{ type: 'tool_use', id: 't1', name: body.tool_choice.name, input: answerFor(prompt) }] : [{ type: 'text', text: 'ok' }];
+        const content = body.tools ? [{ type: 'tool_use', id: 't1', name: body.tool_choice.name, input: answerFor(prompt) }] : [{ type: 'text', text: textFor(prompt) }];
         return send(200, { id: 'm1', type: 'message', role: 'assistant', content, stop_reason: body.tools ? 'tool_use' : 'end_turn' });
       }
       // The out-of-tree provider's own little API.

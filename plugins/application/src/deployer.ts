@@ -189,12 +189,15 @@ export class ApplicationDeployer extends RecordLifecycle<ApplicationRow, Applica
         return fetched;
       }
       if (fetched.revision) run.log(`Fetched ${fetched.revision}`);
+      // The application's file patches (patch.*); a preview (its own name) builds its pull request as it is, as the peer's do.
+      if (name === row.appName) await this.applyPatches(row, workDir, run);
       // A build server builds and pushes to the build registry, the record's engine pulls from there: without one, refused before the build.
       const buildServerId = (settings.buildServerId as string | null) || null;
       const buildRegistryId = (settings.buildRegistryId as string | null) || null;
       if (buildServerId && !buildRegistryId)
         throw new Error(`The build server ${buildServerId} needs a build registry (buildRegistryId): the image it builds reaches the deploy server only through a registry`);
       const builder = buildServerId ? { docker: await (await cradle.hosts.of(buildServerId)).engine(), serverId: buildServerId } : engine;
+      if (buildServerId) await run.buildsOn(buildServerId);
       // A tag must start with a letter, digit or _; deployment ids may start with '-'.
       const imageTag = `berth/${name.toLowerCase()}:deploy-${run.deployment.deploymentId.toLowerCase()}`;
       run.log(buildServerId ? `Building with ${row.buildType} on the build server ${buildServerId}` : `Building with ${row.buildType}`);

@@ -1,11 +1,11 @@
 // Applications as a workload kind of the registry: records through the service, runs through
 // the deployer, and removal with everything the application has on the host and in other
 // plugins (service, work directory, mounts, ports, deployment records).
-import { optionalService, Type, schema, type EntityManager } from '@berth/core';
-import { RecordKind, recordPushSource, workloadSummary, type PushSource, type WorkloadCapabilities } from '@berth/plugin-workloads';
+import { optionalService, Type, schema, type CheckoutSource, type EntityManager } from '@berth/core';
+import { RecordKind, recordPushSource, workloadSummary, type CheckoutIo, type PushSource, type WorkloadCapabilities } from '@berth/plugin-workloads';
 import { Application, type ApplicationRow } from './entities.ts';
 import { KIND, type ApplicationService } from './service.ts';
-import { applicationDir } from './deployer.ts';
+import { applicationDir, type ApplicationDeployer } from './deployer.ts';
 
 /** Applications keep no named volumes of their own: RemoveOptions.volumes concerns the kinds that do. */
 export class ApplicationKind extends RecordKind<ApplicationRow> {
@@ -19,6 +19,11 @@ export class ApplicationKind extends RecordKind<ApplicationRow> {
   readonly listSource = { entity: Application, json: 'settings' };
   /** Pushes reach it at /api/deploy/{refreshToken} (the peer's path). */
   readonly push: PushSource = recordPushSource({ kind: KIND, hookPath: '', entity: Application, idKey: 'applicationId', records: this.records as ApplicationService, cradle: this.cradle });
+
+  /** Its repository as its deploys fetch it: the checkout its file patches are made on (patch.*). */
+  checkout(id: string, workDir: string, io: CheckoutIo): Promise<CheckoutSource | null> {
+    return (this.deployer as ApplicationDeployer).checkout(id, workDir, io);
+  }
 
   protected load(id: string, em: EntityManager): Promise<ApplicationRow | null> {
     return em.findOne(Application, { applicationId: id });

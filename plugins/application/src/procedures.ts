@@ -45,8 +45,6 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
         await ctx.cradle.hostAccess.assertNetworks(ctx.principal, i.networkSwarm as { Target?: string }[] | null | undefined);
         await ctx.cradle.hostAccess.assertGitUrl(ctx.principal, i.customGitUrl as string | null | undefined);
         const changes = { ...i, ...extra(i) };
-        // Linking a repository whose webhook Berth registers needs its public address (a 400 before anything is saved).
-        await optionalService(ctx.cradle, 'deployHooks')?.assertLinkable(KIND, i.applicationId as string, changes, ctx.principal, ctx.cradle.em);
         await ctx.cradle.applicationRequests.change(i.applicationId as string, changes);
         // A linked repository gets its push webhook registered (and an unlinked one loses it).
         await optionalService(ctx.cradle, 'deployHooks')?.syncWebhook(KIND, i.applicationId as string, ctx.cradle.em);

@@ -7,6 +7,7 @@ import { containing, invalidField, newId, notFound, optionalService, RequestScop
 import {
   enqueueRun,
   gitRelations,
+  webhookRegistration,
   newRecordColumns,
   newRefreshToken,
   placementOf,
@@ -177,6 +178,7 @@ export class ApplicationRequests extends RequestScope {
       previewDeployments: (await optionalService(cradle, 'previews')?.forApplication(applicationId, em)) ?? [],
       ...(await gitRelations(optionalService(cradle, 'gitProviders'), cradle.providers.ids('git'), settings, organizationId, em)),
       server: await serverRelation(cradle, row.serverId, organizationId, em),
+      webhookRegistration: await webhookRegistration(cradle, KIND, applicationId, em),
       // The registries its ids name, as registry.one answers them (never the password).
       registry: await registryRelation(cradle, settings.registryId, organizationId, em),
       buildRegistry: await registryRelation(cradle, settings.buildRegistryId, organizationId, em),

@@ -41,6 +41,7 @@ export const applicationFound = (relations: ReturnType<typeof relationSchemas>) 
     previewDeployments: Type.Array(PreviewDeploymentFields, { description: 'its live previews, newest first (empty without the preview plugin)' }),
     ...relations.git,
     server: relations.server,
+    webhookRegistration: relations.webhookRegistration,
     registry: relations.registry,
     buildRegistry: relations.registry,
     rollbackRegistry: relations.registry,

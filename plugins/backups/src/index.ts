@@ -1,4 +1,4 @@
-import { asValue, definePlugin } from '@berth/core';
+import { asValue, definePlugin, type EntityManager, type TSchema } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
 import config from './config.ts';
 import { Backup, VolumeBackup, backupEntities, type BackupRow, type VolumeBackupRow } from './entities.ts';
@@ -88,9 +88,26 @@ export default definePlugin({
         await volumes.removeForWorkload(kind, id, em);
       },
     };
-    berth.provide({ backupDirectory: asValue(directory), ownData: asValue(ownData) });
+    // user.getBackups (the user plugin) lists the organization's web-server backups, as the peer's settings page reads them.
+    const webServerBackups: WebServerBackups = { views: backups.webServerViews.bind(backups), viewSchema: backups.viewSchema.bind(backups) };
+    berth.provide({ backupDirectory: asValue(directory), ownData: asValue(ownData), webServerBackups: asValue(webServerBackups) });
     berth.procedures(...destinationProcedures(destinations));
     berth.procedures(backupProcedures(backups));
     berth.procedures(volumeBackupProcedures(volumes));
   },
 });
+
+/** Registered as `webServerBackups`: an organization's backups of Berth's own data. */
+export interface WebServerBackups {
+  /** The organization's web-server backups with their runs (backup.one's fields), oldest first. */
+  views(organizationId: string, em: EntityManager): Promise<Record<string, unknown>[]>;
+  /** The schema of one of those views (made once every plugin is set up). */
+  viewSchema(): TSchema;
+}
+
+declare module '@berth/core' {
+  interface Cradle {
+    /** From the backups plugin (absent when it is disabled). */
+    webServerBackups: WebServerBackups;
+  }
+}

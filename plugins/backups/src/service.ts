@@ -406,7 +406,15 @@ export class BackupService {
 
   /** The workload's backups, as its `one` lists them (with their runs), oldest first. */
   async viewsFor(kind: string, id: string, em: EntityManager): Promise<Record<string, unknown>[]> {
-    const rows = await em.find(Backup, this.#ofWorkload(kind, id), { orderBy: { createdAt: 'asc' } });
+    return this.#withRuns(await em.find(Backup, this.#ofWorkload(kind, id), { orderBy: { createdAt: 'asc' } }), em);
+  }
+
+  /** The organization's web-server backups (Berth's own data), as viewsFor lists a workload's, oldest first. */
+  async webServerViews(organizationId: string, em: EntityManager): Promise<Record<string, unknown>[]> {
+    return this.#withRuns(await em.find(Backup, { organizationId, databaseType: WEB_SERVER }, { orderBy: { createdAt: 'asc' } }), em);
+  }
+
+  async #withRuns(rows: BackupRow[], em: EntityManager): Promise<Record<string, unknown>[]> {
     const runs = await this.#deployments().listFor(
       BACKUP_TARGET,
       rows.map(r => r.backupId),

@@ -18,6 +18,8 @@ export const BillingAccount = defineEntity({
     graceUntil: p.datetime().nullable(),
     /** The servers billing set inactive (and only these are set active again by a payment). */
     deactivatedServerIds: p.json<string[]>(),
+    /** The owner's wish to have invoices e-mailed (stripe.updateInvoiceNotifications; user.get shows it on the owner). */
+    sendInvoiceNotifications: p.boolean().default(false),
     updatedAt: p.datetime().onCreate(() => new Date()),
   },
 });

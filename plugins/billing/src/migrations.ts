@@ -14,4 +14,14 @@ class BillingInit extends Migration {
   }
 }
 
-export const billingMigrations = [{ name: 'Migration20261231000100_billing_init', class: BillingInit }];
+/** stripe.updateInvoiceNotifications: the owner's wish, per organization (the peer keeps it on its owner's user). */
+class BillingInvoiceNotifications extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`alter table "billing_accounts" add column "send_invoice_notifications" boolean not null default false;`);
+  }
+}
+
+export const billingMigrations = [
+  { name: 'Migration20261231000100_billing_init', class: BillingInit },
+  { name: 'Migration20270720000100_billing_invoice_notifications', class: BillingInvoiceNotifications },
+];

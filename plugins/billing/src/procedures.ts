@@ -1,8 +1,8 @@
 // billing.* (the spec's name) and stripe.* (the peer's router, which its SDK calls): one list of
-// procedures served under both. Out (listed in docs/ai-and-billing.md): stripe.getCurrentPlan,
-// getInvoices, upgradeSubscription, updateInvoiceNotifications.
+// procedures served under both, and the peer's other stripe.* procedures (its web UI's billing
+// page), served under stripe.* only.
 import { Type, router } from '@berth/core';
-import { CheckoutInput, CheckoutView, PortalView, ProductsView } from './schemas.ts';
+import { CheckoutInput, CheckoutView, CurrentPlan, InvoiceNotificationsInput, InvoiceView, Ok, PortalView, ProductsView, UpgradeInput } from './schemas.ts';
 
 type Ctx = { cradle: { principal?: { organizationId: string; userId: string } | null }; origin: string };
 const org = (ctx: Ctx) => ctx.cradle.principal!.organizationId;
@@ -40,4 +40,36 @@ const billingRouter = (name: 'billing' | 'stripe') => {
   ];
 };
 
-export const billingProcedures = [...billingRouter('billing'), ...billingRouter('stripe')];
+const stripe = router('stripe', 'organization');
+const peerOnly = [
+  stripe.query('getCurrentPlan', {
+    summary: "The organization's plan (legacy, hobby or startup) as its active subscription's prices say; null while billing is off, before a subscription, or for prices of no configured tier",
+    input: Type.Object({}),
+    output: CurrentPlan,
+    handler: (_input, ctx) => ctx.cradle.billing.currentPlan(org(ctx), ctx.cradle.em),
+  }),
+  stripe.query('getInvoices', {
+    access: 'admin',
+    summary: "The organization's last 100 Stripe invoices, newest first ([] while billing is off or before its first checkout)",
+    input: Type.Object({}),
+    output: Type.Array(InvoiceView),
+    handler: (_input, ctx) => ctx.cradle.billing.invoices(org(ctx), ctx.cradle.em),
+  }),
+  stripe.mutation('upgradeSubscription', {
+    access: 'admin',
+    summary:
+      "Move the organization's active subscription to a tier's prices for serverQuantity servers, prorated; servers follow Stripe's events (fewer at once, more once the invoice is paid). 400 without an active subscription, 404 while billing is off",
+    input: UpgradeInput,
+    output: Ok,
+    handler: (input, ctx) => ctx.cradle.billing.upgrade(input, org(ctx), ctx.cradle.em),
+  }),
+  stripe.mutation('updateInvoiceNotifications', {
+    access: 'admin',
+    summary: "Store whether the organization's owner wants invoices e-mailed (user.get shows it on the owner); 404 while billing is off",
+    input: InvoiceNotificationsInput,
+    output: Ok,
+    handler: ({ enabled }, ctx) => ctx.cradle.billing.setInvoiceNotifications(enabled, org(ctx), ctx.cradle.em),
+  }),
+];
+
+export const billingProcedures = [...billingRouter('billing'), ...billingRouter('stripe'), ...peerOnly];

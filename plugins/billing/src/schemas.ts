@@ -31,4 +31,33 @@ export const ProductsView = Type.Object({
 export type ProductsView = Static<typeof ProductsView>;
 
 export const CheckoutView = Type.Object({ sessionId: Type.String({ description: 'the Stripe Checkout session to redirect the user to' }) });
+
+/** The organization's plan as its active subscription's prices say; null while billing is off, before a subscription, or for prices of no configured tier. */
+export const CurrentPlan = Nullable(Tier);
+
+export const UpgradeInput = Type.Object({
+  tier: Type.Union([Type.Literal('hobby'), Type.Literal('startup')]),
+  serverQuantity: Type.Integer({ minimum: 1, maximum: 10_000, description: `servers the subscription pays for from now on (the startup tier: at least ${STARTUP_SERVERS_INCLUDED})` }),
+  isAnnual: Type.Boolean(),
+});
+export type UpgradeInput = Static<typeof UpgradeInput>;
+
+export const InvoiceNotificationsInput = Type.Object({ enabled: Type.Boolean({ description: "whether the organization's owner wants its invoices e-mailed" }) });
+
+export const Ok = Type.Object({ ok: Type.Literal(true) });
+
+/** One Stripe invoice of the organization, in the peer's fields (amounts in the currency's smallest unit, times in Unix seconds). */
+export const InvoiceView = Type.Object({
+  id: Type.String(),
+  number: Nullable(Type.String()),
+  status: Nullable(Type.String({ description: 'draft, open, paid, uncollectible or void' })),
+  amountDue: Type.Number(),
+  amountPaid: Type.Number(),
+  currency: Type.String(),
+  created: Type.Number(),
+  dueDate: Nullable(Type.Number()),
+  hostedInvoiceUrl: Nullable(Type.String()),
+  invoicePdf: Nullable(Type.String()),
+});
+export type InvoiceView = Static<typeof InvoiceView>;
 export const PortalView = Type.Object({ url: Type.String({ description: "the Stripe customer portal's address for the organization" }) });

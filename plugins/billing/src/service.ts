@@ -3,11 +3,13 @@
 // are granted by a paid invoice only (never by a checkout event); a failed payment starts a grace
 // period, after which the newest servers past what is paid for are set inactive with billing as
 // the reason on their record (deploys to them are refused by the server plugin, and server.update
-// cannot set them active); a payment sets active again exactly the servers billing set inactive. Stripe's errors are converted here, never answered raw.
+// cannot set them active); a payment sets active again exactly the servers billing set inactive.
+// A plan change (stripe.upgradeSubscription) grants nothing by itself: Stripe's events for it do.
+// Stripe's errors are converted here, never answered raw.
 import type { Stripe as StripeClient } from 'stripe';
 import { BerthError, badRequest, forbidden, invalidField, User, type Cradle, type EntityManager } from '@berth/core';
 import { BillingAccount, BillingEvent, type BillingAccountRow } from './entities.ts';
-import { STARTUP_SERVERS_INCLUDED, type CheckoutInput, type ProductsView, type Tier } from './schemas.ts';
+import { STARTUP_SERVERS_INCLUDED, type CheckoutInput, type InvoiceView, type ProductsView, type Tier, type UpgradeInput } from './schemas.ts';
 
 const DAY_MS = 86_400_000;
 // Types only: the SDK itself is imported on first use (see stripe()); its API version is the SDK's own.
@@ -83,10 +85,17 @@ export class BillingService {
   }
 
   /** The fields the peer keeps on the owner's user row; null while billing is off or the organization has no account. */
-  async userFields(organizationId: string): Promise<{ stripeCustomerId: string | null; stripeSubscriptionId: string | null; serversQuantity: number } | null> {
+  async userFields(organizationId: string): Promise<{ stripeCustomerId: string | null; stripeSubscriptionId: string | null; serversQuantity: number; sendInvoiceNotifications: boolean } | null> {
     if (!this.enabled) return null;
     const account = await this.account(organizationId, this.#cradle().orm.em.fork() as EntityManager);
-    return account && { stripeCustomerId: account.stripeCustomerId ?? null, stripeSubscriptionId: account.stripeSubscriptionId ?? null, serversQuantity: account.serversQuantity };
+    return (
+      account && {
+        stripeCustomerId: account.stripeCustomerId ?? null,
+        stripeSubscriptionId: account.stripeSubscriptionId ?? null,
+        serversQuantity: account.serversQuantity,
+        sendInvoiceNotifications: account.sendInvoiceNotifications,
+      }
+    );
   }
 
   async #accountFor(organizationId: string, em: EntityManager): Promise<BillingAccountRow> {
@@ -100,6 +109,7 @@ export class BillingService {
       paymentFailedAt: null,
       graceUntil: null,
       deactivatedServerIds: [],
+      sendInvoiceNotifications: false,
       updatedAt: this.#now(),
     });
   }
@@ -115,18 +125,94 @@ export class BillingService {
     const base = { products: products as never[], subscriptions: [] as never[], hobbyProductId: plans.hobby?.productId, startupProductId: plans.startup?.productId };
     const customer = (await this.account(organizationId, em))?.stripeCustomerId;
     if (!customer) return { ...base, currentPlan: null, isAnnualCurrent: false, currentPriceAmount: null };
-    const subs = await this.#call('subscriptions.list', s => s.subscriptions.list({ customer, status: 'active', expand: ['data.items.data.price'] }));
-    const active = subs.data[0];
+    const subs = await this.#activeSubscriptions(customer);
+    const active = subs[0];
     const items = active?.items.data ?? [];
-    const priceIds = items.map(i => i.price.id);
-    const tierOf = (...tiers: Tier[]) => tiers.find(t => plans[t] && priceIds.some(id => id === plans[t]!.monthlyPriceId || id === plans[t]!.annualPriceId));
     return {
       ...base,
-      subscriptions: subs.data as never[], // cast: as above
-      currentPlan: active ? (tierOf('startup', 'hobby', 'legacy') ?? 'legacy') : null,
+      subscriptions: subs as never[], // cast: as above
+      currentPlan: active ? (this.#tierOf(active) ?? 'legacy') : null,
       isAnnualCurrent: items[0]?.price.recurring?.interval === 'year',
       currentPriceAmount: active ? items.reduce((sum, i) => sum + (i.price.unit_amount ?? 0) * (i.quantity ?? 1), 0) / 100 : null,
     };
+  }
+
+  /** The customer's active subscriptions, their prices expanded. */
+  async #activeSubscriptions(customer: string): Promise<Subscription[]> {
+    return (await this.#call('subscriptions.list', s => s.subscriptions.list({ customer, status: 'active', expand: ['data.items.data.price'] }))).data;
+  }
+
+  /** The configured tier whose price the subscription carries (startup first, as a startup subscription carries hobby prices too); undefined for none. */
+  #tierOf(subscription: Subscription): Tier | undefined {
+    const plans = this.#config.stripePlans;
+    const priceIds = subscription.items.data.map(i => i.price.id);
+    return (['startup', 'hobby', 'legacy'] as const).find(t => plans[t] && priceIds.some(id => id === plans[t]!.monthlyPriceId || id === plans[t]!.annualPriceId));
+  }
+
+  /** stripe.getCurrentPlan: the tier of the organization's active subscription; null while billing is off (as the self-hosted peer), before a subscription, or for prices of no configured tier. */
+  async currentPlan(organizationId: string, em: EntityManager): Promise<Tier | null> {
+    if (!this.enabled) return null;
+    const customer = (await this.account(organizationId, em))?.stripeCustomerId;
+    const active = customer ? (await this.#activeSubscriptions(customer))[0] : undefined;
+    return (active && this.#tierOf(active)) ?? null;
+  }
+
+  /** stripe.getInvoices: the customer's last 100 invoices, newest first, as Stripe lists them; [] while billing is off (as the self-hosted peer) or before a checkout. */
+  async invoices(organizationId: string, em: EntityManager): Promise<InvoiceView[]> {
+    if (!this.enabled) return [];
+    const customer = (await this.account(organizationId, em))?.stripeCustomerId;
+    if (!customer) return [];
+    const listed = await this.#call('invoices.list', s => s.invoices.list({ customer, limit: 100 }));
+    return listed.data.map(i => ({
+      id: i.id!,
+      number: i.number ?? null,
+      status: i.status ?? null,
+      amountDue: i.amount_due,
+      amountPaid: i.amount_paid,
+      currency: i.currency,
+      created: i.created,
+      dueDate: i.due_date ?? null,
+      hostedInvoiceUrl: i.hosted_invoice_url ?? null,
+      invoicePdf: i.invoice_pdf ?? null,
+    }));
+  }
+
+  /**
+   * stripe.upgradeSubscription: the organization's subscription gets the tier's prices for
+   * serverQuantity servers (prorated), item by item as the peer does. Nothing is granted here:
+   * Stripe's customer.subscription.updated lowers the grant at once, a paid invoice raises it.
+   */
+  async upgrade(input: UpgradeInput, organizationId: string, em: EntityManager): Promise<{ ok: true }> {
+    if (!this.enabled) throw disabled();
+    if (input.tier === 'startup' && input.serverQuantity < STARTUP_SERVERS_INCLUDED) throw invalidField('serverQuantity', `Startup plan requires at least ${STARTUP_SERVERS_INCLUDED} servers`);
+    const wanted = this.#items(input.tier, input.serverQuantity, input.isAnnual);
+    const subscriptionId = (await this.account(organizationId, em))?.stripeSubscriptionId;
+    if (!subscriptionId) throw badRequest('No active subscription found: the organization has not subscribed yet (stripe.createCheckoutSession)');
+    const subscription = await this.#call('subscriptions.retrieve', s => s.subscriptions.retrieve(subscriptionId, { expand: ['items.data.price'] }));
+    if (subscription.status !== 'active' && subscription.status !== 'trialing') {
+      throw badRequest(`Subscription is not active (Stripe says ${subscription.status}): pay its open invoice first (stripe.createCustomerPortalSession)`);
+    }
+    const current = subscription.items.data;
+    const items: StripeClient.SubscriptionUpdateParams.Item[] = [
+      ...current.map((item, i) => (wanted[i] ? { id: item.id, price: wanted[i].price, quantity: wanted[i].quantity } : { id: item.id, deleted: true })),
+      ...wanted.slice(current.length),
+    ];
+    await this.#call('subscriptions.update', s => s.subscriptions.update(subscriptionId, { items, proration_behavior: 'create_prorations' }));
+    return { ok: true };
+  }
+
+  /** stripe.updateInvoiceNotifications: stored per organization and shown on its owner's user (user.get); Stripe's own settings say who gets its e-mails. */
+  async setInvoiceNotifications(enabled: boolean, organizationId: string, em: EntityManager): Promise<{ ok: true }> {
+    if (!this.enabled) throw disabled();
+    // One statement: two first calls at once must not both insert the organization's account.
+    await em.getConnection().execute(
+      `insert into "billing_accounts" ("organization_id", "servers_quantity", "deactivated_server_ids", "send_invoice_notifications", "updated_at") values (?, 0, '[]', ?, ?)
+         on conflict ("organization_id") do update set "send_invoice_notifications" = excluded."send_invoice_notifications", "updated_at" = excluded."updated_at"`,
+      [organizationId, enabled, this.#now()],
+      'run',
+      em.getTransactionContext(),
+    );
+    return { ok: true };
   }
 
   /** A Checkout session for a subscription of the tier's prices; nothing is granted until its invoice is paid. */

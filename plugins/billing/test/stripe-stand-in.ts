@@ -1,5 +1,5 @@
 // A loopback stand-in for the part of Stripe's API Berth calls (products, customers, checkout and
-// billing-portal sessions, subscriptions), speaking its wire format: form-encoded bodies with
+// billing-portal sessions, subscriptions and their update, invoices), speaking its wire format: form-encoded bodies with
 // bracketed keys, `expand[]`, list objects, a 401 for a wrong key. The test moves the customer's
 // side (completing a checkout, paying or failing an invoice) through its methods and builds the
 // events Stripe would send from the objects it holds. Every request is recorded. Test-only.
@@ -69,10 +69,16 @@ export async function startStripeStandIn(secretKey: string, catalog: { products:
   const expandSub = (sub: Obj, expand: string[]) =>
     expand.includes('latest_invoice') || expand.includes('data.latest_invoice') ? { ...sub, latest_invoice: invoices.get(sub.latest_invoice) ?? null } : withPrice(sub);
 
+  let invoiceNumber = 0;
   const newInvoice = (sub: Obj, billingReason: string): Obj => {
+    const invoiceId = id('in');
     const invoice = {
-      id: id('in'),
+      id: invoiceId,
       object: 'invoice',
+      number: `BERTH-${String(++invoiceNumber).padStart(4, '0')}`,
+      due_date: null,
+      hosted_invoice_url: `https://invoice.stripe.test/i/${invoiceId}`,
+      invoice_pdf: `https://pay.stripe.test/invoice/${invoiceId}/pdf`,
       customer: sub.customer,
       status: 'open',
       billing_reason: billingReason,
@@ -145,6 +151,34 @@ export async function startStripeStandIn(secretKey: string, catalog: { products:
     if (method === 'GET' && (m = path.match(/^\/v1\/subscriptions\/([^/]+)$/))) {
       const s = subscriptions.get(m[1]!);
       return s ? [200, expandSub(s, query.expand ?? [])] : [404, { error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such subscription: '${m[1]}'` } }];
+    }
+    if (method === 'POST' && (m = path.match(/^\/v1\/subscriptions\/([^/]+)$/))) {
+      const sub = subscriptions.get(m[1]!);
+      if (!sub) return [404, { error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such subscription: '${m[1]}'` } }];
+      // Items with an id are changed or deleted, items without one added (Stripe's semantics).
+      const changes: Obj[] = body.items ?? [];
+      for (const [i, change] of changes.entries()) {
+        if (change.price && !prices.has(change.price))
+          return [400, { error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such price: '${change.price}'`, param: `items[${i}][price]` } }];
+        if (change.id && !sub.items.data.some((item: Obj) => item.id === change.id))
+          return [400, { error: { type: 'invalid_request_error', message: `Invalid subscription item: '${change.id}'`, param: `items[${i}][id]` } }];
+      }
+      for (const change of changes) {
+        const item = change.id && sub.items.data.find((x: Obj) => x.id === change.id);
+        if (item && change.deleted === 'true') sub.items.data = sub.items.data.filter((x: Obj) => x !== item);
+        else if (item) Object.assign(item, { ...(change.price ? { price: prices.get(change.price) } : {}), ...(change.quantity ? { quantity: Number(change.quantity) } : {}) });
+        else sub.items.data.push({ id: id('si'), object: 'subscription_item', quantity: Number(change.quantity ?? 1), price: prices.get(change.price) });
+      }
+      if (body.proration_behavior) sub.last_proration_behavior = body.proration_behavior;
+      return [200, sub];
+    }
+    if (method === 'GET' && path === '/v1/invoices') {
+      // Newest first; the last made first among those of the same second.
+      const data = [...invoices.values()]
+        .filter(i => !query.customer || i.customer === query.customer)
+        .reverse()
+        .sort((a, b) => b.created - a.created);
+      return [200, list(data.slice(0, Number(query.limit ?? 10)), '/v1/invoices')];
     }
     return [404, { error: { type: 'invalid_request_error', message: `Unrecognized request URL (${method}: ${path}) in the stand-in` } }];
   };

@@ -17,4 +17,20 @@ export const HostCleanup = defineEntity({
 });
 
 export type HostCleanupRow = InstanceType<typeof HostCleanup.class>;
-export const cleanupEntities = [HostCleanup];
+
+/**
+ * The proxy's access log cleanup (the peer's log cleanup): one row, `this-machine`, its schedule and
+ * the latest cron window handled. No row: the peer's default, daily at midnight.
+ */
+export const AccessLogCleanup = defineEntity({
+  name: 'AccessLogCleanup',
+  tableName: 'access_log_cleanups',
+  properties: {
+    hostKey: p.string().length(32).primary(),
+    /** When the access log is trimmed (cron, UTC); null: never. */
+    cronExpression: p.string().length(100).nullable(),
+    lastRunAt: p.datetime().nullable(),
+  },
+});
+
+export const cleanupEntities = [HostCleanup, AccessLogCleanup];

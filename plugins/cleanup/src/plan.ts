@@ -55,10 +55,10 @@ const dfBusy = (e: unknown) => {
 };
 
 /** The engine's df, waiting out another df running on it. */
-async function readDf(docker: Docker, call: Call, what: string): Promise<Df> {
+export async function readDf<T = Df>(docker: Docker, call: Call, what: string): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
-      return (await docker.df()) as Df;
+      return (await docker.df()) as T;
     } catch (e) {
       if (!dfBusy(e) || attempt >= 50) return call(what, () => Promise.reject(e));
       await new Promise(r => setTimeout(r, 200));

@@ -17,7 +17,7 @@ import { withOwnership } from './prepare.ts';
 import { hostRefusal } from './host-policy.ts';
 import { assertOwnReferences } from './ownership.ts';
 import { StackEngine, projectName, type WaitIo } from './engine.ts';
-import { composeCommand, runProgram } from './program.ts';
+import { composeCommand, runComposeUp, runProgram } from './program.ts';
 import { placeOnServer, tarOf, UNPACK } from './on-server.ts';
 
 /** Where a stack keeps its files on this host: code/ (the file or the checkout), files/ (file mounts). */
@@ -214,7 +214,8 @@ export class ComposeDeployer extends RecordLifecycle<ComposeRow, ComposeService>
       redact: value => run.redact(value),
     });
     try {
-      await runProgram(argv, { cwd, env: { ...(type === 'stack' ? env : {}), ...logins?.env }, dockerHost, signal: run.signal, log: line => run.log(line) });
+      const io = { cwd, env: { ...(type === 'stack' ? env : {}), ...logins?.env }, dockerHost, signal: run.signal, log: (line: string) => run.log(line) };
+      await (type === 'stack' ? runProgram(argv, io) : runComposeUp(argv, io));
     } finally {
       await logins?.close();
     }
@@ -246,6 +247,8 @@ export class ComposeDeployer extends RecordLifecycle<ComposeRow, ComposeService>
     const fetched = await cradle.providers.get('source', row.sourceType).resolve({ fields: settings, secrets: {}, workDir: codeDir, ...this.sourceIo(row, run) });
     if ('image' in fetched) throw new Error(`The source type ${row.sourceType} gives an image, not a compose file`);
     if (fetched.revision) run.log(`Fetched ${fetched.revision}`);
+    // The stack's file patches (patch.*), before its file is read: a stored file (raw) has none, as with the peer.
+    await this.applyPatches(row, codeDir, run);
   }
 
   /** File mounts are written under the stack's files/ directory (the file refers to them as ../files/<path>). */

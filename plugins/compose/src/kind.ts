@@ -1,8 +1,8 @@
 // Compose stacks as a workload kind of the registry: records through the service, runs through
 // the deployer, removal with everything the stack has on the host (containers or services,
 // networks, and its volumes when asked) and in other plugins (mounts, domains, deployments).
-import { Type, schema, type Cradle, type EntityManager, type TSchema } from '@berth/core';
-import { RecordKind, recordPushSource, workloadSummary, type PushSource, type RemoveOptions, type WorkloadCapabilities, type WorkloadRef } from '@berth/plugin-workloads';
+import { Type, schema, type CheckoutSource, type Cradle, type EntityManager, type TSchema } from '@berth/core';
+import { RecordKind, recordPushSource, workloadSummary, type CheckoutIo, type PushSource, type RemoveOptions, type WorkloadCapabilities, type WorkloadRef } from '@berth/plugin-workloads';
 import { Compose, type ComposeRow } from './entities.ts';
 import { KIND, type ComposeService } from './service.ts';
 import { composeDir, type ComposeDeployer } from './deployer.ts';
@@ -33,6 +33,11 @@ export class ComposeKind extends RecordKind<ComposeRow> {
   async record(id: string, em: EntityManager): Promise<Record<string, unknown> | null> {
     const row = await this.load(id, em);
     return row ? (this.records as ComposeService).view(row) : null;
+  }
+
+  /** Its repository as its deploys fetch it (none for a stored file): the checkout its file patches are made on (patch.*). */
+  checkout(id: string, workDir: string, io: CheckoutIo): Promise<CheckoutSource | null> {
+    return (this.deployer as ComposeDeployer).checkout(id, workDir, io);
   }
 
   protected load(id: string, em: EntityManager): Promise<ComposeRow | null> {

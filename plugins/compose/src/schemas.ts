@@ -31,6 +31,7 @@ export function composeSchemas(fields: StackFields) {
       backups: relations.backups,
       ...relations.git,
       server: relations.server,
+      webhookRegistration: relations.webhookRegistration,
     });
   const composeView = (relations: ReturnType<typeof relationSchemas>) =>
     Type.Object({

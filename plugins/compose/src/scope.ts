@@ -3,7 +3,7 @@
 // request reads and writes them — one of the organization's, with its relations, a new one, a
 // change checked and applied, a template's mounts and domains made for it.
 import { invalidField, newId, notFound, optionalService, RequestScope, type Principal } from '@berth/core';
-import { gitRelations, newRecordColumns, newRefreshToken, placementOf, serverRelation, type AssertAppNameFree } from '@berth/plugin-workloads';
+import { gitRelations, newRecordColumns, newRefreshToken, placementOf, serverRelation, webhookRegistration, type AssertAppNameFree } from '@berth/plugin-workloads';
 import { Compose, type ComposeRow } from './entities.ts';
 import { KIND, type ComposeService } from './service.ts';
 import type { ComposeFound, CreateInput, UpdateInput } from './schemas.ts';
@@ -55,6 +55,7 @@ export abstract class ComposeScope extends RequestScope {
       backups,
       ...(await gitRelations(optionalService(cradle, 'gitProviders'), cradle.providers.ids('git'), this.stacks.settingsOf(row), organizationId, em)),
       server: await serverRelation(cradle, row.serverId, organizationId, em),
+      webhookRegistration: await webhookRegistration(cradle, KIND, composeId, em),
     } as ComposeFound;
   }
 
@@ -88,8 +89,6 @@ export abstract class ComposeScope extends RequestScope {
     // Another organization's volumes, networks and containers: refused when the file is saved (and again at deploy).
     if (typeof changes.composeFile === 'string' && changes.composeFile.trim())
       await assertOwnReferences(changes.composeFile, { organizationId: this.organizationId, serverId: row.serverId ?? null }, this.cradle, this.em);
-    // Linking a repository whose webhook Berth registers needs its public address (a 400 before anything is saved).
-    await optionalService(this.cradle, 'deployHooks')?.assertLinkable(KIND, composeId, changes, this.principal, this.em);
     await this.apply(row, changes, this.principal);
     // A linked repository gets its push webhook registered (and an unlinked one loses it).
     await optionalService(this.cradle, 'deployHooks')?.syncWebhook(KIND, composeId, this.em);

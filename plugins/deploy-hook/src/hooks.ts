@@ -51,10 +51,10 @@ export class HookService implements WorkloadHooks {
     return found ? this.#links.sync(found, id, em) : Promise.resolve();
   }
 
-  /** Before a change of a workload's record: a 400 when it would link a repository whose webhook needs publicUrl, unset (see WebhookLinks). */
-  assertLinkable(kind: string, id: string, changes: Record<string, unknown>, caller: Pick<Principal, 'userId' | 'role'>, em: EntityManager): Promise<void> {
+  /** What became of the workload's push webhook (see WebhookLinks.registration). */
+  webhookRegistration(kind: string, id: string, em: EntityManager): Promise<string | null> {
     const found = this.#cradle().workloads.kind(kind);
-    return found ? this.#links.assertLinkable(found, id, changes, caller, em) : Promise.resolve();
+    return found ? this.#links.registration(found, id, em) : Promise.resolve(null);
   }
 
   /** Before a workload is deleted: its registered webhook is removed. */

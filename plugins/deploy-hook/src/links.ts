@@ -4,10 +4,11 @@
 // (<publicUrl>/api/deploy/[<hookPath>/]<refreshToken>) and signed with the workload's webhook
 // secret (one is made when it has none). A change of the repository, the connection, the URL or
 // the secret registers it anew; unlinking the source or deleting the workload removes it.
-// Without publicUrl a change that links such a repository with autoDeploy on is refused (400
-// naming publicUrl); with autoDeploy off it links, and hooks are then set up by hand, as the peer's.
+// Without publicUrl a repository links as the peer's, autoDeploy on or off: no webhook is
+// registered, and the workload's delivery log says so and how to get one (issue 49 reversed the
+// 400 the push-to-deploy issue had set: a peer client's first link, autoDeploy on by default, failed).
 import { createHash, randomBytes } from 'node:crypto';
-import { badRequest, optionalService, type BerthConfig, type Cradle, type EntityManager, type Principal } from '@berth/core';
+import { optionalService, type BerthConfig, type Cradle, type EntityManager } from '@berth/core';
 import type { PushTarget, WorkloadKind } from '@berth/plugin-workloads';
 import { RegisteredWebhook, WebhookDelivery, type RegisteredWebhookRow } from './entities.ts';
 
@@ -80,34 +81,6 @@ export class WebhookLinks {
   }
 
   /**
-   * Before a change of a workload's record: a change that links a repository whose webhook Berth
-   * registers (a new repository, connection or provider, or autoDeploy turned on) needs publicUrl,
-   * the address the provider will call; without it the change is refused with a 400 saying so.
-   * Changes that leave the link as it was, and links with autoDeploy off, pass.
-   */
-  async assertLinkable(kind: WorkloadKind, id: string, changes: Record<string, unknown>, caller: Pick<Principal, 'userId' | 'role'>, em: EntityManager): Promise<void> {
-    const gitProviders = optionalService(this.#cradle(), 'gitProviders');
-    if (this.#config.publicUrl || !kind.push || !gitProviders) return;
-    const target = await kind.push.byId(id, em);
-    if (!target) return;
-    const after = { ...target.fields, ...Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined)) };
-    const provider = String(after.sourceType);
-    const field = this.#registered(provider);
-    const linked = field && after.autoDeploy !== false ? gitProviders.repositoryOf(provider, after) : null;
-    if (!linked) return;
-    const before = target.fields.sourceType === provider && target.fields.autoDeploy !== false ? gitProviders.repositoryOf(provider, target.fields) : null;
-    if (before && before.connectionId === linked.connectionId && before.repo.owner === linked.repo.owner && before.repo.name === linked.repo.name) return;
-    // The caller's access to the workload's source and to the connection answer first (their 403 or 404), as the change itself would.
-    await gitProviders.assertMayChangeSource(target.fields, changes, target.workload.organizationId, em, caller);
-    await gitProviders.connection(field!, linked.connectionId, target.workload.organizationId, em, caller);
-    const repository = `${linked.repo.owner}/${linked.repo.name}`;
-    throw badRequest(
-      `publicUrl: linking ${repository} with autoDeploy on registers a push webhook there, and Berth's public address (config publicUrl, env BERTH_PUBLIC_URL), which the provider would call, is not set. Set it, or link with autoDeploy off and add the webhook by hand`,
-      [{ path: ['publicUrl'], message: `publicUrl: not set; ${provider} needs it to call the webhook of ${repository}` }],
-    );
-  }
-
-  /**
    * Brings the workload's registered webhook in line with its source, after a change of its record:
    * registers one for a newly linked repository, registers it anew when the repository, connection,
    * URL or secret changed, removes it when the source no longer names one. A provider that refuses
@@ -123,10 +96,7 @@ export class WebhookLinks {
       r.provider === w.provider && r.connectionId === w.connectionId && r.owner === w.owner && r.name === w.name && r.url === w.url && secret !== null && r.secretHash === sha256(secret);
     if (current && wanted && same(current, wanted, target.webhookSecret)) return;
     if (current) await this.#remove(current, em);
-    if (unplaced) {
-      const how = `add one by hand pointing at /api/deploy/${kind.push.hookPath ? `${kind.push.hookPath}/` : ''}<refreshToken> of this address, or set publicUrl (BERTH_PUBLIC_URL)`;
-      await this.#note(kind, id, target.workload.organizationId, unplaced.provider, `no webhook registered on ${unplaced.repository}: Berth's public address (publicUrl) is not set; ${how}`, em);
-    }
+    if (unplaced) await this.#note(kind, id, target.workload.organizationId, unplaced.provider, this.#unplacedNote(kind, unplaced.repository), em);
     if (!wanted) return void (await em.flush());
     if (!target.webhookSecret) {
       await kind.push.setWebhookSecret(id, randomBytes(24).toString('hex'), em);
@@ -148,6 +118,29 @@ export class WebhookLinks {
       await this.#note(kind, id, organizationId, wanted.provider, `the webhook on ${wanted.owner}/${wanted.name} could not be registered: ${(e as Error).message}`, em);
     }
     await em.flush();
+  }
+
+  /**
+   * What became of the workload's push webhook: where Berth registered it; why none was when its
+   * repository is linked without publicUrl (and how to add one); the provider's refusal, as the
+   * delivery log kept it; null when its source asks for none.
+   */
+  async registration(kind: WorkloadKind, id: string, em: EntityManager): Promise<string | null> {
+    const current = await em.findOne(RegisteredWebhook, { targetType: kind.kind, targetId: id });
+    if (current) return `registered on ${current.owner}/${current.name} (${current.provider}), calling ${current.url}`;
+    const target = kind.push ? await kind.push.byId(id, em) : null;
+    if (!target) return null;
+    const { wanted, unplaced } = this.#wanted(kind, target);
+    if (unplaced) return this.#unplacedNote(kind, unplaced.repository);
+    if (!wanted) return null;
+    const last = await em.findOne(WebhookDelivery, { targetType: kind.kind, targetId: id, event: 'webhook registration' }, { orderBy: { createdAt: 'desc' } });
+    return last?.decision ?? null;
+  }
+
+  /** Why a linked repository has no webhook without publicUrl, and how to add one. */
+  #unplacedNote(kind: WorkloadKind, repository: string): string {
+    const how = `add one by hand pointing at /api/deploy/${kind.push!.hookPath ? `${kind.push!.hookPath}/` : ''}<refreshToken> of this address, or set publicUrl (BERTH_PUBLIC_URL)`;
+    return `no webhook registered on ${repository}: Berth's public address (publicUrl) is not set; ${how}`;
   }
 
   /** Removes the workload's registered webhook (its source was unlinked or it is being deleted). */

@@ -3,7 +3,7 @@
 // (the unfinished deployments as the peer's queue library lists its jobs, with the path of each
 // service's page). The joins are derived from the workload registry: every registered kind
 // answers its workloads under its own name; the peer's kinds that are not registered are null.
-import { Type, schema, type EntityManager, type EnvironmentDirectory, type TSchema } from '@berth/core';
+import { optionalService, Type, schema, type Cradle, type EntityManager, type EnvironmentDirectory, type TSchema } from '@berth/core';
 import type { WorkloadKind, WorkloadRegistry } from '@berth/plugin-workloads';
 import type { DeploymentView, TargetField } from './schemas.ts';
 
@@ -18,10 +18,20 @@ const PEER_OWNERS = ['application', 'compose']; // kind-names: the peer's relati
 const Whereabouts = Type.Object({ environmentId: Type.String(), name: Type.String(), project: Type.Object({ projectId: Type.String(), name: Type.String() }) });
 type Whereabouts = { environmentId: string; name: string; project: { projectId: string; name: string } };
 
+/** A server as allCentralized joins it (the one a deployment ran on or built on, a workload's). */
+const ServerObject = Type.Object({ serverId: Type.String(), name: Type.String(), serverType: Type.String({ description: 'deploy or build' }) });
+const ServerRef = (description: string) => Type.Union([ServerObject, Type.Null()], { description });
+type ServerRef = { serverId: string; name: string; serverType: string } | null;
+
 /** A kind's workload as allCentralized joins it: the kind's summary (as environment reads list it) and where it lives. */
 // cast: a kind declares its listItem as any schema; every built-in one is an object.
 const ownerSchema = (kind: WorkloadKind) =>
-  Type.Object({ ...(kind.listItem as unknown as Fields).properties, environment: Whereabouts, buildServer: Type.Null({ description: 'the build server (build servers are not served yet: null)' }) });
+  Type.Object({
+    ...(kind.listItem as unknown as Fields).properties,
+    environment: Whereabouts,
+    server: ServerRef("the workload's remote server (null: this machine)"),
+    buildServer: ServerRef('the build server this deployment built on (null: it built where it runs)'),
+  });
 
 /** The names a deployment's workload may be joined under: every registered kind, then the peer's others. */
 const ownerNames = (kinds: WorkloadKind[]) => [...kinds.map(k => k.kind), ...PEER_OWNERS.filter(o => !kinds.some(k => k.kind === o))];
@@ -37,8 +47,8 @@ export function centralizedSchemas(kinds: WorkloadKind[], DeploymentView: Fields
     CentralizedDeployment: Type.Object({
       ...DeploymentView.properties,
       ...owners,
-      server: Type.Null({ description: 'the remote server that ran it (remote servers are not served yet: null)' }),
-      buildServer: Type.Null({ description: 'the build server (build servers are not served yet: null)' }),
+      server: ServerRef('the remote server that ran it (null: this machine)'),
+      buildServer: ServerRef('the build server it built on (null: it built where it runs)'),
     }),
     QueueJob: Type.Object({
       id: Type.String({ description: "the deployment's id" }),
@@ -115,18 +125,33 @@ async function ownersOf(
   return out;
 }
 
-/** allCentralized's entries: each deployment with its workload under its kind's name (null under the others) and its servers (null). */
-export async function centralized(views: DeploymentView[], workloads: WorkloadRegistry, environments: () => EnvironmentDirectory | undefined, organizationId: string, em: EntityManager) {
+/** The organization's servers the ids name, as allCentralized joins them (one query each; null without the server plugin). */
+async function serversOf(ids: (string | null)[], cradle: Cradle, organizationId: string, em: EntityManager): Promise<Map<string, ServerRef>> {
+  const servers = optionalService(cradle, 'workloadServers');
+  const out = new Map<string, ServerRef>();
+  for (const id of new Set(ids.filter((i): i is string => Boolean(i)))) {
+    const found = (await servers?.relation(id, organizationId, em)) as { serverId: string; name: string; serverType: string } | null | undefined;
+    out.set(id, found ? { serverId: found.serverId, name: found.name, serverType: found.serverType } : null);
+  }
+  return out;
+}
+
+/** allCentralized's entries: each deployment with its workload under its kind's name (null under the others), the server it ran on and the build server it built on. */
+export async function centralized(views: DeploymentView[], cradle: Cradle, environments: () => EnvironmentDirectory | undefined, organizationId: string, em: EntityManager) {
+  const { workloads } = cradle;
   const owners = await ownersOf(views, workloads, environments, organizationId, em);
   const names = ownerNames(workloads.kinds());
+  const servers = await serversOf(
+    views.flatMap(v => [v.serverId, v.buildServerId, owners.get(`${v.targetType}:${v.targetId}`)?.summary.serverId as string | null]),
+    cradle,
+    organizationId,
+    em,
+  );
+  const server = (id: unknown) => (typeof id === 'string' ? (servers.get(id) ?? null) : null);
   return views.map(v => {
     const owner = owners.get(`${v.targetType}:${v.targetId}`);
-    return {
-      ...v,
-      ...Object.fromEntries(names.map(n => [n, owner && owner.kind.kind === n ? { ...owner.summary, environment: owner.where, buildServer: null } : null])),
-      server: null,
-      buildServer: null,
-    };
+    const joined = owner && { ...owner.summary, environment: owner.where, server: server(owner.summary.serverId), buildServer: server(v.buildServerId) };
+    return { ...v, ...Object.fromEntries(names.map(n => [n, owner && owner.kind.kind === n ? joined : null])), server: server(v.serverId), buildServer: server(v.buildServerId) };
   });
 }
 

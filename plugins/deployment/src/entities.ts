@@ -20,6 +20,8 @@ export const Deployment = defineEntity({
     organizationId: columns.berthId(),
     /** The host that runs it; null = the local engine. */
     serverId: p.string().length(64).nullable(),
+    /** The build server it built on (DeploymentRun.buildsOn); null = where it runs. */
+    buildServerId: p.string().length(64).nullable(),
     logPath: p.text(),
     errorMessage: p.text().nullable(),
     createdAt: columns.createdAt(),
@@ -29,4 +31,23 @@ export const Deployment = defineEntity({
 });
 
 export type DeploymentRow = InstanceType<typeof Deployment.class>;
-export const deploymentEntities = [Deployment];
+
+/**
+ * This machine's share of the queue as its operators set it (settings.updateBuildsConcurrency,
+ * settings.updateRemoteServersOnly): one row, `this-machine`; without it, the configuration's
+ * deployConcurrency and every host open. A server's limit is its record's buildsConcurrency.
+ */
+export const QueueSettings = defineEntity({
+  name: 'DeploymentQueueSettings',
+  tableName: 'deployment_queue_settings',
+  properties: {
+    hostKey: p.string().length(32).primary(),
+    /** Deployments that run at once on this machine; null: deployConcurrency. */
+    buildsConcurrency: p.integer().nullable(),
+    /** Workloads deploy to servers only: a workload's deployment on this machine is refused. */
+    remoteServersOnly: p.boolean(),
+  },
+});
+
+export type QueueSettingsRow = InstanceType<typeof QueueSettings.class>;
+export const deploymentEntities = [Deployment, QueueSettings];

@@ -5,8 +5,10 @@ import { deploymentEntities } from './entities.ts';
 import { deploymentMigrations } from './migrations.ts';
 import { deploymentProcedures } from './procedures.ts';
 import { DeploymentQueue } from './queue.ts';
+import { QueueSettingsService } from './queue-settings.ts';
 import { DeploymentRequests } from './requests.ts';
 import { DeploymentStore } from './service.ts';
+import { queueSettingsProcedures } from './settings-procedures.ts';
 import { registerLogStream } from './stream.ts';
 
 export default definePlugin({
@@ -14,9 +16,11 @@ export default definePlugin({
   version: pkg.version,
   config,
   dependencies: ['workloads'],
+  uses: ['server'], // used when enabled (optionalService): allCentralized joins the servers a deployment ran and built on
   setup(berth) {
     const cradle = () => berth.container.cradle;
     const store: DeploymentStore = new DeploymentStore(berth.config, berth.container.cradle.workloads, () => queue);
+    const queueSettings = new QueueSettingsService({ defaultLimit: () => berth.config.deployConcurrency, workloads: berth.container.cradle.workloads });
     const queue = new DeploymentQueue({
       config: berth.config,
       jobs: berth.jobs,
@@ -25,12 +29,20 @@ export default definePlugin({
       logger: () => cradle().logger,
       deployer: type => store.deployer(type),
       serverLimits: em => store.serverLimits(em),
+      localLimit: em => queueSettings.localLimit(em),
     });
+    store.checkBeforeEnqueue((request, em) => queueSettings.checkEnqueue(request, em));
     queue.define();
     berth.entities(...deploymentEntities);
     berth.migrations(...deploymentMigrations);
-    berth.provide({ deployments: asValue(store), deploymentStore: asValue(store), workloadDeployments: asValue(store), deploymentRequests: asClass(DeploymentRequests).scoped() });
-    berth.procedures(deploymentProcedures(store));
+    berth.provide({
+      deployments: asValue(store),
+      deploymentStore: asValue(store),
+      workloadDeployments: asValue(store),
+      deploymentRequests: asClass(DeploymentRequests).scoped(),
+      queueSettings: asValue(queueSettings),
+    });
+    berth.procedures(deploymentProcedures(store), ...queueSettingsProcedures(() => queue.wake()));
     registerLogStream(berth, store);
     berth.http(app => {
       // A graceful stop ends what runs here with a reason, while the database is still open.

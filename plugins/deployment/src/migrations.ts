@@ -20,7 +20,24 @@ class DeploymentCheckout extends Migration {
   }
 }
 
+/** The build server a deployment built on (an application's buildServerId, recorded when its build starts there). */
+class DeploymentBuildServer extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`alter table "deployments" add column "build_server_id" varchar(64) null;`);
+  }
+}
+
+class DeploymentQueueSettings extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(
+      `create table "deployment_queue_settings" ("host_key" varchar(32) not null, "builds_concurrency" int null, "remote_servers_only" boolean not null default false, primary key ("host_key"));`,
+    );
+  }
+}
+
 export const deploymentMigrations = [
   { name: 'Migration20261123001000_deployment_init', class: DeploymentInit },
   { name: 'Migration20270128000200_deployment_checkout', class: DeploymentCheckout },
+  { name: 'Migration20270207000100_deployment_build_server', class: DeploymentBuildServer },
+  { name: 'Migration20270710000000_deployment_queue_settings', class: DeploymentQueueSettings },
 ];

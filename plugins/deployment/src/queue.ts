@@ -1,7 +1,8 @@
 // The deploy queue. The `deployments` rows in status `queued` are the durable queue; Agenda
 // jobs of one kind only wake a dispatcher, which claims the oldest deployment that may start
 // (its target has nothing running or queued before it, its host is under its concurrency limit:
-// deployConcurrency, or a server's own), runs it, and looks for the next. Claims are serialised
+// this machine's as its operators set it, else deployConcurrency; a server's own), runs it, and
+// looks for the next. Claims are serialised
 // by a PostgreSQL advisory lock, so they hold across processes too. A process that dies leaves its rows `running`;
 // the next boot marks them error (recover()).
 import { CANCELLED_MESSAGE, type BerthConfig, type Cradle, type Deployer, type EntityManager, type EventBus, type JobScheduler, type Logger } from '@berth/core';
@@ -59,6 +60,8 @@ export interface QueueDeps {
   deployer: (targetType: string) => Deployer | undefined;
   /** Each server's own limit of deployments at once, by serverId; others keep deployConcurrency. */
   serverLimits?: (em: EntityManager) => Promise<Record<string, number>>;
+  /** This machine's limit as its operators set it (settings.updateBuildsConcurrency); absent: deployConcurrency. */
+  localLimit?: (em: EntityManager) => Promise<number>;
 }
 
 export class DeploymentQueue {
@@ -176,6 +179,8 @@ export class DeploymentQueue {
   async #claim(): Promise<string | null> {
     const limit = this.#deps.config.deployConcurrency;
     const em = this.#deps.orm().em.fork();
+    // Read at every claim: a limit changed through the API applies to the next deployment that starts.
+    const local = (await this.#deps.localLimit?.(em as EntityManager)) ?? limit;
     const perServer = JSON.stringify((await this.#deps.serverLimits?.(em as EntityManager)) ?? {});
     return em.transactional(async tx => {
       const conn = tx.getConnection();
@@ -192,11 +197,11 @@ export class DeploymentQueue {
                                 where o.target_type = d.target_type and o.target_id = d.target_id
                                   and (o.status = 'running' or (o.status = 'queued' and (o.created_at, o.deployment_id) < (d.created_at, d.deployment_id))))
                and (select count(*) from deployments h where h.status = 'running' and h.server_id is not distinct from d.server_id)
-                   < coalesce((?::jsonb ->> d.server_id)::int, ?)
+                   < case when d.server_id is null then ?::int else coalesce((?::jsonb ->> d.server_id)::int, ?) end
              order by d.created_at, d.deployment_id
              limit 1)
         returning deployment_id`,
-        [new Date(), perServer, limit],
+        [new Date(), local, perServer, limit],
         'all',
         ctx,
       );
@@ -246,7 +251,16 @@ export class DeploymentQueue {
       controller.signal.throwIfAborted();
       const aborted = new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true }));
       const work = Promise.resolve().then(() =>
-        deployer.run(row.action, { deployment: record, signal: controller.signal, log: line => log.write(line), redact: secret => log.redactor.add(secret), em: orm().em.fork() as EntityManager }),
+        deployer.run(row.action, {
+          deployment: record,
+          signal: controller.signal,
+          log: line => log.write(line),
+          redact: secret => log.redactor.add(secret),
+          em: orm().em.fork() as EntityManager,
+          buildsOn: async serverId => {
+            await orm().em.fork().nativeUpdate(Deployment, { deploymentId }, { buildServerId: serverId });
+          },
+        }),
       );
       // A deployer that ignores its signal keeps running detached; its late failure is not ours to report.
       work.catch(() => {});

@@ -47,7 +47,7 @@ export class DeploymentRequests extends RequestScope {
   /** The organization's latest deployments, newest first, each joined with its workload (allCentralized). */
   async all(limit = 500) {
     const rows = await this.em.find(Deployment, { organizationId: this.organizationId }, { orderBy: newestFirst, limit });
-    return centralized(this.#views(rows), this.cradle.workloads, this.#environments, this.organizationId, this.em);
+    return centralized(this.#views(rows), this.cradle, this.#environments, this.organizationId, this.em);
   }
 
   /** The organization's unfinished deployments as the peer's queue jobs, newest first (queueList). */

@@ -40,7 +40,7 @@ const DeploymentFields = {
   // The peer's fields of what Berth does not run yet: always null until it does.
   pid: Nullable(Type.String({ description: "the peer's process id of a running deployment; Berth cancels through the queue (always null)" })),
   rollbackId: Nullable(Type.String({ description: 'the rollback a deployment made (rollbacks come later; null)' })),
-  buildServerId: Nullable(Type.String({ description: 'the build server (build servers come later; null)' })),
+  buildServerId: Nullable(Type.String({ description: "the build server it built on (an application's buildServerId); null when it built where it runs" })),
 };
 
 export function deploymentSchemas(targets: TargetField[]) {

@@ -123,6 +123,7 @@ export class DeploymentStore implements DeploymentService {
       targetId: request.targetId,
       organizationId: request.organizationId,
       serverId: request.serverId,
+      buildServerId: null,
       logPath: logPathFor(this.#config.dataDir, deploymentId),
       errorMessage: null,
       createdAt: new Date(this.#lastCreated),

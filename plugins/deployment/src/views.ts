@@ -14,6 +14,7 @@ export const toRecord = (d: DeploymentRow): DeploymentRecord => ({
   targetId: d.targetId,
   organizationId: d.organizationId,
   serverId: d.serverId ?? null,
+  buildServerId: d.buildServerId ?? null,
   logPath: d.logPath,
   errorMessage: d.errorMessage ?? null,
   createdAt: iso(d.createdAt)!,
@@ -40,7 +41,6 @@ export function toView(record: DeploymentRecord, targets: TargetField[]): Deploy
     isPreviewDeployment: record.targetType === 'previewDeployment',
     pid: null,
     rollbackId: null,
-    buildServerId: null,
   } as DeploymentView;
 }
 

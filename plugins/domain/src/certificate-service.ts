@@ -77,7 +77,7 @@ export class CertificateService {
     for (const row of await em.find(Certificate, {})) if (await this.warnIfExpiring(row, em)) warned++;
     const provider = this.#routing.provider();
     if (!provider) return warned;
-    for (const d of await em.find(Domain, { https: true, certificateType: 'letsencrypt' })) {
+    for (const d of await em.find(Domain, { https: true, certificateType: 'letsencrypt', enabled: true })) {
       const host = asciiHost(d.host) || d.host;
       const state = await provider.certificateState(host, true).catch(() => null);
       if (state?.state !== 'failed') continue;

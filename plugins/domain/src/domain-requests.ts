@@ -30,6 +30,7 @@ export class DomainRequests extends ProxyRequests {
     const row = this.em.create(Domain, {
       ...fields,
       domainType: input.domainType ?? workload.kind,
+      enabled: input.enabled ?? true,
       previewDeploymentId: input.previewDeploymentId ?? null,
       uniqueConfigKey: await nextConfigKey(this.em),
       ...this.ownedBy(workload),
@@ -71,7 +72,8 @@ export class DomainRequests extends ProxyRequests {
       middlewares: input.middlewares === undefined ? (row.middlewares ?? null) : input.middlewares,
     });
     await assertHostFree(fields.host, fields.path, row.domainId, this.em);
-    return this.cradle.domainService.view(await this.changeRoute(row, { ...fields, ...(input.domainType === undefined ? {} : { domainType: input.domainType }) }));
+    const kept = { ...(input.domainType === undefined ? {} : { domainType: input.domainType }), ...(input.enabled === undefined ? {} : { enabled: input.enabled }) };
+    return this.cradle.domainService.view(await this.changeRoute(row, { ...fields, ...kept }));
   }
 
   /** Removes a domain and its route; answers it as it was. */

@@ -27,7 +27,7 @@ export function checkedDomain<T extends Required<Pick<Editable, 'host'>> & { pat
   if (!asciiHost(f.host)) throw invalidField('host', `"${f.host}" is not a host name`);
   if (/\s|\.\./.test(f.path)) throw invalidField('path', 'no spaces or ".." segments');
   if (/\s|\.\./.test(f.internalPath)) throw invalidField('internalPath', 'no spaces or ".." segments');
-  if (f.certificateType !== 'none' && !f.https) throw invalidField('certificateType', `a ${f.certificateType} certificate needs https: true`);
+  // A certificate type while https is off is stored and ignored, as the peer's: every proxy reads it only for https routes.
   return { ...f, host: f.host.trim() };
 }
 
@@ -60,7 +60,7 @@ export class DomainService extends ProxyBound {
       stripPath: row.stripPath,
       customEntrypoint: row.customEntrypoint ?? null,
       middlewares: row.middlewares ?? null,
-      enabled: true,
+      enabled: row.enabled,
       forwardAuthEnabled: false,
     };
   }
@@ -84,6 +84,7 @@ export class DomainService extends ProxyBound {
       ...fields,
       domainType,
       previewDeploymentId,
+      enabled: true,
       uniqueConfigKey: await nextConfigKey(em),
       serviceType: owner.kind,
       serviceId: owner.id,

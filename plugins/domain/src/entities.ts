@@ -27,6 +27,8 @@ export const Domain = defineEntity({
     customEntrypoint: p.string().nullable(),
     middlewares: p.json<string[]>().nullable(),
     previewDeploymentId: p.string().nullable(),
+    /** Off: the record is kept, its routes (and a compose stack's labels, at its next deploy) are not made. */
+    enabled: p.boolean().default(true),
     ...ownedByWorkload(),
   },
 });

@@ -17,6 +17,8 @@ import { RedirectRequests } from './redirect-requests.ts';
 import { RedirectService } from './redirect-service.ts';
 import { ProxyRouting } from './routing.ts';
 import { SecurityRequests } from './security-requests.ts';
+import { AccessLog } from './access-log.ts';
+import { accessLogProcedures } from './access-log-procedures.ts';
 import { SecurityService } from './security-service.ts';
 import { ServerAddress } from './server-address.ts';
 import { proxySettingsProcedures } from './settings-procedures.ts';
@@ -44,6 +46,7 @@ export default definePlugin({
     const certificates = new CertificateService({ routing, cradle });
     const preflight = new DomainPreflight(cradle);
     const settings = new ProxySettings({ routing, owners, cradle });
+    const accessLog = new AccessLog({ routing, settings });
     berth.entities(...domainEntities);
     berth.migrations(...domainMigrations);
     berth.provide({
@@ -54,6 +57,7 @@ export default definePlugin({
       redirectService: asValue(redirects),
       securityService: asValue(security),
       certificateService: asValue(certificates),
+      accessLog: asValue(accessLog),
       domainRequests: asClass(DomainRequests).scoped(),
       redirectRequests: asClass(RedirectRequests).scoped(),
       securityRequests: asClass(SecurityRequests).scoped(),
@@ -66,7 +70,7 @@ export default definePlugin({
       const address = server?.address() as { port?: number } | null | undefined;
       return address?.port ?? berth.config.port;
     };
-    berth.procedures(...domainProcedures({ domains, preflight, routing }), ...proxySettingsProcedures(settings, listening, new ServerAddress(berth.config)));
+    berth.procedures(...domainProcedures({ domains, preflight, routing }), ...proxySettingsProcedures(settings, listening, new ServerAddress(berth.config)), ...accessLogProcedures(accessLog));
     berth.jobs.define(EXPIRY_JOB, async () => void (await certificates.checkExpiries(cradle().orm.em.fork())));
     if (berth.config.jobs) berth.jobs.every('1 day', EXPIRY_JOB);
   },

@@ -66,4 +66,14 @@ class DomainsInit extends Migration {
   }
 }
 
-export const domainMigrations = [{ name: 'Migration20261124070000_domains_init', class: DomainsInit }];
+/** The peer's `enabled`: a domain switched off keeps its record and loses its routes. Existing domains stay on. */
+class DomainsEnabled extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`alter table "domains" add column "enabled" boolean not null default true;`);
+  }
+}
+
+export const domainMigrations = [
+  { name: 'Migration20261124070000_domains_init', class: DomainsInit },
+  { name: 'Migration20270207000000_domains_enabled', class: DomainsEnabled },
+];

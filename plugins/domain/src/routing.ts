@@ -106,12 +106,15 @@ export class ProxyRouting {
     const [domains, redirects, users] = await Promise.all([em.find(Domain, where, order), em.find(Redirect, where, order), em.find(Security, where, order)]);
     const secrets = this.#cradle().secrets;
     const kind = this.#cradle().workloads.kind(workload.kind);
+    // A domain switched off (enabled false) keeps its record and makes no route.
     const routes = await Promise.all(
-      domains.map(async d => {
-        const route = routeOf(d);
-        const upstream = route.serviceName && kind?.routeUpstream ? await kind.routeUpstream(workload, route.serviceName, route.port, em) : null;
-        return upstream ? { ...route, upstream } : route;
-      }),
+      domains
+        .filter(d => d.enabled)
+        .map(async d => {
+          const route = routeOf(d);
+          const upstream = route.serviceName && kind?.routeUpstream ? await kind.routeUpstream(workload, route.serviceName, route.port, em) : null;
+          return upstream ? { ...route, upstream } : route;
+        }),
     );
     return {
       appName: workload.appName,

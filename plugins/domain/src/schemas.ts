@@ -29,6 +29,7 @@ const domainFields = {
   internalPath: Type.Optional(PathField('the path prefix the workload expects; default "/"')),
   stripPath: Type.Optional(Type.Boolean({ description: 'remove path before the request reaches the workload' })),
   middlewares: Type.Optional(Nullable(Type.Array(Type.String({ maxLength: 255, pattern: '^[a-zA-Z0-9@_.-]+$' }), { maxItems: 100 }))),
+  enabled: Type.Optional(Type.Boolean({ description: "false switches the domain off: its routes (and a compose stack's labels, at its next deploy) go, the record stays; default true" })),
   forwardAuthEnabled: Type.Optional(Type.Boolean()),
 };
 
@@ -75,7 +76,7 @@ const domainView = {
   stripPath: Type.Boolean(),
   customEntrypoint: Nullable(Type.String()),
   middlewares: Nullable(Type.Array(Type.String())),
-  enabled: Type.Boolean({ description: 'always true: Berth routes every domain it stores (the peer can switch one off)' }),
+  enabled: Type.Boolean({ description: 'whether the domain is routed (false: switched off, the record kept)' }),
   forwardAuthEnabled: Type.Boolean({ description: 'always false: Berth has no forward authentication (the input field is accepted and ignored)' }),
 };
 export const DomainView = Type.Object(domainView);

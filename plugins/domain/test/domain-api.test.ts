@@ -80,7 +80,7 @@ t.test('domains with the traefik provider', async t => {
   };
 
   t.test('bad input names the field', async t => {
-    const { app } = await shop();
+    const { app, file } = await shop();
     const bad = async (input: Record<string, unknown>, field: string, status = 400) => {
       const res = await client.post('domain.create', { host: 'a.example.com', applicationId: app.applicationId, ...input });
       t.equal(res.status, status, `${JSON.stringify(input)}: ${status}`);
@@ -91,7 +91,18 @@ t.test('domains with the traefik provider', async t => {
     await bad({ port: 70000 }, 'port');
     await bad({ path: 'no-slash' }, 'path');
     await bad({ certificateType: 'acme' }, 'certificateType');
-    await bad({ certificateType: 'letsencrypt' }, 'certificateType');
+    // The peer accepts a certificate type while https is off, and ignores it: so does Berth.
+    const plain = await client.post('domain.create', { host: 'plain.example.com', applicationId: app.applicationId, https: false, certificateType: 'letsencrypt' });
+    t.equal(plain.status, 200, `https off with a certificate type: 200 (${JSON.stringify(plain.body)})`);
+    t.match(plain.body, { https: false, certificateType: 'letsencrypt' }, 'stored as given');
+    const routers = Object.values(parse(await readFile(file, 'utf8')).http.routers as Record<string, { rule: string; entryPoints: string[]; tls?: unknown }>).filter(r =>
+      r.rule.includes('plain.example.com'),
+    );
+    t.same(
+      routers.map(r => [r.entryPoints, r.tls ?? null]),
+      [[['web'], null]],
+      'routed on web only, with no certificate: the type is ignored while https is off',
+    );
     await bad({ applicationId: undefined }, 'applicationId');
     await bad({ applicationId: 'nope' }, '', 404);
     await bad({ applicationId: undefined, composeId: 'c1' }, '', 404);
@@ -160,6 +171,18 @@ t.test('domains with the traefik provider', async t => {
     t.match(updated, { host: 'shop.example.com', https: false, path: '/shop', stripPath: true, port: 8080 }, 'update keeps what it is not given');
     const after = parse(await readFile(appFile, 'utf8'));
     t.same(Object.keys(after.http.routers), [`${app.appName}-router-${n}`], 'no websecure router once http');
+    // The peer's enabled switches a domain off: the record stays, its routes go; on again, they come back.
+    const off = await call('domain.update', { domainId, host: 'shop.example.com', enabled: false });
+    t.match(off, { domainId, host: 'shop.example.com', enabled: false }, 'switched off, the record kept');
+    const routersNow = async () => (existsSync(appFile) ? Object.keys(parse(await readFile(appFile, 'utf8'))?.http?.routers ?? {}) : []);
+    t.same(await routersNow(), [], 'no route while off');
+    t.equal((await client.get('domain.one', { domainId })).body.enabled, false, 'domain.one answers it off');
+    t.match(await call('domain.update', { domainId, host: 'shop.example.com' }), { enabled: false }, 'an update without enabled keeps it off');
+    t.same(await routersNow(), [], 'and makes no route');
+    t.match(await call('domain.update', { domainId, host: 'shop.example.com', enabled: true }), { enabled: true });
+    t.same(await routersNow(), [`${app.appName}-router-${n}`], 'on again: routed again');
+    t.match(await call('domain.create', { host: 'dormant.example.com', applicationId: app.applicationId, enabled: false }), { enabled: false }, 'created off');
+    t.same(await routersNow(), [`${app.appName}-router-${n}`], 'a domain created off makes no route');
   });
 
   t.test('organizations are isolated', async t => {

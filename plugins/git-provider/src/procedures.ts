@@ -29,6 +29,13 @@ export const gitProviderProcedures = (forges: GitProvider[]) => [
     ),
     handler: (_input, ctx) => ctx.cradle.gitConnections.all(),
   }),
+  gitProvider.query('allForPermissions', {
+    access: 'admin',
+    summary: "Every git provider connection of the organization, newest first, by id, name and type: what a member's access is granted from (no licence needed)",
+    input: Type.Object({}),
+    output: Type.Array(Type.Object({ gitProviderId: Type.String(), name: Type.String(), providerType: Type.String() })),
+    handler: async (_input, ctx) => (await ctx.cradle.gitConnections.all()).map(({ gitProviderId, name, providerType }) => ({ gitProviderId, name, providerType })),
+  }),
   gitProvider.mutation('toggleShare', {
     summary: 'Share a connection with the organization or stop sharing it (its owner only)',
     input: ToggleShareInput,

@@ -4,9 +4,9 @@
 // (403 naming the field) reading, listing repositories of, linking a workload to
 // another member's unshared connection, and changing the git source of a workload that deploys from
 // one; the lists leave it out. Sharing opens use, not management (connecting, changing and removing
-// connections is an admin's, as the peer's gitProviders permission). Without publicUrl, linking with
-// autoDeploy on is refused (400 naming publicUrl, nothing saved); with autoDeploy off it links, registers
-// no webhook, and the delivery log says so.
+// connections is an admin's, as the peer's gitProviders permission). Without publicUrl a repository
+// links as the peer's, autoDeploy on or off; no webhook is registered, and the delivery log and the
+// workload's webhookRegistration say so and how to add one.
 import t, { type Test } from 'tap';
 import { startTestServer, signUpAdmin, addMember, makeGitRepo } from '@berth/core/testing';
 import { startFakeBitbucket } from '../../../providers/git-bitbucket/test/bitbucket-api.ts';
@@ -41,8 +41,8 @@ const source = (bitbucketId: string, bitbucketBranch = 'main') => ({
 });
 const ownersApp = await ok(owner.post('application.create', { name: 'owners', environmentId: environment.environmentId }), 'application.create');
 const linkedWithAutoDeploy = await owner.post('application.saveBitbucketProvider', { applicationId: ownersApp.applicationId, ...source(ownersConnection.bitbucketId) });
-const sourceAfterRefusal = (await owner.get('application.one', { applicationId: ownersApp.applicationId })).body.sourceType;
-// This server has no publicUrl: the workloads here link with autoDeploy off.
+const afterLink = (await owner.get('application.one', { applicationId: ownersApp.applicationId })).body;
+// This server has no publicUrl: the workloads below link with autoDeploy off (as the peer's clients may, too).
 await ok(owner.post('application.update', { applicationId: ownersApp.applicationId, autoDeploy: false }), 'autoDeploy off (owner)');
 await ok(owner.post('application.saveBitbucketProvider', { applicationId: ownersApp.applicationId, ...source(ownersConnection.bitbucketId) }), 'saveBitbucketProvider (owner)');
 const membersApp = await ok(member.post('application.create', { name: 'members', environmentId: environment.environmentId }), 'application.create (member)');
@@ -59,19 +59,25 @@ const refused = (t: Test, reply: { status: number; body: any }, field: string, w
   t.match(reply.body.message, new RegExp(`^${field}: `), `${what}: names ${field}`);
 };
 
-t.test('without publicUrl, linking with autoDeploy on is a 400 naming publicUrl and saves nothing', async t => {
-  t.equal(linkedWithAutoDeploy.status, 400, JSON.stringify(linkedWithAutoDeploy.body));
-  t.match(linkedWithAutoDeploy.body.message, /^publicUrl: linking team\/app with autoDeploy on registers a push webhook there.*BERTH_PUBLIC_URL.*autoDeploy off/);
-  t.not(sourceAfterRefusal, 'bitbucket', 'the application was not linked');
-  const on = await owner.post('application.update', { applicationId: ownersApp.applicationId, autoDeploy: true });
-  t.equal(on.status, 400, 'turning autoDeploy on while linked is the same 400');
-  t.match(on.body.message, /^publicUrl: /);
-  t.equal((await owner.get('application.one', { applicationId: ownersApp.applicationId })).body.autoDeploy, false, 'and leaves it off');
+t.test("without publicUrl, linking with autoDeploy on links as the peer's, and says that no webhook was registered and how to add one", async t => {
+  t.equal(linkedWithAutoDeploy.status, 200, JSON.stringify(linkedWithAutoDeploy.body));
+  t.equal(linkedWithAutoDeploy.body, true, "the peer's answer");
+  t.match(afterLink, { sourceType: 'bitbucket', autoDeploy: true, bitbucketRepository: 'app' }, 'linked, autoDeploy on');
+  t.match(
+    afterLink.webhookRegistration,
+    /^no webhook registered on team\/app: Berth's public address \(publicUrl\) is not set; add one by hand pointing at \/api\/deploy\/<refreshToken> of this address, or set publicUrl \(BERTH_PUBLIC_URL\)$/,
+    'application.one says why and how',
+  );
+  t.equal(bb.webhooks.get('team/app')?.length ?? 0, 0, 'nothing registered at the forge');
   const stack = await ok(owner.post('compose.create', { name: 'owners stack', environmentId: environment.environmentId, composeFile: 'services: {}\n' }), 'compose.create');
-  const stackLinked = await owner.post('compose.update', { composeId: stack.composeId, sourceType: 'bitbucket', ...source(ownersConnection.bitbucketId) });
-  t.equal(stackLinked.status, 400, 'a compose stack linked with autoDeploy on: the same 400');
-  t.match(stackLinked.body.message, /^publicUrl: linking team\/app/);
-  t.not((await owner.get('compose.one', { composeId: stack.composeId })).body.sourceType, 'bitbucket', 'the stack was not linked');
+  t.equal((await owner.get('compose.one', { composeId: stack.composeId })).body.webhookRegistration, null, 'a stack with no linked repository: null');
+  await ok(owner.post('compose.update', { composeId: stack.composeId, sourceType: 'bitbucket', ...source(ownersConnection.bitbucketId) }), 'a compose stack links with autoDeploy on too');
+  t.match((await owner.get('compose.one', { composeId: stack.composeId })).body, {
+    sourceType: 'bitbucket',
+    webhookRegistration: /^no webhook registered on team\/app: .*\/api\/deploy\/compose\/<refreshToken>/,
+  });
+  await ok(owner.post('compose.update', { composeId: stack.composeId, sourceType: 'raw' }), 'unlinked');
+  t.equal((await owner.get('compose.one', { composeId: stack.composeId })).body.webhookRegistration, null, 'unlinked: null again');
 });
 
 t.test('without publicUrl, a link with autoDeploy off registers no webhook, and the delivery log says why, once', async t => {
@@ -89,6 +95,17 @@ t.test('unshared: a member sees and uses only their own; the owner and an admin 
   t.same(await listed(member), { all: ["The member's"], bitbucket: ["The member's"] }, "the member's lists");
   t.same(await listed(owner), { all: ["The member's", "The owner's"], bitbucket: ["The member's", "The owner's"] }, "the owner's lists");
   t.same((await listed(admin)).all, ["The member's", "The owner's"], "an admin's list");
+  const forPermissions = await owner.get('gitProvider.allForPermissions');
+  t.same(
+    (forPermissions.body as { name: string; providerType: string }[]).map(p => [p.name, p.providerType]).sort(),
+    [
+      ["The member's", 'bitbucket'],
+      ["The owner's", 'bitbucket'],
+    ],
+    'allForPermissions: every connection of the organization, by id, name and type (no licence)',
+  );
+  t.same(Object.keys(forPermissions.body[0]).sort(), ['gitProviderId', 'name', 'providerType']);
+  t.equal((await member.get('gitProvider.allForPermissions')).status, 403, "a member cannot (the peer's member.update permission)");
   const { bitbucketId, gitProviderId } = ownersConnection;
   refused(t, await member.get('bitbucket.one', { bitbucketId }), 'bitbucketId', 'bitbucket.one');
   refused(t, await member.get('bitbucket.getBitbucketRepositories', { bitbucketId }), 'bitbucketId', 'getBitbucketRepositories');

@@ -44,7 +44,17 @@ t.test('engine errors become domain errors', async t => {
   t.equal(dup.code, 'CONFLICT');
   const bad = await hosts.call('create a network', () => docker.createNetwork({ Name: 'berth-test-bad', Driver: 'overlay', IPAM: { Config: [{ Subnet: 'not-a-subnet' }] } })).catch(e => e);
   t.equal(bad.code, 'INTERNAL_SERVER_ERROR');
-  t.equal(bad.message, 'Docker: cannot create a network', 'no engine detail reaches the caller');
+  t.match(bad.message, /^Docker: cannot create a network: .*not-a-subnet/, "the engine's reason is in the message, as the peer answers it");
+  const secret = await hosts
+    .call('pull an image', () =>
+      Promise.reject(Object.assign(new Error('x'), { statusCode: 500, json: { message: 'Get "https://pusher:s3cret-pw@registry.test/v2/": dial tcp: refused; join with SWMTKN-1-abc-def' } })),
+    )
+    .catch(e => e);
+  t.equal(
+    secret.message,
+    'Docker: cannot pull an image: Get "https://pusher:******@registry.test/v2/": dial tcp: refused; join with SWMTKN-<redacted>',
+    "a URL's password and a join token never reach the answer",
+  );
 });
 
 t.test("an existing platform network is used only when it is provably Berth's", async t => {

@@ -3,7 +3,11 @@
 // settings.cleanMonitoring. Made once every plugin is set up: server.setupMonitoring answers the
 // server record as the server plugin declares it.
 import { Type, router, schema, type Principal } from '@berth/core';
-import { ContainerMetric, ContainerMetricsInput, LocalMonitoring, LocalSetupInput, ServerMetric, ServerMetricsInput, ServerSetupInput } from './schemas.ts';
+import { AppMonitoring } from './app-monitoring.ts';
+import { ContainerMetric, ContainerMetricsInput, LocalMonitoring, LocalSetupInput, MetricsTokenView, ServerMetric, ServerMetricsInput, ServerSetupInput } from './schemas.ts';
+
+/** The peer's router of readAppMonitoring. */
+const APP_MONITORING_ROUTER = 'application'; // kind-names: the peer serves readAppMonitoring on this router
 
 const org = (ctx: { cradle: { principal?: { organizationId: string } | null } }) => ctx.cradle.principal!.organizationId;
 /** This machine's figures are the instance operators' alone (docs/security.md). */
@@ -37,6 +41,20 @@ export const monitoringProcedures = (serverView: () => ReturnType<typeof Type.Ob
     input: ContainerMetricsInput,
     output: Type.Array(ContainerMetric),
     handler: async (input, ctx) => ctx.cradle.monitoring.containerMetrics(input, org(ctx), await owner(ctx), ctx.cradle.em),
+  }),
+  router(APP_MONITORING_ROUTER, 'organization').query('readAppMonitoring', {
+    summary:
+      'The latest figures (up to 288 samples: CPU, memory, network, block I/O) of the organization\'s workload named appName, on this machine or one of its servers, as the peer answers them; "dokploy" answers this machine\'s (CPU, memory, disk, network), to the instance operators only',
+    input: Type.Object({ appName: schema.NonEmpty({ maxLength: 255, description: "the workload's appName, or dokploy for this machine" }) }),
+    output: AppMonitoring,
+    handler: async ({ appName }, ctx) => ctx.cradle.monitoring.appMonitoring(appName, org(ctx), await owner(ctx), ctx.cradle.em),
+  }),
+  router('user', 'organization').query('getMetricsToken', {
+    summary:
+      "This machine's monitoring as the peer's clients read it before getServerMetrics: its address and metricsConfig (its token for the instance's operators only, \"\" for anyone else); enabledFeatures false, as a self-hosted peer answers",
+    input: Type.Object({}),
+    output: MetricsTokenView,
+    handler: async (_input, ctx) => ctx.cradle.monitoring.metricsToken(await owner(ctx), ctx.cradle.em),
   }),
   router('settings', 'organization').mutation('cleanMonitoring', {
     access: 'admin',

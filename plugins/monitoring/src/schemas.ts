@@ -46,6 +46,30 @@ export const LocalMonitoring = Type.Object({
   ),
 });
 
+/** A metricsConfig as the peer's clients read it: the peer's members, and Berth's optional ones where they were given. */
+export const MetricsConfigView = Type.Object({
+  server: Type.Object({
+    type: Type.String({ description: 'Dokploy: this machine; Remote: a server' }),
+    refreshRate: Type.Number(),
+    port: Type.Number(),
+    token: Type.String(),
+    urlCallback: Type.String(),
+    retentionDays: Type.Number(),
+    cronJob: Type.String(),
+    thresholds: Type.Object({ cpu: Type.Number(), memory: Type.Number(), disk: Type.Optional(Type.Number()) }),
+    thresholdSamples: Type.Optional(Type.Integer()),
+    thresholdCooldownMinutes: Type.Optional(Type.Number()),
+  }),
+  containers: Type.Object({ refreshRate: Type.Number(), services: Type.Object({ include: Type.Array(Type.String()), exclude: Type.Array(Type.String()) }) }),
+});
+
+/** user.getMetricsToken's answer, the peer's: this machine's address, its paid-features flag and its metricsConfig. */
+export const MetricsTokenView = Type.Object({
+  serverIp: Type.Union([Type.String(), Type.Null()], { description: "this machine's address (settings.updateServerIp), null until set" }),
+  enabledFeatures: Type.Boolean({ description: "the peer's paid-features flag of its owner, which a self-hosted peer never sets: false" }),
+  metricsConfig: MetricsConfigView,
+});
+
 const DataPoints = () => Type.String({ minLength: 1, maxLength: 16, pattern: '^(all|[0-9]+)$', description: 'how many of the latest samples: a count, or all' });
 
 export const ServerMetricsInput = Type.Object({

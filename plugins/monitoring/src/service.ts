@@ -7,6 +7,7 @@ import { badRequest, forbidden, unauthorized, type Cradle, type EntityManager } 
 import { isOwnReceiver, type Collector } from './collector.ts';
 import type { HealthWatch } from './health.ts';
 import type { ContainerMetric, MetricsConfig, MetricsConfigInput, ServerMetric } from './schemas.ts';
+import { appMonitoring } from './app-monitoring.ts';
 import { LOCAL, type MonitoringStore } from './store.ts';
 
 const GiB = 1024 ** 3;
@@ -36,6 +37,12 @@ export function storedConfig(input: MetricsConfigInput, type: 'Dokploy' | 'Remot
     containers: { refreshRate: input.containers.refreshRate, services: { include: input.containers.services.include ?? [], exclude: input.containers.services.exclude ?? [] } },
   };
 }
+
+/** This machine's metricsConfig before any is stored: the peer's defaults (no token: nothing is sampled). */
+const PEER_DEFAULT_CONFIG: MetricsConfig = {
+  server: { type: 'Dokploy', refreshRate: 60, port: 4500, token: '', urlCallback: '', retentionDays: 2, cronJob: '', thresholds: { cpu: 0, memory: 0 } },
+  containers: { refreshRate: 60, services: { include: [], exclude: [] } },
+};
 
 export class MonitoringService {
   readonly #cradle: () => Cradle;
@@ -185,6 +192,11 @@ export class MonitoringService {
     }));
   }
 
+  /** application.readAppMonitoring: the latest figures of the organization's workload named appName ("dokploy": this machine's, for operators). */
+  appMonitoring(appName: string, organizationId: string, operator: boolean, em: EntityManager) {
+    return appMonitoring(this.#store, this.#cradle(), appName, organizationId, operator, em);
+  }
+
   async containerMetrics(input: { url: string; token: string; appName: string; dataPoints: string }, organizationId: string, instanceOwner: boolean, em: EntityManager): Promise<ContainerMetric[]> {
     if (!input.appName) throw badRequest('appName: select an application to monitor', [{ path: ['appName'], message: 'required' }]);
     const { key } = await this.#resolve(input.url, input.token, 'base', organizationId, instanceOwner, em);
@@ -217,6 +229,22 @@ export class MonitoringService {
         keys.push(key);
     }
     return keys;
+  }
+
+  /**
+   * user.getMetricsToken: this machine's address and metricsConfig (the peer's defaults until
+   * admin.setupMonitoring stores one); its token only for the instance's operators, whose figures they are.
+   */
+  async metricsToken(operator: boolean, em: EntityManager) {
+    const { server, containers } = (await this.#store.setting(LOCAL, em)) ?? PEER_DEFAULT_CONFIG;
+    return {
+      serverIp: this.#serverIp(),
+      enabledFeatures: false,
+      metricsConfig: {
+        server: { ...server, token: operator ? server.token : '' },
+        containers: { refreshRate: containers.refreshRate, services: { include: containers.services.include ?? [], exclude: containers.services.exclude ?? [] } },
+      },
+    };
   }
 
   /** Drops the stored samples of the organization's servers (and this machine's, for the instance owner). */

@@ -313,6 +313,41 @@ t.test('monitoring without an agent', async t => {
     t.equal(recovered.length, 2, 'one crashLoop, one recovered');
   });
 
+  t.test("application.readAppMonitoring: a workload's latest figures in the peer's shape; this machine's as dokploy, to operators only", async t => {
+    const project = await client.post('project.create', { name: 'watched' });
+    const app = (await client.post('application.create', { name: 'watched', environmentId: project.body.environment.environmentId })).body;
+    t.teardown(() => removeServiceAndVolume(app.appName));
+    await client.post('application.saveDockerProvider', { applicationId: app.applicationId, dockerImage: TEST_BASE_IMAGE });
+    await client.post('application.update', { applicationId: app.applicationId, command: 'sleep', args: ['3600'], stopGracePeriodSwarm: 1_000_000_000 });
+    t.equal((await client.post('application.deploy', { applicationId: app.applicationId })).status, 200);
+    const figures = await waitFor(
+      'two samples of the application',
+      async () => {
+        const r = await client.get('application.readAppMonitoring', { appName: app.appName });
+        return r.status === 200 && r.body?.cpu.length >= 2 ? r.body : null;
+      },
+      { timeout: 120_000, interval: 500 },
+    );
+    t.match(figures.cpu.at(-1), { value: /^\d+\.\d\d%$/, time: String });
+    t.match(figures.memory.at(-1), { value: { used: /^\d+(\.\d\d)?(B|KiB|MiB|GiB)$/, total: /^\d+(\.\d\d)?(B|KiB|MiB|GiB)$/ } });
+    t.match(figures.network.at(-1), { value: { inputMb: /^\d+\.\d\d$/, outputMb: /^\d+\.\d\d$/ } }, 'MB as strings, as the peer answers them');
+    t.match(figures.block.at(-1), { value: { readMb: /^\d+\.\d\d$/, writeMb: /^\d+\.\d\d$/ } });
+    t.same(figures.disk, [], "a container's figures have no disk (this machine's have)");
+    t.equal(figures.cpu.length, figures.memory.length, 'one point per sample in each figure');
+    const trpc = await client.trpc('query', 'application.readAppMonitoring', { appName: app.appName });
+    t.ok(trpc.body.result.data.json.cpu.length >= 2, 'tRPC answers it too');
+    const host = (await client.get('application.readAppMonitoring', { appName: 'dokploy' })).body;
+    t.ok(host.cpu.length >= 1 && host.disk.length === host.cpu.length, "dokploy: this machine's figures, disk included");
+    t.match(host.disk.at(-1), { value: { diskTotal: Number, diskUsedPercentage: Number, diskUsage: Number, diskFree: Number } });
+    t.same(host.block, [], 'the host has no block figures');
+    const other = await otherOrganization(server, userId);
+    t.equal((await other.client.get('application.readAppMonitoring', { appName: app.appName })).status, 404, "another organization's workload is not found");
+    const refused = await other.client.get('application.readAppMonitoring', { appName: 'dokploy' });
+    t.equal(refused.status, 403, 'this machine is the operators');
+    t.match(refused.body.message, /^appName: /);
+    t.equal((await client.get('application.readAppMonitoring', { appName: 'no-such-app' })).status, 404);
+  });
+
   t.test('a task killed for memory is reported as oom, one failing its health check as unhealthy, once each', async t => {
     const { channelSink, health } = await healthChannel(t, 'oom and health');
     const project = await client.post('project.create', { name: 'troubled' });

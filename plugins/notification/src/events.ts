@@ -52,8 +52,6 @@ declare module '@berth/core' {
       state?: 'alert' | 'normal';
       at: string;
     };
-    /** No issue emits it yet (the peer's schedule namespace is not built). A scheduled job failed. */
-    scheduleFailed: { organizationId: string; scheduleId: string; name: string; error: string; at: string };
     /** The monitoring plugin emits it. A workload's runtime health changed: state crashLoop, oom, unhealthy or recovered. */
     appHealth: { organizationId: string; kind: string; id: string; appName: string; state: string; message: string; at: string };
   }

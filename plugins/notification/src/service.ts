@@ -2,7 +2,7 @@
 // organization is NOT_FOUND. Secrets are sealed when stored and masked when answered; a signed
 // channel's signing secret is answered once, by the create (or rotation) that made it.
 import { randomBytes } from 'node:crypto';
-import { badRequest, invalidField, newId, type Cradle, type NotificationChannel, type Static, findOwned } from '@berth/core';
+import { badRequest, invalidField, newId, type Cradle, type NotificationChannel, type NotificationMessage, type Static, findOwned } from '@berth/core';
 import { Value } from 'typebox/value';
 import { Delivery, Notification, type DeliveryRow, type NotificationRow } from './entities.ts';
 import { TOGGLES, type Toggle } from './events.ts';
@@ -155,6 +155,23 @@ export class NotificationService {
     const view = this.#view(row, []);
     await this.#c.em.nativeDelete(Notification, { notificationId: row.notificationId, organizationId: this.#org });
     return view;
+  }
+
+  /**
+   * Sends one message through one of the organization's channels that mail (those whose settings
+   * have recipients, toAddresses: email, resend, a third party's) to `to` in place of its own
+   * recipients, as a test*Connection sends: a failure is BAD_REQUEST with the provider's reason.
+   * A channel that does not mail is BAD_REQUEST naming notificationId.
+   */
+  async mail(notificationId: string, message: NotificationMessage, to: string[]): Promise<void> {
+    const row = await this.#find(notificationId);
+    const channel = this.#channels.find(c => c.id === row.notificationType);
+    if (!channel?.settings.properties.toAddresses)
+      throw invalidField('notificationId', `is a ${row.notificationType} channel: only a channel that mails (with toAddresses, such as email or resend) can send to an address`);
+    const settings = { ...settingsOf(row, this.#c.secrets), toAddresses: to };
+    const outcome = await sendOnce(channel, settings, message, { timeoutMs: this.#c.notificationOutbox.timeoutSeconds * 1000, to: this.#target });
+    if (outcome.refused) throw outcome.refused;
+    if (!outcome.ok) throw badRequest(outcome.body);
   }
 
   /** The channel's deliveries, newest first. */

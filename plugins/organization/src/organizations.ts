@@ -2,7 +2,7 @@
 // manages them; the tables are the kernel's. Invitation tokens are stored as hashes, shown once
 // (auth.createUser accepts them).
 import { IdentityStore, Invitation, Member, Organization, Session, User, conflict, findOwned, forbidden, hashToken, newId, newToken, notFound, type EntityManager, type Principal } from '@berth/core';
-import { toInvitationView, toOrganizationView, type InvitationView, type OrganizationView } from './views.ts';
+import { toInvitationView, toOrganizationView, type InvitationByToken, type InvitationView, type OrganizationView, type ReceivedInvitation } from './views.ts';
 
 const DAY = 24 * 3600 * 1000;
 
@@ -99,6 +99,51 @@ export class OrganizationService extends IdentityStore<'sessions' | 'accounts' |
   /** Every invitation of an organization, oldest first, whatever its status. */
   async invitations(organizationId: string): Promise<InvitationView[]> {
     return (await this.em().find(Invitation, { organizationId }, { orderBy: { createdAt: 'asc' } })).map(toInvitationView);
+  }
+
+  /** The pending, unexpired invitations addressed to `email`, in every organization, oldest first, each with its organization. */
+  async invitationsTo(email: string): Promise<ReceivedInvitation[]> {
+    const em = this.em();
+    const rows = await em.find(Invitation, { email: email.trim().toLowerCase(), status: 'pending', expiresAt: { $gt: new Date() } }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+    const orgs = new Map((await em.find(Organization, { id: { $in: rows.map(r => r.organizationId) } })).map(o => [o.id, toOrganizationView(o)]));
+    return rows.map(r => ({ ...toInvitationView(r), inviterId: r.inviterId, teamId: null, organization: orgs.get(r.organizationId)! }));
+  }
+
+  /** The invitation a token (the one its link carries) belongs to, whatever its status; NOT_FOUND for any other token. */
+  async invitationByToken(token: string): Promise<InvitationByToken> {
+    const em = this.em();
+    const inv = await em.findOne(Invitation, { tokenHash: hashToken(token) });
+    if (!inv) throw notFound('Invitation');
+    return {
+      id: inv.id,
+      email: inv.email,
+      status: inv.status,
+      role: inv.role,
+      inviterId: inv.inviterId,
+      isExpired: inv.expiresAt.getTime() < Date.now(),
+      userAlreadyExists: (await em.count(User, { email: inv.email })) > 0,
+    };
+  }
+
+  /** An invitation of the organization that can still be accepted: NOT_FOUND outside it, CONFLICT once accepted, canceled or expired. */
+  async pendingInvitation(organizationId: string, invitationId: string): Promise<InvitationView> {
+    const inv = await findOwned(this.em(), Invitation, { id: invitationId }, organizationId, 'Invitation');
+    if (inv.status !== 'pending') throw conflict(`The invitation is ${inv.status}: invite ${inv.email} again`);
+    if (inv.expiresAt.getTime() < Date.now()) throw conflict(`The invitation expired: invite ${inv.email} again`);
+    return toInvitationView(inv);
+  }
+
+  /**
+   * Gives a pending invitation a new token once `deliver` has sent it (a failed delivery keeps the
+   * one before): the token is stored hashed, so a link can only carry a new one, and the token
+   * answered before stops working. Answers what `deliver` answers.
+   */
+  async reissue<T>(organizationId: string, invitationId: string, deliver: (token: string) => Promise<T>): Promise<T> {
+    await this.pendingInvitation(organizationId, invitationId);
+    const token = newToken(24);
+    const delivered = await deliver(token);
+    await this.em().nativeUpdate(Invitation, { id: invitationId, organizationId, status: 'pending' }, { tokenHash: hashToken(token) });
+    return delivered;
   }
 
   /** Withdraws an invitation (it stays listed, as canceled). */

@@ -1,7 +1,9 @@
 // organization.* — tenants. A caller acts in one organization at a time (its API key's, or
-// its session's active one); nothing of another organization is visible.
-import { Type, router, schema } from '@berth/core';
-import { InvitationView, OrganizationView } from './views.ts';
+// its session's active one); nothing of another organization is visible. And the peer's
+// invitation procedures of user.* (getInvitations, getUserByToken, sendInvitation), on the
+// invitations organization.inviteMember makes.
+import { Type, newId, notFound, optionalService, router, schema, type NotificationMessage } from '@berth/core';
+import { InvitationByToken, InvitationView, OrganizationView, ReceivedInvitation } from './views.ts';
 
 const org = router('organization', 'organization');
 const None = Type.Object({});
@@ -77,6 +79,66 @@ export const organizationProcedures = [
     async handler({ memberId, role }, ctx) {
       await ctx.cradle.users.setRole(memberId, ctx.principal.organizationId, role);
       return true;
+    },
+  }),
+];
+
+/**
+ * The invitation e-mail: for whom, until when, and how to accept. Berth serves no page at the
+ * link (it has no web UI): the link is the peer's, for its clients, and the mail says the call.
+ */
+const invitationMail = (organization: string, invitation: InvitationView, base: string, token: string, link: string): NotificationMessage => ({
+  id: `invitation_${newId(16)}`,
+  event: 'invitation',
+  level: 'info',
+  title: `You are invited to join ${organization} on Berth`,
+  fields: [
+    { name: 'Organization', value: organization },
+    { name: 'Role', value: invitation.role },
+    { name: 'Expires', value: invitation.expiresAt },
+    { name: 'Accept', value: `POST ${base}/api/auth.createUser with {"id": "${invitation.id}", "token": "${token}", "password": "<a new password, or your account's if you have one>"}` },
+  ],
+  link,
+  at: new Date().toISOString(),
+  data: {},
+});
+
+/** The peer's invitation procedures of user.*, on Berth's organization invitations. */
+const user = router('user', 'organization');
+export const invitationProcedures = [
+  user.query('getInvitations', {
+    summary: "The pending invitations addressed to the caller's e-mail, in every organization, each with its organization",
+    input: Type.Object({}),
+    output: Type.Array(ReceivedInvitation),
+    handler: async (_i, ctx) => ctx.cradle.organizations.invitationsTo((await ctx.cradle.users.member(ctx.principal.userId, ctx.principal.organizationId)).user.email),
+  }),
+  user.query('getUserByToken', {
+    scope: 'public',
+    summary: 'The invitation a token belongs to (the token its link carries), for whoever holds it: its e-mail, role and status, whether it expired and whether that e-mail has an account',
+    input: Type.Object({ token: schema.NonEmpty({ maxLength: 255, description: "the invitation's token: organization.inviteMember answers it, and user.sendInvitation's link carries it" }) }),
+    output: InvitationByToken,
+    handler: ({ token }, ctx) => ctx.cradle.organizations.invitationByToken(token),
+  }),
+  user.mutation('sendInvitation', {
+    access: 'admin',
+    summary:
+      "Mail a pending invitation through one of the organization's channels that mail (email, resend) to the invited address; answers the link, which carries a new token (the one answered before stops working)",
+    input: Type.Object({ invitationId: schema.NonEmpty({ maxLength: 64 }), notificationId: schema.NonEmpty({ maxLength: 64 }) }),
+    output: Type.String({ description: "the invitation's link: <Berth's address>/invitation?token=<token>" }),
+    async handler({ invitationId, notificationId }, ctx) {
+      const { organizations, config, principal } = ctx.cradle;
+      const organizationId = principal!.organizationId;
+      const invitation = await organizations.pendingInvitation(organizationId, invitationId);
+      // Without the notification plugin there is no channel to name: the peer's answer for an unknown one.
+      const notifications = optionalService(ctx.cradle, 'notificationService');
+      if (!notifications) throw notFound('Notification');
+      const { name } = await organizations.organization(principal!.userId, organizationId);
+      const base = (config.publicUrl ?? ctx.origin).replace(/\/+$/, '');
+      return organizations.reissue(organizationId, invitationId, async token => {
+        const link = `${base}/invitation?token=${encodeURIComponent(token)}`;
+        await notifications.mail(notificationId, invitationMail(name, invitation, base, token, link), [invitation.email]);
+        return link;
+      });
     },
   }),
 ];

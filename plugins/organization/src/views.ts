@@ -29,6 +29,27 @@ export const InvitationView = Type.Object({
 });
 export type InvitationView = Static<typeof InvitationView>;
 
+/** An invitation addressed to the caller, as user.getInvitations answers it: the peer's row with its organization. */
+export const ReceivedInvitation = Type.Object({
+  ...InvitationView.properties,
+  inviterId: Type.String({ description: 'the member who invited' }),
+  teamId: Nullable(Type.String({ description: 'teams are not served: null' })),
+  organization: OrganizationView,
+});
+export type ReceivedInvitation = Static<typeof ReceivedInvitation>;
+
+/** An invitation as its token shows it to whoever holds the token (user.getUserByToken), as the peer answers it. */
+export const InvitationByToken = Type.Object({
+  id: Type.String({ description: 'the invitation: auth.createUser takes it as id, with this token' }),
+  email: Type.String(),
+  status: InvitationView.properties.status,
+  role: InvitationView.properties.role,
+  inviterId: Type.String(),
+  isExpired: Type.Boolean(),
+  userAlreadyExists: Type.Boolean({ description: 'an account with this e-mail exists: accept with its password' }),
+});
+export type InvitationByToken = Static<typeof InvitationByToken>;
+
 export const toOrganizationView = (o: InstanceType<typeof Organization.class>): OrganizationView => ({
   id: o.id,
   organizationId: o.id,

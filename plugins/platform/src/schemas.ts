@@ -9,3 +9,6 @@ export const UpdateData = Type.Object({
   message: Type.String({ description: 'Where the answer comes from: no feed configured, what the feed lists, or why it could not be read (Berth’s addition)' }),
 });
 export type UpdateData = Static<typeof UpdateData>;
+
+/** The peer's health answer. */
+export const Health = Type.Object({ status: Type.Literal('ok') });

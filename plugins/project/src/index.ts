@@ -10,7 +10,7 @@ import { ProjectService } from './service.ts';
 export default definePlugin({
   name: 'project',
   version: pkg.version,
-  uses: ['workloads'], // used when enabled (optionalService)
+  uses: ['workloads', 'tag'], // used when enabled (optionalService)
   setup(berth) {
     const projects = new ProjectService(() => berth.container.cradle.secrets);
     berth.entities(...projectEntities);
@@ -25,6 +25,14 @@ export default definePlugin({
           optionalService(cradle(), 'workloads')
             ?.kinds()
             .map(k => k.kind) ?? [],
+        // A kind whose backups are of itself (no backupType of their own) is a database.
+        databaseLists: () =>
+          new Set(
+            optionalService(cradle(), 'workloads')
+              ?.kinds()
+              .filter(k => k.backups && !k.backups.backupType)
+              .map(k => k.listKey) ?? [],
+          ),
       }),
     );
     // Every project gets a default environment, so a kernel without the environment plugin

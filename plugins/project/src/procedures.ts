@@ -1,6 +1,7 @@
 // project.* — the caller's organization's projects. The environment plugin provides
 // `environments`; it registers after this plugin, so projectRequests resolves it per request.
 import { Type, router, type TSchema } from '@berth/core';
+import { forPermissions, homeStats, HomeStats, permissionsView } from './overview.ts';
 import { Created, CreateInput, duplicateInput, ProjectFields, ProjectIdInput, projectView, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
 
 const project = router('project', 'organization');
@@ -9,6 +10,8 @@ const project = router('project', 'organization');
 export interface Derived {
   environmentView: () => TSchema;
   kinds: () => string[];
+  /** The environment lists of the database kinds (their databases are counted together by homeStats). */
+  databaseLists: () => Set<string>;
 }
 
 /** Made once every plugin is set up: a project lists its environments with the registered kinds' workloads. */
@@ -35,6 +38,19 @@ export const projectProcedures = (derived: Derived) => () => {
       input: Type.Object({}),
       output: Type.Array(ProjectView),
       handler: (_input, ctx) => ctx.cradle.projectRequests.all(),
+    }),
+    project.query('allForPermissions', {
+      access: 'admin',
+      summary: "Every project of the organization, newest first, with its environments and each workload's id, names, status and server: what a member's access is granted from",
+      input: Type.Object({}),
+      output: permissionsView(environment),
+      handler: async (_input, ctx) => forPermissions(await ctx.cradle.projectRequests.all(), environment),
+    }),
+    project.query('homeStats', {
+      summary: 'How many projects, environments, applications, compose stacks and databases the organization has, and how many of its workloads run (done), failed (error) or are idle',
+      input: Type.Object({}),
+      output: HomeStats,
+      handler: async (_input, ctx) => homeStats(await ctx.cradle.projectRequests.all(), environment, derived.databaseLists()),
     }),
     project.mutation('update', {
       summary: "Change a project's name, description or environment variables",

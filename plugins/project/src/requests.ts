@@ -2,7 +2,7 @@
 // all, changed, removed, duplicated, searched. Every read and write is confined to the caller's
 // organization: a project of another one is NOT_FOUND, never FORBIDDEN. Request-scoped: the
 // caller's organization and the request's transaction come from the container.
-import { iso, newId, RequestScope, searchPage, textSearchClauses, type EnvironmentDirectory, type EnvironmentFields, type EnvironmentRef } from '@berth/core';
+import { iso, newId, optionalService, RequestScope, searchPage, textSearchClauses, type EnvironmentDirectory, type EnvironmentFields, type EnvironmentRef } from '@berth/core';
 import { Project, type ProjectRow } from './entities.ts';
 import type { CreateInput, DuplicateInput, EnvironmentView, ProjectFields, ProjectView, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
 
@@ -97,14 +97,12 @@ export class ProjectRequests extends RequestScope {
 
   // ------------------------------------------------------------ helpers
   async #withEnvironments(projects: ProjectFields[]): Promise<ProjectView[]> {
-    const byProject = projects.length
-      ? await this.#environments.listForProjects(
-          projects.map(p => p.projectId),
-          this.organizationId,
-          this.em,
-        )
-      : new Map();
-    return projects.map(p => ({ ...p, environments: (byProject.get(p.projectId) ?? []) as EnvironmentView[], projectTags: [] }));
+    const ids = projects.map(p => p.projectId);
+    if (!ids.length) return [];
+    const byProject = await this.#environments.listForProjects(ids, this.organizationId, this.em);
+    // The tag plugin's, when it is enabled: without it a project lists no tags.
+    const tags = await optionalService(this.cradle, 'projectTags')?.forProjects(ids, this.organizationId, this.em);
+    return projects.map(p => ({ ...p, environments: (byProject.get(p.projectId) ?? []) as EnvironmentView[], projectTags: tags?.get(p.projectId) ?? [] }));
   }
 
   #find(projectId: string): Promise<ProjectRow> {

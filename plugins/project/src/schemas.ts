@@ -1,16 +1,16 @@
 // What project.* takes and answers. Field names and constraints follow the peer's API.
-import { Type, schema, EnvironmentFields, EnvironmentView, ProjectFields, type Static, type TSchema } from '@berth/core';
+import { Type, schema, EnvironmentFields, EnvironmentView, ProjectFields, ProjectTag, type Static, type TSchema } from '@berth/core';
 
 const { Nullable, NonEmpty, Paging } = schema;
 
 export { EnvironmentView, ProjectFields };
 
-/** A project with its environments (whose workload lists are the registered kinds') and its tags (tags come later: always empty). */
+/** A project with its environments (whose workload lists are the registered kinds') and its tags. */
 export const projectView = (environment: TSchema) =>
   Type.Object({
     ...ProjectFields.properties,
     environments: Type.Array(environment),
-    projectTags: Type.Array(Type.Object({}), { maxItems: 0, description: "the project's tags: empty until tags are served" }),
+    projectTags: Type.Array(ProjectTag, { description: "the project's tags, by name (none while the tag plugin is off)" }),
   });
 const ProjectView = projectView(EnvironmentView);
 export type ProjectView = Static<typeof ProjectView> & { environments: EnvironmentView[] };

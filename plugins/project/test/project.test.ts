@@ -234,10 +234,46 @@ t.test('project operations', async t => {
     t.equal((await client.get('project.one', { projectId: id })).body.name, 'Shop', 'the project is untouched');
   });
 
+  t.test("allForPermissions and homeStats: the organization's projects as the peer's permission form and home page read them", async t => {
+    const made = (await client.post('project.create', { name: 'Overview' })).body;
+    const envId = made.environment.environmentId;
+    const app = (await client.post('application.create', { name: 'web', environmentId: envId })).body;
+    const db = (await client.post('postgres.create', { name: 'db', environmentId: envId, databaseName: 'd', databaseUser: 'u', databasePassword: 'secret-password' })).body;
+    t.teardown(async () => {
+      await client.post('project.remove', { projectId: made.project.projectId });
+    });
+    const all = await client.get('project.allForPermissions');
+    t.equal(all.status, 200, JSON.stringify(all.body));
+    const entry = all.body.find((p: { projectId: string }) => p.projectId === made.project.projectId);
+    t.same(Object.keys(entry).sort(), ['environments', 'name', 'projectId'], "a project's id and name, and its environments");
+    t.match(entry.environments, [{ environmentId: envId, name: 'production', isDefault: true }]);
+    const environment0 = entry.environments[0];
+    t.same(
+      environment0.applications.map((a: Record<string, unknown>) => Object.keys(a).sort()),
+      [['appName', 'applicationId', 'applicationStatus', 'createdAt', 'description', 'name', 'serverId']],
+      "each workload's id, names, creation, status and server, as the peer's",
+    );
+    t.match(environment0.applications[0], { applicationId: app.applicationId, name: 'web', applicationStatus: 'idle', serverId: null });
+    t.match(environment0.postgres, [{ postgresId: db.postgresId, name: 'db' }]);
+    t.same(environment0.compose, [], 'an empty list for a kind with no workload here');
+    const trpc = await client.trpc('query', 'project.allForPermissions', {});
+    t.same(trpc.body.result.data.json, all.body, 'tRPC answers the same');
+
+    const stats = (await client.get('project.homeStats')).body;
+    const projects = (await client.get('project.all')).body as { environments: unknown[] }[];
+    t.match(stats, { projects: projects.length, environments: projects.flatMap(p => p.environments).length, applications: 1, compose: 0, databases: 1, services: 2 });
+    t.same(stats.status, { running: 0, error: 0, idle: 2 }, 'neither has been deployed: idle');
+    const other = await otherOrganization(server, userId);
+    t.match((await other.client.get('project.homeStats')).body, { projects: 0, environments: 0, services: 0 }, "another organization's are its own");
+    t.same((await other.client.get('project.allForPermissions')).body, []);
+  });
+
   t.test('members read; only admins create, duplicate and remove', async t => {
     const m = await member(server, organizationId);
     t.equal((await m.get('project.one', { projectId: project.projectId })).status, 200);
     t.equal((await m.get('project.all')).status, 200);
+    t.equal((await m.get('project.homeStats')).status, 200, 'a member reads the home figures');
+    t.equal((await m.get('project.allForPermissions')).status, 403, "a member cannot read what access is granted from (the peer's member.update permission)");
     t.equal((await m.post('project.create', { name: 'Nope' })).status, 403);
     t.equal((await m.post('project.duplicate', { sourceEnvironmentId: environment.environmentId, name: 'Nope' })).status, 403);
     t.equal((await m.post('project.remove', { projectId: project.projectId })).status, 403);

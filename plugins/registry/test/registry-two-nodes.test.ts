@@ -130,6 +130,15 @@ if (canRun(t, 'remote-hosts', remoteHostsMissing()) && canRun(t, 'docker-registr
     const tag = `deploy-${String(done.deploymentId).toLowerCase()}`;
     const image = `${registry.url}/nodes/${appName.toLowerCase()}:${tag}`;
     t.match(log, `Building with dockerfile on the build server ${B}`);
+    // The deployment answers the build server it built on, and allCentralized joins both servers as the peer's.
+    t.equal(done.buildServerId, B, 'buildServerId: the build server');
+    const central = ((await client.get('deployment.allCentralized')).body as Record<string, any>[]).find(d => d.deploymentId === done.deploymentId);
+    t.match(central, {
+      buildServerId: B,
+      server: { serverId: M, serverType: 'deploy' },
+      buildServer: { serverId: B, serverType: 'build' },
+      application: { applicationId, server: { serverId: M }, buildServer: { serverId: B } },
+    });
     t.match(log, `Pushed ${image}`);
     t.notMatch(log, PASSWORD);
     const tagsOn = async (h: RemoteHost) => (await new Docker({ socketPath: h.socket }).listImages()).flatMap(i => i.RepoTags ?? []);

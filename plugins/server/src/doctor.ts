@@ -268,12 +268,19 @@ export async function privilege(host: Host): Promise<string[] | null> {
   return r.stdout.trim() === 'root' ? [] : r.stdout.trim() === 'sudo' ? ['sudo', '-n'] : null;
 }
 
-/** The address of the interface that carries the default route on a server ('' when it has none). */
+/**
+ * The address of the interface that carries the default route on a server; without a default
+ * route, the address the server sees Berth's SSH connection arrive on (SSH_CONNECTION's third
+ * field, set by sshd); '' only when neither is known.
+ */
 export async function serverRouteAddress(host: Host): Promise<string> {
   const r = await host.run([
     'sh',
     '-c',
     `dev=$(ip -4 route show default | sed -n 's/.* dev \\([^ ]*\\).*/\\1/p' | head -n1); [ -n "$dev" ] && ip -4 -o addr show dev "$dev" | sed -n 's/.* inet \\([0-9.]*\\).*/\\1/p' | head -n1`,
   ]);
-  return r.stdout.trim();
+  const routed = r.stdout.trim();
+  if (routed) return routed;
+  const arrived = await host.run(['sh', '-c', 'set -- $SSH_CONNECTION; echo "${3:-}"']);
+  return arrived.stdout.trim();
 }

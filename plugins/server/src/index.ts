@@ -24,7 +24,7 @@ export default definePlugin({
   version: pkg.version,
   config,
   dependencies: ['ssh-key', 'hosts'],
-  uses: ['deployment', 'domain', 'workloads'], // used when enabled (optionalService)
+  uses: ['deployment', 'domain', 'schedule', 'workloads'], // used when enabled (optionalService)
   commands: [setupHostCommand],
   setup(berth) {
     const cradle = () => berth.container.cradle;

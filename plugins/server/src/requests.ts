@@ -119,6 +119,7 @@ export class ServerRequests extends RequestScope {
     }
     const detail = await this.#detail(row);
     await optionalService(this.cradle, 'deployments')?.removeFor('server', serverId, this.em, { includeActive: true });
+    await optionalService(this.cradle, 'scheduleDirectory')?.removeForServer(serverId, this.em);
     await this.em.nativeDelete(Server, { serverId, organizationId: this.organizationId });
     await this.#forget(serverId);
     return detail;

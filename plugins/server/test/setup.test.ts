@@ -333,8 +333,9 @@ t.test('server setup and audit', async t => {
       }
     });
 
-    t.test("publicIp of a server: its default route's interface", async t => {
-      t.equal((await client.get('server.publicIp', { serverId: asRoot.serverId })).body, '', 'no default route: no address');
+    t.test("publicIp of a server: its default route's interface, else the address Berth's SSH connection arrives on", async t => {
+      t.equal((await onHost(h, 'ip -4 route show default')).trim(), '', 'the host has no default route');
+      t.equal((await client.get('server.publicIp', { serverId: asRoot.serverId })).body, h.address, 'no default route: the address the SSH connection arrived on');
       await onHost(h, `ip route add default via ${set.gateway}`);
       t.teardown(() => onHost(h, 'ip route del default'));
       t.equal((await client.get('server.publicIp', { serverId: asRoot.serverId })).body, h.address);

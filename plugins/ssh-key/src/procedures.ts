@@ -24,6 +24,12 @@ export const sshKeyProcedures = [
     output: Type.Array(SshKeyView),
     handler: (_input, ctx) => ctx.cradle.sshKeyRequests.all(),
   }),
+  sshKey.query('allForApps', {
+    summary: 'Every key of the organization, newest first, by id and name: what an application or a compose stack can clone with',
+    input: Type.Object({}),
+    output: Type.Array(Type.Object({ sshKeyId: Type.String(), name: Type.String() })),
+    handler: async (_input, ctx) => (await ctx.cradle.sshKeyRequests.all()).map(({ sshKeyId, name }) => ({ sshKeyId, name })),
+  }),
   sshKey.mutation('update', {
     summary: "Change a key's name, description or last-used time (the key material cannot change)",
     input: UpdateInput,

@@ -67,6 +67,15 @@ t.test('ssh key operations', async t => {
     t.same(one.body, created.body);
     t.notOk('privateKey' in one.body);
 
+    const forApps = await client.get('sshKey.allForApps');
+    t.same(
+      forApps.body,
+      [
+        { sshKeyId: withRsa.body.sshKeyId, name: 'rsa' },
+        { sshKeyId: edKeyId, name: 'deploy' },
+      ],
+      'allForApps: newest first, by id and name only',
+    );
     const all = await client.get('sshKey.all');
     t.equal(all.status, 200);
     const mine = [edKeyId, withRsa.body.sshKeyId];

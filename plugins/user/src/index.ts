@@ -1,13 +1,21 @@
 import { asClass, definePlugin } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
-import { userProcedures } from './procedures.ts';
+import { userEntities } from './entities.ts';
+import { userMigrations } from './migrations.ts';
+import { userBackupProcedures, userProcedures } from './procedures.ts';
 import { UserService } from './users.ts';
 
 export default definePlugin({
   name: 'user',
   version: pkg.version,
+  uses: ['backups'], // used when enabled (optionalService): user.getBackups lists the web-server backups
   setup(berth) {
+    berth.entities(...userEntities);
+    berth.migrations(...userMigrations);
     berth.provide({ users: asClass(UserService).singleton() });
-    berth.procedures(...userProcedures);
+    berth.procedures(
+      ...userProcedures,
+      userBackupProcedures(() => berth.container.cradle),
+    );
   },
 });

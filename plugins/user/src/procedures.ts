@@ -1,27 +1,28 @@
 // user.* — the current variant's account operations.
-import { Type, ApiKeyView, router, forbidden } from '@berth/core';
+import { Type, ApiKeyView, router, forbidden, optionalService, schema, type Cradle, type ProcedureContext } from '@berth/core';
 import { MemberView, UserView } from './views.ts';
 import { CreateApiKeyInput, CreatedApiKey, peerApiKeyRow, CreateUserInput, UpdateUserInput } from './schemas.ts';
+import { bookmarkedTemplates, toggleBookmark } from './bookmarks.ts';
 
 const user = router('user', 'organization');
 const None = Type.Object({});
-/** user.get: the membership, its account and the account's API keys, as the peer answers it. */
-const CallerView = Type.Object({
-  ...MemberView.properties,
-  user: Type.Object({
-    ...UserView.properties,
-    apiKeys: Type.Array(
-      Type.Object({
-        id: Type.String(),
-        name: Type.String(),
-        prefix: ApiKeyView.properties.prefix,
-        enabled: Type.Boolean(),
-        expiresAt: ApiKeyView.properties.expiresAt,
-        createdAt: ApiKeyView.properties.createdAt,
-      }),
-    ),
-  }),
+/** An API key as user.get lists it with its account (never the key itself). */
+const ListedApiKey = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  prefix: ApiKeyView.properties.prefix,
+  enabled: Type.Boolean(),
+  expiresAt: ApiKeyView.properties.expiresAt,
+  createdAt: ApiKeyView.properties.createdAt,
 });
+/** user.get: the membership, its account and the account's API keys, as the peer answers it. */
+const CallerView = Type.Object({ ...MemberView.properties, user: Type.Object({ ...UserView.properties, apiKeys: Type.Array(ListedApiKey) }) });
+
+/** The caller's API keys as the peer lists them with its account: a listed key is an enabled one. */
+async function listedKeys(ctx: ProcedureContext) {
+  const keys = await ctx.cradle.apiKeys.listApiKeys(ctx.principal.userId);
+  return keys.map(k => ({ id: k.id, name: k.name, prefix: k.prefix, enabled: true, expiresAt: k.expiresAt, createdAt: k.createdAt }));
+}
 
 export const userProcedures = [
   user.query('get', {
@@ -30,10 +31,7 @@ export const userProcedures = [
     output: CallerView,
     async handler(_i, ctx) {
       const member = await ctx.cradle.users.member(ctx.principal.userId, ctx.principal.organizationId);
-      const keys = await ctx.cradle.apiKeys.listApiKeys(ctx.principal.userId);
-      // The peer lists the caller's keys with their account; a listed key is an enabled one.
-      const apiKeys = keys.map(k => ({ id: k.id, name: k.name, prefix: k.prefix, enabled: true, expiresAt: k.expiresAt, createdAt: k.createdAt }));
-      return { ...member, user: { ...member.user, apiKeys } };
+      return { ...member, user: { ...member.user, apiKeys: await listedKeys(ctx) } };
     },
   }),
   user.query('one', {
@@ -47,6 +45,40 @@ export const userProcedures = [
     input: None,
     output: Type.Array(MemberView),
     handler: (_i, ctx) => ctx.cradle.users.members(ctx.principal.organizationId),
+  }),
+  user.query('session', {
+    scope: 'public',
+    summary: "The caller's session as the peer answers it: its user's id and the organization it acts in; null without credentials (or with expired ones)",
+    input: None,
+    output: schema.Nullable(Type.Object({ user: Type.Object({ id: Type.String() }), session: Type.Object({ activeOrganizationId: Type.String() }) })),
+    handler: (_i, ctx) => {
+      const caller = ctx.maybePrincipal;
+      return caller ? { user: { id: caller.userId }, session: { activeOrganizationId: caller.organizationId } } : null;
+    },
+  }),
+  user.query('checkUserOrganizations', {
+    summary: "How many organizations a user belongs to: the caller's own count, or (owners and admins) a member's of the caller's organization",
+    input: Type.Object({ userId: schema.NonEmpty({ maxLength: 64 }) }),
+    output: Type.Integer({ minimum: 0 }),
+    handler: ({ userId }, ctx) => ctx.cradle.users.organizationCount(userId, ctx.principal),
+  }),
+  user.query('getServerMetrics', {
+    summary: "The caller's account, as the peer answers this procedure (its monitoring page reads the user); the figures are server.getServerMetrics'",
+    input: None,
+    output: UserView,
+    handler: async (_i, ctx) => (await ctx.cradle.users.member(ctx.principal.userId, ctx.principal.organizationId)).user,
+  }),
+  user.query('getBookmarkedTemplates', {
+    summary: 'The template ids the caller bookmarked (its own, in every organization), in the order bookmarked',
+    input: None,
+    output: Type.Array(Type.String()),
+    handler: (_i, ctx) => bookmarkedTemplates(ctx.cradle.em, ctx.principal.userId),
+  }),
+  user.mutation('toggleTemplateBookmark', {
+    summary: 'Bookmark a template of the catalog, or take its bookmark away; answers whether it is bookmarked now',
+    input: Type.Object({ templateId: schema.NonEmpty({ maxLength: 255, description: "a template's id in the catalog (compose.templates)" }) }),
+    output: Type.Object({ isBookmarked: Type.Boolean() }),
+    handler: ({ templateId }, ctx) => toggleBookmark(ctx.cradle.em, ctx.principal.userId, templateId),
   }),
   user.query('haveRootAccess', { summary: 'true when the caller owns its organization', input: None, output: Type.Boolean(), handler: (_i, ctx) => ctx.principal.role === 'owner' }),
   user.mutation('update', {
@@ -123,3 +155,27 @@ export const userProcedures = [
     handler: async (_i, ctx) => ({ token: await ctx.cradle.sessions.generateToken(ctx.principal) }),
   }),
 ];
+
+/**
+ * user.getBackups: the caller's account with its API keys (never the keys themselves) and the
+ * organization's web-server backups (Berth's own data; the backups plugin's, none when it is
+ * disabled), each with its destination and runs, as the peer's web-server backups page reads them.
+ * Made once every plugin is set up: a backup's schema names every kind's id field.
+ */
+export const userBackupProcedures = (cradle: () => Cradle) => () => {
+  const backups = optionalService(cradle(), 'webServerBackups');
+  const backup = backups?.viewSchema() ?? Type.Object({ backupId: Type.String() }, { description: 'the backups plugin is disabled: never listed' });
+  return [
+    user.query('getBackups', {
+      access: 'admin',
+      summary: "The caller's account with its API keys and the organization's web-server backups (Berth's own data), each with its destination and runs",
+      input: None,
+      output: Type.Object({ ...UserView.properties, apiKeys: Type.Array(ListedApiKey), backups: Type.Array(backup, { description: "the organization's web-server backups, oldest first" }) }),
+      async handler(_i, ctx) {
+        const member = await ctx.cradle.users.member(ctx.principal.userId, ctx.principal.organizationId);
+        const views = (await optionalService(ctx.cradle, 'webServerBackups')?.views(ctx.principal.organizationId, ctx.cradle.em)) ?? [];
+        return { ...member.user, apiKeys: await listedKeys(ctx), backups: views };
+      },
+    }),
+  ];
+};

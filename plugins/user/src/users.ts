@@ -127,6 +127,20 @@ export class UserService extends IdentityStore<'sessions' | 'config' | 'events'>
     return Promise.all(members.map(m => this.#withBilling(toMemberView(m, byId.get(m.userId)!))));
   }
 
+  /**
+   * How many organizations a user belongs to: the caller's own count, or a member's of the caller's
+   * organization for its owner and admins (FORBIDDEN for a member asking of someone else, NOT_FOUND for
+   * a user who is not a member of the caller's organization).
+   */
+  async organizationCount(userId: string, by: Principal): Promise<number> {
+    const em = this.em();
+    if (userId !== by.userId) {
+      if (by.role === 'member') throw forbidden("Only admins and owners can check other users' organizations");
+      await findOwned(em, Member, { userId }, by.organizationId, 'User');
+    }
+    return em.count(Member, { userId });
+  }
+
   /** Changes an account; `by` is the caller when it may be someone else's. */
   async updateUser(
     userId: string,

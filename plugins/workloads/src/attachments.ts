@@ -68,6 +68,14 @@ export interface BackupDirectory {
   viewSchema(): TSchema;
 }
 
+/** Registered as `scheduleDirectory` by the schedule plugin: the schedules that run in a workload's container or on a server. */
+export interface ScheduleDirectory {
+  /** Deletes the workload's schedules and their runs (when the workload is deleted). */
+  removeForWorkload(kind: string, id: string, em: EntityManager): Promise<void>;
+  /** Deletes the server's schedules and their runs (when the server is deleted). */
+  removeForServer(serverId: string, em: EntityManager): Promise<void>;
+}
+
 /** Registered as `domains` by the domain plugin: what a workload serves through the proxy. */
 export interface DomainDirectory {
   /** The workload's domains, redirects and basic-auth users as its `one` lists them, oldest first. */
@@ -91,6 +99,16 @@ export type WorkloadDeployments = Pick<DeploymentService, 'register' | 'viewSche
 export interface WorkloadHooks {
   /** Removes the webhook Berth registered on the workload's repository (before the workload is deleted). */
   removeWebhook(kind: string, id: string, em: EntityManager): Promise<void>;
+  /** What became of the push webhook of the workload's linked repository (registered where, or why none), or null when none was asked for. */
+  webhookRegistration(kind: string, id: string, em: EntityManager): Promise<string | null>;
+}
+
+/** Registered as `workloadPatches` by the patch plugin: the files a workload's patches write or delete in its checkout before the build. */
+export interface WorkloadPatches {
+  /** Applies the workload's enabled patches to its fresh checkout, in order of their paths; throws naming the file of the first that fails. */
+  apply(workload: { kind: string; id: string }, checkoutDir: string, io: { em: EntityManager; log(line: string): void }): Promise<void>;
+  /** Deletes the workload's patches and its patch checkout (when the workload is deleted). */
+  removeForWorkload(kind: string, id: string, em: EntityManager): Promise<void>;
 }
 
 /** Registered as `workloadServers` by the server plugin (its `servers`): the remote servers a workload names (organizationOf: the placement check). */
@@ -133,10 +151,14 @@ declare module '@berth/core' {
     mounts: MountDirectory;
     /** From the port plugin (absent when it is disabled). */
     ports: PortDirectory;
+    /** From the schedule plugin (absent when it is disabled). */
+    scheduleDirectory: ScheduleDirectory;
     /** From the deployment plugin (absent when it is disabled). */
     workloadDeployments: WorkloadDeployments;
     /** From the deploy-hook plugin (absent when it is disabled). */
     workloadHooks: WorkloadHooks;
+    /** From the patch plugin (absent when it is disabled). */
+    workloadPatches: WorkloadPatches;
     /** From the registry plugin (absent when it is disabled). */
     workloadRegistries: WorkloadRegistries;
     /** From the server plugin (absent when it is disabled). */

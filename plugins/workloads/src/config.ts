@@ -12,6 +12,10 @@ export const HostAccessSchema = Type.Object(
     }),
     hostNetworks: Type.Boolean({ default: false, description: 'Let the instance owner attach workloads to the host, ingress and none networks' }),
     localGit: Type.Boolean({ default: false, description: 'Let the instance owner deploy git repositories of this host (file:// URLs and paths)' }),
+    // No default: a configuration written before this key resolves as it did (absent = off).
+    hostSchedules: Type.Optional(
+      Type.Boolean({ description: "Let the instance operators schedule scripts on this machine (the peer's dokploy-server schedules), run as Berth's own user; absent: off" }),
+    ),
   },
   {
     env: 'BERTH_HOST_ACCESS',

@@ -92,6 +92,8 @@ export abstract class RecordKind<Row extends object> implements WorkloadKind {
     await this.removeServerFiles(workload);
     await optionalService(cradle, 'mounts')?.removeForService(this.kind, workload.id, em);
     await optionalService(cradle, 'backupDirectory')?.removeForWorkload(this.kind, workload.id, em);
+    await optionalService(cradle, 'scheduleDirectory')?.removeForWorkload(this.kind, workload.id, em);
+    await optionalService(cradle, 'workloadPatches')?.removeForWorkload(this.kind, workload.id, em);
     if (this.capabilities.domains) await optionalService(cradle, 'domains')?.removeForService(workload, em);
     await this.removeAttachments(row, em);
     // A push webhook Berth registered on its repository goes with it.

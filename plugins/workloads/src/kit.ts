@@ -24,10 +24,12 @@ export {
   type MountDirectory,
   type PortDirectory,
   type BackupDirectory,
+  type ScheduleDirectory,
   type DomainDirectory,
   type AttachedDomain,
   type WorkloadDeployments,
   type WorkloadHooks,
+  type WorkloadPatches,
   type WorkloadRegistries,
   type WorkloadServers,
 } from './attachments.ts';
@@ -60,14 +62,14 @@ export { execIn, execStream, type ExecResult, type StreamIo } from './swarm/exec
 export { bindDatabaseKind } from './databases/plugin.ts';
 export { dumpIn, restoreIn, verifyCopy, type DatabaseInContainer, type ContainerBackupIo } from './databases/container-backup.ts';
 export { dataVolumeOf } from './databases/volumes.ts';
-export { WorkloadLifecycle, RecordLifecycle, linesContaining, type LifecycleRecords, type LifecycleRecord, type Engine } from './lifecycle.ts';
+export { WorkloadLifecycle, RecordLifecycle, linesContaining, type LifecycleRecords, type LifecycleRecord, type Engine, type CheckoutIo } from './lifecycle.ts';
 export { RecordKind, type KindRecords } from './kind-base.ts';
 export { ownerLabels, ownedBy, assertOwned, notOurs, KIND_LABEL, ID_LABEL, ORGANIZATION_LABEL, type Owner } from './owners.ts';
 export { ensureVolume, removeVolume, ensureMountVolume, assertMountable, volumeLabels, MOUNT_VOLUME_LABEL, type VolumeOptions } from './swarm/volumes.ts';
 export { toServiceMounts, serverFilesDir } from './swarm/mounts.ts';
 export { generateAppName } from './naming.ts';
 export { placementOf, type Placement } from './views.ts';
-export { relationSchemas, serverRelation, registryRelation, gitRelations, NotServedList, NotServedOne, workloadSummary, summaryOf } from './relations.ts';
+export { relationSchemas, serverRelation, registryRelation, gitRelations, webhookRegistration, NotServedList, NotServedOne, workloadSummary, summaryOf } from './relations.ts';
 export { runProcedure, enqueueRun, type RunSpec } from './runs.ts';
 export { logQuery } from './inputs.ts';
 export { schemasOf, defaultsOf, type FieldTable } from './field-table.ts';

@@ -9,7 +9,7 @@
 // record's appName that is not Berth's for this very record is refused (409) and left alone.
 import type Docker from 'dockerode';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { optionalService, type Cradle, type Deployer, type DeploymentRun, type EntityManager, type SourceRequest } from '@berth/core';
+import { optionalService, type CheckoutSource, type Cradle, type Deployer, type DeploymentRun, type EntityManager, type SourceRequest } from '@berth/core';
 import type { ContainerHosts } from '@berth/plugin-hosts';
 import { ownerLabels, type Owner } from './owners.ts';
 import { SwarmRunner, type Admit, type Owned, type WaitOptions } from './swarm/runner.ts';
@@ -17,6 +17,15 @@ import { checkNodesCanPull, type NodeEngine } from './swarm/pull-check.ts';
 import { admitWorkload } from './swarm/host-access.ts';
 import { volumePin } from './swarm/volume-pin.ts';
 import type { WorkloadService } from './services.ts';
+
+/** What fetching a record's source outside a run takes (patch.ensureRepo's checkout). */
+export interface CheckoutIo {
+  em: EntityManager;
+  signal: AbortSignal;
+  log(line: string): void;
+  /** A value never to show (a key, a token). */
+  redact(value: string): void;
+}
 
 /** What the lifecycle reads of a record. */
 export interface LifecycleRecord {
@@ -154,22 +163,32 @@ export abstract class WorkloadLifecycle<Row> implements Deployer {
    * commit asked for, and the host access policy's refusal of a local git URL.
    */
   protected sourceIo(row: Row, run: DeploymentRun): Omit<SourceRequest, 'fields' | 'secrets' | 'workDir'> {
+    return this.sourceIoOf(row, { signal: run.signal, log: line => run.log(line), redact: value => run.redact(value), em: run.em }, run.deployment.checkout ?? null);
+  }
+
+  /** The same, for a fetch outside a run (a checkout to patch): its own signal, log, redaction and unit of work. */
+  protected sourceIoOf(row: Row, io: CheckoutIo, ref: string | null): Omit<SourceRequest, 'fields' | 'secrets' | 'workDir'> {
     const cradle = this.cradle();
     const { organizationId } = this.identify(row);
     return {
-      signal: run.signal,
-      log: line => run.log(line),
-      redact: value => run.redact(value),
-      sshKey: keyId => cradle.sshKeys.privateKey(keyId, organizationId, run.em),
+      signal: io.signal,
+      log: io.log,
+      redact: io.redact,
+      sshKey: keyId => cradle.sshKeys.privateKey(keyId, organizationId, io.em),
       organizationId,
-      em: run.em,
-      ref: run.deployment.checkout ?? null,
+      em: io.em,
+      ref,
       // A record written while the config allowed it fails its next deploy once it no longer does.
       checkLocal: (location, field) => {
         const refused = cradle.hostAccess.localGitRefusal(location, field);
         if (refused) throw refused;
       },
     };
+  }
+
+  /** The record's file patches (the patch plugin's, when enabled), written into its fresh checkout before the build; throws naming the file of one that fails. */
+  protected async applyPatches(row: Row, checkoutDir: string, run: DeploymentRun): Promise<void> {
+    await optionalService(this.cradle(), 'workloadPatches')?.apply({ kind: this.targetType, id: this.identify(row).id }, checkoutDir, { em: run.em, log: line => run.log(line) });
   }
 
   /** The record as owner of engine objects. */
@@ -304,5 +323,19 @@ export abstract class RecordLifecycle<Row extends { appName: string; organizatio
 
   protected setStatus(id: string, status: string, em: EntityManager): Promise<void> {
     return this.records.setStatus(id, status, em);
+  }
+
+  /**
+   * Fetches the record's repository into the empty directory workDir as its deploys do (its source
+   * type's provider, its fields, its branch), outside a run: the checkout patch.* reads and edits.
+   * Null when its source is no repository (an image, a stored file, a source type not enabled here).
+   */
+  async checkout(id: string, workDir: string, io: CheckoutIo): Promise<CheckoutSource | null> {
+    const row = await this.load(id, io.em);
+    const sourceType = row ? (row as { sourceType?: unknown }).sourceType : null;
+    const providers = this.cradle().providers;
+    if (!row || typeof sourceType !== 'string' || !providers.has('source', sourceType)) return null;
+    const fetched = await providers.get('source', sourceType).resolve({ fields: this.records.settingsOf(row), secrets: {}, workDir, ...this.sourceIoOf(row, io, null) });
+    return 'image' in fetched ? null : fetched;
   }
 }

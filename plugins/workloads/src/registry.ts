@@ -6,7 +6,8 @@
 import type { Readable, Writable } from 'node:stream';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import Type from 'typebox';
-import { conflict, notFound, optionalService, type Cradle, type Deployer, type TSchema } from '@berth/core';
+import { conflict, notFound, optionalService, type CheckoutSource, type Cradle, type Deployer, type TSchema } from '@berth/core';
+import type { CheckoutIo } from './lifecycle.ts';
 import { NotServedList, peerListKeys } from './relations.ts';
 import { checkServiceName } from './swarm/service-spec.ts';
 import { readSummaries, summarySource } from './summaries.ts';
@@ -149,6 +150,12 @@ export interface WorkloadKind {
   routeUpstream?(workload: WorkloadRef, serviceName: string, port: number, em: EntityManager): Promise<string | null>;
   /** Removes the workload and all it has on the host and in other plugins (service, files, mounts, ports, deployments), then its record. */
   remove(workload: WorkloadRef, em: EntityManager, options: RemoveOptions): Promise<void>;
+  /**
+   * Fetches the workload's repository into the empty directory workDir as its deploys do, outside a
+   * run; null when its source is no repository. Present on the kinds whose deploys build a checkout
+   * and apply the workload's file patches to it first (patch.*).
+   */
+  checkout?(id: string, workDir: string, io: CheckoutIo): Promise<CheckoutSource | null>;
 }
 
 const WIRE_NAME = /^[a-z][a-zA-Z0-9]{0,30}$/;

@@ -22,6 +22,11 @@ export async function registryRelation(cradle: Cradle, registryId: unknown, orga
   return (await optionalService(cradle, 'workloadRegistries')?.relation(registryId, organizationId, em)) ?? null;
 }
 
+/** What became of the push webhook Berth registers on the workload's linked repository (null without the deploy-hook plugin, or when none was asked for). */
+export async function webhookRegistration(cradle: Cradle, kind: string, id: string, em: EntityManager): Promise<string | null> {
+  return (await optionalService(cradle, 'workloadHooks')?.webhookRegistration(kind, id, em)) ?? null;
+}
+
 /**
  * The git connections a workload's settings name, under each forge's id (the peer's github,
  * gitlab, bitbucket, gitea; a forge's own), as its answers join them; each null without one.
@@ -58,6 +63,13 @@ export function relationSchemas(cradle: Cradle, git?: Cradle['gitProviders']) {
     domains: proxied ? Type.Array(proxied.domains) : NotServedList('domains'),
     redirects: proxied ? Type.Array(proxied.redirects) : NotServedList('redirects'),
     security: proxied ? Type.Array(proxied.security) : NotServedList('basic-auth entries'),
+    /** Berth's own: the linked repository's push webhook, registered or why not (the delivery log keeps every such line). */
+    webhookRegistration: Nullable(
+      Type.String({
+        description:
+          "Berth's own: the push webhook Berth registers on the linked repository — where it was registered, or why none was (no publicUrl: how to add one by hand); null when the source asks for none",
+      }),
+    ),
   };
 }
 

@@ -1,0 +1,78 @@
+// Every procedure the peer's clients can call (issue 49): the peer's own OpenAPI document
+// (../shared/reference/peer-openapi.json, its routers at v0.30.x) lists them, and each one is
+// either served by Berth with every plugin enabled, or listed below with the open issue that takes
+// it and why. The list only shrinks: a listed procedure that is served fails the test (take it out),
+// and so does one that is neither served nor listed.
+import t from 'tap';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { startTestServer } from '@berth/core/testing';
+
+const peer = JSON.parse(readFileSync(fileURLToPath(new URL('../../shared/reference/peer-openapi.json', import.meta.url)), 'utf8')) as { paths: Record<string, unknown> };
+
+/** The governance issue's routers (roles, SSO, SCIM, audit log, forward auth, white-labelling, the licence) and its permission procedures. */
+const GOVERNANCE = 'issue 50 (governance: roles, permissions, SSO, SCIM, audit log, forward auth, no licence)';
+const GOVERNANCE_ROUTERS = ['customRole', 'sso', 'scim', 'auditLog', 'forwardAuth', 'whitelabeling', 'licenseKey'];
+const GOVERNANCE_PROCEDURES = ['user.assignPermissions', 'user.getPermissions', 'settings.updateEnforceSSO'];
+/** The delivery issue's router. */
+const DELIVERY = 'issue 51 (delivery without downtime: rollback.* with automatic rollback)';
+const LIBSQL = 'issue 49: libsql, the sixth database kind (a provider with a sqld stand-in), comes after the other routers';
+const UPLOAD = "issue 49: an upload procedure (the peer's drop source), on the kernel's multipart bodies (a procedure's `multipart` option, which docker.uploadFileToContainer uses): being built";
+/** This issue's procedures not served yet, each with what it waits for. */
+const PENDING: Record<string, string> = {
+  ...Object.fromEntries(
+    [
+      'libsql.create',
+      'libsql.one',
+      'libsql.start',
+      'libsql.stop',
+      'libsql.saveExternalPorts',
+      'libsql.deploy',
+      'libsql.changeStatus',
+      'libsql.remove',
+      'libsql.saveEnvironment',
+      'libsql.reload',
+      'libsql.update',
+      'libsql.move',
+      'libsql.rebuild',
+      'libsql.readLogs',
+      'backup.manualBackupLibsql',
+    ].map(n => [n, LIBSQL]),
+  ),
+  ...Object.fromEntries(['application.dropDeployment'].map(n => [n, UPLOAD])),
+};
+
+/** Why a procedure the peer serves is not served here, or undefined when nothing says so. */
+function pendingReason(name: string): string | undefined {
+  const router = name.split('.')[0]!;
+  if (GOVERNANCE_ROUTERS.includes(router) || GOVERNANCE_PROCEDURES.includes(name)) return GOVERNANCE;
+  if (router === 'rollback') return DELIVERY;
+  return PENDING[name];
+}
+
+t.test("every procedure of the peer's document is served, or listed with the issue that takes it", async t => {
+  const server = await startTestServer({ jobs: false, proxy: 'none' });
+  t.teardown(() => server.destroy());
+  const served = new Set(server.kernel.container.cradle.registry.all().map(p => p.path));
+  const procedures = Object.keys(peer.paths).map(p => p.replace(/^\//, ''));
+  t.ok(procedures.length > 500, `the peer's document lists its procedures (${procedures.length})`);
+  const missing = procedures.filter(p => !served.has(p));
+  t.same(
+    missing.filter(p => !pendingReason(p)),
+    [],
+    'no procedure is neither served nor listed',
+  );
+  t.same(
+    procedures.filter(p => served.has(p) && pendingReason(p)),
+    [],
+    'no listed procedure is served (take it out of the list)',
+  );
+  t.same(
+    Object.keys(PENDING).filter(p => !procedures.includes(p)),
+    [],
+    "every listed procedure is the peer's",
+  );
+  t.comment(
+    `served ${procedures.length - missing.length} of ${procedures.length}; governance ${missing.filter(p => pendingReason(p) === GOVERNANCE).length}, delivery ${missing.filter(p => pendingReason(p) === DELIVERY).length}, pending ${missing.filter(p => PENDING[p]).length}`,
+  );
+});
