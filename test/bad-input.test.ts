@@ -59,9 +59,16 @@ const ACTS_HERE: Record<string, string> = {
   'settings.updateTraefikPorts': 'recreates the proxy service with more host ports: refused, the fuzz runs no proxy',
   'settings.writeTraefikEnv': 'recreates the proxy service with its environment: refused, the fuzz runs no proxy',
   'registry.enableSelfHostedRegistry': 'starts a registry service on this machine, behind the proxy: refused, the fuzz runs no proxy',
-  'settings.updateRemoteServersOnly': "turns this machine's deploys off for the whole instance (409 before they are queued), which the fuzz's other operations deploy on: sent only refusals",
   'cluster.joinServer': "joins a server to this machine's swarm, which every test file shares",
   'cluster.removeWorker': "removes a node from this machine's swarm, which every test file shares",
+};
+
+/**
+ * Operations that change an instance-wide setting which the operations after them need as it was:
+ * the body that puts it back, sent once their requests are answered.
+ */
+const RESTORE_AFTER: Record<string, { body: Record<string, unknown>; why: string }> = {
+  'settings.updateRemoteServersOnly': { body: { remoteServersOnly: false }, why: "on, it refuses every deploy on this machine (409 before it is queued), which later operations' bases make" },
 };
 
 /** What an operation's base needs beyond goodValue's body. */
@@ -553,6 +560,8 @@ t.test('every operation of the OpenAPI document answers bad input with a 4xx, ne
     // BERTH_FUZZ_BASES_ONLY=1 sends each operation its base alone (to chase a failing base).
     if (!process.env.BERTH_FUZZ_BASES_ONLY) await inPool(removes ? 1 : AT_ONCE, requests);
     if (removes) await baseRequest();
+    const restore = RESTORE_AFTER[name];
+    if (restore) t.equal((await c.post(name, restore.body)).status, 200, `${name} put back: ${restore.why}`);
   }
   t.comment(`${freshRecords} records made for the operations that remove them`);
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
