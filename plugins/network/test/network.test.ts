@@ -173,7 +173,11 @@ t.test("addresses on this machine: the instance operators choose them; another o
   const made = await a.post('network.create', { name: n, driver: 'overlay', attachable: true, internal: true, mtu: 1400, ipam: { driver: 'default', config: [{ subnet, gateway, ipRange }] } });
   t.equal(made.status, 200, JSON.stringify(made.body));
   t.match(made.body, { driver: 'overlay', attachable: true, internal: true, mtu: 1400, ipam: { driver: 'default', config: [{ subnet, gateway, ipRange }] } });
-  const found = await onEngine(docker, n);
+  // The swarm's allocator fills the driver and the addresses in a moment after the create (under load, after the first inspect).
+  const found = await waitFor('the overlay network allocated', async () => {
+    const inspected = await onEngine(docker, n);
+    return inspected?.Driver ? inspected : undefined;
+  });
   t.match(found, { Driver: 'overlay', Scope: 'swarm', Attachable: true, Internal: true, IPAM: { Config: [{ Subnet: subnet, Gateway: gateway, IPRange: ipRange }] } }, 'the engine made it as asked');
   const overlap = await a.post('network.create', { name: name('overlap'), ipam: { config: [{ subnet: subnet.replace(/\/24$/, '/25') }] } });
   t.equal(overlap.status, 409, 'a subnet overlapping one the host uses: 409');
