@@ -40,11 +40,11 @@ t.test('settings.* of a self-hosted instance', async t => {
     const { rows } = await own.query<{ name: string }>('select current_database() as name');
     await own.end();
     const db = `"${rows[0]!.name}"`;
-    // From the server's maintenance database: a database's own session may not shut it.
+    // From another database of the server (template1: the default database's own is named postgres): a database's own session may not shut it.
     const { connectionString, ...rest } = server.database;
     const url = connectionString ? new URL(connectionString) : undefined;
-    if (url) url.pathname = '/postgres';
-    const dba = new pg.Client(url ? { ...rest, connectionString: url.toString() } : { ...rest, database: 'postgres' });
+    if (url) url.pathname = '/template1';
+    const dba = new pg.Client(url ? { ...rest, connectionString: url.toString() } : { ...rest, database: 'template1' });
     await dba.connect();
     t.teardown(() => dba.end());
     await dba.query(`alter database ${db} allow_connections false`);
