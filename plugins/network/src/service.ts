@@ -70,14 +70,17 @@ export function reservedName(name: string, platformNetwork: string): string | nu
 }
 
 /**
- * The network of exactly this name on the engine, or null. (The engine also resolves an id or the
- * prefix of one: a network whose name differs is not the one named.)
+ * The network of exactly this name on the engine, or null. Found in the engine's list by its name,
+ * then inspected by its id: inspecting by the name itself would have the engine resolve it as an id
+ * or an id's prefix too (swarm ids are alphanumeric: "x" may be the start of two of them, which the
+ * engine answers with an error, not a miss).
  */
 export async function findByName(docker: Docker, call: Call, name: string): Promise<EngineNetwork | null> {
-  const found = await call(`inspect the network ${name}`, () =>
-    (docker.getNetwork(name).inspect() as Promise<EngineNetwork>).catch((e: { statusCode?: number }) => (e.statusCode === 404 ? null : Promise.reject(e))),
+  const exact = (await listNetworks(docker, call, { name: [name] })).find(n => n.Name === name);
+  if (!exact) return null;
+  return call(`inspect the network ${name}`, () =>
+    (docker.getNetwork(exact.Id).inspect() as Promise<EngineNetwork>).catch((e: { statusCode?: number }) => (e.statusCode === 404 ? null : Promise.reject(e))),
   );
-  return found && found.Name === name ? found : null;
 }
 
 /** Every network on the engine (summaries). */

@@ -244,6 +244,26 @@ t.test('import takes back only networks Berth made for this organization; sync l
   t.ok(await onEngine(docker, theirs));
 });
 
+t.test('a name that is the start of two networks’ ids is a name nothing holds, not an engine error', async t => {
+  // Seventeen networks at least: local ids are hex, so two of them start with the same character.
+  const extra: string[] = [];
+  t.teardown(async () => {
+    for (const n of extra) await removeFromEngine(docker, n);
+  });
+  while ((await docker.listNetworks()).length + extra.length < 17) {
+    const n = name('prefix');
+    await docker.createNetwork({ Name: n, Driver: 'bridge' });
+    extra.push(n);
+  }
+  const ids = (await docker.listNetworks()).map(n => n.Id);
+  const prefix = [...new Set(ids.map(id => id[0]!))].find(c => ids.filter(id => id.startsWith(c)).length >= 2)!;
+  t.ok(prefix, `the ids ${prefix} starts two of`);
+  const result = await a.post('network.import', { names: [prefix] });
+  t.equal(result.status, 200, JSON.stringify(result.body));
+  t.same(result.body.imported, []);
+  t.match(result.body.errors, [{ name: prefix, error: /no network Berth made for this organization has this name/ }], 'answered as a name nothing holds');
+});
+
 t.test('a record whose name another network now holds: inspect and recreate refuse it, remove leaves it alone', async t => {
   const n = name('taken-over');
   const { networkId } = ok(await a.post('network.create', { name: n }), 'network.create') as { networkId: string };
