@@ -2,15 +2,14 @@
 //   GET|POST /api/<router>.<procedure>   (REST form, documented in OpenAPI)
 //   /api/trpc/<path>[,<path>...]         (tRPC wire form, with batching)
 import { asFunction, asValue } from 'awilix';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { BerthContainer } from '../container.ts';
 import { BerthError, errorStatus, forbidden, notFound, unauthorized } from '../errors.ts';
 import { actsOnInstance, type Principal, type Procedure, type ProcedureContext, type ProcedureRegistry, type UploadedFile } from '../procedure.ts';
 import { outputErrors, parseInput } from '../validation.ts';
 import { emptyStringFields } from '../empty-strings.ts';
 import { dataError, errorBody, toBerthError } from './errors.ts';
-import { acceptMultipart, fileMissing, readUpload, uploadCap } from './multipart.ts';
-import type {} from '@fastify/multipart'; // its request decorators' types; the module loads only with an upload procedure
+import { acceptMultipart, fileMissing, isMultipart, readUpload, uploadCap } from './multipart.ts';
 
 export interface TransportOptions {
   registry: ProcedureRegistry;
@@ -51,7 +50,7 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
   }
 
   /** Runs one procedure; `headers` receives the response headers it sets. */
-  async function call(proc: Procedure, req: FastifyRequest, raw: unknown, coerce: boolean, headers: Record<string, string>): Promise<unknown> {
+  async function call(proc: Procedure, req: FastifyRequest, reply: FastifyReply, raw: unknown, coerce: boolean, headers: Record<string, string>): Promise<unknown> {
     const { apiKey, bearer } = credentials(req);
     let principal: Principal | null;
     try {
@@ -69,8 +68,8 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
     }
     let file: UploadedFile | undefined;
     // An upload is read only past the scope's checks: nothing of a refused caller's reaches the disk.
-    if (proc.multipart && req.isMultipart?.()) {
-      const upload = await readUpload(req, proc.multipart, uploadCap(proc.multipart, config.uploadLimit), config.dataDir);
+    if (proc.multipart && isMultipart(req)) {
+      const upload = await readUpload(req, reply, proc.multipart, uploadCap(proc.multipart, config.uploadLimit), config.dataDir);
       [raw, coerce, file] = [upload.fields, true, upload.file];
     }
     const input = parseInput(proc.input, raw, coerce, emptyStringFields(proc.path));
@@ -129,9 +128,9 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
     };
     const noCompile = { validatorCompiler: () => () => true, serializerCompiler: () => (data: unknown) => JSON.stringify(data) };
     // Every answer is JSON, a string too: Fastify sends a bare string as it is (text/plain, unquoted).
-    const answer = async (req: FastifyRequest, reply: import('fastify').FastifyReply, raw: unknown, coerce: boolean) => {
+    const answer = async (req: FastifyRequest, reply: FastifyReply, raw: unknown, coerce: boolean) => {
       const headers: Record<string, string> = {};
-      const value = await call(proc, req, raw, coerce, headers);
+      const value = await call(proc, req, reply, raw, coerce, headers);
       reply.headers(headers);
       if (typeof value !== 'string') return value;
       return reply.type('application/json; charset=utf-8').send(JSON.stringify(value));
@@ -146,7 +145,7 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
   };
 
   // tRPC: one route; the path may name several procedures (?batch=1). An upload's has a route of its own.
-  const trpc = (only?: string) => async (req: FastifyRequest<{ Params: { '*'?: string }; Querystring: { input?: string; batch?: string } }>, reply: import('fastify').FastifyReply) => {
+  const trpc = (only?: string) => async (req: FastifyRequest<{ Params: { '*'?: string }; Querystring: { input?: string; batch?: string } }>, reply: FastifyReply) => {
     const paths = (only ?? req.params['*'] ?? '').split(',');
     const batch = req.query.batch === '1' || req.query.batch === 'true';
     let inputs: unknown[];
@@ -163,7 +162,7 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
           if (!proc) throw notFound(`Operation ${path}`);
           if (req.method === 'GET' && proc.kind === 'mutation') throw new BerthError('BAD_REQUEST', `${path} is a mutation: use POST`);
           const headers: Record<string, string> = {};
-          const data = await call(proc, req, unwrapJson(inputs[i]), false, headers);
+          const data = await call(proc, req, reply, unwrapJson(inputs[i]), false, headers);
           // A batch answers one set of headers: each procedure's are added (the same name: the last one's).
           reply.headers(headers);
           return { status: 200, body: { result: { data: { json: data } } } };
@@ -194,7 +193,7 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
   }
   for (const run of runs)
     void app.register(async scope => {
-      if (run[0]!.multipart) await acceptMultipart(scope);
+      if (run[0]!.multipart) acceptMultipart(scope);
       for (const proc of run) {
         mount(scope, proc);
         if (proc.multipart) scope.post(`/api/trpc/${proc.path}`, { schema: { hide: true } }, trpc(proc.path));

@@ -1,23 +1,28 @@
 // Multipart bodies for the procedures that take an upload (`multipart: { fileField }`): the form's
 // fields are the input (text, or JSON where a part says so), and its one file is streamed to a temporary file under dataDir/uploads
-// (never held in memory), cut off past the limit with 413, and removed once the answer is sent
-// (@fastify/multipart's saved request files). The parser is imported and registered only when a
-// procedure declares an upload, and only in the scope of those procedures' routes: every other
-// route still refuses a multipart body with 415.
-import { mkdir, stat } from 'node:fs/promises';
+// (never held in memory), cut off past the limit with 413, and removed once the answer is sent or the
+// client goes away. Only the upload procedures' routes accept such a body (every other route still
+// refuses it with 415), and there the body is left unread until the call has passed its scope's checks.
+// The form parser (busboy) is imported at the first upload, not at boot: an idle Berth never loads it.
+import { randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { pipeline } from 'node:stream/promises';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BerthError, badRequest } from '../errors.ts';
 import type { MultipartSpec, UploadedFile } from '../procedure.ts';
 
 /** What the form may hold besides its file: a few short text fields. */
 const FIELDS = { fields: 32, fieldSize: 64 * 1024 };
 
-/** Registers the multipart parser in `scope` (the routes of the upload procedures). */
-export async function acceptMultipart(scope: FastifyInstance): Promise<void> {
-  const { default: multipart } = await import('@fastify/multipart');
-  await scope.register(multipart, { limits: { ...FIELDS, files: 1 } });
+/** Makes `scope` (the routes of the upload procedures) take multipart bodies, left unread for readUpload. */
+export function acceptMultipart(scope: FastifyInstance): void {
+  scope.addContentTypeParser('multipart/form-data', (_req, _payload, done) => done(null));
 }
+
+/** Whether the request's body is a multipart form (the only kind readUpload reads). */
+export const isMultipart = (req: FastifyRequest) => /^multipart\/form-data\b/i.test(req.headers['content-type'] ?? '');
 
 /** The largest file a procedure takes: its own cap, never above the kernel's. */
 export const uploadCap = (spec: MultipartSpec, uploadLimit: number) => Math.min(spec.maxBytes ?? uploadLimit, uploadLimit);
@@ -27,37 +32,71 @@ const tooLarge = (spec: MultipartSpec, max: number) =>
     { path: [spec.fileField], message: `${spec.fileField}: larger than ${max} bytes` },
   ]);
 
+const notAFileField = (name: string, spec: MultipartSpec) => badRequest(`${name}: not a file field (the file goes in ${spec.fileField})`, [{ path: [name], message: `${name}: not a file field` }]);
+
 /**
- * The form's text fields (the first of a repeated name) and its file, saved under `dataDir`. A body
- * that declares a length past the limit is refused before it is read.
+ * The form's text fields (the first of a repeated name) and its file, saved under `dataDir` and removed
+ * when the reply ends (sent, or the connection closed first). A body that declares a length past the
+ * limit is refused before it is read.
  */
-export async function readUpload(req: FastifyRequest, spec: MultipartSpec, max: number, dataDir: string): Promise<{ fields: Record<string, unknown>; file?: UploadedFile }> {
+export async function readUpload(req: FastifyRequest, reply: FastifyReply, spec: MultipartSpec, max: number, dataDir: string): Promise<{ fields: Record<string, unknown>; file?: UploadedFile }> {
   // The form's own bytes (boundaries, headers, fields) come on top of the file's.
   if (Number(req.headers['content-length']) > max + FIELDS.fields * FIELDS.fieldSize) throw tooLarge(spec, max);
   const tmpdir = path.join(dataDir, 'uploads');
   await mkdir(tmpdir, { recursive: true, mode: 0o700 });
-  let saved: Awaited<ReturnType<FastifyRequest['saveRequestFiles']>>;
-  try {
-    saved = await req.saveRequestFiles({ tmpdir, limits: { fileSize: max } });
-  } catch (e) {
-    const err = e as { code?: string; statusCode?: number; syscall?: string; message?: string };
-    if (err.code === 'FST_REQ_FILE_TOO_LARGE') throw tooLarge(spec, max);
-    // busboy's own errors (a malformed form) carry neither a status nor a system call: the client's.
-    if (err.statusCode === undefined && err.syscall === undefined) throw badRequest(`Malformed multipart body: ${err.message}`);
-    throw e;
-  }
-  const fields: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(saved.values ?? {})) {
-    const first = (Array.isArray(value) ? value[0] : value) as { type?: string; value?: unknown; valueTruncated?: boolean } | undefined;
-    if (first?.type !== 'field') continue;
-    if (first.valueTruncated) throw badRequest(`${name}: longer than a form field may be`, [{ path: [name], message: `${name}: longer than ${FIELDS.fieldSize} bytes` }]);
-    fields[name] = first.value;
-  }
-  const part = saved.files[0];
-  if (!part) return { fields };
-  if (part.fieldname !== spec.fileField)
-    throw badRequest(`${part.fieldname}: not a file field (the file goes in ${spec.fileField})`, [{ path: [part.fieldname], message: `${part.fieldname}: not a file field` }]);
-  return { fields, file: { filename: part.filename, mimetype: part.mimetype, path: part.filepath, bytes: (await stat(part.filepath)).size } };
+  const target = path.join(tmpdir, randomUUID());
+  // 'close' comes once the response is sent or the client is gone: the file goes either way.
+  reply.raw.once('close', () => void rm(target, { force: true }));
+  const { Busboy } = await import('@fastify/busboy');
+  return new Promise((resolve, reject) => {
+    const fields: Record<string, unknown> = {};
+    let file: Promise<UploadedFile> | undefined;
+    let failure: Error | undefined;
+    const fail = (e: Error) => {
+      failure ??= e;
+    };
+    let form: ReturnType<typeof Busboy>;
+    try {
+      form = Busboy({ headers: req.headers as { 'content-type': string }, limits: { ...FIELDS, files: 1, fileSize: max } });
+    } catch (e) {
+      // A form without its boundary, or of another kind: the client's.
+      reject(badRequest(`Malformed multipart body: ${(e as Error).message}`));
+      return;
+    }
+    form.on('field', (name, value, _nameTruncated, valueTruncated, _encoding, mimetype) => {
+      if (valueTruncated) fail(badRequest(`${name}: longer than a form field may be`, [{ path: [name], message: `${name}: longer than ${FIELDS.fieldSize} bytes` }]));
+      if (name in fields) return;
+      if (!/^application\/json\b/i.test(mimetype)) fields[name] = value;
+      else
+        try {
+          fields[name] = JSON.parse(value);
+        } catch {
+          fail(badRequest(`${name}: not JSON, though its part says application/json`, [{ path: [name], message: `${name}: not JSON` }]));
+        }
+    });
+    form.on('file', (name, stream, filename, _encoding, mimetype) => {
+      if (name !== spec.fileField) {
+        fail(notAFileField(name, spec));
+        stream.resume();
+        return;
+      }
+      file = pipeline(stream, createWriteStream(target, { mode: 0o600 })).then(async () => {
+        if (stream.truncated) throw tooLarge(spec, max);
+        return { filename, mimetype, path: target, bytes: (await stat(target)).size };
+      });
+      file.catch(() => undefined); // awaited at the form's end; its failure is answered there
+    });
+    form.on('fieldsLimit', () => fail(badRequest(`A form takes at most ${FIELDS.fields} fields`)));
+    form.on('filesLimit', () => fail(badRequest(`A form takes one file, in ${spec.fileField}`, [{ path: [spec.fileField], message: `${spec.fileField}: one file only` }])));
+    form.on('error', e => reject(badRequest(`Malformed multipart body: ${(e as Error).message}`)));
+    form.on('finish', () => {
+      if (failure) return reject(failure);
+      if (!file) return resolve({ fields });
+      file.then(saved => resolve({ fields, file: saved }), reject);
+    });
+    req.raw.on('error', reject);
+    req.raw.pipe(form);
+  });
 }
 
 /** BAD_REQUEST naming the file field: a call of an upload procedure without its file. */
