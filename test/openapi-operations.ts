@@ -119,11 +119,5 @@ export const idFieldsOf = (operations: Operation[]): Set<string> => new Set(oper
  */
 export const AT_ONCE = Math.max(1, Number(process.env.BERTH_FUZZ_AT_ONCE ?? 6) || 1);
 
-/** Runs the tasks, at most `limit` at a time, starting them in their order. */
-export async function inPool(limit: number, tasks: (() => Promise<void>)[]): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < tasks.length) await tasks[next++]!();
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
-}
+/** The kernel's pool (the suites import it from here beside AT_ONCE). */
+export { inPool } from '@berth/core';

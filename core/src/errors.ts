@@ -54,6 +54,14 @@ export class BerthError extends Error {
 export const badRequest = (message?: string, issues: Issue[] = []) => new BerthError('BAD_REQUEST', message, issues);
 /** A single-field input problem that a schema cannot express (e.g. "email already taken" is a conflict, not this). */
 export const invalidField = (field: string, message: string) => new BerthError('BAD_REQUEST', 'Invalid input data', [{ path: field.split('.'), message: `${field}: ${message}` }]);
+/** Runs a parse whose thrown message is a user's answer (an address, a key), as a 400 that names the field. */
+export function parseField<T>(field: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (e) {
+    throw invalidField(field, (e as Error).message);
+  }
+}
 export const unauthorized = (message?: string) => new BerthError('UNAUTHORIZED', message);
 export const forbidden = (message?: string) => new BerthError('FORBIDDEN', message);
 export const notFound = (what?: string) => new BerthError('NOT_FOUND', what ? `${what} not found` : undefined);

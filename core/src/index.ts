@@ -20,7 +20,8 @@ export {
   type MultipartSpec,
   type UploadedFile,
 } from './procedure.ts';
-export { BerthError, badRequest, invalidField, unauthorized, forbidden, notFound, conflict, unavailable, type ErrorCode, type Issue } from './errors.ts';
+export { BerthError, badRequest, invalidField, parseField, unauthorized, forbidden, notFound, conflict, unavailable, type ErrorCode, type Issue } from './errors.ts';
+export { inPool } from './pool.ts';
 export { optionalService, type Cradle, type BerthContainer, type Logger } from './container.ts';
 export { RequestScope, findOwned } from './request-scope.ts';
 export { EventBus, type BerthEvents } from './events.ts';

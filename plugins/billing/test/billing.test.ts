@@ -11,34 +11,19 @@
 import t from 'tap';
 import Stripe from 'stripe';
 import { manualClock, otherOrganization, signUpAdmin, startTestServer, type TestServer } from '@berth/core/testing';
-import { startStripeStandIn } from './stripe-stand-in.ts';
+import { startBillingStandIn } from './billing-fixture.ts';
 
 t.setTimeout(300_000);
-const SECRET = 'sk_test_berth_0123456789';
-const WHSEC = 'whsec_berth_test_secret';
-const plans = {
-  hobby: { productId: 'prod_hobby', monthlyPriceId: 'price_hobby_m', annualPriceId: 'price_hobby_y' },
-  startup: { productId: 'prod_startup', monthlyPriceId: 'price_startup_m', annualPriceId: 'price_startup_y' },
-};
-const stripe = await startStripeStandIn(SECRET, {
-  products: [
-    { id: 'prod_hobby', name: 'Hobby', default_price: 'price_hobby_m' },
-    { id: 'prod_startup', name: 'Startup', default_price: 'price_startup_m' },
-    { id: 'prod_unrelated', name: 'Something else', default_price: 'price_other' },
-  ],
-  prices: [
-    { id: 'price_hobby_m', product: 'prod_hobby', unit_amount: 450, recurring: { interval: 'month' } },
-    { id: 'price_hobby_y', product: 'prod_hobby', unit_amount: 4500, recurring: { interval: 'year' } },
-    { id: 'price_startup_m', product: 'prod_startup', unit_amount: 1500, recurring: { interval: 'month' } },
-    { id: 'price_startup_y', product: 'prod_startup', unit_amount: 15000, recurring: { interval: 'year' } },
-    { id: 'price_other', product: 'prod_unrelated', unit_amount: 100, recurring: { interval: 'month' } },
-  ],
+const billing = await startBillingStandIn({
+  products: [{ id: 'prod_unrelated', name: 'Something else', default_price: 'price_other' }],
+  prices: [{ id: 'price_other', product: 'prod_unrelated', unit_amount: 100, recurring: { interval: 'month' } }],
 });
+const { stripe } = billing;
 t.teardown(() => stripe.close());
 
 const off: TestServer = await startTestServer({ proxy: 'none' } as never);
 t.teardown(() => off.destroy());
-const server: TestServer = await startTestServer({ proxy: 'none', stripeSecretKey: SECRET, stripeWebhookSecret: WHSEC, stripeApiUrl: stripe.url, stripePlans: plans, graceDays: 7 } as never);
+const server: TestServer = await startTestServer({ proxy: 'none', ...billing.config, graceDays: 7 } as never);
 t.teardown(() => server.destroy());
 const clock = manualClock(server);
 const admin = await signUpAdmin(server);
@@ -46,11 +31,7 @@ const c = admin.client;
 const cradle = server.kernel.container.cradle as any;
 
 /** Posts an event to the webhook, signed as Stripe signs it (or with the signature given). */
-async function send(event: Record<string, unknown>, signature?: string) {
-  const payload = JSON.stringify(event);
-  const header = signature ?? Stripe.webhooks.generateTestHeaderString({ payload, secret: WHSEC });
-  return c.raw('/api/stripe/webhook', { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': header }, body: payload });
-}
+const send = (event: Record<string, unknown>, signature?: string) => billing.deliver(c, event, signature);
 
 let n = 0;
 const newServer = () => c.post('server.create', { name: `box-${++n}`, description: null, ipAddress: `10.255.1.${n}`, port: 22, username: 'root', sshKeyId: null, serverType: 'deploy' });
@@ -165,13 +146,9 @@ t.test('a replayed event changes nothing; a bad signature is a 400', async t => 
 
   const forged = await send(stripe.event('invoice.paid', invoice), 't=1,v1=deadbeef');
   t.match(forged, { status: 400, body: { code: 'BAD_REQUEST', message: /Stripe-Signature does not verify/ } });
-  const other = JSON.stringify(stripe.event('customer.deleted', { id: customerId, object: 'customer' }));
-  const signedOther = Stripe.webhooks.generateTestHeaderString({ payload: other, secret: 'whsec_someone_else' });
-  t.equal(
-    (await c.raw('/api/stripe/webhook', { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': signedOther }, body: other })).status,
-    400,
-    "another endpoint's secret",
-  );
+  const other = stripe.event('customer.deleted', { id: customerId, object: 'customer' });
+  const signedOther = Stripe.webhooks.generateTestHeaderString({ payload: JSON.stringify(other), secret: 'whsec_someone_else' });
+  t.equal((await send(other, signedOther)).status, 400, "another endpoint's secret");
   t.equal((await c.get('billing.canCreateMoreServers')).body, false, 'still 2 granted, 2 used');
 });
 

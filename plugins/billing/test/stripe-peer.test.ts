@@ -8,34 +8,17 @@
 // organization and shown on its owner (user.get); members read the plan only; bad input is named
 // by its field; another organization sees and changes nothing of it.
 import t from 'tap';
-import Stripe from 'stripe';
 import { addMember, otherOrganization, signUpAdmin, startTestServer, type Client, type Reply } from '@berth/core/testing';
-import { startStripeStandIn } from './stripe-stand-in.ts';
+import { startBillingStandIn } from './billing-fixture.ts';
 
 t.setTimeout(300_000);
-const SECRET = 'sk_test_berth_peer_0123456789';
-const WHSEC = 'whsec_berth_peer_secret';
-const plans = {
-  hobby: { productId: 'prod_hobby', monthlyPriceId: 'price_hobby_m', annualPriceId: 'price_hobby_y' },
-  startup: { productId: 'prod_startup', monthlyPriceId: 'price_startup_m', annualPriceId: 'price_startup_y' },
-};
-const stripe = await startStripeStandIn(SECRET, {
-  products: [
-    { id: 'prod_hobby', name: 'Hobby', default_price: 'price_hobby_m' },
-    { id: 'prod_startup', name: 'Startup', default_price: 'price_startup_m' },
-  ],
-  prices: [
-    { id: 'price_hobby_m', product: 'prod_hobby', unit_amount: 450, recurring: { interval: 'month' } },
-    { id: 'price_hobby_y', product: 'prod_hobby', unit_amount: 4500, recurring: { interval: 'year' } },
-    { id: 'price_startup_m', product: 'prod_startup', unit_amount: 1500, recurring: { interval: 'month' } },
-    { id: 'price_startup_y', product: 'prod_startup', unit_amount: 15000, recurring: { interval: 'year' } },
-  ],
-});
+const billing = await startBillingStandIn();
+const { stripe } = billing;
 t.teardown(() => stripe.close());
 
 const off = await startTestServer({ proxy: 'none', jobs: false } as never);
 t.teardown(() => off.destroy());
-const server = await startTestServer({ proxy: 'none', jobs: false, stripeSecretKey: SECRET, stripeWebhookSecret: WHSEC, stripeApiUrl: stripe.url, stripePlans: plans } as never);
+const server = await startTestServer({ proxy: 'none', jobs: false, ...billing.config } as never);
 t.teardown(() => server.destroy());
 const admin = await signUpAdmin(server);
 const c = admin.client;
@@ -50,9 +33,7 @@ const names = (r: Reply, field: string) => r.status === 400 && (r.body?.issues ?
 
 /** Posts an event to the webhook, signed as Stripe signs it. */
 async function send(event: Record<string, unknown>) {
-  const payload = JSON.stringify(event);
-  const header = Stripe.webhooks.generateTestHeaderString({ payload, secret: WHSEC });
-  const r = await c.raw('/api/stripe/webhook', { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': header }, body: payload });
+  const r = await billing.deliver(c, event);
   if (r.status !== 200) throw new Error(`webhook ${String(event.type)}: ${r.status} ${JSON.stringify(r.body)}`);
   return r;
 }

@@ -11,7 +11,7 @@ import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import { pipeline, Readable } from 'node:stream';
 import type Docker from 'dockerode';
-import { invalidField, notFound, optionalService, RequestScope, type UploadedFile } from '@berth/core';
+import { inPool, invalidField, notFound, optionalService, RequestScope, type UploadedFile } from '@berth/core';
 import { ORGANIZATION_LABEL } from '@berth/plugin-hosts';
 import type { ContainerConfig, ContainerRow, MatchedContainer, NamedContainer, TaskRow, UploadInput } from './schemas.ts';
 import { statOf, type ContainerStat, type EngineStats } from './stats.ts';
@@ -21,6 +21,12 @@ import { bySlot, containerRow, matchedContainer, namedContainer, stackTask, task
 const STACK_LABEL = 'com.docker.stack.namespace';
 const COMPOSE_PROJECT_LABEL = 'com.docker.compose.project';
 const SERVICE_NAME_LABEL = 'com.docker.swarm.service.name';
+/**
+ * Stats reads in flight at once. The engine takes a second or more for each (two samples); unbounded,
+ * a host with hundreds of containers would get hundreds of calls at once. Below host-ssh's default of
+ * 8 channels, so a server's other requests keep one while a reading runs.
+ */
+const STATS_AT_ONCE = 6;
 
 type Call = <T>(what: string, fn: () => Promise<T>) => Promise<T>;
 interface EngineService {
@@ -95,14 +101,16 @@ export class DockerRequests extends RequestScope {
   async stats(serverId: string | undefined): Promise<ContainerStat[]> {
     const reach = await this.#reach(serverId);
     const running = await this.#list(reach, { all: false });
-    const read = await Promise.all(
-      running.map(c =>
-        reach
-          .call(`read the stats of container ${c.Id.slice(0, 12)}`, () => reach.docker.getContainer(c.Id).stats({ stream: false }) as Promise<EngineStats>)
-          .then(
-            s => statOf(c.Id, c.Names?.[0] ?? c.Id, s),
-            () => null,
-          ),
+    const read = await inPool(
+      STATS_AT_ONCE,
+      running.map(
+        c => () =>
+          reach
+            .call(`read the stats of container ${c.Id.slice(0, 12)}`, () => reach.docker.getContainer(c.Id).stats({ stream: false }) as Promise<EngineStats>)
+            .then(
+              s => statOf(c.Id, c.Names?.[0] ?? c.Id, s),
+              () => null,
+            ),
       ),
     );
     return read.filter((s): s is ContainerStat => s !== null);

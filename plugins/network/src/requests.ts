@@ -5,7 +5,7 @@
 // Berth made for this organization. Request-scoped: the caller's organization and entity manager
 // come from the container.
 import type Docker from 'dockerode';
-import { BerthError, conflict, invalidField, notFound, optionalService, RequestScope } from '@berth/core';
+import { BerthError, conflict, invalidField, notFound, optionalService, parseField, RequestScope } from '@berth/core';
 import { contains, overlaps, parseAddress, parseBlock, within, type Block } from './addresses.ts';
 import { Network, type NetworkRow } from './entities.ts';
 import { DRIVERS, type CreateInput, type EngineNetwork, type ImportInput, type ImportResult, type IpamView, type NetworkView, type SyncView } from './schemas.ts';
@@ -265,14 +265,14 @@ function checkRanges(ipam: IpamView | null, enableIPv6: boolean): Block[] {
       if (c.gateway || c.ipRange) throw invalidField(`${at}.subnet`, 'a gateway or an IP range needs a subnet');
       continue;
     }
-    const subnet = attempt(`${at}.subnet`, () => parseBlock(c.subnet!));
+    const subnet = parseField(`${at}.subnet`, () => parseBlock(c.subnet!));
     if (subnet.family === 6 && !enableIPv6) throw invalidField(`${at}.subnet`, 'an IPv6 subnet needs enableIPv6');
     if (c.gateway) {
-      const gateway = attempt(`${at}.gateway`, () => parseAddress(c.gateway!));
+      const gateway = parseField(`${at}.gateway`, () => parseAddress(c.gateway!));
       if (!contains(subnet, gateway)) throw invalidField(`${at}.gateway`, `${c.gateway} is not inside the subnet ${c.subnet}`);
     }
     if (c.ipRange) {
-      const range = attempt(`${at}.ipRange`, () => parseBlock(c.ipRange!));
+      const range = parseField(`${at}.ipRange`, () => parseBlock(c.ipRange!));
       if (!within(range, subnet)) throw invalidField(`${at}.ipRange`, `${c.ipRange} is not inside the subnet ${c.subnet}`);
     }
     const clash = blocks.findIndex(b => overlaps(b, subnet));
@@ -299,15 +299,6 @@ async function assertFree(docker: Docker, call: <T>(what: string, fn: () => Prom
         throw new BerthError('CONFLICT', `${field}: overlaps an address range a network on this host already uses (${subnet})`, [{ path: field.split('.'), message: `${field}: overlaps ${subnet}` }]);
       }
     }
-  }
-}
-
-/** Runs a parse, turning its failure into a 400 that names the field. */
-function attempt<T>(field: string, parse: () => T): T {
-  try {
-    return parse();
-  } catch (e) {
-    throw invalidField(field, (e as Error).message);
   }
 }
 

@@ -1,7 +1,7 @@
 // sshKey.*: the keys of the caller's organization — stored from a matching pair (the private key
 // sealed), one, all, changed, removed, and a new pair made but not stored. Request-scoped: the
 // caller's organization and the request's transaction come from the container.
-import { invalidField, newId, RequestScope } from '@berth/core';
+import { invalidField, newId, parseField, RequestScope } from '@berth/core';
 import { SshKey } from './entities.ts';
 import { generateSshKeyPair, keysMatch, parsePrivateKey, parsePublicKey, type SshKeyType } from './keys.ts';
 import type { CreateInput, GeneratedKeyPair, SshKeyView, UpdateInput } from './schemas.ts';
@@ -11,8 +11,8 @@ import { toView } from './service.ts';
 export class SshKeyRequests extends RequestScope {
   /** Stores a matching key pair; the private key sealed. */
   async create(input: CreateInput): Promise<SshKeyView> {
-    const privateKey = attempt('privateKey', () => parsePrivateKey(input.privateKey));
-    const publicBlob = attempt('publicKey', () => parsePublicKey(input.publicKey));
+    const privateKey = parseField('privateKey', () => parsePrivateKey(input.privateKey));
+    const publicBlob = parseField('publicKey', () => parsePublicKey(input.publicKey));
     if (!keysMatch(privateKey, publicBlob)) throw invalidField('privateKey', 'does not match the public key');
     const row = this.em.create(SshKey, {
       sshKeyId: newId(),
@@ -65,15 +65,6 @@ export class SshKeyRequests extends RequestScope {
   /** A new key pair, not stored: the client shows it and calls create, as with the peer. */
   generate(type: SshKeyType): Promise<GeneratedKeyPair> {
     return generateSshKeyPair(type);
-  }
-}
-
-/** Runs a parse, turning its failure into a 400 that names the field. */
-function attempt<T>(field: string, parse: () => T): T {
-  try {
-    return parse();
-  } catch (e) {
-    throw invalidField(field, (e as Error).message);
   }
 }
 
