@@ -20,25 +20,21 @@ export class AiProviderError extends Error {
   }
 }
 
-/** A provider's error, with the step that failed; the message starts with the provider's name. */
-export class GitProviderError extends Error {
-  readonly failure: GitFailure;
-  constructor(failure: GitFailure, message: string, options?: { cause?: unknown }) {
+/** An error naming the part of the work that failed, for the plugin to map; named after its class. */
+abstract class FailureError<F extends string> extends Error {
+  readonly failure: F;
+  constructor(failure: F, message: string, options?: { cause?: unknown }) {
     super(message, options);
-    this.name = 'GitProviderError';
+    this.name = new.target.name;
     this.failure = failure;
   }
 }
 
+/** A provider's error, with the step that failed; the message starts with the provider's name. */
+export class GitProviderError extends FailureError<GitFailure> {}
+
 /** A storage error with the part that failed; the message starts with the provider's name. */
-export class StorageError extends Error {
-  readonly failure: StorageFailure;
-  constructor(failure: StorageFailure, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'StorageError';
-    this.failure = failure;
-  }
-}
+export class StorageError extends FailureError<StorageFailure> {}
 
 /**
  * A send that did not go through: the provider's status and its error message (null and the

@@ -60,6 +60,17 @@ export function composeProcedures({ forges, schemas }: { forges: readonly ForgeS
         return true;
       },
     });
+  /** A mutation that acts on the stack and answers the peer's `{success, message}`. */
+  const done = (name: string, summary: string, message: string, act: (c: Cradle['composeRequests'], composeId: string) => Promise<unknown>) =>
+    compose.mutation(name, {
+      summary,
+      input: IdInput,
+      output: Done,
+      async handler({ composeId }, ctx) {
+        await act(ctx.cradle.composeRequests, composeId);
+        return { success: true, message };
+      },
+    });
   const text = (
     name: string,
     summary: string,
@@ -103,26 +114,10 @@ export function composeProcedures({ forges, schemas }: { forges: readonly ForgeS
       output: composeFound(relations),
       handler: ({ composeId, deleteVolumes }, ctx) => ctx.cradle.composeRequests.remove(composeId, deleteVolumes),
     }),
-    compose.mutation('cleanQueues', {
-      summary: "Drop the stack's queued (not yet running) deployments",
-      input: IdInput,
-      output: Done,
-      async handler({ composeId }, ctx) {
-        await ctx.cradle.composeRequests.clearQueue(composeId);
-        return { success: true, message: 'Queues cleaned successfully' };
-      },
-    }),
+    done('cleanQueues', "Drop the stack's queued (not yet running) deployments", 'Queues cleaned successfully', (c, id) => c.clearQueue(id)),
     ok('clearDeployments', "Remove the stack's finished deployments and their logs", IdInput, (c, id) => c.clearDeployments(id)),
     ok('killBuild', 'Stop the running deployment (its program is killed) and drop the queued ones', IdInput, (c, id) => c.cancel(id)),
-    compose.mutation('cancelDeployment', {
-      summary: 'Cancel the running and queued deployments; what ran before keeps running',
-      input: IdInput,
-      output: Done,
-      async handler({ composeId }, ctx) {
-        await ctx.cradle.composeRequests.cancel(composeId);
-        return { success: true, message: 'Deployment cancellation requested' };
-      },
-    }),
+    done('cancelDeployment', 'Cancel the running and queued deployments; what ran before keeps running', 'Deployment cancellation requested', (c, id) => c.cancel(id)),
     compose.query('loadServices', {
       summary: "The service names of the stack's file",
       input: LoadServicesInput,

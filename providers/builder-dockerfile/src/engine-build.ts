@@ -5,12 +5,14 @@
 // goes through the engine's BuildKit instead (buildkit-session.ts serves them, buildkit-status.ts
 // reads its output); one without keeps the classic builder.
 import { lstatSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import dockerignoreModule from '@balena/dockerignore';
 import tar from 'tar-fs';
 import type Docker from 'dockerode';
-import type { BuildIo } from '@berth/core';
+import type { BuildIo, BuildRequest } from '@berth/core';
 import type { SecretSession } from './buildkit-session.ts';
 import type { BuildKitTrace } from './buildkit-status.ts';
 
@@ -226,4 +228,31 @@ function buildKitRequest(engine: Docker, pack: Readable, options: Record<string,
       },
     );
   });
+}
+
+/**
+ * Builds a context Berth writes itself (a static site beside its Dockerfile, a one-line Dockerfile
+ * that labels an image) in a temporary directory, removed afterwards: `fill` puts the files beside
+ * the Dockerfile. No build args, stage or build secrets: nothing of the user's runs in it.
+ */
+export async function buildWrittenContext(request: BuildRequest, o: { prefix: string; dockerfile: string; fill?: (contextDir: string) => Promise<void>; log: (line: string) => void }): Promise<void> {
+  const contextDir = await mkdtemp(path.join(os.tmpdir(), o.prefix));
+  try {
+    await o.fill?.(contextDir);
+    await writeFile(path.join(contextDir, 'Dockerfile'), o.dockerfile);
+    await buildContext({
+      engine: request.engine,
+      contextDir,
+      dockerfile: 'Dockerfile',
+      imageTag: request.imageTag,
+      buildArgs: {},
+      target: null,
+      labels: request.labels,
+      secrets: request.secrets,
+      signal: request.signal,
+      log: o.log,
+    });
+  } finally {
+    await rm(contextDir, { recursive: true, force: true });
+  }
 }

@@ -1,10 +1,7 @@
 // Build types that need a program on the host (nixpacks, pack, railpack). The program builds
 // through the host's Docker; the image it tags is checked on the request's engine afterwards.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { defineProvider, Type, type Builder, type BuildRequest } from '@berth/core';
-import { appDirOf, buildContext, BUILD_ARG, cancelled, IMAGE_REF, masker, skipBuildSecrets } from '@berth/provider-builder-dockerfile/engine';
+import { appDirOf, buildWrittenContext, BUILD_ARG, cancelled, IMAGE_REF, masker, skipBuildSecrets } from '@berth/provider-builder-dockerfile/engine';
 import { recipes, type ProgramBuildType, type ProgramRecipe } from './recipes.ts';
 import { findProgram, runProgram } from './run-program.ts';
 
@@ -102,22 +99,5 @@ export class ProgramBuilder implements Builder {
  */
 async function addLabels(program: string, request: BuildRequest): Promise<void> {
   request.log(`Adding Berth's labels to ${request.imageTag} (${program} has no label flag)`);
-  const contextDir = await mkdtemp(path.join(os.tmpdir(), 'berth-labels-'));
-  try {
-    await writeFile(path.join(contextDir, 'Dockerfile'), `FROM ${request.imageTag}\n`);
-    await buildContext({
-      engine: request.engine,
-      contextDir,
-      dockerfile: 'Dockerfile',
-      imageTag: request.imageTag,
-      buildArgs: {},
-      target: null,
-      labels: request.labels,
-      secrets: request.secrets,
-      signal: request.signal,
-      log: () => {},
-    });
-  } finally {
-    await rm(contextDir, { recursive: true, force: true });
-  }
+  await buildWrittenContext(request, { prefix: 'berth-labels-', dockerfile: `FROM ${request.imageTag}\n`, log: () => {} });
 }

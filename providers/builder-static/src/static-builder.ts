@@ -1,11 +1,10 @@
 // Build type "static": the publish directory served by a web-server image. The Dockerfile is
 // generated into a temporary context next to a copy of the files, so nothing is written into
 // the checkout and only checked values reach the Dockerfile text.
-import { cp, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { cp, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Type, type Builder, type BuildRequest, type Static } from '@berth/core';
-import { appDirOf, buildContext, IMAGE_REF, resolveInside, skipBuildSecrets } from '@berth/provider-builder-dockerfile/engine';
+import { appDirOf, buildWrittenContext, IMAGE_REF, resolveInside, skipBuildSecrets } from '@berth/provider-builder-dockerfile/engine';
 
 /** An absolute directory of plain segments (none starting with "."): nothing the Dockerfile parser reads specially. */
 const ROOT = /^\/(?:[A-Za-z0-9_-][A-Za-z0-9._-]*(?:\/[A-Za-z0-9_-][A-Za-z0-9._-]*)*)?\/?$/;
@@ -59,26 +58,15 @@ export class StaticBuilder implements Builder {
     const publish = resolveInside(app, request.publishDirectory, 'The publish directory', request.sourceDir);
     if (!(await stat(publish)).isDirectory()) throw new Error(`The publish directory "${request.publishDirectory}" is not a directory`);
     skipBuildSecrets(request, 'static');
-    const contextDir = await mkdtemp(path.join(os.tmpdir(), 'berth-static-'));
-    try {
-      // Links are copied as links: they are resolved inside the image, never on the host.
-      await cp(publish, path.join(contextDir, 'site'), { recursive: true, verbatimSymlinks: true });
-      await writeFile(path.join(contextDir, 'Dockerfile'), this.dockerfile());
-      request.log(`Serving ${path.relative(request.sourceDir, publish) || '.'} from ${this.image} at ${this.root}`);
-      await buildContext({
-        engine: request.engine,
-        contextDir,
-        dockerfile: 'Dockerfile',
-        imageTag: request.imageTag,
-        buildArgs: {},
-        target: null,
-        labels: request.labels,
-        secrets: request.secrets,
-        signal: request.signal,
-        log: request.log,
-      });
-    } finally {
-      await rm(contextDir, { recursive: true, force: true });
-    }
+    await buildWrittenContext(request, {
+      prefix: 'berth-static-',
+      dockerfile: this.dockerfile(),
+      fill: async contextDir => {
+        // Links are copied as links: they are resolved inside the image, never on the host.
+        await cp(publish, path.join(contextDir, 'site'), { recursive: true, verbatimSymlinks: true });
+        request.log(`Serving ${path.relative(request.sourceDir, publish) || '.'} from ${this.image} at ${this.root}`);
+      },
+      log: request.log,
+    });
   }
 }

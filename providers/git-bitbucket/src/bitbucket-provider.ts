@@ -21,6 +21,7 @@ import {
 } from '@berth/core';
 import { bitbucketConnection, bitbucketSave } from './connection.ts';
 import { bitbucketDeliveries } from './deliveries.ts';
+import { allPages, restCall, text, type RestApi } from '@berth/provider-git-kit';
 
 export const BITBUCKET_API = 'https://api.bitbucket.org/2.0';
 export const BITBUCKET_WEB = 'https://bitbucket.org';
@@ -41,8 +42,6 @@ interface BitbucketAccount {
   /** An app password (not an API token): named when Bitbucket refuses it. */
   appPassword: boolean;
 }
-
-const text = (v: unknown) => (v === null || v === undefined ? '' : String(v)).trim();
 
 function accountOf(account: GitAccount): BitbucketAccount {
   const [apiToken, appPassword] = [text(account.secrets.apiToken), text(account.secrets.appPassword)];
@@ -92,50 +91,30 @@ export class BitbucketProvider implements GitProvider {
     this.#web = (options.webUrl || BITBUCKET_WEB).replace(/\/+$/, '');
   }
 
-  /** One API call; Bitbucket's refusals as the contract's failures, an app password's refusal said plainly. */
-  async #call(a: BitbucketAccount, step: GitFailure, pathOrUrl: string, init: { method?: string; body?: Json } = {}): Promise<Json> {
-    const url = pathOrUrl.startsWith('/') ? `${this.#api}${pathOrUrl}` : pathOrUrl;
-    // A `next` link elsewhere would carry the credential to another host.
-    if (new URL(url).origin !== new URL(this.#api).origin) throw new GitProviderError(step, `Bitbucket: a link to another host (${new URL(url).origin}) was not followed`);
-    let res: Response;
-    try {
-      res = await fetch(url, {
-        method: init.method ?? 'GET',
-        headers: { authorization: basic(a.api), accept: 'application/json', ...(init.body ? { 'content-type': 'application/json' } : {}) },
-        body: init.body ? JSON.stringify(init.body) : undefined,
-        redirect: 'error',
-        signal: AbortSignal.timeout(30_000),
-      });
-    } catch (e) {
-      throw new GitProviderError('connect', `Bitbucket cannot be reached: ${(e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message}`, { cause: e });
-    }
-    if (res.status === 204) return null;
-    const body = (await res.json().catch(() => null)) as Json;
-    if (res.ok) return body;
-    const said = body?.error?.message ?? res.statusText ?? String(res.status);
-    if (res.status === 401 || res.status === 403) {
-      if (a.appPassword && res.status === 401)
-        throw new GitProviderError(
-          'credentials',
-          `Bitbucket refused the app password of ${a.api.user} (${said}): Atlassian is retiring app passwords; create an API token and set apiToken and bitbucketEmail`,
-        );
-      throw new GitProviderError('credentials', `Bitbucket refused the credentials of ${a.api.user}: ${said}`);
-    }
-    if (res.status === 404) throw new GitProviderError(step === 'commit' || step === 'access' || step === 'pullRequest' ? 'missing' : step, `Bitbucket: not found (${said})`);
-    throw new GitProviderError(step, `Bitbucket answered ${res.status}: ${said}`);
+  /** One API call; an app password's refusal is said plainly (Atlassian is retiring them). */
+  async #call(a: BitbucketAccount, step: GitFailure, pathOrUrl: string, init?: { method?: string; body?: Json }): Promise<Json> {
+    const api: RestApi = {
+      label: 'Bitbucket',
+      root: this.#api,
+      authorization: () => basic(a.api),
+      said: body => body?.error?.message,
+      refused: (status, said) =>
+        a.appPassword && status === 401
+          ? new GitProviderError(
+              'credentials',
+              `Bitbucket refused the app password of ${a.api.user} (${said}): Atlassian is retiring app passwords; create an API token and set apiToken and bitbucketEmail`,
+            )
+          : new GitProviderError('credentials', `Bitbucket refused the credentials of ${a.api.user}: ${said}`),
+    };
+    return (await restCall(api, step, pathOrUrl, init)).body;
   }
 
   /** Every page of a listing, following `next`. */
-  async #all(a: BitbucketAccount, step: GitFailure, path: string): Promise<Json[]> {
-    const out: Json[] = [];
-    let next: string | null = `${path}${path.includes('?') ? '&' : '?'}pagelen=100`;
-    for (let pages = 0; next; pages++) {
-      if (pages >= 1000) throw new GitProviderError(step, 'Bitbucket: more than 1000 pages');
-      const page: Json = await this.#call(a, step, next);
-      out.push(...((page?.values as Json[]) ?? []));
-      next = typeof page?.next === 'string' && page.next ? page.next : null;
-    }
-    return out;
+  #all(a: BitbucketAccount, step: GitFailure, path: string): Promise<Json[]> {
+    return allPages('Bitbucket', step, `${path}${path.includes('?') ? '&' : '?'}pagelen=100`, async url => {
+      const page = await this.#call(a, step, url);
+      return { items: (page?.values as Json[]) ?? [], next: typeof page?.next === 'string' && page.next ? page.next : null };
+    });
   }
 
   async connect(account: GitAccount): Promise<GitAccountUpdate> {

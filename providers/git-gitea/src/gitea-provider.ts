@@ -21,11 +21,11 @@ import {
 } from '@berth/core';
 import { giteaConnection, giteaSave } from './connection.ts';
 import { giteaDeliveries } from './deliveries.ts';
+import { allPages, oauthToken, restCall, text, type RestApi } from '@berth/provider-git-kit';
 
 export const GITEA_COM = 'https://gitea.com';
 
 type Json = any;
-const text = (v: unknown) => (v === null || v === undefined ? '' : String(v)).trim();
 const seg = (s: string) => encodeURIComponent(s);
 const repoPath = (r: GitRepositoryRef) => `/repos/${seg(r.owner)}/${seg(r.name)}`;
 
@@ -56,43 +56,25 @@ export class GiteaProvider implements GitProvider {
   /** What a connection keeps, its OAuth flow and the peer's gitea.* wire (./connection.ts). */
   readonly connection: GitConnectionForm = giteaConnection;
 
-  /** One API call; Gitea's refusals as the contract's failures. */
-  async #call(account: GitAccount, step: GitFailure, pathOrUrl: string, init: { method?: string; body?: Json } = {}): Promise<{ body: Json; next: string | null }> {
-    const base = baseOf(account);
-    const url = pathOrUrl.startsWith('/') ? `${base}/api/v1${pathOrUrl}` : pathOrUrl;
-    if (new URL(url).origin !== new URL(base).origin) throw new GitProviderError(step, `Gitea: a link to another host (${new URL(url).origin}) was not followed`);
-    let res: Response;
-    try {
-      res = await fetch(url, {
-        method: init.method ?? 'GET',
-        headers: { authorization: `token ${tokenOf(account)}`, accept: 'application/json', ...(init.body ? { 'content-type': 'application/json' } : {}) },
-        body: init.body ? JSON.stringify(init.body) : undefined,
-        redirect: 'error',
-        signal: AbortSignal.timeout(30_000),
-      });
-    } catch (e) {
-      if (e instanceof GitProviderError) throw e;
-      throw new GitProviderError('connect', `Gitea cannot be reached: ${(e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message}`, { cause: e });
-    }
-    const body = res.status === 204 ? null : ((await res.json().catch(() => null)) as Json);
-    if (res.ok) return { body, next: /<([^>]+)>;\s*rel="next"/.exec(res.headers.get('link') ?? '')?.[1] ?? null };
-    const said = body?.message ?? res.statusText ?? String(res.status);
-    if (res.status === 401 || res.status === 403) throw new GitProviderError('credentials', `Gitea refused the token: ${said}`);
-    if (res.status === 404) throw new GitProviderError(step === 'commit' || step === 'access' || step === 'pullRequest' ? 'missing' : step, `Gitea: not found (${said})`);
-    throw new GitProviderError(step, `Gitea answered ${res.status}: ${said}`);
+  /** One API call, and the next page its Link header names. */
+  async #call(account: GitAccount, step: GitFailure, pathOrUrl: string, init?: { method?: string; body?: Json }): Promise<{ body: Json; next: string | null }> {
+    const api: RestApi = {
+      label: 'Gitea',
+      root: `${baseOf(account)}/api/v1`,
+      authorization: () => `token ${tokenOf(account)}`,
+      said: body => body?.message,
+      refused: (_status, said) => new GitProviderError('credentials', `Gitea refused the token: ${said}`),
+    };
+    const { body, headers } = await restCall(api, step, pathOrUrl, init);
+    return { body, next: /<([^>]+)>;\s*rel="next"/.exec(headers.get('link') ?? '')?.[1] ?? null };
   }
 
   /** Every page of a listing, following the Link header. */
-  async #all(account: GitAccount, step: GitFailure, path: string): Promise<Json[]> {
-    const out: Json[] = [];
-    let next: string | null = `${path}?limit=50`;
-    for (let pages = 0; next; pages++) {
-      if (pages >= 1000) throw new GitProviderError(step, 'Gitea: more than 1000 pages');
-      const page: { body: Json; next: string | null } = await this.#call(account, step, next);
-      out.push(...(Array.isArray(page.body) ? page.body : []));
-      next = page.next;
-    }
-    return out;
+  #all(account: GitAccount, step: GitFailure, path: string): Promise<Json[]> {
+    return allPages('Gitea', step, `${path}?limit=50`, async url => {
+      const page = await this.#call(account, step, url);
+      return { items: Array.isArray(page.body) ? page.body : [], next: page.next };
+    });
   }
 
   async connect(account: GitAccount): Promise<GitAccountUpdate> {
@@ -117,19 +99,8 @@ export class GiteaProvider implements GitProvider {
   }
 
   /** POST /login/oauth/access_token: the new pair, its expiry in seconds since the epoch. */
-  async #token(account: GitAccount, form: URLSearchParams, what: string): Promise<GitAccountUpdate> {
-    let res: Response;
-    try {
-      res = await fetch(`${baseOf(account)}/login/oauth/access_token`, { method: 'POST', body: form, headers: { accept: 'application/json' }, redirect: 'error', signal: AbortSignal.timeout(30_000) });
-    } catch (e) {
-      throw new GitProviderError('connect', `Gitea cannot be reached: ${(e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message}`, { cause: e });
-    }
-    const body = (await res.json().catch(() => ({}))) as { access_token?: string; refresh_token?: string; expires_in?: number; error_description?: string; error?: string };
-    if (!res.ok || !body.access_token) throw new GitProviderError('credentials', `Gitea refused to ${what}: ${body.error_description || body.error || res.status}`);
-    return {
-      settings: { expiresAt: body.expires_in ? Math.floor(Date.now() / 1000) + Number(body.expires_in) : null },
-      secrets: { accessToken: body.access_token, refreshToken: body.refresh_token ?? (text(account.secrets.refreshToken) || null) },
-    };
+  #token(account: GitAccount, form: URLSearchParams, what: string): Promise<GitAccountUpdate> {
+    return oauthToken('Gitea', `${baseOf(account)}/login/oauth/access_token`, form, what, text(account.secrets.refreshToken) || null);
   }
 
   async listRepositories(account: GitAccount): Promise<GitRepository[]> {

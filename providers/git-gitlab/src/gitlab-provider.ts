@@ -21,6 +21,7 @@ import {
 } from '@berth/core';
 import { gitlabConnection, gitlabSave } from './connection.ts';
 import { gitlabDeliveries } from './deliveries.ts';
+import { oauthToken, text } from '@berth/provider-git-kit';
 
 /** The SDK's client (a type only: the module is imported on first use). */
 type Api = InstanceType<typeof import('@gitbeaker/rest').Gitlab>;
@@ -42,8 +43,6 @@ interface GitlabAccount {
   expiresAt: number | null;
   groupName: string | null;
 }
-
-const text = (v: unknown) => (v === null || v === undefined ? '' : String(v)).trim();
 
 /** Where Berth reaches GitLab: gitlabInternalUrl when set, else gitlabUrl (an http(s) URL). */
 function baseOf(account: GitAccount): string {
@@ -164,17 +163,8 @@ export class GitlabProvider implements GitProvider {
   }
 
   /** POST /oauth/token: the new pair, its expiry in seconds since the epoch. */
-  async #token(a: { base: string; refreshToken: string | null }, form: URLSearchParams, what: string): Promise<GitAccountUpdate> {
-    let res: Response;
-    try {
-      res = await fetch(`${a.base}/oauth/token`, { method: 'POST', body: form, redirect: 'error', signal: AbortSignal.timeout(30_000) });
-    } catch (e) {
-      throw new GitProviderError('connect', `GitLab cannot be reached: ${(e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message}`, { cause: e });
-    }
-    const body = (await res.json().catch(() => ({}))) as { access_token?: string; refresh_token?: string; expires_in?: number; created_at?: number; error_description?: string; error?: string };
-    if (!res.ok || !body.access_token) throw new GitProviderError('credentials', `GitLab refused to ${what}: ${body.error_description ?? body.error ?? res.status}`);
-    const createdAt = Number(body.created_at) || Math.floor(Date.now() / 1000);
-    return { settings: { expiresAt: body.expires_in ? createdAt + Number(body.expires_in) : null }, secrets: { accessToken: body.access_token, refreshToken: body.refresh_token ?? a.refreshToken } };
+  #token(a: { base: string; refreshToken: string | null }, form: URLSearchParams, what: string): Promise<GitAccountUpdate> {
+    return oauthToken('GitLab', `${a.base}/oauth/token`, form, what, a.refreshToken);
   }
 
   async listRepositories(account: GitAccount): Promise<GitRepository[]> {

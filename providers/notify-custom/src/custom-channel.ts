@@ -4,8 +4,8 @@
 // `webhook-timestamp` (seconds) and `webhook-signature` (`v1,` + base64 HMAC-SHA256 of
 // `<id>.<timestamp>.<body>` keyed by the secret's base64 part after `whsec_`).
 import { createHmac } from 'node:crypto';
-import { invalidField, Type, type NotificationChannel, type NotificationMessage, type SendContext, type Static } from '@berth/core';
-import { httpSend, httpUrl, LIMIT } from '@berth/provider-notify-kit';
+import { invalidField, Type, type NotificationMessage, type SendContext, type Static } from '@berth/core';
+import { HttpChannel, httpUrl, LIMIT, type HttpSend } from '@berth/provider-notify-kit';
 
 const Settings = Type.Object({
   endpoint: Type.String({ minLength: 1, maxLength: LIMIT.url, description: 'The URL that receives each message as a POST' }),
@@ -30,7 +30,7 @@ export function signWebhook(secret: string, id: string, timestamp: Date, body: s
   return { 'webhook-id': id, 'webhook-timestamp': String(seconds), 'webhook-signature': `v1,${signature}` };
 }
 
-export class CustomWebhookChannel implements NotificationChannel<Settings> {
+export class CustomWebhookChannel extends HttpChannel<Settings> {
   readonly id = 'custom';
   readonly label = 'Custom webhook';
   readonly procedureSuffix = 'Custom';
@@ -49,10 +49,9 @@ export class CustomWebhookChannel implements NotificationChannel<Settings> {
     }
   }
 
-  send(s: Settings, m: NotificationMessage, context: SendContext) {
-    const { signingSecret } = context;
+  protected request(s: Settings, m: NotificationMessage, { signingSecret }: SendContext): HttpSend {
     const body = JSON.stringify({ type: m.event, timestamp: m.at, data: { title: m.title, level: m.level, fields: m.fields, link: m.link, ...m.data } });
     const signature = signingSecret ? signWebhook(signingSecret, m.id, new Date(), body) : {};
-    return httpSend(this.label, { url: s.endpoint, headers: { ...s.headers, ...signature, 'content-type': 'application/json' }, body }, context);
+    return { url: s.endpoint, headers: { ...s.headers, ...signature, 'content-type': 'application/json' }, body };
   }
 }

@@ -2,7 +2,7 @@
 // its token. Discord answers 204 (no body) on success and 4xx JSON (`{"message": …, "code": …}`)
 // otherwise; `decoration` adds the level's emoji to the title, as the peer's option does.
 import { Type, type NotificationMessage, type Static } from '@berth/core';
-import { levelColour, levelMark, LIMIT, WebhookUrlChannel } from '@berth/provider-notify-kit';
+import { levelColour, LIMIT, markedTitle, WebhookUrlChannel } from '@berth/provider-notify-kit';
 
 const Settings = Type.Object({
   webhookUrl: Type.String({ minLength: 1, maxLength: LIMIT.url, description: 'The channel webhook URL (https://discord.com/api/webhooks/…)' }),
@@ -23,7 +23,7 @@ export class DiscordChannel extends WebhookUrlChannel<Settings> {
     return {
       embeds: [
         {
-          title: s.decoration ? `${levelMark[m.level]} ${m.title}` : m.title,
+          title: s.decoration ? markedTitle(m) : m.title,
           color: levelColour[m.level],
           fields: m.fields.map(f => ({ name: f.name, value: f.value.slice(0, FIELD_VALUE_MAX), inline: f.value.length < 40 })),
           ...(m.link ? { url: m.link } : {}),

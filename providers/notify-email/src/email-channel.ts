@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { ChannelError, invalidField, Type, type NotificationChannel, type NotificationMessage, type SendContext, type Static } from '@berth/core';
-import { levelMark, plainText, LIMIT } from '@berth/provider-notify-kit';
+import { htmlEscape as html, LIMIT, markedTitle, plainText } from '@berth/provider-notify-kit';
 
 const Settings = Type.Object({
   smtpServer: Type.String({ minLength: 1, maxLength: LIMIT.host, description: "The SMTP server's host name or address" }),
@@ -28,7 +28,6 @@ type TlsMode = NonNullable<Settings['tlsMode']>;
 export const defaultTlsMode = (port: number): TlsMode => (port === 465 ? 'implicit' : 'starttls');
 
 const ADDRESS = /^[^\s@<>]+@[^\s@<>]+$/;
-const html = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 type Nodemailer = typeof import('nodemailer');
 let nodemailer: Promise<Nodemailer> | undefined;
@@ -75,7 +74,7 @@ export class EmailChannel implements NotificationChannel<Settings> {
     const mail = {
       from: s.fromAddress,
       to: s.toAddresses,
-      subject: `${levelMark[m.level]} ${m.title}`,
+      subject: markedTitle(m),
       text: plainText(m),
       html:
         `<h3>${html(m.title)}</h3><table>${m.fields.map(f => `<tr><th align="left">${html(f.name)}</th><td><pre style="margin:0;white-space:pre-wrap">${html(f.value)}</pre></td></tr>`).join('')}</table>` +

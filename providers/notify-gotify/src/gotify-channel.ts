@@ -1,8 +1,8 @@
 // Gotify's POST /message with the application token in X-Gotify-Key: `{title, message, priority}`,
 // markdown. It answers 200 with the stored message, 401 for a wrong token. The server is the
 // record's serverUrl, as the peer has it; a Gotify that is down only fails its deliveries.
-import { Type, type NotificationChannel, type NotificationMessage, type SendContext, type Static } from '@berth/core';
-import { httpSend, httpUrl, levelMark, LIMIT } from '@berth/provider-notify-kit';
+import { Type, type NotificationMessage, type Static } from '@berth/core';
+import { HttpChannel, httpUrl, LIMIT, markedTitle, urlPath, type HttpSend } from '@berth/provider-notify-kit';
 
 const Settings = Type.Object({
   serverUrl: Type.String({ minLength: 1, maxLength: LIMIT.url, description: 'The Gotify server (https://gotify.example.com)' }),
@@ -12,7 +12,7 @@ const Settings = Type.Object({
 });
 type Settings = Static<typeof Settings>;
 
-export class GotifyChannel implements NotificationChannel<Settings> {
+export class GotifyChannel extends HttpChannel<Settings> {
   readonly id = 'gotify';
   readonly label = 'Gotify';
   readonly procedureSuffix = 'Gotify';
@@ -24,20 +24,16 @@ export class GotifyChannel implements NotificationChannel<Settings> {
     httpUrl('serverUrl', s.serverUrl);
   }
 
-  send(s: Settings, m: NotificationMessage, context: SendContext) {
-    return httpSend(
-      this.label,
-      {
-        url: `${s.serverUrl.replace(/\/+$/, '')}/message`,
-        headers: { 'x-gotify-key': s.appToken },
-        json: {
-          title: s.decoration ? `${levelMark[m.level]} ${m.title}` : m.title,
-          message: [...m.fields.map(f => `**${f.name}:** ${f.value}`), ...(m.link ? [`[Details](${m.link})`] : [])].join('  \n'),
-          priority: s.priority ?? 5,
-          extras: { 'client::display': { contentType: 'text/markdown' }, ...(m.link ? { 'client::notification': { click: { url: m.link } } } : {}) },
-        },
+  protected request(s: Settings, m: NotificationMessage): HttpSend {
+    return {
+      url: urlPath(s.serverUrl, '/message'),
+      headers: { 'x-gotify-key': s.appToken },
+      json: {
+        title: s.decoration ? markedTitle(m) : m.title,
+        message: [...m.fields.map(f => `**${f.name}:** ${f.value}`), ...(m.link ? [`[Details](${m.link})`] : [])].join('  \n'),
+        priority: s.priority ?? 5,
+        extras: { 'client::display': { contentType: 'text/markdown' }, ...(m.link ? { 'client::notification': { click: { url: m.link } } } : {}) },
       },
-      context,
-    );
+    };
   }
 }

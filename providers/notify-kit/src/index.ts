@@ -1,8 +1,10 @@
 // What the HTTP channels share: one request through the delivery's guarded fetch and signal whose
 // every failure is a ChannelError carrying the provider's status and its documented error message
 // (never an arbitrary body: a URL may point at a service that answers what it should not), and the
-// plain-text form of a message for channels without formatting of their own; and what the channels
-// that post to one incoming-webhook URL share (WebhookUrlChannel).
+// plain-text form of a message for channels without formatting of their own; the formatting pieces
+// several channels use (the marked title, Slack-shaped attachments, HTML escaping); and the channel
+// bases: one HTTP request a message (HttpChannel), at an API address the operator sets
+// (ApiUrlChannel), or to one incoming-webhook URL (WebhookUrlChannel).
 import { ChannelError, invalidField, vendorMessage, type ChannelAnswer, type NotificationChannel, type NotificationMessage, type SendContext } from '@berth/core';
 
 /** How much of a vendor's error message is kept. */
@@ -125,17 +127,85 @@ export const levelMark: Record<NotificationMessage['level'], string> = { success
 /** A colour per level (hex RGB), for channels with coloured cards. */
 export const levelColour: Record<NotificationMessage['level'], number> = { success: 0x2eb67d, error: 0xe01e5a, warning: 0xecb22e, info: 0x36c5f0 };
 
+/** The title behind the level's emoji, as the channels that show one put it. */
+export const markedTitle = (m: NotificationMessage): string => `${levelMark[m.level]} ${m.title}`;
+
+/** A colour per level as CSS hex (#rrggbb), for Slack-shaped attachments. */
+export const levelHex = (level: NotificationMessage['level']): string => `#${levelColour[level].toString(16).padStart(6, '0')}`;
+
+/** A Slack-compatible attachment's colour and fields (Slack's incoming webhooks, and Mattermost's, which take the same payload). */
+export function slackAttachment(m: NotificationMessage) {
+  return { color: levelHex(m.level), fields: m.fields.map(f => ({ title: f.name, value: f.value, short: f.value.length < 40 })) };
+}
+
+/** Text for an HTML text node (&, < and >; Telegram's and Pushover's HTML take no more). */
+export const htmlText = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/** Text for HTML anywhere, an attribute's quoted value included. */
+export const htmlEscape = (s: string): string => htmlText(s).replace(/"/g, '&quot;');
+
+/** A path on a server whose address is a setting or an option (a trailing slash on it is not doubled). */
+export const urlPath = (base: string, path: string): string => `${base.replace(/\/+$/, '')}${path}`;
+
 /**
- * A channel that posts one JSON body to an incoming-webhook URL (Slack, Discord, Mattermost, Lark,
- * Teams): the URL is the only setting Berth connects to and, since it carries the channel's token,
- * a secret; it must be an http(s) URL. A channel gives its identity, its settings schema and its
- * body; `accept` is for a service that answers an error with a 2xx status (Lark).
+ * An `accept` for a service that answers a refusal with a 2xx status and says so in its JSON body
+ * (Lark's `code`, Pushover's `status`, Telegram's `ok`): a body that is not JSON is no acceptance.
  */
-export abstract class WebhookUrlChannel<S extends { webhookUrl: string }> implements NotificationChannel<S> {
+export function jsonAnswer(taken: (answer: Record<string, unknown>) => boolean): (body: string) => boolean {
+  return body => {
+    try {
+      const answer: unknown = JSON.parse(body);
+      return answer !== null && taken(answer as Record<string, unknown>);
+    } catch {
+      return false;
+    }
+  };
+}
+
+/**
+ * A channel whose message is one HTTP request through httpSend: a channel gives its identity, its
+ * settings schema and the request for a message; `accept` is for a service that answers an error
+ * with a 2xx status.
+ */
+export abstract class HttpChannel<S extends Record<string, unknown>> implements NotificationChannel<S> {
   abstract readonly id: string;
   abstract readonly label: string;
   abstract readonly procedureSuffix: string;
   abstract readonly settings: NotificationChannel<S>['settings'];
+  abstract readonly secretFields: readonly string[];
+
+  /** The request that sends a message (the context gives a signed channel its signing secret). */
+  protected abstract request(s: S, m: NotificationMessage, context: SendContext): HttpSend;
+
+  /** Whether a 2xx answer's body says it was taken (absent: any 2xx is). */
+  protected readonly accept?: (body: string) => boolean;
+
+  send(s: S, m: NotificationMessage, context: SendContext): Promise<ChannelAnswer> {
+    return httpSend(this.label, this.request(s, m, context), context, this.accept);
+  }
+}
+
+/**
+ * An HttpChannel of a service at one API address (Telegram's Bot API, Pushover, Resend): the
+ * address is the provider's option, so an operator can point it at a local server or a test sink.
+ */
+export abstract class ApiUrlChannel<S extends Record<string, unknown>> extends HttpChannel<S> {
+  /** The API's root, without a trailing slash. */
+  protected readonly apiUrl: string;
+
+  constructor(apiUrl: string) {
+    super();
+    this.apiUrl = apiUrl.replace(/\/+$/, '');
+  }
+}
+
+/**
+ * A channel that posts one JSON body to an incoming-webhook URL (Slack, Discord, Mattermost, Lark,
+ * Teams): the URL is the only setting Berth connects to and, since it carries the channel's token,
+ * a secret; it must be an http(s) URL. A channel gives its identity, its settings schema and its
+ * body.
+ */
+export abstract class WebhookUrlChannel<S extends { webhookUrl: string }> extends HttpChannel<S> {
   readonly addressFields = ['webhookUrl'] as const;
   readonly secretFields = ['webhookUrl'] as const;
 
@@ -146,10 +216,7 @@ export abstract class WebhookUrlChannel<S extends { webhookUrl: string }> implem
   /** The JSON the service takes for a message. */
   protected abstract body(s: S, m: NotificationMessage): unknown;
 
-  /** Whether a 2xx answer's body says it was taken (default: any 2xx is). */
-  protected accept?(body: string): boolean;
-
-  send(s: S, m: NotificationMessage, context: SendContext): Promise<ChannelAnswer> {
-    return httpSend(this.label, { url: s.webhookUrl, json: this.body(s, m) }, context, this.accept && (b => this.accept!(b)));
+  protected request(s: S, m: NotificationMessage): HttpSend {
+    return { url: s.webhookUrl, json: this.body(s, m) };
   }
 }

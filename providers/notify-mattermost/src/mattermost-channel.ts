@@ -2,7 +2,7 @@
 // and attachments with fields. The webhook URL carries its key. Mattermost answers 200 `ok`,
 // 400/403 with a JSON error otherwise.
 import { Type, type NotificationMessage, type Static } from '@berth/core';
-import { levelColour, levelMark, LIMIT, WebhookUrlChannel } from '@berth/provider-notify-kit';
+import { levelMark, LIMIT, slackAttachment, WebhookUrlChannel } from '@berth/provider-notify-kit';
 
 const Settings = Type.Object({
   webhookUrl: Type.String({ minLength: 1, maxLength: LIMIT.url, description: 'The incoming webhook URL (https://mattermost.example.com/hooks/…)' }),
@@ -22,13 +22,7 @@ export class MattermostChannel extends WebhookUrlChannel<Settings> {
       ...(s.channel ? { channel: s.channel } : {}),
       ...(s.username ? { username: s.username } : {}),
       text: `${levelMark[m.level]} **${m.title}**`,
-      attachments: [
-        {
-          color: `#${levelColour[m.level].toString(16).padStart(6, '0')}`,
-          fields: m.fields.map(f => ({ title: f.name, value: f.value, short: f.value.length < 40 })),
-          ...(m.link ? { title: 'Details', title_link: m.link } : {}),
-        },
-      ],
+      attachments: [{ ...slackAttachment(m), ...(m.link ? { title: 'Details', title_link: m.link } : {}) }],
     };
   }
 }

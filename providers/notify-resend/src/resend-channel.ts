@@ -1,8 +1,8 @@
 // Resend's POST /emails with the API key as a bearer token: `{from, to, subject, text, html}`.
 // It answers 200 `{"id": …}`, or 4xx JSON `{"statusCode", "name", "message"}` (401/403 for a bad
 // key, 422 for a bad address). Plain HTTP: no SDK to load.
-import { invalidField, Type, type NotificationChannel, type NotificationMessage, type SendContext, type Static } from '@berth/core';
-import { httpSend, levelMark, plainText, LIMIT } from '@berth/provider-notify-kit';
+import { invalidField, Type, type NotificationMessage, type Static } from '@berth/core';
+import { ApiUrlChannel, htmlEscape as html, LIMIT, markedTitle, plainText, type HttpSend } from '@berth/provider-notify-kit';
 
 const Settings = Type.Object({
   apiKey: Type.String({ minLength: 1, maxLength: LIMIT.secret, description: 'A Resend API key (re_…)' }),
@@ -11,19 +11,13 @@ const Settings = Type.Object({
 });
 type Settings = Static<typeof Settings>;
 const ADDRESS = /^([^<>]*<)?[^\s@<>]+@[^\s@<>]+>?$/;
-const html = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
-export class ResendChannel implements NotificationChannel<Settings> {
+export class ResendChannel extends ApiUrlChannel<Settings> {
   readonly id = 'resend';
   readonly label = 'Resend';
   readonly procedureSuffix = 'Resend';
   readonly settings = Settings;
   readonly secretFields = ['apiKey'] as const;
-  readonly #apiUrl: string;
-
-  constructor(apiUrl: string) {
-    this.#apiUrl = apiUrl.replace(/\/+$/, '');
-  }
 
   validate(s: Settings): void {
     if (!ADDRESS.test(s.fromAddress)) throw invalidField('fromAddress', 'must be an email address');
@@ -32,21 +26,17 @@ export class ResendChannel implements NotificationChannel<Settings> {
     });
   }
 
-  send(s: Settings, m: NotificationMessage, context: SendContext) {
-    return httpSend(
-      this.label,
-      {
-        url: `${this.#apiUrl}/emails`,
-        headers: { authorization: `Bearer ${s.apiKey}`, 'idempotency-key': m.id },
-        json: {
-          from: s.fromAddress,
-          to: s.toAddresses,
-          subject: `${levelMark[m.level]} ${m.title}`,
-          text: plainText(m),
-          html: `<h3>${html(m.title)}</h3>${m.fields.map(f => `<p><b>${html(f.name)}:</b> ${html(f.value)}</p>`).join('')}${m.link ? `<p><a href="${html(m.link)}">Details</a></p>` : ''}`,
-        },
+  protected request(s: Settings, m: NotificationMessage): HttpSend {
+    return {
+      url: `${this.apiUrl}/emails`,
+      headers: { authorization: `Bearer ${s.apiKey}`, 'idempotency-key': m.id },
+      json: {
+        from: s.fromAddress,
+        to: s.toAddresses,
+        subject: markedTitle(m),
+        text: plainText(m),
+        html: `<h3>${html(m.title)}</h3>${m.fields.map(f => `<p><b>${html(f.name)}:</b> ${html(f.value)}</p>`).join('')}${m.link ? `<p><a href="${html(m.link)}">Details</a></p>` : ''}`,
       },
-      context,
-    );
+    };
   }
 }

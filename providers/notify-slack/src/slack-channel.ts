@@ -2,7 +2,7 @@
 // the webhook URL carries the token, so it is a secret. Slack answers 200 `ok`, or 4xx with a
 // short reason (`invalid_token`, `no_service`, `channel_not_found`).
 import { Type, type NotificationMessage, type Static } from '@berth/core';
-import { levelColour, levelMark, LIMIT, WebhookUrlChannel } from '@berth/provider-notify-kit';
+import { LIMIT, markedTitle, slackAttachment, WebhookUrlChannel } from '@berth/provider-notify-kit';
 
 const Settings = Type.Object({
   webhookUrl: Type.String({ minLength: 1, maxLength: LIMIT.url, description: 'The incoming webhook URL (https://hooks.slack.com/services/…)' }),
@@ -17,18 +17,10 @@ export class SlackChannel extends WebhookUrlChannel<Settings> {
   readonly settings = Settings;
 
   protected body(s: Settings, m: NotificationMessage) {
-    const text = `${levelMark[m.level]} ${m.title}`;
     return {
       ...(s.channel ? { channel: s.channel } : {}),
-      text,
-      attachments: [
-        {
-          color: `#${levelColour[m.level].toString(16).padStart(6, '0')}`,
-          fields: m.fields.map(f => ({ title: f.name, value: f.value, short: f.value.length < 40 })),
-          ...(m.link ? { actions: [{ type: 'button', text: 'Details', url: m.link }] } : {}),
-          ts: Math.floor(Date.parse(m.at) / 1000),
-        },
-      ],
+      text: markedTitle(m),
+      attachments: [{ ...slackAttachment(m), ...(m.link ? { actions: [{ type: 'button', text: 'Details', url: m.link }] } : {}), ts: Math.floor(Date.parse(m.at) / 1000) }],
     };
   }
 }

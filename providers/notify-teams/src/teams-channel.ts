@@ -2,7 +2,7 @@
 // message with one Adaptive Card attachment; the URL carries its signature (`sig=`), a secret.
 // Teams answers 202 Accepted (200 for the older connectors), 4xx when the flow refuses it.
 import { Type, type NotificationMessage, type Static } from '@berth/core';
-import { levelMark, LIMIT, WebhookUrlChannel } from '@berth/provider-notify-kit';
+import { LIMIT, markedTitle, WebhookUrlChannel } from '@berth/provider-notify-kit';
 
 const Settings = Type.Object({ webhookUrl: Type.String({ minLength: 1, maxLength: LIMIT.url, description: "The workflow's webhook URL" }) });
 type Settings = Static<typeof Settings>;
@@ -26,7 +26,7 @@ export class TeamsChannel extends WebhookUrlChannel<Settings> {
             type: 'AdaptiveCard',
             version: '1.4',
             body: [
-              { type: 'TextBlock', text: `${levelMark[m.level]} ${m.title}`, weight: 'Bolder', size: 'Medium', color: colour[m.level], wrap: true },
+              { type: 'TextBlock', text: markedTitle(m), weight: 'Bolder', size: 'Medium', color: colour[m.level], wrap: true },
               { type: 'FactSet', facts: m.fields.map(f => ({ title: f.name, value: f.value })) },
             ],
             ...(m.link ? { actions: [{ type: 'Action.OpenUrl', title: 'Details', url: m.link }] } : {}),
