@@ -4,6 +4,8 @@
 #   berth-test/postgres:1   PostgreSQL 15, honouring the public postgres image's environment
 #   berth-test/mariadb:1    MariaDB 10.11, honouring the public mariadb/mysql images' environment
 #   berth-test/redis:1      Redis 7, run like the public redis image
+#   berth-test/libsql:1     a stand-in for the public libsql-server image: Python serving sqld's HTTP API
+#                           (Hrana over HTTP) over SQLite files, laid out like the public image
 #   berth-test/caddy:1      Caddy 2.6 (Debian's caddy), the image of the caddy proxy provider in tests
 #   berth-test/pebble:1     Pebble (Debian's pebble, Let's Encrypt's ACME test server), with a TLS
 #                           certificate made at build time; its CA is /etc/pebble/ca.pem
@@ -19,6 +21,7 @@ DEBIAN=berth-test/debian:12
 POSTGRES=berth-test/postgres:1
 MARIADB=berth-test/mariadb:1
 REDIS=berth-test/redis:1
+LIBSQL=berth-test/libsql:1
 CADDY=berth-test/caddy:1
 PEBBLE=berth-test/pebble:1
 REGISTRY=berth-test/registry:1
@@ -330,6 +333,347 @@ exec "$@"
 EOF
 }
 
+# ---------------------------------------------------------------- berth-test/libsql:1
+# A stand-in for ghcr.io/tursodatabase/libsql-server (test/stand-ins): sqld is Rust and can be neither
+# pulled nor built here. Laid out like the public image (user sqld 666, /var/lib/sqld its home, working
+# directory and volume, ports 8080 http, 5001 grpc, an entrypoint that runs a given command as is);
+# its `sqld` is a Python server of the HTTP API over SQLite files (the script says what it serves).
+libsql_context() {
+  local ctx=$1
+  debian_dockerfile "$ctx" <<'EOF'
+    apt-get install -y --no-install-recommends python3 tar; \
+    rm -rf /var/lib/apt/lists/*; \
+    groupadd --system --gid 666 sqld; \
+    useradd --system --uid 666 --gid 666 --home-dir /var/lib/sqld --no-create-home sqld; \
+    mkdir -p /var/lib/sqld; \
+    chown sqld:sqld /var/lib/sqld
+COPY sqld /bin/sqld
+COPY docker-entrypoint.sh /usr/local/bin/docker-entrypoint.sh
+VOLUME ["/var/lib/sqld"]
+WORKDIR /var/lib/sqld
+USER sqld
+ENTRYPOINT ["docker-entrypoint.sh"]
+EXPOSE 5001 8080
+CMD ["/bin/sqld"]
+EOF
+  entrypoint "$ctx" <<'EOF'
+#!/bin/sh
+# berth-test/libsql:1 entrypoint, as the public image's: sqld alone gets the listen addresses of its
+# node (SQLD_NODE); any other command runs as given.
+set -eu
+if [ "${1:-}" = /bin/sqld ] && [ "$#" = 1 ]; then
+  set -- /bin/sqld --db-path "${SQLD_DB_PATH:-iku.db}" --http-listen-addr "${SQLD_HTTP_LISTEN_ADDR:-0.0.0.0:8080}"
+  [ "${SQLD_NODE:-primary}" = primary ] && set -- "$@" --grpc-listen-addr "${SQLD_GRPC_LISTEN_ADDR:-0.0.0.0:5001}"
+fi
+exec "$@"
+EOF
+  cat >"$ctx/sqld" <<'EOF'
+#!/usr/bin/python3
+# berth-test/libsql:1's `sqld`: a stand-in for libsql-server (test/stand-ins), speaking what
+# @libsql/client and Berth use of its HTTP API over SQLite files: Hrana over HTTP (/v2/pipeline,
+# /v3/pipeline, JSON, with batons), /health and /version, HTTP basic auth from SQLD_HTTP_AUTH
+# ("basic:<base64 of user:password>"). The database lives at <db-path>/dbs/default/data, as sqld
+# lays it out. Not modelled: gRPC (its port accepts and closes connections), replication, the admin
+# API beyond /health, namespaces (every request reaches the default database) and JWT auth
+# (SQLD_AUTH_JWT_KEY makes it refuse every Bearer token).
+import base64, json, os, secrets, signal, socket, sqlite3, sys, threading, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+OPTIONS = {'--db-path': 'SQLD_DB_PATH', '--http-listen-addr': 'SQLD_HTTP_LISTEN_ADDR', '--grpc-listen-addr': 'SQLD_GRPC_LISTEN_ADDR',
+           '--admin-listen-addr': 'SQLD_ADMIN_LISTEN_ADDR', '--primary-grpc-url': 'SQLD_PRIMARY_URL'}
+FLAGS = {'--enable-namespaces'}
+
+
+def parse(argv):
+    conf = {k: os.environ.get(v) for k, v in OPTIONS.items()}
+    conf['--db-path'] = conf['--db-path'] or 'data.sqld'
+    conf['--http-listen-addr'] = conf['--http-listen-addr'] or '127.0.0.1:8080'
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        name, eq, value = arg.partition('=')
+        if name in OPTIONS:
+            if not eq:
+                i += 1
+                if i >= len(argv):
+                    sys.exit(f'sqld: {name} needs a value')
+                value = argv[i]
+            conf[name] = value
+        elif arg in FLAGS:
+            conf[arg] = True
+        elif arg in ('--version', '-V'):
+            print('sqld (berth-test stand-in) 0.24.32')
+            sys.exit(0)
+        else:
+            sys.exit(f'sqld: unknown argument {arg}')
+        i += 1
+    return conf
+
+
+CONF = parse(sys.argv[1:])
+DB_FILE = os.path.join(CONF['--db-path'], 'dbs', 'default', 'data')
+AUTH = os.environ.get('SQLD_HTTP_AUTH', '')
+JWT_KEY = os.environ.get('SQLD_AUTH_JWT_KEY') or os.environ.get('SQLD_AUTH_JWT_KEY_FILE')
+
+
+def address(text):
+    host, _, port = text.rpartition(':')
+    return (host.strip('[]') or '0.0.0.0', int(port))
+
+
+def authorized(header):
+    if AUTH.startswith('basic:'):
+        scheme, _, value = (header or '').partition(' ')
+        if scheme.lower() == 'basic' and secrets.compare_digest(value.strip().encode(), AUTH[6:].encode()):
+            return True
+        return False
+    if JWT_KEY:
+        return False
+    return True
+
+
+# ------------------------------------------------------------------ values and statements
+def decode(v):
+    t = v.get('type')
+    if t == 'null':
+        return None
+    if t == 'integer':
+        return int(v['value'])
+    if t == 'float':
+        return float(v['value'])
+    if t == 'text':
+        return v['value']
+    if t == 'blob':
+        data = v.get('base64', '')
+        return base64.b64decode(data + '=' * (-len(data) % 4))
+    raise ValueError(f'unknown value type {t}')
+
+
+def encode(x):
+    if x is None:
+        return {'type': 'null'}
+    if isinstance(x, bool) or isinstance(x, int):
+        return {'type': 'integer', 'value': str(int(x))}
+    if isinstance(x, float):
+        return {'type': 'float', 'value': x}
+    if isinstance(x, (bytes, memoryview)):
+        return {'type': 'blob', 'base64': base64.b64encode(bytes(x)).decode()}
+    return {'type': 'text', 'value': str(x)}
+
+
+class HranaError(Exception):
+    def __init__(self, message, code='SQLITE_ERROR'):
+        super().__init__(message)
+        self.code = code
+
+
+class Stream:
+    def __init__(self):
+        os.makedirs(os.path.dirname(DB_FILE), exist_ok=True)
+        self.conn = sqlite3.connect(DB_FILE, isolation_level=None, check_same_thread=False, timeout=10)
+        self.sqls = {}
+        self.lock = threading.Lock()
+        self.used = time.monotonic()
+
+    def close(self):
+        self.conn.close()
+
+    def sql_of(self, stmt):
+        if stmt.get('sql') is not None:
+            return stmt['sql']
+        if stmt.get('sql_id') in self.sqls:
+            return self.sqls[stmt['sql_id']]
+        raise HranaError('the statement has neither sql nor a stored sql_id', 'SQL_NOT_FOUND')
+
+    def execute(self, stmt):
+        sql = self.sql_of(stmt)
+        if stmt.get('named_args'):
+            params = {a['name'].lstrip(':@$'): decode(a['value']) for a in stmt['named_args']}
+        else:
+            params = [decode(a) for a in stmt.get('args') or []]
+        try:
+            cur = self.conn.execute(sql, params)
+            rows = cur.fetchall() if stmt.get('want_rows', True) else []
+        except sqlite3.Error as e:
+            raise HranaError(str(e), getattr(e, 'sqlite_errorname', 'SQLITE_ERROR'))
+        cols = [{'name': d[0], 'decltype': None} for d in cur.description or []]
+        return {'cols': cols, 'rows': [[encode(x) for x in r] for r in rows], 'affected_row_count': max(cur.rowcount, 0),
+                'last_insert_rowid': str(cur.lastrowid) if cur.lastrowid else None, 'rows_read': len(rows), 'rows_written': max(cur.rowcount, 0)}
+
+    def condition(self, cond, results, errors):
+        t = cond['type']
+        if t == 'ok':
+            return results[cond['step']] is not None
+        if t == 'error':
+            return errors[cond['step']] is not None
+        if t == 'not':
+            return not self.condition(cond['cond'], results, errors)
+        if t == 'and':
+            return all(self.condition(c, results, errors) for c in cond['conds'])
+        if t == 'or':
+            return any(self.condition(c, results, errors) for c in cond['conds'])
+        if t == 'is_autocommit':
+            return not self.conn.in_transaction
+        raise HranaError(f'unknown condition {t}')
+
+    def batch(self, batch):
+        steps = batch['steps']
+        results, errors = [None] * len(steps), [None] * len(steps)
+        for i, step in enumerate(steps):
+            if step.get('condition') and not self.condition(step['condition'], results, errors):
+                continue
+            try:
+                results[i] = self.execute(step['stmt'])
+            except HranaError as e:
+                errors[i] = {'message': str(e), 'code': e.code}
+        return {'step_results': results, 'step_errors': errors}
+
+    def request(self, req):
+        t = req['type']
+        if t == 'execute':
+            return {'type': 'execute', 'result': self.execute(req['stmt'])}
+        if t == 'batch':
+            return {'type': 'batch', 'result': self.batch(req['batch'])}
+        if t == 'sequence':
+            try:
+                self.conn.executescript(self.sql_of(req))
+            except sqlite3.Error as e:
+                raise HranaError(str(e))
+            return {'type': 'sequence'}
+        if t == 'get_autocommit':
+            return {'type': 'get_autocommit', 'is_autocommit': not self.conn.in_transaction}
+        if t == 'store_sql':
+            self.sqls[req['sql_id']] = req['sql']
+            return {'type': 'store_sql'}
+        if t == 'close_sql':
+            self.sqls.pop(req['sql_id'], None)
+            return {'type': 'close_sql'}
+        if t == 'close':
+            return {'type': 'close'}
+        raise HranaError(f'the stand-in does not serve {t} requests', 'NOT_SUPPORTED')
+
+
+STREAMS = {}
+STREAMS_LOCK = threading.Lock()
+
+
+def pipeline(body):
+    baton = body.get('baton')
+    with STREAMS_LOCK:
+        stream = STREAMS.pop(baton, None) if baton else Stream()
+        # Streams idle for more than 10 s are closed, as sqld expires them.
+        for b, s in list(STREAMS.items()):
+            if time.monotonic() - s.used > 10:
+                STREAMS.pop(b).close()
+    if stream is None:
+        return 400, {'message': 'The stream has expired or the baton is invalid', 'code': 'STREAM_EXPIRED'}
+    results, closed = [], False
+    with stream.lock:
+        for req in body.get('requests', []):
+            try:
+                results.append({'type': 'ok', 'response': stream.request(req)})
+            except HranaError as e:
+                results.append({'type': 'error', 'error': {'message': str(e), 'code': e.code}})
+            except (KeyError, TypeError, ValueError) as e:
+                return 400, {'message': f'invalid request: {e}', 'code': 'PROTO_ERROR'}
+            closed = closed or req.get('type') == 'close'
+        stream.used = time.monotonic()
+    next_baton = None
+    if closed:
+        stream.close()
+    else:
+        next_baton = secrets.token_urlsafe(16)
+        with STREAMS_LOCK:
+            STREAMS[next_baton] = stream
+    return 200, {'baton': next_baton, 'base_url': None, 'results': results}
+
+
+# ------------------------------------------------------------------ HTTP
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = 'HTTP/1.1'
+    server_version = 'sqld-stand-in'
+    admin = False
+
+    def log_message(self, *args):
+        pass
+
+    def answer(self, status, body=b'', content_type='text/plain'):
+        if not isinstance(body, bytes):
+            body, content_type = json.dumps(body, separators=(',', ':')).encode(), 'application/json'
+        self.send_response(status)
+        self.send_header('Content-Type', content_type)
+        self.send_header('Content-Length', str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        path = self.path.split('?')[0]
+        if path == '/health':
+            return self.answer(200)
+        if self.admin:
+            return self.answer(404, b'not served by the stand-in')
+        if path == '/version':
+            return self.answer(200, b'sqld (berth-test stand-in) 0.24.32')
+        if path in ('/v2', '/v3'):
+            return self.answer(200)
+        return self.answer(404, b'not found')
+
+    def do_POST(self):
+        length = int(self.headers.get('Content-Length') or 0)
+        raw = self.rfile.read(length)
+        path = self.path.split('?')[0]
+        if self.admin or path not in ('/v2/pipeline', '/v3/pipeline'):
+            return self.answer(404, b'not found')
+        if not authorized(self.headers.get('Authorization')):
+            return self.answer(401, {'error': 'Unauthorized: the credentials were not accepted'})
+        try:
+            body = json.loads(raw)
+        except ValueError as e:
+            return self.answer(400, {'message': f'invalid JSON: {e}', 'code': 'PROTO_ERROR'})
+        status, reply = pipeline(body)
+        self.answer(status, reply)
+
+
+class AdminHandler(Handler):
+    admin = True
+
+
+def serve(addr, handler):
+    server = ThreadingHTTPServer(address(addr), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+
+
+def grpc(addr):
+    sock = socket.create_server(address(addr), reuse_port=True)
+
+    def accept():
+        while True:
+            conn, _ = sock.accept()
+            conn.close()
+
+    threading.Thread(target=accept, daemon=True).start()
+
+
+# As PID 1 nothing ends the process on SIGTERM unless it says so.
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+os.makedirs(os.path.dirname(DB_FILE), exist_ok=True)
+sqlite3.connect(DB_FILE).close()
+if CONF['--admin-listen-addr']:
+    serve(CONF['--admin-listen-addr'], AdminHandler)
+if CONF['--grpc-listen-addr']:
+    grpc(CONF['--grpc-listen-addr'])
+print(f"sqld stand-in: {DB_FILE} on http {CONF['--http-listen-addr']}, node {os.environ.get('SQLD_NODE', 'primary')}", file=sys.stderr, flush=True)
+server = ThreadingHTTPServer(address(CONF['--http-listen-addr']), Handler)
+server.daemon_threads = True
+try:
+    server.serve_forever()
+except KeyboardInterrupt:
+    pass
+EOF
+  chmod 755 "$ctx/sqld"
+}
+
 # ---------------------------------------------------------------- berth-test/caddy:1
 caddy_context() {
   local ctx=$1
@@ -429,8 +773,8 @@ fi
 # The derived images build side by side (most of their time is apt downloading).
 pids=()
 names=()
-for kind in postgres mariadb redis caddy pebble registry; do
-  case $kind in postgres) image=$POSTGRES ;; mariadb) image=$MARIADB ;; redis) image=$REDIS ;; caddy) image=$CADDY ;; pebble) image=$PEBBLE ;; registry) image=$REGISTRY ;; esac
+for kind in postgres mariadb redis libsql caddy pebble registry; do
+  case $kind in postgres) image=$POSTGRES ;; mariadb) image=$MARIADB ;; redis) image=$REDIS ;; libsql) image=$LIBSQL ;; caddy) image=$CADDY ;; pebble) image=$PEBBLE ;; registry) image=$REGISTRY ;; esac
   ctx=$work/$kind
   "${kind}_context" "$ctx"
   recipe=$( { echo "$debian_recipe"; (cd "$ctx" && find . -type f | sort | xargs cat); } | sha256sum | cut -c1-16)

@@ -1,4 +1,4 @@
-// Issue 4: a third party adds a sixth database kind without touching core or the five built-in
+// Issue 4: a third party adds a database kind of its own without touching core or the six built-in
 // kinds. examples/database-valkey (a driver and its provider descriptor, against @berth/core alone)
 // is loaded the way an operator loads it (one config line: providers.database.valkey.resolve, its
 // path) and runs on the real engine:

@@ -24,7 +24,6 @@ export const NO_RECORD: Record<string, string> = {
   gitlabProjectId: 'a project id on the GitLab server, not a record of Berth (the fuzz sends it as it comes)',
   clientId: "the Gitea OAuth application's client id (gitea.create, gitea.update), not a record of Berth",
   adminId: "the older variant's registry.update field (the registry's admin): accepted and ignored, no record behind it",
-  libsqlId: 'no libsql kind',
   chatId: 'a Telegram chat id (notification.*Telegram*), not a record of Berth',
   messageThreadId: 'a Telegram forum topic id (notification.*Telegram*), not a record of Berth',
   nodeId: 'a swarm node id of an engine (swarm.*, cluster.*), not a record of Berth',
@@ -50,6 +49,7 @@ const DATABASES: Record<string, Record<string, string>> = {
   mariadb: { databaseName: 'db', databaseUser: 'u', databasePassword: 'secret-password', databaseRootPassword: 'root-password' },
   mongo: { databaseUser: 'u', databasePassword: 'secret-password' },
   redis: { databasePassword: 'secret-password' },
+  libsql: { databaseUser: 'u', databasePassword: 'secret-password', sqldNode: 'primary' },
 };
 const BUCKET = 'fuzz';
 const REGISTRY_USER = 'fuzz';
@@ -238,8 +238,14 @@ export async function fuzzRecords(
   const llm = await startLlmStandIn('berth-test/busybox:1');
   t.teardown(() => llm.close());
 
-  const database = async (kind: string, serverId: string | null) =>
-    ok(`${kind}.create`, await c.post(`${kind}.create`, { name: unique(kind), ...DATABASES[kind], environmentId, ...(serverId ? { serverId } : {}) }))[`${kind}Id`] as string;
+  const database = async (kind: string, serverId: string | null) => {
+    const name = unique(kind);
+    const created = ok(`${kind}.create`, await c.post(`${kind}.create`, { name, ...DATABASES[kind], environmentId, ...(serverId ? { serverId } : {}) }));
+    if (created !== true) return created[`${kind}Id`] as string;
+    // libsql.create answers true, as the peer's: the record is found by its name in its environment.
+    const listed = ok('environment.one', await c.get('environment.one', { environmentId }))[kind] as Record<string, string>[];
+    return listed.find(d => d.name === name)![`${kind}Id`]!;
+  };
 
   const recipes: Record<string, () => Promise<string>> = {
     giteaId: giteaConnection,

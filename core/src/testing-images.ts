@@ -31,6 +31,12 @@ export const TEST_POSTGRES_IMAGE = 'berth-test/postgres:1';
 export const TEST_MARIADB_IMAGE = 'berth-test/mariadb:1';
 /** Redis 7 run like the public redis image: data in /data, port 6379, a given command (redis-server --requirepass x) runs as is. */
 export const TEST_REDIS_IMAGE = 'berth-test/redis:1';
+/**
+ * A stand-in for the public libsql-server image (test/stand-ins): `sqld` on PATH is a Python server of
+ * Hrana over HTTP (/v2/pipeline, /v3/pipeline, /health, /version) over SQLite files below --db-path
+ * (<db-path>/dbs/default/data), basic auth from SQLD_HTTP_AUTH, user sqld, data in /var/lib/sqld.
+ */
+export const TEST_LIBSQL_IMAGE = 'berth-test/libsql:1';
 
 export interface GitRepoOptions {
   /** The branch of the first commit (default "main"). */

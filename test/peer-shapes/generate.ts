@@ -279,6 +279,13 @@ const RETURNS: Record<string, Spec | (() => Shape)> = {
       ];
     }),
   ),
+  // libsql: create answers true; saveExternalPorts (its three ports) the record found; no changePassword, no search
+  ...Object.fromEntries([
+    ['libsql.move', { table: 'libsql' }],
+    ...['one', 'start', 'stop', 'deploy', 'saveExternalPorts', 'changeStatus', 'remove'].map(p => [`libsql.${p}`, database('libsql')]),
+    ...['create', 'saveEnvironment', 'reload', 'update', 'rebuild'].map(p => [`libsql.${p}`, () => TRUE]),
+    ['libsql.readLogs', () => TEXT],
+  ]),
   // compose stacks (findComposeById: the record the compose router answers from one and delete)
   'compose.create': { table: 'compose' },
   'compose.one': { ...composeFound, extra: { hasGitProviderAccess: TRUE, unauthorizedProvider: { t: 'string', null: true } } },

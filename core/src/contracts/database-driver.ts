@@ -1,4 +1,4 @@
-// A kind of database (postgres, mysql, mariadb, mongo, redis, or a third party's) as one
+// A kind of database (postgres, mysql, mariadb, mongo, redis, libsql, or a third party's) as one
 // driver: everything that differs between kinds lives here, so the shared database code
 // (core/src/databases/) never asks which kind it runs. A new kind is a driver plus a
 // provider: `export default defineProvider({ contract: 'database', id, options, create: () => new MyDriver() })`.
@@ -22,6 +22,9 @@ export interface ContainerCommand {
   expectOutput?: RegExp;
 }
 
+/** The shared procedures a kind may leave out (its peer has none of that name). */
+export type OptionalDatabaseProcedure = 'changePassword' | 'search' | 'saveExternalPort';
+
 /** Whose password changePasswordCommand changes: the database user's (default) or, for kinds with one, the root account's. */
 export type PasswordAccount = 'user' | 'root';
 
@@ -32,8 +35,16 @@ export interface DatabaseDriver {
   readonly label: string;
   /** The image `create` uses when none is given, per API variant (the current one wins when a request could be either). */
   readonly defaultImage: { current: string; older: string };
-  /** The kind's own fields of its record besides the shared ones (the peer's mongo `replicaSets`): schema and default, kept with the record's settings. */
-  readonly recordFields?: Record<string, { schema: TSchema; default: unknown }>;
+  /** The kind's own fields of its record besides the shared ones (the peer's mongo `replicaSets`): schema and default, kept with the record's settings; `create` when create takes it too. */
+  readonly recordFields?: Record<string, { schema: TSchema; default: unknown; create?: boolean }>;
+  /** Refuses a combination of the record's own fields (after create or a change): the field and why, or null when the record is fine. */
+  recordIssue?(record: Record<string, unknown>): { field: string; message: string } | null;
+  /** Container ports besides internalPort, each published on the host through a record field of its own (field → port, the peer's libsql `externalGRPCPort` → 5001): with them the kind serves `saveExternalPorts`, every external port at once. */
+  readonly extraPorts?: Record<string, number>;
+  /** The shared procedures the kind does not serve, as its peer lacks them: absent from its namespace and the OpenAPI document. */
+  readonly omitProcedures?: readonly OptionalDatabaseProcedure[];
+  /** What `create` answers: the record (default), or true where the peer answers that (libsql). */
+  readonly createAnswer?: 'record' | 'true';
   /** Which credential fields `create` takes (required when true; absent from the schema when false). */
   readonly fields: { databaseName: boolean; databaseUser: boolean; databaseRootPassword: boolean };
   /** Schema of databasePassword in the current variant (e.g. postgres restricts its characters). */
@@ -42,19 +53,19 @@ export interface DatabaseDriver {
   readonly olderPasswordSchema?: TSchema;
   /** Default databaseUser when the kind has one but create leaves it out (mongo's older clients). */
   readonly defaultUser?: string;
-  /** The environment the container needs from the credentials (POSTGRES_PASSWORD...). */
-  containerEnv(c: DatabaseCredentials): Record<string, string>;
+  /** The environment the container needs from the credentials (POSTGRES_PASSWORD...) and the record's own fields (recordFields; absent: their defaults). */
+  containerEnv(c: DatabaseCredentials, record?: Record<string, unknown>): Record<string, string>;
   /** Where the data lives inside the container: the named data volume is mounted here. */
   readonly dataPath: string;
   /** The port the database listens on inside the container. */
   readonly internalPort: number;
   /** The start command and args when the user sets none (null = the image's own); may carry the password (redis). */
-  startCommand(c: DatabaseCredentials): { command: string | null; args: string[] | null };
+  startCommand(c: DatabaseCredentials, record?: Record<string, unknown>): { command: string | null; args: string[] | null };
   /** Run inside the running container until it exits 0: the database accepts connections with these credentials. */
   readinessCheck(c: DatabaseCredentials): ContainerCommand;
   /** The connection URL for `host:port` (internal: the appName and internalPort; external: the host and externalPort). */
   connectionUrl(c: DatabaseCredentials, host: string, port: number): string;
-  /** Changes the password inside the running database (the record and the service env are updated by the caller); 'root' only where fields.databaseRootPassword. */
+  /** Changes the password inside the running database (the record and the service env are updated by the caller); 'root' only where fields.databaseRootPassword; a kind that omits changePassword throws why. */
   changePasswordCommand(c: DatabaseCredentials, newPassword: string, account?: PasswordAccount): ContainerCommand;
   /** The suffix of `backup.manualBackup<Suffix>` when it is not the kind capitalised (the peer spells mysql's "MySql"). */
   readonly backupProcedureSuffix?: string;
@@ -77,9 +88,10 @@ export interface DatabaseDriver {
    * data path, what to delete there first and small files to write beside it; a restore stops the
    * service, writes them into the data volume from a helper container of the same image (owned
    * like the data path), and starts the service again. The check after a backup writes them the
-   * same way into a throwaway container before its server starts.
+   * same way into a throwaway container before its server starts. With archive 'tar' (libsql) the
+   * dump is a tar archive holding `file`, a directory below the data path, unpacked in its place.
    */
-  readonly offlineRestore?: { file: string; remove: string[]; files?: Record<string, string> };
+  readonly offlineRestore?: { file: string; remove: string[]; files?: Record<string, string>; archive?: 'tar' };
 }
 
 declare module '../provider.ts' {

@@ -135,9 +135,21 @@ export async function writeOfflineFiles(run: RootRun, driver: DatabaseDriver, in
   const at = (p: string) => path.posix.join(driver.dataPath, p);
   const incoming = at('.berth-restore');
   await run(['dd', `of=${incoming}`, 'bs=1M', 'status=none'], input);
-  await run(['rm', '-rf', '--', ...offline.remove.map(at)]);
-  await run(['mkdir', '-p', '--', path.posix.dirname(at(offline.file))]);
-  await run(['mv', '-f', '--', incoming, at(offline.file)]);
+  if (offline.archive === 'tar') {
+    // Unpacked beside the data first (an archive tar refuses leaves the current files as they were); only
+    // its `file` tree, below the data path: GNU tar drops a leading "/" and refuses members with "..".
+    const unpacked = at('.berth-unpack');
+    await run(['rm', '-rf', '--', unpacked]);
+    await run(['mkdir', '--', unpacked]);
+    await run(['tar', '-x', '-f', incoming, '-C', unpacked, '--no-same-owner', '--', offline.file]);
+    await run(['rm', '-rf', '--', ...offline.remove.map(at)]);
+    await run(['mv', '-f', '--', path.posix.join(unpacked, offline.file), at(offline.file)]);
+    await run(['rm', '-rf', '--', unpacked, incoming]);
+  } else {
+    await run(['rm', '-rf', '--', ...offline.remove.map(at)]);
+    await run(['mkdir', '-p', '--', path.posix.dirname(at(offline.file))]);
+    await run(['mv', '-f', '--', incoming, at(offline.file)]);
+  }
   for (const [file, content] of Object.entries(offline.files ?? {})) {
     await run(['mkdir', '-p', '--', path.posix.dirname(at(file))]);
     await run(['dd', `of=${at(file)}`, 'status=none'], Readable.from([Buffer.from(content)]));
@@ -162,16 +174,16 @@ async function serverCommand(docker: Docker, image: string, start: { command: st
  */
 export async function verifyCopy(
   docker: Docker,
-  o: { image: string; driver: DatabaseDriver; creds: DatabaseCredentials; labels: Record<string, string>; name: string },
+  o: { image: string; driver: DatabaseDriver; creds: DatabaseCredentials; record?: Record<string, unknown>; labels: Record<string, string>; name: string },
   databaseName: string | null,
   input: Readable,
   io: ContainerBackupIo,
 ): Promise<string> {
   const { driver, creds } = o;
-  const start = driver.startCommand(creds);
+  const start = driver.startCommand(creds, o.record);
   const container = await docker.createContainer({
     Image: o.image,
-    Env: Object.entries(driver.containerEnv(creds)).map(([k, v]) => `${k}=${v}`),
+    Env: Object.entries(driver.containerEnv(creds, o.record)).map(([k, v]) => `${k}=${v}`),
     ...(driver.offlineRestore ? { Entrypoint: ['sleep', 'infinity'], Cmd: [], User: '0' } : { ...(start.command ? { Entrypoint: [start.command] } : {}), ...(start.args ? { Cmd: start.args } : {}) }),
     Labels: { ...o.labels, 'berth.helper': 'verify' },
     // No network: the copy is reached only through exec. Its host name must resolve without one

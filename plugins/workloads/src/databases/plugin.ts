@@ -26,5 +26,5 @@ export function bindDatabaseKind(berth: BerthHost, driver: DatabaseDriver): void
   // One class serves every kind: each request's instance is made with this kind's service and workload kind.
   berth.provide({ [requests]: asFunction((scope: Cradle) => new DatabaseRequests(scope, db, kind)).scoped() });
   const schemas = databaseSchemas(driver);
-  berth.procedures(() => databaseProcedures(driver.kind, driver.label, schemas, cradle()));
+  berth.procedures(() => databaseProcedures(driver, schemas, cradle()));
 }

@@ -7,12 +7,16 @@ import { databaseView, type DatabaseSchemas, type IdKey, type WithId } from './s
 import { databasesOf, type DatabaseRequests } from './requests.ts';
 import { relationSchemas } from '../relations.ts';
 import { runProcedure } from '../runs.ts';
-import { type Cradle, type ProcedureContext, router, schema } from '@berth/core';
+import { type Cradle, type DatabaseDriver, type OptionalDatabaseProcedure, type ProcedureContext, router, schema } from '@berth/core';
 const { Ok } = schema;
 
-/** Made once every plugin is set up: the relations' schemas are their plugins'. */
-export function databaseProcedures(kind: string, label: string, s: DatabaseSchemas, cradle: Cradle) {
+/** Made once every plugin is set up: the relations' schemas are their plugins'. The driver's declarations decide what create answers, which procedures are left out and whether saveExternalPorts is served. */
+export function databaseProcedures(driver: DatabaseDriver, s: DatabaseSchemas, cradle: Cradle) {
+  const { kind, label } = driver;
   const r = router(kind, 'organization');
+  const omitted = new Set<OptionalDatabaseProcedure>(driver.omitProcedures ?? []);
+  /** The procedure unless the driver leaves it out. */
+  const unless = <P>(name: OptionalDatabaseProcedure, make: () => P): P[] => (omitted.has(name) ? [] : [make()]);
   const View = databaseView(s.Fields, relationSchemas(cradle));
   const { idKey } = s;
   /** The database an input names (every input but create's and search's carries the kind's id key, required by its schema). */
@@ -51,13 +55,11 @@ export function databaseProcedures(kind: string, label: string, s: DatabaseSchem
           },
         });
 
+  const createSummary = `Create a ${label} database in an environment (current: environmentId; older: projectId → its default environment)`;
   return [
-    r.mutation('create', {
-      summary: `Create a ${label} database in an environment (current: environmentId; older: projectId → its default environment)`,
-      input: s.Create,
-      output: s.Fields,
-      handler: (input, ctx) => databases(ctx).create(input),
-    }),
+    driver.createAnswer === 'true'
+      ? r.mutation('create', { summary: `${createSummary}; answers true, as the peer's`, input: s.Create, output: Ok(), handler: async (input, ctx) => Boolean(await databases(ctx).create(input)) })
+      : r.mutation('create', { summary: createSummary, input: s.Create, output: s.Fields, handler: (input, ctx) => databases(ctx).create(input) }),
     r.query('one', {
       summary: `A ${label} database with its environment and project, mounts, backups and connection URLs`,
       input: s.Id,
@@ -84,30 +86,54 @@ export function databaseProcedures(kind: string, label: string, s: DatabaseSchem
     }),
     change('update', `Change any field of the ${label} database`, s.Update, i => i, 'true'),
     change('saveEnvironment', 'Set the environment variables (dotenv text; references allowed)', s.Environment, i => ({ env: i.env }), 'true'),
-    change(
-      'saveExternalPort',
-      'Publish the database on this port of the host (host mode), or stop publishing it (null); takes effect on the next deploy',
-      s.ExternalPort,
-      i => ({ externalPort: i.externalPort }),
-      'view',
+    ...unless('saveExternalPort', () =>
+      change(
+        'saveExternalPort',
+        'Publish the database on this port of the host (host mode), or stop publishing it (null); takes effect on the next deploy',
+        s.ExternalPort,
+        i => ({ externalPort: i.externalPort }),
+        'view',
+      ),
     ),
+    ...(driver.extraPorts
+      ? [
+          runProcedure(r, 'saveExternalPorts', {
+            summary: `Publish the database's ports on the host (${Object.entries({ externalPort: driver.internalPort, ...driver.extraPorts })
+              .map(([field, port]) => `${field} → ${port}`)
+              .join(', ')}; host mode; null stops publishing one; at least one must be given) and queue a deployment that applies them; answers the database as it was`,
+            input: s.ExternalPorts,
+            output: View,
+            answer: (input, ctx) => databases(ctx).one(idOf(input as Record<IdKey, string>)),
+            queue: async (input, ctx) => {
+              // The port fields are the driver's (extraPorts): the input is read as a record of them.
+              const { [idKey]: id, ...ports } = input as Record<string, unknown>;
+              await databases(ctx).savePorts(String(id), ports as Record<string, number | null | undefined>);
+              return databases(ctx).run(String(id), 'deploy');
+            },
+          }),
+        ]
+      : []),
     change('changeStatus', 'Set the status', s.Status, i => ({ applicationStatus: i.applicationStatus }), 'view'),
     change('move', 'Move the database to another environment of the organization', s.Move, i => ({ environmentId: i.targetEnvironmentId }), 'record'),
-    r.mutation('changePassword', {
-      summary: 'Change the password in the running database and in the record (type root: the root password, where the kind has one)',
-      input: s.ChangePassword,
-      output: Ok(),
-      async handler(input, ctx) {
-        await databases(ctx).changePassword(idOf(input), input.password, input.type ?? 'user');
-        return true;
-      },
-    }),
-    r.query('search', {
-      summary: `${label} databases matching the given texts (case-insensitive substrings), newest first, paged`,
-      input: s.Search,
-      output: s.SearchResult,
-      handler: (input, ctx) => databases(ctx).search(input),
-    }),
+    ...unless('changePassword', () =>
+      r.mutation('changePassword', {
+        summary: 'Change the password in the running database and in the record (type root: the root password, where the kind has one)',
+        input: s.ChangePassword,
+        output: Ok(),
+        async handler(input, ctx) {
+          await databases(ctx).changePassword(idOf(input), input.password, input.type ?? 'user');
+          return true;
+        },
+      }),
+    ),
+    ...unless('search', () =>
+      r.query('search', {
+        summary: `${label} databases matching the given texts (case-insensitive substrings), newest first, paged`,
+        input: s.Search,
+        output: s.SearchResult,
+        handler: (input, ctx) => databases(ctx).search(input),
+      }),
+    ),
     r.query('readLogs', {
       summary: "The database service's output (last `tail` lines, `since` a duration, filtered by `search`)",
       input: s.ReadLogs,

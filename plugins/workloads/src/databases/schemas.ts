@@ -21,11 +21,18 @@ export const databaseSettingFields = {
   detachDokployNetwork: [Type.Boolean(), false],
 } satisfies Record<string, [TSchema, unknown]>;
 
-/** The settings of one kind's records: the shared ones and the driver's own record fields. */
+/** A port published on the host, or null for none. */
+const HostPort = () => Nullable(Type.Integer({ minimum: 1, maximum: 65535 }));
+
+/** The settings of one kind's records: the shared ones, the driver's own record fields and the external port fields of its extra ports. */
 export const settingFieldsOf = (driver: DatabaseDriver): Record<string, [TSchema, unknown]> => ({
   ...databaseSettingFields,
   ...Object.fromEntries(Object.entries(driver.recordFields ?? {}).map(([k, f]) => [k, [f.schema, f.default]])),
+  ...Object.fromEntries(Object.keys(driver.extraPorts ?? {}).map(k => [k, [HostPort(), null]])),
 });
+
+/** Every external port field of the kind's records: externalPort, then its extra ports' fields. */
+export const externalPortFields = (driver: DatabaseDriver): string[] => ['externalPort', ...Object.keys(driver.extraPorts ?? {})];
 
 /** A kind's id key (postgresId, redisId…): its name differs per kind, so handlers read it through `idKey`. */
 export type IdKey = `${string}Id`;
@@ -42,6 +49,8 @@ export interface DatabaseSchemas {
   Id: WithId;
   Reload: WithId<{ appName: TString }>;
   ExternalPort: WithId<{ externalPort: TUnion<[TInteger, TNull]> }>;
+  /** Every external port at once (kinds with extra ports: saveExternalPorts). */
+  ExternalPorts: TObject;
   Environment: WithId<{ env: TUnion<[TString, TNull]> }>;
   Status: WithId<{ applicationStatus: TEnum<['idle', 'running', 'done', 'error']> }>;
   Move: WithId<{ targetEnvironmentId: TString }>;
@@ -98,13 +107,14 @@ export function databaseSchemas(driver: DatabaseDriver): DatabaseSchemas {
   if (driver.fields.databaseName) create.databaseName = NonEmpty();
   if (driver.fields.databaseUser) create.databaseUser = driver.defaultUser ? Opt(NonEmpty()) : NonEmpty();
   if (driver.fields.databaseRootPassword) create.databaseRootPassword = Opt(Nullable(Type.String({ description: 'the same rules as databasePassword; generated when empty or absent' })));
+  for (const [k, f] of Object.entries(driver.recordFields ?? {})) if (f.create) create[k] = Opt(f.schema);
 
   const updatable: Record<string, TSchema> = {
     name: Type.String({ minLength: 1, maxLength: 255 }),
     appName: AppName(),
     description: Str(),
     env: Str(),
-    externalPort: Nullable(Type.Integer({ minimum: 1, maximum: 65535 })),
+    externalPort: HostPort(),
     applicationStatus: Status(),
     environmentId: NonEmpty(),
     createdAt: Type.String(),
@@ -124,7 +134,9 @@ export function databaseSchemas(driver: DatabaseDriver): DatabaseSchemas {
     Update: Type.Object({ ...Id, ...partial(updatable) }),
     Id: Type.Object(Id),
     Reload: Type.Object({ ...Id, appName: AppName() }),
-    ExternalPort: Type.Object({ ...Id, externalPort: Nullable(Type.Integer({ minimum: 1, maximum: 65535 })) }),
+    ExternalPort: Type.Object({ ...Id, externalPort: HostPort() }),
+    // Its port fields are the driver's: handlers read them from the input as a record.
+    ExternalPorts: Type.Object({ ...Id, ...Object.fromEntries(externalPortFields(driver).map(k => [k, Opt(HostPort())])) }),
     Environment: Type.Object({ ...Id, env: Str() }),
     Status: Type.Object({ ...Id, applicationStatus: Status() }),
     Move: Type.Object({ ...Id, targetEnvironmentId: NonEmpty() }),

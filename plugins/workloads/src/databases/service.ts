@@ -85,7 +85,11 @@ export class DatabaseService {
 
   /** The databases of this kind holding the port on the host (as a HostPorts holder). */
   async portHolds(port: number, serverId: string | null, em: EntityManager): Promise<{ kind: string; id: string }[]> {
-    const rows = (await em.find(this.entity, { externalPort: port, serverId })) as DatabaseRow[];
+    const extra = Object.keys(this.driver.extraPorts ?? {});
+    // Extra ports live in the settings column: the host's records of the kind are read and matched here.
+    const rows = extra.length
+      ? ((await em.find(this.entity, { serverId })) as DatabaseRow[]).filter(r => r.externalPort === port || extra.some(f => r.settings[f] === port))
+      : ((await em.find(this.entity, { externalPort: port, serverId })) as DatabaseRow[]);
     return rows.map(r => ({ kind: this.driver.kind, id: r.id }));
   }
 
