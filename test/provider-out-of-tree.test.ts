@@ -119,7 +119,7 @@ t.test('three providers from outside the repository, one config line each', asyn
   t.test('are registered in the container as <contract>.<id>, beside the built-in ones', async t => {
     t.ok(registry.ids('database').includes('pgcompat') && registry.ids('database').includes('postgres'));
     t.ok(registry.ids('builder').includes('copy') && registry.ids('builder').includes('dockerfile'));
-    t.same(registry.ids('source').sort(), ['bitbucket', 'docker', 'git', 'gitea', 'github', 'gitlab', 'template'], 'the git providers register a source each');
+    t.same(registry.ids('source').sort(), ['bitbucket', 'docker', 'drop', 'git', 'gitea', 'github', 'gitlab', 'template'], 'the git providers register a source each');
     t.equal(server.kernel.container.resolve('builder.copy' as never), registry.get('builder', 'copy'));
   });
 
@@ -133,7 +133,7 @@ t.test('three providers from outside the repository, one config line each', asyn
     const badSource = await client.post('application.update', { applicationId, sourceType: 'svn' });
     t.equal(badSource.status, 400);
     // The source providers in config order, then the forges' source types, in theirs (every built-in provider is in name order).
-    t.match(badSource.body.issues[0].message, /^sourceType: must be one of: "docker", "git", "template", "bitbucket", "gitea", "github", "gitlab"$/, JSON.stringify(badSource.body));
+    t.match(badSource.body.issues[0].message, /^sourceType: must be one of: "docker", "drop", "git", "template", "bitbucket", "gitea", "github", "gitlab"$/, JSON.stringify(badSource.body));
     const byType = await client.get('deployment.allByType', { type: 'svn', id: applicationId });
     t.equal(byType.status, 400);
     t.match(byType.body.issues[0].message, /^type: must be one of: .*"application".*"pgcompat"/, 'deployment types: the registry of kinds, the new kind included');

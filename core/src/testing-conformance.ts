@@ -146,6 +146,8 @@ export interface SourceCase {
   secrets?: Record<string, string | null>;
   /** Stored SSH keys by id. */
   sshKeys?: Record<string, string>;
+  /** A file the source receives for the case's workload before it resolves (a source of uploads: drop). */
+  upload?: string;
 }
 
 export interface SourceConformanceOptions {
@@ -163,6 +165,7 @@ export function sourceConformance(t: Test, descriptor: ProviderDescriptor, o: So
     const lines: string[] = [];
     const redacted: string[] = [];
     const req: SourceRequest = {
+      owner: { kind: 'conformance', id: `case${++made}` },
       fields: c.fields,
       secrets: c.secrets ?? {},
       workDir,
@@ -183,6 +186,10 @@ export function sourceConformance(t: Test, descriptor: ProviderDescriptor, o: So
     for (const c of o.valid) {
       t.test(`deploys: ${c.name}`, async t => {
         const { req, workDir, redacted } = request(t, c);
+        if (c.upload) {
+          t.type(source.receive, 'function', 'a source given an upload receives one');
+          await source.receive!({ owner: req.owner!, file: c.upload, field: 'upload', signal: req.signal });
+        }
         const result = await source.resolve(req);
         if ('image' in c) {
           t.ok('image' in result, 'an image to run');

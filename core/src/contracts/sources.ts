@@ -13,6 +13,12 @@ export interface RegistryAuth {
   serveraddress: string;
 }
 
+/** The workload a source fetches for, by kind and id (what a source that keeps files per workload files them under). */
+export interface SourceOwner {
+  kind: string;
+  id: string;
+}
+
 export interface SourceRequest extends BuildIo {
   /** The workload's saved fields (dockerImage, customGitUrl, ...), as stored. */
   fields: Record<string, unknown>;
@@ -35,6 +41,19 @@ export interface SourceRequest extends BuildIo {
   em?: EntityManager;
   /** A tag to check out instead of the workload's branch (a deployment queued by a tag push). */
   ref?: string | null;
+  /** The workload: a source that keeps what was uploaded for it (drop) finds it by this. */
+  owner?: SourceOwner;
+}
+
+/** An upload a source keeps as a workload's source (drop: a zip archive). */
+export interface SourceUpload {
+  owner: SourceOwner;
+  /** The uploaded file on this machine (removed by the caller afterwards). */
+  file: string;
+  /** The input field that carried it: a refusal is a BAD_REQUEST naming it. */
+  field: string;
+  /** Stops the check (absent: it runs to its end, bounded by the source's limits). */
+  signal?: AbortSignal;
 }
 
 /** An image to run as it is: the deployer pulls it (with the credentials) and rolls it out. */
@@ -65,6 +84,14 @@ export interface SourceProvider {
    * sources a git provider serves clone through it); absent on a source that clones nothing (docker).
    */
   fetch?(request: GitCloneRequest): Promise<{ revision: string | null }>;
+  /**
+   * A source of uploaded files (drop): checks the upload and keeps it as the workload's source,
+   * in place of the one before only once it is whole (a refused upload leaves that one); answers
+   * what it keeps, as a deploy's log names it. Absent on a source that fetches (git, docker).
+   */
+  receive?(upload: SourceUpload): Promise<{ revision: string }>;
+  /** Removes what it keeps for the workload (the workload is being removed); absent when it keeps nothing. */
+  forget?(owner: SourceOwner): Promise<void>;
   /** The git source's `git ls-remote` of a URL with a forge's clone credential: its branches and their commits (a connection test's second step). */
   remoteHeads?(request: { url: string; credential?: CloneCredential | null; signal: AbortSignal }): Promise<{ name: string; commit: string }[]>;
 }

@@ -11,6 +11,7 @@ import {
   applicationView,
   CreateInput,
   DeployInput,
+  DropInput,
   IdInput,
   MoveInput,
   ReadLogsInput,
@@ -164,6 +165,25 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
       handler: (input, ctx) => ctx.cradle.applicationRequests.readLogs(input),
     }),
   ];
+  // The drop source's upload, where that source is enabled.
+  if (allowed.sourceTypes.includes('drop'))
+    declared.push(
+      runProcedure(application, 'dropDeployment', {
+        summary: 'Deploy a zip archive (multipart/form-data: the archive in `zip`): it becomes the source (sourceType drop), built from dropBuildPath; answers true',
+        description:
+          "Every entry is checked before it is kept: no absolute path, no '..', no symbolic link or special file, at most providers.source.drop's maxEntries entries and maxUnpackedBytes bytes once inflated, each entry's size as declared; a refused archive is a 400 naming zip and the source before is kept. A single top-level folder is unwrapped. An archive larger than the config key uploadLimit is refused with 413.",
+        input: DropInput,
+        output: Ok(),
+        multipart: { fileField: 'zip' },
+        queue: async ({ applicationId, dropBuildPath }, ctx) => {
+          const deploymentId = await ctx.cradle.applicationRequests.drop(applicationId, dropBuildPath, ctx.file!);
+          // The source is no repository now: a push webhook Berth registered for it goes.
+          await optionalService(ctx.cradle, 'deployHooks')?.syncWebhook(KIND, applicationId, ctx.cradle.em);
+          return deploymentId;
+        },
+        answer: () => true,
+      }),
+    );
   // Each enabled forge that is a source gets its save<Forge>Provider, its input declared by the
   // forge (the peer's, for the four built-in ones) or made from its source fields.
   const names = new Set(declared.map(p => p.name));

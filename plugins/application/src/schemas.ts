@@ -74,6 +74,11 @@ export const IdInput = Type.Object(ApplicationId);
 export const ReloadInput = Type.Object({ appName: AppName(), ...ApplicationId });
 export const DeployInput = Type.Object({ ...ApplicationId, title: Opt(Type.String({ maxLength: 255 })), description: Opt(Type.String({ maxLength: 2000 })) });
 export type DeployInput = Static<typeof DeployInput>;
+/** application.dropDeployment's text fields (its archive comes in the form's `zip` file). */
+export const DropInput = Type.Object({
+  ...ApplicationId,
+  dropBuildPath: Opt(Type.String({ maxLength: 1000, description: 'the directory of the archive that is the application (default: its root)' })),
+});
 
 export const SaveEnvironmentInput = Type.Object({ ...ApplicationId, env: Opt(Str()), buildArgs: Opt(Str()), buildSecrets: Opt(Str()), createEnvFile: Opt(Type.Boolean()) });
 /** The values the API accepts for the fields that name a provider: the enabled ones' ids. */

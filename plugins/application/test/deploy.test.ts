@@ -22,6 +22,7 @@ import {
   runFinished,
 } from '@berth/core/testing';
 import { runContainerCommand } from '@berth/plugin-workloads/testing';
+import { engineApps } from './engine-apps.ts';
 
 const docker = new Docker();
 
@@ -103,27 +104,7 @@ t.test('applications on the real engine', async t => {
   } = await client.post('project.create', { name: 'Deploys', env: 'DB_HOST=db.internal' });
   await client.post('environment.update', { environmentId: environment.environmentId, env: 'STAGE=prod' });
 
-  const apps: string[] = [];
-  t.teardown(async () => {
-    for (const name of apps)
-      await docker
-        .getService(name)
-        .remove()
-        .catch(() => undefined);
-  });
-  const call = async (op: string, input: Record<string, unknown>) => {
-    const res = await client.post(op, input);
-    if (res.status !== 200) throw new Error(`${op}: ${res.status} ${JSON.stringify(res.body)}`);
-    return res.body;
-  };
-  const newApp = async (name: string, port?: number, targetPort = 8080) => {
-    const app = (await call('application.create', { name, environmentId: environment.environmentId })) as { applicationId: string; appName: string };
-    apps.push(app.appName);
-    // busybox httpd as PID 1 ignores SIGTERM: give old tasks 1 s, not the default 10 s, to stop.
-    await call('application.update', { applicationId: app.applicationId, stopGracePeriodSwarm: 1_000_000_000 });
-    if (port) await call('port.create', { applicationId: app.applicationId, publishedPort: port, targetPort, publishMode: 'host', protocol: 'tcp' });
-    return app;
-  };
+  const { call, newApp } = engineApps(t, client, environment.environmentId);
   const fromGit = async (applicationId: string, dir: string, more: Record<string, unknown> = {}) => {
     await call('application.saveGitProvider', { applicationId, customGitUrl: `file://${dir}`, customGitBranch: 'main', customGitBuildPath: '/', ...more });
     await call('application.saveBuildType', { applicationId, buildType: 'dockerfile', dockerfile: 'Dockerfile' });

@@ -89,6 +89,8 @@ export abstract class RecordKind<Row extends object> implements WorkloadKind {
     await deployments?.cancelFor(this.kind, workload.id, em);
     await this.removeFromHost(row, options);
     await rm(this.filesDir(row), { recursive: true, force: true });
+    // What a source keeps for it (drop: its last uploaded archive).
+    for (const id of cradle.providers.ids('source')) await cradle.providers.get('source', id).forget?.({ kind: this.kind, id: workload.id });
     await this.removeServerFiles(workload);
     await optionalService(cradle, 'mounts')?.removeForService(this.kind, workload.id, em);
     await optionalService(cradle, 'backupDirectory')?.removeForWorkload(this.kind, workload.id, em);

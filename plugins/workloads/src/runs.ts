@@ -2,7 +2,7 @@
 // the run goes on the durable deploy queue; the body is what the peer answers (true, or the
 // record), and the queued deployment's id travels in a response header, so Berth's clients can
 // follow the run while the peer's clients see the peer's answer.
-import { DEPLOYMENT_ID_HEADER, router, type DeploymentService, type EntityManager, type ProcedureContext, type Static, type TSchema } from '@berth/core';
+import { DEPLOYMENT_ID_HEADER, router, type DeploymentService, type EntityManager, type MultipartSpec, type ProcedureContext, type Static, type TSchema } from '@berth/core';
 import type { WorkloadRef } from './registry.ts';
 
 export interface RunSpec<I extends TSchema, O extends TSchema> {
@@ -14,6 +14,9 @@ export interface RunSpec<I extends TSchema, O extends TSchema> {
   queue: (input: Static<I>, ctx: ProcedureContext) => Promise<string>;
   /** The peer's answer, made before the run is queued (the record as it was when the run was asked for). */
   answer: (input: Static<I>, ctx: ProcedureContext) => Promise<Static<O>> | Static<O>;
+  /** A run that takes an upload (application.dropDeployment's archive): `queue` finds it in ctx.file. */
+  multipart?: MultipartSpec;
+  description?: string;
 }
 
 /** The mutation `<router>.<name>` that queues a run, answers the peer's body and names the deployment in DEPLOYMENT_ID_HEADER. */
@@ -22,6 +25,8 @@ export function runProcedure<I extends TSchema, O extends TSchema>(r: ReturnType
     summary: `${spec.summary}; the queued deployment's id is in the ${DEPLOYMENT_ID_HEADER} response header`,
     input: spec.input,
     output: spec.output,
+    ...(spec.multipart ? { multipart: spec.multipart } : {}),
+    ...(spec.description ? { description: spec.description } : {}),
     headers: { [DEPLOYMENT_ID_HEADER]: 'the deployment this run queued (follow it with deployment.one and deployment.readLogs)' },
     async handler(input, ctx) {
       // The peer answers the record as it read it before the run (its start and stop); so does Berth.

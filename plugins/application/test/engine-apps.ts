@@ -1,0 +1,33 @@
+// What the application suites on the real engine share: a call that fails loudly, and
+// applications made for the test whose services are removed from the engine when it ends.
+import type { Test } from 'tap';
+import Docker from 'dockerode';
+import type { Client } from '@berth/core/testing';
+
+/** `call` (a 200 or a thrown error naming the operation) and `newApp` (an application of the environment, its service removed at teardown). */
+export function engineApps(t: Test, client: Client, environmentId: string) {
+  const docker = new Docker();
+  const apps: string[] = [];
+  t.teardown(async () => {
+    for (const name of apps)
+      await docker
+        .getService(name)
+        .remove()
+        .catch(() => undefined);
+  });
+  const call = async (op: string, input: Record<string, unknown>) => {
+    const res = await client.post(op, input);
+    if (res.status !== 200) throw new Error(`${op}: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body;
+  };
+  /** An application published on `port` (host mode) to `targetPort`, if a port is given. */
+  const newApp = async (name: string, port?: number, targetPort = 8080) => {
+    const app = (await call('application.create', { name, environmentId })) as { applicationId: string; appName: string };
+    apps.push(app.appName);
+    // busybox httpd as PID 1 ignores SIGTERM: give old tasks 1 s, not the default 10 s, to stop.
+    await call('application.update', { applicationId: app.applicationId, stopGracePeriodSwarm: 1_000_000_000 });
+    if (port) await call('port.create', { applicationId: app.applicationId, publishedPort: port, targetPort, publishMode: 'host', protocol: 'tcp' });
+    return app;
+  };
+  return { call, newApp };
+}
