@@ -105,6 +105,8 @@ export class ApplicationDeployer extends RecordLifecycle<ApplicationRow, Applica
     const buildArgs = { ...parseEnv(secrets.buildArgs), ...(variant ? { ...parseEnv(secrets.previewBuildArgs), ...variant.buildArgs } : {}) };
     const buildSecrets = { ...parseEnv(secrets.buildSecrets), ...(variant ? { ...parseEnv(secrets.previewBuildSecrets), ...variant.buildSecrets } : {}) };
     for (const value of [...Object.values(buildArgs), ...Object.values(buildSecrets)]) run.redact(value);
+    // The user networks too: one gone from the host fails the run before the build.
+    const networks = await this.networksOf(row, settings, run, engine);
 
     const name = variant?.appName ?? row.appName;
     const labels = this.labels(row, run, variant);
@@ -138,6 +140,7 @@ export class ApplicationDeployer extends RecordLifecycle<ApplicationRow, Applica
       image,
       env,
       ...swarmSettingsToService(settings),
+      networks,
       mounts,
       ports: ports.map(p => ({ targetPort: p.targetPort, publishedPort: p.publishedPort, protocol: p.protocol, publishMode: p.publishMode })),
       // A variant is served through the proxy: it stays on the platform network.

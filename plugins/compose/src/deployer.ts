@@ -12,10 +12,22 @@ import { optionalService } from '@berth/core';
 import { RecordLifecycle, resolveEnv, serverFilesDir, type Engine, type MountRecord } from '@berth/plugin-workloads';
 import { Compose, type ComposeRow } from './entities.ts';
 import { KIND, type ComposeService } from './service.ts';
-import { ignoredKeys, isolate, addSuffix, parseComposeCommand, serviceNames, serviceImages, withDomains, type ComposeDomainRoute, type ComposeProxy, type ComposeType } from './file/index.ts';
+import {
+  ignoredKeys,
+  isolate,
+  addSuffix,
+  joinServiceNetworks,
+  parseComposeCommand,
+  serviceNames,
+  serviceImages,
+  withDomains,
+  type ComposeDomainRoute,
+  type ComposeProxy,
+  type ComposeType,
+} from './file/index.ts';
 import { withOwnership } from './prepare.ts';
 import { hostRefusal } from './host-policy.ts';
-import { assertOwnReferences } from './ownership.ts';
+import { assertOwnReferences, serviceNetworkPlans } from './ownership.ts';
 import { StackEngine, projectName, type WaitIo } from './engine.ts';
 import { composeCommand, runComposeUp, runProgram } from './program.ts';
 import { placeOnServer, tarOf, UNPACK } from './on-server.ts';
@@ -162,11 +174,19 @@ export class ComposeDeployer extends RecordLifecycle<ComposeRow, ComposeService>
     for (const issue of ignoredKeys(text, type)) run.log(`Note: ${issue.service ? `service ${issue.service}: ` : ''}${issue.key}: ${issue.reason}`);
     const serverId = row.serverId ?? null;
     // The organization's network (the platform network for the instance operators'), made on first use: its services with domains join it, and the proxy does.
-    const network = await cradle.hosts.ensureNetworkOf(await (await cradle.hosts.of(serverId)).engine(), row.organizationId);
+    const docker = await (await cradle.hosts.of(serverId)).engine();
+    const network = await cradle.hosts.ensureNetworkOf(docker, row.organizationId);
     if (settings.randomize && settings.suffix) text = addSuffix(text, String(settings.suffix), network);
     if (settings.isolatedDeployment) text = isolate(text, stack.project);
     const routes = await this.routes(row, run.em);
     text = withDomains(text, routes, { type, proxy: proxyKind(cradle), platformNetwork: network, appName: row.appName });
+    // After the domains: a service that detaches leaves the organization's network they joined it to.
+    const plans = await serviceNetworkPlans(settings.serviceNetworks, { organizationId: row.organizationId, serverId }, type, cradle, run.em, docker);
+    if (plans.length) {
+      const joined = joinServiceNetworks(text, plans, network);
+      text = joined.text;
+      for (const name of joined.skipped) run.log(`Note: serviceNetworks names ${name}, which is no service of the file: skipped`);
+    }
     text = withOwnership(text, type, this.labels(row, run));
     const refused = hostRefusal(text, path.dirname(userFile), dir, cradle.hostAccess);
     if (refused) throw new Error(`Refused by this instance's host access policy: ${refused.message}`);

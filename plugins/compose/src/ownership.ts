@@ -10,8 +10,8 @@
 import type Docker from 'dockerode';
 import { isMap, isScalar, isSeq, type YAMLMap } from 'yaml';
 import { BerthError, optionalService, type Cradle, type EntityManager } from '@berth/core';
-import { ORGANIZATION_LABEL, ORGANIZATION_NETWORK_PREFIX } from '@berth/plugin-workloads';
-import { parseCompose } from './file/index.ts';
+import { ORGANIZATION_LABEL, ORGANIZATION_NETWORK_PREFIX, joinableNetworks } from '@berth/plugin-workloads';
+import { parseCompose, type ComposeType, type ServiceNetworkPlan } from './file/index.ts';
 import { interpolate } from './file/interpolate.ts';
 
 /** Whose stack it is: its organization and host. */
@@ -140,4 +140,21 @@ export async function assertOwnReferences(text: string, owner: StackOwner, cradl
         throw issue('BAD_REQUEST', at, `names no service of this file (${entry}): a stack takes volumes only from its own services`);
     }
   }
+}
+
+/**
+ * The stack's serviceNetworks as the file transform takes them: each entry's networkIds resolved to
+ * its organization's user networks on its host (a swarm-scope overlay for a stack; a bridge or an
+ * attachable overlay for docker-compose), refusals naming `serviceNetworks.<i>.networkIds.<j>`.
+ * With `docker` (deploy time) each network is read on the host's engine too.
+ */
+export async function serviceNetworkPlans(value: unknown, owner: StackOwner, type: ComposeType, cradle: Cradle, em: EntityManager, docker?: Docker): Promise<ServiceNetworkPlan[]> {
+  const entries = Array.isArray(value) ? (value as { serviceName?: unknown; networkIds?: unknown; detachDokployNetwork?: unknown }[]) : [];
+  const plans: ServiceNetworkPlan[] = [];
+  for (const [i, entry] of entries.entries()) {
+    const field = `serviceNetworks.${i}.networkIds`;
+    const networks = await joinableNetworks(cradle, entry.networkIds, owner, { field, swarm: type === 'stack', docker }, em);
+    plans.push({ serviceName: String(entry.serviceName ?? ''), networks, detach: entry.detachDokployNetwork === true });
+  }
+  return plans;
 }

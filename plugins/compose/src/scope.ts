@@ -8,8 +8,8 @@ import { Compose, type ComposeRow } from './entities.ts';
 import { KIND, type ComposeService } from './service.ts';
 import type { ComposeFound, CreateInput, UpdateInput } from './schemas.ts';
 import { composeDir, type ComposeDeployer } from './deployer.ts';
-import { parseCompose, parseComposeCommand } from './file/index.ts';
-import { assertOwnReferences } from './ownership.ts';
+import { parseCompose, parseComposeCommand, type ComposeType } from './file/index.ts';
+import { assertOwnReferences, serviceNetworkPlans } from './ownership.ts';
 import type { Processed } from './templates.ts';
 import { projectName } from './engine.ts';
 
@@ -89,6 +89,15 @@ export abstract class ComposeScope extends RequestScope {
     // Another organization's volumes, networks and containers: refused when the file is saved (and again at deploy).
     if (typeof changes.composeFile === 'string' && changes.composeFile.trim())
       await assertOwnReferences(changes.composeFile, { organizationId: this.organizationId, serverId: row.serverId ?? null }, this.cradle, this.em);
+    // The user networks its services name: the organization's, on the stack's host, of a driver its type joins (and again at deploy).
+    if (changes.serviceNetworks)
+      await serviceNetworkPlans(
+        changes.serviceNetworks,
+        { organizationId: this.organizationId, serverId: row.serverId ?? null },
+        (changes.composeType ?? row.composeType) as ComposeType,
+        this.cradle,
+        this.em,
+      );
     await this.apply(row, changes, this.principal);
     // A linked repository gets its push webhook registered (and an unlinked one loses it).
     await optionalService(this.cradle, 'deployHooks')?.syncWebhook(KIND, composeId, this.em);

@@ -82,6 +82,23 @@ export interface HostServerDirectory {
   organizationOf(serverId: string): Promise<string | null>;
 }
 
+/** Where a workload runs: its organization and host (null: this machine). */
+export interface NetworkJoiner {
+  organizationId: string;
+  serverId: string | null;
+}
+
+/** The organizations' user networks (network.*) as workloads join them: the workload kit's `userNetworks`, offered by the plugin that keeps them. */
+export interface UserNetworkDirectory {
+  /**
+   * The engine names of the networks `ids` name, in order, each checked for a workload of `joiner`: a record of its
+   * organization (404 otherwise) on its host, an overlay when a swarm service joins (`swarm`), attachable when a plain
+   * container does (400 otherwise); with `docker` (deploy time), its network there carrying the record's labels
+   * (400 when gone, 409 when the name is another network's). Every refusal names `${field}.<index>` and the id.
+   */
+  joinable(ids: readonly string[], joiner: NetworkJoiner, opts: { field: string; swarm: boolean; docker?: Docker }, em: EntityManager): Promise<string[]>;
+}
+
 declare module '@berth/core' {
   interface Cradle {
     /** Machines that run workloads (connected on first use); from the hosts plugin. */

@@ -9,7 +9,7 @@ import { Hosts } from './hosts.ts';
 import { hostsMigrations } from './migrations.ts';
 import { hostsProcedures } from './procedures.ts';
 
-export type { ContainerHosts, DirectoryServer, EngineCalls, Host, HostServerDirectory } from './container-hosts.ts';
+export type { ContainerHosts, DirectoryServer, EngineCalls, Host, HostServerDirectory, NetworkJoiner, UserNetworkDirectory } from './container-hosts.ts';
 export { checkedPrivateKey, type DefaultSshKeys } from './default-key.ts';
 export { engineError, engineCall } from './engine-errors.ts';
 export { ensurePlatformNetwork, DEFAULT_PLATFORM_NETWORK, PLATFORM_NETWORK_LABELS, type WorkloadExists } from './platform-network.ts';

@@ -1,5 +1,6 @@
 // The network plugin: network.*, an organization's own bridge and overlay networks on this machine
-// or its servers, owned by labels like every engine object Berth makes.
+// or its servers, owned by labels like every engine object Berth makes; offered to the workloads
+// that join them (networkIds, compose's serviceNetworks) as `userNetworks`.
 import { asClass, asValue, definePlugin, optionalService } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
 import { networkEntities } from './entities.ts';
@@ -17,7 +18,7 @@ export default definePlugin({
     const networks = new NetworkService(() => berth.container.cradle, berth.container.cradle.logger);
     berth.entities(...networkEntities);
     berth.migrations(...networkMigrations);
-    berth.provide({ networks: asValue(networks), networkRequests: asClass(NetworkRequests).scoped() });
+    berth.provide({ networks: asValue(networks), userNetworks: asValue(networks), networkRequests: asClass(NetworkRequests).scoped() });
     berth.procedures(...networkProcedures);
     // An organization's rows cascade through their foreign key; its networks go from their hosts first.
     berth.onStart(cradle => {

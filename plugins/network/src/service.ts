@@ -3,8 +3,8 @@
 // host by those labels, and removed only when they are the record's own. The engine's
 // answers are read here; no Fastify, no caller: requests.ts decides who may do what.
 import type Docker from 'dockerode';
-import { conflict, iso, type Cradle, type EntityManager, type Logger } from '@berth/core';
-import { ID_LABEL, KIND_LABEL, ORGANIZATION_LABEL, ORGANIZATION_NETWORK_PREFIX } from '@berth/plugin-hosts';
+import { BerthError, conflict, iso, type Cradle, type EntityManager, type Logger } from '@berth/core';
+import { ID_LABEL, KIND_LABEL, ORGANIZATION_LABEL, ORGANIZATION_NETWORK_PREFIX, type NetworkJoiner, type UserNetworkDirectory } from '@berth/plugin-hosts';
 import { Network, type NetworkRow } from './entities.ts';
 import type { EngineNetwork, IpamView, NetworkView } from './schemas.ts';
 
@@ -139,18 +139,59 @@ export async function assertUnused(docker: Docker, call: Call, network: EngineNe
     );
 }
 
+/** A refusal of a workload's network id: the field and the id in the message (a deploy's log shows only that). */
+const refused = (code: 'BAD_REQUEST' | 'NOT_FOUND' | 'CONFLICT', field: string, message: string) =>
+  new BerthError(code, `${field}: ${message}`, [{ path: field.split('.'), message: `${field}: ${message}` }]);
+
+const hostName = (serverId: string | null) => (serverId ? `the server ${serverId}` : 'this machine');
+
 /**
  * What happens to an organization's networks when it goes: the records' networks removed from
  * their hosts before the rows cascade, and, once it is gone, whatever network of this machine still
  * carries its labels (made while its record was being removed, or by a record lost with a database).
+ * Also the directory workloads join their networks through (userNetworks: networkIds).
  */
-export class NetworkService {
+export class NetworkService implements UserNetworkDirectory {
   readonly #cradle: () => Cradle;
   readonly #log: Logger;
 
   constructor(cradle: () => Cradle, log: Logger) {
     this.#cradle = cradle;
     this.#log = log;
+  }
+
+  async joinable(ids: readonly string[], joiner: NetworkJoiner, opts: { field: string; swarm: boolean; docker?: Docker }, em: EntityManager): Promise<string[]> {
+    const { hosts } = this.#cradle();
+    const rows = ids.length ? await em.find(Network, { networkId: { $in: [...ids] }, organizationId: joiner.organizationId }) : [];
+    const names: string[] = [];
+    for (const [i, id] of ids.entries()) {
+      const field = `${opts.field}.${i}`;
+      // Another organization's record answers as one that does not exist: which ids exist is not told.
+      const row = rows.find(r => r.networkId === id);
+      if (!row) throw refused('NOT_FOUND', field, `no network ${id} in this organization (network.all lists them)`);
+      if ((row.serverId ?? null) !== joiner.serverId)
+        throw refused(
+          'BAD_REQUEST',
+          field,
+          `the network ${row.name} (${id}) is on ${hostName(row.serverId ?? null)}, the workload runs on ${hostName(joiner.serverId)}: a workload joins networks of its own host`,
+        );
+      // A swarm service's tasks join only swarm-scope networks (the peer leaves a bridge out silently; Berth says so).
+      if (opts.swarm && row.driver !== 'overlay')
+        throw refused('BAD_REQUEST', field, `the network ${row.name} (${id}) is a ${row.driver} network, which a swarm service cannot join: use an overlay network`);
+      if (!opts.swarm && row.driver === 'overlay' && !row.attachable)
+        throw refused(
+          'BAD_REQUEST',
+          field,
+          `the network ${row.name} (${id}) is an overlay network that is not attachable, which a container cannot join: use an attachable overlay or a bridge network`,
+        );
+      if (opts.docker) {
+        const found = await findByName(opts.docker, (what, fn) => hosts.call(what, fn), row.name);
+        if (!found) throw refused('BAD_REQUEST', field, `the network ${row.name} (${id}) is gone from ${hostName(joiner.serverId)}: network.recreate makes it again`);
+        if (!isRecords(found, row)) throw refused('CONFLICT', field, `the network named ${row.name} on ${hostName(joiner.serverId)} is not the record ${id}'s (its labels name another owner)`);
+      }
+      names.push(row.name);
+    }
+    return names;
   }
 
   /** Before an organization is deleted: each record's network off its host (failures logged: the deletion goes on). */
@@ -183,7 +224,7 @@ export class NetworkService {
 
 declare module '@berth/core' {
   interface Cradle {
-    /** The organizations' user networks, for their removal (network.* is networkRequests). */
+    /** The organizations' user networks, for their removal (network.* is networkRequests); the kit sees it as userNetworks. */
     networks: NetworkService;
   }
 }

@@ -8,7 +8,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { TSchema } from 'typebox';
 import type { DeploymentService, ProxyRoute } from '@berth/core';
-import type { HostServerDirectory } from '@berth/plugin-hosts';
+import type { HostServerDirectory, UserNetworkDirectory } from '@berth/plugin-hosts';
 import type { WorkloadRef } from './registry.ts';
 
 export interface MountRecord {
@@ -163,5 +163,7 @@ declare module '@berth/core' {
     workloadRegistries: WorkloadRegistries;
     /** From the server plugin (absent when it is disabled). */
     workloadServers: WorkloadServers;
+    /** From the network plugin (absent when it is disabled): the user networks a workload's networkIds name. */
+    userNetworks: UserNetworkDirectory;
   }
 }

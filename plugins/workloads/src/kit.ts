@@ -77,6 +77,7 @@ export { placementFor, searchFilters, recordLookups, newRecordColumns, newRefres
 export { workloadColumns, pushColumns, workloadTableSql } from './columns.ts';
 export { SourceRecords, type SourceKindTable } from './source-records.ts';
 export { HostAccess, hostAccessRefused, isLocalGitUrl, type NetworkFacts } from './host-access-policy.ts';
+export { joinableNetworks, networkIdsOf } from './user-networks.ts';
 export { HostAccessSchema, type HostAccessPolicy } from './config.ts';
 export { GitSourceChange, GIT_SOURCE_CLEARED, type GitSourceRules } from './git-source.ts';
 export { BranchName, forgeSources, forgeFieldTable, unknownForgeFields, gitSourceCleared, type ForgeSource } from './forge-fields.ts';

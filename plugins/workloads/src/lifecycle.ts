@@ -16,6 +16,7 @@ import { SwarmRunner, type Admit, type Owned, type WaitOptions } from './swarm/r
 import { checkNodesCanPull, type NodeEngine } from './swarm/pull-check.ts';
 import { admitWorkload } from './swarm/host-access.ts';
 import { volumePin } from './swarm/volume-pin.ts';
+import { joinableNetworks } from './user-networks.ts';
 import type { WorkloadService } from './services.ts';
 
 /** What fetching a record's source outside a run takes (patch.ensureRepo's checkout). */
@@ -123,6 +124,20 @@ export abstract class WorkloadLifecycle<Row> implements Deployer {
     return { ...service, placement };
   }
 
+  /**
+   * The networks the record's service joins besides its organization's: its networkSwarm, then the
+   * user networks its networkIds name (network.*), each checked on the engine of the record's host
+   * (the deploy fails naming the id, before the service is touched, when one is not joinable).
+   */
+  protected async networksOf(row: Row, settings: Record<string, unknown>, run: DeploymentRun, engine: Engine): Promise<WorkloadService['networks']> {
+    const own = (settings.networkSwarm as WorkloadService['networks']) ?? null;
+    const joiner = { organizationId: this.identify(row).organizationId, serverId: engine.serverId };
+    const names = await joinableNetworks(this.cradle(), settings.networkIds, joiner, { field: 'networkIds', swarm: true, docker: engine.docker }, run.em);
+    if (!names.length) return own;
+    run.log(`Joining the networks ${names.join(', ')}`);
+    return [...(own ?? []), ...names.filter(n => !own?.some(o => o.Target === n)).map(Target => ({ Target }))];
+  }
+
   /** Waits after start and reload until the workload serves; nothing to wait for by default. */
   protected async ready(_row: Row, _run: DeploymentRun, _engine: Engine): Promise<void> {}
 
@@ -178,6 +193,7 @@ export abstract class WorkloadLifecycle<Row> implements Deployer {
       organizationId,
       em: io.em,
       ref,
+      owner: this.owner(row),
       // A record written while the config allowed it fails its next deploy once it no longer does.
       checkLocal: (location, field) => {
         const refused = cradle.hostAccess.localGitRefusal(location, field);

@@ -3,6 +3,7 @@
 export { parseCompose, serviceNames, serviceImages, composeText } from './yaml-doc.ts';
 export { addSuffix, sharedNetworks } from './suffix.ts';
 export { isolate, NETWORK_NAME } from './isolate.ts';
+export { joinServiceNetworks, type ServiceNetworkPlan } from './service-networks.ts';
 export { ignoredKeys, interpolatedVariables, type ComposeType, type ComposeIssue } from './ignored-keys.ts';
 export { withDomains, traefikLabels, caddyUpstreamAlias, unreachableDomains, type ComposeDomainRoute, type ComposeProxy, type WithDomainsOptions } from './domains.ts';
 export { parseComposeCommand, ComposeCommandError } from './command.ts';
