@@ -33,12 +33,14 @@ export const pluginParts: Record<string, { providers: Record<string, string[]>; 
   'deploy-hook': { providers: {} },
   preview: { providers: {} },
   monitoring: { providers: {} },
-  // with it, the kernel's multipart parser (@fastify/multipart) is loaded too: docker.uploadFileToContainer is an upload
+  // docker.uploadFileToContainer is an upload: its routes take multipart bodies (the form parser, busboy, loads at the first upload only)
   docker: { providers: {} },
   tag: { providers: {} },
   network: { providers: {} },
   schedule: { providers: {} },
   patch: { providers: {} },
+  'license-key': { providers: {} },
+  whitelabeling: { providers: {} },
 };
 
 /** The built-in plugins that need `name` (their `dependencies` in src/index.ts), directly or through another: a start without it leaves them out too. */

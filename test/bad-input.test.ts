@@ -8,7 +8,7 @@
 // The positive control: each operation's good base request (goodValue's body with the records, and
 // what BASES adds for the operation) must succeed, or BASE_FAILS names why it cannot here (today
 // 397 of 443 operations pass, 38 fail as BASE_FAILS says). Operations that would act on the shared
-// engine or on this instance while other files run are named in ACTS_HERE with why (34): those
+// engine or on this instance while other files run are named in ACTS_HERE with why (35): those
 // with a BASES entry get records that cannot act (workloads on a server without a key, a dry run)
 // and their base must succeed too; the 8 others get ids of no record, and every request to them
 // must be refused. An operation's requests go a few at a time (AT_ONCE), a remover's one at a
@@ -25,8 +25,10 @@ import { AT_ONCE, documentOperations, goodValue, idFieldsOf, inPool, sendUpload 
 /** Operations that take away the record they are given. */
 const REMOVES = /delete|remove/i;
 
-const KINDS = ['application', 'compose', 'postgres', 'mysql', 'mariadb', 'mongo', 'redis'];
+const KINDS = ['application', 'compose', 'postgres', 'mysql', 'mariadb', 'mongo', 'redis', 'libsql'];
 const DATABASE_KINDS = KINDS.slice(2);
+/** The kinds with the kit's changePassword and saveExternalPort (libsql has the peer's saveExternalPorts instead, and no changePassword). */
+const KIT_PORT_KINDS = DATABASE_KINDS.filter(k => k !== 'libsql');
 const CHANNELS = ['Slack', 'Discord', 'Telegram', 'Email', 'Resend', 'Gotify', 'Ntfy', 'Mattermost', 'Custom', 'Lark', 'Teams', 'Pushover'];
 const onServerWhy = "gets the run's workload on a server without a key: its deployment is queued and fails before any engine is reached";
 
@@ -38,12 +40,14 @@ const onServerWhy = "gets the run's workload on a server without a key: its depl
 const ACTS_HERE: Record<string, string> = {
   'application.deploy': `builds and runs the application on this machine; ${onServerWhy}`,
   'application.redeploy': `as application.deploy; ${onServerWhy}`,
+  'application.dropDeployment': `keeps the uploaded archive as the application's source and deploys it as application.deploy does; ${onServerWhy}`,
   'compose.deploy': `runs the stack on this machine; ${onServerWhy}`,
   'compose.redeploy': `as compose.deploy; ${onServerWhy}`,
   'compose.isolatedDeployment': `as compose.deploy; ${onServerWhy}`,
   'compose.deployTemplate': "makes a stack of a template of the catalog and runs it; the fuzz's is made on a server without a key, so its deployment fails before any engine is reached",
   'ai.deploy': "makes a stack of the suggestion and runs it; the fuzz's is made on a server without a key, so its deployment fails before any engine is reached",
   ...Object.fromEntries(DATABASE_KINDS.flatMap(k => [`${k}.deploy`, `${k}.rebuild`].map(op => [op, `starts the database (rebuild: afresh, its volume removed) on this machine; ${onServerWhy}`]))),
+  'libsql.saveExternalPorts': `publishes the ports and deploys the database, as the peer's; ${onServerWhy}`,
   'volumeBackups.restore': "writes a volume on the workload's engine through a helper container; the fuzz's workload is on a server without a key, so the restore fails before any engine is reached",
   'deploy/{refreshToken}': `a push queues a deployment of the application; the path names the run's application on a server without a key: it fails before any engine is reached`,
   'deploy/{hookPath}/{refreshToken}': `a push queues a deployment of the stack; the path names the run's stack on a server without a key: it fails before any engine is reached`,
@@ -129,9 +133,9 @@ const BASE_FAILS: Record<string, Fails> = {
   'compose.readLogs': { status: 404, body: /Container \w+ of this stack not found/, why: "the run's stack is never deployed: it has no container (the input's is the records' container, docker.*'s)" },
   ...Object.fromEntries(DATABASE_KINDS.map(k => [`${k}.readLogs`, neverDeployed("the run's databases are never deployed: no logs")])),
   ...Object.fromEntries(
-    ['Compose', 'Mariadb', 'Mongo', 'MySql', 'Postgres', 'Redis'].map(k => [`backup.manualBackup${k}`, neverDeployed("the run's databases and stack are never deployed: nothing to dump")]),
+    ['Compose', 'Mariadb', 'Mongo', 'MySql', 'Postgres', 'Redis', 'Libsql'].map(k => [`backup.manualBackup${k}`, neverDeployed("the run's databases and stack are never deployed: nothing to dump")]),
   ),
-  ...Object.fromEntries(DATABASE_KINDS.map(k => [`${k}.changePassword`, neverDeployed("the password is changed inside the running database, and the run's are never deployed")])),
+  ...Object.fromEntries(KIT_PORT_KINDS.map(k => [`${k}.changePassword`, neverDeployed("the password is changed inside the running database, and the run's are never deployed")])),
   'volumeBackups.runManually': { status: 400, body: /volume [\w-]+ does not exist on this host/, why: "the run's workloads are never deployed: their volumes do not exist" },
   'deployment.killProcess': { status: 400, body: /is not running: it is error/, why: "the run's deployments fail at once (nothing to build, no key to reach a server): none runs to kill" },
 };
@@ -317,7 +321,7 @@ t.test('every operation of the OpenAPI document answers bad input with a 4xx, ne
     'backup.restoreBackup': () => ({ body: { databaseId: ids.mariadbId } }),
     // A backup of each kind: its run finds the workload never deployed.
     ...Object.fromEntries(
-      ['mariadb', 'mongo', 'mysql', 'redis'].map(k => [
+      ['mariadb', 'mongo', 'mysql', 'redis', 'libsql'].map(k => [
         `backup.manualBackup${k === 'mysql' ? 'MySql' : k[0]!.toUpperCase() + k.slice(1)}`,
         async () => ({ body: { backupId: (await ok('backup.create', c.post('backup.create', { ...backupOf(k), [`${k}Id`]: ids[`${k}Id`] }))).backupId } }),
       ]),
@@ -341,14 +345,15 @@ t.test('every operation of the OpenAPI document answers bad input with a 4xx, ne
     'compose.deployTemplate': () => ({ body: { id: 'fuzz', environmentId: ids.environmentId, serverId: ids.serverId } }),
     ...Object.fromEntries(
       [
-        ['application', 'applicationId', ['deploy', 'redeploy']],
+        ['application', 'applicationId', ['deploy', 'redeploy', 'dropDeployment']],
         ['compose', 'composeId', ['deploy', 'redeploy', 'isolatedDeployment']],
         ...DATABASE_KINDS.map(k => [k, `${k}Id`, ['deploy', 'rebuild']] as const),
       ].flatMap(([kind, field, ops]) => (ops as string[]).map(op => [`${kind}.${op}`, async () => ({ body: { [field as string]: await records.onServer(field as string) } })])),
     ),
     ...Object.fromEntries(['application', ...DATABASE_KINDS].map(k => [`${k}.reload`, async () => ({ body: { appName: await appNameOf(k, `${k}Id`) } })])),
     'application.readAppMonitoring': async () => ({ body: { appName: await appNameOf('application', 'applicationId') } }),
-    ...Object.fromEntries(DATABASE_KINDS.map((k, i) => [`${k}.saveExternalPort`, () => ({ body: { externalPort: 25400 + i } })])),
+    ...Object.fromEntries(KIT_PORT_KINDS.map((k, i) => [`${k}.saveExternalPort`, () => ({ body: { externalPort: 25400 + i } })])),
+    'libsql.saveExternalPorts': async () => ({ body: { libsqlId: await records.onServer('libsqlId'), externalPort: 25410, externalGRPCPort: 25411, externalAdminPort: 25412 } }),
     ...Object.fromEntries(
       ['cleanUnusedImages', 'cleanUnusedVolumes', 'cleanStoppedContainers', 'cleanDockerBuilder', 'cleanDockerPrune', 'cleanAll'].map(op => [`settings.${op}`, () => ({ body: { dryRun: true } })]),
     ),

@@ -46,17 +46,19 @@ const NOT_REFUSED: Record<string, string> = {
   'notification.updateSlack organizationId': "accepted and ignored (the peer's input): a channel stays in its organization (the other kinds' updates answer 400: B's channel is a Slack one)",
   // The older variant's projectId is read only without an environmentId: with B's environment it is ignored (alone, it is refused).
   ...Object.fromEntries(
-    ['application', 'compose', 'postgres', 'mysql', 'mariadb', 'mongo', 'redis'].map(k => [
+    ['application', 'compose', 'postgres', 'mysql', 'mariadb', 'mongo', 'redis', 'libsql'].map(k => [
       `${k}.create projectId`,
       "ignored beside environmentId (B's): the older variant's field, read only without one",
     ]),
   ),
   // A backup's kind (databaseType, serviceType) says which id field it reads; the other kinds' ids are ignored, not stored.
-  ...Object.fromEntries(['composeId', 'mongoId', 'mysqlId', 'postgresId', 'redisId'].map(f => [`backup.create ${f}`, "ignored: databaseType (mariadb) reads mariadbId, B's"])),
+  ...Object.fromEntries(['composeId', 'mongoId', 'mysqlId', 'postgresId', 'redisId', 'libsqlId'].map(f => [`backup.create ${f}`, "ignored: databaseType (mariadb) reads mariadbId, B's"])),
   'backup.create userId': "the peer's field, ignored: a backup belongs to its database's organization",
-  ...Object.fromEntries(['applicationId', 'mariadbId', 'mongoId', 'mysqlId', 'postgresId', 'redisId'].map(f => [`volumeBackups.create ${f}`, "ignored: serviceType (compose) reads composeId, B's"])),
   ...Object.fromEntries(
-    ['composeId', 'applicationId', 'mariadbId', 'mongoId', 'mysqlId', 'postgresId', 'redisId'].flatMap(f =>
+    ['applicationId', 'mariadbId', 'mongoId', 'mysqlId', 'postgresId', 'redisId', 'libsqlId'].map(f => [`volumeBackups.create ${f}`, "ignored: serviceType (compose) reads composeId, B's"]),
+  ),
+  ...Object.fromEntries(
+    ['composeId', 'applicationId', 'mariadbId', 'mongoId', 'mysqlId', 'postgresId', 'redisId', 'libsqlId'].flatMap(f =>
       Object.entries(both(`volumeBackups.update ${f}`, 'ignored: a volume backup keeps the workload it was made for (serviceType cannot change)')),
     ),
   ),
@@ -107,7 +109,7 @@ const OWN_FAILS: { keys: RegExp; status: number; body: RegExp; why: string }[] =
     why: "alone, the input leaves out the database's id: databaseType's first value (mariadb) needs mariadbId",
   },
   {
-    keys: /^backup\.manualBackup(Compose|Mariadb|Mongo|MySql|Redis|WebServer) backupId$/,
+    keys: /^backup\.manualBackup(Compose|Mariadb|Mongo|MySql|Redis|Libsql|WebServer) backupId$/,
     status: 400,
     body: /is a postgres backup/,
     why: "B's backup is of its PostgreSQL: another kind's manual backup refuses it",
@@ -159,7 +161,7 @@ const OWN_FAILS: { keys: RegExp; status: number; body: RegExp; why: string }[] =
     why: "the input fills serverId with B's server, and B's workload was made on this machine",
   },
   {
-    keys: /^(application|compose|postgres|mysql|mariadb|mongo|redis)\.create serverId alone$/,
+    keys: /^(application|compose|postgres|mysql|mariadb|mongo|redis|libsql)\.create serverId alone$/,
     status: 400,
     body: /environmentId: is required \(or projectId, in the older API\)/,
     why: "alone, the input leaves out environmentId (optional in the schema beside the older variant's projectId)",
@@ -171,7 +173,7 @@ const OWN_FAILS: { keys: RegExp; status: number; body: RegExp; why: string }[] =
     why: "B's application was never deployed: the engine has no service of it (the message names the engine's service, not the record)",
   },
   {
-    keys: /^(application|postgres|mysql|mariadb|mongo|redis)\.reload \w+Id$/,
+    keys: /^(application|postgres|mysql|mariadb|mongo|redis|libsql)\.reload \w+Id$/,
     status: 400,
     body: /appName: does not match the (application|database)/,
     why: "the input's appName is a made-up one, not B's workload's",
@@ -184,7 +186,7 @@ const OWN_FAILS: { keys: RegExp; status: number; body: RegExp; why: string }[] =
   },
   { keys: /^(postgres|mysql|mariadb|mongo)\.changePassword \w+Id$/, status: 400, body: /password: must match pattern/, why: "the matrix's password has spaces, which a database's password may not" },
   { keys: /^redis\.changePassword redisId$/, status: 400, body: /is not running: start it before changing its password/, why: "B's Redis is made, never deployed" },
-  { keys: /^(postgres|mysql|mariadb|mongo|redis)\.readLogs \w+Id$/, status: 400, body: /has never been deployed: there are no logs to read yet/, why: "B's database is made, never deployed" },
+  { keys: /^(postgres|mysql|mariadb|mongo|redis|libsql)\.readLogs \w+Id$/, status: 400, body: /has never been deployed: there are no logs to read yet/, why: "B's database is made, never deployed" },
   { keys: /^notification\.update\w+ \w+( alone)?$/, status: 400, body: /notificationId: is a slack channel, not \w+/, why: "B's notificationId is a Slack channel: another kind's update refuses it" },
   { keys: /^auth\.(update|updateByAdmin) id$/, status: 400, body: /currentPassword: is required to change the password/, why: 'the input sets a password without the current one' },
   {
@@ -511,7 +513,7 @@ t.test("organization B reaches no record of organization A's through any operati
   for (const [op, field] of [
     ['application.delete', 'applicationId'],
     ['compose.delete', 'composeId'],
-    ...['postgres', 'mysql', 'mariadb', 'mongo', 'redis'].map(k => [`${k}.remove`, `${k}Id`]),
+    ...['postgres', 'mysql', 'mariadb', 'mongo', 'redis', 'libsql'].map(k => [`${k}.remove`, `${k}Id`]),
   ] as const) {
     const r = await b.post(op, { [field]: own[field], ...(op === 'compose.delete' ? { deleteVolumes: true } : {}) });
     t.equal(r.status, 200, `B's ${field} removed (${op})`);

@@ -2,6 +2,7 @@
 // (test/bad-input.test.ts, test/cross-organization.test.ts): each with its path, method and input
 // schema, and one plain good value of a schema with real records behind its id fields.
 import type { Client, Reply } from '@berth/core/testing';
+import { zipOf } from '@berth/provider-source-drop/testing';
 
 export interface Operation {
   /** namespace.name, as /api/<path> serves it */
@@ -56,16 +57,19 @@ export const GOOD: Record<string, string> = {
   input: 'a web page scenario:good',
   // where an upload goes in a container (docker.uploadFileToContainer): a directory every image has
   destinationPath: '/tmp/berth-upload.txt',
+  // the archive application.dropDeployment deploys: a page, one character a byte (as sendUpload sends a file's content)
+  zip: (await zipOf({ 'index.html': '<h1>fuzz</h1>' })).toString('latin1'),
 };
 
 /**
  * An upload operation's input sent as the peer's clients send it: multipart/form-data, a string in
- * the file field as the file's content (any other value of it as a text field, so no file), every
- * other field as text; the tRPC form with `trpc`.
+ * the file field as the file's content, one character a byte (latin1: a binary file such as GOOD's
+ * zip survives the suites' JSON round trips; any other value of it as a text field, so no file),
+ * every other field as text; the tRPC form with `trpc`.
  */
 export function sendUpload(c: Client, op: Operation, input: Record<string, unknown>, trpc = false): Promise<Reply> {
   const { [op.upload!]: file, ...fields } = input;
-  if (typeof file === 'string') return c.upload(op.path, fields, { field: op.upload!, name: 'upload.txt', content: file }, { trpc });
+  if (typeof file === 'string') return c.upload(op.path, fields, { field: op.upload!, name: 'upload.txt', content: Buffer.from(file, 'latin1') }, { trpc });
   return c.upload(op.path, { ...fields, [op.upload!]: file }, null, { trpc });
 }
 

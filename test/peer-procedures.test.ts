@@ -8,37 +8,14 @@ import { readFileSync } from 'node:fs';
 import { startTestServer } from '@berth/core/testing';
 import { peerDocumentPath } from '../scripts/empty-string-fields.ts';
 
-/** The governance issue's routers (roles, SSO, SCIM, audit log, forward auth, white-labelling, the licence) and its permission procedures. */
+/** The governance issue's routers still to come (roles, SSO, SCIM, audit log, forward auth) and its permission procedures. */
 const GOVERNANCE = 'issue 50 (governance: roles, permissions, SSO, SCIM, audit log, forward auth, no licence)';
-const GOVERNANCE_ROUTERS = ['customRole', 'sso', 'scim', 'auditLog', 'forwardAuth', 'whitelabeling', 'licenseKey'];
+const GOVERNANCE_ROUTERS = ['customRole', 'sso', 'scim', 'auditLog', 'forwardAuth'];
 const GOVERNANCE_PROCEDURES = ['user.assignPermissions', 'user.getPermissions', 'settings.updateEnforceSSO'];
 /** The delivery issue's router. */
 const DELIVERY = 'issue 51 (delivery without downtime: rollback.* with automatic rollback)';
-const LIBSQL = 'issue 49: libsql, the sixth database kind (a provider with a sqld stand-in), comes after the other routers';
-const UPLOAD = "issue 49: an upload procedure (the peer's drop source), on the kernel's multipart bodies (a procedure's `multipart` option, which docker.uploadFileToContainer uses): being built";
 /** This issue's procedures not served yet, each with what it waits for. */
-const PENDING: Record<string, string> = {
-  ...Object.fromEntries(
-    [
-      'libsql.create',
-      'libsql.one',
-      'libsql.start',
-      'libsql.stop',
-      'libsql.saveExternalPorts',
-      'libsql.deploy',
-      'libsql.changeStatus',
-      'libsql.remove',
-      'libsql.saveEnvironment',
-      'libsql.reload',
-      'libsql.update',
-      'libsql.move',
-      'libsql.rebuild',
-      'libsql.readLogs',
-      'backup.manualBackupLibsql',
-    ].map(n => [n, LIBSQL]),
-  ),
-  ...Object.fromEntries(['application.dropDeployment'].map(n => [n, UPLOAD])),
-};
+const PENDING: Record<string, string> = {};
 
 /** Why a procedure the peer serves is not served here, or undefined when nothing says so. */
 function pendingReason(name: string): string | undefined {

@@ -12,6 +12,7 @@ import t from 'tap';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Client, addMember, signUpAdmin, startTestServer, type Reply } from '@berth/core/testing';
 import { AT_ONCE, documentOperations, goodValue, inPool, type Operation } from './openapi-operations.ts';
+import { dockerProcedures } from '../plugins/docker/src/procedures.ts';
 
 type Scope = 'organization' | 'instance' | 'public' | { host: string };
 
@@ -47,6 +48,7 @@ const ORGANIZATION_WITHOUT_SERVER: Record<string, string> = {
   'mariadb.create': 'as application.create',
   'mongo.create': 'as application.create',
   'redis.create': 'as application.create',
+  'libsql.create': 'as application.create',
   'certificates.create': "the server whose proxy serves it; none: this machine's proxy, which serves every organization's own domains (the certificate is the organization's record)",
   'registry.testRegistryById': 'as registry.create',
   'network.create':
@@ -54,22 +56,11 @@ const ORGANIZATION_WITHOUT_SERVER: Record<string, string> = {
   'network.all': "the organization's networks on that server; none: its networks on this machine (records of its own)",
   'network.networksToSync': "as network.all: only networks Berth made for the organization are listed, never the rest of this machine's",
   'network.import': 'as network.networksToSync: only networks Berth made for the organization are taken',
+  // Every procedure the docker plugin declares (docker.*, swarm.getContainerStats), from its router: one that
+  // takes no optional serverId, or is not organization-scoped, fails the stale check below.
   ...Object.fromEntries(
-    [
-      'getContainers',
-      'getConfig',
-      'restartContainer',
-      'startContainer',
-      'stopContainer',
-      'killContainer',
-      'removeContainer',
-      'getContainersByAppLabel',
-      'getContainersByAppNameMatch',
-      'getServiceContainersByAppName',
-      'getStackContainersByAppName',
-      'uploadFileToContainer',
-    ].map(op => [
-      `docker.${op}`,
+    dockerProcedures.map(p => [
+      p.path,
       "the organization's server's engine; none: this machine's, where the caller reaches only the containers and services Berth labelled as its organization's (an instance operator: all of them)",
     ]),
   ),
@@ -80,8 +71,6 @@ const ORGANIZATION_WITHOUT_SERVER: Record<string, string> = {
     ]),
   ),
   'patch.cleanPatchRepos': "removes the checkouts Berth keeps on this machine for patching, of the caller's organization's workloads only (serverId: of that server's); patches stay",
-  'swarm.getContainerStats':
-    "the organization's server's engine; none: this machine's, where the caller reads only the containers Berth labelled as its organization's (an instance operator: all of them), as docker.getContainers",
 };
 
 /**

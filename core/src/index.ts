@@ -21,11 +21,11 @@ export {
   type UploadedFile,
 } from './procedure.ts';
 export { BerthError, badRequest, invalidField, parseField, unauthorized, forbidden, notFound, conflict, unavailable, type ErrorCode, type Issue } from './errors.ts';
-export { inPool } from './pool.ts';
 export { optionalService, type Cradle, type BerthContainer, type Logger } from './container.ts';
 export { RequestScope, findOwned } from './request-scope.ts';
 export { EventBus, type BerthEvents } from './events.ts';
 export { systemClock, type Clock } from './clock.ts';
+export { inPool } from './pool.ts';
 export { JobScheduler } from './jobs.ts';
 export { newId, newToken, hashToken, hashPassword, verifyPassword, SecretBox } from './crypto.ts';
 export { isLocalCaller, type RequestOrigin } from './procedure.ts';
@@ -80,10 +80,10 @@ export {
   type DeploymentService,
 } from './contracts/deployments.ts';
 export type { BuildIo, BuildRequest, Builder } from './contracts/builders.ts';
-export type { SourceProvider, SourceRequest, SourceResult, ImageSource, CheckoutSource, RegistryAuth, GitCloneRequest } from './contracts/sources.ts';
+export type { SourceProvider, SourceRequest, SourceResult, SourceOwner, SourceUpload, ImageSource, CheckoutSource, RegistryAuth, GitCloneRequest } from './contracts/sources.ts';
 export { defineProvider, isProviderDescriptor, providerName, ProviderRegistry, type ProviderDescriptor, type ProviderContracts, type ProviderContext, type ContractName } from './provider.ts';
 export { SshKeySummary, type SshKeyVault } from './contracts/ssh-keys.ts';
-export type { DatabaseDriver, DatabaseCredentials, ContainerCommand, PasswordAccount } from './contracts/database-driver.ts';
+export type { DatabaseDriver, DatabaseCredentials, ContainerCommand, PasswordAccount, OptionalDatabaseProcedure } from './contracts/database-driver.ts';
 export type {
   GitProvider,
   GitAccount,

@@ -1,5 +1,11 @@
 // What the shape test accepts beyond the peer's shapes, each with its reason. Everything not
 // listed here that differs from test/peer-shapes/reference.generated.json fails the test.
+import { readFileSync } from 'node:fs';
+import type { ShapeReference } from './shape.ts';
+
+/** The peer's operations the reference knows no answer shape for (its `unknown`): a namespace's whole list is derived from it, never copied. */
+const peerWithoutShape = (namespace: string) =>
+  (JSON.parse(readFileSync(new URL('./reference.generated.json', import.meta.url), 'utf8')) as ShapeReference).unknown.filter(op => op.startsWith(`${namespace}.`));
 
 /** Fields Berth answers beyond the peer's, by name (anywhere in an answer), with why. */
 export const ALLOWED_EXTRA: Record<string, string> = {
@@ -69,7 +75,19 @@ export const ALLOWED_EXTRA_IN: Record<string, { fields: string[]; reason: string
     reason: 'what Berth recorded of each file it wrote: when, by which backup, its checksum and whether it was verified',
   },
   'user.createApiKey': { fields: ['apiKeyId', 'userId', 'lastUsedAt'], reason: 'Berth answers the new key as user.getApiKeys lists it too: its id under apiKeyId, its user, when it was last used' },
-  'backup.one': { fields: ['redis'], reason: "Berth backs redis up too: a redis backup joins its database's record under redis, as the other kinds" },
+  'backup.one': {
+    fields: ['redis', 'args', 'ulimitsSwarm'],
+    reason: "Berth backs redis up too: a redis backup joins its database's record under redis, as the other kinds; a libsql record has the kit's args and ulimitsSwarm (below)",
+  },
+  ...Object.fromEntries(
+    [...['one', 'changeStatus', 'remove', 'saveExternalPorts', 'deploy', 'start', 'stop', 'move'].map(p => `libsql.${p}`), 'volumeBackups.one'].map(op => [
+      op,
+      {
+        fields: ['args', 'ulimitsSwarm'],
+        reason: "every database record has the kit's Swarm settings: a libsql record too has args and ulimitsSwarm, which the peer's libsql table lacks (its other kinds have them)",
+      },
+    ]),
+  ),
   'deployment.allCentralized': {
     fields: ['description', 'createdAt', 'serverId', 'applicationStatus', 'composeStatus', 'buildServer'],
     reason:
@@ -118,6 +136,7 @@ export const ALLOWED_EXTRA_IN: Record<string, { fields: string[]; reason: string
 /** The operations that answer a record with its backups (the peer's findXById): the databases', and a compose stack's one and delete. */
 const BACKUP_LISTING_OPS = [
   ...['postgres', 'mysql', 'mariadb', 'mongo', 'redis'].flatMap(kind => ['one', 'changeStatus', 'remove', 'saveExternalPort', 'deploy', 'start', 'stop'].map(p => `${kind}.${p}`)),
+  ...['one', 'changeStatus', 'remove', 'saveExternalPorts', 'deploy', 'start', 'stop'].map(p => `libsql.${p}`),
   'compose.one',
   'compose.delete',
 ];
@@ -225,6 +244,8 @@ export const BERTH_ONLY: Record<string, string> = {
  */
 export const NO_REFERENCE: Record<string, string> = {
   'previewDeployment.redeploy': 'the peer answers true once its job is queued (no row); so does Berth, with the deployment in its header (plugins/preview/test/previews.test.ts)',
+  'application.dropDeployment':
+    'the peer answers true once the archive is unpacked and its job queued (no row); so does Berth, with the deployment in its header (plugins/application/test/drop.test.ts)',
   'server.getServerMetrics': "the peer answers its agent's JSON (not a row of its schema); Berth answers the agent's shape from its own store (plugins/monitoring/test/monitoring.test.ts)",
   'user.getContainerMetrics': "the peer answers its agent's JSON (not a row of its schema); Berth answers the agent's shape from its own store (plugins/monitoring/test/monitoring.test.ts)",
   // The peer's user.* reads of one's own account and its invitations: the generator has no recipe for them
@@ -268,22 +289,10 @@ export const NO_REFERENCE: Record<string, string> = {
       "the generator does not derive the server router's answers (its row with hostKeyFingerprint added, totalSum in all, deployments and the key in one and remove): Berth declares them from the peer's server table",
     ]),
   ),
+  // Every docker.* operation of the peer (none has a shape): the test fails if Berth does not serve one.
   ...Object.fromEntries(
-    [
-      'getContainers',
-      'getConfig',
-      'restartContainer',
-      'startContainer',
-      'stopContainer',
-      'killContainer',
-      'removeContainer',
-      'getContainersByAppLabel',
-      'getContainersByAppNameMatch',
-      'getServiceContainersByAppName',
-      'getStackContainersByAppName',
-      'uploadFileToContainer',
-    ].map(op => [
-      `docker.${op}`,
+    peerWithoutShape('docker').map(op => [
+      op,
       "the peer answers rows split from Docker CLI lines (docker ps, service ps, stack ps), `docker inspect`'s object, nothing, or a literal { success, message }: Berth declares them in plugins/docker/src/schemas.ts, checked by plugins/docker/test/docker.test.ts",
     ]),
   ),
@@ -385,6 +394,19 @@ export const NO_REFERENCE: Record<string, string> = {
   'settings.getUpdateData': 'the peer answers { latestVersion, updateAvailable } (an interface the generator does not derive); Berth adds currentVersion and message',
   'settings.updateServer': 'the peer answers true after it replaced its image; Berth always refuses (409) with the upgrade steps',
   'settings.reloadServer': 'the peer answers true (no row) once its service update is asked; so does Berth once its restart is under way (test/reload-server.test.ts)',
+  // Every licenseKey.* and whitelabeling.* operation of the peer (none has a shape): the test fails if Berth does not serve one.
+  ...Object.fromEntries(
+    peerWithoutShape('licenseKey').map(op => [
+      op,
+      'the peer answers literals ({ success: true }, true, a boolean, { enableEnterpriseFeatures, licenseKey }) the generator does not derive: Berth declares them in plugins/license-key/src/schemas.ts, checked by plugins/license-key/test/license-key.test.ts',
+    ]),
+  ),
+  ...Object.fromEntries(
+    peerWithoutShape('whitelabeling').map(op => [
+      op,
+      "the peer answers its web-server settings row's whitelabelingConfig (a typed JSON column), a part of it, or { success: true }, which the generator does not derive: Berth declares them in plugins/whitelabeling/src/schemas.ts, checked by plugins/whitelabeling/test/whitelabeling.test.ts",
+    ]),
+  ),
 };
 
 /**
@@ -392,7 +414,7 @@ export const NO_REFERENCE: Record<string, string> = {
  * always-empty lists or always null, so their items' fields are not compared until their plugins
  * come. The shape test fails when Berth serves one of these namespaces (the exemption is stale).
  */
-export const NOT_SERVED_NAMESPACE: Record<string, string> = { libsql: 'libsql', rollback: 'rollback' };
+export const NOT_SERVED_NAMESPACE: Record<string, string> = { rollback: 'rollback' };
 /**
  * Relations of a namespace Berth serves that the records answering them do not join yet: always
  * null, their fields not compared, with why. Shrinks as the joins come.

@@ -3,10 +3,11 @@
 // clear, delete, search. Request-scoped: the caller's organization and the request's transaction
 // come from the container, so handlers pass only their input. The engine work of a run is the
 // deployer's (deployer.ts); this file never talks to Docker itself.
-import { containing, invalidField, newId, notFound, optionalService, RequestScope, type DeploymentService } from '@berth/core';
+import { containing, invalidField, newId, notFound, optionalService, RequestScope, type DeploymentService, type UploadedFile } from '@berth/core';
 import {
   enqueueRun,
   gitRelations,
+  joinableNetworks,
   webhookRegistration,
   newRecordColumns,
   newRefreshToken,
@@ -86,6 +87,8 @@ export class ApplicationRequests extends RequestScope {
         row.sealed = this.#apps.seal(secrets);
         return true;
       }
+      // Refused now rather than at the next deploy: another organization's network, one on another host, a bridge (kept in settings after).
+      if (key === 'networkIds') await joinableNetworks(this.cradle, value, { organizationId, serverId: row.serverId ?? null }, { field: key, swarm: true }, em);
       if (!REFERENCES.has(key) || typeof value !== 'string' || !value) return false;
       await this.#assertReference(key, value);
       settings[key] = value;
@@ -102,6 +105,19 @@ export class ApplicationRequests extends RequestScope {
   /** Queues a run of the application; answers the queued deployment's id. */
   async run(applicationId: string, action: string, input: { title?: string; description?: string | null }): Promise<string> {
     return this.#enqueue(await this.#find(applicationId), action, input);
+  }
+
+  /**
+   * Keeps an uploaded zip archive as the application's source (sourceType drop, the archive's
+   * dropBuildPath directory built) and queues its deployment; answers the deployment's id. A
+   * refused archive (400 naming `zip`) changes nothing: the source before is kept.
+   */
+  async drop(applicationId: string, dropBuildPath: string | undefined, archive: UploadedFile): Promise<string> {
+    const row = await this.#find(applicationId);
+    const source = this.cradle.providers.get('source', 'drop');
+    await source.receive!({ owner: { kind: KIND, id: row.applicationId }, file: archive.path, field: 'zip' });
+    await this.change(applicationId, { sourceType: 'drop', dropBuildPath: dropBuildPath ?? '' });
+    return this.#enqueue(row, 'deploy', {});
   }
 
   /** Queues a restart, once the caller names the application's appName right. */

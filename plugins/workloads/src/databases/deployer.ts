@@ -74,7 +74,7 @@ export class DatabaseDeployer extends RecordLifecycle<DatabaseRow, DatabaseServi
     const userEnv = resolveEnv(sealed.env, texts);
     for (const value of Object.values(userEnv)) run.redact(value);
     // The driver's variables win: they carry the credentials the readiness check relies on.
-    const env = { ...userEnv, ...driver.containerEnv(creds) };
+    const env = { ...userEnv, ...driver.containerEnv(creds, settings) };
 
     const image = settings.dockerImage as string;
     await ensureImage(docker, image, null, { signal: run.signal, log: line => run.log(line), fallback: engine.fallback });
@@ -84,16 +84,19 @@ export class DatabaseDeployer extends RecordLifecycle<DatabaseRow, DatabaseServi
       run.log(`Created the data volume ${row.dataVolume}`);
     }
     const swarmSettings = swarmSettingsToService(settings);
-    const start = swarmSettings.command || swarmSettings.args?.length ? { command: swarmSettings.command, args: swarmSettings.args } : driver.startCommand(creds);
+    const start = swarmSettings.command || swarmSettings.args?.length ? { command: swarmSettings.command, args: swarmSettings.args } : driver.startCommand(creds, settings);
     const service: WorkloadService = {
       name: row.appName,
       image,
       env,
       ...swarmSettings,
+      networks: await this.networksOf(row, settings, run, engine),
       command: start.command ?? null,
       args: start.args ?? null,
       mounts: [{ type: 'volume', source: row.dataVolume, target: driver.dataPath }, ...(await this.#userMounts(row, run, engine))],
-      ports: row.externalPort ? [{ targetPort: driver.internalPort, publishedPort: row.externalPort, protocol: 'tcp', publishMode: 'host' }] : [],
+      ports: [[driver.internalPort, row.externalPort] as const, ...Object.entries(driver.extraPorts ?? {}).map(([field, port]) => [port, settings[field] as number | null] as const)].flatMap(
+        ([targetPort, publishedPort]) => (publishedPort ? [{ targetPort, publishedPort, protocol: 'tcp' as const, publishMode: 'host' as const }] : []),
+      ),
       detachPlatformNetwork: Boolean(settings.detachDokployNetwork),
       registryAuth: null,
       ownerLabels: this.labels(row, run),
@@ -189,7 +192,8 @@ export class DatabaseDeployer extends RecordLifecycle<DatabaseRow, DatabaseServi
   async verify(row: DatabaseRow, databaseName: string | null, input: Readable, io: BackupIo): Promise<string> {
     const { docker } = await this.engine(row);
     const image = this.records.settingsOf(row).dockerImage as string;
-    return verifyCopy(docker, { image, driver: this.records.driver, creds: this.records.credentialsOf(row), labels: ownerLabels(this.owner(row)), name: row.appName }, databaseName, input, io);
+    const o = { image, driver: this.records.driver, creds: this.records.credentialsOf(row), record: this.records.settingsOf(row), labels: ownerLabels(this.owner(row)), name: row.appName };
+    return verifyCopy(docker, o, databaseName, input, io);
   }
 
   /** Stops the service, replaces the data files from helper containers of the same image, starts it again and waits until it is ready. */

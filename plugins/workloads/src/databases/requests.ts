@@ -15,9 +15,10 @@ import { generateAppName } from '../naming.ts';
 import type { AssertAppNameFree } from '../changes.ts';
 import type { DatabaseRow } from './entity.ts';
 import type { DatabaseKind } from './kind.ts';
-import { settingFieldsOf } from './schemas.ts';
+import { externalPortFields, settingFieldsOf } from './schemas.ts';
 import type { DatabaseService } from './service.ts';
 import { dataVolumeOf } from './volumes.ts';
+import { joinableNetworks } from '../user-networks.ts';
 
 const titles: Record<string, string> = {
   deploy: 'Deploy the database',
@@ -66,6 +67,9 @@ export class DatabaseRequests extends RequestScope {
     const appName = input.appName ?? generateAppName(input.name, driver.kind);
     await this.#assertAppNameFree(appName, serverId, em);
     const dockerImage = input.dockerImage ?? (older ? driver.defaultImage.older : driver.defaultImage.current);
+    // The driver's own fields that create takes (libsql's sqldNode...), checked together as the driver asks.
+    const own = Object.fromEntries(Object.entries(driver.recordFields ?? {}).flatMap(([k, f]) => (f.create && input[k] !== undefined ? [[k, input[k]]] : [])));
+    this.#assertRecord({ ...this.#db.settingsOf({ settings: own } as DatabaseRow), externalPort: null });
     const id = newId();
     const row = em.create(this.#db.entity, {
       id,
@@ -79,7 +83,7 @@ export class DatabaseRequests extends RequestScope {
       externalPort: null,
       databaseName: driver.fields.databaseName ? input.databaseName : null,
       databaseUser: driver.fields.databaseUser ? (input.databaseUser ?? driver.defaultUser ?? null) : null,
-      settings: { dockerImage },
+      settings: { ...own, dockerImage },
       dataVolume: dataVolumeOf(driver.kind, id),
       sealed: this.#db.seal({
         databasePassword: input.databasePassword,
@@ -150,13 +154,27 @@ export class DatabaseRequests extends RequestScope {
           }
           break;
         default:
+          if (key in (driver.extraPorts ?? {})) await this.#assertPortFree(value as number | null, row.serverId, em, row.id);
+          // Refused now rather than at the next deploy: another organization's network, one on another host, a bridge.
+          if (key === 'networkIds') await joinableNetworks(this.cradle, value, { organizationId, serverId: row.serverId ?? null }, { field: key, swarm: true }, em);
           if (key in settingFieldsOf(driver)) settings[key] = value;
       }
     }
+    this.#assertRecord({ ...this.#db.settingsOf({ ...row, settings } as DatabaseRow), externalPort: row.externalPort });
     if (sealedChanged) row.sealed = this.#db.seal(sealed);
     row.settings = settings;
     await em.flush();
     return this.#db.view(row);
+  }
+
+  /** Sets the external ports given (saveExternalPorts of kinds with extra ports): one at least must be a port, as the peer's. */
+  async savePorts(id: string, ports: Record<string, number | null | undefined>): Promise<void> {
+    const given = Object.entries(ports).filter(([, v]) => v !== undefined);
+    if (given.length > 0 && given.every(([, v]) => v === null)) {
+      const fields = externalPortFields(this.#db.driver);
+      throw invalidField(fields[0]!, `Either ${fields.join(', ')} must be provided`);
+    }
+    await this.change(id, Object.fromEntries(given));
   }
 
   /** Deletes the database with its service, data volume, mounts and deployments; answers the record as it was, with its relations. */
@@ -216,6 +234,19 @@ export class DatabaseRequests extends RequestScope {
 
   #enqueue(row: DatabaseRow, action: string): Promise<string> {
     return enqueueRun(this.cradle.deployments, this.#db.ref(row), action, titles, {}, this.em);
+  }
+
+  /** The driver's refusal of the record's own fields, and one host port given twice, as a 400 naming the field. */
+  #assertRecord(record: Record<string, unknown>): void {
+    const issue = this.#db.driver.recordIssue?.(record);
+    if (issue) throw invalidField(issue.field, issue.message);
+    const seen = new Map<unknown, string>();
+    for (const field of externalPortFields(this.#db.driver)) {
+      const port = record[field];
+      if (port === null || port === undefined) continue;
+      if (seen.has(port)) throw invalidField(field, `port ${String(port)} is already ${seen.get(port)}`);
+      seen.set(port, field);
+    }
   }
 
   async #assertPortFree(port: number | null, serverId: string | null, em: EntityManager, self?: string): Promise<void> {
