@@ -9,7 +9,7 @@ import { actsOnInstance, type Principal, type Procedure, type ProcedureContext, 
 import { outputErrors, parseInput } from '../validation.ts';
 import { emptyStringFields } from '../empty-strings.ts';
 import { dataError, errorBody, toBerthError } from './errors.ts';
-import { acceptMultipart, fileMissing, isMultipart, readUpload, uploadCap } from './multipart.ts';
+import { acceptMultipart, fileMissing, isMultipart, readUpload, removeUpload, uploadCap } from './multipart.ts';
 
 export interface TransportOptions {
   registry: ProcedureRegistry;
@@ -50,7 +50,7 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
   }
 
   /** Runs one procedure; `headers` receives the response headers it sets. */
-  async function call(proc: Procedure, req: FastifyRequest, reply: FastifyReply, raw: unknown, coerce: boolean, headers: Record<string, string>): Promise<unknown> {
+  async function call(proc: Procedure, req: FastifyRequest, raw: unknown, coerce: boolean, headers: Record<string, string>): Promise<unknown> {
     const { apiKey, bearer } = credentials(req);
     let principal: Principal | null;
     try {
@@ -69,9 +69,27 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
     let file: UploadedFile | undefined;
     // An upload is read only past the scope's checks: nothing of a refused caller's reaches the disk.
     if (proc.multipart && isMultipart(req)) {
-      const upload = await readUpload(req, reply, proc.multipart, uploadCap(proc.multipart, config.uploadLimit), config.dataDir);
+      const upload = await readUpload(req, proc.multipart, uploadCap(proc.multipart, config.uploadLimit), config.dataDir);
       [raw, coerce, file] = [upload.fields, true, upload.file];
     }
+    try {
+      return await run(proc, req, raw, coerce, headers, principal, file);
+    } finally {
+      // The upload lasts as long as the call: its handler may read it to the end, whatever the client does meanwhile.
+      if (file) await removeUpload(file);
+    }
+  }
+
+  /** The call past its caller's checks: its input judged, its handler run in a request scope of its own. */
+  async function run(
+    proc: Procedure,
+    req: FastifyRequest,
+    raw: unknown,
+    coerce: boolean,
+    headers: Record<string, string>,
+    principal: Principal | null,
+    file: UploadedFile | undefined,
+  ): Promise<unknown> {
     const input = parseInput(proc.input, raw, coerce, emptyStringFields(proc.path));
     if (proc.multipart && !file) throw fileMissing(proc.multipart);
     if (principal && typeof proc.scope === 'object' && actsOnInstance(proc.scope, input)) await assertInstanceOperator(principal, proc.scope.host);
@@ -130,7 +148,7 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
     // Every answer is JSON, a string too: Fastify sends a bare string as it is (text/plain, unquoted).
     const answer = async (req: FastifyRequest, reply: FastifyReply, raw: unknown, coerce: boolean) => {
       const headers: Record<string, string> = {};
-      const value = await call(proc, req, reply, raw, coerce, headers);
+      const value = await call(proc, req, raw, coerce, headers);
       reply.headers(headers);
       if (typeof value !== 'string') return value;
       return reply.type('application/json; charset=utf-8').send(JSON.stringify(value));
@@ -162,7 +180,7 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
           if (!proc) throw notFound(`Operation ${path}`);
           if (req.method === 'GET' && proc.kind === 'mutation') throw new BerthError('BAD_REQUEST', `${path} is a mutation: use POST`);
           const headers: Record<string, string> = {};
-          const data = await call(proc, req, reply, unwrapJson(inputs[i]), false, headers);
+          const data = await call(proc, req, unwrapJson(inputs[i]), false, headers);
           // A batch answers one set of headers: each procedure's are added (the same name: the last one's).
           reply.headers(headers);
           return { status: 200, body: { result: { data: { json: data } } } };

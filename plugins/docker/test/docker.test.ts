@@ -8,7 +8,7 @@
 // On a kit host (its own sshd and dockerd), a serverId reaches that server's engine, where
 // everything is its organization's. Every container and service made here is removed at the end.
 import { randomBytes } from 'node:crypto';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readlinkSync } from 'node:fs';
 import { request } from 'node:http';
 import path from 'node:path';
 import t from 'tap';
@@ -374,6 +374,31 @@ t.test('uploadFileToContainer: multipart, into the container, checked and limite
   });
   t.equal(chunked, 413, 'a chunked body past the limit is refused with 413');
   t.equal(await readBack(box.id, '/tmp/chunked.bin'), null, 'and nothing of it is in the container');
+
+  // A client that goes away halfway through its file: the read ends, its file is closed and removed
+  // (the server runs in this process: no descriptor of it may stay open on dataDir/uploads).
+  const openUploads = () =>
+    readdirSync('/proc/self/fd').filter(fd => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`).startsWith(uploads);
+      } catch {
+        return false;
+      }
+    });
+  const halfway = request(`${server.url}/api/docker.uploadFileToContainer`, {
+    agent: false, // a connection of its own: not one the refused upload above left behind
+    method: 'POST',
+    headers: { 'x-api-key': b.apiKey!, 'content-type': `multipart/form-data; boundary=${boundary}`, 'transfer-encoding': 'chunked' },
+  });
+  halfway.on('error', () => undefined); // the test cuts it
+  halfway.write(`--${boundary}\r\nContent-Disposition: form-data; name="containerId"\r\n\r\n${box.name}\r\n`);
+  halfway.write(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="half.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+  halfway.write(randomBytes(60_000));
+  await waitFor('the abandoned upload is being written', () => openUploads().length > 0, { timeout: 10_000 });
+  halfway.destroy();
+  await waitFor('the abandoned upload is closed and removed', () => openUploads().length === 0 && left().length === 0, { timeout: 10_000 }).catch(() => undefined);
+  t.same(openUploads(), [], 'no descriptor is left open on an abandoned upload');
+  t.same(left(), [], 'and its file is gone');
 
   const anonymous = await new Client(server.url).upload('docker.uploadFileToContainer', { containerId: box.name, destinationPath: '/tmp/anon.txt' }, { field: 'file', name: 'a.txt', content: small });
   t.equal(anonymous.status, 401, 'no credential: 401');
