@@ -55,6 +55,8 @@ export interface DatabaseDriver {
   readonly defaultUser?: string;
   /** The environment the container needs from the credentials (POSTGRES_PASSWORD...) and the record's own fields (recordFields; absent: their defaults). */
   containerEnv(c: DatabaseCredentials, record?: Record<string, unknown>): Record<string, string>;
+  /** Keys of containerEnv whose values are secrets in another form than the passwords (libsql's SQLD_HTTP_AUTH, basic:<base64 of user:password>): masked like them in a deploy's log and error. */
+  readonly secretEnv?: readonly string[];
   /** Where the data lives inside the container: the named data volume is mounted here. */
   readonly dataPath: string;
   /** The port the database listens on inside the container. */

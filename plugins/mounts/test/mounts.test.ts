@@ -38,7 +38,7 @@ t.test('bad input is refused before the workload is looked up, naming the field'
     [{ type: 'volume', volumeName: 'v', mountPath: '/data\nx' }, 'mountPath', 'a mountPath with a newline'],
     [{ type: 'volume', volumeName: 'v', mountPath: '/data\u0000x' }, 'mountPath', 'a mountPath with NUL'],
     [{ type: 'volume', volumeName: 'v', mountPath: '/' }, 'mountPath', 'the container root'],
-    [{ type: 'volume', volumeName: 'v', mountPath: '/data', serviceType: 'libsql' }, 'serviceType', 'an unknown serviceType'],
+    [{ type: 'volume', volumeName: 'v', mountPath: '/data', serviceType: 'cassandra' }, 'serviceType', 'an unknown serviceType'],
     [{ type: 'volume', mountPath: '/data' }, 'volumeName', 'a volume without volumeName'],
     ...['-lead', '.hidden', 'a b', 'a/b', 'x'.repeat(129), 'a;rm', 'berth', 'berth-proxy-certs', 'Berth_x'].map((volumeName): Case => [
       { type: 'volume', volumeName, mountPath: '/data' },

@@ -62,6 +62,7 @@ export { execIn, execStream, type ExecResult, type StreamIo } from './swarm/exec
 export { bindDatabaseKind } from './databases/plugin.ts';
 export { dumpIn, restoreIn, verifyCopy, type DatabaseInContainer, type ContainerBackupIo } from './databases/container-backup.ts';
 export { dataVolumeOf } from './databases/volumes.ts';
+export { deploySecrets } from './databases/deployer.ts';
 export { WorkloadLifecycle, RecordLifecycle, linesContaining, type LifecycleRecords, type LifecycleRecord, type Engine, type CheckoutIo } from './lifecycle.ts';
 export { RecordKind, type KindRecords } from './kind-base.ts';
 export { ownerLabels, ownedBy, assertOwned, notOurs, KIND_LABEL, ID_LABEL, ORGANIZATION_LABEL, type Owner } from './owners.ts';

@@ -10,6 +10,9 @@ import { Type, type ContainerCommand, type DatabaseCredentials, type DatabaseDri
 /** The peer's current-variant password rule: letters, digits and these signs, empty allowed. */
 export const LIBSQL_PASSWORD_PATTERN = '^[a-zA-Z0-9@#%^&*()_+\\-=[\\]{}|;:,.<>?~`]*$';
 
+/** A replica's primary (SQLD_PRIMARY_URL): the peer takes any text and shows https://<host>:<port>; the schemes a libSQL URL has, no spaces. */
+export const PRIMARY_URL_PATTERN = '^(https?|libsql|wss?)://[^\\s]+$';
+
 const DATA_PATH = '/var/lib/sqld';
 /** The database directory the peer's command names (`--db-path iku.db` in the data path): what a backup archives. */
 const DB_DIR = 'iku.db';
@@ -56,9 +59,15 @@ export class LibsqlDriver implements DatabaseDriver {
   readonly passwordSchema = Type.String({ pattern: LIBSQL_PASSWORD_PATTERN, description: "the peer's rule: letters, digits and @#%^&*()_+-=[]{}|;:,.<>?~`" });
   readonly recordFields = {
     sqldNode: { schema: Type.Enum(['primary', 'replica']), default: 'primary', create: true },
-    sqldPrimaryUrl: { schema: Type.Union([Type.String(), Type.Null()]), default: null, create: true },
+    sqldPrimaryUrl: {
+      schema: Type.Union([Type.String({ pattern: PRIMARY_URL_PATTERN, maxLength: 2048, description: "sqldPrimaryUrl: the primary's URL, http(s)://, libsql:// or ws(s)://" }), Type.Null()]),
+      default: null,
+      create: true,
+    },
     enableNamespaces: { schema: Type.Boolean(), default: false, create: true },
   };
+  /** The credentials, base64-encoded: a string the password's own masking does not catch. */
+  readonly secretEnv = ['SQLD_HTTP_AUTH'] as const;
   readonly extraPorts = { externalGRPCPort: 5001, externalAdminPort: 5000 };
   readonly omitProcedures = ['changePassword', 'search', 'saveExternalPort'] as const;
   readonly createAnswer = 'true' as const;

@@ -55,6 +55,14 @@ t.test('libsql on the real engine', async t => {
     t.match(replica, { status: 400, body: { issues: [{ path: ['sqldPrimaryUrl'], message: /required when sqldNode is 'replica'/ }] } }, 'a replica needs its primary');
     const badPassword = await client.post('libsql.create', { ...base, name: 'bad', databasePassword: "it's" });
     t.equal(badPassword.status, 400, "the peer's password rule");
+    for (const url of ['file:///etc/passwd', 'primary:5001', `http://${'a'.repeat(2048)}`]) {
+      const badUrl = await client.post('libsql.create', { ...base, name: 'bad url', databasePassword: 'Edge-pass_1', sqldNode: 'replica', sqldPrimaryUrl: url });
+      t.match(
+        badUrl,
+        { status: 400, body: { issues: [{ path: ['sqldPrimaryUrl'], message: /^sqldPrimaryUrl: / }] } },
+        `the primary's URL is a bounded http(s), libsql or ws(s) URL: ${url.slice(0, 30)}`,
+      );
+    }
 
     const password = 'Edge-pass_1#x';
     const created = await client.post('libsql.create', { ...base, name: 'edge main', databasePassword: password });
@@ -78,6 +86,10 @@ t.test('libsql on the real engine', async t => {
 
     const allNull = await client.post('libsql.saveExternalPorts', { libsqlId, externalPort: null, externalGRPCPort: null, externalAdminPort: null });
     t.match(allNull, { status: 400, body: { issues: [{ path: ['externalPort'] }] } }, 'one port at least, as the peer asks');
+    const none = await client.post('libsql.saveExternalPorts', { libsqlId });
+    t.match(none, { status: 400, body: { issues: [{ path: ['externalPort'] }] } }, 'no port given: refused (the peer fails with nothing to set, before its deploy)');
+    const oneNull = await run('libsql.saveExternalPorts', { libsqlId, externalPort: null });
+    t.equal(oneNull.status, 'done', oneNull.errorMessage ?? 'one port given as null is accepted and deploys, as the peer does (it refuses only when all three are null)');
     const [http, grpc, admin] = [await freePort(), await freePort(), await freePort()];
     const twice = await client.post('libsql.saveExternalPorts', { libsqlId, externalPort: http, externalGRPCPort: http });
     t.match(twice, { status: 400, body: { issues: [{ path: ['externalGRPCPort'] }] } }, 'one host port for two of its ports is refused');

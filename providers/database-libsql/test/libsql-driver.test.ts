@@ -4,7 +4,8 @@
 import t from 'tap';
 import { basicClient } from './basic-client.ts';
 import { descriptorConformance, TEST_LIBSQL_IMAGE } from '@berth/core/testing';
-import type { DatabaseCredentials } from '@berth/core';
+import { MIN_REGISTERED_SECRET_LENGTH, OutputFilter, SECRET_MASK, type DatabaseCredentials } from '@berth/core';
+import { deploySecrets } from '@berth/plugin-workloads';
 import { driverConformance } from '@berth/plugin-workloads/testing';
 import provider, { LibsqlDriver } from '../src/index.ts';
 
@@ -72,6 +73,13 @@ t.test("libsql: what the service and the peer's clients see", async t => {
     'a\t3',
   );
   t.equal(driver.inventoryLines(''), '', 'no table: no line');
+  // SQLD_HTTP_AUTH is the password base64-encoded: masking the password alone would leave it readable.
+  const env = driver.containerEnv(c);
+  const filter = new OutputFilter();
+  for (const secret of deploySecrets(driver, c, env)) filter.add(secret, MIN_REGISTERED_SECRET_LENGTH);
+  const quoted = filter.apply(`the service's env: SQLD_HTTP_AUTH=${env.SQLD_HTTP_AUTH} SQLD_NODE=primary`);
+  t.equal(quoted, `the service's env: SQLD_HTTP_AUTH=${SECRET_MASK} SQLD_NODE=primary`, 'a deploy masks SQLD_HTTP_AUTH as it masks the password');
+  t.notOk(quoted.includes(Buffer.from('turso:s3cret/@').toString('base64')), 'the encoded credentials are not in the text');
   t.throws(() => driver.changePasswordCommand(), { message: /libsql\.update, then deploy/ });
   t.throws(() => driver.restoreCommand(), { message: /cannot restore into a running server/ });
 });

@@ -124,6 +124,53 @@ export async function waitReady(db: DatabaseInContainer & { containerId: string 
 /** Runs one program (argument array) as root beside the data path, with its stdin when given; throws unless it exits 0. */
 export type RootRun = (cmd: string[], stdin?: Readable) => Promise<void>;
 
+type OfflineRestore = NonNullable<DatabaseDriver['offlineRestore']>;
+
+/** Runs the cleanup of a failed step (best effort: the helper may be gone) and rethrows its error. */
+const failedStep = async (run: RootRun, leftovers: string[], e: unknown): Promise<never> => {
+  await run(['rm', '-rf', '--', ...leftovers]).catch(() => {});
+  throw e;
+};
+
+/**
+ * Unpacks the archive `incoming` and swaps its `file` tree in for the current one. No step loses the
+ * current files: they are moved aside (never deleted) until the new tree is in their place, and moved
+ * back when it cannot be; whatever fails, the unpacked copy and the archive (backup-sized) are removed.
+ */
+async function swapInTar(run: RootRun, offline: OfflineRestore, at: (p: string) => string, incoming: string): Promise<void> {
+  const unpacked = at('.berth-unpack');
+  const previous = at('.berth-previous');
+  const data = at(offline.file);
+  const leftovers = [unpacked, incoming];
+  try {
+    // Unpacked beside the data first (an archive tar refuses leaves the current files as they were); only
+    // its `file` tree, below the data path: GNU tar drops a leading "/" and refuses members with "..".
+    await run(['rm', '-rf', '--', unpacked]);
+    await run(['mkdir', '--', unpacked]);
+    await run(['tar', '-x', '-f', incoming, '-C', unpacked, '--no-same-owner', '--', offline.file]);
+    // Made when absent (a fresh volume), so the move aside needs no test. -T: onto `previous` itself,
+    // never into it; a `previous` an interrupted restore left holding data is not replaced (mv fails).
+    await run(['mkdir', '-p', '--', data]);
+  } catch (e) {
+    return failedStep(run, leftovers, e);
+  }
+  await run(['mv', '-T', '--', data, previous]).catch(e =>
+    failedStep(run, leftovers, new Error(`the current ${offline.file} could not be set aside (${previous} may hold an earlier restore's; move it back or remove it): ${(e as Error).message}`)),
+  );
+  try {
+    await run(['mv', '-T', '--', path.posix.join(unpacked, offline.file), data]);
+  } catch (e) {
+    const back = await run(['mv', '-T', '--', previous, data]).then(
+      () => 'the current files are back in place',
+      (again: Error) => `the current files stay in ${previous}: ${again.message}`,
+    );
+    return failedStep(run, leftovers, new Error(`${(e as Error).message} (${back})`));
+  }
+  await run(['rm', '-rf', '--', ...offline.remove.filter(r => r !== offline.file).map(at), previous, ...leftovers]).catch(e => {
+    throw new Error(`${offline.file} is restored, but what it replaced could not be removed (${previous}): ${(e as Error).message}`);
+  });
+}
+
 /**
  * Writes a dump as the driver's offlineRestore files below its data path through `run`, for a
  * server that is not running: the dump arrives beside the data first (a failed transfer leaves
@@ -134,17 +181,10 @@ export async function writeOfflineFiles(run: RootRun, driver: DatabaseDriver, in
   if (!offline) throw new Error(`${driver.label} restores into its running server, not into its data files`);
   const at = (p: string) => path.posix.join(driver.dataPath, p);
   const incoming = at('.berth-restore');
-  await run(['dd', `of=${incoming}`, 'bs=1M', 'status=none'], input);
+  // A transfer cut short must not leave its part in the volume.
+  await run(['dd', `of=${incoming}`, 'bs=1M', 'status=none'], input).catch(e => failedStep(run, [incoming], e));
   if (offline.archive === 'tar') {
-    // Unpacked beside the data first (an archive tar refuses leaves the current files as they were); only
-    // its `file` tree, below the data path: GNU tar drops a leading "/" and refuses members with "..".
-    const unpacked = at('.berth-unpack');
-    await run(['rm', '-rf', '--', unpacked]);
-    await run(['mkdir', '--', unpacked]);
-    await run(['tar', '-x', '-f', incoming, '-C', unpacked, '--no-same-owner', '--', offline.file]);
-    await run(['rm', '-rf', '--', ...offline.remove.map(at)]);
-    await run(['mv', '-f', '--', path.posix.join(unpacked, offline.file), at(offline.file)]);
-    await run(['rm', '-rf', '--', unpacked, incoming]);
+    await swapInTar(run, offline, at, incoming);
   } else {
     await run(['rm', '-rf', '--', ...offline.remove.map(at)]);
     await run(['mkdir', '-p', '--', path.posix.dirname(at(offline.file))]);

@@ -19,7 +19,7 @@ import path from 'node:path';
 import { tableOf, type DatabaseRow } from './entity.ts';
 import type { DatabaseService } from './service.ts';
 import { adoptedVolume, databaseDir } from './volumes.ts';
-import { optionalService, type Cradle, type DeploymentRun, badRequest } from '@berth/core';
+import { optionalService, type Cradle, type DatabaseCredentials, type DatabaseDriver, type DeploymentRun, badRequest } from '@berth/core';
 import type { BackupIo, RemoveOptions } from '../registry.ts';
 import type { Readable, Writable } from 'node:stream';
 
@@ -28,6 +28,11 @@ const READY_TIMEOUT_MS = 180_000;
 interface Io {
   signal?: AbortSignal;
   log(line: string): void;
+}
+
+/** What a deploy masks in its log and error besides the user's env: the passwords, and the driver's variables that carry them in another form (secretEnv). */
+export function deploySecrets(driver: DatabaseDriver, creds: DatabaseCredentials, driverEnv: Record<string, string>): (string | null)[] {
+  return [creds.databasePassword, creds.databaseRootPassword, ...(driver.secretEnv ?? []).map(key => driverEnv[key] ?? null)];
 }
 
 export class DatabaseDeployer extends RecordLifecycle<DatabaseRow, DatabaseService> {
@@ -68,13 +73,14 @@ export class DatabaseDeployer extends RecordLifecycle<DatabaseRow, DatabaseServi
     const creds = this.records.credentialsOf(row);
     const sealed = this.records.sealedOf(row);
     const settings = this.records.settingsOf(row);
-    for (const secret of [creds.databasePassword, creds.databaseRootPassword]) run.redact(secret);
+    const driverEnv = driver.containerEnv(creds, settings);
+    for (const secret of deploySecrets(driver, creds, driverEnv)) run.redact(secret);
 
     const texts = await cradle.environments.variables(row.environmentId, row.organizationId, run.em);
     const userEnv = resolveEnv(sealed.env, texts);
     for (const value of Object.values(userEnv)) run.redact(value);
     // The driver's variables win: they carry the credentials the readiness check relies on.
-    const env = { ...userEnv, ...driver.containerEnv(creds, settings) };
+    const env = { ...userEnv, ...driverEnv };
 
     const image = settings.dockerImage as string;
     await ensureImage(docker, image, null, { signal: run.signal, log: line => run.log(line), fallback: engine.fallback });

@@ -167,13 +167,15 @@ export class DatabaseRequests extends RequestScope {
     return this.#db.view(row);
   }
 
-  /** Sets the external ports given (saveExternalPorts of kinds with extra ports): one at least must be a port, as the peer's. */
+  /**
+   * Sets the external ports given (saveExternalPorts of kinds with extra ports), by the peer's rule:
+   * refused only when every port field is null (one null among ports stops publishing that one), and
+   * when none is given at all (the peer's update then has nothing to set and fails before its deploy).
+   */
   async savePorts(id: string, ports: Record<string, number | null | undefined>): Promise<void> {
+    const fields = externalPortFields(this.#db.driver);
     const given = Object.entries(ports).filter(([, v]) => v !== undefined);
-    if (given.length > 0 && given.every(([, v]) => v === null)) {
-      const fields = externalPortFields(this.#db.driver);
-      throw invalidField(fields[0]!, `Either ${fields.join(', ')} must be provided`);
-    }
+    if (given.length === 0 || fields.every(f => ports[f] === null)) throw invalidField(fields[0]!, `Either ${fields.join(', ')} must be provided`);
     await this.change(id, Object.fromEntries(given));
   }
 
