@@ -3,7 +3,7 @@
 // clear, delete, search. Request-scoped: the caller's organization and the request's transaction
 // come from the container, so handlers pass only their input. The engine work of a run is the
 // deployer's (deployer.ts); this file never talks to Docker itself.
-import { containing, invalidField, newId, notFound, optionalService, RequestScope, type DeploymentService, type UploadedFile } from '@berth/core';
+import { containing, invalidField, newId, notFound, optionalService, RequestScope, type DeploymentService, type EntityManager, type UploadedFile } from '@berth/core';
 import {
   enqueueRun,
   gitRelations,
@@ -78,8 +78,12 @@ export class ApplicationRequests extends RequestScope {
 
   /** Applies any subset of the API's fields (update and the save* operations). */
   async change(applicationId: string, changes: Partial<UpdateInput> & Record<string, unknown>): Promise<ApplicationFields> {
-    const { organizationId, em } = this;
-    const row = await this.#find(applicationId);
+    return this.#change(await this.#find(applicationId), changes, this.em);
+  }
+
+  /** change, on `row` as read in `em` (the request's unit of work, or a transaction of it). */
+  async #change(row: ApplicationRow, changes: Partial<UpdateInput> & Record<string, unknown>, em: EntityManager): Promise<ApplicationFields> {
+    const { organizationId } = this;
     const secrets = this.#apps.secretsOf(row);
     await this.#apps.changes.apply(row, changes, { organizationId, em, assertAppNameFree: this.#assertAppNameFree, caller: this.caller }, async (key, value, settings) => {
       if (sealedSet.has(key)) {
@@ -90,7 +94,7 @@ export class ApplicationRequests extends RequestScope {
       // Refused now rather than at the next deploy: another organization's network, one on another host, a bridge (kept in settings after).
       if (key === 'networkIds') await joinableNetworks(this.cradle, value, { organizationId, serverId: row.serverId ?? null }, { field: key, swarm: true }, em);
       if (!REFERENCES.has(key) || typeof value !== 'string' || !value) return false;
-      await this.#assertReference(key, value);
+      await this.#assertReference(key, value, em);
       settings[key] = value;
       return true;
     });
@@ -113,11 +117,18 @@ export class ApplicationRequests extends RequestScope {
    * refused archive (400 naming `zip`) changes nothing: the source before is kept.
    */
   async drop(applicationId: string, dropBuildPath: string | undefined, archive: UploadedFile): Promise<string> {
-    const row = await this.#find(applicationId);
     const source = this.cradle.providers.get('source', 'drop');
-    await source.receive!({ owner: { kind: KIND, id: row.applicationId }, file: archive.path, field: 'zip' });
-    await this.change(applicationId, { sourceType: 'drop', dropBuildPath: dropBuildPath ?? '' });
-    return this.#enqueue(row, 'deploy', {});
+    // The record's change and the deployment commit together with the archive's swap, which comes
+    // last: a change or a queueing that fails never reaches the archive, and a refused archive
+    // rolls the record and the queue back. (The deployment is woken at the commit, so it finds the
+    // new archive.) No signal is passed: a procedure's context carries none of the request's yet.
+    return this.em.transactional(async em => {
+      const row = await this.#find(applicationId, em);
+      await this.#change(row, { sourceType: 'drop', dropBuildPath: dropBuildPath ?? '' }, em);
+      const deploymentId = await this.#enqueue(row, 'deploy', {}, em);
+      await source.receive!({ owner: { kind: KIND, id: row.applicationId }, file: archive.path, field: 'zip' });
+      return deploymentId;
+    });
   }
 
   /** Queues a restart, once the caller names the application's appName right. */
@@ -167,8 +178,8 @@ export class ApplicationRequests extends RequestScope {
   }
 
   /** One of the organization's applications (NOT_FOUND otherwise: another organization's is never FORBIDDEN). */
-  async #find(applicationId: string): Promise<ApplicationRow> {
-    const row = await this.em.findOne(Application, { applicationId, organizationId: this.organizationId });
+  async #find(applicationId: string, em: EntityManager = this.em): Promise<ApplicationRow> {
+    const row = await em.findOne(Application, { applicationId, organizationId: this.organizationId });
     if (!row) throw notFound('Application');
     return row;
   }
@@ -203,15 +214,15 @@ export class ApplicationRequests extends RequestScope {
   }
 
   /** Queues a run of the application; answers the queued deployment's id. */
-  #enqueue(row: ApplicationRow, action: string, input: { title?: string; description?: string | null }): Promise<string> {
-    return enqueueRun(this.#deployments, this.#apps.ref(row), action, titles, input, this.em);
+  #enqueue(row: ApplicationRow, action: string, input: { title?: string; description?: string | null }, em: EntityManager = this.em): Promise<string> {
+    return enqueueRun(this.#deployments, this.#apps.ref(row), action, titles, input, em);
   }
 
   /** Refuses (NOT_FOUND) a setting naming another record (a key, a registry, a build server) that is not one of the organization's. */
-  async #assertReference(key: string, id: string): Promise<void> {
-    if (key === 'customGitSSHKeyId') await optionalService(this.cradle, 'sshKeys')?.one(id, this.organizationId, this.em);
+  async #assertReference(key: string, id: string, em: EntityManager): Promise<void> {
+    if (key === 'customGitSSHKeyId') await optionalService(this.cradle, 'sshKeys')?.one(id, this.organizationId, em);
     else if (key === 'buildServerId') await this.cradle.workloads.assertServer(id, this.organizationId);
-    else await optionalService(this.cradle, 'registries')?.one(id, this.organizationId, this.em);
+    else await optionalService(this.cradle, 'registries')?.one(id, this.organizationId, em);
   }
 }
 

@@ -5,7 +5,7 @@
 // queued, the running version serving); another organization's application NOT_FOUND as a missing
 // one; the archive gone with the application.
 import t from 'tap';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import {
@@ -123,6 +123,21 @@ t.test('application.dropDeployment', async t => {
     const json = await client.post('application.dropDeployment', { applicationId: web.applicationId });
     t.equal(json.status, 400, 'no file (a JSON body): refused');
     t.same(json.body.issues[0].path, ['zip']);
+  });
+
+  t.test('a good archive whose deployment cannot be queued changes nothing either: the archive before is kept', async t => {
+    const kept = path.join(server.dataDir, 'sources', 'drop', 'application', web.applicationId, 'archive.json');
+    const archive = readFileSync(kept, 'utf8');
+    const before = await one(web.applicationId);
+    // While workloads deploy to servers only, queueing this one (on Berth's machine) is refused.
+    t.equal((await client.post('settings.updateRemoteServersOnly', { remoteServersOnly: true })).status, 200);
+    t.teardown(() => client.post('settings.updateRemoteServersOnly', { remoteServersOnly: false }));
+    const reply = await upload(web.applicationId, await dockerSite('drop v2'), { dropBuildPath: 'elsewhere' });
+    t.equal(reply.status, 409, JSON.stringify(reply.body));
+    t.equal(readFileSync(kept, 'utf8'), archive, 'the archive kept is the one before');
+    const after = await one(web.applicationId);
+    t.same([after.sourceType, after.dropBuildPath, after.deployments.length], [before.sourceType, before.dropBuildPath, before.deployments.length], 'the record is as it was and nothing was queued');
+    t.equal((await client.post('settings.updateRemoteServersOnly', { remoteServersOnly: false })).status, 200);
   });
 
   t.test('the peer\'s client on the tRPC form: a static site, no dropBuildPath (the archive\'s root, stored as "")', async t => {

@@ -159,5 +159,9 @@ function refusal(e: unknown, name: string): Error {
   if (err.code === 'EEXIST' || err.code === 'ENOTDIR' || err.code === 'EISDIR') return new ArchiveRefused(`the entry ${JSON.stringify(name)} clashes with another entry of the same path`);
   // yauzl's findings while inflating (a size that lies) carry no code; zlib's, a Z_ one.
   if ((err.code === undefined || err.code.startsWith('Z_')) && err.name !== 'AbortError') return new ArchiveRefused(`the entry ${JSON.stringify(name)} cannot be read: ${err.message}`);
+  // A name component past the file system's 255 bytes, or a path past its PATH_MAX: the archive's doing.
+  if (err.code === 'ENAMETOOLONG') return new ArchiveRefused(`the entry ${JSON.stringify(name)} has a name or path too long for the file system`);
+  // A full disk is this machine's trouble, not the uploader's: still a server error, said plainly in the log.
+  if (err.code === 'ENOSPC') return new Error(`No space left on the device that keeps uploaded archives, while unpacking the entry ${JSON.stringify(name)}`, { cause: err });
   return err;
 }

@@ -1,8 +1,9 @@
 // The drop source: the source contract's shared suite on an uploaded archive, then every way an
 // archive is refused (each a 400 naming the field, the archive kept before left as it was), the
-// peer's unwrapping of a zipped folder, and what a redeploy and a removal find.
+// peer's unwrapping of a zipped folder, what a redeploy and a removal find, and what a process that
+// died mid-swap leaves for the next one.
 import t, { type Test } from 'tap';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -100,6 +101,7 @@ t.test('a refused archive is a 400 naming the field, and the archive kept before
     ['too many entries', await zipOf(Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`f${i}.txt`, 'x']))), /holds 21 entries, more than the 20 an archive may have/],
     ['too many bytes once inflated (declared)', await zipOf({ a: big, b: big }), /declares more than 65536 bytes once inflated/],
     ['a size that lies (declared smaller than inflated)', lyingSize(await zipOf({ a: big }), 'a', 10), /the entry "a" cannot be read: too many bytes in the stream/],
+    ['a name too long for the file system (a 300-character component)', await zipOf({ [`${'n'.repeat(300)}.txt`]: 'x' }), /the entry "n{300}\.txt" has a name or path too long for the file system/],
     ['a name held twice', renamed(await zipOf({ aa: '1', ab: '2' }), 'ab', 'aa'), /holds "aa" twice/],
     ['a file and a directory of one name', await zipOf({ a: '1', 'a/b': '2' }), /clashes with another entry/],
     ['not a zip', Buffer.from('<h1>just html</h1>'), /not a zip archive/],
@@ -121,7 +123,18 @@ t.test('a refused archive is a 400 naming the field, and the archive kept before
   }
   t.same((await deployed(t, source)).files, before.files, 'the archive kept before is deployed still');
   t.same(readdirSync(path.join(dir, `root${roots}`, 'application')), ['app1'], 'no unpacked upload left behind');
-  t.notOk(existsSync('/etc/evil') || existsSync(path.join(dir, '..', 'evil')), 'nothing written outside');
+  // Wherever an escaping name would have landed (beside the staging directory, the workload's, the
+  // root, this test's directory or the one holding it), no file of that name exists.
+  const evil: string[] = [];
+  const walk = (at: string) => {
+    for (const e of readdirSync(at, { withFileTypes: true })) {
+      if (e.name === 'evil') evil.push(path.join(at, e.name));
+      if (e.isDirectory()) walk(path.join(at, e.name));
+    }
+  };
+  walk(path.dirname(dir));
+  if (existsSync('/etc/evil')) evil.push('/etc/evil');
+  t.same(evil, [], "nothing written outside the archive's directory");
 });
 
 t.test('a file past 1 MiB is streamed to disk, its size checked as a small one is', async t => {
@@ -133,6 +146,33 @@ t.test('a file past 1 MiB is streamed to disk, its size checked as a small one i
   await t.rejects(source.receive({ owner, file: file('lying.zip', lyingSize(await zipOf({ 'asset.bin': large }), 'asset.bin', 1024)), field: 'zip' }), {
     message: /^zip: the entry "asset\.bin" cannot be read: too many bytes in the stream/,
   });
+});
+
+t.test('a process that died mid-swap: the kept archive set aside is put back, and what it left is swept', async t => {
+  const root = path.join(dir, `root${++roots}`);
+  await new DropSource({ root, limits }).receive({ owner, file: site, field: 'zip' });
+  const kind = path.join(root, 'application');
+  // The state between the swap's two renames: the kept archive aside, the upload staged beside it.
+  renameSync(path.join(kind, 'app1'), path.join(kind, 'app1.old-1b4e28ba-2fa1-11d2-883f-0016d3cca427'));
+  mkdirSync(path.join(kind, 'app1.upload-6fa459ea-ee8a-3ca4-894e-db77e160355e', 'code'), { recursive: true });
+  writeFileSync(path.join(kind, 'app1.upload-6fa459ea-ee8a-3ca4-894e-db77e160355e', 'code', 'half.html'), 'half');
+  t.same(readdirSync(kind).sort(), ['app1.old-1b4e28ba-2fa1-11d2-883f-0016d3cca427', 'app1.upload-6fa459ea-ee8a-3ca4-894e-db77e160355e'], 'no archive where the workload keeps it');
+  // A new process (a new source on the same root) deploys the archive kept before.
+  const restarted = new DropSource({ root, limits });
+  t.same((await deployed(t, restarted)).files, { Dockerfile: 'FROM scratch\n', 'public/index.html': '<h1>hi</h1>' }, 'the archive set aside is deployed');
+  t.same(readdirSync(kind), ['app1'], 'the half-staged upload is gone');
+
+  // Leftovers beside a kept archive (a crash after the swap, before the old one was removed) go at the next upload; another workload's are not touched.
+  mkdirSync(path.join(kind, 'app1.old-00000000-0000-0000-0000-000000000001'));
+  mkdirSync(path.join(kind, 'app1.upload-00000000-0000-0000-0000-000000000002'));
+  mkdirSync(path.join(kind, 'app2.old-00000000-0000-0000-0000-000000000003'));
+  await restarted.receive({ owner, file: file('v3.zip', await zipOf({ 'index.html': 'v3' })), field: 'zip' });
+  t.same((await deployed(t, restarted)).files, { 'index.html': 'v3' });
+  t.same(readdirSync(kind).sort(), ['app1', 'app2.old-00000000-0000-0000-0000-000000000003'], "the workload's leftovers are swept, another's kept");
+  // Removing the workload takes its leftovers too.
+  mkdirSync(path.join(kind, 'app1.old-00000000-0000-0000-0000-000000000004'));
+  await restarted.forget(owner);
+  t.same(readdirSync(kind), ['app2.old-00000000-0000-0000-0000-000000000003'], 'nothing of app1 is left');
 });
 
 t.test('removing the workload forgets its archive', async t => {
