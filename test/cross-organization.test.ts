@@ -184,6 +184,12 @@ const OWN_FAILS: { keys: RegExp; status: number; body: RegExp; why: string }[] =
     body: /externalPort 1 is already used on this host/,
     why: "the input's port (1) is the same for every call: another of B's databases took it first",
   },
+  {
+    keys: /^libsql\.saveExternalPorts libsqlId$/,
+    status: 400,
+    body: /externalPort: Either externalPort, externalGRPCPort, externalAdminPort must be provided/,
+    why: "the matrix sends the id alone: no port to set (the peer's update fails on an empty change; Berth answers 400 naming the field)",
+  },
   { keys: /^(postgres|mysql|mariadb|mongo)\.changePassword \w+Id$/, status: 400, body: /password: must match pattern/, why: "the matrix's password has spaces, which a database's password may not" },
   { keys: /^redis\.changePassword redisId$/, status: 400, body: /is not running: start it before changing its password/, why: "B's Redis is made, never deployed" },
   { keys: /^(postgres|mysql|mariadb|mongo|redis|libsql)\.readLogs \w+Id$/, status: 400, body: /has never been deployed: there are no logs to read yet/, why: "B's database is made, never deployed" },
