@@ -95,6 +95,8 @@ export class SshHost implements HostConnection {
         reject(options.signal!.reason);
       };
       options.signal?.addEventListener('abort', onAbort, { once: true });
+      // Aborted while the channel was opening (its event came before this listener): stop it now.
+      if (options.signal?.aborted) onAbort();
       channel.on('error', (e: Error) => reject(unavailable(`ssh ${this.target}: ${argv[0]}: ${e.message}`)));
       channel.on('close', () => {
         options.signal?.removeEventListener('abort', onAbort);
