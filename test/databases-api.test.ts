@@ -323,7 +323,7 @@ t.test('database API (records only)', async t => {
         endpointSpecSwarm: { Mode: 'dnsrr' },
         ulimitsSwarm: [{ Name: 'nofile', Soft: 1024, Hard: 2048 }],
         replicas: 2,
-        networkIds: ['net-a', 'net-b'],
+        networkIds: [], // ids are network.* records of the organization, checked on save (plugins/network/test/joining.test.ts)
         detachDokployNetwork: true,
         command: 'run-db',
         args: ['--flag', 'value with spaces'],
