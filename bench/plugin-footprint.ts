@@ -41,6 +41,10 @@ export const pluginParts: Record<string, { providers: Record<string, string[]>; 
   patch: { providers: {} },
   'license-key': { providers: {} },
   whitelabeling: { providers: {} },
+  'forward-auth': { providers: {} },
+  // scim-patch and scim2-parse-filter load at the first PATCH or filter only
+  scim: { providers: {} },
+  'audit-log': { providers: {} },
 };
 
 /** The built-in plugins that need `name` (their `dependencies` in src/index.ts), directly or through another: a start without it leaves them out too. */

@@ -298,6 +298,20 @@ t.test('every operation of the OpenAPI document answers bad input with a 4xx, ne
     'gitea.create': () => ({ body: { giteaUrl: records.gitea.url } }),
     // A name of the run's own: the network is made on the engine every test file shares (and removed with the server's organizations).
     'network.create': () => ({ body: { name: unique('fuzz-net') } }),
+    // Forward auth: an auth domain of the run's own (a host nothing routes: the fuzz runs no proxy), and Berth answering its checks, before a domain is guarded.
+    'forwardAuth.deployOnServer': async () => {
+      await ok('forwardAuth.setAuthDomain', c.post('forwardAuth.setAuthDomain', { serverId: null, authDomain: `${unique('auth')}.example.com`, https: false }));
+      return { body: { serverId: null, providerId: 'berth' } };
+    },
+    'forwardAuth.enable': async () => {
+      await ok('forwardAuth.setAuthDomain', c.post('forwardAuth.setAuthDomain', { serverId: null, authDomain: `${unique('auth')}.example.com`, https: false }));
+      await ok('forwardAuth.deployOnServer', c.post('forwardAuth.deployOnServer', { serverId: null, providerId: 'berth' }));
+      return {};
+    },
+    // A new custom role: the record's name is taken (names are per organization, one each).
+    'customRole.create': () => ({ body: { roleName: unique('role') } }),
+    // A new SSO provider (the record's id is taken: ids are the instance's), a SAML one: nothing to reach.
+    'sso.register': () => ({ body: { providerId: unique('sso'), samlConfig: { entryPoint: 'https://example.com/sso', cert: 'x', callbackUrl: 'https://example.com/acs', spMetadata: {} } } }),
     'deployment.allByType': () => ({ body: { id: ids.composeId, type: 'compose' } }),
     'volumeBackups.list': () => ({ body: { id: ids.composeId, volumeBackupType: 'compose' } }),
     'schedule.create': () => ({ body: { applicationId: ids.applicationId, enabled: false } }),

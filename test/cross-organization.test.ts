@@ -71,12 +71,24 @@ const NOT_A_RECORD: Record<string, string> = {
   'auth.createUser id': 'an invitation, accepted without a session by whoever holds its id (the link mailed; plugins/auth and plugins/organization test invitations)',
   'auth.verifyLogin2FA id': 'a pending password login, asked for without a session',
   'ai.deploy id': "the suggestion's slug, the new stack's name",
+  'customRole.create roleName':
+    "the name the caller gives a new role of its own organization: names are per organization, so B's role of that name is B's and reads nothing of A's (customRole.update, remove and membersByRole are aimed at A's)",
+  'sso.register providerId':
+    "the id a new SSO provider is to have: ids are the instance's, as the peer's (each names public sign-in URLs, /api/sso/<providerId>/sign-in, which answer anyone whether it exists), so B's register of a taken one is refused (400 naming providerId) and reads nothing of A's; sso.one, update and deleteProvider are aimed at A's",
+  'scim.generateToken providerId':
+    "the name the caller gives its own organization's SCIM provider (names are per organization: the peer's instance-wide ones would tell B A's): B's call makes, or renews, B's provider of that name and reads nothing of A's (plugins/scim/test/scim.test.ts); scim.deleteProvider's is aimed at A's",
 };
 
 /** A 2xx that reads nothing: an empty list, as a search or list filtered by a record the caller cannot see answers. */
 function answersNothing(r: Reply): boolean {
   const body = r.body?.result?.data ? r.body.result.data.json : r.body;
-  return r.status === 200 && ((Array.isArray(body) && body.length === 0) || (Array.isArray(body?.items) && body.items.length === 0 && body.total === 0));
+  return (
+    r.status === 200 &&
+    ((Array.isArray(body) && body.length === 0) ||
+      (Array.isArray(body?.items) && body.items.length === 0 && body.total === 0) ||
+      // auditLog.all's page, as the peer's: { logs, total }
+      (Array.isArray(body?.logs) && body.logs.length === 0 && body.total === 0))
+  );
 }
 
 /**
@@ -102,6 +114,30 @@ const REMOVES = /delete|remove/i;
  * refused, being the answer for no record at all too (the oracle check), and is counted apart.
  */
 const OWN_FAILS: { keys: RegExp; status: number; body: RegExp; why: string }[] = [
+  {
+    keys: /^sso\.register organizationId( alone)?$/,
+    status: 400,
+    body: /oidcConfig: give either oidcConfig \(OpenID Connect\) or samlConfig/,
+    why: "the matrix's input gives neither configuration (both optional in the peer's schema; a provider needs one): B's own organizationId gets past the ownership check to this (plugins/sso/test/sso.test.ts registers real ones)",
+  },
+  {
+    keys: /^forwardAuth\.deployOnServer (serverId|providerId)( alone)?$/,
+    status: 400,
+    body: /providerId: Berth answers the checks itself/,
+    why: 'the input\'s providerId (x, or an SSO provider of B) is no provider of forward auth: Berth\'s own is "berth" (forwardAuth.listProviders)',
+  },
+  {
+    keys: /^forwardAuth\.deployOnServer providerId alone$/,
+    status: 403,
+    body: /only the instance's operators/,
+    why: "alone, serverId is left out: this machine's proxy, which only the instance operators may act on (B's admin is none)",
+  },
+  {
+    keys: /^forwardAuth\.enable domainId( alone)?$/,
+    status: 400,
+    body: /has no auth domain served by Berth yet/,
+    why: "B's domain is on this machine, whose auth domain only the instance operators set (A's setup sets none): forward auth is refused until one is served",
+  },
   {
     keys: /^backup\.create \w+ alone$/,
     status: 400,
@@ -472,7 +508,8 @@ t.test("organization B reaches no record of organization A's through any operati
             if (!refused(r, control, !!rule)) notRefused.push(`${key} (${form} ${r.status} ${JSON.stringify(r.body).slice(0, 160)})`);
             else {
               // B cannot tell A's record from none: the same answer for a record that does not exist.
-              const missing = 'M'.repeat(ids[field]!.length);
+              // (of the id's own alphabet: a lowercase one, such as a SCIM provider id, would be a 400 of its pattern in capitals)
+              const missing = (/^[a-z0-9-]+$/.test(ids[field]!) ? 'm' : 'M').repeat(ids[field]!.length);
               const none = await reply({ ...input, [field]: missing });
               sent++;
               const [mine, nothing] = [shown(r, ids[field]!, '<id>'), shown(none, missing, '<id>')];

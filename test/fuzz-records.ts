@@ -292,6 +292,17 @@ export async function fuzzRecords(
         await c.post('registry.create', { registryName: unique('reg'), username: REGISTRY_USER, password: REGISTRY_PASSWORD, registryUrl: registry.url, registryType: 'cloud', imagePrefix: null }),
       ).registryId,
     tagId: async () => ok('tag.create', await c.post('tag.create', { name: unique('tag'), color: '#0ea5e9' })).tagId,
+    // A custom role of the organization (customRole.*: named, not numbered).
+    roleName: async () => ok('customRole.create', await c.post('customRole.create', { roleName: unique('role'), permissions: { service: ['read'] } })).role,
+    // A SCIM provider of the organization (its name: lowercase, digits and dashes, as unique makes them),
+    // and an SSO provider (sso.*, a SAML one: nothing to reach) of the same id.
+    providerId: async () => {
+      const providerId = ok('scim.generateToken', await c.post('scim.generateToken', { providerId: unique('idp') })).providerId as string;
+      const samlConfig = { entryPoint: 'https://example.com/sso', cert, callbackUrl: 'https://example.com/acs', spMetadata: {} };
+      // the issuer goodValue gives a URL (sso.update's base keeps it: a new issuer must be a trusted origin first)
+      ok('sso.register', await c.post('sso.register', { providerId, issuer: 'https://example.com/x', domains: [`${providerId}.example.com`], samlConfig }));
+      return providerId;
+    },
     sshKeyId: async () =>
       ok(
         'sshKey.generate+create',

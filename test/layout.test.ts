@@ -244,8 +244,11 @@ t.test('withoutComments takes out comments and nothing else', async t => {
 // (issue 48, after the contracts' runtime helpers moved into the kernel: about 2,000 of it), where the
 // former count, comments included, was about 150,000; the cap is that plus 10 %.
 // Kernel work that grows it (scope declarations, multipart, leases...) raises the cap in the same
-// change, saying what it was for.
-const KERNEL_CODE_CAP = 125_800;
+// change, saying what it was for. +20,000 (issue 50): the permission every procedure declares and
+// the transport checks — the peer's statements and roles, members' grants and records, the checks
+// and the lists' narrowing (about 14,500) — and the audit capture every mutation passes through, in
+// the change's transaction (about 4,300), measured at 143,662 with them.
+const KERNEL_CODE_CAP = 145_800;
 
 t.test(`the kernel keeps kernel work: core/src holds under ${KERNEL_CODE_CAP} characters of code, comments, contracts and test kits aside`, async t => {
   const files = sources(path.join(repoRoot, 'core/src')).filter(f => !f.includes(`${path.sep}contracts${path.sep}`) && !path.basename(f).startsWith('testing'));

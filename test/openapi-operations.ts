@@ -42,9 +42,13 @@ export async function documentOperations(c: Client): Promise<Operation[]> {
 export const GOOD: Record<string, string> = {
   schedule: '0 3 * * *',
   cronExpression: '0 3 * * *',
+  // a host of the run's own for forward auth's sign-in page (forwardAuth.setAuthDomain): nothing routes it
+  authDomain: 'auth.fuzz.example.com',
   // a closed port: a connection test fails at once
   endpoint: 'http://127.0.0.1:9',
   mountPath: '/data/fuzz',
+  // a role every organization has (organization.updateMemberRole takes a custom role's name too)
+  role: 'admin',
   password: 'a long password',
   pin: '123456',
   dockerCompose: 'services:\n  web:\n    image: berth-test/busybox:1\n',

@@ -83,6 +83,9 @@ const ok = (what: string, r: Reply) => {
   return r.body;
 };
 const { environmentId } = ok('project.create', await c.post('project.create', { name: 'raw routes' })).environment;
+// A SCIM provider's token: /scim/v2 takes it (Authorization: Bearer), not an API key.
+const { scimToken } = ok('scim.generateToken', await c.post('scim.generateToken', { providerId: 'raw-routes' }));
+const scimAuth = (url: string): Record<string, string> => (url.startsWith('/scim/') ? { authorization: `Bearer ${scimToken}` } : {});
 
 /** A workload of each kind that takes pushes: its hook's path, its secret and how to read its delivery log. */
 interface Hooked {
@@ -150,6 +153,17 @@ const { giteaId } = ok(
 const authorize = await fetch(`${server.url}/api/providers/gitea/authorize?${new URLSearchParams({ giteaId })}`, { headers: { 'x-api-key': admin.apiKey }, redirect: 'manual' });
 const giteaState = new URL(authorize.headers.get('location') ?? 'http://x/').searchParams.get('state');
 if (authorize.status !== 307 || !giteaState) throw new Error(`gitea authorize: ${authorize.status} ${await authorize.text()}`);
+
+// A SAML provider (plugins/sso): its sign-in start and assertion consumer service get every body and query.
+ok(
+  'sso.register',
+  await c.post('sso.register', {
+    providerId: 'raw-routes-saml',
+    issuer: 'https://idp.raw-routes.example.com',
+    domains: ['raw-routes.example.com'],
+    samlConfig: { entryPoint: 'https://idp.raw-routes.example.com/sso', cert: appKey.publicKey, callbackUrl: 'https://berth.example.com/acs', spMetadata: {} },
+  }),
+);
 
 /** POSTs a body to a raw route. */
 const post = async (path: string, body: string, headers: Record<string, string>) => {
@@ -270,6 +284,12 @@ const PARAM_VALUES: Record<string, { value: string; focus?: boolean }[]> = {
     { value: '%' },
     { value: '..%2F..%2Fhealth' },
   ],
+  // /scim/v2's: the owner (listed, never changed through SCIM: every change and DELETE of them is refused, so the walk removes no one), a role, the discovery documents'.
+  userId: [{ value: admin.userId, focus: true }, { value: 'no-such-user' }, { value: '%00' }, { value: 'x'.repeat(300) }, { value: '%FF' }, { value: '%ED%A0%80' }],
+  groupId: [{ value: 'admin', focus: true }, { value: 'no-such-group' }, { value: '%00' }, { value: 'x'.repeat(300) }, { value: '%FF' }],
+  resourceTypeId: [{ value: 'User', focus: true }, { value: '%00' }, { value: 'x'.repeat(300) }],
+  schemaId: [{ value: 'urn:ietf:params:scim:schemas:core:2.0:User', focus: true }, { value: '%00' }, { value: '%FF' }],
+  providerId: [{ value: 'raw-routes-saml', focus: true }, { value: 'no-such-provider', focus: true }, { value: '%00' }, { value: 'x'.repeat(300) }, { value: '%FF' }, { value: '%ED%A0%80' }],
   hookPath: [...pushing.filter(k => k.push!.hookPath).map(k => ({ value: k.push!.hookPath, focus: true })), { value: 'no-such-kind' }, { value: '%00' }, { value: 'x'.repeat(100) }, { value: '%FF' }],
   '*': [
     { value: 'index.html', focus: true },
@@ -479,6 +499,8 @@ t.test('every route outside the procedures answers malformed, oversized, truncat
     '/api/providers/gitea/authorize': [{ giteaId }],
     '/api/providers/gitea/callback': [{ code: 'no-such-code', state: giteaState }],
     '/api/deployment.logs/stream': [{ deploymentId: queued[0]! }],
+    '/scim/v2/Users': [{ filter: 'userName eq "admin@example.com"', startIndex: '1', count: '10' }],
+    '/scim/v2/Groups': [{ filter: 'displayName eq "admin"', excludedAttributes: 'members' }],
   };
   t.same(
     Object.keys(BASE_QUERIES).filter(url => !raw.some(r => r.url === url)),
@@ -493,7 +515,8 @@ t.test('every route outside the procedures answers malformed, oversized, truncat
     if (route.method === 'GET' || route.method === 'HEAD') {
       for (const { path, focus } of paths) {
         const bases = BASE_QUERIES[route.url];
-        for (const [caller, auth] of CALLERS) {
+        // SCIM's routes get its token too.
+        for (const [caller, auth] of [...CALLERS, ...(route.url.startsWith('/scim/') ? [['scim token', scimAuth(route.url)] as const] : [])]) {
           const get = (label: string, query: string) => requests.push({ route: name, label: `${caller} ${label}`, method: route.method, path: `${path}${query ? `?${query}` : ''}`, headers: auth });
           get('plain', '');
           if (!focus) continue;
@@ -519,7 +542,7 @@ t.test('every route outside the procedures answers malformed, oversized, truncat
     const misplaced = (path: string) => hooked.some(w => path.endsWith(`/${w.refreshToken}`) && path !== w.path);
     for (const { path, focus: all } of paths) {
       const focus = all && !misplaced(path);
-      const wrongSigned = { 'x-github-event': 'push', 'x-hub-signature-256': `sha256=${wrongKeyHex}`, 'stripe-signature': stripeSignature(WRONG_KEY, DELIVERY) };
+      const wrongSigned = { 'x-github-event': 'push', 'x-hub-signature-256': `sha256=${wrongKeyHex}`, 'stripe-signature': stripeSignature(WRONG_KEY, DELIVERY), ...scimAuth(route.url) };
       requests.push({ route: name, label: 'the delivery, a wrong key', method: route.method, path, headers: { 'content-type': 'application/json', ...wrongSigned }, body: DELIVERY });
       if (!focus) continue;
       for (const b of BODIES) {
@@ -530,11 +553,13 @@ t.test('every route outside the procedures answers malformed, oversized, truncat
           'x-hub-signature': `sha256=${hmac(WRONG_KEY, b.body)}`,
           'stripe-signature': stripeSignature(WRONG_KEY, b.body.toString()),
           'x-github-delivery': randomBytes(8).toString('hex'),
+          ...scimAuth(route.url),
         };
         if (b.type !== '') headers['content-type'] = b.type ?? 'application/json';
         requests.push({ route: name, label: b.label, method: route.method, path, headers, body: b.body, ...(b.refused ? { refused: b.refused } : {}) });
       }
-      for (const h of HEADERS) requests.push({ route: name, label: h.label, method: route.method, path, headers: { 'content-type': 'application/json', ...h.headers() }, body: DELIVERY });
+      for (const h of HEADERS)
+        requests.push({ route: name, label: h.label, method: route.method, path, headers: { 'content-type': 'application/json', ...scimAuth(route.url), ...h.headers() }, body: DELIVERY });
       // Over every route's limit (the hooks take 5 MB, the Stripe webhook 1 MB), declared and chunked; and truncated.
       requests.push({ route: name, label: 'oversize', method: route.method, path, headers: { 'content-type': 'application/json', ...wrongSigned }, body: HUGE });
       requests.push({
@@ -608,7 +633,7 @@ t.test('every route outside the procedures answers malformed, oversized, truncat
       if (status >= 500) failures.push(`${what} → ${status} ${text.slice(0, 200)}`);
       if (r.method === 'GET' || r.method === 'HEAD') {
         const seen = byRoute.get(r.route) ?? { keyless: [], keyed: [] };
-        (r.headers?.['x-api-key'] ? seen.keyed : seen.keyless).push(status);
+        (r.headers?.['x-api-key'] || r.headers?.authorization ? seen.keyed : seen.keyless).push(status);
         byRoute.set(r.route, seen);
         return;
       }
@@ -637,7 +662,7 @@ t.test('every route outside the procedures answers malformed, oversized, truncat
     if (seen.keyless.length && seen.keyless.every(s => s === 401))
       t.ok(
         seen.keyed.some(s => s !== 401),
-        `${route} authenticates, and the API key gets past it`,
+        `${route} authenticates, and the API key (SCIM's: its token) gets past it`,
       );
   }
   t.ok(logged > 0, `${logged} refused deliveries at the workloads' hooks`);

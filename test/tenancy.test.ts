@@ -109,6 +109,7 @@ const OPERATOR_ANSWERS: Record<string, [number, string]> = {
   'cluster.joinServer': [404, 'the server to join is a made-up id (joining a real one: plugins/cluster/test/cluster.test.ts)'],
   'cluster.removeWorker': [404, 'the node is a made-up id (removing a real one: plugins/cluster/test/cluster.test.ts)'],
   'swarm.getNodeInfo': [404, 'the node is a made-up id (a real one: plugins/cluster/test/cluster.test.ts)'],
+  'forwardAuth.deployOnServer': [400, "the input's providerId is no provider: Berth's own is berth (deployed on this machine's proxy: plugins/forward-auth/test/forward-auth.test.ts)"],
 };
 
 /** Plain values the calls need to get past validation, by field name. */

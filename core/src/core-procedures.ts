@@ -7,6 +7,7 @@ const settings = router('settings', 'organization');
 
 export const coreProcedures = [
   settings.query('getOpenApiDocument', {
+    permission: 'member',
     summary: 'The OpenAPI 3.1 document of this instance (every enabled operation)',
     input: Type.Object({}),
     output: Type.Object(

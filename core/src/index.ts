@@ -23,6 +23,7 @@ export {
 export { BerthError, badRequest, invalidField, parseField, unauthorized, forbidden, notFound, conflict, unavailable, type ErrorCode, type Issue } from './errors.ts';
 export { optionalService, type Cradle, type BerthContainer, type Logger } from './container.ts';
 export { RequestScope, findOwned } from './request-scope.ts';
+export { AuditCapture, auditInput, actorOf, type AuditContext, type AuditOutcome, type AuditSink } from './audit/capture.ts';
 export { EventBus, type BerthEvents } from './events.ts';
 export { systemClock, type Clock } from './clock.ts';
 export { inPool } from './pool.ts';
@@ -32,7 +33,29 @@ export { isLocalCaller, type RequestOrigin } from './procedure.ts';
 export { OutboundGuard, addressKind, ownAddresses, vendorMessage, type AddressKind, type CheckedAddress, type OutboundRequest, type Resolver } from './outbound.ts';
 export { iso, AuthUserView, ApiKeyView } from './identity/views.ts';
 // The identity tables and the ground of the auth, user and organization plugins' services.
-export { User, Organization, Member, Session, ApiKey, Invitation } from './identity/entities.ts';
+export { User, Organization, Member, CustomRole, Session, ApiKey, Invitation } from './identity/entities.ts';
+export { roleGrants, builtInRole } from './identity/grants.ts';
+export {
+  statements,
+  builtInRoles,
+  memberSwitches,
+  MEMBER_SWITCHES,
+  allows,
+  reaches,
+  isPrivileged,
+  resolvePermissions,
+  statementIssue,
+  narrowEnvironment,
+  SERVICE_ID_FIELDS,
+  type Resource,
+  type Permission,
+  type Need,
+  type Statement,
+  type Grants,
+  type RecordAccess,
+  type RecordKind,
+  type MemberSwitch,
+} from './permissions.ts';
 export { IdentityStore, authUserView } from './identity/shared.ts';
 export { totpStep } from './identity/two-factor.ts';
 export { isSetupToken, removeSetupToken, setupTokenFile } from './identity/setup-token.ts';
@@ -55,7 +78,7 @@ export * as columns from './columns.ts';
 export { parseInput, isStorable, storable } from './validation.ts';
 export { emptyStringFields, setOrNull, type FieldPath } from './empty-strings.ts';
 export { textSearchClauses, searchPage, containing, type TextSearch } from './search.ts';
-export { OutputFilter, redactOutput, isSecretField, secretFieldValues, SECRET_MASK, JOIN_TOKEN_MASK, MIN_SECRET_FIELD_LENGTH, MIN_REGISTERED_SECRET_LENGTH } from './redact.ts';
+export { OutputFilter, redactOutput, redactInput, isSecretField, secretFieldValues, SECRET_MASK, JOIN_TOKEN_MASK, MIN_SECRET_FIELD_LENGTH, MIN_REGISTERED_SECRET_LENGTH } from './redact.ts';
 // One pinned ORM for every plugin.
 export { defineEntity, p } from '@mikro-orm/core';
 export type { MigrationObject } from '@mikro-orm/core';
@@ -115,6 +138,7 @@ export type { AiProvider, AiConnection, AiModel, AiRequest } from './contracts/a
 export type {
   ProxyProvider,
   ProxyRoute,
+  ProxyForwardAuth,
   ProxyRedirect,
   ProxyBasicAuthUser,
   ProxyWorkloadConfig,

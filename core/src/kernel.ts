@@ -8,7 +8,8 @@ import type { PoolConfig } from 'pg';
 import { loadConfig, type BerthConfig } from './config.ts';
 import { SecretBox } from './crypto.ts';
 import { systemClock } from './clock.ts';
-import { newContainer, type BerthContainer, type Cradle } from './container.ts';
+import { newContainer, optionalService, type BerthContainer, type Cradle } from './container.ts';
+import { AuditCapture } from './audit/capture.ts';
 import { ProcedureRegistry } from './procedure.ts';
 import { JobScheduler } from './jobs.ts';
 import { EventBus } from './events.ts';
@@ -156,7 +157,13 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
     await app.after();
     registry.resolve();
 
-    orm = await openOrm({ endpoint, entities, migrations, poolSize: config.dbPoolSize, log: msg => log.debug({ orm: msg }) });
+    // Every mutation's call is recorded through the audit-log plugin's sink, when it is enabled.
+    const audit = new AuditCapture(
+      () => optionalService(container.cradle, 'auditSink'),
+      (err, call) => log.error({ err, procedure: call.procedure, requestId: call.requestId }, 'an audit entry could not be written'),
+    );
+    container.register({ audit: asValue(audit) });
+    orm = await openOrm({ endpoint, entities, migrations, poolSize: config.dbPoolSize, subscribers: [audit.subscriber()], log: msg => log.debug({ orm: msg }) });
     const applied = await migrate(orm);
     if (applied.length) log.info({ migrations: applied }, 'database migrated');
     container.register({ orm: asValue(orm), accounts: asClass(AccountService).singleton(), sessions: asClass(SessionService).singleton(), apiKeys: asClass(ApiKeyService).singleton() });

@@ -3,9 +3,11 @@
 import type { Static, TSchema } from 'typebox';
 import type { AwilixContainer } from 'awilix';
 import type { Cradle } from './container.ts';
+import { isNeed, type Grants, type Need } from './permissions.ts';
 
 /** Which members of the caller's organization may call: any member, or its admins and owner. */
 export type Access = 'member' | 'admin';
+/** The built-in role a member's rights start from: a custom role's holder is a `member` here. */
 export type Role = 'owner' | 'admin' | 'member';
 
 /**
@@ -31,7 +33,10 @@ export interface Principal {
   userId: string;
   /** The organization every read and write of this request is confined to. */
   organizationId: string;
+  /** The built-in role (a custom role's holder: `member`). */
   role: Role;
+  /** The role's name, switches and records, which decide each procedure's declared permission. */
+  grants: Grants;
   via: 'apiKey' | 'session';
   /** The session or API key record that authenticated the call. */
   credentialId: string;
@@ -91,6 +96,8 @@ export interface Procedure<I extends TSchema = TSchema, O extends TSchema = TSch
   readonly scope: Scope;
   /** Which members of the caller's organization may call it (not read for a public procedure). */
   readonly access: Access;
+  /** The permission a member needs to call it (core/src/permissions.ts; not read for a public procedure). */
+  readonly permission: Need;
   readonly summary?: string;
   readonly description?: string;
   /** Response headers the procedure may set, by lower-case name, with what they carry (documented in OpenAPI). */
@@ -106,6 +113,8 @@ type ProcedureSpec<I extends TSchema, O extends TSchema> = {
   /** The router's scope unless the procedure states its own. */
   scope?: Scope;
   access?: Access;
+  /** The permission it needs: `<resource>.<action>`, or `member` for every member (a public procedure needs none). */
+  permission?: Need;
   summary?: string;
   description?: string;
   headers?: Record<string, string>;
@@ -155,6 +164,8 @@ export class ProcedureRegistry {
       }
       if (!/^[a-zA-Z][a-zA-Z0-9]*\.[a-zA-Z][a-zA-Z0-9]*$/.test(p.path)) throw new Error(`Procedure name "${p.path}" is not <router>.<procedure>`);
       if (!isScope(p.scope)) throw new Error(`Procedure "${p.path}" declares no scope (organization, instance, public or { host: field }): router(name, scope) or its own scope`);
+      if (p.scope !== 'public' && !isNeed(p.permission) && !process.env.BERTH_PERM_LIST)
+        throw new Error(`Procedure "${p.path}" declares no permission: \`permission: '<resource>.<action>'\` (core/src/permissions.ts) or 'member', not ${JSON.stringify(p.permission)}`);
       if (typeof p.scope === 'object' && !(p.input as { properties?: Record<string, unknown> }).properties?.[p.scope.host])
         throw new Error(`Procedure "${p.path}" acts on the host its input field ${p.scope.host} names, and its input has no such field`);
       if (p.multipart && p.kind !== 'mutation') throw new Error(`Procedure "${p.path}" takes an upload (multipart) and is no mutation`);

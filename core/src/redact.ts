@@ -75,3 +75,24 @@ export class OutputFilter {
 export function redactOutput(text: string, ...records: unknown[]): string {
   return new OutputFilter(...records).apply(text);
 }
+
+// Input fields whose values are secrets though their names do not say so: env files and build arguments.
+const SECRET_TEXT_FIELD = /(^env|Env|^buildArgs|BuildArgs|^buildSecrets|BuildSecrets)$/;
+/** The longest text an input keeps in a record of it (the audit log): longer ones are cut. */
+export const MAX_RECORDED_TEXT = 2000;
+
+/**
+ * A call's input as records of it keep it (the audit log): the value of every secret-typed field
+ * (password, token, key, secret…) and of env and build-argument texts becomes SECRET_MASK, whatever
+ * its length; long texts are cut, deep nesting and long lists stop.
+ */
+export function redactInput(value: unknown, depth = 6): unknown {
+  const walk = (v: unknown, secret: boolean, level: number): unknown => {
+    if (v === null || v === undefined || typeof v === 'boolean' || typeof v === 'number') return v ?? null;
+    if (typeof v === 'string') return secret && v !== '' ? SECRET_MASK : v.length > MAX_RECORDED_TEXT ? `${v.slice(0, MAX_RECORDED_TEXT)}…` : v;
+    if (typeof v !== 'object' || level >= depth) return secret ? SECRET_MASK : '…';
+    if (Array.isArray(v)) return v.slice(0, 100).map(item => walk(item, secret, level + 1));
+    return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, item]) => [k, walk(item, secret || isSecretField(k) || SECRET_TEXT_FIELD.test(k), level + 1)]));
+  };
+  return walk(value, false, 0);
+}

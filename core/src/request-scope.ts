@@ -7,6 +7,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Cradle } from './container.ts';
 import { notFound, unauthorized } from './errors.ts';
 import type { Principal, Role } from './procedure.ts';
+import type { RecordKind } from './permissions.ts';
+import { Member } from './identity/entities.ts';
 
 export abstract class RequestScope {
   /** The request's scope: its principal and em, and every service. */
@@ -36,6 +38,19 @@ export abstract class RequestScope {
   /** The record `where` names if it is the caller's organization's, else NOT_FOUND naming `what` (see findOwned). */
   protected owned<E extends object>(entity: EntityName<E>, where: ObjectQuery<E>, what: string): Promise<Loaded<E>> {
     return findOwned(this.em, entity, where, this.organizationId, what);
+  }
+
+  /**
+   * Gives the caller the record it just made when it is given records one by one (a member with
+   * lists, as the peer adds a new project, environment or service to its creator's): written with
+   * the request's next flush; the caller's next call sees it.
+   */
+  protected async grantCreated(kind: Exclude<RecordKind, 'servers' | 'gitProviders'>, id: string): Promise<void> {
+    if (this.principal.grants.records === null) return;
+    const member = await findOwned(this.em, Member, { userId: this.principal.userId }, this.organizationId, 'Member');
+    const field = ({ projects: 'accessedProjects', environments: 'accessedEnvironments', services: 'accessedServices' } as const)[kind];
+    if (!member[field].includes(id)) member[field] = [...member[field], id];
+    this.cradle.sessions.invalidate();
   }
 
   /** Who asks, as the rules of sharing read it (an owner or admin, or a member and who they are). */

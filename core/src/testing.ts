@@ -12,6 +12,8 @@ import { newId } from './crypto.ts';
 import { Member, Organization } from './identity/entities.ts';
 import { DEPLOYMENT_ID_HEADER } from './contracts/deployments.ts';
 import type { Principal } from './procedure.ts';
+import { roleGrants } from './identity/grants.ts';
+import { MEMBER_SWITCHES, type MemberSwitch } from './permissions.ts';
 import { waitFor } from './testing-support.ts';
 import { loadConfig } from './config.ts';
 import { loadProvider } from './provider-loader.ts';
@@ -303,10 +305,24 @@ export async function signUpAdmin(
 /**
  * A new account in the admin's organization (user.createUserWithCredentials), signed in.
  * `client` speaks with its bearer token, or with an API key of its own when via is 'apiKey'.
+ * A member is given every record of the organization (user.assignPermissions allRecords: what a
+ * member could do before roles) unless `grants` is 'none': the peer's defaults, nothing given.
  */
-export async function addMember(server: { url: string }, admin: Client, email: string, role: 'admin' | 'member' = 'member', password = 'member-password-1', via: 'token' | 'apiKey' = 'token') {
+export async function addMember(
+  server: { url: string },
+  admin: Client,
+  email: string,
+  role: 'admin' | 'member' = 'member',
+  password = 'member-password-1',
+  via: 'token' | 'apiKey' = 'token',
+  grants: 'allRecords' | 'none' = 'allRecords',
+) {
   const created = await admin.post('user.createUserWithCredentials', { email, password, role });
   if (created.status !== 200) throw new Error(`createUserWithCredentials: ${created.status} ${JSON.stringify(created.body)}`);
+  if (role === 'member' && grants === 'allRecords') {
+    const given = await admin.post('user.assignPermissions', { ...noGrants(created.body.userId as string), allRecords: true });
+    if (given.status !== 200) throw new Error(`user.assignPermissions: ${given.status} ${JSON.stringify(given.body)}`);
+  }
   // The peer answers {userId, email, role}: the membership's id is user.one's `id`.
   const membership = await admin.get('user.one', { userId: created.body.userId });
   if (membership.status !== 200) throw new Error(`user.one: ${membership.status} ${JSON.stringify(membership.body)}`);
@@ -329,6 +345,17 @@ export async function addMember(server: { url: string }, admin: Client, email: s
   };
 }
 
+/** user.assignPermissions' input that gives the member `id` nothing: no switch, no record (add what a test gives). */
+export const noGrants = (id: string) => ({
+  id,
+  accessedProjects: [] as string[],
+  accessedEnvironments: [] as string[],
+  accessedServices: [] as string[],
+  accessedGitProviders: [] as string[],
+  accessedServers: [] as string[],
+  ...(Object.fromEntries(MEMBER_SWITCHES.map(name => [name, false])) as Record<MemberSwitch, boolean>),
+});
+
 /** An API key of the same user, acting in a second organization it owns (cross-organization tests). */
 export async function otherOrganization(server: { url: string; kernel: Kernel }, userId: string): Promise<{ organizationId: string; client: Client }> {
   const { orm, apiKeys } = server.kernel.container.cradle;
@@ -337,7 +364,7 @@ export async function otherOrganization(server: { url: string; kernel: Kernel },
   const org = em.create(Organization, { id: newId(), name: 'Other', logo: null, slug: null, ownerId: userId, createdAt: new Date() });
   em.create(Member, { id: newId(), userId, organizationId: org.id, role: 'owner', createdAt: new Date() });
   await em.flush();
-  const principal: Principal = { userId, organizationId: org.id, role: 'owner', via: 'apiKey', credentialId: '' };
+  const principal: Principal = { userId, organizationId: org.id, role: 'owner', grants: roleGrants('owner'), via: 'apiKey', credentialId: '' };
   const key = await apiKeys.createApiKey(principal, { name: 'other', organizationId: org.id });
   return { organizationId: org.id, client: new Client(server.url, { apiKey: key.key }) };
 }

@@ -402,9 +402,39 @@ export const NO_REFERENCE: Record<string, string> = {
     ]),
   ),
   ...Object.fromEntries(
+    peerWithoutShape('forwardAuth').map(op => [
+      op,
+      'the peer answers its forward-auth settings, its SSO providers, { ok: true } or a literal { callbackUrl } / { enabled }, which the generator does not derive: Berth declares them in plugins/forward-auth/src/schemas.ts (status adds role), checked by plugins/forward-auth/test/forward-auth.test.ts',
+    ]),
+  ),
+  ...Object.fromEntries(
+    peerWithoutShape('sso').map(op => [
+      op,
+      "the peer answers rows of its sso_provider table picked by column (oidcConfig and samlConfig as JSON text), its owner's trustedOrigins, a boolean or { success: true }, which the generator does not derive: Berth declares them in plugins/sso/src/schemas.ts (the secrets in the configuration masked), checked by plugins/sso/test/sso.test.ts",
+    ]),
+  ),
+  'settings.updateEnforceSSO': 'the peer answers true once its web-server settings row is changed; so does Berth (per organization: plugins/sso/test/sso.test.ts)',
+  'auditLog.all':
+    "the peer answers its audit_log rows as drizzle returns them ({ logs, total }), which the generator does not derive: Berth declares the same fields in plugins/audit-log/src/schemas.ts (its own detail inside the peer's metadata text), checked by plugins/audit-log/test/audit-log.test.ts",
+  ...Object.fromEntries(
     peerWithoutShape('whitelabeling').map(op => [
       op,
       "the peer answers its web-server settings row's whitelabelingConfig (a typed JSON column), a part of it, or { success: true }, which the generator does not derive: Berth declares them in plugins/whitelabeling/src/schemas.ts, checked by plugins/whitelabeling/test/whitelabeling.test.ts",
+    ]),
+  ),
+  ...Object.fromEntries(
+    peerWithoutShape('customRole').map(op => [
+      op,
+      'the peer answers its organization_role rows (the statement as JSON text), { deleted }, its members picked by column or its access-control statements, which the generator does not derive: Berth declares them in plugins/custom-role/src/schemas.ts, checked by plugins/custom-role/test/custom-role.test.ts',
+    ]),
+  ),
+  'user.assignPermissions': 'the peer answers no value (its mutation returns nothing); so does Berth (null), checked by plugins/custom-role/test/custom-role.test.ts',
+  'user.getPermissions':
+    'the peer answers its resolvePermissions object (resource → action → boolean), which the generator does not derive: Berth declares the same in plugins/user/src/grant-procedures.ts, checked by plugins/custom-role/test/custom-role.test.ts',
+  ...Object.fromEntries(
+    peerWithoutShape('scim').map(op => [
+      op,
+      'the peer answers rows of its scim_provider table picked by column ({ id, providerId, organizationId }), a generated token ({ scimToken, providerId }) or { success: true }, which the generator does not derive: Berth declares them in plugins/scim/src/schemas.ts, checked by plugins/scim/test/scim.test.ts',
     ]),
   ),
 };

@@ -42,6 +42,20 @@ export interface ProxyRoute {
   middlewares: string[];
   /** A fixed address (host:port) to send requests to instead of the workload's tasks (Berth's own web server). */
   upstream?: string;
+  /** Each request is first asked of Berth (forward auth): absent = none. */
+  forwardAuth?: ProxyForwardAuth;
+}
+
+/** Forward auth of a route: the proxy sends each request's method, URI and headers to Berth first, and passes it on only when Berth answers 2xx. */
+export interface ProxyForwardAuth {
+  /** Berth's address (host:port) as the proxy reaches it. */
+  upstream: string;
+  /** The path and query Berth answers the check on (it names the domain). */
+  uri: string;
+  /** Headers of Berth's 2xx answer set on the request the workload gets (who signed in). */
+  copyHeaders: string[];
+  /** Berth's session cookie: taken out of the request before the workload gets it. */
+  cookie: string;
 }
 
 /** A redirect rule of a workload (the regex applies to the full request URL). */

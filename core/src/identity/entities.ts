@@ -39,7 +39,41 @@ export const Member = defineEntity({
   name: 'Member',
   tableName: 'members',
   uniques: [{ properties: ['userId', 'organizationId'] }],
-  properties: { id: primaryId(), userId: berthId().index(), organizationId: berthId().index(), role: p.enum(['owner', 'admin', 'member'] as const), createdAt: createdAt() },
+  properties: {
+    id: primaryId(),
+    userId: berthId().index(),
+    organizationId: berthId().index(),
+    /** owner, admin, member, or the name of one of the organization's custom roles. */
+    role: p.string().length(50),
+    /** The peer's per-member switches that are on (core/src/permissions.ts memberSwitches), for the member role. */
+    switches: p.json<string[]>().onCreate(() => []),
+    /** Every record of the organization (owners, admins, and the members from before roles); else the lists below. */
+    allRecords: p.boolean().default(false),
+    accessedProjects: p.json<string[]>().onCreate(() => []),
+    accessedEnvironments: p.json<string[]>().onCreate(() => []),
+    accessedServices: p.json<string[]>().onCreate(() => []),
+    accessedGitProviders: p.json<string[]>().onCreate(() => []),
+    accessedServers: p.json<string[]>().onCreate(() => []),
+    createdAt: createdAt(),
+  },
+});
+
+/** A custom role of an organization: its name and statement (resource → actions), as the peer's organization_role. */
+export const CustomRole = defineEntity({
+  name: 'CustomRole',
+  tableName: 'custom_roles',
+  uniques: [{ properties: ['organizationId', 'role'] }],
+  properties: {
+    id: primaryId(),
+    organizationId: berthId().index(),
+    role: p.string().length(50),
+    permission: p.json<Record<string, string[]>>(),
+    createdAt: createdAt(),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
+  },
 });
 
 export const Session = defineEntity({
@@ -93,4 +127,4 @@ export const Invitation = defineEntity({
   },
 });
 
-export const identityEntities = [User, Organization, Member, Session, ApiKey, Invitation];
+export const identityEntities = [User, Organization, Member, CustomRole, Session, ApiKey, Invitation];

@@ -51,8 +51,30 @@ class TwoFactorRecovery extends Migration {
   }
 }
 
+/**
+ * Roles and permissions: a member's role may name a custom role; the peer's switches and record
+ * lists per member. The members from before keep what they had: every record (all_records), and
+ * what members could do then (core/src/permissions.ts MEMBER_BEFORE_ROLES).
+ */
+class RolesAndGrants extends Migration {
+  override async up(): Promise<void> {
+    this.addSql('alter table "members" drop constraint "members_role_check";');
+    this.addSql('alter table "members" alter column "role" type varchar(50);');
+    this.addSql(
+      `alter table "members" add column "switches" jsonb not null default '[]', add column "all_records" boolean not null default false, add column "accessed_projects" jsonb not null default '[]', add column "accessed_environments" jsonb not null default '[]', add column "accessed_services" jsonb not null default '[]', add column "accessed_git_providers" jsonb not null default '[]', add column "accessed_servers" jsonb not null default '[]';`,
+    );
+    this.addSql(`update "members" set "all_records" = true;`);
+    this.addSql(
+      `create table "custom_roles" ("id" varchar(32) not null, "organization_id" varchar(32) not null references "organizations" ("id") on delete cascade deferrable initially deferred, "role" varchar(50) not null, "permission" jsonb not null, "created_at" timestamptz not null, "updated_at" timestamptz not null, primary key ("id"));`,
+    );
+    this.addSql('create index "custom_roles_organization_id_index" on "custom_roles" ("organization_id");');
+    this.addSql('alter table "custom_roles" add constraint "custom_roles_organization_id_role_unique" unique ("organization_id", "role");');
+  }
+}
+
 export const identityMigrations = [
   { name: 'Migration20261122000000_core_identity', class: IdentityInit },
   { name: 'Migration20261123120000_core_identity_totp_step', class: TwoFactorLastStep },
   { name: 'Migration20261124070000_core_identity_recovery_codes', class: TwoFactorRecovery },
+  { name: 'Migration20261207140000_core_identity_roles', class: RolesAndGrants },
 ];

@@ -2,8 +2,10 @@
 // Credentials are stored as hashes; nothing here logs a secret.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { unauthorized } from '../errors.ts';
+import { optionalService, type Cradle } from '../container.ts';
 import { hashToken, newId, newToken, verifyPassword } from '../crypto.ts';
-import type { Principal, Role } from '../procedure.ts';
+import type { Principal } from '../procedure.ts';
+import { builtInRole, grantsOf, type MemberRow } from './grants.ts';
 import { Member, Session, User } from './entities.ts';
 import type { AuthUserView } from './views.ts';
 import { DAY, IdentityStore, authUserView, type UserRow } from './shared.ts';
@@ -46,15 +48,18 @@ export class SessionService extends IdentityStore<'secrets' | 'clock'> {
     // An API key, or a session or long-lived token (never a pending login), with its holder's role.
     const via = apiKey !== undefined ? 'apiKey' : 'session';
     const [table, where] = via === 'apiKey' ? ['api_keys', 'c.key_hash = ?'] : ['sessions', "c.token_hash = ? and c.kind in ('session', 'token')"];
-    const [r] = await this.deps.orm.em.getConnection().execute<{ id: string; user_id: string; organization_id: string; expires_at: Date | null; role: Role }[]>(
-      `select c.id, c.user_id, c.organization_id, c.expires_at, m.role from ${table} c
+    const [r] = await this.deps.orm.em.getConnection().execute<MemberRow[]>(
+      `select c.id, c.user_id, c.organization_id, c.expires_at, m.role, m.switches, m.all_records, m.accessed_projects, m.accessed_environments,
+              m.accessed_services, m.accessed_git_providers, m.accessed_servers, r.permission
+         from ${table} c
          join members m on m.user_id = c.user_id and m.organization_id = c.organization_id
+         left join custom_roles r on r.organization_id = m.organization_id and r.role = m.role
         where ${where}`,
       [hash],
     );
     const expiresAt = r?.expires_at ? new Date(r.expires_at).getTime() : Infinity;
     if (!r || expiresAt <= Date.now()) throw unauthorized('Invalid or expired credentials');
-    const principal: Principal = { userId: r.user_id, organizationId: r.organization_id, role: r.role, via, credentialId: r.id };
+    const principal: Principal = { userId: r.user_id, organizationId: r.organization_id, role: builtInRole(r.role), grants: grantsOf(r), via, credentialId: r.id };
     // Never past the credential's own expiry.
     this.#cache.set(cacheKey, { principal, until: Math.min(Date.now() + CACHE_TTL, expiresAt) });
     if (this.#cache.size > 5000) this.#cache.delete(this.#cache.keys().next().value!);
@@ -81,6 +86,8 @@ export class SessionService extends IdentityStore<'secrets' | 'clock'> {
       throw unauthorized('Invalid e-mail or password');
     }
     this.#guard.clear(account);
+    // A plugin may refuse password logins (single sign-on enforced): it throws its own error.
+    await optionalService(this.deps as Cradle, 'passwordLoginPolicy')?.check(user.id);
     if (user.twoFactorEnabled) return this.signIn(user.id, 'pending2fa');
     return this.signIn(user.id, 'session');
   }
@@ -170,9 +177,16 @@ export class SessionService extends IdentityStore<'secrets' | 'clock'> {
   }
 }
 
+/** A seam a plugin fills: whether a user may log in with a password (throws when not). */
+export interface PasswordLoginPolicy {
+  check(userId: string): Promise<void>;
+}
+
 declare module '../container.ts' {
   interface Cradle {
     /** The credential check and the sessions a login opens. */
     sessions: SessionService;
+    /** Refuses password logins a plugin rules out (the sso plugin's enforceSSO); absent: every password login is taken. */
+    passwordLoginPolicy: PasswordLoginPolicy;
   }
 }

@@ -3,7 +3,7 @@
 // leaves the previous schema and its data as they were.
 import { MikroORM } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
-import type { EntitySchema, MigrationObject } from '@mikro-orm/core';
+import type { EntitySchema, EventSubscriber, MigrationObject } from '@mikro-orm/core';
 import type { DatabaseEndpoint } from './database.ts';
 
 export interface OrmOptions {
@@ -13,12 +13,15 @@ export interface OrmOptions {
   migrations: MigrationObject[];
   poolSize: number;
   debug?: boolean;
+  /** Flush and transaction subscribers (the audit capture). */
+  subscribers?: EventSubscriber[];
 }
 
-export async function openOrm({ endpoint, entities, migrations, poolSize, debug, log }: OrmOptions): Promise<MikroORM> {
+export async function openOrm({ endpoint, entities, migrations, poolSize, debug, log, subscribers }: OrmOptions): Promise<MikroORM> {
   const { pool } = endpoint;
   const orm = await MikroORM.init({
     entities,
+    subscribers: subscribers ?? [],
     ...(pool.connectionString ? { clientUrl: pool.connectionString } : { host: pool.host, port: pool.port, user: pool.user, password: pool.password as string, dbName: pool.database }),
     pool: { min: 0, max: poolSize },
     extensions: [Migrator],

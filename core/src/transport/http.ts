@@ -9,7 +9,9 @@ import { actsOnInstance, type Principal, type Procedure, type ProcedureContext, 
 import { outputErrors, parseInput } from '../validation.ts';
 import { emptyStringFields } from '../empty-strings.ts';
 import { dataError, errorBody, toBerthError } from './errors.ts';
+import { callContext } from '../audit/capture.ts';
 import { acceptMultipart, fileMissing, isMultipart, readUpload, removeUpload, uploadCap } from './multipart.ts';
+import { assertPermitted, assertReaches } from './permission-check.ts';
 
 export interface TransportOptions {
   registry: ProcedureRegistry;
@@ -38,6 +40,7 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
   const orm = container.cradle.orm;
   const accounts = container.cradle.accounts;
   const config = container.cradle.config;
+  const audit = container.cradle.audit;
 
   /** FORBIDDEN unless the caller is an instance operator (docs/security.md). */
   async function assertInstanceOperator(principal: Principal, field?: string): Promise<void> {
@@ -65,6 +68,7 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
       if (proc.access === 'admin' && principal.role === 'member') throw forbidden();
       // This machine's: refused before the input is read, so nothing of the call is judged for a stranger.
       if (proc.scope === 'instance') await assertInstanceOperator(principal);
+      assertPermitted(proc, principal);
     }
     let file: UploadedFile | undefined;
     // An upload is read only past the scope's checks: nothing of a refused caller's reaches the disk.
@@ -89,10 +93,19 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
     headers: Record<string, string>,
     principal: Principal | null,
     file: UploadedFile | undefined,
+    audited = false,
   ): Promise<unknown> {
+    // A mutation runs in its audit context: its entry commits with its change, or records its failure.
+    if (proc.kind === 'mutation' && !audited)
+      return audit.run(
+        callContext({ requestId: req.id, procedure: proc.path, principal, raw, address: req.socket.remoteAddress, userAgent: header(req, 'user-agent') }),
+        () => run(proc, req, raw, coerce, headers, principal, file, true),
+        toBerthError,
+      );
     const input = parseInput(proc.input, raw, coerce, emptyStringFields(proc.path));
     if (proc.multipart && !file) throw fileMissing(proc.multipart);
     if (principal && typeof proc.scope === 'object' && actsOnInstance(proc.scope, input)) await assertInstanceOperator(principal, proc.scope.host);
+    if (principal && proc.scope !== 'public') assertReaches(principal, input);
     const scope = container.createScope();
     scope.register({ em: asFunction(() => orm.em.fork()).scoped(), principal: asValue(principal) });
     const ctx: ProcedureContext = {
@@ -140,6 +153,8 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
       description: proc.description,
       ...(proc.scope === 'public' ? { security: [] } : {}),
       'x-berth-scope': proc.scope,
+      // What a member needs to call it (core/src/permissions.ts); owners and admins hold every permission.
+      ...(proc.scope === 'public' ? {} : { 'x-berth-permission': proc.permission, ...(proc.access === 'admin' ? { 'x-berth-access': 'admin' } : {}) }),
       [inputKey]: proc.multipart ? withFile(proc.input, proc.multipart.fileField) : proc.input,
       ...(proc.multipart ? { consumes: ['multipart/form-data'] } : {}),
       response: { 200: proc.headers ? { ...proc.output, headers: declaredHeaders(proc.headers) } : proc.output },

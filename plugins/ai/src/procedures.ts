@@ -25,6 +25,7 @@ const org = (ctx: { cradle: { principal?: { organizationId: string } | null } })
 
 export const aiProcedures = [
   ai.query('one', {
+    permission: 'organization.update',
     access: 'admin',
     summary: 'An AI configuration of the organization, without its key',
     input: AiIdInput,
@@ -32,6 +33,7 @@ export const aiProcedures = [
     handler: ({ aiId }, ctx) => ctx.cradle.aiService.one(aiId, org(ctx), ctx.cradle.em),
   }),
   ai.query('get', {
+    permission: 'organization.update',
     access: 'admin',
     summary: 'The same as ai.one (the peer serves both)',
     input: AiIdInput,
@@ -39,6 +41,7 @@ export const aiProcedures = [
     handler: ({ aiId }, ctx) => ctx.cradle.aiService.one(aiId, org(ctx), ctx.cradle.em),
   }),
   ai.query('getAll', {
+    permission: 'organization.update',
     access: 'admin',
     summary: 'Every AI configuration of the organization, newest first, without keys',
     input: Type.Object({}),
@@ -46,18 +49,21 @@ export const aiProcedures = [
     handler: (_input, ctx) => ctx.cradle.aiService.all(org(ctx), ctx.cradle.em),
   }),
   ai.query('getEnabledProviders', {
+    permission: 'member',
     summary: "The organization's enabled AI configurations, newest first, as the log analysis offers them: aiId, name and model (never a URL or key)",
     input: Type.Object({}),
     output: Type.Array(EnabledProvider),
     handler: (_input, ctx) => ctx.cradle.aiService.enabled(org(ctx), ctx.cradle.em),
   }),
   ai.query('getCustomProviders', {
+    permission: 'member',
     summary: 'The AI services the organization allows ([]: none listed, so any URL the instance reaches may be configured)',
     input: Type.Object({}),
     output: Type.Array(CustomProviderView),
     handler: (_input, ctx) => ctx.cradle.aiService.customProviders(org(ctx), ctx.cradle.em),
   }),
   ai.mutation('saveCustomProviders', {
+    permission: 'organization.update',
     access: 'admin',
     summary:
       "Replace the list of AI services the organization allows; once it lists one, ai.create and ai.update take only listed URLs (403 otherwise). Each URL is checked as a configuration's is; answers the list as stored",
@@ -66,12 +72,14 @@ export const aiProcedures = [
     handler: (input, ctx) => ctx.cradle.aiService.saveCustomProviders(input, org(ctx), ctx.cradle.em),
   }),
   ai.query('getModels', {
+    permission: 'member',
     summary: 'The models a URL offers: the URL of one of the organization\'s configurations (apiKey "" uses its stored key), or a host listed in outboundAllow',
     input: GetModelsInput,
     output: Type.Array(Model),
     handler: (input, ctx) => ctx.cradle.aiService.models(input, org(ctx), ctx.cradle.em),
   }),
   ai.mutation('create', {
+    permission: 'organization.update',
     access: 'admin',
     summary: 'Store an AI configuration; the key is kept encrypted and never answered',
     input: CreateInput,
@@ -79,6 +87,7 @@ export const aiProcedures = [
     handler: (input, ctx) => ctx.cradle.aiService.create(input, org(ctx), ctx.cradle.em),
   }),
   ai.mutation('update', {
+    permission: 'organization.update',
     access: 'admin',
     summary: "Change an AI configuration's name, URL, key, model or whether it is enabled",
     input: UpdateInput,
@@ -86,6 +95,7 @@ export const aiProcedures = [
     handler: (input, ctx) => ctx.cradle.aiService.update(input, org(ctx), ctx.cradle.em),
   }),
   ai.mutation('delete', {
+    permission: 'organization.update',
     access: 'admin',
     summary: 'Delete an AI configuration; answers it as it was',
     input: AiIdInput,
@@ -93,12 +103,14 @@ export const aiProcedures = [
     handler: ({ aiId }, ctx) => ctx.cradle.aiService.remove(aiId, org(ctx), ctx.cradle.em),
   }),
   ai.mutation('testConnection', {
+    permission: 'member',
     summary: 'Ask the model for one word with the given URL, key and model (same reach as getModels); a provider error is a 400 quoting it',
     input: TestConnectionInput,
     output: ConnectionResult,
     handler: (input, ctx) => ctx.cradle.aiService.testConnection(input, org(ctx), ctx.cradle.em),
   }),
   ai.mutation('suggest', {
+    permission: 'member',
     summary:
       'Up to three compose suggestions for the request, each checked (parses, passes the compose lint and the host access policy, well-formed images); one that still fails after a retry carries its problems',
     input: SuggestInput,
@@ -106,6 +118,7 @@ export const aiProcedures = [
     handler: (input, ctx) => ctx.cradle.aiService.suggest(input, org(ctx), ctx.cradle.em, ctx.cradle),
   }),
   ai.mutation('analyzeLogs', {
+    permission: 'member',
     summary:
       "The configuration's model reads a build or runtime log and answers what happened, what went wrong and what to do (Markdown); a disabled configuration is a 400, a provider error a 400 quoting it with the key redacted",
     input: AnalyzeLogsInput,
@@ -113,6 +126,7 @@ export const aiProcedures = [
     handler: (input, ctx) => ctx.cradle.aiService.analyzeLogs(input, org(ctx), ctx.cradle.em),
   }),
   ai.mutation('deploy', {
+    permission: 'service.create',
     summary: 'Check a compose file as suggest does (400 naming each problem), then create the stack with its domains and config files and queue its deploy; answers null',
     // A one-member union: the OpenAPI document keeps an answer schema for it (a bare null type has none).
     input: DeployInput,

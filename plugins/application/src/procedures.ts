@@ -37,6 +37,8 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
   // The peer answers `true` for every save*, update, markRunning, refreshToken and disconnectGitProvider.
   const save = (name: string, summary: string, input: Parameters<typeof application.mutation>[1]['input'], extra: (i: Record<string, unknown>) => Record<string, unknown> = () => ({})) =>
     application.mutation(name, {
+      // Variables are their own permission (envVars); markRunning is a deployment's; every other save changes the service.
+      permission: name === 'saveEnvironment' ? 'envVars.write' : name === 'markRunning' ? 'deployment.create' : 'service.create',
       summary: `${summary}; answers true`,
       input,
       output: Ok(),
@@ -72,12 +74,14 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
 
   const declared = [
     application.mutation('create', {
+      permission: 'service.create',
       summary: 'Create an application in an environment (current: environmentId; older: projectId → its default environment)',
       input: CreateInput,
       output: ApplicationFields,
       handler: (input, ctx) => ctx.cradle.applicationRequests.create(input),
     }),
     application.query('one', {
+      permission: 'service.read',
       summary: 'An application with its environment and project, deployments (newest first), mounts, ports, domains, redirects, security, registry and server',
       input: IdInput,
       output: applicationView(relations, allowed.forges),
@@ -95,7 +99,7 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
     scale('start', 'Queue scaling the service back to its replicas'),
     scale('stop', 'Queue scaling the service to zero; the status becomes idle'),
     application.mutation('delete', {
-      access: 'admin',
+      permission: 'service.delete',
       summary: 'Delete the application: stops its deployments, removes its service, work directory, mounts, ports and deployment records; answers the record as it was, with its relations',
       input: IdInput,
       output: applicationFound(relations),
@@ -111,12 +115,14 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
     save('update', 'Change any field of the application', updateInput(allowed)),
     save('refreshToken', 'Issue a new webhook refresh token', IdInput, () => ({ refreshToken: newRefreshToken() })),
     application.mutation('move', {
+      permission: 'service.create',
       summary: 'Move the application to another environment of the organization',
       input: MoveInput,
       output: ApplicationFields,
       handler: ({ applicationId, targetEnvironmentId }, ctx) => ctx.cradle.applicationRequests.change(applicationId, { environmentId: targetEnvironmentId }),
     }),
     application.mutation('cleanQueues', {
+      permission: 'deployment.cancel',
       summary: "Drop the application's queued (not yet running) deployments",
       input: IdInput,
       output: Ok(),
@@ -126,6 +132,7 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
       },
     }),
     application.mutation('clearDeployments', {
+      permission: 'deployment.create',
       summary: "Remove the application's finished deployments and their logs",
       input: IdInput,
       output: Ok(),
@@ -135,6 +142,7 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
       },
     }),
     application.mutation('killBuild', {
+      permission: 'deployment.cancel',
       summary: 'Stop the running deployment (its build is killed) and drop the queued ones',
       input: IdInput,
       output: Ok(),
@@ -144,6 +152,7 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
       },
     }),
     application.mutation('cancelDeployment', {
+      permission: 'deployment.cancel',
       summary: 'Cancel the running and queued deployments; the previous version keeps running',
       input: IdInput,
       output: Type.Object({ success: Type.Boolean(), message: Type.String() }),
@@ -153,12 +162,14 @@ export function applicationProcedures(allowed: AllowedValues, cradle: Cradle) {
       },
     }),
     application.query('search', {
+      permission: 'member',
       summary: 'Applications matching the given texts (case-insensitive substrings), newest first, paged',
       input: SearchInput,
       output: SearchResult,
       handler: (input, ctx) => ctx.cradle.applicationRequests.search(input),
     }),
     application.query('readLogs', {
+      permission: 'service.read',
       summary: "The running service's container output (last `tail` lines, `since` a duration, filtered by `search`)",
       input: ReadLogsInput,
       output: Type.String(),

@@ -62,6 +62,7 @@ export class ApplicationRequests extends RequestScope {
       sealed: this.#apps.seal(Object.fromEntries(sealedKeys.map(k => [k, null])) as Record<SealedKey, string | null>),
       createdAt: new Date(),
     });
+    await this.grantCreated('services', row.applicationId);
     await this.em.flush();
     return this.#apps.view(row);
   }
@@ -163,7 +164,7 @@ export class ApplicationRequests extends RequestScope {
 
   /** Applications matching the given texts, paged. */
   async search(input: SearchInput): Promise<{ items: ApplicationFields[]; total: number }> {
-    const and = await searchFilters(input, this.organizationId, this.em);
+    const and = await searchFilters(input, this.organizationId, this.em, { field: 'applicationId', grants: this.principal.grants });
     for (const f of ['repository', 'owner', 'dockerImage'] as const) {
       const v = input[f]?.trim();
       if (v) and.push({ settings: { [f]: { $ilike: containing(v) } } });

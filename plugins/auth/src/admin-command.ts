@@ -1,7 +1,7 @@
 // berth admin create, the auth plugin's operator command: the first admin of a scripted install,
 // with an API key printed once (JSON on one line). It opens the database itself; no HTTP server.
 import { parseArgs } from 'node:util';
-import { removeSetupToken, type CommandContext, type Kernel, type PluginCommand } from '@berth/core';
+import { removeSetupToken, roleGrants, type CommandContext, type Kernel, type PluginCommand } from '@berth/core';
 
 const usage = 'berth admin create --email <e-mail> --password <password> [--key-name <name>]';
 
@@ -17,7 +17,7 @@ async function adminCreate(args: string[], context: CommandContext): Promise<voi
     const { users, apiKeys } = kernel.container.cradle;
     const signed = await users.createFirstAdmin(values.email, values.password);
     removeSetupToken(kernel.config.dataDir);
-    const principal = { userId: signed.id, organizationId: signed.organizationId!, role: 'owner' as const, via: 'session' as const, credentialId: '' };
+    const principal = { userId: signed.id, organizationId: signed.organizationId!, role: 'owner' as const, grants: roleGrants('owner'), via: 'session' as const, credentialId: '' };
     const key = await apiKeys.createApiKey(principal, { name: values['key-name'] ?? 'admin', organizationId: signed.organizationId! });
     context.out(`${JSON.stringify({ userId: signed.id, organizationId: signed.organizationId, apiKey: key.key })}\n`);
   } finally {

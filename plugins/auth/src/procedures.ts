@@ -50,8 +50,9 @@ export const authProcedures = [
     output: SignedIn,
     handler: ({ email, password }, ctx) => ctx.cradle.sessions.login(email, password, ctx.remote.address),
   }),
-  auth.query('get', { summary: 'The caller', input: None, output: AuthUserView, handler: (_i, ctx) => me(ctx) }),
+  auth.query('get', { permission: 'member', summary: 'The caller', input: None, output: AuthUserView, handler: (_i, ctx) => me(ctx) }),
   auth.mutation('logout', {
+    permission: 'member',
     summary: 'Revoke the bearer token of this call',
     input: None,
     output: Type.Boolean(),
@@ -61,6 +62,7 @@ export const authProcedures = [
     },
   }),
   auth.mutation('update', {
+    permission: 'member',
     summary: "Change the caller's e-mail, password or image",
     input: UpdateInput,
     output: AuthUserView,
@@ -70,12 +72,14 @@ export const authProcedures = [
     },
   }),
   auth.mutation('generateToken', {
+    permission: 'member',
     summary: 'Issue a long-lived bearer token',
     input: None,
     output: Type.Object({ token: Type.String() }),
     handler: async (_i, ctx) => ({ token: await ctx.cradle.sessions.generateToken(ctx.principal) }),
   }),
   auth.query('one', {
+    permission: 'member',
     summary: "A user of the caller's organization",
     input: Type.Object({ id: Type.String() }),
     output: AuthUserView,
@@ -85,7 +89,7 @@ export const authProcedures = [
     },
   }),
   auth.mutation('updateByAdmin', {
-    access: 'admin',
+    permission: 'member.update',
     summary: "An admin changes another user's e-mail, password or role",
     input: UpdateByAdminInput,
     output: AuthUserView,
@@ -99,6 +103,7 @@ export const authProcedures = [
     },
   }),
   auth.query('generate2FASecret', {
+    permission: 'member',
     summary: 'A new TOTP secret for the caller (enabled by verify2FASetup)',
     input: None,
     output: TwoFactorSecret,
@@ -108,6 +113,7 @@ export const authProcedures = [
     },
   }),
   auth.mutation('verify2FASetup', {
+    permission: 'member',
     summary: 'Turn on two-factor login with a secret and a current code from it',
     input: Type.Object({ pin: Pin, secret: Type.String({ minLength: 1 }) }),
     output: AuthUserView,
@@ -124,6 +130,7 @@ export const authProcedures = [
     handler: ({ pin, id }, ctx) => ctx.cradle.sessions.verifyLogin2FA(id, pin, ctx.remote.address),
   }),
   auth.mutation('disable2FA', {
+    permission: 'member',
     summary: 'Turn off two-factor login for the caller (with a session opened by a login of the last 10 minutes)',
     input: None,
     output: AuthUserView,
@@ -134,6 +141,7 @@ export const authProcedures = [
     },
   }),
   auth.mutation('generateRecoveryCodes', {
+    permission: 'member',
     summary: 'Ten one-time recovery codes for two-factor login (each replaces a code once in verifyLogin2FA); earlier ones stop working. Needs a login of the last 10 minutes',
     input: None,
     output: Type.Object({ recoveryCodes: Type.Array(Type.String()) }),
@@ -142,5 +150,5 @@ export const authProcedures = [
       return { recoveryCodes: await ctx.cradle.twoFactor.generateRecoveryCodes(ctx.principal.userId) };
     },
   }),
-  auth.mutation('verifyToken', { summary: 'true when the credential of this call is valid (401 otherwise)', input: None, output: Type.Boolean(), handler: () => true }),
+  auth.mutation('verifyToken', { permission: 'member', summary: 'true when the credential of this call is valid (401 otherwise)', input: None, output: Type.Boolean(), handler: () => true }),
 ];

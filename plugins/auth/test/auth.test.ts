@@ -321,11 +321,12 @@ t.test('the account: auth.get, auth.update, auth.one, auth.updateByAdmin', async
     ] as const) {
       const r = await u.client.post(op, input);
       t.equal(r.status, 403, `${op}: 403`);
-      t.same(r.body, { code: 'FORBIDDEN', message: 'Insufficient access', issues: [] }, `${op}: FORBIDDEN body`);
+      // user.remove is an owner's and admin's (access), the others need a permission a member is not given.
+      t.match(r.body, { code: 'FORBIDDEN', message: op === 'user.remove' ? 'Insufficient access' : new RegExp(`^${op} needs the permission member\\.`), issues: [] }, `${op}: FORBIDDEN body`);
     }
     const denied = await u.client.get('organization.allInvitations');
     t.equal(denied.status, 403, 'admin-only reads too');
-    t.equal((await u.client.get('user.all')).status, 200, 'member operations still work');
+    t.equal((await u.client.get('user.get')).status, 200, 'member operations still work');
 
     const restored = await owner.post('auth.updateByAdmin', { id: u.userId, email: null, password: null, rol: 'admin' });
     t.equal(restored.body.rol, 'admin');

@@ -21,6 +21,7 @@ async function gpuOf(serverId: string | undefined, ctx: ProcedureContext) {
 
 export const hostProcedures = [
   settings.query('getDockerDiskUsage', {
+    permission: 'organization.update',
     access: 'admin',
     summary:
       "The disk usage of Berth's own machine's engine, in the rows `docker system df` prints (Images, Containers, Local Volumes, Build Cache: counts, in use, size, reclaimable); sizeBytes is the exact byte count",
@@ -34,6 +35,7 @@ export const hostProcedures = [
     },
   }),
   settings.query('checkInfrastructureHealth', {
+    permission: 'organization.update',
     access: 'admin',
     summary: "Whether Berth's database answers (postgres) and this machine's proxy service runs with a running task (traefik: the active proxy, whichever it is), each healthy or unhealthy with why",
     input: Type.Object({}),
@@ -44,6 +46,7 @@ export const hostProcedures = [
     },
   }),
   onHost.query('checkGPUStatus', {
+    permission: 'organization.update',
     access: 'admin',
     summary:
       'What the host says of its GPUs: the NVIDIA driver (nvidia-smi), the NVIDIA container runtime and whether Docker uses it by default, the GPUs its swarm node offers, CUDA. A host without a GPU answers so (driverInstalled false, availableGPUs 0)',
@@ -52,6 +55,7 @@ export const hostProcedures = [
     handler: async ({ serverId }, ctx) => (await gpuOf(serverId, ctx)).status,
   }),
   onHost.mutation('setupGPU', {
+    permission: 'organization.update',
     access: 'admin',
     summary:
       "Check that the host can run GPU workloads: {success: true} when its driver, runtime and swarm GPU resources are in place; otherwise 409 naming what is missing (Berth does not rewrite the Docker daemon's configuration: the answer gives the steps)",
@@ -63,12 +67,14 @@ export const hostProcedures = [
     },
   }),
   settings.query('getLogCleanupStatus', {
+    permission: 'member',
     summary: "The access log cleanup's schedule (cron, UTC): at each time the proxy's access log keeps its last 1000 lines; the peer's default is daily at midnight",
     input: Type.Object({}),
     output: LogCleanupStatus,
     handler: (_input, ctx) => ctx.cradle.accessLogCleanup.status(ctx.cradle.em),
   }),
   settings.mutation('updateLogCleanup', {
+    permission: 'organization.update',
     access: 'admin',
     summary: 'Set the access log cleanup’s schedule (cron, UTC), or turn it off with null (or "")',
     input: LogCleanupInput,

@@ -20,6 +20,7 @@ const SUMMARIES: Record<Operation, string> = {
 function cleanup<O extends TSchema>(name: Operation, peer: O, answer: unknown) {
   return settings.mutation(name, {
     access: 'admin',
+    permission: 'organization.update',
     summary: `${SUMMARIES[name]}, on the server serverId or on Berth's own machine; never what a live record or another organization owns. dryRun: answers what it would remove. The deployment of the run is in the ${DEPLOYMENT_ID_HEADER} response header, its log the report`,
     input: CleanupInput,
     output: orReport(peer),
@@ -45,6 +46,7 @@ export const cleanupProcedures = [
   cleanup('cleanDockerPrune', Type.Boolean(), true),
   cleanup('cleanAll', Scheduled, { status: 'scheduled', message: 'Docker cleanup has been initiated in the background' }),
   settings.mutation('updateDockerCleanup', {
+    permission: 'organization.update',
     access: 'admin',
     summary: "Turn the daily cleanup (at cleanupCron) of the server serverId, or of Berth's own machine (its operators), on or off",
     input: DockerCleanupInput,

@@ -58,7 +58,7 @@ export class ComposeRequests extends ComposeScope {
 
   /** Stacks matching the given texts, paged. */
   async search(input: SearchInput): Promise<Static<typeof SearchResult>> {
-    const and = await searchFilters(input, this.organizationId, this.em);
+    const and = await searchFilters(input, this.organizationId, this.em, { field: 'composeId', grants: this.principal.grants });
     const [rows, total] = await this.em.findAndCount(Compose, { $and: and }, { orderBy: { createdAt: 'desc', composeId: 'asc' }, limit: input.limit ?? 20, offset: input.offset ?? 0 });
     // The peer's search answers these columns only.
     const items = rows.map(r => ({

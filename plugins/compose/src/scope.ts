@@ -78,6 +78,7 @@ export abstract class ComposeScope extends RequestScope {
       sealed: this.cradle.secrets.encrypt(input.env ?? ''),
       createdAt: new Date(),
     });
+    await this.grantCreated('services', row.composeId);
     await this.em.flush();
     return row;
   }

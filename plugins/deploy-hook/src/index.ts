@@ -135,6 +135,7 @@ export default definePlugin({
     berth.procedures(() =>
       pushing().map(kind =>
         router(kind.kind, 'organization').query('webhookDeliveries', {
+          permission: 'deployment.read',
           summary: `The deliveries its push hook received, newest first (the last webhookDeliveriesKept): provider, event, delivery id, whether the signature held, the answer, the deployment queued`,
           input: Type.Object({ [kind.idField]: Type.String({ minLength: 1, maxLength: 255 }) }),
           output: Type.Array(Delivery),

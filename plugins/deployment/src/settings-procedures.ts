@@ -8,6 +8,7 @@ const settings = router('settings', 'instance');
 /** wake: the dispatcher, so a raised limit starts what waits at once. */
 export const queueSettingsProcedures = (wake: () => Promise<void>) => [
   settings.mutation('updateBuildsConcurrency', {
+    permission: 'organization.update',
     access: 'admin',
     summary:
       "How many deployments run at once on Berth's own machine (1 to 100; the peer's web-server buildsConcurrency): the queue reads it at every start, so it applies to the next deployment that starts. A server's own limit is server.updateBuildsConcurrency",
@@ -20,6 +21,7 @@ export const queueSettingsProcedures = (wake: () => Promise<void>) => [
     },
   }),
   settings.mutation('updateRemoteServersOnly', {
+    permission: 'organization.update',
     access: 'admin',
     summary:
       "Whether workloads deploy to servers only: while on, a workload's deployment on Berth's own machine is refused (409) before it is queued; host care (cleanups, a server's setup) still runs here",
@@ -31,6 +33,7 @@ export const queueSettingsProcedures = (wake: () => Promise<void>) => [
     },
   }),
   settings.mutation('cleanAllDeploymentQueue', {
+    permission: 'organization.update',
     scope: 'organization',
     access: 'admin',
     summary: "Cancel the organization's deployments still waiting their turn in the queue (each ends cancelled); those already running go on (deployment.killProcess stops one)",

@@ -2,6 +2,7 @@
 // compose stack's, changed, removed. Every change is applied to the proxy at once (no redeploy of
 // the workload). Request-scoped: the caller's organization and the request's transaction come from
 // the container.
+import { badRequest } from '@berth/core';
 import type { WorkloadRef } from '@berth/plugin-workloads';
 import { assertHostFree, checkedDomain, nextConfigKey } from './domain-service.ts';
 import { Domain, type DomainRow } from './entities.ts';
@@ -79,6 +80,23 @@ export class DomainRequests extends ProxyRequests {
   /** Removes a domain and its route; answers it as it was. */
   async remove(domainId: string): Promise<DomainView> {
     return this.cradle.domainService.view(await this.changeRoute(await this.one(domainId), 'remove'));
+  }
+
+  /**
+   * A domain of the organization that forward auth can guard, with its workload: one the proxy
+   * routes from Berth's own routes, an application's (as the peer's) — a compose service's domain
+   * (serviceName) may be routed by its stack's labels, which no check would stand in front of.
+   */
+  async guardable(domainId: string): Promise<{ row: DomainRow; workload: WorkloadRef }> {
+    const row = await this.one(domainId);
+    const workload = row.serviceName ? null : await this.cradle.workloads.kind(row.serviceType)?.find(row.serviceId, this.em);
+    if (!workload) throw badRequest("domainId: forward auth guards an application's domains only (a compose service's domain is routed by its stack)");
+    return { row, workload };
+  }
+
+  /** Switches forward auth of a domain on or off, and routes the change at once. */
+  async setForwardAuth(row: DomainRow, on: boolean): Promise<DomainView> {
+    return this.cradle.domainService.view(await this.changeRoute(row, { forwardAuthEnabled: on }));
   }
 
   /** The domains of a workload named by an id field (applicationId, composeId), with the workload; none when no kind with that id field takes domains. */

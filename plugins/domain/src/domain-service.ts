@@ -61,7 +61,7 @@ export class DomainService extends ProxyBound {
       customEntrypoint: row.customEntrypoint ?? null,
       middlewares: row.middlewares ?? null,
       enabled: row.enabled,
-      forwardAuthEnabled: false,
+      forwardAuthEnabled: row.forwardAuthEnabled,
     };
   }
 
@@ -73,6 +73,16 @@ export class DomainService extends ProxyBound {
   /** A domain as the peer's byComposeId answers it: with its owning compose stack joined. */
   withCompose(row: DomainRow, workload: WorkloadRef | null): DomainWithCompose {
     return { ...this.view(row), compose: this.owners.compose(workload) };
+  }
+
+  /** A domain by its id, whichever organization holds it (forward auth's check names it); null when there is none. */
+  find(domainId: string, em: EntityManager): Promise<DomainRow | null> {
+    return em.findOne(Domain, { domainId });
+  }
+
+  /** The domains with forward auth on, of every organization (routed again when an auth domain changes). */
+  withForwardAuth(em: EntityManager): Promise<DomainRow[]> {
+    return em.find(Domain, { forwardAuthEnabled: true }, { orderBy: { createdAt: 'asc' } });
   }
 
   /** A domain of a service that is not a workload of the registry (a preview's), checked and routed as any other. */

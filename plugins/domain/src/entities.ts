@@ -29,6 +29,8 @@ export const Domain = defineEntity({
     previewDeploymentId: p.string().nullable(),
     /** Off: the record is kept, its routes (and a compose stack's labels, at its next deploy) are not made. */
     enabled: p.boolean().default(true),
+    /** Each request is first asked of Berth (the forward-auth plugin's forwardAuth.enable): served only to a signed-in member. */
+    forwardAuthEnabled: p.boolean().default(false),
     ...ownedByWorkload(),
   },
 });

@@ -1,4 +1,4 @@
 // What tests and other packages may use of the domain plugin.
-export { ProxyRouting, asciiHost } from './routing.ts';
+export { ProxyRouting, asciiHost, type ForwardAuthGate } from './routing.ts';
 export { DomainService } from './domain-service.ts';
 export { CertificateService, parseCertificate } from './certificate-service.ts';

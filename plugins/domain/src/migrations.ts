@@ -73,7 +73,15 @@ class DomainsEnabled extends Migration {
   }
 }
 
+/** The peer's `forwardAuthEnabled` (forwardAuth.enable): off for every existing domain. */
+class DomainsForwardAuth extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`alter table "domains" add column "forward_auth_enabled" boolean not null default false;`);
+  }
+}
+
 export const domainMigrations = [
   { name: 'Migration20261124070000_domains_init', class: DomainsInit },
   { name: 'Migration20270207000000_domains_enabled', class: DomainsEnabled },
+  { name: 'Migration20270810000000_domains_forward_auth', class: DomainsForwardAuth },
 ];

@@ -38,6 +38,7 @@ const certificates = router('certificates', 'organization');
 
 export const domainProcedures = (deps: { domains: DomainService; preflight: DomainPreflight; routing: ProxyRouting }) => [
   domain.mutation('create', {
+    permission: 'domain.create',
     summary: 'Add a domain to a workload (applicationId, or composeId); the proxy serves it at once, no redeploy needed',
     description: 'CONFLICT when another domain already routes the same host and path.',
     input: CreateDomainInput,
@@ -45,6 +46,7 @@ export const domainProcedures = (deps: { domains: DomainService; preflight: Doma
     handler: (input, ctx) => ctx.cradle.domainRequests.create(input),
   }),
   domain.query('one', {
+    permission: 'domain.read',
     summary: "A domain of the organization with its application (applicationId, appName, name), and a preflight: DNS, the proxy's port, the workload, the certificate",
     input: DomainIdInput,
     output: DomainWithPreflight,
@@ -56,42 +58,49 @@ export const domainProcedures = (deps: { domains: DomainService; preflight: Doma
     },
   }),
   domain.query('byApplicationId', {
+    permission: 'domain.read',
     summary: 'The domains of an application, oldest first, each with the application (applicationId, appName, name)',
     input: Type.Object({ applicationId: Type.String({ minLength: 1, maxLength: 255 }) }),
     output: Type.Array(DomainWithApplication),
     handler: ({ applicationId }, ctx) => ctx.cradle.domainRequests.byApplication(applicationId),
   }),
   domain.query('byComposeId', {
+    permission: 'domain.read',
     summary: 'The domains of a compose stack, oldest first, each with the stack (composeId, appName, name)',
     input: Type.Object({ composeId: Type.String({ minLength: 1, maxLength: 255 }) }),
     output: Type.Array(DomainWithCompose),
     handler: ({ composeId }, ctx) => ctx.cradle.domainRequests.byCompose(composeId),
   }),
   domain.mutation('update', {
+    permission: 'domain.create',
     summary: 'Change a domain; the proxy serves the change at once',
     input: UpdateDomainInput,
     output: DomainView,
     handler: (input, ctx) => ctx.cradle.domainRequests.update(input),
   }),
   domain.mutation('delete', {
+    permission: 'domain.delete',
     summary: 'Remove a domain; the proxy stops routing it at once. Answers it as it was',
     input: DomainIdInput,
     output: DomainView,
     handler: ({ domainId }, ctx) => ctx.cradle.domainRequests.remove(domainId),
   }),
   domain.mutation('generateDomain', {
+    permission: 'domain.create',
     summary: "A wildcard-DNS host name for the server's address (<appName>-<random>-<ip>.<generatedDomainBase>), not stored",
     input: GenerateDomainInput,
     output: Type.String(),
     handler: async ({ appName }) => deps.domains.generate(appName),
   }),
   domain.query('canGenerateTraefikMeDomains', {
+    permission: 'domain.read',
     summary: 'The server\'s address generated hosts point at (BERTH_SERVER_IP); "" while none is configured, when generateDomain cannot make hosts',
     input: Type.Object({ serverId: Type.Optional(Type.String({ maxLength: 255 })) }),
     output: Type.String(),
     handler: async () => deps.domains.generationAddress(),
   }),
   domain.mutation('validateDomain', {
+    permission: 'domain.read',
     summary: 'Does the host resolve to this server (or to serverIp), with the preflight of the proxy and the certificate',
     input: ValidateDomainInput,
     output: ValidateDomainView,
@@ -121,33 +130,35 @@ export const domainProcedures = (deps: { domains: DomainService; preflight: Doma
   }),
 
   certificates.mutation('create', {
-    access: 'admin',
+    permission: 'certificate.create',
     summary: 'Upload a certificate (PEM chain, leaf first) and its private key; stored sealed and written where the proxy reads it',
     input: CreateCertificateInput,
     output: CertificateView,
     handler: (input, ctx) => ctx.cradle.certificateRequests.create(input),
   }),
   certificates.query('all', {
+    permission: 'certificate.read',
     summary: "The organization's certificates (without private keys), each with its server (null)",
     input: Type.Object({}),
     output: Type.Array(CertificateWithServer),
     handler: async (_i, ctx) => (await ctx.cradle.certificateRequests.all()).map(c => ({ ...c, server: null })),
   }),
   certificates.query('one', {
+    permission: 'certificate.read',
     summary: 'A certificate (without its private key)',
     input: CertificateIdInput,
     output: CertificateView,
     handler: ({ certificateId }, ctx) => ctx.cradle.certificateRequests.one(certificateId),
   }),
   certificates.mutation('update', {
-    access: 'admin',
+    permission: 'certificate.update',
     summary: "Replace a certificate's name, chain or key",
     input: UpdateCertificateInput,
     output: CertificateView,
     handler: (input, ctx) => ctx.cradle.certificateRequests.update(input),
   }),
   certificates.mutation('remove', {
-    access: 'admin',
+    permission: 'certificate.delete',
     summary: 'Delete a certificate and its files; answers true, as the peer does',
     input: CertificateIdInput,
     output: Ok(),
@@ -177,6 +188,7 @@ function ruleProcedures(
   const idOf = (input: unknown) => (input as Record<string, string>)[idKey]!;
   return [
     r.mutation('create', {
+      permission: 'service.create',
       summary: `${say.create}; answers true (the new record is listed in its application's one)`,
       input: s.Create,
       output: Ok(),
@@ -185,8 +197,8 @@ function ruleProcedures(
         return true;
       },
     }),
-    r.query('one', { summary: say.one, input: s.Id, output: s.View, handler: (input, ctx) => records(ctx).one(idOf(input)) }),
-    r.mutation('update', { summary: say.update, input: s.Update, output: s.View, handler: (input, ctx) => records(ctx).update(input as never) }), // cast: as in create
-    r.mutation('delete', { summary: `${say.remove}; answers it as it was`, input: s.Id, output: s.View, handler: (input, ctx) => records(ctx).remove(idOf(input)) }),
+    r.query('one', { permission: 'service.read', summary: say.one, input: s.Id, output: s.View, handler: (input, ctx) => records(ctx).one(idOf(input)) }),
+    r.mutation('update', { permission: 'service.create', summary: say.update, input: s.Update, output: s.View, handler: (input, ctx) => records(ctx).update(input as never) }), // cast: as in create
+    r.mutation('delete', { permission: 'service.delete', summary: `${say.remove}; answers it as it was`, input: s.Id, output: s.View, handler: (input, ctx) => records(ctx).remove(idOf(input)) }),
   ];
 }

@@ -5,7 +5,19 @@
 // The proxy joins every organization's network of its engine (each organization's workloads are on
 // their own): the network of a workload whose routes are applied is made first.
 import { domainToASCII } from 'node:url';
-import { badRequest, BerthError, setOrNull, unavailable, type Cradle, type EntityManager, type ProxyEngine, type ProxyProvider, type ProxyWorkloadConfig } from '@berth/core';
+import {
+  badRequest,
+  BerthError,
+  setOrNull,
+  unavailable,
+  type Cradle,
+  type EntityManager,
+  type ProxyEngine,
+  type ProxyForwardAuth,
+  type ProxyProvider,
+  type ProxyRoute,
+  type ProxyWorkloadConfig,
+} from '@berth/core';
 import { ownerLabels, type WorkloadRef } from '@berth/plugin-workloads';
 import { Domain, Redirect, Security, type DomainRow } from './entities.ts';
 
@@ -107,15 +119,20 @@ export class ProxyRouting {
     const secrets = this.#cradle().secrets;
     const kind = this.#cradle().workloads.kind(workload.kind);
     // A domain switched off (enabled false) keeps its record and makes no route.
-    const routes = await Promise.all(
+    const routed = await Promise.all(
       domains
         .filter(d => d.enabled)
         .map(async d => {
-          const route = routeOf(d);
+          const route: ProxyRoute = routeOf(d);
           const upstream = route.serviceName && kind?.routeUpstream ? await kind.routeUpstream(workload, route.serviceName, route.port, em) : null;
-          return upstream ? { ...route, upstream } : route;
+          const full = upstream ? { ...route, upstream } : route;
+          if (!d.forwardAuthEnabled) return full;
+          // Fails closed: a domain whose check cannot be made (no forward-auth plugin, no auth domain for its server) is not served at all.
+          const forwardAuth = this.#gate ? await this.#gate(workload, full, em) : null;
+          return forwardAuth ? { ...full, forwardAuth } : null;
         }),
     );
+    const routes = routed.filter(r => r !== null);
     return {
       appName: workload.appName,
       routes,
@@ -141,6 +158,14 @@ export class ProxyRouting {
     const kind = this.#cradle().workloads.kind(record.serviceType);
     const workload = kind ? await kind.find(record.serviceId, em) : await this.#attachedOwners.get(record.serviceType)?.(record.serviceId, em);
     if (workload) await this.sync(workload, em);
+  }
+
+  /** How a domain with forward auth on is checked (the forward-auth plugin's); none: such a domain is not served. */
+  #gate: ForwardAuthGate | undefined;
+
+  /** Sets the forward-auth check of the domains that have it on (a seam the forward-auth plugin fills). */
+  gateWith(gate: ForwardAuthGate): void {
+    this.#gate = gate;
   }
 
   /** The owners of domains attached by other plugins (a preview's), by the kind they were attached under. */
@@ -176,6 +201,9 @@ export function routeOf(d: DomainRow) {
     middlewares: d.middlewares ?? [],
   };
 }
+
+/** The check of a route with forward auth on, for the proxy (null: it cannot be made, and the route is not served). */
+export type ForwardAuthGate = (workload: WorkloadRef, route: ProxyRoute, em: EntityManager) => Promise<ProxyForwardAuth | null>;
 
 /** What server.setup asks of the proxy: that the server's runs (its provider's id), null with `proxy: none`; from the domain plugin. */
 export interface ServerProxies {

@@ -77,7 +77,9 @@ const domainView = {
   customEntrypoint: Nullable(Type.String()),
   middlewares: Nullable(Type.Array(Type.String())),
   enabled: Type.Boolean({ description: 'whether the domain is routed (false: switched off, the record kept)' }),
-  forwardAuthEnabled: Type.Boolean({ description: 'always false: Berth has no forward authentication (the input field is accepted and ignored)' }),
+  forwardAuthEnabled: Type.Boolean({
+    description: 'whether a signed-in member of the organization is required (forwardAuth.enable and disable change it; the input field of domain.create and update is accepted and ignored)',
+  }),
 };
 export const DomainView = Type.Object(domainView);
 export type DomainView = Static<typeof DomainView>;

@@ -1,7 +1,7 @@
 // The settings.* proxy operations (the proxy serves the whole instance: its operators only,
 // docs/security.md). The
 // Traefik-named ones answer 400 naming the active provider unless it is traefik.
-import { Type, router, type ProcedureContext, type Static, type TSchema } from '@berth/core';
+import { Type, router, type Need, type ProcedureContext, type Static, type TSchema } from '@berth/core';
 import type { ServerAddress } from './server-address.ts';
 import type { ProxySettings } from './settings-service.ts';
 
@@ -44,7 +44,7 @@ const WebServerSettings = Type.Object({
 /** listenPort: the port Berth's API listens on now (the config may say 0: chosen at listen time). */
 export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => number, address: ServerAddress) => {
   /** A Traefik operation of this machine's proxy that takes the peer's serverId: a server's is refused, saying why (refuseServer). */
-  const onThisMachine = <I extends TSchema, O extends TSchema>(spec: { summary: string; input: I; output: O; handler: (input: Static<I>) => Promise<Static<O>> | Static<O> }) => ({
+  const onThisMachine = <I extends TSchema, O extends TSchema>(spec: { permission: Need; summary: string; input: I; output: O; handler: (input: Static<I>) => Promise<Static<O>> | Static<O> }) => ({
     scope: { host: 'serverId' },
     access: 'admin' as const,
     ...spec,
@@ -56,6 +56,7 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
   const roleOps = (name: string, role: 'main' | 'webServer' | 'middlewares', what: string) => [
     settings.query(`read${name}`, {
       access: 'admin',
+      permission: 'organization.update',
       summary: `The ${what} (Traefik only)`,
       input: Type.Object({}),
       output: Text,
@@ -65,6 +66,7 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
     }),
     settings.mutation(`update${name}`, {
       access: 'admin',
+      permission: 'organization.update',
       summary: `Replace the ${what}, checked as YAML first (Traefik only)`,
       input: ConfigInput,
       output: Type.Boolean(),
@@ -75,12 +77,14 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
   ];
   return [
     application.query('readTraefikConfig', {
+      permission: 'traefikFiles.read',
       summary: "The application's own Traefik file (dynamic/<appName>.yml), null when it has none (Traefik only)",
       input: Type.Object({ applicationId: ApplicationId() }),
       output: Type.Union([Text, Type.Null()]),
       handler: async ({ applicationId }, ctx) => s.readWorkload((await s.application(applicationId, ctx.principal.organizationId, ctx.cradle.em)).appName),
     }),
     application.mutation('updateTraefikConfig', {
+      permission: 'traefikFiles.write',
       summary: "Replace the application's own Traefik file, checked first: it may route only the application's own domains to the application; the next domain change writes it anew (Traefik only)",
       input: Type.Object({ applicationId: ApplicationId(), traefikConfig: ConfigText() }),
       output: Type.Boolean(),
@@ -92,6 +96,7 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
     settings.query(
       'readTraefikFile',
       onThisMachine({
+        permission: 'traefikFiles.read',
         summary: "A file of the proxy's configuration directory (Traefik only; confined to that directory)",
         input: Type.Object({ path: ConfigPath(), ...ServerId }),
         output: Text,
@@ -101,6 +106,7 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
     settings.mutation(
       'updateTraefikFile',
       onThisMachine({
+        permission: 'traefikFiles.write',
         summary: "Write a file of the proxy's configuration directory, checked first (Traefik only; confined to that directory)",
         input: Type.Object({ path: ConfigPath(), traefikConfig: ConfigText(), ...ServerId }),
         output: Type.Boolean(),
@@ -110,6 +116,7 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
     settings.query(
       'readDirectories',
       onThisMachine({
+        permission: 'traefikFiles.read',
         summary: "The proxy's configuration directory as a tree (Traefik only)",
         input: Type.Object(ServerId),
         output: Type.Array(DirectoryEntry),
@@ -119,6 +126,7 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
     settings.query(
       'readTraefikEnv',
       onThisMachine({
+        permission: 'organization.update',
         summary: "The environment of the proxy's service, KEY=value lines (Traefik only)",
         input: Type.Object(ServerId),
         output: Text,
@@ -128,6 +136,7 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
     settings.mutation(
       'writeTraefikEnv',
       onThisMachine({
+        permission: 'organization.update',
         summary: "Replace the environment of the proxy's service and restart it (Traefik only)",
         input: Type.Object({ env: Type.String({ maxLength: 65_536 }), ...ServerId }),
         output: Type.Boolean(),
@@ -136,11 +145,18 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
     ),
     settings.mutation(
       'reloadTraefik',
-      onThisMachine({ summary: 'Restart the proxy; its routes are kept (Traefik only)', input: Type.Object(ServerId), output: Type.Boolean(), handler: () => s.reload() }),
+      onThisMachine({
+        permission: 'organization.update',
+        summary: 'Restart the proxy; its routes are kept (Traefik only)',
+        input: Type.Object(ServerId),
+        output: Type.Boolean(),
+        handler: () => s.reload(),
+      }),
     ),
     settings.mutation(
       'toggleDashboard',
       onThisMachine({
+        permission: 'organization.update',
         summary: "Publish Traefik's dashboard on port 8080, or stop (Traefik only)",
         input: Type.Object({ enableDashboard: Type.Optional(Type.Boolean()), ...ServerId }),
         output: Type.Boolean(),
@@ -150,6 +166,7 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
     settings.query(
       'haveTraefikDashboardPortEnabled',
       onThisMachine({
+        permission: 'organization.update',
         summary: "Whether Traefik's dashboard is published (Traefik only)",
         input: Type.Object(ServerId),
         output: Type.Boolean(),
@@ -159,6 +176,7 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
     settings.query(
       'getTraefikPorts',
       onThisMachine({
+        permission: 'organization.update',
         summary: 'Ports the proxy publishes besides http and https (Traefik only)',
         input: Type.Object(ServerId),
         output: Type.Array(Port),
@@ -168,6 +186,7 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
     settings.mutation(
       'updateTraefikPorts',
       onThisMachine({
+        permission: 'organization.update',
         summary: 'Replace the ports the proxy publishes besides http and https, in host mode (Traefik only)',
         input: Type.Object({ additionalPorts: Type.Array(Port, { maxItems: 100 }), ...ServerId }),
         output: Type.Boolean(),
@@ -175,6 +194,7 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
       }),
     ),
     settings.query('getIp', {
+      permission: 'member',
       scope: 'organization',
       summary:
         "This server's public address: serverIp (BERTH_SERVER_IP, or the one settings.updateServerIp stored), else the address of the default route's interface; never asks a service on the internet",
@@ -183,6 +203,7 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
       handler: () => address.current(),
     }),
     settings.mutation('updateServerIp', {
+      permission: 'organization.update',
       access: 'admin',
       summary:
         "Set this server's public address (serverIp: generated domains point at it, the preflight expects hosts to resolve to it), kept across restarts; '' returns to the configured one. The instance's operators only; answers the web-server settings",
@@ -194,6 +215,7 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
       },
     }),
     settings.query('getWebServerSettings', {
+      permission: 'organization.update',
       access: 'admin',
       summary: "What the proxy and domains of this server run with: the provider, the server's address, the ports, Berth's own domain",
       input: Type.Object({}),
@@ -203,6 +225,7 @@ export const proxySettingsProcedures = (s: ProxySettings, listenPort: () => numb
       },
     }),
     settings.mutation('assignDomainServer', {
+      permission: 'organization.update',
       access: 'admin',
       summary: "Serve Berth's own API at a domain through the proxy (an empty host takes it away); answers the web-server settings",
       description: "The proxy reaches Berth through the engine's docker_gwbridge gateway, so Berth must listen on it (host 0.0.0.0).",

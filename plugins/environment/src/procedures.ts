@@ -12,45 +12,49 @@ export const environmentProcedures = (environments: EnvironmentService) => () =>
   const WithProject = Type.Object({ ...EnvironmentView.properties, project: ProjectFields });
   return [
     environment.mutation('create', {
-      access: 'admin',
+      permission: 'environment.create',
       summary: 'Add an environment to a project (names are unique within a project)',
       input: CreateInput,
       output: EnvironmentFields,
       handler: (input, ctx) => ctx.cradle.environmentRequests.create(input),
     }),
     environment.query('one', {
+      permission: 'member',
       summary: 'An environment with its workloads',
       input: EnvironmentIdInput,
       output: WithProject,
       handler: ({ environmentId }, ctx) => ctx.cradle.environmentRequests.one(environmentId),
     }),
     environment.query('byProjectId', {
+      permission: 'member',
       summary: 'The environments of a project, default first, with their workloads',
       input: ProjectIdInput,
       output: Type.Array(WithProject),
       handler: ({ projectId }, ctx) => ctx.cradle.environmentRequests.byProjectId(projectId),
     }),
     environment.mutation('remove', {
-      access: 'admin',
+      permission: 'environment.delete',
       summary: "Delete an environment and its workloads (not the project's default one); answers it as it was",
       input: EnvironmentIdInput,
       output: EnvironmentFields,
       handler: ({ environmentId }, ctx) => ctx.cradle.environmentRequests.remove(environmentId),
     }),
     environment.mutation('update', {
+      permission: 'environmentEnvVars.write',
       summary: "Change an environment's name, description or environment variables",
       input: UpdateInput,
       output: EnvironmentFields,
       handler: (input, ctx) => ctx.cradle.environmentRequests.update(input),
     }),
     environment.mutation('duplicate', {
-      access: 'admin',
+      permission: 'environment.read',
       summary: 'A new environment in the same project with a copy of the environment variables',
       input: DuplicateInput,
       output: EnvironmentFields,
       handler: (input, ctx) => ctx.cradle.environmentRequests.duplicate(input),
     }),
     environment.query('search', {
+      permission: 'member',
       summary: 'Environments whose name or description contains the given text (case-insensitive), newest first, paged',
       input: SearchInput,
       output: SearchResult,

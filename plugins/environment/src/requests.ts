@@ -2,7 +2,7 @@
 // changed, removed, duplicated, searched. A record of another organization is NOT_FOUND, never
 // FORBIDDEN. Request-scoped: the caller's organization and the request's transaction come from the
 // container.
-import { badRequest, conflict, iso, notFound, RequestScope, searchPage, textSearchClauses, type ProjectFields } from '@berth/core';
+import { badRequest, conflict, iso, narrowEnvironment, notFound, reaches, RequestScope, searchPage, textSearchClauses, type ProjectFields } from '@berth/core';
 import { Environment, type EnvironmentRow } from './entities.ts';
 import type { CreateInput, DuplicateInput, EnvironmentFields, EnvironmentView, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
 import { fromRecord, listOrderSql, newEnvironment, selectList, withWorkloads, type EnvironmentRecord } from './service.ts';
@@ -19,6 +19,7 @@ export class EnvironmentRequests extends RequestScope {
     await this.cradle.projects.assertInOrganization(input.projectId, this.organizationId, this.em);
     await this.#assertNameFree(input.projectId, input.name);
     const row = newEnvironment(this.em, { projectId: input.projectId, organizationId: this.organizationId, name: input.name, description: input.description });
+    await this.grantCreated('environments', row.environmentId);
     await this.em.flush();
     return this.#toFields(row);
   }
@@ -27,7 +28,7 @@ export class EnvironmentRequests extends RequestScope {
   async one(environmentId: string): Promise<EnvironmentView & { project: ProjectFields }> {
     const { project, ...fields } = await this.cradle.environments.placement(environmentId, this.organizationId, this.em);
     const [view] = await withWorkloads([fields], this.cradle.workloads, this.em);
-    return { ...view!, project };
+    return { ...narrowEnvironment(this.principal.grants, view!), project };
   }
 
   /** The project's environments with their workloads, each with the project. */
@@ -41,7 +42,9 @@ export class EnvironmentRequests extends RequestScope {
       this.cradle.workloads,
       this.em,
     );
-    return views.map(view => ({ ...view, project }));
+    // A member given records one by one sees only its environments and services.
+    const { grants } = this.principal;
+    return views.filter(view => reaches(grants, 'environments', view.environmentId)).map(view => ({ ...narrowEnvironment(grants, view), project }));
   }
 
   /** Changes an environment's fields. */
@@ -86,7 +89,8 @@ export class EnvironmentRequests extends RequestScope {
 
   /** Environments matching a text, paged. */
   async search(input: SearchInput): Promise<SearchResult> {
-    const and: object[] = [{ organizationId: this.organizationId }, ...textSearchClauses(input)];
+    const { records } = this.principal.grants;
+    const and: object[] = [{ organizationId: this.organizationId }, ...(records ? [{ environmentId: { $in: [...records.environments] } }] : []), ...textSearchClauses(input)];
     if (input.projectId) and.push({ projectId: input.projectId });
     const [rows, total] = await searchPage(this.em, Environment, and, 'environmentId', input);
     return { items: rows.map(this.#toFields), total };

@@ -1,6 +1,7 @@
 // environment.* through the real kernel, a real PostgreSQL database and both wire forms.
 import t from 'tap';
 import { startTestServer, signUpAdmin, otherOrganization, Client } from '@berth/core/testing';
+import { Member, roleGrants } from '@berth/core';
 
 // These operations queue no jobs: no scheduler, so each server stops at once.
 const start = () => startTestServer({ jobs: false });
@@ -174,8 +175,10 @@ t.test('environment operations', async t => {
     const { project, projectId, staging } = await shop('Guarded');
     const { users, apiKeys } = server.kernel.container.cradle;
     const m = await users.createUser({ email: 'member@example.com', password: 'correct horse battery', role: 'member', organizationId: project.organizationId });
+    // Every record of the organization, as members had before roles (the peer's defaults give none).
+    await server.kernel.container.cradle.orm.em.fork().nativeUpdate(Member, { userId: m.userId }, { allRecords: true });
     const key = await apiKeys.createApiKey(
-      { userId: m.userId, organizationId: project.organizationId, role: 'member', via: 'apiKey', credentialId: '' },
+      { userId: m.userId, organizationId: project.organizationId, role: 'member', grants: roleGrants('member'), via: 'apiKey', credentialId: '' },
       { name: 'member', organizationId: project.organizationId },
     );
     const member = new Client(server.url, { apiKey: key.key });
@@ -191,7 +194,7 @@ t.test('deleting an organization deletes its projects and environments', async t
   const { client, userId, organizationId } = await signUpAdmin(server);
   const other = await otherOrganization(server, userId);
   const made = (await other.client.post('project.create', { name: 'Short-lived' })).body;
-  await server.kernel.container.cradle.organizations.deleteOrganization({ userId, organizationId, role: 'owner', via: 'apiKey', credentialId: '' }, other.organizationId);
+  await server.kernel.container.cradle.organizations.deleteOrganization({ userId, organizationId, role: 'owner', grants: roleGrants('owner'), via: 'apiKey', credentialId: '' }, other.organizationId);
   const { orm } = server.kernel.container.cradle;
   const left = await orm.em.getConnection().execute('select count(*)::int as n from environments where project_id = ?', [made.project.projectId]);
   t.equal(left[0]!.n, 0);

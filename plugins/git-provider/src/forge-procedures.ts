@@ -40,7 +40,7 @@ export function forgeProcedures(provider: GitProvider) {
       ? []
       : [
           r.mutation('create', {
-            access: 'admin',
+            permission: 'gitProviders.create',
             summary:
               wire.create?.summary ??
               `Connect a ${provider.label} account (its settings, and its secrets sealed)${wire.create?.checked === false ? '' : ', checked against the service first'}; the owner is the caller`,
@@ -56,24 +56,28 @@ export function forgeProcedures(provider: GitProvider) {
   return [
     ...create,
     r.query('one', {
+      permission: 'member',
       summary: `A ${provider.label} connection with its git provider and settings (secrets never answered)`,
       input: IdInput,
       output: View,
       handler: (input, ctx) => ctx.cradle.forgeConnections.one(type, idOf(input)),
     }),
     r.query(`${type}Providers`, {
+      permission: 'member',
       summary: providers?.summary ?? `The organization's ${provider.label} connections the caller may use, newest first`,
       input: Type.Object({}),
       output: Type.Array(providers ? Type.Pick(View, [...providers.fields, 'gitProvider']) : View),
       handler: async (_input, ctx) => (await ctx.cradle.forgeConnections.all(type, providers?.when)).map(c => (providers ? pick(c, [...providers.fields, 'gitProvider']) : c)),
     }),
     r.query(`get${Type_}Repositories`, {
+      permission: 'member',
       summary: repositories?.summary ?? 'Every repository the connection reaches (all pages)',
       input: IdInput,
       output: Type.Array(repositories?.output ?? Repository),
       handler: async (input, ctx) => (await ctx.cradle.forgeConnections.repositories(type, idOf(input))).map(x => (repositories ? repositories.view(x) : x)),
     }),
     r.query(`get${Type_}Branches`, {
+      permission: 'member',
       summary: branches?.summary ?? 'Every branch of owner/repo (all pages)',
       input: branches?.input ?? Type.Object({ [idField]: Id, owner: Id, repo: Id }),
       output: Type.Array(branches?.output ?? Branch),
@@ -87,6 +91,7 @@ export function forgeProcedures(provider: GitProvider) {
       },
     }),
     r.mutation('testConnection', {
+      permission: 'member',
       summary: testConnection?.summary ?? "Runs a deploy's path: lists the repositories (API), then git ls-remote on the first with a fresh clone credential; a failure says which step",
       input: testConnection?.input ?? IdInput,
       output: Type.String(),
@@ -98,7 +103,7 @@ export function forgeProcedures(provider: GitProvider) {
       },
     }),
     r.mutation('update', {
-      access: 'admin',
+      permission: 'gitProviders.create',
       summary: update?.summary ?? `Rename the connection and change the fields given (secrets sealed)${update?.checked === false ? '' : ', checked against the service again'}`,
       input: update?.input ?? Type.Object({ [idField]: Id, name: Type.Optional(Name), ...optional(form.settings.properties), ...optional(form.secrets.properties) }),
       output: update?.answer ? updateAnswer[update.answer] : View,
@@ -111,6 +116,7 @@ export function forgeProcedures(provider: GitProvider) {
     }),
     ...Object.entries(wire.settingQueries ?? {}).map(([name, { setting, summary }]) =>
       r.query(name, {
+        permission: 'member',
         summary,
         input: IdInput,
         output: (Record_.properties as Record<string, TSchema>)[setting] ?? Type.Unknown(),
@@ -120,7 +126,7 @@ export function forgeProcedures(provider: GitProvider) {
     ...(setup
       ? [
           r.mutation('setupState', {
-            access: 'admin',
+            permission: 'gitProviders.create',
             summary: `Berth's: the state to put in a ${provider.label} App manifest form; ${appSetupPath(type)} accepts it from this organization only, for one hour`,
             input: Type.Object({ [setup.url.setting]: Type.Optional(Type.String({ maxLength: 255, description: `${setup.url.default} (default) or another server's URL` })) }),
             output: Type.Object({
@@ -132,6 +138,7 @@ export function forgeProcedures(provider: GitProvider) {
             handler: (input, ctx) => ctx.cradle.gitProviderSetup.issue(ctx.principal, type, (input[setup.url.setting] as string | undefined) ?? setup.url.default),
           }),
           r.mutation('installState', {
+            permission: 'gitProviders.create',
             summary: `Berth's: the state of the App's installation page for a connection the caller may use; ${appSetupPath(type)} accepts it from the caller only, for that connection, for one hour`,
             input: IdInput,
             output: Type.Object({
@@ -147,7 +154,7 @@ export function forgeProcedures(provider: GitProvider) {
     ...(form.oauth?.start === 'procedure'
       ? [
           r.mutation('authorization', {
-            access: 'admin',
+            permission: 'gitProviders.create',
             summary: `Berth's: ${provider.label}'s authorization page for the connection, with a state ${callbackPath(type)} accepts from this organization, for this connection, for one hour`,
             input: IdInput,
             output: Type.Object({

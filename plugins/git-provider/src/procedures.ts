@@ -11,6 +11,7 @@ const gitProvider = router('gitProvider', 'organization');
 /** gitProvider.*; getAll answers, under each enabled forge's name, the record of those that answer one (`connection.wire.record`), with its configured flag where it has one. */
 export const gitProviderProcedures = (forges: GitProvider[]) => [
   gitProvider.query('getAll', {
+    permission: 'member',
     summary: "Every git provider connection of the organization, newest first, with its type's record (secrets never answered) and whether the caller owns it",
     input: Type.Object({}),
     output: Type.Array(
@@ -30,20 +31,21 @@ export const gitProviderProcedures = (forges: GitProvider[]) => [
     handler: (_input, ctx) => ctx.cradle.gitConnections.all(),
   }),
   gitProvider.query('allForPermissions', {
-    access: 'admin',
+    permission: 'member.update',
     summary: "Every git provider connection of the organization, newest first, by id, name and type: what a member's access is granted from (no licence needed)",
     input: Type.Object({}),
     output: Type.Array(Type.Object({ gitProviderId: Type.String(), name: Type.String(), providerType: Type.String() })),
     handler: async (_input, ctx) => (await ctx.cradle.gitConnections.all()).map(({ gitProviderId, name, providerType }) => ({ gitProviderId, name, providerType })),
   }),
   gitProvider.mutation('toggleShare', {
+    permission: 'member',
     summary: 'Share a connection with the organization or stop sharing it (its owner only)',
     input: ToggleShareInput,
     output: GitProviderView,
     handler: ({ gitProviderId, sharedWithOrganization }, ctx) => ctx.cradle.gitConnections.toggleShare(gitProviderId, sharedWithOrganization),
   }),
   gitProvider.mutation('remove', {
-    access: 'admin',
+    permission: 'gitProviders.delete',
     summary: 'Delete a connection; refused (409, naming them) while applications or compose stacks deploy from it',
     input: GitProviderIdInput,
     output: Type.Object({ success: Type.Boolean() }),

@@ -8,7 +8,7 @@
 // links as the peer's, autoDeploy on or off; no webhook is registered, and the delivery log and the
 // workload's webhookRegistration say so and how to add one.
 import t, { type Test } from 'tap';
-import { startTestServer, signUpAdmin, addMember, makeGitRepo } from '@berth/core/testing';
+import { startTestServer, signUpAdmin, addMember, makeGitRepo, noGrants } from '@berth/core/testing';
 import { startFakeBitbucket } from '../../../providers/git-bitbucket/test/bitbucket-api.ts';
 import { ok } from './deploy-from.ts';
 
@@ -20,7 +20,7 @@ await bb.addGitRepo('team', 'app', repo.dir, { main: repo.commit });
 const server = await startTestServer({ providers: { git: { bitbucket: { options: { apiUrl: bb.apiUrl, webUrl: bb.webUrl } } } } });
 t.teardown(() => server.destroy());
 const { client: owner } = await signUpAdmin(server);
-const { client: member, membershipId } = await addMember(server, owner, 'member@example.com', 'admin');
+const { client: member, membershipId, userId: memberUserId } = await addMember(server, owner, 'member@example.com', 'admin');
 const admin = (await addMember(server, owner, 'second-admin@example.com', 'admin')).client;
 
 const connect = (client: typeof owner, name: string) => ok(client.post('bitbucket.create', bb.connection(name)), `bitbucket.create ${name}`);
@@ -28,6 +28,8 @@ const ownersConnection = await connect(owner, "The owner's");
 // Connecting is an admin's (as the peer's gitProviders permission): the member connected one while an admin.
 const membersConnection = await connect(member, "The member's");
 await ok(owner.post('organization.updateMemberRole', { memberId: membershipId, role: 'member' }), 'updateMemberRole');
+// A member given every record of the organization (what members could do before roles), so the sharing rules are what decide.
+await ok(owner.post('user.assignPermissions', { ...noGrants(memberUserId), allRecords: true }), 'assignPermissions');
 const {
   body: { environment },
 } = await owner.post('project.create', { name: 'Sharing' });

@@ -7,6 +7,7 @@ const settings = router('settings', 'organization');
 
 export const hostsProcedures = [
   settings.mutation('saveSSHPrivateKey', {
+    permission: 'organization.update',
     access: 'admin',
     summary: "Save the organization's default SSH private key (kept encrypted, never answered): its servers whose sshKeyId is null connect with it; null removes it",
     input: Type.Object({
@@ -23,6 +24,7 @@ export const hostsProcedures = [
     },
   }),
   settings.mutation('cleanSSHPrivateKey', {
+    permission: 'organization.update',
     access: 'admin',
     summary: "Remove the organization's default SSH key: its servers without a key of their own then fail, asking for one to be attached",
     input: Type.Object({}),

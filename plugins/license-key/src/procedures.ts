@@ -11,6 +11,7 @@ const done = () => ({ success: true });
 
 export const licenseKeyProcedures = [
   licenseKey.mutation('activate', {
+    permission: 'organization.update',
     access: 'admin',
     summary: 'Accepted and changes nothing: every feature is on without a key, so the key is not kept (answers {success: true})',
     input: ActivateInput,
@@ -18,6 +19,7 @@ export const licenseKeyProcedures = [
     handler: done,
   }),
   licenseKey.mutation('validate', {
+    permission: 'organization.update',
     access: 'admin',
     summary: 'true: every feature is on, with or without a key (the peer asks its licence server; Berth has none to ask)',
     input: Type.Object({}),
@@ -25,6 +27,7 @@ export const licenseKeyProcedures = [
     handler: () => true,
   }),
   licenseKey.mutation('deactivate', {
+    permission: 'organization.update',
     access: 'admin',
     summary: 'Accepted and changes nothing: no key is kept, and every feature stays on (answers {success: true})',
     input: Type.Object({}),
@@ -32,14 +35,22 @@ export const licenseKeyProcedures = [
     handler: done,
   }),
   licenseKey.query('getEnterpriseSettings', {
+    permission: 'organization.update',
     access: 'admin',
     summary: 'The peer\'s enterprise settings as an instance where every feature is on: {enableEnterpriseFeatures: true, licenseKey: ""} (no key is needed or kept)',
     input: Type.Object({}),
     output: EnterpriseSettings,
     handler: () => ({ enableEnterpriseFeatures: true, licenseKey: '' }),
   }),
-  licenseKey.query('haveValidLicenseKey', { summary: 'true for every member: every feature is on, no key is needed', input: Type.Object({}), output: Type.Boolean(), handler: () => true }),
+  licenseKey.query('haveValidLicenseKey', {
+    permission: 'member',
+    summary: 'true for every member: every feature is on, no key is needed',
+    input: Type.Object({}),
+    output: Type.Boolean(),
+    handler: () => true,
+  }),
   licenseKey.mutation('updateEnterpriseSettings', {
+    permission: 'organization.update',
     access: 'admin',
     summary: 'Accepted and changes nothing: every feature stays on whatever enableEnterpriseFeatures says (answers true)',
     input: EnterpriseSettingsInput,

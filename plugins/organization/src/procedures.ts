@@ -11,30 +11,35 @@ const OrgId = Type.Object({ organizationId: Type.String({ minLength: 1 }) });
 
 export const organizationProcedures = [
   org.mutation('create', {
+    permission: 'member',
     summary: 'A new organization owned by the caller',
     input: Type.Object({ name: schema.Column({ minLength: 1 }), logo: Type.Optional(schema.Column()) }),
     output: OrganizationView,
     handler: ({ name, logo }, ctx) => ctx.cradle.organizations.createOrganization(ctx.principal.userId, name, logo),
   }),
   org.query('all', {
+    permission: 'member',
     summary: 'The organizations the caller belongs to',
     input: None,
     output: Type.Array(OrganizationView),
     handler: (_i, ctx) => ctx.cradle.organizations.organizationsOf(ctx.principal.userId),
   }),
-  org.query('one', { input: OrgId, output: OrganizationView, handler: ({ organizationId }, ctx) => ctx.cradle.organizations.organization(ctx.principal.userId, organizationId) }),
+  org.query('one', { permission: 'member', input: OrgId, output: OrganizationView, handler: ({ organizationId }, ctx) => ctx.cradle.organizations.organization(ctx.principal.userId, organizationId) }),
   org.query('active', {
+    permission: 'member',
     summary: 'The organization this call acts in',
     input: None,
     output: OrganizationView,
     handler: (_i, ctx) => ctx.cradle.organizations.organization(ctx.principal.userId, ctx.principal.organizationId),
   }),
   org.mutation('update', {
+    permission: 'member',
     input: Type.Object({ organizationId: Type.String({ minLength: 1 }), name: schema.Column({ minLength: 1 }), logo: Type.Optional(schema.Column()) }),
     output: OrganizationView,
     handler: ({ organizationId, name, logo }, ctx) => ctx.cradle.organizations.updateOrganization(ctx.principal, organizationId, { name, logo }),
   }),
   org.mutation('delete', {
+    permission: 'member',
     summary: 'Delete an organization the caller owns, with every record in it; answers it as it was',
     input: OrgId,
     output: OrganizationView,
@@ -46,6 +51,7 @@ export const organizationProcedures = [
     },
   }),
   org.mutation('setDefault', {
+    permission: 'member',
     summary: "Make an organization the caller's default (and this session's active one); answers {success: true}, as the peer does",
     input: OrgId,
     output: Type.Object({ success: Type.Boolean() }),
@@ -55,15 +61,20 @@ export const organizationProcedures = [
     },
   }),
   org.mutation('inviteMember', {
-    access: 'admin',
+    permission: 'member.create',
     summary: 'Invite someone; they accept with auth.createUser {id, token, password}',
     input: Type.Object({ email: schema.Email(), role: Type.Enum(['admin', 'member']) }),
     output: Type.Intersect([InvitationView, Type.Object({ token: Type.String({ description: 'shown once' }) })]),
     handler: ({ email, role }, ctx) => ctx.cradle.organizations.invite(ctx.principal, email, role),
   }),
-  org.query('allInvitations', { access: 'admin', input: None, output: Type.Array(InvitationView), handler: (_i, ctx) => ctx.cradle.organizations.invitations(ctx.principal.organizationId) }),
+  org.query('allInvitations', {
+    permission: 'member.create',
+    input: None,
+    output: Type.Array(InvitationView),
+    handler: (_i, ctx) => ctx.cradle.organizations.invitations(ctx.principal.organizationId),
+  }),
   org.mutation('removeInvitation', {
-    access: 'admin',
+    permission: 'member.create',
     input: Type.Object({ invitationId: Type.String() }),
     output: Type.Boolean(),
     async handler({ invitationId }, ctx) {
@@ -72,9 +83,9 @@ export const organizationProcedures = [
     },
   }),
   org.mutation('updateMemberRole', {
-    access: 'admin',
+    permission: 'member.update',
     summary: "Change a member's role (by membership id or user id); answers true, as the peer does",
-    input: Type.Object({ memberId: Type.String(), role: Type.Enum(['admin', 'member']) }),
+    input: Type.Object({ memberId: Type.String(), role: Type.String({ minLength: 1, maxLength: 50, description: 'admin, member, or a custom role of the organization (customRole.*)' }) }),
     output: schema.Ok(),
     async handler({ memberId, role }, ctx) {
       await ctx.cradle.users.setRole(memberId, ctx.principal.organizationId, role);
@@ -107,6 +118,7 @@ const invitationMail = (organization: string, invitation: InvitationView, base: 
 const user = router('user', 'organization');
 export const invitationProcedures = [
   user.query('getInvitations', {
+    permission: 'member',
     summary: "The pending invitations addressed to the caller's e-mail, in every organization, each with its organization",
     input: Type.Object({}),
     output: Type.Array(ReceivedInvitation),
@@ -120,7 +132,7 @@ export const invitationProcedures = [
     handler: ({ token }, ctx) => ctx.cradle.organizations.invitationByToken(token),
   }),
   user.mutation('sendInvitation', {
-    access: 'admin',
+    permission: 'member.create',
     summary:
       "Mail a pending invitation through one of the organization's channels that mail (email, resend) to the invited address; answers the link, which carries a new token (the one answered before stops working)",
     input: Type.Object({ invitationId: schema.NonEmpty({ maxLength: 64 }), notificationId: schema.NonEmpty({ maxLength: 64 }) }),

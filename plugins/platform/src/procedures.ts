@@ -11,9 +11,9 @@ export const UPGRADE_STEPS =
   "Berth does not upgrade itself from the API: on Berth's machine, stop it, bring its directory to the new release (git pull, or unpack the release), then run bash scripts/start.sh, which installs, compiles and migrates the database before it serves (a web-server backup first is wise: docs/backups.md)";
 
 export const platformProcedures = (releases: ReleaseCheck) => {
-  const version = (name: string, summary: string) => settings.query(name, { summary, input: Type.Object({}), output: Type.String(), handler: () => releases.version });
+  const version = (name: string, summary: string) => settings.query(name, { permission: 'member', summary, input: Type.Object({}), output: Type.String(), handler: () => releases.version });
   const updateCheck = (name: string, summary: string, access: 'member' | 'admin') =>
-    settings.mutation(name, { access, summary, input: Type.Object({}), output: UpdateData, handler: () => releases.check() });
+    settings.mutation(name, { access, permission: access === 'admin' ? 'organization.update' : 'member', summary, input: Type.Object({}), output: UpdateData, handler: () => releases.check() });
   return [
     version('getPlatformVersion', "Berth's running version (the older variant's name)"),
     version('getDokployVersion', "Berth's running version (the peer's current name)"),
@@ -24,6 +24,7 @@ export const platformProcedures = (releases: ReleaseCheck) => {
     ),
     updateCheck('checkAndUpdateImage', 'As getUpdateData (the older variant’s name; admins): nothing is pulled or replaced, Berth is upgraded by its operator', 'admin'),
     settings.mutation('reloadServer', {
+      permission: 'organization.update',
       scope: 'instance',
       access: 'admin',
       summary:
@@ -43,6 +44,7 @@ export const platformProcedures = (releases: ReleaseCheck) => {
       },
     }),
     settings.mutation('updateServer', {
+      permission: 'organization.update',
       access: 'admin',
       summary: 'Refused (409) with the upgrade steps: Berth is upgraded by its operator on its machine, not from the API',
       input: Type.Object({}),

@@ -38,6 +38,7 @@ export const selfHostedProcedures = (version: string) => [
   }),
   settings.query('isCloud', { scope: 'public', summary: 'false: Berth is self-hosted (the peer answers true on its own cloud)', input: Type.Object({}), output: Type.Boolean(), handler: () => false }),
   settings.query('getDokployCloudIps', {
+    permission: 'organization.update',
     access: 'admin',
     summary: "The peer's cloud's addresses to allow in a firewall: none, as a self-hosted peer answers (Berth is no cloud)",
     input: Type.Object({}),
@@ -45,12 +46,14 @@ export const selfHostedProcedures = (version: string) => [
     handler: () => [],
   }),
   settings.query('getReleaseTag', {
+    permission: 'member',
     summary: 'The release Berth runs, as a tag (v<version>): where the peer answers its image\'s tag ("latest", "canary"), Berth, which runs from its release\'s files, answers that release',
     input: Type.Object({}),
     output: Type.String(),
     handler: () => `v${version}`,
   }),
   settings.query('isUserSubscribed', {
+    permission: 'member',
     summary: "Whether the caller's organization has started: it has a server or a project (the peer's answer; Berth bills nothing, docs/ai-and-billing.md)",
     input: Type.Object({}),
     output: Type.Boolean(),
@@ -60,6 +63,7 @@ export const selfHostedProcedures = (version: string) => [
     settings.mutation(name, {
       scope: 'instance',
       access: 'admin',
+      permission: 'organization.update',
       summary: `${name === 'cleanRedis' ? 'Empty' : 'Restart'} the peer's Redis: refused (404), as a self-hosted peer without Redis refuses it — Berth runs no Redis, its queue and jobs are in PostgreSQL`,
       input: Type.Object({}),
       output: Type.Boolean(),

@@ -41,18 +41,21 @@ export default definePlugin({
     const Id = Type.Object({ previewDeploymentId: Type.String({ minLength: 1, maxLength: 255 }) });
     berth.procedures(() => [
       ns.query('all', {
+        permission: 'deployment.read',
         summary: "The application's previews, newest first, each with its deployments and domain",
         input: Type.Object({ applicationId: Type.String({ minLength: 1, maxLength: 255 }) }),
         output: Type.Array(Joined()),
         handler: ({ applicationId }, ctx) => previews.all(applicationId, ctx.principal.organizationId, ctx.cradle.em),
       }),
       ns.query('one', {
+        permission: 'deployment.read',
         summary: 'A preview with its deployments and domain',
         input: Id,
         output: Joined(),
         handler: ({ previewDeploymentId }, ctx) => previews.one(previewDeploymentId, ctx.principal.organizationId, ctx.cradle.em),
       }),
       ns.mutation('delete', {
+        permission: 'deployment.cancel',
         summary: 'Remove a preview: its service, domain and routes, deployments and record',
         input: Id,
         output: Type.Boolean(),

@@ -21,52 +21,56 @@ export const projectProcedures = (derived: Derived) => () => {
   const DuplicateInput = duplicateInput(derived.kinds());
   return [
     project.mutation('create', {
-      access: 'admin',
+      permission: 'project.create',
       summary: 'Create a project with its default environment "production"',
       input: CreateInput,
       output: Created,
       handler: (input, ctx) => ctx.cradle.projectRequests.create(input),
     }),
     project.query('one', {
+      permission: 'member',
       summary: 'A project with its environments and their workloads',
       input: ProjectIdInput,
       output: ProjectView,
       handler: ({ projectId }, ctx) => ctx.cradle.projectRequests.one(projectId),
     }),
     project.query('all', {
+      permission: 'member',
       summary: 'Every project of the organization, newest first, with its environments and their workloads',
       input: Type.Object({}),
       output: Type.Array(ProjectView),
       handler: (_input, ctx) => ctx.cradle.projectRequests.all(),
     }),
     project.query('allForPermissions', {
-      access: 'admin',
+      permission: 'member.update',
       summary: "Every project of the organization, newest first, with its environments and each workload's id, names, status and server: what a member's access is granted from",
       input: Type.Object({}),
       output: permissionsView(environment),
       handler: async (_input, ctx) => forPermissions(await ctx.cradle.projectRequests.all(), environment),
     }),
     project.query('homeStats', {
+      permission: 'member',
       summary: 'How many projects, environments, applications, compose stacks and databases the organization has, and how many of its workloads run (done), failed (error) or are idle',
       input: Type.Object({}),
       output: HomeStats,
       handler: async (_input, ctx) => homeStats(await ctx.cradle.projectRequests.all(), environment, derived.databaseLists()),
     }),
     project.mutation('update', {
+      permission: 'projectEnvVars.write',
       summary: "Change a project's name, description or environment variables",
       input: UpdateInput,
       output: ProjectFields,
       handler: (input, ctx) => ctx.cradle.projectRequests.update(input),
     }),
     project.mutation('remove', {
-      access: 'admin',
+      permission: 'project.delete',
       summary: 'Delete a project with its environments; answers the deleted project',
       input: ProjectIdInput,
       output: ProjectFields,
       handler: ({ projectId }, ctx) => ctx.cradle.projectRequests.remove(projectId),
     }),
     project.mutation('duplicate', {
-      access: 'admin',
+      permission: 'project.create',
       summary: 'Copy the project of an environment under a new name, or (duplicateInSameProject) add a copy of the environment to its project',
       input: DuplicateInput,
       output: ProjectView,
@@ -83,6 +87,7 @@ export const projectProcedures = (derived: Derived) => () => {
       },
     }),
     project.query('search', {
+      permission: 'member',
       summary: 'Projects whose name or description contains the given text (case-insensitive), newest first, paged',
       input: SearchInput,
       output: SearchResult,

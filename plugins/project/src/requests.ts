@@ -2,7 +2,19 @@
 // all, changed, removed, duplicated, searched. Every read and write is confined to the caller's
 // organization: a project of another one is NOT_FOUND, never FORBIDDEN. Request-scoped: the
 // caller's organization and the request's transaction come from the container.
-import { iso, newId, optionalService, RequestScope, searchPage, textSearchClauses, type EnvironmentDirectory, type EnvironmentFields, type EnvironmentRef } from '@berth/core';
+import {
+  iso,
+  narrowEnvironment,
+  newId,
+  optionalService,
+  reaches,
+  RequestScope,
+  searchPage,
+  textSearchClauses,
+  type EnvironmentDirectory,
+  type EnvironmentFields,
+  type EnvironmentRef,
+} from '@berth/core';
 import { Project, type ProjectRow } from './entities.ts';
 import type { CreateInput, DuplicateInput, EnvironmentView, ProjectFields, ProjectView, SearchInput, SearchResult, UpdateInput } from './schemas.ts';
 
@@ -30,6 +42,8 @@ export class ProjectRequests extends RequestScope {
   async create(input: CreateInput): Promise<{ project: ProjectFields; environment: EnvironmentFields }> {
     const project = this.#new(input);
     const production = this.#environments.createDefault(project.projectId, this.organizationId, this.em);
+    await this.grantCreated('projects', project.projectId);
+    await this.grantCreated('environments', production.environmentId);
     await this.em.flush();
     const { project: _project, ...environment } = await this.#environments.placement(production.environmentId, this.organizationId, this.em);
     return { project: this.#fields(project), environment };
@@ -47,7 +61,7 @@ export class ProjectRequests extends RequestScope {
       'select project_id, name, description, env, organization_id, created_at from projects where organization_id = ? order by created_at desc, project_id',
       [this.organizationId],
     );
-    return this.#withEnvironments(rows.map(this.#fromRecord));
+    return this.#withEnvironments(rows.map(this.#fromRecord).filter(p => reaches(this.principal.grants, 'projects', p.projectId)));
   }
 
   /** Changes a project's fields. */
@@ -90,7 +104,8 @@ export class ProjectRequests extends RequestScope {
 
   /** Projects matching a text, paged. */
   async search(input: SearchInput): Promise<SearchResult> {
-    const and: object[] = [{ organizationId: this.organizationId }, ...textSearchClauses(input)];
+    const { records } = this.principal.grants;
+    const and: object[] = [{ organizationId: this.organizationId }, ...(records ? [{ projectId: { $in: records.projects } }] : []), ...textSearchClauses(input)];
     const [rows, total] = await searchPage(this.em, Project, and, 'projectId', input);
     return { items: rows.map(this.#fields), total };
   }
@@ -102,7 +117,11 @@ export class ProjectRequests extends RequestScope {
     const byProject = await this.#environments.listForProjects(ids, this.organizationId, this.em);
     // The tag plugin's, when it is enabled: without it a project lists no tags.
     const tags = await optionalService(this.cradle, 'projectTags')?.forProjects(ids, this.organizationId, this.em);
-    return projects.map(p => ({ ...p, environments: (byProject.get(p.projectId) ?? []) as EnvironmentView[], projectTags: tags?.get(p.projectId) ?? [] }));
+    // A member given records one by one sees only its environments and services (the peer's narrowing).
+    const { grants } = this.principal;
+    const environments = (projectId: string) =>
+      ((byProject.get(projectId) ?? []) as EnvironmentView[]).filter(e => reaches(grants, 'environments', e.environmentId)).map(e => narrowEnvironment(grants, e));
+    return projects.map(p => ({ ...p, environments: environments(p.projectId), projectTags: tags?.get(p.projectId) ?? [] }));
   }
 
   #find(projectId: string): Promise<ProjectRow> {

@@ -1,7 +1,7 @@
 // project.* through the real kernel, a real PostgreSQL database and both wire forms.
 import t from 'tap';
 import { startTestServer, signUpAdmin, createTestDatabase, otherOrganization, Client, type TestServer } from '@berth/core/testing';
-import { createKernel, type Principal } from '@berth/core';
+import { createKernel, Member, roleGrants, type Principal } from '@berth/core';
 
 // These operations queue no jobs: no scheduler, so each server stops at once.
 const start = () => startTestServer({ jobs: false });
@@ -13,7 +13,9 @@ const workloadLists = { applications: [], postgres: [], mysql: [], mariadb: [], 
 async function member(server: TestServer, organizationId: string) {
   const { users, apiKeys } = server.kernel.container.cradle;
   const m = await users.createUser({ email: 'member@example.com', password: 'correct horse battery', role: 'member', organizationId });
-  const principal: Principal = { userId: m.userId, organizationId, role: 'member', via: 'apiKey', credentialId: '' };
+  // Every record of the organization, as members had before roles (the peer's defaults give none).
+  await server.kernel.container.cradle.orm.em.fork().nativeUpdate(Member, { userId: m.userId }, { allRecords: true });
+  const principal: Principal = { userId: m.userId, organizationId, role: 'member', grants: roleGrants('member'), via: 'apiKey', credentialId: '' };
   const key = await apiKeys.createApiKey(principal, { name: 'member', organizationId });
   return new Client(server.url, { apiKey: key.key });
 }

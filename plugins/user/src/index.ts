@@ -4,6 +4,8 @@ import { userEntities } from './entities.ts';
 import { userMigrations } from './migrations.ts';
 import { userBackupProcedures, userProcedures } from './procedures.ts';
 import { UserService } from './users.ts';
+import { MemberGrants } from './grants.ts';
+import { grantProcedures } from './grant-procedures.ts';
 
 export default definePlugin({
   name: 'user',
@@ -12,9 +14,10 @@ export default definePlugin({
   setup(berth) {
     berth.entities(...userEntities);
     berth.migrations(...userMigrations);
-    berth.provide({ users: asClass(UserService).singleton() });
+    berth.provide({ users: asClass(UserService).singleton(), memberGrants: asClass(MemberGrants).scoped() });
     berth.procedures(
       ...userProcedures,
+      ...grantProcedures,
       userBackupProcedures(() => berth.container.cradle),
     );
   },

@@ -26,6 +26,7 @@ async function listedKeys(ctx: ProcedureContext) {
 
 export const userProcedures = [
   user.query('get', {
+    permission: 'member',
     summary: 'The caller: its membership in the active organization (organizationId, role) and its account with its API keys (never the keys themselves)',
     input: None,
     output: CallerView,
@@ -35,12 +36,14 @@ export const userProcedures = [
     },
   }),
   user.query('one', {
+    permission: 'member',
     summary: "A member of the caller's organization",
     input: Type.Object({ userId: Type.String() }),
     output: MemberView,
     handler: ({ userId }, ctx) => ctx.cradle.users.member(userId, ctx.principal.organizationId),
   }),
   user.query('all', {
+    permission: 'member.read',
     summary: "Every member of the caller's organization",
     input: None,
     output: Type.Array(MemberView),
@@ -57,31 +60,42 @@ export const userProcedures = [
     },
   }),
   user.query('checkUserOrganizations', {
+    permission: 'member',
     summary: "How many organizations a user belongs to: the caller's own count, or (owners and admins) a member's of the caller's organization",
     input: Type.Object({ userId: schema.NonEmpty({ maxLength: 64 }) }),
     output: Type.Integer({ minimum: 0 }),
     handler: ({ userId }, ctx) => ctx.cradle.users.organizationCount(userId, ctx.principal),
   }),
   user.query('getServerMetrics', {
+    permission: 'monitoring.read',
     summary: "The caller's account, as the peer answers this procedure (its monitoring page reads the user); the figures are server.getServerMetrics'",
     input: None,
     output: UserView,
     handler: async (_i, ctx) => (await ctx.cradle.users.member(ctx.principal.userId, ctx.principal.organizationId)).user,
   }),
   user.query('getBookmarkedTemplates', {
+    permission: 'member',
     summary: 'The template ids the caller bookmarked (its own, in every organization), in the order bookmarked',
     input: None,
     output: Type.Array(Type.String()),
     handler: (_i, ctx) => bookmarkedTemplates(ctx.cradle.em, ctx.principal.userId),
   }),
   user.mutation('toggleTemplateBookmark', {
+    permission: 'member',
     summary: 'Bookmark a template of the catalog, or take its bookmark away; answers whether it is bookmarked now',
     input: Type.Object({ templateId: schema.NonEmpty({ maxLength: 255, description: "a template's id in the catalog (compose.templates)" }) }),
     output: Type.Object({ isBookmarked: Type.Boolean() }),
     handler: ({ templateId }, ctx) => toggleBookmark(ctx.cradle.em, ctx.principal.userId, templateId),
   }),
-  user.query('haveRootAccess', { summary: 'true when the caller owns its organization', input: None, output: Type.Boolean(), handler: (_i, ctx) => ctx.principal.role === 'owner' }),
+  user.query('haveRootAccess', {
+    permission: 'member',
+    summary: 'true when the caller owns its organization',
+    input: None,
+    output: Type.Boolean(),
+    handler: (_i, ctx) => ctx.principal.role === 'owner',
+  }),
   user.mutation('update', {
+    permission: 'member',
     summary: "Change the caller's profile (or, for admins, another member's); answers the user, as the peer does",
     input: UpdateUserInput,
     output: UserView,
@@ -99,6 +113,7 @@ export const userProcedures = [
     },
   }),
   user.mutation('remove', {
+    permission: 'organization.update',
     access: 'admin',
     summary: 'Remove a member from the organization (and the account, when it belongs nowhere else)',
     input: Type.Object({ userId: Type.String() }),
@@ -109,7 +124,7 @@ export const userProcedures = [
     },
   }),
   user.mutation('createUserWithCredentials', {
-    access: 'admin',
+    permission: 'member.create',
     summary: "Create an account with a password in the caller's organization; answers its userId, email and role, as the peer does",
     input: CreateUserInput,
     output: Type.Object({ userId: Type.String(), email: Type.String(), role: Type.String() }),
@@ -119,6 +134,7 @@ export const userProcedures = [
     },
   }),
   user.mutation('createApiKey', {
+    permission: 'member',
     summary: "A new API key acting in metadata.organizationId, as the peer's API-key row (no rate limits or quotas: those fields are null); the plain key is in `key`, shown once",
     input: CreateApiKeyInput,
     output: CreatedApiKey,
@@ -134,12 +150,14 @@ export const userProcedures = [
       ),
   }),
   user.query('getApiKeys', {
+    permission: 'member',
     summary: "The caller's API keys (never the keys themselves)",
     input: None,
     output: Type.Array(ApiKeyView),
     handler: (_i, ctx) => ctx.cradle.apiKeys.listApiKeys(ctx.principal.userId),
   }),
   user.mutation('deleteApiKey', {
+    permission: 'member',
     summary: "Revoke one of the caller's API keys",
     input: Type.Object({ apiKeyId: Type.String() }),
     output: Type.Boolean(),
@@ -149,6 +167,7 @@ export const userProcedures = [
     },
   }),
   user.mutation('generateToken', {
+    permission: 'member',
     summary: 'Issue a long-lived bearer token for the caller',
     input: None,
     output: Type.Object({ token: Type.String() }),
@@ -167,6 +186,7 @@ export const userBackupProcedures = (cradle: () => Cradle) => () => {
   const backup = backups?.viewSchema() ?? Type.Object({ backupId: Type.String() }, { description: 'the backups plugin is disabled: never listed' });
   return [
     user.query('getBackups', {
+      permission: 'organization.update',
       access: 'admin',
       summary: "The caller's account with its API keys and the organization's web-server backups (Berth's own data), each with its destination and runs",
       input: None,

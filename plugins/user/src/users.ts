@@ -3,6 +3,7 @@
 // tables are the kernel's; passwords are stored as hashes and nothing here logs one.
 import {
   ApiKey,
+  CustomRole,
   IdentityStore,
   Invitation,
   Member,
@@ -199,10 +200,13 @@ export class UserService extends IdentityStore<'sessions' | 'config' | 'events'>
   }
 
   /** Changes a member's role; `who` is the membership id or the user id. */
-  async setRole(who: string, organizationId: string, role: 'admin' | 'member'): Promise<MemberView> {
+  async setRole(who: string, organizationId: string, role: string): Promise<MemberView> {
     const em = this.em();
     const member = await findOwned(em, Member, { $or: [{ id: who }, { userId: who }] }, organizationId, 'User');
     if (member.role === 'owner') throw forbidden('The role of the owner cannot be changed');
+    if (role === 'owner') throw invalidField('role', 'an organization has one owner: admin, member or a custom role');
+    if (role !== 'admin' && role !== 'member' && !(await em.count(CustomRole, { organizationId, role })))
+      throw invalidField('role', `no role "${role}" in this organization: admin, member or a custom role (customRole.all)`);
     member.role = role;
     await em.flush();
     this.deps.sessions.invalidate();

@@ -1,6 +1,6 @@
 // What user.* shows of an account and of a membership, as the peer answers them, and the
 // mapping from the kernel's stored records.
-import { Type, iso, schema, type Static, type User, type Member } from '@berth/core';
+import { Type, iso, isPrivileged, MEMBER_SWITCHES, schema, type MemberSwitch, type Static, type User, type Member } from '@berth/core';
 
 const { Nullable, Timestamp: Iso } = schema;
 
@@ -51,7 +51,7 @@ export const MemberView = Type.Object({
   id: Type.String({ description: 'membership id' }),
   userId: Type.String(),
   organizationId: Type.String(),
-  role: Type.Enum(['owner', 'admin', 'member']),
+  role: Type.String({ description: 'owner, admin, member, or the name of a custom role of the organization (customRole.*)' }),
   createdAt: Iso(),
   ...memberGrants,
   user: UserView,
@@ -62,7 +62,8 @@ type UserRow = InstanceType<typeof User.class>;
 type MemberRow = InstanceType<typeof Member.class>;
 
 export const toMemberView = (m: MemberRow, u: UserRow): MemberView => {
-  const granted = m.role !== 'member';
+  // Owners and admins hold every switch; a member (or a custom role's holder) those given (user.assignPermissions).
+  const on = (name: MemberSwitch) => isPrivileged(m.role) || m.switches.includes(name);
   return {
     id: m.id,
     userId: m.userId,
@@ -71,22 +72,12 @@ export const toMemberView = (m: MemberRow, u: UserRow): MemberView => {
     createdAt: iso(m.createdAt)!,
     teamId: null,
     isDefault: u.defaultOrganizationId === m.organizationId,
-    canCreateProjects: granted,
-    canAccessToSSHKeys: granted,
-    canCreateServices: granted,
-    canDeleteProjects: granted,
-    canDeleteServices: granted,
-    canAccessToDocker: granted,
-    canAccessToAPI: granted,
-    canAccessToGitProviders: granted,
-    canAccessToTraefikFiles: granted,
-    canDeleteEnvironments: granted,
-    canCreateEnvironments: granted,
-    accessedProjects: [],
-    accessedEnvironments: [],
-    accessedServices: [],
-    accessedGitProviders: [],
-    accessedServers: [],
+    ...(Object.fromEntries(MEMBER_SWITCHES.map(name => [name, on(name)])) as Record<MemberSwitch, boolean>),
+    accessedProjects: m.accessedProjects,
+    accessedEnvironments: m.accessedEnvironments,
+    accessedServices: m.accessedServices,
+    accessedGitProviders: m.accessedGitProviders,
+    accessedServers: m.accessedServers,
     user: toUserView(u),
   };
 };

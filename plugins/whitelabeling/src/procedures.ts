@@ -11,6 +11,7 @@ const done = (change: Promise<void>) => change.then(() => ({ success: true }));
 
 export const whitelabelingProcedures = [
   whitelabeling.query('get', {
+    permission: 'member',
     scope: 'organization',
     summary: "The instance's whitelabeling, every field (null where not set); any signed-in member reads it",
     input: Type.Object({}),
@@ -18,6 +19,7 @@ export const whitelabelingProcedures = [
     handler: (_input, ctx) => ctx.cradle.whitelabeling.get(ctx.cradle.em),
   }),
   whitelabeling.mutation('update', {
+    permission: 'organization.update',
     access: 'admin',
     summary:
       'Replace the instance\'s whitelabeling with the fields given (every field; null or "" clears one). URLs are http(s) only and at most 2048 characters; texts and CSS are bounded. The instance operators only',
@@ -26,6 +28,7 @@ export const whitelabelingProcedures = [
     handler: ({ whitelabelingConfig }, ctx) => done(ctx.cradle.whitelabeling.set(whitelabelingConfig, ctx.cradle.em)),
   }),
   whitelabeling.mutation('reset', {
+    permission: 'organization.update',
     access: 'admin',
     summary: "Clear the instance's whitelabeling: every field back to null (the client's own name and logos). The instance operators only",
     input: Type.Object({}),

@@ -4,7 +4,7 @@
 // of a kind, its list for environments and its status setter.
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { containing, invalidField, type EnvironmentDirectory, type EnvironmentRef } from '@berth/core';
+import { containing, invalidField, type EnvironmentDirectory, type Grants, type EnvironmentRef } from '@berth/core';
 import type { WorkloadRef } from './registry.ts';
 import type { AssertAppNameFree } from './changes.ts';
 import { generateAppName } from './naming.ts';
@@ -42,8 +42,11 @@ export interface SearchFields {
 }
 
 /** The conditions of a kind's search, as the peer's: q in name, appName or description, each of those, the environment or the project's environments — within the organization. */
-export async function searchFilters(input: SearchFields, organizationId: string, em: EntityManager): Promise<object[]> {
+export async function searchFilters(input: SearchFields, organizationId: string, em: EntityManager, given?: { field: string; grants: Grants }): Promise<object[]> {
   const and: object[] = [{ organizationId }];
+  // A member given services one by one finds only those (the peer's narrowing of its searches).
+  const services = given?.grants.records?.services;
+  if (given && services) and.push({ [given.field]: { $in: [...services] } });
   const q = input.q?.trim();
   if (q) and.push({ $or: ['name', 'appName', 'description'].map(f => ({ [f]: { $ilike: containing(q) } })) });
   for (const f of ['name', 'appName', 'description'] as const) {

@@ -22,6 +22,8 @@ export interface RunSpec<I extends TSchema, O extends TSchema> {
 /** The mutation `<router>.<name>` that queues a run, answers the peer's body and names the deployment in DEPLOYMENT_ID_HEADER. */
 export function runProcedure<I extends TSchema, O extends TSchema>(r: ReturnType<typeof router>, name: string, spec: RunSpec<I, O>) {
   return r.mutation(name, {
+    // Every run queues a deployment: the peer's deployment.create.
+    permission: 'deployment.create',
     summary: `${spec.summary}; the queued deployment's id is in the ${DEPLOYMENT_ID_HEADER} response header`,
     input: spec.input,
     output: spec.output,

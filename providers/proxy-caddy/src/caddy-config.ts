@@ -3,7 +3,7 @@
 // https; `websecure` on :443 serves https domains with certificates from Caddy's internal issuer
 // (certificateType none), an ACME CA (letsencrypt) or uploaded files (custom). A request no
 // domain matches gets a 404 that says so, never Caddy's empty 200.
-import type { ProxyBasicAuthUser, ProxyRedirect, ProxyRoute, ProxyWorkloadConfig } from '@berth/core';
+import type { ProxyBasicAuthUser, ProxyForwardAuth, ProxyRedirect, ProxyRoute, ProxyWorkloadConfig } from '@berth/core';
 
 export interface CaddyAcme {
   /** The ACME directory URL. */
@@ -45,6 +45,33 @@ function basicAuth(users: ProxyBasicAuthUser[]): Json {
   };
 }
 
+/**
+ * Caddy's forward_auth (what the Caddyfile directive expands to): the request's method, URI and
+ * headers are asked of Berth first; its 2xx answer lets the request on with the copied headers set
+ * (each one always set, so a client cannot bring its own), any other answer (401, a 302 to the
+ * sign-in page) goes back to the client as it is. Berth's session cookie is then taken out of the
+ * request: the workload never sees a credential of Berth.
+ */
+function forwardAuth(f: ProxyForwardAuth): Json[] {
+  const cookie = f.cookie.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return [
+    {
+      handle: [
+        {
+          handler: 'reverse_proxy',
+          upstreams: [{ dial: f.upstream }],
+          rewrite: { method: 'GET', uri: f.uri },
+          headers: { request: { set: { 'X-Forwarded-Method': ['{http.request.method}'], 'X-Forwarded-Uri': ['{http.request.uri}'] } } },
+          handle_response: [
+            { match: { status_code: [2] }, routes: [{ handle: [{ handler: 'headers', request: { set: Object.fromEntries(f.copyHeaders.map(h => [h, [`{http.reverse_proxy.header.${h}}`]])) } }] }] },
+          ],
+        },
+      ],
+    },
+    { handle: [{ handler: 'headers', request: { replace: { Cookie: [{ search_regexp: `(^|;\\s*)${cookie}=[^;]*`, replace: '' }] } } }] },
+  ];
+}
+
 function redirectRoutes(redirects: ProxyRedirect[]): Json[] {
   if (!redirects.length) return [];
   // The regex applies to the full URL, as the peer's redirectregex middleware does.
@@ -68,7 +95,7 @@ function pathMatch(route: ProxyRoute): Json {
 }
 
 function proxyHandlers(w: ProxyWorkloadConfig, route: ProxyRoute): Json[] {
-  const steps: Json[] = [];
+  const steps: Json[] = route.forwardAuth ? forwardAuth(route.forwardAuth) : [];
   if (w.basicAuth.length) steps.push({ handle: [basicAuth(w.basicAuth)] });
   steps.push(...redirectRoutes(w.redirects));
   const prefix = route.path.replace(/\/+$/, '');

@@ -4,9 +4,10 @@
 // (`<appName>-router-websecure-<n>`), and a service per domain (`<appName>-service-<n>`). The
 // shared dynamic/middlewares.yml holds `redirect-to-https` and the workloads' middlewares:
 // `redirect-<appName>-<n>` (redirectRegex), `auth-<appName>` (basicAuth), and the path ones
-// `stripprefix-<appName>-<n>` and `addprefix-<appName>-<n>`. Middleware order on a router: the
-// web router of an https domain only redirects; otherwise strip, add, redirects, auth, then the
-// domain's own middlewares. TLS: certResolver letsencrypt, a custom resolver, or none.
+// `stripprefix-<appName>-<n>` and `addprefix-<appName>-<n>`, and a guarded domain's
+// `forward-auth-<appName>-<n>` (forwardAuth, asking Berth). Middleware order on a router: the
+// web router of an https domain only redirects; otherwise strip, add, redirects, auth, forward
+// auth, then the domain's own middlewares. TLS: certResolver letsencrypt, a custom resolver, or none.
 // A compose service's domain (a route with a serviceName) is not in these files: as the peer does,
 // it is routed by the labels its converted compose file carries (the compose plugin writes them).
 import type { ProxyRoute, ProxyWorkloadConfig } from '@berth/core';
@@ -50,6 +51,8 @@ function router(w: ProxyWorkloadConfig, d: ProxyRoute, entryPoint: string): Http
     if (d.internalPath && d.internalPath !== '/' && d.internalPath !== d.path) r.middlewares.push(`addprefix-${appName}-${n}`);
     for (const redirect of w.redirects) r.middlewares.push(`redirect-${appName}-${redirect.uniqueConfigKey}`);
     if (w.basicAuth.length) r.middlewares.push(`auth-${appName}`);
+    // Before the domain's own middlewares, as the peer places its gate; Berth answers the sign-in redirect itself (no -errors middleware).
+    if (d.forwardAuth) r.middlewares.push(`forward-auth-${appName}-${n}`);
     r.middlewares.push(...d.middlewares);
   }
   if (entryPoint === 'websecure' || (d.customEntrypoint && d.https)) {
@@ -78,7 +81,7 @@ export function workloadFile(w: ProxyWorkloadConfig, upstream: UpstreamHost = 's
 /** The names of the workload's middlewares in the shared file (to replace them as a whole). */
 export function isWorkloadMiddleware(name: string, appName: string): boolean {
   const app = appName.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`^(?:(?:redirect|stripprefix|addprefix)-${app}-\\d+|auth-${app})$`).test(name);
+  return new RegExp(`^(?:(?:redirect|stripprefix|addprefix|forward-auth)-${app}-\\d+|auth-${app})$`).test(name);
 }
 
 /** The workload's middlewares for the shared file. */
@@ -90,6 +93,10 @@ export function workloadMiddlewares(w: ProxyWorkloadConfig): Record<string, Reco
     const n = d.uniqueConfigKey;
     if (d.internalPath && d.internalPath !== '/' && d.internalPath !== d.path) out[`addprefix-${appName}-${n}`] = { addPrefix: { prefix: d.internalPath } };
     if (d.stripPath && d.path && d.path !== '/') out[`stripprefix-${appName}-${n}`] = { stripPrefix: { prefixes: [d.path] } };
+    if (d.forwardAuth)
+      out[`forward-auth-${appName}-${n}`] = {
+        forwardAuth: { address: `http://${d.forwardAuth.upstream}${d.forwardAuth.uri}`, trustForwardHeader: true, authResponseHeaders: d.forwardAuth.copyHeaders },
+      };
   }
   for (const r of w.redirects) out[`redirect-${appName}-${r.uniqueConfigKey}`] = { redirectRegex: { regex: r.regex, replacement: r.replacement, permanent: r.permanent } };
   if (w.basicAuth.length) out[`auth-${appName}`] = { basicAuth: { removeHeader: true, users: w.basicAuth.map(u => `${u.username}:${u.passwordHash}`) } };

@@ -7,7 +7,7 @@ import { databaseView, type DatabaseSchemas, type IdKey, type WithId } from './s
 import { databasesOf, type DatabaseRequests } from './requests.ts';
 import { relationSchemas } from '../relations.ts';
 import { runProcedure } from '../runs.ts';
-import { type Cradle, type DatabaseDriver, type OptionalDatabaseProcedure, type ProcedureContext, router, schema } from '@berth/core';
+import { type Cradle, type DatabaseDriver, type Need, type OptionalDatabaseProcedure, type ProcedureContext, router, schema } from '@berth/core';
 const { Ok } = schema;
 
 /** Made once every plugin is set up: the relations' schemas are their plugins'. The driver's declarations decide what create answers, which procedures are left out and whether saveExternalPorts is served. */
@@ -32,9 +32,12 @@ export function databaseProcedures(driver: DatabaseDriver, s: DatabaseSchemas, c
   /** What reaches the host is the operator's to grant (403 naming the field and the config key). */
   const assertNetworks = (i: unknown, ctx: ProcedureContext) => ctx.cradle.hostAccess.assertNetworks(ctx.principal, (i as { networkSwarm?: { Target?: string }[] | null }).networkSwarm);
   /** An operation that changes some of the record's fields, taken from its input; it answers what the peer's does. */
-  const change = <I extends WithId>(name: string, summary: string, input: I, fields: (i: Static<I>) => Record<string, unknown>, answer: 'true' | 'record' | 'view') =>
-    answer === 'true'
+  const change = <I extends WithId>(name: string, summary: string, input: I, fields: (i: Static<I>) => Record<string, unknown>, answer: 'true' | 'record' | 'view') => {
+    // Variables are their own permission (envVars); the status is a deployment's; every other change is the service's.
+    const permission: Need = name === 'saveEnvironment' ? 'envVars.write' : name === 'changeStatus' ? 'deployment.create' : 'service.create';
+    return answer === 'true'
       ? r.mutation(name, {
+          permission,
           summary: `${summary}; answers true`,
           input,
           output: Ok(),
@@ -45,6 +48,7 @@ export function databaseProcedures(driver: DatabaseDriver, s: DatabaseSchemas, c
           },
         })
       : r.mutation(name, {
+          permission,
           summary,
           input,
           output: answer === 'view' ? View : s.Fields,
@@ -54,13 +58,21 @@ export function databaseProcedures(driver: DatabaseDriver, s: DatabaseSchemas, c
             return answer === 'view' ? databases(ctx).one(idOf(i)) : changed;
           },
         });
+  };
 
   const createSummary = `Create a ${label} database in an environment (current: environmentId; older: projectId → its default environment)`;
   return [
     driver.createAnswer === 'true'
-      ? r.mutation('create', { summary: `${createSummary}; answers true, as the peer's`, input: s.Create, output: Ok(), handler: async (input, ctx) => Boolean(await databases(ctx).create(input)) })
-      : r.mutation('create', { summary: createSummary, input: s.Create, output: s.Fields, handler: (input, ctx) => databases(ctx).create(input) }),
+      ? r.mutation('create', {
+          permission: 'service.create',
+          summary: `${createSummary}; answers true, as the peer's`,
+          input: s.Create,
+          output: Ok(),
+          handler: async (input, ctx) => Boolean(await databases(ctx).create(input)),
+        })
+      : r.mutation('create', { permission: 'service.create', summary: createSummary, input: s.Create, output: s.Fields, handler: (input, ctx) => databases(ctx).create(input) }),
     r.query('one', {
+      permission: 'service.read',
       summary: `A ${label} database with its environment and project, mounts, backups and connection URLs`,
       input: s.Id,
       output: View,
@@ -78,7 +90,7 @@ export function databaseProcedures(driver: DatabaseDriver, s: DatabaseSchemas, c
     }),
     run('rebuild', 'DESTRUCTIVE: queue removing the service and its data volume, then deploying it anew with empty data; answers true', 'true'),
     r.mutation('remove', {
-      access: 'admin',
+      permission: 'service.delete',
       summary: 'Delete the database: stops its deployments, removes its service, its data volume, its mounts and deployment records; answers the record as it was, with its relations',
       input: s.Id,
       output: View,
@@ -117,6 +129,7 @@ export function databaseProcedures(driver: DatabaseDriver, s: DatabaseSchemas, c
     change('move', 'Move the database to another environment of the organization', s.Move, i => ({ environmentId: i.targetEnvironmentId }), 'record'),
     ...unless('changePassword', () =>
       r.mutation('changePassword', {
+        permission: 'service.create',
         summary: 'Change the password in the running database and in the record (type root: the root password, where the kind has one)',
         input: s.ChangePassword,
         output: Ok(),
@@ -128,6 +141,7 @@ export function databaseProcedures(driver: DatabaseDriver, s: DatabaseSchemas, c
     ),
     ...unless('search', () =>
       r.query('search', {
+        permission: 'member',
         summary: `${label} databases matching the given texts (case-insensitive substrings), newest first, paged`,
         input: s.Search,
         output: s.SearchResult,
@@ -135,6 +149,7 @@ export function databaseProcedures(driver: DatabaseDriver, s: DatabaseSchemas, c
       }),
     ),
     r.query('readLogs', {
+      permission: 'service.read',
       summary: "The database service's output (last `tail` lines, `since` a duration, filtered by `search`)",
       input: s.ReadLogs,
       output: Type.String(),

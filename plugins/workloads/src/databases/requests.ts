@@ -92,6 +92,7 @@ export class DatabaseRequests extends RequestScope {
       }),
       createdAt: new Date(),
     }) as DatabaseRow;
+    await this.grantCreated('services', id);
     await em.flush();
     return this.#db.view(row);
   }
@@ -196,7 +197,7 @@ export class DatabaseRequests extends RequestScope {
 
   /** Databases of the kind matching the given texts, paged (no credentials in lists). */
   async search(input: Record<string, any>): Promise<{ items: Record<string, unknown>[]; total: number }> {
-    const and = await searchFilters(input, this.organizationId, this.em);
+    const and = await searchFilters(input, this.organizationId, this.em, { field: 'id', grants: this.principal.grants });
     const [rows, total] = await this.em.findAndCount(this.#db.entity, { $and: and }, { orderBy: { createdAt: 'desc', id: 'asc' }, limit: input.limit ?? 20, offset: input.offset ?? 0 });
     return { items: (rows as DatabaseRow[]).map(r => this.#db.view(r, false)), total };
   }
