@@ -67,6 +67,19 @@ export function rowHash(previous: string, row: Row): string {
 /** What verify found: ok, or the first break. */
 export type Verdict = { ok: true; checked: number; from: number; head: number } | { ok: false; checked: number; problem: string; entryId?: string; chainIndex?: number };
 
+/** The ends of a chain with no entry sealed yet. */
+const EMPTY_ENDS: ChainEnds = { anchor_index: '0', anchor_hash: '', head_index: '0', head_hash: '' };
+
+/**
+ * The chain's ends, locked for the transaction, made on first use: no migration writes the row, so a
+ * new database holds no record (`berth db copy` copies only into an empty one).
+ */
+async function lockedEnds(conn: ReturnType<EntityManager['getConnection']>, ctx: unknown): Promise<ChainEnds> {
+  await conn.execute(`insert into audit_log_chain (key, anchor_index, anchor_hash, head_index, head_hash) values ('chain', 0, '', 0, '') on conflict (key) do nothing`, [], 'run', ctx);
+  const [ends] = await conn.execute<ChainEnds[]>(`select * from audit_log_chain where key = 'chain' for update`, [], 'all', ctx);
+  return ends!;
+}
+
 export class AuditChain {
   readonly #em: () => EntityManager;
 
@@ -86,9 +99,9 @@ export class AuditChain {
         await conn.execute(`update audit_log a set user_email = u.email from users u where a.chain_index is null and a.user_email is null and a.user_id = u.id`, [], 'run', ctx);
         const rows = await conn.execute<Row[]>(`select ${SELECT}, hash from audit_log where chain_index is null order by seq limit ${BATCH}`, [], 'all', ctx);
         if (!rows.length) return 0;
-        const [ends] = await conn.execute<ChainEnds[]>(`select * from audit_log_chain where key = 'chain' for update`, [], 'all', ctx);
-        let index = Number(ends!.head_index);
-        let previous = ends!.head_hash;
+        const ends = await lockedEnds(conn, ctx);
+        let index = Number(ends.head_index);
+        let previous = ends.head_hash;
         const sealed: { id: string; ci: number; h: string }[] = [];
         for (const row of rows) {
           row.chain_index = ++index;
@@ -113,10 +126,16 @@ export class AuditChain {
   async verify(): Promise<Verdict> {
     await this.seal();
     const conn = this.#em().getConnection();
-    const [ends] = await conn.execute<ChainEnds[]>(`select * from audit_log_chain where key = 'chain'`);
-    const from = Number(ends!.anchor_index);
+    const [stored] = await conn.execute<ChainEnds[]>(`select * from audit_log_chain where key = 'chain'`);
+    // Made at the first seal: none yet is an empty chain, unless sealed entries say its ends were removed.
+    if (!stored) {
+      const [sealedOne] = await conn.execute<{ id: string }[]>(`select id from audit_log where chain_index is not null limit 1`);
+      if (sealedOne) return { ok: false, checked: 0, entryId: sealedOne.id, problem: "the chain's ends (table audit_log_chain) were removed while sealed entries remain" };
+    }
+    const ends = stored ?? EMPTY_ENDS;
+    const from = Number(ends.anchor_index);
     let expected = from + 1;
-    let previous = ends!.anchor_hash;
+    let previous = ends.anchor_hash;
     let checked = 0;
     const [stray] = await conn.execute<{ id: string; chain_index: string | null }[]>(
       `select id, chain_index from audit_log where (chain_index is null) <> (hash is null) or chain_index <= ? order by seq limit 1`,
@@ -150,8 +169,8 @@ export class AuditChain {
       }
       last = expected - 1;
     }
-    const head = Number(ends!.head_index);
-    if (expected - 1 !== head || previous !== ends!.head_hash)
+    const head = Number(ends.head_index);
+    if (expected - 1 !== head || previous !== ends.head_hash)
       return { ok: false, checked, chainIndex: expected, problem: `entries ${expected}–${head} at the end of the chain were removed (the chain's head is ${head})` };
     return { ok: true, checked, from, head };
   }
@@ -174,8 +193,8 @@ export class AuditChain {
         ctx,
       );
       const last = end?.last === null || end?.last === undefined ? null : Number(end.last);
-      const [ends] = await conn.execute<ChainEnds[]>(`select * from audit_log_chain where key = 'chain' for update`, [], 'all', ctx);
-      if (last === null || last <= Number(ends!.anchor_index)) return 0;
+      const ends = await lockedEnds(conn, ctx);
+      if (last === null || last <= Number(ends.anchor_index)) return 0;
       const [anchor] = await conn.execute<{ hash: string; created_at: Date }[]>(`select hash, created_at from audit_log where chain_index = ?`, [last], 'all', ctx);
       if (!anchor) return 0;
       await conn.execute(`update audit_log_chain set anchor_index = ?, anchor_hash = ?, anchor_at = ? where key = 'chain'`, [last, anchor.hash, anchor.created_at], 'run', ctx);

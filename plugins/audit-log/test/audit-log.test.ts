@@ -247,5 +247,12 @@ t.test('the audit log', async t => {
     const anchor = (await db.query('select anchor_index from audit_log_chain')).rows[0];
     t.ok(Number(anchor.anchor_index) > 0, 'the anchor keeps the last removed entry');
     t.match(await server.kernel.container.cradle.auditChain.verify(), { ok: true, from: Number(anchor.anchor_index) }, 'verify passes from the anchor');
+
+    // The chain's ends are made at the first seal (no migration writes them): removing them is found.
+    const ends = (await db.query('select * from audit_log_chain')).rows[0];
+    await db.query('delete from audit_log_chain');
+    t.match(await server.kernel.container.cradle.auditChain.verify(), { ok: false, problem: /ends \(table audit_log_chain\) were removed/ }, "the chain's removed ends are found");
+    await db.query('insert into audit_log_chain select * from json_populate_record(null::audit_log_chain, $1)', [JSON.stringify(ends)]);
+    t.match(await server.kernel.container.cradle.auditChain.verify(), { ok: true }, 'sound again once they are back');
   });
 });
