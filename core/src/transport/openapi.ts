@@ -42,7 +42,21 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string | 
     // Paths are relative to the server entry, which already ends in /api.
     transform: ({ schema, url }) => ({ schema: schema as never, url: url.replace(/^\/api/, '') }), // cast: as above
   });
-  await app.register(swaggerUi, { routePrefix: '/swagger', transformSpecificationClone: true, transformSpecification: spec => completeDocument(spec as OpenApiDoc) });
+  // The document is made once: it does not change once Berth serves, and making it (a deep copy and the
+  // error responses of 500+ operations, then YAML) took a second a request — a few at once starved the rest.
+  let completed: OpenApiDoc | undefined;
+  let asYaml: string | undefined;
+  // In a scope of its own: the hooks that serve the YAML once made run for the document's routes alone.
+  await app.register(async scope => {
+    scope.addHook('onRequest', async (req, reply) => {
+      if (asYaml !== undefined && req.method === 'GET' && req.url.split('?')[0] === '/swagger/yaml') return reply.type('application/x-yaml').send(asYaml);
+    });
+    scope.addHook('onSend', async (req, reply, payload) => {
+      if (asYaml === undefined && reply.statusCode === 200 && req.url.split('?')[0] === '/swagger/yaml' && typeof payload === 'string') asYaml = payload;
+      return payload;
+    });
+    await scope.register(swaggerUi, { routePrefix: '/swagger', transformSpecificationClone: true, transformSpecification: spec => (completed ??= completeDocument(spec as OpenApiDoc)) });
+  });
 }
 
 type OpenApiDoc = { servers?: { url: string }[]; paths: Record<string, Record<string, { responses?: Record<string, unknown>; security?: unknown[] }>> } & Record<string, unknown>;

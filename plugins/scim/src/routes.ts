@@ -72,8 +72,10 @@ export function scimRoutes(config: BerthConfig, cradle: () => Cradle, directory:
         scope.addContentTypeParser(['application/scim+json', 'application/json'], { parseAs: 'string', bodyLimit: MAX_PAYLOAD }, parseJson);
         scope.setErrorHandler(scimError);
         scope.setNotFoundHandler((req, reply) => send(reply, 404, { schemas: [SCHEMA.error], status: '404', detail: `No SCIM endpoint ${req.method} ${req.url.split('?')[0]}` }));
-        // The token first, before any body is read.
-        scope.addHook('onRequest', async req => {
+        // The token once the body is read (at most MAX_PAYLOAD, as every raw route reads its body before
+        // its signature): a check that waits on the database before reading left an oversized upload
+        // stalled in the socket, and the 413 then closed on a client still writing (EPIPE).
+        scope.addHook('preValidation', async req => {
           const header = req.headers.authorization;
           const token = typeof header === 'string' && /^bearer /i.test(header) ? header.slice(7).trim() : '';
           const organizationId = token ? await cradle().scimProviders.organizationOf(token, cradle().orm.em.fork() as EntityManager) : null;
