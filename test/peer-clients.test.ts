@@ -155,11 +155,21 @@ const must = async (what: string, reply: Promise<{ status: number; body: any }>)
 };
 
 // An application running the test base image (busybox's sleep keeps its container up): schedules run in it, docker.* acts on it.
+// Restarted by its swarm on failure only: it exits 0 on TERM, so docker.*'s restart and stop of its
+// container leave the swarm be (with "any", each starts another task, and the task history the swarm
+// keeps — five a slot — removed the stopped container under load before docker.startContainer came:
+// a 404, stop 66's CI); its kill (137) brings a new task up for what runs after.
 const { project, environment } = await must('project.create', c.post('project.create', { name: 'Clients' }));
 const app = await must('application.create', c.post('application.create', { name: 'worker', environmentId: environment.environmentId }));
 await must(
   'application.update',
-  c.post('application.update', { applicationId: app.applicationId, command: 'sh', args: ['-c', 'trap "exit 0" TERM; while true; do sleep 1; done'], stopGracePeriodSwarm: 1_000_000_000 }),
+  c.post('application.update', {
+    applicationId: app.applicationId,
+    command: 'sh',
+    args: ['-c', 'trap "exit 0" TERM; while true; do sleep 1; done'],
+    stopGracePeriodSwarm: 1_000_000_000,
+    restartPolicySwarm: { Condition: 'on-failure' },
+  }),
 );
 await must('application.saveDockerProvider', c.post('application.saveDockerProvider', { applicationId: app.applicationId, dockerImage: TEST_BASE_IMAGE }));
 await must('admin.setupMonitoring', c.post('admin.setupMonitoring', { metricsConfig: { server: monitoring, containers: { refreshRate: 2, services: { include: [], exclude: [] } } } }));

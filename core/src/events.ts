@@ -6,7 +6,9 @@
 //   when one is open, so the stored row commits or rolls back with the change that caused it, and
 //   otherwise before the emitter returns. Its failure is the emitter's. A plain emit still reaches
 //   durable subscribers, after the emitter moved on, with an EntityManager of their own.
-// The bus knows nothing of what subscribers store.
+// The bus knows nothing of what subscribers store. What runs after the emitter moved on is tracked:
+// the kernel's stop waits for it (settled) before it closes the database, so a subscriber's write
+// is neither cut off nor left holding a connection the closing pool waits for.
 import { EventEmitter } from 'node:events';
 import type { EntityManager } from '@mikro-orm/postgresql';
 
@@ -26,6 +28,8 @@ export class EventBus {
   readonly #durable = new Map<keyof BerthEvents, Set<Durable<any>>>();
   readonly #onError: (e: unknown, event: string) => void;
   readonly #em: () => EntityManager;
+  /** Subscribers and listeners started after their emitter moved on and not yet done. */
+  readonly #running = new Set<Promise<void>>();
   /** `em` gives a fresh EntityManager to durable subscribers of an emit that brought none. */
   constructor(onError: (e: unknown, event: string) => void, em: () => EntityManager) {
     this.#onError = onError;
@@ -58,13 +62,33 @@ export class EventBus {
     for (const subscriber of this.#durable.get(event) ?? []) await subscriber(payload, em ?? this.#em());
     this.#emitter.emit(event, payload);
   }
+  /**
+   * Resolves once every subscriber and listener started after its emitter moved on is done (those
+   * they start in turn too), or after `withinMs` — whichever comes first: a listener that hangs
+   * must not hold a stop forever. True when all were done.
+   */
+  async settled(withinMs: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>(resolve => (timer = setTimeout(() => resolve(false), withinMs)));
+    const all = (async () => {
+      while (this.#running.size) await Promise.all([...this.#running]);
+      return true as const;
+    })();
+    try {
+      return await Promise.race([all, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
   /** Runs fn after the caller moved on; a failure is logged, never propagated. */
   #later(event: string, fn: () => void | Promise<void>): void {
-    queueMicrotask(
-      () =>
-        void Promise.resolve()
-          .then(fn)
-          .catch(e => this.#onError(e, event)),
-    );
+    const run = new Promise<void>(resolve => queueMicrotask(resolve))
+      .then(fn)
+      .then(
+        () => {},
+        e => this.#onError(e, event),
+      )
+      .finally(() => this.#running.delete(run));
+    this.#running.add(run);
   }
 }

@@ -216,6 +216,9 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
           await closing;
           clearInterval(sweep);
           clearTimeout(cut);
+          // What subscribers started after their emitters answered finishes first (an organization's
+          // removal deletes its sign-in settings so): the pool closes with no query of theirs in it.
+          if (!(await events.settled(SHUTDOWN_GRACE_MS))) log.warn('event subscribers still running at stop: the database closes under them');
           // Every step runs even when one fails (a lost database fails the first two), so the
           // embedded server is always stopped and the data directory unlocked.
           const failures: unknown[] = [];
