@@ -41,8 +41,18 @@ export async function verifyPassword(password: string, stored: string | null | u
  */
 export class SecretBox {
   readonly #key: Buffer;
+  readonly #secret: string;
   constructor(secret: string) {
+    this.#secret = secret;
     this.#key = Buffer.from(hkdfSync('sha256', secret, 'berth', 'secrets-at-rest', 32));
+  }
+  /**
+   * A key of its own for another purpose (an HMAC, say), derived from the same secret with the
+   * purpose as HKDF's info: never the encryption key, and one purpose's key tells nothing of another's.
+   */
+  deriveKey(purpose: string): Buffer {
+    if (purpose === 'secrets-at-rest') throw new Error('the encryption key is not handed out');
+    return Buffer.from(hkdfSync('sha256', this.#secret, 'berth', purpose, 32));
   }
   static fromConfig(secret: string | undefined, dataDir: string): SecretBox {
     if (secret) return new SecretBox(secret);

@@ -1,11 +1,13 @@
 // The audit log's hash chain. Entries are inserted unsealed (no hash: an insert never waits for
 // another, and several Berth processes may write); the sealer takes the unsealed rows in insert
 // order, under an advisory lock so one process seals at a time, and gives each the next chain index
-// and hash = sha256(previous hash || the row's canonical JSON). A row that commits late is sealed
+// and hash = HMAC-SHA256(previous hash || the row's canonical JSON), keyed by a key derived from the
+// instance's secret (dataDir/secret.key or BERTH_SECRET, never in the database): one who can write
+// the database but lacks the secret cannot rewrite an entry and recompute the chain after it. A row that commits late is sealed
 // later: the chain's order is the sealing order. The chain row keeps both ends: the head (the last
 // sealed entry: a removed tail shows) and the anchor (the last entry retention removed: verify starts
 // after it). verify walks the chain and names the first row edited, removed or out of chain.
-import { createHash } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type { EntityManager } from '@berth/core';
 
 const SEAL_LOCK = 'berth.audit-log.seal';
@@ -58,10 +60,10 @@ export function canonical(value: unknown): string {
   return JSON.stringify(value ?? null);
 }
 
-/** A row's hash after the previous one's. */
-export function rowHash(previous: string, row: Row): string {
+/** A row's hash after the previous one's, keyed. */
+export function rowHash(key: Buffer, previous: string, row: Row): string {
   const fields = Object.fromEntries(COLUMNS.map(c => [c, c === 'chain_index' ? Number(row[c]) : row[c]]));
-  return createHash('sha256').update(previous).update('\n').update(canonical(fields)).digest('hex');
+  return createHmac('sha256', key).update(previous).update('\n').update(canonical(fields)).digest('hex');
 }
 
 /** What verify found: ok, or the first break. */
@@ -82,9 +84,12 @@ async function lockedEnds(conn: ReturnType<EntityManager['getConnection']>, ctx:
 
 export class AuditChain {
   readonly #em: () => EntityManager;
+  readonly #key: Buffer;
 
-  constructor(em: () => EntityManager) {
+  /** `key`: the chain's HMAC key (SecretBox.deriveKey('audit-log-chain')). */
+  constructor(em: () => EntityManager, key: Buffer) {
     this.#em = em;
+    this.#key = key;
   }
 
   /** Seals every row committed unsealed; answers how many. */
@@ -105,7 +110,7 @@ export class AuditChain {
         const sealed: { id: string; ci: number; h: string }[] = [];
         for (const row of rows) {
           row.chain_index = ++index;
-          previous = rowHash(previous, row);
+          previous = rowHash(this.#key, previous, row);
           sealed.push({ id: row.id as string, ci: index, h: previous });
         }
         await conn.execute(
@@ -161,7 +166,7 @@ export class AuditChain {
             entryId: row.id as string,
             problem: `entries ${expected}${index - 1 > expected ? `–${index - 1}` : ''} of the chain were removed (the next is entry ${row.id as string}, chain index ${index})`,
           };
-        if (rowHash(previous, row) !== row.hash)
+        if (rowHash(this.#key, previous, row) !== row.hash)
           return { ok: false, checked, chainIndex: index, entryId: row.id as string, problem: `entry ${row.id as string} (chain index ${index}) was edited: its hash does not match its fields` };
         previous = row.hash;
         expected++;

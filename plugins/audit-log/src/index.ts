@@ -24,7 +24,7 @@ export default definePlugin({
     berth.entities(...auditLogEntities);
     berth.migrations(...auditLogMigrations);
     const em = () => berth.container.cradle.orm.em.fork();
-    const chain = new AuditChain(em);
+    const chain = new AuditChain(em, berth.container.cradle.secrets.deriveKey('audit-log-chain'));
     let kinds: readonly string[] | undefined;
     const workloadKinds = () =>
       (kinds ??=

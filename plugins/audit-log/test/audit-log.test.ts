@@ -11,7 +11,9 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { Client, otherOrganization, signUpAdmin, startTestServer, type Reply, type TestServer } from '@berth/core/testing';
+import { SecretBox } from '@berth/core';
 import { cli, nodeFlags, repoRoot } from '../../../test/helpers.ts';
+import { rowHash } from '../src/chain.ts';
 
 const run = promisify(execFile);
 const probePlugin = fileURLToPath(new URL('./probe-plugin', import.meta.url));
@@ -221,6 +223,37 @@ t.test('the audit log', async t => {
     t.match(JSON.parse(edited.stdout.trim().split('\n').pop()!), { ok: false, entryId: victim!.id });
     await db.query(`update audit_log set input = $2 where id = $1`, [victim!.id, victim!.input]);
     t.match(await server.kernel.container.cradle.auditChain.verify(), { ok: true }, 'sound again once the row is as it was');
+
+    // One who can write the database rewrites the entry and recomputes every hash after it, as the
+    // sealer does: without the instance's secret (a plain SHA-256 key, or another instance's key) the
+    // chain still breaks at that entry; with the secret's key (the control) it would pass.
+    const rechain = async (key: Buffer) => {
+      const conn = server.kernel.container.cradle.orm.em.fork().getConnection();
+      const from = Number(victim!.chain_index);
+      const [before] = await conn.execute<{ hash: string }[]>(`select coalesce((select hash from audit_log where chain_index = ?), (select anchor_hash from audit_log_chain)) as hash`, [from - 1]);
+      let previous = before!.hash; // the entry before the victim's, or the anchor's when it is the first
+      for (const row of await conn.execute<Parameters<typeof rowHash>[2][]>(`select * from audit_log where chain_index >= ? order by chain_index`, [from])) {
+        previous = rowHash(key, previous, row);
+        await conn.execute('update audit_log set hash = ? where id = ?', [previous, row.id]);
+      }
+      await conn.execute(`update audit_log_chain set head_hash = ?`, [previous]);
+    };
+    const secrets = server.kernel.container.cradle.secrets;
+    await db.query(`update audit_log set input = jsonb_set(input, '{name}', '"forged"') where id = $1`, [victim!.id]);
+    for (const [who, key] of [
+      ['an empty key', Buffer.alloc(32)],
+      ["another instance's secret", new SecretBox('another-instance-secret').deriveKey('audit-log-chain')],
+      ['a key of the secret for another purpose', secrets.deriveKey('something-else')],
+    ] as const) {
+      await rechain(key);
+      t.match(await server.kernel.container.cradle.auditChain.verify(), { ok: false, entryId: victim!.id }, `a chain recomputed with ${who} is found out at the edited entry`);
+    }
+    await rechain(secrets.deriveKey('audit-log-chain'));
+    t.match(await server.kernel.container.cradle.auditChain.verify(), { ok: true }, "the control: recomputed with the instance's own key, it passes (the key is what stops a forger)");
+    t.throws(() => secrets.deriveKey('secrets-at-rest'), /not handed out/, 'the encryption key itself is never handed out');
+    await db.query(`update audit_log set input = $2 where id = $1`, [victim!.id, victim!.input]);
+    await rechain(secrets.deriveKey('audit-log-chain'));
+    t.match(await server.kernel.container.cradle.auditChain.verify(), { ok: true }, 'the row restored, its chain sound');
 
     await db.query('delete from audit_log where id = $1', [removed!.id]);
     const gap = await server.kernel.container.cradle.auditChain.verify();
