@@ -7,11 +7,21 @@
 // reason; otherwise the push supersedes the workload's queued deployments and one is queued (202).
 // Every answer that names a workload is written to its delivery log.
 import path from 'node:path';
-import { isStorable, optionalService, type BerthConfig, type Cradle, type DeliveryHeaders, type EntityManager, type GitProvider, type Principal, type PullRequestEvent } from '@berth/core';
+import { isStorable, newId, optionalService, type BerthConfig, type Cradle, type DeliveryHeaders, type EntityManager, type GitProvider, type Principal, type PullRequestEvent } from '@berth/core';
 import type { PushTarget, WorkloadHooks, WorkloadKind } from '@berth/plugin-workloads';
 import { checkSignature, readDelivery, type Delivery } from './delivery.ts';
 import { WebhookDelivery } from './entities.ts';
 import { WebhookLinks } from './links.ts';
+
+/** Where a delivery came from, for the audit log. */
+interface Sender {
+  address: string | null;
+  userAgent: string | null;
+}
+const sender = (headers: Record<string, string | string[] | undefined>, address: string | null): Sender => {
+  const agent = headers['user-agent'];
+  return { address, userAgent: (Array.isArray(agent) ? agent[0] : agent)?.slice(0, 500) ?? null };
+};
 
 export interface HookAnswer {
   status: number;
@@ -67,11 +77,19 @@ export class HookService implements WorkloadHooks {
     this.#pullRequests.set(kind, handler);
   }
 
-  async receive(kind: WorkloadKind, refreshToken: string, headers: Record<string, string | string[] | undefined>, raw: Buffer, body: Record<string, unknown>, em: EntityManager): Promise<HookAnswer> {
+  async receive(
+    kind: WorkloadKind,
+    refreshToken: string,
+    headers: Record<string, string | string[] | undefined>,
+    raw: Buffer,
+    body: Record<string, unknown>,
+    em: EntityManager,
+    address: string | null = null,
+  ): Promise<HookAnswer> {
     // A token no column could hold (too long, a NUL, an unpaired surrogate) is no workload's.
     const target = refreshToken.length <= 255 && isStorable(refreshToken) ? await kind.push!.byRefreshToken(refreshToken, em) : null;
     if (!target) return { status: 404, body: { message: `${kind.label} not found: no ${kind.label.toLowerCase()} has this refresh token` } };
-    const delivery = readDelivery(headers, body, this.#cradle().providers.all('git'));
+    const delivery = { ...readDelivery(headers, body, this.#cradle().providers.all('git')), ...sender(headers, address) };
     let signatureOk: boolean | null = null;
     if (target.webhookSecret) {
       const check = checkSignature(headers, raw, delivery.forge, target.webhookSecret, this.#config.webhookToleranceSeconds);
@@ -93,13 +111,21 @@ export class HookService implements WorkloadHooks {
    * unauthenticated caller must not push a workload's real deliveries out of its last
    * webhookDeliveriesKept).
    */
-  async receiveApp(forge: GitProvider, kinds: WorkloadKind[], headers: DeliveryHeaders, raw: Buffer, body: Record<string, unknown>, em: EntityManager): Promise<HookAnswer> {
+  async receiveApp(
+    forge: GitProvider,
+    kinds: WorkloadKind[],
+    headers: DeliveryHeaders,
+    raw: Buffer,
+    body: Record<string, unknown>,
+    em: EntityManager,
+    address: string | null = null,
+  ): Promise<HookAnswer> {
     const skip = (status: number, reason: string): HookAnswer => ({ status, body: { message: reason, reason } });
     const [reader, label, type] = [forge.deliveries!, forge.label, forge.id];
     const app = reader.app!;
     const gitProviders = optionalService(this.#cradle(), 'gitProviders');
     if (!gitProviders) return skip(404, `${label} App deliveries need the git-provider plugin, which is not enabled`);
-    const delivery = readDelivery(headers, body, this.#cradle().providers.all('git'));
+    const delivery = { ...readDelivery(headers, body, this.#cradle().providers.all('git')), ...sender(headers, address) };
     // With no secret yet, verify only says whether the delivery carries the forge's signature header at all (null: none).
     if (reader.verify(headers, raw, '') === null) return skip(401, `missing signature: a ${label} App delivery carries ${reader.signatureHeader}`);
     const { installationId, appId } = app.origin(body, delivery);
@@ -202,8 +228,9 @@ export class HookService implements WorkloadHooks {
     return { status: 202, body: { message: 'deployment queued', deploymentId } };
   }
 
-  async #log(kind: WorkloadKind, target: PushTarget, d: Delivery, signatureOk: boolean | null, answer: HookAnswer, em: EntityManager): Promise<HookAnswer> {
+  async #log(kind: WorkloadKind, target: PushTarget, d: Delivery & Sender, signatureOk: boolean | null, answer: HookAnswer, em: EntityManager): Promise<HookAnswer> {
     const { id, organizationId } = target.workload;
+    this.#audit(kind, target, d, answer, em);
     em.create(WebhookDelivery, {
       targetType: kind.kind,
       targetId: id,
@@ -227,6 +254,41 @@ export class HookService implements WorkloadHooks {
     );
     if (old.length) await em.nativeDelete(WebhookDelivery, { webhookDeliveryId: { $in: old.map(o => o.webhookDeliveryId) } });
     return answer;
+  }
+
+  /**
+   * The audit log's entry of a delivery that reached a workload and queued a deployment (202) or was
+   * refused for its signature (401): in the same flush as the delivery's log row. Deliveries that
+   * name no workload or decide nothing change nothing and are not entered (an anonymous caller must
+   * not grow an organization's audit log). Its actor is the hook (`hook:<provider>`).
+   */
+  #audit(kind: WorkloadKind, target: PushTarget, d: Delivery & Sender, answer: HookAnswer, em: EntityManager): void {
+    if (answer.status !== 202 && answer.status !== 401) return;
+    const sink = optionalService(this.#cradle(), 'auditSink');
+    if (!sink) return;
+    const idField = `${kind.kind}Id`;
+    const deploymentId = answer.status === 202 ? (answer.body.deploymentId ?? null) : null;
+    sink.create(
+      em,
+      {
+        requestId: d.deliveryId?.slice(0, 128) ?? newId(),
+        procedure: `${kind.kind}.deploy`,
+        actor: `hook:${d.provider}`,
+        principal: null,
+        organizationId: target.workload.organizationId,
+        targetIds: { [idField]: target.workload.id, ...(deploymentId ? { deploymentId } : {}) },
+        input: {
+          event: d.event.slice(0, 64),
+          ref: (d.tag ? `refs/tags/${d.tag}` : d.branch ? `refs/heads/${d.branch}` : null)?.slice(0, 255) ?? null,
+          commit: d.commit?.slice(0, 64) ?? null,
+          deliveryId: d.deliveryId?.slice(0, 128) ?? null,
+        },
+        address: d.address,
+        userAgent: d.userAgent,
+        at: new Date(),
+      },
+      answer.status === 202 ? { outcome: 'success' } : { outcome: 'error', code: 'UNAUTHORIZED', message: String(answer.body.reason ?? answer.body.message) },
+    );
   }
 
   /** The workload's delivery log, newest first. */

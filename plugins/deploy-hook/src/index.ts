@@ -61,13 +61,13 @@ function routes(berth: BerthHost, hooks: HookService, kinds: () => WorkloadKind[
   return async (app: Parameters<Parameters<BerthHost['http']>[0]>[0]) => {
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 5 * 1024 * 1024 }, (_req, body, done) => done(null, body));
-    const handle = async (req: { params: unknown; headers: Record<string, string | string[] | undefined>; body: unknown }, reply: { code(n: number): { send(b: unknown): unknown } }) => {
+    const handle = async (req: { ip: string; params: unknown; headers: Record<string, string | string[] | undefined>; body: unknown }, reply: { code(n: number): { send(b: unknown): unknown } }) => {
       const { refreshToken, hookPath = '' } = req.params as { refreshToken: string; hookPath?: string };
       const kind = kinds().find(k => k.push?.hookPath === hookPath);
       if (!kind) return reply.code(404).send({ message: `No workload kind takes pushes at /api/deploy/${hookPath ? `${hookPath}/` : ''}{refreshToken}` });
       const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const em = berth.container.cradle.orm.em.fork();
-      const answer = await hooks.receive(kind, refreshToken, req.headers, raw, bodyOf(raw, req.headers['content-type'] as string | undefined), em);
+      const answer = await hooks.receive(kind, refreshToken, req.headers, raw, bodyOf(raw, req.headers['content-type'] as string | undefined), em, req.ip);
       return reply.code(answer.status).send(answer.body);
     };
     // A forge whose deliveries have an app (GitHub's App) takes them at /api/deploy/<forge>.
@@ -89,7 +89,7 @@ function routes(berth: BerthHost, hooks: HookService, kinds: () => WorkloadKind[
         async (req, reply) => {
           const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
           const em = berth.container.cradle.orm.em.fork();
-          const answer = await hooks.receiveApp(forge, kinds(), req.headers, raw, bodyOf(raw, req.headers['content-type']), em);
+          const answer = await hooks.receiveApp(forge, kinds(), req.headers, raw, bodyOf(raw, req.headers['content-type']), em, req.ip);
           return reply.code(answer.status as 200).send(answer.body); // cast: the hook answers only the statuses the schema lists
         },
       );
