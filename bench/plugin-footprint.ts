@@ -45,6 +45,9 @@ export const pluginParts: Record<string, { providers: Record<string, string[]>; 
   // scim-patch and scim2-parse-filter load at the first PATCH or filter only
   scim: { providers: {} },
   'audit-log': { providers: {} },
+  'custom-role': { providers: {} },
+  // openid-client and @node-saml/node-saml load at the first sign-in or provider check only
+  sso: { providers: {} },
 };
 
 /** The built-in plugins that need `name` (their `dependencies` in src/index.ts), directly or through another: a start without it leaves them out too. */

@@ -247,8 +247,11 @@ t.test('withoutComments takes out comments and nothing else', async t => {
 // change, saying what it was for. +20,000 (issue 50): the permission every procedure declares and
 // the transport checks — the peer's statements and roles, members' grants and records, the checks
 // and the lists' narrowing (about 14,500) — and the audit capture every mutation passes through, in
-// the change's transaction (about 4,300), measured at 143,662 with them.
-const KERNEL_CODE_CAP = 145_800;
+// the change's transaction (about 4,300), measured at 143,662 with them. +2,500 (issue 50): a
+// member's records checked through the sub-records an input names by their own ids
+// (berth.recordOwners, core/src/record-owners.ts, and the transport's check: about 2,400) and the
+// event bus's bookkeeping the stop waits for (about 400), measured at 147,468 with them.
+const KERNEL_CODE_CAP = 148_300;
 
 t.test(`the kernel keeps kernel work: core/src holds under ${KERNEL_CODE_CAP} characters of code, comments, contracts and test kits aside`, async t => {
   const files = sources(path.join(repoRoot, 'core/src')).filter(f => !f.includes(`${path.sep}contracts${path.sep}`) && !path.basename(f).startsWith('testing'));

@@ -23,6 +23,7 @@ export {
 export { BerthError, badRequest, invalidField, parseField, unauthorized, forbidden, notFound, conflict, unavailable, type ErrorCode, type Issue } from './errors.ts';
 export { optionalService, type Cradle, type BerthContainer, type Logger } from './container.ts';
 export { RequestScope, findOwned } from './request-scope.ts';
+export { ownerColumn, type RecordOwner, type RecordRef, type OwnerLookup } from './record-owners.ts';
 export { AuditCapture, auditInput, actorOf, type AuditContext, type AuditOutcome, type AuditSink } from './audit/capture.ts';
 export { EventBus, type BerthEvents } from './events.ts';
 export { systemClock, type Clock } from './clock.ts';

@@ -27,6 +27,7 @@ import { refuseUnknown } from './config-sections.ts';
 import { loadProviders } from './provider-loader.ts';
 import type { BerthHost, Kernel, KernelOptions, PluginInfo } from './plugin.ts';
 import { credentials, mountProcedures } from './transport/http.ts';
+import { addRecordOwners, type RecordOwners } from './transport/permission-check.ts';
 import { handleError } from './transport/errors.ts';
 import { registerOpenApi } from './transport/openapi.ts';
 import { coreProcedures } from './core-procedures.ts';
@@ -117,6 +118,7 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
     const entities: EntitySchema<any, any>[] = [...identityEntities];
     const migrations: MigrationObject[] = [...identityMigrations];
     const startHooks: ((c: Cradle) => Promise<void> | void)[] = [];
+    const recordOwners: RecordOwners = new Map();
     const host: BerthHost = {
       config,
       container,
@@ -127,6 +129,7 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
       procedures: (...p) => registry.add(...p),
       provide: regs => void container.register(regs as never), // cast: a plugin's own Cradle keys
       onStart: fn => void startHooks.push(fn),
+      recordOwners: owners => addRecordOwners(recordOwners, owners),
       headless: options.headless === true,
       http: routes =>
         void app.register(async scope => {
@@ -171,7 +174,7 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
     jobs.every('1 hour', 'berth.purgeExpiredSessions');
 
     if (!options.headless) {
-      mountProcedures(app, { registry, container, checkResponses: config.checkResponses });
+      mountProcedures(app, { registry, container, checkResponses: config.checkResponses, recordOwners });
       app.get('/health', { schema: { hide: true } }, async () => ({ status: 'ok' }));
     }
     await app.ready();

@@ -14,6 +14,7 @@ import type { BerthContainer, Cradle } from './container.ts';
 import type { Principal, Procedure, ProcedureFactory } from './procedure.ts';
 import type { JobScheduler } from './jobs.ts';
 import type { EventBus } from './events.ts';
+import type { RecordOwner } from './record-owners.ts';
 
 export interface BerthHost {
   readonly config: BerthConfig;
@@ -30,6 +31,13 @@ export interface BerthHost {
   provide(registrations: Partial<NameAndRegistrationPair<Cradle>> & NameAndRegistrationPair<any>): void;
   /** Runs once the database is migrated, before the server listens (e.g. recover interrupted work). */
   onStart(fn: (cradle: Cradle) => Promise<void> | void): void;
+  /**
+   * For each input field naming a record of the plugin that belongs to a service, environment or
+   * project (`domainId`: its domain's service), how to find that owner: a member given records one
+   * by one reaches the record only through its owner (404 otherwise). A field means the same on
+   * every procedure; declaring one twice, or one the transport checks itself (applicationId…), stops the boot.
+   */
+  recordOwners(owners: Readonly<Record<string, RecordOwner>>): void;
   /** True when an operator command opened the kernel (no HTTP server will listen). */
   readonly headless: boolean;
   /**

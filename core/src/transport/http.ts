@@ -11,12 +11,14 @@ import { emptyStringFields } from '../empty-strings.ts';
 import { dataError, errorBody, toBerthError } from './errors.ts';
 import { callContext } from '../audit/capture.ts';
 import { acceptMultipart, fileMissing, isMultipart, readUpload, removeUpload, uploadCap } from './multipart.ts';
-import { assertPermitted, assertReaches } from './permission-check.ts';
+import { assertPermitted, assertReaches, type RecordOwners } from './permission-check.ts';
 
 export interface TransportOptions {
   registry: ProcedureRegistry;
   container: BerthContainer;
   checkResponses: boolean;
+  /** The sub-records' owners the plugins declared, checked for a member given records one by one. */
+  recordOwners: RecordOwners;
 }
 
 /** Headers a reverse proxy adds: a request carrying one did not come from this machine, whatever the socket says. */
@@ -35,7 +37,7 @@ export function credentials(req: FastifyRequest) {
   return { apiKey, bearer };
 }
 
-export function mountProcedures(app: FastifyInstance, { registry, container, checkResponses }: TransportOptions): void {
+export function mountProcedures(app: FastifyInstance, { registry, container, checkResponses, recordOwners }: TransportOptions): void {
   const sessions = container.cradle.sessions;
   const orm = container.cradle.orm;
   const accounts = container.cradle.accounts;
@@ -105,7 +107,7 @@ export function mountProcedures(app: FastifyInstance, { registry, container, che
     const input = parseInput(proc.input, raw, coerce, emptyStringFields(proc.path));
     if (proc.multipart && !file) throw fileMissing(proc.multipart);
     if (principal && typeof proc.scope === 'object' && actsOnInstance(proc.scope, input)) await assertInstanceOperator(principal, proc.scope.host);
-    if (principal && proc.scope !== 'public') assertReaches(principal, input);
+    if (principal && proc.scope !== 'public') await assertReaches(principal, input, recordOwners, () => orm.em.fork());
     const scope = container.createScope();
     scope.register({ em: asFunction(() => orm.em.fork()).scoped(), principal: asValue(principal) });
     const ctx: ProcedureContext = {

@@ -1,9 +1,12 @@
 // The transport's permission checks: the permission a procedure declares against the caller's
-// grants (before the input is read), then the records the input names against the records the
-// caller was given (once the input is judged). Handlers never test permissions themselves.
+// grants (before the input is read), then the records the input names — directly, or through the
+// record a sub-record belongs to — against the records the caller was given (once the input is
+// judged). Handlers never test permissions themselves.
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { forbidden, notFound } from '../errors.ts';
 import { allows, reaches, SERVICE_ID_FIELDS, type RecordKind } from '../permissions.ts';
 import type { Principal, Procedure } from '../procedure.ts';
+import type { OwnerLookup, RecordOwner, RecordRef } from '../record-owners.ts';
 
 /** FORBIDDEN unless the caller's role, custom role or switches give what the procedure declares. */
 export function assertPermitted(proc: Procedure, principal: Principal): void {
@@ -30,15 +33,46 @@ const RECORD_FIELDS: Readonly<Record<string, RecordKind>> = {
 };
 
 /**
- * NOT_FOUND when the input names a record the caller was not given — as a record of another
- * organization is, so a member cannot tell the two apart. Owners, admins and members given every
- * record pass.
+ * The input fields that name a sub-record (domainId, mountId, deploymentId…) and how to find the
+ * record it belongs to, as the plugins declare them (`berth.recordOwners`). Like RECORD_FIELDS, a
+ * field means the same on every procedure.
  */
-export function assertReaches(principal: Principal, input: unknown): void {
+export type RecordOwners = Map<string, RecordOwner>;
+
+export function addRecordOwners(owners: RecordOwners, added: Readonly<Record<string, RecordOwner>>): void {
+  for (const [field, owner] of Object.entries(added)) {
+    if (field in RECORD_FIELDS || owners.has(field)) throw new Error(`recordOwners: ${field} is checked already (a record given one by one, or an owner declared before)`);
+    owners.set(field, owner);
+  }
+}
+
+/** The owner of the record `field` names: itself for a record given one by one, the declared lookup's answer for a sub-record, none for another field. */
+async function ownerOf(owners: RecordOwners, field: string, id: string, lookup: Omit<OwnerLookup, 'ownerOf'>): Promise<RecordRef | null> {
+  const kind = RECORD_FIELDS[field];
+  if (kind) return { kind, id };
+  return (await owners.get(field)?.owner(id, { ...lookup, ownerOf: (f, i) => ownerOf(owners, f, i, lookup) })) ?? null;
+}
+
+/**
+ * NOT_FOUND when the input names a record the caller was not given, or a sub-record of one — as a
+ * record of another organization is, so a member cannot tell the two apart. Owners, admins and
+ * members given every record pass without a lookup; a sub-record's owner is looked up (`em`: an
+ * entity manager of the check's own) only for a member given records one by one.
+ */
+export async function assertReaches(principal: Principal, input: unknown, owners: RecordOwners, em: () => EntityManager): Promise<void> {
   if (principal.grants.records === null || typeof input !== 'object' || input === null) return;
+  const fields = input as Record<string, unknown>;
   for (const [field, kind] of Object.entries(RECORD_FIELDS)) {
-    const id = (input as Record<string, unknown>)[field];
+    const id = fields[field];
     if (typeof id === 'string' && id !== '' && !reaches(principal.grants, kind, id)) throw notFound(RECORD_NAMES[kind]);
+  }
+  let lookup: Omit<OwnerLookup, 'ownerOf'> | undefined;
+  for (const [field, { what }] of owners) {
+    const id = fields[field];
+    if (typeof id !== 'string' || id === '') continue;
+    lookup ??= { organizationId: principal.organizationId, em: em() };
+    const owner = await ownerOf(owners, field, id, lookup);
+    if (owner && !reaches(principal.grants, owner.kind, owner.id)) throw notFound(what);
   }
 }
 

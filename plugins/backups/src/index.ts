@@ -1,7 +1,7 @@
-import { asValue, definePlugin, type EntityManager, type TSchema } from '@berth/core';
+import { asValue, definePlugin, ownerColumn, type EntityManager, type TSchema } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
 import config from './config.ts';
-import { Backup, VolumeBackup, backupEntities, type BackupRow, type VolumeBackupRow } from './entities.ts';
+import { Backup, Restore, VolumeBackup, VolumeRestore, backupEntities, type BackupRow, type VolumeBackupRow } from './entities.ts';
 import { backupMigrations } from './migrations.ts';
 import { backupProcedures, destinationProcedures } from './procedures.ts';
 import { DestinationService } from './destinations.ts';
@@ -62,6 +62,18 @@ export default definePlugin({
     const schedules = new BackupSchedules({ run: (row, em) => backups.runScheduled(row, em), volumes, em: () => cradle().orm.em.fork(), events: () => berth.events, logger: () => cradle().logger });
     berth.entities(...backupEntities);
     berth.migrations(...backupMigrations);
+    // A member given some services reaches a backup, a volume backup or a restore through its workload
+    // (a web-server backup belongs to none: changing or running one is the instance operators' alone).
+    // restoreBackup's databaseId is the workload itself; restoreId names no input, but a restore's
+    // deployment is reached through it.
+    const restoreOwner = ownerColumn(Restore, 'restoreId', 'databaseId');
+    const volumeRestoreOwner = ownerColumn(VolumeRestore, 'restoreId', 'serviceId');
+    berth.recordOwners({
+      backupId: { what: 'Backup', owner: ownerColumn(Backup, 'backupId', 'databaseId') },
+      volumeBackupId: { what: 'Volume backup', owner: ownerColumn(VolumeBackup, 'volumeBackupId', 'serviceId') },
+      databaseId: { what: 'Service', owner: async id => ({ kind: 'services', id }) },
+      restoreId: { what: 'Restore', owner: async (id, lookup) => (await restoreOwner(id, lookup)) ?? volumeRestoreOwner(id, lookup) },
+    });
     cradle().deployments.registerTarget({ type: RESTORE_TARGET, idField: 'restoreId' });
     cradle().deployments.register(new RestoreDeployer(runner, volumeRunner));
     cradle().deployments.registerTarget({ type: BACKUP_TARGET, idField: 'backupId' });

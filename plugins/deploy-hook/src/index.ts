@@ -120,7 +120,7 @@ export default definePlugin({
   version: pkg.version,
   config,
   dependencies: ['workloads', 'deployment'],
-  uses: ['git-provider'], // used when enabled (optionalService)
+  uses: ['git-provider', 'audit-log'], // used when enabled (optionalService): forge apps' deliveries; the audit log's entries of deliveries
   setup(berth) {
     const cradle = () => berth.container.cradle;
     const hooks = new HookService(berth.config, cradle);

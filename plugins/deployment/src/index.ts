@@ -1,7 +1,7 @@
 import { asClass, asValue, definePlugin } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
 import config from './config.ts';
-import { deploymentEntities } from './entities.ts';
+import { Deployment, deploymentEntities } from './entities.ts';
 import { deploymentMigrations } from './migrations.ts';
 import { deploymentProcedures } from './procedures.ts';
 import { DeploymentQueue } from './queue.ts';
@@ -35,6 +35,18 @@ export default definePlugin({
     queue.define();
     berth.entities(...deploymentEntities);
     berth.migrations(...deploymentMigrations);
+    // A member given some services reaches a deployment through what it ran: a workload, or a record
+    // of one (a backup, a schedule, a preview…) whose own owner decides. A server's has no service.
+    berth.recordOwners({
+      deploymentId: {
+        what: 'Deployment',
+        owner: async (deploymentId, { em, organizationId, ownerOf }) => {
+          const row = await em.findOne(Deployment, { deploymentId, organizationId });
+          const idField = row && store.targets().find(t => t.type === row.targetType)?.idField;
+          return idField ? ownerOf(idField, row.targetId) : null;
+        },
+      },
+    });
     berth.provide({
       deployments: asValue(store),
       deploymentStore: asValue(store),

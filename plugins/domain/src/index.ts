@@ -1,7 +1,7 @@
 // The domain plugin: domains, redirects and basic-auth users of workloads, served by the active
 // proxy provider (config `proxy`, env BERTH_PROXY), uploaded certificates, the proxy settings
 // operations and the domain preflight.
-import { asClass, asValue, ConfigError, definePlugin } from '@berth/core';
+import { asClass, asValue, ConfigError, definePlugin, ownerColumn } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
 import config from './config.ts';
 import { CertificateRequests } from './certificate-requests.ts';
@@ -9,7 +9,7 @@ import { CertificateService, EXPIRY_JOB } from './certificate-service.ts';
 import { DomainRequests } from './domain-requests.ts';
 import { DomainService } from './domain-service.ts';
 import { ProxyRecordDirectory } from './directory.ts';
-import { domainEntities } from './entities.ts';
+import { Domain, domainEntities, Redirect, Security } from './entities.ts';
 import { domainMigrations } from './migrations.ts';
 import { DomainPreflight } from './preflight.ts';
 import { domainProcedures } from './procedures.ts';
@@ -49,6 +49,12 @@ export default definePlugin({
     const accessLog = new AccessLog({ routing, settings });
     berth.entities(...domainEntities);
     berth.migrations(...domainMigrations);
+    // A member given some services reaches a domain, redirect or basic-auth user through its workload.
+    berth.recordOwners({
+      domainId: { what: 'Domain', owner: ownerColumn(Domain, 'domainId', 'serviceId') },
+      redirectId: { what: 'Redirect', owner: ownerColumn(Redirect, 'redirectId', 'serviceId') },
+      securityId: { what: 'Security', owner: ownerColumn(Security, 'securityId', 'serviceId') },
+    });
     berth.provide({
       domains: asValue(new ProxyRecordDirectory({ routing, domains, redirects, security })),
       proxyRouting: asValue(routing),

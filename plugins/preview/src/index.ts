@@ -2,11 +2,11 @@
 // plugin) deploy the pull request's branch as a service of its own (the application plugin's
 // variants) at a domain of the domain plugin's; previewDeployment.* as the peer's; a daily job
 // removes previews older than previewMaxAgeDays.
-import { asValue, definePlugin, optionalService, PreviewDeploymentFields, router, schema, Type } from '@berth/core';
+import { asValue, definePlugin, optionalService, ownerColumn, PreviewDeploymentFields, router, schema, Type } from '@berth/core';
 import { runProcedure } from '@berth/plugin-workloads';
 import pkg from '../package.json' with { type: 'json' };
 import config from './config.ts';
-import { previewEntities } from './entities.ts';
+import { PreviewDeployment, previewEntities } from './entities.ts';
 import { previewMigrations } from './migrations.ts';
 import { PreviewService, TARGET } from './service.ts';
 
@@ -26,6 +26,8 @@ export default definePlugin({
     const previews = new PreviewService(berth.config, cradle);
     berth.entities(...previewEntities);
     berth.migrations(...previewMigrations);
+    // A member given some services reaches a preview (and domain.create's previewDeploymentId) through its application.
+    berth.recordOwners({ previewDeploymentId: { what: 'Preview deployment', owner: ownerColumn(PreviewDeployment, 'previewDeploymentId', 'applicationId') } });
     berth.provide({ previews: asValue(previews) });
     cradle().deployments.register(previews.deployer);
     cradle().deployHooks.onPullRequest('application', (target, pr, _delivery, em) => previews.onPullRequest(target, pr, em)); // kind-names: previews are the application kind's

@@ -15,6 +15,8 @@ export default definePlugin({
     const projects = new ProjectService(() => berth.container.cradle.secrets);
     berth.entities(...projectEntities);
     berth.migrations(...projectMigrations);
+    // project.duplicate copies the source environment's whole project: a member given records one by one needs that environment.
+    berth.recordOwners({ sourceEnvironmentId: { what: 'Environment', owner: async id => ({ kind: 'environments', id }) } });
     berth.provide({ projects: asValue(projects), projectRequests: asClass(ProjectRequests).scoped() });
     const cradle = () => berth.container.cradle;
     // Without the environment plugin the kernel refuses to start (below); the schemas must still be made.

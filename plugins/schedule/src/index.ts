@@ -1,7 +1,7 @@
-import { asClass, asValue, definePlugin } from '@berth/core';
+import { asClass, asValue, definePlugin, ownerColumn } from '@berth/core';
 import pkg from '../package.json' with { type: 'json' };
 import config from './config.ts';
-import { scheduleEntities } from './entities.ts';
+import { Schedule, scheduleEntities } from './entities.ts';
 import { scheduleMigrations } from './migrations.ts';
 import { scheduleProcedures } from './procedures.ts';
 import { ScheduleRequests } from './requests.ts';
@@ -20,6 +20,9 @@ export default definePlugin({
     const store = new ScheduleStore(cradle);
     berth.entities(...scheduleEntities);
     berth.migrations(...scheduleMigrations);
+    // A member given some services reaches a workload's schedule through the workload; a server's or
+    // this machine's has no service (servers are not checked one by one: serverId is not either).
+    berth.recordOwners({ scheduleId: { what: 'Schedule', owner: ownerColumn(Schedule, 'scheduleId', 'serviceId') } });
     cradle().deployments.registerTarget({ type: SCHEDULE_TARGET, idField: 'scheduleId' });
     cradle().deployments.register(new ScheduleDeployer({ cradle, store, events: () => berth.events }));
     const ticker = new ScheduleTicker({ store, cradle, em: () => cradle().orm.em.fork(), logger: () => cradle().logger });

@@ -23,6 +23,8 @@ export default definePlugin({
     // Services made before owner labels are adopted when the engine is first used, not at boot
     // (the checks compare berth.id, which they carry already; only the organization label is added).
     hosts.afterReady(async () => void (await adoptServices(workloads, hosts, berth.container.cradle.orm.em.fork(), cradle.logger)));
+    // A workload's move (<kind>.move) names the environment it goes to: a member given records one by one needs that one too.
+    berth.recordOwners({ targetEnvironmentId: { what: 'Environment', owner: async id => ({ kind: 'environments', id }) } });
     berth.provide({ workloads: asValue(workloads), hostPorts: asValue(new HostPorts()), hostAccess: asClass(HostAccess).singleton() });
     // A changed platformNetwork is refused at boot while this instance's workloads sit on the former one.
     berth.onStart(async ({ orm }) => hosts.checkNetworkAtBoot(async (kind, id, em) => Boolean(await workloads.kind(kind)?.find(id, em)), orm.em.fork() as EntityManager));
