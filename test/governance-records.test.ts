@@ -94,6 +94,21 @@ t.test("a member given one service reaches its records, not another service's", 
     }
   });
 
+  t.test("the organization's deployment lists show the member the given service's deployments only", async t => {
+    const ids = (r: Reply, key: string) => (r.body as Record<string, string>[]).map(d => (key === 'id' ? d.id : d[key]));
+    for (const [op, key] of [
+      ['deployment.allCentralized', 'deploymentId'],
+      ['deployment.queueList', 'id'],
+    ] as const) {
+      const all = await a.get(op);
+      t.equal(all.status, 200);
+      t.ok(ids(all, key).includes(given.deploymentId) && ids(all, key).includes(notGiven.deploymentId), `${op}: the admin sees both services' deployments (the control)`);
+      const mine = await c.get(op);
+      t.equal(mine.status, 200);
+      t.same(ids(mine, key), [given.deploymentId], `${op}: the member sees the given service's only`);
+    }
+  });
+
   t.test("changing a record of the other service is refused and changes nothing; the given service's is changed", async t => {
     const removals: [string, string, keyof Records][] = [
       ['domain.delete', 'domain.one', 'domainId'],

@@ -43,16 +43,25 @@ export class DeploymentRequests extends RequestScope {
     return this.#views(rows.filter(r => r.organizationId === organizationId));
   }
 
-  /** The organization's deployments, newest first (at most `limit`). */
-  /** The organization's latest deployments, newest first, each joined with its workload (allCentralized). */
+  /**
+   * The deployments a caller given services one by one may see: those of the services given (the
+   * peer narrows allCentralized to the member's accessedServices); everyone else sees the
+   * organization's.
+   */
+  get #visible(): object {
+    const services = this.principal.grants.records?.services;
+    return services ? { organizationId: this.organizationId, targetId: { $in: [...services] } } : { organizationId: this.organizationId };
+  }
+
+  /** The organization's latest deployments, newest first (at most `limit`), each joined with its workload (allCentralized); narrowed to a member's services. */
   async all(limit = 500) {
-    const rows = await this.em.find(Deployment, { organizationId: this.organizationId }, { orderBy: newestFirst, limit });
+    const rows = await this.em.find(Deployment, this.#visible, { orderBy: newestFirst, limit });
     return centralized(this.#views(rows), this.cradle, this.#environments, this.organizationId, this.em);
   }
 
-  /** The organization's unfinished deployments as the peer's queue jobs, newest first (queueList). */
+  /** The organization's unfinished deployments as the peer's queue jobs, newest first (queueList); narrowed as allCentralized. */
   async queue() {
-    const rows = await this.em.find(Deployment, { organizationId: this.organizationId, status: { $in: ['queued', 'running'] } }, { orderBy: newestFirst });
+    const rows = await this.em.find(Deployment, { ...this.#visible, status: { $in: ['queued', 'running'] } }, { orderBy: newestFirst });
     return queueJobs(this.#views(rows), this.#store.targets(), this.cradle.workloads, this.#environments, this.organizationId, this.em);
   }
 
