@@ -19,6 +19,8 @@ export const SsoProvider = defineEntity({
     oidcConfig: p.text().nullable(),
     /** The SAML configuration as JSON text, sealed; null for an OIDC provider. */
     samlConfig: p.text().nullable(),
+    /** The role of the members it brings in (member, admin or a custom role's name). */
+    defaultRole: p.string().length(50).default('member'),
     createdAt: columns.createdAt(),
   },
 });

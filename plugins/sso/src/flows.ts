@@ -8,7 +8,7 @@
 // process, for 10 minutes, and is taken once.
 import { randomBytes } from 'node:crypto';
 import { BerthError, badRequest, forbidden, newId, notFound, unauthorized, vendorMessage, type Cradle, type EntityManager } from '@berth/core';
-import { Member, User } from '@berth/core';
+import { CustomRole, Member, User } from '@berth/core';
 import { SsoProvider } from './entities.ts';
 import { openConfig, originOf, settingsOf } from './service.ts';
 import type { OidcConfig, SamlConfig } from './schemas.ts';
@@ -154,7 +154,7 @@ export class SsoFlows {
   /**
    * The user the provider vouches for, in the provider's organization: a member found by e-mail, or
    * (an address of one of the provider's domains, unknown to Berth) a new account made a member
-   * with the default role. An account of the instance that is no member of the organization is
+   * with the provider's default role. An account of the instance that is no member of the organization is
    * refused: an organization's provider never signs in another organization's users.
    */
   async #signIn(em: EntityManager, provider: ProviderRow, pending: Pending, who: Asserted): Promise<SignedInAnswer> {
@@ -178,13 +178,20 @@ export class SsoFlows {
         defaultOrganizationId: provider.organizationId,
         createdAt: new Date(),
       } as any);
-      em.create(Member, { id: newId(), userId: user.id, organizationId: provider.organizationId, role: 'member', createdAt: new Date() });
+      em.create(Member, { id: newId(), userId: user.id, organizationId: provider.organizationId, role: await this.#roleOfNewMember(em, provider), createdAt: new Date() });
       await em.flush();
       this.#cradle.sessions.invalidate();
     }
     const signed = await this.#cradle.sessions.signIn(user.id, 'session', provider.organizationId);
     const redirect = pending.callbackURL ? `${pending.callbackURL.split('#')[0]}#token=${encodeURIComponent(signed.token!)}` : null;
     return { token: signed.token!, userId: user.id, organizationId: provider.organizationId, redirect };
+  }
+
+  /** The provider's default role, while it is one: a custom role renamed or removed since gives member (the least). */
+  async #roleOfNewMember(em: EntityManager, provider: ProviderRow): Promise<string> {
+    const role = provider.defaultRole;
+    if (role === 'member' || role === 'admin') return role;
+    return (await em.count(CustomRole, { organizationId: provider.organizationId, role })) ? role : 'member';
   }
 
   async #oidcConfiguration(provider: ProviderRow, oidc: OidcConfig) {

@@ -88,6 +88,14 @@ export const SamlConfig = Type.Object({
 });
 export type SamlConfig = Static<typeof SamlConfig>;
 
+/** Berth's addition: the role of the people the provider brings in (just-in-time members). */
+const DefaultRole = Type.String({
+  minLength: 1,
+  maxLength: 50,
+  description:
+    "Berth's: the role a person signing in through this provider for the first time gets as a new member — member (the default), admin, or the name of one of the organization's custom roles (customRole.*); never owner. A custom role renamed or removed later: new people get member",
+});
+
 export const ProviderInput = Type.Object({
   providerId: ProviderId,
   issuer: Url('the identity provider’s issuer (OIDC) or entity id URL (SAML)'),
@@ -96,6 +104,7 @@ export const ProviderInput = Type.Object({
   samlConfig: Type.Optional(SamlConfig),
   organizationId: Type.Optional(Type.String({ maxLength: 64, description: 'the caller’s organization (a provider is always its organization’s; another one is not found)' })),
   overrideUserInfo: Type.Optional(Type.Boolean({ default: false, description: 'accepted; a known user’s name is not changed by a sign-in' })),
+  defaultRole: Type.Optional(DefaultRole),
 });
 export type ProviderInput = Static<typeof ProviderInput>;
 
@@ -107,6 +116,7 @@ export const ProviderView = Type.Object({
   oidcConfig: Nullable(Type.String({ description: 'the OIDC configuration as JSON text, its secrets masked' })),
   samlConfig: Nullable(Type.String({ description: 'the SAML configuration as JSON text, its keys masked' })),
   organizationId: Type.String(),
+  defaultRole: Type.String({ description: "Berth's: the role its just-in-time members get (member, admin or a custom role's name)" }),
 });
 export type ProviderView = Static<typeof ProviderView>;
 

@@ -1,7 +1,7 @@
 // An organization's SSO records, as its admins manage them: providers (their configuration sealed
 // with the SecretBox, answered with the secrets masked), trusted origins and enforced SSO. Every
 // read and write is confined to the caller's organization (RequestScope).
-import { RequestScope, SECRET_MASK, forbidden, invalidField, notFound, type Cradle, type EntityManager } from '@berth/core';
+import { CustomRole, RequestScope, SECRET_MASK, forbidden, invalidField, notFound, type Cradle, type EntityManager } from '@berth/core';
 import { SsoProvider, SsoSettings } from './entities.ts';
 import type { OidcConfig, ProviderInput, ProviderView, SamlConfig } from './schemas.ts';
 
@@ -76,6 +76,7 @@ export class SsoAdmin extends RequestScope {
       domain: domains.join(','),
       oidcConfig: this.#seal(input.oidcConfig),
       samlConfig: this.#seal(input.samlConfig),
+      defaultRole: await this.#defaultRole(input.defaultRole),
       createdAt: new Date(),
     });
     await this.em.flush();
@@ -93,6 +94,7 @@ export class SsoAdmin extends RequestScope {
     }
     row.issuer = input.issuer;
     row.domain = domains.join(',');
+    if (input.defaultRole !== undefined) row.defaultRole = await this.#defaultRole(input.defaultRole);
     row.userId = this.principal.userId;
     if (input.oidcConfig) row.oidcConfig = this.#seal(keepMasked(input.oidcConfig, this.#open(row.oidcConfig), OIDC_SECRETS));
     if (input.samlConfig) row.samlConfig = this.#seal(keepMasked(input.samlConfig, this.#open(row.samlConfig), SAML_SECRETS, ['spMetadata', SAML_METADATA_SECRETS]));
@@ -138,7 +140,17 @@ export class SsoAdmin extends RequestScope {
       oidcConfig: json(masked(this.#open(r.oidcConfig), OIDC_SECRETS)),
       samlConfig: json(masked(this.#open(r.samlConfig), SAML_SECRETS, ['spMetadata', SAML_METADATA_SECRETS])),
       organizationId: r.organizationId,
+      defaultRole: r.defaultRole,
     };
+  }
+
+  /** The role a provider's new members get: member unless given; owner never; a custom role of this organization's. */
+  async #defaultRole(given: string | undefined): Promise<string> {
+    if (given === undefined || given === 'member' || given === 'admin') return given ?? 'member';
+    if (given === 'owner') throw invalidField('defaultRole', 'cannot be owner: an organization has one owner, and no sign-in makes another');
+    if (!(await this.em.count(CustomRole, { organizationId: this.organizationId, role: given })))
+      throw invalidField('defaultRole', `${given} is no role of this organization: member, admin or a custom role's name (customRole.all)`);
+    return given;
   }
 
   #seal(config: OidcConfig | SamlConfig | Record<string, any> | undefined): string | null {

@@ -174,6 +174,33 @@ t.test('sso', async t => {
     t.equal((await acsPost(form)).status, 400, 'the same response replayed is refused');
   });
 
+  t.test("a provider's default role: its new members get it (member, admin or a custom role; never owner)", async t => {
+    const saml2 = { providerId: 'corp-saml', issuer: 'http://127.0.0.1:9/saml/idp', domains: ['saml.example.com'] };
+    t.equal(data(await a.get('sso.one', { providerId: 'corp-saml' })).defaultRole, 'member', 'member unless given');
+    for (const [role, why] of [
+      ['owner', /^defaultRole: cannot be owner/],
+      ['no-such-role', /^defaultRole: no-such-role is no role of this organization/],
+    ] as const) {
+      const bad = await a.post('sso.update', { ...saml2, defaultRole: role });
+      t.equal(bad.status, 400, `${role}: refused`);
+      t.match(bad.body.issues?.[0]?.message, why, 'naming the field');
+    }
+    t.equal((await a.post('customRole.create', { roleName: 'deployer', permissions: { deployment: ['create'] } })).status, 200);
+    t.equal((await a.post('sso.update', { ...saml2, defaultRole: 'deployer' })).status, 200, 'a custom role of the organization is taken (the control)');
+    t.equal(data(await a.get('sso.one', { providerId: 'corp-saml' })).defaultRole, 'deployer');
+    const sign = async (email: string) => {
+      const s = await start('corp-saml');
+      const r = await acsPost(saml.respond(s.location, { email, acs, audience: spEntityId }));
+      t.equal(r.status, 200, JSON.stringify(r.body));
+      return (await new Client(server.url, { token: r.body.token }).get('user.get')).body.role;
+    };
+    t.equal(await sign('dee@saml.example.com'), 'deployer', "a new person gets the provider's custom role");
+    t.equal(await sign('sam@saml.example.com'), 'member', 'a member signed in before keeps the role it has');
+    t.equal((await a.post('customRole.update', { roleName: 'deployer', newRoleName: 'shipper', permissions: { deployment: ['create'] } })).status, 200);
+    t.equal(await sign('ria@saml.example.com'), 'member', 'the role renamed since: a new person gets member, the least');
+    t.equal((await a.post('sso.update', { ...saml2, defaultRole: 'member' })).status, 200);
+  });
+
   t.test('enforceSSO: a member is refused password login; the instance owner is not', async t => {
     t.equal((await a.post('user.createUserWithCredentials', { email: 'pat@corp.example.com', password: 'member-password-1', role: 'member' })).status, 200);
     const member = { client: new Client(server.url, { token: data(await anonymous.post('auth.login', { email: 'pat@corp.example.com', password: 'member-password-1' })).token }) };
