@@ -94,6 +94,22 @@ t.test("a member given one service reaches its records, not another service's", 
     }
   });
 
+  t.test("a generic id read as the record its type names: the given service's answers, the other's is 404", async t => {
+    const reads: [string, (r: Records) => Record<string, string>][] = [
+      ['deployment.allByType', r => ({ id: r.applicationId, type: 'application' })],
+      ['deployment.allByType', r => ({ id: r.scheduleId, type: 'schedule' })],
+      ['schedule.list', r => ({ id: r.applicationId, scheduleType: 'application' })],
+      ['patch.byEntityId', r => ({ id: r.applicationId, type: 'application' })],
+      ['volumeBackups.list', r => ({ id: r.applicationId, volumeBackupType: 'application' })],
+    ];
+    for (const [op, input] of reads) {
+      const what = `${op} ${JSON.stringify(Object.keys(input(given)))} (${Object.values(input(given))[1]})`;
+      t.equal((await c.get(op, input(given))).status, 200, `${what}: the given service's answers (the control)`);
+      t.equal((await c.get(op, input(notGiven))).status, 404, `${what}: the other service's is not found`);
+      t.equal((await a.get(op, input(notGiven))).status, 200, `${what}: the admin reaches it`);
+    }
+  });
+
   t.test("the organization's deployment lists show the member the given service's deployments only", async t => {
     const ids = (r: Reply, key: string) => (r.body as Record<string, string>[]).map(d => (key === 'id' ? d.id : d[key]));
     for (const [op, key] of [

@@ -61,7 +61,7 @@ async function ownerOf(owners: RecordOwners, field: string, id: string, lookup: 
  */
 export async function assertReaches(principal: Principal, input: unknown, owners: RecordOwners, em: () => EntityManager): Promise<void> {
   if (principal.grants.records === null || typeof input !== 'object' || input === null) return;
-  const fields = input as Record<string, unknown>;
+  const fields = { ...(input as Record<string, unknown>), ...typedId(input as Record<string, unknown>) };
   for (const [field, kind] of Object.entries(RECORD_FIELDS)) {
     const id = fields[field];
     if (typeof id === 'string' && id !== '' && !reaches(principal.grants, kind, id)) throw notFound(RECORD_NAMES[kind]);
@@ -74,6 +74,28 @@ export async function assertReaches(principal: Principal, input: unknown, owners
     const owner = await ownerOf(owners, field, id, lookup);
     if (owner && !reaches(principal.grants, owner.kind, owner.id)) throw notFound(what);
   }
+}
+
+/**
+ * The fields beside a generic `id` that say what it names, in the peer's procedures that take one
+ * (deployment.allByType's `type`, schedule.list's `scheduleType`, volumeBackups.list's
+ * `volumeBackupType`, patch.*'s `type`).
+ */
+const ID_TYPE_FIELDS = ['type', 'scheduleType', 'volumeBackupType'] as const;
+
+/**
+ * A generic `id` as the field its type names (`{ id, type: '<kind>' }` → `<kind>Id`, a workload's;
+ * `{ id, type: 'backup' }` → `backupId`), so it is checked as that field is; nothing when the input
+ * has no such pair or already names that field itself.
+ */
+function typedId(fields: Record<string, unknown>): Record<string, string> {
+  const id = fields.id;
+  if (typeof id !== 'string' || id === '') return {};
+  for (const typeField of ID_TYPE_FIELDS) {
+    const type = fields[typeField];
+    if (typeof type === 'string' && /^[a-z][A-Za-z]{0,40}$/.test(type) && fields[`${type}Id`] === undefined) return { [`${type}Id`]: id };
+  }
+  return {};
 }
 
 const RECORD_NAMES: Readonly<Record<RecordKind, string>> = { projects: 'Project', environments: 'Environment', services: 'Service', gitProviders: 'Git provider', servers: 'Server' };
