@@ -474,7 +474,10 @@ t.test('every operation of the OpenAPI document answers bad input with a 4xx, ne
   const started = Date.now();
   let freshRecords = 0;
 
+  // BERTH_FUZZ_TIMES=<file> keeps each operation's time (ms, slowest first): where the fuzz's minutes go.
+  const times: [string, number][] = [];
   for (const op of operations) {
+    const opStarted = Date.now();
     const name = op.path;
     const refusedOnly = name in ACTS_HERE && !BASES[name];
     const removes = REMOVES.test(name.split('.')[1] ?? '') && !refusedOnly;
@@ -581,7 +584,16 @@ t.test('every operation of the OpenAPI document answers bad input with a 4xx, ne
     if (removes) await baseRequest();
     const restore = RESTORE_AFTER[name];
     if (restore) t.equal((await c.post(name, restore.body)).status, 200, `${name} put back: ${restore.why}`);
+    times.push([name, Date.now() - opStarted]);
   }
+  if (process.env.BERTH_FUZZ_TIMES)
+    writeFileSync(
+      process.env.BERTH_FUZZ_TIMES,
+      times
+        .sort(([, a], [, b]) => b - a)
+        .map(([n, ms]) => `${ms}\t${n}`)
+        .join('\n'),
+    );
   t.comment(`${freshRecords} records made for the operations that remove them`);
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   const figures = [...statuses.entries()]
