@@ -110,6 +110,29 @@ t.test("a member given one service reaches its records, not another service's", 
     }
   });
 
+  t.test("servers: a member given one sees and names that one only (the peer's accessedServers)", async t => {
+    const serverOf = async (name: string, ipAddress: string) => (await made('server.create', { name, ipAddress, port: 22, sshKeyId: null })).serverId as string;
+    const [mine, theirs] = [await serverOf('given-host', '192.0.2.21'), await serverOf('withheld-host', '192.0.2.22')];
+    const listed = async (client: Client) => ((await client.get('server.all')).body as { serverId: string }[]).map(s => s.serverId).filter(id => id === mine || id === theirs);
+    t.same((await listed(a)).sort(), [mine, theirs].sort(), 'the admin lists both (the control)');
+    // The member role reads no server (the peer's): a custom role that does, and deployments.
+    t.equal((await a.post('customRole.create', { roleName: 'server-reader', permissions: { server: ['read'], deployment: ['read'] } })).status, 200);
+    t.equal((await a.post('organization.updateMemberRole', { memberId: member.userId, role: 'server-reader' })).status, 200);
+    t.same(await listed(c), [], 'a member given no server lists none of them');
+    t.equal((await c.get('server.one', { serverId: mine })).status, 404, 'nor reads one');
+    t.equal((await a.post('user.assignPermissions', { ...grants, accessedServers: [mine] })).status, 200);
+    t.same(await listed(c), [mine], 'given one: it lists that one');
+    t.equal((await c.get('server.one', { serverId: mine })).status, 200, 'and reads it');
+    const other = await c.get('server.one', { serverId: theirs });
+    t.equal(other.status, 404, 'the other is not found');
+    t.equal(message(other), message(await c.get('server.one', { serverId: 'no-such-server' })), 'as an unknown id is');
+    const deploymentsOf = (serverId: string) => c.get('deployment.allByType', { id: serverId, type: 'server' });
+    t.equal((await deploymentsOf(theirs)).status, 404, 'its deployments are not found either (the generic id read as a serverId)');
+    t.same((await deploymentsOf(mine)).body, [], "the given server's answer (none yet)");
+    t.equal((await a.post('user.assignPermissions', grants)).status, 200, 'the grants as they were');
+    t.equal((await a.post('organization.updateMemberRole', { memberId: member.userId, role: 'member' })).status, 200, 'and the role');
+  });
+
   t.test("the organization's deployment lists show the member the given service's deployments only", async t => {
     const ids = (r: Reply, key: string) => (r.body as Record<string, string>[]).map(d => (key === 'id' ? d.id : d[key]));
     for (const [op, key] of [

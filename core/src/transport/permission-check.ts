@@ -18,7 +18,7 @@ export function assertPermitted(proc: Procedure, principal: Principal): void {
 
 /**
  * The input fields that name a record a member is given one by one (user.assignPermissions'
- * accessedProjects, accessedEnvironments, accessedServices, accessedGitProviders): the field name
+ * accessedProjects, accessedEnvironments, accessedServices, accessedGitProviders, accessedServers): the field name
  * is the peer's, the same on every procedure.
  */
 const RECORD_FIELDS: Readonly<Record<string, RecordKind>> = {
@@ -30,6 +30,9 @@ const RECORD_FIELDS: Readonly<Record<string, RecordKind>> = {
   gitlabId: 'gitProviders',
   bitbucketId: 'gitProviders',
   giteaId: 'gitProviders',
+  // The peer checks a workload's server and build server against accessedServers (getAccessibleServerIds).
+  serverId: 'servers',
+  buildServerId: 'servers',
 };
 
 /**

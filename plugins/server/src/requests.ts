@@ -53,9 +53,15 @@ export class ServerRequests extends RequestScope {
     return this.#detail(await this.#find(serverId));
   }
 
-  /** Newest first, each with the number of workloads on it. */
-  all() {
-    return this.cradle.servers.all(this.organizationId, this.em);
+  /** Newest first, each with the number of workloads on it; a member given servers one by one sees those (the peer's accessedServers). */
+  async all() {
+    return (await this.cradle.servers.all(this.organizationId, this.em)).filter(s => this.#given(s.serverId));
+  }
+
+  /** Whether the caller was given the server: owners, admins and members given every record are. */
+  #given(serverId: string): boolean {
+    const servers = this.principal.grants.records?.servers;
+    return !servers || servers.includes(serverId);
   }
 
   count(): Promise<number> {
@@ -65,7 +71,7 @@ export class ServerRequests extends RequestScope {
   /** Servers of a type that have a key (withSSHKey: deploy servers; buildServers: build servers), newest first. */
   async ofType(serverType: 'deploy' | 'build'): Promise<ServerView[]> {
     const rows = await this.em.find(Server, { organizationId: this.organizationId, serverType, sshKeyId: { $ne: null } }, { orderBy: newestFirst });
-    return rows.map(toView);
+    return rows.filter(r => this.#given(r.serverId)).map(toView);
   }
 
   forPermissions() {
