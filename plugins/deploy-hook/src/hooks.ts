@@ -257,17 +257,18 @@ export class HookService implements WorkloadHooks {
   }
 
   /**
-   * The audit log's entry of a delivery that reached a workload and queued a deployment (202) or was
-   * refused for its signature (401): in the same flush as the delivery's log row. Deliveries that
-   * name no workload or decide nothing change nothing and are not entered (an anonymous caller must
-   * not grow an organization's audit log). Its actor is the hook (`hook:<provider>`).
+   * The audit log's entry of a delivery that queued a deployment (202), in the same flush as the
+   * delivery's log row; its actor is the hook (`hook:<provider>`). Deliveries refused (a wrong or
+   * missing signature: 401) or that decide nothing change nothing and are not entered: whoever holds
+   * a hook's URL could grow the audit log without end, where the delivery log keeps only the newest
+   * (webhookDeliveriesKept) and says what was refused.
    */
   #audit(kind: WorkloadKind, target: PushTarget, d: Delivery & Sender, answer: HookAnswer, em: EntityManager): void {
-    if (answer.status !== 202 && answer.status !== 401) return;
+    if (answer.status !== 202) return;
     const sink = optionalService(this.#cradle(), 'auditSink');
     if (!sink) return;
     const idField = `${kind.kind}Id`;
-    const deploymentId = answer.status === 202 ? (answer.body.deploymentId ?? null) : null;
+    const deploymentId = answer.body.deploymentId ?? null;
     sink.create(
       em,
       {
@@ -287,7 +288,7 @@ export class HookService implements WorkloadHooks {
         userAgent: d.userAgent,
         at: new Date(),
       },
-      answer.status === 202 ? { outcome: 'success' } : { outcome: 'error', code: 'UNAUTHORIZED', message: String(answer.body.reason ?? answer.body.message) },
+      { outcome: 'success' },
     );
   }
 
