@@ -3,8 +3,8 @@
 // order, under an advisory lock so one process seals at a time, and gives each the next chain index
 // and hash = HMAC-SHA256(previous hash || the row's canonical JSON), keyed by a key derived from the
 // instance's secret (dataDir/secret.key or BERTH_SECRET, never in the database): one who can write
-// the database but lacks the secret cannot rewrite an entry and recompute the chain after it. A row that commits late is sealed
-// later: the chain's order is the sealing order. The chain row keeps both ends: the head (the last
+// the database but lacks the secret cannot rewrite an entry and recompute the chain after it. A row
+// that commits late is sealed later: the chain's order is the sealing order. The chain row keeps both ends: the head (the last
 // sealed entry: a removed tail shows) and the anchor (the last entry retention removed: verify starts
 // after it). verify walks the chain and names the first row edited, removed or out of chain.
 import { createHmac } from 'node:crypto';

@@ -23,6 +23,9 @@ const sender = (headers: Record<string, string | string[] | undefined>, address:
   return { address, userAgent: (Array.isArray(agent) ? agent[0] : agent)?.slice(0, 500) ?? null };
 };
 
+/** The git ref a delivery names (a tag's or a branch's), as its log row and audit entry keep it. */
+const refOf = (d: Delivery): string | null => (d.tag ? `refs/tags/${d.tag}` : d.branch ? `refs/heads/${d.branch}` : null)?.slice(0, 255) ?? null;
+
 export interface HookAnswer {
   status: number;
   body: { message: string; reason?: string; deploymentId?: string; workloads?: WorkloadAnswer[] };
@@ -242,7 +245,7 @@ export class HookService implements WorkloadHooks {
       statusCode: answer.status,
       decision: answer.body.reason ?? answer.body.message,
       deploymentId: answer.status === 202 ? (answer.body.deploymentId ?? null) : null,
-      ref: (d.tag ? `refs/tags/${d.tag}` : d.branch ? `refs/heads/${d.branch}` : null)?.slice(0, 255) ?? null,
+      ref: refOf(d),
       commit: d.commit?.slice(0, 64) ?? null,
     });
     await em.flush();
@@ -278,12 +281,7 @@ export class HookService implements WorkloadHooks {
         principal: null,
         organizationId: target.workload.organizationId,
         targetIds: { [idField]: target.workload.id, ...(deploymentId ? { deploymentId } : {}) },
-        input: {
-          event: d.event.slice(0, 64),
-          ref: (d.tag ? `refs/tags/${d.tag}` : d.branch ? `refs/heads/${d.branch}` : null)?.slice(0, 255) ?? null,
-          commit: d.commit?.slice(0, 64) ?? null,
-          deliveryId: d.deliveryId?.slice(0, 128) ?? null,
-        },
+        input: { event: d.event.slice(0, 64), ref: refOf(d), commit: d.commit?.slice(0, 64) ?? null, deliveryId: d.deliveryId?.slice(0, 128) ?? null },
         address: d.address,
         userAgent: d.userAgent,
         at: new Date(),

@@ -36,7 +36,7 @@ export default definePlugin({
     berth.entities(...deploymentEntities);
     berth.migrations(...deploymentMigrations);
     // A member given some services reaches a deployment through what it ran: a workload, or a record
-    // of one (a backup, a schedule, a preview…) whose own owner decides. A server's has no service.
+    // of one (a backup, a schedule, a preview…) whose own owner decides; a server's, the server (accessedServers).
     berth.recordOwners({
       deploymentId: {
         what: 'Deployment',
