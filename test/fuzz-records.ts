@@ -400,6 +400,18 @@ export async function fuzzRecords(
       ok('mounts.create', await c.post('mounts.create', { type: 'volume', volumeName: unique('vol'), mountPath: `/data/${n}`, serviceId: ids.applicationId, serviceType: 'application' })).mountId,
     // An application with nothing to deploy: its deployment is queued and fails at once, on the record (awaited: a queued one cannot be removed).
     deploymentId: async () => (await runFinished(c, 'application.deploy', { applicationId: await recipes.applicationId!() })).deploymentId,
+    // A release kept to roll back to: an application of a local image deployed for real (its service goes with the organization).
+    rollbackId: async () => {
+      const app = ok('application.create', await c.post('application.create', { name: unique('app'), environmentId }));
+      ok(
+        'application.update',
+        await c.post('application.update', { applicationId: app.applicationId, sourceType: 'docker', dockerImage: TEST_BASE_IMAGE, command: 'sleep 3600', stopGracePeriodSwarm: 1_000_000_000 }),
+      );
+      const deployed = await runFinished(c, 'application.deploy', { applicationId: app.applicationId });
+      if (deployed.state !== 'done') throw new Error(`the fuzz's release did not deploy: ${deployed.errorMessage}`);
+      const [release] = ok('deployment.allByType', await c.get('deployment.allByType', { id: app.applicationId, type: 'application' })).filter((d: { rollback: unknown }) => d.rollback);
+      return release.rollback.rollbackId;
+    },
     // A schedule of the run's application, off (its runs are runManually's: the application is never deployed, so each fails at once).
     // A patch of the run's application: one file of its repository (it has none, and is never deployed: nothing applies it).
     patchId: async () => ok('patch.create', await c.post('patch.create', { filePath: `${unique('fuzz')}.txt`, content: 'patched', applicationId: ids.applicationId })).patchId,

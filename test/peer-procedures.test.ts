@@ -12,8 +12,6 @@ import { peerDocumentPath } from '../scripts/empty-string-fields.ts';
 const GOVERNANCE = 'issue 50 (governance: roles, permissions, SSO, SCIM, audit log, forward auth, no licence)';
 const GOVERNANCE_ROUTERS: string[] = [];
 const GOVERNANCE_PROCEDURES: string[] = [];
-/** The delivery issue's router. */
-const DELIVERY = 'issue 51 (delivery without downtime: rollback.* with automatic rollback)';
 /** This issue's procedures not served yet, each with what it waits for. */
 const PENDING: Record<string, string> = {};
 
@@ -21,7 +19,6 @@ const PENDING: Record<string, string> = {};
 function pendingReason(name: string): string | undefined {
   const router = name.split('.')[0]!;
   if (GOVERNANCE_ROUTERS.includes(router) || GOVERNANCE_PROCEDURES.includes(name)) return GOVERNANCE;
-  if (router === 'rollback') return DELIVERY;
   return PENDING[name];
 }
 

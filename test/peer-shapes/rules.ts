@@ -235,6 +235,7 @@ export const BERTH_ONLY: Record<string, string> = {
   'settings.checkAndUpdateImage': "the older API variant's update check: answers as getUpdateData, nothing pulled (plugins/platform)",
   'cluster.joinServer':
     'Berth joins a server to a swarm itself, over its own connection, so that no join token is ever answered (the peer answers the token in addWorker/addManager for the user to run)',
+  'rollback.one': 'one kept release with its context (the peer answers them only inside deployment.allByType)',
 };
 
 /**
@@ -437,6 +438,9 @@ export const NO_REFERENCE: Record<string, string> = {
       'the peer answers rows of its scim_provider table picked by column ({ id, providerId, organizationId }), a generated token ({ scimToken, providerId }) or { success: true }, which the generator does not derive: Berth declares them in plugins/scim/src/schemas.ts, checked by plugins/scim/test/scim.test.ts',
     ]),
   ),
+  'rollback.rollback':
+    'the peer answers no value once its service is updated; Berth queues the rollback as a deployment and answers the release rolled back to, the deployment in its header (plugins/rollback/test/rollback.test.ts)',
+  'rollback.delete': 'the peer answers the rollback row with its deployment joined; Berth answers the release as it was, as deployment.allByType does (plugins/rollback/test/rollback.test.ts)',
 };
 
 /**
@@ -444,7 +448,7 @@ export const NO_REFERENCE: Record<string, string> = {
  * always-empty lists or always null, so their items' fields are not compared until their plugins
  * come. The shape test fails when Berth serves one of these namespaces (the exemption is stale).
  */
-export const NOT_SERVED_NAMESPACE: Record<string, string> = { rollback: 'rollback' };
+export const NOT_SERVED_NAMESPACE: Record<string, string> = {};
 /**
  * Relations of a namespace Berth serves that the records answering them do not join yet: always
  * null, their fields not compared, with why. Shrinks as the joins come.
@@ -453,7 +457,7 @@ export const NOT_JOINED: Record<string, string> = {
   buildServer: "a workload's build server: null until build servers are served (the registries issue)",
   registry: "an application's registry: null until the application's answers join it (registryId is answered; the peer's row carries the password, which Berth never answers)",
   buildRegistry: "an application's build registry: null until build servers are served (the registries issue)",
-  rollbackRegistry: "an application's rollback registry: null until rollbacks are served",
+  rollbackRegistry: "an application's rollback registry: null until the application's answers join it (rollbackRegistryId is answered)",
 };
 /**
  * Where a relation Berth joins elsewhere still answers null in one operation (its fields not

@@ -31,6 +31,8 @@ export interface DeploymentRecord {
   description: string | null;
   /** A tag the source checks out instead of the workload's branch (a tag push deploys its tag); not answered by the API. */
   checkout?: string;
+  /** A rollback deployment's release (the rollback entry it rolls out, rollback.rollback); not answered by the API. */
+  rollsBack?: string;
   /** Berth's state (the API answers it as `state`, and the peer's `status` derived from it). */
   state: DeploymentState;
   /** The job kind the deployer runs: deploy, redeploy, reload, start, stop... */
@@ -88,6 +90,8 @@ export interface EnqueueRequest {
   description?: string | null;
   /** See DeploymentRecord.checkout. */
   checkout?: string | null;
+  /** See DeploymentRecord.rollsBack. */
+  rollsBack?: string | null;
 }
 
 /** Registered as `deployments` by the deployment plugin. */

@@ -66,8 +66,42 @@ export class ApplicationDeployer extends RecordLifecycle<ApplicationRow, Applica
   }
 
   protected async deploy(row: ApplicationRow, action: string, run: DeploymentRun, engine: Engine): Promise<void> {
+    if (action === 'rollback') return this.#rollBack(row, run, engine);
     if (action !== 'deploy' && action !== 'redeploy') throw new Error(`Unknown application action "${action}"`);
     await this.#deploy(row, action, run, engine);
+  }
+
+  /**
+   * Rolls a kept release out again (rollback.rollback): its service as it ran — image by id, env,
+   * settings — under the application's current name and this run's labels; no fetch, no build.
+   */
+  async #rollBack(row: ApplicationRow, run: DeploymentRun, engine: Engine): Promise<void> {
+    const cradle = this.cradle();
+    const rollbacks = optionalService(cradle, 'workloadRollbacks');
+    if (!rollbacks) throw new Error('Rollbacks are not served here: the rollback plugin is disabled');
+    if (!run.deployment.rollsBack) throw new Error('A rollback deployment names the release it rolls out (rollback.rollback queues it)');
+    const { service, version } = await rollbacks.release(run.deployment.rollsBack, { kind: KIND, id: row.applicationId }, run.em);
+    for (const value of Object.values(service.env)) run.redact(value);
+    run.redact(service.registryAuth?.password);
+    await this.records.setStatus(row.applicationId, 'running', run.em);
+    const release: WorkloadService = { ...service, name: row.appName, ownerLabels: this.labels(row, run) };
+    run.log(`Rolling ${row.appName} back to release v${version} (${release.image}): no build`);
+    await engine.swarm.deployService(await this.pinned(row, release, run, engine), this.wait(run));
+    await this.#deployed(row, run, release.image, 'rollback');
+    run.log(`${row.appName} is running release v${version}`);
+  }
+
+  /** The status and what the bus's durable subscribers store (the notification outbox) commit together. */
+  async #deployed(row: ApplicationRow, run: DeploymentRun, image: string, action: string): Promise<void> {
+    const cradle = this.cradle();
+    await run.em.transactional(async tx => {
+      await this.records.setStatus(row.applicationId, 'done', tx);
+      await cradle.events.emitDurable(
+        'appDeploy',
+        { applicationId: row.applicationId, organizationId: row.organizationId, appName: row.appName, deploymentId: run.deployment.deploymentId, image, action, at: new Date().toISOString() },
+        tx,
+      );
+    });
   }
 
   /** Runs a variant of the application (a preview) on the application's engine; answers the image it runs. */
@@ -149,19 +183,38 @@ export class ApplicationDeployer extends RecordLifecycle<ApplicationRow, Applica
       ownerLabels: labels,
     };
     run.log(`Rolling out ${name} with ${image}`);
-    await swarm.deployService(variant ? service : await this.pinned(row, service, run, engine), this.wait(run));
-    if (!variant)
-      // The status and what the bus's durable subscribers store (the notification outbox) commit together.
-      await run.em.transactional(async tx => {
-        await this.records.setStatus(row.applicationId, 'done', tx);
-        await cradle.events.emitDurable(
-          'appDeploy',
-          { applicationId: row.applicationId, organizationId: row.organizationId, appName: row.appName, deploymentId: deployment.deploymentId, image, action, at: new Date().toISOString() },
-          tx,
-        );
-      });
+    const rolledOut = variant ? service : await this.pinned(row, service, run, engine);
+    await swarm.deployService(rolledOut, this.wait(run));
+    if (!variant) {
+      await this.#keepRelease(row, rolledOut, settings, run, engine);
+      await this.#deployed(row, run, image, action);
+    }
     run.log(`${name} is running ${image}`);
     return image;
+  }
+
+  /**
+   * Keeps the release that now runs to roll back to (the rollback plugin's, when enabled). It runs
+   * already: a failure to keep it is logged, and the deployment stays done.
+   */
+  async #keepRelease(row: ApplicationRow, service: WorkloadService, settings: Record<string, unknown>, run: DeploymentRun, engine: Engine): Promise<void> {
+    const rollbacks = optionalService(this.cradle(), 'workloadRollbacks');
+    if (!rollbacks) return;
+    const rollbackRegistryId = settings.rollbackActive ? ((settings.rollbackRegistryId as string | null) ?? null) : null;
+    try {
+      await rollbacks.keep(
+        {
+          workload: { kind: KIND, id: row.applicationId, organizationId: row.organizationId, serverId: engine.serverId, appName: row.appName },
+          deploymentId: run.deployment.deploymentId,
+          service,
+          docker: engine.docker,
+          rollbackRegistryId,
+        },
+        { em: run.em, signal: run.signal, log: line => run.log(line) },
+      );
+    } catch (e) {
+      run.log(`The release could not be kept to roll back to: ${(e as Error).message}`);
+    }
   }
 
   /**

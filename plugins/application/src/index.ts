@@ -15,7 +15,7 @@ export default definePlugin({
   version: pkg.version,
   // Applications live in environments and run through the deploy queue.
   dependencies: ['workloads', 'environment', 'deployment'],
-  uses: ['deploy-hook', 'domain', 'git-provider', 'mounts', 'port', 'preview', 'registry', 'ssh-key'], // used when enabled (optionalService)
+  uses: ['deploy-hook', 'domain', 'git-provider', 'mounts', 'port', 'preview', 'registry', 'rollback', 'ssh-key'], // used when enabled (optionalService)
   setup(berth) {
     const cradle = () => berth.container.cradle;
     const apps = new ApplicationService(

@@ -21,7 +21,7 @@ export default definePlugin({
   version: pkg.version,
   config,
   dependencies: ['hosts', 'deployment', 'workloads', 'server'],
-  uses: ['domain'], // its access log (optionalService), when enabled
+  uses: ['domain', 'rollback'], // when enabled (optionalService): the domain plugin's access log; the rollback plugin's kept releases, whose images stay
   setup(berth) {
     const cradle = () => berth.container.cradle;
     const cleanup = new CleanupService(cradle, { cron: () => berth.config.cleanupCron, thisMachine: () => berth.config.cleanupThisMachine });

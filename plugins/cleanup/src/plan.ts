@@ -3,7 +3,8 @@
 // removes those objects one by one (never a blanket prune, which would take what Berth must keep):
 // - containers: stopped ones (exited, created, dead); bytes = their writable layer;
 // - images: those no remaining container and no swarm service uses (a stopped service keeps its
-//   image); bytes = the layers no kept image shares (layers are counted by chain id);
+//   image) and no kept release holds (keptImages: the rollback tags); bytes = the layers no kept
+//   image shares (layers are counted by chain id);
 // - volumes: those no container mounts; bytes = their usage;
 // - builder: the build cache not in use (removed by the engine's prune: it keeps no owners).
 // Whatever `keep` says is owned (a live record's, another organization's) is never in the plan.
@@ -79,7 +80,7 @@ export async function diskUsage(docker: Docker, call: Call): Promise<DiskUsage> 
 const STOPPED = new Set(['exited', 'created', 'dead']);
 
 /** The plan of `steps` on the engine, in order (images after containers: an image used only by a removed container goes too). */
-export async function planCleanup(docker: Docker, steps: readonly Step[], keep: Keep, call: Call): Promise<StepPlan[]> {
+export async function planCleanup(docker: Docker, steps: readonly Step[], keep: Keep, call: Call, keptImages: ReadonlySet<string> = new Set()): Promise<StepPlan[]> {
   const containers = await call('list the containers', () => docker.listContainers({ all: true, size: true }));
   const removedContainers = new Set<string>();
   const out: StepPlan[] = [];
@@ -97,6 +98,7 @@ export async function planCleanup(docker: Docker, steps: readonly Step[], keep: 
         containers.filter(c => !removedContainers.has(c.Id)),
         keep,
         call,
+        keptImages,
       );
     } else if (step === 'volumes') {
       const df = await readDf(docker, call, 'read the volumes');
@@ -144,7 +146,7 @@ async function layersOf(docker: Docker, id: string, call: Call): Promise<Map<str
   return out;
 }
 
-async function planImages(docker: Docker, remaining: Docker.ContainerInfo[], keep: Keep, call: Call): Promise<PlannedObject[]> {
+async function planImages(docker: Docker, remaining: Docker.ContainerInfo[], keep: Keep, call: Call, keptImages: ReadonlySet<string>): Promise<PlannedObject[]> {
   const images = await call('list the images', () => docker.listImages({ all: false }));
   const services = await call('list the services', () => docker.listServices()).catch(() => [] as Docker.Service[]);
   const usedIds = new Set(remaining.map(c => c.ImageID));
@@ -155,7 +157,9 @@ async function planImages(docker: Docker, remaining: Docker.ContainerInfo[], kee
   const kept: Docker.ImageInfo[] = [];
   for (const image of images) {
     const byService = (image.RepoTags ?? []).some(t => serviceTags.has(t)) || (image.RepoDigests ?? []).some(d => serviceDigests.has(d.split('@')[1]!));
-    if (usedIds.has(image.Id) || byService || (await keep(image.Labels))) kept.push(image);
+    // A release kept to roll back to (the rollback plugin's tag) stays while it is one.
+    const release = (image.RepoTags ?? []).some(t => keptImages.has(t));
+    if (usedIds.has(image.Id) || byService || release || (await keep(image.Labels))) kept.push(image);
     else removable.push(image);
   }
   const keptLayers = new Set<string>();

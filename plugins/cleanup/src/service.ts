@@ -92,7 +92,9 @@ export class CleanupService implements Deployer {
     const docker = await (await hosts.of(serverId)).engine();
     const call = <T>(what: string, fn: () => Promise<T>) => hosts.call(what, fn);
     // One after the other: the engine runs one df at a time.
-    const steps = await planCleanup(docker, stepsOf(action), this.keep(organizationId, em), call);
+    // Every release kept on the host, whoever's: another organization's objects stay anyway.
+    const releases = (await optionalService(this.#cradle(), 'workloadRollbacks')?.keptImages(serverId, null, em)) ?? new Set<string>();
+    const steps = await planCleanup(docker, stepsOf(action), this.keep(organizationId, em), call, releases);
     const usage = await diskUsage(docker, call);
     return { serverId, steps, bytes: steps.reduce((s, p) => s + p.bytes, 0), diskUsage: usage };
   }

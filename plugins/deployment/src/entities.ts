@@ -12,6 +12,8 @@ export const Deployment = defineEntity({
     description: p.text().nullable(),
     /** A tag to check out instead of the workload's branch (a tag push deploys its tag); not answered. */
     checkout: p.string().length(255).nullable(),
+    /** A rollback deployment's release: the rollback entry it rolls out (rollback.rollback); not answered. */
+    rollsBack: p.string().length(32).nullable(),
     /** queued → running → done | error | cancelled */
     status: p.string().length(16),
     action: p.string().length(64),

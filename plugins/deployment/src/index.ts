@@ -16,7 +16,7 @@ export default definePlugin({
   version: pkg.version,
   config,
   dependencies: ['workloads'],
-  uses: ['server'], // used when enabled (optionalService): allCentralized joins the servers a deployment ran and built on
+  uses: ['server', 'rollback'], // used when enabled (optionalService): allCentralized joins the servers a deployment ran and built on; allByType the releases kept to roll back to
   setup(berth) {
     const cradle = () => berth.container.cradle;
     const store: DeploymentStore = new DeploymentStore(berth.config, berth.container.cradle.workloads, () => queue);

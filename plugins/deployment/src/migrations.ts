@@ -35,9 +35,17 @@ class DeploymentQueueSettings extends Migration {
   }
 }
 
+/** A rollback deployment names the release it rolls out (the rollback plugin's entry; no foreign key: that plugin may be disabled). */
+class DeploymentRollsBack extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`alter table "deployments" add column "rolls_back" varchar(32) null;`);
+  }
+}
+
 export const deploymentMigrations = [
   { name: 'Migration20261123001000_deployment_init', class: DeploymentInit },
   { name: 'Migration20270128000200_deployment_checkout', class: DeploymentCheckout },
   { name: 'Migration20270207000100_deployment_build_server', class: DeploymentBuildServer },
   { name: 'Migration20270710000000_deployment_queue_settings', class: DeploymentQueueSettings },
+  { name: 'Migration20271207000100_deployment_rolls_back', class: DeploymentRollsBack },
 ];

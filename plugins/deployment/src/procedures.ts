@@ -1,9 +1,10 @@
 // deployment.* — the deployments of the caller's organization: lists per target, one record,
 // its log, stopping and removing one. The live log is a raw route (stream.ts).
-import { Type, router } from '@berth/core';
+import { Type, router, schema } from '@berth/core';
 import type { DeploymentStore } from './service.ts';
-import { ApplicationIdInput, ComposeIdInput, DeploymentIdInput, LogText, ReadLogsInput, ServerIdInput, deploymentSchemas } from './schemas.ts';
+import { ApplicationIdInput, ComposeIdInput, DeploymentIdInput, DeploymentRollback, LogText, ReadLogsInput, ServerIdInput, deploymentSchemas } from './schemas.ts';
 
+const { Nullable } = schema;
 const deployment = router('deployment', 'organization');
 
 /** Made once every plugin is set up: the target types are the registered ones. */
@@ -35,10 +36,10 @@ export const deploymentProcedures = (store: DeploymentStore) => () => {
     }),
     deployment.query('allByType', {
       permission: 'deployment.read',
-      summary: 'The deployments of one target of the given type, newest first (each with the rollback it made: null until rollbacks come)',
+      summary: 'The deployments of one target of the given type, newest first, each with the release it made when that is kept to roll back to (else null)',
       input: ByTypeInput,
-      output: Type.Array(Type.Object({ ...DeploymentView.properties, rollback: Type.Null({ description: 'the rollback the deployment made: null until rollbacks are served' }) })),
-      handler: async ({ id, type }, ctx) => (await ctx.cradle.deploymentRequests.forTarget(type, id)).map(d => ({ ...d, rollback: null })),
+      output: Type.Array(Type.Object({ ...DeploymentView.properties, rollback: Nullable(DeploymentRollback) })),
+      handler: ({ id, type }, ctx) => ctx.cradle.deploymentRequests.forTargetWithReleases(type, id),
     }),
     deployment.query('allCentralized', {
       permission: 'deployment.read',

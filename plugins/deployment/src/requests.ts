@@ -6,6 +6,7 @@ import { badRequest, notFound, optionalService, RequestScope, type DeploymentTar
 import { centralized, queueJobs } from './centralized.ts';
 import { Deployment, type DeploymentRow } from './entities.ts';
 import { readTail, removeLog } from './log.ts';
+import type { RollbackEntry } from '@berth/plugin-workloads';
 import type { DeploymentView } from './schemas.ts';
 import { newestFirst, type DeploymentStore } from './service.ts';
 import { isFinished, toRecord, toView } from './views.ts';
@@ -41,6 +42,20 @@ export class DeploymentRequests extends RequestScope {
     // Without a resolver, the records say whose target it is.
     if (rows.length && rows.every(r => r.organizationId !== organizationId)) throw notFound(label(targetType));
     return this.#views(rows.filter(r => r.organizationId === organizationId));
+  }
+
+  /** The same, each with the release it made when that is kept to roll back to (the rollback plugin's; else null): deployment.allByType. */
+  async forTargetWithReleases(targetType: DeploymentTargetType, targetId: string): Promise<(DeploymentView & { rollback: RollbackEntry | null })[]> {
+    const views = await this.forTarget(targetType, targetId);
+    const releases = await optionalService(this.cradle, 'workloadRollbacks')?.forDeployments(
+      views.map(v => v.deploymentId),
+      this.organizationId,
+      this.em,
+    );
+    return views.map(v => {
+      const rollback = releases?.get(v.deploymentId) ?? null;
+      return { ...v, rollbackId: rollback?.rollbackId ?? null, rollback };
+    });
   }
 
   /**

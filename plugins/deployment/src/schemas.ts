@@ -37,11 +37,25 @@ const DeploymentFields = {
   startedAt: Nullable(Timestamp()),
   finishedAt: Nullable(Timestamp()),
   isPreviewDeployment: Type.Boolean(),
-  // The peer's fields of what Berth does not run yet: always null until it does.
   pid: Nullable(Type.String({ description: "the peer's process id of a running deployment; Berth cancels through the queue (always null)" })),
-  rollbackId: Nullable(Type.String({ description: 'the rollback a deployment made (rollbacks come later; null)' })),
+  rollbackId: Nullable(
+    Type.String({ description: 'the release the deployment made, kept to roll back to (rollback.rollback); answered by deployment.allByType, null elsewhere and without the rollback plugin' }),
+  ),
   buildServerId: Nullable(Type.String({ description: "the build server it built on (an application's buildServerId); null when it built where it runs" })),
 };
+
+/** A release a deployment made, kept to roll back to: the peer's rollback row (the rollback plugin's; fullContext without secrets). */
+export const DeploymentRollback = Type.Object(
+  {
+    rollbackId: Type.String(),
+    deploymentId: Type.String(),
+    version: Type.Integer({ description: "the release's number: rising, never given twice" }),
+    image: Type.String({ description: 'what a rollback rolls out: the rollback tag on the engine, or the rollback registry reference' }),
+    createdAt: Timestamp(),
+    fullContext: Type.Record(Type.String(), Type.Unknown(), { description: 'what the release ran, without env values or credentials' }),
+  },
+  { description: 'a release kept to roll back to (rollback.rollback takes its rollbackId)' },
+);
 
 export function deploymentSchemas(targets: TargetField[]) {
   const types = targets.map(t => t.type);

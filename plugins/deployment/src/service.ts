@@ -117,6 +117,7 @@ export class DeploymentStore implements DeploymentService {
       title: request.title,
       description: request.description ?? null,
       checkout: request.checkout ?? null,
+      rollsBack: request.rollsBack ?? null,
       status: 'queued',
       action: request.action,
       targetType: request.targetType,

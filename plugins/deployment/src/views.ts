@@ -8,6 +8,7 @@ export const toRecord = (d: DeploymentRow): DeploymentRecord => ({
   title: d.title,
   description: d.description ?? null,
   ...(d.checkout ? { checkout: d.checkout } : {}),
+  ...(d.rollsBack ? { rollsBack: d.rollsBack } : {}),
   state: d.status as DeploymentState,
   action: d.action,
   targetType: d.targetType as DeploymentTargetType,
@@ -30,7 +31,7 @@ export const toRecord = (d: DeploymentRow): DeploymentRecord => ({
  */
 export function toView(record: DeploymentRecord, targets: TargetField[]): DeploymentView {
   const ids = Object.fromEntries(targets.filter(t => t.idField !== 'serverId').map(t => [t.idField, record.targetType === t.type ? record.targetId : null]));
-  const { checkout: _checkout, ...answered } = record; // Berth's own, not the peer's: not answered
+  const { checkout: _checkout, rollsBack: _rollsBack, ...answered } = record; // Berth's own, not the peer's: not answered
   const { state } = record;
   return {
     ...answered,

@@ -9,7 +9,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { TSchema } from 'typebox';
 import type { DeploymentService, ProxyRoute } from '@berth/core';
 import type { HostServerDirectory, UserNetworkDirectory } from '@berth/plugin-hosts';
+import type Docker from 'dockerode';
 import type { WorkloadRef } from './registry.ts';
+import type { WorkloadService } from './services.ts';
 
 export interface MountRecord {
   mountId: string;
@@ -111,6 +113,43 @@ export interface WorkloadPatches {
   removeForWorkload(kind: string, id: string, em: EntityManager): Promise<void>;
 }
 
+/** A release that ran: what WorkloadRollbacks.keep stores to roll back to. */
+export interface Release {
+  workload: { kind: string; id: string; organizationId: string; serverId: string | null; appName: string };
+  /** The deployment that rolled it out. */
+  deploymentId: string;
+  /** The service as it was rolled out (its image the reference it ran). */
+  service: WorkloadService;
+  /** The engine that runs it (the image is kept there). */
+  docker: Docker;
+  /** The workload's rollback registry when rollbackActive is on: the image is pushed there, so any node can pull it. */
+  rollbackRegistryId: string | null;
+}
+
+/** Registered as `workloadRollbacks` by the rollback plugin: the releases a workload keeps to roll back to. */
+export interface WorkloadRollbacks {
+  /** Keeps a successful release (its image under a rollback tag, or pushed to the rollback registry) and lets the oldest beyond the configured count go. */
+  keep(release: Release, io: { em: EntityManager; signal: AbortSignal; log(line: string): void }): Promise<void>;
+  /** The service a rollback deployment rolls out (its registry credentials read now), and the release's number; throws when the release is gone. */
+  release(rollbackId: string, workload: { kind: string; id: string }, em: EntityManager): Promise<{ service: WorkloadService; version: number }>;
+  /** Deletes the workload's releases and their rollback tags (when the workload is deleted). */
+  removeForWorkload(kind: string, id: string, em: EntityManager): Promise<void>;
+  /** The image references kept as rollback targets on a host (null: this machine): a cleanup leaves them. */
+  keptImages(serverId: string | null, organizationId: string | null, em: EntityManager): Promise<Set<string>>;
+  /** The releases these deployments made, by deployment id, as deployment.allByType answers them (its `rollback`). */
+  forDeployments(deploymentIds: string[], organizationId: string, em: EntityManager): Promise<Map<string, RollbackEntry>>;
+}
+
+/** A kept release as the API answers it (the peer's rollback row; fullContext without secrets). */
+export interface RollbackEntry {
+  rollbackId: string;
+  deploymentId: string;
+  version: number;
+  image: string;
+  createdAt: string;
+  fullContext: Record<string, unknown>;
+}
+
 /** Registered as `workloadServers` by the server plugin (its `servers`): the remote servers a workload names (organizationOf: the placement check). */
 export interface WorkloadServers extends Pick<HostServerDirectory, 'organizationOf'> {
   /** The server a workload's serverId names, as the workload's answers join it; null without one or for another organization's. */
@@ -159,6 +198,8 @@ declare module '@berth/core' {
     workloadHooks: WorkloadHooks;
     /** From the patch plugin (absent when it is disabled). */
     workloadPatches: WorkloadPatches;
+    /** From the rollback plugin (absent when it is disabled). */
+    workloadRollbacks: WorkloadRollbacks;
     /** From the registry plugin (absent when it is disabled). */
     workloadRegistries: WorkloadRegistries;
     /** From the server plugin (absent when it is disabled). */

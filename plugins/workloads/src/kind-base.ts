@@ -96,6 +96,8 @@ export abstract class RecordKind<Row extends object> implements WorkloadKind {
     await optionalService(cradle, 'backupDirectory')?.removeForWorkload(this.kind, workload.id, em);
     await optionalService(cradle, 'scheduleDirectory')?.removeForWorkload(this.kind, workload.id, em);
     await optionalService(cradle, 'workloadPatches')?.removeForWorkload(this.kind, workload.id, em);
+    // Its kept releases and their rollback tags (the service is gone: the engine lets the images go).
+    await optionalService(cradle, 'workloadRollbacks')?.removeForWorkload(this.kind, workload.id, em);
     if (this.capabilities.domains) await optionalService(cradle, 'domains')?.removeForService(workload, em);
     await this.removeAttachments(row, em);
     // A push webhook Berth registered on its repository goes with it.

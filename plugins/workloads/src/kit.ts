@@ -30,6 +30,9 @@ export {
   type WorkloadDeployments,
   type WorkloadHooks,
   type WorkloadPatches,
+  type WorkloadRollbacks,
+  type Release,
+  type RollbackEntry,
   type WorkloadRegistries,
   type WorkloadServers,
 } from './attachments.ts';
