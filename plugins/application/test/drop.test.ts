@@ -22,7 +22,7 @@ import {
   type Reply,
 } from '@berth/core/testing';
 import { renamed, zipOf } from '@berth/provider-source-drop/testing';
-import { engineApps } from './engine-apps.ts';
+import { engineApps, served } from './engine-apps.ts';
 
 // Builds and rollouts on the engine take longer than tap's default per-file limit.
 t.setTimeout(600_000);
@@ -30,18 +30,6 @@ t.setTimeout(600_000);
 const UPLOAD_LIMIT = 256 * 1024;
 const MAX_ENTRIES = 20;
 const MAX_UNPACKED = 64 * 1024;
-
-/** The body served on the port once it matches `expect`, polled while the service (re)starts. */
-const served = (port: number, expect: RegExp) =>
-  waitFor(
-    `port ${port} serving ${expect}`,
-    async () => {
-      const res = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(2000) }).catch(() => null);
-      const body = res?.status === 200 ? await res.text() : '';
-      return expect.test(body) ? body : undefined;
-    },
-    { timeout: 30_000, interval: 200 },
-  );
 
 /** A site whose Dockerfile (in app/) serves its index page with busybox httpd on 8080; README.md beside app/ keeps the archive from being one folder. */
 const dockerSite = (text: string) =>

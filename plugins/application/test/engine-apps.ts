@@ -2,7 +2,19 @@
 // applications made for the test whose services are removed from the engine when it ends.
 import type { Test } from 'tap';
 import Docker from 'dockerode';
-import type { Client } from '@berth/core/testing';
+import { waitFor, type Client } from '@berth/core/testing';
+
+/** The body served on the port once it matches `expect` (a 200), polled while the service (re)starts. */
+export const served = (port: number, expect: RegExp) =>
+  waitFor(
+    `port ${port} serving ${expect}`,
+    async () => {
+      const res = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(2000) }).catch(() => null);
+      const body = res?.status === 200 ? await res.text() : '';
+      return expect.test(body) ? body : undefined;
+    },
+    { timeout: 30_000, interval: 100 },
+  );
 
 /** `call` (a 200 or a thrown error naming the operation) and `newApp` (an application of the environment, its service removed at teardown). */
 export function engineApps(t: Test, client: Client, environmentId: string) {

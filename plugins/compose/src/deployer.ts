@@ -240,7 +240,16 @@ export class ComposeDeployer extends RecordLifecycle<ComposeRow, ComposeService>
       await logins?.close();
     }
     run.log(`Waiting until ${services.join(', ')} run`);
-    await stack.waitRunning(services, since, this.#waitIo(run));
+    try {
+      await stack.waitRunning(services, since, this.#waitIo(run));
+    } catch (e) {
+      // A stack goes back as a whole: the services this release changed return to their previous spec.
+      if (type !== 'stack' || run.signal.aborted) throw e;
+      run.log(`${(e as Error).message}: rolling the stack back to its previous release`);
+      const { rolledBack, created } = await stack.rollBack(since, this.#waitIo(run));
+      run.log(`Rolled back: ${rolledBack.join(', ') || 'none'}${created.length ? `; new in this release, kept: ${created.join(', ')}` : ''}`);
+      throw new Error(`${(e as Error).message} — the stack was rolled back to its previous release (${rolledBack.join(', ') || 'no service had one'})`, { cause: e });
+    }
     await this.#checkProxyReach(stack, routes, run, network);
     await stack.tagRunningImages();
   }

@@ -96,6 +96,42 @@ export class StackEngine {
     }
   }
 
+  /**
+   * After a stack's deploy failed: every service the run changed (updated since `since`, with a
+   * previous spec) goes back to that spec, the ones Swarm did not roll back itself too, so the
+   * stack runs its previous release as a whole rather than half of each; waits until none is still
+   * rolling back. Answers the services sent back, and the new ones the release created (they have
+   * nothing to go back to and stay).
+   */
+  async rollBack(since: Date, io: WaitIo): Promise<{ rolledBack: string[]; created: string[] }> {
+    const rolledBack: string[] = [];
+    const created: string[] = [];
+    type Inspected = Docker.Service & { PreviousSpec?: unknown; UpdateStatus?: { State?: string } };
+    for (const svc of (await this.services()) as Inspected[]) {
+      const name = svc.Spec?.Name ?? svc.ID;
+      if (new Date(svc.UpdatedAt ?? svc.CreatedAt ?? 0) < since) continue;
+      // Swarm rolls this one back itself (its spec and previous spec swap as it starts).
+      if (svc.UpdateStatus?.State?.startsWith('rollback')) {
+        rolledBack.push(name);
+        continue;
+      }
+      if (!svc.PreviousSpec) {
+        created.push(name);
+        continue;
+      }
+      // The engine's own rollback (?rollback=previous): it checks the spec sent with it (the current one), then rolls out the previous.
+      await this.#docker.getService(svc.ID).update({ ...svc.Spec, _query: { version: svc.Version!.Index, rollback: 'previous' } } as never);
+      rolledBack.push(name);
+    }
+    const deadline = Date.now() + (io.timeoutMs ?? 300_000);
+    for (;;) {
+      const rolling = ((await this.services()) as Inspected[]).filter(s => rolledBack.includes(s.Spec?.Name ?? s.ID) && s.UpdateStatus?.State === 'rollback_started');
+      if (!rolling.length || Date.now() > deadline) break;
+      await sleep(250, io.signal);
+    }
+    return { rolledBack, created };
+  }
+
   /** What is not running yet, per service; throws when a service failed. */
   async #composePending(services: string[]): Promise<string[]> {
     const containers = await this.containers();
@@ -131,8 +167,11 @@ export class StackEngine {
         continue;
       }
       const update = (svc as { UpdateStatus?: { State?: string; Message?: string } }).UpdateStatus;
-      if (update?.State === 'rollback_completed' || update?.State === 'rollback_paused' || update?.State === 'paused') {
-        throw new Error(`service ${service}: the update failed and was ${update.State === 'paused' ? 'paused' : 'rolled back'} (${update.Message ?? 'no reason given'})`);
+      // rollback_started too: the update failed already, and the rollback's own task would pass for the new version's.
+      if (update?.State === 'rollback_started' || update?.State === 'rollback_completed' || update?.State === 'rollback_paused' || update?.State === 'paused') {
+        throw new Error(
+          `service ${service}: the update failed and was ${update.State === 'paused' ? 'paused' : update.State === 'rollback_started' ? 'being rolled back' : 'rolled back'} (${update.Message ?? 'no reason given'})`,
+        );
       }
       const tasks = (await this.#docker.listTasks({ filters: { service: [svc.ID] } })) as { CreatedAt?: string; DesiredState?: string; Status?: { State?: string; Err?: string } }[];
       const changed = new Date(svc.UpdatedAt ?? svc.CreatedAt ?? 0) >= since;

@@ -7,22 +7,10 @@
 import t from 'tap';
 import Docker from 'dockerode';
 import { startTestServer, signUpAdmin, makeGitRepo, freePort, waitFor, deploymentIdOf, deploymentFinished, runFinished, TEST_BASE_IMAGE, TEST_STATIC_IMAGE, type Client } from '@berth/core/testing';
-import { engineApps } from '../../application/test/engine-apps.ts';
+import { engineApps, served } from '../../application/test/engine-apps.ts';
 
 const docker = new Docker();
 t.setTimeout(300_000);
-
-/** The body served on the port once it matches `expect`, polled while the service (re)starts. */
-const served = (port: number, expect: RegExp) =>
-  waitFor(
-    `port ${port} serving ${expect}`,
-    async () => {
-      const res = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(2000) }).catch(() => null);
-      const body = res?.status === 200 ? await res.text() : '';
-      return expect.test(body) ? body : undefined;
-    },
-    { timeout: 30_000, interval: 100 },
-  );
 
 /** The image id the service's running task runs. */
 const runningImage = (appName: string) =>
