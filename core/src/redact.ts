@@ -4,6 +4,7 @@
 // taken from a record's secret-typed field (password, token, key, secret) is masked only when it
 // is 8 characters or longer, so that `true` or `root` are not masked everywhere they appear; a
 // value registered explicitly as a secret (a deployer's env values) from 3 characters on.
+import { storable } from './validation.ts';
 
 /** What a masked secret value becomes. */
 export const SECRET_MASK = '******';
@@ -84,15 +85,17 @@ export const MAX_RECORDED_TEXT = 2000;
 /**
  * A call's input as records of it keep it (the audit log): the value of every secret-typed field
  * (password, token, key, secret…) and of env and build-argument texts becomes SECRET_MASK, whatever
- * its length; long texts are cut, deep nesting and long lists stop.
+ * its length; long texts are cut, deep nesting and long lists stop. Text PostgreSQL cannot store (a
+ * NUL, an unpaired surrogate, one a cut made) reads as U+FFFD, so the record of a call refused for
+ * such a value is written too.
  */
 export function redactInput(value: unknown, depth = 6): unknown {
   const walk = (v: unknown, secret: boolean, level: number): unknown => {
     if (v === null || v === undefined || typeof v === 'boolean' || typeof v === 'number') return v ?? null;
-    if (typeof v === 'string') return secret && v !== '' ? SECRET_MASK : v.length > MAX_RECORDED_TEXT ? `${v.slice(0, MAX_RECORDED_TEXT)}…` : v;
+    if (typeof v === 'string') return secret && v !== '' ? SECRET_MASK : storable(v.length > MAX_RECORDED_TEXT ? `${v.slice(0, MAX_RECORDED_TEXT)}…` : v);
     if (typeof v !== 'object' || level >= depth) return secret ? SECRET_MASK : '…';
     if (Array.isArray(v)) return v.slice(0, 100).map(item => walk(item, secret, level + 1));
-    return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, item]) => [k, walk(item, secret || isSecretField(k) || SECRET_TEXT_FIELD.test(k), level + 1)]));
+    return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, item]) => [storable(k), walk(item, secret || isSecretField(k) || SECRET_TEXT_FIELD.test(k), level + 1)]));
   };
   return walk(value, false, 0);
 }

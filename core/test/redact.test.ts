@@ -2,7 +2,8 @@
 // `docker swarm init` prints it is cut, a record's secret-typed values are masked (8 characters or
 // longer), and text filtered twice stays the same.
 import t from 'tap';
-import { JOIN_TOKEN_MASK, OutputFilter, SECRET_MASK, isSecretField, redactOutput, secretFieldValues } from '../src/redact.ts';
+import { JOIN_TOKEN_MASK, MAX_RECORDED_TEXT, OutputFilter, SECRET_MASK, isSecretField, redactInput, redactOutput, secretFieldValues } from '../src/redact.ts';
+import { isStorable } from '../src/validation.ts';
 
 // What `docker swarm init` writes on its stdout (Docker 20 to 27), with a token of the real shape.
 const TOKEN = 'SWMTKN-1-3pu6hszjas19xyp7ghgosyx9k8atbfcr8p2is99znpy26u2lkl-1awxwuwd3z9j1z3puu7rcgdbx';
@@ -55,4 +56,19 @@ t.test('explicitly added secrets: the longest first, a minimum length of the cal
   const filter = new OutputFilter().add('abcdefgh-1').add('abcdefgh-1-and-more').add('tiny').add('tiny', 3).add(null);
   t.equal(filter.apply('abcdefgh-1-and-more abcdefgh-1 tiny'), `${SECRET_MASK} ${SECRET_MASK} ${SECRET_MASK}`);
   t.equal(new OutputFilter().add('tiny').apply('tiny'), 'tiny', 'under 8 characters by default: left');
+});
+
+t.test("a call's input as the audit log keeps it: secrets masked, and only text PostgreSQL can store", async t => {
+  const cutInPair = `${'x'.repeat(MAX_RECORDED_TEXT - 1)}\ud83d\ude80`;
+  const kept = redactInput({ name: 'a\u0000b', note: 'a\ud800b', ['k\u0000']: 'v', password: 'a\u0000-secret', list: ['\udc00', 'emoji \ud83d\ude80 pair'], long: cutInPair }) as Record<
+    string,
+    unknown
+  >;
+  t.same(
+    { ...kept, long: undefined },
+    { name: 'a\ufffdb', note: 'a\ufffdb', 'k\ufffd': 'v', password: SECRET_MASK, list: ['\ufffd', 'emoji \ud83d\ude80 pair'], long: undefined },
+    'a NUL and an unpaired surrogate, in values and keys, read as U+FFFD; a whole pair is kept; a secret is masked',
+  );
+  t.equal(kept.long, `${'x'.repeat(MAX_RECORDED_TEXT - 1)}\ufffd…`, 'a long text cut inside a pair keeps no half of it');
+  t.ok(isStorable(JSON.stringify(kept)), 'the whole input is storable');
 });

@@ -10,6 +10,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { EntityManager, EventSubscriber, FlushEventArgs, TransactionEventArgs } from '@mikro-orm/core';
 import type { Principal } from '../procedure.ts';
 import { redactInput } from '../redact.ts';
+import { storable } from '../validation.ts';
 
 /** Who acted, what and from where: one call of a mutation, a hook's delivery or a job acting for a user. */
 export interface AuditContext {
@@ -62,7 +63,7 @@ const SUCCESS: AuditOutcome = { outcome: 'success' };
 export function auditInput(raw: unknown): Pick<AuditContext, 'targetIds' | 'input'> {
   const targetIds: Record<string, string> = {};
   if (raw && typeof raw === 'object' && !Array.isArray(raw)) {
-    for (const [k, v] of Object.entries(raw)) if ((k === 'id' || /[a-z]Id$/.test(k)) && typeof v === 'string' && v.length <= 255) targetIds[k] = v;
+    for (const [k, v] of Object.entries(raw)) if ((k === 'id' || /[a-z]Id$/.test(k)) && typeof v === 'string' && v.length <= 255) targetIds[k] = storable(v);
   }
   return { targetIds, input: redactInput(raw ?? null) };
 }
@@ -108,7 +109,7 @@ export class AuditCapture {
     } catch (e) {
       open.closed = true;
       const { code, message } = errorOf(e);
-      await this.#write(sink, context, { outcome: 'error', code, message: String(message ?? '') });
+      await this.#write(sink, context, { outcome: 'error', code, message: storable(String(message ?? '')) });
       throw e;
     }
     open.closed = true;

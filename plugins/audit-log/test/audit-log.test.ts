@@ -42,6 +42,7 @@ interface Row {
   user_agent: string;
   action: string;
   resource_type: string;
+  resource_name: string | null;
   chain_index: string | null;
   hash: string | null;
 }
@@ -81,6 +82,9 @@ t.test('the audit log', async t => {
     t.equal((await a.trpc('project.update', { projectId, name: 'audited-renamed' })).status, 200, 'a change through tRPC');
     t.equal((await a.post('project.remove', { projectId: 'no-such-project-0000000000000000' })).status, 404, 'a record that does not exist');
     t.equal((await a.post('project.create', { name: 42 })).status, 400, 'refused by its input');
+    // PostgreSQL stores neither in text or JSON: the entry keeps U+FFFD in their place (below).
+    t.equal((await a.post('project.create', { name: 'a\u0000b' })).status, 400, 'refused for a NUL in its input');
+    t.equal((await a.post('project.create', { name: 'a\ud800b' })).status, 400, 'refused for an unpaired surrogate in its input');
     t.equal((await a.post('auditProbe.change', { name: 'kept', then: 'succeed' })).status, 200, 'a row stored');
     t.equal((await a.post('auditProbe.change', { name: 'partial-404', then: 'notFound' })).status, 404, 'a row stored, then a 404');
     t.equal((await a.trpc('auditProbe.change', { name: 'partial-400', then: 'badRequest' })).status, 400, 'a row stored, then a 400 (tRPC)');
@@ -118,6 +122,15 @@ t.test('the audit log', async t => {
       (await rows("procedure = 'auditProbe.change' and outcome = 'error'")).map(e => e.error_code),
       ['NOT_FOUND', 'BAD_REQUEST', 'BAD_REQUEST'],
       'the failures: their codes',
+    );
+    t.same(
+      (await rows("procedure = 'project.create' and outcome = 'error'")).map(e => [e.input.name, e.resource_name]),
+      [
+        [42, null],
+        ['a\ufffdb', 'a\ufffdb'],
+        ['a\ufffdb', 'a\ufffdb'],
+      ],
+      'a refused input PostgreSQL cannot store is recorded, its NUL and unpaired surrogate as U+FFFD',
     );
   });
 

@@ -120,7 +120,7 @@ export class StackEngine {
         continue;
       }
       // The engine's own rollback (?rollback=previous): it checks the spec sent with it (the current one), then rolls out the previous.
-      await this.#docker.getService(svc.ID).update({ ...svc.Spec, _query: { version: svc.Version!.Index, rollback: 'previous' } } as never);
+      await this.#docker.getService(svc.ID).update({ ...svc.Spec, _query: { version: svc.Version!.Index, rollback: 'previous' } });
       rolledBack.push(name);
     }
     const deadline = Date.now() + (io.timeoutMs ?? 300_000);
