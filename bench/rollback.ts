@@ -3,7 +3,8 @@
 // deployment being done, on this machine's engine (one node). Two local images that serve
 // different pages are released one after the other as an application (published on a host port),
 // then each round rolls back to the other release: no fetch, no build, the kept image by id. A
-// redeploy of the same image (application.deploy) is timed beside it as the reference.
+// redeploy of the same image (application.deploy) is timed to done beside it as the reference (its
+// page does not change, so only its end is timed).
 // Berth runs as a child process started like scripts/start.sh on a database the bench creates.
 //
 //   node bench/rollback.ts [--rounds N] [--json FILE]
