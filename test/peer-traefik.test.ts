@@ -85,7 +85,16 @@ t.test('Traefik files and compose labels as the peer writes them', async t => {
     t.ok(bcrypt.compareSync('open sesame', hash), 'the basic-auth user is "ann:<a bcrypt hash of the password>"');
     const values = { app: app.appName, ...keys, r1: redirect.uniqueConfigKey, hash };
 
-    t.same(parse(readFileSync(path.join(dir, 'traefik.yml'), 'utf8')), fixture('traefik.yml', values), 'traefik.yml (its docker provider on dokploy-network)');
+    // Berth's one addition to the peer's files (issue 51): a request no task answered is sent again, on every router of both entry points.
+    const main = parse(readFileSync(path.join(dir, 'traefik.yml'), 'utf8'));
+    for (const entryPoint of ['web', 'websecure']) {
+      t.same(main.entryPoints[entryPoint].http.middlewares, ['retry-upstream@file'], `${entryPoint}: Berth's retry-upstream middleware`);
+      delete main.entryPoints[entryPoint].http.middlewares;
+      if (!Object.keys(main.entryPoints[entryPoint].http).length) delete main.entryPoints[entryPoint].http;
+    }
+    t.same(middlewares.http.middlewares['retry-upstream'], { retry: { attempts: 25, initialInterval: '100ms' } }, 'retry-upstream in dynamic/middlewares.yml');
+    delete middlewares.http.middlewares['retry-upstream'];
+    t.same(main, fixture('traefik.yml', values), 'traefik.yml (its docker provider on dokploy-network)');
     t.same(
       parse(readFileSync(path.join(dir, 'dynamic', `${app.appName}.yml`), 'utf8')),
       fixture('application.yml', values),

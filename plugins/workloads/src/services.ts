@@ -94,6 +94,6 @@ export interface WorkloadService {
   registryAuth?: { username: string; password: string; serveraddress: string } | null;
   /** Labels Berth uses to find its own services again (berth.kind, berth.id...). */
   ownerLabels: Record<string, string>;
-  /** Update order when no updateConfig is given: start-first needs a health check to be safe. */
+  /** Update order when no updateConfig is given (start-first otherwise, but with a host-mode port): stop-first for a workload whose data one task at a time may hold. */
   defaultUpdateOrder?: 'start-first' | 'stop-first';
 }

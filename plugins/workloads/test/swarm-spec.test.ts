@@ -1,7 +1,7 @@
 // Resource units and the WorkloadService → ServiceSpec mapping (pure, no engine).
 import t from 'tap';
 import { parseCpu, parseMemory } from '../src/swarm/resources.ts';
-import { toServiceSpec } from '../src/swarm/service-spec.ts';
+import { toServiceSpec, updateOrder } from '../src/swarm/service-spec.ts';
 import { refusals } from './refusals.ts';
 import type { WorkloadService } from '../src/services.ts';
 
@@ -76,7 +76,7 @@ t.test('a minimal workload maps to a replicated service on the platform network'
       ForceUpdate: 0,
     },
     Mode: { Replicated: { Replicas: 2 } },
-    UpdateConfig: { Parallelism: 1, Order: 'stop-first', FailureAction: 'rollback' },
+    UpdateConfig: { Parallelism: 1, Order: 'start-first', FailureAction: 'rollback' },
     EndpointSpec: { Mode: 'vip' },
   });
 });
@@ -132,21 +132,31 @@ t.test('every field reaches its place in the spec', async t => {
       { Protocol: 'udp', TargetPort: 53, PublishedPort: 30053, PublishMode: 'ingress' },
     ],
   });
-  t.same(spec.UpdateConfig, { Parallelism: 1, Order: 'start-first', FailureAction: 'rollback' }, 'a health check makes the default start-first');
+  t.same(spec.UpdateConfig, { Parallelism: 1, Order: 'start-first', FailureAction: 'rollback' }, 'start-first by default');
   t.same(spec.RollbackConfig, { Parallelism: 1, Order: 'stop-first' });
 });
 
-t.test('update order: start-first needs a health check and no host port; explicit settings win', async t => {
+t.test('update order: start-first unless a host port or a single writer forbids it; explicit settings win; the log says why', async t => {
   const order = (over: Partial<WorkloadService>) => (toServiceSpec(workload(over), { platformNetwork: NET }).UpdateConfig as { Order: string }).Order;
   const healthCheck = { Test: ['CMD', 'true'] };
-  t.equal(order({}), 'stop-first', 'no health check: nothing tells Swarm the new task is ready');
+  const hostPort = { targetPort: 80, publishedPort: 8080, protocol: 'tcp', publishMode: 'host' } as const;
+  t.equal(order({}), 'start-first', 'no health check: the proxy retries a task not listening yet (issue 51)');
   t.equal(order({ healthCheck }), 'start-first');
-  t.equal(order({ healthCheck: { Test: [] } }), 'stop-first', 'an empty test is no health check');
-  t.equal(order({ healthCheck, ports: [{ targetPort: 80, publishedPort: 8080, protocol: 'tcp', publishMode: 'host' }] }), 'stop-first', 'a host port cannot be held twice');
+  t.equal(order({ ports: [{ ...hostPort, publishMode: 'ingress' }] }), 'start-first', 'an ingress port is held by no task');
+  t.equal(order({ healthCheck, ports: [hostPort] }), 'stop-first', 'a host port cannot be held twice');
+  t.equal(order({ placement: { MaxReplicas: 1 } }), 'stop-first', 'a node full of its tasks has no room for a new one beside the old');
   t.equal(order({ healthCheck, defaultUpdateOrder: 'stop-first' }), 'stop-first', 'a database keeps one writer');
   t.equal(order({ defaultUpdateOrder: 'start-first' }), 'start-first');
   const explicit = { Parallelism: 2, Order: 'stop-first', Delay: 1e9 };
   t.same(toServiceSpec(workload({ healthCheck, updateConfig: explicit }), { platformNetwork: NET }).UpdateConfig, explicit);
+
+  const why = (over: Partial<WorkloadService>) => updateOrder(workload(over));
+  t.match(why({ ports: [hostPort] }), { order: 'stop-first', reason: /^forced: port 8080\/tcp is published in host mode, which one task per node can hold/ });
+  t.match(why({}), { order: 'start-first', reason: 'the new task starts beside the old one, which stops once the new one runs' });
+  t.match(why({ mounts: [{ type: 'volume', source: 'uploads', target: '/data' }] }), {
+    reason: /both mount volume uploads meanwhile \(an application that must hold it alone sets updateConfigSwarm.Order stop-first\)/,
+  });
+  t.match(why({ updateConfig: explicit }), { order: 'stop-first', reason: /updateConfigSwarm/ });
 });
 
 t.test('mode, detached network and empty values', async t => {

@@ -94,6 +94,9 @@ function pathMatch(route: ProxyRoute): Json {
   return { ...host, path: [p, `${p}/*`] };
 }
 
+/** How long and how often a request is tried again on the workload's tasks (see proxyHandlers); measured by bench/deploy-load.ts. */
+export const UPSTREAM_RETRY = { try_duration: '5s', try_interval: '100ms' };
+
 function proxyHandlers(w: ProxyWorkloadConfig, route: ProxyRoute): Json[] {
   const steps: Json[] = route.forwardAuth ? forwardAuth(route.forwardAuth) : [];
   if (w.basicAuth.length) steps.push({ handle: [basicAuth(w.basicAuth)] });
@@ -112,6 +115,11 @@ function proxyHandlers(w: ProxyWorkloadConfig, route: ProxyRoute): Json[] {
             // The task addresses, looked up again every second: a redeploy's new tasks are found
             // without a config change, and no service VIP (IPVS) is needed.
             dynamic_upstreams: { source: 'a', name: `tasks.${upstream}`, port: String(route.port), refresh: '1s' },
+            // A redeploy without downtime (issue 51): a task without a health check is in DNS once
+            // its container started, maybe before its app listens, and a stop-first one leaves no
+            // task for a moment; a refused dial (and, for a GET, a connection lost before any
+            // answer) is tried again on a task found then, for up to 5 s, instead of a 502/503.
+            load_balancing: UPSTREAM_RETRY,
           },
     ],
   });

@@ -26,3 +26,22 @@ t.test('no internal-issuer host: no pki app at all', async t => {
   const acme = caddyConfig(input([route('acme.test', { https: true, certificateType: 'letsencrypt' })])).apps as Record<string, unknown>;
   t.notOk('pki' in acme, 'an ACME host only');
 });
+
+/** Every reverse_proxy handler of the config, wherever it is nested. */
+const reverseProxies = (config: unknown): Record<string, unknown>[] => {
+  if (Array.isArray(config)) return config.flatMap(reverseProxies);
+  if (!config || typeof config !== 'object') return [];
+  const o = config as Record<string, unknown>;
+  return [...(o.handler === 'reverse_proxy' ? [o] : []), ...Object.values(o).flatMap(reverseProxies)];
+};
+
+t.test("a workload's tasks: looked up every second, a refused dial tried again on a task found then (a redeploy without failed requests)", async t => {
+  t.same(reverseProxies(caddyConfig(input([route('site.test')]))), [
+    { handler: 'reverse_proxy', dynamic_upstreams: { source: 'a', name: 'tasks.site', port: '3000', refresh: '1s' }, load_balancing: { try_duration: '5s', try_interval: '100ms' } },
+  ]);
+  t.same(
+    reverseProxies(caddyConfig(input([route('berth.test', { upstream: '127.0.0.1:3000' })]))),
+    [{ handler: 'reverse_proxy', upstreams: [{ dial: '127.0.0.1:3000' }] }],
+    'a fixed upstream (Berth itself): as it is',
+  );
+});

@@ -103,9 +103,18 @@ export function workloadMiddlewares(w: ProxyWorkloadConfig): Record<string, Reco
   return out;
 }
 
+/**
+ * Berth's addition to the peer's files (issue 51): a request no task answered (a refused dial: a
+ * task started but not listening yet, or one gone) is sent again, every 100-200 ms for about 5 s,
+ * as the caddy provider's load_balancing does, so a redeploy fails no request. Both entry points
+ * of traefik.yml apply it to every router, the compose stacks' labelled ones too.
+ */
+export const RETRY_MIDDLEWARE = 'retry-upstream';
+const retryMiddleware = { retry: { attempts: 25, initialInterval: '100ms' } };
+
 /** The shared middlewares file with the workload's entries replaced (none left when it has no routes). */
 export function mergeMiddlewares(current: FileConfig | null, w: ProxyWorkloadConfig | { appName: string; routes: [] }): FileConfig {
-  const middlewares: Record<string, Record<string, unknown>> = { 'redirect-to-https': { redirectScheme: { scheme: 'https', permanent: true } } };
+  const middlewares: Record<string, Record<string, unknown>> = { 'redirect-to-https': { redirectScheme: { scheme: 'https', permanent: true } }, [RETRY_MIDDLEWARE]: retryMiddleware };
   for (const [name, m] of Object.entries(current?.http?.middlewares ?? {})) if (!isWorkloadMiddleware(name, w.appName)) middlewares[name] = m;
   if (w.routes.length) Object.assign(middlewares, workloadMiddlewares(w as ProxyWorkloadConfig));
   return { ...current, http: { ...current?.http, middlewares } };
@@ -119,12 +128,16 @@ export interface MainConfigInput {
   acmeCa: string | null;
 }
 
-/** traefik.yml, the static configuration (the peer's production one). */
+/** traefik.yml, the static configuration (the peer's production one, with RETRY_MIDDLEWARE on both entry points). */
 export function mainConfig(i: MainConfigInput): Record<string, unknown> {
+  const retry = [`${RETRY_MIDDLEWARE}@file`];
   return {
     global: { sendAnonymousUsage: false },
     providers: { swarm: { exposedByDefault: false, watch: true }, docker: { exposedByDefault: false, watch: true, network: i.network }, file: { directory: i.dynamicDir, watch: true } },
-    entryPoints: { web: { address: ':80' }, websecure: { address: ':443', http3: { advertisedPort: 443 }, http: { tls: { certResolver: 'letsencrypt' } } } },
+    entryPoints: {
+      web: { address: ':80', http: { middlewares: retry } },
+      websecure: { address: ':443', http3: { advertisedPort: 443 }, http: { tls: { certResolver: 'letsencrypt' }, middlewares: retry } },
+    },
     api: { insecure: true },
     certificatesResolvers: { letsencrypt: { acme: { email: i.acmeEmail, storage: `${i.dynamicDir}/acme.json`, ...(i.acmeCa ? { caServer: i.acmeCa } : {}), httpChallenge: { entryPoint: 'web' } } } },
   };

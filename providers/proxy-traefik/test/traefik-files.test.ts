@@ -73,6 +73,7 @@ t.test('path middlewares: strip before add', async t => {
   );
   t.same(shared.http!.middlewares, {
     'redirect-to-https': { redirectScheme: { scheme: 'https', permanent: true } },
+    'retry-upstream': { retry: { attempts: 25, initialInterval: '100ms' } },
     'addprefix-test-1': { addPrefix: { prefix: '/app' } },
     'stripprefix-test-1': { stripPrefix: { prefixes: ['/public'] } },
     'redirect-test-7': { redirectRegex: { regex: '^http://a/(.*)', replacement: 'http://b/$1', permanent: true } },
@@ -81,7 +82,7 @@ t.test('path middlewares: strip before add', async t => {
   const other = mergeMiddlewares(shared, { ...workload([]), appName: 'test-two' });
   t.ok(other.http!.middlewares!['auth-test'], 'another workload (whose name starts the same) leaves them');
   const cleared = mergeMiddlewares(shared, workload([]));
-  t.same(Object.keys(cleared.http!.middlewares!), ['redirect-to-https'], 'a workload without domains leaves nothing');
+  t.same(Object.keys(cleared.http!.middlewares!), ['redirect-to-https', 'retry-upstream'], 'a workload without domains leaves nothing');
 });
 
 t.test("the upstream: the service's VIP by default, as the peer writes it; tasks.<appName> for hosts without IPVS", async t => {
@@ -103,21 +104,21 @@ t.test("the files, in the peer's layout, parse back", async t => {
   const w = workload([route({ https: true, certificateType: 'letsencrypt' }), route({ uniqueConfigKey: 2, host: 'b.example.com', path: '/api', stripPath: true })], { redirects: [redirect(3)] });
   await proxy.applyWorkload(w);
   const main = parse(await readFile(path.join(dir, 'traefik.yml'), 'utf8'));
-  t.same(main.entryPoints.web, { address: ':80' });
-  t.same(main.entryPoints.websecure.http.tls, { certResolver: 'letsencrypt' });
+  t.same(main.entryPoints.web, { address: ':80', http: { middlewares: ['retry-upstream@file'] } }, 'every router on web: a request no task answered is sent again');
+  t.same(main.entryPoints.websecure.http, { tls: { certResolver: 'letsencrypt' }, middlewares: ['retry-upstream@file'] });
   t.same(main.providers.file, { directory: '/etc/dokploy/traefik/dynamic', watch: true });
   t.same(main.certificatesResolvers.letsencrypt.acme, { email: 'ops@example.com', storage: '/etc/dokploy/traefik/dynamic/acme.json', httpChallenge: { entryPoint: 'web' } });
   const app = parse(await readFile(path.join(dir, 'dynamic', 'test.yml'), 'utf8')) as FileConfig;
   t.same(Object.keys(app.http!.routers!), ['test-router-1', 'test-router-websecure-1', 'test-router-2']);
   t.same(app.http!.services!['test-service-2'], { loadBalancer: { servers: [{ url: 'http://tasks.test:3000' }], passHostHeader: true } });
   const mw = parse(await readFile(path.join(dir, 'dynamic', 'middlewares.yml'), 'utf8')) as FileConfig;
-  t.same(Object.keys(mw.http!.middlewares!), ['redirect-to-https', 'stripprefix-test-2', 'redirect-test-3']);
+  t.same(Object.keys(mw.http!.middlewares!), ['redirect-to-https', 'retry-upstream', 'stripprefix-test-2', 'redirect-test-3']);
   await proxy.writeCertificate({ certificateId: 'c', certificatePath: 'cert-1', certificateData: '-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----', privateKey: 'KEY' });
   const cert = parse(await readFile(path.join(dir, 'dynamic', 'certificates', 'cert-1', 'certificate.yml'), 'utf8'));
   t.same(cert, { tls: { certificates: [{ certFile: '/etc/dokploy/traefik/dynamic/certificates/cert-1/chain.crt', keyFile: '/etc/dokploy/traefik/dynamic/certificates/cert-1/privkey.key' }] } });
   t.same((await readdir(path.join(dir, 'dynamic', 'certificates', 'cert-1'))).sort(), ['certificate.yml', 'chain.crt', 'privkey.key']);
   await proxy.removeWorkload('test');
   t.notOk(existsSync(path.join(dir, 'dynamic', 'test.yml')), 'a workload without domains has no file');
-  t.same(Object.keys((parse(await readFile(path.join(dir, 'dynamic', 'middlewares.yml'), 'utf8')) as FileConfig).http!.middlewares!), ['redirect-to-https']);
+  t.same(Object.keys((parse(await readFile(path.join(dir, 'dynamic', 'middlewares.yml'), 'utf8')) as FileConfig).http!.middlewares!), ['redirect-to-https', 'retry-upstream']);
   t.throws(() => proxy.validateFile('dynamic/x.yml', 'http:\n  routers: [unclosed'), { name: 'YAMLParseError', message: /Flow sequence/ }, 'YAML is checked before a write');
 });

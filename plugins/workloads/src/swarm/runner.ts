@@ -18,7 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type Docker from 'dockerode';
 import { DEFAULT_PLATFORM_NETWORK, engineCall, type EngineCalls } from '@berth/plugin-hosts';
 import type { WorkloadService } from '../services.ts';
-import { checkServiceName, toServiceSpec, type ServiceSpec } from './service-spec.ts';
+import { checkServiceName, toServiceSpec, updateOrder, type ServiceSpec } from './service-spec.ts';
 import { ID_LABEL, ORGANIZATION_LABEL, assertOwned } from '../owners.ts';
 import { withOrganizationConstraint } from '@berth/plugin-hosts';
 import { BerthError, badRequest, notFound } from '@berth/core';
@@ -198,6 +198,8 @@ export class SwarmRunner {
       created = true;
     } else {
       serviceId = current.ID;
+      const { order, reason } = updateOrder(workload);
+      log(`Update order ${order}: ${reason}`);
       sent = await this.#update(
         name,
         current,

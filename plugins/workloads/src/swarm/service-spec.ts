@@ -5,10 +5,15 @@
 // - `command` replaces the image's entrypoint and is split on whitespace into an argument
 //   array (no shell ever runs it; an argument with spaces goes in `args`); `args` become the
 //   ContainerSpec's Args (the image's CMD) as given.
-// - Without an updateConfig the update order is `defaultUpdateOrder`, else start-first when a
-//   health check tells Swarm the new task is ready (a redeploy then has no downtime), else
-//   stop-first. A port published in host mode forces stop-first: two tasks cannot hold the
-//   same host port on one node. A failed update rolls back to the previous spec.
+// - Without an updateConfig the update order is start-first (see updateOrder): the new task
+//   starts beside the old one, which Swarm takes out of DNS (tasks.<name>, what the proxy reads)
+//   2 s before SIGTERM, so a redeploy fails no request. A task with a health check joins DNS once
+//   healthy; one without joins once its container started, maybe before the app listens: the
+//   proxy retries such a refused dial on another task (issue 51, measured by
+//   bench/deploy-load.ts). A port published in host mode forces stop-first (two tasks cannot hold
+//   one host port on a node), so does a placement's MaxReplicas (the old task fills its node's
+//   count), and `defaultUpdateOrder` (a database: one writer) wins. The deploy's log says which
+//   and why. A failed update rolls back to the previous spec.
 // - Berth's own labels (ownerLabels) win over user labels of the same key, on the service and
 //   on its containers.
 // - Placement by ownership: a workload of an organization (its berth.organization owner label)
@@ -70,7 +75,6 @@ export function checkImage(image: string, field = 'image'): void {
 export function toServiceSpec(w: WorkloadService, opts: ServiceSpecOptions): ServiceSpec {
   check(w);
   const entrypoint = w.command?.trim() ? w.command.trim().split(/\s+/) : undefined;
-  const hostPorts = w.ports.some(p => p.publishMode === 'host');
   const containerSpec = compact({
     Image: w.image,
     Command: entrypoint,
@@ -87,7 +91,7 @@ export function toServiceSpec(w: WorkloadService, opts: ServiceSpecOptions): Ser
 
   const mode = w.mode ? (w.mode.Replicated && w.mode.Replicated.Replicas === undefined ? { ...w.mode, Replicated: { Replicas: w.replicas } } : w.mode) : { Replicated: { Replicas: w.replicas } };
 
-  const order = hostPorts ? 'stop-first' : (w.defaultUpdateOrder ?? (w.healthCheck?.Test?.length ? 'start-first' : 'stop-first'));
+  const { order } = updateOrder(w);
 
   return compact({
     Name: w.name,
@@ -111,6 +115,27 @@ export function toServiceSpec(w: WorkloadService, opts: ServiceSpecOptions): Ser
       Ports: w.ports.length ? w.ports.map(p => ({ Protocol: p.protocol, TargetPort: p.targetPort, PublishedPort: p.publishedPort, PublishMode: p.publishMode })) : undefined,
     }),
   }) as ServiceSpec;
+}
+
+/** How a deploy replaces the tasks when no updateConfig says it, and why (for the deploy's log). */
+export function updateOrder(w: Pick<WorkloadService, 'ports' | 'mounts' | 'placement' | 'defaultUpdateOrder' | 'updateConfig'>): { order: 'start-first' | 'stop-first'; reason: string } {
+  if (w.updateConfig) return { order: w.updateConfig.Order === 'stop-first' ? 'stop-first' : 'start-first', reason: 'as its update settings (updateConfigSwarm) say' };
+  const host = w.ports.find(p => p.publishMode === 'host');
+  if (host) {
+    return {
+      order: 'stop-first',
+      reason: `forced: port ${host.publishedPort}/${host.protocol} is published in host mode, which one task per node can hold, so the old task stops before the new one starts and the port answers nothing meanwhile (publish it in ingress mode or serve it through a domain for a deploy without downtime)`,
+    };
+  }
+  const perNode = w.placement?.MaxReplicas;
+  if (perNode) {
+    // The scheduler counts the old task: on a node full of them the new one would wait for ever.
+    return { order: 'stop-first', reason: `forced: its placement allows ${perNode} task(s) per node (MaxReplicas), so a new task beside the old one could find no node` };
+  }
+  if (w.defaultUpdateOrder === 'stop-first') return { order: 'stop-first', reason: 'one task at a time holds its data' };
+  const volume = w.mounts.find(m => m.type === 'volume');
+  const shared = volume ? `; both mount volume ${volume.source} meanwhile (an application that must hold it alone sets updateConfigSwarm.Order stop-first)` : '';
+  return { order: 'start-first', reason: `the new task starts beside the old one, which stops once the new one runs${shared}` };
 }
 
 /** The record's placement with its organization's constraint first (see the decisions above). */
