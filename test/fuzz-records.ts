@@ -400,9 +400,24 @@ export async function fuzzRecords(
       ok('mounts.create', await c.post('mounts.create', { type: 'volume', volumeName: unique('vol'), mountPath: `/data/${n}`, serviceId: ids.applicationId, serviceType: 'application' })).mountId,
     // An application with nothing to deploy: its deployment is queued and fails at once, on the record (awaited: a queued one cannot be removed).
     deploymentId: async () => (await runFinished(c, 'application.deploy', { applicationId: await recipes.applicationId!() })).deploymentId,
-    // A release kept to roll back to: an application of a local image deployed for real (its service goes with the organization).
+    // A release kept to roll back to: an application of a local image deployed for real (its service removed when the test ends:
+    // a test server's teardown leaves the shared engine's services alone).
     rollbackId: async () => {
       const app = ok('application.create', await c.post('application.create', { name: unique('app'), environmentId }));
+      t.teardown(async () => {
+        const engine = new Docker();
+        await engine
+          .getService(app.appName)
+          .remove()
+          .catch(() => undefined);
+        // Its releases' rollback tags too.
+        for (const image of await engine.listImages({ filters: JSON.stringify({ reference: [`berth/${app.appName}`] }) }))
+          for (const tag of image.RepoTags ?? [])
+            await engine
+              .getImage(tag)
+              .remove()
+              .catch(() => undefined);
+      });
       ok(
         'application.update',
         await c.post('application.update', { applicationId: app.applicationId, sourceType: 'docker', dockerImage: TEST_BASE_IMAGE, command: 'sleep 3600', stopGracePeriodSwarm: 1_000_000_000 }),
