@@ -48,6 +48,7 @@ export const pluginParts: Record<string, { providers: Record<string, string[]>; 
   'custom-role': { providers: {} },
   // openid-client and @node-saml/node-saml load at the first sign-in or provider check only
   sso: { providers: {} },
+  rollback: { providers: {} },
 };
 
 /** The built-in plugins that need `name` (their `dependencies` in src/index.ts), directly or through another: a start without it leaves them out too. */
