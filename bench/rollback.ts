@@ -113,10 +113,6 @@ async function main() {
       rollbacks.map(r => r.doneMs),
     ),
     secondsRow(
-      'application.deploy (same image, no build) → answers',
-      redeploy.map(r => r.servedMs),
-    ),
-    secondsRow(
       'application.deploy (same image, no build) → done',
       redeploy.map(r => r.doneMs),
     ),

@@ -93,7 +93,7 @@ export class CleanupService implements Deployer {
     const call = <T>(what: string, fn: () => Promise<T>) => hosts.call(what, fn);
     // One after the other: the engine runs one df at a time.
     // Every release kept on the host, whoever's: another organization's objects stay anyway.
-    const releases = (await optionalService(this.#cradle(), 'workloadRollbacks')?.keptImages(serverId, null, em)) ?? new Set<string>();
+    const releases = (await optionalService(this.#cradle(), 'workloadRollbacks')?.keptImages(serverId, em)) ?? new Set<string>();
     const steps = await planCleanup(docker, stepsOf(action), this.keep(organizationId, em), call, releases);
     const usage = await diskUsage(docker, call);
     return { serverId, steps, bytes: steps.reduce((s, p) => s + p.bytes, 0), diskUsage: usage };

@@ -70,8 +70,8 @@ export class RollbackService implements WorkloadRollbacks {
     for (const row of rows) await this.#drop(row, em, null);
   }
 
-  async keptImages(serverId: string | null, organizationId: string | null, em: EntityManager): Promise<Set<string>> {
-    const rows = await em.find(Rollback, { serverId, registryId: null, ...(organizationId ? { organizationId } : {}) }, { fields: ['image'] });
+  async keptImages(serverId: string | null, em: EntityManager): Promise<Set<string>> {
+    const rows = await em.find(Rollback, { serverId, registryId: null }, { fields: ['image'] });
     return new Set(rows.map(r => r.image));
   }
 

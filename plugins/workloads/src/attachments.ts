@@ -134,8 +134,8 @@ export interface WorkloadRollbacks {
   release(rollbackId: string, workload: { kind: string; id: string }, em: EntityManager): Promise<{ service: WorkloadService; version: number }>;
   /** Deletes the workload's releases and their rollback tags (when the workload is deleted). */
   removeForWorkload(kind: string, id: string, em: EntityManager): Promise<void>;
-  /** The image references kept as rollback targets on a host (null: this machine): a cleanup leaves them. */
-  keptImages(serverId: string | null, organizationId: string | null, em: EntityManager): Promise<Set<string>>;
+  /** The image references kept as rollback targets on a host (null: this machine), whoever's: a cleanup leaves them. */
+  keptImages(serverId: string | null, em: EntityManager): Promise<Set<string>>;
   /** The releases these deployments made, by deployment id, as deployment.allByType answers them (its `rollback`). */
   forDeployments(deploymentIds: string[], organizationId: string, em: EntityManager): Promise<Map<string, RollbackEntry>>;
 }
